@@ -1,0 +1,97 @@
+# Holdfast. `make` builds build/holdfast; `make run` starts it with a demo event; `make test`
+# runs the whole suite. Missing Debian packages are installed by scripts/deps.sh first.
+
+CC ?= cc
+LLHTTP_DIR := /usr/share/llhttp
+LLHTTP_INCLUDE := /usr/share/include/llhttp
+PACKAGES := libuv jansson sqlite3 libcrypto
+
+BUILD := build
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -Isrc -I$(LLHTTP_INCLUDE) $(WARNINGS)
+OPT_CFLAGS := -O2
+SAN_CFLAGS := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+
+pkg_cflags = $(shell pkg-config --cflags $(PACKAGES) 2>/dev/null)
+pkg_libs = $(shell pkg-config --libs $(PACKAGES) 2>/dev/null) -lpthread -lm
+
+CORE_SOURCES := $(wildcard src/core/*.c)
+SERVER_SOURCES := $(CORE_SOURCES) $(wildcard src/store/*.c src/net/*.c src/engine/*.c) \
+                  src/cmd/main.c
+LLHTTP_SOURCES := llhttp.c api.c http.c
+
+# Objects of one flavour (release or sanitized) live in their own folder.
+objects = $(patsubst src/%.c,$(BUILD)/$(1)/%.o,$(2))
+llhttp_objects = $(patsubst %.c,$(BUILD)/$(1)/llhttp/%.o,$(LLHTTP_SOURCES))
+
+RELEASE_OBJECTS := $(call objects,release,$(SERVER_SOURCES)) $(call llhttp_objects,release)
+ASAN_OBJECTS := $(call objects,asan,$(SERVER_SOURCES)) $(call llhttp_objects,asan)
+
+.PHONY: all run test test-quick clean deps bench
+all: $(BUILD)/holdfast
+
+$(DEPS_STAMP): scripts/deps.sh
+	@scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+deps: $(DEPS_STAMP)
+
+$(BUILD)/release/%.o: src/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) $(pkg_cflags) -MMD -MP -c $< -o $@
+
+$(BUILD)/asan/%.o: src/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -MMD -MP -c $< -o $@
+
+# llhttp ships as C sources in Debian's node-llhttp: compiled here, never committed. Its own
+# warnings are not ours to fix.
+$(BUILD)/release/llhttp/%.o: $(LLHTTP_DIR)/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -w -I$(LLHTTP_INCLUDE) -c $< -o $@
+
+$(BUILD)/asan/llhttp/%.o: $(LLHTTP_DIR)/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -g -w $(SAN_CFLAGS) -I$(LLHTTP_INCLUDE) -c $< -o $@
+
+$(BUILD)/holdfast: $(RELEASE_OBJECTS)
+	$(CC) $(OPT_CFLAGS) -o $@ $^ $(pkg_libs)
+
+$(BUILD)/asan/holdfast: $(ASAN_OBJECTS)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ $(pkg_libs)
+
+# ---- tests ----
+UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+CORE_RELEASE_OBJECTS := $(call objects,release,$(CORE_SOURCES))
+CORE_ASAN_OBJECTS := $(call objects,asan,$(CORE_SOURCES))
+STORE_RELEASE_OBJECTS := $(call objects,release,$(wildcard src/store/*.c))
+STORE_ASAN_OBJECTS := $(call objects,asan,$(wildcard src/store/*.c))
+
+$(BUILD)/release/tests/%: tests/unit/%.c $(CORE_RELEASE_OBJECTS) $(STORE_RELEASE_OBJECTS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
+
+$(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
+
+TEST_BINARIES := $(addprefix $(BUILD)/release/tests/,$(UNIT_TESTS)) \
+                 $(addprefix $(BUILD)/asan/tests/,$(UNIT_TESTS))
+
+test: $(BUILD)/holdfast $(BUILD)/asan/holdfast $(TEST_BINARIES)
+	@scripts/test.sh
+
+# The demo: a fresh server on 127.0.0.1:8080 with its data in ./data and a demo event.
+run: $(BUILD)/holdfast
+	@scripts/run-demo.sh
+
+bench: $(BUILD)/holdfast
+	@scripts/deps.sh --bench
+	@bench/run.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

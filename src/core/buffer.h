@@ -1,0 +1,62 @@
+/* A growable byte buffer and a small JSON writer on top of it. Responses are written straight
+ * into a buffer, without building a DOM first. */
+#ifndef HF_BUFFER_H
+#define HF_BUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hf_buffer {
+    char *data;      /* owned; NUL-terminated whenever length < capacity */
+    size_t length;
+    size_t capacity;
+} hf_buffer_t;
+
+/* A zeroed hf_buffer_t is a valid empty buffer. Allocation failure aborts: the server cannot
+ * answer anything sensible without memory, and every buffer it builds is bounded by limits.h. */
+void hf_buffer_init(hf_buffer_t *buffer);
+void hf_buffer_free(hf_buffer_t *buffer);
+void hf_buffer_reset(hf_buffer_t *buffer); /* length 0, keeps the memory */
+void hf_buffer_reserve(hf_buffer_t *buffer, size_t extra);
+void hf_buffer_append(hf_buffer_t *buffer, const void *data, size_t length);
+void hf_buffer_append_string(hf_buffer_t *buffer, const char *text);
+void hf_buffer_append_char(hf_buffer_t *buffer, char c);
+void hf_buffer_printf(hf_buffer_t *buffer, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* JSON writer: inserts commas itself. Usage:
+ *   hf_json_t j; hf_json_init(&j, &buffer);
+ *   hf_json_object_begin(&j); hf_json_key(&j, "id"); hf_json_string(&j, "x"); hf_json_object_end(&j);
+ * Strings are escaped; invalid UTF-8 is not produced because every string written comes from
+ * validated input or from the server itself. */
+#define HF_JSON_NESTING_MAX 32
+typedef struct hf_json {
+    hf_buffer_t *out;          /* borrowed */
+    int depth;
+    bool need_comma[HF_JSON_NESTING_MAX];
+    bool after_key;
+} hf_json_t;
+
+void hf_json_init(hf_json_t *json, hf_buffer_t *out);
+void hf_json_object_begin(hf_json_t *json);
+void hf_json_object_end(hf_json_t *json);
+void hf_json_array_begin(hf_json_t *json);
+void hf_json_array_end(hf_json_t *json);
+void hf_json_key(hf_json_t *json, const char *key);
+void hf_json_string(hf_json_t *json, const char *text);
+void hf_json_string_length(hf_json_t *json, const char *text, size_t length);
+void hf_json_int(hf_json_t *json, int64_t value);
+void hf_json_bool(hf_json_t *json, bool value);
+void hf_json_null(hf_json_t *json);
+/* A duration in milliseconds written as seconds: 600000 -> 600, 1500 -> 1.5. */
+void hf_json_seconds(hf_json_t *json, int64_t milliseconds);
+/* A time in ms since the Unix epoch as RFC 3339 UTC with milliseconds. */
+void hf_json_time(hf_json_t *json, int64_t unix_ms);
+/* Raw, already valid JSON. */
+void hf_json_raw(hf_json_t *json, const char *text, size_t length);
+
+/* RFC 3339 UTC with milliseconds into out (at least 25 bytes). */
+void hf_format_time(int64_t unix_ms, char out[32]);
+
+#endif

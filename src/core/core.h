@@ -1,0 +1,294 @@
+/* The state machine: events, seats, pools, holds, orders. Pure C: no I/O, no clock, no
+ * threads. Time is a parameter; ids of new objects are chosen by the caller. Every operation
+ * either applies fully and reports its changes to the mutation sink, or changes nothing and
+ * returns an error. The same calls at the same times always give the same state.
+ *
+ * Lifetimes: pointers returned by lookups (hf_core_event, hf_core_hold, ...) are borrowed and
+ * valid until the next call that changes the core. */
+#ifndef HF_CORE_H
+#define HF_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/limits.h"
+#include "core/mutation.h"
+
+typedef int64_t hf_time_ms_t; /* milliseconds since the Unix epoch */
+
+typedef enum hf_seat_status {
+    HF_SEAT_AVAILABLE = 0,
+    HF_SEAT_HELD = 1,
+    HF_SEAT_SOLD = 2,
+} hf_seat_status_t;
+
+typedef enum hf_hold_status {
+    HF_HOLD_HELD = 0,
+    HF_HOLD_CONFIRMED = 1,
+    HF_HOLD_RELEASED = 2,
+    HF_HOLD_EXPIRED = 3,
+} hf_hold_status_t;
+
+typedef enum hf_order_status {
+    HF_ORDER_CONFIRMED = 0,
+    HF_ORDER_CANCELLED = 1,
+} hf_order_status_t;
+
+typedef enum hf_error {
+    HF_OK = 0,
+    HF_ERROR_INVALID_REQUEST,      /* detail.field names the field */
+    HF_ERROR_EVENT_EXISTS,
+    HF_ERROR_EVENT_NOT_FOUND,
+    HF_ERROR_SEAT_NOT_FOUND,       /* detail.items: indexes into the request's seat_ids */
+    HF_ERROR_SEATS_UNAVAILABLE,    /* detail.items: indexes into the request's seat_ids */
+    HF_ERROR_POOL_NOT_FOUND,       /* detail.pool: index into the request's pools */
+    HF_ERROR_INSUFFICIENT_QUANTITY,/* detail.pool, detail.available */
+    HF_ERROR_USER_LIMIT_EXCEEDED,
+    HF_ERROR_HOLD_NOT_FOUND,
+    HF_ERROR_NOT_OWNER,
+    HF_ERROR_HOLD_EXPIRED,
+    HF_ERROR_HOLD_NOT_ACTIVE,
+    HF_ERROR_ALREADY_CONFIRMED,
+    HF_ERROR_HOLD_RELEASED,
+    HF_ERROR_ORDER_NOT_FOUND,
+    HF_ERROR_CAPACITY,             /* a server-wide limit of limits.h is reached */
+} hf_error_t;
+
+/* Snake-case code of API.md for an error ("seats_unavailable"). */
+const char *hf_error_code(hf_error_t error);
+/* HTTP status of API.md for an error (409). */
+int hf_error_status(hf_error_t error);
+
+typedef struct hf_error_detail {
+    const char *field;             /* HF_ERROR_INVALID_REQUEST: static string */
+    uint32_t item_count;
+    uint32_t items[HF_HOLD_ITEMS_MAX];
+    uint32_t pool;
+    int64_t available;
+} hf_error_detail_t;
+
+/* ---- Event definitions (what POST /v1/events carries, validated by the decoder) ---- */
+
+typedef struct hf_row_definition {
+    char id[HF_ID_SIZE_MAX + 1];
+    uint32_t seats;
+} hf_row_definition_t;
+
+typedef struct hf_section_definition {
+    char id[HF_ID_SIZE_MAX + 1];
+    int64_t price;
+    uint32_t row_count;
+    hf_row_definition_t *rows;     /* borrowed by hf_core_event_create */
+} hf_section_definition_t;
+
+typedef struct hf_pool_definition {
+    char id[HF_ID_SIZE_MAX + 1];
+    int64_t capacity;
+    int64_t price;
+} hf_pool_definition_t;
+
+typedef struct hf_event_definition {
+    char id[HF_ID_SIZE_MAX + 1];
+    char name[HF_NAME_SIZE_MAX + 1];
+    char currency[HF_CURRENCY_SIZE_MAX + 1];
+    int64_t hold_ttl_ms;
+    int64_t max_hold_ms;
+    uint32_t max_seats_per_user;   /* 0: no limit */
+    uint32_t max_seats_per_hold;
+    uint32_t section_count;
+    hf_section_definition_t *sections;
+    uint32_t pool_count;
+    hf_pool_definition_t *pools;
+} hf_event_definition_t;
+
+/* ---- Read-only views of the state ---- */
+
+typedef struct hf_counts {
+    uint32_t available, held, sold;
+} hf_counts_t;
+
+typedef struct hf_seat {
+    uint32_t version;
+    uint32_t owner;                /* hold index + 1 when held, order index + 1 when sold */
+    uint8_t status;                /* hf_seat_status_t */
+} hf_seat_t;
+
+typedef struct hf_row {
+    char id[HF_ID_SIZE_MAX + 1];
+    uint32_t section;
+    uint32_t first_seat;           /* index into the event's seats */
+    uint32_t seat_count;
+} hf_row_t;
+
+typedef struct hf_section {
+    char id[HF_ID_SIZE_MAX + 1];
+    int64_t price;
+    uint32_t first_row, row_count;
+    uint32_t first_seat, seat_count;
+    hf_counts_t counts;
+} hf_section_t;
+
+typedef struct hf_pool {
+    char id[HF_ID_SIZE_MAX + 1];
+    int64_t capacity, price;
+    int64_t held, sold;            /* available = capacity - held - sold */
+} hf_pool_t;
+
+typedef struct hf_event {
+    char id[HF_ID_SIZE_MAX + 1];
+    char name[HF_NAME_SIZE_MAX + 1];
+    char currency[HF_CURRENCY_SIZE_MAX + 1];
+    int64_t hold_ttl_ms, max_hold_ms;
+    uint32_t max_seats_per_user, max_seats_per_hold;
+    hf_time_ms_t created_at_ms;
+    uint32_t section_count, row_count, seat_count, pool_count;
+    hf_section_t *sections;
+    hf_row_t *rows;
+    hf_seat_t *seats;
+    hf_pool_t *pools;
+    hf_counts_t counts;
+    void *internal;                /* lookup tables, private to the core */
+} hf_event_t;
+
+/* One item of a hold or order: a seat (quantity 0 marks a seat, index into the event's seats)
+ * or a pool line (index into the event's pools, quantity >= 1). Seats come first. */
+typedef struct hf_item {
+    uint32_t index;
+    uint32_t quantity;
+} hf_item_t;
+
+typedef struct hf_hold {
+    char id[HF_SERVER_ID_SIZE + 1];
+    uint32_t event;                /* index, see hf_core_event_at */
+    uint32_t user;                 /* index, see hf_core_user_id */
+    uint8_t status;                /* hf_hold_status_t */
+    uint32_t order;                /* order index + 1 once confirmed, else 0 */
+    hf_time_ms_t created_at_ms, expires_at_ms;
+    int64_t total;
+    uint32_t item_offset;          /* see hf_core_items */
+    uint32_t seat_count, pool_count;
+} hf_hold_t;
+
+typedef struct hf_order {
+    char id[HF_SERVER_ID_SIZE + 1];
+    uint32_t event, user;
+    uint32_t hold;                 /* hold index + 1, or 0 for a booking without hold */
+    uint8_t status;                /* hf_order_status_t */
+    hf_time_ms_t created_at_ms;
+    int64_t total;
+    uint32_t payment_ref;          /* offset in the string table, see hf_core_string */
+    uint32_t item_offset;
+    uint32_t seat_count, pool_count;
+} hf_order_t;
+
+/* ---- Commands ---- */
+
+typedef struct hf_pool_request {
+    const char *pool_id;
+    uint32_t quantity;             /* >= 1 */
+} hf_pool_request_t;
+
+typedef struct hf_hold_request {
+    const char *event_id;
+    const char *user_id;
+    const char *hold_id;           /* the new hold's id, made by the caller ("res_...") */
+    const char *const *seat_ids;
+    uint32_t seat_count;
+    const hf_pool_request_t *pools;
+    uint32_t pool_count;
+    int64_t ttl_ms;                /* < 0: the event's hold_ttl */
+    bool replace_existing;
+} hf_hold_request_t;
+
+typedef struct hf_core hf_core_t;
+
+/* Owned by the caller; hf_core_destroy frees everything. */
+hf_core_t *hf_core_create(hf_mutation_sink_t sink);
+void hf_core_destroy(hf_core_t *core);
+/* Replace the sink (the store loader installs a discarding one while restoring). */
+void hf_core_set_sink(hf_core_t *core, hf_mutation_sink_t sink);
+
+/* Expire every hold with expires_at <= now, emitting their changes. Every command below
+ * calls it first, so no command ever sees a lapsed hold as held. Returns holds expired. */
+uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now);
+/* The earliest expires_at among held holds, or INT64_MAX when none is held. */
+hf_time_ms_t hf_core_next_expiry(const hf_core_t *core);
+
+hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *definition,
+                                hf_time_ms_t now, hf_error_detail_t *detail);
+hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,
+                        uint32_t *hold_index, hf_error_detail_t *detail);
+/* ttl_ms < 0: the event's hold_ttl. *capped tells whether max_hold cut the extension. */
+hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id,
+                          int64_t ttl_ms, hf_time_ms_t now, bool *capped);
+/* Released, or already expired: both answer HF_OK (look at the hold's status). */
+hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *user_id,
+                           hf_time_ms_t now);
+/* order_id: the id for the new order; an already confirmed hold answers its order. */
+hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
+                          const char *order_id, const char *payment_ref, hf_time_ms_t now,
+                          uint32_t *order_index);
+hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
+                          hf_time_ms_t now);
+
+/* ---- Restore (at start, from the store; no mutation is emitted) ---- */
+
+/* A hold as it was stored: re-applied with its original times and status. A held hold whose
+ * expires_at has passed stays held until the first hf_core_advance expires it durably. */
+typedef struct hf_stored_hold {
+    hf_hold_request_t request;     /* event, user, id, seats, pools */
+    uint8_t status;
+    hf_time_ms_t created_at_ms, expires_at_ms;
+    int64_t total;
+} hf_stored_hold_t;
+
+typedef struct hf_stored_order {
+    const char *order_id;
+    const char *hold_id;           /* NULL for a booking */
+    hf_hold_request_t items;       /* event, user, seats and pools of the order */
+    uint8_t status;
+    hf_time_ms_t created_at_ms;
+    int64_t total;
+    const char *payment_ref;
+} hf_stored_order_t;
+
+hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *definition,
+                                 hf_time_ms_t created_at_ms);
+hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *hold);
+hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *order);
+/* Sets a seat's version (the status is derived from holds and orders). */
+hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const char *seat_id,
+                                uint32_t version);
+
+/* ---- Lookups ---- */
+
+uint32_t hf_core_event_count(const hf_core_t *core);
+const hf_event_t *hf_core_event_at(const hf_core_t *core, uint32_t index); /* creation order */
+const hf_event_t *hf_core_event(const hf_core_t *core, const char *event_id, uint32_t *index);
+/* Seat index of "SECTION-ROW-NUMBER", in O(1); false when there is no such seat. */
+bool hf_core_seat_find(const hf_event_t *event, const char *seat_id, uint32_t *seat_index);
+/* Writes the seat's id into out (HF_SEAT_ID_SIZE_MAX + 1 bytes). */
+void hf_core_seat_id(const hf_event_t *event, uint32_t seat_index, char *out);
+/* Row and number of a seat. */
+uint32_t hf_core_seat_row(const hf_event_t *event, uint32_t seat_index);
+int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id); /* -1: none */
+
+const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, uint32_t *index);
+const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index);
+const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id,
+                                     uint32_t *index);
+const hf_order_t *hf_core_order_at(const hf_core_t *core, uint32_t index);
+const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset);
+const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index);
+const char *hf_core_string(const hf_core_t *core, uint32_t offset);
+/* Orders of a user, oldest first, all events; *count set. NULL when the user is unknown. */
+const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
+                                    uint32_t *count);
+uint32_t hf_core_holds_active(const hf_core_t *core);
+
+/* Consistency check for tests: counts match statuses, owners point back, pool sums hold,
+ * no held hold has lapsed at now. Returns NULL or a static description of the first fault. */
+const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now);
+
+#endif

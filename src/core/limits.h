@@ -1,0 +1,74 @@
+/* Every limit of the server, in one place. Each is a named constant with the reason for its
+ * value: nothing in Holdfast grows without a bound. */
+#ifndef HF_LIMITS_H
+#define HF_LIMITS_H
+
+/* Client-chosen ids (event, section, row, pool): API.md section 1. */
+#define HF_ID_SIZE_MAX 64
+/* user_id: any non-empty string of at most 128 bytes (API.md section 1). */
+#define HF_USER_ID_SIZE_MAX 128
+/* Server-made ids: a 4-byte prefix ("res_", "ord_") and 128 random bits as 32 hex digits,
+ * above the 96 bits the contract asks for so ids stay unguessable at any volume. */
+#define HF_SERVER_ID_SIZE 36
+/* A seat id is SECTION-ROW-NUMBER: two ids, a number of at most 7 digits and two dashes. */
+#define HF_SEAT_ID_SIZE_MAX (2 * HF_ID_SIZE_MAX + 2 + 7)
+/* Event names and payment references are free text: bounded so a record has a bounded size. */
+#define HF_NAME_SIZE_MAX 256
+#define HF_PAYMENT_REF_SIZE_MAX 255
+#define HF_CURRENCY_SIZE_MAX 8
+
+/* An event must hold at least 1,000,000 seats (API.md section 2); 4,000,000 leaves room and
+ * keeps a seat index within 22 bits with a 12-byte seat record (48 MiB per event at most). */
+#define HF_EVENT_SEATS_MAX 4000000u
+#define HF_EVENT_SECTIONS_MAX 1000u
+#define HF_SECTION_ROWS_MAX 10000u
+#define HF_EVENT_ROWS_MAX 100000u
+#define HF_EVENT_POOLS_MAX 1000u
+/* A pool's capacity fits comfortably in an int64 sum with prices; a billion units is more than
+ * any venue or ticket allotment. */
+#define HF_POOL_CAPACITY_MAX 1000000000LL
+/* Prices in minor units: below 2^53 so a JSON client reading them as doubles loses nothing. */
+#define HF_PRICE_MAX 1000000000000LL
+/* Events per server: each event's tables are sized at creation. */
+#define HF_EVENTS_MAX 10000u
+
+/* Items (seats plus pool lines) in one hold: max_seats_per_hold may not exceed this. It bounds
+ * the work of one request and the size of one error detail. */
+#define HF_HOLD_ITEMS_MAX 1000u
+/* Durations: a hold lives at most 30 days, an absurd but finite bound that keeps ms sums far
+ * from overflow. */
+#define HF_HOLD_TTL_MS_MAX (30LL * 24 * 3600 * 1000)
+
+/* HTTP (API.md section 1). */
+#define HF_HTTP_HEAD_SIZE_MAX (16u * 1024)
+#define HF_HTTP_BODY_SIZE_MAX (1024u * 1024)
+/* Open connections: beyond this, new connections are accepted and closed at once so the
+ * listen queue never backs up silently. 10,000 sockets stay well under the default fd limit
+ * raised at start. */
+#define HF_HTTP_CONNECTIONS_MAX 10000u
+/* Requests parsed but not yet answered on one connection: a pipelining client past this stops
+ * being read until answers drain, which bounds memory per connection. */
+#define HF_HTTP_PIPELINE_MAX 128u
+/* Unsent response bytes per connection before the connection stops being read. */
+#define HF_HTTP_OUTPUT_SIZE_MAX (4u * 1024 * 1024)
+/* A connection idle this long (no request in progress, nothing to send) is closed. */
+#define HF_HTTP_IDLE_TIMEOUT_MS 60000u
+/* Idempotency-Key header (API.md section 1). */
+#define HF_IDEMPOTENCY_KEY_SIZE_MAX 255
+/* Keys are kept at least 24 hours (API.md section 1). */
+#define HF_IDEMPOTENCY_KEEP_MS (24LL * 3600 * 1000)
+/* JSON nesting (API.md section 1). */
+#define HF_JSON_DEPTH_MAX 64
+
+/* Paging of the seat listing (API.md section 2). */
+#define HF_SEATS_PAGE_DEFAULT 1000u
+#define HF_SEATS_PAGE_MAX 10000u
+
+/* Mutations of one store transaction: larger batches are split so one transaction's memory
+ * and lock time stay bounded; the natural batch is what arrived during the previous commit. */
+#define HF_STORE_BATCH_MUTATIONS_MAX 200000u
+
+/* On SIGTERM the server waits at most this long for in-flight work to become durable. */
+#define HF_SHUTDOWN_GRACE_MS 10000u
+
+#endif

@@ -1,0 +1,87 @@
+/* Durability. A batch collects copied mutation records on the engine thread; the store thread
+ * writes a whole batch in one transaction with one fsync (group commit). The engine keeps
+ * applying commands into the next batch while one commits. At start the store reads the
+ * tables back through a loader's callbacks.
+ *
+ * Threads: hf_store_submit, hf_store_take_result and the batch functions are called from the
+ * engine thread only; the done callback runs on the store thread and must only wake the
+ * engine (uv_async_send). */
+#ifndef HF_STORE_H
+#define HF_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/mutation.h"
+
+typedef struct hf_batch hf_batch_t;
+
+hf_batch_t *hf_batch_create(void);            /* owned by the caller */
+void hf_batch_destroy(hf_batch_t *batch);
+/* Deep-copies the record: the batch owns its copy until hf_batch_clear. */
+void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation);
+size_t hf_batch_count(const hf_batch_t *batch);
+const hf_mutation_t *hf_batch_at(const hf_batch_t *batch, size_t index); /* borrowed */
+void hf_batch_clear(hf_batch_t *batch);
+/* Sink that appends to the batch given as context. */
+void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation);
+
+/* ---- Loading (before hf_store_start, on the calling thread) ---- */
+
+typedef struct hf_stored_row {
+    /* Every column of the row as text (NULL for SQL NULL) and integer, by name. */
+    const char *event_id, *seat_id, *hold_id, *order_id, *user_id, *key;
+    const char *text;            /* config JSON, items JSON or response body */
+    const char *currency, *payment_ref;
+    const uint8_t *hash;         /* 32 bytes or NULL */
+    int64_t at_ms, expires_at_ms, total;
+    uint32_t version;
+    int status;
+} hf_stored_row_t;
+
+typedef struct hf_store_loader {
+    /* Called in this order: every event by creation, every hold by creation, every order by
+     * creation, every seat row, every idempotency key younger than keep_since_ms. A callback
+     * returning non-zero aborts the load with that value. */
+    int (*event)(void *context, const hf_stored_row_t *row);
+    int (*hold)(void *context, const hf_stored_row_t *row);
+    int (*order)(void *context, const hf_stored_row_t *row);
+    int (*seat)(void *context, const hf_stored_row_t *row);
+    int (*idempotency)(void *context, const hf_stored_row_t *row);
+    int64_t keep_since_ms;
+    void *context;
+} hf_store_loader_t;
+
+typedef struct hf_store hf_store_t;
+
+typedef void (*hf_store_done_fn)(void *context);
+
+/* url: "sqlite:PATH". Creates the schema when missing. On failure returns non-zero and
+ * writes a sentence into error. */
+int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_size);
+int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *error,
+                  size_t error_size);
+/* Starts the store thread. done is called on that thread after each batch. */
+int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);
+/* True when no batch is in flight (hf_store_submit may be called). */
+bool hf_store_idle(const hf_store_t *store);
+/* Hands over a batch; the store owns it until hf_store_take_result returns it. */
+void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence);
+/* After done: returns the finished batch (cleared, to reuse) or NULL when none is finished;
+ * *sequence is the batch's sequence, *ok false when its transaction failed (then nothing of
+ * it is durable and error holds the reason). */
+hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok,
+                                 char *error, size_t error_size);
+/* Stops the thread after the batch in flight; then frees everything. */
+void hf_store_close(hf_store_t *store);
+
+/* Batch statistics for /metrics (read on the engine thread). */
+typedef struct hf_store_stats {
+    uint64_t batches, mutations, failures;
+    uint64_t last_batch_size;
+    double last_commit_seconds;
+} hf_store_stats_t;
+void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats);
+
+#endif
