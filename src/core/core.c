@@ -1,0 +1,1268 @@
+/* The state machine (see core.h). Tables grow by doubling, so a command allocates nothing
+ * once the tables have reached the working size; an event's seats are allocated once, when
+ * the event is created. */
+#include "core/core.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buffer.h"
+#include "core/map.h"
+
+/* A growable array of uint32 (a user's orders, a user's active holds). */
+typedef struct index_list {
+    uint32_t *items;
+    uint32_t count, capacity;
+} index_list_t;
+
+/* What one user has on one event: for max_seats_per_user and replace_existing. */
+typedef struct event_user {
+    uint32_t held_units, sold_units;
+    index_list_t active_holds;
+} event_user_t;
+
+typedef struct user {
+    uint32_t name;               /* offset in the string table */
+    index_list_t orders;
+} user_t;
+
+typedef struct expiry {
+    hf_time_ms_t expires_at_ms;
+    uint32_t hold;
+} expiry_t;
+
+/* Private lookup tables of one event. */
+typedef struct event_tables {
+    hf_map_t sections, pools;
+    hf_map_t rows;               /* "SECTION-ROW" -> row index */
+} event_tables_t;
+
+struct hf_core {
+    hf_mutation_sink_t sink;
+    hf_event_t **events;
+    uint32_t event_count, event_capacity;
+    hf_map_t event_ids;
+
+    hf_hold_t *holds;
+    uint32_t hold_count, hold_capacity, holds_active;
+    hf_map_t hold_ids;
+
+    hf_order_t *orders;
+    uint32_t order_count, order_capacity;
+    hf_map_t order_ids;
+
+    user_t *users;
+    uint32_t user_count, user_capacity;
+    hf_map_t user_ids;
+    event_user_t *event_users;
+    uint32_t event_user_count, event_user_capacity;
+    hf_map_t event_user_ids;     /* "EVENT_INDEX\nUSER" -> event_user index */
+
+    hf_item_t *items;
+    uint32_t item_count, item_capacity;
+    char *strings;
+    uint32_t strings_length, strings_capacity;
+
+    expiry_t *heap;
+    uint32_t heap_count, heap_capacity;
+
+    /* Scratch space of one command. */
+    uint32_t scratch_seats[HF_HOLD_ITEMS_MAX];
+    uint32_t scratch_pools[HF_HOLD_ITEMS_MAX];
+    hf_buffer_t text;
+};
+
+#define NO_STRING UINT32_MAX
+
+/* ---- small containers ---- */
+
+static void *grow(void *array, uint32_t *capacity, uint32_t needed, size_t element_size) {
+    if (needed <= *capacity) return array;
+    uint32_t new_capacity = *capacity ? *capacity : 16;
+    while (new_capacity < needed) new_capacity *= 2;
+    void *grown = realloc(array, (size_t)new_capacity * element_size);
+    if (!grown) abort(); /* out of memory: nothing sensible to answer */
+    *capacity = new_capacity;
+    return grown;
+}
+
+static void list_push(index_list_t *list, uint32_t value) {
+    list->items = grow(list->items, &list->capacity, list->count + 1, sizeof *list->items);
+    list->items[list->count++] = value;
+}
+
+static void list_remove(index_list_t *list, uint32_t value) {
+    for (uint32_t i = 0; i < list->count; i++) {
+        if (list->items[i] != value) continue;
+        memmove(&list->items[i], &list->items[i + 1], (list->count - i - 1) * sizeof(uint32_t));
+        list->count--;
+        return;
+    }
+}
+
+static uint32_t string_store(hf_core_t *core, const char *text) {
+    if (!text) return NO_STRING;
+    uint32_t length = (uint32_t)strlen(text);
+    core->strings = grow(core->strings, &core->strings_capacity, core->strings_length + length + 1, 1);
+    uint32_t offset = core->strings_length;
+    memcpy(core->strings + offset, text, length + 1);
+    core->strings_length += length + 1;
+    return offset;
+}
+
+/* ---- expiry heap: a binary min-heap on expires_at, stale entries skipped when popped ---- */
+
+static bool earlier(const expiry_t *a, const expiry_t *b) {
+    return a->expires_at_ms < b->expires_at_ms ||
+           (a->expires_at_ms == b->expires_at_ms && a->hold < b->hold);
+}
+
+static void heap_push(hf_core_t *core, hf_time_ms_t expires_at_ms, uint32_t hold) {
+    core->heap = grow(core->heap, &core->heap_capacity, core->heap_count + 1, sizeof *core->heap);
+    uint32_t i = core->heap_count++;
+    core->heap[i] = (expiry_t){expires_at_ms, hold};
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!earlier(&core->heap[i], &core->heap[parent])) break;
+        expiry_t swap = core->heap[i];
+        core->heap[i] = core->heap[parent];
+        core->heap[parent] = swap;
+        i = parent;
+    }
+}
+
+static void heap_pop(hf_core_t *core) {
+    core->heap[0] = core->heap[--core->heap_count];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t smallest = i, left = 2 * i + 1, right = 2 * i + 2;
+        if (left < core->heap_count && earlier(&core->heap[left], &core->heap[smallest]))
+            smallest = left;
+        if (right < core->heap_count && earlier(&core->heap[right], &core->heap[smallest]))
+            smallest = right;
+        if (smallest == i) return;
+        expiry_t swap = core->heap[i];
+        core->heap[i] = core->heap[smallest];
+        core->heap[smallest] = swap;
+        i = smallest;
+    }
+}
+
+/* ---- errors ---- */
+
+const char *hf_error_code(hf_error_t error) {
+    switch (error) {
+    case HF_OK: return "ok";
+    case HF_ERROR_INVALID_REQUEST: return "invalid_request";
+    case HF_ERROR_EVENT_EXISTS: return "event_exists";
+    case HF_ERROR_EVENT_NOT_FOUND: return "event_not_found";
+    case HF_ERROR_SEAT_NOT_FOUND: return "seat_not_found";
+    case HF_ERROR_SEATS_UNAVAILABLE: return "seats_unavailable";
+    case HF_ERROR_POOL_NOT_FOUND: return "pool_not_found";
+    case HF_ERROR_INSUFFICIENT_QUANTITY: return "insufficient_quantity";
+    case HF_ERROR_USER_LIMIT_EXCEEDED: return "user_limit_exceeded";
+    case HF_ERROR_HOLD_NOT_FOUND: return "hold_not_found";
+    case HF_ERROR_NOT_OWNER: return "not_owner";
+    case HF_ERROR_HOLD_EXPIRED: return "hold_expired";
+    case HF_ERROR_HOLD_NOT_ACTIVE: return "hold_not_active";
+    case HF_ERROR_ALREADY_CONFIRMED: return "already_confirmed";
+    case HF_ERROR_HOLD_RELEASED: return "hold_released";
+    case HF_ERROR_ORDER_NOT_FOUND: return "order_not_found";
+    case HF_ERROR_CAPACITY: return "capacity_exceeded";
+    }
+    return "internal";
+}
+
+int hf_error_status(hf_error_t error) {
+    switch (error) {
+    case HF_OK: return 200;
+    case HF_ERROR_INVALID_REQUEST: return 400;
+    case HF_ERROR_NOT_OWNER: return 403;
+    case HF_ERROR_EVENT_NOT_FOUND:
+    case HF_ERROR_SEAT_NOT_FOUND:
+    case HF_ERROR_POOL_NOT_FOUND:
+    case HF_ERROR_HOLD_NOT_FOUND:
+    case HF_ERROR_ORDER_NOT_FOUND: return 404;
+    case HF_ERROR_HOLD_EXPIRED: return 410;
+    case HF_ERROR_USER_LIMIT_EXCEEDED: return 429;
+    case HF_ERROR_CAPACITY: return 503;
+    default: return 409;
+    }
+}
+
+static hf_error_t invalid(hf_error_detail_t *detail, const char *field) {
+    if (detail) detail->field = field;
+    return HF_ERROR_INVALID_REQUEST;
+}
+
+/* ---- lifecycle ---- */
+
+hf_core_t *hf_core_create(hf_mutation_sink_t sink) {
+    hf_core_t *core = calloc(1, sizeof *core);
+    if (!core) abort();
+    core->sink = sink;
+    return core;
+}
+
+static void event_free(hf_event_t *event) {
+    event_tables_t *tables = event->internal;
+    hf_map_free(&tables->sections);
+    hf_map_free(&tables->pools);
+    hf_map_free(&tables->rows);
+    free(tables);
+    free(event->sections);
+    free(event->rows);
+    free(event->seats);
+    free(event->pools);
+    free(event);
+}
+
+void hf_core_destroy(hf_core_t *core) {
+    if (!core) return;
+    for (uint32_t i = 0; i < core->event_count; i++) event_free(core->events[i]);
+    for (uint32_t i = 0; i < core->user_count; i++) free(core->users[i].orders.items);
+    for (uint32_t i = 0; i < core->event_user_count; i++)
+        free(core->event_users[i].active_holds.items);
+    free(core->events);
+    free(core->holds);
+    free(core->orders);
+    free(core->users);
+    free(core->event_users);
+    free(core->items);
+    free(core->strings);
+    free(core->heap);
+    hf_map_free(&core->event_ids);
+    hf_map_free(&core->hold_ids);
+    hf_map_free(&core->order_ids);
+    hf_map_free(&core->user_ids);
+    hf_map_free(&core->event_user_ids);
+    hf_buffer_free(&core->text);
+    free(core);
+}
+
+void hf_core_set_sink(hf_core_t *core, hf_mutation_sink_t sink) { core->sink = sink; }
+
+static void emit(hf_core_t *core, const hf_mutation_t *mutation) {
+    if (core->sink.emit) core->sink.emit(core->sink.context, mutation);
+}
+
+/* ---- lookups ---- */
+
+uint32_t hf_core_event_count(const hf_core_t *core) { return core->event_count; }
+
+const hf_event_t *hf_core_event_at(const hf_core_t *core, uint32_t index) {
+    return index < core->event_count ? core->events[index] : NULL;
+}
+
+const hf_event_t *hf_core_event(const hf_core_t *core, const char *event_id, uint32_t *index) {
+    uint32_t found;
+    if (!event_id || !hf_map_get(&core->event_ids, event_id, strlen(event_id), &found))
+        return NULL;
+    if (index) *index = found;
+    return core->events[found];
+}
+
+/* Parses a canonical seat number: digits, no leading zero, from 1. */
+static bool parse_number(const char *text, uint32_t *number) {
+    if (*text < '1' || *text > '9') return false;
+    uint64_t value = 0;
+    for (; *text; text++) {
+        if (*text < '0' || *text > '9') return false;
+        value = value * 10 + (uint64_t)(*text - '0');
+        if (value > HF_EVENT_SEATS_MAX) return false;
+    }
+    *number = (uint32_t)value;
+    return true;
+}
+
+bool hf_core_seat_find(const hf_event_t *event, const char *seat_id, uint32_t *seat_index) {
+    const event_tables_t *tables = event->internal;
+    /* Ids cannot contain '-', so the first dash ends the section and the second the row. */
+    const char *first = strchr(seat_id, '-');
+    if (!first) return false;
+    const char *second = strchr(first + 1, '-');
+    if (!second) return false;
+    uint32_t row_index, number;
+    if (!hf_map_get(&tables->rows, seat_id, (size_t)(second - seat_id), &row_index)) return false;
+    if (!parse_number(second + 1, &number)) return false;
+    const hf_row_t *row = &event->rows[row_index];
+    if (number > row->seat_count) return false;
+    *seat_index = row->first_seat + number - 1;
+    return true;
+}
+
+/* Rows are laid out in seat order, so the row of a seat is found by binary search. */
+uint32_t hf_core_seat_row(const hf_event_t *event, uint32_t seat_index) {
+    uint32_t low = 0, high = event->row_count;
+    while (high - low > 1) {
+        uint32_t middle = (low + high) / 2;
+        if (event->rows[middle].first_seat <= seat_index) low = middle;
+        else high = middle;
+    }
+    return low;
+}
+
+void hf_core_seat_id(const hf_event_t *event, uint32_t seat_index, char *out) {
+    const hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
+    snprintf(out, HF_SEAT_ID_SIZE_MAX + 1, "%s-%s-%u", event->sections[row->section].id, row->id,
+             seat_index - row->first_seat + 1);
+}
+
+int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id) {
+    const event_tables_t *tables = event->internal;
+    uint32_t index;
+    if (!hf_map_get(&tables->pools, pool_id, strlen(pool_id), &index)) return -1;
+    return (int32_t)index;
+}
+
+const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, uint32_t *index) {
+    uint32_t found;
+    if (!hold_id || !hf_map_get(&core->hold_ids, hold_id, strlen(hold_id), &found)) return NULL;
+    if (index) *index = found;
+    return &core->holds[found];
+}
+
+const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index) {
+    return index < core->hold_count ? &core->holds[index] : NULL;
+}
+
+const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id,
+                                     uint32_t *index) {
+    uint32_t found;
+    if (!order_id || !hf_map_get(&core->order_ids, order_id, strlen(order_id), &found))
+        return NULL;
+    if (index) *index = found;
+    return &core->orders[found];
+}
+
+const hf_order_t *hf_core_order_at(const hf_core_t *core, uint32_t index) {
+    return index < core->order_count ? &core->orders[index] : NULL;
+}
+
+const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset) {
+    return core->items + item_offset;
+}
+
+const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index) {
+    return core->strings + core->users[user_index].name;
+}
+
+const char *hf_core_string(const hf_core_t *core, uint32_t offset) {
+    return offset == NO_STRING ? NULL : core->strings + offset;
+}
+
+static bool user_find(const hf_core_t *core, const char *user_id, uint32_t *index) {
+    return user_id && hf_map_get(&core->user_ids, user_id, strlen(user_id), index);
+}
+
+const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
+                                    uint32_t *count) {
+    uint32_t index;
+    *count = 0;
+    if (!user_find(core, user_id, &index)) return NULL;
+    *count = core->users[index].orders.count;
+    return core->users[index].orders.items;
+}
+
+uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active; }
+
+static uint32_t user_intern(hf_core_t *core, const char *user_id) {
+    uint32_t index;
+    if (user_find(core, user_id, &index)) return index;
+    core->users = grow(core->users, &core->user_capacity, core->user_count + 1, sizeof *core->users);
+    index = core->user_count++;
+    memset(&core->users[index], 0, sizeof core->users[index]);
+    core->users[index].name = string_store(core, user_id);
+    hf_map_put(&core->user_ids, user_id, strlen(user_id), index);
+    return index;
+}
+
+/* The key of a user's record on an event: the event index, a newline, the user id. Ids have
+ * no newline... user ids may, but the event index before it makes the key unambiguous. */
+static size_t event_user_key(uint32_t event, const char *user_id, char *key) {
+    int length = snprintf(key, 16 + HF_USER_ID_SIZE_MAX + 1, "%u\n%s", event, user_id);
+    return (size_t)length;
+}
+
+static event_user_t *event_user_find(hf_core_t *core, uint32_t event, const char *user_id) {
+    char key[16 + HF_USER_ID_SIZE_MAX + 1];
+    size_t length = event_user_key(event, user_id, key);
+    uint32_t index;
+    if (!hf_map_get(&core->event_user_ids, key, length, &index)) return NULL;
+    return &core->event_users[index];
+}
+
+static event_user_t *event_user_intern(hf_core_t *core, uint32_t event, const char *user_id) {
+    event_user_t *found = event_user_find(core, event, user_id);
+    if (found) return found;
+    char key[16 + HF_USER_ID_SIZE_MAX + 1];
+    size_t length = event_user_key(event, user_id, key);
+    core->event_users = grow(core->event_users, &core->event_user_capacity,
+                             core->event_user_count + 1, sizeof *core->event_users);
+    uint32_t index = core->event_user_count++;
+    memset(&core->event_users[index], 0, sizeof core->event_users[index]);
+    hf_map_put(&core->event_user_ids, key, length, index);
+    return &core->event_users[index];
+}
+
+/* ---- events ---- */
+
+static bool valid_id(const char *id) {
+    size_t length = strlen(id);
+    if (length == 0 || length > HF_ID_SIZE_MAX) return false;
+    for (size_t i = 0; i < length; i++) {
+        char c = id[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static hf_error_t check_sections(const hf_event_definition_t *definition, uint64_t *seats,
+                                 uint64_t *rows, hf_error_detail_t *detail) {
+    *seats = 0;
+    *rows = 0;
+    if (definition->section_count > HF_EVENT_SECTIONS_MAX) return invalid(detail, "sections");
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        const hf_section_definition_t *section = &definition->sections[s];
+        if (!valid_id(section->id)) return invalid(detail, "sections");
+        if (section->price < 0 || section->price > HF_PRICE_MAX) return invalid(detail, "sections");
+        if (section->row_count == 0 || section->row_count > HF_SECTION_ROWS_MAX)
+            return invalid(detail, "sections");
+        for (uint32_t other = 0; other < s; other++)
+            if (strcmp(definition->sections[other].id, section->id) == 0)
+                return invalid(detail, "sections");
+        for (uint32_t r = 0; r < section->row_count; r++) {
+            const hf_row_definition_t *row = &section->rows[r];
+            if (!valid_id(row->id) || row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
+                return invalid(detail, "sections");
+            for (uint32_t other = 0; other < r; other++)
+                if (strcmp(section->rows[other].id, row->id) == 0)
+                    return invalid(detail, "sections");
+            *seats += row->seats;
+        }
+        *rows += section->row_count;
+    }
+    if (*seats > HF_EVENT_SEATS_MAX || *rows > HF_EVENT_ROWS_MAX) return invalid(detail, "sections");
+    return HF_OK;
+}
+
+static hf_error_t check_pools(const hf_event_definition_t *definition, hf_error_detail_t *detail) {
+    if (definition->pool_count > HF_EVENT_POOLS_MAX) return invalid(detail, "pools");
+    for (uint32_t p = 0; p < definition->pool_count; p++) {
+        const hf_pool_definition_t *pool = &definition->pools[p];
+        if (!valid_id(pool->id)) return invalid(detail, "pools");
+        if (pool->capacity < 0 || pool->capacity > HF_POOL_CAPACITY_MAX) return invalid(detail, "pools");
+        if (pool->price < 0 || pool->price > HF_PRICE_MAX) return invalid(detail, "pools");
+        for (uint32_t other = 0; other < p; other++)
+            if (strcmp(definition->pools[other].id, pool->id) == 0) return invalid(detail, "pools");
+    }
+    return HF_OK;
+}
+
+static hf_error_t check_definition(const hf_core_t *core, const hf_event_definition_t *definition,
+                                   uint64_t *seats, uint64_t *rows, hf_error_detail_t *detail) {
+    if (!valid_id(definition->id)) return invalid(detail, "id");
+    if (definition->hold_ttl_ms <= 0 || definition->hold_ttl_ms > HF_HOLD_TTL_MS_MAX)
+        return invalid(detail, "hold_ttl_s");
+    if (definition->max_hold_ms < definition->hold_ttl_ms || definition->max_hold_ms > HF_HOLD_TTL_MS_MAX)
+        return invalid(detail, "max_hold_s");
+    if (definition->max_seats_per_hold == 0 || definition->max_seats_per_hold > HF_HOLD_ITEMS_MAX)
+        return invalid(detail, "max_seats_per_hold");
+    hf_error_t error = check_sections(definition, seats, rows, detail);
+    if (error) return error;
+    error = check_pools(definition, detail);
+    if (error) return error;
+    if (*seats == 0 && definition->pool_count == 0) return invalid(detail, "sections");
+    if (hf_core_event(core, definition->id, NULL)) return HF_ERROR_EVENT_EXISTS;
+    if (core->event_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
+    return HF_OK;
+}
+
+static void build_layout(hf_event_t *event, const hf_event_definition_t *definition) {
+    event_tables_t *tables = event->internal;
+    uint32_t row_index = 0, seat_index = 0;
+    char key[2 * HF_ID_SIZE_MAX + 2];
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        const hf_section_definition_t *source = &definition->sections[s];
+        hf_section_t *section = &event->sections[s];
+        memcpy(section->id, source->id, sizeof section->id);
+        section->price = source->price;
+        section->first_row = row_index;
+        section->row_count = source->row_count;
+        section->first_seat = seat_index;
+        hf_map_put(&tables->sections, section->id, strlen(section->id), s);
+        for (uint32_t r = 0; r < source->row_count; r++, row_index++) {
+            hf_row_t *row = &event->rows[row_index];
+            memcpy(row->id, source->rows[r].id, sizeof row->id);
+            row->section = s;
+            row->first_seat = seat_index;
+            row->seat_count = source->rows[r].seats;
+            seat_index += row->seat_count;
+            int length = snprintf(key, sizeof key, "%s-%s", section->id, row->id);
+            hf_map_put(&tables->rows, key, (size_t)length, row_index);
+        }
+        section->seat_count = seat_index - section->first_seat;
+        section->counts.available = section->seat_count;
+    }
+    for (uint32_t p = 0; p < definition->pool_count; p++) {
+        hf_pool_t *pool = &event->pools[p];
+        memcpy(pool->id, definition->pools[p].id, sizeof pool->id);
+        pool->capacity = definition->pools[p].capacity;
+        pool->price = definition->pools[p].price;
+        hf_map_put(&tables->pools, pool->id, strlen(pool->id), p);
+    }
+}
+
+static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats,
+                                  uint64_t rows, hf_time_ms_t now) {
+    hf_event_t *event = calloc(1, sizeof *event);
+    event_tables_t *tables = calloc(1, sizeof *tables);
+    if (!event || !tables) abort();
+    memcpy(event->id, definition->id, sizeof event->id);
+    memcpy(event->name, definition->name, sizeof event->name);
+    memcpy(event->currency, definition->currency, sizeof event->currency);
+    event->hold_ttl_ms = definition->hold_ttl_ms;
+    event->max_hold_ms = definition->max_hold_ms;
+    event->max_seats_per_user = definition->max_seats_per_user;
+    event->max_seats_per_hold = definition->max_seats_per_hold;
+    event->created_at_ms = now;
+    event->section_count = definition->section_count;
+    event->row_count = (uint32_t)rows;
+    event->seat_count = (uint32_t)seats;
+    event->pool_count = definition->pool_count;
+    event->sections = calloc(definition->section_count + 1, sizeof *event->sections);
+    event->rows = calloc(rows + 1, sizeof *event->rows);
+    event->seats = calloc(seats + 1, sizeof *event->seats);
+    event->pools = calloc(definition->pool_count + 1, sizeof *event->pools);
+    if (!event->sections || !event->rows || !event->seats || !event->pools) abort();
+    for (uint64_t i = 0; i < seats; i++) event->seats[i].version = 1;
+    event->counts.available = (uint32_t)seats;
+    event->internal = tables;
+    build_layout(event, definition);
+    return event;
+}
+
+/* The definition as JSON, as stored and as read back at start (same shape as the request). */
+static void definition_json(hf_buffer_t *out, const hf_event_definition_t *definition) {
+    hf_json_t json;
+    hf_buffer_reset(out);
+    hf_json_init(&json, out);
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "id"); hf_json_string(&json, definition->id);
+    hf_json_key(&json, "name"); hf_json_string(&json, definition->name);
+    hf_json_key(&json, "currency"); hf_json_string(&json, definition->currency);
+    hf_json_key(&json, "hold_ttl_s"); hf_json_seconds(&json, definition->hold_ttl_ms);
+    hf_json_key(&json, "max_hold_s"); hf_json_seconds(&json, definition->max_hold_ms);
+    hf_json_key(&json, "max_seats_per_user"); hf_json_int(&json, definition->max_seats_per_user);
+    hf_json_key(&json, "max_seats_per_hold"); hf_json_int(&json, definition->max_seats_per_hold);
+    hf_json_key(&json, "sections");
+    hf_json_array_begin(&json);
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        const hf_section_definition_t *section = &definition->sections[s];
+        hf_json_object_begin(&json);
+        hf_json_key(&json, "id"); hf_json_string(&json, section->id);
+        hf_json_key(&json, "price"); hf_json_int(&json, section->price);
+        hf_json_key(&json, "rows");
+        hf_json_array_begin(&json);
+        for (uint32_t r = 0; r < section->row_count; r++) {
+            hf_json_object_begin(&json);
+            hf_json_key(&json, "id"); hf_json_string(&json, section->rows[r].id);
+            hf_json_key(&json, "seats"); hf_json_int(&json, section->rows[r].seats);
+            hf_json_object_end(&json);
+        }
+        hf_json_array_end(&json);
+        hf_json_object_end(&json);
+    }
+    hf_json_array_end(&json);
+    hf_json_key(&json, "pools");
+    hf_json_array_begin(&json);
+    for (uint32_t p = 0; p < definition->pool_count; p++) {
+        hf_json_object_begin(&json);
+        hf_json_key(&json, "id"); hf_json_string(&json, definition->pools[p].id);
+        hf_json_key(&json, "capacity"); hf_json_int(&json, definition->pools[p].capacity);
+        hf_json_key(&json, "price"); hf_json_int(&json, definition->pools[p].price);
+        hf_json_object_end(&json);
+    }
+    hf_json_array_end(&json);
+    hf_json_object_end(&json);
+}
+
+static hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
+                            hf_time_ms_t now, hf_error_detail_t *detail) {
+    uint64_t seats, rows;
+    hf_error_t error = check_definition(core, definition, &seats, &rows, detail);
+    if (error) return error;
+    hf_event_t *event = event_allocate(definition, seats, rows, now);
+    core->events = grow(core->events, &core->event_capacity, core->event_count + 1, sizeof *core->events);
+    uint32_t index = core->event_count++;
+    core->events[index] = event;
+    hf_map_put(&core->event_ids, event->id, strlen(event->id), index);
+    return HF_OK;
+}
+
+hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *definition,
+                                hf_time_ms_t now, hf_error_detail_t *detail) {
+    hf_core_advance(core, now);
+    hf_error_t error = event_add(core, definition, now, detail);
+    if (error) return error;
+    definition_json(&core->text, definition);
+    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_CREATE, .at_ms = now,
+                              .event_id = definition->id, .text = core->text.data};
+    emit(core, &mutation);
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *definition,
+                                 hf_time_ms_t created_at_ms) {
+    return event_add(core, definition, created_at_ms, NULL);
+}
+
+/* ---- seat and pool changes ---- */
+
+static void counts_move(hf_counts_t *counts, uint8_t from, uint8_t to) {
+    uint32_t *slots[3] = {&counts->available, &counts->held, &counts->sold};
+    (*slots[from])--;
+    (*slots[to])++;
+}
+
+/* Moves a seat to a new status, bumps its version and reports the change. */
+static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
+                     uint32_t owner, hf_time_ms_t now, bool report) {
+    hf_seat_t *seat = &event->seats[seat_index];
+    hf_section_t *section = &event->sections[event->rows[hf_core_seat_row(event, seat_index)].section];
+    counts_move(&event->counts, seat->status, status);
+    counts_move(&section->counts, seat->status, status);
+    seat->status = status;
+    seat->owner = owner;
+    if (!report) return;
+    seat->version++;
+    char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
+    hf_core_seat_id(event, seat_index, seat_id);
+    hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now, .event_id = event->id,
+                              .seat_id = seat_id, .status = status, .version = seat->version};
+    emit(core, &mutation);
+}
+
+static uint32_t item_units(const hf_item_t *items, uint32_t seat_count, uint32_t pool_count) {
+    uint32_t units = seat_count;
+    for (uint32_t i = 0; i < pool_count; i++) units += items[seat_count + i].quantity;
+    return units;
+}
+
+/* Items as {"seats": [...], "pools": {...}} into core->text. */
+static const char *items_json(hf_core_t *core, const hf_event_t *event, uint32_t item_offset,
+                              uint32_t seat_count, uint32_t pool_count) {
+    const hf_item_t *items = core->items + item_offset;
+    char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
+    hf_json_t json;
+    hf_buffer_reset(&core->text);
+    hf_json_init(&json, &core->text);
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "seats");
+    hf_json_array_begin(&json);
+    for (uint32_t i = 0; i < seat_count; i++) {
+        hf_core_seat_id(event, items[i].index, seat_id);
+        hf_json_string(&json, seat_id);
+    }
+    hf_json_array_end(&json);
+    hf_json_key(&json, "pools");
+    hf_json_object_begin(&json);
+    for (uint32_t i = 0; i < pool_count; i++) {
+        hf_json_key(&json, event->pools[items[seat_count + i].index].id);
+        hf_json_int(&json, items[seat_count + i].quantity);
+    }
+    hf_json_object_end(&json);
+    hf_json_object_end(&json);
+    return core->text.data;
+}
+
+/* ---- holds ---- */
+
+static hf_hold_t *hold_of(hf_core_t *core, uint32_t index) { return &core->holds[index]; }
+
+/* Ends a held hold: its seats and units are free again. */
+static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at,
+                        bool report) {
+    hf_hold_t *hold = hold_of(core, hold_index);
+    assert(hold->status == HF_HOLD_HELD);
+    hf_event_t *event = core->events[hold->event];
+    const hf_item_t *items = core->items + hold->item_offset;
+    hold->status = status;
+    core->holds_active--;
+    event_user_t *owner = event_user_find(core, hold->event, hf_core_user_id(core, hold->user));
+    owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
+    list_remove(&owner->active_holds, hold_index);
+    if (report) {
+        hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = at,
+                                  .event_id = event->id, .hold_id = hold->id,
+                                  .user_id = hf_core_user_id(core, hold->user), .status = status,
+                                  .expires_at_ms = hold->expires_at_ms};
+        emit(core, &mutation);
+    }
+    for (uint32_t i = 0; i < hold->seat_count; i++)
+        seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
+    for (uint32_t i = 0; i < hold->pool_count; i++)
+        event->pools[items[hold->seat_count + i].index].held -= items[hold->seat_count + i].quantity;
+}
+
+uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
+    uint32_t expired = 0;
+    while (core->heap_count > 0 && core->heap[0].expires_at_ms <= now) {
+        expiry_t entry = core->heap[0];
+        heap_pop(core);
+        hf_hold_t *hold = hold_of(core, entry.hold);
+        /* Extensions push a new entry and leave the old one behind: skip those. */
+        if (hold->status != HF_HOLD_HELD || hold->expires_at_ms != entry.expires_at_ms) continue;
+        hold_finish(core, entry.hold, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
+        expired++;
+    }
+    return expired;
+}
+
+hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
+    /* Stale entries may sit on top; they only make the timer fire early, never late. */
+    return core->heap_count ? core->heap[0].expires_at_ms : INT64_MAX;
+}
+
+/* Checks the shape of a request: ids, counts, duplicates, quantities. */
+static hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_request_t *request,
+                                      hf_error_detail_t *detail) {
+    size_t user_length = request->user_id ? strlen(request->user_id) : 0;
+    if (user_length == 0 || user_length > HF_USER_ID_SIZE_MAX) return invalid(detail, "user_id");
+    if (request->seat_count == 0 && request->pool_count == 0) return invalid(detail, "seats");
+    uint64_t units = request->seat_count;
+    for (uint32_t i = 0; i < request->pool_count; i++) {
+        if (request->pools[i].quantity == 0) return invalid(detail, "pools");
+        for (uint32_t other = 0; other < i; other++)
+            if (strcmp(request->pools[i].pool_id, request->pools[other].pool_id) == 0)
+                return invalid(detail, "pools");
+        units += request->pools[i].quantity;
+    }
+    if (units > event->max_seats_per_hold) return invalid(detail, "seats");
+    if (request->ttl_ms == 0 || request->ttl_ms > event->max_hold_ms) return invalid(detail, "ttl_s");
+    return HF_OK;
+}
+
+static int compare_indexes(const void *a, const void *b) {
+    uint32_t left = *(const uint32_t *)a, right = *(const uint32_t *)b;
+    return (left > right) - (left < right);
+}
+
+/* Resolves seat ids into core->scratch_seats; unknown ones and duplicates are errors. */
+static hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
+                                const hf_hold_request_t *request, hf_error_detail_t *detail) {
+    uint32_t unknown = 0;
+    for (uint32_t i = 0; i < request->seat_count; i++) {
+        if (hf_core_seat_find(event, request->seat_ids[i], &core->scratch_seats[i])) continue;
+        if (detail) detail->items[unknown] = i;
+        unknown++;
+    }
+    if (unknown) {
+        if (detail) detail->item_count = unknown;
+        return HF_ERROR_SEAT_NOT_FOUND;
+    }
+    uint32_t sorted[HF_HOLD_ITEMS_MAX];
+    memcpy(sorted, core->scratch_seats, request->seat_count * sizeof *sorted);
+    qsort(sorted, request->seat_count, sizeof *sorted, compare_indexes);
+    for (uint32_t i = 1; i < request->seat_count; i++)
+        if (sorted[i] == sorted[i - 1]) return invalid(detail, "seats");
+    return HF_OK;
+}
+
+static hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
+                                const hf_hold_request_t *request, hf_error_detail_t *detail) {
+    for (uint32_t i = 0; i < request->pool_count; i++) {
+        int32_t pool = hf_core_pool_find(event, request->pools[i].pool_id);
+        if (pool < 0) {
+            if (detail) detail->pool = i;
+            return HF_ERROR_POOL_NOT_FOUND;
+        }
+        core->scratch_pools[i] = (uint32_t)pool;
+    }
+    return HF_OK;
+}
+
+/* True when the seat is held by one of the holds replace_existing is about to release. */
+static bool held_by_replaced(const hf_core_t *core, const hf_seat_t *seat,
+                             const event_user_t *owner, bool replace) {
+    if (!replace || !owner || seat->status != HF_SEAT_HELD) return false;
+    for (uint32_t i = 0; i < owner->active_holds.count; i++)
+        if (owner->active_holds.items[i] + 1 == seat->owner) return true;
+    (void)core;
+    return false;
+}
+
+/* Units of a pool held by the holds replace_existing is about to release. */
+static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const event_user_t *owner,
+                                   bool replace) {
+    if (!replace || !owner) return 0;
+    int64_t units = 0;
+    for (uint32_t h = 0; h < owner->active_holds.count; h++) {
+        const hf_hold_t *hold = &core->holds[owner->active_holds.items[h]];
+        const hf_item_t *items = core->items + hold->item_offset + hold->seat_count;
+        for (uint32_t i = 0; i < hold->pool_count; i++)
+            if (items[i].index == pool) units += items[i].quantity;
+    }
+    return units;
+}
+
+static hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
+                                  const hf_hold_request_t *request, const event_user_t *owner,
+                                  hf_error_detail_t *detail) {
+    uint32_t taken = 0;
+    for (uint32_t i = 0; i < request->seat_count; i++) {
+        const hf_seat_t *seat = &event->seats[core->scratch_seats[i]];
+        if (seat->status == HF_SEAT_AVAILABLE) continue;
+        if (held_by_replaced(core, seat, owner, request->replace_existing)) continue;
+        if (detail) detail->items[taken] = i;
+        taken++;
+    }
+    if (taken) {
+        if (detail) detail->item_count = taken;
+        return HF_ERROR_SEATS_UNAVAILABLE;
+    }
+    for (uint32_t i = 0; i < request->pool_count; i++) {
+        const hf_pool_t *pool = &event->pools[core->scratch_pools[i]];
+        int64_t available = pool->capacity - pool->held - pool->sold +
+                            pool_units_replaced(core, core->scratch_pools[i], owner,
+                                                request->replace_existing);
+        if (available >= request->pools[i].quantity) continue;
+        if (detail) {
+            detail->pool = i;
+            detail->available = available;
+        }
+        return HF_ERROR_INSUFFICIENT_QUANTITY;
+    }
+    return HF_OK;
+}
+
+static hf_error_t check_user_limit(const hf_event_t *event, const hf_hold_request_t *request,
+                                   const event_user_t *owner, uint32_t replaced_units) {
+    if (event->max_seats_per_user == 0) return HF_OK;
+    uint64_t units = request->seat_count;
+    for (uint32_t i = 0; i < request->pool_count; i++) units += request->pools[i].quantity;
+    if (owner) units += owner->held_units + owner->sold_units - replaced_units;
+    return units > event->max_seats_per_user ? HF_ERROR_USER_LIMIT_EXCEEDED : HF_OK;
+}
+
+static uint32_t item_allocate(hf_core_t *core, uint32_t count) {
+    core->items = grow(core->items, &core->item_capacity, core->item_count + count + 1,
+                       sizeof *core->items);
+    uint32_t offset = core->item_count;
+    core->item_count += count;
+    return offset;
+}
+
+static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, uint32_t event,
+                              uint32_t user) {
+    core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
+    uint32_t index = core->hold_count++;
+    hf_hold_t *hold = &core->holds[index];
+    memset(hold, 0, sizeof *hold);
+    snprintf(hold->id, sizeof hold->id, "%s", request->hold_id);
+    hold->event = event;
+    hold->user = user;
+    hold->seat_count = request->seat_count;
+    hold->pool_count = request->pool_count;
+    hold->item_offset = item_allocate(core, request->seat_count + request->pool_count);
+    hf_item_t *items = core->items + hold->item_offset;
+    const hf_event_t *owner_event = core->events[event];
+    for (uint32_t i = 0; i < request->seat_count; i++) {
+        items[i] = (hf_item_t){core->scratch_seats[i], 0};
+        uint32_t row = hf_core_seat_row(owner_event, core->scratch_seats[i]);
+        hold->total += owner_event->sections[owner_event->rows[row].section].price;
+    }
+    for (uint32_t i = 0; i < request->pool_count; i++) {
+        items[request->seat_count + i] = (hf_item_t){core->scratch_pools[i], request->pools[i].quantity};
+        hold->total += owner_event->pools[core->scratch_pools[i]].price * request->pools[i].quantity;
+    }
+    hf_map_put(&core->hold_ids, hold->id, strlen(hold->id), index);
+    return index;
+}
+
+/* Marks a new hold's seats and units as held by it. */
+static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report) {
+    hf_hold_t *hold = hold_of(core, hold_index);
+    hf_event_t *event = core->events[hold->event];
+    const hf_item_t *items = core->items + hold->item_offset;
+    event_user_t *owner = event_user_intern(core, hold->event, hf_core_user_id(core, hold->user));
+    owner->held_units += item_units(items, hold->seat_count, hold->pool_count);
+    list_push(&owner->active_holds, hold_index);
+    core->holds_active++;
+    for (uint32_t i = 0; i < hold->seat_count; i++)
+        seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
+    for (uint32_t i = 0; i < hold->pool_count; i++)
+        event->pools[items[hold->seat_count + i].index].held += items[hold->seat_count + i].quantity;
+    heap_push(core, hold->expires_at_ms, hold_index);
+}
+
+static void release_replaced(hf_core_t *core, uint32_t event, const char *user_id, hf_time_ms_t now) {
+    event_user_t *owner = event_user_find(core, event, user_id);
+    while (owner && owner->active_holds.count > 0) {
+        hold_finish(core, owner->active_holds.items[owner->active_holds.count - 1],
+                    HF_HOLD_RELEASED, now, true);
+    }
+}
+
+static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
+                             hf_error_detail_t *detail) {
+    const hf_event_t *event = core->events[event_index];
+    hf_error_t error = check_request_shape(event, request, detail);
+    if (!error) error = resolve_seats(core, event, request, detail);
+    if (!error) error = resolve_pools(core, event, request, detail);
+    if (error) return error;
+    if (!request->hold_id || hf_core_hold_find(core, request->hold_id, NULL)) return invalid(detail, "id");
+    const event_user_t *owner = event_user_find(core, event_index, request->user_id);
+    error = check_available(core, event, request, owner, detail);
+    if (error) return error;
+    uint32_t replaced = request->replace_existing && owner ? owner->held_units : 0;
+    return check_user_limit(event, request, owner, replaced);
+}
+
+hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,
+                        uint32_t *hold_index, hf_error_detail_t *detail) {
+    hf_core_advance(core, now);
+    uint32_t event_index;
+    if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
+    hf_error_t error = hold_check(core, request, event_index, detail);
+    if (error) return error;
+    const hf_event_t *event = core->events[event_index];
+    if (request->replace_existing) release_replaced(core, event_index, request->user_id, now);
+    uint32_t index = hold_allocate(core, request, event_index, user_intern(core, request->user_id));
+    hf_hold_t *hold = hold_of(core, index);
+    hold->status = HF_HOLD_HELD;
+    hold->created_at_ms = now;
+    hold->expires_at_ms = now + (request->ttl_ms < 0 ? event->hold_ttl_ms : request->ttl_ms);
+    hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_CREATE, .at_ms = now, .event_id = event->id,
+                              .hold_id = hold->id, .user_id = request->user_id,
+                              .text = items_json(core, event, hold->item_offset, hold->seat_count,
+                                                 hold->pool_count),
+                              .total = hold->total, .expires_at_ms = hold->expires_at_ms,
+                              .status = HF_HOLD_HELD};
+    emit(core, &mutation);
+    hold_take(core, index, now, true);
+    *hold_index = index;
+    return HF_OK;
+}
+
+/* Finds a hold and checks its owner: the first checks of extend, release and commit. */
+static hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
+                             uint32_t *index) {
+    const hf_hold_t *hold = hf_core_hold_find(core, hold_id, index);
+    if (!hold) return HF_ERROR_HOLD_NOT_FOUND;
+    if (!user_id || strcmp(hf_core_user_id(core, hold->user), user_id) != 0) return HF_ERROR_NOT_OWNER;
+    return HF_OK;
+}
+
+hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id,
+                          int64_t ttl_ms, hf_time_ms_t now, bool *capped) {
+    hf_core_advance(core, now);
+    uint32_t index;
+    hf_error_t error = hold_owned(core, hold_id, user_id, &index);
+    if (error) return error;
+    hf_hold_t *hold = hold_of(core, index);
+    if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
+    if (hold->status != HF_HOLD_HELD) return HF_ERROR_HOLD_NOT_ACTIVE;
+    const hf_event_t *event = core->events[hold->event];
+    if (ttl_ms < 0) ttl_ms = event->hold_ttl_ms;
+    if (ttl_ms == 0) return HF_ERROR_INVALID_REQUEST;
+    if (ttl_ms > HF_HOLD_TTL_MS_MAX) ttl_ms = HF_HOLD_TTL_MS_MAX;
+    hf_time_ms_t wanted = now + ttl_ms;
+    hf_time_ms_t cap = hold->created_at_ms + event->max_hold_ms;
+    *capped = wanted > cap;
+    hf_time_ms_t expires_at = *capped ? cap : wanted;
+    if (expires_at <= hold->expires_at_ms) return HF_OK; /* never earlier */
+    hold->expires_at_ms = expires_at;
+    heap_push(core, expires_at, index);
+    hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = now, .event_id = event->id,
+                              .hold_id = hold->id, .user_id = user_id, .status = HF_HOLD_HELD,
+                              .expires_at_ms = expires_at};
+    emit(core, &mutation);
+    return HF_OK;
+}
+
+hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *user_id,
+                           hf_time_ms_t now) {
+    hf_core_advance(core, now);
+    uint32_t index;
+    hf_error_t error = hold_owned(core, hold_id, user_id, &index);
+    if (error) return error;
+    hf_hold_t *hold = hold_of(core, index);
+    if (hold->status == HF_HOLD_CONFIRMED) return HF_ERROR_ALREADY_CONFIRMED;
+    if (hold->status == HF_HOLD_HELD) hold_finish(core, index, HF_HOLD_RELEASED, now, true);
+    return HF_OK;
+}
+
+/* ---- orders ---- */
+
+static uint32_t order_allocate(hf_core_t *core, const char *order_id, uint32_t event, uint32_t user,
+                               hf_time_ms_t now) {
+    core->orders = grow(core->orders, &core->order_capacity, core->order_count + 1, sizeof *core->orders);
+    uint32_t index = core->order_count++;
+    hf_order_t *order = &core->orders[index];
+    memset(order, 0, sizeof *order);
+    snprintf(order->id, sizeof order->id, "%s", order_id);
+    order->event = event;
+    order->user = user;
+    order->created_at_ms = now;
+    order->payment_ref = NO_STRING;
+    hf_map_put(&core->order_ids, order->id, strlen(order->id), index);
+    list_push(&core->users[user].orders, index);
+    return index;
+}
+
+/* Marks an order's seats sold and its units sold. */
+static void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report) {
+    hf_order_t *order = &core->orders[order_index];
+    hf_event_t *event = core->events[order->event];
+    const hf_item_t *items = core->items + order->item_offset;
+    event_user_t *owner = event_user_intern(core, order->event, hf_core_user_id(core, order->user));
+    owner->sold_units += item_units(items, order->seat_count, order->pool_count);
+    for (uint32_t i = 0; i < order->seat_count; i++)
+        seat_set(core, event, items[i].index, HF_SEAT_SOLD, order_index + 1, now, report);
+    for (uint32_t i = 0; i < order->pool_count; i++)
+        event->pools[items[order->seat_count + i].index].sold += items[order->seat_count + i].quantity;
+}
+
+static void report_order(hf_core_t *core, const hf_order_t *order, const hf_hold_t *hold) {
+    const hf_event_t *event = core->events[order->event];
+    const char *user_id = hf_core_user_id(core, order->user);
+    hf_mutation_t created = {.type = HF_MUTATION_ORDER_CREATE, .at_ms = order->created_at_ms,
+                             .event_id = event->id, .order_id = order->id, .user_id = user_id,
+                             .hold_id = hold ? hold->id : NULL,
+                             .text = items_json(core, event, order->item_offset, order->seat_count,
+                                                order->pool_count),
+                             .total = order->total, .currency = event->currency,
+                             .payment_ref = hf_core_string(core, order->payment_ref),
+                             .status = HF_ORDER_CONFIRMED};
+    emit(core, &created);
+    const hf_item_t *items = core->items + order->item_offset;
+    char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
+    for (uint32_t i = 0; i < order->seat_count + order->pool_count; i++) {
+        hf_mutation_t item = {.type = HF_MUTATION_ORDER_ITEM, .at_ms = order->created_at_ms,
+                              .event_id = event->id, .order_id = order->id, .quantity = 1};
+        if (i < order->seat_count) {
+            hf_core_seat_id(event, items[i].index, seat_id);
+            item.seat_id = seat_id;
+        } else {
+            item.pool_id = event->pools[items[i].index].id;
+            item.quantity = items[i].quantity;
+        }
+        emit(core, &item);
+    }
+}
+
+hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
+                          const char *order_id, const char *payment_ref, hf_time_ms_t now,
+                          uint32_t *order_index) {
+    hf_core_advance(core, now);
+    uint32_t index;
+    hf_error_t error = hold_owned(core, hold_id, user_id, &index);
+    if (error) return error;
+    hf_hold_t *hold = hold_of(core, index);
+    if (hold->status == HF_HOLD_CONFIRMED) {
+        *order_index = hold->order - 1;
+        return HF_OK;
+    }
+    if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
+    if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
+    if (!order_id || hf_core_order_find(core, order_id, NULL)) return HF_ERROR_INVALID_REQUEST;
+    /* The hold's seats move straight from held to sold: release them without reporting, then
+     * take them for the order, which reports each seat once. */
+    hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);
+    hold = hold_of(core, index);
+    uint32_t order = order_allocate(core, order_id, hold->event, hold->user, now);
+    hf_order_t *record = &core->orders[order];
+    record->hold = index + 1;
+    record->total = hold->total;
+    record->item_offset = hold->item_offset;
+    record->seat_count = hold->seat_count;
+    record->pool_count = hold->pool_count;
+    if (payment_ref && *payment_ref) record->payment_ref = string_store(core, payment_ref);
+    hold->order = order + 1;
+    report_order(core, record, hold);
+    hf_mutation_t update = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = now,
+                            .event_id = core->events[hold->event]->id, .hold_id = hold->id,
+                            .order_id = record->id, .user_id = user_id,
+                            .status = HF_HOLD_CONFIRMED, .expires_at_ms = hold->expires_at_ms};
+    emit(core, &update);
+    order_take(core, order, now, true);
+    *order_index = order;
+    return HF_OK;
+}
+
+hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
+                          hf_time_ms_t now) {
+    hf_core_advance(core, now);
+    uint32_t index;
+    hf_order_t *order = (hf_order_t *)hf_core_order_find(core, order_id, &index);
+    if (!order) return HF_ERROR_ORDER_NOT_FOUND;
+    if (!user_id || strcmp(hf_core_user_id(core, order->user), user_id) != 0) return HF_ERROR_NOT_OWNER;
+    if (order->status == HF_ORDER_CANCELLED) return HF_OK;
+    order->status = HF_ORDER_CANCELLED;
+    hf_event_t *event = core->events[order->event];
+    const hf_item_t *items = core->items + order->item_offset;
+    hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = now, .event_id = event->id,
+                              .order_id = order->id, .user_id = user_id,
+                              .status = HF_ORDER_CANCELLED};
+    emit(core, &mutation);
+    event_user_t *owner = event_user_find(core, order->event, user_id);
+    owner->sold_units -= item_units(items, order->seat_count, order->pool_count);
+    for (uint32_t i = 0; i < order->seat_count; i++)
+        seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
+    for (uint32_t i = 0; i < order->pool_count; i++)
+        event->pools[items[order->seat_count + i].index].sold -= items[order->seat_count + i].quantity;
+    return HF_OK;
+}
+
+/* ---- restore ---- */
+
+/* Resolves stored items into the scratch arrays; stored data that does not resolve is a
+ * corrupt store, reported as an invalid request. */
+static hf_error_t restore_resolve(hf_core_t *core, const hf_hold_request_t *request,
+                                  uint32_t *event_index) {
+    const hf_event_t *event = hf_core_event(core, request->event_id, event_index);
+    if (!event) return HF_ERROR_EVENT_NOT_FOUND;
+    if (request->seat_count + request->pool_count > HF_HOLD_ITEMS_MAX) return HF_ERROR_INVALID_REQUEST;
+    hf_error_t error = resolve_seats(core, event, request, NULL);
+    if (!error) error = resolve_pools(core, event, request, NULL);
+    return error;
+}
+
+hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
+    uint32_t event_index;
+    hf_error_t error = restore_resolve(core, &stored->request, &event_index);
+    if (error) return error;
+    if (!stored->request.user_id || !*stored->request.user_id) return HF_ERROR_INVALID_REQUEST;
+    if (!stored->request.hold_id || hf_core_hold_find(core, stored->request.hold_id, NULL))
+        return HF_ERROR_INVALID_REQUEST;
+    const hf_event_t *event = core->events[event_index];
+    if (stored->status == HF_HOLD_HELD) {
+        for (uint32_t i = 0; i < stored->request.seat_count; i++)
+            if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
+                return HF_ERROR_SEATS_UNAVAILABLE;
+    }
+    uint32_t index = hold_allocate(core, &stored->request, event_index,
+                                   user_intern(core, stored->request.user_id));
+    hf_hold_t *hold = hold_of(core, index);
+    hold->status = HF_HOLD_HELD;
+    hold->created_at_ms = stored->created_at_ms;
+    hold->expires_at_ms = stored->expires_at_ms;
+    hold->total = stored->total;
+    if (stored->status == HF_HOLD_HELD) hold_take(core, index, stored->created_at_ms, false);
+    else hold->status = stored->status;
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *stored) {
+    uint32_t event_index;
+    hf_error_t error = restore_resolve(core, &stored->items, &event_index);
+    if (error) return error;
+    if (!stored->order_id || hf_core_order_find(core, stored->order_id, NULL))
+        return HF_ERROR_INVALID_REQUEST;
+    const hf_event_t *event = core->events[event_index];
+    if (stored->status == HF_ORDER_CONFIRMED) {
+        for (uint32_t i = 0; i < stored->items.seat_count; i++)
+            if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
+                return HF_ERROR_SEATS_UNAVAILABLE;
+    }
+    uint32_t hold_index = 0;
+    if (stored->hold_id && !hf_core_hold_find(core, stored->hold_id, &hold_index))
+        return HF_ERROR_HOLD_NOT_FOUND;
+    uint32_t index = order_allocate(core, stored->order_id, event_index,
+                                    user_intern(core, stored->items.user_id), stored->created_at_ms);
+    hf_order_t *order = &core->orders[index];
+    order->total = stored->total;
+    order->seat_count = stored->items.seat_count;
+    order->pool_count = stored->items.pool_count;
+    order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
+    hf_item_t *items = core->items + order->item_offset;
+    for (uint32_t i = 0; i < order->seat_count; i++) items[i] = (hf_item_t){core->scratch_seats[i], 0};
+    for (uint32_t i = 0; i < order->pool_count; i++)
+        items[order->seat_count + i] = (hf_item_t){core->scratch_pools[i], stored->items.pools[i].quantity};
+    if (stored->payment_ref && *stored->payment_ref)
+        order->payment_ref = string_store(core, stored->payment_ref);
+    if (stored->hold_id) {
+        order->hold = hold_index + 1;
+        core->holds[hold_index].order = index + 1;
+    }
+    order->status = stored->status;
+    if (stored->status == HF_ORDER_CONFIRMED) order_take(core, index, stored->created_at_ms, false);
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const char *seat_id,
+                                uint32_t version) {
+    uint32_t event_index, seat;
+    const hf_event_t *event = hf_core_event(core, event_id, &event_index);
+    if (!event) return HF_ERROR_EVENT_NOT_FOUND;
+    if (!hf_core_seat_find(event, seat_id, &seat)) return HF_ERROR_SEAT_NOT_FOUND;
+    core->events[event_index]->seats[seat].version = version;
+    return HF_OK;
+}
+
+/* ---- invariants ---- */
+
+static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
+    hf_counts_t counts = {0, 0, 0};
+    for (uint32_t s = 0; s < event->section_count; s++) {
+        const hf_section_t *section = &event->sections[s];
+        hf_counts_t section_counts = {0, 0, 0};
+        for (uint32_t i = section->first_seat; i < section->first_seat + section->seat_count; i++) {
+            const hf_seat_t *seat = &event->seats[i];
+            uint32_t *slots[3] = {&section_counts.available, &section_counts.held, &section_counts.sold};
+            (*slots[seat->status])++;
+            if (seat->status == HF_SEAT_HELD &&
+                (seat->owner == 0 || core->holds[seat->owner - 1].status != HF_HOLD_HELD))
+                return "a held seat's owner is not an active hold";
+            if (seat->status == HF_SEAT_SOLD &&
+                (seat->owner == 0 || core->orders[seat->owner - 1].status != HF_ORDER_CONFIRMED))
+                return "a sold seat's owner is not a confirmed order";
+        }
+        if (memcmp(&section_counts, &section->counts, sizeof counts) != 0)
+            return "section counts differ from seat statuses";
+        counts.available += section_counts.available;
+        counts.held += section_counts.held;
+        counts.sold += section_counts.sold;
+    }
+    if (memcmp(&counts, &event->counts, sizeof counts) != 0) return "event counts differ from seat statuses";
+    for (uint32_t p = 0; p < event->pool_count; p++) {
+        const hf_pool_t *pool = &event->pools[p];
+        if (pool->held < 0 || pool->sold < 0 || pool->held + pool->sold > pool->capacity)
+            return "pool held + sold outside 0..capacity";
+    }
+    return NULL;
+}
+
+static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
+    for (uint32_t h = 0; h < core->hold_count; h++) {
+        const hf_hold_t *hold = &core->holds[h];
+        if (hold->status != HF_HOLD_HELD) continue;
+        if (hold->expires_at_ms <= now) return "a lapsed hold is still held";
+        const hf_event_t *event = core->events[hold->event];
+        const hf_item_t *items = core->items + hold->item_offset;
+        for (uint32_t i = 0; i < hold->seat_count; i++)
+            if (event->seats[items[i].index].owner != h + 1) return "a held hold's seat points elsewhere";
+    }
+    for (uint32_t o = 0; o < core->order_count; o++) {
+        const hf_order_t *order = &core->orders[o];
+        if (order->status != HF_ORDER_CONFIRMED) continue;
+        const hf_event_t *event = core->events[order->event];
+        const hf_item_t *items = core->items + order->item_offset;
+        for (uint32_t i = 0; i < order->seat_count; i++)
+            if (event->seats[items[i].index].owner != o + 1) return "an order's seat points elsewhere";
+    }
+    return NULL;
+}
+
+const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
+    for (uint32_t e = 0; e < core->event_count; e++) {
+        const char *fault = check_event(core, core->events[e]);
+        if (fault) return fault;
+    }
+    return check_holds(core, now);
+}

@@ -1,0 +1,265 @@
+/* Request decoding: JSON members to typed values, with a 400 naming the member when wrong. */
+#include "engine/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool reject(hf_request_t *request, const char *name, const char *message) {
+    hf_reply_error(request, 400, "invalid_request", message, name);
+    return false;
+}
+
+bool hf_decode_string(hf_request_t *request, json_t *object, const char *name, size_t size_max,
+                      bool required, const char **value) {
+    json_t *member = json_object_get(object, name);
+    if (!member || json_is_null(member)) {
+        if (!required) return true;
+        char message[128];
+        snprintf(message, sizeof message, "%s is required", name);
+        return reject(request, name, message);
+    }
+    size_t length = json_is_string(member) ? json_string_length(member) : 0;
+    if (!json_is_string(member) || length == 0 || length > size_max ||
+        strlen(json_string_value(member)) != length) {
+        char message[128];
+        snprintf(message, sizeof message, "%s must be a string of 1 to %zu bytes", name, size_max);
+        return reject(request, name, message);
+    }
+    *value = json_string_value(member);
+    return true;
+}
+
+/* Seconds (integer or fraction) to whole milliseconds, rounded; must be positive. */
+static bool seconds_to_ms(json_t *member, int64_t *ms) {
+    if (!json_is_number(member)) return false;
+    double seconds = json_number_value(member);
+    if (!isfinite(seconds) || seconds <= 0 || seconds * 1000.0 > (double)HF_HOLD_TTL_MS_MAX * 1000)
+        return false;
+    int64_t value = llround(seconds * 1000.0);
+    if (value <= 0) return false;
+    *ms = value;
+    return true;
+}
+
+bool hf_decode_seconds(hf_request_t *request, json_t *object, const char *name, int64_t *ms) {
+    json_t *member = json_object_get(object, name);
+    if (!member || json_is_null(member)) return true;
+    if (seconds_to_ms(member, ms)) return true;
+    char message[128];
+    snprintf(message, sizeof message, "%s must be a positive number of seconds", name);
+    return reject(request, name, message);
+}
+
+bool hf_decode_integer(hf_request_t *request, json_t *object, const char *name, int64_t minimum,
+                       int64_t maximum, int64_t *value) {
+    json_t *member = json_object_get(object, name);
+    if (!member || json_is_null(member)) return true;
+    if (json_is_integer(member) && json_integer_value(member) >= minimum &&
+        json_integer_value(member) <= maximum) {
+        *value = json_integer_value(member);
+        return true;
+    }
+    char message[160];
+    snprintf(message, sizeof message, "%s must be an integer from %lld to %lld", name,
+             (long long)minimum, (long long)maximum);
+    return reject(request, name, message);
+}
+
+bool hf_decode_bool(hf_request_t *request, json_t *object, const char *name, bool *value) {
+    json_t *member = json_object_get(object, name);
+    if (!member || json_is_null(member)) return true;
+    if (!json_is_boolean(member)) return reject(request, name, "must be true or false");
+    *value = json_is_true(member);
+    return true;
+}
+
+bool hf_decode_user(hf_request_t *request, const char **user_id) {
+    return hf_decode_string(request, request->body, "user_id", HF_USER_ID_SIZE_MAX, true, user_id);
+}
+
+/* ---- event definitions ---- */
+
+static bool copy_id(json_t *member, char *out) {
+    if (!json_is_string(member)) return false;
+    size_t length = json_string_length(member);
+    const char *text = json_string_value(member);
+    if (length == 0 || length > HF_ID_SIZE_MAX) return false;
+    for (size_t i = 0; i < length; i++) {
+        char c = text[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.';
+        if (!ok) return false;
+    }
+    memcpy(out, text, length + 1);
+    return true;
+}
+
+static bool integer_in(json_t *member, int64_t minimum, int64_t maximum, int64_t *value) {
+    if (!json_is_integer(member)) return false;
+    json_int_t number = json_integer_value(member);
+    if (number < minimum || number > maximum) return false;
+    *value = number;
+    return true;
+}
+
+static bool decode_rows(json_t *rows, hf_section_definition_t *section) {
+    if (!json_is_array(rows) || json_array_size(rows) == 0 ||
+        json_array_size(rows) > HF_SECTION_ROWS_MAX)
+        return false;
+    section->row_count = (uint32_t)json_array_size(rows);
+    section->rows = calloc(section->row_count, sizeof *section->rows);
+    if (!section->rows) abort();
+    for (uint32_t r = 0; r < section->row_count; r++) {
+        json_t *row = json_array_get(rows, r);
+        int64_t seats = 0;
+        if (!json_is_object(row) || !copy_id(json_object_get(row, "id"), section->rows[r].id) ||
+            !integer_in(json_object_get(row, "seats"), 1, HF_EVENT_SEATS_MAX, &seats))
+            return false;
+        section->rows[r].seats = (uint32_t)seats;
+    }
+    return true;
+}
+
+static bool decode_sections(json_t *sections, hf_event_definition_t *definition) {
+    if (!sections || json_is_null(sections)) return true;
+    if (!json_is_array(sections) || json_array_size(sections) > HF_EVENT_SECTIONS_MAX) return false;
+    definition->section_count = (uint32_t)json_array_size(sections);
+    definition->sections = calloc(definition->section_count + 1, sizeof *definition->sections);
+    if (!definition->sections) abort();
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        json_t *section = json_array_get(sections, s);
+        hf_section_definition_t *target = &definition->sections[s];
+        if (!json_is_object(section) || !copy_id(json_object_get(section, "id"), target->id) ||
+            !integer_in(json_object_get(section, "price"), 0, HF_PRICE_MAX, &target->price) ||
+            !decode_rows(json_object_get(section, "rows"), target))
+            return false;
+    }
+    return true;
+}
+
+static bool decode_pools(json_t *pools, hf_event_definition_t *definition) {
+    if (!pools || json_is_null(pools)) return true;
+    if (!json_is_array(pools) || json_array_size(pools) > HF_EVENT_POOLS_MAX) return false;
+    definition->pool_count = (uint32_t)json_array_size(pools);
+    definition->pools = calloc(definition->pool_count + 1, sizeof *definition->pools);
+    if (!definition->pools) abort();
+    for (uint32_t p = 0; p < definition->pool_count; p++) {
+        json_t *pool = json_array_get(pools, p);
+        hf_pool_definition_t *target = &definition->pools[p];
+        if (!json_is_object(pool) || !copy_id(json_object_get(pool, "id"), target->id) ||
+            !integer_in(json_object_get(pool, "capacity"), 0, HF_POOL_CAPACITY_MAX, &target->capacity) ||
+            !integer_in(json_object_get(pool, "price"), 0, HF_PRICE_MAX, &target->price))
+            return false;
+    }
+    return true;
+}
+
+static bool decode_text(json_t *member, char *out, size_t size_max) {
+    if (!json_is_string(member)) return false;
+    size_t length = json_string_length(member);
+    if (length == 0 || length > size_max || strlen(json_string_value(member)) != length) return false;
+    memcpy(out, json_string_value(member), length + 1);
+    return true;
+}
+
+static bool decode_currency(json_t *member, char *out) {
+    if (!member) {
+        strcpy(out, "USD");
+        return true;
+    }
+    if (!decode_text(member, out, 3) || strlen(out) != 3) return false;
+    for (int i = 0; i < 3; i++)
+        if (out[i] < 'A' || out[i] > 'Z') return false;
+    return true;
+}
+
+static bool decode_limits(json_t *object, hf_event_definition_t *definition, const char **field) {
+    json_t *member = json_object_get(object, (*field = "hold_ttl_s"));
+    definition->hold_ttl_ms = 600000;
+    if (member && !seconds_to_ms(member, &definition->hold_ttl_ms)) return false;
+    definition->max_hold_ms = 3 * definition->hold_ttl_ms;
+    member = json_object_get(object, (*field = "max_hold_s"));
+    if (member && !seconds_to_ms(member, &definition->max_hold_ms)) return false;
+    if (definition->max_hold_ms < definition->hold_ttl_ms ||
+        definition->max_hold_ms > HF_HOLD_TTL_MS_MAX)
+        return false;
+    int64_t value = 0;
+    member = json_object_get(object, (*field = "max_seats_per_user"));
+    if (member && !integer_in(member, 0, UINT32_MAX, &value)) return false;
+    definition->max_seats_per_user = (uint32_t)value;
+    value = 10;
+    member = json_object_get(object, (*field = "max_seats_per_hold"));
+    if (member && !integer_in(member, 1, HF_HOLD_ITEMS_MAX, &value)) return false;
+    definition->max_seats_per_hold = (uint32_t)value;
+    return true;
+}
+
+bool hf_definition_decode(json_t *object, hf_event_definition_t *definition, const char **field,
+                          const char **message) {
+    memset(definition, 0, sizeof *definition);
+    *message = "must be [A-Za-z0-9_.], 1 to 64 characters";
+    if (!copy_id(json_object_get(object, (*field = "id")), definition->id)) return false;
+    json_t *name = json_object_get(object, (*field = "name"));
+    *message = "must be a string of 1 to 256 bytes";
+    if (!name) strcpy(definition->name, definition->id);
+    else if (!decode_text(name, definition->name, HF_NAME_SIZE_MAX)) return false;
+    *message = "must be a three-letter upper-case code";
+    if (!decode_currency(json_object_get(object, (*field = "currency")), definition->currency))
+        return false;
+    *message = "out of range";
+    if (!decode_limits(object, definition, field)) return false;
+    *message = "sections must be a list of {id, price, rows: [{id, seats}]} with unique ids";
+    if (!decode_sections(json_object_get(object, (*field = "sections")), definition)) return false;
+    *message = "pools must be a list of {id, capacity, price}";
+    if (!decode_pools(json_object_get(object, (*field = "pools")), definition)) return false;
+    *message = "waiting_room must be an object";
+    json_t *room = json_object_get(object, (*field = "waiting_room"));
+    if (room && !json_is_object(room) && !json_is_null(room)) return false;
+    *field = NULL;
+    return true;
+}
+
+void hf_definition_free(hf_event_definition_t *definition) {
+    for (uint32_t s = 0; definition->sections && s < definition->section_count; s++)
+        free(definition->sections[s].rows);
+    free(definition->sections);
+    free(definition->pools);
+    definition->sections = NULL;
+    definition->pools = NULL;
+}
+
+/* ---- items ---- */
+
+bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
+                     hf_pool_request_t *pools, const char **field) {
+    json_t *seats = json_object_get(object, (*field = "seats"));
+    request->seat_count = 0;
+    request->pool_count = 0;
+    if (seats && !json_is_null(seats)) {
+        if (!json_is_array(seats) || json_array_size(seats) > HF_HOLD_ITEMS_MAX) return false;
+        for (size_t i = 0; i < json_array_size(seats); i++) {
+            json_t *seat = json_array_get(seats, i);
+            if (!json_is_string(seat) || json_string_length(seat) > HF_SEAT_ID_SIZE_MAX) return false;
+            seat_ids[request->seat_count++] = json_string_value(seat);
+        }
+    }
+    json_t *pool_object = json_object_get(object, (*field = "pools"));
+    if (pool_object && !json_is_null(pool_object)) {
+        if (!json_is_object(pool_object) || json_object_size(pool_object) > HF_HOLD_ITEMS_MAX)
+            return false;
+        const char *pool_id;
+        json_t *quantity;
+        json_object_foreach(pool_object, pool_id, quantity) {
+            if (!json_is_integer(quantity) || json_integer_value(quantity) < 1 ||
+                json_integer_value(quantity) > HF_HOLD_ITEMS_MAX)
+                return false;
+            pools[request->pool_count++] =
+                (hf_pool_request_t){pool_id, (uint32_t)json_integer_value(quantity)};
+        }
+    }
+    request->seat_ids = seat_ids;
+    request->pools = pools;
+    *field = NULL;
+    return true;
+}

@@ -1,0 +1,264 @@
+/* The engine's plumbing: store batches, the durability gate, the expiry timer, signals. */
+#include "engine/internal.h"
+
+#include <openssl/rand.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void log_line(const char *level, const char *text) {
+    char stamp[32];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    hf_format_time((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, stamp);
+    fprintf(stderr, "%s holdfast %s: %s\n", stamp, level, text);
+}
+
+int64_t hf_engine_now(hf_engine_t *engine) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    /* The core needs time that never runs backwards; a clock step back waits it out. */
+    if (ms < engine->last_now_ms) ms = engine->last_now_ms;
+    engine->last_now_ms = ms;
+    return ms;
+}
+
+uint64_t hf_engine_reply_sequence(const hf_engine_t *engine) {
+    /* A reply observed everything applied so far: the open batch when it holds anything,
+     * else the batch before it (in flight or already durable). */
+    if (hf_batch_count(engine->open_batch) > 0) return engine->open_sequence;
+    return engine->open_sequence - 1;
+}
+
+void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
+    static const char hex[] = "0123456789abcdef";
+    unsigned char random[16];
+    if (RAND_bytes(random, sizeof random) != 1) abort(); /* no entropy: ids would be guessable */
+    size_t length = strlen(prefix);
+    memcpy(out, prefix, length);
+    for (size_t i = 0; i < sizeof random; i++) {
+        out[length + 2 * i] = hex[random[i] >> 4];
+        out[length + 2 * i + 1] = hex[random[i] & 15];
+    }
+    out[length + 2 * sizeof random] = '\0';
+}
+
+/* ---- group commit ---- */
+
+static void submit_if_idle(hf_engine_t *engine) {
+    if (engine->store_failed || hf_batch_count(engine->open_batch) == 0) return;
+    /* No spare batch means the last result has not been taken yet: the store is not free. */
+    if (!engine->spare_batch || !hf_store_idle(engine->store)) return;
+    hf_batch_t *batch = engine->open_batch;
+    engine->open_batch = engine->spare_batch;
+    engine->spare_batch = NULL;
+    hf_store_submit(engine->store, batch, engine->open_sequence);
+    engine->open_sequence++;
+}
+
+static void on_store_done(uv_async_t *handle) {
+    hf_engine_t *engine = handle->data;
+    uint64_t sequence;
+    bool ok;
+    char error[512];
+    hf_batch_t *batch = hf_store_take_result(engine->store, &sequence, &ok, error, sizeof error);
+    if (!batch) return;
+    engine->spare_batch = batch;
+    if (ok) {
+        engine->durable_sequence = sequence;
+        hf_http_server_release(engine->http, sequence);
+    } else {
+        /* The memory now runs ahead of the disk: acknowledge nothing more until a restart
+         * reloads the state from what is durable. */
+        char line[700];
+        snprintf(line, sizeof line, "store commit failed, answering 503 from now on: %s", error);
+        log_line("error", line);
+        engine->store_failed = true;
+        hf_batch_clear(engine->open_batch);
+        hf_http_server_fail_pending(engine->http, engine->durable_sequence);
+    }
+    submit_if_idle(engine);
+}
+
+static void store_done_from_thread(void *context) {
+    hf_engine_t *engine = context;
+    uv_async_send(&engine->store_done);
+}
+
+/* ---- expiry ---- */
+
+static void on_expiry_timer(uv_timer_t *timer) {
+    hf_engine_t *engine = timer->data;
+    engine->expiry_armed_ms = INT64_MAX;
+    if (!engine->store_failed) hf_core_advance(engine->core, hf_engine_now(engine));
+    /* The check callback re-arms the timer and submits what expired. */
+}
+
+static void arm_expiry_timer(hf_engine_t *engine) {
+    int64_t next = hf_core_next_expiry(engine->core);
+    if (next == engine->expiry_armed_ms) return;
+    engine->expiry_armed_ms = next;
+    if (next == INT64_MAX) {
+        uv_timer_stop(&engine->expiry_timer);
+        return;
+    }
+    int64_t delay = next - hf_engine_now(engine);
+    uv_timer_start(&engine->expiry_timer, on_expiry_timer, delay > 0 ? (uint64_t)delay : 0, 0);
+}
+
+/* ---- shutdown ---- */
+
+static void close_handles(hf_engine_t *engine) {
+    hf_http_server_close(engine->http);
+    uv_close((uv_handle_t *)&engine->store_done, NULL);
+    uv_close((uv_handle_t *)&engine->check, NULL);
+    uv_close((uv_handle_t *)&engine->expiry_timer, NULL);
+    uv_close((uv_handle_t *)&engine->signal_term, NULL);
+    uv_close((uv_handle_t *)&engine->signal_interrupt, NULL);
+    uv_close((uv_handle_t *)&engine->shutdown_timer, NULL);
+}
+
+static bool drained(const hf_engine_t *engine) {
+    return hf_batch_count(engine->open_batch) == 0 && hf_store_idle(engine->store) &&
+           hf_http_server_pending(engine->http) == 0;
+}
+
+static void on_shutdown_timeout(uv_timer_t *timer) {
+    hf_engine_t *engine = timer->data;
+    log_line("error", "shutdown: in-flight work did not finish in time");
+    engine->exit_code = 1;
+    close_handles(engine);
+}
+
+static void on_signal(uv_signal_t *handle, int signal_number) {
+    hf_engine_t *engine = handle->data;
+    if (engine->stopping) return;
+    engine->stopping = true;
+    log_line("info", signal_number == SIGTERM ? "SIGTERM: finishing in-flight work"
+                                              : "SIGINT: finishing in-flight work");
+    hf_http_server_stop_accepting(engine->http);
+    uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
+}
+
+/* After every loop turn: hand what this turn applied to the store, re-arm the expiry timer,
+ * and finish a shutdown once everything is durable and answered. */
+static void on_check(uv_check_t *handle) {
+    hf_engine_t *engine = handle->data;
+    submit_if_idle(engine);
+    arm_expiry_timer(engine);
+    if (engine->stopping && (drained(engine) || engine->store_failed)) {
+        if (engine->store_failed) engine->exit_code = 1;
+        close_handles(engine);
+    }
+}
+
+/* ---- set-up ---- */
+
+static void create_demo_event(hf_engine_t *engine) {
+    if (hf_core_event(engine->core, "demo", NULL)) return;
+    hf_row_definition_t floor_rows[6], balcony_rows[4];
+    for (int i = 0; i < 6; i++) floor_rows[i] = (hf_row_definition_t){{(char)('A' + i), 0}, 20};
+    for (int i = 0; i < 4; i++) balcony_rows[i] = (hf_row_definition_t){{(char)('A' + i), 0}, 24};
+    hf_section_definition_t sections[2] = {{"FLOOR", 45000, 6, floor_rows},
+                                           {"BALCONY", 12000, 4, balcony_rows}};
+    hf_pool_definition_t pools[1] = {{"GA", 500, 9900}};
+    hf_event_definition_t definition = {
+        .id = "demo", .name = "Holdfast demo night", .currency = "USD",
+        .hold_ttl_ms = 600000, .max_hold_ms = 1800000, .max_seats_per_user = 8,
+        .max_seats_per_hold = 10, .section_count = 2, .sections = sections,
+        .pool_count = 1, .pools = pools};
+    hf_error_detail_t detail;
+    hf_error_t error = hf_core_event_create(engine->core, &definition, hf_engine_now(engine), &detail);
+    if (error) log_line("error", "could not create the demo event");
+    else log_line("info", "created the demo event \"demo\"");
+}
+
+static int init_handles(hf_engine_t *engine) {
+    uv_loop_t *loop = engine->loop;
+    uv_async_init(loop, &engine->store_done, on_store_done);
+    uv_check_init(loop, &engine->check);
+    uv_timer_init(loop, &engine->expiry_timer);
+    uv_timer_init(loop, &engine->shutdown_timer);
+    uv_signal_init(loop, &engine->signal_term);
+    uv_signal_init(loop, &engine->signal_interrupt);
+    engine->store_done.data = engine->check.data = engine->expiry_timer.data = engine;
+    engine->shutdown_timer.data = engine->signal_term.data = engine->signal_interrupt.data = engine;
+    engine->expiry_armed_ms = INT64_MAX;
+    uv_check_start(&engine->check, on_check);
+    uv_signal_start(&engine->signal_term, on_signal, SIGTERM);
+    uv_signal_start(&engine->signal_interrupt, on_signal, SIGINT);
+    return 0;
+}
+
+static bool open_store(hf_engine_t *engine) {
+    char error[512];
+    if (hf_store_open(&engine->store, engine->options.store_url, error, sizeof error) != 0 ||
+        hf_engine_restore(engine, error, sizeof error) != 0) {
+        fprintf(stderr, "holdfast: cannot open the store %s: %s\n", engine->options.store_url, error);
+        return false;
+    }
+    return true;
+}
+
+/* The core's sink: the open batch of the moment. */
+static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
+    hf_engine_t *engine = context;
+    hf_batch_append(engine->open_batch, mutation);
+}
+
+hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *options) {
+    hf_engine_t *engine = calloc(1, sizeof *engine);
+    if (!engine) abort();
+    engine->loop = loop;
+    engine->options = *options;
+    engine->open_batch = hf_batch_create();
+    engine->spare_batch = hf_batch_create();
+    engine->open_sequence = 1;
+    hf_idempotency_init(&engine->idempotency);
+    /* The sink follows the open batch, which changes at every submit. */
+    engine->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
+    if (!open_store(engine)) goto fail;
+    char error[256];
+    hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, engine};
+    if (hf_http_server_start(&engine->http, loop, &config, error, sizeof error) != 0) {
+        fprintf(stderr, "holdfast: cannot listen on %s:%d: %s\n", options->host, options->port, error);
+        goto fail;
+    }
+    init_handles(engine);
+    if (hf_store_start(engine->store, store_done_from_thread, engine) != 0) {
+        fprintf(stderr, "holdfast: cannot start the store thread\n");
+        goto fail;
+    }
+    return engine;
+fail:
+    hf_engine_destroy(engine);
+    return NULL;
+}
+
+int hf_engine_run(hf_engine_t *engine) {
+    /* Holds that lapsed while the server was down expire now, durably, before any request. */
+    hf_core_advance(engine->core, hf_engine_now(engine));
+    if (engine->options.demo) create_demo_event(engine);
+    if (!engine->options.api_key || !*engine->options.api_key)
+        log_line("warning", "no API key configured: /v1/ is served without authentication");
+    char line[160];
+    snprintf(line, sizeof line, "listening on %s:%d", engine->options.host, engine->options.port);
+    log_line("info", line);
+    uv_run(engine->loop, UV_RUN_DEFAULT);
+    log_line("info", engine->exit_code == 0 ? "stopped cleanly" : "stopped with errors");
+    return engine->exit_code;
+}
+
+void hf_engine_destroy(hf_engine_t *engine) {
+    if (!engine) return;
+    if (engine->store) hf_store_close(engine->store);
+    if (engine->http) hf_http_server_free(engine->http);
+    hf_core_destroy(engine->core);
+    if (engine->open_batch) hf_batch_destroy(engine->open_batch);
+    if (engine->spare_batch) hf_batch_destroy(engine->spare_batch);
+    hf_idempotency_free(&engine->idempotency);
+    free(engine);
+}

@@ -1,0 +1,170 @@
+/* Handlers of health, events and seats (API.md sections 2 and 9). */
+#include "engine/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hf_handle_health(hf_request_t *request) {
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "status"); hf_json_string(&json, "ok");
+    hf_json_object_end(&json);
+}
+
+void hf_handle_event_create(hf_request_t *request) {
+    hf_event_definition_t definition;
+    const char *field, *message;
+    if (!hf_definition_decode(request->body, &definition, &field, &message)) {
+        char text[256];
+        snprintf(text, sizeof text, "%s: %s", field, message);
+        hf_reply_error(request, 400, "invalid_request", text, field);
+        hf_definition_free(&definition);
+        return;
+    }
+    hf_error_detail_t detail = {0};
+    hf_core_t *core = request->engine->core;
+    hf_error_t error = hf_core_event_create(core, &definition, request->now_ms, &detail);
+    hf_definition_free(&definition);
+    if (error) {
+        hf_reply_core_error(request, error, &detail, NULL);
+        return;
+    }
+    hf_json_t json;
+    hf_reply_begin(request, 201, &json);
+    hf_render_event(&json, core, hf_core_event(core, definition.id, NULL));
+}
+
+void hf_handle_event_list(hf_request_t *request) {
+    hf_core_t *core = request->engine->core;
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "events");
+    hf_json_array_begin(&json);
+    for (uint32_t i = 0; i < hf_core_event_count(core); i++)
+        hf_render_event(&json, core, hf_core_event_at(core, i));
+    hf_json_array_end(&json);
+    hf_json_object_end(&json);
+}
+
+/* The event named by the first path parameter, or NULL after answering 404. */
+static const hf_event_t *event_or_404(hf_request_t *request) {
+    const hf_event_t *event = hf_core_event(request->engine->core, request->params[0], NULL);
+    if (!event) hf_reply_error(request, 404, "event_not_found", "no such event", NULL);
+    return event;
+}
+
+void hf_handle_event_get(hf_request_t *request) {
+    const hf_event_t *event = event_or_404(request);
+    if (!event) return;
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    hf_render_event(&json, request->engine->core, event);
+}
+
+void hf_handle_seat_get(hf_request_t *request) {
+    const hf_event_t *event = event_or_404(request);
+    if (!event) return;
+    uint32_t seat;
+    if (!hf_core_seat_find(event, request->params[1], &seat)) {
+        hf_reply_error(request, 404, "seat_not_found", "no such seat", NULL);
+        return;
+    }
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    hf_render_seat(&json, event, seat);
+}
+
+typedef struct seat_filter {
+    uint32_t start, end;         /* seat range: one section or the whole event */
+    int status;                  /* -1: any */
+    uint32_t limit;
+} seat_filter_t;
+
+static bool parse_status(const char *text, int *status) {
+    static const char *names[] = {"available", "held", "sold"};
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(text, names[i]) != 0) continue;
+        *status = i;
+        return true;
+    }
+    return false;
+}
+
+static bool parse_limit(const char *text, uint32_t *limit) {
+    char *end;
+    long value = strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || value < 1 || value > HF_SEATS_PAGE_MAX) return false;
+    *limit = (uint32_t)value;
+    return true;
+}
+
+/* Reads section, status, limit and after from the query; false after answering an error. */
+static bool seat_filter_read(hf_request_t *request, const hf_event_t *event, seat_filter_t *filter) {
+    char value[HF_SEAT_ID_SIZE_MAX + 1];
+    const char *query = request->http->query;
+    *filter = (seat_filter_t){0, event->seat_count, -1, HF_SEATS_PAGE_DEFAULT};
+    if (hf_query_get(query, "section", value, sizeof value)) {
+        uint32_t s = 0;
+        while (s < event->section_count && strcmp(event->sections[s].id, value) != 0) s++;
+        if (s == event->section_count) {
+            hf_reply_error(request, 404, "section_not_found", "no such section", NULL);
+            return false;
+        }
+        filter->start = event->sections[s].first_seat;
+        filter->end = filter->start + event->sections[s].seat_count;
+    }
+    if (hf_query_get(query, "status", value, sizeof value) && !parse_status(value, &filter->status)) {
+        hf_reply_error(request, 400, "invalid_request", "status must be available, held or sold", "status");
+        return false;
+    }
+    if (hf_query_get(query, "limit", value, sizeof value) && !parse_limit(value, &filter->limit)) {
+        hf_reply_error(request, 400, "invalid_request", "limit must be an integer from 1 to 10000", "limit");
+        return false;
+    }
+    if (hf_query_get(query, "after", value, sizeof value)) {
+        uint32_t seat;
+        if (!hf_core_seat_find(event, value, &seat)) {
+            hf_reply_error(request, 400, "invalid_request", "after must be a seat id of this event", "after");
+            return false;
+        }
+        if (seat + 1 > filter->start) filter->start = seat + 1;
+    }
+    return true;
+}
+
+static bool seat_matches(const hf_event_t *event, uint32_t seat, int status) {
+    return status < 0 || event->seats[seat].status == status;
+}
+
+void hf_handle_seat_list(hf_request_t *request) {
+    const hf_event_t *event = event_or_404(request);
+    if (!event) return;
+    seat_filter_t filter;
+    if (!seat_filter_read(request, event, &filter)) return;
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "seats");
+    hf_json_array_begin(&json);
+    uint32_t returned = 0, seat = filter.start, last = 0;
+    for (; seat < filter.end && returned < filter.limit; seat++) {
+        if (!seat_matches(event, seat, filter.status)) continue;
+        hf_render_seat(&json, event, seat);
+        last = seat;
+        returned++;
+    }
+    hf_json_array_end(&json);
+    /* There is a next page only if a matching seat remains after the last one returned. */
+    while (seat < filter.end && !seat_matches(event, seat, filter.status)) seat++;
+    hf_json_key(&json, "next");
+    if (returned > 0 && seat < filter.end) {
+        char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
+        hf_core_seat_id(event, last, seat_id);
+        hf_json_string(&json, seat_id);
+    } else {
+        hf_json_null(&json);
+    }
+    hf_json_object_end(&json);
+}

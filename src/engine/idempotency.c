@@ -1,0 +1,50 @@
+/* Idempotency keys (API.md section 1): the first 2xx answer to a creating POST, kept by
+ * method, path and key, with the SHA-256 of the body that produced it. */
+#include "engine/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hf_idempotency_init(hf_idempotency_t *table) {
+    memset(table, 0, sizeof *table);
+    hf_map_init(&table->keys);
+}
+
+void hf_idempotency_free(hf_idempotency_t *table) {
+    hf_map_free(&table->keys);
+    free(table->entries);
+    hf_buffer_free(&table->bodies);
+}
+
+const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table,
+                                                  const char *scope, size_t scope_length) {
+    uint32_t index;
+    if (!hf_map_get(&table->keys, scope, scope_length, &index)) return NULL;
+    return &table->entries[index];
+}
+
+void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope_length,
+                        const uint8_t hash[32], int status, const char *body,
+                        size_t body_length, int64_t created_at_ms) {
+    if (table->count == table->capacity) {
+        uint32_t capacity = table->capacity ? table->capacity * 2 : 64;
+        hf_idempotency_entry_t *entries = realloc(table->entries, capacity * sizeof *entries);
+        if (!entries) abort();
+        table->entries = entries;
+        table->capacity = capacity;
+    }
+    hf_idempotency_entry_t *entry = &table->entries[table->count];
+    memcpy(entry->hash, hash, 32);
+    entry->status = status;
+    entry->body_offset = (uint32_t)table->bodies.length;
+    entry->body_length = (uint32_t)body_length;
+    entry->created_at_ms = created_at_ms;
+    hf_buffer_append(&table->bodies, body, body_length);
+    hf_buffer_append_char(&table->bodies, '\0');
+    hf_map_put(&table->keys, scope, scope_length, table->count);
+    table->count++;
+}
+
+const char *hf_idempotency_body(const hf_idempotency_t *table, const hf_idempotency_entry_t *entry) {
+    return table->bodies.data + entry->body_offset;
+}

@@ -1,0 +1,159 @@
+/* Shared between the engine's files: the engine's state, the request context handed to each
+ * route handler, and the decode and render helpers. Not for use outside src/engine. */
+#ifndef HF_ENGINE_INTERNAL_H
+#define HF_ENGINE_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "core/buffer.h"
+#include "core/core.h"
+#include "core/map.h"
+#include "engine/engine.h"
+#include "net/http.h"
+#include "store/store.h"
+
+/* ---- idempotency keys (API.md section 1) ---- */
+
+typedef struct hf_idempotency_entry {
+    uint8_t hash[32];            /* SHA-256 of the request body */
+    int status;
+    uint32_t body_offset, body_length;
+    int64_t created_at_ms;
+} hf_idempotency_entry_t;
+
+typedef struct hf_idempotency {
+    hf_map_t keys;               /* scope -> entry index */
+    hf_idempotency_entry_t *entries;
+    uint32_t count, capacity;
+    hf_buffer_t bodies;          /* stored answers, back to back */
+} hf_idempotency_t;
+
+void hf_idempotency_init(hf_idempotency_t *table);
+void hf_idempotency_free(hf_idempotency_t *table);
+const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table,
+                                                  const char *scope, size_t scope_length);
+void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope_length,
+                        const uint8_t hash[32], int status, const char *body,
+                        size_t body_length, int64_t created_at_ms);
+const char *hf_idempotency_body(const hf_idempotency_t *table,
+                                const hf_idempotency_entry_t *entry);
+
+/* ---- the engine ---- */
+
+struct hf_engine {
+    uv_loop_t *loop;
+    hf_engine_options_t options;
+    hf_core_t *core;
+    hf_store_t *store;
+    hf_http_server_t *http;
+    hf_idempotency_t idempotency;
+
+    hf_batch_t *open_batch;      /* mutations of the commands applied since the last submit */
+    hf_batch_t *spare_batch;     /* returned by the store, reused */
+    uint64_t open_sequence;      /* sequence the open batch will carry */
+    uint64_t durable_sequence;   /* every batch up to this one is durable */
+    bool store_failed;           /* a commit failed: nothing more is acknowledged */
+
+    uv_async_t store_done;
+    uv_check_t check;
+    uv_timer_t expiry_timer;
+    int64_t expiry_armed_ms;     /* deadline the timer is set for, INT64_MAX when none */
+    uv_signal_t signal_term, signal_interrupt;
+    uv_timer_t shutdown_timer;
+    bool stopping;
+    int exit_code;
+    int64_t last_now_ms;
+};
+
+/* Wall-clock milliseconds, never moving backwards within one run. */
+int64_t hf_engine_now(hf_engine_t *engine);
+/* The store sequence a reply produced now depends on. */
+uint64_t hf_engine_reply_sequence(const hf_engine_t *engine);
+/* Fills out with prefix and 128 random bits as hex ("res_" + 32 digits). */
+void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]);
+
+/* ---- routes ---- */
+
+#define HF_ROUTE_PARAMS_MAX 3
+
+typedef struct hf_request {
+    hf_engine_t *engine;
+    const hf_http_request_t *http;
+    hf_http_response_t *response;
+    char params[HF_ROUTE_PARAMS_MAX][HF_SEAT_ID_SIZE_MAX + HF_USER_ID_SIZE_MAX + 1];
+    json_t *body;                /* the parsed object for POST and PUT, else NULL */
+    int64_t now_ms;
+} hf_request_t;
+
+typedef void (*hf_route_handler_fn)(hf_request_t *request);
+
+/* The entry point given to the HTTP server. */
+void hf_routes_dispatch(void *engine, const hf_http_request_t *http, hf_http_response_t *response);
+
+/* Handlers (handlers_events.c, handlers_holds.c). */
+void hf_handle_health(hf_request_t *request);
+void hf_handle_event_create(hf_request_t *request);
+void hf_handle_event_list(hf_request_t *request);
+void hf_handle_event_get(hf_request_t *request);
+void hf_handle_seat_list(hf_request_t *request);
+void hf_handle_seat_get(hf_request_t *request);
+void hf_handle_hold_create(hf_request_t *request);
+void hf_handle_hold_get(hf_request_t *request);
+void hf_handle_hold_extend(hf_request_t *request);
+void hf_handle_hold_release(hf_request_t *request);
+void hf_handle_hold_commit(hf_request_t *request);
+void hf_handle_order_get(hf_request_t *request);
+void hf_handle_order_cancel(hf_request_t *request);
+void hf_handle_user_orders(hf_request_t *request);
+
+/* ---- decoding (decode.c) ---- */
+
+/* Each returns true when the member is absent (value untouched) or valid; false after
+ * answering 400 invalid_request naming the member. */
+bool hf_decode_string(hf_request_t *request, json_t *object, const char *name, size_t size_max,
+                      bool required, const char **value);
+bool hf_decode_seconds(hf_request_t *request, json_t *object, const char *name, int64_t *ms);
+bool hf_decode_integer(hf_request_t *request, json_t *object, const char *name, int64_t minimum,
+                       int64_t maximum, int64_t *value);
+bool hf_decode_bool(hf_request_t *request, json_t *object, const char *name, bool *value);
+/* The user_id member: required, 1..128 bytes. */
+bool hf_decode_user(hf_request_t *request, const char **user_id);
+
+/* An event definition from JSON (request body or stored config). Arrays inside definition
+ * are allocated; free with hf_definition_free. On error returns false with *field set. */
+bool hf_definition_decode(json_t *object, hf_event_definition_t *definition, const char **field,
+                          const char **message);
+void hf_definition_free(hf_event_definition_t *definition);
+
+/* Items {"seats": [...], "pools": {...}} into a hold request (pointers borrow from object).
+ * seat_ids and pools must have room for HF_HOLD_ITEMS_MAX entries. */
+bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
+                     hf_pool_request_t *pools, const char **field);
+
+/* Query string value by name, percent-decoded into out; false when absent. */
+bool hf_query_get(const char *query, const char *name, char *out, size_t out_size);
+
+/* ---- rendering (render.c) ---- */
+
+void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event);
+void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_index);
+void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms);
+void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *order);
+void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,
+                     uint32_t item_offset, uint32_t seat_count, uint32_t pool_count);
+
+/* Starts a JSON body for status; the caller writes one value and the response is complete. */
+void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json);
+/* Answers a core error, with its details. */
+void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error_detail_t *detail,
+                         const hf_hold_request_t *hold_request);
+void hf_reply_error(hf_request_t *request, int status, const char *code, const char *message,
+                    const char *field);
+
+/* ---- restore (restore.c) ---- */
+int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size);
+
+#endif

@@ -1,0 +1,103 @@
+/* Start-up: the state is read back from the store's tables into the core. */
+#include "engine/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct restore {
+    hf_engine_t *engine;
+    char *error;
+    size_t error_size;
+} restore_t;
+
+static int fail(restore_t *restore, const char *what, const char *id, const char *why) {
+    snprintf(restore->error, restore->error_size, "%s %s cannot be restored: %s", what,
+             id ? id : "(null)", why);
+    return -1;
+}
+
+static int restore_event(void *context, const hf_stored_row_t *row) {
+    restore_t *restore = context;
+    json_t *config = json_loads(row->text ? row->text : "", JSON_REJECT_DUPLICATES, NULL);
+    if (!config) return fail(restore, "event", row->event_id, "its config is not JSON");
+    hf_event_definition_t definition;
+    const char *field, *message;
+    bool ok = hf_definition_decode(config, &definition, &field, &message);
+    hf_error_t error = ok ? hf_core_restore_event(restore->engine->core, &definition, row->at_ms)
+                          : HF_ERROR_INVALID_REQUEST;
+    hf_definition_free(&definition);
+    json_decref(config);
+    return error ? fail(restore, "event", row->event_id, hf_error_code(error)) : 0;
+}
+
+/* Parses a row's items JSON into request; returns the parsed document to free, or NULL. */
+static json_t *items_parse(const hf_stored_row_t *row, hf_hold_request_t *request,
+                           const char **seat_ids, hf_pool_request_t *pools) {
+    json_t *items = json_loads(row->text ? row->text : "", JSON_REJECT_DUPLICATES, NULL);
+    const char *field;
+    if (!items) return NULL;
+    if (!json_is_object(items) || !hf_items_decode(items, request, seat_ids, pools, &field)) {
+        json_decref(items);
+        return NULL;
+    }
+    request->event_id = row->event_id;
+    request->user_id = row->user_id;
+    return items;
+}
+
+static const char *seat_ids[HF_HOLD_ITEMS_MAX];
+static hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
+
+static int restore_hold(void *context, const hf_stored_row_t *row) {
+    restore_t *restore = context;
+    hf_stored_hold_t hold = {.status = (uint8_t)row->status, .created_at_ms = row->at_ms,
+                             .expires_at_ms = row->expires_at_ms, .total = row->total};
+    json_t *items = items_parse(row, &hold.request, seat_ids, pools);
+    if (!items) return fail(restore, "hold", row->hold_id, "its items are not valid");
+    hold.request.hold_id = row->hold_id;
+    hf_error_t error = hf_core_restore_hold(restore->engine->core, &hold);
+    json_decref(items);
+    return error ? fail(restore, "hold", row->hold_id, hf_error_code(error)) : 0;
+}
+
+static int restore_order(void *context, const hf_stored_row_t *row) {
+    restore_t *restore = context;
+    hf_stored_order_t order = {.order_id = row->order_id, .hold_id = row->hold_id,
+                               .status = (uint8_t)row->status, .created_at_ms = row->at_ms,
+                               .total = row->total, .payment_ref = row->payment_ref};
+    json_t *items = items_parse(row, &order.items, seat_ids, pools);
+    if (!items) return fail(restore, "order", row->order_id, "its items are not valid");
+    hf_error_t error = hf_core_restore_order(restore->engine->core, &order);
+    json_decref(items);
+    return error ? fail(restore, "order", row->order_id, hf_error_code(error)) : 0;
+}
+
+static int restore_seat(void *context, const hf_stored_row_t *row) {
+    restore_t *restore = context;
+    hf_error_t error = hf_core_restore_seat(restore->engine->core, row->event_id, row->seat_id,
+                                            row->version);
+    return error ? fail(restore, "seat", row->seat_id, hf_error_code(error)) : 0;
+}
+
+static int restore_idempotency(void *context, const hf_stored_row_t *row) {
+    restore_t *restore = context;
+    if (!row->key || !row->hash || !row->text) return fail(restore, "idempotency key", row->key, "incomplete");
+    hf_idempotency_put(&restore->engine->idempotency, row->key, strlen(row->key), row->hash,
+                       row->status, row->text, strlen(row->text), row->at_ms);
+    return 0;
+}
+
+int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size) {
+    restore_t restore = {engine, error, error_size};
+    hf_store_loader_t loader = {
+        .event = restore_event, .hold = restore_hold, .order = restore_order,
+        .seat = restore_seat, .idempotency = restore_idempotency,
+        .keep_since_ms = hf_engine_now(engine) - HF_IDEMPOTENCY_KEEP_MS, .context = &restore};
+    if (hf_store_load(engine->store, &loader, error, error_size) != 0) return -1;
+    const char *fault = hf_core_check(engine->core, INT64_MIN);
+    if (fault) {
+        snprintf(error, error_size, "restored state is inconsistent: %s", fault);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,272 @@
+/* The route table and the dispatcher: the generic checks (route, method, key, JSON body,
+ * Idempotency-Key, durability gate) live here once, not in every handler. */
+#include "engine/internal.h"
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <string.h>
+#include <strings.h>
+
+enum {
+    ROUTE_PUBLIC = 1,            /* served without the API key */
+    ROUTE_BODY = 2,              /* takes a JSON object body */
+    ROUTE_IDEMPOTENT = 4,        /* creates something: Idempotency-Key applies */
+};
+
+typedef struct route {
+    const char *method;
+    const char *pattern;         /* "{}" stands for one path segment, captured */
+    hf_route_handler_fn handler;
+    unsigned flags;
+} route_t;
+
+static const route_t routes[] = {
+    {"GET", "/healthz", hf_handle_health, ROUTE_PUBLIC},
+    {"POST", "/v1/events", hf_handle_event_create, ROUTE_BODY | ROUTE_IDEMPOTENT},
+    {"GET", "/v1/events", hf_handle_event_list, 0},
+    {"GET", "/v1/events/{}", hf_handle_event_get, 0},
+    {"GET", "/v1/events/{}/seats", hf_handle_seat_list, 0},
+    {"GET", "/v1/events/{}/seats/{}", hf_handle_seat_get, 0},
+    {"POST", "/v1/events/{}/holds", hf_handle_hold_create, ROUTE_BODY | ROUTE_IDEMPOTENT},
+    {"GET", "/v1/holds/{}", hf_handle_hold_get, 0},
+    {"POST", "/v1/holds/{}/extend", hf_handle_hold_extend, ROUTE_BODY},
+    {"POST", "/v1/holds/{}/release", hf_handle_hold_release, ROUTE_BODY},
+    {"POST", "/v1/holds/{}/commit", hf_handle_hold_commit, ROUTE_BODY},
+    {"GET", "/v1/orders/{}", hf_handle_order_get, 0},
+    {"POST", "/v1/orders/{}/cancel", hf_handle_order_cancel, ROUTE_BODY},
+    {"GET", "/v1/users/{}/orders", hf_handle_user_orders, 0},
+};
+
+static int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decodes length bytes into out; '+' stays '+' (paths) unless plus_is_space. A NUL
+ * byte or a bad escape fails: no id or user may contain one. */
+static bool percent_decode(const char *text, size_t length, char *out, size_t out_size,
+                           bool plus_is_space) {
+    size_t written = 0;
+    for (size_t i = 0; i < length; i++) {
+        char c = text[i];
+        if (c == '%') {
+            if (i + 2 >= length) return false;
+            int high = hex_value(text[i + 1]), low = hex_value(text[i + 2]);
+            if (high < 0 || low < 0 || (high == 0 && low == 0)) return false;
+            c = (char)(high * 16 + low);
+            i += 2;
+        } else if (c == '+' && plus_is_space) {
+            c = ' ';
+        }
+        if (written + 1 >= out_size) return false;
+        out[written++] = c;
+    }
+    out[written] = '\0';
+    return true;
+}
+
+bool hf_query_get(const char *query, const char *name, char *out, size_t out_size) {
+    size_t name_length = strlen(name);
+    const char *cursor = query;
+    while (cursor && *cursor) {
+        const char *end = strchr(cursor, '&');
+        size_t length = end ? (size_t)(end - cursor) : strlen(cursor);
+        if (length > name_length && strncmp(cursor, name, name_length) == 0 &&
+            cursor[name_length] == '=') {
+            return percent_decode(cursor + name_length + 1, length - name_length - 1, out,
+                                  out_size, true);
+        }
+        if (length == name_length && strncmp(cursor, name, name_length) == 0) {
+            out[0] = '\0';
+            return true;
+        }
+        cursor = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* Matches path against pattern, capturing "{}" segments; false on no match. */
+static bool route_match(const char *pattern, const char *path, hf_request_t *request) {
+    int captured = 0;
+    while (*pattern && *path) {
+        if (*pattern != '/' || *path != '/') return false;
+        pattern++;
+        path++;
+        const char *segment_end = strchr(path, '/');
+        size_t length = segment_end ? (size_t)(segment_end - path) : strlen(path);
+        if (strncmp(pattern, "{}", 2) == 0) {
+            if (length == 0 || captured >= HF_ROUTE_PARAMS_MAX) return false;
+            if (!percent_decode(path, length, request->params[captured], sizeof request->params[0], false))
+                return false;
+            captured++;
+            pattern += 2;
+        } else {
+            const char *pattern_end = strchr(pattern, '/');
+            size_t pattern_length = pattern_end ? (size_t)(pattern_end - pattern) : strlen(pattern);
+            if (pattern_length != length || strncmp(pattern, path, length) != 0) return false;
+            pattern += pattern_length;
+        }
+        path += length;
+    }
+    return *pattern == '\0' && *path == '\0';
+}
+
+/* ---- replies ---- */
+
+void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json) {
+    request->response->status = status;
+    hf_buffer_reset(&request->response->body);
+    hf_json_init(json, &request->response->body);
+}
+
+void hf_reply_error(hf_request_t *request, int status, const char *code, const char *message,
+                    const char *field) {
+    hf_http_error(request->response, status, code, message, field);
+}
+
+/* ---- generic checks ---- */
+
+static bool authorized(const hf_request_t *request) {
+    const char *key = request->engine->options.api_key;
+    if (!key || !*key) return true;
+    size_t length;
+    const char *header = hf_http_request_header(request->http, "Authorization", &length);
+    size_t key_length = strlen(key);
+    if (!header || length != key_length + 7 || strncasecmp(header, "Bearer ", 7) != 0) return false;
+    return CRYPTO_memcmp(header + 7, key, key_length) == 0;
+}
+
+/* JSON nesting depth, counted before parsing so a deep document is refused cheaply. */
+static bool depth_within_limit(const char *body, size_t length) {
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < length; i++) {
+        char c = body[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > HF_JSON_DEPTH_MAX) return false;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    return true;
+}
+
+static bool parse_body(hf_request_t *request) {
+    const hf_http_request_t *http = request->http;
+    if (http->body_length == 0) {
+        request->body = json_object(); /* an empty body reads as {} */
+        return true;
+    }
+    if (!depth_within_limit(http->body, http->body_length)) {
+        hf_reply_error(request, 400, "invalid_json", "JSON nested deeper than 64 levels", NULL);
+        return false;
+    }
+    json_error_t error;
+    request->body = json_loadb(http->body, http->body_length, JSON_REJECT_DUPLICATES, &error);
+    if (!request->body) {
+        char message[256];
+        snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
+        hf_reply_error(request, 400, "invalid_json", message, NULL);
+        return false;
+    }
+    if (!json_is_object(request->body)) {
+        hf_reply_error(request, 400, "invalid_request", "the body must be a JSON object", "body");
+        return false;
+    }
+    return true;
+}
+
+/* Scope of an Idempotency-Key: method, path and key. */
+static size_t idempotency_scope(const hf_request_t *request, const char *key, size_t key_length,
+                                char *scope, size_t scope_size) {
+    int length = snprintf(scope, scope_size, "%s %s\n%.*s", request->http->method,
+                          request->http->path, (int)key_length, key);
+    return length < 0 || (size_t)length >= scope_size ? 0 : (size_t)length;
+}
+
+static void run_idempotent(hf_request_t *request, const route_t *route, const char *key,
+                           size_t key_length) {
+    hf_engine_t *engine = request->engine;
+    char scope[HF_HTTP_HEAD_SIZE_MAX];
+    size_t scope_length = idempotency_scope(request, key, key_length, scope, sizeof scope);
+    uint8_t hash[32];
+    SHA256((const unsigned char *)request->http->body, request->http->body_length, hash);
+    const hf_idempotency_entry_t *entry =
+        hf_idempotency_find(&engine->idempotency, scope, scope_length);
+    if (entry) {
+        if (CRYPTO_memcmp(entry->hash, hash, sizeof hash) != 0) {
+            hf_reply_error(request, 422, "idempotency_key_reused",
+                           "this Idempotency-Key was used with another body", NULL);
+            return;
+        }
+        request->response->status = entry->status;
+        hf_buffer_reset(&request->response->body);
+        hf_buffer_append(&request->response->body, hf_idempotency_body(&engine->idempotency, entry),
+                         entry->body_length);
+        return;
+    }
+    route->handler(request);
+    int status = request->response->status;
+    if (status < 200 || status > 299 || engine->store_failed) return;
+    hf_buffer_t *body = &request->response->body;
+    hf_idempotency_put(&engine->idempotency, scope, scope_length, hash, status, body->data,
+                       body->length, request->now_ms);
+    hf_mutation_t mutation = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = request->now_ms,
+                              .key = scope, .text = body->data, .hash = hash, .status = status};
+    hf_batch_append(engine->open_batch, &mutation);
+}
+
+static void run_route(hf_request_t *request, const route_t *route) {
+    if (!(route->flags & ROUTE_PUBLIC) && !authorized(request)) {
+        hf_reply_error(request, 401, "unauthorized", "missing or wrong API key", NULL);
+        return;
+    }
+    if ((route->flags & ROUTE_BODY) && !parse_body(request)) return;
+    size_t key_length = 0;
+    const char *key = (route->flags & ROUTE_IDEMPOTENT)
+                          ? hf_http_request_header(request->http, "Idempotency-Key", &key_length)
+                          : NULL;
+    if (!key) {
+        route->handler(request);
+        return;
+    }
+    if (key_length == 0 || key_length > HF_IDEMPOTENCY_KEY_SIZE_MAX) {
+        hf_reply_error(request, 400, "invalid_request", "Idempotency-Key must be 1 to 255 bytes",
+                       "Idempotency-Key");
+        return;
+    }
+    run_idempotent(request, route, key, key_length);
+}
+
+void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_response_t *response) {
+    hf_engine_t *engine = context;
+    hf_request_t request = {.engine = engine, .http = http, .response = response};
+    response->status = 200;
+    if (engine->store_failed) {
+        hf_reply_error(&request, 503, "unavailable", "the store failed; restart the server", NULL);
+        response->durable_sequence = 0;
+        return;
+    }
+    request.now_ms = hf_engine_now(engine);
+    /* Expire what is due before anything reads or writes: no stale window. */
+    hf_core_advance(engine->core, request.now_ms);
+    bool path_known = false;
+    const route_t *found = NULL;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !found; i++) {
+        if (!route_match(routes[i].pattern, http->path, &request)) continue;
+        path_known = true;
+        if (strcmp(routes[i].method, http->method) == 0) found = &routes[i];
+    }
+    if (found) run_route(&request, found);
+    else if (path_known) hf_reply_error(&request, 405, "method_not_allowed", "method not allowed here", NULL);
+    else hf_reply_error(&request, 404, "not_found", "no such route", NULL);
+    if (request.body) json_decref(request.body);
+    response->durable_sequence = hf_engine_reply_sequence(engine);
+}
