@@ -77,8 +77,14 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
 
+# The HTTP layer alone, behind an echo handler (tests/net/test_http.py drives it).
+$(BUILD)/asan/tests/echo_server: tests/net/echo_server.c $(BUILD)/asan/net/http.o \
+        $(BUILD)/asan/core/buffer.o $(call llhttp_objects,asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs)
+
 TEST_BINARIES := $(addprefix $(BUILD)/release/tests/,$(UNIT_TESTS)) \
-                 $(addprefix $(BUILD)/asan/tests/,$(UNIT_TESTS))
+                 $(addprefix $(BUILD)/asan/tests/,$(UNIT_TESTS)) $(BUILD)/asan/tests/echo_server
 
 test: $(BUILD)/holdfast $(BUILD)/asan/holdfast $(TEST_BINARIES)
 	@scripts/test.sh

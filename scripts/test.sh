@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The whole suite, as `make test` runs it: unit tests and the core simulation (release and
+# ASan+UBSan builds), the HTTP layer's tests, and the black-box tests of the real binary
+# (release and ASan+UBSan). Ends with one line "N passed, N failed" for CI.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+failures=()
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+# Adds a stage's counts; a stage that printed no count but failed counts as one failure.
+record() {
+    local name=$1 status=$2 stage_passed=$3 stage_failed=$4
+    if [ "$status" -ne 0 ] && [ "$stage_failed" -eq 0 ]; then stage_failed=1; fi
+    passed=$((passed + stage_passed))
+    failed=$((failed + stage_failed))
+    if [ "$stage_failed" -ne 0 ]; then failures+=("$name"); fi
+    printf '== %s: %d passed, %d failed\n' "$name" "$stage_passed" "$stage_failed"
+}
+
+run_cmocka() {
+    local name=$1 binary=$2 log
+    log=$(mktemp)
+    "$binary" 2>&1 | tee "$log"
+    local status=${PIPESTATUS[0]}
+    local ok bad
+    ok=$(grep -Eo '\[  PASSED  \] [0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1)
+    bad=$(grep -Eo '\[  FAILED  \] [0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1)
+    rm -f "$log"
+    record "$name" "$status" "${ok:-0}" "${bad:-0}"
+}
+
+run_python() {
+    local name=$1
+    shift
+    local log
+    log=$(mktemp)
+    python3 "$@" 2>&1 | tee "$log"
+    local status=${PIPESTATUS[0]}
+    local line ok bad
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    ok=$(echo "$line" | grep -Eo '^[0-9]+')
+    bad=$(echo "$line" | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+')
+    rm -f "$log"
+    record "$name" "$status" "${ok:-0}" "${bad:-0}"
+}
+
+for flavour in release asan; do
+    for binary in build/$flavour/tests/test_*; do
+        case "$binary" in *.d) continue ;; esac
+        [ -x "$binary" ] || continue
+        run_cmocka "unit $flavour $(basename "$binary")" "$binary"
+    done
+done
+
+run_python "http layer (asan)" tests/net/test_http.py --binary build/asan/tests/echo_server
+run_python "black-box release" tests/blackbox/run.py --binary build/holdfast
+run_python "black-box asan" tests/blackbox/run.py --binary build/asan/holdfast
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "failed stages: ${failures[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

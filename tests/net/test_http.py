@@ -1,0 +1,707 @@
+#!/usr/bin/env python3
+"""Black-box tests of src/net/http.c over raw sockets, through tests/net/echo_server.c.
+
+Build the echo server (sanitized) from the repository root; the test runs this itself when
+the binary is missing or older than its sources, or always with --build:
+
+  mkdir -p build/net && gcc -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
+      -fsanitize=address,undefined -fno-sanitize-recover=all -Isrc -I/usr/share/include/llhttp \
+      tests/net/echo_server.c src/net/http.c src/core/buffer.c \
+      /usr/share/llhttp/llhttp.c /usr/share/llhttp/api.c /usr/share/llhttp/http.c \
+      $(pkg-config --cflags --libs libuv) -o build/net/echo_server
+
+Run: python3 tests/net/test_http.py [--binary PATH] [--build] [--valgrind]
+With --valgrind the server runs under valgrind (build it without -fsanitize for that).
+Exits non-zero on any failure; the last line is "N passed, N failed".
+"""
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCES = ["tests/net/echo_server.c", "src/net/http.c", "src/core/buffer.c"]
+LLHTTP = ["/usr/share/llhttp/llhttp.c", "/usr/share/llhttp/api.c", "/usr/share/llhttp/http.c"]
+HOST = "127.0.0.1"
+HEAD_SIZE_MAX = 16 * 1024
+BODY_SIZE_MAX = 1024 * 1024
+PIPELINE_MAX = 128
+WAIT = 5.0      # seconds to wait for something that must arrive
+QUIET = 0.3     # seconds of silence that show something is held back
+
+
+def build(binary, sanitize=True):
+    flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"] if sanitize else []
+    libuv = subprocess.run(["pkg-config", "--cflags", "--libs", "libuv"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    os.makedirs(os.path.dirname(binary), exist_ok=True)
+    command = (["gcc", "-std=c11", "-D_GNU_SOURCE", "-g", "-O1", "-fno-omit-frame-pointer"]
+               + flags + ["-Isrc", "-I/usr/share/include/llhttp"] + SOURCES + LLHTTP
+               + libuv + ["-o", binary])
+    subprocess.run(command, check=True, cwd=ROOT)
+
+
+def stale(binary):
+    if not os.path.exists(binary):
+        return True
+    built = os.path.getmtime(binary)
+    return any(os.path.getmtime(os.path.join(ROOT, s)) > built for s in SOURCES + ["src/net/http.h"])
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, binary, valgrind):
+        self.port = free_port()
+        self.binary = binary
+        command = [binary, HOST, str(self.port)]
+        if valgrind:
+            command = ["valgrind", "--error-exitcode=99", "--leak-check=full",
+                       "--errors-for-leak-kinds=definite,indirect", "-q"] + command
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        line = self.process.stdout.readline()
+        if line.strip() != "listening":
+            raise RuntimeError("echo server did not start: " + self.process.stderr.read())
+
+    def stop(self):
+        """SIGTERM; returns (exit code, stderr)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            _, error = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, error = self.process.communicate()
+        return self.process.returncode, error
+
+
+class Client:
+    """One connection; reads whole responses, honouring Content-Length and HEAD."""
+
+    def __init__(self, port):
+        self.socket = socket.create_connection((HOST, port), timeout=WAIT)
+        self.buffer = b""
+        self.eof = False
+
+    def send(self, data):
+        self.socket.sendall(data)
+
+    def close(self):
+        self.socket.close()
+
+    def _fill(self, timeout):
+        self.socket.settimeout(timeout)
+        try:
+            data = self.socket.recv(65536)
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            data = b""
+        if not data:
+            self.eof = True
+            return False
+        self.buffer += data
+        return True
+
+    def response(self, head_only=False, timeout=WAIT):
+        """(status, headers with lower-case names, body bytes), or None if none arrives."""
+        deadline = time.monotonic() + timeout
+        while b"\r\n\r\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.eof or not self._fill(remaining):
+                return None
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        assert lines[0].startswith("HTTP/1.1 "), lines[0]
+        headers = {}
+        for line in lines[1:]:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+        length = 0 if head_only or status == 100 else int(headers.get("content-length", "0"))
+        while len(self.buffer) < length:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._fill(remaining):
+                raise AssertionError("body cut short: %d of %d bytes" % (len(self.buffer), length))
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return status, headers, body
+
+    def json(self, **options):
+        answer = self.response(**options)
+        assert answer is not None, "no response"
+        status, headers, body = answer
+        return status, headers, json.loads(body) if body else None
+
+    def closed(self, timeout=WAIT):
+        """True when the server closed the connection (and sent nothing more)."""
+        deadline = time.monotonic() + timeout
+        while not self.eof:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self._fill(remaining)
+        return self.buffer == b""
+
+    def silent(self, timeout=QUIET):
+        """True when nothing arrives for a while."""
+        if self.buffer:
+            return False
+        return not self._fill(timeout) and not self.eof
+
+
+def get(path, extra=""):
+    return ("GET %s HTTP/1.1\r\nHost: test\r\n%s\r\n" % (path, extra)).encode()
+
+
+def expect_error(client, status, code):
+    got_status, headers, body = client.json()
+    assert got_status == status, (got_status, body)
+    assert body["error"]["code"] == code, body
+    assert headers.get("connection") == "close", headers
+    assert client.closed(), "connection left open"
+    return body
+
+
+class Tests:
+    def __init__(self, server):
+        self.server = server
+        self.sequence = 0
+
+    def client(self):
+        return Client(self.server.port)
+
+    def next_sequence(self):
+        self.sequence += 100
+        return self.sequence
+
+    def stats(self):
+        client = self.client()
+        client.send(get("/stats"))
+        status, _, body = client.json()
+        client.close()
+        assert status == 200
+        return body
+
+    def settled_stats(self, key, expected):
+        """Polls /stats until stats[key] == expected (the server works asynchronously)."""
+        deadline = time.monotonic() + WAIT
+        value = self.stats()[key]
+        while value != expected and time.monotonic() < deadline:
+            time.sleep(0.02)
+            value = self.stats()[key]
+        return value
+
+    def release(self, sequence):
+        client = self.client()
+        client.send(b"POST /release?sequence=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % sequence)
+        status, _, body = client.json()
+        client.close()
+        assert status == 200 and body == {"released": sequence}, body
+
+    # ---- keep-alive and pipelining ----
+
+    def test_keep_alive_two_requests(self):
+        client = self.client()
+        for path in ("/one?a=1&b=2", "/two"):
+            client.send(get(path, "X-Custom:   spaced value  \r\n"))
+            status, headers, body = client.json()
+            assert status == 200
+            assert headers["content-type"] == "application/json"
+            assert "connection" not in headers
+            assert body["method"] == "GET"
+            assert body["path"] == path.split("?")[0]
+            assert body["query"] == (path.split("?") + [""])[1]
+            assert body["headers"]["X-Custom"] == "spaced value"
+            assert body["host"] == "test"  # looked up as "HOST": case-insensitive
+        assert client.silent(), "connection closed after keep-alive request"
+        client.close()
+
+    def test_pipelining_in_order(self):
+        client = self.client()
+        client.send(get("/p1") + get("/p2") + b"POST /p3 HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")
+        paths = []
+        for _ in range(3):
+            status, _, body = client.json()
+            assert status == 200
+            paths.append(body["path"])
+        assert paths == ["/p1", "/p2", "/p3"], paths
+        client.close()
+
+    def test_request_split_in_single_bytes(self):
+        client = self.client()
+        request = (b"POST /split?q=1 HTTP/1.1\r\nHost: test\r\nX-Long-Name: some value\r\n"
+                   b"Content-Length: 4\r\n\r\nbody")
+        for i in range(len(request)):
+            client.send(request[i:i + 1])
+            time.sleep(0.001)
+        status, _, body = client.json()
+        assert status == 200
+        assert (body["path"], body["query"], body["body"]) == ("/split", "q=1", "body")
+        assert body["headers"]["X-Long-Name"] == "some value"
+        client.close()
+
+    def test_head_has_no_body(self):
+        client = self.client()
+        client.send(b"HEAD /h HTTP/1.1\r\n\r\n" + get("/after"))
+        status, headers, body = client.response(head_only=True)
+        assert status == 200 and body == b""
+        assert int(headers["content-length"]) > 0
+        status, _, answer = client.json()
+        assert answer["path"] == "/after"
+        client.close()
+
+    def test_expect_continue(self):
+        client = self.client()
+        client.send(b"POST /upload HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+        status, _, body = client.response()
+        assert status == 100 and body == b""
+        client.send(b"abc")
+        status, _, answer = client.json()
+        assert status == 200 and answer["body"] == "abc"
+        client.close()
+
+    def test_error_helper_and_status(self):
+        client = self.client()
+        client.send(get("/error") + get("/s?status=404"))
+        status, _, body = client.json()
+        assert status == 422
+        assert body == {"error": {"code": "invalid_request", "message": "a field is wrong",
+                                  "field": "user_id"}}, body
+        status, _, body = client.json()
+        assert status == 404 and body["path"] == "/s"
+        client.close()
+
+    # ---- the durability gate ----
+
+    def test_gate_holds_until_release(self):
+        sequence = self.next_sequence()
+        first = self.client()
+        first.send(get("/gated?delay_sequence=%d" % sequence) + get("/behind"))
+        assert first.silent(), "gated response sent before its sequence was durable"
+        assert self.settled_stats("pending", 2) == 2
+        self.release(sequence - 1)
+        assert first.silent(), "released by a lower sequence"
+        self.release(sequence)
+        status, _, body = first.json()
+        assert status == 200 and body["path"] == "/gated"
+        status, _, body = first.json()
+        assert status == 200 and body["path"] == "/behind"
+        assert self.stats()["pending"] == 0
+        first.close()
+
+    def test_gate_on_several_connections(self):
+        sequence = self.next_sequence()
+        clients = [self.client() for _ in range(5)]
+        for index, client in enumerate(clients):
+            client.send(get("/c%d?delay_sequence=%d" % (index, sequence + index)))
+        for client in clients:
+            assert client.silent(0.05)
+        self.release(sequence + 2)
+        for index, client in enumerate(clients):
+            if index <= 2:
+                assert client.json()[2]["path"] == "/c%d" % index
+            else:
+                assert client.silent(0.1)
+        self.release(sequence + 4)
+        for client in clients[3:]:
+            assert client.json()[0] == 200
+        for client in clients:
+            client.close()
+
+    def test_release_from_the_gated_connection(self):
+        """The handler releases while its own connection is being parsed and waits."""
+        sequence = self.next_sequence()
+        client = self.client()
+        client.send(get("/first?delay_sequence=%d" % sequence)
+                    + b"POST /release?sequence=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % sequence
+                    + get("/third"))
+        status, _, body = client.json()
+        assert status == 200 and body["path"] == "/first"
+        status, _, body = client.json()
+        assert status == 200 and body == {"released": sequence}
+        status, _, body = client.json()
+        assert status == 200 and body["path"] == "/third"
+        client.close()
+
+    def test_fail_pending_answers_503(self):
+        sequence = self.next_sequence()
+        client = self.client()
+        client.send(get("/ok?delay_sequence=%d" % (sequence - 50))
+                    + get("/lost?delay_sequence=%d" % sequence) + get("/free"))
+        assert client.silent()
+        other = self.client()
+        other.send(b"POST /fail?durable=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % (sequence - 50))
+        assert other.json()[0] == 200
+        other.close()
+        # The first answer still waits for its own sequence, which the failure did not cover.
+        assert client.silent()
+        self.release(sequence - 50)
+        status, _, body = client.json()
+        assert status == 200 and body["path"] == "/ok"
+        status, _, body = client.json()
+        assert status == 503, status
+        assert body == {"error": {"code": "unavailable",
+                                  "message": "the store failed; nothing was acknowledged"}}
+        status, _, body = client.json()
+        assert status == 200 and body["path"] == "/free"
+        assert client.silent(), "connection closed after a 503"
+        client.close()
+
+    def test_pipeline_limit_stops_reading(self):
+        sequence = self.next_sequence()
+        client = self.client()
+        count = PIPELINE_MAX + 72
+        client.send(b"".join(get("/r%d?delay_sequence=%d" % (i, sequence)) for i in range(count)))
+        assert self.settled_stats("pending", PIPELINE_MAX) == PIPELINE_MAX
+        time.sleep(QUIET)
+        assert self.stats()["pending"] == PIPELINE_MAX, "pipeline limit not enforced"
+        self.release(sequence)
+        for i in range(count):
+            status, _, body = client.json()
+            assert status == 200 and body["path"] == "/r%d" % i, (i, body)
+        assert self.stats()["pending"] == 0
+        client.close()
+
+    def test_output_limit_stops_reading(self):
+        sequence = self.next_sequence()
+        client = self.client()
+        size = 1000 * 1000
+        client.send(b"".join(get("/big%d?size=%d&delay_sequence=%d" % (i, size, sequence))
+                             for i in range(8)))
+        # 4 answers of 1 MB stay within 4 MiB; the fifth passes it and reading stops.
+        assert self.settled_stats("pending", 5) == 5
+        time.sleep(QUIET)
+        assert self.stats()["pending"] == 5, "output limit not enforced"
+        self.release(sequence)
+        for i in range(8):
+            status, _, body = client.json()
+            assert status == 200 and body["path"] == "/big%d" % i
+            assert len(json.dumps(body)) > 0
+        client.close()
+
+    # ---- limits ----
+
+    def test_head_too_large(self):
+        client = self.client()
+        client.send(b"GET / HTTP/1.1\r\nX-Big: " + b"a" * (HEAD_SIZE_MAX + 100) + b"\r\n\r\n")
+        expect_error(client, 431, "head_too_large")
+
+    def test_head_just_under_limit(self):
+        client = self.client()
+        request = b"GET / HTTP/1.1\r\nX-Big: " + b"a" * (HEAD_SIZE_MAX - 200) + b"\r\n\r\n"
+        assert len(request) < HEAD_SIZE_MAX
+        client.send(request)
+        status, _, body = client.json()
+        assert status == 200 and len(body["headers"]["X-Big"]) == HEAD_SIZE_MAX - 200
+        client.close()
+
+    def test_too_many_headers(self):
+        client = self.client()
+        client.send(b"GET / HTTP/1.1\r\n" + b"".join(b"H%d: v\r\n" % i for i in range(101))
+                    + b"\r\n")
+        expect_error(client, 431, "head_too_large")
+
+    def test_content_length_too_large(self):
+        client = self.client()
+        client.send(b"POST /upload HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n")
+        body = expect_error(client, 413, "body_too_large")
+        assert body["error"]["message"]
+
+    def test_body_at_limit(self):
+        client = self.client()
+        client.send(b"POST /max HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % BODY_SIZE_MAX
+                    + b"x" * BODY_SIZE_MAX)
+        status, _, body = client.json()
+        assert status == 200 and body["body_length"] == BODY_SIZE_MAX
+        client.close()
+
+    def test_chunked_too_large(self):
+        client = self.client()
+        client.send(b"POST /upload HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        chunk = b"%x\r\n%s\r\n" % (65536, b"z" * 65536)
+        try:
+            for _ in range(BODY_SIZE_MAX // 65536 + 2):
+                client.send(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        expect_error(client, 413, "body_too_large")
+
+    def test_chunked_small(self):
+        client = self.client()
+        client.send(b"POST /chunks HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"5\r\nhello\r\n1;ext=1\r\n \r\n5\r\nworld\r\n0\r\n\r\n")
+        status, _, body = client.json()
+        assert status == 200 and body["body"] == "hello world", body
+        client.close()
+
+    # ---- malformed requests ----
+
+    def test_content_length_with_chunked(self):
+        client = self.client()
+        client.send(b"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"0\r\n\r\n")
+        body = expect_error(client, 400, "bad_request")
+        assert "Content-Length" in body["error"]["message"], body
+
+    def test_bare_cr_in_header(self):
+        client = self.client()
+        client.send(b"GET / HTTP/1.1\r\nX-Bad: a\rb\r\n\r\n")
+        expect_error(client, 400, "bad_request")
+
+    def test_http2_request_line(self):
+        client = self.client()
+        client.send(b"GET / HTTP/2.0\r\n\r\n")
+        expect_error(client, 505, "http_version_not_supported")
+
+    def test_http3_request_line(self):
+        client = self.client()
+        client.send(b"GET / HTTP/3.1\r\n\r\n")
+        expect_error(client, 505, "http_version_not_supported")
+
+    def test_garbage_request_line(self):
+        client = self.client()
+        client.send(b"\x16\x03\x01 garbage here\r\n\r\n")
+        body = expect_error(client, 400, "bad_request")
+        assert "HPE_" in body["error"]["message"], body
+
+    def test_error_after_good_requests_keeps_order(self):
+        sequence = self.next_sequence()
+        client = self.client()
+        client.send(get("/good?delay_sequence=%d" % sequence) + b"BAD REQUEST\r\n\r\n")
+        assert client.silent()
+        self.release(sequence)
+        status, _, body = client.json()
+        assert status == 200 and body["path"] == "/good"
+        expect_error(client, 400, "bad_request")
+
+    # ---- closing ----
+
+    def test_connection_close(self):
+        client = self.client()
+        client.send(get("/bye", "Connection: close\r\n") + get("/never"))
+        status, headers, body = client.json()
+        assert status == 200 and body["path"] == "/bye"
+        assert headers["connection"] == "close"
+        assert client.closed(), "second request answered after Connection: close"
+
+    def test_handler_close(self):
+        client = self.client()
+        client.send(get("/bye?close=1"))
+        status, headers, _ = client.json()
+        assert status == 200 and headers["connection"] == "close"
+        assert client.closed()
+
+    def test_http10_closes(self):
+        client = self.client()
+        client.send(b"GET /old HTTP/1.0\r\n\r\n")
+        status, headers, body = client.json()
+        assert status == 200 and body["path"] == "/old"
+        assert headers["connection"] == "close"
+        assert client.closed()
+
+    def test_http10_keep_alive(self):
+        client = self.client()
+        for _ in range(2):
+            client.send(b"GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            status, headers, _ = client.json()
+            assert status == 200 and headers["connection"] == "keep-alive"
+        assert client.silent()
+        client.close()
+
+    def test_half_close_still_answered(self):
+        sequence = self.next_sequence()
+        client = self.client()
+        client.send(get("/half?delay_sequence=%d" % sequence))
+        client.socket.shutdown(socket.SHUT_WR)
+        assert client.silent()
+        self.release(sequence)
+        status, _, body = client.json()
+        assert status == 200 and body["path"] == "/half"
+        assert client.closed()
+
+    def test_peer_gone_during_write(self):
+        for index in range(6):
+            client = self.client()
+            client.send(get("/huge?size=3000000") * 2)
+            if index % 2:  # reset at once, or close and let the server's writes hit a dead peer
+                client.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+            client.socket.recv(1000)
+            client.close()
+        assert self.server.process.poll() is None, "server died when a peer vanished"
+        assert self.settled_stats("pending", 0) == 0
+
+    def test_random_splits(self):
+        """Mixed requests pipelined and cut at random points: every answer, in order."""
+        seed = int(os.environ.get("HTTP_TEST_SEED", time.time_ns() % 1000000))
+        print("       seed %d (HTTP_TEST_SEED=%d repeats it)" % (seed, seed))
+        rng = random.Random(seed)
+        for _ in range(20):
+            requests, expected = [], []
+            for index in range(rng.randint(1, 30)):
+                body = bytes(rng.choice(b"abcxyz") for _ in range(rng.randint(0, 3000)))
+                kind = rng.choice(["get", "length", "chunked"])
+                if kind == "get":
+                    requests.append(get("/g%d?i=%d" % (index, index)))
+                    body = b""
+                elif kind == "length":
+                    requests.append(b"PUT /l%d HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s"
+                                    % (index, len(body), body))
+                else:
+                    cut = rng.randint(0, len(body))
+                    chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part)
+                                      for part in (body[:cut], body[cut:]) if part)
+                    requests.append(b"POST /c%d HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                    b"%s0\r\n\r\n" % (index, chunks))
+                expected.append((requests[-1].split(b" ")[1].split(b"?")[0].decode(), body))
+            stream = b"".join(requests)
+            client = self.client()
+            position = 0
+            while position < len(stream):
+                step = rng.choice([1, 7, 100, 1000, 65536])
+                client.send(stream[position:position + step])
+                position += step
+            for path, body in expected:
+                status, _, answer = client.json()
+                assert status == 200, (seed, status)
+                assert (answer["path"], answer["body"].encode()) == (path, body), seed
+            client.close()
+
+    def test_random_garbage(self):
+        """Random bytes never crash the server; each connection is answered 4xx/5xx or closed."""
+        seed = int(os.environ.get("HTTP_TEST_SEED", time.time_ns() % 1000000))
+        print("       seed %d (HTTP_TEST_SEED=%d repeats it)" % (seed, seed))
+        rng = random.Random(seed)
+        prefixes = [b"", b"GET / HTTP/1.1\r\n", b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+                    b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"]
+        for _ in range(100):
+            client = self.client()
+            noise = bytes(rng.randrange(256) for _ in range(rng.randint(1, 400)))
+            try:
+                client.send(rng.choice(prefixes) + noise + b"\r\n\r\n")
+                answer = client.response(timeout=0.5)
+            except (ConnectionResetError, BrokenPipeError):
+                answer = None
+            if answer is not None:
+                assert answer[0] >= 200, (seed, answer[0])
+            client.close()
+        assert self.server.process.poll() is None, "server died (seed %d)" % seed
+        assert self.settled_stats("pending", 0) == 0
+
+    def test_connections_counted(self):
+        before = self.stats()["connections"]
+        clients = [self.client() for _ in range(10)]
+        for client in clients:
+            client.send(get("/x"))
+            client.json()
+        assert self.stats()["connections"] == before + 10
+        for client in clients:
+            client.close()
+        assert self.settled_stats("connections", before) == before
+
+    def test_port_in_use(self):
+        process = subprocess.run([self.server.binary, HOST, str(self.server.port)],
+                                 capture_output=True, text=True, timeout=30)
+        assert process.returncode == 1, process.returncode
+        assert "cannot listen on 127.0.0.1 port %d" % self.server.port in process.stderr
+        assert "Sanitizer" not in process.stderr, process.stderr
+
+    def test_ipv6_literal(self):
+        try:
+            with socket.socket(socket.AF_INET6) as probe:
+                probe.bind(("::1", 0))
+                port = probe.getsockname()[1]
+        except OSError:
+            print("       (no IPv6 loopback: skipped)")
+            return
+        process = subprocess.Popen([self.server.binary, "::1", str(port)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert process.stdout.readline().strip() == "listening"
+            client = Client.__new__(Client)
+            client.socket = socket.create_connection(("::1", port), timeout=WAIT)
+            client.buffer, client.eof = b"", False
+            client.send(get("/six"))
+            status, _, body = client.json()
+            assert status == 200 and body["path"] == "/six"
+            client.close()
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, error = process.communicate(timeout=30)
+        assert process.returncode == 0 and "Sanitizer" not in error, error
+
+    def test_stop_accepting(self):
+        """Runs last: the server stops listening."""
+        sequence = self.next_sequence()
+        idle = self.client()
+        idle.send(get("/idle"))
+        assert idle.json()[0] == 200
+        busy = self.client()
+        busy.send(get("/busy?delay_sequence=%d" % sequence))
+        assert busy.silent()
+        stopper = self.client()
+        stopper.send(b"POST /stop HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+        status, _, body = stopper.json()
+        assert status == 200 and body == {"stopped": 1}
+        assert stopper.closed(), "the stopping connection stayed open"
+        assert idle.closed(), "idle connection not closed by stop_accepting"
+        assert busy.silent(), "busy connection closed before its answer"
+        try:
+            late = Client(self.server.port)
+            late.send(get("/late"))
+            assert late.response(timeout=1) is None
+        except (ConnectionRefusedError, ConnectionResetError):
+            pass
+        busy.close()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build/net/echo_server"))
+    parser.add_argument("--build", action="store_true")
+    parser.add_argument("--valgrind", action="store_true")
+    parser.add_argument("only", nargs="*", help="names of tests to run")
+    arguments = parser.parse_args()
+    if arguments.build or stale(arguments.binary):
+        build(arguments.binary, sanitize=not arguments.valgrind)
+
+    server = Server(arguments.binary, arguments.valgrind)
+    tests = Tests(server)
+    names = [name for name in dir(Tests) if name.startswith("test_") and name != "test_stop_accepting"]
+    names.sort(key=lambda name: getattr(Tests, name).__code__.co_firstlineno)
+    names.append("test_stop_accepting")
+    if arguments.only:
+        names = [name for name in names if any(o in name for o in arguments.only)]
+    passed = failed = 0
+    for name in names:
+        try:
+            getattr(tests, name)()
+            passed += 1
+            print("ok     " + name)
+        except Exception:
+            failed += 1
+            print("FAILED " + name)
+            traceback.print_exc()
+    code, error = server.stop()
+    if code != 0 or "Sanitizer" in error or "runtime error" in error:
+        failed += 1
+        print("FAILED server exit (code %s)\n%s" % (code, error))
+    else:
+        passed += 1
+        print("ok     server exited cleanly")
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
