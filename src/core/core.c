@@ -150,6 +150,17 @@ static void heap_pop(hf_core_t *core) {
     }
 }
 
+/* Drops top entries left behind by extensions, releases and commits, so the top is always
+ * the deadline of a hold that is really held. */
+static void heap_prune(hf_core_t *core) {
+    while (core->heap_count > 0) {
+        const expiry_t *top = &core->heap[0];
+        const hf_hold_t *hold = &core->holds[top->hold];
+        if (hold->status == HF_HOLD_HELD && hold->expires_at_ms == top->expires_at_ms) return;
+        heap_pop(core);
+    }
+}
+
 /* ---- errors ---- */
 
 const char *hf_error_code(hf_error_t error) {
@@ -707,6 +718,7 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
         event->pools[items[hold->seat_count + i].index].held -= items[hold->seat_count + i].quantity;
+    heap_prune(core);
 }
 
 uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
@@ -724,7 +736,7 @@ uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
 }
 
 hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
-    /* Stale entries may sit on top; they only make the timer fire early, never late. */
+    /* heap_prune runs after every change, so the top is a hold that is really held. */
     return core->heap_count ? core->heap[0].expires_at_ms : INT64_MAX;
 }
 
@@ -978,6 +990,7 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
     if (expires_at <= hold->expires_at_ms) return HF_OK; /* never earlier */
     hold->expires_at_ms = expires_at;
     heap_push(core, expires_at, index);
+    heap_prune(core);
     hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = now, .event_id = event->id,
                               .hold_id = hold->id, .user_id = user_id, .status = HF_HOLD_HELD,
                               .expires_at_ms = expires_at};
