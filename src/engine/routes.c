@@ -169,7 +169,8 @@ static bool parse_body(hf_request_t *request) {
         return false;
     }
     json_error_t error;
-    request->body = json_loadb(http->body, http->body_length, JSON_REJECT_DUPLICATES, &error);
+    request->body = json_loadb(http->body, http->body_length,
+                               JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
     if (!request->body) {
         char message[256];
         snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
