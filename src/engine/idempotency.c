@@ -23,9 +23,34 @@ const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table,
     return &table->entries[index];
 }
 
+/* Entries arrive in time order, so the expired ones are a prefix. Once that prefix is half
+ * the table, the live rest is copied into fresh tables: amortized O(1) per key, and the
+ * memory stays proportional to the keys of the last 24 hours. */
+static void forget_expired(hf_idempotency_t *table, int64_t now_ms) {
+    uint32_t expired = 0;
+    while (expired < table->count &&
+           table->entries[expired].created_at_ms < now_ms - HF_IDEMPOTENCY_KEEP_MS)
+        expired++;
+    if (expired == 0 || expired * 2 < table->count) return;
+    hf_idempotency_t fresh;
+    hf_idempotency_init(&fresh);
+    for (uint32_t i = 0; i < table->keys.slot_count; i++) {
+        const hf_map_slot_t *slot = &table->keys.slots[i];
+        if (slot->hash == 0 || slot->value < expired) continue;
+        const hf_idempotency_entry_t *entry = &table->entries[slot->value];
+        const char *scope = table->keys.keys + slot->key_offset;
+        hf_idempotency_put(&fresh, scope, strlen(scope), entry->hash, entry->status,
+                           hf_idempotency_body(table, entry), entry->body_length,
+                           entry->created_at_ms);
+    }
+    hf_idempotency_free(table);
+    *table = fresh;
+}
+
 void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope_length,
                         const uint8_t hash[32], int status, const char *body,
                         size_t body_length, int64_t created_at_ms) {
+    if (table->count > 0) forget_expired(table, created_at_ms);
     if (table->count == table->capacity) {
         uint32_t capacity = table->capacity ? table->capacity * 2 : 64;
         hf_idempotency_entry_t *entries = realloc(table->entries, capacity * sizeof *entries);
