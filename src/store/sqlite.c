@@ -156,6 +156,8 @@ struct hf_store {
     sqlite3 *database;
     sqlite3_stmt *statements[STATEMENT_COUNT];
     uint64_t batches_since_purge;    /* store thread only */
+    uint64_t batches_begun;          /* store thread only */
+    uint64_t fail_batch;             /* fault seam for tests: this batch fails (0: none) */
 
     pthread_t thread;
     bool thread_started;
@@ -291,6 +293,8 @@ int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_s
     }
     if (database_configure(store->database, path, error, error_size) != 0) goto fail;
     if (statements_prepare(store, error, error_size) != 0) goto fail;
+    const char *fault = getenv("HOLDFAST_FAULT_FAIL_BATCH");
+    if (fault != NULL) store->fail_batch = strtoull(fault, NULL, 10);
     *out = store;
     return 0;
 fail:
@@ -520,6 +524,13 @@ static bool batch_write(hf_store_t *store, const hf_batch_t *batch, char *error,
                         subject != NULL ? subject : "(none)", failure_reason(store, rc));
             goto fail;
         }
+    }
+    /* The fault seam: tests make one chosen batch fail as a full disk would, after its
+     * writes and before its commit, to check that nothing of it is acknowledged. */
+    if (++store->batches_begun == store->fail_batch) {
+        error_write(error, error_size, "store: injected fault in batch %" PRIu64
+                    " (HOLDFAST_FAULT_FAIL_BATCH)", store->batches_begun);
+        goto fail;
     }
     rc = statement_run(store, STATEMENT_COMMIT);
     if (rc != SQLITE_DONE) {
