@@ -100,4 +100,7 @@ bench: $(BUILD)/holdfast
 clean:
 	rm -rf $(BUILD)
 
+# Further targets (benchmarks, reliability, fuzzing) each live in a file of their own.
+-include $(wildcard mk/*.mk)
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
