@@ -51,6 +51,14 @@
 #define HF_HTTP_PIPELINE_MAX 128u
 /* Unsent response bytes per connection before the connection stops being read. */
 #define HF_HTTP_OUTPUT_SIZE_MAX (4u * 1024 * 1024)
+/* Unsent bytes of one event stream: a reader this far behind is disconnected rather than
+ * allowed to hold memory (API.md section 5). A snapshot of a large event is sent in full
+ * first, so the bound applies to what follows it. */
+#define HF_HTTP_STREAM_BUFFER_MAX (1024u * 1024)
+/* Streams open at once, server-wide: each one costs a connection and a buffer. */
+#define HF_STREAMS_MAX 5000u
+/* A keepalive comment on every stream at least this often (API.md: at least every 15 s). */
+#define HF_STREAM_KEEPALIVE_MS 10000u
 /* A connection idle this long (no request in progress, nothing to send) is closed. */
 #define HF_HTTP_IDLE_TIMEOUT_MS 60000u
 /* Idempotency-Key header (API.md section 1). */

@@ -79,6 +79,36 @@ void hf_http_server_close(hf_http_server_t *server);
 /* Frees the server after its handles are closed (after uv_run returns). */
 void hf_http_server_free(hf_http_server_t *server);
 
+/* ---- Streams (Server-Sent Events, API.md section 5) ----
+ *
+ * A handler turns its response into a stream with hf_http_response_stream. The response's
+ * status, content type and body (the first data, e.g. a snapshot event) are queued like any
+ * response and gated on its durable_sequence, but sent without Content-Length; from then on
+ * the connection carries only stream data until it closes. Requests pipelined after a stream
+ * request are not answered; bytes the client sends afterwards are read and discarded (so a
+ * closed peer is noticed). The idle timeout does not apply to a stream.
+ *
+ * Slow readers: when more than HF_HTTP_STREAM_BUFFER_MAX bytes of a stream are unsent,
+ * hf_http_stream_send returns false and the connection is closed: a reader never holds the
+ * server's memory or slows anyone else. */
+typedef struct hf_http_stream hf_http_stream_t;
+
+/* Called exactly once per stream, when it ends for any reason (peer gone, too slow,
+ * hf_http_stream_close, server closing). Never called from inside hf_http_stream_send,
+ * hf_http_stream_close or hf_http_response_stream: always from a later loop callback, so a
+ * caller may iterate its subscribers while sending. After it returns the handle is invalid. */
+typedef void (*hf_http_stream_closed_fn)(void *context, hf_http_stream_t *stream);
+
+/* In a handler only. Returns the stream, owned by the server, valid until closed runs. */
+hf_http_stream_t *hf_http_response_stream(hf_http_response_t *response,
+                                          hf_http_stream_closed_fn closed, void *context);
+/* Appends data after everything queued before it on the connection (including a response
+ * still waiting for durability). false when the stream is ending or the reader is too slow
+ * (then it is being closed; the closed callback follows). */
+bool hf_http_stream_send(hf_http_stream_t *stream, const char *data, size_t length);
+/* Ends the stream after its queued data is written. */
+void hf_http_stream_close(hf_http_stream_t *stream);
+
 /* Writes {"error": {"code": code, "message": message}} with status; a field is added when
  * field is not NULL. Used by the server itself for 4xx parse errors and by handlers. */
 void hf_http_error(hf_http_response_t *response, int status, const char *code,
