@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/best.h"
 #include "core/buffer.h"
 #include "core/map.h"
 
@@ -70,6 +71,8 @@ struct hf_core {
 
     /* Scratch space of one command. */
     uint32_t scratch_seats[HF_HOLD_ITEMS_MAX];
+    uint32_t scratch_seat_count;     /* requested seats, then the best_available picks */
+    uint32_t scratch_sorted[HF_HOLD_ITEMS_MAX]; /* the requested seats, sorted */
     uint32_t scratch_pools[HF_HOLD_ITEMS_MAX];
     hf_buffer_t text;
 };
@@ -182,6 +185,8 @@ const char *hf_error_code(hf_error_t error) {
     case HF_ERROR_HOLD_RELEASED: return "hold_released";
     case HF_ERROR_ORDER_NOT_FOUND: return "order_not_found";
     case HF_ERROR_CAPACITY: return "capacity_exceeded";
+    case HF_ERROR_SECTION_NOT_FOUND: return "section_not_found";
+    case HF_ERROR_VERSION_CONFLICT: return "version_conflict";
     }
     return "internal";
 }
@@ -195,7 +200,8 @@ int hf_error_status(hf_error_t error) {
     case HF_ERROR_SEAT_NOT_FOUND:
     case HF_ERROR_POOL_NOT_FOUND:
     case HF_ERROR_HOLD_NOT_FOUND:
-    case HF_ERROR_ORDER_NOT_FOUND: return 404;
+    case HF_ERROR_ORDER_NOT_FOUND:
+    case HF_ERROR_SECTION_NOT_FOUND: return 404;
     case HF_ERROR_HOLD_EXPIRED: return 410;
     case HF_ERROR_USER_LIMIT_EXCEEDED: return 429;
     case HF_ERROR_CAPACITY: return 503;
@@ -512,6 +518,7 @@ static void build_layout(hf_event_t *event, const hf_event_definition_t *definit
             row->section = s;
             row->first_seat = seat_index;
             row->seat_count = source->rows[r].seats;
+            row->available = row->seat_count;
             seat_index += row->seat_count;
             int length = snprintf(key, sizeof key, "%s-%s", section->id, row->id);
             hf_map_put(&tables->rows, key, (size_t)length, row_index);
@@ -644,7 +651,10 @@ static void counts_move(hf_counts_t *counts, uint8_t from, uint8_t to) {
 static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
                      uint32_t owner, hf_time_ms_t now, bool report) {
     hf_seat_t *seat = &event->seats[seat_index];
-    hf_section_t *section = &event->sections[event->rows[hf_core_seat_row(event, seat_index)].section];
+    hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
+    hf_section_t *section = &event->sections[row->section];
+    if (seat->status == HF_SEAT_AVAILABLE) row->available--;
+    if (status == HF_SEAT_AVAILABLE) row->available++;
     counts_move(&event->counts, seat->status, status);
     counts_move(&section->counts, seat->status, status);
     seat->status = status;
@@ -656,6 +666,26 @@ static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, ui
     hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now, .event_id = event->id,
                               .seat_id = seat_id, .status = status, .version = seat->version};
     emit(core, &mutation);
+}
+
+/* A pool's counts after a change, for live streams (the store skips these records). */
+static void pool_report(hf_core_t *core, const hf_event_t *event, uint32_t pool_index,
+                        hf_time_ms_t now) {
+    const hf_pool_t *pool = &event->pools[pool_index];
+    hf_mutation_t mutation = {.type = HF_MUTATION_POOL, .at_ms = now, .event_id = event->id,
+                              .pool_id = pool->id,
+                              .available = pool->capacity - pool->held - pool->sold,
+                              .held = pool->held, .sold = pool->sold};
+    emit(core, &mutation);
+}
+
+/* Adds delta units to a pool's held or sold count, reporting the new counts. */
+static void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_t held,
+                      int64_t sold, hf_time_ms_t now, bool report) {
+    hf_pool_t *pool = &event->pools[item->index];
+    pool->held += held * item->quantity;
+    pool->sold += sold * item->quantity;
+    if (report) pool_report(core, event, item->index, now);
 }
 
 static uint32_t item_units(const hf_item_t *items, uint32_t seat_count, uint32_t pool_count) {
@@ -717,7 +747,7 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
-        event->pools[items[hold->seat_count + i].index].held -= items[hold->seat_count + i].quantity;
+        pool_move(core, event, &items[hold->seat_count + i], -1, 0, at, report);
     heap_prune(core);
 }
 
@@ -745,8 +775,9 @@ static hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_req
                                       hf_error_detail_t *detail) {
     size_t user_length = request->user_id ? strlen(request->user_id) : 0;
     if (user_length == 0 || user_length > HF_USER_ID_SIZE_MAX) return invalid(detail, "user_id");
-    if (request->seat_count == 0 && request->pool_count == 0) return invalid(detail, "seats");
-    uint64_t units = request->seat_count;
+    if (request->seat_count == 0 && request->pool_count == 0 && request->best_count == 0)
+        return invalid(detail, "seats");
+    uint64_t units = (uint64_t)request->seat_count + request->best_count;
     for (uint32_t i = 0; i < request->pool_count; i++) {
         if (request->pools[i].quantity == 0) return invalid(detail, "pools");
         for (uint32_t other = 0; other < i; other++)
@@ -754,7 +785,8 @@ static hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_req
                 return invalid(detail, "pools");
         units += request->pools[i].quantity;
     }
-    if (units > event->max_seats_per_hold) return invalid(detail, "seats");
+    if (units > event->max_seats_per_hold)
+        return invalid(detail, request->best_count ? "best_available" : "seats");
     if (request->ttl_ms == 0 || request->ttl_ms > event->max_hold_ms) return invalid(detail, "ttl_s");
     return HF_OK;
 }
@@ -777,7 +809,8 @@ static hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
         if (detail) detail->item_count = unknown;
         return HF_ERROR_SEAT_NOT_FOUND;
     }
-    uint32_t sorted[HF_HOLD_ITEMS_MAX];
+    core->scratch_seat_count = request->seat_count;
+    uint32_t *sorted = core->scratch_sorted;
     memcpy(sorted, core->scratch_seats, request->seat_count * sizeof *sorted);
     qsort(sorted, request->seat_count, sizeof *sorted, compare_indexes);
     for (uint32_t i = 1; i < request->seat_count; i++)
@@ -852,10 +885,54 @@ static hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
     return HF_OK;
 }
 
+/* ---- best_available ---- */
+
+typedef struct best_context {
+    const hf_core_t *core;
+    const hf_event_t *event;
+    const event_user_t *owner;
+    bool replace;
+    uint32_t requested;          /* seats named in the request, in core->scratch_sorted */
+} best_context_t;
+
+/* Free for best_available: available (or held by a hold being replaced) and not already
+ * named in the request. */
+static bool best_free(void *context, uint32_t seat_index) {
+    const best_context_t *best = context;
+    const hf_seat_t *seat = &best->event->seats[seat_index];
+    if (seat->status != HF_SEAT_AVAILABLE && !held_by_replaced(best->core, seat, best->owner, best->replace))
+        return false;
+    return !bsearch(&seat_index, best->core->scratch_sorted, best->requested, sizeof seat_index,
+                    compare_indexes);
+}
+
+static hf_error_t pick_best(hf_core_t *core, const hf_event_t *event,
+                            const hf_hold_request_t *request, const event_user_t *owner,
+                            hf_error_detail_t *detail) {
+    int32_t section = -1;
+    if (request->best_section) {
+        const event_tables_t *tables = event->internal;
+        uint32_t found;
+        if (!hf_map_get(&tables->sections, request->best_section, strlen(request->best_section), &found))
+            return HF_ERROR_SECTION_NOT_FOUND;
+        section = (int32_t)found;
+    }
+    bool replacing = request->replace_existing && owner && owner->active_holds.count > 0;
+    best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
+    hf_best_query_t query = {request->best_count, section, request->best_adjacent,
+                             !replacing && request->seat_count == 0, best_free, &context};
+    if (!hf_best_pick(event, &query, core->scratch_seats + request->seat_count)) {
+        if (detail) detail->item_count = 0;
+        return HF_ERROR_SEATS_UNAVAILABLE;
+    }
+    core->scratch_seat_count = request->seat_count + request->best_count;
+    return HF_OK;
+}
+
 static hf_error_t check_user_limit(const hf_event_t *event, const hf_hold_request_t *request,
                                    const event_user_t *owner, uint32_t replaced_units) {
     if (event->max_seats_per_user == 0) return HF_OK;
-    uint64_t units = request->seat_count;
+    uint64_t units = (uint64_t)request->seat_count + request->best_count;
     for (uint32_t i = 0; i < request->pool_count; i++) units += request->pools[i].quantity;
     if (owner) units += owner->held_units + owner->sold_units - replaced_units;
     return units > event->max_seats_per_user ? HF_ERROR_USER_LIMIT_EXCEEDED : HF_OK;
@@ -869,6 +946,25 @@ static uint32_t item_allocate(hf_core_t *core, uint32_t count) {
     return offset;
 }
 
+/* Copies the resolved seats and pools into new items; returns their offset and the total. */
+static uint32_t items_fill(hf_core_t *core, const hf_event_t *event,
+                           const hf_hold_request_t *request, int64_t *total) {
+    uint32_t seat_count = core->scratch_seat_count;
+    uint32_t offset = item_allocate(core, seat_count + request->pool_count);
+    hf_item_t *items = core->items + offset;
+    *total = 0;
+    for (uint32_t i = 0; i < seat_count; i++) {
+        items[i] = (hf_item_t){core->scratch_seats[i], 0};
+        uint32_t row = hf_core_seat_row(event, core->scratch_seats[i]);
+        *total += event->sections[event->rows[row].section].price;
+    }
+    for (uint32_t i = 0; i < request->pool_count; i++) {
+        items[seat_count + i] = (hf_item_t){core->scratch_pools[i], request->pools[i].quantity};
+        *total += event->pools[core->scratch_pools[i]].price * request->pools[i].quantity;
+    }
+    return offset;
+}
+
 static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, uint32_t event,
                               uint32_t user) {
     core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
@@ -878,20 +974,9 @@ static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
     snprintf(hold->id, sizeof hold->id, "%s", request->hold_id);
     hold->event = event;
     hold->user = user;
-    hold->seat_count = request->seat_count;
+    hold->seat_count = core->scratch_seat_count;
     hold->pool_count = request->pool_count;
-    hold->item_offset = item_allocate(core, request->seat_count + request->pool_count);
-    hf_item_t *items = core->items + hold->item_offset;
-    const hf_event_t *owner_event = core->events[event];
-    for (uint32_t i = 0; i < request->seat_count; i++) {
-        items[i] = (hf_item_t){core->scratch_seats[i], 0};
-        uint32_t row = hf_core_seat_row(owner_event, core->scratch_seats[i]);
-        hold->total += owner_event->sections[owner_event->rows[row].section].price;
-    }
-    for (uint32_t i = 0; i < request->pool_count; i++) {
-        items[request->seat_count + i] = (hf_item_t){core->scratch_pools[i], request->pools[i].quantity};
-        hold->total += owner_event->pools[core->scratch_pools[i]].price * request->pools[i].quantity;
-    }
+    hold->item_offset = items_fill(core, core->events[event], request, &hold->total);
     hf_map_put(&core->hold_ids, hold->id, strlen(hold->id), index);
     return index;
 }
@@ -908,7 +993,7 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
-        event->pools[items[hold->seat_count + i].index].held += items[hold->seat_count + i].quantity;
+        pool_move(core, event, &items[hold->seat_count + i], 1, 0, now, report);
     heap_push(core, hold->expires_at_ms, hold_index);
 }
 
@@ -930,6 +1015,7 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
     if (!request->hold_id || hf_core_hold_find(core, request->hold_id, NULL)) return invalid(detail, "id");
     const event_user_t *owner = event_user_find(core, event_index, request->user_id);
     error = check_available(core, event, request, owner, detail);
+    if (!error && request->best_count > 0) error = pick_best(core, event, request, owner, detail);
     if (error) return error;
     uint32_t replaced = request->replace_existing && owner ? owner->held_units : 0;
     return check_user_limit(event, request, owner, replaced);
@@ -1038,7 +1124,7 @@ static void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, 
     for (uint32_t i = 0; i < order->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_SOLD, order_index + 1, now, report);
     for (uint32_t i = 0; i < order->pool_count; i++)
-        event->pools[items[order->seat_count + i].index].sold += items[order->seat_count + i].quantity;
+        pool_move(core, event, &items[order->seat_count + i], 0, 1, now, report);
 }
 
 static void report_order(hf_core_t *core, const hf_order_t *order, const hf_hold_t *hold) {
@@ -1128,7 +1214,63 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
     for (uint32_t i = 0; i < order->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
     for (uint32_t i = 0; i < order->pool_count; i++)
-        event->pools[items[order->seat_count + i].index].sold -= items[order->seat_count + i].quantity;
+        pool_move(core, event, &items[order->seat_count + i], 0, -1, now, true);
+    return HF_OK;
+}
+
+/* ---- bookings: an order straight from available seats ---- */
+
+static hf_error_t check_versions(hf_core_t *core, const hf_event_t *event,
+                                 const hf_hold_request_t *request, hf_error_detail_t *detail) {
+    if (!request->seat_versions && request->seat_count > 0) return invalid(detail, "seats");
+    uint32_t moved = 0;
+    for (uint32_t i = 0; i < request->seat_count; i++) {
+        const hf_seat_t *seat = &event->seats[core->scratch_seats[i]];
+        if (seat->status == HF_SEAT_AVAILABLE && seat->version == request->seat_versions[i]) continue;
+        if (detail) detail->items[moved] = i;
+        moved++;
+    }
+    if (detail) detail->item_count = moved;
+    return moved ? HF_ERROR_VERSION_CONFLICT : HF_OK;
+}
+
+static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
+                             uint32_t event_index, const char *order_id,
+                             hf_error_detail_t *detail) {
+    const hf_event_t *event = core->events[event_index];
+    if (request->best_count > 0) return invalid(detail, "best_available");
+    hf_error_t error = check_request_shape(event, request, detail);
+    if (!error) error = resolve_seats(core, event, request, detail);
+    if (!error) error = resolve_pools(core, event, request, detail);
+    if (!error) error = check_versions(core, event, request, detail);
+    if (error) return error;
+    if (!order_id || hf_core_order_find(core, order_id, NULL)) return invalid(detail, "id");
+    const event_user_t *owner = event_user_find(core, event_index, request->user_id);
+    hf_hold_request_t plain = *request;
+    plain.replace_existing = false;
+    error = check_available(core, event, &plain, owner, detail);
+    return error ? error : check_user_limit(event, &plain, owner, 0);
+}
+
+hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const char *order_id,
+                        const char *payment_ref, hf_time_ms_t now, uint32_t *order_index,
+                        hf_error_detail_t *detail) {
+    hf_core_advance(core, now);
+    uint32_t event_index;
+    if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
+    hf_error_t error = book_check(core, request, event_index, order_id, detail);
+    if (error) return error;
+    const hf_event_t *event = core->events[event_index];
+    uint32_t index = order_allocate(core, order_id, event_index,
+                                    user_intern(core, request->user_id), now);
+    hf_order_t *order = &core->orders[index];
+    order->seat_count = core->scratch_seat_count;
+    order->pool_count = request->pool_count;
+    order->item_offset = items_fill(core, event, request, &order->total);
+    if (payment_ref && *payment_ref) order->payment_ref = string_store(core, payment_ref);
+    report_order(core, order, NULL);
+    order_take(core, index, now, true);
+    *order_index = index;
     return HF_OK;
 }
 

@@ -53,6 +53,8 @@ typedef enum hf_error {
     HF_ERROR_HOLD_RELEASED,
     HF_ERROR_ORDER_NOT_FOUND,
     HF_ERROR_CAPACITY,             /* a server-wide limit of limits.h is reached */
+    HF_ERROR_SECTION_NOT_FOUND,    /* best_available names an unknown section */
+    HF_ERROR_VERSION_CONFLICT,     /* detail.items: indexes of seats whose version or state moved */
 } hf_error_t;
 
 /* Snake-case code of API.md for an error ("seats_unavailable"). */
@@ -119,6 +121,7 @@ typedef struct hf_row {
     uint32_t section;
     uint32_t first_seat;           /* index into the event's seats */
     uint32_t seat_count;
+    uint32_t available;            /* seats of the row that are available */
 } hf_row_t;
 
 typedef struct hf_section {
@@ -199,6 +202,12 @@ typedef struct hf_hold_request {
     uint32_t pool_count;
     int64_t ttl_ms;                /* < 0: the event's hold_ttl */
     bool replace_existing;
+    /* best_available: best_count seats picked by the server besides seat_ids (0: none). */
+    uint32_t best_count;
+    const char *best_section;      /* NULL: any section, in listed order */
+    bool best_adjacent;
+    /* Bookings only: the version the client saw of each seat of seat_ids. */
+    const uint32_t *seat_versions;
 } hf_hold_request_t;
 
 typedef struct hf_core hf_core_t;
@@ -231,6 +240,13 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
                           uint32_t *order_index);
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
                           hf_time_ms_t now);
+/* An order without a hold (API.md section 4, bookings): request->seat_versions must match
+ * every seat's version and the seats must be available, else HF_ERROR_VERSION_CONFLICT with
+ * detail.items; the other checks are those of a hold (ttl and best_available ignored). */
+hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const char *order_id,
+                        const char *payment_ref, hf_time_ms_t now, uint32_t *order_index,
+                        hf_error_detail_t *detail);
+
 
 /* ---- Restore (at start, from the store; no mutation is emitted) ---- */
 

@@ -18,6 +18,9 @@ typedef enum hf_mutation_type {
     HF_MUTATION_ORDER_UPDATE,     /* order_id, status */
     HF_MUTATION_IDEMPOTENCY,      /* key (scope and key), text = response body, status,
                                      hash (SHA-256 of the request body, 32 bytes), at_ms */
+    HF_MUTATION_POOL,             /* event_id, pool_id, available, held, sold: the pool's
+                                     counts after a change. For live streams only: the counts
+                                     are derived from holds and orders, so the store skips it */
 } hf_mutation_type_t;
 
 typedef struct hf_mutation {
@@ -39,6 +42,7 @@ typedef struct hf_mutation {
     uint32_t version;
     uint32_t quantity;
     int status;                  /* seat, hold or order status, or the HTTP status */
+    int64_t available, held, sold; /* HF_MUTATION_POOL */
 } hf_mutation_t;
 
 /* Items JSON is {"seats": ["FLOOR-A-1", ...], "pools": {"GA": 2}}. */

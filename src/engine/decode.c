@@ -231,11 +231,30 @@ void hf_definition_free(hf_event_definition_t *definition) {
 
 /* ---- items ---- */
 
+bool hf_pools_decode(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools) {
+    json_t *pool_object = json_object_get(object, "pools");
+    request->pool_count = 0;
+    request->pools = pools;
+    if (!pool_object || json_is_null(pool_object)) return true;
+    if (!json_is_object(pool_object) || json_object_size(pool_object) > HF_HOLD_ITEMS_MAX)
+        return false;
+    const char *pool_id;
+    json_t *quantity;
+    json_object_foreach(pool_object, pool_id, quantity) {
+        if (!json_is_integer(quantity) || json_integer_value(quantity) < 1 ||
+            json_integer_value(quantity) > HF_HOLD_ITEMS_MAX)
+            return false;
+        pools[request->pool_count++] =
+            (hf_pool_request_t){pool_id, (uint32_t)json_integer_value(quantity)};
+    }
+    return true;
+}
+
 bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
                      hf_pool_request_t *pools, const char **field) {
     json_t *seats = json_object_get(object, (*field = "seats"));
     request->seat_count = 0;
-    request->pool_count = 0;
+    request->seat_ids = seat_ids;
     if (seats && !json_is_null(seats)) {
         if (!json_is_array(seats) || json_array_size(seats) > HF_HOLD_ITEMS_MAX) return false;
         for (size_t i = 0; i < json_array_size(seats); i++) {
@@ -244,22 +263,10 @@ bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **se
             seat_ids[request->seat_count++] = json_string_value(seat);
         }
     }
-    json_t *pool_object = json_object_get(object, (*field = "pools"));
-    if (pool_object && !json_is_null(pool_object)) {
-        if (!json_is_object(pool_object) || json_object_size(pool_object) > HF_HOLD_ITEMS_MAX)
-            return false;
-        const char *pool_id;
-        json_t *quantity;
-        json_object_foreach(pool_object, pool_id, quantity) {
-            if (!json_is_integer(quantity) || json_integer_value(quantity) < 1 ||
-                json_integer_value(quantity) > HF_HOLD_ITEMS_MAX)
-                return false;
-            pools[request->pool_count++] =
-                (hf_pool_request_t){pool_id, (uint32_t)json_integer_value(quantity)};
-        }
+    if (!hf_pools_decode(object, request, pools)) {
+        *field = "pools";
+        return false;
     }
-    request->seat_ids = seat_ids;
-    request->pools = pools;
     *field = NULL;
     return true;
 }

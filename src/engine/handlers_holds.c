@@ -26,17 +26,39 @@ static void reply_order(hf_request_t *request, uint32_t order_index) {
     hf_render_order(&json, core, hf_core_order_at(core, order_index));
 }
 
+/* best_available: {"count": N, "section": "FLOOR", "adjacent": true}; false after a 400. */
+static bool best_available_decode(hf_request_t *request, json_t *body,
+                                  hf_hold_request_t *hold_request) {
+    json_t *best = json_object_get(body, "best_available");
+    hold_request->best_adjacent = true;
+    if (!best || json_is_null(best)) return true;
+    json_t *count = json_object_get(best, "count");
+    json_t *section = json_object_get(best, "section");
+    json_t *adjacent = json_object_get(best, "adjacent");
+    bool ok = json_is_object(best) && json_is_integer(count) && json_integer_value(count) >= 1 &&
+              json_integer_value(count) <= HF_HOLD_ITEMS_MAX &&
+              (!section || json_is_null(section) ||
+               (json_is_string(section) && json_string_length(section) <= HF_ID_SIZE_MAX)) &&
+              (!adjacent || json_is_boolean(adjacent));
+    if (!ok) {
+        hf_reply_error(request, 400, "invalid_request",
+                       "best_available must be {\"count\": 1 or more, \"section\": id, "
+                       "\"adjacent\": true or false}", "best_available");
+        return false;
+    }
+    hold_request->best_count = (uint32_t)json_integer_value(count);
+    hold_request->best_section = json_is_string(section) ? json_string_value(section) : NULL;
+    hold_request->best_adjacent = !adjacent || json_is_true(adjacent);
+    return true;
+}
+
 /* Decodes the hold request body; false after answering 400. */
 static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_request,
                                 const char **seat_ids, hf_pool_request_t *pools) {
     json_t *body = request->body;
     const char *field;
     if (!hf_decode_user(request, &hold_request->user_id)) return false;
-    if (json_object_get(body, "best_available")) {
-        hf_reply_error(request, 400, "invalid_request",
-                       "best_available is not supported by this server yet", "best_available");
-        return false;
-    }
+    if (!best_available_decode(request, body, hold_request)) return false;
     if (!hf_items_decode(body, hold_request, seat_ids, pools, &field)) {
         hf_reply_error(request, 400, "invalid_request",
                        strcmp(field, "seats") == 0 ? "seats must be a list of seat ids"
@@ -167,4 +189,108 @@ void hf_handle_user_orders(hf_request_t *request) {
     }
     hf_json_array_end(&json);
     hf_json_object_end(&json);
+}
+
+/* ---- bookings (optimistic: an order straight from the versions the client saw) ---- */
+
+typedef struct booking_items {
+    const char *seat_ids[HF_HOLD_ITEMS_MAX];
+    uint32_t versions[HF_HOLD_ITEMS_MAX];
+    hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
+} booking_items_t;
+
+/* "seats": [{"id": "FLOOR-A-1", "version": 3}]; false when malformed. */
+static bool booking_seats_decode(json_t *body, hf_hold_request_t *booking, booking_items_t *items) {
+    json_t *seats = json_object_get(body, "seats");
+    booking->seat_ids = items->seat_ids;
+    booking->seat_versions = items->versions;
+    if (!seats || json_is_null(seats)) return true;
+    if (!json_is_array(seats) || json_array_size(seats) > HF_HOLD_ITEMS_MAX) return false;
+    for (size_t i = 0; i < json_array_size(seats); i++) {
+        json_t *seat = json_array_get(seats, i);
+        json_t *id = json_object_get(seat, "id"), *version = json_object_get(seat, "version");
+        if (!json_is_string(id) || json_string_length(id) > HF_SEAT_ID_SIZE_MAX ||
+            !json_is_integer(version) || json_integer_value(version) < 1 ||
+            json_integer_value(version) > UINT32_MAX)
+            return false;
+        items->seat_ids[booking->seat_count] = json_string_value(id);
+        items->versions[booking->seat_count++] = (uint32_t)json_integer_value(version);
+    }
+    return true;
+}
+
+static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
+                           booking_items_t *items, const char **payment_ref) {
+    json_t *body = request->body;
+    if (!hf_decode_user(request, &booking->user_id)) return false;
+    if (!booking_seats_decode(body, booking, items)) {
+        hf_reply_error(request, 400, "invalid_request",
+                       "seats must be a list of {\"id\": seat id, \"version\": integer}", "seats");
+        return false;
+    }
+    if (!hf_pools_decode(body, booking, items->pools)) {
+        hf_reply_error(request, 400, "invalid_request", "pools must map pool ids to quantities >= 1",
+                       "pools");
+        return false;
+    }
+    booking->ttl_ms = -1;
+    return hf_decode_string(request, body, "payment_ref", HF_PAYMENT_REF_SIZE_MAX, false, payment_ref);
+}
+
+static const char *seat_status_word(uint8_t status) {
+    static const char *words[] = {"available", "held", "sold"};
+    return words[status];
+}
+
+/* 409 version_conflict with the current version and status of each seat that moved. */
+static void reply_version_conflict(hf_request_t *request, const hf_hold_request_t *booking,
+                                   const hf_error_detail_t *detail) {
+    const hf_event_t *event = hf_core_event(request->engine->core, booking->event_id, NULL);
+    hf_json_t json;
+    hf_reply_begin(request, 409, &json);
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "error");
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "code"); hf_json_string(&json, "version_conflict");
+    hf_json_key(&json, "message"); hf_json_string(&json, "seats changed since they were read");
+    hf_json_key(&json, "seats");
+    hf_json_array_begin(&json);
+    for (uint32_t i = 0; i < detail->item_count; i++) {
+        const char *seat_id = booking->seat_ids[detail->items[i]];
+        uint32_t seat;
+        hf_core_seat_find(event, seat_id, &seat);
+        hf_json_object_begin(&json);
+        hf_json_key(&json, "id"); hf_json_string(&json, seat_id);
+        hf_json_key(&json, "version"); hf_json_int(&json, event->seats[seat].version);
+        hf_json_key(&json, "status"); hf_json_string(&json, seat_status_word(event->seats[seat].status));
+        hf_json_object_end(&json);
+    }
+    hf_json_array_end(&json);
+    hf_json_object_end(&json);
+    hf_json_object_end(&json);
+}
+
+void hf_handle_booking_create(hf_request_t *request) {
+    static booking_items_t items; /* large: kept off the stack; one thread uses it */
+    static hf_error_detail_t detail;
+    hf_hold_request_t booking = {.event_id = request->params[0]};
+    const char *payment_ref = NULL;
+    hf_core_t *core = request->engine->core;
+    if (!hf_core_event(core, request->params[0], NULL)) {
+        hf_reply_error(request, 404, "event_not_found", "no such event", NULL);
+        return;
+    }
+    if (!booking_decode(request, &booking, &items, &payment_ref)) return;
+    char order_id[HF_SERVER_ID_SIZE + 1];
+    hf_engine_make_id("ord_", order_id);
+    memset(&detail, 0, offsetof(hf_error_detail_t, items));
+    uint32_t order_index;
+    hf_error_t error = hf_core_book(core, &booking, order_id, payment_ref, request->now_ms,
+                                    &order_index, &detail);
+    if (error == HF_ERROR_VERSION_CONFLICT) reply_version_conflict(request, &booking, &detail);
+    else if (error) hf_reply_core_error(request, error, &detail, &booking);
+    else {
+        reply_order(request, order_index);
+        request->response->status = 201;
+    }
 }

@@ -108,6 +108,7 @@ void hf_handle_hold_commit(hf_request_t *request);
 void hf_handle_order_get(hf_request_t *request);
 void hf_handle_order_cancel(hf_request_t *request);
 void hf_handle_user_orders(hf_request_t *request);
+void hf_handle_booking_create(hf_request_t *request);
 
 /* ---- decoding (decode.c) ---- */
 
@@ -132,6 +133,9 @@ void hf_definition_free(hf_event_definition_t *definition);
  * seat_ids and pools must have room for HF_HOLD_ITEMS_MAX entries. */
 bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
                      hf_pool_request_t *pools, const char **field);
+
+/* The "pools" member ({"GA": 2}) alone; false when malformed. */
+bool hf_pools_decode(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools);
 
 /* Query string value by name, percent-decoded into out; false when absent. */
 bool hf_query_get(const char *query, const char *name, char *out, size_t out_size);

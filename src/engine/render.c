@@ -172,6 +172,8 @@ static const char *error_message(hf_error_t error) {
     case HF_ERROR_HOLD_RELEASED: return "the hold was released";
     case HF_ERROR_ORDER_NOT_FOUND: return "no such order";
     case HF_ERROR_CAPACITY: return "a server limit is reached";
+    case HF_ERROR_SECTION_NOT_FOUND: return "no such section";
+    case HF_ERROR_VERSION_CONFLICT: return "seats changed since they were read";
     default: return "invalid request";
     }
 }

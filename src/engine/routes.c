@@ -28,6 +28,7 @@ static const route_t routes[] = {
     {"GET", "/v1/events/{}/seats", hf_handle_seat_list, 0},
     {"GET", "/v1/events/{}/seats/{}", hf_handle_seat_get, 0},
     {"POST", "/v1/events/{}/holds", hf_handle_hold_create, ROUTE_BODY | ROUTE_IDEMPOTENT},
+    {"POST", "/v1/events/{}/bookings", hf_handle_booking_create, ROUTE_BODY | ROUTE_IDEMPOTENT},
     {"GET", "/v1/holds/{}", hf_handle_hold_get, 0},
     {"POST", "/v1/holds/{}/extend", hf_handle_hold_extend, ROUTE_BODY},
     {"POST", "/v1/holds/{}/release", hf_handle_hold_release, ROUTE_BODY},

@@ -18,7 +18,13 @@
  * Backpressure: when a connection has HF_HTTP_PIPELINE_MAX answers outstanding or more than
  * HF_HTTP_OUTPUT_SIZE_MAX bytes unsent, on_message_complete pauses the parser; the unparsed rest
  * of the read is kept and reading stops. When a write completes and the connection is below both
- * limits again, the kept input is parsed and reading resumes. */
+ * limits again, the kept input is parsed and reading resumes.
+ *
+ * Streams: a response turned into a stream is the last one a connection parses. Its data waits
+ * in the stream's own unsent buffer until the stream's first response has been serialized, then
+ * joins the connection's single write; sends made while a write is in flight coalesce into the
+ * next one. The stream's state lives in the connection, so its closed callback runs from the
+ * connection's close callback: never synchronously, and exactly once. */
 #include "net/http.h"
 
 #include <assert.h>
@@ -92,6 +98,8 @@ typedef struct queued_response {
     bool head_only;         /* answer to HEAD: headers without the body */
     bool keep_alive_header; /* HTTP/1.0 client that asked for keep-alive must be told */
     bool interim;           /* 100 Continue, not an answer of its own */
+    bool stream;            /* first response of a stream: no length, the body runs on */
+    struct connection *connection; /* owner, for hf_http_response_stream */
 } queued_response_t;
 
 /* Offsets into the connection's head buffer: the buffer may move while it grows. */
@@ -103,6 +111,17 @@ typedef struct header_span {
 } header_span_t;
 
 enum connection_list { LIST_NONE, LIST_WAITING, LIST_IDLE, LIST_LINGER };
+
+/* Embedded in its connection, which it never outlives. */
+struct hf_http_stream {
+    hf_http_stream_closed_fn closed;
+    void *context;
+    hf_buffer_t unsent;   /* data not yet handed to a write */
+    size_t writing_bytes; /* stream data at the tail of the write in flight */
+    bool open;            /* hf_http_response_stream was called on this connection */
+    bool started;         /* the first response is serialized: data may follow it */
+    bool ending;          /* no more data accepted; the connection ends once it is written */
+};
 
 typedef struct connection {
     uv_tcp_t tcp;
@@ -148,6 +167,8 @@ typedef struct connection {
     bool writing;
     bool lingering;
     bool closing;        /* uv_close called; freed in its callback */
+
+    hf_http_stream_t stream;
 } connection_t;
 
 struct hf_http_server {
@@ -199,6 +220,7 @@ static queued_response_t *response_take(connection_t *connection) {
     memset(entry, 0, sizeof *entry);
     entry->response.body = body;
     entry->response.status = 200;
+    entry->connection = connection;
     return entry;
 }
 
@@ -298,9 +320,16 @@ static void response_serialize(hf_buffer_t *out, const queued_response_t *entry)
     hf_buffer_append_char(out, ' ');
     hf_buffer_append_string(out, status_reason(status));
     hf_buffer_append_string(out, "\r\nContent-Type: ");
-    hf_buffer_append_string(out, response->content_type ? response->content_type
-                                                        : "application/json");
+    const char *fallback_type = entry->stream ? "text/event-stream" : "application/json";
+    hf_buffer_append_string(out, response->content_type ? response->content_type : fallback_type);
     hf_buffer_append(out, "\r\n", 2);
+    if (entry->stream) {
+        /* The body runs until the connection closes, so it has no length. The other two
+         * headers keep caches and proxies (nginx) from holding events back. */
+        hf_buffer_append_string(out, "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n\r\n");
+        if (!entry->head_only) hf_buffer_append(out, response->body.data, response->body.length);
+        return;
+    }
     if (has_body) {
         hf_buffer_append_string(out, "Content-Length: ");
         append_decimal(out, response->body.length);
@@ -384,6 +413,11 @@ static void on_timer(uv_timer_t *timer) {
 static void on_connection_closed(uv_handle_t *handle) {
     connection_t *connection = handle->data;
     hf_http_server_t *server = connection->server;
+    /* The one place a stream ends, whatever ended it: so its owner hears of it exactly once,
+     * and from a loop callback of its own. */
+    hf_http_stream_t *stream = &connection->stream;
+    if (stream->open && stream->closed) stream->closed(stream->context, stream);
+    hf_buffer_free(&stream->unsent);
     list_remove(&connection->all_link);
     server->connection_count--;
     /* A write in flight was cancelled (its callback ran first); what remains is the queue. */
@@ -447,7 +481,26 @@ static void connection_end(connection_t *connection) {
 
 static void on_write(uv_write_t *request, int status);
 
-/* Hands every ready response at the head of the queue to one write. */
+/* Moves the stream's unsent data into output, behind the responses there, once nothing queued
+ * precedes it; returns how much it moved. */
+static size_t stream_serialize(connection_t *connection) {
+    hf_http_stream_t *stream = &connection->stream;
+    size_t length = stream->unsent.length;
+    if (!stream->started || connection->queue_head || length == 0) return 0;
+    if (connection->output.length == 0) {
+        /* The usual case, a write of stream data alone: swapping the buffers saves a copy. */
+        hf_buffer_t empty = connection->output;
+        connection->output = stream->unsent;
+        stream->unsent = empty;
+    } else {
+        hf_buffer_append(&connection->output, stream->unsent.data, length);
+        buffer_recycle(&stream->unsent);
+    }
+    return length;
+}
+
+/* Hands every ready response at the head of the queue, and stream data after them, to one
+ * write. */
 static void connection_flush(connection_t *connection) {
     if (connection->closing || connection->lingering || connection->writing) return;
     hf_http_server_t *server = connection->server;
@@ -458,16 +511,19 @@ static void connection_flush(connection_t *connection) {
         queued_response_t *entry = response_dequeue(connection);
         response_serialize(&connection->output, entry);
         close = entry->response.close;
+        if (entry->stream) connection->stream.started = true;
         count++;
         response_recycle(connection, entry);
     }
-    if (count == 0) return;
     /* Nothing is read after an answer that closes, so nothing should follow it. */
     while (close && connection->queue_head) {
         response_free(response_dequeue(connection));
         server->pending_count--;
     }
+    size_t stream_bytes = stream_serialize(connection);
+    if (count == 0 && stream_bytes == 0) return;
     connection->writing_count = count;
+    connection->stream.writing_bytes = stream_bytes;
     connection->writing = true;
     connection->write_request.data = connection;
     uv_buf_t buffer = uv_buf_init(connection->output.data, (unsigned)connection->output.length);
@@ -476,6 +532,7 @@ static void connection_flush(connection_t *connection) {
         connection->writing = false;
         server->pending_count -= count;
         connection->writing_count = 0;
+        connection->stream.writing_bytes = 0;
         connection_close(connection);
     }
 }
@@ -487,6 +544,7 @@ static void on_write(uv_write_t *request, int status) {
     connection->writing = false;
     connection->server->pending_count -= connection->writing_count;
     connection->writing_count = 0;
+    connection->stream.writing_bytes = 0;
     buffer_recycle(&connection->output);
     if (connection->closing) return;
     if (status < 0) {
@@ -587,7 +645,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buffer) 
     connection_t *connection = stream->data;
     if (connection->closing || nread == 0) return;
     if (nread < 0) {
-        if (nread == UV_EOF && !connection->lingering) {
+        /* A stream's reader that closes its side is gone: nothing more is owed to it. */
+        if (nread == UV_EOF && !connection->lingering && !connection->stream.open) {
             connection_peer_closed(connection);
             connection_settle(connection);
         } else {
@@ -629,6 +688,20 @@ static bool connection_waits_for_store(const connection_t *connection) {
                connection->server->released_sequence;
 }
 
+/* Everything the connection will ever send has been handed to the kernel. */
+static bool connection_finished(const connection_t *connection) {
+    if (!connection->input_done || connection_pending(connection) > 0 || connection->parsing)
+        return false;
+    const hf_http_stream_t *stream = &connection->stream;
+    return !stream->open || (stream->ending && stream->unsent.length == 0 && !connection->writing);
+}
+
+/* A stream's input is still read, and dropped, so that a reader who leaves is noticed. */
+static bool connection_wants_input(const connection_t *connection) {
+    if (connection->stream.open) return true;
+    return !connection->input_done && !connection->parser_paused;
+}
+
 /* Brings a connection to the state its queue and flags call for: sends what is ready, ends it
  * when it has answered everything it will ever answer, reads or not, and files it in the list
  * whose clock applies. Called after every event on the connection. */
@@ -636,14 +709,17 @@ static void connection_settle(connection_t *connection) {
     if (connection->closing || connection->lingering) return;
     connection_flush(connection);
     if (connection->closing) return;
-    if (connection->input_done && connection_pending(connection) == 0 && !connection->parsing) {
+    if (connection_finished(connection)) {
         connection_end(connection);
         return;
     }
     if (!connection->peer_closed)
-        connection_reading_set(connection, !connection->input_done && !connection->parser_paused);
+        connection_reading_set(connection, connection_wants_input(connection));
     if (connection->closing) return;
-    enum connection_list list = connection_waits_for_store(connection) ? LIST_WAITING : LIST_IDLE;
+    /* A stream is quiet for as long as nothing happens: the idle clock does not apply. */
+    enum connection_list list = connection_waits_for_store(connection) ? LIST_WAITING
+                                : connection->stream.open              ? LIST_NONE
+                                                                       : LIST_IDLE;
     if (connection->list != list) connection_list_set(connection, list);
 }
 
@@ -837,6 +913,17 @@ static void request_fill(connection_t *connection, hf_http_request_t *request) {
     request->connection = connection;
 }
 
+/* A stream's connection carries nothing else: no request after it is parsed, and it closes
+ * when the stream ends, whatever keep-alive asked. */
+static void stream_request_complete(connection_t *connection, queued_response_t *entry) {
+    connection->input_done = true;
+    /* HEAD gets the head alone; a handler asking to close gets the first response alone. */
+    if (entry->head_only || entry->response.close) {
+        connection->stream.ending = true;
+        hf_buffer_free(&connection->stream.unsent);
+    }
+}
+
 static int on_message_complete(llhttp_t *parser) {
     connection_t *connection = parser_connection(parser);
     if (connection->input_done) return PARSE_STOP;
@@ -849,15 +936,17 @@ static int on_message_complete(llhttp_t *parser) {
         return PARSE_STOP;
     }
     entry->head_only = parser->method == HTTP_HEAD;
+    if (entry->stream)
+        stream_request_complete(connection, entry);
     /* After an upgrade request the stream would change protocol: answer, then close. */
-    if (!llhttp_should_keep_alive(parser) || parser->upgrade || connection->input_done)
+    else if (!llhttp_should_keep_alive(parser) || parser->upgrade || connection->input_done)
         entry->response.close = true;
     else if (parser->http_minor == 0)
         entry->keep_alive_header = true;
     response_enqueue(connection, entry);
     if (connection->body.capacity > BUFFER_KEEP_SIZE) hf_buffer_free(&connection->body);
     if (connection->head.capacity > BUFFER_KEEP_SIZE) hf_buffer_free(&connection->head);
-    if (entry->response.close) {
+    if (entry->response.close || connection->input_done) {
         connection->input_done = true;
         return HPE_PAUSED;
     }
@@ -999,6 +1088,14 @@ void hf_http_server_release(hf_http_server_t *server, uint64_t durable_sequence)
     }
 }
 
+/* A stream whose first response cannot be acknowledged ends with the 503 and sends nothing. */
+static void stream_fail(connection_t *connection, queued_response_t *entry) {
+    entry->stream = false;
+    entry->response.close = true;
+    connection->stream.ending = true;
+    hf_buffer_free(&connection->stream.unsent);
+}
+
 /* Turns the answers of one connection that wait past durable_sequence into 503s. */
 static void connection_fail_pending(connection_t *connection, uint64_t durable_sequence) {
     for (queued_response_t *entry = connection->queue_head; entry; entry = entry->next) {
@@ -1010,6 +1107,7 @@ static void connection_fail_pending(connection_t *connection, uint64_t durable_s
         response->content_type = NULL;
         response->durable_sequence = 0;
         connection->queued_bytes += response->body.length;
+        if (entry->stream) stream_fail(connection, entry);
     }
 }
 
@@ -1034,6 +1132,11 @@ void hf_http_server_stop_accepting(hf_http_server_t *server) {
         connection_t *connection = CONTAINER_OF(link, connection_t, all_link);
         link = link->next;
         if (connection->closing || connection->lingering) continue;
+        /* An open stream would keep the server from draining: it ends after its data. */
+        if (connection->stream.open) {
+            hf_http_stream_close(&connection->stream);
+            continue;
+        }
         connection->input_done = true;
         hf_buffer_free(&connection->held_input);
         /* Idle, or in the middle of a request that will now never be read: nothing is owed. */
@@ -1065,6 +1168,49 @@ void hf_http_server_free(hf_http_server_t *server) {
     if (!server) return;
     assert(list_empty(&server->connections) && "hf_http_server_free before the loop ended");
     free(server);
+}
+
+/* ---- streams ---- */
+
+hf_http_stream_t *hf_http_response_stream(hf_http_response_t *response,
+                                          hf_http_stream_closed_fn closed, void *context) {
+    queued_response_t *entry = CONTAINER_OF(response, queued_response_t, response);
+    connection_t *connection = entry->connection;
+    hf_http_stream_t *stream = &connection->stream;
+    assert(connection->parsing && !stream->open && "hf_http_response_stream outside a handler");
+    entry->stream = true;
+    stream->open = true;
+    stream->closed = closed;
+    stream->context = context;
+    return stream;
+}
+
+/* Stream bytes not yet handed to the kernel: the unsent buffer, and what libuv still holds of
+ * the write in flight, whose tail is stream data. */
+static size_t stream_unsent(const connection_t *connection) {
+    const hf_http_stream_t *stream = &connection->stream;
+    size_t held = uv_stream_get_write_queue_size((const uv_stream_t *)&connection->tcp);
+    return stream->unsent.length + (held < stream->writing_bytes ? held : stream->writing_bytes);
+}
+
+bool hf_http_stream_send(hf_http_stream_t *stream, const char *data, size_t length) {
+    connection_t *connection = CONTAINER_OF(stream, connection_t, stream);
+    if (stream->ending || connection->closing) return false;
+    if (stream_unsent(connection) + length > HF_HTTP_STREAM_BUFFER_MAX) {
+        /* A reader this far behind is cut off rather than allowed to hold memory. */
+        stream->ending = true;
+        connection_close(connection);
+        return false;
+    }
+    hf_buffer_append(&stream->unsent, data, length);
+    connection_flush(connection);
+    return true;
+}
+
+void hf_http_stream_close(hf_http_stream_t *stream) {
+    if (stream->ending) return;
+    stream->ending = true;
+    connection_settle(CONTAINER_OF(stream, connection_t, stream));
 }
 
 const char *hf_http_request_header(const hf_http_request_t *request, const char *name,

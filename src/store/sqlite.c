@@ -25,6 +25,7 @@
 
 #include "core/core.h"
 #include "core/limits.h"
+#include "store/fault.h"
 #include "store/store.h"
 
 #define SCHEMA_VERSION "1"
@@ -285,7 +286,10 @@ int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_s
     pthread_cond_init(&store->wake, NULL);
     /* NOMUTEX: one thread at a time uses the connection (see the top of this file). */
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path, &store->database, flags, NULL) != SQLITE_OK) {
+    /* Tests may ask for failing writes or syncs (fault.h); NULL is SQLite's own VFS. */
+    const char *vfs = hf_store_fault_vfs(error, error_size);
+    if (vfs == NULL && error != NULL && error_size > 0 && error[0] != '\0') goto fail;
+    if (sqlite3_open_v2(path, &store->database, flags, vfs) != SQLITE_OK) {
         error_write(error, error_size, "store: cannot open %s: %s", path,
                     store->database != NULL ? sqlite3_errmsg(store->database)
                                             : "out of memory");
@@ -295,6 +299,18 @@ int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_s
     if (statements_prepare(store, error, error_size) != 0) goto fail;
     const char *fault = getenv("HOLDFAST_FAULT_FAIL_BATCH");
     if (fault != NULL) store->fail_batch = strtoull(fault, NULL, 10);
+    /* A full disk for tests: the database may not grow past this many pages (SQLITE_FULL). */
+    const char *max_pages = getenv("HOLDFAST_FAULT_MAX_PAGES");
+    if (max_pages != NULL && *max_pages != '\0') {
+        char pragma[64], word[32];
+        snprintf(pragma, sizeof pragma, "PRAGMA max_page_count=%llu",
+                 strtoull(max_pages, NULL, 10));
+        if (query_word(store->database, pragma, word, sizeof word) != SQLITE_OK) {
+            error_write(error, error_size, "store: cannot limit the database size: %s",
+                        sqlite3_errmsg(store->database));
+            goto fail;
+        }
+    }
     *out = store;
     return 0;
 fail:
@@ -318,6 +334,7 @@ static const char *mutation_name(hf_mutation_type_t type)
     case HF_MUTATION_ORDER_ITEM: return "ORDER_ITEM";
     case HF_MUTATION_ORDER_UPDATE: return "ORDER_UPDATE";
     case HF_MUTATION_IDEMPOTENCY: return "IDEMPOTENCY";
+    case HF_MUTATION_POOL: return "POOL";
     }
     return "unknown";
 }
@@ -335,6 +352,7 @@ static const char *mutation_subject(const hf_mutation_t *mutation)
     case HF_MUTATION_ORDER_CREATE:
     case HF_MUTATION_ORDER_UPDATE: return mutation->order_id;
     case HF_MUTATION_IDEMPOTENCY: return mutation->key;
+    case HF_MUTATION_POOL: return mutation->pool_id;
     }
     return NULL;
 }
@@ -475,6 +493,8 @@ static int mutation_write(hf_store_t *store, const hf_mutation_t *m)
     case HF_MUTATION_ORDER_ITEM: return order_item_insert(store, m);
     case HF_MUTATION_ORDER_UPDATE: return order_update(store, m);
     case HF_MUTATION_IDEMPOTENCY: return idempotency_put(store, m);
+    /* Pool counts are derived from holds and orders at load: nothing to write. */
+    case HF_MUTATION_POOL: return SQLITE_DONE;
     }
     return WRITE_TYPE_UNKNOWN;
 }
@@ -611,6 +631,7 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
     assert(store != NULL && done != NULL && !store->thread_started);
     store->done = done;
     store->done_context = context;
+    hf_store_fault_arm(); /* injected write and sync faults count batches only */
     int rc = pthread_create(&store->thread, NULL, store_thread, store);
     if (rc != 0) {
         fprintf(stderr, "holdfast: store: cannot start its thread: %s\n", strerror(rc));

@@ -1,0 +1,26 @@
+/* Best-available seat selection (API.md section 3), used by the core's hold command. */
+#ifndef HF_BEST_H
+#define HF_BEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+/* Whether a seat may be picked (free, or freed by the same command). */
+typedef bool (*hf_best_free_fn)(void *context, uint32_t seat_index);
+
+typedef struct hf_best_query {
+    uint32_t count;
+    int32_t section;            /* index, or -1 for every section in listed order */
+    bool adjacent;
+    bool rows_exact;            /* row->available counts every pickable seat: rows with fewer
+                                   than needed can be skipped without looking at them */
+    hf_best_free_fn is_free;
+    void *context;
+} hf_best_query_t;
+
+/* Writes query->count seat indexes into out, best first; false when no choice fits. */
+bool hf_best_pick(const hf_event_t *event, const hf_best_query_t *query, uint32_t *out);
+
+#endif

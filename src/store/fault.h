@@ -1,0 +1,23 @@
+/* Storage fault injection for tests: a thin SQLite VFS over the default one that fails the
+ * N-th write or fsync on purpose, as a dying disk would. Driven by environment variables read
+ * when the store opens; without them nothing is installed and SQLite runs on its own VFS.
+ *
+ *   HOLDFAST_FAULT_FAIL_WRITE=N   the N-th xWrite after the store thread starts, and every one
+ *                                 after it, fails with SQLITE_IOERR_WRITE
+ *   HOLDFAST_FAULT_FAIL_SYNC=N    the same for xSync (SQLITE_IOERR_FSYNC)
+ *
+ * Counting starts at hf_store_start, so opening and loading never trip a fault and N counts
+ * the writes of batches only. Threads: configured before the store thread exists, then used
+ * by that thread alone. */
+#ifndef HF_STORE_FAULT_H
+#define HF_STORE_FAULT_H
+
+#include <stddef.h>
+
+/* Name of the fault VFS to open the database with, or NULL when no fault is asked for. On a
+ * registration failure returns NULL with a sentence in error (error[0] != 0). */
+const char *hf_store_fault_vfs(char *error, size_t error_size);
+/* From now on writes and syncs are counted. */
+void hf_store_fault_arm(void);
+
+#endif
