@@ -26,8 +26,13 @@ LLHTTP_SOURCES := llhttp.c api.c http.c
 objects = $(patsubst src/%.c,$(BUILD)/$(1)/%.o,$(2))
 llhttp_objects = $(patsubst %.c,$(BUILD)/$(1)/llhttp/%.o,$(LLHTTP_SOURCES))
 
-RELEASE_OBJECTS := $(call objects,release,$(SERVER_SOURCES)) $(call llhttp_objects,release)
-ASAN_OBJECTS := $(call objects,asan,$(SERVER_SOURCES)) $(call llhttp_objects,asan)
+RELEASE_OBJECTS := $(call objects,release,$(SERVER_SOURCES)) $(call llhttp_objects,release) \
+                   $(BUILD)/release/generated/assets.o
+ASAN_OBJECTS := $(call objects,asan,$(SERVER_SOURCES)) $(call llhttp_objects,asan) \
+                $(BUILD)/asan/generated/assets.o
+
+# The box-office page (ui/) is embedded into the binary: nothing is read from disk at run time.
+UI_FILES := $(sort $(wildcard ui/*.html ui/*.css ui/*.js ui/*.svg ui/*.png ui/*.ico))
 
 .PHONY: all run test test-quick clean deps bench
 all: $(BUILD)/holdfast
@@ -55,6 +60,21 @@ $(BUILD)/release/llhttp/%.o: $(LLHTTP_DIR)/%.c | $(DEPS_STAMP)
 $(BUILD)/asan/llhttp/%.o: $(LLHTTP_DIR)/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -g -w $(SAN_CFLAGS) -I$(LLHTTP_INCLUDE) -c $< -o $@
+
+$(BUILD)/embed: tools/embed.c | $(DEPS_STAMP)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+
+$(BUILD)/generated/assets.c: $(BUILD)/embed $(UI_FILES)
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed $@ $(UI_FILES)
+
+$(BUILD)/release/generated/assets.o: $(BUILD)/generated/assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/generated/assets.o: $(BUILD)/generated/assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -c $< -o $@
 
 $(BUILD)/holdfast: $(RELEASE_OBJECTS)
 	$(CC) $(OPT_CFLAGS) -o $@ $^ $(pkg_libs)

@@ -109,6 +109,9 @@ void hf_handle_order_get(hf_request_t *request);
 void hf_handle_order_cancel(hf_request_t *request);
 void hf_handle_user_orders(hf_request_t *request);
 void hf_handle_booking_create(hf_request_t *request);
+void hf_handle_ui_index(hf_request_t *request);
+void hf_handle_ui_event(hf_request_t *request);
+void hf_handle_ui_file(hf_request_t *request);
 
 /* ---- decoding (decode.c) ---- */
 

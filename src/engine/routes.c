@@ -22,6 +22,9 @@ typedef struct route {
 
 static const route_t routes[] = {
     {"GET", "/healthz", hf_handle_health, ROUTE_PUBLIC},
+    {"GET", "/", hf_handle_ui_index, ROUTE_PUBLIC},
+    {"GET", "/ui/events/{}", hf_handle_ui_event, ROUTE_PUBLIC},
+    {"GET", "/ui/{}", hf_handle_ui_file, ROUTE_PUBLIC},
     {"POST", "/v1/events", hf_handle_event_create, ROUTE_BODY | ROUTE_IDEMPOTENT},
     {"GET", "/v1/events", hf_handle_event_list, 0},
     {"GET", "/v1/events/{}", hf_handle_event_get, 0},
