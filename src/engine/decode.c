@@ -51,6 +51,24 @@ bool hf_decode_seconds(hf_request_t *request, json_t *object, const char *name, 
     return reject(request, name, message);
 }
 
+bool hf_decode_extension(hf_request_t *request, json_t *object, const char *name, int64_t *ms) {
+    json_t *member = json_object_get(object, name);
+    if (!member || json_is_null(member)) return true;
+    double seconds = json_is_number(member) ? json_number_value(member) : 0;
+    if (!isfinite(seconds) || seconds <= 0) {
+        char message[128];
+        snprintf(message, sizeof message, "%s must be a positive number of seconds", name);
+        return reject(request, name, message);
+    }
+    /* Any positive value is accepted: the cap applies later, and a tiny one changes nothing
+     * since an extension never moves expires_at earlier. */
+    double milliseconds = seconds * 1000.0;
+    *ms = milliseconds >= (double)HF_HOLD_TTL_MS_MAX ? HF_HOLD_TTL_MS_MAX
+                                                     : (int64_t)llround(milliseconds);
+    if (*ms < 1) *ms = 1;
+    return true;
+}
+
 bool hf_decode_integer(hf_request_t *request, json_t *object, const char *name, int64_t minimum,
                        int64_t maximum, int64_t *value) {
     json_t *member = json_object_get(object, name);

@@ -56,6 +56,7 @@ static void submit_if_idle(hf_engine_t *engine) {
     engine->open_batch = engine->spare_batch;
     engine->spare_batch = NULL;
     hf_store_submit(engine->store, batch, engine->open_sequence);
+    hf_streams_batch_submitted(engine);
     engine->open_sequence++;
 }
 
@@ -67,6 +68,7 @@ static void on_store_done(uv_async_t *handle) {
     hf_batch_t *batch = hf_store_take_result(engine->store, &sequence, &ok, error, sizeof error);
     if (!batch) return;
     engine->spare_batch = batch;
+    hf_streams_batch_durable(engine, sequence, ok);
     if (ok) {
         engine->durable_sequence = sequence;
         hf_http_server_release(engine->http, sequence);
@@ -78,6 +80,7 @@ static void on_store_done(uv_async_t *handle) {
         log_line("error", line);
         engine->store_failed = true;
         hf_batch_clear(engine->open_batch);
+        hf_streams_close_all(engine);
         hf_http_server_fail_pending(engine->http, engine->durable_sequence);
     }
     submit_if_idle(engine);
@@ -119,6 +122,7 @@ static void close_handles(hf_engine_t *engine) {
     uv_close((uv_handle_t *)&engine->signal_term, NULL);
     uv_close((uv_handle_t *)&engine->signal_interrupt, NULL);
     uv_close((uv_handle_t *)&engine->shutdown_timer, NULL);
+    uv_close((uv_handle_t *)&engine->keepalive_timer, NULL);
 }
 
 static bool drained(const hf_engine_t *engine) {
@@ -176,12 +180,18 @@ static void create_demo_event(hf_engine_t *engine) {
     else log_line("info", "created the demo event \"demo\"");
 }
 
+static void on_keepalive(uv_timer_t *timer) { hf_streams_keepalive(timer->data); }
+
 static int init_handles(hf_engine_t *engine) {
     uv_loop_t *loop = engine->loop;
     uv_async_init(loop, &engine->store_done, on_store_done);
     uv_check_init(loop, &engine->check);
     uv_timer_init(loop, &engine->expiry_timer);
     uv_timer_init(loop, &engine->shutdown_timer);
+    uv_timer_init(loop, &engine->keepalive_timer);
+    engine->keepalive_timer.data = engine;
+    uv_timer_start(&engine->keepalive_timer, on_keepalive, HF_STREAM_KEEPALIVE_MS,
+                   HF_STREAM_KEEPALIVE_MS);
     uv_signal_init(loop, &engine->signal_term);
     uv_signal_init(loop, &engine->signal_interrupt);
     engine->store_done.data = engine->check.data = engine->expiry_timer.data = engine;
@@ -206,7 +216,10 @@ static bool open_store(hf_engine_t *engine) {
 /* The core's sink: the open batch of the moment. */
 static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
     hf_engine_t *engine = context;
-    hf_batch_append(engine->open_batch, mutation);
+    if (mutation->type == HF_MUTATION_SEAT || mutation->type == HF_MUTATION_POOL)
+        hf_streams_record(engine, mutation);
+    /* Pool counts are for streams only: the store derives them from holds and orders. */
+    if (mutation->type != HF_MUTATION_POOL) hf_batch_append(engine->open_batch, mutation);
 }
 
 hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *options) {
@@ -260,5 +273,8 @@ void hf_engine_destroy(hf_engine_t *engine) {
     if (engine->open_batch) hf_batch_destroy(engine->open_batch);
     if (engine->spare_batch) hf_batch_destroy(engine->spare_batch);
     hf_idempotency_free(&engine->idempotency);
+    hf_buffer_free(&engine->publish_open);
+    hf_buffer_free(&engine->publish_flight);
+    free(engine->subscriber_lists);
     free(engine);
 }

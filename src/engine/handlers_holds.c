@@ -110,7 +110,7 @@ void hf_handle_hold_extend(hf_request_t *request) {
     const char *user_id;
     int64_t ttl_ms = -1;
     if (!hf_decode_user(request, &user_id)) return;
-    if (!hf_decode_seconds(request, request->body, "ttl_s", &ttl_ms)) return;
+    if (!hf_decode_extension(request, request->body, "ttl_s", &ttl_ms)) return;
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
     bool capped = false;

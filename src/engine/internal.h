@@ -43,6 +43,8 @@ const char *hf_idempotency_body(const hf_idempotency_t *table,
 
 /* ---- the engine ---- */
 
+typedef struct hf_subscriber hf_subscriber_t;
+
 struct hf_engine {
     uv_loop_t *loop;
     hf_engine_options_t options;
@@ -56,6 +58,14 @@ struct hf_engine {
     uint64_t open_sequence;      /* sequence the open batch will carry */
     uint64_t durable_sequence;   /* every batch up to this one is durable */
     bool store_failed;           /* a commit failed: nothing more is acknowledged */
+
+    /* Live streams (streams.c). */
+    hf_subscriber_t **subscriber_lists; /* by event index */
+    uint32_t subscriber_lists_count;
+    uint32_t stream_count;
+    hf_buffer_t publish_open;    /* seat and pool changes of the open batch, as SSE text */
+    hf_buffer_t publish_flight;  /* those of the batch being committed */
+    uv_timer_t keepalive_timer;
 
     uv_async_t store_done;
     uv_check_t check;
@@ -120,6 +130,9 @@ void hf_handle_ui_file(hf_request_t *request);
 bool hf_decode_string(hf_request_t *request, json_t *object, const char *name, size_t size_max,
                       bool required, const char **value);
 bool hf_decode_seconds(hf_request_t *request, json_t *object, const char *name, int64_t *ms);
+/* Like hf_decode_seconds but any positive number is accepted, large ones clamped to the
+ * longest hold and tiny ones raised to 1 ms (extend: the cap applies anyway). */
+bool hf_decode_extension(hf_request_t *request, json_t *object, const char *name, int64_t *ms);
 bool hf_decode_integer(hf_request_t *request, json_t *object, const char *name, int64_t minimum,
                        int64_t maximum, int64_t *value);
 bool hf_decode_bool(hf_request_t *request, json_t *object, const char *name, bool *value);
@@ -159,6 +172,17 @@ void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error
                          const hf_hold_request_t *hold_request);
 void hf_reply_error(hf_request_t *request, int status, const char *code, const char *message,
                     const char *field);
+
+/* ---- live streams (streams.c) ---- */
+void hf_handle_event_stream(hf_request_t *request);
+/* Formats a SEAT or POOL record into the open batch's publish buffer (if anyone listens). */
+void hf_streams_record(hf_engine_t *engine, const hf_mutation_t *mutation);
+/* The open batch went to the store: its changes now wait for that commit. */
+void hf_streams_batch_submitted(hf_engine_t *engine);
+/* The batch in flight is durable (ok) or failed: send or drop its changes. */
+void hf_streams_batch_durable(hf_engine_t *engine, uint64_t sequence, bool ok);
+void hf_streams_keepalive(hf_engine_t *engine);
+void hf_streams_close_all(hf_engine_t *engine);
 
 /* ---- restore (restore.c) ---- */
 int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size);

@@ -11,6 +11,7 @@ enum {
     ROUTE_PUBLIC = 1,            /* served without the API key */
     ROUTE_BODY = 2,              /* takes a JSON object body */
     ROUTE_IDEMPOTENT = 4,        /* creates something: Idempotency-Key applies */
+    ROUTE_KEY_IN_QUERY = 8,      /* ?access_token=KEY also works: EventSource sets no header */
 };
 
 typedef struct route {
@@ -29,6 +30,7 @@ static const route_t routes[] = {
     {"GET", "/v1/events", hf_handle_event_list, 0},
     {"GET", "/v1/events/{}", hf_handle_event_get, 0},
     {"GET", "/v1/events/{}/seats", hf_handle_seat_list, 0},
+    {"GET", "/v1/events/{}/stream", hf_handle_event_stream, ROUTE_KEY_IN_QUERY},
     {"GET", "/v1/events/{}/seats/{}", hf_handle_seat_get, 0},
     {"POST", "/v1/events/{}/holds", hf_handle_hold_create, ROUTE_BODY | ROUTE_IDEMPOTENT},
     {"POST", "/v1/events/{}/bookings", hf_handle_booking_create, ROUTE_BODY | ROUTE_IDEMPOTENT},
@@ -132,9 +134,14 @@ void hf_reply_error(hf_request_t *request, int status, const char *code, const c
 
 /* ---- generic checks ---- */
 
-static bool authorized(const hf_request_t *request) {
+static bool authorized(const hf_request_t *request, const route_t *route) {
     const char *key = request->engine->options.api_key;
     if (!key || !*key) return true;
+    char token[HF_HTTP_HEAD_SIZE_MAX];
+    if ((route->flags & ROUTE_KEY_IN_QUERY) &&
+        hf_query_get(request->http->query, "access_token", token, sizeof token) &&
+        strlen(token) == strlen(key) && CRYPTO_memcmp(token, key, strlen(key)) == 0)
+        return true;
     size_t length;
     const char *header = hf_http_request_header(request->http, "Authorization", &length);
     size_t key_length = strlen(key);
@@ -229,7 +236,7 @@ static void run_idempotent(hf_request_t *request, const route_t *route, const ch
 }
 
 static void run_route(hf_request_t *request, const route_t *route) {
-    if (!(route->flags & ROUTE_PUBLIC) && !authorized(request)) {
+    if (!(route->flags & ROUTE_PUBLIC) && !authorized(request, route)) {
         hf_reply_error(request, 401, "unauthorized", "missing or wrong API key", NULL);
         return;
     }
