@@ -1,0 +1,186 @@
+/* Shared helpers of the core's unit tests and simulation: a mutation sink that records what the
+ * core emits, and a small builder of event definitions. Header-only (static functions) so each
+ * test binary stays a single translation unit. */
+#ifndef HF_TESTS_CORE_FIXTURES_H
+#define HF_TESTS_CORE_FIXTURES_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+/* ---- Recording sink ---- */
+
+#define FX_TYPES 16
+#define FX_TEXT_SIZE 160
+
+/* A copy of one mutation record: the fields the tests look at. */
+typedef struct fx_record {
+    int type;
+    int64_t at_ms;
+    char event_id[HF_ID_SIZE_MAX + 1];
+    char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
+    char pool_id[HF_ID_SIZE_MAX + 1];
+    char hold_id[HF_SERVER_ID_SIZE + 8];
+    char order_id[HF_SERVER_ID_SIZE + 8];
+    char user_id[HF_USER_ID_SIZE_MAX + 1];
+    bool has_order_id;
+    int64_t total;
+    int64_t expires_at_ms;
+    uint32_t version;
+    uint32_t quantity;
+    int status;
+    int64_t available, held, sold; /* HF_MUTATION_POOL */
+} fx_record_t;
+
+/* Keeps the first `capacity` records; counts all of them by type. */
+typedef struct fx_sink {
+    fx_record_t *records;
+    size_t count;      /* records kept */
+    size_t capacity;
+    size_t total;      /* records emitted */
+    size_t by_type[FX_TYPES];
+} fx_sink_t;
+
+static inline void fx_copy(char *out, size_t size, const char *text)
+{
+    if (text == NULL) {
+        out[0] = '\0';
+        return;
+    }
+    snprintf(out, size, "%s", text);
+}
+
+static inline void fx_sink_emit(void *context, const hf_mutation_t *mutation)
+{
+    fx_sink_t *sink = context;
+    sink->total++;
+    if (mutation->type >= 0 && mutation->type < FX_TYPES) sink->by_type[mutation->type]++;
+    if (sink->count >= sink->capacity) return;
+    fx_record_t *record = &sink->records[sink->count++];
+    memset(record, 0, sizeof *record);
+    record->type = mutation->type;
+    record->at_ms = mutation->at_ms;
+    fx_copy(record->event_id, sizeof record->event_id, mutation->event_id);
+    fx_copy(record->seat_id, sizeof record->seat_id, mutation->seat_id);
+    fx_copy(record->pool_id, sizeof record->pool_id, mutation->pool_id);
+    fx_copy(record->hold_id, sizeof record->hold_id, mutation->hold_id);
+    fx_copy(record->order_id, sizeof record->order_id, mutation->order_id);
+    fx_copy(record->user_id, sizeof record->user_id, mutation->user_id);
+    record->has_order_id = mutation->order_id != NULL;
+    record->total = mutation->total;
+    record->expires_at_ms = mutation->expires_at_ms;
+    record->version = mutation->version;
+    record->quantity = mutation->quantity;
+    record->status = mutation->status;
+    record->available = mutation->available;
+    record->held = mutation->held;
+    record->sold = mutation->sold;
+}
+
+static inline void fx_sink_init(fx_sink_t *sink, size_t capacity)
+{
+    memset(sink, 0, sizeof *sink);
+    sink->capacity = capacity;
+    sink->records = calloc(capacity ? capacity : 1, sizeof *sink->records);
+}
+
+static inline void fx_sink_reset(fx_sink_t *sink)
+{
+    sink->count = 0;
+    sink->total = 0;
+    memset(sink->by_type, 0, sizeof sink->by_type);
+}
+
+static inline void fx_sink_free(fx_sink_t *sink)
+{
+    free(sink->records);
+    sink->records = NULL;
+}
+
+static inline hf_mutation_sink_t fx_sink_of(fx_sink_t *sink)
+{
+    hf_mutation_sink_t out = {.emit = fx_sink_emit, .context = sink};
+    return out;
+}
+
+/* The kept record of a seat's change, last one first; NULL when none. */
+static inline const fx_record_t *fx_sink_seat(const fx_sink_t *sink, const char *seat_id)
+{
+    for (size_t i = sink->count; i-- > 0;) {
+        if (sink->records[i].type == HF_MUTATION_SEAT &&
+            strcmp(sink->records[i].seat_id, seat_id) == 0)
+            return &sink->records[i];
+    }
+    return NULL;
+}
+
+static inline const fx_record_t *fx_sink_first(const fx_sink_t *sink, int type)
+{
+    for (size_t i = 0; i < sink->count; i++)
+        if (sink->records[i].type == type) return &sink->records[i];
+    return NULL;
+}
+
+/* ---- Event definition builder ---- */
+
+#define FX_SECTIONS_MAX 8
+#define FX_ROWS_MAX 8
+#define FX_POOLS_MAX 4
+
+typedef struct fx_event {
+    hf_event_definition_t definition;
+    hf_section_definition_t sections[FX_SECTIONS_MAX];
+    hf_row_definition_t rows[FX_SECTIONS_MAX][FX_ROWS_MAX];
+    hf_pool_definition_t pools[FX_POOLS_MAX];
+} fx_event_t;
+
+static inline void fx_event_init(fx_event_t *event, const char *id, int64_t hold_ttl_ms,
+                          int64_t max_hold_ms, uint32_t max_seats_per_user,
+                          uint32_t max_seats_per_hold)
+{
+    memset(event, 0, sizeof *event);
+    hf_event_definition_t *definition = &event->definition;
+    snprintf(definition->id, sizeof definition->id, "%s", id);
+    snprintf(definition->name, sizeof definition->name, "Event %s", id);
+    snprintf(definition->currency, sizeof definition->currency, "USD");
+    definition->hold_ttl_ms = hold_ttl_ms;
+    definition->max_hold_ms = max_hold_ms;
+    definition->max_seats_per_user = max_seats_per_user;
+    definition->max_seats_per_hold = max_seats_per_hold;
+    definition->sections = event->sections;
+    definition->pools = event->pools;
+}
+
+/* Adds a section with rows named A, B, C... of `seats` seats each. */
+static inline void fx_event_section(fx_event_t *event, const char *id, int64_t price, uint32_t rows,
+                             uint32_t seats)
+{
+    hf_event_definition_t *definition = &event->definition;
+    uint32_t s = definition->section_count++;
+    hf_section_definition_t *section = &event->sections[s];
+    snprintf(section->id, sizeof section->id, "%s", id);
+    section->price = price;
+    section->row_count = rows;
+    section->rows = event->rows[s];
+    for (uint32_t r = 0; r < rows; r++) {
+        snprintf(event->rows[s][r].id, sizeof event->rows[s][r].id, "%c", (char)('A' + r));
+        event->rows[s][r].seats = seats;
+    }
+}
+
+static inline void fx_event_pool(fx_event_t *event, const char *id, int64_t capacity, int64_t price)
+{
+    hf_event_definition_t *definition = &event->definition;
+    hf_pool_definition_t *pool = &event->pools[definition->pool_count++];
+    snprintf(pool->id, sizeof pool->id, "%s", id);
+    pool->capacity = capacity;
+    pool->price = price;
+}
+
+#endif

@@ -1,0 +1,1224 @@
+/* Seeded randomized simulation of the core against a deliberately simple reference model.
+ *
+ * The model keeps plain arrays and scans them; it has its own expiry logic (a hold is active
+ * while its status is held and now < expires_at). For every random operation the model first
+ * computes the set of errors that apply (the contract does not fix an order among several
+ * applicable errors, so the core's answer must be one of them, and HF_OK exactly when the set is
+ * empty), then the core runs the same operation, and the two states are compared: seat statuses,
+ * versions and owners, counts, pools, holds, orders, the mutation records emitted, and
+ * hf_core_check.
+ *
+ *   HF_SEED=N               reproduce a run (default: from the time; printed first)
+ *   HF_SIM_OPERATIONS=N     operations (default 100000)
+ *   HF_SIM_CHECK_EVERY=N    call hf_core_check every N steps (default 1)
+ *   HF_SIM_LAX_NEXT_EXPIRY=1  hf_core_next_expiry may be early, never late (default: exact)
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/core.h"
+#include "core_fixtures.h"
+
+#define EPOCH INT64_C(1750000000000)
+#define USERS 8
+#define EVENTS 3
+#define SEATS_MAX 64
+#define POOLS_MAX 2
+#define REQUEST_SEATS_MAX 8
+#define REQUEST_POOLS_MAX 3
+#define SEAT_ID_SIZE (HF_SEAT_ID_SIZE_MAX + 1)
+#define CHANGES_MAX 4096
+
+/* ---- PRNG: splitmix64, never rand() ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(uint32_t bound) { return bound ? (uint32_t)(rng_next() % bound) : 0; }
+static bool rng_chance(uint32_t percent) { return rng_below(100) < percent; }
+static int64_t rng_range(int64_t low, int64_t high) /* inclusive */
+{
+    return low + (int64_t)(rng_next() % (uint64_t)(high - low + 1));
+}
+
+/* ---- the model ---- */
+
+typedef struct model_seat {
+    char id[SEAT_ID_SIZE];
+    uint8_t status;       /* hf_seat_status_t */
+    uint32_t owner;       /* model hold + 1 when held, model order + 1 when sold */
+    uint32_t version;
+    uint32_t section;
+    int64_t price;
+} model_seat_t;
+
+typedef struct model_pool {
+    char id[HF_ID_SIZE_MAX + 1];
+    int64_t capacity, price, held, sold;
+} model_pool_t;
+
+typedef struct model_event {
+    fx_event_t definition;
+    const char *id;
+    uint32_t seat_count, pool_count, section_count;
+    model_seat_t seats[SEATS_MAX];
+    model_pool_t pools[POOLS_MAX];
+    int64_t ttl_ms, max_hold_ms;
+    uint32_t per_user, per_hold;
+} model_event_t;
+
+typedef struct model_item {
+    uint32_t seats[REQUEST_SEATS_MAX];
+    uint32_t seat_count;
+    uint32_t pools[REQUEST_POOLS_MAX];
+    uint32_t quantities[REQUEST_POOLS_MAX];
+    uint32_t pool_count;
+} model_items_t;
+
+typedef struct model_hold {
+    char id[24];
+    uint32_t event, user;
+    uint8_t status;
+    hf_time_ms_t created, expires;
+    int64_t total;
+    model_items_t items;
+    int32_t order;        /* model order index or -1 */
+    uint32_t core_index;
+} model_hold_t;
+
+typedef struct model_order {
+    char id[24];
+    uint32_t event, user, hold;
+    uint8_t status;
+    hf_time_ms_t created;
+    int64_t total;
+    uint32_t core_index;
+} model_order_t;
+
+/* One seat status change, as the core should report it. */
+typedef struct change {
+    uint32_t event, seat, version;
+    uint8_t status;
+} change_t;
+
+typedef struct model {
+    model_event_t events[EVENTS];
+    model_hold_t *holds;
+    uint32_t hold_count, hold_capacity;
+    model_order_t *orders;
+    uint32_t order_count, order_capacity;
+    uint32_t *active;     /* held holds */
+    uint32_t active_count, active_capacity;
+    uint32_t *live;       /* confirmed orders */
+    uint32_t live_count, live_capacity;
+    hf_time_ms_t now;     /* the simulated clock */
+    hf_time_ms_t applied; /* the last time given to the core */
+    /* What the current operation changed. */
+    change_t changes[CHANGES_MAX];
+    uint32_t change_count;
+    uint32_t touched_holds[64], touched_hold_count;
+    uint32_t expected[FX_TYPES];      /* mutation records by type */
+    uint32_t extend_unchanged;        /* an extend that moved nothing: 0 or 1 HOLD_UPDATE */
+    /* Seats of replaced holds taken again by the new hold: the core may report them released
+     * and held again (two changes) or moved (none). */
+    uint32_t moved_event, moved_seats[REQUEST_SEATS_MAX], moved_count;
+} model_t;
+
+static const char *const user_ids[USERS] = {"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7"};
+
+static model_t model;
+static hf_core_t *core;
+static fx_sink_t sink;
+static uint64_t seed;
+static uint64_t step;
+static const char *operation = "start";
+static char description[512];
+static uint64_t stats[32];
+static uint64_t error_stats[HF_ERROR_CAPACITY + 1];
+/* HF_SIM_LAX_NEXT_EXPIRY=1: accept an hf_core_next_expiry earlier than the model's (a stale
+ * timer entry) and only fail when it is late. For exploring past that known discrepancy; the
+ * default is the header's contract, the exact earliest deadline. */
+static bool lax_next_expiry;
+
+enum { S_HOLD, S_HOLD_OK, S_EXTEND, S_EXTEND_OK, S_RELEASE, S_RELEASE_OK, S_COMMIT, S_COMMIT_OK,
+       S_CANCEL, S_CANCEL_OK, S_CLOCK, S_ADVANCE, S_EXPIRED, S_REPLACED, S_MOVED, S_CHECKS,
+       S_AMBIGUOUS };
+
+static void mismatch(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void mismatch(const char *format, ...)
+{
+    char text[1024];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    fprintf(stderr,
+            "\nSIMULATION MISMATCH seed=%" PRIu64 " step=%" PRIu64 " now=%" PRId64
+            " (epoch+%" PRId64 ")\n  operation: %s\n  %s\n  %s\n"
+            "  reproduce: HF_SEED=%" PRIu64 " HF_SIM_OPERATIONS=%" PRIu64 "\n",
+            seed, step, model.now, model.now - EPOCH, operation, description, text, seed,
+            step + 1);
+    fail_msg("simulation mismatch at seed=%" PRIu64 " step=%" PRIu64 ": %s", seed, step, text);
+    abort(); /* not reached */
+}
+
+#define GROW(array, count, capacity)                                                   \
+    do {                                                                               \
+        if ((count) >= (capacity)) {                                                   \
+            (capacity) = (capacity) ? (capacity) * 2 : 256;                            \
+            (array) = realloc((array), (size_t)(capacity) * sizeof *(array));          \
+            assert_non_null(array);                                                    \
+        }                                                                              \
+    } while (0)
+
+static void list_remove(uint32_t *list, uint32_t *count, uint32_t value)
+{
+    for (uint32_t i = 0; i < *count; i++) {
+        if (list[i] == value) {
+            list[i] = list[--*count];
+            return;
+        }
+    }
+    mismatch("model bug: %u not in list", value);
+}
+
+static void touch_hold(uint32_t hold)
+{
+    for (uint32_t i = 0; i < model.touched_hold_count; i++)
+        if (model.touched_holds[i] == hold) return;
+    if (model.touched_hold_count < 64) model.touched_holds[model.touched_hold_count++] = hold;
+}
+
+static void seat_change(uint32_t event, uint32_t seat, uint8_t status, uint32_t owner)
+{
+    model_seat_t *s = &model.events[event].seats[seat];
+    s->status = status;
+    s->owner = owner;
+    s->version++;
+    assert_true(model.change_count < CHANGES_MAX);
+    model.changes[model.change_count++] = (change_t){event, seat, s->version, status};
+}
+
+/* A hold leaves the held state: its seats and units are free again. */
+static void model_hold_finish(uint32_t index, uint8_t status)
+{
+    model_hold_t *h = &model.holds[index];
+    model_event_t *event = &model.events[h->event];
+    h->status = status;
+    list_remove(model.active, &model.active_count, index);
+    for (uint32_t i = 0; i < h->items.seat_count; i++)
+        seat_change(h->event, h->items.seats[i], HF_SEAT_AVAILABLE, 0);
+    for (uint32_t i = 0; i < h->items.pool_count; i++)
+        event->pools[h->items.pools[i]].held -= h->items.quantities[i];
+    model.expected[HF_MUTATION_POOL] += h->items.pool_count;
+    model.expected[HF_MUTATION_HOLD_UPDATE]++;
+    touch_hold(index);
+}
+
+/* The model's own expiry: every held hold with now >= expires_at. */
+static uint32_t model_expire(hf_time_ms_t now)
+{
+    uint32_t expired = 0;
+    for (uint32_t i = 0; i < model.active_count;) {
+        uint32_t index = model.active[i];
+        if (now >= model.holds[index].expires) {
+            model_hold_finish(index, HF_HOLD_EXPIRED);
+            expired++;
+        } else {
+            i++;
+        }
+    }
+    model.applied = now;
+    return expired;
+}
+
+static uint32_t user_units(uint32_t event, uint32_t user, bool held, bool sold)
+{
+    uint32_t units = 0;
+    if (held) {
+        for (uint32_t i = 0; i < model.active_count; i++) {
+            const model_hold_t *h = &model.holds[model.active[i]];
+            if (h->event != event || h->user != user) continue;
+            units += h->items.seat_count;
+            for (uint32_t p = 0; p < h->items.pool_count; p++) units += h->items.quantities[p];
+        }
+    }
+    if (sold) {
+        for (uint32_t i = 0; i < model.live_count; i++) {
+            const model_order_t *o = &model.orders[model.live[i]];
+            if (o->event != event || o->user != user) continue;
+            const model_hold_t *h = &model.holds[o->hold];
+            units += h->items.seat_count;
+            for (uint32_t p = 0; p < h->items.pool_count; p++) units += h->items.quantities[p];
+        }
+    }
+    return units;
+}
+
+/* ---- setup ---- */
+
+static void event_setup(uint32_t e)
+{
+    model_event_t *event = &model.events[e];
+    fx_event_t *def = &event->definition;
+    switch (e) {
+    case 0:
+        fx_event_init(def, "alpha", 60000, 180000, 6, 5);
+        fx_event_section(def, "FLOOR", 100, 3, 8);
+        fx_event_section(def, "BALC", 40, 3, 8);
+        fx_event_pool(def, "GA", 5, 25);
+        fx_event_pool(def, "VIP", 3, 200);
+        break;
+    case 1:
+        fx_event_init(def, "beta", 30000, 90000, 0, 6);
+        fx_event_section(def, "S", 10, 2, 8);
+        fx_event_section(def, "T.2", 5, 1, 3);
+        break;
+    default:
+        fx_event_init(def, "gamma", 20000, 40000, 3, 4);
+        fx_event_pool(def, "P", 4, 7);
+        fx_event_pool(def, "Q_1", 10, 1);
+        break;
+    }
+    event->id = def->definition.id;
+    event->ttl_ms = def->definition.hold_ttl_ms;
+    event->max_hold_ms = def->definition.max_hold_ms;
+    event->per_user = def->definition.max_seats_per_user;
+    event->per_hold = def->definition.max_seats_per_hold;
+    event->section_count = def->definition.section_count;
+    for (uint32_t s = 0; s < def->definition.section_count; s++) {
+        const hf_section_definition_t *section = &def->sections[s];
+        for (uint32_t r = 0; r < section->row_count; r++) {
+            for (uint32_t n = 1; n <= section->rows[r].seats; n++) {
+                model_seat_t *seat = &event->seats[event->seat_count++];
+                char id[SEAT_ID_SIZE];
+                snprintf(id, sizeof id, "%s-%s-%u", section->id, section->rows[r].id, n);
+                memcpy(seat->id, id, sizeof id);
+                seat->status = HF_SEAT_AVAILABLE;
+                seat->version = 1;
+                seat->section = s;
+                seat->price = section->price;
+            }
+        }
+    }
+    for (uint32_t p = 0; p < def->definition.pool_count; p++) {
+        model_pool_t *pool = &event->pools[event->pool_count++];
+        memcpy(pool->id, def->pools[p].id, sizeof pool->id);
+        pool->capacity = def->pools[p].capacity;
+        pool->price = def->pools[p].price;
+    }
+    hf_error_detail_t detail = {0};
+    hf_error_t error = hf_core_event_create(core, &def->definition, EPOCH, &detail);
+    if (error != HF_OK) mismatch("event %s: %s", event->id, hf_error_code(error));
+}
+
+/* ---- comparison ---- */
+
+static const char *status_name(uint8_t status)
+{
+    static const char *const names[] = {"held", "confirmed", "released", "expired"};
+    return status < 4 ? names[status] : "?";
+}
+
+static void compare_hold(uint32_t index)
+{
+    const model_hold_t *m = &model.holds[index];
+    const hf_hold_t *c = hf_core_hold_at(core, m->core_index);
+    if (c == NULL) mismatch("hold %s: hf_core_hold_at(%u) is NULL", m->id, m->core_index);
+    if (strcmp(c->id, m->id) != 0) mismatch("hold %s: core index has id %s", m->id, c->id);
+    if (c->status != m->status)
+        mismatch("hold %s: status %s, model %s (expires_at epoch+%" PRId64 ")", m->id,
+                 status_name(c->status), status_name(m->status), m->expires - EPOCH);
+    if (c->expires_at_ms != m->expires)
+        mismatch("hold %s: expires_at epoch+%" PRId64 ", model epoch+%" PRId64, m->id,
+                 c->expires_at_ms - EPOCH, m->expires - EPOCH);
+    if (c->created_at_ms != m->created) mismatch("hold %s: created_at differs", m->id);
+    if (c->total != m->total)
+        mismatch("hold %s: total %" PRId64 ", model %" PRId64, m->id, c->total, m->total);
+    if (c->seat_count != m->items.seat_count || c->pool_count != m->items.pool_count)
+        mismatch("hold %s: %u seats %u pools, model %u %u", m->id, c->seat_count, c->pool_count,
+                 m->items.seat_count, m->items.pool_count);
+    if (c->status == HF_HOLD_HELD && model.applied >= c->expires_at_ms)
+        mismatch("hold %s: lapsed (expires_at epoch+%" PRId64 ") but held", m->id,
+                 c->expires_at_ms - EPOCH);
+    uint32_t order = m->order >= 0 ? model.orders[m->order].core_index + 1 : 0;
+    if (c->order != order) mismatch("hold %s: order %u, model %u", m->id, c->order, order);
+    if (strcmp(hf_core_user_id(core, c->user), user_ids[m->user]) != 0)
+        mismatch("hold %s: user differs", m->id);
+}
+
+static void compare_order(uint32_t index)
+{
+    const model_order_t *m = &model.orders[index];
+    const hf_order_t *c = hf_core_order_at(core, m->core_index);
+    if (c == NULL || strcmp(c->id, m->id) != 0) mismatch("order %s: not at its index", m->id);
+    if (c->status != m->status) mismatch("order %s: status %d, model %d", m->id, c->status, m->status);
+    if (c->total != m->total) mismatch("order %s: total differs", m->id);
+    if (c->hold != model.holds[m->hold].core_index + 1) mismatch("order %s: hold differs", m->id);
+    if (c->created_at_ms != m->created) mismatch("order %s: created_at differs", m->id);
+}
+
+static void compare_state(bool full)
+{
+    for (uint32_t e = 0; e < EVENTS; e++) {
+        const model_event_t *m = &model.events[e];
+        const hf_event_t *c = hf_core_event_at(core, e);
+        if (c == NULL || strcmp(c->id, m->id) != 0) mismatch("event %u missing", e);
+        hf_counts_t total = {0, 0, 0}, sections[FX_SECTIONS_MAX];
+        memset(sections, 0, sizeof sections);
+        for (uint32_t s = 0; s < m->seat_count; s++) {
+            const model_seat_t *ms = &m->seats[s];
+            const hf_seat_t *cs = &c->seats[s];
+            if (cs->status != ms->status)
+                mismatch("seat %s/%s: status %d, model %d", m->id, ms->id, cs->status, ms->status);
+            if (cs->version != ms->version)
+                mismatch("seat %s/%s: version %u, model %u", m->id, ms->id, cs->version,
+                         ms->version);
+            uint32_t owner = 0;
+            if (ms->status == HF_SEAT_HELD) owner = model.holds[ms->owner - 1].core_index + 1;
+            if (ms->status == HF_SEAT_SOLD) owner = model.orders[ms->owner - 1].core_index + 1;
+            if (cs->owner != owner)
+                mismatch("seat %s/%s: owner %u, model %u", m->id, ms->id, cs->owner, owner);
+            uint32_t *slot[2][3] = {
+                {&total.available, &total.held, &total.sold},
+                {&sections[ms->section].available, &sections[ms->section].held,
+                 &sections[ms->section].sold}};
+            (*slot[0][ms->status])++;
+            (*slot[1][ms->status])++;
+        }
+        if (memcmp(&total, &c->counts, sizeof total) != 0)
+            mismatch("event %s: counts %u/%u/%u, seats say %u/%u/%u", m->id, c->counts.available,
+                     c->counts.held, c->counts.sold, total.available, total.held, total.sold);
+        for (uint32_t s = 0; s < m->section_count; s++) {
+            if (memcmp(&sections[s], &c->sections[s].counts, sizeof total) != 0)
+                mismatch("event %s section %s: counts %u/%u/%u, seats say %u/%u/%u", m->id,
+                         c->sections[s].id, c->sections[s].counts.available,
+                         c->sections[s].counts.held, c->sections[s].counts.sold,
+                         sections[s].available, sections[s].held, sections[s].sold);
+        }
+        for (uint32_t p = 0; p < m->pool_count; p++) {
+            const model_pool_t *mp = &m->pools[p];
+            const hf_pool_t *cp = &c->pools[p];
+            if (cp->held != mp->held || cp->sold != mp->sold)
+                mismatch("pool %s/%s: held %" PRId64 " sold %" PRId64 ", model %" PRId64
+                         " %" PRId64, m->id, mp->id, cp->held, cp->sold, mp->held, mp->sold);
+            if (mp->held < 0 || mp->held + mp->sold > mp->capacity)
+                mismatch("model pool %s/%s out of bounds", m->id, mp->id);
+        }
+    }
+    if (hf_core_holds_active(core) != model.active_count)
+        mismatch("holds_active %u, model %u", hf_core_holds_active(core), model.active_count);
+    hf_time_ms_t next = INT64_MAX;
+    for (uint32_t i = 0; i < model.active_count; i++) {
+        const model_hold_t *h = &model.holds[model.active[i]];
+        if (h->expires < next) next = h->expires;
+        if (model.applied >= h->expires) mismatch("model bug: a lapsed hold is active");
+        compare_hold(model.active[i]);
+    }
+    hf_time_ms_t core_next = hf_core_next_expiry(core);
+    if (core_next != next && !(lax_next_expiry && core_next < next))
+        mismatch("next_expiry epoch+%" PRId64 ", model epoch+%" PRId64 " (%s)",
+                 hf_core_next_expiry(core) == INT64_MAX ? -1 : hf_core_next_expiry(core) - EPOCH,
+                 next == INT64_MAX ? -1 : next - EPOCH,
+                 hf_core_next_expiry(core) < next ? "early" : "late");
+    for (uint32_t i = 0; i < model.touched_hold_count; i++) compare_hold(model.touched_holds[i]);
+    if (full) {
+        for (uint32_t i = 0; i < model.hold_count; i++) compare_hold(i);
+        for (uint32_t i = 0; i < model.order_count; i++) compare_order(i);
+        for (uint32_t u = 0; u < USERS; u++) {
+            uint32_t count = 0, expected = 0;
+            const uint32_t *orders = hf_core_user_orders(core, user_ids[u], &count);
+            for (uint32_t i = 0; i < model.order_count; i++) {
+                if (model.orders[i].user != u) continue;
+                if (orders == NULL || expected >= count ||
+                    orders[expected] != model.orders[i].core_index)
+                    mismatch("user %s: orders differ at %u", user_ids[u], expected);
+                expected++;
+            }
+            if (expected != count) mismatch("user %s: %u orders, model %u", user_ids[u], count, expected);
+        }
+    }
+}
+
+/* The mutation records of one operation against the model's changes. */
+static void compare_mutations(void)
+{
+    /* Seats moved from a replaced hold to the new one: see what the core did. */
+    for (uint32_t i = 0; i < model.moved_count; i++) {
+        model_seat_t *ms = &model.events[model.moved_event].seats[model.moved_seats[i]];
+        const hf_seat_t *cs = &hf_core_event_at(core, model.moved_event)->seats[model.moved_seats[i]];
+        if (cs->version == ms->version + 2) {
+            uint32_t owner = ms->owner;
+            seat_change(model.moved_event, model.moved_seats[i], HF_SEAT_AVAILABLE, 0);
+            seat_change(model.moved_event, model.moved_seats[i], HF_SEAT_HELD, owner);
+            stats[S_MOVED]++;
+        } else if (cs->version != ms->version) {
+            mismatch("seat %s moved by replace_existing: version %u, expected %u or %u", ms->id,
+                     cs->version, ms->version, ms->version + 2);
+        }
+    }
+    if (sink.total > sink.count) mismatch("more than %zu mutations in one step", sink.capacity);
+    uint32_t by_type[FX_TYPES] = {0};
+    bool used[CHANGES_MAX] = {false};
+    for (size_t r = 0; r < sink.count; r++) {
+        const fx_record_t *record = &sink.records[r];
+        if (record->type < 0 || record->type >= FX_TYPES) mismatch("record type %d", record->type);
+        by_type[record->type]++;
+        if (record->type == HF_MUTATION_SEAT) {
+            bool found = false;
+            for (uint32_t c = 0; c < model.change_count && !found; c++) {
+                const change_t *change = &model.changes[c];
+                const model_event_t *event = &model.events[change->event];
+                if (used[c] || strcmp(event->id, record->event_id) != 0 ||
+                    strcmp(event->seats[change->seat].id, record->seat_id) != 0 ||
+                    change->version != record->version)
+                    continue;
+                if (change->status != record->status)
+                    mismatch("SEAT record %s/%s v%u: status %d, model %d", record->event_id,
+                             record->seat_id, record->version, record->status, change->status);
+                used[c] = found = true;
+            }
+            if (!found)
+                mismatch("unexpected SEAT record %s/%s status %d version %u", record->event_id,
+                         record->seat_id, record->status, record->version);
+        } else if (record->type == HF_MUTATION_HOLD_UPDATE ||
+                   record->type == HF_MUTATION_HOLD_CREATE) {
+            bool found = false;
+            for (uint32_t i = 0; i < model.touched_hold_count && !found; i++) {
+                const model_hold_t *h = &model.holds[model.touched_holds[i]];
+                if (strcmp(h->id, record->hold_id) != 0) continue;
+                found = true;
+                if (record->status != h->status)
+                    mismatch("%s record of %s: status %s, model %s",
+                             record->type == HF_MUTATION_HOLD_CREATE ? "HOLD_CREATE" : "HOLD_UPDATE",
+                             h->id, status_name((uint8_t)record->status), status_name(h->status));
+                if (h->status == HF_HOLD_HELD && record->expires_at_ms != h->expires)
+                    mismatch("record of %s: expires_at differs", h->id);
+            }
+            if (!found) mismatch("hold record of untouched hold %s", record->hold_id);
+        }
+    }
+    for (size_t r = sink.count; r-- > 0;) {
+        const fx_record_t *record = &sink.records[r];
+        if (record->type != HF_MUTATION_POOL) continue;
+        bool later = false; /* only the last record of each pool gives the final counts */
+        for (size_t q = r + 1; q < sink.count; q++)
+            later |= sink.records[q].type == HF_MUTATION_POOL &&
+                     strcmp(sink.records[q].event_id, record->event_id) == 0 &&
+                     strcmp(sink.records[q].pool_id, record->pool_id) == 0;
+        if (later) continue;
+        const model_pool_t *pool = NULL;
+        for (uint32_t e = 0; e < EVENTS && !pool; e++)
+            for (uint32_t p = 0; p < model.events[e].pool_count && !pool; p++)
+                if (strcmp(model.events[e].id, record->event_id) == 0 &&
+                    strcmp(model.events[e].pools[p].id, record->pool_id) == 0)
+                    pool = &model.events[e].pools[p];
+        if (pool == NULL) mismatch("POOL record of unknown pool %s/%s", record->event_id,
+                                   record->pool_id);
+        if (record->held != pool->held || record->sold != pool->sold ||
+            record->available != pool->capacity - pool->held - pool->sold)
+            mismatch("POOL record %s/%s: available %" PRId64 " held %" PRId64 " sold %" PRId64
+                     ", model held %" PRId64 " sold %" PRId64, record->event_id, record->pool_id,
+                     record->available, record->held, record->sold, pool->held, pool->sold);
+    }
+    if (by_type[HF_MUTATION_SEAT] != model.change_count)
+        mismatch("%u SEAT records, model %u changes", by_type[HF_MUTATION_SEAT], model.change_count);
+    static const int types[] = {HF_MUTATION_EVENT_CREATE, HF_MUTATION_HOLD_CREATE,
+                                HF_MUTATION_HOLD_UPDATE, HF_MUTATION_ORDER_CREATE,
+                                HF_MUTATION_ORDER_ITEM, HF_MUTATION_ORDER_UPDATE,
+                                HF_MUTATION_IDEMPOTENCY, HF_MUTATION_POOL};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        uint32_t got = by_type[types[i]], want = model.expected[types[i]];
+        if (types[i] == HF_MUTATION_HOLD_UPDATE && model.extend_unchanged && got == want + 1)
+            continue;
+        if (got != want) mismatch("%u records of type %d, model %u", got, types[i], want);
+    }
+}
+
+/* ---- operations ---- */
+
+static void begin(const char *name)
+{
+    operation = name;
+    description[0] = '\0';
+    model.change_count = 0;
+    model.touched_hold_count = 0;
+    model.moved_count = 0;
+    model.extend_unchanged = 0;
+    memset(model.expected, 0, sizeof model.expected);
+    fx_sink_reset(&sink);
+}
+
+static bool error_in(hf_error_t error, uint32_t set)
+{
+    return error != HF_OK && (set & (1u << error)) != 0;
+}
+
+static void describe_set(char *out, size_t size, uint32_t set)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    if (set == 0) snprintf(out, size, "ok");
+    for (int e = 1; e <= HF_ERROR_CAPACITY; e++)
+        if (set & (1u << e))
+            used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "|" : "",
+                                     hf_error_code((hf_error_t)e));
+}
+
+static void expect_result(hf_error_t got, uint32_t set)
+{
+    error_stats[got]++;
+    if (set == 0 && got == HF_OK) return;
+    if (error_in(got, set)) return;
+    char expected[256];
+    describe_set(expected, sizeof expected, set);
+    mismatch("core answered %s, model expects %s", got == HF_OK ? "ok" : hf_error_code(got),
+             expected);
+}
+
+static const char *const bad_seat_ids[] = {
+    "FLOOR-A-0", "FLOOR-A-9", "FLOOR-D-1", "NOPE-A-1", "FLOOR-A-01", "FLOOR-A-", "FLOOR--1",
+    "S-C-1", "T.2-A-4", "FLOOR-A-1x", "", "BALC-A-", "S-A-08",
+};
+
+static void op_hold(void)
+{
+    char seat_text[REQUEST_SEATS_MAX][SEAT_ID_SIZE];
+    const char *seat_ids[REQUEST_SEATS_MAX];
+    hf_pool_request_t pools[REQUEST_POOLS_MAX];
+    char pool_text[REQUEST_POOLS_MAX][HF_ID_SIZE_MAX + 1];
+    uint32_t seat_count = 0, pool_count = 0;
+
+    /* Draw the request. */
+    uint32_t e = rng_below(EVENTS);
+    bool unknown_event = rng_chance(4);
+    model_event_t *event = &model.events[e];
+    const char *event_id = unknown_event ? "nope" : event->id;
+    bool empty_user = rng_chance(2);
+    int32_t u = (int32_t)rng_below(USERS);
+    const char *user_id = empty_user ? "" : user_ids[u];
+    uint32_t wanted_seats = 0;
+    if (event->seat_count > 0 || rng_chance(5)) {
+        static const uint32_t weights[] = {20, 35, 20, 12, 6, 4, 3};
+        uint32_t roll = rng_below(100), sum = 0;
+        for (wanted_seats = 0; wanted_seats < 7; wanted_seats++) {
+            sum += weights[wanted_seats];
+            if (roll < sum) break;
+        }
+    }
+    for (uint32_t i = 0; i < wanted_seats && seat_count < REQUEST_SEATS_MAX; i++) {
+        uint32_t roll = rng_below(100);
+        if (event->seat_count == 0 || roll < 8) {
+            snprintf(seat_text[seat_count], SEAT_ID_SIZE, "%s",
+                     bad_seat_ids[rng_below(sizeof bad_seat_ids / sizeof bad_seat_ids[0])]);
+        } else if (roll < 15 && seat_count > 0) {
+            memcpy(seat_text[seat_count], seat_text[rng_below(seat_count)], SEAT_ID_SIZE);
+        } else if (roll < 55) {
+            uint32_t free_seats[SEATS_MAX], free_count = 0;
+            for (uint32_t s = 0; s < event->seat_count; s++)
+                if (event->seats[s].status == HF_SEAT_AVAILABLE) free_seats[free_count++] = s;
+            uint32_t s = free_count ? free_seats[rng_below(free_count)]
+                                    : rng_below(event->seat_count);
+            snprintf(seat_text[seat_count], SEAT_ID_SIZE, "%s", event->seats[s].id);
+        } else {
+            snprintf(seat_text[seat_count], SEAT_ID_SIZE, "%s",
+                     event->seats[rng_below(event->seat_count)].id);
+        }
+        seat_ids[seat_count] = seat_text[seat_count];
+        seat_count++;
+    }
+    if (event->pool_count > 0 || rng_chance(5)) {
+        uint32_t lines = rng_below(3);
+        if (event->seat_count == 0 && lines == 0 && rng_chance(80)) lines = 1;
+        for (uint32_t i = 0; i < lines; i++) {
+            uint32_t roll = rng_below(100);
+            if (event->pool_count == 0 || roll < 5)
+                snprintf(pool_text[pool_count], sizeof pool_text[0], "NOPE");
+            else if (roll < 10 && pool_count > 0)
+                memcpy(pool_text[pool_count], pool_text[0], sizeof pool_text[0]);
+            else
+                snprintf(pool_text[pool_count], sizeof pool_text[0], "%s",
+                         event->pools[rng_below(event->pool_count)].id);
+            pools[pool_count].pool_id = pool_text[pool_count];
+            pools[pool_count].quantity = rng_chance(5) ? 5 : 1 + rng_below(3);
+            pool_count++;
+        }
+    }
+    int64_t ttl;
+    uint32_t roll = rng_below(100);
+    if (roll < 45) ttl = -1;
+    else if (roll < 75) ttl = rng_range(1, event->max_hold_ms);
+    else if (roll < 82) ttl = rng_range(1, 3000);
+    else if (roll < 87) ttl = 0;
+    else if (roll < 92) ttl = event->max_hold_ms + rng_range(1, 1000);
+    else ttl = event->max_hold_ms;
+    bool replace = rng_chance(20);
+    char hold_id[24];
+    snprintf(hold_id, sizeof hold_id, "res_%u", model.hold_count);
+
+    size_t used = (size_t)snprintf(description, sizeof description,
+                                   "hold %s user=\"%s\" event=%s ttl=%" PRId64 "%s seats=[",
+                                   hold_id, user_id, event_id, ttl, replace ? " replace" : "");
+    for (uint32_t i = 0; i < seat_count; i++)
+        used += (size_t)snprintf(description + used, sizeof description - used, "%s\"%s\"",
+                                 i ? "," : "", seat_ids[i]);
+    used += (size_t)snprintf(description + used, sizeof description - used, "] pools={");
+    for (uint32_t i = 0; i < pool_count; i++)
+        used += (size_t)snprintf(description + used, sizeof description - used, "%s%s:%u",
+                                 i ? "," : "", pools[i].pool_id, pools[i].quantity);
+    snprintf(description + used, sizeof description - used, "}");
+
+    /* The model: expire, then every error that applies. */
+    model_expire(model.now);
+    stats[S_HOLD]++;
+    uint32_t set = 0;
+    uint32_t unknown_items[REQUEST_SEATS_MAX], unknown_count = 0;
+    uint32_t taken_items[REQUEST_SEATS_MAX], taken_count = 0;
+    uint32_t seat_index[REQUEST_SEATS_MAX];
+    int32_t pool_index[REQUEST_POOLS_MAX];
+    uint32_t missing_pools = 0, short_pools = 0;
+    int64_t units = seat_count;
+    bool duplicate_seats = false, duplicate_pools = false;
+    for (uint32_t i = 0; i < seat_count; i++)
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(seat_ids[i], seat_ids[j]) == 0) duplicate_seats = true;
+    for (uint32_t i = 0; i < pool_count; i++) {
+        units += pools[i].quantity;
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(pools[i].pool_id, pools[j].pool_id) == 0) duplicate_pools = true;
+    }
+    if (empty_user || seat_count + pool_count == 0 || duplicate_seats || duplicate_pools)
+        set |= 1u << HF_ERROR_INVALID_REQUEST;
+    if (unknown_event) {
+        set |= 1u << HF_ERROR_EVENT_NOT_FOUND;
+    } else {
+        if (units > event->per_hold || ttl == 0 || ttl > event->max_hold_ms)
+            set |= 1u << HF_ERROR_INVALID_REQUEST;
+        for (uint32_t i = 0; i < seat_count; i++) {
+            bool found = false;
+            for (uint32_t s = 0; s < event->seat_count && !found; s++) {
+                if (strcmp(event->seats[s].id, seat_ids[i]) == 0) {
+                    found = true;
+                    seat_index[i] = s;
+                }
+            }
+            if (!found) {
+                unknown_items[unknown_count++] = i;
+                continue;
+            }
+            const model_seat_t *s = &event->seats[seat_index[i]];
+            bool mine = replace && !empty_user && s->status == HF_SEAT_HELD &&
+                        model.holds[s->owner - 1].user == (uint32_t)u;
+            if (s->status != HF_SEAT_AVAILABLE && !mine) taken_items[taken_count++] = i;
+        }
+        if (unknown_count) set |= 1u << HF_ERROR_SEAT_NOT_FOUND;
+        if (taken_count) set |= 1u << HF_ERROR_SEATS_UNAVAILABLE;
+        for (uint32_t i = 0; i < pool_count; i++) {
+            pool_index[i] = -1;
+            for (uint32_t p = 0; p < event->pool_count; p++)
+                if (strcmp(event->pools[p].id, pools[i].pool_id) == 0) pool_index[i] = (int32_t)p;
+            if (pool_index[i] < 0) {
+                missing_pools |= 1u << i;
+                continue;
+            }
+            const model_pool_t *p = &event->pools[pool_index[i]];
+            int64_t replaced_units = 0;
+            for (uint32_t a = 0; replace && !empty_user && a < model.active_count; a++) {
+                const model_hold_t *h = &model.holds[model.active[a]];
+                if (h->event != e || h->user != (uint32_t)u) continue;
+                for (uint32_t l = 0; l < h->items.pool_count; l++)
+                    if (h->items.pools[l] == (uint32_t)pool_index[i])
+                        replaced_units += h->items.quantities[l];
+            }
+            if (p->capacity - p->held - p->sold + replaced_units < pools[i].quantity)
+                short_pools |= 1u << i;
+        }
+        if (missing_pools) set |= 1u << HF_ERROR_POOL_NOT_FOUND;
+        if (short_pools) set |= 1u << HF_ERROR_INSUFFICIENT_QUANTITY;
+        if (event->per_user > 0 && !empty_user) {
+            uint32_t have = user_units(e, (uint32_t)u, !replace, true);
+            if ((int64_t)have + units > event->per_user) set |= 1u << HF_ERROR_USER_LIMIT_EXCEEDED;
+        }
+    }
+
+    /* The core. */
+    hf_hold_request_t request = {
+        .event_id = event_id, .user_id = user_id, .hold_id = hold_id,
+        .seat_ids = seat_count ? seat_ids : NULL, .seat_count = seat_count,
+        .pools = pool_count ? pools : NULL, .pool_count = pool_count,
+        .ttl_ms = ttl, .replace_existing = replace,
+    };
+    hf_error_detail_t detail;
+    memset(&detail, 0, sizeof detail);
+    uint32_t core_index = UINT32_MAX;
+    hf_error_t got = hf_core_hold(core, &request, model.now, &core_index, &detail);
+    expect_result(got, set);
+
+    /* Details of the error the core chose. */
+    if (got == HF_ERROR_SEAT_NOT_FOUND || got == HF_ERROR_SEATS_UNAVAILABLE) {
+        const uint32_t *want = got == HF_ERROR_SEAT_NOT_FOUND ? unknown_items : taken_items;
+        uint32_t want_count = got == HF_ERROR_SEAT_NOT_FOUND ? unknown_count : taken_count;
+        bool same = detail.item_count == want_count;
+        for (uint32_t i = 0; same && i < want_count; i++) {
+            bool found = false;
+            for (uint32_t j = 0; j < detail.item_count; j++) found |= detail.items[j] == want[i];
+            same = found;
+        }
+        if (!same) mismatch("%s: detail has %u items, model %u", hf_error_code(got),
+                            detail.item_count, want_count);
+    }
+    if (got == HF_ERROR_POOL_NOT_FOUND &&
+        (detail.pool >= pool_count || !(missing_pools & (1u << detail.pool))))
+        mismatch("pool_not_found: detail.pool %u is not an unknown pool", detail.pool);
+    if (got == HF_ERROR_INSUFFICIENT_QUANTITY) {
+        if (detail.pool >= pool_count || !(short_pools & (1u << detail.pool)))
+            mismatch("insufficient_quantity: detail.pool %u is not short", detail.pool);
+        const model_pool_t *p = &event->pools[pool_index[detail.pool]];
+        int64_t plain = p->capacity - p->held - p->sold;
+        int64_t replaced_units = 0;
+        for (uint32_t a = 0; replace && a < model.active_count; a++) {
+            const model_hold_t *h = &model.holds[model.active[a]];
+            if (h->event != e || h->user != (uint32_t)u) continue;
+            for (uint32_t l = 0; l < h->items.pool_count; l++)
+                if (h->items.pools[l] == (uint32_t)pool_index[detail.pool])
+                    replaced_units += h->items.quantities[l];
+        }
+        if (detail.available != plain && detail.available != plain + replaced_units)
+            mismatch("insufficient_quantity: available %" PRId64 ", model %" PRId64, detail.available,
+                     plain);
+    }
+    if (got == HF_ERROR_INVALID_REQUEST && detail.field == NULL)
+        mismatch("invalid_request without detail.field");
+    if (got != HF_OK) return;
+
+    /* Apply to the model. */
+    stats[S_HOLD_OK]++;
+    uint32_t replace_mark = model.change_count;
+    if (replace) {
+        for (uint32_t a = 0; a < model.active_count;) {
+            uint32_t index = model.active[a];
+            const model_hold_t *h = &model.holds[index];
+            if (h->event == e && h->user == (uint32_t)u) {
+                model_hold_finish(index, HF_HOLD_RELEASED);
+                stats[S_REPLACED]++;
+            } else {
+                a++;
+            }
+        }
+    }
+    GROW(model.holds, model.hold_count, model.hold_capacity);
+    uint32_t index = model.hold_count++;
+    model_hold_t *h = &model.holds[index];
+    memset(h, 0, sizeof *h);
+    snprintf(h->id, sizeof h->id, "%s", hold_id);
+    h->event = e;
+    h->user = (uint32_t)u;
+    h->status = HF_HOLD_HELD;
+    h->created = model.now;
+    h->expires = model.now + (ttl < 0 ? event->ttl_ms : ttl);
+    h->order = -1;
+    h->core_index = core_index;
+    h->items.seat_count = seat_count;
+    h->items.pool_count = pool_count;
+    for (uint32_t i = 0; i < seat_count; i++) {
+        h->items.seats[i] = seat_index[i];
+        h->total += event->seats[seat_index[i]].price;
+        model_seat_t *s = &event->seats[seat_index[i]];
+        if (s->status == HF_SEAT_AVAILABLE && replace && model.change_count > replace_mark) {
+            /* Freed by the replace in this very step? Then the core may have moved it. */
+            bool freed = false;
+            for (uint32_t c = replace_mark; c < model.change_count; c++)
+                if (model.changes[c].event == e && model.changes[c].seat == seat_index[i] &&
+                    model.changes[c].version == s->version &&
+                    model.changes[c].status == HF_SEAT_AVAILABLE)
+                    freed = true;
+            if (freed) {
+                /* Undo the model's release change: decide after the core answered. */
+                for (uint32_t c = replace_mark; c < model.change_count; c++) {
+                    if (model.changes[c].event == e && model.changes[c].seat == seat_index[i] &&
+                        model.changes[c].version == s->version) {
+                        model.changes[c] = model.changes[--model.change_count];
+                        break;
+                    }
+                }
+                s->version--;
+                s->status = HF_SEAT_HELD;
+                s->owner = index + 1;
+                model.moved_event = e;
+                model.moved_seats[model.moved_count++] = seat_index[i];
+                continue;
+            }
+        }
+        seat_change(e, seat_index[i], HF_SEAT_HELD, index + 1);
+    }
+    for (uint32_t i = 0; i < pool_count; i++) {
+        h->items.pools[i] = (uint32_t)pool_index[i];
+        h->items.quantities[i] = pools[i].quantity;
+        h->total += event->pools[pool_index[i]].price * pools[i].quantity;
+        event->pools[pool_index[i]].held += pools[i].quantity;
+        model.expected[HF_MUTATION_POOL]++;
+    }
+    GROW(model.active, model.active_count, model.active_capacity);
+    model.active[model.active_count++] = index;
+    model.expected[HF_MUTATION_HOLD_CREATE]++;
+    touch_hold(index);
+}
+
+/* A hold id for extend, release and commit: mostly live ones, some old, some unknown. */
+static int32_t pick_hold(char *hold_id, size_t size)
+{
+    uint32_t roll = rng_below(100);
+    if (roll < 60 && model.active_count > 0) {
+        uint32_t index = model.active[rng_below(model.active_count)];
+        snprintf(hold_id, size, "%s", model.holds[index].id);
+        return (int32_t)index;
+    }
+    if (roll < 92 && model.hold_count > 0) {
+        /* Recent holds are more interesting than ancient ones. */
+        uint32_t window = model.hold_count < 64 ? model.hold_count : 64;
+        uint32_t index = rng_chance(80) ? model.hold_count - 1 - rng_below(window)
+                                        : rng_below(model.hold_count);
+        snprintf(hold_id, size, "%s", model.holds[index].id);
+        return (int32_t)index;
+    }
+    snprintf(hold_id, size, rng_chance(50) ? "res_none" : "ord_0");
+    return -1;
+}
+
+static const char *pick_user(uint32_t owner)
+{
+    uint32_t roll = rng_below(100);
+    if (roll < 75) return user_ids[owner];
+    if (roll < 95) return user_ids[rng_below(USERS)];
+    return "ghost";
+}
+
+static void op_extend(void)
+{
+    char hold_id[24];
+    int32_t index = pick_hold(hold_id, sizeof hold_id);
+    const char *user = pick_user(index >= 0 ? model.holds[index].user : rng_below(USERS));
+    int64_t ttl;
+    uint32_t roll = rng_below(100);
+    uint32_t e = index >= 0 ? model.holds[index].event : 0;
+    int64_t max_hold = model.events[e].max_hold_ms;
+    int64_t to_cap = index >= 0 ? model.holds[index].created + max_hold - model.now : 0;
+    if (roll < 28) ttl = -1;
+    else if (roll < 55) ttl = rng_range(1, max_hold);
+    else if (roll < 78) ttl = rng_range(1, 5000);
+    else if (roll < 88 && to_cap > 1) ttl = to_cap - rng_below(2); /* exactly at the cap */
+    else ttl = rng_range(max_hold, 4 * max_hold);
+    snprintf(description, sizeof description, "extend %s user=%s ttl=%" PRId64, hold_id, user, ttl);
+
+    model_expire(model.now);
+    stats[S_EXTEND]++;
+    uint32_t set = 0;
+    model_hold_t *h = index >= 0 ? &model.holds[index] : NULL;
+    if (h == NULL) {
+        set = 1u << HF_ERROR_HOLD_NOT_FOUND;
+    } else {
+        if (strcmp(user_ids[h->user], user) != 0) set |= 1u << HF_ERROR_NOT_OWNER;
+        if (h->status == HF_HOLD_EXPIRED) set |= 1u << HF_ERROR_HOLD_EXPIRED;
+        if (h->status == HF_HOLD_RELEASED || h->status == HF_HOLD_CONFIRMED)
+            set |= 1u << HF_ERROR_HOLD_NOT_ACTIVE;
+    }
+    bool capped = false;
+    hf_error_t got = hf_core_extend(core, hold_id, user, ttl, model.now, &capped);
+    expect_result(got, set);
+    if (got != HF_OK) return;
+    stats[S_EXTEND_OK]++;
+    int64_t wanted = model.now + (ttl < 0 ? model.events[e].ttl_ms : ttl);
+    int64_t cap = h->created + max_hold;
+    bool want_capped = wanted > cap;
+    if (capped != want_capped) mismatch("extend: capped %d, model %d", capped, want_capped);
+    int64_t expires = want_capped ? cap : wanted;
+    if (expires > h->expires) {
+        h->expires = expires;
+        model.expected[HF_MUTATION_HOLD_UPDATE]++;
+    } else {
+        model.extend_unchanged = 1;
+    }
+    touch_hold((uint32_t)index);
+}
+
+static void op_release(void)
+{
+    char hold_id[24];
+    int32_t index = pick_hold(hold_id, sizeof hold_id);
+    const char *user = pick_user(index >= 0 ? model.holds[index].user : rng_below(USERS));
+    snprintf(description, sizeof description, "release %s user=%s", hold_id, user);
+    model_expire(model.now);
+    stats[S_RELEASE]++;
+    uint32_t set = 0;
+    model_hold_t *h = index >= 0 ? &model.holds[index] : NULL;
+    if (h == NULL) {
+        set = 1u << HF_ERROR_HOLD_NOT_FOUND;
+    } else {
+        if (strcmp(user_ids[h->user], user) != 0) set |= 1u << HF_ERROR_NOT_OWNER;
+        if (h->status == HF_HOLD_CONFIRMED) set |= 1u << HF_ERROR_ALREADY_CONFIRMED;
+    }
+    hf_error_t got = hf_core_release(core, hold_id, user, model.now);
+    expect_result(got, set);
+    if (got != HF_OK) return;
+    stats[S_RELEASE_OK]++;
+    if (h->status == HF_HOLD_HELD) model_hold_finish((uint32_t)index, HF_HOLD_RELEASED);
+    touch_hold((uint32_t)index);
+}
+
+static void op_commit(void)
+{
+    char hold_id[24], order_id[24], payment[24];
+    int32_t index = pick_hold(hold_id, sizeof hold_id);
+    const char *user = pick_user(index >= 0 ? model.holds[index].user : rng_below(USERS));
+    snprintf(order_id, sizeof order_id, "ord_%u", model.order_count);
+    snprintf(payment, sizeof payment, "pi_%" PRIu64, step);
+    snprintf(description, sizeof description, "commit %s user=%s order=%s", hold_id, user,
+             order_id);
+    model_expire(model.now);
+    stats[S_COMMIT]++;
+    uint32_t set = 0;
+    model_hold_t *h = index >= 0 ? &model.holds[index] : NULL;
+    if (h == NULL) {
+        set = 1u << HF_ERROR_HOLD_NOT_FOUND;
+    } else {
+        if (strcmp(user_ids[h->user], user) != 0) set |= 1u << HF_ERROR_NOT_OWNER;
+        if (h->status == HF_HOLD_EXPIRED) set |= 1u << HF_ERROR_HOLD_EXPIRED;
+        if (h->status == HF_HOLD_RELEASED) set |= 1u << HF_ERROR_HOLD_RELEASED;
+    }
+    uint32_t core_order = UINT32_MAX;
+    hf_error_t got = hf_core_commit(core, hold_id, user, order_id, payment, model.now, &core_order);
+    expect_result(got, set);
+    if (got != HF_OK) {
+        if (hf_core_order_find(core, order_id, NULL) != NULL)
+            mismatch("a failed commit created order %s", order_id);
+        return;
+    }
+    stats[S_COMMIT_OK]++;
+    touch_hold((uint32_t)index);
+    if (h->status == HF_HOLD_CONFIRMED) {
+        if (core_order != model.orders[h->order].core_index)
+            mismatch("repeated commit: order index %u, first %u", core_order,
+                     model.orders[h->order].core_index);
+        if (hf_core_order_find(core, order_id, NULL) != NULL)
+            mismatch("a repeated commit created order %s", order_id);
+        return;
+    }
+    model_event_t *event = &model.events[h->event];
+    GROW(model.orders, model.order_count, model.order_capacity);
+    uint32_t o = model.order_count++;
+    model_order_t *order = &model.orders[o];
+    snprintf(order->id, sizeof order->id, "%s", order_id);
+    order->event = h->event;
+    order->user = h->user;
+    order->hold = (uint32_t)index;
+    order->status = HF_ORDER_CONFIRMED;
+    order->created = model.now;
+    order->total = h->total;
+    order->core_index = core_order;
+    h->status = HF_HOLD_CONFIRMED;
+    h->order = (int32_t)o;
+    list_remove(model.active, &model.active_count, (uint32_t)index);
+    for (uint32_t i = 0; i < h->items.seat_count; i++)
+        seat_change(h->event, h->items.seats[i], HF_SEAT_SOLD, o + 1);
+    for (uint32_t i = 0; i < h->items.pool_count; i++) {
+        event->pools[h->items.pools[i]].held -= h->items.quantities[i];
+        event->pools[h->items.pools[i]].sold += h->items.quantities[i];
+        model.expected[HF_MUTATION_POOL]++;
+    }
+    GROW(model.live, model.live_count, model.live_capacity);
+    model.live[model.live_count++] = o;
+    model.expected[HF_MUTATION_HOLD_UPDATE]++;
+    model.expected[HF_MUTATION_ORDER_CREATE]++;
+    model.expected[HF_MUTATION_ORDER_ITEM] += h->items.seat_count + h->items.pool_count;
+    compare_order(o);
+}
+
+static void op_cancel(void)
+{
+    char order_id[24];
+    int32_t index = -1;
+    uint32_t roll = rng_below(100);
+    if (roll < 70 && model.live_count > 0) index = (int32_t)model.live[rng_below(model.live_count)];
+    else if (roll < 90 && model.order_count > 0) index = (int32_t)rng_below(model.order_count);
+    if (index >= 0) snprintf(order_id, sizeof order_id, "%s", model.orders[index].id);
+    else snprintf(order_id, sizeof order_id, rng_chance(50) ? "ord_none" : "res_0");
+    const char *user = pick_user(index >= 0 ? model.orders[index].user : rng_below(USERS));
+    snprintf(description, sizeof description, "cancel %s user=%s", order_id, user);
+    model_expire(model.now);
+    stats[S_CANCEL]++;
+    uint32_t set = 0;
+    model_order_t *o = index >= 0 ? &model.orders[index] : NULL;
+    if (o == NULL) set = 1u << HF_ERROR_ORDER_NOT_FOUND;
+    else if (strcmp(user_ids[o->user], user) != 0) set = 1u << HF_ERROR_NOT_OWNER;
+    hf_error_t got = hf_core_cancel(core, order_id, user, model.now);
+    expect_result(got, set);
+    if (got != HF_OK) return;
+    stats[S_CANCEL_OK]++;
+    if (o->status == HF_ORDER_CONFIRMED) {
+        const model_hold_t *h = &model.holds[o->hold];
+        model_event_t *event = &model.events[o->event];
+        o->status = HF_ORDER_CANCELLED;
+        list_remove(model.live, &model.live_count, (uint32_t)index);
+        for (uint32_t i = 0; i < h->items.seat_count; i++)
+            seat_change(o->event, h->items.seats[i], HF_SEAT_AVAILABLE, 0);
+        for (uint32_t i = 0; i < h->items.pool_count; i++)
+            event->pools[h->items.pools[i]].sold -= h->items.quantities[i];
+        model.expected[HF_MUTATION_POOL] += h->items.pool_count;
+        model.expected[HF_MUTATION_ORDER_UPDATE]++;
+    }
+    compare_order((uint32_t)index);
+}
+
+static void op_clock(void)
+{
+    uint32_t roll = rng_below(100);
+    hf_time_ms_t target = model.now;
+    if (roll < 40) {
+        target += rng_range(0, 1000);
+    } else if (roll < 70) {
+        target += rng_range(1000, 30000);
+    } else if (roll < 82) {
+        target += rng_range(30000, 200000);
+    } else if (model.active_count > 0) {
+        /* Exactly to a hold's expires_at, or one millisecond before. */
+        hf_time_ms_t expires = model.holds[model.active[rng_below(model.active_count)]].expires;
+        target = roll < 94 ? expires : expires - 1;
+        if (target < model.now) target = model.now;
+    }
+    model.now = target;
+    stats[S_CLOCK]++;
+    bool advance = rng_chance(50);
+    snprintf(description, sizeof description, "clock to epoch+%" PRId64 "%s", target - EPOCH,
+             advance ? ", advance" : "");
+    if (!advance) return;
+    stats[S_ADVANCE]++;
+    uint32_t expected = model_expire(model.now);
+    uint32_t got = hf_core_advance(core, model.now);
+    stats[S_EXPIRED] += expected;
+    if (got != expected) mismatch("advance expired %u holds, model %u", got, expected);
+}
+
+static uint64_t env_number(const char *name, uint64_t fallback)
+{
+    const char *text = getenv(name);
+    if (text == NULL || *text == '\0') return fallback;
+    char *end = NULL;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (end == text || *end != '\0') {
+        fprintf(stderr, "%s: not a decimal number: %s\n", name, text);
+        exit(2);
+    }
+    return value;
+}
+
+static void test_simulation(void **state)
+{
+    (void)state;
+    uint64_t operations = env_number("HF_SIM_OPERATIONS", 100000);
+    uint64_t check_every = env_number("HF_SIM_CHECK_EVERY", 0);
+    lax_next_expiry = env_number("HF_SIM_LAX_NEXT_EXPIRY", 0) != 0;
+    rng_state = seed;
+
+    memset(&model, 0, sizeof model);
+    fx_sink_init(&sink, 4096);
+    core = hf_core_create(fx_sink_of(&sink));
+    assert_non_null(core);
+    model.now = model.applied = EPOCH;
+    for (uint32_t e = 0; e < EVENTS; e++) event_setup(e);
+    compare_state(true);
+
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (step = 0; step < operations; step++) {
+        uint32_t roll = rng_below(100);
+        if (roll < 38) {
+            begin("hold");
+            op_hold();
+        } else if (roll < 48) {
+            begin("extend");
+            op_extend();
+        } else if (roll < 58) {
+            begin("release");
+            op_release();
+        } else if (roll < 70) {
+            begin("commit");
+            op_commit();
+        } else if (roll < 78) {
+            begin("cancel");
+            op_cancel();
+        } else {
+            begin("clock");
+            op_clock();
+        }
+        compare_mutations();
+        /* hf_core_check after every step (HF_SIM_CHECK_EVERY=N to space it out). */
+        uint64_t every = check_every ? check_every : 1;
+        bool full = step % 4096 == 0 || step + 1 == operations;
+        compare_state(full);
+        if (step % every == 0 || full) {
+            stats[S_CHECKS]++;
+            const char *fault = hf_core_check(core, model.applied);
+            if (fault != NULL) mismatch("hf_core_check: %s", fault);
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+    printf("simulation: %" PRIu64 " operations in %.2f s (%.0f ops/s), clock at epoch+%" PRId64
+           " ms\n", operations, seconds, seconds > 0 ? (double)operations / seconds : 0.0,
+           model.now - EPOCH);
+    printf("  holds %" PRIu64 " (ok %" PRIu64 ", replaced %" PRIu64 ", moved seats %" PRIu64
+           "), extends %" PRIu64 " (ok %" PRIu64 "), releases %" PRIu64 " (ok %" PRIu64
+           "), commits %" PRIu64 " (ok %" PRIu64 "), cancels %" PRIu64 " (ok %" PRIu64 ")\n",
+           stats[S_HOLD], stats[S_HOLD_OK], stats[S_REPLACED], stats[S_MOVED], stats[S_EXTEND],
+           stats[S_EXTEND_OK], stats[S_RELEASE], stats[S_RELEASE_OK], stats[S_COMMIT],
+           stats[S_COMMIT_OK], stats[S_CANCEL], stats[S_CANCEL_OK]);
+    printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
+           "), hf_core_check calls %" PRIu64 "\n  answers:", stats[S_CLOCK], stats[S_ADVANCE],
+           stats[S_EXPIRED], stats[S_CHECKS]);
+    for (int e = 0; e <= HF_ERROR_CAPACITY; e++)
+        if (error_stats[e])
+            printf(" %s=%" PRIu64, e == 0 ? "ok" : hf_error_code((hf_error_t)e), error_stats[e]);
+    printf("\n");
+    hf_core_destroy(core);
+    fx_sink_free(&sink);
+    free(model.holds);
+    free(model.orders);
+    free(model.active);
+    free(model.live);
+}
+
+int main(void)
+{
+    const char *text = getenv("HF_SEED");
+    if (text != NULL && *text != '\0') {
+        seed = env_number("HF_SEED", 0);
+    } else {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        seed = (uint64_t)now.tv_sec * 1000000007u ^ (uint64_t)now.tv_nsec;
+        seed %= UINT64_C(10000000000000); /* short enough to retype */
+    }
+    printf("simulation seed=%" PRIu64 "\n", seed);
+    fflush(stdout);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_simulation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
