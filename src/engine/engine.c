@@ -93,11 +93,16 @@ static void store_done_from_thread(void *context) {
 
 /* ---- expiry ---- */
 
+static void arm_expiry_timer(hf_engine_t *engine);
+
 static void on_expiry_timer(uv_timer_t *timer) {
     hf_engine_t *engine = timer->data;
     engine->expiry_armed_ms = INT64_MAX;
     if (!engine->store_failed) hf_core_advance(engine->core, hf_engine_now(engine));
-    /* The check callback re-arms the timer and submits what expired. */
+    /* Submitted here, not left to the check callback: with no I/O the loop would sleep in
+     * poll until the next event before reaching it. */
+    submit_if_idle(engine);
+    arm_expiry_timer(engine);
 }
 
 static void arm_expiry_timer(hf_engine_t *engine) {

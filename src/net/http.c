@@ -716,9 +716,11 @@ static void connection_settle(connection_t *connection) {
     if (!connection->peer_closed)
         connection_reading_set(connection, connection_wants_input(connection));
     if (connection->closing) return;
-    /* A stream is quiet for as long as nothing happens: the idle clock does not apply. */
+    /* A stream may stay quiet for as long as nothing happens, so the idle clock runs on it
+     * only while a write is in flight: a write that stalls that long has a dead reader. */
+    bool quiet_stream = connection->stream.open && !connection->writing;
     enum connection_list list = connection_waits_for_store(connection) ? LIST_WAITING
-                                : connection->stream.open              ? LIST_NONE
+                                : quiet_stream                         ? LIST_NONE
                                                                        : LIST_IDLE;
     if (connection->list != list) connection_list_set(connection, list);
 }
@@ -809,6 +811,13 @@ static int on_header_field_complete(llhttp_t *parser) {
     }
     header_span_t *span = &connection->headers[connection->header_count];
     head_element_end(connection, &span->name_offset, &span->name_length);
+    /* llhttp lets a line ": value" through; a field name is a token of at least one
+     * character (RFC 9110 section 5.1), so such a head is malformed. */
+    if (span->name_length == 0) {
+        connection_reject(connection, 400, "bad_request",
+                          "malformed request: a header field without a name");
+        return PARSE_STOP;
+    }
     return head_count(connection, 2) ? 0 : PARSE_STOP; /* ": " */
 }
 
@@ -1203,7 +1212,7 @@ bool hf_http_stream_send(hf_http_stream_t *stream, const char *data, size_t leng
         return false;
     }
     hf_buffer_append(&stream->unsent, data, length);
-    connection_flush(connection);
+    connection_settle(connection);
     return true;
 }
 

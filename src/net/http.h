@@ -86,7 +86,8 @@ void hf_http_server_free(hf_http_server_t *server);
  * response and gated on its durable_sequence, but sent without Content-Length; from then on
  * the connection carries only stream data until it closes. Requests pipelined after a stream
  * request are not answered; bytes the client sends afterwards are read and discarded (so a
- * closed peer is noticed). The idle timeout does not apply to a stream.
+ * closed peer is noticed). A quiet stream never times out; a stream whose write has been
+ * stuck for the idle timeout has a dead reader and is closed.
  *
  * Slow readers: when more than HF_HTTP_STREAM_BUFFER_MAX bytes of a stream are unsent,
  * hf_http_stream_send returns false and the connection is closed: a reader never holds the

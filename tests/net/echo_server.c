@@ -9,6 +9,11 @@
  *   POST /fail?durable=N          hf_http_server_fail_pending(N), answers {"failed": N}
  *   GET  /stats                   {"pending": P, "connections": C} (this request counts)
  *   POST /stop                    hf_http_server_stop_accepting
+ *   GET  /stream                  opens a stream whose first data is "event: hello\ndata: {}\n\n"
+ *   POST /publish                 sends the body to every open stream, answers
+ *                                 {"sent": S, "refused": R} (R: sends that returned false);
+ *                                 with end=1 each stream is then closed (hf_http_stream_close)
+ *   GET  /streams                 {"streams": N}: open streams whose closed callback has not run
  *   anything else                 {"method", "path", "query", "body", "headers": {...}}
  * Query parameters on any echo: delay_sequence=N gates the answer on sequence N; close=1 sets
  * response->close; size=N pads the answer with N bytes; status=N answers with that status. */
@@ -19,12 +24,24 @@
 
 #include "net/http.h"
 
-typedef struct echo {
+typedef struct echo echo_t;
+
+/* One open stream, in the echo's list until its closed callback runs. */
+typedef struct subscriber {
+    echo_t *echo;
+    hf_http_stream_t *stream;
+    struct subscriber *previous;
+    struct subscriber *next;
+} subscriber_t;
+
+struct echo {
     uv_loop_t *loop;
     hf_http_server_t *server;
     uv_signal_t terminate;
     uv_signal_t interrupt;
-} echo_t;
+    subscriber_t *subscribers;
+    size_t stream_count;
+};
 
 /* Value of name=... in a query string as a number, or fallback. */
 static unsigned long long query_number(const char *query, const char *name,
@@ -89,6 +106,54 @@ static void answer_echo(const hf_http_request_t *request, hf_http_response_t *re
     hf_json_object_end(&json);
 }
 
+static void on_stream_closed(void *context, hf_http_stream_t *stream) {
+    subscriber_t *subscriber = context;
+    echo_t *echo = subscriber->echo;
+    if (subscriber->previous)
+        subscriber->previous->next = subscriber->next;
+    else
+        echo->subscribers = subscriber->next;
+    if (subscriber->next) subscriber->next->previous = subscriber->previous;
+    echo->stream_count--;
+    free(subscriber);
+}
+
+static void open_stream(echo_t *echo, const hf_http_request_t *request,
+                        hf_http_response_t *response) {
+    subscriber_t *subscriber = calloc(1, sizeof *subscriber);
+    if (!subscriber) abort();
+    subscriber->echo = echo;
+    subscriber->next = echo->subscribers;
+    if (echo->subscribers) echo->subscribers->previous = subscriber;
+    echo->subscribers = subscriber;
+    echo->stream_count++;
+    subscriber->stream = hf_http_response_stream(response, on_stream_closed, subscriber);
+    hf_buffer_append_string(&response->body, "event: hello\ndata: {}\n\n");
+    response->durable_sequence = query_number(request->query, "delay_sequence", 0);
+}
+
+/* Sends are safe while iterating: a closed callback never runs from inside a send. */
+static void publish(echo_t *echo, const hf_http_request_t *request,
+                    hf_http_response_t *response) {
+    bool end = query_number(request->query, "end", 0) != 0;
+    int64_t sent = 0, refused = 0;
+    for (subscriber_t *subscriber = echo->subscribers; subscriber; subscriber = subscriber->next) {
+        if (hf_http_stream_send(subscriber->stream, request->body, request->body_length))
+            sent++;
+        else
+            refused++;
+        if (end) hf_http_stream_close(subscriber->stream);
+    }
+    hf_json_t json;
+    hf_json_init(&json, &response->body);
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "sent");
+    hf_json_int(&json, sent);
+    hf_json_key(&json, "refused");
+    hf_json_int(&json, refused);
+    hf_json_object_end(&json);
+}
+
 static void handle(void *context, const hf_http_request_t *request,
                    hf_http_response_t *response) {
     echo_t *echo = context;
@@ -119,6 +184,18 @@ static void handle(void *context, const hf_http_request_t *request,
     if (strcmp(request->path, "/stop") == 0) {
         hf_http_server_stop_accepting(echo->server);
         answer_number(response, "stopped", 1);
+        return;
+    }
+    if (strcmp(request->path, "/stream") == 0 && strcmp(request->method, "GET") == 0) {
+        open_stream(echo, request, response);
+        return;
+    }
+    if (strcmp(request->path, "/publish") == 0 && strcmp(request->method, "POST") == 0) {
+        publish(echo, request, response);
+        return;
+    }
+    if (strcmp(request->path, "/streams") == 0) {
+        answer_number(response, "streams", echo->stream_count);
         return;
     }
     if (strcmp(request->path, "/error") == 0) {

@@ -32,6 +32,8 @@ HOST = "127.0.0.1"
 HEAD_SIZE_MAX = 16 * 1024
 BODY_SIZE_MAX = 1024 * 1024
 PIPELINE_MAX = 128
+STREAM_BUFFER_MAX = 1024 * 1024
+HELLO = b"event: hello\ndata: {}\n\n"
 WAIT = 5.0      # seconds to wait for something that must arrive
 QUIET = 0.3     # seconds of silence that show something is held back
 
@@ -64,6 +66,7 @@ class Server:
     def __init__(self, binary, valgrind):
         self.port = free_port()
         self.binary = binary
+        self.valgrind = valgrind
         command = [binary, HOST, str(self.port)]
         if valgrind:
             command = ["valgrind", "--error-exitcode=99", "--leak-check=full",
@@ -89,8 +92,14 @@ class Server:
 class Client:
     """One connection; reads whole responses, honouring Content-Length and HEAD."""
 
-    def __init__(self, port):
-        self.socket = socket.create_connection((HOST, port), timeout=WAIT)
+    def __init__(self, port, receive_buffer=None):
+        if receive_buffer is None:
+            self.socket = socket.create_connection((HOST, port), timeout=WAIT)
+        else:  # set before connecting, so the window the server sees is small from the start
+            self.socket = socket.socket()
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+            self.socket.settimeout(WAIT)
+            self.socket.connect((HOST, port))
         self.buffer = b""
         self.eof = False
 
@@ -153,6 +162,16 @@ class Client:
             self._fill(remaining)
         return self.buffer == b""
 
+    def data(self, expected, timeout=WAIT):
+        """Reads exactly the bytes expected next (stream data after a response head)."""
+        deadline = time.monotonic() + timeout
+        while len(self.buffer) < len(expected):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.eof or not self._fill(remaining):
+                break
+        got, self.buffer = self.buffer[:len(expected)], self.buffer[len(expected):]
+        assert got == expected, (got[:200], expected[:200])
+
     def silent(self, timeout=QUIET):
         """True when nothing arrives for a while."""
         if self.buffer:
@@ -201,6 +220,41 @@ class Tests:
             time.sleep(0.02)
             value = self.stats()[key]
         return value
+
+    def streams(self):
+        client = self.client()
+        client.send(get("/streams"))
+        status, _, body = client.json()
+        client.close()
+        assert status == 200
+        return body["streams"]
+
+    def settled_streams(self, expected):
+        """Polls /streams until it is expected (closed callbacks run asynchronously)."""
+        deadline = time.monotonic() + WAIT
+        value = self.streams()
+        while value != expected and time.monotonic() < deadline:
+            time.sleep(0.02)
+            value = self.streams()
+        return value
+
+    def publish(self, data, query=""):
+        client = self.client()
+        client.send(b"POST /publish%s HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s"
+                    % (query.encode(), len(data), data))
+        status, _, body = client.json()
+        client.close()
+        assert status == 200, body
+        return body
+
+    def stream(self, client=None):
+        """Opens a stream and checks its head and first event."""
+        client = client or self.client()
+        client.send(get("/stream"))
+        status, headers, _ = client.response()
+        assert status == 200
+        client.data(HELLO)
+        return client
 
     def release(self, sequence):
         client = self.client()
@@ -598,6 +652,152 @@ class Tests:
         assert self.server.process.poll() is None, "server died (seed %d)" % seed
         assert self.settled_stats("pending", 0) == 0
 
+    # ---- streams ----
+
+    def test_stream_headers_and_first_event(self):
+        assert self.settled_streams(0) == 0
+        client = self.client()
+        client.send(get("/stream"))
+        status, headers, _ = client.response()
+        assert status == 200
+        assert headers["content-type"] == "text/event-stream", headers
+        assert headers["cache-control"] == "no-cache", headers
+        assert headers["x-accel-buffering"] == "no", headers
+        assert "content-length" not in headers and "transfer-encoding" not in headers, headers
+        client.data(HELLO)
+        assert client.silent(), "stream closed or sent more than its first event"
+        assert self.streams() == 1
+        assert self.stats()["pending"] == 0, "an open stream counts as pending"
+        client.close()
+        assert self.settled_streams(0) == 0
+
+    def test_stream_publish_reaches_two_streams_in_order(self):
+        assert self.settled_streams(0) == 0
+        first, second = self.stream(), self.stream()
+        events = [b"event: n\ndata: %d\n\n" % i for i in range(20)]
+        for event in events:
+            assert self.publish(event) == {"sent": 2, "refused": 0}
+        for client in (first, second):
+            client.data(b"".join(events))
+            assert client.silent()
+            client.close()
+        assert self.settled_streams(0) == 0
+
+    def test_stream_data_waits_behind_gated_first_response(self):
+        sequence = self.next_sequence()
+        assert self.settled_streams(0) == 0
+        client = self.client()
+        client.send(get("/stream?delay_sequence=%d" % sequence))
+        assert self.settled_streams(1) == 1
+        assert self.publish(b"data: early\n\n") == {"sent": 1, "refused": 0}
+        assert client.silent(), "stream data sent before its gated first response"
+        assert self.stats()["pending"] == 1
+        self.release(sequence)
+        status, headers, _ = client.response()
+        assert status == 200 and headers["content-type"] == "text/event-stream"
+        client.data(HELLO + b"data: early\n\n")
+        assert self.stats()["pending"] == 0
+        client.close()
+        assert self.settled_streams(0) == 0
+
+    def test_stream_slow_reader_disconnected(self):
+        assert self.settled_streams(0) == 0
+        slow = self.stream(Client(self.server.port, receive_buffer=4096))
+        fast = self.stream()
+        chunk = b"data: " + b"x" * (64 * 1024 - 8) + b"\n\n"
+        # 4 MiB is usually enough; more is published only if the kernels buffer unusually much.
+        published = 0
+        while published < 16 * 1024 * 1024:
+            answer = self.publish(chunk)
+            fast.data(chunk)  # a reader that keeps up gets everything, unslowed
+            if answer["refused"]:
+                break
+            published += len(chunk)
+        assert answer == {"sent": 1, "refused": 1}, "a reader that never reads was not cut off"
+        assert published > STREAM_BUFFER_MAX, published
+        assert self.settled_streams(1) == 1, "the slow stream's closed callback did not run"
+        assert self.stats()["pending"] == 0
+        assert self.publish(b"data: still\n\n") == {"sent": 1, "refused": 0}
+        fast.data(b"data: still\n\n")
+        # The slow reader gets what the kernels held, then the end: what was unsent is dropped.
+        while not slow.eof:
+            slow._fill(WAIT)
+        assert published - len(slow.buffer) > STREAM_BUFFER_MAX - len(chunk), len(slow.buffer)
+        fast.close()
+        slow.close()
+        assert self.settled_streams(0) == 0
+
+    def test_stream_client_close_drops_count(self):
+        assert self.settled_streams(0) == 0
+        quiet, reset = self.stream(), self.stream()
+        quiet.close()
+        assert self.settled_streams(1) == 1, "closed callback did not run after the peer closed"
+        reset.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+        reset.close()
+        assert self.settled_streams(0) == 0, "closed callback did not run after a reset"
+
+    def test_stream_pipelined_request_not_answered(self):
+        assert self.settled_streams(0) == 0
+        client = self.client()
+        client.send(get("/stream") + get("/after"))
+        status, _, _ = client.response()
+        assert status == 200
+        client.data(HELLO)
+        assert client.silent(), "a request pipelined after a stream was answered"
+        client.send(get("/later"))  # read and dropped
+        assert self.publish(b"data: 1\n\n") == {"sent": 1, "refused": 0}
+        client.data(b"data: 1\n\n")
+        assert client.silent()
+        client.close()
+        assert self.settled_streams(0) == 0
+
+    def test_stream_close_flushes_then_closes(self):
+        assert self.settled_streams(0) == 0
+        client = self.stream()
+        assert self.publish(b"data: last\n\n", "?end=1") == {"sent": 1, "refused": 0}
+        client.data(b"data: last\n\n")
+        assert client.closed(), "stream left open after hf_http_stream_close"
+        client.close()
+        assert self.settled_streams(0) == 0
+
+    def test_stream_fail_pending_answers_503(self):
+        sequence = self.next_sequence()
+        assert self.settled_streams(0) == 0
+        client = self.client()
+        client.send(get("/stream?delay_sequence=%d" % sequence))
+        assert self.settled_streams(1) == 1
+        assert self.publish(b"data: lost\n\n") == {"sent": 1, "refused": 0}
+        other = self.client()
+        other.send(b"POST /fail?durable=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % (sequence - 1))
+        assert other.json()[0] == 200
+        other.close()
+        expect_error(client, 503, "unavailable")
+        client.close()  # else the server drains the closed connection for a while
+        assert self.settled_streams(0) == 0
+
+    def test_stream_sigterm_exits_promptly(self):
+        server = Server(self.server.binary, self.server.valgrind)
+        try:
+            tests = Tests(server)
+            clients = [tests.stream(), tests.stream()]
+            gated = tests.client()
+            gated.send(get("/stream?delay_sequence=5"))
+            assert tests.settled_streams(3) == 3
+            assert tests.publish(b"data: 1\n\n") == {"sent": 3, "refused": 0}
+            clients[0].data(b"data: 1\n\n")
+            started = time.monotonic()
+            code, error = server.stop()
+            elapsed = time.monotonic() - started
+        finally:
+            if server.process.poll() is None:
+                server.process.kill()
+                server.process.wait()
+        assert code == 0 and "Sanitizer" not in error and "runtime error" not in error, error
+        assert elapsed < (10 if server.valgrind else 2), elapsed
+        assert clients[0].closed() and gated.closed()
+        for client in clients + [gated]:
+            client.close()
+
     def test_connections_counted(self):
         before = self.stats()["connections"]
         clients = [self.client() for _ in range(10)]
@@ -649,6 +849,8 @@ class Tests:
         busy = self.client()
         busy.send(get("/busy?delay_sequence=%d" % sequence))
         assert busy.silent()
+        stream = self.stream()
+        assert self.publish(b"data: bye\n\n") == {"sent": 1, "refused": 0}
         stopper = self.client()
         stopper.send(b"POST /stop HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
         status, _, body = stopper.json()
@@ -656,6 +858,9 @@ class Tests:
         assert stopper.closed(), "the stopping connection stayed open"
         assert idle.closed(), "idle connection not closed by stop_accepting"
         assert busy.silent(), "busy connection closed before its answer"
+        stream.data(b"data: bye\n\n")
+        assert stream.closed(), "stream not ended by stop_accepting"
+        stream.close()
         try:
             late = Client(self.server.port)
             late.send(get("/late"))
