@@ -7,8 +7,9 @@
 #define HF_ID_SIZE_MAX 64
 /* user_id: any non-empty string of at most 128 bytes (API.md section 1). */
 #define HF_USER_ID_SIZE_MAX 128
-/* Server-made ids: a 4-byte prefix ("res_", "ord_") and 128 random bits as 32 hex digits,
- * above the 96 bits the contract asks for so ids stay unguessable at any volume. */
+/* Server-made ids: a 4-byte prefix ("res_", "ord_") and 32 hex digits: the creation second
+ * (32 bits, so the store's indexes grow at one end) and the 96 random bits the contract asks
+ * for. */
 #define HF_SERVER_ID_SIZE 36
 /* A seat id is SECTION-ROW-NUMBER: two ids, a number of at most 7 digits and two dashes. */
 #define HF_SEAT_ID_SIZE_MAX (2 * HF_ID_SIZE_MAX + 2 + 7)

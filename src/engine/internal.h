@@ -82,7 +82,8 @@ struct hf_engine {
 int64_t hf_engine_now(hf_engine_t *engine);
 /* The store sequence a reply produced now depends on. */
 uint64_t hf_engine_reply_sequence(const hf_engine_t *engine);
-/* Fills out with prefix and 128 random bits as hex ("res_" + 32 digits). */
+/* Fills out with prefix and 32 hex digits: the time in seconds (32 bits), then 96 random
+ * bits ("res_" + 32 digits). */
 void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]);
 
 /* ---- routes ---- */
