@@ -8,6 +8,7 @@ PACKAGES := libuv jansson sqlite3 libcrypto
 
 BUILD := build
 DEPS_STAMP := $(BUILD)/.deps-ok
+TEST_DEPS_STAMP := $(BUILD)/.test-deps-ok
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -Isrc -I$(LLHTTP_INCLUDE) $(WARNINGS)
@@ -39,6 +40,10 @@ all: $(BUILD)/holdfast
 
 $(DEPS_STAMP): scripts/deps.sh
 	@scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+$(TEST_DEPS_STAMP): scripts/deps.sh
+	@scripts/deps.sh --check --test >/dev/null 2>&1 || scripts/deps.sh --test
 	@mkdir -p $(BUILD) && touch $@
 
 deps: $(DEPS_STAMP)
@@ -89,11 +94,13 @@ CORE_ASAN_OBJECTS := $(call objects,asan,$(CORE_SOURCES))
 STORE_RELEASE_OBJECTS := $(call objects,release,$(wildcard src/store/*.c))
 STORE_ASAN_OBJECTS := $(call objects,asan,$(wildcard src/store/*.c))
 
-$(BUILD)/release/tests/%: tests/unit/%.c $(CORE_RELEASE_OBJECTS) $(STORE_RELEASE_OBJECTS)
+$(BUILD)/release/tests/%: tests/unit/%.c $(CORE_RELEASE_OBJECTS) $(STORE_RELEASE_OBJECTS) \
+        | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
 
-$(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS)
+$(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS) \
+        | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
 
@@ -106,7 +113,12 @@ $(BUILD)/asan/tests/echo_server: tests/net/echo_server.c $(BUILD)/asan/net/http.
 TEST_BINARIES := $(addprefix $(BUILD)/release/tests/,$(UNIT_TESTS)) \
                  $(addprefix $(BUILD)/asan/tests/,$(UNIT_TESTS)) $(BUILD)/asan/tests/echo_server
 
-test: $(BUILD)/holdfast $(BUILD)/asan/holdfast $(TEST_BINARIES)
+# The browser test's npm packages (playwright-core; the browser is Debian's chromium).
+BROWSER_MODULES := tests/browser/node_modules/.package-lock.json
+$(BROWSER_MODULES): tests/browser/package-lock.json | $(TEST_DEPS_STAMP)
+	cd tests/browser && npm ci --no-audit --no-fund --loglevel=error
+
+test: $(TEST_DEPS_STAMP) $(BUILD)/holdfast $(BUILD)/asan/holdfast $(TEST_BINARIES) $(BROWSER_MODULES)
 	@scripts/test.sh
 
 # The demo: a fresh server on 127.0.0.1:8080 with its data in ./data and a demo event.

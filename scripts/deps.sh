@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Holdfast needs to build, test and run, when any is missing.
-# Called by the Makefile; safe to run again (it does nothing when all is there).
-#   scripts/deps.sh          install what is missing
-#   scripts/deps.sh --check  exit 1 when something is missing, install nothing
-#   scripts/deps.sh --bench  also the benchmark tools (wrk)
+# Installs the Debian packages Holdfast needs, when any is missing. Called by the Makefile;
+# safe to run again (it does nothing when all is there).
+#   scripts/deps.sh [--check] [--test] [--bench]
+#     (none)   what building and running the server needs
+#     --test   also what `make test` needs (cmocka, python3, clang for fuzzing, chromium and
+#              node for the browser test)
+#     --bench  also the benchmark tools and the peers they compare with
+#     --check  exit 1 when something is missing, install nothing
 set -euo pipefail
 
 packages=(build-essential pkg-config libuv1-dev node-llhttp libjansson-dev libsqlite3-dev
-          libssl-dev libpq-dev libcmocka-dev python3 sqlite3 curl)
-if [ "${1:-}" = "--bench" ]; then packages+=(wrk); fi
+          libssl-dev libpq-dev)
+test_packages=(libcmocka-dev python3 sqlite3 curl clang libclang-rt-14-dev chromium nodejs npm)
+bench_packages=(wrk curl python3 redis-server redis-tools postgresql postgresql-contrib gnuplot-nox)
+
+check=0
+for argument in "$@"; do
+    case "$argument" in
+    --check) check=1 ;;
+    --test) packages+=("${test_packages[@]}") ;;
+    --bench) packages+=("${bench_packages[@]}") ;;
+    *) echo "usage: scripts/deps.sh [--check] [--test] [--bench]" >&2; exit 2 ;;
+    esac
+done
 
 missing=()
 for package in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
     case "$status" in *"ok installed"*) ;; *) missing+=("$package") ;; esac
 done
-# clang and its sanitizer runtime are optional: gcc's sanitizers are used when clang is absent.
 
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
-if [ "${1:-}" = "--check" ]; then
+if [ "$check" -eq 1 ]; then
     echo "missing Debian packages: ${missing[*]}" >&2
     exit 1
 fi

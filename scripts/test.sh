@@ -48,6 +48,21 @@ run_python() {
     record "$name" "$status" "${ok:-0}" "${bad:-0}"
 }
 
+# node's test runner ends with "# pass N" and "# fail N".
+run_node() {
+    local name=$1
+    shift
+    local log
+    log=$(mktemp)
+    node --test "$@" 2>&1 | tee "$log"
+    local status=${PIPESTATUS[0]}
+    local ok bad
+    ok=$(grep -Eo '^# pass [0-9]+' "$log" | grep -Eo '[0-9]+' | tail -1)
+    bad=$(grep -Eo '^# fail [0-9]+' "$log" | grep -Eo '[0-9]+' | tail -1)
+    rm -f "$log"
+    record "$name" "$status" "${ok:-0}" "${bad:-0}"
+}
+
 for flavour in release asan; do
     for binary in build/$flavour/tests/test_*; do
         case "$binary" in *.d) continue ;; esac
@@ -59,6 +74,7 @@ done
 run_python "http layer (asan)" tests/net/test_http.py --binary build/asan/tests/echo_server
 run_python "black-box release" tests/blackbox/run.py --binary build/holdfast
 run_python "black-box asan" tests/blackbox/run.py --binary build/asan/holdfast
+HOLDFAST_BINARY=build/holdfast run_node "browser" tests/browser/
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then

@@ -1,0 +1,160 @@
+/* Holdfast box office: helpers shared by the events list and the seat map.
+   Plain browser JavaScript, no build step. Exposes one global: Holdfast. */
+"use strict";
+
+(function () {
+  const KEY_STORE = "holdfast.apiKey";     // sessionStorage: the API key, when the server needs one
+  const USER_STORE = "holdfast.userId";    // localStorage: the visitor's user id
+
+  function storageGet(store, name) {
+    try { return store.getItem(name) || ""; } catch (_) { return ""; }
+  }
+  function storageSet(store, name, value) {
+    try {
+      if (value) store.setItem(name, value); else store.removeItem(name);
+    } catch (_) { /* private mode: keep going without storage */ }
+  }
+
+  const apiKey = () => storageGet(window.sessionStorage, KEY_STORE);
+  const setApiKey = (k) => storageSet(window.sessionStorage, KEY_STORE, k);
+  const userId = () => storageGet(window.localStorage, USER_STORE);
+  const setUserId = (u) => storageSet(window.localStorage, USER_STORE, u);
+
+  /* An error answered by the API (or the network), with the contract's fields. */
+  class ApiError extends Error {
+    constructor(status, body) {
+      const e = (body && body.error) || {};
+      super(e.message || ("HTTP " + status));
+      this.status = status;
+      this.code = e.code || (status === 0 ? "network" : "http_" + status);
+      this.detail = e;
+    }
+  }
+
+  /* fetch() a /v1/ route: JSON in, JSON out, Authorization when a key is set.
+     A 401 calls the registered handler (the key prompt) before throwing. */
+  let onUnauthorized = null;
+  async function api(method, path, body, extraHeaders) {
+    const headers = Object.assign({ "Accept": "application/json" }, extraHeaders || {});
+    const key = apiKey();
+    if (key) headers["Authorization"] = "Bearer " + key;
+    const init = { method, headers, cache: "no-store" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let res;
+    try {
+      res = await fetch(path, init);
+    } catch (err) {
+      throw new ApiError(0, { error: { code: "network", message: "The server cannot be reached." } });
+    }
+    let data = null;
+    const text = await res.text();
+    if (text) {
+      try { data = JSON.parse(text); } catch (_) { data = null; }
+    }
+    if (!res.ok) {
+      if (res.status === 401 && onUnauthorized) onUnauthorized();
+      throw new ApiError(res.status, data);
+    }
+    return data;
+  }
+
+  /* URL of an event's stream; EventSource cannot send headers, so the key rides in the query. */
+  function streamUrl(eventId) {
+    let url = "/v1/events/" + encodeURIComponent(eventId) + "/stream";
+    const key = apiKey();
+    if (key) url += "?access_token=" + encodeURIComponent(key);
+    return url;
+  }
+
+  /* Money in minor units, formatted for the event's currency. */
+  const formatters = new Map();
+  function money(minor, currency) {
+    currency = currency || "USD";
+    let f = formatters.get(currency);
+    if (!f) {
+      try {
+        f = new Intl.NumberFormat(undefined, { style: "currency", currency });
+      } catch (_) {
+        f = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+      }
+      formatters.set(currency, f);
+    }
+    const digits = f.resolvedOptions().maximumFractionDigits;
+    return f.format(minor / Math.pow(10, digits));
+  }
+
+  const integer = new Intl.NumberFormat();
+  const count = (n) => integer.format(n || 0);
+
+  /* A small element builder: h("div", {class: "x"}, child, "text"). */
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    if (attrs) {
+      for (const [k, v] of Object.entries(attrs)) {
+        if (v === null || v === undefined || v === false) continue;
+        if (k === "class") el.className = v;
+        else if (k === "text") el.textContent = v;
+        else if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+        else if (k === "dataset") Object.assign(el.dataset, v);
+        else if (v === true) el.setAttribute(k, "");
+        else el.setAttribute(k, String(v));
+      }
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  /* A proportional bar of available / held / sold. */
+  function countsBar(counts) {
+    const a = counts.available || 0, hl = counts.held || 0, s = counts.sold || 0;
+    const total = a + hl + s || 1;
+    const pct = (n) => (100 * n / total).toFixed(3) + "%";
+    return h("div", { class: "bar", role: "img",
+                      "aria-label": `${count(a)} available, ${count(hl)} held, ${count(s)} sold` },
+      h("span", { class: "bar-sold", style: "width:" + pct(s) }),
+      h("span", { class: "bar-held", style: "width:" + pct(hl) }),
+      h("span", { class: "bar-available", style: "width:" + pct(a) }));
+  }
+
+  /* The API-key prompt: a modal form. Resolves when a key was entered. */
+  function askForKey(reason) {
+    return new Promise((resolve) => {
+      const existing = document.getElementById("key-dialog");
+      if (existing) existing.remove();
+      const input = h("input", { type: "password", id: "api-key", name: "api-key",
+                                 autocomplete: "current-password", required: true,
+                                 placeholder: "API key", spellcheck: "false" });
+      const form = h("form", { class: "key-form" },
+        h("h2", { text: "This box office is locked" }),
+        h("p", { text: reason || "Enter the API key to continue. It is kept in this tab only." }),
+        h("label", { for: "api-key", class: "field-label", text: "API key" }),
+        input,
+        h("div", { class: "actions" }, h("button", { type: "submit", class: "btn primary", text: "Unlock" })));
+      const dialog = h("div", { id: "key-dialog", class: "modal", role: "dialog", "aria-modal": "true",
+                                "aria-labelledby": "key-title" }, form);
+      form.querySelector("h2").id = "key-title";
+      form.addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        const k = input.value.trim();
+        if (!k) return;
+        setApiKey(k);
+        dialog.remove();
+        resolve(k);
+      });
+      document.body.append(dialog);
+      input.focus();
+    });
+  }
+
+  window.Holdfast = {
+    api, ApiError, streamUrl, money, count, h, countsBar, askForKey,
+    apiKey, setApiKey, userId, setUserId,
+    set onUnauthorized(fn) { onUnauthorized = fn; },
+  };
+})();

@@ -1,0 +1,1094 @@
+/* Holdfast box office: the live seat map of one event (GET /ui/events/{event}).
+
+   The map is built once from the event summary (sections → rows → seat counts), one element per
+   seat with data-seat="SECTION-ROW-N" and data-status="available|held|sold". Seat states then
+   come from GET /v1/events/{e}/seats (paged) and from the stream (SSE); each seat keeps the
+   highest `version` seen, so a stale page never overwrites a newer stream event. Only changed
+   seats are touched (a Map from seat id to element). */
+"use strict";
+
+(function () {
+  const { api, h, money, count, countsBar, askForKey, streamUrl } = window.Holdfast;
+
+  /* ---------- state ---------- */
+  const eventId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
+  const enc = encodeURIComponent(eventId);
+  let summary = null;                 // the event summary (latest)
+  const seatEls = new Map();          // seat id → element; element._st = status, ._v = version
+  const sectionInfo = new Map();      // section id → {price, tally{available,held,sold}, countsEl, barEl}
+  const poolInfo = new Map();         // pool id → {pool, el refs, input}
+  const selected = new Set();         // seat ids chosen by the visitor (not yet held)
+  const holds = new Map();            // reservation id → {hold, deadline, el, state}
+  const mySeatHold = new Map();       // seat id → reservation id (seats in my active holds)
+  const ownedSeats = new Set();       // seats in my confirmed orders
+  let seatsLoaded = false;
+  let countsDirty = false;
+  const HOLDS_STORE = "holdfast.holds." + eventId;
+
+  /* ---------- elements ---------- */
+  const $ = (id) => document.getElementById(id);
+  const mapEl = $("map"), sectionsEl = $("sections"), mapStatus = $("map-status");
+  const live = $("live"), notice = $("notice"), tooltip = $("tooltip");
+  const userInput = $("user-id"), holdBtn = $("hold-btn"), clearBtn = $("clear-btn");
+  const selList = $("sel-list"), selEmpty = $("sel-empty"), selTotal = $("sel-total");
+  const bestForm = $("best-form"), bestCount = $("best-count"), bestSection = $("best-section"),
+        bestAdjacent = $("best-adjacent"), bestBtn = $("best-btn");
+
+  /* ---------- messages ---------- */
+  let noticeTimer = null;
+  function say(text, kind, sticky) {
+    clearTimeout(noticeTimer);
+    notice.hidden = !text;
+    notice.textContent = text || "";
+    notice.dataset.kind = kind || "info";
+    if (text && !sticky) noticeTimer = setTimeout(() => { notice.hidden = true; }, kind === "error" ? 12000 : 6000);
+  }
+
+  const listSeats = (ids) => {
+    if (ids.length <= 1) return ids.join("");
+    if (ids.length > 6) return ids.slice(0, 5).join(", ") + " and " + (ids.length - 5) + " more";
+    return ids.slice(0, -1).join(", ") + " and " + ids[ids.length - 1];
+  };
+
+  /* A human sentence for every error code of the contract. */
+  function explain(err, context) {
+    const d = err.detail || {};
+    const seats = Array.isArray(d.seats) ? d.seats.map((s) => (typeof s === "string" ? s : s.id)) : [];
+    switch (err.code) {
+      case "seats_unavailable":
+        if (context === "best") {
+          const c = Number(bestCount.value);
+          const where = bestSection.value ? " in " + bestSection.value : "";
+          return bestAdjacent.checked
+            ? `There is no block of ${c} seats together${where} right now. Try fewer seats, another section, or untick “Together in one row”.`
+            : `There are not ${c} free seats${where} right now. Try fewer seats or another section.`;
+        }
+        if (seats.length === 1) return `Someone just took ${seats[0]}. Pick another seat.`;
+        if (seats.length > 1) return `Someone just took ${listSeats(seats)}. Pick other seats.`;
+        return "Some of those seats were just taken. Pick other seats.";
+      case "seat_not_found":
+        return seats.length ? `${listSeats(seats)} ${seats.length === 1 ? "is" : "are"} not a seat of this event.`
+                            : "That seat does not exist on this event.";
+      case "section_not_found":
+        return `There is no section ${bestSection.value || ""} at this event.`.replace("  ", " ");
+      case "insufficient_quantity":
+        return d.available === 0 ? `${d.pool || "Those"} tickets are sold out.`
+             : `Only ${count(d.available)} ${d.pool || ""} ticket${d.available === 1 ? " is" : "s are"} left. Lower the quantity and try again.`;
+      case "pool_not_found":
+        return `${d.pool || "That ticket type"} is not sold for this event.`;
+      case "user_limit_exceeded":
+        return summary && summary.max_seats_per_user
+          ? `You have reached the limit of ${summary.max_seats_per_user} tickets per person for this event (holds and purchases together).`
+          : "You have reached the ticket limit per person for this event.";
+      case "invalid_request":
+        if (d.field === "user_id") return "Type a user id first (at most 128 characters).";
+        if (d.field === "seats" || d.field === "pools")
+          return summary ? `That request is not valid: hold between 1 and ${summary.max_seats_per_hold} tickets at a time, each seat once.`
+                         : "That selection is not valid.";
+        if (d.field === "best_available") return "Best-available search is not offered by this server yet. Pick seats on the map instead.";
+        if (d.field === "payment_ref") return "The payment reference is not valid (at most 255 characters).";
+        return "The request was refused: " + (err.message || "invalid request") + ".";
+      case "admission_required":
+        return queue.status === "waiting"
+          ? "You are still in the waiting room: you can hold seats as soon as it is your turn."
+          : "This event has a waiting room: join the queue, and hold seats when it is your turn.";
+      case "admission_invalid":
+        return "Your waiting-room pass is not valid for this event or user id. Join the queue again.";
+      case "waiting_room_disabled":
+        return "This event has no waiting room: go ahead and hold seats.";
+      case "ticket_not_found":
+        return "Your place in the waiting room was not found. Join the queue again.";
+      case "admission_expired":
+        return "Your waiting-room pass has expired. Join the queue again.";
+      case "hold_expired":
+        return "Too late: this hold expired and its seats went back on sale. Pick seats again.";
+      case "hold_released":
+        return "This hold was released, so its seats are no longer yours.";
+      case "hold_not_active":
+        return "This hold is no longer active.";
+      case "already_confirmed":
+        return "This hold is already paid for: the seats are yours.";
+      case "not_owner":
+        return "This hold belongs to another user id. Switch back to the user id that made it.";
+      case "hold_not_found":
+        return "That hold no longer exists.";
+      case "event_not_found":
+        return "This event does not exist (any more).";
+      case "idempotency_key_reused":
+        return "That request was already sent with different details. Try again.";
+      case "unauthorized":
+        return "The API key was refused. Enter the right key.";
+      case "unavailable":
+        return "The box office could not save that just now. Nothing was changed: try again in a moment.";
+      case "network":
+        return "The box office server cannot be reached. Check your connection and try again.";
+      case "body_too_large":
+        return "That selection is too large to send. Hold fewer seats at a time.";
+      default:
+        if (err.status === 429) return "Too many requests right now. Wait a moment and try again.";
+        if (err.status >= 500) return "The box office had a problem (" + err.status + "). Nothing was changed: try again.";
+        return err.message || "Something went wrong.";
+    }
+  }
+
+  /* Flash seats the server complained about. */
+  function flagSeats(ids) {
+    let first = null;
+    for (const id of ids) {
+      const el = seatEls.get(id);
+      if (!el) continue;
+      el.classList.add("err");
+      first = first || el;
+      setTimeout(() => el.classList.remove("err"), 5000);
+    }
+    if (first) {
+      const r = first.getBoundingClientRect();
+      if (r.bottom < 0 || r.top > window.innerHeight) first.scrollIntoView({ block: "center", behavior: "smooth" });
+    }
+  }
+
+  /* ---------- seat map ---------- */
+  function sectionOf(seatId) { return seatId.split("-")[0]; }
+
+  function seatSizeToFit() {
+    if (!summary) return 20;
+    let widest = 1;
+    for (const s of summary.sections || []) for (const r of s.rows || []) widest = Math.max(widest, r.seats);
+    const width = Math.max(260, sectionsEl.clientWidth - 84);      // minus row labels and padding
+    let size = Math.floor(width / widest) - 3;                      // minus the gap
+    if (size < 10) size = Math.floor((width - 20) / widest) - 1;    // tiny seats: 1px gaps
+    const min = window.innerWidth < 700 ? 12 : 5;                  // keep seats tappable on phones
+    return Math.max(min, Math.min(26, size));
+  }
+
+  let seatSize = 20;
+  function setSeatSize(px) {
+    seatSize = Math.max(5, Math.min(34, px));
+    mapEl.style.setProperty("--seat", seatSize + "px");
+    // Sections wider than the map scroll sideways: keep their heading where it can be read.
+    const avail = sectionsEl.clientWidth;
+    for (const block of sectionsEl.children) {
+      const cols = Number(block.style.getPropertyValue("--cols")) || 0;
+      block.classList.toggle("wide", cols * (seatSize + (seatSize < 10 ? 1 : 3)) + 84 > avail);
+    }
+    mapEl.classList.toggle("numbers", seatSize >= 18);
+    mapEl.classList.toggle("tiny", seatSize < 10);
+  }
+
+  function buildMap() {
+    const totalSeats = (summary.sections || []).reduce(
+      (n, s) => n + (s.rows || []).reduce((m, r) => m + r.seats, 0), 0);
+    const withNumbers = totalSeats <= 20000;   // text nodes cost memory on huge maps
+    const proto = document.createElement("button");
+    proto.type = "button";
+    proto.className = "seat";
+    proto.tabIndex = totalSeats > 5000 ? -1 : 0;
+    proto.dataset.status = "available";
+    const frag = document.createDocumentFragment();
+    for (const s of summary.sections || []) {
+      const tally = { available: 0, held: 0, sold: 0 };
+      const countsEl = h("span", { class: "section-count" });
+      const barEl = h("div", { class: "section-bar" });
+      const block = h("section", { class: "section-block", "data-section": s.id, "aria-label": "Section " + s.id },
+        h("header", { class: "section-head" },
+          h("h3", null, s.id),
+          h("span", { class: "section-price", text: money(s.price, summary.currency) }),
+          countsEl),
+        barEl);
+      const rowsEl = h("div", { class: "rows" });
+      let rowsCount = 0, widest = 0;
+      for (const r of s.rows || []) {
+        rowsCount++;
+        widest = Math.max(widest, r.seats);
+        const seatsEl = document.createElement("div");
+        seatsEl.className = "row-seats";
+        const prefix = s.id + "-" + r.id + "-";
+        for (let n = 1; n <= r.seats; n++) {
+          const el = proto.cloneNode(false);
+          const id = prefix + n;
+          el.setAttribute("data-seat", id);
+          if (withNumbers) el.textContent = n;
+          el._st = "available";
+          el._v = 0;
+          seatEls.set(id, el);
+          seatsEl.appendChild(el);
+        }
+        tally.available += r.seats;
+        const row = document.createElement("div");
+        row.className = "row";
+        row.dataset.row = r.id;
+        const l1 = document.createElement("span"); l1.className = "row-label"; l1.textContent = r.id;
+        const l2 = l1.cloneNode(true);
+        row.append(l1, seatsEl, l2);
+        rowsEl.appendChild(row);
+      }
+      block.style.setProperty("--rows", rowsCount);
+      block.style.setProperty("--cols", widest);
+      block.append(rowsEl);
+      frag.appendChild(block);
+      sectionInfo.set(s.id, { price: s.price, tally, countsEl, barEl, summaryCounts: s.counts });
+    }
+    sectionsEl.replaceChildren(frag);
+    setSeatSize(seatSizeToFit());
+  }
+
+  function renderCounts() {
+    countsDirty = false;
+    const total = { available: 0, held: 0, sold: 0 };
+    for (const [, info] of sectionInfo) {
+      // Until the seats are loaded, the summary's counts are the best we know.
+      const c = seatsLoaded ? info.tally : (info.summaryCounts || info.tally);
+      total.available += c.available; total.held += c.held; total.sold += c.sold;
+      info.countsEl.textContent = `${count(c.available)} of ${count(c.available + c.held + c.sold)} available`;
+      info.barEl.replaceChildren(countsBar(c));
+    }
+    const box = $("event-counts");
+    box.replaceChildren(
+      h("div", { class: "big-count" }, h("strong", { text: count(total.available) }), h("span", { class: "k-available", text: "available" })),
+      h("div", { class: "big-count" }, h("strong", { text: count(total.held) }), h("span", { class: "k-held", text: "held" })),
+      h("div", { class: "big-count" }, h("strong", { text: count(total.sold) }), h("span", { class: "k-sold", text: "sold" })));
+  }
+  function countsChanged() {
+    if (countsDirty) return;
+    countsDirty = true;
+    requestAnimationFrame(renderCounts);
+  }
+
+  /* Apply a seat state. version undefined: a local change we know happened (our own request). */
+  function applySeat(id, status, version) {
+    const el = seatEls.get(id);
+    if (!el) return;
+    if (version !== undefined && version !== null) {
+      if (version <= el._v) return;
+      el._v = version;
+    }
+    const old = el._st;
+    if (old === status) return;
+    el._st = status;
+    el.dataset.status = status;
+    const info = sectionInfo.get(sectionOf(id));
+    if (info) { info.tally[old]--; info.tally[status]++; countsChanged(); }
+    if (status !== "available" && selected.has(id) && !mySeatHold.has(id)) {
+      selected.delete(id);
+      el.classList.remove("sel");
+      selectionChanged();
+      if (seatsLoaded) { say(`${id} was just taken by someone else and left your selection.`, "warn"); flagSeats([id]); }
+    }
+    if (status !== "held" && mySeatHold.has(id)) {
+      // Our hold on it ended (expired, released, or committed → sold).
+      mySeatHold.delete(id);
+      el.classList.remove("mine");
+    }
+  }
+
+  let loading = null, reloadWanted = false;
+  async function loadSeats() {
+    if (loading) { reloadWanted = true; return loading; }
+    loading = (async () => {
+      do {
+        reloadWanted = false;
+        let after = null;
+        const started = performance.now();
+        for (;;) {
+          let url = `/v1/events/${enc}/seats?limit=10000`;
+          if (after) url += "&after=" + encodeURIComponent(after);
+          const page = await api("GET", url);
+          for (const s of page.seats || []) applySeat(s.id, s.status, s.version);
+          if (!page.next) break;
+          after = page.next;
+          if (!seatsLoaded) mapStatus.textContent = `Loading seats… ${count(indexOfSeat(after))} of ${count(seatEls.size)}`;
+        }
+        if (!seatsLoaded) {
+          seatsLoaded = true;
+          mapEl.setAttribute("aria-busy", "false");
+          mapStatus.hidden = true;
+          console.debug("holdfast: seats loaded in", Math.round(performance.now() - started), "ms");
+        }
+        countsChanged();
+      } while (reloadWanted);
+    })();
+    try { await loading; } finally { loading = null; }
+  }
+  let seatIndexCache = null;
+  function indexOfSeat(id) {
+    if (!seatIndexCache) { seatIndexCache = new Map(); let i = 0; for (const k of seatEls.keys()) seatIndexCache.set(k, ++i); }
+    return seatIndexCache.get(id) || 0;
+  }
+
+  /* ---------- pools ---------- */
+  function buildPools() {
+    const pools = summary.pools || [];
+    $("pools-panel").hidden = pools.length === 0;
+    $("sel-empty-pools").hidden = pools.length === 0;
+    const box = $("pools");
+    box.replaceChildren();
+    for (const p of pools) {
+      const input = h("input", { type: "number", min: "0", value: "0", inputmode: "numeric",
+                                 id: "pool-qty-" + p.id, "data-pool": p.id, "aria-label": "Quantity of " + p.id });
+      const minus = h("button", { type: "button", class: "btn ghost small step", "aria-label": "One less", text: "−" });
+      const plus = h("button", { type: "button", class: "btn ghost small step", "aria-label": "One more", text: "+" });
+      const nums = h("dl", { class: "counts" });
+      const bar = h("div", { class: "pool-bar" });
+      const card = h("div", { class: "card pool-card", "data-pool": p.id },
+        h("div", { class: "pool-head" }, h("h3", { text: p.id }), h("span", { class: "section-price", text: money(p.price, summary.currency) })),
+        bar, nums,
+        h("div", { class: "qty" }, h("label", { for: input.id, class: "muted small", text: "Tickets" }), minus, input, plus));
+      const info = { pool: p, card, bar, nums, input };
+      minus.addEventListener("click", () => { input.value = Math.max(0, (Number(input.value) || 0) - 1); selectionChanged(); });
+      plus.addEventListener("click", () => { input.value = Math.min(maxQty(info), (Number(input.value) || 0) + 1); selectionChanged(); });
+      input.addEventListener("input", selectionChanged);
+      poolInfo.set(p.id, info);
+      box.append(card);
+      renderPool(info);
+    }
+  }
+  function maxQty(info) {
+    return Math.max(0, Math.min(info.pool.available, summary.max_seats_per_hold || 10));
+  }
+  function renderPool(info) {
+    const p = info.pool;
+    info.bar.replaceChildren(countsBar({ available: p.available, held: p.held, sold: p.sold }));
+    info.nums.replaceChildren(
+      h("div", null, h("dt", { class: "k-available", text: "Available" }), h("dd", { text: count(p.available) })),
+      h("div", null, h("dt", { class: "k-held", text: "Held" }), h("dd", { text: count(p.held) })),
+      h("div", null, h("dt", { class: "k-sold", text: "Sold" }), h("dd", { text: count(p.sold) })));
+    info.input.max = String(maxQty(info));
+    info.card.classList.toggle("sold-out", p.available === 0);
+  }
+  function applyPool(update) {
+    const info = poolInfo.get(update.id);
+    if (!info) return;
+    Object.assign(info.pool, update);
+    renderPool(info);
+  }
+
+  /* ---------- selection ---------- */
+  function poolQuantities() {
+    const out = {};
+    for (const [id, info] of poolInfo) {
+      const q = Math.floor(Number(info.input.value) || 0);
+      if (q > 0) out[id] = q;
+    }
+    return out;
+  }
+
+  let selectionQueued = false;
+  function selectionChanged() {
+    if (selectionQueued) return;
+    selectionQueued = true;
+    queueMicrotask(renderSelection);
+  }
+  function renderSelection() {
+    selectionQueued = false;
+    const cur = summary.currency;
+    const items = [];
+    let total = 0;
+    for (const id of selected) {
+      const info = sectionInfo.get(sectionOf(id));
+      const price = info ? info.price : 0;
+      total += price;
+      const [sec, row, num] = id.split("-");
+      items.push(h("li", { "data-seat": id },
+        h("span", { class: "sel-what" }, h("strong", { text: sec }), ` Row ${row} · Seat ${num}`),
+        h("span", { class: "sel-price", text: money(price, cur) }),
+        h("button", { type: "button", class: "icon-btn", "aria-label": "Remove " + id, text: "×",
+                      onclick: () => toggleSeat(id) })));
+    }
+    const pools = poolQuantities();
+    for (const [id, q] of Object.entries(pools)) {
+      const p = poolInfo.get(id).pool;
+      total += q * p.price;
+      items.push(h("li", { "data-pool": id },
+        h("span", { class: "sel-what" }, h("strong", { text: id }), ` × ${q}`),
+        h("span", { class: "sel-price", text: money(q * p.price, cur) })));
+    }
+    selList.replaceChildren(...items);
+    selEmpty.hidden = items.length > 0;
+    selTotal.textContent = items.length ? money(total, cur) : "—";
+    const units = selected.size + Object.values(pools).reduce((a, b) => a + b, 0);
+    holdBtn.disabled = units === 0 || busy;
+    clearBtn.disabled = units === 0;
+    holdBtn.textContent = units ? `Hold ${units} ticket${units === 1 ? "" : "s"}` : "Hold";
+    // Phones: the side panel is below the map, so a bar at the bottom carries the Hold button.
+    $("mobile-bar").hidden = units === 0;
+    $("mobile-sum").textContent = units ? `${units} ticket${units === 1 ? "" : "s"} · ${money(total, cur)}` : "";
+    $("mobile-hold").disabled = holdBtn.disabled;
+  }
+
+  function toggleSeat(id) {
+    const el = seatEls.get(id);
+    if (!el) return;
+    if (selected.has(id)) {
+      selected.delete(id);
+      el.classList.remove("sel");
+    } else {
+      if (el._st !== "available") {
+        say(mySeatHold.has(id) ? `${id} is already in your hold.`
+            : el._st === "held" ? `${id} is held by another buyer right now. It may come back if they don't buy it.`
+            : ownedSeats.has(id) ? `${id} is already yours.` : `${id} is sold.`, "info");
+        return;
+      }
+      const max = summary.max_seats_per_hold || 10;
+      const units = selected.size + Object.values(poolQuantities()).reduce((a, b) => a + b, 0);
+      if (units >= max) {
+        say(`You can hold at most ${max} tickets at a time.`, "warn");
+        return;
+      }
+      selected.add(id);
+      el.classList.add("sel");
+    }
+    selectionChanged();
+  }
+
+  function clearSelection() {
+    for (const id of selected) { const el = seatEls.get(id); if (el) el.classList.remove("sel"); }
+    selected.clear();
+    for (const [, info] of poolInfo) info.input.value = "0";
+    selectionChanged();
+  }
+
+  /* ---------- holds ---------- */
+  let busy = false;
+  function setBusy(b) {
+    busy = b;
+    holdBtn.disabled = b || holdBtn.disabled;
+    bestBtn.disabled = b;
+    if (!b) selectionChanged();
+  }
+
+  function requireUser() {
+    const u = userInput.value.trim();
+    if (!u) {
+      say("Type a user id first, so your hold has an owner.", "warn");
+      userInput.focus();
+      userInput.classList.add("invalid");
+      return null;
+    }
+    userInput.classList.remove("invalid");
+    window.Holdfast.setUserId(u);
+    return u;
+  }
+
+  async function placeHold(body, context) {
+    const user = requireUser();
+    if (!user) return;
+    body.user_id = user;
+    const token = admissionToken();
+    if (token) body.admission_token = token;
+    setBusy(true);
+    try {
+      const hold = await api("POST", `/v1/events/${enc}/holds`, body);
+      for (const id of hold.seats || []) {
+        selected.delete(id);
+        const el = seatEls.get(id);
+        if (el) el.classList.remove("sel");
+      }
+      if (body.pools) for (const [, info] of poolInfo) info.input.value = "0";
+      addHold(hold);
+      const n = (hold.seats || []).length + Object.values(hold.pools || {}).reduce((a, b) => a + b, 0);
+      say(`Held ${n} ticket${n === 1 ? "" : "s"} for you${hold.seats && hold.seats.length ? ": " + listSeats(hold.seats) : ""}. Pay before the countdown ends.`, "success");
+      if (hold.seats && hold.seats.length) {
+        const first = seatEls.get(hold.seats[0]);
+        if (first && context === "best") first.scrollIntoView({ block: "center", behavior: "smooth" });
+      }
+    } catch (err) {
+      say(explain(err, context), "error");
+      const d = err.detail || {};
+      if (Array.isArray(d.seats) && d.seats.length) {
+        const ids = d.seats.map((s) => (typeof s === "string" ? s : s.id));
+        if (err.code === "seats_unavailable" || err.code === "seat_not_found") {
+          for (const id of ids) { selected.delete(id); const el = seatEls.get(id); if (el) el.classList.remove("sel"); }
+        }
+        flagSeats(ids);
+      }
+      if (err.code === "insufficient_quantity" && d.pool && poolInfo.has(d.pool)) {
+        const info = poolInfo.get(d.pool);
+        if (typeof d.available === "number") applyPool({ id: d.pool, available: d.available });
+        info.card.classList.add("err");
+        setTimeout(() => info.card.classList.remove("err"), 5000);
+      }
+      if (err.code === "invalid_request" && d.field === "user_id") userInput.classList.add("invalid");
+      if (/^admission_/.test(err.code)) admissionFailed(err.code);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function saveHolds() {
+    const list = [];
+    for (const [id, rec] of holds) if (rec.state === "held") list.push({ id, user_id: rec.hold.user_id });
+    try { localStorage.setItem(HOLDS_STORE, JSON.stringify(list)); } catch (_) { /* ignore */ }
+  }
+
+  function deadlineOf(hold) {
+    // Count down to expires_at, corrected for the difference between our clock and the server's
+    // (expires_in_ms is measured by the server at the moment it answered).
+    const at = Date.parse(hold.expires_at);
+    if (typeof hold.expires_in_ms === "number" && hold.status === "held") {
+      const skew = at - (Date.now() + hold.expires_in_ms);
+      if (Math.abs(skew) > 2000) return at - skew;
+    }
+    return at;
+  }
+
+  function addHold(hold) {
+    let rec = holds.get(hold.reservation_id);
+    if (!rec) {
+      rec = { hold, el: null, state: hold.status };
+      holds.set(hold.reservation_id, rec);
+    }
+    rec.hold = hold;
+    rec.state = hold.status;
+    rec.deadline = deadlineOf(hold);
+    if (hold.status === "held") {
+      for (const id of hold.seats || []) {
+        mySeatHold.set(id, hold.reservation_id);
+        const el = seatEls.get(id);
+        if (el) { el.classList.add("mine"); applySeat(id, "held"); }
+      }
+    }
+    renderHold(rec);
+    saveHolds();
+    tick();
+  }
+
+  function endHold(rec, state) {
+    rec.state = state;
+    for (const id of rec.hold.seats || []) {
+      if (mySeatHold.get(id) === rec.hold.reservation_id) {
+        mySeatHold.delete(id);
+        const el = seatEls.get(id);
+        if (el) el.classList.remove("mine");
+      }
+    }
+    renderHold(rec);
+    saveHolds();
+  }
+
+  function renderHold(rec) {
+    const hold = rec.hold;
+    const cur = hold.currency || summary.currency;
+    const pools = Object.entries(hold.pools || {});
+    const lines = [
+      ...(hold.seats || []).map((id) => {
+        const [sec, row, num] = id.split("-");
+        return h("li", { "data-seat": id }, h("strong", { text: sec }), ` Row ${row} · Seat ${num}`);
+      }),
+      ...pools.map(([id, q]) => h("li", null, h("strong", { text: id }), ` × ${q}`)),
+    ];
+    const countdown = h("span", { class: "countdown", "aria-label": "Time left" });
+    const payRef = h("input", { type: "text", class: "pay-ref", placeholder: "Payment reference (optional)",
+                                maxlength: "255", "aria-label": "Payment reference" });
+    const commit = h("button", { type: "button", class: "btn primary commit-btn", text: "Commit · " + money(hold.total, cur) });
+    const release = h("button", { type: "button", class: "btn ghost release-btn", text: "Release" });
+    const extend = h("button", { type: "button", class: "link-btn extend-btn", text: "Need more time?" });
+    const dismiss = h("button", { type: "button", class: "btn ghost small dismiss-btn", text: "Dismiss" });
+    const stateText = { held: "Held for you", expired: "Expired", released: "Released", confirmed: "Paid" }[rec.state] || rec.state;
+    const el = h("article", { class: "hold", "data-hold": hold.reservation_id, "data-state": rec.state },
+      h("header", { class: "hold-head" },
+        h("span", { class: "hold-state", text: stateText }),
+        rec.state === "held" ? countdown : null),
+      rec.state === "held" && !rec.capped ? h("div", { class: "hold-extend" }, extend) : null,
+      h("ul", { class: "hold-lines" }, lines),
+      rec.state === "held" ? h("div", { class: "hold-pay" }, payRef, h("div", { class: "actions" }, release, commit)) : null,
+      rec.state === "expired" ? h("p", { class: "small muted", text: "The time ran out and these seats went back on sale." }) : null,
+      rec.state === "released" ? h("p", { class: "small muted", text: "You let these go; they are back on sale." }) : null,
+      rec.state !== "held" ? h("div", { class: "actions" }, dismiss) : null);
+    rec.countdownEl = countdown;
+    commit.addEventListener("click", () => commitHold(rec, payRef.value.trim(), [commit, release]));
+    release.addEventListener("click", () => releaseHold(rec, [commit, release]));
+    extend.addEventListener("click", () => extendHold(rec, extend));
+    dismiss.addEventListener("click", () => { holds.delete(hold.reservation_id); el.remove(); refreshHoldsCard(); });
+    if (rec.el) rec.el.replaceWith(el); else $("holds").prepend(el);
+    rec.el = el;
+    refreshHoldsCard();
+  }
+  function refreshHoldsCard() { $("holds-card").hidden = holds.size === 0; }
+
+  async function commitHold(rec, paymentRef, buttons) {
+    buttons.forEach((b) => { b.disabled = true; });
+    const body = { user_id: rec.hold.user_id };
+    if (paymentRef) body.payment_ref = paymentRef;
+    try {
+      const order = await api("POST", `/v1/holds/${encodeURIComponent(rec.hold.reservation_id)}/commit`, body);
+      for (const id of order.seats || []) { applySeat(id, "sold"); markOwned(id); }
+      endHold(rec, "confirmed");
+      holds.delete(rec.hold.reservation_id);
+      rec.el.remove();
+      refreshHoldsCard();
+      addOrder(order, true);
+      say(`Paid. Order ${order.order_id} is confirmed: enjoy the show!`, "success");
+      completeQueue();
+    } catch (err) {
+      say(explain(err), "error");
+      if (err.code === "hold_expired") endHold(rec, "expired");
+      else if (err.code === "hold_released") endHold(rec, "released");
+      else buttons.forEach((b) => { b.disabled = false; });
+    }
+  }
+
+  async function extendHold(rec, button) {
+    button.disabled = true;
+    try {
+      const hold = await api("POST", `/v1/holds/${encodeURIComponent(rec.hold.reservation_id)}/extend`, { user_id: rec.hold.user_id });
+      rec.capped = !!hold.capped;
+      addHold(hold);
+      say(hold.capped ? `Extended as far as allowed: you have until ${new Date(deadlineOf(hold)).toLocaleTimeString()}.`
+                      : "Extended: the countdown starts again.", "success");
+    } catch (err) {
+      say(explain(err), "error");
+      if (err.code === "hold_expired") endHold(rec, "expired");
+      else if (err.code === "hold_not_active") endHold(rec, "released");
+      else button.disabled = false;
+    }
+  }
+
+  async function releaseHold(rec, buttons) {
+    buttons.forEach((b) => { b.disabled = true; });
+    try {
+      const hold = await api("POST", `/v1/holds/${encodeURIComponent(rec.hold.reservation_id)}/release`, { user_id: rec.hold.user_id });
+      rec.hold = hold;
+      for (const id of hold.seats || []) applySeat(id, "available");
+      endHold(rec, hold.status || "released");
+      say(hold.status === "expired" ? "That hold had already expired; the seats are back on sale." : "Released. The seats are back on sale.", "info");
+    } catch (err) {
+      say(explain(err), "error");
+      if (err.code === "already_confirmed") endHold(rec, "confirmed");
+      else buttons.forEach((b) => { b.disabled = false; });
+    }
+  }
+
+  function fmtLeft(ms) {
+    const s = Math.max(0, Math.ceil(ms / 1000));
+    const m = Math.floor(s / 60);
+    return String(m).padStart(2, "0") + ":" + String(s % 60).padStart(2, "0");
+  }
+  function tick() {
+    const now = Date.now();
+    for (const [, rec] of holds) {
+      if (rec.state !== "held") continue;
+      const left = rec.deadline - now;
+      if (left <= 0) {
+        endHold(rec, "expired");   // the server frees the seats at that instant; the stream says so
+        say("Your hold expired and its seats went back on sale.", "warn");
+        continue;
+      }
+      if (rec.countdownEl) {
+        rec.countdownEl.textContent = fmtLeft(left);
+        rec.countdownEl.classList.toggle("urgent", left < 60000);
+      }
+    }
+  }
+
+  async function restoreHolds() {
+    let list = [];
+    try { list = JSON.parse(localStorage.getItem(HOLDS_STORE) || "[]"); } catch (_) { list = []; }
+    for (const item of list) {
+      try {
+        const hold = await api("GET", `/v1/holds/${encodeURIComponent(item.id)}`);
+        if (hold.status === "held") addHold(hold);
+      } catch (_) { /* gone: forget it */ }
+    }
+    saveHolds();
+  }
+
+  /* ---------- waiting room (API section 6) ----------
+     When the event has a room, holds need an admission token: the visitor joins the queue,
+     the page polls the ticket (which also keeps it alive), and once admitted the token rides
+     along with every hold. Kept per event and user in sessionStorage. */
+  const queue = { ticket: null, status: "none", position: null, wait: null, token: null, expiresAt: null, user: null };
+  let queueTimer = null;
+  const queueKey = (u) => "holdfast.queue." + eventId + "." + u;
+  const roomEnabled = () => !!(summary && summary.waiting_room && summary.waiting_room.enabled);
+
+  function saveQueue() {
+    if (!queue.user) return;
+    try {
+      if (queue.ticket) sessionStorage.setItem(queueKey(queue.user), JSON.stringify(
+        { ticket: queue.ticket, token: queue.token, expiresAt: queue.expiresAt, status: queue.status }));
+      else sessionStorage.removeItem(queueKey(queue.user));
+    } catch (_) { /* ignore */ }
+  }
+  function loadQueue() {
+    const u = userInput.value.trim();
+    clearTimeout(queueTimer);
+    Object.assign(queue, { ticket: null, status: "none", position: null, wait: null, token: null, expiresAt: null, user: u || null });
+    if (u) {
+      try {
+        const saved = JSON.parse(sessionStorage.getItem(queueKey(u)) || "null");
+        if (saved && saved.ticket) Object.assign(queue, saved);
+      } catch (_) { /* ignore */ }
+    }
+    if (queue.status === "waiting") pollQueue();
+    renderQueue();
+  }
+  function admissionToken() {
+    if (!queue.token || queue.user !== userInput.value.trim()) return null;
+    if (queue.expiresAt && Date.parse(queue.expiresAt) <= Date.now()) return null;
+    return queue.token;
+  }
+
+  function fmtWait(s) {
+    if (typeof s !== "number") return "";
+    if (s < 60) return "less than a minute";
+    if (s < 3600) return "about " + Math.round(s / 60) + " min";
+    return "about " + (s / 3600).toFixed(1) + " h";
+  }
+
+  function renderQueue() {
+    const card = $("queue-card"), body = $("queue-body");
+    card.hidden = !roomEnabled() && queue.status === "none";
+    if (card.hidden) return;
+    card.dataset.state = queue.status;
+    const join = h("button", { type: "button", class: "btn primary", id: "queue-join",
+                               text: queue.status === "none" ? "Join the queue" : "Join again" });
+    join.addEventListener("click", joinQueue);
+    if (queue.status === "waiting") {
+      body.replaceChildren(
+        h("div", { class: "queue-pos" }, h("span", { class: "muted small", text: "Your place in line" }),
+          h("strong", { id: "queue-position", text: queue.position ? "#" + count(queue.position) : "…" })),
+        h("p", { class: "small muted", text: (queue.wait !== null ? "Estimated wait: " + fmtWait(queue.wait) + ". " : "") +
+                                         "Keep this page open: you move up automatically." }));
+    } else if (queue.status === "admitted" && admissionToken()) {
+      body.replaceChildren(
+        h("p", { class: "queue-in" }, h("strong", { text: "You're in." }), " Pick your seats and hold them."),
+        h("p", { class: "small muted" }, "Your pass is valid for ", h("span", { class: "queue-left", id: "queue-left" }), "."));
+      tickQueue();
+    } else if (queue.status === "expired" || queue.status === "abandoned" || queue.status === "admitted") {
+      body.replaceChildren(
+        h("p", { class: "small", text: queue.status === "abandoned" ? "Your place in line lapsed while this page was away."
+                                                                     : "Your pass has expired." }),
+        h("div", { class: "actions" }, join));
+    } else {
+      body.replaceChildren(
+        h("p", { class: "small", text: "This event is in high demand: buyers enter in turn. Join the queue to hold seats." }),
+        h("div", { class: "actions" }, join));
+    }
+  }
+  function tickQueue() {
+    const el = document.getElementById("queue-left");
+    if (!el || !queue.expiresAt) return;
+    const left = Date.parse(queue.expiresAt) - Date.now();
+    if (left <= 0) { queue.status = "expired"; queue.token = null; saveQueue(); renderQueue(); return; }
+    el.textContent = fmtLeft(left);
+  }
+
+  function applyTicket(t) {
+    queue.ticket = t.ticket || queue.ticket;
+    queue.status = t.status || queue.status;
+    if (typeof t.position === "number") queue.position = t.position;
+    if (typeof t.estimated_wait_s === "number") queue.wait = t.estimated_wait_s;
+    if (t.admission_token) { queue.token = t.admission_token; queue.expiresAt = t.expires_at || null; }
+    if (queue.status === "admitted" && queue.token) say("You're in! Pick your seats and hold them.", "success");
+    saveQueue();
+    renderQueue();
+    clearTimeout(queueTimer);
+    if (queue.status === "waiting") queueTimer = setTimeout(pollQueue, 2000);
+  }
+
+  async function joinQueue() {
+    const user = requireUser();
+    if (!user) return;
+    queue.user = user;
+    try {
+      const t = await api("POST", `/v1/events/${enc}/queue`, { user_id: user });
+      if (t.status === "waiting") say(`You joined the queue${t.position ? " at number " + count(t.position) : ""}.`, "info");
+      applyTicket(t);
+    } catch (err) {
+      if (err.code === "waiting_room_disabled") {
+        queue.status = "none"; summary.waiting_room = { enabled: false }; renderQueue();
+        say("This event has no waiting room any more: go ahead and hold seats.", "info");
+      } else say(explain(err), "error");
+    }
+  }
+
+  async function pollQueue() {
+    if (!queue.ticket) return;
+    try {
+      applyTicket(await api("GET", `/v1/events/${enc}/queue/${encodeURIComponent(queue.ticket)}`));
+    } catch (err) {
+      if (err.code === "ticket_not_found") { Object.assign(queue, { ticket: null, status: "none", token: null }); saveQueue(); renderQueue(); return; }
+      clearTimeout(queueTimer);
+      queueTimer = setTimeout(pollQueue, 5000);      // the server is away: keep the place, try later
+    }
+  }
+
+  function admissionFailed(code) {
+    if (code === "admission_required" && queue.status === "waiting") return;
+    if (code !== "admission_required") { queue.token = null; queue.status = code === "admission_expired" ? "expired" : "none"; }
+    if (!summary.waiting_room || !summary.waiting_room.enabled) summary.waiting_room = { enabled: true };
+    saveQueue();
+    renderQueue();
+  }
+
+  async function completeQueue() {
+    // Bought: free our place for the next person in line (the pass stops working).
+    if (!queue.ticket || !admissionToken()) return;
+    for (const [, rec] of holds) if (rec.state === "held") return;     // still paying for something
+    try { await api("POST", `/v1/events/${enc}/queue/${encodeURIComponent(queue.ticket)}/complete`, {}); } catch (_) { /* best effort */ }
+    Object.assign(queue, { ticket: null, status: "none", token: null, expiresAt: null });
+    saveQueue();
+    renderQueue();
+  }
+
+  /* ---------- orders ---------- */
+  const orders = new Map();
+  function markOwned(id) {
+    ownedSeats.add(id);
+    const el = seatEls.get(id);
+    if (el) el.classList.add("owned");
+  }
+  function addOrder(order, fresh) {
+    if (orders.has(order.order_id) || order.status !== "confirmed") return;
+    orders.set(order.order_id, order);
+    for (const id of order.seats || []) markOwned(id);
+    const seats = order.seats || [];
+    const pools = Object.entries(order.pools || {});
+    const el = h("article", { class: "order" + (fresh ? " fresh" : ""), "data-order": order.order_id },
+      h("header", { class: "hold-head" },
+        h("span", { class: "hold-state ok", text: "Confirmed" }),
+        h("span", { class: "order-total", text: money(order.total, order.currency || summary.currency) })),
+      h("ul", { class: "hold-lines" },
+        seats.map((id) => { const [sec, row, num] = id.split("-"); return h("li", null, h("strong", { text: sec }), ` Row ${row} · Seat ${num}`); }),
+        pools.map(([id, q]) => h("li", null, h("strong", { text: id }), ` × ${q}`))),
+      h("p", { class: "small muted order-id", text: order.order_id + (order.payment_ref ? " · " + order.payment_ref : "") }));
+    $("orders").prepend(el);
+    $("orders-card").hidden = false;
+  }
+  async function loadOrders() {
+    const u = userInput.value.trim();
+    for (const id of ownedSeats) { const el = seatEls.get(id); if (el) el.classList.remove("owned"); }
+    ownedSeats.clear();
+    orders.clear();
+    $("orders").replaceChildren();
+    $("orders-card").hidden = true;
+    if (!u) return;
+    try {
+      const data = await api("GET", `/v1/users/${encodeURIComponent(u)}/orders?event=${enc}`);
+      for (const o of (data && data.orders) || []) addOrder(o, false);
+    } catch (_) { /* optional: an older server may not list orders */ }
+  }
+
+  /* ---------- live updates ---------- */
+  let source = null, pollTimer = null, retryTimer = null, snapshotSeen = false;
+  function setLive(state, text) { live.dataset.state = state; live.textContent = text; }
+
+  function connect() {
+    clearTimeout(retryTimer);
+    if (source) source.close();
+    setLive("connecting", "Connecting…");
+    const es = new EventSource(streamUrl(eventId));
+    source = es;
+    es.addEventListener("snapshot", (ev) => {
+      stopPolling();
+      setLive("live", "Live");
+      try { updateSummary(JSON.parse(ev.data)); } catch (_) { /* keep the old one */ }
+      // (Re)connected: seat changes while we were away are not replayed, so read the seats again.
+      if (!snapshotSeen) { snapshotSeen = true; firstSnapshot(); } else loadSeats().catch(() => {});
+    });
+    es.addEventListener("seat", (ev) => {
+      try { const s = JSON.parse(ev.data); applySeat(s.id, s.status, s.version); } catch (_) { /* ignore */ }
+    });
+    es.addEventListener("pool", (ev) => {
+      try { applyPool(JSON.parse(ev.data)); } catch (_) { /* ignore */ }
+    });
+    es.addEventListener("open", () => { if (live.dataset.state !== "live") setLive("live", "Live"); });
+    es.addEventListener("error", () => {
+      if (es.readyState === EventSource.CLOSED) {
+        // Refused (no stream on this server, or the key was refused): poll, and try again later.
+        setLive("polling", "Refreshing every 5 s");
+        startPolling();
+        retryTimer = setTimeout(connect, 15000);
+      } else {
+        setLive("connecting", "Reconnecting…");
+      }
+    });
+  }
+
+  function startPolling() {
+    if (pollTimer) return;
+    if (!snapshotSeen) firstSnapshot();
+    pollTimer = setInterval(async () => {
+      if (document.hidden) return;
+      try {
+        updateSummary(await api("GET", `/v1/events/${enc}`));
+        await loadSeats();
+      } catch (_) { setLive("down", "Offline"); }
+    }, 5000);
+  }
+  function stopPolling() { clearInterval(pollTimer); pollTimer = null; }
+
+  function updateSummary(s) {
+    if (!s || !summary) return;
+    summary.max_seats_per_user = s.max_seats_per_user;
+    if (s.waiting_room) { const was = roomEnabled(); summary.waiting_room = s.waiting_room; if (was !== roomEnabled()) renderQueue(); }
+    summary.max_seats_per_hold = s.max_seats_per_hold;
+    for (const p of s.pools || []) applyPool(p);
+    for (const sec of s.sections || []) {
+      const info = sectionInfo.get(sec.id);
+      if (info && sec.counts) info.summaryCounts = sec.counts;
+    }
+    countsChanged();
+  }
+
+  let firstLoadStarted = false;
+  function firstSnapshot() {
+    if (firstLoadStarted) { loadSeats().catch(seatsFailed); return; }
+    firstLoadStarted = true;
+    loadSeats().catch(seatsFailed);
+  }
+  function seatsFailed(err) {
+    mapStatus.hidden = false;
+    mapStatus.textContent = "The seats could not be loaded: " + explain(err);
+  }
+
+  /* ---------- tooltip ---------- */
+  function showTip(el) {
+    const id = el.dataset.seat;
+    const [sec, row, num] = id.split("-");
+    const info = sectionInfo.get(sec);
+    const st = mySeatHold.has(id) ? "Your hold" : ownedSeats.has(id) ? "Your ticket"
+             : selected.has(id) ? "Selected" : { available: "Available", held: "Held", sold: "Sold" }[el._st];
+    tooltip.replaceChildren(
+      h("strong", { text: `${sec} · Row ${row} · Seat ${num}` }),
+      h("span", { text: `${info ? money(info.price, summary.currency) : ""} · ${st}` }));
+    tooltip.hidden = false;
+    const r = el.getBoundingClientRect();
+    const tw = tooltip.offsetWidth, th = tooltip.offsetHeight;
+    let x = r.left + r.width / 2 - tw / 2, y = r.top - th - 8;
+    if (y < 4) y = r.bottom + 8;
+    x = Math.max(4, Math.min(window.innerWidth - tw - 4, x));
+    tooltip.style.transform = `translate(${Math.round(x)}px, ${Math.round(y)}px)`;
+  }
+
+  /* ---------- wiring ---------- */
+  function wire() {
+    sectionsEl.addEventListener("click", (ev) => {
+      const el = ev.target.closest("[data-seat]");
+      if (el) toggleSeat(el.dataset.seat);
+    });
+    sectionsEl.addEventListener("mouseover", (ev) => {
+      const el = ev.target.closest("[data-seat]");
+      if (el) showTip(el); else tooltip.hidden = true;
+    });
+    sectionsEl.addEventListener("mouseleave", () => { tooltip.hidden = true; });
+    sectionsEl.addEventListener("focusin", (ev) => {
+      const el = ev.target.closest("[data-seat]");
+      if (!el) return;
+      showTip(el);
+      // Labels are made on demand (60,000 of them up front would cost memory for nothing).
+      const [sec, row, num] = el.dataset.seat.split("-");
+      const st = mySeatHold.has(el.dataset.seat) ? "your hold" : selected.has(el.dataset.seat) ? "selected" : el._st;
+      el.setAttribute("aria-label", `Section ${sec}, row ${row}, seat ${num}, ${st}`);
+    });
+    sectionsEl.addEventListener("focusout", () => { tooltip.hidden = true; });
+    window.addEventListener("scroll", () => { tooltip.hidden = true; }, { passive: true });
+
+    holdBtn.addEventListener("click", () => {
+      const body = {};
+      if (selected.size) body.seats = [...selected];
+      const pools = poolQuantities();
+      if (Object.keys(pools).length) body.pools = pools;
+      if (!body.seats && !body.pools) { say("Select seats on the map or a number of tickets first.", "info"); return; }
+      placeHold(body, "seats");
+    });
+    clearBtn.addEventListener("click", clearSelection);
+    $("mobile-hold").addEventListener("click", () => {
+      holdBtn.click();
+      $("notice").scrollIntoView({ block: "start", behavior: "smooth" });
+    });
+    bestForm.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const n = Math.floor(Number(bestCount.value));
+      const max = summary.max_seats_per_hold || 10;
+      if (!(n >= 1)) { say("How many seats? Type a number from 1.", "warn"); bestCount.focus(); return; }
+      if (n > max) { say(`You can hold at most ${max} tickets at a time.`, "warn"); bestCount.focus(); return; }
+      const best = { count: n, adjacent: bestAdjacent.checked };
+      if (bestSection.value) best.section = bestSection.value;
+      placeHold({ best_available: best }, "best");
+    });
+
+    userInput.value = window.Holdfast.userId();
+    let userTimer = null;
+    userInput.addEventListener("input", () => {
+      userInput.classList.remove("invalid");
+      window.Holdfast.setUserId(userInput.value.trim());
+      clearTimeout(userTimer);
+      userTimer = setTimeout(() => { loadOrders(); loadQueue(); }, 600);
+    });
+
+    $("zoom-in").addEventListener("click", () => setSeatSize(seatSize + 3));
+    $("zoom-out").addEventListener("click", () => setSeatSize(seatSize - 3));
+    $("zoom-fit").addEventListener("click", () => setSeatSize(seatSizeToFit()));
+    let resizeTimer = null, lastWidth = sectionsEl.clientWidth;
+    window.addEventListener("resize", () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => {
+        if (Math.abs(sectionsEl.clientWidth - lastWidth) > 40) { lastWidth = sectionsEl.clientWidth; setSeatSize(seatSizeToFit()); }
+      }, 150);
+    });
+    setInterval(() => { tick(); tickQueue(); }, 250);
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) tick(); });
+  }
+
+  function renderHeader() {
+    document.title = (summary.name || summary.id) + " · Holdfast box office";
+    $("event-name").textContent = summary.name || summary.id;
+    $("crumb-event").textContent = summary.name || summary.id;
+    const seats = (summary.sections || []).reduce((n, s) => n + (s.rows || []).reduce((m, r) => m + r.seats, 0), 0);
+    const prices = (summary.sections || []).map((s) => s.price).concat((summary.pools || []).map((p) => p.price));
+    const parts = [summary.id, count(seats) + " seats"];
+    if (prices.length) parts.push("from " + money(Math.min(...prices), summary.currency));
+    parts.push("holds last " + (summary.hold_ttl_s >= 120 ? Math.round(summary.hold_ttl_s / 60) + " min" : summary.hold_ttl_s + " s"));
+    if (summary.max_seats_per_user) parts.push("limit " + summary.max_seats_per_user + " per person");
+    $("event-meta").textContent = parts.join(" · ");
+    for (const s of summary.sections || []) bestSection.append(h("option", { value: s.id, text: s.id + " · " + money(s.price, summary.currency) }));
+    bestCount.max = String(summary.max_seats_per_hold || 10);
+    if (!(summary.sections || []).length) bestForm.closest("section").hidden = true;
+  }
+
+  async function start() {
+    if (!eventId) { say("No event in the address.", "error", true); return; }
+    try {
+      summary = await api("GET", `/v1/events/${enc}`);
+    } catch (err) {
+      if (err.status === 401) {
+        await askForKey(window.Holdfast.apiKey() ? "That key was refused. Enter the right API key." : undefined);
+        return start();
+      }
+      $("event-name").textContent = err.code === "event_not_found" ? "No such event" : "Unavailable";
+      mapStatus.textContent = err.code === "event_not_found"
+        ? `There is no event called “${eventId}”. Go back to all events.` : explain(err);
+      setLive("down", "Offline");
+      if (err.code !== "event_not_found") setTimeout(start, 5000);
+      return;
+    }
+    renderHeader();
+    const tb = performance.now();
+    buildMap();
+    console.debug("holdfast: map built in", Math.round(performance.now() - tb), "ms");
+    buildPools();
+    renderCounts();
+    wire();
+    selectionChanged();
+    connect();
+    // Read the seats once the stream is subscribed (so no change falls between the two);
+    // if the stream is slow to answer, do not wait for it.
+    setTimeout(() => { if (!firstLoadStarted) firstSnapshot(); }, 1500);
+    restoreHolds();
+    loadOrders();
+    loadQueue();
+  }
+
+  // The key was refused later on (changed on the server): ask again, then reconnect the stream.
+  let askingKey = false;
+  window.Holdfast.onUnauthorized = () => {
+    if (askingKey || !summary) return;
+    askingKey = true;
+    askForKey("The API key was refused. Enter the right key to go on.").then(() => {
+      askingKey = false;
+      connect();
+    });
+  };
+  start();
+})();
