@@ -242,7 +242,8 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
                           hf_time_ms_t now);
 /* An order without a hold (API.md section 4, bookings): request->seat_versions must match
  * every seat's version and the seats must be available, else HF_ERROR_VERSION_CONFLICT with
- * detail.items; the other checks are those of a hold (ttl and best_available ignored). */
+ * detail.items; the other checks are those of a hold. ttl_ms must be -1, best_count 0 and
+ * replace_existing is ignored. */
 hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const char *order_id,
                         const char *payment_ref, hf_time_ms_t now, uint32_t *order_index,
                         hf_error_detail_t *detail);

@@ -5,8 +5,14 @@
  * computes the set of errors that apply (the contract does not fix an order among several
  * applicable errors, so the core's answer must be one of them, and HF_OK exactly when the set is
  * empty), then the core runs the same operation, and the two states are compared: seat statuses,
- * versions and owners, counts, pools, holds, orders, the mutation records emitted, and
- * hf_core_check.
+ * versions and owners, counts, per-row free counts (hf_row_t.available), pools, holds (with their
+ * items, in order), orders, the mutation records emitted, and hf_core_check.
+ *
+ * Holds may ask for best_available seats (random count, section, adjacency, with or without named
+ * seats, pools and replace_existing): the model picks them with its own plain implementation of
+ * the rules of API.md section 3 (every block of every row scored, every free seat of a row sorted
+ * by distance from the middle), and the core must pick exactly the same seats in the same order.
+ * Bookings (hf_core_book) name seats at their current or a stale version, and pools.
  *
  *   HF_SEED=N               reproduce a run (default: from the time; printed first)
  *   HF_SIM_OPERATIONS=N     operations (default 100000)
@@ -30,10 +36,12 @@
 
 #define EPOCH INT64_C(1750000000000)
 #define USERS 8
-#define EVENTS 3
+#define EVENTS 4
 #define SEATS_MAX 64
+#define ROWS_MAX 16
 #define POOLS_MAX 2
 #define REQUEST_SEATS_MAX 8
+#define ITEM_SEATS_MAX 16      /* named seats plus best_available picks: per_hold is at most 10 */
 #define REQUEST_POOLS_MAX 3
 #define SEAT_ID_SIZE (HF_SEAT_ID_SIZE_MAX + 1)
 #define CHANGES_MAX 4096
@@ -73,10 +81,16 @@ typedef struct model_pool {
     int64_t capacity, price, held, sold;
 } model_pool_t;
 
+typedef struct model_row {
+    uint32_t section, first_seat, seat_count;
+} model_row_t;
+
 typedef struct model_event {
     fx_event_t definition;
     const char *id;
-    uint32_t seat_count, pool_count, section_count;
+    uint32_t seat_count, pool_count, section_count, row_count;
+    model_row_t rows[ROWS_MAX];
+    uint32_t section_first_row[FX_SECTIONS_MAX], section_rows[FX_SECTIONS_MAX];
     model_seat_t seats[SEATS_MAX];
     model_pool_t pools[POOLS_MAX];
     int64_t ttl_ms, max_hold_ms;
@@ -84,7 +98,7 @@ typedef struct model_event {
 } model_event_t;
 
 typedef struct model_item {
-    uint32_t seats[REQUEST_SEATS_MAX];
+    uint32_t seats[ITEM_SEATS_MAX];
     uint32_t seat_count;
     uint32_t pools[REQUEST_POOLS_MAX];
     uint32_t quantities[REQUEST_POOLS_MAX];
@@ -105,9 +119,11 @@ typedef struct model_hold {
 typedef struct model_order {
     char id[24];
     uint32_t event, user, hold;
+    bool booked;          /* hf_core_book: no hold (hold unused) */
     uint8_t status;
     hf_time_ms_t created;
     int64_t total;
+    model_items_t items;
     uint32_t core_index;
 } model_order_t;
 
@@ -137,7 +153,7 @@ typedef struct model {
     uint32_t extend_unchanged;        /* an extend that moved nothing: 0 or 1 HOLD_UPDATE */
     /* Seats of replaced holds taken again by the new hold: the core may report them released
      * and held again (two changes) or moved (none). */
-    uint32_t moved_event, moved_seats[REQUEST_SEATS_MAX], moved_count;
+    uint32_t moved_event, moved_seats[ITEM_SEATS_MAX], moved_count;
 } model_t;
 
 static const char *const user_ids[USERS] = {"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7"};
@@ -150,7 +166,9 @@ static uint64_t step;
 static const char *operation = "start";
 static char description[512];
 static uint64_t stats[32];
-static uint64_t error_stats[HF_ERROR_CAPACITY + 1];
+/* The last error code of core.h (keep in step when one is added). */
+#define ERROR_LAST HF_ERROR_VERSION_CONFLICT
+static uint64_t error_stats[ERROR_LAST + 1];
 /* HF_SIM_LAX_NEXT_EXPIRY=1: accept an hf_core_next_expiry earlier than the model's (a stale
  * timer entry) and only fail when it is late. For exploring past that known discrepancy; the
  * default is the header's contract, the exact earliest deadline. */
@@ -158,7 +176,8 @@ static bool lax_next_expiry;
 
 enum { S_HOLD, S_HOLD_OK, S_EXTEND, S_EXTEND_OK, S_RELEASE, S_RELEASE_OK, S_COMMIT, S_COMMIT_OK,
        S_CANCEL, S_CANCEL_OK, S_CLOCK, S_ADVANCE, S_EXPIRED, S_REPLACED, S_MOVED, S_CHECKS,
-       S_AMBIGUOUS };
+       S_AMBIGUOUS, S_BEST, S_BEST_OK, S_BEST_SEPARATE_OK, S_BEST_NAMED_OK, S_BEST_REPLACE_OK,
+       S_BEST_NO_FIT, S_BEST_PICKED, S_BOOK, S_BOOK_OK, S_BOOK_CONFLICT, S_BOOK_CANCEL_OK };
 
 static void mismatch(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -264,9 +283,8 @@ static uint32_t user_units(uint32_t event, uint32_t user, bool held, bool sold)
         for (uint32_t i = 0; i < model.live_count; i++) {
             const model_order_t *o = &model.orders[model.live[i]];
             if (o->event != event || o->user != user) continue;
-            const model_hold_t *h = &model.holds[o->hold];
-            units += h->items.seat_count;
-            for (uint32_t p = 0; p < h->items.pool_count; p++) units += h->items.quantities[p];
+            units += o->items.seat_count;
+            for (uint32_t p = 0; p < o->items.pool_count; p++) units += o->items.quantities[p];
         }
     }
     return units;
@@ -291,10 +309,24 @@ static void event_setup(uint32_t e)
         fx_event_section(def, "S", 10, 2, 8);
         fx_event_section(def, "T.2", 5, 1, 3);
         break;
-    default:
+    case 2:
         fx_event_init(def, "gamma", 20000, 40000, 3, 4);
         fx_event_pool(def, "P", 4, 7);
         fx_event_pool(def, "Q_1", 10, 1);
+        break;
+    default:
+        /* Rows of odd, even and single-seat lengths, for best_available. */
+        fx_event_init(def, "delta", 45000, 120000, 10, 10);
+        fx_event_section(def, "L", 30, 4, 1);
+        def->rows[0][0].seats = 7;
+        def->rows[0][1].seats = 10;
+        def->rows[0][2].seats = 1;
+        def->rows[0][3].seats = 12;
+        fx_event_section(def, "R", 20, 3, 1);
+        def->rows[1][0].seats = 9;
+        def->rows[1][1].seats = 4;
+        def->rows[1][2].seats = 11;
+        fx_event_pool(def, "G", 6, 15);
         break;
     }
     event->id = def->definition.id;
@@ -305,7 +337,13 @@ static void event_setup(uint32_t e)
     event->section_count = def->definition.section_count;
     for (uint32_t s = 0; s < def->definition.section_count; s++) {
         const hf_section_definition_t *section = &def->sections[s];
+        event->section_first_row[s] = event->row_count;
+        event->section_rows[s] = section->row_count;
         for (uint32_t r = 0; r < section->row_count; r++) {
+            assert_true(event->row_count < ROWS_MAX);
+            event->rows[event->row_count++] =
+                (model_row_t){s, event->seat_count, section->rows[r].seats};
+            assert_true(event->seat_count + section->rows[r].seats <= SEATS_MAX);
             for (uint32_t n = 1; n <= section->rows[r].seats; n++) {
                 model_seat_t *seat = &event->seats[event->seat_count++];
                 char id[SEAT_ID_SIZE];
@@ -337,6 +375,26 @@ static const char *status_name(uint8_t status)
     return status < 4 ? names[status] : "?";
 }
 
+/* A hold's or order's items, in order: named seats, then best_available picks, then pools. */
+static void compare_items(const char *id, uint32_t event, const model_items_t *m,
+                          uint32_t item_offset)
+{
+    const hf_item_t *items = hf_core_items(core, item_offset);
+    const model_event_t *e = &model.events[event];
+    for (uint32_t i = 0; i < m->seat_count; i++) {
+        if (items[i].index != m->seats[i] || items[i].quantity != 0)
+            mismatch("%s: seat item %u is %s (index %u, quantity %u), model %s", id, i,
+                     items[i].index < e->seat_count ? e->seats[items[i].index].id : "?",
+                     items[i].index, items[i].quantity, e->seats[m->seats[i]].id);
+    }
+    for (uint32_t i = 0; i < m->pool_count; i++) {
+        const hf_item_t *item = &items[m->seat_count + i];
+        if (item->index != m->pools[i] || item->quantity != m->quantities[i])
+            mismatch("%s: pool item %u is %u x%u, model %u x%u", id, i, item->index,
+                     item->quantity, m->pools[i], m->quantities[i]);
+    }
+}
+
 static void compare_hold(uint32_t index)
 {
     const model_hold_t *m = &model.holds[index];
@@ -355,6 +413,7 @@ static void compare_hold(uint32_t index)
     if (c->seat_count != m->items.seat_count || c->pool_count != m->items.pool_count)
         mismatch("hold %s: %u seats %u pools, model %u %u", m->id, c->seat_count, c->pool_count,
                  m->items.seat_count, m->items.pool_count);
+    compare_items(m->id, m->event, &m->items, c->item_offset);
     if (c->status == HF_HOLD_HELD && model.applied >= c->expires_at_ms)
         mismatch("hold %s: lapsed (expires_at epoch+%" PRId64 ") but held", m->id,
                  c->expires_at_ms - EPOCH);
@@ -371,8 +430,16 @@ static void compare_order(uint32_t index)
     if (c == NULL || strcmp(c->id, m->id) != 0) mismatch("order %s: not at its index", m->id);
     if (c->status != m->status) mismatch("order %s: status %d, model %d", m->id, c->status, m->status);
     if (c->total != m->total) mismatch("order %s: total differs", m->id);
-    if (c->hold != model.holds[m->hold].core_index + 1) mismatch("order %s: hold differs", m->id);
+    uint32_t hold = m->booked ? 0 : model.holds[m->hold].core_index + 1;
+    if (c->hold != hold) mismatch("order %s: hold %u, model %u", m->id, c->hold, hold);
     if (c->created_at_ms != m->created) mismatch("order %s: created_at differs", m->id);
+    if (strcmp(hf_core_user_id(core, c->user), user_ids[m->user]) != 0)
+        mismatch("order %s: user differs", m->id);
+    if (c->event != m->event) mismatch("order %s: event %u, model %u", m->id, c->event, m->event);
+    if (c->seat_count != m->items.seat_count || c->pool_count != m->items.pool_count)
+        mismatch("order %s: %u seats %u pools, model %u %u", m->id, c->seat_count, c->pool_count,
+                 m->items.seat_count, m->items.pool_count);
+    compare_items(m->id, m->event, &m->items, c->item_offset);
 }
 
 static void compare_state(bool full)
@@ -402,6 +469,23 @@ static void compare_state(bool full)
                  &sections[ms->section].sold}};
             (*slot[0][ms->status])++;
             (*slot[1][ms->status])++;
+        }
+        if (c->row_count != m->row_count) mismatch("event %s: %u rows, model %u", m->id, c->row_count,
+                                                   m->row_count);
+        for (uint32_t r = 0; r < m->row_count; r++) {
+            const model_row_t *mr = &m->rows[r];
+            const hf_row_t *cr = &c->rows[r];
+            uint32_t available = 0;
+            for (uint32_t s = mr->first_seat; s < mr->first_seat + mr->seat_count; s++)
+                available += m->seats[s].status == HF_SEAT_AVAILABLE;
+            if (cr->first_seat != mr->first_seat || cr->seat_count != mr->seat_count ||
+                cr->section != mr->section)
+                mismatch("event %s row %u: layout %u+%u in section %u, model %u+%u in %u", m->id, r,
+                         cr->first_seat, cr->seat_count, cr->section, mr->first_seat,
+                         mr->seat_count, mr->section);
+            if (cr->available != available)
+                mismatch("event %s row %s-%s: available %u, model %u", m->id,
+                         c->sections[mr->section].id, cr->id, cr->available, available);
         }
         if (memcmp(&total, &c->counts, sizeof total) != 0)
             mismatch("event %s: counts %u/%u/%u, seats say %u/%u/%u", m->id, c->counts.available,
@@ -576,7 +660,7 @@ static void describe_set(char *out, size_t size, uint32_t set)
     size_t used = 0;
     out[0] = '\0';
     if (set == 0) snprintf(out, size, "ok");
-    for (int e = 1; e <= HF_ERROR_CAPACITY; e++)
+    for (int e = 1; e <= ERROR_LAST; e++)
         if (set & (1u << e))
             used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "|" : "",
                                      hf_error_code((hf_error_t)e));
@@ -584,6 +668,7 @@ static void describe_set(char *out, size_t size, uint32_t set)
 
 static void expect_result(hf_error_t got, uint32_t set)
 {
+    if ((int)got < 0 || (int)got > ERROR_LAST) mismatch("core answered unknown error %d", (int)got);
     error_stats[got]++;
     if (set == 0 && got == HF_OK) return;
     if (error_in(got, set)) return;
@@ -597,6 +682,103 @@ static const char *const bad_seat_ids[] = {
     "FLOOR-A-0", "FLOOR-A-9", "FLOOR-D-1", "NOPE-A-1", "FLOOR-A-01", "FLOOR-A-", "FLOOR--1",
     "S-C-1", "T.2-A-4", "FLOOR-A-1x", "", "BALC-A-", "S-A-08",
 };
+
+/* ---- best_available in the model: a plain reading of API.md section 3 ---- */
+
+typedef struct pick_query {
+    uint32_t event;
+    int32_t user;                /* -1: none */
+    bool replace;                /* the user's active holds on the event count as free */
+    const uint32_t *named;       /* seats named in the same request: never picked */
+    uint32_t named_count;
+} pick_query_t;
+
+static bool model_pickable(const pick_query_t *q, uint32_t seat)
+{
+    for (uint32_t i = 0; i < q->named_count; i++)
+        if (q->named[i] == seat) return false;
+    const model_seat_t *s = &model.events[q->event].seats[seat];
+    if (s->status == HF_SEAT_AVAILABLE) return true;
+    if (!q->replace || q->user < 0 || s->status != HF_SEAT_HELD) return false;
+    const model_hold_t *h = &model.holds[s->owner - 1];
+    return h->status == HF_HOLD_HELD && h->event == q->event && h->user == (uint32_t)q->user;
+}
+
+/* Seat number n (from 1) of a row is pickable; false outside the row. */
+static bool model_free(const pick_query_t *q, const model_row_t *row, int64_t n)
+{
+    return n >= 1 && n <= (int64_t)row->seat_count &&
+           model_pickable(q, row->first_seat + (uint32_t)(n - 1));
+}
+
+/* count seats into out, best first; section -1: every section in listed order. Every block of
+ * every row is scored (strands, distance, number); separate seats are every free seat of a row
+ * sorted by (distance, number). */
+static bool model_pick(const pick_query_t *q, int32_t section, uint32_t count, bool adjacent,
+                       uint32_t *out)
+{
+    const model_event_t *event = &model.events[q->event];
+    uint32_t taken = 0;
+    for (uint32_t s = 0; s < event->section_count; s++) {
+        if (section >= 0 && s != (uint32_t)section) continue;
+        for (uint32_t r = event->section_first_row[s];
+             r < event->section_first_row[s] + event->section_rows[s]; r++) {
+            const model_row_t *row = &event->rows[r];
+            int64_t length = row->seat_count;
+            if (adjacent) {
+                bool found = false, best_strands = false;
+                int64_t best_distance = 0, best_first = 0;
+                for (int64_t first = 1; first + count - 1 <= length; first++) {
+                    int64_t last = first + count - 1;
+                    bool all = true;
+                    for (int64_t n = first; n <= last && all; n++) all = model_free(q, row, n);
+                    if (!all) continue;
+                    /* A single free seat between the block and a taken seat or the row's end. */
+                    bool strands = (model_free(q, row, first - 1) && !model_free(q, row, first - 2)) ||
+                                   (model_free(q, row, last + 1) && !model_free(q, row, last + 2));
+                    int64_t distance = 2 * first + count - 1 - (length + 1);
+                    if (distance < 0) distance = -distance;
+                    bool better = !found || (strands != best_strands ? !strands
+                                             : distance != best_distance ? distance < best_distance
+                                             : first < best_first);
+                    if (better) {
+                        found = true;
+                        best_strands = strands;
+                        best_distance = distance;
+                        best_first = first;
+                    }
+                }
+                if (found) {
+                    for (uint32_t i = 0; i < count; i++)
+                        out[i] = row->first_seat + (uint32_t)best_first - 1 + i;
+                    return true;
+                }
+            } else {
+                uint32_t numbers[SEATS_MAX], free_count = 0;
+                for (int64_t n = 1; n <= length; n++)
+                    if (model_free(q, row, n)) numbers[free_count++] = (uint32_t)n;
+                /* Insertion sort by (distance from the middle, number). */
+                for (uint32_t i = 1; i < free_count; i++) {
+                    uint32_t n = numbers[i], j = i;
+                    int64_t key = llabs(2 * (int64_t)n - (length + 1));
+                    while (j > 0) {
+                        int64_t other = llabs(2 * (int64_t)numbers[j - 1] - (length + 1));
+                        if (other < key || (other == key && numbers[j - 1] < n)) break;
+                        numbers[j] = numbers[j - 1];
+                        j--;
+                    }
+                    numbers[j] = n;
+                }
+                for (uint32_t i = 0; i < free_count && taken < count; i++)
+                    out[taken++] = row->first_seat + numbers[i] - 1;
+                if (taken == count) return true;
+            }
+        }
+    }
+    return false;
+}
+
+static const char *const other_sections[] = {"NOPE", "S", "FLOOR", "T.2", "L", "R", "floor", ""};
 
 static void op_hold(void)
 {
@@ -614,8 +796,28 @@ static void op_hold(void)
     bool empty_user = rng_chance(2);
     int32_t u = (int32_t)rng_below(USERS);
     const char *user_id = empty_user ? "" : user_ids[u];
+    /* best_available: a third of the holds. */
+    bool use_best = rng_chance(event->seat_count > 0 ? 35 : 5);
+    uint32_t best_count = 0;
+    const char *best_section = NULL;
+    bool best_adjacent = true;
+    if (use_best) {
+        uint32_t roll = rng_below(100);
+        if (roll < 4) best_count = 0;
+        else if (roll < 70) best_count = 1 + rng_below(4);
+        else if (roll < 92) best_count = 1 + rng_below(event->per_hold + 1);
+        else best_count = 1 + rng_below(14);
+        best_adjacent = rng_chance(65);
+        roll = rng_below(100);
+        if (roll < 85 && event->section_count > 0 && roll >= 50)
+            best_section = event->definition.sections[rng_below(event->section_count)].id;
+        else if (roll >= 85)
+            best_section = other_sections[rng_below(sizeof other_sections / sizeof *other_sections)];
+    }
     uint32_t wanted_seats = 0;
-    if (event->seat_count > 0 || rng_chance(5)) {
+    if (use_best && rng_chance(60)) {
+        wanted_seats = 0;
+    } else if (event->seat_count > 0 || rng_chance(5)) {
         static const uint32_t weights[] = {20, 35, 20, 12, 6, 4, 3};
         uint32_t roll = rng_below(100), sum = 0;
         for (wanted_seats = 0; wanted_seats < 7; wanted_seats++) {
@@ -644,7 +846,7 @@ static void op_hold(void)
         seat_ids[seat_count] = seat_text[seat_count];
         seat_count++;
     }
-    if (event->pool_count > 0 || rng_chance(5)) {
+    if ((event->pool_count > 0 || rng_chance(5)) && !(use_best && rng_chance(65))) {
         uint32_t lines = rng_below(3);
         if (event->seat_count == 0 && lines == 0 && rng_chance(80)) lines = 1;
         for (uint32_t i = 0; i < lines; i++) {
@@ -683,18 +885,24 @@ static void op_hold(void)
     for (uint32_t i = 0; i < pool_count; i++)
         used += (size_t)snprintf(description + used, sizeof description - used, "%s%s:%u",
                                  i ? "," : "", pools[i].pool_id, pools[i].quantity);
-    snprintf(description + used, sizeof description - used, "}");
+    used += (size_t)snprintf(description + used, sizeof description - used, "}");
+    if (use_best)
+        snprintf(description + used, sizeof description - used,
+                 " best_available={count:%u section:%s%s%s adjacent:%s}", best_count,
+                 best_section ? "\"" : "", best_section ? best_section : "null",
+                 best_section ? "\"" : "", best_adjacent ? "true" : "false");
 
     /* The model: expire, then every error that applies. */
     model_expire(model.now);
     stats[S_HOLD]++;
+    if (best_count > 0) stats[S_BEST]++;
     uint32_t set = 0;
     uint32_t unknown_items[REQUEST_SEATS_MAX], unknown_count = 0;
     uint32_t taken_items[REQUEST_SEATS_MAX], taken_count = 0;
     uint32_t seat_index[REQUEST_SEATS_MAX];
     int32_t pool_index[REQUEST_POOLS_MAX];
     uint32_t missing_pools = 0, short_pools = 0;
-    int64_t units = seat_count;
+    int64_t units = seat_count + best_count;
     bool duplicate_seats = false, duplicate_pools = false;
     for (uint32_t i = 0; i < seat_count; i++)
         for (uint32_t j = 0; j < i; j++)
@@ -704,8 +912,11 @@ static void op_hold(void)
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(pools[i].pool_id, pools[j].pool_id) == 0) duplicate_pools = true;
     }
-    if (empty_user || seat_count + pool_count == 0 || duplicate_seats || duplicate_pools)
+    if (empty_user || seat_count + pool_count + best_count == 0 || duplicate_seats ||
+        duplicate_pools)
         set |= 1u << HF_ERROR_INVALID_REQUEST;
+    uint32_t picked[SEATS_MAX];
+    bool best_no_fit = false;
     if (unknown_event) {
         set |= 1u << HF_ERROR_EVENT_NOT_FOUND;
     } else {
@@ -756,6 +967,36 @@ static void op_hold(void)
             uint32_t have = user_units(e, (uint32_t)u, !replace, true);
             if ((int64_t)have + units > event->per_user) set |= 1u << HF_ERROR_USER_LIMIT_EXCEEDED;
         }
+        if (best_count > 0) {
+            int32_t section = -1;
+            bool known = true;
+            if (best_section != NULL) {
+                known = false;
+                for (uint32_t s = 0; s < event->section_count && !known; s++)
+                    if (strcmp(event->definition.sections[s].id, best_section) == 0) {
+                        known = true;
+                        section = (int32_t)s;
+                    }
+            }
+            if (!known) {
+                set |= 1u << HF_ERROR_SECTION_NOT_FOUND;
+            } else if (best_count <= SEATS_MAX) {
+                uint32_t named[REQUEST_SEATS_MAX], named_count = 0;
+                for (uint32_t i = 0; i < seat_count; i++) {
+                    bool unknown = false;
+                    for (uint32_t k = 0; k < unknown_count; k++) unknown |= unknown_items[k] == i;
+                    if (!unknown) named[named_count++] = seat_index[i];
+                }
+                pick_query_t query = {e, empty_user ? -1 : u, replace, named, named_count};
+                if (!model_pick(&query, section, best_count, best_adjacent, picked)) {
+                    best_no_fit = true;
+                    set |= 1u << HF_ERROR_SEATS_UNAVAILABLE;
+                }
+            } else {
+                best_no_fit = true; /* more than the event's seats; invalid anyway */
+                set |= 1u << HF_ERROR_SEATS_UNAVAILABLE;
+            }
+        }
     }
 
     /* The core. */
@@ -764,15 +1005,20 @@ static void op_hold(void)
         .seat_ids = seat_count ? seat_ids : NULL, .seat_count = seat_count,
         .pools = pool_count ? pools : NULL, .pool_count = pool_count,
         .ttl_ms = ttl, .replace_existing = replace,
+        .best_count = best_count, .best_section = best_section, .best_adjacent = best_adjacent,
     };
     hf_error_detail_t detail;
     memset(&detail, 0, sizeof detail);
+    detail.item_count = UINT32_MAX;
     uint32_t core_index = UINT32_MAX;
     hf_error_t got = hf_core_hold(core, &request, model.now, &core_index, &detail);
     expect_result(got, set);
+    if (best_count > 0 && best_no_fit) stats[S_BEST_NO_FIT]++;
 
-    /* Details of the error the core chose. */
-    if (got == HF_ERROR_SEAT_NOT_FOUND || got == HF_ERROR_SEATS_UNAVAILABLE) {
+    /* Details of the error the core chose: for best_available finding nothing, no seats. */
+    if (got == HF_ERROR_SEATS_UNAVAILABLE && best_no_fit && detail.item_count == 0) {
+        /* fine */
+    } else if (got == HF_ERROR_SEAT_NOT_FOUND || got == HF_ERROR_SEATS_UNAVAILABLE) {
         const uint32_t *want = got == HF_ERROR_SEAT_NOT_FOUND ? unknown_items : taken_items;
         uint32_t want_count = got == HF_ERROR_SEAT_NOT_FOUND ? unknown_count : taken_count;
         bool same = detail.item_count == want_count;
@@ -781,8 +1027,9 @@ static void op_hold(void)
             for (uint32_t j = 0; j < detail.item_count; j++) found |= detail.items[j] == want[i];
             same = found;
         }
-        if (!same) mismatch("%s: detail has %u items, model %u", hf_error_code(got),
-                            detail.item_count, want_count);
+        if (!same) mismatch("%s: detail has %u items, model %u%s", hf_error_code(got),
+                            detail.item_count, want_count,
+                            best_no_fit ? " (or 0: best_available found nothing)" : "");
     }
     if (got == HF_ERROR_POOL_NOT_FOUND &&
         (detail.pool >= pool_count || !(missing_pools & (1u << detail.pool))))
@@ -807,6 +1054,33 @@ static void op_hold(void)
     if (got == HF_ERROR_INVALID_REQUEST && detail.field == NULL)
         mismatch("invalid_request without detail.field");
     if (got != HF_OK) return;
+
+    /* The seats best_available chose, before anything else. */
+    if (best_count > 0) {
+        const hf_hold_t *c = hf_core_hold_at(core, core_index);
+        if (c == NULL) mismatch("hold answered ok but hf_core_hold_at(%u) is NULL", core_index);
+        const hf_item_t *items = hf_core_items(core, c->item_offset);
+        bool same = c->seat_count == seat_count + best_count;
+        for (uint32_t i = 0; same && i < seat_count; i++) same = items[i].index == seat_index[i];
+        for (uint32_t i = 0; same && i < best_count; i++)
+            same = items[seat_count + i].index == picked[i];
+        if (!same) {
+            char got_text[256] = "", want_text[256] = "";
+            size_t got_used = 0, want_used = 0;
+            for (uint32_t i = 0; i < c->seat_count && got_used < sizeof got_text - 40; i++)
+                got_used += (size_t)snprintf(got_text + got_used, sizeof got_text - got_used,
+                                             "%s%s", i ? " " : "",
+                                             items[i].index < event->seat_count
+                                                 ? event->seats[items[i].index].id : "?");
+            for (uint32_t i = 0; i < seat_count + best_count && want_used < sizeof want_text - 40;
+                 i++)
+                want_used += (size_t)snprintf(want_text + want_used, sizeof want_text - want_used,
+                                              "%s%s", i ? " " : "",
+                                              event->seats[i < seat_count ? seat_index[i]
+                                                                          : picked[i - seat_count]].id);
+            mismatch("best_available: hold seats [%s], model [%s]", got_text, want_text);
+        }
+    }
 
     /* Apply to the model. */
     stats[S_HOLD_OK]++;
@@ -835,24 +1109,34 @@ static void op_hold(void)
     h->expires = model.now + (ttl < 0 ? event->ttl_ms : ttl);
     h->order = -1;
     h->core_index = core_index;
-    h->items.seat_count = seat_count;
+    h->items.seat_count = seat_count + best_count;
     h->items.pool_count = pool_count;
-    for (uint32_t i = 0; i < seat_count; i++) {
-        h->items.seats[i] = seat_index[i];
-        h->total += event->seats[seat_index[i]].price;
-        model_seat_t *s = &event->seats[seat_index[i]];
+    assert_true(h->items.seat_count <= ITEM_SEATS_MAX);
+    for (uint32_t i = 0; i < seat_count; i++) h->items.seats[i] = seat_index[i];
+    for (uint32_t i = 0; i < best_count; i++) h->items.seats[seat_count + i] = picked[i];
+    if (best_count > 0) {
+        stats[S_BEST_OK]++;
+        stats[S_BEST_PICKED] += best_count;
+        if (!best_adjacent) stats[S_BEST_SEPARATE_OK]++;
+        if (seat_count > 0) stats[S_BEST_NAMED_OK]++;
+        if (replace) stats[S_BEST_REPLACE_OK]++;
+    }
+    for (uint32_t i = 0; i < h->items.seat_count; i++) {
+        uint32_t seat = h->items.seats[i];
+        h->total += event->seats[seat].price;
+        model_seat_t *s = &event->seats[seat];
         if (s->status == HF_SEAT_AVAILABLE && replace && model.change_count > replace_mark) {
             /* Freed by the replace in this very step? Then the core may have moved it. */
             bool freed = false;
             for (uint32_t c = replace_mark; c < model.change_count; c++)
-                if (model.changes[c].event == e && model.changes[c].seat == seat_index[i] &&
+                if (model.changes[c].event == e && model.changes[c].seat == seat &&
                     model.changes[c].version == s->version &&
                     model.changes[c].status == HF_SEAT_AVAILABLE)
                     freed = true;
             if (freed) {
                 /* Undo the model's release change: decide after the core answered. */
                 for (uint32_t c = replace_mark; c < model.change_count; c++) {
-                    if (model.changes[c].event == e && model.changes[c].seat == seat_index[i] &&
+                    if (model.changes[c].event == e && model.changes[c].seat == seat &&
                         model.changes[c].version == s->version) {
                         model.changes[c] = model.changes[--model.change_count];
                         break;
@@ -862,11 +1146,11 @@ static void op_hold(void)
                 s->status = HF_SEAT_HELD;
                 s->owner = index + 1;
                 model.moved_event = e;
-                model.moved_seats[model.moved_count++] = seat_index[i];
+                model.moved_seats[model.moved_count++] = seat;
                 continue;
             }
         }
-        seat_change(e, seat_index[i], HF_SEAT_HELD, index + 1);
+        seat_change(e, seat, HF_SEAT_HELD, index + 1);
     }
     for (uint32_t i = 0; i < pool_count; i++) {
         h->items.pools[i] = (uint32_t)pool_index[i];
@@ -1031,6 +1315,8 @@ static void op_commit(void)
     order->status = HF_ORDER_CONFIRMED;
     order->created = model.now;
     order->total = h->total;
+    order->items = h->items;
+    order->booked = false;
     order->core_index = core_order;
     h->status = HF_HOLD_CONFIRMED;
     h->order = (int32_t)o;
@@ -1072,18 +1358,261 @@ static void op_cancel(void)
     if (got != HF_OK) return;
     stats[S_CANCEL_OK]++;
     if (o->status == HF_ORDER_CONFIRMED) {
-        const model_hold_t *h = &model.holds[o->hold];
+        const model_items_t *items = &o->items;
         model_event_t *event = &model.events[o->event];
         o->status = HF_ORDER_CANCELLED;
+        if (o->booked) stats[S_BOOK_CANCEL_OK]++;
         list_remove(model.live, &model.live_count, (uint32_t)index);
-        for (uint32_t i = 0; i < h->items.seat_count; i++)
-            seat_change(o->event, h->items.seats[i], HF_SEAT_AVAILABLE, 0);
-        for (uint32_t i = 0; i < h->items.pool_count; i++)
-            event->pools[h->items.pools[i]].sold -= h->items.quantities[i];
-        model.expected[HF_MUTATION_POOL] += h->items.pool_count;
+        for (uint32_t i = 0; i < items->seat_count; i++)
+            seat_change(o->event, items->seats[i], HF_SEAT_AVAILABLE, 0);
+        for (uint32_t i = 0; i < items->pool_count; i++)
+            event->pools[items->pools[i]].sold -= items->quantities[i];
+        model.expected[HF_MUTATION_POOL] += items->pool_count;
         model.expected[HF_MUTATION_ORDER_UPDATE]++;
     }
     compare_order((uint32_t)index);
+}
+
+/* A booking (hf_core_book): seats at the version last seen (current, or stale), pools. */
+static void op_book(void)
+{
+    char seat_text[REQUEST_SEATS_MAX][SEAT_ID_SIZE];
+    const char *seat_ids[REQUEST_SEATS_MAX];
+    uint32_t versions[REQUEST_SEATS_MAX];
+    hf_pool_request_t pools[REQUEST_POOLS_MAX];
+    char pool_text[REQUEST_POOLS_MAX][HF_ID_SIZE_MAX + 1];
+    uint32_t seat_count = 0, pool_count = 0;
+
+    uint32_t e = rng_below(EVENTS);
+    bool unknown_event = rng_chance(3);
+    model_event_t *event = &model.events[e];
+    const char *event_id = unknown_event ? "nope" : event->id;
+    bool empty_user = rng_chance(2);
+    uint32_t u = rng_below(USERS);
+    const char *user_id = empty_user ? "" : user_ids[u];
+    uint32_t wanted = event->seat_count > 0 ? rng_below(5) : (rng_chance(10) ? 1 : 0);
+    for (uint32_t i = 0; i < wanted; i++) {
+        uint32_t roll = rng_below(100);
+        if (event->seat_count == 0 || roll < 4) {
+            snprintf(seat_text[seat_count], SEAT_ID_SIZE, "%s",
+                     bad_seat_ids[rng_below(sizeof bad_seat_ids / sizeof bad_seat_ids[0])]);
+            versions[seat_count] = 1;
+        } else if (roll < 8 && seat_count > 0) {
+            uint32_t other = rng_below(seat_count);
+            memcpy(seat_text[seat_count], seat_text[other], SEAT_ID_SIZE);
+            versions[seat_count] = versions[other];
+        } else {
+            uint32_t seat;
+            if (roll < 75) {
+                uint32_t free_seats[SEATS_MAX], free_count = 0;
+                for (uint32_t s = 0; s < event->seat_count; s++)
+                    if (event->seats[s].status == HF_SEAT_AVAILABLE) free_seats[free_count++] = s;
+                seat = free_count ? free_seats[rng_below(free_count)] : rng_below(event->seat_count);
+            } else {
+                seat = rng_below(event->seat_count);
+            }
+            snprintf(seat_text[seat_count], SEAT_ID_SIZE, "%s", event->seats[seat].id);
+            uint32_t version = event->seats[seat].version;
+            if (rng_chance(15)) /* the client saw an older (or a made-up newer) version */
+                version = version > 1 && rng_chance(70) ? version - 1 - rng_below(version - 1)
+                                                        : version + 1 + rng_below(2);
+            versions[seat_count] = version;
+        }
+        seat_ids[seat_count] = seat_text[seat_count];
+        seat_count++;
+    }
+    if (event->pool_count > 0 || rng_chance(5)) {
+        uint32_t lines = rng_below(3);
+        if (event->seat_count == 0 && lines == 0 && rng_chance(80)) lines = 1;
+        for (uint32_t i = 0; i < lines; i++) {
+            uint32_t roll = rng_below(100);
+            if (event->pool_count == 0 || roll < 5)
+                snprintf(pool_text[pool_count], sizeof pool_text[0], "NOPE");
+            else if (roll < 10 && pool_count > 0)
+                memcpy(pool_text[pool_count], pool_text[0], sizeof pool_text[0]);
+            else
+                snprintf(pool_text[pool_count], sizeof pool_text[0], "%s",
+                         event->pools[rng_below(event->pool_count)].id);
+            pools[pool_count].pool_id = pool_text[pool_count];
+            pools[pool_count].quantity = rng_chance(5) ? 5 : 1 + rng_below(3);
+            pool_count++;
+        }
+    }
+    bool no_versions = seat_count > 0 && rng_chance(2);
+    bool replace = rng_chance(10); /* no meaning for a booking: must change nothing */
+    char order_id[24], payment[24];
+    bool reused_id = model.order_count > 0 && rng_chance(2);
+    if (reused_id) snprintf(order_id, sizeof order_id, "%s", model.orders[rng_below(model.order_count)].id);
+    else snprintf(order_id, sizeof order_id, "ord_%u", model.order_count);
+    snprintf(payment, sizeof payment, "pb_%" PRIu64, step);
+
+    size_t used = (size_t)snprintf(description, sizeof description,
+                                   "book %s user=\"%s\" event=%s%s%s seats=[", order_id, user_id,
+                                   event_id, replace ? " replace" : "",
+                                   no_versions ? " versions=NULL" : "");
+    for (uint32_t i = 0; i < seat_count; i++)
+        used += (size_t)snprintf(description + used, sizeof description - used, "%s\"%s\"@%u",
+                                 i ? "," : "", seat_ids[i], versions[i]);
+    used += (size_t)snprintf(description + used, sizeof description - used, "] pools={");
+    for (uint32_t i = 0; i < pool_count; i++)
+        used += (size_t)snprintf(description + used, sizeof description - used, "%s%s:%u",
+                                 i ? "," : "", pools[i].pool_id, pools[i].quantity);
+    snprintf(description + used, sizeof description - used, "}");
+
+    /* The model. */
+    model_expire(model.now);
+    stats[S_BOOK]++;
+    uint32_t set = 0;
+    uint32_t unknown_items[REQUEST_SEATS_MAX], unknown_count = 0;
+    uint32_t moved_items[REQUEST_SEATS_MAX], moved_count = 0;
+    uint32_t seat_index[REQUEST_SEATS_MAX];
+    int32_t pool_index[REQUEST_POOLS_MAX];
+    uint32_t missing_pools = 0, short_pools = 0;
+    int64_t units = seat_count;
+    bool duplicates = false;
+    for (uint32_t i = 0; i < seat_count; i++)
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(seat_ids[i], seat_ids[j]) == 0) duplicates = true;
+    for (uint32_t i = 0; i < pool_count; i++) {
+        units += pools[i].quantity;
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(pools[i].pool_id, pools[j].pool_id) == 0) duplicates = true;
+    }
+    if (empty_user || seat_count + pool_count == 0 || duplicates || reused_id)
+        set |= 1u << HF_ERROR_INVALID_REQUEST;
+    if (unknown_event) {
+        set |= 1u << HF_ERROR_EVENT_NOT_FOUND;
+    } else {
+        if (units > event->per_hold || no_versions) set |= 1u << HF_ERROR_INVALID_REQUEST;
+        for (uint32_t i = 0; i < seat_count; i++) {
+            bool found = false;
+            for (uint32_t s = 0; s < event->seat_count && !found; s++)
+                if (strcmp(event->seats[s].id, seat_ids[i]) == 0) {
+                    found = true;
+                    seat_index[i] = s;
+                }
+            if (!found) {
+                unknown_items[unknown_count++] = i;
+                continue;
+            }
+            const model_seat_t *s = &event->seats[seat_index[i]];
+            if (s->status != HF_SEAT_AVAILABLE || s->version != versions[i])
+                moved_items[moved_count++] = i;
+        }
+        if (unknown_count) set |= 1u << HF_ERROR_SEAT_NOT_FOUND;
+        if (moved_count && !no_versions) set |= 1u << HF_ERROR_VERSION_CONFLICT;
+        for (uint32_t i = 0; i < pool_count; i++) {
+            pool_index[i] = -1;
+            for (uint32_t p = 0; p < event->pool_count; p++)
+                if (strcmp(event->pools[p].id, pools[i].pool_id) == 0) pool_index[i] = (int32_t)p;
+            if (pool_index[i] < 0) {
+                missing_pools |= 1u << i;
+                continue;
+            }
+            const model_pool_t *p = &event->pools[pool_index[i]];
+            if (p->capacity - p->held - p->sold < pools[i].quantity) short_pools |= 1u << i;
+        }
+        if (missing_pools) set |= 1u << HF_ERROR_POOL_NOT_FOUND;
+        if (short_pools) set |= 1u << HF_ERROR_INSUFFICIENT_QUANTITY;
+        if (event->per_user > 0 && !empty_user &&
+            (int64_t)user_units(e, u, true, true) + units > event->per_user)
+            set |= 1u << HF_ERROR_USER_LIMIT_EXCEEDED;
+    }
+
+    /* The core. */
+    hf_hold_request_t request = {
+        .event_id = event_id, .user_id = user_id,
+        .seat_ids = seat_count ? seat_ids : NULL, .seat_count = seat_count,
+        .seat_versions = no_versions ? NULL : versions,
+        .pools = pool_count ? pools : NULL, .pool_count = pool_count,
+        .ttl_ms = -1, .replace_existing = replace,
+    };
+    hf_error_detail_t detail;
+    memset(&detail, 0, sizeof detail);
+    detail.item_count = UINT32_MAX;
+    uint32_t core_order = UINT32_MAX;
+    hf_error_t got = hf_core_book(core, &request, order_id, payment, model.now, &core_order, &detail);
+    expect_result(got, set);
+    if (got == HF_ERROR_SEAT_NOT_FOUND || got == HF_ERROR_VERSION_CONFLICT) {
+        const uint32_t *want = got == HF_ERROR_SEAT_NOT_FOUND ? unknown_items : moved_items;
+        uint32_t want_count = got == HF_ERROR_SEAT_NOT_FOUND ? unknown_count : moved_count;
+        bool same = detail.item_count == want_count;
+        for (uint32_t i = 0; same && i < want_count; i++) same = detail.items[i] == want[i];
+        if (!same) {
+            char text[128] = "";
+            size_t length = 0;
+            for (uint32_t i = 0; i < detail.item_count && i < 16 && length < sizeof text - 8; i++)
+                length += (size_t)snprintf(text + length, sizeof text - length, "%s%u",
+                                           i ? "," : "", detail.items[i]);
+            mismatch("booking %s: detail.items [%s] (%u), model %u items (first %u)",
+                     hf_error_code(got), text, detail.item_count, want_count,
+                     want_count ? want[0] : UINT32_MAX);
+        }
+    }
+    if (got == HF_ERROR_VERSION_CONFLICT) stats[S_BOOK_CONFLICT]++;
+    if (got == HF_ERROR_POOL_NOT_FOUND &&
+        (detail.pool >= pool_count || !(missing_pools & (1u << detail.pool))))
+        mismatch("booking pool_not_found: detail.pool %u is not an unknown pool", detail.pool);
+    if (got == HF_ERROR_INSUFFICIENT_QUANTITY) {
+        if (detail.pool >= pool_count || !(short_pools & (1u << detail.pool)))
+            mismatch("booking insufficient_quantity: detail.pool %u is not short", detail.pool);
+        const model_pool_t *p = &event->pools[pool_index[detail.pool]];
+        if (detail.available != p->capacity - p->held - p->sold)
+            mismatch("booking insufficient_quantity: available %" PRId64 ", model %" PRId64,
+                     detail.available, p->capacity - p->held - p->sold);
+    }
+    if (got == HF_ERROR_INVALID_REQUEST && detail.field == NULL)
+        mismatch("booking invalid_request without detail.field");
+    if (got != HF_OK) {
+        if (hf_core_order_at(core, model.order_count) != NULL)
+            mismatch("a failed booking created an order");
+        return;
+    }
+
+    /* Apply to the model. */
+    stats[S_BOOK_OK]++;
+    GROW(model.orders, model.order_count, model.order_capacity);
+    uint32_t o = model.order_count++;
+    model_order_t *order = &model.orders[o];
+    memset(order, 0, sizeof *order);
+    snprintf(order->id, sizeof order->id, "%s", order_id);
+    order->event = e;
+    order->user = u;
+    order->booked = true;
+    order->status = HF_ORDER_CONFIRMED;
+    order->created = model.now;
+    order->core_index = core_order;
+    order->items.seat_count = seat_count;
+    order->items.pool_count = pool_count;
+    for (uint32_t i = 0; i < seat_count; i++) {
+        order->items.seats[i] = seat_index[i];
+        order->total += event->seats[seat_index[i]].price;
+        seat_change(e, seat_index[i], HF_SEAT_SOLD, o + 1);
+    }
+    for (uint32_t i = 0; i < pool_count; i++) {
+        order->items.pools[i] = (uint32_t)pool_index[i];
+        order->items.quantities[i] = pools[i].quantity;
+        order->total += event->pools[pool_index[i]].price * pools[i].quantity;
+        event->pools[pool_index[i]].sold += pools[i].quantity;
+        model.expected[HF_MUTATION_POOL]++;
+    }
+    GROW(model.live, model.live_count, model.live_capacity);
+    model.live[model.live_count++] = o;
+    model.expected[HF_MUTATION_ORDER_CREATE]++;
+    model.expected[HF_MUTATION_ORDER_ITEM] += seat_count + pool_count;
+    const fx_record_t *created = fx_sink_first(&sink, HF_MUTATION_ORDER_CREATE);
+    if (created == NULL) mismatch("booking: no ORDER_CREATE record");
+    if (strcmp(created->order_id, order_id) != 0 || created->hold_id[0] != '\0' ||
+        strcmp(created->user_id, user_id) != 0 || strcmp(created->event_id, event->id) != 0 ||
+        created->total != order->total)
+        mismatch("booking: ORDER_CREATE order %s hold \"%s\" user %s event %s total %" PRId64
+                 ", model %s, no hold, %s, %s, %" PRId64, created->order_id, created->hold_id,
+                 created->user_id, created->event_id, created->total, order_id, user_id,
+                 event->id, order->total);
+    if (strcmp(hf_core_string(core, hf_core_order_at(core, core_order)->payment_ref), payment) != 0)
+        mismatch("booking: payment_ref differs");
+    /* replace_existing means nothing here: the user's holds stay (compare_state checks). */
+    compare_order(o);
 }
 
 static void op_clock(void)
@@ -1151,16 +1680,19 @@ static void test_simulation(void **state)
         if (roll < 38) {
             begin("hold");
             op_hold();
-        } else if (roll < 48) {
+        } else if (roll < 45) {
+            begin("book");
+            op_book();
+        } else if (roll < 53) {
             begin("extend");
             op_extend();
-        } else if (roll < 58) {
+        } else if (roll < 63) {
             begin("release");
             op_release();
-        } else if (roll < 70) {
+        } else if (roll < 73) {
             begin("commit");
             op_commit();
-        } else if (roll < 78) {
+        } else if (roll < 82) {
             begin("cancel");
             op_cancel();
         } else {
@@ -1189,10 +1721,17 @@ static void test_simulation(void **state)
            stats[S_HOLD], stats[S_HOLD_OK], stats[S_REPLACED], stats[S_MOVED], stats[S_EXTEND],
            stats[S_EXTEND_OK], stats[S_RELEASE], stats[S_RELEASE_OK], stats[S_COMMIT],
            stats[S_COMMIT_OK], stats[S_CANCEL], stats[S_CANCEL_OK]);
+    printf("  best_available %" PRIu64 " (ok %" PRIu64 ": separate %" PRIu64 ", with named seats %"
+           PRIu64 ", with replace %" PRIu64 "; seats picked %" PRIu64 "; nothing fits %" PRIu64
+           "), bookings %" PRIu64 " (ok %" PRIu64 ", version conflicts %" PRIu64
+           ", booked orders cancelled %" PRIu64 ")\n",
+           stats[S_BEST], stats[S_BEST_OK], stats[S_BEST_SEPARATE_OK], stats[S_BEST_NAMED_OK],
+           stats[S_BEST_REPLACE_OK], stats[S_BEST_PICKED], stats[S_BEST_NO_FIT], stats[S_BOOK],
+           stats[S_BOOK_OK], stats[S_BOOK_CONFLICT], stats[S_BOOK_CANCEL_OK]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
            "), hf_core_check calls %" PRIu64 "\n  answers:", stats[S_CLOCK], stats[S_ADVANCE],
            stats[S_EXPIRED], stats[S_CHECKS]);
-    for (int e = 0; e <= HF_ERROR_CAPACITY; e++)
+    for (int e = 0; e <= ERROR_LAST; e++)
         if (error_stats[e])
             printf(" %s=%" PRIu64, e == 0 ? "ok" : hf_error_code((hf_error_t)e), error_stats[e]);
     printf("\n");
