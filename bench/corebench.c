@@ -1,0 +1,232 @@
+/* bench/corebench: operations per second of the core alone, on one core, no network, no store.
+ *
+ *   hold+release  hold one random seat of a 60,000-seat event for a random user (of 1,000,000),
+ *                 then release it: one "op" is the pair.
+ *   hold+commit   hold one seat (a random permutation of a large event's seats, so each is sold
+ *                 once), then commit it into an order: one "op" is the pair.
+ *
+ * Each op goes through the public API of src/core/core.h as the engine calls it: seat ids are
+ * strings ("S-R12-345"), hold and order ids are fresh 36-byte strings, the mutation sink is
+ * called for every record (it only counts them: the copy into a store batch is not part of
+ * the core). Holds and orders stay in the core's tables as in the server, so tables grow
+ * during the run; each repetition starts from a fresh core.
+ *
+ *   corebench [--ops N] [--reps R] [--seats N] [--only release|commit] [--json PATH]
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/core.h"
+
+static uint64_t mutations;
+
+static void count_mutation(void *context, const hf_mutation_t *mutation) {
+    (void)context;
+    (void)mutation;
+    mutations++;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint32_t random_below(uint64_t *state, uint32_t bound) {
+    return (uint32_t)(((splitmix64(state) >> 32) * (uint64_t)bound) >> 32);
+}
+
+/* "res_" or "ord_" and 32 hex digits of a counter mixed so ids do not share prefixes. */
+static void make_id(char *out, const char *prefix, uint64_t counter) {
+    static const char hex[] = "0123456789abcdef";
+    uint64_t state = counter;
+    uint64_t a = splitmix64(&state), b = splitmix64(&state);
+    memcpy(out, prefix, 4);
+    for (int i = 0; i < 16; i++) {
+        out[4 + i] = hex[(a >> (4 * i)) & 15];
+        out[20 + i] = hex[(b >> (4 * i)) & 15];
+    }
+    out[36] = '\0';
+}
+
+static void seat_name(char *out, size_t size, uint32_t seat) {
+    snprintf(out, size, "S-R%" PRIu32 "-%" PRIu32, seat / 1000, seat % 1000 + 1);
+}
+
+static hf_core_t *make_core(uint32_t seats) {
+    hf_mutation_sink_t sink = {count_mutation, NULL};
+    hf_core_t *core = hf_core_create(sink);
+    uint32_t row_count = (seats + 999) / 1000;
+    hf_row_definition_t *rows = calloc(row_count, sizeof *rows);
+    for (uint32_t r = 0; r < row_count; r++) {
+        snprintf(rows[r].id, sizeof rows[r].id, "R%" PRIu32, r);
+        rows[r].seats = r + 1 < row_count ? 1000 : seats - r * 1000;
+    }
+    hf_section_definition_t section = {.id = "S", .price = 100, .row_count = row_count, .rows = rows};
+    hf_event_definition_t definition = {
+        .id = "bench", .name = "bench", .currency = "USD", .hold_ttl_ms = 600000,
+        .max_hold_ms = 1800000, .max_seats_per_hold = 10, .section_count = 1,
+        .sections = &section,
+    };
+    hf_error_detail_t detail;
+    if (hf_core_event_create(core, &definition, 1700000000000, &detail) != HF_OK) {
+        fprintf(stderr, "corebench: event create failed\n");
+        exit(1);
+    }
+    free(rows);
+    return core;
+}
+
+/* Seat ids and user ids are formatted before the clock starts: the engine receives them as
+ * strings from the JSON decoder, so making them is not the core's work. */
+typedef struct inputs {
+    char (*seat_ids)[24];
+    uint32_t seat_count;
+    char (*user_ids)[16];
+    uint32_t user_count;
+} inputs_t;
+
+static double run_hold_release(const inputs_t *inputs, uint64_t ops, uint64_t seed) {
+    hf_core_t *core = make_core(inputs->seat_count);
+    uint64_t rng = seed;
+    hf_time_ms_t now = 1700000001000;
+    char hold_id[40];
+    hf_error_detail_t detail;
+    double start = now_s();
+    for (uint64_t i = 0; i < ops; i++) {
+        if ((i & 1023) == 0) now++;
+        const char *seat = inputs->seat_ids[random_below(&rng, inputs->seat_count)];
+        const char *user = inputs->user_ids[random_below(&rng, inputs->user_count)];
+        make_id(hold_id, "res_", i);
+        hf_hold_request_t request = {.event_id = "bench", .user_id = user, .hold_id = hold_id,
+                                     .seat_ids = &seat, .seat_count = 1, .ttl_ms = -1};
+        uint32_t hold_index;
+        if (hf_core_hold(core, &request, now, &hold_index, &detail) != HF_OK ||
+            hf_core_release(core, hold_id, user, now) != HF_OK) {
+            fprintf(stderr, "corebench: hold+release failed at %" PRIu64 "\n", i);
+            exit(1);
+        }
+    }
+    double elapsed = now_s() - start;
+    const char *fault = hf_core_check(core, now);
+    if (fault) {
+        fprintf(stderr, "corebench: core check: %s\n", fault);
+        exit(1);
+    }
+    hf_core_destroy(core);
+    return (double)ops / elapsed;
+}
+
+static double run_hold_commit(const inputs_t *inputs, uint64_t ops, uint64_t seed) {
+    /* One seat per op, each sold once: the event has as many seats as ops. */
+    hf_core_t *core = make_core((uint32_t)ops);
+    uint32_t *order = malloc(ops * sizeof *order);
+    char (*seat_ids)[24] = malloc(ops * sizeof *seat_ids);
+    uint64_t rng = seed;
+    for (uint32_t i = 0; i < ops; i++) order[i] = i;
+    for (uint32_t i = (uint32_t)ops - 1; i > 0; i--) {
+        uint32_t j = random_below(&rng, i + 1), swap = order[i];
+        order[i] = order[j];
+        order[j] = swap;
+    }
+    for (uint32_t i = 0; i < ops; i++) seat_name(seat_ids[i], sizeof seat_ids[i], order[i]);
+    hf_time_ms_t now = 1700000001000;
+    char hold_id[40], order_id[40];
+    hf_error_detail_t detail;
+    double start = now_s();
+    for (uint64_t i = 0; i < ops; i++) {
+        if ((i & 1023) == 0) now++;
+        const char *seat = seat_ids[i];
+        const char *user = inputs->user_ids[random_below(&rng, inputs->user_count)];
+        make_id(hold_id, "res_", i);
+        make_id(order_id, "ord_", i);
+        hf_hold_request_t request = {.event_id = "bench", .user_id = user, .hold_id = hold_id,
+                                     .seat_ids = &seat, .seat_count = 1, .ttl_ms = -1};
+        uint32_t hold_index, order_index;
+        if (hf_core_hold(core, &request, now, &hold_index, &detail) != HF_OK ||
+            hf_core_commit(core, hold_id, user, order_id, "pi_1", now, &order_index) != HF_OK) {
+            fprintf(stderr, "corebench: hold+commit failed at %" PRIu64 "\n", i);
+            exit(1);
+        }
+    }
+    double elapsed = now_s() - start;
+    const char *fault = hf_core_check(core, now);
+    if (fault) {
+        fprintf(stderr, "corebench: core check: %s\n", fault);
+        exit(1);
+    }
+    hf_core_destroy(core);
+    free(order);
+    free(seat_ids);
+    return (double)ops / elapsed;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double left = *(const double *)a, right = *(const double *)b;
+    return (left > right) - (left < right);
+}
+
+int main(int argc, char **argv) {
+    uint64_t ops = 2000000;
+    int reps = 3;
+    uint32_t seats = 60000;
+    const char *json_path = NULL;
+    const char *only = "";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc) ops = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--seats") == 0 && i + 1 < argc) seats = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) json_path = argv[++i];
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else {
+            fprintf(stderr, "usage: corebench [--ops N] [--reps R] [--seats N] [--only release|commit] [--json PATH]\n");
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 99 || ops < 1 || ops > HF_EVENT_SEATS_MAX || seats < 1) {
+        fprintf(stderr, "corebench: bad options (ops at most %u)\n", HF_EVENT_SEATS_MAX);
+        return 2;
+    }
+    inputs_t inputs = {.seat_count = seats, .user_count = 1000000};
+    inputs.seat_ids = malloc(seats * sizeof *inputs.seat_ids);
+    inputs.user_ids = malloc(inputs.user_count * sizeof *inputs.user_ids);
+    for (uint32_t s = 0; s < seats; s++) seat_name(inputs.seat_ids[s], sizeof inputs.seat_ids[s], s);
+    for (uint32_t u = 0; u < inputs.user_count; u++)
+        snprintf(inputs.user_ids[u], sizeof inputs.user_ids[u], "u%" PRIu32, u);
+
+    double release[99], commit[99];
+    for (int r = 0; r < reps; r++) {
+        release[r] = strcmp(only, "commit") ? run_hold_release(&inputs, ops, 1 + (uint64_t)r) : 0;
+        commit[r] = strcmp(only, "release") ? run_hold_commit(&inputs, ops, 1 + (uint64_t)r) : 0;
+        printf("rep %d: hold+release %.0f/s, hold+commit %.0f/s\n", r + 1, release[r], commit[r]);
+    }
+    qsort(release, (size_t)reps, sizeof release[0], compare_doubles);
+    qsort(commit, (size_t)reps, sizeof commit[0], compare_doubles);
+    double release_median = release[reps / 2], commit_median = commit[reps / 2];
+    printf("median of %d: hold+release %.0f/s, hold+commit %.0f/s (%" PRIu64 " ops each, one core)\n",
+           reps, release_median, commit_median, ops);
+    if (json_path) {
+        FILE *file = fopen(json_path, "w");
+        if (!file) {
+            perror(json_path);
+            return 1;
+        }
+        fprintf(file, "{\"ops\":%" PRIu64 ",\"reps\":%d,\"hold_release_per_s\":%.0f,"
+                "\"hold_commit_per_s\":%.0f,\"mutations\":%" PRIu64 "}\n",
+                ops, reps, release_median, commit_median, mutations);
+        fclose(file);
+    }
+    free(inputs.seat_ids);
+    free(inputs.user_ids);
+    return 0;
+}

@@ -1,0 +1,1131 @@
+/* bench/loadgen: a load generator for Holdfast's HTTP API (libuv, HTTP/1.1 keep-alive,
+ * N connections, optional pipelining, seeded). One thread, one loop: on the 2-core machines
+ * the benchmarks run on, a second client thread would only take CPU from the server.
+ *
+ * Workloads (see bench/README.md):
+ *   noop         GET /healthz: the floor of the HTTP stack.
+ *   hold-random  single-seat holds of a random seat by a random user on a 60,000-seat event.
+ *   hold-hot     every connection fights for the same 10 seats; a winner releases at once.
+ *   flash-sale   buyers hold 1-4 seats, 80% commit, 20% abandon (short ttl); runs until sold
+ *                out, then checks through the API that every seat is sold exactly once and
+ *                every acknowledged order exists. Exits 1 on any violation.
+ *
+ * The client is closed-loop: each connection keeps `pipeline` requests in flight and sends the
+ * next one when an answer arrives, so latencies are those of a saturated server.
+ * Latency is measured from the moment a request is queued for writing to the moment its whole
+ * answer is parsed, kept in a log-linear histogram (under 1% error). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <uv.h>
+
+#define PIPELINE_MAX 128       /* the server's own limit (HF_HTTP_PIPELINE_MAX) */
+#define CONNECTIONS_MAX 5000
+#define BUYER_SEATS_MAX 4
+#define RESPONSE_SIZE_MAX (4u << 20)
+#define SERVER_ID_SIZE 64
+
+/* ---- small tools ---- */
+
+static void die(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, "loadgen: ");
+    vfprintf(stderr, format, args);
+    fprintf(stderr, "\n");
+    va_end(args);
+    exit(2);
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* A uniform integer in [0, bound). */
+static uint32_t random_below(uint64_t *state, uint32_t bound) {
+    return (uint32_t)(((splitmix64(state) >> 32) * (uint64_t)bound) >> 32);
+}
+
+typedef struct buffer {
+    char *data;
+    size_t length, capacity;
+} buffer_t;
+
+static void buffer_reserve(buffer_t *buffer, size_t extra) {
+    if (buffer->length + extra <= buffer->capacity) return;
+    size_t capacity = buffer->capacity ? buffer->capacity : 4096;
+    while (capacity < buffer->length + extra) capacity *= 2;
+    buffer->data = realloc(buffer->data, capacity);
+    if (!buffer->data) die("out of memory");
+    buffer->capacity = capacity;
+}
+
+static void buffer_append(buffer_t *buffer, const char *data, size_t length) {
+    buffer_reserve(buffer, length);
+    memcpy(buffer->data + buffer->length, data, length);
+    buffer->length += length;
+}
+
+static void buffer_printf(buffer_t *buffer, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    int needed = vsnprintf(NULL, 0, format, args);
+    va_end(args);
+    if (needed < 0) die("bad format");
+    buffer_reserve(buffer, (size_t)needed + 1);
+    va_start(args, format);
+    vsnprintf(buffer->data + buffer->length, (size_t)needed + 1, format, args);
+    va_end(args);
+    buffer->length += (size_t)needed;
+}
+
+/* ---- latency histogram: log-linear, 64 sub-buckets per power of two, microseconds ---- */
+
+#define HISTOGRAM_SUB 64
+#define HISTOGRAM_BUCKETS (2 * HISTOGRAM_SUB + 48 * HISTOGRAM_SUB)
+
+typedef struct histogram {
+    uint64_t counts[HISTOGRAM_BUCKETS];
+    uint64_t total, max_us, sum_us;
+} histogram_t;
+
+static unsigned bucket_of(uint64_t value) {
+    if (value < 2 * HISTOGRAM_SUB) return (unsigned)value;
+    int msb = 63 - __builtin_clzll(value);
+    int shift = msb - 6; /* value >> shift lies in [64, 128) */
+    unsigned bucket = 2 * HISTOGRAM_SUB + (unsigned)(shift - 1) * HISTOGRAM_SUB +
+                      (unsigned)((value >> shift) - HISTOGRAM_SUB);
+    return bucket < HISTOGRAM_BUCKETS ? bucket : HISTOGRAM_BUCKETS - 1;
+}
+
+/* The middle of a bucket's range. */
+static double bucket_value(unsigned bucket) {
+    if (bucket < 2 * HISTOGRAM_SUB) return bucket;
+    unsigned shift = (bucket - 2 * HISTOGRAM_SUB) / HISTOGRAM_SUB + 1;
+    uint64_t mantissa = (bucket - 2 * HISTOGRAM_SUB) % HISTOGRAM_SUB + HISTOGRAM_SUB;
+    return (double)(mantissa << shift) + (double)((1ull << shift) - 1) / 2.0;
+}
+
+static void histogram_record(histogram_t *histogram, uint64_t value_us) {
+    histogram->counts[bucket_of(value_us)]++;
+    histogram->total++;
+    histogram->sum_us += value_us;
+    if (value_us > histogram->max_us) histogram->max_us = value_us;
+}
+
+/* Percentile in milliseconds, p in [0, 100]. */
+static double histogram_percentile_ms(const histogram_t *histogram, double p) {
+    if (histogram->total == 0) return 0;
+    uint64_t rank = (uint64_t)(p / 100.0 * (double)histogram->total + 0.5);
+    if (rank < 1) rank = 1;
+    uint64_t seen = 0;
+    for (unsigned b = 0; b < HISTOGRAM_BUCKETS; b++) {
+        seen += histogram->counts[b];
+        if (seen >= rank) {
+            double value = bucket_value(b);
+            if (value > (double)histogram->max_us) value = (double)histogram->max_us;
+            return value / 1000.0;
+        }
+    }
+    return (double)histogram->max_us / 1000.0;
+}
+
+/* ---- options ---- */
+
+typedef enum workload { W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE } workload_t;
+
+static const char *workload_names[] = {"noop", "hold-random", "hold-hot", "flash-sale"};
+
+typedef struct options {
+    const char *host;
+    int port;
+    workload_t workload;
+    int connections;
+    int pipeline;
+    double duration_s, warmup_s;
+    uint64_t seed;
+    double ttl_s;
+    const char *event;
+    uint32_t seats;            /* seats of the event, rows of 1,000 */
+    uint32_t users;            /* hold-random: distinct users */
+    uint32_t hot_seats;        /* hold-hot */
+    uint64_t buyers;           /* flash-sale: the buyer population */
+    uint32_t commit_percent;   /* flash-sale */
+    double max_s;              /* flash-sale: give up after this long */
+    bool create_event;
+    const char *json_path;
+    const char *api_key;
+} options_t;
+
+static options_t options = {
+    .host = "127.0.0.1",
+    .port = 8080,
+    .workload = W_HOLD_RANDOM,
+    .connections = 50,
+    .pipeline = 1,
+    .duration_s = 3,
+    .warmup_s = 0.5,
+    .seed = 1,
+    .ttl_s = -1,
+    .event = NULL,
+    .seats = 60000,
+    .users = 1000000,
+    .hot_seats = 10,
+    .buyers = 2000000,
+    .commit_percent = 80,
+    .max_s = 300,
+    .create_event = true,
+    .json_path = NULL,
+    .api_key = NULL,
+};
+
+static void usage(void) {
+    fprintf(stderr,
+        "usage: loadgen [options]\n"
+        "  --workload noop|hold-random|hold-hot|flash-sale   (hold-random)\n"
+        "  --host H --port P          server (127.0.0.1:8080)\n"
+        "  -c, --connections N        connections (50)\n"
+        "  -p, --pipeline D           requests in flight per connection (1, at most %d)\n"
+        "  -d, --duration S           measured seconds (3); flash-sale runs until sold out\n"
+        "  --warmup S                 seconds before measuring (0.5)\n"
+        "  --seed N                   random seed (1)\n"
+        "  --ttl S                    hold ttl_s (hold-random 1, hold-hot 1, flash-sale 1)\n"
+        "  --event ID                 event id (bench, hot, flash)\n"
+        "  --seats N                  seats of the event, rows of 1,000 (60000)\n"
+        "  --users N                  hold-random: distinct users (1000000)\n"
+        "  --hot-seats N              hold-hot: seats fought for (10)\n"
+        "  --buyers N                 flash-sale: buyer population (2000000)\n"
+        "  --commit-percent N         flash-sale: buyers who commit (80)\n"
+        "  --max-seconds S            flash-sale: give up after S seconds (300)\n"
+        "  --no-create                do not create the event (it exists already)\n"
+        "  --api-key KEY              sends Authorization: Bearer KEY\n"
+        "  --json PATH                also write the results as JSON to PATH\n",
+        PIPELINE_MAX);
+    exit(2);
+}
+
+static double parse_number(const char *text, const char *name) {
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (errno || end == text || *end) die("bad value for %s: %s", name, text);
+    return value;
+}
+
+static void parse_options(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+#define TAKES(name) (strcmp(arg, name) == 0 && (value || (usage(), 0)) && ++i)
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) usage();
+        else if (strcmp(arg, "--no-create") == 0) options.create_event = false;
+        else if (TAKES("--workload")) {
+            bool found = false;
+            for (int w = 0; w < 4; w++)
+                if (strcmp(value, workload_names[w]) == 0) options.workload = (workload_t)w, found = true;
+            if (!found) die("unknown workload %s", value);
+        }
+        else if (TAKES("--host")) options.host = value;
+        else if (TAKES("--port")) options.port = (int)parse_number(value, arg);
+        else if (TAKES("-c") || TAKES("--connections")) options.connections = (int)parse_number(value, arg);
+        else if (TAKES("-p") || TAKES("--pipeline")) options.pipeline = (int)parse_number(value, arg);
+        else if (TAKES("-d") || TAKES("--duration")) options.duration_s = parse_number(value, arg);
+        else if (TAKES("--warmup")) options.warmup_s = parse_number(value, arg);
+        else if (TAKES("--seed")) options.seed = (uint64_t)parse_number(value, arg);
+        else if (TAKES("--ttl")) options.ttl_s = parse_number(value, arg);
+        else if (TAKES("--event")) options.event = value;
+        else if (TAKES("--seats")) options.seats = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--users")) options.users = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--hot-seats")) options.hot_seats = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--buyers")) options.buyers = (uint64_t)parse_number(value, arg);
+        else if (TAKES("--commit-percent")) options.commit_percent = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--max-seconds")) options.max_s = parse_number(value, arg);
+        else if (TAKES("--api-key")) options.api_key = value;
+        else if (TAKES("--json")) options.json_path = value;
+        else usage();
+#undef TAKES
+    }
+    if (options.connections < 1 || options.connections > CONNECTIONS_MAX) die("bad --connections");
+    if (options.pipeline < 1 || options.pipeline > PIPELINE_MAX) die("bad --pipeline");
+    if (options.seats < 1 || options.users < 1 || options.commit_percent > 100) die("bad option");
+    if (options.hot_seats < 1 || options.hot_seats > options.seats) die("bad --hot-seats");
+    if (options.ttl_s < 0) options.ttl_s = 1;
+    if (!options.event)
+        options.event = options.workload == W_HOLD_HOT ? "hot"
+                      : options.workload == W_FLASH_SALE ? "flash" : "bench";
+}
+
+/* ---- the run ---- */
+
+typedef enum kind {
+    K_NOOP, K_CREATE_EVENT, K_HOLD, K_RELEASE, K_COMMIT, K_GET_SEATS, K_GET_ORDER
+} kind_t;
+
+/* What a request in flight remembers, to judge its answer. */
+typedef struct pending {
+    uint64_t sent_ns;
+    uint8_t kind;
+    uint8_t seat_count;
+    uint32_t user;             /* user or buyer number; order index for K_GET_ORDER */
+    uint32_t seats[BUYER_SEATS_MAX];
+    char id[SERVER_ID_SIZE];   /* K_RELEASE, K_COMMIT: the hold */
+} pending_t;
+
+typedef enum phase { P_CONNECT, P_SETUP, P_RUN, P_DRAIN, P_VERIFY_SEATS, P_VERIFY_ORDERS, P_DONE }
+    phase_t;
+
+typedef struct connection {
+    uv_tcp_t tcp;
+    uv_connect_t connect_request;
+    uv_write_t write_request;
+    int index;
+    bool open, writing;
+    uint64_t rng;
+    buffer_t input;
+    buffer_t output[2];        /* one being written, one being filled */
+    int filling;
+    pending_t inflight[PIPELINE_MAX];
+    unsigned head, count;      /* ring of requests in flight, in order */
+    pending_t followups[PIPELINE_MAX];
+    unsigned followup_head, followup_count;
+} connection_t;
+
+typedef struct order_record {
+    char id[SERVER_ID_SIZE];
+    uint32_t seats[BUYER_SEATS_MAX];
+    uint8_t seat_count;
+} order_record_t;
+
+static struct {
+    uv_loop_t *loop;
+    uv_timer_t timer;
+    connection_t *connections;
+    int connected, open_connections;
+    phase_t phase;
+    uint64_t start_ns, measure_start_ns, measure_end_ns;
+    bool measuring;
+    histogram_t latency;
+    histogram_t hold_latency, commit_latency;
+    uint64_t statuses[600];
+    uint64_t measured, errors, transport_errors;
+    char first_error[512];
+    /* hold-hot */
+    uint64_t hot_wins, hot_losses, releases;
+    /* flash-sale */
+    uint64_t buyers_started, buyers_answered, holds_won, holds_lost, abandoned, commits;
+    uint64_t commit_failures;
+    uint32_t *view, *view_position;   /* seats not known to be sold, for picking */
+    uint32_t view_count;
+    uint32_t *sold_by;                /* order index + 1 per seat, from acknowledgments */
+    uint64_t double_sales, sold_seats;
+    order_record_t *orders;
+    uint32_t order_count, order_capacity;
+    uint64_t sold_out_ns;
+    bool sold_out;
+    char seats_after[128];
+    bool seats_last_page_done;
+    uint64_t verified_seats, verified_sold, verified_not_sold, seat_pages;
+    uint32_t orders_checked_next, orders_verified, orders_lost, orders_mismatched;
+    uint32_t verify_outstanding;
+    bool violations;
+} run;
+
+static void record_error(const char *format, ...) {
+    run.errors++;
+    if (run.first_error[0]) return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(run.first_error, sizeof run.first_error, format, args);
+    va_end(args);
+}
+
+static void seat_id(uint32_t seat, char *out, size_t size) {
+    snprintf(out, size, "S-R%" PRIu32 "-%" PRIu32, seat / 1000, seat % 1000 + 1);
+}
+
+/* Seat index of "S-R<row>-<number>"; UINT32_MAX when it does not parse. */
+static uint32_t seat_parse(const char *text, size_t length) {
+    if (length < 6 || strncmp(text, "S-R", 3) != 0) return UINT32_MAX;
+    uint64_t row = 0, number = 0;
+    size_t i = 3;
+    while (i < length && text[i] >= '0' && text[i] <= '9') row = row * 10 + (uint64_t)(text[i++] - '0');
+    if (i >= length || text[i] != '-') return UINT32_MAX;
+    i++;
+    while (i < length && text[i] >= '0' && text[i] <= '9') number = number * 10 + (uint64_t)(text[i++] - '0');
+    if (i != length || number < 1 || number > 1000) return UINT32_MAX;
+    uint64_t seat = row * 1000 + number - 1;
+    return seat < options.seats ? (uint32_t)seat : UINT32_MAX;
+}
+
+/* Copies the string value of "name" in a JSON body (ids never hold escapes); false if absent. */
+static bool json_string(const char *body, size_t length, const char *name, char *out,
+                        size_t size) {
+    char needle[64];
+    int needle_length = snprintf(needle, sizeof needle, "\"%s\":\"", name);
+    const char *found = memmem(body, length, needle, (size_t)needle_length);
+    if (!found) return false;
+    const char *start = found + needle_length;
+    const char *end = memchr(start, '"', length - (size_t)(start - body));
+    if (!end || (size_t)(end - start) >= size) return false;
+    memcpy(out, start, (size_t)(end - start));
+    out[end - start] = '\0';
+    return true;
+}
+
+/* ---- building requests ---- */
+
+static void put_request(connection_t *connection, const char *method, const char *path,
+                        const char *body, size_t body_length) {
+    buffer_t *out = &connection->output[connection->filling];
+    buffer_printf(out, "%s %s HTTP/1.1\r\nHost: %s:%d\r\n", method, path, options.host,
+                  options.port);
+    if (options.api_key) buffer_printf(out, "Authorization: Bearer %s\r\n", options.api_key);
+    if (body)
+        buffer_printf(out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                      body_length);
+    else
+        buffer_append(out, "\r\n", 2);
+    if (body) buffer_append(out, body, body_length);
+}
+
+static pending_t *push_inflight(connection_t *connection, kind_t kind) {
+    pending_t *pending = &connection->inflight[(connection->head + connection->count) % PIPELINE_MAX];
+    connection->count++;
+    memset(pending, 0, offsetof(pending_t, id) + 1);
+    pending->kind = (uint8_t)kind;
+    pending->sent_ns = uv_hrtime();
+    return pending;
+}
+
+static void send_create_event(connection_t *connection) {
+    buffer_t body = {0};
+    buffer_printf(&body, "{\"id\":\"%s\",\"hold_ttl_s\":600,\"sections\":[{\"id\":\"S\",\"price\":100,\"rows\":[",
+                  options.event);
+    uint32_t rows = (options.seats + 999) / 1000;
+    for (uint32_t r = 0; r < rows; r++) {
+        uint32_t seats = r + 1 < rows ? 1000 : options.seats - r * 1000;
+        buffer_printf(&body, "%s{\"id\":\"R%" PRIu32 "\",\"seats\":%" PRIu32 "}", r ? "," : "", r, seats);
+    }
+    buffer_printf(&body, "]}]}");
+    put_request(connection, "POST", "/v1/events", body.data, body.length);
+    push_inflight(connection, K_CREATE_EVENT);
+    free(body.data);
+}
+
+static void send_hold(connection_t *connection, uint32_t user, const uint32_t *seats,
+                      unsigned seat_count, char user_prefix) {
+    char body[512], path[128];
+    int length = snprintf(body, sizeof body, "{\"user_id\":\"%c%" PRIu32 "\",\"seats\":[",
+                          user_prefix, user);
+    for (unsigned i = 0; i < seat_count; i++) {
+        char id[32];
+        seat_id(seats[i], id, sizeof id);
+        length += snprintf(body + length, sizeof body - (size_t)length, "%s\"%s\"", i ? "," : "", id);
+    }
+    length += snprintf(body + length, sizeof body - (size_t)length, "],\"ttl_s\":%g}", options.ttl_s);
+    snprintf(path, sizeof path, "/v1/events/%s/holds", options.event);
+    put_request(connection, "POST", path, body, (size_t)length);
+    pending_t *pending = push_inflight(connection, K_HOLD);
+    pending->user = user;
+    pending->seat_count = (uint8_t)seat_count;
+    memcpy(pending->seats, seats, seat_count * sizeof seats[0]);
+}
+
+static void send_followup(connection_t *connection, const pending_t *followup) {
+    char body[256], path[160];
+    int length;
+    char prefix = options.workload == W_FLASH_SALE ? 'b' : 'u';
+    if (followup->kind == K_COMMIT) {
+        length = snprintf(body, sizeof body, "{\"user_id\":\"%c%" PRIu32 "\",\"payment_ref\":\"pi_%" PRIu32 "\"}",
+                          prefix, followup->user, followup->user);
+        snprintf(path, sizeof path, "/v1/holds/%s/commit", followup->id);
+    } else {
+        length = snprintf(body, sizeof body, "{\"user_id\":\"%c%" PRIu32 "\"}", prefix, followup->user);
+        snprintf(path, sizeof path, "/v1/holds/%s/release", followup->id);
+    }
+    put_request(connection, "POST", path, body, (size_t)length);
+    pending_t *pending = push_inflight(connection, (kind_t)followup->kind);
+    uint64_t sent = pending->sent_ns;
+    *pending = *followup;
+    pending->sent_ns = sent;
+}
+
+/* Flash-sale: a new buyer picks 1-4 seats among those the client has not seen sold (what a
+ * seat map would show, held seats included), so the sale converges to sold out while buyers
+ * still collide on held seats. */
+static bool send_buyer(connection_t *connection) {
+    if (run.sold_out || run.view_count == 0 || run.buyers_started >= options.buyers) return false;
+    uint32_t buyer = (uint32_t)run.buyers_started++;
+    uint64_t rng = options.seed * 0x100000001b3ull + buyer;
+    unsigned want = 1 + random_below(&rng, BUYER_SEATS_MAX);
+    if (want > run.view_count) want = run.view_count;
+    uint32_t seats[BUYER_SEATS_MAX];
+    unsigned count = 0;
+    while (count < want) {
+        uint32_t seat = run.view[random_below(&connection->rng, run.view_count)];
+        bool duplicate = false;
+        for (unsigned i = 0; i < count; i++) duplicate |= seats[i] == seat;
+        if (!duplicate) seats[count++] = seat;
+    }
+    send_hold(connection, buyer, seats, count, 'b');
+    return true;
+}
+
+static void send_get(connection_t *connection, kind_t kind, const char *path, uint32_t user) {
+    put_request(connection, "GET", path, NULL, 0);
+    push_inflight(connection, kind)->user = user;
+}
+
+/* Next request of this connection for the current phase; false when it has none. */
+static bool next_request(connection_t *connection) {
+    if (connection->followup_count && (run.phase == P_RUN || run.phase == P_DRAIN)) {
+        pending_t *followup = &connection->followups[connection->followup_head];
+        connection->followup_head = (connection->followup_head + 1) % PIPELINE_MAX;
+        connection->followup_count--;
+        send_followup(connection, followup);
+        return true;
+    }
+    switch (run.phase) {
+    case P_RUN:
+        switch (options.workload) {
+        case W_NOOP:
+            send_get(connection, K_NOOP, "/healthz", 0);
+            return true;
+        case W_HOLD_RANDOM: {
+            uint32_t seat = random_below(&connection->rng, options.seats);
+            uint32_t user = random_below(&connection->rng, options.users);
+            send_hold(connection, user, &seat, 1, 'u');
+            return true;
+        }
+        case W_HOLD_HOT: {
+            uint32_t seat = random_below(&connection->rng, options.hot_seats);
+            uint32_t user = random_below(&connection->rng, options.users);
+            send_hold(connection, user, &seat, 1, 'u');
+            return true;
+        }
+        case W_FLASH_SALE:
+            return send_buyer(connection);
+        }
+        return false;
+    case P_VERIFY_SEATS: {
+        /* Pages are sequential (each names the next), so one connection walks them. */
+        if (connection->index != 0 || connection->count || run.seats_last_page_done) return false;
+        char path[256];
+        if (run.seats_after[0])
+            snprintf(path, sizeof path, "/v1/events/%s/seats?limit=10000&after=%s", options.event, run.seats_after);
+        else
+            snprintf(path, sizeof path, "/v1/events/%s/seats?limit=10000", options.event);
+        send_get(connection, K_GET_SEATS, path, 0);
+        return true;
+    }
+    case P_VERIFY_ORDERS: {
+        if (run.orders_checked_next >= run.order_count) return false;
+        uint32_t order = run.orders_checked_next++;
+        char path[128];
+        snprintf(path, sizeof path, "/v1/orders/%s", run.orders[order].id);
+        send_get(connection, K_GET_ORDER, path, order);
+        run.verify_outstanding++;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* ---- writing ---- */
+
+static void flush(connection_t *connection);
+
+static void on_write(uv_write_t *request, int status) {
+    connection_t *connection = request->data;
+    connection->writing = false;
+    connection->output[1 - connection->filling].length = 0;
+    if (status < 0) {
+        run.transport_errors++;
+        record_error("write: %s", uv_strerror(status));
+        return;
+    }
+    flush(connection);
+}
+
+static void flush(connection_t *connection) {
+    if (connection->writing || !connection->open) return;
+    buffer_t *out = &connection->output[connection->filling];
+    if (out->length == 0) return;
+    connection->filling = 1 - connection->filling;
+    uv_buf_t buf = uv_buf_init(out->data, (unsigned)out->length);
+    connection->writing = true;
+    connection->write_request.data = connection;
+    int error = uv_write(&connection->write_request, (uv_stream_t *)&connection->tcp, &buf, 1, on_write);
+    if (error) die("uv_write: %s", uv_strerror(error));
+}
+
+static void fill(connection_t *connection) {
+    while (connection->open && connection->count < (unsigned)options.pipeline && next_request(connection)) {
+    }
+    flush(connection);
+}
+
+/* ---- phases ---- */
+
+static void close_all(void);
+static void start_verification(void);
+
+static bool all_idle(void) {
+    for (int i = 0; i < options.connections; i++)
+        if (run.connections[i].open && run.connections[i].count) return false;
+    return true;
+}
+
+static void fill_all(void) {
+    for (int i = 0; i < options.connections; i++) fill(&run.connections[i]);
+}
+
+static void enter_phase(phase_t phase) {
+    run.phase = phase;
+    switch (phase) {
+    case P_RUN:
+        run.start_ns = uv_hrtime();
+        run.measure_start_ns = run.start_ns + (uint64_t)(options.warmup_s * 1e9);
+        run.measure_end_ns = run.measure_start_ns + (uint64_t)(options.duration_s * 1e9);
+        if (options.workload == W_FLASH_SALE) {
+            run.measure_start_ns = run.start_ns;
+            run.measure_end_ns = run.start_ns + (uint64_t)(options.max_s * 1e9);
+            run.measuring = true;
+        }
+        fill_all();
+        break;
+    case P_DRAIN:
+        if (all_idle()) {
+            if (options.workload == W_FLASH_SALE) start_verification();
+            else enter_phase(P_DONE);
+        }
+        break;
+    case P_VERIFY_SEATS:
+    case P_VERIFY_ORDERS:
+        fill_all();
+        break;
+    case P_DONE:
+        close_all();
+        break;
+    default:
+        break;
+    }
+}
+
+static void start_verification(void) {
+    run.measuring = false;
+    run.seats_after[0] = '\0';
+    enter_phase(P_VERIFY_SEATS);
+}
+
+static void on_timer(uv_timer_t *timer) {
+    uint64_t now = uv_hrtime();
+    if (run.phase == P_RUN) {
+        if (!run.measuring && now >= run.measure_start_ns) run.measuring = true;
+        if (now >= run.measure_end_ns) {
+            if (options.workload == W_FLASH_SALE)
+                record_error("not sold out after %.0f s (%" PRIu64 " seats sold)", options.max_s, run.sold_seats);
+            run.measuring = false;
+            enter_phase(P_DRAIN);
+        }
+    }
+    /* A stuck drain (a server that stopped answering) ends the run after 10 s. */
+    if (run.phase == P_DRAIN && now > run.measure_end_ns + 10000000000ull &&
+        options.workload != W_FLASH_SALE) {
+        record_error("requests still unanswered 10 s after the end");
+        enter_phase(P_DONE);
+    }
+}
+
+/* ---- answers ---- */
+
+static void flash_remove_from_view(uint32_t seat) {
+    uint32_t position = run.view_position[seat];
+    if (position == UINT32_MAX) return;
+    uint32_t last = run.view[--run.view_count];
+    run.view[position] = last;
+    run.view_position[last] = position;
+    run.view_position[seat] = UINT32_MAX;
+}
+
+static void on_flash_answer(connection_t *connection, const pending_t *pending, int status,
+                            const char *body, size_t length) {
+    if (pending->kind == K_HOLD) {
+        run.buyers_answered++;
+        if (status == 201) {
+            run.holds_won++;
+            uint64_t rng = options.seed * 0x100000001b3ull + pending->user;
+            random_below(&rng, BUYER_SEATS_MAX); /* the draw of the seat count */
+            if (random_below(&rng, 100) < options.commit_percent) {
+                pending_t *followup = &connection->followups[(connection->followup_head + connection->followup_count) % PIPELINE_MAX];
+                *followup = *pending;
+                followup->kind = K_COMMIT;
+                if (!json_string(body, length, "reservation_id", followup->id, sizeof followup->id)) {
+                    record_error("hold answer without reservation_id");
+                    return;
+                }
+                connection->followup_count++;
+            } else {
+                run.abandoned++;
+            }
+        } else if (status == 409) {
+            run.holds_lost++;
+        } else {
+            record_error("hold answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        }
+        return;
+    }
+    /* K_COMMIT */
+    if (status != 200) {
+        run.commit_failures++;
+        record_error("commit answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        return;
+    }
+    run.commits++;
+    if (run.order_count == run.order_capacity) {
+        run.order_capacity = run.order_capacity ? run.order_capacity * 2 : 4096;
+        run.orders = realloc(run.orders, run.order_capacity * sizeof run.orders[0]);
+        if (!run.orders) die("out of memory");
+    }
+    order_record_t *order = &run.orders[run.order_count++];
+    if (!json_string(body, length, "order_id", order->id, sizeof order->id)) {
+        record_error("commit answer without order_id");
+        run.order_count--;
+        return;
+    }
+    order->seat_count = pending->seat_count;
+    memcpy(order->seats, pending->seats, sizeof order->seats);
+    for (unsigned i = 0; i < pending->seat_count; i++) {
+        uint32_t seat = pending->seats[i];
+        if (run.sold_by[seat]) {
+            run.double_sales++;
+            run.violations = true;
+            char id[32];
+            seat_id(seat, id, sizeof id);
+            record_error("seat %s acknowledged sold twice: %s and %s", id,
+                         run.orders[run.sold_by[seat] - 1].id, order->id);
+        } else {
+            run.sold_by[seat] = run.order_count;
+            run.sold_seats++;
+        }
+        flash_remove_from_view(seat);
+    }
+    if (run.sold_seats == options.seats && !run.sold_out) {
+        run.sold_out = true;
+        run.sold_out_ns = uv_hrtime();
+        run.measuring = false;
+        enter_phase(P_DRAIN);
+    }
+}
+
+/* Walks {"seats":[{"id":"S-R0-1",...,"status":"sold",...},...],"next":...}. */
+static void on_seats_page(int status, const char *body, size_t length) {
+    if (status != 200) {
+        run.violations = true;
+        record_error("seat listing answered %d", status);
+        run.seats_last_page_done = true;
+        return;
+    }
+    run.seat_pages++;
+    const char *cursor = body, *end = body + length;
+    for (;;) {
+        const char *found = memmem(cursor, (size_t)(end - cursor), "{\"id\":\"", 7);
+        if (!found) break;
+        const char *id = found + 7;
+        const char *id_end = memchr(id, '"', (size_t)(end - id));
+        const char *status_key = memmem(id, (size_t)(end - id), "\"status\":\"", 10);
+        if (!id_end || !status_key) break;
+        const char *value = status_key + 10;
+        run.verified_seats++;
+        if ((size_t)(end - value) >= 5 && memcmp(value, "sold\"", 5) == 0) {
+            run.verified_sold++;
+        } else {
+            run.verified_not_sold++;
+            run.violations = true;
+            if (run.verified_not_sold == 1)
+                record_error("seat %.*s is not sold after the sale", (int)(id_end - id), id);
+        }
+        uint32_t seat = seat_parse(id, (size_t)(id_end - id));
+        if (seat == UINT32_MAX || !run.sold_by[seat]) {
+            run.violations = true;
+            record_error("seat %.*s is not in any acknowledged order", (int)(id_end - id), id);
+        }
+        cursor = value;
+    }
+    if (!json_string(body, length, "next", run.seats_after, sizeof run.seats_after))
+        run.seats_last_page_done = true;
+}
+
+static void on_order(const pending_t *pending, int status, const char *body, size_t length) {
+    run.verify_outstanding--;
+    const order_record_t *order = &run.orders[pending->user];
+    if (status != 200) {
+        run.orders_lost++;
+        run.violations = true;
+        record_error("acknowledged order %s answers %d", order->id, status);
+        return;
+    }
+    bool ok = memmem(body, length, "\"status\":\"confirmed\"", 20) != NULL;
+    /* The order's seats are exactly the held ones: each is listed, and no other. */
+    const char *list = memmem(body, length, "\"seats\":[", 9);
+    unsigned listed = 0;
+    if (list) {
+        const char *list_end = memchr(list, ']', length - (size_t)(list - body));
+        for (const char *c = list + 9; list_end && c < list_end; c++) listed += *c == '"';
+        listed /= 2;
+        for (unsigned i = 0; list_end && i < order->seat_count; i++) {
+            char id[40];
+            int id_length = snprintf(id, sizeof id, "\"");
+            seat_id(order->seats[i], id + id_length, sizeof id - (size_t)id_length);
+            strcat(id, "\"");
+            const char *hit = memmem(list, (size_t)(list_end - list), id, strlen(id));
+            ok &= hit != NULL;
+        }
+    }
+    if (!ok || !list || listed != order->seat_count) {
+        run.orders_mismatched++;
+        run.violations = true;
+        record_error("order %s does not match what was acknowledged: %.*s", order->id,
+                     (int)(length < 300 ? length : 300), body);
+        return;
+    }
+    run.orders_verified++;
+}
+
+static void on_answer(connection_t *connection, int status, const char *body, size_t length) {
+    if (connection->count == 0) {
+        record_error("answer without a request");
+        return;
+    }
+    pending_t pending = connection->inflight[connection->head];
+    connection->head = (connection->head + 1) % PIPELINE_MAX;
+    connection->count--;
+    uint64_t now = uv_hrtime();
+    bool counted = run.measuring && now >= run.measure_start_ns && now <= run.measure_end_ns &&
+                   pending.kind != K_CREATE_EVENT;
+    if (counted) {
+        uint64_t latency_us = (now - pending.sent_ns) / 1000;
+        histogram_record(&run.latency, latency_us);
+        if (pending.kind == K_HOLD) histogram_record(&run.hold_latency, latency_us);
+        if (pending.kind == K_COMMIT) histogram_record(&run.commit_latency, latency_us);
+        if (status >= 100 && status < 600) run.statuses[status]++;
+        run.measured++;
+    }
+    switch ((kind_t)pending.kind) {
+    case K_CREATE_EVENT:
+        if (status == 201 || (status == 409 && options.workload != W_FLASH_SALE)) {
+            enter_phase(P_RUN);
+        } else {
+            record_error("creating event %s answered %d: %.*s", options.event, status,
+                         (int)(length < 300 ? length : 300), body);
+            run.violations = true;
+            enter_phase(P_DONE);
+        }
+        return;
+    case K_NOOP:
+        if (status != 200) record_error("healthz answered %d", status);
+        break;
+    case K_HOLD:
+    case K_COMMIT:
+        if (options.workload == W_FLASH_SALE) {
+            on_flash_answer(connection, &pending, status, body, length);
+        } else if (status == 201) {
+            run.hot_wins += counted;
+            if (options.workload == W_HOLD_HOT) {
+                /* The winner lets go at once, so the 10 seats keep changing hands. */
+                pending_t *followup = &connection->followups[(connection->followup_head + connection->followup_count) % PIPELINE_MAX];
+                *followup = pending;
+                followup->kind = K_RELEASE;
+                if (json_string(body, length, "reservation_id", followup->id, sizeof followup->id))
+                    connection->followup_count++;
+                else
+                    record_error("hold answer without reservation_id");
+            }
+        } else if (status == 409) {
+            run.hot_losses += counted;
+        } else {
+            record_error("hold answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        }
+        break;
+    case K_RELEASE:
+        if (status == 200) run.releases += counted;
+        else record_error("release answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        break;
+    case K_GET_SEATS:
+        on_seats_page(status, body, length);
+        break;
+    case K_GET_ORDER:
+        on_order(&pending, status, body, length);
+        break;
+    }
+    /* Phase changes that wait for the connections to go quiet. */
+    if (run.phase == P_DRAIN && all_idle()) {
+        if (options.workload == W_FLASH_SALE) start_verification();
+        else enter_phase(P_DONE);
+    } else if (run.phase == P_VERIFY_SEATS && run.seats_last_page_done && all_idle()) {
+        run.orders_checked_next = 0;
+        enter_phase(P_VERIFY_ORDERS);
+    } else if (run.phase == P_VERIFY_ORDERS && run.orders_checked_next >= run.order_count &&
+               run.verify_outstanding == 0) {
+        enter_phase(P_DONE);
+    }
+}
+
+/* Parses every complete answer in the input buffer. Answers carry Content-Length (Holdfast
+ * never chunks), so framing is the head's end plus the length. */
+static void parse_answers(connection_t *connection) {
+    buffer_t *in = &connection->input;
+    size_t offset = 0;
+    while (connection->open) {
+        const char *start = in->data + offset;
+        size_t available = in->length - offset;
+        const char *head_end = memmem(start, available, "\r\n\r\n", 4);
+        if (!head_end) break;
+        size_t head_length = (size_t)(head_end - start) + 4;
+        if (available < 12 || memcmp(start, "HTTP/1.", 7) != 0) {
+            run.transport_errors++;
+            record_error("malformed answer");
+            uv_close((uv_handle_t *)&connection->tcp, NULL);
+            connection->open = false;
+            run.open_connections--;
+            return;
+        }
+        int status = (start[9] - '0') * 100 + (start[10] - '0') * 10 + (start[11] - '0');
+        size_t content_length = 0;
+        bool close = false;
+        for (const char *line = memchr(start, '\n', head_length); line && line < head_end;
+             line = memchr(line + 1, '\n', (size_t)(head_end - line))) {
+            const char *name = line + 1;
+            if (strncasecmp(name, "Content-Length:", 15) == 0)
+                content_length = strtoul(name + 15, NULL, 10);
+            else if (strncasecmp(name, "Connection: close", 17) == 0)
+                close = true;
+        }
+        if (available < head_length + content_length) break;
+        if (status == 100) { /* interim answer: not the one we wait for */
+            offset += head_length;
+            continue;
+        }
+        on_answer(connection, status, start + head_length, content_length);
+        offset += head_length + content_length;
+        if (close) {
+            record_error("server closed the connection after a %d", status);
+            uv_close((uv_handle_t *)&connection->tcp, NULL);
+            connection->open = false;
+            run.open_connections--;
+            if (run.open_connections == 0) enter_phase(P_DONE);
+            return;
+        }
+    }
+    if (offset) {
+        memmove(in->data, in->data + offset, in->length - offset);
+        in->length -= offset;
+    }
+}
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
+    connection_t *connection = handle->data;
+    buffer_reserve(&connection->input, 65536);
+    *buf = uv_buf_init(connection->input.data + connection->input.length,
+                       (unsigned)(connection->input.capacity - connection->input.length));
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+    connection_t *connection = stream->data;
+    if (nread < 0) {
+        if (run.phase != P_DONE) {
+            run.transport_errors++;
+            record_error("connection %d: %s", connection->index, uv_strerror((int)nread));
+        }
+        if (connection->open) {
+            connection->open = false;
+            run.open_connections--;
+            uv_close((uv_handle_t *)stream, NULL);
+        }
+        if (run.open_connections == 0 && run.phase != P_DONE) enter_phase(P_DONE);
+        return;
+    }
+    connection->input.length += (size_t)nread;
+    if (connection->input.length > RESPONSE_SIZE_MAX) die("answer too large");
+    parse_answers(connection);
+    if (run.phase == P_RUN || run.phase == P_VERIFY_ORDERS || run.phase == P_DRAIN) {
+        fill(connection);
+        /* Follow-ups of other connections, and connections that ran dry, wait for nobody. */
+    } else if (run.phase == P_VERIFY_SEATS) {
+        fill(&run.connections[0]);
+    }
+}
+
+static void on_connect(uv_connect_t *request, int status) {
+    connection_t *connection = request->data;
+    if (status < 0) die("connect to %s:%d: %s", options.host, options.port, uv_strerror(status));
+    connection->open = true;
+    run.open_connections++;
+    uv_read_start((uv_stream_t *)&connection->tcp, on_alloc, on_read);
+    if (++run.connected == options.connections) {
+        if (options.create_event && options.workload != W_NOOP) {
+            run.phase = P_SETUP;
+            send_create_event(&run.connections[0]);
+            flush(&run.connections[0]);
+        } else {
+            enter_phase(P_RUN);
+        }
+    }
+}
+
+static void close_all(void) {
+    for (int i = 0; i < options.connections; i++) {
+        connection_t *connection = &run.connections[i];
+        if (connection->open) {
+            connection->open = false;
+            run.open_connections--;
+            uv_close((uv_handle_t *)&connection->tcp, NULL);
+        }
+    }
+    uv_timer_stop(&run.timer);
+    uv_close((uv_handle_t *)&run.timer, NULL);
+}
+
+/* ---- report ---- */
+
+static void report(void) {
+    double seconds = options.workload == W_FLASH_SALE
+        ? (double)((run.sold_out ? run.sold_out_ns : uv_hrtime()) - run.start_ns) / 1e9
+        : options.duration_s;
+    double throughput = seconds > 0 ? (double)run.measured / seconds : 0;
+    buffer_t json = {0};
+    buffer_printf(&json, "{\"workload\":\"%s\",\"connections\":%d,\"pipeline\":%d,\"seed\":%" PRIu64
+                  ",\"ttl_s\":%g,\"seconds\":%.3f,\"requests\":%" PRIu64 ",\"throughput\":%.1f,"
+                  "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"mean_ms\":%.3f,"
+                  "\"errors\":%" PRIu64 ",\"transport_errors\":%" PRIu64 ",\"statuses\":{",
+                  workload_names[options.workload], options.connections, options.pipeline,
+                  options.seed, options.ttl_s, seconds, run.measured, throughput,
+                  histogram_percentile_ms(&run.latency, 50), histogram_percentile_ms(&run.latency, 99),
+                  histogram_percentile_ms(&run.latency, 99.9), (double)run.latency.max_us / 1000.0,
+                  run.latency.total ? (double)run.latency.sum_us / (double)run.latency.total / 1000.0 : 0.0,
+                  run.errors, run.transport_errors);
+    printf("%s: %d connections, pipeline %d, seed %" PRIu64 ", %.2f s\n",
+           workload_names[options.workload], options.connections, options.pipeline, options.seed,
+           seconds);
+    printf("  %.0f requests/s (%" PRIu64 " answers)\n", throughput, run.measured);
+    printf("  latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
+           histogram_percentile_ms(&run.latency, 50), histogram_percentile_ms(&run.latency, 99),
+           histogram_percentile_ms(&run.latency, 99.9), (double)run.latency.max_us / 1000.0);
+    printf("  statuses:");
+    bool first = true;
+    for (int s = 0; s < 600; s++) {
+        if (!run.statuses[s]) continue;
+        printf(" %d: %" PRIu64, s, run.statuses[s]);
+        buffer_printf(&json, "%s\"%d\":%" PRIu64, first ? "" : ",", s, run.statuses[s]);
+        first = false;
+    }
+    printf("\n");
+    buffer_printf(&json, "}");
+    if (options.workload == W_HOLD_RANDOM || options.workload == W_HOLD_HOT) {
+        printf("  holds won %" PRIu64 ", lost %" PRIu64 ", released %" PRIu64 "\n", run.hot_wins,
+               run.hot_losses, run.releases);
+        buffer_printf(&json, ",\"holds_won\":%" PRIu64 ",\"holds_lost\":%" PRIu64 ",\"releases\":%" PRIu64,
+                      run.hot_wins, run.hot_losses, run.releases);
+    }
+    if (options.workload == W_FLASH_SALE) {
+        double buyers_per_s = seconds > 0 ? (double)run.buyers_answered / seconds : 0;
+        printf("  sold out: %s in %.3f s; %" PRIu64 " buyers served (%.0f/s); holds won %" PRIu64
+               ", lost %" PRIu64 "; commits %" PRIu64 ", abandoned %" PRIu64 "\n",
+               run.sold_out ? "yes" : "NO", seconds, run.buyers_answered, buyers_per_s,
+               run.holds_won, run.holds_lost, run.commits, run.abandoned);
+        printf("  hold latency ms: p50 %.3f p99 %.3f; commit latency ms: p50 %.3f p99 %.3f\n",
+               histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99),
+               histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99));
+        printf("  verified: %" PRIu64 " seats in %" PRIu64 " pages (%" PRIu64 " sold, %" PRIu64
+               " not sold); %" PRIu32 " of %" PRIu32 " orders found and matching (%" PRIu32
+               " lost, %" PRIu32 " mismatched); %" PRIu64 " double sales\n",
+               run.verified_seats, run.seat_pages, run.verified_sold, run.verified_not_sold,
+               run.orders_verified, run.order_count, run.orders_lost, run.orders_mismatched,
+               run.double_sales);
+        buffer_printf(&json, ",\"sold_out\":%s,\"sell_out_s\":%.3f,\"buyers_served\":%" PRIu64
+                      ",\"buyers_per_s\":%.1f,\"holds_won\":%" PRIu64 ",\"holds_lost\":%" PRIu64
+                      ",\"commits\":%" PRIu64 ",\"abandoned\":%" PRIu64 ",\"seats\":%" PRIu32
+                      ",\"verified_seats\":%" PRIu64 ",\"verified_sold\":%" PRIu64
+                      ",\"orders\":%" PRIu32 ",\"orders_verified\":%" PRIu32
+                      ",\"lost_orders\":%" PRIu32 ",\"mismatched_orders\":%" PRIu32
+                      ",\"double_sales\":%" PRIu64 ",\"hold_p50_ms\":%.3f,\"hold_p99_ms\":%.3f"
+                      ",\"commit_p50_ms\":%.3f,\"commit_p99_ms\":%.3f",
+                      run.sold_out ? "true" : "false", seconds, run.buyers_answered, buyers_per_s,
+                      run.holds_won, run.holds_lost, run.commits, run.abandoned, options.seats,
+                      run.verified_seats, run.verified_sold, run.order_count, run.orders_verified,
+                      run.orders_lost, run.orders_mismatched, run.double_sales,
+                      histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99),
+                      histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99));
+    }
+    bool ok = run.errors == 0 && !run.violations &&
+              (options.workload != W_FLASH_SALE ||
+               (run.sold_out && run.verified_seats == options.seats &&
+                run.verified_sold == options.seats && run.orders_verified == run.order_count));
+    buffer_printf(&json, ",\"ok\":%s", ok ? "true" : "false");
+    if (run.first_error[0]) {
+        printf("  errors: %" PRIu64 "; first: %s\n", run.errors, run.first_error);
+        buffer_printf(&json, ",\"first_error\":\"");
+        for (const char *c = run.first_error; *c; c++)
+            if (*c == '"' || *c == '\\') buffer_printf(&json, "\\%c", *c);
+            else if ((unsigned char)*c >= 0x20) buffer_append(&json, c, 1);
+        buffer_printf(&json, "\"");
+    }
+    buffer_printf(&json, "}\n");
+    printf("  %s\n", ok ? "OK" : "FAILED");
+    if (options.json_path) {
+        FILE *file = fopen(options.json_path, "w");
+        if (!file) die("cannot write %s: %s", options.json_path, strerror(errno));
+        fwrite(json.data, 1, json.length, file);
+        fclose(file);
+    }
+    free(json.data);
+    fflush(stdout);
+    exit(ok ? 0 : 1);
+}
+
+int main(int argc, char **argv) {
+    parse_options(argc, argv);
+    run.loop = uv_default_loop();
+    run.phase = P_CONNECT;
+    if (options.workload == W_FLASH_SALE) {
+        run.view = malloc(options.seats * sizeof run.view[0]);
+        run.view_position = malloc(options.seats * sizeof run.view_position[0]);
+        run.sold_by = calloc(options.seats, sizeof run.sold_by[0]);
+        if (!run.view || !run.view_position || !run.sold_by) die("out of memory");
+        for (uint32_t s = 0; s < options.seats; s++) run.view[s] = run.view_position[s] = s;
+        run.view_count = options.seats;
+    }
+    struct sockaddr_in address;
+    if (uv_ip4_addr(options.host, options.port, &address)) die("bad address %s", options.host);
+    run.connections = calloc((size_t)options.connections, sizeof run.connections[0]);
+    if (!run.connections) die("out of memory");
+    for (int i = 0; i < options.connections; i++) {
+        connection_t *connection = &run.connections[i];
+        connection->index = i;
+        uint64_t state = options.seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(i + 1));
+        connection->rng = splitmix64(&state);
+        uv_tcp_init(run.loop, &connection->tcp);
+        uv_tcp_nodelay(&connection->tcp, 1);
+        connection->tcp.data = connection;
+        connection->connect_request.data = connection;
+        int error = uv_tcp_connect(&connection->connect_request, &connection->tcp,
+                                   (const struct sockaddr *)&address, on_connect);
+        if (error) die("connect: %s", uv_strerror(error));
+    }
+    uv_timer_init(run.loop, &run.timer);
+    uv_timer_start(&run.timer, on_timer, 10, 10);
+    uv_run(run.loop, UV_RUN_DEFAULT);
+    report();
+    return 0;
+}

@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+"""Turns one run of bench/run.sh into docs/BENCHMARKS.md and a throughput chart.
+
+    python3 bench/report.py RESULTS_DIR MARKDOWN_OUT SVG_OUT
+
+RESULTS_DIR holds meta.env, commands.txt and raw/ (one file per repetition, named
+SYSTEM__VARIANT__cCONNECTIONS__pPIPELINE__rREP.EXT). Every figure quoted is the median of
+the repetitions, metric by metric. Standard library only (and gnuplot for the chart).
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+NAME = re.compile(r"^(?P<system>[a-z0-9-]+)__(?P<variant>[a-z0-9-]+)__c(?P<c>\d+)__p(?P<p>\d+)__r(?P<r>\d+)\.(?P<ext>json|txt)$")
+
+
+def read_meta(path):
+    meta = {}
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            if "=" in line:
+                key, value = line.rstrip("\n").split("=", 1)
+                meta[key] = value
+    return meta
+
+
+def percentile(sorted_values, p):
+    if not sorted_values:
+        return None
+    rank = max(1, int(round(p / 100.0 * len(sorted_values))))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def parse_redis(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    m = re.search(r"throughput summary: ([0-9.]+) requests per second", text)
+    if not m:
+        return None
+    run = {"throughput": float(m.group(1))}
+    m = re.search(r"latency summary \(msec\):\s+avg\s+min\s+p50\s+p95\s+p99\s+max\s+"
+                  r"([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", text)
+    if m:
+        run.update(mean_ms=float(m.group(1)), p50_ms=float(m.group(3)), p99_ms=float(m.group(5)),
+                   max_ms=float(m.group(6)))
+    # The percentile distribution: the first line at or past 99.9% bounds p99.9 from above.
+    section = text.split("Latency by percentile distribution:")[-1].split("Cumulative distribution")[0]
+    for pct, ms in re.findall(r"^([0-9.]+)% <= ([0-9.]+) milliseconds", section, re.M):
+        if float(pct) >= 99.9:
+            run["p999_ms"] = float(ms)
+            break
+    m = re.search(r"keys_after=(\d+)", text)
+    if m:
+        run["keys_after"] = int(m.group(1))
+    m = re.search(r"(\d+) requests completed in ([0-9.]+) seconds", text)
+    if m:
+        run["requests"] = int(m.group(1))
+    return run
+
+
+def parse_pgbench(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    m = re.search(r"^tps = ([0-9.]+)", text, re.M)
+    if not m:
+        return None
+    run = {"throughput": float(m.group(1))}
+    m = re.search(r"number of failed transactions: (\d+)", text)
+    run["failed"] = int(m.group(1)) if m else 0
+    latencies = []
+    for log in glob.glob(path[:-4] + ".log/tx*"):
+        for line in open(log, encoding="utf-8", errors="replace"):
+            fields = line.split()
+            if len(fields) >= 3 and fields[2].isdigit():
+                latencies.append(int(fields[2]) / 1000.0)
+    latencies.sort()
+    if latencies:
+        run.update(p50_ms=percentile(latencies, 50), p99_ms=percentile(latencies, 99),
+                   p999_ms=percentile(latencies, 99.9), max_ms=latencies[-1],
+                   mean_ms=sum(latencies) / len(latencies))
+    return run
+
+
+def to_ms(value, unit):
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def parse_wrk(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    m = re.search(r"Requests/sec:\s+([0-9.]+)", text)
+    if not m:
+        return None
+    run = {"throughput": float(m.group(1))}
+    for pct, value, unit in re.findall(r"^\s+(50|99)%\s+([0-9.]+)(us|ms|s)$", text, re.M):
+        run["p%s_ms" % pct] = to_ms(value, unit)
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    run["errors"] = int(m.group(1)) if m else 0
+    return run
+
+
+def load_runs(raw):
+    """{(system, variant, connections, pipeline): [run, ...]}"""
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(raw, "*"))):
+        m = NAME.match(os.path.basename(path))
+        if not m:
+            continue
+        system, variant, ext = m.group("system"), m.group("variant"), m.group("ext")
+        run = None
+        if system == "holdfast" and ext == "json":
+            try:
+                run = json.load(open(path, encoding="utf-8"))
+            except ValueError:
+                run = None
+        elif system.startswith("redis-") and ext == "txt":
+            run = parse_redis(path)
+        elif system == "pg" and ext == "txt":
+            run = parse_pgbench(path)
+        elif system == "wrk" and ext == "txt":
+            run = parse_wrk(path)
+        else:
+            continue
+        key = (system, variant, int(m.group("c")), int(m.group("p")))
+        runs.setdefault(key, []).append(run)
+    return runs
+
+
+def median_of(runs, metric):
+    values = [r[metric] for r in runs if r and r.get(metric) is not None]
+    return statistics.median(values) if values else None
+
+
+def summary(runs):
+    good = [r for r in runs if r]
+    out = {"reps": len(runs), "good": len(good)}
+    for metric in ("throughput", "p50_ms", "p99_ms", "p999_ms", "max_ms"):
+        out[metric] = median_of(good, metric)
+    return out
+
+
+def fmt_rate(value):
+    return "-" if value is None else "{:,.0f}".format(value)
+
+
+def fmt_ms(value):
+    if value is None:
+        return "-"
+    return "%.2f" % value if value < 10 else "%.1f" % value if value < 100 else "%.0f" % value
+
+
+def fmt_ratio(a, b):
+    if a is None or not b:
+        return "-"
+    return "%.2fx" % (a / b)
+
+
+SERIES = [
+    # key, label, durability
+    (("holdfast", "hold-random", 1), "Holdfast hold-random", "SQLite WAL, synchronous=FULL, group commit"),
+    (("redis-none", "set-nx-ex1", 1), "Redis SET NX EX", "none"),
+    (("redis-always", "set-nx-ex1", 1), "Redis SET NX EX", "AOF, appendfsync always"),
+    (("pg", "update", 1), "PostgreSQL UPDATE ... WHERE available", "WAL, synchronous_commit on"),
+    (("pg", "insert", 1), "PostgreSQL INSERT ... ON CONFLICT", "WAL, synchronous_commit on"),
+    (("holdfast", "noop", 1), "Holdfast noop (GET /healthz)", "nothing written"),
+]
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    results, markdown_path, svg_path = sys.argv[1:]
+    meta = read_meta(os.path.join(results, "meta.env"))
+    commands = open(os.path.join(results, "commands.txt"), encoding="utf-8").read().splitlines() \
+        if os.path.exists(os.path.join(results, "commands.txt")) else []
+    runs = load_runs(os.path.join(results, "raw"))
+    headline = int(meta.get("headline", "50"))
+    connections = [int(c) for c in meta.get("connections", "1 8 50 200").split()]
+
+    def point(system, variant, c, p=1):
+        return summary(runs.get((system, variant, c, p), []))
+
+    core = None
+    core_path = os.path.join(results, "raw", "core.json")
+    if os.path.exists(core_path):
+        try:
+            core = json.load(open(core_path, encoding="utf-8"))
+        except ValueError:
+            core = None
+
+    out = []
+    w = out.append
+    w("# Benchmarks")
+    w("")
+    w("Generated by `make bench` (bench/run.sh, then bench/report.py) on %s. Do not edit by hand:"
+      % meta.get("date", "?"))
+    w("run `make bench` again. Every figure is the median of %s repetitions of %s s each (metric by"
+      % (meta.get("reps", "?"), meta.get("seconds", "?")))
+    w("metric); all servers ran on this machine in the same run, on 127.0.0.1, with the clients")
+    w("on the same machine. How to run the pieces alone: bench/README.md.")
+    w("")
+
+    # ---- headline ----
+    w("## Hold a random seat, %d connections" % headline)
+    w("")
+    w("A hold is one random seat of 60,000, for a random user of 1,000,000, that lapses after 1 s"
+      " so seats keep coming back and a steady share of requests really writes.")
+    w("Holdfast answers only once the hold is on disk (group commit: one SQLite transaction and"
+      " one fsync per batch).")
+    w("")
+    w("| system | durability | holds/s | p50 ms | p99 ms | p99.9 ms | Holdfast / this |")
+    w("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    hf = point("holdfast", "hold-random", headline)
+    for (system, variant, p), label, durability in SERIES:
+        s = point(system, variant, headline, p)
+        ratio = "-" if (system, variant) == ("holdfast", "hold-random") else fmt_ratio(hf["throughput"], s["throughput"])
+        w("| %s | %s | %s | %s | %s | %s | %s |" % (label, durability, fmt_rate(s["throughput"]),
+          fmt_ms(s["p50_ms"]), fmt_ms(s["p99_ms"]), fmt_ms(s["p999_ms"]), ratio))
+    w("")
+    w("Other points of the same run at %d connections:" % headline)
+    w("")
+    w("| what | requests/s | p50 ms | p99 ms | p99.9 ms | note |")
+    w("| --- | ---: | ---: | ---: | ---: | --- |")
+    extra = [
+        (("holdfast", "hold-random", headline, 16), "Holdfast hold-random, pipeline depth 16", ""),
+        (("holdfast", "hold-hot", headline, 1), "Holdfast hold-hot (10 seats; a winner releases at once)", "hot"),
+        (("wrk", "noop", headline, 1), "Holdfast noop through wrk (-t1)", "cross-check of the client"),
+        (("redis-none", "set-nx-ex600", headline, 1), "Redis SET NX EX 600, no persistence", "issue's wording"),
+        (("redis-always", "set-nx-ex600", headline, 1), "Redis SET NX EX 600, appendfsync always", "issue's wording"),
+        (("pg", "update-noexpiry", headline, 1), "PostgreSQL UPDATE ... WHERE status='available'", "issue's wording"),
+        (("pg", "insert-noexpiry", headline, 1), "PostgreSQL INSERT ... ON CONFLICT DO NOTHING", "issue's wording"),
+    ]
+    for key, label, note in extra:
+        s = summary(runs.get(key, []))
+        if not s["good"]:
+            continue
+        if note == "hot":
+            won = median_of(runs[key], "holds_won")
+            lost = median_of(runs[key], "holds_lost")
+            note = "holds won %s, lost %s per run" % (fmt_rate(won), fmt_rate(lost))
+        elif note == "issue's wording":
+            note = "no expiry: the 60,000 seats fill up, then every request is a no-op conflict"
+        w("| %s | %s | %s | %s | %s | %s |" % (label, fmt_rate(s["throughput"]), fmt_ms(s["p50_ms"]),
+          fmt_ms(s["p99_ms"]), fmt_ms(s["p999_ms"]), note))
+    w("")
+
+    # ---- targets ----
+    w("## Targets of issue 3")
+    w("")
+    w("Goals, not assertions: nothing fails when one is missed.")
+    w("")
+    w("| target | measured | met |")
+    w("| --- | --- | :---: |")
+
+    def target(label, value, goal, shown):
+        met = "-" if value is None else ("yes" if value >= goal else "**no**")
+        w("| %s | %s | %s |" % (label, shown, met))
+
+    def ratio_of(a, b):
+        return None if a is None or not b else a / b
+
+    r_none = ratio_of(hf["throughput"], point("redis-none", "set-nx-ex1", headline)["throughput"])
+    r_always = ratio_of(hf["throughput"], point("redis-always", "set-nx-ex1", headline)["throughput"])
+    pg_best = max([t for t in (point("pg", "update", headline)["throughput"],
+                               point("pg", "insert", headline)["throughput"]) if t] or [0]) or None
+    r_pg = ratio_of(hf["throughput"], pg_best)
+    noop = point("holdfast", "noop", headline)
+    r_noop = ratio_of(hf["throughput"], noop["throughput"])
+    target("hold-random >= 1.0x Redis without persistence (%d connections)" % headline, r_none, 1.0,
+           "-" if r_none is None else "%.2fx" % r_none)
+    target("hold-random >= 1.5x Redis appendfsync always", r_always, 1.5,
+           "-" if r_always is None else "%.2fx" % r_always)
+    target("hold-random >= 10x PostgreSQL (the faster of the two SQL forms)", r_pg, 10.0,
+           "-" if r_pg is None else "%.1fx" % r_pg)
+    target("hold-random >= 70% of noop", r_noop, 0.7, "-" if r_noop is None else "%.0f%%" % (100 * r_noop))
+    core_rate = core.get("hold_release_per_s") if core else None
+    target("core >= 5,000,000 hold+release/s on one core", core_rate, 5e6,
+           "-" if core_rate is None else "{:,.0f}/s".format(core_rate))
+    flash = runs.get(("holdfast", "flash-sale", headline, 1), [])
+    flash_ok = bool(flash) and all(r and r.get("ok") and r.get("sold_out") and r.get("double_sales") == 0
+                                   and r.get("lost_orders") == 0 and r.get("errors") == 0 for r in flash)
+    w("| flash-sale: sold out, zero errors, zero double sales, zero lost orders | %s | %s |"
+      % ("%d of %d runs clean" % (sum(1 for r in flash if r and r.get("ok")), len(flash)) if flash else "-",
+         "-" if not flash else ("yes" if flash_ok else "**no**")))
+    w("")
+
+    # ---- sweep ----
+    w("## Throughput against connections")
+    w("")
+    w("Requests per second (medians); in brackets the p99 latency in ms.")
+    w("")
+    labels = ["%s%s" % (label, "" if durability in ("nothing written",) else " (%s)" % durability.split(",")[0])
+              for _, label, durability in SERIES]
+    w("| connections | " + " | ".join(labels) + " |")
+    w("| ---: | " + " | ".join("---:" for _ in SERIES) + " |")
+    for c in connections:
+        cells = []
+        for (system, variant, p), _, _ in SERIES:
+            s = point(system, variant, c, p)
+            cells.append("-" if s["throughput"] is None else "%s (%s)" % (fmt_rate(s["throughput"]), fmt_ms(s["p99_ms"])))
+        w("| %d | %s |" % (c, " | ".join(cells)))
+    w("")
+    w("Holdfast hold-random divided by each peer:")
+    w("")
+    w("| connections | / Redis none | / Redis always | / PostgreSQL UPDATE | / PostgreSQL INSERT | / Holdfast noop |")
+    w("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for c in connections:
+        h = point("holdfast", "hold-random", c)["throughput"]
+        w("| %d | %s | %s | %s | %s | %s |" % (c,
+          fmt_ratio(h, point("redis-none", "set-nx-ex1", c)["throughput"]),
+          fmt_ratio(h, point("redis-always", "set-nx-ex1", c)["throughput"]),
+          fmt_ratio(h, point("pg", "update", c)["throughput"]),
+          fmt_ratio(h, point("pg", "insert", c)["throughput"]),
+          fmt_ratio(h, point("holdfast", "noop", c)["throughput"])))
+    w("")
+
+    # ---- chart ----
+    chart_text = make_chart(SERIES, connections, point, svg_path, markdown_path)
+    if chart_text is not None:
+        w("![throughput against connections](%s)" % os.path.relpath(svg_path, os.path.dirname(markdown_path) or "."))
+        w("")
+        w("The same chart as text (log-log):")
+        w("")
+        w("```")
+        out.extend(chart_text.rstrip("\n").splitlines())
+        w("```")
+        w("")
+
+    # ---- flash sale ----
+    w("## Flash sale")
+    w("")
+    w("2,000,000 buyers (at most) for 60,000 seats over %d connections: each buyer holds 1-4 seats" % headline)
+    w("picked among those not yet seen sold (what a seat map shows, held seats included, so buyers")
+    w("collide), 80% commit at once, 20% abandon and their hold lapses after 1 s. The run ends when")
+    w("every seat is sold; then the client reads every seat page and every acknowledged order")
+    w("back through the API.")
+    w("")
+    if flash:
+        w("| run | sold out in s | buyers served | buyers/s | holds won / lost | orders | seats verified sold | double sales | lost orders | errors | hold p99 ms | commit p99 ms |")
+        w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for i, r in enumerate(flash, 1):
+            if not r:
+                w("| %d | failed | | | | | | | | | | |" % i)
+                continue
+            w("| %d | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                i, "%.2f" % r["sell_out_s"] if r.get("sold_out") else "**not sold out**",
+                fmt_rate(r.get("buyers_served")), fmt_rate(r.get("buyers_per_s")),
+                fmt_rate(r.get("holds_won")), fmt_rate(r.get("holds_lost")), fmt_rate(r.get("orders")),
+                fmt_rate(r.get("verified_sold")), r.get("double_sales"), r.get("lost_orders"),
+                r.get("errors"), fmt_ms(r.get("hold_p99_ms")), fmt_ms(r.get("commit_p99_ms"))))
+        w("")
+    else:
+        w("Not run.")
+        w("")
+
+    # ---- core ----
+    w("## The core alone")
+    w("")
+    if core:
+        w("bench/corebench drives src/core through its public API on one thread, no network and no"
+          " store (the mutation sink only counts records): %s operations per repetition, median of %s."
+          % ("{:,}".format(core["ops"]), core["reps"]))
+        w("")
+        w("| operation | per second |")
+        w("| --- | ---: |")
+        w("| hold + release (random seat of 60,000, random user of 1,000,000) | %s |" % fmt_rate(core["hold_release_per_s"]))
+        w("| hold + commit (each seat of a %s-seat event sold once) | %s |" % ("{:,}".format(core["ops"]), fmt_rate(core["hold_commit_per_s"])))
+        w("")
+    else:
+        w("Not run.")
+        w("")
+
+    # ---- machine and commands ----
+    w("## Machine and versions")
+    w("")
+    for key, label in (("cpu", "CPU"), ("cores", "cores"), ("memory", "memory"), ("os", "OS"),
+                       ("kernel", "kernel"), ("disk", "disk (data directories)"),
+                       ("fsync_ms", "one 4 KiB write + fsync, median ms"),
+                       ("holdfast", "Holdfast commit"), ("compiler", "compiler"), ("libuv", "libuv"),
+                       ("sqlite", "SQLite"), ("redis", "Redis"), ("postgres", "PostgreSQL"),
+                       ("wrk", "wrk"), ("load_start", "load average at start"),
+                       ("load_end", "load average at end")):
+        if key in meta:
+            w("- %s: %s" % (label, meta[key]))
+    w("")
+    w("The machine was shared with other work during the run (see the load averages): absolute"
+      " numbers move from run to run; the ratios, measured minutes apart on the same machine,"
+      " are the figures to read.")
+    w("")
+    w("## Commands")
+    w("")
+    w("Every server was started by bench/run.sh on 127.0.0.1 with a fresh data directory under"
+      " /var/tmp (Holdfast: a fresh server per hold-random point and per flash-sale run).")
+    w("PostgreSQL's schema and scripts are in bench/pg/.")
+    w("")
+    w("`C` is each connection count of the sweep (%s), `REP` the repetition (1 to %s);"
+      " redis-benchmark's `N` is the rate of a short probe run times %s s."
+      % (", ".join(str(c) for c in connections), meta.get("reps", "?"), meta.get("seconds", "?")))
+    w("")
+    w("```")
+    out.extend(collapse_commands(commands, connections))
+    w("```")
+    w("")
+    w("## How to read these numbers")
+    w("")
+    w("- Clients are closed-loop: each connection sends its next request when the previous answer"
+      " arrives (loadgen, redis-benchmark and pgbench alike), so throughput and latency are those"
+      " of a saturated server at that many connections.")
+    w("- The client shares the machine's cores with the server, as the peers' own clients do.")
+    w("- Holds lapse after 1 s for every system (Redis `EX 1`, PostgreSQL's `expires_at` test),"
+      " so every system keeps doing the same work: issue 3's wording (`EX 600`, `status='available'`,"
+      " `DO NOTHING`) fills the 60,000 seats in a second or two, after which every request is a"
+      " conflict that writes nothing (Redis does not log a SET NX that fails; PostgreSQL does not"
+      " flush WAL for an UPDATE of no row). Those forms are measured too, in the second table.")
+    w("- redis-benchmark reports p99.9 only as a step of its distribution: the figure is the first"
+      " step at or above 99.9%, an upper bound.")
+    w("")
+    with open(markdown_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out))
+
+
+def collapse_commands(commands, connections):
+    """One line per command shape: seeds become REP; a command run at several connection
+    counts shows C (and pgbench's -j, min(C,2))."""
+    shapes, counts = [], {}
+    for command in commands:
+        command = re.sub(r"--seed \d+", "--seed REP", command)
+        m = re.search(r"(?:^|\s)-c (\d+)\s", command)
+        shape = command
+        if m:
+            shape = re.sub(r"((?:^|\s)-c )\d+(\s)", r"\1C\2", command, count=1)
+            shape = re.sub(r" -j \d+", " -j min(C,2)", shape)
+        if shape not in counts:
+            shapes.append((shape, command))
+            counts[shape] = set()
+        if m:
+            counts[shape].add(m.group(1))
+    return [shape if len(counts[shape]) > 1 else command for shape, command in shapes]
+
+
+def make_chart(series, connections, point, svg_path, markdown_path):
+    if not shutil.which("gnuplot"):
+        return None
+    data_lines = []
+    for index, ((system, variant, p), label, durability) in enumerate(series):
+        data_lines.append("# %s" % label)
+        for c in connections:
+            t = point(system, variant, c, p)["throughput"]
+            if t:
+                data_lines.append("%d %f" % (c, t))
+        data_lines.append("")
+        data_lines.append("")
+    data = "\n".join(data_lines)
+    titles = []
+    for (system, variant, p), label, durability in series:
+        if system == "redis-none":
+            titles.append("Redis (no persistence)")
+        elif system == "redis-always":
+            titles.append("Redis (appendfsync always)")
+        elif variant == "hold-random":
+            titles.append("Holdfast hold-random (durable)")
+        elif variant == "noop":
+            titles.append("Holdfast noop")
+        elif variant == "update":
+            titles.append("PostgreSQL UPDATE")
+        else:
+            titles.append("PostgreSQL INSERT ON CONFLICT")
+    xtics = "(" + ", ".join('"%d" %d' % (c, c) for c in connections) + ")"
+    plots = ", ".join("$data index %d using 1:2 with linespoints title '%s'" % (i, t) for i, t in enumerate(titles))
+
+    def script(terminal, output):
+        return "\n".join([
+            "$data << EOD", data, "EOD",
+            terminal,
+            "set output '%s'" % output if output else "",
+            "set logscale xy",
+            "set xtics %s" % xtics,
+            "set xlabel 'connections'",
+            "set ylabel 'requests per second'",
+            "set key outside right",
+            "set grid",
+            "plot " + plots,
+        ]) + "\n"
+
+    try:
+        subprocess.run(["gnuplot"], input=script("set terminal svg size 900,500 dynamic", svg_path),
+                       text=True, check=True, capture_output=True)
+        text = subprocess.run(["gnuplot"], input=script("set terminal dumb size 110,32", None),
+                              text=True, check=True, capture_output=True).stdout
+    except (subprocess.CalledProcessError, OSError) as error:
+        print("report: gnuplot failed: %s" % error, file=sys.stderr)
+        return None
+    return "\n".join(line.rstrip() for line in text.splitlines() if line.strip())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,336 @@
+#!/usr/bin/env bash
+# `make bench`: Holdfast and its peers (Redis, PostgreSQL) measured in one run on this machine,
+# then docs/BENCHMARKS.md and bench/throughput.svg regenerated from the results.
+#
+# Every server is started here on 127.0.0.1 with its own port and a data directory under
+# /var/tmp (a real disk: fsync costs what it costs), and stopped at the end, also on failure.
+#
+# Settings (environment):
+#   BENCH_SECONDS=3          measured seconds per point (after 0.5 s of warm-up for loadgen)
+#   BENCH_REPS=3             repetitions per point; the report quotes medians
+#   BENCH_CONNECTIONS="1 8 50 200"
+#   BENCH_HEADLINE=50        connection count of the summary table
+#   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
+#                            (appendfsync always), PostgreSQL on BASE+2
+#   BENCH_ONLY="holdfast redis postgres core flash"   parts to run
+#   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
+# Results stay in bench/results/<UTC time>/ (raw outputs, commands, logs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${BENCH_SECONDS:-3}
+reps=${BENCH_REPS:-3}
+connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
+headline=${BENCH_HEADLINE:-50}
+port_base=${BENCH_PORT_BASE:-18400}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash"}
+hf_port=$port_base
+redis_port=$((port_base + 1))
+pg_port=$((port_base + 2))
+redis_always_port=$((port_base + 3))
+seats=60000
+loadgen=build/bench/loadgen
+corebench=build/bench/corebench
+
+for tool in "$loadgen" "$corebench" build/holdfast; do
+    [ -x "$tool" ] || { echo "bench: $tool is missing: run 'make bench'" >&2; exit 1; }
+done
+
+results=bench/results/$(date -u +%Y%m%dT%H%M%SZ)
+raw=$results/raw
+mkdir -p "$raw"
+work=$(mktemp -d /var/tmp/holdfast-bench.XXXXXX)
+commands=$results/commands.txt
+: >"$commands"
+
+hf_pid=""
+redis_pids=()
+pg_data=""
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+as_postgres=()
+# PostgreSQL refuses to run as root: as root, run it as the postgres user. setpriv execs (no
+# intermediate process), so the server is this script's own child and is reaped here.
+if [ "$(id -u)" -eq 0 ]; then as_postgres=(setpriv --reuid=postgres --regid=postgres --init-groups --); fi
+pg_pid=""
+
+log() { printf '%s bench: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# The first command of each kind goes to commands.txt, for the report.
+note_command() { grep -qxF -- "$*" "$commands" || printf '%s\n' "$*" >>"$commands"; }
+
+stop_holdfast() {
+    if [ -n "$hf_pid" ]; then
+        kill -TERM "$hf_pid" 2>/dev/null || true
+        wait "$hf_pid" 2>/dev/null || true
+        hf_pid=""
+    fi
+    rm -rf "$work/holdfast"
+}
+stop_redis() {
+    for port in "$redis_port" "$redis_always_port"; do
+        redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+    done
+    for pid in "${redis_pids[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    redis_pids=()
+}
+stop_postgres() {
+    if [ -n "$pg_pid" ]; then
+        kill -INT "$pg_pid" 2>/dev/null || true   # fast shutdown
+        wait "$pg_pid" 2>/dev/null || true
+        pg_pid=""
+    fi
+}
+cleanup() {
+    stop_holdfast
+    stop_redis
+    stop_postgres
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+wait_for() { # wait_for DESCRIPTION COMMAND...: up to 15 s
+    local description=$1
+    shift
+    for _ in $(seq 150); do
+        if "$@" >/dev/null 2>&1; then return 0; fi
+        sleep 0.1
+    done
+    echo "bench: $description did not come up" >&2
+    return 1
+}
+
+start_holdfast() {
+    stop_holdfast
+    mkdir -p "$work/holdfast"
+    build/holdfast serve --listen "127.0.0.1:$hf_port" --data "$work/holdfast" \
+        2>>"$results/holdfast.log" &
+    hf_pid=$!
+    wait_for "holdfast" curl -sf "http://127.0.0.1:$hf_port/healthz"
+}
+
+# loadgen_point NAME WORKLOAD CONNECTIONS PIPELINE [loadgen options...]: REPS runs.
+loadgen_point() {
+    local name=$1 workload=$2 connections=$3 pipeline=$4
+    shift 4
+    for rep in $(seq "$reps"); do
+        local out="$raw/holdfast__${name}__c${connections}__p${pipeline}__r${rep}"
+        local command=("$loadgen" --port "$hf_port" --workload "$workload" -c "$connections"
+                       -p "$pipeline" -d "$seconds" --seed "$rep" "$@")
+        note_command "${command[*]}"
+        "${command[@]}" --json "$out.json" >"$out.txt" 2>&1 || log "loadgen $name c$connections p$pipeline rep $rep FAILED (see $out.txt)"
+        log "holdfast $name c=$connections p=$pipeline rep $rep: $(sed -n 2p "$out.txt")"
+    done
+}
+
+# ---- machine and versions ----
+{
+    echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+    echo "cores=$(nproc)"
+    echo "memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+    echo "kernel=$(uname -sr)"
+    echo "os=$(. /etc/os-release && echo "$PRETTY_NAME")"
+    echo "disk=$(df -T /var/tmp | awk 'NR == 2 {print $2 " on " $1}')"
+    echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "holdfast=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src 2>/dev/null || echo '+local changes')"
+    echo "compiler=$(${CC:-cc} --version | head -1)"
+    echo "libuv=$(pkg-config --modversion libuv 2>/dev/null)"
+    echo "sqlite=$(pkg-config --modversion sqlite3 2>/dev/null)"
+    echo "redis=$(redis-server --version 2>/dev/null | sed 's/.*v=\([^ ]*\).*/\1/')"
+    echo "postgres=$("$pg_bin/postgres" --version 2>/dev/null | sed 's/.*) //')"
+    echo "wrk=$(dpkg-query -W -f='${Version}' wrk 2>/dev/null)"
+    echo "seconds=$seconds"
+    echo "reps=$reps"
+    echo "connections=$connections_list"
+    echo "headline=$headline"
+    # What one fsync costs here: every durable system below waits for it.
+    echo "fsync_ms=$(python3 -c '
+import os, sys, time
+path = sys.argv[1] + "/fsync-probe"
+fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+samples = []
+for i in range(100):
+    os.pwrite(fd, b"x" * 4096, (i % 16) * 4096)
+    start = time.perf_counter(); os.fsync(fd); samples.append(time.perf_counter() - start)
+os.close(fd); os.unlink(path)
+samples.sort(); print("%.3f" % (samples[len(samples) // 2] * 1000))' "$work")"
+} >"$results/meta.env"
+log "results in $results"
+
+# ---- servers ----
+# All peers stay up for the whole run, so each repetition can run every system one after
+# the other: on a shared machine, noise then falls on all of them alike.
+start_redis() { # start_redis MODE PORT
+    local mode=$1 port=$2
+    mkdir -p "$work/redis-$mode"
+    local persistence=(--appendonly no)
+    if [ "$mode" = always ]; then persistence=(--appendonly yes --appendfsync always); fi
+    note_command "redis-server --port $port --bind 127.0.0.1 --save '' ${persistence[*]}"
+    redis-server --port "$port" --bind 127.0.0.1 --dir "$work/redis-$mode" --save '' \
+        "${persistence[@]}" --daemonize no --logfile "$PWD/$results/redis-$mode.log" &
+    redis_pids+=($!)
+    wait_for "redis-server ($mode)" redis-cli -p "$port" ping
+}
+
+start_postgres() {
+    pg_data="$work/postgres"
+    mkdir -p "$pg_data"
+    if [ ${#as_postgres[@]} -gt 0 ]; then chown postgres "$work" "$pg_data"; chmod 755 "$work"; fi
+    "${as_postgres[@]}" "$pg_bin/initdb" -D "$pg_data" -U bench --auth=trust -E UTF8 >"$results/postgres-initdb.log" 2>&1
+    # Durable defaults (fsync on, synchronous_commit on, full_page_writes on); room for 200
+    # clients; the socket in the data directory so nothing outside the temp dir is touched.
+    note_command "postgres -p $pg_port -c listen_addresses=127.0.0.1 -c max_connections=250 -c shared_buffers=256MB (fsync and synchronous_commit on, the defaults)"
+    "${as_postgres[@]}" "$pg_bin/postgres" -D "$pg_data" -p "$pg_port" -c listen_addresses=127.0.0.1 \
+        -k "$pg_data" -c max_connections=250 -c shared_buffers=256MB >"$pg_data/server.log" 2>&1 &
+    pg_pid=$!
+    wait_for "postgres" "$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port"
+    "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U bench bench
+    "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U bench -d bench -v ON_ERROR_STOP=1 -f bench/pg/schema.sql >/dev/null
+}
+
+# ---- one repetition of one system ----
+loadgen_run() { # loadgen_run NAME WORKLOAD CONNECTIONS PIPELINE REP [loadgen options...]
+    local name=$1 workload=$2 connections=$3 pipeline=$4 rep=$5
+    shift 5
+    local out="$raw/holdfast__${name}__c${connections}__p${pipeline}__r${rep}"
+    local command=("$loadgen" --port "$hf_port" --workload "$workload" -c "$connections"
+                   -p "$pipeline" -d "$seconds" --seed "$rep" "$@")
+    note_command "${command[*]}"
+    "${command[@]}" --json "$out.json" >"$out.txt" 2>&1 || log "loadgen $name c$connections p$pipeline rep $rep FAILED (see $out.txt)"
+    log "holdfast $name c=$connections p=$pipeline rep $rep: $(sed -n 2p "$out.txt")"
+}
+
+# redis-benchmark counts requests, not seconds: a short probe measures the rate, and each
+# repetition then asks for BENCH_SECONDS worth.
+declare -A redis_requests
+redis_probe() { # redis_probe MODE PORT CONNECTIONS TTL_S
+    local mode=$1 port=$2 c=$3 ttl=$4 probe rate n
+    redis-cli -p "$port" flushall >/dev/null
+    probe=$(redis-benchmark -p "$port" -c "$c" -n $((500 + 100 * c)) -r "$seats" -q \
+        SET seat:__rand_int__ user NX EX "$ttl" 2>/dev/null | tr '\r' '\n' |
+        sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
+    rate=${probe%.*}
+    n=$(( ${rate:-10000} * seconds ))
+    [ "$n" -ge 2000 ] || n=2000
+    redis_requests[$mode/$c/$ttl]=$n
+}
+redis_run() { # redis_run MODE PORT VARIANT CONNECTIONS TTL_S REP
+    local mode=$1 port=$2 variant=$3 c=$4 ttl=$5 rep=$6
+    local out="$raw/redis-${mode}__${variant}__c${c}__p1__r${rep}.txt"
+    [ -n "${redis_requests[$mode/$c/$ttl]:-}" ] || redis_probe "$mode" "$port" "$c" "$ttl"
+    redis-cli -p "$port" flushall >/dev/null
+    note_command "redis-benchmark -p $port -c $c -n N -r $seats SET seat:__rand_int__ user NX EX $ttl"
+    redis-benchmark -p "$port" -c "$c" -n "${redis_requests[$mode/$c/$ttl]}" -r "$seats" \
+        SET seat:__rand_int__ user NX EX "$ttl" 2>&1 | tr '\r' '\n' >"$out"
+    echo "keys_after=$(redis-cli -p "$port" dbsize)" >>"$out"
+    log "redis $mode $variant c=$c rep $rep: $(grep 'throughput summary' "$out" || echo FAILED)"
+}
+
+pg_run() { # pg_run VARIANT CONNECTIONS REP
+    local variant=$1 c=$2 rep=$3
+    local threads=$(( c < 2 ? c : 2 ))
+    "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U bench -d bench -v ON_ERROR_STOP=1 \
+        -c "UPDATE seats SET status = 'available', user_id = NULL, expires_at = NULL WHERE status <> 'available'" \
+        -c "TRUNCATE reservations" -c "CHECKPOINT" >/dev/null
+    local out="$raw/pg__${variant}__c${c}__p1__r${rep}"
+    mkdir -p "$out.log"
+    note_command "pgbench -h 127.0.0.1 -p $pg_port -U bench -n -M prepared -c $c -j $threads -T $seconds -f bench/pg/$variant.sql bench"
+    "$pg_bin/pgbench" -h 127.0.0.1 -p "$pg_port" -U bench -n -M prepared -c "$c" -j "$threads" \
+        -T "$seconds" -f "bench/pg/$variant.sql" -l --log-prefix="$out.log/tx" bench >"$out.txt" 2>&1 ||
+        log "pgbench $variant c$c rep $rep FAILED (see $out.txt)"
+    log "postgres $variant c=$c rep $rep: $(grep '^tps' "$out.txt" || echo FAILED)"
+}
+
+# ---- the core alone ----
+if want core; then
+    log "core micro-benchmark"
+    note_command "$corebench --ops 1000000 --reps $reps"
+    "$corebench" --ops 1000000 --reps "$reps" --json "$raw/core.json" >"$raw/core.txt" 2>&1 ||
+        log "corebench FAILED (see $raw/core.txt)"
+    log "$(tail -1 "$raw/core.txt")"
+fi
+
+if want redis; then
+    start_redis none "$redis_port"
+    start_redis always "$redis_always_port"
+fi
+if want postgres; then start_postgres; fi
+
+# ---- hold a random seat: every system, every connection count, interleaved ----
+for c in $connections_list; do
+    # A fresh Holdfast per connection count, so earlier points leave no state behind.
+    if want holdfast; then start_holdfast; fi
+    for rep in $(seq "$reps"); do
+        if want holdfast; then
+            loadgen_run hold-random hold-random "$c" 1 "$rep" --seats "$seats" --ttl 1
+            loadgen_run noop noop "$c" 1 "$rep"
+        fi
+        if want redis; then
+            redis_run none "$redis_port" set-nx-ex1 "$c" 1 "$rep"
+            redis_run always "$redis_always_port" set-nx-ex1 "$c" 1 "$rep"
+        fi
+        if want postgres; then
+            pg_run update "$c" "$rep"
+            pg_run insert "$c" "$rep"
+        fi
+    done
+    if want holdfast; then stop_holdfast; fi
+done
+
+# ---- other points at the headline connection count ----
+if want holdfast; then
+    start_holdfast
+    for rep in $(seq "$reps"); do
+        loadgen_run hold-hot hold-hot "$headline" 1 "$rep" --hot-seats 10 --ttl 1
+    done
+    stop_holdfast
+    start_holdfast
+    for rep in $(seq "$reps"); do
+        loadgen_run hold-random hold-random "$headline" 16 "$rep" --seats "$seats" --ttl 1
+        # The floor through wrk, a client that is not ours.
+        note_command "wrk -t1 -c$headline -d${seconds}s --latency http://127.0.0.1:$hf_port/healthz"
+        wrk -t1 -c"$headline" -d"${seconds}s" --latency "http://127.0.0.1:$hf_port/healthz" \
+            >"$raw/wrk__noop__c${headline}__p1__r${rep}.txt" 2>&1 || true
+    done
+    stop_holdfast
+fi
+# As issue 3 words the peers' commands: no expiry, so the 60,000 seats fill up and most
+# requests then change nothing.
+for rep in $(seq "$reps"); do
+    if want redis; then
+        redis_run none "$redis_port" set-nx-ex600 "$headline" 600 "$rep"
+        redis_run always "$redis_always_port" set-nx-ex600 "$headline" 600 "$rep"
+    fi
+    if want postgres; then
+        pg_run update-noexpiry "$headline" "$rep"
+        pg_run insert-noexpiry "$headline" "$rep"
+    fi
+done
+if want postgres; then cp "$pg_data/server.log" "$results/postgres.log" 2>/dev/null || true; fi
+stop_redis
+stop_postgres
+
+# ---- flash sale ----
+if want flash; then
+    for rep in $(seq "$reps"); do
+        start_holdfast
+        out="$raw/holdfast__flash-sale__c${headline}__p1__r${rep}"
+        command=("$loadgen" --port "$hf_port" --workload flash-sale -c "$headline" --seats "$seats"
+                 --buyers 2000000 --commit-percent 80 --ttl 1 --seed "$rep" --max-seconds 120)
+        note_command "${command[*]}"
+        "${command[@]}" --json "$out.json" >"$out.txt" 2>&1 || log "flash-sale rep $rep FAILED (see $out.txt)"
+        log "flash-sale rep $rep: $(grep 'sold out' "$out.txt" || true)"
+        stop_holdfast
+    done
+fi
+
+echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/meta.env"
+
+if [ -z "${BENCH_NO_REPORT:-}" ]; then
+    python3 bench/report.py "$results" docs/BENCHMARKS.md bench/throughput.svg
+    log "wrote docs/BENCHMARKS.md and bench/throughput.svg from $results"
+fi

@@ -1,0 +1,16 @@
+# Benchmarks (`make bench`, see bench/README.md): the HTTP load generator and the core
+# micro-benchmark. Both are release builds, like the server they measure.
+BENCH_CFLAGS := $(BASE_CFLAGS) $(OPT_CFLAGS)
+
+$(BUILD)/bench/loadgen: bench/loadgen.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(pkg_cflags) -o $@ $< $(pkg_libs)
+
+$(BUILD)/bench/corebench: bench/corebench.c $(CORE_RELEASE_OBJECTS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs)
+
+.PHONY: bench-tools
+bench-tools: $(BUILD)/bench/loadgen $(BUILD)/bench/corebench
+
+bench: bench-tools
