@@ -171,6 +171,7 @@ typedef struct hf_hold {
     int64_t total;
     uint32_t item_offset;          /* see hf_core_items */
     uint32_t seat_count, pool_count;
+    uint32_t owner;                /* private to the core: the user's record on the event */
 } hf_hold_t;
 
 typedef struct hf_order {
@@ -183,6 +184,7 @@ typedef struct hf_order {
     uint32_t payment_ref;          /* offset in the string table, see hf_core_string */
     uint32_t item_offset;
     uint32_t seat_count, pool_count;
+    uint32_t owner;                /* private to the core: the user's record on the event */
 } hf_order_t;
 
 /* ---- Commands ---- */

@@ -33,6 +33,20 @@ uint64_t hf_engine_reply_sequence(const hf_engine_t *engine) {
     return engine->open_sequence - 1;
 }
 
+/* OpenSSL's generator, drawn 4 KiB at a time: one call per id cost more than the rest of a
+ * hold. The bytes are as unpredictable either way; only the loop thread uses them. */
+static void random_take(unsigned char *out, size_t length) {
+    static unsigned char pool[4096];
+    static size_t used = sizeof pool;
+    if (used + length > sizeof pool) {
+        if (RAND_bytes(pool, sizeof pool) != 1) abort(); /* no entropy: ids would be guessable */
+        used = 0;
+    }
+    memcpy(out, pool + used, length);
+    memset(pool + used, 0, length); /* never hand the same bytes out twice */
+    used += length;
+}
+
 void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
     static const char hex[] = "0123456789abcdef";
     /* 32 bits of the time in seconds, then 96 random bits: unguessable as the contract asks,
@@ -41,7 +55,7 @@ void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
     unsigned char bytes[16];
     uint32_t seconds = (uint32_t)time(NULL);
     for (int i = 0; i < 4; i++) bytes[i] = (unsigned char)(seconds >> (24 - 8 * i));
-    if (RAND_bytes(bytes + 4, 12) != 1) abort(); /* no entropy: ids would be guessable */
+    random_take(bytes + 4, 12);
     size_t length = strlen(prefix);
     memcpy(out, prefix, length);
     for (size_t i = 0; i < sizeof bytes; i++) {
