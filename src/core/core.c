@@ -1313,6 +1313,13 @@ static hf_error_t restore_resolve(hf_core_t *core, const hf_hold_request_t *requ
     return error;
 }
 
+static void restore_versions(hf_core_t *core, uint32_t event_index, uint32_t item_offset,
+                             uint32_t seat_count, uint32_t changes) {
+    hf_event_t *event = core->events[event_index];
+    const hf_item_t *items = core->items + item_offset;
+    for (uint32_t i = 0; i < seat_count; i++) event->seats[items[i].index].version += changes;
+}
+
 hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
     uint32_t event_index;
     hf_error_t error = restore_resolve(core, &stored->request, &event_index);
@@ -1333,6 +1340,10 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
     hold->created_at_ms = stored->created_at_ms;
     hold->expires_at_ms = stored->expires_at_ms;
     hold->total = stored->total;
+    /* Versions are not stored: a hold changed each of its seats once when made, and once more
+     * when it ended (released, expired, or sold by its commit). */
+    restore_versions(core, hold->event, hold->item_offset, hold->seat_count,
+                     stored->status == HF_HOLD_HELD ? 1 : 2);
     if (stored->status == HF_HOLD_HELD) hold_take(core, index, stored->created_at_ms, false);
     else hold->status = stored->status;
     return HF_OK;
@@ -1371,6 +1382,10 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
         core->holds[hold_index].order = index + 1;
     }
     order->status = stored->status;
+    /* A booking sold its seats itself (a committed hold's change is counted with the hold);
+     * a cancel made them available again. */
+    uint32_t changes = (stored->hold_id ? 0 : 1) + (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
+    restore_versions(core, event_index, order->item_offset, order->seat_count, changes);
     if (stored->status == HF_ORDER_CONFIRMED) order_take(core, index, stored->created_at_ms, false);
     return HF_OK;
 }

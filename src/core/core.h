@@ -276,7 +276,9 @@ hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *d
                                  hf_time_ms_t created_at_ms);
 hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *hold);
 hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *order);
-/* Sets a seat's version (the status is derived from holds and orders). */
+/* Restoring holds and orders also restores the seats' versions (each status change they made
+ * counts one). This sets a seat's version outright, for data kept elsewhere; the status is
+ * always derived from holds and orders. */
 hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const char *seat_id,
                                 uint32_t version);
 

@@ -72,13 +72,6 @@ static int restore_order(void *context, const hf_stored_row_t *row) {
     return error ? fail(restore, "order", row->order_id, hf_error_code(error)) : 0;
 }
 
-static int restore_seat(void *context, const hf_stored_row_t *row) {
-    restore_t *restore = context;
-    hf_error_t error = hf_core_restore_seat(restore->engine->core, row->event_id, row->seat_id,
-                                            row->version);
-    return error ? fail(restore, "seat", row->seat_id, hf_error_code(error)) : 0;
-}
-
 static int restore_idempotency(void *context, const hf_stored_row_t *row) {
     restore_t *restore = context;
     if (!row->key || !row->hash || !row->text) return fail(restore, "idempotency key", row->key, "incomplete");
@@ -91,7 +84,7 @@ int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size) {
     restore_t restore = {engine, error, error_size};
     hf_store_loader_t loader = {
         .event = restore_event, .hold = restore_hold, .order = restore_order,
-        .seat = restore_seat, .idempotency = restore_idempotency,
+        .idempotency = restore_idempotency,
         .keep_since_ms = hf_engine_now(engine) - HF_IDEMPOTENCY_KEEP_MS, .context = &restore};
     if (hf_store_load(engine->store, &loader, error, error_size) != 0) return -1;
     const char *fault = hf_core_check(engine->core, INT64_MIN);

@@ -25,6 +25,7 @@
 
 #include "core/core.h"
 #include "core/limits.h"
+#include "store/checkpoint.h"
 #include "store/fault.h"
 #include "store/store.h"
 
@@ -45,9 +46,6 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS events("
     "  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL,"
     "  config TEXT NOT NULL, created_at INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS seats("
-    "  event_id TEXT NOT NULL, seat_id TEXT NOT NULL, status TEXT NOT NULL,"
-    "  version INTEGER NOT NULL, PRIMARY KEY(event_id, seat_id)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS holds("
     "  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, status TEXT NOT NULL, items TEXT NOT NULL,"
@@ -68,6 +66,14 @@ static const char SCHEMA[] =
     "  key TEXT PRIMARY KEY, hash BLOB NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency(created_at);"
+    /* Seat state is derived, not stored: writing a row per seat change cost a random page per
+     * change. Seats that are neither sold nor held are available. */
+    "CREATE VIEW IF NOT EXISTS seat_state AS"
+    "  SELECT event_id, seat_id, 'sold' AS status, order_id AS owner FROM order_items"
+    "    WHERE active = 1 AND seat_id IS NOT NULL"
+    "  UNION ALL"
+    "  SELECT holds.event_id, seat.value, 'held', holds.id"
+    "    FROM holds, json_each(holds.items, '$.seats') AS seat WHERE holds.status = 'held';"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '" SCHEMA_VERSION "');"
     "COMMIT;";
 
@@ -78,15 +84,12 @@ typedef struct status_words {
     int count;
 } status_words_t;
 
-static const char *const SEAT_WORDS[] = {
-    [HF_SEAT_AVAILABLE] = "available", [HF_SEAT_HELD] = "held", [HF_SEAT_SOLD] = "sold"};
 static const char *const HOLD_WORDS[] = {
     [HF_HOLD_HELD] = "held", [HF_HOLD_CONFIRMED] = "confirmed",
     [HF_HOLD_RELEASED] = "released", [HF_HOLD_EXPIRED] = "expired"};
 static const char *const ORDER_WORDS[] = {
     [HF_ORDER_CONFIRMED] = "confirmed", [HF_ORDER_CANCELLED] = "cancelled"};
 
-static const status_words_t SEAT_STATUS = {SEAT_WORDS, 3};
 static const status_words_t HOLD_STATUS = {HOLD_WORDS, 4};
 static const status_words_t ORDER_STATUS = {ORDER_WORDS, 2};
 
@@ -113,7 +116,6 @@ typedef enum statement_id {
     STATEMENT_ROLLBACK,
     STATEMENT_PURGE,
     STATEMENT_EVENT_INSERT,
-    STATEMENT_SEAT_UPSERT,
     STATEMENT_HOLD_INSERT,
     STATEMENT_HOLD_UPDATE,
     STATEMENT_ORDER_INSERT,
@@ -130,10 +132,6 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_ROLLBACK] = "ROLLBACK",
     [STATEMENT_PURGE] = "DELETE FROM idempotency WHERE created_at < ?1",
     [STATEMENT_EVENT_INSERT] = "INSERT INTO events(id, config, created_at) VALUES(?1, ?2, ?3)",
-    [STATEMENT_SEAT_UPSERT] =
-        "INSERT INTO seats(event_id, seat_id, status, version) VALUES(?1, ?2, ?3, ?4)"
-        " ON CONFLICT(event_id, seat_id) DO UPDATE"
-        " SET status = excluded.status, version = excluded.version",
     [STATEMENT_HOLD_INSERT] =
         "INSERT INTO holds(id, event_id, user_id, status, items, total, created_at,"
         " expires_at, order_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -162,6 +160,7 @@ struct hf_store {
 
     pthread_t thread;
     bool thread_started;
+    hf_checkpointer_t *checkpointer; /* started with the thread */
     hf_store_done_fn done;
     void *done_context;
 
@@ -240,6 +239,10 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
         return -1;
     }
     if (sqlite3_exec(database, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK)
+        goto fail;
+    /* 64 MiB of page cache: the hot pages of holds and seats stay in memory instead of being
+     * read back at every batch. */
+    if (sqlite3_exec(database, "PRAGMA cache_size=-65536", NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
     if (sqlite3_exec(database, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) goto fail;
     if (query_word(database, "SELECT value FROM meta WHERE key = 'schema_version'", word,
@@ -387,15 +390,6 @@ static int event_insert(hf_store_t *store, const hf_mutation_t *m)
     return statement_run(store, STATEMENT_EVENT_INSERT);
 }
 
-static int seat_upsert(hf_store_t *store, const hf_mutation_t *m)
-{
-    bind_text(store, STATEMENT_SEAT_UPSERT, 1, m->event_id);
-    bind_text(store, STATEMENT_SEAT_UPSERT, 2, m->seat_id);
-    bind_text(store, STATEMENT_SEAT_UPSERT, 3, status_word(&SEAT_STATUS, m->status));
-    bind_integer(store, STATEMENT_SEAT_UPSERT, 4, m->version);
-    return statement_run(store, STATEMENT_SEAT_UPSERT);
-}
-
 static int hold_insert(hf_store_t *store, const hf_mutation_t *m)
 {
     statement_id_t id = STATEMENT_HOLD_INSERT;
@@ -486,7 +480,9 @@ static int mutation_write(hf_store_t *store, const hf_mutation_t *m)
 {
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE: return event_insert(store, m);
-    case HF_MUTATION_SEAT: return seat_upsert(store, m);
+    /* Seat states and versions follow from holds and orders (the seat_state view, and
+     * hf_core_restore_* at start): nothing to write. */
+    case HF_MUTATION_SEAT: return SQLITE_DONE;
     case HF_MUTATION_HOLD_CREATE: return hold_insert(store, m);
     case HF_MUTATION_HOLD_UPDATE: return hold_update(store, m);
     case HF_MUTATION_ORDER_CREATE: return order_insert(store, m);
@@ -632,6 +628,7 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
     store->done = done;
     store->done_context = context;
     hf_store_fault_arm(); /* injected write and sync faults count batches only */
+    store->checkpointer = hf_checkpointer_start(store->database);
     int rc = pthread_create(&store->thread, NULL, store_thread, store);
     if (rc != 0) {
         fprintf(stderr, "holdfast: store: cannot start its thread: %s\n", strerror(rc));
@@ -700,6 +697,7 @@ void hf_store_close(hf_store_t *store)
         pthread_mutex_unlock(&store->mutex);
         pthread_join(store->thread, NULL);
     }
+    hf_checkpointer_stop(store->checkpointer);
     hf_batch_destroy(store->submitted);
     hf_batch_destroy(store->finished);
     for (int i = 0; i < STATEMENT_COUNT; i++) sqlite3_finalize(store->statements[i]);
@@ -743,11 +741,6 @@ static const load_step_t LOAD_ORDERS = {
     "SELECT event_id, NULL, reservation_id, id, user_id, NULL, items, currency, payment_ref,"
     " NULL, created_at, 0, total, 0, status FROM orders ORDER BY seq",
     &ORDER_STATUS, COLUMN_ORDER_ID};
-static const load_step_t LOAD_SEATS = {
-    "seats",
-    "SELECT event_id, seat_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0,"
-    " version, status FROM seats ORDER BY event_id, seat_id",
-    &SEAT_STATUS, COLUMN_SEAT_ID};
 static const load_step_t LOAD_IDEMPOTENCY = {
     "idempotency",
     "SELECT NULL, NULL, NULL, NULL, NULL, key, body, NULL, NULL, hash, created_at, 0, 0, 0,"
@@ -841,7 +834,7 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
                   size_t error_size)
 {
     assert(store != NULL && loader != NULL && !store->thread_started);
-    /* One read transaction: the five tables are seen at the same instant. */
+    /* One read transaction: the four tables are seen at the same instant. */
     if (sqlite3_exec(store->database, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
         error_write(error, error_size, "store: cannot begin reading: %s",
                     sqlite3_errmsg(store->database));
@@ -852,8 +845,6 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
         result = load_table(store, &LOAD_HOLDS, loader->hold, loader, error, error_size);
     if (result == 0)
         result = load_table(store, &LOAD_ORDERS, loader->order, loader, error, error_size);
-    if (result == 0)
-        result = load_table(store, &LOAD_SEATS, loader->seat, loader, error, error_size);
     if (result == 0)
         result = load_table(store, &LOAD_IDEMPOTENCY, loader->idempotency, loader, error,
                             error_size);

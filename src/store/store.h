@@ -42,12 +42,12 @@ typedef struct hf_stored_row {
 
 typedef struct hf_store_loader {
     /* Called in this order: every event by creation, every hold by creation, every order by
-     * creation, every seat row, every idempotency key younger than keep_since_ms. A callback
-     * returning non-zero aborts the load with that value. */
+     * creation, every idempotency key younger than keep_since_ms. A callback returning
+     * non-zero aborts the load with that value. Seats are not stored: their states and
+     * versions follow from the holds and orders. */
     int (*event)(void *context, const hf_stored_row_t *row);
     int (*hold)(void *context, const hf_stored_row_t *row);
     int (*order)(void *context, const hf_stored_row_t *row);
-    int (*seat)(void *context, const hf_stored_row_t *row);
     int (*idempotency)(void *context, const hf_stored_row_t *row);
     int64_t keep_since_ms;
     void *context;

@@ -231,7 +231,6 @@ static int record(transcript_t *transcript, const char *kind, const hf_stored_ro
 static int on_event(void *c, const hf_stored_row_t *row) { return record(c, "event", row); }
 static int on_hold(void *c, const hf_stored_row_t *row) { return record(c, "hold", row); }
 static int on_order(void *c, const hf_stored_row_t *row) { return record(c, "order", row); }
-static int on_seat(void *c, const hf_stored_row_t *row) { return record(c, "seat", row); }
 static int on_key(void *c, const hf_stored_row_t *row) { return record(c, "key", row); }
 
 static void transcript_free(transcript_t *transcript)
@@ -246,8 +245,7 @@ static void reload(const fixture_t *fixture, int64_t keep_since_ms, transcript_t
     hf_store_t *store = NULL;
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_seat, on_key, keep_since_ms,
-                                transcript};
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, keep_since_ms, transcript};
     int rc = hf_store_load(store, &loader, error, sizeof error);
     if (rc != 0) fprintf(stderr, "load failed: %s\n", error);
     assert_int_equal(rc, 0);
@@ -420,9 +418,12 @@ static void test_open_creates_schema_in_wal_mode(void **state)
     sqlite3_close(database);
 
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
-                                            " 'table' AND name IN ('events', 'seats', 'holds',"
+                                            " 'table' AND name IN ('events', 'holds',"
                                             " 'orders', 'order_items', 'idempotency', 'meta')"),
-                     7);
+                     6);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
+                                            " 'view' AND name = 'seat_state'"),
+                     1);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
                                             " 'index' AND name = 'order_items_one_sale'"),
                      1);
@@ -533,20 +534,19 @@ static void test_every_mutation_round_trips(void **state)
         " hash=none",
         "order event=e1 seat=- hold=- order=ord_0 user=u2 key=- text={\"pools\":{\"GA\":3}}"
         " currency=USD ref=- at=1795291200030 expires=0 total=30 version=0 status=1 hash=none",
-        "seat event=e1 seat=F-A-1 hold=- order=- user=- key=- text=- currency=- ref=- at=0"
-        " expires=0 total=0 version=3 status=2 hash=none",
-        "seat event=e1 seat=F-A-2 hold=- order=- user=- key=- text=- currency=- ref=- at=0"
-        " expires=0 total=0 version=2 status=1 hash=none",
         "key event=- seat=- hold=- order=- user=- key=POST /v1/events k1 text={\"id\":\"e1\"}"
         " currency=- ref=- at=1795291200000 expires=0 total=0 version=0 status=201 hash=ok",
     };
-    assert_transcript(&transcript, expected, 9);
+    assert_transcript(&transcript, expected, 7);
     transcript_free(&transcript);
 
-    /* Operators read words, and a cancelled order's lines leave the one-sale index. */
-    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM seats WHERE"
-                                            " status = 'sold' AND seat_id = 'F-A-1'"),
+    /* Operators read words, and a cancelled order's lines leave the one-sale index. Seat
+     * records are not written: the seat_state view derives them from orders and holds. */
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM seat_state WHERE"
+                                            " status = 'sold' AND seat_id = 'F-A-1'"
+                                            " AND owner = 'ord_1'"),
                      1);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM seat_state"), 1);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM orders WHERE"
                                             " status = 'cancelled' AND id = 'ord_0'"),
                      1);
@@ -685,10 +685,12 @@ static void test_failures_roll_back_and_the_store_goes_on(void **state)
     assert_non_null(strstr(error, "ORDER_UPDATE of ord_missing failed"));
 
     /* A status the tables have no word for. */
-    append(batch, seat_change("e1", "F-A-1", 9, 2));
+    append(batch, hold_create("res_odd", "e1", "u1", "{}", 0, NOW_MS, NOW_MS + 1));
+    hf_mutation_t odd = hold_update("res_odd", 9, NOW_MS, NULL);
+    hf_batch_append(batch, &odd);
     assert_false(submit_and_wait(store, batch, 3, error));
-    assert_non_null(strstr(error, "SEAT of F-A-1 failed: NOT NULL constraint failed:"
-                                  " seats.status"));
+    assert_non_null(strstr(error, "HOLD_UPDATE of res_odd failed: NOT NULL constraint failed:"
+                                  " holds.status"));
 
     /* An idempotency record without its request hash. */
     hf_mutation_t key = idempotency("k", "{}", 201, NOW_MS);
@@ -712,7 +714,7 @@ static void test_failures_roll_back_and_the_store_goes_on(void **state)
     hf_store_close(store);
     hf_batch_destroy(batch);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM events"), 1);
-    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM seats"), 0);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 0);
 }
 
 /* A table dropped behind the store's back (an operator's mistake): the prepared statement
@@ -791,7 +793,7 @@ static void test_loader_callback_stops_the_load(void **state)
 
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_seat, on_key, 0, &transcript};
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -800,7 +802,7 @@ static void test_loader_callback_stops_the_load(void **state)
     transcript_free(&transcript);
 
     /* Callbacks left NULL skip their table. */
-    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, NULL, 0, &transcript};
+    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order=ord_1"));
