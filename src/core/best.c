@@ -42,18 +42,22 @@ static void consider_run(candidate_t *best, uint32_t start, uint32_t end, uint32
     }
 }
 
-static bool pick_block(const hf_row_t *row, const hf_best_query_t *query, uint32_t *out) {
+static bool pick_block(hf_row_t *row, const hf_best_query_t *query, uint32_t *out) {
     candidate_t best = {false, false, 0, 0};
     uint32_t run_start = 0; /* 0: not in a run */
+    uint32_t longest = 0;
     for (uint32_t number = 1; number <= row->seat_count + 1; number++) {
         bool free = number <= row->seat_count &&
                     query->is_free(query->context, row->first_seat + number - 1);
         if (free && run_start == 0) run_start = number;
         if (!free && run_start != 0) {
             consider_run(&best, run_start, number - 1, query->count, row->seat_count);
+            if (number - run_start > longest) longest = number - run_start;
             run_start = 0;
         }
     }
+    /* Every seat was read: the longest run is now known exactly. */
+    if (query->rows_exact) row->free_run_bound = longest;
     if (!best.found) return false;
     for (uint32_t i = 0; i < query->count; i++) out[i] = row->first_seat + best.first - 1 + i;
     return true;
@@ -81,16 +85,18 @@ static uint32_t pick_separate(const hf_row_t *row, const hf_best_query_t *query,
     return taken;
 }
 
-bool hf_best_pick(const hf_event_t *event, const hf_best_query_t *query, uint32_t *out) {
+bool hf_best_pick(hf_event_t *event, const hf_best_query_t *query, uint32_t *out) {
     uint32_t first_section = query->section < 0 ? 0 : (uint32_t)query->section;
     uint32_t last_section = query->section < 0 ? event->section_count : first_section + 1;
     uint32_t taken = 0;
     for (uint32_t s = first_section; s < last_section; s++) {
         const hf_section_t *section = &event->sections[s];
         for (uint32_t r = section->first_row; r < section->first_row + section->row_count; r++) {
-            const hf_row_t *row = &event->rows[r];
+            hf_row_t *row = &event->rows[r];
             if (query->adjacent) {
-                if (query->rows_exact && row->available < query->count) continue;
+                if (query->rows_exact &&
+                    (row->available < query->count || row->free_run_bound < query->count))
+                    continue;
                 if (pick_block(row, query, out)) return true;
             } else {
                 if (query->rows_exact && row->available == 0) continue;

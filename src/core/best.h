@@ -20,7 +20,9 @@ typedef struct hf_best_query {
     void *context;
 } hf_best_query_t;
 
-/* Writes query->count seat indexes into out, best first; false when no choice fits. */
-bool hf_best_pick(const hf_event_t *event, const hf_best_query_t *query, uint32_t *out);
+/* Writes query->count seat indexes into out, best first; false when no choice fits. With
+ * rows_exact, rows are skipped by their counts and free-run bounds, and every row read has
+ * its bound made exact. */
+bool hf_best_pick(hf_event_t *event, const hf_best_query_t *query, uint32_t *out);
 
 #endif

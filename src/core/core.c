@@ -542,6 +542,7 @@ static void build_layout(hf_event_t *event, const hf_event_definition_t *definit
             row->first_seat = seat_index;
             row->seat_count = source->rows[r].seats;
             row->available = row->seat_count;
+            row->free_run_bound = row->seat_count;
             seat_index += row->seat_count;
             int length = snprintf(key, sizeof key, "%s-%s", section->id, row->id);
             hf_map_put(&tables->rows, key, (size_t)length, row_index);
@@ -670,6 +671,19 @@ static void counts_move(hf_counts_t *counts, uint8_t from, uint8_t to) {
     (*slots[to])++;
 }
 
+/* A freed seat may join the runs beside it into one longer than the row's bound: measure the
+ * joined run. A row whose bound is its length is never measured, so rows best_available has
+ * not narrowed cost nothing. */
+static void widen_free_run_bound(const hf_event_t *event, hf_row_t *row, uint32_t seat_index) {
+    if (row->free_run_bound >= row->seat_count) return;
+    uint32_t length = 1, first = row->first_seat, end = row->first_seat + row->seat_count;
+    for (uint32_t i = seat_index; i > first && event->seats[i - 1].status == HF_SEAT_AVAILABLE; i--)
+        length++;
+    for (uint32_t i = seat_index + 1; i < end && event->seats[i].status == HF_SEAT_AVAILABLE; i++)
+        length++;
+    if (length > row->free_run_bound) row->free_run_bound = length;
+}
+
 /* Moves a seat to a new status, bumps its version and reports the change. */
 static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
                      uint32_t owner, hf_time_ms_t now, bool report) {
@@ -678,10 +692,12 @@ static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, ui
     hf_section_t *section = &event->sections[row->section];
     if (seat->status == HF_SEAT_AVAILABLE) row->available--;
     if (status == HF_SEAT_AVAILABLE) row->available++;
+    bool freed = status == HF_SEAT_AVAILABLE && seat->status != HF_SEAT_AVAILABLE;
     counts_move(&event->counts, seat->status, status);
     counts_move(&section->counts, seat->status, status);
     seat->status = status;
     seat->owner = owner;
+    if (freed) widen_free_run_bound(event, row, seat_index);
     if (!report) return;
     seat->version++;
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
@@ -929,7 +945,8 @@ static bool best_free(void *context, uint32_t seat_index) {
                     compare_indexes);
 }
 
-static hf_error_t pick_best(hf_core_t *core, const hf_event_t *event,
+/* Not const: best_available tightens the rows' free-run bounds as it reads them. */
+static hf_error_t pick_best(hf_core_t *core, hf_event_t *event,
                             const hf_hold_request_t *request, const event_user_t *owner,
                             hf_error_detail_t *detail) {
     int32_t section = -1;
@@ -1039,7 +1056,8 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
     if (!request->hold_id || hf_core_hold_find(core, request->hold_id, NULL)) return invalid(detail, "id");
     const event_user_t *owner = event_user_find(core, event_index, request->user_id);
     error = check_available(core, event, request, owner, detail);
-    if (!error && request->best_count > 0) error = pick_best(core, event, request, owner, detail);
+    if (!error && request->best_count > 0)
+        error = pick_best(core, core->events[event_index], request, owner, detail);
     if (error) return error;
     uint32_t replaced = request->replace_existing && owner ? owner->held_units : 0;
     return check_user_limit(event, request, owner, replaced);
@@ -1402,7 +1420,27 @@ hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const cha
 
 /* ---- invariants ---- */
 
+/* Each row's count of available seats is exact and its free-run bound is not below the
+ * longest run of available seats. */
+static const char *check_rows(const hf_event_t *event) {
+    for (uint32_t r = 0; r < event->row_count; r++) {
+        const hf_row_t *row = &event->rows[r];
+        uint32_t available = 0, run = 0, longest = 0;
+        for (uint32_t i = row->first_seat; i < row->first_seat + row->seat_count; i++) {
+            bool free = event->seats[i].status == HF_SEAT_AVAILABLE;
+            available += free;
+            run = free ? run + 1 : 0;
+            if (run > longest) longest = run;
+        }
+        if (available != row->available) return "a row's available count differs from its seats";
+        if (longest > row->free_run_bound) return "a row has a free run longer than its bound";
+    }
+    return NULL;
+}
+
 static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
+    const char *fault = check_rows(event);
+    if (fault) return fault;
     hf_counts_t counts = {0, 0, 0};
     for (uint32_t s = 0; s < event->section_count; s++) {
         const hf_section_t *section = &event->sections[s];

@@ -122,6 +122,10 @@ typedef struct hf_row {
     uint32_t first_seat;           /* index into the event's seats */
     uint32_t seat_count;
     uint32_t available;            /* seats of the row that are available */
+    /* No run of consecutive available seats in the row is longer than this (an upper bound,
+     * made exact by best_available's scans): a row that cannot hold a block is skipped
+     * without reading its seats. */
+    uint32_t free_run_bound;
 } hf_row_t;
 
 typedef struct hf_section {
