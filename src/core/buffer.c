@@ -94,13 +94,42 @@ void hf_json_object_end(hf_json_t *json) { close_container(json, '}'); }
 void hf_json_array_begin(hf_json_t *json) { open_container(json, '['); }
 void hf_json_array_end(hf_json_t *json) { close_container(json, ']'); }
 
+/* Length of the valid UTF-8 sequence at text (1 to 4), or 0 when it is not valid: overlong
+ * forms, surrogates and code points above U+10FFFF are invalid too. */
+static size_t utf8_sequence(const unsigned char *text, size_t available) {
+    unsigned char c = text[0];
+    size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+    if (length == 0 || c >= 0xf5 || c == 0xc0 || c == 0xc1 || length > available) return 0;
+    for (size_t i = 1; i < length; i++)
+        if ((text[i] & 0xc0) != 0x80) return 0;
+    if (c == 0xe0 && text[1] < 0xa0) return 0; /* overlong */
+    if (c == 0xed && text[1] >= 0xa0) return 0; /* surrogate */
+    if (c == 0xf0 && text[1] < 0x90) return 0; /* overlong */
+    if (c == 0xf4 && text[1] >= 0x90) return 0; /* above U+10FFFF */
+    return length;
+}
+
+/* Escapes text as a JSON string. Bytes that are not valid UTF-8 (an error message quoting a
+ * client's broken input, say) become U+FFFD, so no answer is ever invalid JSON text. */
 static void write_escaped(hf_buffer_t *out, const char *text, size_t length) {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *bytes = (const unsigned char *)text;
     hf_buffer_reserve(out, length + 2);
     hf_buffer_append_char(out, '"');
     size_t start = 0;
     for (size_t i = 0; i < length; i++) {
-        unsigned char c = (unsigned char)text[i];
+        unsigned char c = bytes[i];
+        if (c >= 0x80) {
+            size_t sequence = utf8_sequence(bytes + i, length - i);
+            if (sequence > 0) {
+                i += sequence - 1;
+                continue;
+            }
+            hf_buffer_append(out, text + start, i - start);
+            hf_buffer_append(out, "\\ufffd", 6);
+            start = i + 1;
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         hf_buffer_append(out, text + start, i - start);
         start = i + 1;

@@ -14,6 +14,7 @@ void hf_idempotency_free(hf_idempotency_t *table) {
     hf_map_free(&table->keys);
     free(table->entries);
     hf_buffer_free(&table->bodies);
+    hf_buffer_free(&table->scopes);
 }
 
 const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table,
@@ -34,14 +35,12 @@ static void forget_expired(hf_idempotency_t *table, int64_t now_ms) {
     if (expired == 0 || expired * 2 < table->count) return;
     hf_idempotency_t fresh;
     hf_idempotency_init(&fresh);
-    for (uint32_t i = 0; i < table->keys.slot_count; i++) {
-        const hf_map_slot_t *slot = &table->keys.slots[i];
-        if (slot->hash == 0 || slot->value < expired) continue;
-        const hf_idempotency_entry_t *entry = &table->entries[slot->value];
-        const char *scope = table->keys.keys + slot->key_offset;
-        hf_idempotency_put(&fresh, scope, strlen(scope), entry->hash, entry->status,
-                           hf_idempotency_body(table, entry), entry->body_length,
-                           entry->created_at_ms);
+    /* In creation order, so the expired ones stay a prefix in the new table too. */
+    for (uint32_t i = expired; i < table->count; i++) {
+        const hf_idempotency_entry_t *entry = &table->entries[i];
+        hf_idempotency_put(&fresh, table->scopes.data + entry->scope_offset, entry->scope_length,
+                           entry->hash, entry->status, hf_idempotency_body(table, entry),
+                           entry->body_length, entry->created_at_ms);
     }
     hf_idempotency_free(table);
     *table = fresh;
@@ -64,6 +63,9 @@ void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope
     entry->body_offset = (uint32_t)table->bodies.length;
     entry->body_length = (uint32_t)body_length;
     entry->created_at_ms = created_at_ms;
+    entry->scope_offset = (uint32_t)table->scopes.length;
+    entry->scope_length = (uint32_t)scope_length;
+    hf_buffer_append(&table->scopes, scope, scope_length);
     hf_buffer_append(&table->bodies, body, body_length);
     hf_buffer_append_char(&table->bodies, '\0');
     hf_map_put(&table->keys, scope, scope_length, table->count);

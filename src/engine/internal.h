@@ -21,14 +21,16 @@ typedef struct hf_idempotency_entry {
     uint8_t hash[32];            /* SHA-256 of the request body */
     int status;
     uint32_t body_offset, body_length;
+    uint32_t scope_offset, scope_length;
     int64_t created_at_ms;
 } hf_idempotency_entry_t;
 
 typedef struct hf_idempotency {
     hf_map_t keys;               /* scope -> entry index */
-    hf_idempotency_entry_t *entries;
+    hf_idempotency_entry_t *entries; /* in creation order */
     uint32_t count, capacity;
     hf_buffer_t bodies;          /* stored answers, back to back */
+    hf_buffer_t scopes;          /* the entries' scopes, back to back */
 } hf_idempotency_t;
 
 void hf_idempotency_init(hf_idempotency_t *table);

@@ -223,7 +223,12 @@ static uint64_t environment_count(const char *name) {
 }
 
 const char *hf_store_fault_vfs(char *error, size_t error_size) {
-    if (error_size > 0) error[0] = '\0';
+    char ignored[8];
+    if (error == NULL || error_size == 0) {
+        error = ignored;
+        error_size = sizeof ignored;
+    }
+    error[0] = '\0';
     uint64_t fail_write = environment_count("HOLDFAST_FAULT_FAIL_WRITE");
     uint64_t fail_sync = environment_count("HOLDFAST_FAULT_FAIL_SYNC");
     if (!fail_write && !fail_sync) return NULL;
