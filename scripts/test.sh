@@ -33,12 +33,13 @@ run_cmocka() {
     record "$name" "$status" "${ok:-0}" "${bad:-0}"
 }
 
-run_python() {
+# Any command whose output ends with "N passed, N failed".
+run_stage() {
     local name=$1
     shift
     local log
     log=$(mktemp)
-    python3 "$@" 2>&1 | tee "$log"
+    "$@" 2>&1 | tee "$log"
     local status=${PIPESTATUS[0]}
     local line ok bad
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
@@ -71,10 +72,13 @@ for flavour in release asan; do
     done
 done
 
-run_python "http layer (asan)" tests/net/test_http.py --binary build/asan/tests/echo_server
-run_python "black-box release" tests/blackbox/run.py --binary build/holdfast
-run_python "black-box asan" tests/blackbox/run.py --binary build/asan/holdfast
+run_stage "http layer (asan)" python3 tests/net/test_http.py --binary build/asan/tests/echo_server
+run_stage "black-box release" python3 tests/blackbox/run.py --binary build/holdfast
+run_stage "black-box asan" python3 tests/blackbox/run.py --binary build/asan/holdfast
 HOLDFAST_BINARY=build/holdfast run_node "browser" tests/browser/
+# Reliability (docs/RELIABILITY.md): kill -9 rounds, storage faults, hostile input, a short
+# fuzz of every target, the unit tests under valgrind, the crash rounds under TSan.
+run_stage "reliability (bounded)" tests/crash/quick.sh build
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then

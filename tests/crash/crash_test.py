@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""Crash harness: kill -9 under load, restart, and check that every acknowledged change is there.
+
+    python3 tests/crash/crash_test.py --binary build/holdfast [--rounds 25] [--seed N]
+                                      [--workers 4] [--max-load-s 1.5]
+
+Each round: several client threads (one connection and one user each) apply a random mix of
+holds and pool bookings (with Idempotency-Key), commits, releases and cancels, logging every
+answer. At a random
+moment the server gets SIGKILL. After the restart the harness checks, in this order:
+  1. every acknowledged change is there: each hold and order has the status its last 2xx answer
+     said (or, when a request on it was in flight at the kill, the status before or after it);
+  2. requests that were in flight are retried (holds and bookings with the same
+     Idempotency-Key and body, commits, releases, cancels: all idempotent), which resolves
+     every uncertain outcome;
+  3. the whole state then matches the log exactly: every sold seat belongs to exactly one
+     confirmed order, the sold seats are exactly the seats of the confirmed orders, the held
+     seats and pool units are exactly those of the held holds, the users' order lists are the
+     orders of the log, and the counts add up (summary = listing, available + held + sold =
+     total, per pool and per section).
+The seed is printed first; the same seed gives the same choices (not the same kill instants,
+which depend on timing). One line per round, then `N passed, N failed`."""
+
+import argparse
+import os
+import random
+import sys
+import threading
+import time
+import http.client
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hostile"))
+import hflib  # noqa: E402
+from hflib import Failure, check  # noqa: E402
+
+EVENT = "crash"
+SECTIONS = [("A", 100, 4, 25), ("B", 50, 4, 25)]   # id, price, rows, seats per row
+POOL = ("GA", 100, 10)                             # id, capacity, price
+SEATS = ["%s-R%d-%d" % (s, r, n) for s, _, rows, per in SECTIONS
+         for r in range(1, rows + 1) for n in range(1, per + 1)]
+PRICES = {"%s-R%d-%d" % (s, r, n): price for s, price, rows, per in SECTIONS
+          for r in range(1, rows + 1) for n in range(1, per + 1)}
+
+
+PATHS = {"hold": "/v1/events/%s/holds", "book": "/v1/events/%s/bookings",
+         "commit": "/v1/holds/%s/commit", "release": "/v1/holds/%s/release",
+         "cancel": "/v1/orders/%s/cancel"}
+
+
+def event_definition():
+    return {
+        "id": EVENT, "hold_ttl_s": 3600, "max_hold_s": 7200, "max_seats_per_hold": 10,
+        "sections": [{"id": s, "price": price,
+                      "rows": [{"id": "R%d" % r, "seats": per} for r in range(1, rows + 1)]}
+                     for s, price, rows, per in SECTIONS],
+        "pools": [{"id": POOL[0], "capacity": POOL[1], "price": POOL[2]}],
+    }
+
+
+class Model:
+    """What the log says: holds and orders with their acknowledged status. `allowed` is the
+    set of statuses a request in flight at the kill may have left behind."""
+
+    def __init__(self):
+        self.holds = {}    # id -> {"user", "seats", "pools", "status", "allowed"}
+        self.orders = {}   # id -> {"user", "seats", "pools", "status", "allowed", "hold"}
+        self.pending = []  # (kind, user, target, body, key) of requests without an answer
+        self.users = set()
+        self.acknowledged = 0
+        self.lock = threading.Lock()   # the client threads share the model
+
+
+class Worker(threading.Thread):
+    def __init__(self, port, user, model, seed, stop):
+        super().__init__(daemon=True)
+        self.port = port
+        self.user = user
+        self.model = model
+        self.random = random.Random(seed)
+        self.stop = stop
+        self.log = []      # (kind, target, body, key, status or None, answer)
+        self.error = None
+
+    def mine(self, table, status):
+        with self.model.lock:
+            return [i for i, o in table.items() if o["user"] == self.user
+                    and o["status"] == status and o["allowed"] is None]
+
+    def choose(self):
+        r = self.random.random()
+        held = self.mine(self.model.holds, "held")
+        confirmed = self.mine(self.model.orders, "confirmed")
+        if r < 0.06:
+            # A booking (an order without a hold) of pool units, idempotent by its key.
+            body = {"user_id": self.user, "pools": {POOL[0]: self.random.randint(1, 2)},
+                    "payment_ref": "pi_b%d" % self.random.randrange(10**9)}
+            return ("book", EVENT, body, "b-%s-%d" % (self.user, self.random.randrange(10**12)))
+        if r < 0.45 or not (held or confirmed):
+            return self.hold_request()
+        if r < 0.70 and held:
+            hold_id = self.random.choice(held)
+            return ("commit", hold_id, {"user_id": self.user,
+                                        "payment_ref": "pi_%d" % self.random.randrange(10**9)}, None)
+        if r < 0.88 and held:
+            return ("release", self.random.choice(held), {"user_id": self.user}, None)
+        if confirmed:
+            return ("cancel", self.random.choice(confirmed), {"user_id": self.user}, None)
+        return self.hold_request()
+
+    def hold_request(self):
+        body = {"user_id": self.user}
+        kind = self.random.random()
+        if kind < 0.5:
+            body["seats"] = self.random.sample(SEATS, self.random.randint(1, 3))
+        elif kind < 0.7:
+            body["best_available"] = {"count": self.random.randint(1, 3),
+                                      "adjacent": self.random.random() < 0.5}
+        else:
+            body["pools"] = {POOL[0]: self.random.randint(1, 3)}
+            if self.random.random() < 0.3:
+                body["seats"] = self.random.sample(SEATS, 1)
+        key = "k-%s-%d" % (self.user, self.random.randrange(10**12))
+        return ("hold", EVENT, body, key)
+
+    def run(self):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            while not self.stop.is_set():
+                kind, target, body, key = self.choose()
+                path = PATHS[kind] % target
+                headers = {"Idempotency-Key": key} if key else {}
+                try:
+                    status, answer = hflib.send(connection, "POST", path, body, headers)
+                except (OSError, http.client.HTTPException):
+                    # No answer: the server died with this request in flight.
+                    self.record(kind, target, body, key, None, None)
+                    return
+                self.record(kind, target, body, key, status, answer)
+        except Exception as error:  # noqa: BLE001 (reported by the main thread)
+            self.error = error if isinstance(error, Failure) else Failure(
+                "client thread: %r" % error)
+        finally:
+            connection.close()
+
+    def record(self, kind, target, body, key, status, answer):
+        self.log.append((kind, target, body, key, status, answer))
+        with self.model.lock:
+            apply_answer(self.model, self.user, kind, target, body, key, status, answer)
+
+
+def items_of(answer):
+    return sorted(answer.get("seats") or []), dict(answer.get("pools") or {})
+
+
+def apply_answer(model, user, kind, target, body, key, status, answer):
+    """Folds one logged answer into the model (each object is touched by one thread only)."""
+    if status is None:
+        model.pending.append((kind, user, target, body, key))
+        if kind in ("commit", "release"):
+            model.holds[target]["allowed"] = {"held", "confirmed" if kind == "commit" else "released"}
+        elif kind == "cancel":
+            model.orders[target]["allowed"] = {"confirmed", "cancelled"}
+        return
+    if status >= 500:
+        raise Failure("%s %s answered %d: %s" % (kind, target, status, answer))
+    if status >= 300:
+        check(isinstance(answer, dict) and "error" in answer,
+              "%s %s: %d without an error body" % (kind, target, status))
+        return
+    model.acknowledged += 1
+    if kind == "hold":
+        check(status == 201, "hold answered %d" % status)
+        seats, pools = items_of(answer)
+        model.holds[answer["reservation_id"]] = {"user": user, "seats": seats, "pools": pools,
+                                                 "status": "held", "allowed": None}
+    elif kind == "book":
+        check(status == 201 and answer["status"] == "confirmed", "booking answered %d" % status)
+        check(answer.get("reservation_id") is None, "a booking has a reservation_id")
+        seats, pools = items_of(answer)
+        model.orders[answer["order_id"]] = {"user": user, "seats": seats, "pools": pools,
+                                            "status": "confirmed", "allowed": None, "hold": None}
+    elif kind == "commit":
+        hold = model.holds[target]
+        hold["status"] = "confirmed"
+        seats, pools = items_of(answer)
+        check(seats == hold["seats"] and pools == hold["pools"],
+              "order %s has other items than its hold" % answer["order_id"])
+        model.orders[answer["order_id"]] = {"user": user, "seats": seats, "pools": pools,
+                                            "status": "confirmed", "allowed": None,
+                                            "hold": target}
+    elif kind == "release":
+        check(answer["status"] == "released", "release answered %s" % answer["status"])
+        model.holds[target]["status"] = "released"
+    elif kind == "cancel":
+        check(answer["status"] == "cancelled", "cancel answered %s" % answer["status"])
+        model.orders[target]["status"] = "cancelled"
+
+
+def check_acknowledged(port, model):
+    """Step 1: every acknowledged status survived; uncertain ones are before or after."""
+    checked = 0
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for table, path in ((model.holds, "/v1/holds/%s"), (model.orders, "/v1/orders/%s")):
+        for object_id, entry in table.items():
+            status, answer = hflib.send(connection, "GET", path % object_id)
+            check(status == 200, "acknowledged %s is gone after the restart (%d)" % (
+                object_id, status))
+            allowed = entry["allowed"] or {entry["status"]}
+            check(answer["status"] in allowed, "%s is %s after the restart, the log says %s" % (
+                object_id, answer["status"], "/".join(sorted(allowed))))
+            check(items_of(answer) == (entry["seats"], entry["pools"]),
+                  "%s has other items after the restart" % object_id)
+            if entry["allowed"]:
+                entry["status"] = answer["status"]   # resolved by reading; retried below
+            checked += 1
+    connection.close()
+    return checked
+
+
+def resolve_pending(port, model):
+    """Step 2: retries every request that had no answer; all of them are idempotent."""
+    pending, model.pending = model.pending, []
+    for kind, user, target, body, key in pending:
+        path = PATHS[kind] % target
+        headers = {"Idempotency-Key": key} if key else {}
+        status, answer = hflib.request(port, "POST", path, body, headers)
+        if kind in ("commit", "release"):
+            model.holds[target]["allowed"] = None
+        elif kind == "cancel":
+            model.orders[target]["allowed"] = None
+        if kind == "commit" and status == 200 and answer["order_id"] in model.orders:
+            model.orders[answer["order_id"]]["status"] = answer["status"]
+            continue
+        apply_answer(model, user, kind, target, body, key, status, answer)
+        check(status is not None and status < 500, "retry of %s answered %s" % (kind, status))
+    return len(pending)
+
+
+def all_seats(port):
+    seats, after = {}, None
+    while True:
+        path = "/v1/events/%s/seats?limit=10000" % EVENT + ("&after=%s" % after if after else "")
+        status, answer = hflib.request(port, "GET", path)
+        check(status == 200, "seat listing answered %d" % status)
+        for seat in answer["seats"]:
+            seats[seat["id"]] = seat["status"]
+        after = answer["next"]
+        if not after:
+            return seats
+
+
+def check_invariants(port, model):
+    """Step 3: the state is exactly what the log says, and every count adds up."""
+    seats = all_seats(port)
+    check(sorted(seats) == sorted(SEATS), "the listing has other seats than the layout")
+    # The users' order lists are the orders of the log: nothing unknown was sold.
+    listed = {}
+    for user in sorted(model.users):
+        status, answer = hflib.request(port, "GET", "/v1/users/%s/orders?event=%s" % (user, EVENT))
+        check(status == 200, "orders of %s answered %d" % (user, status))
+        for order in answer["orders"]:
+            listed[order["order_id"]] = order
+    check(set(listed) == set(model.orders), "orders listed %d, logged %d; unknown: %s" % (
+        len(listed), len(model.orders), sorted(set(listed) ^ set(model.orders))[:5]))
+    owner = {}
+    pool_sold = 0
+    for order_id, order in listed.items():
+        check(order["status"] == model.orders[order_id]["status"],
+              "order %s listed %s, logged %s" % (order_id, order["status"],
+                                                  model.orders[order_id]["status"]))
+        if order["status"] != "confirmed":
+            continue
+        for seat in order["seats"]:
+            check(seat not in owner, "seat %s is in two confirmed orders: %s and %s" % (
+                seat, owner.get(seat), order_id))
+            owner[seat] = order_id
+        pool_sold += order["pools"].get(POOL[0], 0)
+    sold = {s for s, status in seats.items() if status == "sold"}
+    check(sold == set(owner), "sold seats != seats of confirmed orders (sold only: %s; "
+          "ordered only: %s)" % (sorted(sold - set(owner))[:5], sorted(set(owner) - sold)[:5]))
+    held_expected, pool_held = set(), 0
+    for hold_id, hold in model.holds.items():
+        if hold["status"] == "held":
+            for seat in hold["seats"]:
+                check(seat not in held_expected, "seat %s in two held holds" % seat)
+                held_expected.add(seat)
+            pool_held += hold["pools"].get(POOL[0], 0)
+    held = {s for s, status in seats.items() if status == "held"}
+    check(held == held_expected, "held seats != seats of held holds (%s / %s)" % (
+        sorted(held - held_expected)[:5], sorted(held_expected - held)[:5]))
+    status, summary = hflib.request(port, "GET", "/v1/events/%s" % EVENT)
+    check(status == 200, "event summary answered %d" % status)
+    counts = summary["counts"]
+    expected = {"available": len(SEATS) - len(held) - len(sold), "held": len(held),
+                "sold": len(sold)}
+    check(counts == expected, "summary counts %s, listing %s" % (counts, expected))
+    for section in summary["sections"]:
+        c = section["counts"]
+        in_section = [s for s in SEATS if s.startswith(section["id"] + "-")]
+        check(c["available"] + c["held"] + c["sold"] == len(in_section),
+              "section %s counts %s do not add up" % (section["id"], c))
+        check(c["sold"] == sum(1 for s in in_section if s in sold),
+              "section %s sold count %d is wrong" % (section["id"], c["sold"]))
+    pool = summary["pools"][0]
+    check(pool["available"] + pool["held"] + pool["sold"] == pool["capacity"],
+          "pool counts do not add up: %s" % pool)
+    check(pool["sold"] == pool_sold, "pool sold %d, confirmed orders %d" % (pool["sold"], pool_sold))
+    check(pool["held"] == pool_held, "pool held %d, held holds %d" % (pool["held"], pool_held))
+    return len(sold), len(held)
+
+
+def run_round(server, model, rng, args, number):
+    stop = threading.Event()
+    workers = []
+    for w in range(args.workers):
+        user = "w%d" % w
+        model.users.add(user)
+        workers.append(Worker(server.port, user, model, rng.randrange(2**32), stop))
+    for worker in workers:
+        worker.start()
+    load_s = rng.uniform(0.02, args.max_load_s)
+    time.sleep(load_s)
+    server.kill(expect_alive=True)
+    for worker in workers:
+        worker.join(15)
+        check(not worker.is_alive(), "a client thread did not stop after the kill")
+        if worker.error:
+            raise worker.error
+    answered = sum(1 for w in workers for entry in w.log if entry[4] is not None)
+    in_flight = len(model.pending)
+    server.start()
+    checked = check_acknowledged(server.port, model)
+    retried = resolve_pending(server.port, model)
+    sold, held = check_invariants(server.port, model)
+    print("ok round %d: killed after %.2fs, %d answers, %d in flight; %d objects checked, "
+          "%d retried; %d sold, %d held" % (number, load_s, answered, in_flight, checked,
+                                            retried, sold, held), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", default="build/holdfast")
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--max-load-s", type=float, default=1.5)
+    args = parser.parse_args()
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    print("crash test seed %d (rerun: --seed %d), %d rounds, binary %s" % (
+        seed, seed, args.rounds, args.binary), flush=True)
+    rng = random.Random(seed)
+    model = Model()
+    server = hflib.Server(args.binary)
+    passed = failed = 0
+    try:
+        server.start()
+        status, answer = hflib.request(server.port, "POST", "/v1/events", event_definition())
+        check(status == 201, "event create answered %d: %s" % (status, answer))
+        for number in range(1, args.rounds + 1):
+            try:
+                run_round(server, model, rng, args, number)
+                passed += 1
+            except (Failure, OSError, http.client.HTTPException, KeyError) as error:
+                failed += 1
+                print("FAIL round %d (seed %d): %s" % (number, seed, error), flush=True)
+                print(server.log_tail(), flush=True)
+                break
+        if not failed:
+            code = server.stop()
+            if code != 0:
+                failed += 1
+                print("FAIL clean shutdown after the rounds: exit code %s" % code)
+            else:
+                passed += 1
+                print("ok clean shutdown; %d acknowledged changes in all" % model.acknowledged)
+    finally:
+        server.cleanup() if not failed else server.kill()
+        if failed:
+            print("data directory kept: %s" % server.data_dir)
+    print("%d passed, %d failed" % (passed, failed), flush=True)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Storage faults: the store fails on purpose and the server must answer 503 `unavailable`, never
+acknowledge the failed batch, stop cleanly, and come back whole after a restart.
+
+    python3 tests/crash/fault_test.py --binary build/holdfast [-k NAME]
+
+Seams (docs/RELIABILITY.md): HOLDFAST_FAULT_FAIL_BATCH=N (the N-th batch fails before COMMIT),
+HOLDFAST_FAULT_FAIL_WRITE=N / HOLDFAST_FAULT_FAIL_SYNC=N (the N-th write or fsync of the
+SQLite files fails, and every one after it: a VFS shim, src/store/fault.c),
+HOLDFAST_FAULT_MAX_PAGES=N (PRAGMA max_page_count: the database is full), and, when run as
+root, a real full disk (a 1 MiB tmpfs). One line per test, then `N passed, N failed`."""
+
+import argparse
+import http.client
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hostile"))
+import hflib  # noqa: E402
+from hflib import Failure, check  # noqa: E402
+
+BINARY = "build/holdfast"
+ROWS, PER_ROW = 20, 50
+SEATS = ["S-R%d-%d" % (r, n) for r in range(1, ROWS + 1) for n in range(1, PER_ROW + 1)]
+
+
+def create_event(port, event_id="f"):
+    body = {"id": event_id, "hold_ttl_s": 3600,
+            "sections": [{"id": "S", "price": 100,
+                          "rows": [{"id": "R%d" % r, "seats": PER_ROW}
+                                   for r in range(1, ROWS + 1)]}],
+            "pools": [{"id": "GA", "capacity": 1000, "price": 5}]}
+    status, answer = hflib.request(port, "POST", "/v1/events", body)
+    check(status == 201, "event create answered %d: %s" % (status, answer))
+
+
+def hold_until_failure(server, limit=400, start=0, event_id="f"):
+    """Holds one seat per request on one connection until an answer is not 201. Returns the
+    acknowledged holds {id: seat}, the seat of the failed request and its status."""
+    acknowledged = {}
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
+    try:
+        for i in range(start, start + limit):
+            seat = SEATS[i]
+            status, answer = hflib.send(connection, "POST", "/v1/events/%s/holds" % event_id,
+                                        {"user_id": "u%d" % (i % 7), "seats": [seat]})
+            if status != 201:
+                return acknowledged, seat, status, answer
+            acknowledged[answer["reservation_id"]] = seat
+    finally:
+        connection.close()
+    raise Failure("no failure after %d holds" % limit)
+
+
+def check_unavailable(server, status, answer):
+    check(status == 503, "the failed batch answered %d, not 503: %s" % (status, answer))
+    check(isinstance(answer, dict) and answer["error"]["code"] == "unavailable",
+          "503 without the unavailable code: %s" % answer)
+    # Nothing more is acknowledged: a write gets 503 at once (no hang).
+    status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                   {"user_id": "late", "seats": [SEATS[-1]]}, timeout=10)
+    check(status == 503, "a write after the failure answered %d" % status)
+    status, _ = hflib.request(server.port, "GET", "/healthz", timeout=10)
+    check(status in (200, 503), "healthz after the failure answered %d" % status)
+
+
+def check_whole(port, acknowledged, failed_seat=None, failed_may_exist=False, event_id="f"):
+    """After a restart: every acknowledged hold is there and held; the failed request's change
+    is absent (or, for a failed fsync, present or absent as a whole); counts add up."""
+    for hold_id, seat in acknowledged.items():
+        status, answer = hflib.request(port, "GET", "/v1/holds/%s" % hold_id)
+        check(status == 200 and answer["status"] == "held" and answer["seats"] == [seat],
+              "acknowledged hold %s lost after the restart: %d %s" % (hold_id, status, answer))
+    status, summary = hflib.request(port, "GET", "/v1/events/%s" % event_id)
+    check(status == 200, "event answered %d after the restart" % status)
+    counts = summary["counts"]
+    check(counts["available"] + counts["held"] + counts["sold"] == len(SEATS),
+          "counts do not add up: %s" % counts)
+    extra = counts["held"] - len(acknowledged)
+    if failed_seat is not None:
+        status, seat = hflib.request(port, "GET", "/v1/events/%s/seats/%s" % (event_id, failed_seat))
+        if failed_may_exist:
+            check(extra in (0, 1), "held %d, acknowledged %d" % (counts["held"], len(acknowledged)))
+            check((seat["status"] == "held") == (extra == 1),
+                  "the failed hold is half there: seat %s, held count %d" % (seat["status"], extra))
+        else:
+            check(seat["status"] == "available", "the failed hold's seat is %s" % seat["status"])
+            check(extra == 0, "held %d seats, acknowledged %d" % (counts["held"], len(acknowledged)))
+    # The store must accept writes again.
+    status, answer = hflib.request(port, "POST", "/v1/events/%s/holds" % event_id,
+                                   {"user_id": "after", "seats": [SEATS[-2]]})
+    check(status == 201, "a hold after the restart answered %d: %s" % (status, answer))
+
+
+def fault_round(environment, failed_may_exist, start_writes=0):
+    server = hflib.Server(BINARY)
+    try:
+        server.start()
+        create_event(server.port)
+        server.stop()
+        server.start(env=environment)
+        acknowledged, seat, status, answer = hold_until_failure(server)
+        check_unavailable(server, status, answer)
+        code = server.stop()
+        check(code == 1, "after a store failure SIGTERM should exit 1, got %s" % code)
+        server.start()
+        check_whole(server.port, acknowledged, seat, failed_may_exist)
+        check(server.stop() == 0, "clean stop after the restart")
+        return len(acknowledged)
+    except Failure:
+        print(server.log_tail(), flush=True)
+        raise
+    finally:
+        server.cleanup()
+
+
+def test_fail_batch():
+    for n in (2, 7, 40):
+        fault_round({"HOLDFAST_FAULT_FAIL_BATCH": str(n)}, False)
+    # Batch 1 after a restart is the first hold: nothing acknowledged at all, still whole.
+    server = hflib.Server(BINARY)
+    try:
+        server.start()
+        create_event(server.port)
+        server.stop()
+        server.start(env={"HOLDFAST_FAULT_FAIL_BATCH": "1"})
+        status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                       {"user_id": "u", "seats": [SEATS[0]]})
+        check_unavailable(server, status, answer)
+        check(server.stop() == 1, "exit code after a failed store")
+        server.start()
+        check_whole(server.port, {}, SEATS[0], False)
+        server.stop()
+    finally:
+        server.cleanup()
+
+
+def test_fail_write():
+    # A WAL commit writes a few frames per hold: these land on different frames of a batch.
+    for n in (1, 3, 10, 33):
+        fault_round({"HOLDFAST_FAULT_FAIL_WRITE": str(n)}, True)
+
+
+def test_fail_fsync():
+    # A failed fsync may leave the commit frame in the log: after a restart the batch that was
+    # answered 503 may be there or not, but whole (never half of it).
+    for n in (1, 2, 5, 17):
+        fault_round({"HOLDFAST_FAULT_FAIL_SYNC": str(n)}, True)
+
+
+def database_pages(data_dir):
+    import sqlite3
+    db = sqlite3.connect(os.path.join(data_dir, "holdfast.db"))
+    try:
+        return db.execute("PRAGMA page_count").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_database_full():
+    """PRAGMA max_page_count: SQLITE_FULL as from a full disk."""
+    server = hflib.Server(BINARY)
+    try:
+        server.start()
+        create_event(server.port)
+        server.stop()
+        pages = database_pages(server.data_dir)
+        server.start(env={"HOLDFAST_FAULT_MAX_PAGES": str(pages + 3)})
+        acknowledged, seat, status, answer = hold_until_failure(server, limit=900)
+        check_unavailable(server, status, answer)
+        check(server.stop() == 1, "exit code after a full database")
+        # Still full: the server starts and serves (reads; writes fail again, with 503).
+        server.start(env={"HOLDFAST_FAULT_MAX_PAGES": str(pages + 3)})
+        status, _ = hflib.request(server.port, "GET", "/v1/events/f")
+        check(status == 200, "a full database should still load (%d)" % status)
+        server.stop()
+        server.start()
+        check_whole(server.port, acknowledged, seat, False)
+        server.stop()
+    except Failure:
+        print(server.log_tail(), flush=True)
+        raise
+    finally:
+        server.cleanup()
+
+
+def test_disk_full_tmpfs():
+    """A real full disk: the data directory on a 1 MiB tmpfs (needs root; skipped otherwise)."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        print("skip disk_full_tmpfs: needs root to mount a tmpfs", flush=True)
+        return
+    mount_point = tempfile.mkdtemp(prefix="holdfast-tmpfs-")
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount_point],
+                            capture_output=True)
+    if result.returncode != 0:
+        print("skip disk_full_tmpfs: cannot mount a tmpfs (%s)" % result.stderr.decode().strip(),
+              flush=True)
+        os.rmdir(mount_point)
+        return
+    data_dir = os.path.join(mount_point, "data")
+    server = hflib.Server(BINARY, data_dir=data_dir)
+    try:
+        server.start()
+        create_event(server.port)
+        # A long payment reference fills the disk faster: orders carry it.
+        acknowledged = {}
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
+        failed = None
+        for i in range(len(SEATS)):
+            status, answer = hflib.send(connection, "POST", "/v1/events/f/holds",
+                                        {"user_id": "u" * 100 + str(i), "seats": [SEATS[i]]})
+            if status != 201:
+                failed = (SEATS[i], status, answer)
+                break
+            acknowledged[answer["reservation_id"]] = SEATS[i]
+        connection.close()
+        check(failed is not None, "1 MiB never filled up")
+        check_unavailable(server, failed[1], failed[2])
+        server.stop()
+        subprocess.run(["mount", "-o", "remount,size=16m", mount_point], check=True)
+        server.start()
+        check_whole(server.port, acknowledged, failed[0], True)
+        check(server.stop() == 0, "clean stop after the disk was enlarged")
+        print("    disk full after %d holds" % len(acknowledged), flush=True)
+    finally:
+        server.kill()
+        subprocess.run(["umount", mount_point], capture_output=True)
+        shutil.rmtree(mount_point, ignore_errors=True)
+
+
+def test_fault_under_concurrent_load():
+    """Several connections writing when the fsync fails: no answer after the failure is 2xx,
+    and every 2xx before it survives the restart."""
+    server = hflib.Server(BINARY)
+    try:
+        server.start()
+        create_event(server.port)
+        server.stop()
+        server.start(env={"HOLDFAST_FAULT_FAIL_SYNC": "12"})
+        results = {}
+        lock = threading.Lock()
+
+        def client(number):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
+            for i in range(number, len(SEATS), 4):
+                try:
+                    status, answer = hflib.send(connection, "POST", "/v1/events/f/holds",
+                                                {"user_id": "c%d" % number, "seats": [SEATS[i]]})
+                except (OSError, http.client.HTTPException) as error:
+                    status, answer = None, repr(error)
+                with lock:
+                    results[SEATS[i]] = (status, answer)
+                if status != 201:
+                    break
+            connection.close()
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        acknowledged = {a["reservation_id"]: s for s, (st, a) in results.items() if st == 201}
+        others = [st for st, _ in results.values() if st != 201]
+        check(others and all(st == 503 for st in others),
+              "answers after the failure: %s" % sorted(set(map(str, others))))
+        check(server.stop() == 1, "exit code after the failure")
+        server.start()
+        check_whole(server.port, acknowledged)
+        server.stop()
+    finally:
+        server.cleanup()
+
+
+TESTS = [("fail_batch", test_fail_batch), ("fail_write", test_fail_write),
+         ("fail_fsync", test_fail_fsync), ("database_full", test_database_full),
+         ("disk_full_tmpfs", test_disk_full_tmpfs),
+         ("fault_under_concurrent_load", test_fault_under_concurrent_load)]
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=BINARY)
+    parser.add_argument("-k", dest="pattern", default=None)
+    args = parser.parse_args()
+    BINARY = args.binary
+    sys.exit(hflib.run_tests(TESTS, ["-k", args.pattern] if args.pattern else []))
