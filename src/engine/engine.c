@@ -79,6 +79,36 @@ static void submit_if_idle(hf_engine_t *engine) {
     engine->open_sequence++;
 }
 
+/* After a failed commit the memory is ahead of the disk. Reads can still be answered
+ * truthfully from what is durable: load it into a fresh core through a second connection and
+ * serve GETs from that; changes stay refused (503) until a restart. If even reading fails,
+ * everything stays 503. */
+static void reload_durable_state(hf_engine_t *engine) {
+    char error[512];
+    hf_store_t *reader = NULL;
+    hf_core_t *failed_core = engine->core;
+    hf_idempotency_t failed_keys = engine->idempotency;
+    engine->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    hf_idempotency_init(&engine->idempotency);
+    bool ok = hf_store_open(&reader, engine->options.store_url, error, sizeof error) == 0 &&
+              hf_engine_restore_from(engine, reader, error, sizeof error) == 0;
+    hf_store_close(reader);
+    if (ok) {
+        hf_core_destroy(failed_core);
+        hf_idempotency_free(&failed_keys);
+        engine->reads_from_disk = true;
+        log_line("info", "serving reads from the durable state; changes answer 503 until a restart");
+        return;
+    }
+    hf_core_destroy(engine->core);
+    hf_idempotency_free(&engine->idempotency);
+    engine->core = failed_core;
+    engine->idempotency = failed_keys;
+    char line[700];
+    snprintf(line, sizeof line, "cannot reload the durable state, answering 503 to all: %s", error);
+    log_line("error", line);
+}
+
 static void on_store_done(uv_async_t *handle) {
     hf_engine_t *engine = handle->data;
     uint64_t sequence;
@@ -100,6 +130,7 @@ static void on_store_done(uv_async_t *handle) {
         engine->store_failed = true;
         hf_batch_clear(engine->open_batch);
         hf_streams_close_all(engine);
+        reload_durable_state(engine);
         hf_http_server_fail_pending(engine->http, engine->durable_sequence);
     }
     submit_if_idle(engine);

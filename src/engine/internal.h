@@ -60,6 +60,8 @@ struct hf_engine {
     uint64_t open_sequence;      /* sequence the open batch will carry */
     uint64_t durable_sequence;   /* every batch up to this one is durable */
     bool store_failed;           /* a commit failed: nothing more is acknowledged */
+    bool reads_from_disk;        /* after a failure: the core was reloaded from the store, so
+                                    GETs answer what is durable */
 
     /* Live streams (streams.c). */
     hf_subscriber_t **subscriber_lists; /* by event index */
@@ -189,5 +191,8 @@ void hf_streams_close_all(hf_engine_t *engine);
 
 /* ---- restore (restore.c) ---- */
 int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size);
+/* The same from another store object (after a failure: a fresh read of what is durable). */
+int hf_engine_restore_from(hf_engine_t *engine, hf_store_t *store, char *error,
+                           size_t error_size);
 
 #endif

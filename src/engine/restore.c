@@ -81,12 +81,17 @@ static int restore_idempotency(void *context, const hf_stored_row_t *row) {
 }
 
 int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size) {
+    return hf_engine_restore_from(engine, engine->store, error, error_size);
+}
+
+int hf_engine_restore_from(hf_engine_t *engine, hf_store_t *store, char *error,
+                           size_t error_size) {
     restore_t restore = {engine, error, error_size};
     hf_store_loader_t loader = {
         .event = restore_event, .hold = restore_hold, .order = restore_order,
         .idempotency = restore_idempotency,
         .keep_since_ms = hf_engine_now(engine) - HF_IDEMPOTENCY_KEEP_MS, .context = &restore};
-    if (hf_store_load(engine->store, &loader, error, error_size) != 0) return -1;
+    if (hf_store_load(store, &loader, error, error_size) != 0) return -1;
     const char *fault = hf_core_check(engine->core, INT64_MIN);
     if (fault) {
         snprintf(error, error_size, "restored state is inconsistent: %s", fault);

@@ -261,7 +261,8 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     hf_engine_t *engine = context;
     hf_request_t request = {.engine = engine, .http = http, .response = response};
     response->status = 200;
-    if (engine->store_failed) {
+    if (engine->store_failed && !(engine->reads_from_disk && strcmp(http->method, "GET") == 0 &&
+                                  strcmp(http->path, "/healthz") != 0)) {
         hf_reply_error(&request, 503, "unavailable", "the store failed; restart the server", NULL);
         response->durable_sequence = 0;
         return;
@@ -280,5 +281,6 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     else if (path_known) hf_reply_error(&request, 405, "method_not_allowed", "method not allowed here", NULL);
     else hf_reply_error(&request, 404, "not_found", "no such route", NULL);
     if (request.body) json_decref(request.body);
-    response->durable_sequence = hf_engine_reply_sequence(engine);
+    /* After a failure the core holds exactly what is durable: nothing to wait for. */
+    response->durable_sequence = engine->store_failed ? 0 : hf_engine_reply_sequence(engine);
 }

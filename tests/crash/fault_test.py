@@ -66,6 +66,11 @@ def check_unavailable(server, status, answer):
     check(status == 503, "a write after the failure answered %d" % status)
     status, _ = hflib.request(server.port, "GET", "/healthz", timeout=10)
     check(status in (200, 503), "healthz after the failure answered %d" % status)
+    # Reads go on, answered from what is durable (the server reloads it after the failure).
+    status, summary = hflib.request(server.port, "GET", "/v1/events/f", timeout=10)
+    check(status == 200, "a read after the failure answered %d: %s" % (status, summary))
+    check(summary["counts"]["available"] + summary["counts"]["held"] + summary["counts"]["sold"]
+          == len(SEATS), "counts after the failure do not add up: %s" % summary["counts"])
 
 
 def check_whole(port, acknowledged, failed_seat=None, failed_may_exist=False, event_id="f"):
