@@ -183,4 +183,14 @@ static inline void fx_event_pool(fx_event_t *event, const char *id, int64_t capa
     pool->price = price;
 }
 
+/* A request's seat list or pool list and its length, as two arguments. */
+#define SEATS(...) \
+    (const char *const[]){__VA_ARGS__}, \
+        (uint32_t)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+#define NO_SEATS NULL, 0
+#define POOLS(...) \
+    (const hf_pool_request_t[]){__VA_ARGS__}, \
+        (uint32_t)(sizeof((const hf_pool_request_t[]){__VA_ARGS__}) / sizeof(hf_pool_request_t))
+#define NO_POOLS NULL, 0
+
 #endif

@@ -104,14 +104,6 @@ static int teardown(void **state)
 
 /* ---- helpers ---- */
 
-#define SEATS(...) \
-    (const char *const[]){__VA_ARGS__}, \
-        (uint32_t)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
-#define NO_SEATS NULL, 0
-#define POOLS(...) \
-    (const hf_pool_request_t[]){__VA_ARGS__}, \
-        (uint32_t)(sizeof((const hf_pool_request_t[]){__VA_ARGS__}) / sizeof(hf_pool_request_t))
-#define NO_POOLS NULL, 0
 
 typedef struct best_spec {
     uint32_t count;
