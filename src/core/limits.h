@@ -73,8 +73,9 @@
 #define HF_SEATS_PAGE_DEFAULT 1000u
 #define HF_SEATS_PAGE_MAX 10000u
 
-/* Mutations of one store transaction: larger batches are split so one transaction's memory
- * and lock time stay bounded; the natural batch is what arrived during the previous commit. */
+/* Mutations waiting in the open batch (those of the commands applied while the previous batch
+ * commits). Past this the store is far behind: changes are answered 503 at once instead of
+ * queueing without bound; expiries still join the batch. */
 #define HF_STORE_BATCH_MUTATIONS_MAX 200000u
 
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */

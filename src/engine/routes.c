@@ -267,6 +267,14 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
         response->durable_sequence = 0;
         return;
     }
+    /* The open batch has a bound: past it the store is far behind, and a change is refused
+     * at once rather than queued without limit. */
+    if (strcmp(http->method, "GET") != 0 &&
+        hf_batch_count(engine->open_batch) >= HF_STORE_BATCH_MUTATIONS_MAX) {
+        hf_reply_error(&request, 503, "unavailable", "the store is behind; retry shortly", NULL);
+        response->durable_sequence = 0;
+        return;
+    }
     request.now_ms = hf_engine_now(engine);
     /* Expire what is due before anything reads or writes: no stale window. */
     hf_core_advance(engine->core, request.now_ms);
