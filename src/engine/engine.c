@@ -273,8 +273,10 @@ static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
     hf_engine_t *engine = context;
     if (mutation->type == HF_MUTATION_SEAT || mutation->type == HF_MUTATION_POOL)
         hf_streams_record(engine, mutation);
-    /* Pool counts are for streams only: the store derives them from holds and orders. */
-    if (mutation->type != HF_MUTATION_POOL) hf_batch_append(engine->open_batch, mutation);
+    /* Seat and pool changes are for streams only: the store derives both from the holds and
+     * orders, so copying them into the batch would be work for nothing. */
+    if (mutation->type != HF_MUTATION_POOL && mutation->type != HF_MUTATION_SEAT)
+        hf_batch_append(engine->open_batch, mutation);
 }
 
 hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *options) {
