@@ -191,6 +191,28 @@ const char *hf_error_code(hf_error_t error) {
     return "internal";
 }
 
+static const char *const SEAT_STATUS_NAMES[] = {"available", "held", "sold"};
+static const char *const HOLD_STATUS_NAMES[] = {"held", "confirmed", "released", "expired"};
+
+const char *hf_seat_status_name(uint8_t status) {
+    assert(status <= HF_SEAT_SOLD);
+    return SEAT_STATUS_NAMES[status];
+}
+
+const char *hf_hold_status_name(uint8_t status) {
+    assert(status <= HF_HOLD_EXPIRED);
+    return HOLD_STATUS_NAMES[status];
+}
+
+bool hf_seat_status_parse(const char *text, uint8_t *status) {
+    for (uint8_t i = 0; i <= HF_SEAT_SOLD; i++) {
+        if (strcmp(text, SEAT_STATUS_NAMES[i]) != 0) continue;
+        *status = i;
+        return true;
+    }
+    return false;
+}
+
 int hf_error_status(hf_error_t error) {
     switch (error) {
     case HF_OK: return 200;
@@ -449,7 +471,7 @@ static uint32_t event_user_intern(hf_core_t *core, uint32_t event, const char *u
 
 /* ---- events ---- */
 
-static bool valid_id(const char *id) {
+bool hf_core_id_valid(const char *id) {
     size_t length = strlen(id);
     if (length == 0 || length > HF_ID_SIZE_MAX) return false;
     for (size_t i = 0; i < length; i++) {
@@ -468,7 +490,7 @@ static hf_error_t check_sections(const hf_event_definition_t *definition, uint64
     if (definition->section_count > HF_EVENT_SECTIONS_MAX) return invalid(detail, "sections");
     for (uint32_t s = 0; s < definition->section_count; s++) {
         const hf_section_definition_t *section = &definition->sections[s];
-        if (!valid_id(section->id)) return invalid(detail, "sections");
+        if (!hf_core_id_valid(section->id)) return invalid(detail, "sections");
         if (section->price < 0 || section->price > HF_PRICE_MAX) return invalid(detail, "sections");
         if (section->row_count == 0 || section->row_count > HF_SECTION_ROWS_MAX)
             return invalid(detail, "sections");
@@ -477,7 +499,7 @@ static hf_error_t check_sections(const hf_event_definition_t *definition, uint64
                 return invalid(detail, "sections");
         for (uint32_t r = 0; r < section->row_count; r++) {
             const hf_row_definition_t *row = &section->rows[r];
-            if (!valid_id(row->id) || row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
+            if (!hf_core_id_valid(row->id) || row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
                 return invalid(detail, "sections");
             for (uint32_t other = 0; other < r; other++)
                 if (strcmp(section->rows[other].id, row->id) == 0)
@@ -494,7 +516,7 @@ static hf_error_t check_pools(const hf_event_definition_t *definition, hf_error_
     if (definition->pool_count > HF_EVENT_POOLS_MAX) return invalid(detail, "pools");
     for (uint32_t p = 0; p < definition->pool_count; p++) {
         const hf_pool_definition_t *pool = &definition->pools[p];
-        if (!valid_id(pool->id)) return invalid(detail, "pools");
+        if (!hf_core_id_valid(pool->id)) return invalid(detail, "pools");
         if (pool->capacity < 0 || pool->capacity > HF_POOL_CAPACITY_MAX) return invalid(detail, "pools");
         if (pool->price < 0 || pool->price > HF_PRICE_MAX) return invalid(detail, "pools");
         for (uint32_t other = 0; other < p; other++)
@@ -505,7 +527,7 @@ static hf_error_t check_pools(const hf_event_definition_t *definition, hf_error_
 
 static hf_error_t check_definition(const hf_core_t *core, const hf_event_definition_t *definition,
                                    uint64_t *seats, uint64_t *rows, hf_error_detail_t *detail) {
-    if (!valid_id(definition->id)) return invalid(detail, "id");
+    if (!hf_core_id_valid(definition->id)) return invalid(detail, "id");
     if (definition->hold_ttl_ms <= 0 || definition->hold_ttl_ms > HF_HOLD_TTL_MS_MAX)
         return invalid(detail, "hold_ttl_s");
     if (definition->max_hold_ms < definition->hold_ttl_ms || definition->max_hold_ms > HF_HOLD_TTL_MS_MAX)

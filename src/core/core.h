@@ -61,6 +61,11 @@ typedef enum hf_error {
 const char *hf_error_code(hf_error_t error);
 /* HTTP status of API.md for an error (409). */
 int hf_error_status(hf_error_t error);
+/* The words of API.md for statuses ("available", "held", ...); static strings. */
+const char *hf_seat_status_name(uint8_t status);
+const char *hf_hold_status_name(uint8_t status);
+/* The seat status named by text; false when there is none. */
+bool hf_seat_status_parse(const char *text, uint8_t *status);
 
 typedef struct hf_error_detail {
     const char *field;             /* HF_ERROR_INVALID_REQUEST: static string */
@@ -291,6 +296,8 @@ hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const cha
 uint32_t hf_core_event_count(const hf_core_t *core);
 const hf_event_t *hf_core_event_at(const hf_core_t *core, uint32_t index); /* creation order */
 const hf_event_t *hf_core_event(const hf_core_t *core, const char *event_id, uint32_t *index);
+/* Whether id is a client-chosen id of API.md: [A-Za-z0-9_.]{1,64}. */
+bool hf_core_id_valid(const char *id);
 /* Seat index of "SECTION-ROW-NUMBER", in O(1); false when there is no such seat. */
 bool hf_core_seat_find(const hf_event_t *event, const char *seat_id, uint32_t *seat_index);
 /* Writes the seat's id into out (HF_SEAT_ID_SIZE_MAX + 1 bytes). */

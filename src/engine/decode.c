@@ -102,13 +102,8 @@ static bool copy_id(json_t *member, char *out) {
     if (!json_is_string(member)) return false;
     size_t length = json_string_length(member);
     const char *text = json_string_value(member);
-    if (length == 0 || length > HF_ID_SIZE_MAX) return false;
-    for (size_t i = 0; i < length; i++) {
-        char c = text[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '.';
-        if (!ok) return false;
-    }
+    /* A NUL inside the string would hide the rest of it from the check. */
+    if (strlen(text) != length || !hf_core_id_valid(text)) return false;
     memcpy(out, text, length + 1);
     return true;
 }

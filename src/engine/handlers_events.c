@@ -82,16 +82,6 @@ typedef struct seat_filter {
     uint32_t limit;
 } seat_filter_t;
 
-static bool parse_status(const char *text, int *status) {
-    static const char *names[] = {"available", "held", "sold"};
-    for (int i = 0; i < 3; i++) {
-        if (strcmp(text, names[i]) != 0) continue;
-        *status = i;
-        return true;
-    }
-    return false;
-}
-
 static bool parse_limit(const char *text, uint32_t *limit) {
     char *end;
     long value = strtol(text, &end, 10);
@@ -115,9 +105,14 @@ static bool seat_filter_read(hf_request_t *request, const hf_event_t *event, sea
         filter->start = event->sections[s].first_seat;
         filter->end = filter->start + event->sections[s].seat_count;
     }
-    if (hf_query_get(query, "status", value, sizeof value) && !parse_status(value, &filter->status)) {
-        hf_reply_error(request, 400, "invalid_request", "status must be available, held or sold", "status");
-        return false;
+    uint8_t status;
+    if (hf_query_get(query, "status", value, sizeof value)) {
+        if (!hf_seat_status_parse(value, &status)) {
+            hf_reply_error(request, 400, "invalid_request", "status must be available, held or sold",
+                           "status");
+            return false;
+        }
+        filter->status = status;
     }
     if (hf_query_get(query, "limit", value, sizeof value) && !parse_limit(value, &filter->limit)) {
         hf_reply_error(request, 400, "invalid_request", "limit must be an integer from 1 to 10000", "limit");

@@ -237,11 +237,6 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
     return hf_decode_string(request, body, "payment_ref", HF_PAYMENT_REF_SIZE_MAX, false, payment_ref);
 }
 
-static const char *seat_status_word(uint8_t status) {
-    static const char *words[] = {"available", "held", "sold"};
-    return words[status];
-}
-
 /* 409 version_conflict with the current version and status of each seat that moved. */
 static void reply_version_conflict(hf_request_t *request, const hf_hold_request_t *booking,
                                    const hf_error_detail_t *detail) {
@@ -262,7 +257,7 @@ static void reply_version_conflict(hf_request_t *request, const hf_hold_request_
         hf_json_object_begin(&json);
         hf_json_key(&json, "id"); hf_json_string(&json, seat_id);
         hf_json_key(&json, "version"); hf_json_int(&json, event->seats[seat].version);
-        hf_json_key(&json, "status"); hf_json_string(&json, seat_status_word(event->seats[seat].status));
+        hf_json_key(&json, "status"); hf_json_string(&json, hf_seat_status_name(event->seats[seat].status));
         hf_json_object_end(&json);
     }
     hf_json_array_end(&json);

@@ -65,11 +65,6 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_object_end(json);
 }
 
-static const char *seat_status_name(uint8_t status) {
-    static const char *names[] = {"available", "held", "sold"};
-    return names[status];
-}
-
 void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_index) {
     const hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
     const hf_section_t *section = &event->sections[row->section];
@@ -82,7 +77,7 @@ void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_inde
     hf_json_key(json, "row"); hf_json_string(json, row->id);
     hf_json_key(json, "number"); hf_json_int(json, seat_index - row->first_seat + 1);
     hf_json_key(json, "price"); hf_json_int(json, section->price);
-    hf_json_key(json, "status"); hf_json_string(json, seat_status_name(seat->status));
+    hf_json_key(json, "status"); hf_json_string(json, hf_seat_status_name(seat->status));
     hf_json_key(json, "version"); hf_json_int(json, seat->version);
     hf_json_object_end(json);
 }
@@ -107,18 +102,13 @@ void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_object_end(json);
 }
 
-static const char *hold_status_name(uint8_t status) {
-    static const char *names[] = {"held", "confirmed", "released", "expired"};
-    return names[status];
-}
-
 void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms) {
     const hf_event_t *event = hf_core_event_at(core, hold->event);
     hf_json_object_begin(json);
     hf_json_key(json, "reservation_id"); hf_json_string(json, hold->id);
     hf_json_key(json, "event"); hf_json_string(json, event->id);
     hf_json_key(json, "user_id"); hf_json_string(json, hf_core_user_id(core, hold->user));
-    hf_json_key(json, "status"); hf_json_string(json, hold_status_name(hold->status));
+    hf_json_key(json, "status"); hf_json_string(json, hf_hold_status_name(hold->status));
     hf_render_items(json, core, event, hold->item_offset, hold->seat_count, hold->pool_count);
     hf_json_key(json, "total"); hf_json_int(json, hold->total);
     hf_json_key(json, "currency"); hf_json_string(json, event->currency);

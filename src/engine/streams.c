@@ -49,9 +49,9 @@ void hf_streams_record(hf_engine_t *engine, const hf_mutation_t *mutation) {
     hf_buffer_append(out, &head, sizeof head);
     size_t text_at = out->length;
     if (mutation->type == HF_MUTATION_SEAT) {
-        static const char *words[] = {"available", "held", "sold"};
         hf_buffer_printf(out, "event: seat\ndata: {\"id\":\"%s\",\"status\":\"%s\",\"version\":%u}\n\n",
-                         mutation->seat_id, words[mutation->status], mutation->version);
+                         mutation->seat_id, hf_seat_status_name((uint8_t)mutation->status),
+                         mutation->version);
     } else {
         hf_buffer_printf(out, "event: pool\ndata: {\"id\":\"%s\",\"available\":%lld,\"held\":%lld,"
                          "\"sold\":%lld}\n\n", mutation->pool_id, (long long)mutation->available,
