@@ -7,10 +7,10 @@
 #define HF_ID_SIZE_MAX 64
 /* user_id: any non-empty string of at most 128 bytes (API.md section 1). */
 #define HF_USER_ID_SIZE_MAX 128
-/* Server-made ids: a 4-byte prefix ("res_", "ord_") and 32 hex digits: the creation second
- * (32 bits, so the store's indexes grow at one end) and the 96 random bits the contract asks
- * for. */
-#define HF_SERVER_ID_SIZE 36
+/* Server-made ids: a 4-byte prefix ("res_", "ord_") and 36 hex digits: the creation time in
+ * milliseconds (48 bits, so the store's indexes grow at one end) and the 96 random bits the
+ * contract asks for. */
+#define HF_SERVER_ID_SIZE 40
 /* A seat id is SECTION-ROW-NUMBER: two ids, a number of at most 7 digits and two dashes. */
 #define HF_SEAT_ID_SIZE_MAX (2 * HF_ID_SIZE_MAX + 2 + 7)
 /* Event names and payment references are free text: bounded so a record has a bounded size. */

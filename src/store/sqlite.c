@@ -29,7 +29,7 @@
 #include "store/fault.h"
 #include "store/store.h"
 
-#define SCHEMA_VERSION "1"
+#define SCHEMA_VERSION "2"
 #define ERROR_SIZE 512
 #define HASH_SIZE 32
 /* How long a writer waits for a lock held by another connection (an operator's sqlite3 shell
@@ -44,15 +44,15 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS meta("
     "  key TEXT PRIMARY KEY, value TEXT);"
     "CREATE TABLE IF NOT EXISTS events("
-    "  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL,"
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
     "  config TEXT NOT NULL, created_at INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS holds("
-    "  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, status TEXT NOT NULL, items TEXT NOT NULL,"
     "  total INTEGER NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,"
     "  order_id TEXT);"
     "CREATE TABLE IF NOT EXISTS orders("
-    "  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, reservation_id TEXT UNIQUE, status TEXT NOT NULL,"
     "  items TEXT NOT NULL, total INTEGER NOT NULL, currency TEXT, payment_ref TEXT,"
     "  created_at INTEGER NOT NULL);"
@@ -242,7 +242,7 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
         goto fail;
     /* 64 MiB of page cache: the hot pages of holds and seats stay in memory instead of being
      * read back at every batch. */
-    if (sqlite3_exec(database, "PRAGMA cache_size=-65536", NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_exec(database, "PRAGMA cache_size=-4096", NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
     if (sqlite3_exec(database, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) goto fail;
     if (query_word(database, "SELECT value FROM meta WHERE key = 'schema_version'", word,
