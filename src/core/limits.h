@@ -78,6 +78,11 @@
  * queueing without bound; expiries still join the batch. */
 #define HF_STORE_BATCH_MUTATIONS_MAX 200000u
 
+/* Batches handed to the store and not yet durable: the one being written plus those written
+ * and waiting for a sync of the log. Syncs overlap, so a few are in flight at full load; the
+ * bound keeps the streams' per-batch publish buffers a small fixed ring. */
+#define HF_STORE_BATCHES_IN_FLIGHT_MAX 8u
+
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u
 

@@ -75,11 +75,13 @@ static void submit_if_idle(hf_engine_t *engine) {
     if (engine->store_failed || hf_batch_count(engine->open_batch) == 0) return;
     /* No spare batch means the last result has not been taken yet: the store is not free. */
     if (!engine->spare_batch || !hf_store_idle(engine->store)) return;
+    uint64_t in_flight = engine->open_sequence - 1 - engine->durable_sequence;
+    if (in_flight >= HF_STORE_BATCHES_IN_FLIGHT_MAX) return;
     hf_batch_t *batch = engine->open_batch;
     engine->open_batch = engine->spare_batch;
     engine->spare_batch = NULL;
     hf_store_submit(engine->store, batch, engine->open_sequence);
-    hf_streams_batch_submitted(engine);
+    hf_streams_batch_submitted(engine, engine->open_sequence);
     engine->open_sequence++;
 }
 
@@ -113,31 +115,56 @@ static void reload_durable_state(hf_engine_t *engine) {
     log_line("error", line);
 }
 
+/* Nothing more is acknowledged: replies waiting for a batch after durable_sequence answer
+ * 503, streams close, and changes answer 503 until a restart. Reads go on from the durable
+ * state when it can be trusted: after a failed write it is final (the store let the earlier
+ * syncs settle first), after a failed fsync it is not (the kernel may have dropped pages that
+ * the process would still read back). */
+static void store_failure(hf_engine_t *engine, const char *error, bool reads_trusted) {
+    char line[700];
+    snprintf(line, sizeof line, "store failed, answering 503 from now on: %s", error);
+    log_line("error", line);
+    engine->store_failed = true;
+    hf_batch_clear(engine->open_batch);
+    for (uint64_t s = engine->durable_sequence + 1; s < engine->open_sequence; s++)
+        hf_streams_batch_durable(engine, s, false);
+    hf_streams_close_all(engine);
+    if (reads_trusted) reload_durable_state(engine);
+    hf_http_server_fail_pending(engine->http, engine->durable_sequence);
+}
+
+/* Streams get each newly durable batch's changes in order; replies are released after the
+ * next batch went to the store, since writing them takes longer than starting it. */
 static void on_store_done(uv_async_t *handle) {
     hf_engine_t *engine = handle->data;
-    uint64_t sequence;
-    bool ok;
-    char error[512];
-    hf_batch_t *batch = hf_store_take_result(engine->store, &sequence, &ok, error, sizeof error);
-    if (!batch) return;
-    engine->spare_batch = batch;
-    hf_streams_batch_durable(engine, sequence, ok);
-    if (ok) {
-        engine->durable_sequence = sequence;
-        hf_http_server_release(engine->http, sequence);
-    } else {
-        /* The memory now runs ahead of the disk: acknowledge nothing more until a restart
-         * reloads the state from what is durable. */
-        char line[700];
-        snprintf(line, sizeof line, "store commit failed, answering 503 from now on: %s", error);
-        log_line("error", line);
-        engine->store_failed = true;
-        hf_batch_clear(engine->open_batch);
-        hf_streams_close_all(engine);
-        reload_durable_state(engine);
-        hf_http_server_fail_pending(engine->http, engine->durable_sequence);
+    if (engine->store_failed) {
+        /* Still take back a batch written after the failure: shutdown waits for it. */
+        hf_batch_t *late = hf_store_take_result(engine->store, NULL, NULL, NULL, 0);
+        if (late) engine->spare_batch = late;
+        return;
     }
-    submit_if_idle(engine);
+    /* The written batch first: a failed one is reported only once the syncs before it have
+     * settled, so the durable sequence read after it is final. */
+    bool written = true;
+    char write_error[512] = "";
+    hf_batch_t *batch = hf_store_take_result(engine->store, NULL, &written, write_error,
+                                             sizeof write_error);
+    if (batch) engine->spare_batch = batch;
+
+    char error[512] = "";
+    uint64_t durable;
+    bool synced = hf_store_durable(engine->store, &durable, error, sizeof error);
+    for (uint64_t s = engine->durable_sequence + 1; s <= durable; s++)
+        hf_streams_batch_durable(engine, s, true);
+    if (durable > engine->durable_sequence) engine->durable_sequence = durable;
+    if (!synced) {
+        store_failure(engine, error, false);
+    } else if (batch && !written) {
+        store_failure(engine, write_error, true);
+    } else {
+        submit_if_idle(engine);
+        hf_http_server_release(engine->http, engine->durable_sequence);
+    }
 }
 
 static void store_done_from_thread(void *context) {
@@ -335,7 +362,8 @@ void hf_engine_destroy(hf_engine_t *engine) {
     if (engine->spare_batch) hf_batch_destroy(engine->spare_batch);
     hf_idempotency_free(&engine->idempotency);
     hf_buffer_free(&engine->publish_open);
-    hf_buffer_free(&engine->publish_flight);
+    for (size_t i = 0; i < HF_STORE_BATCHES_IN_FLIGHT_MAX; i++)
+        hf_buffer_free(&engine->publish_flight[i]);
     free(engine->subscriber_lists);
     free(engine);
 }

@@ -68,7 +68,9 @@ struct hf_engine {
     uint32_t subscriber_lists_count;
     uint32_t stream_count;
     hf_buffer_t publish_open;    /* seat and pool changes of the open batch, as SSE text */
-    hf_buffer_t publish_flight;  /* those of the batch being committed */
+    /* Those of each batch handed to the store and not yet durable, by sequence modulo the
+     * ring's size. */
+    hf_buffer_t publish_flight[HF_STORE_BATCHES_IN_FLIGHT_MAX];
     uv_timer_t keepalive_timer;
 
     uv_async_t store_done;
@@ -182,9 +184,11 @@ void hf_reply_error(hf_request_t *request, int status, const char *code, const c
 void hf_handle_event_stream(hf_request_t *request);
 /* Formats a SEAT or POOL record into the open batch's publish buffer (if anyone listens). */
 void hf_streams_record(hf_engine_t *engine, const hf_mutation_t *mutation);
-/* The open batch went to the store: its changes now wait for that commit. */
-void hf_streams_batch_submitted(hf_engine_t *engine);
-/* The batch in flight is durable (ok) or failed: send or drop its changes. */
+/* The open batch went to the store as batch sequence: its changes now wait for it to be
+ * durable. */
+void hf_streams_batch_submitted(hf_engine_t *engine, uint64_t sequence);
+/* Batch sequence is durable (ok) or lost: send or drop its changes. Called for each batch in
+ * sequence order. */
 void hf_streams_batch_durable(hf_engine_t *engine, uint64_t sequence, bool ok);
 void hf_streams_keepalive(hf_engine_t *engine);
 void hf_streams_close_all(hf_engine_t *engine);

@@ -4,6 +4,7 @@
  * of each event that subscribed before that batch. */
 #include "engine/internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,15 +62,21 @@ void hf_streams_record(hf_engine_t *engine, const hf_mutation_t *mutation) {
     memcpy(out->data + head_at, &head, sizeof head);
 }
 
-void hf_streams_batch_submitted(hf_engine_t *engine) {
-    hf_buffer_t swap = engine->publish_flight;
-    engine->publish_flight = engine->publish_open;
+static hf_buffer_t *flight_buffer(hf_engine_t *engine, uint64_t sequence) {
+    return &engine->publish_flight[sequence % HF_STORE_BATCHES_IN_FLIGHT_MAX];
+}
+
+void hf_streams_batch_submitted(hf_engine_t *engine, uint64_t sequence) {
+    hf_buffer_t *flight = flight_buffer(engine, sequence);
+    assert(flight->length == 0); /* the engine never has more batches in flight than slots */
+    hf_buffer_t swap = *flight;
+    *flight = engine->publish_open;
     engine->publish_open = swap;
     hf_buffer_reset(&engine->publish_open);
 }
 
 void hf_streams_batch_durable(hf_engine_t *engine, uint64_t sequence, bool ok) {
-    hf_buffer_t *flight = &engine->publish_flight;
+    hf_buffer_t *flight = flight_buffer(engine, sequence);
     for (size_t at = 0; ok && at < flight->length;) {
         publish_head_t head;
         memcpy(&head, flight->data + at, sizeof head);

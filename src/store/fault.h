@@ -7,11 +7,12 @@
  *   HOLDFAST_FAULT_FAIL_SYNC=N    the same for xSync (SQLITE_IOERR_FSYNC)
  *
  * Counting starts at hf_store_start, so opening and loading never trip a fault and N counts
- * the writes of batches only. Threads: configured before the store thread exists, then used
- * by that thread alone. */
+ * the writes of batches only. Threads: configured before the store thread exists; writes are
+ * counted on the store thread alone, syncs on it and on the log syncer's threads. */
 #ifndef HF_STORE_FAULT_H
 #define HF_STORE_FAULT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Name of the fault VFS to open the database with, or NULL when no fault is asked for. On a
@@ -19,5 +20,9 @@
 const char *hf_store_fault_vfs(char *error, size_t error_size);
 /* From now on writes and syncs are counted. */
 void hf_store_fault_arm(void);
+/* Counts one sync and tells whether it must fail (HOLDFAST_FAULT_FAIL_SYNC). The log
+ * syncer's own fdatasync calls go through here, since they bypass SQLite's VFS. Safe from any
+ * thread. */
+bool hf_store_fault_sync_fails(void);
 
 #endif

@@ -1,6 +1,9 @@
 /* The SQLite store: plain tables an operator can query with sqlite3, written by one thread in
- * group commits. Each batch the engine submits becomes one transaction and one fsync
- * (journal_mode=WAL with synchronous=FULL syncs the log at every COMMIT). The UNIQUE index on
+ * group commits. Each batch the engine submits becomes one transaction. Loading runs with
+ * synchronous=FULL; once the store thread starts, COMMIT only writes the log
+ * (synchronous=NORMAL) and the syncer (sync.h) makes it durable with fdatasync on threads of
+ * its own, so the next batch is written while the last one is synced. A batch counts as
+ * durable only when a sync that started after its COMMIT has finished. The UNIQUE index on
  * order_items stands behind the engine: a seat is in at most one active order of an event,
  * whatever a bug upstream may try.
  *
@@ -28,6 +31,7 @@
 #include "store/checkpoint.h"
 #include "store/fault.h"
 #include "store/store.h"
+#include "store/sync.h"
 
 #define SCHEMA_VERSION "2"
 #define ERROR_SIZE 512
@@ -156,11 +160,13 @@ struct hf_store {
     sqlite3_stmt *statements[STATEMENT_COUNT];
     uint64_t batches_since_purge;    /* store thread only */
     uint64_t batches_begun;          /* store thread only */
+    bool failed_in_sync;             /* store thread only: the last failure was an fsync */
     uint64_t fail_batch;             /* fault seam for tests: this batch fails (0: none) */
 
     pthread_t thread;
     bool thread_started;
     hf_checkpointer_t *checkpointer; /* started with the thread */
+    hf_syncer_t *syncer;             /* started with the thread */
     hf_store_done_fn done;
     void *done_context;
 
@@ -516,6 +522,14 @@ static int idempotency_purge(hf_store_t *store, const hf_batch_t *batch)
 }
 
 /* One transaction for the whole batch; on failure nothing of it remains. */
+/* SQLite syncs the log itself at times (its header when the log restarts, before its own
+ * checkpoints): such a failure is a failed fsync like the syncer's, with the same meaning. */
+static bool sync_failed(sqlite3 *database)
+{
+    int code = sqlite3_extended_errcode(database);
+    return code == SQLITE_IOERR_FSYNC || code == SQLITE_IOERR_DIR_FSYNC;
+}
+
 static bool batch_write(hf_store_t *store, const hf_batch_t *batch, char *error,
                         size_t error_size)
 {
@@ -555,6 +569,7 @@ static bool batch_write(hf_store_t *store, const hf_batch_t *batch, char *error,
     }
     return true;
 fail:
+    store->failed_in_sync = sync_failed(store->database);
     /* SQLite may already have rolled back by itself (a full disk, an I/O error). */
     if (!sqlite3_get_autocommit(store->database)) statement_run(store, STATEMENT_ROLLBACK);
     return false;
@@ -577,8 +592,16 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
     bool ok = batch_write(store, batch, error, sizeof error);
     double seconds = seconds_since(&start);
     size_t count = hf_batch_count(batch);
-    if (!ok) fprintf(stderr, "holdfast: %s (batch %" PRIu64 " of %zu mutations rolled back)\n",
-                     error, sequence, count);
+    if (ok) {
+        hf_syncer_written(store->syncer, sequence);
+    } else {
+        fprintf(stderr, "holdfast: %s (batch %" PRIu64 " of %zu mutations rolled back)\n",
+                error, sequence, count);
+        /* The batches before this one are committed: let their syncs settle first, so the
+         * engine, told of the failure, finds the durable state final and can reload it. */
+        if (store->failed_in_sync) hf_syncer_fail(store->syncer, error);
+        hf_syncer_wait(store->syncer);
+    }
     /* Cleared here, off the engine thread, so taking the result back costs nothing. */
     hf_batch_clear(batch);
 
@@ -629,6 +652,22 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
     store->done_context = context;
     hf_store_fault_arm(); /* injected write and sync faults count batches only */
     store->checkpointer = hf_checkpointer_start(store->database);
+    char error[ERROR_SIZE] = "";
+    const char *path = sqlite3_db_filename(store->database, "main");
+    char log_path[4096];
+    if (path == NULL || snprintf(log_path, sizeof log_path, "%s-wal", path) >= (int)sizeof log_path) {
+        fprintf(stderr, "holdfast: store: the database has no usable file name\n");
+        return -1;
+    }
+    if (sqlite3_exec(store->database, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, "holdfast: store: %s\n", sqlite3_errmsg(store->database));
+        return -1;
+    }
+    store->syncer = hf_syncer_start(log_path, done, context, error, sizeof error);
+    if (store->syncer == NULL) {
+        fprintf(stderr, "holdfast: %s\n", error);
+        return -1;
+    }
     int rc = pthread_create(&store->thread, NULL, store_thread, store);
     if (rc != 0) {
         fprintf(stderr, "holdfast: store: cannot start its thread: %s\n", strerror(rc));
@@ -678,6 +717,14 @@ hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok
     return batch;
 }
 
+bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
+                      size_t error_size)
+{
+    *sequence = 0;
+    if (store->syncer == NULL) return true;
+    return hf_syncer_durable(store->syncer, sequence, error, error_size);
+}
+
 void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats)
 {
     hf_store_t *shared = (hf_store_t *)store; /* see hf_store_idle */
@@ -697,6 +744,8 @@ void hf_store_close(hf_store_t *store)
         pthread_mutex_unlock(&store->mutex);
         pthread_join(store->thread, NULL);
     }
+    /* After the store thread: the last batch it wrote is synced before the threads stop. */
+    hf_syncer_stop(store->syncer);
     hf_checkpointer_stop(store->checkpointer);
     hf_batch_destroy(store->submitted);
     hf_batch_destroy(store->finished);

@@ -1,11 +1,13 @@
 /* Durability. A batch collects copied mutation records on the engine thread; the store thread
- * writes a whole batch in one transaction with one fsync (group commit). The engine keeps
- * applying commands into the next batch while one commits. At start the store reads the
- * tables back through a loader's callbacks.
+ * writes a whole batch in one transaction (group commit) and hands it back at once; the
+ * batch becomes durable a little later, when a sync of the log that started after its commit
+ * has finished (sync.h). The engine keeps applying commands into the next batch meanwhile, and
+ * the store writes that one while the last is synced. At start the store reads the tables back
+ * through a loader's callbacks.
  *
- * Threads: hf_store_submit, hf_store_take_result and the batch functions are called from the
- * engine thread only; the done callback runs on the store thread and must only wake the
- * engine (uv_async_send). */
+ * Threads: hf_store_submit, hf_store_take_result, hf_store_durable and the batch functions
+ * are called from the engine thread only; the done callback runs on the store's threads and
+ * must only wake the engine (uv_async_send). */
 #ifndef HF_STORE_H
 #define HF_STORE_H
 
@@ -62,18 +64,26 @@ typedef void (*hf_store_done_fn)(void *context);
 int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_size);
 int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *error,
                   size_t error_size);
-/* Starts the store thread. done is called on that thread after each batch. */
+/* Starts the store thread and the log syncer. done is called after each batch is written and
+ * after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);
 /* True when no batch is in flight (hf_store_submit may be called). */
 bool hf_store_idle(const hf_store_t *store);
 /* Hands over a batch; the store owns it until hf_store_take_result returns it. */
 void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence);
-/* After done: returns the finished batch (cleared, to reuse) or NULL when none is finished;
+/* After done: returns the written batch (cleared, to reuse) or NULL when none is finished;
  * *sequence is the batch's sequence, *ok false when its transaction failed (then nothing of
- * it is durable and error holds the reason). */
+ * it is durable and error holds the reason, and every batch before it is already durable or
+ * hf_store_durable reports the failed sync). Written is not durable: see hf_store_durable. */
 hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok,
                                  char *error, size_t error_size);
-/* Stops the thread after the batch in flight; then frees everything. */
+/* Every batch up to *sequence is durable. Returns false once a sync of the log has failed
+ * (error then holds the reason): nothing after *sequence will ever be durable, and what the
+ * store reads back may not be what is on the disk. */
+bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
+                      size_t error_size);
+/* Stops the thread after the batch in flight, syncs what was written; then frees
+ * everything. */
 void hf_store_close(hf_store_t *store);
 
 /* Batch statistics for /metrics (read on the engine thread). */

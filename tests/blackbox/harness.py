@@ -30,8 +30,8 @@ TIMEOUT_SCALE = 1.0
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 15.0
 
-RES_ID_RE = re.compile(r"^res_[0-9a-f]{32}$")
-ORD_ID_RE = re.compile(r"^ord_[0-9a-f]{32}$")
+RES_ID_RE = re.compile(r"^res_[0-9a-f]{36}$")
+ORD_ID_RE = re.compile(r"^ord_[0-9a-f]{36}$")
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 

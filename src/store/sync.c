@@ -1,0 +1,181 @@
+/* Syncing the write-ahead log on threads of its own (see sync.h). */
+#include "store/sync.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/fault.h"
+
+#define ERROR_SIZE 512
+
+struct hf_syncer {
+    int fd;
+    void (*notify)(void *);
+    void *context;
+    pthread_t threads[HF_SYNCER_THREADS];
+    int thread_count;
+
+    /* Under mutex. written >= claimed >= durable, except that a sync may finish after a
+     * later one: durable is the highest sequence any finished sync covered. */
+    pthread_mutex_t mutex;
+    pthread_cond_t work;         /* written moved past claimed, or stopping */
+    pthread_cond_t progress;     /* durable moved, or a sync failed */
+    uint64_t written, claimed, durable;
+    bool failed, stopping;
+    char error[ERROR_SIZE];
+};
+
+static void error_write(char *error, size_t error_size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void error_write(char *error, size_t error_size, const char *format, ...) {
+    if (error == NULL || error_size == 0) return;
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(error, error_size, format, arguments);
+    va_end(arguments);
+}
+
+/* One fdatasync, or the injected failure of the fault seam. Returns 0 or an errno. */
+static int sync_log(hf_syncer_t *syncer) {
+    if (hf_store_fault_sync_fails()) return EIO;
+    return fdatasync(syncer->fd) == 0 ? 0 : errno;
+}
+
+static void *sync_thread(void *argument) {
+    hf_syncer_t *syncer = argument;
+    pthread_mutex_lock(&syncer->mutex);
+    for (;;) {
+        while (!syncer->failed && syncer->written == syncer->claimed && !syncer->stopping)
+            pthread_cond_wait(&syncer->work, &syncer->mutex);
+        /* Stopping waits for the work: what was written before the stop is synced. */
+        if (syncer->failed || syncer->written == syncer->claimed) break;
+        uint64_t target = syncer->written;
+        syncer->claimed = target;
+        pthread_mutex_unlock(&syncer->mutex);
+        int result = sync_log(syncer);
+        pthread_mutex_lock(&syncer->mutex);
+        if (result != 0 && !syncer->failed) {
+            syncer->failed = true;
+            error_write(syncer->error, sizeof syncer->error,
+                        "store: fdatasync of the write-ahead log failed: %s", strerror(result));
+        } else if (result == 0 && !syncer->failed && target > syncer->durable) {
+            syncer->durable = target;
+        }
+        pthread_cond_broadcast(&syncer->progress);
+        pthread_mutex_unlock(&syncer->mutex);
+        syncer->notify(syncer->context);
+        pthread_mutex_lock(&syncer->mutex);
+    }
+    /* A failure ends every thread: wake the others so they see it. */
+    pthread_cond_broadcast(&syncer->work);
+    pthread_mutex_unlock(&syncer->mutex);
+    return NULL;
+}
+
+/* The log's name must survive a crash too: SQLite syncs the directory when it creates a
+ * journal under synchronous=FULL, and under NORMAL that is now our job. */
+static int sync_directory(const char *path, char *error, size_t error_size) {
+    char copy[4096];
+    if (strlen(path) >= sizeof copy) {
+        error_write(error, error_size, "store: path too long: %s", path);
+        return -1;
+    }
+    strcpy(copy, path);
+    const char *directory = dirname(copy);
+    int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        error_write(error, error_size, "store: cannot sync the directory %s: %s", directory,
+                    strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+hf_syncer_t *hf_syncer_start(const char *path, void (*notify)(void *), void *context,
+                             char *error, size_t error_size) {
+    hf_syncer_t *syncer = calloc(1, sizeof *syncer);
+    if (!syncer) abort();
+    syncer->notify = notify;
+    syncer->context = context;
+    pthread_mutex_init(&syncer->mutex, NULL);
+    pthread_cond_init(&syncer->work, NULL);
+    pthread_cond_init(&syncer->progress, NULL);
+    /* Any descriptor of the file will do: fdatasync flushes the file, not the descriptor. */
+    syncer->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (syncer->fd < 0) {
+        error_write(error, error_size, "store: cannot open %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (sync_directory(path, error, error_size) != 0) goto fail;
+    for (int i = 0; i < HF_SYNCER_THREADS; i++) {
+        int rc = pthread_create(&syncer->threads[i], NULL, sync_thread, syncer);
+        if (rc != 0) {
+            error_write(error, error_size, "store: cannot start a sync thread: %s", strerror(rc));
+            goto fail;
+        }
+        syncer->thread_count++;
+    }
+    return syncer;
+fail:
+    hf_syncer_stop(syncer);
+    return NULL;
+}
+
+void hf_syncer_written(hf_syncer_t *syncer, uint64_t sequence) {
+    pthread_mutex_lock(&syncer->mutex);
+    if (sequence > syncer->written) syncer->written = sequence;
+    pthread_cond_signal(&syncer->work);
+    pthread_mutex_unlock(&syncer->mutex);
+}
+
+bool hf_syncer_durable(hf_syncer_t *syncer, uint64_t *sequence, char *error,
+                       size_t error_size) {
+    pthread_mutex_lock(&syncer->mutex);
+    *sequence = syncer->durable;
+    bool ok = !syncer->failed;
+    if (!ok) error_write(error, error_size, "%s", syncer->error);
+    pthread_mutex_unlock(&syncer->mutex);
+    return ok;
+}
+
+void hf_syncer_fail(hf_syncer_t *syncer, const char *error) {
+    pthread_mutex_lock(&syncer->mutex);
+    if (!syncer->failed) {
+        syncer->failed = true;
+        error_write(syncer->error, sizeof syncer->error, "%s", error);
+    }
+    pthread_cond_broadcast(&syncer->progress);
+    pthread_cond_broadcast(&syncer->work);
+    pthread_mutex_unlock(&syncer->mutex);
+}
+
+void hf_syncer_wait(hf_syncer_t *syncer) {
+    pthread_mutex_lock(&syncer->mutex);
+    while (!syncer->failed && syncer->durable < syncer->written)
+        pthread_cond_wait(&syncer->progress, &syncer->mutex);
+    pthread_mutex_unlock(&syncer->mutex);
+}
+
+void hf_syncer_stop(hf_syncer_t *syncer) {
+    if (syncer == NULL) return;
+    pthread_mutex_lock(&syncer->mutex);
+    syncer->stopping = true;
+    pthread_cond_broadcast(&syncer->work);
+    pthread_mutex_unlock(&syncer->mutex);
+    for (int i = 0; i < syncer->thread_count; i++) pthread_join(syncer->threads[i], NULL);
+    if (syncer->fd >= 0) close(syncer->fd);
+    pthread_cond_destroy(&syncer->progress);
+    pthread_cond_destroy(&syncer->work);
+    pthread_mutex_destroy(&syncer->mutex);
+    free(syncer);
+}
