@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void hf_buffer_init(hf_buffer_t *buffer) { memset(buffer, 0, sizeof *buffer); }
 
@@ -165,11 +164,31 @@ void hf_json_string(hf_json_t *json, const char *text) {
     hf_json_string_length(json, text, strlen(text));
 }
 
+/* Longest decimal int64_t: "-9223372036854775808" is 20 characters. */
+#define INT64_DIGITS_MAX 20
+
+/* Writes value in decimal at out (room for INT64_DIGITS_MAX characters, no NUL) and returns the
+ * length. The JSON writer runs on the event-loop thread for every response, and the printf
+ * family showed up in its profile, so the digits are produced here by hand. The magnitude is
+ * taken as unsigned because negating INT64_MIN in int64_t would overflow. */
+static size_t format_int(int64_t value, char *out) {
+    char reversed[INT64_DIGITS_MAX];
+    uint64_t magnitude = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    size_t count = 0;
+    do {
+        reversed[count++] = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude != 0);
+    size_t length = 0;
+    if (value < 0) out[length++] = '-';
+    while (count > 0) out[length++] = reversed[--count];
+    return length;
+}
+
 void hf_json_int(hf_json_t *json, int64_t value) {
     value_prefix(json);
-    char digits[24];
-    int length = snprintf(digits, sizeof digits, "%lld", (long long)value);
-    hf_buffer_append(json->out, digits, (size_t)length);
+    char digits[INT64_DIGITS_MAX];
+    hf_buffer_append(json->out, digits, format_int(value, digits));
 }
 
 void hf_json_bool(hf_json_t *json, bool value) {
@@ -184,34 +203,96 @@ void hf_json_null(hf_json_t *json) {
 
 void hf_json_seconds(hf_json_t *json, int64_t milliseconds) {
     value_prefix(json);
-    if (milliseconds % 1000 == 0) {
-        hf_buffer_printf(json->out, "%lld", (long long)(milliseconds / 1000));
-        return;
+    /* Room for the whole seconds, the point and three decimals. */
+    char text[INT64_DIGITS_MAX + 4];
+    size_t length = format_int(milliseconds / 1000, text);
+    int64_t fraction = milliseconds % 1000;
+    if (fraction != 0) {
+        /* C division truncates toward zero, so the fraction of a negative value is negative and
+         * its magnitude is what is written; that keeps the output the printf version gave. As a
+         * consequence a value between -1 s and 0 loses its sign (-500 -> 0.5); durations are
+         * validated positive before they get here, so that case does not occur. */
+        if (fraction < 0) fraction = -fraction;
+        text[length++] = '.';
+        text[length++] = (char)('0' + fraction / 100);
+        text[length++] = (char)('0' + fraction / 10 % 10);
+        text[length++] = (char)('0' + fraction % 10);
+        /* Three decimals with trailing zeros removed: 1500 -> 1.5. The fraction is not zero, so
+         * this stops before reaching the point. */
+        while (text[length - 1] == '0') length--;
     }
-    /* Three decimals, trailing zeros removed: 1500 -> 1.5. */
-    char text[32];
-    snprintf(text, sizeof text, "%lld.%03lld", (long long)(milliseconds / 1000),
-             (long long)(llabs(milliseconds % 1000)));
-    size_t length = strlen(text);
-    while (text[length - 1] == '0') length--;
     hf_buffer_append(json->out, text, length);
 }
 
-void hf_format_time(int64_t unix_ms, char out[32]) {
-    time_t seconds = (time_t)(unix_ms / 1000);
-    int64_t milliseconds = unix_ms % 1000;
-    if (milliseconds < 0) {
-        milliseconds += 1000;
-        seconds -= 1;
+/* Writes value as exactly width decimal digits ending just before end, padding with zeros. */
+static void put_digits(char *end, uint32_t value, int width) {
+    for (int i = 0; i < width; i++) {
+        *--end = (char)('0' + value % 10);
+        value /= 10;
     }
-    struct tm parts;
-    gmtime_r(&seconds, &parts);
-    /* Formatted wide first: the compiler cannot know tm fields stay in their ranges. */
-    char wide[96];
-    snprintf(wide, sizeof wide, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900,
-             parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
-             (int)milliseconds);
-    snprintf(out, 32, "%.31s", wide);
+}
+
+/* The calendar arithmetic below works on days counted from 0000-03-01 rather than from
+ * 1970-01-01: with March as the first month the leap day is the last day of a year, so the day
+ * within a year does not depend on whether the year is a leap year. The Gregorian calendar
+ * repeats exactly every 400 years (146097 days), which splits the problem into a whole number
+ * of such cycles plus a position inside one cycle that is never negative. */
+#define DAYS_PER_CYCLE 146097
+#define DAYS_FROM_0000_03_01_TO_1970_01_01 719468
+#define MS_PER_DAY INT64_C(86400000)
+/* RFC 3339 only has four-digit years, so the supported range is 0000-01-01T00:00:00.000Z to
+ * 9999-12-31T23:59:59.999Z; times outside it are clamped to its ends, which keeps the output
+ * well-formed and exactly 24 characters long for every input. */
+#define FORMAT_TIME_MIN_MS INT64_C(-62167219200000)
+#define FORMAT_TIME_MAX_MS INT64_C(253402300799999)
+
+/* The civil date (proleptic Gregorian) of a day counted from 1970-01-01, which may be negative. */
+static void civil_from_days(int64_t days, int64_t *year, uint32_t *month, uint32_t *day) {
+    int64_t shifted = days + DAYS_FROM_0000_03_01_TO_1970_01_01;
+    /* Floor division: days before 0000-03-01 belong to a cycle with a negative number. */
+    int64_t cycle = (shifted >= 0 ? shifted : shifted - (DAYS_PER_CYCLE - 1)) / DAYS_PER_CYCLE;
+    uint32_t day_of_cycle = (uint32_t)(shifted - cycle * DAYS_PER_CYCLE); /* 0 .. 146096 */
+    /* Taking out the leap days before this day leaves 365 days per year, so dividing by 365
+     * gives the year. A leap day ends every 1460 days (four plain years), except at the end of
+     * each 36524-day century, except again at the end of the cycle (its last day, 146096). */
+    uint32_t year_of_cycle = (day_of_cycle - day_of_cycle / 1460 + day_of_cycle / 36524 -
+                              day_of_cycle / 146096) / 365; /* 0 .. 399 */
+    uint32_t day_of_year = day_of_cycle - (365 * year_of_cycle + year_of_cycle / 4 -
+                                           year_of_cycle / 100); /* 0 .. 365, from 1 March */
+    /* Month lengths from March to January run 31 30 31 30 31 31 30 31 30 31 31, a pattern that
+     * repeats every five months in 153 days, so a linear formula maps a day to its month. */
+    uint32_t month_from_march = (5 * day_of_year + 2) / 153; /* 0 = March .. 11 = February */
+    *day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    *month = month_from_march < 10 ? month_from_march + 3 : month_from_march - 9;
+    /* January and February are the end of the March-based year, so they belong to the next
+     * calendar year. */
+    *year = cycle * 400 + year_of_cycle + (*month <= 2 ? 1 : 0);
+}
+
+void hf_format_time(int64_t unix_ms, char out[32]) {
+    if (unix_ms < FORMAT_TIME_MIN_MS) unix_ms = FORMAT_TIME_MIN_MS;
+    if (unix_ms > FORMAT_TIME_MAX_MS) unix_ms = FORMAT_TIME_MAX_MS;
+    /* Floor division, so a time before 1970 falls on the previous day with a positive time of
+     * day: -1 is 1969-12-31T23:59:59.999Z. */
+    int64_t days = unix_ms / MS_PER_DAY;
+    int64_t ms_of_day = unix_ms % MS_PER_DAY;
+    if (ms_of_day < 0) {
+        ms_of_day += MS_PER_DAY;
+        days -= 1;
+    }
+    int64_t year;
+    uint32_t month, day;
+    civil_from_days(days, &year, &month, &day);
+    uint32_t ms = (uint32_t)ms_of_day; /* below 86400000, fits */
+    /* Fixed layout: 2026-11-21T20:00:00.000Z */
+    memcpy(out, "0000-00-00T00:00:00.000Z", 25);
+    put_digits(out + 4, (uint32_t)year, 4);
+    put_digits(out + 7, month, 2);
+    put_digits(out + 10, day, 2);
+    put_digits(out + 13, ms / 3600000, 2);
+    put_digits(out + 16, ms / 60000 % 60, 2);
+    put_digits(out + 19, ms / 1000 % 60, 2);
+    put_digits(out + 23, ms % 1000, 3);
 }
 
 void hf_json_time(hf_json_t *json, int64_t unix_ms) {

@@ -56,7 +56,8 @@ void hf_json_time(hf_json_t *json, int64_t unix_ms);
 /* Raw, already valid JSON. */
 void hf_json_raw(hf_json_t *json, const char *text, size_t length);
 
-/* RFC 3339 UTC with milliseconds into out (at least 25 bytes). */
+/* RFC 3339 UTC with milliseconds into out (at least 25 bytes). Years 0000 to 9999 only: times
+ * outside that range are clamped to its ends. */
 void hf_format_time(int64_t unix_ms, char out[32]);
 
 #endif
