@@ -181,6 +181,8 @@ struct hf_store {
     char finished_error[ERROR_SIZE];
     bool stopping;
     hf_store_stats_t stats;
+
+    bool holds_batch;                /* engine thread only: submitted and not yet taken back */
 };
 
 static void error_write(char *error, size_t error_size, const char *format, ...)
@@ -678,16 +680,13 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
 }
 
 /* Idle means the store holds no batch: none being written and none finished but not yet
- * taken back, so there is a single result slot and it is always free at submit. */
+ * taken back, so there is a single result slot and it is always free at submit. Only the
+ * engine thread moves the store in and out of idle (submit, take_result), so it reads its own
+ * flag without the mutex: the engine asks at every loop turn, and taking the lock there made
+ * the store thread wait for it. */
 bool hf_store_idle(const hf_store_t *store)
 {
-    /* The mutex is the only part of a const store that changes; the store itself is never
-     * defined const. */
-    hf_store_t *shared = (hf_store_t *)store;
-    pthread_mutex_lock(&shared->mutex);
-    bool idle = shared->submitted == NULL && shared->finished == NULL;
-    pthread_mutex_unlock(&shared->mutex);
-    return idle;
+    return !store->holds_batch;
 }
 
 void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
@@ -695,6 +694,7 @@ void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
     assert(store != NULL && batch != NULL && store->thread_started);
     pthread_mutex_lock(&store->mutex);
     assert(store->submitted == NULL && store->finished == NULL && !store->stopping);
+    store->holds_batch = true;
     store->submitted = batch;
     store->submitted_sequence = sequence;
     pthread_cond_signal(&store->wake);
@@ -712,6 +712,7 @@ hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok
         if (ok != NULL) *ok = store->finished_ok;
         error_write(error, error_size, "%s", store->finished_error);
         store->finished = NULL;
+        store->holds_batch = false;
     }
     pthread_mutex_unlock(&store->mutex);
     return batch;
