@@ -121,6 +121,8 @@ static void reload_durable_state(hf_engine_t *engine) {
  * syncs settle first), after a failed fsync it is not (the kernel may have dropped pages that
  * the process would still read back). */
 static void store_failure(hf_engine_t *engine, const char *error, bool reads_trusted) {
+    /* What became durable with the news of the failure is still acknowledged. */
+    hf_http_server_release(engine->http, engine->durable_sequence);
     char line[700];
     snprintf(line, sizeof line, "store failed, answering 503 from now on: %s", error);
     log_line("error", line);

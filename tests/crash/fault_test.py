@@ -276,7 +276,8 @@ def test_fault_under_concurrent_load():
         acknowledged = {a["reservation_id"]: s for s, (st, a) in results.items() if st == 201}
         others = [st for st, _ in results.values() if st != 201]
         check(others and all(st == 503 for st in others),
-              "answers after the failure: %s" % sorted(set(map(str, others))))
+              "answers after the failure: %s %s" % (sorted(set(map(str, others))),
+                                                     [a for st, a in results.values() if st is None]))
         check(server.stop() == 1, "exit code after the failure")
         server.start()
         check_whole(server.port, acknowledged)
