@@ -18,8 +18,7 @@ void hf_buffer_reset(hf_buffer_t *buffer) {
     if (buffer->data) buffer->data[0] = '\0';
 }
 
-void hf_buffer_reserve(hf_buffer_t *buffer, size_t extra) {
-    size_t needed = buffer->length + extra + 1; /* room for the terminating NUL */
+void hf_buffer_grow(hf_buffer_t *buffer, size_t needed) {
     if (needed <= buffer->capacity) return;
     size_t capacity = buffer->capacity ? buffer->capacity : 256;
     while (capacity < needed) capacity *= 2;
@@ -29,18 +28,9 @@ void hf_buffer_reserve(hf_buffer_t *buffer, size_t extra) {
     buffer->capacity = capacity;
 }
 
-void hf_buffer_append(hf_buffer_t *buffer, const void *data, size_t length) {
-    hf_buffer_reserve(buffer, length);
-    if (length) memcpy(buffer->data + buffer->length, data, length);
-    buffer->length += length;
-    buffer->data[buffer->length] = '\0';
-}
-
 void hf_buffer_append_string(hf_buffer_t *buffer, const char *text) {
     hf_buffer_append(buffer, text, strlen(text));
 }
-
-void hf_buffer_append_char(hf_buffer_t *buffer, char c) { hf_buffer_append(buffer, &c, 1); }
 
 void hf_buffer_printf(hf_buffer_t *buffer, const char *format, ...) {
     va_list arguments;
@@ -108,44 +98,58 @@ static size_t utf8_sequence(const unsigned char *text, size_t available) {
     return length;
 }
 
+/* Bytes a JSON string cannot carry as they are: control characters, the quote, the backslash,
+ * and every byte of a multi-byte UTF-8 sequence (checked, then copied). */
+static bool needs_care(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+
 /* Escapes text as a JSON string. Bytes that are not valid UTF-8 (an error message quoting a
- * client's broken input, say) become U+FFFD, so no answer is ever invalid JSON text. */
+ * client's broken input, say) become U+FFFD, so no answer is ever invalid JSON text. Room for
+ * the worst case (every byte escaped to six) is made once, so the loop writes straight into
+ * the buffer: this runs for every key and string of every answer. */
 static void write_escaped(hf_buffer_t *out, const char *text, size_t length) {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *bytes = (const unsigned char *)text;
-    hf_buffer_reserve(out, length + 2);
-    hf_buffer_append_char(out, '"');
-    size_t start = 0;
-    for (size_t i = 0; i < length; i++) {
+    hf_buffer_reserve(out, 6 * length + 2);
+    char *to = out->data + out->length;
+    *to++ = '"';
+    for (size_t i = 0; i < length;) {
         unsigned char c = bytes[i];
+        if (!needs_care(c)) {
+            *to++ = (char)c;
+            i++;
+            continue;
+        }
         if (c >= 0x80) {
             size_t sequence = utf8_sequence(bytes + i, length - i);
             if (sequence > 0) {
-                i += sequence - 1;
-                continue;
+                memcpy(to, text + i, sequence);
+                to += sequence;
+                i += sequence;
+            } else {
+                memcpy(to, "\\ufffd", 6);
+                to += 6;
+                i++;
             }
-            hf_buffer_append(out, text + start, i - start);
-            hf_buffer_append(out, "\\ufffd", 6);
-            start = i + 1;
             continue;
         }
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        hf_buffer_append(out, text + start, i - start);
-        start = i + 1;
+        i++;
+        *to++ = '\\';
         switch (c) {
-        case '"': hf_buffer_append(out, "\\\"", 2); break;
-        case '\\': hf_buffer_append(out, "\\\\", 2); break;
-        case '\n': hf_buffer_append(out, "\\n", 2); break;
-        case '\r': hf_buffer_append(out, "\\r", 2); break;
-        case '\t': hf_buffer_append(out, "\\t", 2); break;
-        default: {
-            char escape[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            hf_buffer_append(out, escape, 6);
-        }
+        case '"': *to++ = '"'; break;
+        case '\\': *to++ = '\\'; break;
+        case '\n': *to++ = 'n'; break;
+        case '\r': *to++ = 'r'; break;
+        case '\t': *to++ = 't'; break;
+        default:
+            memcpy(to, "u00", 3);
+            to[3] = hex[c >> 4];
+            to[4] = hex[c & 15];
+            to += 5;
         }
     }
-    hf_buffer_append(out, text + start, length - start);
-    hf_buffer_append_char(out, '"');
+    *to++ = '"';
+    *to = '\0';
+    out->length = (size_t)(to - out->data);
 }
 
 void hf_json_key(hf_json_t *json, const char *key) {

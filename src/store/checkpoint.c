@@ -17,6 +17,7 @@ struct hf_checkpointer {
 
 static void *checkpoint_thread(void *argument) {
     hf_checkpointer_t *checkpointer = argument;
+    pthread_setname_np(pthread_self(), "hf-checkpoint"); /* for top -H, perf and gdb */
     pthread_mutex_lock(&checkpointer->mutex);
     for (;;) {
         while (!checkpointer->wanted && !checkpointer->stopping)

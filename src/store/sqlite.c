@@ -627,6 +627,7 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
 static void *store_thread(void *argument)
 {
     hf_store_t *store = argument;
+    pthread_setname_np(pthread_self(), "hf-store"); /* for top -H, perf and gdb */
     pthread_mutex_lock(&store->mutex);
     for (;;) {
         while (store->submitted == NULL && !store->stopping)

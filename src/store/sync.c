@@ -51,6 +51,7 @@ static int sync_log(hf_syncer_t *syncer) {
 
 static void *sync_thread(void *argument) {
     hf_syncer_t *syncer = argument;
+    pthread_setname_np(pthread_self(), "hf-sync"); /* for top -H, perf and gdb */
     pthread_mutex_lock(&syncer->mutex);
     for (;;) {
         while (!syncer->failed && syncer->written == syncer->claimed && !syncer->stopping)
