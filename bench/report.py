@@ -190,6 +190,14 @@ def main():
         except ValueError:
             core = None
 
+    profile = None
+    profile_path = os.path.join(results, "raw", "profile.json")
+    if os.path.exists(profile_path):
+        try:
+            profile = json.load(open(profile_path, encoding="utf-8"))
+        except ValueError:
+            profile = None
+
     out = []
     w = out.append
     w("# Benchmarks")
@@ -375,6 +383,42 @@ def main():
               " pair): the first pick reads every row and took %.0f µs; the following picks, which"
               " skip rows by their available count and free-run bound, took %.1f µs each (mean of"
               " 9,999)." % (core["best_available_first_us"], core["best_available_us"]))
+            w("")
+    else:
+        w("Not run.")
+        w("")
+
+    # ---- callgrind ----
+    w("## Where the instructions go (callgrind)")
+    w("")
+    if profile:
+        per = profile["per_answer"]
+        w("Timings on this machine move by 10-20%% from run to run; instruction counts do not. "
+          "bench/profile.sh runs the server under `valgrind --tool=callgrind --separate-threads=yes`, "
+          "warms it up, then counts %s seconds of hold-random at %d connections (%s answers: %s). "
+          "Only user-space instructions are counted: the system calls (socket reads and writes, "
+          "fdatasync) are not, and they are most of the syncer threads' and half of the loop "
+          "thread's time (perf)." % (profile.get("seconds"), profile.get("connections", 10),
+                                      "{:,}".format(profile["answers"]),
+                                      ", ".join("%s %s" % (k, "{:,}".format(v)) for k, v in
+                                                sorted(profile.get("statuses", {}).items()))))
+        w("")
+        w("| thread | instructions per answer |")
+        w("| --- | ---: |")
+        names = {"loop": "loop (HTTP, JSON, core, answers)", "store": "hf-store (SQLite writes)",
+                 "syncer": "hf-sync (fdatasync of the log)", "checkpoint": "hf-checkpoint"}
+        for role in ("loop", "store", "syncer", "checkpoint", "other"):
+            if role in per:
+                w("| %s | %s |" % (names.get(role, role), "{:,}".format(per[role])))
+        w("")
+        if profile.get("loop_top"):
+            w("The loop thread's own instructions per answer, by function (a library without symbols "
+              "is counted as one):")
+            w("")
+            w("| function | per answer |")
+            w("| --- | ---: |")
+            for entry in profile["loop_top"]:
+                w("| `%s` | %s |" % (entry["function"], "{:,}".format(entry["per_answer"])))
             w("")
     else:
         w("Not run.")

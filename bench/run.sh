@@ -12,7 +12,7 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash"   parts to run
+#   BENCH_ONLY="holdfast redis postgres core flash profile"   parts to run
 #   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
 # Results stay in bench/results/<UTC time>/ (raw outputs, commands, logs).
 set -euo pipefail
@@ -23,7 +23,7 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile"}
 hf_port=$port_base
 redis_port=$((port_base + 1))
 pg_port=$((port_base + 2))
@@ -252,6 +252,18 @@ if want core; then
     "$corebench" --ops 1000000 --reps "$reps" --json "$raw/core.json" >"$raw/core.txt" 2>&1 ||
         log "corebench FAILED (see $raw/core.txt)"
     log "$(tail -1 "$raw/core.txt")"
+fi
+
+# ---- instructions per request, by thread (callgrind: exact, unlike the timings) ----
+if want profile; then
+    log "callgrind profile of hold-random"
+    note_command "bench/profile.sh $results/profile  (valgrind --tool=callgrind on build/holdfast; hold-random -c 10 -d 5 after a warm-up)"
+    if bench/profile.sh "$results/profile" >"$raw/profile.txt" 2>&1; then
+        cp "$results/profile/profile.json" "$raw/profile.json"
+        log "$(tail -1 "$raw/profile.txt")"
+    else
+        log "profile FAILED (see $raw/profile.txt)"
+    fi
 fi
 
 if want redis; then

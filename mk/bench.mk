@@ -14,3 +14,8 @@ $(BUILD)/bench/corebench: bench/corebench.c $(CORE_RELEASE_OBJECTS)
 bench-tools: $(BUILD)/bench/loadgen $(BUILD)/bench/corebench
 
 bench: bench-tools
+
+# Instructions per hold answer, by thread, under callgrind: exact where timings are noisy.
+.PHONY: bench-profile
+bench-profile: $(BUILD)/holdfast $(BUILD)/bench/loadgen
+	bench/profile.sh bench/results/profile-$$(date -u +%Y%m%dT%H%M%SZ)

@@ -13,7 +13,7 @@ packages=(build-essential pkg-config libuv1-dev node-llhttp libjansson-dev libsq
           libssl-dev libpq-dev)
 test_packages=(libcmocka-dev python3 sqlite3 curl clang libclang-rt-14-dev chromium valgrind
                cppcheck clang-tidy)
-bench_packages=(wrk curl python3 redis-server redis-tools postgresql postgresql-contrib gnuplot-nox)
+bench_packages=(wrk curl python3 redis-server redis-tools postgresql postgresql-contrib gnuplot-nox valgrind)
 
 check=0
 want_node=0
