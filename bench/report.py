@@ -168,6 +168,16 @@ SERIES = [
 ]
 
 
+def read_json(path):
+    """The parsed file, or None when it is missing or unreadable (that part did not run)."""
+    if not os.path.exists(path):
+        return None
+    try:
+        return json.load(open(path, encoding="utf-8"))
+    except ValueError:
+        return None
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -182,21 +192,8 @@ def main():
     def point(system, variant, c, p=1):
         return summary(runs.get((system, variant, c, p), []))
 
-    core = None
-    core_path = os.path.join(results, "raw", "core.json")
-    if os.path.exists(core_path):
-        try:
-            core = json.load(open(core_path, encoding="utf-8"))
-        except ValueError:
-            core = None
-
-    profile = None
-    profile_path = os.path.join(results, "raw", "profile.json")
-    if os.path.exists(profile_path):
-        try:
-            profile = json.load(open(profile_path, encoding="utf-8"))
-        except ValueError:
-            profile = None
+    core = read_json(os.path.join(results, "raw", "core.json"))
+    profile = read_json(os.path.join(results, "raw", "profile.json"))
 
     out = []
     w = out.append

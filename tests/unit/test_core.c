@@ -1863,22 +1863,25 @@ static void assert_time_matches_reference(int64_t unix_ms)
         fail_msg("%lld: %s, expected %s", (long long)unix_ms, actual, expected);
 }
 
-static const char *json_int_text(hf_buffer_t *buffer, int64_t value)
+/* The text one JSON writer function makes of value, alone in the buffer. */
+static const char *json_value_text(hf_buffer_t *buffer, void (*write)(hf_json_t *, int64_t),
+                                   int64_t value)
 {
     hf_json_t json;
     hf_buffer_reset(buffer);
     hf_json_init(&json, buffer);
-    hf_json_int(&json, value);
+    write(&json, value);
     return buffer->data;
+}
+
+static const char *json_int_text(hf_buffer_t *buffer, int64_t value)
+{
+    return json_value_text(buffer, hf_json_int, value);
 }
 
 static const char *json_seconds_text(hf_buffer_t *buffer, int64_t milliseconds)
 {
-    hf_json_t json;
-    hf_buffer_reset(buffer);
-    hf_json_init(&json, buffer);
-    hf_json_seconds(&json, milliseconds);
-    return buffer->data;
+    return json_value_text(buffer, hf_json_seconds, milliseconds);
 }
 
 static void test_json_int(void **state)
