@@ -192,7 +192,8 @@ static size_t format_int(int64_t value, char *out) {
 void hf_json_int(hf_json_t *json, int64_t value) {
     value_prefix(json);
     char digits[INT64_DIGITS_MAX];
-    hf_buffer_append(json->out, digits, format_int(value, digits));
+    size_t length = format_int(value, digits);
+    hf_buffer_append(json->out, digits, length);
 }
 
 void hf_json_bool(hf_json_t *json, bool value) {

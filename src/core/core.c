@@ -205,9 +205,9 @@ const char *hf_hold_status_name(uint8_t status) {
 }
 
 bool hf_seat_status_parse(const char *text, uint8_t *status) {
-    for (uint8_t i = 0; i <= HF_SEAT_SOLD; i++) {
+    for (int i = 0; i <= HF_SEAT_SOLD; i++) {
         if (strcmp(text, SEAT_STATUS_NAMES[i]) != 0) continue;
-        *status = i;
+        *status = (uint8_t)i;
         return true;
     }
     return false;
