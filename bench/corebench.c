@@ -97,6 +97,16 @@ typedef struct inputs {
     uint32_t user_count;
 } inputs_t;
 
+/* A run counts only if the core it leaves behind is consistent. */
+static void check_and_destroy(hf_core_t *core, hf_time_ms_t now) {
+    const char *fault = hf_core_check(core, now);
+    if (fault) {
+        fprintf(stderr, "corebench: core check: %s\n", fault);
+        exit(1);
+    }
+    hf_core_destroy(core);
+}
+
 static double run_hold_release(const inputs_t *inputs, uint64_t ops, uint64_t seed) {
     hf_core_t *core = make_core(inputs->seat_count);
     uint64_t rng = seed;
@@ -119,12 +129,7 @@ static double run_hold_release(const inputs_t *inputs, uint64_t ops, uint64_t se
         }
     }
     double elapsed = now_s() - start;
-    const char *fault = hf_core_check(core, now);
-    if (fault) {
-        fprintf(stderr, "corebench: core check: %s\n", fault);
-        exit(1);
-    }
-    hf_core_destroy(core);
+    check_and_destroy(core, now);
     return (double)ops / elapsed;
 }
 
@@ -161,12 +166,7 @@ static double run_hold_commit(const inputs_t *inputs, uint64_t ops, uint64_t see
         }
     }
     double elapsed = now_s() - start;
-    const char *fault = hf_core_check(core, now);
-    if (fault) {
-        fprintf(stderr, "corebench: core check: %s\n", fault);
-        exit(1);
-    }
-    hf_core_destroy(core);
+    check_and_destroy(core, now);
     free(order);
     free(seat_ids);
     return (double)ops / elapsed;

@@ -90,7 +90,7 @@ void hf_store_close(hf_store_t *store);
 typedef struct hf_store_stats {
     uint64_t batches, mutations, failures;
     uint64_t last_batch_size;
-    double last_commit_seconds;
+    double last_commit_seconds;  /* writing the batch up to its COMMIT; the sync comes after */
 } hf_store_stats_t;
 void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats);
 
