@@ -332,7 +332,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     }
     init_handles(engine);
     if (hf_store_start(engine->store, store_done_from_thread, engine) != 0) {
-        fprintf(stderr, "holdfast: cannot start the store thread\n");
+        fprintf(stderr, "holdfast: cannot start the store's workers\n");
         goto fail;
     }
     return engine;

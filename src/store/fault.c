@@ -17,7 +17,7 @@ typedef struct fault_state {
     uint64_t fail_write;   /* 0: never */
     uint64_t fail_sync;
     uint64_t writes;
-    /* Counted by SQLite's syncs on the store thread and by the log syncer's threads. */
+    /* Counted by SQLite's syncs and by the log syncer's, on the store's workers. */
     atomic_uint_fast64_t syncs;
     atomic_int armed;
     sqlite3_vfs *root;

@@ -2,13 +2,13 @@
  * N-th write or fsync on purpose, as a dying disk would. Driven by environment variables read
  * when the store opens; without them nothing is installed and SQLite runs on its own VFS.
  *
- *   HOLDFAST_FAULT_FAIL_WRITE=N   the N-th xWrite after the store thread starts, and every one
+ *   HOLDFAST_FAULT_FAIL_WRITE=N   the N-th xWrite after the store starts, and every one
  *                                 after it, fails with SQLITE_IOERR_WRITE
  *   HOLDFAST_FAULT_FAIL_SYNC=N    the same for xSync (SQLITE_IOERR_FSYNC)
  *
  * Counting starts at hf_store_start, so opening and loading never trip a fault and N counts
- * the writes of batches only. Threads: configured before the store thread exists; writes are
- * counted on the store thread alone, syncs on it and on the log syncer's threads. */
+ * the writes of batches only. Threads: configured before the store's workers exist; writes are
+ * counted by one worker at a time (batches are written one after another), syncs by any. */
 #ifndef HF_STORE_FAULT_H
 #define HF_STORE_FAULT_H
 

@@ -1,11 +1,10 @@
-/* The SQLite store: plain tables an operator can query with sqlite3, written by one thread in
- * group commits. Each batch the engine submits becomes one transaction. Loading runs with
- * synchronous=FULL; once the store thread starts, COMMIT only writes the log
- * (synchronous=NORMAL) and the syncer (sync.h) makes it durable with fdatasync on threads of
- * its own, so the next batch is written while the last one is synced. A batch counts as
- * durable only when a sync that started after its COMMIT has finished. The UNIQUE index on
- * order_items stands behind the engine: a seat is in at most one active order of an event,
- * whatever a bug upstream may try.
+/* The SQLite store: plain tables an operator can query with sqlite3, written in group commits.
+ * Each batch the engine submits becomes one transaction. Loading runs with synchronous=FULL;
+ * once the workers start, COMMIT only writes the log (synchronous=NORMAL), and the worker that
+ * wrote a batch then makes the log durable with fdatasync (sync.h), while another worker
+ * writes the next batch. A batch counts as durable only when a sync that started after its
+ * COMMIT has finished. The UNIQUE index on order_items stands behind the engine: a seat is in
+ * at most one active order of an event, whatever a bug upstream may try.
  *
  * One transaction per batch, whatever its size: splitting a batch would let an early part
  * commit while a later part fails, and the engine could not tell its clients which of their
@@ -13,8 +12,10 @@
  * (HF_STORE_BATCH_MUTATIONS_MAX), not here.
  *
  * Threads: the connection is used by the caller of hf_store_open and hf_store_load until
- * hf_store_start, then by the store thread alone (pthread_create and pthread_join order the
- * hand-overs). Everything the engine thread and the store thread share sits under mutex. */
+ * hf_store_start, then by one worker at a time: the engine submits a batch only after taking
+ * the last one back, so a batch is written only after the previous write finished, and the
+ * mutex that hands batches over orders one worker's use of the connection before the next.
+ * Everything the engine thread and the workers share sits under mutex. */
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -158,22 +159,24 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
 struct hf_store {
     sqlite3 *database;
     sqlite3_stmt *statements[STATEMENT_COUNT];
-    uint64_t batches_since_purge;    /* store thread only */
-    uint64_t batches_begun;          /* store thread only */
-    bool failed_in_sync;             /* store thread only: the last failure was an fsync */
+    uint64_t batches_since_purge;    /* the writing worker only */
+    uint64_t batches_begun;          /* the writing worker only */
+    bool failed_in_sync;             /* the writing worker only: the last failure was an fsync */
     uint64_t fail_batch;             /* fault seam for tests: this batch fails (0: none) */
 
-    pthread_t thread;
-    bool thread_started;
-    hf_checkpointer_t *checkpointer; /* started with the thread */
-    hf_syncer_t *syncer;             /* started with the thread */
+    pthread_t workers[HF_STORE_WORKERS];
+    int worker_count;
+    bool started;
+    hf_checkpointer_t *checkpointer; /* started with the workers */
+    hf_syncer_t *syncer;             /* opened with the workers */
     hf_store_done_fn done;
     void *done_context;
 
-    /* Shared between the engine thread and the store thread: read and written under mutex. */
+    /* Shared between the engine thread and the workers: read and written under mutex. */
     pthread_mutex_t mutex;
     pthread_cond_t wake;
-    hf_batch_t *submitted;           /* waiting for the store thread, or being written */
+    hf_batch_t *submitted;           /* waiting for a worker */
+    hf_batch_t *writing;             /* taken by a worker, not yet finished */
     uint64_t submitted_sequence;
     hf_batch_t *finished;            /* written (or failed), waiting for take_result */
     uint64_t finished_sequence;
@@ -329,7 +332,7 @@ fail:
     return -1;
 }
 
-/* ---- Writing a batch (store thread) ---- */
+/* ---- Writing a batch (a worker) ---- */
 
 /* Failures of our own, beside SQLite's result codes (which are all positive). */
 enum { WRITE_ROW_MISSING = -1, WRITE_TYPE_UNKNOWN = -2 };
@@ -584,9 +587,9 @@ static double seconds_since(const struct timespec *start)
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* Writes the batch taken from submitted, then publishes it as finished. Called and returns
- * with the mutex unlocked. */
-static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
+/* Writes a batch a worker took, then publishes it as finished. Called and returns with the
+ * mutex unlocked. Returns whether the batch was committed. */
+static bool batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
 {
     char error[ERROR_SIZE] = "";
     struct timespec start;
@@ -599,8 +602,9 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
     } else {
         fprintf(stderr, "holdfast: %s (batch %" PRIu64 " of %zu mutations rolled back)\n",
                 error, sequence, count);
-        /* The batches before this one are committed: let their syncs settle first, so the
-         * engine, told of the failure, finds the durable state final and can reload it. */
+        /* The batches before this one are committed: let their syncs (by the other workers)
+         * settle first, so the engine, told of the failure, finds the durable state final and
+         * can reload it. */
         if (store->failed_in_sync) hf_syncer_fail(store->syncer, error);
         hf_syncer_wait(store->syncer);
     }
@@ -608,7 +612,7 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
     hf_batch_clear(batch);
 
     pthread_mutex_lock(&store->mutex);
-    store->submitted = NULL;
+    store->writing = NULL;
     store->finished = batch;
     store->finished_sequence = sequence;
     store->finished_ok = ok;
@@ -622,9 +626,13 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
         store->stats.failures++;
     }
     pthread_mutex_unlock(&store->mutex);
+    return ok;
 }
 
-static void *store_thread(void *argument)
+/* A worker takes a batch, writes it, hands it back to the engine (which may then submit the
+ * next one to another worker), and only then syncs the log: the sync of one batch overlaps
+ * the write of the next, and no thread hand-over sits between a commit and its sync. */
+static void *store_worker(void *argument)
 {
     hf_store_t *store = argument;
     pthread_setname_np(pthread_self(), "hf-store"); /* for top -H, perf and gdb */
@@ -637,9 +645,12 @@ static void *store_thread(void *argument)
         if (store->submitted == NULL) break;
         hf_batch_t *batch = store->submitted;
         uint64_t sequence = store->submitted_sequence;
+        store->submitted = NULL;
+        store->writing = batch;
         pthread_mutex_unlock(&store->mutex);
-        batch_process(store, batch, sequence);
+        bool ok = batch_process(store, batch, sequence);
         store->done(store->done_context);
+        if (ok) hf_syncer_sync(store->syncer);
         pthread_mutex_lock(&store->mutex);
     }
     pthread_mutex_unlock(&store->mutex);
@@ -648,11 +659,25 @@ static void *store_thread(void *argument)
 
 /* ---- The engine's side ---- */
 
+static int workers_start(hf_store_t *store)
+{
+    for (int i = 0; i < HF_STORE_WORKERS; i++) {
+        int rc = pthread_create(&store->workers[i], NULL, store_worker, store);
+        if (rc != 0) {
+            fprintf(stderr, "holdfast: store: cannot start a worker: %s\n", strerror(rc));
+            return -1;
+        }
+        store->worker_count++;
+    }
+    return 0;
+}
+
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
 {
-    assert(store != NULL && done != NULL && !store->thread_started);
+    assert(store != NULL && done != NULL && !store->started);
     store->done = done;
     store->done_context = context;
+    store->started = true;
     hf_store_fault_arm(); /* injected write and sync faults count batches only */
     store->checkpointer = hf_checkpointer_start(store->database);
     char error[ERROR_SIZE] = "";
@@ -666,25 +691,19 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
         fprintf(stderr, "holdfast: store: %s\n", sqlite3_errmsg(store->database));
         return -1;
     }
-    store->syncer = hf_syncer_start(log_path, done, context, error, sizeof error);
+    store->syncer = hf_syncer_open(log_path, done, context, error, sizeof error);
     if (store->syncer == NULL) {
         fprintf(stderr, "holdfast: %s\n", error);
         return -1;
     }
-    int rc = pthread_create(&store->thread, NULL, store_thread, store);
-    if (rc != 0) {
-        fprintf(stderr, "holdfast: store: cannot start its thread: %s\n", strerror(rc));
-        return -1;
-    }
-    store->thread_started = true;
-    return 0;
+    return workers_start(store);
 }
 
 /* Idle means the store holds no batch: none being written and none finished but not yet
  * taken back, so there is a single result slot and it is always free at submit. Only the
  * engine thread moves the store in and out of idle (submit, take_result), so it reads its own
  * flag without the mutex: the engine asks at every loop turn, and taking the lock there made
- * the store thread wait for it. */
+ * the workers wait for it. */
 bool hf_store_idle(const hf_store_t *store)
 {
     return !store->holds_batch;
@@ -692,9 +711,10 @@ bool hf_store_idle(const hf_store_t *store)
 
 void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
 {
-    assert(store != NULL && batch != NULL && store->thread_started);
+    assert(store != NULL && batch != NULL && store->worker_count == HF_STORE_WORKERS);
     pthread_mutex_lock(&store->mutex);
-    assert(store->submitted == NULL && store->finished == NULL && !store->stopping);
+    assert(store->submitted == NULL && store->writing == NULL && store->finished == NULL &&
+           !store->stopping);
     store->holds_batch = true;
     store->submitted = batch;
     store->submitted_sequence = sequence;
@@ -739,17 +759,16 @@ void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats)
 void hf_store_close(hf_store_t *store)
 {
     if (store == NULL) return;
-    if (store->thread_started) {
-        pthread_mutex_lock(&store->mutex);
-        store->stopping = true;
-        pthread_cond_signal(&store->wake);
-        pthread_mutex_unlock(&store->mutex);
-        pthread_join(store->thread, NULL);
-    }
-    /* After the store thread: the last batch it wrote is synced before the threads stop. */
-    hf_syncer_stop(store->syncer);
+    pthread_mutex_lock(&store->mutex);
+    store->stopping = true;
+    pthread_cond_broadcast(&store->wake);
+    pthread_mutex_unlock(&store->mutex);
+    for (int i = 0; i < store->worker_count; i++) pthread_join(store->workers[i], NULL);
+    /* After the workers, which sync after every write they commit. */
+    hf_syncer_close(store->syncer);
     hf_checkpointer_stop(store->checkpointer);
     hf_batch_destroy(store->submitted);
+    hf_batch_destroy(store->writing);
     hf_batch_destroy(store->finished);
     for (int i = 0; i < STATEMENT_COUNT; i++) sqlite3_finalize(store->statements[i]);
     sqlite3_close(store->database);
@@ -884,7 +903,7 @@ fail:
 int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *error,
                   size_t error_size)
 {
-    assert(store != NULL && loader != NULL && !store->thread_started);
+    assert(store != NULL && loader != NULL && !store->started);
     /* One read transaction: the four tables are seen at the same instant. */
     if (sqlite3_exec(store->database, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
         error_write(error, error_size, "store: cannot begin reading: %s",

@@ -1,4 +1,4 @@
-/* Durability. A batch collects copied mutation records on the engine thread; the store thread
+/* Durability. A batch collects copied mutation records on the engine thread; a store worker
  * writes a whole batch in one transaction (group commit) and hands it back at once; the
  * batch becomes durable a little later, when a sync of the log that started after its commit
  * has finished (sync.h). The engine keeps applying commands into the next batch meanwhile, and
@@ -64,7 +64,7 @@ typedef void (*hf_store_done_fn)(void *context);
 int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_size);
 int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *error,
                   size_t error_size);
-/* Starts the store thread and the log syncer. done is called after each batch is written and
+/* Starts the store's workers and the log syncer. done is called after each batch is written and
  * after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);
 /* True when no batch is in flight (hf_store_submit may be called). */

@@ -1,4 +1,4 @@
-/* Syncing the write-ahead log on threads of its own (see sync.h). */
+/* Syncing the write-ahead log on the store's worker threads (see sync.h). */
 #include "store/sync.h"
 
 #include <errno.h>
@@ -19,16 +19,13 @@ struct hf_syncer {
     int fd;
     void (*notify)(void *);
     void *context;
-    pthread_t threads[HF_SYNCER_THREADS];
-    int thread_count;
 
     /* Under mutex. written >= claimed >= durable, except that a sync may finish after a
      * later one: durable is the highest sequence any finished sync covered. */
     pthread_mutex_t mutex;
-    pthread_cond_t work;         /* written moved past claimed, or stopping */
     pthread_cond_t progress;     /* durable moved, or a sync failed */
     uint64_t written, claimed, durable;
-    bool failed, stopping;
+    bool failed;
     char error[ERROR_SIZE];
 };
 
@@ -49,36 +46,33 @@ static int sync_log(hf_syncer_t *syncer) {
     return fdatasync(syncer->fd) == 0 ? 0 : errno;
 }
 
-static void *sync_thread(void *argument) {
-    hf_syncer_t *syncer = argument;
-    pthread_setname_np(pthread_self(), "hf-sync"); /* for top -H, perf and gdb */
+/* One sync of what is written, unless it is covered already; true when it synced. */
+static bool sync_written(hf_syncer_t *syncer) {
     pthread_mutex_lock(&syncer->mutex);
-    for (;;) {
-        while (!syncer->failed && syncer->written == syncer->claimed && !syncer->stopping)
-            pthread_cond_wait(&syncer->work, &syncer->mutex);
-        /* Stopping waits for the work: what was written before the stop is synced. */
-        if (syncer->failed || syncer->written == syncer->claimed) break;
-        uint64_t target = syncer->written;
-        syncer->claimed = target;
+    if (syncer->failed || syncer->written == syncer->claimed) {
         pthread_mutex_unlock(&syncer->mutex);
-        int result = sync_log(syncer);
-        pthread_mutex_lock(&syncer->mutex);
-        if (result != 0 && !syncer->failed) {
-            syncer->failed = true;
-            error_write(syncer->error, sizeof syncer->error,
-                        "store: fdatasync of the write-ahead log failed: %s", strerror(result));
-        } else if (result == 0 && !syncer->failed && target > syncer->durable) {
-            syncer->durable = target;
-        }
-        pthread_cond_broadcast(&syncer->progress);
-        pthread_mutex_unlock(&syncer->mutex);
-        syncer->notify(syncer->context);
-        pthread_mutex_lock(&syncer->mutex);
+        return false;
     }
-    /* A failure ends every thread: wake the others so they see it. */
-    pthread_cond_broadcast(&syncer->work);
+    /* Claimed before the sync starts: every batch written by now is covered by it. */
+    uint64_t target = syncer->written;
+    syncer->claimed = target;
     pthread_mutex_unlock(&syncer->mutex);
-    return NULL;
+    int result = sync_log(syncer);
+    pthread_mutex_lock(&syncer->mutex);
+    if (result != 0 && !syncer->failed) {
+        syncer->failed = true;
+        error_write(syncer->error, sizeof syncer->error,
+                    "store: fdatasync of the write-ahead log failed: %s", strerror(result));
+    } else if (result == 0 && !syncer->failed && target > syncer->durable) {
+        syncer->durable = target;
+    }
+    pthread_cond_broadcast(&syncer->progress);
+    pthread_mutex_unlock(&syncer->mutex);
+    return true;
+}
+
+void hf_syncer_sync(hf_syncer_t *syncer) {
+    if (sync_written(syncer)) syncer->notify(syncer->context);
 }
 
 /* The log's name must survive a crash too: SQLite syncs the directory when it creates a
@@ -102,14 +96,13 @@ static int sync_directory(const char *path, char *error, size_t error_size) {
     return 0;
 }
 
-hf_syncer_t *hf_syncer_start(const char *path, void (*notify)(void *), void *context,
+hf_syncer_t *hf_syncer_open(const char *path, void (*notify)(void *), void *context,
                              char *error, size_t error_size) {
     hf_syncer_t *syncer = calloc(1, sizeof *syncer);
     if (!syncer) abort();
     syncer->notify = notify;
     syncer->context = context;
     pthread_mutex_init(&syncer->mutex, NULL);
-    pthread_cond_init(&syncer->work, NULL);
     pthread_cond_init(&syncer->progress, NULL);
     /* Any descriptor of the file will do: fdatasync flushes the file, not the descriptor. */
     syncer->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -118,24 +111,15 @@ hf_syncer_t *hf_syncer_start(const char *path, void (*notify)(void *), void *con
         goto fail;
     }
     if (sync_directory(path, error, error_size) != 0) goto fail;
-    for (int i = 0; i < HF_SYNCER_THREADS; i++) {
-        int rc = pthread_create(&syncer->threads[i], NULL, sync_thread, syncer);
-        if (rc != 0) {
-            error_write(error, error_size, "store: cannot start a sync thread: %s", strerror(rc));
-            goto fail;
-        }
-        syncer->thread_count++;
-    }
     return syncer;
 fail:
-    hf_syncer_stop(syncer);
+    hf_syncer_close(syncer);
     return NULL;
 }
 
 void hf_syncer_written(hf_syncer_t *syncer, uint64_t sequence) {
     pthread_mutex_lock(&syncer->mutex);
     if (sequence > syncer->written) syncer->written = sequence;
-    pthread_cond_signal(&syncer->work);
     pthread_mutex_unlock(&syncer->mutex);
 }
 
@@ -156,7 +140,6 @@ void hf_syncer_fail(hf_syncer_t *syncer, const char *error) {
         error_write(syncer->error, sizeof syncer->error, "%s", error);
     }
     pthread_cond_broadcast(&syncer->progress);
-    pthread_cond_broadcast(&syncer->work);
     pthread_mutex_unlock(&syncer->mutex);
 }
 
@@ -167,16 +150,15 @@ void hf_syncer_wait(hf_syncer_t *syncer) {
     pthread_mutex_unlock(&syncer->mutex);
 }
 
-void hf_syncer_stop(hf_syncer_t *syncer) {
+void hf_syncer_close(hf_syncer_t *syncer) {
     if (syncer == NULL) return;
-    pthread_mutex_lock(&syncer->mutex);
-    syncer->stopping = true;
-    pthread_cond_broadcast(&syncer->work);
-    pthread_mutex_unlock(&syncer->mutex);
-    for (int i = 0; i < syncer->thread_count; i++) pthread_join(syncer->threads[i], NULL);
-    if (syncer->fd >= 0) close(syncer->fd);
+    /* The workers sync after every write, so this finds nothing left in a normal stop. No
+     * notify: whoever is closing is not waiting for it. */
+    if (syncer->fd >= 0) {
+        sync_written(syncer);
+        close(syncer->fd);
+    }
     pthread_cond_destroy(&syncer->progress);
-    pthread_cond_destroy(&syncer->work);
     pthread_mutex_destroy(&syncer->mutex);
     free(syncer);
 }

@@ -1,5 +1,5 @@
 /* Unit tests of store/: the batch's deep copies and memory reuse, and the SQLite store end to
- * end: every mutation written by the store thread, read back after a reopen, in the loader's
+ * end: every mutation written by the store's workers, read back after a reopen, in the loader's
  * order; the unique index as the last arbiter; failures rolled back whole. Each test works in
  * its own temporary directory. */
 #include <stdarg.h>
@@ -19,6 +19,8 @@
 #include "core/core.h"
 #include "core/limits.h"
 #include "store/store.h"
+#include "store/fault.h"
+#include "store/sync.h"
 
 /* 2026-11-21T20:00:00Z: a plausible "now" far from the epoch, so purge cut-offs are real. */
 #define NOW_MS 1795291200000LL
@@ -897,6 +899,103 @@ static void test_failed_sync_is_final(void **state)
     hf_batch_destroy(batch);
 }
 
+/* ---- The syncer alone ---- */
+
+static void count_notify(void *context)
+{
+    (*(int *)context)++;
+}
+
+static hf_syncer_t *syncer_open(const fixture_t *fixture, int *notified)
+{
+    char error[ERROR_SIZE] = "";
+    /* Clears the injected faults an earlier test armed: without the variables, none. */
+    assert_null(hf_store_fault_vfs(error, sizeof error));
+    assert_string_equal(error, "");
+    hf_syncer_t *syncer = hf_syncer_open(fixture->path, count_notify, notified, error,
+                                         sizeof error);
+    assert_non_null(syncer);
+    return syncer;
+}
+
+static uint64_t syncer_durable(hf_syncer_t *syncer)
+{
+    uint64_t durable = 99;
+    char error[ERROR_SIZE] = "";
+    assert_true(hf_syncer_durable(syncer, &durable, error, sizeof error));
+    return durable;
+}
+
+/* A sync covers what was written before it started, and nothing is durable before a sync. A
+ * second sync with nothing newly written is skipped (no fdatasync, no notify). */
+static void test_syncer_covers_what_was_written_before_it(void **state)
+{
+    int notified = 0;
+    hf_syncer_t *syncer = syncer_open(*state, &notified);
+    hf_syncer_written(syncer, 3);
+    assert_int_equal(syncer_durable(syncer), 0);
+    hf_syncer_sync(syncer);
+    assert_int_equal(syncer_durable(syncer), 3);
+    assert_int_equal(notified, 1);
+    hf_syncer_sync(syncer);
+    assert_int_equal(notified, 1);
+    hf_syncer_written(syncer, 5);
+    assert_int_equal(syncer_durable(syncer), 3);
+    hf_syncer_sync(syncer);
+    assert_int_equal(syncer_durable(syncer), 5);
+    assert_int_equal(notified, 2);
+    hf_syncer_close(syncer);
+}
+
+typedef struct sync_later {
+    hf_syncer_t *syncer;
+} sync_later_t;
+
+static void *sync_after_a_while(void *argument)
+{
+    sync_later_t *later = argument;
+    usleep(20000);
+    hf_syncer_sync(later->syncer);
+    return NULL;
+}
+
+/* hf_syncer_wait returns once another thread's sync covers what is written: this is how a
+ * worker whose write failed waits for the syncs of the batches before it. */
+static void test_syncer_wait_is_served_by_another_thread(void **state)
+{
+    int notified = 0;
+    hf_syncer_t *syncer = syncer_open(*state, &notified);
+    hf_syncer_written(syncer, 7);
+    sync_later_t later = {syncer};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, sync_after_a_while, &later), 0);
+    hf_syncer_wait(syncer);
+    assert_int_equal(syncer_durable(syncer), 7);
+    pthread_join(thread, NULL);
+    hf_syncer_close(syncer);
+}
+
+/* After a failure recorded from elsewhere (SQLite's own sync), syncs do nothing and the
+ * durable sequence stays where it was; waiting returns at once. */
+static void test_syncer_failure_stops_everything(void **state)
+{
+    int notified = 0;
+    hf_syncer_t *syncer = syncer_open(*state, &notified);
+    hf_syncer_written(syncer, 1);
+    hf_syncer_sync(syncer);
+    hf_syncer_written(syncer, 2);
+    hf_syncer_fail(syncer, "store: injected");
+    hf_syncer_sync(syncer);
+    hf_syncer_wait(syncer);
+    uint64_t durable = 99;
+    char error[ERROR_SIZE] = "";
+    assert_false(hf_syncer_durable(syncer, &durable, error, sizeof error));
+    assert_int_equal(durable, 1);
+    assert_string_equal(error, "store: injected");
+    assert_int_equal(notified, 1);
+    hf_syncer_close(syncer);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -917,6 +1016,9 @@ int main(void)
         STORE_TEST(test_close_frees_a_result_never_taken),
         STORE_TEST(test_written_batches_become_durable_in_order),
         STORE_TEST(test_failed_sync_is_final),
+        STORE_TEST(test_syncer_covers_what_was_written_before_it),
+        STORE_TEST(test_syncer_wait_is_served_by_another_thread),
+        STORE_TEST(test_syncer_failure_stops_everything),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
