@@ -499,10 +499,23 @@ static size_t stream_serialize(connection_t *connection) {
     return length;
 }
 
+/* The bookkeeping once a write has left, whether it left at once or through uv_write. */
+static void write_done(connection_t *connection) {
+    connection->writing = false;
+    connection->server->pending_count -= connection->writing_count;
+    connection->writing_count = 0;
+    connection->stream.writing_bytes = 0;
+    buffer_recycle(&connection->output);
+}
+
 /* Hands every ready response at the head of the queue, and stream data after them, to one
- * write. */
-static void connection_flush(connection_t *connection) {
-    if (connection->closing || connection->lingering || connection->writing) return;
+ * write. Most answers fit in the socket's buffer, so the write is first tried at once with
+ * uv_try_write: then it needs no write request, no callback on a later loop turn and no
+ * epoll_ctl (libuv re-arms the stream's watcher after every uv_write, one system call per
+ * answer). Only what does not fit goes through uv_write. Returns true when everything left at
+ * once: the caller then carries on as on_write would. */
+static bool connection_flush(connection_t *connection) {
+    if (connection->closing || connection->lingering || connection->writing) return false;
     hf_http_server_t *server = connection->server;
     size_t count = 0;
     bool close = false;
@@ -521,31 +534,37 @@ static void connection_flush(connection_t *connection) {
         server->pending_count--;
     }
     size_t stream_bytes = stream_serialize(connection);
-    if (count == 0 && stream_bytes == 0) return;
+    if (count == 0 && stream_bytes == 0) return false;
     connection->writing_count = count;
     connection->stream.writing_bytes = stream_bytes;
     connection->writing = true;
-    connection->write_request.data = connection;
+    uv_stream_t *tcp = (uv_stream_t *)&connection->tcp;
     uv_buf_t buffer = uv_buf_init(connection->output.data, (unsigned)connection->output.length);
-    if (uv_write(&connection->write_request, (uv_stream_t *)&connection->tcp, &buffer, 1,
-                 on_write) < 0) {
-        connection->writing = false;
-        server->pending_count -= count;
-        connection->writing_count = 0;
-        connection->stream.writing_bytes = 0;
+    int sent = uv_try_write(tcp, &buffer, 1);
+    if (sent == (int)buffer.len) {
+        write_done(connection);
+        connection_touch(connection);
+        return true;
+    }
+    if (sent < 0 && sent != UV_EAGAIN) {
+        write_done(connection);
+        connection_close(connection); /* the peer is gone */
+        return false;
+    }
+    if (sent > 0) buffer = uv_buf_init(buffer.base + sent, buffer.len - (unsigned)sent);
+    connection->write_request.data = connection;
+    if (uv_write(&connection->write_request, tcp, &buffer, 1, on_write) < 0) {
+        write_done(connection);
         connection_close(connection);
     }
+    return false;
 }
 
 static void connection_resume(connection_t *connection);
 
 static void on_write(uv_write_t *request, int status) {
     connection_t *connection = request->data;
-    connection->writing = false;
-    connection->server->pending_count -= connection->writing_count;
-    connection->writing_count = 0;
-    connection->stream.writing_bytes = 0;
-    buffer_recycle(&connection->output);
+    write_done(connection);
     if (connection->closing) return;
     if (status < 0) {
         connection_close(connection); /* the peer is gone */
@@ -707,7 +726,13 @@ static bool connection_wants_input(const connection_t *connection) {
  * whose clock applies. Called after every event on the connection. */
 static void connection_settle(connection_t *connection) {
     if (connection->closing || connection->lingering) return;
-    connection_flush(connection);
+    /* A write that left at once is followed by what on_write does after one: the parser,
+     * paused at a limit, may go on, and what it answers may be ready to send as well. */
+    while (connection_flush(connection)) {
+        if (connection->closing) return;
+        connection_resume(connection);
+        if (connection->closing || connection->lingering) return;
+    }
     if (connection->closing) return;
     if (connection_finished(connection)) {
         connection_end(connection);
