@@ -315,6 +315,7 @@ static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
 hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *options) {
     hf_engine_t *engine = calloc(1, sizeof *engine);
     if (!engine) abort();
+    hf_arena_allocator_install();
     engine->loop = loop;
     engine->options = *options;
     engine->open_batch = hf_batch_create();
@@ -368,4 +369,5 @@ void hf_engine_destroy(hf_engine_t *engine) {
         hf_buffer_free(&engine->publish_flight[i]);
     free(engine->subscriber_lists);
     free(engine);
+    hf_arena_release();
 }

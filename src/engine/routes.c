@@ -356,10 +356,12 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
         path_known = true;
         if (strcmp(routes[i].method, http->method) == 0) found = &routes[i];
     }
+    hf_arena_request_begin();
     if (found) run_route(&request, found);
     else if (path_known) hf_reply_error(&request, 405, "method_not_allowed", "method not allowed here", NULL);
     else hf_reply_error(&request, 404, "not_found", "no such route", NULL);
     if (request.body) json_decref(request.body);
+    hf_arena_request_end();
     /* After a failure the core holds exactly what is durable: nothing to wait for. */
     response->durable_sequence = engine->store_failed ? 0 : hf_engine_reply_sequence(engine);
 }
