@@ -54,20 +54,8 @@ void hf_json_init(hf_json_t *json, hf_buffer_t *out) {
     json->out = out;
 }
 
-/* Writes the comma that separates this value from the previous one, unless it follows a key. */
-static inline void value_prefix(hf_json_t *json) {
-    if (json->after_key) {
-        json->after_key = false;
-        return;
-    }
-    if (json->depth > 0) {
-        if (json->need_comma[json->depth - 1]) hf_buffer_append_char(json->out, ',');
-        json->need_comma[json->depth - 1] = true;
-    }
-}
-
 static void open_container(hf_json_t *json, char c) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_append_char(json->out, c);
     if (json->depth >= HF_JSON_NESTING_MAX) abort(); /* programmer error: fixed shapes only */
     json->need_comma[json->depth++] = false;
@@ -241,13 +229,13 @@ static void write_escaped(hf_buffer_t *out, const char *text, size_t length, boo
 }
 
 void hf_json_key(hf_json_t *json, const char *key) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     write_escaped(json->out, key, strlen(key), true);
     json->after_key = true;
 }
 
 void hf_json_string_length(hf_json_t *json, const char *text, size_t length) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     write_escaped(json->out, text, length, false);
 }
 
@@ -277,24 +265,24 @@ static size_t format_int(int64_t value, char *out) {
 }
 
 void hf_json_int(hf_json_t *json, int64_t value) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     char digits[INT64_DIGITS_MAX];
     size_t length = format_int(value, digits);
     hf_buffer_append(json->out, digits, length);
 }
 
 void hf_json_bool(hf_json_t *json, bool value) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_append_string(json->out, value ? "true" : "false");
 }
 
 void hf_json_null(hf_json_t *json) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_append(json->out, "null", 4);
 }
 
 void hf_json_seconds(hf_json_t *json, int64_t milliseconds) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     /* Room for the whole seconds, the point and three decimals. */
     char text[INT64_DIGITS_MAX + 4];
     size_t length = format_int(milliseconds / 1000, text);
@@ -395,7 +383,7 @@ void hf_format_time(int64_t unix_ms, char out[32]) {
 void hf_json_time(hf_json_t *json, int64_t unix_ms) {
     char text[32];
     hf_format_time(unix_ms, text);
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_t *out = json->out;
     hf_buffer_reserve(out, TIME_TEXT_LENGTH + 2);
     char *to = out->data + out->length;
@@ -407,6 +395,6 @@ void hf_json_time(hf_json_t *json, int64_t unix_ms) {
 }
 
 void hf_json_raw(hf_json_t *json, const char *text, size_t length) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_append(json->out, text, length);
 }

@@ -1242,14 +1242,14 @@ void hf_http_error(hf_http_response_t *response, int status, const char *code,
     hf_json_t json;
     hf_json_init(&json, &response->body);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "error");
+    HF_JSON_KEY(&json, "error");
     hf_json_object_begin(&json);
-    hf_json_key(&json, "code");
+    HF_JSON_KEY(&json, "code");
     hf_json_string(&json, code);
-    hf_json_key(&json, "message");
+    HF_JSON_KEY(&json, "message");
     hf_json_string(&json, message);
     if (field) {
-        hf_json_key(&json, "field");
+        HF_JSON_KEY(&json, "field");
         hf_json_string(&json, field);
     }
     hf_json_object_end(&json);

@@ -196,10 +196,16 @@ static void test_json_object_members(void **state) {
     hf_json_string(&json, "");
     hf_json_array_end(&json);
     hf_json_key(&json, "k\n"); hf_json_null(&json);
+    HF_JSON_KEY(&json, "quoted_key"); hf_json_int(&json, 7);
+    HF_JSON_KEY(&json, "nested");
+    hf_json_object_begin(&json);
+    HF_JSON_KEY(&json, "a"); hf_json_bool(&json, true);
+    HF_JSON_KEY(&json, "b"); hf_json_string(&json, "c");
+    hf_json_object_end(&json);
     hf_json_object_end(&json);
     assert_string_equal(buffer.data, "{\"id\":\"x\\\"y\",\"at\":\"1970-01-01T00:00:00.000Z\","
                                      "\"list\":[\"2026-11-21T20:00:00.000Z\",\"\"],"
-                                     "\"k\\n\":null}");
+                                     "\"k\\n\":null,\"quoted_key\":7,\"nested\":{\"a\":true,\"b\":\"c\"}}");
     hf_buffer_free(&buffer);
 }
 
