@@ -31,35 +31,32 @@
 /* Every block is aligned as malloc aligns, so jansson may store anything in it. */
 #define ARENA_ALIGNMENT alignof(max_align_t)
 
-typedef struct arena {
-    char *memory;                /* HF_REQUEST_ARENA_SIZE bytes, made at the first request */
-    size_t used;
-    bool open;                   /* a request is being handled: allocate from memory */
-} arena_t;
-
 /* Per thread: jansson's allocator is global to the process, and only the thread that opened
  * the arena may allocate from it. In practice that is the loop thread. */
-static _Thread_local arena_t arena;
+static _Thread_local char *arena_memory;  /* HF_REQUEST_ARENA_SIZE bytes, made at first use */
+static _Thread_local size_t arena_used;
+static _Thread_local bool arena_open;     /* a request is being handled: allocate from it */
 
 static bool in_arena(const void *pointer) {
-    uintptr_t address = (uintptr_t)pointer, start = (uintptr_t)arena.memory;
-    return arena.memory && address >= start && address - start < HF_REQUEST_ARENA_SIZE;
+    uintptr_t address = (uintptr_t)pointer, start = (uintptr_t)arena_memory;
+    return arena_memory && address >= start && address - start < HF_REQUEST_ARENA_SIZE;
 }
 
 /* From the arena while a request is open and the block fits; from malloc otherwise (a body
  * with a huge DOM, or jansson used outside a request, such as at restore). */
 static void *arena_malloc(size_t size) {
-    size_t room = HF_REQUEST_ARENA_SIZE - arena.used;
-    if (arena.open && size > 0 && size <= room) {
+    size_t room = HF_REQUEST_ARENA_SIZE - arena_used;
+    if (arena_open && size > 0 && size <= room) {
         size_t rounded = (size + ARENA_ALIGNMENT - 1) & ~(ARENA_ALIGNMENT - 1);
         if (rounded <= room) {
-            char *block = arena.memory + arena.used;
-            arena.used += rounded;
+            char *block = arena_memory + arena_used;
+            arena_used += rounded;
             ARENA_UNPOISON(block, size);
             return block;
         }
     }
-    return malloc(size);
+    /* malloc(0) may return NULL, which jansson would take for a failure. */
+    return malloc(size > 0 ? size : 1);
 }
 
 /* A block of the arena is taken back all at once when the request ends. */
@@ -70,25 +67,25 @@ static void arena_free(void *pointer) {
 void hf_arena_allocator_install(void) { json_set_alloc_funcs(arena_malloc, arena_free); }
 
 void hf_arena_request_begin(void) {
-    if (!arena.memory) {
-        arena.memory = malloc(HF_REQUEST_ARENA_SIZE);
-        if (!arena.memory) abort(); /* as hf_buffer_grow: no memory, no sensible answer */
-        ARENA_POISON(arena.memory, HF_REQUEST_ARENA_SIZE);
+    if (!arena_memory) {
+        arena_memory = malloc(HF_REQUEST_ARENA_SIZE);
+        if (!arena_memory) abort(); /* as hf_buffer_grow: no memory, no sensible answer */
+        ARENA_POISON(arena_memory, HF_REQUEST_ARENA_SIZE);
     }
-    arena.open = true;
+    arena_open = true;
 }
 
 void hf_arena_request_end(void) {
-    arena.open = false;
-    ARENA_POISON(arena.memory, arena.used);
-    arena.used = 0;
+    arena_open = false;
+    ARENA_POISON(arena_memory, arena_used);
+    arena_used = 0;
 }
 
 void hf_arena_release(void) {
-    if (!arena.memory) return;
-    ARENA_UNPOISON(arena.memory, HF_REQUEST_ARENA_SIZE);
-    free(arena.memory);
-    arena.memory = NULL;
-    arena.used = 0;
-    arena.open = false;
+    if (!arena_memory) return;
+    ARENA_UNPOISON(arena_memory, HF_REQUEST_ARENA_SIZE);
+    free(arena_memory);
+    arena_memory = NULL;
+    arena_used = 0;
+    arena_open = false;
 }
