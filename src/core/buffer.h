@@ -43,6 +43,9 @@ static inline void hf_buffer_append_char(hf_buffer_t *buffer, char c) {
 }
 
 void hf_buffer_append_string(hf_buffer_t *buffer, const char *text);
+/* Appends a string literal: its length is known at compile time, so the copy is inline. */
+#define HF_BUFFER_APPEND_LITERAL(buffer, literal) \
+    hf_buffer_append((buffer), "" literal, sizeof(literal) - 1)
 void hf_buffer_printf(hf_buffer_t *buffer, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
