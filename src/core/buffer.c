@@ -304,13 +304,15 @@ void hf_json_seconds(hf_json_t *json, int64_t milliseconds) {
     hf_buffer_append(json->out, text, length);
 }
 
-/* Writes value as exactly width decimal digits ending just before end, padding with zeros. */
-static void put_digits(char *end, uint32_t value, int width) {
-    for (int i = 0; i < width; i++) {
-        *--end = (char)('0' + value % 10);
-        value /= 10;
-    }
-}
+/* "00" to "99": a time is written two digits at a time, one copy each instead of a division
+ * and a store per digit (two times go into every hold answer). */
+static const char two_digits[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Writes value (below 100) as two decimal digits at out. */
+static void put_two_digits(char *out, uint32_t value) { memcpy(out, two_digits + 2 * value, 2); }
 
 /* The calendar arithmetic below works on days counted from 0000-03-01 rather than from
  * 1970-01-01: with March as the first month the leap day is the last day of a year, so the day
@@ -366,13 +368,15 @@ void hf_format_time(int64_t unix_ms, char out[32]) {
     uint32_t ms = (uint32_t)ms_of_day; /* below 86400000, fits */
     /* Fixed layout: 2026-11-21T20:00:00.000Z */
     memcpy(out, "0000-00-00T00:00:00.000Z", 25);
-    put_digits(out + 4, (uint32_t)year, 4);
-    put_digits(out + 7, month, 2);
-    put_digits(out + 10, day, 2);
-    put_digits(out + 13, ms / 3600000, 2);
-    put_digits(out + 16, ms / 60000 % 60, 2);
-    put_digits(out + 19, ms / 1000 % 60, 2);
-    put_digits(out + 23, ms % 1000, 3);
+    put_two_digits(out, (uint32_t)year / 100);
+    put_two_digits(out + 2, (uint32_t)year % 100);
+    put_two_digits(out + 5, month);
+    put_two_digits(out + 8, day);
+    put_two_digits(out + 11, ms / 3600000);
+    put_two_digits(out + 14, ms / 60000 % 60);
+    put_two_digits(out + 17, ms / 1000 % 60);
+    out[20] = (char)('0' + ms % 1000 / 100);
+    put_two_digits(out + 21, ms % 100);
 }
 
 /* Length of a formatted time: 2026-11-21T20:00:00.000Z. */
