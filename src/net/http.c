@@ -322,7 +322,8 @@ static void response_serialize(hf_buffer_t *out, const queued_response_t *entry)
     if (response->content_type || entry->stream) {
         HF_BUFFER_APPEND_LITERAL(out, "\r\nContent-Type: ");
         const char *fallback_type = entry->stream ? "text/event-stream" : "application/json";
-        hf_buffer_append_string(out, response->content_type ? response->content_type : fallback_type);
+        hf_buffer_append_string(out, response->content_type ? response->content_type
+                                                            : fallback_type);
         HF_BUFFER_APPEND_LITERAL(out, "\r\n");
     } else {
         HF_BUFFER_APPEND_LITERAL(out, "\r\nContent-Type: application/json\r\n"); /* most answers */

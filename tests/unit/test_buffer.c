@@ -205,7 +205,8 @@ static void test_json_object_members(void **state) {
     hf_json_object_end(&json);
     assert_string_equal(buffer.data, "{\"id\":\"x\\\"y\",\"at\":\"1970-01-01T00:00:00.000Z\","
                                      "\"list\":[\"2026-11-21T20:00:00.000Z\",\"\"],"
-                                     "\"k\\n\":null,\"quoted_key\":7,\"nested\":{\"a\":true,\"b\":\"c\"}}");
+                                     "\"k\\n\":null,\"quoted_key\":7,"
+                                     "\"nested\":{\"a\":true,\"b\":\"c\"}}");
     hf_buffer_free(&buffer);
 }
 
