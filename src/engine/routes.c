@@ -113,7 +113,18 @@ typedef struct segment {
 typedef struct shape {
     segment_t segments[ROUTE_SEGMENTS_MAX];
     size_t count;
+    int method;                  /* method_code of the route's method */
 } shape_t;
+
+/* The methods routes use, so a request's method is compared once, as a number. */
+static const char *const route_methods[] = {"GET", "POST"};
+#define METHOD_UNKNOWN (-1)
+
+static int method_code(const char *method) {
+    for (size_t i = 0; i < sizeof route_methods / sizeof route_methods[0]; i++)
+        if (strcmp(route_methods[i], method) == 0) return (int)i;
+    return METHOD_UNKNOWN;
+}
 
 /* The patterns of the route table as shapes, made once (pthread_once: engines may start on
  * any thread). */
@@ -141,6 +152,8 @@ static size_t path_split(const char *path, segment_t *segments) {
 static void route_shapes_make(void) {
     for (size_t i = 0; i < ROUTE_COUNT; i++) {
         shape_t *shape = &route_shapes[i];
+        shape->method = method_code(routes[i].method);
+        assert(shape->method != METHOD_UNKNOWN);
         shape->count = path_split(routes[i].pattern, shape->segments);
         assert(shape->count >= 1 && shape->count <= ROUTE_SEGMENTS_MAX);
         for (size_t s = 0; s < shape->count; s++) {
@@ -174,6 +187,27 @@ static bool route_match(const shape_t *shape, const segment_t *path, size_t path
         captured++;
     }
     return true;
+}
+
+/* The first route of the table with the request's method and path, its captures in
+ * request->params; NULL when there is none. Routes of other methods are not even matched. */
+static const route_t *route_find(hf_request_t *request, const segment_t *path,
+                                 size_t path_count) {
+    int method = method_code(request->http->method);
+    for (size_t i = 0; i < ROUTE_COUNT; i++)
+        if (route_shapes[i].method == method &&
+            route_match(&route_shapes[i], path, path_count, request))
+            return &routes[i];
+    return NULL;
+}
+
+/* Whether any route has this path, whatever its method: 405 rather than 404. Only for an
+ * answer that is an error anyway, so the captures it writes do not matter. */
+static bool path_known(const segment_t *path, size_t path_count) {
+    hf_request_t scratch;
+    for (size_t i = 0; i < ROUTE_COUNT; i++)
+        if (route_match(&route_shapes[i], path, path_count, &scratch)) return true;
+    return false;
 }
 
 /* ---- replies ---- */
@@ -349,16 +383,11 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     pthread_once(&route_shapes_once, route_shapes_make);
     segment_t path[ROUTE_SEGMENTS_MAX];
     size_t path_count = path_split(http->path, path);
-    bool path_known = false;
-    const route_t *found = NULL;
-    for (size_t i = 0; i < ROUTE_COUNT && !found; i++) {
-        if (!route_match(&route_shapes[i], path, path_count, &request)) continue;
-        path_known = true;
-        if (strcmp(routes[i].method, http->method) == 0) found = &routes[i];
-    }
+    const route_t *found = route_find(&request, path, path_count);
     hf_arena_request_begin();
     if (found) run_route(&request, found);
-    else if (path_known) hf_reply_error(&request, 405, "method_not_allowed", "method not allowed here", NULL);
+    else if (path_known(path, path_count))
+        hf_reply_error(&request, 405, "method_not_allowed", "method not allowed here", NULL);
     else hf_reply_error(&request, 404, "not_found", "no such route", NULL);
     if (request.body) json_decref(request.body);
     hf_arena_request_end();
