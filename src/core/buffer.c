@@ -54,20 +54,8 @@ void hf_json_init(hf_json_t *json, hf_buffer_t *out) {
     json->out = out;
 }
 
-/* Writes the comma that separates this value from the previous one, unless it follows a key. */
-static void value_prefix(hf_json_t *json) {
-    if (json->after_key) {
-        json->after_key = false;
-        return;
-    }
-    if (json->depth > 0) {
-        if (json->need_comma[json->depth - 1]) hf_buffer_append_char(json->out, ',');
-        json->need_comma[json->depth - 1] = true;
-    }
-}
-
 static void open_container(hf_json_t *json, char c) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_append_char(json->out, c);
     if (json->depth >= HF_JSON_NESTING_MAX) abort(); /* programmer error: fixed shapes only */
     json->need_comma[json->depth++] = false;
@@ -99,69 +87,156 @@ static size_t utf8_sequence(const unsigned char *text, size_t available) {
 }
 
 /* Bytes a JSON string cannot carry as they are: control characters, the quote, the backslash,
- * and every byte of a multi-byte UTF-8 sequence (checked, then copied). */
-static bool needs_care(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+ * and every byte of a multi-byte UTF-8 sequence (checked, then copied). The test is done eight
+ * bytes at a time where the byte order allows it (word_care_marks), one byte at a time
+ * elsewhere (needs_care). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WORD_AT_A_TIME 1
+#else
+#define WORD_AT_A_TIME 0
+#endif
 
-/* Escapes text as a JSON string. Bytes that are not valid UTF-8 (an error message quoting a
- * client's broken input, say) become U+FFFD, so no answer is ever invalid JSON text. Room for
- * the worst case (every byte escaped to six) is made once, so the loop writes straight into
- * the buffer: this runs for every key and string of every answer. */
-static void write_escaped(hf_buffer_t *out, const char *text, size_t length) {
+#if !WORD_AT_A_TIME
+static bool needs_care(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+#else
+#define WORD_ONES UINT64_C(0x0101010101010101)
+#define WORD_HIGH_BITS UINT64_C(0x8080808080808080)
+
+/* The high bit of each byte of word that needs care, eight bytes at once. Each test is the
+ * classic "has a byte below n" trick: a byte below n borrows and sets its high bit. A borrow can
+ * also mark a byte above a real match, never one below it, so the lowest mark is exact; that is
+ * the only one the caller uses. */
+static uint64_t word_care_marks(uint64_t word) {
+    uint64_t below_space = word - WORD_ONES * 0x20;
+    uint64_t quote = (word ^ (WORD_ONES * '"')) - WORD_ONES;
+    uint64_t backslash = (word ^ (WORD_ONES * '\\')) - WORD_ONES;
+    return (((below_space | quote | backslash) & ~word) | word) & WORD_HIGH_BITS;
+}
+
+/* The count (1 to 7) bytes at from as the low bytes of a word, little-endian, the rest filled
+ * with a plain byte: three loads instead of a loop, and no read past the string. */
+static uint64_t load_short(const unsigned char *from, size_t count) {
+    uint64_t word = (WORD_ONES * 'a') << (8 * count);
+    size_t at = 0;
+    if (count & 4) {
+        uint32_t part;
+        memcpy(&part, from, sizeof part);
+        word |= part;
+        at = 4;
+    }
+    if (count & 2) {
+        uint16_t part;
+        memcpy(&part, from + at, sizeof part);
+        word |= (uint64_t)part << (8 * at);
+        at += 2;
+    }
+    if (count & 1) word |= (uint64_t)from[at] << (8 * at);
+    return word;
+}
+
+#endif
+
+/* Copies the run of bytes at from that need no care to to, and returns its length. Most
+ * strings are plain, so whole words are copied and tested at once; a word is stored before it
+ * is tested, so up to 8 bytes past the run may be written (the caller has made room). The word
+ * test needs the lowest address in the lowest byte; elsewhere a byte loop does the job. */
+static size_t copy_plain(const unsigned char *from, size_t available, char *to) {
+    size_t done = 0;
+#if WORD_AT_A_TIME
+    uint64_t word;
+    while (available - done >= sizeof word) {
+        memcpy(&word, from + done, sizeof word);
+        memcpy(to + done, &word, sizeof word);
+        uint64_t marks = word_care_marks(word);
+        if (marks != 0) return done + (size_t)__builtin_ctzll(marks) / 8;
+        done += sizeof word;
+    }
+    size_t rest = available - done;
+    if (rest == 0) return done;
+    word = load_short(from + done, rest);
+    memcpy(to + done, &word, sizeof word);
+    uint64_t marks = word_care_marks(word);
+    /* The filler is plain and sits above the string's bytes, so any mark is a real one. */
+    return marks != 0 ? done + (size_t)__builtin_ctzll(marks) / 8 : available;
+#else
+    while (done < available && !needs_care(from[done])) {
+        to[done] = (char)from[done];
+        done++;
+    }
+    return done;
+#endif
+}
+
+/* Writes the escaped form of the byte (or UTF-8 sequence) at from, which needs care, and
+ * returns how many input bytes it took. */
+static size_t write_cared(const unsigned char *from, size_t available, char **to) {
     static const char hex[] = "0123456789abcdef";
+    unsigned char c = from[0];
+    char *at = *to;
+    size_t taken = 1;
+    if (c >= 0x80) {
+        size_t sequence = utf8_sequence(from, available);
+        if (sequence > 0) {
+            memcpy(at, from, sequence);
+            at += sequence;
+            taken = sequence;
+        } else {
+            memcpy(at, "\\ufffd", 6);
+            at += 6;
+        }
+        *to = at;
+        return taken;
+    }
+    *at++ = '\\';
+    switch (c) {
+    case '"': *at++ = '"'; break;
+    case '\\': *at++ = '\\'; break;
+    case '\n': *at++ = 'n'; break;
+    case '\r': *at++ = 'r'; break;
+    case '\t': *at++ = 't'; break;
+    default:
+        memcpy(at, "u00", 3);
+        at[3] = hex[c >> 4];
+        at[4] = hex[c & 15];
+        at += 5;
+    }
+    *to = at;
+    return taken;
+}
+
+/* Escapes text as a JSON string, followed by the colon when it is a key. Bytes that are not
+ * valid UTF-8 (an error message quoting a client's broken input, say) become U+FFFD, so no
+ * answer is ever invalid JSON text. Room for the worst case (every byte escaped to six, two
+ * quotes, a colon, and one word stored past the end by copy_plain) is made once, so the loop
+ * writes straight into the buffer: this runs for every key and string of every answer. */
+static void write_escaped(hf_buffer_t *out, const char *text, size_t length, bool key) {
     const unsigned char *bytes = (const unsigned char *)text;
-    hf_buffer_reserve(out, 6 * length + 2);
+    hf_buffer_reserve(out, 6 * length + 3 + sizeof(uint64_t));
     char *to = out->data + out->length;
     *to++ = '"';
-    for (size_t i = 0; i < length;) {
-        unsigned char c = bytes[i];
-        if (!needs_care(c)) {
-            *to++ = (char)c;
-            i++;
-            continue;
-        }
-        if (c >= 0x80) {
-            size_t sequence = utf8_sequence(bytes + i, length - i);
-            if (sequence > 0) {
-                memcpy(to, text + i, sequence);
-                to += sequence;
-                i += sequence;
-            } else {
-                memcpy(to, "\\ufffd", 6);
-                to += 6;
-                i++;
-            }
-            continue;
-        }
-        i++;
-        *to++ = '\\';
-        switch (c) {
-        case '"': *to++ = '"'; break;
-        case '\\': *to++ = '\\'; break;
-        case '\n': *to++ = 'n'; break;
-        case '\r': *to++ = 'r'; break;
-        case '\t': *to++ = 't'; break;
-        default:
-            memcpy(to, "u00", 3);
-            to[3] = hex[c >> 4];
-            to[4] = hex[c & 15];
-            to += 5;
-        }
+    size_t i = 0;
+    for (;;) {
+        size_t plain = copy_plain(bytes + i, length - i, to);
+        to += plain;
+        i += plain;
+        if (i == length) break;
+        i += write_cared(bytes + i, length - i, &to);
     }
     *to++ = '"';
+    if (key) *to++ = ':';
     *to = '\0';
     out->length = (size_t)(to - out->data);
 }
 
 void hf_json_key(hf_json_t *json, const char *key) {
-    value_prefix(json);
-    write_escaped(json->out, key, strlen(key));
-    hf_buffer_append_char(json->out, ':');
+    hf_json_separator_write(json);
+    write_escaped(json->out, key, strlen(key), true);
     json->after_key = true;
 }
 
 void hf_json_string_length(hf_json_t *json, const char *text, size_t length) {
-    value_prefix(json);
-    write_escaped(json->out, text, length);
+    hf_json_separator_write(json);
+    write_escaped(json->out, text, length, false);
 }
 
 void hf_json_string(hf_json_t *json, const char *text) {
@@ -190,24 +265,24 @@ static size_t format_int(int64_t value, char *out) {
 }
 
 void hf_json_int(hf_json_t *json, int64_t value) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     char digits[INT64_DIGITS_MAX];
     size_t length = format_int(value, digits);
     hf_buffer_append(json->out, digits, length);
 }
 
 void hf_json_bool(hf_json_t *json, bool value) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_append_string(json->out, value ? "true" : "false");
 }
 
 void hf_json_null(hf_json_t *json) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_append(json->out, "null", 4);
 }
 
 void hf_json_seconds(hf_json_t *json, int64_t milliseconds) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     /* Room for the whole seconds, the point and three decimals. */
     char text[INT64_DIGITS_MAX + 4];
     size_t length = format_int(milliseconds / 1000, text);
@@ -229,13 +304,15 @@ void hf_json_seconds(hf_json_t *json, int64_t milliseconds) {
     hf_buffer_append(json->out, text, length);
 }
 
-/* Writes value as exactly width decimal digits ending just before end, padding with zeros. */
-static void put_digits(char *end, uint32_t value, int width) {
-    for (int i = 0; i < width; i++) {
-        *--end = (char)('0' + value % 10);
-        value /= 10;
-    }
-}
+/* "00" to "99": a time is written two digits at a time, one copy each instead of a division
+ * and a store per digit (two times go into every hold answer). */
+static const char two_digits[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Writes value (below 100) as two decimal digits at out. */
+static void put_two_digits(char *out, uint32_t value) { memcpy(out, two_digits + 2 * value, 2); }
 
 /* The calendar arithmetic below works on days counted from 0000-03-01 rather than from
  * 1970-01-01: with March as the first month the leap day is the last day of a year, so the day
@@ -291,22 +368,37 @@ void hf_format_time(int64_t unix_ms, char out[32]) {
     uint32_t ms = (uint32_t)ms_of_day; /* below 86400000, fits */
     /* Fixed layout: 2026-11-21T20:00:00.000Z */
     memcpy(out, "0000-00-00T00:00:00.000Z", 25);
-    put_digits(out + 4, (uint32_t)year, 4);
-    put_digits(out + 7, month, 2);
-    put_digits(out + 10, day, 2);
-    put_digits(out + 13, ms / 3600000, 2);
-    put_digits(out + 16, ms / 60000 % 60, 2);
-    put_digits(out + 19, ms / 1000 % 60, 2);
-    put_digits(out + 23, ms % 1000, 3);
+    put_two_digits(out, (uint32_t)year / 100);
+    put_two_digits(out + 2, (uint32_t)year % 100);
+    put_two_digits(out + 5, month);
+    put_two_digits(out + 8, day);
+    put_two_digits(out + 11, ms / 3600000);
+    put_two_digits(out + 14, ms / 60000 % 60);
+    put_two_digits(out + 17, ms / 1000 % 60);
+    out[20] = (char)('0' + ms % 1000 / 100);
+    put_two_digits(out + 21, ms % 100);
 }
 
+/* Length of a formatted time: 2026-11-21T20:00:00.000Z. */
+#define TIME_TEXT_LENGTH 24
+
+/* A formatted time is plain ASCII with nothing to escape, so it is written between its quotes
+ * directly: every hold answer carries two. */
 void hf_json_time(hf_json_t *json, int64_t unix_ms) {
     char text[32];
     hf_format_time(unix_ms, text);
-    hf_json_string(json, text);
+    hf_json_separator_write(json);
+    hf_buffer_t *out = json->out;
+    hf_buffer_reserve(out, TIME_TEXT_LENGTH + 2);
+    char *to = out->data + out->length;
+    to[0] = '"';
+    memcpy(to + 1, text, TIME_TEXT_LENGTH);
+    to[TIME_TEXT_LENGTH + 1] = '"';
+    to[TIME_TEXT_LENGTH + 2] = '\0';
+    out->length += TIME_TEXT_LENGTH + 2;
 }
 
 void hf_json_raw(hf_json_t *json, const char *text, size_t length) {
-    value_prefix(json);
+    hf_json_separator_write(json);
     hf_buffer_append(json->out, text, length);
 }

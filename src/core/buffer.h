@@ -43,6 +43,9 @@ static inline void hf_buffer_append_char(hf_buffer_t *buffer, char c) {
 }
 
 void hf_buffer_append_string(hf_buffer_t *buffer, const char *text);
+/* Appends a string literal: its length is known at compile time, so the copy is inline. */
+#define HF_BUFFER_APPEND_LITERAL(buffer, literal) \
+    hf_buffer_append((buffer), "" literal, sizeof(literal) - 1)
 void hf_buffer_printf(hf_buffer_t *buffer, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -65,6 +68,31 @@ void hf_json_object_end(hf_json_t *json);
 void hf_json_array_begin(hf_json_t *json);
 void hf_json_array_end(hf_json_t *json);
 void hf_json_key(hf_json_t *json, const char *key);
+/* A key that is a string literal of letters, digits and '_' (every key of API.md): quoted and
+ * given its colon by the compiler, so nothing is measured or escaped at run time. */
+#define HF_JSON_KEY(json, literal) \
+    hf_json_key_quoted((json), "\"" literal "\":", sizeof("\"" literal "\":") - 1)
+
+/* Writes the comma that separates the next value (or key) from the previous one, unless it
+ * follows a key. Inline, with hf_json_key_quoted, so a literal key's copy has a length known
+ * at compile time and needs no call. */
+static inline void hf_json_separator_write(hf_json_t *json) {
+    if (json->after_key) {
+        json->after_key = false;
+        return;
+    }
+    if (json->depth > 0) {
+        if (json->need_comma[json->depth - 1]) hf_buffer_append_char(json->out, ',');
+        json->need_comma[json->depth - 1] = true;
+    }
+}
+
+/* Writes quoted (a key already quoted and followed by its colon) as the next key. */
+static inline void hf_json_key_quoted(hf_json_t *json, const char *quoted, size_t length) {
+    hf_json_separator_write(json);
+    hf_buffer_append(json->out, quoted, length);
+    json->after_key = true;
+}
 void hf_json_string(hf_json_t *json, const char *text);
 void hf_json_string_length(hf_json_t *json, const char *text, size_t length);
 void hf_json_int(hf_json_t *json, int64_t value);

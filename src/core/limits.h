@@ -68,6 +68,11 @@
 #define HF_IDEMPOTENCY_KEEP_MS (24LL * 3600 * 1000)
 /* JSON nesting (API.md section 1). */
 #define HF_JSON_DEPTH_MAX 64
+/* The block a request body's JSON is parsed into (src/engine/arena.c). A hold of a few seats
+ * takes under 2 KiB; 256 KiB covers a hold of the most items (HF_HOLD_ITEMS_MAX) and an event
+ * of a few hundred rows, and a larger DOM falls back to malloc, so this bounds only what is
+ * kept between requests. */
+#define HF_REQUEST_ARENA_SIZE (256u * 1024)
 
 /* Paging of the seat listing (API.md section 2). */
 #define HF_SEATS_PAGE_DEFAULT 1000u

@@ -47,8 +47,17 @@ static void random_take(unsigned char *out, size_t length) {
     used += length;
 }
 
+/* "00" to "ff": an id's 18 bytes are written as hex one byte (two digits) per copy. */
+static const char hex_pairs[513] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021222324252627"
+    "28292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f"
+    "505152535455565758595a5b5c5d5e5f606162636465666768696a6b6c6d6e6f7071727374757677"
+    "78797a7b7c7d7e7f808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7"
+    "c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeef"
+    "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
 void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
-    static const char hex[] = "0123456789abcdef";
     /* 48 bits of the time in milliseconds, then 96 random bits: unguessable as the contract
      * asks, and a new id sorts after nearly every id made before it, so the store's indexes
      * grow at their right edge: a batch of new holds dirties one or two index pages instead
@@ -62,10 +71,7 @@ void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
     random_take(bytes + 6, 12);
     size_t length = strlen(prefix);
     memcpy(out, prefix, length);
-    for (size_t i = 0; i < sizeof bytes; i++) {
-        out[length + 2 * i] = hex[bytes[i] >> 4];
-        out[length + 2 * i + 1] = hex[bytes[i] & 15];
-    }
+    for (size_t i = 0; i < sizeof bytes; i++) memcpy(out + length + 2 * i, hex_pairs + 2 * bytes[i], 2);
     out[length + 2 * sizeof bytes] = '\0';
 }
 
@@ -315,6 +321,7 @@ static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
 hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *options) {
     hf_engine_t *engine = calloc(1, sizeof *engine);
     if (!engine) abort();
+    hf_arena_allocator_install();
     engine->loop = loop;
     engine->options = *options;
     engine->open_batch = hf_batch_create();
@@ -368,4 +375,5 @@ void hf_engine_destroy(hf_engine_t *engine) {
         hf_buffer_free(&engine->publish_flight[i]);
     free(engine->subscriber_lists);
     free(engine);
+    hf_arena_release();
 }

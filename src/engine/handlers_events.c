@@ -8,7 +8,7 @@ void hf_handle_health(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "status"); hf_json_string(&json, "ok");
+    HF_JSON_KEY(&json, "status"); hf_json_string(&json, "ok");
     hf_json_object_end(&json);
 }
 
@@ -40,7 +40,7 @@ void hf_handle_event_list(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "events");
+    HF_JSON_KEY(&json, "events");
     hf_json_array_begin(&json);
     for (uint32_t i = 0; i < hf_core_event_count(core); i++)
         hf_render_event(&json, core, hf_core_event_at(core, i));
@@ -141,7 +141,7 @@ void hf_handle_seat_list(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "seats");
+    HF_JSON_KEY(&json, "seats");
     hf_json_array_begin(&json);
     uint32_t returned = 0, seat = filter.start, last = 0;
     for (; seat < filter.end && returned < filter.limit; seat++) {
@@ -153,7 +153,7 @@ void hf_handle_seat_list(hf_request_t *request) {
     hf_json_array_end(&json);
     /* There is a next page only if a matching seat remains after the last one returned. */
     while (seat < filter.end && !seat_matches(event, seat, filter.status)) seat++;
-    hf_json_key(&json, "next");
+    HF_JSON_KEY(&json, "next");
     if (returned > 0 && seat < filter.end) {
         char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
         hf_core_seat_id(event, last, seat_id);

@@ -180,7 +180,7 @@ void hf_handle_user_orders(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "orders");
+    HF_JSON_KEY(&json, "orders");
     hf_json_array_begin(&json);
     for (uint32_t i = 0; i < count; i++) {
         const hf_order_t *order = hf_core_order_at(core, orders[i]);
@@ -244,20 +244,20 @@ static void reply_version_conflict(hf_request_t *request, const hf_hold_request_
     hf_json_t json;
     hf_reply_begin(request, 409, &json);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "error");
+    HF_JSON_KEY(&json, "error");
     hf_json_object_begin(&json);
-    hf_json_key(&json, "code"); hf_json_string(&json, "version_conflict");
-    hf_json_key(&json, "message"); hf_json_string(&json, "seats changed since they were read");
-    hf_json_key(&json, "seats");
+    HF_JSON_KEY(&json, "code"); hf_json_string(&json, "version_conflict");
+    HF_JSON_KEY(&json, "message"); hf_json_string(&json, "seats changed since they were read");
+    HF_JSON_KEY(&json, "seats");
     hf_json_array_begin(&json);
     for (uint32_t i = 0; i < detail->item_count; i++) {
         const char *seat_id = booking->seat_ids[detail->items[i]];
         uint32_t seat;
         hf_core_seat_find(event, seat_id, &seat);
         hf_json_object_begin(&json);
-        hf_json_key(&json, "id"); hf_json_string(&json, seat_id);
-        hf_json_key(&json, "version"); hf_json_int(&json, event->seats[seat].version);
-        hf_json_key(&json, "status"); hf_json_string(&json, hf_seat_status_name(event->seats[seat].status));
+        HF_JSON_KEY(&json, "id"); hf_json_string(&json, seat_id);
+        HF_JSON_KEY(&json, "version"); hf_json_int(&json, event->seats[seat].version);
+        HF_JSON_KEY(&json, "status"); hf_json_string(&json, hf_seat_status_name(event->seats[seat].status));
         hf_json_object_end(&json);
     }
     hf_json_array_end(&json);

@@ -92,6 +92,21 @@ uint64_t hf_engine_reply_sequence(const hf_engine_t *engine);
  * bits ("res_" + 32 digits). */
 void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]);
 
+/* ---- the request arena (arena.c) ----
+ *
+ * jansson allocates a request body's DOM with a dozen mallocs and frees. Between
+ * hf_arena_request_begin and hf_arena_request_end its allocations come instead from one block
+ * of HF_REQUEST_ARENA_SIZE bytes, taken back whole at the end (beyond the block they fall back
+ * to malloc). Nothing jansson made during a request may be used after its end: the body is
+ * freed before it. Loop thread only. */
+
+/* Makes jansson allocate through the arena; once, before any request. */
+void hf_arena_allocator_install(void);
+void hf_arena_request_begin(void);
+void hf_arena_request_end(void);
+/* Frees the block (at shutdown, after the last request). */
+void hf_arena_release(void);
+
 /* ---- routes ---- */
 
 #define HF_ROUTE_PARAMS_MAX 3

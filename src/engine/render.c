@@ -5,62 +5,62 @@
 
 static void render_counts(hf_json_t *json, const hf_counts_t *counts) {
     hf_json_object_begin(json);
-    hf_json_key(json, "available"); hf_json_int(json, counts->available);
-    hf_json_key(json, "held"); hf_json_int(json, counts->held);
-    hf_json_key(json, "sold"); hf_json_int(json, counts->sold);
+    HF_JSON_KEY(json, "available"); hf_json_int(json, counts->available);
+    HF_JSON_KEY(json, "held"); hf_json_int(json, counts->held);
+    HF_JSON_KEY(json, "sold"); hf_json_int(json, counts->sold);
     hf_json_object_end(json);
 }
 
 static void render_pool(hf_json_t *json, const hf_pool_t *pool) {
     hf_json_object_begin(json);
-    hf_json_key(json, "id"); hf_json_string(json, pool->id);
-    hf_json_key(json, "capacity"); hf_json_int(json, pool->capacity);
-    hf_json_key(json, "price"); hf_json_int(json, pool->price);
-    hf_json_key(json, "available"); hf_json_int(json, pool->capacity - pool->held - pool->sold);
-    hf_json_key(json, "held"); hf_json_int(json, pool->held);
-    hf_json_key(json, "sold"); hf_json_int(json, pool->sold);
+    HF_JSON_KEY(json, "id"); hf_json_string(json, pool->id);
+    HF_JSON_KEY(json, "capacity"); hf_json_int(json, pool->capacity);
+    HF_JSON_KEY(json, "price"); hf_json_int(json, pool->price);
+    HF_JSON_KEY(json, "available"); hf_json_int(json, pool->capacity - pool->held - pool->sold);
+    HF_JSON_KEY(json, "held"); hf_json_int(json, pool->held);
+    HF_JSON_KEY(json, "sold"); hf_json_int(json, pool->sold);
     hf_json_object_end(json);
 }
 
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
     (void)core;
     hf_json_object_begin(json);
-    hf_json_key(json, "id"); hf_json_string(json, event->id);
-    hf_json_key(json, "name"); hf_json_string(json, event->name);
-    hf_json_key(json, "currency"); hf_json_string(json, event->currency);
-    hf_json_key(json, "hold_ttl_s"); hf_json_seconds(json, event->hold_ttl_ms);
-    hf_json_key(json, "max_hold_s"); hf_json_seconds(json, event->max_hold_ms);
-    hf_json_key(json, "max_seats_per_user"); hf_json_int(json, event->max_seats_per_user);
-    hf_json_key(json, "max_seats_per_hold"); hf_json_int(json, event->max_seats_per_hold);
-    hf_json_key(json, "created_at"); hf_json_time(json, event->created_at_ms);
-    hf_json_key(json, "counts"); render_counts(json, &event->counts);
-    hf_json_key(json, "sections");
+    HF_JSON_KEY(json, "id"); hf_json_string(json, event->id);
+    HF_JSON_KEY(json, "name"); hf_json_string(json, event->name);
+    HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);
+    HF_JSON_KEY(json, "hold_ttl_s"); hf_json_seconds(json, event->hold_ttl_ms);
+    HF_JSON_KEY(json, "max_hold_s"); hf_json_seconds(json, event->max_hold_ms);
+    HF_JSON_KEY(json, "max_seats_per_user"); hf_json_int(json, event->max_seats_per_user);
+    HF_JSON_KEY(json, "max_seats_per_hold"); hf_json_int(json, event->max_seats_per_hold);
+    HF_JSON_KEY(json, "created_at"); hf_json_time(json, event->created_at_ms);
+    HF_JSON_KEY(json, "counts"); render_counts(json, &event->counts);
+    HF_JSON_KEY(json, "sections");
     hf_json_array_begin(json);
     for (uint32_t s = 0; s < event->section_count; s++) {
         const hf_section_t *section = &event->sections[s];
         hf_json_object_begin(json);
-        hf_json_key(json, "id"); hf_json_string(json, section->id);
-        hf_json_key(json, "price"); hf_json_int(json, section->price);
-        hf_json_key(json, "counts"); render_counts(json, &section->counts);
-        hf_json_key(json, "rows");
+        HF_JSON_KEY(json, "id"); hf_json_string(json, section->id);
+        HF_JSON_KEY(json, "price"); hf_json_int(json, section->price);
+        HF_JSON_KEY(json, "counts"); render_counts(json, &section->counts);
+        HF_JSON_KEY(json, "rows");
         hf_json_array_begin(json);
         for (uint32_t r = section->first_row; r < section->first_row + section->row_count; r++) {
             hf_json_object_begin(json);
-            hf_json_key(json, "id"); hf_json_string(json, event->rows[r].id);
-            hf_json_key(json, "seats"); hf_json_int(json, event->rows[r].seat_count);
+            HF_JSON_KEY(json, "id"); hf_json_string(json, event->rows[r].id);
+            HF_JSON_KEY(json, "seats"); hf_json_int(json, event->rows[r].seat_count);
             hf_json_object_end(json);
         }
         hf_json_array_end(json);
         hf_json_object_end(json);
     }
     hf_json_array_end(json);
-    hf_json_key(json, "pools");
+    HF_JSON_KEY(json, "pools");
     hf_json_array_begin(json);
     for (uint32_t p = 0; p < event->pool_count; p++) render_pool(json, &event->pools[p]);
     hf_json_array_end(json);
-    hf_json_key(json, "waiting_room");
+    HF_JSON_KEY(json, "waiting_room");
     hf_json_object_begin(json);
-    hf_json_key(json, "enabled"); hf_json_bool(json, false);
+    HF_JSON_KEY(json, "enabled"); hf_json_bool(json, false);
     hf_json_object_end(json);
     hf_json_object_end(json);
 }
@@ -72,13 +72,13 @@ void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_inde
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     hf_core_seat_id(event, seat_index, seat_id);
     hf_json_object_begin(json);
-    hf_json_key(json, "id"); hf_json_string(json, seat_id);
-    hf_json_key(json, "section"); hf_json_string(json, section->id);
-    hf_json_key(json, "row"); hf_json_string(json, row->id);
-    hf_json_key(json, "number"); hf_json_int(json, seat_index - row->first_seat + 1);
-    hf_json_key(json, "price"); hf_json_int(json, section->price);
-    hf_json_key(json, "status"); hf_json_string(json, hf_seat_status_name(seat->status));
-    hf_json_key(json, "version"); hf_json_int(json, seat->version);
+    HF_JSON_KEY(json, "id"); hf_json_string(json, seat_id);
+    HF_JSON_KEY(json, "section"); hf_json_string(json, section->id);
+    HF_JSON_KEY(json, "row"); hf_json_string(json, row->id);
+    HF_JSON_KEY(json, "number"); hf_json_int(json, seat_index - row->first_seat + 1);
+    HF_JSON_KEY(json, "price"); hf_json_int(json, section->price);
+    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_seat_status_name(seat->status));
+    HF_JSON_KEY(json, "version"); hf_json_int(json, seat->version);
     hf_json_object_end(json);
 }
 
@@ -86,14 +86,14 @@ void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
                      uint32_t item_offset, uint32_t seat_count, uint32_t pool_count) {
     const hf_item_t *items = hf_core_items(core, item_offset);
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
-    hf_json_key(json, "seats");
+    HF_JSON_KEY(json, "seats");
     hf_json_array_begin(json);
     for (uint32_t i = 0; i < seat_count; i++) {
         hf_core_seat_id(event, items[i].index, seat_id);
         hf_json_string(json, seat_id);
     }
     hf_json_array_end(json);
-    hf_json_key(json, "pools");
+    HF_JSON_KEY(json, "pools");
     hf_json_object_begin(json);
     for (uint32_t i = 0; i < pool_count; i++) {
         hf_json_key(json, event->pools[items[seat_count + i].index].id);
@@ -105,19 +105,19 @@ void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
 void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms) {
     const hf_event_t *event = hf_core_event_at(core, hold->event);
     hf_json_object_begin(json);
-    hf_json_key(json, "reservation_id"); hf_json_string(json, hold->id);
-    hf_json_key(json, "event"); hf_json_string(json, event->id);
-    hf_json_key(json, "user_id"); hf_json_string(json, hf_core_user_id(core, hold->user));
-    hf_json_key(json, "status"); hf_json_string(json, hf_hold_status_name(hold->status));
+    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, hold->id);
+    HF_JSON_KEY(json, "event"); hf_json_string(json, event->id);
+    HF_JSON_KEY(json, "user_id"); hf_json_string(json, hf_core_user_id(core, hold->user));
+    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_hold_status_name(hold->status));
     hf_render_items(json, core, event, hold->item_offset, hold->seat_count, hold->pool_count);
-    hf_json_key(json, "total"); hf_json_int(json, hold->total);
-    hf_json_key(json, "currency"); hf_json_string(json, event->currency);
-    hf_json_key(json, "created_at"); hf_json_time(json, hold->created_at_ms);
-    hf_json_key(json, "expires_at"); hf_json_time(json, hold->expires_at_ms);
+    HF_JSON_KEY(json, "total"); hf_json_int(json, hold->total);
+    HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);
+    HF_JSON_KEY(json, "created_at"); hf_json_time(json, hold->created_at_ms);
+    HF_JSON_KEY(json, "expires_at"); hf_json_time(json, hold->expires_at_ms);
     int64_t remaining = hold->status == HF_HOLD_HELD ? hold->expires_at_ms - now_ms : 0;
-    hf_json_key(json, "expires_in_ms"); hf_json_int(json, remaining > 0 ? remaining : 0);
+    HF_JSON_KEY(json, "expires_in_ms"); hf_json_int(json, remaining > 0 ? remaining : 0);
     if (hold->order) {
-        hf_json_key(json, "order_id");
+        HF_JSON_KEY(json, "order_id");
         hf_json_string(json, hf_core_order_at(core, hold->order - 1)->id);
     }
     hf_json_object_end(json);
@@ -126,22 +126,22 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
 void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *order) {
     const hf_event_t *event = hf_core_event_at(core, order->event);
     hf_json_object_begin(json);
-    hf_json_key(json, "order_id"); hf_json_string(json, order->id);
-    hf_json_key(json, "event"); hf_json_string(json, event->id);
-    hf_json_key(json, "user_id"); hf_json_string(json, hf_core_user_id(core, order->user));
-    hf_json_key(json, "reservation_id");
+    HF_JSON_KEY(json, "order_id"); hf_json_string(json, order->id);
+    HF_JSON_KEY(json, "event"); hf_json_string(json, event->id);
+    HF_JSON_KEY(json, "user_id"); hf_json_string(json, hf_core_user_id(core, order->user));
+    HF_JSON_KEY(json, "reservation_id");
     if (order->hold) hf_json_string(json, hf_core_hold_at(core, order->hold - 1)->id);
     else hf_json_null(json);
-    hf_json_key(json, "status");
+    HF_JSON_KEY(json, "status");
     hf_json_string(json, order->status == HF_ORDER_CONFIRMED ? "confirmed" : "cancelled");
     hf_render_items(json, core, event, order->item_offset, order->seat_count, order->pool_count);
-    hf_json_key(json, "total"); hf_json_int(json, order->total);
-    hf_json_key(json, "currency"); hf_json_string(json, event->currency);
-    hf_json_key(json, "payment_ref");
+    HF_JSON_KEY(json, "total"); hf_json_int(json, order->total);
+    HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);
+    HF_JSON_KEY(json, "payment_ref");
     const char *payment_ref = hf_core_string(core, order->payment_ref);
     if (payment_ref) hf_json_string(json, payment_ref);
     else hf_json_null(json);
-    hf_json_key(json, "created_at"); hf_json_time(json, order->created_at_ms);
+    HF_JSON_KEY(json, "created_at"); hf_json_time(json, order->created_at_ms);
     hf_json_object_end(json);
 }
 
@@ -180,13 +180,13 @@ void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error
     hf_json_t json;
     hf_reply_begin(request, hf_error_status(error), &json);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "error");
+    HF_JSON_KEY(&json, "error");
     hf_json_object_begin(&json);
-    hf_json_key(&json, "code"); hf_json_string(&json, hf_error_code(error));
-    hf_json_key(&json, "message"); hf_json_string(&json, error_message(error));
+    HF_JSON_KEY(&json, "code"); hf_json_string(&json, hf_error_code(error));
+    HF_JSON_KEY(&json, "message"); hf_json_string(&json, error_message(error));
     bool seats = error == HF_ERROR_SEAT_NOT_FOUND || error == HF_ERROR_SEATS_UNAVAILABLE;
     if (seats && detail && hold_request) {
-        hf_json_key(&json, "seats");
+        HF_JSON_KEY(&json, "seats");
         hf_json_array_begin(&json);
         for (uint32_t i = 0; i < detail->item_count; i++)
             hf_json_string(&json, hold_request->seat_ids[detail->items[i]]);
@@ -194,10 +194,10 @@ void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error
     }
     bool pool = error == HF_ERROR_POOL_NOT_FOUND || error == HF_ERROR_INSUFFICIENT_QUANTITY;
     if (pool && detail && hold_request) {
-        hf_json_key(&json, "pool"); hf_json_string(&json, hold_request->pools[detail->pool].pool_id);
+        HF_JSON_KEY(&json, "pool"); hf_json_string(&json, hold_request->pools[detail->pool].pool_id);
     }
     if (error == HF_ERROR_INSUFFICIENT_QUANTITY && detail) {
-        hf_json_key(&json, "available"); hf_json_int(&json, detail->available);
+        HF_JSON_KEY(&json, "available"); hf_json_int(&json, detail->available);
     }
     hf_json_object_end(&json);
     hf_json_object_end(&json);

@@ -2,7 +2,9 @@
  * Idempotency-Key, durability gate) live here once, not in every handler. */
 #include "engine/internal.h"
 
+#include <assert.h>
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <openssl/sha.h>
 #include <string.h>
 #include <strings.h>
@@ -93,30 +95,119 @@ bool hf_query_get(const char *query, const char *name, char *out, size_t out_siz
     return false;
 }
 
-/* Matches path against pattern, capturing "{}" segments; false on no match. */
-static bool route_match(const char *pattern, const char *path, hf_request_t *request) {
-    int captured = 0;
-    while (*pattern && *path) {
-        if (*pattern != '/' || *path != '/') return false;
-        pattern++;
-        path++;
-        const char *segment_end = strchr(path, '/');
-        size_t length = segment_end ? (size_t)(segment_end - path) : strlen(path);
-        if (strncmp(pattern, "{}", 2) == 0) {
-            if (length == 0 || captured >= HF_ROUTE_PARAMS_MAX) return false;
-            if (!percent_decode(path, length, request->params[captured], sizeof request->params[0], false))
-                return false;
-            captured++;
-            pattern += 2;
-        } else {
-            const char *pattern_end = strchr(pattern, '/');
-            size_t pattern_length = pattern_end ? (size_t)(pattern_end - pattern) : strlen(pattern);
-            if (pattern_length != length || strncmp(pattern, path, length) != 0) return false;
-            pattern += pattern_length;
-        }
-        path += length;
+/* ---- matching ----
+ *
+ * A path is split into its segments once per request, and each pattern once per process, so
+ * matching a route compares segment counts and lengths first and touches bytes only when they
+ * agree: the old matcher rescanned the path with strchr and strlen for every route tried. */
+
+/* The longest pattern, "/v1/events/{}/seats/{}", has five segments. */
+#define ROUTE_SEGMENTS_MAX 5
+#define ROUTE_COUNT (sizeof routes / sizeof routes[0])
+
+typedef struct segment {
+    const char *text;            /* NULL in a pattern: "{}", one segment captured */
+    size_t length;
+} segment_t;
+
+typedef struct shape {
+    segment_t segments[ROUTE_SEGMENTS_MAX];
+    size_t count;
+    int method;                  /* method_code of the route's method */
+} shape_t;
+
+/* The methods routes use, so a request's method is compared once, as a number. */
+static const char *const route_methods[] = {"GET", "POST"};
+#define METHOD_UNKNOWN (-1)
+
+static int method_code(const char *method) {
+    for (size_t i = 0; i < sizeof route_methods / sizeof route_methods[0]; i++)
+        if (strcmp(route_methods[i], method) == 0) return (int)i;
+    return METHOD_UNKNOWN;
+}
+
+/* The patterns of the route table as shapes, made once (pthread_once: engines may start on
+ * any thread). */
+static shape_t route_shapes[ROUTE_COUNT];
+static pthread_once_t route_shapes_once = PTHREAD_ONCE_INIT;
+
+/* Splits path ("/a/b") into segments. Returns their count, 0 when path does not start with
+ * '/', and ROUTE_SEGMENTS_MAX + 1 when it has more segments than any pattern: no route
+ * matches those. A trailing '/' makes an empty last segment, which no route accepts. */
+static size_t path_split(const char *path, segment_t *segments) {
+    if (path[0] != '/') return 0;
+    size_t count = 0;
+    const char *start = path + 1;
+    for (const char *at = start;; at++) {
+        if (*at != '/' && *at != '\0') continue;
+        if (count == ROUTE_SEGMENTS_MAX) return ROUTE_SEGMENTS_MAX + 1;
+        segments[count].text = start;
+        segments[count].length = (size_t)(at - start);
+        count++;
+        if (*at == '\0') return count;
+        start = at + 1;
     }
-    return *pattern == '\0' && *path == '\0';
+}
+
+static void route_shapes_make(void) {
+    for (size_t i = 0; i < ROUTE_COUNT; i++) {
+        shape_t *shape = &route_shapes[i];
+        shape->method = method_code(routes[i].method);
+        assert(shape->method != METHOD_UNKNOWN);
+        shape->count = path_split(routes[i].pattern, shape->segments);
+        assert(shape->count >= 1 && shape->count <= ROUTE_SEGMENTS_MAX);
+        for (size_t s = 0; s < shape->count; s++) {
+            segment_t *segment = &shape->segments[s];
+            if (segment->length == 2 && memcmp(segment->text, "{}", 2) == 0) segment->text = NULL;
+        }
+    }
+}
+
+/* Matches the split path against a route's shape, capturing its "{}" segments (percent-
+ * decoded) into request->params; false on no match. */
+static bool route_match(const shape_t *shape, const segment_t *path, size_t path_count,
+                        hf_request_t *request) {
+    if (shape->count != path_count) return false;
+    for (size_t s = 0; s < path_count; s++) {
+        const segment_t *want = &shape->segments[s];
+        if (want->text == NULL) {
+            if (path[s].length == 0) return false;
+        } else if (want->length != path[s].length ||
+                   memcmp(want->text, path[s].text, path[s].length) != 0) {
+            return false;
+        }
+    }
+    size_t captured = 0;
+    for (size_t s = 0; s < path_count; s++) {
+        if (shape->segments[s].text != NULL) continue;
+        if (captured >= HF_ROUTE_PARAMS_MAX ||
+            !percent_decode(path[s].text, path[s].length, request->params[captured],
+                            sizeof request->params[0], false))
+            return false;
+        captured++;
+    }
+    return true;
+}
+
+/* The first route of the table with the request's method and path, its captures in
+ * request->params; NULL when there is none. Routes of other methods are not even matched. */
+static const route_t *route_find(hf_request_t *request, const segment_t *path,
+                                 size_t path_count) {
+    int method = method_code(request->http->method);
+    for (size_t i = 0; i < ROUTE_COUNT; i++)
+        if (route_shapes[i].method == method &&
+            route_match(&route_shapes[i], path, path_count, request))
+            return &routes[i];
+    return NULL;
+}
+
+/* Whether any route has this path, whatever its method: 405 rather than 404. Only for an
+ * answer that is an error anyway, so the captures it writes do not matter. */
+static bool path_known(const segment_t *path, size_t path_count) {
+    hf_request_t scratch;
+    for (size_t i = 0; i < ROUTE_COUNT; i++)
+        if (route_match(&route_shapes[i], path, path_count, &scratch)) return true;
+    return false;
 }
 
 /* ---- replies ---- */
@@ -151,6 +242,9 @@ static bool authorized(const hf_request_t *request, const route_t *route) {
 
 /* JSON nesting depth, counted before parsing so a deep document is refused cheaply. */
 static bool depth_within_limit(const char *body, size_t length) {
+    /* Each level opens with a byte of its own, so a body this short cannot nest too deep; most
+     * requests are that short and skip the count. */
+    if (length <= HF_JSON_DEPTH_MAX) return true;
     int depth = 0;
     bool in_string = false;
     for (size_t i = 0; i < length; i++) {
@@ -259,7 +353,15 @@ static void run_route(hf_request_t *request, const route_t *route) {
 
 void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_response_t *response) {
     hf_engine_t *engine = context;
-    hf_request_t request = {.engine = engine, .http = http, .response = response};
+    /* Set field by field: a zeroing initializer would clear the large params arrays, which
+     * only the route match writes (and handlers read only the ones it captured). */
+    hf_request_t request;
+    request.engine = engine;
+    request.http = http;
+    request.response = response;
+    for (size_t i = 0; i < HF_ROUTE_PARAMS_MAX; i++) request.params[i][0] = '\0';
+    request.body = NULL;
+    request.now_ms = 0;
     response->status = 200;
     if (engine->store_failed && !(engine->reads_from_disk && strcmp(http->method, "GET") == 0 &&
                                   strcmp(http->path, "/healthz") != 0)) {
@@ -278,17 +380,17 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     request.now_ms = hf_engine_now(engine);
     /* Expire what is due before anything reads or writes: no stale window. */
     hf_core_advance(engine->core, request.now_ms);
-    bool path_known = false;
-    const route_t *found = NULL;
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !found; i++) {
-        if (!route_match(routes[i].pattern, http->path, &request)) continue;
-        path_known = true;
-        if (strcmp(routes[i].method, http->method) == 0) found = &routes[i];
-    }
+    pthread_once(&route_shapes_once, route_shapes_make);
+    segment_t path[ROUTE_SEGMENTS_MAX];
+    size_t path_count = path_split(http->path, path);
+    const route_t *found = route_find(&request, path, path_count);
+    hf_arena_request_begin();
     if (found) run_route(&request, found);
-    else if (path_known) hf_reply_error(&request, 405, "method_not_allowed", "method not allowed here", NULL);
+    else if (path_known(path, path_count))
+        hf_reply_error(&request, 405, "method_not_allowed", "method not allowed here", NULL);
     else hf_reply_error(&request, 404, "not_found", "no such route", NULL);
     if (request.body) json_decref(request.body);
+    hf_arena_request_end();
     /* After a failure the core holds exactly what is durable: nothing to wait for. */
     response->durable_sequence = engine->store_failed ? 0 : hf_engine_reply_sequence(engine);
 }

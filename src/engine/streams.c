@@ -41,6 +41,8 @@ static bool has_subscribers(const hf_engine_t *engine, uint32_t event) {
 }
 
 void hf_streams_record(hf_engine_t *engine, const hf_mutation_t *mutation) {
+    /* Nobody listens most of the time: then not even the event is looked up. */
+    if (engine->stream_count == 0) return;
     uint32_t event;
     if (!hf_core_event(engine->core, mutation->event_id, &event) || !has_subscribers(engine, event))
         return;

@@ -306,7 +306,7 @@ static void append_decimal(hf_buffer_t *out, size_t value) {
 
 static void response_serialize(hf_buffer_t *out, const queued_response_t *entry) {
     if (entry->interim) {
-        hf_buffer_append_string(out, "HTTP/1.1 100 Continue\r\n\r\n");
+        HF_BUFFER_APPEND_LITERAL(out, "HTTP/1.1 100 Continue\r\n\r\n");
         return;
     }
     const hf_http_response_t *response = &entry->response;
@@ -315,31 +315,36 @@ static void response_serialize(hf_buffer_t *out, const queued_response_t *entry)
     int status = response->status >= 200 && response->status <= 599 ? response->status : 500;
     /* 204 carries no body and no length (RFC 9110 section 8.6). */
     bool has_body = status != 204;
-    hf_buffer_append_string(out, "HTTP/1.1 ");
+    HF_BUFFER_APPEND_LITERAL(out, "HTTP/1.1 ");
     append_decimal(out, (size_t)status);
     hf_buffer_append_char(out, ' ');
     hf_buffer_append_string(out, status_reason(status));
-    hf_buffer_append_string(out, "\r\nContent-Type: ");
-    const char *fallback_type = entry->stream ? "text/event-stream" : "application/json";
-    hf_buffer_append_string(out, response->content_type ? response->content_type : fallback_type);
-    hf_buffer_append(out, "\r\n", 2);
+    if (response->content_type || entry->stream) {
+        HF_BUFFER_APPEND_LITERAL(out, "\r\nContent-Type: ");
+        const char *fallback_type = entry->stream ? "text/event-stream" : "application/json";
+        hf_buffer_append_string(out, response->content_type ? response->content_type
+                                                            : fallback_type);
+        HF_BUFFER_APPEND_LITERAL(out, "\r\n");
+    } else {
+        HF_BUFFER_APPEND_LITERAL(out, "\r\nContent-Type: application/json\r\n"); /* most answers */
+    }
     if (entry->stream) {
         /* The body runs until the connection closes, so it has no length. The other two
          * headers keep caches and proxies (nginx) from holding events back. */
-        hf_buffer_append_string(out, "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n\r\n");
+        HF_BUFFER_APPEND_LITERAL(out, "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n\r\n");
         if (!entry->head_only) hf_buffer_append(out, response->body.data, response->body.length);
         return;
     }
     if (has_body) {
-        hf_buffer_append_string(out, "Content-Length: ");
+        HF_BUFFER_APPEND_LITERAL(out, "Content-Length: ");
         append_decimal(out, response->body.length);
-        hf_buffer_append(out, "\r\n", 2);
+        HF_BUFFER_APPEND_LITERAL(out, "\r\n");
     }
     if (response->close)
-        hf_buffer_append_string(out, "Connection: close\r\n");
+        HF_BUFFER_APPEND_LITERAL(out, "Connection: close\r\n");
     else if (entry->keep_alive_header)
-        hf_buffer_append_string(out, "Connection: keep-alive\r\n");
-    hf_buffer_append(out, "\r\n", 2);
+        HF_BUFFER_APPEND_LITERAL(out, "Connection: keep-alive\r\n");
+    HF_BUFFER_APPEND_LITERAL(out, "\r\n");
     if (has_body && !entry->head_only)
         hf_buffer_append(out, response->body.data, response->body.length);
 }
@@ -1267,14 +1272,14 @@ void hf_http_error(hf_http_response_t *response, int status, const char *code,
     hf_json_t json;
     hf_json_init(&json, &response->body);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "error");
+    HF_JSON_KEY(&json, "error");
     hf_json_object_begin(&json);
-    hf_json_key(&json, "code");
+    HF_JSON_KEY(&json, "code");
     hf_json_string(&json, code);
-    hf_json_key(&json, "message");
+    HF_JSON_KEY(&json, "message");
     hf_json_string(&json, message);
     if (field) {
-        hf_json_key(&json, "field");
+        HF_JSON_KEY(&json, "field");
         hf_json_string(&json, field);
     }
     hf_json_object_end(&json);

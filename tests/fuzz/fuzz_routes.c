@@ -36,6 +36,7 @@ static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
 static hf_engine_t *engine_create(void) {
     hf_engine_t *engine = calloc(1, sizeof *engine);
     if (!engine) abort();
+    hf_arena_allocator_install(); /* as hf_engine_create: bodies are parsed into the arena */
     engine->options.host = "127.0.0.1";
     engine->open_batch = hf_batch_create();
     engine->spare_batch = hf_batch_create();
@@ -51,6 +52,7 @@ static void engine_destroy(hf_engine_t *engine) {
     hf_batch_destroy(engine->spare_batch);
     hf_idempotency_free(&engine->idempotency);
     free(engine);
+    hf_arena_release();
 }
 
 /* Copies the string value of "key" at the top of a JSON answer into out. */
