@@ -59,7 +59,7 @@ struct hf_core {
     hf_map_t user_ids;
     event_user_t *event_users;
     uint32_t event_user_count, event_user_capacity;
-    hf_map_t event_user_ids;     /* "EVENT_INDEX\nUSER" -> event_user index */
+    hf_pair_map_t event_user_ids; /* (event index, user index) -> event_user index */
 
     hf_item_t *items;
     uint32_t item_count, item_capacity;
@@ -78,6 +78,26 @@ struct hf_core {
 };
 
 #define NO_STRING UINT32_MAX
+#define NO_INDEX UINT32_MAX
+
+/* A string key with its length and hash, worked out once per command: a command that looks
+ * an id up and then inserts it (a new hold, a new user) hashes it once. */
+typedef struct text_key {
+    const char *text;
+    size_t length;
+    uint32_t hash;
+} text_key_t;
+
+static text_key_t text_key_of(const char *text, size_t length) {
+    return (text_key_t){text, length, hf_map_hash(text, length)};
+}
+
+/* The user a command names: the id's key, and the user's index, or NO_INDEX for a user who
+ * has never held anything yet. */
+typedef struct user_ref {
+    text_key_t key;
+    uint32_t index;
+} user_ref_t;
 
 /* ---- small containers ---- */
 
@@ -105,9 +125,9 @@ static void list_remove(index_list_t *list, uint32_t value) {
     }
 }
 
-static uint32_t string_store(hf_core_t *core, const char *text) {
+static uint32_t string_store(hf_core_t *core, const char *text, size_t text_length) {
     if (!text) return NO_STRING;
-    uint32_t length = (uint32_t)strlen(text);
+    uint32_t length = (uint32_t)text_length;
     core->strings = grow(core->strings, &core->strings_capacity, core->strings_length + length + 1, 1);
     uint32_t offset = core->strings_length;
     memcpy(core->strings + offset, text, length + 1);
@@ -276,7 +296,7 @@ void hf_core_destroy(hf_core_t *core) {
     hf_map_free(&core->hold_ids);
     hf_map_free(&core->order_ids);
     hf_map_free(&core->user_ids);
-    hf_map_free(&core->event_user_ids);
+    hf_pair_map_free(&core->event_user_ids);
     hf_buffer_free(&core->text);
     free(core);
 }
@@ -426,46 +446,49 @@ const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
 
 uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active; }
 
-static uint32_t user_intern(hf_core_t *core, const char *user_id) {
-    uint32_t index;
-    if (user_find(core, user_id, &index)) return index;
+/* Looks the user of a command up once; user_id must not be NULL. */
+static user_ref_t user_ref_of(const hf_core_t *core, const char *user_id) {
+    user_ref_t user = {text_key_of(user_id, strlen(user_id)), NO_INDEX};
+    if (!hf_map_find(&core->user_ids, user.key.text, user.key.length, user.key.hash, &user.index))
+        user.index = NO_INDEX;
+    return user;
+}
+
+/* The user's index, the user made when new. */
+static uint32_t user_intern(hf_core_t *core, user_ref_t *user) {
+    if (user->index != NO_INDEX) return user->index;
     core->users = grow(core->users, &core->user_capacity, core->user_count + 1, sizeof *core->users);
-    index = core->user_count++;
+    uint32_t index = core->user_count++;
     memset(&core->users[index], 0, sizeof core->users[index]);
-    core->users[index].name = string_store(core, user_id);
-    hf_map_put(&core->user_ids, user_id, strlen(user_id), index);
+    core->users[index].name = string_store(core, user->key.text, user->key.length);
+    hf_map_insert(&core->user_ids, user->key.text, user->key.length, user->key.hash, index);
+    user->index = index;
     return index;
 }
 
-/* The key of a user's record on an event: the event index, a newline, the user id. Ids have
- * no newline... user ids may, but the event index before it makes the key unambiguous. */
-static size_t event_user_key(uint32_t event, const char *user_id, char *key) {
-    size_t length = write_decimal(key, event);
-    key[length++] = '\n';
-    size_t user_length = strlen(user_id);
-    memcpy(key + length, user_id, user_length + 1);
-    return length + user_length;
+static uint32_t user_intern_id(hf_core_t *core, const char *user_id) {
+    user_ref_t user = user_ref_of(core, user_id);
+    return user_intern(core, &user);
 }
 
-static event_user_t *event_user_find(hf_core_t *core, uint32_t event, const char *user_id) {
-    char key[16 + HF_USER_ID_SIZE_MAX + 1];
-    size_t length = event_user_key(event, user_id, key);
+/* The user's record on the event, or NULL when the user (NO_INDEX: not known at all) has
+ * none yet. */
+static event_user_t *event_user_find(hf_core_t *core, uint32_t event, uint32_t user) {
     uint32_t index;
-    if (!hf_map_get(&core->event_user_ids, key, length, &index)) return NULL;
+    if (user == NO_INDEX || !hf_pair_map_get(&core->event_user_ids, event, user, &index))
+        return NULL;
     return &core->event_users[index];
 }
 
 /* The index of the user's record on the event, made when missing. */
-static uint32_t event_user_intern(hf_core_t *core, uint32_t event, const char *user_id) {
-    event_user_t *found = event_user_find(core, event, user_id);
+static uint32_t event_user_intern(hf_core_t *core, uint32_t event, uint32_t user) {
+    event_user_t *found = event_user_find(core, event, user);
     if (found) return (uint32_t)(found - core->event_users);
-    char key[16 + HF_USER_ID_SIZE_MAX + 1];
-    size_t length = event_user_key(event, user_id, key);
     core->event_users = grow(core->event_users, &core->event_user_capacity,
                              core->event_user_count + 1, sizeof *core->event_users);
     uint32_t index = core->event_user_count++;
     memset(&core->event_users[index], 0, sizeof core->event_users[index]);
-    hf_map_put(&core->event_user_ids, key, length, index);
+    hf_pair_map_put(&core->event_user_ids, event, user, index);
     return index;
 }
 
@@ -1027,19 +1050,32 @@ static uint32_t items_fill(hf_core_t *core, const hf_event_t *event,
     return offset;
 }
 
-static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, uint32_t event,
-                              uint32_t user) {
+/* Copies a server-made id, cut to HF_SERVER_ID_SIZE bytes as the id fields hold; returns the
+ * key the copy is indexed under (the given one when nothing was cut). */
+static text_key_t server_id_copy(char out[HF_SERVER_ID_SIZE + 1], const text_key_t *id) {
+    if (id->length <= HF_SERVER_ID_SIZE) {
+        memcpy(out, id->text, id->length);
+        out[id->length] = '\0';
+        return (text_key_t){out, id->length, id->hash};
+    }
+    memcpy(out, id->text, HF_SERVER_ID_SIZE);
+    out[HF_SERVER_ID_SIZE] = '\0';
+    return text_key_of(out, HF_SERVER_ID_SIZE);
+}
+
+static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
+                              const text_key_t *hold_id, uint32_t event, uint32_t user) {
     core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
     uint32_t index = core->hold_count++;
     hf_hold_t *hold = &core->holds[index];
     memset(hold, 0, sizeof *hold);
-    snprintf(hold->id, sizeof hold->id, "%s", request->hold_id);
+    text_key_t key = server_id_copy(hold->id, hold_id);
     hold->event = event;
     hold->user = user;
     hold->seat_count = core->scratch_seat_count;
     hold->pool_count = request->pool_count;
     hold->item_offset = items_fill(core, core->events[event], request, &hold->total);
-    hf_map_put(&core->hold_ids, hold->id, strlen(hold->id), index);
+    hf_map_insert(&core->hold_ids, key.text, key.length, key.hash, index);
     return index;
 }
 
@@ -1048,7 +1084,7 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
     hf_hold_t *hold = hold_of(core, hold_index);
     hf_event_t *event = core->events[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
-    hold->owner = event_user_intern(core, hold->event, hf_core_user_id(core, hold->user));
+    hold->owner = event_user_intern(core, hold->event, hold->user);
     event_user_t *owner = &core->event_users[hold->owner];
     owner->held_units += item_units(items, hold->seat_count, hold->pool_count);
     list_push(&owner->active_holds, hold_index);
@@ -1060,23 +1096,33 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
     heap_push(core, hold->expires_at_ms, hold_index);
 }
 
-static void release_replaced(hf_core_t *core, uint32_t event, const char *user_id, hf_time_ms_t now) {
-    event_user_t *owner = event_user_find(core, event, user_id);
+static void release_replaced(hf_core_t *core, uint32_t event, uint32_t user, hf_time_ms_t now) {
+    event_user_t *owner = event_user_find(core, event, user);
     while (owner && owner->active_holds.count > 0) {
         hold_finish(core, owner->active_holds.items[owner->active_holds.count - 1],
                     HF_HOLD_RELEASED, now, true);
     }
 }
 
+/* True when id is NULL or already names an entry of ids; else *key is set for the insert. */
+static bool id_taken(const hf_map_t *ids, const char *id, text_key_t *key) {
+    if (!id) return true;
+    *key = text_key_of(id, strlen(id));
+    uint32_t found;
+    return hf_map_find(ids, key->text, key->length, key->hash, &found);
+}
+
+/* Checks a hold request; on success *hold_id is the new id's key and *user the user named. */
 static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
-                             hf_error_detail_t *detail) {
+                             text_key_t *hold_id, user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events[event_index];
     hf_error_t error = check_request_shape(event, request, detail);
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (error) return error;
-    if (!request->hold_id || hf_core_hold_find(core, request->hold_id, NULL)) return invalid(detail, "id");
-    const event_user_t *owner = event_user_find(core, event_index, request->user_id);
+    if (id_taken(&core->hold_ids, request->hold_id, hold_id)) return invalid(detail, "id");
+    *user = user_ref_of(core, request->user_id);
+    const event_user_t *owner = event_user_find(core, event_index, user->index);
     error = check_available(core, event, request, owner, detail);
     if (!error && request->best_count > 0)
         error = pick_best(core, core->events[event_index], request, owner, detail);
@@ -1090,11 +1136,13 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
     hf_core_advance(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
-    hf_error_t error = hold_check(core, request, event_index, detail);
+    text_key_t hold_id;
+    user_ref_t user;
+    hf_error_t error = hold_check(core, request, event_index, &hold_id, &user, detail);
     if (error) return error;
     const hf_event_t *event = core->events[event_index];
-    if (request->replace_existing) release_replaced(core, event_index, request->user_id, now);
-    uint32_t index = hold_allocate(core, request, event_index, user_intern(core, request->user_id));
+    if (request->replace_existing) release_replaced(core, event_index, user.index, now);
+    uint32_t index = hold_allocate(core, request, &hold_id, event_index, user_intern(core, &user));
     hf_hold_t *hold = hold_of(core, index);
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = now;
@@ -1162,18 +1210,18 @@ hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *use
 
 /* ---- orders ---- */
 
-static uint32_t order_allocate(hf_core_t *core, const char *order_id, uint32_t event, uint32_t user,
-                               hf_time_ms_t now) {
+static uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event,
+                               uint32_t user, hf_time_ms_t now) {
     core->orders = grow(core->orders, &core->order_capacity, core->order_count + 1, sizeof *core->orders);
     uint32_t index = core->order_count++;
     hf_order_t *order = &core->orders[index];
     memset(order, 0, sizeof *order);
-    snprintf(order->id, sizeof order->id, "%s", order_id);
+    text_key_t key = server_id_copy(order->id, order_id);
     order->event = event;
     order->user = user;
     order->created_at_ms = now;
     order->payment_ref = NO_STRING;
-    hf_map_put(&core->order_ids, order->id, strlen(order->id), index);
+    hf_map_insert(&core->order_ids, key.text, key.length, key.hash, index);
     list_push(&core->users[user].orders, index);
     return index;
 }
@@ -1183,7 +1231,7 @@ static void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, 
     hf_order_t *order = &core->orders[order_index];
     hf_event_t *event = core->events[order->event];
     const hf_item_t *items = core->items + order->item_offset;
-    order->owner = event_user_intern(core, order->event, hf_core_user_id(core, order->user));
+    order->owner = event_user_intern(core, order->event, order->user);
     event_user_t *owner = &core->event_users[order->owner];
     owner->sold_units += item_units(items, order->seat_count, order->pool_count);
     for (uint32_t i = 0; i < order->seat_count; i++)
@@ -1234,19 +1282,20 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
     }
     if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
-    if (!order_id || hf_core_order_find(core, order_id, NULL)) return HF_ERROR_INVALID_REQUEST;
+    text_key_t order_key;
+    if (id_taken(&core->order_ids, order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
     /* The hold's seats move straight from held to sold: release them without reporting, then
      * take them for the order, which reports each seat once. */
     hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);
     hold = hold_of(core, index);
-    uint32_t order = order_allocate(core, order_id, hold->event, hold->user, now);
+    uint32_t order = order_allocate(core, &order_key, hold->event, hold->user, now);
     hf_order_t *record = &core->orders[order];
     record->hold = index + 1;
     record->total = hold->total;
     record->item_offset = hold->item_offset;
     record->seat_count = hold->seat_count;
     record->pool_count = hold->pool_count;
-    if (payment_ref && *payment_ref) record->payment_ref = string_store(core, payment_ref);
+    if (payment_ref && *payment_ref) record->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     hold->order = order + 1;
     report_order(core, record, hold);
     hf_mutation_t update = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = now,
@@ -1299,9 +1348,10 @@ static hf_error_t check_versions(hf_core_t *core, const hf_event_t *event,
     return moved ? HF_ERROR_VERSION_CONFLICT : HF_OK;
 }
 
+/* Checks a booking; on success *order_key is the new id's key and *user the user named. */
 static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
-                             uint32_t event_index, const char *order_id,
-                             hf_error_detail_t *detail) {
+                             uint32_t event_index, const char *order_id, text_key_t *order_key,
+                             user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events[event_index];
     if (request->best_count > 0) return invalid(detail, "best_available");
     hf_error_t error = check_request_shape(event, request, detail);
@@ -1309,8 +1359,9 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_versions(core, event, request, detail);
     if (error) return error;
-    if (!order_id || hf_core_order_find(core, order_id, NULL)) return invalid(detail, "id");
-    const event_user_t *owner = event_user_find(core, event_index, request->user_id);
+    if (id_taken(&core->order_ids, order_id, order_key)) return invalid(detail, "id");
+    *user = user_ref_of(core, request->user_id);
+    const event_user_t *owner = event_user_find(core, event_index, user->index);
     hf_hold_request_t plain = *request;
     plain.replace_existing = false;
     error = check_available(core, event, &plain, owner, detail);
@@ -1323,16 +1374,17 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
     hf_core_advance(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
-    hf_error_t error = book_check(core, request, event_index, order_id, detail);
+    text_key_t order_key;
+    user_ref_t user;
+    hf_error_t error = book_check(core, request, event_index, order_id, &order_key, &user, detail);
     if (error) return error;
     const hf_event_t *event = core->events[event_index];
-    uint32_t index = order_allocate(core, order_id, event_index,
-                                    user_intern(core, request->user_id), now);
+    uint32_t index = order_allocate(core, &order_key, event_index, user_intern(core, &user), now);
     hf_order_t *order = &core->orders[index];
     order->seat_count = core->scratch_seat_count;
     order->pool_count = request->pool_count;
     order->item_offset = items_fill(core, event, request, &order->total);
-    if (payment_ref && *payment_ref) order->payment_ref = string_store(core, payment_ref);
+    if (payment_ref && *payment_ref) order->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     report_order(core, order, NULL);
     order_take(core, index, now, true);
     *order_index = index;
@@ -1365,16 +1417,16 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
     hf_error_t error = restore_resolve(core, &stored->request, &event_index);
     if (error) return error;
     if (!stored->request.user_id || !*stored->request.user_id) return HF_ERROR_INVALID_REQUEST;
-    if (!stored->request.hold_id || hf_core_hold_find(core, stored->request.hold_id, NULL))
-        return HF_ERROR_INVALID_REQUEST;
+    text_key_t hold_id;
+    if (id_taken(&core->hold_ids, stored->request.hold_id, &hold_id)) return HF_ERROR_INVALID_REQUEST;
     const hf_event_t *event = core->events[event_index];
     if (stored->status == HF_HOLD_HELD) {
         for (uint32_t i = 0; i < stored->request.seat_count; i++)
             if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
                 return HF_ERROR_SEATS_UNAVAILABLE;
     }
-    uint32_t index = hold_allocate(core, &stored->request, event_index,
-                                   user_intern(core, stored->request.user_id));
+    uint32_t index = hold_allocate(core, &stored->request, &hold_id, event_index,
+                                   user_intern_id(core, stored->request.user_id));
     hf_hold_t *hold = hold_of(core, index);
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = stored->created_at_ms;
@@ -1393,8 +1445,8 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     uint32_t event_index;
     hf_error_t error = restore_resolve(core, &stored->items, &event_index);
     if (error) return error;
-    if (!stored->order_id || hf_core_order_find(core, stored->order_id, NULL))
-        return HF_ERROR_INVALID_REQUEST;
+    text_key_t order_key;
+    if (id_taken(&core->order_ids, stored->order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
     const hf_event_t *event = core->events[event_index];
     if (stored->status == HF_ORDER_CONFIRMED) {
         for (uint32_t i = 0; i < stored->items.seat_count; i++)
@@ -1404,8 +1456,8 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     uint32_t hold_index = 0;
     if (stored->hold_id && !hf_core_hold_find(core, stored->hold_id, &hold_index))
         return HF_ERROR_HOLD_NOT_FOUND;
-    uint32_t index = order_allocate(core, stored->order_id, event_index,
-                                    user_intern(core, stored->items.user_id), stored->created_at_ms);
+    uint32_t index = order_allocate(core, &order_key, event_index,
+                                    user_intern_id(core, stored->items.user_id), stored->created_at_ms);
     hf_order_t *order = &core->orders[index];
     order->total = stored->total;
     order->seat_count = stored->items.seat_count;
@@ -1416,7 +1468,7 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     for (uint32_t i = 0; i < order->pool_count; i++)
         items[order->seat_count + i] = (hf_item_t){core->scratch_pools[i], stored->items.pools[i].quantity};
     if (stored->payment_ref && *stored->payment_ref)
-        order->payment_ref = string_store(core, stored->payment_ref);
+        order->payment_ref = string_store(core, stored->payment_ref, strlen(stored->payment_ref));
     if (stored->hold_id) {
         order->hold = hold_index + 1;
         core->holds[hold_index].order = index + 1;
