@@ -38,6 +38,11 @@ typedef struct expiry {
 typedef struct event_tables {
     hf_map_t sections, pools;
     hf_map_t rows;               /* "SECTION-ROW" -> row index */
+    /* Row r's seat ids begin with "SECTION-ROW-": bytes row_prefix_offsets[r] up to
+     * row_prefix_offsets[r + 1] of row_prefixes. Every seat change reports its seat's id, so
+     * the id is one copy and a number, not two strlen and three copies. */
+    hf_buffer_t row_prefixes;
+    uint32_t *row_prefix_offsets; /* row_count + 1 entries */
 } event_tables_t;
 
 struct hf_core {
@@ -79,6 +84,9 @@ struct hf_core {
 
 #define NO_STRING UINT32_MAX
 #define NO_INDEX UINT32_MAX
+/* Lists up to this long are sorted by insertion: quadratic, but cheaper than qsort's calls
+ * while short. */
+#define SMALL_SORT_MAX 16u
 
 /* A string key with its length and hash, worked out once per command: a command that looks
  * an id up and then inserts it (a new hold, a new user) hashes it once. */
@@ -270,6 +278,8 @@ static void event_free(hf_event_t *event) {
     hf_map_free(&tables->sections);
     hf_map_free(&tables->pools);
     hf_map_free(&tables->rows);
+    hf_buffer_free(&tables->row_prefixes);
+    free(tables->row_prefix_offsets);
     free(tables);
     free(event->sections);
     free(event->rows);
@@ -376,16 +386,21 @@ static size_t write_decimal(char *out, uint32_t value) {
     return count;
 }
 
+/* Writes the id of a seat of row row_index at out (HF_SEAT_ID_SIZE_MAX + 1 bytes), NUL
+ * included; returns its length. */
+static size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index,
+                            char *out) {
+    const event_tables_t *tables = event->internal;
+    uint32_t start = tables->row_prefix_offsets[row_index];
+    size_t length = tables->row_prefix_offsets[row_index + 1] - start;
+    memcpy(out, tables->row_prefixes.data + start, length);
+    length += write_decimal(out + length, seat_index - event->rows[row_index].first_seat + 1);
+    out[length] = '\0';
+    return length;
+}
+
 void hf_core_seat_id(const hf_event_t *event, uint32_t seat_index, char *out) {
-    const hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
-    const char *section = event->sections[row->section].id;
-    size_t section_length = strlen(section), row_length = strlen(row->id);
-    memcpy(out, section, section_length);
-    out[section_length] = '-';
-    memcpy(out + section_length + 1, row->id, row_length);
-    char *number = out + section_length + 1 + row_length;
-    *number++ = '-';
-    number[write_decimal(number, seat_index - row->first_seat + 1)] = '\0';
+    seat_id_write(event, hf_core_seat_row(event, seat_index), seat_index, out);
 }
 
 int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id) {
@@ -591,10 +606,14 @@ static void build_layout(hf_event_t *event, const hf_event_definition_t *definit
             seat_index += row->seat_count;
             int length = snprintf(key, sizeof key, "%s-%s", section->id, row->id);
             hf_map_put(&tables->rows, key, (size_t)length, row_index);
+            tables->row_prefix_offsets[row_index] = (uint32_t)tables->row_prefixes.length;
+            hf_buffer_append(&tables->row_prefixes, key, (size_t)length);
+            hf_buffer_append_char(&tables->row_prefixes, '-');
         }
         section->seat_count = seat_index - section->first_seat;
         section->counts.available = section->seat_count;
     }
+    tables->row_prefix_offsets[row_index] = (uint32_t)tables->row_prefixes.length;
     for (uint32_t p = 0; p < definition->pool_count; p++) {
         hf_pool_t *pool = &event->pools[p];
         memcpy(pool->id, definition->pools[p].id, sizeof pool->id);
@@ -625,7 +644,10 @@ static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint6
     event->rows = calloc(rows + 1, sizeof *event->rows);
     event->seats = calloc(seats + 1, sizeof *event->seats);
     event->pools = calloc(definition->pool_count + 1, sizeof *event->pools);
-    if (!event->sections || !event->rows || !event->seats || !event->pools) abort();
+    tables->row_prefix_offsets = calloc(rows + 1, sizeof *tables->row_prefix_offsets);
+    if (!event->sections || !event->rows || !event->seats || !event->pools ||
+        !tables->row_prefix_offsets)
+        abort();
     for (uint64_t i = 0; i < seats; i++) event->seats[i].version = 1;
     event->counts.available = (uint32_t)seats;
     event->internal = tables;
@@ -733,7 +755,8 @@ static void widen_free_run_bound(const hf_event_t *event, hf_row_t *row, uint32_
 static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
                      uint32_t owner, hf_time_ms_t now, bool report) {
     hf_seat_t *seat = &event->seats[seat_index];
-    hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
+    uint32_t row_index = hf_core_seat_row(event, seat_index);
+    hf_row_t *row = &event->rows[row_index];
     hf_section_t *section = &event->sections[row->section];
     if (seat->status == HF_SEAT_AVAILABLE) row->available--;
     if (status == HF_SEAT_AVAILABLE) row->available++;
@@ -746,7 +769,7 @@ static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, ui
     if (!report) return;
     seat->version++;
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
-    hf_core_seat_id(event, seat_index, seat_id);
+    seat_id_write(event, row_index, seat_index, seat_id);
     hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now, .event_id = event->id,
                               .seat_id = seat_id, .status = status, .version = seat->version};
     emit(core, &mutation);
@@ -778,31 +801,42 @@ static uint32_t item_units(const hf_item_t *items, uint32_t seat_count, uint32_t
     return units;
 }
 
-/* Items as {"seats": [...], "pools": {...}} into core->text. */
+/* Items as {"seats":[...],"pools":{...}} into core->text, written directly rather than
+ * through hf_json: this runs for every hold and order. Seat and pool ids are made of
+ * [A-Za-z0-9_.-] (hf_core_id_valid at event creation), so nothing in them needs escaping. */
 static const char *items_json(hf_core_t *core, const hf_event_t *event, uint32_t item_offset,
                               uint32_t seat_count, uint32_t pool_count) {
     const hf_item_t *items = core->items + item_offset;
-    char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
-    hf_json_t json;
-    hf_buffer_reset(&core->text);
-    hf_json_init(&json, &core->text);
-    hf_json_object_begin(&json);
-    hf_json_key(&json, "seats");
-    hf_json_array_begin(&json);
+    hf_buffer_t *out = &core->text;
+    hf_buffer_reset(out);
+    hf_buffer_append(out, "{\"seats\":[", 10);
     for (uint32_t i = 0; i < seat_count; i++) {
-        hf_core_seat_id(event, items[i].index, seat_id);
-        hf_json_string(&json, seat_id);
+        hf_buffer_reserve(out, HF_SEAT_ID_SIZE_MAX + 3); /* a comma and two quotes */
+        char *to = out->data + out->length;
+        if (i > 0) *to++ = ',';
+        *to++ = '"';
+        to += seat_id_write(event, hf_core_seat_row(event, items[i].index), items[i].index, to);
+        *to++ = '"';
+        out->length = (size_t)(to - out->data);
     }
-    hf_json_array_end(&json);
-    hf_json_key(&json, "pools");
-    hf_json_object_begin(&json);
+    hf_buffer_append(out, "],\"pools\":{", 11);
     for (uint32_t i = 0; i < pool_count; i++) {
-        hf_json_key(&json, event->pools[items[seat_count + i].index].id);
-        hf_json_int(&json, items[seat_count + i].quantity);
+        const hf_item_t *item = &items[seat_count + i];
+        const char *id = event->pools[item->index].id;
+        size_t id_length = strlen(id);
+        hf_buffer_reserve(out, id_length + 14); /* comma, quotes, colon, 10 digits */
+        char *to = out->data + out->length;
+        if (i > 0) *to++ = ',';
+        *to++ = '"';
+        memcpy(to, id, id_length);
+        to += id_length;
+        *to++ = '"';
+        *to++ = ':';
+        to += write_decimal(to, item->quantity);
+        out->length = (size_t)(to - out->data);
     }
-    hf_json_object_end(&json);
-    hf_json_object_end(&json);
-    return core->text.data;
+    hf_buffer_append(out, "}}", 2);
+    return out->data;
 }
 
 /* ---- holds ---- */
@@ -880,6 +914,20 @@ static int compare_indexes(const void *a, const void *b) {
     return (left > right) - (left < right);
 }
 
+/* Sorts ascending. Most holds name one to a few seats, for which qsort's call overhead was
+ * most of the cost of the sort; longer lists still go to qsort. */
+static void sort_indexes(uint32_t *indexes, uint32_t count) {
+    if (count > SMALL_SORT_MAX) {
+        qsort(indexes, count, sizeof *indexes, compare_indexes);
+        return;
+    }
+    for (uint32_t i = 1; i < count; i++) {
+        uint32_t value = indexes[i], j = i;
+        for (; j > 0 && indexes[j - 1] > value; j--) indexes[j] = indexes[j - 1];
+        indexes[j] = value;
+    }
+}
+
 /* Resolves seat ids into core->scratch_seats; unknown ones and duplicates are errors. */
 static hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
                                 const hf_hold_request_t *request, hf_error_detail_t *detail) {
@@ -896,7 +944,7 @@ static hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
     core->scratch_seat_count = request->seat_count;
     uint32_t *sorted = core->scratch_sorted;
     memcpy(sorted, core->scratch_seats, request->seat_count * sizeof *sorted);
-    qsort(sorted, request->seat_count, sizeof *sorted, compare_indexes);
+    sort_indexes(sorted, request->seat_count);
     for (uint32_t i = 1; i < request->seat_count; i++)
         if (sorted[i] == sorted[i - 1]) return invalid(detail, "seats");
     return HF_OK;
