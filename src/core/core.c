@@ -12,7 +12,7 @@
 #include "core/buffer.h"
 #include "core/map.h"
 
-/* A growable array of uint32 (a user's orders, a user's active holds). */
+/* A growable array of uint32 (a user's orders). */
 typedef struct index_list {
     uint32_t *items;
     uint32_t count, capacity;
@@ -21,8 +21,16 @@ typedef struct index_list {
 /* What one user has on one event: for max_seats_per_user and replace_existing. */
 typedef struct event_user {
     uint32_t held_units, sold_units;
-    index_list_t active_holds;
+    /* The user's held holds on the event, oldest first: a list threaded through
+     * core->hold_links, so a hold joins and leaves it without allocating (an array per user
+     * was one malloc per new buyer). Hold index + 1; 0 marks none. */
+    uint32_t first_active, last_active;
 } event_user_t;
+
+/* A hold's neighbours in its owner's list of held holds: hold index + 1, 0 marks none. */
+typedef struct hold_link {
+    uint32_t previous, next;
+} hold_link_t;
 
 typedef struct user {
     uint32_t name;               /* offset in the string table */
@@ -53,6 +61,8 @@ struct hf_core {
 
     hf_hold_t *holds;
     uint32_t hold_count, hold_capacity, holds_active;
+    hold_link_t *hold_links;     /* one per hold */
+    uint32_t hold_link_capacity;
     hf_map_t hold_ids;
 
     hf_order_t *orders;
@@ -124,13 +134,21 @@ static void list_push(index_list_t *list, uint32_t value) {
     list->items[list->count++] = value;
 }
 
-static void list_remove(index_list_t *list, uint32_t value) {
-    for (uint32_t i = 0; i < list->count; i++) {
-        if (list->items[i] != value) continue;
-        memmove(&list->items[i], &list->items[i + 1], (list->count - i - 1) * sizeof(uint32_t));
-        list->count--;
-        return;
-    }
+/* Appends a hold to its owner's list of held holds. */
+static void active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+    core->hold_links[hold_index] = (hold_link_t){owner->last_active, 0};
+    if (owner->last_active) core->hold_links[owner->last_active - 1].next = hold_index + 1;
+    else owner->first_active = hold_index + 1;
+    owner->last_active = hold_index + 1;
+}
+
+/* Takes a hold out of its owner's list of held holds. */
+static void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+    hold_link_t link = core->hold_links[hold_index];
+    if (link.previous) core->hold_links[link.previous - 1].next = link.next;
+    else owner->first_active = link.next;
+    if (link.next) core->hold_links[link.next - 1].previous = link.previous;
+    else owner->last_active = link.previous;
 }
 
 static uint32_t string_store(hf_core_t *core, const char *text, size_t text_length) {
@@ -292,10 +310,9 @@ void hf_core_destroy(hf_core_t *core) {
     if (!core) return;
     for (uint32_t i = 0; i < core->event_count; i++) event_free(core->events[i]);
     for (uint32_t i = 0; i < core->user_count; i++) free(core->users[i].orders.items);
-    for (uint32_t i = 0; i < core->event_user_count; i++)
-        free(core->event_users[i].active_holds.items);
     free(core->events);
     free(core->holds);
+    free(core->hold_links);
     free(core->orders);
     free(core->users);
     free(core->event_users);
@@ -854,7 +871,7 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
     core->holds_active--;
     event_user_t *owner = &core->event_users[hold->owner];
     owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
-    list_remove(&owner->active_holds, hold_index);
+    active_remove(core, owner, hold_index);
     if (report) {
         hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = at,
                                   .event_id = event->id, .hold_id = hold->id,
@@ -967,9 +984,8 @@ static hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
 static bool held_by_replaced(const hf_core_t *core, const hf_seat_t *seat,
                              const event_user_t *owner, bool replace) {
     if (!replace || !owner || seat->status != HF_SEAT_HELD) return false;
-    for (uint32_t i = 0; i < owner->active_holds.count; i++)
-        if (owner->active_holds.items[i] + 1 == seat->owner) return true;
-    (void)core;
+    for (uint32_t h = owner->first_active; h != 0; h = core->hold_links[h - 1].next)
+        if (h == seat->owner) return true;
     return false;
 }
 
@@ -978,8 +994,8 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
                                    bool replace) {
     if (!replace || !owner) return 0;
     int64_t units = 0;
-    for (uint32_t h = 0; h < owner->active_holds.count; h++) {
-        const hf_hold_t *hold = &core->holds[owner->active_holds.items[h]];
+    for (uint32_t h = owner->first_active; h != 0; h = core->hold_links[h - 1].next) {
+        const hf_hold_t *hold = &core->holds[h - 1];
         const hf_item_t *items = core->items + hold->item_offset + hold->seat_count;
         for (uint32_t i = 0; i < hold->pool_count; i++)
             if (items[i].index == pool) units += items[i].quantity;
@@ -1050,7 +1066,7 @@ static hf_error_t pick_best(hf_core_t *core, hf_event_t *event,
             return HF_ERROR_SECTION_NOT_FOUND;
         section = (int32_t)found;
     }
-    bool replacing = request->replace_existing && owner && owner->active_holds.count > 0;
+    bool replacing = request->replace_existing && owner && owner->first_active != 0;
     best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
     hf_best_query_t query = {request->best_count, section, request->best_adjacent,
                              !replacing && request->seat_count == 0, best_free, &context};
@@ -1114,6 +1130,8 @@ static text_key_t server_id_copy(char out[HF_SERVER_ID_SIZE + 1], const text_key
 static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
                               const text_key_t *hold_id, uint32_t event, uint32_t user) {
     core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
+    core->hold_links = grow(core->hold_links, &core->hold_link_capacity, core->hold_count + 1,
+                            sizeof *core->hold_links);
     uint32_t index = core->hold_count++;
     hf_hold_t *hold = &core->holds[index];
     memset(hold, 0, sizeof *hold);
@@ -1135,7 +1153,7 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
     hold->owner = event_user_intern(core, hold->event, hold->user);
     event_user_t *owner = &core->event_users[hold->owner];
     owner->held_units += item_units(items, hold->seat_count, hold->pool_count);
-    list_push(&owner->active_holds, hold_index);
+    active_push(core, owner, hold_index);
     core->holds_active++;
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
@@ -1146,10 +1164,8 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
 
 static void release_replaced(hf_core_t *core, uint32_t event, uint32_t user, hf_time_ms_t now) {
     event_user_t *owner = event_user_find(core, event, user);
-    while (owner && owner->active_holds.count > 0) {
-        hold_finish(core, owner->active_holds.items[owner->active_holds.count - 1],
-                    HF_HOLD_RELEASED, now, true);
-    }
+    while (owner && owner->last_active != 0)
+        hold_finish(core, owner->last_active - 1, HF_HOLD_RELEASED, now, true);
 }
 
 /* True when id is NULL or already names an entry of ids; else *key is set for the insert. */
