@@ -27,13 +27,17 @@ typedef struct event_user {
     uint32_t first_active, last_active;
 } event_user_t;
 
-/* A hold's neighbours in its owner's list of held holds: hold index + 1, 0 marks none. */
-typedef struct hold_link {
-    uint32_t previous, next;
-} hold_link_t;
+/* What the core keeps of a hold besides hf_hold_t. */
+typedef struct hold_state {
+    /* The hold's neighbours in its owner's list of held holds: hold index + 1, 0 marks none. */
+    uint32_t previous_active, next_active;
+    /* The user's id in core->user_ids (hf_map_key): release and commit check the owner from
+     * here, without a trip through core->users. */
+    uint32_t user_name;
+} hold_state_t;
 
 typedef struct user {
-    uint32_t name;               /* offset in the string table */
+    uint32_t name;               /* the id, see hf_map_key of core->user_ids */
     index_list_t orders;
 } user_t;
 
@@ -61,8 +65,8 @@ struct hf_core {
 
     hf_hold_t *holds;
     uint32_t hold_count, hold_capacity, holds_active;
-    hold_link_t *hold_links;     /* one per hold */
-    uint32_t hold_link_capacity;
+    hold_state_t *hold_states;   /* one per hold */
+    uint32_t hold_state_capacity;
     hf_map_t hold_ids;
 
     hf_order_t *orders;
@@ -115,6 +119,7 @@ static text_key_t text_key_of(const char *text, size_t length) {
 typedef struct user_ref {
     text_key_t key;
     uint32_t index;
+    uint32_t name;               /* the id in core->user_ids, once index is known */
 } user_ref_t;
 
 /* ---- small containers ---- */
@@ -136,19 +141,22 @@ static void list_push(index_list_t *list, uint32_t value) {
 
 /* Appends a hold to its owner's list of held holds. */
 static void active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
-    core->hold_links[hold_index] = (hold_link_t){owner->last_active, 0};
-    if (owner->last_active) core->hold_links[owner->last_active - 1].next = hold_index + 1;
+    hold_state_t *state = &core->hold_states[hold_index];
+    state->previous_active = owner->last_active;
+    state->next_active = 0;
+    if (owner->last_active) core->hold_states[owner->last_active - 1].next_active = hold_index + 1;
     else owner->first_active = hold_index + 1;
     owner->last_active = hold_index + 1;
 }
 
 /* Takes a hold out of its owner's list of held holds. */
 static void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
-    hold_link_t link = core->hold_links[hold_index];
-    if (link.previous) core->hold_links[link.previous - 1].next = link.next;
-    else owner->first_active = link.next;
-    if (link.next) core->hold_links[link.next - 1].previous = link.previous;
-    else owner->last_active = link.previous;
+    const hold_state_t *state = &core->hold_states[hold_index];
+    uint32_t previous = state->previous_active, next = state->next_active;
+    if (previous) core->hold_states[previous - 1].next_active = next;
+    else owner->first_active = next;
+    if (next) core->hold_states[next - 1].previous_active = previous;
+    else owner->last_active = previous;
 }
 
 static uint32_t string_store(hf_core_t *core, const char *text, size_t text_length) {
@@ -312,7 +320,7 @@ void hf_core_destroy(hf_core_t *core) {
     for (uint32_t i = 0; i < core->user_count; i++) free(core->users[i].orders.items);
     free(core->events);
     free(core->holds);
-    free(core->hold_links);
+    free(core->hold_states);
     free(core->orders);
     free(core->users);
     free(core->event_users);
@@ -456,7 +464,7 @@ const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset) {
 }
 
 const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index) {
-    return core->strings + core->users[user_index].name;
+    return hf_map_key(&core->user_ids, core->users[user_index].name);
 }
 
 const char *hf_core_string(const hf_core_t *core, uint32_t offset) {
@@ -480,9 +488,13 @@ uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active
 
 /* Looks the user of a command up once; user_id must not be NULL. */
 static user_ref_t user_ref_of(const hf_core_t *core, const char *user_id) {
-    user_ref_t user = {text_key_of(user_id, strlen(user_id)), NO_INDEX};
-    if (!hf_map_find(&core->user_ids, user.key.text, user.key.length, user.key.hash, &user.index))
-        user.index = NO_INDEX;
+    user_ref_t user = {text_key_of(user_id, strlen(user_id)), NO_INDEX, NO_STRING};
+    const hf_map_slot_t *slot =
+        hf_map_find(&core->user_ids, user.key.text, user.key.length, user.key.hash);
+    if (slot) {
+        user.index = slot->value;
+        user.name = slot->key_offset;
+    }
     return user;
 }
 
@@ -492,8 +504,9 @@ static uint32_t user_intern(hf_core_t *core, user_ref_t *user) {
     core->users = grow(core->users, &core->user_capacity, core->user_count + 1, sizeof *core->users);
     uint32_t index = core->user_count++;
     memset(&core->users[index], 0, sizeof core->users[index]);
-    core->users[index].name = string_store(core, user->key.text, user->key.length);
-    hf_map_insert(&core->user_ids, user->key.text, user->key.length, user->key.hash, index);
+    user->name = hf_map_insert(&core->user_ids, user->key.text, user->key.length, user->key.hash,
+                               index);
+    core->users[index].name = user->name;
     user->index = index;
     return index;
 }
@@ -501,6 +514,11 @@ static uint32_t user_intern(hf_core_t *core, user_ref_t *user) {
 static uint32_t user_intern_id(hf_core_t *core, const char *user_id) {
     user_ref_t user = user_ref_of(core, user_id);
     return user_intern(core, &user);
+}
+
+/* The id of a hold's user, without reading core->users. */
+static const char *hold_user_id(const hf_core_t *core, uint32_t hold_index) {
+    return hf_map_key(&core->user_ids, core->hold_states[hold_index].user_name);
 }
 
 /* The user's record on the event, or NULL when the user (NO_INDEX: not known at all) has
@@ -875,7 +893,7 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
     if (report) {
         hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = at,
                                   .event_id = event->id, .hold_id = hold->id,
-                                  .user_id = hf_core_user_id(core, hold->user), .status = status,
+                                  .user_id = hold_user_id(core, hold_index), .status = status,
                                   .expires_at_ms = hold->expires_at_ms};
         emit(core, &mutation);
     }
@@ -984,7 +1002,7 @@ static hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
 static bool held_by_replaced(const hf_core_t *core, const hf_seat_t *seat,
                              const event_user_t *owner, bool replace) {
     if (!replace || !owner || seat->status != HF_SEAT_HELD) return false;
-    for (uint32_t h = owner->first_active; h != 0; h = core->hold_links[h - 1].next)
+    for (uint32_t h = owner->first_active; h != 0; h = core->hold_states[h - 1].next_active)
         if (h == seat->owner) return true;
     return false;
 }
@@ -994,7 +1012,7 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
                                    bool replace) {
     if (!replace || !owner) return 0;
     int64_t units = 0;
-    for (uint32_t h = owner->first_active; h != 0; h = core->hold_links[h - 1].next) {
+    for (uint32_t h = owner->first_active; h != 0; h = core->hold_states[h - 1].next_active) {
         const hf_hold_t *hold = &core->holds[h - 1];
         const hf_item_t *items = core->items + hold->item_offset + hold->seat_count;
         for (uint32_t i = 0; i < hold->pool_count; i++)
@@ -1128,16 +1146,17 @@ static text_key_t server_id_copy(char out[HF_SERVER_ID_SIZE + 1], const text_key
 }
 
 static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
-                              const text_key_t *hold_id, uint32_t event, uint32_t user) {
+                              const text_key_t *hold_id, uint32_t event, user_ref_t *user) {
     core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
-    core->hold_links = grow(core->hold_links, &core->hold_link_capacity, core->hold_count + 1,
-                            sizeof *core->hold_links);
+    core->hold_states = grow(core->hold_states, &core->hold_state_capacity, core->hold_count + 1,
+                             sizeof *core->hold_states);
     uint32_t index = core->hold_count++;
     hf_hold_t *hold = &core->holds[index];
     memset(hold, 0, sizeof *hold);
     text_key_t key = server_id_copy(hold->id, hold_id);
     hold->event = event;
-    hold->user = user;
+    hold->user = user_intern(core, user);
+    core->hold_states[index] = (hold_state_t){0, 0, user->name};
     hold->seat_count = core->scratch_seat_count;
     hold->pool_count = request->pool_count;
     hold->item_offset = items_fill(core, core->events[event], request, &hold->total);
@@ -1172,8 +1191,7 @@ static void release_replaced(hf_core_t *core, uint32_t event, uint32_t user, hf_
 static bool id_taken(const hf_map_t *ids, const char *id, text_key_t *key) {
     if (!id) return true;
     *key = text_key_of(id, strlen(id));
-    uint32_t found;
-    return hf_map_find(ids, key->text, key->length, key->hash, &found);
+    return hf_map_find(ids, key->text, key->length, key->hash) != NULL;
 }
 
 /* Checks a hold request; on success *hold_id is the new id's key and *user the user named. */
@@ -1206,7 +1224,7 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
     if (error) return error;
     const hf_event_t *event = core->events[event_index];
     if (request->replace_existing) release_replaced(core, event_index, user.index, now);
-    uint32_t index = hold_allocate(core, request, &hold_id, event_index, user_intern(core, &user));
+    uint32_t index = hold_allocate(core, request, &hold_id, event_index, &user);
     hf_hold_t *hold = hold_of(core, index);
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = now;
@@ -1228,7 +1246,7 @@ static hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *u
                              uint32_t *index) {
     const hf_hold_t *hold = hf_core_hold_find(core, hold_id, index);
     if (!hold) return HF_ERROR_HOLD_NOT_FOUND;
-    if (!user_id || strcmp(hf_core_user_id(core, hold->user), user_id) != 0) return HF_ERROR_NOT_OWNER;
+    if (!user_id || strcmp(hold_user_id(core, *index), user_id) != 0) return HF_ERROR_NOT_OWNER;
     return HF_OK;
 }
 
@@ -1489,8 +1507,8 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
             if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
                 return HF_ERROR_SEATS_UNAVAILABLE;
     }
-    uint32_t index = hold_allocate(core, &stored->request, &hold_id, event_index,
-                                   user_intern_id(core, stored->request.user_id));
+    user_ref_t user = user_ref_of(core, stored->request.user_id);
+    uint32_t index = hold_allocate(core, &stored->request, &hold_id, event_index, &user);
     hf_hold_t *hold = hold_of(core, index);
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = stored->created_at_ms;

@@ -64,25 +64,28 @@ void hf_map_free(hf_map_t *map) {
 
 size_t hf_map_count(const hf_map_t *map) { return map->used; }
 
-bool hf_map_find(const hf_map_t *map, const char *key, size_t length, uint32_t hash,
-                 uint32_t *value) {
-    if (map->slot_count == 0) return false;
+const hf_map_slot_t *hf_map_find(const hf_map_t *map, const char *key, size_t length,
+                                 uint32_t hash) {
+    if (map->slot_count == 0) return NULL;
     size_t mask = map->slot_count - 1;
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
         const hf_map_slot_t *slot = &map->slots[i];
-        if (slot->hash == 0) return false;
+        if (slot->hash == 0) return NULL;
         if (slot->hash == hash && slot->key_length == length &&
-            memcmp(map->keys + slot->key_offset, key, length) == 0) {
-            *value = slot->value;
-            return true;
-        }
+            memcmp(map->keys + slot->key_offset, key, length) == 0)
+            return slot;
     }
 }
 
 bool hf_map_get(const hf_map_t *map, const char *key, size_t length, uint32_t *value) {
     if (map->slot_count == 0) return false;
-    return hf_map_find(map, key, length, hf_map_hash(key, length), value);
+    const hf_map_slot_t *slot = hf_map_find(map, key, length, hf_map_hash(key, length));
+    if (!slot) return false;
+    *value = slot->value;
+    return true;
 }
+
+const char *hf_map_key(const hf_map_t *map, uint32_t key_offset) { return map->keys + key_offset; }
 
 static void place(hf_map_slot_t *slots, size_t slot_count, hf_map_slot_t entry) {
     size_t mask = slot_count - 1;
@@ -104,12 +107,10 @@ static void grow_slots(hf_map_t *map) {
     map->slot_count = slot_count;
 }
 
-/* The arena exists from the first key on, even an empty one, so keys is never NULL where a
- * slot points into it. */
 static uint32_t store_key(hf_map_t *map, const char *key, size_t length) {
-    if (!map->keys || map->keys_length + length > map->keys_capacity) {
+    if (map->keys_length + length + 1 > map->keys_capacity) {
         size_t capacity = map->keys_capacity ? map->keys_capacity : 1024;
-        while (capacity < map->keys_length + length) capacity *= 2;
+        while (capacity < map->keys_length + length + 1) capacity *= 2;
         char *keys = realloc(map->keys, capacity);
         if (!keys) abort();
         map->keys = keys;
@@ -117,15 +118,18 @@ static uint32_t store_key(hf_map_t *map, const char *key, size_t length) {
     }
     uint32_t offset = (uint32_t)map->keys_length;
     memcpy(map->keys + offset, key, length);
-    map->keys_length += length;
+    map->keys[offset + length] = '\0';
+    map->keys_length += length + 1;
     return offset;
 }
 
-void hf_map_insert(hf_map_t *map, const char *key, size_t length, uint32_t hash, uint32_t value) {
+uint32_t hf_map_insert(hf_map_t *map, const char *key, size_t length, uint32_t hash,
+                       uint32_t value) {
     if ((map->used + 1) * 2 > map->slot_count) grow_slots(map);
     hf_map_slot_t entry = {hash, (uint32_t)length, store_key(map, key, length), value};
     place(map->slots, map->slot_count, entry);
     map->used++;
+    return entry.key_offset;
 }
 
 void hf_map_put(hf_map_t *map, const char *key, size_t length, uint32_t value) {

@@ -25,7 +25,7 @@ typedef struct hf_map {
     hf_map_slot_t *slots;
     size_t slot_count;           /* a power of two */
     size_t used;
-    char *keys;                  /* the keys, end to end */
+    char *keys;                  /* the keys, each followed by a NUL */
     size_t keys_length, keys_capacity;
 } hf_map_t;
 
@@ -39,11 +39,16 @@ size_t hf_map_count(const hf_map_t *map);
 
 /* The same two operations with the key's hash computed by the caller: a command that looks a
  * key up and then inserts it (a new hold's id, a new user) hashes it once. hash must be
- * hf_map_hash of the same key. */
+ * hf_map_hash of the same key. hf_map_find returns the entry found (borrowed, valid until the
+ * next insert) or NULL; hf_map_insert returns the new key's offset for hf_map_key. */
 uint32_t hf_map_hash(const char *key, size_t length);
-bool hf_map_find(const hf_map_t *map, const char *key, size_t length, uint32_t hash,
-                 uint32_t *value);
-void hf_map_insert(hf_map_t *map, const char *key, size_t length, uint32_t hash, uint32_t value);
+const hf_map_slot_t *hf_map_find(const hf_map_t *map, const char *key, size_t length,
+                                 uint32_t hash);
+uint32_t hf_map_insert(hf_map_t *map, const char *key, size_t length, uint32_t hash,
+                       uint32_t value);
+/* The map's NUL-terminated copy of a key, by the key_offset of its entry: the copy can stand
+ * for the key (a user's id) without a second copy elsewhere. Valid until the next insert. */
+const char *hf_map_key(const hf_map_t *map, uint32_t key_offset);
 
 typedef struct hf_pair_map_slot {
     uint64_t key;                /* first << 32 | second */

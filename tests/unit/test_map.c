@@ -88,9 +88,11 @@ static void test_string_growth(void **state) {
         uint32_t value;
         assert_true(hf_map_get(&map, key, (size_t)length, &value));
         assert_int_equal(value, i);
-        uint32_t hash = hf_map_hash(key, (size_t)length);
-        assert_true(hf_map_find(&map, key, (size_t)length, hash, &value));
-        assert_int_equal(value, i);
+        const hf_map_slot_t *slot =
+            hf_map_find(&map, key, (size_t)length, hf_map_hash(key, (size_t)length));
+        assert_non_null(slot);
+        assert_int_equal(slot->value, i);
+        assert_string_equal(hf_map_key(&map, slot->key_offset), key);
     }
     uint32_t value;
     assert_false(hf_map_get(&map, "u100000", 7, &value));
@@ -105,24 +107,30 @@ static void test_string_collisions(void **state) {
     hf_map_t map;
     hf_map_init(&map);
     const char *keys[] = {"one", "two", "three", "tw", "twO"};
-    for (uint32_t i = 0; i < 5; i++) hf_map_insert(&map, keys[i], strlen(keys[i]), 15, i);
+    uint32_t offsets[5];
+    for (uint32_t i = 0; i < 5; i++)
+        offsets[i] = hf_map_insert(&map, keys[i], strlen(keys[i]), 15, i);
     assert_int_equal(map.slot_count, 16);
-    uint32_t value;
     for (uint32_t i = 0; i < 5; i++) {
-        assert_true(hf_map_find(&map, keys[i], strlen(keys[i]), 15, &value));
-        assert_int_equal(value, i);
+        const hf_map_slot_t *slot = hf_map_find(&map, keys[i], strlen(keys[i]), 15);
+        assert_non_null(slot);
+        assert_int_equal(slot->value, i);
+        assert_int_equal(slot->key_offset, offsets[i]);
     }
-    assert_false(hf_map_find(&map, "four", 4, 15, &value));
-    assert_false(hf_map_find(&map, "one", 3, 31, &value));
+    assert_null(hf_map_find(&map, "four", 4, 15));
+    assert_null(hf_map_find(&map, "one", 3, 31));
     /* Growing keeps the chain: the stored hash gives each key its new home. */
     char key[16];
     for (uint32_t i = 0; i < 40; i++) {
         int length = snprintf(key, sizeof key, "k%u", i);
         hf_map_put(&map, key, (size_t)length, 1000 + i);
     }
+    /* Keys stay readable, NUL-terminated, by their offsets while the arena grows. */
     for (uint32_t i = 0; i < 5; i++) {
-        assert_true(hf_map_find(&map, keys[i], strlen(keys[i]), 15, &value));
-        assert_int_equal(value, i);
+        const hf_map_slot_t *slot = hf_map_find(&map, keys[i], strlen(keys[i]), 15);
+        assert_non_null(slot);
+        assert_int_equal(slot->value, i);
+        assert_string_equal(hf_map_key(&map, offsets[i]), keys[i]);
     }
     hf_map_free(&map);
 }
