@@ -38,6 +38,10 @@ typedef struct hold_state {
 
 typedef struct user {
     uint32_t name;               /* the id, see hf_map_key of core->user_ids */
+    /* The user's orders, oldest first. The first is kept here while it is the only one, so a
+     * buyer with one order (most of them) costs no allocation; from the second on, all of them
+     * are in orders.items. orders.count counts them in both cases. */
+    uint32_t first_order;
     index_list_t orders;
 } user_t;
 
@@ -157,6 +161,20 @@ static void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_in
     else owner->first_active = next;
     if (next) core->hold_states[next - 1].previous_active = previous;
     else owner->last_active = previous;
+}
+
+static void user_order_push(user_t *user, uint32_t order) {
+    index_list_t *orders = &user->orders;
+    if (orders->count == 0) {
+        user->first_order = order;
+        orders->count = 1;
+        return;
+    }
+    if (orders->count == 1) { /* the second order: both move to the array */
+        orders->count = 0;
+        list_push(orders, user->first_order);
+    }
+    list_push(orders, order);
 }
 
 static uint32_t string_store(hf_core_t *core, const char *text, size_t text_length) {
@@ -480,8 +498,9 @@ const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
     uint32_t index;
     *count = 0;
     if (!user_find(core, user_id, &index)) return NULL;
-    *count = core->users[index].orders.count;
-    return core->users[index].orders.items;
+    const user_t *user = &core->users[index];
+    *count = user->orders.count;
+    return user->orders.count == 1 ? &user->first_order : user->orders.items;
 }
 
 uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active; }
@@ -1304,7 +1323,7 @@ static uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint
     order->created_at_ms = now;
     order->payment_ref = NO_STRING;
     hf_map_insert(&core->order_ids, key.text, key.length, key.hash, index);
-    list_push(&core->users[user].orders, index);
+    user_order_push(&core->users[user], index);
     return index;
 }
 

@@ -1514,6 +1514,10 @@ static void test_user_orders(void **state)
                           &detail),
                      HF_OK);
     uint32_t o2 = commit(f, "res_2", "u1", "ord_2", T0 + 1);
+    /* One order is kept apart from the array later orders go to: both read the same. */
+    const uint32_t *first = hf_core_user_orders(f->core, "u1", &count);
+    assert_int_equal(count, 1);
+    assert_int_equal(first[0], o2);
     uint32_t o3 = commit(f, "res_3", "u2", "ord_3", T0 + 2);
     uint32_t o1 = commit(f, "res_1", "u1", "ord_1", T0 + 3);
     const uint32_t *orders = hf_core_user_orders(f->core, "u1", &count);
