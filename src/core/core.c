@@ -12,7 +12,7 @@
 #include "core/buffer.h"
 #include "core/map.h"
 
-/* A growable array of uint32 (a user's orders, a user's active holds). */
+/* A growable array of uint32 (a user's orders). */
 typedef struct index_list {
     uint32_t *items;
     uint32_t count, capacity;
@@ -21,11 +21,27 @@ typedef struct index_list {
 /* What one user has on one event: for max_seats_per_user and replace_existing. */
 typedef struct event_user {
     uint32_t held_units, sold_units;
-    index_list_t active_holds;
+    /* The user's held holds on the event, oldest first: a list threaded through
+     * core->hold_links, so a hold joins and leaves it without allocating (an array per user
+     * was one malloc per new buyer). Hold index + 1; 0 marks none. */
+    uint32_t first_active, last_active;
 } event_user_t;
 
+/* What the core keeps of a hold besides hf_hold_t. */
+typedef struct hold_state {
+    /* The hold's neighbours in its owner's list of held holds: hold index + 1, 0 marks none. */
+    uint32_t previous_active, next_active;
+    /* The user's id in core->user_ids (hf_map_key): release and commit check the owner from
+     * here, without a trip through core->users. */
+    uint32_t user_name;
+} hold_state_t;
+
 typedef struct user {
-    uint32_t name;               /* offset in the string table */
+    uint32_t name;               /* the id, see hf_map_key of core->user_ids */
+    /* The user's orders, oldest first. The first is kept here while it is the only one, so a
+     * buyer with one order (most of them) costs no allocation; from the second on, all of them
+     * are in orders.items. orders.count counts them in both cases. */
+    uint32_t first_order;
     index_list_t orders;
 } user_t;
 
@@ -38,6 +54,11 @@ typedef struct expiry {
 typedef struct event_tables {
     hf_map_t sections, pools;
     hf_map_t rows;               /* "SECTION-ROW" -> row index */
+    /* Row r's seat ids begin with "SECTION-ROW-": bytes row_prefix_offsets[r] up to
+     * row_prefix_offsets[r + 1] of row_prefixes. Every seat change reports its seat's id, so
+     * the id is one copy and a number, not two strlen and three copies. */
+    hf_buffer_t row_prefixes;
+    uint32_t *row_prefix_offsets; /* row_count + 1 entries */
 } event_tables_t;
 
 struct hf_core {
@@ -48,6 +69,8 @@ struct hf_core {
 
     hf_hold_t *holds;
     uint32_t hold_count, hold_capacity, holds_active;
+    hold_state_t *hold_states;   /* one per hold */
+    uint32_t hold_state_capacity;
     hf_map_t hold_ids;
 
     hf_order_t *orders;
@@ -59,7 +82,7 @@ struct hf_core {
     hf_map_t user_ids;
     event_user_t *event_users;
     uint32_t event_user_count, event_user_capacity;
-    hf_map_t event_user_ids;     /* "EVENT_INDEX\nUSER" -> event_user index */
+    hf_pair_map_t event_user_ids; /* (event index, user index) -> event_user index */
 
     hf_item_t *items;
     uint32_t item_count, item_capacity;
@@ -78,6 +101,30 @@ struct hf_core {
 };
 
 #define NO_STRING UINT32_MAX
+#define NO_INDEX UINT32_MAX
+/* Lists up to this long are sorted by insertion: quadratic, but cheaper than qsort's calls
+ * while short. */
+#define SMALL_SORT_MAX 16u
+
+/* A string key with its length and hash, worked out once per command: a command that looks
+ * an id up and then inserts it (a new hold, a new user) hashes it once. */
+typedef struct text_key {
+    const char *text;
+    size_t length;
+    uint32_t hash;
+} text_key_t;
+
+static text_key_t text_key_of(const char *text, size_t length) {
+    return (text_key_t){text, length, hf_map_hash(text, length)};
+}
+
+/* The user a command names: the id's key, and the user's index, or NO_INDEX for a user who
+ * has never held anything yet. */
+typedef struct user_ref {
+    text_key_t key;
+    uint32_t index;
+    uint32_t name;               /* the id in core->user_ids, once index is known */
+} user_ref_t;
 
 /* ---- small containers ---- */
 
@@ -96,18 +143,43 @@ static void list_push(index_list_t *list, uint32_t value) {
     list->items[list->count++] = value;
 }
 
-static void list_remove(index_list_t *list, uint32_t value) {
-    for (uint32_t i = 0; i < list->count; i++) {
-        if (list->items[i] != value) continue;
-        memmove(&list->items[i], &list->items[i + 1], (list->count - i - 1) * sizeof(uint32_t));
-        list->count--;
-        return;
-    }
+/* Appends a hold to its owner's list of held holds. */
+static void active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+    hold_state_t *state = &core->hold_states[hold_index];
+    state->previous_active = owner->last_active;
+    state->next_active = 0;
+    if (owner->last_active) core->hold_states[owner->last_active - 1].next_active = hold_index + 1;
+    else owner->first_active = hold_index + 1;
+    owner->last_active = hold_index + 1;
 }
 
-static uint32_t string_store(hf_core_t *core, const char *text) {
+/* Takes a hold out of its owner's list of held holds. */
+static void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+    const hold_state_t *state = &core->hold_states[hold_index];
+    uint32_t previous = state->previous_active, next = state->next_active;
+    if (previous) core->hold_states[previous - 1].next_active = next;
+    else owner->first_active = next;
+    if (next) core->hold_states[next - 1].previous_active = previous;
+    else owner->last_active = previous;
+}
+
+static void user_order_push(user_t *user, uint32_t order) {
+    index_list_t *orders = &user->orders;
+    if (orders->count == 0) {
+        user->first_order = order;
+        orders->count = 1;
+        return;
+    }
+    if (orders->count == 1) { /* the second order: both move to the array */
+        orders->count = 0;
+        list_push(orders, user->first_order);
+    }
+    list_push(orders, order);
+}
+
+static uint32_t string_store(hf_core_t *core, const char *text, size_t text_length) {
     if (!text) return NO_STRING;
-    uint32_t length = (uint32_t)strlen(text);
+    uint32_t length = (uint32_t)text_length;
     core->strings = grow(core->strings, &core->strings_capacity, core->strings_length + length + 1, 1);
     uint32_t offset = core->strings_length;
     memcpy(core->strings + offset, text, length + 1);
@@ -250,6 +322,8 @@ static void event_free(hf_event_t *event) {
     hf_map_free(&tables->sections);
     hf_map_free(&tables->pools);
     hf_map_free(&tables->rows);
+    hf_buffer_free(&tables->row_prefixes);
+    free(tables->row_prefix_offsets);
     free(tables);
     free(event->sections);
     free(event->rows);
@@ -262,10 +336,9 @@ void hf_core_destroy(hf_core_t *core) {
     if (!core) return;
     for (uint32_t i = 0; i < core->event_count; i++) event_free(core->events[i]);
     for (uint32_t i = 0; i < core->user_count; i++) free(core->users[i].orders.items);
-    for (uint32_t i = 0; i < core->event_user_count; i++)
-        free(core->event_users[i].active_holds.items);
     free(core->events);
     free(core->holds);
+    free(core->hold_states);
     free(core->orders);
     free(core->users);
     free(core->event_users);
@@ -276,7 +349,7 @@ void hf_core_destroy(hf_core_t *core) {
     hf_map_free(&core->hold_ids);
     hf_map_free(&core->order_ids);
     hf_map_free(&core->user_ids);
-    hf_map_free(&core->event_user_ids);
+    hf_pair_map_free(&core->event_user_ids);
     hf_buffer_free(&core->text);
     free(core);
 }
@@ -356,16 +429,21 @@ static size_t write_decimal(char *out, uint32_t value) {
     return count;
 }
 
+/* Writes the id of a seat of row row_index at out (HF_SEAT_ID_SIZE_MAX + 1 bytes), NUL
+ * included; returns its length. */
+static size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index,
+                            char *out) {
+    const event_tables_t *tables = event->internal;
+    uint32_t start = tables->row_prefix_offsets[row_index];
+    size_t length = tables->row_prefix_offsets[row_index + 1] - start;
+    memcpy(out, tables->row_prefixes.data + start, length);
+    length += write_decimal(out + length, seat_index - event->rows[row_index].first_seat + 1);
+    out[length] = '\0';
+    return length;
+}
+
 void hf_core_seat_id(const hf_event_t *event, uint32_t seat_index, char *out) {
-    const hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
-    const char *section = event->sections[row->section].id;
-    size_t section_length = strlen(section), row_length = strlen(row->id);
-    memcpy(out, section, section_length);
-    out[section_length] = '-';
-    memcpy(out + section_length + 1, row->id, row_length);
-    char *number = out + section_length + 1 + row_length;
-    *number++ = '-';
-    number[write_decimal(number, seat_index - row->first_seat + 1)] = '\0';
+    seat_id_write(event, hf_core_seat_row(event, seat_index), seat_index, out);
 }
 
 int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id) {
@@ -404,7 +482,7 @@ const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset) {
 }
 
 const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index) {
-    return core->strings + core->users[user_index].name;
+    return hf_map_key(&core->user_ids, core->users[user_index].name);
 }
 
 const char *hf_core_string(const hf_core_t *core, uint32_t offset) {
@@ -420,52 +498,66 @@ const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
     uint32_t index;
     *count = 0;
     if (!user_find(core, user_id, &index)) return NULL;
-    *count = core->users[index].orders.count;
-    return core->users[index].orders.items;
+    const user_t *user = &core->users[index];
+    *count = user->orders.count;
+    return user->orders.count == 1 ? &user->first_order : user->orders.items;
 }
 
 uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active; }
 
-static uint32_t user_intern(hf_core_t *core, const char *user_id) {
-    uint32_t index;
-    if (user_find(core, user_id, &index)) return index;
+/* Looks the user of a command up once; user_id must not be NULL. */
+static user_ref_t user_ref_of(const hf_core_t *core, const char *user_id) {
+    user_ref_t user = {text_key_of(user_id, strlen(user_id)), NO_INDEX, NO_STRING};
+    const hf_map_slot_t *slot =
+        hf_map_find(&core->user_ids, user.key.text, user.key.length, user.key.hash);
+    if (slot) {
+        user.index = slot->value;
+        user.name = slot->key_offset;
+    }
+    return user;
+}
+
+/* The user's index, the user made when new. */
+static uint32_t user_intern(hf_core_t *core, user_ref_t *user) {
+    if (user->index != NO_INDEX) return user->index;
     core->users = grow(core->users, &core->user_capacity, core->user_count + 1, sizeof *core->users);
-    index = core->user_count++;
+    uint32_t index = core->user_count++;
     memset(&core->users[index], 0, sizeof core->users[index]);
-    core->users[index].name = string_store(core, user_id);
-    hf_map_put(&core->user_ids, user_id, strlen(user_id), index);
+    user->name = hf_map_insert(&core->user_ids, user->key.text, user->key.length, user->key.hash,
+                               index);
+    core->users[index].name = user->name;
+    user->index = index;
     return index;
 }
 
-/* The key of a user's record on an event: the event index, a newline, the user id. Ids have
- * no newline... user ids may, but the event index before it makes the key unambiguous. */
-static size_t event_user_key(uint32_t event, const char *user_id, char *key) {
-    size_t length = write_decimal(key, event);
-    key[length++] = '\n';
-    size_t user_length = strlen(user_id);
-    memcpy(key + length, user_id, user_length + 1);
-    return length + user_length;
+static uint32_t user_intern_id(hf_core_t *core, const char *user_id) {
+    user_ref_t user = user_ref_of(core, user_id);
+    return user_intern(core, &user);
 }
 
-static event_user_t *event_user_find(hf_core_t *core, uint32_t event, const char *user_id) {
-    char key[16 + HF_USER_ID_SIZE_MAX + 1];
-    size_t length = event_user_key(event, user_id, key);
+/* The id of a hold's user, without reading core->users. */
+static const char *hold_user_id(const hf_core_t *core, uint32_t hold_index) {
+    return hf_map_key(&core->user_ids, core->hold_states[hold_index].user_name);
+}
+
+/* The user's record on the event, or NULL when the user (NO_INDEX: not known at all) has
+ * none yet. */
+static event_user_t *event_user_find(hf_core_t *core, uint32_t event, uint32_t user) {
     uint32_t index;
-    if (!hf_map_get(&core->event_user_ids, key, length, &index)) return NULL;
+    if (user == NO_INDEX || !hf_pair_map_get(&core->event_user_ids, event, user, &index))
+        return NULL;
     return &core->event_users[index];
 }
 
 /* The index of the user's record on the event, made when missing. */
-static uint32_t event_user_intern(hf_core_t *core, uint32_t event, const char *user_id) {
-    event_user_t *found = event_user_find(core, event, user_id);
+static uint32_t event_user_intern(hf_core_t *core, uint32_t event, uint32_t user) {
+    event_user_t *found = event_user_find(core, event, user);
     if (found) return (uint32_t)(found - core->event_users);
-    char key[16 + HF_USER_ID_SIZE_MAX + 1];
-    size_t length = event_user_key(event, user_id, key);
     core->event_users = grow(core->event_users, &core->event_user_capacity,
                              core->event_user_count + 1, sizeof *core->event_users);
     uint32_t index = core->event_user_count++;
     memset(&core->event_users[index], 0, sizeof core->event_users[index]);
-    hf_map_put(&core->event_user_ids, key, length, index);
+    hf_pair_map_put(&core->event_user_ids, event, user, index);
     return index;
 }
 
@@ -568,10 +660,14 @@ static void build_layout(hf_event_t *event, const hf_event_definition_t *definit
             seat_index += row->seat_count;
             int length = snprintf(key, sizeof key, "%s-%s", section->id, row->id);
             hf_map_put(&tables->rows, key, (size_t)length, row_index);
+            tables->row_prefix_offsets[row_index] = (uint32_t)tables->row_prefixes.length;
+            hf_buffer_append(&tables->row_prefixes, key, (size_t)length);
+            hf_buffer_append_char(&tables->row_prefixes, '-');
         }
         section->seat_count = seat_index - section->first_seat;
         section->counts.available = section->seat_count;
     }
+    tables->row_prefix_offsets[row_index] = (uint32_t)tables->row_prefixes.length;
     for (uint32_t p = 0; p < definition->pool_count; p++) {
         hf_pool_t *pool = &event->pools[p];
         memcpy(pool->id, definition->pools[p].id, sizeof pool->id);
@@ -602,7 +698,10 @@ static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint6
     event->rows = calloc(rows + 1, sizeof *event->rows);
     event->seats = calloc(seats + 1, sizeof *event->seats);
     event->pools = calloc(definition->pool_count + 1, sizeof *event->pools);
-    if (!event->sections || !event->rows || !event->seats || !event->pools) abort();
+    tables->row_prefix_offsets = calloc(rows + 1, sizeof *tables->row_prefix_offsets);
+    if (!event->sections || !event->rows || !event->seats || !event->pools ||
+        !tables->row_prefix_offsets)
+        abort();
     for (uint64_t i = 0; i < seats; i++) event->seats[i].version = 1;
     event->counts.available = (uint32_t)seats;
     event->internal = tables;
@@ -710,7 +809,8 @@ static void widen_free_run_bound(const hf_event_t *event, hf_row_t *row, uint32_
 static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
                      uint32_t owner, hf_time_ms_t now, bool report) {
     hf_seat_t *seat = &event->seats[seat_index];
-    hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
+    uint32_t row_index = hf_core_seat_row(event, seat_index);
+    hf_row_t *row = &event->rows[row_index];
     hf_section_t *section = &event->sections[row->section];
     if (seat->status == HF_SEAT_AVAILABLE) row->available--;
     if (status == HF_SEAT_AVAILABLE) row->available++;
@@ -723,7 +823,7 @@ static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, ui
     if (!report) return;
     seat->version++;
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
-    hf_core_seat_id(event, seat_index, seat_id);
+    seat_id_write(event, row_index, seat_index, seat_id);
     hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now, .event_id = event->id,
                               .seat_id = seat_id, .status = status, .version = seat->version};
     emit(core, &mutation);
@@ -755,31 +855,42 @@ static uint32_t item_units(const hf_item_t *items, uint32_t seat_count, uint32_t
     return units;
 }
 
-/* Items as {"seats": [...], "pools": {...}} into core->text. */
+/* Items as {"seats":[...],"pools":{...}} into core->text, written directly rather than
+ * through hf_json: this runs for every hold and order. Seat and pool ids are made of
+ * [A-Za-z0-9_.-] (hf_core_id_valid at event creation), so nothing in them needs escaping. */
 static const char *items_json(hf_core_t *core, const hf_event_t *event, uint32_t item_offset,
                               uint32_t seat_count, uint32_t pool_count) {
     const hf_item_t *items = core->items + item_offset;
-    char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
-    hf_json_t json;
-    hf_buffer_reset(&core->text);
-    hf_json_init(&json, &core->text);
-    hf_json_object_begin(&json);
-    hf_json_key(&json, "seats");
-    hf_json_array_begin(&json);
+    hf_buffer_t *out = &core->text;
+    hf_buffer_reset(out);
+    hf_buffer_append(out, "{\"seats\":[", 10);
     for (uint32_t i = 0; i < seat_count; i++) {
-        hf_core_seat_id(event, items[i].index, seat_id);
-        hf_json_string(&json, seat_id);
+        hf_buffer_reserve(out, HF_SEAT_ID_SIZE_MAX + 3); /* a comma and two quotes */
+        char *to = out->data + out->length;
+        if (i > 0) *to++ = ',';
+        *to++ = '"';
+        to += seat_id_write(event, hf_core_seat_row(event, items[i].index), items[i].index, to);
+        *to++ = '"';
+        out->length = (size_t)(to - out->data);
     }
-    hf_json_array_end(&json);
-    hf_json_key(&json, "pools");
-    hf_json_object_begin(&json);
+    hf_buffer_append(out, "],\"pools\":{", 11);
     for (uint32_t i = 0; i < pool_count; i++) {
-        hf_json_key(&json, event->pools[items[seat_count + i].index].id);
-        hf_json_int(&json, items[seat_count + i].quantity);
+        const hf_item_t *item = &items[seat_count + i];
+        const char *id = event->pools[item->index].id;
+        size_t id_length = strlen(id);
+        hf_buffer_reserve(out, id_length + 14); /* comma, quotes, colon, 10 digits */
+        char *to = out->data + out->length;
+        if (i > 0) *to++ = ',';
+        *to++ = '"';
+        memcpy(to, id, id_length);
+        to += id_length;
+        *to++ = '"';
+        *to++ = ':';
+        to += write_decimal(to, item->quantity);
+        out->length = (size_t)(to - out->data);
     }
-    hf_json_object_end(&json);
-    hf_json_object_end(&json);
-    return core->text.data;
+    hf_buffer_append(out, "}}", 2);
+    return out->data;
 }
 
 /* ---- holds ---- */
@@ -797,11 +908,11 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
     core->holds_active--;
     event_user_t *owner = &core->event_users[hold->owner];
     owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
-    list_remove(&owner->active_holds, hold_index);
+    active_remove(core, owner, hold_index);
     if (report) {
         hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = at,
                                   .event_id = event->id, .hold_id = hold->id,
-                                  .user_id = hf_core_user_id(core, hold->user), .status = status,
+                                  .user_id = hold_user_id(core, hold_index), .status = status,
                                   .expires_at_ms = hold->expires_at_ms};
         emit(core, &mutation);
     }
@@ -857,6 +968,20 @@ static int compare_indexes(const void *a, const void *b) {
     return (left > right) - (left < right);
 }
 
+/* Sorts ascending. Most holds name one to a few seats, for which qsort's call overhead was
+ * most of the cost of the sort; longer lists still go to qsort. */
+static void sort_indexes(uint32_t *indexes, uint32_t count) {
+    if (count > SMALL_SORT_MAX) {
+        qsort(indexes, count, sizeof *indexes, compare_indexes);
+        return;
+    }
+    for (uint32_t i = 1; i < count; i++) {
+        uint32_t value = indexes[i], j = i;
+        for (; j > 0 && indexes[j - 1] > value; j--) indexes[j] = indexes[j - 1];
+        indexes[j] = value;
+    }
+}
+
 /* Resolves seat ids into core->scratch_seats; unknown ones and duplicates are errors. */
 static hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
                                 const hf_hold_request_t *request, hf_error_detail_t *detail) {
@@ -873,7 +998,7 @@ static hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
     core->scratch_seat_count = request->seat_count;
     uint32_t *sorted = core->scratch_sorted;
     memcpy(sorted, core->scratch_seats, request->seat_count * sizeof *sorted);
-    qsort(sorted, request->seat_count, sizeof *sorted, compare_indexes);
+    sort_indexes(sorted, request->seat_count);
     for (uint32_t i = 1; i < request->seat_count; i++)
         if (sorted[i] == sorted[i - 1]) return invalid(detail, "seats");
     return HF_OK;
@@ -896,9 +1021,8 @@ static hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
 static bool held_by_replaced(const hf_core_t *core, const hf_seat_t *seat,
                              const event_user_t *owner, bool replace) {
     if (!replace || !owner || seat->status != HF_SEAT_HELD) return false;
-    for (uint32_t i = 0; i < owner->active_holds.count; i++)
-        if (owner->active_holds.items[i] + 1 == seat->owner) return true;
-    (void)core;
+    for (uint32_t h = owner->first_active; h != 0; h = core->hold_states[h - 1].next_active)
+        if (h == seat->owner) return true;
     return false;
 }
 
@@ -907,8 +1031,8 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
                                    bool replace) {
     if (!replace || !owner) return 0;
     int64_t units = 0;
-    for (uint32_t h = 0; h < owner->active_holds.count; h++) {
-        const hf_hold_t *hold = &core->holds[owner->active_holds.items[h]];
+    for (uint32_t h = owner->first_active; h != 0; h = core->hold_states[h - 1].next_active) {
+        const hf_hold_t *hold = &core->holds[h - 1];
         const hf_item_t *items = core->items + hold->item_offset + hold->seat_count;
         for (uint32_t i = 0; i < hold->pool_count; i++)
             if (items[i].index == pool) units += items[i].quantity;
@@ -979,7 +1103,7 @@ static hf_error_t pick_best(hf_core_t *core, hf_event_t *event,
             return HF_ERROR_SECTION_NOT_FOUND;
         section = (int32_t)found;
     }
-    bool replacing = request->replace_existing && owner && owner->active_holds.count > 0;
+    bool replacing = request->replace_existing && owner && owner->first_active != 0;
     best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
     hf_best_query_t query = {request->best_count, section, request->best_adjacent,
                              !replacing && request->seat_count == 0, best_free, &context};
@@ -1027,19 +1151,35 @@ static uint32_t items_fill(hf_core_t *core, const hf_event_t *event,
     return offset;
 }
 
-static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, uint32_t event,
-                              uint32_t user) {
+/* Copies a server-made id, cut to HF_SERVER_ID_SIZE bytes as the id fields hold; returns the
+ * key the copy is indexed under (the given one when nothing was cut). */
+static text_key_t server_id_copy(char out[HF_SERVER_ID_SIZE + 1], const text_key_t *id) {
+    if (id->length <= HF_SERVER_ID_SIZE) {
+        memcpy(out, id->text, id->length);
+        out[id->length] = '\0';
+        return (text_key_t){out, id->length, id->hash};
+    }
+    memcpy(out, id->text, HF_SERVER_ID_SIZE);
+    out[HF_SERVER_ID_SIZE] = '\0';
+    return text_key_of(out, HF_SERVER_ID_SIZE);
+}
+
+static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
+                              const text_key_t *hold_id, uint32_t event, user_ref_t *user) {
     core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
+    core->hold_states = grow(core->hold_states, &core->hold_state_capacity, core->hold_count + 1,
+                             sizeof *core->hold_states);
     uint32_t index = core->hold_count++;
     hf_hold_t *hold = &core->holds[index];
     memset(hold, 0, sizeof *hold);
-    snprintf(hold->id, sizeof hold->id, "%s", request->hold_id);
+    text_key_t key = server_id_copy(hold->id, hold_id);
     hold->event = event;
-    hold->user = user;
+    hold->user = user_intern(core, user);
+    core->hold_states[index] = (hold_state_t){0, 0, user->name};
     hold->seat_count = core->scratch_seat_count;
     hold->pool_count = request->pool_count;
     hold->item_offset = items_fill(core, core->events[event], request, &hold->total);
-    hf_map_put(&core->hold_ids, hold->id, strlen(hold->id), index);
+    hf_map_insert(&core->hold_ids, key.text, key.length, key.hash, index);
     return index;
 }
 
@@ -1048,10 +1188,10 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
     hf_hold_t *hold = hold_of(core, hold_index);
     hf_event_t *event = core->events[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
-    hold->owner = event_user_intern(core, hold->event, hf_core_user_id(core, hold->user));
+    hold->owner = event_user_intern(core, hold->event, hold->user);
     event_user_t *owner = &core->event_users[hold->owner];
     owner->held_units += item_units(items, hold->seat_count, hold->pool_count);
-    list_push(&owner->active_holds, hold_index);
+    active_push(core, owner, hold_index);
     core->holds_active++;
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
@@ -1060,23 +1200,30 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
     heap_push(core, hold->expires_at_ms, hold_index);
 }
 
-static void release_replaced(hf_core_t *core, uint32_t event, const char *user_id, hf_time_ms_t now) {
-    event_user_t *owner = event_user_find(core, event, user_id);
-    while (owner && owner->active_holds.count > 0) {
-        hold_finish(core, owner->active_holds.items[owner->active_holds.count - 1],
-                    HF_HOLD_RELEASED, now, true);
-    }
+static void release_replaced(hf_core_t *core, uint32_t event, uint32_t user, hf_time_ms_t now) {
+    event_user_t *owner = event_user_find(core, event, user);
+    while (owner && owner->last_active != 0)
+        hold_finish(core, owner->last_active - 1, HF_HOLD_RELEASED, now, true);
 }
 
+/* True when id is NULL or already names an entry of ids; else *key is set for the insert. */
+static bool id_taken(const hf_map_t *ids, const char *id, text_key_t *key) {
+    if (!id) return true;
+    *key = text_key_of(id, strlen(id));
+    return hf_map_find(ids, key->text, key->length, key->hash) != NULL;
+}
+
+/* Checks a hold request; on success *hold_id is the new id's key and *user the user named. */
 static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
-                             hf_error_detail_t *detail) {
+                             text_key_t *hold_id, user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events[event_index];
     hf_error_t error = check_request_shape(event, request, detail);
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (error) return error;
-    if (!request->hold_id || hf_core_hold_find(core, request->hold_id, NULL)) return invalid(detail, "id");
-    const event_user_t *owner = event_user_find(core, event_index, request->user_id);
+    if (id_taken(&core->hold_ids, request->hold_id, hold_id)) return invalid(detail, "id");
+    *user = user_ref_of(core, request->user_id);
+    const event_user_t *owner = event_user_find(core, event_index, user->index);
     error = check_available(core, event, request, owner, detail);
     if (!error && request->best_count > 0)
         error = pick_best(core, core->events[event_index], request, owner, detail);
@@ -1090,11 +1237,13 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
     hf_core_advance(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
-    hf_error_t error = hold_check(core, request, event_index, detail);
+    text_key_t hold_id;
+    user_ref_t user;
+    hf_error_t error = hold_check(core, request, event_index, &hold_id, &user, detail);
     if (error) return error;
     const hf_event_t *event = core->events[event_index];
-    if (request->replace_existing) release_replaced(core, event_index, request->user_id, now);
-    uint32_t index = hold_allocate(core, request, event_index, user_intern(core, request->user_id));
+    if (request->replace_existing) release_replaced(core, event_index, user.index, now);
+    uint32_t index = hold_allocate(core, request, &hold_id, event_index, &user);
     hf_hold_t *hold = hold_of(core, index);
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = now;
@@ -1116,7 +1265,7 @@ static hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *u
                              uint32_t *index) {
     const hf_hold_t *hold = hf_core_hold_find(core, hold_id, index);
     if (!hold) return HF_ERROR_HOLD_NOT_FOUND;
-    if (!user_id || strcmp(hf_core_user_id(core, hold->user), user_id) != 0) return HF_ERROR_NOT_OWNER;
+    if (!user_id || strcmp(hold_user_id(core, *index), user_id) != 0) return HF_ERROR_NOT_OWNER;
     return HF_OK;
 }
 
@@ -1162,19 +1311,19 @@ hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *use
 
 /* ---- orders ---- */
 
-static uint32_t order_allocate(hf_core_t *core, const char *order_id, uint32_t event, uint32_t user,
-                               hf_time_ms_t now) {
+static uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event,
+                               uint32_t user, hf_time_ms_t now) {
     core->orders = grow(core->orders, &core->order_capacity, core->order_count + 1, sizeof *core->orders);
     uint32_t index = core->order_count++;
     hf_order_t *order = &core->orders[index];
     memset(order, 0, sizeof *order);
-    snprintf(order->id, sizeof order->id, "%s", order_id);
+    text_key_t key = server_id_copy(order->id, order_id);
     order->event = event;
     order->user = user;
     order->created_at_ms = now;
     order->payment_ref = NO_STRING;
-    hf_map_put(&core->order_ids, order->id, strlen(order->id), index);
-    list_push(&core->users[user].orders, index);
+    hf_map_insert(&core->order_ids, key.text, key.length, key.hash, index);
+    user_order_push(&core->users[user], index);
     return index;
 }
 
@@ -1183,7 +1332,7 @@ static void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, 
     hf_order_t *order = &core->orders[order_index];
     hf_event_t *event = core->events[order->event];
     const hf_item_t *items = core->items + order->item_offset;
-    order->owner = event_user_intern(core, order->event, hf_core_user_id(core, order->user));
+    order->owner = event_user_intern(core, order->event, order->user);
     event_user_t *owner = &core->event_users[order->owner];
     owner->sold_units += item_units(items, order->seat_count, order->pool_count);
     for (uint32_t i = 0; i < order->seat_count; i++)
@@ -1234,19 +1383,20 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
     }
     if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
-    if (!order_id || hf_core_order_find(core, order_id, NULL)) return HF_ERROR_INVALID_REQUEST;
+    text_key_t order_key;
+    if (id_taken(&core->order_ids, order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
     /* The hold's seats move straight from held to sold: release them without reporting, then
      * take them for the order, which reports each seat once. */
     hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);
     hold = hold_of(core, index);
-    uint32_t order = order_allocate(core, order_id, hold->event, hold->user, now);
+    uint32_t order = order_allocate(core, &order_key, hold->event, hold->user, now);
     hf_order_t *record = &core->orders[order];
     record->hold = index + 1;
     record->total = hold->total;
     record->item_offset = hold->item_offset;
     record->seat_count = hold->seat_count;
     record->pool_count = hold->pool_count;
-    if (payment_ref && *payment_ref) record->payment_ref = string_store(core, payment_ref);
+    if (payment_ref && *payment_ref) record->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     hold->order = order + 1;
     report_order(core, record, hold);
     hf_mutation_t update = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = now,
@@ -1299,9 +1449,10 @@ static hf_error_t check_versions(hf_core_t *core, const hf_event_t *event,
     return moved ? HF_ERROR_VERSION_CONFLICT : HF_OK;
 }
 
+/* Checks a booking; on success *order_key is the new id's key and *user the user named. */
 static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
-                             uint32_t event_index, const char *order_id,
-                             hf_error_detail_t *detail) {
+                             uint32_t event_index, const char *order_id, text_key_t *order_key,
+                             user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events[event_index];
     if (request->best_count > 0) return invalid(detail, "best_available");
     hf_error_t error = check_request_shape(event, request, detail);
@@ -1309,8 +1460,9 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_versions(core, event, request, detail);
     if (error) return error;
-    if (!order_id || hf_core_order_find(core, order_id, NULL)) return invalid(detail, "id");
-    const event_user_t *owner = event_user_find(core, event_index, request->user_id);
+    if (id_taken(&core->order_ids, order_id, order_key)) return invalid(detail, "id");
+    *user = user_ref_of(core, request->user_id);
+    const event_user_t *owner = event_user_find(core, event_index, user->index);
     hf_hold_request_t plain = *request;
     plain.replace_existing = false;
     error = check_available(core, event, &plain, owner, detail);
@@ -1323,16 +1475,17 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
     hf_core_advance(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
-    hf_error_t error = book_check(core, request, event_index, order_id, detail);
+    text_key_t order_key;
+    user_ref_t user;
+    hf_error_t error = book_check(core, request, event_index, order_id, &order_key, &user, detail);
     if (error) return error;
     const hf_event_t *event = core->events[event_index];
-    uint32_t index = order_allocate(core, order_id, event_index,
-                                    user_intern(core, request->user_id), now);
+    uint32_t index = order_allocate(core, &order_key, event_index, user_intern(core, &user), now);
     hf_order_t *order = &core->orders[index];
     order->seat_count = core->scratch_seat_count;
     order->pool_count = request->pool_count;
     order->item_offset = items_fill(core, event, request, &order->total);
-    if (payment_ref && *payment_ref) order->payment_ref = string_store(core, payment_ref);
+    if (payment_ref && *payment_ref) order->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     report_order(core, order, NULL);
     order_take(core, index, now, true);
     *order_index = index;
@@ -1365,16 +1518,16 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
     hf_error_t error = restore_resolve(core, &stored->request, &event_index);
     if (error) return error;
     if (!stored->request.user_id || !*stored->request.user_id) return HF_ERROR_INVALID_REQUEST;
-    if (!stored->request.hold_id || hf_core_hold_find(core, stored->request.hold_id, NULL))
-        return HF_ERROR_INVALID_REQUEST;
+    text_key_t hold_id;
+    if (id_taken(&core->hold_ids, stored->request.hold_id, &hold_id)) return HF_ERROR_INVALID_REQUEST;
     const hf_event_t *event = core->events[event_index];
     if (stored->status == HF_HOLD_HELD) {
         for (uint32_t i = 0; i < stored->request.seat_count; i++)
             if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
                 return HF_ERROR_SEATS_UNAVAILABLE;
     }
-    uint32_t index = hold_allocate(core, &stored->request, event_index,
-                                   user_intern(core, stored->request.user_id));
+    user_ref_t user = user_ref_of(core, stored->request.user_id);
+    uint32_t index = hold_allocate(core, &stored->request, &hold_id, event_index, &user);
     hf_hold_t *hold = hold_of(core, index);
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = stored->created_at_ms;
@@ -1393,8 +1546,8 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     uint32_t event_index;
     hf_error_t error = restore_resolve(core, &stored->items, &event_index);
     if (error) return error;
-    if (!stored->order_id || hf_core_order_find(core, stored->order_id, NULL))
-        return HF_ERROR_INVALID_REQUEST;
+    text_key_t order_key;
+    if (id_taken(&core->order_ids, stored->order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
     const hf_event_t *event = core->events[event_index];
     if (stored->status == HF_ORDER_CONFIRMED) {
         for (uint32_t i = 0; i < stored->items.seat_count; i++)
@@ -1404,8 +1557,8 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     uint32_t hold_index = 0;
     if (stored->hold_id && !hf_core_hold_find(core, stored->hold_id, &hold_index))
         return HF_ERROR_HOLD_NOT_FOUND;
-    uint32_t index = order_allocate(core, stored->order_id, event_index,
-                                    user_intern(core, stored->items.user_id), stored->created_at_ms);
+    uint32_t index = order_allocate(core, &order_key, event_index,
+                                    user_intern_id(core, stored->items.user_id), stored->created_at_ms);
     hf_order_t *order = &core->orders[index];
     order->total = stored->total;
     order->seat_count = stored->items.seat_count;
@@ -1416,7 +1569,7 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     for (uint32_t i = 0; i < order->pool_count; i++)
         items[order->seat_count + i] = (hf_item_t){core->scratch_pools[i], stored->items.pools[i].quantity};
     if (stored->payment_ref && *stored->payment_ref)
-        order->payment_ref = string_store(core, stored->payment_ref);
+        order->payment_ref = string_store(core, stored->payment_ref, strlen(stored->payment_ref));
     if (stored->hold_id) {
         order->hold = hold_index + 1;
         core->holds[hold_index].order = index + 1;

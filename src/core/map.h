@@ -1,7 +1,12 @@
-/* A string-keyed hash table of uint32 values: open addressing with linear probing. Keys are
- * copied into an arena the map owns, so inserting never allocates per key once the arena and
- * the slot table have grown to the working size. Entries are never removed: everything the
- * core indexes (events, holds, orders, users) lives as long as the server. */
+/* Two hash tables of uint32 values, both open addressing with linear probing. Entries are
+ * never removed: everything the core indexes (events, holds, orders, users) lives as long as
+ * the server.
+ *
+ * hf_map_t is keyed by strings. Keys are copied into an arena the map owns, so inserting
+ * never allocates per key once the arena and the slot table have grown to the working size.
+ *
+ * hf_pair_map_t is keyed by a pair of uint32 (an event index and a user index, say): no key
+ * is built or copied, and a lookup is one multiply and one probe. */
 #ifndef HF_MAP_H
 #define HF_MAP_H
 
@@ -10,7 +15,8 @@
 #include <stdint.h>
 
 typedef struct hf_map_slot {
-    uint64_t hash;               /* 0 marks an empty slot */
+    uint32_t hash;               /* 0 marks an empty slot; its low bits are the home slot */
+    uint32_t key_length;
     uint32_t key_offset;         /* into keys */
     uint32_t value;
 } hf_map_slot_t;
@@ -19,7 +25,7 @@ typedef struct hf_map {
     hf_map_slot_t *slots;
     size_t slot_count;           /* a power of two */
     size_t used;
-    char *keys;                  /* NUL-separated copies */
+    char *keys;                  /* the keys, each followed by a NUL */
     size_t keys_length, keys_capacity;
 } hf_map_t;
 
@@ -30,5 +36,37 @@ bool hf_map_get(const hf_map_t *map, const char *key, size_t length, uint32_t *v
 /* Inserts key -> value; the key must not be present. */
 void hf_map_put(hf_map_t *map, const char *key, size_t length, uint32_t value);
 size_t hf_map_count(const hf_map_t *map);
+
+/* The same two operations with the key's hash computed by the caller: a command that looks a
+ * key up and then inserts it (a new hold's id, a new user) hashes it once. hash must be
+ * hf_map_hash of the same key. hf_map_find returns the entry found (borrowed, valid until the
+ * next insert) or NULL; hf_map_insert returns the new key's offset for hf_map_key. */
+uint32_t hf_map_hash(const char *key, size_t length);
+const hf_map_slot_t *hf_map_find(const hf_map_t *map, const char *key, size_t length,
+                                 uint32_t hash);
+uint32_t hf_map_insert(hf_map_t *map, const char *key, size_t length, uint32_t hash,
+                       uint32_t value);
+/* The map's NUL-terminated copy of a key, by the key_offset of its entry: the copy can stand
+ * for the key (a user's id) without a second copy elsewhere. Valid until the next insert. */
+const char *hf_map_key(const hf_map_t *map, uint32_t key_offset);
+
+typedef struct hf_pair_map_slot {
+    uint64_t key;                /* first << 32 | second */
+    uint32_t value_plus_one;     /* 0 marks an empty slot */
+} hf_pair_map_slot_t;
+
+typedef struct hf_pair_map {
+    hf_pair_map_slot_t *slots;
+    size_t slot_count;           /* a power of two */
+    size_t used;
+} hf_pair_map_t;
+
+void hf_pair_map_init(hf_pair_map_t *map);
+void hf_pair_map_free(hf_pair_map_t *map);
+/* true and *value when (first, second) is present. */
+bool hf_pair_map_get(const hf_pair_map_t *map, uint32_t first, uint32_t second, uint32_t *value);
+/* Inserts (first, second) -> value; the pair must not be present and value < UINT32_MAX. */
+void hf_pair_map_put(hf_pair_map_t *map, uint32_t first, uint32_t second, uint32_t value);
+size_t hf_pair_map_count(const hf_pair_map_t *map);
 
 #endif

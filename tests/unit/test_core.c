@@ -877,6 +877,48 @@ static void test_hold_invalid_request(void **state)
     assert_consistent(f, T0);
 }
 
+/* A user's held holds on an event form a list that holds leave from anywhere (the middle, the
+ * front, the back): replace_existing then releases exactly the ones still held, newest first. */
+static void test_hold_replace_after_releases(void **state)
+{
+    fixture_t *f = *state;
+    hf_error_detail_t detail;
+    uint32_t h[5];
+    const char *ids[5] = {"res_a", "res_b", "res_c", "res_d", "res_e"};
+    const char *seats[5] = {"FLOOR-A-1", "FLOOR-A-2", "FLOOR-A-3", "FLOOR-A-4", "FLOOR-A-5"};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(hold(f, "u1", ids[i], SEATS(seats[i]), NO_POOLS, -1, false, T0, &h[i],
+                              &detail),
+                         HF_OK);
+    assert_int_equal(hf_core_release(f->core, "res_c", "u1", T0 + 1), HF_OK); /* middle */
+    assert_int_equal(hf_core_release(f->core, "res_a", "u1", T0 + 1), HF_OK); /* front */
+    assert_int_equal(hf_core_release(f->core, "res_e", "u1", T0 + 1), HF_OK); /* back */
+    uint32_t last;
+    assert_int_equal(hold(f, "u1", "res_f", SEATS("FLOOR-A-6"), NO_POOLS, -1, false, T0 + 2,
+                          &last, &detail),
+                     HF_OK);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hold(f, "u1", "res_g", SEATS("FLOOR-A-4", "FLOOR-A-7"), NO_POOLS, -1, true,
+                          T0 + 3, NULL, &detail),
+                     HF_OK);
+    const char *released[3] = {"res_f", "res_d", "res_b"};
+    size_t seen = 0;
+    for (size_t i = 0; i < f->sink.count; i++) {
+        const fx_record_t *record = &f->sink.records[i];
+        if (record->type != HF_MUTATION_HOLD_UPDATE) continue;
+        assert_true(seen < 3);
+        assert_string_equal(record->hold_id, released[seen]);
+        assert_int_equal(record->status, HF_HOLD_RELEASED);
+        seen++;
+    }
+    assert_int_equal(seen, 3);
+    assert_int_equal(hf_core_hold_at(f->core, h[1])->status, HF_HOLD_RELEASED);
+    assert_int_equal(hf_core_hold_at(f->core, h[3])->status, HF_HOLD_RELEASED);
+    assert_int_equal(hf_core_hold_at(f->core, last)->status, HF_HOLD_RELEASED);
+    assert_int_equal(hf_core_holds_active(f->core), 1);
+    assert_null(hf_core_check(f->core, T0 + 3));
+}
+
 static void test_hold_replace_existing(void **state)
 {
     fixture_t *f = *state;
@@ -1472,6 +1514,10 @@ static void test_user_orders(void **state)
                           &detail),
                      HF_OK);
     uint32_t o2 = commit(f, "res_2", "u1", "ord_2", T0 + 1);
+    /* One order is kept apart from the array later orders go to: both read the same. */
+    const uint32_t *first = hf_core_user_orders(f->core, "u1", &count);
+    assert_int_equal(count, 1);
+    assert_int_equal(first[0], o2);
     uint32_t o3 = commit(f, "res_3", "u2", "ord_3", T0 + 2);
     uint32_t o1 = commit(f, "res_1", "u1", "ord_1", T0 + 3);
     const uint32_t *orders = hf_core_user_orders(f->core, "u1", &count);
@@ -2034,6 +2080,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hold_user_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_invalid_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_replace_existing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hold_replace_after_releases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expiry_advance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expiry_on_command, setup, teardown),
         cmocka_unit_test_setup_teardown(test_next_expiry, setup, teardown),

@@ -1,0 +1,197 @@
+/* Unit tests of the hash tables of src/core/map.h: the string map (lookups by content and
+ * length, keys that share prefixes or differ in one byte, growth, keys whose hashes collide,
+ * probe chains that wrap around the end of the table) and the pair map (order of the pair
+ * matters, growth, keys that differ in one half only). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/map.h"
+
+static void test_string_put_get(void **state) {
+    (void)state;
+    hf_map_t map;
+    hf_map_init(&map);
+    uint32_t value = 99;
+    assert_false(hf_map_get(&map, "a", 1, &value));
+    hf_map_put(&map, "alpha", 5, 1);
+    hf_map_put(&map, "beta", 4, 2);
+    hf_map_put(&map, "", 0, 3);
+    assert_true(hf_map_get(&map, "alpha", 5, &value));
+    assert_int_equal(value, 1);
+    assert_true(hf_map_get(&map, "beta", 4, &value));
+    assert_int_equal(value, 2);
+    assert_true(hf_map_get(&map, "", 0, &value));
+    assert_int_equal(value, 3);
+    /* A prefix or an extension of a key is another key. */
+    assert_false(hf_map_get(&map, "alph", 4, &value));
+    assert_false(hf_map_get(&map, "alphas", 6, &value));
+    /* The length given counts, not a terminating NUL. */
+    assert_true(hf_map_get(&map, "alphabet", 5, &value));
+    assert_int_equal(value, 1);
+    assert_int_equal(hf_map_count(&map), 3);
+    hf_map_free(&map);
+}
+
+/* Every length from 0 to 40 of one text, and every single-byte change of a 40-byte key: the
+ * tails of 1 to 7 bytes and the word boundaries are all distinguished. */
+static void test_string_lengths_and_bytes(void **state) {
+    (void)state;
+    const char *text = "res_0123456789abcdef0123456789abcdefXYZW";
+    hf_map_t map;
+    hf_map_init(&map);
+    for (uint32_t length = 0; length <= 40; length++) hf_map_put(&map, text, length, length);
+    char changed[41];
+    for (uint32_t i = 0; i < 40; i++) {
+        memcpy(changed, text, 41);
+        changed[i] = changed[i] == '#' ? '$' : '#';
+        hf_map_put(&map, changed, 40, 100 + i);
+    }
+    uint32_t value;
+    for (uint32_t length = 0; length <= 40; length++) {
+        assert_true(hf_map_get(&map, text, length, &value));
+        assert_int_equal(value, length);
+    }
+    for (uint32_t i = 0; i < 40; i++) {
+        memcpy(changed, text, 41);
+        changed[i] = changed[i] == '#' ? '$' : '#';
+        assert_true(hf_map_get(&map, changed, 40, &value));
+        assert_int_equal(value, 100 + i);
+    }
+    /* Keys may hold NUL bytes: they are compared over their whole length. */
+    hf_map_put(&map, "a\0b", 3, 500);
+    assert_true(hf_map_get(&map, "a\0b", 3, &value));
+    assert_int_equal(value, 500);
+    assert_false(hf_map_get(&map, "a\0c", 3, &value));
+    hf_map_free(&map);
+}
+
+static void test_string_growth(void **state) {
+    (void)state;
+    hf_map_t map;
+    hf_map_init(&map);
+    char key[32];
+    const uint32_t count = 100000;
+    for (uint32_t i = 0; i < count; i++) {
+        int length = snprintf(key, sizeof key, "u%u", i);
+        hf_map_put(&map, key, (size_t)length, i);
+    }
+    assert_int_equal(hf_map_count(&map), count);
+    assert_true(map.slot_count >= 2 * count);
+    for (uint32_t i = 0; i < count; i++) {
+        int length = snprintf(key, sizeof key, "u%u", i);
+        uint32_t value;
+        assert_true(hf_map_get(&map, key, (size_t)length, &value));
+        assert_int_equal(value, i);
+        const hf_map_slot_t *slot =
+            hf_map_find(&map, key, (size_t)length, hf_map_hash(key, (size_t)length));
+        assert_non_null(slot);
+        assert_int_equal(slot->value, i);
+        assert_string_equal(hf_map_key(&map, slot->key_offset), key);
+    }
+    uint32_t value;
+    assert_false(hf_map_get(&map, "u100000", 7, &value));
+    assert_false(hf_map_get(&map, "v1", 2, &value));
+    hf_map_free(&map);
+}
+
+/* The map trusts the hash it is given: keys inserted under one hash form one probe chain, and
+ * only the key's bytes tell them apart. A home slot at the end of the table wraps around. */
+static void test_string_collisions(void **state) {
+    (void)state;
+    hf_map_t map;
+    hf_map_init(&map);
+    const char *keys[] = {"one", "two", "three", "tw", "twO"};
+    uint32_t offsets[5];
+    for (uint32_t i = 0; i < 5; i++)
+        offsets[i] = hf_map_insert(&map, keys[i], strlen(keys[i]), 15, i);
+    assert_int_equal(map.slot_count, 16);
+    for (uint32_t i = 0; i < 5; i++) {
+        const hf_map_slot_t *slot = hf_map_find(&map, keys[i], strlen(keys[i]), 15);
+        assert_non_null(slot);
+        assert_int_equal(slot->value, i);
+        assert_int_equal(slot->key_offset, offsets[i]);
+    }
+    assert_null(hf_map_find(&map, "four", 4, 15));
+    assert_null(hf_map_find(&map, "one", 3, 31));
+    /* Growing keeps the chain: the stored hash gives each key its new home. */
+    char key[16];
+    for (uint32_t i = 0; i < 40; i++) {
+        int length = snprintf(key, sizeof key, "k%u", i);
+        hf_map_put(&map, key, (size_t)length, 1000 + i);
+    }
+    /* Keys stay readable, NUL-terminated, by their offsets while the arena grows. */
+    for (uint32_t i = 0; i < 5; i++) {
+        const hf_map_slot_t *slot = hf_map_find(&map, keys[i], strlen(keys[i]), 15);
+        assert_non_null(slot);
+        assert_int_equal(slot->value, i);
+        assert_string_equal(hf_map_key(&map, offsets[i]), keys[i]);
+    }
+    hf_map_free(&map);
+}
+
+static void test_pair_put_get(void **state) {
+    (void)state;
+    hf_pair_map_t map;
+    hf_pair_map_init(&map);
+    uint32_t value = 99;
+    assert_false(hf_pair_map_get(&map, 0, 0, &value));
+    hf_pair_map_put(&map, 0, 0, 0);
+    hf_pair_map_put(&map, 1, 2, 12);
+    hf_pair_map_put(&map, 2, 1, 21);
+    hf_pair_map_put(&map, UINT32_MAX, UINT32_MAX, UINT32_MAX - 1);
+    assert_true(hf_pair_map_get(&map, 0, 0, &value));
+    assert_int_equal(value, 0);
+    assert_true(hf_pair_map_get(&map, 1, 2, &value));
+    assert_int_equal(value, 12);
+    assert_true(hf_pair_map_get(&map, 2, 1, &value));
+    assert_int_equal(value, 21);
+    assert_true(hf_pair_map_get(&map, UINT32_MAX, UINT32_MAX, &value));
+    assert_int_equal(value, UINT32_MAX - 1);
+    assert_false(hf_pair_map_get(&map, 1, 1, &value));
+    assert_false(hf_pair_map_get(&map, 0, 1, &value));
+    assert_int_equal(hf_pair_map_count(&map), 4);
+    hf_pair_map_free(&map);
+}
+
+/* Many keys that differ in one half only (one event, many users; one user, many events),
+ * through many doublings of the table. */
+static void test_pair_growth(void **state) {
+    (void)state;
+    hf_pair_map_t map;
+    hf_pair_map_init(&map);
+    const uint32_t users = 50000, events = 64;
+    for (uint32_t u = 0; u < users; u++) hf_pair_map_put(&map, 3, u, u);
+    for (uint32_t e = 0; e < events; e++) hf_pair_map_put(&map, e + 100, 7, users + e);
+    assert_int_equal(hf_pair_map_count(&map), users + events);
+    assert_true(map.slot_count >= 2 * (users + events));
+    uint32_t value;
+    for (uint32_t u = 0; u < users; u++) {
+        assert_true(hf_pair_map_get(&map, 3, u, &value));
+        assert_int_equal(value, u);
+        assert_false(hf_pair_map_get(&map, 4, u, &value));
+    }
+    for (uint32_t e = 0; e < events; e++) {
+        assert_true(hf_pair_map_get(&map, e + 100, 7, &value));
+        assert_int_equal(value, users + e);
+        assert_false(hf_pair_map_get(&map, e + 100, 8, &value));
+    }
+    hf_pair_map_free(&map);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_string_put_get),
+        cmocka_unit_test(test_string_lengths_and_bytes),
+        cmocka_unit_test(test_string_growth),
+        cmocka_unit_test(test_string_collisions),
+        cmocka_unit_test(test_pair_put_get),
+        cmocka_unit_test(test_pair_growth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
