@@ -198,3 +198,85 @@ void hf_pair_map_put(hf_pair_map_t *map, uint32_t first, uint32_t second, uint32
     pair_place(map->slots, map->slot_count, entry);
     map->used++;
 }
+
+/* ---- index map ---- */
+
+void hf_index_map_init(hf_index_map_t *map) { memset(map, 0, sizeof *map); }
+
+void hf_index_map_free(hf_index_map_t *map) {
+    free(map->slots);
+    memset(map, 0, sizeof *map);
+}
+
+size_t hf_index_map_count(const hf_index_map_t *map) { return map->used; }
+
+bool hf_index_map_find(const hf_index_map_t *map, uint32_t hash, hf_index_map_match_fn match,
+                       const void *context, uint32_t *value) {
+    assert(hash != 0);
+    if (map->slot_count == 0) return false;
+    size_t mask = map->slot_count - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+        const hf_index_map_slot_t *slot = &map->slots[i];
+        if (slot->hash == 0) return false;
+        if (slot->hash == hash && match(context, slot->value)) {
+            *value = slot->value;
+            return true;
+        }
+    }
+}
+
+static void index_place(hf_index_map_slot_t *slots, size_t slot_count, hf_index_map_slot_t entry) {
+    size_t mask = slot_count - 1;
+    size_t i = entry.hash & mask;
+    while (slots[i].hash != 0) i = (i + 1) & mask;
+    slots[i] = entry;
+}
+
+/* Load factor under one half, as for the other maps. */
+static void index_grow(hf_index_map_t *map) {
+    size_t slot_count = map->slot_count ? map->slot_count * 2 : 16;
+    hf_index_map_slot_t *slots = calloc(slot_count, sizeof *slots);
+    if (!slots) abort();
+    for (size_t i = 0; i < map->slot_count; i++)
+        if (map->slots[i].hash) index_place(slots, slot_count, map->slots[i]);
+    free(map->slots);
+    map->slots = slots;
+    map->slot_count = slot_count;
+}
+
+void hf_index_map_insert(hf_index_map_t *map, uint32_t hash, uint32_t value) {
+    assert(hash != 0);
+    if ((map->used + 1) * 2 > map->slot_count) index_grow(map);
+    index_place(map->slots, map->slot_count, (hf_index_map_slot_t){hash, value});
+    map->used++;
+}
+
+/* Whether home lies cyclically in (gap, position]: an entry found at position whose home
+ * slot is in that range may not move back to gap, or a lookup starting at its home would
+ * stop at the emptied gap before reaching it. */
+static bool home_between(size_t gap, size_t home, size_t position) {
+    if (gap <= position) return gap < home && home <= position;
+    return gap < home || home <= position;
+}
+
+bool hf_index_map_remove(hf_index_map_t *map, uint32_t hash, uint32_t value) {
+    if (map->slot_count == 0) return false;
+    size_t mask = map->slot_count - 1;
+    size_t gap = hash & mask;
+    for (;; gap = (gap + 1) & mask) {
+        if (map->slots[gap].hash == 0) return false;
+        if (map->slots[gap].hash == hash && map->slots[gap].value == value) break;
+    }
+    /* Backward-shift deletion: pull later entries of the run into the gap when their home
+     * allows it, until the run ends. */
+    for (size_t position = (gap + 1) & mask; map->slots[position].hash != 0;
+         position = (position + 1) & mask) {
+        size_t home = map->slots[position].hash & mask;
+        if (home_between(gap, home, position)) continue;
+        map->slots[gap] = map->slots[position];
+        gap = position;
+    }
+    map->slots[gap] = (hf_index_map_slot_t){0, 0};
+    map->used--;
+    return true;
+}

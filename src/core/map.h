@@ -1,6 +1,8 @@
-/* Two hash tables of uint32 values, both open addressing with linear probing. Entries are
- * never removed: everything the core indexes (events, holds, orders, users) lives as long as
- * the server.
+/* Three hash tables of uint32 values, all open addressing with linear probing.
+ *
+ * hf_map_t and hf_pair_map_t never remove an entry: what they index (events, orders, users)
+ * lives as long as the server. hf_index_map_t can remove: it indexes holds, whose slots are
+ * reused once a finished hold is forgotten (core.h, hf_core_evict).
  *
  * hf_map_t is keyed by strings. Keys are copied into an arena the map owns, so inserting
  * never allocates per key once the arena and the slot table have grown to the working size.
@@ -68,5 +70,34 @@ bool hf_pair_map_get(const hf_pair_map_t *map, uint32_t first, uint32_t second, 
 /* Inserts (first, second) -> value; the pair must not be present and value < UINT32_MAX. */
 void hf_pair_map_put(hf_pair_map_t *map, uint32_t first, uint32_t second, uint32_t value);
 size_t hf_pair_map_count(const hf_pair_map_t *map);
+
+/* hf_index_map_t keeps no keys at all: a slot is a key's hash and a value, and the caller
+ * tells whether a value's own record carries the key (a hold's id lives in the hold). So a
+ * removal frees everything the entry used, and a slot is 8 bytes. */
+typedef struct hf_index_map_slot {
+    uint32_t hash;               /* hf_map_hash of the key; 0 marks an empty slot */
+    uint32_t value;
+} hf_index_map_slot_t;
+
+typedef struct hf_index_map {
+    hf_index_map_slot_t *slots;
+    size_t slot_count;           /* a power of two */
+    size_t used;
+} hf_index_map_t;
+
+/* True when value's record carries the key being looked up. */
+typedef bool (*hf_index_map_match_fn)(const void *context, uint32_t value);
+
+void hf_index_map_init(hf_index_map_t *map);
+void hf_index_map_free(hf_index_map_t *map);
+/* The value whose record matches, among the entries of this hash; false when none does. */
+bool hf_index_map_find(const hf_index_map_t *map, uint32_t hash, hf_index_map_match_fn match,
+                       const void *context, uint32_t *value);
+/* Adds hash -> value; the key must not be present (hash must be hf_map_hash of it). */
+void hf_index_map_insert(hf_index_map_t *map, uint32_t hash, uint32_t value);
+/* Removes the entry (hash, value); false when there is none. Later entries of the probe run
+ * move back, so lookups never need tombstones. */
+bool hf_index_map_remove(hf_index_map_t *map, uint32_t hash, uint32_t value);
+size_t hf_index_map_count(const hf_index_map_t *map);
 
 #endif

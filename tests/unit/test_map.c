@@ -1,7 +1,8 @@
 /* Unit tests of the hash tables of src/core/map.h: the string map (lookups by content and
  * length, keys that share prefixes or differ in one byte, growth, keys whose hashes collide,
  * probe chains that wrap around the end of the table) and the pair map (order of the pair
- * matters, growth, keys that differ in one half only). */
+ * matters, growth, keys that differ in one half only) and the index map (removal against a
+ * plain reference, in runs that collide and wrap around the end of the table). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -184,6 +185,92 @@ static void test_pair_growth(void **state) {
     hf_pair_map_free(&map);
 }
 
+/* ---- index map: values are indexes into an array of keys, as holds carry their ids ---- */
+
+typedef struct index_keys {
+    uint32_t hashes[4096];       /* the key of value v is the pair (hashes[v], v) */
+    uint32_t wanted;             /* the value a lookup asks for */
+} index_keys_t;
+
+static bool index_match(const void *context, uint32_t value) {
+    const index_keys_t *keys = context;
+    return value == keys->wanted;
+}
+
+static bool index_lookup(const hf_index_map_t *map, index_keys_t *keys, uint32_t value) {
+    uint32_t found = UINT32_MAX;
+    keys->wanted = value;
+    if (!hf_index_map_find(map, keys->hashes[value], index_match, keys, &found)) return false;
+    assert_int_equal(found, value);
+    return true;
+}
+
+static void test_index_insert_remove(void **state) {
+    (void)state;
+    static index_keys_t keys;
+    hf_index_map_t map;
+    hf_index_map_init(&map);
+    uint32_t found;
+    keys.wanted = 1;
+    assert_false(hf_index_map_find(&map, 5, index_match, &keys, &found));
+    assert_false(hf_index_map_remove(&map, 5, 1));
+    for (uint32_t v = 0; v < 3; v++) {
+        keys.hashes[v] = 7; /* one hash for all three: only the match tells them apart */
+        hf_index_map_insert(&map, 7, v);
+    }
+    for (uint32_t v = 0; v < 3; v++) assert_true(index_lookup(&map, &keys, v));
+    assert_true(hf_index_map_remove(&map, 7, 1));
+    assert_false(hf_index_map_remove(&map, 7, 1));
+    assert_false(index_lookup(&map, &keys, 1));
+    assert_true(index_lookup(&map, &keys, 0));
+    assert_true(index_lookup(&map, &keys, 2));
+    assert_int_equal(hf_index_map_count(&map), 2);
+    hf_index_map_free(&map);
+}
+
+/* Random inserts and removals against a plain "present" array. Hashes come from a small range
+ * so probe runs are long, and the high ones sit at the end of the table so runs wrap around:
+ * the backward shift of removal is exercised in both shapes. */
+static void test_index_random_against_reference(void **state) {
+    (void)state;
+    static index_keys_t keys;
+    static bool present[4096];
+    memset(present, 0, sizeof present);
+    hf_index_map_t map;
+    hf_index_map_init(&map);
+    uint64_t rng = 42;
+    size_t count = 0;
+    for (uint32_t step = 0; step < 200000; step++) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint32_t value = (uint32_t)(rng >> 33) % 4096;
+        if (present[value]) {
+            assert_true(hf_index_map_remove(&map, keys.hashes[value], value));
+            present[value] = false;
+            count--;
+        } else {
+            /* A hash near either end of the table (for the sizes this test reaches), or a
+             * repeat of a few common ones. */
+            uint32_t roll = (uint32_t)(rng >> 20) % 3;
+            uint32_t hash = roll == 0 ? 1 + (uint32_t)(rng >> 40) % 16
+                          : roll == 1 ? 8191 - (uint32_t)(rng >> 40) % 16
+                                      : 4093 + (uint32_t)(rng >> 40) % 3;
+            keys.hashes[value] = hash;
+            hf_index_map_insert(&map, hash, value);
+            present[value] = true;
+            count++;
+        }
+        assert_int_equal(hf_index_map_count(&map), count);
+        if (step % 997 == 0)
+            for (uint32_t v = 0; v < 4096; v++)
+                if (keys.hashes[v]) assert_int_equal(index_lookup(&map, &keys, v), present[v]);
+    }
+    for (uint32_t v = 0; v < 4096; v++)
+        if (present[v]) assert_true(hf_index_map_remove(&map, keys.hashes[v], v));
+    assert_int_equal(hf_index_map_count(&map), 0);
+    for (size_t i = 0; i < map.slot_count; i++) assert_int_equal(map.slots[i].hash, 0);
+    hf_index_map_free(&map);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_string_put_get),
@@ -192,6 +279,8 @@ int main(void) {
         cmocka_unit_test(test_string_collisions),
         cmocka_unit_test(test_pair_put_get),
         cmocka_unit_test(test_pair_growth),
+        cmocka_unit_test(test_index_insert_remove),
+        cmocka_unit_test(test_index_random_against_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
