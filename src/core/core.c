@@ -1,6 +1,7 @@
 /* The state machine (see core.h). Tables grow by doubling, so a command allocates nothing
  * once the tables have reached the working size; an event's seats are allocated once, when
- * the event is created. */
+ * the event is created. Hold slots are reused once their holds are forgotten
+ * (hf_core_evict), so the hold tables stop growing at the working size too. */
 #include "core/core.h"
 
 #include <assert.h>
@@ -34,6 +35,15 @@ typedef struct hold_state {
     /* The user's id in core->user_ids (hf_map_key): release and commit check the owner from
      * here, without a trip through core->users. */
     uint32_t user_name;
+    /* The next hold in the list of finished holds (oldest first) or, for a forgotten hold, in
+     * the list of free slots: hold index + 1, 0 marks none. */
+    uint32_t next_finished;
+    /* Items reserved at the hold's item_offset: a reused slot keeps its items when the new
+     * hold needs no more. */
+    uint32_t item_capacity;
+    /* core->change_count once its finishing record was emitted (0 for a restored or revived
+     * hold, which the store already has). */
+    uint64_t finished_change;
 } hold_state_t;
 
 typedef struct user {
@@ -71,7 +81,12 @@ struct hf_core {
     uint32_t hold_count, hold_capacity, holds_active;
     hold_state_t *hold_states;   /* one per hold */
     uint32_t hold_state_capacity;
-    hf_map_t hold_ids;
+    hf_index_map_t hold_ids;     /* a hold's id -> its index; the id lives in the hold */
+    /* Released and expired holds in the order they finished (hold index + 1, 0 marks none),
+     * and the slots of forgotten holds, ready for reuse. */
+    uint32_t finished_first, finished_last, finished_count, finished_max;
+    uint32_t free_first;
+    uint64_t change_count;       /* mutation records emitted */
 
     hf_order_t *orders;
     uint32_t order_count, order_capacity;
@@ -314,6 +329,7 @@ hf_core_t *hf_core_create(hf_mutation_sink_t sink) {
     hf_core_t *core = calloc(1, sizeof *core);
     if (!core) abort();
     core->sink = sink;
+    core->finished_max = HF_FINISHED_HOLDS_MAX;
     return core;
 }
 
@@ -346,7 +362,7 @@ void hf_core_destroy(hf_core_t *core) {
     free(core->strings);
     free(core->heap);
     hf_map_free(&core->event_ids);
-    hf_map_free(&core->hold_ids);
+    hf_index_map_free(&core->hold_ids);
     hf_map_free(&core->order_ids);
     hf_map_free(&core->user_ids);
     hf_pair_map_free(&core->event_user_ids);
@@ -357,6 +373,7 @@ void hf_core_destroy(hf_core_t *core) {
 void hf_core_set_sink(hf_core_t *core, hf_mutation_sink_t sink) { core->sink = sink; }
 
 static void emit(hf_core_t *core, const hf_mutation_t *mutation) {
+    core->change_count++;
     if (core->sink.emit) core->sink.emit(core->sink.context, mutation);
 }
 
@@ -453,15 +470,38 @@ int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id) {
     return (int32_t)index;
 }
 
+/* A hold id being looked up in core->hold_ids, which keeps no keys: a candidate matches when
+ * the hold at its index has this id. */
+typedef struct hold_key {
+    const hf_core_t *core;
+    text_key_t id;
+} hold_key_t;
+
+static bool hold_key_match(const void *context, uint32_t index) {
+    const hold_key_t *key = context;
+    const char *id = key->core->holds[index].id;
+    return memcmp(id, key->id.text, key->id.length) == 0 && id[key->id.length] == '\0';
+}
+
+static bool hold_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
+    /* Longer ids are never stored (server_id_copy cuts them): do not compare past the field. */
+    if (id->length > HF_SERVER_ID_SIZE) return false;
+    hold_key_t key = {core, *id};
+    return hf_index_map_find(&core->hold_ids, id->hash, hold_key_match, &key, index);
+}
+
 const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, uint32_t *index) {
     uint32_t found;
-    if (!hold_id || !hf_map_get(&core->hold_ids, hold_id, strlen(hold_id), &found)) return NULL;
+    if (!hold_id) return NULL;
+    text_key_t key = text_key_of(hold_id, strlen(hold_id));
+    if (!hold_index_find(core, &key, &found)) return NULL;
     if (index) *index = found;
     return &core->holds[found];
 }
 
 const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index) {
-    return index < core->hold_count ? &core->holds[index] : NULL;
+    if (index >= core->hold_count || core->holds[index].status == HF_HOLD_EVICTED) return NULL;
+    return &core->holds[index];
 }
 
 const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id,
@@ -897,6 +937,54 @@ static const char *items_json(hf_core_t *core, const hf_event_t *event, uint32_t
 
 static hf_hold_t *hold_of(hf_core_t *core, uint32_t index) { return &core->holds[index]; }
 
+/* ---- finished holds: kept in the order they finished, the oldest forgotten first ---- */
+
+static void finished_push(hf_core_t *core, uint32_t hold_index, uint64_t change) {
+    hold_state_t *state = &core->hold_states[hold_index];
+    state->next_finished = 0;
+    state->finished_change = change;
+    if (core->finished_last) core->hold_states[core->finished_last - 1].next_finished = hold_index + 1;
+    else core->finished_first = hold_index + 1;
+    core->finished_last = hold_index + 1;
+    core->finished_count++;
+}
+
+/* Forgets the oldest finished hold: its id leaves the index and its slot joins the free list.
+ * Its items stay reserved for the slot's next hold. */
+static void finished_forget_first(hf_core_t *core) {
+    uint32_t index = core->finished_first - 1;
+    hold_state_t *state = &core->hold_states[index];
+    hf_hold_t *hold = &core->holds[index];
+    core->finished_first = state->next_finished;
+    if (core->finished_first == 0) core->finished_last = 0;
+    core->finished_count--;
+    bool removed = hf_index_map_remove(&core->hold_ids, hf_map_hash(hold->id, strlen(hold->id)), index);
+    assert(removed);
+    (void)removed;
+    hold->status = HF_HOLD_EVICTED;
+    hold->id[0] = '\0';
+    state->next_finished = core->free_first;
+    core->free_first = index + 1;
+}
+
+uint64_t hf_core_change_count(const hf_core_t *core) { return core->change_count; }
+
+void hf_core_set_finished_max(hf_core_t *core, uint32_t finished_max) {
+    core->finished_max = finished_max;
+}
+
+uint32_t hf_core_holds_finished(const hf_core_t *core) { return core->finished_count; }
+
+uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
+    uint32_t forgotten = 0;
+    while (core->finished_count > core->finished_max &&
+           core->hold_states[core->finished_first - 1].finished_change <= durable_changes) {
+        finished_forget_first(core);
+        forgotten++;
+    }
+    return forgotten;
+}
+
 /* Ends a held hold: its seats and units are free again. */
 static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at,
                         bool report) {
@@ -906,6 +994,7 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
     const hf_item_t *items = core->items + hold->item_offset;
     hold->status = status;
     core->holds_active--;
+    bool finished = status == HF_HOLD_RELEASED || status == HF_HOLD_EXPIRED;
     event_user_t *owner = &core->event_users[hold->owner];
     owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
     active_remove(core, owner, hold_index);
@@ -916,6 +1005,8 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
                                   .expires_at_ms = hold->expires_at_ms};
         emit(core, &mutation);
     }
+    /* Numbered by the hold's own record: the store has the hold's end once it has that. */
+    if (finished) finished_push(core, hold_index, report ? core->change_count : 0);
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
@@ -1132,23 +1223,22 @@ static uint32_t item_allocate(hf_core_t *core, uint32_t count) {
     return offset;
 }
 
-/* Copies the resolved seats and pools into new items; returns their offset and the total. */
-static uint32_t items_fill(hf_core_t *core, const hf_event_t *event,
-                           const hf_hold_request_t *request, int64_t *total) {
+/* Copies the resolved seats and pools into the items at offset; returns the total. */
+static int64_t items_fill(hf_core_t *core, const hf_event_t *event,
+                          const hf_hold_request_t *request, uint32_t offset) {
     uint32_t seat_count = core->scratch_seat_count;
-    uint32_t offset = item_allocate(core, seat_count + request->pool_count);
     hf_item_t *items = core->items + offset;
-    *total = 0;
+    int64_t total = 0;
     for (uint32_t i = 0; i < seat_count; i++) {
         items[i] = (hf_item_t){core->scratch_seats[i], 0};
         uint32_t row = hf_core_seat_row(event, core->scratch_seats[i]);
-        *total += event->sections[event->rows[row].section].price;
+        total += event->sections[event->rows[row].section].price;
     }
     for (uint32_t i = 0; i < request->pool_count; i++) {
         items[seat_count + i] = (hf_item_t){core->scratch_pools[i], request->pools[i].quantity};
-        *total += event->pools[core->scratch_pools[i]].price * request->pools[i].quantity;
+        total += event->pools[core->scratch_pools[i]].price * request->pools[i].quantity;
     }
-    return offset;
+    return total;
 }
 
 /* Copies a server-made id, cut to HF_SERVER_ID_SIZE bytes as the id fields hold; returns the
@@ -1164,22 +1254,55 @@ static text_key_t server_id_copy(char out[HF_SERVER_ID_SIZE + 1], const text_key
     return text_key_of(out, HF_SERVER_ID_SIZE);
 }
 
+/* Item space for a slot: a power of two, so a slot reused by ever larger holds moves to new
+ * items at most log2(HF_HOLD_ITEMS_MAX) times and the items left behind stay bounded. */
+static uint32_t item_capacity_for(uint32_t count) {
+    uint32_t capacity = 1;
+    while (capacity < count) capacity *= 2;
+    return capacity;
+}
+
+/* A slot for a new hold of item_count items: a forgotten hold's slot when there is one (with
+ * its items when they are enough), else a new one. Returns the index; the hold itself is
+ * cleared except for item_offset. */
+static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
+    uint32_t index;
+    if (core->free_first != 0) {
+        index = core->free_first - 1;
+        core->free_first = core->hold_states[index].next_finished;
+    } else {
+        core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
+        core->hold_states = grow(core->hold_states, &core->hold_state_capacity, core->hold_count + 1,
+                                 sizeof *core->hold_states);
+        index = core->hold_count++;
+        core->hold_states[index].item_capacity = 0;
+    }
+    hold_state_t *state = &core->hold_states[index];
+    hf_hold_t *hold = &core->holds[index];
+    uint32_t item_offset = state->item_capacity ? hold->item_offset : 0;
+    if (state->item_capacity == 0 || state->item_capacity < item_count) {
+        state->item_capacity = item_capacity_for(item_count);
+        item_offset = item_allocate(core, state->item_capacity);
+    }
+    memset(hold, 0, sizeof *hold);
+    hold->item_offset = item_offset;
+    state->previous_active = state->next_active = state->next_finished = 0;
+    state->finished_change = 0;
+    return index;
+}
+
 static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
                               const text_key_t *hold_id, uint32_t event, user_ref_t *user) {
-    core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
-    core->hold_states = grow(core->hold_states, &core->hold_state_capacity, core->hold_count + 1,
-                             sizeof *core->hold_states);
-    uint32_t index = core->hold_count++;
+    uint32_t index = hold_slot_take(core, core->scratch_seat_count + request->pool_count);
     hf_hold_t *hold = &core->holds[index];
-    memset(hold, 0, sizeof *hold);
     text_key_t key = server_id_copy(hold->id, hold_id);
     hold->event = event;
     hold->user = user_intern(core, user);
-    core->hold_states[index] = (hold_state_t){0, 0, user->name};
+    core->hold_states[index].user_name = user->name;
     hold->seat_count = core->scratch_seat_count;
     hold->pool_count = request->pool_count;
-    hold->item_offset = items_fill(core, core->events[event], request, &hold->total);
-    hf_map_insert(&core->hold_ids, key.text, key.length, key.hash, index);
+    hold->total = items_fill(core, core->events[event], request, hold->item_offset);
+    hf_index_map_insert(&core->hold_ids, key.hash, index);
     return index;
 }
 
@@ -1213,6 +1336,15 @@ static bool id_taken(const hf_map_t *ids, const char *id, text_key_t *key) {
     return hf_map_find(ids, key->text, key->length, key->hash) != NULL;
 }
 
+/* The same for a new hold's id, which is kept (and so compared) cut to HF_SERVER_ID_SIZE. */
+static bool hold_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
+    if (!id) return true;
+    size_t length = strlen(id);
+    *key = text_key_of(id, length < HF_SERVER_ID_SIZE ? length : HF_SERVER_ID_SIZE);
+    uint32_t index;
+    return hold_index_find(core, key, &index);
+}
+
 /* Checks a hold request; on success *hold_id is the new id's key and *user the user named. */
 static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
                              text_key_t *hold_id, user_ref_t *user, hf_error_detail_t *detail) {
@@ -1221,7 +1353,7 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (error) return error;
-    if (id_taken(&core->hold_ids, request->hold_id, hold_id)) return invalid(detail, "id");
+    if (hold_id_taken(core, request->hold_id, hold_id)) return invalid(detail, "id");
     *user = user_ref_of(core, request->user_id);
     const event_user_t *owner = event_user_find(core, event_index, user->index);
     error = check_available(core, event, request, owner, detail);
@@ -1484,7 +1616,8 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
     hf_order_t *order = &core->orders[index];
     order->seat_count = core->scratch_seat_count;
     order->pool_count = request->pool_count;
-    order->item_offset = items_fill(core, event, request, &order->total);
+    order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
+    order->total = items_fill(core, event, request, order->item_offset);
     if (payment_ref && *payment_ref) order->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     report_order(core, order, NULL);
     order_take(core, index, now, true);
@@ -1519,7 +1652,7 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
     if (error) return error;
     if (!stored->request.user_id || !*stored->request.user_id) return HF_ERROR_INVALID_REQUEST;
     text_key_t hold_id;
-    if (id_taken(&core->hold_ids, stored->request.hold_id, &hold_id)) return HF_ERROR_INVALID_REQUEST;
+    if (hold_id_taken(core, stored->request.hold_id, &hold_id)) return HF_ERROR_INVALID_REQUEST;
     const hf_event_t *event = core->events[event_index];
     if (stored->status == HF_HOLD_HELD) {
         for (uint32_t i = 0; i < stored->request.seat_count; i++)
@@ -1539,6 +1672,31 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
                      stored->status == HF_HOLD_HELD ? 1 : 2);
     if (stored->status == HF_HOLD_HELD) hold_take(core, index, stored->created_at_ms, false);
     else hold->status = stored->status;
+    if (hold->status == HF_HOLD_RELEASED || hold->status == HF_HOLD_EXPIRED)
+        finished_push(core, index, 0);
+    return HF_OK;
+}
+
+hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *stored, uint32_t *index) {
+    if (stored->status != HF_HOLD_RELEASED && stored->status != HF_HOLD_EXPIRED)
+        return HF_ERROR_INVALID_REQUEST;
+    uint32_t event_index;
+    hf_error_t error = restore_resolve(core, &stored->request, &event_index);
+    if (error) return error;
+    if (!stored->request.user_id || !*stored->request.user_id) return HF_ERROR_INVALID_REQUEST;
+    text_key_t hold_id;
+    if (hold_id_taken(core, stored->request.hold_id, &hold_id)) return HF_ERROR_INVALID_REQUEST;
+    user_ref_t user = user_ref_of(core, stored->request.user_id);
+    uint32_t revived = hold_allocate(core, &stored->request, &hold_id, event_index, &user);
+    hf_hold_t *hold = hold_of(core, revived);
+    hold->status = stored->status;
+    hold->created_at_ms = stored->created_at_ms;
+    hold->expires_at_ms = stored->expires_at_ms;
+    hold->total = stored->total;
+    /* It finished long ago, but it is the most recently asked for: kept as if it had just
+     * finished, so a client polling it does not send each poll to the store. */
+    finished_push(core, revived, 0);
+    *index = revived;
     return HF_OK;
 }
 
@@ -1646,7 +1804,46 @@ static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
     return NULL;
 }
 
+/* The finished list holds exactly the released and expired holds, the free list exactly the
+ * forgotten ones, and the id index exactly the holds that are not forgotten. A list with a
+ * repeat would loop, so a walk longer than the table is a fault; equal counts then mean equal
+ * sets. */
+static const char *check_hold_lists(const hf_core_t *core) {
+    uint32_t listed_finished = 0, listed_free = 0, finished = 0, forgotten = 0;
+    for (uint32_t h = core->finished_first; h != 0; h = core->hold_states[h - 1].next_finished) {
+        uint8_t status = core->holds[h - 1].status;
+        if (status != HF_HOLD_RELEASED && status != HF_HOLD_EXPIRED)
+            return "the finished list has a hold that is not released or expired";
+        if (++listed_finished > core->hold_count) return "the finished list loops";
+    }
+    for (uint32_t h = core->free_first; h != 0; h = core->hold_states[h - 1].next_finished) {
+        if (core->holds[h - 1].status != HF_HOLD_EVICTED) return "the free list has a live hold";
+        if (++listed_free > core->hold_count) return "the free list loops";
+    }
+    for (uint32_t h = 0; h < core->hold_count; h++) {
+        const hf_hold_t *hold = &core->holds[h];
+        if (hold->status == HF_HOLD_EVICTED) {
+            forgotten++;
+            continue;
+        }
+        if (hold->status == HF_HOLD_RELEASED || hold->status == HF_HOLD_EXPIRED) finished++;
+        uint32_t found;
+        if (!hf_core_hold_find(core, hold->id, &found) || found != h)
+            return "a hold is not found by its id";
+        if (core->hold_states[h].item_capacity < hold->seat_count + hold->pool_count)
+            return "a hold has more items than its slot reserves";
+    }
+    if (listed_finished != finished || finished != core->finished_count)
+        return "the finished list differs from the finished holds";
+    if (listed_free != forgotten) return "the free list differs from the forgotten holds";
+    if (hf_index_map_count(&core->hold_ids) != core->hold_count - forgotten)
+        return "the id index has holds it should not";
+    return NULL;
+}
+
 static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
+    const char *fault = check_hold_lists(core);
+    if (fault) return fault;
     for (uint32_t h = 0; h < core->hold_count; h++) {
         const hf_hold_t *hold = &core->holds[h];
         if (hold->status != HF_HOLD_HELD) continue;

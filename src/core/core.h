@@ -28,6 +28,9 @@ typedef enum hf_hold_status {
     HF_HOLD_CONFIRMED = 1,
     HF_HOLD_RELEASED = 2,
     HF_HOLD_EXPIRED = 3,
+    /* The slot of a hold the core has forgotten (hf_core_evict), waiting for reuse: never
+     * returned by a lookup. */
+    HF_HOLD_EVICTED = 4,
 } hf_hold_status_t;
 
 typedef enum hf_order_status {
@@ -291,6 +294,33 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *order
 hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const char *seat_id,
                                 uint32_t version);
 
+/* ---- Forgetting finished holds ----
+ *
+ * Released and expired holds stay answerable (GET, a repeated release) but change nothing any
+ * more. The core keeps the most recent ones, at most finished_max (HF_FINISHED_HOLDS_MAX by
+ * default), and forgets older ones, reusing their slots: memory stays bounded however many
+ * holds a server makes. A forgotten hold is still in the store, which hands it back through
+ * hf_core_revive_hold when a request names it. Held and confirmed holds are never forgotten.
+ *
+ * Only a hold whose finishing the store already has may be forgotten, or the store would hand
+ * back an older state. Every mutation record the core emits is numbered; the caller passes the
+ * number of the last record the store has made durable. */
+
+/* How many mutation records the core has emitted so far. */
+uint64_t hf_core_change_count(const hf_core_t *core);
+void hf_core_set_finished_max(hf_core_t *core, uint32_t finished_max);
+/* Forgets the oldest finished holds (in the order they finished) while more than finished_max
+ * are kept, among those whose finishing record is numbered at most durable_changes. Returns
+ * the number forgotten. Indexes of forgotten holds are invalid afterwards: call it between
+ * commands, never while holding an index. */
+uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes);
+/* Released and expired holds kept in memory. */
+uint32_t hf_core_holds_finished(const hf_core_t *core);
+/* Takes back a forgotten hold as the store has it: status released or expired only (anything
+ * else is HF_ERROR_INVALID_REQUEST), and its id must not be known. Seats, versions and counts
+ * do not change; the hold counts as the most recently finished one. *index is its new index. */
+hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *hold, uint32_t *index);
+
 /* ---- Lookups ---- */
 
 uint32_t hf_core_event_count(const hf_core_t *core);
@@ -306,6 +336,7 @@ void hf_core_seat_id(const hf_event_t *event, uint32_t seat_index, char *out);
 uint32_t hf_core_seat_row(const hf_event_t *event, uint32_t seat_index);
 int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id); /* -1: none */
 
+/* NULL for an unknown or forgotten hold. */
 const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, uint32_t *index);
 const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index);
 const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id,

@@ -36,6 +36,13 @@
 /* Items (seats plus pool lines) in one hold: max_seats_per_hold may not exceed this. It bounds
  * the work of one request and the size of one error detail. */
 #define HF_HOLD_ITEMS_MAX 1000u
+/* Released and expired holds kept in memory (core.h, hf_core_evict); older ones are read back
+ * from the store when asked for. A finished hold costs about 150 bytes here, so this is some
+ * 15 MB, and it covers the last few seconds of a flash sale at its busiest, when buyers look
+ * at holds that just lapsed. */
+#define HF_FINISHED_HOLDS_MAX 100000u
+/* The most --finished-holds may ask for: about 1.5 GB. */
+#define HF_FINISHED_HOLDS_LIMIT 10000000u
 /* Durations: a hold lives at most 30 days, an absurd but finite bound that keeps ms sums far
  * from overflow. */
 #define HF_HOLD_TTL_MS_MAX (30LL * 24 * 3600 * 1000)

@@ -184,6 +184,192 @@ static uint32_t commit(fixture_t *f, const char *hold_id, const char *user, cons
     return index;
 }
 
+/* ---- forgetting finished holds (hf_core_evict) and taking them back ---- */
+
+/* Holds res_e1..res_eN of one seat each (S-A-1...) on "open", each released at once; returns
+ * the change count after each release in changes[]. */
+static void release_in_turn(fixture_t *f, uint32_t count, uint64_t *changes, uint32_t *indexes)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        char hold_id[16], seat_id[16];
+        snprintf(hold_id, sizeof hold_id, "res_e%u", i + 1);
+        snprintf(seat_id, sizeof seat_id, "S-A-%u", i + 1);
+        const char *seats[] = {seat_id};
+        assert_int_equal(hold_on(f, "open", "u1", hold_id, seats, 1, NULL, 0, -1, false,
+                                 T0 + i, &indexes[i], NULL),
+                         HF_OK);
+        assert_int_equal(hf_core_release(f->core, hold_id, "u1", T0 + i), HF_OK);
+        changes[i] = hf_core_change_count(f->core);
+    }
+}
+
+static void test_evict_oldest_beyond_max(void **state)
+{
+    fixture_t *f = *state;
+    uint64_t changes[4];
+    uint32_t indexes[4];
+    hf_core_set_finished_max(f->core, 2);
+    release_in_turn(f, 4, changes, indexes);
+    assert_int_equal(hf_core_holds_finished(f->core), 4);
+    /* Nothing is durable yet: nothing may be forgotten. */
+    assert_int_equal(hf_core_evict(f->core, 0), 0);
+    /* Only the first release is durable: only it may go, although two are too many. */
+    assert_int_equal(hf_core_evict(f->core, changes[0]), 1);
+    assert_null(hf_core_hold_find(f->core, "res_e1", NULL));
+    assert_null(hf_core_hold_at(f->core, indexes[0]));
+    assert_non_null(hf_core_hold_find(f->core, "res_e2", NULL));
+    /* Everything durable: the oldest beyond two go, the two newest stay. */
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 1);
+    assert_null(hf_core_hold_find(f->core, "res_e2", NULL));
+    assert_int_equal(hold_by_id(f, "res_e3")->status, HF_HOLD_RELEASED);
+    assert_int_equal(hold_by_id(f, "res_e4")->status, HF_HOLD_RELEASED);
+    assert_int_equal(hf_core_holds_finished(f->core), 2);
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 0);
+    /* Forgetting changes no seat: versions stay as the hold and release left them. */
+    assert_int_equal(seat_on(f, "open", "S-A-1")->version, 3);
+    assert_int_equal(seat_on(f, "open", "S-A-1")->status, HF_SEAT_AVAILABLE);
+    assert_consistent(f, T0 + 10);
+}
+
+static void test_evict_keeps_held_and_confirmed(void **state)
+{
+    fixture_t *f = *state;
+    uint32_t held_index, confirmed_index, expired_index;
+    hf_core_set_finished_max(f->core, 0);
+    assert_int_equal(hold_on(f, "open", "u1", "res_held", SEATS("S-A-1"), NULL, 0, -1, false, T0,
+                             &held_index, NULL),
+                     HF_OK);
+    assert_int_equal(hold_on(f, "open", "u2", "res_sold", SEATS("S-A-2"), NULL, 0, -1, false, T0,
+                             &confirmed_index, NULL),
+                     HF_OK);
+    uint32_t order = commit(f, "res_sold", "u2", "ord_1", T0 + 1);
+    assert_int_equal(hold_on(f, "open", "u3", "res_lapse", SEATS("S-A-3"), NULL, 0, 1000, false,
+                             T0, &expired_index, NULL),
+                     HF_OK);
+    /* Expired by the clock: it joins the finished holds like a release. */
+    assert_int_equal(hf_core_advance(f->core, T0 + 1000), 1);
+    assert_int_equal(hf_core_holds_finished(f->core), 1);
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 1);
+    assert_null(hf_core_hold_find(f->core, "res_lapse", NULL));
+    assert_int_equal(hold_by_id(f, "res_held")->status, HF_HOLD_HELD);
+    assert_int_equal(hold_by_id(f, "res_sold")->status, HF_HOLD_CONFIRMED);
+    const hf_order_t *o = hf_core_order_at(f->core, order);
+    assert_int_equal(o->hold, confirmed_index + 1);
+    /* A repeated commit still answers its order. */
+    uint32_t again = UINT32_MAX;
+    assert_int_equal(hf_core_commit(f->core, "res_sold", "u2", "ord_2", "pi_1", T0 + 2, &again), HF_OK);
+    assert_int_equal(again, order);
+    assert_consistent(f, T0 + 1000);
+}
+
+static void test_evict_slot_reuse(void **state)
+{
+    fixture_t *f = *state;
+    uint64_t changes[2];
+    uint32_t indexes[2];
+    hf_core_set_finished_max(f->core, 0);
+    release_in_turn(f, 2, changes, indexes);
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 2);
+    /* A one-seat hold fits in a forgotten one-seat slot: the newest forgotten slot first. */
+    uint32_t index;
+    assert_int_equal(hold_on(f, "open", "u2", "res_new", SEATS("S-B-1"), NULL, 0, -1, false,
+                             T0 + 10, &index, NULL),
+                     HF_OK);
+    assert_int_equal(index, indexes[1]);
+    assert_null(hf_core_hold_find(f->core, "res_e2", NULL));
+    const hf_hold_t *h = hold_by_id(f, "res_new");
+    assert_int_equal(h->seat_count, 1);
+    assert_int_equal(hf_core_items(f->core, h->item_offset)[0].index,
+                     seat_on(f, "open", "S-B-1") - event_of(f, "open")->seats);
+    /* Three seats and a pool line do not fit in the other one-seat slot: it gets new items. */
+    assert_int_equal(hold_on(f, "open", "u2", "res_big", SEATS("S-B-2", "S-B-3", "S-B-4"),
+                             POOLS({"P", 2}), -1, false, T0 + 11, &index, NULL),
+                     HF_OK);
+    assert_int_equal(index, indexes[0]);
+    h = hold_by_id(f, "res_big");
+    assert_int_equal(h->seat_count, 3);
+    assert_int_equal(h->pool_count, 1);
+    const hf_item_t *items = hf_core_items(f->core, h->item_offset);
+    assert_int_equal(items[3].quantity, 2);
+    assert_int_equal(h->total, 3 * 100 + 2 * 10);
+    /* The first hold's items were not overwritten by the second's. */
+    const hf_hold_t *small = hold_by_id(f, "res_new");
+    assert_int_equal(hf_core_items(f->core, small->item_offset)[0].index,
+                     seat_on(f, "open", "S-B-1") - event_of(f, "open")->seats);
+    assert_consistent(f, T0 + 11);
+}
+
+/* An extension leaves a stale entry in the expiry heap; the hold is then released, forgotten
+ * and its slot reused by a hold that expires later. The stale entry must not expire it. */
+static void test_evict_stale_expiry_entry(void **state)
+{
+    fixture_t *f = *state;
+    uint32_t first, second;
+    hf_core_set_finished_max(f->core, 0);
+    assert_int_equal(hold_on(f, "open", "u1", "res_a", SEATS("S-A-1"), NULL, 0, 1000, false, T0,
+                             &first, NULL),
+                     HF_OK);
+    bool capped;
+    assert_int_equal(hf_core_extend(f->core, "res_a", "u1", 5000, T0, &capped), HF_OK);
+    assert_int_equal(hf_core_release(f->core, "res_a", "u1", T0 + 1), HF_OK);
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 1);
+    assert_int_equal(hold_on(f, "open", "u2", "res_b", SEATS("S-A-2"), NULL, 0, 9000, false,
+                             T0 + 2, &second, NULL),
+                     HF_OK);
+    assert_int_equal(second, first);
+    assert_int_equal(hf_core_advance(f->core, T0 + 5000), 0);
+    assert_int_equal(hold_by_id(f, "res_b")->status, HF_HOLD_HELD);
+    assert_int_equal(hf_core_next_expiry(f->core), T0 + 9002);
+    assert_int_equal(hf_core_advance(f->core, T0 + 9002), 1);
+    assert_int_equal(hold_by_id(f, "res_b")->status, HF_HOLD_EXPIRED);
+    assert_consistent(f, T0 + 9002);
+}
+
+static void test_revive(void **state)
+{
+    fixture_t *f = *state;
+    uint64_t changes[1];
+    uint32_t indexes[1];
+    hf_core_set_finished_max(f->core, 0);
+    release_in_turn(f, 1, changes, indexes);
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 1);
+    hf_counts_t counts = event_of(f, "open")->counts;
+    uint32_t version = seat_on(f, "open", "S-A-1")->version;
+    fx_sink_reset(&f->sink);
+    const char *seats[] = {"S-A-1"};
+    hf_stored_hold_t stored = {
+        .request = {.event_id = "open", .user_id = "u1", .hold_id = "res_e1", .seat_ids = seats,
+                    .seat_count = 1},
+        .status = HF_HOLD_RELEASED, .created_at_ms = T0, .expires_at_ms = T0 + TTL, .total = 100};
+    /* Only a finished hold can come back, and only one the core does not know. */
+    uint32_t index = UINT32_MAX;
+    stored.status = HF_HOLD_HELD;
+    assert_int_equal(hf_core_revive_hold(f->core, &stored, &index), HF_ERROR_INVALID_REQUEST);
+    stored.status = HF_HOLD_CONFIRMED;
+    assert_int_equal(hf_core_revive_hold(f->core, &stored, &index), HF_ERROR_INVALID_REQUEST);
+    stored.status = HF_HOLD_RELEASED;
+    assert_int_equal(hf_core_revive_hold(f->core, &stored, &index), HF_OK);
+    assert_int_equal(hf_core_revive_hold(f->core, &stored, &index), HF_ERROR_INVALID_REQUEST);
+    const hf_hold_t *h = hold_by_id(f, "res_e1");
+    assert_int_equal(h->status, HF_HOLD_RELEASED);
+    assert_int_equal(h->created_at_ms, T0);
+    assert_int_equal(h->expires_at_ms, T0 + TTL);
+    assert_int_equal(h->total, 100);
+    assert_string_equal(hf_core_user_id(f->core, h->user), "u1");
+    /* Nothing else moved, and nothing was emitted. */
+    assert_no_mutation(f);
+    assert_int_equal(seat_on(f, "open", "S-A-1")->version, version);
+    assert_memory_equal(&event_of(f, "open")->counts, &counts, sizeof counts);
+    /* A release answers as before; it is kept as the newest finished hold, then forgotten
+     * again like any other. */
+    assert_int_equal(hf_core_release(f->core, "res_e1", "u1", T0 + 5), HF_OK);
+    assert_no_mutation(f);
+    assert_int_equal(hf_core_holds_finished(f->core), 1);
+    assert_int_equal(hf_core_evict(f->core, 0), 1);
+    assert_null(hf_core_hold_find(f->core, "res_e1", NULL));
+    assert_consistent(f, T0 + 5);
+}
+
 /* ---- error codes ---- */
 
 static void test_error_codes(void **state)
@@ -2097,6 +2283,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_user_orders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_round_trip, setup, teardown),
         cmocka_unit_test(test_restore_lapsed_hold),
+        cmocka_unit_test_setup_teardown(test_evict_oldest_beyond_max, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evict_keeps_held_and_confirmed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evict_slot_reuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evict_stale_expiry_entry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_sink, setup, teardown),
         cmocka_unit_test(test_json_int),
         cmocka_unit_test(test_json_seconds),
