@@ -14,10 +14,18 @@
  * by distance from the middle), and the core must pick exactly the same seats in the same order.
  * Bookings (hf_core_book) name seats at their current or a stale version, and pools.
  *
+ * The core keeps only a few finished holds (HF_SIM_FINISHED_MAX, default 3) and forgets older
+ * ones when told which of its records are durable; durability lags a random number of steps
+ * behind, as the store's does. The model records which holds the core has forgotten and checks
+ * that no hold was forgotten before its end was durable and that no more than the maximum are
+ * kept once everything is durable. An operation that picks a forgotten hold first takes it back
+ * (hf_core_revive_hold) from the model's copy, as the engine does from the store.
+ *
  *   HF_SEED=N               reproduce a run (default: from the time; printed first)
  *   HF_SIM_OPERATIONS=N     operations (default 100000)
  *   HF_SIM_CHECK_EVERY=N    call hf_core_check every N steps (default 1)
  *   HF_SIM_LAX_NEXT_EXPIRY=1  hf_core_next_expiry may be early, never late (default: exact)
+ *   HF_SIM_FINISHED_MAX=N   finished holds the core keeps (default 3)
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -114,6 +122,9 @@ typedef struct model_hold {
     model_items_t items;
     int32_t order;        /* model order index or -1 */
     uint32_t core_index;
+    bool forgotten;       /* the core forgot it (hf_core_evict); core_index is stale */
+    /* hf_core_change_count before the operation that ended it: its end's record is later. */
+    uint64_t finished_after;
 } model_hold_t;
 
 typedef struct model_order {
@@ -143,6 +154,10 @@ typedef struct model {
     uint32_t active_count, active_capacity;
     uint32_t *live;       /* confirmed orders */
     uint32_t live_count, live_capacity;
+    uint32_t *kept;       /* released and expired holds the core has not forgotten */
+    uint32_t kept_count, kept_capacity;
+    uint64_t operation_changes; /* hf_core_change_count when the operation began */
+    uint64_t step_changes[8];   /* hf_core_change_count after each of the last 8 steps */
     hf_time_ms_t now;     /* the simulated clock */
     hf_time_ms_t applied; /* the last time given to the core */
     /* What the current operation changed. */
@@ -173,9 +188,11 @@ static uint64_t error_stats[ERROR_LAST + 1];
  * timer entry) and only fail when it is late. For exploring past that known discrepancy; the
  * default is the header's contract, the exact earliest deadline. */
 static bool lax_next_expiry;
+static uint32_t finished_max;
 
 enum { S_HOLD, S_HOLD_OK, S_EXTEND, S_EXTEND_OK, S_RELEASE, S_RELEASE_OK, S_COMMIT, S_COMMIT_OK,
        S_CANCEL, S_CANCEL_OK, S_CLOCK, S_ADVANCE, S_EXPIRED, S_REPLACED, S_MOVED, S_CHECKS,
+       S_FORGOTTEN, S_REVIVED,
        S_AMBIGUOUS, S_BEST, S_BEST_OK, S_BEST_SEPARATE_OK, S_BEST_NAMED_OK, S_BEST_REPLACE_OK,
        S_BEST_NO_FIT, S_BEST_PICKED, S_BOOK, S_BOOK_OK, S_BOOK_CONFLICT, S_BOOK_CANCEL_OK };
 
@@ -249,6 +266,9 @@ static void model_hold_finish(uint32_t index, uint8_t status)
     model.expected[HF_MUTATION_POOL] += h->items.pool_count;
     model.expected[HF_MUTATION_HOLD_UPDATE]++;
     touch_hold(index);
+    h->finished_after = model.operation_changes;
+    GROW(model.kept, model.kept_count, model.kept_capacity);
+    model.kept[model.kept_count++] = index;
 }
 
 /* The model's own expiry: every held hold with now >= expires_at. */
@@ -398,6 +418,10 @@ static void compare_items(const char *id, uint32_t event, const model_items_t *m
 static void compare_hold(uint32_t index)
 {
     const model_hold_t *m = &model.holds[index];
+    if (m->forgotten) {
+        if (hf_core_hold_find(core, m->id, NULL) != NULL) mismatch("hold %s: forgotten but found", m->id);
+        return;
+    }
     const hf_hold_t *c = hf_core_hold_at(core, m->core_index);
     if (c == NULL) mismatch("hold %s: hf_core_hold_at(%u) is NULL", m->id, m->core_index);
     if (strcmp(c->id, m->id) != 0) mismatch("hold %s: core index has id %s", m->id, c->id);
@@ -647,6 +671,7 @@ static void begin(const char *name)
     model.moved_count = 0;
     model.extend_unchanged = 0;
     memset(model.expected, 0, sizeof model.expected);
+    model.operation_changes = hf_core_change_count(core);
     fx_sink_reset(&sink);
 }
 
@@ -1166,7 +1191,43 @@ static void op_hold(void)
 }
 
 /* A hold id for extend, release and commit: mostly live ones, some old, some unknown. */
+/* Gives a forgotten hold back to the core from the model's copy, as the engine does from the
+ * store's row when a request names it. */
+static void revive(uint32_t index)
+{
+    model_hold_t *h = &model.holds[index];
+    const model_event_t *event = &model.events[h->event];
+    const char *seat_ids[ITEM_SEATS_MAX];
+    hf_pool_request_t pools[REQUEST_POOLS_MAX];
+    for (uint32_t i = 0; i < h->items.seat_count; i++) seat_ids[i] = event->seats[h->items.seats[i]].id;
+    for (uint32_t i = 0; i < h->items.pool_count; i++)
+        pools[i] = (hf_pool_request_t){event->pools[h->items.pools[i]].id, h->items.quantities[i]};
+    hf_stored_hold_t stored = {
+        .request = {.event_id = event->id, .user_id = user_ids[h->user], .hold_id = h->id,
+                    .seat_ids = seat_ids, .seat_count = h->items.seat_count, .pools = pools,
+                    .pool_count = h->items.pool_count, .ttl_ms = -1},
+        .status = h->status, .created_at_ms = h->created, .expires_at_ms = h->expires,
+        .total = h->total};
+    hf_error_t error = hf_core_revive_hold(core, &stored, &h->core_index);
+    if (error != HF_OK) mismatch("revive %s: %s", h->id, hf_error_code(error));
+    if (sink.total != 0) mismatch("revive %s emitted a record", h->id);
+    h->forgotten = false;
+    h->finished_after = 0;
+    GROW(model.kept, model.kept_count, model.kept_capacity);
+    model.kept[model.kept_count++] = index;
+    stats[S_REVIVED]++;
+}
+
+static int32_t pick_hold_any(char *hold_id, size_t size);
+
 static int32_t pick_hold(char *hold_id, size_t size)
+{
+    int32_t index = pick_hold_any(hold_id, size);
+    if (index >= 0 && model.holds[index].forgotten) revive((uint32_t)index);
+    return index;
+}
+
+static int32_t pick_hold_any(char *hold_id, size_t size)
 {
     uint32_t roll = rng_below(100);
     if (roll < 60 && model.active_count > 0) {
@@ -1644,6 +1705,36 @@ static void op_clock(void)
     if (got != expected) mismatch("advance expired %u holds, model %u", got, expected);
 }
 
+/* The store makes batches durable a few steps late: the core may forget only holds whose end
+ * is as old as that. Then the model learns which ones it forgot, and checks it. */
+static void evict_step(void)
+{
+    uint64_t now_changes = hf_core_change_count(core);
+    uint32_t lag = rng_below(8);
+    uint64_t durable = lag == 0 ? now_changes
+                     : step >= lag ? model.step_changes[(step - lag) % 8] : 0;
+    model.step_changes[step % 8] = now_changes;
+    stats[S_FORGOTTEN] += hf_core_evict(core, durable);
+    for (uint32_t i = 0; i < model.kept_count;) {
+        model_hold_t *h = &model.holds[model.kept[i]];
+        if (hf_core_hold_find(core, h->id, NULL) != NULL) {
+            i++;
+            continue;
+        }
+        if (h->finished_after >= durable)
+            mismatch("hold %s forgotten before its end was durable (records up to %" PRIu64
+                     " durable, it ended after %" PRIu64 ")", h->id, durable, h->finished_after);
+        h->forgotten = true;
+        model.kept[i] = model.kept[--model.kept_count];
+    }
+    if (hf_core_holds_finished(core) != model.kept_count)
+        mismatch("core keeps %u finished holds, model %u", hf_core_holds_finished(core),
+                 model.kept_count);
+    if (durable == now_changes && model.kept_count > finished_max)
+        mismatch("%u finished holds kept with everything durable, at most %u", model.kept_count,
+                 finished_max);
+}
+
 static uint64_t env_number(const char *name, uint64_t fallback)
 {
     const char *text = getenv(name);
@@ -1663,12 +1754,14 @@ static void test_simulation(void **state)
     uint64_t operations = env_number("HF_SIM_OPERATIONS", 100000);
     uint64_t check_every = env_number("HF_SIM_CHECK_EVERY", 0);
     lax_next_expiry = env_number("HF_SIM_LAX_NEXT_EXPIRY", 0) != 0;
+    finished_max = (uint32_t)env_number("HF_SIM_FINISHED_MAX", 3);
     rng_state = seed;
 
     memset(&model, 0, sizeof model);
     fx_sink_init(&sink, 4096);
     core = hf_core_create(fx_sink_of(&sink));
     assert_non_null(core);
+    hf_core_set_finished_max(core, finished_max);
     model.now = model.applied = EPOCH;
     for (uint32_t e = 0; e < EVENTS; e++) event_setup(e);
     compare_state(true);
@@ -1700,6 +1793,7 @@ static void test_simulation(void **state)
             op_clock();
         }
         compare_mutations();
+        evict_step();
         /* hf_core_check after every step (HF_SIM_CHECK_EVERY=N to space it out). */
         uint64_t every = check_every ? check_every : 1;
         bool full = step % 4096 == 0 || step + 1 == operations;
@@ -1729,8 +1823,10 @@ static void test_simulation(void **state)
            stats[S_BEST_REPLACE_OK], stats[S_BEST_PICKED], stats[S_BEST_NO_FIT], stats[S_BOOK],
            stats[S_BOOK_OK], stats[S_BOOK_CONFLICT], stats[S_BOOK_CANCEL_OK]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
-           "), hf_core_check calls %" PRIu64 "\n  answers:", stats[S_CLOCK], stats[S_ADVANCE],
+           "), hf_core_check calls %" PRIu64 "\n", stats[S_CLOCK], stats[S_ADVANCE],
            stats[S_EXPIRED], stats[S_CHECKS]);
+    printf("  finished holds kept at most %u: forgotten %" PRIu64 ", taken back %" PRIu64
+           "\n  answers:", finished_max, stats[S_FORGOTTEN], stats[S_REVIVED]);
     for (int e = 0; e <= ERROR_LAST; e++)
         if (error_stats[e])
             printf(" %s=%" PRIu64, e == 0 ? "ok" : hf_error_code((hf_error_t)e), error_stats[e]);
@@ -1741,6 +1837,7 @@ static void test_simulation(void **state)
     free(model.orders);
     free(model.active);
     free(model.live);
+    free(model.kept);
 }
 
 int main(void)
