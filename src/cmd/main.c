@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "engine/engine.h"
 
 static void usage(FILE *out) {
@@ -18,11 +19,14 @@ static void usage(FILE *out) {
             "  --token-secret S      admission token secret [HOLDFAST_TOKEN_SECRET]\n"
             "  --webhook-secret S    payment webhook secret [HOLDFAST_WEBHOOK_SECRET]\n"
             "  --store URL           sqlite:PATH (default sqlite:DIR/holdfast.db) [HOLDFAST_STORE]\n"
-            "  --demo                create the demo event when missing\n");
+            "  --finished-holds N    released and expired holds kept in memory, older ones are\n"
+            "                        read back from the store (default %u) [HOLDFAST_FINISHED_HOLDS]\n"
+            "  --demo                create the demo event when missing\n", HF_FINISHED_HOLDS_MAX);
 }
 
 typedef struct arguments {
     const char *listen, *data, *api_key, *token_secret, *webhook_secret, *store;
+    const char *finished_holds;
     int demo;
 } arguments_t;
 
@@ -35,7 +39,8 @@ static int parse_arguments(int argc, char **argv, arguments_t *arguments) {
     *arguments = (arguments_t){.api_key = environment("HOLDFAST_API_KEY"),
                                .token_secret = environment("HOLDFAST_TOKEN_SECRET"),
                                .webhook_secret = environment("HOLDFAST_WEBHOOK_SECRET"),
-                               .store = environment("HOLDFAST_STORE")};
+                               .store = environment("HOLDFAST_STORE"),
+                               .finished_holds = environment("HOLDFAST_FINISHED_HOLDS")};
     if (argc < 2 || strcmp(argv[1], "serve") != 0) return -1;
     for (int i = 2; i < argc; i++) {
         const char **target = NULL;
@@ -45,12 +50,29 @@ static int parse_arguments(int argc, char **argv, arguments_t *arguments) {
         else if (strcmp(argv[i], "--token-secret") == 0) target = &arguments->token_secret;
         else if (strcmp(argv[i], "--webhook-secret") == 0) target = &arguments->webhook_secret;
         else if (strcmp(argv[i], "--store") == 0) target = &arguments->store;
+        else if (strcmp(argv[i], "--finished-holds") == 0) target = &arguments->finished_holds;
         else if (strcmp(argv[i], "--demo") == 0) { arguments->demo = 1; continue; }
         else return -1;
         if (i + 1 >= argc) return -1;
         *target = argv[++i];
     }
     return arguments->listen && arguments->data ? 0 : -1;
+}
+
+/* A count of at most HF_FINISHED_HOLDS_LIMIT; NULL means the default. */
+static int parse_finished_holds(const char *text, uint32_t *count) {
+    *count = HF_FINISHED_HOLDS_MAX;
+    if (!text) return 0;
+    char *rest;
+    errno = 0;
+    unsigned long long value = strtoull(text, &rest, 10);
+    if (errno || rest == text || *rest || text[0] == '-' || value > HF_FINISHED_HOLDS_LIMIT) {
+        fprintf(stderr, "holdfast: --finished-holds wants a count from 0 to %u, not \"%s\"\n",
+                HF_FINISHED_HOLDS_LIMIT, text);
+        return -1;
+    }
+    *count = (uint32_t)value;
+    return 0;
 }
 
 /* HOST:PORT, with [::1]:PORT for IPv6. */
@@ -112,11 +134,13 @@ int main(int argc, char **argv) {
     }
     char host[256];
     int port;
+    uint32_t finished_holds;
     if (parse_arguments(argc, argv, &arguments) != 0 ||
         split_listen(arguments.listen, host, sizeof host, &port) != 0) {
         usage(stderr);
         return 2;
     }
+    if (parse_finished_holds(arguments.finished_holds, &finished_holds) != 0) return 2;
     int lock = lock_data_directory(arguments.data);
     if (lock < 0) return 1;
     char store[4200];
@@ -126,7 +150,8 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     hf_engine_options_t options = {.host = host, .port = port, .data_directory = arguments.data,
                                    .store_url = store, .api_key = arguments.api_key,
-                                   .demo = arguments.demo != 0};
+                                   .demo = arguments.demo != 0,
+                                   .finished_holds_max = finished_holds};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) return 1;
     int code = hf_engine_run(engine);

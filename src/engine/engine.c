@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-static void log_line(const char *level, const char *text) {
+void hf_engine_log(const char *level, const char *text) {
     char stamp[32];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -86,6 +86,8 @@ static void submit_if_idle(hf_engine_t *engine) {
     hf_batch_t *batch = engine->open_batch;
     engine->open_batch = engine->spare_batch;
     engine->spare_batch = NULL;
+    engine->batch_changes[engine->open_sequence % HF_STORE_BATCHES_IN_FLIGHT_MAX] =
+        hf_core_change_count(engine->core);
     hf_store_submit(engine->store, batch, engine->open_sequence);
     hf_streams_batch_submitted(engine, engine->open_sequence);
     engine->open_sequence++;
@@ -101,6 +103,7 @@ static void reload_durable_state(hf_engine_t *engine) {
     hf_core_t *failed_core = engine->core;
     hf_idempotency_t failed_keys = engine->idempotency;
     engine->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    hf_core_set_finished_max(engine->core, engine->options.finished_holds_max);
     hf_idempotency_init(&engine->idempotency);
     bool ok = hf_store_open(&reader, engine->options.store_url, error, sizeof error) == 0 &&
               hf_engine_restore_from(engine, reader, error, sizeof error) == 0;
@@ -109,7 +112,7 @@ static void reload_durable_state(hf_engine_t *engine) {
         hf_core_destroy(failed_core);
         hf_idempotency_free(&failed_keys);
         engine->reads_from_disk = true;
-        log_line("info", "serving reads from the durable state; changes answer 503 until a restart");
+        hf_engine_log("info", "serving reads from the durable state; changes answer 503 until a restart");
         return;
     }
     hf_core_destroy(engine->core);
@@ -118,7 +121,7 @@ static void reload_durable_state(hf_engine_t *engine) {
     engine->idempotency = failed_keys;
     char line[700];
     snprintf(line, sizeof line, "cannot reload the durable state, answering 503 to all: %s", error);
-    log_line("error", line);
+    hf_engine_log("error", line);
 }
 
 /* Nothing more is acknowledged: replies waiting for a batch after durable_sequence answer
@@ -131,7 +134,7 @@ static void store_failure(hf_engine_t *engine, const char *error, bool reads_tru
     hf_http_server_release(engine->http, engine->durable_sequence);
     char line[700];
     snprintf(line, sizeof line, "store failed, answering 503 from now on: %s", error);
-    log_line("error", line);
+    hf_engine_log("error", line);
     engine->store_failed = true;
     hf_batch_clear(engine->open_batch);
     for (uint64_t s = engine->durable_sequence + 1; s < engine->open_sequence; s++)
@@ -164,7 +167,13 @@ static void on_store_done(uv_async_t *handle) {
     bool synced = hf_store_durable(engine->store, &durable, error, sizeof error);
     for (uint64_t s = engine->durable_sequence + 1; s <= durable; s++)
         hf_streams_batch_durable(engine, s, true);
-    if (durable > engine->durable_sequence) engine->durable_sequence = durable;
+    if (durable > engine->durable_sequence) {
+        /* Read before anything else is submitted: submit_if_idle reuses the ring's slot of a
+         * batch only once that batch is durable, and this is where the engine learns it. */
+        engine->durable_sequence = durable;
+        engine->durable_changes = engine->batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX];
+        hf_core_evict(engine->core, engine->durable_changes);
+    }
     if (!synced) {
         store_failure(engine, error, false);
     } else if (batch && !written) {
@@ -226,7 +235,7 @@ static bool drained(const hf_engine_t *engine) {
 
 static void on_shutdown_timeout(uv_timer_t *timer) {
     hf_engine_t *engine = timer->data;
-    log_line("error", "shutdown: in-flight work did not finish in time");
+    hf_engine_log("error", "shutdown: in-flight work did not finish in time");
     engine->exit_code = 1;
     close_handles(engine);
 }
@@ -235,7 +244,7 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     hf_engine_t *engine = handle->data;
     if (engine->stopping) return;
     engine->stopping = true;
-    log_line("info", signal_number == SIGTERM ? "SIGTERM: finishing in-flight work"
+    hf_engine_log("info", signal_number == SIGTERM ? "SIGTERM: finishing in-flight work"
                                               : "SIGINT: finishing in-flight work");
     hf_http_server_stop_accepting(engine->http);
     uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
@@ -270,8 +279,8 @@ static void create_demo_event(hf_engine_t *engine) {
         .pool_count = 1, .pools = pools};
     hf_error_detail_t detail;
     hf_error_t error = hf_core_event_create(engine->core, &definition, hf_engine_now(engine), &detail);
-    if (error) log_line("error", "could not create the demo event");
-    else log_line("info", "created the demo event \"demo\"");
+    if (error) hf_engine_log("error", "could not create the demo event");
+    else hf_engine_log("info", "created the demo event \"demo\"");
 }
 
 static void on_keepalive(uv_timer_t *timer) { hf_streams_keepalive(timer->data); }
@@ -330,6 +339,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_idempotency_init(&engine->idempotency);
     /* The sink follows the open batch, which changes at every submit. */
     engine->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
+    hf_core_set_finished_max(engine->core, engine->options.finished_holds_max);
     if (!open_store(engine)) goto fail;
     char error[256];
     hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, engine};
@@ -353,12 +363,12 @@ int hf_engine_run(hf_engine_t *engine) {
     hf_core_advance(engine->core, hf_engine_now(engine));
     if (engine->options.demo) create_demo_event(engine);
     if (!engine->options.api_key || !*engine->options.api_key)
-        log_line("warning", "no API key configured: /v1/ is served without authentication");
+        hf_engine_log("warning", "no API key configured: /v1/ is served without authentication");
     char line[160];
     snprintf(line, sizeof line, "listening on %s:%d", engine->options.host, engine->options.port);
-    log_line("info", line);
+    hf_engine_log("info", line);
     uv_run(engine->loop, UV_RUN_DEFAULT);
-    log_line("info", engine->exit_code == 0 ? "stopped cleanly" : "stopped with errors");
+    hf_engine_log("info", engine->exit_code == 0 ? "stopped cleanly" : "stopped with errors");
     return engine->exit_code;
 }
 

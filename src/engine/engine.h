@@ -18,6 +18,9 @@ typedef struct hf_engine_options {
     const char *store_url;       /* "sqlite:PATH" */
     const char *api_key;         /* NULL or "": no authentication */
     bool demo;                   /* create the demo event when missing */
+    /* Released and expired holds kept in memory; older ones are read back from the store
+     * when asked for (hf_core_evict). */
+    uint32_t finished_holds_max;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

@@ -94,9 +94,12 @@ void hf_handle_hold_create(hf_request_t *request) {
     reply_hold(request, 201, hold_index, NULL);
 }
 
-/* The hold named by the first path parameter, or false after answering 404. */
+/* The hold named by the first path parameter, or false after answering 404. A released or
+ * expired hold the core has forgotten is taken back from the store first. */
 static bool hold_or_404(hf_request_t *request, uint32_t *index) {
-    if (hf_core_hold_find(request->engine->core, request->params[0], index)) return true;
+    hf_engine_t *engine = request->engine;
+    if (hf_core_hold_find(engine->core, request->params[0], index)) return true;
+    if (hf_engine_revive_hold(engine, request->params[0], index)) return true;
     hf_reply_error(request, 404, "hold_not_found", "no such hold", NULL);
     return false;
 }

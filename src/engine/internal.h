@@ -59,6 +59,11 @@ struct hf_engine {
     hf_batch_t *spare_batch;     /* returned by the store, reused */
     uint64_t open_sequence;      /* sequence the open batch will carry */
     uint64_t durable_sequence;   /* every batch up to this one is durable */
+    /* hf_core_change_count when each batch in flight was handed over (by sequence modulo the
+     * ring's size), and that count for the last durable batch: every mutation record up to it
+     * is durable, so the core may forget holds that finished by then (hf_core_evict). */
+    uint64_t batch_changes[HF_STORE_BATCHES_IN_FLIGHT_MAX];
+    uint64_t durable_changes;
     bool store_failed;           /* a commit failed: nothing more is acknowledged */
     bool reads_from_disk;        /* after a failure: the core was reloaded from the store, so
                                     GETs answer what is durable */
@@ -84,6 +89,8 @@ struct hf_engine {
     int64_t last_now_ms;
 };
 
+/* One line on stderr: time, level ("info", "warning", "error") and text. */
+void hf_engine_log(const char *level, const char *text);
 /* Wall-clock milliseconds, never moving backwards within one run. */
 int64_t hf_engine_now(hf_engine_t *engine);
 /* The store sequence a reply produced now depends on. */
@@ -213,5 +220,8 @@ int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size);
 /* The same from another store object (after a failure: a fresh read of what is durable). */
 int hf_engine_restore_from(hf_engine_t *engine, hf_store_t *store, char *error,
                            size_t error_size);
+/* Takes a hold the core has forgotten back from the store (hf_core_revive_hold): true and
+ * *index when the store has a released or expired hold of this id. */
+bool hf_engine_revive_hold(hf_engine_t *engine, const char *hold_id, uint32_t *index);
 
 #endif

@@ -97,5 +97,53 @@ int hf_engine_restore_from(hf_engine_t *engine, hf_store_t *store, char *error,
         snprintf(error, error_size, "restored state is inconsistent: %s", fault);
         return -1;
     }
+    /* Everything loaded is durable: keep only the most recent finished holds, as at run time. */
+    hf_core_evict(engine->core, UINT64_MAX);
     return 0;
+}
+
+/* ---- taking back a forgotten hold ---- */
+
+typedef struct revive {
+    hf_engine_t *engine;
+    uint32_t index;
+    hf_error_t error;
+} revive_t;
+
+static int revive_hold(void *context, const hf_stored_row_t *row) {
+    revive_t *revive = context;
+    hf_stored_hold_t hold = {.status = (uint8_t)row->status, .created_at_ms = row->at_ms,
+                             .expires_at_ms = row->expires_at_ms, .total = row->total};
+    json_t *items = items_parse(row, &hold.request, seat_ids, pools);
+    if (!items) {
+        revive->error = HF_ERROR_INVALID_REQUEST;
+        return -1;
+    }
+    hold.request.hold_id = row->hold_id;
+    revive->error = hf_core_revive_hold(revive->engine->core, &hold, &revive->index);
+    json_decref(items);
+    return revive->error ? -1 : 0;
+}
+
+bool hf_engine_revive_hold(hf_engine_t *engine, const char *hold_id, uint32_t *index) {
+    /* Only what could be a hold id of this server goes to the store: a lookup of anything
+     * else answers 404 from memory, as it did before holds were ever forgotten. */
+    if (!engine->store || strncmp(hold_id, "res_", 4) != 0 || strlen(hold_id) > HF_SERVER_ID_SIZE)
+        return false;
+    revive_t revive = {engine, 0, HF_OK};
+    hf_store_loader_t loader = {.hold = revive_hold, .context = &revive};
+    bool found = false;
+    char error[512] = "";
+    if (hf_store_read_hold(engine->store, hold_id, &loader, &found, error, sizeof error) != 0) {
+        char line[700];
+        /* A held or confirmed hold is never forgotten: one in the store but not in memory is
+         * one whose creation was never acknowledged (its batch failed), so it stays unknown. */
+        snprintf(line, sizeof line, "hold %s not taken back from the store: %s (%s)", hold_id,
+                 error, revive.error ? hf_error_code(revive.error) : "read failed");
+        hf_engine_log("warning", line);
+        return false;
+    }
+    if (!found) return false;
+    *index = revive.index;
+    return true;
 }

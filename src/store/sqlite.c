@@ -159,6 +159,10 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
 struct hf_store {
     sqlite3 *database;
     sqlite3_stmt *statements[STATEMENT_COUNT];
+    /* A read-only connection of the engine thread's own, opened at its first lookup of a
+     * hold the core has forgotten (hf_store_read_hold): the workers own the main one. */
+    sqlite3 *reader;
+    sqlite3_stmt *read_hold;
     uint64_t batches_since_purge;    /* the writing worker only */
     uint64_t batches_begun;          /* the writing worker only */
     bool failed_in_sync;             /* the writing worker only: the last failure was an fsync */
@@ -771,6 +775,8 @@ void hf_store_close(hf_store_t *store)
     hf_batch_destroy(store->writing);
     hf_batch_destroy(store->finished);
     for (int i = 0; i < STATEMENT_COUNT; i++) sqlite3_finalize(store->statements[i]);
+    sqlite3_finalize(store->read_hold);
+    sqlite3_close(store->reader);
     sqlite3_close(store->database);
     pthread_cond_destroy(&store->wake);
     pthread_mutex_destroy(&store->mutex);
@@ -805,6 +811,11 @@ static const load_step_t LOAD_HOLDS = {
     "holds",
     "SELECT event_id, NULL, id, order_id, user_id, NULL, items, NULL, NULL, NULL, created_at,"
     " expires_at, total, 0, status FROM holds ORDER BY seq",
+    &HOLD_STATUS, COLUMN_HOLD_ID};
+static const load_step_t READ_HOLD = {
+    "holds",
+    "SELECT event_id, NULL, id, order_id, user_id, NULL, items, NULL, NULL, NULL, created_at,"
+    " expires_at, total, 0, status FROM holds WHERE id = ?1",
     &HOLD_STATUS, COLUMN_HOLD_ID};
 static const load_step_t LOAD_ORDERS = {
     "orders",
@@ -919,5 +930,57 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
         result = load_table(store, &LOAD_IDEMPOTENCY, loader->idempotency, loader, error,
                             error_size);
     sqlite3_exec(store->database, "COMMIT", NULL, NULL, NULL);
+    return result;
+}
+
+/* ---- Reading one forgotten hold (engine thread) ---- */
+
+static int reader_open(hf_store_t *store, char *error, size_t error_size)
+{
+    if (store->read_hold != NULL) return 0;
+    const char *path = sqlite3_db_filename(store->database, "main");
+    int rc = sqlite3_open_v2(path != NULL ? path : "", &store->reader,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(store->reader, BUSY_TIMEOUT_MS);
+        rc = sqlite3_prepare_v3(store->reader, READ_HOLD.sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                &store->read_hold, NULL);
+    }
+    if (rc == SQLITE_OK) return 0;
+    error_write(error, error_size, "store: cannot open a reader of %s: %s", path != NULL ? path : "?",
+                store->reader != NULL ? sqlite3_errmsg(store->reader) : sqlite3_errstr(rc));
+    sqlite3_close(store->reader);
+    store->reader = NULL;
+    return -1;
+}
+
+int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
+                       bool *found, char *error, size_t error_size)
+{
+    assert(store != NULL && hold_id != NULL && loader != NULL && loader->hold != NULL);
+    *found = false;
+    if (reader_open(store, error, error_size) != 0) return -1;
+    sqlite3_stmt *statement = store->read_hold;
+    sqlite3_bind_text(statement, 1, hold_id, -1, SQLITE_STATIC);
+    int result = 0;
+    int rc = sqlite3_step(statement);
+    if (rc == SQLITE_ROW) {
+        hf_stored_row_t row;
+        result = row_fill(statement, &READ_HOLD, &row, error, error_size);
+        if (result == 0) {
+            *found = true;
+            result = loader->hold(loader->context, &row);
+            if (result != 0) error_write(error, error_size, "store: hold %s could not be taken back (%d)",
+                                         hold_id, result);
+        }
+    } else if (rc != SQLITE_DONE) {
+        error_write(error, error_size, "store: reading hold %s failed: %s", hold_id,
+                    sqlite3_errmsg(store->reader));
+        result = -1;
+    }
+    /* Reset at once: a statement left mid-read would keep its read transaction open and
+     * stop checkpoints from recycling the log. */
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
     return result;
 }

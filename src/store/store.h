@@ -64,6 +64,12 @@ typedef void (*hf_store_done_fn)(void *context);
 int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_size);
 int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *error,
                   size_t error_size);
+/* Reads the hold with this id (one the core has forgotten, see hf_core_evict) and passes it to
+ * loader->hold; *found tells whether there was one. Engine thread only, after hf_store_load:
+ * it reads what is committed through a read-only connection of its own. Returns 0, or -1 (or
+ * the callback's non-zero value) with a sentence in error. */
+int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
+                       bool *found, char *error, size_t error_size);
 /* Starts the store's workers and the log syncer. done is called after each batch is written and
  * after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);
