@@ -8,6 +8,9 @@
  *     no lapsed hold still held);
  *   - an operation that returns an error emitted no mutation (all-or-nothing);
  *   - a sold seat belongs to exactly one confirmed order, and the event's counts add up.
+ * The first byte after the events sets how many finished holds the core keeps (0 to 3); the
+ * last kind of step (time passing by 1 ms) also makes everything durable, so the core forgets
+ * finished holds and reuses their slots.
  * Any breach aborts, which libFuzzer reports as a crash with the input saved.
  *
  * Build: make build/fuzz/fuzz_core (mk/reliability.mk). Seeds: tests/fuzz/corpus/core/. */
@@ -242,6 +245,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!state) abort();
     state->core = hf_core_create((hf_mutation_sink_t){count_sink, NULL});
     state->now = 1700000000000LL;
+    /* Few finished holds kept, so slots are forgotten and reused within one input. */
+    hf_core_set_finished_max(state->core, next_below(&reader, 4));
     create_event(state, &reader);
     if (next_below(&reader, 2)) create_event(state, &reader);
     for (int steps = 0; steps < 200 && reader.at < reader.size; steps++) {
@@ -272,7 +277,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         case 6: error = op_hold(state, &reader, true); break;
         case 7: state->now += (hf_time_ms_t)next_byte(&reader) * 37; break;
-        default: state->now += 1; break;
+        default:
+            state->now += 1;
+            /* Everything so far durable, as when the store catches up. */
+            hf_core_evict(state->core, hf_core_change_count(state->core));
+            break;
         }
         /* Time moved without a command: the timer's sweep, as the engine runs it. */
         if (op >= 7) hf_core_advance(state->core, state->now);
