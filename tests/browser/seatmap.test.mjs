@@ -353,7 +353,11 @@ describe("box-office page", () => {
     const restored = page.locator(`.hold[data-hold="${short.body.reservation_id}"]`);
     await restored.waitFor({ timeout: 3000 });
     assert.match(await restored.locator(".countdown").getAttribute("class"), /urgent/);
-    await page.locator(`.hold[data-hold="${short.body.reservation_id}"][data-state="expired"]`).waitFor({ timeout: 4000 });
+    // Up to the hold's own deadline plus slack: a fixed 4 s from here was shorter than what was
+    // left of the 4 s ttl whenever the reload above took under a quarter second.
+    const untilExpiry = Math.max(0, Date.parse(short.body.expires_at) - Date.now());
+    await page.locator(`.hold[data-hold="${short.body.reservation_id}"][data-state="expired"]`)
+      .waitFor({ timeout: untilExpiry + 3000 });
     await waitStatus(page, "FLOOR-B-6", "available", 2000);
     assert.deepEqual(page.errors, []);
     await ctx.close();
