@@ -293,10 +293,20 @@ static const char *sqlite_path(const char *url, char *error, size_t error_size)
     return NULL;
 }
 
+/* Process-wide settings, before SQLite initializes itself. Memory statistics off: with them
+ * on, every allocation of every connection takes one global mutex, and the workers allocate
+ * for every statement they run. */
+static void sqlite_configure_once(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_size)
 {
     assert(out != NULL);
     *out = NULL;
+    static pthread_once_t configured = PTHREAD_ONCE_INIT;
+    pthread_once(&configured, sqlite_configure_once);
     const char *path = sqlite_path(url, error, error_size);
     if (path == NULL) return -1;
     hf_store_t *store = calloc(1, sizeof *store);
