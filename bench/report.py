@@ -291,6 +291,10 @@ def main():
       % ("%d of %d runs clean" % (sum(1 for r in flash if r and r.get("ok")), len(flash)) if flash else "-",
          "-" if not flash else ("yes" if flash_ok else "**no**")))
     w("")
+    w("Why the missed targets are missed, what bounds each one on this machine (measured with "
+      "the store or the disk taken out), and what reaching them would take: "
+      "[PERFORMANCE.md](PERFORMANCE.md).")
+    w("")
 
     # ---- sweep ----
     w("## Throughput against connections")

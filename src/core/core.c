@@ -1646,7 +1646,10 @@ static void restore_versions(hf_core_t *core, uint32_t event_index, uint32_t ite
     for (uint32_t i = 0; i < seat_count; i++) event->seats[items[i].index].version += changes;
 }
 
-hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
+/* What restore and revive share: a stored hold's items resolved, its id new, a held one's seats
+ * free; then a slot with its stored times and total, status held until the caller decides. */
+static hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored,
+                                    uint32_t *index) {
     uint32_t event_index;
     hf_error_t error = restore_resolve(core, &stored->request, &event_index);
     if (error) return error;
@@ -1660,12 +1663,20 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
                 return HF_ERROR_SEATS_UNAVAILABLE;
     }
     user_ref_t user = user_ref_of(core, stored->request.user_id);
-    uint32_t index = hold_allocate(core, &stored->request, &hold_id, event_index, &user);
-    hf_hold_t *hold = hold_of(core, index);
+    *index = hold_allocate(core, &stored->request, &hold_id, event_index, &user);
+    hf_hold_t *hold = hold_of(core, *index);
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = stored->created_at_ms;
     hold->expires_at_ms = stored->expires_at_ms;
     hold->total = stored->total;
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
+    uint32_t index;
+    hf_error_t error = stored_hold_place(core, stored, &index);
+    if (error) return error;
+    hf_hold_t *hold = hold_of(core, index);
     /* Versions are not stored: a hold changed each of its seats once when made, and once more
      * when it ended (released, expired, or sold by its commit). */
     restore_versions(core, hold->event, hold->item_offset, hold->seat_count,
@@ -1680,19 +1691,10 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
 hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *stored, uint32_t *index) {
     if (stored->status != HF_HOLD_RELEASED && stored->status != HF_HOLD_EXPIRED)
         return HF_ERROR_INVALID_REQUEST;
-    uint32_t event_index;
-    hf_error_t error = restore_resolve(core, &stored->request, &event_index);
+    uint32_t revived;
+    hf_error_t error = stored_hold_place(core, stored, &revived);
     if (error) return error;
-    if (!stored->request.user_id || !*stored->request.user_id) return HF_ERROR_INVALID_REQUEST;
-    text_key_t hold_id;
-    if (hold_id_taken(core, stored->request.hold_id, &hold_id)) return HF_ERROR_INVALID_REQUEST;
-    user_ref_t user = user_ref_of(core, stored->request.user_id);
-    uint32_t revived = hold_allocate(core, &stored->request, &hold_id, event_index, &user);
-    hf_hold_t *hold = hold_of(core, revived);
-    hold->status = stored->status;
-    hold->created_at_ms = stored->created_at_ms;
-    hold->expires_at_ms = stored->expires_at_ms;
-    hold->total = stored->total;
+    hold_of(core, revived)->status = stored->status;
     /* It finished long ago, but it is the most recently asked for: kept as if it had just
      * finished, so a client polling it does not send each poll to the store. */
     finished_push(core, revived, 0);
