@@ -82,6 +82,10 @@ struct hf_core {
     hold_state_t *hold_states;   /* one per hold */
     uint32_t hold_state_capacity;
     hf_index_map_t hold_ids;     /* a hold's id -> its index; the id lives in the hold */
+    /* Entries of hold_ids left by forgotten holds. They are not removed one by one: finding
+     * each one is a cache miss per forgotten hold. They never match (the slot's id is gone or
+     * another), and the index is rebuilt once they are half of it. */
+    uint32_t hold_ids_stale;
     /* Released and expired holds in the order they finished (hold index + 1, 0 marks none),
      * and the slots of forgotten holds, ready for reuse. */
     uint32_t finished_first, finished_last, finished_count, finished_max;
@@ -949,8 +953,22 @@ static void finished_push(hf_core_t *core, uint32_t hold_index, uint64_t change)
     core->finished_count++;
 }
 
-/* Forgets the oldest finished hold: its id leaves the index and its slot joins the free list.
- * Its items stay reserved for the slot's next hold. */
+/* The id index anew from the holds that are not forgotten: rebuilt in one pass over the holds,
+ * whose independent inserts the processor overlaps, where removing entries one by one waited
+ * for a cache miss each. */
+static void hold_ids_rebuild(hf_core_t *core) {
+    hf_index_map_clear(&core->hold_ids);
+    for (uint32_t h = 0; h < core->hold_count; h++) {
+        const hf_hold_t *hold = &core->holds[h];
+        if (hold->status != HF_HOLD_EVICTED)
+            hf_index_map_insert(&core->hold_ids, hf_map_hash(hold->id, strlen(hold->id)), h);
+    }
+    core->hold_ids_stale = 0;
+}
+
+/* Forgets the oldest finished hold: its id stops matching (the index entry stays until the
+ * next rebuild) and its slot joins the free list. Its items stay reserved for the slot's next
+ * hold. */
 static void finished_forget_first(hf_core_t *core) {
     uint32_t index = core->finished_first - 1;
     hold_state_t *state = &core->hold_states[index];
@@ -958,13 +976,11 @@ static void finished_forget_first(hf_core_t *core) {
     core->finished_first = state->next_finished;
     if (core->finished_first == 0) core->finished_last = 0;
     core->finished_count--;
-    bool removed = hf_index_map_remove(&core->hold_ids, hf_map_hash(hold->id, strlen(hold->id)), index);
-    assert(removed);
-    (void)removed;
     hold->status = HF_HOLD_EVICTED;
     hold->id[0] = '\0';
     state->next_finished = core->free_first;
     core->free_first = index + 1;
+    if (++core->hold_ids_stale > hf_index_map_count(&core->hold_ids) / 2) hold_ids_rebuild(core);
 }
 
 uint64_t hf_core_change_count(const hf_core_t *core) { return core->change_count; }
@@ -1838,8 +1854,8 @@ static const char *check_hold_lists(const hf_core_t *core) {
     if (listed_finished != finished || finished != core->finished_count)
         return "the finished list differs from the finished holds";
     if (listed_free != forgotten) return "the free list differs from the forgotten holds";
-    if (hf_index_map_count(&core->hold_ids) != core->hold_count - forgotten)
-        return "the id index has holds it should not";
+    if (hf_index_map_count(&core->hold_ids) != core->hold_count - forgotten + core->hold_ids_stale)
+        return "the id index has entries it should not";
     return NULL;
 }
 

@@ -251,32 +251,7 @@ void hf_index_map_insert(hf_index_map_t *map, uint32_t hash, uint32_t value) {
     map->used++;
 }
 
-/* Whether home lies cyclically in (gap, position]: an entry found at position whose home
- * slot is in that range may not move back to gap, or a lookup starting at its home would
- * stop at the emptied gap before reaching it. */
-static bool home_between(size_t gap, size_t home, size_t position) {
-    if (gap <= position) return gap < home && home <= position;
-    return gap < home || home <= position;
-}
-
-bool hf_index_map_remove(hf_index_map_t *map, uint32_t hash, uint32_t value) {
-    if (map->slot_count == 0) return false;
-    size_t mask = map->slot_count - 1;
-    size_t gap = hash & mask;
-    for (;; gap = (gap + 1) & mask) {
-        if (map->slots[gap].hash == 0) return false;
-        if (map->slots[gap].hash == hash && map->slots[gap].value == value) break;
-    }
-    /* Backward-shift deletion: pull later entries of the run into the gap when their home
-     * allows it, until the run ends. */
-    for (size_t position = (gap + 1) & mask; map->slots[position].hash != 0;
-         position = (position + 1) & mask) {
-        size_t home = map->slots[position].hash & mask;
-        if (home_between(gap, home, position)) continue;
-        map->slots[gap] = map->slots[position];
-        gap = position;
-    }
-    map->slots[gap] = (hf_index_map_slot_t){0, 0};
-    map->used--;
-    return true;
+void hf_index_map_clear(hf_index_map_t *map) {
+    if (map->slots) memset(map->slots, 0, map->slot_count * sizeof *map->slots);
+    map->used = 0;
 }

@@ -1,8 +1,7 @@
-/* Three hash tables of uint32 values, all open addressing with linear probing.
- *
- * hf_map_t and hf_pair_map_t never remove an entry: what they index (events, orders, users)
- * lives as long as the server. hf_index_map_t can remove: it indexes holds, whose slots are
- * reused once a finished hold is forgotten (core.h, hf_core_evict).
+/* Three hash tables of uint32 values, all open addressing with linear probing. None removes
+ * single entries: what hf_map_t and hf_pair_map_t index (events, orders, users) lives as long
+ * as the server, and hf_index_map_t, which indexes holds whose slots are reused once a
+ * finished hold is forgotten (core.h, hf_core_evict), is emptied and rebuilt instead.
  *
  * hf_map_t is keyed by strings. Keys are copied into an arena the map owns, so inserting
  * never allocates per key once the arena and the slot table have grown to the working size.
@@ -72,8 +71,8 @@ void hf_pair_map_put(hf_pair_map_t *map, uint32_t first, uint32_t second, uint32
 size_t hf_pair_map_count(const hf_pair_map_t *map);
 
 /* hf_index_map_t keeps no keys at all: a slot is a key's hash and a value, and the caller
- * tells whether a value's own record carries the key (a hold's id lives in the hold). So a
- * removal frees everything the entry used, and a slot is 8 bytes. */
+ * tells whether a value's own record carries the key (a hold's id lives in the hold). So an
+ * entry whose record has since changed simply stops matching, and a slot is 8 bytes. */
 typedef struct hf_index_map_slot {
     uint32_t hash;               /* hf_map_hash of the key; 0 marks an empty slot */
     uint32_t value;
@@ -95,9 +94,8 @@ bool hf_index_map_find(const hf_index_map_t *map, uint32_t hash, hf_index_map_ma
                        const void *context, uint32_t *value);
 /* Adds hash -> value; the key must not be present (hash must be hf_map_hash of it). */
 void hf_index_map_insert(hf_index_map_t *map, uint32_t hash, uint32_t value);
-/* Removes the entry (hash, value); false when there is none. Later entries of the probe run
- * move back, so lookups never need tombstones. */
-bool hf_index_map_remove(hf_index_map_t *map, uint32_t hash, uint32_t value);
+/* Empties the map, keeping its table for the inserts that follow. */
+void hf_index_map_clear(hf_index_map_t *map);
 size_t hf_index_map_count(const hf_index_map_t *map);
 
 #endif
