@@ -1704,6 +1704,19 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
     return HF_OK;
 }
 
+hf_error_t hf_core_restore_forgotten_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
+    if (stored->status != HF_HOLD_RELEASED && stored->status != HF_HOLD_EXPIRED)
+        return HF_ERROR_INVALID_REQUEST;
+    uint32_t event_index;
+    hf_error_t error = restore_resolve(core, &stored->request, &event_index);
+    if (error) return error;
+    /* Made and ended: two changes of each of its seats, as hf_core_restore_hold counts. */
+    hf_event_t *event = core->events[event_index];
+    for (uint32_t i = 0; i < stored->request.seat_count; i++)
+        event->seats[core->scratch_seats[i]].version += 2;
+    return HF_OK;
+}
+
 hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *stored, uint32_t *index) {
     if (stored->status != HF_HOLD_RELEASED && stored->status != HF_HOLD_EXPIRED)
         return HF_ERROR_INVALID_REQUEST;

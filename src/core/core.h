@@ -287,6 +287,10 @@ typedef struct hf_stored_order {
 hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *definition,
                                  hf_time_ms_t created_at_ms);
 hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *hold);
+/* A released or expired hold that is not kept in memory (it would be forgotten at once, see
+ * hf_core_evict): only its seats' versions are counted. Anything else is
+ * HF_ERROR_INVALID_REQUEST. */
+hf_error_t hf_core_restore_forgotten_hold(hf_core_t *core, const hf_stored_hold_t *hold);
 hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *order);
 /* Restoring holds and orders also restores the seats' versions (each status change they made
  * counts one). This sets a seat's version outright, for data kept elsewhere; the status is

@@ -8,6 +8,10 @@ typedef struct restore {
     hf_engine_t *engine;
     char *error;
     size_t error_size;
+    /* Released and expired holds still to come that are older than the newest
+     * finished_holds_max: only their seats' versions are counted, so a restart after millions
+     * of holds needs no more memory than the server had while running. */
+    uint64_t finished_to_skip;
 } restore_t;
 
 static int fail(restore_t *restore, const char *what, const char *id, const char *why) {
@@ -48,6 +52,13 @@ static json_t *items_parse(const hf_stored_row_t *row, hf_hold_request_t *reques
 static const char *seat_ids[HF_HOLD_ITEMS_MAX];
 static hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
 
+static int restore_finished_count(void *context, uint64_t count) {
+    restore_t *restore = context;
+    uint64_t keep = restore->engine->options.finished_holds_max;
+    restore->finished_to_skip = count > keep ? count - keep : 0;
+    return 0;
+}
+
 static int restore_hold(void *context, const hf_stored_row_t *row) {
     restore_t *restore = context;
     hf_stored_hold_t hold = {.status = (uint8_t)row->status, .created_at_ms = row->at_ms,
@@ -55,7 +66,11 @@ static int restore_hold(void *context, const hf_stored_row_t *row) {
     json_t *items = items_parse(row, &hold.request, seat_ids, pools);
     if (!items) return fail(restore, "hold", row->hold_id, "its items are not valid");
     hold.request.hold_id = row->hold_id;
-    hf_error_t error = hf_core_restore_hold(restore->engine->core, &hold);
+    bool finished = hold.status == HF_HOLD_RELEASED || hold.status == HF_HOLD_EXPIRED;
+    bool skip = finished && restore->finished_to_skip > 0;
+    if (skip) restore->finished_to_skip--;
+    hf_error_t error = skip ? hf_core_restore_forgotten_hold(restore->engine->core, &hold)
+                            : hf_core_restore_hold(restore->engine->core, &hold);
     json_decref(items);
     return error ? fail(restore, "hold", row->hold_id, hf_error_code(error)) : 0;
 }
@@ -86,9 +101,10 @@ int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size) {
 
 int hf_engine_restore_from(hf_engine_t *engine, hf_store_t *store, char *error,
                            size_t error_size) {
-    restore_t restore = {engine, error, error_size};
+    restore_t restore = {engine, error, error_size, 0};
     hf_store_loader_t loader = {
-        .event = restore_event, .hold = restore_hold, .order = restore_order,
+        .event = restore_event, .finished_holds = restore_finished_count,
+        .hold = restore_hold, .order = restore_order,
         .idempotency = restore_idempotency,
         .keep_since_ms = hf_engine_now(engine) - HF_IDEMPOTENCY_KEEP_MS, .context = &restore};
     if (hf_store_load(store, &loader, error, error_size) != 0) return -1;

@@ -922,6 +922,20 @@ fail:
     return result;
 }
 
+static int finished_holds_count(hf_store_t *store, const hf_store_loader_t *loader, char *error,
+                                size_t error_size)
+{
+    char word[32];
+    if (query_word(store->database,
+                   "SELECT count(*) FROM holds WHERE status IN ('released', 'expired')", word,
+                   sizeof word) != SQLITE_OK) {
+        error_write(error, error_size, "store: counting finished holds failed: %s",
+                    sqlite3_errmsg(store->database));
+        return -1;
+    }
+    return loader->finished_holds(loader->context, strtoull(word, NULL, 10));
+}
+
 int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *error,
                   size_t error_size)
 {
@@ -933,6 +947,8 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
         return -1;
     }
     int result = load_table(store, &LOAD_EVENTS, loader->event, loader, error, error_size);
+    if (result == 0 && loader->finished_holds != NULL)
+        result = finished_holds_count(store, loader, error, error_size);
     if (result == 0)
         result = load_table(store, &LOAD_HOLDS, loader->hold, loader, error, error_size);
     if (result == 0)

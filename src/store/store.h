@@ -53,6 +53,9 @@ typedef struct hf_store_loader {
     int (*idempotency)(void *context, const hf_stored_row_t *row);
     int64_t keep_since_ms;
     void *context;
+    /* Called once before the first hold (when not NULL) with how many holds are released or
+     * expired: a loader that keeps only the newest of them knows how many come first. */
+    int (*finished_holds)(void *context, uint64_t count);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

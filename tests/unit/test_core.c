@@ -370,6 +370,39 @@ static void test_revive(void **state)
     assert_consistent(f, T0 + 5);
 }
 
+/* A finished hold the restore does not keep: only its seats' versions count. */
+static void test_restore_forgotten_hold(void **state)
+{
+    fixture_t *f = *state;
+    const char *seats[] = {"S-A-1", "S-A-2"};
+    hf_stored_hold_t stored = {
+        .request = {.event_id = "open", .user_id = "u1", .hold_id = "res_old", .seat_ids = seats,
+                    .seat_count = 2},
+        .status = HF_HOLD_HELD, .created_at_ms = T0, .expires_at_ms = T0 + TTL, .total = 200};
+    assert_int_equal(hf_core_restore_forgotten_hold(f->core, &stored), HF_ERROR_INVALID_REQUEST);
+    stored.status = HF_HOLD_CONFIRMED;
+    assert_int_equal(hf_core_restore_forgotten_hold(f->core, &stored), HF_ERROR_INVALID_REQUEST);
+    stored.status = HF_HOLD_EXPIRED;
+    assert_int_equal(hf_core_restore_forgotten_hold(f->core, &stored), HF_OK);
+    stored.status = HF_HOLD_RELEASED;
+    stored.request.hold_id = "res_older";
+    assert_int_equal(hf_core_restore_forgotten_hold(f->core, &stored), HF_OK);
+    assert_int_equal(seat_on(f, "open", "S-A-1")->version, 5);
+    assert_int_equal(seat_on(f, "open", "S-A-2")->version, 5);
+    assert_int_equal(seat_on(f, "open", "S-A-3")->version, 1);
+    assert_int_equal(seat_on(f, "open", "S-A-1")->status, HF_SEAT_AVAILABLE);
+    assert_null(hf_core_hold_find(f->core, "res_old", NULL));
+    assert_int_equal(hf_core_holds_finished(f->core), 0);
+    assert_counts(event_of(f, "open")->counts, 40, 0, 0);
+    /* Unknown seats are a corrupt store, as for a kept hold. */
+    const char *unknown[] = {"S-Z-1"};
+    stored.request.seat_ids = unknown;
+    stored.request.seat_count = 1;
+    assert_int_equal(hf_core_restore_forgotten_hold(f->core, &stored), HF_ERROR_SEAT_NOT_FOUND);
+    assert_no_mutation(f);
+    assert_consistent(f, T0);
+}
+
 /* ---- error codes ---- */
 
 static void test_error_codes(void **state)
@@ -2288,6 +2321,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_evict_slot_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_stale_expiry_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_forgotten_hold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_sink, setup, teardown),
         cmocka_unit_test(test_json_int),
         cmocka_unit_test(test_json_seconds),

@@ -214,6 +214,7 @@ typedef struct transcript {
     int count;
     int stop_at;       /* the callback number (from 1) that answers stop_value; 0 never */
     int stop_value;
+    uint64_t finished; /* what the finished_holds callback was told */
 } transcript_t;
 
 static const char *or_dash(const char *text) { return text != NULL ? text : "-"; }
@@ -253,7 +254,7 @@ static void reload(const fixture_t *fixture, int64_t keep_since_ms, transcript_t
     hf_store_t *store = NULL;
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, keep_since_ms, transcript};
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, keep_since_ms, transcript, NULL};
     int rc = hf_store_load(store, &loader, error, sizeof error);
     if (rc != 0) fprintf(stderr, "load failed: %s\n", error);
     assert_int_equal(rc, 0);
@@ -801,7 +802,7 @@ static void test_loader_callback_stops_the_load(void **state)
 
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript};
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript, NULL};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -810,10 +811,61 @@ static void test_loader_callback_stops_the_load(void **state)
     transcript_free(&transcript);
 
     /* Callbacks left NULL skip their table. */
-    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript};
+    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript, NULL};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order=ord_1"));
+    transcript_free(&transcript);
+    hf_store_close(store);
+}
+
+static int on_finished_count(void *context, uint64_t count)
+{
+    ((transcript_t *)context)->finished = count;
+    return 0;
+}
+
+/* Before the holds, the loader learns how many are released or expired; and a forgotten hold
+ * is read back alone, by id, through the store's own reader, while the workers run. */
+static void test_finished_count_and_reading_one_hold(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    append(batch, event_create("e1", "{}", NOW_MS));
+    for (int i = 1; i <= 4; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "res_%d", i);
+        append(batch, hold_create(id, "e1", "u1", "{\"seats\":[],\"pools\":{}}", 7, NOW_MS,
+                                  NOW_MS + 1000));
+    }
+    append(batch, hold_update("res_1", HF_HOLD_RELEASED, NOW_MS + 1000, NULL));
+    append(batch, hold_update("res_2", HF_HOLD_EXPIRED, NOW_MS + 1000, NULL));
+    append(batch, hold_update("res_3", HF_HOLD_CONFIRMED, NOW_MS + 1000, "ord_1"));
+    assert_true(submit_and_wait(store, batch, 1, error));
+
+    transcript_t transcript = {0};
+    hf_store_loader_t one = {.hold = on_hold, .context = &transcript};
+    bool found = false;
+    assert_int_equal(hf_store_read_hold(store, "res_2", &one, &found, error, sizeof error), 0);
+    assert_true(found);
+    assert_int_equal(transcript.count, 1);
+    assert_non_null(strstr(transcript.lines[0], "hold=res_2"));
+    assert_non_null(strstr(transcript.lines[0], "status=3"));
+    assert_int_equal(hf_store_read_hold(store, "res_9", &one, &found, error, sizeof error), 0);
+    assert_false(found);
+    assert_int_equal(transcript.count, 1);
+    transcript_free(&transcript);
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+
+    assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
+    transcript.finished = 99;
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript,
+                                on_finished_count};
+    assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
+    assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
     hf_store_close(store);
 }
@@ -1013,6 +1065,7 @@ int main(void)
         STORE_TEST(test_missing_table_fails_the_batch),
         STORE_TEST(test_old_idempotency_keys_are_not_loaded_then_purged),
         STORE_TEST(test_loader_callback_stops_the_load),
+        STORE_TEST(test_finished_count_and_reading_one_hold),
         STORE_TEST(test_close_frees_a_result_never_taken),
         STORE_TEST(test_written_batches_become_durable_in_order),
         STORE_TEST(test_failed_sync_is_final),
