@@ -344,13 +344,17 @@ def main():
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--max-load-s", type=float, default=1.5)
+    parser.add_argument("--finished-holds", type=int, default=None,
+                        help="the server's --finished-holds (0: every finished hold is forgotten "
+                             "once durable and read back from the store when checked)")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     print("crash test seed %d (rerun: --seed %d), %d rounds, binary %s" % (
         seed, seed, args.rounds, args.binary), flush=True)
     rng = random.Random(seed)
     model = Model()
-    server = hflib.Server(args.binary)
+    extra = [] if args.finished_holds is None else ["--finished-holds", str(args.finished_holds)]
+    server = hflib.Server(args.binary, extra_args=extra)
     passed = failed = 0
     try:
         server.start()
