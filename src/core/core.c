@@ -943,6 +943,11 @@ static hf_hold_t *hold_of(hf_core_t *core, uint32_t index) { return &core->holds
 
 /* ---- finished holds: kept in the order they finished, the oldest forgotten first ---- */
 
+/* Released or expired: done, but still answerable, and the only holds ever forgotten. */
+static bool hold_status_finished(uint8_t status) {
+    return status == HF_HOLD_RELEASED || status == HF_HOLD_EXPIRED;
+}
+
 static void finished_push(hf_core_t *core, uint32_t hold_index, uint64_t change) {
     hold_state_t *state = &core->hold_states[hold_index];
     state->next_finished = 0;
@@ -1010,7 +1015,6 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
     const hf_item_t *items = core->items + hold->item_offset;
     hold->status = status;
     core->holds_active--;
-    bool finished = status == HF_HOLD_RELEASED || status == HF_HOLD_EXPIRED;
     event_user_t *owner = &core->event_users[hold->owner];
     owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
     active_remove(core, owner, hold_index);
@@ -1022,7 +1026,7 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
         emit(core, &mutation);
     }
     /* Numbered by the hold's own record: the store has the hold's end once it has that. */
-    if (finished) finished_push(core, hold_index, report ? core->change_count : 0);
+    if (hold_status_finished(status)) finished_push(core, hold_index, report ? core->change_count : 0);
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
@@ -1296,8 +1300,9 @@ static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
     hold_state_t *state = &core->hold_states[index];
     hf_hold_t *hold = &core->holds[index];
     uint32_t item_offset = state->item_capacity ? hold->item_offset : 0;
-    if (state->item_capacity == 0 || state->item_capacity < item_count) {
-        state->item_capacity = item_capacity_for(item_count);
+    uint32_t capacity = item_capacity_for(item_count);
+    if (state->item_capacity < capacity) {
+        state->item_capacity = capacity;
         item_offset = item_allocate(core, state->item_capacity);
     }
     memset(hold, 0, sizeof *hold);
@@ -1655,6 +1660,10 @@ static hf_error_t restore_resolve(hf_core_t *core, const hf_hold_request_t *requ
     return error;
 }
 
+/* Versions are not stored: a hold changed each of its seats once when made, and once more
+ * when it ended (released, expired, or sold by its commit). */
+#define ENDED_HOLD_SEAT_CHANGES 2u
+
 static void restore_versions(hf_core_t *core, uint32_t event_index, uint32_t item_offset,
                              uint32_t seat_count, uint32_t changes) {
     hf_event_t *event = core->events[event_index];
@@ -1693,33 +1702,27 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
     hf_error_t error = stored_hold_place(core, stored, &index);
     if (error) return error;
     hf_hold_t *hold = hold_of(core, index);
-    /* Versions are not stored: a hold changed each of its seats once when made, and once more
-     * when it ended (released, expired, or sold by its commit). */
     restore_versions(core, hold->event, hold->item_offset, hold->seat_count,
-                     stored->status == HF_HOLD_HELD ? 1 : 2);
+                     stored->status == HF_HOLD_HELD ? 1 : ENDED_HOLD_SEAT_CHANGES);
     if (stored->status == HF_HOLD_HELD) hold_take(core, index, stored->created_at_ms, false);
     else hold->status = stored->status;
-    if (hold->status == HF_HOLD_RELEASED || hold->status == HF_HOLD_EXPIRED)
-        finished_push(core, index, 0);
+    if (hold_status_finished(hold->status)) finished_push(core, index, 0);
     return HF_OK;
 }
 
 hf_error_t hf_core_restore_forgotten_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
-    if (stored->status != HF_HOLD_RELEASED && stored->status != HF_HOLD_EXPIRED)
-        return HF_ERROR_INVALID_REQUEST;
+    if (!hold_status_finished(stored->status)) return HF_ERROR_INVALID_REQUEST;
     uint32_t event_index;
     hf_error_t error = restore_resolve(core, &stored->request, &event_index);
     if (error) return error;
-    /* Made and ended: two changes of each of its seats, as hf_core_restore_hold counts. */
     hf_event_t *event = core->events[event_index];
     for (uint32_t i = 0; i < stored->request.seat_count; i++)
-        event->seats[core->scratch_seats[i]].version += 2;
+        event->seats[core->scratch_seats[i]].version += ENDED_HOLD_SEAT_CHANGES;
     return HF_OK;
 }
 
 hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *stored, uint32_t *index) {
-    if (stored->status != HF_HOLD_RELEASED && stored->status != HF_HOLD_EXPIRED)
-        return HF_ERROR_INVALID_REQUEST;
+    if (!hold_status_finished(stored->status)) return HF_ERROR_INVALID_REQUEST;
     uint32_t revived;
     hf_error_t error = stored_hold_place(core, stored, &revived);
     if (error) return error;
@@ -1842,8 +1845,7 @@ static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
 static const char *check_hold_lists(const hf_core_t *core) {
     uint32_t listed_finished = 0, listed_free = 0, finished = 0, forgotten = 0;
     for (uint32_t h = core->finished_first; h != 0; h = core->hold_states[h - 1].next_finished) {
-        uint8_t status = core->holds[h - 1].status;
-        if (status != HF_HOLD_RELEASED && status != HF_HOLD_EXPIRED)
+        if (!hold_status_finished(core->holds[h - 1].status))
             return "the finished list has a hold that is not released or expired";
         if (++listed_finished > core->hold_count) return "the finished list loops";
     }
@@ -1857,7 +1859,7 @@ static const char *check_hold_lists(const hf_core_t *core) {
             forgotten++;
             continue;
         }
-        if (hold->status == HF_HOLD_RELEASED || hold->status == HF_HOLD_EXPIRED) finished++;
+        if (hold_status_finished(hold->status)) finished++;
         uint32_t found;
         if (!hf_core_hold_find(core, hold->id, &found) || found != h)
             return "a hold is not found by its id";

@@ -171,8 +171,7 @@ static void on_store_done(uv_async_t *handle) {
         /* Read before anything else is submitted: submit_if_idle reuses the ring's slot of a
          * batch only once that batch is durable, and this is where the engine learns it. */
         engine->durable_sequence = durable;
-        engine->durable_changes = engine->batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX];
-        hf_core_evict(engine->core, engine->durable_changes);
+        hf_core_evict(engine->core, engine->batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX]);
     }
     if (!synced) {
         store_failure(engine, error, false);

@@ -59,11 +59,10 @@ struct hf_engine {
     hf_batch_t *spare_batch;     /* returned by the store, reused */
     uint64_t open_sequence;      /* sequence the open batch will carry */
     uint64_t durable_sequence;   /* every batch up to this one is durable */
-    /* hf_core_change_count when each batch in flight was handed over (by sequence modulo the
-     * ring's size), and that count for the last durable batch: every mutation record up to it
-     * is durable, so the core may forget holds that finished by then (hf_core_evict). */
+    /* hf_core_change_count when each batch in flight was handed over, by sequence modulo the
+     * ring's size: once a batch is durable, every mutation record up to its count is, so the
+     * core may forget holds that finished by then (hf_core_evict). */
     uint64_t batch_changes[HF_STORE_BATCHES_IN_FLIGHT_MAX];
-    uint64_t durable_changes;
     bool store_failed;           /* a commit failed: nothing more is acknowledged */
     bool reads_from_disk;        /* after a failure: the core was reloaded from the store, so
                                     GETs answer what is durable */

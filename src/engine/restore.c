@@ -59,13 +59,20 @@ static int restore_finished_count(void *context, uint64_t count) {
     return 0;
 }
 
+/* A holds row as the core takes it; returns the parsed items to free, or NULL. */
+static json_t *stored_hold_parse(const hf_stored_row_t *row, hf_stored_hold_t *hold) {
+    *hold = (hf_stored_hold_t){.status = (uint8_t)row->status, .created_at_ms = row->at_ms,
+                               .expires_at_ms = row->expires_at_ms, .total = row->total};
+    json_t *items = items_parse(row, &hold->request, seat_ids, pools);
+    hold->request.hold_id = row->hold_id;
+    return items;
+}
+
 static int restore_hold(void *context, const hf_stored_row_t *row) {
     restore_t *restore = context;
-    hf_stored_hold_t hold = {.status = (uint8_t)row->status, .created_at_ms = row->at_ms,
-                             .expires_at_ms = row->expires_at_ms, .total = row->total};
-    json_t *items = items_parse(row, &hold.request, seat_ids, pools);
+    hf_stored_hold_t hold;
+    json_t *items = stored_hold_parse(row, &hold);
     if (!items) return fail(restore, "hold", row->hold_id, "its items are not valid");
-    hold.request.hold_id = row->hold_id;
     bool finished = hold.status == HF_HOLD_RELEASED || hold.status == HF_HOLD_EXPIRED;
     bool skip = finished && restore->finished_to_skip > 0;
     if (skip) restore->finished_to_skip--;
@@ -128,14 +135,12 @@ typedef struct revive {
 
 static int revive_hold(void *context, const hf_stored_row_t *row) {
     revive_t *revive = context;
-    hf_stored_hold_t hold = {.status = (uint8_t)row->status, .created_at_ms = row->at_ms,
-                             .expires_at_ms = row->expires_at_ms, .total = row->total};
-    json_t *items = items_parse(row, &hold.request, seat_ids, pools);
+    hf_stored_hold_t hold;
+    json_t *items = stored_hold_parse(row, &hold);
     if (!items) {
         revive->error = HF_ERROR_INVALID_REQUEST;
         return -1;
     }
-    hold.request.hold_id = row->hold_id;
     revive->error = hf_core_revive_hold(revive->engine->core, &hold, &revive->index);
     json_decref(items);
     return revive->error ? -1 : 0;

@@ -818,16 +818,14 @@ static const load_step_t LOAD_EVENTS = {
     "SELECT id, NULL, NULL, NULL, NULL, NULL, config, NULL, NULL, NULL, created_at, 0, 0, 0,"
     " NULL FROM events ORDER BY seq",
     NULL, COLUMN_EVENT_ID};
+#define SELECT_HOLDS                                                                          \
+    "SELECT event_id, NULL, id, order_id, user_id, NULL, items, NULL, NULL, NULL, created_at," \
+    " expires_at, total, 0, status FROM holds"
 static const load_step_t LOAD_HOLDS = {
-    "holds",
-    "SELECT event_id, NULL, id, order_id, user_id, NULL, items, NULL, NULL, NULL, created_at,"
-    " expires_at, total, 0, status FROM holds ORDER BY seq",
-    &HOLD_STATUS, COLUMN_HOLD_ID};
+    "holds", SELECT_HOLDS " ORDER BY seq", &HOLD_STATUS, COLUMN_HOLD_ID};
+/* One hold the core has forgotten (hf_store_read_hold). */
 static const load_step_t READ_HOLD = {
-    "holds",
-    "SELECT event_id, NULL, id, order_id, user_id, NULL, items, NULL, NULL, NULL, created_at,"
-    " expires_at, total, 0, status FROM holds WHERE id = ?1",
-    &HOLD_STATUS, COLUMN_HOLD_ID};
+    "holds", SELECT_HOLDS " WHERE id = ?1", &HOLD_STATUS, COLUMN_HOLD_ID};
 static const load_step_t LOAD_ORDERS = {
     "orders",
     "SELECT event_id, NULL, reservation_id, id, user_id, NULL, items, currency, payment_ref,"
