@@ -95,10 +95,11 @@
  * bound keeps the streams' per-batch publish buffers a small fixed ring. */
 #define HF_STORE_BATCHES_IN_FLIGHT_MAX 8u
 
-/* Store worker threads. A worker writes a batch and then syncs the log, so while one or two
- * syncs are in flight another worker must be free to write the next batch: three. More would
- * only take CPU from the event loop on a small machine. */
-#define HF_STORE_WORKERS 3
+/* Threads that fdatasync the store's log while its writer goes on with the next batch. Two
+ * overlapping flushes finish sooner than two in a row on this kind of disk, and a batch
+ * written during a sync waits for at most one sync to finish before its own starts; a third
+ * thread only queued more flushes behind the first two. */
+#define HF_STORE_SYNCERS 2
 
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u

@@ -338,6 +338,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_idempotency_init(&engine->idempotency);
     /* The sink follows the open batch, which changes at every submit. */
     engine->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
+    hf_core_set_stream_records(engine->core, false); /* until a stream opens (streams.c) */
     hf_core_set_finished_max(engine->core, engine->options.finished_holds_max);
     if (!open_store(engine)) goto fail;
     char error[256];
@@ -348,7 +349,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     }
     init_handles(engine);
     if (hf_store_start(engine->store, store_done_from_thread, engine) != 0) {
-        fprintf(stderr, "holdfast: cannot start the store's workers\n");
+        fprintf(stderr, "holdfast: cannot start the store's writer and syncer threads\n");
         goto fail;
     }
     return engine;

@@ -1,9 +1,9 @@
 /* The SQLite store: plain tables an operator can query with sqlite3, written in group commits.
  * Each batch the engine submits becomes one transaction. Loading runs with synchronous=FULL;
- * once the workers start, COMMIT only writes the log (synchronous=NORMAL), and the worker that
- * wrote a batch then makes the log durable with fdatasync (sync.h), while another worker
- * writes the next batch. A batch counts as durable only when a sync that started after its
- * COMMIT has finished. The UNIQUE index on order_items stands behind the engine: a seat is in
+ * once the writer starts, COMMIT only writes the log (synchronous=NORMAL), and the syncer's
+ * threads make the log durable with fdatasync (sync.h) while the writer goes on with the next
+ * batch. A batch counts as durable only when a sync that started after its COMMIT has
+ * finished. The UNIQUE index on order_items stands behind the engine: a seat is in
  * at most one active order of an event, whatever a bug upstream may try.
  *
  * One transaction per batch, whatever its size: splitting a batch would let an early part
@@ -12,10 +12,9 @@
  * (HF_STORE_BATCH_MUTATIONS_MAX), not here.
  *
  * Threads: the connection is used by the caller of hf_store_open and hf_store_load until
- * hf_store_start, then by one worker at a time: the engine submits a batch only after taking
- * the last one back, so a batch is written only after the previous write finished, and the
- * mutex that hands batches over orders one worker's use of the connection before the next.
- * Everything the engine thread and the workers share sits under mutex. */
+ * hf_store_start, then by the writer thread (hf-store) alone: the engine submits a batch only
+ * after taking the last one back, so batches are written one at a time, in order. Everything
+ * the engine thread and the writer share sits under mutex. */
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -160,27 +159,27 @@ struct hf_store {
     sqlite3 *database;
     sqlite3_stmt *statements[STATEMENT_COUNT];
     /* A read-only connection of the engine thread's own, opened at its first lookup of a
-     * hold the core has forgotten (hf_store_read_hold): the workers own the main one. */
+     * hold the core has forgotten (hf_store_read_hold): the writer owns the main one. */
     sqlite3 *reader;
     sqlite3_stmt *read_hold;
-    uint64_t batches_since_purge;    /* the writing worker only */
-    uint64_t batches_begun;          /* the writing worker only */
-    bool failed_in_sync;             /* the writing worker only: the last failure was an fsync */
+    uint64_t batches_since_purge;    /* the writer only */
+    uint64_t batches_begun;          /* the writer only */
+    bool failed_in_sync;             /* the writer only: the last failure was an fsync */
     uint64_t fail_batch;             /* fault seam for tests: this batch fails (0: none) */
 
-    pthread_t workers[HF_STORE_WORKERS];
-    int worker_count;
+    pthread_t writer;
+    bool writer_running;
     bool started;
-    hf_checkpointer_t *checkpointer; /* started with the workers */
-    hf_syncer_t *syncer;             /* opened with the workers */
+    hf_checkpointer_t *checkpointer; /* started with the writer */
+    hf_syncer_t *syncer;             /* started with the writer */
     hf_store_done_fn done;
     void *done_context;
 
-    /* Shared between the engine thread and the workers: read and written under mutex. */
+    /* Shared between the engine thread and the writer: read and written under mutex. */
     pthread_mutex_t mutex;
     pthread_cond_t wake;
-    hf_batch_t *submitted;           /* waiting for a worker */
-    hf_batch_t *writing;             /* taken by a worker, not yet finished */
+    hf_batch_t *submitted;           /* waiting for the writer */
+    hf_batch_t *writing;             /* taken by the writer, not yet finished */
     uint64_t submitted_sequence;
     hf_batch_t *finished;            /* written (or failed), waiting for take_result */
     uint64_t finished_sequence;
@@ -294,8 +293,8 @@ static const char *sqlite_path(const char *url, char *error, size_t error_size)
 }
 
 /* Process-wide settings, before SQLite initializes itself. Memory statistics off: with them
- * on, every allocation of every connection takes one global mutex, and the workers allocate
- * for every statement they run. */
+ * on, every allocation of every connection takes one global mutex, and the writer and the
+ * checkpointer allocate for every statement they run. */
 static void sqlite_configure_once(void)
 {
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -347,7 +346,7 @@ fail:
     return -1;
 }
 
-/* ---- Writing a batch (a worker) ---- */
+/* ---- Writing a batch (the writer thread) ---- */
 
 /* Failures of our own, beside SQLite's result codes (which are all positive). */
 enum { WRITE_ROW_MISSING = -1, WRITE_TYPE_UNKNOWN = -2 };
@@ -602,7 +601,7 @@ static double seconds_since(const struct timespec *start)
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* Writes a batch a worker took, then publishes it as finished. Called and returns with the
+/* Writes a batch the writer took, then publishes it as finished. Called and returns with the
  * mutex unlocked. Returns whether the batch was committed. */
 static bool batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
 {
@@ -617,7 +616,7 @@ static bool batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
     } else {
         fprintf(stderr, "holdfast: %s (batch %" PRIu64 " of %zu mutations rolled back)\n",
                 error, sequence, count);
-        /* The batches before this one are committed: let their syncs (by the other workers)
+        /* The batches before this one are committed: let their syncs (by the syncer's threads)
          * settle first, so the engine, told of the failure, finds the durable state final and
          * can reload it. */
         if (store->failed_in_sync) hf_syncer_fail(store->syncer, error);
@@ -644,10 +643,10 @@ static bool batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
     return ok;
 }
 
-/* A worker takes a batch, writes it, hands it back to the engine (which may then submit the
- * next one to another worker), and only then syncs the log: the sync of one batch overlaps
- * the write of the next, and no thread hand-over sits between a commit and its sync. */
-static void *store_worker(void *argument)
+/* The writer takes a batch, writes it, reports it written to the syncer and hands it back to
+ * the engine, which may then submit the next one: the sync of one batch overlaps the write of
+ * the next. */
+static void *store_writer(void *argument)
 {
     hf_store_t *store = argument;
     pthread_setname_np(pthread_self(), "hf-store"); /* for top -H, perf and gdb */
@@ -663,9 +662,8 @@ static void *store_worker(void *argument)
         store->submitted = NULL;
         store->writing = batch;
         pthread_mutex_unlock(&store->mutex);
-        bool ok = batch_process(store, batch, sequence);
+        batch_process(store, batch, sequence);
         store->done(store->done_context);
-        if (ok) hf_syncer_sync(store->syncer);
         pthread_mutex_lock(&store->mutex);
     }
     pthread_mutex_unlock(&store->mutex);
@@ -674,16 +672,14 @@ static void *store_worker(void *argument)
 
 /* ---- The engine's side ---- */
 
-static int workers_start(hf_store_t *store)
+static int writer_start(hf_store_t *store)
 {
-    for (int i = 0; i < HF_STORE_WORKERS; i++) {
-        int rc = pthread_create(&store->workers[i], NULL, store_worker, store);
-        if (rc != 0) {
-            fprintf(stderr, "holdfast: store: cannot start a worker: %s\n", strerror(rc));
-            return -1;
-        }
-        store->worker_count++;
+    int rc = pthread_create(&store->writer, NULL, store_writer, store);
+    if (rc != 0) {
+        fprintf(stderr, "holdfast: store: cannot start the writer: %s\n", strerror(rc));
+        return -1;
     }
+    store->writer_running = true;
     return 0;
 }
 
@@ -707,18 +703,19 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
         return -1;
     }
     store->syncer = hf_syncer_open(log_path, done, context, error, sizeof error);
-    if (store->syncer == NULL) {
+    if (store->syncer == NULL ||
+        hf_syncer_start(store->syncer, HF_STORE_SYNCERS, error, sizeof error) != 0) {
         fprintf(stderr, "holdfast: %s\n", error);
         return -1;
     }
-    return workers_start(store);
+    return writer_start(store);
 }
 
 /* Idle means the store holds no batch: none being written and none finished but not yet
  * taken back, so there is a single result slot and it is always free at submit. Only the
  * engine thread moves the store in and out of idle (submit, take_result), so it reads its own
  * flag without the mutex: the engine asks at every loop turn, and taking the lock there made
- * the workers wait for it. */
+ * the writer waited for it. */
 bool hf_store_idle(const hf_store_t *store)
 {
     return !store->holds_batch;
@@ -726,7 +723,7 @@ bool hf_store_idle(const hf_store_t *store)
 
 void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
 {
-    assert(store != NULL && batch != NULL && store->worker_count == HF_STORE_WORKERS);
+    assert(store != NULL && batch != NULL && store->writer_running);
     pthread_mutex_lock(&store->mutex);
     assert(store->submitted == NULL && store->writing == NULL && store->finished == NULL &&
            !store->stopping);
@@ -778,8 +775,8 @@ void hf_store_close(hf_store_t *store)
     store->stopping = true;
     pthread_cond_broadcast(&store->wake);
     pthread_mutex_unlock(&store->mutex);
-    for (int i = 0; i < store->worker_count; i++) pthread_join(store->workers[i], NULL);
-    /* After the workers, which sync after every write they commit. */
+    if (store->writer_running) pthread_join(store->writer, NULL);
+    /* After the writer: the syncer covers every batch it committed. */
     hf_syncer_close(store->syncer);
     hf_checkpointer_stop(store->checkpointer);
     hf_batch_destroy(store->submitted);

@@ -1,5 +1,5 @@
-/* Durability. A batch collects copied mutation records on the engine thread; a store worker
- * writes a whole batch in one transaction (group commit) and hands it back at once; the
+/* Durability. A batch collects copied mutation records on the engine thread; the store's writer
+ * thread writes a whole batch in one transaction (group commit) and hands it back at once; the
  * batch becomes durable a little later, when a sync of the log that started after its commit
  * has finished (sync.h). The engine keeps applying commands into the next batch meanwhile, and
  * the store writes that one while the last is synced. At start the store reads the tables back
@@ -73,8 +73,8 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
  * the callback's non-zero value) with a sentence in error. */
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size);
-/* Starts the store's workers and the log syncer. done is called after each batch is written and
- * after each sync. */
+/* Starts the store's writer thread and the log syncer's threads. done is called after each
+ * batch is written and after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);
 /* True when no batch is in flight (hf_store_submit may be called). */
 bool hf_store_idle(const hf_store_t *store);

@@ -1,6 +1,7 @@
 /* Syncing the write-ahead log on the store's worker threads (see sync.h). */
 #include "store/sync.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -14,6 +15,9 @@
 #include "store/fault.h"
 
 #define ERROR_SIZE 512
+/* More threads than this would only queue flushes behind each other (limits.h says how many
+ * the store starts). */
+#define SYNCER_THREADS_MAX 8
 
 struct hf_syncer {
     int fd;
@@ -24,9 +28,14 @@ struct hf_syncer {
      * later one: durable is the highest sequence any finished sync covered. */
     pthread_mutex_t mutex;
     pthread_cond_t progress;     /* durable moved, or a sync failed */
+    pthread_cond_t work;         /* written moved past claimed, or stopping */
     uint64_t written, claimed, durable;
     bool failed;
+    bool stopping;
     char error[ERROR_SIZE];
+
+    pthread_t threads[SYNCER_THREADS_MAX];
+    int thread_count;
 };
 
 static void error_write(char *error, size_t error_size, const char *format, ...)
@@ -75,6 +84,37 @@ void hf_syncer_sync(hf_syncer_t *syncer) {
     if (sync_written(syncer)) syncer->notify(syncer->context);
 }
 
+/* Waits for something written that no sync has claimed, syncs it, and again. The writer only
+ * signals: it never waits for a sync, so the next batch is written while this one syncs. */
+static void *sync_thread(void *argument) {
+    hf_syncer_t *syncer = argument;
+    pthread_setname_np(pthread_self(), "hf-sync"); /* for top -H, perf and gdb */
+    pthread_mutex_lock(&syncer->mutex);
+    for (;;) {
+        while (!syncer->stopping && (syncer->failed || syncer->written == syncer->claimed))
+            pthread_cond_wait(&syncer->work, &syncer->mutex);
+        if (syncer->stopping) break;
+        pthread_mutex_unlock(&syncer->mutex);
+        hf_syncer_sync(syncer);
+        pthread_mutex_lock(&syncer->mutex);
+    }
+    pthread_mutex_unlock(&syncer->mutex);
+    return NULL;
+}
+
+int hf_syncer_start(hf_syncer_t *syncer, int thread_count, char *error, size_t error_size) {
+    assert(syncer->thread_count == 0 && thread_count > 0 && thread_count <= SYNCER_THREADS_MAX);
+    for (int i = 0; i < thread_count; i++) {
+        int rc = pthread_create(&syncer->threads[i], NULL, sync_thread, syncer);
+        if (rc != 0) {
+            error_write(error, error_size, "store: cannot start a syncer thread: %s", strerror(rc));
+            return -1;
+        }
+        syncer->thread_count++;
+    }
+    return 0;
+}
+
 /* The log's name must survive a crash too: SQLite syncs the directory when it creates a
  * journal under synchronous=FULL, and under NORMAL that is now our job. */
 static int sync_directory(const char *path, char *error, size_t error_size) {
@@ -104,6 +144,7 @@ hf_syncer_t *hf_syncer_open(const char *path, void (*notify)(void *), void *cont
     syncer->context = context;
     pthread_mutex_init(&syncer->mutex, NULL);
     pthread_cond_init(&syncer->progress, NULL);
+    pthread_cond_init(&syncer->work, NULL);
     /* Any descriptor of the file will do: fdatasync flushes the file, not the descriptor. */
     syncer->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (syncer->fd < 0) {
@@ -120,6 +161,7 @@ fail:
 void hf_syncer_written(hf_syncer_t *syncer, uint64_t sequence) {
     pthread_mutex_lock(&syncer->mutex);
     if (sequence > syncer->written) syncer->written = sequence;
+    pthread_cond_signal(&syncer->work);
     pthread_mutex_unlock(&syncer->mutex);
 }
 
@@ -152,13 +194,19 @@ void hf_syncer_wait(hf_syncer_t *syncer) {
 
 void hf_syncer_close(hf_syncer_t *syncer) {
     if (syncer == NULL) return;
-    /* The workers sync after every write, so this finds nothing left in a normal stop. No
-     * notify: whoever is closing is not waiting for it. */
+    pthread_mutex_lock(&syncer->mutex);
+    syncer->stopping = true;
+    pthread_cond_broadcast(&syncer->work);
+    pthread_mutex_unlock(&syncer->mutex);
+    for (int i = 0; i < syncer->thread_count; i++) pthread_join(syncer->threads[i], NULL);
+    /* A batch written just before the stop may have found every thread busy. No notify:
+     * whoever is closing is not waiting for it. */
     if (syncer->fd >= 0) {
         sync_written(syncer);
         close(syncer->fd);
     }
     pthread_cond_destroy(&syncer->progress);
+    pthread_cond_destroy(&syncer->work);
     pthread_mutex_destroy(&syncer->mutex);
     free(syncer);
 }

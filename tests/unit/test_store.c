@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1027,6 +1028,37 @@ static void test_syncer_wait_is_served_by_another_thread(void **state)
     hf_syncer_close(syncer);
 }
 
+static void count_notify_atomic(void *context)
+{
+    atomic_fetch_add((atomic_int *)context, 1);
+}
+
+/* With its threads started the syncer needs no one to call hf_syncer_sync: each written batch
+ * becomes durable by itself and is notified, and close joins the threads with nothing lost. */
+static void test_syncer_threads_sync_what_is_written(void **state)
+{
+    const fixture_t *fixture = *state;
+    char error[ERROR_SIZE] = "";
+    assert_null(hf_store_fault_vfs(error, sizeof error));
+    atomic_int notified = 0;
+    hf_syncer_t *syncer = hf_syncer_open(fixture->path, count_notify_atomic, &notified, error,
+                                         sizeof error);
+    assert_non_null(syncer);
+    assert_int_equal(hf_syncer_start(syncer, 2, error, sizeof error), 0);
+    for (uint64_t sequence = 1; sequence <= 50; sequence++) {
+        hf_syncer_written(syncer, sequence);
+        if (sequence % 10 == 0) {
+            hf_syncer_wait(syncer);
+            assert_int_equal(syncer_durable(syncer), sequence);
+        }
+    }
+    hf_syncer_written(syncer, 51);
+    hf_syncer_close(syncer); /* joins the threads, then syncs 51 itself if none took it */
+    /* A sync may cover several batches, but each wait needed at least one. */
+    int count = atomic_load(&notified);
+    assert_true(count >= 5 && count <= 51);
+}
+
 /* After a failure recorded from elsewhere (SQLite's own sync), syncs do nothing and the
  * durable sequence stays where it was; waiting returns at once. */
 static void test_syncer_failure_stops_everything(void **state)
@@ -1072,6 +1104,7 @@ int main(void)
         STORE_TEST(test_syncer_covers_what_was_written_before_it),
         STORE_TEST(test_syncer_wait_is_served_by_another_thread),
         STORE_TEST(test_syncer_failure_stops_everything),
+        STORE_TEST(test_syncer_threads_sync_what_is_written),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
