@@ -7,8 +7,9 @@
  *
  * Each op goes through the public API of src/core/core.h as the engine calls it: seat ids are
  * strings ("S-R12-345"), hold and order ids are fresh 36-byte strings, the mutation sink is
- * called for every record (it only counts them: the copy into a store batch is not part of
- * the core). Holds and orders stay in the core's tables as in the server, so tables grow
+ * called for every record the store gets (it only counts them: the copy into a store batch is
+ * not part of the core); seat and pool records are off, as in the server while no live stream
+ * is open. Holds and orders stay in the core's tables as in the server, so tables grow
  * during the run; each repetition starts from a fresh core.
  *
  *   corebench [--ops N] [--reps R] [--seats N] [--users N] [--only release|commit] [--json PATH]
@@ -70,6 +71,9 @@ static void seat_name(char *out, size_t size, uint32_t seat) {
 static hf_core_t *make_core(uint32_t seats) {
     hf_mutation_sink_t sink = {count_mutation, NULL};
     hf_core_t *core = hf_core_create(sink);
+    /* As the engine runs it while no live stream is open: seat and pool records are for
+     * streams only (hf_core_set_stream_records). */
+    hf_core_set_stream_records(core, false);
     uint32_t row_count = (seats + 999) / 1000;
     hf_row_definition_t *rows = calloc(row_count, sizeof *rows);
     for (uint32_t r = 0; r < row_count; r++) {

@@ -73,6 +73,7 @@ typedef struct event_tables {
 
 struct hf_core {
     hf_mutation_sink_t sink;
+    bool stream_records;         /* emit seat and pool records (hf_core_set_stream_records) */
     hf_event_t **events;
     uint32_t event_count, event_capacity;
     hf_map_t event_ids;
@@ -333,6 +334,7 @@ hf_core_t *hf_core_create(hf_mutation_sink_t sink) {
     hf_core_t *core = calloc(1, sizeof *core);
     if (!core) abort();
     core->sink = sink;
+    core->stream_records = true;
     core->finished_max = HF_FINISHED_HOLDS_MAX;
     return core;
 }
@@ -375,6 +377,8 @@ void hf_core_destroy(hf_core_t *core) {
 }
 
 void hf_core_set_sink(hf_core_t *core, hf_mutation_sink_t sink) { core->sink = sink; }
+
+void hf_core_set_stream_records(hf_core_t *core, bool wanted) { core->stream_records = wanted; }
 
 static void emit(hf_core_t *core, const hf_mutation_t *mutation) {
     core->change_count++;
@@ -866,6 +870,7 @@ static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, ui
     if (freed) widen_free_run_bound(event, row, seat_index);
     if (!report) return;
     seat->version++;
+    if (!core->stream_records) return;
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     seat_id_write(event, row_index, seat_index, seat_id);
     hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now, .event_id = event->id,
@@ -890,7 +895,7 @@ static void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item,
     hf_pool_t *pool = &event->pools[item->index];
     pool->held += held * item->quantity;
     pool->sold += sold * item->quantity;
-    if (report) pool_report(core, event, item->index, now);
+    if (report && core->stream_records) pool_report(core, event, item->index, now);
 }
 
 static uint32_t item_units(const hf_item_t *items, uint32_t seat_count, uint32_t pool_count) {

@@ -231,6 +231,11 @@ hf_core_t *hf_core_create(hf_mutation_sink_t sink);
 void hf_core_destroy(hf_core_t *core);
 /* Replace the sink (the store loader installs a discarding one while restoring). */
 void hf_core_set_sink(hf_core_t *core, hf_mutation_sink_t sink);
+/* Seat and pool records (HF_MUTATION_SEAT, HF_MUTATION_POOL) serve live streams only: the
+ * store derives both from holds and orders. With wanted false the core neither formats nor
+ * emits them, which saves a seat id written out for every seat change; versions and counts
+ * move exactly as before. On by default; the engine turns them on while a stream is open. */
+void hf_core_set_stream_records(hf_core_t *core, bool wanted);
 
 /* Expire every hold with expires_at <= now, emitting their changes. Every command below
  * calls it first, so no command ever sees a lapsed hold as held. Returns holds expired. */

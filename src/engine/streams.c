@@ -117,7 +117,8 @@ static void on_stream_closed(void *context, hf_http_stream_t *stream) {
     if (subscriber->previous) subscriber->previous->next = subscriber->next;
     else engine->subscriber_lists[subscriber->event] = subscriber->next;
     if (subscriber->next) subscriber->next->previous = subscriber->previous;
-    engine->stream_count--;
+    /* With no stream left the core stops writing out seat changes nobody reads. */
+    if (--engine->stream_count == 0) hf_core_set_stream_records(engine->core, false);
     free(subscriber);
 }
 
@@ -154,5 +155,5 @@ void hf_handle_event_stream(hf_request_t *request) {
     subscriber->next = *list;
     if (*list) (*list)->previous = subscriber;
     *list = subscriber;
-    engine->stream_count++;
+    if (engine->stream_count++ == 0) hf_core_set_stream_records(engine->core, true);
 }

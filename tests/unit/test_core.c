@@ -184,6 +184,40 @@ static uint32_t commit(fixture_t *f, const char *hold_id, const char *user, cons
     return index;
 }
 
+/* ---- seat and pool records only while streams want them ---- */
+
+/* With stream records off a hold and its release emit only the hold's own records, yet seat
+ * versions, seat counts and pool counts move exactly as with them on; turned on again, the
+ * next change reports the version that counted on in between. */
+static void test_stream_records_off(void **state)
+{
+    fixture_t *f = *state;
+    hf_core_set_stream_records(f->core, false);
+    assert_int_equal(hold(f, "u1", "res_1", SEATS("BALC-A-7"), POOLS({"GA", 3}), -1, false, T0,
+                          NULL, NULL),
+                     HF_OK);
+    assert_int_equal(hf_core_release(f->core, "res_1", "u1", T0 + 1), HF_OK);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_HOLD_CREATE], 1);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_HOLD_UPDATE], 1);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_SEAT], 0);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_POOL], 0);
+    assert_int_equal(f->sink.total, 2);
+    /* A new event's seats start at version 1; the hold and the release count 2 more. */
+    assert_int_equal(seat_on(f, "show", "BALC-A-7")->version, 3);
+    assert_int_equal(pool(f, "GA")->held, 0);
+    assert_counts(event_of(f, "show")->counts, 100, 0, 0);
+
+    hf_core_set_stream_records(f->core, true);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hold(f, "u1", "res_2", SEATS("BALC-A-7"), POOLS({"GA", 3}), -1, false,
+                          T0 + 2, NULL, NULL),
+                     HF_OK);
+    assert_seat_record(f, "BALC-A-7", HF_SEAT_HELD, 4);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_POOL], 1);
+    assert_int_equal(pool(f, "GA")->held, 3);
+    assert_consistent(f, T0 + 3);
+}
+
 /* ---- forgetting finished holds (hf_core_evict) and taking them back ---- */
 
 /* Holds res_e1..res_eN of one seat each (S-A-1...) on "open", each released at once; returns
@@ -2316,6 +2350,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_user_orders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_round_trip, setup, teardown),
         cmocka_unit_test(test_restore_lapsed_hold),
+        cmocka_unit_test_setup_teardown(test_stream_records_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_oldest_beyond_max, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_keeps_held_and_confirmed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_slot_reuse, setup, teardown),
