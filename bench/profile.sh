@@ -67,10 +67,11 @@ answers = measured["requests"]
 # callgrind_control -d writes NAME.PID.1-TT, one file per thread TT; the files without ".1"
 # are the final dump at exit and are not read.
 dumps = sorted(glob.glob(os.path.join(out, "callgrind.out.*.1-*")))
-# The store's workers write a batch and then sync the log (store_worker); older builds had a
-# writer thread (store_thread) and syncer threads (sync_thread).
-roles = [("store_worker", "store"), ("store_thread", "store"), ("sync_thread", "syncer"),
-         ("checkpoint_thread", "checkpoint"), ("uv_run", "loop")]
+# The store's writer (store_writer) writes the batches, its syncer threads (sync_thread) sync
+# the log. Older builds: workers that wrote and then synced (store_worker), or a writer thread
+# named store_thread.
+roles = [("store_writer", "store"), ("store_worker", "store"), ("store_thread", "store"),
+         ("sync_thread", "syncer"), ("checkpoint_thread", "checkpoint"), ("uv_run", "loop")]
 threads = {}
 loop_file = None
 for path in dumps:

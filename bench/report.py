@@ -213,8 +213,8 @@ def main():
     w("A hold is one random seat of 60,000, for a random user of 1,000,000, that lapses after 1 s"
       " so seats keep coming back and a steady share of requests really writes.")
     w("Holdfast answers only once the hold is on disk (group commit: one SQLite transaction per"
-      " batch; the worker that wrote a batch then fdatasyncs the log while another worker writes"
-      " the next, and an answer waits for a sync that started after its batch's commit).")
+      " batch; one thread writes the batches while two others fdatasync the log, and an answer"
+      " waits for a sync that started after its batch's commit).")
     w("")
     w("| system | durability | holds/s | p50 ms | p99 ms | p99.9 ms | Holdfast / this |")
     w("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
@@ -398,7 +398,7 @@ def main():
           "bench/profile.sh runs the server under `valgrind --tool=callgrind --separate-threads=yes`, "
           "warms it up, then counts %s seconds of hold-random at %d connections (%s answers: %s). "
           "Only user-space instructions are counted: the system calls (socket reads and writes, "
-          "fdatasync) are not, and they are most of the store workers' and half of the loop "
+          "fdatasync) are not, and they are most of the syncer threads', much of the writer's and half of the loop "
           "thread's time (perf)." % (profile.get("seconds"), profile.get("connections", 10),
                                       "{:,}".format(profile["answers"]),
                                       ", ".join("%s %s" % (k, "{:,}".format(v)) for k, v in
@@ -406,7 +406,7 @@ def main():
         w("")
         w("| thread | instructions per answer |")
         w("| --- | ---: |")
-        names = {"loop": "loop (HTTP, JSON, core, answers)", "store": "hf-store (SQLite writes, then fdatasync of the log)",
+        names = {"loop": "loop (HTTP, JSON, core, answers)", "store": "hf-store (SQLite writes into the log)",
                  "syncer": "hf-sync (fdatasync of the log)", "checkpoint": "hf-checkpoint"}
         for role in ("loop", "store", "syncer", "checkpoint", "other"):
             if role in per:
