@@ -124,8 +124,18 @@ def load_runs(raw):
         else:
             continue
         key = (system, variant, int(m.group("c")), int(m.group("p")))
+        if run is not None:
+            run["rep"] = int(m.group("r"))
         runs.setdefault(key, []).append(run)
     return runs
+
+
+def ratios_by_rep(runs_a, runs_b):
+    """a / b for each repetition both ran: the systems of one repetition ran one right after
+    the other, so drift of the machine between repetitions cancels out of these."""
+    b_by_rep = {r["rep"]: r.get("throughput") for r in runs_b if r}
+    return sorted(r["throughput"] / b_by_rep[r["rep"]] for r in runs_a
+                  if r and r.get("throughput") and b_by_rep.get(r["rep"]))
 
 
 def median_of(runs, metric):
@@ -255,17 +265,36 @@ def main():
     # ---- targets ----
     w("## Targets of issue 3")
     w("")
-    w("Goals, not assertions: nothing fails when one is missed.")
+    w("Goals, not assertions: nothing fails when one is missed. *Measured* divides the medians;"
+      " *each repetition* gives the lowest and the highest ratio within one repetition, where"
+      " Holdfast and the peer ran one right after the other.")
     w("")
-    w("| target | measured | met |")
-    w("| --- | --- | :---: |")
+    w("| target | measured | each repetition | met |")
+    w("| --- | --- | --- | :---: |")
 
-    def target(label, value, goal, shown):
+    def target(label, value, goal, shown, spread="-"):
         met = "-" if value is None else ("yes" if value >= goal else "**no**")
-        w("| %s | %s | %s |" % (label, shown, met))
+        w("| %s | %s | %s | %s |" % (label, shown, spread, met))
 
     def ratio_of(a, b):
         return None if a is None or not b else a / b
+
+    hf_runs = runs.get(("holdfast", "hold-random", headline, 1), [])
+
+    def spread_of(peer_keys, percent=False):
+        """The lowest and highest per-repetition ratio against the best peer of each
+        repetition (for PostgreSQL, the faster form of that repetition)."""
+        best = {}
+        for key in peer_keys:
+            for r in runs.get(key, []):
+                if r and r.get("throughput"):
+                    best[r["rep"]] = max(best.get(r["rep"], 0), r["throughput"])
+        values = ratios_by_rep(hf_runs, [{"rep": k, "throughput": v} for k, v in best.items()])
+        if not values:
+            return "-"
+        if percent:
+            return "%.0f%%-%.0f%%" % (100 * values[0], 100 * values[-1])
+        return "%.2fx-%.2fx" % (values[0], values[-1])
 
     r_none = ratio_of(hf["throughput"], point("redis-none", "set-nx-ex1", headline)["throughput"])
     r_always = ratio_of(hf["throughput"], point("redis-always", "set-nx-ex1", headline)["throughput"])
@@ -275,19 +304,23 @@ def main():
     noop = point("holdfast", "noop", headline)
     r_noop = ratio_of(hf["throughput"], noop["throughput"])
     target("hold-random >= 1.0x Redis without persistence (%d connections)" % headline, r_none, 1.0,
-           "-" if r_none is None else "%.2fx" % r_none)
+           "-" if r_none is None else "%.2fx" % r_none,
+           spread_of([("redis-none", "set-nx-ex1", headline, 1)]))
     target("hold-random >= 1.5x Redis appendfsync always", r_always, 1.5,
-           "-" if r_always is None else "%.2fx" % r_always)
+           "-" if r_always is None else "%.2fx" % r_always,
+           spread_of([("redis-always", "set-nx-ex1", headline, 1)]))
     target("hold-random >= 10x PostgreSQL (the faster of the two SQL forms)", r_pg, 10.0,
-           "-" if r_pg is None else "%.1fx" % r_pg)
-    target("hold-random >= 70% of noop", r_noop, 0.7, "-" if r_noop is None else "%.0f%%" % (100 * r_noop))
+           "-" if r_pg is None else "%.1fx" % r_pg,
+           spread_of([("pg", "update", headline, 1), ("pg", "insert", headline, 1)]))
+    target("hold-random >= 70% of noop", r_noop, 0.7, "-" if r_noop is None else "%.0f%%" % (100 * r_noop),
+           spread_of([("holdfast", "noop", headline, 1)], percent=True))
     core_rate = core.get("hold_release_per_s") if core else None
     target("core >= 5,000,000 hold+release/s on one core", core_rate, 5e6,
            "-" if core_rate is None else "{:,.0f}/s".format(core_rate))
     flash = runs.get(("holdfast", "flash-sale", headline, 1), [])
     flash_ok = bool(flash) and all(r and r.get("ok") and r.get("sold_out") and r.get("double_sales") == 0
                                    and r.get("lost_orders") == 0 and r.get("errors") == 0 for r in flash)
-    w("| flash-sale: sold out, zero errors, zero double sales, zero lost orders | %s | %s |"
+    w("| flash-sale: sold out, zero errors, zero double sales, zero lost orders | %s | - | %s |"
       % ("%d of %d runs clean" % (sum(1 for r in flash if r and r.get("ok")), len(flash)) if flash else "-",
          "-" if not flash else ("yes" if flash_ok else "**no**")))
     w("")
