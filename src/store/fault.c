@@ -3,19 +3,24 @@
  * disk that has gone bad: the store must not be able to "retry its way" past it. */
 #include "store/fault.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
 #define FAULT_VFS_NAME "holdfast-fault"
+/* A longer injected delay would only make a test look hung. */
+#define SYNC_DELAY_MS_MAX 10000u
 
 typedef struct fault_state {
     uint64_t fail_write;   /* 0: never */
     uint64_t fail_sync;
+    uint64_t sync_delay_ms;    /* 0: none */
     uint64_t writes;
     /* Counted by SQLite's syncs and by the log syncer's, on the store's workers. */
     atomic_uint_fast64_t syncs;
@@ -54,6 +59,14 @@ static int fault_write(sqlite3_file *file, const void *buffer, int amount,
 static int fault_truncate(sqlite3_file *file, sqlite3_int64 size) {
     sqlite3_file *real = real_file(file);
     return real->pMethods->xTruncate(real, size);
+}
+
+void hf_store_fault_sync_delay(void) {
+    if (!atomic_load(&state.armed) || state.sync_delay_ms == 0) return;
+    struct timespec pause = {(time_t)(state.sync_delay_ms / 1000),
+                             (long)(state.sync_delay_ms % 1000) * 1000000L};
+    while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+    }
 }
 
 bool hf_store_fault_sync_fails(void) {
@@ -238,6 +251,9 @@ const char *hf_store_fault_vfs(char *error, size_t error_size) {
     error[0] = '\0';
     uint64_t fail_write = environment_count("HOLDFAST_FAULT_FAIL_WRITE");
     uint64_t fail_sync = environment_count("HOLDFAST_FAULT_FAIL_SYNC");
+    uint64_t delay_ms = environment_count("HOLDFAST_FAULT_SYNC_DELAY_MS");
+    /* The delay needs no VFS: only the log syncer's own fdatasync waits. */
+    state.sync_delay_ms = delay_ms < SYNC_DELAY_MS_MAX ? delay_ms : SYNC_DELAY_MS_MAX;
     if (!fail_write && !fail_sync) {
         /* A store opened without faults after one with them (unit tests) must not inherit
          * them: the log syncer asks hf_store_fault_sync_fails whatever VFS is in use. */

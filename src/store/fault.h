@@ -5,6 +5,9 @@
  *   HOLDFAST_FAULT_FAIL_WRITE=N   the N-th xWrite after the store starts, and every one
  *                                 after it, fails with SQLITE_IOERR_WRITE
  *   HOLDFAST_FAULT_FAIL_SYNC=N    the same for xSync (SQLITE_IOERR_FSYNC)
+ *   HOLDFAST_FAULT_SYNC_DELAY_MS=N  the log syncer waits N ms (at most 10,000) before each
+ *                                 fdatasync: a slow disk, so that tests can act while a batch
+ *                                 is written and not yet durable
  *
  * Counting starts at hf_store_start, so opening and loading never trip a fault and N counts
  * the writes of batches only. Threads: configured before the store's workers exist; writes are
@@ -24,5 +27,7 @@ void hf_store_fault_arm(void);
  * syncer's own fdatasync calls go through here, since they bypass SQLite's VFS. Safe from any
  * thread. */
 bool hf_store_fault_sync_fails(void);
+/* Sleeps HOLDFAST_FAULT_SYNC_DELAY_MS once counting started; returns at once without it. */
+void hf_store_fault_sync_delay(void);
 
 #endif
