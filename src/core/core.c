@@ -69,6 +69,11 @@ typedef struct event_tables {
      * the id is one copy and a number, not two strlen and three copies. */
     hf_buffer_t row_prefixes;
     uint32_t *row_prefix_offsets; /* row_count + 1 entries */
+    /* Per seat: the number (hf_core_change_count) of the last change its availability rests
+     * on, 0 for what was loaded from the store. A change reported with a seat runs after its
+     * operation's first record, so the number is one of that operation's records and is
+     * durable with them. */
+    uint64_t *seat_changes;
 } event_tables_t;
 
 struct hf_core {
@@ -346,6 +351,7 @@ static void event_free(hf_event_t *event) {
     hf_map_free(&tables->rows);
     hf_buffer_free(&tables->row_prefixes);
     free(tables->row_prefix_offsets);
+    free(tables->seat_changes);
     free(tables);
     free(event->sections);
     free(event->rows);
@@ -747,8 +753,9 @@ static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint6
     event->seats = calloc(seats + 1, sizeof *event->seats);
     event->pools = calloc(definition->pool_count + 1, sizeof *event->pools);
     tables->row_prefix_offsets = calloc(rows + 1, sizeof *tables->row_prefix_offsets);
+    tables->seat_changes = calloc(seats + 1, sizeof *tables->seat_changes);
     if (!event->sections || !event->rows || !event->seats || !event->pools ||
-        !tables->row_prefix_offsets)
+        !tables->row_prefix_offsets || !tables->seat_changes)
         abort();
     for (uint64_t i = 0; i < seats; i++) event->seats[i].version = 1;
     event->counts.available = (uint32_t)seats;
@@ -870,6 +877,7 @@ static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, ui
     if (freed) widen_free_run_bound(event, row, seat_index);
     if (!report) return;
     seat->version++;
+    ((event_tables_t *)event->internal)->seat_changes[seat_index] = core->change_count;
     if (!core->stream_records) return;
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     seat_id_write(event, row_index, seat_index, seat_id);
@@ -1160,6 +1168,12 @@ static hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
                                   const hf_hold_request_t *request, const event_user_t *owner,
                                   hf_error_detail_t *detail) {
     uint32_t taken = 0;
+    const uint64_t *seat_changes = ((const event_tables_t *)event->internal)->seat_changes;
+    uint64_t observed = 0;
+    for (uint32_t i = 0; i < request->seat_count; i++) {
+        uint64_t change = seat_changes[core->scratch_seats[i]];
+        if (change > observed) observed = change;
+    }
     for (uint32_t i = 0; i < request->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[core->scratch_seats[i]];
         if (seat->status == HF_SEAT_AVAILABLE) continue;
@@ -1168,7 +1182,10 @@ static hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
         taken++;
     }
     if (taken) {
-        if (detail) detail->item_count = taken;
+        if (detail) {
+            detail->item_count = taken;
+            detail->observed_change = observed;
+        }
         return HF_ERROR_SEATS_UNAVAILABLE;
     }
     for (uint32_t i = 0; i < request->pool_count; i++) {
@@ -1452,6 +1469,10 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
                               .hold_id = hold->id, .user_id = user_id, .status = HF_HOLD_HELD,
                               .expires_at_ms = expires_at};
     emit(core, &mutation);
+    /* The seats stay held past their old expiry only once this record is durable. */
+    uint64_t *seat_changes = ((event_tables_t *)event->internal)->seat_changes;
+    const hf_item_t *items = core->items + hold->item_offset;
+    for (uint32_t i = 0; i < hold->seat_count; i++) seat_changes[items[i].index] = core->change_count;
     return HF_OK;
 }
 

@@ -33,6 +33,14 @@ uint64_t hf_engine_reply_sequence(const hf_engine_t *engine) {
     return engine->open_sequence - 1;
 }
 
+uint64_t hf_engine_change_sequence(const hf_engine_t *engine, uint64_t change) {
+    if (change <= engine->durable_changes) return engine->durable_sequence;
+    /* Batches in flight in order: the first whose records reach that far holds it. */
+    for (uint64_t s = engine->durable_sequence + 1; s < engine->open_sequence; s++)
+        if (engine->batch_changes[s % HF_STORE_BATCHES_IN_FLIGHT_MAX] >= change) return s;
+    return hf_engine_reply_sequence(engine);
+}
+
 /* OpenSSL's generator, drawn 4 KiB at a time: one call per id cost more than the rest of a
  * hold. The bytes are as unpredictable either way; only the loop thread uses them. */
 static void random_take(unsigned char *out, size_t length) {
@@ -171,7 +179,8 @@ static void on_store_done(uv_async_t *handle) {
         /* Read before anything else is submitted: submit_if_idle reuses the ring's slot of a
          * batch only once that batch is durable, and this is where the engine learns it. */
         engine->durable_sequence = durable;
-        hf_core_evict(engine->core, engine->batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX]);
+        engine->durable_changes = engine->batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX];
+        hf_core_evict(engine->core, engine->durable_changes);
     }
     if (!synced) {
         store_failure(engine, error, false);

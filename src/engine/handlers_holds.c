@@ -88,6 +88,12 @@ void hf_handle_hold_create(hf_request_t *request) {
     uint32_t hold_index;
     hf_error_t error = hf_core_hold(core, &hold_request, request->now_ms, &hold_index, &detail);
     if (error) {
+        /* Seats held or sold for long enough are that way on disk too: the loser of a race
+         * is answered without waiting for the next batch. */
+        if (error == HF_ERROR_SEATS_UNAVAILABLE) {
+            request->rests_on_known = true;
+            request->rests_on_change = detail.observed_change;
+        }
         hf_reply_core_error(request, error, &detail, &hold_request);
         return;
     }

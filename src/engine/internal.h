@@ -63,6 +63,7 @@ struct hf_engine {
      * ring's size: once a batch is durable, every mutation record up to its count is, so the
      * core may forget holds that finished by then (hf_core_evict). */
     uint64_t batch_changes[HF_STORE_BATCHES_IN_FLIGHT_MAX];
+    uint64_t durable_changes;    /* every mutation record up to this number is durable */
     bool store_failed;           /* a commit failed: nothing more is acknowledged */
     bool reads_from_disk;        /* after a failure: the core was reloaded from the store, so
                                     GETs answer what is durable */
@@ -94,6 +95,9 @@ void hf_engine_log(const char *level, const char *text);
 int64_t hf_engine_now(hf_engine_t *engine);
 /* The store sequence a reply produced now depends on. */
 uint64_t hf_engine_reply_sequence(const hf_engine_t *engine);
+/* The store sequence that makes mutation record number change durable (hf_core_change_count
+ * counts them): the durable sequence when it already is. */
+uint64_t hf_engine_change_sequence(const hf_engine_t *engine, uint64_t change);
 /* Fills out with prefix and 32 hex digits: the time in seconds (32 bits), then 96 random
  * bits ("res_" + 32 digits). */
 void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]);
@@ -124,6 +128,11 @@ typedef struct hf_request {
     char params[HF_ROUTE_PARAMS_MAX][HF_SEAT_ID_SIZE_MAX + HF_USER_ID_SIZE_MAX + 1];
     json_t *body;                /* the parsed object for POST and PUT, else NULL */
     int64_t now_ms;
+    /* Set by a handler whose answer rests only on the state up to change rests_on_change
+     * (hf_core_change_count): when the request changed nothing, its answer then waits for that
+     * change to be durable rather than for the open batch. */
+    bool rests_on_known;
+    uint64_t rests_on_change;
 } hf_request_t;
 
 typedef void (*hf_route_handler_fn)(hf_request_t *request);

@@ -351,6 +351,20 @@ static void run_route(hf_request_t *request, const route_t *route) {
     run_idempotent(request, route, key, key_length);
 }
 
+/* The batch an answer waits for. A request that changed nothing and whose handler knows what
+ * its answer rests on (a hold refused for seats held long enough to be durable, say) waits only
+ * for that; any other waits for everything applied so far. */
+static uint64_t reply_sequence(const hf_engine_t *engine, const hf_request_t *request,
+                               size_t batch_before, uint64_t changes_before) {
+    /* After a failure the core holds exactly what is durable: nothing to wait for. */
+    if (engine->store_failed) return 0;
+    bool changed = hf_batch_count(engine->open_batch) != batch_before ||
+                   hf_core_change_count(engine->core) != changes_before;
+    if (request->rests_on_known && !changed)
+        return hf_engine_change_sequence(engine, request->rests_on_change);
+    return hf_engine_reply_sequence(engine);
+}
+
 void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_response_t *response) {
     hf_engine_t *engine = context;
     /* Set field by field: a zeroing initializer would clear the large params arrays, which
@@ -362,6 +376,8 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     for (size_t i = 0; i < HF_ROUTE_PARAMS_MAX; i++) request.params[i][0] = '\0';
     request.body = NULL;
     request.now_ms = 0;
+    request.rests_on_known = false;
+    request.rests_on_change = 0;
     response->status = 200;
     if (engine->store_failed && !(engine->reads_from_disk && strcmp(http->method, "GET") == 0 &&
                                   strcmp(http->path, "/healthz") != 0)) {
@@ -384,6 +400,10 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     segment_t path[ROUTE_SEGMENTS_MAX];
     size_t path_count = path_split(http->path, path);
     const route_t *found = route_find(&request, path, path_count);
+    /* What the request itself changes, if anything, goes into the open batch (expiries made
+     * due above are not its doing). */
+    size_t batch_before = hf_batch_count(engine->open_batch);
+    uint64_t changes_before = hf_core_change_count(engine->core);
     hf_arena_request_begin();
     if (found) run_route(&request, found);
     else if (path_known(path, path_count))
@@ -391,6 +411,5 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     else hf_reply_error(&request, 404, "not_found", "no such route", NULL);
     if (request.body) json_decref(request.body);
     hf_arena_request_end();
-    /* After a failure the core holds exactly what is durable: nothing to wait for. */
-    response->durable_sequence = engine->store_failed ? 0 : hf_engine_reply_sequence(engine);
+    response->durable_sequence = reply_sequence(engine, &request, batch_before, changes_before);
 }

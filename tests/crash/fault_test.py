@@ -7,13 +7,18 @@ acknowledge the failed batch, stop cleanly, and come back whole after a restart.
 Seams (docs/RELIABILITY.md): HOLDFAST_FAULT_FAIL_BATCH=N (the N-th batch fails before COMMIT),
 HOLDFAST_FAULT_FAIL_WRITE=N / HOLDFAST_FAULT_FAIL_SYNC=N (the N-th write or fsync of the
 SQLite files fails, and every one after it: a VFS shim, src/store/fault.c),
-HOLDFAST_FAULT_MAX_PAGES=N (PRAGMA max_page_count: the database is full), and, when run as
-root, a real full disk (a 1 MiB tmpfs). One line per test, then `N passed, N failed`."""
+HOLDFAST_FAULT_MAX_PAGES=N (PRAGMA max_page_count: the database is full),
+HOLDFAST_FAULT_SYNC_DELAY_MS=N (a slow disk: every sync of the log waits N ms), and, when run
+as root, a real full disk (a 1 MiB tmpfs). One line per test, then `N passed, N failed`."""
 
 import argparse
 import http.client
+import json
 import os
+import re
+import select
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -286,10 +291,87 @@ def test_fault_under_concurrent_load():
         server.cleanup()
 
 
+def hold_bytes(seat, user):
+    body = json.dumps({"user_id": user, "seats": [seat]}).encode()
+    return (b"POST /v1/events/f/holds HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+def statuses(received):
+    """Status codes of the answers in a byte stream (bodies end without a line break, so the
+    next status line may follow a body directly)."""
+    return [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", received)]
+
+
+def answered(sock):
+    """True when the server has sent something on this connection already."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    return bool(readable)
+
+
+def test_loser_waits_only_for_what_it_saw():
+    """A hold refused because its seat is taken rests on the change that took the seat: when
+    that change is durable the refusal leaves at once, even while another batch waits for a
+    slow sync; when it is not, the refusal waits for it."""
+    server = hflib.Server(BINARY)
+    try:
+        server.start()
+        create_event(server.port)
+        server.stop()
+        server.start(env={"HOLDFAST_FAULT_SYNC_DELAY_MS": "1500"})
+        status, _ = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                  {"user_id": "first", "seats": [SEATS[0]]})
+        check(status == 201, "the first hold answered %d" % status)
+        slow = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        loser = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        try:
+            # A new hold whose batch now waits 1.5 s for its sync...
+            slow.sendall(hold_bytes(SEATS[1], "slow"))
+            # ...and two losers: one for the durable seat, one for the seat not yet durable.
+            loser.sendall(hold_bytes(SEATS[0], "loser"))
+            received = loser.recv(65536)
+            check(statuses(received) == [409],
+                  "the loser of a durable seat got %r" % received[:120])
+            check(not answered(slow), "the loser waited for a batch it did not depend on")
+            loser.sendall(hold_bytes(SEATS[1], "loser"))
+            received = b""
+            while not statuses(received):
+                received += loser.recv(65536)
+            check(answered(slow), "the loser of a seat not yet durable was answered before the "
+                  "hold that took it")
+            check(statuses(received) == [409], "the second loser got %r" % received[:120])
+        finally:
+            slow.close()
+            loser.close()
+        check(server.stop() == 0, "clean stop")
+    finally:
+        server.cleanup()
+
+
+def test_loser_of_a_failed_batch_is_not_told_409():
+    """Two holds of one seat pipelined on one connection while the first batch fails: the
+    winner's hold never became durable, so the loser must not hear that the seat is taken."""
+    server = hflib.Server(BINARY)
+    try:
+        server.start()
+        create_event(server.port)
+        server.stop()
+        server.start(env={"HOLDFAST_FAULT_FAIL_BATCH": "1"})
+        received, _ = hflib.raw_exchange(server.port, hold_bytes(SEATS[0], "winner") +
+                                         hold_bytes(SEATS[0], "loser"), timeout=10)
+        check(statuses(received) == [503, 503],
+              "answers when the winner's batch failed: %s" % statuses(received))
+        check(server.stop() == 1, "exit code after the failure")
+    finally:
+        server.cleanup()
+
+
 TESTS = [("fail_batch", test_fail_batch), ("fail_write", test_fail_write),
          ("fail_fsync", test_fail_fsync), ("database_full", test_database_full),
          ("disk_full_tmpfs", test_disk_full_tmpfs),
-         ("fault_under_concurrent_load", test_fault_under_concurrent_load)]
+         ("fault_under_concurrent_load", test_fault_under_concurrent_load),
+         ("loser_waits_only_for_what_it_saw", test_loser_waits_only_for_what_it_saw),
+         ("loser_of_a_failed_batch_is_not_told_409", test_loser_of_a_failed_batch_is_not_told_409)]
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

@@ -218,6 +218,54 @@ static void test_stream_records_off(void **state)
     assert_consistent(f, T0 + 3);
 }
 
+/* ---- what a refused hold rests on ---- */
+
+static uint64_t refused_change(fixture_t *f, const char *const *seats, uint32_t count,
+                               hf_time_ms_t now)
+{
+    hf_error_detail_t detail;
+    assert_int_equal(hold(f, "u9", "res_refused", seats, count, NULL, 0, -1, false, now, NULL,
+                          &detail),
+                     HF_ERROR_SEATS_UNAVAILABLE);
+    return detail.observed_change;
+}
+
+/* A hold refused for taken seats names the newest change their states rest on: one of the
+ * records of the hold that took them, of an extension that keeps them past their old expiry,
+ * of the order that sold them. Only the seats asked for count. */
+static void test_refusal_names_the_change_it_rests_on(void **state)
+{
+    fixture_t *f = *state;
+    uint64_t start = hf_core_change_count(f->core);
+    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NULL, 0, -1, false, T0, NULL, NULL),
+                     HF_OK);
+    uint64_t first = hf_core_change_count(f->core);
+    assert_int_equal(hold(f, "u2", "res_2", SEATS("FLOOR-A-2"), NULL, 0, -1, false, T0, NULL, NULL),
+                     HF_OK);
+    uint64_t second = hf_core_change_count(f->core);
+    uint64_t change = refused_change(f, SEATS("FLOOR-A-1"), T0 + 1);
+    assert_true(change > start && change <= first);
+    assert_int_equal(refused_change(f, SEATS("FLOOR-A-1", "FLOOR-A-3"), T0 + 1), change);
+    change = refused_change(f, SEATS("FLOOR-A-2", "FLOOR-A-1"), T0 + 1);
+    assert_true(change > first && change <= second);
+    /* Refusals change nothing. */
+    assert_int_equal(hf_core_change_count(f->core), second);
+
+    bool capped = false;
+    assert_int_equal(hf_core_extend(f->core, "res_1", "u1", -1, T0 + 2, &capped), HF_OK);
+    uint64_t extended = hf_core_change_count(f->core);
+    change = refused_change(f, SEATS("FLOOR-A-1"), T0 + 3);
+    assert_true(change > second && change <= extended);
+
+    commit(f, "res_1", "u1", "ord_1", T0 + 4);
+    uint64_t sold = hf_core_change_count(f->core);
+    change = refused_change(f, SEATS("FLOOR-A-1"), T0 + 5);
+    assert_true(change > extended && change <= sold);
+    change = refused_change(f, SEATS("FLOOR-A-2"), T0 + 5);
+    assert_true(change > first && change <= second);
+    assert_consistent(f, T0 + 6);
+}
+
 /* ---- forgetting finished holds (hf_core_evict) and taking them back ---- */
 
 /* Holds res_e1..res_eN of one seat each (S-A-1...) on "open", each released at once; returns
@@ -2351,6 +2399,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restore_round_trip, setup, teardown),
         cmocka_unit_test(test_restore_lapsed_hold),
         cmocka_unit_test_setup_teardown(test_stream_records_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusal_names_the_change_it_rests_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_oldest_beyond_max, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_keeps_held_and_confirmed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_slot_reuse, setup, teardown),
