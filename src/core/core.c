@@ -1164,16 +1164,22 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
     return units;
 }
 
+/* The newest change the states of the request's seats (resolved into scratch_seats) rest on. */
+static uint64_t seats_observed_change(const hf_core_t *core, const hf_event_t *event,
+                                      uint32_t seat_count) {
+    const uint64_t *seat_changes = ((const event_tables_t *)event->internal)->seat_changes;
+    uint64_t observed = 0;
+    for (uint32_t i = 0; i < seat_count; i++) {
+        uint64_t change = seat_changes[core->scratch_seats[i]];
+        if (change > observed) observed = change;
+    }
+    return observed;
+}
+
 static hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
                                   const hf_hold_request_t *request, const event_user_t *owner,
                                   hf_error_detail_t *detail) {
     uint32_t taken = 0;
-    const uint64_t *seat_changes = ((const event_tables_t *)event->internal)->seat_changes;
-    uint64_t observed = 0;
-    for (uint32_t i = 0; i < request->seat_count; i++) {
-        uint64_t change = seat_changes[core->scratch_seats[i]];
-        if (change > observed) observed = change;
-    }
     for (uint32_t i = 0; i < request->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[core->scratch_seats[i]];
         if (seat->status == HF_SEAT_AVAILABLE) continue;
@@ -1184,7 +1190,7 @@ static hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
     if (taken) {
         if (detail) {
             detail->item_count = taken;
-            detail->observed_change = observed;
+            detail->observed_change = seats_observed_change(core, event, request->seat_count);
         }
         return HF_ERROR_SEATS_UNAVAILABLE;
     }
@@ -1625,6 +1631,8 @@ static hf_error_t check_versions(hf_core_t *core, const hf_event_t *event,
         moved++;
     }
     if (detail) detail->item_count = moved;
+    if (moved && detail)
+        detail->observed_change = seats_observed_change(core, event, request->seat_count);
     return moved ? HF_ERROR_VERSION_CONFLICT : HF_OK;
 }
 

@@ -291,6 +291,11 @@ void hf_handle_booking_create(hf_request_t *request) {
     uint32_t order_index;
     hf_error_t error = hf_core_book(core, &booking, order_id, payment_ref, request->now_ms,
                                     &order_index, &detail);
+    /* As for holds: a booking refused on the seats' states waits only for those states. */
+    if (error == HF_ERROR_VERSION_CONFLICT || error == HF_ERROR_SEATS_UNAVAILABLE) {
+        request->rests_on_known = true;
+        request->rests_on_change = detail.observed_change;
+    }
     if (error == HF_ERROR_VERSION_CONFLICT) reply_version_conflict(request, &booking, &detail);
     else if (error) hf_reply_core_error(request, error, &detail, &booking);
     else {

@@ -1094,6 +1094,33 @@ static void test_book_ok(void **state)
     assert_rows(f, T0 + 4);
 }
 
+/* A refused booking names the newest change the named seats' states rest on (the engine
+ * answers once that change is durable): a seat never changed rests on nothing. */
+static void test_book_refusal_names_the_change_it_rests_on(void **state)
+{
+    fixture_t *f = *state;
+    hf_error_detail_t detail;
+    assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(2), NO_POOLS, T0,
+                          NULL, &detail),
+                     HF_ERROR_VERSION_CONFLICT);
+    assert_int_equal(detail.observed_change, 0);
+    uint64_t before = hf_core_change_count(f->core);
+    take(f, "ten", "x", "res_x", SEATS("S-A-3"), T0);
+    uint64_t held = hf_core_change_count(f->core);
+    assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-1", "S-A-3"), VERSIONS(1, 2),
+                          NO_POOLS, T0 + 1, NULL, &detail),
+                     HF_ERROR_VERSION_CONFLICT);
+    assert_true(detail.observed_change > before && detail.observed_change <= held);
+    assert_int_equal(hf_core_release(f->core, "res_x", "x", T0 + 2), HF_OK);
+    uint64_t released = hf_core_change_count(f->core);
+    assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-3"), VERSIONS(2), NO_POOLS, T0 + 3,
+                          NULL, &detail),
+                     HF_ERROR_VERSION_CONFLICT);
+    assert_true(detail.observed_change > held && detail.observed_change <= released);
+    /* Refusals change nothing. */
+    assert_int_equal(hf_core_change_count(f->core), released);
+}
+
 static void test_book_version_conflict(void **state)
 {
     fixture_t *f = *state;
@@ -1418,6 +1445,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_large_event_nearly_sold_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_ok, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_version_conflict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_book_refusal_names_the_change_it_rests_on, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_book_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_insufficient_and_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_ignores_replace, setup, teardown),
