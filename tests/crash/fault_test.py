@@ -15,7 +15,6 @@ import argparse
 import http.client
 import json
 import os
-import re
 import select
 import shutil
 import socket
@@ -297,12 +296,6 @@ def hold_bytes(seat, user):
             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
 
-def statuses(received):
-    """Status codes of the answers in a byte stream (bodies end without a line break, so the
-    next status line may follow a body directly)."""
-    return [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", received)]
-
-
 def answered(sock):
     """True when the server has sent something on this connection already."""
     readable, _, _ = select.select([sock], [], [], 0)
@@ -327,16 +320,16 @@ def test_loser_waits_only_for_what_it_saw():
             # ...and two losers: one for the durable seat, one for the seat not yet durable.
             loser.sendall(hold_bytes(SEATS[0], "loser"))
             received = loser.recv(65536)
-            check(statuses(received) == [409],
+            check(hflib.statuses(received) == [409],
                   "the loser of a durable seat got %r" % received[:120])
             check(not answered(slow), "the loser waited for a batch it did not depend on")
             loser.sendall(hold_bytes(SEATS[1], "loser"))
             received = b""
-            while not statuses(received):
+            while not hflib.statuses(received):
                 received += loser.recv(65536)
             check(answered(slow), "the loser of a seat not yet durable was answered before the "
                   "hold that took it")
-            check(statuses(received) == [409], "the second loser got %r" % received[:120])
+            check(hflib.statuses(received) == [409], "the second loser got %r" % received[:120])
         finally:
             slow.close()
             loser.close()
@@ -353,8 +346,8 @@ def test_loser_of_a_failed_batch_is_not_told_409():
         start_with_event(server, {"HOLDFAST_FAULT_FAIL_BATCH": "1"})
         received, _ = hflib.raw_exchange(server.port, hold_bytes(SEATS[0], "winner") +
                                          hold_bytes(SEATS[0], "loser"), timeout=10)
-        check(statuses(received) == [503, 503],
-              "answers when the winner's batch failed: %s" % statuses(received))
+        check(hflib.statuses(received) == [503, 503],
+              "answers when the winner's batch failed: %s" % hflib.statuses(received))
         check(server.stop() == 1, "exit code after the failure")
     finally:
         server.cleanup()

@@ -5,6 +5,7 @@ then `N passed, N failed`, non-zero exit on failure). Python 3 standard library 
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -216,12 +217,10 @@ def raw_exchange(port, data, timeout=5.0, shutdown=True):
 
 
 def statuses(received):
-    """Status codes of the HTTP responses found in a byte stream."""
-    found = []
-    for line in received.split(b"\r\n"):
-        if line.startswith(b"HTTP/1.1 ") and len(line) >= 12 and line[9:12].isdigit():
-            found.append(int(line[9:12]))
-    return found
+    """Status codes of the HTTP responses found in a byte stream. A status line may follow a
+    body directly (bodies end without a line break), so it is not looked for at line starts
+    only; bodies are JSON and never hold "HTTP/1.1 " followed by three digits."""
+    return [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", received)]
 
 
 def run_tests(tests, argv=None):
