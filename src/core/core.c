@@ -76,6 +76,11 @@ typedef struct event_tables {
     uint64_t *seat_changes;
 } event_tables_t;
 
+/* The seat_changes array of an event (see event_tables_t). */
+static uint64_t *seat_changes_of(const hf_event_t *event) {
+    return ((event_tables_t *)event->internal)->seat_changes;
+}
+
 struct hf_core {
     hf_mutation_sink_t sink;
     bool stream_records;         /* emit seat and pool records (hf_core_set_stream_records) */
@@ -877,7 +882,7 @@ static void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, ui
     if (freed) widen_free_run_bound(event, row, seat_index);
     if (!report) return;
     seat->version++;
-    ((event_tables_t *)event->internal)->seat_changes[seat_index] = core->change_count;
+    seat_changes_of(event)[seat_index] = core->change_count;
     if (!core->stream_records) return;
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     seat_id_write(event, row_index, seat_index, seat_id);
@@ -1167,7 +1172,7 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
 /* The newest change the states of the request's seats (resolved into scratch_seats) rest on. */
 static uint64_t seats_observed_change(const hf_core_t *core, const hf_event_t *event,
                                       uint32_t seat_count) {
-    const uint64_t *seat_changes = ((const event_tables_t *)event->internal)->seat_changes;
+    const uint64_t *seat_changes = seat_changes_of(event);
     uint64_t observed = 0;
     for (uint32_t i = 0; i < seat_count; i++) {
         uint64_t change = seat_changes[core->scratch_seats[i]];
@@ -1476,7 +1481,7 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
                               .expires_at_ms = expires_at};
     emit(core, &mutation);
     /* The seats stay held past their old expiry only once this record is durable. */
-    uint64_t *seat_changes = ((event_tables_t *)event->internal)->seat_changes;
+    uint64_t *seat_changes = seat_changes_of(event);
     const hf_item_t *items = core->items + hold->item_offset;
     for (uint32_t i = 0; i < hold->seat_count; i++) seat_changes[items[i].index] = core->change_count;
     return HF_OK;

@@ -71,6 +71,14 @@ static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_r
     return hf_decode_bool(request, body, "replace_existing", &hold_request->replace_existing);
 }
 
+/* A hold or booking refused on the states of its seats: seats held or sold for long enough
+ * are that way on disk too, so the loser of a race is answered without waiting for the next
+ * batch (routes.c, reply_sequence). */
+static void rest_on_seats(hf_request_t *request, const hf_error_detail_t *detail) {
+    request->rests_on_known = true;
+    request->rests_on_change = detail->observed_change;
+}
+
 void hf_handle_hold_create(hf_request_t *request) {
     const char *seat_ids[HF_HOLD_ITEMS_MAX];
     hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
@@ -88,12 +96,7 @@ void hf_handle_hold_create(hf_request_t *request) {
     uint32_t hold_index;
     hf_error_t error = hf_core_hold(core, &hold_request, request->now_ms, &hold_index, &detail);
     if (error) {
-        /* Seats held or sold for long enough are that way on disk too: the loser of a race
-         * is answered without waiting for the next batch. */
-        if (error == HF_ERROR_SEATS_UNAVAILABLE) {
-            request->rests_on_known = true;
-            request->rests_on_change = detail.observed_change;
-        }
+        if (error == HF_ERROR_SEATS_UNAVAILABLE) rest_on_seats(request, &detail);
         hf_reply_core_error(request, error, &detail, &hold_request);
         return;
     }
@@ -291,11 +294,8 @@ void hf_handle_booking_create(hf_request_t *request) {
     uint32_t order_index;
     hf_error_t error = hf_core_book(core, &booking, order_id, payment_ref, request->now_ms,
                                     &order_index, &detail);
-    /* As for holds: a booking refused on the seats' states waits only for those states. */
-    if (error == HF_ERROR_VERSION_CONFLICT || error == HF_ERROR_SEATS_UNAVAILABLE) {
-        request->rests_on_known = true;
-        request->rests_on_change = detail.observed_change;
-    }
+    if (error == HF_ERROR_VERSION_CONFLICT || error == HF_ERROR_SEATS_UNAVAILABLE)
+        rest_on_seats(request, &detail);
     if (error == HF_ERROR_VERSION_CONFLICT) reply_version_conflict(request, &booking, &detail);
     else if (error) hf_reply_core_error(request, error, &detail, &booking);
     else {

@@ -1,6 +1,6 @@
 /* A batch: deep copies of mutation records, collected on the engine thread and written by the
- * store's workers in one transaction. Appending is on the hot path of every change, so a batch
- * allocates nothing per record once warmed up: records live in one growable array and their
+ * store's writer thread in one transaction. Appending is on the hot path of every change, so a
+ * batch allocates nothing per record once warmed up: records live in one growable array and their
  * strings in a chain of chunks that hf_batch_clear rewinds and keeps for the next batch. */
 #include <assert.h>
 #include <stdlib.h>

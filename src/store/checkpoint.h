@@ -4,8 +4,8 @@
  * checkpoints (which never block the writer) when the log has grown; the writer checkpoints
  * itself only when the log grows past a hard bound, so the file cannot grow without limit.
  *
- * Threads: hf_checkpointer_request is called on the writing worker (from SQLite's WAL hook);
- * start and stop on the thread that owns the store. */
+ * Threads: hf_checkpointer_request is called on the store's writer thread (from SQLite's WAL
+ * hook); start and stop on the thread that owns the store. */
 #ifndef HF_CHECKPOINT_H
 #define HF_CHECKPOINT_H
 

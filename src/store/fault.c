@@ -22,7 +22,7 @@ typedef struct fault_state {
     uint64_t fail_sync;
     uint64_t sync_delay_ms;    /* 0: none */
     uint64_t writes;
-    /* Counted by SQLite's syncs and by the log syncer's, on the store's workers. */
+    /* Counted by SQLite's syncs and by the log syncer's, on the store's threads. */
     atomic_uint_fast64_t syncs;
     atomic_int armed;
     sqlite3_vfs *root;

@@ -10,8 +10,8 @@
  *                                 is written and not yet durable
  *
  * Counting starts at hf_store_start, so opening and loading never trip a fault and N counts
- * the writes of batches only. Threads: configured before the store's workers exist; writes are
- * counted by one worker at a time (batches are written one after another), syncs by any. */
+ * the writes of batches only. Threads: configured before the store's threads exist; writes are
+ * counted by the writer thread alone, syncs by any thread. */
 #ifndef HF_STORE_FAULT_H
 #define HF_STORE_FAULT_H
 

@@ -602,8 +602,8 @@ static double seconds_since(const struct timespec *start)
 }
 
 /* Writes a batch the writer took, then publishes it as finished. Called and returns with the
- * mutex unlocked. Returns whether the batch was committed. */
-static bool batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
+ * mutex unlocked. */
+static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
 {
     char error[ERROR_SIZE] = "";
     struct timespec start;
@@ -640,7 +640,6 @@ static bool batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
         store->stats.failures++;
     }
     pthread_mutex_unlock(&store->mutex);
-    return ok;
 }
 
 /* The writer takes a batch, writes it, reports it written to the syncer and hands it back to
@@ -715,7 +714,7 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
  * taken back, so there is a single result slot and it is always free at submit. Only the
  * engine thread moves the store in and out of idle (submit, take_result), so it reads its own
  * flag without the mutex: the engine asks at every loop turn, and taking the lock there made
- * the writer waited for it. */
+ * the writer wait for it. */
 bool hf_store_idle(const hf_store_t *store)
 {
     return !store->holds_batch;

@@ -1,4 +1,4 @@
-/* Syncing the write-ahead log on the store's worker threads (see sync.h). */
+/* Syncing the write-ahead log on threads of its own (see sync.h). */
 #include "store/sync.h"
 
 #include <assert.h>

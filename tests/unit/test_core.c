@@ -285,6 +285,16 @@ static void release_in_turn(fixture_t *f, uint32_t count, uint64_t *changes, uin
     }
 }
 
+/* The same with no finished hold kept: each is forgotten once all is durable. */
+static void forget_in_turn(fixture_t *f, uint32_t count, uint32_t *indexes)
+{
+    uint64_t changes[8];
+    assert_true(count <= 8);
+    hf_core_set_finished_max(f->core, 0);
+    release_in_turn(f, count, changes, indexes);
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), count);
+}
+
 static void test_evict_oldest_beyond_max(void **state)
 {
     fixture_t *f = *state;
@@ -347,11 +357,8 @@ static void test_evict_keeps_held_and_confirmed(void **state)
 static void test_evict_slot_reuse(void **state)
 {
     fixture_t *f = *state;
-    uint64_t changes[2];
     uint32_t indexes[2];
-    hf_core_set_finished_max(f->core, 0);
-    release_in_turn(f, 2, changes, indexes);
-    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 2);
+    forget_in_turn(f, 2, indexes);
     /* A one-seat hold fits in a forgotten one-seat slot: the newest forgotten slot first. */
     uint32_t index;
     assert_int_equal(hold_on(f, "open", "u2", "res_new", SEATS("S-B-1"), NULL, 0, -1, false,
@@ -410,11 +417,8 @@ static void test_evict_stale_expiry_entry(void **state)
 static void test_revive(void **state)
 {
     fixture_t *f = *state;
-    uint64_t changes[1];
     uint32_t indexes[1];
-    hf_core_set_finished_max(f->core, 0);
-    release_in_turn(f, 1, changes, indexes);
-    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 1);
+    forget_in_turn(f, 1, indexes);
     hf_counts_t counts = event_of(f, "open")->counts;
     uint32_t version = seat_on(f, "open", "S-A-1")->version;
     fx_sink_reset(&f->sink);
