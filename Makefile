@@ -93,14 +93,16 @@ CORE_RELEASE_OBJECTS := $(call objects,release,$(CORE_SOURCES))
 CORE_ASAN_OBJECTS := $(call objects,asan,$(CORE_SOURCES))
 STORE_RELEASE_OBJECTS := $(call objects,release,$(wildcard src/store/*.c))
 STORE_ASAN_OBJECTS := $(call objects,asan,$(wildcard src/store/*.c))
+# The parts of net/ that are pure functions, tested without a socket.
+NET_PURE_SOURCES := src/net/flat_json.c
 
 $(BUILD)/release/tests/%: tests/unit/%.c $(CORE_RELEASE_OBJECTS) $(STORE_RELEASE_OBJECTS) \
-        | $(TEST_DEPS_STAMP)
+        $(call objects,release,$(NET_PURE_SOURCES)) | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
 
 $(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS) \
-        | $(TEST_DEPS_STAMP)
+        $(call objects,asan,$(NET_PURE_SOURCES)) | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
 

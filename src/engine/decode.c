@@ -10,30 +10,105 @@ static bool reject(hf_request_t *request, const char *name, const char *message)
     return false;
 }
 
-bool hf_decode_string(hf_request_t *request, json_t *object, const char *name, size_t size_max,
-                      bool required, const char **value) {
-    json_t *member = json_object_get(object, name);
-    if (!member || json_is_null(member)) {
+/* ---- the body's members, from whichever reading the body had (routes.c, parse_body) ---- */
+
+static hf_member_t member_from_json(json_t *json) {
+    hf_member_t member = {.kind = HF_MEMBER_OTHER, .json = json};
+    switch (json_typeof(json)) {
+    case JSON_NULL: member.kind = HF_MEMBER_NULL; break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        member.kind = HF_MEMBER_BOOL;
+        member.truth = json_is_true(json);
+        break;
+    case JSON_INTEGER:
+        member.kind = HF_MEMBER_INTEGER;
+        member.integer = json_integer_value(json);
+        member.number = json_number_value(json);
+        break;
+    case JSON_REAL:
+        member.kind = HF_MEMBER_REAL;
+        member.number = json_real_value(json);
+        break;
+    case JSON_STRING:
+        member.kind = HF_MEMBER_STRING;
+        member.string = json_string_value(json);
+        member.length = json_string_length(json);
+        break;
+    default: break;
+    }
+    return member;
+}
+
+static hf_member_t member_from_flat(const hf_flat_json_member_t *flat) {
+    hf_member_t member = {.kind = HF_MEMBER_OTHER, .flat = flat};
+    switch (flat->kind) {
+    case HF_FLAT_JSON_NULL: member.kind = HF_MEMBER_NULL; break;
+    case HF_FLAT_JSON_FALSE:
+    case HF_FLAT_JSON_TRUE:
+        member.kind = HF_MEMBER_BOOL;
+        member.truth = flat->kind == HF_FLAT_JSON_TRUE;
+        break;
+    case HF_FLAT_JSON_INTEGER:
+        member.kind = HF_MEMBER_INTEGER;
+        member.integer = flat->integer;
+        member.number = flat->real;
+        break;
+    case HF_FLAT_JSON_REAL:
+        member.kind = HF_MEMBER_REAL;
+        member.number = flat->real;
+        break;
+    case HF_FLAT_JSON_STRING:
+        member.kind = HF_MEMBER_STRING;
+        member.string = flat->string;
+        member.length = flat->length;
+        break;
+    case HF_FLAT_JSON_STRINGS: break;
+    }
+    return member;
+}
+
+hf_member_t hf_body_member(const hf_request_t *request, const char *name) {
+    if (request->flat) {
+        const hf_flat_json_member_t *flat = hf_flat_json_member(request->flat, name);
+        return flat ? member_from_flat(flat) : (hf_member_t){.kind = HF_MEMBER_ABSENT};
+    }
+    json_t *json = request->body ? json_object_get(request->body, name) : NULL;
+    return json ? member_from_json(json) : (hf_member_t){.kind = HF_MEMBER_ABSENT};
+}
+
+static bool absent_or_null(const hf_member_t *member) {
+    return member->kind == HF_MEMBER_ABSENT || member->kind == HF_MEMBER_NULL;
+}
+
+static bool is_number(const hf_member_t *member) {
+    return member->kind == HF_MEMBER_INTEGER || member->kind == HF_MEMBER_REAL;
+}
+
+/* ---- typed members with a 400 naming the member when wrong ---- */
+
+bool hf_decode_string(hf_request_t *request, const char *name, size_t size_max, bool required,
+                      const char **value) {
+    hf_member_t member = hf_body_member(request, name);
+    if (absent_or_null(&member)) {
         if (!required) return true;
         char message[128];
         snprintf(message, sizeof message, "%s is required", name);
         return reject(request, name, message);
     }
-    size_t length = json_is_string(member) ? json_string_length(member) : 0;
-    if (!json_is_string(member) || length == 0 || length > size_max ||
-        strlen(json_string_value(member)) != length) {
+    /* A NUL inside the string would hide the rest of it from every later check. */
+    if (member.kind != HF_MEMBER_STRING || member.length == 0 || member.length > size_max ||
+        strlen(member.string) != member.length) {
         char message[128];
         snprintf(message, sizeof message, "%s must be a string of 1 to %zu bytes", name, size_max);
         return reject(request, name, message);
     }
-    *value = json_string_value(member);
+    *value = member.string;
     return true;
 }
 
 /* Seconds (integer or fraction) to whole milliseconds, rounded; must be positive. */
-static bool seconds_to_ms(json_t *member, int64_t *ms) {
-    if (!json_is_number(member)) return false;
-    double seconds = json_number_value(member);
+static bool seconds_to_ms(double seconds, int64_t *ms) {
     if (!isfinite(seconds) || seconds <= 0 || seconds * 1000.0 > (double)HF_HOLD_TTL_MS_MAX * 1000)
         return false;
     int64_t value = llround(seconds * 1000.0);
@@ -42,19 +117,23 @@ static bool seconds_to_ms(json_t *member, int64_t *ms) {
     return true;
 }
 
-bool hf_decode_seconds(hf_request_t *request, json_t *object, const char *name, int64_t *ms) {
-    json_t *member = json_object_get(object, name);
-    if (!member || json_is_null(member)) return true;
-    if (seconds_to_ms(member, ms)) return true;
+static bool json_seconds_to_ms(json_t *member, int64_t *ms) {
+    return json_is_number(member) && seconds_to_ms(json_number_value(member), ms);
+}
+
+bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms) {
+    hf_member_t member = hf_body_member(request, name);
+    if (absent_or_null(&member)) return true;
+    if (is_number(&member) && seconds_to_ms(member.number, ms)) return true;
     char message[128];
     snprintf(message, sizeof message, "%s must be a positive number of seconds", name);
     return reject(request, name, message);
 }
 
-bool hf_decode_extension(hf_request_t *request, json_t *object, const char *name, int64_t *ms) {
-    json_t *member = json_object_get(object, name);
-    if (!member || json_is_null(member)) return true;
-    double seconds = json_is_number(member) ? json_number_value(member) : 0;
+bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms) {
+    hf_member_t member = hf_body_member(request, name);
+    if (absent_or_null(&member)) return true;
+    double seconds = is_number(&member) ? member.number : 0;
     if (!isfinite(seconds) || seconds <= 0) {
         char message[128];
         snprintf(message, sizeof message, "%s must be a positive number of seconds", name);
@@ -69,31 +148,16 @@ bool hf_decode_extension(hf_request_t *request, json_t *object, const char *name
     return true;
 }
 
-bool hf_decode_integer(hf_request_t *request, json_t *object, const char *name, int64_t minimum,
-                       int64_t maximum, int64_t *value) {
-    json_t *member = json_object_get(object, name);
-    if (!member || json_is_null(member)) return true;
-    if (json_is_integer(member) && json_integer_value(member) >= minimum &&
-        json_integer_value(member) <= maximum) {
-        *value = json_integer_value(member);
-        return true;
-    }
-    char message[160];
-    snprintf(message, sizeof message, "%s must be an integer from %lld to %lld", name,
-             (long long)minimum, (long long)maximum);
-    return reject(request, name, message);
-}
-
-bool hf_decode_bool(hf_request_t *request, json_t *object, const char *name, bool *value) {
-    json_t *member = json_object_get(object, name);
-    if (!member || json_is_null(member)) return true;
-    if (!json_is_boolean(member)) return reject(request, name, "must be true or false");
-    *value = json_is_true(member);
+bool hf_decode_bool(hf_request_t *request, const char *name, bool *value) {
+    hf_member_t member = hf_body_member(request, name);
+    if (absent_or_null(&member)) return true;
+    if (member.kind != HF_MEMBER_BOOL) return reject(request, name, "must be true or false");
+    *value = member.truth;
     return true;
 }
 
 bool hf_decode_user(hf_request_t *request, const char **user_id) {
-    return hf_decode_string(request, request->body, "user_id", HF_USER_ID_SIZE_MAX, true, user_id);
+    return hf_decode_string(request, "user_id", HF_USER_ID_SIZE_MAX, true, user_id);
 }
 
 /* ---- event definitions ---- */
@@ -190,10 +254,10 @@ static bool decode_currency(json_t *member, char *out) {
 static bool decode_limits(json_t *object, hf_event_definition_t *definition, const char **field) {
     json_t *member = json_object_get(object, (*field = "hold_ttl_s"));
     definition->hold_ttl_ms = 600000;
-    if (member && !seconds_to_ms(member, &definition->hold_ttl_ms)) return false;
+    if (member && !json_seconds_to_ms(member, &definition->hold_ttl_ms)) return false;
     definition->max_hold_ms = 3 * definition->hold_ttl_ms;
     member = json_object_get(object, (*field = "max_hold_s"));
-    if (member && !seconds_to_ms(member, &definition->max_hold_ms)) return false;
+    if (member && !json_seconds_to_ms(member, &definition->max_hold_ms)) return false;
     if (definition->max_hold_ms < definition->hold_ttl_ms ||
         definition->max_hold_ms > HF_HOLD_TTL_MS_MAX)
         return false;
@@ -282,4 +346,34 @@ bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **se
     }
     *field = NULL;
     return true;
+}
+
+/* The flat reader has strings and arrays of strings, never objects: "seats" is read from it,
+ * and "pools", an object when valid, can only be absent, null or wrong. */
+static bool flat_items_decode(const hf_request_t *from, hf_hold_request_t *request,
+                              const char **seat_ids, hf_pool_request_t *pools, const char **field) {
+    const hf_flat_json_t *flat = from->flat;
+    const hf_flat_json_member_t *seats = hf_flat_json_member(flat, (*field = "seats"));
+    request->seat_count = 0;
+    request->seat_ids = seat_ids;
+    request->pool_count = 0;
+    request->pools = pools;
+    if (seats && seats->kind != HF_FLAT_JSON_NULL) {
+        if (seats->kind != HF_FLAT_JSON_STRINGS || seats->length > HF_HOLD_ITEMS_MAX) return false;
+        for (uint32_t i = 0; i < seats->length; i++) {
+            uint32_t item = seats->first_item + i;
+            if (flat->item_lengths[item] > HF_SEAT_ID_SIZE_MAX) return false;
+            seat_ids[request->seat_count++] = flat->items[item];
+        }
+    }
+    const hf_flat_json_member_t *pool_object = hf_flat_json_member(flat, (*field = "pools"));
+    if (pool_object && pool_object->kind != HF_FLAT_JSON_NULL) return false;
+    *field = NULL;
+    return true;
+}
+
+bool hf_request_items_decode(const hf_request_t *from, hf_hold_request_t *request,
+                             const char **seat_ids, hf_pool_request_t *pools, const char **field) {
+    if (from->flat) return flat_items_decode(from, request, seat_ids, pools, field);
+    return hf_items_decode(from->body, request, seat_ids, pools, field);
 }

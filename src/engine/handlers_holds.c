@@ -27,11 +27,12 @@ static void reply_order(hf_request_t *request, uint32_t order_index) {
 }
 
 /* best_available: {"count": N, "section": "FLOOR", "adjacent": true}; false after a 400. */
-static bool best_available_decode(hf_request_t *request, json_t *body,
-                                  hf_hold_request_t *hold_request) {
-    json_t *best = json_object_get(body, "best_available");
+static bool best_available_decode(hf_request_t *request, hf_hold_request_t *hold_request) {
+    hf_member_t member = hf_body_member(request, "best_available");
     hold_request->best_adjacent = true;
-    if (!best || json_is_null(best)) return true;
+    if (member.kind == HF_MEMBER_ABSENT || member.kind == HF_MEMBER_NULL) return true;
+    /* Only jansson reads objects: from the flat reader this member is always wrong. */
+    json_t *best = member.json;
     json_t *count = json_object_get(best, "count");
     json_t *section = json_object_get(best, "section");
     json_t *adjacent = json_object_get(best, "adjacent");
@@ -55,11 +56,10 @@ static bool best_available_decode(hf_request_t *request, json_t *body,
 /* Decodes the hold request body; false after answering 400. */
 static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_request,
                                 const char **seat_ids, hf_pool_request_t *pools) {
-    json_t *body = request->body;
     const char *field;
     if (!hf_decode_user(request, &hold_request->user_id)) return false;
-    if (!best_available_decode(request, body, hold_request)) return false;
-    if (!hf_items_decode(body, hold_request, seat_ids, pools, &field)) {
+    if (!best_available_decode(request, hold_request)) return false;
+    if (!hf_request_items_decode(request, hold_request, seat_ids, pools, &field)) {
         hf_reply_error(request, 400, "invalid_request",
                        strcmp(field, "seats") == 0 ? "seats must be a list of seat ids"
                                                    : "pools must map pool ids to quantities >= 1",
@@ -67,8 +67,8 @@ static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_r
         return false;
     }
     hold_request->ttl_ms = -1;
-    if (!hf_decode_seconds(request, body, "ttl_s", &hold_request->ttl_ms)) return false;
-    return hf_decode_bool(request, body, "replace_existing", &hold_request->replace_existing);
+    if (!hf_decode_seconds(request, "ttl_s", &hold_request->ttl_ms)) return false;
+    return hf_decode_bool(request, "replace_existing", &hold_request->replace_existing);
 }
 
 /* A hold or booking refused on the states of its seats: seats held or sold for long enough
@@ -122,7 +122,7 @@ void hf_handle_hold_extend(hf_request_t *request) {
     const char *user_id;
     int64_t ttl_ms = -1;
     if (!hf_decode_user(request, &user_id)) return;
-    if (!hf_decode_extension(request, request->body, "ttl_s", &ttl_ms)) return;
+    if (!hf_decode_extension(request, "ttl_s", &ttl_ms)) return;
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
     bool capped = false;
@@ -146,8 +146,7 @@ void hf_handle_hold_release(hf_request_t *request) {
 void hf_handle_hold_commit(hf_request_t *request) {
     const char *user_id, *payment_ref = NULL;
     if (!hf_decode_user(request, &user_id)) return;
-    if (!hf_decode_string(request, request->body, "payment_ref", HF_PAYMENT_REF_SIZE_MAX, false,
-                          &payment_ref))
+    if (!hf_decode_string(request, "payment_ref", HF_PAYMENT_REF_SIZE_MAX, false, &payment_ref))
         return;
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
@@ -246,7 +245,7 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
         return false;
     }
     booking->ttl_ms = -1;
-    return hf_decode_string(request, body, "payment_ref", HF_PAYMENT_REF_SIZE_MAX, false, payment_ref);
+    return hf_decode_string(request, "payment_ref", HF_PAYMENT_REF_SIZE_MAX, false, payment_ref);
 }
 
 /* 409 version_conflict with the current version and status of each seat that moved. */

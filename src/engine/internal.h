@@ -12,6 +12,7 @@
 #include "core/core.h"
 #include "core/map.h"
 #include "engine/engine.h"
+#include "net/flat_json.h"
 #include "net/http.h"
 #include "store/store.h"
 
@@ -126,7 +127,10 @@ typedef struct hf_request {
     const hf_http_request_t *http;
     hf_http_response_t *response;
     char params[HF_ROUTE_PARAMS_MAX][HF_SEAT_ID_SIZE_MAX + HF_USER_ID_SIZE_MAX + 1];
-    json_t *body;                /* the parsed object for POST and PUT, else NULL */
+    /* A POST's body: read by the flat reader on routes that allow it (ROUTE_FLAT in routes.c)
+     * when it can, else by jansson. At most one of the two is set; hf_body_member reads it. */
+    json_t *body;
+    const hf_flat_json_t *flat;
     int64_t now_ms;
     /* Set by a handler whose answer rests only on the state up to change rests_on_change
      * (hf_core_change_count): when the request changed nothing, its answer then waits for that
@@ -162,17 +166,40 @@ void hf_handle_ui_file(hf_request_t *request);
 
 /* ---- decoding (decode.c) ---- */
 
-/* Each returns true when the member is absent (value untouched) or valid; false after
- * answering 400 invalid_request naming the member. */
-bool hf_decode_string(hf_request_t *request, json_t *object, const char *name, size_t size_max,
-                      bool required, const char **value);
-bool hf_decode_seconds(hf_request_t *request, json_t *object, const char *name, int64_t *ms);
+/* One top-level member of the request body, whichever reader read it: jansson (body) or the
+ * flat reader (flat). Strings are borrowed from the request and live until its end. */
+typedef enum hf_member_kind {
+    HF_MEMBER_ABSENT,
+    HF_MEMBER_NULL,
+    HF_MEMBER_BOOL,
+    HF_MEMBER_INTEGER,
+    HF_MEMBER_REAL,
+    HF_MEMBER_STRING,
+    HF_MEMBER_OTHER, /* an object or an array: read from json (jansson) or flat */
+} hf_member_kind_t;
+
+typedef struct hf_member {
+    hf_member_kind_t kind;
+    bool truth;                        /* BOOL */
+    int64_t integer;                   /* INTEGER */
+    double number;                     /* INTEGER and REAL, as json_number_value */
+    const char *string;                /* STRING, NUL-terminated (it may hold a NUL) */
+    size_t length;                     /* STRING */
+    json_t *json;                      /* the member in jansson's DOM, else NULL */
+    const hf_flat_json_member_t *flat; /* the member in the flat reading, else NULL */
+} hf_member_t;
+
+hf_member_t hf_body_member(const hf_request_t *request, const char *name);
+
+/* Each returns true when the body's member is absent or null (value untouched) or valid;
+ * false after answering 400 invalid_request naming the member. */
+bool hf_decode_string(hf_request_t *request, const char *name, size_t size_max, bool required,
+                      const char **value);
+bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms);
 /* Like hf_decode_seconds but any positive number is accepted, large ones clamped to the
  * longest hold and tiny ones raised to 1 ms (extend: the cap applies anyway). */
-bool hf_decode_extension(hf_request_t *request, json_t *object, const char *name, int64_t *ms);
-bool hf_decode_integer(hf_request_t *request, json_t *object, const char *name, int64_t minimum,
-                       int64_t maximum, int64_t *value);
-bool hf_decode_bool(hf_request_t *request, json_t *object, const char *name, bool *value);
+bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms);
+bool hf_decode_bool(hf_request_t *request, const char *name, bool *value);
 /* The user_id member: required, 1..128 bytes. */
 bool hf_decode_user(hf_request_t *request, const char **user_id);
 
@@ -186,6 +213,10 @@ void hf_definition_free(hf_event_definition_t *definition);
  * seat_ids and pools must have room for HF_HOLD_ITEMS_MAX entries. */
 bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
                      hf_pool_request_t *pools, const char **field);
+
+/* hf_items_decode of the request's body, whichever reader read it. */
+bool hf_request_items_decode(const hf_request_t *from, hf_hold_request_t *request,
+                             const char **seat_ids, hf_pool_request_t *pools, const char **field);
 
 /* The "pools" member ({"GA": 2}) alone; false when malformed. */
 bool hf_pools_decode(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools);
