@@ -333,9 +333,17 @@ int hf_error_status(hf_error_t error) {
     }
 }
 
-static hf_error_t invalid(hf_error_detail_t *detail, const char *field) {
-    if (detail) detail->field = field;
+/* A 400 naming the member at fault; with a reason, the answer says what is wrong with it. */
+static hf_error_t invalid_because(hf_error_detail_t *detail, const char *field, const char *reason) {
+    if (detail) {
+        detail->field = field;
+        detail->reason = reason;
+    }
     return HF_ERROR_INVALID_REQUEST;
+}
+
+static hf_error_t invalid(hf_error_detail_t *detail, const char *field) {
+    return invalid_because(detail, field, NULL);
 }
 
 /* ---- lifecycle ---- */
@@ -1077,7 +1085,7 @@ static hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_req
     size_t user_length = request->user_id ? strlen(request->user_id) : 0;
     if (user_length == 0 || user_length > HF_USER_ID_SIZE_MAX) return invalid(detail, "user_id");
     if (request->seat_count == 0 && request->pool_count == 0 && request->best_count == 0)
-        return invalid(detail, "seats");
+        return invalid_because(detail, "seats", "a hold needs seats, pools or best_available");
     uint64_t units = (uint64_t)request->seat_count + request->best_count;
     for (uint32_t i = 0; i < request->pool_count; i++) {
         if (request->pools[i].quantity == 0) return invalid(detail, "pools");
@@ -1087,8 +1095,10 @@ static hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_req
         units += request->pools[i].quantity;
     }
     if (units > event->max_seats_per_hold)
-        return invalid(detail, request->best_count ? "best_available" : "seats");
-    if (request->ttl_ms == 0 || request->ttl_ms > event->max_hold_ms) return invalid(detail, "ttl_s");
+        return invalid_because(detail, request->best_count ? "best_available" : "seats",
+                               "more items than the event's max_seats_per_hold");
+    if (request->ttl_ms == 0 || request->ttl_ms > event->max_hold_ms)
+        return invalid_because(detail, "ttl_s", "ttl_s must not exceed the event's max_hold_s");
     return HF_OK;
 }
 
@@ -1129,7 +1139,7 @@ static hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
     memcpy(sorted, core->scratch_seats, request->seat_count * sizeof *sorted);
     sort_indexes(sorted, request->seat_count);
     for (uint32_t i = 1; i < request->seat_count; i++)
-        if (sorted[i] == sorted[i - 1]) return invalid(detail, "seats");
+        if (sorted[i] == sorted[i - 1]) return invalid_because(detail, "seats", "a seat is listed twice");
     return HF_OK;
 }
 

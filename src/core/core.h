@@ -72,6 +72,7 @@ bool hf_seat_status_parse(const char *text, uint8_t *status);
 
 typedef struct hf_error_detail {
     const char *field;             /* HF_ERROR_INVALID_REQUEST: static string */
+    const char *reason;            /* HF_ERROR_INVALID_REQUEST: a static sentence, or NULL */
     /* HF_ERROR_SEATS_UNAVAILABLE and HF_ERROR_VERSION_CONFLICT: the newest change (numbered
      * as hf_core_change_count counts) that the states of the seats asked for rest on. Once
      * the store has every change up to it, the answer tells nothing the store lacks. */

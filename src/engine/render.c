@@ -173,7 +173,8 @@ void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error
     if (error == HF_ERROR_INVALID_REQUEST) {
         const char *field = detail && detail->field ? detail->field : "body";
         char message[128];
-        snprintf(message, sizeof message, "%s is not valid", field);
+        if (detail && detail->reason) snprintf(message, sizeof message, "%s", detail->reason);
+        else snprintf(message, sizeof message, "%s is not valid", field);
         hf_reply_error(request, 400, "invalid_request", message, field);
         return;
     }

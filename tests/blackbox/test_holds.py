@@ -228,6 +228,12 @@ def test_invalid_requests(server):
     for body, field, what in cases:
         soft(_invalid, c, event_id, body, field, what)
     path = "/v1/events/%s/holds" % event_id
+    # The message says what is wrong, not only which member.
+    for body, words in (({"user_id": u1}, "seats, pools or best_available"),
+                        ({"user_id": u1, "seats": seat * 2}, "listed twice"),
+                        ({"user_id": u1, "seats": seat, "ttl_s": 1801}, "max_hold_s")):
+        message = c.post(path, body).json["error"]["message"]
+        soft(check_equal, words in message, True, "message %r names %r" % (message, words))
     soft(expect, c.post(path, raw=b""), 400, "invalid_request", field="user_id",
          what="empty body")
     soft(expect, c.post(path, seat), 400, "invalid_request", field="body", what="array body")
