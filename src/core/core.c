@@ -41,9 +41,11 @@ typedef struct hold_state {
     /* Items reserved at the hold's item_offset: a reused slot keeps its items when the new
      * hold needs no more. */
     uint32_t item_capacity;
-    /* core->change_count once its finishing record was emitted (0 for a restored or revived
-     * hold, which the store already has). */
-    uint64_t finished_change;
+    /* core->change_count once the hold's newest record was emitted: its creation, an
+     * extension, its end or its commit (0 for a restored or revived hold, which the store
+     * already has). The store has the hold as the core shows it once it has that record; for
+     * a released or expired hold it is the end's record, which forgetting waits for. */
+    uint64_t last_change;
 } hold_state_t;
 
 typedef struct user {
@@ -974,10 +976,9 @@ static bool hold_status_finished(uint8_t status) {
     return status == HF_HOLD_RELEASED || status == HF_HOLD_EXPIRED;
 }
 
-static void finished_push(hf_core_t *core, uint32_t hold_index, uint64_t change) {
+static void finished_push(hf_core_t *core, uint32_t hold_index) {
     hold_state_t *state = &core->hold_states[hold_index];
     state->next_finished = 0;
-    state->finished_change = change;
     if (core->finished_last) core->hold_states[core->finished_last - 1].next_finished = hold_index + 1;
     else core->finished_first = hold_index + 1;
     core->finished_last = hold_index + 1;
@@ -1016,6 +1017,16 @@ static void finished_forget_first(hf_core_t *core) {
 
 uint64_t hf_core_change_count(const hf_core_t *core) { return core->change_count; }
 
+uint64_t hf_core_hold_change(const hf_core_t *core, uint32_t index) {
+    assert(index < core->hold_count);
+    return core->hold_states[index].last_change;
+}
+
+uint64_t hf_core_order_change(const hf_core_t *core, uint32_t index) {
+    assert(index < core->order_count);
+    return core->orders[index].last_change;
+}
+
 void hf_core_set_finished_max(hf_core_t *core, uint32_t finished_max) {
     core->finished_max = finished_max;
 }
@@ -1025,7 +1036,7 @@ uint32_t hf_core_holds_finished(const hf_core_t *core) { return core->finished_c
 uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
     uint32_t forgotten = 0;
     while (core->finished_count > core->finished_max &&
-           core->hold_states[core->finished_first - 1].finished_change <= durable_changes) {
+           core->hold_states[core->finished_first - 1].last_change <= durable_changes) {
         finished_forget_first(core);
         forgotten++;
     }
@@ -1050,9 +1061,9 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
                                   .user_id = hold_user_id(core, hold_index), .status = status,
                                   .expires_at_ms = hold->expires_at_ms};
         emit(core, &mutation);
+        core->hold_states[hold_index].last_change = core->change_count;
     }
-    /* Numbered by the hold's own record: the store has the hold's end once it has that. */
-    if (hold_status_finished(status)) finished_push(core, hold_index, report ? core->change_count : 0);
+    if (hold_status_finished(status)) finished_push(core, hold_index);
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
@@ -1351,7 +1362,7 @@ static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
     memset(hold, 0, sizeof *hold);
     hold->item_offset = item_offset;
     state->previous_active = state->next_active = state->next_finished = 0;
-    state->finished_change = 0;
+    state->last_change = 0;
     return index;
 }
 
@@ -1451,6 +1462,7 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
                               .total = hold->total, .expires_at_ms = hold->expires_at_ms,
                               .status = HF_HOLD_HELD};
     emit(core, &mutation);
+    core->hold_states[index].last_change = core->change_count;
     hold_take(core, index, now, true);
     *hold_index = index;
     return HF_OK;
@@ -1490,6 +1502,7 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
                               .hold_id = hold->id, .user_id = user_id, .status = HF_HOLD_HELD,
                               .expires_at_ms = expires_at};
     emit(core, &mutation);
+    core->hold_states[index].last_change = core->change_count;
     /* The seats stay held past their old expiry only once this record is durable. */
     uint64_t *seat_changes = seat_changes_of(event);
     const hf_item_t *items = core->items + hold->item_offset;
@@ -1541,7 +1554,7 @@ static void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, 
         pool_move(core, event, &items[order->seat_count + i], 0, 1, now, report);
 }
 
-static void report_order(hf_core_t *core, const hf_order_t *order, const hf_hold_t *hold) {
+static void report_order(hf_core_t *core, hf_order_t *order, const hf_hold_t *hold) {
     const hf_event_t *event = core->events[order->event];
     const char *user_id = hf_core_user_id(core, order->user);
     hf_mutation_t created = {.type = HF_MUTATION_ORDER_CREATE, .at_ms = order->created_at_ms,
@@ -1567,6 +1580,7 @@ static void report_order(hf_core_t *core, const hf_order_t *order, const hf_hold
         }
         emit(core, &item);
     }
+    order->last_change = core->change_count;
 }
 
 hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
@@ -1604,6 +1618,7 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
                             .order_id = record->id, .user_id = user_id,
                             .status = HF_HOLD_CONFIRMED, .expires_at_ms = hold->expires_at_ms};
     emit(core, &update);
+    core->hold_states[index].last_change = core->change_count;
     order_take(core, order, now, true);
     *order_index = order;
     return HF_OK;
@@ -1624,6 +1639,7 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
                               .order_id = order->id, .user_id = user_id,
                               .status = HF_ORDER_CANCELLED};
     emit(core, &mutation);
+    order->last_change = core->change_count;
     event_user_t *owner = &core->event_users[order->owner];
     owner->sold_units -= item_units(items, order->seat_count, order->pool_count);
     for (uint32_t i = 0; i < order->seat_count; i++)
@@ -1755,7 +1771,7 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
                      stored->status == HF_HOLD_HELD ? 1 : ENDED_HOLD_SEAT_CHANGES);
     if (stored->status == HF_HOLD_HELD) hold_take(core, index, stored->created_at_ms, false);
     else hold->status = stored->status;
-    if (hold_status_finished(hold->status)) finished_push(core, index, 0);
+    if (hold_status_finished(hold->status)) finished_push(core, index);
     return HF_OK;
 }
 
@@ -1778,7 +1794,7 @@ hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *stored, 
     hold_of(core, revived)->status = stored->status;
     /* It finished long ago, but it is the most recently asked for: kept as if it had just
      * finished, so a client polling it does not send each poll to the store. */
-    finished_push(core, revived, 0);
+    finished_push(core, revived);
     *index = revived;
     return HF_OK;
 }

@@ -202,6 +202,7 @@ typedef struct hf_order {
     uint32_t item_offset;
     uint32_t seat_count, pool_count;
     uint32_t owner;                /* private to the core: the user's record on the event */
+    uint64_t last_change;          /* private to the core: see hf_core_order_change */
 } hf_order_t;
 
 /* ---- Commands ---- */
@@ -322,6 +323,12 @@ hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const cha
 
 /* How many mutation records the core has emitted so far. */
 uint64_t hf_core_change_count(const hf_core_t *core);
+/* The number (as hf_core_change_count counts) of the newest record of the hold or order at
+ * index: its creation, an extension, its end, its commit or its cancellation. Once the store
+ * has every record up to it, an answer that shows the hold or order as the core has it now
+ * tells nothing the store lacks. 0 for one restored or revived from the store. */
+uint64_t hf_core_hold_change(const hf_core_t *core, uint32_t index);
+uint64_t hf_core_order_change(const hf_core_t *core, uint32_t index);
 void hf_core_set_finished_max(hf_core_t *core, uint32_t finished_max);
 /* Forgets the oldest finished holds (in the order they finished) while more than finished_max
  * are kept, among those whose finishing record is numbered at most durable_changes. Returns

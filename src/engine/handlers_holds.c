@@ -104,13 +104,31 @@ void hf_handle_hold_create(hf_request_t *request) {
 }
 
 /* The hold named by the first path parameter, or false after answering 404. A released or
- * expired hold the core has forgotten is taken back from the store first. */
+ * expired hold the core has forgotten is taken back from the store first. An answer that
+ * changes nothing (a read, a repeated release, a refusal) shows the hold as its records left
+ * it: it waits for those, not for the open batch (routes.c, reply_sequence). */
 static bool hold_or_404(hf_request_t *request, uint32_t *index) {
     hf_engine_t *engine = request->engine;
-    if (hf_core_hold_find(engine->core, request->params[0], index)) return true;
-    if (hf_engine_revive_hold(engine, request->params[0], index)) return true;
-    hf_reply_error(request, 404, "hold_not_found", "no such hold", NULL);
-    return false;
+    if (!hf_core_hold_find(engine->core, request->params[0], index) &&
+        !hf_engine_revive_hold(engine, request->params[0], index)) {
+        hf_reply_error(request, 404, "hold_not_found", "no such hold", NULL);
+        return false;
+    }
+    request->rests_on_known = true;
+    request->rests_on_change = hf_core_hold_change(engine->core, *index);
+    return true;
+}
+
+/* As hold_or_404, for the order named by the first path parameter. */
+static bool order_or_404(hf_request_t *request, uint32_t *index) {
+    hf_core_t *core = request->engine->core;
+    if (!hf_core_order_find(core, request->params[0], index)) {
+        hf_reply_error(request, 404, "order_not_found", "no such order", NULL);
+        return false;
+    }
+    request->rests_on_known = true;
+    request->rests_on_change = hf_core_order_change(core, *index);
+    return true;
 }
 
 void hf_handle_hold_get(hf_request_t *request) {
@@ -161,11 +179,7 @@ void hf_handle_hold_commit(hf_request_t *request) {
 
 void hf_handle_order_get(hf_request_t *request) {
     uint32_t index;
-    if (!hf_core_order_find(request->engine->core, request->params[0], &index)) {
-        hf_reply_error(request, 404, "order_not_found", "no such order", NULL);
-        return;
-    }
-    reply_order(request, index);
+    if (order_or_404(request, &index)) reply_order(request, index);
 }
 
 void hf_handle_order_cancel(hf_request_t *request) {
@@ -173,10 +187,7 @@ void hf_handle_order_cancel(hf_request_t *request) {
     if (!hf_decode_user(request, &user_id)) return;
     uint32_t index;
     hf_core_t *core = request->engine->core;
-    if (!hf_core_order_find(core, request->params[0], &index)) {
-        hf_reply_error(request, 404, "order_not_found", "no such order", NULL);
-        return;
-    }
+    if (!order_or_404(request, &index)) return;
     hf_error_t error = hf_core_cancel(core, request->params[0], user_id, request->now_ms);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_order(request, index);

@@ -266,6 +266,61 @@ static void test_refusal_names_the_change_it_rests_on(void **state)
     assert_consistent(f, T0 + 6);
 }
 
+/* A hold's and an order's newest record: what a read of them rests on. Seat records (on in
+ * these tests, as while a stream is open) may follow it, so it lies within each step. */
+static void assert_within(uint64_t change, uint64_t after, uint64_t up_to)
+{
+    if (change <= after || change > up_to)
+        fail_msg("change %llu outside (%llu, %llu]", (unsigned long long)change,
+                 (unsigned long long)after, (unsigned long long)up_to);
+}
+
+static void test_hold_and_order_name_their_newest_change(void **state)
+{
+    fixture_t *f = *state;
+    uint32_t kept, sold;
+    uint64_t start = hf_core_change_count(f->core);
+    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NULL, 0, -1, false, T0, &kept, NULL),
+                     HF_OK);
+    uint64_t created = hf_core_change_count(f->core);
+    assert_within(hf_core_hold_change(f->core, kept), start, created);
+    uint64_t kept_change = hf_core_hold_change(f->core, kept);
+    assert_int_equal(hold(f, "u2", "res_2", SEATS("FLOOR-A-2"), NULL, 0, -1, false, T0, &sold, NULL),
+                     HF_OK);
+    uint64_t second = hf_core_change_count(f->core);
+    /* Another hold's records leave this one's alone. */
+    assert_int_equal(hf_core_hold_change(f->core, kept), kept_change);
+    bool capped = false;
+    assert_int_equal(hf_core_extend(f->core, "res_1", "u1", -1, T0 + 1, &capped), HF_OK);
+    uint64_t extended = hf_core_change_count(f->core);
+    assert_within(hf_core_hold_change(f->core, kept), second, extended);
+    /* A refusal about the hold changes nothing, and a repeated release emits nothing. */
+    assert_int_equal(hf_core_release(f->core, "res_1", "u9", T0 + 2), HF_ERROR_NOT_OWNER);
+    assert_int_equal(hf_core_release(f->core, "res_1", "u1", T0 + 2), HF_OK);
+    uint64_t released = hf_core_change_count(f->core);
+    assert_within(hf_core_hold_change(f->core, kept), extended, released);
+    kept_change = hf_core_hold_change(f->core, kept);
+    assert_int_equal(hf_core_release(f->core, "res_1", "u1", T0 + 3), HF_OK);
+    assert_int_equal(hf_core_change_count(f->core), released);
+    assert_int_equal(hf_core_hold_change(f->core, kept), kept_change);
+    /* A commit: the hold's newest record is its confirmation, written after the order's. */
+    uint32_t order = commit(f, "res_2", "u2", "ord_1", T0 + 4);
+    uint64_t committed = hf_core_change_count(f->core);
+    assert_within(hf_core_order_change(f->core, order), released, committed);
+    assert_within(hf_core_hold_change(f->core, sold), hf_core_order_change(f->core, order),
+                  committed);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", T0 + 5), HF_OK);
+    assert_within(hf_core_order_change(f->core, order), committed, hf_core_change_count(f->core));
+    /* Expiry is the hold's record too. */
+    uint32_t lapsing;
+    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NULL, 0, 1000, false, T0 + 6,
+                          &lapsing, NULL), HF_OK);
+    uint64_t before = hf_core_change_count(f->core);
+    hf_core_advance(f->core, T0 + 1006);
+    assert_within(hf_core_hold_change(f->core, lapsing), before, hf_core_change_count(f->core));
+    assert_consistent(f, T0 + 1007);
+}
+
 /* ---- forgetting finished holds (hf_core_evict) and taking them back ---- */
 
 /* Holds res_e1..res_eN of one seat each (S-A-1...) on "open", each released at once; returns
@@ -2404,6 +2459,7 @@ int main(void)
         cmocka_unit_test(test_restore_lapsed_hold),
         cmocka_unit_test_setup_teardown(test_stream_records_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusal_names_the_change_it_rests_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hold_and_order_name_their_newest_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_oldest_beyond_max, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_keeps_held_and_confirmed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_slot_reuse, setup, teardown),
