@@ -12,60 +12,38 @@ static bool reject(hf_request_t *request, const char *name, const char *message)
 
 /* ---- the body's members, from whichever reading the body had (routes.c, parse_body) ---- */
 
+static const hf_member_kind_t JSON_KINDS[] = {
+    [JSON_OBJECT] = HF_MEMBER_OTHER,   [JSON_ARRAY] = HF_MEMBER_OTHER,
+    [JSON_STRING] = HF_MEMBER_STRING,  [JSON_INTEGER] = HF_MEMBER_INTEGER,
+    [JSON_REAL] = HF_MEMBER_REAL,      [JSON_TRUE] = HF_MEMBER_BOOL,
+    [JSON_FALSE] = HF_MEMBER_BOOL,     [JSON_NULL] = HF_MEMBER_NULL,
+};
+
 static hf_member_t member_from_json(json_t *json) {
-    hf_member_t member = {.kind = HF_MEMBER_OTHER, .json = json};
-    switch (json_typeof(json)) {
-    case JSON_NULL: member.kind = HF_MEMBER_NULL; break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        member.kind = HF_MEMBER_BOOL;
-        member.truth = json_is_true(json);
-        break;
-    case JSON_INTEGER:
-        member.kind = HF_MEMBER_INTEGER;
-        member.integer = json_integer_value(json);
-        member.number = json_number_value(json);
-        break;
-    case JSON_REAL:
-        member.kind = HF_MEMBER_REAL;
-        member.number = json_real_value(json);
-        break;
-    case JSON_STRING:
-        member.kind = HF_MEMBER_STRING;
+    /* json_number_value is 0 for anything but a number, json_is_true false. */
+    hf_member_t member = {.kind = JSON_KINDS[json_typeof(json)], .truth = json_is_true(json),
+                          .number = json_number_value(json), .json = json};
+    if (json_is_integer(json)) member.integer = json_integer_value(json);
+    if (json_is_string(json)) {
         member.string = json_string_value(json);
         member.length = json_string_length(json);
-        break;
-    default: break;
     }
     return member;
 }
 
+static const hf_member_kind_t FLAT_KINDS[] = {
+    [HF_FLAT_JSON_NULL] = HF_MEMBER_NULL,       [HF_FLAT_JSON_FALSE] = HF_MEMBER_BOOL,
+    [HF_FLAT_JSON_TRUE] = HF_MEMBER_BOOL,       [HF_FLAT_JSON_INTEGER] = HF_MEMBER_INTEGER,
+    [HF_FLAT_JSON_REAL] = HF_MEMBER_REAL,       [HF_FLAT_JSON_STRING] = HF_MEMBER_STRING,
+    [HF_FLAT_JSON_STRINGS] = HF_MEMBER_OTHER,
+};
+
+/* The flat reader's member has the same values: only the kind is named differently. The
+ * fields its kind does not use are copied too and never read. */
 static hf_member_t member_from_flat(const hf_flat_json_member_t *flat) {
-    hf_member_t member = {.kind = HF_MEMBER_OTHER, .flat = flat};
-    switch (flat->kind) {
-    case HF_FLAT_JSON_NULL: member.kind = HF_MEMBER_NULL; break;
-    case HF_FLAT_JSON_FALSE:
-    case HF_FLAT_JSON_TRUE:
-        member.kind = HF_MEMBER_BOOL;
-        member.truth = flat->kind == HF_FLAT_JSON_TRUE;
-        break;
-    case HF_FLAT_JSON_INTEGER:
-        member.kind = HF_MEMBER_INTEGER;
-        member.integer = flat->integer;
-        member.number = flat->real;
-        break;
-    case HF_FLAT_JSON_REAL:
-        member.kind = HF_MEMBER_REAL;
-        member.number = flat->real;
-        break;
-    case HF_FLAT_JSON_STRING:
-        member.kind = HF_MEMBER_STRING;
-        member.string = flat->string;
-        member.length = flat->length;
-        break;
-    case HF_FLAT_JSON_STRINGS: break;
-    }
-    return member;
+    return (hf_member_t){.kind = FLAT_KINDS[flat->kind], .truth = flat->kind == HF_FLAT_JSON_TRUE,
+                         .integer = flat->integer, .number = flat->real, .string = flat->string,
+                         .length = flat->length, .flat = flat};
 }
 
 hf_member_t hf_body_member(const hf_request_t *request, const char *name) {
