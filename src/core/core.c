@@ -76,6 +76,9 @@ typedef struct event_tables {
      * operation's first record, so the number is one of that operation's records and is
      * durable with them. */
     uint64_t *seat_changes;
+    /* The number of the event's creation record (0 for an event loaded from the store): a
+     * read of a seat no change has touched rests on it. */
+    uint64_t created_change;
 } event_tables_t;
 
 /* The seat_changes array of an event (see event_tables_t). */
@@ -846,6 +849,8 @@ hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *de
     hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_CREATE, .at_ms = now,
                               .event_id = definition->id, .text = core->text.data};
     emit(core, &mutation);
+    const hf_event_t *event = core->events[core->event_count - 1];
+    ((event_tables_t *)event->internal)->created_change = core->change_count;
     return HF_OK;
 }
 
@@ -1016,6 +1021,13 @@ static void finished_forget_first(hf_core_t *core) {
 }
 
 uint64_t hf_core_change_count(const hf_core_t *core) { return core->change_count; }
+
+uint64_t hf_core_seat_change(const hf_event_t *event, uint32_t seat_index) {
+    assert(seat_index < event->seat_count);
+    uint64_t change = seat_changes_of(event)[seat_index];
+    uint64_t created = ((const event_tables_t *)event->internal)->created_change;
+    return change > created ? change : created;
+}
 
 uint64_t hf_core_hold_change(const hf_core_t *core, uint32_t index) {
     assert(index < core->hold_count);

@@ -328,6 +328,9 @@ uint64_t hf_core_change_count(const hf_core_t *core);
  * has every record up to it, an answer that shows the hold or order as the core has it now
  * tells nothing the store lacks. 0 for one restored or revived from the store. */
 uint64_t hf_core_hold_change(const hf_core_t *core, uint32_t index);
+/* The same for one seat as a read shows it (status, version): its last change, or the
+ * event's creation when that is newer. */
+uint64_t hf_core_seat_change(const hf_event_t *event, uint32_t seat_index);
 uint64_t hf_core_order_change(const hf_core_t *core, uint32_t index);
 void hf_core_set_finished_max(hf_core_t *core, uint32_t finished_max);
 /* Forgets the oldest finished holds (in the order they finished) while more than finished_max

@@ -71,6 +71,10 @@ void hf_handle_seat_get(hf_request_t *request) {
         hf_reply_error(request, 404, "seat_not_found", "no such seat", NULL);
         return;
     }
+    /* The answer shows this seat only: it waits for the seat's last change, not for the open
+     * batch (routes.c, reply_sequence). */
+    request->rests_on_known = true;
+    request->rests_on_change = hf_core_seat_change(event, seat);
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_render_seat(&json, event, seat);
@@ -133,6 +137,8 @@ static bool seat_matches(const hf_event_t *event, uint32_t seat, int status) {
     return status < 0 || event->seats[seat].status == status;
 }
 
+static uint64_t newer(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
 void hf_handle_seat_list(hf_request_t *request) {
     const hf_event_t *event = event_or_404(request);
     if (!event) return;
@@ -144,7 +150,12 @@ void hf_handle_seat_list(hf_request_t *request) {
     HF_JSON_KEY(&json, "seats");
     hf_json_array_begin(&json);
     uint32_t returned = 0, seat = filter.start, last = 0;
+    /* The page rests on every seat it looked at, those a status filter left out included
+     * (leaving one out shows its status): it waits for their newest change, not for the open
+     * batch (routes.c, reply_sequence). */
+    uint64_t rests_on = 0;
     for (; seat < filter.end && returned < filter.limit; seat++) {
+        rests_on = newer(rests_on, hf_core_seat_change(event, seat));
         if (!seat_matches(event, seat, filter.status)) continue;
         hf_render_seat(&json, event, seat);
         last = seat;
@@ -152,7 +163,14 @@ void hf_handle_seat_list(hf_request_t *request) {
     }
     hf_json_array_end(&json);
     /* There is a next page only if a matching seat remains after the last one returned. */
-    while (seat < filter.end && !seat_matches(event, seat, filter.status)) seat++;
+    while (seat < filter.end && !seat_matches(event, seat, filter.status)) {
+        rests_on = newer(rests_on, hf_core_seat_change(event, seat));
+        seat++;
+    }
+    if (seat < filter.end) rests_on = newer(rests_on, hf_core_seat_change(event, seat));
+    /* An empty range looked at no seat, not even at the event's creation: it waits as usual. */
+    request->rests_on_known = filter.start < filter.end;
+    request->rests_on_change = rests_on;
     HF_JSON_KEY(&json, "next");
     if (returned > 0 && seat < filter.end) {
         char seat_id[HF_SEAT_ID_SIZE_MAX + 1];

@@ -359,9 +359,9 @@ def answer_on(sock):
 
 
 def test_reads_wait_only_for_what_they_show():
-    """A read of a hold or an order, or a repeated release, shows it as its own records left
-    it: when those are durable the answer leaves at once, even while another batch waits for
-    a slow sync; a read of a change not yet durable waits for it."""
+    """A read of a hold, an order, a seat or a page of seats, or a refusal about a hold, shows
+    only what it names: when that is durable the answer leaves at once, even while another
+    batch waits for a slow sync; a read of a change not yet durable waits for it."""
     server = hflib.Server(BINARY)
     try:
         start_with_event(server, {"HOLDFAST_FAULT_SYNC_DELAY_MS": "1500"})
@@ -376,19 +376,44 @@ def test_reads_wait_only_for_what_they_show():
         slow = socket.create_connection(("127.0.0.1", port), timeout=10)
         reader = socket.create_connection(("127.0.0.1", port), timeout=10)
         try:
-            slow.sendall(hold_bytes(SEATS[2], "slow"))  # its batch now waits 1.5 s
+            slow.sendall(hold_bytes(SEATS[-1], "slow"))  # its batch now waits 1.5 s
             reads = [("GET", "/v1/holds/%s" % kept["reservation_id"], None, 200),
                      ("GET", "/v1/orders/%s" % order["order_id"], None, 200),
                      ("POST", "/v1/holds/%s/release" % kept["reservation_id"], {"user_id": "x"},
-                      403)]
+                      403),
+                     ("GET", "/v1/events/f/seats/%s" % SEATS[0], None, 200),
+                     ("GET", "/v1/events/f/seats?limit=2", None, 200),
+                     ("GET", "/v1/events/f/seats?status=available&limit=1", None, 200)]
             for method, path, body, expected in reads:
                 reader.sendall(request_bytes(method, path, body))
                 status, _ = answer_on(reader)
                 check(status == expected, "%s %s answered %d" % (method, path, status))
                 check(not answered(slow), "%s %s waited for a batch it did not show" %
                       (method, path))
-            # A release (waits for the slow batch's successor) and, on another connection, a
-            # read of the released hold: the read must not show what is not yet durable.
+            # Reads of the seat the slow batch holds: they must not show it before it is durable.
+            # The second leaves the held seat out of a page of available seats, which shows it
+            # is not available just the same.
+            waiting = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in "ab"]
+            try:
+                waiting[0].sendall(request_bytes("GET", "/v1/events/f/seats/%s" % SEATS[-1]))
+                waiting[1].sendall(request_bytes("GET", "/v1/events/f/seats?status=available&"
+                                                 "after=%s" % SEATS[-3]))
+                for sock, what in zip(waiting, ("a read of the seat", "a filtered page")):
+                    check(not answered(sock, 0.3), "%s showed a hold not yet durable" % what)
+                page = request_bytes("GET", "/v1/events/f/seats?after=%s" % SEATS[-3])
+                reader.sendall(page)
+                status, shown = answer_on(reader)
+                check(status == 200 and shown["seats"][-1]["status"] == "held",
+                      "the page with the slow hold answered %d %s" % (status, shown))
+                check(answered(slow, 0.3), "a page showed a hold before it was durable")
+                for sock in waiting:
+                    status, _ = answer_on(sock)
+                    check(status == 200, "a waiting read answered %d" % status)
+            finally:
+                for sock in waiting:
+                    sock.close()
+            # A release (waits for the next batch) and, on another connection, a read of the
+            # released hold: the read must not show what is not yet durable.
             releaser = socket.create_connection(("127.0.0.1", port), timeout=10)
             try:
                 releaser.sendall(request_bytes("POST", "/v1/holds/%s/release" %

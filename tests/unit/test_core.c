@@ -266,8 +266,8 @@ static void test_refusal_names_the_change_it_rests_on(void **state)
     assert_consistent(f, T0 + 6);
 }
 
-/* A hold's and an order's newest record: what a read of them rests on. Seat records (on in
- * these tests, as while a stream is open) may follow it, so it lies within each step. */
+/* A hold's, an order's and a seat's newest record: what a read of them rests on. Seat records
+ * (on in these tests, as while a stream is open) may follow it, so it lies within each step. */
 static void assert_within(uint64_t change, uint64_t after, uint64_t up_to)
 {
     if (change <= after || change > up_to)
@@ -279,11 +279,19 @@ static void test_hold_and_order_name_their_newest_change(void **state)
 {
     fixture_t *f = *state;
     uint32_t kept, sold;
+    /* A seat nothing has touched rests on its event's creation: "show" was made first (change
+     * 1), "open" second. */
+    const hf_event_t *show = event_of(f, "show");
+    uint32_t seat;
+    assert_true(hf_core_seat_find(show, "FLOOR-A-1", &seat));
+    assert_int_equal(hf_core_seat_change(show, seat), 1);
+    assert_int_equal(hf_core_seat_change(event_of(f, "open"), 0), 2);
     uint64_t start = hf_core_change_count(f->core);
     assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NULL, 0, -1, false, T0, &kept, NULL),
                      HF_OK);
     uint64_t created = hf_core_change_count(f->core);
     assert_within(hf_core_hold_change(f->core, kept), start, created);
+    assert_within(hf_core_seat_change(show, seat), start, created);
     uint64_t kept_change = hf_core_hold_change(f->core, kept);
     assert_int_equal(hold(f, "u2", "res_2", SEATS("FLOOR-A-2"), NULL, 0, -1, false, T0, &sold, NULL),
                      HF_OK);
@@ -318,6 +326,8 @@ static void test_hold_and_order_name_their_newest_change(void **state)
     uint64_t before = hf_core_change_count(f->core);
     hf_core_advance(f->core, T0 + 1006);
     assert_within(hf_core_hold_change(f->core, lapsing), before, hf_core_change_count(f->core));
+    assert_true(hf_core_seat_find(show, "FLOOR-A-3", &seat));
+    assert_within(hf_core_seat_change(show, seat), before, hf_core_change_count(f->core));
     assert_consistent(f, T0 + 1007);
 }
 
