@@ -136,33 +136,26 @@ static uint64_t load_short(const unsigned char *from, size_t count) {
 
 #endif
 
-/* Copies the run of bytes at from that need no care to to, and returns its length. Most
- * strings are plain, so whole words are copied and tested at once; a word is stored before it
- * is tested, so up to 8 bytes past the run may be written (the caller has made room). The word
- * test needs the lowest address in the lowest byte; elsewhere a byte loop does the job. */
-static size_t copy_plain(const unsigned char *from, size_t available, char *to) {
+size_t hf_json_plain_length(const char *text, size_t length) {
+    const unsigned char *from = (const unsigned char *)text;
     size_t done = 0;
 #if WORD_AT_A_TIME
+    /* Most strings are plain, so whole words are tested at once. The word test needs the
+     * lowest address in the lowest byte; elsewhere a byte loop does the job. */
     uint64_t word;
-    while (available - done >= sizeof word) {
+    while (length - done >= sizeof word) {
         memcpy(&word, from + done, sizeof word);
-        memcpy(to + done, &word, sizeof word);
         uint64_t marks = word_care_marks(word);
         if (marks != 0) return done + (size_t)__builtin_ctzll(marks) / 8;
         done += sizeof word;
     }
-    size_t rest = available - done;
+    size_t rest = length - done;
     if (rest == 0) return done;
-    word = load_short(from + done, rest);
-    memcpy(to + done, &word, sizeof word);
-    uint64_t marks = word_care_marks(word);
+    uint64_t marks = word_care_marks(load_short(from + done, rest));
     /* The filler is plain and sits above the string's bytes, so any mark is a real one. */
-    return marks != 0 ? done + (size_t)__builtin_ctzll(marks) / 8 : available;
+    return marks != 0 ? done + (size_t)__builtin_ctzll(marks) / 8 : length;
 #else
-    while (done < available && !needs_care(from[done])) {
-        to[done] = (char)from[done];
-        done++;
-    }
+    while (done < length && !needs_care(from[done])) done++;
     return done;
 #endif
 }
@@ -207,16 +200,17 @@ static size_t write_cared(const unsigned char *from, size_t available, char **to
 /* Escapes text as a JSON string, followed by the colon when it is a key. Bytes that are not
  * valid UTF-8 (an error message quoting a client's broken input, say) become U+FFFD, so no
  * answer is ever invalid JSON text. Room for the worst case (every byte escaped to six, two
- * quotes, a colon, and one word stored past the end by copy_plain) is made once, so the loop
+ * quotes and a colon) is made once, so the loop
  * writes straight into the buffer: this runs for every key and string of every answer. */
 static void write_escaped(hf_buffer_t *out, const char *text, size_t length, bool key) {
     const unsigned char *bytes = (const unsigned char *)text;
-    hf_buffer_reserve(out, 6 * length + 3 + sizeof(uint64_t));
+    hf_buffer_reserve(out, 6 * length + 3);
     char *to = out->data + out->length;
     *to++ = '"';
     size_t i = 0;
     for (;;) {
-        size_t plain = copy_plain(bytes + i, length - i, to);
+        size_t plain = hf_json_plain_length(text + i, length - i);
+        memcpy(to, bytes + i, plain);
         to += plain;
         i += plain;
         if (i == length) break;

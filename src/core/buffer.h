@@ -93,6 +93,10 @@ static inline void hf_json_key_quoted(hf_json_t *json, const char *quoted, size_
     hf_buffer_append(json->out, quoted, length);
     json->after_key = true;
 }
+/* How many bytes at the start of text a JSON string holds as they are: printable ASCII (and
+ * DEL) other than the quote and the backslash. Eight bytes at a time. */
+size_t hf_json_plain_length(const char *text, size_t length);
+
 void hf_json_string(hf_json_t *json, const char *text);
 void hf_json_string_length(hf_json_t *json, const char *text, size_t length);
 void hf_json_int(hf_json_t *json, int64_t value);

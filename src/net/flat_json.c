@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buffer.h"
+
 typedef struct reader {
     const char *at;
     const char *end;
@@ -38,13 +40,10 @@ static bool read_string(reader_t *reader, const char **out, size_t *length) {
     skip_space(reader);
     if (at_end(reader) || *reader->at != '"') return false;
     const char *start = ++reader->at;
-    while (!at_end(reader) && *reader->at != '"') {
-        unsigned char c = (unsigned char)*reader->at;
-        if (c < 0x20 || c >= 0x80 || c == '\\') return false;
-        reader->at++;
-    }
-    if (at_end(reader)) return false;
-    size_t size = (size_t)(reader->at - start);
+    /* The run ends at the closing quote, or at a byte that needs care: then it declines. */
+    size_t size = hf_json_plain_length(start, (size_t)(reader->end - start));
+    reader->at = start + size;
+    if (at_end(reader) || *reader->at != '"') return false;
     reader->at++;
     /* Each string came with two quotes and leaves one NUL, and the body is at most the size
      * of the text: it always fits. */
@@ -146,9 +145,12 @@ static bool read_value(reader_t *reader, hf_flat_json_member_t *member) {
     }
 }
 
+/* Names of one object mostly differ in their first byte: that is tested before a call. */
+static bool same_name(const char *a, const char *b) { return a[0] == b[0] && strcmp(a, b) == 0; }
+
 static bool name_taken(const hf_flat_json_t *flat, const char *name) {
     for (uint32_t i = 0; i < flat->member_count; i++)
-        if (strcmp(flat->members[i].name, name) == 0) return true;
+        if (same_name(flat->members[i].name, name)) return true;
     return false;
 }
 
@@ -190,6 +192,6 @@ bool hf_flat_json_read(hf_flat_json_t *flat, const char *body, size_t length) {
 
 const hf_flat_json_member_t *hf_flat_json_member(const hf_flat_json_t *flat, const char *name) {
     for (uint32_t i = 0; i < flat->member_count; i++)
-        if (strcmp(flat->members[i].name, name) == 0) return &flat->members[i];
+        if (same_name(flat->members[i].name, name)) return &flat->members[i];
     return NULL;
 }

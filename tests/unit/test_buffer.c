@@ -149,6 +149,26 @@ static void model_escape(const unsigned char *text, size_t length, hf_buffer_t *
     hf_buffer_append_char(out, '"');
 }
 
+/* hf_json_plain_length against a byte loop: every length up to three words, with one byte
+ * that needs care (or none) at every place, so each path of the word-at-a-time test runs. */
+static void test_json_plain_length(void **state) {
+    (void)state;
+    static const unsigned char care[] = {'"', '\\', 0x00, 0x1f, 0x80, 0xff};
+    char text[24];
+    for (size_t length = 0; length <= sizeof text; length++) {
+        for (size_t place = 0; place <= length; place++) {
+            for (size_t c = 0; c < sizeof care; c++) {
+                memset(text, 'x', sizeof text);
+                text[length / 2] = '~'; /* plain: DEL's neighbour, the top of ASCII */
+                if (place < length) text[place] = (char)care[c];
+                /* The run ends at the care byte, or at the end when place is length. */
+                assert_int_equal(hf_json_plain_length(text, length), place);
+            }
+        }
+    }
+    assert_int_equal(hf_json_plain_length("a\x7f b", 4), 4); /* DEL and space are plain */
+}
+
 /* Random strings, mostly plain with a few bytes of every kind, at every length up to a few
  * words, each at an odd offset too so no load is aligned by chance. */
 static void test_json_string_random(void **state) {
@@ -217,6 +237,7 @@ int main(void) {
         cmocka_unit_test(test_json_string_utf8),
         cmocka_unit_test(test_json_string_invalid_utf8),
         cmocka_unit_test(test_json_string_long),
+        cmocka_unit_test(test_json_plain_length),
         cmocka_unit_test(test_json_string_random),
         cmocka_unit_test(test_json_object_members),
     };
