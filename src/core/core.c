@@ -660,19 +660,21 @@ static hf_error_t check_sections(const hf_event_definition_t *definition, uint64
             return invalid(detail, "sections");
         for (uint32_t other = 0; other < s; other++)
             if (strcmp(definition->sections[other].id, section->id) == 0)
-                return invalid(detail, "sections");
+                return invalid_because(detail, "sections", "two sections have the same id");
         for (uint32_t r = 0; r < section->row_count; r++) {
             const hf_row_definition_t *row = &section->rows[r];
             if (!hf_core_id_valid(row->id) || row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
                 return invalid(detail, "sections");
             for (uint32_t other = 0; other < r; other++)
                 if (strcmp(section->rows[other].id, row->id) == 0)
-                    return invalid(detail, "sections");
+                    return invalid_because(detail, "sections",
+                                           "two rows of a section have the same id");
             *seats += row->seats;
         }
         *rows += section->row_count;
     }
-    if (*seats > HF_EVENT_SEATS_MAX || *rows > HF_EVENT_ROWS_MAX) return invalid(detail, "sections");
+    if (*seats > HF_EVENT_SEATS_MAX || *rows > HF_EVENT_ROWS_MAX)
+        return invalid_because(detail, "sections", "more seats or rows than an event may have");
     return HF_OK;
 }
 
@@ -684,7 +686,8 @@ static hf_error_t check_pools(const hf_event_definition_t *definition, hf_error_
         if (pool->capacity < 0 || pool->capacity > HF_POOL_CAPACITY_MAX) return invalid(detail, "pools");
         if (pool->price < 0 || pool->price > HF_PRICE_MAX) return invalid(detail, "pools");
         for (uint32_t other = 0; other < p; other++)
-            if (strcmp(definition->pools[other].id, pool->id) == 0) return invalid(detail, "pools");
+            if (strcmp(definition->pools[other].id, pool->id) == 0)
+                return invalid_because(detail, "pools", "two pools have the same id");
     }
     return HF_OK;
 }
@@ -702,7 +705,8 @@ static hf_error_t check_definition(const hf_core_t *core, const hf_event_definit
     if (error) return error;
     error = check_pools(definition, detail);
     if (error) return error;
-    if (*seats == 0 && definition->pool_count == 0) return invalid(detail, "sections");
+    if (*seats == 0 && definition->pool_count == 0)
+        return invalid_because(detail, "sections", "an event needs at least one seat or pool");
     if (hf_core_event(core, definition->id, NULL)) return HF_ERROR_EVENT_EXISTS;
     if (core->event_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
     return HF_OK;
@@ -1162,7 +1166,8 @@ static hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
     memcpy(sorted, core->scratch_seats, request->seat_count * sizeof *sorted);
     sort_indexes(sorted, request->seat_count);
     for (uint32_t i = 1; i < request->seat_count; i++)
-        if (sorted[i] == sorted[i - 1]) return invalid_because(detail, "seats", "a seat is listed twice");
+        if (sorted[i] == sorted[i - 1])
+            return invalid_because(detail, "seats", "a seat is listed twice");
     return HF_OK;
 }
 

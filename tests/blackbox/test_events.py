@@ -216,6 +216,14 @@ def test_create_validation(server):
     ]
     for body, field, what in cases:
         soft(_bad, c, body, field, what)
+    # The message says what is wrong, not only which member.
+    for body, words in (({"id": uid("dsec"), "sections": ok + ok}, "same id"),
+                        ({"id": uid("dpool"), "pools": [{"id": "GA", "capacity": 1, "price": 5},
+                                                        {"id": "GA", "capacity": 2, "price": 5}]},
+                         "same id"),
+                        ({"id": uid("none")}, "at least one seat or pool")):
+        message = c.post("/v1/events", body).json["error"]["message"]
+        soft(check_equal, words in message, True, "message %r names %r" % (message, words))
     # Not an object at all, and an empty body (read as {}).
     for body, what in (([1, 2], "array body"), ("text", "string body"), (7, "number body"),
                        (None, "null body")):
