@@ -48,6 +48,19 @@ $(TEST_DEPS_STAMP): scripts/deps.sh
 
 deps: $(DEPS_STAMP)
 
+# On a fresh machine the packages are installed while the Makefile is read, before make looks
+# at any file: make reads a directory once and keeps what it saw, so llhttp's sources, installed
+# by the stamp's rule in the middle of a run, stayed unseen ("No rule to make target").
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifeq ($(wildcard $(DEPS_STAMP)),)
+DEPS_INSTALL_STATUS := $(shell scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh >&2; \
+                               echo $$?)
+ifneq ($(lastword $(DEPS_INSTALL_STATUS)),0)
+$(error scripts/deps.sh could not install the packages the build needs)
+endif
+endif
+endif
+
 $(BUILD)/release/%.o: src/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) $(pkg_cflags) -MMD -MP -c $< -o $@
