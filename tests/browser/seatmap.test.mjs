@@ -432,7 +432,8 @@ describe("box-office page", () => {
     await page.waitForSelector("#queue-card:not([hidden]) #queue-join");
     assert.match(await page.locator("#notice").innerText(), /waiting room/);
     await page.click("#queue-join");
-    await page.waitForSelector("#queue-position");
+    // The card shows "…" until the join's answer arrives: wait for a number, then check it.
+    await page.waitForFunction(() => /#\d/.test(document.querySelector("#queue-position")?.textContent || ""));
     assert.match(await page.locator("#queue-card").innerText(), /#[13]/);
     await page.waitForSelector("#queue-card[data-state='admitted'] #queue-left", { timeout: 8000 });
     assert.match(await page.locator("#queue-left").innerText(), /^1[45]:\d\d$/);
