@@ -101,6 +101,13 @@
  * thread only queued more flushes behind the first two. */
 #define HF_STORE_SYNCERS 2
 
+/* Bytes of the store's log gathered before they are written in one call (store/vfs.h): a
+ * batch's frames are 4,120 bytes each, and most batches write fewer than 30; a larger batch
+ * is written in several calls. SQLite's unix VFS writes at most 128 KiB - 1 bytes per call
+ * (os_unix.c masks the length with 0x1ffff, and a longer write comes out short, as a full
+ * disk would). One buffer per connection that writes the log. */
+#define HF_STORE_LOG_BUFFER_SIZE (128u * 1024 - 1)
+
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u
 

@@ -1,4 +1,4 @@
-/* Storage fault injection for tests: a thin SQLite VFS over the default one that fails the
+/* Storage fault injection for tests: the store's VFS (vfs.h), in its faulty flavour, fails the
  * N-th write or fsync on purpose, as a dying disk would. Driven by environment variables read
  * when the store opens; without them nothing is installed and SQLite runs on its own VFS.
  *
@@ -18,11 +18,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Name of the fault VFS to open the database with, or NULL when no fault is asked for. On a
- * registration failure returns NULL with a sentence in error (error[0] != 0). */
-const char *hf_store_fault_vfs(char *error, size_t error_size);
+/* Reads the variables above; called when a store opens. True when writes or syncs are to
+ * fail: the store then opens its connection through the faulty flavour of its VFS (vfs.h),
+ * whose writes and syncs ask hf_store_fault_write_fails and hf_store_fault_sync_fails. A store
+ * opened without faults after one with them (unit tests) inherits none. */
+bool hf_store_fault_configure(void);
 /* From now on writes and syncs are counted. */
 void hf_store_fault_arm(void);
+/* Counts one write and tells whether it must fail (HOLDFAST_FAULT_FAIL_WRITE). Called by the
+ * writer thread alone (and by the thread that loads before it starts). */
+bool hf_store_fault_write_fails(void);
 /* Counts one sync and tells whether it must fail (HOLDFAST_FAULT_FAIL_SYNC). The log
  * syncer's own fdatasync calls go through here, since they bypass SQLite's VFS. Safe from any
  * thread. */

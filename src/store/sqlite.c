@@ -32,6 +32,7 @@
 #include "store/fault.h"
 #include "store/store.h"
 #include "store/sync.h"
+#include "store/vfs.h"
 
 #define SCHEMA_VERSION "2"
 #define ERROR_SIZE 512
@@ -314,9 +315,10 @@ int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_s
     pthread_cond_init(&store->wake, NULL);
     /* NOMUTEX: one thread at a time uses the connection (see the top of this file). */
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    /* Tests may ask for failing writes or syncs (fault.h); NULL is SQLite's own VFS. */
-    const char *vfs = hf_store_fault_vfs(error, error_size);
-    if (vfs == NULL && error != NULL && error_size > 0 && error[0] != '\0') goto fail;
+    /* The store's VFS gathers the log's writes; tests may ask for failing writes or syncs
+     * (fault.h), which its faulty flavour injects. */
+    const char *vfs = hf_store_vfs(hf_store_fault_configure(), error, error_size);
+    if (vfs == NULL) goto fail;
     if (sqlite3_open_v2(path, &store->database, flags, vfs) != SQLITE_OK) {
         error_write(error, error_size, "store: cannot open %s: %s", path,
                     store->database != NULL ? sqlite3_errmsg(store->database)

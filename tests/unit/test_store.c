@@ -963,8 +963,7 @@ static hf_syncer_t *syncer_open(const fixture_t *fixture, int *notified)
 {
     char error[ERROR_SIZE] = "";
     /* Clears the injected faults an earlier test armed: without the variables, none. */
-    assert_null(hf_store_fault_vfs(error, sizeof error));
-    assert_string_equal(error, "");
+    assert_false(hf_store_fault_configure());
     hf_syncer_t *syncer = hf_syncer_open(fixture->path, count_notify, notified, error,
                                          sizeof error);
     assert_non_null(syncer);
@@ -1039,7 +1038,7 @@ static void test_syncer_threads_sync_what_is_written(void **state)
 {
     const fixture_t *fixture = *state;
     char error[ERROR_SIZE] = "";
-    assert_null(hf_store_fault_vfs(error, sizeof error));
+    assert_false(hf_store_fault_configure());
     atomic_int notified = 0;
     hf_syncer_t *syncer = hf_syncer_open(fixture->path, count_notify_atomic, &notified, error,
                                          sizeof error);
