@@ -95,6 +95,15 @@
  * bound keeps the streams' per-batch publish buffers a small fixed ring. */
 #define HF_STORE_BATCHES_IN_FLIGHT_MAX 8u
 
+/* Batches handed to the store and not yet durable before the engine keeps the next one open:
+ * one being synced and one written behind it (the second syncer's). The writer is free again
+ * within tens of microseconds, so handing more over only cut the same load into smaller
+ * batches, and each batch costs the same fixed work (six lock calls, the frames of the same
+ * tail pages again, its share of a sync): at 50 connections, 2 instead of 8 took a quarter of
+ * the writer's CPU per answer and gave 10% more holds per second (docs/PERFORMANCE.md). At
+ * most HF_STORE_BATCHES_IN_FLIGHT_MAX. */
+#define HF_STORE_BATCHES_UNSYNCED_MAX 2u
+
 /* Threads that fdatasync the store's log while its writer goes on with the next batch. Two
  * overlapping flushes finish sooner than two in a row on this kind of disk, and a batch
  * written during a sync waits for at most one sync to finish before its own starts; a third

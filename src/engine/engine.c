@@ -89,8 +89,10 @@ static void submit_if_idle(hf_engine_t *engine) {
     if (engine->store_failed || hf_batch_count(engine->open_batch) == 0) return;
     /* No spare batch means the last result has not been taken yet: the store is not free. */
     if (!engine->spare_batch || !hf_store_idle(engine->store)) return;
+    /* Held back while enough are unsynced: the batch grows until a sync lands (limits.h). */
+    _Static_assert(HF_STORE_BATCHES_UNSYNCED_MAX <= HF_STORE_BATCHES_IN_FLIGHT_MAX, "ring");
     uint64_t in_flight = engine->open_sequence - 1 - engine->durable_sequence;
-    if (in_flight >= HF_STORE_BATCHES_IN_FLIGHT_MAX) return;
+    if (in_flight >= HF_STORE_BATCHES_UNSYNCED_MAX) return;
     hf_batch_t *batch = engine->open_batch;
     engine->open_batch = engine->spare_batch;
     engine->spare_batch = NULL;
