@@ -116,6 +116,17 @@ static long long rows_seen_by_other(fixture_t *fixture) {
     return query_number(fixture->other, "SELECT count(*) FROM rows");
 }
 
+/* Closes both connections and opens them again on SQLite's own VFS: the rows must be in the
+ * files alone, read back from disk, and the database whole. */
+static void reopen_and_count(fixture_t *fixture, long long expected) {
+    sqlite3_close(fixture->other);
+    sqlite3_close(fixture->writer);
+    fixture->writer = open_with(fixture->path, NULL);
+    fixture->other = open_with(fixture->path, NULL);
+    assert_int_equal(rows_seen_by_other(fixture), expected);
+    integrity_ok(fixture->other);
+}
+
 static void test_commits_are_gathered_and_visible(void **state) {
     fixture_t *fixture = *state;
     /* About 1,100 frames of room, for the 500-odd frames below. */
@@ -150,13 +161,7 @@ static void test_transaction_larger_than_the_buffer(void **state) {
     insert_rows(fixture->writer, 150);
     assert_int_equal(rows_seen_by_other(fixture), expected);
     integrity_ok(fixture->other);
-    /* And the file alone holds it: closed and reopened, the log is read back from disk. */
-    sqlite3_close(fixture->other);
-    sqlite3_close(fixture->writer);
-    fixture->writer = open_with(fixture->path, NULL);
-    fixture->other = open_with(fixture->path, NULL);
-    assert_int_equal(rows_seen_by_other(fixture), expected);
-    integrity_ok(fixture->other);
+    reopen_and_count(fixture, expected);
 }
 
 /* A rolled-back transaction leaves frames in the writer's buffer; once it lets go of the log,
@@ -176,16 +181,10 @@ static void test_rollback_leaves_nothing_stale(void **state) {
     insert_rows(fixture->writer, 2);
     expected += 2;
     assert_int_equal(rows_seen_by_other(fixture), expected);
-    sqlite3_close(fixture->other);
-    sqlite3_close(fixture->writer);
-    fixture->writer = open_with(fixture->path, NULL);
-    fixture->other = open_with(fixture->path, NULL);
-    assert_int_equal(rows_seen_by_other(fixture), expected);
-    integrity_ok(fixture->other);
+    reopen_and_count(fixture, expected);
 }
 
-/* Writes that grow the log pass straight through (a full disk must be an error SQLite sees),
- * and the log keeps its size across a restart of the frames. */
+/* Writes that grow the log pass straight through: a full disk must be an error SQLite sees. */
 static void test_growing_writes_pass_through(void **state) {
     fixture_t *fixture = *state;
     hf_store_vfs_counts_t before, after;
