@@ -73,6 +73,14 @@ static bool log_gathers(const log_buffer_t *log, int amount, sqlite3_int64 offse
 static int log_write(store_file_t *file, const void *buffer, int amount, sqlite3_int64 offset) {
     log_buffer_t *log = file->log;
     atomic_fetch_add_explicit(&log_writes_asked, 1, memory_order_relaxed);
+    if (offset == 0) {
+        /* The log starts over with its header. Another connection may have truncated it
+         * since this one last wrote (an operator's wal_checkpoint(TRUNCATE)): ask the file,
+         * once per round of the log, so that growing it again is never gathered. */
+        int rc = log_flush(file);
+        if (rc == SQLITE_OK) rc = file->real->pMethods->xFileSize(file->real, &log->file_size);
+        if (rc != SQLITE_OK) return rc;
+    }
     if (!log->bytes) log->bytes = malloc(HF_STORE_LOG_BUFFER_SIZE);
     if (log->bytes && !log_gathers(log, amount, offset)) {
         int rc = log_flush(file);

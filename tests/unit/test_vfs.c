@@ -259,6 +259,25 @@ static void test_readers_never_see_gathered_frames(void **state) {
     assert_int_equal(rows_seen_by_other(fixture), 400 + rounds * 60 * 4);
 }
 
+/* Another connection truncates the log between two of the writer's transactions (an
+ * operator's wal_checkpoint(TRUNCATE)): the writer's next round of the log grows the file
+ * again, so none of it may be gathered, or a full disk would fail where SQLite cannot see. */
+static void test_log_truncated_by_another_connection(void **state) {
+    fixture_t *fixture = *state;
+    grow_log_and_restart(fixture, 400);
+    insert_rows(fixture->writer, 4);
+    exec_ok(fixture->other, "PRAGMA wal_checkpoint(TRUNCATE)");
+    hf_store_vfs_counts_t before, after;
+    hf_store_vfs_counts(&before);
+    for (int i = 0; i < 10; i++) insert_rows(fixture->writer, 4);
+    hf_store_vfs_counts(&after);
+    unsigned long long asked = after.log_writes_asked - before.log_writes_asked;
+    unsigned long long made = after.log_writes_made - before.log_writes_made;
+    assert_true(asked > 0);
+    assert_int_equal(made, asked);
+    reopen_and_count(fixture, 400 + 44);
+}
+
 int main(void) {
 #define VFS_TEST(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
     const struct CMUnitTest tests[] = {
@@ -266,6 +285,7 @@ int main(void) {
         VFS_TEST(test_transaction_larger_than_the_buffer),
         VFS_TEST(test_rollback_leaves_nothing_stale),
         VFS_TEST(test_growing_writes_pass_through),
+        VFS_TEST(test_log_truncated_by_another_connection),
         VFS_TEST(test_readers_never_see_gathered_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
