@@ -318,6 +318,7 @@ static struct {
     histogram_t hold_latency, commit_latency;
     uint64_t statuses[600];
     uint64_t measured, errors, transport_errors;
+    uint64_t answered;                /* warm-up included: the server's work of the whole run */
     char first_error[512];
     /* hold-hot */
     uint64_t hot_wins, hot_losses, releases;
@@ -826,6 +827,7 @@ static void on_answer(connection_t *connection, int status, const char *body, si
     connection->head = (connection->head + 1) % PIPELINE_MAX;
     connection->count--;
     uint64_t now = uv_hrtime();
+    if (pending.kind != K_CREATE_EVENT) run.answered++;
     bool counted = run.measuring && now >= run.measure_start_ns && now <= run.measure_end_ns &&
                    pending.kind != K_CREATE_EVENT;
     if (counted) {
@@ -1022,13 +1024,14 @@ static void report(void) {
     buffer_printf(&json, "{\"workload\":\"%s\",\"connections\":%d,\"pipeline\":%d,\"seed\":%" PRIu64
                   ",\"ttl_s\":%g,\"seconds\":%.3f,\"requests\":%" PRIu64 ",\"throughput\":%.1f,"
                   "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"mean_ms\":%.3f,"
-                  "\"errors\":%" PRIu64 ",\"transport_errors\":%" PRIu64 ",\"statuses\":{",
+                  "\"errors\":%" PRIu64 ",\"transport_errors\":%" PRIu64 ",\"answered\":%" PRIu64
+                  ",\"statuses\":{",
                   workload_names[options.workload], options.connections, options.pipeline,
                   options.seed, options.ttl_s, seconds, run.measured, throughput,
                   histogram_percentile_ms(&run.latency, 50), histogram_percentile_ms(&run.latency, 99),
                   histogram_percentile_ms(&run.latency, 99.9), (double)run.latency.max_us / 1000.0,
                   run.latency.total ? (double)run.latency.sum_us / (double)run.latency.total / 1000.0 : 0.0,
-                  run.errors, run.transport_errors);
+                  run.errors, run.transport_errors, run.answered);
     printf("%s: %d connections, pipeline %d, seed %" PRIu64 ", %.2f s\n",
            workload_names[options.workload], options.connections, options.pipeline, options.seed,
            seconds);

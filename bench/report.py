@@ -130,6 +130,43 @@ def load_runs(raw):
     return runs
 
 
+# The server's threads by the name they give themselves; the loop thread carries the
+# binary's name, and any other thread of that name (none today) counts with it.
+THREAD_ROLES = [("holdfast", "loop"), ("hf-store", "writer"), ("hf-sync", "syncers"),
+                ("hf-checkpoint", "checkpoint")]
+
+
+def load_thread_cpu(raw, clock_ticks):
+    """{(variant, connections, pipeline): [{role: microseconds per answer, "all": ...}, ...]}
+    from the .cpu files bench/run.sh writes around each loadgen run: CPU ticks of each server
+    thread before and after, divided by the answers of the whole run."""
+    cpu = {}
+    for path in sorted(glob.glob(os.path.join(raw, "holdfast__*.cpu"))):
+        m = re.match(r"^holdfast__(?P<variant>[a-z0-9-]+)__c(?P<c>\d+)__p(?P<p>\d+)__r\d+\.cpu$",
+                     os.path.basename(path))
+        answers = (read_json(path[:-len(".cpu")] + ".json") or {}).get("answered")
+        if not m or not answers:
+            continue
+        ticks = {"before": {}, "after": {}}
+        for line in open(path, encoding="utf-8"):
+            parts = line.split()
+            if len(parts) == 3 and parts[0] in ticks and parts[2].isdigit():
+                role = dict(THREAD_ROLES).get(parts[1], "other")
+                ticks[parts[0]][role] = ticks[parts[0]].get(role, 0) + int(parts[2])
+        per_answer = {role: (ticks["after"].get(role, 0) - ticks["before"].get(role, 0))
+                      / clock_ticks * 1e6 / answers for role in ticks["after"]}
+        per_answer["all"] = sum(per_answer.values())
+        key = (m.group("variant"), int(m.group("c")), int(m.group("p")))
+        cpu.setdefault(key, []).append(per_answer)
+    return cpu
+
+
+def median_role(runs, role):
+    """The median over repetitions of one thread's CPU per answer; None without runs."""
+    values = sorted(run.get(role, 0.0) for run in runs)
+    return values[len(values) // 2] if values else None
+
+
 def ratios_by_rep(runs_a, runs_b):
     """a / b for each repetition both ran: the systems of one repetition ran one right after
     the other, so drift of the machine between repetitions cancels out of these."""
@@ -369,6 +406,30 @@ def main():
         w("```")
         out.extend(chart_text.rstrip("\n").splitlines())
         w("```")
+        w("")
+
+    # ---- CPU per answer ----
+    thread_cpu = load_thread_cpu(os.path.join(results, "raw"), int(meta.get("clock_ticks", "100")))
+    if thread_cpu:
+        w("## Server CPU per answer")
+        w("")
+        w("Microseconds of CPU (user and system) each server thread spent per answer over a whole"
+          " hold-random run, warm-up included (from /proc/PID/task/*/stat before and after; medians"
+          " of the repetitions). On a machine shared with the client, this moves far less from run"
+          " to run than requests per second do, so it shows a change to the server where the"
+          " throughput is noise. Resolution: one clock tick (%s ms) per thread and run."
+          % (1000 // int(meta.get("clock_ticks", "100"))))
+        w("")
+        roles = [role for _, role in THREAD_ROLES]
+        w("| connections | " + " | ".join(roles) + " | all | noop, all |")
+        w("| ---: | " + " | ".join("---:" for _ in roles) + " | ---: | ---: |")
+        for c in connections:
+            reps = thread_cpu.get(("hold-random", c, 1), [])
+            if not reps:
+                continue
+            noop = median_role(thread_cpu.get(("noop", c, 1), []), "all")
+            cells = ["%.1f" % median_role(reps, role) for role in roles + ["all"]]
+            w("| %d | %s | %s |" % (c, " | ".join(cells), "-" if noop is None else "%.1f" % noop))
         w("")
 
     # ---- flash sale ----

@@ -147,6 +147,7 @@ loadgen_point() {
     echo "reps=$reps"
     echo "connections=$connections_list"
     echo "headline=$headline"
+    echo "clock_ticks=$(getconf CLK_TCK)"
     # What one fsync costs here: every durable system below waits for it.
     echo "fsync_ms=$(python3 -c '
 import os, sys, time
@@ -193,6 +194,17 @@ start_postgres() {
 }
 
 # ---- one repetition of one system ----
+# CPU time of each of the server's threads so far, in clock ticks, one line "WHEN NAME TICKS"
+# per thread (the report divides the difference by the answers: the server's CPU per answer
+# moves far less with the machine's noise than requests per second do).
+thread_ticks() { # thread_ticks WHEN
+    local task
+    for task in /proc/"$hf_pid"/task/*; do
+        printf '%s %s %s\n' "$1" "$(cat "$task/comm" 2>/dev/null)" \
+            "$(awk '{print $14 + $15}' "$task/stat" 2>/dev/null)"
+    done
+}
+
 loadgen_run() { # loadgen_run NAME WORKLOAD CONNECTIONS PIPELINE REP [loadgen options...]
     local name=$1 workload=$2 connections=$3 pipeline=$4 rep=$5
     shift 5
@@ -200,7 +212,9 @@ loadgen_run() { # loadgen_run NAME WORKLOAD CONNECTIONS PIPELINE REP [loadgen op
     local command=("$loadgen" --port "$hf_port" --workload "$workload" -c "$connections"
                    -p "$pipeline" -d "$seconds" --seed "$rep" "$@")
     note_command "${command[*]}"
+    thread_ticks before >"$out.cpu"
     "${command[@]}" --json "$out.json" >"$out.txt" 2>&1 || log "loadgen $name c$connections p$pipeline rep $rep FAILED (see $out.txt)"
+    thread_ticks after >>"$out.cpu"
     log "holdfast $name c=$connections p=$pipeline rep $rep: $(sed -n 2p "$out.txt")"
 }
 
