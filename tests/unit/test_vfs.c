@@ -184,15 +184,23 @@ static void test_rollback_leaves_nothing_stale(void **state) {
     reopen_and_count(fixture, expected);
 }
 
+/* Runs commits of four rows each on the writer; *asked and *made are the log writes SQLite
+ * asked for meanwhile and those that reached the file. */
+static void commit_and_count(fixture_t *fixture, int commits, unsigned long long *asked,
+                             unsigned long long *made) {
+    hf_store_vfs_counts_t before, after;
+    hf_store_vfs_counts(&before);
+    for (int i = 0; i < commits; i++) insert_rows(fixture->writer, 4);
+    hf_store_vfs_counts(&after);
+    *asked = after.log_writes_asked - before.log_writes_asked;
+    *made = after.log_writes_made - before.log_writes_made;
+}
+
 /* Writes that grow the log pass straight through: a full disk must be an error SQLite sees. */
 static void test_growing_writes_pass_through(void **state) {
     fixture_t *fixture = *state;
-    hf_store_vfs_counts_t before, after;
-    hf_store_vfs_counts(&before);
-    for (int i = 0; i < 20; i++) insert_rows(fixture->writer, 4);
-    hf_store_vfs_counts(&after);
-    unsigned long long asked = after.log_writes_asked - before.log_writes_asked;
-    unsigned long long made = after.log_writes_made - before.log_writes_made;
+    unsigned long long asked, made;
+    commit_and_count(fixture, 20, &asked, &made);
     assert_true(asked > 0);
     assert_int_equal(made, asked);
     assert_int_equal(rows_seen_by_other(fixture), 80);
@@ -267,12 +275,8 @@ static void test_log_truncated_by_another_connection(void **state) {
     grow_log_and_restart(fixture, 400);
     insert_rows(fixture->writer, 4);
     exec_ok(fixture->other, "PRAGMA wal_checkpoint(TRUNCATE)");
-    hf_store_vfs_counts_t before, after;
-    hf_store_vfs_counts(&before);
-    for (int i = 0; i < 10; i++) insert_rows(fixture->writer, 4);
-    hf_store_vfs_counts(&after);
-    unsigned long long asked = after.log_writes_asked - before.log_writes_asked;
-    unsigned long long made = after.log_writes_made - before.log_writes_made;
+    unsigned long long asked, made;
+    commit_and_count(fixture, 10, &asked, &made);
     assert_true(asked > 0);
     assert_int_equal(made, asked);
     reopen_and_count(fixture, 400 + 44);
