@@ -134,6 +134,7 @@ def load_runs(raw):
 # binary's name, and any other thread of that name (none today) counts with it.
 THREAD_ROLES = [("holdfast", "loop"), ("hf-store", "writer"), ("hf-sync", "syncers"),
                 ("hf-checkpoint", "checkpoint")]
+ROLE_OF_THREAD = dict(THREAD_ROLES)
 
 
 def load_thread_cpu(raw, clock_ticks):
@@ -151,7 +152,7 @@ def load_thread_cpu(raw, clock_ticks):
         for line in open(path, encoding="utf-8"):
             parts = line.split()
             if len(parts) == 3 and parts[0] in ticks and parts[2].isdigit():
-                role = dict(THREAD_ROLES).get(parts[1], "other")
+                role = ROLE_OF_THREAD.get(parts[1], "other")
                 ticks[parts[0]][role] = ticks[parts[0]].get(role, 0) + int(parts[2])
         per_answer = {role: (ticks["after"].get(role, 0) - ticks["before"].get(role, 0))
                       / clock_ticks * 1e6 / answers for role in ticks["after"]}
@@ -409,7 +410,8 @@ def main():
         w("")
 
     # ---- CPU per answer ----
-    thread_cpu = load_thread_cpu(os.path.join(results, "raw"), int(meta.get("clock_ticks", "100")))
+    clock_ticks = int(meta.get("clock_ticks", "100"))
+    thread_cpu = load_thread_cpu(os.path.join(results, "raw"), clock_ticks)
     if thread_cpu:
         w("## Server CPU per answer")
         w("")
@@ -418,7 +420,7 @@ def main():
           " of the repetitions). On a machine shared with the client, this moves far less from run"
           " to run than requests per second do, so it shows a change to the server where the"
           " throughput is noise. Resolution: one clock tick (%s ms) per thread and run."
-          % (1000 // int(meta.get("clock_ticks", "100"))))
+          % (1000 // clock_ticks))
         w("")
         roles = [role for _, role in THREAD_ROLES]
         w("| connections | " + " | ".join(roles) + " | all | noop, all |")

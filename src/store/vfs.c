@@ -186,9 +186,9 @@ static int store_write(sqlite3_file *file, const void *buffer, int amount,
     store_file_t *own = (store_file_t *)file;
     if (own->faulty && hf_store_fault_write_fails()) return SQLITE_IOERR_WRITE;
     if (!own->log) return own->real->pMethods->xWrite(own->real, buffer, amount, offset);
-    pthread_mutex_lock(&own->log->mutex);
+    log_enter(own, false);
     int rc = log_write(own, buffer, amount, offset);
-    pthread_mutex_unlock(&own->log->mutex);
+    log_leave(own);
     return rc;
 }
 
