@@ -32,9 +32,6 @@ typedef struct event_user {
 typedef struct hold_state {
     /* The hold's neighbours in its owner's list of held holds: hold index + 1, 0 marks none. */
     uint32_t previous_active, next_active;
-    /* The user's id in core->user_ids (hf_map_key): release and commit check the owner from
-     * here, without a trip through core->users. */
-    uint32_t user_name;
     /* The next hold in the list of finished holds (oldest first) or, for a forgotten hold, in
      * the list of free slots: hold index + 1, 0 marks none. */
     uint32_t next_finished;
@@ -48,14 +45,28 @@ typedef struct hold_state {
     uint64_t last_change;
 } hold_state_t;
 
+/* A user's id bytes kept in the user's record: an id this short is compared without reading
+ * the copy in core->strings, which was one more cache miss per command on a large crowd. */
+#define USER_NAME_INLINE 16u
+
+/* 64 bytes: a lookup reads one cache line of the record for the id's check and the counts. */
 typedef struct user {
-    uint32_t name;               /* the id, see hf_map_key of core->user_ids */
+    uint32_t name;               /* the id in core->strings, NUL-terminated */
+    uint32_t name_length;
+    char name_start[USER_NAME_INLINE]; /* its first bytes (zero-filled when shorter) */
+    /* The user's record on the first event the user held or bought on (event index + 1; 0
+     * while there is none) lives here, beside the id's offset: most buyers touch one event,
+     * and a lookup in core->event_user_ids was a cache miss per command on a large crowd.
+     * Records on further events are in core->event_users. */
+    uint32_t first_event;
+    event_user_t first_event_record;
     /* The user's orders, oldest first. The first is kept here while it is the only one, so a
      * buyer with one order (most of them) costs no allocation; from the second on, all of them
      * are in orders.items. orders.count counts them in both cases. */
     uint32_t first_order;
     index_list_t orders;
 } user_t;
+_Static_assert(sizeof(user_t) == 64, "a user's record is one cache line");
 
 typedef struct expiry {
     hf_time_ms_t expires_at_ms;
@@ -114,7 +125,8 @@ struct hf_core {
 
     user_t *users;
     uint32_t user_count, user_capacity;
-    hf_map_t user_ids;
+    hf_index_map_t user_ids;     /* a user's id -> its index; the id is in the user's record */
+    /* Users' records on events other than their first (see user_t). */
     event_user_t *event_users;
     uint32_t event_user_count, event_user_capacity;
     hf_pair_map_t event_user_ids; /* (event index, user index) -> event_user index */
@@ -137,6 +149,10 @@ struct hf_core {
 
 #define NO_STRING UINT32_MAX
 #define NO_INDEX UINT32_MAX
+/* A user's record on an event is named by a handle, which holds and orders keep (owner): the
+ * user's index for the record in user_t, or an index into core->event_users with this bit. */
+#define OWNER_IN_TABLE 0x80000000u
+
 /* Lists up to this long are sorted by insertion: quadratic, but cheaper than qsort's calls
  * while short. */
 #define SMALL_SORT_MAX 16u
@@ -158,7 +174,7 @@ static text_key_t text_key_of(const char *text, size_t length) {
 typedef struct user_ref {
     text_key_t key;
     uint32_t index;
-    uint32_t name;               /* the id in core->user_ids, once index is known */
+    uint32_t name;               /* the id in core->strings, once index is known */
 } user_ref_t;
 
 /* ---- small containers ---- */
@@ -394,7 +410,7 @@ void hf_core_destroy(hf_core_t *core) {
     hf_map_free(&core->event_ids);
     hf_index_map_free(&core->hold_ids);
     hf_map_free(&core->order_ids);
-    hf_map_free(&core->user_ids);
+    hf_index_map_free(&core->user_ids);
     hf_pair_map_free(&core->event_user_ids);
     hf_buffer_free(&core->text);
     free(core);
@@ -454,15 +470,8 @@ bool hf_core_seat_find(const hf_event_t *event, const char *seat_id, uint32_t *s
     return true;
 }
 
-/* Rows are laid out in seat order, so the row of a seat is found by binary search. */
 uint32_t hf_core_seat_row(const hf_event_t *event, uint32_t seat_index) {
-    uint32_t low = 0, high = event->row_count;
-    while (high - low > 1) {
-        uint32_t middle = (low + high) / 2;
-        if (event->rows[middle].first_seat <= seat_index) low = middle;
-        else high = middle;
-    }
-    return low;
+    return event->seats[seat_index].row;
 }
 
 /* Writes value in decimal at out; returns the digits written. snprintf was a third of a
@@ -554,15 +563,40 @@ const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset) {
 }
 
 const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index) {
-    return hf_map_key(&core->user_ids, core->users[user_index].name);
+    return core->strings + core->users[user_index].name;
 }
 
 const char *hf_core_string(const hf_core_t *core, uint32_t offset) {
     return offset == NO_STRING ? NULL : core->strings + offset;
 }
 
+/* A user id being looked up in core->user_ids, which keeps no keys: a candidate matches when
+ * the user at its index has this id. */
+typedef struct user_key {
+    const hf_core_t *core;
+    const text_key_t *id;
+} user_key_t;
+
+static bool user_key_match(const void *context, uint32_t index) {
+    const user_key_t *key = context;
+    const user_t *user = &key->core->users[index];
+    size_t length = key->id->length;
+    if (user->name_length != length) return false;
+    size_t start = length < USER_NAME_INLINE ? length : USER_NAME_INLINE;
+    if (memcmp(user->name_start, key->id->text, start) != 0) return false;
+    const char *rest = key->core->strings + user->name + start;
+    return length == start || memcmp(rest, key->id->text + start, length - start) == 0;
+}
+
+static bool user_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
+    user_key_t key = {core, id};
+    return hf_index_map_find(&core->user_ids, id->hash, user_key_match, &key, index);
+}
+
 static bool user_find(const hf_core_t *core, const char *user_id, uint32_t *index) {
-    return user_id && hf_map_get(&core->user_ids, user_id, strlen(user_id), index);
+    if (!user_id) return false;
+    text_key_t key = text_key_of(user_id, strlen(user_id));
+    return user_index_find(core, &key, index);
 }
 
 const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
@@ -577,16 +611,21 @@ const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
 
 uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active; }
 
-/* Looks the user of a command up once; user_id must not be NULL. */
-static user_ref_t user_ref_of(const hf_core_t *core, const char *user_id) {
-    user_ref_t user = {text_key_of(user_id, strlen(user_id)), NO_INDEX, NO_STRING};
-    const hf_map_slot_t *slot =
-        hf_map_find(&core->user_ids, user.key.text, user.key.length, user.key.hash);
-    if (slot) {
-        user.index = slot->value;
-        user.name = slot->key_offset;
+/* Looks the user of a command up once, by the key of its id. */
+static user_ref_t user_ref_find(const hf_core_t *core, const text_key_t *key) {
+    user_ref_t user = {*key, NO_INDEX, NO_STRING};
+    uint32_t index;
+    if (user_index_find(core, key, &index)) {
+        user.index = index;
+        user.name = core->users[index].name;
     }
     return user;
+}
+
+/* The same by the id itself; user_id must not be NULL. */
+static user_ref_t user_ref_of(const hf_core_t *core, const char *user_id) {
+    text_key_t key = text_key_of(user_id, strlen(user_id));
+    return user_ref_find(core, &key);
 }
 
 /* The user's index, the user made when new. */
@@ -594,10 +633,15 @@ static uint32_t user_intern(hf_core_t *core, user_ref_t *user) {
     if (user->index != NO_INDEX) return user->index;
     core->users = grow(core->users, &core->user_capacity, core->user_count + 1, sizeof *core->users);
     uint32_t index = core->user_count++;
-    memset(&core->users[index], 0, sizeof core->users[index]);
-    user->name = hf_map_insert(&core->user_ids, user->key.text, user->key.length, user->key.hash,
-                               index);
-    core->users[index].name = user->name;
+    assert(index < OWNER_IN_TABLE); /* user indexes are record handles too */
+    user_t *record = &core->users[index];
+    memset(record, 0, sizeof *record);
+    user->name = string_store(core, user->key.text, user->key.length);
+    record->name = user->name;
+    record->name_length = (uint32_t)user->key.length;
+    memcpy(record->name_start, user->key.text,
+           user->key.length < USER_NAME_INLINE ? user->key.length : USER_NAME_INLINE);
+    hf_index_map_insert(&core->user_ids, user->key.hash, index);
     user->index = index;
     return index;
 }
@@ -607,30 +651,54 @@ static uint32_t user_intern_id(hf_core_t *core, const char *user_id) {
     return user_intern(core, &user);
 }
 
-/* The id of a hold's user, without reading core->users. */
-static const char *hold_user_id(const hf_core_t *core, uint32_t hold_index) {
-    return hf_map_key(&core->user_ids, core->hold_states[hold_index].user_name);
+/* True when the user at user_index has this id: read from the user's record, which the
+ * command that made the hold has just read too. */
+static bool user_has_id(const hf_core_t *core, uint32_t user_index, const char *user_id) {
+    text_key_t id = {user_id, strlen(user_id), 0};
+    user_key_t key = {core, &id};
+    return user_key_match(&key, user_index);
 }
 
-/* The user's record on the event, or NULL when the user (NO_INDEX: not known at all) has
- * none yet. */
-static event_user_t *event_user_find(hf_core_t *core, uint32_t event, uint32_t user) {
+static event_user_t *owner_record(hf_core_t *core, uint32_t handle) {
+    if (handle & OWNER_IN_TABLE) return &core->event_users[handle & ~OWNER_IN_TABLE];
+    return &core->users[handle].first_event_record;
+}
+
+/* The handle of the user's record on the event, or NO_INDEX when the user (NO_INDEX: not
+ * known at all) has none yet. */
+static uint32_t event_user_handle(const hf_core_t *core, uint32_t event, uint32_t user) {
+    if (user == NO_INDEX) return NO_INDEX;
+    const user_t *record = &core->users[user];
+    if (record->first_event == event + 1) return user;
     uint32_t index;
-    if (user == NO_INDEX || !hf_pair_map_get(&core->event_user_ids, event, user, &index))
-        return NULL;
-    return &core->event_users[index];
+    if (record->first_event == 0 || !hf_pair_map_get(&core->event_user_ids, event, user, &index))
+        return NO_INDEX;
+    return index | OWNER_IN_TABLE;
 }
 
-/* The index of the user's record on the event, made when missing. */
+/* The user's record on the event (borrowed until the next user or record is made), or NULL. */
+static event_user_t *event_user_find(hf_core_t *core, uint32_t event, uint32_t user) {
+    uint32_t handle = event_user_handle(core, event, user);
+    return handle == NO_INDEX ? NULL : owner_record(core, handle);
+}
+
+/* The handle of the user's record on the event, made when missing. */
 static uint32_t event_user_intern(hf_core_t *core, uint32_t event, uint32_t user) {
-    event_user_t *found = event_user_find(core, event, user);
-    if (found) return (uint32_t)(found - core->event_users);
+    uint32_t handle = event_user_handle(core, event, user);
+    if (handle != NO_INDEX) return handle;
+    user_t *record = &core->users[user];
+    if (record->first_event == 0) {
+        record->first_event = event + 1;
+        memset(&record->first_event_record, 0, sizeof record->first_event_record);
+        return user;
+    }
     core->event_users = grow(core->event_users, &core->event_user_capacity,
                              core->event_user_count + 1, sizeof *core->event_users);
     uint32_t index = core->event_user_count++;
+    assert(index < OWNER_IN_TABLE);
     memset(&core->event_users[index], 0, sizeof core->event_users[index]);
     hf_pair_map_put(&core->event_user_ids, event, user, index);
-    return index;
+    return index | OWNER_IN_TABLE;
 }
 
 /* ---- events ---- */
@@ -733,6 +801,8 @@ static void build_layout(hf_event_t *event, const hf_event_definition_t *definit
             row->seat_count = source->rows[r].seats;
             row->available = row->seat_count;
             row->free_run_bound = row->seat_count;
+            for (uint32_t n = 0; n < row->seat_count; n++)
+                event->seats[seat_index + n].row = row_index;
             seat_index += row->seat_count;
             int length = snprintf(key, sizeof key, "%s-%s", section->id, row->id);
             hf_map_put(&tables->rows, key, (size_t)length, row_index);
@@ -1068,13 +1138,13 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
     const hf_item_t *items = core->items + hold->item_offset;
     hold->status = status;
     core->holds_active--;
-    event_user_t *owner = &core->event_users[hold->owner];
+    event_user_t *owner = owner_record(core, hold->owner);
     owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
     active_remove(core, owner, hold_index);
     if (report) {
         hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = at,
                                   .event_id = event->id, .hold_id = hold->id,
-                                  .user_id = hold_user_id(core, hold_index), .status = status,
+                                  .status = status,
                                   .expires_at_ms = hold->expires_at_ms};
         emit(core, &mutation);
         core->hold_states[hold_index].last_change = core->change_count;
@@ -1108,8 +1178,7 @@ hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
 
 /* Checks the shape of a request: ids, counts, duplicates, quantities. */
 static hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_request_t *request,
-                                      hf_error_detail_t *detail) {
-    size_t user_length = request->user_id ? strlen(request->user_id) : 0;
+                                      size_t user_length, hf_error_detail_t *detail) {
     if (user_length == 0 || user_length > HF_USER_ID_SIZE_MAX) return invalid(detail, "user_id");
     if (request->seat_count == 0 && request->pool_count == 0 && request->best_count == 0)
         return invalid_because(detail, "seats", "a hold needs seats, pools or best_available");
@@ -1390,7 +1459,6 @@ static uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
     text_key_t key = server_id_copy(hold->id, hold_id);
     hold->event = event;
     hold->user = user_intern(core, user);
-    core->hold_states[index].user_name = user->name;
     hold->seat_count = core->scratch_seat_count;
     hold->pool_count = request->pool_count;
     hold->total = items_fill(core, core->events[event], request, hold->item_offset);
@@ -1404,7 +1472,7 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
     hf_event_t *event = core->events[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
     hold->owner = event_user_intern(core, hold->event, hold->user);
-    event_user_t *owner = &core->event_users[hold->owner];
+    event_user_t *owner = owner_record(core, hold->owner);
     owner->held_units += item_units(items, hold->seat_count, hold->pool_count);
     active_push(core, owner, hold_index);
     core->holds_active++;
@@ -1428,25 +1496,58 @@ static bool id_taken(const hf_map_t *ids, const char *id, text_key_t *key) {
     return hf_map_find(ids, key->text, key->length, key->hash) != NULL;
 }
 
-/* The same for a new hold's id, which is kept (and so compared) cut to HF_SERVER_ID_SIZE. */
+/* The key of a new hold's id, which is kept (and so compared) cut to HF_SERVER_ID_SIZE. */
+static text_key_t hold_id_key(const char *id) {
+    size_t length = strlen(id);
+    return text_key_of(id, length < HF_SERVER_ID_SIZE ? length : HF_SERVER_ID_SIZE);
+}
+
+/* True when id is NULL or a hold has it already; else *key is set for the insert. */
 static bool hold_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
     if (!id) return true;
-    size_t length = strlen(id);
-    *key = text_key_of(id, length < HF_SERVER_ID_SIZE ? length : HF_SERVER_ID_SIZE);
+    *key = hold_id_key(id);
     uint32_t index;
     return hold_index_find(core, key, &index);
 }
 
-/* Checks a hold request; on success *hold_id is the new id's key and *user the user named. */
+/* The keys of a hold request's two ids, each hashed once. */
+typedef struct hold_keys {
+    text_key_t hold_id;          /* text NULL when the request has none */
+    text_key_t user_id;          /* text NULL when the request has none */
+} hold_keys_t;
+
+/* Hashes the request's ids and starts loading the slots where their lookups begin, and the
+ * oldest finished hold when the core keeps more than it may (forgetting reads it next): the
+ * cache misses of a large table then overlap the checks that come before the lookups. */
+static hold_keys_t hold_keys_of(const hf_core_t *core, const hf_hold_request_t *request) {
+    hold_keys_t keys = {{NULL, 0, 0}, {NULL, 0, 0}};
+    if (request->hold_id) {
+        keys.hold_id = hold_id_key(request->hold_id);
+        hf_index_map_prefetch(&core->hold_ids, keys.hold_id.hash);
+    }
+    if (request->user_id) {
+        keys.user_id = text_key_of(request->user_id, strlen(request->user_id));
+        hf_index_map_prefetch(&core->user_ids, keys.user_id.hash);
+    }
+    if (core->finished_first != 0 && core->finished_count >= core->finished_max) {
+        __builtin_prefetch(&core->holds[core->finished_first - 1]);
+        __builtin_prefetch(&core->hold_states[core->finished_first - 1]);
+    }
+    return keys;
+}
+
+/* Checks a hold request; on success *user is the user named. */
 static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
-                             text_key_t *hold_id, user_ref_t *user, hf_error_detail_t *detail) {
+                             const hold_keys_t *keys, user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events[event_index];
-    hf_error_t error = check_request_shape(event, request, detail);
+    hf_error_t error = check_request_shape(event, request, keys->user_id.length, detail);
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (error) return error;
-    if (hold_id_taken(core, request->hold_id, hold_id)) return invalid(detail, "id");
-    *user = user_ref_of(core, request->user_id);
+    uint32_t taken;
+    if (!keys->hold_id.text || hold_index_find(core, &keys->hold_id, &taken))
+        return invalid(detail, "id");
+    *user = user_ref_find(core, &keys->user_id);
     const event_user_t *owner = event_user_find(core, event_index, user->index);
     error = check_available(core, event, request, owner, detail);
     if (!error && request->best_count > 0)
@@ -1458,16 +1559,16 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
 
 hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,
                         uint32_t *hold_index, hf_error_detail_t *detail) {
+    hold_keys_t keys = hold_keys_of(core, request);
     hf_core_advance(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
-    text_key_t hold_id;
     user_ref_t user;
-    hf_error_t error = hold_check(core, request, event_index, &hold_id, &user, detail);
+    hf_error_t error = hold_check(core, request, event_index, &keys, &user, detail);
     if (error) return error;
     const hf_event_t *event = core->events[event_index];
     if (request->replace_existing) release_replaced(core, event_index, user.index, now);
-    uint32_t index = hold_allocate(core, request, &hold_id, event_index, &user);
+    uint32_t index = hold_allocate(core, request, &keys.hold_id, event_index, &user);
     hf_hold_t *hold = hold_of(core, index);
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = now;
@@ -1490,7 +1591,8 @@ static hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *u
                              uint32_t *index) {
     const hf_hold_t *hold = hf_core_hold_find(core, hold_id, index);
     if (!hold) return HF_ERROR_HOLD_NOT_FOUND;
-    if (!user_id || strcmp(hold_user_id(core, *index), user_id) != 0) return HF_ERROR_NOT_OWNER;
+    if (!user_id || !user_has_id(core, core->holds[*index].user, user_id))
+        return HF_ERROR_NOT_OWNER;
     return HF_OK;
 }
 
@@ -1563,7 +1665,7 @@ static void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, 
     hf_event_t *event = core->events[order->event];
     const hf_item_t *items = core->items + order->item_offset;
     order->owner = event_user_intern(core, order->event, order->user);
-    event_user_t *owner = &core->event_users[order->owner];
+    event_user_t *owner = owner_record(core, order->owner);
     owner->sold_units += item_units(items, order->seat_count, order->pool_count);
     for (uint32_t i = 0; i < order->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_SOLD, order_index + 1, now, report);
@@ -1647,7 +1749,7 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
     uint32_t index;
     hf_order_t *order = (hf_order_t *)hf_core_order_find(core, order_id, &index);
     if (!order) return HF_ERROR_ORDER_NOT_FOUND;
-    if (!user_id || strcmp(hf_core_user_id(core, order->user), user_id) != 0) return HF_ERROR_NOT_OWNER;
+    if (!user_id || !user_has_id(core, order->user, user_id)) return HF_ERROR_NOT_OWNER;
     if (order->status == HF_ORDER_CANCELLED) return HF_OK;
     order->status = HF_ORDER_CANCELLED;
     hf_event_t *event = core->events[order->event];
@@ -1657,7 +1759,7 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
                               .status = HF_ORDER_CANCELLED};
     emit(core, &mutation);
     order->last_change = core->change_count;
-    event_user_t *owner = &core->event_users[order->owner];
+    event_user_t *owner = owner_record(core, order->owner);
     owner->sold_units -= item_units(items, order->seat_count, order->pool_count);
     for (uint32_t i = 0; i < order->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
@@ -1690,7 +1792,8 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
                              user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events[event_index];
     if (request->best_count > 0) return invalid(detail, "best_available");
-    hf_error_t error = check_request_shape(event, request, detail);
+    size_t user_length = request->user_id ? strlen(request->user_id) : 0;
+    hf_error_t error = check_request_shape(event, request, user_length, detail);
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_versions(core, event, request, detail);
@@ -1979,10 +2082,64 @@ static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
     return NULL;
 }
 
+/* The record a hold or order names is its user's on its event, and each record's counts are
+ * the sums of its user's held holds and confirmed orders on that event. The sums are kept
+ * per record: users' own records first, then those of core->event_users. */
+static uint32_t owner_slot(const hf_core_t *core, uint32_t handle) {
+    return handle & OWNER_IN_TABLE ? core->user_count + (handle & ~OWNER_IN_TABLE) : handle;
+}
+
+static bool record_counts_equal(const event_user_t *record, uint32_t held, uint32_t sold) {
+    return record->held_units == held && record->sold_units == sold;
+}
+
+static const char *check_owner_sums(const hf_core_t *core, const uint32_t *held,
+                                    const uint32_t *sold) {
+    for (uint32_t u = 0; u < core->user_count; u++) {
+        if (core->users[u].first_event == 0) continue;
+        if (!record_counts_equal(&core->users[u].first_event_record, held[u], sold[u]))
+            return "a user's units on an event differ from its holds and orders";
+    }
+    for (uint32_t r = 0; r < core->event_user_count; r++) {
+        uint32_t slot = core->user_count + r;
+        if (!record_counts_equal(&core->event_users[r], held[slot], sold[slot]))
+            return "a user's units on an event differ from its holds and orders";
+    }
+    return NULL;
+}
+
+static const char *check_owners(const hf_core_t *core) {
+    size_t slots = (size_t)core->user_count + core->event_user_count + 1;
+    uint32_t *held = calloc(slots, sizeof *held), *sold = calloc(slots, sizeof *sold);
+    if (!held || !sold) abort();
+    const char *fault = NULL;
+    for (uint32_t h = 0; h < core->hold_count && !fault; h++) {
+        const hf_hold_t *hold = &core->holds[h];
+        if (hold->status != HF_HOLD_HELD) continue;
+        if (event_user_handle(core, hold->event, hold->user) != hold->owner)
+            fault = "a hold names another user's record";
+        held[owner_slot(core, hold->owner)] +=
+            item_units(core->items + hold->item_offset, hold->seat_count, hold->pool_count);
+    }
+    for (uint32_t o = 0; o < core->order_count && !fault; o++) {
+        const hf_order_t *order = &core->orders[o];
+        if (order->status != HF_ORDER_CONFIRMED) continue;
+        if (event_user_handle(core, order->event, order->user) != order->owner)
+            fault = "an order names another user's record";
+        sold[owner_slot(core, order->owner)] +=
+            item_units(core->items + order->item_offset, order->seat_count, order->pool_count);
+    }
+    if (!fault) fault = check_owner_sums(core, held, sold);
+    free(held);
+    free(sold);
+    return fault;
+}
+
 const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     for (uint32_t e = 0; e < core->event_count; e++) {
         const char *fault = check_event(core, core->events[e]);
         if (fault) return fault;
     }
-    return check_holds(core, now);
+    const char *fault = check_holds(core, now);
+    return fault ? fault : check_owners(core);
 }

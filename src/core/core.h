@@ -126,6 +126,9 @@ typedef struct hf_counts {
 typedef struct hf_seat {
     uint32_t version;
     uint32_t owner;                /* hold index + 1 when held, order index + 1 when sold */
+    /* The seat's row, index into the event's rows: every seat change, item and id needs it,
+     * and a binary search over the rows for each was a tenth of a hold's instructions. */
+    uint32_t row;
     uint8_t status;                /* hf_seat_status_t */
 } hf_seat_t;
 

@@ -1,7 +1,7 @@
 /* Three hash tables of uint32 values, all open addressing with linear probing. None removes
- * single entries: what hf_map_t and hf_pair_map_t index (events, orders, users) lives as long
- * as the server, and hf_index_map_t, which indexes holds whose slots are reused once a
- * finished hold is forgotten (core.h, hf_core_evict), is emptied and rebuilt instead.
+ * single entries: what they index (events, orders, users) lives as long as the server, except
+ * the holds of hf_index_map_t, whose slots are reused once a finished hold is forgotten
+ * (core.h, hf_core_evict): that index is emptied and rebuilt instead.
  *
  * hf_map_t is keyed by strings. Keys are copied into an arena the map owns, so inserting
  * never allocates per key once the arena and the slot table have grown to the working size.
@@ -37,6 +37,11 @@ bool hf_map_get(const hf_map_t *map, const char *key, size_t length, uint32_t *v
 /* Inserts key -> value; the key must not be present. */
 void hf_map_put(hf_map_t *map, const char *key, size_t length, uint32_t value);
 size_t hf_map_count(const hf_map_t *map);
+/* Starts loading the slot where a lookup of hash begins, so that its cache miss overlaps the
+ * work a command does before the lookup. A hint: it changes nothing. */
+static inline void hf_map_prefetch(const hf_map_t *map, uint32_t hash) {
+    if (map->slot_count) __builtin_prefetch(&map->slots[hash & (map->slot_count - 1)]);
+}
 
 /* The same two operations with the key's hash computed by the caller: a command that looks a
  * key up and then inserts it (a new hold's id, a new user) hashes it once. hash must be
@@ -71,8 +76,9 @@ void hf_pair_map_put(hf_pair_map_t *map, uint32_t first, uint32_t second, uint32
 size_t hf_pair_map_count(const hf_pair_map_t *map);
 
 /* hf_index_map_t keeps no keys at all: a slot is a key's hash and a value, and the caller
- * tells whether a value's own record carries the key (a hold's id lives in the hold). So an
- * entry whose record has since changed simply stops matching, and a slot is 8 bytes. */
+ * tells whether a value's own record carries the key (a hold's id lives in the hold, a user's
+ * in the user's record). So an entry whose record has since changed simply stops matching,
+ * and a slot is 8 bytes. */
 typedef struct hf_index_map_slot {
     uint32_t hash;               /* hf_map_hash of the key; 0 marks an empty slot */
     uint32_t value;
@@ -97,5 +103,9 @@ void hf_index_map_insert(hf_index_map_t *map, uint32_t hash, uint32_t value);
 /* Empties the map, keeping its table for the inserts that follow. */
 void hf_index_map_clear(hf_index_map_t *map);
 size_t hf_index_map_count(const hf_index_map_t *map);
+/* As hf_map_prefetch. */
+static inline void hf_index_map_prefetch(const hf_index_map_t *map, uint32_t hash) {
+    if (map->slot_count) __builtin_prefetch(&map->slots[hash & (map->slot_count - 1)]);
+}
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "core/buffer.h"
 #include "core/core.h"
+#include "core/map.h"
 #include "core_fixtures.h"
 
 #define T0 INT64_C(1800000000000)
@@ -1210,6 +1211,82 @@ static void expect_hold_invalid(fixture_t *f, const char *event_id, const char *
                  field2 ? field2 : "");
     assert_no_mutation(f);
     assert_null(hf_core_hold_find(f->core, "res_bad", NULL));
+}
+
+typedef struct hashed_id {
+    uint32_t hash, number;
+} hashed_id_t;
+
+static int compare_hashed_ids(const void *a, const void *b)
+{
+    const hashed_id_t *left = a, *right = b;
+    if (left->hash != right->hash) return left->hash < right->hash ? -1 : 1;
+    return (left->number > right->number) - (left->number < right->number);
+}
+
+#define COLLIDING_ID_FORMAT "customer-0000000000000000-%08x"
+
+/* Two different user ids of one length, equal in their first 16 bytes, whose hashes collide
+ * (a birthday search over 2^18 ids finds some 8 such pairs): only then does a lookup compare
+ * the ids themselves. */
+static void colliding_user_ids(char first[48], char second[48])
+{
+    const uint32_t count = 1u << 18;
+    hashed_id_t *ids = malloc(count * sizeof *ids);
+    assert_non_null(ids);
+    char id[48];
+    for (uint32_t i = 0; i < count; i++) {
+        int length = snprintf(id, sizeof id, COLLIDING_ID_FORMAT, i);
+        ids[i] = (hashed_id_t){hf_map_hash(id, (size_t)length), i};
+    }
+    qsort(ids, count, sizeof *ids, compare_hashed_ids);
+    uint32_t i = 1;
+    while (i < count && ids[i].hash != ids[i - 1].hash) i++;
+    assert_true(i < count);
+    snprintf(first, 48, COLLIDING_ID_FORMAT, ids[i - 1].number);
+    snprintf(second, 48, COLLIDING_ID_FORMAT, ids[i].number);
+    free(ids);
+}
+
+/* Users whose ids share their first 16 bytes (what a user's record keeps of the id) and
+ * their hash are still different users: each has its own per-user limit, and only the owner
+ * may release. */
+static void test_user_ids_sharing_a_prefix(void **state)
+{
+    fixture_t *f = *state; /* show: at most 8 per user */
+    char first[48], second[48];
+    colliding_user_ids(first, second);
+    const char *longer = "customer-0000000000000000-000000000";
+    const char *shorter = "customer-0000000";
+    hf_error_detail_t detail;
+    uint32_t index;
+    assert_int_equal(hold(f, first, "res_1", SEATS("FLOOR-A-1", "FLOOR-A-2", "FLOOR-A-3",
+                                                   "FLOOR-A-4", "FLOOR-A-5"),
+                          NO_POOLS, -1, false, T0, NULL, &detail),
+                     HF_OK);
+    const char *others[] = {second, longer, shorter};
+    const char *hold_ids[] = {"res_2", "res_3", "res_4"};
+    for (int i = 0; i < 3; i++) {
+        char seat_ids[5][16];
+        const char *seats[5];
+        for (int s = 0; s < 5; s++) {
+            snprintf(seat_ids[s], sizeof seat_ids[s], "FLOOR-%c-%d", i == 0 ? 'B' : 'A', 6 + 5 * i + s);
+            seats[s] = seat_ids[s];
+        }
+        /* 5 + 5 would pass a user's limit of 8 if the ids were taken for one user. */
+        assert_int_equal(hold(f, others[i], hold_ids[i], seats, 5, NO_POOLS, -1, false, T0 + 1,
+                              &index, &detail),
+                         HF_OK);
+        assert_string_equal(hf_core_user_id(f->core, hf_core_hold_at(f->core, index)->user),
+                            others[i]);
+        assert_int_equal(hf_core_release(f->core, "res_1", others[i], T0 + 2), HF_ERROR_NOT_OWNER);
+    }
+    assert_int_equal(hold(f, first, "res_5", SEATS("FLOOR-B-1", "FLOOR-B-2", "FLOOR-B-3",
+                                                   "FLOOR-B-4"),
+                          NO_POOLS, -1, false, T0 + 3, NULL, &detail),
+                     HF_ERROR_USER_LIMIT_EXCEEDED);
+    assert_int_equal(hf_core_release(f->core, "res_1", first, T0 + 4), HF_OK);
+    assert_null(hf_core_check(f->core, T0 + 4));
 }
 
 static void test_hold_invalid_request(void **state)
@@ -2448,6 +2525,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hold_pool_not_found, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_insufficient_quantity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_user_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_user_ids_sharing_a_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_invalid_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_replace_existing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_replace_after_releases, setup, teardown),
