@@ -1540,6 +1540,8 @@ static hold_keys_t hold_keys_of(const hf_core_t *core, const hf_hold_request_t *
 static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
                              const hold_keys_t *keys, user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events[event_index];
+    /* As check_request_shape would answer; first, so the user's key is known to be set. */
+    if (!keys->user_id.text) return invalid(detail, "user_id");
     hf_error_t error = check_request_shape(event, request, keys->user_id.length, detail);
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
