@@ -134,108 +134,114 @@ static void check_and_destroy(hf_core_t *core, hf_time_ms_t now) {
     hf_core_destroy(core);
 }
 
-/* Fills the chunk of operations first .. first + count - 1 of a hold+release run. */
-static void chunk_fill_release(chunk_t *chunk, const inputs_t *inputs, uint64_t first,
-                               uint32_t count, uint64_t *rng) {
+/* What one run's operations share. */
+typedef struct run {
+    hf_core_t *core;
+    const inputs_t *inputs;
+    char (*seat_ids)[24];        /* hold+commit: the seats in sale order */
+    uint64_t rng;
+} run_t;
+
+/* Fills the chunk with the strings of operations first .. first + count - 1. */
+typedef void (*fill_fn)(chunk_t *chunk, run_t *run, uint64_t first, uint32_t count);
+/* One operation on its strings; false when the core refused it. */
+typedef bool (*operation_fn)(run_t *run, const op_strings_t *op, hf_time_ms_t now);
+
+/* Runs ops operations chunk by chunk, the clock running only while the core works; checks
+ * and frees the core; returns operations per second. */
+static double run_chunks(run_t *run, uint64_t ops, fill_fn fill, operation_fn operation,
+                         const char *name) {
+    static chunk_t chunk;
+    hf_time_ms_t now = 1700000001000;
+    double elapsed = 0;
+    for (uint64_t first = 0; first < ops; first += CHUNK_OPS) {
+        uint32_t count = ops - first < CHUNK_OPS ? (uint32_t)(ops - first) : CHUNK_OPS;
+        fill(&chunk, run, first, count);
+        double start = now_s();
+        for (uint32_t k = 0; k < count; k++) {
+            if (((first + k) & 1023) == 0) now++;
+            if (!operation(run, &chunk.ops[k], now)) {
+                fprintf(stderr, "corebench: %s failed at %" PRIu64 "\n", name, first + k);
+                exit(1);
+            }
+        }
+        elapsed += now_s() - start;
+    }
+    check_and_destroy(run->core, now);
+    return (double)ops / elapsed;
+}
+
+static bool hold_one(run_t *run, const op_strings_t *op, hf_time_ms_t now) {
+    const char *seat = op->seat_id;
+    hf_hold_request_t request = {.event_id = "bench", .user_id = op->user_id,
+                                 .hold_id = op->hold_id, .seat_ids = &seat, .seat_count = 1,
+                                 .ttl_ms = -1};
+    uint32_t hold_index;
+    hf_error_detail_t detail;
+    return hf_core_hold(run->core, &request, now, &hold_index, &detail) == HF_OK;
+}
+
+/* A random seat for a random user. */
+static void fill_release(chunk_t *chunk, run_t *run, uint64_t first, uint32_t count) {
     chunk->count = count;
     for (uint32_t k = 0; k < count; k++) {
         op_strings_t *op = &chunk->ops[k];
-        memcpy(op->seat_id, inputs->seat_ids[random_below(rng, inputs->seat_count)], 24);
-        memcpy(op->user_id, inputs->user_ids[random_below(rng, inputs->user_count)], 16);
+        const inputs_t *inputs = run->inputs;
+        memcpy(op->seat_id, inputs->seat_ids[random_below(&run->rng, inputs->seat_count)], 24);
+        memcpy(op->user_id, inputs->user_ids[random_below(&run->rng, inputs->user_count)], 16);
         make_id(op->hold_id, "res_", first + k);
     }
 }
 
-static double run_hold_release(const inputs_t *inputs, uint64_t ops, uint64_t seed) {
-    hf_core_t *core = make_core(inputs->seat_count);
-    uint64_t rng = seed;
-    hf_time_ms_t now = 1700000001000;
-    hf_error_detail_t detail;
-    static chunk_t chunk;
-    double elapsed = 0;
-    for (uint64_t first = 0; first < ops; first += CHUNK_OPS) {
-        uint32_t count = ops - first < CHUNK_OPS ? (uint32_t)(ops - first) : CHUNK_OPS;
-        chunk_fill_release(&chunk, inputs, first, count, &rng);
-        double start = now_s();
-        for (uint32_t k = 0; k < count; k++) {
-            uint64_t i = first + k;
-            if ((i & 1023) == 0) now++;
-            const op_strings_t *op = &chunk.ops[k];
-            const char *seat = op->seat_id;
-            hf_hold_request_t request = {.event_id = "bench", .user_id = op->user_id,
-                                         .hold_id = op->hold_id, .seat_ids = &seat,
-                                         .seat_count = 1, .ttl_ms = -1};
-            uint32_t hold_index;
-            if (hf_core_hold(core, &request, now, &hold_index, &detail) != HF_OK ||
-                hf_core_release(core, op->hold_id, op->user_id, now) != HF_OK) {
-                fprintf(stderr, "corebench: hold+release failed at %" PRIu64 "\n", i);
-                exit(1);
-            }
-            /* As the engine does once a batch is durable; here nothing waits for a store. */
-            hf_core_evict(core, hf_core_change_count(core));
-        }
-        elapsed += now_s() - start;
-    }
-    check_and_destroy(core, now);
-    return (double)ops / elapsed;
+static bool hold_and_release(run_t *run, const op_strings_t *op, hf_time_ms_t now) {
+    if (!hold_one(run, op, now)) return false;
+    if (hf_core_release(run->core, op->hold_id, op->user_id, now) != HF_OK) return false;
+    /* As the engine does once a batch is durable; here nothing waits for a store. */
+    hf_core_evict(run->core, hf_core_change_count(run->core));
+    return true;
 }
 
-/* Fills a chunk of a hold+commit run: seat_ids are the run's seats in sale order. */
-static void chunk_fill_commit(chunk_t *chunk, const inputs_t *inputs, char (*seat_ids)[24],
-                              uint64_t first, uint32_t count, uint64_t *rng) {
+static double run_hold_release(const inputs_t *inputs, uint64_t ops, uint64_t seed) {
+    run_t run = {make_core(inputs->seat_count), inputs, NULL, seed};
+    return run_chunks(&run, ops, fill_release, hold_and_release, "hold+release");
+}
+
+/* The run's seats in sale order, each for a random user. */
+static void fill_commit(chunk_t *chunk, run_t *run, uint64_t first, uint32_t count) {
     chunk->count = count;
     for (uint32_t k = 0; k < count; k++) {
         op_strings_t *op = &chunk->ops[k];
-        memcpy(op->seat_id, seat_ids[first + k], 24);
-        memcpy(op->user_id, inputs->user_ids[random_below(rng, inputs->user_count)], 16);
+        const inputs_t *inputs = run->inputs;
+        memcpy(op->seat_id, run->seat_ids[first + k], 24);
+        memcpy(op->user_id, inputs->user_ids[random_below(&run->rng, inputs->user_count)], 16);
         make_id(op->hold_id, "res_", first + k);
         make_id(op->order_id, "ord_", first + k);
     }
 }
 
+static bool hold_and_commit(run_t *run, const op_strings_t *op, hf_time_ms_t now) {
+    uint32_t order_index;
+    return hold_one(run, op, now) &&
+           hf_core_commit(run->core, op->hold_id, op->user_id, op->order_id, "pi_1", now,
+                          &order_index) == HF_OK;
+}
+
 static double run_hold_commit(const inputs_t *inputs, uint64_t ops, uint64_t seed) {
     /* One seat per op, each sold once: the event has as many seats as ops. */
-    hf_core_t *core = make_core((uint32_t)ops);
+    run_t run = {make_core((uint32_t)ops), inputs, malloc(ops * sizeof *run.seat_ids), seed};
     uint32_t *order = malloc(ops * sizeof *order);
-    char (*seat_ids)[24] = malloc(ops * sizeof *seat_ids);
-    uint64_t rng = seed;
     for (uint32_t i = 0; i < ops; i++) order[i] = i;
     for (uint32_t i = (uint32_t)ops - 1; i > 0; i--) {
-        uint32_t j = random_below(&rng, i + 1), swap = order[i];
+        uint32_t j = random_below(&run.rng, i + 1), swap = order[i];
         order[i] = order[j];
         order[j] = swap;
     }
-    for (uint32_t i = 0; i < ops; i++) seat_name(seat_ids[i], sizeof seat_ids[i], order[i]);
-    hf_time_ms_t now = 1700000001000;
-    hf_error_detail_t detail;
-    static chunk_t chunk;
-    double elapsed = 0;
-    for (uint64_t first = 0; first < ops; first += CHUNK_OPS) {
-        uint32_t count = ops - first < CHUNK_OPS ? (uint32_t)(ops - first) : CHUNK_OPS;
-        chunk_fill_commit(&chunk, inputs, seat_ids, first, count, &rng);
-        double start = now_s();
-        for (uint32_t k = 0; k < count; k++) {
-            uint64_t i = first + k;
-            if ((i & 1023) == 0) now++;
-            const op_strings_t *op = &chunk.ops[k];
-            const char *seat = op->seat_id;
-            hf_hold_request_t request = {.event_id = "bench", .user_id = op->user_id,
-                                         .hold_id = op->hold_id, .seat_ids = &seat,
-                                         .seat_count = 1, .ttl_ms = -1};
-            uint32_t hold_index, order_index;
-            if (hf_core_hold(core, &request, now, &hold_index, &detail) != HF_OK ||
-                hf_core_commit(core, op->hold_id, op->user_id, op->order_id, "pi_1", now,
-                               &order_index) != HF_OK) {
-                fprintf(stderr, "corebench: hold+commit failed at %" PRIu64 "\n", i);
-                exit(1);
-            }
-        }
-        elapsed += now_s() - start;
-    }
-    check_and_destroy(core, now);
+    for (uint32_t i = 0; i < ops; i++)
+        seat_name(run.seat_ids[i], sizeof run.seat_ids[i], order[i]);
     free(order);
-    free(seat_ids);
-    return (double)ops / elapsed;
+    double result = run_chunks(&run, ops, fill_commit, hold_and_commit, "hold+commit");
+    free(run.seat_ids);
+    return result;
 }
 
 /* best_available on a nearly sold-out 100,000-seat event (100 rows of 1,000): every row has
