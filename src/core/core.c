@@ -121,7 +121,7 @@ struct hf_core {
 
     hf_order_t *orders;
     uint32_t order_count, order_capacity;
-    hf_map_t order_ids;
+    hf_index_map_t order_ids;    /* an order's id -> its index; the id lives in the order */
 
     user_t *users;
     uint32_t user_count, user_capacity;
@@ -409,7 +409,7 @@ void hf_core_destroy(hf_core_t *core) {
     free(core->heap);
     hf_map_free(&core->event_ids);
     hf_index_map_free(&core->hold_ids);
-    hf_map_free(&core->order_ids);
+    hf_index_map_free(&core->order_ids);
     hf_index_map_free(&core->user_ids);
     hf_pair_map_free(&core->event_user_ids);
     hf_buffer_free(&core->text);
@@ -511,24 +511,40 @@ int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id) {
     return (int32_t)index;
 }
 
-/* A hold id being looked up in core->hold_ids, which keeps no keys: a candidate matches when
- * the hold at its index has this id. */
-typedef struct hold_key {
+/* A hold or order id being looked up in core->hold_ids or core->order_ids, which keep no
+ * keys: a candidate matches when the hold or order at its index has this id. */
+typedef struct record_key {
     const hf_core_t *core;
     text_key_t id;
-} hold_key_t;
+} record_key_t;
 
-static bool hold_key_match(const void *context, uint32_t index) {
-    const hold_key_t *key = context;
-    const char *id = key->core->holds[index].id;
-    return memcmp(id, key->id.text, key->id.length) == 0 && id[key->id.length] == '\0';
+/* True when a record's id field holds exactly the key's id. */
+static bool id_field_equal(const char *field, const text_key_t *id) {
+    return memcmp(field, id->text, id->length) == 0 && field[id->length] == '\0';
 }
 
+static bool hold_key_match(const void *context, uint32_t index) {
+    const record_key_t *key = context;
+    return id_field_equal(key->core->holds[index].id, &key->id);
+}
+
+static bool order_key_match(const void *context, uint32_t index) {
+    const record_key_t *key = context;
+    return id_field_equal(key->core->orders[index].id, &key->id);
+}
+
+/* Longer ids are never stored (server_id_copy cuts them): they are not compared past the
+ * field. */
 static bool hold_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
-    /* Longer ids are never stored (server_id_copy cuts them): do not compare past the field. */
     if (id->length > HF_SERVER_ID_SIZE) return false;
-    hold_key_t key = {core, *id};
+    record_key_t key = {core, *id};
     return hf_index_map_find(&core->hold_ids, id->hash, hold_key_match, &key, index);
+}
+
+static bool order_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
+    if (id->length > HF_SERVER_ID_SIZE) return false;
+    record_key_t key = {core, *id};
+    return hf_index_map_find(&core->order_ids, id->hash, order_key_match, &key, index);
 }
 
 const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, uint32_t *index) {
@@ -548,8 +564,9 @@ const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index) {
 const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id,
                                      uint32_t *index) {
     uint32_t found;
-    if (!order_id || !hf_map_get(&core->order_ids, order_id, strlen(order_id), &found))
-        return NULL;
+    if (!order_id) return NULL;
+    text_key_t key = text_key_of(order_id, strlen(order_id));
+    if (!order_index_find(core, &key, &found)) return NULL;
     if (index) *index = found;
     return &core->orders[found];
 }
@@ -1489,15 +1506,9 @@ static void release_replaced(hf_core_t *core, uint32_t event, uint32_t user, hf_
         hold_finish(core, owner->last_active - 1, HF_HOLD_RELEASED, now, true);
 }
 
-/* True when id is NULL or already names an entry of ids; else *key is set for the insert. */
-static bool id_taken(const hf_map_t *ids, const char *id, text_key_t *key) {
-    if (!id) return true;
-    *key = text_key_of(id, strlen(id));
-    return hf_map_find(ids, key->text, key->length, key->hash) != NULL;
-}
-
-/* The key of a new hold's id, which is kept (and so compared) cut to HF_SERVER_ID_SIZE. */
-static text_key_t hold_id_key(const char *id) {
+/* The key of a new hold's or order's id, which is kept (and so compared) cut to
+ * HF_SERVER_ID_SIZE. */
+static text_key_t server_id_key(const char *id) {
     size_t length = strlen(id);
     return text_key_of(id, length < HF_SERVER_ID_SIZE ? length : HF_SERVER_ID_SIZE);
 }
@@ -1505,9 +1516,17 @@ static text_key_t hold_id_key(const char *id) {
 /* True when id is NULL or a hold has it already; else *key is set for the insert. */
 static bool hold_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
     if (!id) return true;
-    *key = hold_id_key(id);
+    *key = server_id_key(id);
     uint32_t index;
     return hold_index_find(core, key, &index);
+}
+
+/* The same for a new order's id. */
+static bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
+    if (!id) return true;
+    *key = server_id_key(id);
+    uint32_t index;
+    return order_index_find(core, key, &index);
 }
 
 /* The keys of a hold request's two ids, each hashed once. */
@@ -1522,7 +1541,7 @@ typedef struct hold_keys {
 static hold_keys_t hold_keys_of(const hf_core_t *core, const hf_hold_request_t *request) {
     hold_keys_t keys = {{NULL, 0, 0}, {NULL, 0, 0}};
     if (request->hold_id) {
-        keys.hold_id = hold_id_key(request->hold_id);
+        keys.hold_id = server_id_key(request->hold_id);
         hf_index_map_prefetch(&core->hold_ids, keys.hold_id.hash);
     }
     if (request->user_id) {
@@ -1656,7 +1675,7 @@ static uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint
     order->user = user;
     order->created_at_ms = now;
     order->payment_ref = NO_STRING;
-    hf_map_insert(&core->order_ids, key.text, key.length, key.hash, index);
+    hf_index_map_insert(&core->order_ids, key.hash, index);
     user_order_push(&core->users[user], index);
     return index;
 }
@@ -1719,7 +1738,7 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
     if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
     text_key_t order_key;
-    if (id_taken(&core->order_ids, order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
+    if (order_id_taken(core, order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
     /* The hold's seats move straight from held to sold: release them without reporting, then
      * take them for the order, which reports each seat once. */
     hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);
@@ -1800,7 +1819,7 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_versions(core, event, request, detail);
     if (error) return error;
-    if (id_taken(&core->order_ids, order_id, order_key)) return invalid(detail, "id");
+    if (order_id_taken(core, order_id, order_key)) return invalid(detail, "id");
     *user = user_ref_of(core, request->user_id);
     const event_user_t *owner = event_user_find(core, event_index, user->index);
     hf_hold_request_t plain = *request;
@@ -1926,7 +1945,7 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     hf_error_t error = restore_resolve(core, &stored->items, &event_index);
     if (error) return error;
     text_key_t order_key;
-    if (id_taken(&core->order_ids, stored->order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
+    if (order_id_taken(core, stored->order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
     const hf_event_t *event = core->events[event_index];
     if (stored->status == HF_ORDER_CONFIRMED) {
         for (uint32_t i = 0; i < stored->items.seat_count; i++)
@@ -2073,8 +2092,13 @@ static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
         for (uint32_t i = 0; i < hold->seat_count; i++)
             if (event->seats[items[i].index].owner != h + 1) return "a held hold's seat points elsewhere";
     }
+    if (hf_index_map_count(&core->order_ids) != core->order_count)
+        return "the order id index has entries it should not";
     for (uint32_t o = 0; o < core->order_count; o++) {
         const hf_order_t *order = &core->orders[o];
+        uint32_t found;
+        if (!hf_core_order_find(core, order->id, &found) || found != o)
+            return "an order is not found by its id";
         if (order->status != HF_ORDER_CONFIRMED) continue;
         const hf_event_t *event = core->events[order->event];
         const hf_item_t *items = core->items + order->item_offset;

@@ -1224,27 +1224,25 @@ static int compare_hashed_ids(const void *a, const void *b)
     return (left->number > right->number) - (left->number < right->number);
 }
 
-#define COLLIDING_ID_FORMAT "customer-0000000000000000-%08x"
-
-/* Two different user ids of one length, equal in their first 16 bytes, whose hashes collide
- * (a birthday search over 2^18 ids finds some 8 such pairs): only then does a lookup compare
- * the ids themselves. */
-static void colliding_user_ids(char first[48], char second[48])
+/* Two different ids made by format (one %08x in it, so both have one length) whose hashes
+ * collide (a birthday search over 2^18 ids finds some 8 such pairs): only then does a lookup
+ * in an index of hashes compare the ids themselves. */
+static void colliding_ids(const char *format, char first[48], char second[48])
 {
     const uint32_t count = 1u << 18;
     hashed_id_t *ids = malloc(count * sizeof *ids);
     assert_non_null(ids);
     char id[48];
     for (uint32_t i = 0; i < count; i++) {
-        int length = snprintf(id, sizeof id, COLLIDING_ID_FORMAT, i);
+        int length = snprintf(id, sizeof id, format, i);
         ids[i] = (hashed_id_t){hf_map_hash(id, (size_t)length), i};
     }
     qsort(ids, count, sizeof *ids, compare_hashed_ids);
     uint32_t i = 1;
     while (i < count && ids[i].hash != ids[i - 1].hash) i++;
     assert_true(i < count);
-    snprintf(first, 48, COLLIDING_ID_FORMAT, ids[i - 1].number);
-    snprintf(second, 48, COLLIDING_ID_FORMAT, ids[i].number);
+    snprintf(first, 48, format, ids[i - 1].number);
+    snprintf(second, 48, format, ids[i].number);
     free(ids);
 }
 
@@ -1255,7 +1253,7 @@ static void test_user_ids_sharing_a_prefix(void **state)
 {
     fixture_t *f = *state; /* show: at most 8 per user */
     char first[48], second[48];
-    colliding_user_ids(first, second);
+    colliding_ids("customer-0000000000000000-%08x", first, second);
     const char *longer = "customer-0000000000000000-000000000";
     const char *shorter = "customer-0000000";
     hf_error_detail_t detail;
@@ -1287,6 +1285,37 @@ static void test_user_ids_sharing_a_prefix(void **state)
                      HF_ERROR_USER_LIMIT_EXCEEDED);
     assert_int_equal(hf_core_release(f->core, "res_1", first, T0 + 4), HF_OK);
     assert_null(hf_core_check(f->core, T0 + 4));
+}
+
+/* Orders whose ids collide in the id index are still two orders, each found by its own id;
+ * the same for holds. */
+static void test_order_and_hold_ids_colliding(void **state)
+{
+    fixture_t *f = *state;
+    char first_hold[48], second_hold[48], first_order[48], second_order[48];
+    colliding_ids("res_00000000000000000000%08x", first_hold, second_hold);
+    colliding_ids("ord_00000000000000000000%08x", first_order, second_order);
+    hf_error_detail_t detail;
+    assert_int_equal(hold(f, "u1", first_hold, SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0,
+                          NULL, &detail),
+                     HF_OK);
+    assert_null(hf_core_hold_find(f->core, second_hold, NULL));
+    assert_int_equal(hold(f, "u2", second_hold, SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0,
+                          NULL, &detail),
+                     HF_OK);
+    uint32_t first = commit(f, first_hold, "u1", first_order, T0 + 1);
+    assert_null(hf_core_order_find(f->core, second_order, NULL));
+    uint32_t second = commit(f, second_hold, "u2", second_order, T0 + 1);
+    assert_int_not_equal(first, second);
+    uint32_t found;
+    assert_non_null(hf_core_order_find(f->core, first_order, &found));
+    assert_int_equal(found, first);
+    assert_non_null(hf_core_order_find(f->core, second_order, &found));
+    assert_int_equal(found, second);
+    assert_int_equal(hf_core_cancel(f->core, second_order, "u1", T0 + 2), HF_ERROR_NOT_OWNER);
+    assert_int_equal(hf_core_cancel(f->core, second_order, "u2", T0 + 2), HF_OK);
+    assert_int_equal(hf_core_order_at(f->core, first)->status, HF_ORDER_CONFIRMED);
+    assert_null(hf_core_check(f->core, T0 + 2));
 }
 
 static void test_hold_invalid_request(void **state)
@@ -2526,6 +2555,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hold_insufficient_quantity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_user_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_ids_sharing_a_prefix, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_and_hold_ids_colliding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_invalid_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_replace_existing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_replace_after_releases, setup, teardown),
