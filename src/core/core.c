@@ -174,7 +174,6 @@ static text_key_t text_key_of(const char *text, size_t length) {
 typedef struct user_ref {
     text_key_t key;
     uint32_t index;
-    uint32_t name;               /* the id in core->strings, once index is known */
 } user_ref_t;
 
 /* ---- small containers ---- */
@@ -630,12 +629,9 @@ uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active
 
 /* Looks the user of a command up once, by the key of its id. */
 static user_ref_t user_ref_find(const hf_core_t *core, const text_key_t *key) {
-    user_ref_t user = {*key, NO_INDEX, NO_STRING};
+    user_ref_t user = {*key, NO_INDEX};
     uint32_t index;
-    if (user_index_find(core, key, &index)) {
-        user.index = index;
-        user.name = core->users[index].name;
-    }
+    if (user_index_find(core, key, &index)) user.index = index;
     return user;
 }
 
@@ -653,8 +649,7 @@ static uint32_t user_intern(hf_core_t *core, user_ref_t *user) {
     assert(index < OWNER_IN_TABLE); /* user indexes are record handles too */
     user_t *record = &core->users[index];
     memset(record, 0, sizeof *record);
-    user->name = string_store(core, user->key.text, user->key.length);
-    record->name = user->name;
+    record->name = string_store(core, user->key.text, user->key.length);
     record->name_length = (uint32_t)user->key.length;
     memcpy(record->name_start, user->key.text,
            user->key.length < USER_NAME_INLINE ? user->key.length : USER_NAME_INLINE);

@@ -37,15 +37,10 @@ bool hf_map_get(const hf_map_t *map, const char *key, size_t length, uint32_t *v
 /* Inserts key -> value; the key must not be present. */
 void hf_map_put(hf_map_t *map, const char *key, size_t length, uint32_t value);
 size_t hf_map_count(const hf_map_t *map);
-/* Starts loading the slot where a lookup of hash begins, so that its cache miss overlaps the
- * work a command does before the lookup. A hint: it changes nothing. */
-static inline void hf_map_prefetch(const hf_map_t *map, uint32_t hash) {
-    if (map->slot_count) __builtin_prefetch(&map->slots[hash & (map->slot_count - 1)]);
-}
 
-/* The same two operations with the key's hash computed by the caller: a command that looks a
- * key up and then inserts it (a new hold's id, a new user) hashes it once. hash must be
- * hf_map_hash of the same key. hf_map_find returns the entry found (borrowed, valid until the
+/* The same two operations with the key's hash computed by the caller, so a key looked up and
+ * then inserted is hashed once (hf_map_get and hf_map_put are built on them, and the tests
+ * force collisions through them). hash must be hf_map_hash of the same key. hf_map_find returns the entry found (borrowed, valid until the
  * next insert) or NULL; hf_map_insert returns the new key's offset for hf_map_key. */
 uint32_t hf_map_hash(const char *key, size_t length);
 const hf_map_slot_t *hf_map_find(const hf_map_t *map, const char *key, size_t length,
@@ -103,7 +98,8 @@ void hf_index_map_insert(hf_index_map_t *map, uint32_t hash, uint32_t value);
 /* Empties the map, keeping its table for the inserts that follow. */
 void hf_index_map_clear(hf_index_map_t *map);
 size_t hf_index_map_count(const hf_index_map_t *map);
-/* As hf_map_prefetch. */
+/* Starts loading the slot where a lookup of hash begins, so that its cache miss overlaps the
+ * work a command does before the lookup. A hint: it changes nothing. */
 static inline void hf_index_map_prefetch(const hf_index_map_t *map, uint32_t hash) {
     if (map->slot_count) __builtin_prefetch(&map->slots[hash & (map->slot_count - 1)]);
 }
