@@ -13,6 +13,15 @@ struct hf_checkpointer {
     pthread_mutex_t mutex;
     pthread_cond_t wake;
     bool wanted, stopping;
+    bool running;                /* a background round asked for and not yet done */
+    int copied;                  /* log frames copied when the last background round ended */
+    unsigned long long log_number; /* counts the log's restarts: a round's copied is for its log */
+    /* The writer's thread alone: */
+    int threshold;               /* log pages at which a cycle begins */
+    int cycle_end;               /* log pages at which the writer ends the cycle whatever is left */
+    int last_pages;              /* the log after the last commit: a smaller one is a new log */
+    bool cycle;                  /* rounds are wanted until the log starts over */
+    hf_checkpointer_counts_t counts; /* rounds under the mutex, the rest the writer's */
 };
 
 static void *checkpoint_thread(void *argument) {
@@ -24,39 +33,82 @@ static void *checkpoint_thread(void *argument) {
             pthread_cond_wait(&checkpointer->wake, &checkpointer->mutex);
         if (checkpointer->stopping) break;
         checkpointer->wanted = false;
+        unsigned long long log_number = checkpointer->log_number;
         pthread_mutex_unlock(&checkpointer->mutex);
+        int log_frames = 0, copied = 0;
         int rc = sqlite3_wal_checkpoint_v2(checkpointer->database, "main",
-                                           SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+                                           SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
         if (rc != SQLITE_OK && rc != SQLITE_BUSY)
             fprintf(stderr, "holdfast: store: background checkpoint failed: %s\n",
                     sqlite3_errmsg(checkpointer->database));
         pthread_mutex_lock(&checkpointer->mutex);
+        if (log_number == checkpointer->log_number) checkpointer->copied = copied > 0 ? copied : 0;
+        checkpointer->running = false;
+        checkpointer->counts.rounds++;
     }
     pthread_mutex_unlock(&checkpointer->mutex);
     return NULL;
 }
 
+/* A checkpoint on the writer's own connection, right after its commit: nothing writes while
+ * it copies, so it copies every frame, and the next transaction starts the log over. */
+static void writer_checkpoint(hf_checkpointer_t *checkpointer, sqlite3 *writer, const char *name) {
+    sqlite3_wal_checkpoint_v2(writer, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    checkpointer->counts.writer_rounds++;
+    checkpointer->cycle = false;
+}
+
+/* Notes a log that started over since the last commit. */
+static void note_log_size(hf_checkpointer_t *checkpointer, int pages) {
+    if (pages < checkpointer->last_pages) {
+        checkpointer->counts.restarts++;
+        checkpointer->cycle = false;
+        pthread_mutex_lock(&checkpointer->mutex);
+        checkpointer->log_number++;
+        checkpointer->copied = 0; /* frame numbers of the old log */
+        pthread_mutex_unlock(&checkpointer->mutex);
+    }
+    checkpointer->last_pages = pages;
+    if (pages > checkpointer->counts.pages_most) checkpointer->counts.pages_most = pages;
+}
+
 /* SQLite's WAL hook: runs on the writer's thread after each commit, with the log's size. */
 static int on_commit(void *context, sqlite3 *writer, const char *name, int pages) {
     hf_checkpointer_t *checkpointer = context;
+    note_log_size(checkpointer, pages);
     if (pages >= HF_CHECKPOINT_PAGES_MAX) {
         /* The background thread is not keeping up: pay for it here rather than grow. */
-        sqlite3_wal_checkpoint_v2(writer, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        writer_checkpoint(checkpointer, writer, name);
         return SQLITE_OK;
     }
-    if (pages < HF_CHECKPOINT_PAGES) return SQLITE_OK;
+    if (!checkpointer->cycle && pages >= checkpointer->threshold) {
+        checkpointer->cycle = true;
+        checkpointer->cycle_end = pages + checkpointer->threshold;
+    }
+    if (!checkpointer->cycle) return SQLITE_OK;
     pthread_mutex_lock(&checkpointer->mutex);
-    checkpointer->wanted = true;
-    pthread_cond_signal(&checkpointer->wake);
+    bool idle = !checkpointer->running;
+    bool finish = idle && (pages - checkpointer->copied <= HF_CHECKPOINT_FINISH_PAGES ||
+                           pages >= checkpointer->cycle_end);
+    if (idle && !finish) {
+        checkpointer->running = checkpointer->wanted = true;
+        pthread_cond_signal(&checkpointer->wake);
+    }
     pthread_mutex_unlock(&checkpointer->mutex);
+    if (finish) writer_checkpoint(checkpointer, writer, name);
     return SQLITE_OK;
 }
 
 hf_checkpointer_t *hf_checkpointer_start(sqlite3 *writer) {
+    return hf_checkpointer_start_at(writer, HF_CHECKPOINT_PAGES);
+}
+
+hf_checkpointer_t *hf_checkpointer_start_at(sqlite3 *writer, int pages) {
     const char *path = sqlite3_db_filename(writer, "main");
     hf_checkpointer_t *checkpointer = calloc(1, sizeof *checkpointer);
     if (!checkpointer || !path) goto fail;
     checkpointer->writer = writer;
+    checkpointer->threshold = pages;
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &checkpointer->database, flags, NULL) != SQLITE_OK) goto fail;
     sqlite3_busy_timeout(checkpointer->database, 1000);
@@ -74,6 +126,12 @@ fail:
     if (checkpointer) sqlite3_close(checkpointer->database);
     free(checkpointer);
     return NULL;
+}
+
+void hf_checkpointer_counts(hf_checkpointer_t *checkpointer, hf_checkpointer_counts_t *counts) {
+    pthread_mutex_lock(&checkpointer->mutex);
+    *counts = checkpointer->counts;
+    pthread_mutex_unlock(&checkpointer->mutex);
 }
 
 void hf_checkpointer_stop(hf_checkpointer_t *checkpointer) {

@@ -1,0 +1,144 @@
+/* Unit tests of store/checkpoint.c, the background checkpointer. The log starts over only when
+ * a write transaction begins with every frame copied, which never happens by itself while the
+ * writer commits without pause; the checkpointer must still make it start over once per cycle,
+ * keep it near its threshold, and spend a few background rounds on a cycle, not one a commit.
+ * The writer goes through the store's VFS. Each commit syncs the log, as the store's syncer
+ * does before an answer, so commits come at the pace of the disk, as in the server, whatever
+ * the machine's speed; the test's threshold is small so a cycle takes a hundred commits. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store/checkpoint.h"
+#include "store/vfs.h"
+
+/* Log pages at which the test's checkpointer begins a cycle. */
+#define TEST_THRESHOLD 200
+/* Commits of the steady-load test, each of two rows of most of a page: about 15 cycles. */
+#define TEST_COMMITS 1500
+
+typedef struct fixture {
+    char directory[64];
+    char path[128];
+    sqlite3 *writer;
+} fixture_t;
+
+static void exec_ok(sqlite3 *database, const char *sql) {
+    char *message = NULL;
+    int rc = sqlite3_exec(database, sql, NULL, NULL, &message);
+    if (rc != SQLITE_OK) fail_msg("%s: %s", sql, message ? message : sqlite3_errstr(rc));
+}
+
+static long long query_number(sqlite3 *database, const char *sql) {
+    sqlite3_stmt *statement = NULL;
+    assert_int_equal(sqlite3_prepare_v2(database, sql, -1, &statement, NULL), SQLITE_OK);
+    if (sqlite3_step(statement) != SQLITE_ROW) fail_msg("%s: %s", sql, sqlite3_errmsg(database));
+    long long value = sqlite3_column_int64(statement, 0);
+    sqlite3_finalize(statement);
+    return value;
+}
+
+static sqlite3 *open_with(const char *path, const char *vfs) {
+    sqlite3 *database = NULL;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(path, &database, flags, vfs) != SQLITE_OK)
+        fail_msg("open %s: %s", path, database ? sqlite3_errmsg(database) : "no memory");
+    sqlite3_busy_timeout(database, 5000);
+    return database;
+}
+
+static int fixture_setup(void **state) {
+    fixture_t *fixture = calloc(1, sizeof *fixture);
+    snprintf(fixture->directory, sizeof fixture->directory, "/tmp/holdfast-checkpoint-XXXXXX");
+    if (mkdtemp(fixture->directory) == NULL) return -1;
+    snprintf(fixture->path, sizeof fixture->path, "%s/test.db", fixture->directory);
+    char error[256] = "";
+    const char *vfs = hf_store_vfs(false, error, sizeof error);
+    if (vfs == NULL) fail_msg("%s", error);
+    fixture->writer = open_with(fixture->path, vfs);
+    exec_ok(fixture->writer, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                             "CREATE TABLE rows(id INTEGER PRIMARY KEY, payload BLOB NOT NULL)");
+    *state = fixture;
+    return 0;
+}
+
+static int fixture_teardown(void **state) {
+    fixture_t *fixture = *state;
+    if (fixture->writer) sqlite3_close(fixture->writer);
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    char file[200];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(file, sizeof file, "%s%s", fixture->path, suffixes[i]);
+        unlink(file);
+    }
+    rmdir(fixture->directory);
+    free(fixture);
+    return 0;
+}
+
+/* One transaction of two rows of 3,000 bytes: a little more than two log frames. */
+static void commit_two_rows(sqlite3 *writer) {
+    exec_ok(writer, "BEGIN IMMEDIATE;"
+                    "INSERT INTO rows(payload) VALUES(randomblob(3000));"
+                    "INSERT INTO rows(payload) VALUES(randomblob(3000));"
+                    "COMMIT");
+}
+
+/* Commits back to back, as the store's writer does under load. */
+static void test_log_starts_over_under_steady_commits(void **state) {
+    fixture_t *fixture = *state;
+    hf_checkpointer_t *checkpointer = hf_checkpointer_start_at(fixture->writer, TEST_THRESHOLD);
+    assert_non_null(checkpointer);
+    for (int i = 0; i < TEST_COMMITS; i++) commit_two_rows(fixture->writer);
+    hf_checkpointer_counts_t counts;
+    hf_checkpointer_counts(checkpointer, &counts);
+    hf_checkpointer_stop(checkpointer);
+    print_message("rounds %llu, writer rounds %llu, restarts %llu, largest log %d pages\n",
+                  counts.rounds, counts.writer_rounds, counts.restarts, counts.pages_most);
+    /* About 3,000 frames over cycles of 200 to 400: at least 7 restarts, whatever the timing. */
+    assert_true(counts.restarts >= 7);
+    /* A cycle ends once the log has grown another threshold and no round runs: at most two
+     * thresholds and what the writer commits during one round (a few syncs, so a few commits).
+     * Without the cycles the log kept every frame: over 6,000 pages here. */
+    assert_true(counts.pages_most <= 3 * TEST_THRESHOLD);
+    /* A round is asked for only while more than HF_CHECKPOINT_FINISH_PAGES are uncopied, so
+     * a cycle of at most two thresholds has at most 2 * 200 / 64 + 1 of them. */
+    assert_true(counts.rounds <= 8 * (counts.restarts + 1));
+    assert_true(counts.writer_rounds >= counts.restarts);
+    /* Every commit is in the database once the log is gone. */
+    sqlite3 *reader = open_with(fixture->path, NULL);
+    assert_int_equal(query_number(reader, "SELECT count(*) FROM rows"), 2 * TEST_COMMITS);
+    sqlite3_close(reader);
+}
+
+/* Commits too few to reach the threshold: no checkpoint at all, and the log keeps them. */
+static void test_no_rounds_below_the_threshold(void **state) {
+    fixture_t *fixture = *state;
+    hf_checkpointer_t *checkpointer = hf_checkpointer_start_at(fixture->writer, TEST_THRESHOLD);
+    assert_non_null(checkpointer);
+    for (int i = 0; i < 40; i++) commit_two_rows(fixture->writer);
+    hf_checkpointer_counts_t counts;
+    hf_checkpointer_counts(checkpointer, &counts);
+    assert_int_equal(counts.rounds, 0);
+    assert_int_equal(counts.writer_rounds, 0);
+    assert_int_equal(counts.restarts, 0);
+    assert_true(counts.pages_most >= 80 && counts.pages_most < TEST_THRESHOLD);
+    hf_checkpointer_stop(checkpointer);
+}
+
+int main(void) {
+#define CHECKPOINT_TEST(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        CHECKPOINT_TEST(test_log_starts_over_under_steady_commits),
+        CHECKPOINT_TEST(test_no_rounds_below_the_threshold),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
