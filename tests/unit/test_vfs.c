@@ -18,6 +18,8 @@
 
 #include <sqlite3.h>
 
+#include "sqlite_fixtures.h"
+
 #include "core/limits.h"
 #include "store/vfs.h"
 
@@ -28,22 +30,6 @@ typedef struct fixture {
     sqlite3 *other;    /* through SQLite's own */
 } fixture_t;
 
-static void exec_ok(sqlite3 *database, const char *sql) {
-    char *message = NULL;
-    int rc = sqlite3_exec(database, sql, NULL, NULL, &message);
-    if (rc != SQLITE_OK) fail_msg("%s: %s", sql, message ? message : sqlite3_errstr(rc));
-}
-
-static long long query_number(sqlite3 *database, const char *sql) {
-    sqlite3_stmt *statement = NULL;
-    assert_int_equal(sqlite3_prepare_v2(database, sql, -1, &statement, NULL), SQLITE_OK);
-    int rc = sqlite3_step(statement);
-    if (rc != SQLITE_ROW) fail_msg("%s: %s", sql, sqlite3_errmsg(database));
-    long long value = sqlite3_column_int64(statement, 0);
-    sqlite3_finalize(statement);
-    return value;
-}
-
 static void integrity_ok(sqlite3 *database) {
     sqlite3_stmt *statement = NULL;
     assert_int_equal(sqlite3_prepare_v2(database, "PRAGMA integrity_check", -1, &statement, NULL),
@@ -51,15 +37,6 @@ static void integrity_ok(sqlite3 *database) {
     assert_int_equal(sqlite3_step(statement), SQLITE_ROW);
     assert_string_equal((const char *)sqlite3_column_text(statement, 0), "ok");
     sqlite3_finalize(statement);
-}
-
-static sqlite3 *open_with(const char *path, const char *vfs) {
-    sqlite3 *database = NULL;
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(path, &database, flags, vfs) != SQLITE_OK)
-        fail_msg("open %s: %s", path, database ? sqlite3_errmsg(database) : "no memory");
-    sqlite3_busy_timeout(database, 5000);
-    return database;
 }
 
 static int fixture_setup(void **state) {

@@ -1,0 +1,38 @@
+/* Shared helpers of the unit tests that open SQLite databases (test_vfs, test_checkpoint): a
+ * statement that must succeed, a number read back, a connection opened on a given VFS.
+ * Header-only (static inline functions) so each test binary stays a single translation unit;
+ * include it after cmocka.h. */
+#ifndef HF_TESTS_SQLITE_FIXTURES_H
+#define HF_TESTS_SQLITE_FIXTURES_H
+
+#include <sqlite3.h>
+
+/* Runs sql (one or more statements) and fails the test with SQLite's message if it fails. */
+static inline void exec_ok(sqlite3 *database, const char *sql) {
+    char *message = NULL;
+    int rc = sqlite3_exec(database, sql, NULL, NULL, &message);
+    if (rc != SQLITE_OK) fail_msg("%s: %s", sql, message ? message : sqlite3_errstr(rc));
+}
+
+/* The first column of the first row of sql, which must return a row. */
+static inline long long query_number(sqlite3 *database, const char *sql) {
+    sqlite3_stmt *statement = NULL;
+    assert_int_equal(sqlite3_prepare_v2(database, sql, -1, &statement, NULL), SQLITE_OK);
+    int rc = sqlite3_step(statement);
+    if (rc != SQLITE_ROW) fail_msg("%s: %s", sql, sqlite3_errmsg(database));
+    long long value = sqlite3_column_int64(statement, 0);
+    sqlite3_finalize(statement);
+    return value;
+}
+
+/* Opens (creating) path on vfs (NULL: SQLite's default) with a 5 s busy timeout. */
+static inline sqlite3 *open_with(const char *path, const char *vfs) {
+    sqlite3 *database = NULL;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(path, &database, flags, vfs) != SQLITE_OK)
+        fail_msg("open %s: %s", path, database ? sqlite3_errmsg(database) : "no memory");
+    sqlite3_busy_timeout(database, 5000);
+    return database;
+}
+
+#endif
