@@ -1,14 +1,17 @@
 /* Background WAL checkpoints (see checkpoint.h). */
 #include "store/checkpoint.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct hf_checkpointer {
     sqlite3 *writer;             /* borrowed: the store's connection */
     sqlite3 *database;           /* our own connection */
+    int database_file;           /* the database file, to flush what a round copied; -1 if none */
     pthread_t thread;
     pthread_mutex_t mutex;
     pthread_cond_t wake;
@@ -41,6 +44,14 @@ static void *checkpoint_thread(void *argument) {
         if (rc != SQLITE_OK && rc != SQLITE_BUSY)
             fprintf(stderr, "holdfast: store: background checkpoint failed: %s\n",
                     sqlite3_errmsg(checkpointer->database));
+        /* SQLite syncs the database file only after a round that reached the end of the log,
+         * which under load none does: the pages a round copied would wait, dirty, for the
+         * writer's checkpoint that ends the cycle, whose sync then took 6-9 ms instead of
+         * one. Durability does not depend on this sync (the log keeps the frames until a
+         * synced checkpoint lets it start over); it only moves the flush off the writer. */
+        if (copied > 0 && checkpointer->database_file >= 0 &&
+            fdatasync(checkpointer->database_file) != 0)
+            perror("holdfast: store: background checkpoint: fdatasync of the database file");
         pthread_mutex_lock(&checkpointer->mutex);
         if (log_number == checkpointer->log_number) checkpointer->copied = copied > 0 ? copied : 0;
         checkpointer->running = false;
@@ -106,7 +117,9 @@ hf_checkpointer_t *hf_checkpointer_start(sqlite3 *writer) {
 hf_checkpointer_t *hf_checkpointer_start_at(sqlite3 *writer, int pages) {
     const char *path = sqlite3_db_filename(writer, "main");
     hf_checkpointer_t *checkpointer = calloc(1, sizeof *checkpointer);
-    if (!checkpointer || !path) goto fail;
+    if (!checkpointer) return NULL;
+    checkpointer->database_file = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (!path) goto fail;
     checkpointer->writer = writer;
     checkpointer->threshold = pages;
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
@@ -123,7 +136,10 @@ hf_checkpointer_t *hf_checkpointer_start_at(sqlite3 *writer, int pages) {
     sqlite3_wal_hook(writer, on_commit, checkpointer);
     return checkpointer;
 fail:
-    if (checkpointer) sqlite3_close(checkpointer->database);
+    if (checkpointer) {
+        sqlite3_close(checkpointer->database);
+        if (checkpointer->database_file >= 0) close(checkpointer->database_file);
+    }
     free(checkpointer);
     return NULL;
 }
@@ -143,6 +159,7 @@ void hf_checkpointer_stop(hf_checkpointer_t *checkpointer) {
     pthread_mutex_unlock(&checkpointer->mutex);
     pthread_join(checkpointer->thread, NULL);
     sqlite3_close(checkpointer->database);
+    if (checkpointer->database_file >= 0) close(checkpointer->database_file);
     /* Leave a short log behind: the next start reads less. */
     sqlite3_wal_checkpoint_v2(checkpointer->writer, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     pthread_cond_destroy(&checkpointer->wake);
