@@ -38,9 +38,9 @@ static void *checkpoint_thread(void *argument) {
         checkpointer->wanted = false;
         unsigned long long log_number = checkpointer->log_number;
         pthread_mutex_unlock(&checkpointer->mutex);
-        int log_frames = 0, copied = 0;
+        int copied = 0;
         int rc = sqlite3_wal_checkpoint_v2(checkpointer->database, "main",
-                                           SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+                                           SQLITE_CHECKPOINT_PASSIVE, NULL, &copied);
         if (rc != SQLITE_OK && rc != SQLITE_BUSY)
             fprintf(stderr, "holdfast: store: background checkpoint failed: %s\n",
                     sqlite3_errmsg(checkpointer->database));

@@ -5,7 +5,36 @@
 #ifndef HF_TESTS_SQLITE_FIXTURES_H
 #define HF_TESTS_SQLITE_FIXTURES_H
 
+#include <stdbool.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include <sqlite3.h>
+
+/* A database file in a directory of its own under /tmp, removed with its log and index. */
+typedef struct temporary_database {
+    char directory[64];
+    char path[128];
+} temporary_database_t;
+
+/* Makes /tmp/holdfast-NAME-XXXXXX and sets path to test.db in it; false if mkdtemp failed. */
+static inline bool temporary_database_make(temporary_database_t *database, const char *name) {
+    snprintf(database->directory, sizeof database->directory, "/tmp/holdfast-%s-XXXXXX", name);
+    if (mkdtemp(database->directory) == NULL) return false;
+    snprintf(database->path, sizeof database->path, "%s/test.db", database->directory);
+    return true;
+}
+
+/* Removes the database, its -wal and -shm files and the directory (connections closed). */
+static inline void temporary_database_remove(const temporary_database_t *database) {
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    char file[200];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(file, sizeof file, "%s%s", database->path, suffixes[i]);
+        unlink(file);
+    }
+    rmdir(database->directory);
+}
 
 /* Runs sql (one or more statements) and fails the test with SQLite's message if it fails. */
 static inline void exec_ok(sqlite3 *database, const char *sql) {

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -28,20 +27,17 @@
 #define TEST_COMMITS 1500
 
 typedef struct fixture {
-    char directory[64];
-    char path[128];
+    temporary_database_t database;
     sqlite3 *writer;
 } fixture_t;
 
 static int fixture_setup(void **state) {
     fixture_t *fixture = calloc(1, sizeof *fixture);
-    snprintf(fixture->directory, sizeof fixture->directory, "/tmp/holdfast-checkpoint-XXXXXX");
-    if (mkdtemp(fixture->directory) == NULL) return -1;
-    snprintf(fixture->path, sizeof fixture->path, "%s/test.db", fixture->directory);
+    if (!temporary_database_make(&fixture->database, "checkpoint")) return -1;
     char error[256] = "";
     const char *vfs = hf_store_vfs(false, error, sizeof error);
     if (vfs == NULL) fail_msg("%s", error);
-    fixture->writer = open_with(fixture->path, vfs);
+    fixture->writer = open_with(fixture->database.path, vfs);
     exec_ok(fixture->writer, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                              "CREATE TABLE rows(id INTEGER PRIMARY KEY, payload BLOB NOT NULL)");
     *state = fixture;
@@ -51,13 +47,7 @@ static int fixture_setup(void **state) {
 static int fixture_teardown(void **state) {
     fixture_t *fixture = *state;
     if (fixture->writer) sqlite3_close(fixture->writer);
-    const char *suffixes[] = {"", "-wal", "-shm"};
-    char file[200];
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(file, sizeof file, "%s%s", fixture->path, suffixes[i]);
-        unlink(file);
-    }
-    rmdir(fixture->directory);
+    temporary_database_remove(&fixture->database);
     free(fixture);
     return 0;
 }
@@ -92,7 +82,7 @@ static void test_log_starts_over_under_steady_commits(void **state) {
     assert_true(counts.rounds <= 8 * (counts.restarts + 1));
     assert_true(counts.writer_rounds >= counts.restarts);
     /* Every commit is in the database once the log is gone. */
-    sqlite3 *reader = open_with(fixture->path, NULL);
+    sqlite3 *reader = open_with(fixture->database.path, NULL);
     assert_int_equal(query_number(reader, "SELECT count(*) FROM rows"), 2 * TEST_COMMITS);
     sqlite3_close(reader);
 }

@@ -24,8 +24,7 @@
 #include "store/vfs.h"
 
 typedef struct fixture {
-    char directory[64];
-    char path[128];
+    temporary_database_t database;
     sqlite3 *writer;   /* through the store's VFS */
     sqlite3 *other;    /* through SQLite's own */
 } fixture_t;
@@ -41,19 +40,17 @@ static void integrity_ok(sqlite3 *database) {
 
 static int fixture_setup(void **state) {
     fixture_t *fixture = calloc(1, sizeof *fixture);
-    snprintf(fixture->directory, sizeof fixture->directory, "/tmp/holdfast-vfs-XXXXXX");
-    if (mkdtemp(fixture->directory) == NULL) return -1;
-    snprintf(fixture->path, sizeof fixture->path, "%s/test.db", fixture->directory);
+    if (!temporary_database_make(&fixture->database, "vfs")) return -1;
     char error[256] = "";
     const char *vfs = hf_store_vfs(false, error, sizeof error);
     if (vfs == NULL) fail_msg("%s", error);
-    fixture->writer = open_with(fixture->path, vfs);
+    fixture->writer = open_with(fixture->database.path, vfs);
     /* As the store runs: a log, no sync at commit (a syncer makes it durable), no automatic
      * checkpoint; every test checkpoints when it wants the log to start over. */
     exec_ok(fixture->writer, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                              "PRAGMA wal_autocheckpoint=0;"
                              "CREATE TABLE rows(id INTEGER PRIMARY KEY, payload BLOB NOT NULL)");
-    fixture->other = open_with(fixture->path, NULL);
+    fixture->other = open_with(fixture->database.path, NULL);
     *state = fixture;
     return 0;
 }
@@ -62,13 +59,7 @@ static int fixture_teardown(void **state) {
     fixture_t *fixture = *state;
     sqlite3_close(fixture->other);
     sqlite3_close(fixture->writer);
-    const char *suffixes[] = {"", "-wal", "-shm"};
-    char file[200];
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(file, sizeof file, "%s%s", fixture->path, suffixes[i]);
-        unlink(file);
-    }
-    rmdir(fixture->directory);
+    temporary_database_remove(&fixture->database);
     free(fixture);
     return 0;
 }
@@ -98,8 +89,8 @@ static long long rows_seen_by_other(fixture_t *fixture) {
 static void reopen_and_count(fixture_t *fixture, long long expected) {
     sqlite3_close(fixture->other);
     sqlite3_close(fixture->writer);
-    fixture->writer = open_with(fixture->path, NULL);
-    fixture->other = open_with(fixture->path, NULL);
+    fixture->writer = open_with(fixture->database.path, NULL);
+    fixture->other = open_with(fixture->database.path, NULL);
     assert_int_equal(rows_seen_by_other(fixture), expected);
     integrity_ok(fixture->other);
 }
@@ -230,7 +221,7 @@ static void test_readers_never_see_gathered_frames(void **state) {
     if (rounds <= 0) skip();
     for (int i = 0; i < 100; i++) insert_rows(fixture->writer, 4); /* 400 rows, ~550 frames */
     exec_ok(fixture->other, "PRAGMA wal_checkpoint(PASSIVE)");
-    reader_run_t run = {.path = fixture->path};
+    reader_run_t run = {.path = fixture->database.path};
     pthread_t thread;
     assert_int_equal(pthread_create(&thread, NULL, reader_thread, &run), 0);
     for (int round = 0; round < rounds; round++) {
