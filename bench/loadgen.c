@@ -9,6 +9,11 @@
  *   flash-sale   buyers hold 1-4 seats, 80% commit, 20% abandon (short ttl); runs until sold
  *                out, then checks through the API that every seat is sold exactly once and
  *                every acknowledged order exists. Exits 1 on any violation.
+ *   redis-set    not Holdfast: Redis's `SET seat:N uM NX EX ttl` (RESP) with hold-random's
+ *                seats and users, so Redis can be measured with the same client as Holdfast.
+ *                redis-benchmark takes about twice this client's CPU per request, and on two
+ *                shared cores that is CPU the server does not get. Statuses: 201 for +OK (the
+ *                key was set), 409 for a nil answer (NX refused: the seat is taken).
  *
  * The client is closed-loop: each connection keeps `pipeline` requests in flight and sends the
  * next one when an answer arrives, so latencies are those of a saturated server.
@@ -142,9 +147,11 @@ static double histogram_percentile_ms(const histogram_t *histogram, double p) {
 
 /* ---- options ---- */
 
-typedef enum workload { W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE } workload_t;
+typedef enum workload { W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE, W_REDIS_SET } workload_t;
 
-static const char *workload_names[] = {"noop", "hold-random", "hold-hot", "flash-sale"};
+static const char *workload_names[] = {"noop", "hold-random", "hold-hot", "flash-sale",
+                                       "redis-set"};
+#define WORKLOAD_COUNT (sizeof workload_names / sizeof workload_names[0])
 
 typedef struct options {
     const char *host;
@@ -192,14 +199,15 @@ static options_t options = {
 static void usage(void) {
     fprintf(stderr,
         "usage: loadgen [options]\n"
-        "  --workload noop|hold-random|hold-hot|flash-sale   (hold-random)\n"
+        "  --workload noop|hold-random|hold-hot|flash-sale|redis-set   (hold-random)\n"
         "  --host H --port P          server (127.0.0.1:8080)\n"
         "  -c, --connections N        connections (50)\n"
         "  -p, --pipeline D           requests in flight per connection (1, at most %d)\n"
         "  -d, --duration S           measured seconds (3); flash-sale runs until sold out\n"
         "  --warmup S                 seconds before measuring (0.5)\n"
         "  --seed N                   random seed (1)\n"
-        "  --ttl S                    hold ttl_s (hold-random 1, hold-hot 1, flash-sale 1)\n"
+        "  --ttl S                    hold ttl_s (hold-random 1, hold-hot 1, flash-sale 1);\n"
+        "                             redis-set: EX, whole seconds (1)\n"
         "  --event ID                 event id (bench, hot, flash)\n"
         "  --seats N                  seats of the event, rows of 1,000 (60000)\n"
         "  --users N                  hold-random: distinct users (1000000)\n"
@@ -231,7 +239,7 @@ static void parse_options(int argc, char **argv) {
         else if (strcmp(arg, "--no-create") == 0) options.create_event = false;
         else if (TAKES("--workload")) {
             bool found = false;
-            for (int w = 0; w < 4; w++)
+            for (int w = 0; w < (int)WORKLOAD_COUNT; w++)
                 if (strcmp(value, workload_names[w]) == 0) options.workload = (workload_t)w, found = true;
             if (!found) die("unknown workload %s", value);
         }
@@ -260,6 +268,8 @@ static void parse_options(int argc, char **argv) {
     if (options.seats < 1 || options.users < 1 || options.commit_percent > 100) die("bad option");
     if (options.hot_seats < 1 || options.hot_seats > options.seats) die("bad --hot-seats");
     if (options.ttl_s < 0) options.ttl_s = 1;
+    if (options.workload == W_REDIS_SET && (options.ttl_s < 1 || options.ttl_s != (uint32_t)options.ttl_s))
+        die("redis-set: --ttl must be a whole number of seconds");
     if (!options.event)
         options.event = options.workload == W_HOLD_HOT ? "hot"
                       : options.workload == W_FLASH_SALE ? "flash" : "bench";
@@ -268,7 +278,7 @@ static void parse_options(int argc, char **argv) {
 /* ---- the run ---- */
 
 typedef enum kind {
-    K_NOOP, K_CREATE_EVENT, K_HOLD, K_RELEASE, K_COMMIT, K_GET_SEATS, K_GET_ORDER
+    K_NOOP, K_CREATE_EVENT, K_HOLD, K_RELEASE, K_COMMIT, K_GET_SEATS, K_GET_ORDER, K_REDIS_SET
 } kind_t;
 
 /* What a request in flight remembers, to judge its answer. */
@@ -442,6 +452,18 @@ static void send_hold(connection_t *connection, uint32_t user, const uint32_t *s
     memcpy(pending->seats, seats, seat_count * sizeof seats[0]);
 }
 
+/* SET seat:<seat> u<user> NX EX <ttl> as a RESP array of bulk strings. */
+static void send_redis_set(connection_t *connection, uint32_t user, uint32_t seat) {
+    char key[32], value[16], ttl[16];
+    int key_length = snprintf(key, sizeof key, "seat:%" PRIu32, seat);
+    int value_length = snprintf(value, sizeof value, "u%" PRIu32, user);
+    int ttl_length = snprintf(ttl, sizeof ttl, "%" PRIu32, (uint32_t)options.ttl_s);
+    buffer_printf(&connection->output[connection->filling],
+                  "*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nNX\r\n$2\r\nEX\r\n"
+                  "$%d\r\n%s\r\n", key_length, key, value_length, value, ttl_length, ttl);
+    push_inflight(connection, K_REDIS_SET)->user = user;
+}
+
 static void send_followup(connection_t *connection, const pending_t *followup) {
     char body[256], path[160];
     int length;
@@ -516,6 +538,12 @@ static bool next_request(connection_t *connection) {
         }
         case W_FLASH_SALE:
             return send_buyer(connection);
+        case W_REDIS_SET: {
+            uint32_t seat = random_below(&connection->rng, options.seats);
+            uint32_t user = random_below(&connection->rng, options.users);
+            send_redis_set(connection, user, seat);
+            return true;
+        }
         }
         return false;
     case P_VERIFY_SEATS: {
@@ -874,6 +902,11 @@ static void on_answer(connection_t *connection, int status, const char *body, si
             record_error("hold answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
         }
         break;
+    case K_REDIS_SET:
+        if (status == 201) run.hot_wins += counted;
+        else if (status == 409) run.hot_losses += counted;
+        else record_error("SET answered %.*s", (int)(length < 300 ? length : 300), body);
+        break;
     case K_RELEASE:
         if (status == 200) run.releases += counted;
         else record_error("release answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
@@ -898,9 +931,51 @@ static void on_answer(connection_t *connection, int status, const char *body, si
     }
 }
 
+/* A connection whose answers can no longer be framed is closed and counted. */
+static void close_broken(connection_t *connection, const char *what) {
+    run.transport_errors++;
+    record_error("%s", what);
+    uv_close((uv_handle_t *)&connection->tcp, NULL);
+    connection->open = false;
+    run.open_connections--;
+    if (run.open_connections == 0) enter_phase(P_DONE);
+}
+
+/* Parses every complete RESP answer in the input buffer. SET NX answers +OK, or a nil bulk
+ * string ($-1) when the key exists; an error (-ERR ...) is reported with its text. */
+static void parse_redis_answers(connection_t *connection) {
+    buffer_t *in = &connection->input;
+    size_t offset = 0;
+    while (connection->open) {
+        const char *start = in->data + offset;
+        size_t available = in->length - offset;
+        const char *line_end = memmem(start, available, "\r\n", 2);
+        if (!line_end) break;
+        size_t line_length = (size_t)(line_end - start);
+        int status;
+        if (line_length == 3 && memcmp(start, "+OK", 3) == 0) status = 201;
+        else if (line_length == 3 && memcmp(start, "$-1", 3) == 0) status = 409;
+        else if (line_length > 0 && start[0] == '-') status = 500;
+        else {
+            close_broken(connection, "unexpected RESP answer");
+            return;
+        }
+        on_answer(connection, status, start, line_length);
+        offset += line_length + 2;
+    }
+    if (offset) {
+        memmove(in->data, in->data + offset, in->length - offset);
+        in->length -= offset;
+    }
+}
+
 /* Parses every complete answer in the input buffer. Answers carry Content-Length (Holdfast
  * never chunks), so framing is the head's end plus the length. */
 static void parse_answers(connection_t *connection) {
+    if (options.workload == W_REDIS_SET) {
+        parse_redis_answers(connection);
+        return;
+    }
     buffer_t *in = &connection->input;
     size_t offset = 0;
     while (connection->open) {
@@ -910,11 +985,7 @@ static void parse_answers(connection_t *connection) {
         if (!head_end) break;
         size_t head_length = (size_t)(head_end - start) + 4;
         if (available < 12 || memcmp(start, "HTTP/1.", 7) != 0) {
-            run.transport_errors++;
-            record_error("malformed answer");
-            uv_close((uv_handle_t *)&connection->tcp, NULL);
-            connection->open = false;
-            run.open_connections--;
+            close_broken(connection, "malformed answer");
             return;
         }
         int status = (start[9] - '0') * 100 + (start[10] - '0') * 10 + (start[11] - '0');
@@ -990,7 +1061,7 @@ static void on_connect(uv_connect_t *request, int status) {
     run.open_connections++;
     uv_read_start((uv_stream_t *)&connection->tcp, on_alloc, on_read);
     if (++run.connected == options.connections) {
-        if (options.create_event && options.workload != W_NOOP) {
+        if (options.create_event && options.workload != W_NOOP && options.workload != W_REDIS_SET) {
             run.phase = P_SETUP;
             send_create_event(&run.connections[0]);
             flush(&run.connections[0]);
@@ -1049,7 +1120,8 @@ static void report(void) {
     }
     printf("\n");
     buffer_printf(&json, "}");
-    if (options.workload == W_HOLD_RANDOM || options.workload == W_HOLD_HOT) {
+    if (options.workload == W_HOLD_RANDOM || options.workload == W_HOLD_HOT ||
+        options.workload == W_REDIS_SET) {
         printf("  holds won %" PRIu64 ", lost %" PRIu64 ", released %" PRIu64 "\n", run.hot_wins,
                run.hot_losses, run.releases);
         buffer_printf(&json, ",\"holds_won\":%" PRIu64 ",\"holds_lost\":%" PRIu64 ",\"releases\":%" PRIu64,

@@ -245,6 +245,19 @@ redis_run() { # redis_run MODE PORT VARIANT CONNECTIONS TTL_S REP
     log "redis $mode $variant c=$c rep $rep: $(grep 'throughput summary' "$out" || echo FAILED)"
 }
 
+# The same Redis commands through loadgen, the client Holdfast is measured with: redis-benchmark
+# takes about twice loadgen's CPU per request, on the two cores the server also needs.
+redis_loadgen_run() { # redis_loadgen_run MODE PORT CONNECTIONS TTL_S REP
+    local mode=$1 port=$2 c=$3 ttl=$4 rep=$5
+    local out="$raw/loadgen-redis-${mode}__set-nx-ex${ttl}__c${c}__p1__r${rep}"
+    local command=("$loadgen" --port "$port" --workload redis-set -c "$c" -d "$seconds"
+                   --seed "$rep" --seats "$seats" --ttl "$ttl")
+    redis-cli -p "$port" flushall >/dev/null
+    note_command "${command[*]}"
+    "${command[@]}" --json "$out.json" >"$out.txt" 2>&1 || log "loadgen redis-set $mode c$c rep $rep FAILED (see $out.txt)"
+    log "redis $mode through loadgen c=$c rep $rep: $(sed -n 2p "$out.txt")"
+}
+
 # pgbench has no warm-up, and its -T counts the time its clients take to connect: 200
 # backends took 2.3 s to start here, so a 3 s run measured 0.7 s of a cold server (59
 # transactions/s where a 10 s run gives 3,200). So pgbench runs for the connections, a second
@@ -343,6 +356,8 @@ for rep in $(seq "$reps"); do
     if want redis; then
         redis_run none "$redis_port" set-nx-ex600 "$headline" 600 "$rep"
         redis_run always "$redis_always_port" set-nx-ex600 "$headline" 600 "$rep"
+        redis_loadgen_run none "$redis_port" "$headline" 1 "$rep"
+        redis_loadgen_run always "$redis_always_port" "$headline" 1 "$rep"
     fi
     if want postgres; then
         pg_run update-noexpiry "$headline" "$rep"
