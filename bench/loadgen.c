@@ -931,6 +931,13 @@ static void on_answer(connection_t *connection, int status, const char *body, si
     }
 }
 
+/* Drops the first count bytes of a connection's input: the answers parsed from them. */
+static void input_drop(buffer_t *in, size_t count) {
+    if (count == 0) return;
+    memmove(in->data, in->data + count, in->length - count);
+    in->length -= count;
+}
+
 /* A connection whose answers can no longer be framed is closed and counted. */
 static void close_broken(connection_t *connection, const char *what) {
     run.transport_errors++;
@@ -963,10 +970,7 @@ static void parse_redis_answers(connection_t *connection) {
         on_answer(connection, status, start, line_length);
         offset += line_length + 2;
     }
-    if (offset) {
-        memmove(in->data, in->data + offset, in->length - offset);
-        in->length -= offset;
-    }
+    input_drop(in, offset);
 }
 
 /* Parses every complete answer in the input buffer. Answers carry Content-Length (Holdfast
@@ -1015,10 +1019,7 @@ static void parse_answers(connection_t *connection) {
             return;
         }
     }
-    if (offset) {
-        memmove(in->data, in->data + offset, in->length - offset);
-        in->length -= offset;
-    }
+    input_drop(in, offset);
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
