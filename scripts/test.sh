@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole suite, as `make test` runs it: unit tests and the core simulation (release and
-# ASan+UBSan builds), the HTTP layer's tests, and the black-box tests of the real binary
-# (release and ASan+UBSan). Ends with one line "N passed, N failed" for CI.
+# ASan+UBSan builds), the HTTP layer's tests, the black-box tests of the real binary
+# (release and ASan+UBSan), the browser tests, the benchmark tools' tests and the bounded
+# reliability rounds. Ends with one line "N passed, N failed" for CI.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,6 +77,8 @@ run_stage "http layer (asan)" python3 tests/net/test_http.py --binary build/asan
 run_stage "black-box release" python3 tests/blackbox/run.py --binary build/holdfast
 run_stage "black-box asan" python3 tests/blackbox/run.py --binary build/asan/holdfast
 HOLDFAST_BINARY=build/holdfast run_node "browser" tests/browser/
+# The benchmark's own measuring: pgbench's warm window, loadgen's Redis protocol.
+run_stage "bench tools" python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen
 # Reliability (docs/RELIABILITY.md): kill -9 rounds, storage faults, hostile input, a short
 # fuzz of every target, the unit tests under valgrind, the crash rounds under TSan.
 run_stage "reliability (bounded)" tests/crash/quick.sh build

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Tests of the benchmark's own measuring: a wrong window or a misread answer would skew every
+figure in docs/BENCHMARKS.md without failing anything else.
+
+- bench/report.py reads pgbench's per-transaction log and counts only the warm window (the
+  measured seconds starting 0.5 s after the last client's first transaction began);
+- loadgen's redis-set workload speaks RESP to a small fake Redis here: every request must be a
+  well-formed SET key value NX EX ttl, +OK counts as 201, a nil as 409, an error fails the run.
+
+    python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen
+
+Exits non-zero on any failure; the last line is "N passed, N failed".
+"""
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import report  # noqa: E402  (bench/report.py)
+
+
+# ---- pgbench's log, through bench/report.py ----
+
+def write_pgbench_run(directory, transactions):
+    """A pgbench output and its per-transaction log: transactions are (client, end_s,
+    latency_ms); the log names each by its end time and latency, as pgbench does."""
+    summary = os.path.join(directory, "pg__update__c2__p1__r1.txt")
+    with open(summary, "w") as f:
+        f.write("number of failed transactions: 0 (0.000%)\ntps = 1.0 (without initial connection time)\n")
+    os.mkdir(summary[:-4] + ".log")
+    with open(os.path.join(summary[:-4] + ".log", "tx.1"), "w") as f:
+        for number, (client, end_s, latency_ms) in enumerate(transactions):
+            seconds = int(end_s)
+            micros = int(round((end_s - seconds) * 1e6))
+            f.write("%d %d %d 0 %d %d\n" % (client, number, int(latency_ms * 1000), seconds, micros))
+    return summary
+
+
+def steady(client, first_end_s, last_end_s, every_s, latency_ms):
+    count = int(round((last_end_s - first_end_s) / every_s))
+    return [(client, first_end_s + i * every_s, latency_ms) for i in range(count)]
+
+
+def test_pgbench_counts_only_the_warm_window():
+    # Client 0 starts at 100 s and is slow while client 1 connects; client 1's first
+    # transaction begins at 102 s. The window is then [102.5, 105.5).
+    cold = [(0, 100.0 + 0.2 * i, 200.0) for i in range(1, 10)]
+    warm = steady(0, 102.0, 107.0, 0.01, 10.0) + steady(1, 102.01, 107.0, 0.01, 10.0)
+    with tempfile.TemporaryDirectory() as directory:
+        run = report.parse_pgbench(write_pgbench_run(directory, cold + warm), 3.0)
+    assert run is not None
+    assert abs(run["window_s"] - 3.0) < 1e-6, run
+    # 100 transactions a second for each of the two clients.
+    assert 198 <= run["throughput"] <= 202, run
+    assert run["p99_ms"] == 10.0 and run["max_ms"] == 10.0, run  # the cold ones are out
+
+
+def test_pgbench_too_short_a_run_is_not_quoted():
+    # Only 1 s after the warm-up: less than half of the 3 measured seconds.
+    transactions = steady(0, 100.0, 101.5, 0.01, 5.0) + steady(1, 100.0, 101.5, 0.01, 5.0)
+    with tempfile.TemporaryDirectory() as directory:
+        assert report.parse_pgbench(write_pgbench_run(directory, transactions), 3.0) is None
+
+
+# ---- loadgen's redis-set against a fake Redis ----
+
+class FakeRedis:
+    """Answers SET seat:N uM NX EX T: +OK for an even N, a nil for an odd one, or the answer
+    forced by `reply`; anything else in a request gets -ERR and is remembered."""
+
+    def __init__(self, reply=None):
+        self.reply = reply
+        self.requests = 0
+        self.malformed = []
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(connection,), daemon=True).start()
+
+    def serve(self, connection):
+        reader = connection.makefile("rb")
+        try:
+            while True:
+                words = self.read_command(reader)
+                if words is None:
+                    return
+                connection.sendall(self.answer(words))
+        except OSError:
+            return
+        finally:
+            connection.close()
+
+    @staticmethod
+    def read_command(reader):
+        line = reader.readline()
+        if not line:
+            return None
+        if not line.startswith(b"*") or not line.endswith(b"\r\n"):
+            return [line]
+        words = []
+        for _ in range(int(line[1:-2])):
+            length = reader.readline()
+            if not length.startswith(b"$"):
+                return words + [length]
+            word = reader.read(int(length[1:-2]) + 2)
+            words.append(word[:-2] if word.endswith(b"\r\n") else word)
+        return words
+
+    def answer(self, words):
+        well_formed = (len(words) == 6 and words[0] == b"SET" and words[1].startswith(b"seat:")
+                       and words[1][5:].isdigit() and words[2].startswith(b"u")
+                       and words[3] == b"NX" and words[4] == b"EX" and words[5] == b"1")
+        with self.lock:
+            self.requests += 1
+            if not well_formed:
+                self.malformed.append(words)
+        if not well_formed:
+            return b"-ERR malformed\r\n"
+        if self.reply is not None:
+            return self.reply
+        return b"+OK\r\n" if int(words[1][5:]) % 2 == 0 else b"$-1\r\n"
+
+    def close(self):
+        self.listener.close()
+
+
+def run_loadgen(loadgen, port, *extra):
+    with tempfile.TemporaryDirectory() as directory:
+        out = os.path.join(directory, "out.json")
+        result = subprocess.run(
+            [loadgen, "--port", str(port), "--workload", "redis-set", "-c", "4", "-d", "0.5",
+             "--warmup", "0.1", "--seats", "1000", "--json", out] + list(extra),
+            capture_output=True, text=True, timeout=30)
+        summary = json.load(open(out)) if os.path.exists(out) else None
+    return result, summary
+
+
+def test_loadgen_redis_set_counts_ok_and_nil(loadgen):
+    redis = FakeRedis()
+    try:
+        result, summary = run_loadgen(loadgen, redis.port, "-p", "4")
+    finally:
+        redis.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert redis.malformed == [], redis.malformed[:3]
+    statuses = summary["statuses"]
+    assert set(statuses) == {"201", "409"}, statuses
+    assert statuses["201"] + statuses["409"] == summary["requests"] > 100, summary
+    assert summary["holds_won"] == statuses["201"] and summary["holds_lost"] == statuses["409"]
+    # Even and odd seats are drawn alike, so neither answer is rare.
+    assert 0.35 < statuses["201"] / summary["requests"] < 0.65, statuses
+
+
+def test_loadgen_redis_set_fails_on_an_error_answer(loadgen):
+    redis = FakeRedis(reply=b"-NOAUTH Authentication required.\r\n")
+    try:
+        result, summary = run_loadgen(loadgen, redis.port)
+    finally:
+        redis.close()
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert summary["ok"] is False and "-NOAUTH" in summary["first_error"], summary
+
+
+def test_loadgen_redis_set_closes_on_an_unexpected_answer(loadgen):
+    redis = FakeRedis(reply=b":1\r\n")
+    try:
+        result, summary = run_loadgen(loadgen, redis.port)
+    finally:
+        redis.close()
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert summary["transport_errors"] >= 1 and "unexpected RESP" in summary["first_error"], summary
+
+
+def test_loadgen_redis_set_wants_whole_seconds(loadgen):
+    result = subprocess.run([loadgen, "--workload", "redis-set", "--ttl", "0.5"],
+                            capture_output=True, text=True, timeout=10)
+    assert result.returncode == 2 and "whole number" in result.stderr, result.stderr
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--loadgen", default=os.path.join(ROOT, "build/bench/loadgen"))
+    arguments = parser.parse_args()
+    tests = [(name, function) for name, function in sorted(globals().items())
+             if name.startswith("test_") and callable(function)]
+    passed = failed = 0
+    for name, function in tests:
+        try:
+            if function.__code__.co_argcount:
+                function(arguments.loadgen)
+            else:
+                function()
+            passed += 1
+            print("ok     " + name)
+        except Exception:
+            failed += 1
+            print("FAILED " + name)
+            traceback.print_exc()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
