@@ -142,25 +142,27 @@ class FakeRedis:
         self.listener.close()
 
 
-def run_loadgen(loadgen, port, *extra):
-    with tempfile.TemporaryDirectory() as directory:
-        out = os.path.join(directory, "out.json")
-        result = subprocess.run(
-            [loadgen, "--port", str(port), "--workload", "redis-set", "-c", "4", "-d", "0.5",
-             "--warmup", "0.1", "--seats", "1000", "--json", out] + list(extra),
-            capture_output=True, text=True, timeout=30)
-        summary = json.load(open(out)) if os.path.exists(out) else None
-    return result, summary
+def run_loadgen(loadgen, reply=None, *extra):
+    """loadgen's redis-set for half a second against a fresh FakeRedis: (the finished process,
+    its JSON summary or None, the requests the fake found malformed)."""
+    redis = FakeRedis(reply)
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            out = os.path.join(directory, "out.json")
+            result = subprocess.run(
+                [loadgen, "--port", str(redis.port), "--workload", "redis-set", "-c", "4",
+                 "-d", "0.5", "--warmup", "0.1", "--seats", "1000", "--json", out] + list(extra),
+                capture_output=True, text=True, timeout=30)
+            summary = json.load(open(out)) if os.path.exists(out) else None
+    finally:
+        redis.close()
+    return result, summary, redis.malformed
 
 
 def test_loadgen_redis_set_counts_ok_and_nil(loadgen):
-    redis = FakeRedis()
-    try:
-        result, summary = run_loadgen(loadgen, redis.port, "-p", "4")
-    finally:
-        redis.close()
+    result, summary, malformed = run_loadgen(loadgen, None, "-p", "4")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert redis.malformed == [], redis.malformed[:3]
+    assert malformed == [], malformed[:3]
     statuses = summary["statuses"]
     assert set(statuses) == {"201", "409"}, statuses
     assert statuses["201"] + statuses["409"] == summary["requests"] > 100, summary
@@ -170,21 +172,13 @@ def test_loadgen_redis_set_counts_ok_and_nil(loadgen):
 
 
 def test_loadgen_redis_set_fails_on_an_error_answer(loadgen):
-    redis = FakeRedis(reply=b"-NOAUTH Authentication required.\r\n")
-    try:
-        result, summary = run_loadgen(loadgen, redis.port)
-    finally:
-        redis.close()
+    result, summary, _ = run_loadgen(loadgen, b"-NOAUTH Authentication required.\r\n")
     assert result.returncode == 1, result.stdout + result.stderr
     assert summary["ok"] is False and "-NOAUTH" in summary["first_error"], summary
 
 
 def test_loadgen_redis_set_closes_on_an_unexpected_answer(loadgen):
-    redis = FakeRedis(reply=b":1\r\n")
-    try:
-        result, summary = run_loadgen(loadgen, redis.port)
-    finally:
-        redis.close()
+    result, summary, _ = run_loadgen(loadgen, b":1\r\n")
     assert result.returncode == 1, result.stdout + result.stderr
     assert summary["transport_errors"] >= 1 and "unexpected RESP" in summary["first_error"], summary
 
