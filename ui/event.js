@@ -711,6 +711,9 @@
   }
   function loadQueue() {
     const u = userInput.value.trim();
+    // Typing ends after a pause; by then this visitor may have joined the queue already (the
+    // join sets queue.user): what the page knows is newer than what sessionStorage keeps.
+    if (u && u === queue.user) return;
     clearTimeout(queueTimer);
     Object.assign(queue, { ticket: null, status: "none", position: null, wait: null, token: null, expiresAt: null, user: u || null });
     if (u) {

@@ -437,6 +437,18 @@ describe("box-office page", () => {
     // The card shows "…" until the join's answer arrives: wait for a number, then check it.
     await page.waitForFunction(() => /#\d/.test(document.querySelector("#queue-position")?.textContent || ""));
     assert.match(await page.locator("#queue-card").innerText(), /#[13]/);
+    // The user-id field reloads the queue 600 ms after the last keystroke. For the visitor who
+    // has just joined, that must not forget the place shown (it showed "…" until the next poll,
+    // and this test once read the card then).
+    await page.evaluate(() => {
+      window.positionLost = false;
+      new MutationObserver(() => {
+        if (document.querySelector("#queue-position")?.textContent === "…") window.positionLost = true;
+      }).observe(document.querySelector("#queue-card"), { subtree: true, childList: true, characterData: true });
+    });
+    await page.fill("#user-id", "hank");
+    await page.waitForTimeout(900);
+    assert.equal(await page.evaluate(() => window.positionLost), false);
     await page.waitForSelector("#queue-card[data-state='admitted'] #queue-left", { timeout: 8000 });
     assert.match(await page.locator("#queue-left").innerText(), /^1[45]:\d\d$/);
     await page.click("#hold-btn");
