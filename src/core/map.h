@@ -40,8 +40,9 @@ size_t hf_map_count(const hf_map_t *map);
 
 /* The same two operations with the key's hash computed by the caller, so a key looked up and
  * then inserted is hashed once (hf_map_get and hf_map_put are built on them, and the tests
- * force collisions through them). hash must be hf_map_hash of the same key. hf_map_find returns the entry found (borrowed, valid until the
- * next insert) or NULL; hf_map_insert returns the new key's offset for hf_map_key. */
+ * force collisions through them). hash must be hf_map_hash of the same key. hf_map_find
+ * returns the entry found (borrowed, valid until the next insert) or NULL; hf_map_insert
+ * returns the new key's offset for hf_map_key. */
 uint32_t hf_map_hash(const char *key, size_t length);
 const hf_map_slot_t *hf_map_find(const hf_map_t *map, const char *key, size_t length,
                                  uint32_t hash);

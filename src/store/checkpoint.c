@@ -47,8 +47,9 @@ static void *checkpoint_thread(void *argument) {
         /* SQLite syncs the database file only after a round that reached the end of the log,
          * which under load none does: the pages a round copied would wait, dirty, for the
          * writer's checkpoint that ends the cycle, whose sync then flushed them all (3.8-4.8
-         * ms on average, up to 8.6, against 1.3 with this). Durability does not depend on this sync (the log keeps the frames until a
-         * synced checkpoint lets it start over); it only moves the flush off the writer. */
+         * ms on average, up to 8.6, against 1.3 with this). Durability does not depend on
+         * this sync (the log keeps the frames until a synced checkpoint lets it start over);
+         * it only moves the flush off the writer. */
         if (copied > 0 && checkpointer->database_file >= 0 &&
             fdatasync(checkpointer->database_file) != 0)
             perror("holdfast: store: background checkpoint: fdatasync of the database file");

@@ -31,7 +31,7 @@
 /* What the checkpointer did, for tests and the logs. */
 typedef struct hf_checkpointer_counts {
     unsigned long long rounds;         /* background checkpoints */
-    unsigned long long writer_rounds;  /* checkpoints the writer ran to end a cycle or bound the log */
+    unsigned long long writer_rounds;  /* the writer's own: ending a cycle, or the hard bound */
     unsigned long long restarts;       /* times the log started over */
     int pages_most;                    /* the largest log seen after a commit, in pages */
 } hf_checkpointer_counts_t;
