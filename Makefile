@@ -134,7 +134,8 @@ $(BROWSER_MODULES): tests/browser/package-lock.json | $(TEST_DEPS_STAMP)
 	cd tests/browser && npm ci --no-audit --no-fund --loglevel=error
 
 test: $(TEST_DEPS_STAMP) $(BUILD)/holdfast $(BUILD)/asan/holdfast $(TEST_BINARIES) $(BROWSER_MODULES) \
-      fuzz-build $(BUILD)/tsan/holdfast $(BUILD)/asan/tests/idempotency_order $(BUILD)/bench/loadgen
+      fuzz-build $(BUILD)/tsan/holdfast $(BUILD)/asan/tests/idempotency_order $(BUILD)/bench/loadgen \
+      $(BUILD)/bench/holdfast-ceiling
 	@scripts/test.sh
 
 # The demo: a fresh server on 127.0.0.1:8080 with its data in ./data and a demo event.

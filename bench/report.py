@@ -244,6 +244,26 @@ SERIES = [
 ]
 
 
+# The ceiling part of bench/run.sh: fresh servers one after the other in each repetition at
+# the headline connection count (variant, label, what an answer waits for).
+CEILING = [
+    ("ceiling-shipped", "Holdfast as shipped", "the batch's SQL in the log, fdatasynced"),
+    ("ceiling-tmpfs", "as shipped, data on tmpfs", "the SQL in memory: fdatasync costs nothing"),
+    ("ceiling-no-sync", "ceiling build, no fdatasync", "the SQL written, never synced"),
+    ("ceiling-no-sql", "ceiling build, no SQL", "an fdatasync of a log that does not change"),
+    ("ceiling-neither", "ceiling build, neither", "nothing: the server without its durable step"),
+    ("ceiling-noop", "noop (GET /healthz)", "nothing"),
+]
+
+
+def ceiling_ratio(runs, variant, other, headline):
+    """The median over repetitions of variant / other, both from the ceiling part (same
+    repetition, minutes apart at most); None when either is missing."""
+    values = ratios_by_rep(runs.get(("holdfast", variant, headline, 1), []),
+                           runs.get(("holdfast", other, headline, 1), []))
+    return statistics.median(values) if values else None
+
+
 def read_json(path):
     """The parsed file, or None when it is missing or unreadable (that part did not run)."""
     if not os.path.exists(path):
@@ -252,6 +272,42 @@ def read_json(path):
         return json.load(open(path, encoding="utf-8"))
     except ValueError:
         return None
+
+
+def ceiling_section(w, runs, thread_cpu, headline, peers):
+    """What the durable step costs: the ceiling part's builds side by side, each against the
+    shipped build and noop of its own repetition, and against the peers' medians of the run."""
+    if not runs.get(("holdfast", "ceiling-neither", headline, 1)):
+        return
+    w("## The ceiling: the same server without its durable step")
+    w("")
+    w("Each repetition runs these one after the other, each on a fresh server, at %d"
+      " connections: the shipped build, noop, the shipped build with its data on tmpfs, and the"
+      " ceiling build (build/bench/holdfast-ceiling: the same code, whose store skips its SQL, its"
+      " fdatasync or both when `HOLDFAST_CEILING` says so; `make` never builds it). Nothing the"
+      " ceiling build answers is durable: it shows what durability costs on this machine, and"
+      " so which targets no durable design could reach here. *Same repetition* columns divide"
+      " runs of the same minute; the peers' columns divide by the peers' medians above." % headline)
+    w("")
+    names = list(peers)
+    w("| build | an answer waits for | holds/s | p50 ms | p99 ms | server CPU us per answer"
+      " | / shipped, same repetition | / noop, same repetition | " +
+      " | ".join("/ %s" % name for name in names) + " |")
+    w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in names) + " |")
+    for variant, label, waits in CEILING:
+        s = summary(runs.get(("holdfast", variant, headline, 1), []))
+        if not s["good"]:
+            continue
+        cpu = median_role(thread_cpu.get((variant, headline, 1), []), "all")
+        shipped = ceiling_ratio(runs, variant, "ceiling-shipped", headline)
+        noop = ceiling_ratio(runs, variant, "ceiling-noop", headline)
+        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            label, waits, fmt_rate(s["throughput"]), fmt_ms(s["p50_ms"]), fmt_ms(s["p99_ms"]),
+            "-" if cpu is None else "%.1f" % cpu,
+            "-" if shipped is None else "%.2fx" % shipped,
+            "-" if noop is None else "%.0f%%" % (100 * noop),
+            " | ".join(fmt_ratio(s["throughput"], peers[name]) for name in names)))
+    w("")
 
 
 def main():
@@ -342,12 +398,18 @@ def main():
       " *each repetition* gives the lowest and the highest ratio within one repetition, where"
       " Holdfast and the peer ran one right after the other.")
     w("")
-    w("| target | measured | each repetition | met |")
-    w("| --- | --- | --- | :---: |")
+    neither = point("holdfast", "ceiling-neither", headline)["throughput"]
+    if neither is not None:
+        w("*Without durability* is the same ratio for the ceiling build with neither SQL nor"
+          " fdatasync (below): what the server reaches on this machine with no durable step at"
+          " all. A target it misses is out of reach of any durable design here.")
+        w("")
+    w("| target | measured | each repetition | met | without durability |")
+    w("| --- | --- | --- | :---: | --- |")
 
-    def target(label, value, goal, shown, spread="-"):
+    def target(label, value, goal, shown, spread="-", ceiling="-"):
         met = "-" if value is None else ("yes" if value >= goal else "**no**")
-        w("| %s | %s | %s | %s |" % (label, shown, spread, met))
+        w("| %s | %s | %s | %s | %s |" % (label, shown, spread, met, ceiling))
 
     def ratio_of(a, b):
         return None if a is None or not b else a / b
@@ -376,17 +438,22 @@ def main():
     r_pg = ratio_of(hf["throughput"], pg_best)
     noop = point("holdfast", "noop", headline)
     r_noop = ratio_of(hf["throughput"], noop["throughput"])
+    redis_none = point("redis-none", "set-nx-ex1", headline)["throughput"]
+    redis_always = point("redis-always", "set-nx-ex1", headline)["throughput"]
     target("hold-random >= 1.0x Redis without persistence (%d connections)" % headline, r_none, 1.0,
            "-" if r_none is None else "%.2fx" % r_none,
-           spread_of([("redis-none", "set-nx-ex1", headline, 1)]))
+           spread_of([("redis-none", "set-nx-ex1", headline, 1)]), fmt_ratio(neither, redis_none))
     target("hold-random >= 1.5x Redis appendfsync always", r_always, 1.5,
            "-" if r_always is None else "%.2fx" % r_always,
-           spread_of([("redis-always", "set-nx-ex1", headline, 1)]))
+           spread_of([("redis-always", "set-nx-ex1", headline, 1)]), fmt_ratio(neither, redis_always))
     target("hold-random >= 10x PostgreSQL (the faster of the two SQL forms)", r_pg, 10.0,
            "-" if r_pg is None else "%.1fx" % r_pg,
-           spread_of([("pg", "update", headline, 1), ("pg", "insert", headline, 1)]))
+           spread_of([("pg", "update", headline, 1), ("pg", "insert", headline, 1)]),
+           fmt_ratio(neither, pg_best))
+    neither_noop = ceiling_ratio(runs, "ceiling-neither", "ceiling-noop", headline)
     target("hold-random >= 70% of noop", r_noop, 0.7, "-" if r_noop is None else "%.0f%%" % (100 * r_noop),
-           spread_of([("holdfast", "noop", headline, 1)], percent=True))
+           spread_of([("holdfast", "noop", headline, 1)], percent=True),
+           "-" if neither_noop is None else "%.0f%%" % (100 * neither_noop))
     core_rate = core.get("hold_release_per_s") if core else None
     target("core >= 5,000,000 hold+release/s on one core", core_rate, 5e6,
            "-" if core_rate is None else "{:,.0f}/s".format(core_rate))
@@ -401,6 +468,12 @@ def main():
       "the store or the disk taken out), and what reaching them would take: "
       "[PERFORMANCE.md](PERFORMANCE.md).")
     w("")
+
+    # ---- ceiling ----
+    clock_ticks = int(meta.get("clock_ticks", "100"))
+    thread_cpu = load_thread_cpu(os.path.join(results, "raw"), clock_ticks)
+    ceiling_section(w, runs, thread_cpu, headline, {
+        "Redis none": redis_none, "Redis always": redis_always, "PostgreSQL": pg_best})
 
     # ---- sweep ----
     w("## Throughput against connections")
@@ -445,8 +518,6 @@ def main():
         w("")
 
     # ---- CPU per answer ----
-    clock_ticks = int(meta.get("clock_ticks", "100"))
-    thread_cpu = load_thread_cpu(os.path.join(results, "raw"), clock_ticks)
     if thread_cpu:
         w("## Server CPU per answer")
         w("")

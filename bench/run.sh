@@ -13,7 +13,7 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile"   parts to run
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling"   parts to run
 #   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
 # Results stay in bench/results/<UTC time>/ (raw outputs, commands, logs).
 set -euo pipefail
@@ -24,7 +24,7 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling"}
 hf_port=$port_base
 redis_port=$((port_base + 1))
 pg_port=$((port_base + 2))
@@ -33,7 +33,9 @@ seats=60000
 loadgen=build/bench/loadgen
 corebench=build/bench/corebench
 
-for tool in "$loadgen" "$corebench" build/holdfast; do
+ceiling=build/bench/holdfast-ceiling
+
+for tool in "$loadgen" "$corebench" "$ceiling" build/holdfast; do
     [ -x "$tool" ] || { echo "bench: $tool is missing: run 'make bench'" >&2; exit 1; }
 done
 
@@ -59,13 +61,14 @@ want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 # The first command of each kind goes to commands.txt, for the report.
 note_command() { grep -qxF -- "$*" "$commands" || printf '%s\n' "$*" >>"$commands"; }
 
+hf_data=""
 stop_holdfast() {
     if [ -n "$hf_pid" ]; then
         kill -TERM "$hf_pid" 2>/dev/null || true
         wait "$hf_pid" 2>/dev/null || true
         hf_pid=""
     fi
-    rm -rf "$work/holdfast"
+    if [ -n "$hf_data" ]; then rm -rf "$hf_data"; hf_data=""; fi
 }
 stop_redis() {
     for port in "$redis_port" "$redis_always_port"; do
@@ -104,27 +107,16 @@ wait_for() { # wait_for DESCRIPTION COMMAND...: up to 15 s
     return 1
 }
 
+# start_holdfast [BINARY [DATA_PARENT [CEILING_MODE]]]: build/holdfast with its data under
+# $work (a real disk) unless told otherwise; the ceiling build takes HOLDFAST_CEILING.
 start_holdfast() {
+    local binary=${1:-build/holdfast} parent=${2:-$work} mode=${3:-}
     stop_holdfast
-    mkdir -p "$work/holdfast"
-    build/holdfast serve --listen "127.0.0.1:$hf_port" --data "$work/holdfast" \
+    hf_data=$(mktemp -d "$parent/holdfast-data.XXXXXX")
+    HOLDFAST_CEILING=$mode "$binary" serve --listen "127.0.0.1:$hf_port" --data "$hf_data" \
         2>>"$results/holdfast.log" &
     hf_pid=$!
     wait_for "holdfast" curl -sf "http://127.0.0.1:$hf_port/healthz"
-}
-
-# loadgen_point NAME WORKLOAD CONNECTIONS PIPELINE [loadgen options...]: REPS runs.
-loadgen_point() {
-    local name=$1 workload=$2 connections=$3 pipeline=$4
-    shift 4
-    for rep in $(seq "$reps"); do
-        local out="$raw/holdfast__${name}__c${connections}__p${pipeline}__r${rep}"
-        local command=("$loadgen" --port "$hf_port" --workload "$workload" -c "$connections"
-                       -p "$pipeline" -d "$seconds" --seed "$rep" "$@")
-        note_command "${command[*]}"
-        "${command[@]}" --json "$out.json" >"$out.txt" 2>&1 || log "loadgen $name c$connections p$pipeline rep $rep FAILED (see $out.txt)"
-        log "holdfast $name c=$connections p=$pipeline rep $rep: $(sed -n 2p "$out.txt")"
-    done
 }
 
 # ---- machine and versions ----
@@ -368,6 +360,33 @@ done
 if want postgres; then cp "$pg_data/server.log" "$results/postgres.log" 2>/dev/null || true; fi
 stop_redis
 stop_postgres
+
+# ---- the ceiling: what the durable step costs on this machine ----
+# The same server with parts of its store taken out ($ceiling, HOLDFAST_CEILING; nothing it
+# answers is durable), the shipped build with its data on tmpfs (fdatasync costs nothing
+# there), the shipped build itself and noop, each on a fresh server, one after the other in
+# every repetition at the headline connection count: the report divides runs of the same
+# minute. A target that even the build without SQL and fdatasync misses is out of reach of
+# any durable design on this machine.
+if want ceiling; then
+    shm=/dev/shm
+    [ -d "$shm" ] && [ -w "$shm" ] || shm=""
+    for rep in $(seq "$reps"); do
+        start_holdfast
+        loadgen_run ceiling-shipped hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        loadgen_run ceiling-noop noop "$headline" 1 "$rep"
+        if [ -n "$shm" ]; then
+            start_holdfast build/holdfast "$shm"
+            loadgen_run ceiling-tmpfs hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        fi
+        for mode in no-sync no-sql neither; do
+            start_holdfast "$ceiling" "$work" "$mode"
+            note_command "HOLDFAST_CEILING=$mode $ceiling serve ...  (not durable: benchmarks only)"
+            loadgen_run "ceiling-$mode" hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        done
+        stop_holdfast
+    done
+fi
 
 # ---- flash sale ----
 if want flash; then

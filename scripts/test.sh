@@ -77,8 +77,10 @@ run_stage "http layer (asan)" python3 tests/net/test_http.py --binary build/asan
 run_stage "black-box release" python3 tests/blackbox/run.py --binary build/holdfast
 run_stage "black-box asan" python3 tests/blackbox/run.py --binary build/asan/holdfast
 HOLDFAST_BINARY=build/holdfast run_node "browser" tests/browser/
-# The benchmark's own measuring: pgbench's warm window, loadgen's Redis protocol.
-run_stage "bench tools" python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen
+# The benchmark's own measuring: pgbench's warm window, loadgen's Redis protocol, the ceiling
+# build's switch (and its absence from build/holdfast).
+run_stage "bench tools" python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
+    --server build/holdfast --ceiling build/bench/holdfast-ceiling
 # Reliability (docs/RELIABILITY.md): kill -9 rounds, storage faults, hostile input, a short
 # fuzz of every target, the unit tests under valgrind, the crash rounds under TSan.
 run_stage "reliability (bounded)" tests/crash/quick.sh build

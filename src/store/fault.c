@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* A longer injected delay would only make a test look hung. */
@@ -46,7 +48,32 @@ static uint64_t environment_count(const char *name) {
     return value && *value ? strtoull(value, NULL, 10) : 0;
 }
 
+#ifdef HF_STORE_CEILING
+/* Read once per store open, before the store's threads exist; only read after that. */
+static bool ceiling_no_sync;
+static bool ceiling_no_sql;
+
+bool hf_store_ceiling_skips_sync(void) { return ceiling_no_sync; }
+bool hf_store_ceiling_skips_sql(void) { return ceiling_no_sql; }
+
+static void ceiling_configure(void) {
+    const char *mode = getenv("HOLDFAST_CEILING");
+    if (mode == NULL) mode = "";
+    ceiling_no_sync = strcmp(mode, "no-sync") == 0 || strcmp(mode, "neither") == 0;
+    ceiling_no_sql = strcmp(mode, "no-sql") == 0 || strcmp(mode, "neither") == 0;
+    if (*mode != '\0' && !ceiling_no_sync && !ceiling_no_sql)
+        fprintf(stderr, "holdfast: ceiling build: HOLDFAST_CEILING=%s is not no-sync, no-sql or "
+                        "neither; the store runs as shipped\n", mode);
+    if (ceiling_no_sync || ceiling_no_sql)
+        fprintf(stderr, "holdfast: ceiling build with HOLDFAST_CEILING=%s: answers are NOT "
+                        "durable (benchmarks only)\n", mode);
+}
+#endif
+
 bool hf_store_fault_configure(void) {
+#ifdef HF_STORE_CEILING
+    ceiling_configure();
+#endif
     uint64_t delay_ms = environment_count("HOLDFAST_FAULT_SYNC_DELAY_MS");
     /* The delay needs no VFS: only the log syncer's own fdatasync waits. */
     state.sync_delay_ms = delay_ms < SYNC_DELAY_MS_MAX ? delay_ms : SYNC_DELAY_MS_MAX;

@@ -35,4 +35,19 @@ bool hf_store_fault_sync_fails(void);
 /* Sleeps HOLDFAST_FAULT_SYNC_DELAY_MS once counting started; returns at once without it. */
 void hf_store_fault_sync_delay(void);
 
+/* The ceiling build, for `make bench` only (build/bench/holdfast-ceiling, whose store is
+ * compiled with HF_STORE_CEILING): HOLDFAST_CEILING=no-sync skips the log's fdatasync,
+ * no-sql skips each batch's SQL transaction, neither skips both. The benchmark then shows
+ * what the durable step costs on the machine it runs on, against the same server. Nothing
+ * that build acknowledges is durable. In every other build both are constant false, the
+ * variable is never read and the code that skips is compiled out. Configured by
+ * hf_store_fault_configure. */
+#ifdef HF_STORE_CEILING
+bool hf_store_ceiling_skips_sync(void);
+bool hf_store_ceiling_skips_sql(void);
+#else
+static inline bool hf_store_ceiling_skips_sync(void) { return false; }
+static inline bool hf_store_ceiling_skips_sql(void) { return false; }
+#endif
+
 #endif

@@ -5,21 +5,31 @@ figure in docs/BENCHMARKS.md without failing anything else.
 - bench/report.py reads pgbench's per-transaction log and counts only the warm window (the
   measured seconds starting 0.5 s after the last client's first transaction began);
 - loadgen's redis-set workload speaks RESP to a small fake Redis here: every request must be a
-  well-formed SET key value NX EX ttl, +OK counts as 201, a nil as 409, an error fails the run.
+  well-formed SET key value NX EX ttl, +OK counts as 201, a nil as 409, an error fails the run;
+- the ceiling build (build/bench/holdfast-ceiling) skips its SQL or its fdatasync when
+  HOLDFAST_CEILING says so, and the shipped build ignores the variable: a ceiling that still
+  synced would understate what durability costs, and a shipped build that read it could be
+  told to acknowledge what is not on disk;
+- bench/report.py's ceiling table divides runs of the same repetition.
 
-    python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen
+    python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
+        --server build/holdfast --ceiling build/bench/holdfast-ceiling
 
 Exits non-zero on any failure; the last line is "N passed, N failed".
 """
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
+import urllib.error
+import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -189,19 +199,128 @@ def test_loadgen_redis_set_wants_whole_seconds(loadgen):
     assert result.returncode == 2 and "whole number" in result.stderr, result.stderr
 
 
+# ---- the ceiling build against the shipped one ----
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One server on a fresh port over DATA, with extra environment; stopped by SIGTERM."""
+
+    def __init__(self, binary, data, environment):
+        self.port = free_port()
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data", data],
+            env=dict(os.environ, **environment), stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 15
+        while self.request("GET", "/healthz")[0] != 200:
+            assert self.process.poll() is None and time.monotonic() < deadline, self.output()
+            time.sleep(0.05)
+
+    def request(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data,
+                                         method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+        except OSError:
+            return None, b""
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=15)
+        return self.output()
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+
+EVENT = {"id": "ceiling", "sections": [{"id": "A", "price": 100, "rows": [{"id": "R", "seats": 4}]}]}
+
+
+def create_then_restart(binary, server, mode, extra=None):
+    """Creates an event on BINARY with HOLDFAST_CEILING=MODE (and EXTRA), stops it, and asks
+    the shipped SERVER on the same data for the event: (status of the create, status of the
+    read after the restart, what BINARY printed)."""
+    with tempfile.TemporaryDirectory() as data:
+        first = Server(binary, data, dict({"HOLDFAST_CEILING": mode}, **(extra or {})))
+        try:
+            created = first.request("POST", "/v1/events", EVENT)[0]
+        finally:
+            printed = first.stop()
+        second = Server(server, data, {})
+        try:
+            read = second.request("GET", "/v1/events/ceiling")[0]
+        finally:
+            second.stop()
+    return created, read, printed
+
+
+def test_ceiling_no_sql_writes_nothing_and_the_shipped_build_ignores_it(server, ceiling):
+    created, read, printed = create_then_restart(ceiling, server, "no-sql")
+    assert created == 201 and read == 404, (created, read, printed)
+    assert "NOT durable" in printed, printed
+    created, read, printed = create_then_restart(server, server, "no-sql")
+    assert created == 201 and read == 200, (created, read, printed)
+    assert "NOT durable" not in printed, printed
+
+
+def test_ceiling_no_sync_never_syncs_and_the_shipped_build_ignores_it(server, ceiling):
+    # The first fdatasync of the log fails on purpose: the shipped build must then refuse to
+    # acknowledge (503); the ceiling build with no-sync never calls it, so it acknowledges.
+    fail = {"HOLDFAST_FAULT_FAIL_SYNC": "1"}
+    created, _, printed = create_then_restart(server, server, "no-sync", fail)
+    assert created == 503, (created, printed)
+    created, read, printed = create_then_restart(ceiling, server, "no-sync", fail)
+    assert created == 201 and read == 200, (created, read, printed)
+    assert "NOT durable" in printed, printed
+
+
+def test_ceiling_unknown_mode_runs_as_shipped(server, ceiling):
+    created, read, printed = create_then_restart(ceiling, server, "fast")
+    assert created == 201 and read == 200, (created, read, printed)
+    assert "runs as shipped" in printed and "NOT durable" not in printed, printed
+
+
+# ---- bench/report.py's ceiling table ----
+
+def test_report_ceiling_ratio_divides_the_same_repetition():
+    # The machine slows down over the run: per repetition the ceiling build is 1.5x the
+    # shipped one, while the medians (600 and 500) would give 1.2x.
+    rates = {"ceiling-shipped": [1000, 400, 200], "ceiling-neither": [1500, 600, 300]}
+    with tempfile.TemporaryDirectory() as directory:
+        for variant, values in rates.items():
+            for rep, rate in enumerate(values, 1):
+                with open(os.path.join(directory, "holdfast__%s__c50__p1__r%d.json" % (variant, rep)), "w") as f:
+                    json.dump({"throughput": rate, "answered": rate}, f)
+        runs = report.load_runs(directory, 3.0)
+    ratio = report.ceiling_ratio(runs, "ceiling-neither", "ceiling-shipped", 50)
+    assert abs(ratio - 1.5) < 1e-9, ratio
+    assert report.ceiling_ratio(runs, "ceiling-neither", "ceiling-noop", 50) is None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--loadgen", default=os.path.join(ROOT, "build/bench/loadgen"))
+    parser.add_argument("--server", default=os.path.join(ROOT, "build/holdfast"))
+    parser.add_argument("--ceiling", default=os.path.join(ROOT, "build/bench/holdfast-ceiling"))
     arguments = parser.parse_args()
     tests = [(name, function) for name, function in sorted(globals().items())
              if name.startswith("test_") and callable(function)]
     passed = failed = 0
     for name, function in tests:
         try:
-            if function.__code__.co_argcount:
-                function(arguments.loadgen)
-            else:
-                function()
+            # Each test names the tools it needs as its parameters.
+            code = function.__code__
+            function(*(getattr(arguments, parameter) for parameter in code.co_varnames[:code.co_argcount]))
             passed += 1
             print("ok     " + name)
         except Exception:
