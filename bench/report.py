@@ -286,7 +286,7 @@ def ceiling_section(w, runs, thread_cpu, headline, peers):
       " ceiling build (build/bench/holdfast-ceiling: the same code, whose store skips its SQL, its"
       " fdatasync or both when `HOLDFAST_CEILING` says so; `make` never builds it). Nothing the"
       " ceiling build answers is durable: it shows what durability costs on this machine, and"
-      " so which targets no durable design could reach here. *Same repetition* columns divide"
+      " so which targets this server could not meet with any durable step. *Same repetition* columns divide"
       " runs of the same minute; the peers' columns divide by the peers' medians above." % headline)
     w("")
     names = list(peers)
@@ -402,7 +402,8 @@ def main():
     if neither is not None:
         w("*Without durability* is the same ratio for the ceiling build with neither SQL nor"
           " fdatasync (below): what the server reaches on this machine with no durable step at"
-          " all. A target it misses is out of reach of any durable design here.")
+          " all. A target it misses, this server cannot meet with any durable step; one it barely"
+          " meets leaves the durable step no room.")
         w("")
     w("| target | measured | each repetition | met | without durability |")
     w("| --- | --- | --- | :---: | --- |")

@@ -366,8 +366,8 @@ stop_postgres
 # answers is durable), the shipped build with its data on tmpfs (fdatasync costs nothing
 # there), the shipped build itself and noop, each on a fresh server, one after the other in
 # every repetition at the headline connection count: the report divides runs of the same
-# minute. A target that even the build without SQL and fdatasync misses is out of reach of
-# any durable design on this machine.
+# minute. A target that even the build without SQL and fdatasync misses, this server cannot
+# meet on this machine with any durable step.
 if want ceiling; then
     shm=/dev/shm
     [ -d "$shm" ] && [ -w "$shm" ] || shm=""
