@@ -648,7 +648,8 @@ def main():
     w("## Commands")
     w("")
     w("Every server was started by bench/run.sh on 127.0.0.1 with a fresh data directory under"
-      " /var/tmp (Holdfast: a fresh server per hold-random point and per flash-sale run).")
+      " /var/tmp (Holdfast: a fresh server per hold-random point, per flash-sale run and per run"
+      " of the ceiling part, whose tmpfs variant keeps its data under /dev/shm).")
     w("PostgreSQL's schema and scripts are in bench/pg/.")
     w("")
     w("`C` is each connection count of the sweep (%s), `REP` the repetition (1 to %s);"

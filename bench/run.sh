@@ -377,11 +377,12 @@ if want ceiling; then
         loadgen_run ceiling-noop noop "$headline" 1 "$rep"
         if [ -n "$shm" ]; then
             start_holdfast build/holdfast "$shm"
+            note_command "build/holdfast serve --listen 127.0.0.1:$hf_port --data $shm/holdfast-data.XXXXXX  (data on tmpfs)"
             loadgen_run ceiling-tmpfs hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
         fi
         for mode in no-sync no-sql neither; do
             start_holdfast "$ceiling" "$work" "$mode"
-            note_command "HOLDFAST_CEILING=$mode $ceiling serve ...  (not durable: benchmarks only)"
+            note_command "HOLDFAST_CEILING=$mode $ceiling serve --listen 127.0.0.1:$hf_port --data $work/holdfast-data.XXXXXX  (not durable: benchmarks only)"
             loadgen_run "ceiling-$mode" hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
         done
         stop_holdfast
