@@ -18,9 +18,15 @@ SAN_CFLAGS := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sani
 pkg_cflags = $(shell pkg-config --cflags $(PACKAGES) 2>/dev/null)
 pkg_libs = $(shell pkg-config --libs $(PACKAGES) 2>/dev/null) -lpthread -lm
 
-CORE_SOURCES := $(wildcard src/core/*.c)
-SERVER_SOURCES := $(CORE_SOURCES) $(wildcard src/store/*.c src/net/*.c src/engine/*.c) \
-                  src/cmd/main.c
+# Each room's sources, its subfolders included (core/dispatch/, store/sqlite/, ...).
+sources_under = $(sort $(shell find $(1) -name '*.c' 2>/dev/null))
+LIB_SOURCES := $(call sources_under,src/lib)
+# The core with the small utilities it stands on: what the unit tests and benchmarks link.
+CORE_SOURCES := $(LIB_SOURCES) $(call sources_under,src/core)
+STORE_SOURCES := $(call sources_under,src/store)
+# Everything of the server but main().
+LIBRARY_SOURCES := $(CORE_SOURCES) $(STORE_SOURCES) $(call sources_under,src/net src/engine)
+SERVER_SOURCES := $(LIBRARY_SOURCES) src/cmd/main.c
 LLHTTP_SOURCES := llhttp.c api.c http.c
 
 # Objects of one flavour (release or sanitized) live in their own folder.
@@ -104,8 +110,8 @@ $(BUILD)/asan/holdfast: $(ASAN_OBJECTS)
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 CORE_RELEASE_OBJECTS := $(call objects,release,$(CORE_SOURCES))
 CORE_ASAN_OBJECTS := $(call objects,asan,$(CORE_SOURCES))
-STORE_RELEASE_OBJECTS := $(call objects,release,$(wildcard src/store/*.c))
-STORE_ASAN_OBJECTS := $(call objects,asan,$(wildcard src/store/*.c))
+STORE_RELEASE_OBJECTS := $(call objects,release,$(STORE_SOURCES))
+STORE_ASAN_OBJECTS := $(call objects,asan,$(STORE_SOURCES))
 # The parts of net/ that are pure functions, tested without a socket.
 NET_PURE_SOURCES := src/net/flat_json.c
 
@@ -121,7 +127,7 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS)
 
 # The HTTP layer alone, behind an echo handler (tests/net/test_http.py drives it).
 $(BUILD)/asan/tests/echo_server: tests/net/echo_server.c $(BUILD)/asan/net/http.o \
-        $(BUILD)/asan/core/buffer.o $(call llhttp_objects,asan)
+        $(BUILD)/asan/lib/buffer.o $(BUILD)/asan/lib/json.o $(call llhttp_objects,asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs)
 

@@ -1,6 +1,6 @@
 # Reliability: crash harness, storage faults, fuzzing, hostile input, sanitizers and static
 # analysis (docs/RELIABILITY.md). Included by the Makefile, which defines BUILD, BASE_CFLAGS,
-# SAN_CFLAGS, pkg_cflags, pkg_libs, CORE_SOURCES, LLHTTP_DIR and LLHTTP_INCLUDE.
+# SAN_CFLAGS, pkg_cflags, pkg_libs, CORE_SOURCES, LIBRARY_SOURCES, SERVER_SOURCES, LLHTTP_DIR and LLHTTP_INCLUDE.
 #
 #   make crash-test        kill -9 under load, 25 rounds (CRASH_ROUNDS=N, CRASH_SEED=N)
 #   make fault-test        storage faults: failed batch, write, fsync, full database and disk
@@ -41,7 +41,7 @@ FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omi
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -I$(LLHTTP_INCLUDE) $(FUZZ_SANITIZE) \
                -fsanitize=fuzzer-no-link -Wall -Wextra -Wno-unused-parameter
 # Everything of the server but main(): the targets drive the layers in-process.
-FUZZ_LIB_SOURCES := $(CORE_SOURCES) $(wildcard src/store/*.c src/net/*.c src/engine/*.c)
+FUZZ_LIB_SOURCES := $(LIBRARY_SOURCES)
 FUZZ_LIB_OBJECTS := $(patsubst src/%.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIB_SOURCES)) \
                     $(patsubst %.c,$(FUZZ_BUILD)/obj/llhttp/%.o,$(LLHTTP_SOURCES)) \
                     $(if $(wildcard src/net/assets.h),$(FUZZ_BUILD)/obj/generated/assets.o)
@@ -82,8 +82,7 @@ fuzz-regression: fuzz-build
 # ---- ThreadSanitizer: the threaded parts (engine loop + store thread) ----
 
 TSAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
-TSAN_OBJECTS := $(patsubst src/%.c,$(BUILD)/tsan/%.o,$(CORE_SOURCES) \
-                  $(wildcard src/store/*.c src/net/*.c src/engine/*.c) src/cmd/main.c) \
+TSAN_OBJECTS := $(patsubst src/%.c,$(BUILD)/tsan/%.o,$(SERVER_SOURCES)) \
                 $(patsubst %.c,$(BUILD)/tsan/llhttp/%.o,$(LLHTTP_SOURCES)) \
                 $(if $(wildcard src/net/assets.h),$(BUILD)/tsan/generated/assets.o)
 
@@ -117,7 +116,7 @@ valgrind-test: $(addprefix $(BUILD)/release/tests/,$(UNIT_TESTS))
 # ---- regression tests of defects found here in code owned elsewhere (docs/RELIABILITY.md) ----
 
 $(BUILD)/asan/tests/idempotency_order: tests/crash/idempotency_order.c \
-        $(BUILD)/asan/engine/idempotency.o $(BUILD)/asan/core/map.o $(BUILD)/asan/core/buffer.o
+        $(BUILD)/asan/engine/idempotency.o $(BUILD)/asan/lib/map.o $(BUILD)/asan/lib/buffer.o $(BUILD)/asan/lib/json.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs)
 
@@ -126,7 +125,7 @@ idempotency-order-test: $(BUILD)/asan/tests/idempotency_order
 
 # ---- static analysis ----
 
-LINT_SOURCES = $(filter-out src/net/assets.c,$(wildcard src/*/*.c)) $(wildcard tests/fuzz/*.c tests/crash/*.c)
+LINT_SOURCES = $(filter-out src/net/assets.c,$(SERVER_SOURCES)) $(wildcard tests/fuzz/*.c tests/crash/*.c)
 
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,style,portability,performance \

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "core/best.h"
-#include "core/buffer.h"
-#include "core/map.h"
+#include "lib/json.h"
+#include "lib/map.h"
 
 /* A growable array of uint32 (a user's orders). */
 typedef struct index_list {

@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "core/buffer.h"
+#include "lib/json.h"
 #include "core/core.h"
-#include "core/map.h"
+#include "lib/map.h"
 #include "engine/engine.h"
 #include "net/flat_json.h"
 #include "net/http.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/buffer.h"
+#include "lib/json.h"
 
 typedef struct reader {
     const char *at;

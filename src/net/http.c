@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "core/limits.h"
+#include "lib/json.h"
 #include "llhttp.h"
 
 /* Bytes read at once. One buffer serves every connection: libuv calls each read callback right

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "core/buffer.h"
+#include "lib/buffer.h"
 
 typedef struct hf_http_header {
     const char *name;   /* as received; compare case-insensitively */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/limits.h"
+#include "lib/json.h"
 #include "net/http.h"
 
 static uv_loop_t *loop;

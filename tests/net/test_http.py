@@ -6,7 +6,7 @@ the binary is missing or older than its sources, or always with --build:
 
   mkdir -p build/net && gcc -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
       -fsanitize=address,undefined -fno-sanitize-recover=all -Isrc -I/usr/share/include/llhttp \
-      tests/net/echo_server.c src/net/http.c src/core/buffer.c \
+      tests/net/echo_server.c src/net/http.c src/lib/buffer.c src/lib/json.c \
       /usr/share/llhttp/llhttp.c /usr/share/llhttp/api.c /usr/share/llhttp/http.c \
       $(pkg-config --cflags --libs libuv) -o build/net/echo_server
 
@@ -26,7 +26,7 @@ import time
 import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCES = ["tests/net/echo_server.c", "src/net/http.c", "src/core/buffer.c"]
+SOURCES = ["tests/net/echo_server.c", "src/net/http.c", "src/lib/buffer.c", "src/lib/json.c"]
 LLHTTP = ["/usr/share/llhttp/llhttp.c", "/usr/share/llhttp/api.c", "/usr/share/llhttp/http.c"]
 HOST = "127.0.0.1"
 HEAD_SIZE_MAX = 16 * 1024

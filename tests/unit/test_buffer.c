@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "core/buffer.h"
+#include "lib/json.h"
 
 /* The text hf_json_string_length makes of length bytes at text, alone in the buffer. */
 static const char *string_text(hf_buffer_t *buffer, const char *text, size_t length) {

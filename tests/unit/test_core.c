@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/buffer.h"
+#include "lib/json.h"
 #include "core/core.h"
-#include "core/map.h"
+#include "lib/map.h"
 #include "core_fixtures.h"
 
 #define T0 INT64_C(1800000000000)

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/map.h"
+#include "lib/map.h"
 
 static void test_string_put_get(void **state) {
     (void)state;

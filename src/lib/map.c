@@ -1,5 +1,5 @@
 /* Hash tables (see map.h). */
-#include "core/map.h"
+#include "lib/map.h"
 
 #include <assert.h>
 #include <stdlib.h>
