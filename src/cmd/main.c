@@ -11,6 +11,7 @@
 
 #include "core/limits.h"
 #include "engine/engine.h"
+#include "lib/log.h"
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -94,19 +95,19 @@ static int split_listen(const char *listen, char *host, size_t host_size, int *p
 /* One server per data directory: an exclusive lock held for the life of the process. */
 static int lock_data_directory(const char *directory) {
     if (mkdir(directory, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "holdfast: cannot create the data directory %s: %s\n", directory, strerror(errno));
+        hf_log(HF_LOG_ERROR, "cannot create the data directory %s: %s", directory, strerror(errno));
         return -1;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/holdfast.lock", directory);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fprintf(stderr, "holdfast: cannot open %s: %s\n", path, strerror(errno));
+        hf_log(HF_LOG_ERROR, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "holdfast: the data directory %s is in use by another holdfast server "
-                        "(lock %s); stop it first\n", directory, path);
+        hf_log(HF_LOG_ERROR, "the data directory %s is in use by another holdfast server (lock %s); "
+               "stop it first", directory, path);
         close(fd);
         return -1;
     }

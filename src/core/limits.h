@@ -117,6 +117,10 @@
  * disk would). One buffer per connection that writes the log. */
 #define HF_STORE_LOG_BUFFER_SIZE (128u * 1024 - 1)
 
+/* One log line's text (lib/log.h): long enough for any message with a path and an SQLite error,
+ * short enough for a stack buffer. */
+#define HF_LOG_LINE_SIZE_MAX 1024
+
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u
 

@@ -1,25 +1,16 @@
 /* The engine's plumbing: store batches, the durability gate, the expiry timer, signals. */
 #include "engine/internal.h"
+#include "lib/clock.h"
+#include "lib/log.h"
 
 #include <openssl/rand.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-void hf_engine_log(const char *level, const char *text) {
-    char stamp[32];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    hf_format_time((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, stamp);
-    fprintf(stderr, "%s holdfast %s: %s\n", stamp, level, text);
-}
 
 int64_t hf_engine_now(hf_engine_t *engine) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int64_t ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    int64_t ms = hf_clock_wall_ms();
     /* The core needs time that never runs backwards; a clock step back waits it out. */
     if (ms < engine->last_now_ms) ms = engine->last_now_ms;
     engine->last_now_ms = ms;
@@ -72,9 +63,7 @@ void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
      * of one random page each (with a prefix in seconds, a second's worth of ids spread over
      * hundreds of pages). */
     unsigned char bytes[18];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    uint64_t ms = (uint64_t)hf_clock_wall_ms();
     for (int i = 0; i < 6; i++) bytes[i] = (unsigned char)(ms >> (40 - 8 * i));
     random_take(bytes + 6, 12);
     size_t length = strlen(prefix);
@@ -122,16 +111,14 @@ static void reload_durable_state(hf_engine_t *engine) {
         hf_core_destroy(failed_core);
         hf_idempotency_free(&failed_keys);
         engine->reads_from_disk = true;
-        hf_engine_log("info", "serving reads from the durable state; changes answer 503 until a restart");
+        hf_log(HF_LOG_INFO, "serving reads from the durable state; changes answer 503 until a restart");
         return;
     }
     hf_core_destroy(engine->core);
     hf_idempotency_free(&engine->idempotency);
     engine->core = failed_core;
     engine->idempotency = failed_keys;
-    char line[700];
-    snprintf(line, sizeof line, "cannot reload the durable state, answering 503 to all: %s", error);
-    hf_engine_log("error", line);
+    hf_log(HF_LOG_ERROR, "cannot reload the durable state, answering 503 to all: %s", error);
 }
 
 /* Nothing more is acknowledged: replies waiting for a batch after durable_sequence answer
@@ -142,9 +129,7 @@ static void reload_durable_state(hf_engine_t *engine) {
 static void store_failure(hf_engine_t *engine, const char *error, bool reads_trusted) {
     /* What became durable with the news of the failure is still acknowledged. */
     hf_http_server_release(engine->http, engine->durable_sequence);
-    char line[700];
-    snprintf(line, sizeof line, "store failed, answering 503 from now on: %s", error);
-    hf_engine_log("error", line);
+    hf_log(HF_LOG_ERROR, "store failed, answering 503 from now on: %s", error);
     engine->store_failed = true;
     hf_batch_clear(engine->open_batch);
     for (uint64_t s = engine->durable_sequence + 1; s < engine->open_sequence; s++)
@@ -245,7 +230,7 @@ static bool drained(const hf_engine_t *engine) {
 
 static void on_shutdown_timeout(uv_timer_t *timer) {
     hf_engine_t *engine = timer->data;
-    hf_engine_log("error", "shutdown: in-flight work did not finish in time");
+    hf_log(HF_LOG_ERROR, "shutdown: in-flight work did not finish in time");
     engine->exit_code = 1;
     close_handles(engine);
 }
@@ -254,8 +239,7 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     hf_engine_t *engine = handle->data;
     if (engine->stopping) return;
     engine->stopping = true;
-    hf_engine_log("info", signal_number == SIGTERM ? "SIGTERM: finishing in-flight work"
-                                              : "SIGINT: finishing in-flight work");
+    hf_log(HF_LOG_INFO, "%s: finishing in-flight work", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
     hf_http_server_stop_accepting(engine->http);
     uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
 }
@@ -289,8 +273,8 @@ static void create_demo_event(hf_engine_t *engine) {
         .pool_count = 1, .pools = pools};
     hf_error_detail_t detail;
     hf_error_t error = hf_core_event_create(engine->core, &definition, hf_engine_now(engine), &detail);
-    if (error) hf_engine_log("error", "could not create the demo event");
-    else hf_engine_log("info", "created the demo event \"demo\"");
+    if (error) hf_log(HF_LOG_ERROR, "could not create the demo event");
+    else hf_log(HF_LOG_INFO, "created the demo event \"demo\"");
 }
 
 static void on_keepalive(uv_timer_t *timer) { hf_streams_keepalive(timer->data); }
@@ -320,7 +304,7 @@ static bool open_store(hf_engine_t *engine) {
     char error[512];
     if (hf_store_open(&engine->store, engine->options.store_url, error, sizeof error) != 0 ||
         hf_engine_restore(engine, error, sizeof error) != 0) {
-        fprintf(stderr, "holdfast: cannot open the store %s: %s\n", engine->options.store_url, error);
+        hf_log(HF_LOG_ERROR, "cannot open the store %s: %s", engine->options.store_url, error);
         return false;
     }
     return true;
@@ -355,12 +339,12 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     char error[256];
     hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, engine};
     if (hf_http_server_start(&engine->http, loop, &config, error, sizeof error) != 0) {
-        fprintf(stderr, "holdfast: cannot listen on %s:%d: %s\n", options->host, options->port, error);
+        hf_log(HF_LOG_ERROR, "cannot listen on %s:%d: %s", options->host, options->port, error);
         goto fail;
     }
     init_handles(engine);
     if (hf_store_start(engine->store, store_done_from_thread, engine) != 0) {
-        fprintf(stderr, "holdfast: cannot start the store's writer and syncer threads\n");
+        hf_log(HF_LOG_ERROR, "cannot start the store's writer and syncer threads");
         goto fail;
     }
     return engine;
@@ -374,12 +358,10 @@ int hf_engine_run(hf_engine_t *engine) {
     hf_core_advance(engine->core, hf_engine_now(engine));
     if (engine->options.demo) create_demo_event(engine);
     if (!engine->options.api_key || !*engine->options.api_key)
-        hf_engine_log("warning", "no API key configured: /v1/ is served without authentication");
-    char line[160];
-    snprintf(line, sizeof line, "listening on %s:%d", engine->options.host, engine->options.port);
-    hf_engine_log("info", line);
+        hf_log(HF_LOG_WARNING, "no API key configured: /v1/ is served without authentication");
+    hf_log(HF_LOG_INFO, "listening on %s:%d", engine->options.host, engine->options.port);
     uv_run(engine->loop, UV_RUN_DEFAULT);
-    hf_engine_log("info", engine->exit_code == 0 ? "stopped cleanly" : "stopped with errors");
+    hf_log(HF_LOG_INFO, "%s", engine->exit_code == 0 ? "stopped cleanly" : "stopped with errors");
     return engine->exit_code;
 }
 

@@ -90,8 +90,6 @@ struct hf_engine {
     int64_t last_now_ms;
 };
 
-/* One line on stderr: time, level ("info", "warning", "error") and text. */
-void hf_engine_log(const char *level, const char *text);
 /* Wall-clock milliseconds, never moving backwards within one run. */
 int64_t hf_engine_now(hf_engine_t *engine);
 /* The store sequence a reply produced now depends on. */

@@ -1,5 +1,6 @@
 /* Start-up: the state is read back from the store's tables into the core. */
 #include "engine/internal.h"
+#include "lib/log.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -156,12 +157,10 @@ bool hf_engine_revive_hold(hf_engine_t *engine, const char *hold_id, uint32_t *i
     bool found = false;
     char error[512] = "";
     if (hf_store_read_hold(engine->store, hold_id, &loader, &found, error, sizeof error) != 0) {
-        char line[700];
         /* A held or confirmed hold is never forgotten: one in the store but not in memory is
          * one whose creation was never acknowledged (its batch failed), so it stays unknown. */
-        snprintf(line, sizeof line, "hold %s not taken back from the store: %s (%s)", hold_id,
-                 error, revive.error ? hf_error_code(revive.error) : "read failed");
-        hf_engine_log("warning", line);
+        hf_log(HF_LOG_WARNING, "hold %s not taken back from the store: %s (%s)", hold_id, error,
+               revive.error ? hf_error_code(revive.error) : "read failed");
         return false;
     }
     if (!found) return false;
