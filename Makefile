@@ -114,6 +114,9 @@ STORE_RELEASE_OBJECTS := $(call objects,release,$(STORE_SOURCES))
 STORE_ASAN_OBJECTS := $(call objects,asan,$(STORE_SOURCES))
 # The parts of net/ that are pure functions, tested without a socket.
 NET_PURE_SOURCES := src/net/flat_json.c
+# The HTTP server (net/http.c and the files it is split into): every net/ file but the pure
+# ones and the embedded assets, so a new file of the server joins by itself.
+NET_HTTP_SOURCES := $(filter-out $(NET_PURE_SOURCES) src/net/assets.c,$(call sources_under,src/net))
 
 $(BUILD)/release/tests/%: tests/unit/%.c $(CORE_RELEASE_OBJECTS) $(STORE_RELEASE_OBJECTS) \
         $(call objects,release,$(NET_PURE_SOURCES)) | $(TEST_DEPS_STAMP)
@@ -126,7 +129,7 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
 
 # The HTTP layer alone, behind an echo handler (tests/net/test_http.py drives it).
-$(BUILD)/asan/tests/echo_server: tests/net/echo_server.c $(BUILD)/asan/net/http.o \
+$(BUILD)/asan/tests/echo_server: tests/net/echo_server.c $(call objects,asan,$(NET_HTTP_SOURCES)) \
         $(BUILD)/asan/lib/buffer.o $(BUILD)/asan/lib/json.o $(call llhttp_objects,asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs)

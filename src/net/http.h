@@ -6,7 +6,12 @@
  * responses leave in order, each only once hf_http_server_release has been told that sequence
  * is durable. This is how "a reply only after its change is durable" is enforced in one place.
  *
- * Threads: everything here runs on the loop's thread. */
+ * Threads: everything here runs on the loop's thread.
+ *
+ * Files, by job: net/http.c (the server: listen, accept, release, fail, stop, close),
+ * net/connection.c (a connection's lists, timer, reading, backpressure, closing),
+ * net/http_parse.c (the llhttp callbacks and the request), net/response.c (the response queue,
+ * serialization, the write, stream data); net/connection.h is what they share. */
 #ifndef HF_HTTP_H
 #define HF_HTTP_H
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Black-box tests of src/net/http.c over raw sockets, through tests/net/echo_server.c.
+"""Black-box tests of the HTTP server (src/net/http.c and the files it is split into) over raw
+sockets, through tests/net/echo_server.c.
 
 Build the echo server (sanitized) from the repository root; the test runs this itself when
 the binary is missing or older than its sources, or always with --build:
 
   mkdir -p build/net && gcc -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
       -fsanitize=address,undefined -fno-sanitize-recover=all -Isrc -I/usr/share/include/llhttp \
-      tests/net/echo_server.c src/net/http.c src/lib/buffer.c src/lib/json.c \
+      tests/net/echo_server.c src/net/connection.c src/net/http.c src/net/http_parse.c \
+      src/net/response.c src/lib/buffer.c src/lib/json.c \
       /usr/share/llhttp/llhttp.c /usr/share/llhttp/api.c /usr/share/llhttp/http.c \
       $(pkg-config --cflags --libs libuv) -o build/net/echo_server
 
@@ -26,7 +28,11 @@ import time
 import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCES = ["tests/net/echo_server.c", "src/net/http.c", "src/lib/buffer.c", "src/lib/json.c"]
+# The HTTP server is every file of src/net but the pure ones and the assets (as the Makefile's
+# NET_HTTP_SOURCES), so a new file of the server joins by itself.
+NET_HTTP = sorted("src/net/" + name for name in os.listdir(os.path.join(ROOT, "src/net"))
+                  if name.endswith(".c") and name not in ("flat_json.c", "assets.c"))
+SOURCES = ["tests/net/echo_server.c"] + NET_HTTP + ["src/lib/buffer.c", "src/lib/json.c"]
 LLHTTP = ["/usr/share/llhttp/llhttp.c", "/usr/share/llhttp/api.c", "/usr/share/llhttp/http.c"]
 HOST = "127.0.0.1"
 HEAD_SIZE_MAX = 16 * 1024
@@ -53,7 +59,8 @@ def stale(binary):
     if not os.path.exists(binary):
         return True
     built = os.path.getmtime(binary)
-    return any(os.path.getmtime(os.path.join(ROOT, s)) > built for s in SOURCES + ["src/net/http.h"])
+    headers = ["src/net/http.h", "src/net/connection.h"]
+    return any(os.path.getmtime(os.path.join(ROOT, s)) > built for s in SOURCES + headers)
 
 
 def free_port():
