@@ -32,15 +32,13 @@ struct hf_batch {
 
 /* Memory is bounded by limits.h (records per batch, size of each string), so running out of
  * it is not an operating error the server could answer sensibly. */
-static void *allocate_or_abort(void *memory, size_t size)
-{
+static void *allocate_or_abort(void *memory, size_t size) {
     void *result = realloc(memory, size);
     if (result == NULL) abort();
     return result;
 }
 
-static chunk_t *chunk_create(size_t capacity)
-{
+static chunk_t *chunk_create(size_t capacity) {
     chunk_t *chunk = allocate_or_abort(NULL, sizeof(chunk_t) + capacity);
     chunk->next = NULL;
     chunk->capacity = capacity;
@@ -50,8 +48,7 @@ static chunk_t *chunk_create(size_t capacity)
 
 /* An empty chunk of at least size bytes after the current one. The chunks after the current
  * one are always empty (kept from earlier batches): the next is reused when big enough. */
-static chunk_t *chunk_next(hf_batch_t *batch, size_t size)
-{
+static chunk_t *chunk_next(hf_batch_t *batch, size_t size) {
     chunk_t *current = batch->current;
     if (current != NULL && current->next != NULL && current->next->capacity >= size)
         return current->next;
@@ -69,8 +66,7 @@ static chunk_t *chunk_next(hf_batch_t *batch, size_t size)
 
 /* Space for size bytes that stays put until the batch is cleared. Chunks never move, so the
  * pointers already handed out stay valid while the batch grows. */
-static void *arena_take(hf_batch_t *batch, size_t size)
-{
+static void *arena_take(hf_batch_t *batch, size_t size) {
     chunk_t *chunk = batch->current;
     if (chunk == NULL || chunk->capacity - chunk->used < size) chunk = chunk_next(batch, size);
     batch->current = chunk;
@@ -79,8 +75,7 @@ static void *arena_take(hf_batch_t *batch, size_t size)
     return space;
 }
 
-static const char *copy_string(hf_batch_t *batch, const char *text)
-{
+static const char *copy_string(hf_batch_t *batch, const char *text) {
     if (text == NULL) return NULL;
     size_t size = strlen(text) + 1;
     char *copy = arena_take(batch, size);
@@ -88,23 +83,20 @@ static const char *copy_string(hf_batch_t *batch, const char *text)
     return copy;
 }
 
-static const uint8_t *copy_hash(hf_batch_t *batch, const uint8_t *hash)
-{
+static const uint8_t *copy_hash(hf_batch_t *batch, const uint8_t *hash) {
     if (hash == NULL) return NULL;
     uint8_t *copy = arena_take(batch, HASH_SIZE);
     memcpy(copy, hash, HASH_SIZE);
     return copy;
 }
 
-hf_batch_t *hf_batch_create(void)
-{
+hf_batch_t *hf_batch_create(void) {
     hf_batch_t *batch = allocate_or_abort(NULL, sizeof *batch);
     memset(batch, 0, sizeof *batch);
     return batch;
 }
 
-void hf_batch_destroy(hf_batch_t *batch)
-{
+void hf_batch_destroy(hf_batch_t *batch) {
     if (batch == NULL) return;
     chunk_t *chunk = batch->first;
     while (chunk != NULL) {
@@ -116,8 +108,7 @@ void hf_batch_destroy(hf_batch_t *batch)
     free(batch);
 }
 
-void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation)
-{
+void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation) {
     assert(batch != NULL && mutation != NULL);
     if (batch->count == batch->capacity) {
         size_t capacity = batch->capacity == 0 ? RECORDS_CAPACITY_INITIAL : batch->capacity * 2;
@@ -139,28 +130,24 @@ void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation)
     copy->hash = copy_hash(batch, mutation->hash);
 }
 
-size_t hf_batch_count(const hf_batch_t *batch)
-{
+size_t hf_batch_count(const hf_batch_t *batch) {
     assert(batch != NULL);
     return batch->count;
 }
 
 /* The record moves when a later append grows the array: valid until the next append or clear. */
-const hf_mutation_t *hf_batch_at(const hf_batch_t *batch, size_t index)
-{
+const hf_mutation_t *hf_batch_at(const hf_batch_t *batch, size_t index) {
     assert(batch != NULL && index < batch->count);
     return &batch->records[index];
 }
 
-void hf_batch_clear(hf_batch_t *batch)
-{
+void hf_batch_clear(hf_batch_t *batch) {
     assert(batch != NULL);
     for (chunk_t *chunk = batch->first; chunk != NULL; chunk = chunk->next) chunk->used = 0;
     batch->current = batch->first;
     batch->count = 0;
 }
 
-void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation)
-{
+void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation) {
     hf_batch_append(batch, mutation);
 }

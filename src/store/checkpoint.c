@@ -1,12 +1,15 @@
 /* Background WAL checkpoints (see checkpoint.h). */
 #include "store/checkpoint.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "lib/log.h"
 
 struct hf_checkpointer {
     sqlite3 *writer;             /* borrowed: the store's connection */
@@ -42,8 +45,8 @@ static void *checkpoint_thread(void *argument) {
         int rc = sqlite3_wal_checkpoint_v2(checkpointer->database, "main",
                                            SQLITE_CHECKPOINT_PASSIVE, NULL, &copied);
         if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-            fprintf(stderr, "holdfast: store: background checkpoint failed: %s\n",
-                    sqlite3_errmsg(checkpointer->database));
+            hf_log(HF_LOG_WARNING, "store: background checkpoint failed: %s",
+                   sqlite3_errmsg(checkpointer->database));
         /* SQLite syncs the database file only after a round that reached the end of the log,
          * which under load none does: the pages a round copied would wait, dirty, for the
          * writer's checkpoint that ends the cycle, whose sync then flushed them all (3.8-4.8
@@ -52,7 +55,9 @@ static void *checkpoint_thread(void *argument) {
          * it only moves the flush off the writer. */
         if (copied > 0 && checkpointer->database_file >= 0 &&
             fdatasync(checkpointer->database_file) != 0)
-            perror("holdfast: store: background checkpoint: fdatasync of the database file");
+            hf_log(HF_LOG_WARNING,
+                   "store: background checkpoint: fdatasync of the database file: %s",
+                   strerror(errno));
         pthread_mutex_lock(&checkpointer->mutex);
         if (log_number == checkpointer->log_number) checkpointer->copied = copied > 0 ? copied : 0;
         checkpointer->running = false;

@@ -6,10 +6,11 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "lib/log.h"
 
 /* A longer injected delay would only make a test look hung. */
 #define SYNC_DELAY_MS_MAX 10000u
@@ -18,6 +19,8 @@ typedef struct fault_state {
     uint64_t fail_write;   /* 0: never */
     uint64_t fail_sync;
     uint64_t sync_delay_ms;    /* 0: none */
+    uint64_t fail_batch;       /* 0: none */
+    uint64_t pages_max;        /* 0: no limit */
     uint64_t writes;
     /* Counted by SQLite's syncs and by the log syncer's, on the store's threads. */
     atomic_uint_fast64_t syncs;
@@ -43,6 +46,10 @@ bool hf_store_fault_sync_fails(void) {
            atomic_fetch_add(&state.syncs, 1) + 1 >= state.fail_sync;
 }
 
+uint64_t hf_store_fault_batch_to_fail(void) { return state.fail_batch; }
+
+uint64_t hf_store_fault_pages_max(void) { return state.pages_max; }
+
 static uint64_t environment_count(const char *name) {
     const char *value = getenv(name);
     return value && *value ? strtoull(value, NULL, 10) : 0;
@@ -62,11 +69,11 @@ static void ceiling_configure(void) {
     ceiling_no_sync = strcmp(mode, "no-sync") == 0 || strcmp(mode, "neither") == 0;
     ceiling_no_sql = strcmp(mode, "no-sql") == 0 || strcmp(mode, "neither") == 0;
     if (*mode != '\0' && !ceiling_no_sync && !ceiling_no_sql)
-        fprintf(stderr, "holdfast: ceiling build: HOLDFAST_CEILING=%s is not no-sync, no-sql or "
-                        "neither; the store runs as shipped\n", mode);
+        hf_log(HF_LOG_WARNING, "ceiling build: HOLDFAST_CEILING=%s is not no-sync, no-sql or "
+                               "neither; the store runs as shipped", mode);
     if (ceiling_no_sync || ceiling_no_sql)
-        fprintf(stderr, "holdfast: ceiling build with HOLDFAST_CEILING=%s: answers are NOT "
-                        "durable (benchmarks only)\n", mode);
+        hf_log(HF_LOG_WARNING, "ceiling build with HOLDFAST_CEILING=%s: answers are NOT "
+                               "durable (benchmarks only)", mode);
 }
 #endif
 
@@ -82,6 +89,8 @@ bool hf_store_fault_configure(void) {
     state.fail_write = environment_count("HOLDFAST_FAULT_FAIL_WRITE");
     state.fail_sync = environment_count("HOLDFAST_FAULT_FAIL_SYNC");
     state.writes = 0;
+    state.fail_batch = environment_count("HOLDFAST_FAULT_FAIL_BATCH");
+    state.pages_max = environment_count("HOLDFAST_FAULT_MAX_PAGES");
     atomic_store(&state.syncs, 0);
     atomic_store(&state.armed, 0);
     return state.fail_write || state.fail_sync;

@@ -22,12 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <sqlite3.h>
 
 #include "core/core.h"
 #include "core/limits.h"
+#include "lib/clock.h"
+#include "lib/log.h"
 #include "store/checkpoint.h"
 #include "store/fault.h"
 #include "store/store.h"
@@ -100,14 +101,12 @@ static const status_words_t ORDER_STATUS = {ORDER_WORDS, 2};
 
 /* NULL for a number out of range: bound as SQL NULL, the NOT NULL constraint then fails the
  * batch with a message naming the column. */
-static const char *status_word(const status_words_t *kind, int status)
-{
+static const char *status_word(const status_words_t *kind, int status) {
     return status >= 0 && status < kind->count ? kind->words[status] : NULL;
 }
 
 /* -1 for a word this server does not know. */
-static int status_number(const status_words_t *kind, const char *word)
-{
+static int status_number(const status_words_t *kind, const char *word) {
     for (int i = 0; word != NULL && i < kind->count; i++)
         if (strcmp(kind->words[i], word) == 0) return i;
     return -1;
@@ -195,8 +194,7 @@ struct hf_store {
 static void error_write(char *error, size_t error_size, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void error_write(char *error, size_t error_size, const char *format, ...)
-{
+static void error_write(char *error, size_t error_size, const char *format, ...) {
     if (error == NULL || error_size == 0) return;
     va_list arguments;
     va_start(arguments, format);
@@ -206,8 +204,7 @@ static void error_write(char *error, size_t error_size, const char *format, ...)
 
 /* ---- Opening ---- */
 
-static int statements_prepare(hf_store_t *store, char *error, size_t error_size)
-{
+static int statements_prepare(hf_store_t *store, char *error, size_t error_size) {
     for (int i = 0; i < STATEMENT_COUNT; i++) {
         int rc = sqlite3_prepare_v3(store->database, STATEMENT_SQL[i], -1,
                                     SQLITE_PREPARE_PERSISTENT, &store->statements[i], NULL);
@@ -221,8 +218,7 @@ static int statements_prepare(hf_store_t *store, char *error, size_t error_size)
 }
 
 /* Runs one SQL text whose single row's first column is a word, and copies that word. */
-static int query_word(sqlite3 *database, const char *sql, char *word, size_t word_size)
-{
+static int query_word(sqlite3 *database, const char *sql, char *word, size_t word_size) {
     sqlite3_stmt *statement = NULL;
     int rc = sqlite3_prepare_v2(database, sql, -1, &statement, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_step(statement);
@@ -241,8 +237,7 @@ static int query_word(sqlite3 *database, const char *sql, char *word, size_t wor
 /* WAL lets readers (an operator's shell, a backup) run during commits; synchronous=FULL
  * makes every COMMIT durable on its own, which "acknowledged means durable" requires. */
 static int database_configure(sqlite3 *database, const char *path, char *error,
-                              size_t error_size)
-{
+                              size_t error_size) {
     char word[32];
     sqlite3_busy_timeout(database, BUSY_TIMEOUT_MS);
     if (query_word(database, "PRAGMA journal_mode=WAL", word, sizeof word) != SQLITE_OK)
@@ -277,8 +272,7 @@ fail:
     return -1;
 }
 
-static const char *sqlite_path(const char *url, char *error, size_t error_size)
-{
+static const char *sqlite_path(const char *url, char *error, size_t error_size) {
     if (url != NULL && strncmp(url, "sqlite:", 7) == 0 && url[7] != '\0') return url + 7;
     if (url != NULL && (strncmp(url, "postgres://", 11) == 0 ||
                         strncmp(url, "postgresql://", 13) == 0)) {
@@ -296,13 +290,11 @@ static const char *sqlite_path(const char *url, char *error, size_t error_size)
 /* Process-wide settings, before SQLite initializes itself. Memory statistics off: with them
  * on, every allocation of every connection takes one global mutex, and the writer and the
  * checkpointer allocate for every statement they run. */
-static void sqlite_configure_once(void)
-{
+static void sqlite_configure_once(void) {
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
-int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_size)
-{
+int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_size) {
     assert(out != NULL);
     *out = NULL;
     static pthread_once_t configured = PTHREAD_ONCE_INIT;
@@ -327,14 +319,12 @@ int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_s
     }
     if (database_configure(store->database, path, error, error_size) != 0) goto fail;
     if (statements_prepare(store, error, error_size) != 0) goto fail;
-    const char *fault = getenv("HOLDFAST_FAULT_FAIL_BATCH");
-    if (fault != NULL) store->fail_batch = strtoull(fault, NULL, 10);
+    store->fail_batch = hf_store_fault_batch_to_fail();
     /* A full disk for tests: the database may not grow past this many pages (SQLITE_FULL). */
-    const char *max_pages = getenv("HOLDFAST_FAULT_MAX_PAGES");
-    if (max_pages != NULL && *max_pages != '\0') {
+    uint64_t pages_max = hf_store_fault_pages_max();
+    if (pages_max > 0) {
         char pragma[64], word[32];
-        snprintf(pragma, sizeof pragma, "PRAGMA max_page_count=%llu",
-                 strtoull(max_pages, NULL, 10));
+        snprintf(pragma, sizeof pragma, "PRAGMA max_page_count=%" PRIu64, pages_max);
         if (query_word(store->database, pragma, word, sizeof word) != SQLITE_OK) {
             error_write(error, error_size, "store: cannot limit the database size: %s",
                         sqlite3_errmsg(store->database));
@@ -353,8 +343,7 @@ fail:
 /* Failures of our own, beside SQLite's result codes (which are all positive). */
 enum { WRITE_ROW_MISSING = -1, WRITE_TYPE_UNKNOWN = -2 };
 
-static const char *mutation_name(hf_mutation_type_t type)
-{
+static const char *mutation_name(hf_mutation_type_t type) {
     switch (type) {
     case HF_MUTATION_EVENT_CREATE: return "EVENT_CREATE";
     case HF_MUTATION_SEAT: return "SEAT";
@@ -370,8 +359,7 @@ static const char *mutation_name(hf_mutation_type_t type)
 }
 
 /* The id that names a record in an error message: what an operator would look up. */
-static const char *mutation_subject(const hf_mutation_t *mutation)
-{
+static const char *mutation_subject(const hf_mutation_t *mutation) {
     switch (mutation->type) {
     case HF_MUTATION_EVENT_CREATE: return mutation->event_id;
     case HF_MUTATION_SEAT: return mutation->seat_id;
@@ -389,8 +377,7 @@ static const char *mutation_subject(const hf_mutation_t *mutation)
 
 /* Steps a bound statement to its end and makes it ready for the next use. Returns SQLITE_DONE
  * or the error code; the connection's message describes the error until the next call. */
-static int statement_run(hf_store_t *store, statement_id_t id)
-{
+static int statement_run(hf_store_t *store, statement_id_t id) {
     sqlite3_stmt *statement = store->statements[id];
     int rc = sqlite3_step(statement);
     sqlite3_reset(statement);
@@ -399,26 +386,22 @@ static int statement_run(hf_store_t *store, statement_id_t id)
 }
 
 /* The batch outlives the statement's use, so its strings are bound without a copy. */
-static void bind_text(hf_store_t *store, statement_id_t id, int index, const char *text)
-{
+static void bind_text(hf_store_t *store, statement_id_t id, int index, const char *text) {
     sqlite3_bind_text(store->statements[id], index, text, -1, SQLITE_STATIC);
 }
 
-static void bind_integer(hf_store_t *store, statement_id_t id, int index, int64_t value)
-{
+static void bind_integer(hf_store_t *store, statement_id_t id, int index, int64_t value) {
     sqlite3_bind_int64(store->statements[id], index, value);
 }
 
-static int event_insert(hf_store_t *store, const hf_mutation_t *m)
-{
+static int event_insert(hf_store_t *store, const hf_mutation_t *m) {
     bind_text(store, STATEMENT_EVENT_INSERT, 1, m->event_id);
     bind_text(store, STATEMENT_EVENT_INSERT, 2, m->text);
     bind_integer(store, STATEMENT_EVENT_INSERT, 3, m->at_ms);
     return statement_run(store, STATEMENT_EVENT_INSERT);
 }
 
-static int hold_insert(hf_store_t *store, const hf_mutation_t *m)
-{
+static int hold_insert(hf_store_t *store, const hf_mutation_t *m) {
     statement_id_t id = STATEMENT_HOLD_INSERT;
     bind_text(store, id, 1, m->hold_id);
     bind_text(store, id, 2, m->event_id);
@@ -434,14 +417,12 @@ static int hold_insert(hf_store_t *store, const hf_mutation_t *m)
 
 /* An update that finds no row means the engine and the tables disagree: the batch fails
  * rather than let the store drift silently from what was acknowledged. */
-static int changed_one_row(hf_store_t *store, int rc)
-{
+static int changed_one_row(hf_store_t *store, int rc) {
     if (rc == SQLITE_DONE && sqlite3_changes(store->database) == 0) return WRITE_ROW_MISSING;
     return rc;
 }
 
-static int hold_update(hf_store_t *store, const hf_mutation_t *m)
-{
+static int hold_update(hf_store_t *store, const hf_mutation_t *m) {
     statement_id_t id = STATEMENT_HOLD_UPDATE;
     bind_text(store, id, 1, m->hold_id);
     bind_text(store, id, 2, status_word(&HOLD_STATUS, m->status));
@@ -450,8 +431,7 @@ static int hold_update(hf_store_t *store, const hf_mutation_t *m)
     return changed_one_row(store, statement_run(store, id));
 }
 
-static int order_insert(hf_store_t *store, const hf_mutation_t *m)
-{
+static int order_insert(hf_store_t *store, const hf_mutation_t *m) {
     statement_id_t id = STATEMENT_ORDER_INSERT;
     bind_text(store, id, 1, m->order_id);
     bind_text(store, id, 2, m->event_id);
@@ -466,8 +446,7 @@ static int order_insert(hf_store_t *store, const hf_mutation_t *m)
     return statement_run(store, id);
 }
 
-static int order_item_insert(hf_store_t *store, const hf_mutation_t *m)
-{
+static int order_item_insert(hf_store_t *store, const hf_mutation_t *m) {
     statement_id_t id = STATEMENT_ORDER_ITEM_INSERT;
     bind_text(store, id, 1, m->order_id);
     bind_text(store, id, 2, m->event_id);
@@ -479,8 +458,7 @@ static int order_item_insert(hf_store_t *store, const hf_mutation_t *m)
     return statement_run(store, id);
 }
 
-static int order_update(hf_store_t *store, const hf_mutation_t *m)
-{
+static int order_update(hf_store_t *store, const hf_mutation_t *m) {
     bind_text(store, STATEMENT_ORDER_UPDATE, 1, m->order_id);
     bind_text(store, STATEMENT_ORDER_UPDATE, 2, status_word(&ORDER_STATUS, m->status));
     int rc = changed_one_row(store, statement_run(store, STATEMENT_ORDER_UPDATE));
@@ -490,8 +468,7 @@ static int order_update(hf_store_t *store, const hf_mutation_t *m)
     return statement_run(store, STATEMENT_ORDER_ITEMS_DEACTIVATE);
 }
 
-static int idempotency_put(hf_store_t *store, const hf_mutation_t *m)
-{
+static int idempotency_put(hf_store_t *store, const hf_mutation_t *m) {
     statement_id_t id = STATEMENT_IDEMPOTENCY_PUT;
     bind_text(store, id, 1, m->key);
     /* A missing hash binds NULL, which the NOT NULL constraint turns into a named failure. */
@@ -503,8 +480,7 @@ static int idempotency_put(hf_store_t *store, const hf_mutation_t *m)
     return statement_run(store, id);
 }
 
-static int mutation_write(hf_store_t *store, const hf_mutation_t *m)
-{
+static int mutation_write(hf_store_t *store, const hf_mutation_t *m) {
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE: return event_insert(store, m);
     /* Seat states and versions follow from holds and orders (the seat_state view, and
@@ -522,8 +498,7 @@ static int mutation_write(hf_store_t *store, const hf_mutation_t *m)
     return WRITE_TYPE_UNKNOWN;
 }
 
-static const char *failure_reason(hf_store_t *store, int rc)
-{
+static const char *failure_reason(hf_store_t *store, int rc) {
     if (rc == WRITE_ROW_MISSING) return "no such row to update";
     if (rc == WRITE_TYPE_UNKNOWN) return "unknown mutation type";
     return sqlite3_errmsg(store->database);
@@ -531,8 +506,7 @@ static const char *failure_reason(hf_store_t *store, int rc)
 
 /* Keys are kept 24 hours after the newest change of the batch: the engine's clock, the same
  * one the loader's keep_since_ms comes from. Runs first so a batch's own keys always land. */
-static int idempotency_purge(hf_store_t *store, const hf_batch_t *batch)
-{
+static int idempotency_purge(hf_store_t *store, const hf_batch_t *batch) {
     if (store->batches_since_purge++ % PURGE_EVERY_BATCHES != 0) return SQLITE_DONE;
     int64_t newest_ms = 0;
     for (size_t i = 0; i < hf_batch_count(batch); i++)
@@ -545,15 +519,13 @@ static int idempotency_purge(hf_store_t *store, const hf_batch_t *batch)
 /* One transaction for the whole batch; on failure nothing of it remains. */
 /* SQLite syncs the log itself at times (its header when the log restarts, before its own
  * checkpoints): such a failure is a failed fsync like the syncer's, with the same meaning. */
-static bool sync_failed(sqlite3 *database)
-{
+static bool sync_failed(sqlite3 *database) {
     int code = sqlite3_extended_errcode(database);
     return code == SQLITE_IOERR_FSYNC || code == SQLITE_IOERR_DIR_FSYNC;
 }
 
 static bool batch_write(hf_store_t *store, const hf_batch_t *batch, char *error,
-                        size_t error_size)
-{
+                        size_t error_size) {
     int rc = statement_run(store, STATEMENT_BEGIN);
     if (rc != SQLITE_DONE) {
         error_write(error, error_size, "store: cannot begin a transaction: %s",
@@ -596,28 +568,19 @@ fail:
     return false;
 }
 
-static double seconds_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
-}
-
 /* Writes a batch the writer took, then publishes it as finished. Called and returns with the
  * mutex unlocked. */
-static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
-{
+static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequence) {
     char error[ERROR_SIZE] = "";
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    double start = hf_clock_monotonic_seconds();
     bool ok = hf_store_ceiling_skips_sql() || batch_write(store, batch, error, sizeof error);
-    double seconds = seconds_since(&start);
+    double seconds = hf_clock_monotonic_seconds() - start;
     size_t count = hf_batch_count(batch);
     if (ok) {
         hf_syncer_written(store->syncer, sequence);
     } else {
-        fprintf(stderr, "holdfast: %s (batch %" PRIu64 " of %zu mutations rolled back)\n",
-                error, sequence, count);
+        hf_log(HF_LOG_ERROR, "%s (batch %" PRIu64 " of %zu mutations rolled back)", error,
+               sequence, count);
         /* The batches before this one are committed: let their syncs (by the syncer's threads)
          * settle first, so the engine, told of the failure, finds the durable state final and
          * can reload it. */
@@ -647,8 +610,7 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
 /* The writer takes a batch, writes it, reports it written to the syncer and hands it back to
  * the engine, which may then submit the next one: the sync of one batch overlaps the write of
  * the next. */
-static void *store_writer(void *argument)
-{
+static void *store_writer(void *argument) {
     hf_store_t *store = argument;
     pthread_setname_np(pthread_self(), "hf-store"); /* for top -H, perf and gdb */
     pthread_mutex_lock(&store->mutex);
@@ -673,19 +635,17 @@ static void *store_writer(void *argument)
 
 /* ---- The engine's side ---- */
 
-static int writer_start(hf_store_t *store)
-{
+static int writer_start(hf_store_t *store) {
     int rc = pthread_create(&store->writer, NULL, store_writer, store);
     if (rc != 0) {
-        fprintf(stderr, "holdfast: store: cannot start the writer: %s\n", strerror(rc));
+        hf_log(HF_LOG_ERROR, "store: cannot start the writer: %s", strerror(rc));
         return -1;
     }
     store->writer_running = true;
     return 0;
 }
 
-int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
-{
+int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context) {
     assert(store != NULL && done != NULL && !store->started);
     store->done = done;
     store->done_context = context;
@@ -696,17 +656,17 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
     const char *path = sqlite3_db_filename(store->database, "main");
     char log_path[4096];
     if (path == NULL || snprintf(log_path, sizeof log_path, "%s-wal", path) >= (int)sizeof log_path) {
-        fprintf(stderr, "holdfast: store: the database has no usable file name\n");
+        hf_log(HF_LOG_ERROR, "store: the database has no usable file name");
         return -1;
     }
     if (sqlite3_exec(store->database, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
-        fprintf(stderr, "holdfast: store: %s\n", sqlite3_errmsg(store->database));
+        hf_log(HF_LOG_ERROR, "store: %s", sqlite3_errmsg(store->database));
         return -1;
     }
     store->syncer = hf_syncer_open(log_path, done, context, error, sizeof error);
     if (store->syncer == NULL ||
         hf_syncer_start(store->syncer, HF_STORE_SYNCERS, error, sizeof error) != 0) {
-        fprintf(stderr, "holdfast: %s\n", error);
+        hf_log(HF_LOG_ERROR, "%s", error);
         return -1;
     }
     return writer_start(store);
@@ -717,13 +677,11 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context)
  * engine thread moves the store in and out of idle (submit, take_result), so it reads its own
  * flag without the mutex: the engine asks at every loop turn, and taking the lock there made
  * the writer wait for it. */
-bool hf_store_idle(const hf_store_t *store)
-{
+bool hf_store_idle(const hf_store_t *store) {
     return !store->holds_batch;
 }
 
-void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
-{
+void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence) {
     assert(store != NULL && batch != NULL && store->writer_running);
     pthread_mutex_lock(&store->mutex);
     assert(store->submitted == NULL && store->writing == NULL && store->finished == NULL &&
@@ -736,8 +694,7 @@ void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence)
 }
 
 hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok, char *error,
-                                 size_t error_size)
-{
+                                 size_t error_size) {
     assert(store != NULL);
     pthread_mutex_lock(&store->mutex);
     hf_batch_t *batch = store->finished;
@@ -753,15 +710,13 @@ hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok
 }
 
 bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
-                      size_t error_size)
-{
+                      size_t error_size) {
     *sequence = 0;
     if (store->syncer == NULL) return true;
     return hf_syncer_durable(store->syncer, sequence, error, error_size);
 }
 
-void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats)
-{
+void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats) {
     hf_store_t *shared = (hf_store_t *)store; /* see hf_store_idle */
     pthread_mutex_lock(&shared->mutex);
     *stats = shared->stats;
@@ -769,8 +724,7 @@ void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats)
 }
 
 /* A batch never taken back is still the store's (hf_store_submit), so it is freed here. */
-void hf_store_close(hf_store_t *store)
-{
+void hf_store_close(hf_store_t *store) {
     if (store == NULL) return;
     pthread_mutex_lock(&store->mutex);
     store->stopping = true;
@@ -835,15 +789,13 @@ static const load_step_t LOAD_IDEMPOTENCY = {
     " status FROM idempotency WHERE created_at >= ?1 ORDER BY created_at, key",
     NULL, COLUMN_KEY};
 
-static const char *column_text(sqlite3_stmt *statement, int column)
-{
+static const char *column_text(sqlite3_stmt *statement, int column) {
     return (const char *)sqlite3_column_text(statement, column);
 }
 
 /* The row's pointers borrow the statement's current row: valid during the callback only. */
 static int row_fill(sqlite3_stmt *statement, const load_step_t *step, hf_stored_row_t *row,
-                    char *error, size_t error_size)
-{
+                    char *error, size_t error_size) {
     memset(row, 0, sizeof *row);
     row->event_id = column_text(statement, COLUMN_EVENT_ID);
     row->seat_id = column_text(statement, COLUMN_SEAT_ID);
@@ -882,8 +834,7 @@ static int row_fill(sqlite3_stmt *statement, const load_step_t *step, hf_stored_
 }
 
 static int load_table(hf_store_t *store, const load_step_t *step, row_callback_t callback,
-                      const hf_store_loader_t *loader, char *error, size_t error_size)
-{
+                      const hf_store_loader_t *loader, char *error, size_t error_size) {
     if (callback == NULL) return 0;
     sqlite3_stmt *statement = NULL;
     int result = -1;
@@ -919,8 +870,7 @@ fail:
 }
 
 static int finished_holds_count(hf_store_t *store, const hf_store_loader_t *loader, char *error,
-                                size_t error_size)
-{
+                                size_t error_size) {
     char word[32];
     if (query_word(store->database,
                    "SELECT count(*) FROM holds WHERE status IN ('released', 'expired')", word,
@@ -933,8 +883,7 @@ static int finished_holds_count(hf_store_t *store, const hf_store_loader_t *load
 }
 
 int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *error,
-                  size_t error_size)
-{
+                  size_t error_size) {
     assert(store != NULL && loader != NULL && !store->started);
     /* One read transaction: the four tables are seen at the same instant. */
     if (sqlite3_exec(store->database, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
@@ -958,8 +907,7 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
 
 /* ---- Reading one forgotten hold (engine thread) ---- */
 
-static int reader_open(hf_store_t *store, char *error, size_t error_size)
-{
+static int reader_open(hf_store_t *store, char *error, size_t error_size) {
     if (store->read_hold != NULL) return 0;
     const char *path = sqlite3_db_filename(store->database, "main");
     int rc = sqlite3_open_v2(path != NULL ? path : "", &store->reader,
@@ -978,8 +926,7 @@ static int reader_open(hf_store_t *store, char *error, size_t error_size)
 }
 
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
-                       bool *found, char *error, size_t error_size)
-{
+                       bool *found, char *error, size_t error_size) {
     assert(store != NULL && hold_id != NULL && loader != NULL && loader->hold != NULL);
     *found = false;
     if (reader_open(store, error, error_size) != 0) return -1;

@@ -95,7 +95,8 @@ bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
  * everything. */
 void hf_store_close(hf_store_t *store);
 
-/* Batch statistics for /metrics (read on the engine thread). */
+/* Batch statistics, read on the engine thread. Nothing in the server reads them yet (there is no
+ * /metrics route): the unit tests do, and a metrics route would. */
 typedef struct hf_store_stats {
     uint64_t batches, mutations, failures;
     uint64_t last_batch_size;

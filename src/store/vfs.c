@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "core/limits.h"
+#include "lib/log.h"
 #include "store/fault.h"
 
 #define VFS_NAME "holdfast"
@@ -114,8 +115,8 @@ static void logs_flush_all(void) {
         int rc = log_flush(file);
         pthread_mutex_unlock(&file->log->mutex);
         if (rc != SQLITE_OK) {
-            fprintf(stderr, "holdfast: store: writing the log failed (%s); stopping before the "
-                            "commit is published\n", sqlite3_errstr(rc));
+            hf_log(HF_LOG_ERROR, "store: writing the log failed (%s); stopping before the "
+                                 "commit is published", sqlite3_errstr(rc));
             abort();
         }
     }
