@@ -14,7 +14,7 @@ $(BUILD)/bench/corebench: bench/corebench.c $(CORE_RELEASE_OBJECTS)
 # HOLDFAST_CEILING says so (src/store/fault.h), to show what the durable step costs on the
 # machine `make bench` runs on. Only the three store files that hold the switch are compiled
 # again; `make` never builds it, and build/holdfast has no such switch.
-CEILING_STORE_SOURCES := src/store/fault.c src/store/sqlite.c src/store/sync.c
+CEILING_STORE_SOURCES := src/store/fault.c src/store/sqlite/sqlite.c src/store/sqlite/sync.c
 CEILING_OBJECTS := $(filter-out $(call objects,release,$(CEILING_STORE_SOURCES)),$(RELEASE_OBJECTS)) \
                    $(call objects,ceiling,$(CEILING_STORE_SOURCES))
 

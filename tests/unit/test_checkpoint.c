@@ -1,4 +1,4 @@
-/* Unit tests of store/checkpoint.c, the background checkpointer. The log starts over only when
+/* Unit tests of store/sqlite/checkpoint.c, the background checkpointer. The log starts over only when
  * a write transaction begins with every frame copied, which never happens by itself while the
  * writer commits without pause; the checkpointer must still make it start over once per cycle,
  * keep it near its threshold, and spend a few background rounds on a cycle, not one a commit.
@@ -18,8 +18,8 @@
 
 #include "sqlite_fixtures.h"
 
-#include "store/checkpoint.h"
-#include "store/vfs.h"
+#include "store/sqlite/checkpoint.h"
+#include "store/sqlite/vfs.h"
 
 /* Log pages at which the test's checkpointer begins a cycle. */
 #define TEST_THRESHOLD 200

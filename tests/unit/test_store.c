@@ -21,7 +21,7 @@
 #include "core/limits.h"
 #include "store/store.h"
 #include "store/fault.h"
-#include "store/sync.h"
+#include "store/sqlite/sync.h"
 
 /* 2026-11-21T20:00:00Z: a plausible "now" far from the epoch, so purge cut-offs are real. */
 #define NOW_MS 1795291200000LL

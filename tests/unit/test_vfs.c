@@ -1,4 +1,4 @@
-/* Unit tests of store/vfs.c, the store's VFS that gathers the log's writes: fewer writes reach
+/* Unit tests of store/sqlite/vfs.c, the store's VFS that gathers the log's writes: fewer writes reach
  * the file than SQLite asks for, yet every commit is in the file before another connection can
  * see it, transactions larger than the buffer and rolled-back ones leave the database whole,
  * and a rollback's stale frames never overwrite the next writer's. Each test works in its own
@@ -21,7 +21,7 @@
 #include "sqlite_fixtures.h"
 
 #include "core/limits.h"
-#include "store/vfs.h"
+#include "store/sqlite/vfs.h"
 
 typedef struct fixture {
     temporary_database_t database;

@@ -1,5 +1,5 @@
 /* Background WAL checkpoints (see checkpoint.h). */
-#include "store/checkpoint.h"
+#include "store/sqlite/checkpoint.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -29,11 +29,11 @@
 #include "core/limits.h"
 #include "lib/clock.h"
 #include "lib/log.h"
-#include "store/checkpoint.h"
+#include "store/sqlite/checkpoint.h"
 #include "store/fault.h"
 #include "store/store.h"
-#include "store/sync.h"
-#include "store/vfs.h"
+#include "store/sqlite/sync.h"
+#include "store/sqlite/vfs.h"
 
 #define SCHEMA_VERSION "2"
 #define ERROR_SIZE 512

@@ -1,6 +1,6 @@
 /* The store's SQLite VFS (see vfs.h): every method forwards to the default VFS; the log's
  * writes are gathered, and the faulty flavour asks fault.h before writes and syncs. */
-#include "store/vfs.h"
+#include "store/sqlite/vfs.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

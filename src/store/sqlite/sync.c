@@ -1,5 +1,5 @@
 /* Syncing the write-ahead log on threads of its own (see sync.h). */
-#include "store/sync.h"
+#include "store/sqlite/sync.h"
 
 #include <assert.h>
 #include <errno.h>
