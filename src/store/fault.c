@@ -96,4 +96,6 @@ bool hf_store_fault_configure(void) {
     return state.fail_write || state.fail_sync;
 }
 
+bool hf_store_fault_injects_io(void) { return state.fail_write || state.fail_sync; }
+
 void hf_store_fault_arm(void) { atomic_store(&state.armed, 1); }

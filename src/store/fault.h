@@ -32,6 +32,9 @@
  * whose writes and syncs ask hf_store_fault_write_fails and hf_store_fault_sync_fails. A store
  * opened without faults after one with them (unit tests) inherits none. */
 bool hf_store_fault_configure(void);
+/* True when the last hf_store_fault_configure asked for failing writes or syncs: the store's
+ * connection must then go through the faulty flavour of its VFS. */
+bool hf_store_fault_injects_io(void);
 /* From now on writes and syncs are counted. */
 void hf_store_fault_arm(void);
 /* Counts one write and tells whether it must fail (HOLDFAST_FAULT_FAIL_WRITE). Called by the

@@ -1,13 +1,31 @@
-/* Durability. A batch collects copied mutation records on the engine thread; the store's writer
- * thread writes a whole batch in one transaction (group commit) and hands it back at once; the
- * batch becomes durable a little later, when a sync of the log that started after its commit
- * has finished (sync.h). The engine keeps applying commands into the next batch meanwhile, and
- * the store writes that one while the last is synced. At start the store reads the tables back
- * through a loader's callbacks.
+/* Durability, as the engine sees it. A batch collects copied mutation records on the engine
+ * thread; the store's writer thread writes a whole batch in one transaction (group commit) and
+ * hands it back at once; the batch becomes durable when the backend says so (SQLite: a little
+ * later, when a sync of the log that started after its commit has finished, sqlite/sync.h;
+ * PostgreSQL: when its COMMIT returns). The engine keeps applying commands into the next batch
+ * meanwhile, and the store writes that one while the last is synced. At start the store reads
+ * the tables back through a loader's callbacks.
  *
- * Threads: hf_store_submit, hf_store_take_result, hf_store_durable and the batch functions
- * are called from the engine thread only; the done callback runs on the store's threads and
- * must only wake the engine (uv_async_send). */
+ * The pipeline (store.c) is written once: it picks a backend by the URL's scheme (backends.c),
+ * runs the writer thread, hands batches over with their sequences (the engine numbers them),
+ * handles a failed batch and keeps the statistics. Each backend implements backend.h's struct of
+ * methods in store/NAME/ (SQLite's in store/sqlite/); a new one adds one row to backends.c.
+ *
+ * Threads: hf_store_open, hf_store_load, hf_store_read_hold, hf_store_start, hf_store_idle,
+ * hf_store_submit, hf_store_take_result, hf_store_durable, hf_store_stats, hf_store_close and
+ * the batch functions are called from the engine thread only; the writer thread (hf-store)
+ * writes the batches, and the backend may have threads of its own (SQLite's syncers and
+ * checkpointer). The done callback runs on the store's threads and must only wake the engine
+ * (uv_async_send).
+ *
+ * Ownership: a batch is the engine's until hf_store_submit, the store's until
+ * hf_store_take_result returns it, cleared, for reuse. A stored row passed to a loader's
+ * callback is borrowed for the length of the call.
+ *
+ * Written and durable: a batch is written once its transaction has committed (another
+ * connection would read it); it is durable once it would survive a crash of the machine. Only
+ * durable changes may be acknowledged: hf_store_take_result tells written, hf_store_durable
+ * tells durable. */
 #ifndef HF_STORE_H
 #define HF_STORE_H
 
@@ -62,8 +80,8 @@ typedef struct hf_store hf_store_t;
 
 typedef void (*hf_store_done_fn)(void *context);
 
-/* url: "sqlite:PATH". Creates the schema when missing. On failure returns non-zero and
- * writes a sentence into error. */
+/* url: "sqlite:PATH" (backends.c lists the schemes). Creates the schema when missing. On
+ * failure returns non-zero and writes a sentence into error. */
 int hf_store_open(hf_store_t **out, const char *url, char *error, size_t error_size);
 int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *error,
                   size_t error_size);
@@ -101,6 +119,10 @@ typedef struct hf_store_stats {
     uint64_t batches, mutations, failures;
     uint64_t last_batch_size;
     double last_commit_seconds;  /* writing the batch up to its COMMIT; the sync comes after */
+    /* The backend's own figures (backend.h's stats), 0 where it has none. SQLite: writes to
+     * write-ahead logs that SQLite asked for and that reached a file, since the process started
+     * (sqlite/vfs.h). */
+    uint64_t log_writes_asked, log_writes_made;
 } hf_store_stats_t;
 void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats);
 

@@ -6,12 +6,11 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "store/backend.h"
 #include "store/fault.h"
 
 #define ERROR_SIZE 512
@@ -38,17 +37,6 @@ struct hf_syncer {
     int thread_count;
 };
 
-static void error_write(char *error, size_t error_size, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void error_write(char *error, size_t error_size, const char *format, ...) {
-    if (error == NULL || error_size == 0) return;
-    va_list arguments;
-    va_start(arguments, format);
-    vsnprintf(error, error_size, format, arguments);
-    va_end(arguments);
-}
-
 /* One fdatasync, or the injected failure of the fault seam. Returns 0 or an errno. */
 static int sync_log(hf_syncer_t *syncer) {
     hf_store_fault_sync_delay();
@@ -74,8 +62,9 @@ static bool sync_written(hf_syncer_t *syncer) {
     pthread_mutex_lock(&syncer->mutex);
     if (result != 0 && !syncer->failed) {
         syncer->failed = true;
-        error_write(syncer->error, sizeof syncer->error,
-                    "store: fdatasync of the write-ahead log failed: %s", strerror(result));
+        hf_store_error_write(syncer->error, sizeof syncer->error,
+                             "store: fdatasync of the write-ahead log failed: %s",
+                             strerror(result));
     } else if (result == 0 && !syncer->failed && target > syncer->durable) {
         syncer->durable = target;
     }
@@ -111,7 +100,8 @@ int hf_syncer_start(hf_syncer_t *syncer, int thread_count, char *error, size_t e
     for (int i = 0; i < thread_count; i++) {
         int rc = pthread_create(&syncer->threads[i], NULL, sync_thread, syncer);
         if (rc != 0) {
-            error_write(error, error_size, "store: cannot start a syncer thread: %s", strerror(rc));
+            hf_store_error_write(error, error_size, "store: cannot start a syncer thread: %s",
+                                 strerror(rc));
             return -1;
         }
         syncer->thread_count++;
@@ -124,15 +114,15 @@ int hf_syncer_start(hf_syncer_t *syncer, int thread_count, char *error, size_t e
 static int sync_directory(const char *path, char *error, size_t error_size) {
     char copy[4096];
     if (strlen(path) >= sizeof copy) {
-        error_write(error, error_size, "store: path too long: %s", path);
+        hf_store_error_write(error, error_size, "store: path too long: %s", path);
         return -1;
     }
     strcpy(copy, path);
     const char *directory = dirname(copy);
     int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 || fsync(fd) != 0) {
-        error_write(error, error_size, "store: cannot sync the directory %s: %s", directory,
-                    strerror(errno));
+        hf_store_error_write(error, error_size, "store: cannot sync the directory %s: %s",
+                             directory, strerror(errno));
         if (fd >= 0) close(fd);
         return -1;
     }
@@ -152,7 +142,7 @@ hf_syncer_t *hf_syncer_open(const char *path, void (*notify)(void *), void *cont
     /* Any descriptor of the file will do: fdatasync flushes the file, not the descriptor. */
     syncer->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (syncer->fd < 0) {
-        error_write(error, error_size, "store: cannot open %s: %s", path, strerror(errno));
+        hf_store_error_write(error, error_size, "store: cannot open %s: %s", path, strerror(errno));
         goto fail;
     }
     if (sync_directory(path, error, error_size) != 0) goto fail;
@@ -174,7 +164,7 @@ bool hf_syncer_durable(hf_syncer_t *syncer, uint64_t *sequence, char *error,
     pthread_mutex_lock(&syncer->mutex);
     *sequence = syncer->durable;
     bool ok = !syncer->failed;
-    if (!ok) error_write(error, error_size, "%s", syncer->error);
+    if (!ok) hf_store_error_write(error, error_size, "%s", syncer->error);
     pthread_mutex_unlock(&syncer->mutex);
     return ok;
 }
@@ -183,7 +173,7 @@ void hf_syncer_fail(hf_syncer_t *syncer, const char *error) {
     pthread_mutex_lock(&syncer->mutex);
     if (!syncer->failed) {
         syncer->failed = true;
-        error_write(syncer->error, sizeof syncer->error, "%s", error);
+        hf_store_error_write(syncer->error, sizeof syncer->error, "%s", error);
     }
     pthread_cond_broadcast(&syncer->progress);
     pthread_mutex_unlock(&syncer->mutex);

@@ -14,10 +14,11 @@
  *        lock before another writer can append, so no stale buffer outlives it.
  *    A write that would grow the file goes through at once, so a full disk is still an error
  *    SQLite sees and answers (SQLITE_FULL); the file's size is asked again whenever the log
- *    starts over at its header, since another connection may have truncated it. A gathered write that fails at a barrier cannot
- *    be reported to SQLite, which would then publish frames that are not in the file: the
- *    process stops there (abort), before anything is published, and the log SQLite recovers
- *    at the next start ends with the last frames that were written whole.
+ *    starts over at its header, since another connection may have truncated it. A gathered
+ *    write that fails at a barrier cannot be reported to SQLite, which would then publish
+ *    frames that are not in the file: the process stops there (abort), before anything is
+ *    published, and the log SQLite recovers at the next start ends with the last frames that
+ *    were written whole.
  * 2. In tests, injected faults (fault.h): the "faulty" flavour asks fault.h before every
  *    write and sync of the connection's files.
  *

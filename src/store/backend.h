@@ -1,0 +1,97 @@
+/* The store's backend interface, in the manner of SQLite's sqlite3_io_methods: a versioned
+ * struct of function pointers that one storage engine fills in, and an opaque instance (void *)
+ * that its open returns and every other method takes. The generic pipeline (store.c: the writer
+ * thread, the hand-off of batches, sequences, statistics, the failure of a batch and the
+ * HOLDFAST_FAULT_FAIL_BATCH seam) is written once and calls a backend only through this struct.
+ *
+ * Adding a backend: its files go in store/NAME/ (the Makefile finds them), it defines one
+ * const hf_store_backend_t, and backends.c gets one row naming its URL scheme. SQLite's is
+ * store/sqlite/ ("sqlite:PATH"); PostgreSQL's rows ("postgres://", "postgresql://") are there
+ * already, answering that it is not built yet.
+ *
+ * Threads and order. open, load and read_hold run on the engine's thread (open and load before
+ * start); start runs there once, just before the pipeline starts its writer thread; after it,
+ * batch_write, batch_commit and batch_abort run on the writer thread (hf-store) alone, one
+ * batch at a time and in the order of their sequences; durable and stats run on the engine's
+ * thread at any time after open, concurrently with the writer, so what they read must be the
+ * backend's own synchronised state; close runs last, after the writer has stopped.
+ *
+ * Batches and rows. A batch is lent to batch_write for that call only: the pipeline owns it and
+ * hands it back to the engine after batch_commit or batch_abort. The records' strings stay valid
+ * until then, so a backend may bind them without copying. A row passed to a loader callback
+ * borrows the backend's memory for the length of the callback.
+ *
+ * Written and durable. A batch is written once batch_commit returned 0: its transaction is
+ * committed and another connection would read it. It is durable once it survives a crash of
+ * the machine. A backend whose commit returns only when the batch is durable (PostgreSQL with
+ * synchronous_commit on) leaves durable NULL: the pipeline then counts every written batch
+ * durable. A backend that makes written batches durable later (SQLite: the log's syncer
+ * fdatasyncs the write-ahead log on threads of its own) is told each written sequence by
+ * batch_commit, calls done(context) from start whenever more became durable, and answers
+ * durable with the highest sequence up to which every batch is durable.
+ *
+ * Errors: a method that fails returns non-zero and writes a sentence that begins with "store: "
+ * into error (hf_store_error_write). */
+#ifndef HF_STORE_BACKEND_H
+#define HF_STORE_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
+#define HF_STORE_BACKEND_VERSION 1
+
+typedef struct hf_store_backend {
+    int version;         /* HF_STORE_BACKEND_VERSION */
+    const char *scheme;  /* the URL prefix the backend was written for, as in "sqlite:" */
+
+    /* Opens (and creates, when missing) the store that url names, scheme included; sets
+     * *instance. On failure frees what it made and leaves *instance NULL. */
+    int (*open)(void **instance, const char *url, char *error, size_t error_size);
+    /* Reads every stored row back through the loader's callbacks, in their order (store.h). */
+    int (*load)(void *instance, const hf_store_loader_t *loader, char *error, size_t error_size);
+    /* Reads one hold by id, as committed, into loader->hold (hf_store_read_hold). It may run
+     * while the writer writes, so it reads through a connection of its own. */
+    int (*read_hold)(void *instance, const char *hold_id, const hf_store_loader_t *loader,
+                     bool *found, char *error, size_t error_size);
+    /* Prepares for batches and starts the backend's own threads, if any; done(context) is
+     * for the durability side (above) and must only wake the engine. */
+    int (*start)(void *instance, hf_store_done_fn done, void *context, char *error,
+                 size_t error_size);
+    /* Begins one transaction and writes every record of the batch into it. Whatever it
+     * returns, the transaction stays open: batch_commit or batch_abort follows. */
+    int (*batch_write)(void *instance, const hf_batch_t *batch, char *error, size_t error_size);
+    /* Commits the transaction: from then on the batch with this sequence is written. */
+    int (*batch_commit)(void *instance, uint64_t sequence, char *error, size_t error_size);
+    /* The batch failed (error says why, already logged): rolls back what is still open; then,
+     * before returning, lets every batch written before it become durable or be reported as
+     * never durable, so that the engine, told of the failure, finds the durable state final. */
+    void (*batch_abort)(void *instance, const char *error);
+    /* Sets *sequence to the highest sequence up to which every batch is durable (0 before the
+     * first); false once durability was lost for good (a failed fsync), with the reason in
+     * error. NULL: every batch is durable as soon as it is written. */
+    bool (*durable)(void *instance, uint64_t *sequence, char *error, size_t error_size);
+    /* Adds the backend's own figures to stats (the fields store.h marks as the backend's);
+     * NULL when it has none. */
+    void (*stats)(void *instance, hf_store_stats_t *stats);
+    /* Stops the backend's threads, makes what is written durable, frees everything. NULL is
+     * accepted as instance (an open that failed). */
+    void (*close)(void *instance);
+} hf_store_backend_t;
+
+/* The backend whose scheme begins url (backends.c), or NULL with a sentence in error: an
+ * unknown scheme, or a known one whose backend this build does not have. */
+const hf_store_backend_t *hf_store_backend_find(const char *url, char *error,
+                                                size_t error_size);
+
+/* Formats a sentence into error (when not NULL), as every method reports a failure. */
+void hf_store_error_write(char *error, size_t error_size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The SQLite backend (store/sqlite/sqlite.c). */
+extern const hf_store_backend_t hf_store_sqlite_backend;
+
+#endif

@@ -1,0 +1,75 @@
+/* What the SQLite backend's files share (sqlite.c opens, writes and closes; load.c reads back):
+ * the instance behind backend.h's opaque pointer, the statements and the status words. Not
+ * for anything outside store/sqlite/. */
+#ifndef HF_STORE_SQLITE_INTERNAL_H
+#define HF_STORE_SQLITE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "store/sqlite/checkpoint.h"
+#include "store/sqlite/sync.h"
+#include "store/store.h"
+
+#define HF_SQLITE_HASH_SIZE 32
+/* How long a connection waits for a lock held by another connection (an operator's sqlite3
+ * shell reading, say) before its statement fails. */
+#define HF_SQLITE_BUSY_TIMEOUT_MS 5000
+
+typedef enum hf_sqlite_statement {
+    STATEMENT_BEGIN,
+    STATEMENT_COMMIT,
+    STATEMENT_ROLLBACK,
+    STATEMENT_PURGE,
+    STATEMENT_EVENT_INSERT,
+    STATEMENT_HOLD_INSERT,
+    STATEMENT_HOLD_UPDATE,
+    STATEMENT_ORDER_INSERT,
+    STATEMENT_ORDER_ITEM_INSERT,
+    STATEMENT_ORDER_UPDATE,
+    STATEMENT_ORDER_ITEMS_DEACTIVATE,
+    STATEMENT_IDEMPOTENCY_PUT,
+    STATEMENT_COUNT
+} hf_sqlite_statement_t;
+
+/* Threads: the connection is used by the caller of open and load until start, then by the
+ * store's writer thread alone (backend.h); reader and read_hold by the engine thread. */
+typedef struct hf_sqlite_store {
+    sqlite3 *database;
+    sqlite3_stmt *statements[STATEMENT_COUNT];
+    /* A read-only connection of the engine thread's own, opened at its first lookup of a
+     * hold the core has forgotten (hf_store_read_hold): the writer owns the main one. */
+    sqlite3 *reader;
+    sqlite3_stmt *read_hold;
+    uint64_t batches_since_purge;    /* the writer only */
+    bool begun;                      /* the writer only: the batch's transaction began */
+    bool failed_in_sync;             /* the writer only: the last failure was an fsync */
+    hf_checkpointer_t *checkpointer; /* started with the writer */
+    hf_syncer_t *syncer;             /* started with the writer */
+} hf_sqlite_store_t;
+
+/* A status column's words, indexed by the core's numbers. */
+typedef struct hf_sqlite_status_words {
+    const char *const *words;
+    int count;
+} hf_sqlite_status_words_t;
+
+extern const hf_sqlite_status_words_t hf_sqlite_hold_status;
+extern const hf_sqlite_status_words_t hf_sqlite_order_status;
+
+/* The core's number for a status word, -1 for a word this server does not know. */
+int hf_sqlite_status_number(const hf_sqlite_status_words_t *kind, const char *word);
+/* Runs one SQL text whose single row's first column is a word, and copies that word ("" when
+ * there is no row). Returns SQLITE_OK or the error code. */
+int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t word_size);
+
+/* The backend's load and read_hold (load.c). */
+int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char *error,
+                          size_t error_size);
+int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
+                        bool *found, char *error, size_t error_size);
+
+#endif
