@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/best.h"
+#include "core/timer.h"
 #include "lib/json.h"
 #include "lib/map.h"
 
@@ -67,11 +68,6 @@ typedef struct user {
     index_list_t orders;
 } user_t;
 _Static_assert(sizeof(user_t) == 64, "a user's record is one cache line");
-
-typedef struct expiry {
-    hf_time_ms_t expires_at_ms;
-    uint32_t hold;
-} expiry_t;
 
 /* Private lookup tables of one event. */
 typedef struct event_tables {
@@ -136,8 +132,9 @@ struct hf_core {
     char *strings;
     uint32_t strings_length, strings_capacity;
 
-    expiry_t *heap;
-    uint32_t heap_count, heap_capacity;
+    /* Deadlines of held holds (HF_TIMER_HOLD). An extension pushes a new entry and leaves the
+     * old one behind, as do releases and commits: such entries are dropped lazily. */
+    hf_timer_t timer;
 
     /* Scratch space of one command. */
     uint32_t scratch_seats[HF_HOLD_ITEMS_MAX];
@@ -235,55 +232,6 @@ static uint32_t string_store(hf_core_t *core, const char *text, size_t text_leng
     memcpy(core->strings + offset, text, length + 1);
     core->strings_length += length + 1;
     return offset;
-}
-
-/* ---- expiry heap: a binary min-heap on expires_at, stale entries skipped when popped ---- */
-
-static bool earlier(const expiry_t *a, const expiry_t *b) {
-    return a->expires_at_ms < b->expires_at_ms ||
-           (a->expires_at_ms == b->expires_at_ms && a->hold < b->hold);
-}
-
-static void heap_push(hf_core_t *core, hf_time_ms_t expires_at_ms, uint32_t hold) {
-    core->heap = grow(core->heap, &core->heap_capacity, core->heap_count + 1, sizeof *core->heap);
-    uint32_t i = core->heap_count++;
-    core->heap[i] = (expiry_t){expires_at_ms, hold};
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (!earlier(&core->heap[i], &core->heap[parent])) break;
-        expiry_t swap = core->heap[i];
-        core->heap[i] = core->heap[parent];
-        core->heap[parent] = swap;
-        i = parent;
-    }
-}
-
-static void heap_pop(hf_core_t *core) {
-    core->heap[0] = core->heap[--core->heap_count];
-    uint32_t i = 0;
-    for (;;) {
-        uint32_t smallest = i, left = 2 * i + 1, right = 2 * i + 2;
-        if (left < core->heap_count && earlier(&core->heap[left], &core->heap[smallest]))
-            smallest = left;
-        if (right < core->heap_count && earlier(&core->heap[right], &core->heap[smallest]))
-            smallest = right;
-        if (smallest == i) return;
-        expiry_t swap = core->heap[i];
-        core->heap[i] = core->heap[smallest];
-        core->heap[smallest] = swap;
-        i = smallest;
-    }
-}
-
-/* Drops top entries left behind by extensions, releases and commits, so the top is always
- * the deadline of a hold that is really held. */
-static void heap_prune(hf_core_t *core) {
-    while (core->heap_count > 0) {
-        const expiry_t *top = &core->heap[0];
-        const hf_hold_t *hold = &core->holds[top->hold];
-        if (hold->status == HF_HOLD_HELD && hold->expires_at_ms == top->expires_at_ms) return;
-        heap_pop(core);
-    }
 }
 
 /* ---- errors ---- */
@@ -405,7 +353,7 @@ void hf_core_destroy(hf_core_t *core) {
     free(core->event_users);
     free(core->items);
     free(core->strings);
-    free(core->heap);
+    hf_timer_free(&core->timer);
     hf_map_free(&core->event_ids);
     hf_index_map_free(&core->hold_ids);
     hf_index_map_free(&core->order_ids);
@@ -1141,6 +1089,21 @@ uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
     return forgotten;
 }
 
+/* ---- expiry: each held hold has an entry in core->timer at its expires_at ---- */
+
+/* An entry is left behind once its hold is no longer held at that expires_at (extended,
+ * released, committed). */
+static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
+    const hf_core_t *core = context;
+    assert(entry->kind == HF_TIMER_HOLD);
+    const hf_hold_t *hold = &core->holds[entry->index];
+    return hold->status != HF_HOLD_HELD || hold->expires_at_ms != entry->deadline_ms;
+}
+
+/* Drops top entries left behind by extensions, releases and commits, so the top is always
+ * the deadline of a hold that is really held. */
+static void expiry_prune(hf_core_t *core) { hf_timer_prune(&core->timer, expiry_stale, core); }
+
 /* Ends a held hold: its seats and units are free again. */
 static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at,
                         bool report) {
@@ -1166,26 +1129,28 @@ static void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
         pool_move(core, event, &items[hold->seat_count + i], -1, 0, at, report);
-    heap_prune(core);
+    expiry_prune(core);
 }
 
 uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
     uint32_t expired = 0;
-    while (core->heap_count > 0 && core->heap[0].expires_at_ms <= now) {
-        expiry_t entry = core->heap[0];
-        heap_pop(core);
-        hf_hold_t *hold = hold_of(core, entry.hold);
+    const hf_timer_entry_t *top;
+    while ((top = hf_timer_peek(&core->timer)) && top->deadline_ms <= now) {
+        hf_timer_entry_t entry = *top;
+        hf_timer_pop(&core->timer);
         /* Extensions push a new entry and leave the old one behind: skip those. */
-        if (hold->status != HF_HOLD_HELD || hold->expires_at_ms != entry.expires_at_ms) continue;
-        hold_finish(core, entry.hold, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
+        if (expiry_stale(core, &entry)) continue;
+        hf_hold_t *hold = hold_of(core, entry.index);
+        hold_finish(core, entry.index, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
         expired++;
     }
     return expired;
 }
 
 hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
-    /* heap_prune runs after every change, so the top is a hold that is really held. */
-    return core->heap_count ? core->heap[0].expires_at_ms : INT64_MAX;
+    /* expiry_prune runs after every change, so the top is a hold that is really held. */
+    const hf_timer_entry_t *top = hf_timer_peek(&core->timer);
+    return top ? top->deadline_ms : INT64_MAX;
 }
 
 /* Checks the shape of a request: ids, counts, duplicates, quantities. */
@@ -1492,7 +1457,7 @@ static void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bo
         seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
         pool_move(core, event, &items[hold->seat_count + i], 1, 0, now, report);
-    heap_push(core, hold->expires_at_ms, hold_index);
+    hf_timer_push(&core->timer, hold->expires_at_ms, HF_TIMER_HOLD, hold_index);
 }
 
 static void release_replaced(hf_core_t *core, uint32_t event, uint32_t user, hf_time_ms_t now) {
@@ -1631,8 +1596,8 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
     hf_time_ms_t expires_at = *capped ? cap : wanted;
     if (expires_at <= hold->expires_at_ms) return HF_OK; /* never earlier */
     hold->expires_at_ms = expires_at;
-    heap_push(core, expires_at, index);
-    heap_prune(core);
+    hf_timer_push(&core->timer, expires_at, HF_TIMER_HOLD, index);
+    expiry_prune(core);
     hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = now, .event_id = event->id,
                               .hold_id = hold->id, .user_id = user_id, .status = HF_HOLD_HELD,
                               .expires_at_ms = expires_at};
