@@ -4,7 +4,27 @@
  * returns an error. The same calls at the same times always give the same state.
  *
  * Lifetimes: pointers returned by lookups (hf_core_event, hf_core_hold, ...) are borrowed and
- * valid until the next call that changes the core. */
+ * valid until the next call that changes the core.
+ *
+ * The files of src/core/, one per domain (DESIGN.md, "Where things go"):
+ *   core.h       this interface: all that the rest of the server, the tests and the
+ *                benchmarks include
+ *   internal.h   private to src/core/: the core's state and what its files share
+ *   core.c       creation and destruction, the sink, the numbering of changes, and every
+ *                mutation record the core emits
+ *   event.c      event definitions checked and laid out; seats, pools, their lookups and ids
+ *   user.c       users and their records per event; users' orders
+ *   hold.c       hold, extend, release, expiry, the finished holds and eviction, revive
+ *   request.c    the checks of a hold request, which bookings share
+ *   order.c      commit, cancel, bookings
+ *   restore.c    hf_core_restore_*: the state loaded back from the store
+ *   check.c      hf_core_check: the invariants
+ *   timer.h, .c  deadlines (holds' expiry): a heap that knows no domain
+ *   best.h, .c   best_available's choice of seats
+ *   names.c      error codes and status names
+ *   limits.h     every limit of the server; mutation.h: the records the core emits
+ * A new domain (waiting-room queues, payments, rides) adds its own file here and shares with
+ * the others only through internal.h. */
 #ifndef HF_CORE_H
 #define HF_CORE_H
 

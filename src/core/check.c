@@ -1,0 +1,182 @@
+/* hf_core_check: the invariants of the whole state, checked from scratch (for tests). */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Each row's count of available seats is exact and its free-run bound is not below the
+ * longest run of available seats. */
+static const char *check_rows(const hf_event_t *event) {
+    for (uint32_t r = 0; r < event->row_count; r++) {
+        const hf_row_t *row = &event->rows[r];
+        uint32_t available = 0, run = 0, longest = 0;
+        for (uint32_t i = row->first_seat; i < row->first_seat + row->seat_count; i++) {
+            bool free = event->seats[i].status == HF_SEAT_AVAILABLE;
+            available += free;
+            run = free ? run + 1 : 0;
+            if (run > longest) longest = run;
+        }
+        if (available != row->available) return "a row's available count differs from its seats";
+        if (longest > row->free_run_bound) return "a row has a free run longer than its bound";
+    }
+    return NULL;
+}
+
+static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
+    const char *fault = check_rows(event);
+    if (fault) return fault;
+    hf_counts_t counts = {0, 0, 0};
+    for (uint32_t s = 0; s < event->section_count; s++) {
+        const hf_section_t *section = &event->sections[s];
+        hf_counts_t section_counts = {0, 0, 0};
+        for (uint32_t i = section->first_seat; i < section->first_seat + section->seat_count; i++) {
+            const hf_seat_t *seat = &event->seats[i];
+            uint32_t *slots[3] = {&section_counts.available, &section_counts.held, &section_counts.sold};
+            (*slots[seat->status])++;
+            if (seat->status == HF_SEAT_HELD &&
+                (seat->owner == 0 || core->holds[seat->owner - 1].status != HF_HOLD_HELD))
+                return "a held seat's owner is not an active hold";
+            if (seat->status == HF_SEAT_SOLD &&
+                (seat->owner == 0 || core->orders[seat->owner - 1].status != HF_ORDER_CONFIRMED))
+                return "a sold seat's owner is not a confirmed order";
+        }
+        if (memcmp(&section_counts, &section->counts, sizeof counts) != 0)
+            return "section counts differ from seat statuses";
+        counts.available += section_counts.available;
+        counts.held += section_counts.held;
+        counts.sold += section_counts.sold;
+    }
+    if (memcmp(&counts, &event->counts, sizeof counts) != 0) return "event counts differ from seat statuses";
+    for (uint32_t p = 0; p < event->pool_count; p++) {
+        const hf_pool_t *pool = &event->pools[p];
+        if (pool->held < 0 || pool->sold < 0 || pool->held + pool->sold > pool->capacity)
+            return "pool held + sold outside 0..capacity";
+    }
+    return NULL;
+}
+
+/* The finished list holds exactly the released and expired holds, the free list exactly the
+ * forgotten ones, and the id index exactly the holds that are not forgotten. A list with a
+ * repeat would loop, so a walk longer than the table is a fault; equal counts then mean equal
+ * sets. */
+static const char *check_hold_lists(const hf_core_t *core) {
+    uint32_t listed_finished = 0, listed_free = 0, finished = 0, forgotten = 0;
+    for (uint32_t h = core->finished_first; h != 0; h = core->hold_states[h - 1].next_finished) {
+        if (!hold_status_finished(core->holds[h - 1].status))
+            return "the finished list has a hold that is not released or expired";
+        if (++listed_finished > core->hold_count) return "the finished list loops";
+    }
+    for (uint32_t h = core->free_first; h != 0; h = core->hold_states[h - 1].next_finished) {
+        if (core->holds[h - 1].status != HF_HOLD_EVICTED) return "the free list has a live hold";
+        if (++listed_free > core->hold_count) return "the free list loops";
+    }
+    for (uint32_t h = 0; h < core->hold_count; h++) {
+        const hf_hold_t *hold = &core->holds[h];
+        if (hold->status == HF_HOLD_EVICTED) {
+            forgotten++;
+            continue;
+        }
+        if (hold_status_finished(hold->status)) finished++;
+        uint32_t found;
+        if (!hf_core_hold_find(core, hold->id, &found) || found != h)
+            return "a hold is not found by its id";
+        if (core->hold_states[h].item_capacity < hold->seat_count + hold->pool_count)
+            return "a hold has more items than its slot reserves";
+    }
+    if (listed_finished != finished || finished != core->finished_count)
+        return "the finished list differs from the finished holds";
+    if (listed_free != forgotten) return "the free list differs from the forgotten holds";
+    if (hf_index_map_count(&core->hold_ids) != core->hold_count - forgotten + core->hold_ids_stale)
+        return "the id index has entries it should not";
+    return NULL;
+}
+
+static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
+    const char *fault = check_hold_lists(core);
+    if (fault) return fault;
+    for (uint32_t h = 0; h < core->hold_count; h++) {
+        const hf_hold_t *hold = &core->holds[h];
+        if (hold->status != HF_HOLD_HELD) continue;
+        if (hold->expires_at_ms <= now) return "a lapsed hold is still held";
+        const hf_event_t *event = core->events[hold->event];
+        const hf_item_t *items = core->items + hold->item_offset;
+        for (uint32_t i = 0; i < hold->seat_count; i++)
+            if (event->seats[items[i].index].owner != h + 1) return "a held hold's seat points elsewhere";
+    }
+    if (hf_index_map_count(&core->order_ids) != core->order_count)
+        return "the order id index has entries it should not";
+    for (uint32_t o = 0; o < core->order_count; o++) {
+        const hf_order_t *order = &core->orders[o];
+        uint32_t found;
+        if (!hf_core_order_find(core, order->id, &found) || found != o)
+            return "an order is not found by its id";
+        if (order->status != HF_ORDER_CONFIRMED) continue;
+        const hf_event_t *event = core->events[order->event];
+        const hf_item_t *items = core->items + order->item_offset;
+        for (uint32_t i = 0; i < order->seat_count; i++)
+            if (event->seats[items[i].index].owner != o + 1) return "an order's seat points elsewhere";
+    }
+    return NULL;
+}
+
+/* The record a hold or order names is its user's on its event, and each record's counts are
+ * the sums of its user's held holds and confirmed orders on that event. The sums are kept
+ * per record: users' own records first, then those of core->event_users. */
+static uint32_t owner_slot(const hf_core_t *core, uint32_t handle) {
+    return handle & OWNER_IN_TABLE ? core->user_count + (handle & ~OWNER_IN_TABLE) : handle;
+}
+
+static bool record_counts_equal(const event_user_t *record, uint32_t held, uint32_t sold) {
+    return record->held_units == held && record->sold_units == sold;
+}
+
+static const char *check_owner_sums(const hf_core_t *core, const uint32_t *held,
+                                    const uint32_t *sold) {
+    for (uint32_t u = 0; u < core->user_count; u++) {
+        if (core->users[u].first_event == 0) continue;
+        if (!record_counts_equal(&core->users[u].first_event_record, held[u], sold[u]))
+            return "a user's units on an event differ from its holds and orders";
+    }
+    for (uint32_t r = 0; r < core->event_user_count; r++) {
+        uint32_t slot = core->user_count + r;
+        if (!record_counts_equal(&core->event_users[r], held[slot], sold[slot]))
+            return "a user's units on an event differ from its holds and orders";
+    }
+    return NULL;
+}
+
+static const char *check_owners(const hf_core_t *core) {
+    size_t slots = (size_t)core->user_count + core->event_user_count + 1;
+    uint32_t *held = calloc(slots, sizeof *held), *sold = calloc(slots, sizeof *sold);
+    if (!held || !sold) abort();
+    const char *fault = NULL;
+    for (uint32_t h = 0; h < core->hold_count && !fault; h++) {
+        const hf_hold_t *hold = &core->holds[h];
+        if (hold->status != HF_HOLD_HELD) continue;
+        if (event_user_handle(core, hold->event, hold->user) != hold->owner)
+            fault = "a hold names another user's record";
+        held[owner_slot(core, hold->owner)] +=
+            item_units(core->items + hold->item_offset, hold->seat_count, hold->pool_count);
+    }
+    for (uint32_t o = 0; o < core->order_count && !fault; o++) {
+        const hf_order_t *order = &core->orders[o];
+        if (order->status != HF_ORDER_CONFIRMED) continue;
+        if (event_user_handle(core, order->event, order->user) != order->owner)
+            fault = "an order names another user's record";
+        sold[owner_slot(core, order->owner)] +=
+            item_units(core->items + order->item_offset, order->seat_count, order->pool_count);
+    }
+    if (!fault) fault = check_owner_sums(core, held, sold);
+    free(held);
+    free(sold);
+    return fault;
+}
+
+const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
+    for (uint32_t e = 0; e < core->event_count; e++) {
+        const char *fault = check_event(core, core->events[e]);
+        if (fault) return fault;
+    }
+    const char *fault = check_holds(core, now);
+    return fault ? fault : check_owners(core);
+}

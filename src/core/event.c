@@ -1,0 +1,326 @@
+/* Events: a definition checked and laid out into sections, rows, seats and pools with their
+ * lookup tables; seat and pool lookups and seat ids; and the changes of a seat's status and of
+ * a pool's counts, which every hold and order goes through. */
+#include "core/internal.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- lookups ---- */
+
+uint32_t hf_core_event_count(const hf_core_t *core) { return core->event_count; }
+
+const hf_event_t *hf_core_event_at(const hf_core_t *core, uint32_t index) {
+    return index < core->event_count ? core->events[index] : NULL;
+}
+
+const hf_event_t *hf_core_event(const hf_core_t *core, const char *event_id, uint32_t *index) {
+    uint32_t found;
+    if (!event_id || !hf_map_get(&core->event_ids, event_id, strlen(event_id), &found))
+        return NULL;
+    if (index) *index = found;
+    return core->events[found];
+}
+
+/* Parses a canonical seat number: digits, no leading zero, from 1. */
+static bool parse_number(const char *text, uint32_t *number) {
+    if (*text < '1' || *text > '9') return false;
+    uint64_t value = 0;
+    for (; *text; text++) {
+        if (*text < '0' || *text > '9') return false;
+        value = value * 10 + (uint64_t)(*text - '0');
+        if (value > HF_EVENT_SEATS_MAX) return false;
+    }
+    *number = (uint32_t)value;
+    return true;
+}
+
+bool hf_core_seat_find(const hf_event_t *event, const char *seat_id, uint32_t *seat_index) {
+    const event_tables_t *tables = event->internal;
+    /* Ids cannot contain '-', so the first dash ends the section and the second the row. */
+    const char *first = strchr(seat_id, '-');
+    if (!first) return false;
+    const char *second = strchr(first + 1, '-');
+    if (!second) return false;
+    uint32_t row_index, number;
+    if (!hf_map_get(&tables->rows, seat_id, (size_t)(second - seat_id), &row_index)) return false;
+    if (!parse_number(second + 1, &number)) return false;
+    const hf_row_t *row = &event->rows[row_index];
+    if (number > row->seat_count) return false;
+    *seat_index = row->first_seat + number - 1;
+    return true;
+}
+
+uint32_t hf_core_seat_row(const hf_event_t *event, uint32_t seat_index) {
+    return event->seats[seat_index].row;
+}
+
+/* Writes the id of a seat of row row_index at out (HF_SEAT_ID_SIZE_MAX + 1 bytes), NUL
+ * included; returns its length. */
+size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index,
+                     char *out) {
+    const event_tables_t *tables = event->internal;
+    uint32_t start = tables->row_prefix_offsets[row_index];
+    size_t length = tables->row_prefix_offsets[row_index + 1] - start;
+    memcpy(out, tables->row_prefixes.data + start, length);
+    length += write_decimal(out + length, seat_index - event->rows[row_index].first_seat + 1);
+    out[length] = '\0';
+    return length;
+}
+
+void hf_core_seat_id(const hf_event_t *event, uint32_t seat_index, char *out) {
+    seat_id_write(event, seat_row(event, seat_index), seat_index, out);
+}
+
+int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id) {
+    const event_tables_t *tables = event->internal;
+    uint32_t index;
+    if (!hf_map_get(&tables->pools, pool_id, strlen(pool_id), &index)) return -1;
+    return (int32_t)index;
+}
+
+/* ---- events ---- */
+
+bool hf_core_id_valid(const char *id) {
+    size_t length = strlen(id);
+    if (length == 0 || length > HF_ID_SIZE_MAX) return false;
+    for (size_t i = 0; i < length; i++) {
+        char c = id[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static hf_error_t check_sections(const hf_event_definition_t *definition, uint64_t *seats,
+                                 uint64_t *rows, hf_error_detail_t *detail) {
+    *seats = 0;
+    *rows = 0;
+    if (definition->section_count > HF_EVENT_SECTIONS_MAX) return invalid(detail, "sections");
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        const hf_section_definition_t *section = &definition->sections[s];
+        if (!hf_core_id_valid(section->id)) return invalid(detail, "sections");
+        if (section->price < 0 || section->price > HF_PRICE_MAX) return invalid(detail, "sections");
+        if (section->row_count == 0 || section->row_count > HF_SECTION_ROWS_MAX)
+            return invalid(detail, "sections");
+        for (uint32_t other = 0; other < s; other++)
+            if (strcmp(definition->sections[other].id, section->id) == 0)
+                return invalid_because(detail, "sections", "two sections have the same id");
+        for (uint32_t r = 0; r < section->row_count; r++) {
+            const hf_row_definition_t *row = &section->rows[r];
+            if (!hf_core_id_valid(row->id) || row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
+                return invalid(detail, "sections");
+            for (uint32_t other = 0; other < r; other++)
+                if (strcmp(section->rows[other].id, row->id) == 0)
+                    return invalid_because(detail, "sections",
+                                           "two rows of a section have the same id");
+            *seats += row->seats;
+        }
+        *rows += section->row_count;
+    }
+    if (*seats > HF_EVENT_SEATS_MAX || *rows > HF_EVENT_ROWS_MAX)
+        return invalid_because(detail, "sections", "more seats or rows than an event may have");
+    return HF_OK;
+}
+
+static hf_error_t check_pools(const hf_event_definition_t *definition, hf_error_detail_t *detail) {
+    if (definition->pool_count > HF_EVENT_POOLS_MAX) return invalid(detail, "pools");
+    for (uint32_t p = 0; p < definition->pool_count; p++) {
+        const hf_pool_definition_t *pool = &definition->pools[p];
+        if (!hf_core_id_valid(pool->id)) return invalid(detail, "pools");
+        if (pool->capacity < 0 || pool->capacity > HF_POOL_CAPACITY_MAX) return invalid(detail, "pools");
+        if (pool->price < 0 || pool->price > HF_PRICE_MAX) return invalid(detail, "pools");
+        for (uint32_t other = 0; other < p; other++)
+            if (strcmp(definition->pools[other].id, pool->id) == 0)
+                return invalid_because(detail, "pools", "two pools have the same id");
+    }
+    return HF_OK;
+}
+
+static hf_error_t check_definition(const hf_core_t *core, const hf_event_definition_t *definition,
+                                   uint64_t *seats, uint64_t *rows, hf_error_detail_t *detail) {
+    if (!hf_core_id_valid(definition->id)) return invalid(detail, "id");
+    if (definition->hold_ttl_ms <= 0 || definition->hold_ttl_ms > HF_HOLD_TTL_MS_MAX)
+        return invalid(detail, "hold_ttl_s");
+    if (definition->max_hold_ms < definition->hold_ttl_ms || definition->max_hold_ms > HF_HOLD_TTL_MS_MAX)
+        return invalid(detail, "max_hold_s");
+    if (definition->max_seats_per_hold == 0 || definition->max_seats_per_hold > HF_HOLD_ITEMS_MAX)
+        return invalid(detail, "max_seats_per_hold");
+    hf_error_t error = check_sections(definition, seats, rows, detail);
+    if (error) return error;
+    error = check_pools(definition, detail);
+    if (error) return error;
+    if (*seats == 0 && definition->pool_count == 0)
+        return invalid_because(detail, "sections", "an event needs at least one seat or pool");
+    if (hf_core_event(core, definition->id, NULL)) return HF_ERROR_EVENT_EXISTS;
+    if (core->event_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
+    return HF_OK;
+}
+
+static void build_layout(hf_event_t *event, const hf_event_definition_t *definition) {
+    event_tables_t *tables = event->internal;
+    uint32_t row_index = 0, seat_index = 0;
+    char key[2 * HF_ID_SIZE_MAX + 2];
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        const hf_section_definition_t *source = &definition->sections[s];
+        hf_section_t *section = &event->sections[s];
+        memcpy(section->id, source->id, sizeof section->id);
+        section->price = source->price;
+        section->first_row = row_index;
+        section->row_count = source->row_count;
+        section->first_seat = seat_index;
+        hf_map_put(&tables->sections, section->id, strlen(section->id), s);
+        for (uint32_t r = 0; r < source->row_count; r++, row_index++) {
+            hf_row_t *row = &event->rows[row_index];
+            memcpy(row->id, source->rows[r].id, sizeof row->id);
+            row->section = s;
+            row->first_seat = seat_index;
+            row->seat_count = source->rows[r].seats;
+            row->available = row->seat_count;
+            row->free_run_bound = row->seat_count;
+            for (uint32_t n = 0; n < row->seat_count; n++)
+                event->seats[seat_index + n].row = row_index;
+            seat_index += row->seat_count;
+            int length = snprintf(key, sizeof key, "%s-%s", section->id, row->id);
+            hf_map_put(&tables->rows, key, (size_t)length, row_index);
+            tables->row_prefix_offsets[row_index] = (uint32_t)tables->row_prefixes.length;
+            hf_buffer_append(&tables->row_prefixes, key, (size_t)length);
+            hf_buffer_append_char(&tables->row_prefixes, '-');
+        }
+        section->seat_count = seat_index - section->first_seat;
+        section->counts.available = section->seat_count;
+    }
+    tables->row_prefix_offsets[row_index] = (uint32_t)tables->row_prefixes.length;
+    for (uint32_t p = 0; p < definition->pool_count; p++) {
+        hf_pool_t *pool = &event->pools[p];
+        memcpy(pool->id, definition->pools[p].id, sizeof pool->id);
+        pool->capacity = definition->pools[p].capacity;
+        pool->price = definition->pools[p].price;
+        hf_map_put(&tables->pools, pool->id, strlen(pool->id), p);
+    }
+}
+
+static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats,
+                                  uint64_t rows, hf_time_ms_t now) {
+    hf_event_t *event = calloc(1, sizeof *event);
+    event_tables_t *tables = calloc(1, sizeof *tables);
+    if (!event || !tables) abort();
+    memcpy(event->id, definition->id, sizeof event->id);
+    memcpy(event->name, definition->name, sizeof event->name);
+    memcpy(event->currency, definition->currency, sizeof event->currency);
+    event->hold_ttl_ms = definition->hold_ttl_ms;
+    event->max_hold_ms = definition->max_hold_ms;
+    event->max_seats_per_user = definition->max_seats_per_user;
+    event->max_seats_per_hold = definition->max_seats_per_hold;
+    event->created_at_ms = now;
+    event->section_count = definition->section_count;
+    event->row_count = (uint32_t)rows;
+    event->seat_count = (uint32_t)seats;
+    event->pool_count = definition->pool_count;
+    event->sections = calloc(definition->section_count + 1, sizeof *event->sections);
+    event->rows = calloc(rows + 1, sizeof *event->rows);
+    event->seats = calloc(seats + 1, sizeof *event->seats);
+    event->pools = calloc(definition->pool_count + 1, sizeof *event->pools);
+    tables->row_prefix_offsets = calloc(rows + 1, sizeof *tables->row_prefix_offsets);
+    tables->seat_changes = calloc(seats + 1, sizeof *tables->seat_changes);
+    if (!event->sections || !event->rows || !event->seats || !event->pools ||
+        !tables->row_prefix_offsets || !tables->seat_changes)
+        abort();
+    for (uint64_t i = 0; i < seats; i++) event->seats[i].version = 1;
+    event->counts.available = (uint32_t)seats;
+    event->internal = tables;
+    build_layout(event, definition);
+    return event;
+}
+
+void event_free(hf_event_t *event) {
+    event_tables_t *tables = event->internal;
+    hf_map_free(&tables->sections);
+    hf_map_free(&tables->pools);
+    hf_map_free(&tables->rows);
+    hf_buffer_free(&tables->row_prefixes);
+    free(tables->row_prefix_offsets);
+    free(tables->seat_changes);
+    free(tables);
+    free(event->sections);
+    free(event->rows);
+    free(event->seats);
+    free(event->pools);
+    free(event);
+}
+
+hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
+                     hf_time_ms_t now, hf_error_detail_t *detail) {
+    uint64_t seats, rows;
+    hf_error_t error = check_definition(core, definition, &seats, &rows, detail);
+    if (error) return error;
+    hf_event_t *event = event_allocate(definition, seats, rows, now);
+    core->events = grow(core->events, &core->event_capacity, core->event_count + 1, sizeof *core->events);
+    uint32_t index = core->event_count++;
+    core->events[index] = event;
+    hf_map_put(&core->event_ids, event->id, strlen(event->id), index);
+    return HF_OK;
+}
+
+hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *definition,
+                                hf_time_ms_t now, hf_error_detail_t *detail) {
+    hf_core_advance(core, now);
+    hf_error_t error = event_add(core, definition, now, detail);
+    if (error) return error;
+    record_event_created(core, core->events[core->event_count - 1], definition, now);
+    return HF_OK;
+}
+
+/* ---- seat and pool changes ---- */
+
+static void counts_move(hf_counts_t *counts, uint8_t from, uint8_t to) {
+    uint32_t *slots[3] = {&counts->available, &counts->held, &counts->sold};
+    (*slots[from])--;
+    (*slots[to])++;
+}
+
+/* A freed seat may join the runs beside it into one longer than the row's bound: measure the
+ * joined run. A row whose bound is its length is never measured, so rows best_available has
+ * not narrowed cost nothing. */
+static void widen_free_run_bound(const hf_event_t *event, hf_row_t *row, uint32_t seat_index) {
+    if (row->free_run_bound >= row->seat_count) return;
+    uint32_t length = 1, first = row->first_seat, end = row->first_seat + row->seat_count;
+    for (uint32_t i = seat_index; i > first && event->seats[i - 1].status == HF_SEAT_AVAILABLE; i--)
+        length++;
+    for (uint32_t i = seat_index + 1; i < end && event->seats[i].status == HF_SEAT_AVAILABLE; i++)
+        length++;
+    if (length > row->free_run_bound) row->free_run_bound = length;
+}
+
+/* Moves a seat to a new status, bumps its version and reports the change. */
+void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
+              uint32_t owner, hf_time_ms_t now, bool report) {
+    hf_seat_t *seat = &event->seats[seat_index];
+    uint32_t row_index = seat_row(event, seat_index);
+    hf_row_t *row = &event->rows[row_index];
+    hf_section_t *section = &event->sections[row->section];
+    if (seat->status == HF_SEAT_AVAILABLE) row->available--;
+    if (status == HF_SEAT_AVAILABLE) row->available++;
+    bool freed = status == HF_SEAT_AVAILABLE && seat->status != HF_SEAT_AVAILABLE;
+    counts_move(&event->counts, seat->status, status);
+    counts_move(&section->counts, seat->status, status);
+    seat->status = status;
+    seat->owner = owner;
+    if (freed) widen_free_run_bound(event, row, seat_index);
+    if (!report) return;
+    seat->version++;
+    seat_changes_of(event)[seat_index] = core->change_count;
+    if (core->stream_records) record_seat(core, event, seat_index, row_index, now);
+}
+
+/* Adds delta units to a pool's held or sold count, reporting the new counts. */
+void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_t held,
+               int64_t sold, hf_time_ms_t now, bool report) {
+    hf_pool_t *pool = &event->pools[item->index];
+    pool->held += held * item->quantity;
+    pool->sold += sold * item->quantity;
+    if (report && core->stream_records) record_pool(core, event, item->index, now);
+}

@@ -1,0 +1,396 @@
+/* Holds: made, extended, released, expired and ended; the timer entries of their expiry; the
+ * finished ones kept answerable for a while, then forgotten and revived from the store. */
+#include "core/internal.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- lookups ---- */
+
+static bool hold_key_match(const void *context, uint32_t index) {
+    const record_key_t *key = context;
+    return id_field_equal(key->core->holds[index].id, &key->id);
+}
+
+/* Longer ids are never stored (server_id_copy cuts them): they are not compared past the
+ * field. */
+static bool hold_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
+    if (id->length > HF_SERVER_ID_SIZE) return false;
+    record_key_t key = {core, *id};
+    return hf_index_map_find(&core->hold_ids, id->hash, hold_key_match, &key, index);
+}
+
+const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, uint32_t *index) {
+    uint32_t found;
+    if (!hold_id) return NULL;
+    text_key_t key = text_key_of(hold_id, strlen(hold_id));
+    if (!hold_index_find(core, &key, &found)) return NULL;
+    if (index) *index = found;
+    return &core->holds[found];
+}
+
+const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index) {
+    if (index >= core->hold_count || core->holds[index].status == HF_HOLD_EVICTED) return NULL;
+    return &core->holds[index];
+}
+
+uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active; }
+
+const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset) {
+    return core->items + item_offset;
+}
+
+/* ---- a user's held holds on an event ---- */
+
+/* Appends a hold to its owner's list of held holds. */
+static void active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+    hold_state_t *state = &core->hold_states[hold_index];
+    state->previous_active = owner->last_active;
+    state->next_active = 0;
+    if (owner->last_active) core->hold_states[owner->last_active - 1].next_active = hold_index + 1;
+    else owner->first_active = hold_index + 1;
+    owner->last_active = hold_index + 1;
+}
+
+/* Takes a hold out of its owner's list of held holds. */
+static void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+    const hold_state_t *state = &core->hold_states[hold_index];
+    uint32_t previous = state->previous_active, next = state->next_active;
+    if (previous) core->hold_states[previous - 1].next_active = next;
+    else owner->first_active = next;
+    if (next) core->hold_states[next - 1].previous_active = previous;
+    else owner->last_active = previous;
+}
+
+/* ---- finished holds: kept in the order they finished, the oldest forgotten first ---- */
+
+void finished_push(hf_core_t *core, uint32_t hold_index) {
+    hold_state_t *state = &core->hold_states[hold_index];
+    state->next_finished = 0;
+    if (core->finished_last) core->hold_states[core->finished_last - 1].next_finished = hold_index + 1;
+    else core->finished_first = hold_index + 1;
+    core->finished_last = hold_index + 1;
+    core->finished_count++;
+}
+
+/* The id index anew from the holds that are not forgotten: rebuilt in one pass over the holds,
+ * whose independent inserts the processor overlaps, where removing entries one by one waited
+ * for a cache miss each. */
+static void hold_ids_rebuild(hf_core_t *core) {
+    hf_index_map_clear(&core->hold_ids);
+    for (uint32_t h = 0; h < core->hold_count; h++) {
+        const hf_hold_t *hold = &core->holds[h];
+        if (hold->status != HF_HOLD_EVICTED)
+            hf_index_map_insert(&core->hold_ids, hf_map_hash(hold->id, strlen(hold->id)), h);
+    }
+    core->hold_ids_stale = 0;
+}
+
+/* Forgets the oldest finished hold: its id stops matching (the index entry stays until the
+ * next rebuild) and its slot joins the free list. Its items stay reserved for the slot's next
+ * hold. */
+static void finished_forget_first(hf_core_t *core) {
+    uint32_t index = core->finished_first - 1;
+    hold_state_t *state = &core->hold_states[index];
+    hf_hold_t *hold = &core->holds[index];
+    core->finished_first = state->next_finished;
+    if (core->finished_first == 0) core->finished_last = 0;
+    core->finished_count--;
+    hold->status = HF_HOLD_EVICTED;
+    hold->id[0] = '\0';
+    state->next_finished = core->free_first;
+    core->free_first = index + 1;
+    if (++core->hold_ids_stale > hf_index_map_count(&core->hold_ids) / 2) hold_ids_rebuild(core);
+}
+
+void hf_core_set_finished_max(hf_core_t *core, uint32_t finished_max) {
+    core->finished_max = finished_max;
+}
+
+uint32_t hf_core_holds_finished(const hf_core_t *core) { return core->finished_count; }
+
+uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
+    uint32_t forgotten = 0;
+    while (core->finished_count > core->finished_max &&
+           core->hold_states[core->finished_first - 1].last_change <= durable_changes) {
+        finished_forget_first(core);
+        forgotten++;
+    }
+    return forgotten;
+}
+
+/* ---- expiry: each held hold has an entry in core->timer at its expires_at ---- */
+
+/* An entry is left behind once its hold is no longer held at that expires_at (extended,
+ * released, committed). */
+static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
+    const hf_core_t *core = context;
+    assert(entry->kind == HF_TIMER_HOLD);
+    const hf_hold_t *hold = &core->holds[entry->index];
+    return hold->status != HF_HOLD_HELD || hold->expires_at_ms != entry->deadline_ms;
+}
+
+/* Drops top entries left behind by extensions, releases and commits, so the top is always
+ * the deadline of a hold that is really held. */
+static void expiry_prune(hf_core_t *core) { hf_timer_prune(&core->timer, expiry_stale, core); }
+
+void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at,
+                 bool report) {
+    hf_hold_t *hold = hold_of(core, hold_index);
+    assert(hold->status == HF_HOLD_HELD);
+    hf_event_t *event = core->events[hold->event];
+    const hf_item_t *items = core->items + hold->item_offset;
+    hold->status = status;
+    core->holds_active--;
+    event_user_t *owner = owner_record(core, hold->owner);
+    owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
+    active_remove(core, owner, hold_index);
+    if (report) record_hold_updated(core, hold_index, at, NULL);
+    if (hold_status_finished(status)) finished_push(core, hold_index);
+    for (uint32_t i = 0; i < hold->seat_count; i++)
+        seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
+    for (uint32_t i = 0; i < hold->pool_count; i++)
+        pool_move(core, event, &items[hold->seat_count + i], -1, 0, at, report);
+    expiry_prune(core);
+}
+
+uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
+    uint32_t expired = 0;
+    const hf_timer_entry_t *top;
+    while ((top = hf_timer_peek(&core->timer)) && top->deadline_ms <= now) {
+        hf_timer_entry_t entry = *top;
+        hf_timer_pop(&core->timer);
+        /* Extensions push a new entry and leave the old one behind: skip those. */
+        if (expiry_stale(core, &entry)) continue;
+        hf_hold_t *hold = hold_of(core, entry.index);
+        hold_finish(core, entry.index, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
+        expired++;
+    }
+    return expired;
+}
+
+hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
+    /* expiry_prune runs after every change, so the top is a hold that is really held. */
+    const hf_timer_entry_t *top = hf_timer_peek(&core->timer);
+    return top ? top->deadline_ms : INT64_MAX;
+}
+
+/* ---- new holds ---- */
+
+/* Item space for a slot: a power of two, so a slot reused by ever larger holds moves to new
+ * items at most log2(HF_HOLD_ITEMS_MAX) times and the items left behind stay bounded. */
+static uint32_t item_capacity_for(uint32_t count) {
+    uint32_t capacity = 1;
+    while (capacity < count) capacity *= 2;
+    return capacity;
+}
+
+/* A slot for a new hold of item_count items: a forgotten hold's slot when there is one (with
+ * its items when they are enough), else a new one. Returns the index; the hold itself is
+ * cleared except for item_offset. */
+static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
+    uint32_t index;
+    if (core->free_first != 0) {
+        index = core->free_first - 1;
+        core->free_first = core->hold_states[index].next_finished;
+    } else {
+        core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
+        core->hold_states = grow(core->hold_states, &core->hold_state_capacity, core->hold_count + 1,
+                                 sizeof *core->hold_states);
+        index = core->hold_count++;
+        core->hold_states[index].item_capacity = 0;
+    }
+    hold_state_t *state = &core->hold_states[index];
+    hf_hold_t *hold = &core->holds[index];
+    uint32_t item_offset = state->item_capacity ? hold->item_offset : 0;
+    uint32_t capacity = item_capacity_for(item_count);
+    if (state->item_capacity < capacity) {
+        state->item_capacity = capacity;
+        item_offset = item_allocate(core, state->item_capacity);
+    }
+    memset(hold, 0, sizeof *hold);
+    hold->item_offset = item_offset;
+    state->previous_active = state->next_active = state->next_finished = 0;
+    state->last_change = 0;
+    return index;
+}
+
+uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
+                       const text_key_t *hold_id, uint32_t event, user_ref_t *user) {
+    uint32_t index = hold_slot_take(core, core->scratch_seat_count + request->pool_count);
+    hf_hold_t *hold = &core->holds[index];
+    text_key_t key = server_id_copy(hold->id, hold_id);
+    hold->event = event;
+    hold->user = user_intern(core, user);
+    hold->seat_count = core->scratch_seat_count;
+    hold->pool_count = request->pool_count;
+    hold->total = items_fill(core, core->events[event], request, hold->item_offset);
+    hf_index_map_insert(&core->hold_ids, key.hash, index);
+    return index;
+}
+
+void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report) {
+    hf_hold_t *hold = hold_of(core, hold_index);
+    hf_event_t *event = core->events[hold->event];
+    const hf_item_t *items = core->items + hold->item_offset;
+    hold->owner = event_user_intern(core, hold->event, hold->user);
+    event_user_t *owner = owner_record(core, hold->owner);
+    owner->held_units += item_units(items, hold->seat_count, hold->pool_count);
+    active_push(core, owner, hold_index);
+    core->holds_active++;
+    for (uint32_t i = 0; i < hold->seat_count; i++)
+        seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
+    for (uint32_t i = 0; i < hold->pool_count; i++)
+        pool_move(core, event, &items[hold->seat_count + i], 1, 0, now, report);
+    hf_timer_push(&core->timer, hold->expires_at_ms, HF_TIMER_HOLD, hold_index);
+}
+
+static void release_replaced(hf_core_t *core, uint32_t event, uint32_t user, hf_time_ms_t now) {
+    event_user_t *owner = event_user_find(core, event, user);
+    while (owner && owner->last_active != 0)
+        hold_finish(core, owner->last_active - 1, HF_HOLD_RELEASED, now, true);
+}
+
+bool hold_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
+    if (!id) return true;
+    *key = server_id_key(id);
+    uint32_t index;
+    return hold_index_find(core, key, &index);
+}
+
+/* The keys of a hold request's two ids, each hashed once. */
+typedef struct hold_keys {
+    text_key_t hold_id;          /* text NULL when the request has none */
+    text_key_t user_id;          /* text NULL when the request has none */
+} hold_keys_t;
+
+/* Hashes the request's ids and starts loading the slots where their lookups begin, and the
+ * oldest finished hold when the core keeps more than it may (forgetting reads it next): the
+ * cache misses of a large table then overlap the checks that come before the lookups. */
+static hold_keys_t hold_keys_of(const hf_core_t *core, const hf_hold_request_t *request) {
+    hold_keys_t keys = {{NULL, 0, 0}, {NULL, 0, 0}};
+    if (request->hold_id) {
+        keys.hold_id = server_id_key(request->hold_id);
+        hf_index_map_prefetch(&core->hold_ids, keys.hold_id.hash);
+    }
+    if (request->user_id) {
+        keys.user_id = text_key_of(request->user_id, strlen(request->user_id));
+        hf_index_map_prefetch(&core->user_ids, keys.user_id.hash);
+    }
+    if (core->finished_first != 0 && core->finished_count >= core->finished_max) {
+        __builtin_prefetch(&core->holds[core->finished_first - 1]);
+        __builtin_prefetch(&core->hold_states[core->finished_first - 1]);
+    }
+    return keys;
+}
+
+/* Checks a hold request; on success *user is the user named. */
+static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
+                             const hold_keys_t *keys, user_ref_t *user, hf_error_detail_t *detail) {
+    const hf_event_t *event = core->events[event_index];
+    /* As check_request_shape would answer; first, so the user's key is known to be set. */
+    if (!keys->user_id.text) return invalid(detail, "user_id");
+    hf_error_t error = check_request_shape(event, request, keys->user_id.length, detail);
+    if (!error) error = resolve_seats(core, event, request, detail);
+    if (!error) error = resolve_pools(core, event, request, detail);
+    if (error) return error;
+    uint32_t taken;
+    if (!keys->hold_id.text || hold_index_find(core, &keys->hold_id, &taken))
+        return invalid(detail, "id");
+    *user = user_ref_find(core, &keys->user_id);
+    const event_user_t *owner = event_user_find(core, event_index, user->index);
+    error = check_available(core, event, request, owner, detail);
+    if (!error && request->best_count > 0)
+        error = pick_best(core, core->events[event_index], request, owner, detail);
+    if (error) return error;
+    uint32_t replaced = request->replace_existing && owner ? owner->held_units : 0;
+    return check_user_limit(event, request, owner, replaced);
+}
+
+hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,
+                        uint32_t *hold_index, hf_error_detail_t *detail) {
+    hold_keys_t keys = hold_keys_of(core, request);
+    hf_core_advance(core, now);
+    uint32_t event_index;
+    if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
+    user_ref_t user;
+    hf_error_t error = hold_check(core, request, event_index, &keys, &user, detail);
+    if (error) return error;
+    const hf_event_t *event = core->events[event_index];
+    if (request->replace_existing) release_replaced(core, event_index, user.index, now);
+    uint32_t index = hold_allocate(core, request, &keys.hold_id, event_index, &user);
+    hf_hold_t *hold = hold_of(core, index);
+    hold->status = HF_HOLD_HELD;
+    hold->created_at_ms = now;
+    hold->expires_at_ms = now + (request->ttl_ms < 0 ? event->hold_ttl_ms : request->ttl_ms);
+    record_hold_created(core, index, request->user_id);
+    hold_take(core, index, now, true);
+    *hold_index = index;
+    return HF_OK;
+}
+
+/* ---- extend, release, revive ---- */
+
+hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
+                      uint32_t *index) {
+    const hf_hold_t *hold = hf_core_hold_find(core, hold_id, index);
+    if (!hold) return HF_ERROR_HOLD_NOT_FOUND;
+    if (!user_id || !user_has_id(core, core->holds[*index].user, user_id))
+        return HF_ERROR_NOT_OWNER;
+    return HF_OK;
+}
+
+hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id,
+                          int64_t ttl_ms, hf_time_ms_t now, bool *capped) {
+    hf_core_advance(core, now);
+    uint32_t index;
+    hf_error_t error = hold_owned(core, hold_id, user_id, &index);
+    if (error) return error;
+    hf_hold_t *hold = hold_of(core, index);
+    if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
+    if (hold->status != HF_HOLD_HELD) return HF_ERROR_HOLD_NOT_ACTIVE;
+    const hf_event_t *event = core->events[hold->event];
+    if (ttl_ms < 0) ttl_ms = event->hold_ttl_ms;
+    if (ttl_ms == 0) return HF_ERROR_INVALID_REQUEST;
+    if (ttl_ms > HF_HOLD_TTL_MS_MAX) ttl_ms = HF_HOLD_TTL_MS_MAX;
+    hf_time_ms_t wanted = now + ttl_ms;
+    hf_time_ms_t cap = hold->created_at_ms + event->max_hold_ms;
+    *capped = wanted > cap;
+    hf_time_ms_t expires_at = *capped ? cap : wanted;
+    if (expires_at <= hold->expires_at_ms) return HF_OK; /* never earlier */
+    hold->expires_at_ms = expires_at;
+    hf_timer_push(&core->timer, expires_at, HF_TIMER_HOLD, index);
+    expiry_prune(core);
+    record_hold_updated(core, index, now, user_id);
+    /* The seats stay held past their old expiry only once this record is durable. */
+    uint64_t *seat_changes = seat_changes_of(event);
+    const hf_item_t *items = core->items + hold->item_offset;
+    for (uint32_t i = 0; i < hold->seat_count; i++) seat_changes[items[i].index] = core->change_count;
+    return HF_OK;
+}
+
+hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *user_id,
+                           hf_time_ms_t now) {
+    hf_core_advance(core, now);
+    uint32_t index;
+    hf_error_t error = hold_owned(core, hold_id, user_id, &index);
+    if (error) return error;
+    hf_hold_t *hold = hold_of(core, index);
+    if (hold->status == HF_HOLD_CONFIRMED) return HF_ERROR_ALREADY_CONFIRMED;
+    if (hold->status == HF_HOLD_HELD) hold_finish(core, index, HF_HOLD_RELEASED, now, true);
+    return HF_OK;
+}
+
+hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *stored, uint32_t *index) {
+    if (!hold_status_finished(stored->status)) return HF_ERROR_INVALID_REQUEST;
+    uint32_t revived;
+    hf_error_t error = stored_hold_place(core, stored, &revived);
+    if (error) return error;
+    hold_of(core, revived)->status = stored->status;
+    /* It finished long ago, but it is the most recently asked for: kept as if it had just
+     * finished, so a client polling it does not send each poll to the store. */
+    finished_push(core, revived);
+    *index = revived;
+    return HF_OK;
+}

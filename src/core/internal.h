@@ -1,0 +1,418 @@
+/* Private to src/core/: what the core's files share. Nothing outside src/core includes it;
+ * the server, the tests and the benchmarks go through core.h.
+ *
+ * Here: the core's state (struct hf_core) and what it keeps besides the public views (users,
+ * their records per event, holds' lists, events' lookup tables), text keys, small containers
+ * and the functions one of the core's files offers the others, by file. Helpers that were
+ * small static functions of the hot path (hold, commit) are static inline here, so splitting
+ * the core into files put no call on that path (the build has no LTO). */
+#ifndef HF_CORE_INTERNAL_H
+#define HF_CORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "core/timer.h"
+#include "lib/buffer.h"
+#include "lib/map.h"
+
+/* A growable array of uint32 (a user's orders). */
+typedef struct index_list {
+    uint32_t *items;
+    uint32_t count, capacity;
+} index_list_t;
+
+/* What one user has on one event: for max_seats_per_user and replace_existing. */
+typedef struct event_user {
+    uint32_t held_units, sold_units;
+    /* The user's held holds on the event, oldest first: a list threaded through
+     * core->hold_states, so a hold joins and leaves it without allocating (an array per user
+     * was one malloc per new buyer). Hold index + 1; 0 marks none. */
+    uint32_t first_active, last_active;
+} event_user_t;
+
+/* What the core keeps of a hold besides hf_hold_t. */
+typedef struct hold_state {
+    /* The hold's neighbours in its owner's list of held holds: hold index + 1, 0 marks none. */
+    uint32_t previous_active, next_active;
+    /* The next hold in the list of finished holds (oldest first) or, for a forgotten hold, in
+     * the list of free slots: hold index + 1, 0 marks none. */
+    uint32_t next_finished;
+    /* Items reserved at the hold's item_offset: a reused slot keeps its items when the new
+     * hold needs no more. */
+    uint32_t item_capacity;
+    /* core->change_count once the hold's newest record was emitted: its creation, an
+     * extension, its end or its commit (0 for a restored or revived hold, which the store
+     * already has). The store has the hold as the core shows it once it has that record; for
+     * a released or expired hold it is the end's record, which forgetting waits for. */
+    uint64_t last_change;
+} hold_state_t;
+
+/* A user's id bytes kept in the user's record: an id this short is compared without reading
+ * the copy in core->strings, which was one more cache miss per command on a large crowd. */
+#define USER_NAME_INLINE 16u
+
+/* 64 bytes: a lookup reads one cache line of the record for the id's check and the counts. */
+typedef struct user {
+    uint32_t name;               /* the id in core->strings, NUL-terminated */
+    uint32_t name_length;
+    char name_start[USER_NAME_INLINE]; /* its first bytes (zero-filled when shorter) */
+    /* The user's record on the first event the user held or bought on (event index + 1; 0
+     * while there is none) lives here, beside the id's offset: most buyers touch one event,
+     * and a lookup in core->event_user_ids was a cache miss per command on a large crowd.
+     * Records on further events are in core->event_users. */
+    uint32_t first_event;
+    event_user_t first_event_record;
+    /* The user's orders, oldest first. The first is kept here while it is the only one, so a
+     * buyer with one order (most of them) costs no allocation; from the second on, all of them
+     * are in orders.items. orders.count counts them in both cases. */
+    uint32_t first_order;
+    index_list_t orders;
+} user_t;
+_Static_assert(sizeof(user_t) == 64, "a user's record is one cache line");
+
+/* Private lookup tables of one event. */
+typedef struct event_tables {
+    hf_map_t sections, pools;
+    hf_map_t rows;               /* "SECTION-ROW" -> row index */
+    /* Row r's seat ids begin with "SECTION-ROW-": bytes row_prefix_offsets[r] up to
+     * row_prefix_offsets[r + 1] of row_prefixes. Every seat change reports its seat's id, so
+     * the id is one copy and a number, not two strlen and three copies. */
+    hf_buffer_t row_prefixes;
+    uint32_t *row_prefix_offsets; /* row_count + 1 entries */
+    /* Per seat: the number (hf_core_change_count) of the last change its availability rests
+     * on, 0 for what was loaded from the store. A change reported with a seat runs after its
+     * operation's first record, so the number is one of that operation's records and is
+     * durable with them. */
+    uint64_t *seat_changes;
+    /* The number of the event's creation record (0 for an event loaded from the store): a
+     * read of a seat no change has touched rests on it. */
+    uint64_t created_change;
+} event_tables_t;
+
+/* The seat_changes array of an event (see event_tables_t). */
+static inline uint64_t *seat_changes_of(const hf_event_t *event) {
+    return ((event_tables_t *)event->internal)->seat_changes;
+}
+
+struct hf_core {
+    hf_mutation_sink_t sink;
+    bool stream_records;         /* emit seat and pool records (hf_core_set_stream_records) */
+    hf_event_t **events;
+    uint32_t event_count, event_capacity;
+    hf_map_t event_ids;
+
+    hf_hold_t *holds;
+    uint32_t hold_count, hold_capacity, holds_active;
+    hold_state_t *hold_states;   /* one per hold */
+    uint32_t hold_state_capacity;
+    hf_index_map_t hold_ids;     /* a hold's id -> its index; the id lives in the hold */
+    /* Entries of hold_ids left by forgotten holds. They are not removed one by one: finding
+     * each one is a cache miss per forgotten hold. They never match (the slot's id is gone or
+     * another), and the index is rebuilt once they are half of it. */
+    uint32_t hold_ids_stale;
+    /* Released and expired holds in the order they finished (hold index + 1, 0 marks none),
+     * and the slots of forgotten holds, ready for reuse. */
+    uint32_t finished_first, finished_last, finished_count, finished_max;
+    uint32_t free_first;
+    uint64_t change_count;       /* mutation records emitted */
+
+    hf_order_t *orders;
+    uint32_t order_count, order_capacity;
+    hf_index_map_t order_ids;    /* an order's id -> its index; the id lives in the order */
+
+    user_t *users;
+    uint32_t user_count, user_capacity;
+    hf_index_map_t user_ids;     /* a user's id -> its index; the id is in the user's record */
+    /* Users' records on events other than their first (see user_t). */
+    event_user_t *event_users;
+    uint32_t event_user_count, event_user_capacity;
+    hf_pair_map_t event_user_ids; /* (event index, user index) -> event_user index */
+
+    hf_item_t *items;
+    uint32_t item_count, item_capacity;
+    char *strings;
+    uint32_t strings_length, strings_capacity;
+
+    /* Deadlines of held holds (HF_TIMER_HOLD). An extension pushes a new entry and leaves the
+     * old one behind, as do releases and commits: such entries are dropped lazily. */
+    hf_timer_t timer;
+
+    /* Scratch space of one command. */
+    uint32_t scratch_seats[HF_HOLD_ITEMS_MAX];
+    uint32_t scratch_seat_count;     /* requested seats, then the best_available picks */
+    uint32_t scratch_sorted[HF_HOLD_ITEMS_MAX]; /* the requested seats, sorted */
+    uint32_t scratch_pools[HF_HOLD_ITEMS_MAX];
+    hf_buffer_t text;
+};
+
+#define NO_STRING UINT32_MAX
+#define NO_INDEX UINT32_MAX
+/* A user's record on an event is named by a handle, which holds and orders keep (owner): the
+ * user's index for the record in user_t, or an index into core->event_users with this bit. */
+#define OWNER_IN_TABLE 0x80000000u
+
+/* A string key with its length and hash, worked out once per command: a command that looks
+ * an id up and then inserts it (a new hold, a new user) hashes it once. */
+typedef struct text_key {
+    const char *text;
+    size_t length;
+    uint32_t hash;
+} text_key_t;
+
+static inline text_key_t text_key_of(const char *text, size_t length) {
+    return (text_key_t){text, length, hf_map_hash(text, length)};
+}
+
+/* The user a command names: the id's key, and the user's index, or NO_INDEX for a user who
+ * has never held anything yet. */
+typedef struct user_ref {
+    text_key_t key;
+    uint32_t index;
+} user_ref_t;
+
+/* ---- small containers ----
+ *
+ * Tables grow by doubling, so a command allocates nothing once the tables have reached the
+ * working size; an event's seats are allocated once, when the event is created. Hold slots
+ * are reused once their holds are forgotten (hf_core_evict), so the hold tables stop growing
+ * at the working size too. */
+
+static inline void *grow(void *array, uint32_t *capacity, uint32_t needed, size_t element_size) {
+    if (needed <= *capacity) return array;
+    uint32_t new_capacity = *capacity ? *capacity : 16;
+    while (new_capacity < needed) new_capacity *= 2;
+    void *grown = realloc(array, (size_t)new_capacity * element_size);
+    if (!grown) abort(); /* out of memory: nothing sensible to answer */
+    *capacity = new_capacity;
+    return grown;
+}
+
+static inline uint32_t string_store(hf_core_t *core, const char *text, size_t text_length) {
+    if (!text) return NO_STRING;
+    uint32_t length = (uint32_t)text_length;
+    core->strings = grow(core->strings, &core->strings_capacity, core->strings_length + length + 1, 1);
+    uint32_t offset = core->strings_length;
+    memcpy(core->strings + offset, text, length + 1);
+    core->strings_length += length + 1;
+    return offset;
+}
+
+static inline uint32_t item_allocate(hf_core_t *core, uint32_t count) {
+    core->items = grow(core->items, &core->item_capacity, core->item_count + count + 1,
+                       sizeof *core->items);
+    uint32_t offset = core->item_count;
+    core->item_count += count;
+    return offset;
+}
+
+static inline uint32_t item_units(const hf_item_t *items, uint32_t seat_count,
+                                  uint32_t pool_count) {
+    uint32_t units = seat_count;
+    for (uint32_t i = 0; i < pool_count; i++) units += items[seat_count + i].quantity;
+    return units;
+}
+
+/* Writes value in decimal at out; returns the digits written. snprintf was a third of a
+ * hold's cost: ids are formatted for every seat change. */
+static inline size_t write_decimal(char *out, uint32_t value) {
+    char digits[10];
+    size_t count = 0;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    for (size_t i = 0; i < count; i++) out[i] = digits[count - 1 - i];
+    return count;
+}
+
+/* The row of a seat: hf_core_seat_row, inline for the files that run it for every seat. */
+static inline uint32_t seat_row(const hf_event_t *event, uint32_t seat_index) {
+    return event->seats[seat_index].row;
+}
+
+/* ---- small helpers of every file ---- */
+
+/* A 400 naming the member at fault; with a reason, the answer says what is wrong with it. */
+static inline hf_error_t invalid_because(hf_error_detail_t *detail, const char *field,
+                                         const char *reason) {
+    if (detail) {
+        detail->field = field;
+        detail->reason = reason;
+    }
+    return HF_ERROR_INVALID_REQUEST;
+}
+
+static inline hf_error_t invalid(hf_error_detail_t *detail, const char *field) {
+    return invalid_because(detail, field, NULL);
+}
+
+static inline hf_hold_t *hold_of(hf_core_t *core, uint32_t index) { return &core->holds[index]; }
+
+/* Released or expired: done, but still answerable, and the only holds ever forgotten. */
+static inline bool hold_status_finished(uint8_t status) {
+    return status == HF_HOLD_RELEASED || status == HF_HOLD_EXPIRED;
+}
+
+static inline event_user_t *owner_record(hf_core_t *core, uint32_t handle) {
+    if (handle & OWNER_IN_TABLE) return &core->event_users[handle & ~OWNER_IN_TABLE];
+    return &core->users[handle].first_event_record;
+}
+
+/* A hold or order id being looked up in core->hold_ids or core->order_ids, which keep no
+ * keys: a candidate matches when the hold or order at its index has this id. */
+typedef struct record_key {
+    const hf_core_t *core;
+    text_key_t id;
+} record_key_t;
+
+/* True when a record's id field holds exactly the key's id. */
+static inline bool id_field_equal(const char *field, const text_key_t *id) {
+    return memcmp(field, id->text, id->length) == 0 && field[id->length] == '\0';
+}
+
+/* The key of a new hold's or order's id, which is kept (and so compared) cut to
+ * HF_SERVER_ID_SIZE. */
+static inline text_key_t server_id_key(const char *id) {
+    size_t length = strlen(id);
+    return text_key_of(id, length < HF_SERVER_ID_SIZE ? length : HF_SERVER_ID_SIZE);
+}
+
+/* Copies a server-made id, cut to HF_SERVER_ID_SIZE bytes as the id fields hold; returns the
+ * key the copy is indexed under (the given one when nothing was cut). */
+static inline text_key_t server_id_copy(char out[HF_SERVER_ID_SIZE + 1], const text_key_t *id) {
+    if (id->length <= HF_SERVER_ID_SIZE) {
+        memcpy(out, id->text, id->length);
+        out[id->length] = '\0';
+        return (text_key_t){out, id->length, id->hash};
+    }
+    memcpy(out, id->text, HF_SERVER_ID_SIZE);
+    out[HF_SERVER_ID_SIZE] = '\0';
+    return text_key_of(out, HF_SERVER_ID_SIZE);
+}
+
+/* ---- core.c: mutation records ----
+ *
+ * Every record the core emits is built in core.c, by these: the domain files change the state,
+ * then call one of them. Each emits, counts the change (hf_core_change_count) and stamps the
+ * hold's, order's or event's newest change where core.h's change numbers need it. */
+
+/* The event's creation, its definition as JSON. */
+void record_event_created(hf_core_t *core, hf_event_t *event,
+                          const hf_event_definition_t *definition, hf_time_ms_t now);
+/* A seat's new status and version (for live streams only, see hf_core_set_stream_records). */
+void record_seat(hf_core_t *core, const hf_event_t *event, uint32_t seat_index,
+                 uint32_t row_index, hf_time_ms_t now);
+/* A pool's counts after a change (for live streams only). */
+void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index,
+                 hf_time_ms_t now);
+/* A new hold as it stands, items JSON included; user_id is the request's. */
+void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_id);
+/* A hold's status and expires_at as they stand (extended, released, expired or confirmed, and
+ * then its order's id); user_id is the request's, or NULL when no request made the change. */
+void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_ms,
+                         const char *user_id);
+/* A new order (its hold's id when it has one) and one record per item. */
+void record_order_created(hf_core_t *core, uint32_t order_index);
+/* An order's new status. */
+void record_order_updated(hf_core_t *core, uint32_t order_index, const char *user_id,
+                          hf_time_ms_t now);
+
+/* ---- event.c: events, their layout, seats and pools ---- */
+
+/* Checks a definition and adds the event; nothing is emitted. */
+hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
+                     hf_time_ms_t now, hf_error_detail_t *detail);
+void event_free(hf_event_t *event);
+size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index,
+                     char *out);
+void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
+              uint32_t owner, hf_time_ms_t now, bool report);
+void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_t held,
+               int64_t sold, hf_time_ms_t now, bool report);
+
+/* ---- user.c: users and their records per event ---- */
+
+user_ref_t user_ref_find(const hf_core_t *core, const text_key_t *key);
+user_ref_t user_ref_of(const hf_core_t *core, const char *user_id);
+/* Makes the user a command names (user->index is NO_INDEX); returns the new index. */
+uint32_t user_create(hf_core_t *core, user_ref_t *user);
+uint32_t user_intern_id(hf_core_t *core, const char *user_id);
+bool user_has_id(const hf_core_t *core, uint32_t user_index, const char *user_id);
+uint32_t event_user_handle(const hf_core_t *core, uint32_t event, uint32_t user);
+event_user_t *event_user_find(hf_core_t *core, uint32_t event, uint32_t user);
+/* Makes the user's record on the event, which it has none of; returns its handle. */
+uint32_t event_user_create(hf_core_t *core, uint32_t event, uint32_t user);
+void user_order_push(user_t *user, uint32_t order);
+
+/* The user's index, the user made when new. The check is inline: most commands name a known
+ * user, and the hold path made no call for it before the core was split into files. */
+static inline uint32_t user_intern(hf_core_t *core, user_ref_t *user) {
+    if (user->index != NO_INDEX) return user->index;
+    return user_create(core, user);
+}
+
+/* The handle of the user's record on the event, made when missing. */
+static inline uint32_t event_user_intern(hf_core_t *core, uint32_t event, uint32_t user) {
+    uint32_t handle = event_user_handle(core, event, user);
+    if (handle != NO_INDEX) return handle;
+    return event_user_create(core, event, user);
+}
+
+/* ---- hold.c: holds, their expiry and the finished ones ---- */
+
+void finished_push(hf_core_t *core, uint32_t hold_index);
+/* Ends a held hold: its seats and units are free again. */
+void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at,
+                 bool report);
+uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
+                       const text_key_t *hold_id, uint32_t event, user_ref_t *user);
+/* Marks a new hold's seats and units as held by it. */
+void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report);
+/* True when id is NULL or a hold has it already; else *key is set for the insert. */
+bool hold_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
+/* Finds a hold and checks its owner: the first checks of extend, release and commit. */
+hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
+                      uint32_t *index);
+
+/* ---- request.c: the checks of a hold request, which bookings share ---- */
+
+hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_request_t *request,
+                               size_t user_length, hf_error_detail_t *detail);
+hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
+                         const hf_hold_request_t *request, hf_error_detail_t *detail);
+/* Resolves pool ids into core->scratch_pools. */
+hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
+                         const hf_hold_request_t *request, hf_error_detail_t *detail);
+uint64_t seats_observed_change(const hf_core_t *core, const hf_event_t *event,
+                               uint32_t seat_count);
+hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
+                           const hf_hold_request_t *request, const event_user_t *owner,
+                           hf_error_detail_t *detail);
+hf_error_t pick_best(hf_core_t *core, hf_event_t *event, const hf_hold_request_t *request,
+                     const event_user_t *owner, hf_error_detail_t *detail);
+hf_error_t check_user_limit(const hf_event_t *event, const hf_hold_request_t *request,
+                            const event_user_t *owner, uint32_t replaced_units);
+int64_t items_fill(hf_core_t *core, const hf_event_t *event, const hf_hold_request_t *request,
+                   uint32_t offset);
+
+/* ---- order.c: orders ---- */
+
+/* True when id is NULL or an order has it already; else *key is set for the insert. */
+bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
+uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event,
+                        uint32_t user, hf_time_ms_t now);
+/* Marks an order's seats sold and its units sold. */
+void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report);
+
+/* ---- restore.c: state loaded back from the store ---- */
+
+/* What restore and revive share (see restore.c). */
+hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored,
+                             uint32_t *index);
+
+#endif

@@ -1,0 +1,135 @@
+/* Restore: the state loaded back from the store at start (events, holds, orders, seat
+ * versions), re-applied with its original times and statuses. Nothing is emitted: the store
+ * has it all already. */
+#include "core/internal.h"
+
+#include <string.h>
+
+/* Resolves stored items into the scratch arrays; stored data that does not resolve is a
+ * corrupt store, reported as an invalid request. */
+static hf_error_t restore_resolve(hf_core_t *core, const hf_hold_request_t *request,
+                                  uint32_t *event_index) {
+    const hf_event_t *event = hf_core_event(core, request->event_id, event_index);
+    if (!event) return HF_ERROR_EVENT_NOT_FOUND;
+    if (request->seat_count + request->pool_count > HF_HOLD_ITEMS_MAX) return HF_ERROR_INVALID_REQUEST;
+    hf_error_t error = resolve_seats(core, event, request, NULL);
+    if (!error) error = resolve_pools(core, event, request, NULL);
+    return error;
+}
+
+/* Versions are not stored: a hold changed each of its seats once when made, and once more
+ * when it ended (released, expired, or sold by its commit). */
+#define ENDED_HOLD_SEAT_CHANGES 2u
+
+static void restore_versions(hf_core_t *core, uint32_t event_index, uint32_t item_offset,
+                             uint32_t seat_count, uint32_t changes) {
+    hf_event_t *event = core->events[event_index];
+    const hf_item_t *items = core->items + item_offset;
+    for (uint32_t i = 0; i < seat_count; i++) event->seats[items[i].index].version += changes;
+}
+
+/* What restore and revive share: a stored hold's items resolved, its id new, a held one's seats
+ * free; then a slot with its stored times and total, status held until the caller decides. */
+hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored,
+                             uint32_t *index) {
+    uint32_t event_index;
+    hf_error_t error = restore_resolve(core, &stored->request, &event_index);
+    if (error) return error;
+    if (!stored->request.user_id || !*stored->request.user_id) return HF_ERROR_INVALID_REQUEST;
+    text_key_t hold_id;
+    if (hold_id_taken(core, stored->request.hold_id, &hold_id)) return HF_ERROR_INVALID_REQUEST;
+    const hf_event_t *event = core->events[event_index];
+    if (stored->status == HF_HOLD_HELD) {
+        for (uint32_t i = 0; i < stored->request.seat_count; i++)
+            if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
+                return HF_ERROR_SEATS_UNAVAILABLE;
+    }
+    user_ref_t user = user_ref_of(core, stored->request.user_id);
+    *index = hold_allocate(core, &stored->request, &hold_id, event_index, &user);
+    hf_hold_t *hold = hold_of(core, *index);
+    hold->status = HF_HOLD_HELD;
+    hold->created_at_ms = stored->created_at_ms;
+    hold->expires_at_ms = stored->expires_at_ms;
+    hold->total = stored->total;
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *definition,
+                                 hf_time_ms_t created_at_ms) {
+    return event_add(core, definition, created_at_ms, NULL);
+}
+
+hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
+    uint32_t index;
+    hf_error_t error = stored_hold_place(core, stored, &index);
+    if (error) return error;
+    hf_hold_t *hold = hold_of(core, index);
+    restore_versions(core, hold->event, hold->item_offset, hold->seat_count,
+                     stored->status == HF_HOLD_HELD ? 1 : ENDED_HOLD_SEAT_CHANGES);
+    if (stored->status == HF_HOLD_HELD) hold_take(core, index, stored->created_at_ms, false);
+    else hold->status = stored->status;
+    if (hold_status_finished(hold->status)) finished_push(core, index);
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_forgotten_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
+    if (!hold_status_finished(stored->status)) return HF_ERROR_INVALID_REQUEST;
+    uint32_t event_index;
+    hf_error_t error = restore_resolve(core, &stored->request, &event_index);
+    if (error) return error;
+    hf_event_t *event = core->events[event_index];
+    for (uint32_t i = 0; i < stored->request.seat_count; i++)
+        event->seats[core->scratch_seats[i]].version += ENDED_HOLD_SEAT_CHANGES;
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *stored) {
+    uint32_t event_index;
+    hf_error_t error = restore_resolve(core, &stored->items, &event_index);
+    if (error) return error;
+    text_key_t order_key;
+    if (order_id_taken(core, stored->order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
+    const hf_event_t *event = core->events[event_index];
+    if (stored->status == HF_ORDER_CONFIRMED) {
+        for (uint32_t i = 0; i < stored->items.seat_count; i++)
+            if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
+                return HF_ERROR_SEATS_UNAVAILABLE;
+    }
+    uint32_t hold_index = 0;
+    if (stored->hold_id && !hf_core_hold_find(core, stored->hold_id, &hold_index))
+        return HF_ERROR_HOLD_NOT_FOUND;
+    uint32_t index = order_allocate(core, &order_key, event_index,
+                                    user_intern_id(core, stored->items.user_id), stored->created_at_ms);
+    hf_order_t *order = &core->orders[index];
+    order->total = stored->total;
+    order->seat_count = stored->items.seat_count;
+    order->pool_count = stored->items.pool_count;
+    order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
+    hf_item_t *items = core->items + order->item_offset;
+    for (uint32_t i = 0; i < order->seat_count; i++) items[i] = (hf_item_t){core->scratch_seats[i], 0};
+    for (uint32_t i = 0; i < order->pool_count; i++)
+        items[order->seat_count + i] = (hf_item_t){core->scratch_pools[i], stored->items.pools[i].quantity};
+    if (stored->payment_ref && *stored->payment_ref)
+        order->payment_ref = string_store(core, stored->payment_ref, strlen(stored->payment_ref));
+    if (stored->hold_id) {
+        order->hold = hold_index + 1;
+        core->holds[hold_index].order = index + 1;
+    }
+    order->status = stored->status;
+    /* A booking sold its seats itself (a committed hold's change is counted with the hold);
+     * a cancel made them available again. */
+    uint32_t changes = (stored->hold_id ? 0 : 1) + (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
+    restore_versions(core, event_index, order->item_offset, order->seat_count, changes);
+    if (stored->status == HF_ORDER_CONFIRMED) order_take(core, index, stored->created_at_ms, false);
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const char *seat_id,
+                                uint32_t version) {
+    uint32_t event_index, seat;
+    const hf_event_t *event = hf_core_event(core, event_id, &event_index);
+    if (!event) return HF_ERROR_EVENT_NOT_FOUND;
+    if (!hf_core_seat_find(event, seat_id, &seat)) return HF_ERROR_SEAT_NOT_FOUND;
+    core->events[event_index]->seats[seat].version = version;
+    return HF_OK;
+}
