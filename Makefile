@@ -26,7 +26,7 @@ CORE_SOURCES := $(LIB_SOURCES) $(call sources_under,src/core)
 STORE_SOURCES := $(call sources_under,src/store)
 # Everything of the server but main().
 LIBRARY_SOURCES := $(CORE_SOURCES) $(STORE_SOURCES) $(call sources_under,src/net src/engine)
-SERVER_SOURCES := $(LIBRARY_SOURCES) src/cmd/main.c
+SERVER_SOURCES := $(LIBRARY_SOURCES) $(call sources_under,src/cmd)
 LLHTTP_SOURCES := llhttp.c api.c http.c
 
 # Objects of one flavour (release or sanitized) live in their own folder.

@@ -117,6 +117,14 @@
  * disk would). One buffer per connection that writes the log. */
 #define HF_STORE_LOG_BUFFER_SIZE (128u * 1024 - 1)
 
+/* Origins given with --cors-origin or HOLDFAST_CORS_ORIGINS (API.md section 1): a box office
+ * has a handful of front ends, and the engine compares each request's Origin against every one
+ * of them, so the list stays short. */
+#define HF_CORS_ORIGINS_MAX 16
+/* One origin, scheme://host[:port]: "https://" (8 bytes), a DNS name (at most 253) and
+ * ":65535" (6). */
+#define HF_CORS_ORIGIN_SIZE_MAX (8 + 253 + 6)
+
 /* One log line's text (lib/log.h): long enough for any message with a path and an SQLite error,
  * short enough for a stack buffer. */
 #define HF_LOG_LINE_SIZE_MAX 1024

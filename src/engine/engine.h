@@ -21,6 +21,11 @@ typedef struct hf_engine_options {
     /* Released and expired holds kept in memory; older ones are read back from the store
      * when asked for (hf_core_evict). */
     uint32_t finished_holds_max;
+    /* Origins answered with CORS headers (API.md section 1), each scheme://host[:port] as a
+     * browser sends it in Origin, already checked; at most HF_CORS_ORIGINS_MAX (limits.h).
+     * The strings belong to the caller and outlive the engine. */
+    const char *const *cors_origins;
+    uint32_t cors_origin_count;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

@@ -1,0 +1,272 @@
+"""The command line (API.md section 0): `holdfast --version` and `holdfast serve --help` print to
+standard output and exit 0; options are written `--name value` or `--name=value`, each also read
+from its environment variable, the command line winning; a refused option or value exits 2 with
+exactly one line on standard error that names it, and nothing on standard output."""
+
+import os
+import re
+import subprocess
+
+import harness
+from harness import Server, check, check_equal, free_port, make_temp_dir, timeout
+
+VERSION_RE = re.compile(r"^holdfast \d+\.\d+\.\d+\n$")
+# HF_CORS_ORIGINS_MAX (src/core/limits.h).
+CORS_ORIGINS_MAX = 16
+
+
+def _environment(extra=None):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("HOLDFAST_")}
+    environment.update(extra or {})
+    return environment
+
+
+def _run(arguments, environment=None):
+    """Runs the binary to its end; (exit code, stdout, stderr)."""
+    label = "holdfast %s" % " ".join(arguments)
+    try:
+        done = subprocess.run([harness.BINARY] + arguments, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=_environment(environment), timeout=timeout(10))
+    except subprocess.TimeoutExpired:
+        harness.fail("%s: did not exit within %.0f s" % (label, timeout(10)))
+    return (done.returncode, done.stdout.decode("utf-8", "replace"),
+            done.stderr.decode("utf-8", "replace"))
+
+
+def _serve(*options):
+    """serve with a fresh port and a data directory that must not be created by a refusal."""
+    data = os.path.join(make_temp_dir(), "data")
+    return ["serve", "--listen", "127.0.0.1:%d" % free_port(), "--data", data] + list(options)
+
+
+def _refused(arguments, names, environment=None, also=()):
+    """Exit 2, nothing on stdout, one line on stderr beginning "holdfast: " that contains each
+    of names (the option or variable refused) and each text of also (what is wrong)."""
+    label = "holdfast %s%s" % (" ".join(arguments), " with %s" % environment if environment
+                               else "")
+    code, out, err = _run(arguments, environment)
+    check_equal(code, 2, "%s: exit code (stderr %r)" % (label, err))
+    check_equal(out, "", "%s: standard output" % label)
+    lines = err.splitlines()
+    check(len(lines) == 1 and err.endswith("\n"),
+          "%s: expected one line on standard error, got %r" % (label, err))
+    check(lines[0].startswith("holdfast: "), "%s: %r does not begin with holdfast:" % (
+        label, lines[0]))
+    for text in ([names] if isinstance(names, str) else names) + list(also):
+        check(text in lines[0], "%s: %r does not say %r" % (label, lines[0], text))
+    for argument in arguments:
+        if argument.endswith("/data"):
+            check(not os.path.exists(argument), "%s: the data directory was created" % label)
+    return lines[0]
+
+
+class _Server(Server):
+    """A server started with exactly the given options and environment variables."""
+
+    def __init__(self, options, environment=None):
+        super().__init__()
+        self.options = options
+        self.environment = environment or {}
+
+    def command(self):
+        return [self.binary] + [option.format(port=self.port, data=self.data_dir)
+                                for option in self.options]
+
+    def _spawn(self, environment):
+        environment = dict(environment)
+        environment.update(self.environment)
+        super()._spawn(environment)
+
+
+def _status(server, api_key):
+    client = server.client(api_key=api_key)
+    status = client.get("/v1/events").status
+    client.close()
+    return status
+
+
+# ---- what exits 0 ----
+
+def test_version():
+    code, out, err = _run(["--version"])
+    check_equal((code, err), (0, ""), "holdfast --version: exit code and stderr")
+    check(VERSION_RE.match(out), "holdfast --version printed %r" % out)
+
+
+def test_help():
+    for arguments in (["serve", "--help"], ["--help"], ["-h"], ["serve", "-h"],
+                      ["serve", "--listen", "127.0.0.1:1", "--help"]):
+        code, out, err = _run(arguments)
+        label = "holdfast %s" % " ".join(arguments)
+        check_equal((code, err), (0, ""), "%s: exit code and stderr" % label)
+        check(out.startswith("usage: holdfast serve --listen HOST:PORT --data DIR"),
+              "%s: the usage on stdout, got %r" % (label, out[:200]))
+        for option in ("--listen", "--data", "--api-key", "--token-secret", "--webhook-secret",
+                       "--store", "--finished-holds", "--cors-origin", "HOLDFAST_CORS_ORIGINS",
+                       "--version"):
+            check(option in out, "%s: the usage does not list %s" % (label, option))
+
+
+# ---- refusals: exit 2, one line naming what is refused ----
+
+def test_refused_commands():
+    _refused([], "no command", also=["serve", "--version", "--help"])
+    _refused(["nope"], '"nope"', also=["unknown command", "serve", "--version", "--help"])
+    _refused(["--nope"], '"--nope"', also=["unknown command", "serve"])
+
+
+def test_refused_listen():
+    data = os.path.join(make_temp_dir(), "data")
+    _refused(["serve", "--data", data], "--listen", also=["missing"])
+    _refused(["serve", "--listen", "nope", "--data", data], "--listen",
+             also=['"nope"', "HOST:PORT"])
+    _refused(["serve", "--listen", "127.0.0.1:70000", "--data", data], "--listen",
+             also=["70000", "out of range", "1 to 65535"])
+    # 0 would pick a port at random, one no client could know.
+    _refused(["serve", "--listen", "127.0.0.1:0", "--data", data], "--listen",
+             also=["port 0", "out of range"])
+    for value in ("127.0.0.1:", ":8080", "127.0.0.1:80x", "127.0.0.1:-1", "[::1:80",
+                  "a b:80", "127.0.0.1:+80"):
+        _refused(["serve", "--listen", value, "--data", data], "--listen", also=["HOST:PORT"])
+    _refused(["serve", "--listen=127.0.0.1:99999999999999999999", "--data", data], "--listen",
+             also=["out of range"])
+
+
+def test_refused_data():
+    _refused(["serve", "--listen", "127.0.0.1:%d" % free_port()], "--data",
+             also=["missing", "directory"])
+    _refused(["serve", "--listen", "127.0.0.1:%d" % free_port(), "--data", "x" * 5000],
+             "--data", also=["longer"])
+
+
+def test_refused_unknown_option():
+    _refused(_serve("--nope"), "--nope", also=["unknown option", "serve --help"])
+    _refused(_serve("--nope=1"), "--nope", also=["unknown option"])
+    _refused(_serve("stray"), '"stray"', also=["unexpected argument"])
+    _refused(_serve("--demo=yes"), "--demo", also=["no value"])
+
+
+def test_refused_missing_value():
+    for option in ("--api-key", "--token-secret", "--webhook-secret", "--store",
+                   "--finished-holds", "--cors-origin"):
+        _refused(_serve(option), option, also=["needs a value"])
+        _refused(_serve(option + "="), option, also=["needs a value"])
+        _refused(_serve(option, ""), option, also=["needs a value"])
+    # A value that looks like the next option is a forgotten value, not a key.
+    data = os.path.join(make_temp_dir(), "data")
+    _refused(["serve", "--api-key", "--listen", "127.0.0.1:1", "--data", data], "--api-key",
+             also=["needs a value"])
+    _refused(["serve", "--listen"], "--listen", also=["needs a value"])
+
+
+def test_refused_twice_and_control_characters():
+    _refused(_serve("--store", "sqlite:/tmp/a.db", "--store=sqlite:/tmp/b.db"), "--store",
+             also=["twice"])
+    _refused(_serve("--api-key", "a\nb"), "--api-key", also=["control character"])
+    _refused(_serve(), "HOLDFAST_WEBHOOK_SECRET", environment={"HOLDFAST_WEBHOOK_SECRET": "a\tb"},
+             also=["control character"])
+
+
+def test_refused_finished_holds():
+    _refused(_serve("--finished-holds", "abc"), "--finished-holds",
+             also=['"abc"', "0 to 10000000"])
+    _refused(_serve("--finished-holds=10000001"), "--finished-holds", also=["0 to 10000000"])
+    _refused(_serve(), "HOLDFAST_FINISHED_HOLDS", environment={"HOLDFAST_FINISHED_HOLDS": "-1"},
+             also=['"-1"'])
+
+
+def test_refused_store():
+    _refused(_serve("--store", "nope"), "--store", also=['"nope"', "sqlite:PATH"])
+    _refused(_serve("--store", "sqlite:"), "--store", also=["sqlite:PATH"])
+    _refused(_serve(), "HOLDFAST_STORE", environment={"HOLDFAST_STORE": "mysql://x"},
+             also=["mysql://x"])
+
+
+def test_refused_cors_origin():
+    cases = [
+        ("*", "not accepted"),
+        ("ftp://tickets.example.com", "http or https"),
+        ("https://tickets.example.com/", "no trailing slash"),
+        ("https://tickets.example.com/box", "no path"),
+        ("tickets.example.com", "scheme://host"),
+        ("https://", "scheme://host"),
+        ("https://Tickets.example.com", "lower case"),
+        ("https://tickets.example.com:443", "default port"),
+        ("http://tickets.example.com:80", "default port"),
+        ("https://tickets.example.com:0", "1 to 65535"),
+        ("https://tickets.example.com:65536", "1 to 65535"),
+        ("https://user@tickets.example.com", "scheme://host"),
+        ("https://tickets.example.com?x=1", "scheme://host"),
+        ("http://[::1", "scheme://host"),
+    ]
+    for value, reason in cases:
+        _refused(_serve("--cors-origin", value), "--cors-origin", also=['"%s"' % value, reason])
+        _refused(_serve("--cors-origin=https://ok.example", "--cors-origin=" + value),
+                 "--cors-origin", also=[reason])
+    many = []
+    for number in range(CORS_ORIGINS_MAX + 1):
+        many += ["--cors-origin", "https://app%d.example" % number]
+    _refused(_serve(*many), "--cors-origin", also=["more than 16"])
+
+
+def test_refused_cors_origins_environment():
+    name = "HOLDFAST_CORS_ORIGINS"
+    for value, reason in (("*", "not accepted"),
+                          ("https://a.example,https://b.example/", "no trailing slash"),
+                          ("https://a.example,,https://b.example", "empty origin"),
+                          ("https://a.example, ", "empty origin"),
+                          (",".join("https://app%d.example" % n for n in range(17)),
+                           "more than 16")):
+        _refused(_serve(), name, environment={name: value}, also=[reason])
+
+
+# ---- what starts ----
+
+def test_equals_form_starts():
+    """--name=value for every option with a value; the key is in force."""
+    server = _Server(["serve", "--listen=127.0.0.1:{port}", "--data={data}", "--api-key=k=1",
+                      "--token-secret=t", "--webhook-secret=w",
+                      "--store=sqlite:{data}/other.db", "--finished-holds=5",
+                      "--cors-origin=https://tickets.example.com"]).start()
+    check_equal(_status(server, None), 401, "GET /v1/events without the key")
+    check_equal(_status(server, "k=1"), 200, "GET /v1/events with the key given as --api-key=k=1")
+    check(os.path.exists(os.path.join(server.data_dir, "other.db")),
+          "--store=sqlite:DIR/other.db was not used")
+    server.stop()
+    check_equal(server.stdout_text(), "", "the server's standard output")
+
+
+def test_flag_wins_over_environment():
+    server = _Server(["serve", "--listen", "127.0.0.1:{port}", "--data", "{data}",
+                      "--api-key", "from-flag"],
+                     {"HOLDFAST_API_KEY": "from-environment"}).start()
+    check_equal(_status(server, "from-flag"), 200, "the key of --api-key")
+    check_equal(_status(server, "from-environment"), 401, "the key of HOLDFAST_API_KEY")
+    server.stop()
+    server = _Server(["serve", "--listen", "127.0.0.1:{port}", "--data", "{data}"],
+                     {"HOLDFAST_API_KEY": "from-environment"}).start()
+    check_equal(_status(server, "from-environment"), 200, "HOLDFAST_API_KEY alone")
+    check_equal(_status(server, None), 401, "no key, HOLDFAST_API_KEY set")
+    server.stop()
+
+
+def test_flag_overrides_a_bad_environment_value():
+    """Only the value in force is checked: the command line's."""
+    server = _Server(["serve", "--listen", "127.0.0.1:{port}", "--data", "{data}",
+                      "--finished-holds", "7", "--cors-origin", "https://tickets.example.com"],
+                     {"HOLDFAST_FINISHED_HOLDS": "abc", "HOLDFAST_CORS_ORIGINS": "*"}).start()
+    server.stop()
+
+
+def test_cors_origins_start():
+    server = _Server(["serve", "--listen", "127.0.0.1:{port}", "--data", "{data}",
+                      "--cors-origin", "https://tickets.example.com",
+                      "--cors-origin=http://localhost:3000", "--cors-origin", "http://[::1]:8080",
+                      "--cors-origin", "https://tickets.example.com"]).start()
+    server.stop()
+    origins = ",".join(["https://box-office.example", " http://127.0.0.1:5173 "] +
+                       ["https://app%d.example" % n for n in range(14)])
+    server = _Server(["serve", "--listen", "127.0.0.1:{port}", "--data", "{data}"],
+                     {"HOLDFAST_CORS_ORIGINS": origins}).start()
+    server.stop()
