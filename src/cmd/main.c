@@ -58,7 +58,6 @@ static int serve(const hf_command_line_t *line) {
     raise_descriptor_limit();
     signal(SIGPIPE, SIG_IGN);
     hf_engine_options_t options = {.host = line->host, .port = line->port,
-                                   .data_directory = line->data_directory,
                                    .store_url = line->store_url, .api_key = line->api_key,
                                    .demo = line->demo,
                                    .finished_holds_max = line->finished_holds_max,

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static bool reject(hf_request_t *request, const char *name, const char *message) {
-    hf_reply_error(request, 400, "invalid_request", message, name);
+    hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, name);
     return false;
 }
 

@@ -34,16 +34,17 @@ uint64_t hf_engine_change_sequence(const hf_engine_t *engine, uint64_t change) {
 
 /* OpenSSL's generator, drawn 4 KiB at a time: one call per id cost more than the rest of a
  * hold. The bytes are as unpredictable either way; only the loop thread uses them. */
-static void random_take(unsigned char *out, size_t length) {
-    static unsigned char pool[4096];
-    static size_t used = sizeof pool;
-    if (used + length > sizeof pool) {
-        if (RAND_bytes(pool, sizeof pool) != 1) abort(); /* no entropy: ids would be guessable */
-        used = 0;
+static void random_take(hf_engine_t *engine, unsigned char *out, size_t length) {
+    unsigned char *pool = engine->random_pool;
+    size_t size = sizeof engine->random_pool;
+    if (engine->random_remaining < length) {
+        if (RAND_bytes(pool, (int)size) != 1) abort(); /* no entropy: ids would be guessable */
+        engine->random_remaining = size;
     }
-    memcpy(out, pool + used, length);
-    memset(pool + used, 0, length); /* never hand the same bytes out twice */
-    used += length;
+    unsigned char *next = pool + size - engine->random_remaining;
+    memcpy(out, next, length);
+    memset(next, 0, length); /* never hand the same bytes out twice */
+    engine->random_remaining -= length;
 }
 
 /* "00" to "ff": an id's 18 bytes are written as hex one byte (two digits) per copy. */
@@ -56,7 +57,7 @@ static const char hex_pairs[513] =
     "c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeef"
     "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
-void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
+void hf_engine_make_id(hf_engine_t *engine, const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
     /* 48 bits of the time in milliseconds, then 96 random bits: unguessable as the contract
      * asks, and a new id sorts after nearly every id made before it, so the store's indexes
      * grow at their right edge: a batch of new holds dirties one or two index pages instead
@@ -65,7 +66,7 @@ void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
     unsigned char bytes[18];
     uint64_t ms = (uint64_t)hf_clock_wall_ms();
     for (int i = 0; i < 6; i++) bytes[i] = (unsigned char)(ms >> (40 - 8 * i));
-    random_take(bytes + 6, 12);
+    random_take(engine, bytes + 6, 12);
     size_t length = strlen(prefix);
     memcpy(out, prefix, length);
     for (size_t i = 0; i < sizeof bytes; i++) memcpy(out + length + 2 * i, hex_pairs + 2 * bytes[i], 2);
@@ -279,7 +280,7 @@ static void create_demo_event(hf_engine_t *engine) {
 
 static void on_keepalive(uv_timer_t *timer) { hf_streams_keepalive(timer->data); }
 
-static int init_handles(hf_engine_t *engine) {
+static void init_handles(hf_engine_t *engine) {
     uv_loop_t *loop = engine->loop;
     uv_async_init(loop, &engine->store_done, on_store_done);
     uv_check_init(loop, &engine->check);
@@ -297,7 +298,6 @@ static int init_handles(hf_engine_t *engine) {
     uv_check_start(&engine->check, on_check);
     uv_signal_start(&engine->signal_term, on_signal, SIGTERM);
     uv_signal_start(&engine->signal_interrupt, on_signal, SIGINT);
-    return 0;
 }
 
 static bool open_store(hf_engine_t *engine) {

@@ -14,7 +14,6 @@
 typedef struct hf_engine_options {
     const char *host;
     int port;
-    const char *data_directory;
     const char *store_url;       /* "sqlite:PATH" */
     const char *api_key;         /* NULL or "": no authentication */
     bool demo;                   /* create the demo event when missing */

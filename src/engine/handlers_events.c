@@ -18,7 +18,7 @@ void hf_handle_event_create(hf_request_t *request) {
     if (!hf_definition_decode(request->body, &definition, &field, &message)) {
         char text[256];
         snprintf(text, sizeof text, "%s: %s", field, message);
-        hf_reply_error(request, 400, "invalid_request", text, field);
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, text, field);
         hf_definition_free(&definition);
         return;
     }
@@ -51,7 +51,7 @@ void hf_handle_event_list(hf_request_t *request) {
 /* The event named by the first path parameter, or NULL after answering 404. */
 static const hf_event_t *event_or_404(hf_request_t *request) {
     const hf_event_t *event = hf_core_event(request->engine->core, request->params[0], NULL);
-    if (!event) hf_reply_error(request, 404, "event_not_found", "no such event", NULL);
+    if (!event) hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
     return event;
 }
 
@@ -68,7 +68,7 @@ void hf_handle_seat_get(hf_request_t *request) {
     if (!event) return;
     uint32_t seat;
     if (!hf_core_seat_find(event, request->params[1], &seat)) {
-        hf_reply_error(request, 404, "seat_not_found", "no such seat", NULL);
+        hf_reply_error(request, HF_API_ERROR_SEAT_NOT_FOUND, NULL, NULL);
         return;
     }
     /* The answer shows this seat only: it waits for the seat's last change, not for the open
@@ -103,7 +103,7 @@ static bool seat_filter_read(hf_request_t *request, const hf_event_t *event, sea
         uint32_t s = 0;
         while (s < event->section_count && strcmp(event->sections[s].id, value) != 0) s++;
         if (s == event->section_count) {
-            hf_reply_error(request, 404, "section_not_found", "no such section", NULL);
+            hf_reply_error(request, HF_API_ERROR_SECTION_NOT_FOUND, NULL, NULL);
             return false;
         }
         filter->start = event->sections[s].first_seat;
@@ -112,20 +112,20 @@ static bool seat_filter_read(hf_request_t *request, const hf_event_t *event, sea
     uint8_t status;
     if (hf_query_get(query, "status", value, sizeof value)) {
         if (!hf_seat_status_parse(value, &status)) {
-            hf_reply_error(request, 400, "invalid_request", "status must be available, held or sold",
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "status must be available, held or sold",
                            "status");
             return false;
         }
         filter->status = status;
     }
     if (hf_query_get(query, "limit", value, sizeof value) && !parse_limit(value, &filter->limit)) {
-        hf_reply_error(request, 400, "invalid_request", "limit must be an integer from 1 to 10000", "limit");
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "limit must be an integer from 1 to 10000", "limit");
         return false;
     }
     if (hf_query_get(query, "after", value, sizeof value)) {
         uint32_t seat;
         if (!hf_core_seat_find(event, value, &seat)) {
-            hf_reply_error(request, 400, "invalid_request", "after must be a seat id of this event", "after");
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "after must be a seat id of this event", "after");
             return false;
         }
         if (seat + 1 > filter->start) filter->start = seat + 1;

@@ -3,26 +3,18 @@
 
 #include <string.h>
 
+/* The hold; with capped not NULL, plus "capped" (the extend answer). */
 static void reply_hold(hf_request_t *request, int status, uint32_t hold_index, const bool *capped) {
     hf_core_t *core = request->engine->core;
-    const hf_hold_t *hold = hf_core_hold_at(core, hold_index);
     hf_json_t json;
     hf_reply_begin(request, status, &json);
-    if (!capped) {
-        hf_render_hold(&json, core, hold, request->now_ms);
-        return;
-    }
-    /* The extend answer is the hold plus "capped": rendered, then the closing brace reopened. */
-    hf_render_hold(&json, core, hold, request->now_ms);
-    hf_buffer_t *body = &request->response->body;
-    body->length--;
-    hf_buffer_printf(body, ",\"capped\":%s}", *capped ? "true" : "false");
+    hf_render_hold(&json, core, hf_core_hold_at(core, hold_index), request->now_ms, capped);
 }
 
-static void reply_order(hf_request_t *request, uint32_t order_index) {
+static void reply_order(hf_request_t *request, int status, uint32_t order_index) {
     hf_core_t *core = request->engine->core;
     hf_json_t json;
-    hf_reply_begin(request, 200, &json);
+    hf_reply_begin(request, status, &json);
     hf_render_order(&json, core, hf_core_order_at(core, order_index));
 }
 
@@ -42,7 +34,7 @@ static bool best_available_decode(hf_request_t *request, hf_hold_request_t *hold
                (json_is_string(section) && json_string_length(section) <= HF_ID_SIZE_MAX)) &&
               (!adjacent || json_is_boolean(adjacent));
     if (!ok) {
-        hf_reply_error(request, 400, "invalid_request",
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
                        "best_available must be {\"count\": 1 or more, \"section\": id, "
                        "\"adjacent\": true or false}", "best_available");
         return false;
@@ -60,7 +52,7 @@ static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_r
     if (!hf_decode_user(request, &hold_request->user_id)) return false;
     if (!best_available_decode(request, hold_request)) return false;
     if (!hf_request_items_decode(request, hold_request, seat_ids, pools, &field)) {
-        hf_reply_error(request, 400, "invalid_request",
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
                        strcmp(field, "seats") == 0 ? "seats must be a list of seat ids"
                                                    : "pools must map pool ids to quantities >= 1",
                        field);
@@ -86,18 +78,19 @@ void hf_handle_hold_create(hf_request_t *request) {
     hf_hold_request_t hold_request = {.event_id = request->params[0], .hold_id = hold_id};
     hf_core_t *core = request->engine->core;
     if (!hf_core_event(core, request->params[0], NULL)) {
-        hf_reply_error(request, 404, "event_not_found", "no such event", NULL);
+        hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
     }
     if (!hold_request_decode(request, &hold_request, seat_ids, pools)) return;
-    hf_engine_make_id("res_", hold_id);
-    static hf_error_detail_t detail; /* large: kept off the stack; one thread uses it */
-    memset(&detail, 0, offsetof(hf_error_detail_t, items));
+    hf_engine_make_id(request->engine, "res_", hold_id);
+    /* Large: kept off the stack, in the engine's scratch; one thread uses it. */
+    hf_error_detail_t *detail = &request->engine->detail;
+    memset(detail, 0, offsetof(hf_error_detail_t, items));
     uint32_t hold_index;
-    hf_error_t error = hf_core_hold(core, &hold_request, request->now_ms, &hold_index, &detail);
+    hf_error_t error = hf_core_hold(core, &hold_request, request->now_ms, &hold_index, detail);
     if (error) {
-        if (error == HF_ERROR_SEATS_UNAVAILABLE) rest_on_seats(request, &detail);
-        hf_reply_core_error(request, error, &detail, &hold_request);
+        if (error == HF_ERROR_SEATS_UNAVAILABLE) rest_on_seats(request, detail);
+        hf_reply_core_error(request, error, detail, &hold_request);
         return;
     }
     reply_hold(request, 201, hold_index, NULL);
@@ -111,7 +104,7 @@ static bool hold_or_404(hf_request_t *request, uint32_t *index) {
     hf_engine_t *engine = request->engine;
     if (!hf_core_hold_find(engine->core, request->params[0], index) &&
         !hf_engine_revive_hold(engine, request->params[0], index)) {
-        hf_reply_error(request, 404, "hold_not_found", "no such hold", NULL);
+        hf_reply_error(request, HF_API_ERROR_HOLD_NOT_FOUND, NULL, NULL);
         return false;
     }
     request->rests_on_known = true;
@@ -123,7 +116,7 @@ static bool hold_or_404(hf_request_t *request, uint32_t *index) {
 static bool order_or_404(hf_request_t *request, uint32_t *index) {
     hf_core_t *core = request->engine->core;
     if (!hf_core_order_find(core, request->params[0], index)) {
-        hf_reply_error(request, 404, "order_not_found", "no such order", NULL);
+        hf_reply_error(request, HF_API_ERROR_ORDER_NOT_FOUND, NULL, NULL);
         return false;
     }
     request->rests_on_known = true;
@@ -169,17 +162,17 @@ void hf_handle_hold_commit(hf_request_t *request) {
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
     char order_id[HF_SERVER_ID_SIZE + 1];
-    hf_engine_make_id("ord_", order_id);
+    hf_engine_make_id(request->engine, "ord_", order_id);
     uint32_t order_index;
     hf_error_t error = hf_core_commit(request->engine->core, request->params[0], user_id, order_id,
                                       payment_ref, request->now_ms, &order_index);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
-    else reply_order(request, order_index);
+    else reply_order(request, 200, order_index);
 }
 
 void hf_handle_order_get(hf_request_t *request) {
     uint32_t index;
-    if (order_or_404(request, &index)) reply_order(request, index);
+    if (order_or_404(request, &index)) reply_order(request, 200, index);
 }
 
 void hf_handle_order_cancel(hf_request_t *request) {
@@ -190,7 +183,7 @@ void hf_handle_order_cancel(hf_request_t *request) {
     if (!order_or_404(request, &index)) return;
     hf_error_t error = hf_core_cancel(core, request->params[0], user_id, request->now_ms);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
-    else reply_order(request, index);
+    else reply_order(request, 200, index);
 }
 
 void hf_handle_user_orders(hf_request_t *request) {
@@ -215,10 +208,11 @@ void hf_handle_user_orders(hf_request_t *request) {
 
 /* ---- bookings (optimistic: an order straight from the versions the client saw) ---- */
 
+/* A booking's items: arrays of the engine's scratch, large and kept off the stack. */
 typedef struct booking_items {
-    const char *seat_ids[HF_HOLD_ITEMS_MAX];
-    uint32_t versions[HF_HOLD_ITEMS_MAX];
-    hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
+    const char **seat_ids;
+    uint32_t *versions;
+    hf_pool_request_t *pools;
 } booking_items_t;
 
 /* "seats": [{"id": "FLOOR-A-1", "version": 3}]; false when malformed. */
@@ -246,12 +240,12 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
     json_t *body = request->body;
     if (!hf_decode_user(request, &booking->user_id)) return false;
     if (!booking_seats_decode(body, booking, items)) {
-        hf_reply_error(request, 400, "invalid_request",
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
                        "seats must be a list of {\"id\": seat id, \"version\": integer}", "seats");
         return false;
     }
     if (!hf_pools_decode(body, booking, items->pools)) {
-        hf_reply_error(request, 400, "invalid_request", "pools must map pool ids to quantities >= 1",
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "pools must map pool ids to quantities >= 1",
                        "pools");
         return false;
     }
@@ -264,12 +258,7 @@ static void reply_version_conflict(hf_request_t *request, const hf_hold_request_
                                    const hf_error_detail_t *detail) {
     const hf_event_t *event = hf_core_event(request->engine->core, booking->event_id, NULL);
     hf_json_t json;
-    hf_reply_begin(request, 409, &json);
-    hf_json_object_begin(&json);
-    HF_JSON_KEY(&json, "error");
-    hf_json_object_begin(&json);
-    HF_JSON_KEY(&json, "code"); hf_json_string(&json, "version_conflict");
-    HF_JSON_KEY(&json, "message"); hf_json_string(&json, "seats changed since they were read");
+    hf_reply_error_begin(request, HF_API_ERROR_VERSION_CONFLICT, NULL, &json);
     HF_JSON_KEY(&json, "seats");
     hf_json_array_begin(&json);
     for (uint32_t i = 0; i < detail->item_count; i++) {
@@ -283,33 +272,31 @@ static void reply_version_conflict(hf_request_t *request, const hf_hold_request_
         hf_json_object_end(&json);
     }
     hf_json_array_end(&json);
-    hf_json_object_end(&json);
-    hf_json_object_end(&json);
+    hf_reply_error_end(&json);
 }
 
 void hf_handle_booking_create(hf_request_t *request) {
-    static booking_items_t items; /* large: kept off the stack; one thread uses it */
-    static hf_error_detail_t detail;
+    hf_engine_t *engine = request->engine;
+    booking_items_t items = {engine->booking_seat_ids, engine->booking_versions,
+                             engine->booking_pools};
+    hf_error_detail_t *detail = &engine->detail;
     hf_hold_request_t booking = {.event_id = request->params[0]};
     const char *payment_ref = NULL;
     hf_core_t *core = request->engine->core;
     if (!hf_core_event(core, request->params[0], NULL)) {
-        hf_reply_error(request, 404, "event_not_found", "no such event", NULL);
+        hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
     }
     if (!booking_decode(request, &booking, &items, &payment_ref)) return;
     char order_id[HF_SERVER_ID_SIZE + 1];
-    hf_engine_make_id("ord_", order_id);
-    memset(&detail, 0, offsetof(hf_error_detail_t, items));
+    hf_engine_make_id(request->engine, "ord_", order_id);
+    memset(detail, 0, offsetof(hf_error_detail_t, items));
     uint32_t order_index;
     hf_error_t error = hf_core_book(core, &booking, order_id, payment_ref, request->now_ms,
-                                    &order_index, &detail);
+                                    &order_index, detail);
     if (error == HF_ERROR_VERSION_CONFLICT || error == HF_ERROR_SEATS_UNAVAILABLE)
-        rest_on_seats(request, &detail);
-    if (error == HF_ERROR_VERSION_CONFLICT) reply_version_conflict(request, &booking, &detail);
-    else if (error) hf_reply_core_error(request, error, &detail, &booking);
-    else {
-        reply_order(request, order_index);
-        request->response->status = 201;
-    }
+        rest_on_seats(request, detail);
+    if (error == HF_ERROR_VERSION_CONFLICT) reply_version_conflict(request, &booking, detail);
+    else if (error) hf_reply_core_error(request, error, detail, &booking);
+    else reply_order(request, 201, order_index);
 }

@@ -6,7 +6,7 @@
 static void reply_asset(hf_request_t *request, const char *name) {
     const hf_asset_t *asset = hf_asset_find(name);
     if (!asset) {
-        hf_reply_error(request, 404, "not_found", "no such page", NULL);
+        hf_reply_error(request, HF_API_ERROR_NOT_FOUND, "no such page", NULL);
         return;
     }
     request->response->status = 200;

@@ -11,6 +11,7 @@
 #include "lib/json.h"
 #include "core/core.h"
 #include "lib/map.h"
+#include "engine/errors.h"
 #include "engine/engine.h"
 #include "net/flat_json.h"
 #include "net/http.h"
@@ -88,6 +89,16 @@ struct hf_engine {
     bool stopping;
     int exit_code;
     int64_t last_now_ms;
+
+    /* Scratch of one request at a time, too large for the stack (loop thread only). */
+    hf_flat_json_t flat_body;    /* the flat reading of a body (routes.c) */
+    hf_error_detail_t detail;    /* a hold's or booking's refusal (handlers_holds.c) */
+    const char *booking_seat_ids[HF_HOLD_ITEMS_MAX];
+    uint32_t booking_versions[HF_HOLD_ITEMS_MAX];
+    hf_pool_request_t booking_pools[HF_HOLD_ITEMS_MAX];
+    /* OpenSSL's random bytes, drawn 4 KiB at a time (hf_engine_make_id). */
+    unsigned char random_pool[4096];
+    size_t random_remaining;     /* unused bytes at the end of random_pool */
 };
 
 /* Wall-clock milliseconds, never moving backwards within one run. */
@@ -99,7 +110,7 @@ uint64_t hf_engine_reply_sequence(const hf_engine_t *engine);
 uint64_t hf_engine_change_sequence(const hf_engine_t *engine, uint64_t change);
 /* Fills out with prefix and 32 hex digits: the time in seconds (32 bits), then 96 random
  * bits ("res_" + 32 digits). */
-void hf_engine_make_id(const char *prefix, char out[HF_SERVER_ID_SIZE + 1]);
+void hf_engine_make_id(hf_engine_t *engine, const char *prefix, char out[HF_SERVER_ID_SIZE + 1]);
 
 /* ---- the request arena (arena.c) ----
  *
@@ -207,6 +218,12 @@ bool hf_definition_decode(json_t *object, hf_event_definition_t *definition, con
                           const char **message);
 void hf_definition_free(hf_event_definition_t *definition);
 
+/* Room for the items of one hold request. */
+typedef struct hf_hold_items {
+    const char *seat_ids[HF_HOLD_ITEMS_MAX];
+    hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
+} hf_hold_items_t;
+
 /* Items {"seats": [...], "pools": {...}} into a hold request (pointers borrow from object).
  * seat_ids and pools must have room for HF_HOLD_ITEMS_MAX entries. */
 bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
@@ -226,7 +243,9 @@ bool hf_query_get(const char *query, const char *name, char *out, size_t out_siz
 
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event);
 void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_index);
-void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms);
+/* With capped not NULL, the hold has a "capped" member too (the extend answer). */
+void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms,
+                    const bool *capped);
 void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *order);
 void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,
                      uint32_t item_offset, uint32_t seat_count, uint32_t pool_count);
@@ -236,8 +255,15 @@ void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json);
 /* Answers a core error, with its details. */
 void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error_detail_t *detail,
                          const hf_hold_request_t *hold_request);
-void hf_reply_error(hf_request_t *request, int status, const char *code, const char *message,
+/* Answers error id of the table (errors.h) with message, or its default message when NULL,
+ * and field when not NULL. */
+void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *message,
                     const char *field);
+/* An error answer with members of its own: begin writes {"error": {"code", "message" and
+ * leaves the inner object open for them; end closes both. */
+void hf_reply_error_begin(hf_request_t *request, hf_api_error_t id, const char *message,
+                          hf_json_t *json);
+void hf_reply_error_end(hf_json_t *json);
 
 /* ---- live streams (streams.c) ---- */
 void hf_handle_event_stream(hf_request_t *request);

@@ -1,4 +1,4 @@
-/* The JSON shapes of API.md: event summary, seat, hold, order, and error replies. */
+/* The JSON shapes of API.md: event summary, seat, hold, order, and the core's error replies. */
 #include "engine/internal.h"
 
 #include <string.h>
@@ -102,7 +102,8 @@ void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_object_end(json);
 }
 
-void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms) {
+void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms,
+                    const bool *capped) {
     const hf_event_t *event = hf_core_event_at(core, hold->event);
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, hold->id);
@@ -119,6 +120,9 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
     if (hold->order) {
         HF_JSON_KEY(json, "order_id");
         hf_json_string(json, hf_core_order_at(core, hold->order - 1)->id);
+    }
+    if (capped) {
+        HF_JSON_KEY(json, "capped"); hf_json_bool(json, *capped);
     }
     hf_json_object_end(json);
 }
@@ -145,29 +149,6 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     hf_json_object_end(json);
 }
 
-static const char *error_message(hf_error_t error) {
-    switch (error) {
-    case HF_ERROR_EVENT_EXISTS: return "an event with this id exists";
-    case HF_ERROR_EVENT_NOT_FOUND: return "no such event";
-    case HF_ERROR_SEAT_NOT_FOUND: return "no such seat";
-    case HF_ERROR_SEATS_UNAVAILABLE: return "seats are held or sold";
-    case HF_ERROR_POOL_NOT_FOUND: return "no such pool";
-    case HF_ERROR_INSUFFICIENT_QUANTITY: return "not enough units left in the pool";
-    case HF_ERROR_USER_LIMIT_EXCEEDED: return "this would exceed the seats allowed per user";
-    case HF_ERROR_HOLD_NOT_FOUND: return "no such hold";
-    case HF_ERROR_NOT_OWNER: return "this belongs to another user";
-    case HF_ERROR_HOLD_EXPIRED: return "the hold expired";
-    case HF_ERROR_HOLD_NOT_ACTIVE: return "the hold is released or confirmed";
-    case HF_ERROR_ALREADY_CONFIRMED: return "the hold is already confirmed";
-    case HF_ERROR_HOLD_RELEASED: return "the hold was released";
-    case HF_ERROR_ORDER_NOT_FOUND: return "no such order";
-    case HF_ERROR_CAPACITY: return "a server limit is reached";
-    case HF_ERROR_SECTION_NOT_FOUND: return "no such section";
-    case HF_ERROR_VERSION_CONFLICT: return "seats changed since they were read";
-    default: return "invalid request";
-    }
-}
-
 void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error_detail_t *detail,
                          const hf_hold_request_t *hold_request) {
     if (error == HF_ERROR_INVALID_REQUEST) {
@@ -175,16 +156,11 @@ void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error
         char message[128];
         if (detail && detail->reason) snprintf(message, sizeof message, "%s", detail->reason);
         else snprintf(message, sizeof message, "%s is not valid", field);
-        hf_reply_error(request, 400, "invalid_request", message, field);
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, field);
         return;
     }
     hf_json_t json;
-    hf_reply_begin(request, hf_error_status(error), &json);
-    hf_json_object_begin(&json);
-    HF_JSON_KEY(&json, "error");
-    hf_json_object_begin(&json);
-    HF_JSON_KEY(&json, "code"); hf_json_string(&json, hf_error_code(error));
-    HF_JSON_KEY(&json, "message"); hf_json_string(&json, error_message(error));
+    hf_reply_error_begin(request, hf_errors_from_core(error), NULL, &json);
     bool seats = error == HF_ERROR_SEAT_NOT_FOUND || error == HF_ERROR_SEATS_UNAVAILABLE;
     if (seats && detail && hold_request) {
         HF_JSON_KEY(&json, "seats");
@@ -200,6 +176,5 @@ void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error
     if (error == HF_ERROR_INSUFFICIENT_QUANTITY && detail) {
         HF_JSON_KEY(&json, "available"); hf_json_int(&json, detail->available);
     }
-    hf_json_object_end(&json);
-    hf_json_object_end(&json);
+    hf_reply_error_end(&json);
 }

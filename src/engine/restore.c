@@ -13,7 +13,13 @@ typedef struct restore {
      * finished_holds_max: only their seats' versions are counted, so a restart after millions
      * of holds needs no more memory than the server had while running. */
     uint64_t finished_to_skip;
+    hf_hold_items_t items;       /* the row being restored's, borrowed from its parsed JSON */
 } restore_t;
+
+/* The API's code of a core error, for messages. */
+static const char *core_code(hf_error_t error) {
+    return hf_errors_entry(hf_errors_from_core(error))->code;
+}
 
 static int fail(restore_t *restore, const char *what, const char *id, const char *why) {
     snprintf(restore->error, restore->error_size, "%s %s cannot be restored: %s", what,
@@ -32,16 +38,18 @@ static int restore_event(void *context, const hf_stored_row_t *row) {
                           : HF_ERROR_INVALID_REQUEST;
     hf_definition_free(&definition);
     json_decref(config);
-    return error ? fail(restore, "event", row->event_id, hf_error_code(error)) : 0;
+    return error ? fail(restore, "event", row->event_id, core_code(error)) : 0;
 }
 
-/* Parses a row's items JSON into request; returns the parsed document to free, or NULL. */
+/* Parses a row's items JSON into request, its arrays in room; returns the parsed document to
+ * free, or NULL. */
 static json_t *items_parse(const hf_stored_row_t *row, hf_hold_request_t *request,
-                           const char **seat_ids, hf_pool_request_t *pools) {
+                           hf_hold_items_t *room) {
     json_t *items = json_loads(row->text ? row->text : "", JSON_REJECT_DUPLICATES, NULL);
     const char *field;
     if (!items) return NULL;
-    if (!json_is_object(items) || !hf_items_decode(items, request, seat_ids, pools, &field)) {
+    if (!json_is_object(items) ||
+        !hf_items_decode(items, request, room->seat_ids, room->pools, &field)) {
         json_decref(items);
         return NULL;
     }
@@ -49,9 +57,6 @@ static json_t *items_parse(const hf_stored_row_t *row, hf_hold_request_t *reques
     request->user_id = row->user_id;
     return items;
 }
-
-static const char *seat_ids[HF_HOLD_ITEMS_MAX];
-static hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
 
 static int restore_finished_count(void *context, uint64_t count) {
     restore_t *restore = context;
@@ -61,10 +66,11 @@ static int restore_finished_count(void *context, uint64_t count) {
 }
 
 /* A holds row as the core takes it; returns the parsed items to free, or NULL. */
-static json_t *stored_hold_parse(const hf_stored_row_t *row, hf_stored_hold_t *hold) {
+static json_t *stored_hold_parse(const hf_stored_row_t *row, hf_stored_hold_t *hold,
+                                 hf_hold_items_t *room) {
     *hold = (hf_stored_hold_t){.status = (uint8_t)row->status, .created_at_ms = row->at_ms,
                                .expires_at_ms = row->expires_at_ms, .total = row->total};
-    json_t *items = items_parse(row, &hold->request, seat_ids, pools);
+    json_t *items = items_parse(row, &hold->request, room);
     hold->request.hold_id = row->hold_id;
     return items;
 }
@@ -72,7 +78,7 @@ static json_t *stored_hold_parse(const hf_stored_row_t *row, hf_stored_hold_t *h
 static int restore_hold(void *context, const hf_stored_row_t *row) {
     restore_t *restore = context;
     hf_stored_hold_t hold;
-    json_t *items = stored_hold_parse(row, &hold);
+    json_t *items = stored_hold_parse(row, &hold, &restore->items);
     if (!items) return fail(restore, "hold", row->hold_id, "its items are not valid");
     bool finished = hold.status == HF_HOLD_RELEASED || hold.status == HF_HOLD_EXPIRED;
     bool skip = finished && restore->finished_to_skip > 0;
@@ -80,7 +86,7 @@ static int restore_hold(void *context, const hf_stored_row_t *row) {
     hf_error_t error = skip ? hf_core_restore_forgotten_hold(restore->engine->core, &hold)
                             : hf_core_restore_hold(restore->engine->core, &hold);
     json_decref(items);
-    return error ? fail(restore, "hold", row->hold_id, hf_error_code(error)) : 0;
+    return error ? fail(restore, "hold", row->hold_id, core_code(error)) : 0;
 }
 
 static int restore_order(void *context, const hf_stored_row_t *row) {
@@ -88,11 +94,11 @@ static int restore_order(void *context, const hf_stored_row_t *row) {
     hf_stored_order_t order = {.order_id = row->order_id, .hold_id = row->hold_id,
                                .status = (uint8_t)row->status, .created_at_ms = row->at_ms,
                                .total = row->total, .payment_ref = row->payment_ref};
-    json_t *items = items_parse(row, &order.items, seat_ids, pools);
+    json_t *items = items_parse(row, &order.items, &restore->items);
     if (!items) return fail(restore, "order", row->order_id, "its items are not valid");
     hf_error_t error = hf_core_restore_order(restore->engine->core, &order);
     json_decref(items);
-    return error ? fail(restore, "order", row->order_id, hf_error_code(error)) : 0;
+    return error ? fail(restore, "order", row->order_id, core_code(error)) : 0;
 }
 
 static int restore_idempotency(void *context, const hf_stored_row_t *row) {
@@ -109,7 +115,7 @@ int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size) {
 
 int hf_engine_restore_from(hf_engine_t *engine, hf_store_t *store, char *error,
                            size_t error_size) {
-    restore_t restore = {engine, error, error_size, 0};
+    restore_t restore = {.engine = engine, .error = error, .error_size = error_size};
     hf_store_loader_t loader = {
         .event = restore_event, .finished_holds = restore_finished_count,
         .hold = restore_hold, .order = restore_order,
@@ -132,12 +138,13 @@ typedef struct revive {
     hf_engine_t *engine;
     uint32_t index;
     hf_error_t error;
+    hf_hold_items_t items;       /* the hold's, borrowed from its parsed JSON */
 } revive_t;
 
 static int revive_hold(void *context, const hf_stored_row_t *row) {
     revive_t *revive = context;
     hf_stored_hold_t hold;
-    json_t *items = stored_hold_parse(row, &hold);
+    json_t *items = stored_hold_parse(row, &hold, &revive->items);
     if (!items) {
         revive->error = HF_ERROR_INVALID_REQUEST;
         return -1;
@@ -152,7 +159,7 @@ bool hf_engine_revive_hold(hf_engine_t *engine, const char *hold_id, uint32_t *i
      * else answers 404 from memory, as it did before holds were ever forgotten. */
     if (!engine->store || strncmp(hold_id, "res_", 4) != 0 || strlen(hold_id) > HF_SERVER_ID_SIZE)
         return false;
-    revive_t revive = {engine, 0, HF_OK};
+    revive_t revive = {.engine = engine, .error = HF_OK};
     hf_store_loader_t loader = {.hold = revive_hold, .context = &revive};
     bool found = false;
     char error[512] = "";
@@ -160,7 +167,7 @@ bool hf_engine_revive_hold(hf_engine_t *engine, const char *hold_id, uint32_t *i
         /* A held or confirmed hold is never forgotten: one in the store but not in memory is
          * one whose creation was never acknowledged (its batch failed), so it stays unknown. */
         hf_log(HF_LOG_WARNING, "hold %s not taken back from the store: %s (%s)", hold_id, error,
-               revive.error ? hf_error_code(revive.error) : "read failed");
+               revive.error ? core_code(revive.error) : "read failed");
         return false;
     }
     if (!found) return false;

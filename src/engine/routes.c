@@ -221,9 +221,30 @@ void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json) {
     hf_json_init(json, &request->response->body);
 }
 
-void hf_reply_error(hf_request_t *request, int status, const char *code, const char *message,
+void hf_reply_error_begin(hf_request_t *request, hf_api_error_t id, const char *message,
+                          hf_json_t *json) {
+    const hf_api_error_entry_t *entry = hf_errors_entry(id);
+    hf_reply_begin(request, entry->status, json);
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "error");
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "code"); hf_json_string(json, entry->code);
+    HF_JSON_KEY(json, "message"); hf_json_string(json, message ? message : entry->message);
+}
+
+void hf_reply_error_end(hf_json_t *json) {
+    hf_json_object_end(json);
+    hf_json_object_end(json);
+}
+
+void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *message,
                     const char *field) {
-    hf_http_error(request->response, status, code, message, field);
+    hf_json_t json;
+    hf_reply_error_begin(request, id, message, &json);
+    if (field) {
+        HF_JSON_KEY(&json, "field"); hf_json_string(&json, field);
+    }
+    hf_reply_error_end(&json);
 }
 
 /* ---- generic checks ---- */
@@ -266,15 +287,19 @@ static bool depth_within_limit(const char *body, size_t length) {
     return true;
 }
 
-/* Read by the loop thread only, one request at a time; the request points to it. */
-static hf_flat_json_t flat_body;
+/* A limit's value as a string literal, for messages that quote it: the macro's own expansion
+ * (64, not HF_JSON_DEPTH_MAX) is what STRINGIZE_VALUE turns into text. */
+#define STRINGIZE_VALUE(x) #x
+#define STRINGIZE(x) STRINGIZE_VALUE(x)
 
 static bool parse_body(hf_request_t *request, bool flat_allowed) {
     const hf_http_request_t *http = request->http;
     /* Most bodies of the hot routes are flat: read without jansson's DOM. Whatever the flat
      * reader declines, jansson reads (or refuses, with its message). */
-    if (flat_allowed && hf_flat_json_read(&flat_body, http->body, http->body_length)) {
-        request->flat = &flat_body;
+    /* The engine's scratch: read by the loop thread only, one request at a time. */
+    hf_flat_json_t *flat = &request->engine->flat_body;
+    if (flat_allowed && hf_flat_json_read(flat, http->body, http->body_length)) {
+        request->flat = flat;
         return true;
     }
     if (http->body_length == 0) {
@@ -282,7 +307,8 @@ static bool parse_body(hf_request_t *request, bool flat_allowed) {
         return true;
     }
     if (!depth_within_limit(http->body, http->body_length)) {
-        hf_reply_error(request, 400, "invalid_json", "JSON nested deeper than 64 levels", NULL);
+        hf_reply_error(request, HF_API_ERROR_INVALID_JSON,
+                       "JSON nested deeper than " STRINGIZE(HF_JSON_DEPTH_MAX) " levels", NULL);
         return false;
     }
     json_error_t error;
@@ -291,11 +317,11 @@ static bool parse_body(hf_request_t *request, bool flat_allowed) {
     if (!request->body) {
         char message[256];
         snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
-        hf_reply_error(request, 400, "invalid_json", message, NULL);
+        hf_reply_error(request, HF_API_ERROR_INVALID_JSON, message, NULL);
         return false;
     }
     if (!json_is_object(request->body)) {
-        hf_reply_error(request, 400, "invalid_request", "the body must be a JSON object", "body");
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "the body must be a JSON object", "body");
         return false;
     }
     return true;
@@ -320,8 +346,7 @@ static void run_idempotent(hf_request_t *request, const route_t *route, const ch
         hf_idempotency_find(&engine->idempotency, scope, scope_length);
     if (entry) {
         if (CRYPTO_memcmp(entry->hash, hash, sizeof hash) != 0) {
-            hf_reply_error(request, 422, "idempotency_key_reused",
-                           "this Idempotency-Key was used with another body", NULL);
+            hf_reply_error(request, HF_API_ERROR_IDEMPOTENCY_KEY_REUSED, NULL, NULL);
             return;
         }
         request->response->status = entry->status;
@@ -343,7 +368,7 @@ static void run_idempotent(hf_request_t *request, const route_t *route, const ch
 
 static void run_route(hf_request_t *request, const route_t *route) {
     if (!(route->flags & ROUTE_PUBLIC) && !authorized(request, route)) {
-        hf_reply_error(request, 401, "unauthorized", "missing or wrong API key", NULL);
+        hf_reply_error(request, HF_API_ERROR_UNAUTHORIZED, NULL, NULL);
         return;
     }
     if ((route->flags & ROUTE_BODY) && !parse_body(request, route->flags & ROUTE_FLAT)) return;
@@ -356,7 +381,8 @@ static void run_route(hf_request_t *request, const route_t *route) {
         return;
     }
     if (key_length == 0 || key_length > HF_IDEMPOTENCY_KEY_SIZE_MAX) {
-        hf_reply_error(request, 400, "invalid_request", "Idempotency-Key must be 1 to 255 bytes",
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                       "Idempotency-Key must be 1 to " STRINGIZE(HF_IDEMPOTENCY_KEY_SIZE_MAX) " bytes",
                        "Idempotency-Key");
         return;
     }
@@ -394,7 +420,7 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     response->status = 200;
     if (engine->store_failed && !(engine->reads_from_disk && strcmp(http->method, "GET") == 0 &&
                                   strcmp(http->path, "/healthz") != 0)) {
-        hf_reply_error(&request, 503, "unavailable", "the store failed; restart the server", NULL);
+        hf_reply_error(&request, HF_API_ERROR_UNAVAILABLE, NULL, NULL);
         response->durable_sequence = 0;
         return;
     }
@@ -402,7 +428,7 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
      * at once rather than queued without limit. */
     if (strcmp(http->method, "GET") != 0 &&
         hf_batch_count(engine->open_batch) >= HF_STORE_BATCH_MUTATIONS_MAX) {
-        hf_reply_error(&request, 503, "unavailable", "the store is behind; retry shortly", NULL);
+        hf_reply_error(&request, HF_API_ERROR_UNAVAILABLE, "the store is behind; retry shortly", NULL);
         response->durable_sequence = 0;
         return;
     }
@@ -420,8 +446,8 @@ void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_re
     hf_arena_request_begin();
     if (found) run_route(&request, found);
     else if (path_known(path, path_count))
-        hf_reply_error(&request, 405, "method_not_allowed", "method not allowed here", NULL);
-    else hf_reply_error(&request, 404, "not_found", "no such route", NULL);
+        hf_reply_error(&request, HF_API_ERROR_METHOD_NOT_ALLOWED, NULL, NULL);
+    else hf_reply_error(&request, HF_API_ERROR_NOT_FOUND, NULL, NULL);
     if (request.body) json_decref(request.body);
     hf_arena_request_end();
     response->durable_sequence = reply_sequence(engine, &request, batch_before, changes_before);

@@ -127,11 +127,11 @@ void hf_handle_event_stream(hf_request_t *request) {
     uint32_t event_index;
     const hf_event_t *event = hf_core_event(engine->core, request->params[0], &event_index);
     if (!event) {
-        hf_reply_error(request, 404, "event_not_found", "no such event", NULL);
+        hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
     }
     if (engine->stream_count >= HF_STREAMS_MAX) {
-        hf_reply_error(request, 503, "unavailable", "too many open streams; retry later", NULL);
+        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "too many open streams; retry later", NULL);
         return;
     }
     hf_subscriber_t *subscriber = calloc(1, sizeof *subscriber);

@@ -1,0 +1,74 @@
+/* The table of every error the API answers (errors.h). */
+#include "engine/errors.h"
+
+#include <assert.h>
+
+static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
+    [HF_API_ERROR_INVALID_JSON] = {"invalid_json", 400, "the body is not valid JSON"},
+    [HF_API_ERROR_INVALID_REQUEST] = {"invalid_request", 400, "invalid request"},
+    [HF_API_ERROR_UNAUTHORIZED] = {"unauthorized", 401, "missing or wrong API key"},
+    [HF_API_ERROR_NOT_FOUND] = {"not_found", 404, "no such route"},
+    [HF_API_ERROR_METHOD_NOT_ALLOWED] = {"method_not_allowed", 405, "method not allowed here"},
+    /* The HTTP layer refuses a body over HF_HTTP_BODY_SIZE_MAX before reading it, with these
+     * words (net/http.c); a route's own smaller limit answers the same way. */
+    [HF_API_ERROR_BODY_TOO_LARGE] = {"body_too_large", 413, "the request body is too large"},
+    [HF_API_ERROR_IDEMPOTENCY_KEY_REUSED] = {"idempotency_key_reused", 422,
+                                             "this Idempotency-Key was used with another body"},
+    [HF_API_ERROR_UNAVAILABLE] = {"unavailable", 503, "the store failed; restart the server"},
+    [HF_API_ERROR_EVENT_EXISTS] = {"event_exists", 409, "an event with this id exists"},
+    [HF_API_ERROR_EVENT_NOT_FOUND] = {"event_not_found", 404, "no such event"},
+    [HF_API_ERROR_SEAT_NOT_FOUND] = {"seat_not_found", 404, "no such seat"},
+    [HF_API_ERROR_SEATS_UNAVAILABLE] = {"seats_unavailable", 409, "seats are held or sold"},
+    [HF_API_ERROR_POOL_NOT_FOUND] = {"pool_not_found", 404, "no such pool"},
+    [HF_API_ERROR_INSUFFICIENT_QUANTITY] = {"insufficient_quantity", 409,
+                                            "not enough units left in the pool"},
+    [HF_API_ERROR_USER_LIMIT_EXCEEDED] = {"user_limit_exceeded", 429,
+                                          "this would exceed the seats allowed per user"},
+    [HF_API_ERROR_HOLD_NOT_FOUND] = {"hold_not_found", 404, "no such hold"},
+    [HF_API_ERROR_NOT_OWNER] = {"not_owner", 403, "this belongs to another user"},
+    [HF_API_ERROR_HOLD_EXPIRED] = {"hold_expired", 410, "the hold expired"},
+    [HF_API_ERROR_HOLD_NOT_ACTIVE] = {"hold_not_active", 409, "the hold is released or confirmed"},
+    [HF_API_ERROR_ALREADY_CONFIRMED] = {"already_confirmed", 409, "the hold is already confirmed"},
+    [HF_API_ERROR_HOLD_RELEASED] = {"hold_released", 409, "the hold was released"},
+    [HF_API_ERROR_ORDER_NOT_FOUND] = {"order_not_found", 404, "no such order"},
+    [HF_API_ERROR_CAPACITY_EXCEEDED] = {"capacity_exceeded", 503, "a server limit is reached"},
+    [HF_API_ERROR_SECTION_NOT_FOUND] = {"section_not_found", 404, "no such section"},
+    [HF_API_ERROR_VERSION_CONFLICT] = {"version_conflict", 409,
+                                       "seats changed since they were read"},
+};
+
+/* Every core error but HF_OK, in the order of core.h. */
+static const hf_api_error_t FROM_CORE[] = {
+    [HF_ERROR_INVALID_REQUEST] = HF_API_ERROR_INVALID_REQUEST,
+    [HF_ERROR_EVENT_EXISTS] = HF_API_ERROR_EVENT_EXISTS,
+    [HF_ERROR_EVENT_NOT_FOUND] = HF_API_ERROR_EVENT_NOT_FOUND,
+    [HF_ERROR_SEAT_NOT_FOUND] = HF_API_ERROR_SEAT_NOT_FOUND,
+    [HF_ERROR_SEATS_UNAVAILABLE] = HF_API_ERROR_SEATS_UNAVAILABLE,
+    [HF_ERROR_POOL_NOT_FOUND] = HF_API_ERROR_POOL_NOT_FOUND,
+    [HF_ERROR_INSUFFICIENT_QUANTITY] = HF_API_ERROR_INSUFFICIENT_QUANTITY,
+    [HF_ERROR_USER_LIMIT_EXCEEDED] = HF_API_ERROR_USER_LIMIT_EXCEEDED,
+    [HF_ERROR_HOLD_NOT_FOUND] = HF_API_ERROR_HOLD_NOT_FOUND,
+    [HF_ERROR_NOT_OWNER] = HF_API_ERROR_NOT_OWNER,
+    [HF_ERROR_HOLD_EXPIRED] = HF_API_ERROR_HOLD_EXPIRED,
+    [HF_ERROR_HOLD_NOT_ACTIVE] = HF_API_ERROR_HOLD_NOT_ACTIVE,
+    [HF_ERROR_ALREADY_CONFIRMED] = HF_API_ERROR_ALREADY_CONFIRMED,
+    [HF_ERROR_HOLD_RELEASED] = HF_API_ERROR_HOLD_RELEASED,
+    [HF_ERROR_ORDER_NOT_FOUND] = HF_API_ERROR_ORDER_NOT_FOUND,
+    [HF_ERROR_CAPACITY] = HF_API_ERROR_CAPACITY_EXCEEDED,
+    [HF_ERROR_SECTION_NOT_FOUND] = HF_API_ERROR_SECTION_NOT_FOUND,
+    [HF_ERROR_VERSION_CONFLICT] = HF_API_ERROR_VERSION_CONFLICT,
+};
+
+/* A core error added without a line above would map to entry 0: caught here. */
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_VERSION_CONFLICT + 1,
+               "every core error has an entry");
+
+const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {
+    assert(id < HF_API_ERROR_COUNT);
+    return &ENTRIES[id];
+}
+
+hf_api_error_t hf_errors_from_core(hf_error_t error) {
+    assert(error != HF_OK && (size_t)error < sizeof FROM_CORE / sizeof FROM_CORE[0]);
+    return FROM_CORE[error];
+}
