@@ -1,8 +1,10 @@
-/* The request arena (see internal.h): jansson's allocations for one request's body come from a
+/* The request arena (arena.h): jansson's allocations for one request's body come from a
  * block reused by every request, instead of a dozen malloc and free calls per request. */
-#include "engine/internal.h"
+#include "engine/arena.h"
 
+#include <jansson.h>
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

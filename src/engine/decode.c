@@ -1,16 +1,83 @@
-/* Request decoding: JSON members to typed values, with a 400 naming the member when wrong. */
-#include "engine/internal.h"
+/* Request decoding (decode.h): the body's JSON, and its members to typed values with a 400
+ * naming the member when wrong. */
+#include "engine/decode.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* A limit's value as a string literal, for messages that quote it: the macro's own expansion
+ * (64, not HF_JSON_DEPTH_MAX) is what STRINGIZE_VALUE turns into text. */
+#define STRINGIZE_VALUE(x) #x
+#define STRINGIZE(x) STRINGIZE_VALUE(x)
 
 static bool reject(hf_request_t *request, const char *name, const char *message) {
     hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, name);
     return false;
 }
 
-/* ---- the body's members, from whichever reading the body had (routes.c, parse_body) ---- */
+/* ---- the body ---- */
+
+/* JSON nesting depth, counted before parsing so a deep document is refused cheaply. */
+static bool depth_within_limit(const char *body, size_t length) {
+    /* Each level opens with a byte of its own, so a body this short cannot nest too deep; most
+     * requests are that short and skip the count. */
+    if (length <= HF_JSON_DEPTH_MAX) return true;
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < length; i++) {
+        char c = body[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > HF_JSON_DEPTH_MAX) return false;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    return true;
+}
+
+bool hf_decode_body(hf_request_t *request, bool flat_allowed) {
+    const hf_http_request_t *http = request->http;
+    /* Most bodies of the hot routes are flat: read without jansson's DOM. Whatever the flat
+     * reader declines, jansson reads (or refuses, with its message). The flat reading goes to
+     * the context's scratch: one request at a time uses it. */
+    hf_flat_json_t *flat = &request->context->flat_body;
+    if (flat_allowed && hf_flat_json_read(flat, http->body, http->body_length)) {
+        request->flat = flat;
+        return true;
+    }
+    if (http->body_length == 0) {
+        request->body = json_object(); /* an empty body reads as {} */
+        return true;
+    }
+    if (!depth_within_limit(http->body, http->body_length)) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_JSON,
+                       "JSON nested deeper than " STRINGIZE(HF_JSON_DEPTH_MAX) " levels", NULL);
+        return false;
+    }
+    json_error_t error;
+    request->body = json_loadb(http->body, http->body_length,
+                               JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
+    if (!request->body) {
+        char message[256];
+        snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
+        hf_reply_error(request, HF_API_ERROR_INVALID_JSON, message, NULL);
+        return false;
+    }
+    if (!json_is_object(request->body)) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "the body must be a JSON object", "body");
+        return false;
+    }
+    return true;
+}
+
+/* ---- the body's members, from whichever reading the body had (hf_decode_body) ---- */
 
 static const hf_member_kind_t JSON_KINDS[] = {
     [JSON_OBJECT] = HF_MEMBER_OTHER,   [JSON_ARRAY] = HF_MEMBER_OTHER,

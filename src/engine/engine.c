@@ -1,96 +1,62 @@
-/* The engine's plumbing: store batches, the durability gate, the expiry timer, signals. */
-#include "engine/internal.h"
-#include "lib/clock.h"
-#include "lib/log.h"
+/* The engine's plumbing (engine.h): store batches, the durability gate, the expiry timer,
+ * signals. */
+#include "engine/engine.h"
 
-#include <openssl/rand.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int64_t hf_engine_now(hf_engine_t *engine) {
-    int64_t ms = hf_clock_wall_ms();
-    /* The core needs time that never runs backwards; a clock step back waits it out. */
-    if (ms < engine->last_now_ms) ms = engine->last_now_ms;
-    engine->last_now_ms = ms;
-    return ms;
-}
+#include "engine/arena.h"
+#include "engine/context.h"
+#include "engine/idempotency.h"
+#include "engine/restore.h"
+#include "engine/routes.h"
+#include "engine/streams.h"
+#include "lib/log.h"
+#include "net/http.h"
+#include "store/store.h"
 
-uint64_t hf_engine_reply_sequence(const hf_engine_t *engine) {
-    /* A reply observed everything applied so far: the open batch when it holds anything,
-     * else the batch before it (in flight or already durable). */
-    if (hf_batch_count(engine->open_batch) > 0) return engine->open_sequence;
-    return engine->open_sequence - 1;
-}
+struct hf_engine {
+    uv_loop_t *loop;
+    hf_engine_options_t options;
+    /* What handlers reach (context.h): the core, the store, the open batch and the
+     * sequences of the durability gate, the clock. */
+    hf_context_t context;
+    hf_idempotency_t idempotency; /* context.idempotency points here */
+    hf_streams_t streams;        /* context.streams points here */
+    hf_http_server_t *http;
+    hf_batch_t *spare_batch;     /* returned by the store, reused */
+    uv_timer_t keepalive_timer;  /* streams' keep-alive comments */
 
-uint64_t hf_engine_change_sequence(const hf_engine_t *engine, uint64_t change) {
-    if (change <= engine->durable_changes) return engine->durable_sequence;
-    /* Batches in flight in order: the first whose records reach that far holds it. */
-    for (uint64_t s = engine->durable_sequence + 1; s < engine->open_sequence; s++)
-        if (engine->batch_changes[s % HF_STORE_BATCHES_IN_FLIGHT_MAX] >= change) return s;
-    return hf_engine_reply_sequence(engine);
-}
-
-/* OpenSSL's generator, drawn 4 KiB at a time: one call per id cost more than the rest of a
- * hold. The bytes are as unpredictable either way; only the loop thread uses them. */
-static void random_take(hf_engine_t *engine, unsigned char *out, size_t length) {
-    unsigned char *pool = engine->random_pool;
-    size_t size = sizeof engine->random_pool;
-    if (engine->random_remaining < length) {
-        if (RAND_bytes(pool, (int)size) != 1) abort(); /* no entropy: ids would be guessable */
-        engine->random_remaining = size;
-    }
-    unsigned char *next = pool + size - engine->random_remaining;
-    memcpy(out, next, length);
-    memset(next, 0, length); /* never hand the same bytes out twice */
-    engine->random_remaining -= length;
-}
-
-/* "00" to "ff": an id's 18 bytes are written as hex one byte (two digits) per copy. */
-static const char hex_pairs[513] =
-    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021222324252627"
-    "28292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f"
-    "505152535455565758595a5b5c5d5e5f606162636465666768696a6b6c6d6e6f7071727374757677"
-    "78797a7b7c7d7e7f808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7"
-    "c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeef"
-    "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-void hf_engine_make_id(hf_engine_t *engine, const char *prefix, char out[HF_SERVER_ID_SIZE + 1]) {
-    /* 48 bits of the time in milliseconds, then 96 random bits: unguessable as the contract
-     * asks, and a new id sorts after nearly every id made before it, so the store's indexes
-     * grow at their right edge: a batch of new holds dirties one or two index pages instead
-     * of one random page each (with a prefix in seconds, a second's worth of ids spread over
-     * hundreds of pages). */
-    unsigned char bytes[18];
-    uint64_t ms = (uint64_t)hf_clock_wall_ms();
-    for (int i = 0; i < 6; i++) bytes[i] = (unsigned char)(ms >> (40 - 8 * i));
-    random_take(engine, bytes + 6, 12);
-    size_t length = strlen(prefix);
-    memcpy(out, prefix, length);
-    for (size_t i = 0; i < sizeof bytes; i++) memcpy(out + length + 2 * i, hex_pairs + 2 * bytes[i], 2);
-    out[length + 2 * sizeof bytes] = '\0';
-}
+    uv_async_t store_done;
+    uv_check_t check;
+    uv_timer_t expiry_timer;
+    int64_t expiry_armed_ms;     /* deadline the timer is set for, INT64_MAX when none */
+    uv_signal_t signal_term, signal_interrupt;
+    uv_timer_t shutdown_timer;
+    bool stopping;
+    int exit_code;
+};
 
 /* ---- group commit ---- */
 
 static void submit_if_idle(hf_engine_t *engine) {
-    if (engine->store_failed || hf_batch_count(engine->open_batch) == 0) return;
+    if (engine->context.store_failed || hf_batch_count(engine->context.open_batch) == 0) return;
     /* No spare batch means the last result has not been taken yet: the store is not free. */
-    if (!engine->spare_batch || !hf_store_idle(engine->store)) return;
+    if (!engine->spare_batch || !hf_store_idle(engine->context.store)) return;
     /* Held back while enough are unsynced: the batch grows until a sync lands (limits.h). */
     _Static_assert(HF_STORE_BATCHES_UNSYNCED_MAX <= HF_STORE_BATCHES_IN_FLIGHT_MAX, "ring");
-    uint64_t in_flight = engine->open_sequence - 1 - engine->durable_sequence;
+    uint64_t in_flight = engine->context.open_sequence - 1 - engine->context.durable_sequence;
     if (in_flight >= HF_STORE_BATCHES_UNSYNCED_MAX) return;
-    hf_batch_t *batch = engine->open_batch;
-    engine->open_batch = engine->spare_batch;
+    hf_batch_t *batch = engine->context.open_batch;
+    engine->context.open_batch = engine->spare_batch;
     engine->spare_batch = NULL;
-    engine->batch_changes[engine->open_sequence % HF_STORE_BATCHES_IN_FLIGHT_MAX] =
-        hf_core_change_count(engine->core);
-    hf_store_submit(engine->store, batch, engine->open_sequence);
-    hf_streams_batch_submitted(engine, engine->open_sequence);
-    engine->open_sequence++;
+    engine->context.batch_changes[engine->context.open_sequence % HF_STORE_BATCHES_IN_FLIGHT_MAX] =
+        hf_core_change_count(engine->context.core);
+    hf_store_submit(engine->context.store, batch, engine->context.open_sequence);
+    hf_streams_batch_submitted(&engine->streams, engine->context.open_sequence);
+    engine->context.open_sequence++;
 }
 
 /* After a failed commit the memory is ahead of the disk. Reads can still be answered
@@ -100,24 +66,25 @@ static void submit_if_idle(hf_engine_t *engine) {
 static void reload_durable_state(hf_engine_t *engine) {
     char error[512];
     hf_store_t *reader = NULL;
-    hf_core_t *failed_core = engine->core;
+    hf_core_t *failed_core = engine->context.core;
     hf_idempotency_t failed_keys = engine->idempotency;
-    engine->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
-    hf_core_set_finished_max(engine->core, engine->options.finished_holds_max);
+    engine->context.core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    hf_core_set_finished_max(engine->context.core, engine->options.finished_holds_max);
     hf_idempotency_init(&engine->idempotency);
     bool ok = hf_store_open(&reader, engine->options.store_url, error, sizeof error) == 0 &&
-              hf_engine_restore_from(engine, reader, error, sizeof error) == 0;
+              hf_restore_load(&engine->context, reader, engine->options.finished_holds_max,
+                              error, sizeof error) == 0;
     hf_store_close(reader);
     if (ok) {
         hf_core_destroy(failed_core);
         hf_idempotency_free(&failed_keys);
-        engine->reads_from_disk = true;
+        engine->context.reads_from_disk = true;
         hf_log(HF_LOG_INFO, "serving reads from the durable state; changes answer 503 until a restart");
         return;
     }
-    hf_core_destroy(engine->core);
+    hf_core_destroy(engine->context.core);
     hf_idempotency_free(&engine->idempotency);
-    engine->core = failed_core;
+    engine->context.core = failed_core;
     engine->idempotency = failed_keys;
     hf_log(HF_LOG_ERROR, "cannot reload the durable state, answering 503 to all: %s", error);
 }
@@ -129,24 +96,24 @@ static void reload_durable_state(hf_engine_t *engine) {
  * the process would still read back). */
 static void store_failure(hf_engine_t *engine, const char *error, bool reads_trusted) {
     /* What became durable with the news of the failure is still acknowledged. */
-    hf_http_server_release(engine->http, engine->durable_sequence);
+    hf_http_server_release(engine->http, engine->context.durable_sequence);
     hf_log(HF_LOG_ERROR, "store failed, answering 503 from now on: %s", error);
-    engine->store_failed = true;
-    hf_batch_clear(engine->open_batch);
-    for (uint64_t s = engine->durable_sequence + 1; s < engine->open_sequence; s++)
-        hf_streams_batch_durable(engine, s, false);
-    hf_streams_close_all(engine);
+    engine->context.store_failed = true;
+    hf_batch_clear(engine->context.open_batch);
+    for (uint64_t s = engine->context.durable_sequence + 1; s < engine->context.open_sequence; s++)
+        hf_streams_batch_durable(&engine->streams, s, false);
+    hf_streams_close_all(&engine->streams);
     if (reads_trusted) reload_durable_state(engine);
-    hf_http_server_fail_pending(engine->http, engine->durable_sequence);
+    hf_http_server_fail_pending(engine->http, engine->context.durable_sequence);
 }
 
 /* Streams get each newly durable batch's changes in order; replies are released after the
  * next batch went to the store, since writing them takes longer than starting it. */
 static void on_store_done(uv_async_t *handle) {
     hf_engine_t *engine = handle->data;
-    if (engine->store_failed) {
+    if (engine->context.store_failed) {
         /* Still take back a batch written after the failure: shutdown waits for it. */
-        hf_batch_t *late = hf_store_take_result(engine->store, NULL, NULL, NULL, 0);
+        hf_batch_t *late = hf_store_take_result(engine->context.store, NULL, NULL, NULL, 0);
         if (late) engine->spare_batch = late;
         return;
     }
@@ -154,21 +121,21 @@ static void on_store_done(uv_async_t *handle) {
      * settled, so the durable sequence read after it is final. */
     bool written = true;
     char write_error[512] = "";
-    hf_batch_t *batch = hf_store_take_result(engine->store, NULL, &written, write_error,
+    hf_batch_t *batch = hf_store_take_result(engine->context.store, NULL, &written, write_error,
                                              sizeof write_error);
     if (batch) engine->spare_batch = batch;
 
     char error[512] = "";
     uint64_t durable;
-    bool synced = hf_store_durable(engine->store, &durable, error, sizeof error);
-    for (uint64_t s = engine->durable_sequence + 1; s <= durable; s++)
-        hf_streams_batch_durable(engine, s, true);
-    if (durable > engine->durable_sequence) {
+    bool synced = hf_store_durable(engine->context.store, &durable, error, sizeof error);
+    for (uint64_t s = engine->context.durable_sequence + 1; s <= durable; s++)
+        hf_streams_batch_durable(&engine->streams, s, true);
+    if (durable > engine->context.durable_sequence) {
         /* Read before anything else is submitted: submit_if_idle reuses the ring's slot of a
          * batch only once that batch is durable, and this is where the engine learns it. */
-        engine->durable_sequence = durable;
-        engine->durable_changes = engine->batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX];
-        hf_core_evict(engine->core, engine->durable_changes);
+        engine->context.durable_sequence = durable;
+        engine->context.durable_changes = engine->context.batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX];
+        hf_core_evict(engine->context.core, engine->context.durable_changes);
     }
     if (!synced) {
         store_failure(engine, error, false);
@@ -176,7 +143,7 @@ static void on_store_done(uv_async_t *handle) {
         store_failure(engine, write_error, true);
     } else {
         submit_if_idle(engine);
-        hf_http_server_release(engine->http, engine->durable_sequence);
+        hf_http_server_release(engine->http, engine->context.durable_sequence);
     }
 }
 
@@ -192,7 +159,7 @@ static void arm_expiry_timer(hf_engine_t *engine);
 static void on_expiry_timer(uv_timer_t *timer) {
     hf_engine_t *engine = timer->data;
     engine->expiry_armed_ms = INT64_MAX;
-    if (!engine->store_failed) hf_core_advance(engine->core, hf_engine_now(engine));
+    if (!engine->context.store_failed) hf_core_advance(engine->context.core, hf_context_now_ms(&engine->context));
     /* Submitted here, not left to the check callback: with no I/O the loop would sleep in
      * poll until the next event before reaching it. */
     submit_if_idle(engine);
@@ -200,14 +167,14 @@ static void on_expiry_timer(uv_timer_t *timer) {
 }
 
 static void arm_expiry_timer(hf_engine_t *engine) {
-    int64_t next = hf_core_next_expiry(engine->core);
+    int64_t next = hf_core_next_expiry(engine->context.core);
     if (next == engine->expiry_armed_ms) return;
     engine->expiry_armed_ms = next;
     if (next == INT64_MAX) {
         uv_timer_stop(&engine->expiry_timer);
         return;
     }
-    int64_t delay = next - hf_engine_now(engine);
+    int64_t delay = next - hf_context_now_ms(&engine->context);
     uv_timer_start(&engine->expiry_timer, on_expiry_timer, delay > 0 ? (uint64_t)delay : 0, 0);
 }
 
@@ -225,7 +192,7 @@ static void close_handles(hf_engine_t *engine) {
 }
 
 static bool drained(const hf_engine_t *engine) {
-    return hf_batch_count(engine->open_batch) == 0 && hf_store_idle(engine->store) &&
+    return hf_batch_count(engine->context.open_batch) == 0 && hf_store_idle(engine->context.store) &&
            hf_http_server_pending(engine->http) == 0;
 }
 
@@ -251,8 +218,8 @@ static void on_check(uv_check_t *handle) {
     hf_engine_t *engine = handle->data;
     submit_if_idle(engine);
     arm_expiry_timer(engine);
-    if (engine->stopping && (drained(engine) || engine->store_failed)) {
-        if (engine->store_failed) engine->exit_code = 1;
+    if (engine->stopping && (drained(engine) || engine->context.store_failed)) {
+        if (engine->context.store_failed) engine->exit_code = 1;
         close_handles(engine);
     }
 }
@@ -260,7 +227,7 @@ static void on_check(uv_check_t *handle) {
 /* ---- set-up ---- */
 
 static void create_demo_event(hf_engine_t *engine) {
-    if (hf_core_event(engine->core, "demo", NULL)) return;
+    if (hf_core_event(engine->context.core, "demo", NULL)) return;
     hf_row_definition_t floor_rows[6], balcony_rows[4];
     for (int i = 0; i < 6; i++) floor_rows[i] = (hf_row_definition_t){{(char)('A' + i), 0}, 20};
     for (int i = 0; i < 4; i++) balcony_rows[i] = (hf_row_definition_t){{(char)('A' + i), 0}, 24};
@@ -273,12 +240,15 @@ static void create_demo_event(hf_engine_t *engine) {
         .max_seats_per_hold = 10, .section_count = 2, .sections = sections,
         .pool_count = 1, .pools = pools};
     hf_error_detail_t detail;
-    hf_error_t error = hf_core_event_create(engine->core, &definition, hf_engine_now(engine), &detail);
+    hf_error_t error = hf_core_event_create(engine->context.core, &definition, hf_context_now_ms(&engine->context), &detail);
     if (error) hf_log(HF_LOG_ERROR, "could not create the demo event");
     else hf_log(HF_LOG_INFO, "created the demo event \"demo\"");
 }
 
-static void on_keepalive(uv_timer_t *timer) { hf_streams_keepalive(timer->data); }
+static void on_keepalive(uv_timer_t *timer) {
+    hf_engine_t *engine = timer->data;
+    hf_streams_keepalive(&engine->streams);
+}
 
 static void init_handles(hf_engine_t *engine) {
     uv_loop_t *loop = engine->loop;
@@ -302,8 +272,9 @@ static void init_handles(hf_engine_t *engine) {
 
 static bool open_store(hf_engine_t *engine) {
     char error[512];
-    if (hf_store_open(&engine->store, engine->options.store_url, error, sizeof error) != 0 ||
-        hf_engine_restore(engine, error, sizeof error) != 0) {
+    if (hf_store_open(&engine->context.store, engine->options.store_url, error, sizeof error) != 0 ||
+        hf_restore_load(&engine->context, engine->context.store,
+                        engine->options.finished_holds_max, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot open the store %s: %s", engine->options.store_url, error);
         return false;
     }
@@ -314,11 +285,11 @@ static bool open_store(hf_engine_t *engine) {
 static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
     hf_engine_t *engine = context;
     if (mutation->type == HF_MUTATION_SEAT || mutation->type == HF_MUTATION_POOL)
-        hf_streams_record(engine, mutation);
+        hf_streams_record(&engine->streams, mutation);
     /* Seat and pool changes are for streams only: the store derives both from the holds and
      * orders, so copying them into the batch would be work for nothing. */
     if (mutation->type != HF_MUTATION_POOL && mutation->type != HF_MUTATION_SEAT)
-        hf_batch_append(engine->open_batch, mutation);
+        hf_batch_append(engine->context.open_batch, mutation);
 }
 
 hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *options) {
@@ -327,23 +298,28 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_arena_allocator_install();
     engine->loop = loop;
     engine->options = *options;
-    engine->open_batch = hf_batch_create();
+    engine->context.open_batch = hf_batch_create();
     engine->spare_batch = hf_batch_create();
-    engine->open_sequence = 1;
+    engine->context.open_sequence = 1;
     hf_idempotency_init(&engine->idempotency);
+    engine->context.idempotency = &engine->idempotency;
+    hf_streams_init(&engine->streams, &engine->context);
+    engine->context.streams = &engine->streams;
+    engine->context.api_key = options->api_key;
     /* The sink follows the open batch, which changes at every submit. */
-    engine->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
-    hf_core_set_stream_records(engine->core, false); /* until a stream opens (streams.c) */
-    hf_core_set_finished_max(engine->core, engine->options.finished_holds_max);
+    engine->context.core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
+    hf_core_set_stream_records(engine->context.core, false); /* until a stream opens (streams.c) */
+    hf_core_set_finished_max(engine->context.core, engine->options.finished_holds_max);
     if (!open_store(engine)) goto fail;
     char error[256];
-    hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, engine};
+    hf_http_config_t config = {options->host, options->port, hf_routes_dispatch,
+                               &engine->context};
     if (hf_http_server_start(&engine->http, loop, &config, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot listen on %s:%d: %s", options->host, options->port, error);
         goto fail;
     }
     init_handles(engine);
-    if (hf_store_start(engine->store, store_done_from_thread, engine) != 0) {
+    if (hf_store_start(engine->context.store, store_done_from_thread, engine) != 0) {
         hf_log(HF_LOG_ERROR, "cannot start the store's writer and syncer threads");
         goto fail;
     }
@@ -355,7 +331,7 @@ fail:
 
 int hf_engine_run(hf_engine_t *engine) {
     /* Holds that lapsed while the server was down expire now, durably, before any request. */
-    hf_core_advance(engine->core, hf_engine_now(engine));
+    hf_core_advance(engine->context.core, hf_context_now_ms(&engine->context));
     if (engine->options.demo) create_demo_event(engine);
     if (!engine->options.api_key || !*engine->options.api_key)
         hf_log(HF_LOG_WARNING, "no API key configured: /v1/ is served without authentication");
@@ -367,16 +343,13 @@ int hf_engine_run(hf_engine_t *engine) {
 
 void hf_engine_destroy(hf_engine_t *engine) {
     if (!engine) return;
-    if (engine->store) hf_store_close(engine->store);
+    if (engine->context.store) hf_store_close(engine->context.store);
     if (engine->http) hf_http_server_free(engine->http);
-    hf_core_destroy(engine->core);
-    if (engine->open_batch) hf_batch_destroy(engine->open_batch);
+    hf_core_destroy(engine->context.core);
+    if (engine->context.open_batch) hf_batch_destroy(engine->context.open_batch);
     if (engine->spare_batch) hf_batch_destroy(engine->spare_batch);
     hf_idempotency_free(&engine->idempotency);
-    hf_buffer_free(&engine->publish_open);
-    for (size_t i = 0; i < HF_STORE_BATCHES_IN_FLIGHT_MAX; i++)
-        hf_buffer_free(&engine->publish_flight[i]);
-    free(engine->subscriber_lists);
+    hf_streams_free(&engine->streams);
     free(engine);
     hf_arena_release();
 }

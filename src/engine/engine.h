@@ -3,7 +3,34 @@
  * gates every reply on the durability of what it observed.
  *
  * Threads: everything here runs on the libuv loop's thread, except the store's done callback,
- * which only wakes the loop. */
+ * which only wakes the loop.
+ *
+ * Its files, each module a header and a source (x.h and x.c), none including a file that
+ * includes it back:
+ *   engine.c          the plumbing: store batches and the durability gate, expiry timer,
+ *                     signals, start-up and shutdown; the only file that sees struct hf_engine
+ *   context.h/.c      what a handler needs from the engine: core, store, idempotency table,
+ *                     streams, open batch and sequences, clock, ids, per-request scratch
+ *   request.h/.c      the request handed to a handler, and the replies (hf_reply_*)
+ *   errors.h/.c       the table of every error the API answers, and the core's mapping onto it
+ *   route.h           a route: method, pattern, handler, flags, body limit
+ *   routes.h/.c       the dispatcher: gathers the domains' routes, matches, generic checks
+ *   query.h/.c        percent-decoding and query parameters
+ *   decode.h/.c       the body's JSON and its members, event definitions, hold items
+ *   render.h/.c       the JSON shapes of events, seats, holds and orders
+ *   idempotency.h/.c  the Idempotency-Key table and the handling of a request with a key
+ *   arena.h/.c        the per-request allocator of jansson
+ *   streams.h/.c      live streams (SSE): subscribers and changes waiting to be durable
+ *   restore.h/.c      the state read back from the store; forgotten holds taken back
+ *   handlers_events.h/.c  health, events, seats, an event's stream (and their routes)
+ *   handlers_holds.h/.c   holds, orders, bookings (and their routes)
+ *   handlers_ui.h/.c      the box-office page (and its routes)
+ *
+ * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table
+ * (hf_route_table_t, route.h) exported by handlers_DOMAIN.h and added to TABLES in
+ * routes.c. Handlers include the headers above and the core's, never engine.c's state: what
+ * they need from the engine comes through request->context; a new error goes into the table
+ * of errors.c. */
 #ifndef HF_ENGINE_H
 #define HF_ENGINE_H
 

@@ -1,10 +1,16 @@
-/* Handlers of health, events and seats (API.md sections 2 and 9). */
-#include "engine/internal.h"
+/* Handlers of health, events, seats and an event's live stream (handlers_events.h). */
+#include "engine/handlers_events.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void hf_handle_health(hf_request_t *request) {
+#include "engine/decode.h"
+#include "engine/query.h"
+#include "engine/render.h"
+#include "engine/streams.h"
+
+static void handle_health(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
@@ -12,7 +18,7 @@ void hf_handle_health(hf_request_t *request) {
     hf_json_object_end(&json);
 }
 
-void hf_handle_event_create(hf_request_t *request) {
+static void handle_event_create(hf_request_t *request) {
     hf_event_definition_t definition;
     const char *field, *message;
     if (!hf_definition_decode(request->body, &definition, &field, &message)) {
@@ -23,7 +29,7 @@ void hf_handle_event_create(hf_request_t *request) {
         return;
     }
     hf_error_detail_t detail = {0};
-    hf_core_t *core = request->engine->core;
+    hf_core_t *core = request->context->core;
     hf_error_t error = hf_core_event_create(core, &definition, request->now_ms, &detail);
     hf_definition_free(&definition);
     if (error) {
@@ -35,8 +41,8 @@ void hf_handle_event_create(hf_request_t *request) {
     hf_render_event(&json, core, hf_core_event(core, definition.id, NULL));
 }
 
-void hf_handle_event_list(hf_request_t *request) {
-    hf_core_t *core = request->engine->core;
+static void handle_event_list(hf_request_t *request) {
+    hf_core_t *core = request->context->core;
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
@@ -50,20 +56,20 @@ void hf_handle_event_list(hf_request_t *request) {
 
 /* The event named by the first path parameter, or NULL after answering 404. */
 static const hf_event_t *event_or_404(hf_request_t *request) {
-    const hf_event_t *event = hf_core_event(request->engine->core, request->params[0], NULL);
+    const hf_event_t *event = hf_core_event(request->context->core, request->params[0], NULL);
     if (!event) hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
     return event;
 }
 
-void hf_handle_event_get(hf_request_t *request) {
+static void handle_event_get(hf_request_t *request) {
     const hf_event_t *event = event_or_404(request);
     if (!event) return;
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
-    hf_render_event(&json, request->engine->core, event);
+    hf_render_event(&json, request->context->core, event);
 }
 
-void hf_handle_seat_get(hf_request_t *request) {
+static void handle_seat_get(hf_request_t *request) {
     const hf_event_t *event = event_or_404(request);
     if (!event) return;
     uint32_t seat;
@@ -139,7 +145,7 @@ static bool seat_matches(const hf_event_t *event, uint32_t seat, int status) {
 
 static uint64_t newer(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-void hf_handle_seat_list(hf_request_t *request) {
+static void handle_seat_list(hf_request_t *request) {
     const hf_event_t *event = event_or_404(request);
     if (!event) return;
     seat_filter_t filter;
@@ -181,3 +187,44 @@ void hf_handle_seat_list(hf_request_t *request) {
     }
     hf_json_object_end(&json);
 }
+
+static void handle_event_stream(hf_request_t *request) {
+    hf_context_t *context = request->context;
+    uint32_t event_index;
+    const hf_event_t *event = hf_core_event(context->core, request->params[0], &event_index);
+    if (!event) {
+        hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
+        return;
+    }
+    if (!hf_streams_room(context->streams)) {
+        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "too many open streams; retry later",
+                       NULL);
+        return;
+    }
+    hf_http_response_t *response = request->response;
+    response->status = 200;
+    response->content_type = "text/event-stream";
+    hf_buffer_reset(&response->body);
+    hf_buffer_append_string(&response->body, "event: snapshot\ndata: ");
+    hf_json_t json;
+    hf_json_init(&json, &response->body);
+    hf_render_event(&json, context->core, event);
+    hf_buffer_append_string(&response->body, "\n\n");
+    hf_streams_subscribe(context->streams, event_index, response);
+}
+
+/* Today every route takes what the HTTP layer reads (1 MiB); a route may take less. */
+#define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
+
+static const hf_route_t routes[] = {
+    {"GET", "/healthz", handle_health, HF_ROUTE_PUBLIC, BODY_SIZE_MAX},
+    {"POST", "/v1/events", handle_event_create, HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT,
+     BODY_SIZE_MAX},
+    {"GET", "/v1/events", handle_event_list, 0, BODY_SIZE_MAX},
+    {"GET", "/v1/events/{}", handle_event_get, 0, BODY_SIZE_MAX},
+    {"GET", "/v1/events/{}/seats", handle_seat_list, 0, BODY_SIZE_MAX},
+    {"GET", "/v1/events/{}/stream", handle_event_stream, HF_ROUTE_KEY_IN_QUERY, BODY_SIZE_MAX},
+    {"GET", "/v1/events/{}/seats/{}", handle_seat_get, 0, BODY_SIZE_MAX},
+};
+
+const hf_route_table_t hf_handlers_events_routes = {routes, sizeof routes / sizeof routes[0]};

@@ -1,18 +1,23 @@
-/* Handlers of holds and orders (API.md sections 3 and 4). */
-#include "engine/internal.h"
+/* Handlers of holds, orders and bookings (handlers_holds.h). */
+#include "engine/handlers_holds.h"
 
 #include <string.h>
 
+#include "engine/decode.h"
+#include "engine/query.h"
+#include "engine/render.h"
+#include "engine/restore.h"
+
 /* The hold; with capped not NULL, plus "capped" (the extend answer). */
 static void reply_hold(hf_request_t *request, int status, uint32_t hold_index, const bool *capped) {
-    hf_core_t *core = request->engine->core;
+    hf_core_t *core = request->context->core;
     hf_json_t json;
     hf_reply_begin(request, status, &json);
     hf_render_hold(&json, core, hf_core_hold_at(core, hold_index), request->now_ms, capped);
 }
 
 static void reply_order(hf_request_t *request, int status, uint32_t order_index) {
-    hf_core_t *core = request->engine->core;
+    hf_core_t *core = request->context->core;
     hf_json_t json;
     hf_reply_begin(request, status, &json);
     hf_render_order(&json, core, hf_core_order_at(core, order_index));
@@ -71,20 +76,20 @@ static void rest_on_seats(hf_request_t *request, const hf_error_detail_t *detail
     request->rests_on_change = detail->observed_change;
 }
 
-void hf_handle_hold_create(hf_request_t *request) {
+static void handle_hold_create(hf_request_t *request) {
     const char *seat_ids[HF_HOLD_ITEMS_MAX];
     hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
     char hold_id[HF_SERVER_ID_SIZE + 1];
     hf_hold_request_t hold_request = {.event_id = request->params[0], .hold_id = hold_id};
-    hf_core_t *core = request->engine->core;
+    hf_core_t *core = request->context->core;
     if (!hf_core_event(core, request->params[0], NULL)) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
     }
     if (!hold_request_decode(request, &hold_request, seat_ids, pools)) return;
-    hf_engine_make_id(request->engine, "res_", hold_id);
-    /* Large: kept off the stack, in the engine's scratch; one thread uses it. */
-    hf_error_detail_t *detail = &request->engine->detail;
+    hf_context_id_make(request->context, "res_", hold_id);
+    /* Large: kept off the stack, in the context's scratch; one request at a time uses it. */
+    hf_error_detail_t *detail = &request->context->detail;
     memset(detail, 0, offsetof(hf_error_detail_t, items));
     uint32_t hold_index;
     hf_error_t error = hf_core_hold(core, &hold_request, request->now_ms, &hold_index, detail);
@@ -101,20 +106,20 @@ void hf_handle_hold_create(hf_request_t *request) {
  * changes nothing (a read, a repeated release, a refusal) shows the hold as its records left
  * it: it waits for those, not for the open batch (routes.c, reply_sequence). */
 static bool hold_or_404(hf_request_t *request, uint32_t *index) {
-    hf_engine_t *engine = request->engine;
-    if (!hf_core_hold_find(engine->core, request->params[0], index) &&
-        !hf_engine_revive_hold(engine, request->params[0], index)) {
+    hf_context_t *context = request->context;
+    if (!hf_core_hold_find(context->core, request->params[0], index) &&
+        !hf_restore_hold_revive(context, request->params[0], index)) {
         hf_reply_error(request, HF_API_ERROR_HOLD_NOT_FOUND, NULL, NULL);
         return false;
     }
     request->rests_on_known = true;
-    request->rests_on_change = hf_core_hold_change(engine->core, *index);
+    request->rests_on_change = hf_core_hold_change(context->core, *index);
     return true;
 }
 
 /* As hold_or_404, for the order named by the first path parameter. */
 static bool order_or_404(hf_request_t *request, uint32_t *index) {
-    hf_core_t *core = request->engine->core;
+    hf_core_t *core = request->context->core;
     if (!hf_core_order_find(core, request->params[0], index)) {
         hf_reply_error(request, HF_API_ERROR_ORDER_NOT_FOUND, NULL, NULL);
         return false;
@@ -124,12 +129,12 @@ static bool order_or_404(hf_request_t *request, uint32_t *index) {
     return true;
 }
 
-void hf_handle_hold_get(hf_request_t *request) {
+static void handle_hold_get(hf_request_t *request) {
     uint32_t index;
     if (hold_or_404(request, &index)) reply_hold(request, 200, index, NULL);
 }
 
-void hf_handle_hold_extend(hf_request_t *request) {
+static void handle_hold_extend(hf_request_t *request) {
     const char *user_id;
     int64_t ttl_ms = -1;
     if (!hf_decode_user(request, &user_id)) return;
@@ -137,24 +142,24 @@ void hf_handle_hold_extend(hf_request_t *request) {
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
     bool capped = false;
-    hf_error_t error = hf_core_extend(request->engine->core, request->params[0], user_id, ttl_ms,
+    hf_error_t error = hf_core_extend(request->context->core, request->params[0], user_id, ttl_ms,
                                       request->now_ms, &capped);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_hold(request, 200, index, &capped);
 }
 
-void hf_handle_hold_release(hf_request_t *request) {
+static void handle_hold_release(hf_request_t *request) {
     const char *user_id;
     if (!hf_decode_user(request, &user_id)) return;
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
-    hf_error_t error = hf_core_release(request->engine->core, request->params[0], user_id,
+    hf_error_t error = hf_core_release(request->context->core, request->params[0], user_id,
                                        request->now_ms);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_hold(request, 200, index, NULL);
 }
 
-void hf_handle_hold_commit(hf_request_t *request) {
+static void handle_hold_commit(hf_request_t *request) {
     const char *user_id, *payment_ref = NULL;
     if (!hf_decode_user(request, &user_id)) return;
     if (!hf_decode_string(request, "payment_ref", HF_PAYMENT_REF_SIZE_MAX, false, &payment_ref))
@@ -162,32 +167,32 @@ void hf_handle_hold_commit(hf_request_t *request) {
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
     char order_id[HF_SERVER_ID_SIZE + 1];
-    hf_engine_make_id(request->engine, "ord_", order_id);
+    hf_context_id_make(request->context, "ord_", order_id);
     uint32_t order_index;
-    hf_error_t error = hf_core_commit(request->engine->core, request->params[0], user_id, order_id,
+    hf_error_t error = hf_core_commit(request->context->core, request->params[0], user_id, order_id,
                                       payment_ref, request->now_ms, &order_index);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_order(request, 200, order_index);
 }
 
-void hf_handle_order_get(hf_request_t *request) {
+static void handle_order_get(hf_request_t *request) {
     uint32_t index;
     if (order_or_404(request, &index)) reply_order(request, 200, index);
 }
 
-void hf_handle_order_cancel(hf_request_t *request) {
+static void handle_order_cancel(hf_request_t *request) {
     const char *user_id;
     if (!hf_decode_user(request, &user_id)) return;
     uint32_t index;
-    hf_core_t *core = request->engine->core;
+    hf_core_t *core = request->context->core;
     if (!order_or_404(request, &index)) return;
     hf_error_t error = hf_core_cancel(core, request->params[0], user_id, request->now_ms);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_order(request, 200, index);
 }
 
-void hf_handle_user_orders(hf_request_t *request) {
-    hf_core_t *core = request->engine->core;
+static void handle_user_orders(hf_request_t *request) {
+    hf_core_t *core = request->context->core;
     char event_id[HF_ID_SIZE_MAX + 2];
     bool filtered = hf_query_get(request->http->query, "event", event_id, sizeof event_id);
     uint32_t count;
@@ -208,7 +213,7 @@ void hf_handle_user_orders(hf_request_t *request) {
 
 /* ---- bookings (optimistic: an order straight from the versions the client saw) ---- */
 
-/* A booking's items: arrays of the engine's scratch, large and kept off the stack. */
+/* A booking's items: arrays of the context's scratch, large and kept off the stack. */
 typedef struct booking_items {
     const char **seat_ids;
     uint32_t *versions;
@@ -256,7 +261,7 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
 /* 409 version_conflict with the current version and status of each seat that moved. */
 static void reply_version_conflict(hf_request_t *request, const hf_hold_request_t *booking,
                                    const hf_error_detail_t *detail) {
-    const hf_event_t *event = hf_core_event(request->engine->core, booking->event_id, NULL);
+    const hf_event_t *event = hf_core_event(request->context->core, booking->event_id, NULL);
     hf_json_t json;
     hf_reply_error_begin(request, HF_API_ERROR_VERSION_CONFLICT, NULL, &json);
     HF_JSON_KEY(&json, "seats");
@@ -275,21 +280,20 @@ static void reply_version_conflict(hf_request_t *request, const hf_hold_request_
     hf_reply_error_end(&json);
 }
 
-void hf_handle_booking_create(hf_request_t *request) {
-    hf_engine_t *engine = request->engine;
-    booking_items_t items = {engine->booking_seat_ids, engine->booking_versions,
-                             engine->booking_pools};
-    hf_error_detail_t *detail = &engine->detail;
+static void handle_booking_create(hf_request_t *request) {
+    hf_context_t *context = request->context;
+    booking_items_t items = {context->seat_ids, context->seat_versions, context->pools};
+    hf_error_detail_t *detail = &context->detail;
     hf_hold_request_t booking = {.event_id = request->params[0]};
     const char *payment_ref = NULL;
-    hf_core_t *core = request->engine->core;
+    hf_core_t *core = request->context->core;
     if (!hf_core_event(core, request->params[0], NULL)) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
     }
     if (!booking_decode(request, &booking, &items, &payment_ref)) return;
     char order_id[HF_SERVER_ID_SIZE + 1];
-    hf_engine_make_id(request->engine, "ord_", order_id);
+    hf_context_id_make(request->context, "ord_", order_id);
     memset(detail, 0, offsetof(hf_error_detail_t, items));
     uint32_t order_index;
     hf_error_t error = hf_core_book(core, &booking, order_id, payment_ref, request->now_ms,
@@ -300,3 +304,24 @@ void hf_handle_booking_create(hf_request_t *request) {
     else if (error) hf_reply_core_error(request, error, detail, &booking);
     else reply_order(request, 201, order_index);
 }
+
+/* Today every route takes what the HTTP layer reads (1 MiB); a route may take less. */
+#define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
+/* Creates something, so an Idempotency-Key applies. */
+#define CREATES (HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT)
+/* A flat body: the hot routes (HF_ROUTE_FLAT). */
+#define FLAT_BODY (HF_ROUTE_BODY | HF_ROUTE_FLAT)
+
+static const hf_route_t routes[] = {
+    {"POST", "/v1/events/{}/holds", handle_hold_create, CREATES | HF_ROUTE_FLAT, BODY_SIZE_MAX},
+    {"POST", "/v1/events/{}/bookings", handle_booking_create, CREATES, BODY_SIZE_MAX},
+    {"GET", "/v1/holds/{}", handle_hold_get, 0, BODY_SIZE_MAX},
+    {"POST", "/v1/holds/{}/extend", handle_hold_extend, FLAT_BODY, BODY_SIZE_MAX},
+    {"POST", "/v1/holds/{}/release", handle_hold_release, FLAT_BODY, BODY_SIZE_MAX},
+    {"POST", "/v1/holds/{}/commit", handle_hold_commit, FLAT_BODY, BODY_SIZE_MAX},
+    {"GET", "/v1/orders/{}", handle_order_get, 0, BODY_SIZE_MAX},
+    {"POST", "/v1/orders/{}/cancel", handle_order_cancel, FLAT_BODY, BODY_SIZE_MAX},
+    {"GET", "/v1/users/{}/orders", handle_user_orders, 0, BODY_SIZE_MAX},
+};
+
+const hf_route_table_t hf_handlers_holds_routes = {routes, sizeof routes / sizeof routes[0]};

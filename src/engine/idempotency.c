@@ -1,9 +1,21 @@
-/* Idempotency keys (API.md section 1): the first 2xx answer to a creating POST, kept by
+/* Idempotency keys (idempotency.h): the first 2xx answer to a creating POST, kept by
  * method, path and key, with the SHA-256 of the body that produced it. */
-#include "engine/internal.h"
+#include "engine/idempotency.h"
 
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/limits.h"
+#include "engine/errors.h"
+#include "store/store.h"
+
+/* A limit's value as a string literal, for messages that quote it: the macro's own expansion
+ * (255, not HF_IDEMPOTENCY_KEY_SIZE_MAX) is what STRINGIZE_VALUE turns into text. */
+#define STRINGIZE_VALUE(x) #x
+#define STRINGIZE(x) STRINGIZE_VALUE(x)
 
 void hf_idempotency_init(hf_idempotency_t *table) {
     memset(table, 0, sizeof *table);
@@ -74,4 +86,55 @@ void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope
 
 const char *hf_idempotency_body(const hf_idempotency_t *table, const hf_idempotency_entry_t *entry) {
     return table->bodies.data + entry->body_offset;
+}
+
+/* ---- a request with a key ---- */
+
+/* Scope of an Idempotency-Key: method, path and key. */
+static size_t idempotency_scope(const hf_request_t *request, const char *key, size_t key_length,
+                                char *scope, size_t scope_size) {
+    int length = snprintf(scope, scope_size, "%s %s\n%.*s", request->http->method,
+                          request->http->path, (int)key_length, key);
+    return length < 0 || (size_t)length >= scope_size ? 0 : (size_t)length;
+}
+
+/* The stored answer again, as it was first given. */
+static void replay(hf_request_t *request, const hf_idempotency_t *table,
+                   const hf_idempotency_entry_t *entry) {
+    request->response->status = entry->status;
+    hf_buffer_reset(&request->response->body);
+    hf_buffer_append(&request->response->body, hf_idempotency_body(table, entry),
+                     entry->body_length);
+}
+
+void hf_idempotency_run(hf_request_t *request, hf_route_handler_fn handler, const char *key,
+                        size_t key_length) {
+    if (key_length == 0 || key_length > HF_IDEMPOTENCY_KEY_SIZE_MAX) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                       "Idempotency-Key must be 1 to " STRINGIZE(HF_IDEMPOTENCY_KEY_SIZE_MAX)
+                       " bytes", "Idempotency-Key");
+        return;
+    }
+    hf_context_t *context = request->context;
+    hf_idempotency_t *table = context->idempotency;
+    char scope[HF_HTTP_HEAD_SIZE_MAX];
+    size_t scope_length = idempotency_scope(request, key, key_length, scope, sizeof scope);
+    uint8_t hash[32];
+    SHA256((const unsigned char *)request->http->body, request->http->body_length, hash);
+    const hf_idempotency_entry_t *entry = hf_idempotency_find(table, scope, scope_length);
+    if (entry) {
+        if (CRYPTO_memcmp(entry->hash, hash, sizeof hash) != 0)
+            hf_reply_error(request, HF_API_ERROR_IDEMPOTENCY_KEY_REUSED, NULL, NULL);
+        else replay(request, table, entry);
+        return;
+    }
+    handler(request);
+    int status = request->response->status;
+    if (status < 200 || status > 299 || context->store_failed) return;
+    hf_buffer_t *body = &request->response->body;
+    hf_idempotency_put(table, scope, scope_length, hash, status, body->data, body->length,
+                       request->now_ms);
+    hf_mutation_t mutation = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = request->now_ms,
+                              .key = scope, .text = body->data, .hash = hash, .status = status};
+    hf_batch_append(context->open_batch, &mutation);
 }

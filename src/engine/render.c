@@ -1,5 +1,5 @@
-/* The JSON shapes of API.md: event summary, seat, hold, order, and the core's error replies. */
-#include "engine/internal.h"
+/* The JSON shapes of API.md: event summary, seat, hold and order (render.h). */
+#include "engine/render.h"
 
 #include <string.h>
 
@@ -147,34 +147,4 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     else hf_json_null(json);
     HF_JSON_KEY(json, "created_at"); hf_json_time(json, order->created_at_ms);
     hf_json_object_end(json);
-}
-
-void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error_detail_t *detail,
-                         const hf_hold_request_t *hold_request) {
-    if (error == HF_ERROR_INVALID_REQUEST) {
-        const char *field = detail && detail->field ? detail->field : "body";
-        char message[128];
-        if (detail && detail->reason) snprintf(message, sizeof message, "%s", detail->reason);
-        else snprintf(message, sizeof message, "%s is not valid", field);
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, field);
-        return;
-    }
-    hf_json_t json;
-    hf_reply_error_begin(request, hf_errors_from_core(error), NULL, &json);
-    bool seats = error == HF_ERROR_SEAT_NOT_FOUND || error == HF_ERROR_SEATS_UNAVAILABLE;
-    if (seats && detail && hold_request) {
-        HF_JSON_KEY(&json, "seats");
-        hf_json_array_begin(&json);
-        for (uint32_t i = 0; i < detail->item_count; i++)
-            hf_json_string(&json, hold_request->seat_ids[detail->items[i]]);
-        hf_json_array_end(&json);
-    }
-    bool pool = error == HF_ERROR_POOL_NOT_FOUND || error == HF_ERROR_INSUFFICIENT_QUANTITY;
-    if (pool && detail && hold_request) {
-        HF_JSON_KEY(&json, "pool"); hf_json_string(&json, hold_request->pools[detail->pool].pool_id);
-    }
-    if (error == HF_ERROR_INSUFFICIENT_QUANTITY && detail) {
-        HF_JSON_KEY(&json, "available"); hf_json_int(&json, detail->available);
-    }
-    hf_reply_error_end(&json);
 }

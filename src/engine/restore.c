@@ -1,12 +1,17 @@
-/* Start-up: the state is read back from the store's tables into the core. */
-#include "engine/internal.h"
+/* Restore (restore.h): the state is read back from the store's tables into the core. */
+#include "engine/restore.h"
+
+#include "engine/decode.h"
+#include "engine/errors.h"
+#include "engine/idempotency.h"
 #include "lib/log.h"
 
 #include <stdio.h>
 #include <string.h>
 
 typedef struct restore {
-    hf_engine_t *engine;
+    hf_context_t *context;
+    uint64_t finished_holds_max;
     char *error;
     size_t error_size;
     /* Released and expired holds still to come that are older than the newest
@@ -34,7 +39,7 @@ static int restore_event(void *context, const hf_stored_row_t *row) {
     hf_event_definition_t definition;
     const char *field, *message;
     bool ok = hf_definition_decode(config, &definition, &field, &message);
-    hf_error_t error = ok ? hf_core_restore_event(restore->engine->core, &definition, row->at_ms)
+    hf_error_t error = ok ? hf_core_restore_event(restore->context->core, &definition, row->at_ms)
                           : HF_ERROR_INVALID_REQUEST;
     hf_definition_free(&definition);
     json_decref(config);
@@ -60,7 +65,7 @@ static json_t *items_parse(const hf_stored_row_t *row, hf_hold_request_t *reques
 
 static int restore_finished_count(void *context, uint64_t count) {
     restore_t *restore = context;
-    uint64_t keep = restore->engine->options.finished_holds_max;
+    uint64_t keep = restore->finished_holds_max;
     restore->finished_to_skip = count > keep ? count - keep : 0;
     return 0;
 }
@@ -83,8 +88,8 @@ static int restore_hold(void *context, const hf_stored_row_t *row) {
     bool finished = hold.status == HF_HOLD_RELEASED || hold.status == HF_HOLD_EXPIRED;
     bool skip = finished && restore->finished_to_skip > 0;
     if (skip) restore->finished_to_skip--;
-    hf_error_t error = skip ? hf_core_restore_forgotten_hold(restore->engine->core, &hold)
-                            : hf_core_restore_hold(restore->engine->core, &hold);
+    hf_error_t error = skip ? hf_core_restore_forgotten_hold(restore->context->core, &hold)
+                            : hf_core_restore_hold(restore->context->core, &hold);
     json_decref(items);
     return error ? fail(restore, "hold", row->hold_id, core_code(error)) : 0;
 }
@@ -96,7 +101,7 @@ static int restore_order(void *context, const hf_stored_row_t *row) {
                                .total = row->total, .payment_ref = row->payment_ref};
     json_t *items = items_parse(row, &order.items, &restore->items);
     if (!items) return fail(restore, "order", row->order_id, "its items are not valid");
-    hf_error_t error = hf_core_restore_order(restore->engine->core, &order);
+    hf_error_t error = hf_core_restore_order(restore->context->core, &order);
     json_decref(items);
     return error ? fail(restore, "order", row->order_id, core_code(error)) : 0;
 }
@@ -104,38 +109,35 @@ static int restore_order(void *context, const hf_stored_row_t *row) {
 static int restore_idempotency(void *context, const hf_stored_row_t *row) {
     restore_t *restore = context;
     if (!row->key || !row->hash || !row->text) return fail(restore, "idempotency key", row->key, "incomplete");
-    hf_idempotency_put(&restore->engine->idempotency, row->key, strlen(row->key), row->hash,
+    hf_idempotency_put(restore->context->idempotency, row->key, strlen(row->key), row->hash,
                        row->status, row->text, strlen(row->text), row->at_ms);
     return 0;
 }
 
-int hf_engine_restore(hf_engine_t *engine, char *error, size_t error_size) {
-    return hf_engine_restore_from(engine, engine->store, error, error_size);
-}
-
-int hf_engine_restore_from(hf_engine_t *engine, hf_store_t *store, char *error,
-                           size_t error_size) {
-    restore_t restore = {.engine = engine, .error = error, .error_size = error_size};
+int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
+                    char *error, size_t error_size) {
+    restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
+                         .error = error, .error_size = error_size};
     hf_store_loader_t loader = {
         .event = restore_event, .finished_holds = restore_finished_count,
         .hold = restore_hold, .order = restore_order,
         .idempotency = restore_idempotency,
-        .keep_since_ms = hf_engine_now(engine) - HF_IDEMPOTENCY_KEEP_MS, .context = &restore};
+        .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS, .context = &restore};
     if (hf_store_load(store, &loader, error, error_size) != 0) return -1;
-    const char *fault = hf_core_check(engine->core, INT64_MIN);
+    const char *fault = hf_core_check(context->core, INT64_MIN);
     if (fault) {
         snprintf(error, error_size, "restored state is inconsistent: %s", fault);
         return -1;
     }
     /* Everything loaded is durable: keep only the most recent finished holds, as at run time. */
-    hf_core_evict(engine->core, UINT64_MAX);
+    hf_core_evict(context->core, UINT64_MAX);
     return 0;
 }
 
 /* ---- taking back a forgotten hold ---- */
 
 typedef struct revive {
-    hf_engine_t *engine;
+    hf_context_t *context;
     uint32_t index;
     hf_error_t error;
     hf_hold_items_t items;       /* the hold's, borrowed from its parsed JSON */
@@ -149,21 +151,21 @@ static int revive_hold(void *context, const hf_stored_row_t *row) {
         revive->error = HF_ERROR_INVALID_REQUEST;
         return -1;
     }
-    revive->error = hf_core_revive_hold(revive->engine->core, &hold, &revive->index);
+    revive->error = hf_core_revive_hold(revive->context->core, &hold, &revive->index);
     json_decref(items);
     return revive->error ? -1 : 0;
 }
 
-bool hf_engine_revive_hold(hf_engine_t *engine, const char *hold_id, uint32_t *index) {
+bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t *index) {
     /* Only what could be a hold id of this server goes to the store: a lookup of anything
      * else answers 404 from memory, as it did before holds were ever forgotten. */
-    if (!engine->store || strncmp(hold_id, "res_", 4) != 0 || strlen(hold_id) > HF_SERVER_ID_SIZE)
+    if (!context->store || strncmp(hold_id, "res_", 4) != 0 || strlen(hold_id) > HF_SERVER_ID_SIZE)
         return false;
-    revive_t revive = {.engine = engine, .error = HF_OK};
+    revive_t revive = {.context = context, .error = HF_OK};
     hf_store_loader_t loader = {.hold = revive_hold, .context = &revive};
     bool found = false;
     char error[512] = "";
-    if (hf_store_read_hold(engine->store, hold_id, &loader, &found, error, sizeof error) != 0) {
+    if (hf_store_read_hold(context->store, hold_id, &loader, &found, error, sizeof error) != 0) {
         /* A held or confirmed hold is never forgotten: one in the store but not in memory is
          * one whose creation was never acknowledged (its batch failed), so it stays unknown. */
         hf_log(HF_LOG_WARNING, "hold %s not taken back from the store: %s (%s)", hold_id, error,

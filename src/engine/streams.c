@@ -1,15 +1,13 @@
-/* Live updates (API.md section 5): a snapshot, then seat and pool changes in the order they
- * became durable. The core's SEAT and POOL records are formatted as they are emitted into the
- * open batch's publish buffer; when a batch is durable its buffer is sent to the subscribers
- * of each event that subscribed before that batch. */
-#include "engine/internal.h"
+/* Live updates (streams.h): a snapshot, then seat and pool changes in the order they became
+ * durable. */
+#include "engine/streams.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct hf_subscriber {
-    hf_engine_t *engine;
+    hf_streams_t *streams;
     hf_http_stream_t *stream;
     uint32_t event;
     uint64_t from_sequence;      /* changes of batches after this one are sent, */
@@ -23,30 +21,31 @@ typedef struct publish_head {
     uint32_t length;
 } publish_head_t;
 
-static hf_subscriber_t **event_list(hf_engine_t *engine, uint32_t event) {
-    if (event >= engine->subscriber_lists_count) {
+static hf_subscriber_t **event_list(hf_streams_t *streams, uint32_t event) {
+    if (event >= streams->subscriber_lists_count) {
         uint32_t count = event + 16;
-        hf_subscriber_t **lists = realloc(engine->subscriber_lists, count * sizeof *lists);
+        hf_subscriber_t **lists = realloc(streams->subscriber_lists, count * sizeof *lists);
         if (!lists) abort();
-        memset(lists + engine->subscriber_lists_count, 0,
-               (count - engine->subscriber_lists_count) * sizeof *lists);
-        engine->subscriber_lists = lists;
-        engine->subscriber_lists_count = count;
+        memset(lists + streams->subscriber_lists_count, 0,
+               (count - streams->subscriber_lists_count) * sizeof *lists);
+        streams->subscriber_lists = lists;
+        streams->subscriber_lists_count = count;
     }
-    return &engine->subscriber_lists[event];
+    return &streams->subscriber_lists[event];
 }
 
-static bool has_subscribers(const hf_engine_t *engine, uint32_t event) {
-    return event < engine->subscriber_lists_count && engine->subscriber_lists[event] != NULL;
+static bool has_subscribers(const hf_streams_t *streams, uint32_t event) {
+    return event < streams->subscriber_lists_count && streams->subscriber_lists[event] != NULL;
 }
 
-void hf_streams_record(hf_engine_t *engine, const hf_mutation_t *mutation) {
+void hf_streams_record(hf_streams_t *streams, const hf_mutation_t *mutation) {
     /* Nobody listens most of the time: then not even the event is looked up. */
-    if (engine->stream_count == 0) return;
+    if (streams->count == 0) return;
     uint32_t event;
-    if (!hf_core_event(engine->core, mutation->event_id, &event) || !has_subscribers(engine, event))
+    if (!hf_core_event(streams->context->core, mutation->event_id, &event) ||
+        !has_subscribers(streams, event))
         return;
-    hf_buffer_t *out = &engine->publish_open;
+    hf_buffer_t *out = &streams->publish_open;
     size_t head_at = out->length;
     publish_head_t head = {event, 0};
     hf_buffer_append(out, &head, sizeof head);
@@ -64,26 +63,26 @@ void hf_streams_record(hf_engine_t *engine, const hf_mutation_t *mutation) {
     memcpy(out->data + head_at, &head, sizeof head);
 }
 
-static hf_buffer_t *flight_buffer(hf_engine_t *engine, uint64_t sequence) {
-    return &engine->publish_flight[sequence % HF_STORE_BATCHES_IN_FLIGHT_MAX];
+static hf_buffer_t *flight_buffer(hf_streams_t *streams, uint64_t sequence) {
+    return &streams->publish_flight[sequence % HF_STORE_BATCHES_IN_FLIGHT_MAX];
 }
 
-void hf_streams_batch_submitted(hf_engine_t *engine, uint64_t sequence) {
-    hf_buffer_t *flight = flight_buffer(engine, sequence);
+void hf_streams_batch_submitted(hf_streams_t *streams, uint64_t sequence) {
+    hf_buffer_t *flight = flight_buffer(streams, sequence);
     assert(flight->length == 0); /* the engine never has more batches in flight than slots */
     hf_buffer_t swap = *flight;
-    *flight = engine->publish_open;
-    engine->publish_open = swap;
-    hf_buffer_reset(&engine->publish_open);
+    *flight = streams->publish_open;
+    streams->publish_open = swap;
+    hf_buffer_reset(&streams->publish_open);
 }
 
-void hf_streams_batch_durable(hf_engine_t *engine, uint64_t sequence, bool ok) {
-    hf_buffer_t *flight = flight_buffer(engine, sequence);
+void hf_streams_batch_durable(hf_streams_t *streams, uint64_t sequence, bool ok) {
+    hf_buffer_t *flight = flight_buffer(streams, sequence);
     for (size_t at = 0; ok && at < flight->length;) {
         publish_head_t head;
         memcpy(&head, flight->data + at, sizeof head);
         const char *text = flight->data + at + sizeof head;
-        for (hf_subscriber_t *subscriber = engine->subscriber_lists[head.event]; subscriber;
+        for (hf_subscriber_t *subscriber = streams->subscriber_lists[head.event]; subscriber;
              subscriber = subscriber->next) {
             bool after = subscriber->from_sequence < sequence ||
                          (subscriber->from_sequence == sequence && at >= subscriber->from_offset);
@@ -94,66 +93,63 @@ void hf_streams_batch_durable(hf_engine_t *engine, uint64_t sequence, bool ok) {
     hf_buffer_reset(flight);
 }
 
-static void send_all(hf_engine_t *engine, const char *text) {
-    for (uint32_t event = 0; event < engine->subscriber_lists_count; event++)
-        for (hf_subscriber_t *subscriber = engine->subscriber_lists[event]; subscriber;
+static void send_all(hf_streams_t *streams, const char *text) {
+    for (uint32_t event = 0; event < streams->subscriber_lists_count; event++)
+        for (hf_subscriber_t *subscriber = streams->subscriber_lists[event]; subscriber;
              subscriber = subscriber->next)
             hf_http_stream_send(subscriber->stream, text, strlen(text));
 }
 
-void hf_streams_keepalive(hf_engine_t *engine) { send_all(engine, ": keepalive\n\n"); }
+void hf_streams_keepalive(hf_streams_t *streams) { send_all(streams, ": keepalive\n\n"); }
 
-void hf_streams_close_all(hf_engine_t *engine) {
-    for (uint32_t event = 0; event < engine->subscriber_lists_count; event++)
-        for (hf_subscriber_t *subscriber = engine->subscriber_lists[event]; subscriber;
+void hf_streams_close_all(hf_streams_t *streams) {
+    for (uint32_t event = 0; event < streams->subscriber_lists_count; event++)
+        for (hf_subscriber_t *subscriber = streams->subscriber_lists[event]; subscriber;
              subscriber = subscriber->next)
             hf_http_stream_close(subscriber->stream);
 }
 
 static void on_stream_closed(void *context, hf_http_stream_t *stream) {
     hf_subscriber_t *subscriber = context;
-    hf_engine_t *engine = subscriber->engine;
+    hf_streams_t *streams = subscriber->streams;
     (void)stream;
     if (subscriber->previous) subscriber->previous->next = subscriber->next;
-    else engine->subscriber_lists[subscriber->event] = subscriber->next;
+    else streams->subscriber_lists[subscriber->event] = subscriber->next;
     if (subscriber->next) subscriber->next->previous = subscriber->previous;
     /* With no stream left the core stops writing out seat changes nobody reads. */
-    if (--engine->stream_count == 0) hf_core_set_stream_records(engine->core, false);
+    if (--streams->count == 0) hf_core_set_stream_records(streams->context->core, false);
     free(subscriber);
 }
 
-void hf_handle_event_stream(hf_request_t *request) {
-    hf_engine_t *engine = request->engine;
-    uint32_t event_index;
-    const hf_event_t *event = hf_core_event(engine->core, request->params[0], &event_index);
-    if (!event) {
-        hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
-        return;
-    }
-    if (engine->stream_count >= HF_STREAMS_MAX) {
-        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "too many open streams; retry later", NULL);
-        return;
-    }
+bool hf_streams_room(const hf_streams_t *streams) { return streams->count < HF_STREAMS_MAX; }
+
+void hf_streams_subscribe(hf_streams_t *streams, uint32_t event_index,
+                          hf_http_response_t *response) {
     hf_subscriber_t *subscriber = calloc(1, sizeof *subscriber);
     if (!subscriber) abort();
-    hf_http_response_t *response = request->response;
-    response->status = 200;
-    response->content_type = "text/event-stream";
-    hf_buffer_reset(&response->body);
-    hf_buffer_append_string(&response->body, "event: snapshot\ndata: ");
-    hf_json_t json;
-    hf_json_init(&json, &response->body);
-    hf_render_event(&json, engine->core, event);
-    hf_buffer_append_string(&response->body, "\n\n");
     /* The snapshot shows everything applied so far: later batches carry what it lacks. */
-    subscriber->engine = engine;
+    subscriber->streams = streams;
     subscriber->event = event_index;
-    subscriber->from_sequence = hf_engine_reply_sequence(engine);
-    subscriber->from_offset = engine->publish_open.length;
+    subscriber->from_sequence = hf_context_reply_sequence(streams->context);
+    subscriber->from_offset = streams->publish_open.length;
     subscriber->stream = hf_http_response_stream(response, on_stream_closed, subscriber);
-    hf_subscriber_t **list = event_list(engine, event_index);
+    hf_subscriber_t **list = event_list(streams, event_index);
     subscriber->next = *list;
     if (*list) (*list)->previous = subscriber;
     *list = subscriber;
-    if (engine->stream_count++ == 0) hf_core_set_stream_records(engine->core, true);
+    if (streams->count++ == 0) hf_core_set_stream_records(streams->context->core, true);
+}
+
+void hf_streams_init(hf_streams_t *streams, hf_context_t *context) {
+    memset(streams, 0, sizeof *streams);
+    streams->context = context;
+}
+
+void hf_streams_free(hf_streams_t *streams) {
+    hf_buffer_free(&streams->publish_open);
+    for (size_t i = 0; i < HF_STORE_BATCHES_IN_FLIGHT_MAX; i++)
+        hf_buffer_free(&streams->publish_flight[i]);
+    free(streams->subscriber_lists);
+    streams->subscriber_lists = NULL;
+    streams->subscriber_lists_count = 0;
 }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/idempotency.h"
 
 #define MINUTE_MS (60LL * 1000)
 

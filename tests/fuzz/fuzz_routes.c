@@ -13,12 +13,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/arena.h"
+#include "engine/context.h"
+#include "engine/idempotency.h"
+#include "engine/routes.h"
+#include "engine/streams.h"
 
 #define PATH_SIZE 2048
 
+/* What the engine owns for its request context (engine.c), without loop, store or server. */
+typedef struct fuzz_engine {
+    hf_context_t context;
+    hf_idempotency_t idempotency;
+    hf_streams_t streams;
+} fuzz_engine_t;
+
 typedef struct fuzz_context {
-    hf_engine_t *engine;
+    fuzz_engine_t *engine;
     char hold_id[HF_SERVER_ID_SIZE + 1];
     char order_id[HF_SERVER_ID_SIZE + 1];
 } fuzz_context_t;
@@ -29,28 +40,30 @@ static void fail(const char *what, const char *detail) {
 }
 
 static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
-    hf_engine_t *engine = context;
-    hf_batch_append(engine->open_batch, mutation);
+    hf_context_t *request_context = context;
+    hf_batch_append(request_context->open_batch, mutation);
 }
 
-static hf_engine_t *engine_create(void) {
-    hf_engine_t *engine = calloc(1, sizeof *engine);
+static fuzz_engine_t *engine_create(void) {
+    fuzz_engine_t *engine = calloc(1, sizeof *engine);
     if (!engine) abort();
     hf_arena_allocator_install(); /* as hf_engine_create: bodies are parsed into the arena */
-    engine->options.host = "127.0.0.1";
-    engine->open_batch = hf_batch_create();
-    engine->spare_batch = hf_batch_create();
-    engine->open_sequence = 1;
+    hf_context_t *context = &engine->context;
+    context->open_batch = hf_batch_create();
+    context->open_sequence = 1;
     hf_idempotency_init(&engine->idempotency);
-    engine->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
+    context->idempotency = &engine->idempotency;
+    hf_streams_init(&engine->streams, context);
+    context->streams = &engine->streams;
+    context->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, context});
     return engine;
 }
 
-static void engine_destroy(hf_engine_t *engine) {
-    hf_core_destroy(engine->core);
-    hf_batch_destroy(engine->open_batch);
-    hf_batch_destroy(engine->spare_batch);
+static void engine_destroy(fuzz_engine_t *engine) {
+    hf_core_destroy(engine->context.core);
+    hf_batch_destroy(engine->context.open_batch);
     hf_idempotency_free(&engine->idempotency);
+    hf_streams_free(&engine->streams);
     free(engine);
     hf_arena_release();
 }
@@ -64,7 +77,7 @@ static void remember(json_t *answer, const char *key, char *out, size_t size) {
 
 static int dispatch(fuzz_context_t *context, const char *method, const char *target,
                     const char *key, const char *body, size_t body_length) {
-    hf_engine_t *engine = context->engine;
+    hf_context_t *engine_context = &context->engine->context;
     /* The HTTP layer gives the handler NUL-terminated path and query (split at '?'). */
     char path[PATH_SIZE];
     snprintf(path, sizeof path, "%s", target);
@@ -86,7 +99,7 @@ static int dispatch(fuzz_context_t *context, const char *method, const char *tar
                                  .header_count = header_count, .connection = NULL};
     hf_http_response_t response;
     memset(&response, 0, sizeof response);
-    hf_routes_dispatch(engine, &request, &response);
+    hf_routes_dispatch(engine_context, &request, &response);
     if (response.status < 200 || response.status > 599) fail("status out of range", target);
     if (response.content_type == NULL) {
         json_error_t error;
@@ -110,10 +123,10 @@ static int dispatch(fuzz_context_t *context, const char *method, const char *tar
         }
         json_decref(answer);
     }
-    const char *fault = hf_core_check(engine->core, engine->last_now_ms);
+    const char *fault = hf_core_check(engine_context->core, engine_context->last_now_ms);
     if (fault) fail("hf_core_check", fault);
     /* As if the batch had become durable. */
-    hf_batch_clear(engine->open_batch);
+    hf_batch_clear(engine_context->open_batch);
     hf_buffer_free(&response.body);
     free(body_copy);
     return response.status;

@@ -1,0 +1,86 @@
+/* Request decoding: the body's JSON (flat reader or jansson, with the depth limit), its
+ * members as typed values with a 400 naming the member when wrong, event definitions and
+ * hold items (from a request body or from the store's rows, restore.c).
+ *
+ * Ownership: strings handed out (hf_member_t.string, seat ids, pool ids, user ids) are
+ * borrowed from the request's body or from the json_t given, and live as long as it: until
+ * the end of the request for a body. hf_definition_decode allocates the arrays of a
+ * definition, which the caller frees with hf_definition_free. */
+#ifndef HF_ENGINE_DECODE_H
+#define HF_ENGINE_DECODE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "engine/request.h"
+#include "net/flat_json.h"
+
+/* Reads the request's body into request->flat (when flat_allowed and the flat reader can)
+ * or request->body (jansson; the dispatcher frees it); false after answering 400. */
+bool hf_decode_body(hf_request_t *request, bool flat_allowed);
+
+/* One top-level member of the request body, whichever reader read it: jansson (body) or the
+ * flat reader (flat). */
+typedef enum hf_member_kind {
+    HF_MEMBER_ABSENT,
+    HF_MEMBER_NULL,
+    HF_MEMBER_BOOL,
+    HF_MEMBER_INTEGER,
+    HF_MEMBER_REAL,
+    HF_MEMBER_STRING,
+    HF_MEMBER_OTHER, /* an object or an array: read from json (jansson) or flat */
+} hf_member_kind_t;
+
+typedef struct hf_member {
+    hf_member_kind_t kind;
+    bool truth;                        /* BOOL */
+    int64_t integer;                   /* INTEGER */
+    double number;                     /* INTEGER and REAL, as json_number_value */
+    const char *string;                /* STRING, NUL-terminated (it may hold a NUL) */
+    size_t length;                     /* STRING */
+    json_t *json;                      /* the member in jansson's DOM, else NULL */
+    const hf_flat_json_member_t *flat; /* the member in the flat reading, else NULL */
+} hf_member_t;
+
+hf_member_t hf_body_member(const hf_request_t *request, const char *name);
+
+/* Each returns true when the body's member is absent or null (value untouched) or valid;
+ * false after answering 400 invalid_request naming the member. */
+bool hf_decode_string(hf_request_t *request, const char *name, size_t size_max, bool required,
+                      const char **value);
+bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms);
+/* Like hf_decode_seconds but any positive number is accepted, large ones clamped to the
+ * longest hold and tiny ones raised to 1 ms (extend: the cap applies anyway). */
+bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms);
+bool hf_decode_bool(hf_request_t *request, const char *name, bool *value);
+/* The user_id member: required, 1..128 bytes. */
+bool hf_decode_user(hf_request_t *request, const char **user_id);
+
+/* An event definition from JSON (request body or stored config). Arrays inside definition
+ * are allocated; free with hf_definition_free. On error returns false with *field set. */
+bool hf_definition_decode(json_t *object, hf_event_definition_t *definition, const char **field,
+                          const char **message);
+void hf_definition_free(hf_event_definition_t *definition);
+
+/* Room for the items of one hold request. */
+typedef struct hf_hold_items {
+    const char *seat_ids[HF_HOLD_ITEMS_MAX];
+    hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
+} hf_hold_items_t;
+
+/* Items {"seats": [...], "pools": {...}} into a hold request (pointers borrow from object).
+ * seat_ids and pools must have room for HF_HOLD_ITEMS_MAX entries. */
+bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
+                     hf_pool_request_t *pools, const char **field);
+
+/* hf_items_decode of the request's body, whichever reader read it. */
+bool hf_request_items_decode(const hf_request_t *from, hf_hold_request_t *request,
+                             const char **seat_ids, hf_pool_request_t *pools, const char **field);
+
+/* The "pools" member ({"GA": 2}) alone; false when malformed. */
+bool hf_pools_decode(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools);
+
+#endif

@@ -1,0 +1,24 @@
+/* The JSON shapes of API.md: event, seat, hold, order and their items, written into a JSON
+ * writer (lib/json.h) as one value each. Reads the core, changes nothing.
+ *
+ * Ownership: nothing is returned; the arguments are borrowed for the call. */
+#ifndef HF_ENGINE_RENDER_H
+#define HF_ENGINE_RENDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "lib/json.h"
+
+void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event);
+void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_index);
+/* With capped not NULL, the hold has a "capped" member too (the extend answer). */
+void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms,
+                    const bool *capped);
+void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *order);
+/* The "seats" and "pools" members of a hold or order, inside an object already open. */
+void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,
+                     uint32_t item_offset, uint32_t seat_count, uint32_t pool_count);
+
+#endif

@@ -1,0 +1,67 @@
+/* Replies (request.h): every error answer takes its code, status and default message from
+ * the error table (errors.h). */
+#include "engine/request.h"
+
+#include <stdio.h>
+
+void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json) {
+    request->response->status = status;
+    hf_buffer_reset(&request->response->body);
+    hf_json_init(json, &request->response->body);
+}
+
+void hf_reply_error_begin(hf_request_t *request, hf_api_error_t id, const char *message,
+                          hf_json_t *json) {
+    const hf_api_error_entry_t *entry = hf_errors_entry(id);
+    hf_reply_begin(request, entry->status, json);
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "error");
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "code"); hf_json_string(json, entry->code);
+    HF_JSON_KEY(json, "message"); hf_json_string(json, message ? message : entry->message);
+}
+
+void hf_reply_error_end(hf_json_t *json) {
+    hf_json_object_end(json);
+    hf_json_object_end(json);
+}
+
+void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *message,
+                    const char *field) {
+    hf_json_t json;
+    hf_reply_error_begin(request, id, message, &json);
+    if (field) {
+        HF_JSON_KEY(&json, "field"); hf_json_string(&json, field);
+    }
+    hf_reply_error_end(&json);
+}
+
+void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error_detail_t *detail,
+                         const hf_hold_request_t *hold_request) {
+    if (error == HF_ERROR_INVALID_REQUEST) {
+        const char *field = detail && detail->field ? detail->field : "body";
+        char message[128];
+        if (detail && detail->reason) snprintf(message, sizeof message, "%s", detail->reason);
+        else snprintf(message, sizeof message, "%s is not valid", field);
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, field);
+        return;
+    }
+    hf_json_t json;
+    hf_reply_error_begin(request, hf_errors_from_core(error), NULL, &json);
+    bool seats = error == HF_ERROR_SEAT_NOT_FOUND || error == HF_ERROR_SEATS_UNAVAILABLE;
+    if (seats && detail && hold_request) {
+        HF_JSON_KEY(&json, "seats");
+        hf_json_array_begin(&json);
+        for (uint32_t i = 0; i < detail->item_count; i++)
+            hf_json_string(&json, hold_request->seat_ids[detail->items[i]]);
+        hf_json_array_end(&json);
+    }
+    bool pool = error == HF_ERROR_POOL_NOT_FOUND || error == HF_ERROR_INSUFFICIENT_QUANTITY;
+    if (pool && detail && hold_request) {
+        HF_JSON_KEY(&json, "pool"); hf_json_string(&json, hold_request->pools[detail->pool].pool_id);
+    }
+    if (error == HF_ERROR_INSUFFICIENT_QUANTITY && detail) {
+        HF_JSON_KEY(&json, "available"); hf_json_int(&json, detail->available);
+    }
+    hf_reply_error_end(&json);
+}

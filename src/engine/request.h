@@ -1,0 +1,60 @@
+/* The request and its reply: what the dispatcher (routes.c) hands each route handler, and
+ * the functions every reply is written with. Error replies take an id of the error table
+ * (errors.h), never a literal status and code.
+ *
+ * Ownership: the dispatcher owns the request, on its stack, for the time of one handler
+ * call; http and response are the HTTP layer's and are valid for that time too. Strings of
+ * params, body and flat live until the dispatcher returns; keep none beyond. The reply
+ * functions write into response->body, which the HTTP layer owns. */
+#ifndef HF_ENGINE_REQUEST_H
+#define HF_ENGINE_REQUEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "engine/context.h"
+#include "engine/errors.h"
+#include "lib/json.h"
+#include "net/flat_json.h"
+#include "net/http.h"
+
+#define HF_ROUTE_PARAMS_MAX 3
+
+typedef struct hf_request {
+    hf_context_t *context;
+    const hf_http_request_t *http;
+    hf_http_response_t *response;
+    /* The path's "{}" segments, percent-decoded, in order (routes.c). */
+    char params[HF_ROUTE_PARAMS_MAX][HF_SEAT_ID_SIZE_MAX + HF_USER_ID_SIZE_MAX + 1];
+    /* A POST's body: read by the flat reader on routes that allow it (HF_ROUTE_FLAT in
+     * route.h) when it can, else by jansson. At most one of the two is set; hf_body_member
+     * reads it. */
+    json_t *body;
+    const hf_flat_json_t *flat;
+    int64_t now_ms;
+    /* Set by a handler whose answer rests only on the state up to change rests_on_change
+     * (hf_core_change_count): when the request changed nothing, its answer then waits for that
+     * change to be durable rather than for the open batch. */
+    bool rests_on_known;
+    uint64_t rests_on_change;
+} hf_request_t;
+
+/* Starts a JSON body for status; the caller writes one value and the response is complete. */
+void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json);
+/* Answers error id with message, or the table's message when NULL, and field when not NULL
+ * (both borrowed for the call). */
+void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *message,
+                    const char *field);
+/* An error answer with members of its own: begin writes {"error": {"code", "message" and
+ * leaves the inner object open for them; end closes both. */
+void hf_reply_error_begin(hf_request_t *request, hf_api_error_t id, const char *message,
+                          hf_json_t *json);
+void hf_reply_error_end(hf_json_t *json);
+/* Answers a core error, with its details (the seats or the pool at fault, from
+ * hold_request, which may be NULL). */
+void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error_detail_t *detail,
+                         const hf_hold_request_t *hold_request);
+
+#endif

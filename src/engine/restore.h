@@ -1,0 +1,26 @@
+/* Restore: the state read back from the store's tables into the core and the idempotency
+ * table (at start, and after a store failure through a fresh connection), and a hold the
+ * core has forgotten taken back from the store when asked for.
+ *
+ * Ownership: nothing is returned but ids and indexes; context, store and error are borrowed
+ * for the call. Loop thread only (or the creating thread, before the loop runs). */
+#ifndef HF_ENGINE_RESTORE_H
+#define HF_ENGINE_RESTORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/context.h"
+#include "store/store.h"
+
+/* Loads what store holds into context's core and idempotency table, keeping at most
+ * finished_holds_max released and expired holds in memory. Returns 0, or -1 with a sentence
+ * in error. */
+int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
+                    char *error, size_t error_size);
+/* Takes a hold the core has forgotten back from context's store (hf_core_revive_hold): true
+ * and *index when the store has a released or expired hold of this id. */
+bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t *index);
+
+#endif

@@ -1,0 +1,40 @@
+/* A route: what each domain's table of routes holds (handlers_*.h export their tables, the
+ * dispatcher in routes.c gathers them). A route names the generic checks the dispatcher makes
+ * before its handler runs, so a handler makes none of them itself.
+ *
+ * Ownership: tables are static and constant, valid for the life of the process. */
+#ifndef HF_ENGINE_ROUTE_H
+#define HF_ENGINE_ROUTE_H
+
+#include <stddef.h>
+
+#include "engine/request.h"
+
+typedef void (*hf_route_handler_fn)(hf_request_t *request);
+
+/* What the dispatcher checks or does before the handler runs. */
+enum {
+    HF_ROUTE_PUBLIC = 1,         /* served without the API key */
+    HF_ROUTE_BODY = 2,           /* takes a JSON object body */
+    HF_ROUTE_IDEMPOTENT = 4,     /* creates something: Idempotency-Key applies */
+    HF_ROUTE_KEY_IN_QUERY = 8,   /* ?access_token=KEY also works: EventSource sets no header */
+    /* The handler reads its body only through hf_body_member and hf_request_items_decode, so
+     * the flat reader may read it (net/flat_json.h): the hot routes, whose bodies are flat. */
+    HF_ROUTE_FLAT = 16,
+};
+
+typedef struct hf_route {
+    const char *method;
+    const char *pattern;         /* "{}" stands for one path segment, captured */
+    hf_route_handler_fn handler;
+    unsigned flags;              /* HF_ROUTE_* */
+    size_t body_size_max;        /* a longer body is answered 413 */
+} hf_route_t;
+
+/* One domain's routes. */
+typedef struct hf_route_table {
+    const hf_route_t *routes;
+    size_t count;
+} hf_route_table_t;
+
+#endif
