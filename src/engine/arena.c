@@ -66,7 +66,9 @@ static void arena_free(void *pointer) {
     if (!in_arena(pointer)) free(pointer);
 }
 
-void hf_arena_allocator_install(void) { json_set_alloc_funcs(arena_malloc, arena_free); }
+void hf_arena_allocator_install(void) {
+    json_set_alloc_funcs(arena_malloc, arena_free);
+}
 
 void hf_arena_request_begin(void) {
     if (!arena_memory) {

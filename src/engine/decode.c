@@ -71,7 +71,8 @@ bool hf_decode_body(hf_request_t *request, bool flat_allowed) {
         return false;
     }
     if (!json_is_object(request->body)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "the body must be a JSON object", "body");
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "the body must be a JSON object",
+                       "body");
         return false;
     }
     return true;
@@ -113,7 +114,7 @@ static hf_member_t member_from_flat(const hf_flat_json_member_t *flat) {
                          .length = flat->length, .flat = flat};
 }
 
-hf_member_t hf_body_member(const hf_request_t *request, const char *name) {
+hf_member_t hf_decode_member(const hf_request_t *request, const char *name) {
     if (request->flat) {
         const hf_flat_json_member_t *flat = hf_flat_json_member(request->flat, name);
         return flat ? member_from_flat(flat) : (hf_member_t){.kind = HF_MEMBER_ABSENT};
@@ -134,7 +135,7 @@ static bool is_number(const hf_member_t *member) {
 
 bool hf_decode_string(hf_request_t *request, const char *name, size_t size_max, bool required,
                       const char **value) {
-    hf_member_t member = hf_body_member(request, name);
+    hf_member_t member = hf_decode_member(request, name);
     if (absent_or_null(&member)) {
         if (!required) return true;
         char message[128];
@@ -167,7 +168,7 @@ static bool json_seconds_to_ms(json_t *member, int64_t *ms) {
 }
 
 bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms) {
-    hf_member_t member = hf_body_member(request, name);
+    hf_member_t member = hf_decode_member(request, name);
     if (absent_or_null(&member)) return true;
     if (is_number(&member) && seconds_to_ms(member.number, ms)) return true;
     char message[128];
@@ -176,7 +177,7 @@ bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms) {
 }
 
 bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms) {
-    hf_member_t member = hf_body_member(request, name);
+    hf_member_t member = hf_decode_member(request, name);
     if (absent_or_null(&member)) return true;
     double seconds = is_number(&member) ? member.number : 0;
     if (!isfinite(seconds) || seconds <= 0) {
@@ -194,7 +195,7 @@ bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms) {
 }
 
 bool hf_decode_bool(hf_request_t *request, const char *name, bool *value) {
-    hf_member_t member = hf_body_member(request, name);
+    hf_member_t member = hf_decode_member(request, name);
     if (absent_or_null(&member)) return true;
     if (member.kind != HF_MEMBER_BOOL) return reject(request, name, "must be true or false");
     *value = member.truth;
@@ -317,7 +318,7 @@ static bool decode_limits(json_t *object, hf_event_definition_t *definition, con
     return true;
 }
 
-bool hf_definition_decode(json_t *object, hf_event_definition_t *definition, const char **field,
+bool hf_decode_definition(json_t *object, hf_event_definition_t *definition, const char **field,
                           const char **message) {
     memset(definition, 0, sizeof *definition);
     *message = "must be [A-Za-z0-9_.], 1 to 64 characters";
@@ -342,7 +343,7 @@ bool hf_definition_decode(json_t *object, hf_event_definition_t *definition, con
     return true;
 }
 
-void hf_definition_free(hf_event_definition_t *definition) {
+void hf_decode_definition_free(hf_event_definition_t *definition) {
     for (uint32_t s = 0; definition->sections && s < definition->section_count; s++)
         free(definition->sections[s].rows);
     free(definition->sections);
@@ -353,7 +354,7 @@ void hf_definition_free(hf_event_definition_t *definition) {
 
 /* ---- items ---- */
 
-bool hf_pools_decode(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools) {
+bool hf_decode_pools(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools) {
     json_t *pool_object = json_object_get(object, "pools");
     request->pool_count = 0;
     request->pools = pools;
@@ -372,7 +373,7 @@ bool hf_pools_decode(json_t *object, hf_hold_request_t *request, hf_pool_request
     return true;
 }
 
-bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
+bool hf_decode_items(json_t *object, hf_hold_request_t *request, const char **seat_ids,
                      hf_pool_request_t *pools, const char **field) {
     json_t *seats = json_object_get(object, (*field = "seats"));
     request->seat_count = 0;
@@ -385,7 +386,7 @@ bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **se
             seat_ids[request->seat_count++] = json_string_value(seat);
         }
     }
-    if (!hf_pools_decode(object, request, pools)) {
+    if (!hf_decode_pools(object, request, pools)) {
         *field = "pools";
         return false;
     }
@@ -417,8 +418,8 @@ static bool flat_items_decode(const hf_request_t *from, hf_hold_request_t *reque
     return true;
 }
 
-bool hf_request_items_decode(const hf_request_t *from, hf_hold_request_t *request,
+bool hf_decode_request_items(const hf_request_t *from, hf_hold_request_t *request,
                              const char **seat_ids, hf_pool_request_t *pools, const char **field) {
     if (from->flat) return flat_items_decode(from, request, seat_ids, pools, field);
-    return hf_items_decode(from->body, request, seat_ids, pools, field);
+    return hf_decode_items(from->body, request, seat_ids, pools, field);
 }

@@ -4,8 +4,8 @@
  *
  * Ownership: strings handed out (hf_member_t.string, seat ids, pool ids, user ids) are
  * borrowed from the request's body or from the json_t given, and live as long as it: until
- * the end of the request for a body. hf_definition_decode allocates the arrays of a
- * definition, which the caller frees with hf_definition_free. */
+ * the end of the request for a body. hf_decode_definition allocates the arrays of a
+ * definition, which the caller frees with hf_decode_definition_free. */
 #ifndef HF_ENGINE_DECODE_H
 #define HF_ENGINE_DECODE_H
 
@@ -45,7 +45,7 @@ typedef struct hf_member {
     const hf_flat_json_member_t *flat; /* the member in the flat reading, else NULL */
 } hf_member_t;
 
-hf_member_t hf_body_member(const hf_request_t *request, const char *name);
+hf_member_t hf_decode_member(const hf_request_t *request, const char *name);
 
 /* Each returns true when the body's member is absent or null (value untouched) or valid;
  * false after answering 400 invalid_request naming the member. */
@@ -60,10 +60,10 @@ bool hf_decode_bool(hf_request_t *request, const char *name, bool *value);
 bool hf_decode_user(hf_request_t *request, const char **user_id);
 
 /* An event definition from JSON (request body or stored config). Arrays inside definition
- * are allocated; free with hf_definition_free. On error returns false with *field set. */
-bool hf_definition_decode(json_t *object, hf_event_definition_t *definition, const char **field,
+ * are allocated; free with hf_decode_definition_free. On error returns false with *field set. */
+bool hf_decode_definition(json_t *object, hf_event_definition_t *definition, const char **field,
                           const char **message);
-void hf_definition_free(hf_event_definition_t *definition);
+void hf_decode_definition_free(hf_event_definition_t *definition);
 
 /* Room for the items of one hold request. */
 typedef struct hf_hold_items {
@@ -73,14 +73,14 @@ typedef struct hf_hold_items {
 
 /* Items {"seats": [...], "pools": {...}} into a hold request (pointers borrow from object).
  * seat_ids and pools must have room for HF_HOLD_ITEMS_MAX entries. */
-bool hf_items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
+bool hf_decode_items(json_t *object, hf_hold_request_t *request, const char **seat_ids,
                      hf_pool_request_t *pools, const char **field);
 
-/* hf_items_decode of the request's body, whichever reader read it. */
-bool hf_request_items_decode(const hf_request_t *from, hf_hold_request_t *request,
+/* hf_decode_items of the request's body, whichever reader read it. */
+bool hf_decode_request_items(const hf_request_t *from, hf_hold_request_t *request,
                              const char **seat_ids, hf_pool_request_t *pools, const char **field);
 
 /* The "pools" member ({"GA": 2}) alone; false when malformed. */
-bool hf_pools_decode(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools);
+bool hf_decode_pools(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools);
 
 #endif

@@ -42,21 +42,22 @@ struct hf_engine {
 /* ---- group commit ---- */
 
 static void submit_if_idle(hf_engine_t *engine) {
-    if (engine->context.store_failed || hf_batch_count(engine->context.open_batch) == 0) return;
+    hf_context_t *context = &engine->context;
+    if (context->store_failed || hf_batch_count(context->open_batch) == 0) return;
     /* No spare batch means the last result has not been taken yet: the store is not free. */
-    if (!engine->spare_batch || !hf_store_idle(engine->context.store)) return;
+    if (!engine->spare_batch || !hf_store_idle(context->store)) return;
     /* Held back while enough are unsynced: the batch grows until a sync lands (limits.h). */
     _Static_assert(HF_STORE_BATCHES_UNSYNCED_MAX <= HF_STORE_BATCHES_IN_FLIGHT_MAX, "ring");
-    uint64_t in_flight = engine->context.open_sequence - 1 - engine->context.durable_sequence;
+    uint64_t in_flight = context->open_sequence - 1 - context->durable_sequence;
     if (in_flight >= HF_STORE_BATCHES_UNSYNCED_MAX) return;
-    hf_batch_t *batch = engine->context.open_batch;
-    engine->context.open_batch = engine->spare_batch;
+    hf_batch_t *batch = context->open_batch;
+    context->open_batch = engine->spare_batch;
     engine->spare_batch = NULL;
-    engine->context.batch_changes[engine->context.open_sequence % HF_STORE_BATCHES_IN_FLIGHT_MAX] =
-        hf_core_change_count(engine->context.core);
-    hf_store_submit(engine->context.store, batch, engine->context.open_sequence);
-    hf_streams_batch_submitted(&engine->streams, engine->context.open_sequence);
-    engine->context.open_sequence++;
+    context->batch_changes[context->open_sequence % HF_STORE_BATCHES_IN_FLIGHT_MAX] =
+        hf_core_change_count(context->core);
+    hf_store_submit(context->store, batch, context->open_sequence);
+    hf_streams_batch_submitted(&engine->streams, context->open_sequence);
+    context->open_sequence++;
 }
 
 /* After a failed commit the memory is ahead of the disk. Reads can still be answered
@@ -64,27 +65,28 @@ static void submit_if_idle(hf_engine_t *engine) {
  * serve GETs from that; changes stay refused (503) until a restart. If even reading fails,
  * everything stays 503. */
 static void reload_durable_state(hf_engine_t *engine) {
+    hf_context_t *context = &engine->context;
     char error[512];
     hf_store_t *reader = NULL;
-    hf_core_t *failed_core = engine->context.core;
+    hf_core_t *failed_core = context->core;
     hf_idempotency_t failed_keys = engine->idempotency;
-    engine->context.core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
-    hf_core_set_finished_max(engine->context.core, engine->options.finished_holds_max);
+    context->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    hf_core_set_finished_max(context->core, engine->options.finished_holds_max);
     hf_idempotency_init(&engine->idempotency);
     bool ok = hf_store_open(&reader, engine->options.store_url, error, sizeof error) == 0 &&
-              hf_restore_load(&engine->context, reader, engine->options.finished_holds_max,
+              hf_restore_load(context, reader, engine->options.finished_holds_max,
                               error, sizeof error) == 0;
     hf_store_close(reader);
     if (ok) {
         hf_core_destroy(failed_core);
         hf_idempotency_free(&failed_keys);
-        engine->context.reads_from_disk = true;
+        context->reads_from_disk = true;
         hf_log(HF_LOG_INFO, "serving reads from the durable state; changes answer 503 until a restart");
         return;
     }
-    hf_core_destroy(engine->context.core);
+    hf_core_destroy(context->core);
     hf_idempotency_free(&engine->idempotency);
-    engine->context.core = failed_core;
+    context->core = failed_core;
     engine->idempotency = failed_keys;
     hf_log(HF_LOG_ERROR, "cannot reload the durable state, answering 503 to all: %s", error);
 }
@@ -95,25 +97,27 @@ static void reload_durable_state(hf_engine_t *engine) {
  * syncs settle first), after a failed fsync it is not (the kernel may have dropped pages that
  * the process would still read back). */
 static void store_failure(hf_engine_t *engine, const char *error, bool reads_trusted) {
+    hf_context_t *context = &engine->context;
     /* What became durable with the news of the failure is still acknowledged. */
-    hf_http_server_release(engine->http, engine->context.durable_sequence);
+    hf_http_server_release(engine->http, context->durable_sequence);
     hf_log(HF_LOG_ERROR, "store failed, answering 503 from now on: %s", error);
-    engine->context.store_failed = true;
-    hf_batch_clear(engine->context.open_batch);
-    for (uint64_t s = engine->context.durable_sequence + 1; s < engine->context.open_sequence; s++)
+    context->store_failed = true;
+    hf_batch_clear(context->open_batch);
+    for (uint64_t s = context->durable_sequence + 1; s < context->open_sequence; s++)
         hf_streams_batch_durable(&engine->streams, s, false);
     hf_streams_close_all(&engine->streams);
     if (reads_trusted) reload_durable_state(engine);
-    hf_http_server_fail_pending(engine->http, engine->context.durable_sequence);
+    hf_http_server_fail_pending(engine->http, context->durable_sequence);
 }
 
 /* Streams get each newly durable batch's changes in order; replies are released after the
  * next batch went to the store, since writing them takes longer than starting it. */
 static void on_store_done(uv_async_t *handle) {
     hf_engine_t *engine = handle->data;
-    if (engine->context.store_failed) {
+    hf_context_t *context = &engine->context;
+    if (context->store_failed) {
         /* Still take back a batch written after the failure: shutdown waits for it. */
-        hf_batch_t *late = hf_store_take_result(engine->context.store, NULL, NULL, NULL, 0);
+        hf_batch_t *late = hf_store_take_result(context->store, NULL, NULL, NULL, 0);
         if (late) engine->spare_batch = late;
         return;
     }
@@ -121,21 +125,21 @@ static void on_store_done(uv_async_t *handle) {
      * settled, so the durable sequence read after it is final. */
     bool written = true;
     char write_error[512] = "";
-    hf_batch_t *batch = hf_store_take_result(engine->context.store, NULL, &written, write_error,
+    hf_batch_t *batch = hf_store_take_result(context->store, NULL, &written, write_error,
                                              sizeof write_error);
     if (batch) engine->spare_batch = batch;
 
     char error[512] = "";
     uint64_t durable;
-    bool synced = hf_store_durable(engine->context.store, &durable, error, sizeof error);
-    for (uint64_t s = engine->context.durable_sequence + 1; s <= durable; s++)
+    bool synced = hf_store_durable(context->store, &durable, error, sizeof error);
+    for (uint64_t s = context->durable_sequence + 1; s <= durable; s++)
         hf_streams_batch_durable(&engine->streams, s, true);
-    if (durable > engine->context.durable_sequence) {
+    if (durable > context->durable_sequence) {
         /* Read before anything else is submitted: submit_if_idle reuses the ring's slot of a
          * batch only once that batch is durable, and this is where the engine learns it. */
-        engine->context.durable_sequence = durable;
-        engine->context.durable_changes = engine->context.batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX];
-        hf_core_evict(engine->context.core, engine->context.durable_changes);
+        context->durable_sequence = durable;
+        context->durable_changes = context->batch_changes[durable % HF_STORE_BATCHES_IN_FLIGHT_MAX];
+        hf_core_evict(context->core, context->durable_changes);
     }
     if (!synced) {
         store_failure(engine, error, false);
@@ -143,7 +147,7 @@ static void on_store_done(uv_async_t *handle) {
         store_failure(engine, write_error, true);
     } else {
         submit_if_idle(engine);
-        hf_http_server_release(engine->http, engine->context.durable_sequence);
+        hf_http_server_release(engine->http, context->durable_sequence);
     }
 }
 
@@ -158,8 +162,9 @@ static void arm_expiry_timer(hf_engine_t *engine);
 
 static void on_expiry_timer(uv_timer_t *timer) {
     hf_engine_t *engine = timer->data;
+    hf_context_t *context = &engine->context;
     engine->expiry_armed_ms = INT64_MAX;
-    if (!engine->context.store_failed) hf_core_advance(engine->context.core, hf_context_now_ms(&engine->context));
+    if (!context->store_failed) hf_core_advance(context->core, hf_context_now_ms(context));
     /* Submitted here, not left to the check callback: with no I/O the loop would sleep in
      * poll until the next event before reaching it. */
     submit_if_idle(engine);
@@ -192,7 +197,8 @@ static void close_handles(hf_engine_t *engine) {
 }
 
 static bool drained(const hf_engine_t *engine) {
-    return hf_batch_count(engine->context.open_batch) == 0 && hf_store_idle(engine->context.store) &&
+    const hf_context_t *context = &engine->context;
+    return hf_batch_count(context->open_batch) == 0 && hf_store_idle(context->store) &&
            hf_http_server_pending(engine->http) == 0;
 }
 
@@ -227,7 +233,8 @@ static void on_check(uv_check_t *handle) {
 /* ---- set-up ---- */
 
 static void create_demo_event(hf_engine_t *engine) {
-    if (hf_core_event(engine->context.core, "demo", NULL)) return;
+    hf_context_t *context = &engine->context;
+    if (hf_core_event(context->core, "demo", NULL)) return;
     hf_row_definition_t floor_rows[6], balcony_rows[4];
     for (int i = 0; i < 6; i++) floor_rows[i] = (hf_row_definition_t){{(char)('A' + i), 0}, 20};
     for (int i = 0; i < 4; i++) balcony_rows[i] = (hf_row_definition_t){{(char)('A' + i), 0}, 24};
@@ -240,7 +247,8 @@ static void create_demo_event(hf_engine_t *engine) {
         .max_seats_per_hold = 10, .section_count = 2, .sections = sections,
         .pool_count = 1, .pools = pools};
     hf_error_detail_t detail;
-    hf_error_t error = hf_core_event_create(engine->context.core, &definition, hf_context_now_ms(&engine->context), &detail);
+    hf_error_t error = hf_core_event_create(context->core, &definition,
+                                            hf_context_now_ms(context), &detail);
     if (error) hf_log(HF_LOG_ERROR, "could not create the demo event");
     else hf_log(HF_LOG_INFO, "created the demo event \"demo\"");
 }
@@ -272,9 +280,10 @@ static void init_handles(hf_engine_t *engine) {
 
 static bool open_store(hf_engine_t *engine) {
     char error[512];
-    if (hf_store_open(&engine->context.store, engine->options.store_url, error, sizeof error) != 0 ||
-        hf_restore_load(&engine->context, engine->context.store,
-                        engine->options.finished_holds_max, error, sizeof error) != 0) {
+    hf_context_t *context = &engine->context;
+    if (hf_store_open(&context->store, engine->options.store_url, error, sizeof error) != 0 ||
+        hf_restore_load(context, context->store, engine->options.finished_holds_max, error,
+                        sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot open the store %s: %s", engine->options.store_url, error);
         return false;
     }
@@ -298,28 +307,28 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_arena_allocator_install();
     engine->loop = loop;
     engine->options = *options;
-    engine->context.open_batch = hf_batch_create();
+    hf_context_t *context = &engine->context;
+    context->open_batch = hf_batch_create();
     engine->spare_batch = hf_batch_create();
-    engine->context.open_sequence = 1;
+    context->open_sequence = 1;
     hf_idempotency_init(&engine->idempotency);
-    engine->context.idempotency = &engine->idempotency;
-    hf_streams_init(&engine->streams, &engine->context);
-    engine->context.streams = &engine->streams;
-    engine->context.api_key = options->api_key;
+    context->idempotency = &engine->idempotency;
+    hf_streams_init(&engine->streams, context);
+    context->streams = &engine->streams;
+    context->api_key = options->api_key;
     /* The sink follows the open batch, which changes at every submit. */
-    engine->context.core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
-    hf_core_set_stream_records(engine->context.core, false); /* until a stream opens (streams.c) */
-    hf_core_set_finished_max(engine->context.core, engine->options.finished_holds_max);
+    context->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
+    hf_core_set_stream_records(context->core, false); /* until a stream opens (streams.c) */
+    hf_core_set_finished_max(context->core, engine->options.finished_holds_max);
     if (!open_store(engine)) goto fail;
     char error[256];
-    hf_http_config_t config = {options->host, options->port, hf_routes_dispatch,
-                               &engine->context};
+    hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, context};
     if (hf_http_server_start(&engine->http, loop, &config, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot listen on %s:%d: %s", options->host, options->port, error);
         goto fail;
     }
     init_handles(engine);
-    if (hf_store_start(engine->context.store, store_done_from_thread, engine) != 0) {
+    if (hf_store_start(context->store, store_done_from_thread, engine) != 0) {
         hf_log(HF_LOG_ERROR, "cannot start the store's writer and syncer threads");
         goto fail;
     }

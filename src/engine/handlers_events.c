@@ -21,17 +21,17 @@ static void handle_health(hf_request_t *request) {
 static void handle_event_create(hf_request_t *request) {
     hf_event_definition_t definition;
     const char *field, *message;
-    if (!hf_definition_decode(request->body, &definition, &field, &message)) {
+    if (!hf_decode_definition(request->body, &definition, &field, &message)) {
         char text[256];
         snprintf(text, sizeof text, "%s: %s", field, message);
         hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, text, field);
-        hf_definition_free(&definition);
+        hf_decode_definition_free(&definition);
         return;
     }
     hf_error_detail_t detail = {0};
     hf_core_t *core = request->context->core;
     hf_error_t error = hf_core_event_create(core, &definition, request->now_ms, &detail);
-    hf_definition_free(&definition);
+    hf_decode_definition_free(&definition);
     if (error) {
         hf_reply_core_error(request, error, &detail, NULL);
         return;
@@ -118,20 +118,22 @@ static bool seat_filter_read(hf_request_t *request, const hf_event_t *event, sea
     uint8_t status;
     if (hf_query_get(query, "status", value, sizeof value)) {
         if (!hf_seat_status_parse(value, &status)) {
-            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "status must be available, held or sold",
-                           "status");
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                           "status must be available, held or sold", "status");
             return false;
         }
         filter->status = status;
     }
     if (hf_query_get(query, "limit", value, sizeof value) && !parse_limit(value, &filter->limit)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "limit must be an integer from 1 to 10000", "limit");
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                       "limit must be an integer from 1 to 10000", "limit");
         return false;
     }
     if (hf_query_get(query, "after", value, sizeof value)) {
         uint32_t seat;
         if (!hf_core_seat_find(event, value, &seat)) {
-            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "after must be a seat id of this event", "after");
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                           "after must be a seat id of this event", "after");
             return false;
         }
         if (seat + 1 > filter->start) filter->start = seat + 1;
@@ -143,7 +145,9 @@ static bool seat_matches(const hf_event_t *event, uint32_t seat, int status) {
     return status < 0 || event->seats[seat].status == status;
 }
 
-static uint64_t newer(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t newer(uint64_t a, uint64_t b) {
+    return a > b ? a : b;
+}
 
 static void handle_seat_list(hf_request_t *request) {
     const hf_event_t *event = event_or_404(request);

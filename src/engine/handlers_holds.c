@@ -25,7 +25,7 @@ static void reply_order(hf_request_t *request, int status, uint32_t order_index)
 
 /* best_available: {"count": N, "section": "FLOOR", "adjacent": true}; false after a 400. */
 static bool best_available_decode(hf_request_t *request, hf_hold_request_t *hold_request) {
-    hf_member_t member = hf_body_member(request, "best_available");
+    hf_member_t member = hf_decode_member(request, "best_available");
     hold_request->best_adjacent = true;
     if (member.kind == HF_MEMBER_ABSENT || member.kind == HF_MEMBER_NULL) return true;
     /* Only jansson reads objects: from the flat reader this member is always wrong. */
@@ -56,7 +56,7 @@ static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_r
     const char *field;
     if (!hf_decode_user(request, &hold_request->user_id)) return false;
     if (!best_available_decode(request, hold_request)) return false;
-    if (!hf_request_items_decode(request, hold_request, seat_ids, pools, &field)) {
+    if (!hf_decode_request_items(request, hold_request, seat_ids, pools, &field)) {
         hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
                        strcmp(field, "seats") == 0 ? "seats must be a list of seat ids"
                                                    : "pools must map pool ids to quantities >= 1",
@@ -249,9 +249,9 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
                        "seats must be a list of {\"id\": seat id, \"version\": integer}", "seats");
         return false;
     }
-    if (!hf_pools_decode(body, booking, items->pools)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "pools must map pool ids to quantities >= 1",
-                       "pools");
+    if (!hf_decode_pools(body, booking, items->pools)) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                       "pools must map pool ids to quantities >= 1", "pools");
         return false;
     }
     booking->ttl_ms = -1;

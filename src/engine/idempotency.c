@@ -2,6 +2,7 @@
  * method, path and key, with the SHA-256 of the body that produced it. */
 #include "engine/idempotency.h"
 
+#include <assert.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table,
  * the table, the live rest is copied into fresh tables: amortized O(1) per key, and the
  * memory stays proportional to the keys of the last 24 hours. */
 static void forget_expired(hf_idempotency_t *table, int64_t now_ms) {
+    assert(table->count > 0 && table->entries); /* only called on a table with entries */
     uint32_t expired = 0;
     while (expired < table->count &&
            table->entries[expired].created_at_ms < now_ms - HF_IDEMPOTENCY_KEEP_MS)
@@ -69,6 +71,7 @@ void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope
         table->entries = entries;
         table->capacity = capacity;
     }
+    assert(table->entries); /* capacity > count: allocated */
     hf_idempotency_entry_t *entry = &table->entries[table->count];
     memcpy(entry->hash, hash, 32);
     entry->status = status;

@@ -29,7 +29,7 @@ typedef struct hf_request {
     /* The path's "{}" segments, percent-decoded, in order (routes.c). */
     char params[HF_ROUTE_PARAMS_MAX][HF_SEAT_ID_SIZE_MAX + HF_USER_ID_SIZE_MAX + 1];
     /* A POST's body: read by the flat reader on routes that allow it (HF_ROUTE_FLAT in
-     * route.h) when it can, else by jansson. At most one of the two is set; hf_body_member
+     * route.h) when it can, else by jansson. At most one of the two is set; hf_decode_member
      * reads it. */
     json_t *body;
     const hf_flat_json_t *flat;

@@ -38,10 +38,10 @@ static int restore_event(void *context, const hf_stored_row_t *row) {
     if (!config) return fail(restore, "event", row->event_id, "its config is not JSON");
     hf_event_definition_t definition;
     const char *field, *message;
-    bool ok = hf_definition_decode(config, &definition, &field, &message);
+    bool ok = hf_decode_definition(config, &definition, &field, &message);
     hf_error_t error = ok ? hf_core_restore_event(restore->context->core, &definition, row->at_ms)
                           : HF_ERROR_INVALID_REQUEST;
-    hf_definition_free(&definition);
+    hf_decode_definition_free(&definition);
     json_decref(config);
     return error ? fail(restore, "event", row->event_id, core_code(error)) : 0;
 }
@@ -54,7 +54,7 @@ static json_t *items_parse(const hf_stored_row_t *row, hf_hold_request_t *reques
     const char *field;
     if (!items) return NULL;
     if (!json_is_object(items) ||
-        !hf_items_decode(items, request, room->seat_ids, room->pools, &field)) {
+        !hf_decode_items(items, request, room->seat_ids, room->pools, &field)) {
         json_decref(items);
         return NULL;
     }

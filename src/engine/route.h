@@ -18,7 +18,7 @@ enum {
     HF_ROUTE_BODY = 2,           /* takes a JSON object body */
     HF_ROUTE_IDEMPOTENT = 4,     /* creates something: Idempotency-Key applies */
     HF_ROUTE_KEY_IN_QUERY = 8,   /* ?access_token=KEY also works: EventSource sets no header */
-    /* The handler reads its body only through hf_body_member and hf_request_items_decode, so
+    /* The handler reads its body only through hf_decode_member and hf_decode_request_items, so
      * the flat reader may read it (net/flat_json.h): the hot routes, whose bodies are flat. */
     HF_ROUTE_FLAT = 16,
 };

@@ -100,7 +100,9 @@ static void send_all(hf_streams_t *streams, const char *text) {
             hf_http_stream_send(subscriber->stream, text, strlen(text));
 }
 
-void hf_streams_keepalive(hf_streams_t *streams) { send_all(streams, ": keepalive\n\n"); }
+void hf_streams_keepalive(hf_streams_t *streams) {
+    send_all(streams, ": keepalive\n\n");
+}
 
 void hf_streams_close_all(hf_streams_t *streams) {
     for (uint32_t event = 0; event < streams->subscriber_lists_count; event++)
@@ -121,7 +123,9 @@ static void on_stream_closed(void *context, hf_http_stream_t *stream) {
     free(subscriber);
 }
 
-bool hf_streams_room(const hf_streams_t *streams) { return streams->count < HF_STREAMS_MAX; }
+bool hf_streams_room(const hf_streams_t *streams) {
+    return streams->count < HF_STREAMS_MAX;
+}
 
 void hf_streams_subscribe(hf_streams_t *streams, uint32_t event_index,
                           hf_http_response_t *response) {
