@@ -1,6 +1,6 @@
 /* The store's backend interface, in the manner of SQLite's sqlite3_io_methods: a versioned
  * struct of function pointers that one storage engine fills in, and an opaque instance (void *)
- * that its open returns and every other method takes. The generic pipeline (store.c: the writer
+ * that its open returns and every other method takes. The generic pipeline (pipeline.c: the writer
  * thread, the hand-off of batches, sequences, statistics, the failure of a batch and the
  * HOLDFAST_FAULT_FAIL_BATCH seam) is written once and calls a backend only through this struct.
  *

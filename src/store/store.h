@@ -6,7 +6,7 @@
  * meanwhile, and the store writes that one while the last is synced. At start the store reads
  * the tables back through a loader's callbacks.
  *
- * The pipeline (store.c) is written once: it picks a backend by the URL's scheme (backends.c),
+ * The pipeline (pipeline.c) is written once: it picks a backend by the URL's scheme (backends.c),
  * runs the writer thread, hands batches over with their sequences (the engine numbers them),
  * handles a failed batch and keeps the statistics. Each backend implements backend.h's struct of
  * methods in store/NAME/ (SQLite's in store/sqlite/); a new one adds one row to backends.c.

@@ -1,5 +1,5 @@
 /* The SQLite backend (backend.h): plain tables an operator can query with sqlite3, written in
- * group commits. Each batch the pipeline (store.c) hands over becomes one transaction. Loading
+ * group commits. Each batch the pipeline (pipeline.c) hands over becomes one transaction. Loading
  * runs with synchronous=FULL; once the writer starts, COMMIT only writes the log
  * (synchronous=NORMAL), and the syncer's threads make the log durable with fdatasync (sync.h)
  * while the writer goes on with the next batch. A batch counts as durable only when a sync

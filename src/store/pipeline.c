@@ -1,4 +1,4 @@
-/* The store's pipeline, written once for every backend (backend.h): hf_store_open picks the
+/* The store's pipeline (what store.h declares), written once for every backend (backend.h): hf_store_open picks the
  * backend by the URL's scheme, and from then on this file owns the writer thread, the hand-off
  * of batches between the engine and the writer, the statistics and the failure of a batch,
  * and calls the backend through its struct.
