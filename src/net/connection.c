@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "core/limits.h"
-#include "net/connection.h"
+#include "net/internal.h"
 
 /* How long a closing connection keeps draining input after its last answer was handed to the
  * kernel: long enough for the peer to read the answer and close, short enough that a peer which

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/limits.h"
-#include "net/connection.h"
+#include "net/internal.h"
 
 #define LISTEN_BACKLOG 1024
 

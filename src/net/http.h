@@ -11,7 +11,7 @@
  * Files, by job: net/http.c (the server: listen, accept, release, fail, stop, close),
  * net/connection.c (a connection's lists, timer, reading, backpressure, closing),
  * net/http_parse.c (the llhttp callbacks and the request), net/response.c (the response queue,
- * serialization, the write, stream data); net/connection.h is what they share. */
+ * serialization, the write, stream data); net/internal.h is what they share. */
 #ifndef HF_HTTP_H
 #define HF_HTTP_H
 

@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "core/limits.h"
-#include "net/connection.h"
+#include "net/internal.h"
 
 /* Returned by a parser callback to stop parsing: llhttp turns it into an error, which is
  * ignored because the callback has already queued the answer. */

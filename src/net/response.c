@@ -12,7 +12,7 @@
 
 #include "core/limits.h"
 #include "lib/json.h"
-#include "net/connection.h"
+#include "net/internal.h"
 
 /* Response records kept per connection for reuse; a deeper pipeline allocates more for a while. */
 #define FREE_RESPONSES_KEEP 4u

@@ -59,7 +59,7 @@ def stale(binary):
     if not os.path.exists(binary):
         return True
     built = os.path.getmtime(binary)
-    headers = ["src/net/http.h", "src/net/connection.h"]
+    headers = ["src/net/http.h", "src/net/internal.h"]
     return any(os.path.getmtime(os.path.join(ROOT, s)) > built for s in SOURCES + headers)
 
 

@@ -1,8 +1,8 @@
 /* What the files of the HTTP server share (http.h says which file does what): the connection,
  * server and queued-response structures, the list helpers, and the functions the files call
  * across. Private to src/net: nothing outside it includes this header. */
-#ifndef HF_NET_CONNECTION_H
-#define HF_NET_CONNECTION_H
+#ifndef HF_NET_INTERNAL_H
+#define HF_NET_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
