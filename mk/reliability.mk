@@ -14,7 +14,7 @@
 #   make reliability-quick the bounded versions, as scripts/test.sh runs them (~2 minutes)
 
 .PHONY: crash-test fault-test hostile-test fuzz fuzz-build fuzz-regression fuzz-quick \
-        tsan-test valgrind-test lint cppcheck clang-tidy reliability-quick idempotency-order-test
+        tsan-test valgrind-test lint layout-check cppcheck clang-tidy reliability-quick idempotency-order-test
 
 CRASH_ROUNDS ?= 25
 CRASH_SEED ?=
@@ -140,7 +140,12 @@ clang-tidy: $(DEPS_STAMP)
 	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SOURCES) -- \
 	    -std=c11 -D_GNU_SOURCE -Isrc -I$(LLHTTP_INCLUDE) $(pkg_cflags)
 
-lint: cppcheck clang-tidy
+# The layout rules of docs/DESIGN.md: no include cycle among src/'s modules, no file over 800
+# lines, no function over 60.
+layout-check:
+	python3 scripts/check_layout.py src
+
+lint: layout-check cppcheck clang-tidy
 
 # ---- the bounded run for make test ----
 # The same commands scripts/test.sh runs (docs/RELIABILITY.md), as one target to try them alone.
