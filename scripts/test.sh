@@ -77,6 +77,7 @@ run_check() {
 # The layout rules of docs/DESIGN.md (no include cycle, no file over 800 lines, no function
 # over 60), also part of make lint.
 run_check "layout" python3 scripts/check_layout.py src
+run_stage "layout check's own tests" python3 tests/layout/test_check_layout.py
 
 for flavour in release asan; do
     for binary in build/$flavour/tests/test_*; do

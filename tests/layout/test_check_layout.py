@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""scripts/check_layout.py must fail on each breach it is there to catch, and pass a clean
+tree: small trees are written into a temporary folder and checked.
+
+    python3 tests/layout/test_check_layout.py      (ends with "N passed, N failed")"""
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "check_layout.py")
+
+
+def check(files):
+    """Writes files {path: text} under a fresh src/ and runs the check; (exit code, output)."""
+    with tempfile.TemporaryDirectory() as folder:
+        for path, text in files.items():
+            full = os.path.join(folder, path)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w") as out:
+                out.write(text)
+        done = subprocess.run([sys.executable, SCRIPT, os.path.join(folder, "src")],
+                              capture_output=True, text=True, timeout=60)
+        return done.returncode, done.stdout
+
+
+def function(name, lines):
+    return "int %s(void) {\n%s    return 0;\n}\n" % (name, "    (void)0;\n" * (lines - 3))
+
+
+CLEAN = {
+    "src/a/a.h": "int a(void);\n",
+    "src/a/a.c": '#include "a/a.h"\n#include "b/b.h"\n' + function("a", 60),
+    "src/b/b.h": "int b(void);\n",
+    "src/b/b.c": '#include "b/b.h"\n' + function("b", 10),
+    # A room's private header includes the room's public one: read through, no cycle.
+    "src/b/internal.h": '#include "b/b.h"\n',
+    "src/b/more.c": '#include "b/internal.h"\n' + function("more", 5),
+}
+
+
+def test_clean_tree_passes():
+    code, output = check(CLEAN)
+    assert code == 0, output
+    assert "no include cycle" in output, output
+
+
+def test_cycle_through_headers_fails():
+    files = dict(CLEAN)
+    files["src/b/b.c"] = '#include "b/b.h"\n#include "a/a.h"\n' + function("b", 10)
+    code, output = check(files)
+    assert code == 1, output
+    assert "include cycle: a/a -> b/b -> a/a" in output, output
+
+
+def test_cycle_through_a_private_header_fails():
+    files = dict(CLEAN)
+    files["src/b/internal.h"] = '#include "b/b.h"\n#include "a/a.h"\n'
+    files["src/b/b.c"] = '#include "b/internal.h"\n' + function("b", 10)
+    code, output = check(files)
+    assert code == 1, output
+    assert "include cycle" in output, output
+
+
+def test_long_function_fails():
+    files = dict(CLEAN)
+    files["src/a/a.c"] = '#include "a/a.h"\n' + function("a", 61)
+    code, output = check(files)
+    assert code == 1, output
+    assert "a() is 61 lines" in output, output
+
+
+def test_long_file_fails():
+    files = dict(CLEAN)
+    files["src/b/long.c"] = "".join("int x%d;\n" % i for i in range(801))
+    code, output = check(files)
+    assert code == 1, output
+    assert "long.c: 801 lines" in output, output
+
+
+def main():
+    tests = [value for name, value in sorted(globals().items()) if name.startswith("test_")]
+    passed = failed = 0
+    for test in tests:
+        try:
+            test()
+            print("ok", test.__name__)
+            passed += 1
+        except AssertionError as error:
+            print("FAIL", test.__name__, error)
+            failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
