@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/json.h"
 
 /* ---- lifecycle ---- */
 
@@ -39,7 +38,7 @@ void hf_core_destroy(hf_core_t *core) {
     hf_index_map_free(&core->order_ids);
     hf_index_map_free(&core->user_ids);
     hf_pair_map_free(&core->event_user_ids);
-    hf_buffer_free(&core->text);
+    hf_buffer_free(&core->record_ids);
     free(core);
 }
 
@@ -76,94 +75,32 @@ uint64_t hf_core_order_change(const hf_core_t *core, uint32_t index) {
 
 /* ---- records ---- */
 
-/* The definition as JSON, as stored and as read back at start (same shape as the request). */
-static void definition_json(hf_buffer_t *out, const hf_event_definition_t *definition) {
-    hf_json_t json;
-    hf_buffer_reset(out);
-    hf_json_init(&json, out);
-    hf_json_object_begin(&json);
-    hf_json_key(&json, "id"); hf_json_string(&json, definition->id);
-    hf_json_key(&json, "name"); hf_json_string(&json, definition->name);
-    hf_json_key(&json, "currency"); hf_json_string(&json, definition->currency);
-    hf_json_key(&json, "hold_ttl_s"); hf_json_seconds(&json, definition->hold_ttl_ms);
-    hf_json_key(&json, "max_hold_s"); hf_json_seconds(&json, definition->max_hold_ms);
-    hf_json_key(&json, "max_seats_per_user"); hf_json_int(&json, definition->max_seats_per_user);
-    hf_json_key(&json, "max_seats_per_hold"); hf_json_int(&json, definition->max_seats_per_hold);
-    hf_json_key(&json, "sections");
-    hf_json_array_begin(&json);
-    for (uint32_t s = 0; s < definition->section_count; s++) {
-        const hf_section_definition_t *section = &definition->sections[s];
-        hf_json_object_begin(&json);
-        hf_json_key(&json, "id"); hf_json_string(&json, section->id);
-        hf_json_key(&json, "price"); hf_json_int(&json, section->price);
-        hf_json_key(&json, "rows");
-        hf_json_array_begin(&json);
-        for (uint32_t r = 0; r < section->row_count; r++) {
-            hf_json_object_begin(&json);
-            hf_json_key(&json, "id"); hf_json_string(&json, section->rows[r].id);
-            hf_json_key(&json, "seats"); hf_json_int(&json, section->rows[r].seats);
-            hf_json_object_end(&json);
-        }
-        hf_json_array_end(&json);
-        hf_json_object_end(&json);
-    }
-    hf_json_array_end(&json);
-    hf_json_key(&json, "pools");
-    hf_json_array_begin(&json);
-    for (uint32_t p = 0; p < definition->pool_count; p++) {
-        hf_json_object_begin(&json);
-        hf_json_key(&json, "id"); hf_json_string(&json, definition->pools[p].id);
-        hf_json_key(&json, "capacity"); hf_json_int(&json, definition->pools[p].capacity);
-        hf_json_key(&json, "price"); hf_json_int(&json, definition->pools[p].price);
-        hf_json_object_end(&json);
-    }
-    hf_json_array_end(&json);
-    hf_json_object_end(&json);
-}
-
-/* Items as {"seats":[...],"pools":{...}} into core->text, written directly rather than
- * through hf_json: this runs for every hold and order. Seat and pool ids are made of
- * [A-Za-z0-9_.-] (hf_core_id_valid at event creation), so nothing in them needs escaping. */
-static const char *items_json(hf_core_t *core, const hf_event_t *event, uint32_t item_offset,
-                              uint32_t seat_count, uint32_t pool_count) {
+/* The lines of a hold or an order as a record carries them: seat ids written out (into
+ * core->record_ids, sized first so that no id moves while the next is written), pool ids
+ * borrowed from the event. Valid until the next call. */
+static hf_mutation_items_t items_of(hf_core_t *core, const hf_event_t *event,
+                                    uint32_t item_offset, uint32_t seat_count,
+                                    uint32_t pool_count) {
     const hf_item_t *items = core->items + item_offset;
-    hf_buffer_t *out = &core->text;
-    hf_buffer_reset(out);
-    hf_buffer_append(out, "{\"seats\":[", 10);
+    hf_buffer_t *ids = &core->record_ids;
+    hf_buffer_reset(ids);
+    hf_buffer_reserve(ids, (size_t)seat_count * (HF_SEAT_ID_SIZE_MAX + 1));
     for (uint32_t i = 0; i < seat_count; i++) {
-        hf_buffer_reserve(out, HF_SEAT_ID_SIZE_MAX + 3); /* a comma and two quotes */
-        char *to = out->data + out->length;
-        if (i > 0) *to++ = ',';
-        *to++ = '"';
-        to += seat_id_write(event, seat_row(event, items[i].index), items[i].index, to);
-        *to++ = '"';
-        out->length = (size_t)(to - out->data);
+        char *id = ids->data + ids->length;
+        ids->length += seat_id_write(event, seat_row(event, items[i].index), items[i].index, id);
+        ids->data[ids->length++] = '\0';
+        core->record_lines[i] = (hf_mutation_item_t){id, 0};
     }
-    hf_buffer_append(out, "],\"pools\":{", 11);
-    for (uint32_t i = 0; i < pool_count; i++) {
-        const hf_item_t *item = &items[seat_count + i];
-        const char *id = event->pools[item->index].id;
-        size_t id_length = strlen(id);
-        hf_buffer_reserve(out, id_length + 14); /* comma, quotes, colon, 10 digits */
-        char *to = out->data + out->length;
-        if (i > 0) *to++ = ',';
-        *to++ = '"';
-        memcpy(to, id, id_length);
-        to += id_length;
-        *to++ = '"';
-        *to++ = ':';
-        to += write_decimal(to, item->quantity);
-        out->length = (size_t)(to - out->data);
-    }
-    hf_buffer_append(out, "}}", 2);
-    return out->data;
+    for (uint32_t i = seat_count; i < seat_count + pool_count; i++)
+        core->record_lines[i] = (hf_mutation_item_t){event->pools[items[i].index].id,
+                                                     items[i].quantity};
+    return (hf_mutation_items_t){core->record_lines, seat_count, pool_count};
 }
 
 void record_event_created(hf_core_t *core, hf_event_t *event,
                           const hf_event_definition_t *definition, hf_time_ms_t now) {
-    definition_json(&core->text, definition);
     hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_CREATE, .at_ms = now,
-                              .event_id = definition->id, .text = core->text.data};
+                              .as.event_create = {definition->id, definition}};
     emit(core, &mutation);
     ((event_tables_t *)event->internal)->created_change = core->change_count;
 }
@@ -175,8 +112,8 @@ void record_seat(hf_core_t *core, const hf_event_t *event, uint32_t seat_index,
     const hf_seat_t *seat = &event->seats[seat_index];
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     seat_id_write(event, row_index, seat_index, seat_id);
-    hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now, .event_id = event->id,
-                              .seat_id = seat_id, .status = seat->status, .version = seat->version};
+    hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now,
+                              .as.seat = {event->id, seat_id, seat->status, seat->version}};
     emit(core, &mutation);
 }
 
@@ -184,10 +121,10 @@ void record_seat(hf_core_t *core, const hf_event_t *event, uint32_t seat_index,
 void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index,
                  hf_time_ms_t now) {
     const hf_pool_t *pool = &event->pools[pool_index];
-    hf_mutation_t mutation = {.type = HF_MUTATION_POOL, .at_ms = now, .event_id = event->id,
-                              .pool_id = pool->id,
-                              .available = pool->capacity - pool->held - pool->sold,
-                              .held = pool->held, .sold = pool->sold};
+    hf_mutation_t mutation = {.type = HF_MUTATION_POOL, .at_ms = now,
+                              .as.pool = {event->id, pool->id,
+                                          pool->capacity - pool->held - pool->sold, pool->held,
+                                          pool->sold}};
     emit(core, &mutation);
 }
 
@@ -195,12 +132,13 @@ void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_
     const hf_hold_t *hold = &core->holds[hold_index];
     const hf_event_t *event = core->events[hold->event];
     assert(hold->status == HF_HOLD_HELD);
-    hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_CREATE, .at_ms = hold->created_at_ms,
-                              .event_id = event->id, .hold_id = hold->id, .user_id = user_id,
-                              .text = items_json(core, event, hold->item_offset, hold->seat_count,
-                                                 hold->pool_count),
-                              .total = hold->total, .expires_at_ms = hold->expires_at_ms,
-                              .status = HF_HOLD_HELD};
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_HOLD_CREATE, .at_ms = hold->created_at_ms,
+        .as.hold_create = {.hold_id = hold->id, .event_id = event->id, .user_id = user_id,
+                           .items = items_of(core, event, hold->item_offset, hold->seat_count,
+                                             hold->pool_count),
+                           .total = hold->total, .expires_at_ms = hold->expires_at_ms,
+                           .status = HF_HOLD_HELD}};
     emit(core, &mutation);
     core->hold_states[hold_index].last_change = core->change_count;
 }
@@ -209,10 +147,11 @@ void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_m
                          const char *user_id) {
     const hf_hold_t *hold = &core->holds[hold_index];
     const char *order_id = hold->order ? core->orders[hold->order - 1].id : NULL;
-    hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = at_ms,
-                              .event_id = core->events[hold->event]->id, .hold_id = hold->id,
-                              .order_id = order_id, .user_id = user_id, .status = hold->status,
-                              .expires_at_ms = hold->expires_at_ms};
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_HOLD_UPDATE, .at_ms = at_ms,
+        .as.hold_update = {.hold_id = hold->id, .event_id = core->events[hold->event]->id,
+                           .user_id = user_id, .order_id = order_id,
+                           .expires_at_ms = hold->expires_at_ms, .status = hold->status}};
     emit(core, &mutation);
     core->hold_states[hold_index].last_change = core->change_count;
 }
@@ -222,13 +161,14 @@ static void record_order_item(hf_core_t *core, const hf_event_t *event, const hf
                               const hf_item_t *item, bool seat) {
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_ITEM, .at_ms = order->created_at_ms,
-                              .event_id = event->id, .order_id = order->id, .quantity = 1};
+                              .as.order_item = {.order_id = order->id, .event_id = event->id,
+                                                .quantity = 1}};
     if (seat) {
         seat_id_write(event, seat_row(event, item->index), item->index, seat_id);
-        mutation.seat_id = seat_id;
+        mutation.as.order_item.seat_id = seat_id;
     } else {
-        mutation.pool_id = event->pools[item->index].id;
-        mutation.quantity = item->quantity;
+        mutation.as.order_item.pool_id = event->pools[item->index].id;
+        mutation.as.order_item.quantity = item->quantity;
     }
     emit(core, &mutation);
 }
@@ -238,14 +178,14 @@ void record_order_created(hf_core_t *core, uint32_t order_index) {
     const hf_hold_t *hold = order->hold ? &core->holds[order->hold - 1] : NULL;
     const hf_event_t *event = core->events[order->event];
     const char *user_id = hf_core_user_id(core, order->user);
-    hf_mutation_t created = {.type = HF_MUTATION_ORDER_CREATE, .at_ms = order->created_at_ms,
-                             .event_id = event->id, .order_id = order->id, .user_id = user_id,
-                             .hold_id = hold ? hold->id : NULL,
-                             .text = items_json(core, event, order->item_offset, order->seat_count,
-                                                order->pool_count),
-                             .total = order->total, .currency = event->currency,
-                             .payment_ref = hf_core_string(core, order->payment_ref),
-                             .status = HF_ORDER_CONFIRMED};
+    hf_mutation_t created = {
+        .type = HF_MUTATION_ORDER_CREATE, .at_ms = order->created_at_ms,
+        .as.order_create = {.order_id = order->id, .event_id = event->id, .user_id = user_id,
+                            .hold_id = hold ? hold->id : NULL, .currency = event->currency,
+                            .payment_ref = hf_core_string(core, order->payment_ref),
+                            .items = items_of(core, event, order->item_offset,
+                                              order->seat_count, order->pool_count),
+                            .total = order->total, .status = HF_ORDER_CONFIRMED}};
     emit(core, &created);
     const hf_item_t *items = core->items + order->item_offset;
     for (uint32_t i = 0; i < order->seat_count + order->pool_count; i++)
@@ -257,8 +197,8 @@ void record_order_updated(hf_core_t *core, uint32_t order_index, const char *use
                           hf_time_ms_t now) {
     hf_order_t *order = &core->orders[order_index];
     hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = now,
-                              .event_id = core->events[order->event]->id,
-                              .order_id = order->id, .user_id = user_id, .status = order->status};
+                              .as.order_update = {order->id, core->events[order->event]->id,
+                                                  user_id, order->status}};
     emit(core, &mutation);
     order->last_change = core->change_count;
 }

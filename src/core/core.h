@@ -21,8 +21,10 @@
  *   check.c      hf_core_check: the invariants
  *   timer.h, .c  deadlines (holds' expiry): a heap that knows no domain
  *   best.h, .c   best_available's choice of seats
- *   names.c      error codes and status names
- *   limits.h     every limit of the server; mutation.h: the records the core emits
+ *   names.c      status names (errors are named by the engine's table, engine/errors.h)
+ *   limits.h     every limit of the server
+ *   definition.h an event's definition; mutation.h: the records the core emits (one struct
+ *                per kind; the core writes no JSON: the store decides how rows are kept)
  * A new domain (waiting-room queues, payments, rides) adds its own file here and shares with
  * the others only through internal.h. */
 #ifndef HF_CORE_H
@@ -32,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/definition.h"
 #include "core/limits.h"
 #include "core/mutation.h"
 
@@ -80,10 +83,6 @@ typedef enum hf_error {
     HF_ERROR_VERSION_CONFLICT,     /* detail.items: indexes of seats whose version or state moved */
 } hf_error_t;
 
-/* Snake-case code of API.md for an error ("seats_unavailable"). */
-const char *hf_error_code(hf_error_t error);
-/* HTTP status of API.md for an error (409). */
-int hf_error_status(hf_error_t error);
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
 const char *hf_seat_status_name(uint8_t status);
 const char *hf_hold_status_name(uint8_t status);
@@ -102,40 +101,6 @@ typedef struct hf_error_detail {
     uint32_t pool;
     int64_t available;
 } hf_error_detail_t;
-
-/* ---- Event definitions (what POST /v1/events carries, validated by the decoder) ---- */
-
-typedef struct hf_row_definition {
-    char id[HF_ID_SIZE_MAX + 1];
-    uint32_t seats;
-} hf_row_definition_t;
-
-typedef struct hf_section_definition {
-    char id[HF_ID_SIZE_MAX + 1];
-    int64_t price;
-    uint32_t row_count;
-    hf_row_definition_t *rows;     /* borrowed by hf_core_event_create */
-} hf_section_definition_t;
-
-typedef struct hf_pool_definition {
-    char id[HF_ID_SIZE_MAX + 1];
-    int64_t capacity;
-    int64_t price;
-} hf_pool_definition_t;
-
-typedef struct hf_event_definition {
-    char id[HF_ID_SIZE_MAX + 1];
-    char name[HF_NAME_SIZE_MAX + 1];
-    char currency[HF_CURRENCY_SIZE_MAX + 1];
-    int64_t hold_ttl_ms;
-    int64_t max_hold_ms;
-    uint32_t max_seats_per_user;   /* 0: no limit */
-    uint32_t max_seats_per_hold;
-    uint32_t section_count;
-    hf_section_definition_t *sections;
-    uint32_t pool_count;
-    hf_pool_definition_t *pools;
-} hf_event_definition_t;
 
 /* ---- Read-only views of the state ---- */
 

@@ -147,7 +147,9 @@ struct hf_core {
     uint32_t scratch_seat_count;     /* requested seats, then the best_available picks */
     uint32_t scratch_sorted[HF_HOLD_ITEMS_MAX]; /* the requested seats, sorted */
     uint32_t scratch_pools[HF_HOLD_ITEMS_MAX];
-    hf_buffer_t text;
+    /* The lines of the hold or order a record describes, and the seat ids they point to. */
+    hf_mutation_item_t record_lines[HF_HOLD_ITEMS_MAX];
+    hf_buffer_t record_ids;
 };
 
 #define NO_STRING UINT32_MAX

@@ -1,51 +1,117 @@
-/* Mutation records: what the core tells the store after each change. A record's pointers are
- * borrowed and valid only during the sink call: a sink that keeps a record copies it
- * (hf_batch_append in store/batch.h does). */
+/* Records: what the core tells the store, and the live streams, after each change. One struct
+ * per kind, in a tagged union: a record carries the fields of its kind and nothing else.
+ *
+ * A record's pointers are borrowed and valid only during the sink call: a sink that keeps a
+ * record copies it (hf_batch_append in store/store.h does, deeply). The core writes no JSON:
+ * how a record is kept (tables, columns, the JSON of a definition or of items) is the
+ * store's business (store/rows.h). */
 #ifndef HF_MUTATION_H
 #define HF_MUTATION_H
 
 #include <stdint.h>
 
+#include "core/definition.h"
+
 typedef enum hf_mutation_type {
-    HF_MUTATION_EVENT_CREATE = 1, /* event_id, text = the definition as JSON, at_ms */
-    HF_MUTATION_SEAT,             /* event_id, seat_id, status, version */
-    HF_MUTATION_HOLD_CREATE,      /* hold_id, event_id, user_id, text = items JSON, total,
-                                     created_at_ms = at_ms, expires_at_ms, status */
-    HF_MUTATION_HOLD_UPDATE,      /* hold_id, status, expires_at_ms, order_id (may be NULL) */
-    HF_MUTATION_ORDER_CREATE,     /* order_id, event_id, user_id, hold_id (may be NULL),
-                                     text = items JSON, total, currency, payment_ref, at_ms */
-    HF_MUTATION_ORDER_ITEM,       /* order_id, event_id, seat_id or pool_id, quantity */
-    HF_MUTATION_ORDER_UPDATE,     /* order_id, status */
-    HF_MUTATION_IDEMPOTENCY,      /* key (scope and key), text = response body, status,
-                                     hash (SHA-256 of the request body, 32 bytes), at_ms */
-    HF_MUTATION_POOL,             /* event_id, pool_id, available, held, sold: the pool's
-                                     counts after a change. For live streams only: the counts
-                                     are derived from holds and orders, so the store skips it */
+    HF_MUTATION_EVENT_CREATE = 1,
+    HF_MUTATION_SEAT,             /* live streams only: the store derives seats from holds
+                                     and orders */
+    HF_MUTATION_HOLD_CREATE,
+    HF_MUTATION_HOLD_UPDATE,
+    HF_MUTATION_ORDER_CREATE,
+    HF_MUTATION_ORDER_ITEM,
+    HF_MUTATION_ORDER_UPDATE,
+    HF_MUTATION_IDEMPOTENCY,
+    HF_MUTATION_POOL,             /* live streams only, like seats */
 } hf_mutation_type_t;
+
+/* One line of a hold or an order: a seat (quantity 0) or a pool's units (quantity >= 1). */
+typedef struct hf_mutation_item {
+    const char *id;
+    uint32_t quantity;
+} hf_mutation_item_t;
+
+/* A hold's or order's lines: its seats first, then its pool lines. */
+typedef struct hf_mutation_items {
+    const hf_mutation_item_t *lines;
+    uint32_t seat_count, pool_count;
+} hf_mutation_items_t;
+
+typedef struct hf_mutation_event_create {
+    const char *event_id;
+    const hf_event_definition_t *definition;
+} hf_mutation_event_create_t;
+
+typedef struct hf_mutation_seat {
+    const char *event_id, *seat_id;
+    int status;                   /* hf_seat_status_t */
+    uint32_t version;
+} hf_mutation_seat_t;
+
+typedef struct hf_mutation_pool {
+    const char *event_id, *pool_id;
+    int64_t available, held, sold; /* the pool's counts after the change */
+} hf_mutation_pool_t;
+
+typedef struct hf_mutation_hold_create {
+    const char *hold_id, *event_id, *user_id;
+    hf_mutation_items_t items;
+    int64_t total, expires_at_ms; /* created at the record's at_ms */
+    int status;                   /* hf_hold_status_t */
+} hf_mutation_hold_create_t;
+
+typedef struct hf_mutation_hold_update {
+    const char *hold_id, *event_id;
+    const char *user_id;          /* who asked for the change; NULL for an expiry */
+    const char *order_id;         /* once confirmed, else NULL */
+    int64_t expires_at_ms;
+    int status;
+} hf_mutation_hold_update_t;
+
+typedef struct hf_mutation_order_create {
+    const char *order_id, *event_id, *user_id;
+    const char *hold_id;          /* NULL for a booking */
+    const char *currency, *payment_ref;
+    hf_mutation_items_t items;
+    int64_t total;                /* created at the record's at_ms */
+    int status;                   /* hf_order_status_t */
+} hf_mutation_order_create_t;
+
+/* One row of order_items: a seat (seat_id) or a pool line (pool_id, quantity). */
+typedef struct hf_mutation_order_item {
+    const char *order_id, *event_id;
+    const char *seat_id, *pool_id; /* exactly one is set */
+    uint32_t quantity;
+} hf_mutation_order_item_t;
+
+typedef struct hf_mutation_order_update {
+    const char *order_id, *event_id, *user_id;
+    int status;
+} hf_mutation_order_update_t;
+
+/* A stored answer to a request with an Idempotency-Key (API.md section 1). */
+typedef struct hf_mutation_idempotency {
+    const char *key;              /* the scope: method, path and key */
+    const char *body;             /* the answer's body */
+    const uint8_t *hash;          /* SHA-256 of the request body, 32 bytes */
+    int status;                   /* the answer's HTTP status */
+} hf_mutation_idempotency_t;
 
 typedef struct hf_mutation {
     hf_mutation_type_t type;
-    int64_t at_ms;               /* when the change happened */
-    const char *event_id;
-    const char *seat_id;
-    const char *pool_id;
-    const char *hold_id;
-    const char *order_id;
-    const char *user_id;
-    const char *currency;
-    const char *payment_ref;
-    const char *key;
-    const char *text;            /* JSON text, see each type */
-    const uint8_t *hash;         /* 32 bytes */
-    int64_t total;
-    int64_t expires_at_ms;
-    uint32_t version;
-    uint32_t quantity;
-    int status;                  /* seat, hold or order status, or the HTTP status */
-    int64_t available, held, sold; /* HF_MUTATION_POOL */
+    int64_t at_ms;                /* when the change happened */
+    union {
+        hf_mutation_event_create_t event_create;
+        hf_mutation_seat_t seat;
+        hf_mutation_pool_t pool;
+        hf_mutation_hold_create_t hold_create;
+        hf_mutation_hold_update_t hold_update;
+        hf_mutation_order_create_t order_create;
+        hf_mutation_order_item_t order_item;
+        hf_mutation_order_update_t order_update;
+        hf_mutation_idempotency_t idempotency;
+    } as;
 } hf_mutation_t;
-
-/* Items JSON is {"seats": ["FLOOR-A-1", ...], "pools": {"GA": 2}}. */
 
 typedef struct hf_mutation_sink {
     void (*emit)(void *context, const hf_mutation_t *mutation);

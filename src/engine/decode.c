@@ -373,8 +373,9 @@ bool hf_decode_pools(json_t *object, hf_hold_request_t *request, hf_pool_request
     return true;
 }
 
-bool hf_decode_items(json_t *object, hf_hold_request_t *request, const char **seat_ids,
-                     hf_pool_request_t *pools, const char **field) {
+/* Items from jansson's reading of the body. */
+static bool items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
+                         hf_pool_request_t *pools, const char **field) {
     json_t *seats = json_object_get(object, (*field = "seats"));
     request->seat_count = 0;
     request->seat_ids = seat_ids;
@@ -421,5 +422,5 @@ static bool flat_items_decode(const hf_request_t *from, hf_hold_request_t *reque
 bool hf_decode_request_items(const hf_request_t *from, hf_hold_request_t *request,
                              const char **seat_ids, hf_pool_request_t *pools, const char **field) {
     if (from->flat) return flat_items_decode(from, request, seat_ids, pools, field);
-    return hf_decode_items(from->body, request, seat_ids, pools, field);
+    return items_decode(from->body, request, seat_ids, pools, field);
 }

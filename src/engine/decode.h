@@ -59,24 +59,15 @@ bool hf_decode_bool(hf_request_t *request, const char *name, bool *value);
 /* The user_id member: required, 1..128 bytes. */
 bool hf_decode_user(hf_request_t *request, const char **user_id);
 
-/* An event definition from JSON (request body or stored config). Arrays inside definition
+/* An event definition from a request's JSON body. Arrays inside definition
  * are allocated; free with hf_decode_definition_free. On error returns false with *field set. */
 bool hf_decode_definition(json_t *object, hf_event_definition_t *definition, const char **field,
                           const char **message);
 void hf_decode_definition_free(hf_event_definition_t *definition);
 
-/* Room for the items of one hold request. */
-typedef struct hf_hold_items {
-    const char *seat_ids[HF_HOLD_ITEMS_MAX];
-    hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
-} hf_hold_items_t;
-
-/* Items {"seats": [...], "pools": {...}} into a hold request (pointers borrow from object).
- * seat_ids and pools must have room for HF_HOLD_ITEMS_MAX entries. */
-bool hf_decode_items(json_t *object, hf_hold_request_t *request, const char **seat_ids,
-                     hf_pool_request_t *pools, const char **field);
-
-/* hf_decode_items of the request's body, whichever reader read it. */
+/* Items {"seats": [...], "pools": {...}} of the request's body into a hold request, whichever
+ * reader read it (pointers borrow from the body). seat_ids and pools must have room for
+ * HF_HOLD_ITEMS_MAX entries. */
 bool hf_decode_request_items(const hf_request_t *from, hf_hold_request_t *request,
                              const char **seat_ids, hf_pool_request_t *pools, const char **field);
 

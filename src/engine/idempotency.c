@@ -138,6 +138,6 @@ void hf_idempotency_run(hf_request_t *request, hf_route_handler_fn handler, cons
     hf_idempotency_put(table, scope, scope_length, hash, status, body->data, body->length,
                        request->now_ms);
     hf_mutation_t mutation = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = request->now_ms,
-                              .key = scope, .text = body->data, .hash = hash, .status = status};
+                              .as.idempotency = {scope, body->data, hash, status}};
     hf_batch_append(context->open_batch, &mutation);
 }

@@ -41,8 +41,10 @@ static bool has_subscribers(const hf_streams_t *streams, uint32_t event) {
 void hf_streams_record(hf_streams_t *streams, const hf_mutation_t *mutation) {
     /* Nobody listens most of the time: then not even the event is looked up. */
     if (streams->count == 0) return;
+    bool seat = mutation->type == HF_MUTATION_SEAT;
+    const char *event_id = seat ? mutation->as.seat.event_id : mutation->as.pool.event_id;
     uint32_t event;
-    if (!hf_core_event(streams->context->core, mutation->event_id, &event) ||
+    if (!hf_core_event(streams->context->core, event_id, &event) ||
         !has_subscribers(streams, event))
         return;
     hf_buffer_t *out = &streams->publish_open;
@@ -50,14 +52,16 @@ void hf_streams_record(hf_streams_t *streams, const hf_mutation_t *mutation) {
     publish_head_t head = {event, 0};
     hf_buffer_append(out, &head, sizeof head);
     size_t text_at = out->length;
-    if (mutation->type == HF_MUTATION_SEAT) {
+    if (seat) {
+        const hf_mutation_seat_t *change = &mutation->as.seat;
         hf_buffer_printf(out, "event: seat\ndata: {\"id\":\"%s\",\"status\":\"%s\",\"version\":%u}\n\n",
-                         mutation->seat_id, hf_seat_status_name((uint8_t)mutation->status),
-                         mutation->version);
+                         change->seat_id, hf_seat_status_name((uint8_t)change->status),
+                         change->version);
     } else {
+        const hf_mutation_pool_t *change = &mutation->as.pool;
         hf_buffer_printf(out, "event: pool\ndata: {\"id\":\"%s\",\"available\":%lld,\"held\":%lld,"
-                         "\"sold\":%lld}\n\n", mutation->pool_id, (long long)mutation->available,
-                         (long long)mutation->held, (long long)mutation->sold);
+                         "\"sold\":%lld}\n\n", change->pool_id, (long long)change->available,
+                         (long long)change->held, (long long)change->sold);
     }
     head.length = (uint32_t)(out->length - text_at);
     memcpy(out->data + head_at, &head, sizeof head);

@@ -3,6 +3,8 @@
  * batch allocates nothing per record once warmed up: records live in one growable array and their
  * strings in a chain of chunks that hf_batch_clear rewinds and keeps for the next batch. */
 #include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +92,51 @@ static const uint8_t *copy_hash(hf_batch_t *batch, const uint8_t *hash) {
     return copy;
 }
 
+/* Like arena_take, for structs: the space starts on a boundary any type may use (strings
+ * before it leave the chunk at any offset). Asking for alignment - 1 bytes more leaves room
+ * for the padding wherever the space starts. */
+static void *arena_take_aligned(hf_batch_t *batch, size_t size) {
+    const size_t alignment = _Alignof(max_align_t);
+    unsigned char *space = arena_take(batch, size + alignment - 1);
+    return space + (alignment - (uintptr_t)space % alignment) % alignment;
+}
+
+static hf_mutation_items_t copy_items(hf_batch_t *batch, const hf_mutation_items_t *items) {
+    uint32_t count = items->seat_count + items->pool_count;
+    if (count == 0) return (hf_mutation_items_t){NULL, 0, 0};
+    hf_mutation_item_t *lines = arena_take_aligned(batch, count * sizeof *lines);
+    for (uint32_t i = 0; i < count; i++)
+        lines[i] = (hf_mutation_item_t){copy_string(batch, items->lines[i].id),
+                                        items->lines[i].quantity};
+    return (hf_mutation_items_t){lines, items->seat_count, items->pool_count};
+}
+
+/* An array of size bytes in the batch; NULL for an empty or absent one (an event without pools
+ * has none, and memcpy from NULL is undefined even for 0 bytes). */
+static void *copy_array(hf_batch_t *batch, const void *source, size_t size) {
+    if (source == NULL || size == 0) return NULL;
+    void *copy = arena_take_aligned(batch, size);
+    memcpy(copy, source, size);
+    return copy;
+}
+
+/* The definition with its arrays, all in the batch (an event's creation: rare, so plainly). */
+static const hf_event_definition_t *copy_definition(hf_batch_t *batch,
+                                                    const hf_event_definition_t *definition) {
+    hf_event_definition_t *copy = arena_take_aligned(batch, sizeof *copy);
+    *copy = *definition;
+    copy->sections = copy_array(batch, definition->sections,
+                                definition->section_count * sizeof *copy->sections);
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        const hf_section_definition_t *section = &definition->sections[s];
+        copy->sections[s].rows = copy_array(batch, section->rows,
+                                            section->row_count * sizeof *section->rows);
+    }
+    copy->pools = copy_array(batch, definition->pools,
+                             definition->pool_count * sizeof *copy->pools);
+    return copy;
+}
+
 hf_batch_t *hf_batch_create(void) {
     hf_batch_t *batch = allocate_or_abort(NULL, sizeof *batch);
     memset(batch, 0, sizeof *batch);
@@ -108,6 +155,84 @@ void hf_batch_destroy(hf_batch_t *batch) {
     free(batch);
 }
 
+/* copy_fields for the kinds of orders and idempotency keys. */
+static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
+    switch (copy->type) {
+    case HF_MUTATION_ORDER_CREATE: {
+        hf_mutation_order_create_t *order = &copy->as.order_create;
+        order->order_id = copy_string(batch, order->order_id);
+        order->event_id = copy_string(batch, order->event_id);
+        order->user_id = copy_string(batch, order->user_id);
+        order->hold_id = copy_string(batch, order->hold_id);
+        order->currency = copy_string(batch, order->currency);
+        order->payment_ref = copy_string(batch, order->payment_ref);
+        order->items = copy_items(batch, &order->items);
+        return;
+    }
+    case HF_MUTATION_ORDER_ITEM: {
+        hf_mutation_order_item_t *item = &copy->as.order_item;
+        item->order_id = copy_string(batch, item->order_id);
+        item->event_id = copy_string(batch, item->event_id);
+        item->seat_id = copy_string(batch, item->seat_id);
+        item->pool_id = copy_string(batch, item->pool_id);
+        return;
+    }
+    case HF_MUTATION_ORDER_UPDATE: {
+        hf_mutation_order_update_t *order = &copy->as.order_update;
+        order->order_id = copy_string(batch, order->order_id);
+        order->event_id = copy_string(batch, order->event_id);
+        order->user_id = copy_string(batch, order->user_id);
+        return;
+    }
+    case HF_MUTATION_IDEMPOTENCY: {
+        hf_mutation_idempotency_t *answer = &copy->as.idempotency;
+        answer->key = copy_string(batch, answer->key);
+        answer->body = copy_string(batch, answer->body);
+        answer->hash = copy_hash(batch, answer->hash);
+        return;
+    }
+    default: assert(!"a record kind the batch does not know"); return;
+    }
+}
+
+/* Replaces every pointer of the record (a shallow copy of the emitted one) by a copy in the
+ * batch. */
+static void copy_fields(hf_batch_t *batch, hf_mutation_t *copy) {
+    switch (copy->type) {
+    case HF_MUTATION_EVENT_CREATE: {
+        hf_mutation_event_create_t *event = &copy->as.event_create;
+        event->event_id = copy_string(batch, event->event_id);
+        event->definition = copy_definition(batch, event->definition);
+        return;
+    }
+    case HF_MUTATION_SEAT:
+        copy->as.seat.event_id = copy_string(batch, copy->as.seat.event_id);
+        copy->as.seat.seat_id = copy_string(batch, copy->as.seat.seat_id);
+        return;
+    case HF_MUTATION_POOL:
+        copy->as.pool.event_id = copy_string(batch, copy->as.pool.event_id);
+        copy->as.pool.pool_id = copy_string(batch, copy->as.pool.pool_id);
+        return;
+    case HF_MUTATION_HOLD_CREATE: {
+        hf_mutation_hold_create_t *hold = &copy->as.hold_create;
+        hold->hold_id = copy_string(batch, hold->hold_id);
+        hold->event_id = copy_string(batch, hold->event_id);
+        hold->user_id = copy_string(batch, hold->user_id);
+        hold->items = copy_items(batch, &hold->items);
+        return;
+    }
+    case HF_MUTATION_HOLD_UPDATE: {
+        hf_mutation_hold_update_t *hold = &copy->as.hold_update;
+        hold->hold_id = copy_string(batch, hold->hold_id);
+        hold->event_id = copy_string(batch, hold->event_id);
+        hold->user_id = copy_string(batch, hold->user_id);
+        hold->order_id = copy_string(batch, hold->order_id);
+        return;
+    }
+    default: copy_order_fields(batch, copy); return;
+    }
+}
+
 void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation) {
     assert(batch != NULL && mutation != NULL);
     if (batch->count == batch->capacity) {
@@ -117,17 +242,7 @@ void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation) {
     }
     hf_mutation_t *copy = &batch->records[batch->count++];
     *copy = *mutation;
-    copy->event_id = copy_string(batch, mutation->event_id);
-    copy->seat_id = copy_string(batch, mutation->seat_id);
-    copy->pool_id = copy_string(batch, mutation->pool_id);
-    copy->hold_id = copy_string(batch, mutation->hold_id);
-    copy->order_id = copy_string(batch, mutation->order_id);
-    copy->user_id = copy_string(batch, mutation->user_id);
-    copy->currency = copy_string(batch, mutation->currency);
-    copy->payment_ref = copy_string(batch, mutation->payment_ref);
-    copy->key = copy_string(batch, mutation->key);
-    copy->text = copy_string(batch, mutation->text);
-    copy->hash = copy_hash(batch, mutation->hash);
+    copy_fields(batch, copy);
 }
 
 size_t hf_batch_count(const hf_batch_t *batch) {

@@ -20,7 +20,7 @@
  *
  * Ownership: a batch is the engine's until hf_store_submit, the store's until
  * hf_store_take_result returns it, cleared, for reuse. A stored row passed to a loader's
- * callback is borrowed for the length of the call.
+ * callback, and everything it points to, is borrowed for the length of the call.
  *
  * Written and durable: a batch is written once its transaction has committed (another
  * connection would read it); it is durable once it would survive a crash of the machine. Only
@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/mutation.h"
+#include "core/core.h"
 
 typedef struct hf_batch hf_batch_t;
 
@@ -49,26 +49,32 @@ void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation);
 
 /* ---- Loading (before hf_store_start, on the calling thread) ---- */
 
-typedef struct hf_stored_row {
-    /* Every column of the row as text (NULL for SQL NULL) and integer, by name. */
-    const char *event_id, *seat_id, *hold_id, *order_id, *user_id, *key;
-    const char *text;            /* config JSON, items JSON or response body */
-    const char *currency, *payment_ref;
-    const uint8_t *hash;         /* 32 bytes or NULL */
-    int64_t at_ms, expires_at_ms, total;
-    uint32_t version;
+/* What the store hands back at start, one struct per kind of row, in the core's own shapes: the
+ * store reads its JSON columns itself (store/rows.h), so a loader only hands them on. Every
+ * pointer is borrowed for the length of the callback. */
+typedef struct hf_stored_event {
+    const hf_event_definition_t *definition;
+    int64_t created_at_ms;
+} hf_stored_event_t;
+
+/* A stored answer to a request with an Idempotency-Key. */
+typedef struct hf_stored_idempotency {
+    const char *key;             /* the scope: method, path and key */
+    const uint8_t *hash;         /* SHA-256 of the request body, 32 bytes */
     int status;
-} hf_stored_row_t;
+    const char *body;
+    int64_t created_at_ms;
+} hf_stored_idempotency_t;
 
 typedef struct hf_store_loader {
     /* Called in this order: every event by creation, every hold by creation, every order by
      * creation, every idempotency key younger than keep_since_ms. A callback returning
-     * non-zero aborts the load with that value. Seats are not stored: their states and
-     * versions follow from the holds and orders. */
-    int (*event)(void *context, const hf_stored_row_t *row);
-    int (*hold)(void *context, const hf_stored_row_t *row);
-    int (*order)(void *context, const hf_stored_row_t *row);
-    int (*idempotency)(void *context, const hf_stored_row_t *row);
+     * non-zero aborts the load with that value; a callback left NULL skips its table. Seats
+     * are not stored: their states and versions follow from the holds and orders. */
+    int (*event)(void *context, const hf_stored_event_t *event);
+    int (*hold)(void *context, const hf_stored_hold_t *hold);
+    int (*order)(void *context, const hf_stored_order_t *order);
+    int (*idempotency)(void *context, const hf_stored_idempotency_t *answer);
     int64_t keep_since_ms;
     void *context;
     /* Called once before the first hold (when not NULL) with how many holds are released or

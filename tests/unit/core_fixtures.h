@@ -13,6 +13,14 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "engine/errors.h"
+
+/* The API's code of a core error ("seats_unavailable"), for messages: the engine's table
+ * names the core's errors. */
+static inline const char *fx_error_code(hf_error_t error)
+{
+    return error == HF_OK ? "ok" : hf_errors_entry(hf_errors_from_core(error))->code;
+}
 
 /* ---- Recording sink ---- */
 
@@ -56,6 +64,93 @@ static inline void fx_copy(char *out, size_t size, const char *text)
     snprintf(out, size, "%s", text);
 }
 
+/* fx_record_fill for orders' records. */
+static inline void fx_order_record_fill(fx_record_t *record, const hf_mutation_t *mutation)
+{
+    switch (mutation->type) {
+    case HF_MUTATION_ORDER_CREATE: {
+        const hf_mutation_order_create_t *order = &mutation->as.order_create;
+        fx_copy(record->event_id, sizeof record->event_id, order->event_id);
+        fx_copy(record->order_id, sizeof record->order_id, order->order_id);
+        fx_copy(record->hold_id, sizeof record->hold_id, order->hold_id);
+        fx_copy(record->user_id, sizeof record->user_id, order->user_id);
+        record->has_order_id = true;
+        record->total = order->total;
+        record->status = order->status;
+        break;
+    }
+    case HF_MUTATION_ORDER_ITEM: {
+        const hf_mutation_order_item_t *item = &mutation->as.order_item;
+        fx_copy(record->event_id, sizeof record->event_id, item->event_id);
+        fx_copy(record->order_id, sizeof record->order_id, item->order_id);
+        fx_copy(record->seat_id, sizeof record->seat_id, item->seat_id);
+        fx_copy(record->pool_id, sizeof record->pool_id, item->pool_id);
+        record->has_order_id = true;
+        record->quantity = item->quantity;
+        break;
+    }
+    case HF_MUTATION_ORDER_UPDATE: {
+        const hf_mutation_order_update_t *order = &mutation->as.order_update;
+        fx_copy(record->event_id, sizeof record->event_id, order->event_id);
+        fx_copy(record->order_id, sizeof record->order_id, order->order_id);
+        fx_copy(record->user_id, sizeof record->user_id, order->user_id);
+        record->has_order_id = true;
+        record->status = order->status;
+        break;
+    }
+    default: break;
+    }
+}
+
+/* The fields of each kind of record into the flat copy (absent ones stay empty). */
+static inline void fx_record_fill(fx_record_t *record, const hf_mutation_t *mutation)
+{
+    switch (mutation->type) {
+    case HF_MUTATION_EVENT_CREATE:
+        fx_copy(record->event_id, sizeof record->event_id, mutation->as.event_create.event_id);
+        break;
+    case HF_MUTATION_SEAT: {
+        const hf_mutation_seat_t *seat = &mutation->as.seat;
+        fx_copy(record->event_id, sizeof record->event_id, seat->event_id);
+        fx_copy(record->seat_id, sizeof record->seat_id, seat->seat_id);
+        record->status = seat->status;
+        record->version = seat->version;
+        break;
+    }
+    case HF_MUTATION_POOL: {
+        const hf_mutation_pool_t *pool = &mutation->as.pool;
+        fx_copy(record->event_id, sizeof record->event_id, pool->event_id);
+        fx_copy(record->pool_id, sizeof record->pool_id, pool->pool_id);
+        record->available = pool->available;
+        record->held = pool->held;
+        record->sold = pool->sold;
+        break;
+    }
+    case HF_MUTATION_HOLD_CREATE: {
+        const hf_mutation_hold_create_t *hold = &mutation->as.hold_create;
+        fx_copy(record->event_id, sizeof record->event_id, hold->event_id);
+        fx_copy(record->hold_id, sizeof record->hold_id, hold->hold_id);
+        fx_copy(record->user_id, sizeof record->user_id, hold->user_id);
+        record->total = hold->total;
+        record->expires_at_ms = hold->expires_at_ms;
+        record->status = hold->status;
+        break;
+    }
+    case HF_MUTATION_HOLD_UPDATE: {
+        const hf_mutation_hold_update_t *hold = &mutation->as.hold_update;
+        fx_copy(record->event_id, sizeof record->event_id, hold->event_id);
+        fx_copy(record->hold_id, sizeof record->hold_id, hold->hold_id);
+        fx_copy(record->order_id, sizeof record->order_id, hold->order_id);
+        fx_copy(record->user_id, sizeof record->user_id, hold->user_id);
+        record->has_order_id = hold->order_id != NULL;
+        record->expires_at_ms = hold->expires_at_ms;
+        record->status = hold->status;
+        break;
+    }
+    default: fx_order_record_fill(record, mutation); break;
+    }
+}
+
 static inline void fx_sink_emit(void *context, const hf_mutation_t *mutation)
 {
     fx_sink_t *sink = context;
@@ -66,21 +161,7 @@ static inline void fx_sink_emit(void *context, const hf_mutation_t *mutation)
     memset(record, 0, sizeof *record);
     record->type = mutation->type;
     record->at_ms = mutation->at_ms;
-    fx_copy(record->event_id, sizeof record->event_id, mutation->event_id);
-    fx_copy(record->seat_id, sizeof record->seat_id, mutation->seat_id);
-    fx_copy(record->pool_id, sizeof record->pool_id, mutation->pool_id);
-    fx_copy(record->hold_id, sizeof record->hold_id, mutation->hold_id);
-    fx_copy(record->order_id, sizeof record->order_id, mutation->order_id);
-    fx_copy(record->user_id, sizeof record->user_id, mutation->user_id);
-    record->has_order_id = mutation->order_id != NULL;
-    record->total = mutation->total;
-    record->expires_at_ms = mutation->expires_at_ms;
-    record->version = mutation->version;
-    record->quantity = mutation->quantity;
-    record->status = mutation->status;
-    record->available = mutation->available;
-    record->held = mutation->held;
-    record->sold = mutation->sold;
+    fx_record_fill(record, mutation);
 }
 
 static inline void fx_sink_init(fx_sink_t *sink, size_t capacity)

@@ -36,10 +36,11 @@ static void record_emit(void *context, const hf_mutation_t *mutation)
 {
     fixture_t *f = context;
     if (mutation->type == HF_MUTATION_ORDER_CREATE) {
-        if (mutation->hold_id == NULL) f->order_create_null_hold++;
+        const hf_mutation_order_create_t *order = &mutation->as.order_create;
+        if (order->hold_id == NULL) f->order_create_null_hold++;
         else f->order_create_with_hold++;
         snprintf(f->last_payment_ref, sizeof f->last_payment_ref, "%s",
-                 mutation->payment_ref ? mutation->payment_ref : "(null)");
+                 order->payment_ref ? order->payment_ref : "(null)");
     }
     fx_sink_emit(&f->sink, mutation);
 }

@@ -557,6 +557,7 @@ static void test_restore_forgotten_hold(void **state)
 
 /* ---- error codes ---- */
 
+/* Every core error has its code and HTTP status in the engine's one table. */
 static void test_error_codes(void **state)
 {
     (void)state;
@@ -578,12 +579,14 @@ static void test_error_codes(void **state)
         {HF_ERROR_ORDER_NOT_FOUND, "order_not_found", 404},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        assert_non_null(hf_error_code(table[i].error));
-        assert_string_equal(hf_error_code(table[i].error), table[i].code);
-        assert_int_equal(hf_error_status(table[i].error), table[i].status);
+        const hf_api_error_entry_t *entry = hf_errors_entry(hf_errors_from_core(table[i].error));
+        assert_string_equal(entry->code, table[i].code);
+        assert_int_equal(entry->status, table[i].status);
+        assert_non_null(entry->message);
     }
-    assert_non_null(hf_error_code(HF_ERROR_CAPACITY));
-    assert_true(hf_error_status(HF_ERROR_CAPACITY) >= 400);
+    const hf_api_error_entry_t *capacity = hf_errors_entry(hf_errors_from_core(HF_ERROR_CAPACITY));
+    assert_string_equal(capacity->code, "capacity_exceeded");
+    assert_true(capacity->status >= 400);
 }
 
 /* ---- events ---- */
@@ -1204,7 +1207,7 @@ static void expect_hold_invalid(fixture_t *f, const char *event_id, const char *
     hf_error_t error = hold_on(f, event_id, user, "res_bad", seats, seat_count, pools, pool_count,
                                ttl_ms, false, T0, NULL, &detail);
     if (error != HF_ERROR_INVALID_REQUEST)
-        fail_msg("expected invalid_request (%s), got %s", field1, hf_error_code(error));
+        fail_msg("expected invalid_request (%s), got %s", field1, fx_error_code(error));
     if (detail.field == NULL) fail_msg("no detail.field, expected %s", field1);
     if (strcmp(detail.field, field1) != 0 && (field2 == NULL || strcmp(detail.field, field2) != 0))
         fail_msg("field \"%s\", expected \"%s\"%s%s", detail.field, field1, field2 ? " or " : "",

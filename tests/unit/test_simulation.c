@@ -389,7 +389,7 @@ static void event_setup(uint32_t e)
     }
     hf_error_detail_t detail = {0};
     hf_error_t error = hf_core_event_create(core, &def->definition, EPOCH, &detail);
-    if (error != HF_OK) mismatch("event %s: %s", event->id, hf_error_code(error));
+    if (error != HF_OK) mismatch("event %s: %s", event->id, fx_error_code(error));
 }
 
 /* ---- comparison ---- */
@@ -702,7 +702,7 @@ static void describe_set(char *out, size_t size, uint32_t set)
     for (int e = 1; e <= ERROR_LAST; e++)
         if (set & (1u << e))
             used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "|" : "",
-                                     hf_error_code((hf_error_t)e));
+                                     fx_error_code((hf_error_t)e));
 }
 
 static void expect_result(hf_error_t got, uint32_t set)
@@ -713,7 +713,7 @@ static void expect_result(hf_error_t got, uint32_t set)
     if (error_in(got, set)) return;
     char expected[256];
     describe_set(expected, sizeof expected, set);
-    mismatch("core answered %s, model expects %s", got == HF_OK ? "ok" : hf_error_code(got),
+    mismatch("core answered %s, model expects %s", got == HF_OK ? "ok" : fx_error_code(got),
              expected);
 }
 
@@ -1066,7 +1066,7 @@ static void op_hold(void)
             for (uint32_t j = 0; j < detail.item_count; j++) found |= detail.items[j] == want[i];
             same = found;
         }
-        if (!same) mismatch("%s: detail has %u items, model %u%s", hf_error_code(got),
+        if (!same) mismatch("%s: detail has %u items, model %u%s", fx_error_code(got),
                             detail.item_count, want_count,
                             best_no_fit ? " (or 0: best_available found nothing)" : "");
     }
@@ -1223,7 +1223,7 @@ static void revive(uint32_t index)
         .status = h->status, .created_at_ms = h->created, .expires_at_ms = h->expires,
         .total = h->total};
     hf_error_t error = hf_core_revive_hold(core, &stored, &h->core_index);
-    if (error != HF_OK) mismatch("revive %s: %s", h->id, hf_error_code(error));
+    if (error != HF_OK) mismatch("revive %s: %s", h->id, fx_error_code(error));
     if (sink.total != 0) mismatch("revive %s emitted a record", h->id);
     h->forgotten = false;
     h->finished_after = 0;
@@ -1620,7 +1620,7 @@ static void op_book(void)
                 length += (size_t)snprintf(text + length, sizeof text - length, "%s%u",
                                            i ? "," : "", detail.items[i]);
             mismatch("booking %s: detail.items [%s] (%u), model %u items (first %u)",
-                     hf_error_code(got), text, detail.item_count, want_count,
+                     fx_error_code(got), text, detail.item_count, want_count,
                      want_count ? want[0] : UINT32_MAX);
         }
     }
@@ -1844,7 +1844,7 @@ static void test_simulation(void **state)
            stats[S_FORGOTTEN], stats[S_REVIVED], stats[S_QUIET]);
     for (int e = 0; e <= ERROR_LAST; e++)
         if (error_stats[e])
-            printf(" %s=%" PRIu64, e == 0 ? "ok" : hf_error_code((hf_error_t)e), error_stats[e]);
+            printf(" %s=%" PRIu64, e == 0 ? "ok" : fx_error_code((hf_error_t)e), error_stats[e]);
     printf("\n");
     hf_core_destroy(core);
     fx_sink_free(&sink);

@@ -1,7 +1,8 @@
-/* Unit tests of store/: the batch's deep copies and memory reuse, and the SQLite store end to
- * end: every mutation written by the store's workers, read back after a reopen, in the loader's
- * order; the unique index as the last arbiter; failures rolled back whole. Each test works in
- * its own temporary directory. */
+/* Unit tests of store/: the batch's deep copies of every kind of record and its memory reuse,
+ * and the SQLite store end to end: every mutation written by the store's workers, read back
+ * after a reopen, in the loader's order and field by field in the core's shapes; the unique
+ * index as the last arbiter; failures rolled back whole. Each test works in its own temporary
+ * directory. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 
 #include "core/core.h"
 #include "core/limits.h"
+#include "lib/buffer.h"
 #include "store/store.h"
 #include "store/fault.h"
 #include "store/sqlite/sync.h"
@@ -130,75 +132,121 @@ static bool submit_and_wait(hf_store_t *store, hf_batch_t *batch, uint64_t seque
     return ok;
 }
 
-/* ---- Mutation builders ---- */
+/* ---- Record builders ---- */
 
-static hf_mutation_t event_create(const char *event_id, const char *config, int64_t at_ms)
+/* Two shapes of event, so a round trip has something in every field of a definition: one with
+ * two sections of several rows and a pool, and one with a ttl that is not a whole number of
+ * seconds, no per-user limit and no pool. */
+static hf_row_definition_t floor_rows[] = {{"A", 2}, {"B", 3}};
+static hf_row_definition_t balcony_rows[] = {{"C", 4}};
+static hf_section_definition_t arena_sections[] = {{"F", 100, 2, floor_rows},
+                                                   {"BAL", 60, 1, balcony_rows}};
+static hf_pool_definition_t arena_pools[] = {{"GA", 5, 50}};
+static hf_section_definition_t club_sections[] = {{"S", 10, 1, balcony_rows}};
+
+static const hf_event_definition_t arena = {
+    .name = "Arena", .currency = "USD", .hold_ttl_ms = 600000, .max_hold_ms = 1800000,
+    .max_seats_per_user = 4, .max_seats_per_hold = 10, .section_count = 2,
+    .sections = arena_sections, .pool_count = 1, .pools = arena_pools};
+static const hf_event_definition_t club = {
+    .name = "Club", .currency = "EUR", .hold_ttl_ms = 1500, .max_hold_ms = 3000,
+    .max_seats_per_user = 0, .max_seats_per_hold = 2, .section_count = 1,
+    .sections = club_sections};
+
+/* The definition an event's record points to: a shape named after the event, since the loader
+ * refuses a row whose definition names another event. One buffer serves every call: the batch
+ * copies the record when it is appended, before the next call. */
+static hf_event_definition_t named_definition;
+
+static hf_mutation_t event_create_as(const char *event_id, const hf_event_definition_t *shape,
+                                     int64_t at_ms)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_EVENT_CREATE, .event_id = event_id,
-                           .text = config, .at_ms = at_ms};
+    named_definition = *shape;
+    snprintf(named_definition.id, sizeof named_definition.id, "%s", event_id);
+    return (hf_mutation_t){.type = HF_MUTATION_EVENT_CREATE, .at_ms = at_ms,
+                           .as.event_create = {event_id, &named_definition}};
 }
+
+static hf_mutation_t event_create(const char *event_id, int64_t at_ms)
+{
+    return event_create_as(event_id, &arena, at_ms);
+}
+
+/* Lines of holds and orders: seats first, then pools. */
+static const hf_mutation_item_t two_seats[] = {{"F-A-1", 0}, {"F-A-2", 0}};
+static const hf_mutation_item_t seat_and_pool[] = {{"F-B-1", 0}, {"GA", 2}};
+static const hf_mutation_item_t three_of_ga[] = {{"GA", 3}};
+#define ITEMS(lines, seat_count, pool_count) \
+    ((hf_mutation_items_t){(lines), (seat_count), (pool_count)})
+static const hf_mutation_items_t NO_ITEMS = {NULL, 0, 0};
 
 static hf_mutation_t seat_change(const char *event_id, const char *seat_id, int status,
                                  uint32_t version)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_SEAT, .event_id = event_id, .seat_id = seat_id,
-                           .status = status, .version = version, .at_ms = NOW_MS};
+    return (hf_mutation_t){.type = HF_MUTATION_SEAT, .at_ms = NOW_MS,
+                           .as.seat = {.event_id = event_id, .seat_id = seat_id,
+                                       .status = status, .version = version}};
 }
 
 static hf_mutation_t hold_create(const char *hold_id, const char *event_id, const char *user_id,
-                                 const char *items, int64_t total, int64_t at_ms,
+                                 hf_mutation_items_t items, int64_t total, int64_t at_ms,
                                  int64_t expires_at_ms)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_HOLD_CREATE, .hold_id = hold_id,
-                           .event_id = event_id, .user_id = user_id, .text = items,
-                           .total = total, .at_ms = at_ms, .expires_at_ms = expires_at_ms,
-                           .status = HF_HOLD_HELD};
+    return (hf_mutation_t){.type = HF_MUTATION_HOLD_CREATE, .at_ms = at_ms,
+                           .as.hold_create = {.hold_id = hold_id, .event_id = event_id,
+                                              .user_id = user_id, .items = items,
+                                              .total = total, .expires_at_ms = expires_at_ms,
+                                              .status = HF_HOLD_HELD}};
 }
 
 static hf_mutation_t hold_update(const char *hold_id, int status, int64_t expires_at_ms,
                                  const char *order_id)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_HOLD_UPDATE, .hold_id = hold_id,
-                           .status = status, .expires_at_ms = expires_at_ms,
-                           .order_id = order_id, .at_ms = NOW_MS};
+    return (hf_mutation_t){.type = HF_MUTATION_HOLD_UPDATE, .at_ms = NOW_MS,
+                           .as.hold_update = {.hold_id = hold_id, .status = status,
+                                              .expires_at_ms = expires_at_ms,
+                                              .order_id = order_id}};
 }
 
 static hf_mutation_t order_create(const char *order_id, const char *event_id,
-                                  const char *user_id, const char *hold_id, const char *items,
-                                  int64_t total, const char *payment_ref, int64_t at_ms)
+                                  const char *user_id, const char *hold_id,
+                                  hf_mutation_items_t items, int64_t total,
+                                  const char *payment_ref, int64_t at_ms)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_ORDER_CREATE, .order_id = order_id,
-                           .event_id = event_id, .user_id = user_id, .hold_id = hold_id,
-                           .text = items, .total = total, .currency = "USD",
-                           .payment_ref = payment_ref, .at_ms = at_ms,
-                           .status = HF_ORDER_CONFIRMED};
+    return (hf_mutation_t){.type = HF_MUTATION_ORDER_CREATE, .at_ms = at_ms,
+                           .as.order_create = {.order_id = order_id, .event_id = event_id,
+                                               .user_id = user_id, .hold_id = hold_id,
+                                               .currency = "USD", .payment_ref = payment_ref,
+                                               .items = items, .total = total,
+                                               .status = HF_ORDER_CONFIRMED}};
 }
 
 static hf_mutation_t order_seat(const char *order_id, const char *event_id, const char *seat_id)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_ORDER_ITEM, .order_id = order_id,
-                           .event_id = event_id, .seat_id = seat_id, .quantity = 1,
-                           .at_ms = NOW_MS};
+    return (hf_mutation_t){.type = HF_MUTATION_ORDER_ITEM, .at_ms = NOW_MS,
+                           .as.order_item = {.order_id = order_id, .event_id = event_id,
+                                             .seat_id = seat_id, .quantity = 1}};
 }
 
 static hf_mutation_t order_pool(const char *order_id, const char *event_id, const char *pool_id,
                                 uint32_t quantity)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_ORDER_ITEM, .order_id = order_id,
-                           .event_id = event_id, .pool_id = pool_id, .quantity = quantity,
-                           .at_ms = NOW_MS};
+    return (hf_mutation_t){.type = HF_MUTATION_ORDER_ITEM, .at_ms = NOW_MS,
+                           .as.order_item = {.order_id = order_id, .event_id = event_id,
+                                             .pool_id = pool_id, .quantity = quantity}};
 }
 
 static hf_mutation_t order_update(const char *order_id, int status)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_ORDER_UPDATE, .order_id = order_id,
-                           .status = status, .at_ms = NOW_MS};
+    return (hf_mutation_t){.type = HF_MUTATION_ORDER_UPDATE, .at_ms = NOW_MS,
+                           .as.order_update = {.order_id = order_id, .status = status}};
 }
 
 static hf_mutation_t idempotency(const char *key, const char *body, int status, int64_t at_ms)
 {
-    return (hf_mutation_t){.type = HF_MUTATION_IDEMPOTENCY, .key = key, .text = body,
-                           .status = status, .hash = test_hash, .at_ms = at_ms};
+    return (hf_mutation_t){.type = HF_MUTATION_IDEMPOTENCY, .at_ms = at_ms,
+                           .as.idempotency = {.key = key, .body = body, .hash = test_hash,
+                                              .status = status}};
 }
 
 static void append(hf_batch_t *batch, hf_mutation_t mutation)
@@ -206,7 +254,8 @@ static void append(hf_batch_t *batch, hf_mutation_t mutation)
     hf_batch_append(batch, &mutation);
 }
 
-/* ---- Loading into a transcript: one line per callback, every field written out ---- */
+/* ---- Loading into a transcript: one line per callback, every field of its struct written
+ * out ---- */
 
 #define TRANSCRIPT_LINES_MAX 64
 
@@ -220,28 +269,99 @@ typedef struct transcript {
 
 static const char *or_dash(const char *text) { return text != NULL ? text : "-"; }
 
-static int record(transcript_t *transcript, const char *kind, const hf_stored_row_t *row)
+static int record(transcript_t *transcript, hf_buffer_t *line)
 {
-    char line[1024];
-    const char *hash = row->hash == NULL ? "none"
-                       : memcmp(row->hash, test_hash, 32) == 0 ? "ok" : "bad";
-    snprintf(line, sizeof line,
-             "%s event=%s seat=%s hold=%s order=%s user=%s key=%s text=%s currency=%s ref=%s"
-             " at=%" PRId64 " expires=%" PRId64 " total=%" PRId64 " version=%" PRIu32
-             " status=%d hash=%s",
-             kind, or_dash(row->event_id), or_dash(row->seat_id), or_dash(row->hold_id),
-             or_dash(row->order_id), or_dash(row->user_id), or_dash(row->key),
-             or_dash(row->text), or_dash(row->currency), or_dash(row->payment_ref), row->at_ms,
-             row->expires_at_ms, row->total, row->version, row->status, hash);
     assert_true(transcript->count < TRANSCRIPT_LINES_MAX);
-    transcript->lines[transcript->count++] = strdup(line);
+    transcript->lines[transcript->count++] = strdup(line->data);
+    hf_buffer_free(line);
     return transcript->count == transcript->stop_at ? transcript->stop_value : 0;
 }
 
-static int on_event(void *c, const hf_stored_row_t *row) { return record(c, "event", row); }
-static int on_hold(void *c, const hf_stored_row_t *row) { return record(c, "hold", row); }
-static int on_order(void *c, const hf_stored_row_t *row) { return record(c, "order", row); }
-static int on_key(void *c, const hf_stored_row_t *row) { return record(c, "key", row); }
+/* A hold request's fields but its hold id, which each kind names itself. */
+static void request_write(hf_buffer_t *line, const hf_hold_request_t *request)
+{
+    hf_buffer_printf(line, "event=%s user=%s seats=", or_dash(request->event_id),
+                     or_dash(request->user_id));
+    for (uint32_t i = 0; i < request->seat_count; i++)
+        hf_buffer_printf(line, "%s%s", i ? "," : "", request->seat_ids[i]);
+    hf_buffer_printf(line, " pools=");
+    for (uint32_t i = 0; i < request->pool_count; i++)
+        hf_buffer_printf(line, "%s%s:%" PRIu32, i ? "," : "", request->pools[i].pool_id,
+                         request->pools[i].quantity);
+    hf_buffer_printf(line, " ttl=%" PRId64 " replace=%d best=%" PRIu32 "/%s/%d versions=",
+                     request->ttl_ms, request->replace_existing, request->best_count,
+                     or_dash(request->best_section), request->best_adjacent);
+    if (request->seat_versions == NULL) hf_buffer_printf(line, "-");
+    for (uint32_t i = 0; request->seat_versions != NULL && i < request->seat_count; i++)
+        hf_buffer_printf(line, "%s%" PRIu32, i ? "," : "", request->seat_versions[i]);
+}
+
+static int on_event(void *context, const hf_stored_event_t *event)
+{
+    const hf_event_definition_t *definition = event->definition;
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line,
+                     "event id=%s name=%s currency=%s ttl=%" PRId64 " max_hold=%" PRId64
+                     " per_user=%" PRIu32 " per_hold=%" PRIu32 " sections=",
+                     definition->id, definition->name, definition->currency,
+                     definition->hold_ttl_ms, definition->max_hold_ms,
+                     definition->max_seats_per_user, definition->max_seats_per_hold);
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        const hf_section_definition_t *section = &definition->sections[s];
+        hf_buffer_printf(&line, "%s%s:%" PRId64 "[", s ? "," : "", section->id, section->price);
+        for (uint32_t r = 0; r < section->row_count; r++)
+            hf_buffer_printf(&line, "%s%s:%" PRIu32, r ? "," : "", section->rows[r].id,
+                             section->rows[r].seats);
+        hf_buffer_printf(&line, "]");
+    }
+    hf_buffer_printf(&line, " pools=");
+    for (uint32_t p = 0; p < definition->pool_count; p++)
+        hf_buffer_printf(&line, "%s%s:%" PRId64 "@%" PRId64, p ? "," : "",
+                         definition->pools[p].id, definition->pools[p].capacity,
+                         definition->pools[p].price);
+    hf_buffer_printf(&line, " at=%" PRId64, event->created_at_ms);
+    return record(context, &line);
+}
+
+static int on_hold(void *context, const hf_stored_hold_t *hold)
+{
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "hold id=%s ", or_dash(hold->request.hold_id));
+    request_write(&line, &hold->request);
+    hf_buffer_printf(&line, " status=%d at=%" PRId64 " expires=%" PRId64 " total=%" PRId64,
+                     hold->status, (int64_t)hold->created_at_ms, (int64_t)hold->expires_at_ms,
+                     hold->total);
+    return record(context, &line);
+}
+
+static int on_order(void *context, const hf_stored_order_t *order)
+{
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "order id=%s hold=%s ", or_dash(order->order_id),
+                     or_dash(order->hold_id));
+    request_write(&line, &order->items);
+    hf_buffer_printf(&line,
+                     " items_hold=%s status=%d at=%" PRId64 " total=%" PRId64 " ref=%s",
+                     or_dash(order->items.hold_id), order->status,
+                     (int64_t)order->created_at_ms, order->total, or_dash(order->payment_ref));
+    return record(context, &line);
+}
+
+static int on_key(void *context, const hf_stored_idempotency_t *answer)
+{
+    const char *hash = answer->hash == NULL                      ? "none"
+                       : memcmp(answer->hash, test_hash, 32) == 0 ? "ok"
+                                                                  : "bad";
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "key key=%s body=%s status=%d hash=%s at=%" PRId64,
+                     or_dash(answer->key), or_dash(answer->body), answer->status, hash,
+                     answer->created_at_ms);
+    return record(context, &line);
+}
 
 static void transcript_free(transcript_t *transcript)
 {
@@ -295,61 +415,302 @@ static void execute(const fixture_t *fixture, const char *sql)
 
 /* ---- Batch ---- */
 
+/* Overwrites a source string in place: a batch that kept the pointer would see the Zs. */
+static void scribble(char *text)
+{
+    memset(text, 'Z', strlen(text));
+}
+
+static void assert_items_copied(const hf_mutation_items_t *copy, const hf_mutation_item_t *source,
+                                const char *const *ids, const uint32_t *quantities,
+                                uint32_t seat_count, uint32_t pool_count)
+{
+    assert_int_equal(copy->seat_count, seat_count);
+    assert_int_equal(copy->pool_count, pool_count);
+    assert_ptr_not_equal(copy->lines, source);
+    for (uint32_t i = 0; i < seat_count + pool_count; i++) {
+        assert_ptr_not_equal(copy->lines[i].id, source[i].id);
+        assert_string_equal(copy->lines[i].id, ids[i]);
+        assert_int_equal(copy->lines[i].quantity, quantities[i]);
+    }
+}
+
+/* Every kind carries pointers: each is appended, every source buffer it points to (strings, the
+ * items array and its ids, the definition with its sections, rows and pools) is scribbled over,
+ * and the copies must not see it. */
 static void test_batch_deep_copy(void **state)
 {
     (void)state;
-    char event_id[] = "eras_n1", seat_id[] = "FLOOR-A-1", pool_id[] = "GA";
-    char hold_id[] = "res_1", order_id[] = "ord_1", user_id[] = "u1", currency[] = "USD";
-    char payment_ref[] = "pi_1", key[] = "POST /v1/events k1", text[] = "{\"a\":1}";
+    hf_batch_t *batch = hf_batch_create();
+
+    /* An event's creation: its id and its whole definition. */
+    char event_id[] = "eras_n1";
+    hf_row_definition_t rows_f[] = {{"A", 2}, {"B", 3}};
+    hf_row_definition_t rows_bal[] = {{"C", 4}};
+    hf_section_definition_t sections[] = {{"F", 100, 2, rows_f}, {"BAL", 60, 1, rows_bal}};
+    hf_pool_definition_t pools[] = {{"GA", 5, 50}, {"VIP", 2, 500}};
+    hf_event_definition_t definition = {
+        .id = "eras_n1", .name = "Eras", .currency = "USD", .hold_ttl_ms = 1500,
+        .max_hold_ms = 3000, .max_seats_per_user = 0, .max_seats_per_hold = 10,
+        .section_count = 2, .sections = sections, .pool_count = 2, .pools = pools};
+    hf_mutation_t event = {.type = HF_MUTATION_EVENT_CREATE, .at_ms = 41,
+                           .as.event_create = {event_id, &definition}};
+    hf_batch_append(batch, &event);
+
+    /* The live streams' seats and pools. */
+    char seat_event[] = "e_seat", seat_id[] = "F-A-1", pool_event[] = "e_pool", pool_id[] = "GA";
+    hf_mutation_t seat = {.type = HF_MUTATION_SEAT, .at_ms = 42,
+                          .as.seat = {seat_event, seat_id, HF_SEAT_HELD, 3}};
+    hf_batch_append(batch, &seat);
+    hf_mutation_t pool = {.type = HF_MUTATION_POOL, .at_ms = 43,
+                          .as.pool = {pool_event, pool_id, 4, 5, 6}};
+    hf_batch_append(batch, &pool);
+
+    /* A hold: its ids and its lines. */
+    char hold_id[] = "res_1", hold_event[] = "e_hold", hold_user[] = "u_hold";
+    char hold_seat[] = "F-A-2", hold_pool[] = "VIP";
+    hf_mutation_item_t hold_lines[] = {{hold_seat, 0}, {hold_pool, 2}};
+    hf_mutation_t hold = {.type = HF_MUTATION_HOLD_CREATE, .at_ms = 44,
+                          .as.hold_create = {hold_id, hold_event, hold_user,
+                                             {hold_lines, 1, 1}, 900, 77, HF_HOLD_HELD}};
+    hf_batch_append(batch, &hold);
+    char update_hold[] = "res_2", update_event[] = "e_update", update_user[] = "u_update";
+    char update_order[] = "ord_2";
+    hf_mutation_t update = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = 45,
+                            .as.hold_update = {update_hold, update_event, update_user,
+                                               update_order, 78, HF_HOLD_CONFIRMED}};
+    hf_batch_append(batch, &update);
+
+    /* An order, its lines as a row each, its update. */
+    char order_id[] = "ord_1", order_event[] = "e_order", order_user[] = "u_order";
+    char order_hold[] = "res_3", currency[] = "EUR", payment_ref[] = "pi_1";
+    char order_seat_id[] = "F-B-1", order_seat_id2[] = "F-B-2", order_pool_id[] = "GA";
+    hf_mutation_item_t order_lines[] = {{order_seat_id, 0}, {order_seat_id2, 0},
+                                        {order_pool_id, 3}};
+    hf_mutation_t order = {.type = HF_MUTATION_ORDER_CREATE, .at_ms = 46,
+                           .as.order_create = {order_id, order_event, order_user, order_hold,
+                                               currency, payment_ref, {order_lines, 2, 1}, 950,
+                                               HF_ORDER_CONFIRMED}};
+    hf_batch_append(batch, &order);
+    char item_order[] = "ord_3", item_event[] = "e_item", item_seat[] = "F-C-1";
+    char item_pool[] = "GA2";
+    hf_mutation_t item = {.type = HF_MUTATION_ORDER_ITEM, .at_ms = 47,
+                          .as.order_item = {item_order, item_event, item_seat, item_pool, 2}};
+    hf_batch_append(batch, &item);
+    char cancel_order[] = "ord_4", cancel_event[] = "e_cancel", cancel_user[] = "u_cancel";
+    hf_mutation_t cancel = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = 48,
+                            .as.order_update = {cancel_order, cancel_event, cancel_user,
+                                                HF_ORDER_CANCELLED}};
+    hf_batch_append(batch, &cancel);
+
+    /* An answer: key, body and hash. */
+    char key[] = "POST /v1/events k1", body[] = "{\"a\":1}";
     uint8_t hash[32];
     memcpy(hash, test_hash, sizeof hash);
-    hf_mutation_t source = {
-        .type = HF_MUTATION_ORDER_CREATE, .at_ms = 42, .event_id = event_id,
-        .seat_id = seat_id, .pool_id = pool_id, .hold_id = hold_id, .order_id = order_id,
-        .user_id = user_id, .currency = currency, .payment_ref = payment_ref, .key = key,
-        .text = text, .hash = hash, .total = 900, .expires_at_ms = 77, .version = 3,
-        .quantity = 2, .status = 1};
-    hf_batch_t *batch = hf_batch_create();
-    hf_batch_append(batch, &source);
+    hf_mutation_t answer = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 49,
+                            .as.idempotency = {key, body, hash, 201}};
+    hf_batch_append(batch, &answer);
 
     /* Scribble over every source buffer: the batch must not see it. */
-    char *sources[] = {event_id, seat_id, pool_id, hold_id, order_id, user_id, currency,
-                       payment_ref, key, text};
-    for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
-        memset(sources[i], 'Z', strlen(sources[i]));
+    char *strings[] = {event_id,      seat_event,     seat_id,     pool_event,   pool_id,
+                       hold_id,       hold_event,     hold_user,   hold_seat,    hold_pool,
+                       update_hold,   update_event,   update_user, update_order, order_id,
+                       order_event,   order_user,     order_hold,  currency,     payment_ref,
+                       order_seat_id, order_seat_id2, order_pool_id, item_order, item_event,
+                       item_seat,     item_pool,      cancel_order, cancel_event, cancel_user,
+                       key,           body};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) scribble(strings[i]);
     memset(hash, 0, sizeof hash);
+    memset(rows_f, 0x5a, sizeof rows_f);
+    memset(rows_bal, 0x5a, sizeof rows_bal);
+    memset(sections, 0x5a, sizeof sections);
+    memset(pools, 0x5a, sizeof pools);
+    memset(&definition, 0x5a, sizeof definition);
+    memset(hold_lines, 0x5a, sizeof hold_lines);
+    memset(order_lines, 0x5a, sizeof order_lines);
 
-    assert_int_equal(hf_batch_count(batch), 1);
+    assert_int_equal(hf_batch_count(batch), 9);
     const hf_mutation_t *copy = hf_batch_at(batch, 0);
-    assert_int_equal(copy->type, HF_MUTATION_ORDER_CREATE);
-    assert_string_equal(copy->event_id, "eras_n1");
-    assert_string_equal(copy->seat_id, "FLOOR-A-1");
-    assert_string_equal(copy->pool_id, "GA");
-    assert_string_equal(copy->hold_id, "res_1");
-    assert_string_equal(copy->order_id, "ord_1");
-    assert_string_equal(copy->user_id, "u1");
-    assert_string_equal(copy->currency, "USD");
-    assert_string_equal(copy->payment_ref, "pi_1");
-    assert_string_equal(copy->key, "POST /v1/events k1");
-    assert_string_equal(copy->text, "{\"a\":1}");
-    assert_memory_equal(copy->hash, test_hash, 32);
-    assert_ptr_not_equal(copy->hash, hash);
-    assert_int_equal(copy->at_ms, 42);
-    assert_int_equal(copy->total, 900);
-    assert_int_equal(copy->expires_at_ms, 77);
-    assert_int_equal(copy->version, 3);
-    assert_int_equal(copy->quantity, 2);
-    assert_int_equal(copy->status, 1);
+    assert_int_equal(copy->type, HF_MUTATION_EVENT_CREATE);
+    assert_int_equal(copy->at_ms, 41);
+    assert_string_equal(copy->as.event_create.event_id, "eras_n1");
+    const hf_event_definition_t *copied = copy->as.event_create.definition;
+    assert_ptr_not_equal(copied, &definition);
+    assert_string_equal(copied->id, "eras_n1");
+    assert_string_equal(copied->name, "Eras");
+    assert_string_equal(copied->currency, "USD");
+    assert_int_equal(copied->hold_ttl_ms, 1500);
+    assert_int_equal(copied->max_hold_ms, 3000);
+    assert_int_equal(copied->max_seats_per_user, 0);
+    assert_int_equal(copied->max_seats_per_hold, 10);
+    assert_int_equal(copied->section_count, 2);
+    assert_ptr_not_equal(copied->sections, sections);
+    assert_string_equal(copied->sections[0].id, "F");
+    assert_int_equal(copied->sections[0].price, 100);
+    assert_int_equal(copied->sections[0].row_count, 2);
+    assert_ptr_not_equal(copied->sections[0].rows, rows_f);
+    assert_string_equal(copied->sections[0].rows[0].id, "A");
+    assert_int_equal(copied->sections[0].rows[0].seats, 2);
+    assert_string_equal(copied->sections[0].rows[1].id, "B");
+    assert_int_equal(copied->sections[0].rows[1].seats, 3);
+    assert_string_equal(copied->sections[1].id, "BAL");
+    assert_int_equal(copied->sections[1].price, 60);
+    assert_int_equal(copied->sections[1].row_count, 1);
+    assert_ptr_not_equal(copied->sections[1].rows, rows_bal);
+    assert_string_equal(copied->sections[1].rows[0].id, "C");
+    assert_int_equal(copied->sections[1].rows[0].seats, 4);
+    assert_int_equal(copied->pool_count, 2);
+    assert_ptr_not_equal(copied->pools, pools);
+    assert_string_equal(copied->pools[0].id, "GA");
+    assert_int_equal(copied->pools[0].capacity, 5);
+    assert_int_equal(copied->pools[0].price, 50);
+    assert_string_equal(copied->pools[1].id, "VIP");
+    assert_int_equal(copied->pools[1].capacity, 2);
+    assert_int_equal(copied->pools[1].price, 500);
 
-    /* Absent strings stay absent. */
-    hf_mutation_t sparse = {.type = HF_MUTATION_ORDER_UPDATE, .order_id = "ord_2"};
-    hf_batch_append(batch, &sparse);
-    const hf_mutation_t *second = hf_batch_at(batch, 1);
-    assert_string_equal(second->order_id, "ord_2");
-    assert_null(second->event_id);
-    assert_null(second->seat_id);
-    assert_null(second->text);
-    assert_null(second->hash);
+    copy = hf_batch_at(batch, 1);
+    assert_int_equal(copy->type, HF_MUTATION_SEAT);
+    assert_int_equal(copy->at_ms, 42);
+    assert_string_equal(copy->as.seat.event_id, "e_seat");
+    assert_string_equal(copy->as.seat.seat_id, "F-A-1");
+    assert_int_equal(copy->as.seat.status, HF_SEAT_HELD);
+    assert_int_equal(copy->as.seat.version, 3);
+
+    copy = hf_batch_at(batch, 2);
+    assert_int_equal(copy->type, HF_MUTATION_POOL);
+    assert_int_equal(copy->at_ms, 43);
+    assert_string_equal(copy->as.pool.event_id, "e_pool");
+    assert_string_equal(copy->as.pool.pool_id, "GA");
+    assert_int_equal(copy->as.pool.available, 4);
+    assert_int_equal(copy->as.pool.held, 5);
+    assert_int_equal(copy->as.pool.sold, 6);
+
+    copy = hf_batch_at(batch, 3);
+    assert_int_equal(copy->type, HF_MUTATION_HOLD_CREATE);
+    assert_int_equal(copy->at_ms, 44);
+    assert_string_equal(copy->as.hold_create.hold_id, "res_1");
+    assert_string_equal(copy->as.hold_create.event_id, "e_hold");
+    assert_string_equal(copy->as.hold_create.user_id, "u_hold");
+    const char *const hold_ids[] = {"F-A-2", "VIP"};
+    const uint32_t hold_quantities[] = {0, 2};
+    assert_items_copied(&copy->as.hold_create.items, hold_lines, hold_ids, hold_quantities, 1, 1);
+    assert_int_equal(copy->as.hold_create.total, 900);
+    assert_int_equal(copy->as.hold_create.expires_at_ms, 77);
+    assert_int_equal(copy->as.hold_create.status, HF_HOLD_HELD);
+
+    copy = hf_batch_at(batch, 4);
+    assert_int_equal(copy->type, HF_MUTATION_HOLD_UPDATE);
+    assert_int_equal(copy->at_ms, 45);
+    assert_string_equal(copy->as.hold_update.hold_id, "res_2");
+    assert_string_equal(copy->as.hold_update.event_id, "e_update");
+    assert_string_equal(copy->as.hold_update.user_id, "u_update");
+    assert_string_equal(copy->as.hold_update.order_id, "ord_2");
+    assert_int_equal(copy->as.hold_update.expires_at_ms, 78);
+    assert_int_equal(copy->as.hold_update.status, HF_HOLD_CONFIRMED);
+
+    copy = hf_batch_at(batch, 5);
+    assert_int_equal(copy->type, HF_MUTATION_ORDER_CREATE);
+    assert_int_equal(copy->at_ms, 46);
+    assert_string_equal(copy->as.order_create.order_id, "ord_1");
+    assert_string_equal(copy->as.order_create.event_id, "e_order");
+    assert_string_equal(copy->as.order_create.user_id, "u_order");
+    assert_string_equal(copy->as.order_create.hold_id, "res_3");
+    assert_string_equal(copy->as.order_create.currency, "EUR");
+    assert_string_equal(copy->as.order_create.payment_ref, "pi_1");
+    const char *const order_ids[] = {"F-B-1", "F-B-2", "GA"};
+    const uint32_t order_quantities[] = {0, 0, 3};
+    assert_items_copied(&copy->as.order_create.items, order_lines, order_ids, order_quantities,
+                        2, 1);
+    assert_int_equal(copy->as.order_create.total, 950);
+    assert_int_equal(copy->as.order_create.status, HF_ORDER_CONFIRMED);
+
+    copy = hf_batch_at(batch, 6);
+    assert_int_equal(copy->type, HF_MUTATION_ORDER_ITEM);
+    assert_int_equal(copy->at_ms, 47);
+    assert_string_equal(copy->as.order_item.order_id, "ord_3");
+    assert_string_equal(copy->as.order_item.event_id, "e_item");
+    assert_string_equal(copy->as.order_item.seat_id, "F-C-1");
+    assert_string_equal(copy->as.order_item.pool_id, "GA2");
+    assert_int_equal(copy->as.order_item.quantity, 2);
+
+    copy = hf_batch_at(batch, 7);
+    assert_int_equal(copy->type, HF_MUTATION_ORDER_UPDATE);
+    assert_int_equal(copy->at_ms, 48);
+    assert_string_equal(copy->as.order_update.order_id, "ord_4");
+    assert_string_equal(copy->as.order_update.event_id, "e_cancel");
+    assert_string_equal(copy->as.order_update.user_id, "u_cancel");
+    assert_int_equal(copy->as.order_update.status, HF_ORDER_CANCELLED);
+
+    copy = hf_batch_at(batch, 8);
+    assert_int_equal(copy->type, HF_MUTATION_IDEMPOTENCY);
+    assert_int_equal(copy->at_ms, 49);
+    assert_string_equal(copy->as.idempotency.key, "POST /v1/events k1");
+    assert_string_equal(copy->as.idempotency.body, "{\"a\":1}");
+    assert_memory_equal(copy->as.idempotency.hash, test_hash, 32);
+    assert_ptr_not_equal(copy->as.idempotency.hash, hash);
+    assert_int_equal(copy->as.idempotency.status, 201);
+
+    /* Absent pointers stay absent, in every kind that may leave one out. */
+    hf_mutation_t sparse[] = {
+        {.type = HF_MUTATION_HOLD_UPDATE, .as.hold_update = {.hold_id = "res_9"}},
+        {.type = HF_MUTATION_ORDER_CREATE, .as.order_create = {.order_id = "ord_9"}},
+        {.type = HF_MUTATION_ORDER_ITEM, .as.order_item = {.order_id = "ord_9", .seat_id = "S"}},
+        {.type = HF_MUTATION_ORDER_ITEM, .as.order_item = {.order_id = "ord_9", .pool_id = "P"}},
+        {.type = HF_MUTATION_ORDER_UPDATE, .as.order_update = {.order_id = "ord_9"}},
+        {.type = HF_MUTATION_IDEMPOTENCY, .as.idempotency = {.key = "k9"}},
+        {.type = HF_MUTATION_SEAT, .as.seat = {.seat_id = "F-A-9"}},
+        {.type = HF_MUTATION_POOL, .as.pool = {.pool_id = "GA9"}},
+        {.type = HF_MUTATION_HOLD_CREATE, .as.hold_create = {.hold_id = "res_8"}},
+        /* An event of seats only: no pools at all. */
+        {.type = HF_MUTATION_EVENT_CREATE, .as.event_create = {"e9", &club}},
+    };
+    for (size_t i = 0; i < sizeof sparse / sizeof sparse[0]; i++)
+        hf_batch_append(batch, &sparse[i]);
+    const hf_mutation_hold_update_t *hold_sparse = &hf_batch_at(batch, 9)->as.hold_update;
+    assert_string_equal(hold_sparse->hold_id, "res_9");
+    assert_null(hold_sparse->event_id);
+    assert_null(hold_sparse->user_id);
+    assert_null(hold_sparse->order_id);
+    const hf_mutation_order_create_t *order_sparse = &hf_batch_at(batch, 10)->as.order_create;
+    assert_string_equal(order_sparse->order_id, "ord_9");
+    assert_null(order_sparse->event_id);
+    assert_null(order_sparse->user_id);
+    assert_null(order_sparse->hold_id);
+    assert_null(order_sparse->currency);
+    assert_null(order_sparse->payment_ref);
+    assert_int_equal(order_sparse->items.seat_count + order_sparse->items.pool_count, 0);
+    assert_null(order_sparse->items.lines);
+    const hf_mutation_order_item_t *seat_item = &hf_batch_at(batch, 11)->as.order_item;
+    assert_string_equal(seat_item->seat_id, "S");
+    assert_null(seat_item->pool_id);
+    assert_null(seat_item->event_id);
+    const hf_mutation_order_item_t *pool_item = &hf_batch_at(batch, 12)->as.order_item;
+    assert_string_equal(pool_item->pool_id, "P");
+    assert_null(pool_item->seat_id);
+    const hf_mutation_order_update_t *update_sparse = &hf_batch_at(batch, 13)->as.order_update;
+    assert_string_equal(update_sparse->order_id, "ord_9");
+    assert_null(update_sparse->event_id);
+    assert_null(update_sparse->user_id);
+    const hf_mutation_idempotency_t *answer_sparse = &hf_batch_at(batch, 14)->as.idempotency;
+    assert_string_equal(answer_sparse->key, "k9");
+    assert_null(answer_sparse->body);
+    assert_null(answer_sparse->hash);
+    assert_null(hf_batch_at(batch, 15)->as.seat.event_id);
+    assert_null(hf_batch_at(batch, 16)->as.pool.event_id);
+    const hf_mutation_hold_create_t *create_sparse = &hf_batch_at(batch, 17)->as.hold_create;
+    assert_string_equal(create_sparse->hold_id, "res_8");
+    assert_null(create_sparse->event_id);
+    assert_null(create_sparse->user_id);
+    assert_int_equal(create_sparse->items.seat_count + create_sparse->items.pool_count, 0);
+    assert_null(create_sparse->items.lines);
+    const hf_event_definition_t *seats_only = hf_batch_at(batch, 18)->as.event_create.definition;
+    assert_ptr_not_equal(seats_only, &club);
+    assert_int_equal(seats_only->section_count, 1);
+    assert_ptr_not_equal(seats_only->sections, club.sections);
+    assert_string_equal(seats_only->sections[0].id, "S");
+    assert_string_equal(seats_only->sections[0].rows[0].id, "C");
+    assert_int_equal(seats_only->pool_count, 0);
+    assert_null(seats_only->pools);
     hf_batch_destroy(batch);
 }
 
@@ -357,7 +718,7 @@ static void test_batch_clear_reuses_memory(void **state)
 {
     (void)state;
     hf_batch_t *batch = hf_batch_create();
-    /* Enough records and one large text to need several chunks and array growth. */
+    /* Enough records and one large answer body to need several chunks and array growth. */
     size_t big_size = 300 * 1024;
     char *big = malloc(big_size + 1);
     memset(big, 'b', big_size);
@@ -366,18 +727,28 @@ static void test_batch_clear_reuses_memory(void **state)
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < 5000; i++) {
             snprintf(id, sizeof id, "seat-%d-%d", round, i);
-            hf_mutation_t m = seat_change("e1", id, HF_SEAT_HELD, (uint32_t)i);
-            if (i == 2500) m.text = big;
+            hf_mutation_t m = i == 2500 ? idempotency(id, big, 201, NOW_MS)
+                                        : seat_change("e1", id, HF_SEAT_HELD, (uint32_t)i);
             hf_batch_append(batch, &m);
         }
         assert_int_equal(hf_batch_count(batch), 5000);
         for (int i = 0; i < 5000; i += 499) {
             snprintf(id, sizeof id, "seat-%d-%d", round, i);
-            assert_string_equal(hf_batch_at(batch, (size_t)i)->seat_id, id);
-            assert_int_equal(hf_batch_at(batch, (size_t)i)->version, i);
+            assert_int_equal(hf_batch_at(batch, (size_t)i)->type, HF_MUTATION_SEAT);
+            assert_string_equal(hf_batch_at(batch, (size_t)i)->as.seat.seat_id, id);
+            assert_int_equal(hf_batch_at(batch, (size_t)i)->as.seat.version, i);
         }
-        assert_int_equal(strlen(hf_batch_at(batch, 2500)->text), big_size);
-        assert_null(hf_batch_at(batch, 2499)->text);
+        /* The large body is whole, and the records around it are untouched by it. */
+        const hf_mutation_idempotency_t *answer = &hf_batch_at(batch, 2500)->as.idempotency;
+        assert_int_equal(hf_batch_at(batch, 2500)->type, HF_MUTATION_IDEMPOTENCY);
+        assert_int_equal(strlen(answer->body), big_size);
+        assert_memory_equal(answer->hash, test_hash, 32);
+        snprintf(id, sizeof id, "seat-%d-2500", round);
+        assert_string_equal(answer->key, id);
+        snprintf(id, sizeof id, "seat-%d-2499", round);
+        assert_string_equal(hf_batch_at(batch, 2499)->as.seat.seat_id, id);
+        snprintf(id, sizeof id, "seat-%d-2501", round);
+        assert_string_equal(hf_batch_at(batch, 2501)->as.seat.seat_id, id);
         hf_batch_clear(batch);
         assert_int_equal(hf_batch_count(batch), 0);
     }
@@ -385,11 +756,11 @@ static void test_batch_clear_reuses_memory(void **state)
      * the memory is rewound, not given back and asked for again. */
     hf_mutation_t first = seat_change("e1", "A", HF_SEAT_HELD, 1);
     hf_batch_append(batch, &first);
-    const char *place = hf_batch_at(batch, 0)->event_id;
+    const char *place = hf_batch_at(batch, 0)->as.seat.event_id;
     hf_batch_clear(batch);
     hf_batch_append(batch, &first);
-    assert_ptr_equal(hf_batch_at(batch, 0)->event_id, place);
-    assert_string_equal(hf_batch_at(batch, 0)->seat_id, "A");
+    assert_ptr_equal(hf_batch_at(batch, 0)->as.seat.event_id, place);
+    assert_string_equal(hf_batch_at(batch, 0)->as.seat.seat_id, "A");
     free(big);
     hf_batch_destroy(batch);
 }
@@ -402,8 +773,11 @@ static void test_batch_sink(void **state)
     hf_mutation_t m = order_update("ord_9", HF_ORDER_CANCELLED);
     sink.emit(sink.context, &m);
     assert_int_equal(hf_batch_count(batch), 1);
-    assert_string_equal(hf_batch_at(batch, 0)->order_id, "ord_9");
-    assert_int_equal(hf_batch_at(batch, 0)->status, HF_ORDER_CANCELLED);
+    assert_int_equal(hf_batch_at(batch, 0)->type, HF_MUTATION_ORDER_UPDATE);
+    assert_string_equal(hf_batch_at(batch, 0)->as.order_update.order_id, "ord_9");
+    assert_ptr_not_equal(hf_batch_at(batch, 0)->as.order_update.order_id,
+                         m.as.order_update.order_id);
+    assert_int_equal(hf_batch_at(batch, 0)->as.order_update.status, HF_ORDER_CANCELLED);
     hf_batch_destroy(batch);
 }
 
@@ -489,11 +863,11 @@ static void test_every_mutation_round_trips(void **state)
     char error[ERROR_SIZE];
     const int64_t t = NOW_MS;
 
-    append(batch, event_create("e1", "{\"id\":\"e1\"}", t));
-    append(batch, event_create("e0", "{\"id\":\"e0\"}", t + 1));
-    append(batch, hold_create("res_b", "e1", "u1", "{\"seats\":[\"F-A-1\"]}", 100, t + 2,
+    append(batch, event_create("e1", t));
+    append(batch, event_create_as("e0", &club, t + 1));
+    append(batch, hold_create("res_b", "e1", "u1", ITEMS(two_seats, 2, 0), 100, t + 2,
                               t + 600000));
-    append(batch, hold_create("res_a", "e1", "u2", "{\"pools\":{\"GA\":2}}", 50, t + 3,
+    append(batch, hold_create("res_a", "e1", "u2", ITEMS(seat_and_pool, 1, 1), 50, t + 3,
                               t + 600000));
     append(batch, seat_change("e1", "F-A-2", HF_SEAT_HELD, 2));
     append(batch, seat_change("e1", "F-A-1", HF_SEAT_HELD, 2));
@@ -503,13 +877,13 @@ static void test_every_mutation_round_trips(void **state)
 
     /* The second batch changes rows the first one wrote. */
     append(batch, hold_update("res_b", HF_HOLD_CONFIRMED, t + 600000, "ord_1"));
-    append(batch, order_create("ord_1", "e1", "u1", "res_b", "{\"seats\":[\"F-A-1\"]}", 100,
+    append(batch, order_create("ord_1", "e1", "u1", "res_b", ITEMS(two_seats, 1, 0), 100,
                                "pi_1", t + 10));
     append(batch, order_seat("ord_1", "e1", "F-A-1"));
     append(batch, seat_change("e1", "F-A-1", HF_SEAT_SOLD, 3));
     append(batch, hold_update("res_a", HF_HOLD_HELD, t + 900000, NULL));
     append(batch, hold_update("res_a", HF_HOLD_RELEASED, t + 20, NULL));
-    append(batch, order_create("ord_0", "e1", "u2", NULL, "{\"pools\":{\"GA\":3}}", 30, NULL,
+    append(batch, order_create("ord_0", "e1", "u2", NULL, ITEMS(three_of_ga, 0, 1), 30, NULL,
                                t + 30));
     append(batch, order_pool("ord_0", "e1", "GA", 3));
     append(batch, order_update("ord_0", HF_ORDER_CANCELLED));
@@ -529,26 +903,43 @@ static void test_every_mutation_round_trips(void **state)
     transcript_t transcript = {0};
     reload(fixture, t - HF_IDEMPOTENCY_KEEP_MS, &transcript);
     const char *const expected[] = {
-        "event event=e1 seat=- hold=- order=- user=- key=- text={\"id\":\"e1\"} currency=-"
-        " ref=- at=1795291200000 expires=0 total=0 version=0 status=0 hash=none",
-        "event event=e0 seat=- hold=- order=- user=- key=- text={\"id\":\"e0\"} currency=-"
-        " ref=- at=1795291200001 expires=0 total=0 version=0 status=0 hash=none",
-        "hold event=e1 seat=- hold=res_b order=ord_1 user=u1 key=- text={\"seats\":[\"F-A-1\"]}"
-        " currency=- ref=- at=1795291200002 expires=1795291800000 total=100 version=0 status=1"
-        " hash=none",
-        "hold event=e1 seat=- hold=res_a order=- user=u2 key=- text={\"pools\":{\"GA\":2}}"
-        " currency=- ref=- at=1795291200003 expires=1795291200020 total=50 version=0 status=2"
-        " hash=none",
-        "order event=e1 seat=- hold=res_b order=ord_1 user=u1 key=- text={\"seats\":[\"F-A-1\"]}"
-        " currency=USD ref=pi_1 at=1795291200010 expires=0 total=100 version=0 status=0"
-        " hash=none",
-        "order event=e1 seat=- hold=- order=ord_0 user=u2 key=- text={\"pools\":{\"GA\":3}}"
-        " currency=USD ref=- at=1795291200030 expires=0 total=30 version=0 status=1 hash=none",
-        "key event=- seat=- hold=- order=- user=- key=POST /v1/events k1 text={\"id\":\"e1\"}"
-        " currency=- ref=- at=1795291200000 expires=0 total=0 version=0 status=201 hash=ok",
+        "event id=e1 name=Arena currency=USD ttl=600000 max_hold=1800000 per_user=4"
+        " per_hold=10 sections=F:100[A:2,B:3],BAL:60[C:4] pools=GA:5@50 at=1795291200000",
+        "event id=e0 name=Club currency=EUR ttl=1500 max_hold=3000 per_user=0 per_hold=2"
+        " sections=S:10[C:4] pools= at=1795291200001",
+        "hold id=res_b event=e1 user=u1 seats=F-A-1,F-A-2 pools= ttl=-1 replace=0 best=0/-/0"
+        " versions=- status=1 at=1795291200002 expires=1795291800000 total=100",
+        "hold id=res_a event=e1 user=u2 seats=F-B-1 pools=GA:2 ttl=-1 replace=0 best=0/-/0"
+        " versions=- status=2 at=1795291200003 expires=1795291200020 total=50",
+        "order id=ord_1 hold=res_b event=e1 user=u1 seats=F-A-1 pools= ttl=-1 replace=0"
+        " best=0/-/0 versions=- items_hold=- status=0 at=1795291200010 total=100 ref=pi_1",
+        "order id=ord_0 hold=- event=e1 user=u2 seats= pools=GA:3 ttl=-1 replace=0 best=0/-/0"
+        " versions=- items_hold=- status=1 at=1795291200030 total=30 ref=-",
+        "key key=POST /v1/events k1 body={\"id\":\"e1\"} status=201 hash=ok at=1795291200000",
     };
     assert_transcript(&transcript, expected, 7);
     transcript_free(&transcript);
+
+    /* What the loader does not hand back is in the tables all the same: the hold's order and
+     * the orders' currency. */
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds WHERE id = 'res_b'"
+                                            " AND order_id = 'ord_1'"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds WHERE order_id IS NULL"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM orders WHERE currency = 'USD'"),
+                     2);
+    /* The JSON columns as an operator reads them: the items in the API's shape, byte for byte,
+     * and the definition in seconds. */
+    assert_int_equal(query_integer(fixture, "SELECT items = '{\"seats\":[\"F-A-1\",\"F-A-2\"],"
+                                            "\"pools\":{}}' FROM holds WHERE id = 'res_b'"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT items = '{\"seats\":[],\"pools\":"
+                                            "{\"GA\":3}}' FROM orders WHERE id = 'ord_0'"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT json_extract(config, '$.hold_ttl_s') = 1.5"
+                                            " FROM events WHERE id = 'e0'"),
+                     1);
 
     /* Operators read words, and a cancelled order's lines leave the one-sale index. Seat
      * records are not written: the seat_state view derives them from orders and holds. */
@@ -571,14 +962,39 @@ static void test_every_mutation_round_trips(void **state)
                      1);
 }
 
+/* The view seat_state reads a held hold's seats out of the items the store wrote, with
+ * json_each: the pools of the same hold are not seats. */
+static void test_seat_state_reads_the_written_items(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    static const hf_mutation_item_t lines[] = {{"F-A-1", 0}, {"F-A-2", 0}, {"GA", 2}};
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, hold_create("res_1", "e1", "u1", ITEMS(lines, 2, 1), 300, NOW_MS,
+                              NOW_MS + 1000));
+    append(batch, hold_create("res_2", "e1", "u2", ITEMS(lines + 2, 0, 1), 100, NOW_MS,
+                              NOW_MS + 1000));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM seat_state"), 2);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM seat_state WHERE"
+                                            " status = 'held' AND owner = 'res_1'"
+                                            " AND event_id = 'e1'"
+                                            " AND seat_id IN ('F-A-1', 'F-A-2')"),
+                     2);
+}
+
 static void test_hold_update_keeps_order_id_when_absent(void **state)
 {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
-    append(batch, event_create("e1", "{}", NOW_MS));
-    append(batch, hold_create("res_1", "e1", "u1", "{}", 0, NOW_MS, NOW_MS + 1000));
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, hold_create("res_1", "e1", "u1", NO_ITEMS, 0, NOW_MS, NOW_MS + 1000));
     append(batch, hold_update("res_1", HF_HOLD_CONFIRMED, NOW_MS + 1000, "ord_7"));
     assert_true(submit_and_wait(store, batch, 5, error));
     append(batch, hold_update("res_1", HF_HOLD_CONFIRMED, NOW_MS + 2000, NULL));
@@ -599,14 +1015,14 @@ static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state)
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
-    append(batch, event_create("e1", "{}", NOW_MS));
-    append(batch, order_create("ord_1", "e1", "u1", NULL, "{}", 10, "pi_1", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, order_create("ord_1", "e1", "u1", NULL, NO_ITEMS, 10, "pi_1", NOW_MS));
     append(batch, order_seat("ord_1", "e1", "F-A-1"));
     assert_true(submit_and_wait(store, batch, 1, error));
 
     /* Everything in the failing batch, before and after the offending line, must vanish. */
-    append(batch, hold_create("res_x", "e1", "u2", "{}", 0, NOW_MS, NOW_MS + 1000));
-    append(batch, order_create("ord_2", "e1", "u2", NULL, "{}", 10, "pi_2", NOW_MS + 1));
+    append(batch, hold_create("res_x", "e1", "u2", NO_ITEMS, 0, NOW_MS, NOW_MS + 1000));
+    append(batch, order_create("ord_2", "e1", "u2", NULL, NO_ITEMS, 10, "pi_2", NOW_MS + 1));
     append(batch, order_seat("ord_2", "e1", "F-A-1"));
     append(batch, idempotency("POST /v1/events/e1/bookings k2", "{}", 201, NOW_MS + 1));
     assert_false(submit_and_wait(store, batch, 2, error));
@@ -614,8 +1030,8 @@ static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state)
     assert_non_null(strstr(error, "UNIQUE constraint failed"));
 
     /* The same seat in another event is another seat. */
-    append(batch, event_create("e2", "{}", NOW_MS));
-    append(batch, order_create("ord_3", "e2", "u2", NULL, "{}", 10, "pi_3", NOW_MS + 2));
+    append(batch, event_create("e2", NOW_MS));
+    append(batch, order_create("ord_3", "e2", "u2", NULL, NO_ITEMS, 10, "pi_3", NOW_MS + 2));
     append(batch, order_seat("ord_3", "e2", "F-A-1"));
     assert_true(submit_and_wait(store, batch, 3, error));
     assert_string_equal(error, "");
@@ -631,10 +1047,10 @@ static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state)
     transcript_t transcript = {0};
     reload(fixture, 0, &transcript);
     assert_int_equal(transcript.count, 4);
-    assert_non_null(strstr(transcript.lines[0], "event event=e1 "));
-    assert_non_null(strstr(transcript.lines[1], "event event=e2 "));
-    assert_non_null(strstr(transcript.lines[2], "order event=e1 seat=- hold=- order=ord_1 "));
-    assert_non_null(strstr(transcript.lines[3], "order event=e2 seat=- hold=- order=ord_3 "));
+    assert_non_null(strstr(transcript.lines[0], "event id=e1 "));
+    assert_non_null(strstr(transcript.lines[1], "event id=e2 "));
+    assert_non_null(strstr(transcript.lines[2], "order id=ord_1 hold=- event=e1 "));
+    assert_non_null(strstr(transcript.lines[3], "order id=ord_3 hold=- event=e2 "));
     transcript_free(&transcript);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 0);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM idempotency"), 0);
@@ -647,20 +1063,20 @@ static void test_cancelled_seat_can_be_sold_again(void **state)
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
-    append(batch, event_create("e1", "{}", NOW_MS));
-    append(batch, order_create("ord_1", "e1", "u1", NULL, "{}", 10, "pi_1", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, order_create("ord_1", "e1", "u1", NULL, NO_ITEMS, 10, "pi_1", NOW_MS));
     append(batch, order_seat("ord_1", "e1", "F-A-1"));
     assert_true(submit_and_wait(store, batch, 1, error));
     append(batch, order_update("ord_1", HF_ORDER_CANCELLED));
     assert_true(submit_and_wait(store, batch, 2, error));
-    append(batch, order_create("ord_2", "e1", "u2", NULL, "{}", 10, "pi_2", NOW_MS + 1));
+    append(batch, order_create("ord_2", "e1", "u2", NULL, NO_ITEMS, 10, "pi_2", NOW_MS + 1));
     append(batch, order_seat("ord_2", "e1", "F-A-1"));
     assert_true(submit_and_wait(store, batch, 3, error));
     assert_string_equal(error, "");
 
     /* Cancel and resale in one batch work as well: statements run in record order. */
     append(batch, order_update("ord_2", HF_ORDER_CANCELLED));
-    append(batch, order_create("ord_3", "e1", "u3", NULL, "{}", 10, "pi_3", NOW_MS + 2));
+    append(batch, order_create("ord_3", "e1", "u3", NULL, NO_ITEMS, 10, "pi_3", NOW_MS + 2));
     append(batch, order_seat("ord_3", "e1", "F-A-1"));
     assert_true(submit_and_wait(store, batch, 4, error));
     hf_store_close(store);
@@ -685,7 +1101,7 @@ static void test_failures_roll_back_and_the_store_goes_on(void **state)
     char error[ERROR_SIZE];
 
     /* An update of a hold the store never saw: the tables and the engine disagree. */
-    append(batch, event_create("e1", "{}", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
     append(batch, hold_update("res_missing", HF_HOLD_RELEASED, NOW_MS, NULL));
     assert_false(submit_and_wait(store, batch, 1, error));
     assert_non_null(strstr(error, "HOLD_UPDATE of res_missing failed: no such row to update"));
@@ -695,7 +1111,7 @@ static void test_failures_roll_back_and_the_store_goes_on(void **state)
     assert_non_null(strstr(error, "ORDER_UPDATE of ord_missing failed"));
 
     /* A status the tables have no word for. */
-    append(batch, hold_create("res_odd", "e1", "u1", "{}", 0, NOW_MS, NOW_MS + 1));
+    append(batch, hold_create("res_odd", "e1", "u1", NO_ITEMS, 0, NOW_MS, NOW_MS + 1));
     hf_mutation_t odd = hold_update("res_odd", 9, NOW_MS, NULL);
     hf_batch_append(batch, &odd);
     assert_false(submit_and_wait(store, batch, 3, error));
@@ -704,15 +1120,15 @@ static void test_failures_roll_back_and_the_store_goes_on(void **state)
 
     /* An idempotency record without its request hash. */
     hf_mutation_t key = idempotency("k", "{}", 201, NOW_MS);
-    key.hash = NULL;
+    key.as.idempotency.hash = NULL;
     hf_batch_append(batch, &key);
     assert_false(submit_and_wait(store, batch, 4, error));
     assert_non_null(strstr(error, "IDEMPOTENCY of k failed"));
 
     /* A duplicate event id. */
-    append(batch, event_create("e1", "{}", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
     assert_true(submit_and_wait(store, batch, 5, error));
-    append(batch, event_create("e1", "{}", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
     assert_false(submit_and_wait(store, batch, 6, error));
     assert_non_null(strstr(error, "EVENT_CREATE of e1 failed: UNIQUE constraint failed"));
 
@@ -736,12 +1152,12 @@ static void test_missing_table_fails_the_batch(void **state)
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     execute(fixture, "DROP TABLE holds");
-    append(batch, event_create("e1", "{}", NOW_MS));
-    append(batch, hold_create("res_1", "e1", "u1", "{}", 0, NOW_MS, NOW_MS + 1));
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, hold_create("res_1", "e1", "u1", NO_ITEMS, 0, NOW_MS, NOW_MS + 1));
     assert_false(submit_and_wait(store, batch, 1, error));
     assert_non_null(strstr(error, "HOLD_CREATE of res_1 failed: no such table: holds"));
 
-    append(batch, event_create("e1", "{}", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
     assert_true(submit_and_wait(store, batch, 2, error));
     hf_store_close(store);
     hf_batch_destroy(batch);
@@ -766,9 +1182,9 @@ static void test_old_idempotency_keys_are_not_loaded_then_purged(void **state)
     transcript_t transcript = {0};
     reload(fixture, NOW_MS - day, &transcript);
     assert_int_equal(transcript.count, 2);
-    assert_non_null(strstr(transcript.lines[0], "key=edge text={\"n\":2}"));
+    assert_non_null(strstr(transcript.lines[0], "key key=edge body={\"n\":2}"));
     assert_non_null(strstr(transcript.lines[0], "status=200 hash=ok"));
-    assert_non_null(strstr(transcript.lines[1], "key=new text={\"n\":3}"));
+    assert_non_null(strstr(transcript.lines[1], "key key=new body={\"n\":3}"));
     transcript_free(&transcript);
     /* The load left the old row alone: it is filtered, not deleted, on reading. */
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM idempotency"), 3);
@@ -793,10 +1209,10 @@ static void test_loader_callback_stops_the_load(void **state)
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
-    append(batch, event_create("e1", "{}", NOW_MS));
-    append(batch, hold_create("res_1", "e1", "u1", "{}", 0, NOW_MS, NOW_MS + 1));
-    append(batch, hold_create("res_2", "e1", "u1", "{}", 0, NOW_MS, NOW_MS + 1));
-    append(batch, order_create("ord_1", "e1", "u1", NULL, "{}", 0, NULL, NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, hold_create("res_1", "e1", "u1", NO_ITEMS, 0, NOW_MS, NOW_MS + 1));
+    append(batch, hold_create("res_2", "e1", "u1", NO_ITEMS, 0, NOW_MS, NOW_MS + 1));
+    append(batch, order_create("ord_1", "e1", "u1", NULL, NO_ITEMS, 0, NULL, NOW_MS));
     assert_true(submit_and_wait(store, batch, 1, error));
     hf_store_close(store);
     hf_batch_destroy(batch);
@@ -815,7 +1231,7 @@ static void test_loader_callback_stops_the_load(void **state)
     hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript, NULL};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
-    assert_non_null(strstr(transcript.lines[0], "order=ord_1"));
+    assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
     transcript_free(&transcript);
     hf_store_close(store);
 }
@@ -834,11 +1250,11 @@ static void test_finished_count_and_reading_one_hold(void **state)
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
-    append(batch, event_create("e1", "{}", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
     for (int i = 1; i <= 4; i++) {
         char id[16];
         snprintf(id, sizeof id, "res_%d", i);
-        append(batch, hold_create(id, "e1", "u1", "{\"seats\":[],\"pools\":{}}", 7, NOW_MS,
+        append(batch, hold_create(id, "e1", "u1", NO_ITEMS, 7, NOW_MS,
                                   NOW_MS + 1000));
     }
     append(batch, hold_update("res_1", HF_HOLD_RELEASED, NOW_MS + 1000, NULL));
@@ -852,7 +1268,7 @@ static void test_finished_count_and_reading_one_hold(void **state)
     assert_int_equal(hf_store_read_hold(store, "res_2", &one, &found, error, sizeof error), 0);
     assert_true(found);
     assert_int_equal(transcript.count, 1);
-    assert_non_null(strstr(transcript.lines[0], "hold=res_2"));
+    assert_non_null(strstr(transcript.lines[0], "hold id=res_2 "));
     assert_non_null(strstr(transcript.lines[0], "status=3"));
     assert_int_equal(hf_store_read_hold(store, "res_9", &one, &found, error, sizeof error), 0);
     assert_false(found);
@@ -876,7 +1292,7 @@ static void test_close_frees_a_result_never_taken(void **state)
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
-    append(batch, event_create("e1", "{}", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
     hf_store_submit(store, batch, 1);
     /* Closed at once: the batch in flight is still written, and the store frees it
      * (AddressSanitizer reports a leak otherwise). */
@@ -914,7 +1330,7 @@ static void test_written_batches_become_durable_in_order(void **state)
     for (uint64_t sequence = 1; sequence <= 20; sequence++) {
         char id[32];
         snprintf(id, sizeof id, "e%llu", (unsigned long long)sequence);
-        append(batch, event_create(id, "{}", NOW_MS));
+        append(batch, event_create(id, NOW_MS));
         assert_true(submit_and_wait(store, batch, sequence, error));
         /* Written is not yet durable, but durable never moves back nor passes written. */
         assert_true(hf_store_durable(store, &durable, error, sizeof error));
@@ -936,7 +1352,7 @@ static void test_failed_sync_is_final(void **state)
     unsetenv("HOLDFAST_FAULT_FAIL_SYNC");
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE] = "";
-    append(batch, event_create("e1", "{}", NOW_MS));
+    append(batch, event_create("e1", NOW_MS));
     /* The commit itself succeeds: only the sync after it fails. */
     assert_true(submit_and_wait(store, batch, 1, error));
     uint64_t durable = 99;
@@ -944,7 +1360,7 @@ static void test_failed_sync_is_final(void **state)
     assert_int_equal(durable, 0);
     assert_non_null(strstr(error, "fdatasync"));
     /* Later batches are still written, and never reported durable. */
-    append(batch, event_create("e2", "{}", NOW_MS));
+    append(batch, event_create("e2", NOW_MS));
     assert_true(submit_and_wait(store, batch, 2, error));
     assert_false(hf_store_durable(store, &durable, error, sizeof error));
     assert_int_equal(durable, 0);
@@ -1089,6 +1505,7 @@ int main(void)
         STORE_TEST(test_open_creates_schema_in_wal_mode),
         STORE_TEST(test_open_rejects_what_it_cannot_serve),
         STORE_TEST(test_every_mutation_round_trips),
+        STORE_TEST(test_seat_state_reads_the_written_items),
         STORE_TEST(test_hold_update_keeps_order_id_when_absent),
         STORE_TEST(test_second_sale_of_a_seat_fails_the_whole_batch),
         STORE_TEST(test_cancelled_seat_can_be_sold_again),

@@ -12,6 +12,8 @@
 
 #include "store/sqlite/checkpoint.h"
 #include "store/sqlite/sync.h"
+#include "lib/buffer.h"
+#include "store/rows.h"
 #include "store/store.h"
 
 #define HF_SQLITE_HASH_SIZE 32
@@ -44,9 +46,11 @@ typedef struct hf_sqlite_store {
      * hold the core has forgotten (hf_store_read_hold): the writer owns the main one. */
     sqlite3 *reader;
     sqlite3_stmt *read_hold;
+    hf_rows_items_t *read_items;     /* the parsed lines of the hold read_hold reads */
     uint64_t batches_since_purge;    /* the writer only */
     bool begun;                      /* the writer only: the batch's transaction began */
     bool failed_in_sync;             /* the writer only: the last failure was an fsync */
+    hf_buffer_t text;                /* the writer only: a row's JSON (store/rows.h) */
     hf_checkpointer_t *checkpointer; /* started with the writer */
     hf_syncer_t *syncer;             /* started with the writer */
 } hf_sqlite_store_t;

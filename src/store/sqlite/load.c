@@ -1,136 +1,204 @@
 /* The SQLite backend's reading side (backend.h's load and read_hold): every table back at
  * start, in one read transaction, and one hold the core has forgotten, through a read-only
  * connection of the engine thread's own. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
 #include "store/backend.h"
+#include "store/rows.h"
 #include "store/sqlite/internal.h"
 
 /* ---- Loading (before start) ---- */
 
-/* Every load query returns the same columns in this order, NULL where a table has none, so
- * one function fills a row from any of them. */
-enum {
-    COLUMN_EVENT_ID, COLUMN_SEAT_ID, COLUMN_HOLD_ID, COLUMN_ORDER_ID, COLUMN_USER_ID,
-    COLUMN_KEY, COLUMN_TEXT, COLUMN_CURRENCY, COLUMN_PAYMENT_REF, COLUMN_HASH, COLUMN_AT_MS,
-    COLUMN_EXPIRES_AT_MS, COLUMN_TOTAL, COLUMN_VERSION, COLUMN_STATUS
-};
+/* What a step needs while it reads a table: the loader, the parsed lines of the current hold
+ * or order (about 24 KiB, so one per load, not one per row) and where to write an error. */
+typedef struct load_context {
+    const hf_store_loader_t *loader;
+    hf_rows_items_t *items;
+    char *error;
+    size_t error_size;
+} load_context_t;
 
-typedef int (*row_callback_t)(void *context, const hf_stored_row_t *row);
+/* A row that cannot be read (a damaged column): the step wrote the error itself. */
+#define ROW_UNREADABLE INT32_MIN
+
+/* Reads the statement's current row into the kind's struct and hands it to the loader's
+ * callback; returns the callback's answer, or ROW_UNREADABLE. */
+typedef int (*row_deliver_fn)(sqlite3_stmt *statement, load_context_t *context);
 
 typedef struct load_step {
     const char *table;
     const char *sql;
-    const hf_sqlite_status_words_t *status; /* NULL: the status column is a number (HTTP status) */
-    int subject_column;           /* the id that names a row in an error message */
+    row_deliver_fn deliver;
 } load_step_t;
-
-static const load_step_t LOAD_EVENTS = {
-    "events",
-    "SELECT id, NULL, NULL, NULL, NULL, NULL, config, NULL, NULL, NULL, created_at, 0, 0, 0,"
-    " NULL FROM events ORDER BY seq",
-    NULL, COLUMN_EVENT_ID};
-#define SELECT_HOLDS                                                                          \
-    "SELECT event_id, NULL, id, order_id, user_id, NULL, items, NULL, NULL, NULL, created_at," \
-    " expires_at, total, 0, status FROM holds"
-static const load_step_t LOAD_HOLDS = {
-    "holds", SELECT_HOLDS " ORDER BY seq", &hf_sqlite_hold_status, COLUMN_HOLD_ID};
-/* One hold the core has forgotten (hf_store_read_hold). */
-static const load_step_t READ_HOLD = {
-    "holds", SELECT_HOLDS " WHERE id = ?1", &hf_sqlite_hold_status, COLUMN_HOLD_ID};
-static const load_step_t LOAD_ORDERS = {
-    "orders",
-    "SELECT event_id, NULL, reservation_id, id, user_id, NULL, items, currency, payment_ref,"
-    " NULL, created_at, 0, total, 0, status FROM orders ORDER BY seq",
-    &hf_sqlite_order_status, COLUMN_ORDER_ID};
-static const load_step_t LOAD_IDEMPOTENCY = {
-    "idempotency",
-    "SELECT NULL, NULL, NULL, NULL, NULL, key, body, NULL, NULL, hash, created_at, 0, 0, 0,"
-    " status FROM idempotency WHERE created_at >= ?1 ORDER BY created_at, key",
-    NULL, COLUMN_KEY};
 
 static const char *column_text(sqlite3_stmt *statement, int column) {
     return (const char *)sqlite3_column_text(statement, column);
 }
 
-/* The row's pointers borrow the statement's current row: valid during the callback only. */
-static int row_fill(sqlite3_stmt *statement, const load_step_t *step, hf_stored_row_t *row,
-                    char *error, size_t error_size) {
-    memset(row, 0, sizeof *row);
-    row->event_id = column_text(statement, COLUMN_EVENT_ID);
-    row->seat_id = column_text(statement, COLUMN_SEAT_ID);
-    row->hold_id = column_text(statement, COLUMN_HOLD_ID);
-    row->order_id = column_text(statement, COLUMN_ORDER_ID);
-    row->user_id = column_text(statement, COLUMN_USER_ID);
-    row->key = column_text(statement, COLUMN_KEY);
-    row->text = column_text(statement, COLUMN_TEXT);
-    row->currency = column_text(statement, COLUMN_CURRENCY);
-    row->payment_ref = column_text(statement, COLUMN_PAYMENT_REF);
-    row->at_ms = sqlite3_column_int64(statement, COLUMN_AT_MS);
-    row->expires_at_ms = sqlite3_column_int64(statement, COLUMN_EXPIRES_AT_MS);
-    row->total = sqlite3_column_int64(statement, COLUMN_TOTAL);
-    row->version = (uint32_t)sqlite3_column_int64(statement, COLUMN_VERSION);
-    if (sqlite3_column_type(statement, COLUMN_HASH) != SQLITE_NULL) {
-        row->hash = sqlite3_column_blob(statement, COLUMN_HASH);
-        if (sqlite3_column_bytes(statement, COLUMN_HASH) != HF_SQLITE_HASH_SIZE) {
-            hf_store_error_write(error, error_size,
-                                 "store: %s row %s has a hash of %d bytes, not %d", step->table,
-                                 row->key, sqlite3_column_bytes(statement, COLUMN_HASH),
-                                 HF_SQLITE_HASH_SIZE);
-            return -1;
-        }
-    }
-    if (step->status == NULL) {
-        row->status = sqlite3_column_int(statement, COLUMN_STATUS);
-        return 0;
-    }
-    const char *word = column_text(statement, COLUMN_STATUS);
-    row->status = hf_sqlite_status_number(step->status, word);
-    if (row->status < 0) {
-        hf_store_error_write(error, error_size, "store: a row of %s has the unknown status \"%s\"",
-                             step->table, word != NULL ? word : "NULL");
-        return -1;
-    }
-    return 0;
+static int unreadable(load_context_t *context, const char *table, const char *id,
+                      const char *why) {
+    hf_store_error_write(context->error, context->error_size, "store: %s row %s: %s", table,
+                         id != NULL ? id : "(null)", why);
+    return ROW_UNREADABLE;
 }
 
-static int load_table(hf_sqlite_store_t *store, const load_step_t *step, row_callback_t callback,
-                      const hf_store_loader_t *loader, char *error, size_t error_size) {
-    if (callback == NULL) return 0;
+/* A status column's word as the core's number; -1 (after writing the error) for an unknown
+ * word. */
+static int status_read(sqlite3_stmt *statement, int column, const hf_sqlite_status_words_t *kind,
+                       load_context_t *context, const char *table, const char *id) {
+    const char *word = column_text(statement, column);
+    int status = hf_sqlite_status_number(kind, word);
+    if (status < 0) {
+        char why[96];
+        snprintf(why, sizeof why, "the unknown status \"%.40s\"", word != NULL ? word : "NULL");
+        unreadable(context, table, id, why);
+    }
+    return status;
+}
+
+/* A JSON column parsed into the current lines and pointed to by request. The parsed document
+ * is freed as soon as the row's callback returns: a forgotten hold is read back in the middle
+ * of a request, while jansson allocates from the request's arena (engine/arena.h), which is
+ * taken back at the request's end. */
+static int items_read(sqlite3_stmt *statement, int column, hf_hold_request_t *request,
+                      load_context_t *context, const char *table, const char *id) {
+    char why[160];
+    if (hf_rows_items_read(column_text(statement, column), context->items, request, why,
+                           sizeof why) == 0)
+        return 0;
+    return unreadable(context, table, id, why);
+}
+
+static int event_deliver(sqlite3_stmt *statement, load_context_t *context) {
+    const char *id = column_text(statement, 0);
+    hf_event_definition_t definition;
+    char why[160];
+    int result = 0;
+    if (hf_rows_definition_read(column_text(statement, 1), &definition, why, sizeof why) != 0)
+        result = unreadable(context, "events", id, why);
+    else if (id == NULL || strcmp(definition.id, id) != 0)
+        result = unreadable(context, "events", id, "its definition names another event");
+    if (result == 0) {
+        hf_stored_event_t event = {&definition, sqlite3_column_int64(statement, 2)};
+        result = context->loader->event(context->loader->context, &event);
+    }
+    hf_rows_definition_free(&definition);
+    return result;
+}
+
+#define SELECT_HOLDS \
+    "SELECT id, event_id, user_id, status, items, total, created_at, expires_at FROM holds"
+
+/* A holds row as SELECT_HOLDS reads it. */
+static int hold_deliver(sqlite3_stmt *statement, load_context_t *context) {
+    hf_stored_hold_t hold = {.request = {.hold_id = column_text(statement, 0),
+                                         .event_id = column_text(statement, 1),
+                                         .user_id = column_text(statement, 2),
+                                         .ttl_ms = -1},
+                             .total = sqlite3_column_int64(statement, 5),
+                             .created_at_ms = sqlite3_column_int64(statement, 6),
+                             .expires_at_ms = sqlite3_column_int64(statement, 7)};
+    const char *id = hold.request.hold_id;
+    int status = status_read(statement, 3, &hf_sqlite_hold_status, context, "holds", id);
+    if (status < 0) return ROW_UNREADABLE;
+    hold.status = (uint8_t)status;
+    if (items_read(statement, 4, &hold.request, context, "holds", id) != 0) return ROW_UNREADABLE;
+    int result = context->loader->hold(context->loader->context, &hold);
+    hf_rows_items_free(context->items);
+    return result;
+}
+
+static int order_deliver(sqlite3_stmt *statement, load_context_t *context) {
+    hf_stored_order_t order = {.order_id = column_text(statement, 0),
+                               .items = {.event_id = column_text(statement, 1),
+                                         .user_id = column_text(statement, 2), .ttl_ms = -1},
+                               .hold_id = column_text(statement, 3),
+                               .total = sqlite3_column_int64(statement, 6),
+                               .payment_ref = column_text(statement, 7),
+                               .created_at_ms = sqlite3_column_int64(statement, 8)};
+    int status = status_read(statement, 4, &hf_sqlite_order_status, context, "orders",
+                             order.order_id);
+    if (status < 0) return ROW_UNREADABLE;
+    order.status = (uint8_t)status;
+    if (items_read(statement, 5, &order.items, context, "orders", order.order_id) != 0)
+        return ROW_UNREADABLE;
+    int result = context->loader->order(context->loader->context, &order);
+    hf_rows_items_free(context->items);
+    return result;
+}
+
+static int idempotency_deliver(sqlite3_stmt *statement, load_context_t *context) {
+    hf_stored_idempotency_t answer = {.key = column_text(statement, 0),
+                                      .hash = sqlite3_column_blob(statement, 1),
+                                      .status = sqlite3_column_int(statement, 2),
+                                      .body = column_text(statement, 3),
+                                      .created_at_ms = sqlite3_column_int64(statement, 4)};
+    if (sqlite3_column_bytes(statement, 1) != HF_SQLITE_HASH_SIZE) {
+        char why[64];
+        snprintf(why, sizeof why, "a hash of %d bytes, not %d", sqlite3_column_bytes(statement, 1),
+                 HF_SQLITE_HASH_SIZE);
+        return unreadable(context, "idempotency", answer.key, why);
+    }
+    if (answer.key == NULL || answer.body == NULL)
+        return unreadable(context, "idempotency", answer.key, "its key or body is missing");
+    return context->loader->idempotency(context->loader->context, &answer);
+}
+
+static const load_step_t LOAD_EVENTS = {
+    "events", "SELECT id, config, created_at FROM events ORDER BY seq", event_deliver};
+static const load_step_t LOAD_HOLDS = {"holds", SELECT_HOLDS " ORDER BY seq", hold_deliver};
+/* One hold the core has forgotten (hf_store_read_hold). */
+static const load_step_t READ_HOLD = {"holds", SELECT_HOLDS " WHERE id = ?1", hold_deliver};
+static const load_step_t LOAD_ORDERS = {
+    "orders",
+    "SELECT id, event_id, user_id, reservation_id, status, items, total, payment_ref,"
+    " created_at FROM orders ORDER BY seq",
+    order_deliver};
+static const load_step_t LOAD_IDEMPOTENCY = {
+    "idempotency",
+    "SELECT key, hash, status, body, created_at FROM idempotency WHERE created_at >= ?1"
+    " ORDER BY created_at, key",
+    idempotency_deliver};
+
+/* Every row of the step's table to the loader, in order; the first column names a row in an
+ * error message. */
+static int load_table(hf_sqlite_store_t *store, const load_step_t *step, load_context_t *context) {
     sqlite3_stmt *statement = NULL;
     int result = -1;
     if (sqlite3_prepare_v2(store->database, step->sql, -1, &statement, NULL) != SQLITE_OK) {
-        hf_store_error_write(error, error_size, "store: reading %s failed: %s", step->table,
-                             sqlite3_errmsg(store->database));
+        hf_store_error_write(context->error, context->error_size, "store: reading %s failed: %s",
+                             step->table, sqlite3_errmsg(store->database));
         goto fail;
     }
     if (sqlite3_bind_parameter_count(statement) > 0)
-        sqlite3_bind_int64(statement, 1, loader->keep_since_ms);
+        sqlite3_bind_int64(statement, 1, context->loader->keep_since_ms);
     int rc;
     while ((rc = sqlite3_step(statement)) == SQLITE_ROW) {
-        hf_stored_row_t row;
-        if (row_fill(statement, step, &row, error, error_size) != 0) goto fail;
-        result = callback(loader->context, &row);
+        result = step->deliver(statement, context);
+        if (result == ROW_UNREADABLE) goto fail;
         if (result != 0) {
-            const char *subject = column_text(statement, step->subject_column);
-            hf_store_error_write(error, error_size, "store: loading %s stopped at %s (%d)",
-                                 step->table, subject != NULL ? subject : "a row", result);
+            const char *subject = column_text(statement, 0);
+            hf_store_error_write(context->error, context->error_size,
+                                 "store: loading %s stopped at %s (%d)", step->table,
+                                 subject != NULL ? subject : "a row", result);
             goto fail;
         }
         result = -1;
     }
     if (rc != SQLITE_DONE) {
-        hf_store_error_write(error, error_size, "store: reading %s failed: %s", step->table,
-                             sqlite3_errmsg(store->database));
+        hf_store_error_write(context->error, context->error_size, "store: reading %s failed: %s",
+                             step->table, sqlite3_errmsg(store->database));
         goto fail;
     }
     result = 0;
 fail:
     sqlite3_finalize(statement);
-    return result;
+    return result == ROW_UNREADABLE ? -1 : result;
 }
 
 static int finished_holds_count(hf_sqlite_store_t *store, const hf_store_loader_t *loader,
@@ -155,17 +223,19 @@ int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char 
                              sqlite3_errmsg(store->database));
         return -1;
     }
-    int result = load_table(store, &LOAD_EVENTS, loader->event, loader, error, error_size);
+    hf_rows_items_t *items = calloc(1, sizeof *items);
+    if (items == NULL) abort();
+    load_context_t context = {loader, items, error, error_size};
+    int result = loader->event ? load_table(store, &LOAD_EVENTS, &context) : 0;
     if (result == 0 && loader->finished_holds != NULL)
         result = finished_holds_count(store, loader, error, error_size);
-    if (result == 0)
-        result = load_table(store, &LOAD_HOLDS, loader->hold, loader, error, error_size);
-    if (result == 0)
-        result = load_table(store, &LOAD_ORDERS, loader->order, loader, error, error_size);
-    if (result == 0)
-        result = load_table(store, &LOAD_IDEMPOTENCY, loader->idempotency, loader, error,
-                            error_size);
+    if (result == 0 && loader->hold) result = load_table(store, &LOAD_HOLDS, &context);
+    if (result == 0 && loader->order) result = load_table(store, &LOAD_ORDERS, &context);
+    if (result == 0 && loader->idempotency)
+        result = load_table(store, &LOAD_IDEMPOTENCY, &context);
     sqlite3_exec(store->database, "COMMIT", NULL, NULL, NULL);
+    hf_rows_items_free(items);
+    free(items);
     return result;
 }
 
@@ -173,6 +243,8 @@ int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char 
 
 static int reader_open(hf_sqlite_store_t *store, char *error, size_t error_size) {
     if (store->read_hold != NULL) return 0;
+    if (store->read_items == NULL) store->read_items = calloc(1, sizeof *store->read_items);
+    if (store->read_items == NULL) abort();
     const char *path = sqlite3_db_filename(store->database, "main");
     int rc = sqlite3_open_v2(path != NULL ? path : "", &store->reader,
                              SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
@@ -201,15 +273,14 @@ int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_load
     int result = 0;
     int rc = sqlite3_step(statement);
     if (rc == SQLITE_ROW) {
-        hf_stored_row_t row;
-        result = row_fill(statement, &READ_HOLD, &row, error, error_size);
-        if (result == 0) {
-            *found = true;
-            result = loader->hold(loader->context, &row);
-            if (result != 0)
-                hf_store_error_write(error, error_size,
-                                     "store: hold %s could not be taken back (%d)", hold_id,
-                                     result);
+        *found = true;
+        load_context_t context = {loader, store->read_items, error, error_size};
+        result = READ_HOLD.deliver(statement, &context);
+        if (result == ROW_UNREADABLE) {
+            result = -1;
+        } else if (result != 0) {
+            hf_store_error_write(error, error_size,
+                                 "store: hold %s could not be taken back (%d)", hold_id, result);
         }
     } else if (rc != SQLITE_DONE) {
         hf_store_error_write(error, error_size, "store: reading hold %s failed: %s", hold_id,

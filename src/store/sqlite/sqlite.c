@@ -22,6 +22,7 @@
 #include "core/limits.h"
 #include "store/backend.h"
 #include "store/fault.h"
+#include "store/rows.h"
 #include "store/sqlite/checkpoint.h"
 #include "store/sqlite/internal.h"
 #include "store/sqlite/sync.h"
@@ -265,16 +266,18 @@ static const char *mutation_name(hf_mutation_type_t type) {
 /* The id that names a record in an error message: what an operator would look up. */
 static const char *mutation_subject(const hf_mutation_t *mutation) {
     switch (mutation->type) {
-    case HF_MUTATION_EVENT_CREATE: return mutation->event_id;
-    case HF_MUTATION_SEAT: return mutation->seat_id;
-    case HF_MUTATION_HOLD_CREATE:
-    case HF_MUTATION_HOLD_UPDATE: return mutation->hold_id;
-    case HF_MUTATION_ORDER_ITEM:
-        return mutation->seat_id != NULL ? mutation->seat_id : mutation->pool_id;
-    case HF_MUTATION_ORDER_CREATE:
-    case HF_MUTATION_ORDER_UPDATE: return mutation->order_id;
-    case HF_MUTATION_IDEMPOTENCY: return mutation->key;
-    case HF_MUTATION_POOL: return mutation->pool_id;
+    case HF_MUTATION_EVENT_CREATE: return mutation->as.event_create.event_id;
+    case HF_MUTATION_SEAT: return mutation->as.seat.seat_id;
+    case HF_MUTATION_HOLD_CREATE: return mutation->as.hold_create.hold_id;
+    case HF_MUTATION_HOLD_UPDATE: return mutation->as.hold_update.hold_id;
+    case HF_MUTATION_ORDER_ITEM: {
+        const hf_mutation_order_item_t *item = &mutation->as.order_item;
+        return item->seat_id != NULL ? item->seat_id : item->pool_id;
+    }
+    case HF_MUTATION_ORDER_CREATE: return mutation->as.order_create.order_id;
+    case HF_MUTATION_ORDER_UPDATE: return mutation->as.order_update.order_id;
+    case HF_MUTATION_IDEMPOTENCY: return mutation->as.idempotency.key;
+    case HF_MUTATION_POOL: return mutation->as.pool.pool_id;
     }
     return NULL;
 }
@@ -300,24 +303,40 @@ static void bind_integer(hf_sqlite_store_t *store, hf_sqlite_statement_t id, int
     sqlite3_bind_int64(store->statements[id], index, value);
 }
 
+/* A row's JSON column, written into the writer's own buffer: bound without a copy, it stays
+ * put until the statement has run. */
+static const char *definition_text(hf_sqlite_store_t *store,
+                                   const hf_event_definition_t *definition) {
+    hf_buffer_reset(&store->text);
+    hf_rows_definition_write(&store->text, definition);
+    return store->text.data;
+}
+
+static const char *items_text(hf_sqlite_store_t *store, const hf_mutation_items_t *items) {
+    hf_buffer_reset(&store->text);
+    hf_rows_items_write(&store->text, items);
+    return store->text.data;
+}
+
 static int event_insert(hf_sqlite_store_t *store, const hf_mutation_t *m) {
-    bind_text(store, STATEMENT_EVENT_INSERT, 1, m->event_id);
-    bind_text(store, STATEMENT_EVENT_INSERT, 2, m->text);
+    const hf_mutation_event_create_t *event = &m->as.event_create;
+    bind_text(store, STATEMENT_EVENT_INSERT, 1, event->event_id);
+    bind_text(store, STATEMENT_EVENT_INSERT, 2, definition_text(store, event->definition));
     bind_integer(store, STATEMENT_EVENT_INSERT, 3, m->at_ms);
     return statement_run(store, STATEMENT_EVENT_INSERT);
 }
 
 static int hold_insert(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    const hf_mutation_hold_create_t *hold = &m->as.hold_create;
     hf_sqlite_statement_t id = STATEMENT_HOLD_INSERT;
-    bind_text(store, id, 1, m->hold_id);
-    bind_text(store, id, 2, m->event_id);
-    bind_text(store, id, 3, m->user_id);
-    bind_text(store, id, 4, status_word(&hf_sqlite_hold_status, m->status));
-    bind_text(store, id, 5, m->text);
-    bind_integer(store, id, 6, m->total);
+    bind_text(store, id, 1, hold->hold_id);
+    bind_text(store, id, 2, hold->event_id);
+    bind_text(store, id, 3, hold->user_id);
+    bind_text(store, id, 4, status_word(&hf_sqlite_hold_status, hold->status));
+    bind_text(store, id, 5, items_text(store, &hold->items));
+    bind_integer(store, id, 6, hold->total);
     bind_integer(store, id, 7, m->at_ms);
-    bind_integer(store, id, 8, m->expires_at_ms);
-    bind_text(store, id, 9, m->order_id);
+    bind_integer(store, id, 8, hold->expires_at_ms);
     return statement_run(store, id);
 }
 
@@ -329,30 +348,33 @@ static int changed_one_row(hf_sqlite_store_t *store, int rc) {
 }
 
 static int hold_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    const hf_mutation_hold_update_t *hold = &m->as.hold_update;
     hf_sqlite_statement_t id = STATEMENT_HOLD_UPDATE;
-    bind_text(store, id, 1, m->hold_id);
-    bind_text(store, id, 2, status_word(&hf_sqlite_hold_status, m->status));
-    bind_integer(store, id, 3, m->expires_at_ms);
-    bind_text(store, id, 4, m->order_id);
+    bind_text(store, id, 1, hold->hold_id);
+    bind_text(store, id, 2, status_word(&hf_sqlite_hold_status, hold->status));
+    bind_integer(store, id, 3, hold->expires_at_ms);
+    bind_text(store, id, 4, hold->order_id);
     return changed_one_row(store, statement_run(store, id));
 }
 
 static int order_insert(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    const hf_mutation_order_create_t *order = &m->as.order_create;
     hf_sqlite_statement_t id = STATEMENT_ORDER_INSERT;
-    bind_text(store, id, 1, m->order_id);
-    bind_text(store, id, 2, m->event_id);
-    bind_text(store, id, 3, m->user_id);
-    bind_text(store, id, 4, m->hold_id);
-    bind_text(store, id, 5, status_word(&hf_sqlite_order_status, m->status));
-    bind_text(store, id, 6, m->text);
-    bind_integer(store, id, 7, m->total);
-    bind_text(store, id, 8, m->currency);
-    bind_text(store, id, 9, m->payment_ref);
+    bind_text(store, id, 1, order->order_id);
+    bind_text(store, id, 2, order->event_id);
+    bind_text(store, id, 3, order->user_id);
+    bind_text(store, id, 4, order->hold_id);
+    bind_text(store, id, 5, status_word(&hf_sqlite_order_status, order->status));
+    bind_text(store, id, 6, items_text(store, &order->items));
+    bind_integer(store, id, 7, order->total);
+    bind_text(store, id, 8, order->currency);
+    bind_text(store, id, 9, order->payment_ref);
     bind_integer(store, id, 10, m->at_ms);
     return statement_run(store, id);
 }
 
-static int order_item_insert(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+static int order_item_insert(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_order_item_t *m = &mutation->as.order_item;
     hf_sqlite_statement_t id = STATEMENT_ORDER_ITEM_INSERT;
     bind_text(store, id, 1, m->order_id);
     bind_text(store, id, 2, m->event_id);
@@ -364,7 +386,8 @@ static int order_item_insert(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     return statement_run(store, id);
 }
 
-static int order_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+static int order_update(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_order_update_t *m = &mutation->as.order_update;
     bind_text(store, STATEMENT_ORDER_UPDATE, 1, m->order_id);
     bind_text(store, STATEMENT_ORDER_UPDATE, 2, status_word(&hf_sqlite_order_status, m->status));
     int rc = changed_one_row(store, statement_run(store, STATEMENT_ORDER_UPDATE));
@@ -374,15 +397,16 @@ static int order_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     return statement_run(store, STATEMENT_ORDER_ITEMS_DEACTIVATE);
 }
 
-static int idempotency_put(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+static int idempotency_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_idempotency_t *m = &mutation->as.idempotency;
     hf_sqlite_statement_t id = STATEMENT_IDEMPOTENCY_PUT;
     bind_text(store, id, 1, m->key);
     /* A missing hash binds NULL, which the NOT NULL constraint turns into a named failure. */
     if (m->hash != NULL)
         sqlite3_bind_blob(store->statements[id], 2, m->hash, HF_SQLITE_HASH_SIZE, SQLITE_STATIC);
     bind_integer(store, id, 3, m->status);
-    bind_text(store, id, 4, m->text);
-    bind_integer(store, id, 5, m->at_ms);
+    bind_text(store, id, 4, m->body);
+    bind_integer(store, id, 5, mutation->at_ms);
     return statement_run(store, id);
 }
 
@@ -543,7 +567,10 @@ static void sqlite_close(void *instance) {
     for (int i = 0; i < STATEMENT_COUNT; i++) sqlite3_finalize(store->statements[i]);
     sqlite3_finalize(store->read_hold);
     sqlite3_close(store->reader);
+    if (store->read_items != NULL) hf_rows_items_free(store->read_items);
+    free(store->read_items);
     sqlite3_close(store->database);
+    hf_buffer_free(&store->text);
     free(store);
 }
 

@@ -1,0 +1,297 @@
+/* The JSON of stored rows (store/rows.h). */
+#include "store/rows.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+
+/* ---- writing ---- */
+
+static void sections_write(hf_json_t *json, const hf_event_definition_t *definition) {
+    hf_json_array_begin(json);
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        const hf_section_definition_t *section = &definition->sections[s];
+        hf_json_object_begin(json);
+        hf_json_key(json, "id"); hf_json_string(json, section->id);
+        hf_json_key(json, "price"); hf_json_int(json, section->price);
+        hf_json_key(json, "rows");
+        hf_json_array_begin(json);
+        for (uint32_t r = 0; r < section->row_count; r++) {
+            hf_json_object_begin(json);
+            hf_json_key(json, "id"); hf_json_string(json, section->rows[r].id);
+            hf_json_key(json, "seats"); hf_json_int(json, section->rows[r].seats);
+            hf_json_object_end(json);
+        }
+        hf_json_array_end(json);
+        hf_json_object_end(json);
+    }
+    hf_json_array_end(json);
+}
+
+static void pools_write(hf_json_t *json, const hf_event_definition_t *definition) {
+    hf_json_array_begin(json);
+    for (uint32_t p = 0; p < definition->pool_count; p++) {
+        hf_json_object_begin(json);
+        hf_json_key(json, "id"); hf_json_string(json, definition->pools[p].id);
+        hf_json_key(json, "capacity"); hf_json_int(json, definition->pools[p].capacity);
+        hf_json_key(json, "price"); hf_json_int(json, definition->pools[p].price);
+        hf_json_object_end(json);
+    }
+    hf_json_array_end(json);
+}
+
+void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *definition) {
+    hf_json_t json;
+    hf_json_init(&json, out);
+    hf_json_object_begin(&json);
+    hf_json_key(&json, "id"); hf_json_string(&json, definition->id);
+    hf_json_key(&json, "name"); hf_json_string(&json, definition->name);
+    hf_json_key(&json, "currency"); hf_json_string(&json, definition->currency);
+    hf_json_key(&json, "hold_ttl_s"); hf_json_seconds(&json, definition->hold_ttl_ms);
+    hf_json_key(&json, "max_hold_s"); hf_json_seconds(&json, definition->max_hold_ms);
+    hf_json_key(&json, "max_seats_per_user"); hf_json_int(&json, definition->max_seats_per_user);
+    hf_json_key(&json, "max_seats_per_hold"); hf_json_int(&json, definition->max_seats_per_hold);
+    hf_json_key(&json, "sections");
+    sections_write(&json, definition);
+    hf_json_key(&json, "pools");
+    pools_write(&json, definition);
+    hf_json_object_end(&json);
+}
+
+static size_t decimal_write(char *out, uint32_t value) {
+    char digits[10];
+    size_t count = 0;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    for (size_t i = 0; i < count; i++) out[i] = digits[count - 1 - i];
+    return count;
+}
+
+/* Written directly rather than through hf_json: this runs for every hold and order. Seat and
+ * pool ids are made of [A-Za-z0-9_.-] (checked at event creation), so nothing in them needs
+ * escaping. */
+void hf_rows_items_write(hf_buffer_t *out, const hf_mutation_items_t *items) {
+    hf_buffer_append(out, "{\"seats\":[", 10);
+    for (uint32_t i = 0; i < items->seat_count + items->pool_count; i++) {
+        const hf_mutation_item_t *line = &items->lines[i];
+        bool pool = i >= items->seat_count;
+        if (i == items->seat_count) hf_buffer_append(out, "],\"pools\":{", 11);
+        size_t id_length = strlen(line->id);
+        hf_buffer_reserve(out, id_length + 14); /* comma, quotes, colon, 10 digits */
+        char *to = out->data + out->length;
+        if (i != 0 && i != items->seat_count) *to++ = ',';
+        *to++ = '"';
+        memcpy(to, line->id, id_length);
+        to += id_length;
+        *to++ = '"';
+        if (pool) {
+            *to++ = ':';
+            to += decimal_write(to, line->quantity);
+        }
+        out->length = (size_t)(to - out->data);
+    }
+    if (items->pool_count == 0) hf_buffer_append(out, "],\"pools\":{", 11);
+    hf_buffer_append(out, "}}", 2);
+}
+
+/* ---- reading ---- */
+
+static int refuse(char *error, size_t error_size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int refuse(char *error, size_t error_size, const char *format, ...) {
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(error, error_size, format, arguments);
+    va_end(arguments);
+    return -1;
+}
+
+static bool id_copy(json_t *member, char *out) {
+    const char *text = json_string_value(member);
+    if (!text || strlen(text) != json_string_length(member) || !hf_core_id_valid(text)) return false;
+    memcpy(out, text, json_string_length(member) + 1);
+    return true;
+}
+
+static bool text_copy(json_t *member, char *out, size_t size_max) {
+    const char *text = json_string_value(member);
+    size_t length = json_string_length(member);
+    if (!text || length == 0 || length > size_max || strlen(text) != length) return false;
+    memcpy(out, text, length + 1);
+    return true;
+}
+
+static bool integer_read(json_t *member, int64_t minimum, int64_t maximum, int64_t *value) {
+    if (!json_is_integer(member)) return false;
+    json_int_t number = json_integer_value(member);
+    if (number < minimum || number > maximum) return false;
+    *value = number;
+    return true;
+}
+
+/* Seconds as hf_json_seconds wrote them (whole milliseconds) back to milliseconds. */
+static bool milliseconds_read(json_t *member, int64_t *ms) {
+    if (!json_is_number(member)) return false;
+    double seconds = json_number_value(member);
+    if (!isfinite(seconds) || seconds <= 0 || seconds * 1000.0 > (double)HF_HOLD_TTL_MS_MAX)
+        return false;
+    *ms = llround(seconds * 1000.0);
+    return *ms > 0;
+}
+
+static bool rows_read(json_t *rows, hf_section_definition_t *section) {
+    size_t count = json_array_size(rows);
+    if (!json_is_array(rows) || count == 0 || count > HF_SECTION_ROWS_MAX) return false;
+    section->rows = calloc(count, sizeof *section->rows);
+    if (!section->rows) abort();
+    section->row_count = (uint32_t)count;
+    for (uint32_t r = 0; r < section->row_count; r++) {
+        json_t *row = json_array_get(rows, r);
+        int64_t seats;
+        if (!id_copy(json_object_get(row, "id"), section->rows[r].id) ||
+            !integer_read(json_object_get(row, "seats"), 1, HF_EVENT_SEATS_MAX, &seats))
+            return false;
+        section->rows[r].seats = (uint32_t)seats;
+    }
+    return true;
+}
+
+static bool sections_read(json_t *sections, hf_event_definition_t *definition) {
+    size_t count = json_array_size(sections);
+    if (!json_is_array(sections) || count > HF_EVENT_SECTIONS_MAX) return false;
+    definition->sections = calloc(count + 1, sizeof *definition->sections);
+    if (!definition->sections) abort();
+    definition->section_count = (uint32_t)count;
+    for (uint32_t s = 0; s < definition->section_count; s++) {
+        json_t *section = json_array_get(sections, s);
+        hf_section_definition_t *target = &definition->sections[s];
+        if (!id_copy(json_object_get(section, "id"), target->id) ||
+            !integer_read(json_object_get(section, "price"), 0, HF_PRICE_MAX, &target->price) ||
+            !rows_read(json_object_get(section, "rows"), target))
+            return false;
+    }
+    return true;
+}
+
+static bool pools_read(json_t *pools, hf_event_definition_t *definition) {
+    size_t count = json_array_size(pools);
+    if (!json_is_array(pools) || count > HF_EVENT_POOLS_MAX) return false;
+    definition->pools = calloc(count + 1, sizeof *definition->pools);
+    if (!definition->pools) abort();
+    definition->pool_count = (uint32_t)count;
+    for (uint32_t p = 0; p < definition->pool_count; p++) {
+        json_t *pool = json_array_get(pools, p);
+        hf_pool_definition_t *target = &definition->pools[p];
+        if (!id_copy(json_object_get(pool, "id"), target->id) ||
+            !integer_read(json_object_get(pool, "capacity"), 0, HF_POOL_CAPACITY_MAX,
+                          &target->capacity) ||
+            !integer_read(json_object_get(pool, "price"), 0, HF_PRICE_MAX, &target->price))
+            return false;
+    }
+    return true;
+}
+
+/* The members of a definition, each checked; returns the first one at fault, or NULL. */
+static const char *definition_members_read(json_t *object, hf_event_definition_t *definition) {
+    int64_t per_user, per_hold;
+    if (!id_copy(json_object_get(object, "id"), definition->id)) return "id";
+    if (!text_copy(json_object_get(object, "name"), definition->name, HF_NAME_SIZE_MAX))
+        return "name";
+    if (!text_copy(json_object_get(object, "currency"), definition->currency,
+                   HF_CURRENCY_SIZE_MAX))
+        return "currency";
+    if (!milliseconds_read(json_object_get(object, "hold_ttl_s"), &definition->hold_ttl_ms))
+        return "hold_ttl_s";
+    if (!milliseconds_read(json_object_get(object, "max_hold_s"), &definition->max_hold_ms))
+        return "max_hold_s";
+    if (!integer_read(json_object_get(object, "max_seats_per_user"), 0, UINT32_MAX, &per_user))
+        return "max_seats_per_user";
+    if (!integer_read(json_object_get(object, "max_seats_per_hold"), 1, HF_HOLD_ITEMS_MAX,
+                      &per_hold))
+        return "max_seats_per_hold";
+    definition->max_seats_per_user = (uint32_t)per_user;
+    definition->max_seats_per_hold = (uint32_t)per_hold;
+    if (!sections_read(json_object_get(object, "sections"), definition)) return "sections";
+    if (!pools_read(json_object_get(object, "pools"), definition)) return "pools";
+    return NULL;
+}
+
+int hf_rows_definition_read(const char *text, hf_event_definition_t *definition, char *error,
+                            size_t error_size) {
+    memset(definition, 0, sizeof *definition);
+    json_error_t parse_error;
+    json_t *object = json_loads(text ? text : "", JSON_REJECT_DUPLICATES, &parse_error);
+    if (!json_is_object(object)) {
+        json_decref(object);
+        return refuse(error, error_size, "its definition is not a JSON object (%s)",
+                      object ? "another value" : parse_error.text);
+    }
+    const char *fault = definition_members_read(object, definition);
+    json_decref(object);
+    if (fault) return refuse(error, error_size, "its definition's %s is missing or wrong", fault);
+    return 0;
+}
+
+void hf_rows_definition_free(hf_event_definition_t *definition) {
+    for (uint32_t s = 0; definition->sections && s < definition->section_count; s++)
+        free(definition->sections[s].rows);
+    free(definition->sections);
+    free(definition->pools);
+    definition->sections = NULL;
+    definition->pools = NULL;
+}
+
+static bool seats_read(json_t *seats, hf_rows_items_t *items, hf_hold_request_t *request) {
+    if (!json_is_array(seats) || json_array_size(seats) > HF_HOLD_ITEMS_MAX) return false;
+    request->seat_count = (uint32_t)json_array_size(seats);
+    for (uint32_t i = 0; i < request->seat_count; i++) {
+        json_t *seat = json_array_get(seats, i);
+        if (!json_is_string(seat) || json_string_length(seat) > HF_SEAT_ID_SIZE_MAX) return false;
+        items->seat_ids[i] = json_string_value(seat);
+    }
+    return true;
+}
+
+static bool pool_lines_read(json_t *pools, hf_rows_items_t *items, hf_hold_request_t *request) {
+    if (!json_is_object(pools) || json_object_size(pools) > HF_HOLD_ITEMS_MAX) return false;
+    const char *pool_id;
+    json_t *quantity;
+    int64_t value;
+    json_object_foreach(pools, pool_id, quantity) {
+        if (!integer_read(quantity, 1, HF_POOL_CAPACITY_MAX, &value)) return false;
+        items->pools[request->pool_count++] = (hf_pool_request_t){pool_id, (uint32_t)value};
+    }
+    return true;
+}
+
+int hf_rows_items_read(const char *text, hf_rows_items_t *items, hf_hold_request_t *request,
+                       char *error, size_t error_size) {
+    hf_rows_items_free(items);
+    request->seat_ids = items->seat_ids;
+    request->pools = items->pools;
+    request->seat_count = request->pool_count = 0;
+    json_error_t parse_error;
+    json_t *object = json_loads(text ? text : "", JSON_REJECT_DUPLICATES, &parse_error);
+    items->document = object;
+    if (!json_is_object(object))
+        return refuse(error, error_size, "its items are not a JSON object (%s)",
+                      object ? "another value" : parse_error.text);
+    if (!seats_read(json_object_get(object, "seats"), items, request))
+        return refuse(error, error_size, "its items' seats are missing or wrong");
+    if (!pool_lines_read(json_object_get(object, "pools"), items, request))
+        return refuse(error, error_size, "its items' pools are missing or wrong");
+    return 0;
+}
+
+void hf_rows_items_free(hf_rows_items_t *items) {
+    json_decref(items->document);
+    items->document = NULL;
+}

@@ -1,0 +1,47 @@
+/* The JSON the store keeps in its text columns, written from the core's records and read back
+ * into the core's own structs at start: an event's definition (events.config) and the lines of
+ * a hold or an order (holds.items, orders.items). The shapes are the API's (docs/API.md), so
+ * an operator who reads the tables sees what a client sent, and the view seat_state reads
+ * holds.items with json_each. Every backend uses these; the core writes no JSON.
+ *
+ * Writers append to a buffer the caller owns. Readers parse with jansson, strictly (duplicate
+ * members refused), and check every value they hand on: a damaged row fails the load with a
+ * sentence instead of reaching the core. */
+#ifndef HF_STORE_ROWS_H
+#define HF_STORE_ROWS_H
+
+#include <stddef.h>
+
+#include "core/core.h"
+#include "lib/buffer.h"
+
+/* {"id":…,"name":…,"currency":…,"hold_ttl_s":…,"max_hold_s":…,"max_seats_per_user":…,
+ * "max_seats_per_hold":…,"sections":[{"id":…,"price":…,"rows":[{"id":…,"seats":…}]}],
+ * "pools":[{"id":…,"capacity":…,"price":…}]} */
+void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *definition);
+/* {"seats":["FLOOR-A-1",…],"pools":{"GA":2}} */
+void hf_rows_items_write(hf_buffer_t *out, const hf_mutation_items_t *items);
+
+/* Parses a stored definition into *definition, whose arrays are allocated: free them with
+ * hf_rows_definition_free (also after a failure). Returns 0, or -1 with a sentence in error. */
+int hf_rows_definition_read(const char *text, hf_event_definition_t *definition, char *error,
+                            size_t error_size);
+void hf_rows_definition_free(hf_event_definition_t *definition);
+
+/* The parsed lines of one hold or order, pointed to by a hold request: seat ids and pool ids
+ * borrow from the parsed document, valid until the next read into the same struct or
+ * hf_rows_items_free. Free it before the caller's jansson allocations may be taken back (a
+ * request's arena). About 24 KiB: the loader keeps one. */
+typedef struct hf_rows_items {
+    void *document;                /* jansson's, owned */
+    const char *seat_ids[HF_HOLD_ITEMS_MAX];
+    hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
+} hf_rows_items_t;
+
+/* Parses stored lines into items and points request's seat_ids, seat_count, pools and
+ * pool_count at them. Returns 0, or -1 with a sentence in error. */
+int hf_rows_items_read(const char *text, hf_rows_items_t *items, hf_hold_request_t *request,
+                       char *error, size_t error_size);
+void hf_rows_items_free(hf_rows_items_t *items);
+
+#endif
