@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Two builds of the server against each other on one workload: interleaved fresh servers, old
 # then new then new then old..., so the machine's drift falls on both alike; prints each pair's
-# ratio (new / old) and their median. This is how a change is shown not to slow the hot path
-# (a median ratio of at least 0.97 over at least 5 pairs).
+# ratio (new / old) of answers per second and of the server's CPU time per answer (which moves
+# far less with the machine's noise), and their medians. This is how a change is shown not to
+# slow the hot path (a median ratio of at least 0.97 over at least 5 pairs).
 #
 #   bench/compare.sh OLD_BINARY NEW_BINARY [PAIRS]
 #
@@ -31,33 +32,47 @@ stop() {
 }
 trap 'stop; rm -rf "$work"' EXIT
 
-# run BINARY: one fresh server, one measured run; prints the answers per second.
+# The server's CPU time so far (user + system, every thread), in clock ticks.
+server_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+
+# run BINARY: one fresh server, one measured run; prints "ANSWERS_PER_S CPU_US_PER_ANSWER"
+# (the CPU counted over the whole run, warm-up included, divided by every answer).
 run() {
-    local data
+    local data before after
     data=$(mktemp -d "$work/data.XXXXXX")
     "$1" serve --listen "127.0.0.1:$port" --data "$data" 2>>"$work/server.log" &
     pid=$!
     for _ in $(seq 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+    before=$(server_ticks)
     "$loadgen" --port "$port" --workload "$workload" -c "$connections" -d "$seconds" \
         "${loadgen_args[@]}" --json "$work/run.json" >/dev/null 2>&1
+    after=$(server_ticks)
     stop
     rm -rf "$data"
-    python3 -c 'import json, sys; print("%.0f" % json.load(open(sys.argv[1]))["throughput"])' \
-        "$work/run.json"
+    python3 -c 'import json, sys, os
+run = json.load(open(sys.argv[1]))
+ticks = int(sys.argv[3]) - int(sys.argv[2])
+answers = max(run["answered"], 1)
+print("%.0f %.2f" % (run["throughput"], ticks * 1e6 / os.sysconf("SC_CLK_TCK") / answers))' \
+        "$work/run.json" "$before" "$after"
 }
 
-ratios=()
+median() { sort -n | awk '{a[NR] = $1} END {printf "%.3f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+rates=() costs=()
 for pair in $(seq "$pairs"); do
     if [ $((pair % 2)) -eq 1 ]; then
-        old_rate=$(run "$old"); new_rate=$(run "$new")
+        read -r old_rate old_cpu <<<"$(run "$old")"; read -r new_rate new_cpu <<<"$(run "$new")"
     else
-        new_rate=$(run "$new"); old_rate=$(run "$old")
+        read -r new_rate new_cpu <<<"$(run "$new")"; read -r old_rate old_cpu <<<"$(run "$old")"
     fi
-    ratio=$(python3 -c "print('%.3f' % ($new_rate / $old_rate))")
-    ratios+=("$ratio")
-    echo "pair $pair: old $old_rate/s, new $new_rate/s, new/old $ratio"
+    rate=$(python3 -c "print('%.3f' % ($new_rate / $old_rate))")
+    # Less CPU per answer is better: the ratio is old over new, so above 1 means faster too.
+    cost=$(python3 -c "print('%.3f' % ($old_cpu / $new_cpu))")
+    rates+=("$rate") costs+=("$cost")
+    echo "pair $pair: old $old_rate/s ${old_cpu} us CPU/answer, new $new_rate/s ${new_cpu} us CPU/answer;" \
+         "rate new/old $rate, CPU per answer old/new $cost"
 done
-printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR] = $1} END {
-    m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-    printf "median new/old over %d pairs: %.3f (%s c=%s, %s s each)\n", NR, m, "'"$workload"'", "'"$connections"'", "'"$seconds"'"
-}'
+echo "median over $pairs pairs ($workload c=$connections, $seconds s each):" \
+     "rate new/old $(printf '%s\n' "${rates[@]}" | median)," \
+     "CPU per answer old/new $(printf '%s\n' "${costs[@]}" | median)"
