@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/options.h"
+#include "lib/log.h"
 #include "store/backend.h"
 
 #define COMMANDS "the commands are serve, --version and --help"

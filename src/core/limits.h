@@ -125,9 +125,7 @@
  * ":65535" (6). */
 #define HF_CORS_ORIGIN_SIZE_MAX (8 + 253 + 6)
 
-/* One log line's text (lib/log.h): long enough for any message with a path and an SQLite error,
- * short enough for a stack buffer. */
-#define HF_LOG_LINE_SIZE_MAX 1024
+/* One log line's text: HF_LOG_LINE_SIZE_MAX in lib/log.h (lib/ includes nothing above it). */
 
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u

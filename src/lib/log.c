@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "core/limits.h"
 #include "lib/clock.h"
 #include "lib/json.h"
 
