@@ -7,6 +7,9 @@
   tested on top of the ones below it. A room's private header (`internal.h`, what the files
   of one folder share) is no module of its own: a file that includes it takes on its
   includes, as if its text were pasted in.
+- Rooms stand on the ones below them only: a file of a room includes files of its own room
+  and of the rooms ROOMS_BELOW names for it (lib at the bottom, the command line at the top).
+  A new room gets its line there.
 - No file under src/ over FILE_LINES_MAX lines, no function over FUNCTION_LINES_MAX lines
   (from the line of its opening brace to the line of its closing brace).
 
@@ -19,6 +22,16 @@ import sys
 
 FILE_LINES_MAX = 800
 FUNCTION_LINES_MAX = 60
+
+# The rooms each room may include besides itself: the order of DESIGN.md's layers.
+ROOMS_BELOW = {
+    "lib": set(),
+    "core": {"lib"},
+    "store": {"core", "lib"},
+    "net": {"core", "lib"},
+    "engine": {"store", "net", "core", "lib"},
+    "cmd": {"engine", "store", "net", "core", "lib"},
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # A function definition starts at column 0 with a name followed by "(" and is no
@@ -133,13 +146,36 @@ def long_functions(path):
     return found
 
 
+def room_of(module):
+    return module.split(os.sep)[0]
+
+
+def layering_breaches(graph):
+    """Includes that run up (or into a room with no place in ROOMS_BELOW)."""
+    found = []
+    for module in sorted(graph):
+        room = room_of(module)
+        if room not in ROOMS_BELOW:
+            found.append("room %s/ has no place in check_layout.py's ROOMS_BELOW" % room)
+            continue
+        for target in sorted(graph[module]):
+            other = room_of(target)
+            if other != room and other not in ROOMS_BELOW[room]:
+                found.append("%s includes %s: %s/ may include only %s"
+                             % (module, target, room, ", ".join(sorted(ROOMS_BELOW[room])) or
+                                "itself"))
+    return sorted(set(found))
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "src"
     files = list(source_files(root))
     breaches = []
-    cycle = find_cycle(include_graph(root, files))
+    graph = include_graph(root, files)
+    cycle = find_cycle(graph)
     if cycle:
         breaches.append("include cycle: " + " -> ".join(cycle))
+    breaches.extend(layering_breaches(graph))
     for path in files:
         with open(path, encoding="utf-8", errors="replace") as source:
             count = sum(1 for _ in source)
@@ -153,7 +189,8 @@ def main():
     if breaches:
         print("layout: %d breach(es) of the rules in docs/DESIGN.md" % len(breaches))
         return 1
-    print("layout: %d files, no include cycle, no file over %d lines, no function over %d"
+    print("layout: %d files, no include cycle, no room including one above it, no file over %d"
+          " lines, no function over %d"
           % (len(files), FILE_LINES_MAX, FUNCTION_LINES_MAX))
     return 0
 

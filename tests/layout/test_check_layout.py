@@ -30,13 +30,14 @@ def function(name, lines):
 
 
 CLEAN = {
-    "src/a/a.h": "int a(void);\n",
-    "src/a/a.c": '#include "a/a.h"\n#include "b/b.h"\n' + function("a", 60),
-    "src/b/b.h": "int b(void);\n",
-    "src/b/b.c": '#include "b/b.h"\n' + function("b", 10),
+    "src/core/a.h": "int a(void);\n",
+    "src/core/a.c": '#include "core/a.h"\n#include "core/b.h"\n#include "lib/c.h"\n' + function("a", 60),
+    "src/core/b.h": "int b(void);\n",
+    "src/core/b.c": '#include "core/b.h"\n' + function("b", 10),
     # A room's private header includes the room's public one: read through, no cycle.
-    "src/b/internal.h": '#include "b/b.h"\n',
-    "src/b/more.c": '#include "b/internal.h"\n' + function("more", 5),
+    "src/core/internal.h": '#include "core/b.h"\n',
+    "src/core/more.c": '#include "core/internal.h"\n' + function("more", 5),
+    "src/lib/c.h": "int c(void);\n",
 }
 
 
@@ -48,24 +49,40 @@ def test_clean_tree_passes():
 
 def test_cycle_through_headers_fails():
     files = dict(CLEAN)
-    files["src/b/b.c"] = '#include "b/b.h"\n#include "a/a.h"\n' + function("b", 10)
+    files["src/core/b.c"] = '#include "core/b.h"\n#include "core/a.h"\n' + function("b", 10)
     code, output = check(files)
     assert code == 1, output
-    assert "include cycle: a/a -> b/b -> a/a" in output, output
+    assert "include cycle: core/a -> core/b -> core/a" in output, output
 
 
 def test_cycle_through_a_private_header_fails():
     files = dict(CLEAN)
-    files["src/b/internal.h"] = '#include "b/b.h"\n#include "a/a.h"\n'
-    files["src/b/b.c"] = '#include "b/internal.h"\n' + function("b", 10)
+    files["src/core/internal.h"] = '#include "core/b.h"\n#include "core/a.h"\n'
+    files["src/core/b.c"] = '#include "core/internal.h"\n' + function("b", 10)
     code, output = check(files)
     assert code == 1, output
     assert "include cycle" in output, output
 
 
+def test_room_including_one_above_fails():
+    files = dict(CLEAN)
+    files["src/lib/c.c"] = '#include "lib/c.h"\n#include "core/b.h"\n' + function("c", 5)
+    code, output = check(files)
+    assert code == 1, output
+    assert "lib/c includes core/b" in output, output
+
+
+def test_room_without_a_place_fails():
+    files = dict(CLEAN)
+    files["src/queue/q.c"] = '#include "core/a.h"\n' + function("q", 5)
+    code, output = check(files)
+    assert code == 1, output
+    assert "room queue/ has no place" in output, output
+
+
 def test_long_function_fails():
     files = dict(CLEAN)
-    files["src/a/a.c"] = '#include "a/a.h"\n' + function("a", 61)
+    files["src/core/a.c"] = '#include "core/a.h"\n' + function("a", 61)
     code, output = check(files)
     assert code == 1, output
     assert "a() is 61 lines" in output, output
@@ -73,7 +90,7 @@ def test_long_function_fails():
 
 def test_long_file_fails():
     files = dict(CLEAN)
-    files["src/b/long.c"] = "".join("int x%d;\n" % i for i in range(801))
+    files["src/core/long.c"] = "".join("int x%d;\n" % i for i in range(801))
     code, output = check(files)
     assert code == 1, output
     assert "long.c: 801 lines" in output, output
