@@ -117,10 +117,11 @@ static int option_find(const char *argument, size_t name_length) {
 }
 
 static hf_command_t refuse_unknown(const char *argument, size_t name_length) {
-    char text[QUOTED_SIZE_MAX + 8];
-    if (strncmp(argument, "--", 2) != 0)
+    if (strncmp(argument, "--", 2) != 0) {
+        char text[QUOTED_SIZE_MAX + 8];
         return refuse("unexpected argument %s (options begin with --; " SEE_HELP ")",
                       quoted(text, argument, strlen(argument)));
+    }
     if (name_length > QUOTED_SIZE_MAX) name_length = QUOTED_SIZE_MAX;
     return refuse("unknown option %.*s (" SEE_HELP ")", (int)name_length, argument);
 }
@@ -222,10 +223,11 @@ static hf_command_t check_listen(const given_t *given, hf_command_line_t *line) 
         host_ok = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:%",
                          *c) != NULL;
     long port;
-    char shown[QUOTED_SIZE_MAX + 8];
-    if (!host_ok || !port_parse(colon + 1, strlen(colon + 1), &port))
+    if (!host_ok || !port_parse(colon + 1, strlen(colon + 1), &port)) {
+        char shown[QUOTED_SIZE_MAX + 8];
         return refuse("--listen: %s is not HOST:PORT (" LISTEN_EXAMPLE ")",
                       quoted(shown, text, strlen(text)));
+    }
     if (port < 1 || port > 65535)
         return refuse("--listen: port %.10s%s is out of range (1 to 65535)", colon + 1,
                       strlen(colon + 1) > 10 ? "..." : "");
@@ -274,10 +276,11 @@ static hf_command_t check_finished_holds(const given_t *given, hf_command_line_t
         ok = *c >= '0' && *c <= '9';
         if (ok && value <= HF_FINISHED_HOLDS_LIMIT) value = value * 10 + (unsigned)(*c - '0');
     }
-    char shown[QUOTED_SIZE_MAX + 8];
-    if (!ok || value > HF_FINISHED_HOLDS_LIMIT)
+    if (!ok || value > HF_FINISHED_HOLDS_LIMIT) {
+        char shown[QUOTED_SIZE_MAX + 8];
         return refuse("%s: %s is not a count from 0 to %u", given->source,
                       quoted(shown, text, strlen(text)), HF_FINISHED_HOLDS_LIMIT);
+    }
     line->finished_holds_max = (uint32_t)value;
     return HF_COMMAND_SERVE;
 }
@@ -288,8 +291,9 @@ static const char *origin_problem(const char *text, size_t length) {
     if (length == 1 && text[0] == '*')
         return "is not accepted: name each origin, since a wildcard would let any web page "
                "call the API from its visitors' browsers";
-    size_t scheme = length >= 7 && strncmp(text, "http://", 7) == 0 ? 7
-                  : length >= 8 && strncmp(text, "https://", 8) == 0 ? 8 : 0;
+    size_t scheme = 0;
+    if (length >= 8 && strncmp(text, "https://", 8) == 0) scheme = 8;
+    else if (length >= 7 && strncmp(text, "http://", 7) == 0) scheme = 7;
     if (scheme == 0) {
         const char *separator = strstr(text, "://");
         return separator && (size_t)(separator - text) < length
@@ -327,12 +331,14 @@ static const char *origin_problem(const char *text, size_t length) {
 /* Checks one origin and adds it to the list (once). */
 static hf_command_t origin_add(const char *source, const char *text, size_t length,
                                hf_command_line_t *line) {
-    char shown[QUOTED_SIZE_MAX + 8];
     if (length == 0) return refuse("%s: an empty origin between commas", source);
     const char *problem = length > HF_CORS_ORIGIN_SIZE_MAX
         ? "is not an origin: it is longer than the longest one (scheme, 253-byte host, port)"
         : origin_problem(text, length);
-    if (problem) return refuse("%s: %s %s", source, quoted(shown, text, length), problem);
+    if (problem) {
+        char shown[QUOTED_SIZE_MAX + 8];
+        return refuse("%s: %s %s", source, quoted(shown, text, length), problem);
+    }
     for (uint32_t i = 0; i < line->cors_origin_count; i++)
         if (strlen(line->cors_origins[i]) == length &&
             strncmp(line->cors_origins[i], text, length) == 0)
@@ -374,10 +380,11 @@ hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *lin
     const char *command = argv[1];
     if (strcmp(command, "--version") == 0) return HF_COMMAND_VERSION;
     if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) return HF_COMMAND_HELP;
-    char shown[QUOTED_SIZE_MAX + 8];
-    if (strcmp(command, "serve") != 0)
+    if (strcmp(command, "serve") != 0) {
+        char shown[QUOTED_SIZE_MAX + 8];
         return refuse("unknown command %s (" COMMANDS ")",
                       quoted(shown, command, strlen(command)));
+    }
     gathered_t gathered = {0};
     hf_command_t result = gather_arguments(argc, argv, &gathered);
     if (result != HF_COMMAND_SERVE) return result;
