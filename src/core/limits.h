@@ -125,6 +125,12 @@
  * ":65535" (6). */
 #define HF_CORS_ORIGIN_SIZE_MAX (8 + 253 + 6)
 
+/* Headers an answer carries beyond its status line, Content-Type, Content-Length and
+ * Connection (net/http.h): a CORS preflight needs six (Allow, Vary and four Access-Control-*),
+ * and a node's Holdfast-Node makes seven; the list is an array inside each response, so it is
+ * fixed and small. */
+#define HF_HTTP_RESPONSE_HEADERS_MAX 8
+
 /* One log line's text: HF_LOG_LINE_SIZE_MAX in lib/log.h (lib/ includes nothing above it). */
 
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */

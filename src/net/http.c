@@ -144,6 +144,14 @@ static void stream_fail(connection_t *connection, queued_response_t *entry) {
     hf_buffer_free(&connection->stream.unsent);
 }
 
+/* A 503 in place of an answer keeps only the headers that hold for any answer (CORS's). */
+static void headers_keep_every_answer(hf_http_response_t *response) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < response->header_count; i++)
+        if (response->headers[i].every_answer) response->headers[kept++] = response->headers[i];
+    response->header_count = kept;
+}
+
 /* Turns the answers of one connection that wait past durable_sequence into 503s. */
 static void connection_fail_pending(connection_t *connection, uint64_t durable_sequence) {
     for (queued_response_t *entry = connection->queue_head; entry; entry = entry->next) {
@@ -154,6 +162,8 @@ static void connection_fail_pending(connection_t *connection, uint64_t durable_s
                       "the store failed; nothing was acknowledged", NULL);
         response->content_type = NULL;
         response->durable_sequence = 0;
+        headers_keep_every_answer(response);
+        entry->stream_head = false;
         connection->queued_bytes += response->body.length;
         if (entry->stream) stream_fail(connection, entry);
     }

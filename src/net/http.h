@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "core/limits.h"
 #include "lib/buffer.h"
 
 typedef struct hf_http_header {
@@ -46,13 +47,34 @@ typedef struct hf_http_request {
 const char *hf_http_request_header(const hf_http_request_t *request, const char *name,
                                    size_t *length);
 
+/* A header of an answer beyond those the server writes itself (Content-Type, Content-Length,
+ * Connection, a stream's Cache-Control and X-Accel-Buffering). */
+typedef struct hf_http_response_header {
+    const char *name;
+    const char *value;
+    /* True for a header that holds whatever the answer is (CORS's, which depend on the
+     * request alone): it stays when the server turns a queued answer into a 503
+     * (hf_http_server_fail_pending). The others belong to the answer given and go with it. */
+    bool every_answer;
+} hf_http_response_header_t;
+
 typedef struct hf_http_response {
     int status;
     const char *content_type;  /* static string; NULL: application/json */
     hf_buffer_t body;          /* handler writes here; owned by the server */
     uint64_t durable_sequence; /* released once this store sequence is durable */
     bool close;                /* close the connection after this response */
+    /* Extra headers, in the order they are written; hf_http_response_header_add fills them. */
+    hf_http_response_header_t headers[HF_HTTP_RESPONSE_HEADERS_MAX];
+    uint32_t header_count;
 } hf_http_response_t;
+
+/* Adds a header to the answer. name and value are borrowed until the answer is written:
+ * static strings, or strings that outlive the server. More than HF_HTTP_RESPONSE_HEADERS_MAX
+ * is a bug (assert). An answer to HEAD (status 204 aside) keeps its Content-Length, the
+ * length of the body the handler wrote, and the body is not sent. */
+void hf_http_response_header_add(hf_http_response_t *response, const char *name,
+                                 const char *value, bool every_answer);
 
 typedef void (*hf_http_handler_fn)(void *context, const hf_http_request_t *request,
                                    hf_http_response_t *response);
@@ -108,6 +130,11 @@ typedef void (*hf_http_stream_closed_fn)(void *context, hf_http_stream_t *stream
 /* In a handler only. Returns the stream, owned by the server, valid until closed runs. */
 hf_http_stream_t *hf_http_response_stream(hf_http_response_t *response,
                                           hf_http_stream_closed_fn closed, void *context);
+/* In a handler answering HEAD where a GET would open a stream: the answer gets the head a
+ * stream's first response has (its content type, Cache-Control and X-Accel-Buffering, no
+ * Content-Length) and no body, no stream is opened, and the connection stays usable for the
+ * requests after it. Calling it for another method is a bug (assert). */
+void hf_http_response_stream_head(hf_http_response_t *response);
 /* Appends data after everything queued before it on the connection (including a response
  * still waiting for durability). false when the stream is ending or the reader is too slow
  * (then it is being closed; the closed callback follows). */

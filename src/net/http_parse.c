@@ -268,12 +268,13 @@ static int on_message_complete(llhttp_t *parser) {
     hf_http_request_t request;
     request_fill(connection, &request);
     queued_response_t *entry = response_take(connection);
+    /* Known before the handler runs: hf_http_response_stream_head checks it. */
+    entry->head_only = parser->method == HTTP_HEAD;
     connection->server->handler(connection->server->context, &request, &entry->response);
     if (connection->closing) { /* the handler closed the server */
         response_free(entry);
         return PARSE_STOP;
     }
-    entry->head_only = parser->method == HTTP_HEAD;
     if (entry->stream)
         stream_request_complete(connection, entry);
     /* After an upgrade request the stream would change protocol: answer, then close. */

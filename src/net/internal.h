@@ -62,6 +62,7 @@ typedef struct queued_response {
     bool keep_alive_header; /* HTTP/1.0 client that asked for keep-alive must be told */
     bool interim;           /* 100 Continue, not an answer of its own */
     bool stream;            /* first response of a stream: no length, the body runs on */
+    bool stream_head;       /* HEAD where GET opens a stream: that head, no stream */
     struct connection *connection; /* owner, for hf_http_response_stream */
 } queued_response_t;
 

@@ -119,6 +119,35 @@ static void append_decimal(hf_buffer_t *out, size_t value) {
     hf_buffer_append(out, digits + start, sizeof digits - start);
 }
 
+/* Content-Type and the extra headers (http.h), each line ended. A 204 has no content, so no
+ * type either. */
+static void headers_serialize(hf_buffer_t *out, const queued_response_t *entry, int status,
+                              bool stream_shaped) {
+    const hf_http_response_t *response = &entry->response;
+    if (response->content_type || stream_shaped) {
+        HF_BUFFER_APPEND_LITERAL(out, "Content-Type: ");
+        const char *fallback_type = stream_shaped ? "text/event-stream" : "application/json";
+        hf_buffer_append_string(out, response->content_type ? response->content_type
+                                                            : fallback_type);
+        HF_BUFFER_APPEND_LITERAL(out, "\r\n");
+    } else if (status != 204) {
+        HF_BUFFER_APPEND_LITERAL(out, "Content-Type: application/json\r\n"); /* most answers */
+    }
+    for (uint32_t i = 0; i < response->header_count; i++) {
+        hf_buffer_append_string(out, response->headers[i].name);
+        HF_BUFFER_APPEND_LITERAL(out, ": ");
+        hf_buffer_append_string(out, response->headers[i].value);
+        HF_BUFFER_APPEND_LITERAL(out, "\r\n");
+    }
+}
+
+static void connection_serialize(hf_buffer_t *out, const queued_response_t *entry) {
+    if (entry->response.close)
+        HF_BUFFER_APPEND_LITERAL(out, "Connection: close\r\n");
+    else if (entry->keep_alive_header)
+        HF_BUFFER_APPEND_LITERAL(out, "Connection: keep-alive\r\n");
+}
+
 static void response_serialize(hf_buffer_t *out, const queued_response_t *entry) {
     if (entry->interim) {
         HF_BUFFER_APPEND_LITERAL(out, "HTTP/1.1 100 Continue\r\n\r\n");
@@ -130,35 +159,30 @@ static void response_serialize(hf_buffer_t *out, const queued_response_t *entry)
     int status = response->status >= 200 && response->status <= 599 ? response->status : 500;
     /* 204 carries no body and no length (RFC 9110 section 8.6). */
     bool has_body = status != 204;
+    bool stream_shaped = entry->stream || entry->stream_head;
     HF_BUFFER_APPEND_LITERAL(out, "HTTP/1.1 ");
     append_decimal(out, (size_t)status);
     hf_buffer_append_char(out, ' ');
     hf_buffer_append_string(out, status_reason(status));
-    if (response->content_type || entry->stream) {
-        HF_BUFFER_APPEND_LITERAL(out, "\r\nContent-Type: ");
-        const char *fallback_type = entry->stream ? "text/event-stream" : "application/json";
-        hf_buffer_append_string(out, response->content_type ? response->content_type
-                                                            : fallback_type);
-        HF_BUFFER_APPEND_LITERAL(out, "\r\n");
-    } else {
-        HF_BUFFER_APPEND_LITERAL(out, "\r\nContent-Type: application/json\r\n"); /* most answers */
-    }
-    if (entry->stream) {
+    HF_BUFFER_APPEND_LITERAL(out, "\r\n");
+    headers_serialize(out, entry, status, stream_shaped);
+    if (stream_shaped) {
         /* The body runs until the connection closes, so it has no length. The other two
-         * headers keep caches and proxies (nginx) from holding events back. */
-        HF_BUFFER_APPEND_LITERAL(out, "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n\r\n");
+         * headers keep caches and proxies (nginx) from holding events back. A stream's head
+         * answering HEAD has no body at all, and the connection carries on. */
+        HF_BUFFER_APPEND_LITERAL(out, "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n");
+        if (entry->stream_head) connection_serialize(out, entry);
+        HF_BUFFER_APPEND_LITERAL(out, "\r\n");
         if (!entry->head_only) hf_buffer_append(out, response->body.data, response->body.length);
         return;
     }
     if (has_body) {
+        /* A HEAD answer keeps the length of the body a GET would get (RFC 9110 9.3.2). */
         HF_BUFFER_APPEND_LITERAL(out, "Content-Length: ");
         append_decimal(out, response->body.length);
         HF_BUFFER_APPEND_LITERAL(out, "\r\n");
     }
-    if (response->close)
-        HF_BUFFER_APPEND_LITERAL(out, "Connection: close\r\n");
-    else if (entry->keep_alive_header)
-        HF_BUFFER_APPEND_LITERAL(out, "Connection: keep-alive\r\n");
+    connection_serialize(out, entry);
     HF_BUFFER_APPEND_LITERAL(out, "\r\n");
     if (has_body && !entry->head_only)
         hf_buffer_append(out, response->body.data, response->body.length);
@@ -273,6 +297,19 @@ hf_http_stream_t *hf_http_response_stream(hf_http_response_t *response,
     stream->closed = closed;
     stream->context = context;
     return stream;
+}
+
+void hf_http_response_stream_head(hf_http_response_t *response) {
+    queued_response_t *entry = CONTAINER_OF(response, queued_response_t, response);
+    assert(entry->head_only && "hf_http_response_stream_head answers HEAD only");
+    entry->stream_head = true;
+}
+
+void hf_http_response_header_add(hf_http_response_t *response, const char *name,
+                                 const char *value, bool every_answer) {
+    assert(response->header_count < HF_HTTP_RESPONSE_HEADERS_MAX && "too many headers");
+    response->headers[response->header_count++] =
+        (hf_http_response_header_t){name, value, every_answer};
 }
 
 /* Stream bytes not yet handed to the kernel: the unsent buffer, and what libuv still holds of

@@ -10,13 +10,16 @@
  *   GET  /stats                   {"pending": P, "connections": C} (this request counts)
  *   POST /stop                    hf_http_server_stop_accepting
  *   GET  /stream                  opens a stream whose first data is "event: hello\ndata: {}\n\n"
+ *   HEAD /stream                  the stream's head alone (hf_http_response_stream_head)
  *   POST /publish                 sends the body to every open stream, answers
  *                                 {"sent": S, "refused": R} (R: sends that returned false);
  *                                 with end=1 each stream is then closed (hf_http_stream_close)
  *   GET  /streams                 {"streams": N}: open streams whose closed callback has not run
  *   anything else                 {"method", "path", "query", "body", "headers": {...}}
  * Query parameters on any echo: delay_sequence=N gates the answer on sequence N; close=1 sets
- * response->close; size=N pads the answer with N bytes; status=N answers with that status. */
+ * response->close; size=N pads the answer with N bytes; status=N answers with that status;
+ * headers=1 adds "X-Every: kept" (a header of every answer) and "X-Answer: this" (one of this
+ * answer only). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +190,10 @@ static void handle(void *context, const hf_http_request_t *request,
         answer_number(response, "stopped", 1);
         return;
     }
+    if (strcmp(request->path, "/stream") == 0 && strcmp(request->method, "HEAD") == 0) {
+        hf_http_response_stream_head(response);
+        return;
+    }
     if (strcmp(request->path, "/stream") == 0 && strcmp(request->method, "GET") == 0) {
         open_stream(echo, request, response);
         return;
@@ -207,6 +214,10 @@ static void handle(void *context, const hf_http_request_t *request,
     response->durable_sequence = query_number(query, "delay_sequence", 0);
     response->close = query_number(query, "close", 0) != 0;
     response->status = (int)query_number(query, "status", 200);
+    if (query_number(query, "headers", 0)) {
+        hf_http_response_header_add(response, "X-Every", "kept", true);
+        hf_http_response_header_add(response, "X-Answer", "this", false);
+    }
 }
 
 static void on_signal(uv_signal_t *signal, int number) {

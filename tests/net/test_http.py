@@ -322,6 +322,30 @@ class Tests:
         assert answer["path"] == "/after"
         client.close()
 
+    def test_extra_headers_and_head(self):
+        client = self.client()
+        client.send(get("/x?headers=1") + b"HEAD /y?headers=1 HTTP/1.1\r\n\r\n" + get("/after"))
+        status, headers, body = client.json()
+        assert status == 200 and body["path"] == "/x", (status, body)
+        assert (headers.get("x-every"), headers.get("x-answer")) == ("kept", "this"), headers
+        status, headers, body = client.response(head_only=True)
+        assert status == 200 and body == b"", (status, body)
+        assert (headers.get("x-every"), headers.get("x-answer")) == ("kept", "this"), headers
+        assert int(headers["content-length"]) > 0, headers
+        status, _, answer = client.json()
+        assert answer["path"] == "/after"
+        client.close()
+
+    def test_204_has_no_content_headers(self):
+        client = self.client()
+        client.send(get("/x?status=204") + get("/after"))
+        status, headers, body = client.response()
+        assert status == 204 and body == b"", (status, body)
+        assert "content-type" not in headers and "content-length" not in headers, headers
+        status, _, answer = client.json()
+        assert answer["path"] == "/after"
+        client.close()
+
     def test_expect_continue(self):
         client = self.client()
         client.send(b"POST /upload HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
@@ -417,6 +441,21 @@ class Tests:
         status, _, body = client.json()
         assert status == 200 and body["path"] == "/free"
         assert client.silent(), "connection closed after a 503"
+        client.close()
+
+    def test_fail_pending_keeps_headers_of_every_answer(self):
+        sequence = self.next_sequence()
+        client = self.client()
+        client.send(get("/lost?headers=1&delay_sequence=%d" % sequence))
+        assert client.silent()
+        other = self.client()
+        other.send(b"POST /fail?durable=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % (sequence - 1))
+        assert other.json()[0] == 200
+        other.close()
+        status, headers, body = client.json()
+        assert status == 503 and body["error"]["code"] == "unavailable", (status, body)
+        assert headers.get("x-every") == "kept", headers
+        assert "x-answer" not in headers, headers
         client.close()
 
     def test_pipeline_limit_stops_reading(self):
@@ -677,6 +716,21 @@ class Tests:
         assert self.stats()["pending"] == 0, "an open stream counts as pending"
         client.close()
         assert self.settled_streams(0) == 0
+
+    def test_stream_head_opens_no_stream(self):
+        assert self.settled_streams(0) == 0
+        client = self.client()
+        client.send(b"HEAD /stream HTTP/1.1\r\n\r\n" + get("/after"))
+        status, headers, body = client.response(head_only=True)
+        assert status == 200 and body == b"", (status, body)
+        assert headers["content-type"] == "text/event-stream", headers
+        assert headers["cache-control"] == "no-cache", headers
+        assert headers["x-accel-buffering"] == "no", headers
+        assert "content-length" not in headers and "connection" not in headers, headers
+        status, _, answer = client.json()
+        assert status == 200 and answer["path"] == "/after", (status, answer)
+        assert self.streams() == 0
+        client.close()
 
     def test_stream_publish_reaches_two_streams_in_order(self):
         assert self.settled_streams(0) == 0
