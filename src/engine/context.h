@@ -28,6 +28,10 @@ typedef struct hf_context {
     struct hf_idempotency *idempotency;
     struct hf_streams *streams;
     const char *api_key;         /* NULL or "": no authentication */
+    /* Origins answered with CORS headers (--cors-origin), owned by the engine's caller and
+     * outliving the engine; count 0: CORS is off and no request's Origin is even read. */
+    const char *const *cors_origins;
+    uint32_t cors_origin_count;
 
     hf_batch_t *open_batch;      /* mutations of the commands applied since the last submit */
     uint64_t open_sequence;      /* sequence the open batch will carry */

@@ -316,6 +316,8 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_streams_init(&engine->streams, context);
     context->streams = &engine->streams;
     context->api_key = options->api_key;
+    context->cors_origins = options->cors_origins;
+    context->cors_origin_count = options->cors_origin_count;
     /* The sink follows the open batch, which changes at every submit. */
     context->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
     hf_core_set_stream_records(context->core, false); /* until a stream opens (streams.c) */

@@ -209,6 +209,11 @@ static void handle_event_stream(hf_request_t *request) {
     response->status = 200;
     response->content_type = "text/event-stream";
     hf_buffer_reset(&response->body);
+    /* HEAD: the stream's head alone, and no subscriber left behind. */
+    if (request->head) {
+        hf_http_response_stream_head(response);
+        return;
+    }
     hf_buffer_append_string(&response->body, "event: snapshot\ndata: ");
     hf_json_t json;
     hf_json_init(&json, &response->body);

@@ -34,6 +34,10 @@ typedef struct hf_request {
     json_t *body;
     const hf_flat_json_t *flat;
     int64_t now_ms;
+    /* A HEAD request, run as the GET of its path: the HTTP layer sends the head of the answer
+     * the handler writes, without its body. Only a handler whose GET does more than answer (a
+     * stream's, which subscribes) needs to look. */
+    bool head;
     /* Set by a handler whose answer rests only on the state up to change rests_on_change
      * (hf_core_change_count): when the request changed nothing, its answer then waits for that
      * change to be durable rather than for the open batch. */

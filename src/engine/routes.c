@@ -1,6 +1,9 @@
 /* The dispatcher (routes.h): gathers every domain's routes, matches a request to one, makes
  * the generic checks once (store failure and back-pressure 503s, API key, body size, JSON
- * body, Idempotency-Key, 404 and 405), runs its handler and gates the reply on durability. */
+ * body, Idempotency-Key, 404 and 405), runs its handler and gates the reply on durability.
+ * The HTTP conventions live here too (API.md section 1): HEAD runs as the GET of its path,
+ * OPTIONS and CORS preflights are answered for every path, a 405 carries Allow, a 401
+ * WWW-Authenticate, and an answer to a listed origin its CORS headers. */
 #include "engine/routes.h"
 
 #include <assert.h>
@@ -48,14 +51,37 @@ typedef struct shape {
     int method;                  /* method_code of the route's method */
 } shape_t;
 
-/* The methods routes use, so a request's method is compared once, as a number. */
-static const char *const route_methods[] = {"GET", "POST"};
+/* The methods routes may use, so a request's method is compared once, as a number; Allow
+ * lists them in this order. HEAD and OPTIONS are no route's: HEAD runs as GET, and the
+ * dispatcher answers OPTIONS for every path. */
+static const char *const route_methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+#define METHOD_COUNT (sizeof route_methods / sizeof route_methods[0])
+#define METHOD_GET 0
 #define METHOD_UNKNOWN (-1)
+#define METHOD_OPTIONS (-2)
 
 static int method_code(const char *method) {
-    for (size_t i = 0; i < sizeof route_methods / sizeof route_methods[0]; i++)
+    for (size_t i = 0; i < METHOD_COUNT; i++)
         if (strcmp(route_methods[i], method) == 0) return (int)i;
-    return METHOD_UNKNOWN;
+    return strcmp(method, "OPTIONS") == 0 ? METHOD_OPTIONS : METHOD_UNKNOWN;
+}
+
+/* The Allow text of each set of methods (a bit per route_methods entry), made once with the
+ * routes: "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS" is the longest. */
+#define ALLOW_SIZE 64
+static char allow_texts[1u << METHOD_COUNT][ALLOW_SIZE];
+
+static void allow_texts_make(void) {
+    for (unsigned methods = 0; methods < (1u << METHOD_COUNT); methods++) {
+        char *text = allow_texts[methods];
+        for (size_t i = 0; i < METHOD_COUNT; i++) {
+            if (!(methods & (1u << i))) continue;
+            strcat(text, route_methods[i]);
+            strcat(text, i == METHOD_GET ? ", HEAD, " : ", ");
+        }
+        strcat(text, "OPTIONS");
+        assert(strlen(text) < ALLOW_SIZE);
+    }
 }
 
 /* Every domain's routes with their patterns as shapes, gathered once (pthread_once: engines
@@ -107,6 +133,7 @@ static void known_routes_make(void) {
             shape_make(known->route, &known->shape);
         }
     }
+    allow_texts_make();
 }
 
 /* Matches the split path against a route's shape, capturing its "{}" segments (percent-
@@ -135,11 +162,10 @@ static bool route_match(const shape_t *shape, const segment_t *path, size_t path
     return true;
 }
 
-/* The first route with the request's method and path, its captures in request->params;
- * NULL when there is none. Routes of other methods are not even matched. */
-static const hf_route_t *route_find(hf_request_t *request, const segment_t *path,
+/* The first route with the method (a method_code) and the request's path, its captures in
+ * request->params; NULL when there is none. Routes of other methods are not even matched. */
+static const hf_route_t *route_find(hf_request_t *request, int method, const segment_t *path,
                                     size_t path_count) {
-    int method = method_code(request->http->method);
     for (size_t i = 0; i < known_count; i++)
         if (known_routes[i].shape.method == method &&
             route_match(&known_routes[i].shape, path, path_count, request))
@@ -147,13 +173,72 @@ static const hf_route_t *route_find(hf_request_t *request, const segment_t *path
     return NULL;
 }
 
-/* Whether any route has this path, whatever its method: 405 rather than 404. Only for an
- * answer that is an error anyway, so the captures it writes do not matter. */
-static bool path_known(const segment_t *path, size_t path_count) {
+/* The methods the path answers, a bit per route_methods entry; 0 when no route has it (404
+ * rather than 405). Only for an answer that is not a route's, so the captures it writes do
+ * not matter. */
+static unsigned path_methods(const segment_t *path, size_t path_count) {
     hf_request_t scratch;
+    unsigned methods = 0;
     for (size_t i = 0; i < known_count; i++)
-        if (route_match(&known_routes[i].shape, path, path_count, &scratch)) return true;
-    return false;
+        if (route_match(&known_routes[i].shape, path, path_count, &scratch))
+            methods |= 1u << known_routes[i].shape.method;
+    return methods;
+}
+
+/* ---- HTTP conventions: CORS, OPTIONS, 405 ---- */
+
+/* The headers a CORS preflight may ask for: the API's request headers (a browser's
+ * Content-Type: application/json needs a preflight too), and Last-Event-ID, which an
+ * EventSource sends when it reconnects. */
+#define CORS_ALLOW_HEADERS \
+    "Authorization, Content-Type, Idempotency-Key, Admission-Token, Last-Event-ID"
+/* How long a browser may reuse a preflight's answer, in seconds. */
+#define CORS_MAX_AGE_S "600"
+
+/* The listed origin the request's Origin equals byte for byte, or NULL. */
+static const char *cors_origin(const hf_context_t *context, const hf_http_request_t *http) {
+    size_t length;
+    const char *origin = hf_http_request_header(http, "Origin", &length);
+    if (!origin) return NULL;
+    for (uint32_t i = 0; i < context->cors_origin_count; i++) {
+        const char *listed = context->cors_origins[i];
+        if (strlen(listed) == length && memcmp(listed, origin, length) == 0) return listed;
+    }
+    return NULL;
+}
+
+/* OPTIONS, with or without CORS: 204 with the path's methods, and for a preflight from a
+ * listed origin what it may send. No API key: a browser never sends one with a preflight.
+ * The answer shows no state, so it waits for no batch. */
+static void answer_options(hf_request_t *request, const segment_t *path, size_t path_count,
+                           const char *origin) {
+    unsigned methods = path_methods(path, path_count);
+    if (!methods) {
+        hf_reply_error(request, HF_API_ERROR_NOT_FOUND, NULL, NULL);
+        return;
+    }
+    hf_http_response_t *response = request->response;
+    response->status = 204;
+    hf_buffer_reset(&response->body);
+    hf_http_response_header_add(response, "Allow", allow_texts[methods], false);
+    if (!origin || !hf_http_request_header(request->http, "Access-Control-Request-Method", NULL))
+        return;
+    hf_http_response_header_add(response, "Access-Control-Allow-Methods", allow_texts[methods],
+                                false);
+    hf_http_response_header_add(response, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS,
+                                false);
+    hf_http_response_header_add(response, "Access-Control-Max-Age", CORS_MAX_AGE_S, false);
+}
+
+/* No route for the method: 405 with the path's methods in Allow, or 404. */
+static void answer_no_route(hf_request_t *request, const segment_t *path, size_t path_count) {
+    unsigned methods = path_methods(path, path_count);
+    if (!methods) {
+        hf_reply_error(request, HF_API_ERROR_NOT_FOUND, NULL, NULL);
+        return;
+    }
+    hf_reply_error(request, HF_API_ERROR_METHOD_NOT_ALLOWED, NULL, NULL);
+    hf_http_response_header_add(request->response, "Allow", allow_texts[methods], false);
 }
 
 /* ---- generic checks ---- */
@@ -194,18 +279,19 @@ static void run_route(hf_request_t *request, const hf_route_t *route) {
     else route->handler(request);
 }
 
-/* The store failed, or is far behind: true after answering 503. */
-static bool store_refuses(hf_request_t *request) {
+/* The store failed, or is far behind: true after answering 503. method is a method_code
+ * (HEAD's is GET's). */
+static bool store_refuses(hf_request_t *request, int method) {
     const hf_context_t *context = request->context;
     const hf_http_request_t *http = request->http;
-    if (context->store_failed && !(context->reads_from_disk && strcmp(http->method, "GET") == 0 &&
+    if (context->store_failed && !(context->reads_from_disk && method == METHOD_GET &&
                                    strcmp(http->path, "/healthz") != 0)) {
         hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, NULL, NULL);
         return true;
     }
     /* The open batch has a bound: past it the store is far behind, and a change is refused
      * at once rather than queued without limit. */
-    if (strcmp(http->method, "GET") != 0 &&
+    if (method != METHOD_GET &&
         hf_batch_count(context->open_batch) >= HF_STORE_BATCH_MUTATIONS_MAX) {
         hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "the store is behind; retry shortly",
                        NULL);
@@ -228,43 +314,67 @@ static uint64_t reply_sequence(const hf_context_t *context, const hf_request_t *
     return hf_context_reply_sequence(context);
 }
 
+/* Set field by field: a zeroing initializer would clear the large params arrays, which only
+ * the route match writes (and handlers read only the ones it captured). */
+static void request_init(hf_request_t *request, hf_context_t *context,
+                         const hf_http_request_t *http, hf_http_response_t *response) {
+    request->context = context;
+    request->http = http;
+    request->response = response;
+    for (size_t i = 0; i < HF_ROUTE_PARAMS_MAX; i++) request->params[i][0] = '\0';
+    request->body = NULL;
+    request->flat = NULL;
+    request->now_ms = 0;
+    request->head = false;
+    request->rests_on_known = false;
+    request->rests_on_change = 0;
+}
+
 void hf_routes_dispatch(void *context_pointer, const hf_http_request_t *http,
                         hf_http_response_t *response) {
     hf_context_t *context = context_pointer;
-    /* Set field by field: a zeroing initializer would clear the large params arrays, which
-     * only the route match writes (and handlers read only the ones it captured). */
     hf_request_t request;
-    request.context = context;
-    request.http = http;
-    request.response = response;
-    for (size_t i = 0; i < HF_ROUTE_PARAMS_MAX; i++) request.params[i][0] = '\0';
-    request.body = NULL;
-    request.flat = NULL;
-    request.now_ms = 0;
-    request.rests_on_known = false;
-    request.rests_on_change = 0;
+    request_init(&request, context, http, response);
     response->status = 200;
-    if (store_refuses(&request)) {
+    pthread_once(&known_once, known_routes_make);
+    /* Whatever the answer, a listed origin gets its CORS headers; without --cors-origin the
+     * request's headers are not even searched. */
+    const char *origin = context->cors_origin_count ? cors_origin(context, http) : NULL;
+    if (origin) {
+        hf_http_response_header_add(response, "Access-Control-Allow-Origin", origin, true);
+        hf_http_response_header_add(response, "Vary", "Origin", true);
+    }
+    int method = method_code(http->method);
+    if (method == METHOD_UNKNOWN && strcmp(http->method, "HEAD") == 0) {
+        method = METHOD_GET;
+        request.head = true;
+    }
+    segment_t path[ROUTE_SEGMENTS_MAX];
+    size_t path_count = path_split(http->path, path);
+    if (method == METHOD_OPTIONS) {
+        answer_options(&request, path, path_count, origin);
+        response->durable_sequence = 0;
+        return;
+    }
+    if (store_refuses(&request, method)) {
         response->durable_sequence = 0;
         return;
     }
     request.now_ms = hf_context_now_ms(context);
     /* Expire what is due before anything reads or writes: no stale window. */
     hf_core_advance(context->core, request.now_ms);
-    pthread_once(&known_once, known_routes_make);
-    segment_t path[ROUTE_SEGMENTS_MAX];
-    size_t path_count = path_split(http->path, path);
-    const hf_route_t *found = route_find(&request, path, path_count);
+    const hf_route_t *found = route_find(&request, method, path, path_count);
     /* What the request itself changes, if anything, goes into the open batch (expiries made
      * due above are not its doing). */
     size_t batch_before = hf_batch_count(context->open_batch);
     uint64_t changes_before = hf_core_change_count(context->core);
     hf_arena_request_begin();
     if (found) run_route(&request, found);
-    else if (path_known(path, path_count))
-        hf_reply_error(&request, HF_API_ERROR_METHOD_NOT_ALLOWED, NULL, NULL);
-    else hf_reply_error(&request, HF_API_ERROR_NOT_FOUND, NULL, NULL);
+    else answer_no_route(&request, path, path_count);
     if (request.body) json_decref(request.body);
     hf_arena_request_end();
+    /* RFC 9110 section 11.6.1: a 401 names its scheme, whichever check refused. */
+    if (response->status == 401)
+        hf_http_response_header_add(response, "WWW-Authenticate", "Bearer", false);
     response->durable_sequence = reply_sequence(context, &request, batch_before, changes_before);
 }
