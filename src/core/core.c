@@ -113,7 +113,8 @@ void record_seat(hf_core_t *core, const hf_event_t *event, uint32_t seat_index,
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     seat_id_write(event, row_index, seat_index, seat_id);
     hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now,
-                              .as.seat = {event->id, seat_id, seat->status, seat->version}};
+                              .as.seat = {event->id, seat_id, seat->status, seat->version,
+                                          seat_index}};
     emit(core, &mutation);
 }
 
@@ -124,7 +125,7 @@ void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index,
     hf_mutation_t mutation = {.type = HF_MUTATION_POOL, .at_ms = now,
                               .as.pool = {event->id, pool->id,
                                           pool->capacity - pool->held - pool->sold, pool->held,
-                                          pool->sold}};
+                                          pool->sold, pool_index}};
     emit(core, &mutation);
 }
 

@@ -46,11 +46,15 @@ typedef struct hf_mutation_seat {
     const char *event_id, *seat_id;
     int status;                   /* hf_seat_status_t */
     uint32_t version;
+    /* The seat's index in its event (hf_core_seat_id): a stream keeps the change this small
+     * in its replay window (engine/replay.h) rather than the id written out. */
+    uint32_t seat_index;
 } hf_mutation_seat_t;
 
 typedef struct hf_mutation_pool {
     const char *event_id, *pool_id;
     int64_t available, held, sold; /* the pool's counts after the change */
+    uint32_t pool_index;          /* in its event's pools, as seat_index */
 } hf_mutation_pool_t;
 
 typedef struct hf_mutation_hold_create {
