@@ -114,9 +114,10 @@ STORE_RELEASE_OBJECTS := $(call objects,release,$(STORE_SOURCES))
 STORE_ASAN_OBJECTS := $(call objects,asan,$(STORE_SOURCES))
 # The parts of net/ that are pure functions, tested without a socket.
 NET_PURE_SOURCES := src/net/flat_json.c
-# The unit tests link these besides the core and the store: the pure parts of net/, and the
-# engine's table of errors, which names the core's errors in their messages.
-UNIT_EXTRA_SOURCES := $(NET_PURE_SOURCES) src/engine/errors.c
+# The unit tests link these besides the core and the store: the pure parts of net/, the
+# engine's table of errors, which names the core's errors in their messages, and the streams'
+# replay window (engine/replay.h, pure).
+UNIT_EXTRA_SOURCES := $(NET_PURE_SOURCES) src/engine/errors.c src/engine/replay.c
 # The HTTP server (net/http.c and the files it is split into): every net/ file but the pure
 # ones and the embedded assets, so a new file of the server joins by itself.
 NET_HTTP_SOURCES := $(filter-out $(NET_PURE_SOURCES) src/net/assets.c,$(call sources_under,src/net))

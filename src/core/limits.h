@@ -67,6 +67,22 @@
 #define HF_STREAMS_MAX 5000u
 /* A keepalive comment on every stream at least this often (API.md: at least every 15 s). */
 #define HF_STREAM_KEEPALIVE_MS 10000u
+/* Changes of one event kept for streams that reconnect with Last-Event-ID (API.md section 5):
+ * a reader that lost its connection for a few seconds in a flash sale (tens of changes a
+ * second per event, thousands at the peak) resumes without a gap. A change is kept in 12 bytes
+ * (engine/replay.h), so one event's window is 117 KiB, allocated when the event first gets a
+ * subscriber. */
+#define HF_STREAM_REPLAY_CHANGES_MAX 10000u
+/* Events with such a window at once: 64 x 117 KiB = 7.3 MiB at most. A box office streams a
+ * handful of events at a time; past this, the window of the event least recently subscribed
+ * to (one with no open stream first) is dropped, and its late reconnects get a snapshot. */
+#define HF_STREAM_REPLAY_EVENTS_MAX 64u
+/* A stream's event id is (epoch in ms) * 2^20 + (changes of the event in that epoch): the
+ * epoch starts when the event's changes start being numbered (its first subscriber in this
+ * run), so ids of an earlier run are below every id of this one, and a 2^20th change starts
+ * a new epoch (engine/replay.h). An epoch in ms stays below 2^43 until the year 2248, so ids
+ * stay below 2^63. */
+#define HF_STREAM_ID_COUNTER_BITS 20
 /* A connection idle this long (no request in progress, nothing to send) is closed. */
 #define HF_HTTP_IDLE_TIMEOUT_MS 60000u
 /* Idempotency-Key header (API.md section 1). */

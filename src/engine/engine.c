@@ -105,7 +105,7 @@ static void store_failure(hf_engine_t *engine, const char *error, bool reads_tru
     hf_batch_clear(context->open_batch);
     for (uint64_t s = context->durable_sequence + 1; s < context->open_sequence; s++)
         hf_streams_batch_durable(&engine->streams, s, false);
-    hf_streams_close_all(&engine->streams);
+    hf_streams_fail(&engine->streams);
     if (reads_trusted) reload_durable_state(engine);
     hf_http_server_fail_pending(engine->http, context->durable_sequence);
 }

@@ -20,7 +20,9 @@
  *   render.h/.c       the JSON shapes of events, seats, holds and orders
  *   idempotency.h/.c  the Idempotency-Key table and the handling of a request with a key
  *   arena.h/.c        the per-request allocator of jansson
- *   streams.h/.c      live streams (SSE): subscribers and changes waiting to be durable
+ *   streams.h/.c      live streams (SSE): subscribers, the ids of changes, changes waiting to
+ *                     be durable, and each event's replay window for Last-Event-ID
+ *   replay.h/.c       a stream's ids and the ring of an event's last durable changes (pure)
  *   restore.h/.c      the state read back from the store; forgotten holds taken back
  *   handlers_events.h/.c  health, events, seats, an event's stream (and their routes)
  *   handlers_holds.h/.c   holds, orders, bookings (and their routes)

@@ -1,5 +1,5 @@
-/* Live updates (streams.h): a snapshot, then seat and pool changes in the order they became
- * durable. */
+/* Live updates (streams.h): a snapshot or a replay, then seat and pool changes in the order
+ * they became durable, each with its id. */
 #include "engine/streams.h"
 
 #include <assert.h>
@@ -10,61 +10,82 @@ struct hf_subscriber {
     hf_streams_t *streams;
     hf_http_stream_t *stream;
     uint32_t event;
-    uint64_t from_sequence;      /* changes of batches after this one are sent, */
-    size_t from_offset;          /* and of this one from this offset of its publish buffer */
+    uint64_t position;           /* changes with a higher id are sent */
     hf_subscriber_t *next, *previous;
 };
 
-/* Publish record: event index, text length, text. */
-typedef struct publish_head {
-    uint32_t event;
-    uint32_t length;
-} publish_head_t;
+struct hf_stream_event {
+    hf_subscriber_t *subscribers;
+    uint64_t issued_id;          /* the newest change numbered: what a snapshot now shows */
+    uint64_t published_id;       /* the newest change durable (or the epoch's start) */
+    uint32_t window;             /* index in streams->windows + 1; 0: none */
+};
 
-static hf_subscriber_t **event_list(hf_streams_t *streams, uint32_t event) {
-    if (event >= streams->subscriber_lists_count) {
-        uint32_t count = event + 16;
-        hf_subscriber_t **lists = realloc(streams->subscriber_lists, count * sizeof *lists);
-        if (!lists) abort();
-        memset(lists + streams->subscriber_lists_count, 0,
-               (count - streams->subscriber_lists_count) * sizeof *lists);
-        streams->subscriber_lists = lists;
-        streams->subscriber_lists_count = count;
+/* A numbered change waiting in a publish buffer for its batch to be durable. */
+typedef struct publish {
+    uint64_t id;
+    uint32_t event;
+    hf_replay_change_t change;
+} publish_t;
+
+static hf_stream_event_t *event_state(hf_streams_t *streams, uint32_t event) {
+    if (event >= streams->event_capacity) {
+        uint32_t capacity = event + 16;
+        hf_stream_event_t *events = realloc(streams->events, capacity * sizeof *events);
+        if (!events) abort();
+        memset(events + streams->event_capacity, 0,
+               (capacity - streams->event_capacity) * sizeof *events);
+        streams->events = events;
+        streams->event_capacity = capacity;
     }
-    return &streams->subscriber_lists[event];
+    return &streams->events[event];
 }
 
-static bool has_subscribers(const hf_streams_t *streams, uint32_t event) {
-    return event < streams->subscriber_lists_count && streams->subscriber_lists[event] != NULL;
+static bool numbered(const hf_stream_event_t *state) {
+    return state->subscribers != NULL || state->window != 0;
 }
 
 void hf_streams_record(hf_streams_t *streams, const hf_mutation_t *mutation) {
-    /* Nobody listens most of the time: then not even the event is looked up. */
-    if (streams->count == 0) return;
+    /* Before the first stream nothing is numbered: then not even the event is looked up. */
+    if (!streams->numbering) return;
     bool seat = mutation->type == HF_MUTATION_SEAT;
     const char *event_id = seat ? mutation->as.seat.event_id : mutation->as.pool.event_id;
     uint32_t event;
     if (!hf_core_event(streams->context->core, event_id, &event) ||
-        !has_subscribers(streams, event))
+        event >= streams->event_capacity || !numbered(&streams->events[event]))
         return;
-    hf_buffer_t *out = &streams->publish_open;
-    size_t head_at = out->length;
-    publish_head_t head = {event, 0};
-    hf_buffer_append(out, &head, sizeof head);
-    size_t text_at = out->length;
+    hf_stream_event_t *state = &streams->events[event];
+    state->issued_id = hf_replay_id_next(state->issued_id, mutation->at_ms);
+    publish_t publish = {state->issued_id, event, {0, 0, 0}};
     if (seat) {
         const hf_mutation_seat_t *change = &mutation->as.seat;
-        hf_buffer_printf(out, "event: seat\ndata: {\"id\":\"%s\",\"status\":\"%s\",\"version\":%u}\n\n",
-                         change->seat_id, hf_seat_status_name((uint8_t)change->status),
-                         change->version);
+        publish.change = (hf_replay_change_t){change->seat_index, change->version,
+                                              (uint32_t)change->status};
     } else {
+        /* Units fit 32 bits: a pool holds at most HF_POOL_CAPACITY_MAX. */
         const hf_mutation_pool_t *change = &mutation->as.pool;
-        hf_buffer_printf(out, "event: pool\ndata: {\"id\":\"%s\",\"available\":%lld,\"held\":%lld,"
-                         "\"sold\":%lld}\n\n", change->pool_id, (long long)change->available,
-                         (long long)change->held, (long long)change->sold);
+        publish.change = (hf_replay_change_t){HF_REPLAY_POOL | change->pool_index,
+                                              (uint32_t)change->held, (uint32_t)change->sold};
     }
-    head.length = (uint32_t)(out->length - text_at);
-    memcpy(out->data + head_at, &head, sizeof head);
+    hf_buffer_append(&streams->publish_open, &publish, sizeof publish);
+}
+
+/* Appends change number id of event as an SSE event. */
+static void change_write(hf_buffer_t *out, const hf_event_t *event, uint64_t id,
+                         const hf_replay_change_t *change) {
+    if (!(change->target & HF_REPLAY_POOL)) {
+        char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
+        hf_core_seat_id(event, change->target, seat_id);
+        hf_buffer_printf(out, "id: %llu\nevent: seat\ndata: {\"id\":\"%s\",\"status\":\"%s\","
+                         "\"version\":%u}\n\n", (unsigned long long)id, seat_id,
+                         hf_seat_status_name((uint8_t)change->other), change->value);
+        return;
+    }
+    const hf_pool_t *pool = &event->pools[change->target & ~HF_REPLAY_POOL];
+    hf_buffer_printf(out, "id: %llu\nevent: pool\ndata: {\"id\":\"%s\",\"available\":%lld,"
+                     "\"held\":%lld,\"sold\":%lld}\n\n", (unsigned long long)id, pool->id,
+                     (long long)(pool->capacity - change->value - change->other),
+                     (long long)change->value, (long long)change->other);
 }
 
 static hf_buffer_t *flight_buffer(hf_streams_t *streams, uint64_t sequence) {
@@ -80,26 +101,130 @@ void hf_streams_batch_submitted(hf_streams_t *streams, uint64_t sequence) {
     hf_buffer_reset(&streams->publish_open);
 }
 
+/* A durable change: into its event's window, and to the subscribers not past it. */
+static void publish_durable(hf_streams_t *streams, const publish_t *publish) {
+    hf_stream_event_t *state = &streams->events[publish->event];
+    if (publish->id > state->published_id) state->published_id = publish->id;
+    if (state->window)
+        hf_replay_ring_append(&streams->windows[state->window - 1].ring, publish->id,
+                              &publish->change);
+    hf_buffer_t *text = &streams->text;
+    hf_buffer_reset(text);
+    for (hf_subscriber_t *subscriber = state->subscribers; subscriber;
+         subscriber = subscriber->next) {
+        if (subscriber->position >= publish->id) continue;
+        if (text->length == 0)
+            change_write(text, hf_core_event_at(streams->context->core, publish->event),
+                         publish->id, &publish->change);
+        hf_http_stream_send(subscriber->stream, text->data, text->length);
+    }
+}
+
 void hf_streams_batch_durable(hf_streams_t *streams, uint64_t sequence, bool ok) {
     hf_buffer_t *flight = flight_buffer(streams, sequence);
-    for (size_t at = 0; ok && at < flight->length;) {
-        publish_head_t head;
-        memcpy(&head, flight->data + at, sizeof head);
-        const char *text = flight->data + at + sizeof head;
-        for (hf_subscriber_t *subscriber = streams->subscriber_lists[head.event]; subscriber;
-             subscriber = subscriber->next) {
-            bool after = subscriber->from_sequence < sequence ||
-                         (subscriber->from_sequence == sequence && at >= subscriber->from_offset);
-            if (after) hf_http_stream_send(subscriber->stream, text, head.length);
-        }
-        at += sizeof head + head.length;
+    for (size_t at = 0; ok && at < flight->length; at += sizeof(publish_t)) {
+        publish_t publish;
+        memcpy(&publish, flight->data + at, sizeof publish);
+        publish_durable(streams, &publish);
     }
     hf_buffer_reset(flight);
 }
 
+bool hf_streams_replay(hf_streams_t *streams, uint32_t event_index, uint64_t last_id,
+                       hf_buffer_t *out, uint64_t *position) {
+    if (event_index >= streams->event_capacity) return false;
+    const hf_stream_event_t *state = &streams->events[event_index];
+    if (!state->window) return false;
+    const hf_replay_ring_t *ring = &streams->windows[state->window - 1].ring;
+    if (!hf_replay_ring_covers(ring, last_id)) return false;
+    const hf_event_t *event = hf_core_event_at(streams->context->core, event_index);
+    uint64_t last = hf_replay_ring_last(ring);
+    for (uint64_t id = last_id + 1; id <= last; id++)
+        change_write(out, event, id, hf_replay_ring_at(ring, id));
+    *position = last;
+    return true;
+}
+
+uint64_t hf_streams_snapshot_id(hf_streams_t *streams, uint32_t event_index) {
+    hf_stream_event_t *state = event_state(streams, event_index);
+    if (!numbered(state) && !streams->failed) {
+        /* Changes made while nobody numbered them have no ids: a new epoch tells every id
+         * given out before from the positions of this one. Changes numbered before and
+         * still in flight have lower ids, and the snapshot shows them. */
+        state->issued_id = hf_replay_id_rebase(state->issued_id,
+                                               hf_context_now_ms(streams->context));
+        state->published_id = state->issued_id;
+    }
+    return state->issued_id;
+}
+
+/* A window for the event: the one it has, a new one, or the window of the event least
+ * recently subscribed to, preferring one without an open stream. NULL after a failure. */
+static hf_stream_window_t *window_take(hf_streams_t *streams, uint32_t event_index) {
+    hf_stream_event_t *state = event_state(streams, event_index);
+    if (streams->failed) return NULL;
+    if (state->window) return &streams->windows[state->window - 1];
+    uint32_t chosen = streams->window_count;
+    if (chosen < HF_STREAM_REPLAY_EVENTS_MAX) {
+        streams->window_count++;
+    } else {
+        chosen = 0;
+        for (uint32_t i = 1; i < HF_STREAM_REPLAY_EVENTS_MAX; i++) {
+            const hf_stream_window_t *a = &streams->windows[i], *b = &streams->windows[chosen];
+            bool a_open = streams->events[a->event].subscribers != NULL;
+            bool b_open = streams->events[b->event].subscribers != NULL;
+            if (a_open != b_open ? !a_open : a->subscribed < b->subscribed) chosen = i;
+        }
+        /* Its event keeps numbering only while it has subscribers. */
+        streams->events[streams->windows[chosen].event].window = 0;
+    }
+    hf_stream_window_t *window = &streams->windows[chosen];
+    /* The window starts at what is durable: changes in flight join it as they become so. */
+    if (!window->ring.changes) hf_replay_ring_init(&window->ring, state->published_id);
+    else hf_replay_ring_reset(&window->ring, state->published_id);
+    window->event = event_index;
+    state->window = chosen + 1;
+    return window;
+}
+
+static void on_stream_closed(void *context, hf_http_stream_t *stream) {
+    hf_subscriber_t *subscriber = context;
+    hf_streams_t *streams = subscriber->streams;
+    (void)stream;
+    hf_stream_event_t *state = &streams->events[subscriber->event];
+    if (subscriber->previous) subscriber->previous->next = subscriber->next;
+    else state->subscribers = subscriber->next;
+    if (subscriber->next) subscriber->next->previous = subscriber->previous;
+    streams->count--;
+    free(subscriber);
+}
+
+void hf_streams_subscribe(hf_streams_t *streams, uint32_t event_index, uint64_t position,
+                          hf_http_response_t *response) {
+    hf_subscriber_t *subscriber = calloc(1, sizeof *subscriber);
+    if (!subscriber) abort();
+    subscriber->streams = streams;
+    subscriber->event = event_index;
+    subscriber->position = position;
+    subscriber->stream = hf_http_response_stream(response, on_stream_closed, subscriber);
+    hf_stream_window_t *window = window_take(streams, event_index);
+    if (window) window->subscribed = ++streams->subscriptions;
+    hf_stream_event_t *state = event_state(streams, event_index);
+    subscriber->next = state->subscribers;
+    if (state->subscribers) state->subscribers->previous = subscriber;
+    state->subscribers = subscriber;
+    streams->count++;
+    /* From now on, as long as windows exist, which is for good: the core writes out seat and
+     * pool changes only while someone numbers them. */
+    if (!streams->numbering && !streams->failed) {
+        streams->numbering = true;
+        hf_core_set_stream_records(streams->context->core, true);
+    }
+}
+
 static void send_all(hf_streams_t *streams, const char *text) {
-    for (uint32_t event = 0; event < streams->subscriber_lists_count; event++)
-        for (hf_subscriber_t *subscriber = streams->subscriber_lists[event]; subscriber;
+    for (uint32_t event = 0; event < streams->event_capacity; event++)
+        for (hf_subscriber_t *subscriber = streams->events[event].subscribers; subscriber;
              subscriber = subscriber->next)
             hf_http_stream_send(subscriber->stream, text, strlen(text));
 }
@@ -108,44 +233,22 @@ void hf_streams_keepalive(hf_streams_t *streams) {
     send_all(streams, ": keepalive\n\n");
 }
 
-void hf_streams_close_all(hf_streams_t *streams) {
-    for (uint32_t event = 0; event < streams->subscriber_lists_count; event++)
-        for (hf_subscriber_t *subscriber = streams->subscriber_lists[event]; subscriber;
+void hf_streams_fail(hf_streams_t *streams) {
+    for (uint32_t event = 0; event < streams->event_capacity; event++) {
+        streams->events[event].window = 0;
+        for (hf_subscriber_t *subscriber = streams->events[event].subscribers; subscriber;
              subscriber = subscriber->next)
             hf_http_stream_close(subscriber->stream);
-}
-
-static void on_stream_closed(void *context, hf_http_stream_t *stream) {
-    hf_subscriber_t *subscriber = context;
-    hf_streams_t *streams = subscriber->streams;
-    (void)stream;
-    if (subscriber->previous) subscriber->previous->next = subscriber->next;
-    else streams->subscriber_lists[subscriber->event] = subscriber->next;
-    if (subscriber->next) subscriber->next->previous = subscriber->previous;
-    /* With no stream left the core stops writing out seat changes nobody reads. */
-    if (--streams->count == 0) hf_core_set_stream_records(streams->context->core, false);
-    free(subscriber);
+    }
+    streams->window_count = 0;
+    hf_buffer_reset(&streams->publish_open); /* its batch will never be written */
+    streams->failed = true;
+    streams->numbering = false;
+    hf_core_set_stream_records(streams->context->core, false);
 }
 
 bool hf_streams_room(const hf_streams_t *streams) {
     return streams->count < HF_STREAMS_MAX;
-}
-
-void hf_streams_subscribe(hf_streams_t *streams, uint32_t event_index,
-                          hf_http_response_t *response) {
-    hf_subscriber_t *subscriber = calloc(1, sizeof *subscriber);
-    if (!subscriber) abort();
-    /* The snapshot shows everything applied so far: later batches carry what it lacks. */
-    subscriber->streams = streams;
-    subscriber->event = event_index;
-    subscriber->from_sequence = hf_context_reply_sequence(streams->context);
-    subscriber->from_offset = streams->publish_open.length;
-    subscriber->stream = hf_http_response_stream(response, on_stream_closed, subscriber);
-    hf_subscriber_t **list = event_list(streams, event_index);
-    subscriber->next = *list;
-    if (*list) (*list)->previous = subscriber;
-    *list = subscriber;
-    if (streams->count++ == 0) hf_core_set_stream_records(streams->context->core, true);
 }
 
 void hf_streams_init(hf_streams_t *streams, hf_context_t *context) {
@@ -157,7 +260,10 @@ void hf_streams_free(hf_streams_t *streams) {
     hf_buffer_free(&streams->publish_open);
     for (size_t i = 0; i < HF_STORE_BATCHES_IN_FLIGHT_MAX; i++)
         hf_buffer_free(&streams->publish_flight[i]);
-    free(streams->subscriber_lists);
-    streams->subscriber_lists = NULL;
-    streams->subscriber_lists_count = 0;
+    hf_buffer_free(&streams->text);
+    for (size_t i = 0; i < HF_STREAM_REPLAY_EVENTS_MAX; i++)
+        hf_replay_ring_free(&streams->windows[i].ring);
+    free(streams->events);
+    streams->events = NULL;
+    streams->event_capacity = 0;
 }

@@ -38,6 +38,7 @@ class Stream:
         self.chunked = False
         self.eof = False
         self.body_bytes = 0
+        self.event_id = None
 
     # -- bytes --
 
@@ -120,7 +121,7 @@ class Stream:
             return None
         block = normalized[:index].decode("utf-8")
         self.text = normalized[index + 2:]
-        event, data, comments = "message", [], []
+        event, data, comments, event_id = "message", [], [], None
         for line in block.split("\n"):
             if line.startswith(":"):
                 comments.append(line[1:].strip())
@@ -131,8 +132,11 @@ class Stream:
                 event = value
             elif name == "data":
                 data.append(value)
+            elif name == "id":
+                event_id = value
         if not data and comments:
             return ("comment", " ".join(comments))
+        self.event_id = event_id    # the id line of the event just returned (None: none)
         return (event, "\n".join(data))
 
     def next(self, wait_s=10.0, comments=False, scaled=True):
@@ -584,3 +588,332 @@ def test_sigterm_with_open_streams():
             stream._recv(deadline - time.monotonic())
         check(stream.eof, "stream %d closed by the stop" % (index + 1))
     half_open.close()
+
+
+# ---- ids and resuming with Last-Event-ID --------------------------------------------------
+
+WINDOW = 10000      # changes of one event a reconnect can be given again (API.md section 5)
+WINDOWS = 64        # events with a window at once (HF_STREAM_REPLAY_EVENTS_MAX)
+
+
+def _resume(server, event_id, last_id, **kwargs):
+    """A stream that reconnects with Last-Event-ID last_id (a string, sent as it is)."""
+    return _stream(server, event_id, headers={"Last-Event-ID": last_id}, **kwargs)
+
+
+def _with_id(stream, what, wait_s=10.0):
+    """The next event as (id, name, data): it must carry a decimal id."""
+    item = stream.next(wait_s)
+    check(item is not None, "%s: no event within %.1f s (eof %s)" % (what, timeout(wait_s),
+                                                                     stream.eof))
+    event_id = stream.event_id
+    check(event_id is not None and event_id.isdigit(), "%s: %s event with id %r" % (
+        what, item[0], event_id))
+    check(int(event_id) < 2 ** 63, "%s: id %s passes int64" % (what, event_id))
+    try:
+        data = json.loads(item[1])
+    except ValueError:
+        fail("%s: event %s data is not JSON: %r" % (what, item[0], item[1][:300]))
+    return int(event_id), item[0], data
+
+
+def _open_with_id(stream, what):
+    """Head and snapshot of a stream; returns (snapshot id, snapshot)."""
+    check_equal(stream.read_head(), 200, "%s: status" % what)
+    event_id, name, data = _with_id(stream, what)
+    check_equal(name, "snapshot", "%s: first event" % what)
+    return event_id, data
+
+
+def _changes(stream, count, what):
+    return [_with_id(stream, "%s, event %d of %d" % (what, index + 1, count))
+            for index in range(count)]
+
+
+def _check_increasing(ids, after, what):
+    previous = after
+    for event_id in ids:
+        check(event_id > previous, "%s: id %d after %d" % (what, event_id, previous))
+        previous = event_id
+
+
+def test_every_event_has_an_increasing_id(server):
+    c = server.client()
+    event_id = uid("sid")
+    create_event(c, event_id, sections=SMALL, pools=GA)
+    first = _stream(server, event_id)
+    snapshot_id, _ = _open_with_id(first, "first stream")
+    u = user()
+    h = hold(c, event_id, u, ["S-R-1", "S-R-2"], {"GA": 2})
+    commit(c, h["reservation_id"], u)
+    h2 = hold(c, event_id, u, ["S-R-3"])
+    release(c, h2["reservation_id"], u)
+    seen = _changes(first, 3 + 3 + 1 + 1, "first stream")
+    _check_increasing([event_id for event_id, _, _ in seen], snapshot_id, "first stream")
+    check_equal(sorted(name for _, name, _ in seen), ["pool"] * 2 + ["seat"] * 6, "kinds")
+    # A snapshot carries the id of the newest change it shows.
+    second = _stream(server, event_id)
+    second_id, snapshot = _open_with_id(second, "second stream")
+    check_equal(second_id, seen[-1][0], "snapshot id = id of the last change before it")
+    check_equal(snapshot["counts"], {"available": 4, "held": 0, "sold": 2}, "second snapshot")
+    hold(c, event_id, u, ["S-R-4"])
+    for stream, what in ((first, "first stream"), (second, "second stream")):
+        live_id, name, data = _with_id(stream, what + ", live")
+        check_equal((name, data), _seat("S-R-4", "held", 2), what + ": live change")
+        check(live_id > second_id, "%s: live id %d after %d" % (what, live_id, second_id))
+
+
+def test_reconnect_replays_missed_changes(server):
+    """Changes made while a client was away (nobody else subscribed either) come back in order
+    with the ids the connected stream gave them, then the live ones, with no gap and no
+    duplicate."""
+    c = server.client()
+    event_id = uid("sre")
+    create_event(c, event_id, sections=SMALL, pools=GA)
+    watcher = _stream(server, event_id)
+    watcher_id, _ = _open_with_id(watcher, "watcher")
+    away = _stream(server, event_id)
+    away_id, _ = _open_with_id(away, "client")
+    check_equal(away_id, watcher_id, "two snapshots of the same state")
+    u1, u2 = user(), user()
+    h1 = hold(c, event_id, u1, ["S-R-1"])
+    before = _with_id(away, "client before leaving")
+    check_equal(before[1:], _seat("S-R-1", "held", 2), "client's last change")
+    check_equal(_with_id(watcher, "watcher"), before, "the watcher saw the same")
+    away.close()
+    watcher.close()   # nobody subscribed while the changes are made
+    time.sleep(0.2)
+    h2 = hold(c, event_id, u2, ["S-R-2", "S-R-3"], {"GA": 2})
+    commit(c, h1["reservation_id"], u1)
+    release(c, h2["reservation_id"], u2)
+    missed = [
+        [_seat("S-R-2", "held", 2), _seat("S-R-3", "held", 2), _pool("GA", 3, 2, 0)],
+        [_seat("S-R-1", "sold", 3)],
+        [_seat("S-R-2", "available", 3), _seat("S-R-3", "available", 3), _pool("GA", 5, 0, 0)]]
+    back = _resume(server, event_id, str(before[0]))
+    check_equal(back.read_head(), 200, "status of the reconnect")
+    check_equal(back.headers.get("content-type", "").split(";")[0], "text/event-stream",
+                "Content-Type of the reconnect")
+    replayed = _changes(back, sum(len(group) for group in missed), "replay")
+    check_equal([event_id for event_id, _, _ in replayed],
+                list(range(before[0] + 1, before[0] + 1 + len(replayed))),
+                "replayed ids: every change after the client's, one by one")
+    at = 0
+    for index, group in enumerate(missed):
+        # Within one request the order is free, the order of requests is not.
+        got = [(name, data) for _, name, data in replayed[at:at + len(group)]]
+        key = lambda item: json.dumps(item, sort_keys=True)  # noqa: E731
+        check_equal(sorted(got, key=key), sorted(group, key=key), "replayed change %d" % index)
+        at += len(group)
+    # Then the live changes, right after the replayed ones.
+    hold(c, event_id, u1, ["S-R-6"])
+    live = _with_id(back, "live after the replay")
+    check_equal(live, (replayed[-1][0] + 1,) + _seat("S-R-6", "held", 2), "first live change")
+    _expect_quiet(back, 0.3, "after the live change")
+    # A client that missed nothing gets no snapshot: the next change comes first.
+    current = _resume(server, event_id, str(live[0]))
+    check_equal(current.read_head(), 200, "status of an up-to-date reconnect")
+    release(c, hold(c, event_id, u2, ["S-R-5"])["reservation_id"], u2)
+    check_equal(_with_id(current, "up to date"), (live[0] + 1,) + _seat("S-R-5", "held", 2),
+                "up-to-date reconnect: the next change first")
+    check_equal(_with_id(current, "up to date"),
+                (live[0] + 2,) + _seat("S-R-5", "available", 3), "and the one after")
+    check_equal(_with_id(back, "replayed stream")[0], live[0] + 1, "the other stream too")
+
+
+def _read_events(stream, count, wait_s=20.0):
+    """count events read in one pass (a replay of thousands would make next() quadratic), as
+    (id, name, data text); fewer when the stream stops."""
+    deadline = time.monotonic() + timeout(wait_s)
+    while stream.text.count(b"\n\n") < count and time.monotonic() < deadline and not stream.eof:
+        stream._recv(deadline - time.monotonic())
+    blocks = stream.text.split(b"\n\n")
+    stream.text = b"\n\n".join(blocks[count:])
+    events = []
+    for block in blocks[:count]:
+        fields = {}
+        for line in block.decode("utf-8").split("\n"):
+            name, _, value = line.partition(": ")
+            fields[name] = value
+        if "id" in fields:
+            events.append((int(fields["id"]), fields.get("event"), fields.get("data")))
+    return events
+
+
+def test_id_older_than_the_window_gets_a_snapshot(server):
+    seats = 1000
+    c = server.client()
+    event_id = uid("sold")
+    create_event(c, event_id, sections=[{"id": "S", "price": 1, "rows": [
+        {"id": "R", "seats": seats}]}], max_seats_per_hold=seats, max_seats_per_user=0)
+    first = _stream(server, event_id)
+    start_id, _ = _open_with_id(first, "first stream")
+    first.close()     # the window keeps the changes with nobody subscribed
+    u = user()
+    rounds = 6        # each a hold of every seat and its release: 12,000 changes
+    for _ in range(rounds):
+        h = hold(c, event_id, u, best_available={"count": seats})
+        release(c, h["reservation_id"], u)
+    total = rounds * 2 * seats
+    last_id = start_id + total
+    oldest_kept = last_id - WINDOW    # a client with this id can be given the whole window
+    for too_old in (start_id, oldest_kept - 1):
+        stream = _resume(server, event_id, str(too_old))
+        snapshot_id, snapshot = _open_with_id(stream, "Last-Event-ID %d" % too_old)
+        check_equal(snapshot_id, last_id, "a fresh snapshot's id")
+        check_equal(snapshot["counts"], {"available": seats, "held": 0, "sold": 0},
+                    "the snapshot's counts")
+        stream.close()
+    stream = _resume(server, event_id, str(oldest_kept))
+    check_equal(stream.read_head(), 200, "status of a reconnect at the window's oldest")
+    events = _read_events(stream, WINDOW)
+    check_equal(len(events), WINDOW, "changes replayed")
+    check_equal([event_id for event_id, _, _ in events], list(range(oldest_kept + 1, last_id + 1)),
+                "ids replayed")
+    check(all(name == "seat" for _, name, _ in events), "only seat changes")
+    # The window holds the last 5 rounds: versions 4 to 13 of every seat, in order (a seat
+    # starts at version 1, and round k holds it at version 2k and releases it at 2k + 1).
+    versions = {}
+    for _, _, data in events:
+        change = json.loads(data)
+        expected = versions.get(change["id"], 3) + 1
+        check_equal(change["version"], expected, "version of %s" % change["id"])
+        check_equal(change["status"], "held" if expected % 2 == 0 else "available",
+                    "status of %s at version %d" % (change["id"], expected))
+        versions[change["id"]] = expected
+    check_equal(len(versions), seats, "seats replayed")
+    check_equal(set(versions.values()), {2 * rounds + 1}, "last versions")
+
+
+test_id_older_than_the_window_gets_a_snapshot.weight = 2.0
+
+
+def test_garbage_and_future_ids_get_a_snapshot(server):
+    c = server.client()
+    event_id = uid("sga")
+    create_event(c, event_id, sections=SMALL)
+    stream = _stream(server, event_id)
+    snapshot_id, _ = _open_with_id(stream, "stream")
+    hold(c, event_id, user(), ["S-R-1"])
+    last_id = _with_id(stream, "stream")[0]
+    check_equal(last_id, snapshot_id + 1, "the change after the snapshot")
+    values = ["", "abc", "-1", "0", "1e3", "0x10", "%d.0" % last_id, "%dx" % last_id,
+              str(last_id + 1), str(last_id + 1000), str(last_id + 2 ** 20), str(2 ** 63),
+              "9" * 30, str(snapshot_id - 1)]
+    for value in values:
+        other = _resume(server, event_id, value)
+        other_id, snapshot = _open_with_id(other, "Last-Event-ID %r" % value)
+        check_equal(other_id, last_id, "Last-Event-ID %r: the snapshot's id" % value)
+        check_equal(snapshot["counts"]["held"], 1, "Last-Event-ID %r: the snapshot" % value)
+        other.close()
+
+
+def test_id_of_an_earlier_run_gets_a_snapshot():
+    server = Server().start()
+    c = server.client()
+    event_id = uid("srun")
+    create_event(c, event_id, sections=SMALL)
+    stream = _stream(server, event_id)
+    first_snapshot, _ = _open_with_id(stream, "first run")
+    u = user()
+    h = hold(c, event_id, u, ["S-R-1"])
+    first_run_id = _with_id(stream, "first run")[0]
+    check_equal(server.stop(), 0, "exit code")
+    server = server.restart()
+    c = server.client()
+    stream = _stream(server, event_id)
+    second_snapshot, _ = _open_with_id(stream, "second run")
+    check(second_snapshot > first_run_id, "second run's snapshot id %d after the first run's %d"
+          % (second_snapshot, first_run_id))
+    # More changes than the first run made: a per-run counter would now reach its ids.
+    release(c, h["reservation_id"], u)
+    for seat in ("S-R-2", "S-R-3", "S-R-4"):
+        hold(c, event_id, u, [seat])
+    second_run = _changes(stream, 4, "second run")
+    for value in (first_snapshot, first_run_id):
+        late = _resume(server, event_id, str(value))
+        late_id, snapshot = _open_with_id(late, "Last-Event-ID %d of the first run" % value)
+        check_equal(late_id, second_run[-1][0], "snapshot id")
+        check_equal(snapshot["counts"], {"available": 3, "held": 3, "sold": 0}, "snapshot")
+        late.close()
+    # And an id of this run still resumes.
+    resumed = _resume(server, event_id, str(second_snapshot))
+    check_equal(resumed.read_head(), 200, "status")
+    check_equal(_changes(resumed, 4, "resumed in the second run"), second_run, "replay")
+    server.stop()
+
+
+def test_least_recently_subscribed_window_is_dropped(fresh):
+    c = fresh.client()
+    events = [uid("slru") for _ in range(WINDOWS + 1)]
+    positions = []
+    for event_id in events:
+        create_event(c, event_id, sections=SMALL)
+        stream = _stream(fresh, event_id)
+        positions.append(_open_with_id(stream, event_id)[0])
+        stream.close()
+        if event_id == events[-2]:
+            time.sleep(0.2)   # every earlier stream is seen closed
+    # The last subscription took the window of the first event; the second's is kept.
+    kept = _resume(fresh, events[1], str(positions[1]))
+    check_equal(kept.read_head(), 200, "status")
+    hold(c, events[1], user(), ["S-R-1"])
+    check_equal(_with_id(kept, "second event")[1:], _seat("S-R-1", "held", 2),
+                "the second event resumes: its change, no snapshot")
+    dropped = _resume(fresh, events[0], str(positions[0]))
+    check_equal(_open_with_id(dropped, "first event")[0] > positions[0], True,
+                "the first event's window was dropped: a snapshot in a new epoch")
+
+
+class SlowSyncServer(Server):
+    """Every sync of the store's log waits SYNC_DELAY_MS: a change stays in flight (applied,
+    not yet durable) long enough for clients to connect meanwhile."""
+
+    SYNC_DELAY_MS = 600
+
+    def _spawn(self, environment):
+        environment = dict(environment)
+        environment["HOLDFAST_FAULT_SYNC_DELAY_MS"] = str(self.SYNC_DELAY_MS)
+        return Server._spawn(self, environment)
+
+
+def test_change_in_flight_at_connect_comes_once():
+    """A change applied but not yet durable when a client connects: a fresh snapshot shows it
+    (and carries its id), so it is not sent again; a resumed client gets it live, after the
+    replay."""
+    server = SlowSyncServer().start()
+    c = server.client()
+    event_id = uid("sfl")
+    create_event(c, event_id, sections=SMALL)
+    watcher = _stream(server, event_id)
+    _open_with_id(watcher, "watcher")
+    u = user()
+    hold(c, event_id, u, ["S-R-1"])
+    first_id = _with_id(watcher, "watcher")[0]
+    parent = _context()
+    answers = []
+
+    def hold_in_flight():
+        _adopt(parent)
+        answers.append(post_hold(server.client(), event_id, u, ["S-R-2"]).status)
+
+    thread = threading.Thread(target=hold_in_flight, daemon=True)
+    thread.start()
+    time.sleep(0.2)     # applied at once, durable only after the slow sync
+    fresh = _stream(server, event_id)
+    resumed = _resume(server, event_id, str(first_id))
+    thread.join(timeout(10))
+    check_equal(answers, [201], "the hold in flight")
+    fresh_id, snapshot = _open_with_id(fresh, "fresh client")
+    check_equal(fresh_id, first_id + 1, "the snapshot's id: the change in flight")
+    check_equal(snapshot["counts"]["held"], 2, "the snapshot shows the change in flight")
+    check_equal(resumed.read_head(), 200, "status of the resumed client")
+    hold(c, event_id, u, ["S-R-3"])
+    check_equal(_with_id(fresh, "fresh client"), (first_id + 2,) + _seat("S-R-3", "held", 2),
+                "fresh client: the next change only")
+    for stream, what in ((resumed, "resumed client"), (watcher, "watcher")):
+        check_equal(_with_id(stream, what), (first_id + 1,) + _seat("S-R-2", "held", 2),
+                    what + ": the change in flight, live")
+        check_equal(_with_id(stream, what), (first_id + 2,) + _seat("S-R-3", "held", 2),
+                    what + ": then the next")
+    server.stop()
