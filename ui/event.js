@@ -886,7 +886,9 @@
       stopPolling();
       setLive("live", "Live");
       try { updateSummary(JSON.parse(ev.data)); } catch (_) { /* keep the old one */ }
-      // (Re)connected: seat changes while we were away are not replayed, so read the seats again.
+      // A snapshot on a reconnect: the server could not replay what changed while we were away
+      // (too long ago, or it restarted), so read the seats again. Otherwise EventSource's
+      // Last-Event-ID got us the missed changes as seat and pool events, and no snapshot.
       if (!snapshotSeen) { snapshotSeen = true; firstSnapshot(); } else loadSeats().catch(() => {});
     });
     es.addEventListener("seat", (ev) => {
