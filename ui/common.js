@@ -69,20 +69,32 @@
     return url;
   }
 
-  /* Money in minor units, formatted for the event's currency. */
+  /* Money in minor units, formatted for the event's currency. A minor unit is the ISO 4217 one
+     (cents for USD; JPY has none, so its amounts are whole yen; KWD has fils, a thousandth).
+     Intl's own digits are CLDR's display habit, which differs for a few currencies (IQD: 3 in
+     ISO 4217, 0 in CLDR), and would scale or round an amount the buyer pays: the exponent comes
+     from this table, and Intl shows exactly that many digits. Every code not listed has 2. */
+  const MINOR_DIGITS = {
+    BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0,
+    UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
+    BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+    CLF: 4, UYW: 4,
+  };
+  const minorDigits = (currency) => (currency in MINOR_DIGITS ? MINOR_DIGITS[currency] : 2);
   const formatters = new Map();
   function money(minor, currency) {
     currency = currency || "USD";
+    const digits = minorDigits(currency);
     let f = formatters.get(currency);
     if (!f) {
+      const options = { minimumFractionDigits: digits, maximumFractionDigits: digits };
       try {
-        f = new Intl.NumberFormat(undefined, { style: "currency", currency });
+        f = new Intl.NumberFormat(undefined, Object.assign({ style: "currency", currency }, options));
       } catch (_) {
-        f = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+        f = new Intl.NumberFormat(undefined, options);    // a code Intl refuses: the number alone
       }
       formatters.set(currency, f);
     }
-    const digits = f.resolvedOptions().maximumFractionDigits;
     return f.format(minor / Math.pow(10, digits));
   }
 

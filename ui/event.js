@@ -4,7 +4,13 @@
    seat with data-seat="SECTION-ROW-N" and data-status="available|held|sold". Seat states then
    come from GET /v1/events/{e}/seats (paged) and from the stream (SSE); each seat keeps the
    highest `version` seen, so a stale page never overwrites a newer stream event. Only changed
-   seats are touched (a Map from seat id to element). */
+   seats are touched (a Map from seat id to element).
+
+   A seat is drawn "loading" (data-status="loading", a neutral colour, title "Loading") until
+   its state has been read, and again from a loss of the stream until the seats have been read
+   once more over the reopened stream: the layout alone says nothing about which seats are
+   sold, and drawing them available would offer a buyer seats that are gone. The counts show a
+   placeholder meanwhile. */
 "use strict";
 
 (function () {
@@ -21,7 +27,13 @@
   const holds = new Map();            // reservation id → {hold, deadline, el, state}
   const mySeatHold = new Map();       // seat id → reservation id (seats in my active holds)
   const ownedSeats = new Set();       // seats in my confirmed orders
-  let seatsLoaded = false;
+  let seatsLoaded = false;            // the seats have been read once (the map is usable)
+  // From a loss of the stream until the seats are read again, every seat is drawn loading
+  // while its last known state (el._st) is kept and still follows what arrives.
+  let seatsStale = false;
+  let streamOpen = false;             // the stream is connected: changes after now reach us
+  let streamEpoch = 0;                // grows at each loss of the stream
+  let poolsCurrent = false;           // the pools' counts came from a snapshot or a poll
   let countsDirty = false;
   const HOLDS_STORE = "holdfast.holds." + eventId;
 
@@ -103,7 +115,7 @@
       case "hold_expired":
         return "Too late: this hold expired and its seats went back on sale. Pick seats again.";
       case "hold_released":
-        return "This hold was released, so its seats are no longer yours.";
+        return "This hold was cancelled, so its seats are no longer yours.";
       case "hold_not_active":
         return "This hold is no longer active.";
       case "already_confirmed":
@@ -183,10 +195,11 @@
     proto.type = "button";
     proto.className = "seat";
     proto.tabIndex = totalSeats > 5000 ? -1 : 0;
-    proto.dataset.status = "available";
+    proto.dataset.status = "loading";
+    proto.title = "Loading";
     const frag = document.createDocumentFragment();
     for (const s of summary.sections || []) {
-      const tally = { available: 0, held: 0, sold: 0 };
+      const tally = { available: 0, held: 0, sold: 0, loading: 0 };
       const countsEl = h("span", { class: "section-count" });
       const barEl = h("div", { class: "section-bar" });
       const block = h("section", { class: "section-block", "data-section": s.id, "aria-label": "Section " + s.id },
@@ -208,12 +221,12 @@
           const id = prefix + n;
           el.setAttribute("data-seat", id);
           if (withNumbers) el.textContent = n;
-          el._st = "available";
+          el._st = "loading";
           el._v = 0;
           seatEls.set(id, el);
           seatsEl.appendChild(el);
         }
-        tally.available += r.seats;
+        tally.loading += r.seats;
         const row = document.createElement("div");
         row.className = "row";
         row.dataset.row = r.id;
@@ -226,27 +239,44 @@
       block.style.setProperty("--cols", widest);
       block.append(rowsEl);
       frag.appendChild(block);
-      sectionInfo.set(s.id, { price: s.price, tally, countsEl, barEl, summaryCounts: s.counts });
+      // The layout's counts are not shown: they are older than the snapshot, the first counts
+      // that the stream's changes follow.
+      sectionInfo.set(s.id, { price: s.price, tally, countsEl, barEl, summaryCounts: null });
     }
     sectionsEl.replaceChildren(frag);
     setSeatSize(seatSizeToFit());
   }
 
+  /* The seat counts to show: the seats' own tally once every seat is read and drawn, the last
+     snapshot's (or poll's) counts before that, or null while neither is known. */
+  function sectionCounts(info) {
+    if (!seatsStale && info.tally.loading === 0) return info.tally;
+    return info.summaryCounts;
+  }
   function renderCounts() {
     countsDirty = false;
     const total = { available: 0, held: 0, sold: 0 };
+    let known = true;
     for (const [, info] of sectionInfo) {
-      // Until the seats are loaded, the summary's counts are the best we know.
-      const c = seatsLoaded ? info.tally : (info.summaryCounts || info.tally);
+      const c = sectionCounts(info);
+      if (!c) {
+        known = false;
+        info.countsEl.textContent = "Loading…";
+        info.barEl.replaceChildren(h("div", { class: "bar bar-loading", role: "img", "aria-label": "loading" }));
+        continue;
+      }
       total.available += c.available; total.held += c.held; total.sold += c.sold;
       info.countsEl.textContent = `${count(c.available)} of ${count(c.available + c.held + c.sold)} available`;
       info.barEl.replaceChildren(countsBar(c));
     }
     const box = $("event-counts");
+    box.dataset.state = known ? "known" : "loading";
+    const figure = (n) => (known ? count(n) : "—");
     box.replaceChildren(
-      h("div", { class: "big-count" }, h("strong", { text: count(total.available) }), h("span", { class: "k-available", text: "available" })),
-      h("div", { class: "big-count" }, h("strong", { text: count(total.held) }), h("span", { class: "k-held", text: "held" })),
-      h("div", { class: "big-count" }, h("strong", { text: count(total.sold) }), h("span", { class: "k-sold", text: "sold" })));
+      h("div", { class: "big-count" }, h("strong", { text: figure(total.available) }), h("span", { class: "k-available", text: "available" })),
+      h("div", { class: "big-count" }, h("strong", { text: figure(total.held) }), h("span", { class: "k-held", text: "held" })),
+      h("div", { class: "big-count" }, h("strong", { text: figure(total.sold) }), h("span", { class: "k-sold", text: "sold" })));
+    if (!known) box.setAttribute("aria-label", "Counts loading"); else box.removeAttribute("aria-label");
   }
   function countsChanged() {
     if (countsDirty) return;
@@ -265,7 +295,7 @@
     const old = el._st;
     if (old === status) return;
     el._st = status;
-    el.dataset.status = status;
+    if (!seatsStale) drawSeat(el, status);
     const info = sectionInfo.get(sectionOf(id));
     if (info) { info.tally[old]--; info.tally[status]++; countsChanged(); }
     if (status !== "available" && selected.has(id) && !mySeatHold.has(id)) {
@@ -281,6 +311,46 @@
     }
   }
 
+  function drawSeat(el, status) {
+    el.dataset.status = status;
+    if (status === "loading") el.title = "Loading"; else el.removeAttribute("title");
+  }
+
+  /* The stream was lost: what the map shows may be missing changes from now on. */
+  function seatsLost() {
+    streamEpoch++;
+    if (seatsStale) return;
+    seatsStale = true;
+    mapEl.classList.add("settling");
+    for (const el of seatEls.values()) drawSeat(el, "loading");
+    mapEl.setAttribute("aria-busy", "true");
+    mapStatus.hidden = false;
+    mapStatus.textContent = "Reconnecting: the seats are shown again once they are up to date.";
+    for (const [, info] of sectionInfo) info.summaryCounts = null;
+    poolsCurrent = false;
+    for (const [, info] of poolInfo) renderPool(info);
+    countsChanged();
+  }
+
+  /* A read of every seat that started while changes reached us (the stream open, or polling)
+     has finished: what the map knows is current again. */
+  function seatsCurrent() {
+    if (seatsStale) {
+      seatsStale = false;
+      for (const el of seatEls.values()) drawSeat(el, el._st);
+      if (streamOpen) setLive("live", "Live");
+    }
+    if (!seatsLoaded) {
+      seatsLoaded = true;
+      console.debug("holdfast: seats loaded");
+    }
+    mapEl.setAttribute("aria-busy", "false");
+    mapStatus.hidden = true;
+    countsChanged();
+    // Seats fade into a new state from now on, once the states drawn in bulk have been styled.
+    requestAnimationFrame(() => requestAnimationFrame(() => { if (!seatsStale) mapEl.classList.remove("settling"); }));
+  }
+
   let loading = null, reloadWanted = false;
   async function loadSeats() {
     if (loading) { reloadWanted = true; return loading; }
@@ -288,7 +358,8 @@
       do {
         reloadWanted = false;
         let after = null;
-        const started = performance.now();
+        // Changes after this read reach us only when the stream is open or polling goes on.
+        const fed = streamOpen || pollTimer !== null, epoch = streamEpoch;
         for (;;) {
           let url = `/v1/events/${enc}/seats?limit=10000`;
           if (after) url += "&after=" + encodeURIComponent(after);
@@ -298,12 +369,7 @@
           after = page.next;
           if (!seatsLoaded) mapStatus.textContent = `Loading seats… ${count(indexOfSeat(after))} of ${count(seatEls.size)}`;
         }
-        if (!seatsLoaded) {
-          seatsLoaded = true;
-          mapEl.setAttribute("aria-busy", "false");
-          mapStatus.hidden = true;
-          console.debug("holdfast: seats loaded in", Math.round(performance.now() - started), "ms");
-        }
+        if (fed && epoch === streamEpoch) seatsCurrent();
         countsChanged();
       } while (reloadWanted);
     })();
@@ -347,11 +413,15 @@
   }
   function renderPool(info) {
     const p = info.pool;
-    info.bar.replaceChildren(countsBar({ available: p.available, held: p.held, sold: p.sold }));
+    // Like the seats, a pool's counts wait for the snapshot (or a poll) before they are shown.
+    const figure = (n) => (poolsCurrent ? count(n) : "—");
+    info.bar.replaceChildren(poolsCurrent ? countsBar({ available: p.available, held: p.held, sold: p.sold })
+                                          : h("div", { class: "bar bar-loading", role: "img", "aria-label": "loading" }));
     info.nums.replaceChildren(
-      h("div", null, h("dt", { class: "k-available", text: "Available" }), h("dd", { text: count(p.available) })),
-      h("div", null, h("dt", { class: "k-held", text: "Held" }), h("dd", { text: count(p.held) })),
-      h("div", null, h("dt", { class: "k-sold", text: "Sold" }), h("dd", { text: count(p.sold) })));
+      h("div", null, h("dt", { class: "k-available", text: "Available" }), h("dd", { text: figure(p.available) })),
+      h("div", null, h("dt", { class: "k-held", text: "Held" }), h("dd", { text: figure(p.held) })),
+      h("div", null, h("dt", { class: "k-sold", text: "Sold" }), h("dd", { text: figure(p.sold) })));
+    info.card.dataset.counts = poolsCurrent ? "known" : "loading";
     info.input.max = String(maxQty(info));
     info.card.classList.toggle("sold-out", p.available === 0);
   }
@@ -422,6 +492,11 @@
       selected.delete(id);
       el.classList.remove("sel");
     } else {
+      if (el.dataset.status === "loading") {
+        say(seatsLoaded ? "Reconnecting: the seats can be picked again once they are up to date."
+                        : "The seats are still loading: pick one in a moment.", "info");
+        return;
+      }
       if (el._st !== "available") {
         say(mySeatHold.has(id) ? `${id} is already in your hold.`
             : el._st === "held" ? `${id} is held by another buyer right now. It may come back if they don't buy it.`
@@ -579,11 +654,13 @@
     const countdown = h("span", { class: "countdown", "aria-label": "Time left" });
     const payRef = h("input", { type: "text", class: "pay-ref", placeholder: "Payment reference (optional)",
                                 maxlength: "255", "aria-label": "Payment reference" });
-    const commit = h("button", { type: "button", class: "btn primary commit-btn", text: "Commit · " + money(hold.total, cur) });
-    const release = h("button", { type: "button", class: "btn ghost release-btn", text: "Release" });
+    // What the buyer does is buy and pay the hold's total, or give the seats up: "Buy · $900.00"
+    // and "Cancel hold" (API.md's commit and release).
+    const commit = h("button", { type: "button", class: "btn primary commit-btn", text: "Buy · " + money(hold.total, cur) });
+    const release = h("button", { type: "button", class: "btn ghost release-btn", text: "Cancel hold" });
     const extend = h("button", { type: "button", class: "link-btn extend-btn", text: "Need more time?" });
     const dismiss = h("button", { type: "button", class: "btn ghost small dismiss-btn", text: "Dismiss" });
-    const stateText = { held: "Held for you", expired: "Expired", released: "Released", confirmed: "Paid" }[rec.state] || rec.state;
+    const stateText = { held: "Held for you", expired: "Expired", released: "Cancelled", confirmed: "Paid" }[rec.state] || rec.state;
     const el = h("article", { class: "hold", "data-hold": hold.reservation_id, "data-state": rec.state },
       h("header", { class: "hold-head" },
         h("span", { class: "hold-state", text: stateText }),
@@ -592,7 +669,7 @@
       h("ul", { class: "hold-lines" }, lines),
       rec.state === "held" ? h("div", { class: "hold-pay" }, payRef, h("div", { class: "actions" }, release, commit)) : null,
       rec.state === "expired" ? h("p", { class: "small muted", text: "The time ran out and these seats went back on sale." }) : null,
-      rec.state === "released" ? h("p", { class: "small muted", text: "You let these go; they are back on sale." }) : null,
+      rec.state === "released" ? h("p", { class: "small muted", text: "You cancelled this hold; the seats are back on sale." }) : null,
       rec.state !== "held" ? h("div", { class: "actions" }, dismiss) : null);
     rec.countdownEl = countdown;
     commit.addEventListener("click", () => commitHold(rec, payRef.value.trim(), [commit, release]));
@@ -617,7 +694,7 @@
       rec.el.remove();
       refreshHoldsCard();
       addOrder(order, true);
-      say(`Paid. Order ${order.order_id} is confirmed: enjoy the show!`, "success");
+      say(`Paid. Order ${order.order_id} is confirmed: ${orderItems(order)}. Enjoy the show!`, "success");
       completeQueue();
     } catch (err) {
       say(explain(err), "error");
@@ -650,7 +727,7 @@
       rec.hold = hold;
       for (const id of hold.seats || []) applySeat(id, "available");
       endHold(rec, hold.status || "released");
-      say(hold.status === "expired" ? "That hold had already expired; the seats are back on sale." : "Released. The seats are back on sale.", "info");
+      say(hold.status === "expired" ? "That hold had already expired; the seats are back on sale." : "Hold cancelled. The seats are back on sale.", "info");
     } catch (err) {
       say(explain(err), "error");
       if (err.code === "already_confirmed") endHold(rec, "confirmed");
@@ -835,6 +912,11 @@
   }
 
   /* ---------- orders ---------- */
+  /* "FLOOR-A-12, FLOOR-A-13 and 2 × GA": what an order bought, in a sentence. */
+  function orderItems(order) {
+    const items = (order.seats || []).concat(Object.entries(order.pools || {}).map(([id, q]) => `${q} × ${id}`));
+    return listSeats(items);
+  }
   const orders = new Map();
   function markOwned(id) {
     ownedSeats.add(id);
@@ -854,7 +936,7 @@
       h("ul", { class: "hold-lines" },
         seats.map((id) => { const [sec, row, num] = id.split("-"); return h("li", null, h("strong", { text: sec }), ` Row ${row} · Seat ${num}`); }),
         pools.map(([id, q]) => h("li", null, h("strong", { text: id }), ` × ${q}`))),
-      h("p", { class: "small muted order-id", text: order.order_id + (order.payment_ref ? " · " + order.payment_ref : "") }));
+      h("p", { class: "small muted order-id", text: "Order " + order.order_id + (order.payment_ref ? " · " + order.payment_ref : "") }));
     $("orders").prepend(el);
     $("orders-card").hidden = false;
   }
@@ -873,23 +955,52 @@
   }
 
   /* ---------- live updates ---------- */
-  let source = null, pollTimer = null, retryTimer = null, snapshotSeen = false;
+  // How long the page waits for the stream to open (at first, or again after a loss) before it
+  // reads the seats every 5 s instead: a proxy that buffers event streams, or a stream that
+  // cannot connect, would otherwise leave the map loading for good.
+  const STREAM_WAIT_MS = 5000;
+  // After the stream reopens without a snapshot (a server resuming from Last-Event-ID sends the
+  // missed changes instead), how long a snapshot may still come before the seats are read.
+  const RESUME_READ_DELAY_MS = 300;
+  let source = null, pollTimer = null, retryTimer = null, waitTimer = null, resyncTimer = null;
   function setLive(state, text) { live.dataset.state = state; live.textContent = text; }
+
+  function readSeats() {
+    loadSeats().catch((err) => {
+      seatsFailed(err);
+      // Over an open stream no snapshot comes again by itself: try the read again later.
+      clearTimeout(resyncTimer);
+      if (streamOpen) resyncTimer = setTimeout(readSeats, 5000);
+    });
+  }
+
+  function waitForStream() {
+    clearTimeout(waitTimer);
+    waitTimer = setTimeout(() => {
+      if (streamOpen) return;
+      setLive("polling", "Refreshing every 5 s");
+      startPolling();
+    }, STREAM_WAIT_MS);
+  }
 
   function connect() {
     clearTimeout(retryTimer);
+    clearTimeout(resyncTimer);
     if (source) source.close();
+    if (streamOpen) { streamOpen = false; if (!pollTimer) seatsLost(); }
     setLive("connecting", "Connecting…");
+    waitForStream();
     const es = new EventSource(streamUrl(eventId));
     source = es;
     es.addEventListener("snapshot", (ev) => {
+      clearTimeout(resyncTimer);
       stopPolling();
-      setLive("live", "Live");
       try { updateSummary(JSON.parse(ev.data)); } catch (_) { /* keep the old one */ }
-      // A snapshot on a reconnect: the server could not replay what changed while we were away
-      // (too long ago, or it restarted), so read the seats again. Otherwise EventSource's
+      // The snapshot has the counts, not the seats: read them now that every later change
+      // reaches us. A snapshot on a reconnect means the server could not replay what changed
+      // while we were away (too long ago, or it restarted); when it could, EventSource's
       // Last-Event-ID got us the missed changes as seat and pool events, and no snapshot.
-      if (!snapshotSeen) { snapshotSeen = true; firstSnapshot(); } else loadSeats().catch(() => {});
+      readSeats();
     });
     es.addEventListener("seat", (ev) => {
       try { const s = JSON.parse(ev.data); applySeat(s.id, s.status, s.version); } catch (_) { /* ignore */ }
@@ -897,29 +1008,48 @@
     es.addEventListener("pool", (ev) => {
       try { applyPool(JSON.parse(ev.data)); } catch (_) { /* ignore */ }
     });
-    es.addEventListener("open", () => { if (live.dataset.state !== "live") setLive("live", "Live"); });
+    es.addEventListener("open", () => {
+      streamOpen = true;
+      clearTimeout(waitTimer);
+      stopPolling();
+      if (!seatsStale) { setLive("live", "Live"); return; }
+      // Back after a loss: the missed changes (or a snapshot) come first; a read of the seats
+      // over the open stream then says the map is current, whichever the server sent.
+      setLive("connecting", "Catching up…");
+      resyncTimer = setTimeout(readSeats, RESUME_READ_DELAY_MS);
+    });
     es.addEventListener("error", () => {
+      const wasOpen = streamOpen;
+      streamOpen = false;
+      clearTimeout(resyncTimer);
+      if (wasOpen && !pollTimer) seatsLost();
       if (es.readyState === EventSource.CLOSED) {
         // Refused (no stream on this server, or the key was refused): poll, and try again later.
+        clearTimeout(waitTimer);
         setLive("polling", "Refreshing every 5 s");
         startPolling();
         retryTimer = setTimeout(connect, 15000);
-      } else {
+      } else if (!pollTimer) {
         setLive("connecting", "Reconnecting…");
+        if (wasOpen) waitForStream();
       }
     });
   }
 
   function startPolling() {
     if (pollTimer) return;
-    if (!snapshotSeen) firstSnapshot();
-    pollTimer = setInterval(async () => {
-      if (document.hidden) return;
-      try {
-        updateSummary(await api("GET", `/v1/events/${enc}`));
-        await loadSeats();
-      } catch (_) { setLive("down", "Offline"); }
-    }, 5000);
+    pollTimer = setInterval(poll, 5000);
+    poll();
+  }
+  async function poll() {
+    if (document.hidden && seatsLoaded) return;
+    try {
+      updateSummary(await api("GET", `/v1/events/${enc}`));
+      await loadSeats();
+    } catch (err) {
+      if (!seatsLoaded) seatsFailed(err);
+      setLive("down", "Offline");
+    }
   }
   function stopPolling() { clearInterval(pollTimer); pollTimer = null; }
 
@@ -928,6 +1058,7 @@
     summary.max_seats_per_user = s.max_seats_per_user;
     if (s.waiting_room) { const was = roomEnabled(); summary.waiting_room = s.waiting_room; if (was !== roomEnabled()) renderQueue(); }
     summary.max_seats_per_hold = s.max_seats_per_hold;
+    poolsCurrent = true;
     for (const p of s.pools || []) applyPool(p);
     for (const sec of s.sections || []) {
       const info = sectionInfo.get(sec.id);
@@ -936,12 +1067,6 @@
     countsChanged();
   }
 
-  let firstLoadStarted = false;
-  function firstSnapshot() {
-    if (firstLoadStarted) { loadSeats().catch(seatsFailed); return; }
-    firstLoadStarted = true;
-    loadSeats().catch(seatsFailed);
-  }
   function seatsFailed(err) {
     mapStatus.hidden = false;
     mapStatus.textContent = "The seats could not be loaded: " + explain(err);
@@ -952,7 +1077,8 @@
     const id = el.dataset.seat;
     const [sec, row, num] = id.split("-");
     const info = sectionInfo.get(sec);
-    const st = mySeatHold.has(id) ? "Your hold" : ownedSeats.has(id) ? "Your ticket"
+    const st = el.dataset.status === "loading" ? "Loading"
+             : mySeatHold.has(id) ? "Your hold" : ownedSeats.has(id) ? "Your ticket"
              : selected.has(id) ? "Selected" : { available: "Available", held: "Held", sold: "Sold" }[el._st];
     tooltip.replaceChildren(
       h("strong", { text: `${sec} · Row ${row} · Seat ${num}` }),
@@ -983,7 +1109,8 @@
       showTip(el);
       // Labels are made on demand (60,000 of them up front would cost memory for nothing).
       const [sec, row, num] = el.dataset.seat.split("-");
-      const st = mySeatHold.has(el.dataset.seat) ? "your hold" : selected.has(el.dataset.seat) ? "selected" : el._st;
+      const st = el.dataset.status === "loading" ? "loading" : mySeatHold.has(el.dataset.seat) ? "your hold"
+               : selected.has(el.dataset.seat) ? "selected" : el._st;
       el.setAttribute("aria-label", `Section ${sec}, row ${row}, seat ${num}, ${st}`);
     });
     sectionsEl.addEventListener("focusout", () => { tooltip.hidden = true; });
@@ -1076,10 +1203,9 @@
     renderCounts();
     wire();
     selectionChanged();
+    // The seats are read once the stream's snapshot has come (so no change falls between the
+    // two); they are drawn loading until then.
     connect();
-    // Read the seats once the stream is subscribed (so no change falls between the two);
-    // if the stream is slow to answer, do not wait for it.
-    setTimeout(() => { if (!firstLoadStarted) firstSnapshot(); }, 1500);
     restoreHolds();
     loadOrders();
     loadQueue();

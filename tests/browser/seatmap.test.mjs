@@ -32,6 +32,8 @@ const VIEWPORT = { width: 1440, height: 900 };
 // Under build/ (ignored by git): a test run leaves the tree as it found it. Copy it over
 // docs/seatmap.png by hand when the page's look changes.
 const SCREENSHOT = process.env.HOLDFAST_SCREENSHOT || path.join(root, "build", "seatmap.png");
+// The map while the stream is held back: every seat loading.
+const SCREENSHOT_LOADING = path.join(path.dirname(SCREENSHOT), "seatmap-loading.png");
 
 let base = process.env.HOLDFAST_BASE_URL || "";
 let server = null;
@@ -166,6 +168,47 @@ async function waitStatus(page, id, status, timeout) {
   }, [id, status], { timeout, polling: 20 });
 }
 
+/* The seats' states on the server, read through the API. */
+async function seatStates(eventId = EVENT) {
+  const seats = (await call("GET", `/v1/events/${eventId}/seats?limit=10000`)).body.seats;
+  const of = (status) => seats.filter((s) => s.status === status).map((s) => s.id);
+  return { total: seats.length, available: of("available"), held: of("held"), sold: of("sold") };
+}
+
+/* In the page: how the seats are drawn (data-status, a "Loading" title, the available colour). */
+function seatDrawing() {
+  const green = getComputedStyle(document.querySelector('.swatch[data-k="available"]')).backgroundColor;
+  const statuses = {};
+  let titled = 0, greenCount = 0, total = 0;
+  for (const el of document.querySelectorAll("#sections [data-seat]")) {
+    total++;
+    statuses[el.dataset.status] = (statuses[el.dataset.status] || 0) + 1;
+    if (/^loading$/i.test(el.title)) titled++;
+    if (getComputedStyle(el).backgroundColor === green) greenCount++;
+  }
+  return { total, statuses, titled, green: greenCount };
+}
+
+/* Before the page's scripts: note every seat ever drawn available, however briefly (an
+   attribute's old value is kept by the observer even when it changed again meanwhile). */
+function recordAvailableSeats() {
+  window.drawnAvailable = new Set();
+  const note = (el, status) => {
+    if (el.dataset && el.dataset.seat && status === "available") window.drawnAvailable.add(el.dataset.seat);
+  };
+  new MutationObserver((list) => {
+    for (const m of list) {
+      if (m.type === "attributes") { note(m.target, m.oldValue); note(m.target, m.target.dataset.status); continue; }
+      for (const n of m.addedNodes) {
+        if (n.nodeType !== 1) continue;
+        note(n, n.dataset.status);
+        for (const el of n.querySelectorAll("[data-seat]")) note(el, el.dataset.status);
+      }
+    }
+  }).observe(document, { subtree: true, childList: true, attributes: true,
+                         attributeFilter: ["data-status"], attributeOldValue: true });
+}
+
 /* ---------- tests ---------- */
 
 before(async () => {
@@ -198,6 +241,118 @@ describe("box-office page", () => {
       assert.equal(r.status, 200, `/ui/${file}`);
       assert.match(r.headers.get("content-type") || "", type, `/ui/${file} Content-Type`);
     }
+  });
+
+  it("draws every seat loading until the stream's snapshot, never available, then sold seats sold", async () => {
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
+    // The stream is held back until the checks below are done (a slow stream).
+    let releaseStream;
+    const streamGate = new Promise((resolve) => { releaseStream = resolve; });
+    let streamAsked = false;
+    await ctx.route(`**/v1/events/${EVENT}/stream*`, async (route) => {
+      streamAsked = true;
+      await streamGate;
+      await route.continue();
+    });
+    await ctx.addInitScript(recordAvailableSeats);
+    const server = await seatStates();
+    assert.ok(server.sold.length >= 5 && server.held.length >= 1, "the showcase has sold and held seats");
+    const page = await ctx.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${base}/ui/events/${EVENT}`);
+    await page.waitForFunction(() => document.querySelectorAll("#sections [data-seat]").length > 0);
+    await sleep(1000);
+    assert.ok(streamAsked, "the page asked for the stream");
+
+    const drawn = await page.evaluate(seatDrawing);
+    assert.equal(drawn.total, server.total);
+    assert.deepEqual(drawn.statuses, { loading: server.total }, "every seat is drawn loading");
+    assert.equal(drawn.titled, server.total, 'every seat has title "Loading"');
+    assert.equal(drawn.green, 0, "no seat has the available colour");
+    assert.equal(await page.getAttribute("#map", "aria-busy"), "true");
+    // The counts wait too: a placeholder, no figure.
+    assert.equal(await page.getAttribute("#event-counts", "data-state"), "loading");
+    assert.deepEqual(await page.locator("#event-counts strong").allInnerTexts(), ["—", "—", "—"]);
+    assert.match(await page.locator('.section-block[data-section="FLOOR"] .section-count').innerText(), /^Loading/);
+    assert.equal(await page.getAttribute('.pool-card[data-pool="GA"]', "data-counts"), "loading");
+    assert.match(await page.locator('.pool-card[data-pool="GA"] .counts').innerText(), /Available\s*—/);
+    // A loading seat cannot be picked.
+    await seat(page, server.available[0]).click();
+    assert.doesNotMatch(await seat(page, server.available[0]).getAttribute("class"), /\bsel\b/);
+    assert.match(await page.locator("#notice").innerText(), /still loading/);
+    mkdirSync(path.dirname(SCREENSHOT_LOADING), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT_LOADING });
+
+    releaseStream();
+    await page.waitForSelector("#map[aria-busy='false']", { timeout: 10000 });
+    await page.waitForSelector("#live[data-state='live']", { timeout: 5000 });
+    const after = await page.evaluate(seatDrawing);
+    assert.deepEqual(after.statuses, { available: server.available.length, held: server.held.length, sold: server.sold.length });
+    assert.equal(after.titled, 0);
+    for (const id of server.sold) assert.equal(await statusOf(page, id), "sold", id);
+    for (const id of server.held) assert.equal(await statusOf(page, id), "held", id);
+    // Never drawn available in between, not even for a moment.
+    const everAvailable = new Set(await page.evaluate(() => [...window.drawnAvailable]));
+    assert.deepEqual(server.sold.concat(server.held).filter((id) => everAvailable.has(id)), []);
+    assert.equal(await page.getAttribute("#event-counts", "data-state"), "known");
+    assert.match(await page.locator("#event-counts").innerText(), new RegExp(`${server.sold.length}\\s*sold`, "i"));
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
+  it("draws the seats loading again while the stream reconnects, until they are read again", async () => {
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
+    // The first stream ends right after its snapshot (a lost connection, retried after 200 ms);
+    // the second is held back until the checks are done.
+    const summaryNow = (await call("GET", `/v1/events/${EVENT}`)).body;
+    let streams = 0, releaseStream;
+    const streamGate = new Promise((resolve) => { releaseStream = resolve; });
+    await ctx.route(`**/v1/events/${EVENT}/stream*`, async (route) => {
+      streams++;
+      if (streams === 1) {
+        return route.fulfill({ status: 200, contentType: "text/event-stream",
+                               body: `retry: 200\nevent: snapshot\ndata: ${JSON.stringify(summaryNow)}\n\n` });
+      }
+      await streamGate;
+      return route.continue();
+    });
+    const page = await ctx.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${base}/ui/events/${EVENT}`);
+    await page.waitForFunction(() => document.querySelector("#live").dataset.state === "connecting"
+                                      && document.querySelector("#live").textContent === "Reconnecting…");
+    const start = Date.now();
+    while (streams < 2 && Date.now() - start < 5000) await sleep(50);
+    assert.equal(streams, 2, "the page reconnects");
+    // Meanwhile a seat is sold: the page must not show it available from before the loss.
+    const server = await seatStates();
+    const target = server.available.find((id) => id.startsWith("LOWER-"));
+    const hold = await call("POST", `/v1/events/${EVENT}/holds`, { user_id: "ivan", seats: [target] });
+    assert.equal(hold.status, 201);
+    const bought = await call("POST", `/v1/holds/${hold.body.reservation_id}/commit`, { user_id: "ivan" });
+    assert.equal(bought.status, 200);
+    await sleep(300);
+    const drawn = await page.evaluate(seatDrawing);
+    assert.deepEqual(drawn.statuses, { loading: server.total }, "every seat is drawn loading while reconnecting");
+    assert.equal(drawn.green, 0);
+    assert.equal(await page.getAttribute("#map", "aria-busy"), "true");
+    assert.equal(await page.getAttribute("#event-counts", "data-state"), "loading");
+
+    releaseStream();
+    await page.waitForSelector("#map[aria-busy='false']", { timeout: 10000 });
+    await page.waitForSelector("#live[data-state='live']", { timeout: 5000 });
+    assert.equal(await statusOf(page, target), "sold");
+    for (const id of server.sold) assert.equal(await statusOf(page, id), "sold", id);
+    const after = await page.evaluate(seatDrawing);
+    assert.equal(after.statuses.loading, undefined);
+    assert.equal(after.statuses.sold, server.sold.length + 1);
+    assert.deepEqual(errors, []);
+    await ctx.close();
+    // The tests after this one count on the showcase as it was made.
+    const cancelled = await call("POST", `/v1/orders/${bought.body.order_id}/cancel`, { user_id: "ivan" });
+    assert.equal(cancelled.status, 200);
   });
 
   it("lists the events with their counts", async () => {
@@ -459,6 +614,72 @@ describe("box-office page", () => {
     await page.waitForFunction(() => /confirmed/.test(document.querySelector("#notice").textContent));
     await page.waitForFunction(() => document.querySelector("#queue-card").dataset.state === "none");
     assert.ok(seen.completed, "the ticket was completed after buying");
+    assert.deepEqual(page.errors, []);
+    await ctx.close();
+  });
+
+  it("says Buy with the hold's total, in the event's currency, and shows the order after buying", async () => {
+    const ctx = await browser.newContext({ viewport: VIEWPORT, locale: "en-US" });
+    const page = await openMap(ctx);
+    await page.fill("#user-id", "judy");
+    // Two seats of different sections: 450.00 + 120.00.
+    const server = await seatStates();
+    const floor = server.available.find((id) => id.startsWith("FLOOR-") && !KEEP_FREE.has(id));
+    const balc = server.available.find((id) => id.startsWith("BALC-") && !KEEP_FREE.has(id));
+    await seat(page, floor).click();
+    await seat(page, balc).click();
+    await page.click("#hold-btn");
+    const seatsHold = page.locator(".hold[data-state='held']", { has: page.locator(`[data-seat="${floor}"]`) });
+    await seatsHold.waitFor();
+    const seatsHoldId = await seatsHold.getAttribute("data-hold");
+    assert.equal((await call("GET", `/v1/holds/${seatsHoldId}`)).body.total, 57000);
+    assert.equal(await seatsHold.locator(".commit-btn").innerText(), "Buy · $570.00");
+    assert.equal(await seatsHold.locator(".release-btn").innerText(), "Cancel hold");
+
+    // A pool line: 3 × GA at 99.00.
+    await page.fill("#pool-qty-GA", "3");
+    await page.click("#hold-btn");
+    const poolHold = page.locator(".hold[data-state='held']", { hasText: "GA" });
+    await poolHold.waitFor();
+    assert.equal(await poolHold.locator(".commit-btn").innerText(), "Buy · $297.00");
+
+    // Buying: the order, its id and its seats, in the notice and under "Your tickets".
+    const committed = page.waitForResponse((r) => r.url().includes(`/v1/holds/${seatsHoldId}/commit`));
+    await seatsHold.locator(".commit-btn").click();
+    const order = await (await committed).json();
+    assert.match(order.order_id, /^ord_/);
+    const card = page.locator(`#orders [data-order="${order.order_id}"]`);
+    await card.waitFor({ timeout: 3000 });
+    const cardText = await card.innerText();
+    assert.match(cardText, new RegExp(`Order ${order.order_id}`));
+    for (const id of [floor, balc]) {
+      const [sec, row, num] = id.split("-");
+      assert.match(cardText, new RegExp(`${sec}\\s*Row ${row} · Seat ${num}`));
+    }
+    assert.match(cardText, /\$570\.00/);
+    const notice = await page.locator("#notice").innerText();
+    assert.ok(notice.includes(order.order_id) && notice.includes(floor) && notice.includes(balc), notice);
+    await poolHold.locator(".release-btn").click();
+    const cancelled = page.locator(".hold[data-state='released']", { hasText: "GA" });
+    await cancelled.waitFor();
+    assert.match(await cancelled.locator(".hold-state").innerText(), /^cancelled$/i);
+    assert.deepEqual(page.errors, []);
+    await ctx.close();
+  });
+
+  it("shows a currency without minor units without decimals (JPY)", async () => {
+    const created = await call("POST", "/v1/events", { id: "tokyo_1", name: "Tokyo Dome", currency: "JPY",
+      sections: [{ id: "ARENA", price: 12500, rows: [{ id: "A", seats: 4 }] }] });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const ctx = await browser.newContext({ viewport: VIEWPORT, locale: "en-US" });
+    const page = await openMap(ctx, "tokyo_1");
+    await page.fill("#user-id", "kenji");
+    await seat(page, "ARENA-A-1").click();
+    await seat(page, "ARENA-A-2").click();
+    await page.click("#hold-btn");
+    const hold = page.locator(".hold[data-state='held']");
+    await hold.waitFor();
+    assert.equal(await hold.locator(".commit-btn").innerText(), "Buy · ¥25,000");
     assert.deepEqual(page.errors, []);
     await ctx.close();
   });
