@@ -63,14 +63,14 @@ typedef enum hf_order_status {
 
 typedef enum hf_error {
     HF_OK = 0,
-    HF_ERROR_INVALID_REQUEST,      /* detail.field names the field */
+    HF_ERROR_INVALID_REQUEST,      /* detail: the field's path and the fault */
     HF_ERROR_EVENT_EXISTS,
     HF_ERROR_EVENT_NOT_FOUND,
     HF_ERROR_SEAT_NOT_FOUND,       /* detail.items: indexes into the request's seat_ids */
     HF_ERROR_SEATS_UNAVAILABLE,    /* detail.items: indexes into the request's seat_ids */
     HF_ERROR_POOL_NOT_FOUND,       /* detail.pool: index into the request's pools */
     HF_ERROR_INSUFFICIENT_QUANTITY,/* detail.pool, detail.available */
-    HF_ERROR_USER_LIMIT_EXCEEDED,
+    HF_ERROR_USER_LIMIT_EXCEEDED,  /* detail.limit, current, requested */
     HF_ERROR_HOLD_NOT_FOUND,
     HF_ERROR_NOT_OWNER,
     HF_ERROR_HOLD_EXPIRED,
@@ -89,17 +89,47 @@ const char *hf_hold_status_name(uint8_t status);
 /* The seat status named by text; false when there is none. */
 bool hf_seat_status_parse(const char *text, uint8_t *status);
 
+/* What is wrong with the field of an HF_ERROR_INVALID_REQUEST. The core writes no text for
+ * clients: the engine says each fault in words, with the field's path and rule. */
+typedef enum hf_fault {
+    HF_FAULT_VALUE = 0,            /* not what the field must be (the engine knows each rule) */
+    HF_FAULT_REQUIRED,             /* absent */
+    HF_FAULT_DUPLICATE,            /* the same id as the element other of the same list */
+    HF_FAULT_NO_INVENTORY,         /* an event without any seat or pool */
+    HF_FAULT_NO_ITEMS,             /* a hold or booking asking for nothing */
+    HF_FAULT_EVENT_SEATS,          /* more seats than an event may have: requested, limit */
+    HF_FAULT_EVENT_ROWS,           /* more rows than an event may have: requested, limit */
+    HF_FAULT_HOLD_ITEMS,           /* more items than max_seats_per_hold: requested, limit */
+    HF_FAULT_HOLD_TTL,             /* ttl above max_hold: requested, limit (milliseconds) */
+    HF_FAULT_ID_TAKEN,             /* a server-made id already in use (the caller's fault) */
+} hf_fault_t;
+
 typedef struct hf_error_detail {
-    const char *field;             /* HF_ERROR_INVALID_REQUEST: static string */
-    const char *reason;            /* HF_ERROR_INVALID_REQUEST: a static sentence, or NULL */
+    /* HF_ERROR_INVALID_REQUEST: the path of the field at fault, from the top-level member
+     * field down: field, field[index] (has_index; for a hold's "pools", the pool id of
+     * request->pools[index]), field[index].rows[row] (has_row), each followed by .member when
+     * member is set. field and member are static strings. */
+    const char *field;
+    const char *member;
+    uint32_t index, row;
+    bool has_index, has_row;
+    uint8_t fault;                 /* hf_fault_t */
+    /* HF_FAULT_DUPLICATE: the index (the row's, with has_row) of the earlier element with
+     * the same id. */
+    uint32_t other;
+    /* HF_ERROR_USER_LIMIT_EXCEEDED: max_seats_per_user, the units the user holds and has
+     * bought on the event (less those replace_existing releases), and the units asked for;
+     * pool units count one each. The faults with numbers use limit and requested. */
+    int64_t limit, current, requested;
     /* HF_ERROR_SEATS_UNAVAILABLE and HF_ERROR_VERSION_CONFLICT: the newest change (numbered
      * as hf_core_change_count counts) that the states of the seats asked for rest on. Once
      * the store has every change up to it, the answer tells nothing the store lacks. */
     uint64_t observed_change;
-    uint32_t item_count;
-    uint32_t items[HF_HOLD_ITEMS_MAX];
     uint32_t pool;
     int64_t available;
+    /* Last: callers clear what comes before it (items is large). */
+    uint32_t item_count;
+    uint32_t items[HF_HOLD_ITEMS_MAX];
 } hf_error_detail_t;
 
 /* ---- Read-only views of the state ---- */
@@ -247,7 +277,10 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
 /* Released, or already expired: both answer HF_OK (look at the hold's status). */
 hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *user_id,
                            hf_time_ms_t now);
-/* order_id: the id for the new order; an already confirmed hold answers its order. */
+/* order_id: the id for the new order. An already confirmed hold answers its order
+ * (*order_index) and changes nothing: HF_OK when payment_ref is NULL, empty or the order's own,
+ * else HF_ERROR_ALREADY_CONFIRMED with *order_index set too (a second payment is never
+ * absorbed: API.md section 3). */
 hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
                           const char *order_id, const char *payment_ref, hf_time_ms_t now,
                           uint32_t *order_index);

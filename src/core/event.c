@@ -95,6 +95,36 @@ bool hf_core_id_valid(const char *id) {
     return true;
 }
 
+/* sections[s].rows[r], or sections[s].rows[r].member. */
+static hf_error_t invalid_row(hf_error_detail_t *detail, uint32_t s, uint32_t r,
+                              const char *member, uint8_t fault, uint32_t other) {
+    hf_error_detail_t path = {.member = member, .index = s, .has_index = true, .row = r,
+                              .has_row = true, .other = other};
+    return invalid_path(detail, "sections", &path, fault);
+}
+
+/* list[index].id repeats list[other].id. */
+static hf_error_t invalid_duplicate(hf_error_detail_t *detail, const char *list, uint32_t index,
+                                    uint32_t other) {
+    hf_error_detail_t path = {.member = "id", .index = index, .has_index = true, .other = other};
+    return invalid_path(detail, list, &path, HF_FAULT_DUPLICATE);
+}
+
+static hf_error_t check_rows(const hf_section_definition_t *section, uint32_t s, uint64_t *seats,
+                             hf_error_detail_t *detail) {
+    for (uint32_t r = 0; r < section->row_count; r++) {
+        const hf_row_definition_t *row = &section->rows[r];
+        if (!hf_core_id_valid(row->id)) return invalid_row(detail, s, r, "id", HF_FAULT_VALUE, 0);
+        for (uint32_t other = 0; other < r; other++)
+            if (strcmp(section->rows[other].id, row->id) == 0)
+                return invalid_row(detail, s, r, "id", HF_FAULT_DUPLICATE, other);
+        if (row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
+            return invalid_row(detail, s, r, "seats", HF_FAULT_VALUE, 0);
+        *seats += row->seats;
+    }
+    return HF_OK;
+}
+
 static hf_error_t check_sections(const hf_event_definition_t *definition, uint64_t *seats,
                                  uint64_t *rows, hf_error_detail_t *detail) {
     *seats = 0;
@@ -102,27 +132,25 @@ static hf_error_t check_sections(const hf_event_definition_t *definition, uint64
     if (definition->section_count > HF_EVENT_SECTIONS_MAX) return invalid(detail, "sections");
     for (uint32_t s = 0; s < definition->section_count; s++) {
         const hf_section_definition_t *section = &definition->sections[s];
-        if (!hf_core_id_valid(section->id)) return invalid(detail, "sections");
-        if (section->price < 0 || section->price > HF_PRICE_MAX) return invalid(detail, "sections");
-        if (section->row_count == 0 || section->row_count > HF_SECTION_ROWS_MAX)
-            return invalid(detail, "sections");
+        if (!hf_core_id_valid(section->id))
+            return invalid_at(detail, "sections", s, "id", HF_FAULT_VALUE);
         for (uint32_t other = 0; other < s; other++)
             if (strcmp(definition->sections[other].id, section->id) == 0)
-                return invalid_because(detail, "sections", "two sections have the same id");
-        for (uint32_t r = 0; r < section->row_count; r++) {
-            const hf_row_definition_t *row = &section->rows[r];
-            if (!hf_core_id_valid(row->id) || row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
-                return invalid(detail, "sections");
-            for (uint32_t other = 0; other < r; other++)
-                if (strcmp(section->rows[other].id, row->id) == 0)
-                    return invalid_because(detail, "sections",
-                                           "two rows of a section have the same id");
-            *seats += row->seats;
-        }
+                return invalid_duplicate(detail, "sections", s, other);
+        if (section->price < 0 || section->price > HF_PRICE_MAX)
+            return invalid_at(detail, "sections", s, "price", HF_FAULT_VALUE);
+        if (section->row_count == 0 || section->row_count > HF_SECTION_ROWS_MAX)
+            return invalid_at(detail, "sections", s, "rows", HF_FAULT_VALUE);
+        hf_error_t error = check_rows(section, s, seats, detail);
+        if (error) return error;
         *rows += section->row_count;
     }
-    if (*seats > HF_EVENT_SEATS_MAX || *rows > HF_EVENT_ROWS_MAX)
-        return invalid_because(detail, "sections", "more seats or rows than an event may have");
+    if (*seats > HF_EVENT_SEATS_MAX)
+        return invalid_count(detail, "sections", HF_FAULT_EVENT_SEATS, (int64_t)*seats,
+                             HF_EVENT_SEATS_MAX);
+    if (*rows > HF_EVENT_ROWS_MAX)
+        return invalid_count(detail, "sections", HF_FAULT_EVENT_ROWS, (int64_t)*rows,
+                             HF_EVENT_ROWS_MAX);
     return HF_OK;
 }
 
@@ -130,12 +158,14 @@ static hf_error_t check_pools(const hf_event_definition_t *definition, hf_error_
     if (definition->pool_count > HF_EVENT_POOLS_MAX) return invalid(detail, "pools");
     for (uint32_t p = 0; p < definition->pool_count; p++) {
         const hf_pool_definition_t *pool = &definition->pools[p];
-        if (!hf_core_id_valid(pool->id)) return invalid(detail, "pools");
-        if (pool->capacity < 0 || pool->capacity > HF_POOL_CAPACITY_MAX) return invalid(detail, "pools");
-        if (pool->price < 0 || pool->price > HF_PRICE_MAX) return invalid(detail, "pools");
+        if (!hf_core_id_valid(pool->id)) return invalid_at(detail, "pools", p, "id", HF_FAULT_VALUE);
         for (uint32_t other = 0; other < p; other++)
             if (strcmp(definition->pools[other].id, pool->id) == 0)
-                return invalid_because(detail, "pools", "two pools have the same id");
+                return invalid_duplicate(detail, "pools", p, other);
+        if (pool->capacity < 0 || pool->capacity > HF_POOL_CAPACITY_MAX)
+            return invalid_at(detail, "pools", p, "capacity", HF_FAULT_VALUE);
+        if (pool->price < 0 || pool->price > HF_PRICE_MAX)
+            return invalid_at(detail, "pools", p, "price", HF_FAULT_VALUE);
     }
     return HF_OK;
 }
@@ -154,7 +184,7 @@ static hf_error_t check_definition(const hf_core_t *core, const hf_event_definit
     error = check_pools(definition, detail);
     if (error) return error;
     if (*seats == 0 && definition->pool_count == 0)
-        return invalid_because(detail, "sections", "an event needs at least one seat or pool");
+        return invalid_because(detail, "sections", HF_FAULT_NO_INVENTORY);
     if (hf_core_event(core, definition->id, NULL)) return HF_ERROR_EVENT_EXISTS;
     if (core->event_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
     return HF_OK;

@@ -290,14 +290,14 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
                              const hold_keys_t *keys, user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events[event_index];
     /* As check_request_shape would answer; first, so the user's key is known to be set. */
-    if (!keys->user_id.text) return invalid(detail, "user_id");
+    if (!keys->user_id.text) return invalid_because(detail, "user_id", HF_FAULT_REQUIRED);
     hf_error_t error = check_request_shape(event, request, keys->user_id.length, detail);
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (error) return error;
     uint32_t taken;
     if (!keys->hold_id.text || hold_index_find(core, &keys->hold_id, &taken))
-        return invalid(detail, "id");
+        return invalid_because(detail, "id", HF_FAULT_ID_TAKEN);
     *user = user_ref_find(core, &keys->user_id);
     const event_user_t *owner = event_user_find(core, event_index, user->index);
     error = check_available(core, event, request, owner, detail);
@@ -305,7 +305,7 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
         error = pick_best(core, core->events[event_index], request, owner, detail);
     if (error) return error;
     uint32_t replaced = request->replace_existing && owner ? owner->held_units : 0;
-    return check_user_limit(event, request, owner, replaced);
+    return check_user_limit(event, request, owner, replaced, detail);
 }
 
 hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,

@@ -239,18 +239,49 @@ static inline uint32_t seat_row(const hf_event_t *event, uint32_t seat_index) {
 
 /* ---- small helpers of every file ---- */
 
-/* A 400 naming the member at fault; with a reason, the answer says what is wrong with it. */
-static inline hf_error_t invalid_because(hf_error_detail_t *detail, const char *field,
-                                         const char *reason) {
+/* A 400 about a field: the path from its top-level member down (core.h, hf_error_detail_t)
+ * and the fault; the engine says it in words. Every path member is set, so a caller's detail
+ * need not be cleared first. */
+static inline hf_error_t invalid_path(hf_error_detail_t *detail, const char *field,
+                                      const hf_error_detail_t *path, uint8_t fault) {
     if (detail) {
         detail->field = field;
-        detail->reason = reason;
+        detail->member = path ? path->member : NULL;
+        detail->has_index = path && path->has_index;
+        detail->index = path ? path->index : 0;
+        detail->has_row = path && path->has_row;
+        detail->row = path ? path->row : 0;
+        detail->other = path ? path->other : 0;
+        detail->fault = fault;
     }
     return HF_ERROR_INVALID_REQUEST;
 }
 
+static inline hf_error_t invalid_because(hf_error_detail_t *detail, const char *field,
+                                         uint8_t fault) {
+    return invalid_path(detail, field, NULL, fault);
+}
+
+/* The top-level member field is not what it must be. */
 static inline hf_error_t invalid(hf_error_detail_t *detail, const char *field) {
-    return invalid_because(detail, field, NULL);
+    return invalid_path(detail, field, NULL, HF_FAULT_VALUE);
+}
+
+/* field[index], or field[index].member when member is not NULL (static). */
+static inline hf_error_t invalid_at(hf_error_detail_t *detail, const char *field, uint32_t index,
+                                    const char *member, uint8_t fault) {
+    hf_error_detail_t path = {.member = member, .index = index, .has_index = true};
+    return invalid_path(detail, field, &path, fault);
+}
+
+/* A fault with numbers: requested against limit. */
+static inline hf_error_t invalid_count(hf_error_detail_t *detail, const char *field,
+                                       uint8_t fault, int64_t requested, int64_t limit) {
+    if (detail) {
+        detail->requested = requested;
+        detail->limit = limit;
+    }
+    return invalid_path(detail, field, NULL, fault);
 }
 
 static inline hf_hold_t *hold_of(hf_core_t *core, uint32_t index) { return &core->holds[index]; }
@@ -398,7 +429,8 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
 hf_error_t pick_best(hf_core_t *core, hf_event_t *event, const hf_hold_request_t *request,
                      const event_user_t *owner, hf_error_detail_t *detail);
 hf_error_t check_user_limit(const hf_event_t *event, const hf_hold_request_t *request,
-                            const event_user_t *owner, uint32_t replaced_units);
+                            const event_user_t *owner, uint32_t replaced_units,
+                            hf_error_detail_t *detail);
 int64_t items_fill(hf_core_t *core, const hf_event_t *event, const hf_hold_request_t *request,
                    uint32_t offset);
 

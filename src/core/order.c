@@ -74,6 +74,16 @@ void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool re
         pool_move(core, event, &items[order->seat_count + i], 0, 1, now, report);
 }
 
+/* A repeated commit answers the order only when it brings no payment or the order's own: a
+ * second payment is never absorbed (API.md section 3). An order committed without a payment
+ * refuses any payment that comes later, since none of them was recorded for it. */
+static bool same_payment(const hf_core_t *core, const hf_order_t *order,
+                         const char *payment_ref) {
+    if (!payment_ref || !*payment_ref) return true;
+    const char *own = hf_core_string(core, order->payment_ref);
+    return own && strcmp(own, payment_ref) == 0;
+}
+
 hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
                           const char *order_id, const char *payment_ref, hf_time_ms_t now,
                           uint32_t *order_index) {
@@ -84,7 +94,8 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
     hf_hold_t *hold = hold_of(core, index);
     if (hold->status == HF_HOLD_CONFIRMED) {
         *order_index = hold->order - 1;
-        return HF_OK;
+        return same_payment(core, &core->orders[hold->order - 1], payment_ref)
+                   ? HF_OK : HF_ERROR_ALREADY_CONFIRMED;
     }
     if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
@@ -161,13 +172,14 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_versions(core, event, request, detail);
     if (error) return error;
-    if (order_id_taken(core, order_id, order_key)) return invalid(detail, "id");
+    if (order_id_taken(core, order_id, order_key))
+        return invalid_because(detail, "id", HF_FAULT_ID_TAKEN);
     *user = user_ref_of(core, request->user_id);
     const event_user_t *owner = event_user_find(core, event_index, user->index);
     hf_hold_request_t plain = *request;
     plain.replace_existing = false;
     error = check_available(core, event, &plain, owner, detail);
-    return error ? error : check_user_limit(event, &plain, owner, 0);
+    return error ? error : check_user_limit(event, &plain, owner, 0, detail);
 }
 
 hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const char *order_id,

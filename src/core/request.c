@@ -8,25 +8,41 @@
 
 #include "core/best.h"
 
+/* The field a request with too many items is refused on: best_available.count when it asks
+ * for best seats, else seats when it names any, else pools. */
+static hf_error_t too_many_items(const hf_hold_request_t *request, uint64_t units,
+                                 uint32_t limit, hf_error_detail_t *detail) {
+    const char *field = request->best_count ? "best_available"
+                        : request->seat_count ? "seats" : "pools";
+    invalid_count(detail, field, HF_FAULT_HOLD_ITEMS, (int64_t)units, limit);
+    if (detail && request->best_count) detail->member = "count";
+    return HF_ERROR_INVALID_REQUEST;
+}
+
 /* Checks the shape of a request: ids, counts, duplicates, quantities. */
 hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_request_t *request,
                                size_t user_length, hf_error_detail_t *detail) {
     if (user_length == 0 || user_length > HF_USER_ID_SIZE_MAX) return invalid(detail, "user_id");
     if (request->seat_count == 0 && request->pool_count == 0 && request->best_count == 0)
-        return invalid_because(detail, "seats", "a hold needs seats, pools or best_available");
+        return invalid_because(detail, "seats", HF_FAULT_NO_ITEMS);
     uint64_t units = (uint64_t)request->seat_count + request->best_count;
     for (uint32_t i = 0; i < request->pool_count; i++) {
-        if (request->pools[i].quantity == 0) return invalid(detail, "pools");
+        if (request->pools[i].quantity == 0)
+            return invalid_at(detail, "pools", i, NULL, HF_FAULT_VALUE);
         for (uint32_t other = 0; other < i; other++)
-            if (strcmp(request->pools[i].pool_id, request->pools[other].pool_id) == 0)
-                return invalid(detail, "pools");
+            if (strcmp(request->pools[i].pool_id, request->pools[other].pool_id) == 0) {
+                invalid_at(detail, "pools", i, NULL, HF_FAULT_DUPLICATE);
+                if (detail) detail->other = other;
+                return HF_ERROR_INVALID_REQUEST;
+            }
         units += request->pools[i].quantity;
     }
     if (units > event->max_seats_per_hold)
-        return invalid_because(detail, request->best_count ? "best_available" : "seats",
-                               "more items than the event's max_seats_per_hold");
-    if (request->ttl_ms == 0 || request->ttl_ms > event->max_hold_ms)
-        return invalid_because(detail, "ttl_s", "ttl_s must not exceed the event's max_hold_s");
+        return too_many_items(request, units, event->max_seats_per_hold, detail);
+    if (request->ttl_ms == 0) return invalid(detail, "ttl_s");
+    if (request->ttl_ms > event->max_hold_ms)
+        return invalid_count(detail, "ttl_s", HF_FAULT_HOLD_TTL, request->ttl_ms,
+                             event->max_hold_ms);
     return HF_OK;
 }
 
@@ -53,6 +69,24 @@ static void sort_indexes(uint32_t *indexes, uint32_t count) {
     }
 }
 
+/* seats[later] names the same seat as seats[first]: the first two places of seat_index in
+ * the request's order. */
+static hf_error_t duplicate_seat(const hf_core_t *core, const hf_hold_request_t *request,
+                                 uint32_t seat_index, hf_error_detail_t *detail) {
+    uint32_t first = UINT32_MAX, later = 0;
+    for (uint32_t i = 0; i < request->seat_count; i++) {
+        if (core->scratch_seats[i] != seat_index) continue;
+        if (first != UINT32_MAX) {
+            later = i;
+            break;
+        }
+        first = i;
+    }
+    invalid_at(detail, "seats", later, NULL, HF_FAULT_DUPLICATE);
+    if (detail) detail->other = first;
+    return HF_ERROR_INVALID_REQUEST;
+}
+
 /* Resolves seat ids into core->scratch_seats; unknown ones and duplicates are errors. */
 hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
                          const hf_hold_request_t *request, hf_error_detail_t *detail) {
@@ -71,8 +105,7 @@ hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
     memcpy(sorted, core->scratch_seats, request->seat_count * sizeof *sorted);
     sort_indexes(sorted, request->seat_count);
     for (uint32_t i = 1; i < request->seat_count; i++)
-        if (sorted[i] == sorted[i - 1])
-            return invalid_because(detail, "seats", "a seat is listed twice");
+        if (sorted[i] == sorted[i - 1]) return duplicate_seat(core, request, sorted[i], detail);
     return HF_OK;
 }
 
@@ -203,12 +236,19 @@ hf_error_t pick_best(hf_core_t *core, hf_event_t *event,
 }
 
 hf_error_t check_user_limit(const hf_event_t *event, const hf_hold_request_t *request,
-                            const event_user_t *owner, uint32_t replaced_units) {
+                            const event_user_t *owner, uint32_t replaced_units,
+                            hf_error_detail_t *detail) {
     if (event->max_seats_per_user == 0) return HF_OK;
-    uint64_t units = (uint64_t)request->seat_count + request->best_count;
-    for (uint32_t i = 0; i < request->pool_count; i++) units += request->pools[i].quantity;
-    if (owner) units += owner->held_units + owner->sold_units - replaced_units;
-    return units > event->max_seats_per_user ? HF_ERROR_USER_LIMIT_EXCEEDED : HF_OK;
+    uint64_t requested = (uint64_t)request->seat_count + request->best_count;
+    for (uint32_t i = 0; i < request->pool_count; i++) requested += request->pools[i].quantity;
+    uint64_t current = owner ? owner->held_units + owner->sold_units - replaced_units : 0;
+    if (current + requested <= event->max_seats_per_user) return HF_OK;
+    if (detail) {
+        detail->limit = event->max_seats_per_user;
+        detail->current = (int64_t)current;
+        detail->requested = (int64_t)requested;
+    }
+    return HF_ERROR_USER_LIMIT_EXCEEDED;
 }
 
 /* Copies the resolved seats and pools into the items at offset; returns the total. */

@@ -172,7 +172,8 @@ bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms) {
     if (absent_or_null(&member)) return true;
     if (is_number(&member) && seconds_to_ms(member.number, ms)) return true;
     char message[128];
-    snprintf(message, sizeof message, "%s must be a positive number of seconds", name);
+    snprintf(message, sizeof message, "%s must be a number of seconds above 0 and at most %lld",
+             name, (long long)(HF_HOLD_TTL_MS_MAX / 1000));
     return reject(request, name, message);
 }
 
@@ -182,7 +183,7 @@ bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms) {
     double seconds = is_number(&member) ? member.number : 0;
     if (!isfinite(seconds) || seconds <= 0) {
         char message[128];
-        snprintf(message, sizeof message, "%s must be a positive number of seconds", name);
+        snprintf(message, sizeof message, "%s must be a number of seconds above 0", name);
         return reject(request, name, message);
     }
     /* Any positive value is accepted: the cap applies later, and a tiny one changes nothing
@@ -197,7 +198,11 @@ bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms) {
 bool hf_decode_bool(hf_request_t *request, const char *name, bool *value) {
     hf_member_t member = hf_decode_member(request, name);
     if (absent_or_null(&member)) return true;
-    if (member.kind != HF_MEMBER_BOOL) return reject(request, name, "must be true or false");
+    if (member.kind != HF_MEMBER_BOOL) {
+        char message[128];
+        snprintf(message, sizeof message, "%s must be true or false", name);
+        return reject(request, name, message);
+    }
     *value = member.truth;
     return true;
 }
@@ -207,6 +212,28 @@ bool hf_decode_user(hf_request_t *request, const char **user_id) {
 }
 
 /* ---- event definitions ---- */
+
+/* Where in a definition a value is read: a top-level member, an element of a list
+ * (has_index) or a row of a section (has_row). */
+typedef struct where {
+    const char *field;
+    uint32_t index, row;
+    bool has_index, has_row;
+} where_t;
+
+/* Records the path of a wrong value (member at where, or where itself when member is NULL)
+ * and whether it was absent (value NULL) or wrong; returns false for the caller to return. */
+static bool wrong(hf_error_detail_t *fault, const where_t *where, const char *member,
+                  const void *value) {
+    fault->field = where->field;
+    fault->member = member;
+    fault->index = where->index;
+    fault->has_index = where->has_index;
+    fault->row = where->row;
+    fault->has_row = where->has_row;
+    fault->fault = value ? HF_FAULT_VALUE : HF_FAULT_REQUIRED;
+    return false;
+}
 
 static bool copy_id(json_t *member, char *out) {
     if (!json_is_string(member)) return false;
@@ -226,55 +253,93 @@ static bool integer_in(json_t *member, int64_t minimum, int64_t maximum, int64_t
     return true;
 }
 
-static bool decode_rows(json_t *rows, hf_section_definition_t *section) {
+/* The object's member name, which must be an id; false after recording where. */
+static bool id_member(json_t *object, const where_t *where, char *out, hf_error_detail_t *fault) {
+    json_t *id = json_object_get(object, "id");
+    return copy_id(id, out) || wrong(fault, where, "id", id);
+}
+
+static bool decode_row(json_t *row, const where_t *where, hf_row_definition_t *target,
+                       hf_error_detail_t *fault) {
+    if (!json_is_object(row)) return wrong(fault, where, NULL, row);
+    if (!id_member(row, where, target->id, fault)) return false;
+    json_t *seats = json_object_get(row, "seats");
+    int64_t count = 0;
+    if (!integer_in(seats, 1, HF_EVENT_SEATS_MAX, &count)) return wrong(fault, where, "seats", seats);
+    target->seats = (uint32_t)count;
+    return true;
+}
+
+static bool decode_rows(json_t *rows, const where_t *section_at, hf_section_definition_t *section,
+                        hf_error_detail_t *fault) {
     if (!json_is_array(rows) || json_array_size(rows) == 0 ||
         json_array_size(rows) > HF_SECTION_ROWS_MAX)
-        return false;
+        return wrong(fault, section_at, "rows", rows);
     section->row_count = (uint32_t)json_array_size(rows);
     section->rows = calloc(section->row_count, sizeof *section->rows);
     if (!section->rows) abort();
-    for (uint32_t r = 0; r < section->row_count; r++) {
-        json_t *row = json_array_get(rows, r);
-        int64_t seats = 0;
-        if (!json_is_object(row) || !copy_id(json_object_get(row, "id"), section->rows[r].id) ||
-            !integer_in(json_object_get(row, "seats"), 1, HF_EVENT_SEATS_MAX, &seats))
+    where_t where = *section_at;
+    where.has_row = true;
+    for (where.row = 0; where.row < section->row_count; where.row++)
+        if (!decode_row(json_array_get(rows, where.row), &where, &section->rows[where.row], fault))
             return false;
-        section->rows[r].seats = (uint32_t)seats;
-    }
     return true;
 }
 
-static bool decode_sections(json_t *sections, hf_event_definition_t *definition) {
+static bool decode_section(json_t *section, const where_t *where, hf_section_definition_t *target,
+                           hf_error_detail_t *fault) {
+    if (!json_is_object(section)) return wrong(fault, where, NULL, section);
+    if (!id_member(section, where, target->id, fault)) return false;
+    json_t *price = json_object_get(section, "price");
+    if (!integer_in(price, 0, HF_PRICE_MAX, &target->price))
+        return wrong(fault, where, "price", price);
+    return decode_rows(json_object_get(section, "rows"), where, target, fault);
+}
+
+static bool decode_sections(json_t *sections, hf_event_definition_t *definition,
+                            hf_error_detail_t *fault) {
+    where_t where = {.field = "sections"};
     if (!sections || json_is_null(sections)) return true;
-    if (!json_is_array(sections) || json_array_size(sections) > HF_EVENT_SECTIONS_MAX) return false;
+    if (!json_is_array(sections) || json_array_size(sections) > HF_EVENT_SECTIONS_MAX)
+        return wrong(fault, &where, NULL, sections);
     definition->section_count = (uint32_t)json_array_size(sections);
     definition->sections = calloc(definition->section_count + 1, sizeof *definition->sections);
     if (!definition->sections) abort();
-    for (uint32_t s = 0; s < definition->section_count; s++) {
-        json_t *section = json_array_get(sections, s);
-        hf_section_definition_t *target = &definition->sections[s];
-        if (!json_is_object(section) || !copy_id(json_object_get(section, "id"), target->id) ||
-            !integer_in(json_object_get(section, "price"), 0, HF_PRICE_MAX, &target->price) ||
-            !decode_rows(json_object_get(section, "rows"), target))
+    where.has_index = true;
+    for (where.index = 0; where.index < definition->section_count; where.index++)
+        if (!decode_section(json_array_get(sections, where.index), &where,
+                            &definition->sections[where.index], fault))
             return false;
-    }
     return true;
 }
 
-static bool decode_pools(json_t *pools, hf_event_definition_t *definition) {
+static bool decode_pool(json_t *pool, const where_t *where, hf_pool_definition_t *target,
+                        hf_error_detail_t *fault) {
+    if (!json_is_object(pool)) return wrong(fault, where, NULL, pool);
+    if (!id_member(pool, where, target->id, fault)) return false;
+    json_t *capacity = json_object_get(pool, "capacity");
+    if (!integer_in(capacity, 0, HF_POOL_CAPACITY_MAX, &target->capacity))
+        return wrong(fault, where, "capacity", capacity);
+    json_t *price = json_object_get(pool, "price");
+    if (!integer_in(price, 0, HF_PRICE_MAX, &target->price))
+        return wrong(fault, where, "price", price);
+    return true;
+}
+
+static bool decode_pools(json_t *pools, hf_event_definition_t *definition,
+                         hf_error_detail_t *fault) {
+    where_t where = {.field = "pools"};
     if (!pools || json_is_null(pools)) return true;
-    if (!json_is_array(pools) || json_array_size(pools) > HF_EVENT_POOLS_MAX) return false;
+    if (!json_is_array(pools) || json_array_size(pools) > HF_EVENT_POOLS_MAX)
+        return wrong(fault, &where, NULL, pools);
     definition->pool_count = (uint32_t)json_array_size(pools);
     definition->pools = calloc(definition->pool_count + 1, sizeof *definition->pools);
     if (!definition->pools) abort();
-    for (uint32_t p = 0; p < definition->pool_count; p++) {
-        json_t *pool = json_array_get(pools, p);
-        hf_pool_definition_t *target = &definition->pools[p];
-        if (!json_is_object(pool) || !copy_id(json_object_get(pool, "id"), target->id) ||
-            !integer_in(json_object_get(pool, "capacity"), 0, HF_POOL_CAPACITY_MAX, &target->capacity) ||
-            !integer_in(json_object_get(pool, "price"), 0, HF_PRICE_MAX, &target->price))
+    where.has_index = true;
+    for (where.index = 0; where.index < definition->pool_count; where.index++)
+        if (!decode_pool(json_array_get(pools, where.index), &where,
+                         &definition->pools[where.index], fault))
             return false;
-    }
     return true;
 }
 
@@ -297,49 +362,55 @@ static bool decode_currency(json_t *member, char *out) {
     return true;
 }
 
-static bool decode_limits(json_t *object, hf_event_definition_t *definition, const char **field) {
-    json_t *member = json_object_get(object, (*field = "hold_ttl_s"));
+/* The top-level member name of object; false after recording it as wrong. */
+static bool top_wrong(hf_error_detail_t *fault, const char *name, const json_t *value) {
+    where_t where = {.field = name};
+    return wrong(fault, &where, NULL, value);
+}
+
+static bool decode_limits(json_t *object, hf_event_definition_t *definition,
+                          hf_error_detail_t *fault) {
+    json_t *member = json_object_get(object, "hold_ttl_s");
     definition->hold_ttl_ms = 600000;
-    if (member && !json_seconds_to_ms(member, &definition->hold_ttl_ms)) return false;
+    if (member && !json_seconds_to_ms(member, &definition->hold_ttl_ms))
+        return top_wrong(fault, "hold_ttl_s", member);
     definition->max_hold_ms = 3 * definition->hold_ttl_ms;
-    member = json_object_get(object, (*field = "max_hold_s"));
-    if (member && !json_seconds_to_ms(member, &definition->max_hold_ms)) return false;
+    member = json_object_get(object, "max_hold_s");
+    if (member && !json_seconds_to_ms(member, &definition->max_hold_ms))
+        return top_wrong(fault, "max_hold_s", member);
     if (definition->max_hold_ms < definition->hold_ttl_ms ||
         definition->max_hold_ms > HF_HOLD_TTL_MS_MAX)
-        return false;
+        return top_wrong(fault, "max_hold_s", object);
     int64_t value = 0;
-    member = json_object_get(object, (*field = "max_seats_per_user"));
-    if (member && !integer_in(member, 0, UINT32_MAX, &value)) return false;
+    member = json_object_get(object, "max_seats_per_user");
+    if (member && !integer_in(member, 0, UINT32_MAX, &value))
+        return top_wrong(fault, "max_seats_per_user", member);
     definition->max_seats_per_user = (uint32_t)value;
     value = 10;
-    member = json_object_get(object, (*field = "max_seats_per_hold"));
-    if (member && !integer_in(member, 1, HF_HOLD_ITEMS_MAX, &value)) return false;
+    member = json_object_get(object, "max_seats_per_hold");
+    if (member && !integer_in(member, 1, HF_HOLD_ITEMS_MAX, &value))
+        return top_wrong(fault, "max_seats_per_hold", member);
     definition->max_seats_per_hold = (uint32_t)value;
     return true;
 }
 
-bool hf_decode_definition(json_t *object, hf_event_definition_t *definition, const char **field,
-                          const char **message) {
+bool hf_decode_definition(json_t *object, hf_event_definition_t *definition,
+                          hf_error_detail_t *fault) {
     memset(definition, 0, sizeof *definition);
-    *message = "must be [A-Za-z0-9_.], 1 to 64 characters";
-    if (!copy_id(json_object_get(object, (*field = "id")), definition->id)) return false;
-    json_t *name = json_object_get(object, (*field = "name"));
-    *message = "must be a string of 1 to 256 bytes";
-    if (!name) strcpy(definition->name, definition->id);
-    else if (!decode_text(name, definition->name, HF_NAME_SIZE_MAX)) return false;
-    *message = "must be a three-letter upper-case code";
-    if (!decode_currency(json_object_get(object, (*field = "currency")), definition->currency))
-        return false;
-    *message = "out of range";
-    if (!decode_limits(object, definition, field)) return false;
-    *message = "sections must be a list of {id, price, rows: [{id, seats}]} with unique ids";
-    if (!decode_sections(json_object_get(object, (*field = "sections")), definition)) return false;
-    *message = "pools must be a list of {id, capacity, price}";
-    if (!decode_pools(json_object_get(object, (*field = "pools")), definition)) return false;
-    *message = "waiting_room must be an object";
-    json_t *room = json_object_get(object, (*field = "waiting_room"));
-    if (room && !json_is_object(room) && !json_is_null(room)) return false;
-    *field = NULL;
+    json_t *member = json_object_get(object, "id");
+    if (!copy_id(member, definition->id)) return top_wrong(fault, "id", member);
+    member = json_object_get(object, "name");
+    if (!member) strcpy(definition->name, definition->id);
+    else if (!decode_text(member, definition->name, HF_NAME_SIZE_MAX))
+        return top_wrong(fault, "name", member);
+    member = json_object_get(object, "currency");
+    if (!decode_currency(member, definition->currency)) return top_wrong(fault, "currency", member);
+    if (!decode_limits(object, definition, fault)) return false;
+    if (!decode_sections(json_object_get(object, "sections"), definition, fault)) return false;
+    if (!decode_pools(json_object_get(object, "pools"), definition, fault)) return false;
+    member = json_object_get(object, "waiting_room");
+    if (member && !json_is_object(member) && !json_is_null(member))
+        return top_wrong(fault, "waiting_room", member);
     return true;
 }
 
@@ -354,73 +425,82 @@ void hf_decode_definition_free(hf_event_definition_t *definition) {
 
 /* ---- items ---- */
 
-bool hf_decode_pools(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools) {
+/* Records field, or field[index] when indexed, as wrong; false. */
+static bool item_wrong(hf_error_detail_t *fault, const char *field, bool indexed, uint32_t index) {
+    where_t where = {.field = field, .index = index, .has_index = indexed};
+    return wrong(fault, &where, NULL, "");
+}
+
+bool hf_decode_pools(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools,
+                     hf_error_detail_t *fault) {
     json_t *pool_object = json_object_get(object, "pools");
     request->pool_count = 0;
     request->pools = pools;
     if (!pool_object || json_is_null(pool_object)) return true;
     if (!json_is_object(pool_object) || json_object_size(pool_object) > HF_HOLD_ITEMS_MAX)
-        return false;
+        return item_wrong(fault, "pools", false, 0);
     const char *pool_id;
     json_t *quantity;
     json_object_foreach(pool_object, pool_id, quantity) {
-        if (!json_is_integer(quantity) || json_integer_value(quantity) < 1 ||
-            json_integer_value(quantity) > HF_HOLD_ITEMS_MAX)
-            return false;
+        bool valid = json_is_integer(quantity) && json_integer_value(quantity) >= 1 &&
+                     json_integer_value(quantity) <= HF_HOLD_ITEMS_MAX;
+        /* Kept even when wrong: the error's path names the pool by its id (pools.GA). */
         pools[request->pool_count++] =
-            (hf_pool_request_t){pool_id, (uint32_t)json_integer_value(quantity)};
+            (hf_pool_request_t){pool_id, valid ? (uint32_t)json_integer_value(quantity) : 0};
+        if (!valid) return item_wrong(fault, "pools", true, request->pool_count - 1);
     }
     return true;
 }
 
 /* Items from jansson's reading of the body. */
 static bool items_decode(json_t *object, hf_hold_request_t *request, const char **seat_ids,
-                         hf_pool_request_t *pools, const char **field) {
-    json_t *seats = json_object_get(object, (*field = "seats"));
+                         hf_pool_request_t *pools, hf_error_detail_t *fault) {
+    json_t *seats = json_object_get(object, "seats");
     request->seat_count = 0;
     request->seat_ids = seat_ids;
     if (seats && !json_is_null(seats)) {
-        if (!json_is_array(seats) || json_array_size(seats) > HF_HOLD_ITEMS_MAX) return false;
+        if (!json_is_array(seats) || json_array_size(seats) > HF_HOLD_ITEMS_MAX)
+            return item_wrong(fault, "seats", false, 0);
         for (size_t i = 0; i < json_array_size(seats); i++) {
             json_t *seat = json_array_get(seats, i);
-            if (!json_is_string(seat) || json_string_length(seat) > HF_SEAT_ID_SIZE_MAX) return false;
+            if (!json_is_string(seat) || json_string_length(seat) > HF_SEAT_ID_SIZE_MAX)
+                return item_wrong(fault, "seats", true, (uint32_t)i);
             seat_ids[request->seat_count++] = json_string_value(seat);
         }
     }
-    if (!hf_decode_pools(object, request, pools)) {
-        *field = "pools";
-        return false;
-    }
-    *field = NULL;
-    return true;
+    return hf_decode_pools(object, request, pools, fault);
 }
 
 /* The flat reader has strings and arrays of strings, never objects: "seats" is read from it,
  * and "pools", an object when valid, can only be absent, null or wrong. */
 static bool flat_items_decode(const hf_request_t *from, hf_hold_request_t *request,
-                              const char **seat_ids, hf_pool_request_t *pools, const char **field) {
+                              const char **seat_ids, hf_pool_request_t *pools,
+                              hf_error_detail_t *fault) {
     const hf_flat_json_t *flat = from->flat;
-    const hf_flat_json_member_t *seats = hf_flat_json_member(flat, (*field = "seats"));
+    const hf_flat_json_member_t *seats = hf_flat_json_member(flat, "seats");
     request->seat_count = 0;
     request->seat_ids = seat_ids;
     request->pool_count = 0;
     request->pools = pools;
     if (seats && seats->kind != HF_FLAT_JSON_NULL) {
-        if (seats->kind != HF_FLAT_JSON_STRINGS || seats->length > HF_HOLD_ITEMS_MAX) return false;
+        if (seats->kind != HF_FLAT_JSON_STRINGS || seats->length > HF_HOLD_ITEMS_MAX)
+            return item_wrong(fault, "seats", false, 0);
         for (uint32_t i = 0; i < seats->length; i++) {
             uint32_t item = seats->first_item + i;
-            if (flat->item_lengths[item] > HF_SEAT_ID_SIZE_MAX) return false;
+            if (flat->item_lengths[item] > HF_SEAT_ID_SIZE_MAX)
+                return item_wrong(fault, "seats", true, i);
             seat_ids[request->seat_count++] = flat->items[item];
         }
     }
-    const hf_flat_json_member_t *pool_object = hf_flat_json_member(flat, (*field = "pools"));
-    if (pool_object && pool_object->kind != HF_FLAT_JSON_NULL) return false;
-    *field = NULL;
+    const hf_flat_json_member_t *pool_object = hf_flat_json_member(flat, "pools");
+    if (pool_object && pool_object->kind != HF_FLAT_JSON_NULL)
+        return item_wrong(fault, "pools", false, 0);
     return true;
 }
 
 bool hf_decode_request_items(const hf_request_t *from, hf_hold_request_t *request,
-                             const char **seat_ids, hf_pool_request_t *pools, const char **field) {
-    if (from->flat) return flat_items_decode(from, request, seat_ids, pools, field);
-    return items_decode(from->body, request, seat_ids, pools, field);
+                             const char **seat_ids, hf_pool_request_t *pools,
+                             hf_error_detail_t *fault) {
+    if (from->flat) return flat_items_decode(from, request, seat_ids, pools, fault);
+    return items_decode(from->body, request, seat_ids, pools, fault);
 }

@@ -59,19 +59,25 @@ bool hf_decode_bool(hf_request_t *request, const char *name, bool *value);
 /* The user_id member: required, 1..128 bytes. */
 bool hf_decode_user(hf_request_t *request, const char **user_id);
 
-/* An event definition from a request's JSON body. Arrays inside definition
- * are allocated; free with hf_decode_definition_free. On error returns false with *field set. */
-bool hf_decode_definition(json_t *object, hf_event_definition_t *definition, const char **field,
-                          const char **message);
+/* An event definition from a request's JSON body. Arrays inside definition are allocated;
+ * free with hf_decode_definition_free, also after a failure. On error returns false with
+ * fault's path (field, member, index, row) and fault (HF_FAULT_VALUE or HF_FAULT_REQUIRED)
+ * set, as the core sets them (fields.h turns them into words). */
+bool hf_decode_definition(json_t *object, hf_event_definition_t *definition,
+                          hf_error_detail_t *fault);
 void hf_decode_definition_free(hf_event_definition_t *definition);
 
 /* Items {"seats": [...], "pools": {...}} of the request's body into a hold request, whichever
  * reader read it (pointers borrow from the body). seat_ids and pools must have room for
- * HF_HOLD_ITEMS_MAX entries. */
+ * HF_HOLD_ITEMS_MAX entries. On error returns false with fault's path set ("seats",
+ * "seats[3]", "pools", or "pools" at the index of the wrong pool, which is in
+ * request->pools). */
 bool hf_decode_request_items(const hf_request_t *from, hf_hold_request_t *request,
-                             const char **seat_ids, hf_pool_request_t *pools, const char **field);
+                             const char **seat_ids, hf_pool_request_t *pools,
+                             hf_error_detail_t *fault);
 
-/* The "pools" member ({"GA": 2}) alone; false when malformed. */
-bool hf_decode_pools(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools);
+/* The "pools" member ({"GA": 2}) alone; as hf_decode_request_items on error. */
+bool hf_decode_pools(json_t *object, hf_hold_request_t *request, hf_pool_request_t *pools,
+                     hf_error_detail_t *fault);
 
 #endif

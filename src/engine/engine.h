@@ -13,6 +13,8 @@
  *                     streams, open batch and sequences, clock, ids, per-request scratch
  *   request.h/.c      the request handed to a handler, and the replies (hf_reply_*)
  *   errors.h/.c       the table of every error the API answers, and the core's mapping onto it
+ *   fields.h/.c       an invalid field's path ("sections[1].price"), its rule in words quoting
+ *                     limits.h, and the one sentence of its error, for decoder and core alike
  *   route.h           a route: method, pattern, handler, flags, body limit
  *   routes.h/.c       the dispatcher: gathers the domains' routes, matches, generic checks
  *   query.h/.c        percent-decoding and query parameters

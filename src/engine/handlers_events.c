@@ -1,6 +1,7 @@
 /* Handlers of health, events, seats and an event's live stream (handlers_events.h). */
 #include "engine/handlers_events.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,22 +21,18 @@ static void handle_health(hf_request_t *request) {
 
 static void handle_event_create(hf_request_t *request) {
     hf_event_definition_t definition;
-    const char *field, *message;
-    if (!hf_decode_definition(request->body, &definition, &field, &message)) {
-        char text[256];
-        snprintf(text, sizeof text, "%s: %s", field, message);
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, text, field);
-        hf_decode_definition_free(&definition);
-        return;
-    }
-    hf_error_detail_t detail = {0};
+    /* Large: kept off the stack, in the context's scratch; one request at a time uses it. */
+    hf_error_detail_t *detail = &request->context->detail;
+    memset(detail, 0, offsetof(hf_error_detail_t, items));
+    hf_fields_source_t source = {HF_FIELDS_EVENT, &definition, NULL};
     hf_core_t *core = request->context->core;
-    hf_error_t error = hf_core_event_create(core, &definition, request->now_ms, &detail);
+    hf_error_t error = HF_ERROR_INVALID_REQUEST;
+    if (hf_decode_definition(request->body, &definition, detail))
+        error = hf_core_event_create(core, &definition, request->now_ms, detail);
+    /* The answer may quote the definition's ids (duplicates): freed once it is written. */
+    if (error) hf_reply_core_error(request, error, detail, &source);
     hf_decode_definition_free(&definition);
-    if (error) {
-        hf_reply_core_error(request, error, &detail, NULL);
-        return;
-    }
+    if (error) return;
     hf_json_t json;
     hf_reply_begin(request, 201, &json);
     hf_render_event(&json, core, hf_core_event(core, definition.id, NULL));
@@ -125,8 +122,10 @@ static bool seat_filter_read(hf_request_t *request, const hf_event_t *event, sea
         filter->status = status;
     }
     if (hf_query_get(query, "limit", value, sizeof value) && !parse_limit(value, &filter->limit)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       "limit must be an integer from 1 to 10000", "limit");
+        char message[128];
+        snprintf(message, sizeof message, "limit must be an integer from 1 to %u",
+                 HF_SEATS_PAGE_MAX);
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "limit");
         return false;
     }
     if (hf_query_get(query, "after", value, sizeof value)) {

@@ -1,6 +1,8 @@
 /* Handlers of holds, orders and bookings (handlers_holds.h). */
 #include "engine/handlers_holds.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/decode.h"
@@ -23,6 +25,22 @@ static void reply_order(hf_request_t *request, int status, uint32_t order_index)
     hf_render_order(&json, core, hf_core_order_at(core, order_index));
 }
 
+/* best_available's fault, if any: the whole member, or the path of the member inside it. */
+static const char *best_available_fault(json_t *best) {
+    if (!json_is_object(best)) return NULL;
+    json_t *count = json_object_get(best, "count");
+    json_t *section = json_object_get(best, "section");
+    json_t *adjacent = json_object_get(best, "adjacent");
+    if (!json_is_integer(count) || json_integer_value(count) < 1 ||
+        json_integer_value(count) > HF_HOLD_ITEMS_MAX)
+        return "count";
+    if (section && !json_is_null(section) &&
+        (!json_is_string(section) || json_string_length(section) > HF_ID_SIZE_MAX))
+        return "section";
+    if (adjacent && !json_is_boolean(adjacent)) return "adjacent";
+    return "";
+}
+
 /* best_available: {"count": N, "section": "FLOOR", "adjacent": true}; false after a 400. */
 static bool best_available_decode(hf_request_t *request, hf_hold_request_t *hold_request) {
     hf_member_t member = hf_decode_member(request, "best_available");
@@ -30,21 +48,17 @@ static bool best_available_decode(hf_request_t *request, hf_hold_request_t *hold
     if (member.kind == HF_MEMBER_ABSENT || member.kind == HF_MEMBER_NULL) return true;
     /* Only jansson reads objects: from the flat reader this member is always wrong. */
     json_t *best = member.json;
-    json_t *count = json_object_get(best, "count");
-    json_t *section = json_object_get(best, "section");
-    json_t *adjacent = json_object_get(best, "adjacent");
-    bool ok = json_is_object(best) && json_is_integer(count) && json_integer_value(count) >= 1 &&
-              json_integer_value(count) <= HF_HOLD_ITEMS_MAX &&
-              (!section || json_is_null(section) ||
-               (json_is_string(section) && json_string_length(section) <= HF_ID_SIZE_MAX)) &&
-              (!adjacent || json_is_boolean(adjacent));
-    if (!ok) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       "best_available must be {\"count\": 1 or more, \"section\": id, "
-                       "\"adjacent\": true or false}", "best_available");
+    const char *fault = best_available_fault(best);
+    if (!fault || *fault) {
+        hf_error_detail_t detail = {.field = "best_available", .member = fault,
+                                    .fault = HF_FAULT_VALUE};
+        if (fault && !json_object_get(best, fault)) detail.fault = HF_FAULT_REQUIRED;
+        hf_fields_source_t source = {HF_FIELDS_HOLD, NULL, hold_request};
+        hf_reply_invalid(request, &detail, &source);
         return false;
     }
-    hold_request->best_count = (uint32_t)json_integer_value(count);
+    json_t *section = json_object_get(best, "section"), *adjacent = json_object_get(best, "adjacent");
+    hold_request->best_count = (uint32_t)json_integer_value(json_object_get(best, "count"));
     hold_request->best_section = json_is_string(section) ? json_string_value(section) : NULL;
     hold_request->best_adjacent = !adjacent || json_is_true(adjacent);
     return true;
@@ -53,14 +67,13 @@ static bool best_available_decode(hf_request_t *request, hf_hold_request_t *hold
 /* Decodes the hold request body; false after answering 400. */
 static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_request,
                                 const char **seat_ids, hf_pool_request_t *pools) {
-    const char *field;
     if (!hf_decode_user(request, &hold_request->user_id)) return false;
     if (!best_available_decode(request, hold_request)) return false;
-    if (!hf_decode_request_items(request, hold_request, seat_ids, pools, &field)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       strcmp(field, "seats") == 0 ? "seats must be a list of seat ids"
-                                                   : "pools must map pool ids to quantities >= 1",
-                       field);
+    hf_error_detail_t *fault = &request->context->detail;
+    memset(fault, 0, offsetof(hf_error_detail_t, items));
+    if (!hf_decode_request_items(request, hold_request, seat_ids, pools, fault)) {
+        hf_fields_source_t source = {HF_FIELDS_HOLD, NULL, hold_request};
+        hf_reply_invalid(request, fault, &source);
         return false;
     }
     hold_request->ttl_ms = -1;
@@ -95,7 +108,8 @@ static void handle_hold_create(hf_request_t *request) {
     hf_error_t error = hf_core_hold(core, &hold_request, request->now_ms, &hold_index, detail);
     if (error) {
         if (error == HF_ERROR_SEATS_UNAVAILABLE) rest_on_seats(request, detail);
-        hf_reply_core_error(request, error, detail, &hold_request);
+        hf_fields_source_t source = {HF_FIELDS_HOLD, NULL, &hold_request};
+        hf_reply_core_error(request, error, detail, &source);
         return;
     }
     reply_hold(request, 201, hold_index, NULL);
@@ -159,6 +173,30 @@ static void handle_hold_release(hf_request_t *request) {
     else reply_hold(request, 200, index, NULL);
 }
 
+/* 409 already_confirmed to a commit bringing another payment: the order's id and its own
+ * payment_ref (null when it was committed without one), so the client can refund the second
+ * payment (API.md section 3). */
+static void reply_already_confirmed(hf_request_t *request, uint32_t order_index,
+                                    const char *payment_ref) {
+    const hf_core_t *core = request->context->core;
+    const hf_order_t *order = hf_core_order_at(core, order_index);
+    const char *own = hf_core_string(core, order->payment_ref);
+    char paid[HF_PAYMENT_REF_SIZE_MAX + 32];
+    char message[2 * HF_PAYMENT_REF_SIZE_MAX + HF_SERVER_ID_SIZE + 128];
+    if (own) snprintf(paid, sizeof paid, "with payment_ref \"%s\"", own);
+    else snprintf(paid, sizeof paid, "without payment_ref");
+    snprintf(message, sizeof message,
+             "the hold is already confirmed by order %s %s; payment_ref \"%s\" is another "
+             "payment and was not taken", order->id, paid, payment_ref);
+    hf_json_t json;
+    hf_reply_error_begin(request, HF_API_ERROR_ALREADY_CONFIRMED, message, &json);
+    HF_JSON_KEY(&json, "order_id"); hf_json_string(&json, order->id);
+    HF_JSON_KEY(&json, "payment_ref");
+    if (own) hf_json_string(&json, own);
+    else hf_json_null(&json);
+    hf_reply_error_end(&json);
+}
+
 static void handle_hold_commit(hf_request_t *request) {
     const char *user_id, *payment_ref = NULL;
     if (!hf_decode_user(request, &user_id)) return;
@@ -171,7 +209,9 @@ static void handle_hold_commit(hf_request_t *request) {
     uint32_t order_index;
     hf_error_t error = hf_core_commit(request->context->core, request->params[0], user_id, order_id,
                                       payment_ref, request->now_ms, &order_index);
-    if (error) hf_reply_core_error(request, error, NULL, NULL);
+    if (error == HF_ERROR_ALREADY_CONFIRMED)
+        reply_already_confirmed(request, order_index, payment_ref);
+    else if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_order(request, 200, order_index);
 }
 
@@ -220,20 +260,33 @@ typedef struct booking_items {
     hf_pool_request_t *pools;
 } booking_items_t;
 
-/* "seats": [{"id": "FLOOR-A-1", "version": 3}]; false when malformed. */
-static bool booking_seats_decode(json_t *body, hf_hold_request_t *booking, booking_items_t *items) {
+/* seats[i] of a booking, or its member, as wrong; false. */
+static bool booking_seat_wrong(hf_error_detail_t *fault, bool indexed, size_t index,
+                               const char *member, const json_t *value) {
+    *fault = (hf_error_detail_t){.field = "seats", .member = member, .has_index = indexed,
+                                 .index = (uint32_t)index,
+                                 .fault = value ? HF_FAULT_VALUE : HF_FAULT_REQUIRED};
+    return false;
+}
+
+/* "seats": [{"id": "FLOOR-A-1", "version": 3}]; false with fault's path when malformed. */
+static bool booking_seats_decode(json_t *body, hf_hold_request_t *booking, booking_items_t *items,
+                                 hf_error_detail_t *fault) {
     json_t *seats = json_object_get(body, "seats");
     booking->seat_ids = items->seat_ids;
     booking->seat_versions = items->versions;
     if (!seats || json_is_null(seats)) return true;
-    if (!json_is_array(seats) || json_array_size(seats) > HF_HOLD_ITEMS_MAX) return false;
+    if (!json_is_array(seats) || json_array_size(seats) > HF_HOLD_ITEMS_MAX)
+        return booking_seat_wrong(fault, false, 0, NULL, seats);
     for (size_t i = 0; i < json_array_size(seats); i++) {
         json_t *seat = json_array_get(seats, i);
+        if (!json_is_object(seat)) return booking_seat_wrong(fault, true, i, NULL, seat);
         json_t *id = json_object_get(seat, "id"), *version = json_object_get(seat, "version");
-        if (!json_is_string(id) || json_string_length(id) > HF_SEAT_ID_SIZE_MAX ||
-            !json_is_integer(version) || json_integer_value(version) < 1 ||
+        if (!json_is_string(id) || json_string_length(id) > HF_SEAT_ID_SIZE_MAX)
+            return booking_seat_wrong(fault, true, i, "id", id);
+        if (!json_is_integer(version) || json_integer_value(version) < 1 ||
             json_integer_value(version) > UINT32_MAX)
-            return false;
+            return booking_seat_wrong(fault, true, i, "version", version);
         items->seat_ids[booking->seat_count] = json_string_value(id);
         items->versions[booking->seat_count++] = (uint32_t)json_integer_value(version);
     }
@@ -244,14 +297,12 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
                            booking_items_t *items, const char **payment_ref) {
     json_t *body = request->body;
     if (!hf_decode_user(request, &booking->user_id)) return false;
-    if (!booking_seats_decode(body, booking, items)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       "seats must be a list of {\"id\": seat id, \"version\": integer}", "seats");
-        return false;
-    }
-    if (!hf_decode_pools(body, booking, items->pools)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       "pools must map pool ids to quantities >= 1", "pools");
+    hf_error_detail_t *fault = &request->context->detail;
+    memset(fault, 0, offsetof(hf_error_detail_t, items));
+    if (!booking_seats_decode(body, booking, items, fault) ||
+        !hf_decode_pools(body, booking, items->pools, fault)) {
+        hf_fields_source_t source = {HF_FIELDS_BOOKING, NULL, booking};
+        hf_reply_invalid(request, fault, &source);
         return false;
     }
     booking->ttl_ms = -1;
@@ -301,7 +352,10 @@ static void handle_booking_create(hf_request_t *request) {
     if (error == HF_ERROR_VERSION_CONFLICT || error == HF_ERROR_SEATS_UNAVAILABLE)
         rest_on_seats(request, detail);
     if (error == HF_ERROR_VERSION_CONFLICT) reply_version_conflict(request, &booking, detail);
-    else if (error) hf_reply_core_error(request, error, detail, &booking);
+    else if (error) {
+        hf_fields_source_t source = {HF_FIELDS_BOOKING, NULL, &booking};
+        hf_reply_core_error(request, error, detail, &source);
+    }
     else reply_order(request, 201, order_index);
 }
 

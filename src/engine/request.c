@@ -36,14 +36,40 @@ void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *messag
     hf_reply_error_end(&json);
 }
 
+void hf_reply_invalid(hf_request_t *request, const hf_error_detail_t *detail,
+                      const hf_fields_source_t *source) {
+    char path[HF_FIELDS_TEXT_SIZE], message[HF_FIELDS_TEXT_SIZE];
+    hf_fields_path(detail, source, path, sizeof path);
+    hf_fields_message(detail, source, message, sizeof message);
+    hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, path);
+}
+
+/* 429 user_limit_exceeded with the numbers: "limit", "current", "requested". */
+static void reply_user_limit(hf_request_t *request, const hf_error_detail_t *detail,
+                             const hf_hold_request_t *hold_request) {
+    char message[HF_FIELDS_TEXT_SIZE];
+    hf_fields_user_limit(detail, hold_request ? hold_request->user_id : NULL, message,
+                         sizeof message);
+    hf_json_t json;
+    hf_reply_error_begin(request, HF_API_ERROR_USER_LIMIT_EXCEEDED, message, &json);
+    HF_JSON_KEY(&json, "limit"); hf_json_int(&json, detail->limit);
+    HF_JSON_KEY(&json, "current"); hf_json_int(&json, detail->current);
+    HF_JSON_KEY(&json, "requested"); hf_json_int(&json, detail->requested);
+    hf_reply_error_end(&json);
+}
+
 void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error_detail_t *detail,
-                         const hf_hold_request_t *hold_request) {
+                         const hf_fields_source_t *source) {
     if (error == HF_ERROR_INVALID_REQUEST) {
-        const char *field = detail && detail->field ? detail->field : "body";
-        char message[128];
-        if (detail && detail->reason) snprintf(message, sizeof message, "%s", detail->reason);
-        else snprintf(message, sizeof message, "%s is not valid", field);
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, field);
+        hf_fields_source_t none = {HF_FIELDS_HOLD, NULL, NULL};
+        hf_error_detail_t unknown = {.field = "body"};
+        hf_reply_invalid(request, detail && detail->field ? detail : &unknown,
+                         source ? source : &none);
+        return;
+    }
+    const hf_hold_request_t *hold_request = source ? source->request : NULL;
+    if (error == HF_ERROR_USER_LIMIT_EXCEEDED && detail) {
+        reply_user_limit(request, detail, hold_request);
         return;
     }
     hf_json_t json;

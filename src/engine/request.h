@@ -16,6 +16,7 @@
 #include "core/core.h"
 #include "engine/context.h"
 #include "engine/errors.h"
+#include "engine/fields.h"
 #include "lib/json.h"
 #include "net/flat_json.h"
 #include "net/http.h"
@@ -56,9 +57,14 @@ void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *messag
 void hf_reply_error_begin(hf_request_t *request, hf_api_error_t id, const char *message,
                           hf_json_t *json);
 void hf_reply_error_end(hf_json_t *json);
-/* Answers a core error, with its details (the seats or the pool at fault, from
- * hold_request, which may be NULL). */
+/* Answers 400 invalid_request about detail's field: "field" is its path, the message says
+ * what it must be (fields.h), quoting from source. */
+void hf_reply_invalid(hf_request_t *request, const hf_error_detail_t *detail,
+                      const hf_fields_source_t *source);
+/* Answers a core error, with its details: the field at fault, the seats or the pool, the
+ * user's limit (quoting source's definition and request, either of which may be NULL;
+ * source itself may be NULL when detail is). */
 void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error_detail_t *detail,
-                         const hf_hold_request_t *hold_request);
+                         const hf_fields_source_t *source);
 
 #endif

@@ -233,22 +233,31 @@ def test_invalid_best_available(server):
     c = server.client()
     event_id = _event(c, [("S", [("R", 20)])], max_seats_per_hold=6)
     u1 = user()
+    count, section, adjacent = ("best_available.count", "best_available.section",
+                                "best_available.adjacent")
     bad = [
-        {"count": 0}, {"count": -1}, {"count": "2"}, {"count": 2.5}, {"count": None}, {},
-        {"count": True}, {"count": 2, "adjacent": "yes"}, {"count": 2, "adjacent": 1},
-        {"count": 2, "section": 5}, {"count": 2, "section": ["S"]}, [2], "2", 2, True,
-        {"count": 7},  # above max_seats_per_hold
+        ({"count": 0}, count), ({"count": -1}, count), ({"count": "2"}, count),
+        ({"count": 2.5}, count), ({"count": None}, count), ({}, count), ({"count": True}, count),
+        ({"count": 2, "adjacent": "yes"}, adjacent), ({"count": 2, "adjacent": 1}, adjacent),
+        ({"count": 2, "section": 5}, section), ({"count": 2, "section": ["S"]}, section),
+        ([2], "best_available"), ("2", "best_available"), (2, "best_available"),
+        (True, "best_available"),
+        ({"count": 7}, count),  # above max_seats_per_hold
     ]
-    for value in bad:
-        expect(post_hold(c, event_id, u1, best_available=value), 400, "invalid_request",
-               field="best_available", what="best_available %r" % (value,))
+    for value, path in bad:
+        response = post_hold(c, event_id, u1, best_available=value)
+        expect(response, 400, "invalid_request", field=path, what="best_available %r" % (value,))
+        check(response.error["message"].startswith(path + " "),
+              "best_available %r: the message %r starts with %s" % (
+                  value, response.error["message"], path))
     check_counts(c, event_id, 20, 0, 0, "nothing held by the invalid requests")
     # The maximum itself is allowed.
     h = _best_seats(c, event_id, 6, user_id=u1)
     check_equal(_nums(h["seats"]), list(range(8, 14)), "count 6 on a row of 20: 8-13")
     # Explicit seats plus picked seats above the maximum: 400.
     response = post_hold(c, event_id, u1, ["S-R-1"], best_available={"count": 6})
-    expect(response, 400, "invalid_request", what="1 seat + count 6 > max_seats_per_hold 6")
+    expect(response, 400, "invalid_request", field="best_available.count",
+           what="1 seat + count 6 > max_seats_per_hold 6")
     check_counts(c, event_id, 14, 6, 0, "nothing more held")
 
 

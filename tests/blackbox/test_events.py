@@ -152,8 +152,7 @@ def test_create_validation(server):
     def with_rows(event_id, rows):
         return _row_event(event_id, rows=rows)
 
-    # (body, acceptable error fields, what). Errors inside a section, row or pool may name the
-    # member or its top-level container.
+    # (body, the error's field: the path down to the member, what).
     cases = [
         ({"id": "a-b", "sections": ok}, "id", "id with a dash"),
         ({"id": "a b", "sections": ok}, "id", "id with a space"),
@@ -162,36 +161,36 @@ def test_create_validation(server):
         ({"id": "x" * 65, "sections": ok}, "id", "id of 65 characters"),
         ({"sections": ok}, "id", "no id"),
         ({"id": 12, "sections": ok}, "id", "numeric id"),
-        ({"id": uid("none")}, ("sections", "pools"), "no seats nor pools"),
-        ({"id": uid("none"), "sections": [], "pools": []}, ("sections", "pools"),
+        ({"id": uid("none")}, "sections", "no seats nor pools"),
+        ({"id": uid("none"), "sections": [], "pools": []}, "sections",
          "empty sections and pools"),
         ({"id": uid("rows"), "sections": [{"id": "S", "price": 1, "rows": []}]},
-         ("sections", "rows"), "a section without rows and no other seat"),
-        (with_rows(uid("zero"), [{"id": "R", "seats": 0}]), ("seats", "sections"),
+         "sections[0].rows", "a section without rows and no other seat"),
+        (with_rows(uid("zero"), [{"id": "R", "seats": 0}]), "sections[0].rows[0].seats",
          "row of 0 seats"),
-        (with_rows(uid("neg"), [{"id": "R", "seats": -3}]), ("seats", "sections"),
+        (with_rows(uid("neg"), [{"id": "R", "seats": -3}]), "sections[0].rows[0].seats",
          "row of -3 seats"),
-        (with_rows(uid("frac"), [{"id": "R", "seats": 1.5}]), ("seats", "sections"),
+        (with_rows(uid("frac"), [{"id": "R", "seats": 1.5}]), "sections[0].rows[0].seats",
          "row of 1.5 seats"),
-        (with_rows(uid("str"), [{"id": "R", "seats": "4"}]), ("seats", "sections"),
+        (with_rows(uid("str"), [{"id": "R", "seats": "4"}]), "sections[0].rows[0].seats",
          "seats as a string"),
-        (_row_event(uid("price"), price=-1), ("price", "sections"), "negative section price"),
-        (_row_event(uid("price"), price=1.5), ("price", "sections"), "fractional price"),
-        ({"id": uid("dsec"), "sections": ok + ok}, ("id", "sections"), "duplicate section id"),
+        (_row_event(uid("price"), price=-1), "sections[0].price", "negative section price"),
+        (_row_event(uid("price"), price=1.5), "sections[0].price", "fractional price"),
+        ({"id": uid("dsec"), "sections": ok + ok}, "sections[1].id", "duplicate section id"),
         (with_rows(uid("drow"), [{"id": "R", "seats": 1}, {"id": "R", "seats": 2}]),
-         ("id", "rows", "sections"), "duplicate row id in a section"),
-        (_row_event(uid("bsec"), id="S-1"), ("id", "sections"), "section id with a dash"),
-        (with_rows(uid("brow"), [{"id": "R-1", "seats": 1}]), ("id", "rows", "sections"),
+         "sections[0].rows[1].id", "duplicate row id in a section"),
+        (_row_event(uid("bsec"), id="S-1"), "sections[0].id", "section id with a dash"),
+        (with_rows(uid("brow"), [{"id": "R-1", "seats": 1}]), "sections[0].rows[0].id",
          "row id with a dash"),
         ({"id": uid("pneg"), "pools": [{"id": "GA", "capacity": 10, "price": -5}]},
-         ("price", "pools"), "negative pool price"),
+         "pools[0].price", "negative pool price"),
         ({"id": uid("cneg"), "pools": [{"id": "GA", "capacity": -1, "price": 5}]},
-         ("capacity", "pools"), "negative pool capacity"),
+         "pools[0].capacity", "negative pool capacity"),
         ({"id": uid("dpool"), "pools": [{"id": "GA", "capacity": 1, "price": 5},
                                         {"id": "GA", "capacity": 2, "price": 5}]},
-         ("id", "pools"), "duplicate pool id"),
+         "pools[1].id", "duplicate pool id"),
         ({"id": uid("bpool"), "pools": [{"id": "G-A", "capacity": 1, "price": 5}]},
-         ("id", "pools"), "pool id with a dash"),
+         "pools[0].id", "pool id with a dash"),
         ({"id": uid("sobj"), "sections": {"id": "S"}}, "sections", "sections not an array"),
         ({"id": uid("ttl"), "sections": ok, "hold_ttl_s": 0}, "hold_ttl_s", "hold_ttl_s 0"),
         ({"id": uid("ttl"), "sections": ok, "hold_ttl_s": -5}, "hold_ttl_s",
@@ -217,10 +216,11 @@ def test_create_validation(server):
     for body, field, what in cases:
         soft(_bad, c, body, field, what)
     # The message says what is wrong, not only which member.
-    for body, words in (({"id": uid("dsec"), "sections": ok + ok}, "same id"),
+    for body, words in (({"id": uid("dsec"), "sections": ok + ok},
+                         'sections[1].id "S" is used by sections[0]'),
                         ({"id": uid("dpool"), "pools": [{"id": "GA", "capacity": 1, "price": 5},
                                                         {"id": "GA", "capacity": 2, "price": 5}]},
-                         "same id"),
+                         'pools[1].id "GA" is used by pools[0]'),
                         ({"id": uid("none")}, "at least one seat or pool")):
         message = c.post("/v1/events", body).json["error"]["message"]
         soft(check_equal, words in message, True, "message %r names %r" % (message, words))

@@ -173,8 +173,13 @@ def test_commit(server):
     created = parse_time(order.get("created_at"), "order created_at")
     check(before - 1000 <= created <= after + 1000, "created_at near now")
     check_equal(commit(c, hold_id, u1, "pi_123"), order, "repeated commit")
-    check_equal(commit(c, hold_id, u1, "pi_other"), order,
-                "a repeat with another payment_ref answers the first order")
+    check_equal(expect(c.post("/v1/holds/%s/commit" % hold_id, {"user_id": u1}), 200), order,
+                "a repeat without payment_ref answers the order")
+    refused = expect(c.post("/v1/holds/%s/commit" % hold_id,
+                            {"user_id": u1, "payment_ref": "pi_other"}), 409, "already_confirmed",
+                     what="a repeat with another payment_ref")
+    check_equal((refused["error"].get("order_id"), refused["error"].get("payment_ref")),
+                (order["order_id"], "pi_123"), "the 409 names the order and its own payment")
     expect(c.post("/v1/holds/%s/commit" % hold_id, {"user_id": u2, "payment_ref": "pi_1"}), 403,
            "not_owner", what="another user after commit")
     confirmed = get_hold(c, hold_id)

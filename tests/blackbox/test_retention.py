@@ -210,7 +210,13 @@ def _verify(c, s, what):
     for hold_id, owner, expected, order in s["confirmed"]:
         label = "%s: confirmed hold %s" % (what, hold_id)
         check_equal(get_hold(c, hold_id), expected, label + ", GET")
-        check_equal(commit(c, hold_id, owner, "pi_repeat"), order, label + ", repeated commit")
+        check_equal(commit(c, hold_id, owner, order["payment_ref"]), order,
+                    label + ", repeated commit")
+        refused = expect(c.post("/v1/holds/%s/commit" % hold_id,
+                                {"user_id": owner, "payment_ref": "pi_repeat"}), 409,
+                         "already_confirmed", what=label + ", commit with another payment")
+        check_equal((refused["error"].get("order_id"), refused["error"].get("payment_ref")),
+                    (order["order_id"], order["payment_ref"]), label + ", the 409's order")
         expect(c.post("/v1/holds/%s/release" % hold_id, {"user_id": owner}), 409,
                "already_confirmed", what=label + ", release")
         expect(c.post("/v1/holds/%s/extend" % hold_id, {"user_id": owner, "ttl_s": 60}), 409,
@@ -301,8 +307,11 @@ def test_confirmed_holds_kept():
     _churn(c)
     for round_ in range(2):
         check_equal(get_hold(c, created["reservation_id"]), expected, "GET confirmed hold")
-        check_equal(commit(c, created["reservation_id"], u1, "pi_other"), order,
+        check_equal(commit(c, created["reservation_id"], u1, order["payment_ref"]), order,
                     "repeated commit")
+        expect(c.post("/v1/holds/%s/commit" % created["reservation_id"],
+                      {"user_id": u1, "payment_ref": "pi_other"}), 409, "already_confirmed",
+               what="commit with another payment")
         check_equal(expect(c.get("/v1/orders/%s" % order["order_id"]), 200), order, "GET order")
         check_equal(expect(c.get("/v1/users/%s/orders?event=%s" % (u1, event_id)), 200),
                     {"orders": [order]}, "the user's orders")
@@ -317,7 +326,11 @@ def test_confirmed_holds_kept():
     again = server.restart()
     c = again.client()
     check_equal(get_hold(c, created["reservation_id"]), expected, "GET after the restart")
-    check_equal(commit(c, created["reservation_id"], u1), order, "commit after the restart")
+    check_equal(commit(c, created["reservation_id"], u1, "pi_keep"), order,
+                "commit after the restart")
+    expect(c.post("/v1/holds/%s/commit" % created["reservation_id"],
+                  {"user_id": u1, "payment_ref": "pi_test"}), 409, "already_confirmed",
+           what="another payment after the restart")
     check_equal(expect(c.get("/v1/orders/%s" % order["order_id"]), 200), order,
                 "GET order after the restart")
     again.stop()

@@ -746,6 +746,262 @@ static void test_event_too_many_seats(void **state)
     assert_null(hf_core_event(f->core, "huge", NULL));
 }
 
+/* ---- the paths and numbers of invalid definitions and requests (issue 18) ---- */
+
+/* The path and fault the core gives, checked whole: a detail filled with garbage first, so a
+ * member the core leaves unset shows. */
+typedef struct expected_path {
+    const char *field, *member;
+    bool has_index, has_row;
+    uint32_t index, row, other;
+    uint8_t fault;
+} expected_path_t;
+
+static void assert_path(const hf_error_detail_t *detail, const expected_path_t *expected)
+{
+    assert_non_null(detail->field);
+    assert_string_equal(detail->field, expected->field);
+    if (expected->member) {
+        assert_non_null(detail->member);
+        assert_string_equal(detail->member, expected->member);
+    } else {
+        assert_null(detail->member);
+    }
+    assert_int_equal(detail->has_index, expected->has_index);
+    assert_int_equal(detail->has_row, expected->has_row);
+    if (expected->has_index) assert_int_equal(detail->index, expected->index);
+    if (expected->has_row) assert_int_equal(detail->row, expected->row);
+    assert_int_equal(detail->fault, expected->fault);
+    if (expected->fault == HF_FAULT_DUPLICATE) assert_int_equal(detail->other, expected->other);
+}
+
+static hf_error_detail_t *garbage_detail(void)
+{
+    static hf_error_detail_t detail;
+    memset(&detail, 0xa5, offsetof(hf_error_detail_t, items));
+    return &detail;
+}
+
+static void expect_definition_path(fixture_t *f, fx_event_t *def, const expected_path_t *expected)
+{
+    hf_error_detail_t *detail = garbage_detail();
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_event_create(f->core, &def->definition, T0, detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, expected);
+    assert_no_mutation(f);
+    assert_null(hf_core_event(f->core, def->definition.id, NULL));
+}
+
+static void test_event_invalid_paths(void **state)
+{
+    fixture_t *f = *state;
+    fx_event_t def;
+
+    fx_event_init(&def, "dup_sections", TTL, MAX_HOLD, 0, 10);
+    fx_event_section(&def, "S", 1, 1, 5);
+    fx_event_section(&def, "T", 1, 1, 5);
+    fx_event_section(&def, "S", 1, 1, 5);
+    expect_definition_path(f, &def, &(expected_path_t){"sections", "id", true, false, 2, 0, 0,
+                                                        HF_FAULT_DUPLICATE});
+
+    fx_event_init(&def, "dup_rows", TTL, MAX_HOLD, 0, 10);
+    fx_event_section(&def, "S", 1, 1, 5);
+    fx_event_section(&def, "T", 1, 3, 5);
+    snprintf(def.rows[1][2].id, sizeof def.rows[1][2].id, "B");
+    expect_definition_path(f, &def, &(expected_path_t){"sections", "id", true, true, 1, 2, 1,
+                                                        HF_FAULT_DUPLICATE});
+
+    fx_event_init(&def, "dup_pools", TTL, MAX_HOLD, 0, 10);
+    fx_event_pool(&def, "GA", 5, 1);
+    fx_event_pool(&def, "VIP", 5, 1);
+    fx_event_pool(&def, "GA", 5, 1);
+    expect_definition_path(f, &def, &(expected_path_t){"pools", "id", true, false, 2, 0, 0,
+                                                        HF_FAULT_DUPLICATE});
+
+    fx_event_init(&def, "zero_seats", TTL, MAX_HOLD, 0, 10);
+    fx_event_section(&def, "S", 1, 1, 5);
+    fx_event_section(&def, "T", 1, 2, 5);
+    def.rows[1][1].seats = 0;
+    expect_definition_path(f, &def, &(expected_path_t){"sections", "seats", true, true, 1, 1, 0,
+                                                        HF_FAULT_VALUE});
+
+    fx_event_init(&def, "bad_row_id", TTL, MAX_HOLD, 0, 10);
+    fx_event_section(&def, "S", 1, 2, 5);
+    snprintf(def.rows[0][1].id, sizeof def.rows[0][1].id, "B-1");
+    expect_definition_path(f, &def, &(expected_path_t){"sections", "id", true, true, 0, 1, 0,
+                                                        HF_FAULT_VALUE});
+
+    fx_event_init(&def, "price", TTL, MAX_HOLD, 0, 10);
+    fx_event_section(&def, "S", 1, 1, 5);
+    fx_event_section(&def, "T", -1, 1, 5);
+    expect_definition_path(f, &def, &(expected_path_t){"sections", "price", true, false, 1, 0, 0,
+                                                        HF_FAULT_VALUE});
+
+    fx_event_init(&def, "no_rows", TTL, MAX_HOLD, 0, 10);
+    fx_event_section(&def, "S", 1, 0, 5);
+    expect_definition_path(f, &def, &(expected_path_t){"sections", "rows", true, false, 0, 0, 0,
+                                                        HF_FAULT_VALUE});
+
+    fx_event_init(&def, "capacity", TTL, MAX_HOLD, 0, 10);
+    fx_event_pool(&def, "GA", 5, 1);
+    fx_event_pool(&def, "VIP", -5, 1);
+    expect_definition_path(f, &def, &(expected_path_t){"pools", "capacity", true, false, 1, 0, 0,
+                                                        HF_FAULT_VALUE});
+
+    fx_event_init(&def, "empty", TTL, MAX_HOLD, 0, 10);
+    expect_definition_path(f, &def, &(expected_path_t){"sections", NULL, false, false, 0, 0, 0,
+                                                        HF_FAULT_NO_INVENTORY});
+
+    fx_event_init(&def, "ttl", 0, MAX_HOLD, 0, 10);
+    fx_event_section(&def, "S", 1, 1, 5);
+    expect_definition_path(f, &def, &(expected_path_t){"hold_ttl_s", NULL, false, false, 0, 0, 0,
+                                                        HF_FAULT_VALUE});
+}
+
+static void test_event_invalid_totals(void **state)
+{
+    fixture_t *f = *state;
+    fx_event_t def;
+    fx_event_init(&def, "seats", TTL, MAX_HOLD, 0, 10);
+    fx_event_section(&def, "S", 1, 2, HF_EVENT_SEATS_MAX / 2);
+    fx_event_section(&def, "T", 1, 1, 3);
+    expect_definition_path(f, &def, &(expected_path_t){"sections", NULL, false, false, 0, 0, 0,
+                                                        HF_FAULT_EVENT_SEATS});
+    hf_error_detail_t *detail = garbage_detail();
+    assert_int_equal(hf_core_event_create(f->core, &def.definition, T0, detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(detail->requested, (int64_t)HF_EVENT_SEATS_MAX + 3);
+    assert_int_equal(detail->limit, HF_EVENT_SEATS_MAX);
+
+    /* More rows than an event may have: sections of the most rows a section may have. */
+    uint32_t sections = HF_EVENT_ROWS_MAX / HF_SECTION_ROWS_MAX + 1;
+    hf_section_definition_t *many = calloc(sections, sizeof *many);
+    hf_row_definition_t *rows = calloc(HF_SECTION_ROWS_MAX, sizeof *rows);
+    assert_non_null(many);
+    assert_non_null(rows);
+    for (uint32_t r = 0; r < HF_SECTION_ROWS_MAX; r++) {
+        snprintf(rows[r].id, sizeof rows[r].id, "R%u", r);
+        rows[r].seats = 1;
+    }
+    for (uint32_t s = 0; s < sections; s++) {
+        snprintf(many[s].id, sizeof many[s].id, "S%u", s);
+        many[s].rows = rows;
+        many[s].row_count = HF_SECTION_ROWS_MAX;
+    }
+    fx_event_init(&def, "rows", TTL, MAX_HOLD, 0, 10);
+    def.definition.sections = many;
+    def.definition.section_count = sections;
+    detail = garbage_detail();
+    assert_int_equal(hf_core_event_create(f->core, &def.definition, T0, detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, &(expected_path_t){"sections", NULL, false, false, 0, 0, 0,
+                                          HF_FAULT_EVENT_ROWS});
+    assert_int_equal(detail->requested, (int64_t)sections * HF_SECTION_ROWS_MAX);
+    assert_int_equal(detail->limit, HF_EVENT_ROWS_MAX);
+    free(many);
+    free(rows);
+}
+
+/* A hold on "show" (max_seats_per_user 8, max_seats_per_hold 10) with a garbage detail. */
+static hf_error_t hold_detailed(fixture_t *f, const char *user, const char *hold_id,
+                                const char *const *seats, uint32_t seat_count,
+                                const hf_pool_request_t *pools, uint32_t pool_count,
+                                int64_t ttl_ms, bool replace, hf_error_detail_t **detail)
+{
+    hf_hold_request_t request = {
+        .event_id = "show", .user_id = user, .hold_id = hold_id,
+        .seat_ids = seats, .seat_count = seat_count,
+        .pools = pools, .pool_count = pool_count,
+        .ttl_ms = ttl_ms, .replace_existing = replace,
+    };
+    *detail = garbage_detail();
+    uint32_t index;
+    return hf_core_hold(f->core, &request, T0, &index, *detail);
+}
+
+static void test_hold_invalid_paths(void **state)
+{
+    fixture_t *f = *state;
+    hf_error_detail_t *detail;
+    assert_int_equal(hold_detailed(f, "u1", "res_1",
+                                   SEATS("FLOOR-A-1", "FLOOR-A-2", "FLOOR-A-3", "FLOOR-A-2"),
+                                   NO_POOLS, -1, false, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, &(expected_path_t){"seats", NULL, true, false, 3, 0, 1,
+                                          HF_FAULT_DUPLICATE});
+    assert_int_equal(hold_detailed(f, "u1", "res_1", NO_SEATS, POOLS({"GA", 1}, {"VIP", 0}), -1,
+                                   false, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, &(expected_path_t){"pools", NULL, true, false, 1, 0, 0, HF_FAULT_VALUE});
+    assert_int_equal(hold_detailed(f, "u1", "res_1",
+                                   SEATS("FLOOR-A-1", "FLOOR-A-2", "FLOOR-A-3", "FLOOR-A-4",
+                                         "FLOOR-A-5", "FLOOR-A-6", "FLOOR-A-7", "FLOOR-A-8"),
+                                   POOLS({"GA", 3}), -1, false, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, &(expected_path_t){"seats", NULL, false, false, 0, 0, 0,
+                                          HF_FAULT_HOLD_ITEMS});
+    assert_int_equal(detail->requested, 11);
+    assert_int_equal(detail->limit, 10);
+    assert_int_equal(hold_detailed(f, "u1", "res_1", NO_SEATS, POOLS({"GA", 11}), -1, false,
+                                   &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, &(expected_path_t){"pools", NULL, false, false, 0, 0, 0,
+                                          HF_FAULT_HOLD_ITEMS});
+    assert_int_equal(hold_detailed(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, MAX_HOLD + 1,
+                                   false, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, &(expected_path_t){"ttl_s", NULL, false, false, 0, 0, 0,
+                                          HF_FAULT_HOLD_TTL});
+    assert_int_equal(detail->requested, MAX_HOLD + 1);
+    assert_int_equal(detail->limit, MAX_HOLD);
+    assert_int_equal(hold_detailed(f, "u1", "res_1", NO_SEATS, NO_POOLS, -1, false, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, &(expected_path_t){"seats", NULL, false, false, 0, 0, 0,
+                                          HF_FAULT_NO_ITEMS});
+    assert_int_equal(hold_detailed(f, NULL, "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false,
+                                   &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_path(detail, &(expected_path_t){"user_id", NULL, false, false, 0, 0, 0,
+                                          HF_FAULT_REQUIRED});
+    assert_int_equal(hf_core_holds_active(f->core), 0);
+}
+
+static void test_user_limit_numbers(void **state)
+{
+    fixture_t *f = *state;
+    hf_error_detail_t *detail;
+    /* 4 bought (2 seats, 2 units: pool units count one each), 2 held: 6 of 8. */
+    assert_int_equal(hold_detailed(f, "u1", "res_1", SEATS("FLOOR-A-1", "FLOOR-A-2"),
+                                   POOLS({"GA", 2}), -1, false, &detail),
+                     HF_OK);
+    commit(f, "res_1", "u1", "ord_1", T0 + 1);
+    assert_int_equal(hold_detailed(f, "u1", "res_2", SEATS("FLOOR-A-3", "FLOOR-A-4"), NO_POOLS,
+                                   -1, false, &detail),
+                     HF_OK);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hold_detailed(f, "u1", "res_3", SEATS("FLOOR-B-1", "FLOOR-B-2"),
+                                   POOLS({"GA", 1}), -1, false, &detail),
+                     HF_ERROR_USER_LIMIT_EXCEEDED);
+    assert_int_equal(detail->limit, 8);
+    assert_int_equal(detail->current, 6);
+    assert_int_equal(detail->requested, 3);
+    /* replace_existing: the held 2 are released in the same step, so they do not count. */
+    assert_int_equal(hold_detailed(f, "u1", "res_3",
+                                   SEATS("FLOOR-B-1", "FLOOR-B-2", "FLOOR-B-3", "FLOOR-B-4",
+                                         "FLOOR-B-5"),
+                                   NO_POOLS, -1, true, &detail),
+                     HF_ERROR_USER_LIMIT_EXCEEDED);
+    assert_int_equal(detail->limit, 8);
+    assert_int_equal(detail->current, 4);
+    assert_int_equal(detail->requested, 5);
+    assert_no_mutation(f);
+    /* The limit itself passes. */
+    assert_int_equal(hold_detailed(f, "u1", "res_3", SEATS("FLOOR-B-1", "FLOOR-B-2"), NO_POOLS,
+                                   -1, false, &detail),
+                     HF_OK);
+}
+
 /* ---- seat ids ---- */
 
 static void test_seat_find_parsing(void **state)
@@ -1853,10 +2109,24 @@ static void test_commit_repeat(void **state)
     uint32_t first = commit(f, "res_1", "u1", "ord_1", T0 + 1);
     fx_sink_reset(&f->sink);
     uint32_t again = UINT32_MAX;
-    /* Even after the hold's expires_at: it is confirmed, not expired. */
+    /* Even after the hold's expires_at: it is confirmed, not expired. The same payment, or
+     * none, answers the order. */
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_2", "pi_1", T0 + 5000, &again),
+                     HF_OK);
+    assert_int_equal(again, first);
+    again = UINT32_MAX;
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_2", NULL, T0 + 5000, &again),
+                     HF_OK);
+    assert_int_equal(again, first);
+    again = UINT32_MAX;
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_2", "", T0 + 5000, &again),
+                     HF_OK);
+    assert_int_equal(again, first);
+    /* Another payment is never absorbed: refused, naming the order it would have joined. */
+    again = UINT32_MAX;
     assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_2", "pi_other", T0 + 5000,
                                     &again),
-                     HF_OK);
+                     HF_ERROR_ALREADY_CONFIRMED);
     assert_int_equal(again, first);
     assert_no_mutation(f);
     assert_null(hf_core_order_find(f->core, "ord_2", NULL));
@@ -1867,10 +2137,14 @@ static void test_commit_repeat(void **state)
     /* And after the order's cancellation: the hold still answers its order. */
     assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", T0 + 6000), HF_OK);
     fx_sink_reset(&f->sink);
-    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_3", "pi_x", T0 + 7000, &again),
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_3", "pi_1", T0 + 7000, &again),
                      HF_OK);
     assert_int_equal(again, first);
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_3", "pi_x", T0 + 7000, &again),
+                     HF_ERROR_ALREADY_CONFIRMED);
+    assert_int_equal(again, first);
     assert_no_mutation(f);
+    assert_null(hf_core_order_find(f->core, "ord_3", NULL));
     assert_int_equal(seat(f, "FLOOR-A-1")->status, HF_SEAT_AVAILABLE);
     assert_consistent(f, T0 + 7000);
 }
@@ -2544,6 +2818,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_event_create_exists, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_create_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_too_many_seats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_invalid_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_invalid_totals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hold_invalid_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_user_limit_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seat_find_parsing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seat_id_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_find, setup, teardown),

@@ -140,6 +140,7 @@ typedef struct model_order {
     int64_t total;
     model_items_t items;
     uint32_t core_index;
+    char payment[24];     /* the payment_ref it was committed with ("" for none) */
 } model_order_t;
 
 /* One seat status change, as the core should report it. */
@@ -1348,22 +1349,35 @@ static void op_commit(void)
     const char *user = pick_user(index >= 0 ? model.holds[index].user : rng_below(USERS));
     snprintf(order_id, sizeof order_id, "ord_%u", model.order_count);
     snprintf(payment, sizeof payment, "pi_%" PRIu64, step);
-    snprintf(description, sizeof description, "commit %s user=%s order=%s", hold_id, user,
-             order_id);
     model_expire(model.now);
     stats[S_COMMIT]++;
     uint32_t set = 0;
     model_hold_t *h = index >= 0 ? &model.holds[index] : NULL;
+    /* A confirmed hold is committed again with its own payment, none, or another one, which
+     * is refused: a second payment is never absorbed. */
+    const char *paid = payment;
+    if (h && h->status == HF_HOLD_CONFIRMED) {
+        uint32_t choice = rng_below(3);
+        if (choice == 0) paid = model.orders[h->order].payment;
+        else if (choice == 1) paid = NULL;
+    }
+    snprintf(description, sizeof description, "commit %s user=%s order=%s payment=%s", hold_id,
+             user, order_id, paid ? paid : "none");
     if (h == NULL) {
         set = 1u << HF_ERROR_HOLD_NOT_FOUND;
     } else {
         if (strcmp(user_ids[h->user], user) != 0) set |= 1u << HF_ERROR_NOT_OWNER;
         if (h->status == HF_HOLD_EXPIRED) set |= 1u << HF_ERROR_HOLD_EXPIRED;
         if (h->status == HF_HOLD_RELEASED) set |= 1u << HF_ERROR_HOLD_RELEASED;
+        if (h->status == HF_HOLD_CONFIRMED && paid == payment)
+            set |= 1u << HF_ERROR_ALREADY_CONFIRMED;
     }
     uint32_t core_order = UINT32_MAX;
-    hf_error_t got = hf_core_commit(core, hold_id, user, order_id, payment, model.now, &core_order);
+    hf_error_t got = hf_core_commit(core, hold_id, user, order_id, paid, model.now, &core_order);
     expect_result(got, set);
+    if (got == HF_ERROR_ALREADY_CONFIRMED && core_order != model.orders[h->order].core_index)
+        mismatch("commit with another payment: order index %u, the hold's %u", core_order,
+                 model.orders[h->order].core_index);
     if (got != HF_OK) {
         if (hf_core_order_find(core, order_id, NULL) != NULL)
             mismatch("a failed commit created order %s", order_id);
@@ -1393,6 +1407,7 @@ static void op_commit(void)
     order->items = h->items;
     order->booked = false;
     order->core_index = core_order;
+    snprintf(order->payment, sizeof order->payment, "%s", payment);
     h->status = HF_HOLD_CONFIRMED;
     h->order = (int32_t)o;
     list_remove(model.active, &model.active_count, (uint32_t)index);
