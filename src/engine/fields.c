@@ -85,16 +85,17 @@ static bool rule_write(const hf_error_detail_t *detail, hf_fields_body_t body, c
 }
 
 /* A hold's or booking's "pools" is an object: its members are named by pool id. */
-static bool pool_keyed(const hf_error_detail_t *detail, const hf_fields_source_t *source) {
+static bool pool_keyed(const hf_error_detail_t *detail, const char *field,
+                       const hf_fields_source_t *source) {
     return source->body != HF_FIELDS_EVENT && source->request && detail->has_index &&
-           strcmp(detail->field, "pools") == 0 && detail->index < source->request->pool_count;
+           strcmp(field, "pools") == 0 && detail->index < source->request->pool_count;
 }
 
 void hf_fields_path(const hf_error_detail_t *detail, const hf_fields_source_t *source, char *out,
                     size_t size) {
     const char *field = detail->field ? detail->field : "body";
     int length;
-    if (pool_keyed(detail, source))
+    if (pool_keyed(detail, field, source))
         length = snprintf(out, size, "%s.%s", field, source->request->pools[detail->index].pool_id);
     else if (detail->has_index)
         length = snprintf(out, size, "%s[%u]", field, detail->index);
@@ -175,8 +176,11 @@ static void counted_write(const hf_error_detail_t *detail, const char *path, cha
     }
 }
 
-void hf_fields_message(const hf_error_detail_t *detail, const hf_fields_source_t *source,
+void hf_fields_message(const hf_error_detail_t *given, const hf_fields_source_t *source,
                        char *out, size_t size) {
+    /* A fault without a field is about the body as a whole. */
+    hf_error_detail_t body = {.field = "body"};
+    const hf_error_detail_t *detail = given->field ? given : &body;
     char path[HF_FIELDS_TEXT_SIZE], rule[256];
     hf_fields_path(detail, source, path, sizeof path);
     switch (detail->fault) {
