@@ -194,6 +194,12 @@ void record_order_created(hf_core_t *core, uint32_t order_index) {
     order->last_change = core->change_count;
 }
 
+void record_event_sales(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now) {
+    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_SALES, .at_ms = now,
+                              .as.event_sales = {event->id, event->sales_open}};
+    emit(core, &mutation);
+}
+
 void record_order_updated(hf_core_t *core, uint32_t order_index, const char *user_id,
                           hf_time_ms_t now) {
     hf_order_t *order = &core->orders[order_index];

@@ -81,6 +81,7 @@ typedef enum hf_error {
     HF_ERROR_CAPACITY,             /* a server-wide limit of limits.h is reached */
     HF_ERROR_SECTION_NOT_FOUND,    /* best_available names an unknown section */
     HF_ERROR_VERSION_CONFLICT,     /* detail.items: indexes of seats whose version or state moved */
+    HF_ERROR_SALES_CLOSED,         /* the event's sales are closed: no new hold or booking */
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -180,6 +181,9 @@ typedef struct hf_event {
     int64_t hold_ttl_ms, max_hold_ms;
     uint32_t max_seats_per_user, max_seats_per_hold;
     hf_time_ms_t created_at_ms;
+    /* False once staff closed sales (hf_core_sales_set): new holds and bookings are refused,
+     * while live holds and orders still commit, extend, release and cancel. */
+    bool sales_open;
     uint32_t section_count, row_count, seat_count, pool_count;
     hf_section_t *sections;
     hf_row_t *rows;
@@ -286,6 +290,10 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
                           uint32_t *order_index);
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
                           hf_time_ms_t now);
+/* Closes (open false) or reopens the event's sales. A change emits one
+ * HF_MUTATION_EVENT_SALES record; setting the state the event already has emits nothing and
+ * answers HF_OK, so a repeat changes nothing. HF_ERROR_EVENT_NOT_FOUND for an unknown event. */
+hf_error_t hf_core_sales_set(hf_core_t *core, const char *event_id, bool open, hf_time_ms_t now);
 /* An order without a hold (API.md section 4, bookings): request->seat_versions must match
  * every seat's version and the seats must be available, else HF_ERROR_VERSION_CONFLICT with
  * detail.items; the other checks are those of a hold. ttl_ms must be -1, best_count 0 and
@@ -318,6 +326,8 @@ typedef struct hf_stored_order {
 
 hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *definition,
                                  hf_time_ms_t created_at_ms);
+/* The sales state the store kept for a restored event (events are restored open). */
+hf_error_t hf_core_restore_sales(hf_core_t *core, const char *event_id, bool open);
 hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *hold);
 /* A released or expired hold that is not kept in memory (it would be forgotten at once, see
  * hf_core_evict): only its seats' versions are counted. Anything else is
@@ -390,6 +400,10 @@ const hf_order_t *hf_core_order_at(const hf_core_t *core, uint32_t index);
 const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset);
 const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index);
 const char *hf_core_string(const hf_core_t *core, uint32_t offset);
+/* Orders of an event (indexes for hf_core_order_at), oldest first; *count set. Orders are
+ * never forgotten, so this is every order the event ever had. NULL when it has none. */
+const uint32_t *hf_core_event_orders(const hf_core_t *core, uint32_t event_index,
+                                     uint32_t *count);
 /* Orders of a user, oldest first, all events; *count set. NULL when the user is unknown. */
 const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
                                     uint32_t *count);

@@ -246,6 +246,7 @@ static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint6
     event->max_seats_per_user = definition->max_seats_per_user;
     event->max_seats_per_hold = definition->max_seats_per_hold;
     event->created_at_ms = now;
+    event->sales_open = true;
     event->section_count = definition->section_count;
     event->row_count = (uint32_t)rows;
     event->seat_count = (uint32_t)seats;
@@ -274,6 +275,7 @@ void event_free(hf_event_t *event) {
     hf_buffer_free(&tables->row_prefixes);
     free(tables->row_prefix_offsets);
     free(tables->seat_changes);
+    free(tables->orders.items);
     free(tables);
     free(event->sections);
     free(event->rows);
@@ -353,4 +355,17 @@ void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_
     pool->held += held * item->quantity;
     pool->sold += sold * item->quantity;
     if (report && core->stream_records) record_pool(core, event, item->index, now);
+}
+
+/* ---- sales: closed by staff, reopened by staff ---- */
+
+hf_error_t hf_core_sales_set(hf_core_t *core, const char *event_id, bool open, hf_time_ms_t now) {
+    hf_core_advance(core, now);
+    uint32_t index;
+    if (!hf_core_event(core, event_id, &index)) return HF_ERROR_EVENT_NOT_FOUND;
+    hf_event_t *event = core->events[index];
+    if (event->sales_open == open) return HF_OK; /* a repeat: nothing to record */
+    event->sales_open = open;
+    record_event_sales(core, event, now);
+    return HF_OK;
 }

@@ -294,6 +294,7 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
     hf_error_t error = check_request_shape(event, request, keys->user_id.length, detail);
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
+    if (!error) error = check_sales_open(event, request);
     if (error) return error;
     uint32_t taken;
     if (!keys->hold_id.text || hold_index_find(core, &keys->hold_id, &taken))

@@ -92,6 +92,9 @@ typedef struct event_tables {
     /* The number of the event's creation record (0 for an event loaded from the store): a
      * read of a seat no change has touched rests on it. */
     uint64_t created_change;
+    /* The event's orders, oldest first (order indexes, which only grow): the staff's listing
+     * pages through them without reading other events' orders. */
+    index_list_t orders;
 } event_tables_t;
 
 /* The seat_changes array of an event (see event_tables_t). */
@@ -355,6 +358,8 @@ void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_m
                          const char *user_id);
 /* A new order (its hold's id when it has one) and one record per item. */
 void record_order_created(hf_core_t *core, uint32_t order_index);
+/* The event's sales closed or reopened (event->sales_open as it stands). */
+void record_event_sales(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now);
 /* An order's new status. */
 void record_order_updated(hf_core_t *core, uint32_t order_index, const char *user_id,
                           hf_time_ms_t now);
@@ -385,6 +390,8 @@ event_user_t *event_user_find(hf_core_t *core, uint32_t event, uint32_t user);
 /* Makes the user's record on the event, which it has none of; returns its handle. */
 uint32_t event_user_create(hf_core_t *core, uint32_t event, uint32_t user);
 void user_order_push(user_t *user, uint32_t order);
+/* Appends value to list, growing it. */
+void index_list_push(index_list_t *list, uint32_t value);
 
 /* The user's index, the user made when new. The check is inline: most commands name a known
  * user, and the hold path made no call for it before the core was split into files. */
@@ -418,6 +425,9 @@ hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
 
 /* ---- request.c: the checks of a hold request, which bookings share ---- */
 
+/* Refuses a new hold or booking while the event's sales are closed, after every check of
+ * the request itself: an unknown best_available section still answers its 404 first. */
+hf_error_t check_sales_open(const hf_event_t *event, const hf_hold_request_t *request);
 hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_request_t *request,
                                size_t user_length, hf_error_detail_t *detail);
 hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,

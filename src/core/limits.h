@@ -101,6 +101,12 @@
 #define HF_SEATS_PAGE_DEFAULT 1000u
 #define HF_SEATS_PAGE_MAX 10000u
 
+/* Paging of the staff's listings of an event's holds and orders (API.md section 2): a page
+ * of holds may read forgotten ones from the store on the loop's thread, so a page stays
+ * small enough (about 1,000 rows) not to hold other requests back for long. */
+#define HF_STAFF_PAGE_DEFAULT 100u
+#define HF_STAFF_PAGE_MAX 1000u
+
 /* Mutations waiting in the open batch (those of the commands applied while the previous batch
  * commits). Past this the store is far behind: changes are answered 503 at once instead of
  * queueing without bound; expiries still join the batch. */

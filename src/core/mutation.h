@@ -8,6 +8,7 @@
 #ifndef HF_MUTATION_H
 #define HF_MUTATION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/definition.h"
@@ -23,6 +24,7 @@ typedef enum hf_mutation_type {
     HF_MUTATION_ORDER_UPDATE,
     HF_MUTATION_IDEMPOTENCY,
     HF_MUTATION_POOL,             /* live streams only, like seats */
+    HF_MUTATION_EVENT_SALES,      /* an event's sales closed or reopened */
 } hf_mutation_type_t;
 
 /* One line of a hold or an order: a seat (quantity 0) or a pool's units (quantity >= 1). */
@@ -41,6 +43,11 @@ typedef struct hf_mutation_event_create {
     const char *event_id;
     const hf_event_definition_t *definition;
 } hf_mutation_event_create_t;
+
+typedef struct hf_mutation_event_sales {
+    const char *event_id;
+    bool sales_open;              /* the state after the change */
+} hf_mutation_event_sales_t;
 
 typedef struct hf_mutation_seat {
     const char *event_id, *seat_id;
@@ -106,6 +113,7 @@ typedef struct hf_mutation {
     int64_t at_ms;                /* when the change happened */
     union {
         hf_mutation_event_create_t event_create;
+        hf_mutation_event_sales_t event_sales;
         hf_mutation_seat_t seat;
         hf_mutation_pool_t pool;
         hf_mutation_hold_create_t hold_create;

@@ -2,6 +2,7 @@
  * available seats, without a hold). */
 #include "core/internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,7 @@ uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t ev
     order->payment_ref = NO_STRING;
     hf_index_map_insert(&core->order_ids, key.hash, index);
     user_order_push(&core->users[user], index);
+    index_list_push(&((event_tables_t *)core->events[event]->internal)->orders, index);
     return index;
 }
 
@@ -170,6 +172,7 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
     hf_error_t error = check_request_shape(event, request, user_length, detail);
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
+    if (!error) error = check_sales_open(event, request);
     if (!error) error = check_versions(core, event, request, detail);
     if (error) return error;
     if (order_id_taken(core, order_id, order_key))
@@ -204,4 +207,13 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
     order_take(core, index, now, true);
     *order_index = index;
     return HF_OK;
+}
+
+const uint32_t *hf_core_event_orders(const hf_core_t *core, uint32_t event_index,
+                                     uint32_t *count) {
+    assert(event_index < core->event_count);
+    const event_tables_t *tables = core->events[event_index]->internal;
+    const index_list_t *orders = &tables->orders;
+    *count = orders->count;
+    return orders->count ? orders->items : NULL;
 }

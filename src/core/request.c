@@ -109,6 +109,17 @@ hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
     return HF_OK;
 }
 
+hf_error_t check_sales_open(const hf_event_t *event, const hf_hold_request_t *request) {
+    if (event->sales_open) return HF_OK;
+    const event_tables_t *tables = event->internal;
+    uint32_t found;
+    if (request->best_count > 0 && request->best_section &&
+        !hf_map_get(&tables->sections, request->best_section, strlen(request->best_section),
+                    &found))
+        return HF_ERROR_SECTION_NOT_FOUND;
+    return HF_ERROR_SALES_CLOSED;
+}
+
 hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
                          const hf_hold_request_t *request, hf_error_detail_t *detail) {
     for (uint32_t i = 0; i < request->pool_count; i++) {

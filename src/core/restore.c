@@ -59,6 +59,13 @@ hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *d
     return event_add(core, definition, created_at_ms, NULL);
 }
 
+hf_error_t hf_core_restore_sales(hf_core_t *core, const char *event_id, bool open) {
+    uint32_t index;
+    if (!hf_core_event(core, event_id, &index)) return HF_ERROR_EVENT_NOT_FOUND;
+    core->events[index]->sales_open = open;
+    return HF_OK;
+}
+
 hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored) {
     uint32_t index;
     hf_error_t error = stored_hold_place(core, stored, &index);

@@ -134,7 +134,7 @@ uint32_t event_user_create(hf_core_t *core, uint32_t event, uint32_t user) {
 
 /* ---- orders of a user ---- */
 
-static void list_push(index_list_t *list, uint32_t value) {
+void index_list_push(index_list_t *list, uint32_t value) {
     list->items = grow(list->items, &list->capacity, list->count + 1, sizeof *list->items);
     list->items[list->count++] = value;
 }
@@ -148,7 +148,7 @@ void user_order_push(user_t *user, uint32_t order) {
     }
     if (orders->count == 1) { /* the second order: both move to the array */
         orders->count = 0;
-        list_push(orders, user->first_order);
+        index_list_push(orders, user->first_order);
     }
-    list_push(orders, order);
+    index_list_push(orders, order);
 }

@@ -28,6 +28,8 @@
  *   restore.h/.c      the state read back from the store; forgotten holds taken back
  *   handlers_events.h/.c  health, events, seats, an event's stream (and their routes)
  *   handlers_holds.h/.c   holds, orders, bookings (and their routes)
+ *   handlers_staff.h/.c   the staff's view: an event's holds and orders, closing and
+ *                         reopening its sales (and their routes)
  *   handlers_ui.h/.c      the box-office page (and its routes)
  *
  * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table

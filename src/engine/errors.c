@@ -35,6 +35,8 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
     [HF_API_ERROR_SECTION_NOT_FOUND] = {"section_not_found", 404, "no such section"},
     [HF_API_ERROR_VERSION_CONFLICT] = {"version_conflict", 409,
                                        "seats changed since they were read"},
+    [HF_API_ERROR_SALES_CLOSED] = {"sales_closed", 409,
+                                   "sales of this event are closed: no new holds or bookings"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -57,10 +59,11 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_CAPACITY] = HF_API_ERROR_CAPACITY_EXCEEDED,
     [HF_ERROR_SECTION_NOT_FOUND] = HF_API_ERROR_SECTION_NOT_FOUND,
     [HF_ERROR_VERSION_CONFLICT] = HF_API_ERROR_VERSION_CONFLICT,
+    [HF_ERROR_SALES_CLOSED] = HF_API_ERROR_SALES_CLOSED,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_VERSION_CONFLICT + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_SALES_CLOSED + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

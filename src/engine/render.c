@@ -62,6 +62,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "enabled"); hf_json_bool(json, false);
     hf_json_object_end(json);
+    HF_JSON_KEY(json, "sales_open"); hf_json_bool(json, event->sales_open);
     hf_json_object_end(json);
 }
 
@@ -124,6 +125,34 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
     if (capped) {
         HF_JSON_KEY(json, "capped"); hf_json_bool(json, *capped);
     }
+    hf_json_object_end(json);
+}
+
+void hf_render_stored_hold(hf_json_t *json, const hf_event_t *event, const hf_stored_hold_t *hold,
+                           uint8_t status) {
+    const hf_hold_request_t *items = &hold->request;
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, items->hold_id);
+    HF_JSON_KEY(json, "event"); hf_json_string(json, event->id);
+    HF_JSON_KEY(json, "user_id"); hf_json_string(json, items->user_id);
+    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_hold_status_name(status));
+    HF_JSON_KEY(json, "seats");
+    hf_json_array_begin(json);
+    for (uint32_t i = 0; i < items->seat_count; i++) hf_json_string(json, items->seat_ids[i]);
+    hf_json_array_end(json);
+    HF_JSON_KEY(json, "pools");
+    hf_json_object_begin(json);
+    for (uint32_t i = 0; i < items->pool_count; i++) {
+        hf_json_key(json, items->pools[i].pool_id);
+        hf_json_int(json, items->pools[i].quantity);
+    }
+    hf_json_object_end(json);
+    HF_JSON_KEY(json, "total"); hf_json_int(json, hold->total);
+    HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);
+    HF_JSON_KEY(json, "created_at"); hf_json_time(json, hold->created_at_ms);
+    HF_JSON_KEY(json, "expires_at"); hf_json_time(json, hold->expires_at_ms);
+    /* Only a released or expired hold is ever forgotten: nothing remains of its time. */
+    HF_JSON_KEY(json, "expires_in_ms"); hf_json_int(json, 0);
     hf_json_object_end(json);
 }
 

@@ -34,6 +34,9 @@ static int restore_event(void *context, const hf_stored_event_t *event) {
     restore_t *restore = context;
     hf_error_t error = hf_core_restore_event(restore->context->core, event->definition,
                                              event->created_at_ms);
+    if (!error)
+        error = hf_core_restore_sales(restore->context->core, event->definition->id,
+                                      event->sales_open);
     return error ? fail(restore, "event", event->definition->id, error) : 0;
 }
 

@@ -16,16 +16,19 @@
 #include "engine/decode.h"
 #include "engine/handlers_events.h"
 #include "engine/handlers_holds.h"
+#include "engine/handlers_staff.h"
 #include "engine/handlers_ui.h"
 #include "engine/idempotency.h"
 #include "engine/query.h"
 #include "engine/route.h"
 
 /* Every domain's routes. A new domain's handlers file exports its table (handlers_*.h), and
- * the table is added here. Patterns of different tables never overlap, so the order is free. */
+ * the table is added here. No method and pattern appear twice, so the order is free (the
+ * staff's GET of an event's holds shares its pattern with the POST that makes one). */
 static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_events_routes,
     &hf_handlers_holds_routes,
+    &hf_handlers_staff_routes,
     &hf_handlers_ui_routes,
 };
 

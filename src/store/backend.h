@@ -9,7 +9,7 @@
  * store/sqlite/ ("sqlite:PATH"); PostgreSQL's rows ("postgres://", "postgresql://") are there
  * already, answering that it is not built yet.
  *
- * Threads and order. open, load and read_hold run on the engine's thread (open and load before
+ * Threads and order. open, load, read_hold and list_holds run on the engine's thread (open and load before
  * start); start runs there once, just before the pipeline starts its writer thread; after it,
  * batch_write, batch_commit and batch_abort run on the writer thread (hf-store) alone, one
  * batch at a time and in the order of their sequences; durable and stats run on the engine's
@@ -42,7 +42,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 1
+#define HF_STORE_BACKEND_VERSION 2
 
 typedef struct hf_store_backend {
     int version;         /* HF_STORE_BACKEND_VERSION */
@@ -57,6 +57,11 @@ typedef struct hf_store_backend {
      * while the writer writes, so it reads through a connection of its own. */
     int (*read_hold)(void *instance, const char *hold_id, const hf_store_loader_t *loader,
                      bool *found, char *error, size_t error_size);
+    /* Lists an event's holds as committed (hf_store_list_holds), through the same connection
+     * as read_hold; an index makes it a range scan in creation order. */
+    int (*list_holds)(void *instance, const hf_store_hold_query_t *query,
+                      const hf_store_loader_t *loader, bool *after_found, char *error,
+                      size_t error_size);
     /* Prepares for batches and starts the backend's own threads, if any; done(context) is
      * for the durability side (above) and must only wake the engine. */
     int (*start)(void *instance, hf_store_done_fn done, void *context, char *error,

@@ -205,6 +205,9 @@ static void copy_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         event->definition = copy_definition(batch, event->definition);
         return;
     }
+    case HF_MUTATION_EVENT_SALES:
+        copy->as.event_sales.event_id = copy_string(batch, copy->as.event_sales.event_id);
+        return;
     case HF_MUTATION_SEAT:
         copy->as.seat.event_id = copy_string(batch, copy->as.seat.event_id);
         copy->as.seat.seat_id = copy_string(batch, copy->as.seat.seat_id);

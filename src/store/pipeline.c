@@ -98,6 +98,16 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
     return store->backend->load(store->instance, loader, error, error_size);
 }
 
+int hf_store_list_holds(hf_store_t *store, const hf_store_hold_query_t *query,
+                        const hf_store_loader_t *loader, bool *after_found, char *error,
+                        size_t error_size) {
+    assert(store != NULL && query != NULL && query->event_id != NULL && loader != NULL &&
+           loader->hold != NULL);
+    *after_found = query->after_id == NULL;
+    return store->backend->list_holds(store->instance, query, loader, after_found, error,
+                                      error_size);
+}
+
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size) {
     assert(store != NULL && hold_id != NULL && loader != NULL && loader->hold != NULL);

@@ -55,6 +55,7 @@ void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation);
 typedef struct hf_stored_event {
     const hf_event_definition_t *definition;
     int64_t created_at_ms;
+    bool sales_open;             /* false once staff closed its sales */
 } hf_stored_event_t;
 
 /* A stored answer to a request with an Idempotency-Key. */
@@ -97,6 +98,26 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
  * the callback's non-zero value) with a sentence in error. */
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size);
+/* What hf_store_list_holds reads: the holds of event_id created after the hold after_id (NULL:
+ * from the first), oldest first, whose stored status is one of statuses (bits 1 << status of
+ * hf_hold_status_t; 0: any). */
+typedef struct hf_store_hold_query {
+    const char *event_id;
+    const char *after_id;
+    unsigned statuses;
+} hf_store_hold_query_t;
+
+/* A loader's hold callback returns this to end a listing early: not an error. */
+#define HF_STORE_LIST_STOP 1
+
+/* Passes each hold the query names to loader->hold, as committed, until the callback returns
+ * HF_STORE_LIST_STOP (or another non-zero value: an error) or none is left. *after_found is
+ * false when after_id is not a hold of the event (nothing is then listed). Engine thread only,
+ * after hf_store_load, through the read-only connection hf_store_read_hold uses. Returns 0, or
+ * -1 (or the callback's error) with a sentence in error. */
+int hf_store_list_holds(hf_store_t *store, const hf_store_hold_query_t *query,
+                        const hf_store_loader_t *loader, bool *after_found, char *error,
+                        size_t error_size);
 /* Starts the store's writer thread and the log syncer's threads. done is called after each
  * batch is written and after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);

@@ -109,6 +109,10 @@ static inline void fx_record_fill(fx_record_t *record, const hf_mutation_t *muta
     case HF_MUTATION_EVENT_CREATE:
         fx_copy(record->event_id, sizeof record->event_id, mutation->as.event_create.event_id);
         break;
+    case HF_MUTATION_EVENT_SALES:
+        fx_copy(record->event_id, sizeof record->event_id, mutation->as.event_sales.event_id);
+        record->status = mutation->as.event_sales.sales_open;
+        break;
     case HF_MUTATION_SEAT: {
         const hf_mutation_seat_t *seat = &mutation->as.seat;
         fx_copy(record->event_id, sizeof record->event_id, seat->event_id);

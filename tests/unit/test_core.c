@@ -577,6 +577,7 @@ static void test_error_codes(void **state)
         {HF_ERROR_ALREADY_CONFIRMED, "already_confirmed", 409},
         {HF_ERROR_HOLD_RELEASED, "hold_released", 409},
         {HF_ERROR_ORDER_NOT_FOUND, "order_not_found", 404},
+        {HF_ERROR_SALES_CLOSED, "sales_closed", 409},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         const hf_api_error_entry_t *entry = hf_errors_entry(hf_errors_from_core(table[i].error));
@@ -2810,6 +2811,146 @@ static void test_format_time(void **state)
     hf_buffer_free(&buffer);
 }
 
+
+/* ---- closing sales ---- */
+
+/* A booking of seats at the versions given (1: never touched). */
+static hf_error_t book(fixture_t *f, const char *user, const char *order_id,
+                       const char *const *seats, uint32_t seat_count, const uint32_t *versions,
+                       hf_time_ms_t now, hf_error_detail_t *detail)
+{
+    hf_hold_request_t request = {.event_id = "show", .user_id = user, .seat_ids = seats,
+                                 .seat_count = seat_count, .ttl_ms = -1,
+                                 .seat_versions = versions};
+    uint32_t index;
+    memset(detail, 0, sizeof *detail);
+    return hf_core_book(f->core, &request, order_id, "pi_b", now, &index, detail);
+}
+
+/* Closing refuses new holds and bookings after the request's own checks, emits one record per
+ * change and none for a repeat, and leaves live holds and orders free to move. */
+static void test_sales_closed(void **state)
+{
+    fixture_t *f = *state;
+    static hf_error_detail_t detail;
+    uint32_t live;
+    assert_true(event_of(f, "show")->sales_open);
+    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), POOLS({"GA", 1}), -1, false, T0,
+                          &live, NULL), HF_OK);
+    assert_int_equal(hold(f, "u2", "res_2", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL,
+                          NULL), HF_OK);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_sales_set(f->core, "show", false, T0 + 1), HF_OK);
+    assert_false(event_of(f, "show")->sales_open);
+    assert_true(event_of(f, "open")->sales_open);
+    assert_int_equal(f->sink.total, 1);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_EVENT_SALES], 1);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_sales_set(f->core, "show", false, T0 + 2), HF_OK);
+    assert_no_mutation(f);
+    assert_int_equal(hf_core_sales_set(f->core, "nope", false, T0 + 2),
+                     HF_ERROR_EVENT_NOT_FOUND);
+
+    /* Refused, and nothing moves; the request's own 400s and 404s come first. */
+    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NO_POOLS, -1, false, T0 + 3,
+                          NULL, &detail), HF_ERROR_SALES_CLOSED);
+    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0 + 3,
+                          NULL, &detail), HF_ERROR_SALES_CLOSED);
+    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-Z-1"), NO_POOLS, -1, false, T0 + 3,
+                          NULL, &detail), HF_ERROR_SEAT_NOT_FOUND);
+    assert_int_equal(hold(f, "u3", "res_3", NO_SEATS, POOLS({"NOPE", 1}), -1, false, T0 + 3,
+                          NULL, &detail), HF_ERROR_POOL_NOT_FOUND);
+    assert_int_equal(hold(f, "u3", "res_3", NO_SEATS, NO_POOLS, -1, false, T0 + 3, NULL,
+                          &detail), HF_ERROR_INVALID_REQUEST);
+    hf_hold_request_t best = {.event_id = "show", .user_id = "u3", .hold_id = "res_3",
+                              .ttl_ms = -1, .best_count = 2, .best_section = "NOPE"};
+    uint32_t unused;
+    assert_int_equal(hf_core_hold(f->core, &best, T0 + 3, &unused, &detail),
+                     HF_ERROR_SECTION_NOT_FOUND);
+    best.best_section = "BALC";
+    assert_int_equal(hf_core_hold(f->core, &best, T0 + 3, &unused, &detail),
+                     HF_ERROR_SALES_CLOSED);
+    static const uint32_t fresh[] = {1}, moved[] = {1};
+    assert_int_equal(book(f, "u4", "ord_b", SEATS("FLOOR-B-1"), fresh, T0 + 3, &detail),
+                     HF_ERROR_SALES_CLOSED);
+    assert_int_equal(book(f, "u4", "ord_b", SEATS("FLOOR-A-2"), moved, T0 + 3, &detail),
+                     HF_ERROR_SALES_CLOSED);
+    assert_int_equal(book(f, "u4", "ord_b", SEATS("FLOOR-Z-9"), fresh, T0 + 3, &detail),
+                     HF_ERROR_SEAT_NOT_FOUND);
+    assert_no_mutation(f);
+    assert_null(hf_core_hold_find(f->core, "res_3", NULL));
+    assert_int_equal(seat(f, "FLOOR-A-3")->status, HF_SEAT_AVAILABLE);
+    /* Another event is not closed by this one. */
+    assert_int_equal(hold_on(f, "open", "u5", "res_5", SEATS("S-A-1"), NO_POOLS, -1, false,
+                             T0 + 3, NULL, NULL), HF_OK);
+
+    /* Live holds still extend, commit and release; orders still cancel. */
+    bool capped;
+    assert_int_equal(hf_core_extend(f->core, "res_1", "u1", 1000, T0 + 4, &capped), HF_OK);
+    commit(f, "res_1", "u1", "ord_1", T0 + 5);
+    assert_int_equal(seat(f, "FLOOR-A-1")->status, HF_SEAT_SOLD);
+    assert_int_equal(hf_core_release(f->core, "res_2", "u2", T0 + 6), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", T0 + 7), HF_OK);
+    assert_consistent(f, T0 + 7);
+
+    /* Reopened: one record, and holds and bookings work again. */
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_sales_set(f->core, "show", true, T0 + 8), HF_OK);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_EVENT_SALES], 1);
+    assert_true(event_of(f, "show")->sales_open);
+    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NO_POOLS, -1, false, T0 + 9,
+                          NULL, NULL), HF_OK);
+    assert_int_equal(book(f, "u4", "ord_b", SEATS("FLOOR-B-1"), fresh, T0 + 9, &detail), HF_OK);
+    assert_consistent(f, T0 + 9);
+}
+
+/* The record carries the event and the state after the change; a restore sets the state
+ * without a record. */
+static void test_sales_record_and_restore(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(hf_core_sales_set(f->core, "open", false, T0 + 5), HF_OK);
+    assert_int_equal(f->sink.count, 1);
+    assert_int_equal(f->sink.records[0].type, HF_MUTATION_EVENT_SALES);
+    assert_string_equal(f->sink.records[0].event_id, "open");
+    assert_int_equal(f->sink.records[0].status, 0);
+    assert_int_equal(f->sink.records[0].at_ms, T0 + 5);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_restore_sales(f->core, "show", false), HF_OK);
+    assert_false(event_of(f, "show")->sales_open);
+    assert_int_equal(hf_core_restore_sales(f->core, "nope", false), HF_ERROR_EVENT_NOT_FOUND);
+    assert_no_mutation(f);
+}
+
+/* An event's orders, oldest first, whatever other events do in between. */
+static void test_event_orders(void **state)
+{
+    fixture_t *f = *state;
+    uint32_t count = 99;
+    assert_null(hf_core_event_orders(f->core, 0, &count));
+    assert_int_equal(count, 0);
+    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL,
+                          NULL), HF_OK);
+    assert_int_equal(hold_on(f, "open", "u2", "res_2", SEATS("S-A-1"), NO_POOLS, -1, false, T0,
+                             NULL, NULL), HF_OK);
+    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL,
+                          NULL), HF_OK);
+    uint32_t first = commit(f, "res_1", "u1", "ord_1", T0 + 1);
+    uint32_t other = commit(f, "res_2", "u2", "ord_2", T0 + 2);
+    uint32_t third = commit(f, "res_3", "u3", "ord_3", T0 + 3);
+    uint32_t show;
+    assert_non_null(hf_core_event(f->core, "show", &show));
+    const uint32_t *orders = hf_core_event_orders(f->core, show, &count);
+    assert_int_equal(count, 2);
+    assert_int_equal(orders[0], first);
+    assert_int_equal(orders[1], third);
+    uint32_t open;
+    assert_non_null(hf_core_event(f->core, "open", &open));
+    orders = hf_core_event_orders(f->core, open, &count);
+    assert_int_equal(count, 1);
+    assert_int_equal(orders[0], other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2866,6 +3007,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_revive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_forgotten_hold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_sink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sales_closed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sales_record_and_restore, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_orders, setup, teardown),
         cmocka_unit_test(test_json_int),
         cmocka_unit_test(test_json_seconds),
         cmocka_unit_test(test_format_time),

@@ -813,7 +813,7 @@ static void test_open_creates_schema_in_wal_mode(void **state)
                      1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     2);
+                     3);
 
     /* A second open finds the schema in place and leaves it be. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
@@ -847,10 +847,10 @@ static void test_open_rejects_what_it_cannot_serve(void **state)
     /* A database written by a newer server is refused, not misread. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_close(store);
-    execute(fixture, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    execute(fixture, "UPDATE meta SET value = '4' WHERE key = 'schema_version'");
     error[0] = '\0';
     assert_int_not_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    assert_non_null(strstr(error, "schema version \"3\""));
+    assert_non_null(strstr(error, "schema version \"4\""));
 }
 
 /* ---- Round trip of every mutation type ---- */
@@ -1287,6 +1287,194 @@ static void test_finished_count_and_reading_one_hold(void **state)
     hf_store_close(store);
 }
 
+
+/* ---- Closing sales, and the schema's migration ---- */
+
+static hf_mutation_t event_sales(const char *event_id, bool open)
+{
+    return (hf_mutation_t){.type = HF_MUTATION_EVENT_SALES, .at_ms = NOW_MS,
+                           .as.event_sales = {event_id, open}};
+}
+
+/* What a load hands back of each event's sales: "id=0" or "id=1", in order. */
+static int on_event_sales(void *context, const hf_stored_event_t *event)
+{
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "%s=%d", event->definition->id, event->sales_open);
+    return record(context, &line);
+}
+
+static void assert_sales_loaded(const fixture_t *fixture, const char *const *expected, int count)
+{
+    hf_store_t *store = NULL;
+    char error[ERROR_SIZE] = "";
+    assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
+    transcript_t transcript = {0};
+    hf_store_loader_t loader = {.event = on_event_sales, .context = &transcript};
+    assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
+    assert_transcript(&transcript, expected, count);
+    transcript_free(&transcript);
+    hf_store_close(store);
+}
+
+/* The record closes or reopens the event's row (its id copied by the batch); a load hands the
+ * state back; one for an event the table lacks fails the batch. */
+static void test_sales_record_round_trips(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    char closed[] = "e1";
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, event_create("e2", NOW_MS));
+    append(batch, event_create("e3", NOW_MS));
+    append(batch, event_sales(closed, false));
+    scribble(closed);
+    append(batch, event_sales("e2", false));
+    append(batch, event_sales("e2", true));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    assert_int_equal(query_integer(fixture, "SELECT sales_open FROM events WHERE id = 'e1'"), 0);
+    assert_int_equal(query_integer(fixture, "SELECT sales_open FROM events WHERE id = 'e2'"), 1);
+    assert_int_equal(query_integer(fixture, "SELECT sales_open FROM events WHERE id = 'e3'"), 1);
+    append(batch, event_sales("nope", false));
+    assert_false(submit_and_wait(store, batch, 2, error));
+    assert_non_null(strstr(error, "EVENT_SALES of nope failed"));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    static const char *const expected[] = {"e1=0", "e2=1", "e3=1"};
+    assert_sales_loaded(fixture, expected, 3);
+}
+
+/* A version 2 database (events without sales_open) opens as version 3, its events open, and
+ * closing one is written and read back. */
+static void test_version_2_is_migrated(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    append(batch, event_create("old", NOW_MS));
+    append(batch, hold_create("res_1", "old", "u1", ITEMS(two_seats, 2, 0), 7, NOW_MS,
+                              NOW_MS + 1000));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    hf_store_close(store);
+    execute(fixture, "ALTER TABLE events DROP COLUMN sales_open;"
+                     "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('events')"
+                                            " WHERE name = 'sales_open'"), 0);
+
+    static const char *const open[] = {"old=1"};
+    assert_sales_loaded(fixture, open, 1);
+    assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
+                                            " 'schema_version'"), 3);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
+    store = store_open_started(fixture);
+    append(batch, event_sales("old", false));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    static const char *const closed[] = {"old=0"};
+    assert_sales_loaded(fixture, closed, 1);
+}
+
+static void list(hf_store_t *store, const hf_store_hold_query_t *query, transcript_t *transcript,
+                 bool expect_found)
+{
+    char error[ERROR_SIZE] = "";
+    hf_store_loader_t loader = {.hold = on_hold, .context = transcript};
+    bool found = !expect_found;
+    int rc = hf_store_list_holds(store, query, &loader, &found, error, sizeof error);
+    if (rc != 0) fprintf(stderr, "list failed: %s\n", error);
+    assert_int_equal(rc, 0);
+    assert_int_equal(found, expect_found);
+}
+
+/* Only the ids of a transcript of holds, joined by spaces. */
+static void assert_listed(const transcript_t *transcript, const char *expected)
+{
+    char ids[256] = "";
+    for (int i = 0; i < transcript->count; i++) {
+        char id[32];
+        sscanf(transcript->lines[i], "hold id=%31s", id);
+        snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%s", i ? " " : "", id);
+    }
+    assert_string_equal(ids, expected);
+}
+
+/* An event's holds, in creation order, after a hold, with a status filter, and stopped by the
+ * callback; a range scan of the index holds_event. */
+static void test_listing_holds(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, event_create("e2", NOW_MS));
+    const char *events[] = {"e1", "e2", "e1", "e1", "e2", "e1"};
+    for (int i = 0; i < 6; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "res_%d", i + 1);
+        append(batch, hold_create(id, events[i], "u1", NO_ITEMS, 7, NOW_MS, NOW_MS + 1000));
+    }
+    append(batch, hold_update("res_3", HF_HOLD_RELEASED, NOW_MS + 1000, NULL));
+    append(batch, hold_update("res_4", HF_HOLD_EXPIRED, NOW_MS + 1000, NULL));
+    assert_true(submit_and_wait(store, batch, 1, error));
+
+    transcript_t transcript = {0};
+    hf_store_hold_query_t query = {"e1", NULL, 0};
+    list(store, &query, &transcript, true);
+    assert_listed(&transcript, "res_1 res_3 res_4 res_6");
+    assert_non_null(strstr(transcript.lines[1], "status=2"));
+    transcript_free(&transcript);
+    query.after_id = "res_3";
+    list(store, &query, &transcript, true);
+    assert_listed(&transcript, "res_4 res_6");
+    transcript_free(&transcript);
+    query.statuses = (1u << HF_HOLD_HELD) | (1u << HF_HOLD_EXPIRED);
+    list(store, &query, &transcript, true);
+    assert_listed(&transcript, "res_4 res_6");
+    transcript_free(&transcript);
+    query.after_id = NULL;
+    query.statuses = 1u << HF_HOLD_RELEASED;
+    list(store, &query, &transcript, true);
+    assert_listed(&transcript, "res_3");
+    transcript_free(&transcript);
+    /* Stopped by the callback after the second: not an error. */
+    query.statuses = 0;
+    transcript.stop_at = 2;
+    transcript.stop_value = HF_STORE_LIST_STOP;
+    list(store, &query, &transcript, true);
+    assert_listed(&transcript, "res_1 res_3");
+    transcript_free(&transcript);
+    transcript.stop_at = 0;
+    /* A hold of another event, or none, is no place to resume from. */
+    query.after_id = "res_2";
+    list(store, &query, &transcript, false);
+    query.after_id = "res_9";
+    list(store, &query, &transcript, false);
+    assert_int_equal(transcript.count, 0);
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+
+    sqlite3 *database = NULL;
+    assert_int_equal(sqlite3_open_v2(fixture->path, &database, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    sqlite3_stmt *statement = NULL;
+    assert_int_equal(sqlite3_prepare_v2(database,
+                                        "EXPLAIN QUERY PLAN SELECT id FROM holds WHERE"
+                                        " event_id = 'e1' AND seq > 3 ORDER BY seq", -1,
+                                        &statement, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(statement), SQLITE_ROW);
+    const char *plan = (const char *)sqlite3_column_text(statement, 3);
+    if (strstr(plan, "USING INDEX holds_event (event_id=? AND seq>?)") == NULL)
+        fail_msg("the listing is no range scan: %s", plan);
+    sqlite3_finalize(statement);
+    sqlite3_close(database);
+}
+
 static void test_close_frees_a_result_never_taken(void **state)
 {
     fixture_t *fixture = *state;
@@ -1514,6 +1702,9 @@ int main(void)
         STORE_TEST(test_old_idempotency_keys_are_not_loaded_then_purged),
         STORE_TEST(test_loader_callback_stops_the_load),
         STORE_TEST(test_finished_count_and_reading_one_hold),
+        STORE_TEST(test_sales_record_round_trips),
+        STORE_TEST(test_version_2_is_migrated),
+        STORE_TEST(test_listing_holds),
         STORE_TEST(test_close_frees_a_result_never_taken),
         STORE_TEST(test_written_batches_become_durable_in_order),
         STORE_TEST(test_failed_sync_is_final),

@@ -27,6 +27,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_ROLLBACK,
     STATEMENT_PURGE,
     STATEMENT_EVENT_INSERT,
+    STATEMENT_EVENT_SALES,
     STATEMENT_HOLD_INSERT,
     STATEMENT_HOLD_UPDATE,
     STATEMENT_ORDER_INSERT,
@@ -46,6 +47,8 @@ typedef struct hf_sqlite_store {
      * hold the core has forgotten (hf_store_read_hold): the writer owns the main one. */
     sqlite3 *reader;
     sqlite3_stmt *read_hold;
+    sqlite3_stmt *list_holds;        /* the staff's listing (hf_store_list_holds) */
+    sqlite3_stmt *find_hold_seq;     /* where a listing resumes: the seq of its after hold */
     hf_rows_items_t *read_items;     /* the parsed lines of the hold read_hold reads */
     uint64_t batches_since_purge;    /* the writer only */
     bool begun;                      /* the writer only: the batch's transaction began */
@@ -75,5 +78,8 @@ int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char 
                           size_t error_size);
 int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
                         bool *found, char *error, size_t error_size);
+int hf_sqlite_holds_list(void *instance, const hf_store_hold_query_t *query,
+                         const hf_store_loader_t *loader, bool *after_found, char *error,
+                         size_t error_size);
 
 #endif

@@ -84,7 +84,8 @@ static int event_deliver(sqlite3_stmt *statement, load_context_t *context) {
     else if (id == NULL || strcmp(definition.id, id) != 0)
         result = unreadable(context, "events", id, "its definition names another event");
     if (result == 0) {
-        hf_stored_event_t event = {&definition, sqlite3_column_int64(statement, 2)};
+        hf_stored_event_t event = {&definition, sqlite3_column_int64(statement, 2),
+                                   sqlite3_column_int(statement, 3) != 0};
         result = context->loader->event(context->loader->context, &event);
     }
     hf_rows_definition_free(&definition);
@@ -150,10 +151,18 @@ static int idempotency_deliver(sqlite3_stmt *statement, load_context_t *context)
 }
 
 static const load_step_t LOAD_EVENTS = {
-    "events", "SELECT id, config, created_at FROM events ORDER BY seq", event_deliver};
+    "events", "SELECT id, config, created_at, sales_open FROM events ORDER BY seq", event_deliver};
 static const load_step_t LOAD_HOLDS = {"holds", SELECT_HOLDS " ORDER BY seq", hold_deliver};
 /* One hold the core has forgotten (hf_store_read_hold). */
 static const load_step_t READ_HOLD = {"holds", SELECT_HOLDS " WHERE id = ?1", hold_deliver};
+/* An event's holds after a seq, oldest first, whose status is one of ?3's words (",held,"), or
+ * any when ?3 is empty: a range scan of the index holds_event (event_id, seq). */
+static const load_step_t LIST_HOLDS = {
+    "holds",
+    SELECT_HOLDS " WHERE event_id = ?1 AND seq > ?2"
+    " AND (?3 = '' OR instr(?3, ',' || status || ',') > 0) ORDER BY seq",
+    hold_deliver};
+static const char FIND_HOLD_SEQ[] = "SELECT seq FROM holds WHERE id = ?1 AND event_id = ?2";
 static const load_step_t LOAD_ORDERS = {
     "orders",
     "SELECT id, event_id, user_id, reservation_id, status, items, total, payment_ref,"
@@ -253,11 +262,21 @@ static int reader_open(hf_sqlite_store_t *store, char *error, size_t error_size)
         rc = sqlite3_prepare_v3(store->reader, READ_HOLD.sql, -1, SQLITE_PREPARE_PERSISTENT,
                                 &store->read_hold, NULL);
     }
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v3(store->reader, LIST_HOLDS.sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                &store->list_holds, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v3(store->reader, FIND_HOLD_SEQ, -1, SQLITE_PREPARE_PERSISTENT,
+                                &store->find_hold_seq, NULL);
     if (rc == SQLITE_OK) return 0;
     hf_store_error_write(error, error_size, "store: cannot open a reader of %s: %s",
                          path != NULL ? path : "?",
                          store->reader != NULL ? sqlite3_errmsg(store->reader)
                                                : sqlite3_errstr(rc));
+    sqlite3_finalize(store->read_hold);
+    sqlite3_finalize(store->list_holds);
+    sqlite3_finalize(store->find_hold_seq);
+    store->read_hold = store->list_holds = store->find_hold_seq = NULL;
     sqlite3_close(store->reader);
     store->reader = NULL;
     return -1;
@@ -289,6 +308,75 @@ int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_load
     }
     /* Reset at once: a statement left mid-read would keep its read transaction open and
      * stop checkpoints from recycling the log. */
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    return result;
+}
+
+/* ---- Listing an event's holds (engine thread) ---- */
+
+/* The words of the statuses in mask as LIST_HOLDS matches them: ",held,expired,", or "". */
+static void status_words(unsigned mask, char *out, size_t out_size) {
+    size_t length = 0;
+    out[0] = '\0';
+    for (int i = 0; mask != 0 && i < hf_sqlite_hold_status.count; i++) {
+        if (!(mask & (1u << i))) continue;
+        length += (size_t)snprintf(out + length, out_size - length, "%s%s,", length ? "" : ",",
+                                   hf_sqlite_hold_status.words[i]);
+    }
+}
+
+/* The seq a listing resumes after: 0 from the first; false when after_id is no hold of the
+ * event (or on an error, then written). */
+static bool resume_seq(hf_sqlite_store_t *store, const hf_store_hold_query_t *query,
+                       int64_t *seq, int *result, char *error, size_t error_size) {
+    *seq = 0;
+    *result = 0;
+    if (query->after_id == NULL) return true;
+    sqlite3_stmt *statement = store->find_hold_seq;
+    sqlite3_bind_text(statement, 1, query->after_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(statement, 2, query->event_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(statement);
+    if (rc == SQLITE_ROW) *seq = sqlite3_column_int64(statement, 0);
+    else if (rc != SQLITE_DONE) {
+        hf_store_error_write(error, error_size, "store: reading hold %s failed: %s",
+                             query->after_id, sqlite3_errmsg(store->reader));
+        *result = -1;
+    }
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    return rc == SQLITE_ROW;
+}
+
+int hf_sqlite_holds_list(void *instance, const hf_store_hold_query_t *query,
+                         const hf_store_loader_t *loader, bool *after_found, char *error,
+                         size_t error_size) {
+    hf_sqlite_store_t *store = instance;
+    if (reader_open(store, error, error_size) != 0) return -1;
+    int64_t seq;
+    int result;
+    *after_found = resume_seq(store, query, &seq, &result, error, error_size);
+    if (!*after_found) return result;
+    char words[64];
+    status_words(query->statuses, words, sizeof words);
+    sqlite3_stmt *statement = store->list_holds;
+    sqlite3_bind_text(statement, 1, query->event_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(statement, 2, seq);
+    sqlite3_bind_text(statement, 3, words, -1, SQLITE_STATIC);
+    load_context_t context = {loader, store->read_items, error, error_size};
+    int rc = SQLITE_DONE;
+    while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW)
+        result = LIST_HOLDS.deliver(statement, &context);
+    if (result == HF_STORE_LIST_STOP) {
+        result = 0;
+    } else if (result == ROW_UNREADABLE) {
+        result = -1;
+    } else if (result == 0 && rc != SQLITE_DONE) {
+        hf_store_error_write(error, error_size, "store: listing the holds of %s failed: %s",
+                             query->event_id, sqlite3_errmsg(store->reader));
+        result = -1;
+    }
+    /* Reset at once, as hf_sqlite_hold_read does: an open read would hold back checkpoints. */
     sqlite3_reset(statement);
     sqlite3_clear_bindings(statement);
     return result;

@@ -28,7 +28,9 @@
 #include "store/sqlite/sync.h"
 #include "store/sqlite/vfs.h"
 
-#define SCHEMA_VERSION "2"
+/* Version 3 added events.sales_open; a version 2 database is migrated at open
+ * (schema_migrate). */
+#define SCHEMA_VERSION "3"
 /* Old idempotency keys are deleted once every this many batches: often enough that the table
  * stays near one day of keys, rarely enough that the indexed delete costs nothing per batch. */
 #define PURGE_EVERY_BATCHES 1000u
@@ -39,12 +41,16 @@ static const char SCHEMA[] =
     "  key TEXT PRIMARY KEY, value TEXT);"
     "CREATE TABLE IF NOT EXISTS events("
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
-    "  config TEXT NOT NULL, created_at INTEGER NOT NULL);"
+    "  config TEXT NOT NULL, created_at INTEGER NOT NULL,"
+    "  sales_open INTEGER NOT NULL DEFAULT 1);"
     "CREATE TABLE IF NOT EXISTS holds("
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, status TEXT NOT NULL, items TEXT NOT NULL,"
     "  total INTEGER NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,"
     "  order_id TEXT);"
+    /* The staff's listing of an event's holds is a range scan of this index, in creation
+     * order (seq), from the hold it resumes after (load.c, hf_sqlite_holds_list). */
+    "CREATE INDEX IF NOT EXISTS holds_event ON holds(event_id, seq);"
     "CREATE TABLE IF NOT EXISTS orders("
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, reservation_id TEXT UNIQUE, status TEXT NOT NULL,"
@@ -102,6 +108,7 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_ROLLBACK] = "ROLLBACK",
     [STATEMENT_PURGE] = "DELETE FROM idempotency WHERE created_at < ?1",
     [STATEMENT_EVENT_INSERT] = "INSERT INTO events(id, config, created_at) VALUES(?1, ?2, ?3)",
+    [STATEMENT_EVENT_SALES] = "UPDATE events SET sales_open = ?2 WHERE id = ?1",
     [STATEMENT_HOLD_INSERT] =
         "INSERT INTO holds(id, event_id, user_id, status, items, total, created_at,"
         " expires_at, order_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -152,6 +159,29 @@ int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t 
     return rc;
 }
 
+/* Version 2 to 3: events gain sales_open (every event open, as version 2 knew no closing),
+ * in one transaction with the new version, so a crash leaves either version whole. The
+ * column is added only when missing: CREATE TABLE above made it for a new database. */
+static int schema_migrate(sqlite3 *database) {
+    char word[32];
+    int rc = sqlite3_exec(database, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = hf_sqlite_word_query(database,
+                                  "SELECT count(*) FROM pragma_table_info('events')"
+                                  " WHERE name = 'sales_open'", word, sizeof word);
+    if (rc == SQLITE_OK && strcmp(word, "0") == 0)
+        rc = sqlite3_exec(database,
+                          "ALTER TABLE events ADD COLUMN sales_open INTEGER NOT NULL DEFAULT 1",
+                          NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(database,
+                          "UPDATE meta SET value = '" SCHEMA_VERSION "'"
+                          " WHERE key = 'schema_version'", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) return sqlite3_exec(database, "COMMIT", NULL, NULL, NULL);
+    if (!sqlite3_get_autocommit(database)) sqlite3_exec(database, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 /* WAL lets readers (an operator's shell, a backup) run during commits; synchronous=FULL
  * makes every COMMIT durable on its own, which "acknowledged means durable" requires. */
 static int database_configure(sqlite3 *database, const char *path, char *error,
@@ -177,6 +207,10 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
     if (hf_sqlite_word_query(database, "SELECT value FROM meta WHERE key = 'schema_version'",
                              word, sizeof word) != SQLITE_OK)
         goto fail;
+    if (strcmp(word, "2") == 0) {
+        if (schema_migrate(database) != SQLITE_OK) goto fail;
+        snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
+    }
     if (strcmp(word, SCHEMA_VERSION) != 0) {
         hf_store_error_write(error, error_size,
                              "store: %s has schema version \"%s\", this server knows version "
@@ -251,6 +285,7 @@ enum { WRITE_ROW_MISSING = -1, WRITE_TYPE_UNKNOWN = -2 };
 static const char *mutation_name(hf_mutation_type_t type) {
     switch (type) {
     case HF_MUTATION_EVENT_CREATE: return "EVENT_CREATE";
+    case HF_MUTATION_EVENT_SALES: return "EVENT_SALES";
     case HF_MUTATION_SEAT: return "SEAT";
     case HF_MUTATION_HOLD_CREATE: return "HOLD_CREATE";
     case HF_MUTATION_HOLD_UPDATE: return "HOLD_UPDATE";
@@ -267,6 +302,7 @@ static const char *mutation_name(hf_mutation_type_t type) {
 static const char *mutation_subject(const hf_mutation_t *mutation) {
     switch (mutation->type) {
     case HF_MUTATION_EVENT_CREATE: return mutation->as.event_create.event_id;
+    case HF_MUTATION_EVENT_SALES: return mutation->as.event_sales.event_id;
     case HF_MUTATION_SEAT: return mutation->as.seat.seat_id;
     case HF_MUTATION_HOLD_CREATE: return mutation->as.hold_create.hold_id;
     case HF_MUTATION_HOLD_UPDATE: return mutation->as.hold_update.hold_id;
@@ -347,6 +383,13 @@ static int changed_one_row(hf_sqlite_store_t *store, int rc) {
     return rc;
 }
 
+static int event_sales_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    const hf_mutation_event_sales_t *sales = &m->as.event_sales;
+    bind_text(store, STATEMENT_EVENT_SALES, 1, sales->event_id);
+    bind_integer(store, STATEMENT_EVENT_SALES, 2, sales->sales_open ? 1 : 0);
+    return changed_one_row(store, statement_run(store, STATEMENT_EVENT_SALES));
+}
+
 static int hold_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     const hf_mutation_hold_update_t *hold = &m->as.hold_update;
     hf_sqlite_statement_t id = STATEMENT_HOLD_UPDATE;
@@ -413,6 +456,7 @@ static int idempotency_put(hf_sqlite_store_t *store, const hf_mutation_t *mutati
 static int mutation_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE: return event_insert(store, m);
+    case HF_MUTATION_EVENT_SALES: return event_sales_update(store, m);
     /* Seat states and versions follow from holds and orders (the seat_state view, and
      * hf_core_restore_* at start): nothing to write. */
     case HF_MUTATION_SEAT: return SQLITE_DONE;
@@ -566,6 +610,8 @@ static void sqlite_close(void *instance) {
     hf_checkpointer_stop(store->checkpointer);
     for (int i = 0; i < STATEMENT_COUNT; i++) sqlite3_finalize(store->statements[i]);
     sqlite3_finalize(store->read_hold);
+    sqlite3_finalize(store->list_holds);
+    sqlite3_finalize(store->find_hold_seq);
     sqlite3_close(store->reader);
     if (store->read_items != NULL) hf_rows_items_free(store->read_items);
     free(store->read_items);
@@ -580,6 +626,7 @@ const hf_store_backend_t hf_store_sqlite_backend = {
     .open = sqlite_open,
     .load = hf_sqlite_tables_load,
     .read_hold = hf_sqlite_hold_read,
+    .list_holds = hf_sqlite_holds_list,
     .start = sqlite_start,
     .batch_write = sqlite_batch_write,
     .batch_commit = sqlite_batch_commit,
