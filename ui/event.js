@@ -126,6 +126,8 @@
         return "That hold no longer exists.";
       case "event_not_found":
         return "This event does not exist (any more).";
+      case "sales_closed":
+        return "Sales for this event are closed right now: no new holds can be made. Holds you already have can still be paid.";
       case "idempotency_key_reused":
         return "That request was already sent with different details. Try again.";
       case "unauthorized":
@@ -1059,6 +1061,7 @@
     if (s.waiting_room) { const was = roomEnabled(); summary.waiting_room = s.waiting_room; if (was !== roomEnabled()) renderQueue(); }
     summary.max_seats_per_hold = s.max_seats_per_hold;
     poolsCurrent = true;
+    if (window.HoldfastStaff) window.HoldfastStaff.update(s);
     for (const p of s.pools || []) applyPool(p);
     for (const sec of s.sections || []) {
       const info = sectionInfo.get(sec.id);
@@ -1196,6 +1199,9 @@
       return;
     }
     renderHeader();
+    // The summary loaded, so the key was given or none is needed: the staff tab may show.
+    if (window.HoldfastStaff)
+      window.HoldfastStaff.start(eventId, summary, (open) => { $("sales-badge").hidden = open; });
     const tb = performance.now();
     buildMap();
     console.debug("holdfast: map built in", Math.round(performance.now() - tb), "ms");

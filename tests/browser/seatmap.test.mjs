@@ -236,7 +236,8 @@ describe("box-office page", () => {
     assert.match(map.headers.get("content-type"), /^text\/html/);
     assert.match(await map.text(), /id="sections"/);
     for (const [file, type] of [["app.css", /^text\/css/], ["event.js", /javascript/], ["index.js", /javascript/],
-                                ["common.js", /javascript/], ["favicon.svg", /^image\/svg\+xml/]]) {
+                                ["common.js", /javascript/], ["staff.js", /javascript/],
+                                ["favicon.svg", /^image\/svg\+xml/]]) {
       const r = await fetch(`${base}/ui/${file}`);
       assert.equal(r.status, 200, `/ui/${file}`);
       assert.match(r.headers.get("content-type") || "", type, `/ui/${file} Content-Type`);
@@ -801,6 +802,93 @@ describe("with an API key", () => {
     await page.click("#hold-btn");
     await page.locator(".hold .countdown").waitFor();
     assert.equal(await statusOf(page, "CLUB-A-6"), "held");
+    await ctx.close();
+  });
+
+  it("shows the staff tab once the key is given: holds, orders, More, closing sales", { skip: !!process.env.HOLDFAST_BASE_URL }, async () => {
+    const keyedCall = async (method, p, body) => {
+      const res = await fetch(keyedBase + p, {
+        method,
+        headers: { "Content-Type": "application/json", "Authorization": "Bearer s3cret-key" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const created = await keyedCall("POST", "/v1/events", {
+      id: "staffed", name: "Staffed night", sections: [{ id: "CLUB", price: 5000, rows: [{ id: "A", seats: 12 }] }],
+      pools: [{ id: "GA", capacity: 100, price: 1000 }],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    // 54 live pool holds, a paid seat and one more live seat hold: 55 live holds, more than a page.
+    for (let i = 0; i < 54; i++)
+      assert.equal((await keyedCall("POST", "/v1/events/staffed/holds", { user_id: `fan${i}`, pools: { GA: 1 } })).status, 201);
+    const vip = await keyedCall("POST", "/v1/events/staffed/holds", { user_id: "vip", seats: ["CLUB-A-1"] });
+    const order = await keyedCall("POST", `/v1/holds/${vip.body.reservation_id}/commit`, { user_id: "vip", payment_ref: "pi_vip" });
+    assert.equal(order.status, 200);
+    const walkin = await keyedCall("POST", "/v1/events/staffed/holds", { user_id: "walkin", seats: ["CLUB-A-2", "CLUB-A-3"] });
+    assert.equal(walkin.status, 201);
+
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
+    const page = await ctx.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(keyedBase + "/ui/events/staffed");
+    await page.waitForSelector("#key-dialog");
+    assert.equal(await page.locator("#staff-tabs").isVisible(), false, "no staff tab before the key");
+    await page.fill("#api-key", "s3cret-key");
+    await page.click("#key-dialog button[type=submit]");
+    await page.waitForSelector("#map[aria-busy='false']");
+    await page.click("#tab-staff");
+    await page.waitForSelector("#staff-panel:not([hidden])");
+    assert.equal(await page.locator("main.event-layout").isVisible(), false);
+    assert.equal(await page.locator("#staff-sales-state").innerText(), "Sales are open");
+
+    // Live holds, a page of 50, then More for the rest.
+    const holdRows = page.locator("#staff-holds-body tr");
+    await page.waitForFunction(() => document.querySelectorAll("#staff-holds-body tr").length === 50);
+    assert.equal(await page.locator("#staff-holds-more").isVisible(), true);
+    assert.equal(await page.locator(`[data-hold="${walkin.body.reservation_id}"]`).count(), 0, "the newest is on the next page");
+    await page.click("#staff-holds-more");
+    await page.waitForFunction(() => document.querySelectorAll("#staff-holds-body tr").length === 55);
+    assert.equal(await holdRows.count(), 55);
+    assert.equal(await page.locator("#staff-holds-more").isVisible(), false, "no More on the last page");
+    const row = page.locator(`[data-hold="${walkin.body.reservation_id}"]`);
+    assert.equal(await row.locator(".staff-user").innerText(), "walkin");
+    assert.equal(await row.locator(".staff-items").innerText(), "CLUB-A-2, CLUB-A-3");
+    assert.match(await row.locator(".staff-expiry").innerText(), /^\d+:\d\d left$/);
+    assert.equal(await page.locator("#staff-holds-body .staff-user", { hasText: "fan0" }).count(), 1);
+    assert.equal(await page.locator(`[data-hold="${vip.body.reservation_id}"]`).count(), 0, "a confirmed hold is no live hold");
+
+    // The order, with its buyer.
+    const orderRow = page.locator(`[data-order="${order.body.order_id}"]`);
+    await orderRow.waitFor();
+    assert.equal(await orderRow.locator(".staff-user").innerText(), "vip");
+    assert.equal(await orderRow.locator(".staff-status").innerText(), "confirmed");
+
+    // Closing sales: the switch shows it, the API says it, and a hold from the page is refused.
+    await page.click("#staff-sales-toggle");
+    await page.waitForSelector("#staff-sales-state[data-open='false']");
+    assert.equal(await page.locator("#staff-sales-toggle").innerText(), "Reopen sales");
+    assert.equal((await keyedCall("GET", "/v1/events/staffed")).body.sales_open, false);
+    assert.equal(await page.locator("#sales-badge").isVisible(), true);
+    await page.click("#tab-map");
+    await page.fill("#user-id", "latecomer");
+    await seat(page, "CLUB-A-8").click();
+    await page.click("#hold-btn");
+    await page.waitForFunction(() => !document.querySelector("#notice").hidden && /closed/.test(document.querySelector("#notice").textContent));
+    assert.match(await page.locator("#notice").innerText(), /Sales for this event are closed/);
+    assert.equal(await statusOf(page, "CLUB-A-8"), "available");
+
+    // Reopened: the page holds again.
+    await page.click("#tab-staff");
+    await page.click("#staff-sales-toggle");
+    await page.waitForSelector("#staff-sales-state[data-open='true']");
+    assert.equal((await keyedCall("GET", "/v1/events/staffed")).body.sales_open, true);
+    await page.click("#tab-map");
+    await page.click("#hold-btn");
+    await page.locator(".hold .countdown").waitFor();
+    await waitStatus(page, "CLUB-A-8", "held", 5000);
+    assert.deepEqual(errors, []);
     await ctx.close();
   });
 });
