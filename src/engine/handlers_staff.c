@@ -61,8 +61,10 @@ static bool page_read(hf_request_t *request, const char *const *words, int count
         }
     }
     if (hf_query_get(query, "limit", value, sizeof value) && !limit_parse(value, &page->limit)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       "limit must be an integer from 1 to 1000", "limit");
+        char message[64];
+        snprintf(message, sizeof message, "limit must be an integer from 1 to %u",
+                 (unsigned)HF_STAFF_PAGE_MAX);
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "limit");
         return false;
     }
     if (hf_query_get(query, "after", value, sizeof value)) {
