@@ -341,10 +341,12 @@ void hf_routes_dispatch(void *context_pointer, const hf_http_request_t *http,
     response->status = 200;
     pthread_once(&known_once, known_routes_make);
     /* Whatever the answer, a listed origin gets its CORS headers; without --cors-origin the
-     * request's headers are not even searched. */
-    const char *origin = context->cors_origin_count ? cors_origin(context, http) : NULL;
-    if (origin) {
-        hf_http_response_header_add(response, "Access-Control-Allow-Origin", origin, true);
+     * request's headers are not even searched. With it, every answer depends on Origin, so
+     * every answer says so (Vary), lest a shared cache hand one origin's copy to another. */
+    const char *origin = NULL;
+    if (context->cors_origin_count) {
+        origin = cors_origin(context, http);
+        if (origin) hf_http_response_header_add(response, "Access-Control-Allow-Origin", origin, true);
         hf_http_response_header_add(response, "Vary", "Origin", true);
     }
     int method = method_code(http->method);
