@@ -65,7 +65,7 @@ size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_
     uint32_t start = tables->row_prefix_offsets[row_index];
     size_t length = tables->row_prefix_offsets[row_index + 1] - start;
     memcpy(out, tables->row_prefixes.data + start, length);
-    length += write_decimal(out + length, seat_index - event->rows[row_index].first_seat + 1);
+    length += hf_decimal_write(out + length, seat_index - event->rows[row_index].first_seat + 1);
     out[length] = '\0';
     return length;
 }

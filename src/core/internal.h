@@ -222,18 +222,6 @@ static inline uint32_t item_units(const hf_item_t *items, uint32_t seat_count,
     return units;
 }
 
-/* Writes value in decimal at out; returns the digits written. snprintf was a third of a
- * hold's cost: ids are formatted for every seat change. */
-static inline size_t write_decimal(char *out, uint32_t value) {
-    char digits[10];
-    size_t count = 0;
-    do {
-        digits[count++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value);
-    for (size_t i = 0; i < count; i++) out[i] = digits[count - 1 - i];
-    return count;
-}
 
 /* The row of a seat: hf_core_seat_row, inline for the files that run it for every seat. */
 static inline uint32_t seat_row(const hf_event_t *event, uint32_t seat_index) {

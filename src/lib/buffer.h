@@ -41,6 +41,19 @@ static inline void hf_buffer_append_char(hf_buffer_t *buffer, char c) {
     buffer->data[buffer->length] = '\0';
 }
 
+/* Writes value in decimal at out (room for 10 digits); returns the digits written. snprintf
+ * was a third of a hold's cost: seat ids are formatted for every seat change. */
+static inline size_t hf_decimal_write(char *out, uint32_t value) {
+    char digits[10];
+    size_t count = 0;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    for (size_t i = 0; i < count; i++) out[i] = digits[count - 1 - i];
+    return count;
+}
+
 void hf_buffer_append_string(hf_buffer_t *buffer, const char *text);
 /* Appends a string literal: its length is known at compile time, so the copy is inline. */
 #define HF_BUFFER_APPEND_LITERAL(buffer, literal) \

@@ -63,17 +63,6 @@ void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *def
     hf_json_object_end(&json);
 }
 
-static size_t decimal_write(char *out, uint32_t value) {
-    char digits[10];
-    size_t count = 0;
-    do {
-        digits[count++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value);
-    for (size_t i = 0; i < count; i++) out[i] = digits[count - 1 - i];
-    return count;
-}
-
 /* Written directly rather than through hf_json: this runs for every hold and order. Seat and
  * pool ids are made of [A-Za-z0-9_.-] (checked at event creation), so nothing in them needs
  * escaping. */
@@ -93,7 +82,7 @@ void hf_rows_items_write(hf_buffer_t *out, const hf_mutation_items_t *items) {
         *to++ = '"';
         if (pool) {
             *to++ = ':';
-            to += decimal_write(to, line->quantity);
+            to += hf_decimal_write(to, line->quantity);
         }
         out->length = (size_t)(to - out->data);
     }
