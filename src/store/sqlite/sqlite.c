@@ -163,7 +163,7 @@ int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t 
  * in one transaction with the new version, so a crash leaves either version whole. The
  * column is added only when missing: CREATE TABLE above made it for a new database. */
 static int schema_migrate(sqlite3 *database) {
-    char word[32];
+    char word[32] = "";
     int rc = sqlite3_exec(database, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = hf_sqlite_word_query(database,
