@@ -32,6 +32,7 @@ void hf_core_destroy(hf_core_t *core) {
     free(core->event_users);
     free(core->items);
     free(core->strings);
+    payment_free(core);
     hf_timer_free(&core->timer);
     hf_map_free(&core->event_ids);
     hf_index_map_free(&core->hold_ids);
@@ -208,4 +209,32 @@ void record_order_updated(hf_core_t *core, uint32_t order_index, const char *use
                                                   user_id, order->status}};
     emit(core, &mutation);
     order->last_change = core->change_count;
+}
+
+void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                     const delivery_t *kept, hf_time_ms_t now) {
+    bool committed = kept->result == HF_PAYMENT_COMMITTED;
+    bool refunded = kept->result == HF_PAYMENT_REFUND_REQUIRED;
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_DELIVERY, .at_ms = now,
+        .as.delivery = {.payment_intent_id = kept->payment_intent_id,
+                        .event_id = delivery->event_id,
+                        .reservation_id = delivery->reservation_id,
+                        .amount = delivery->amount, .type = kept->type, .result = kept->result,
+                        .reason = kept->reason, .late = kept->late,
+                        .order_id = committed ? core->orders[kept->order].id : NULL,
+                        .refund_id = refunded ? core->refunds[kept->refund].id : NULL}};
+    emit(core, &mutation);
+}
+
+void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
+    hf_refund_t *refund = &core->refunds[refund_index];
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_REFUND, .at_ms = now,
+        .as.refund = {.refund_id = refund->id, .payment_intent_id = refund->payment_intent_id,
+                      .reservation_id = refund->reservation_id, .amount = refund->amount,
+                      .reason = refund->reason, .status = refund->status,
+                      .created_at_ms = refund->created_at_ms}};
+    emit(core, &mutation);
+    refund->last_change = core->change_count;
 }

@@ -17,6 +17,7 @@
  *   hold.c       hold, extend, release, expiry, the finished holds and eviction, revive
  *   request.c    the checks of a hold request, which bookings share
  *   order.c      commit, cancel, bookings
+ *   payment.c    payment webhooks' deliveries (deduplicated, pruned by age) and refunds
  *   restore.c    hf_core_restore_*: the state loaded back from the store
  *   check.c      hf_core_check: the invariants
  *   timer.h, .c  deadlines (holds' expiry): a heap that knows no domain
@@ -25,7 +26,7 @@
  *   limits.h     every limit of the server
  *   definition.h an event's definition; mutation.h: the records the core emits (one struct
  *                per kind; the core writes no JSON: the store decides how rows are kept)
- * A new domain (waiting-room queues, payments, rides) adds its own file here and shares with
+ * A new domain (waiting-room queues, rides) adds its own file here and shares with
  * the others only through internal.h. */
 #ifndef HF_CORE_H
 #define HF_CORE_H
@@ -82,6 +83,7 @@ typedef enum hf_error {
     HF_ERROR_SECTION_NOT_FOUND,    /* best_available names an unknown section */
     HF_ERROR_VERSION_CONFLICT,     /* detail.items: indexes of seats whose version or state moved */
     HF_ERROR_SALES_CLOSED,         /* the event's sales are closed: no new hold or booking */
+    HF_ERROR_REFUND_NOT_FOUND,
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -303,6 +305,100 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
                         hf_error_detail_t *detail);
 
 
+/* ---- Payments (API.md section 7) ----
+ *
+ * A payment provider's delivery decides one outcome: the hold committed (maybe late, when it
+ * had lapsed but everything it held is still free: money in hand is never refunded while the
+ * inventory it paid for is there), a refund required with its reason, or a failed payment
+ * recorded. Deliveries are deduplicated on (payment_intent_id, type): a repeat answers the
+ * first outcome and changes nothing. Each delivery, refund and the order they make are records
+ * of the same command, so the store writes them in one batch. A hold the core has forgotten
+ * must be revived (hf_core_revive_hold) before its delivery is applied. */
+
+typedef enum hf_payment_type {
+    HF_PAYMENT_SUCCEEDED = 0,
+    HF_PAYMENT_FAILED = 1,
+} hf_payment_type_t;
+
+typedef enum hf_payment_result {
+    HF_PAYMENT_COMMITTED = 0,
+    HF_PAYMENT_REFUND_REQUIRED = 1,
+    HF_PAYMENT_RECORDED = 2,
+} hf_payment_result_t;
+
+typedef enum hf_refund_reason {
+    HF_REFUND_HOLD_EXPIRED = 0,
+    HF_REFUND_HOLD_RELEASED = 1,
+    HF_REFUND_AMOUNT_MISMATCH = 2,
+    HF_REFUND_HOLD_NOT_FOUND = 3,
+    HF_REFUND_ALREADY_CONFIRMED = 4,
+} hf_refund_reason_t;
+
+typedef enum hf_refund_status {
+    HF_REFUND_PENDING = 0,
+    HF_REFUND_COMPLETED = 1,
+} hf_refund_status_t;
+
+/* The words of API.md: "payment.succeeded", "committed", "hold_expired", "pending"... */
+const char *hf_payment_type_name(uint8_t type);
+const char *hf_payment_result_name(uint8_t result);
+const char *hf_refund_reason_name(uint8_t reason);
+const char *hf_refund_status_name(uint8_t status);
+/* The number of a word above; false when there is none. */
+bool hf_payment_type_parse(const char *text, uint8_t *type);
+bool hf_refund_status_parse(const char *text, uint8_t *status);
+bool hf_payment_result_parse(const char *text, uint8_t *result);
+bool hf_refund_reason_parse(const char *text, uint8_t *reason);
+
+typedef struct hf_refund {
+    char id[HF_SERVER_ID_SIZE + 1];
+    char *payment_intent_id;       /* owned by the core */
+    char *reservation_id;          /* owned by the core; as the delivery named it */
+    int64_t amount;                /* the amount paid */
+    uint8_t reason;                /* hf_refund_reason_t */
+    uint8_t status;                /* hf_refund_status_t */
+    hf_time_ms_t created_at_ms;
+    uint64_t last_change;          /* private to the core: see hf_core_refund_change */
+} hf_refund_t;
+
+typedef struct hf_payment_delivery {
+    const char *event_id;          /* the provider's id of the delivery ("evt_1") */
+    uint8_t type;                  /* hf_payment_type_t */
+    const char *payment_intent_id;
+    const char *reservation_id;
+    int64_t amount;
+    /* Ids made by the caller for what the delivery may create: "ord_...", "ref_...". */
+    const char *order_id, *refund_id;
+} hf_payment_delivery_t;
+
+/* What a delivery decided, the first time or (repeat) earlier. */
+typedef struct hf_payment_outcome {
+    uint8_t result;                /* hf_payment_result_t */
+    uint8_t reason;                /* hf_refund_reason_t, with HF_PAYMENT_REFUND_REQUIRED */
+    bool late;                     /* committed after the hold had lapsed */
+    bool repeat;                   /* the answer of an earlier delivery; nothing changed */
+    uint32_t order;                /* order index, with HF_PAYMENT_COMMITTED */
+    uint32_t refund;               /* refund index, with HF_PAYMENT_REFUND_REQUIRED */
+} hf_payment_outcome_t;
+
+/* Applies a delivery (after expiring what is due at now). HF_ERROR_INVALID_REQUEST for a
+ * missing intent id or a new id already taken; HF_ERROR_CAPACITY when
+ * HF_WEBHOOK_DELIVERIES_MAX deliveries younger than HF_WEBHOOK_DEDUP_KEEP_MS are kept. */
+hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                           hf_time_ms_t now, hf_payment_outcome_t *outcome);
+/* Marks a refund completed; completing a completed one changes nothing. */
+hf_error_t hf_core_refund_complete(hf_core_t *core, const char *refund_id, hf_time_ms_t now,
+                                   uint32_t *index);
+const hf_refund_t *hf_core_refund_find(const hf_core_t *core, const char *refund_id,
+                                       uint32_t *index);
+/* Refunds by index, oldest first (indexes only grow: refunds are never forgotten). */
+uint32_t hf_core_refund_count(const hf_core_t *core);
+const hf_refund_t *hf_core_refund_at(const hf_core_t *core, uint32_t index);
+/* Deliveries kept for deduplication. */
+uint32_t hf_core_deliveries_kept(const hf_core_t *core);
+/* The number (hf_core_change_count) of the newest record of the refund at index. */
+uint64_t hf_core_refund_change(const hf_core_t *core, uint32_t index);
+
 /* ---- Restore (at start, from the store; no mutation is emitted) ---- */
 
 /* A hold as it was stored: re-applied with its original times and status. A held hold whose
@@ -334,6 +430,26 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *hold);
  * HF_ERROR_INVALID_REQUEST. */
 hf_error_t hf_core_restore_forgotten_hold(hf_core_t *core, const hf_stored_hold_t *hold);
 hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *order);
+typedef struct hf_stored_refund {
+    const char *refund_id, *payment_intent_id, *reservation_id;
+    int64_t amount;
+    uint8_t reason, status;
+    hf_time_ms_t created_at_ms;
+} hf_stored_refund_t;
+
+/* A delivery as stored: its outcome names its order or refund by id. */
+typedef struct hf_stored_delivery {
+    const char *payment_intent_id;
+    uint8_t type, result, reason;
+    bool late;
+    const char *order_id, *refund_id; /* NULL unless the result has one */
+    hf_time_ms_t at_ms;
+} hf_stored_delivery_t;
+
+/* After orders: refunds oldest first, then deliveries oldest first (those younger than
+ * HF_WEBHOOK_DEDUP_KEEP_MS; now_ms prunes any older ones). */
+hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *refund);
+hf_error_t hf_core_restore_delivery(hf_core_t *core, const hf_stored_delivery_t *delivery);
 /* Restoring holds and orders also restores the seats' versions (each status change they made
  * counts one). This sets a seat's version outright, for data kept elsewhere; the status is
  * always derived from holds and orders. */

@@ -74,6 +74,26 @@ void finished_push(hf_core_t *core, uint32_t hold_index) {
     core->finished_count++;
 }
 
+/* A walk of the list from its oldest: only a late payment commit (a lapsed hold paid for)
+ * takes a hold out of the middle, which is rare enough that the list keeps no back links. */
+void finished_remove(hf_core_t *core, uint32_t hold_index) {
+    uint32_t previous = 0;
+    for (uint32_t h = core->finished_first; h != 0; h = core->hold_states[h - 1].next_finished) {
+        if (h != hold_index + 1) {
+            previous = h;
+            continue;
+        }
+        uint32_t next = core->hold_states[hold_index].next_finished;
+        if (previous) core->hold_states[previous - 1].next_finished = next;
+        else core->finished_first = next;
+        if (core->finished_last == hold_index + 1) core->finished_last = previous;
+        core->hold_states[hold_index].next_finished = 0;
+        core->finished_count--;
+        return;
+    }
+    assert(!"the hold is not in the finished list");
+}
+
 /* The id index anew from the holds that are not forgotten: rebuilt in one pass over the holds,
  * whose independent inserts the processor overlaps, where removing entries one by one waited
  * for a cache miss each. */

@@ -102,6 +102,17 @@ static inline uint64_t *seat_changes_of(const hf_event_t *event) {
     return ((event_tables_t *)event->internal)->seat_changes;
 }
 
+/* A payment delivery kept for deduplication on (payment_intent_id, type) (payment.c), with
+ * the outcome a repeat answers. */
+typedef struct delivery {
+    char *payment_intent_id;     /* owned; NULL once pruned */
+    uint32_t hash;               /* of the intent id and the type */
+    uint8_t type, result, reason;
+    bool late;
+    uint32_t order, refund;      /* indexes, as the result has them */
+    hf_time_ms_t at_ms;
+} delivery_t;
+
 struct hf_core {
     hf_mutation_sink_t sink;
     bool stream_records;         /* emit seat and pool records (hf_core_set_stream_records) */
@@ -135,6 +146,15 @@ struct hf_core {
     event_user_t *event_users;
     uint32_t event_user_count, event_user_capacity;
     hf_pair_map_t event_user_ids; /* (event index, user index) -> event_user index */
+
+    /* Payment deliveries in the order they arrived: those before delivery_first are pruned
+     * (older than HF_WEBHOOK_DEDUP_KEEP_MS), and the array is compacted when it is full. */
+    delivery_t *deliveries;
+    uint32_t delivery_first, delivery_count, delivery_capacity;
+    hf_index_map_t delivery_ids; /* hash of (intent id, type) -> delivery index */
+    hf_refund_t *refunds;        /* oldest first, never forgotten */
+    uint32_t refund_count, refund_capacity;
+    hf_index_map_t refund_ids;   /* a refund's id -> its index */
 
     hf_item_t *items;
     uint32_t item_count, item_capacity;
@@ -348,6 +368,11 @@ void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_m
 void record_order_created(hf_core_t *core, uint32_t order_index);
 /* The event's sales closed or reopened (event->sales_open as it stands). */
 void record_event_sales(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now);
+/* A delivery and its outcome (the delivery's fields as the command named them). */
+void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                     const delivery_t *kept, hf_time_ms_t now);
+/* A refund as it stands. */
+void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now);
 /* An order's new status. */
 void record_order_updated(hf_core_t *core, uint32_t order_index, const char *user_id,
                           hf_time_ms_t now);
@@ -442,8 +467,23 @@ int64_t items_fill(hf_core_t *core, const hf_event_t *event, const hf_hold_reque
 bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
 uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event,
                         uint32_t user, hf_time_ms_t now);
+/* The order of a hold just confirmed (its status set, its seats and units no longer held),
+ * with its records; the seats and units are sold. Returns the order's index. user_id (NULL
+ * when no user asked) must not point into core->strings, which storing payment_ref may
+ * move. */
+uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t *order_key,
+                         const char *payment_ref, const char *user_id, hf_time_ms_t now);
 /* Marks an order's seats sold and its units sold. */
 void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report);
+
+/* ---- hold.c, for payment.c ---- */
+
+/* Takes a finished hold out of the list of finished holds (a late commit confirms it). */
+void finished_remove(hf_core_t *core, uint32_t hold_index);
+
+/* ---- payment.c ---- */
+
+void payment_free(hf_core_t *core);
 
 /* ---- restore.c: state loaded back from the store ---- */
 

@@ -89,6 +89,34 @@
 #define HF_IDEMPOTENCY_KEY_SIZE_MAX 255
 /* Keys are kept at least 24 hours (API.md section 1). */
 #define HF_IDEMPOTENCY_KEEP_MS (24LL * 3600 * 1000)
+/* Payment webhooks (API.md section 7): deliveries are deduplicated on (payment_intent_id,
+ * type) for at least 7 days, since providers retry for days. Older ones are pruned, by age,
+ * in the order they arrived (the core keeps them oldest first, so pruning reads only the
+ * ones it drops), and the store deletes its rows of the same age. */
+#define HF_WEBHOOK_DEDUP_KEEP_MS (7LL * 24 * 3600 * 1000)
+/* Deliveries kept for deduplication in memory. Each costs about 100 bytes with its intent id,
+ * so this is some 100 MB, and it allows a sustained 1.6 deliveries a second for the 7 days
+ * they must be kept. A delivery beyond it (every kept one younger than 7 days) is refused with
+ * 503 capacity_exceeded rather than forgetting one too early: the provider retries later,
+ * whereas a forgotten delivery could commit or refund twice. */
+#define HF_WEBHOOK_DELIVERIES_MAX 1000000u
+/* The webhook's provider event id ("evt_1"): free text, bounded like payment references. */
+#define HF_WEBHOOK_EVENT_ID_SIZE_MAX 255
+/* The Holdfast-Signature header: t=10 digits and a few v1=64 hex digits (secret rotation); a
+ * longer header is refused as invalid_signature before it is read any further. */
+#define HF_SIGNATURE_HEADER_SIZE_MAX 1024u
+/* v1= values of one header that are checked; more are refused (each costs an HMAC compare). */
+#define HF_SIGNATURE_V1_MAX 8u
+/* A signed delivery whose t is further than this from the server's clock is refused
+ * (API.md section 7): a replayed old delivery is worthless. */
+#define HF_SIGNATURE_TOLERANCE_S 300
+/* The webhook's body: a provider's delivery is a few hundred bytes. */
+#define HF_WEBHOOK_BODY_SIZE_MAX (64u * 1024)
+/* Paging of GET /v1/refunds: refunds are few (each one is money a person must send back),
+ * but a page still has a bound so one answer stays small. */
+#define HF_REFUNDS_PAGE_DEFAULT 1000u
+#define HF_REFUNDS_PAGE_MAX 1000u
+
 /* JSON nesting (API.md section 1). */
 #define HF_JSON_DEPTH_MAX 64
 /* The block a request body's JSON is parsed into (src/engine/arena.c). A hold of a few seats

@@ -25,6 +25,8 @@ typedef enum hf_mutation_type {
     HF_MUTATION_IDEMPOTENCY,
     HF_MUTATION_POOL,             /* live streams only, like seats */
     HF_MUTATION_EVENT_SALES,      /* an event's sales closed or reopened */
+    HF_MUTATION_DELIVERY,         /* a payment webhook's delivery and its outcome */
+    HF_MUTATION_REFUND,           /* a refund as it stands (new, or completed) */
 } hf_mutation_type_t;
 
 /* One line of a hold or an order: a seat (quantity 0) or a pool's units (quantity >= 1). */
@@ -73,7 +75,7 @@ typedef struct hf_mutation_hold_create {
 
 typedef struct hf_mutation_hold_update {
     const char *hold_id, *event_id;
-    const char *user_id;          /* who asked for the change; NULL for an expiry */
+    const char *user_id;          /* who asked for the change; NULL for an expiry or a payment */
     const char *order_id;         /* once confirmed, else NULL */
     int64_t expires_at_ms;
     int status;
@@ -108,6 +110,31 @@ typedef struct hf_mutation_idempotency {
     int status;                   /* the answer's HTTP status */
 } hf_mutation_idempotency_t;
 
+/* A payment delivery (API.md section 7), kept for deduplication on (payment_intent_id,
+ * type): its outcome, naming the order or refund it made or found. Received at at_ms. */
+typedef struct hf_mutation_delivery {
+    const char *payment_intent_id;
+    const char *event_id;         /* the provider's id of the delivery */
+    const char *reservation_id;
+    int64_t amount;
+    int type;                     /* hf_payment_type_t */
+    int result;                   /* hf_payment_result_t */
+    int reason;                   /* hf_refund_reason_t, with a refund */
+    bool late;
+    const char *order_id;         /* with a commit, else NULL */
+    const char *refund_id;        /* with a refund, else NULL */
+} hf_mutation_delivery_t;
+
+/* A refund whole, as it stands after the change: the store inserts it, or updates its
+ * status. */
+typedef struct hf_mutation_refund {
+    const char *refund_id, *payment_intent_id, *reservation_id;
+    int64_t amount;
+    int reason;                   /* hf_refund_reason_t */
+    int status;                   /* hf_refund_status_t */
+    int64_t created_at_ms;
+} hf_mutation_refund_t;
+
 typedef struct hf_mutation {
     hf_mutation_type_t type;
     int64_t at_ms;                /* when the change happened */
@@ -122,6 +149,8 @@ typedef struct hf_mutation {
         hf_mutation_order_item_t order_item;
         hf_mutation_order_update_t order_update;
         hf_mutation_idempotency_t idempotency;
+        hf_mutation_delivery_t delivery;
+        hf_mutation_refund_t refund;
     } as;
 } hf_mutation_t;
 

@@ -106,10 +106,17 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
     /* The hold's seats move straight from held to sold: release them without reporting, then
      * take them for the order, which reports each seat once. */
     hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);
-    hold = hold_of(core, index);
-    uint32_t order = order_allocate(core, &order_key, hold->event, hold->user, now);
+    *order_index = order_from_hold(core, index, &order_key, payment_ref, user_id, now);
+    return HF_OK;
+}
+
+uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t *order_key,
+                         const char *payment_ref, const char *user_id, hf_time_ms_t now) {
+    hf_hold_t *hold = hold_of(core, hold_index);
+    assert(hold->status == HF_HOLD_CONFIRMED);
+    uint32_t order = order_allocate(core, order_key, hold->event, hold->user, now);
     hf_order_t *record = &core->orders[order];
-    record->hold = index + 1;
+    record->hold = hold_index + 1;
     record->total = hold->total;
     record->item_offset = hold->item_offset;
     record->seat_count = hold->seat_count;
@@ -117,10 +124,9 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
     if (payment_ref && *payment_ref) record->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     hold->order = order + 1;
     record_order_created(core, order);
-    record_hold_updated(core, index, now, user_id);
+    record_hold_updated(core, hold_index, now, user_id);
     order_take(core, order, now, true);
-    *order_index = order;
-    return HF_OK;
+    return order;
 }
 
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,

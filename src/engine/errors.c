@@ -15,6 +15,11 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
     [HF_API_ERROR_IDEMPOTENCY_KEY_REUSED] = {"idempotency_key_reused", 422,
                                              "this Idempotency-Key was used with another body"},
     [HF_API_ERROR_UNAVAILABLE] = {"unavailable", 503, "the store failed; restart the server"},
+    /* No --webhook-secret: a secret cannot be made up, the payment provider must know it. */
+    [HF_API_ERROR_WEBHOOKS_NOT_CONFIGURED] = {"webhooks_not_configured", 503,
+                                              "no webhook secret is configured"},
+    [HF_API_ERROR_INVALID_SIGNATURE] = {"invalid_signature", 401,
+                                        "missing, malformed, wrong or stale Holdfast-Signature"},
     [HF_API_ERROR_EVENT_EXISTS] = {"event_exists", 409, "an event with this id exists"},
     [HF_API_ERROR_EVENT_NOT_FOUND] = {"event_not_found", 404, "no such event"},
     [HF_API_ERROR_SEAT_NOT_FOUND] = {"seat_not_found", 404, "no such seat"},
@@ -37,6 +42,7 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
                                        "seats changed since they were read"},
     [HF_API_ERROR_SALES_CLOSED] = {"sales_closed", 409,
                                    "sales of this event are closed: no new holds or bookings"},
+    [HF_API_ERROR_REFUND_NOT_FOUND] = {"refund_not_found", 404, "no such refund"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -60,10 +66,11 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_SECTION_NOT_FOUND] = HF_API_ERROR_SECTION_NOT_FOUND,
     [HF_ERROR_VERSION_CONFLICT] = HF_API_ERROR_VERSION_CONFLICT,
     [HF_ERROR_SALES_CLOSED] = HF_API_ERROR_SALES_CLOSED,
+    [HF_ERROR_REFUND_NOT_FOUND] = HF_API_ERROR_REFUND_NOT_FOUND,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_SALES_CLOSED + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_REFUND_NOT_FOUND + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

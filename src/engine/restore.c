@@ -71,6 +71,18 @@ static int restore_idempotency(void *context, const hf_stored_idempotency_t *ans
     return 0;
 }
 
+static int restore_refund(void *context, const hf_stored_refund_t *refund) {
+    restore_t *restore = context;
+    hf_error_t error = hf_core_restore_refund(restore->context->core, refund);
+    return error ? fail(restore, "refund", refund->refund_id, error) : 0;
+}
+
+static int restore_delivery(void *context, const hf_stored_delivery_t *delivery) {
+    restore_t *restore = context;
+    hf_error_t error = hf_core_restore_delivery(restore->context->core, delivery);
+    return error ? fail(restore, "delivery of", delivery->payment_intent_id, error) : 0;
+}
+
 int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
                     char *error, size_t error_size) {
     restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
@@ -78,8 +90,11 @@ int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_
     hf_store_loader_t loader = {
         .event = restore_event, .finished_holds = restore_finished_count,
         .hold = restore_hold, .order = restore_order,
-        .idempotency = restore_idempotency,
-        .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS, .context = &restore};
+        .idempotency = restore_idempotency, .refund = restore_refund,
+        .delivery = restore_delivery,
+        .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS,
+        .deliveries_since_ms = hf_context_now_ms(context) - HF_WEBHOOK_DEDUP_KEEP_MS,
+        .context = &restore};
     if (hf_store_load(store, &loader, error, error_size) != 0) return -1;
     const char *fault = hf_core_check(context->core, INT64_MIN);
     if (fault) {

@@ -155,7 +155,7 @@ void hf_batch_destroy(hf_batch_t *batch) {
     free(batch);
 }
 
-/* copy_fields for the kinds of orders and idempotency keys. */
+/* copy_fields for the kinds of orders, idempotency keys, deliveries and refunds. */
 static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
     switch (copy->type) {
     case HF_MUTATION_ORDER_CREATE: {
@@ -189,6 +189,22 @@ static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         answer->key = copy_string(batch, answer->key);
         answer->body = copy_string(batch, answer->body);
         answer->hash = copy_hash(batch, answer->hash);
+        return;
+    }
+    case HF_MUTATION_DELIVERY: {
+        hf_mutation_delivery_t *delivery = &copy->as.delivery;
+        delivery->payment_intent_id = copy_string(batch, delivery->payment_intent_id);
+        delivery->event_id = copy_string(batch, delivery->event_id);
+        delivery->reservation_id = copy_string(batch, delivery->reservation_id);
+        delivery->order_id = copy_string(batch, delivery->order_id);
+        delivery->refund_id = copy_string(batch, delivery->refund_id);
+        return;
+    }
+    case HF_MUTATION_REFUND: {
+        hf_mutation_refund_t *refund = &copy->as.refund;
+        refund->refund_id = copy_string(batch, refund->refund_id);
+        refund->payment_intent_id = copy_string(batch, refund->payment_intent_id);
+        refund->reservation_id = copy_string(batch, refund->reservation_id);
         return;
     }
     default: assert(!"a record kind the batch does not know"); return;

@@ -81,6 +81,11 @@ typedef struct hf_store_loader {
     /* Called once before the first hold (when not NULL) with how many holds are released or
      * expired: a loader that keeps only the newest of them knows how many come first. */
     int (*finished_holds)(void *context, uint64_t count);
+    /* After the idempotency keys: every refund by creation, then every payment delivery
+     * received at or after deliveries_since_ms, in the order they were received. */
+    int (*refund)(void *context, const hf_stored_refund_t *refund);
+    int (*delivery)(void *context, const hf_stored_delivery_t *delivery);
+    int64_t deliveries_since_ms;
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

@@ -375,7 +375,8 @@ static void reload(const fixture_t *fixture, int64_t keep_since_ms, transcript_t
     hf_store_t *store = NULL;
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, keep_since_ms, transcript, NULL};
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, keep_since_ms, transcript, NULL,
+                                NULL, NULL, 0};
     int rc = hf_store_load(store, &loader, error, sizeof error);
     if (rc != 0) fprintf(stderr, "load failed: %s\n", error);
     assert_int_equal(rc, 0);
@@ -813,7 +814,10 @@ static void test_open_creates_schema_in_wal_mode(void **state)
                      1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     3);
+                     4);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
+                                            " 'table' AND name IN ('deliveries', 'refunds')"),
+                     2);
 
     /* A second open finds the schema in place and leaves it be. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
@@ -847,10 +851,10 @@ static void test_open_rejects_what_it_cannot_serve(void **state)
     /* A database written by a newer server is refused, not misread. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_close(store);
-    execute(fixture, "UPDATE meta SET value = '4' WHERE key = 'schema_version'");
+    execute(fixture, "UPDATE meta SET value = '5' WHERE key = 'schema_version'");
     error[0] = '\0';
     assert_int_not_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    assert_non_null(strstr(error, "schema version \"4\""));
+    assert_non_null(strstr(error, "schema version \"5\""));
 }
 
 /* ---- Round trip of every mutation type ---- */
@@ -1219,7 +1223,8 @@ static void test_loader_callback_stops_the_load(void **state)
 
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript, NULL};
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript, NULL,
+                                NULL, NULL, 0};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -1228,7 +1233,8 @@ static void test_loader_callback_stops_the_load(void **state)
     transcript_free(&transcript);
 
     /* Callbacks left NULL skip their table. */
-    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript, NULL};
+    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript, NULL,
+                                      NULL, NULL, 0};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
@@ -1280,7 +1286,7 @@ static void test_finished_count_and_reading_one_hold(void **state)
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript.finished = 99;
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript,
-                                on_finished_count};
+                                on_finished_count, NULL, NULL, 0};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
@@ -1289,6 +1295,130 @@ static void test_finished_count_and_reading_one_hold(void **state)
 
 
 /* ---- Closing sales, and the schema's migration ---- */
+
+/* ---- Payments: deliveries and refunds ---- */
+
+static hf_mutation_t refund_record(const char *refund_id, const char *intent_id, int reason,
+                                   int status)
+{
+    return (hf_mutation_t){.type = HF_MUTATION_REFUND, .at_ms = NOW_MS,
+                           .as.refund = {refund_id, intent_id, "res_1", 109800, reason, status,
+                                         NOW_MS - 5}};
+}
+
+static hf_mutation_t delivery_record(const char *intent_id, int type, int result, int reason,
+                                     const char *order_id, const char *refund_id, int64_t at_ms)
+{
+    return (hf_mutation_t){.type = HF_MUTATION_DELIVERY, .at_ms = at_ms,
+                           .as.delivery = {.payment_intent_id = intent_id, .event_id = "evt_1",
+                                           .reservation_id = "res_1", .amount = 109800,
+                                           .type = type, .result = result, .reason = reason,
+                                           .late = order_id != NULL, .order_id = order_id,
+                                           .refund_id = refund_id}};
+}
+
+static int on_refund(void *context, const hf_stored_refund_t *refund)
+{
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "refund %s intent=%s hold=%s amount=%" PRId64 " %s %s at=%" PRId64,
+                     refund->refund_id, refund->payment_intent_id, refund->reservation_id,
+                     refund->amount, hf_refund_reason_name(refund->reason),
+                     hf_refund_status_name(refund->status), refund->created_at_ms);
+    return record(context, &line);
+}
+
+static int on_delivery(void *context, const hf_stored_delivery_t *delivery)
+{
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "delivery %s %s %s reason=%s late=%d order=%s refund=%s at=%" PRId64,
+                     delivery->payment_intent_id, hf_payment_type_name(delivery->type),
+                     hf_payment_result_name(delivery->result),
+                     delivery->result == HF_PAYMENT_REFUND_REQUIRED
+                         ? hf_refund_reason_name(delivery->reason) : "-",
+                     delivery->late, or_dash(delivery->order_id), or_dash(delivery->refund_id),
+                     delivery->at_ms);
+    return record(context, &line);
+}
+
+static void assert_payments_loaded(const fixture_t *fixture, int64_t since_ms,
+                                   const char *const *expected, int count)
+{
+    hf_store_t *store = NULL;
+    char error[ERROR_SIZE] = "";
+    assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
+    transcript_t transcript = {0};
+    hf_store_loader_t loader = {.refund = on_refund, .delivery = on_delivery,
+                                .deliveries_since_ms = since_ms, .context = &transcript};
+    assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
+    assert_transcript(&transcript, expected, count);
+    transcript_free(&transcript);
+    hf_store_close(store);
+}
+
+/* Refunds and deliveries come back as written (a refund's later record changes only its
+ * status); deliveries older than the loader's bound are skipped; a second delivery of the
+ * same (intent, type) fails its batch, the table's UNIQUE behind the core's deduplication. */
+static void test_payments_round_trip(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    append(batch, delivery_record("pi_old", HF_PAYMENT_FAILED, HF_PAYMENT_RECORDED, 0, NULL,
+                                  NULL, NOW_MS - 100));
+    append(batch, delivery_record("pi_1", HF_PAYMENT_SUCCEEDED, HF_PAYMENT_REFUND_REQUIRED,
+                                  HF_REFUND_AMOUNT_MISMATCH, NULL, "ref_1", NOW_MS));
+    append(batch, refund_record("ref_1", "pi_1", HF_REFUND_AMOUNT_MISMATCH, HF_REFUND_PENDING));
+    append(batch, delivery_record("pi_2", HF_PAYMENT_SUCCEEDED, HF_PAYMENT_COMMITTED, 0,
+                                  "ord_2", NULL, NOW_MS + 1));
+    append(batch, delivery_record("pi_2", HF_PAYMENT_FAILED, HF_PAYMENT_RECORDED, 0, NULL, NULL,
+                                  NOW_MS + 2));
+    append(batch, refund_record("ref_1", "pi_1", HF_REFUND_AMOUNT_MISMATCH,
+                                HF_REFUND_COMPLETED));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    append(batch, delivery_record("pi_2", HF_PAYMENT_SUCCEEDED, HF_PAYMENT_RECORDED, 0, NULL,
+                                  NULL, NOW_MS + 3));
+    assert_false(submit_and_wait(store, batch, 2, error));
+    assert_non_null(strstr(error, "DELIVERY of pi_2 failed"));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    static const char *const expected[] = {
+        "refund ref_1 intent=pi_1 hold=res_1 amount=109800 amount_mismatch completed"
+        " at=1795291199995",
+        "delivery pi_1 payment.succeeded refund_required reason=amount_mismatch late=0"
+        " order=- refund=ref_1 at=1795291200000",
+        "delivery pi_2 payment.succeeded committed reason=- late=1 order=ord_2 refund=-"
+        " at=1795291200001",
+        "delivery pi_2 payment.failed recorded reason=- late=0 order=- refund=-"
+        " at=1795291200002",
+    };
+    assert_payments_loaded(fixture, NOW_MS - 50, expected, 4);
+}
+
+/* A version 3 database (no payments yet) gains the tables of payments and version 4. */
+static void test_version_3_is_migrated(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_store_close(store);
+    execute(fixture, "DROP TABLE deliveries; DROP TABLE refunds;"
+                     "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    store = store_open_started(fixture);
+    assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
+                                            " 'schema_version'"), 4);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    static const char *const expected[] = {
+        "refund ref_9 intent=pi_9 hold=res_1 amount=109800 hold_not_found pending"
+        " at=1795291199995"};
+    assert_payments_loaded(fixture, 0, expected, 1);
+}
 
 static hf_mutation_t event_sales(const char *event_id, bool open)
 {
@@ -1368,7 +1498,7 @@ static void test_version_2_is_migrated(void **state)
     static const char *const open[] = {"old=1"};
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 3);
+                                            " 'schema_version'"), 4);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));
@@ -1704,6 +1834,8 @@ int main(void)
         STORE_TEST(test_finished_count_and_reading_one_hold),
         STORE_TEST(test_sales_record_round_trips),
         STORE_TEST(test_version_2_is_migrated),
+        STORE_TEST(test_payments_round_trip),
+        STORE_TEST(test_version_3_is_migrated),
         STORE_TEST(test_listing_holds),
         STORE_TEST(test_close_frees_a_result_never_taken),
         STORE_TEST(test_written_batches_become_durable_in_order),

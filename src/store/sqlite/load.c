@@ -150,6 +150,52 @@ static int idempotency_deliver(sqlite3_stmt *statement, load_context_t *context)
     return context->loader->idempotency(context->loader->context, &answer);
 }
 
+/* A payment word of the API (core.h's names) read back; false after writing the error. */
+static bool payment_word_read(sqlite3_stmt *statement, int column,
+                              bool (*parse)(const char *, uint8_t *), uint8_t *out,
+                              load_context_t *context, const char *table, const char *id) {
+    const char *word = column_text(statement, column);
+    if (parse(word, out)) return true;
+    char why[96];
+    snprintf(why, sizeof why, "the unknown word \"%.40s\"", word != NULL ? word : "NULL");
+    unreadable(context, table, id, why);
+    return false;
+}
+
+static int refund_deliver(sqlite3_stmt *statement, load_context_t *context) {
+    hf_stored_refund_t refund = {.refund_id = column_text(statement, 0),
+                                 .payment_intent_id = column_text(statement, 1),
+                                 .reservation_id = column_text(statement, 2),
+                                 .amount = sqlite3_column_int64(statement, 3),
+                                 .created_at_ms = sqlite3_column_int64(statement, 6)};
+    const char *id = refund.refund_id;
+    if (!payment_word_read(statement, 4, hf_refund_reason_parse, &refund.reason, context,
+                           "refunds", id) ||
+        !payment_word_read(statement, 5, hf_refund_status_parse, &refund.status, context,
+                           "refunds", id))
+        return ROW_UNREADABLE;
+    return context->loader->refund(context->loader->context, &refund);
+}
+
+static int delivery_deliver(sqlite3_stmt *statement, load_context_t *context) {
+    hf_stored_delivery_t delivery = {.payment_intent_id = column_text(statement, 0),
+                                     .late = sqlite3_column_int(statement, 4) != 0,
+                                     .order_id = column_text(statement, 5),
+                                     .refund_id = column_text(statement, 6),
+                                     .at_ms = sqlite3_column_int64(statement, 7)};
+    const char *id = delivery.payment_intent_id;
+    if (!payment_word_read(statement, 1, hf_payment_type_parse, &delivery.type, context,
+                           "deliveries", id) ||
+        !payment_word_read(statement, 2, hf_payment_result_parse, &delivery.result, context,
+                           "deliveries", id))
+        return ROW_UNREADABLE;
+    if (delivery.result == HF_PAYMENT_REFUND_REQUIRED &&
+        !payment_word_read(statement, 3, hf_refund_reason_parse, &delivery.reason, context,
+                           "deliveries", id))
+        return ROW_UNREADABLE;
+    return context->loader->delivery(context->loader->context, &delivery);
+}
+
 static const load_step_t LOAD_EVENTS = {
     "events", "SELECT id, config, created_at, sales_open FROM events ORDER BY seq", event_deliver};
 static const load_step_t LOAD_HOLDS = {"holds", SELECT_HOLDS " ORDER BY seq", hold_deliver};
@@ -174,6 +220,17 @@ static const load_step_t LOAD_IDEMPOTENCY = {
     " ORDER BY created_at, key",
     idempotency_deliver};
 
+static const load_step_t LOAD_REFUNDS = {
+    "refunds",
+    "SELECT id, payment_intent_id, reservation_id, amount, reason, status, created_at"
+    " FROM refunds ORDER BY seq",
+    refund_deliver};
+static const load_step_t LOAD_DELIVERIES = {
+    "deliveries",
+    "SELECT payment_intent_id, type, result, reason, late, order_id, refund_id, received_at"
+    " FROM deliveries WHERE received_at >= ?1 ORDER BY seq",
+    delivery_deliver};
+
 /* Every row of the step's table to the loader, in order; the first column names a row in an
  * error message. */
 static int load_table(hf_sqlite_store_t *store, const load_step_t *step, load_context_t *context) {
@@ -185,7 +242,9 @@ static int load_table(hf_sqlite_store_t *store, const load_step_t *step, load_co
         goto fail;
     }
     if (sqlite3_bind_parameter_count(statement) > 0)
-        sqlite3_bind_int64(statement, 1, context->loader->keep_since_ms);
+        sqlite3_bind_int64(statement, 1, step == &LOAD_DELIVERIES
+                                             ? context->loader->deliveries_since_ms
+                                             : context->loader->keep_since_ms);
     int rc;
     while ((rc = sqlite3_step(statement)) == SQLITE_ROW) {
         result = step->deliver(statement, context);
@@ -226,7 +285,7 @@ static int finished_holds_count(hf_sqlite_store_t *store, const hf_store_loader_
 int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char *error,
                           size_t error_size) {
     hf_sqlite_store_t *store = instance;
-    /* One read transaction: the four tables are seen at the same instant. */
+    /* One read transaction: the tables are seen at the same instant. */
     if (sqlite3_exec(store->database, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
         hf_store_error_write(error, error_size, "store: cannot begin reading: %s",
                              sqlite3_errmsg(store->database));
@@ -242,6 +301,8 @@ int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char 
     if (result == 0 && loader->order) result = load_table(store, &LOAD_ORDERS, &context);
     if (result == 0 && loader->idempotency)
         result = load_table(store, &LOAD_IDEMPOTENCY, &context);
+    if (result == 0 && loader->refund) result = load_table(store, &LOAD_REFUNDS, &context);
+    if (result == 0 && loader->delivery) result = load_table(store, &LOAD_DELIVERIES, &context);
     sqlite3_exec(store->database, "COMMIT", NULL, NULL, NULL);
     hf_rows_items_free(items);
     free(items);

@@ -28,9 +28,9 @@
 #include "store/sqlite/sync.h"
 #include "store/sqlite/vfs.h"
 
-/* Version 3 added events.sales_open; a version 2 database is migrated at open
- * (schema_migrate). */
-#define SCHEMA_VERSION "3"
+/* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
+ * refunds); a version 2 or 3 database is migrated at open (schema_migrate). */
+#define SCHEMA_VERSION "4"
 /* Old idempotency keys are deleted once every this many batches: often enough that the table
  * stays near one day of keys, rarely enough that the indexed delete costs nothing per batch. */
 #define PURGE_EVERY_BATCHES 1000u
@@ -66,6 +66,18 @@ static const char SCHEMA[] =
     "  key TEXT PRIMARY KEY, hash BLOB NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency(created_at);"
+    /* Payment webhooks' deliveries, one per (payment_intent_id, type): the key of their
+     * deduplication, kept 7 days (HF_WEBHOOK_DEDUP_KEEP_MS), then deleted by age. */
+    "CREATE TABLE IF NOT EXISTS deliveries("
+    "  seq INTEGER PRIMARY KEY, payment_intent_id TEXT NOT NULL, type TEXT NOT NULL,"
+    "  event_id TEXT, reservation_id TEXT, amount INTEGER NOT NULL, result TEXT NOT NULL,"
+    "  reason TEXT, late INTEGER NOT NULL, order_id TEXT, refund_id TEXT,"
+    "  received_at INTEGER NOT NULL, UNIQUE(payment_intent_id, type));"
+    "CREATE INDEX IF NOT EXISTS deliveries_received_at ON deliveries(received_at);"
+    "CREATE TABLE IF NOT EXISTS refunds("
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, payment_intent_id TEXT NOT NULL,"
+    "  reservation_id TEXT NOT NULL, amount INTEGER NOT NULL, reason TEXT NOT NULL,"
+    "  status TEXT NOT NULL, created_at INTEGER NOT NULL);"
     /* Seat state is derived, not stored: writing a row per seat change cost a random page per
      * change. Seats that are neither sold nor held are available. */
     "CREATE VIEW IF NOT EXISTS seat_state AS"
@@ -126,6 +138,16 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_IDEMPOTENCY_PUT] =
         "INSERT OR REPLACE INTO idempotency(key, hash, status, body, created_at)"
         " VALUES(?1, ?2, ?3, ?4, ?5)",
+    [STATEMENT_DELIVERY_PURGE] = "DELETE FROM deliveries WHERE received_at < ?1",
+    [STATEMENT_DELIVERY_INSERT] =
+        "INSERT INTO deliveries(payment_intent_id, type, event_id, reservation_id, amount,"
+        " result, reason, late, order_id, refund_id, received_at)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    /* A refund record is the refund whole: new, or its status changed. */
+    [STATEMENT_REFUND_PUT] =
+        "INSERT INTO refunds(id, payment_intent_id, reservation_id, amount, reason, status,"
+        " created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        " ON CONFLICT(id) DO UPDATE SET status = excluded.status",
 };
 
 /* ---- Opening ---- */
@@ -159,9 +181,11 @@ int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t 
     return rc;
 }
 
-/* Version 2 to 3: events gain sales_open (every event open, as version 2 knew no closing),
- * in one transaction with the new version, so a crash leaves either version whole. The
- * column is added only when missing: CREATE TABLE above made it for a new database. */
+/* Version 2 to 3: events gain sales_open (every event open, as version 2 knew no closing);
+ * 3 to 4: the tables of payments, which SCHEMA's CREATE TABLE IF NOT EXISTS has just made
+ * (empty: no delivery came before them). In one transaction with the new version, so a crash
+ * leaves either version whole. The column is added only when missing: CREATE TABLE above
+ * made it for a new database and a version 3 one has it. */
 static int schema_migrate(sqlite3 *database) {
     char word[32] = "";
     int rc = sqlite3_exec(database, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -207,7 +231,7 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
     if (hf_sqlite_word_query(database, "SELECT value FROM meta WHERE key = 'schema_version'",
                              word, sizeof word) != SQLITE_OK)
         goto fail;
-    if (strcmp(word, "2") == 0) {
+    if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0) {
         if (schema_migrate(database) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }
@@ -294,6 +318,8 @@ static const char *mutation_name(hf_mutation_type_t type) {
     case HF_MUTATION_ORDER_UPDATE: return "ORDER_UPDATE";
     case HF_MUTATION_IDEMPOTENCY: return "IDEMPOTENCY";
     case HF_MUTATION_POOL: return "POOL";
+    case HF_MUTATION_DELIVERY: return "DELIVERY";
+    case HF_MUTATION_REFUND: return "REFUND";
     }
     return "unknown";
 }
@@ -314,6 +340,8 @@ static const char *mutation_subject(const hf_mutation_t *mutation) {
     case HF_MUTATION_ORDER_UPDATE: return mutation->as.order_update.order_id;
     case HF_MUTATION_IDEMPOTENCY: return mutation->as.idempotency.key;
     case HF_MUTATION_POOL: return mutation->as.pool.pool_id;
+    case HF_MUTATION_DELIVERY: return mutation->as.delivery.payment_intent_id;
+    case HF_MUTATION_REFUND: return mutation->as.refund.refund_id;
     }
     return NULL;
 }
@@ -453,6 +481,46 @@ static int idempotency_put(hf_sqlite_store_t *store, const hf_mutation_t *mutati
     return statement_run(store, id);
 }
 
+/* The words of the API (core.h's names), so an operator reads the tables as a client reads
+ * the answers; a number out of range binds NULL and fails the batch on NOT NULL. */
+static const char *payment_word(const char *(*name)(uint8_t), int value, int last) {
+    return value >= 0 && value <= last ? name((uint8_t)value) : NULL;
+}
+
+static int delivery_insert(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_delivery_t *m = &mutation->as.delivery;
+    hf_sqlite_statement_t id = STATEMENT_DELIVERY_INSERT;
+    bool refunded = m->result == HF_PAYMENT_REFUND_REQUIRED;
+    bind_text(store, id, 1, m->payment_intent_id);
+    bind_text(store, id, 2, payment_word(hf_payment_type_name, m->type, HF_PAYMENT_FAILED));
+    bind_text(store, id, 3, m->event_id);
+    bind_text(store, id, 4, m->reservation_id);
+    bind_integer(store, id, 5, m->amount);
+    bind_text(store, id, 6, payment_word(hf_payment_result_name, m->result, HF_PAYMENT_RECORDED));
+    if (refunded)
+        bind_text(store, id, 7,
+                  payment_word(hf_refund_reason_name, m->reason, HF_REFUND_ALREADY_CONFIRMED));
+    bind_integer(store, id, 8, m->late ? 1 : 0);
+    bind_text(store, id, 9, m->order_id);
+    bind_text(store, id, 10, m->refund_id);
+    bind_integer(store, id, 11, mutation->at_ms);
+    return statement_run(store, id);
+}
+
+static int refund_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_refund_t *m = &mutation->as.refund;
+    hf_sqlite_statement_t id = STATEMENT_REFUND_PUT;
+    bind_text(store, id, 1, m->refund_id);
+    bind_text(store, id, 2, m->payment_intent_id);
+    bind_text(store, id, 3, m->reservation_id);
+    bind_integer(store, id, 4, m->amount);
+    bind_text(store, id, 5,
+              payment_word(hf_refund_reason_name, m->reason, HF_REFUND_ALREADY_CONFIRMED));
+    bind_text(store, id, 6, payment_word(hf_refund_status_name, m->status, HF_REFUND_COMPLETED));
+    bind_integer(store, id, 7, m->created_at_ms);
+    return statement_run(store, id);
+}
+
 static int mutation_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE: return event_insert(store, m);
@@ -468,6 +536,8 @@ static int mutation_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     case HF_MUTATION_IDEMPOTENCY: return idempotency_put(store, m);
     /* Pool counts are derived from holds and orders at load: nothing to write. */
     case HF_MUTATION_POOL: return SQLITE_DONE;
+    case HF_MUTATION_DELIVERY: return delivery_insert(store, m);
+    case HF_MUTATION_REFUND: return refund_put(store, m);
     }
     return WRITE_TYPE_UNKNOWN;
 }
@@ -478,7 +548,7 @@ static const char *failure_reason(hf_sqlite_store_t *store, int rc) {
     return sqlite3_errmsg(store->database);
 }
 
-/* Keys are kept 24 hours after the newest change of the batch: the engine's clock, the same
+/* Keys are kept 24 hours (deliveries 7 days) after the newest change of the batch: the engine's clock, the same
  * one the loader's keep_since_ms comes from. Runs first so a batch's own keys always land. */
 static int idempotency_purge(hf_sqlite_store_t *store, const hf_batch_t *batch) {
     if (store->batches_since_purge++ % PURGE_EVERY_BATCHES != 0) return SQLITE_DONE;
@@ -487,7 +557,11 @@ static int idempotency_purge(hf_sqlite_store_t *store, const hf_batch_t *batch) 
         if (hf_batch_at(batch, i)->at_ms > newest_ms) newest_ms = hf_batch_at(batch, i)->at_ms;
     if (newest_ms <= HF_IDEMPOTENCY_KEEP_MS) return SQLITE_DONE;
     bind_integer(store, STATEMENT_PURGE, 1, newest_ms - HF_IDEMPOTENCY_KEEP_MS);
-    return statement_run(store, STATEMENT_PURGE);
+    int rc = statement_run(store, STATEMENT_PURGE);
+    if (rc != SQLITE_DONE || newest_ms <= HF_WEBHOOK_DEDUP_KEEP_MS) return rc;
+    /* Deliveries older than their 7 days, as the core prunes them (and the loader skips). */
+    bind_integer(store, STATEMENT_DELIVERY_PURGE, 1, newest_ms - HF_WEBHOOK_DEDUP_KEEP_MS);
+    return statement_run(store, STATEMENT_DELIVERY_PURGE);
 }
 
 /* SQLite syncs the log itself at times (its header when the log restarts, before its own
@@ -513,7 +587,7 @@ static int sqlite_batch_write(void *instance, const hf_batch_t *batch, char *err
     store->begun = true;
     rc = idempotency_purge(store, batch);
     if (rc != SQLITE_DONE) {
-        hf_store_error_write(error, error_size, "store: purging old idempotency keys failed: %s",
+        hf_store_error_write(error, error_size, "store: purging old keys and deliveries failed: %s",
                              failure_reason(store, rc));
         return -1;
     }

@@ -1,0 +1,362 @@
+/* Payments (API.md section 7): a payment provider's deliveries, deduplicated on
+ * (payment_intent_id, type) and pruned by age, and the refunds that payments which cannot be
+ * honoured require. The core decides; the engine checks the signature and speaks HTTP. */
+#include "core/internal.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- names ---- */
+
+static const char *const TYPE_NAMES[] = {"payment.succeeded", "payment.failed"};
+static const char *const RESULT_NAMES[] = {"committed", "refund_required", "recorded"};
+static const char *const REASON_NAMES[] = {"hold_expired", "hold_released", "amount_mismatch",
+                                           "hold_not_found", "already_confirmed"};
+static const char *const REFUND_STATUS_NAMES[] = {"pending", "completed"};
+
+const char *hf_payment_type_name(uint8_t type) {
+    assert(type <= HF_PAYMENT_FAILED);
+    return TYPE_NAMES[type];
+}
+
+const char *hf_payment_result_name(uint8_t result) {
+    assert(result <= HF_PAYMENT_RECORDED);
+    return RESULT_NAMES[result];
+}
+
+const char *hf_refund_reason_name(uint8_t reason) {
+    assert(reason <= HF_REFUND_ALREADY_CONFIRMED);
+    return REASON_NAMES[reason];
+}
+
+const char *hf_refund_status_name(uint8_t status) {
+    assert(status <= HF_REFUND_COMPLETED);
+    return REFUND_STATUS_NAMES[status];
+}
+
+static bool name_parse(const char *const *names, int count, const char *text, uint8_t *out) {
+    for (int i = 0; text && i < count; i++) {
+        if (strcmp(names[i], text) != 0) continue;
+        *out = (uint8_t)i;
+        return true;
+    }
+    return false;
+}
+
+bool hf_payment_type_parse(const char *text, uint8_t *type) {
+    return name_parse(TYPE_NAMES, HF_PAYMENT_FAILED + 1, text, type);
+}
+
+bool hf_refund_status_parse(const char *text, uint8_t *status) {
+    return name_parse(REFUND_STATUS_NAMES, HF_REFUND_COMPLETED + 1, text, status);
+}
+
+bool hf_payment_result_parse(const char *text, uint8_t *result) {
+    return name_parse(RESULT_NAMES, HF_PAYMENT_RECORDED + 1, text, result);
+}
+
+bool hf_refund_reason_parse(const char *text, uint8_t *reason) {
+    return name_parse(REASON_NAMES, HF_REFUND_ALREADY_CONFIRMED + 1, text, reason);
+}
+
+/* A copy the core owns (strdup is POSIX, not C11). */
+static char *text_copy(const char *text) {
+    if (!text) return NULL;
+    size_t length = strlen(text);
+    char *copy = malloc(length + 1);
+    if (!copy) abort();
+    memcpy(copy, text, length + 1);
+    return copy;
+}
+
+/* ---- refunds ---- */
+
+static bool refund_key_match(const void *context, uint32_t index) {
+    const record_key_t *key = context;
+    return id_field_equal(key->core->refunds[index].id, &key->id);
+}
+
+static bool refund_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
+    if (id->length > HF_SERVER_ID_SIZE) return false;
+    record_key_t key = {core, *id};
+    return hf_index_map_find(&core->refund_ids, id->hash, refund_key_match, &key, index);
+}
+
+const hf_refund_t *hf_core_refund_find(const hf_core_t *core, const char *refund_id,
+                                       uint32_t *index) {
+    uint32_t found;
+    if (!refund_id) return NULL;
+    text_key_t key = text_key_of(refund_id, strlen(refund_id));
+    if (!refund_index_find(core, &key, &found)) return NULL;
+    if (index) *index = found;
+    return &core->refunds[found];
+}
+
+uint32_t hf_core_refund_count(const hf_core_t *core) { return core->refund_count; }
+
+const hf_refund_t *hf_core_refund_at(const hf_core_t *core, uint32_t index) {
+    return index < core->refund_count ? &core->refunds[index] : NULL;
+}
+
+uint64_t hf_core_refund_change(const hf_core_t *core, uint32_t index) {
+    assert(index < core->refund_count);
+    return core->refunds[index].last_change;
+}
+
+/* True when id is NULL or a refund has it already; else *key is set for the insert. */
+static bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
+    if (!id) return true;
+    *key = server_id_key(id);
+    uint32_t index;
+    return refund_index_find(core, key, &index);
+}
+
+static uint32_t refund_add(hf_core_t *core, const text_key_t *id, const char *intent_id,
+                           const char *reservation_id, int64_t amount, uint8_t reason,
+                           hf_time_ms_t now) {
+    core->refunds = grow(core->refunds, &core->refund_capacity, core->refund_count + 1,
+                         sizeof *core->refunds);
+    uint32_t index = core->refund_count++;
+    hf_refund_t *refund = &core->refunds[index];
+    memset(refund, 0, sizeof *refund);
+    text_key_t key = server_id_copy(refund->id, id);
+    refund->payment_intent_id = text_copy(intent_id);
+    refund->reservation_id = text_copy(reservation_id ? reservation_id : "");
+    refund->amount = amount;
+    refund->reason = reason;
+    refund->status = HF_REFUND_PENDING;
+    refund->created_at_ms = now;
+    hf_index_map_insert(&core->refund_ids, key.hash, index);
+    return index;
+}
+
+hf_error_t hf_core_refund_complete(hf_core_t *core, const char *refund_id, hf_time_ms_t now,
+                                   uint32_t *index) {
+    hf_core_advance(core, now);
+    const hf_refund_t *refund = hf_core_refund_find(core, refund_id, index);
+    if (!refund) return HF_ERROR_REFUND_NOT_FOUND;
+    if (refund->status == HF_REFUND_COMPLETED) return HF_OK;
+    core->refunds[*index].status = HF_REFUND_COMPLETED;
+    record_refund(core, *index, now);
+    return HF_OK;
+}
+
+/* ---- deliveries: kept oldest first, pruned from the front by age ---- */
+
+typedef struct delivery_key {
+    const hf_core_t *core;
+    const char *intent_id;
+    uint8_t type;
+} delivery_key_t;
+
+/* Entries of pruned deliveries stay in the index until the next compaction: they never
+ * match, since their index is before delivery_first. */
+static bool delivery_match(const void *context, uint32_t index) {
+    const delivery_key_t *key = context;
+    const hf_core_t *core = key->core;
+    if (index < core->delivery_first || index >= core->delivery_count) return false;
+    const delivery_t *delivery = &core->deliveries[index];
+    return delivery->type == key->type && strcmp(delivery->payment_intent_id, key->intent_id) == 0;
+}
+
+static const delivery_t *delivery_find(const hf_core_t *core, const char *intent_id,
+                                       uint8_t type, uint32_t hash) {
+    delivery_key_t key = {core, intent_id, type};
+    uint32_t index;
+    if (!hf_index_map_find(&core->delivery_ids, hash, delivery_match, &key, &index)) return NULL;
+    return &core->deliveries[index];
+}
+
+uint32_t hf_core_deliveries_kept(const hf_core_t *core) {
+    return core->delivery_count - core->delivery_first;
+}
+
+/* Drops the deliveries older than HF_WEBHOOK_DEDUP_KEEP_MS: they arrived in order, so these
+ * are a prefix, and pruning reads only what it drops. */
+static void deliveries_prune(hf_core_t *core, hf_time_ms_t now) {
+    while (core->delivery_first < core->delivery_count) {
+        delivery_t *oldest = &core->deliveries[core->delivery_first];
+        if (now - oldest->at_ms <= HF_WEBHOOK_DEDUP_KEEP_MS) return;
+        free(oldest->payment_intent_id);
+        oldest->payment_intent_id = NULL;
+        core->delivery_first++;
+    }
+}
+
+/* Moves the kept deliveries to the front and indexes them anew. */
+static void deliveries_compact(hf_core_t *core) {
+    uint32_t kept = core->delivery_count - core->delivery_first;
+    memmove(core->deliveries, core->deliveries + core->delivery_first,
+            (size_t)kept * sizeof *core->deliveries);
+    core->delivery_first = 0;
+    core->delivery_count = kept;
+    hf_index_map_clear(&core->delivery_ids);
+    for (uint32_t i = 0; i < kept; i++)
+        hf_index_map_insert(&core->delivery_ids, core->deliveries[i].hash, i);
+}
+
+/* A new delivery at the end: the array is compacted rather than grown when a quarter of it or
+ * more is pruned, so it stays within twice what is kept. */
+static delivery_t *delivery_append(hf_core_t *core, const char *intent_id, uint8_t type,
+                                   const hf_payment_outcome_t *outcome, hf_time_ms_t at_ms) {
+    if (core->delivery_count == core->delivery_capacity && core->delivery_first > 0 &&
+        core->delivery_first >= core->delivery_capacity / 4)
+        deliveries_compact(core);
+    core->deliveries = grow(core->deliveries, &core->delivery_capacity, core->delivery_count + 1,
+                            sizeof *core->deliveries);
+    uint32_t index = core->delivery_count++;
+    delivery_t *delivery = &core->deliveries[index];
+    *delivery = (delivery_t){.payment_intent_id = text_copy(intent_id),
+                             .hash = hf_map_hash(intent_id, strlen(intent_id)), .type = type,
+                             .result = outcome->result, .reason = outcome->reason,
+                             .late = outcome->late, .order = outcome->order,
+                             .refund = outcome->refund, .at_ms = at_ms};
+    hf_index_map_insert(&core->delivery_ids, delivery->hash, index);
+    return delivery;
+}
+
+/* ---- deciding a successful payment ---- */
+
+/* Whether everything a lapsed hold held is still free: its seats available, its pools with
+ * the units. */
+static bool inventory_free(const hf_core_t *core, const hf_hold_t *hold) {
+    const hf_event_t *event = core->events[hold->event];
+    const hf_item_t *items = core->items + hold->item_offset;
+    for (uint32_t i = 0; i < hold->seat_count; i++)
+        if (event->seats[items[i].index].status != HF_SEAT_AVAILABLE) return false;
+    for (uint32_t i = hold->seat_count; i < hold->seat_count + hold->pool_count; i++) {
+        const hf_pool_t *pool = &event->pools[items[i].index];
+        if (pool->capacity - pool->held - pool->sold < (int64_t)items[i].quantity) return false;
+    }
+    return true;
+}
+
+/* The refund a confirmed hold requires, or none when this very payment confirmed it (the
+ * client's commit with payment_ref = the intent id came first). */
+static void decide_confirmed(const hf_core_t *core, const hf_hold_t *hold, const char *intent_id,
+                             hf_payment_outcome_t *outcome) {
+    const hf_order_t *order = &core->orders[hold->order - 1];
+    const char *own = hf_core_string(core, order->payment_ref);
+    if (own && strcmp(own, intent_id) == 0) {
+        outcome->result = HF_PAYMENT_COMMITTED;
+        outcome->order = hold->order - 1;
+        return;
+    }
+    outcome->reason = HF_REFUND_ALREADY_CONFIRMED;
+}
+
+/* payment.succeeded: the hold committed (late when it had lapsed and all it held is free), or
+ * the reason of the refund it requires; the hold changes only when it is committed. */
+static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                             const text_key_t *order_key, hf_time_ms_t now,
+                             hf_payment_outcome_t *outcome) {
+    uint32_t index;
+    const hf_hold_t *hold = hf_core_hold_find(core, delivery->reservation_id, &index);
+    outcome->result = HF_PAYMENT_REFUND_REQUIRED;
+    if (!hold) {
+        outcome->reason = HF_REFUND_HOLD_NOT_FOUND;
+        return;
+    }
+    if (hold->status == HF_HOLD_CONFIRMED) {
+        decide_confirmed(core, hold, delivery->payment_intent_id, outcome);
+        return;
+    }
+    if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
+    else if (delivery->amount != hold->total) outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
+    else if (hold->status == HF_HOLD_EXPIRED && !inventory_free(core, hold))
+        outcome->reason = HF_REFUND_HOLD_EXPIRED;
+    else {
+        outcome->result = HF_PAYMENT_COMMITTED;
+        outcome->late = hold->status == HF_HOLD_EXPIRED;
+        if (outcome->late) {
+            /* Money in hand is never refunded while what it paid for is free: the lapsed hold
+             * is confirmed as if it had never lapsed. */
+            finished_remove(core, index);
+            hold_of(core, index)->status = HF_HOLD_CONFIRMED;
+        } else {
+            hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);
+        }
+        /* No user asked for this change (the hold's update names none, as an expiry's):
+         * the provider did, and the delivery's record says so. */
+        outcome->order = order_from_hold(core, index, order_key, delivery->payment_intent_id,
+                                         NULL, now);
+    }
+}
+
+hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                           hf_time_ms_t now, hf_payment_outcome_t *outcome) {
+    hf_core_advance(core, now);
+    deliveries_prune(core, now);
+    memset(outcome, 0, sizeof *outcome);
+    const char *intent_id = delivery->payment_intent_id;
+    if (!intent_id || !*intent_id || delivery->type > HF_PAYMENT_FAILED)
+        return HF_ERROR_INVALID_REQUEST;
+    const delivery_t *seen = delivery_find(core, intent_id, delivery->type,
+                                           hf_map_hash(intent_id, strlen(intent_id)));
+    if (seen) {
+        *outcome = (hf_payment_outcome_t){.result = seen->result, .reason = seen->reason,
+                                          .late = seen->late, .repeat = true,
+                                          .order = seen->order, .refund = seen->refund};
+        return HF_OK;
+    }
+    if (hf_core_deliveries_kept(core) >= HF_WEBHOOK_DELIVERIES_MAX) return HF_ERROR_CAPACITY;
+    text_key_t order_key, refund_key;
+    if (order_id_taken(core, delivery->order_id, &order_key) ||
+        refund_id_taken(core, delivery->refund_id, &refund_key))
+        return HF_ERROR_INVALID_REQUEST;
+    if (delivery->type == HF_PAYMENT_FAILED) outcome->result = HF_PAYMENT_RECORDED;
+    else decide_succeeded(core, delivery, &order_key, now, outcome);
+    if (outcome->result == HF_PAYMENT_REFUND_REQUIRED)
+        outcome->refund = refund_add(core, &refund_key, intent_id, delivery->reservation_id,
+                                     delivery->amount, outcome->reason, now);
+    const delivery_t *kept = delivery_append(core, intent_id, delivery->type, outcome, now);
+    record_delivery(core, delivery, kept, now);
+    if (outcome->result == HF_PAYMENT_REFUND_REQUIRED) record_refund(core, outcome->refund, now);
+    return HF_OK;
+}
+
+/* ---- restore ---- */
+
+hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *stored) {
+    text_key_t key;
+    if (!stored->payment_intent_id || stored->reason > HF_REFUND_ALREADY_CONFIRMED ||
+        stored->status > HF_REFUND_COMPLETED || refund_id_taken(core, stored->refund_id, &key))
+        return HF_ERROR_INVALID_REQUEST;
+    uint32_t index = refund_add(core, &key, stored->payment_intent_id, stored->reservation_id,
+                                stored->amount, stored->reason, stored->created_at_ms);
+    core->refunds[index].status = stored->status;
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_delivery(hf_core_t *core, const hf_stored_delivery_t *stored) {
+    const char *intent_id = stored->payment_intent_id;
+    if (!intent_id || !*intent_id || stored->type > HF_PAYMENT_FAILED ||
+        stored->result > HF_PAYMENT_RECORDED)
+        return HF_ERROR_INVALID_REQUEST;
+    if (delivery_find(core, intent_id, stored->type, hf_map_hash(intent_id, strlen(intent_id))))
+        return HF_ERROR_INVALID_REQUEST;
+    hf_payment_outcome_t outcome = {.result = stored->result, .reason = stored->reason,
+                                    .late = stored->late};
+    if (stored->result == HF_PAYMENT_COMMITTED &&
+        !hf_core_order_find(core, stored->order_id, &outcome.order))
+        return HF_ERROR_ORDER_NOT_FOUND;
+    if (stored->result == HF_PAYMENT_REFUND_REQUIRED &&
+        !hf_core_refund_find(core, stored->refund_id, &outcome.refund))
+        return HF_ERROR_REFUND_NOT_FOUND;
+    delivery_append(core, intent_id, stored->type, &outcome, stored->at_ms);
+    return HF_OK;
+}
+
+void payment_free(hf_core_t *core) {
+    for (uint32_t i = core->delivery_first; i < core->delivery_count; i++)
+        free(core->deliveries[i].payment_intent_id);
+    free(core->deliveries);
+    for (uint32_t i = 0; i < core->refund_count; i++) {
+        free(core->refunds[i].payment_intent_id);
+        free(core->refunds[i].reservation_id);
+    }
+    free(core->refunds);
+    hf_index_map_free(&core->delivery_ids);
+    hf_index_map_free(&core->refund_ids);
+}
