@@ -59,6 +59,7 @@ static int serve(const hf_command_line_t *line) {
     signal(SIGPIPE, SIG_IGN);
     hf_engine_options_t options = {.host = line->host, .port = line->port,
                                    .store_url = line->store_url, .api_key = line->api_key,
+                                   .webhook_secret = line->webhook_secret,
                                    .demo = line->demo,
                                    .finished_holds_max = line->finished_holds_max,
                                    .cors_origins = line->cors_origins,

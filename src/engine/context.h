@@ -28,6 +28,9 @@ typedef struct hf_context {
     struct hf_idempotency *idempotency;
     struct hf_streams *streams;
     const char *api_key;         /* NULL or "": no authentication */
+    /* The payment webhook's HMAC secret (--webhook-secret); NULL or "": the webhook answers
+     * 503 webhooks_not_configured. Owned by the engine's caller. */
+    const char *webhook_secret;
     /* Origins answered with CORS headers (--cors-origin), owned by the engine's caller and
      * outliving the engine; count 0: CORS is off and no request's Origin is even read. */
     const char *const *cors_origins;

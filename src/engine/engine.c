@@ -316,6 +316,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_streams_init(&engine->streams, context);
     context->streams = &engine->streams;
     context->api_key = options->api_key;
+    context->webhook_secret = options->webhook_secret;
     context->cors_origins = options->cors_origins;
     context->cors_origin_count = options->cors_origin_count;
     /* The sink follows the open batch, which changes at every submit. */
@@ -346,6 +347,9 @@ int hf_engine_run(hf_engine_t *engine) {
     if (engine->options.demo) create_demo_event(engine);
     if (!engine->options.api_key || !*engine->options.api_key)
         hf_log(HF_LOG_WARNING, "no API key configured: /v1/ is served without authentication");
+    if (!engine->options.webhook_secret || !*engine->options.webhook_secret)
+        hf_log(HF_LOG_WARNING, "no webhook secret configured: POST /v1/webhooks/payments "
+                               "answers 503 webhooks_not_configured");
     hf_log(HF_LOG_INFO, "listening on %s:%d", engine->options.host, engine->options.port);
     uv_run(engine->loop, UV_RUN_DEFAULT);
     hf_log(HF_LOG_INFO, "%s", engine->exit_code == 0 ? "stopped cleanly" : "stopped with errors");

@@ -31,6 +31,8 @@
  *   handlers_staff.h/.c   the staff's view: an event's holds and orders, closing and
  *                         reopening its sales (and their routes)
  *   handlers_ui.h/.c      the box-office page (and its routes)
+ *   handlers_payments.h/.c  the payment webhook and refunds (and their routes)
+ *   signature.h/.c    the webhook's Holdfast-Signature header: parsed (pure) and checked
  *
  * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table
  * (hf_route_table_t, route.h) exported by handlers_DOMAIN.h and added to TABLES in
@@ -49,6 +51,8 @@ typedef struct hf_engine_options {
     int port;
     const char *store_url;       /* "sqlite:PATH" */
     const char *api_key;         /* NULL or "": no authentication */
+    /* The payment webhook's secret; NULL or "": webhooks answer 503 (API.md section 7). */
+    const char *webhook_secret;
     bool demo;                   /* create the demo event when missing */
     /* Released and expired holds kept in memory; older ones are read back from the store
      * when asked for (hf_core_evict). */

@@ -21,6 +21,10 @@ enum {
     /* The handler reads its body only through hf_decode_member and hf_decode_request_items, so
      * the flat reader may read it (net/flat_json.h): the hot routes, whose bodies are flat. */
     HF_ROUTE_FLAT = 16,
+    /* The handler gets the body's raw bytes (request->http->body) and decodes them itself,
+     * after checking what authenticates them (the payment webhook's signature is over the
+     * raw bytes, checked before any JSON is parsed); never with HF_ROUTE_BODY. */
+    HF_ROUTE_RAW_BODY = 32,
 };
 
 typedef struct hf_route {

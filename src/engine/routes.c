@@ -16,6 +16,7 @@
 #include "engine/decode.h"
 #include "engine/handlers_events.h"
 #include "engine/handlers_holds.h"
+#include "engine/handlers_payments.h"
 #include "engine/handlers_staff.h"
 #include "engine/handlers_ui.h"
 #include "engine/idempotency.h"
@@ -28,6 +29,7 @@
 static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_events_routes,
     &hf_handlers_holds_routes,
+    &hf_handlers_payments_routes,
     &hf_handlers_staff_routes,
     &hf_handlers_ui_routes,
 };
@@ -272,6 +274,8 @@ static void run_route(hf_request_t *request, const hf_route_t *route) {
         hf_reply_error(request, HF_API_ERROR_BODY_TOO_LARGE, NULL, NULL);
         return;
     }
+    /* A raw body is the handler's to authenticate, then decode (route.h). */
+    assert(!((route->flags & HF_ROUTE_BODY) && (route->flags & HF_ROUTE_RAW_BODY)));
     if ((route->flags & HF_ROUTE_BODY) && !hf_decode_body(request, route->flags & HF_ROUTE_FLAT))
         return;
     size_t key_length = 0;

@@ -1,0 +1,231 @@
+/* Handlers of the payment webhook and of refunds (handlers_payments.h). */
+#include "engine/handlers_payments.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/decode.h"
+#include "engine/query.h"
+#include "engine/restore.h"
+#include "engine/signature.h"
+
+/* ---- the webhook ---- */
+
+/* The Holdfast-Signature header parsed and checked on the raw body, with t within
+ * HF_SIGNATURE_TOLERANCE_S of the server's clock; false after answering 401. Nothing of the
+ * body is parsed before this answers true. */
+static bool signature_valid(hf_request_t *request) {
+    const hf_http_request_t *http = request->http;
+    size_t length = 0;
+    const char *header = hf_http_request_header(http, "Holdfast-Signature", &length);
+    hf_signature_t signature;
+    const char *why = NULL;
+    if (!header) why = "the Holdfast-Signature header is missing";
+    else if (!hf_signature_parse(header, length, &signature))
+        why = "the Holdfast-Signature header is malformed";
+    else if (llabs(request->now_ms / 1000 - signature.timestamp_s) > HF_SIGNATURE_TOLERANCE_S)
+        why = "the signature's t is more than 300 seconds from the server's clock";
+    else if (!hf_signature_verify(&signature, request->context->webhook_secret, http->body,
+                                  http->body_length))
+        why = "no v1 signature matches the body";
+    if (!why) return true;
+    hf_reply_error(request, HF_API_ERROR_INVALID_SIGNATURE, why, NULL);
+    return false;
+}
+
+/* amount: an integer >= 0 (minor units); false after answering 400. */
+static bool amount_decode(hf_request_t *request, int64_t *amount) {
+    hf_member_t member = hf_decode_member(request, "amount");
+    if (member.kind == HF_MEMBER_INTEGER && member.integer >= 0) {
+        *amount = member.integer;
+        return true;
+    }
+    const char *message = member.kind == HF_MEMBER_ABSENT || member.kind == HF_MEMBER_NULL
+                              ? "amount is required"
+                              : "amount must be an integer of at least 0 (minor units)";
+    hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "amount");
+    return false;
+}
+
+/* The delivery's members; false after answering 400 naming the first one at fault. */
+static bool delivery_decode(hf_request_t *request, hf_payment_delivery_t *delivery) {
+    const char *type = NULL;
+    if (!hf_decode_string(request, "id", HF_WEBHOOK_EVENT_ID_SIZE_MAX, true, &delivery->event_id) ||
+        !hf_decode_string(request, "type", 64, true, &type))
+        return false;
+    if (!hf_payment_type_parse(type, &delivery->type)) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                       "type must be \"payment.succeeded\" or \"payment.failed\"", "type");
+        return false;
+    }
+    return hf_decode_string(request, "payment_intent_id", HF_PAYMENT_REF_SIZE_MAX, true,
+                            &delivery->payment_intent_id) &&
+           hf_decode_string(request, "reservation_id", HF_PAYMENT_REF_SIZE_MAX, true,
+                            &delivery->reservation_id) &&
+           amount_decode(request, &delivery->amount);
+}
+
+static void reply_outcome(hf_request_t *request, const hf_payment_outcome_t *outcome) {
+    const hf_core_t *core = request->context->core;
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    hf_json_object_begin(&json);
+    HF_JSON_KEY(&json, "result");
+    hf_json_string(&json, hf_payment_result_name(outcome->result));
+    if (outcome->result == HF_PAYMENT_COMMITTED) {
+        HF_JSON_KEY(&json, "order_id");
+        hf_json_string(&json, hf_core_order_at(core, outcome->order)->id);
+        if (outcome->late) {
+            HF_JSON_KEY(&json, "late");
+            hf_json_bool(&json, true);
+        }
+    } else if (outcome->result == HF_PAYMENT_REFUND_REQUIRED) {
+        HF_JSON_KEY(&json, "refund_id");
+        hf_json_string(&json, hf_core_refund_at(core, outcome->refund)->id);
+        HF_JSON_KEY(&json, "reason");
+        hf_json_string(&json, hf_refund_reason_name(outcome->reason));
+    }
+    hf_json_object_end(&json);
+}
+
+static void handle_webhook(hf_request_t *request) {
+    hf_context_t *context = request->context;
+    if (!context->webhook_secret || !*context->webhook_secret) {
+        hf_reply_error(request, HF_API_ERROR_WEBHOOKS_NOT_CONFIGURED, NULL, NULL);
+        return;
+    }
+    if (!signature_valid(request) || !hf_decode_body(request, false)) return;
+    hf_payment_delivery_t delivery = {0};
+    if (!delivery_decode(request, &delivery)) return;
+    /* A released or expired hold the core has forgotten is taken back first, so the delivery
+     * finds it as the hold routes would. */
+    uint32_t hold_index;
+    if (!hf_core_hold_find(context->core, delivery.reservation_id, &hold_index))
+        hf_restore_hold_revive(context, delivery.reservation_id, &hold_index);
+    char order_id[HF_SERVER_ID_SIZE + 1], refund_id[HF_SERVER_ID_SIZE + 1];
+    hf_context_id_make(context, "ord_", order_id);
+    hf_context_id_make(context, "ref_", refund_id);
+    delivery.order_id = order_id;
+    delivery.refund_id = refund_id;
+    hf_payment_outcome_t outcome;
+    hf_error_t error = hf_core_payment(context->core, &delivery, request->now_ms, &outcome);
+    if (error) hf_reply_core_error(request, error, NULL, NULL);
+    else reply_outcome(request, &outcome);
+}
+
+/* ---- refunds ---- */
+
+static void render_refund(hf_json_t *json, const hf_refund_t *refund) {
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "refund_id"); hf_json_string(json, refund->id);
+    HF_JSON_KEY(json, "payment_intent_id"); hf_json_string(json, refund->payment_intent_id);
+    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, refund->reservation_id);
+    HF_JSON_KEY(json, "amount"); hf_json_int(json, refund->amount);
+    HF_JSON_KEY(json, "reason"); hf_json_string(json, hf_refund_reason_name(refund->reason));
+    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_refund_status_name(refund->status));
+    HF_JSON_KEY(json, "created_at"); hf_json_time(json, refund->created_at_ms);
+    hf_json_object_end(json);
+}
+
+/* A page of the refunds list: status filter (-1: any), limit, and the index to start at. */
+typedef struct refund_page {
+    int status;
+    uint32_t limit;
+    uint32_t start;
+} refund_page_t;
+
+static bool limit_parse(const char *text, uint32_t *limit) {
+    char *end;
+    long value = strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || value < 1 || value > (long)HF_REFUNDS_PAGE_MAX)
+        return false;
+    *limit = (uint32_t)value;
+    return true;
+}
+
+/* status, limit and after of the query; false after answering 400 naming the parameter. */
+static bool refund_page_read(hf_request_t *request, refund_page_t *page) {
+    const char *query = request->http->query;
+    const hf_core_t *core = request->context->core;
+    char value[HF_HTTP_HEAD_SIZE_MAX];
+    uint8_t status;
+    *page = (refund_page_t){.status = -1, .limit = HF_REFUNDS_PAGE_DEFAULT, .start = 0};
+    if (hf_query_get(query, "status", value, sizeof value)) {
+        if (!hf_refund_status_parse(value, &status)) {
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                           "status must be \"pending\" or \"completed\"", "status");
+            return false;
+        }
+        page->status = status;
+    }
+    if (hf_query_get(query, "limit", value, sizeof value) && !limit_parse(value, &page->limit)) {
+        char message[64];
+        snprintf(message, sizeof message, "limit must be an integer from 1 to %u",
+                 (unsigned)HF_REFUNDS_PAGE_MAX);
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "limit");
+        return false;
+    }
+    if (hf_query_get(query, "after", value, sizeof value)) {
+        uint32_t after;
+        if (!hf_core_refund_find(core, value, &after)) {
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                           "after must be the id of a refund", "after");
+            return false;
+        }
+        page->start = after + 1;
+    }
+    return true;
+}
+
+/* Oldest first; "next" is the last refund listed when more may follow, else null. */
+static void handle_refunds_list(hf_request_t *request) {
+    const hf_core_t *core = request->context->core;
+    refund_page_t page;
+    if (!refund_page_read(request, &page)) return;
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    hf_json_object_begin(&json);
+    HF_JSON_KEY(&json, "refunds");
+    hf_json_array_begin(&json);
+    uint32_t listed = 0, index = page.start, count = hf_core_refund_count(core);
+    const hf_refund_t *last = NULL;
+    for (; index < count && listed < page.limit; index++) {
+        const hf_refund_t *refund = hf_core_refund_at(core, index);
+        if (page.status >= 0 && refund->status != page.status) continue;
+        render_refund(&json, refund);
+        last = refund;
+        listed++;
+    }
+    hf_json_array_end(&json);
+    HF_JSON_KEY(&json, "next");
+    bool more = false;
+    for (; listed == page.limit && index < count && !more; index++)
+        more = page.status < 0 || hf_core_refund_at(core, index)->status == page.status;
+    if (more) hf_json_string(&json, last->id);
+    else hf_json_null(&json);
+    hf_json_object_end(&json);
+}
+
+static void handle_refund_complete(hf_request_t *request) {
+    hf_core_t *core = request->context->core;
+    uint32_t index;
+    hf_error_t error = hf_core_refund_complete(core, request->params[0], request->now_ms, &index);
+    if (error) {
+        hf_reply_core_error(request, error, NULL, NULL);
+        return;
+    }
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    render_refund(&json, hf_core_refund_at(core, index));
+}
+
+static const hf_route_t routes[] = {
+    /* Signed instead of keyed (API.md section 7): providers cannot send the API key. */
+    {"POST", "/v1/webhooks/payments", handle_webhook, HF_ROUTE_PUBLIC | HF_ROUTE_RAW_BODY,
+     HF_WEBHOOK_BODY_SIZE_MAX},
+    {"GET", "/v1/refunds", handle_refunds_list, 0, HF_HTTP_BODY_SIZE_MAX},
+    {"POST", "/v1/refunds/{}/complete", handle_refund_complete, 0, HF_HTTP_BODY_SIZE_MAX},
+};
+
+const hf_route_table_t hf_handlers_payments_routes = {routes, sizeof routes / sizeof routes[0]};
