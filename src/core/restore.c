@@ -124,8 +124,12 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     }
     order->status = stored->status;
     /* A booking sold its seats itself (a committed hold's change is counted with the hold);
-     * a cancel made them available again. */
-    uint32_t changes = (stored->hold_id ? 0 : 1) + (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
+     * a cancel made them available again. An order made at or after its hold's expiry is a
+     * late payment's (payment.c): the hold expired first, then its seats were sold, one
+     * change more than a commit in time. */
+    bool late = stored->hold_id && stored->created_at_ms >= core->holds[hold_index].expires_at_ms;
+    uint32_t changes = (stored->hold_id ? 0 : 1) + (late ? 1 : 0) +
+                       (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
     restore_versions(core, event_index, order->item_offset, order->seat_count, changes);
     if (stored->status == HF_ORDER_CONFIRMED) order_take(core, index, stored->created_at_ms, false);
     return HF_OK;

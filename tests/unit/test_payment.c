@@ -478,6 +478,12 @@ static void test_expiry_race_and_restore(void **state)
                                              T0 + TTL, &refund_index), HF_OK);
     char order_id[HF_SERVER_ID_SIZE + 1];
     snprintf(order_id, sizeof order_id, "%s", hf_core_order_at(f->core, outcome.order)->id);
+    hf_core_t *before = f->core;
+    const hf_event_t *event = hf_core_event(before, "e1", NULL);
+    uint32_t seat;
+    assert_true(hf_core_seat_find(event, "FLOOR-A-1", &seat));
+    uint32_t version = event->seats[seat].version; /* held, expired, sold: 4 */
+    assert_int_equal(version, 4);
 
     hf_core_t *core = restored(f, T0 + TTL + 1);
     hf_core_destroy(f->core);
@@ -499,6 +505,8 @@ static void test_expiry_race_and_restore(void **state)
     assert_int_equal(refund->created_at_ms, T0 + TTL);
     assert_int_equal(hf_batch_count(f->batch), 0);
     assert_int_equal(seat_status(f, "FLOOR-A-1"), HF_SEAT_SOLD);
+    /* The seat's version is recounted as it was: a late sale is one change more. */
+    assert_int_equal(hf_core_event(f->core, "e1", NULL)->seats[seat].version, version);
 }
 
 int main(void)
