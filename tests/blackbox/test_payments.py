@@ -386,6 +386,57 @@ def test_kill_between_delivery_and_answer():
     server.stop()
 
 
+class SlowSyncServer(Server):
+    """Every sync of the store's log waits: a delivery is applied and written, and its answer
+    withheld until the sync, long enough to kill the server in between."""
+
+    SYNC_DELAY_MS = 1500
+
+    def _spawn(self, environment):
+        environment = dict(environment)
+        environment["HOLDFAST_FAULT_SYNC_DELAY_MS"] = str(self.SYNC_DELAY_MS)
+        return Server._spawn(self, environment)
+
+
+def test_kill_after_applying_before_answering():
+    """kill -9 while a delivery is applied (written, not yet synced) and its answer withheld:
+    the provider saw no answer and retries; the retry gets exactly one effect, whether the
+    change survived in the log or not."""
+    server = SlowSyncServer(extra_args=["--webhook-secret", SECRET]).start()
+    c = server.client()
+    event_id = small_event(c)
+    h = hold(c, event_id, user(), ["F-A-1"])
+    paid = delivery(uid("pi"), h["reservation_id"], SEAT_PRICE)
+    refunded = delivery(uid("pi"), "res_unknown", 9)
+    clients = [server.client(client_timeout=10), server.client(client_timeout=10)]
+    answers = []
+
+    def send(client, body):
+        try:
+            answers.append(deliver(client, body).status)
+        except Exception:
+            pass
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        futures = [pool.submit(send, client, body)
+                   for client, body in zip(clients, (paid, refunded))]
+        time.sleep(0.5)
+        server.kill()
+        [f.result() for f in futures]
+    check_equal(answers, [], "answers before the kill")
+    server = server.restart()
+    c = server.client()
+    document = expect(deliver(c, paid), 200, what="retry of the payment")
+    check_equal(document["result"], "committed", "retry's result")
+    check_equal(expect(deliver(c, paid), 200), document, "second retry")
+    orders = expect(c.get("/v1/users/%s/orders" % h["user_id"]), 200)["orders"]
+    check_equal([o["order_id"] for o in orders], [document["order_id"]], "one order")
+    refund = expect(deliver(c, refunded), 200, what="retry of the refund")
+    check_equal(expect(deliver(c, refunded), 200), refund, "second retry of the refund")
+    check_equal([r["refund_id"] for r in refunds(c)], [refund["refund_id"]], "one refund")
+    server.stop()
+
+
 def test_forgotten_hold():
     """With --finished-holds 1 a released or expired hold is forgotten from memory; its
     delivery still finds it (taken back from the store), and a late one still commits."""
