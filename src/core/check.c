@@ -172,11 +172,34 @@ static const char *check_owners(const hf_core_t *core) {
     return fault;
 }
 
+/* Every kept delivery names what its outcome made: an order paid by its intent, a refund of
+ * it. (Their arrival times are not checked for order: a clock set back between two runs may
+ * break it, which only keeps a few deliveries past their 7 days.) */
+static const char *check_deliveries(const hf_core_t *core) {
+    for (uint32_t d = core->delivery_first; d < core->delivery_count; d++) {
+        const delivery_t *delivery = &core->deliveries[d];
+        if (!delivery->payment_intent_id) return "a kept delivery has no intent id";
+        if (delivery->result == HF_PAYMENT_COMMITTED) {
+            if (delivery->order >= core->order_count) return "a delivery names no order";
+            const char *paid = hf_core_string(core, core->orders[delivery->order].payment_ref);
+            if (!paid || strcmp(paid, delivery->payment_intent_id) != 0)
+                return "a committed delivery's order has another payment_ref";
+        }
+        if (delivery->result == HF_PAYMENT_REFUND_REQUIRED &&
+            (delivery->refund >= core->refund_count ||
+             strcmp(core->refunds[delivery->refund].payment_intent_id,
+                    delivery->payment_intent_id) != 0))
+            return "a refund_required delivery names no refund of its intent";
+    }
+    return NULL;
+}
+
 const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     for (uint32_t e = 0; e < core->event_count; e++) {
         const char *fault = check_event(core, core->events[e]);
         if (fault) return fault;
     }
     const char *fault = check_holds(core, now);
-    return fault ? fault : check_owners(core);
+    if (!fault) fault = check_owners(core);
+    return fault ? fault : check_deliveries(core);
 }

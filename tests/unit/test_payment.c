@@ -239,6 +239,7 @@ static void test_released_and_unknown_holds(void **state)
     deliver(f, HF_PAYMENT_SUCCEEDED, "pi_2", "res_nope", 5, T0 + 3, &outcome);
     assert_refund(f, &outcome, HF_REFUND_HOLD_NOT_FOUND, "pi_2", "res_nope", 5);
     assert_int_equal(hf_core_refund_count(f->core), 2);
+    assert_consistent(f, T0 + 3);
 }
 
 /* A hold committed by another payment requires a refund; one committed by this very payment
@@ -260,6 +261,7 @@ static void test_already_confirmed(void **state)
     assert_int_equal(outcome.order, order);
     assert_int_equal(records_of(f, HF_MUTATION_ORDER_CREATE, NULL), 0);
     assert_int_equal(records_of(f, HF_MUTATION_DELIVERY, NULL), 1);
+    assert_consistent(f, T0 + 3);
 }
 
 /* A lapsed hold whose seats and units are all free is taken again and committed, late. */
