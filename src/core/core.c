@@ -215,6 +215,9 @@ void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
                      const delivery_t *kept, hf_time_ms_t now) {
     bool committed = kept->result == HF_PAYMENT_COMMITTED;
     bool refunded = kept->result == HF_PAYMENT_REFUND_REQUIRED;
+    uint32_t hold_index;
+    const hf_hold_t *hold = delivery->reservation_id
+        ? hf_core_hold_find(core, delivery->reservation_id, &hold_index) : NULL;
     hf_mutation_t mutation = {
         .type = HF_MUTATION_DELIVERY, .at_ms = now,
         .as.delivery = {.payment_intent_id = kept->payment_intent_id,
@@ -223,7 +226,8 @@ void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
                         .amount = delivery->amount, .type = kept->type, .result = kept->result,
                         .reason = kept->reason, .late = kept->late,
                         .order_id = committed ? core->orders[kept->order].id : NULL,
-                        .refund_id = refunded ? core->refunds[kept->refund].id : NULL}};
+                        .refund_id = refunded ? core->refunds[kept->refund].id : NULL,
+                        .hold_event_id = hold ? core->events[hold->event]->id : NULL}};
     emit(core, &mutation);
 }
 

@@ -134,6 +134,11 @@
  * small enough (about 1,000 rows) not to hold other requests back for long. */
 #define HF_STAFF_PAGE_DEFAULT 100u
 #define HF_STAFF_PAGE_MAX 1000u
+/* Paging of an event's audit history (API.md section 7): a page is one range scan of the
+ * store's key on the loop's thread, so it stays small enough (1,000 rows) not to hold other
+ * requests back for long, however long the history grows. */
+#define HF_HISTORY_PAGE_DEFAULT 100u
+#define HF_HISTORY_PAGE_MAX 1000u
 
 /* Mutations waiting in the open batch (those of the commands applied while the previous batch
  * commits). Past this the store is far behind: changes are answered 503 at once instead of

@@ -123,6 +123,9 @@ typedef struct hf_mutation_delivery {
     bool late;
     const char *order_id;         /* with a commit, else NULL */
     const char *refund_id;        /* with a refund, else NULL */
+    /* The event of the hold it names, whose audit history tells the payment; NULL when the
+     * hold is unknown. */
+    const char *hold_event_id;
 } hf_mutation_delivery_t;
 
 /* A refund whole, as it stands after the change: the store inserts it, or updates its

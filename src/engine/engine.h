@@ -28,6 +28,7 @@
  *   restore.h/.c      the state read back from the store; forgotten holds taken back
  *   handlers_events.h/.c  health, events, seats, an event's stream (and their routes)
  *   handlers_holds.h/.c   holds, orders, bookings (and their routes)
+ *   handlers_history.h/.c an event's audit history, read from the store (and its route)
  *   handlers_staff.h/.c   the staff's view: an event's holds and orders, closing and
  *                         reopening its sales (and their routes)
  *   handlers_ui.h/.c      the box-office page (and its routes)

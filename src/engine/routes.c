@@ -15,6 +15,7 @@
 #include "engine/arena.h"
 #include "engine/decode.h"
 #include "engine/handlers_events.h"
+#include "engine/handlers_history.h"
 #include "engine/handlers_holds.h"
 #include "engine/handlers_payments.h"
 #include "engine/handlers_staff.h"
@@ -28,6 +29,7 @@
  * staff's GET of an event's holds shares its pattern with the POST that makes one). */
 static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_events_routes,
+    &hf_handlers_history_routes,
     &hf_handlers_holds_routes,
     &hf_handlers_payments_routes,
     &hf_handlers_staff_routes,

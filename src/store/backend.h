@@ -9,8 +9,9 @@
  * store/sqlite/ ("sqlite:PATH"); PostgreSQL's rows ("postgres://", "postgresql://") are there
  * already, answering that it is not built yet.
  *
- * Threads and order. open, load, read_hold and list_holds run on the engine's thread (open and load before
- * start); start runs there once, just before the pipeline starts its writer thread; after it,
+ * Threads and order. open, load, read_hold, list_holds and read_history run on the engine's
+ * thread (open and load before start); start runs there once, just before the pipeline starts
+ * its writer thread; after it,
  * batch_write, batch_commit and batch_abort run on the writer thread (hf-store) alone, one
  * batch at a time and in the order of their sequences; durable and stats run on the engine's
  * thread at any time after open, concurrently with the writer, so what they read must be the
@@ -42,7 +43,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 2
+#define HF_STORE_BACKEND_VERSION 3
 
 typedef struct hf_store_backend {
     int version;         /* HF_STORE_BACKEND_VERSION */
@@ -62,6 +63,13 @@ typedef struct hf_store_backend {
     int (*list_holds)(void *instance, const hf_store_hold_query_t *query,
                       const hf_store_loader_t *loader, bool *after_found, char *error,
                       size_t error_size);
+    /* Reads an event's audit history as committed (hf_store_read_history), through the same
+     * connection as read_hold: a range scan of the key (event_id, seq). batch_write appends
+     * the entries of each batch's records (store/history.h) in the batch's transaction,
+     * numbering them per event from the last seq stored. */
+    int (*read_history)(void *instance, const hf_store_history_query_t *query,
+                        hf_store_history_fn entry, void *context, char *error,
+                        size_t error_size);
     /* Prepares for batches and starts the backend's own threads, if any; done(context) is
      * for the durability side (above) and must only wake the engine. */
     int (*start)(void *instance, hf_store_done_fn done, void *context, char *error,

@@ -198,6 +198,7 @@ static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         delivery->reservation_id = copy_string(batch, delivery->reservation_id);
         delivery->order_id = copy_string(batch, delivery->order_id);
         delivery->refund_id = copy_string(batch, delivery->refund_id);
+        delivery->hold_event_id = copy_string(batch, delivery->hold_event_id);
         return;
     }
     case HF_MUTATION_REFUND: {

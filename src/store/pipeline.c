@@ -108,6 +108,14 @@ int hf_store_list_holds(hf_store_t *store, const hf_store_hold_query_t *query,
                                       error_size);
 }
 
+int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *query,
+                          hf_store_history_fn entry, void *context, char *error,
+                          size_t error_size) {
+    assert(store != NULL && query != NULL && query->event_id != NULL && entry != NULL);
+    return store->backend->read_history(store->instance, query, entry, context, error,
+                                        error_size);
+}
+
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size) {
     assert(store != NULL && hold_id != NULL && loader != NULL && loader->hold != NULL);

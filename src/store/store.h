@@ -11,7 +11,8 @@
  * handles a failed batch and keeps the statistics. Each backend implements backend.h's struct of
  * methods in store/NAME/ (SQLite's in store/sqlite/); a new one adds one row to backends.c.
  *
- * Threads: hf_store_open, hf_store_load, hf_store_read_hold, hf_store_start, hf_store_idle,
+ * Threads: hf_store_open, hf_store_load, hf_store_read_hold, hf_store_list_holds,
+ * hf_store_read_history, hf_store_start, hf_store_idle,
  * hf_store_submit, hf_store_take_result, hf_store_durable, hf_store_stats, hf_store_close and
  * the batch functions are called from the engine thread only; the writer thread (hf-store)
  * writes the batches, and the backend may have threads of its own (SQLite's syncers and
@@ -123,6 +124,35 @@ typedef struct hf_store_hold_query {
 int hf_store_list_holds(hf_store_t *store, const hf_store_hold_query_t *query,
                         const hf_store_loader_t *loader, bool *after_found, char *error,
                         size_t error_size);
+/* What hf_store_read_history reads: the entries of event_id's audit history (store/history.h)
+ * whose seq is above after_seq, oldest first, at most limit of them. */
+typedef struct hf_store_history_query {
+    const char *event_id;
+    int64_t after_seq;
+    uint32_t limit;
+} hf_store_history_query_t;
+
+/* One entry as stored: data is its JSON object of the entry's own fields (store/history.h),
+ * data_length bytes long. Borrowed for the length of the callback. */
+typedef struct hf_stored_history {
+    int64_t seq;
+    const char *type;
+    int64_t at_ms;
+    const char *data;
+    size_t data_length;
+} hf_stored_history_t;
+
+typedef int (*hf_store_history_fn)(void *context, const hf_stored_history_t *entry);
+
+/* Passes the entries the query names to entry, as committed, until it returns
+ * HF_STORE_LIST_STOP (or another non-zero value: an error) or none is left. Engine thread
+ * only, after hf_store_load, through the read-only connection hf_store_read_hold uses: one
+ * range scan of the history's primary key, so an old page costs what a new one does and
+ * nothing of the history is kept in memory. Returns 0, or -1 (or the callback's error) with a
+ * sentence in error. */
+int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *query,
+                          hf_store_history_fn entry, void *context, char *error,
+                          size_t error_size);
 /* Starts the store's writer thread and the log syncer's threads. done is called after each
  * batch is written and after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);

@@ -527,4 +527,40 @@ def test_a_version_3_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("4",), "the schema version after the migration")
+    check_equal(version, ("5",), "the schema version after the migration")
+
+
+def test_payments_enter_the_history(server):
+    """A delivery on a known hold is a "payment" entry of its event's audit history, with what it
+    decided; its commit is the order's own "commit" entry; a delivery for an unknown hold names
+    no event and enters no history."""
+    c = server.client()
+    event_id = small_event(c)
+    u = user()
+    h = hold(c, event_id, u, ["F-A-1"])
+    paid = uid("pi")
+    committed = expect(deliver(c, delivery(paid, h["reservation_id"], SEAT_PRICE)), 200)
+    other = hold(c, event_id, user(), ["F-A-2"])
+    wrong = uid("pi")
+    refunded = expect(deliver(c, delivery(wrong, other["reservation_id"], SEAT_PRICE + 1)), 200)
+    failed = uid("pi")
+    expect(deliver(c, delivery(failed, other["reservation_id"], 5, kind="payment.failed")), 200)
+    expect(deliver(c, delivery(uid("pi"), "res_unknown", 7)), 200)
+    entries = expect(c.get("/v1/events/%s/history?limit=1000" % event_id), 200)["history"]
+    without_at = [{k: v for k, v in e.items() if k not in ("at", "seq")} for e in entries]
+    check_equal([e["type"] for e in without_at],
+                ["hold", "commit", "payment", "hold", "payment", "payment"], "entry types")
+    check_equal(without_at[1]["order_id"], committed["order_id"], "the commit's order")
+    check_equal(without_at[1]["payment_ref"], paid, "the commit's payment_ref")
+    check_equal(without_at[2], {"type": "payment", "reservation_id": h["reservation_id"],
+                                "payment_intent_id": paid, "payment_type": "payment.succeeded",
+                                "amount": SEAT_PRICE, "result": "committed",
+                                "order_id": committed["order_id"]}, "the committed payment")
+    check_equal(without_at[4], {"type": "payment", "reservation_id": other["reservation_id"],
+                                "payment_intent_id": wrong, "payment_type": "payment.succeeded",
+                                "amount": SEAT_PRICE + 1, "result": "refund_required",
+                                "refund_id": refunded["refund_id"],
+                                "reason": "amount_mismatch"}, "the refunded payment")
+    check_equal(without_at[5], {"type": "payment", "reservation_id": other["reservation_id"],
+                                "payment_intent_id": failed, "payment_type": "payment.failed",
+                                "amount": 5, "result": "recorded"}, "the failed payment")

@@ -13,6 +13,7 @@
 #include "store/sqlite/checkpoint.h"
 #include "store/sqlite/sync.h"
 #include "lib/buffer.h"
+#include "lib/map.h"
 #include "store/rows.h"
 #include "store/store.h"
 
@@ -38,6 +39,8 @@ typedef enum hf_sqlite_statement {
     STATEMENT_DELIVERY_PURGE,
     STATEMENT_DELIVERY_INSERT,
     STATEMENT_REFUND_PUT,
+    STATEMENT_HISTORY_INSERT,
+    STATEMENT_HISTORY_LAST,
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 
@@ -53,6 +56,14 @@ typedef struct hf_sqlite_store {
     sqlite3_stmt *list_holds;        /* the staff's listing (hf_store_list_holds) */
     sqlite3_stmt *find_hold_seq;     /* where a listing resumes: the seq of its after hold */
     hf_rows_items_t *read_items;     /* the parsed lines of the hold read_hold reads */
+    sqlite3_stmt *read_history;      /* a page of an event's history (hf_store_read_history) */
+    /* The writer only: the last seq of each event's history it has written or read (by
+     * event id, values indexing history_seqs); forgotten when a batch fails, since its
+     * numbers were rolled back with it. */
+    hf_map_t history_events;
+    int64_t *history_seqs;
+    size_t history_count, history_capacity;
+    hf_buffer_t history_data;        /* the writer only: an entry's data */
     uint64_t batches_since_purge;    /* the writer only */
     bool begun;                      /* the writer only: the batch's transaction began */
     bool failed_in_sync;             /* the writer only: the last failure was an fsync */
@@ -75,6 +86,21 @@ int hf_sqlite_status_number(const hf_sqlite_status_words_t *kind, const char *wo
 /* Runs one SQL text whose single row's first column is a word, and copies that word ("" when
  * there is no row). Returns SQLITE_OK or the error code. */
 int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t word_size);
+
+/* Opens the engine thread's read-only connection and its statements, once. Returns 0, or -1
+ * with a sentence in error (load.c). */
+int hf_sqlite_reader_open(hf_sqlite_store_t *store, char *error, size_t error_size);
+
+/* The audit history (history.c). append writes the entry of one record of the batch, when it
+ * makes one (store/history.h), numbered after the event's last; returns SQLITE_DONE or
+ * SQLite's error code. forget drops the numbers after a failed batch; close frees what the
+ * history holds (before the reader connection closes). */
+int hf_sqlite_history_append(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+void hf_sqlite_history_forget(hf_sqlite_store_t *store);
+void hf_sqlite_history_close(hf_sqlite_store_t *store);
+int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query,
+                           hf_store_history_fn entry, void *context, char *error,
+                           size_t error_size);
 
 /* The backend's load and read_hold (load.c). */
 int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char *error,

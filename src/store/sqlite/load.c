@@ -311,7 +311,7 @@ int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char 
 
 /* ---- Reading one forgotten hold (engine thread) ---- */
 
-static int reader_open(hf_sqlite_store_t *store, char *error, size_t error_size) {
+int hf_sqlite_reader_open(hf_sqlite_store_t *store, char *error, size_t error_size) {
     if (store->read_hold != NULL) return 0;
     if (store->read_items == NULL) store->read_items = calloc(1, sizeof *store->read_items);
     if (store->read_items == NULL) abort();
@@ -347,7 +347,7 @@ int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_load
                         bool *found, char *error, size_t error_size) {
     hf_sqlite_store_t *store = instance;
     *found = false;
-    if (reader_open(store, error, error_size) != 0) return -1;
+    if (hf_sqlite_reader_open(store, error, error_size) != 0) return -1;
     sqlite3_stmt *statement = store->read_hold;
     sqlite3_bind_text(statement, 1, hold_id, -1, SQLITE_STATIC);
     int result = 0;
@@ -413,7 +413,7 @@ int hf_sqlite_holds_list(void *instance, const hf_store_hold_query_t *query,
                          const hf_store_loader_t *loader, bool *after_found, char *error,
                          size_t error_size) {
     hf_sqlite_store_t *store = instance;
-    if (reader_open(store, error, error_size) != 0) return -1;
+    if (hf_sqlite_reader_open(store, error, error_size) != 0) return -1;
     int64_t seq;
     int result;
     *after_found = resume_seq(store, query, &seq, &result, error, error_size);

@@ -29,11 +29,21 @@
 #include "store/sqlite/vfs.h"
 
 /* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
- * refunds); a version 2 or 3 database is migrated at open (schema_migrate). */
-#define SCHEMA_VERSION "4"
+ * refunds), version 5 the table history; a version 2, 3 or 4 database is migrated at open
+ * (schema_migrate). */
+#define SCHEMA_VERSION "5"
 /* Old idempotency keys are deleted once every this many batches: often enough that the table
  * stays near one day of keys, rarely enough that the indexed delete costs nothing per batch. */
 #define PURGE_EVERY_BATCHES 1000u
+
+/* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
+ * rowid the primary key is the table itself, so appending an entry writes one b-tree, not a
+ * table and an index, and a page of an event's history is one range scan of it. */
+#define HISTORY_TABLE \
+    "CREATE TABLE IF NOT EXISTS history(" \
+    "  event_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL," \
+    "  at INTEGER NOT NULL, data TEXT NOT NULL," \
+    "  PRIMARY KEY(event_id, seq)) WITHOUT ROWID;"
 
 static const char SCHEMA[] =
     "BEGIN;"
@@ -78,6 +88,7 @@ static const char SCHEMA[] =
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, payment_intent_id TEXT NOT NULL,"
     "  reservation_id TEXT NOT NULL, amount INTEGER NOT NULL, reason TEXT NOT NULL,"
     "  status TEXT NOT NULL, created_at INTEGER NOT NULL);"
+    HISTORY_TABLE
     /* Seat state is derived, not stored: writing a row per seat change cost a random page per
      * change. Seats that are neither sold nor held are available. */
     "CREATE VIEW IF NOT EXISTS seat_state AS"
@@ -148,6 +159,9 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         "INSERT INTO refunds(id, payment_intent_id, reservation_id, amount, reason, status,"
         " created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
         " ON CONFLICT(id) DO UPDATE SET status = excluded.status",
+    [STATEMENT_HISTORY_INSERT] =
+        "INSERT INTO history(event_id, seq, type, at, data) VALUES(?1, ?2, ?3, ?4, ?5)",
+    [STATEMENT_HISTORY_LAST] = "SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = ?1",
 };
 
 /* ---- Opening ---- */
@@ -181,15 +195,17 @@ int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t 
     return rc;
 }
 
-/* Version 2 to 3: events gain sales_open (every event open, as version 2 knew no closing);
+/* Version 2 to 3: events gain sales_open (every event open, as version 2 knew no closing).
  * 3 to 4: the tables of payments, which SCHEMA's CREATE TABLE IF NOT EXISTS has just made
- * (empty: no delivery came before them). In one transaction with the new version, so a crash
- * leaves either version whole. The column is added only when missing: CREATE TABLE above
- * made it for a new database and a version 3 one has it. */
-static int schema_migrate(sqlite3 *database) {
-    char word[32] = "";
+ * (empty: no delivery came before them). 4 to 5: the table history, empty: the history of an
+ * existing event starts with its first change after the migration. In one transaction with
+ * the new version, so a crash leaves either version whole. What is made is made only when
+ * missing: the SCHEMA above already made it for a new database (and the tables for an old
+ * one). */
+static int schema_migrate(sqlite3 *database, const char *version) {
+    char word[32] = "1";
     int rc = sqlite3_exec(database, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && strcmp(version, "2") == 0)
         rc = hf_sqlite_word_query(database,
                                   "SELECT count(*) FROM pragma_table_info('events')"
                                   " WHERE name = 'sales_open'", word, sizeof word);
@@ -197,6 +213,7 @@ static int schema_migrate(sqlite3 *database) {
         rc = sqlite3_exec(database,
                           "ALTER TABLE events ADD COLUMN sales_open INTEGER NOT NULL DEFAULT 1",
                           NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(database, HISTORY_TABLE, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(database,
                           "UPDATE meta SET value = '" SCHEMA_VERSION "'"
@@ -231,8 +248,8 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
     if (hf_sqlite_word_query(database, "SELECT value FROM meta WHERE key = 'schema_version'",
                              word, sizeof word) != SQLITE_OK)
         goto fail;
-    if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0) {
-        if (schema_migrate(database) != SQLITE_OK) goto fail;
+    if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0) {
+        if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }
     if (strcmp(word, SCHEMA_VERSION) != 0) {
@@ -521,7 +538,7 @@ static int refund_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
     return statement_run(store, id);
 }
 
-static int mutation_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+static int record_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE: return event_insert(store, m);
     case HF_MUTATION_EVENT_SALES: return event_sales_update(store, m);
@@ -540,6 +557,12 @@ static int mutation_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     case HF_MUTATION_REFUND: return refund_put(store, m);
     }
     return WRITE_TYPE_UNKNOWN;
+}
+
+/* The record's rows, then its entry in its event's history, in the same transaction. */
+static int mutation_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    int rc = record_write(store, m);
+    return rc == SQLITE_DONE ? hf_sqlite_history_append(store, m) : rc;
 }
 
 static const char *failure_reason(hf_sqlite_store_t *store, int rc) {
@@ -634,6 +657,7 @@ static void sqlite_batch_abort(void *instance, const char *error) {
      * settle first, so the engine, told of the failure, finds the durable state final and
      * can reload it. */
     if (store->failed_in_sync) hf_syncer_fail(store->syncer, error);
+    hf_sqlite_history_forget(store);
     hf_syncer_wait(store->syncer);
 }
 
@@ -686,6 +710,7 @@ static void sqlite_close(void *instance) {
     sqlite3_finalize(store->read_hold);
     sqlite3_finalize(store->list_holds);
     sqlite3_finalize(store->find_hold_seq);
+    hf_sqlite_history_close(store);
     sqlite3_close(store->reader);
     if (store->read_items != NULL) hf_rows_items_free(store->read_items);
     free(store->read_items);
@@ -701,6 +726,7 @@ const hf_store_backend_t hf_store_sqlite_backend = {
     .load = hf_sqlite_tables_load,
     .read_hold = hf_sqlite_hold_read,
     .list_holds = hf_sqlite_holds_list,
+    .read_history = hf_sqlite_history_read,
     .start = sqlite_start,
     .batch_write = sqlite_batch_write,
     .batch_commit = sqlite_batch_commit,

@@ -1,0 +1,144 @@
+/* The SQLite backend's audit history (store/history.h): entries appended by the writer in each
+ * batch's transaction, numbered per event, and pages of them read by the engine thread through
+ * its read-only connection. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "store/backend.h"
+#include "store/history.h"
+#include "store/sqlite/internal.h"
+
+/* ---- Numbering (the writer) ---- */
+
+/* The last seq the event's history has, read once with MAX over the primary key (a seek, not
+ * a scan) and then kept: the writer is the history's only writer. Returns SQLITE_DONE or the
+ * error code, with *slot the event's place in history_seqs. */
+static int last_seq_find(hf_sqlite_store_t *store, const char *event_id, size_t *slot) {
+    size_t length = strlen(event_id);
+    uint32_t hash = hf_map_hash(event_id, length);
+    const hf_map_slot_t *found = hf_map_find(&store->history_events, event_id, length, hash);
+    if (found != NULL) {
+        *slot = found->value;
+        return SQLITE_DONE;
+    }
+    sqlite3_stmt *statement = store->statements[STATEMENT_HISTORY_LAST];
+    sqlite3_bind_text(statement, 1, event_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(statement);
+    int64_t last = rc == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : 0;
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    /* An aggregate always gives a row: no row would be SQLite's own failure. */
+    if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_ERROR : rc;
+    if (store->history_count == store->history_capacity) {
+        store->history_capacity = store->history_capacity ? 2 * store->history_capacity : 16;
+        store->history_seqs = realloc(store->history_seqs,
+                                      store->history_capacity * sizeof *store->history_seqs);
+        if (store->history_seqs == NULL) abort();
+    }
+    *slot = store->history_count++;
+    store->history_seqs[*slot] = last;
+    hf_map_insert(&store->history_events, event_id, length, hash, (uint32_t)*slot);
+    return SQLITE_DONE;
+}
+
+int hf_sqlite_history_append(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const char *type, *event_id;
+    if (!hf_history_entry_of(mutation, &type, &event_id)) return SQLITE_DONE;
+    size_t slot = 0;
+    int rc = last_seq_find(store, event_id, &slot);
+    if (rc != SQLITE_DONE) return rc;
+    hf_buffer_reset(&store->history_data);
+    hf_history_data_write(&store->history_data, mutation);
+    sqlite3_stmt *statement = store->statements[STATEMENT_HISTORY_INSERT];
+    sqlite3_bind_text(statement, 1, event_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(statement, 2, store->history_seqs[slot] + 1);
+    sqlite3_bind_text(statement, 3, type, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(statement, 4, mutation->at_ms);
+    sqlite3_bind_text(statement, 5, store->history_data.data,
+                      (int)store->history_data.length, SQLITE_STATIC);
+    rc = sqlite3_step(statement);
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    /* Counted only once written: a failed insert fails the batch, which forgets them all. */
+    if (rc == SQLITE_DONE) store->history_seqs[slot]++;
+    return rc;
+}
+
+void hf_sqlite_history_forget(hf_sqlite_store_t *store) {
+    hf_map_free(&store->history_events);
+    hf_map_init(&store->history_events);
+    store->history_count = 0;
+}
+
+void hf_sqlite_history_close(hf_sqlite_store_t *store) {
+    sqlite3_finalize(store->read_history);
+    store->read_history = NULL;
+    hf_map_free(&store->history_events);
+    free(store->history_seqs);
+    store->history_seqs = NULL;
+    store->history_count = store->history_capacity = 0;
+    hf_buffer_free(&store->history_data);
+}
+
+/* ---- Reading a page (the engine thread) ---- */
+
+static const char READ_HISTORY[] =
+    "SELECT seq, type, at, data FROM history WHERE event_id = ?1 AND seq > ?2"
+    " ORDER BY seq LIMIT ?3";
+
+/* A row's data is spliced into answers as it is: one that is not an object is refused. */
+static bool data_looks_whole(const char *data, int length) {
+    return data != NULL && length >= 2 && data[0] == '{' && data[length - 1] == '}';
+}
+
+static int rows_deliver(hf_sqlite_store_t *store, const hf_store_history_query_t *query,
+                        hf_store_history_fn entry, void *context, char *error,
+                        size_t error_size) {
+    sqlite3_stmt *statement = store->read_history;
+    int result = 0, rc;
+    while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW) {
+        hf_stored_history_t row = {
+            .seq = sqlite3_column_int64(statement, 0),
+            .type = (const char *)sqlite3_column_text(statement, 1),
+            .at_ms = sqlite3_column_int64(statement, 2),
+            .data = (const char *)sqlite3_column_text(statement, 3),
+            .data_length = (size_t)sqlite3_column_bytes(statement, 3)};
+        if (row.type == NULL || !data_looks_whole(row.data, (int)row.data_length)) {
+            hf_store_error_write(error, error_size, "store: history row %s/%lld is damaged",
+                                 query->event_id, (long long)row.seq);
+            return -1;
+        }
+        result = entry(context, &row);
+    }
+    if (result == HF_STORE_LIST_STOP) return 0;
+    if (result != 0) return result;
+    if (rc == SQLITE_DONE) return 0;
+    hf_store_error_write(error, error_size, "store: reading the history of %s failed: %s",
+                         query->event_id, sqlite3_errmsg(store->reader));
+    return -1;
+}
+
+int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query,
+                           hf_store_history_fn entry, void *context, char *error,
+                           size_t error_size) {
+    hf_sqlite_store_t *store = instance;
+    if (hf_sqlite_reader_open(store, error, error_size) != 0) return -1;
+    if (store->read_history == NULL &&
+        sqlite3_prepare_v3(store->reader, READ_HISTORY, -1, SQLITE_PREPARE_PERSISTENT,
+                           &store->read_history, NULL) != SQLITE_OK) {
+        hf_store_error_write(error, error_size, "store: cannot read the history: %s",
+                             sqlite3_errmsg(store->reader));
+        return -1;
+    }
+    sqlite3_stmt *statement = store->read_history;
+    sqlite3_bind_text(statement, 1, query->event_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(statement, 2, query->after_seq);
+    sqlite3_bind_int64(statement, 3, query->limit);
+    int result = rows_deliver(store, query, entry, context, error, error_size);
+    /* Reset at once, as the listing of holds does: an open read would hold back checkpoints. */
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    return result;
+}
