@@ -3,8 +3,9 @@
    Shown once the page has loaded the event, which means the API key was given or the server
    needs none: the staff's routes sit behind the same key. It lists the event's live holds
    (or holds of any status) and its orders with who holds and who bought, page by page with a
-   "More" button that follows `next`, and closes or reopens sales. Plain browser JavaScript,
-   no build step. Exposes one global: HoldfastStaff. */
+   "More" button that follows `next`, and closes or reopens sales. The pending refunds
+   (refunds.js) and the event's history (history.js) are cards of the same tab, loaded with it.
+   Plain browser JavaScript, no build step. Exposes one global: HoldfastStaff. */
 "use strict";
 
 (function () {
@@ -133,7 +134,12 @@
     }
   }
 
-  function refresh() { load("holds", true); load("orders", true); }
+  function refresh() {
+    load("holds", true);
+    load("orders", true);
+    if (window.HoldfastRefunds) window.HoldfastRefunds.refresh();
+    if (window.HoldfastHistory) window.HoldfastHistory.refresh();
+  }
 
   function showTab(staff) {
     $("tab-map").setAttribute("aria-selected", String(!staff));
@@ -163,6 +169,9 @@
         load(kind, true);
       });
     }
+    // Refunds (the server's) and the event's history have files of their own.
+    if (window.HoldfastRefunds) window.HoldfastRefunds.start(currency, say);
+    if (window.HoldfastHistory) window.HoldfastHistory.start(id, currency, say);
     showSales(summary.sales_open !== false);
     setInterval(tick, 250);
   }

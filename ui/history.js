@@ -1,0 +1,139 @@
+/* Holdfast box office: the staff tab's history of the event (API.md section 7, last paragraph).
+
+   Newest first, a page at a time, with "Older" to page back. The API pages oldest first
+   (`after` a seq, `next` the last seq of a page), so the page finds the newest entries first:
+   seq grows by one per entry from 1 without gaps (the contract), so the last seq is found by
+   probing single entries (`after=S-1&limit=1` answers entry S when it exists), doubling S
+   until past the end and then halving the gap: about 2·log2(N) tiny requests instead of
+   reading all N entries. The newest page is then `after=last-PAGE`, and each "Older" reads
+   the PAGE entries before the oldest one shown. Rows are shown newest first within each page.
+   Plain browser JavaScript, no build step. Exposes one global: HoldfastHistory. */
+"use strict";
+
+(function () {
+  const { api, h, money } = window.Holdfast;
+  // Entries per page; `?history_page=N` in the page's address picks another (1 to 1000, the
+  // API's most), which the browser test uses to page back over a few entries.
+  const PAGE = (() => {
+    const n = Number(new URLSearchParams(window.location.search).get("history_page"));
+    return Number.isInteger(n) && n >= 1 && n <= 1000 ? n : 50;
+  })();
+
+  let enc = "", currency = "USD";
+  let say = () => {};
+  let oldest = 0;                      // the seq of the oldest entry shown; 0 when none
+  let loading = false;
+  const holders = new Map();           // reservation_id → user_id, from the entries read
+  const $ = (id) => document.getElementById(id);
+
+  function page(after, limit) {
+    return api("GET", `/v1/events/${enc}/history?after=${after}&limit=${limit}`);
+  }
+
+  async function exists(seq) {
+    return (await page(seq - 1, 1)).history.length > 0;
+  }
+
+  /* The seq of the newest entry, 0 when the history is empty. */
+  async function lastSeq() {
+    let low = 0, high = 1;             // entry `low` exists (or low is 0); find the first missing
+    while (await exists(high)) { low = high; high *= 2; }
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (await exists(middle)) low = middle; else high = middle;
+    }
+    return low;
+  }
+
+  function items(x) {
+    const parts = (x.seats || []).slice();
+    for (const [pool, quantity] of Object.entries(x.pools || {})) parts.push(quantity + " × " + pool);
+    return parts.join(", ");
+  }
+
+  function clock(at) {
+    return at ? new Date(at).toLocaleTimeString() : "";
+  }
+
+  function payment(x) {
+    const paid = (x.payment_type === "payment.failed" ? "Failed payment " : "Payment ") +
+                 x.payment_intent_id + " of " + money(x.amount, currency) + " for " + x.reservation_id;
+    if (x.result === "committed") return paid + ": committed" + (x.late ? " late" : "") + ", order " + x.order_id;
+    if (x.result === "refund_required")
+      return paid + ": refund " + x.refund_id + " owed (" + String(x.reason).replace(/_/g, " ") + ")";
+    return paid + ": " + String(x.result).replace(/_/g, " ");
+  }
+
+  /* What an entry did, in words, from the fields of its type. */
+  function what(x) {
+    switch (x.type) {
+      case "hold": return `Held ${items(x)} (${money(x.total, currency)}) in ${x.reservation_id} until ${clock(x.expires_at)}`;
+      case "extend": return `Extended ${x.reservation_id} until ${clock(x.expires_at)}`;
+      case "release": return `Released ${x.reservation_id}`;
+      case "expiry": return `${x.reservation_id} expired`;
+      case "commit": return `Paid ${x.reservation_id}: order ${x.order_id} (${money(x.total, currency)}), payment ${x.payment_ref || "—"}`;
+      case "booking": return `Booked ${items(x)}: order ${x.order_id} (${money(x.total, currency)}), payment ${x.payment_ref || "—"}`;
+      case "cancel": return `Cancelled order ${x.order_id}`;
+      case "payment": return payment(x);
+      default: return x.type;
+    }
+  }
+
+  function entryRow(x) {
+    // A release, expiry or payment names no user: the hold's own entry, when read, does.
+    const who = x.user_id || holders.get(x.reservation_id) || "—";
+    return h("tr", { dataset: { seq: String(x.seq), type: x.type, reservation: x.reservation_id || "" } },
+      h("td", { class: "num staff-seq", text: String(x.seq) }),
+      h("td", { class: "staff-time", title: x.at, text: new Date(x.at).toLocaleString() }),
+      h("td", { class: "staff-type", text: x.type }),
+      h("td", { class: "staff-user", text: who }),
+      h("td", { class: "staff-what", text: what(x) }));
+  }
+
+  /* Newer rows shown before their hold's entry was read (a release, expiry or payment) learn
+     its user once an older page brings that entry. */
+  function fillWho(body) {
+    for (const row of body.querySelectorAll("tr[data-reservation]")) {
+      const cell = row.querySelector(".staff-user");
+      const user = holders.get(row.dataset.reservation);
+      if (cell.textContent === "—" && user) cell.textContent = user;
+    }
+  }
+
+  /* Reads the entries after `after` up to the oldest shown (or the newest, when fresh) and
+     appends them below, newest first. */
+  async function load(fresh) {
+    if (loading) return;
+    const body = $("staff-history-body"), older = $("staff-history-older");
+    loading = true;
+    older.disabled = true;
+    try {
+      const before = fresh ? (await lastSeq()) + 1 : oldest;
+      const after = Math.max(0, before - 1 - PAGE);
+      const entries = before > 1 ? (await page(after, before - 1 - after)).history : [];
+      if (fresh) { body.replaceChildren(); holders.clear(); }
+      for (const x of entries) if (x.reservation_id && x.user_id) holders.set(x.reservation_id, x.user_id);
+      for (const x of entries.slice().reverse()) body.append(entryRow(x));
+      if (!fresh) fillWho(body);
+      if (entries.length) oldest = entries[0].seq;
+      else if (fresh) oldest = 0;
+      older.hidden = oldest <= 1;
+      $("staff-history-empty").hidden = body.children.length > 0;
+    } catch (err) {
+      say("Could not read the history: " + err.message, "error");
+    } finally {
+      loading = false;
+      older.disabled = false;
+    }
+  }
+
+  /* Called by the staff tab once: the event, its currency and the tab's notice line. */
+  function start(eventId, eventCurrency, notice) {
+    enc = encodeURIComponent(eventId);
+    currency = eventCurrency || "USD";
+    say = notice;
+    $("staff-history-older").addEventListener("click", () => load(false));
+  }
+
+  window.HoldfastHistory = { start, refresh: () => load(true) };
+})();
