@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, mkdirSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import net from "node:net";
+import { createHmac } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
@@ -888,6 +889,132 @@ describe("with an API key", () => {
     await page.click("#hold-btn");
     await page.locator(".hold .countdown").waitFor();
     await waitStatus(page, "CLUB-A-8", "held", 5000);
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+});
+
+describe("staff refunds and history", () => {
+  const KEY = "refund-key", SECRET = "whsec_browser";
+  let server2 = null, base2 = "", dir2 = null;
+
+  const keyedCall = async (method, p, body, headers) => {
+    const res = await fetch(base2 + p, {
+      method,
+      headers: Object.assign({ "Content-Type": "application/json", "Authorization": "Bearer " + KEY }, headers || {}),
+      body: body === undefined ? undefined : (typeof body === "string" ? body : JSON.stringify(body)),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+
+  /* A payment webhook signed as the provider does: HMAC-SHA256 of "t.body" (API.md section 7). */
+  const webhook = (delivery) => {
+    const body = JSON.stringify(delivery);
+    const t = Math.floor(Date.now() / 1000);
+    const v1 = createHmac("sha256", SECRET).update(t + "." + body).digest("hex");
+    return keyedCall("POST", "/v1/webhooks/payments", body, { "Holdfast-Signature": `t=${t},v1=${v1}` });
+  };
+
+  before(async () => {
+    if (process.env.HOLDFAST_BASE_URL) return;
+    const binary = path.resolve(root, process.env.HOLDFAST_BINARY || "build/holdfast");
+    dir2 = mkdtempSync(path.join(tmpdir(), "holdfast-browser-refunds-"));
+    const port = await freePort();
+    base2 = `http://127.0.0.1:${port}`;
+    server2 = spawn(binary, ["serve", "--listen", `127.0.0.1:${port}`, "--data", dir2,
+                             "--api-key", KEY, "--webhook-secret", SECRET],
+                    { stdio: ["ignore", "ignore", "ignore"] });
+    const deadline = Date.now() + 15000;
+    for (;;) {
+      try { if ((await fetch(base2 + "/healthz")).status === 200) break; } catch { /* not yet */ }
+      assert.ok(Date.now() < deadline, "the server with a webhook secret did not start");
+      await sleep(50);
+    }
+  });
+
+  after(async () => {
+    if (server2 && server2.exitCode === null) {
+      const exited = new Promise((r) => server2.once("exit", r));
+      server2.kill("SIGTERM");
+      await Promise.race([exited, sleep(5000)]);
+    }
+    if (dir2) rmSync(dir2, { recursive: true, force: true });
+  });
+
+  it("lists a pending refund, marks it refunded, and pages the history back with Older", { skip: !!process.env.HOLDFAST_BASE_URL }, async () => {
+    const created = await keyedCall("POST", "/v1/events", {
+      id: "refunded", name: "Refund night", sections: [{ id: "CLUB", price: 5000, rows: [{ id: "A", seats: 12 }] }],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    // Three entries: the hold, its extension, and a payment of the wrong amount (a refund owed).
+    const hold = await keyedCall("POST", "/v1/events/refunded/holds", { user_id: "payer", seats: ["CLUB-A-1", "CLUB-A-2"] });
+    assert.equal(hold.status, 201, JSON.stringify(hold.body));
+    const id = hold.body.reservation_id;
+    assert.equal((await keyedCall("POST", `/v1/holds/${id}/extend`, { user_id: "payer", ttl_s: 900 })).status, 200);
+    const paid = await webhook({ id: "evt_browser_1", type: "payment.succeeded", payment_intent_id: "pi_browser_1",
+                                 reservation_id: id, amount: 10001 });
+    assert.equal(paid.status, 200, JSON.stringify(paid.body));
+    assert.equal(paid.body.result, "refund_required");
+    assert.equal(paid.body.reason, "amount_mismatch");
+    const refundId = paid.body.refund_id;
+
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
+    const page = await ctx.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(base2 + "/ui/events/refunded?history_page=1");
+    await page.waitForSelector("#key-dialog");
+    await page.fill("#api-key", KEY);
+    await page.click("#key-dialog button[type=submit]");
+    await page.waitForSelector("#map[aria-busy='false']");
+    await page.click("#tab-staff");
+    await page.waitForSelector("#staff-panel:not([hidden])");
+    assert.match(await page.locator("#staff-refunds-scope").innerText(), /every event on this server/);
+
+    // The pending refund: its reservation, the amount paid in the event's currency, the reason in words, its age.
+    const refundRow = page.locator(`#staff-refunds-body tr[data-refund="${refundId}"]`);
+    await refundRow.waitFor();
+    assert.equal(await page.locator("#staff-refunds-body tr").count(), 1);
+    assert.equal(await refundRow.locator(".staff-reservation").innerText(), id);
+    assert.equal(await refundRow.locator(".staff-amount").innerText(), "$100.01");
+    assert.equal(await refundRow.locator(".staff-reason").innerText(), "The amount paid differs from the hold's total");
+    assert.equal(await refundRow.locator(".staff-age").innerText(), "just now");
+    assert.equal(await page.locator("#staff-refunds-empty").isVisible(), false);
+    assert.equal(await page.locator("#staff-refunds-more").isVisible(), false);
+
+    // Mark refunded: it leaves the pending list, and the API says completed.
+    await refundRow.locator("button", { hasText: "Mark refunded" }).click();
+    await refundRow.waitFor({ state: "detached" });
+    await page.locator("#staff-refunds-empty").waitFor();
+    assert.match(await page.locator("#staff-notice").innerText(), new RegExp(`Refund ${refundId} of \\$100\\.01 marked refunded`));
+    const completed = await keyedCall("GET", "/v1/refunds?status=completed");
+    assert.deepEqual(completed.body.refunds.map((r) => [r.refund_id, r.status]), [[refundId, "completed"]]);
+    assert.deepEqual((await keyedCall("GET", "/v1/refunds?status=pending")).body.refunds, []);
+
+    // The history, newest first, one entry a page: the payment, then Older for the extension and the hold.
+    const historyRows = page.locator("#staff-history-body tr");
+    const shown = () => historyRows.evaluateAll((rows) => rows.map((r) => [r.dataset.seq, r.dataset.type]));
+    await page.waitForFunction(() => document.querySelectorAll("#staff-history-body tr").length === 1);
+    assert.deepEqual(await shown(), [["3", "payment"]]);
+    const payment = page.locator('#staff-history-body tr[data-type="payment"]');
+    assert.match(await payment.locator(".staff-what").innerText(), new RegExp(`pi_browser_1 of \\$100\\.01 for ${id}: refund ${refundId} owed \\(amount mismatch\\)`));
+    assert.equal(await payment.locator(".staff-type").innerText(), "payment");
+    assert.equal(await payment.locator(".staff-user").innerText(), "—", "a payment names no user");
+    assert.equal(await page.locator("#staff-history-older").isVisible(), true);
+    await page.click("#staff-history-older");
+    await page.waitForFunction(() => document.querySelectorAll("#staff-history-body tr").length === 2);
+    assert.deepEqual(await shown(), [["3", "payment"], ["2", "extend"]]);
+    assert.equal(await page.locator('#staff-history-body tr[data-type="extend"] .staff-user').innerText(), "payer");
+    // Once an older entry names the hold's user, the payment's row shows it too.
+    assert.equal(await payment.locator(".staff-user").innerText(), "payer");
+    await page.click("#staff-history-older");
+    await page.waitForFunction(() => document.querySelectorAll("#staff-history-body tr").length === 3);
+    assert.deepEqual(await shown(), [["3", "payment"], ["2", "extend"], ["1", "hold"]]);
+    const holdRow = page.locator('#staff-history-body tr[data-seq="1"]');
+    assert.equal(await holdRow.locator(".staff-type").innerText(), "hold");
+    assert.equal(await holdRow.locator(".staff-user").innerText(), "payer");
+    assert.match(await holdRow.locator(".staff-what").innerText(), new RegExp(`^Held CLUB-A-1, CLUB-A-2 \\(\\$100\\.00\\) in ${id} until `));
+    assert.equal(await page.locator("#staff-history-older").isVisible(), false, "no Older past the first entry");
     assert.deepEqual(errors, []);
     await ctx.close();
   });
