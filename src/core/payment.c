@@ -187,6 +187,7 @@ static void deliveries_prune(hf_core_t *core, hf_time_ms_t now) {
 /* Moves the kept deliveries to the front and indexes them anew. */
 static void deliveries_compact(hf_core_t *core) {
     uint32_t kept = core->delivery_count - core->delivery_first;
+    if (core->deliveries == NULL) return; /* none was ever kept */
     memmove(core->deliveries, core->deliveries + core->delivery_first,
             (size_t)kept * sizeof *core->deliveries);
     core->delivery_first = 0;
