@@ -14,6 +14,11 @@
  *                redis-benchmark takes about twice this client's CPU per request, and on two
  *                shared cores that is CPU the server does not get. Statuses: 201 for +OK (the
  *                key was set), 409 for a nil answer (NX refused: the seat is taken).
+ *   webhook      each connection holds a random seat not yet sold (as hold-random, on an event
+ *                of its own) and then sends the signed payment.succeeded webhook for that hold
+ *                with its total (HMAC-SHA256 with --webhook-secret), as a payment provider
+ *                would. The rate quoted is webhooks answered {"result":"committed",...} per
+ *                second; each of them also cost a hold, which is counted apart.
  *
  * The client is closed-loop: each connection keeps `pipeline` requests in flight and sends the
  * next one when an answer arrives, so latencies are those of a saturated server.
@@ -29,7 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <uv.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #define PIPELINE_MAX 128       /* the server's own limit (HF_HTTP_PIPELINE_MAX) */
 #define CONNECTIONS_MAX 5000
@@ -147,10 +156,12 @@ static double histogram_percentile_ms(const histogram_t *histogram, double p) {
 
 /* ---- options ---- */
 
-typedef enum workload { W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE, W_REDIS_SET } workload_t;
+typedef enum workload {
+    W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE, W_REDIS_SET, W_WEBHOOK
+} workload_t;
 
 static const char *workload_names[] = {"noop", "hold-random", "hold-hot", "flash-sale",
-                                       "redis-set"};
+                                       "redis-set", "webhook"};
 #define WORKLOAD_COUNT (sizeof workload_names / sizeof workload_names[0])
 
 typedef struct options {
@@ -172,6 +183,7 @@ typedef struct options {
     bool create_event;
     const char *json_path;
     const char *api_key;
+    const char *webhook_secret; /* webhook: the server's --webhook-secret */
 } options_t;
 
 static options_t options = {
@@ -194,12 +206,13 @@ static options_t options = {
     .create_event = true,
     .json_path = NULL,
     .api_key = NULL,
+    .webhook_secret = NULL,
 };
 
 static void usage(void) {
     fprintf(stderr,
         "usage: loadgen [options]\n"
-        "  --workload noop|hold-random|hold-hot|flash-sale|redis-set   (hold-random)\n"
+        "  --workload noop|hold-random|hold-hot|flash-sale|redis-set|webhook   (hold-random)\n"
         "  --host H --port P          server (127.0.0.1:8080)\n"
         "  -c, --connections N        connections (50)\n"
         "  -p, --pipeline D           requests in flight per connection (1, at most %d)\n"
@@ -208,7 +221,7 @@ static void usage(void) {
         "  --seed N                   random seed (1)\n"
         "  --ttl S                    hold ttl_s (hold-random 1, hold-hot 1, flash-sale 1);\n"
         "                             redis-set: EX, whole seconds (1)\n"
-        "  --event ID                 event id (bench, hot, flash)\n"
+        "  --event ID                 event id (bench, hot, flash, webhook)\n"
         "  --seats N                  seats of the event, rows of 1,000 (60000)\n"
         "  --users N                  hold-random: distinct users (1000000)\n"
         "  --hot-seats N              hold-hot: seats fought for (10)\n"
@@ -217,6 +230,7 @@ static void usage(void) {
         "  --max-seconds S            flash-sale: give up after S seconds (300)\n"
         "  --no-create                do not create the event (it exists already)\n"
         "  --api-key KEY              sends Authorization: Bearer KEY\n"
+        "  --webhook-secret S         webhook: the server's --webhook-secret, to sign with\n"
         "  --json PATH                also write the results as JSON to PATH\n",
         PIPELINE_MAX);
     exit(2);
@@ -259,6 +273,7 @@ static void parse_options(int argc, char **argv) {
         else if (TAKES("--commit-percent")) options.commit_percent = (uint32_t)parse_number(value, arg);
         else if (TAKES("--max-seconds")) options.max_s = parse_number(value, arg);
         else if (TAKES("--api-key")) options.api_key = value;
+        else if (TAKES("--webhook-secret")) options.webhook_secret = value;
         else if (TAKES("--json")) options.json_path = value;
         else usage();
 #undef TAKES
@@ -270,15 +285,19 @@ static void parse_options(int argc, char **argv) {
     if (options.ttl_s < 0) options.ttl_s = 1;
     if (options.workload == W_REDIS_SET && (options.ttl_s < 1 || options.ttl_s != (uint32_t)options.ttl_s))
         die("redis-set: --ttl must be a whole number of seconds");
+    if (options.workload == W_WEBHOOK && (!options.webhook_secret || !*options.webhook_secret))
+        die("webhook: --webhook-secret is needed to sign the deliveries");
     if (!options.event)
         options.event = options.workload == W_HOLD_HOT ? "hot"
-                      : options.workload == W_FLASH_SALE ? "flash" : "bench";
+                      : options.workload == W_FLASH_SALE ? "flash"
+                      : options.workload == W_WEBHOOK ? "webhook" : "bench";
 }
 
 /* ---- the run ---- */
 
 typedef enum kind {
-    K_NOOP, K_CREATE_EVENT, K_HOLD, K_RELEASE, K_COMMIT, K_GET_SEATS, K_GET_ORDER, K_REDIS_SET
+    K_NOOP, K_CREATE_EVENT, K_HOLD, K_RELEASE, K_COMMIT, K_GET_SEATS, K_GET_ORDER, K_REDIS_SET,
+    K_WEBHOOK
 } kind_t;
 
 /* What a request in flight remembers, to judge its answer. */
@@ -288,7 +307,8 @@ typedef struct pending {
     uint8_t seat_count;
     uint32_t user;             /* user or buyer number; order index for K_GET_ORDER */
     uint32_t seats[BUYER_SEATS_MAX];
-    char id[SERVER_ID_SIZE];   /* K_RELEASE, K_COMMIT: the hold */
+    uint64_t amount;           /* K_WEBHOOK: the hold's total, what the payment paid */
+    char id[SERVER_ID_SIZE];   /* K_RELEASE, K_COMMIT, K_WEBHOOK: the hold */
 } pending_t;
 
 typedef enum phase { P_CONNECT, P_SETUP, P_RUN, P_DRAIN, P_VERIFY_SEATS, P_VERIFY_ORDERS, P_DONE }
@@ -325,7 +345,7 @@ static struct {
     uint64_t start_ns, measure_start_ns, measure_end_ns;
     bool measuring;
     histogram_t latency;
-    histogram_t hold_latency, commit_latency;
+    histogram_t hold_latency, commit_latency, webhook_latency;
     uint64_t statuses[600];
     uint64_t measured, errors, transport_errors;
     uint64_t answered;                /* warm-up included: the server's work of the whole run */
@@ -349,6 +369,10 @@ static struct {
     uint32_t orders_checked_next, orders_verified, orders_lost, orders_mismatched;
     uint32_t verify_outstanding;
     bool violations;
+    uint64_t nonce;                   /* this run's, in the webhooks' ids */
+    /* webhook (each counted when answered in the measured window) */
+    uint64_t webhooks_sent, webhooks_committed, webhooks_late, webhooks_other;
+    char first_other_result[128];
 } run;
 
 static void record_error(const char *format, ...) {
@@ -395,12 +419,14 @@ static bool json_string(const char *body, size_t length, const char *name, char 
 
 /* ---- building requests ---- */
 
+/* headers: NULL, or more header lines, each ending in CRLF. */
 static void put_request(connection_t *connection, const char *method, const char *path,
-                        const char *body, size_t body_length) {
+                        const char *headers, const char *body, size_t body_length) {
     buffer_t *out = &connection->output[connection->filling];
     buffer_printf(out, "%s %s HTTP/1.1\r\nHost: %s:%d\r\n", method, path, options.host,
                   options.port);
     if (options.api_key) buffer_printf(out, "Authorization: Bearer %s\r\n", options.api_key);
+    if (headers) buffer_printf(out, "%s", headers);
     if (body)
         buffer_printf(out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
                       body_length);
@@ -428,7 +454,7 @@ static void send_create_event(connection_t *connection) {
         buffer_printf(&body, "%s{\"id\":\"R%" PRIu32 "\",\"seats\":%" PRIu32 "}", r ? "," : "", r, seats);
     }
     buffer_printf(&body, "]}]}");
-    put_request(connection, "POST", "/v1/events", body.data, body.length);
+    put_request(connection, "POST", "/v1/events", NULL, body.data, body.length);
     push_inflight(connection, K_CREATE_EVENT);
     free(body.data);
 }
@@ -445,7 +471,7 @@ static void send_hold(connection_t *connection, uint32_t user, const uint32_t *s
     }
     length += snprintf(body + length, sizeof body - (size_t)length, "],\"ttl_s\":%g}", options.ttl_s);
     snprintf(path, sizeof path, "/v1/events/%s/holds", options.event);
-    put_request(connection, "POST", path, body, (size_t)length);
+    put_request(connection, "POST", path, NULL, body, (size_t)length);
     pending_t *pending = push_inflight(connection, K_HOLD);
     pending->user = user;
     pending->seat_count = (uint8_t)seat_count;
@@ -464,9 +490,52 @@ static void send_redis_set(connection_t *connection, uint32_t user, uint32_t sea
     push_inflight(connection, K_REDIS_SET)->user = user;
 }
 
+/* Lowercase hex of HMAC-SHA256(secret, text) into hex (65 bytes). */
+static void sign(const char *text, size_t length, char *hex) {
+    static const char digits[] = "0123456789abcdef";
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned mac_length = 0;
+    if (!HMAC(EVP_sha256(), options.webhook_secret, (int)strlen(options.webhook_secret),
+              (const unsigned char *)text, length, mac, &mac_length) || mac_length != 32)
+        die("HMAC-SHA256 failed");
+    for (unsigned i = 0; i < mac_length; i++) {
+        hex[2 * i] = digits[mac[i] >> 4];
+        hex[2 * i + 1] = digits[mac[i] & 15];
+    }
+    hex[2 * mac_length] = '\0';
+}
+
+/* The payment.succeeded delivery for a hold just won, paying its total, signed as API.md
+ * section 7 says: Holdfast-Signature: t=<unix seconds>,v1=hex(HMAC(secret, t "." body)).
+ * The intent id is new for every delivery (the server deduplicates on it), and carries the
+ * run's nonce so that a second run against the same server never repeats one. */
+static void send_webhook(connection_t *connection, const pending_t *followup) {
+    char body[384], text[448], headers[160], hex[65];
+    uint64_t number = run.webhooks_sent++;
+    int length = snprintf(body, sizeof body,
+                          "{\"id\":\"evt_%" PRIx64 "_%" PRIu64 "\",\"type\":\"payment.succeeded\","
+                          "\"payment_intent_id\":\"pi_%" PRIx64 "_%" PRIu64 "\",\"reservation_id\":\"%s\","
+                          "\"amount\":%" PRIu64 "}",
+                          run.nonce, number, run.nonce, number, followup->id, followup->amount);
+    long now = (long)time(NULL);
+    int text_length = snprintf(text, sizeof text, "%ld.%s", now, body);
+    if (length >= (int)sizeof body || text_length >= (int)sizeof text) die("webhook too long");
+    sign(text, (size_t)text_length, hex);
+    snprintf(headers, sizeof headers, "Holdfast-Signature: t=%ld,v1=%s\r\n", now, hex);
+    put_request(connection, "POST", "/v1/webhooks/payments", headers, body, (size_t)length);
+    pending_t *pending = push_inflight(connection, K_WEBHOOK);
+    uint64_t sent = pending->sent_ns;
+    *pending = *followup;
+    pending->sent_ns = sent;
+}
+
 static void send_followup(connection_t *connection, const pending_t *followup) {
     char body[256], path[160];
     int length;
+    if (followup->kind == K_WEBHOOK) {
+        send_webhook(connection, followup);
+        return;
+    }
     char prefix = options.workload == W_FLASH_SALE ? 'b' : 'u';
     if (followup->kind == K_COMMIT) {
         length = snprintf(body, sizeof body, "{\"user_id\":\"%c%" PRIu32 "\",\"payment_ref\":\"pi_%" PRIu32 "\"}",
@@ -476,7 +545,7 @@ static void send_followup(connection_t *connection, const pending_t *followup) {
         length = snprintf(body, sizeof body, "{\"user_id\":\"%c%" PRIu32 "\"}", prefix, followup->user);
         snprintf(path, sizeof path, "/v1/holds/%s/release", followup->id);
     }
-    put_request(connection, "POST", path, body, (size_t)length);
+    put_request(connection, "POST", path, NULL, body, (size_t)length);
     pending_t *pending = push_inflight(connection, (kind_t)followup->kind);
     uint64_t sent = pending->sent_ns;
     *pending = *followup;
@@ -505,8 +574,46 @@ static bool send_buyer(connection_t *connection) {
 }
 
 static void send_get(connection_t *connection, kind_t kind, const char *path, uint32_t user) {
-    put_request(connection, "GET", path, NULL, 0);
+    put_request(connection, "GET", path, NULL, NULL, 0);
     push_inflight(connection, kind)->user = user;
+}
+
+/* The next request of the run phase for this workload; false when it has none. */
+static bool run_request(connection_t *connection) {
+    switch (options.workload) {
+    case W_NOOP:
+        send_get(connection, K_NOOP, "/healthz", 0);
+        return true;
+    case W_HOLD_RANDOM: {
+        uint32_t seat = random_below(&connection->rng, options.seats);
+        uint32_t user = random_below(&connection->rng, options.users);
+        send_hold(connection, user, &seat, 1, 'u');
+        return true;
+    }
+    case W_HOLD_HOT: {
+        uint32_t seat = random_below(&connection->rng, options.hot_seats);
+        uint32_t user = random_below(&connection->rng, options.users);
+        send_hold(connection, user, &seat, 1, 'u');
+        return true;
+    }
+    case W_FLASH_SALE:
+        return send_buyer(connection);
+    case W_REDIS_SET: {
+        uint32_t seat = random_below(&connection->rng, options.seats);
+        uint32_t user = random_below(&connection->rng, options.users);
+        send_redis_set(connection, user, seat);
+        return true;
+    }
+    case W_WEBHOOK: {
+        /* A seat this client has not seen sold: its own commits are all the sales. */
+        if (run.view_count == 0) return false;
+        uint32_t seat = run.view[random_below(&connection->rng, run.view_count)];
+        uint32_t user = random_below(&connection->rng, options.users);
+        send_hold(connection, user, &seat, 1, 'u');
+        return true;
+    }
+    }
+    return false;
 }
 
 /* Next request of this connection for the current phase; false when it has none. */
@@ -520,32 +627,7 @@ static bool next_request(connection_t *connection) {
     }
     switch (run.phase) {
     case P_RUN:
-        switch (options.workload) {
-        case W_NOOP:
-            send_get(connection, K_NOOP, "/healthz", 0);
-            return true;
-        case W_HOLD_RANDOM: {
-            uint32_t seat = random_below(&connection->rng, options.seats);
-            uint32_t user = random_below(&connection->rng, options.users);
-            send_hold(connection, user, &seat, 1, 'u');
-            return true;
-        }
-        case W_HOLD_HOT: {
-            uint32_t seat = random_below(&connection->rng, options.hot_seats);
-            uint32_t user = random_below(&connection->rng, options.users);
-            send_hold(connection, user, &seat, 1, 'u');
-            return true;
-        }
-        case W_FLASH_SALE:
-            return send_buyer(connection);
-        case W_REDIS_SET: {
-            uint32_t seat = random_below(&connection->rng, options.seats);
-            uint32_t user = random_below(&connection->rng, options.users);
-            send_redis_set(connection, user, seat);
-            return true;
-        }
-        }
-        return false;
+        return run_request(connection);
     case P_VERIFY_SEATS: {
         /* Pages are sequential (each names the next), so one connection walks them. */
         if (connection->index != 0 || connection->count || run.seats_last_page_done) return false;
@@ -846,6 +928,95 @@ static void on_order(const pending_t *pending, int status, const char *body, siz
     run.orders_verified++;
 }
 
+/* The number value of "name" in a JSON body; false if absent. */
+static bool json_number(const char *body, size_t length, const char *name, uint64_t *out) {
+    char needle[64];
+    int needle_length = snprintf(needle, sizeof needle, "\"%s\":", name);
+    const char *found = memmem(body, length, needle, (size_t)needle_length);
+    if (!found) return false;
+    const char *digit = found + needle_length, *end = body + length;
+    if (digit >= end || *digit < '0' || *digit > '9') return false;
+    uint64_t value = 0;
+    while (digit < end && *digit >= '0' && *digit <= '9') value = value * 10 + (uint64_t)(*digit++ - '0');
+    *out = value;
+    return true;
+}
+
+/* The follow-up a won hold asks for (hold-hot: its release; webhook: its payment), queued
+ * behind the connection's other follow-ups; false when the answer names no hold. */
+static bool queue_followup(connection_t *connection, const pending_t *hold, kind_t kind,
+                           const char *body, size_t length) {
+    pending_t *followup = &connection->followups[(connection->followup_head + connection->followup_count) % PIPELINE_MAX];
+    *followup = *hold;
+    followup->kind = (uint8_t)kind;
+    if (!json_string(body, length, "reservation_id", followup->id, sizeof followup->id) ||
+        (kind == K_WEBHOOK && !json_number(body, length, "total", &followup->amount))) {
+        record_error("hold answer without reservation_id or total: %.*s",
+                     (int)(length < 300 ? length : 300), body);
+        return false;
+    }
+    connection->followup_count++;
+    return true;
+}
+
+/* hold-random, hold-hot and webhook: 201 won, 409 lost (the seat is taken), else an error. */
+static void on_hold_answer(connection_t *connection, const pending_t *pending, bool counted,
+                           int status, const char *body, size_t length) {
+    if (status == 201) {
+        run.hot_wins += counted;
+        /* hold-hot: the winner lets go at once, so the 10 seats keep changing hands. */
+        if (options.workload == W_HOLD_HOT) queue_followup(connection, pending, K_RELEASE, body, length);
+        if (options.workload == W_WEBHOOK) queue_followup(connection, pending, K_WEBHOOK, body, length);
+    } else if (status == 409) {
+        run.hot_losses += counted;
+    } else {
+        record_error("hold answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+    }
+}
+
+/* 200 {"result":"committed",...} is the measured outcome (late ones, re-taken after their hold
+ * lapsed, counted among them and apart); another result is counted and shown, not an error;
+ * any other status (401: a wrong signature) is an error. The seat leaves the picking view. */
+static void on_webhook_answer(const pending_t *pending, bool counted, int status,
+                              const char *body, size_t length) {
+    if (status != 200) {
+        record_error("webhook answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        return;
+    }
+    char result[32];
+    if (!json_string(body, length, "result", result, sizeof result)) {
+        record_error("webhook answer without result: %.*s", (int)(length < 300 ? length : 300), body);
+        return;
+    }
+    if (strcmp(result, "committed") == 0) {
+        flash_remove_from_view(pending->seats[0]);
+        run.webhooks_committed += counted;
+        run.webhooks_late += counted && memmem(body, length, "\"late\":true", 11) != NULL;
+        return;
+    }
+    run.webhooks_other += counted;
+    if (!run.first_other_result[0])
+        snprintf(run.first_other_result, sizeof run.first_other_result, "%.*s",
+                 (int)(length < 100 ? length : 100), body);
+}
+
+/* Counts an answer, and its latency when it arrives in the measured window (true then). */
+static bool count_answer(const pending_t *pending, int status) {
+    uint64_t now = uv_hrtime();
+    if (pending->kind != K_CREATE_EVENT) run.answered++;
+    bool counted = run.measuring && now >= run.measure_start_ns && now <= run.measure_end_ns &&
+                   pending->kind != K_CREATE_EVENT;
+    if (!counted) return false;
+    uint64_t latency_us = (now - pending->sent_ns) / 1000;
+    histogram_record(&run.latency, latency_us);
+    if (pending->kind == K_HOLD) histogram_record(&run.hold_latency, latency_us);
+    if (pending->kind == K_COMMIT) histogram_record(&run.commit_latency, latency_us);
+    if (pending->kind == K_WEBHOOK) histogram_record(&run.webhook_latency, latency_us);
+    if (status >= 100 && status < 600) run.statuses[status]++;
+    run.measured++;
+    return true;
+}
+
 static void on_answer(connection_t *connection, int status, const char *body, size_t length) {
     if (connection->count == 0) {
         record_error("answer without a request");
@@ -854,18 +1025,7 @@ static void on_answer(connection_t *connection, int status, const char *body, si
     pending_t pending = connection->inflight[connection->head];
     connection->head = (connection->head + 1) % PIPELINE_MAX;
     connection->count--;
-    uint64_t now = uv_hrtime();
-    if (pending.kind != K_CREATE_EVENT) run.answered++;
-    bool counted = run.measuring && now >= run.measure_start_ns && now <= run.measure_end_ns &&
-                   pending.kind != K_CREATE_EVENT;
-    if (counted) {
-        uint64_t latency_us = (now - pending.sent_ns) / 1000;
-        histogram_record(&run.latency, latency_us);
-        if (pending.kind == K_HOLD) histogram_record(&run.hold_latency, latency_us);
-        if (pending.kind == K_COMMIT) histogram_record(&run.commit_latency, latency_us);
-        if (status >= 100 && status < 600) run.statuses[status]++;
-        run.measured++;
-    }
+    bool counted = count_answer(&pending, status);
     switch ((kind_t)pending.kind) {
     case K_CREATE_EVENT:
         if (status == 201 || (status == 409 && options.workload != W_FLASH_SALE)) {
@@ -882,25 +1042,11 @@ static void on_answer(connection_t *connection, int status, const char *body, si
         break;
     case K_HOLD:
     case K_COMMIT:
-        if (options.workload == W_FLASH_SALE) {
-            on_flash_answer(connection, &pending, status, body, length);
-        } else if (status == 201) {
-            run.hot_wins += counted;
-            if (options.workload == W_HOLD_HOT) {
-                /* The winner lets go at once, so the 10 seats keep changing hands. */
-                pending_t *followup = &connection->followups[(connection->followup_head + connection->followup_count) % PIPELINE_MAX];
-                *followup = pending;
-                followup->kind = K_RELEASE;
-                if (json_string(body, length, "reservation_id", followup->id, sizeof followup->id))
-                    connection->followup_count++;
-                else
-                    record_error("hold answer without reservation_id");
-            }
-        } else if (status == 409) {
-            run.hot_losses += counted;
-        } else {
-            record_error("hold answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
-        }
+        if (options.workload == W_FLASH_SALE) on_flash_answer(connection, &pending, status, body, length);
+        else on_hold_answer(connection, &pending, counted, status, body, length);
+        break;
+    case K_WEBHOOK:
+        on_webhook_answer(&pending, counted, status, body, length);
         break;
     case K_REDIS_SET:
         if (status == 201) run.hot_wins += counted;
@@ -1087,13 +1233,10 @@ static void close_all(void) {
 
 /* ---- report ---- */
 
-static void report(void) {
-    double seconds = options.workload == W_FLASH_SALE
-        ? (double)((run.sold_out ? run.sold_out_ns : uv_hrtime()) - run.start_ns) / 1e9
-        : options.duration_s;
+/* What every workload reports: rate, latency and the count of each status. */
+static void report_common(buffer_t *json, double seconds) {
     double throughput = seconds > 0 ? (double)run.measured / seconds : 0;
-    buffer_t json = {0};
-    buffer_printf(&json, "{\"workload\":\"%s\",\"connections\":%d,\"pipeline\":%d,\"seed\":%" PRIu64
+    buffer_printf(json, "{\"workload\":\"%s\",\"connections\":%d,\"pipeline\":%d,\"seed\":%" PRIu64
                   ",\"ttl_s\":%g,\"seconds\":%.3f,\"requests\":%" PRIu64 ",\"throughput\":%.1f,"
                   "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"mean_ms\":%.3f,"
                   "\"errors\":%" PRIu64 ",\"transport_errors\":%" PRIu64 ",\"answered\":%" PRIu64
@@ -1107,7 +1250,11 @@ static void report(void) {
     printf("%s: %d connections, pipeline %d, seed %" PRIu64 ", %.2f s\n",
            workload_names[options.workload], options.connections, options.pipeline, options.seed,
            seconds);
-    printf("  %.0f requests/s (%" PRIu64 " answers)\n", throughput, run.measured);
+    if (options.workload == W_WEBHOOK) /* bench/run.sh logs this second line */
+        printf("  %.0f committed webhooks/s (%.0f requests/s, holds included)\n",
+               seconds > 0 ? (double)run.webhooks_committed / seconds : 0, throughput);
+    else
+        printf("  %.0f requests/s (%" PRIu64 " answers)\n", throughput, run.measured);
     printf("  latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
            histogram_percentile_ms(&run.latency, 50), histogram_percentile_ms(&run.latency, 99),
            histogram_percentile_ms(&run.latency, 99.9), (double)run.latency.max_us / 1000.0);
@@ -1116,52 +1263,83 @@ static void report(void) {
     for (int s = 0; s < 600; s++) {
         if (!run.statuses[s]) continue;
         printf(" %d: %" PRIu64, s, run.statuses[s]);
-        buffer_printf(&json, "%s\"%d\":%" PRIu64, first ? "" : ",", s, run.statuses[s]);
+        buffer_printf(json, "%s\"%d\":%" PRIu64, first ? "" : ",", s, run.statuses[s]);
         first = false;
     }
     printf("\n");
-    buffer_printf(&json, "}");
+    buffer_printf(json, "}");
     if (options.workload == W_HOLD_RANDOM || options.workload == W_HOLD_HOT ||
-        options.workload == W_REDIS_SET) {
+        options.workload == W_REDIS_SET || options.workload == W_WEBHOOK) {
         printf("  holds won %" PRIu64 ", lost %" PRIu64 ", released %" PRIu64 "\n", run.hot_wins,
                run.hot_losses, run.releases);
-        buffer_printf(&json, ",\"holds_won\":%" PRIu64 ",\"holds_lost\":%" PRIu64 ",\"releases\":%" PRIu64,
+        buffer_printf(json, ",\"holds_won\":%" PRIu64 ",\"holds_lost\":%" PRIu64 ",\"releases\":%" PRIu64,
                       run.hot_wins, run.hot_losses, run.releases);
     }
-    if (options.workload == W_FLASH_SALE) {
-        double buyers_per_s = seconds > 0 ? (double)run.buyers_answered / seconds : 0;
-        printf("  sold out: %s in %.3f s; %" PRIu64 " buyers served (%.0f/s); holds won %" PRIu64
-               ", lost %" PRIu64 "; commits %" PRIu64 ", abandoned %" PRIu64 "\n",
-               run.sold_out ? "yes" : "NO", seconds, run.buyers_answered, buyers_per_s,
-               run.holds_won, run.holds_lost, run.commits, run.abandoned);
-        printf("  hold latency ms: p50 %.3f p99 %.3f; commit latency ms: p50 %.3f p99 %.3f\n",
-               histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99),
-               histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99));
-        printf("  verified: %" PRIu64 " seats in %" PRIu64 " pages (%" PRIu64 " sold, %" PRIu64
-               " not sold); %" PRIu32 " of %" PRIu32 " orders found and matching (%" PRIu32
-               " lost, %" PRIu32 " mismatched); %" PRIu64 " double sales\n",
-               run.verified_seats, run.seat_pages, run.verified_sold, run.verified_not_sold,
-               run.orders_verified, run.order_count, run.orders_lost, run.orders_mismatched,
-               run.double_sales);
-        buffer_printf(&json, ",\"sold_out\":%s,\"sell_out_s\":%.3f,\"buyers_served\":%" PRIu64
-                      ",\"buyers_per_s\":%.1f,\"holds_won\":%" PRIu64 ",\"holds_lost\":%" PRIu64
-                      ",\"commits\":%" PRIu64 ",\"abandoned\":%" PRIu64 ",\"seats\":%" PRIu32
-                      ",\"verified_seats\":%" PRIu64 ",\"verified_sold\":%" PRIu64
-                      ",\"orders\":%" PRIu32 ",\"orders_verified\":%" PRIu32
-                      ",\"lost_orders\":%" PRIu32 ",\"mismatched_orders\":%" PRIu32
-                      ",\"double_sales\":%" PRIu64 ",\"hold_p50_ms\":%.3f,\"hold_p99_ms\":%.3f"
-                      ",\"commit_p50_ms\":%.3f,\"commit_p99_ms\":%.3f",
-                      run.sold_out ? "true" : "false", seconds, run.buyers_answered, buyers_per_s,
-                      run.holds_won, run.holds_lost, run.commits, run.abandoned, options.seats,
-                      run.verified_seats, run.verified_sold, run.order_count, run.orders_verified,
-                      run.orders_lost, run.orders_mismatched, run.double_sales,
-                      histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99),
-                      histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99));
-    }
+}
+
+static void report_flash(buffer_t *json, double seconds) {
+    double buyers_per_s = seconds > 0 ? (double)run.buyers_answered / seconds : 0;
+    printf("  sold out: %s in %.3f s; %" PRIu64 " buyers served (%.0f/s); holds won %" PRIu64
+           ", lost %" PRIu64 "; commits %" PRIu64 ", abandoned %" PRIu64 "\n",
+           run.sold_out ? "yes" : "NO", seconds, run.buyers_answered, buyers_per_s,
+           run.holds_won, run.holds_lost, run.commits, run.abandoned);
+    printf("  hold latency ms: p50 %.3f p99 %.3f; commit latency ms: p50 %.3f p99 %.3f\n",
+           histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99),
+           histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99));
+    printf("  verified: %" PRIu64 " seats in %" PRIu64 " pages (%" PRIu64 " sold, %" PRIu64
+           " not sold); %" PRIu32 " of %" PRIu32 " orders found and matching (%" PRIu32
+           " lost, %" PRIu32 " mismatched); %" PRIu64 " double sales\n",
+           run.verified_seats, run.seat_pages, run.verified_sold, run.verified_not_sold,
+           run.orders_verified, run.order_count, run.orders_lost, run.orders_mismatched,
+           run.double_sales);
+    buffer_printf(json, ",\"sold_out\":%s,\"sell_out_s\":%.3f,\"buyers_served\":%" PRIu64
+                  ",\"buyers_per_s\":%.1f,\"holds_won\":%" PRIu64 ",\"holds_lost\":%" PRIu64
+                  ",\"commits\":%" PRIu64 ",\"abandoned\":%" PRIu64 ",\"seats\":%" PRIu32
+                  ",\"verified_seats\":%" PRIu64 ",\"verified_sold\":%" PRIu64
+                  ",\"orders\":%" PRIu32 ",\"orders_verified\":%" PRIu32
+                  ",\"lost_orders\":%" PRIu32 ",\"mismatched_orders\":%" PRIu32
+                  ",\"double_sales\":%" PRIu64 ",\"hold_p50_ms\":%.3f,\"hold_p99_ms\":%.3f"
+                  ",\"commit_p50_ms\":%.3f,\"commit_p99_ms\":%.3f",
+                  run.sold_out ? "true" : "false", seconds, run.buyers_answered, buyers_per_s,
+                  run.holds_won, run.holds_lost, run.commits, run.abandoned, options.seats,
+                  run.verified_seats, run.verified_sold, run.order_count, run.orders_verified,
+                  run.orders_lost, run.orders_mismatched, run.double_sales,
+                  histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99),
+                  histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99));
+}
+
+/* webhooks_per_s counts only the deliveries answered "committed" (late ones included); the
+ * holds they paid for are among the requests, and in holds_won. */
+static void report_webhook(buffer_t *json, double seconds) {
+    double per_s = seconds > 0 ? (double)run.webhooks_committed / seconds : 0;
+    printf("  webhooks committed %" PRIu64 " (%.0f/s, %" PRIu64 " of them late), other results %"
+           PRIu64 "%s%s\n", run.webhooks_committed, per_s, run.webhooks_late, run.webhooks_other,
+           run.first_other_result[0] ? "; first: " : "", run.first_other_result);
+    printf("  webhook latency ms: p50 %.3f p99 %.3f; hold latency ms: p50 %.3f p99 %.3f\n",
+           histogram_percentile_ms(&run.webhook_latency, 50), histogram_percentile_ms(&run.webhook_latency, 99),
+           histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99));
+    buffer_printf(json, ",\"webhooks_committed\":%" PRIu64 ",\"webhooks_per_s\":%.1f"
+                  ",\"webhooks_late\":%" PRIu64 ",\"webhooks_other\":%" PRIu64
+                  ",\"webhook_p50_ms\":%.3f,\"webhook_p99_ms\":%.3f"
+                  ",\"hold_p50_ms\":%.3f,\"hold_p99_ms\":%.3f",
+                  run.webhooks_committed, per_s, run.webhooks_late, run.webhooks_other,
+                  histogram_percentile_ms(&run.webhook_latency, 50), histogram_percentile_ms(&run.webhook_latency, 99),
+                  histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99));
+}
+
+static void report(void) {
+    double seconds = options.workload == W_FLASH_SALE
+        ? (double)((run.sold_out ? run.sold_out_ns : uv_hrtime()) - run.start_ns) / 1e9
+        : options.duration_s;
+    buffer_t json = {0};
+    report_common(&json, seconds);
+    if (options.workload == W_FLASH_SALE) report_flash(&json, seconds);
+    if (options.workload == W_WEBHOOK) report_webhook(&json, seconds);
     bool ok = run.errors == 0 && !run.violations &&
               (options.workload != W_FLASH_SALE ||
                (run.sold_out && run.verified_seats == options.seats &&
-                run.verified_sold == options.seats && run.orders_verified == run.order_count));
+                run.verified_sold == options.seats && run.orders_verified == run.order_count)) &&
+              (options.workload != W_WEBHOOK || run.webhooks_committed > 0);
     buffer_printf(&json, ",\"ok\":%s", ok ? "true" : "false");
     if (run.first_error[0]) {
         printf("  errors: %" PRIu64 "; first: %s\n", run.errors, run.first_error);
@@ -1188,7 +1366,8 @@ int main(int argc, char **argv) {
     parse_options(argc, argv);
     run.loop = uv_default_loop();
     run.phase = P_CONNECT;
-    if (options.workload == W_FLASH_SALE) {
+    run.nonce = uv_hrtime();
+    if (options.workload == W_FLASH_SALE || options.workload == W_WEBHOOK) {
         run.view = malloc(options.seats * sizeof run.view[0]);
         run.view_position = malloc(options.seats * sizeof run.view_position[0]);
         run.sold_by = calloc(options.seats, sizeof run.sold_by[0]);

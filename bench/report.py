@@ -196,12 +196,13 @@ def median_role(runs, role):
     return values[len(values) // 2] if values else None
 
 
-def ratios_by_rep(runs_a, runs_b):
-    """a / b for each repetition both ran: the systems of one repetition ran one right after
-    the other, so drift of the machine between repetitions cancels out of these."""
+def ratios_by_rep(runs_a, runs_b, metric_a="throughput"):
+    """a's metric_a / b's throughput for each repetition both ran: the systems of one
+    repetition ran one right after the other, so drift of the machine between repetitions
+    cancels out of these."""
     b_by_rep = {r["rep"]: r.get("throughput") for r in runs_b if r}
-    return sorted(r["throughput"] / b_by_rep[r["rep"]] for r in runs_a
-                  if r and r.get("throughput") and b_by_rep.get(r["rep"]))
+    return sorted(r[metric_a] / b_by_rep[r["rep"]] for r in runs_a
+                  if r and r.get(metric_a) and b_by_rep.get(r["rep"]))
 
 
 def median_of(runs, metric):
@@ -307,6 +308,58 @@ def ceiling_section(w, runs, thread_cpu, headline, peers):
             "-" if shipped is None else "%.2fx" % shipped,
             "-" if noop is None else "%.0f%%" % (100 * noop),
             " | ".join(fmt_ratio(s["throughput"], peers[name]) for name in names)))
+    w("")
+
+
+def webhook_ratio(runs, headline):
+    """The median over repetitions of committed webhooks/s / hold-random's holds/s, both from
+    the webhook part (fresh servers one after the other in each repetition); None without."""
+    values = ratios_by_rep(runs.get(("holdfast", "webhook", headline, 1), []),
+                           runs.get(("holdfast", "webhook-hold-random", headline, 1), []),
+                           "webhooks_per_s")
+    return statistics.median(values) if values else None
+
+
+def webhook_section(w, runs, thread_cpu, headline):
+    """Payment webhooks (issue 19): each a hold, then its signed payment.succeeded."""
+    webhook = [r for r in runs.get(("holdfast", "webhook", headline, 1), []) if r]
+    holds = summary(runs.get(("holdfast", "webhook-hold-random", headline, 1), []))
+    w("## Payment webhooks")
+    w("")
+    if not webhook:
+        w("Not run.")
+        w("")
+        return
+    w("Each of %d connections holds a random seat not yet sold (60,000 seats, ttl 1 s) and then"
+      " sends the `payment.succeeded` webhook for that hold with its total, signed with"
+      " HMAC-SHA256 (`Holdfast-Signature`), as a payment provider would. Counted: webhooks answered"
+      " `{\"result\": \"committed\", ...}` per second; each of them also cost its hold, which"
+      " that rate leaves out (the server answers two requests per webhook). hold-random's holds/s"
+      " are its answers, 201 or 409, as everywhere in this file. Each repetition runs"
+      " hold-random then webhook, each on a fresh server; the ratio is the median of the"
+      " per-repetition ratios (goal: at least 80%%). Server CPU per answer (all threads, the"
+      " whole run's answers: in the webhook run half are holds and half webhooks) moves far"
+      " less with the machine's noise than the rates do." % headline)
+    w("")
+    ratio = webhook_ratio(runs, headline)
+    values = ratios_by_rep(webhook, runs.get(("holdfast", "webhook-hold-random", headline, 1), []),
+                           "webhooks_per_s")
+    w("| committed webhooks/s | / hold-random holds/s, same repetition | each repetition |"
+      " hold-random holds/s | webhook p50 ms | webhook p99 ms | hold p50 / p99 ms |"
+      " server CPU us per answer, webhook / hold-random | other results | errors |")
+    w("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cpu = [median_role(thread_cpu.get((variant, headline, 1), []), "all")
+           for variant in ("webhook", "webhook-hold-random")]
+    w("| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %d | %d |" % (
+        fmt_rate(median_of(webhook, "webhooks_per_s")),
+        "-" if ratio is None else "%.0f%%" % (100 * ratio),
+        ", ".join("%.0f%%" % (100 * v) for v in values) or "-",
+        fmt_rate(holds["throughput"]),
+        fmt_ms(median_of(webhook, "webhook_p50_ms")), fmt_ms(median_of(webhook, "webhook_p99_ms")),
+        fmt_ms(median_of(webhook, "hold_p50_ms")), fmt_ms(median_of(webhook, "hold_p99_ms")),
+        *("-" if value is None else "%.1f" % value for value in cpu),
+        sum(r.get("webhooks_other", 0) for r in webhook),
+        sum(r.get("errors", 0) + r.get("transport_errors", 0) for r in webhook)))
     w("")
 
 
@@ -464,6 +517,9 @@ def main():
     w("| flash-sale: sold out, zero errors, zero double sales, zero lost orders | %s | - | %s |"
       % ("%d of %d runs clean" % (sum(1 for r in flash if r and r.get("ok")), len(flash)) if flash else "-",
          "-" if not flash else ("yes" if flash_ok else "**no**")))
+    r_webhook = webhook_ratio(runs, headline)
+    target("webhook: committed webhooks/s >= 80%% of hold-random's holds/s (%d connections)" % headline,
+           r_webhook, 0.8, "-" if r_webhook is None else "%.0f%%" % (100 * r_webhook))
     w("")
     w("Why the missed targets are missed, what bounds each one on this machine (measured with "
       "the store or the disk taken out), and what reaching them would take: "
@@ -568,6 +624,8 @@ def main():
         w("Not run.")
         w("")
 
+    webhook_section(w, runs, thread_cpu, headline)
+
     # ---- core ----
     w("## The core alone")
     w("")
@@ -648,8 +706,9 @@ def main():
     w("## Commands")
     w("")
     w("Every server was started by bench/run.sh on 127.0.0.1 with a fresh data directory under"
-      " /var/tmp (Holdfast: a fresh server per hold-random point, per flash-sale run and per run"
-      " of the ceiling part, whose tmpfs variant keeps its data under /dev/shm).")
+      " /var/tmp (Holdfast: a fresh server per hold-random point, per flash-sale run, per run"
+      " of the ceiling part, whose tmpfs variant keeps its data under /dev/shm, and per run of"
+      " the webhook part).")
     w("PostgreSQL's schema and scripts are in bench/pg/.")
     w("")
     w("`C` is each connection count of the sweep (%s), `REP` the repetition (1 to %s);"

@@ -10,7 +10,10 @@ figure in docs/BENCHMARKS.md without failing anything else.
   HOLDFAST_CEILING says so, and the shipped build ignores the variable: a ceiling that still
   synced would understate what durability costs, and a shipped build that read it could be
   told to acknowledge what is not on disk;
-- bench/report.py's ceiling table divides runs of the same repetition.
+- bench/report.py's ceiling table divides runs of the same repetition;
+- loadgen's webhook workload against the real server: each hold is paid by a signed
+  payment.succeeded webhook that commits it (a wrong signature fails the run), and the report
+  divides its committed webhooks/s by hold-random's holds/s of the same repetition.
 
     python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
         --server build/holdfast --ceiling build/bench/holdfast-ceiling
@@ -208,13 +211,14 @@ def free_port():
 
 
 class Server:
-    """One server on a fresh port over DATA, with extra environment; stopped by SIGTERM."""
+    """One server on a fresh port over DATA, with extra environment and options; stopped by
+    SIGTERM."""
 
-    def __init__(self, binary, data, environment):
+    def __init__(self, binary, data, environment, options=()):
         self.port = free_port()
         self.log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data", data],
+            [binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data", data] + list(options),
             env=dict(os.environ, **environment), stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 15
         while self.request("GET", "/healthz")[0] != 200:
@@ -306,6 +310,90 @@ def test_report_ceiling_ratio_divides_the_same_repetition():
     ratio = report.ceiling_ratio(runs, "ceiling-neither", "ceiling-shipped", 50)
     assert abs(ratio - 1.5) < 1e-9, ratio
     assert report.ceiling_ratio(runs, "ceiling-neither", "ceiling-noop", 50) is None
+
+
+# ---- loadgen's webhook workload against the real server ----
+
+WEBHOOK_SECRET = "bench-test-secret"
+
+
+def run_webhook(loadgen, server, secret):
+    """loadgen's webhook for half a second against a fresh server whose secret is
+    WEBHOOK_SECRET, signing with SECRET: (the finished process, its JSON summary or None,
+    the event's seats after the run, the refunds listing)."""
+    with tempfile.TemporaryDirectory() as data:
+        hf = Server(server, data, {}, ["--webhook-secret", WEBHOOK_SECRET])
+        try:
+            with tempfile.TemporaryDirectory() as directory:
+                out = os.path.join(directory, "out.json")
+                result = subprocess.run(
+                    [loadgen, "--port", str(hf.port), "--workload", "webhook", "-c", "4",
+                     "-d", "0.5", "--warmup", "0.1", "--seats", "2000", "--webhook-secret", secret,
+                     "--json", out], capture_output=True, text=True, timeout=30)
+                summary = json.load(open(out)) if os.path.exists(out) else None
+            status, body = hf.request("GET", "/v1/events/webhook/seats?limit=10000")
+            assert status == 200, (status, body)
+            seats = json.loads(body)["seats"]
+            status, body = hf.request("GET", "/v1/refunds")
+            assert status == 200, (status, body)
+            refunds = json.loads(body)["refunds"]
+        finally:
+            hf.stop()
+    return result, summary, seats, refunds
+
+
+def test_loadgen_webhook_commits_each_hold_it_pays(loadgen, server):
+    result, summary, seats, refunds = run_webhook(loadgen, server, WEBHOOK_SECRET)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert summary["ok"] is True and summary["errors"] == 0, summary
+    committed = summary["webhooks_committed"]
+    assert committed > 50 and summary["webhooks_other"] == 0, summary
+    assert abs(summary["webhooks_per_s"] - committed / 0.5) < 1, summary
+    # In the window: one 200 per webhook, one 201 or 409 per hold, nothing else.
+    assert summary["statuses"]["200"] == committed, summary
+    assert set(summary["statuses"]) <= {"200", "201", "409"}, summary
+    # Holds won just before the window are paid in it: at most one per connection.
+    assert summary["holds_won"] >= committed - 4, summary
+    assert summary["webhook_p99_ms"] > 0 and summary["hold_p99_ms"] > 0, summary
+    # Every webhook paid its hold's exact total: each commit sold a seat, none was refunded.
+    sold = sum(1 for seat in seats if seat["status"] == "sold")
+    assert sold >= committed, (sold, committed)
+    assert refunds == [], refunds[:3]
+
+
+def test_loadgen_webhook_fails_on_a_wrong_signature(loadgen, server):
+    result, summary, seats, _ = run_webhook(loadgen, server, "not-" + WEBHOOK_SECRET)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert summary["ok"] is False and summary["webhooks_committed"] == 0, summary
+    assert "401" in summary["first_error"] and "invalid_signature" in summary["first_error"], summary
+    assert not any(seat["status"] == "sold" for seat in seats)
+
+
+def test_loadgen_webhook_wants_a_secret(loadgen):
+    result = subprocess.run([loadgen, "--workload", "webhook"], capture_output=True, text=True,
+                            timeout=10)
+    assert result.returncode == 2 and "--webhook-secret" in result.stderr, result.stderr
+
+
+def test_report_webhook_ratio_divides_the_same_repetition():
+    # Per repetition 0.9, 0.8 and 0.7 (median 0.8); the medians of the rates (900 / 1000)
+    # would give 0.9. hold-random's throughput is holds/s, the webhook's webhooks_per_s.
+    holds = [1000, 500, 2000]
+    webhooks = [900, 400, 1400]
+    with tempfile.TemporaryDirectory() as directory:
+        for rep, (h, wh) in enumerate(zip(holds, webhooks), 1):
+            with open(os.path.join(directory, "holdfast__webhook-hold-random__c50__p1__r%d.json" % rep), "w") as f:
+                json.dump({"throughput": h, "answered": h}, f)
+            with open(os.path.join(directory, "holdfast__webhook__c50__p1__r%d.json" % rep), "w") as f:
+                json.dump({"throughput": 2 * wh, "webhooks_per_s": wh, "answered": 2 * wh}, f)
+        runs = report.load_runs(directory, 3.0)
+    ratio = report.webhook_ratio(runs, 50)
+    assert abs(ratio - 0.8) < 1e-9, ratio
+    assert report.webhook_ratio(runs, 200) is None
+    lines = []
+    report.webhook_section(lines.append, runs, {}, 50)
+    row = [line for line in lines if line.startswith("| 900 |")]
+    assert row and "| 80% |" in row[0] and "70%, 80%, 90%" in row[0], lines
 
 
 def main():
