@@ -102,6 +102,8 @@
 #define HF_WEBHOOK_DELIVERIES_MAX 1000000u
 /* The webhook's provider event id ("evt_1"): free text, bounded like payment references. */
 #define HF_WEBHOOK_EVENT_ID_SIZE_MAX 255
+/* A delivery's type is one of two short words: anything longer is refused unread. */
+#define HF_WEBHOOK_TYPE_SIZE_MAX 64
 /* The Holdfast-Signature header: t=10 digits and a few v1=64 hex digits (secret rotation); a
  * longer header is refused as invalid_signature before it is read any further. */
 #define HF_SIGNATURE_HEADER_SIZE_MAX 1024u

@@ -52,7 +52,7 @@ static bool amount_decode(hf_request_t *request, int64_t *amount) {
 static bool delivery_decode(hf_request_t *request, hf_payment_delivery_t *delivery) {
     const char *type = NULL;
     if (!hf_decode_string(request, "id", HF_WEBHOOK_EVENT_ID_SIZE_MAX, true, &delivery->event_id) ||
-        !hf_decode_string(request, "type", 64, true, &type))
+        !hf_decode_string(request, "type", HF_WEBHOOK_TYPE_SIZE_MAX, true, &type))
         return false;
     if (!hf_payment_type_parse(type, &delivery->type)) {
         hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
