@@ -44,6 +44,13 @@ typedef struct fx_record {
     uint32_t quantity;
     int status;
     int64_t available, held, sold; /* HF_MUTATION_POOL */
+    /* HF_MUTATION_DELIVERY (event_id: the named hold's event; hold_id: the reservation_id as
+     * delivered; status: the result) and HF_MUTATION_REFUND (hold_id: its reservation_id). */
+    char payment_intent_id[FX_TEXT_SIZE];
+    char refund_id[HF_SERVER_ID_SIZE + 8];
+    int64_t amount, created_at_ms;
+    int payment_type, reason;
+    bool late;
 } fx_record_t;
 
 /* Keeps the first `capacity` records; counts all of them by type. */
@@ -102,6 +109,38 @@ static inline void fx_order_record_fill(fx_record_t *record, const hf_mutation_t
     }
 }
 
+/* fx_record_fill for payments' records. */
+static inline void fx_payment_record_fill(fx_record_t *record, const hf_mutation_t *mutation)
+{
+    if (mutation->type == HF_MUTATION_DELIVERY) {
+        const hf_mutation_delivery_t *delivery = &mutation->as.delivery;
+        fx_copy(record->event_id, sizeof record->event_id, delivery->hold_event_id);
+        fx_copy(record->payment_intent_id, sizeof record->payment_intent_id,
+                delivery->payment_intent_id);
+        fx_copy(record->hold_id, sizeof record->hold_id, delivery->reservation_id);
+        fx_copy(record->order_id, sizeof record->order_id, delivery->order_id);
+        fx_copy(record->refund_id, sizeof record->refund_id, delivery->refund_id);
+        record->has_order_id = delivery->order_id != NULL;
+        record->amount = delivery->amount;
+        record->payment_type = delivery->type;
+        record->status = delivery->result;
+        record->reason = delivery->reason;
+        record->late = delivery->late;
+    } else if (mutation->type == HF_MUTATION_REFUND) {
+        const hf_mutation_refund_t *refund = &mutation->as.refund;
+        fx_copy(record->refund_id, sizeof record->refund_id, refund->refund_id);
+        fx_copy(record->payment_intent_id, sizeof record->payment_intent_id,
+                refund->payment_intent_id);
+        fx_copy(record->hold_id, sizeof record->hold_id, refund->reservation_id);
+        record->amount = refund->amount;
+        record->reason = refund->reason;
+        record->status = refund->status;
+        record->created_at_ms = refund->created_at_ms;
+    } else {
+        fx_order_record_fill(record, mutation);
+    }
+}
+
 /* The fields of each kind of record into the flat copy (absent ones stay empty). */
 static inline void fx_record_fill(fx_record_t *record, const hf_mutation_t *mutation)
 {
@@ -151,7 +190,7 @@ static inline void fx_record_fill(fx_record_t *record, const hf_mutation_t *muta
         record->status = hold->status;
         break;
     }
-    default: fx_order_record_fill(record, mutation); break;
+    default: fx_payment_record_fill(record, mutation); break;
     }
 }
 
