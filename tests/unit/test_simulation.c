@@ -25,8 +25,21 @@
  * no live stream is open (hf_core_set_stream_records): it must then emit none of them, while
  * versions and counts move exactly as the model says.
  *
+ * Payments (hf_core_payment, API.md section 7) are mixed in: payment.succeeded with the right or
+ * a wrong amount for held holds, lapsed ones (everything still free, or something taken since),
+ * released ones, ones committed by another payment or by this very one, and unknown holds;
+ * payment.failed; repeats of earlier deliveries (carrying the same or another hold and amount,
+ * whatever happened since); ids already taken; and refund completions. The model keeps every
+ * delivery and refund in plain arrays and decides each outcome itself (result, reason, late, the
+ * order made with its seats sold and payment_ref, the refund and its amount); a repeat within
+ * HF_WEBHOOK_DEDUP_KEEP_MS answers the first outcome and changes nothing. The clock of the first
+ * run stays within a few days, so a second, shorter run (test_payment_window) has more payments
+ * and jumps the clock by hours and days, to a delivery's last kept millisecond or the one after:
+ * a repeat past the window is a new delivery.
+ *
  *   HF_SEED=N               reproduce a run (default: from the time; printed first)
  *   HF_SIM_OPERATIONS=N     operations (default 100000)
+ *   HF_SIM_WINDOW_OPERATIONS=N  operations of the run across the 7-day window (default 10000)
  *   HF_SIM_CHECK_EVERY=N    call hf_core_check every N steps (default 1)
  *   HF_SIM_LAX_NEXT_EXPIRY=1  hf_core_next_expiry may be early, never late (default: exact)
  *   HF_SIM_FINISHED_MAX=N   finished holds the core keeps (default 3)
@@ -129,6 +142,7 @@ typedef struct model_hold {
     bool forgotten;       /* the core forgot it (hf_core_evict); core_index is stale */
     /* hf_core_change_count before the operation that ended it: its end's record is later. */
     uint64_t finished_after;
+    uint64_t expired_step; /* step + 1 of the step that expired it (0: none) */
 } model_hold_t;
 
 typedef struct model_order {
@@ -142,6 +156,29 @@ typedef struct model_order {
     uint32_t core_index;
     char payment[24];     /* the payment_ref it was committed with ("" for none) */
 } model_order_t;
+
+/* A refund a payment required; its index is the core's (refunds are never forgotten). */
+typedef struct model_refund {
+    char id[24];
+    char intent[24];
+    char reservation[24];  /* as the delivery named it */
+    int64_t amount;        /* the amount paid */
+    uint8_t reason, status;
+    hf_time_ms_t created;
+} model_refund_t;
+
+/* A delivery that was not a repeat, with the outcome it decided. */
+typedef struct model_delivery {
+    char intent[24];
+    uint8_t type;          /* hf_payment_type_t */
+    int32_t hold;          /* the model hold it named, or -1 */
+    char reservation[24];  /* as it named it */
+    int64_t amount;
+    uint8_t result, reason;
+    bool late;
+    int32_t order, refund; /* model indexes, or -1 */
+    hf_time_ms_t at;
+} model_delivery_t;
 
 /* One seat status change, as the core should report it. */
 typedef struct change {
@@ -161,6 +198,14 @@ typedef struct model {
     uint32_t live_count, live_capacity;
     uint32_t *kept;       /* released and expired holds the core has not forgotten */
     uint32_t kept_count, kept_capacity;
+    model_refund_t *refunds;
+    uint32_t refund_count, refund_capacity;
+    model_delivery_t *deliveries; /* in arrival order, so by age */
+    uint32_t delivery_count, delivery_capacity;
+    /* Deliveries before it were older than HF_WEBHOOK_DEDUP_KEEP_MS at the last delivery. */
+    uint32_t delivery_first;
+    uint32_t intent_serial; /* names fresh payment intents: pw_N */
+    int32_t boundary;     /* the delivery whose window's edge the clock just moved to, or -1 */
     uint64_t operation_changes; /* hf_core_change_count when the operation began */
     uint64_t step_changes[8];   /* hf_core_change_count after each of the last 8 steps */
     hf_time_ms_t now;     /* the simulated clock */
@@ -184,23 +229,35 @@ static fx_sink_t sink;
 static uint64_t seed;
 static uint64_t step;
 static const char *operation = "start";
+/* The run under way, and how to reproduce its step: the variable of its operations, and the
+ * other run's setting that skips it. */
+static const char *run_name = "test_simulation";
+static const char *run_variable = "HF_SIM_OPERATIONS";
+static const char *run_skip = "HF_SIM_WINDOW_OPERATIONS=0";
 static char description[512];
-static uint64_t stats[32];
 /* The last error code of core.h (keep in step when one is added). */
-#define ERROR_LAST HF_ERROR_VERSION_CONFLICT
+#define ERROR_LAST HF_ERROR_REFUND_NOT_FOUND
 static uint64_t error_stats[ERROR_LAST + 1];
 /* HF_SIM_LAX_NEXT_EXPIRY=1: accept an hf_core_next_expiry earlier than the model's (a stale
  * timer entry) and only fail when it is late. For exploring past that known discrepancy; the
  * default is the header's contract, the exact earliest deadline. */
 static bool lax_next_expiry;
 static bool stream_records; /* this operation's seat and pool records are on */
+/* The run across the 7-day window of deliveries: more payments, the clock jumps by days. */
+static bool window_run;
 static uint32_t finished_max;
 
 enum { S_HOLD, S_HOLD_OK, S_EXTEND, S_EXTEND_OK, S_RELEASE, S_RELEASE_OK, S_COMMIT, S_COMMIT_OK,
        S_CANCEL, S_CANCEL_OK, S_CLOCK, S_ADVANCE, S_EXPIRED, S_REPLACED, S_MOVED, S_CHECKS,
        S_FORGOTTEN, S_REVIVED, S_QUIET,
        S_AMBIGUOUS, S_BEST, S_BEST_OK, S_BEST_SEPARATE_OK, S_BEST_NAMED_OK, S_BEST_REPLACE_OK,
-       S_BEST_NO_FIT, S_BEST_PICKED, S_BOOK, S_BOOK_OK, S_BOOK_CONFLICT, S_BOOK_CANCEL_OK };
+       S_BEST_NO_FIT, S_BEST_PICKED, S_BOOK, S_BOOK_OK, S_BOOK_CONFLICT, S_BOOK_CANCEL_OK,
+       S_PAY, S_PAY_FAILED, S_PAY_REPEAT, S_PAY_REPEAT_CHANGED, S_PAY_REPEAT_PRUNED,
+       S_PAY_INVALID, S_PAY_COMMITTED, S_PAY_LATE, S_PAY_OWN, S_PAY_REFUND,
+       S_PAY_REASON, /* five counters, one per hf_refund_reason_t */
+       S_REFUND_COMPLETE = S_PAY_REASON + 5, S_REFUND_COMPLETE_OK, S_REFUND_COMPLETE_AGAIN,
+       S_WINDOW_JUMP, S_EDGE_KEPT, S_EDGE_PRUNED, S_COUNT };
+static uint64_t stats[S_COUNT];
 
 static void mismatch(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -212,12 +269,13 @@ static void mismatch(const char *format, ...)
     vsnprintf(text, sizeof text, format, args);
     va_end(args);
     fprintf(stderr,
-            "\nSIMULATION MISMATCH seed=%" PRIu64 " step=%" PRIu64 " now=%" PRId64
+            "\nSIMULATION MISMATCH (%s) seed=%" PRIu64 " step=%" PRIu64 " now=%" PRId64
             " (epoch+%" PRId64 ")\n  operation: %s\n  %s\n  %s\n"
-            "  reproduce: HF_SEED=%" PRIu64 " HF_SIM_OPERATIONS=%" PRIu64 "\n",
-            seed, step, model.now, model.now - EPOCH, operation, description, text, seed,
-            step + 1);
-    fail_msg("simulation mismatch at seed=%" PRIu64 " step=%" PRIu64 ": %s", seed, step, text);
+            "  reproduce: HF_SEED=%" PRIu64 " %s=%" PRIu64 " %s\n",
+            run_name, seed, step, model.now, model.now - EPOCH, operation, description, text,
+            seed, run_variable, step + 1, run_skip);
+    fail_msg("simulation mismatch (%s) at seed=%" PRIu64 " step=%" PRIu64 ": %s", run_name, seed,
+             step, text);
     abort(); /* not reached */
 }
 
@@ -285,6 +343,7 @@ static uint32_t model_expire(hf_time_ms_t now)
         uint32_t index = model.active[i];
         if (now >= model.holds[index].expires) {
             model_hold_finish(index, HF_HOLD_EXPIRED);
+            model.holds[index].expired_step = step + 1;
             expired++;
         } else {
             i++;
@@ -470,6 +529,35 @@ static void compare_order(uint32_t index)
         mismatch("order %s: %u seats %u pools, model %u %u", m->id, c->seat_count, c->pool_count,
                  m->items.seat_count, m->items.pool_count);
     compare_items(m->id, m->event, &m->items, c->item_offset);
+    const char *payment = hf_core_string(core, c->payment_ref);
+    if (strcmp(payment ? payment : "", m->payment) != 0)
+        mismatch("order %s: payment_ref %s, model %s", m->id, payment ? payment : "none",
+                 m->payment[0] ? m->payment : "none");
+}
+
+static const char *reason_name(uint8_t reason)
+{
+    return reason <= HF_REFUND_ALREADY_CONFIRMED ? hf_refund_reason_name(reason) : "?";
+}
+
+static void compare_refund(uint32_t index)
+{
+    const model_refund_t *m = &model.refunds[index];
+    const hf_refund_t *c = hf_core_refund_at(core, index);
+    if (c == NULL || strcmp(c->id, m->id) != 0)
+        mismatch("refund %s: not at index %u (%s)", m->id, index, c ? c->id : "none");
+    if (strcmp(c->payment_intent_id, m->intent) != 0 ||
+        strcmp(c->reservation_id, m->reservation) != 0)
+        mismatch("refund %s: intent %s reservation %s, model %s %s", m->id, c->payment_intent_id,
+                 c->reservation_id, m->intent, m->reservation);
+    if (c->amount != m->amount)
+        mismatch("refund %s: amount %" PRId64 ", model %" PRId64, m->id, c->amount, m->amount);
+    if (c->reason != m->reason)
+        mismatch("refund %s: reason %s, model %s", m->id, reason_name(c->reason),
+                 reason_name(m->reason));
+    if (c->status != m->status || c->created_at_ms != m->created)
+        mismatch("refund %s: status %d created epoch+%" PRId64 ", model %d epoch+%" PRId64, m->id,
+                 c->status, c->created_at_ms - EPOCH, m->status, m->created - EPOCH);
 }
 
 static void compare_state(bool full)
@@ -553,9 +641,22 @@ static void compare_state(bool full)
                  next == INT64_MAX ? -1 : next - EPOCH,
                  hf_core_next_expiry(core) < next ? "early" : "late");
     for (uint32_t i = 0; i < model.touched_hold_count; i++) compare_hold(model.touched_holds[i]);
+    if (hf_core_order_at(core, model.order_count) != NULL)
+        mismatch("an order beyond the model's %u: %s", model.order_count,
+                 hf_core_order_at(core, model.order_count)->id);
+    if (hf_core_refund_count(core) != model.refund_count)
+        mismatch("%u refunds, model %u", hf_core_refund_count(core), model.refund_count);
+    if (hf_core_deliveries_kept(core) != model.delivery_count - model.delivery_first)
+        mismatch("hf_core_deliveries_kept %u, model %u (those at most %lld ms old at the last "
+                 "delivery; the oldest the model keeps is %" PRId64 " ms old now)",
+                 hf_core_deliveries_kept(core), model.delivery_count - model.delivery_first,
+                 (long long)HF_WEBHOOK_DEDUP_KEEP_MS,
+                 model.delivery_first < model.delivery_count
+                     ? model.now - model.deliveries[model.delivery_first].at : -1);
     if (full) {
         for (uint32_t i = 0; i < model.hold_count; i++) compare_hold(i);
         for (uint32_t i = 0; i < model.order_count; i++) compare_order(i);
+        for (uint32_t i = 0; i < model.refund_count; i++) compare_refund(i);
         for (uint32_t u = 0; u < USERS; u++) {
             uint32_t count = 0, expected = 0;
             const uint32_t *orders = hf_core_user_orders(core, user_ids[u], &count);
@@ -598,6 +699,7 @@ static void compare_mutations(void)
     if (sink.total > sink.count) mismatch("more than %zu mutations in one step", sink.capacity);
     uint32_t by_type[FX_TYPES] = {0};
     bool used[CHANGES_MAX] = {false};
+    bool paid_late_seen[64] = {false}; /* per touched hold: its confirmed record came */
     for (size_t r = 0; r < sink.count; r++) {
         const fx_record_t *record = &sink.records[r];
         if (record->type < 0 || record->type >= FX_TYPES) mismatch("record type %d", record->type);
@@ -626,7 +728,13 @@ static void compare_mutations(void)
                 const model_hold_t *h = &model.holds[model.touched_holds[i]];
                 if (strcmp(h->id, record->hold_id) != 0) continue;
                 found = true;
-                if (record->status != h->status)
+                /* A delivery at the very millisecond its hold lapses: expired, then paid late
+                 * in the same step (the expiry's record first). */
+                bool expired_then_paid = record->status == HF_HOLD_EXPIRED &&
+                                         h->status == HF_HOLD_CONFIRMED &&
+                                         h->expired_step == step + 1 && !paid_late_seen[i];
+                if (record->status == HF_HOLD_CONFIRMED) paid_late_seen[i] = true;
+                if (record->status != h->status && !expired_then_paid)
                     mismatch("%s record of %s: status %s, model %s",
                              record->type == HF_MUTATION_HOLD_CREATE ? "HOLD_CREATE" : "HOLD_UPDATE",
                              h->id, status_name((uint8_t)record->status), status_name(h->status));
@@ -664,7 +772,8 @@ static void compare_mutations(void)
     static const int types[] = {HF_MUTATION_EVENT_CREATE, HF_MUTATION_HOLD_CREATE,
                                 HF_MUTATION_HOLD_UPDATE, HF_MUTATION_ORDER_CREATE,
                                 HF_MUTATION_ORDER_ITEM, HF_MUTATION_ORDER_UPDATE,
-                                HF_MUTATION_IDEMPOTENCY, HF_MUTATION_POOL};
+                                HF_MUTATION_IDEMPOTENCY, HF_MUTATION_POOL,
+                                HF_MUTATION_DELIVERY, HF_MUTATION_REFUND};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         uint32_t got = by_type[types[i]], want = model.expected[types[i]];
         if (types[i] == HF_MUTATION_HOLD_UPDATE && model.extend_unchanged && got == want + 1)
@@ -1342,6 +1451,49 @@ static void op_release(void)
     touch_hold((uint32_t)index);
 }
 
+/* A hold becomes an order: committed, or paid in time (its seats go from held to sold), or
+ * paid late (it had expired: its seats go from available to sold and its units from free to
+ * sold). Returns the model order. */
+static uint32_t model_order_from_hold(uint32_t index, const char *order_id, const char *payment,
+                                      uint32_t core_order)
+{
+    model_hold_t *h = &model.holds[index];
+    model_event_t *event = &model.events[h->event];
+    bool late = h->status == HF_HOLD_EXPIRED;
+    GROW(model.orders, model.order_count, model.order_capacity);
+    uint32_t o = model.order_count++;
+    model_order_t *order = &model.orders[o];
+    memset(order, 0, sizeof *order);
+    snprintf(order->id, sizeof order->id, "%s", order_id);
+    order->event = h->event;
+    order->user = h->user;
+    order->hold = index;
+    order->status = HF_ORDER_CONFIRMED;
+    order->created = model.now;
+    order->total = h->total;
+    order->items = h->items;
+    order->core_index = core_order;
+    snprintf(order->payment, sizeof order->payment, "%s", payment);
+    h->status = HF_HOLD_CONFIRMED;
+    h->order = (int32_t)o;
+    if (late) list_remove(model.kept, &model.kept_count, index);
+    else list_remove(model.active, &model.active_count, index);
+    for (uint32_t i = 0; i < h->items.seat_count; i++)
+        seat_change(h->event, h->items.seats[i], HF_SEAT_SOLD, o + 1);
+    for (uint32_t i = 0; i < h->items.pool_count; i++) {
+        if (!late) event->pools[h->items.pools[i]].held -= h->items.quantities[i];
+        event->pools[h->items.pools[i]].sold += h->items.quantities[i];
+        model.expected[HF_MUTATION_POOL]++;
+    }
+    GROW(model.live, model.live_count, model.live_capacity);
+    model.live[model.live_count++] = o;
+    model.expected[HF_MUTATION_HOLD_UPDATE]++;
+    model.expected[HF_MUTATION_ORDER_CREATE]++;
+    model.expected[HF_MUTATION_ORDER_ITEM] += h->items.seat_count + h->items.pool_count;
+    touch_hold(index);
+    return o;
+}
+
 static void op_commit(void)
 {
     char hold_id[24], order_id[24], payment[24];
@@ -1393,37 +1545,7 @@ static void op_commit(void)
             mismatch("a repeated commit created order %s", order_id);
         return;
     }
-    model_event_t *event = &model.events[h->event];
-    GROW(model.orders, model.order_count, model.order_capacity);
-    uint32_t o = model.order_count++;
-    model_order_t *order = &model.orders[o];
-    snprintf(order->id, sizeof order->id, "%s", order_id);
-    order->event = h->event;
-    order->user = h->user;
-    order->hold = (uint32_t)index;
-    order->status = HF_ORDER_CONFIRMED;
-    order->created = model.now;
-    order->total = h->total;
-    order->items = h->items;
-    order->booked = false;
-    order->core_index = core_order;
-    snprintf(order->payment, sizeof order->payment, "%s", payment);
-    h->status = HF_HOLD_CONFIRMED;
-    h->order = (int32_t)o;
-    list_remove(model.active, &model.active_count, (uint32_t)index);
-    for (uint32_t i = 0; i < h->items.seat_count; i++)
-        seat_change(h->event, h->items.seats[i], HF_SEAT_SOLD, o + 1);
-    for (uint32_t i = 0; i < h->items.pool_count; i++) {
-        event->pools[h->items.pools[i]].held -= h->items.quantities[i];
-        event->pools[h->items.pools[i]].sold += h->items.quantities[i];
-        model.expected[HF_MUTATION_POOL]++;
-    }
-    GROW(model.live, model.live_count, model.live_capacity);
-    model.live[model.live_count++] = o;
-    model.expected[HF_MUTATION_HOLD_UPDATE]++;
-    model.expected[HF_MUTATION_ORDER_CREATE]++;
-    model.expected[HF_MUTATION_ORDER_ITEM] += h->items.seat_count + h->items.pool_count;
-    compare_order(o);
+    compare_order(model_order_from_hold((uint32_t)index, order_id, payment, core_order));
 }
 
 static void op_cancel(void)
@@ -1672,6 +1794,7 @@ static void op_book(void)
     order->status = HF_ORDER_CONFIRMED;
     order->created = model.now;
     order->core_index = core_order;
+    snprintf(order->payment, sizeof order->payment, "%s", payment);
     order->items.seat_count = seat_count;
     order->items.pool_count = pool_count;
     for (uint32_t i = 0; i < seat_count; i++) {
@@ -1705,11 +1828,511 @@ static void op_book(void)
     compare_order(o);
 }
 
+/* ---- payments: the model decides each delivery by its own reading of API.md section 7 ---- */
+
+/* What the model says a delivery answers. */
+typedef struct prediction {
+    hf_error_t error;
+    bool repeat;
+    int32_t delivery;     /* the kept delivery a repeat answers, or -1 */
+    uint8_t result, reason;
+    bool late;
+    int32_t order;        /* the model order a commit names; -1 for a new one */
+} prediction_t;
+
+/* A delivery as drawn: what the provider sends, and the ids the caller makes for it. */
+typedef struct delivery_draw {
+    uint8_t type;
+    char intent[24];
+    int32_t hold;         /* the model hold named, or -1 */
+    char reservation[24];
+    int64_t amount;
+    char order_id[24], refund_id[24];
+    int32_t repeat_of;    /* the earlier delivery it repeats on purpose, or -1 */
+} delivery_draw_t;
+
+static const char *result_name(uint8_t result)
+{
+    return result <= HF_PAYMENT_RECORDED ? hf_payment_result_name(result) : "?";
+}
+
+/* Everything a lapsed hold held is still free: its seats available, its pools with the units. */
+static bool model_inventory_free(const model_hold_t *h)
+{
+    const model_event_t *event = &model.events[h->event];
+    for (uint32_t i = 0; i < h->items.seat_count; i++)
+        if (event->seats[h->items.seats[i]].status != HF_SEAT_AVAILABLE) return false;
+    for (uint32_t i = 0; i < h->items.pool_count; i++) {
+        const model_pool_t *pool = &event->pools[h->items.pools[i]];
+        if (pool->capacity - pool->held - pool->sold < h->items.quantities[i]) return false;
+    }
+    return true;
+}
+
+/* Forgets the deliveries older than the window at now, as every delivery does first. */
+static void model_deliveries_prune(hf_time_ms_t now)
+{
+    while (model.delivery_first < model.delivery_count &&
+           now - model.deliveries[model.delivery_first].at > HF_WEBHOOK_DEDUP_KEEP_MS)
+        model.delivery_first++;
+}
+
+/* The delivery of (intent, type) among those from first on, or -1. */
+static int32_t model_delivery_find(uint32_t first, uint32_t end, const char *intent,
+                                   uint8_t type)
+{
+    for (uint32_t d = first; d < end; d++)
+        if (model.deliveries[d].type == type && strcmp(model.deliveries[d].intent, intent) == 0)
+            return (int32_t)d;
+    return -1;
+}
+
+/* A new payment.succeeded: committed (late when the hold had lapsed and all it held is free),
+ * or the reason of the refund it requires. Changes nothing. */
+static void model_decide(int32_t hold, int64_t amount, const char *intent, prediction_t *p)
+{
+    p->result = HF_PAYMENT_REFUND_REQUIRED;
+    p->reason = 0;
+    p->late = false;
+    p->order = -1;
+    if (hold < 0) {
+        p->reason = HF_REFUND_HOLD_NOT_FOUND;
+        return;
+    }
+    const model_hold_t *h = &model.holds[hold];
+    if (h->status == HF_HOLD_CONFIRMED) {
+        /* Committed by this very payment (the client's commit came first), or by another. */
+        const model_order_t *order = &model.orders[h->order];
+        if (order->payment[0] != '\0' && strcmp(order->payment, intent) == 0) {
+            p->result = HF_PAYMENT_COMMITTED;
+            p->order = h->order;
+        } else {
+            p->reason = HF_REFUND_ALREADY_CONFIRMED;
+        }
+    } else if (h->status == HF_HOLD_RELEASED) {
+        p->reason = HF_REFUND_HOLD_RELEASED;
+    } else if (amount != h->total) {
+        p->reason = HF_REFUND_AMOUNT_MISMATCH;
+    } else if (h->status == HF_HOLD_EXPIRED && !model_inventory_free(h)) {
+        p->reason = HF_REFUND_HOLD_EXPIRED;
+    } else {
+        p->result = HF_PAYMENT_COMMITTED;
+        p->late = h->status == HF_HOLD_EXPIRED;
+    }
+}
+
+/* The whole answer: an invalid delivery, a repeat of a kept one, or a new decision. */
+static void model_predict(const delivery_draw_t *draw, prediction_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->delivery = p->order = -1;
+    model_deliveries_prune(model.now);
+    if (draw->intent[0] == '\0') {
+        p->error = HF_ERROR_INVALID_REQUEST;
+        return;
+    }
+    p->delivery = model_delivery_find(model.delivery_first, model.delivery_count, draw->intent,
+                                      draw->type);
+    if (p->delivery >= 0) {
+        const model_delivery_t *d = &model.deliveries[p->delivery];
+        p->repeat = true;
+        p->result = d->result;
+        p->reason = d->reason;
+        p->late = d->late;
+        p->order = d->order;
+        return;
+    }
+    bool order_taken = false, refund_taken = false;
+    for (uint32_t o = 0; o < model.order_count && !order_taken; o++)
+        order_taken = strcmp(model.orders[o].id, draw->order_id) == 0;
+    for (uint32_t r = 0; r < model.refund_count && !refund_taken; r++)
+        refund_taken = strcmp(model.refunds[r].id, draw->refund_id) == 0;
+    if (order_taken || refund_taken) {
+        p->error = HF_ERROR_INVALID_REQUEST;
+        return;
+    }
+    if (draw->type == HF_PAYMENT_FAILED) p->result = HF_PAYMENT_RECORDED;
+    else model_decide(draw->hold, draw->amount, draw->intent, p);
+}
+
+enum { PICK_HELD, PICK_LAPSED_FREE, PICK_LAPSED_TAKEN, PICK_RELEASED, PICK_CONFIRMED, PICK_ANY };
+
+static bool hold_of_kind(uint32_t index, int kind)
+{
+    const model_hold_t *h = &model.holds[index];
+    switch (kind) {
+    case PICK_LAPSED_FREE: return h->status == HF_HOLD_EXPIRED && model_inventory_free(h);
+    case PICK_LAPSED_TAKEN: return h->status == HF_HOLD_EXPIRED && !model_inventory_free(h);
+    case PICK_RELEASED: return h->status == HF_HOLD_RELEASED;
+    case PICK_CONFIRMED: return h->status == HF_HOLD_CONFIRMED;
+    default: return true;
+    }
+}
+
+/* A hold of the kind: an active one, or one of the newest 256 (scanned from a random start);
+ * -1 when there is none. */
+static int32_t payment_hold_pick(int kind)
+{
+    if (kind == PICK_HELD)
+        return model.active_count ? (int32_t)model.active[rng_below(model.active_count)] : -1;
+    uint32_t window = model.hold_count < 256 ? model.hold_count : 256;
+    uint32_t start = rng_below(window);
+    for (uint32_t i = 0; i < window; i++) {
+        uint32_t index = model.hold_count - 1 - (start + i) % window;
+        if (hold_of_kind(index, kind)) return (int32_t)index;
+    }
+    return -1;
+}
+
+/* The reservation a delivery names: a model hold, or an id no hold has. */
+static void draw_hold(delivery_draw_t *draw, int32_t hold)
+{
+    static const char *const unknown[] = {"res_none", "ord_0", "res_", "RES_0"};
+    draw->hold = hold;
+    snprintf(draw->reservation, sizeof draw->reservation, "%s",
+             hold >= 0 ? model.holds[hold].id : unknown[rng_below(4)]);
+}
+
+/* The hold's total (mostly), or an amount that differs from it. */
+static int64_t draw_amount(int32_t hold, uint32_t right_percent)
+{
+    if (hold < 0) return rng_range(0, 100000);
+    int64_t total = model.holds[hold].total;
+    if (rng_chance(right_percent)) return total;
+    uint32_t roll = rng_below(3);
+    if (roll == 0 && total > 0) return total - 1 - rng_range(0, total - 1);
+    if (roll == 1) return total + 1 + rng_range(0, 999);
+    return total == 0 ? 1 : 0;
+}
+
+static void draw_fresh_intent(delivery_draw_t *draw)
+{
+    snprintf(draw->intent, sizeof draw->intent, "pw_%u", model.intent_serial++);
+}
+
+/* payment.succeeded for a hold of a random kind, paid with a fresh intent or (a hold committed
+ * by the client's commit) the very payment it was committed with. */
+static void draw_succeeded(delivery_draw_t *draw)
+{
+    static const int kinds[] = {PICK_HELD, PICK_LAPSED_FREE, PICK_LAPSED_TAKEN, PICK_RELEASED,
+                                PICK_CONFIRMED};
+    static const uint32_t weights[] = {30, 18, 12, 10, 16}; /* the rest: an unknown hold */
+    uint32_t roll = rng_below(100), sum = 0;
+    int32_t hold = -1;
+    bool unknown = true;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && unknown; k++) {
+        sum += weights[k];
+        if (roll >= sum) continue;
+        unknown = false;
+        hold = payment_hold_pick(kinds[k]);
+        if (hold < 0) hold = payment_hold_pick(PICK_ANY);
+    }
+    draw->type = HF_PAYMENT_SUCCEEDED;
+    draw_hold(draw, unknown ? -1 : hold);
+    draw->amount = draw_amount(draw->hold, 80);
+    const model_hold_t *h = draw->hold >= 0 ? &model.holds[draw->hold] : NULL;
+    if (h && h->status == HF_HOLD_CONFIRMED && rng_chance(40))
+        snprintf(draw->intent, sizeof draw->intent, "%s", model.orders[h->order].payment);
+    else
+        draw_fresh_intent(draw);
+}
+
+/* payment.failed, with a fresh intent or one that already succeeded (another delivery). */
+static void draw_failed(delivery_draw_t *draw)
+{
+    draw->type = HF_PAYMENT_FAILED;
+    draw_hold(draw, rng_chance(85) ? payment_hold_pick(rng_chance(60) ? PICK_HELD : PICK_ANY) : -1);
+    draw->amount = draw_amount(draw->hold, 90);
+    if (model.delivery_count > 0 && rng_chance(40))
+        snprintf(draw->intent, sizeof draw->intent, "%s",
+                 model.deliveries[rng_below(model.delivery_count)].intent);
+    else
+        draw_fresh_intent(draw);
+}
+
+/* The same (intent, type) as an earlier delivery: recent ones mostly, the one whose window's
+ * edge the clock was just moved to, or any (maybe forgotten by now). What it carries besides
+ * is mostly what the first one carried. */
+static void draw_repeat(delivery_draw_t *draw)
+{
+    uint32_t count = model.delivery_count;
+    uint32_t index;
+    if (model.boundary >= 0 && rng_chance(90)) index = (uint32_t)model.boundary;
+    else if (rng_chance(60)) index = count - 1 - rng_below(count < 16 ? count : 16);
+    else index = rng_below(count);
+    model.boundary = -1;
+    const model_delivery_t *d = &model.deliveries[index];
+    draw->repeat_of = (int32_t)index;
+    draw->type = d->type;
+    snprintf(draw->intent, sizeof draw->intent, "%s", d->intent);
+    if (rng_chance(70)) {
+        draw->hold = d->hold;
+        snprintf(draw->reservation, sizeof draw->reservation, "%s", d->reservation);
+    } else {
+        draw_hold(draw, rng_chance(80) ? payment_hold_pick(PICK_ANY) : -1);
+    }
+    draw->amount = rng_chance(70) ? d->amount : draw_amount(draw->hold, 50);
+}
+
+/* A delivery: a repeat a quarter of the time (mostly, right after the clock moved to a kept
+ * delivery's window's edge), else payment.succeeded or payment.failed; a few are refused. */
+static void payment_draw(delivery_draw_t *draw)
+{
+    memset(draw, 0, sizeof *draw);
+    draw->repeat_of = -1;
+    uint32_t roll = rng_below(100);
+    if (model.delivery_count > 0 && (roll < 25 || (model.boundary >= 0 && roll < 85)))
+        draw_repeat(draw);
+    else if (roll < 85) draw_succeeded(draw);
+    else draw_failed(draw);
+    snprintf(draw->order_id, sizeof draw->order_id, "ord_%u", model.order_count);
+    snprintf(draw->refund_id, sizeof draw->refund_id, "ref_%u", model.refund_count);
+    /* Refused whatever else: no intent. Refused unless a repeat: an id already taken. */
+    roll = rng_below(100);
+    if (roll < 2) draw->intent[0] = '\0';
+    else if (roll < 4 && model.order_count > 0)
+        snprintf(draw->order_id, sizeof draw->order_id, "%s",
+                 model.orders[rng_below(model.order_count)].id);
+    else if (roll < 6 && model.refund_count > 0)
+        snprintf(draw->refund_id, sizeof draw->refund_id, "%s",
+                 model.refunds[rng_below(model.refund_count)].id);
+}
+
+/* The DELIVERY record (and REFUND record) of a new delivery against the model. */
+static void payment_records_check(const delivery_draw_t *draw, const prediction_t *p)
+{
+    const fx_record_t *record = fx_sink_first(&sink, HF_MUTATION_DELIVERY);
+    if (record == NULL) mismatch("delivery: no DELIVERY record");
+    const char *event_id = draw->hold >= 0 ? model.events[model.holds[draw->hold].event].id : "";
+    const char *order_id = p->result != HF_PAYMENT_COMMITTED ? ""
+                           : p->order >= 0 ? model.orders[p->order].id : draw->order_id;
+    const char *refund_id = p->result == HF_PAYMENT_REFUND_REQUIRED ? draw->refund_id : "";
+    if (strcmp(record->payment_intent_id, draw->intent) != 0 ||
+        strcmp(record->hold_id, draw->reservation) != 0 || record->amount != draw->amount ||
+        record->payment_type != draw->type || strcmp(record->event_id, event_id) != 0)
+        mismatch("DELIVERY record: intent %s reservation %s amount %" PRId64 " type %d event %s",
+                 record->payment_intent_id, record->hold_id, record->amount,
+                 record->payment_type, record->event_id);
+    if (record->status != p->result || record->late != p->late ||
+        strcmp(record->order_id, order_id) != 0 || strcmp(record->refund_id, refund_id) != 0 ||
+        (p->result == HF_PAYMENT_REFUND_REQUIRED && record->reason != p->reason))
+        mismatch("DELIVERY record: %s%s order \"%s\" refund \"%s\" reason %s, model %s%s \"%s\" "
+                 "\"%s\" %s", result_name((uint8_t)record->status), record->late ? " late" : "",
+                 record->order_id, record->refund_id, reason_name((uint8_t)record->reason),
+                 result_name(p->result), p->late ? " late" : "", order_id, refund_id,
+                 reason_name(p->reason));
+    if (p->result != HF_PAYMENT_REFUND_REQUIRED) return;
+    record = fx_sink_first(&sink, HF_MUTATION_REFUND);
+    if (record == NULL) mismatch("refund required: no REFUND record");
+    if (strcmp(record->refund_id, draw->refund_id) != 0 || record->amount != draw->amount ||
+        record->reason != p->reason || record->status != HF_REFUND_PENDING ||
+        record->created_at_ms != model.now)
+        mismatch("REFUND record %s: amount %" PRId64 " reason %s status %d", record->refund_id,
+                 record->amount, reason_name((uint8_t)record->reason), record->status);
+}
+
+/* The model takes the new delivery's outcome: the order made, the refund, the delivery kept. */
+static void payment_apply(const delivery_draw_t *draw, const prediction_t *p,
+                          const hf_payment_outcome_t *outcome)
+{
+    int32_t order = p->order, refund = -1;
+    if (p->result == HF_PAYMENT_COMMITTED && order >= 0) {
+        if (outcome->order != model.orders[order].core_index)
+            mismatch("committed by its own payment: order index %u, model %s at %u",
+                     outcome->order, model.orders[order].id, model.orders[order].core_index);
+        stats[S_PAY_OWN]++;
+    } else if (p->result == HF_PAYMENT_COMMITTED) {
+        const hf_order_t *made = hf_core_order_at(core, outcome->order);
+        if (made == NULL || strcmp(made->id, draw->order_id) != 0)
+            mismatch("committed: order index %u is %s, not %s", outcome->order,
+                     made ? made->id : "none", draw->order_id);
+        order = (int32_t)model_order_from_hold((uint32_t)draw->hold, draw->order_id,
+                                               draw->intent, outcome->order);
+        compare_order((uint32_t)order);
+        stats[p->late ? S_PAY_LATE : S_PAY_COMMITTED]++;
+    } else if (p->result == HF_PAYMENT_REFUND_REQUIRED) {
+        if (outcome->refund != model.refund_count)
+            mismatch("refund index %u, model %u", outcome->refund, model.refund_count);
+        GROW(model.refunds, model.refund_count, model.refund_capacity);
+        refund = (int32_t)model.refund_count++;
+        model_refund_t *r = &model.refunds[refund];
+        memset(r, 0, sizeof *r);
+        snprintf(r->id, sizeof r->id, "%s", draw->refund_id);
+        snprintf(r->intent, sizeof r->intent, "%s", draw->intent);
+        snprintf(r->reservation, sizeof r->reservation, "%s", draw->reservation);
+        r->amount = draw->amount;
+        r->reason = p->reason;
+        r->status = HF_REFUND_PENDING;
+        r->created = model.now;
+        model.expected[HF_MUTATION_REFUND]++;
+        compare_refund((uint32_t)refund);
+        stats[S_PAY_REFUND]++;
+        stats[S_PAY_REASON + p->reason]++;
+    }
+    GROW(model.deliveries, model.delivery_count, model.delivery_capacity);
+    model.deliveries[model.delivery_count++] = (model_delivery_t){
+        .type = draw->type, .hold = draw->hold, .amount = draw->amount, .result = p->result,
+        .reason = p->reason, .late = p->late, .order = order, .refund = refund, .at = model.now};
+    model_delivery_t *kept = &model.deliveries[model.delivery_count - 1];
+    snprintf(kept->intent, sizeof kept->intent, "%s", draw->intent);
+    snprintf(kept->reservation, sizeof kept->reservation, "%s", draw->reservation);
+    model.expected[HF_MUTATION_DELIVERY]++;
+    payment_records_check(draw, p);
+}
+
+/* A repeat answers the kept outcome and changes nothing; counts one whose hold has moved on
+ * since (a new delivery would now decide otherwise). */
+static void payment_repeat_check(const delivery_draw_t *draw, const prediction_t *p,
+                                 const hf_payment_outcome_t *outcome)
+{
+    const model_delivery_t *d = &model.deliveries[p->delivery];
+    if (d->result == HF_PAYMENT_COMMITTED && outcome->order != model.orders[d->order].core_index)
+        mismatch("repeat: order index %u, first delivery's %s at %u", outcome->order,
+                 model.orders[d->order].id, model.orders[d->order].core_index);
+    if (d->result == HF_PAYMENT_REFUND_REQUIRED && outcome->refund != (uint32_t)d->refund)
+        mismatch("repeat: refund index %u, first delivery's %u", outcome->refund, d->refund);
+    stats[S_PAY_REPEAT]++;
+    if (d->type != HF_PAYMENT_SUCCEEDED) return;
+    prediction_t now;
+    model_decide(draw->hold, draw->amount, draw->intent, &now);
+    if (now.result != d->result || now.late != d->late ||
+        (now.result == HF_PAYMENT_REFUND_REQUIRED && now.reason != d->reason))
+        stats[S_PAY_REPEAT_CHANGED]++;
+}
+
+static void op_payment(void)
+{
+    model_expire(model.now); /* the kinds of holds as the delivery will find them */
+    delivery_draw_t draw;
+    payment_draw(&draw);
+    /* A hold the core forgot is taken back first, as the engine does from the store. */
+    if (draw.hold >= 0 && model.holds[draw.hold].forgotten) revive((uint32_t)draw.hold);
+    snprintf(description, sizeof description,
+             "%s intent=\"%s\" reservation=%s amount=%" PRId64 " order=%s refund=%s%s",
+             hf_payment_type_name(draw.type), draw.intent, draw.reservation, draw.amount,
+             draw.order_id, draw.refund_id, draw.repeat_of >= 0 ? " (a repeat)" : "");
+    prediction_t p;
+    model_predict(&draw, &p);
+    stats[S_PAY]++;
+    if (draw.type == HF_PAYMENT_FAILED) stats[S_PAY_FAILED]++;
+    if (draw.repeat_of >= 0 && !p.repeat && p.error == HF_OK &&
+        model_delivery_find(0, model.delivery_first, draw.intent, draw.type) >= 0)
+        stats[S_PAY_REPEAT_PRUNED]++;
+    if (draw.repeat_of >= 0 && p.error == HF_OK) {
+        /* At the window's last millisecond, or the first one past it. */
+        int64_t age = model.now - model.deliveries[draw.repeat_of].at;
+        if (age == HF_WEBHOOK_DEDUP_KEEP_MS) stats[S_EDGE_KEPT]++;
+        if (age == HF_WEBHOOK_DEDUP_KEEP_MS + 1) stats[S_EDGE_PRUNED]++;
+    }
+
+    hf_payment_delivery_t delivery = {
+        .event_id = "evt_sim", .type = draw.type, .payment_intent_id = draw.intent,
+        .reservation_id = draw.reservation, .amount = draw.amount, .order_id = draw.order_id,
+        .refund_id = draw.refund_id};
+    hf_payment_outcome_t outcome;
+    memset(&outcome, 0xA5, sizeof outcome);
+    hf_error_t got = hf_core_payment(core, &delivery, model.now, &outcome);
+    expect_result(got, p.error == HF_OK ? 0 : 1u << p.error);
+    if (got != HF_OK) {
+        stats[S_PAY_INVALID]++;
+        return;
+    }
+    if (outcome.repeat != p.repeat || outcome.result != p.result || outcome.late != p.late ||
+        (p.result == HF_PAYMENT_REFUND_REQUIRED && outcome.reason != p.reason))
+        mismatch("delivery answered %s%s%s%s%s, model %s%s%s%s%s", result_name(outcome.result),
+                 outcome.result == HF_PAYMENT_REFUND_REQUIRED ? " " : "",
+                 outcome.result == HF_PAYMENT_REFUND_REQUIRED ? reason_name(outcome.reason) : "",
+                 outcome.late ? " late" : "", outcome.repeat ? " (repeat)" : "",
+                 result_name(p.result), p.result == HF_PAYMENT_REFUND_REQUIRED ? " " : "",
+                 p.result == HF_PAYMENT_REFUND_REQUIRED ? reason_name(p.reason) : "",
+                 p.late ? " late" : "", p.repeat ? " (repeat)" : "");
+    if (p.repeat) payment_repeat_check(&draw, &p, &outcome);
+    else payment_apply(&draw, &p, &outcome);
+    if (draw.hold >= 0) touch_hold((uint32_t)draw.hold);
+}
+
+/* A refund completed: a pending one mostly, one completed already (changes nothing), or an id
+ * no refund has. */
+static void op_refund_complete(void)
+{
+    int32_t index = -1;
+    uint32_t roll = rng_below(100);
+    if (roll < 60 && model.refund_count > 0) {
+        uint32_t start = rng_below(model.refund_count);
+        for (uint32_t i = 0; i < model.refund_count && index < 0; i++) {
+            uint32_t r = (start + i) % model.refund_count;
+            if (model.refunds[r].status == HF_REFUND_PENDING) index = (int32_t)r;
+        }
+    }
+    if (index < 0 && roll < 85 && model.refund_count > 0)
+        index = (int32_t)rng_below(model.refund_count);
+    static const char *const unknown[] = {"ref_none", "ord_0", "", "REF_0"};
+    const char *id = index >= 0 ? model.refunds[index].id : unknown[rng_below(4)];
+    snprintf(description, sizeof description, "complete refund \"%s\"", id);
+    model_expire(model.now);
+    stats[S_REFUND_COMPLETE]++;
+    uint32_t core_index = UINT32_MAX;
+    hf_error_t got = hf_core_refund_complete(core, id, model.now, &core_index);
+    expect_result(got, index < 0 ? 1u << HF_ERROR_REFUND_NOT_FOUND : 0);
+    if (got != HF_OK) return;
+    if (core_index != (uint32_t)index)
+        mismatch("refund %s: completed index %u, model %d", id, core_index, index);
+    model_refund_t *r = &model.refunds[index];
+    if (r->status == HF_REFUND_COMPLETED) {
+        stats[S_REFUND_COMPLETE_AGAIN]++;
+    } else {
+        r->status = HF_REFUND_COMPLETED;
+        model.expected[HF_MUTATION_REFUND]++;
+        const fx_record_t *record = fx_sink_first(&sink, HF_MUTATION_REFUND);
+        if (record == NULL || strcmp(record->refund_id, id) != 0 ||
+            record->status != HF_REFUND_COMPLETED || record->created_at_ms != r->created ||
+            record->amount != r->amount)
+            mismatch("refund %s completed: its REFUND record is missing or differs", id);
+        stats[S_REFUND_COMPLETE_OK]++;
+    }
+    compare_refund((uint32_t)index);
+}
+
+/* The window run's clock: short steps (holds get paid), hours and days, and to the last
+ * millisecond a kept delivery is kept, or the one after. */
+static hf_time_ms_t window_clock_target(uint32_t roll)
+{
+    hf_time_ms_t target = model.now;
+    const int64_t hour = 3600 * 1000;
+    if (roll < 35) {
+        target += rng_range(0, 30000);
+    } else if (roll < 55) {
+        /* Exactly to a hold's expires_at, or one millisecond before. */
+        if (model.active_count > 0)
+            target = model.holds[model.active[rng_below(model.active_count)]].expires -
+                     (hf_time_ms_t)rng_below(2);
+    } else if (roll < 75) {
+        target += rng_range(hour, 36 * hour);
+    } else if (roll < 88) {
+        /* A delivery still kept now (by the model's reckoning), to its window's edge. */
+        uint32_t first = model.delivery_first;
+        while (first < model.delivery_count &&
+               model.now - model.deliveries[first].at > HF_WEBHOOK_DEDUP_KEEP_MS)
+            first++;
+        if (first < model.delivery_count) {
+            uint32_t d = first + rng_below(model.delivery_count - first);
+            target = model.deliveries[d].at + HF_WEBHOOK_DEDUP_KEEP_MS + rng_below(2);
+            model.boundary = (int32_t)d;
+            stats[S_WINDOW_JUMP]++;
+        }
+    } else {
+        target += rng_range(24 * hour, 8 * 24 * hour);
+    }
+    return target < model.now ? model.now : target;
+}
+
 static void op_clock(void)
 {
     uint32_t roll = rng_below(100);
     hf_time_ms_t target = model.now;
-    if (roll < 40) {
+    if (window_run) {
+        target = window_clock_target(roll);
+    } else if (roll < 40) {
         target += rng_range(0, 1000);
     } else if (roll < 70) {
         target += rng_range(1000, 30000);
@@ -1777,67 +2400,43 @@ static uint64_t env_number(const char *name, uint64_t fallback)
     return value;
 }
 
-static void test_simulation(void **state)
+/* The operations and their shares (percent) in a run. */
+typedef struct operation_kind {
+    const char *name;
+    void (*run)(void);
+    uint32_t main_percent, window_percent;
+} operation_kind_t;
+
+static const operation_kind_t operation_kinds[] = {
+    {"hold", op_hold, 36, 24},
+    {"book", op_book, 7, 2},
+    {"extend", op_extend, 8, 3},
+    {"release", op_release, 10, 5},
+    {"commit", op_commit, 9, 7},
+    {"cancel", op_cancel, 9, 6},
+    {"payment", op_payment, 4, 28},
+    {"refund", op_refund_complete, 1, 4},
+    {"clock", op_clock, 16, 21},
+};
+
+static void operation_run(void)
 {
-    (void)state;
-    uint64_t operations = env_number("HF_SIM_OPERATIONS", 100000);
-    uint64_t check_every = env_number("HF_SIM_CHECK_EVERY", 0);
-    lax_next_expiry = env_number("HF_SIM_LAX_NEXT_EXPIRY", 0) != 0;
-    finished_max = (uint32_t)env_number("HF_SIM_FINISHED_MAX", 3);
-    rng_state = seed;
-
-    memset(&model, 0, sizeof model);
-    fx_sink_init(&sink, 4096);
-    core = hf_core_create(fx_sink_of(&sink));
-    assert_non_null(core);
-    hf_core_set_finished_max(core, finished_max);
-    model.now = model.applied = EPOCH;
-    for (uint32_t e = 0; e < EVENTS; e++) event_setup(e);
-    compare_state(true);
-
-    struct timespec start, end;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (step = 0; step < operations; step++) {
-        uint32_t roll = rng_below(100);
-        if (roll < 38) {
-            begin("hold");
-            op_hold();
-        } else if (roll < 45) {
-            begin("book");
-            op_book();
-        } else if (roll < 53) {
-            begin("extend");
-            op_extend();
-        } else if (roll < 63) {
-            begin("release");
-            op_release();
-        } else if (roll < 73) {
-            begin("commit");
-            op_commit();
-        } else if (roll < 82) {
-            begin("cancel");
-            op_cancel();
-        } else {
-            begin("clock");
-            op_clock();
-        }
-        compare_mutations();
-        evict_step();
-        /* hf_core_check after every step (HF_SIM_CHECK_EVERY=N to space it out). */
-        uint64_t every = check_every ? check_every : 1;
-        bool full = step % 4096 == 0 || step + 1 == operations;
-        compare_state(full);
-        if (step % every == 0 || full) {
-            stats[S_CHECKS]++;
-            const char *fault = hf_core_check(core, model.applied);
-            if (fault != NULL) mismatch("hf_core_check: %s", fault);
-        }
+    uint32_t roll = rng_below(100), sum = 0;
+    for (size_t k = 0; k < sizeof operation_kinds / sizeof operation_kinds[0]; k++) {
+        sum += window_run ? operation_kinds[k].window_percent : operation_kinds[k].main_percent;
+        if (roll >= sum) continue;
+        begin(operation_kinds[k].name);
+        operation_kinds[k].run();
+        return;
     }
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
-    printf("simulation: %" PRIu64 " operations in %.2f s (%.0f ops/s), clock at epoch+%" PRId64
-           " ms\n", operations, seconds, seconds > 0 ? (double)operations / seconds : 0.0,
-           model.now - EPOCH);
+    assert_true(!"the shares of operation_kinds add up to 100");
+}
+
+static void simulation_report(uint64_t operations, double seconds)
+{
+    printf("%s: %" PRIu64 " operations in %.2f s (%.0f ops/s), clock at epoch+%" PRId64
+           " ms\n", run_name, operations, seconds,
+           seconds > 0 ? (double)operations / seconds : 0.0, model.now - EPOCH);
     printf("  holds %" PRIu64 " (ok %" PRIu64 ", replaced %" PRIu64 ", moved seats %" PRIu64
            "), extends %" PRIu64 " (ok %" PRIu64 "), releases %" PRIu64 " (ok %" PRIu64
            "), commits %" PRIu64 " (ok %" PRIu64 "), cancels %" PRIu64 " (ok %" PRIu64 ")\n",
@@ -1851,6 +2450,19 @@ static void test_simulation(void **state)
            stats[S_BEST], stats[S_BEST_OK], stats[S_BEST_SEPARATE_OK], stats[S_BEST_NAMED_OK],
            stats[S_BEST_REPLACE_OK], stats[S_BEST_PICKED], stats[S_BEST_NO_FIT], stats[S_BOOK],
            stats[S_BOOK_OK], stats[S_BOOK_CONFLICT], stats[S_BOOK_CANCEL_OK]);
+    printf("  deliveries %" PRIu64 " (payment.failed %" PRIu64 ", refused %" PRIu64
+           "): committed %" PRIu64 ", late %" PRIu64 ", by its own commit's payment %" PRIu64
+           ", refunds %" PRIu64 " (", stats[S_PAY], stats[S_PAY_FAILED], stats[S_PAY_INVALID],
+           stats[S_PAY_COMMITTED], stats[S_PAY_LATE], stats[S_PAY_OWN], stats[S_PAY_REFUND]);
+    for (uint8_t r = 0; r <= HF_REFUND_ALREADY_CONFIRMED; r++)
+        printf("%s%s %" PRIu64, r ? ", " : "", hf_refund_reason_name(r), stats[S_PAY_REASON + r]);
+    printf(")\n  repeats %" PRIu64 " (the hold moved on since %" PRIu64 ", past the window so new %"
+           PRIu64 "), clock to a window's edge %" PRIu64 " (repeats there %" PRIu64
+           ", a millisecond past %" PRIu64 "), refund completions %" PRIu64 " (ok %" PRIu64
+           ", again %" PRIu64 ")\n", stats[S_PAY_REPEAT], stats[S_PAY_REPEAT_CHANGED],
+           stats[S_PAY_REPEAT_PRUNED], stats[S_WINDOW_JUMP], stats[S_EDGE_KEPT],
+           stats[S_EDGE_PRUNED],
+           stats[S_REFUND_COMPLETE], stats[S_REFUND_COMPLETE_OK], stats[S_REFUND_COMPLETE_AGAIN]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
            "), hf_core_check calls %" PRIu64 "\n", stats[S_CLOCK], stats[S_ADVANCE],
            stats[S_EXPIRED], stats[S_CHECKS]);
@@ -1861,6 +2473,49 @@ static void test_simulation(void **state)
         if (error_stats[e])
             printf(" %s=%" PRIu64, e == 0 ? "ok" : fx_error_code((hf_error_t)e), error_stats[e]);
     printf("\n");
+}
+
+/* One run from a fresh core and model: operations random steps, each checked. */
+static void simulate(uint64_t operations, uint64_t stream)
+{
+    uint64_t check_every = env_number("HF_SIM_CHECK_EVERY", 0);
+    lax_next_expiry = env_number("HF_SIM_LAX_NEXT_EXPIRY", 0) != 0;
+    finished_max = (uint32_t)env_number("HF_SIM_FINISHED_MAX", 3);
+    rng_state = seed ^ stream;
+    memset(&model, 0, sizeof model);
+    memset(stats, 0, sizeof stats);
+    memset(error_stats, 0, sizeof error_stats);
+    model.boundary = -1;
+    step = 0;
+    operation = "start";
+    description[0] = '\0';
+    fx_sink_init(&sink, 4096);
+    core = hf_core_create(fx_sink_of(&sink));
+    assert_non_null(core);
+    hf_core_set_finished_max(core, finished_max);
+    model.now = model.applied = EPOCH;
+    for (uint32_t e = 0; e < EVENTS; e++) event_setup(e);
+    compare_state(true);
+
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (step = 0; step < operations; step++) {
+        operation_run();
+        compare_mutations();
+        evict_step();
+        /* hf_core_check after every step (HF_SIM_CHECK_EVERY=N to space it out). */
+        uint64_t every = check_every ? check_every : 1;
+        bool full = step % 4096 == 0 || step + 1 == operations;
+        compare_state(full);
+        if (step % every == 0 || full) {
+            stats[S_CHECKS]++;
+            const char *fault = hf_core_check(core, model.applied);
+            if (fault != NULL) mismatch("hf_core_check: %s", fault);
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    simulation_report(operations, (double)(end.tv_sec - start.tv_sec) +
+                                      (double)(end.tv_nsec - start.tv_nsec) / 1e9);
     hf_core_destroy(core);
     fx_sink_free(&sink);
     free(model.holds);
@@ -1868,6 +2523,30 @@ static void test_simulation(void **state)
     free(model.active);
     free(model.live);
     free(model.kept);
+    free(model.refunds);
+    free(model.deliveries);
+}
+
+static void test_simulation(void **state)
+{
+    (void)state;
+    run_name = "test_simulation";
+    run_variable = "HF_SIM_OPERATIONS";
+    run_skip = "HF_SIM_WINDOW_OPERATIONS=0";
+    window_run = false;
+    simulate(env_number("HF_SIM_OPERATIONS", 100000), 0);
+}
+
+/* The first run's clock stays within a few days: this one crosses the 7-day window of
+ * deliveries many times, with a third of its operations payments. */
+static void test_payment_window(void **state)
+{
+    (void)state;
+    run_name = "test_payment_window";
+    run_variable = "HF_SIM_WINDOW_OPERATIONS";
+    run_skip = "HF_SIM_OPERATIONS=0";
+    window_run = true;
+    simulate(env_number("HF_SIM_WINDOW_OPERATIONS", 10000), UINT64_C(0x5EED0F7DA75));
 }
 
 int main(void)
@@ -1885,6 +2564,7 @@ int main(void)
     fflush(stdout);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simulation),
+        cmocka_unit_test(test_payment_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
