@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json_read.h"
+
 /* A limit's value as a string literal, for messages that quote it: the macro's own expansion
  * (64, not HF_JSON_DEPTH_MAX) is what STRINGIZE_VALUE turns into text. */
 #define STRINGIZE_VALUE(x) #x
@@ -245,14 +247,6 @@ static bool copy_id(json_t *member, char *out) {
     return true;
 }
 
-static bool integer_in(json_t *member, int64_t minimum, int64_t maximum, int64_t *value) {
-    if (!json_is_integer(member)) return false;
-    json_int_t number = json_integer_value(member);
-    if (number < minimum || number > maximum) return false;
-    *value = number;
-    return true;
-}
-
 /* The object's member name, which must be an id; false after recording where. */
 static bool id_member(json_t *object, const where_t *where, char *out, hf_error_detail_t *fault) {
     json_t *id = json_object_get(object, "id");
@@ -265,7 +259,8 @@ static bool decode_row(json_t *row, const where_t *where, hf_row_definition_t *t
     if (!id_member(row, where, target->id, fault)) return false;
     json_t *seats = json_object_get(row, "seats");
     int64_t count = 0;
-    if (!integer_in(seats, 1, HF_EVENT_SEATS_MAX, &count)) return wrong(fault, where, "seats", seats);
+    if (!hf_json_read_integer(seats, 1, HF_EVENT_SEATS_MAX, &count))
+        return wrong(fault, where, "seats", seats);
     target->seats = (uint32_t)count;
     return true;
 }
@@ -291,7 +286,7 @@ static bool decode_section(json_t *section, const where_t *where, hf_section_def
     if (!json_is_object(section)) return wrong(fault, where, NULL, section);
     if (!id_member(section, where, target->id, fault)) return false;
     json_t *price = json_object_get(section, "price");
-    if (!integer_in(price, 0, HF_PRICE_MAX, &target->price))
+    if (!hf_json_read_integer(price, 0, HF_PRICE_MAX, &target->price))
         return wrong(fault, where, "price", price);
     return decode_rows(json_object_get(section, "rows"), where, target, fault);
 }
@@ -318,10 +313,10 @@ static bool decode_pool(json_t *pool, const where_t *where, hf_pool_definition_t
     if (!json_is_object(pool)) return wrong(fault, where, NULL, pool);
     if (!id_member(pool, where, target->id, fault)) return false;
     json_t *capacity = json_object_get(pool, "capacity");
-    if (!integer_in(capacity, 0, HF_POOL_CAPACITY_MAX, &target->capacity))
+    if (!hf_json_read_integer(capacity, 0, HF_POOL_CAPACITY_MAX, &target->capacity))
         return wrong(fault, where, "capacity", capacity);
     json_t *price = json_object_get(pool, "price");
-    if (!integer_in(price, 0, HF_PRICE_MAX, &target->price))
+    if (!hf_json_read_integer(price, 0, HF_PRICE_MAX, &target->price))
         return wrong(fault, where, "price", price);
     return true;
 }
@@ -383,12 +378,12 @@ static bool decode_limits(json_t *object, hf_event_definition_t *definition,
         return top_wrong(fault, "max_hold_s", object);
     int64_t value = 0;
     member = json_object_get(object, "max_seats_per_user");
-    if (member && !integer_in(member, 0, UINT32_MAX, &value))
+    if (member && !hf_json_read_integer(member, 0, UINT32_MAX, &value))
         return top_wrong(fault, "max_seats_per_user", member);
     definition->max_seats_per_user = (uint32_t)value;
     value = 10;
     member = json_object_get(object, "max_seats_per_hold");
-    if (member && !integer_in(member, 1, HF_HOLD_ITEMS_MAX, &value))
+    if (member && !hf_json_read_integer(member, 1, HF_HOLD_ITEMS_MAX, &value))
         return top_wrong(fault, "max_seats_per_hold", member);
     definition->max_seats_per_hold = (uint32_t)value;
     return true;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/json_read.h"
 
 /* ---- writing ---- */
 
@@ -118,14 +119,6 @@ static bool text_copy(json_t *member, char *out, size_t size_max) {
     return true;
 }
 
-static bool integer_read(json_t *member, int64_t minimum, int64_t maximum, int64_t *value) {
-    if (!json_is_integer(member)) return false;
-    json_int_t number = json_integer_value(member);
-    if (number < minimum || number > maximum) return false;
-    *value = number;
-    return true;
-}
-
 /* Seconds as hf_json_seconds wrote them (whole milliseconds) back to milliseconds. */
 static bool milliseconds_read(json_t *member, int64_t *ms) {
     if (!json_is_number(member)) return false;
@@ -146,7 +139,7 @@ static bool rows_read(json_t *rows, hf_section_definition_t *section) {
         json_t *row = json_array_get(rows, r);
         int64_t seats;
         if (!id_copy(json_object_get(row, "id"), section->rows[r].id) ||
-            !integer_read(json_object_get(row, "seats"), 1, HF_EVENT_SEATS_MAX, &seats))
+            !hf_json_read_integer(json_object_get(row, "seats"), 1, HF_EVENT_SEATS_MAX, &seats))
             return false;
         section->rows[r].seats = (uint32_t)seats;
     }
@@ -163,7 +156,8 @@ static bool sections_read(json_t *sections, hf_event_definition_t *definition) {
         json_t *section = json_array_get(sections, s);
         hf_section_definition_t *target = &definition->sections[s];
         if (!id_copy(json_object_get(section, "id"), target->id) ||
-            !integer_read(json_object_get(section, "price"), 0, HF_PRICE_MAX, &target->price) ||
+            !hf_json_read_integer(json_object_get(section, "price"), 0, HF_PRICE_MAX,
+                                  &target->price) ||
             !rows_read(json_object_get(section, "rows"), target))
             return false;
     }
@@ -180,9 +174,9 @@ static bool pools_read(json_t *pools, hf_event_definition_t *definition) {
         json_t *pool = json_array_get(pools, p);
         hf_pool_definition_t *target = &definition->pools[p];
         if (!id_copy(json_object_get(pool, "id"), target->id) ||
-            !integer_read(json_object_get(pool, "capacity"), 0, HF_POOL_CAPACITY_MAX,
+            !hf_json_read_integer(json_object_get(pool, "capacity"), 0, HF_POOL_CAPACITY_MAX,
                           &target->capacity) ||
-            !integer_read(json_object_get(pool, "price"), 0, HF_PRICE_MAX, &target->price))
+            !hf_json_read_integer(json_object_get(pool, "price"), 0, HF_PRICE_MAX, &target->price))
             return false;
     }
     return true;
@@ -201,9 +195,10 @@ static const char *definition_members_read(json_t *object, hf_event_definition_t
         return "hold_ttl_s";
     if (!milliseconds_read(json_object_get(object, "max_hold_s"), &definition->max_hold_ms))
         return "max_hold_s";
-    if (!integer_read(json_object_get(object, "max_seats_per_user"), 0, UINT32_MAX, &per_user))
+    if (!hf_json_read_integer(json_object_get(object, "max_seats_per_user"), 0, UINT32_MAX,
+                              &per_user))
         return "max_seats_per_user";
-    if (!integer_read(json_object_get(object, "max_seats_per_hold"), 1, HF_HOLD_ITEMS_MAX,
+    if (!hf_json_read_integer(json_object_get(object, "max_seats_per_hold"), 1, HF_HOLD_ITEMS_MAX,
                       &per_hold))
         return "max_seats_per_hold";
     definition->max_seats_per_user = (uint32_t)per_user;
@@ -255,7 +250,7 @@ static bool pool_lines_read(json_t *pools, hf_rows_items_t *items, hf_hold_reque
     json_t *quantity;
     int64_t value;
     json_object_foreach(pools, pool_id, quantity) {
-        if (!integer_read(quantity, 1, HF_POOL_CAPACITY_MAX, &value)) return false;
+        if (!hf_json_read_integer(quantity, 1, HF_POOL_CAPACITY_MAX, &value)) return false;
         items->pools[request->pool_count++] = (hf_pool_request_t){pool_id, (uint32_t)value};
     }
     return true;
