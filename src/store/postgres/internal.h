@@ -48,6 +48,8 @@ typedef struct hf_pg_store {
     char *node_id;                   /* set by the first lease_acquire: fencing is on */
     hf_map_t epochs;                 /* unit -> index into epoch_values */
     uint64_t *epoch_values;          /* 0: the lease was lost */
+    char **epoch_units;              /* the units, in the order of epoch_values */
+    hf_buffer_t held;                /* the renewal's array literal of the units held */
     size_t epoch_count, epoch_capacity;
     hf_rows_items_t *read_items;     /* the reader's parsed lines */
 } hf_pg_store_t;

@@ -54,9 +54,13 @@ static void epoch_set(hf_pg_store_t *store, const char *unit, uint64_t epoch) {
         store->epoch_capacity = store->epoch_capacity ? 2 * store->epoch_capacity : 16;
         store->epoch_values = realloc(store->epoch_values,
                                       store->epoch_capacity * sizeof *store->epoch_values);
-        if (store->epoch_values == NULL) abort();
+        store->epoch_units = realloc(store->epoch_units,
+                                     store->epoch_capacity * sizeof *store->epoch_units);
+        if (store->epoch_values == NULL || store->epoch_units == NULL) abort();
     }
     store->epoch_values[store->epoch_count] = epoch;
+    store->epoch_units[store->epoch_count] = strdup(unit);
+    if (store->epoch_units[store->epoch_count] == NULL) abort();
     hf_map_put(&store->epochs, unit, strlen(unit), (uint32_t)store->epoch_count++);
 }
 
@@ -111,8 +115,13 @@ void hf_pg_leases_close(hf_pg_store_t *store) {
     free(store->node_id);
     store->node_id = NULL;
     hf_map_free(&store->epochs);
+    for (size_t i = 0; i < store->epoch_count; i++) free(store->epoch_units[i]);
+    free(store->epoch_units);
     free(store->epoch_values);
     store->epoch_values = NULL;
+    store->epoch_units = NULL;
+    store->epoch_count = 0;
+    hf_buffer_free(&store->held);
 }
 
 static void node_set(hf_pg_store_t *store, const char *node_id) {
@@ -173,13 +182,37 @@ int hf_pg_lease_acquire(void *instance, const char *node_id, const char *unit,
     return rc;
 }
 
-/* Every live lease of the node is extended; the ones returned are what it still holds. */
+/* Every live lease this process acquired is extended (not the leases an earlier process of the
+ * same node id left: they lapse, and whoever serves those units takes them); the ones
+ * returned are what it still holds. */
 static const char RENEW[] =
     "UPDATE leases SET expires_at = now() + " LEASE_INTERVAL ", backend_pid = $2::integer"
-    " WHERE node_id = $1 AND expires_at > now() RETURNING unit, epoch";
+    " WHERE node_id = $1 AND expires_at > now() AND unit = ANY($3::text[])"
+    " RETURNING unit, epoch";
 static const char HEARTBEAT[] =
     "INSERT INTO nodes(node_id, address, heartbeat_at) VALUES($1, $2, now())"
     " ON CONFLICT(node_id) DO UPDATE SET address = excluded.address, heartbeat_at = now()";
+
+/* The array literal of the units this process holds (epoch not 0), into store->held. */
+static void held_units_write(hf_pg_store_t *store) {
+    hf_buffer_reset(&store->held);
+    hf_buffer_append_char(&store->held, '{');
+    bool first = true;
+    for (size_t i = 0; i < store->epoch_count; i++) {
+        if (store->epoch_values[i] == 0) continue;
+        const char *unit = store->epoch_units[i];
+        if (!first) hf_buffer_append_char(&store->held, ',');
+        first = false;
+        /* One unit's literal without its braces. */
+        size_t start = store->held.length;
+        hf_pg_array_write(&store->held, &unit, 1);
+        memmove(store->held.data + start, store->held.data + start + 1,
+                store->held.length - start - 2);
+        store->held.length -= 2;
+    }
+    hf_buffer_append_char(&store->held, '}');
+    hf_buffer_append_char(&store->held, '\0');
+}
 
 /* Forgets every epoch, then keeps those the database still gives this node. */
 static size_t epochs_keep(hf_pg_store_t *store, PGresult *result) {
@@ -212,8 +245,9 @@ int hf_pg_lease_renew(void *instance, const char *node_id, const char *address,
     if (rc == 0) {
         char pid[16];
         snprintf(pid, sizeof pid, "%d", atomic_load(&store->writer_pid));
-        const char *values[] = {node_id, pid};
-        PGresult *result = hf_pg_exec(&store->leases, RENEW, 2, values, error, error_size);
+        held_units_write(store);
+        const char *values[] = {node_id, pid, store->held.data};
+        PGresult *result = hf_pg_exec(&store->leases, RENEW, 3, values, error, error_size);
         rc = result != NULL ? 0 : -1;
         if (result != NULL) *renewed = epochs_keep(store, result);
         PQclear(result);
