@@ -45,7 +45,9 @@ start)
         "${as_postgres[@]}" "$pg_bin/initdb" -D "$data" -U "$user" --auth=trust -E UTF8 \
             >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
     fi
-    port=$(free_port)
+    # A restart keeps its port, so the URL handed out before stays right (a server of the
+    # fault tests reconnects to it by itself).
+    if [ -f "$dir/port" ]; then port=$(cat "$dir/port"); else port=$(free_port); fi
     echo "$port" >"$dir/port"
     "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 30 \
         -o "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=on -c synchronous_commit=on -c max_connections=300" \
