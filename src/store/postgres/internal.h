@@ -23,6 +23,29 @@
 /* The schema's version in meta, the same number as SQLite's for the same tables. */
 #define HF_PG_SCHEMA_VERSION "5"
 
+/* The multi-row statements of a batch (runs.c). */
+typedef enum hf_pg_run_kind {
+    HF_PG_RUN_NONE,
+    HF_PG_RUN_HOLD_INSERT,
+    HF_PG_RUN_HOLD_UPDATE,
+    HF_PG_RUN_HISTORY,
+    HF_PG_RUN_KINDS
+} hf_pg_run_kind_t;
+#define HF_PG_RUN_COLUMNS_MAX 8
+
+/* Tags of the pipeline's queries that are not one record's (postgres.c names a failure by
+ * its tag): at or above 0 a tag is the index of the record that began the query. */
+enum { TAG_BEGIN = -1, TAG_FENCE = -2, TAG_PURGE = -3, TAG_COMMIT = -4, TAG_HISTORY = -5 };
+
+/* Rows of one kind gathered as one text array literal per column, sent as one statement. */
+typedef struct hf_pg_run {
+    hf_pg_run_kind_t kind;
+    size_t rows;
+    int32_t tag;                     /* the first record's */
+    hf_buffer_t arrays[HF_PG_RUN_COLUMNS_MAX];
+    hf_map_t ids;                    /* hold updates: the holds already in the run */
+} hf_pg_run_t;
+
 /* Threads: writer is used by the caller of open and load until start, then by the writer
  * thread (hf-store) alone; reader by the engine thread (read_hold, list_holds, read_history);
  * leases (and everything under lease_mutex) by the lease methods' caller. The fencing map
@@ -40,6 +63,8 @@ typedef struct hf_pg_store {
     hf_buffer_t text;                /* a row's JSON while its query is queued */
     hf_buffer_t history;             /* an entry's data while its query is queued */
     hf_buffer_t fence;               /* the fence's array literals */
+    hf_pg_run_t run;                 /* the writer's open run of hold rows */
+    hf_pg_run_t history_run;         /* the writer's history entries of the batch */
 
     PGconn *reader;
 
@@ -101,6 +126,20 @@ int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit
 
 /* Queues the fence with its three values (units, node, epochs) on the writer (postgres.c). */
 bool hf_pg_queue_fence(hf_pg_store_t *store, const char *const *values);
+
+/* Queues the prepared statement name with text values, tagged (postgres.c). */
+bool hf_pg_queue_named(hf_pg_store_t *store, const char *name, int count,
+                       const char *const *values, int32_t tag);
+
+/* Runs (runs.c): prepare on a new writer connection; add a record's row to the open run
+ * (flushing the run of another kind first); flush queues the open run. The history run is
+ * queued by flushing store->history_run after the batch's records. */
+int hf_pg_runs_prepare(PGconn *connection, char *error, size_t error_size);
+bool hf_pg_run_hold_insert(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag);
+bool hf_pg_run_hold_update(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag);
+void hf_pg_history_add(hf_pg_store_t *store, const hf_mutation_t *m);
+bool hf_pg_run_flush(hf_pg_store_t *store, hf_pg_run_t *run);
+void hf_pg_runs_free(hf_pg_store_t *store);
 
 /* Writes a PostgreSQL text array literal of the strings into out: {"a","b"}. Pure. */
 void hf_pg_array_write(hf_buffer_t *out, const char *const *items, size_t count);

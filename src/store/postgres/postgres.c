@@ -103,6 +103,10 @@ static const char SCHEMA[] =
     "  LANGUAGE plpgsql AS $f$ BEGIN"
     "    IF changed = 0 THEN RAISE EXCEPTION 'no such row to update'; END IF;"
     "    RETURN changed; END $f$;"
+    "CREATE OR REPLACE FUNCTION holdfast_changed_all(changed BIGINT, expected BIGINT)"
+    "  RETURNS BIGINT LANGUAGE plpgsql AS $f$ BEGIN"
+    "    IF changed <> expected THEN RAISE EXCEPTION 'no such row to update'; END IF;"
+    "    RETURN changed; END $f$;"
     /* The fence (lease.c): every unit at its epoch, held by node, not expired; the rows are
      * locked FOR SHARE until the batch commits, so a takeover waits for it. */
     "CREATE OR REPLACE FUNCTION holdfast_fence(units TEXT[], node TEXT, epochs BIGINT[])"
@@ -252,8 +256,6 @@ typedef enum statement {
     STATEMENT_DELIVERY_PURGE,
     STATEMENT_EVENT_INSERT,
     STATEMENT_EVENT_SALES,
-    STATEMENT_HOLD_INSERT,
-    STATEMENT_HOLD_UPDATE,
     STATEMENT_ORDER_INSERT,
     STATEMENT_ORDER_ITEM_INSERT,
     STATEMENT_ORDER_UPDATE,
@@ -261,15 +263,13 @@ typedef enum statement {
     STATEMENT_IDEMPOTENCY_PUT,
     STATEMENT_DELIVERY_INSERT,
     STATEMENT_REFUND_PUT,
-    STATEMENT_HISTORY_INSERT,
     STATEMENT_COUNT
 } statement_t;
 
 static const char *const STATEMENT_NAMES[STATEMENT_COUNT] = {
-    "hf_purge", "hf_delivery_purge", "hf_event_insert", "hf_event_sales", "hf_hold_insert",
-    "hf_hold_update", "hf_order_insert", "hf_order_item_insert", "hf_order_update",
-    "hf_order_items_deactivate", "hf_idempotency_put", "hf_delivery_insert", "hf_refund_put",
-    "hf_history_insert"};
+    "hf_purge", "hf_delivery_purge", "hf_event_insert", "hf_event_sales", "hf_order_insert",
+    "hf_order_item_insert", "hf_order_update", "hf_order_items_deactivate",
+    "hf_idempotency_put", "hf_delivery_insert", "hf_refund_put"};
 
 /* The updates that must change a row count it inside the statement (see the top). */
 #define CHANGED(update) "WITH changed AS (" update " RETURNING 1)" \
@@ -282,12 +282,6 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         "INSERT INTO events(id, config, created_at) VALUES($1, $2, $3::bigint)",
     [STATEMENT_EVENT_SALES] =
         CHANGED("UPDATE events SET sales_open = $2::integer WHERE id = $1"),
-    [STATEMENT_HOLD_INSERT] =
-        "INSERT INTO holds(id, event_id, user_id, status, items, total, created_at,"
-        " expires_at) VALUES($1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8::bigint)",
-    [STATEMENT_HOLD_UPDATE] =
-        CHANGED("UPDATE holds SET status = $2, expires_at = $3::bigint,"
-                " order_id = COALESCE($4, order_id) WHERE id = $1"),
     [STATEMENT_ORDER_INSERT] =
         "INSERT INTO orders(id, event_id, user_id, reservation_id, status, items, total,"
         " currency, payment_ref, created_at)"
@@ -310,12 +304,6 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         "INSERT INTO refunds(id, payment_intent_id, reservation_id, amount, reason, status,"
         " created_at) VALUES($1, $2, $3, $4::bigint, $5, $6, $7::bigint)"
         " ON CONFLICT(id) DO UPDATE SET status = excluded.status",
-    /* Numbered after the event's last entry, read in the same statement: one node at a
-     * time writes an event (its lease), so no two batches number the same event at once. */
-    [STATEMENT_HISTORY_INSERT] =
-        "INSERT INTO history(event_id, seq, type, at, data)"
-        " SELECT $1::text, COALESCE(MAX(seq), 0) + 1, $2, $3::bigint, $4 FROM history"
-        " WHERE event_id = $1::text",
 };
 
 /* Connects the writer, prepares its statements and enters pipeline mode. */
@@ -345,6 +333,10 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
             connection_drop(&store->writer);
             return -1;
         }
+    }
+    if (hf_pg_runs_prepare(store->writer, error, error_size) != 0) {
+        connection_drop(&store->writer);
+        return -1;
     }
     if (!PQenterPipelineMode(store->writer)) {
         hf_store_error_write(error, error_size, "store: cannot enter pipeline mode");
@@ -414,8 +406,6 @@ static int postgres_start(void *instance, hf_store_done_fn done, void *context, 
 
 /* ---- Writing a batch (the writer thread) ---- */
 
-enum { TAG_BEGIN = -1, TAG_FENCE = -2, TAG_PURGE = -3, TAG_COMMIT = -4 };
-
 static void tag_push(hf_pg_store_t *store, int32_t tag) {
     if (store->queued == store->tags_capacity) {
         store->tags_capacity = store->tags_capacity ? 2 * store->tags_capacity : 256;
@@ -434,6 +424,13 @@ static bool queue_prepared(hf_pg_store_t *store, statement_t id, int count,
     if (!PQsendQueryPrepared(store->writer, STATEMENT_NAMES[id], count, values, lengths,
                              formats, 0))
         return false;
+    tag_push(store, tag);
+    return true;
+}
+
+bool hf_pg_queue_named(hf_pg_store_t *store, const char *name, int count,
+                       const char *const *values, int32_t tag) {
+    if (!PQsendQueryPrepared(store->writer, name, count, values, NULL, NULL, 0)) return false;
     tag_push(store, tag);
     return true;
 }
@@ -459,24 +456,6 @@ static const char *number(number_t out, int64_t value) {
 
 static const char *payment_word(const char *(*name)(uint8_t), int value, int last) {
     return value >= 0 && value <= last ? name((uint8_t)value) : NULL;
-}
-
-static bool hold_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
-    number_t a, b, c;
-    if (m->type == HF_MUTATION_HOLD_UPDATE) {
-        const hf_mutation_hold_update_t *h = &m->as.hold_update;
-        const char *values[] = {h->hold_id, hf_pg_hold_word(h->status),
-                                number(a, h->expires_at_ms), h->order_id};
-        return queue_prepared(store, STATEMENT_HOLD_UPDATE, 4, values, NULL, tag);
-    }
-    const hf_mutation_hold_create_t *h = &m->as.hold_create;
-    hf_buffer_reset(&store->text);
-    hf_rows_items_write(&store->text, &h->items);
-    hf_buffer_append_char(&store->text, '\0');
-    const char *values[] = {h->hold_id, h->event_id, h->user_id, hf_pg_hold_word(h->status),
-                            store->text.data, number(a, h->total), number(b, m->at_ms),
-                            number(c, h->expires_at_ms)};
-    return queue_prepared(store, STATEMENT_HOLD_INSERT, 8, values, NULL, tag);
 }
 
 static bool order_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
@@ -556,14 +535,18 @@ static bool refund_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, in
 }
 
 static bool record_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
+    /* Any other kind ends the open run of hold rows: the batch's order is kept. */
+    if (m->type != HF_MUTATION_HOLD_CREATE && m->type != HF_MUTATION_HOLD_UPDATE &&
+        !hf_pg_run_flush(store, &store->run))
+        return false;
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE:
     case HF_MUTATION_EVENT_SALES: return event_queue(store, m, tag);
     /* Seats and pools follow from holds and orders: nothing to write (as SQLite's store). */
     case HF_MUTATION_SEAT:
     case HF_MUTATION_POOL: return true;
-    case HF_MUTATION_HOLD_CREATE:
-    case HF_MUTATION_HOLD_UPDATE: return hold_queue(store, m, tag);
+    case HF_MUTATION_HOLD_CREATE: return hf_pg_run_hold_insert(store, m, tag);
+    case HF_MUTATION_HOLD_UPDATE: return hf_pg_run_hold_update(store, m, tag);
     case HF_MUTATION_ORDER_CREATE:
     case HF_MUTATION_ORDER_ITEM:
     case HF_MUTATION_ORDER_UPDATE: return order_queue(store, m, tag);
@@ -572,18 +555,6 @@ static bool record_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t t
     case HF_MUTATION_REFUND: return refund_queue(store, m, tag);
     }
     return false;
-}
-
-/* The record's entry in its event's history (store/history.h), in the same transaction. */
-static bool history_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
-    const char *type, *event_id;
-    if (!hf_history_entry_of(m, &type, &event_id)) return true;
-    number_t a;
-    hf_buffer_reset(&store->history);
-    hf_history_data_write(&store->history, m);
-    hf_buffer_append_char(&store->history, '\0');
-    const char *values[] = {event_id, type, number(a, m->at_ms), store->history.data};
-    return queue_prepared(store, STATEMENT_HISTORY_INSERT, 4, values, NULL, tag);
 }
 
 /* Old keys and deliveries, as SQLite's store purges them (from the batch's newest time). */
@@ -621,15 +592,19 @@ static int postgres_batch_write(void *instance, const hf_batch_t *batch, char *e
     hf_pg_store_t *store = instance;
     store->queued = 0;
     store->batch = batch;
+    store->run.kind = store->history_run.kind = HF_PG_RUN_NONE;
     if (writer_connect(store, error, error_size) != 0) return -1;
     if (!queue_text(store, "BEGIN", 0, NULL, TAG_BEGIN)) return send_failed(store, error, error_size);
     if (hf_pg_fence_write(store, batch, error, error_size) != 0) return -1;
     if (!purge_queue(store, batch)) return send_failed(store, error, error_size);
     for (size_t i = 0; i < hf_batch_count(batch); i++) {
         const hf_mutation_t *m = hf_batch_at(batch, i);
-        if (!record_queue(store, m, (int32_t)i) || !history_queue(store, m, (int32_t)i))
-            return send_failed(store, error, error_size);
+        if (!record_queue(store, m, (int32_t)i)) return send_failed(store, error, error_size);
+        hf_pg_history_add(store, m);
     }
+    /* The entries of the batch's history last, in one statement (runs.c). */
+    if (!hf_pg_run_flush(store, &store->run) || !hf_pg_run_flush(store, &store->history_run))
+        return send_failed(store, error, error_size);
     return 0;
 }
 
@@ -646,7 +621,8 @@ static void failure_describe(hf_pg_store_t *store, const hf_batch_t *batch, int3
         return;
     }
     const char *what = tag == TAG_BEGIN ? "BEGIN" : tag == TAG_PURGE ? "purging old keys"
-                     : tag == TAG_COMMIT ? "COMMIT" : "a record";
+                     : tag == TAG_COMMIT ? "COMMIT" : tag == TAG_HISTORY ? "the history"
+                     : "a record";
     char subject[160] = "";
     if (tag >= 0 && batch != NULL && (size_t)tag < hf_batch_count(batch)) {
         const hf_mutation_t *m = hf_batch_at(batch, (size_t)tag);
@@ -738,6 +714,7 @@ static void postgres_close(void *instance) {
     hf_buffer_free(&store->text);
     hf_buffer_free(&store->history);
     hf_buffer_free(&store->fence);
+    hf_pg_runs_free(store);
     free(store->tags);
     free(store->url);
     pthread_mutex_destroy(&store->lease_mutex);
