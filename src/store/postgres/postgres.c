@@ -316,7 +316,9 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
     store->writer = hf_pg_connect(store->url, error, error_size);
     if (store->writer == NULL) return -1;
     /* A lock wait (a takeover's, an operator's) ends the batch rather than the loop's time. */
-    if (exec_ok(&store->writer, "SET statement_timeout = 5000", error, error_size) != 0)
+    /* Custom plans: a generic plan made while a table was small (a fresh store) would keep
+     * scanning it whole once it has grown; planning a batch's few statements costs little. */
+    if (exec_ok(&store->writer, "SET statement_timeout = 5000; SET plan_cache_mode = force_custom_plan", error, error_size) != 0)
         return -1;
     for (int i = 0; i < STATEMENT_COUNT; i++) {
         PGresult *result = PQprepare(store->writer, STATEMENT_NAMES[i], STATEMENT_SQL[i], 0, NULL);
