@@ -339,18 +339,6 @@ def run_round(server, model, rng, args, number):
                                             retried, sold, held), flush=True)
 
 
-def postgres_database(url, name):
-    """Creates the database name on url's PostgreSQL and returns its URL."""
-    import shutil
-    import subprocess
-    import urllib.parse
-    psql = shutil.which("psql") or "psql"
-    subprocess.run([psql, url, "-q", "-c", 'CREATE DATABASE "%s"' % name], check=True)
-    parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query,
-                                    parts.fragment))
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--binary", default="build/holdfast")
@@ -371,7 +359,8 @@ def main():
     model = Model()
     extra = [] if args.finished_holds is None else ["--finished-holds", str(args.finished_holds)]
     if args.store_url:
-        extra += ["--store", postgres_database(args.store_url, "crash_%d_%d" % (seed, os.getpid()))]
+        extra += ["--store", hflib.postgres_database(args.store_url,
+                                                     "crash_%d_%d" % (seed, os.getpid()))]
     server = hflib.Server(args.binary, extra_args=extra)
     passed = failed = 0
     try:
