@@ -106,8 +106,10 @@ static void store_failure(hf_engine_t *engine, const char *error, bool reads_tru
     for (uint64_t s = context->durable_sequence + 1; s < context->open_sequence; s++)
         hf_streams_batch_durable(&engine->streams, s, false);
     hf_streams_fail(&engine->streams);
-    if (reads_trusted) reload_durable_state(engine);
+    /* Answered before the reload, which may itself wait for the store (a PostgreSQL that does
+     * not answer: up to its connect timeout). */
     hf_http_server_fail_pending(engine->http, context->durable_sequence);
+    if (reads_trusted) reload_durable_state(engine);
 }
 
 /* Streams get each newly durable batch's changes in order; replies are released after the

@@ -11,7 +11,7 @@
  *
  * Bounded waits: every wait on the server has a deadline of HF_PG_WAIT_MS (a poll of the
  * socket), and connections have connect_timeout, keepalives and tcp_user_timeout, so while
- * PostgreSQL is unreachable a batch fails within 5 s. A connection that failed is dropped (the
+ * PostgreSQL is unreachable a batch fails within 4 s and its changes answer 503 within 5. A connection that failed is dropped (the
  * server rolls back what it had open) and the next batch connects again.
  *
  * Threads: as backend.h says; the writer connection belongs to the writer thread after
@@ -152,7 +152,8 @@ PGconn *hf_pg_connect(const char *url, char *error, size_t error_size) {
     static const char *const keys[] = {"connect_timeout", "keepalives", "keepalives_idle",
                                        "keepalives_interval", "keepalives_count",
                                        "tcp_user_timeout", "application_name", "dbname", NULL};
-    const char *values[] = {"5", "1", "2", "1", "3", "5000", "holdfast", url, NULL};
+    const char *values[] = {HF_PG_WAIT_TEXT, "1", "2", "1", "3", HF_PG_WAIT_TEXT "000",
+                            "holdfast", url, NULL};
     PGconn *connection = PQconnectdbParams(keys, values, 1);
     if (connection == NULL || PQstatus(connection) != CONNECTION_OK) {
         const char *why = connection != NULL ? PQerrorMessage(connection) : "out of memory";
@@ -318,7 +319,8 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
     /* A lock wait (a takeover's, an operator's) ends the batch rather than the loop's time. */
     /* Custom plans: a generic plan made while a table was small (a fresh store) would keep
      * scanning it whole once it has grown; planning a batch's few statements costs little. */
-    if (exec_ok(&store->writer, "SET statement_timeout = 5000; SET plan_cache_mode = force_custom_plan", error, error_size) != 0)
+    if (exec_ok(&store->writer, "SET statement_timeout = " HF_PG_WAIT_TEXT "000;"
+                " SET plan_cache_mode = force_custom_plan", error, error_size) != 0)
         return -1;
     for (int i = 0; i < STATEMENT_COUNT; i++) {
         PGresult *result = PQprepare(store->writer, STATEMENT_NAMES[i], STATEMENT_SQL[i], 0, NULL);
