@@ -190,6 +190,11 @@
 
 /* One log line's text: HF_LOG_LINE_SIZE_MAX in lib/log.h (lib/ includes nothing above it). */
 
+/* A batch whose commit takes longer than this is logged as slow (store/pipeline.c): a healthy
+ * commit takes well under a millisecond, a second means a disk in trouble or a checkpoint
+ * starved, and every reply of that batch waited as long. */
+#define HF_STORE_SLOW_BATCH_MS 1000
+
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u
 
