@@ -125,7 +125,11 @@ static int first_text(sqlite3 *database, const char *query, char *out, size_t si
 }
 
 /* The store's own invariants, through a read-only connection. */
-static int tables_check(const char *path, uint64_t *rows) {
+typedef struct counts {
+    uint64_t holds, orders, refunds;
+} counts_t;
+
+static int tables_check(const char *path, counts_t *counts) {
     sqlite3 *database = NULL;
     char text[1024];
     int code = HF_EXIT_OK;
@@ -156,16 +160,18 @@ static int tables_check(const char *path, uint64_t *rows) {
             code = broken(INVARIANTS[i].name, text);
     }
     if (code == HF_EXIT_OK &&
-        first_text(database, "SELECT (SELECT count(*) FROM holds) + (SELECT count(*) FROM"
-                   " orders) + (SELECT count(*) FROM refunds)", text, sizeof text) == SQLITE_OK)
-        *rows = strtoull(text, NULL, 10);
+        first_text(database, "SELECT (SELECT count(*) FROM holds) || ' ' || (SELECT count(*)"
+                   " FROM orders) || ' ' || (SELECT count(*) FROM refunds)", text,
+                   sizeof text) == SQLITE_OK)
+        sscanf(text, "%" SCNu64 " %" SCNu64 " %" SCNu64, &counts->holds, &counts->orders,
+               &counts->refunds);
     hf_progress_end(&progress);
     sqlite3_close(database);
     return code;
 }
 
 /* The state loaded into a core as at a start; hf_restore_load runs hf_core_check on it. */
-static int core_check(const char *path, uint64_t rows) {
+static int core_check(const char *path, const counts_t *counts) {
     char url[4300], error[512];
     snprintf(url, sizeof url, "sqlite:%s", path);
     hf_context_t *context = calloc(1, sizeof *context);
@@ -176,7 +182,7 @@ static int core_check(const char *path, uint64_t rows) {
     context->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
     hf_progress_t progress;
     hf_progress_begin(&progress, "check: loading", isatty(STDERR_FILENO) == 1);
-    hf_progress_total(&progress, rows);
+    hf_progress_total(&progress, counts->holds + counts->orders + counts->refunds);
     int code = HF_EXIT_OK;
     if (hf_store_open(&context->store, url, error, sizeof error) != 0)
         code = hf_command_fail(HF_EXIT_FAILURE, "check", "%s", error);
@@ -185,8 +191,9 @@ static int core_check(const char *path, uint64_t rows) {
         code = broken("core", error);
     hf_progress_end(&progress);
     if (code == HF_EXIT_OK)
-        printf("check: %s: every invariant holds (%u events, %" PRIu64 " holds, orders and "
-               "refunds)\n", path, hf_core_event_count(context->core), rows);
+        printf("check: %s: every invariant holds (%u events, %" PRIu64 " holds, %" PRIu64
+               " orders, %" PRIu64 " refunds)\n", path, hf_core_event_count(context->core),
+               counts->holds, counts->orders, counts->refunds);
     if (context->store) hf_store_close(context->store);
     hf_core_destroy(context->core);
     hf_idempotency_free(keys);
@@ -227,12 +234,12 @@ int hf_command_check(int argc, char **argv) {
     int lock = options[0].value ? lock_take(options[0].value) : -1;
     if (lock == -2) return HF_EXIT_FAILURE;
     struct stat seen;
-    uint64_t rows = 0;
+    counts_t counts = {0, 0, 0};
     if (stat(path, &seen) != 0)
         code = hf_command_fail(HF_EXIT_FAILURE, "check", "no store at %s: %s", path,
                                strerror(errno));
-    else if ((code = tables_check(path, &rows)) == HF_EXIT_OK)
-        code = core_check(path, rows);
+    else if ((code = tables_check(path, &counts)) == HF_EXIT_OK)
+        code = core_check(path, &counts);
     if (lock >= 0) close(lock);
     if (code == HF_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) code = HF_EXIT_FAILURE;
     return code;

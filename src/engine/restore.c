@@ -99,8 +99,11 @@ int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_
 int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
                              uint64_t finished_holds_max, hf_progress_t *progress, char *error,
                              size_t error_size) {
+    /* The row's own reason, kept apart: the store writes its "loading stopped at" over
+     * error when a callback fails. */
+    char reason[256] = "";
     restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
-                         .error = error, .error_size = error_size, .progress = progress};
+                         .error = reason, .error_size = sizeof reason, .progress = progress};
     hf_store_loader_t loader = {
         .event = restore_event, .finished_holds = restore_finished_count,
         .hold = restore_hold, .order = restore_order,
@@ -109,7 +112,10 @@ int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
         .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS,
         .deliveries_since_ms = hf_context_now_ms(context) - HF_WEBHOOK_DEDUP_KEEP_MS,
         .context = &restore};
-    if (hf_store_load(store, &loader, error, error_size) != 0) return -1;
+    if (hf_store_load(store, &loader, error, error_size) != 0) {
+        if (reason[0]) snprintf(error, error_size, "%s", reason);
+        return -1;
+    }
     const char *fault = hf_core_check(context->core, INT64_MIN);
     if (fault) {
         snprintf(error, error_size, "restored state is inconsistent: %s", fault);
