@@ -17,10 +17,12 @@
  * at most once a second: anyone can post to the route, and the log must not become their
  * megaphone. The header and the body are never logged, only why and how many were refused. */
 static void signature_refusal_log(int64_t now_ms, const char *why) {
-    static int64_t logged_ms = INT64_MIN;
+    static bool logged;
+    static int64_t logged_ms;
     static uint64_t refused_since;
     refused_since++;
-    if (now_ms - logged_ms < 1000) return;
+    if (logged && now_ms - logged_ms < 1000) return;
+    logged = true;
     logged_ms = now_ms;
     HF_LOG_FIELDS(HF_LOG_WARNING, "webhook refused: invalid signature", HF_LOG_TEXT("reason", why),
                   HF_LOG_NUMBER("refused", refused_since));

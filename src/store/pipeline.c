@@ -187,9 +187,9 @@ static void slow_batch_log(hf_store_t *store) {
     pthread_mutex_unlock(&store->mutex);
     if (batches == store->slow_logged_batches || seconds * 1000 < HF_STORE_SLOW_BATCH_MS) return;
     store->slow_logged_batches = batches;
-    HF_LOG_FIELDS(HF_LOG_WARNING, "slow batch", HF_LOG_NUMBER("commit_ms", seconds * 1000),
-                  HF_LOG_NUMBER("mutations", size), HF_LOG_NUMBER("threshold_ms",
-                                                                  HF_STORE_SLOW_BATCH_MS));
+    HF_LOG_FIELDS(HF_LOG_WARNING, "slow batch", HF_LOG_TEXT("stage", "commit"),
+                  HF_LOG_NUMBER("duration_ms", seconds * 1000), HF_LOG_NUMBER("mutations", size),
+                  HF_LOG_NUMBER("threshold_ms", HF_STORE_SLOW_BATCH_MS));
 }
 
 /* The writer takes a batch, writes it, reports it written to the backend's durability side and
