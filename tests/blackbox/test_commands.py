@@ -329,3 +329,38 @@ def test_check_good_and_broken():
         check(line.startswith("holdfast: check: broken invariant %s: " % name),
               "the first broken invariant is named first: %r" % line)
     failed(["check", "--data", make_temp_dir()], 1, ["no store at"])
+
+
+# ---- the service unit ----
+
+UNIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib",
+                    "holdfast.service")
+
+
+def test_service_unit():
+    """contrib/holdfast.service: Type=notify, restarts on failure, a user of its own, the
+    hardening options, and `systemd-analyze verify` clean where systemd-analyze exists (the
+    ExecStart pointed at the binary under test)."""
+    with open(UNIT) as f:
+        text = f.read()
+    for line in ("Type=notify", "Restart=on-failure", "User=holdfast", "NoNewPrivileges=yes",
+                 "ProtectSystem=strict", "ReadWritePaths=/var/lib/holdfast", "PrivateTmp=yes",
+                 "ProtectHome=yes", "LimitNOFILE="):
+        check(("\n" + line) in text, "the unit lacks %s" % line)
+    start = [l for l in text.splitlines() if l.startswith("ExecStart=")]
+    check(len(start) == 1, "one ExecStart")
+    arguments = start[0].split("=", 1)[1].split()[1:]
+    check_equal(arguments[0], "serve", "ExecStart runs serve")
+    analyze = shutil.which("systemd-analyze")
+    if not analyze:
+        print("note: systemd-analyze not found, the unit was not verified", flush=True)
+        return
+    directory = make_temp_dir()
+    path = os.path.join(directory, "holdfast.service")
+    with open(path, "w") as f:
+        f.write(text.replace("/usr/local/bin/holdfast", os.path.abspath(harness.BINARY)))
+    done = subprocess.run([analyze, "verify", path], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=timeout(60))
+    output = done.stdout.decode("utf-8", "replace")
+    check(done.returncode == 0 and "holdfast.service" not in output,
+          "systemd-analyze verify: %d %s" % (done.returncode, output))
