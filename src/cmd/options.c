@@ -63,11 +63,11 @@ typedef struct gathered {
 void hf_command_line_usage(FILE *out) {
     fprintf(out,
             "usage: holdfast serve --listen HOST:PORT --data DIR [options]\n"
-            "       holdfast event create FILE.json | event show ID   (through a server)\n"
-            "       holdfast orders export --event ID                  (CSV, through a server)\n"
-            "       holdfast backup --data DIR OUT.db       (a consistent copy, live)\n"
-            "       holdfast check --data DIR               (every stored invariant, offline)\n"
-            "       holdfast --version | --help    (each command takes --help too)\n"
+            "       holdfast event create FILE.json | event show ID  (through a server)\n"
+            "       holdfast orders export --event ID      (CSV, through a server)\n"
+            "       holdfast backup --data DIR OUT.db      (a consistent copy, live)\n"
+            "       holdfast check --data DIR              (every stored invariant, offline)\n"
+            "       holdfast --version | --help            (each command takes --help)\n"
             "Options are written --name VALUE or --name=VALUE; the command line wins over the\n"
             "environment variable in brackets.\n"
             "  --listen HOST:PORT    where to accept connections (port 1 to 65535)\n"
