@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -364,3 +365,76 @@ def test_service_unit():
     output = done.stdout.decode("utf-8", "replace")
     check(done.returncode == 0 and "holdfast.service" not in output,
           "systemd-analyze verify: %d %s" % (done.returncode, output))
+
+
+# ---- progress ----
+
+def _grown_store():
+    """A stopped server's data directory grown to 300,000 released holds (written with SQL:
+    a start or a check then loads for about a second)."""
+    server = stored_server()
+    server.stop()
+    database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
+    database.execute(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)"
+        " INSERT INTO holds(id, event_id, user_id, status, items, total, created_at,"
+        " expires_at) SELECT 'res_grown' || i, event_id, 'g' || i, 'released', items, total,"
+        " created_at + i, expires_at + i FROM holds, n WHERE holds.status = 'held'")
+    database.commit()
+    database.close()
+    return server.data_dir
+
+
+def _on_terminal(arguments, seconds, until=None):
+    """Runs the binary with standard error on a pseudo-terminal, SIGINT once the terminal
+    showed until (or after seconds) if still running; (exit code, what the terminal showed)."""
+    import pty
+    import select
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOLDFAST_")}
+    process = subprocess.Popen([harness.BINARY] + arguments, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=secondary, env=env)
+    os.close(secondary)
+    shown = b""
+    deadline = time.monotonic() + timeout(seconds)
+    try:
+        # Read until the child's side closes (EIO or end of file), whenever that is.
+        while True:
+            seen = until is not None and until.encode() in shown
+            if (seen or time.monotonic() > deadline) and process.poll() is None:
+                process.send_signal(2)
+                deadline, until = time.monotonic() + timeout(15), None
+            ready, _, _ = select.select([primary], [], [], 0.1)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        if process.poll() is None:
+            process.kill()
+        code = process.wait(timeout(15))
+        os.close(primary)
+    return code, shown.decode("utf-8", "replace")
+
+
+def test_progress_on_a_terminal():
+    """Loading a large store shows its progress on a terminal (check, and serve at start),
+    rewritten in place and erased; nothing of it when standard error is not a terminal."""
+    data = _grown_store()
+    code, shown = _on_terminal(["check", "--data", data], 60)
+    check(code == 0 and re.search(r"\rcheck: loading: \d+ of 300004 \(\d+%\)\x1b\[K", shown),
+          "check's progress on a terminal (exit %s): %r" % (code, shown[-500:]))
+    code, out, err = run(["check", "--data", data])
+    check_equal((code, err), (0, ""), "check without a terminal: exit code, nothing on stderr")
+    port = free_port()
+    code, shown = _on_terminal(["serve", "--listen", "127.0.0.1:%d" % port, "--data", data], 30,
+                               until='"msg":"started"')
+    check_equal(code, 0, "serve's exit code after SIGINT")
+    check("\rloading the store: " in shown and "\r\x1b[K" in shown,
+          "serve's loading progress on a terminal, then erased: %r" % shown[:500])
+    check('"msg":"started"' in shown, "the server started after loading: %r" % shown[-500:])
