@@ -207,7 +207,9 @@ static int core_check(const char *path, const counts_t *counts) {
 static int lock_take(const char *data) {
     char path[4200];
     snprintf(path, sizeof path, "%s/holdfast.lock", data);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
+    /* Read-only is enough for flock, and works for an operator who may read the directory
+     * but not write the server's files. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         close(fd);

@@ -130,9 +130,15 @@ static int answer_parse(hf_buffer_t *in, hf_client_answer_t *answer, char *error
     size_t length = in->length - (size_t)(body - text);
     for (const char *line = strstr(text, "\r\n") + 2; line < end; line = strstr(line, "\r\n") + 2) {
         unsigned long long declared;
-        if (strncasecmp(line, "Content-Length:", 15) == 0 &&
-            sscanf(line + 15, " %llu", &declared) == 1 && declared < length)
-            length = (size_t)declared;
+        if (strncasecmp(line, "Content-Length:", 15) != 0 ||
+            sscanf(line + 15, " %llu", &declared) != 1)
+            continue;
+        if (declared > length) {
+            snprintf(error, size, "the server's answer was cut short (%zu of %llu bytes)",
+                     length, declared);
+            return -1;
+        }
+        length = (size_t)declared;
     }
     answer->status = status;
     answer->body = malloc(length + 1);
