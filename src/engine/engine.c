@@ -13,6 +13,7 @@
 #include "engine/restore.h"
 #include "engine/routes.h"
 #include "engine/streams.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/notify.h"
 #include "lib/progress.h"
@@ -294,6 +295,10 @@ static bool open_store(hf_engine_t *engine) {
     if (!ok)
         HF_LOG_FIELDS(HF_LOG_ERROR, "cannot open the store",
                       HF_LOG_TEXT("store", engine->options.store_url), HF_LOG_TEXT("error", error));
+    else
+        HF_LOG_FIELDS(HF_LOG_INFO, "store loaded", HF_LOG_NUMBER("rows", progress.done),
+                      HF_LOG_NUMBER("duration_ms",
+                                    (hf_clock_monotonic_seconds() - progress.started_s) * 1000));
     return ok;
 }
 

@@ -117,6 +117,9 @@ def test_secrets_never_logged():
     check(started[0].get("store", "").startswith("sqlite:") and started[0].get("version"),
           "the start names the store and version: %r" % started[0])
     check(any(line["msg"] == "stopped cleanly" for line in lines), "the stop is logged")
+    loaded = [line for line in lines if line["msg"] == "store loaded"]
+    check(len(loaded) == 1 and loaded[0].get("rows") == 0 and "duration_ms" in loaded[0],
+          "the load of the empty store is logged: %r" % loaded)
 
 
 def test_info_logs_no_request():
