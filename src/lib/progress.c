@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,13 +14,19 @@ void hf_progress_begin(hf_progress_t *progress, const char *what, bool enabled) 
     progress->what = what;
     progress->enabled = enabled;
     progress->started_s = hf_clock_monotonic_seconds();
+    progress->delay_s = HF_PROGRESS_DELAY_MS / 1000.0;
+    const char *text = enabled ? getenv("HOLDFAST_PROGRESS_DELAY_MS") : NULL;
+    char *end = NULL;
+    long delay_ms = text && *text ? strtol(text, &end, 10) : -1;
+    if (end && *end == '\0' && delay_ms >= 0 && delay_ms <= 60000)
+        progress->delay_s = (double)delay_ms / 1000.0;
 }
 
 void hf_progress_total(hf_progress_t *progress, uint64_t total) { progress->total = total; }
 
 static void show(hf_progress_t *progress) {
     double now = hf_clock_monotonic_seconds();
-    if (now - progress->started_s < HF_PROGRESS_DELAY_MS / 1000.0 ||
+    if (now - progress->started_s < progress->delay_s ||
         now - progress->shown_s < HF_PROGRESS_INTERVAL_MS / 1000.0)
         return;
     progress->shown_s = now;

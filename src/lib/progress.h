@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 /* A human notices a wait after about half a second, and a line redrawn more often than ten
- * times a second is only flicker. */
+ * times a second is only flicker. The variable HOLDFAST_PROGRESS_DELAY_MS (milliseconds, 0 to
+ * 60000) replaces the delay: 0 shows the progress of every job, which is how the tests see it
+ * without a store large enough to be slow on any machine. */
 #define HF_PROGRESS_DELAY_MS 500
 #define HF_PROGRESS_INTERVAL_MS 100
 
@@ -22,6 +24,7 @@ typedef struct hf_progress {
     uint64_t total;        /* 0: unknown, no percentage */
     double started_s;
     double shown_s;
+    double delay_s;        /* HF_PROGRESS_DELAY_MS, or HOLDFAST_PROGRESS_DELAY_MS */
 } hf_progress_t;
 
 void hf_progress_begin(hf_progress_t *progress, const char *what, bool enabled);

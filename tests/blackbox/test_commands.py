@@ -369,17 +369,20 @@ def test_service_unit():
 
 # ---- progress ----
 
+GROWN_HOLDS = 30000
+
+
 def _grown_store():
-    """A stopped server's data directory grown to 300,000 released holds (written with SQL:
-    a start or a check then loads for about a second)."""
+    """A stopped server's data directory grown by GROWN_HOLDS released holds (written with
+    SQL), so that loading it passes many of the progress line's steps (one per 1,024 rows)."""
     server = stored_server()
     server.stop()
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     database.execute(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)"
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)"
         " INSERT INTO holds(id, event_id, user_id, status, items, total, created_at,"
         " expires_at) SELECT 'res_grown' || i, event_id, 'g' || i, 'released', items, total,"
-        " created_at + i, expires_at + i FROM holds, n WHERE holds.status = 'held'")
+        " created_at + i, expires_at + i FROM holds, n WHERE holds.status = 'held'" % GROWN_HOLDS)
     database.commit()
     database.close()
     return server.data_dir
@@ -392,6 +395,8 @@ def _on_terminal(arguments, seconds, until=None):
     import select
     primary, secondary = pty.openpty()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOLDFAST_")}
+    # Shown from the first step: a store slow to load on every machine would make a slow test.
+    env["HOLDFAST_PROGRESS_DELAY_MS"] = "0"
     process = subprocess.Popen([harness.BINARY] + arguments, stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=secondary, env=env)
     os.close(secondary)
@@ -423,13 +428,15 @@ def _on_terminal(arguments, seconds, until=None):
 
 
 def test_progress_on_a_terminal():
-    """Loading a large store shows its progress on a terminal (check, and serve at start),
+    """Long jobs show their progress on a terminal (check, serve's load at start, backup),
     rewritten in place and erased; nothing of it when standard error is not a terminal."""
     data = _grown_store()
     code, shown = _on_terminal(["check", "--data", data], 60)
-    check(code == 0 and re.search(r"\rcheck: loading: \d+ of 300004 \(\d+%\)\x1b\[K", shown),
+    total = GROWN_HOLDS + 4   # the stored server's 2 holds and 2 orders
+    check(code == 0 and re.search(r"\rcheck: loading: \d+ of %d \(\d+%%\)\x1b\[K" % total, shown)
+          and shown.rfind("\r\x1b[K") > shown.rfind("check: loading"),
           "check's progress on a terminal (exit %s): %r" % (code, shown[-500:]))
-    code, out, err = run(["check", "--data", data])
+    code, out, err = run(["check", "--data", data], {"HOLDFAST_PROGRESS_DELAY_MS": "0"})
     check_equal((code, err), (0, ""), "check without a terminal: exit code, nothing on stderr")
     port = free_port()
     code, shown = _on_terminal(["serve", "--listen", "127.0.0.1:%d" % port, "--data", data], 30,
@@ -438,3 +445,7 @@ def test_progress_on_a_terminal():
     check("\rloading the store: " in shown and "\r\x1b[K" in shown,
           "serve's loading progress on a terminal, then erased: %r" % shown[:500])
     check('"msg":"started"' in shown, "the server started after loading: %r" % shown[-500:])
+    out = os.path.join(make_temp_dir(), "copy.db")
+    code, shown = _on_terminal(["backup", "--data", data, out], 60)
+    check(code == 0 and re.search(r"\rbackup: pages: \d+ of \d+ \(\d+%\)\x1b\[K", shown) and
+          shown.rstrip("\r\n").endswith("\r\x1b[K"), "backup's progress on a terminal: %r" % shown)
