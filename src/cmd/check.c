@@ -35,9 +35,9 @@ static const char USAGE[] =
     "       holdfast check --store sqlite:PATH   (a copy made by holdfast backup)\n"
     "Checks every invariant of the stored state, offline: SQLite's integrity check, the schema\n"
     "version, each seat sold at most once, every order's items and hold present, known\n"
-    "statuses, refunds pointing at holds, then the whole state loaded as a start would load\n"
-    "it. Refuses while a server holds DIR's lock: check a backup instead. Progress is shown\n"
-    "on a terminal.\n"
+    "statuses, refunds and deliveries pointing at their rows, then the whole state loaded as\n"
+    "a start would load it. Refuses while a server holds DIR's lock: check a backup instead.\n"
+    "Progress is shown on a terminal.\n"
     "  --data DIR           the server's data directory\n"
     "  --store sqlite:PATH  the store's file instead [HOLDFAST_STORE]\n"
     "Exit codes: 0 every invariant holds, 1 one is broken (the first is named on standard\n"
@@ -96,6 +96,12 @@ static const invariant_t INVARIANTS[] = {
      "SELECT 'refund ' || id || ' (' || reason || ') points at the missing hold ' ||"
      "  reservation_id FROM refunds WHERE reason != 'hold_not_found' AND reservation_id"
      "  NOT IN (SELECT id FROM holds) LIMIT 1"},
+    {"deliveries_point_at_rows",
+     "SELECT 'the delivery ' || payment_intent_id || ' (' || type || ') names the missing ' ||"
+     "  CASE WHEN order_id IS NOT NULL AND order_id NOT IN (SELECT id FROM orders)"
+     "  THEN 'order ' || order_id ELSE 'refund ' || refund_id END FROM deliveries"
+     "  WHERE (order_id IS NOT NULL AND order_id NOT IN (SELECT id FROM orders))"
+     "  OR (refund_id IS NOT NULL AND refund_id NOT IN (SELECT id FROM refunds)) LIMIT 1"},
 };
 
 static int broken(const char *name, const char *detail) {

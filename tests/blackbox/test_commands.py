@@ -319,6 +319,10 @@ def test_check_good_and_broken():
         "orders_have_holds": "DELETE FROM holds WHERE status = 'confirmed';",
         "order_items_have_orders": "INSERT INTO order_items(order_id, event_id, seat_id,"
                                    " quantity) VALUES ('ord_gone', 'x', NULL, 1);",
+        "deliveries_point_at_rows": "INSERT INTO deliveries(payment_intent_id, type, amount,"
+                                    " result, late, refund_id, received_at) VALUES ('pi_x',"
+                                    " 'payment.succeeded', 5, 'refund_required', 0, 'ref_gone',"
+                                    " 1);",
         "schema_version": "UPDATE meta SET value = '99' WHERE key = 'schema_version';",
         "known_statuses": "UPDATE orders SET status = 'maybe' WHERE rowid = 1;",
         "core": "UPDATE holds SET items = json_set(items, '$.seats[0]', 'FLOOR-Z-99')"
@@ -449,3 +453,27 @@ def test_progress_on_a_terminal():
     code, shown = _on_terminal(["backup", "--data", data, out], 60)
     check(code == 0 and re.search(r"\rbackup: pages: \d+ of \d+ \(\d+%\)\x1b\[K", shown) and
           shown.rstrip("\r\n").endswith("\r\x1b[K"), "backup's progress on a terminal: %r" % shown)
+
+
+def test_check_store_with_payments():
+    """A store with payment deliveries of each result and refunds checks clean (no invariant
+    mistakes a refund for an unknown hold, or a failed payment, for a broken row)."""
+    import test_payments as payments
+    server = Server(extra_args=["--webhook-secret", payments.SECRET]).start()
+    c = server.client()
+    event_id = payments.small_event(c)
+    paid = hold(c, event_id, user(), ["F-A-1"])
+    unpaid = hold(c, event_id, user(), ["F-A-2"])
+    results = [payments.deliver(c, payments.delivery(uid("pi"), reservation, amount, kind)).json
+               for reservation, amount, kind in (
+                   (paid["reservation_id"], payments.SEAT_PRICE, "payment.succeeded"),
+                   ("res_unknown", 9, "payment.succeeded"),
+                   (unpaid["reservation_id"], 1, "payment.succeeded"),
+                   (unpaid["reservation_id"], 1, "payment.failed"))]
+    check_equal([r["result"] for r in results],
+                ["committed", "refund_required", "refund_required", "recorded"],
+                "the deliveries' results")
+    server.stop()
+    code, out, err = run(["check", "--data", server.data_dir])
+    check_equal((code, err), (0, ""), "check of a store with payments: exit code and stderr")
+    check("1 orders, 2 refunds" in out, "check's counts: %r" % out)
