@@ -190,6 +190,11 @@
 
 /* One log line's text: HF_LOG_LINE_SIZE_MAX in lib/log.h (lib/ includes nothing above it). */
 
+/* A batch whose commit (store/pipeline.c) or whose log's sync (store/sqlite/sync.c) takes
+ * longer than this is logged as slow: a healthy one takes a few milliseconds at most, a second
+ * means a disk in trouble, and every reply of that batch waited as long. */
+#define HF_STORE_SLOW_BATCH_MS 1000
+
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u
 

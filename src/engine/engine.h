@@ -63,6 +63,12 @@ typedef struct hf_engine_options {
      * The strings belong to the caller and outlive the engine. */
     const char *const *cors_origins;
     uint32_t cors_origin_count;
+    /* Operations (issue 22): the version logged at start; one log line per request
+     * (--access-log); a service manager told when the server is ready and when it stops
+     * (sd_notify, lib/notify.h); loading's progress shown on a terminal. */
+    const char *version;
+    bool access_log;
+    bool progress;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

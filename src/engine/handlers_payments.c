@@ -9,8 +9,25 @@
 #include "engine/query.h"
 #include "engine/restore.h"
 #include "engine/signature.h"
+#include "lib/log.h"
 
 /* ---- the webhook ---- */
+
+/* A refused webhook is logged (a misconfigured secret at the provider shows up here first),
+ * at most once a second: anyone can post to the route, and the log must not become their
+ * megaphone. The header and the body are never logged, only why and how many were refused. */
+static void signature_refusal_log(int64_t now_ms, const char *why) {
+    static bool logged;
+    static int64_t logged_ms;
+    static uint64_t refused_since;
+    refused_since++;
+    if (logged && now_ms - logged_ms < 1000) return;
+    logged = true;
+    logged_ms = now_ms;
+    HF_LOG_FIELDS(HF_LOG_WARNING, "webhook refused: invalid signature", HF_LOG_TEXT("reason", why),
+                  HF_LOG_NUMBER("refused", refused_since));
+    refused_since = 0;
+}
 
 /* The Holdfast-Signature header parsed and checked on the raw body, with t within
  * HF_SIGNATURE_TOLERANCE_S of the server's clock; false after answering 401. Nothing of the
@@ -30,6 +47,7 @@ static bool signature_valid(hf_request_t *request) {
                                   http->body_length))
         why = "no v1 signature matches the body";
     if (!why) return true;
+    signature_refusal_log(request->now_ms, why);
     hf_reply_error(request, HF_API_ERROR_INVALID_SIGNATURE, why, NULL);
     return false;
 }

@@ -84,6 +84,10 @@ typedef struct hf_http_config {
     int port;
     hf_http_handler_fn handler;
     void *context;
+    /* One log line per answer (method, path without its query, status, duration, bytes)
+     * when it is written: off by default, since a busy server would log more than it serves.
+     * The query is never logged: a stream may carry ?access_token=KEY there. */
+    bool access_log;
 } hf_http_config_t;
 
 typedef struct hf_http_server hf_http_server_t;

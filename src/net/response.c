@@ -12,6 +12,7 @@
 
 #include "core/limits.h"
 #include "lib/json.h"
+#include "lib/log.h"
 #include "net/internal.h"
 
 /* Response records kept per connection for reuse; a deeper pipeline allocates more for a while. */
@@ -40,11 +41,14 @@ queued_response_t *response_take(connection_t *connection) {
 }
 
 void response_free(queued_response_t *entry) {
+    free(entry->access_path);
     hf_buffer_free(&entry->response.body);
     free(entry);
 }
 
 static void response_recycle(connection_t *connection, queued_response_t *entry) {
+    free(entry->access_path);
+    entry->access_path = NULL;
     if (connection->free_count >= FREE_RESPONSES_KEEP) {
         response_free(entry);
         return;
@@ -188,6 +192,29 @@ static void response_serialize(hf_buffer_t *out, const queued_response_t *entry)
         hf_buffer_append(out, response->body.data, response->body.length);
 }
 
+/* ---- the access log ---- */
+
+void response_access_begin(queued_response_t *entry, const char *method, const char *path) {
+    entry->access_method = method;
+    entry->access_path = strdup(path);
+    if (!entry->access_path) abort();
+    entry->access_started_ns = uv_hrtime();
+}
+
+/* Logged when the answer is serialized for its write: after the durability gate let it go, so
+ * the duration is what the client waited. */
+void response_access_log(queued_response_t *entry) {
+    const hf_http_response_t *response = &entry->response;
+    uint64_t elapsed_us = (uv_hrtime() - entry->access_started_ns) / 1000;
+    HF_LOG_FIELDS(HF_LOG_INFO, "request", HF_LOG_TEXT("method", entry->access_method),
+                  HF_LOG_TEXT("path", entry->access_path),
+                  HF_LOG_NUMBER("status", response->status),
+                  HF_LOG_NUMBER("duration_us", elapsed_us),
+                  HF_LOG_NUMBER("bytes", entry->head_only ? 0 : response->body.length));
+    free(entry->access_path);
+    entry->access_path = NULL;
+}
+
 /* ---- writing ---- */
 
 static void on_write(uv_write_t *request, int status);
@@ -234,6 +261,7 @@ bool connection_flush(connection_t *connection) {
            connection->queue_head->response.durable_sequence <= server->released_sequence) {
         queued_response_t *entry = response_dequeue(connection);
         response_serialize(&connection->output, entry);
+        if (entry->access_path) response_access_log(entry);
         close = entry->response.close;
         if (entry->stream) connection->stream.started = true;
         count++;

@@ -58,6 +58,7 @@ struct hf_store {
     hf_store_stats_t stats;
 
     bool holds_batch;                /* engine thread only: submitted and not yet taken back */
+    uint64_t slow_logged_batches;    /* the writer only: the last batch logged as slow */
 };
 
 void hf_store_error_write(char *error, size_t error_size, const char *format, ...) {
@@ -177,6 +178,20 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
     pthread_mutex_unlock(&store->mutex);
 }
 
+/* A batch whose commit took longer than HF_STORE_SLOW_BATCH_MS is logged, after the result
+ * was handed back, so that the engine never waits for the log's write. */
+static void slow_batch_log(hf_store_t *store) {
+    pthread_mutex_lock(&store->mutex);
+    double seconds = store->stats.last_commit_seconds;
+    uint64_t size = store->stats.last_batch_size, batches = store->stats.batches;
+    pthread_mutex_unlock(&store->mutex);
+    if (batches == store->slow_logged_batches || seconds * 1000 < HF_STORE_SLOW_BATCH_MS) return;
+    store->slow_logged_batches = batches;
+    HF_LOG_FIELDS(HF_LOG_WARNING, "slow batch", HF_LOG_TEXT("stage", "commit"),
+                  HF_LOG_NUMBER("duration_ms", seconds * 1000), HF_LOG_NUMBER("mutations", size),
+                  HF_LOG_NUMBER("threshold_ms", HF_STORE_SLOW_BATCH_MS));
+}
+
 /* The writer takes a batch, writes it, reports it written to the backend's durability side and
  * hands it back to the engine, which may then submit the next one: the sync of one batch
  * overlaps the write of the next. */
@@ -197,6 +212,7 @@ static void *store_writer(void *argument) {
         pthread_mutex_unlock(&store->mutex);
         batch_process(store, batch, sequence);
         store->done(store->done_context);
+        slow_batch_log(store);
         pthread_mutex_lock(&store->mutex);
     }
     pthread_mutex_unlock(&store->mutex);
