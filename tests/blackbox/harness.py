@@ -77,13 +77,13 @@ _spawning = [0]   # processes being started, not yet registered
 def _context():
     ctx = getattr(_local, "ctx", None)
     if ctx is None:
-        ctx = {"servers": [], "dirs": [], "clients": []}
+        ctx = {"servers": [], "dirs": [], "clients": [], "name": None}
         _local.ctx = ctx
     return ctx
 
 
-def begin_test():
-    _local.ctx = {"servers": [], "dirs": [], "clients": []}
+def begin_test(name=None):
+    _local.ctx = {"servers": [], "dirs": [], "clients": [], "name": name}
 
 
 def end_test():
@@ -362,6 +362,37 @@ class Server:
 
 
 # ---------------------------------------------------------------------------------------------
+# Recording for the contract test (tests/contract): with HOLDFAST_CONTRACT_RECORD naming a file,
+# every exchange of a Client and every stream's head are appended to it as one JSON line each,
+# for tests/contract/check.mjs to check against docs/openapi.yaml. Off unless set.
+
+RECORD_PATH = os.environ.get("HOLDFAST_CONTRACT_RECORD") or None
+# A larger body is recorded by its length only (a page of 10,000 seats is about 1 MB, and some
+# tests read a million seats): its status and Content-Type are still checked.
+RECORD_BODY_MAX = 1 << 20
+_record_lock = threading.Lock()
+
+
+def record_exchange(method, path, status, headers, body, streamed=False):
+    """Appends one exchange (headers lower-cased; body bytes, or None when not read)."""
+    if RECORD_PATH is None:
+        return
+    entry = {"test": _context().get("name"), "method": method, "path": path, "status": status,
+             "headers": headers, "streamed": streamed, "body": None}
+    if body is not None:
+        entry["body_length"] = len(body)
+        if len(body) <= RECORD_BODY_MAX:
+            try:
+                entry["body"] = body.decode("utf-8")
+            except UnicodeDecodeError:
+                entry["body_utf8"] = False
+    line = json.dumps(entry) + "\n"
+    with _record_lock:
+        with open(RECORD_PATH, "a", encoding="utf-8") as out:
+            out.write(line)
+
+
+# ---------------------------------------------------------------------------------------------
 # Clients
 
 
@@ -428,6 +459,7 @@ class Client:
         response = self.connection.getresponse()
         payload = response.read()
         headers_out = {k.lower(): v for k, v in response.getheaders()}
+        record_exchange(method, path, response.status, headers_out, payload)
         return Response(response.status, headers_out, payload)
 
     def get(self, path, **kwargs):
