@@ -1,0 +1,199 @@
+// The contract checker's own tests (node --test tests/contract/): fake exchanges against the
+// real docs/openapi.yaml, so that a checker that let an undocumented member, status, path or
+// method through would fail here; and the lint of a broken copy of the description.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { Checker, checkAll, loadDescription } from './check.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const doc = loadDescription();
+const checker = new Checker(doc);
+
+const HOLD_ID = 'res_01a216431764ce3081244d1cca44cb0b1481';
+const ORDER_ID = 'ord_01a21643240157c015310417ded19a8dff2f';
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+function hold(extra = {}) {
+  return {
+    reservation_id: HOLD_ID, event: 'eras_n1', user_id: 'u1', status: 'held',
+    seats: ['FLOOR-A-10', 'FLOOR-A-11'], pools: { GA: 2 }, total: 109800, currency: 'USD',
+    created_at: '2026-11-26T05:10:25.380Z', expires_at: '2026-11-26T05:15:25.380Z',
+    expires_in_ms: 300000, ...extra,
+  };
+}
+
+function exchange(method, urlPath, status, body, headers = JSON_TYPE) {
+  return {
+    test: 'fake', method, path: urlPath, status, headers, streamed: false,
+    body: body === undefined ? '' : (typeof body === 'string' ? body : JSON.stringify(body)),
+  };
+}
+
+function error(code, extra = {}) {
+  return { error: { code, message: 'words', ...extra } };
+}
+
+function problems(x) {
+  return checker.check(x);
+}
+
+test('every $ref of the description names something', () => {
+  const refs = [];
+  (function walk(node, where) {
+    if (Array.isArray(node)) node.forEach((item, i) => walk(item, `${where}/${i}`));
+    else if (node && typeof node === 'object') {
+      if (typeof node.$ref === 'string') refs.push([node, where]);
+      for (const [key, value] of Object.entries(node)) walk(value, `${where}/${key}`);
+    }
+  })(doc, '#');
+  assert.ok(refs.length > 100, `only ${refs.length} $refs found`);
+  for (const [node, where] of refs) assert.doesNotThrow(() => checker.resolve(node, where));
+});
+
+test('a documented answer passes', () => {
+  assert.deepEqual(problems(exchange('POST', '/v1/events/eras_n1/holds', 201, hold())), []);
+  assert.deepEqual(problems(exchange('GET', `/v1/holds/${HOLD_ID}`, 200,
+    hold({ status: 'confirmed', expires_in_ms: 0, order_id: ORDER_ID }))), []);
+  assert.deepEqual(problems(exchange('POST', `/v1/holds/${HOLD_ID}/extend`, 200,
+    hold({ capped: true }))), []);
+});
+
+test('an undocumented member of an answer fails, named with its exchange', () => {
+  const bad = exchange('GET', `/v1/holds/${HOLD_ID}`, 200, hold({ holder_email: 'a@b' }));
+  const found = problems(bad);
+  assert.equal(found.length, 1, found.join('\n'));
+  assert.match(found[0], /undocumented member "holder_email"/);
+  const { failures } = checkAll(checker, [bad]);
+  assert.match(failures[0].name, /^fake: GET \/v1\/holds\/res_\w+ -> 200$/);
+  // A member documented for one answer only (extend's `capped`) is undocumented in another.
+  assert.match(problems(exchange('GET', `/v1/holds/${HOLD_ID}`, 200, hold({ capped: false })))
+    .join('\n'), /undocumented member "capped"/);
+  // Inside nested objects too: a pool of the summary, an error's detail.
+  assert.match(problems(exchange('GET', '/v1/holds/x', 404,
+    error('hold_not_found', { holder: 'u1' }))).join('\n'), /undocumented member "holder"/);
+});
+
+test('a missing or mistyped member fails', () => {
+  const missing = hold();
+  delete missing.expires_at;
+  assert.match(problems(exchange('GET', `/v1/holds/${HOLD_ID}`, 200, missing)).join('\n'),
+    /must have required property 'expires_at'/);
+  assert.notDeepEqual(problems(exchange('GET', `/v1/holds/${HOLD_ID}`, 200,
+    hold({ total: '109800' }))), []);
+  assert.notDeepEqual(problems(exchange('GET', `/v1/holds/${HOLD_ID}`, 200,
+    hold({ created_at: '2026-11-26T05:10:25Z' }))), []);
+  assert.notDeepEqual(problems(exchange('GET', `/v1/holds/${HOLD_ID}`, 200,
+    hold({ status: 'pending' }))), []);
+});
+
+test('an undocumented status fails', () => {
+  const found = problems(exchange('POST', '/v1/events', 418, error('teapot')));
+  assert.equal(found.length, 1);
+  assert.match(found[0], /undocumented status: POST \/v1\/events does not describe 418/);
+  assert.match(problems(exchange('GET', `/v1/holds/${HOLD_ID}`, 409, error('hold_not_active')))
+    .join('\n'), /undocumented status/);
+});
+
+test('an error code not documented for its status and route fails', () => {
+  assert.deepEqual(problems(exchange('GET', '/v1/holds/x', 404, error('hold_not_found'))), []);
+  assert.match(problems(exchange('GET', '/v1/holds/x', 404, error('event_not_found')))
+    .join('\n'), /"event_not_found" is not one of \["hold_not_found"\]/);
+  assert.notDeepEqual(problems(exchange('GET', '/v1/holds/x', 404, { error: { code: 'hold_not_found' } })), []);
+});
+
+test('the HTTP layer answers pass on any route, and only with their own codes', () => {
+  assert.deepEqual(problems(exchange('POST', '/v1/events', 400, error('bad_request'))), []);
+  assert.deepEqual(problems(exchange('GET', '/healthz', 431, error('head_too_large'))), []);
+  assert.notDeepEqual(problems(exchange('GET', '/healthz', 431, error('invalid_json'))), []);
+});
+
+test('an undocumented path fails unless it is answered 404 not_found', () => {
+  assert.deepEqual(problems(exchange('GET', '/v1/nowhere', 404, error('not_found'))), []);
+  assert.match(problems(exchange('GET', '/v1/nowhere', 200, { ok: true })).join('\n'),
+    /undocumented path/);
+  assert.notDeepEqual(problems(exchange('GET', '/v1/nowhere', 404, error('event_not_found'))), []);
+});
+
+test('an undocumented method fails unless it is a 405 with the path\'s methods in Allow', () => {
+  const allow = { ...JSON_TYPE, allow: 'GET, HEAD, POST, OPTIONS' };
+  assert.deepEqual(problems(exchange('DELETE', '/v1/events', 405, error('method_not_allowed'),
+    allow)), []);
+  assert.match(problems(exchange('DELETE', '/v1/events', 200, { events: [] })).join('\n'),
+    /undocumented method/);
+  assert.match(problems(exchange('DELETE', '/v1/events', 405, error('method_not_allowed'),
+    { ...JSON_TYPE, allow: 'GET, POST' })).join('\n'), /Allow is "GET, POST"/);
+  assert.match(problems(exchange('DELETE', '/v1/events', 405, error('method_not_allowed')))
+    .join('\n'), /the header Allow is missing/);
+});
+
+test('OPTIONS is 204 with Allow, HEAD is GET without a body', () => {
+  assert.deepEqual(problems(exchange('OPTIONS', `/v1/holds/${HOLD_ID}/commit`, 204, '',
+    { allow: 'POST, OPTIONS' })), []);
+  assert.match(problems(exchange('OPTIONS', `/v1/holds/${HOLD_ID}/commit`, 204, '',
+    { allow: 'GET, POST, OPTIONS' })).join('\n'), /Allow is/);
+  assert.match(problems(exchange('OPTIONS', '/v1/events', 200, { events: [] })).join('\n'),
+    /OPTIONS answered 200/);
+  assert.deepEqual(problems(exchange('HEAD', '/v1/events/demo', 200, '')), []);
+  assert.match(problems(exchange('HEAD', '/v1/events/demo', 200, '{}')).join('\n'),
+    /HEAD answered with a body/);
+  assert.match(problems(exchange('HEAD', '/v1/webhooks/payments', 200, '')).join('\n'),
+    /undocumented method/);
+});
+
+test('headers the description requires are checked', () => {
+  const body = error('unauthorized');
+  assert.deepEqual(problems(exchange('GET', '/v1/events', 401, body,
+    { ...JSON_TYPE, 'www-authenticate': 'Bearer' })), []);
+  assert.match(problems(exchange('GET', '/v1/events', 401, body)).join('\n'),
+    /the header WWW-Authenticate is missing/);
+});
+
+test('streams and pages are checked for status and Content-Type only', () => {
+  const stream = { ...exchange('GET', '/v1/events/demo/stream?access_token=k', 200, null,
+    { 'content-type': 'text/event-stream' }), streamed: true, body: null };
+  assert.deepEqual(problems(stream), []);
+  assert.match(problems({ ...stream, headers: JSON_TYPE }).join('\n'), /Content-Type/);
+  assert.deepEqual(problems(exchange('GET', '/ui/app.css', 200, 'body{}',
+    { 'content-type': 'text/css; charset=utf-8' })), []);
+  assert.match(problems(exchange('GET', '/ui/app.css', 200, 'body{}',
+    { 'content-type': 'text/plain' })).join('\n'), /Content-Type "text\/plain" is not one of/);
+});
+
+test('a documented path wins over a parameter', () => {
+  // /ui/events/{event} (a page) is not /ui/{file}: a JSON answer there is undocumented.
+  assert.match(problems(exchange('GET', '/ui/events/demo', 200, {})).join('\n'),
+    /Content-Type "application\/json" is not one of text\/html/);
+});
+
+test('the lint fails on a broken description', () => {
+  const broken = YAML.parse(fs.readFileSync(path.resolve(HERE, '../../docs/openapi.yaml'), 'utf8'));
+  // A response without its description, and a $ref to nothing.
+  delete broken.paths['/v1/events'].get.responses['200'].description;
+  broken.paths['/v1/events'].post.responses['409'] = { $ref: '#/components/responses/Nothing' };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-openapi-'));
+  try {
+    const file = path.join(dir, 'openapi.yaml');
+    fs.writeFileSync(file, YAML.stringify(broken));
+    const redocly = path.join(HERE, 'node_modules', '.bin', 'redocly');
+    let output = '';
+    let status = 0;
+    try {
+      execFileSync(redocly, ['lint', '--config', path.join(HERE, 'redocly.yaml'), '--format',
+        'stylish', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (failure) {
+      status = failure.status;
+      output = `${failure.stdout}${failure.stderr}`;
+    }
+    assert.notEqual(status, 0, 'the lint passed a broken description');
+    assert.match(output, /no-unresolved-refs/);
+    assert.match(output, /description/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
