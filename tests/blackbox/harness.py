@@ -497,6 +497,40 @@ def request_bytes(method, path, body=None, headers=None, host="127.0.0.1"):
     return head + (body or b"")
 
 
+_PLAIN_REQUEST_LINE = re.compile(rb"^([A-Z]{1,16}) (/[!-~]*) HTTP/1\.1\r\n")
+_PLAIN_HEADER = re.compile(rb"^[A-Za-z0-9-]{1,64}: [ -~]*$")
+
+
+def _plain_request(data):
+    """(method, path, length in bytes) of the request data starts with; None when it is not
+    whole yet; False when it is not a plain well-formed request (Content-Length bodies only)."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0:
+        return False if len(data) > 8192 else None
+    line = _PLAIN_REQUEST_LINE.match(data)
+    if line is None:
+        return False
+    length = None
+    for header in data[line.end():end].split(b"\r\n"):
+        if header == b"":
+            continue
+        if not _PLAIN_HEADER.match(header):
+            return False
+        name, _, value = header.partition(b":")
+        name = name.lower()
+        if name in (b"transfer-encoding", b"expect") or (name == b"content-length"
+                                                          and length is not None):
+            return False
+        if name == b"content-length":
+            if not value.strip().isdigit() or int(value) > (1 << 20):
+                return False
+            length = int(value)
+    total = end + 4 + (length or 0)
+    if len(data) < total:
+        return None
+    return line.group(1).decode(), line.group(2).decode(), total
+
+
 class RawConnection:
     """A plain socket: write any bytes, parse responses one after another."""
 
@@ -504,10 +538,42 @@ class RawConnection:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout(client_timeout))
         self.buffer = b""
         self.eof = False
+        # For the contract recording: the requests sent, not yet answered (method, path), and
+        # the bytes of one not yet whole. Recording stops for good on a connection as soon as
+        # what was sent is not plainly well-formed (malformed input is what raw connections
+        # are for, and its answers cannot be paired with a request) or a HEAD is sent (tests
+        # read its answer without read_response).
+        self.unanswered = []
+        self.unsent_request = b""
+        self.recording = RECORD_PATH is not None
         _context()["clients"].append(self)
 
     def send(self, data):
+        if self.recording:
+            self._note_requests(data)
         self.sock.sendall(data)
+
+    def _note_requests(self, data):
+        self.unsent_request += data
+        while self.recording and self.unsent_request:
+            request = _plain_request(self.unsent_request)
+            if request is None:                 # not whole yet
+                return
+            if request is False or request[0] == "HEAD":
+                self.recording = False
+                return
+            method, path, length = request
+            self.unanswered.append((method, path))
+            self.unsent_request = self.unsent_request[length:]
+
+    def _record_response(self, response):
+        if not self.recording or response.status < 200:
+            return
+        if not self.unanswered:
+            self.recording = False
+            return
+        method, path = self.unanswered.pop(0)
+        record_exchange(method, path, response.status, dict(response.headers), response.body)
 
     def _fill(self):
         if self.eof:
@@ -567,7 +633,9 @@ class RawConnection:
             except EOFError:
                 pass
             body, self.buffer = self.buffer, b""
-        return Response(status, headers, body)
+        response = Response(status, headers, body)
+        self._record_response(response)
+        return response
 
     def read_responses(self, count):
         return [self.read_response() for _ in range(count)]
