@@ -197,3 +197,76 @@ test('the lint fails on a broken description', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// ---- the description against the server's own tables ----
+
+const ROOT = path.resolve(HERE, '../..');
+
+function sourcesUnder(dir) {
+  const files = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...sourcesUnder(full));
+    else if (entry.name.endsWith('.c')) files.push(full);
+  }
+  return files;
+}
+
+// (status, code) pairs some response of the description allows.
+function documentedCodes() {
+  const pairs = new Set();
+  const visit = (responses, pointer) => {
+    for (const [status, response] of Object.entries(responses || {})) {
+      const [object] = checker.resolve(response, `${pointer}/${status}`);
+      // The codes are the enum beside the schema's $ref to ErrorBody.
+      const schema = object.content?.['application/json']?.schema || {};
+      for (const code of schema.properties?.error?.properties?.code?.enum || []) {
+        pairs.add(`${status} ${code}`);
+      }
+    }
+  };
+  for (const [template, item] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (operation && operation.responses) visit(operation.responses, `#/paths/${template}/${method}`);
+    }
+  }
+  visit(doc['x-holdfast-any-route'].responses, '#/x-holdfast-any-route/responses');
+  visit(doc['x-holdfast-unknown-path'].responses, '#/x-holdfast-unknown-path/responses');
+  visit({ 405: doc['x-holdfast-every-path'].responses['other-methods'] }, '#/x-holdfast-every-path');
+  return pairs;
+}
+
+test('every route of the server is in the description, with its method', () => {
+  const documented = new Set();
+  for (const [template, item] of Object.entries(doc.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch']) {
+      if (item[method]) documented.add(`${method.toUpperCase()} ${template.replace(/\{[^}]+\}/g, '{}')}`);
+    }
+  }
+  const routes = [];
+  for (const file of sourcesUnder(path.join(ROOT, 'src/engine'))) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/\{"(GET|POST|PUT|PATCH|DELETE)", "(\/[^"]*)"/g)) {
+      routes.push(`${match[1]} ${match[2]}`);
+    }
+  }
+  assert.ok(routes.length >= 25, `only ${routes.length} routes read from src/engine`);
+  const missing = routes.filter((route) => !documented.has(route));
+  assert.deepEqual(missing, [], `routes of src/engine missing from docs/openapi.yaml`);
+});
+
+test('every error code of the server is documented under its status', () => {
+  const documented = documentedCodes();
+  const codes = [];
+  const errors = fs.readFileSync(path.join(ROOT, 'src/engine/errors.c'), 'utf8');
+  for (const match of errors.matchAll(/\{"([a-z_]+)", (\d{3}),/g)) codes.push(`${match[2]} ${match[1]}`);
+  for (const file of sourcesUnder(path.join(ROOT, 'src/net'))) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/connection_reject\(connection, (\d{3}), "([a-z_]+)"/g)) {
+      codes.push(`${match[1]} ${match[2]}`);
+    }
+  }
+  assert.ok(codes.length >= 30, `only ${codes.length} error codes read from the sources`);
+  const missing = [...new Set(codes)].filter((pair) => !documented.has(pair));
+  assert.deepEqual(missing, [], 'error codes (status code) missing from docs/openapi.yaml');
+});
