@@ -386,6 +386,18 @@ def record_exchange(method, path, status, headers, body, streamed=False):
                 entry["body"] = body.decode("utf-8")
             except UnicodeDecodeError:
                 entry["body_utf8"] = False
+    _record_line(entry)
+
+
+def record_stream_event(path, event, data):
+    """Appends one Server-Sent Event of a stream (its name and data text)."""
+    if RECORD_PATH is None:
+        return
+    _record_line({"test": _context().get("name"), "kind": "sse", "method": "GET", "path": path,
+                  "event": event, "data": data})
+
+
+def _record_line(entry):
     line = json.dumps(entry) + "\n"
     with _record_lock:
         with open(RECORD_PATH, "a", encoding="utf-8") as out:

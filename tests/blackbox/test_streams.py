@@ -140,6 +140,7 @@ class Stream:
         if not data and comments:
             return ("comment", " ".join(comments))
         self.event_id = event_id    # the id line of the event just returned (None: none)
+        harness.record_stream_event(self.path, event, "\n".join(data))
         return (event, "\n".join(data))
 
     def next(self, wait_s=10.0, comments=False, scaled=True):

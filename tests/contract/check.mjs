@@ -166,8 +166,37 @@ export class Checker {
     return problems;
   }
 
+  // Problems of one event of a stream: its name and data against the x-holdfast-events of the
+  // stream's text/event-stream answer.
+  checkStreamEvent(exchange) {
+    const urlPath = String(exchange.path || '').split('?')[0];
+    const route = this.route(urlPath);
+    const operation = route?.item.get;
+    const where = route && `#/paths/${escapePointer(route.template)}/get/responses/200`;
+    const [response, responsePointer] = operation?.responses?.['200']
+      ? this.resolve(operation.responses['200'], where) : [null, null];
+    const events = response?.content?.['text/event-stream']?.['x-holdfast-events'];
+    if (!events) return [`a stream event on ${urlPath}, which describes no stream`];
+    this.count(`event ${exchange.event} ${route.template}`);
+    if (!events[exchange.event]) {
+      return [`undocumented stream event "${exchange.event}" (the description has ` +
+              `${Object.keys(events).join(', ')})`];
+    }
+    let document;
+    try {
+      document = JSON.parse(exchange.data);
+    } catch (error) {
+      return [`the data of event "${exchange.event}" is not JSON: ${error.message}`];
+    }
+    const pointer = `${responsePointer}/content/text~1event-stream/x-holdfast-events/` +
+                    escapePointer(exchange.event);
+    const validate = this.validator(pointer);
+    return validate(document) ? [] : describeErrors(validate.errors, pointer);
+  }
+
   // Problems of one exchange ([] when it conforms to the description).
   check(exchange) {
+    if (exchange.kind === 'sse') return this.checkStreamEvent(exchange);
     const method = String(exchange.method || '').toUpperCase();
     const urlPath = String(exchange.path || '').split('?')[0];
     const status = exchange.status;
@@ -289,6 +318,9 @@ export function readExchanges(file) {
 }
 
 export function exchangeName(exchange) {
+  if (exchange.kind === 'sse') {
+    return `${exchange.test || '(no test)'}: GET ${exchange.path} event ${exchange.event}`;
+  }
   return `${exchange.test || '(no test)'}: ${exchange.method} ${exchange.path} -> ${exchange.status}`;
 }
 

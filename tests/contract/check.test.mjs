@@ -165,6 +165,19 @@ test('streams and pages are checked for status and Content-Type only', () => {
     { 'content-type': 'text/plain' })).join('\n'), /Content-Type "text\/plain" is not one of/);
 });
 
+test('a stream\'s events are checked against their schemas', () => {
+  const event = (name, data) => ({ test: 'fake', kind: 'sse', method: 'GET',
+    path: '/v1/events/demo/stream', event: name, data: JSON.stringify(data) });
+  assert.deepEqual(problems(event('seat', { id: 'F-A-1', status: 'held', version: 2 })), []);
+  assert.deepEqual(problems(event('pool', { id: 'GA', available: 1, held: 1, sold: 0 })), []);
+  assert.match(problems(event('seat', { id: 'F-A-1', status: 'held', version: 2, user_id: 'u1' }))
+    .join('\n'), /undocumented member "user_id"/);
+  assert.match(problems(event('hold', { id: 'x' })).join('\n'), /undocumented stream event "hold"/);
+  assert.notDeepEqual(problems(event('snapshot', { id: 'demo' })), []);
+  assert.match(problems({ ...event('seat', {}), path: '/v1/events' }).join('\n'),
+    /describes no stream/);
+});
+
 test('a documented path wins over a parameter', () => {
   // /ui/events/{event} (a page) is not /ui/{file}: a JSON answer there is undocumented.
   assert.match(problems(exchange('GET', '/ui/events/demo', 200, {})).join('\n'),
