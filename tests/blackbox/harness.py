@@ -373,12 +373,18 @@ RECORD_BODY_MAX = 1 << 20
 _record_lock = threading.Lock()
 
 
-def record_exchange(method, path, status, headers, body, streamed=False):
-    """Appends one exchange (headers lower-cased; body bytes, or None when not read)."""
+def record_exchange(method, path, status, headers, body, streamed=False, request_body=None):
+    """Appends one exchange (headers lower-cased; body bytes, or None when not read; the
+    request's body bytes when it had one)."""
     if RECORD_PATH is None:
         return
     entry = {"test": _context().get("name"), "method": method, "path": path, "status": status,
              "headers": headers, "streamed": streamed, "body": None}
+    if request_body and len(request_body) <= RECORD_BODY_MAX:
+        try:
+            entry["request_body"] = request_body.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     if body is not None:
         entry["body_length"] = len(body)
         if len(body) <= RECORD_BODY_MAX:
@@ -471,7 +477,7 @@ class Client:
         response = self.connection.getresponse()
         payload = response.read()
         headers_out = {k.lower(): v for k, v in response.getheaders()}
-        record_exchange(method, path, response.status, headers_out, payload)
+        record_exchange(method, path, response.status, headers_out, payload, request_body=data)
         return Response(response.status, headers_out, payload)
 
     def get(self, path, **kwargs):
@@ -514,8 +520,9 @@ _PLAIN_HEADER = re.compile(rb"^[A-Za-z0-9-]{1,64}: [ -~]*$")
 
 
 def _plain_request(data):
-    """(method, path, length in bytes) of the request data starts with; None when it is not
-    whole yet; False when it is not a plain well-formed request (Content-Length bodies only)."""
+    """(method, path, length in bytes, body) of the request data starts with; None when it is
+    not whole yet; False when it is not a plain well-formed request (Content-Length bodies
+    only)."""
     end = data.find(b"\r\n\r\n")
     if end < 0:
         return False if len(data) > 8192 else None
@@ -540,7 +547,7 @@ def _plain_request(data):
     total = end + 4 + (length or 0)
     if len(data) < total:
         return None
-    return line.group(1).decode(), line.group(2).decode(), total
+    return line.group(1).decode(), line.group(2).decode(), total, data[end + 4:total]
 
 
 class RawConnection:
@@ -574,8 +581,8 @@ class RawConnection:
             if request is False or request[0] == "HEAD":
                 self.recording = False
                 return
-            method, path, length = request
-            self.unanswered.append((method, path))
+            method, path, length, body = request
+            self.unanswered.append((method, path, body))
             self.unsent_request = self.unsent_request[length:]
 
     def _record_response(self, response):
@@ -584,8 +591,9 @@ class RawConnection:
         if not self.unanswered:
             self.recording = False
             return
-        method, path = self.unanswered.pop(0)
-        record_exchange(method, path, response.status, dict(response.headers), response.body)
+        method, path, body = self.unanswered.pop(0)
+        record_exchange(method, path, response.status, dict(response.headers), response.body,
+                        request_body=body)
 
     def _fill(self):
         if self.eof:

@@ -6,9 +6,11 @@
 // Each exchange is matched to the description's path and method and to the response of its
 // status, and its body is validated against that response's schema (ajv, JSON Schema 2020-12,
 // as OpenAPI 3.1 uses). An undocumented path, method, status, Content-Type or member of an
-// answer fails it, with the exchange named. Streams, HTML and static files are checked for
-// their status and Content-Type only. The conventions the description states once rather
-// than per path are checked here: HEAD is answered as GET without a body; OPTIONS answers 204;
+// answer fails it, with the exchange named; so does a request the server accepted (2xx) that
+// the operation's requestBody schema refuses (a description stricter than the server). Streams,
+// HTML and static files are checked for their status and Content-Type only, the streams'
+// events against the schemas their answer names (x-holdfast-events). The conventions the
+// description states once rather than per path are checked here: HEAD is answered as GET without a body; OPTIONS answers 204;
 // a method the path lacks answers 405; both with `Allow` listing the path's methods; a path
 // no route has answers 404 `not_found`; the HTTP layer's answers (x-holdfast-any-route) may
 // come on any path.
@@ -246,7 +248,31 @@ export class Checker {
       return [`undocumented status: ${operationMethod.toUpperCase()} ${route.template} does ` +
               `not describe ${status} (it has ${Object.keys(operation.responses).join(', ')})`];
     }
-    return this.firstPassing(exchange, found, { headOnly, allow }, '');
+    const problems = this.firstPassing(exchange, found, { headOnly, allow }, '');
+    if (status >= 200 && status < 300) {
+      problems.push(...this.checkAcceptedRequest(exchange, operation,
+        `${basePointer}/${operationMethod}/requestBody`));
+    }
+    return problems;
+  }
+
+  // A request the server accepted (2xx) must fit the operation's requestBody: a description
+  // stricter than the server (a bound, a required member, a pattern) fails here.
+  checkAcceptedRequest(exchange, operation, pointer) {
+    if (!operation.requestBody || !exchange.request_body) return [];
+    const [body, where] = this.resolve(operation.requestBody, pointer);
+    if (!body.content?.['application/json']?.schema) return [];
+    let document;
+    try {
+      document = JSON.parse(exchange.request_body);
+    } catch {
+      return [];   // not JSON yet accepted: only a route that ignores its body does that
+    }
+    const schemaPointer = `${where}/content/application~1json/schema`;
+    const validate = this.validator(schemaPointer);
+    if (validate(document)) return [];
+    return describeErrors(validate.errors, schemaPointer)
+      .map((line) => `the request, which the server accepted, does not fit: ${line}`);
   }
 
   // [] when one of the candidates passes, else the first candidate's problems.

@@ -92,6 +92,18 @@ test('a missing or mistyped member fails', () => {
     hold({ status: 'pending' }))), []);
 });
 
+test('a request the server accepted must fit the description\'s requestBody', () => {
+  const created = (request) => ({ ...exchange('POST', '/v1/events/eras_n1/holds', 201, hold()),
+    request_body: JSON.stringify(request) });
+  assert.deepEqual(problems(created({ user_id: 'u1', seats: ['FLOOR-A-10'], ttl_s: 0.5 })), []);
+  assert.match(problems(created({ seats: ['FLOOR-A-10'] })).join('\n'),
+    /the request, which the server accepted, does not fit: .*required property 'user_id'/);
+  assert.match(problems(created({ user_id: 'u1' })).join('\n'), /does not fit/);
+  // A refused request is not held to it: it may be as wrong as its test wants.
+  assert.deepEqual(problems({ ...exchange('POST', '/v1/events/eras_n1/holds', 400,
+    error('invalid_request', { field: 'user_id' })), request_body: '{"seats":[]}' }), []);
+});
+
 test('an undocumented status fails', () => {
   const found = problems(exchange('POST', '/v1/events', 418, error('teapot')));
   assert.equal(found.length, 1);
