@@ -557,11 +557,10 @@ class RawConnection:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout(client_timeout))
         self.buffer = b""
         self.eof = False
-        # For the contract recording: the requests sent, not yet answered (method, path), and
-        # the bytes of one not yet whole. Recording stops for good on a connection as soon as
-        # what was sent is not plainly well-formed (malformed input is what raw connections
-        # are for, and its answers cannot be paired with a request) or a HEAD is sent (tests
-        # read its answer without read_response).
+        # For the contract recording: the requests sent, not yet answered (method, path,
+        # body), and the bytes of one not yet whole. Recording stops for good on a connection
+        # as soon as what was sent is not plainly well-formed (malformed input is what raw
+        # connections are for, and its answers cannot be paired with a request).
         self.unanswered = []
         self.unsent_request = b""
         self.recording = RECORD_PATH is not None
@@ -578,22 +577,38 @@ class RawConnection:
             request = _plain_request(self.unsent_request)
             if request is None:                 # not whole yet
                 return
-            if request is False or request[0] == "HEAD":
+            if request is False:
                 self.recording = False
                 return
             method, path, length, body = request
             self.unanswered.append((method, path, body))
             self.unsent_request = self.unsent_request[length:]
 
-    def _record_response(self, response):
+    def _record_response(self, response, head_only=False):
         if not self.recording or response.status < 200:
             return
         if not self.unanswered:
             self.recording = False
             return
         method, path, body = self.unanswered.pop(0)
-        record_exchange(method, path, response.status, dict(response.headers), response.body,
+        # A head read alone is a HEAD's whole answer, or a stream's first part.
+        streamed = head_only and method != "HEAD"
+        record_exchange(method, path, response.status, dict(response.headers),
+                        None if streamed else response.body, streamed=streamed,
                         request_body=body)
+
+    def read_head(self):
+        """(status, lower-cased headers) of the next answer, reading no body: a HEAD's answer,
+        or the head of a stream. Raises EOFError when the connection closes first."""
+        head = self._read_until(b"\r\n\r\n").decode("latin-1")
+        lines = head.split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        self._record_response(Response(status, headers, b""), head_only=True)
+        return status, headers
 
     def _fill(self):
         if self.eof:

@@ -203,6 +203,8 @@ export class Checker {
     const urlPath = String(exchange.path || '').split('?')[0];
     const status = exchange.status;
     const route = this.route(urlPath);
+    // A HEAD's answer is its GET's head (or the 404 or 405 of any other method), no body.
+    const headOnly = method === 'HEAD';
     if (!route) {
       const unknown = this.doc['x-holdfast-unknown-path']?.responses || {};
       const found = this.candidates(unknown, '#/x-holdfast-unknown-path/responses', status);
@@ -210,13 +212,12 @@ export class Checker {
         return [`undocumented path: no path of the description matches ${urlPath}, and ` +
                 `${status} is not the answer to an unknown path`];
       }
-      return this.firstPassing(exchange, found, {}, `unknown path ${urlPath}`);
+      return this.firstPassing(exchange, found, { headOnly }, `unknown path ${urlPath}`);
     }
     const allow = Checker.allowOf(route.item);
     const basePointer = `#/paths/${escapePointer(route.template)}`;
     const every = this.doc['x-holdfast-every-path']?.responses || {};
     let operationMethod = method.toLowerCase();
-    let headOnly = false;
     if (method === 'OPTIONS') {
       this.count(`OPTIONS ${route.template}`);
       const found = status === 204 && every.OPTIONS
@@ -225,10 +226,7 @@ export class Checker {
       if (found.length === 0) return [`OPTIONS answered ${status}, not 204`];
       return this.firstPassing(exchange, found, { allow }, `OPTIONS ${route.template}`);
     }
-    if (method === 'HEAD' && route.item.get) {
-      operationMethod = 'get';
-      headOnly = true;
-    }
+    if (method === 'HEAD' && route.item.get) operationMethod = 'get';
     const operation = OPERATION_METHODS.includes(operationMethod) ? route.item[operationMethod]
       : undefined;
     if (!operation) {
@@ -239,7 +237,8 @@ export class Checker {
         return [`undocumented method: ${route.template} has no ${method} (only ${allow}), ` +
                 `and the answer is ${status}, not 405`];
       }
-      return this.firstPassing(exchange, found, { allow }, `${method} ${route.template}`);
+      return this.firstPassing(exchange, found, { allow, headOnly },
+                               `${method} ${route.template}`);
     }
     this.count(`${operationMethod.toUpperCase()} ${route.template}`);
     const responsesPointer = `${basePointer}/${operationMethod}/responses`;

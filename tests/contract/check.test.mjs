@@ -156,6 +156,9 @@ test('OPTIONS is 204 with Allow, HEAD is GET without a body', () => {
     /HEAD answered with a body/);
   assert.match(problems(exchange('HEAD', '/v1/webhooks/payments', 200, '')).join('\n'),
     /undocumented method/);
+  assert.deepEqual(problems(exchange('HEAD', '/v1/webhooks/payments', 405, '',
+    { ...JSON_TYPE, allow: 'POST, OPTIONS' })), []);
+  assert.deepEqual(problems(exchange('HEAD', '/v1/nowhere', 404, '')), []);
 });
 
 test('headers the description requires are checked', () => {
