@@ -64,6 +64,7 @@ typedef struct queued_response {
     bool stream;            /* first response of a stream: no length, the body runs on */
     bool stream_head;       /* HEAD where GET opens a stream: that head, no stream */
     struct connection *connection; /* owner, for hf_http_response_stream */
+    uint64_t received_ns;   /* uv_hrtime when the request was read whole (server->answered) */
 } queued_response_t;
 
 /* Offsets into the connection's head buffer: the buffer may move while it grows. */
@@ -142,6 +143,7 @@ struct hf_http_server {
     uint64_t timer_due_ms;
     hf_http_handler_fn handler;
     void *context;
+    hf_http_answered_fn answered;
     uint64_t released_sequence;
     link_t connections;
     link_t waiting;
