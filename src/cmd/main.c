@@ -62,6 +62,7 @@ static int serve(const hf_command_line_t *line) {
                                    .webhook_secret = line->webhook_secret,
                                    .demo = line->demo,
                                    .finished_holds_max = line->finished_holds_max,
+                                   .version = HF_VERSION,
                                    .cors_origins = line->cors_origins,
                                    .cors_origin_count = line->cors_origin_count};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);

@@ -33,6 +33,9 @@
  *                         reopening its sales (and their routes)
  *   handlers_ui.h/.c      the box-office page (and its routes)
  *   handlers_payments.h/.c  the payment webhook and refunds (and their routes)
+ *   metrics.h/.c      GET /metrics' counters (every answer by route and status, timed) and
+ *                     the writer of Prometheus's text format
+ *   handlers_metrics.h/.c  GET /metrics: the generic families, then each domain's
  *   signature.h/.c    the webhook's Holdfast-Signature header: parsed (pure) and checked
  *
  * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table
@@ -63,6 +66,7 @@ typedef struct hf_engine_options {
      * The strings belong to the caller and outlive the engine. */
     const char *const *cors_origins;
     uint32_t cors_origin_count;
+    const char *version;         /* static: holdfast_build_info of GET /metrics */
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;
