@@ -279,13 +279,13 @@ void hf_handlers_events_metrics_render(const hf_context_t *context, hf_buffer_t 
     hf_metrics_family(out, "holdfast_events", "gauge", "Events.");
     hf_metrics_sample(out, "holdfast_events", NULL, 0, event_count);
     hf_metrics_family(out, "holdfast_seats", "gauge", "Seats of every event, by status.");
-    for (uint8_t status = HF_SEAT_AVAILABLE; status <= HF_SEAT_SOLD; status++) {
+    for (int status = HF_SEAT_AVAILABLE; status <= HF_SEAT_SOLD; status++) {
         hf_metrics_label_t label = {"status", hf_seat_status_name(status)};
         hf_metrics_sample(out, "holdfast_seats", &label, 1, seats[status]);
     }
     hf_metrics_family(out, "holdfast_pool_units", "gauge",
                       "Units of every event's general-admission pools, by status.");
-    for (uint8_t status = HF_SEAT_AVAILABLE; status <= HF_SEAT_SOLD; status++) {
+    for (int status = HF_SEAT_AVAILABLE; status <= HF_SEAT_SOLD; status++) {
         hf_metrics_label_t label = {"status", hf_seat_status_name(status)};
         hf_metrics_sample(out, "holdfast_pool_units", &label, 1, units[status]);
     }

@@ -239,7 +239,7 @@ static void render_webhooks(const hf_context_t *context, hf_buffer_t *out) {
                       "Payment webhook deliveries by result: what a delivery decided, "
                       "\"repeat\" for one answered again, \"invalid_signature\" and "
                       "\"invalid\" for those refused with 401 and 400.");
-    for (uint8_t result = HF_PAYMENT_COMMITTED; result <= HF_PAYMENT_RECORDED; result++) {
+    for (int result = HF_PAYMENT_COMMITTED; result <= HF_PAYMENT_RECORDED; result++) {
         hf_metrics_label_t label = {"result", hf_payment_result_name(result)};
         hf_metrics_sample(out, "holdfast_webhooks_total", &label, 1, (double)counts[result]);
     }
