@@ -89,6 +89,10 @@ for flavour in release asan; do
 done
 
 run_stage "http layer (asan)" python3 tests/net/test_http.py --binary build/asan/tests/echo_server
+# The black-box suite includes GET /metrics (test_metrics.py): promtool lints the output and a
+# real Prometheus scrapes the server, both from Debian's prometheus (scripts/deps.sh --test).
+command -v promtool >/dev/null && command -v prometheus >/dev/null ||
+    echo "test: promtool or prometheus is missing: the metrics tests will fail" >&2
 # The release run also records every exchange for the contract test below (tests/contract).
 CONTRACT_RECORD=build/contract/exchanges.jsonl
 mkdir -p build/contract && rm -f "$CONTRACT_RECORD"

@@ -394,6 +394,14 @@ const hf_refund_t *hf_core_refund_find(const hf_core_t *core, const char *refund
 /* Refunds by index, oldest first (indexes only grow: refunds are never forgotten). */
 uint32_t hf_core_refund_count(const hf_core_t *core);
 const hf_refund_t *hf_core_refund_at(const hf_core_t *core, uint32_t index);
+/* Refunds marked completed (the others are pending), kept as they change. */
+uint32_t hf_core_refunds_completed(const hf_core_t *core);
+/* Deliveries hf_core_payment applied since the core was made, by what they decided: indexes
+ * are hf_payment_result_t values, then HF_PAYMENT_COUNT_REPEAT for repeats answered with an
+ * earlier outcome. Restored deliveries are not counted. */
+#define HF_PAYMENT_COUNT_REPEAT 3
+#define HF_PAYMENT_COUNTS 4
+const uint64_t *hf_core_payment_counts(const hf_core_t *core);
 /* Deliveries kept for deduplication. */
 uint32_t hf_core_deliveries_kept(const hf_core_t *core);
 /* The number (hf_core_change_count) of the newest record of the refund at index. */

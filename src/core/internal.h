@@ -155,6 +155,11 @@ struct hf_core {
     hf_refund_t *refunds;        /* oldest first, never forgotten */
     uint32_t refund_count, refund_capacity;
     hf_index_map_t refund_ids;   /* a refund's id -> its index */
+    /* Kept as they change, so GET /metrics reads two numbers instead of every refund. */
+    uint32_t refunds_completed;
+    /* Deliveries applied by this core, by hf_payment_result_t, and repeats last
+     * (hf_core_payment_counts). */
+    uint64_t payment_counts[HF_PAYMENT_COUNTS];
 
     hf_item_t *items;
     uint32_t item_count, item_capacity;

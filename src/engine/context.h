@@ -21,12 +21,14 @@
 /* Declared by their own headers (idempotency.h, streams.h), which build on this one. */
 struct hf_idempotency;
 struct hf_streams;
+struct hf_metrics;               /* metrics.h */
 
 typedef struct hf_context {
     hf_core_t *core;
     hf_store_t *store;           /* NULL: nothing to take forgotten holds back from */
     struct hf_idempotency *idempotency;
     struct hf_streams *streams;
+    struct hf_metrics *metrics;  /* GET /metrics' counters (metrics.h) */
     const char *api_key;         /* NULL or "": no authentication */
     /* The payment webhook's HMAC secret (--webhook-secret); NULL or "": the webhook answers
      * 503 webhooks_not_configured. Owned by the engine's caller. */

@@ -10,6 +10,7 @@
 #include "engine/arena.h"
 #include "engine/context.h"
 #include "engine/idempotency.h"
+#include "engine/metrics.h"
 #include "engine/restore.h"
 #include "engine/routes.h"
 #include "engine/streams.h"
@@ -28,6 +29,7 @@ struct hf_engine {
     hf_context_t context;
     hf_idempotency_t idempotency; /* context.idempotency points here */
     hf_streams_t streams;        /* context.streams points here */
+    hf_metrics_t metrics;        /* context.metrics points here */
     hf_http_server_t *http;
     hf_batch_t *spare_batch;     /* returned by the store, reused */
     uv_timer_t keepalive_timer;  /* streams' keep-alive comments */
@@ -327,6 +329,11 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     context->idempotency = &engine->idempotency;
     hf_streams_init(&engine->streams, context);
     context->streams = &engine->streams;
+    size_t route_count;
+    const hf_route_t *const *routes = hf_routes_known(&route_count);
+    hf_metrics_init(&engine->metrics, routes, route_count,
+                    options->version ? options->version : "unknown", hf_context_now_ms(context));
+    context->metrics = &engine->metrics;
     context->api_key = options->api_key;
     context->webhook_secret = options->webhook_secret;
     context->cors_origins = options->cors_origins;
@@ -338,11 +345,12 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     if (!open_store(engine)) goto fail;
     char error[256];
     hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, context,
-                               options->access_log};
+                               hf_metrics_answered, options->access_log};
     if (hf_http_server_start(&engine->http, loop, &config, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot listen on %s:%d: %s", options->host, options->port, error);
         goto fail;
     }
+    engine->metrics.http = engine->http;
     init_handles(engine);
     if (hf_store_start(context->store, store_done_from_thread, engine) != 0) {
         hf_log(HF_LOG_ERROR, "cannot start the store's writer and syncer threads");

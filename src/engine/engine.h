@@ -33,6 +33,9 @@
  *                         reopening its sales (and their routes)
  *   handlers_ui.h/.c      the box-office page (and its routes)
  *   handlers_payments.h/.c  the payment webhook and refunds (and their routes)
+ *   metrics.h/.c      GET /metrics' counters (every answer by route and status, timed) and
+ *                     the writer of Prometheus's text format
+ *   handlers_metrics.h/.c  GET /metrics: the generic families, then each domain's
  *   signature.h/.c    the webhook's Holdfast-Signature header: parsed (pure) and checked
  *
  * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table
@@ -65,7 +68,8 @@ typedef struct hf_engine_options {
     uint32_t cors_origin_count;
     /* Operations (issue 22): the version logged at start; one log line per request
      * (--access-log); a service manager told when the server is ready and when it stops
-     * (sd_notify, lib/notify.h); loading's progress shown on a terminal. */
+     * (sd_notify, lib/notify.h); loading's progress shown on a terminal. The version is static and
+     * also GET /metrics' holdfast_build_info. */
     const char *version;
     bool access_log;
     bool progress;

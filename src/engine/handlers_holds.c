@@ -379,3 +379,12 @@ static const hf_route_t routes[] = {
 };
 
 const hf_route_table_t hf_handlers_holds_routes = {routes, sizeof routes / sizeof routes[0]};
+
+/* ---- GET /metrics (metrics.h) ---- */
+
+void hf_handlers_holds_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
+    hf_metrics_family(out, "holdfast_holds_active", "gauge",
+                      "Holds in status held (not yet committed, released or expired).");
+    hf_metrics_sample(out, "holdfast_holds_active", NULL, 0,
+                      hf_core_holds_active(context->core));
+}

@@ -35,6 +35,10 @@ typedef struct hf_route {
     size_t body_size_max;        /* a longer body is answered 413 */
 } hf_route_t;
 
+/* Routes of every domain together (the dispatcher's list, the metrics' slots); more fail an
+ * assertion at the first request. Room is left for the domains still to come. */
+#define HF_ROUTES_MAX 64
+
 /* One domain's routes. */
 typedef struct hf_route_table {
     const hf_route_t *routes;

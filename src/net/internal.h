@@ -69,6 +69,7 @@ typedef struct queued_response {
     const char *access_method;
     char *access_path;
     uint64_t access_started_ns;
+    uint64_t received_ns;   /* uv_hrtime when the request was read whole (server->answered) */
 } queued_response_t;
 
 /* Offsets into the connection's head buffer: the buffer may move while it grows. */
@@ -147,6 +148,7 @@ struct hf_http_server {
     uint64_t timer_due_ms;
     hf_http_handler_fn handler;
     void *context;
+    hf_http_answered_fn answered;
     uint64_t released_sequence;
     link_t connections;
     link_t waiting;

@@ -37,6 +37,9 @@ queued_response_t *response_take(connection_t *connection) {
     entry->response.body = body;
     entry->response.status = 200;
     entry->connection = connection;
+    /* Taken as the request is complete (or refused), so its answer's time is measured from
+     * here; a read of the monotonic clock through the vDSO, tens of nanoseconds. */
+    if (connection->server->answered) entry->received_ns = uv_hrtime();
     return entry;
 }
 
@@ -152,15 +155,19 @@ static void connection_serialize(hf_buffer_t *out, const queued_response_t *entr
         HF_BUFFER_APPEND_LITERAL(out, "Connection: keep-alive\r\n");
 }
 
+/* A final answer must be 2xx to 5xx: anything else from a handler is a bug, and sending it
+ * would break the framing of the connection. */
+static int status_sent(const hf_http_response_t *response) {
+    return response->status >= 200 && response->status <= 599 ? response->status : 500;
+}
+
 static void response_serialize(hf_buffer_t *out, const queued_response_t *entry) {
     if (entry->interim) {
         HF_BUFFER_APPEND_LITERAL(out, "HTTP/1.1 100 Continue\r\n\r\n");
         return;
     }
     const hf_http_response_t *response = &entry->response;
-    /* A final answer must be 2xx to 5xx: anything else from a handler is a bug, and sending
-     * it would break the framing of the connection. */
-    int status = response->status >= 200 && response->status <= 599 ? response->status : 500;
+    int status = status_sent(response);
     /* 204 carries no body and no length (RFC 9110 section 8.6). */
     bool has_body = status != 204;
     bool stream_shaped = entry->stream || entry->stream_head;
@@ -217,6 +224,17 @@ void response_access_log(queued_response_t *entry) {
 
 /* ---- writing ---- */
 
+/* Tells the server's answered callback about a final answer leaving; *now_ns is read once per
+ * write, at its first answer. */
+static void answer_report(hf_http_server_t *server, const queued_response_t *entry,
+                          uint64_t *now_ns) {
+    if (!server->answered || entry->interim) return;
+    if (*now_ns == 0) *now_ns = uv_hrtime();
+    uint64_t duration = *now_ns > entry->received_ns ? *now_ns - entry->received_ns : 0;
+    server->answered(server->context, entry->response.label, status_sent(&entry->response),
+                     duration);
+}
+
 static void on_write(uv_write_t *request, int status);
 
 /* Moves the stream's unsent data into output, behind the responses there, once nothing queued
@@ -257,11 +275,13 @@ bool connection_flush(connection_t *connection) {
     hf_http_server_t *server = connection->server;
     size_t count = 0;
     bool close = false;
+    uint64_t now_ns = 0;
     while (connection->queue_head && !close &&
            connection->queue_head->response.durable_sequence <= server->released_sequence) {
         queued_response_t *entry = response_dequeue(connection);
         response_serialize(&connection->output, entry);
         if (entry->access_path) response_access_log(entry);
+        answer_report(server, entry, &now_ns);
         close = entry->response.close;
         if (entry->stream) connection->stream.started = true;
         count++;

@@ -29,6 +29,14 @@
 
 #define ERROR_SIZE 512
 
+/* One, a few, and then by steps of 2 and 2.5 up to the engine's bound on a batch: a batch
+ * grows with the load while a sync is in flight (DESIGN.md, the store's writer). */
+static const uint64_t BATCH_SIZE_UPPER[] = {1,    2,    5,     10,    20,    50,
+                                            100,  200,  500,   1000,  2000,  5000,
+                                            10000, 20000, 50000, 100000, HF_STORE_BATCH_MUTATIONS_MAX};
+const hf_histogram_bounds_t hf_store_batch_size_bounds = {
+    BATCH_SIZE_UPPER, sizeof BATCH_SIZE_UPPER / sizeof BATCH_SIZE_UPPER[0], 1.0};
+
 struct hf_store {
     const hf_store_backend_t *backend;
     void *instance;                  /* the backend's, opaque here */
@@ -172,6 +180,9 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
         store->stats.mutations += count;
         store->stats.last_batch_size = count;
         store->stats.last_commit_seconds = seconds;
+        hf_histogram_record(&store->stats.batch_sizes, &hf_store_batch_size_bounds, count);
+        hf_histogram_record(&store->stats.commit_durations, &hf_histogram_seconds_bounds,
+                            (uint64_t)(seconds * 1e9));
     } else {
         store->stats.failures++;
     }

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "lib/histogram.h"
 
 typedef struct hf_batch hf_batch_t;
 
@@ -175,17 +176,23 @@ bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
  * everything. */
 void hf_store_close(hf_store_t *store);
 
-/* Batch statistics, read on the engine thread. Nothing in the server reads them yet (there is no
- * /metrics route): the unit tests do, and a metrics route would. */
+/* Batch statistics, read on the engine thread: GET /metrics shows them (engine/metrics.h),
+ * and the unit tests read them. */
 typedef struct hf_store_stats {
     uint64_t batches, mutations, failures;
     uint64_t last_batch_size;
     double last_commit_seconds;  /* writing the batch up to its COMMIT; the sync comes after */
+    /* Every written batch: its mutations (hf_store_batch_size_bounds) and the time from its
+     * first write to its COMMIT, in nanoseconds (hf_histogram_seconds_bounds). Recorded by
+     * the writer under the lock it already takes to hand the batch back. */
+    hf_histogram_t batch_sizes, commit_durations;
     /* The backend's own figures (backend.h's stats), 0 where it has none. SQLite: writes to
      * write-ahead logs that SQLite asked for and that reached a file, since the process started
      * (sqlite/vfs.h). */
     uint64_t log_writes_asked, log_writes_made;
 } hf_store_stats_t;
 void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats);
+/* Mutations per batch, from 1 to HF_STORE_BATCH_MUTATIONS_MAX. */
+extern const hf_histogram_bounds_t hf_store_batch_size_bounds;
 
 #endif

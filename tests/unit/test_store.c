@@ -902,6 +902,13 @@ static void test_every_mutation_round_trips(void **state)
     assert_int_equal(stats.last_batch_size, 9);
     assert_int_equal(stats.failures, 0);
     assert_true(stats.last_commit_seconds > 0.0 && stats.last_commit_seconds < 10.0);
+    /* Sizes 7 and 9, each in the bucket up to 10 (1, 2, 5, 10, ...); both commits timed. */
+    assert_int_equal(stats.batch_sizes.count, 2);
+    assert_int_equal(stats.batch_sizes.sum, 16);
+    assert_int_equal(stats.batch_sizes.counts[3], 2);
+    assert_int_equal(stats.commit_durations.count, 2);
+    assert_true(stats.commit_durations.sum > 0 &&
+                stats.commit_durations.sum < (uint64_t)(20.0 * 1e9));
     hf_store_close(store);
     hf_batch_destroy(batch);
 
