@@ -247,6 +247,7 @@ static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint6
     event->max_seats_per_hold = definition->max_seats_per_hold;
     event->created_at_ms = now;
     event->sales_open = true;
+    event->waiting_room = definition->waiting_room;
     event->section_count = definition->section_count;
     event->row_count = (uint32_t)rows;
     event->seat_count = (uint32_t)seats;
