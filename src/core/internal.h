@@ -177,6 +177,7 @@ struct hf_core {
 
     /* The waiting rooms (queue.c), made at the first join or restored ticket. */
     struct queue_state *queue;
+    uint32_t rooms_enabled;      /* events with a waiting room (hf_core_rooms_enabled) */
 };
 
 #define NO_STRING UINT32_MAX

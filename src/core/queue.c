@@ -84,6 +84,8 @@ bool hf_core_room_valid(const hf_room_definition_t *room) {
            room->max_waiting <= HF_QUEUE_WAITING_LIMIT;
 }
 
+uint32_t hf_core_rooms_enabled(const hf_core_t *core) { return core->rooms_enabled; }
+
 /* ---- state ---- */
 
 static queue_state_t *queue_of(hf_core_t *core) {

@@ -107,6 +107,8 @@ uint64_t hf_core_room_admissions(const hf_core_t *core, uint32_t event_index);
 /* Finished tickets kept in memory; and how many may be (HF_QUEUE_FINISHED_TICKETS_MAX). */
 uint32_t hf_core_tickets_finished(const hf_core_t *core);
 void hf_core_set_tickets_finished_max(hf_core_t *core, uint32_t finished_max);
+/* Events with a waiting room: 0 lets the admission check skip even the event's lookup. */
+uint32_t hf_core_rooms_enabled(const hf_core_t *core);
 /* Checks room settings (restore and the tests; the engine's decoder names the field). */
 bool hf_core_room_valid(const hf_room_definition_t *room);
 
