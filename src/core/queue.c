@@ -2,6 +2,7 @@
  * continuously refilled admission bucket, abandonment and token expiry on the rooms' own
  * heap of deadlines (timer.h), and the finished tickets kept up to a limit. */
 #include "core/internal.h"
+#include "core/queue.h"
 
 #include <assert.h>
 #include <math.h>
@@ -350,6 +351,15 @@ static uint32_t ticket_slot_take(queue_state_t *queue) {
     return queue->ticket_count++;
 }
 
+/* The ticket's record as it stands, numbered as its newest change. */
+static void ticket_emit(hf_core_t *core, uint32_t index, bool created, hf_time_ms_t at_ms) {
+    hf_ticket_t *ticket = &core->queue->tickets[index];
+    ticket_record_t record = {ticket->id, hf_core_ticket_user(core, index), ticket->event,
+                              ticket->seq, ticket->status, ticket->admitted_at_ms};
+    record_ticket(core, &record, created, at_ms);
+    ticket->last_change = core->change_count;
+}
+
 /* ---- the rooms' deadlines ---- */
 
 static bool entry_stale(const void *context, const hf_timer_entry_t *entry) {
@@ -430,8 +440,7 @@ static void ticket_admit(hf_core_t *core, room_t *room, uint32_t index, hf_time_
     room->tokens -= 1.0;
     rate_count(room, now);
     ticket_arm(queue, index, hf_core_ticket_expires_s(core, index) * 1000);
-    record_ticket(core, ticket, hf_core_ticket_user(core, index), false, now);
-    queue->tickets[index].last_change = core->change_count;
+    ticket_emit(core, index, false, now);
 }
 
 static bool room_has_slot(const room_t *room, const hf_room_definition_t *settings) {
@@ -474,8 +483,7 @@ static void ticket_finish(hf_core_t *core, uint32_t index, uint8_t status, hf_ti
     }
     ticket->status = status;
     ticket_finished_push(queue, index);
-    record_ticket(core, ticket, hf_core_ticket_user(core, index), false, at_ms);
-    queue->tickets[index].last_change = core->change_count;
+    ticket_emit(core, index, false, at_ms);
 }
 
 /* A ticket's deadline: a waiting ticket not polled since is abandoned (one polled since is
@@ -535,8 +543,7 @@ static uint32_t ticket_join(hf_core_t *core, uint32_t event_index, uint32_t entr
     ticket->last_seen_ms = now;
     ticket_arm(queue, index, now + core->events[event_index]->waiting_room.abandon_after_ms);
     queue->entries[entry_index].ticket = index;
-    record_ticket(core, ticket, hf_core_ticket_user(core, index), true, now);
-    ticket->last_change = core->change_count;
+    ticket_emit(core, index, true, now);
     room_admit(core, event_index, now);
     return index;
 }
