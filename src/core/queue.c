@@ -61,25 +61,6 @@ typedef struct queue_state {
     uint32_t free_first;
 } queue_state_t;
 
-/* ---- names ---- */
-
-static const char *const STATUS_NAMES[] = {"waiting", "admitted", "completed", "expired",
-                                           "abandoned"};
-
-const char *hf_ticket_status_name(uint8_t status) {
-    assert(status <= HF_TICKET_ABANDONED);
-    return STATUS_NAMES[status];
-}
-
-bool hf_ticket_status_parse(const char *text, uint8_t *status) {
-    for (uint8_t i = 0; text && i <= HF_TICKET_ABANDONED; i++) {
-        if (strcmp(STATUS_NAMES[i], text) != 0) continue;
-        *status = i;
-        return true;
-    }
-    return false;
-}
-
 bool hf_core_room_valid(const hf_room_definition_t *room) {
     if (!room->enabled) return true;
     return room->admit_per_s >= HF_QUEUE_ADMIT_PER_S_MIN &&
