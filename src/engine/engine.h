@@ -34,6 +34,8 @@
  *   handlers_ui.h/.c      the box-office page (and its routes)
  *   handlers_payments.h/.c  the payment webhook and refunds (and their routes)
  *   signature.h/.c    the webhook's Holdfast-Signature header: parsed (pure) and checked
+ *   token.h/.c        the waiting room's admission token, a JWT HS256: signed and checked with
+ *                     OpenSSL's HMAC (pure otherwise; its secret comes from cmd/token_secret.c)
  *
  * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table
  * (hf_route_table_t, route.h) exported by handlers_DOMAIN.h and added to TABLES in
