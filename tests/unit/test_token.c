@@ -56,7 +56,7 @@ static void forge(const char *header, const char *payload, const char *key,
              digest, &size);
         encode(digest, size, part);
     } else {
-        strcpy(part, raw_signature);
+        strcpy(part, raw_signature ? raw_signature : "");
     }
     strcat(out, ".");
     strcat(out, part);
