@@ -572,6 +572,7 @@ hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char 
     }
     if (room->waiting >= core->events[event_index]->waiting_room.max_waiting)
         return HF_ERROR_WAITING_ROOM_FULL;
+    if (room->seq_count >= HF_QUEUE_JOINS_MAX) return HF_ERROR_CAPACITY;
     if (!ticket_id) return HF_ERROR_INVALID_REQUEST;
     text_key_t key = server_id_key(ticket_id);
     uint32_t taken;

@@ -57,7 +57,8 @@ typedef struct hf_ticket {
  * back, or the user's ticket when it is waiting or admitted with a live token (*created
  * false, nothing changes). An idle room admits a new ticket at once (its status says so).
  * HF_ERROR_EVENT_NOT_FOUND, HF_ERROR_WAITING_ROOM_DISABLED, HF_ERROR_WAITING_ROOM_FULL (the
- * room's max_waiting tickets wait), HF_ERROR_INVALID_REQUEST (a user id empty or too long,
+ * room's max_waiting tickets wait), HF_ERROR_CAPACITY (HF_QUEUE_JOINS_MAX joins made),
+ * HF_ERROR_INVALID_REQUEST (a user id empty or too long,
  * or ticket_id taken). */
 hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char *user_id,
                               const char *ticket_id, hf_time_ms_t now, uint32_t *index,
