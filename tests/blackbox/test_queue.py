@@ -133,7 +133,12 @@ def test_join_poll_and_errors(server):
     expect(c.get("/v1/events/%s/queue/%s" % (other, second["ticket"])), 404, "ticket_not_found",
            what="another event's ticket")
     expect(c.post("/v1/events/%s/queue/q_nope/complete" % event_id), 404, "ticket_not_found")
-    for field, value in (("admit_per_s", 0), ("admit_per_s", "x"), ("token_ttl_s", 1.5),
+    rounded = room_event(c, token_ttl_s=0.5)
+    check_equal(expect(c.get("/v1/events/%s" % rounded), 200)["waiting_room"]["token_ttl_s"], 1,
+                "a fractional token_ttl_s is rounded up to whole seconds")
+    token = join(c, rounded, "r", 201)["admission_token"]
+    check_equal(claims_of(token)["exp"] - claims_of(token)["iat"], 1, "exp - iat, rounded up")
+    for field, value in (("admit_per_s", 0), ("admit_per_s", "x"), ("token_ttl_s", 0),
                          ("max_active", -1), ("abandon_after_s", 0), ("max_waiting", 0),
                          ("enabled", "yes")):
         response = c.post("/v1/events", {"id": uid("bad"), "sections": [
