@@ -14,6 +14,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/options.h"
+#include "cmd/token_secret.h"
 #include "cmd/version.h"
 #include "engine/engine.h"
 #include "lib/log.h"
@@ -63,6 +64,12 @@ static int serve(const hf_command_line_t *line) {
     hf_log_secret_add(line->webhook_secret);
     int lock = lock_data_directory(line->data_directory);
     if (lock < 0) return 1;
+    /* Static: the engine keeps a pointer to it for its whole life. */
+    static hf_token_secret_t token_secret;
+    if (!hf_token_secret_load(line->token_secret, line->data_directory, &token_secret)) {
+        close(lock);
+        return 1;
+    }
     raise_descriptor_limit();
     signal(SIGPIPE, SIG_IGN);
     hf_engine_options_t options = {.host = line->host, .port = line->port,
@@ -73,7 +80,8 @@ static int serve(const hf_command_line_t *line) {
                                    .cors_origins = line->cors_origins,
                                    .cors_origin_count = line->cors_origin_count,
                                    .version = HF_VERSION, .access_log = line->access_log,
-                                   .progress = isatty(STDERR_FILENO) == 1};
+                                   .progress = isatty(STDERR_FILENO) == 1,
+                                   .token_secret = &token_secret};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
         hf_log(HF_LOG_ERROR, "start refused");

@@ -6,6 +6,7 @@
 #include "engine/handlers_events.h"
 #include "engine/handlers_holds.h"
 #include "engine/handlers_payments.h"
+#include "engine/handlers_queue.h"
 #include "engine/metrics.h"
 #include "net/http.h"
 
@@ -122,6 +123,7 @@ static const hf_metrics_render_fn DOMAINS[] = {
     hf_handlers_events_metrics_render,
     hf_handlers_holds_metrics_render,
     hf_handlers_payments_metrics_render,
+    hf_handlers_queue_metrics_render,
 };
 
 /* Answered at once, not held for the open batch: gauges include what is still being

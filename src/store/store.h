@@ -36,6 +36,7 @@
 
 #include "core/core.h"
 #include "lib/histogram.h"
+#include "core/queue.h"
 
 typedef struct hf_batch hf_batch_t;
 
@@ -88,6 +89,8 @@ typedef struct hf_store_loader {
     int (*refund)(void *context, const hf_stored_refund_t *refund);
     int (*delivery)(void *context, const hf_stored_delivery_t *delivery);
     int64_t deliveries_since_ms;
+    /* Last: every waiting room's ticket, in join order. */
+    int (*ticket)(void *context, const hf_stored_ticket_t *ticket);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;
@@ -105,6 +108,10 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
  * the callback's non-zero value) with a sentence in error. */
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size);
+/* As hf_store_read_hold, for a waiting-room ticket the core has forgotten (a finished one):
+ * passed to loader->ticket. */
+int hf_store_read_ticket(hf_store_t *store, const char *ticket_id, const hf_store_loader_t *loader,
+                         bool *found, char *error, size_t error_size);
 /* What hf_store_list_holds reads: the holds of event_id created after the hold after_id (NULL:
  * from the first), oldest first, whose stored status is one of statuses (bits 1 << status of
  * hf_hold_status_t; 0: any). */

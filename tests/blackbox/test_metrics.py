@@ -47,6 +47,11 @@ FAMILIES = {
     "holdfast_events": "gauge",
     "holdfast_pool_units": "gauge",
 }
+# Families that appear once their part is in use (API.md section 9).
+FAMILIES_IN_USE = {
+    "holdfast_queue_waiting": "gauge",
+    "holdfast_queue_admissions_total": "counter",
+}
 
 # The only labels any family may carry, and what their values may be.
 LABEL_VALUES = {
@@ -315,6 +320,41 @@ def test_webhooks_and_refunds_are_counted():
     check_equal(metrics.value("holdfast_refunds", status="completed"), 1.0, "after a restart")
     check_equal(metrics.value("holdfast_holds_active"), 0.0, "no hold active after a restart")
     check_equal(metrics.value("holdfast_seats", status="sold"), 1.0, "sold seats after a restart")
+    server.stop()
+
+
+def test_waiting_rooms_are_counted_by_event():
+    """holdfast_queue_waiting{event} and holdfast_queue_admissions_total{event}: one sample per
+    event with a room, none for an event without (no family at all before the first room)."""
+    import test_queue as queue
+    server = Server(**queue.SERVER_OPTIONS).start()
+    c = server.client()
+    plain = small_event(c)
+    metrics = scrape(server)
+    check("holdfast_queue_waiting" not in metrics.text, "no room, no queue family")
+    # One admission every 1,000 s: the first joiner is let in at once, the rest wait.
+    event_id = queue.room_event(c, admit_per_s=0.001)
+    tickets = [queue.join(c, event_id, user())["ticket"] for _ in range(4)]
+    deadline = time.time() + 10
+    while True:
+        statuses = [queue.poll(c, event_id, t)["status"] for t in tickets]
+        if statuses.count("admitted") == 1 or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    check_equal(statuses.count("admitted"), 1, "admitted at once: %r" % statuses)
+    metrics = scrape(server)
+    for name, kind in FAMILIES_IN_USE.items():
+        check("# TYPE %s %s\n" % (name, kind) in metrics.text, "TYPE of %s" % name)
+        check("# HELP %s " % name in metrics.text, "HELP of %s" % name)
+    check_equal(metrics.value("holdfast_queue_waiting", event=event_id), 3.0, "waiting")
+    check_equal(metrics.value("holdfast_queue_admissions_total", event=event_id), 1.0,
+                "admissions")
+    check(plain not in metrics.text, "an event without a room has no queue sample")
+    queue.complete(c, event_id, tickets[1])
+    metrics = scrape(server)
+    check_equal(metrics.value("holdfast_queue_waiting", event=event_id), 2.0,
+                "waiting after a waiting ticket completed")
+    promtool_check(metrics.text)
     server.stop()
 
 
