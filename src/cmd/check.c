@@ -24,11 +24,12 @@
 #include "engine/idempotency.h"
 #include "engine/restore.h"
 #include "lib/progress.h"
+#include "store/backend.h"
 
 /* SQLite's virtual machine instructions between two looks at the progress line. */
 #define CHECK_PROGRESS_INSTRUCTIONS 100000
-/* The store's schema version this build knows (store/sqlite/sqlite.c). */
-#define CHECK_SCHEMA_VERSION "5"
+/* The store's schema version this build knows (store/backend.h). */
+#define CHECK_SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 
 static const char USAGE[] =
     "usage: holdfast check --data DIR\n"

@@ -32,7 +32,7 @@
 /* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
  * refunds), version 5 the table history, version 6 the waiting rooms' tickets; a version 2,
  * 3, 4 or 5 database is migrated at open (schema_migrate). */
-#define SCHEMA_VERSION "6"
+#define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 /* Old idempotency keys are deleted once every this many batches: often enough that the table
  * stays near one day of keys, rarely enough that the indexed delete costs nothing per batch. */
 #define PURGE_EVERY_BATCHES 1000u
