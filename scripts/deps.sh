@@ -4,7 +4,7 @@
 #   scripts/deps.sh [--check] [--test] [--bench]
 #     (none)   what building and running the server needs
 #     --test   also what `make test` needs (cmocka, python3, clang for fuzzing, chromium and
-#              node for the browser test)
+#              node for the browser test, prometheus for promtool and a real scrape of /metrics)
 #     --bench  also the benchmark tools and the peers they compare with
 #     --check  exit 1 when something is missing, install nothing
 set -euo pipefail
@@ -12,7 +12,7 @@ set -euo pipefail
 packages=(build-essential pkg-config libuv1-dev node-llhttp libjansson-dev libsqlite3-dev
           libssl-dev libpq-dev)
 test_packages=(libcmocka-dev python3 sqlite3 curl clang libclang-rt-14-dev chromium valgrind
-               cppcheck clang-tidy postgresql)
+               cppcheck clang-tidy prometheus postgresql)
 bench_packages=(wrk curl python3 redis-server redis-tools postgresql postgresql-contrib gnuplot-nox valgrind)
 
 check=0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole suite, as `make test` runs it: unit tests and the core simulation (release and
 # ASan+UBSan builds), the HTTP layer's tests, the black-box tests of the real binary
-# (release and ASan+UBSan), the browser tests, the benchmark tools' tests and the bounded
+# (release and ASan+UBSan), the browser tests, the OpenAPI lint and the contract test (the
+# release run's answers against docs/openapi.yaml), the benchmark tools' tests and the bounded
 # reliability rounds. Ends with one line "N passed, N failed" for CI.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -88,9 +89,24 @@ for flavour in release asan; do
 done
 
 run_stage "http layer (asan)" python3 tests/net/test_http.py --binary build/asan/tests/echo_server
-run_stage "black-box release" python3 tests/blackbox/run.py --binary build/holdfast
+# The black-box suite includes GET /metrics (test_metrics.py): promtool lints the output and a
+# real Prometheus scrapes the server, both from Debian's prometheus (scripts/deps.sh --test).
+command -v promtool >/dev/null && command -v prometheus >/dev/null ||
+    echo "test: promtool or prometheus is missing: the metrics tests will fail" >&2
+# The release run also records every exchange for the contract test below (tests/contract).
+CONTRACT_RECORD=build/contract/exchanges.jsonl
+mkdir -p build/contract && rm -f "$CONTRACT_RECORD"
+HOLDFAST_CONTRACT_RECORD="$PWD/$CONTRACT_RECORD" \
+    run_stage "black-box release" python3 tests/blackbox/run.py --binary build/holdfast
 run_stage "black-box asan" python3 tests/blackbox/run.py --binary build/asan/holdfast
 HOLDFAST_BINARY=build/holdfast run_node "browser" tests/browser/
+# docs/openapi.yaml: Redocly's lint (recommended-strict), the contract checker's own tests, then
+# the release run's recorded answers checked against the description.
+run_check "openapi lint" env REDOCLY_TELEMETRY=off \
+    tests/contract/node_modules/.bin/redocly lint --config tests/contract/redocly.yaml docs/openapi.yaml
+run_node "contract checker" tests/contract/
+run_check "contract (black-box answers vs docs/openapi.yaml)" \
+    node tests/contract/check.mjs "$CONTRACT_RECORD"
 # The benchmark's own measuring: pgbench's warm window, loadgen's Redis protocol, the ceiling
 # build's switch (and its absence from build/holdfast).
 run_stage "bench tools" python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \

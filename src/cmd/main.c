@@ -1,5 +1,6 @@
 /* holdfast serve --listen HOST:PORT --data DIR [options]: the process. The options are read and
- * checked in options.c; here the data directory is locked and the engine runs. */
+ * checked in options.c; here the data directory is locked and the engine runs. The other
+ * commands each live in a file of their own (commands.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/commands.h"
 #include "cmd/options.h"
+#include "cmd/token_secret.h"
 #include "cmd/version.h"
 #include "engine/engine.h"
 #include "lib/log.h"
@@ -19,19 +22,21 @@
 /* One server per data directory: an exclusive lock held for the life of the process. */
 static int lock_data_directory(const char *directory) {
     if (mkdir(directory, 0755) != 0 && errno != EEXIST) {
-        hf_log(HF_LOG_ERROR, "cannot create the data directory %s: %s", directory, strerror(errno));
+        HF_LOG_FIELDS(HF_LOG_ERROR, "start refused: cannot create the data directory",
+                      HF_LOG_TEXT("data", directory), HF_LOG_TEXT("error", strerror(errno)));
         return -1;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/holdfast.lock", directory);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        hf_log(HF_LOG_ERROR, "cannot open %s: %s", path, strerror(errno));
+        HF_LOG_FIELDS(HF_LOG_ERROR, "start refused: cannot open the lock file",
+                      HF_LOG_TEXT("path", path), HF_LOG_TEXT("error", strerror(errno)));
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        hf_log(HF_LOG_ERROR, "the data directory %s is in use by another holdfast server (lock %s); "
-               "stop it first", directory, path);
+        hf_log(HF_LOG_ERROR, "start refused: the data directory %s is in use by another holdfast "
+               "server (lock %s); stop it first", directory, path);
         close(fd);
         return -1;
     }
@@ -53,8 +58,18 @@ static void raise_descriptor_limit(void) {
 
 /* Runs the server until a signal stops it; the process's exit code. */
 static int serve(const hf_command_line_t *line) {
+    hf_log_level_set(line->log_level);
+    hf_log_secret_add(line->api_key);
+    hf_log_secret_add(line->token_secret);
+    hf_log_secret_add(line->webhook_secret);
     int lock = lock_data_directory(line->data_directory);
     if (lock < 0) return 1;
+    /* Static: the engine keeps a pointer to it for its whole life. */
+    static hf_token_secret_t token_secret;
+    if (!hf_token_secret_load(line->token_secret, line->data_directory, &token_secret)) {
+        close(lock);
+        return 1;
+    }
     raise_descriptor_limit();
     signal(SIGPIPE, SIG_IGN);
     hf_engine_options_t options = {.host = line->host, .port = line->port,
@@ -63,9 +78,13 @@ static int serve(const hf_command_line_t *line) {
                                    .demo = line->demo,
                                    .finished_holds_max = line->finished_holds_max,
                                    .cors_origins = line->cors_origins,
-                                   .cors_origin_count = line->cors_origin_count};
+                                   .cors_origin_count = line->cors_origin_count,
+                                   .version = HF_VERSION, .access_log = line->access_log,
+                                   .progress = isatty(STDERR_FILENO) == 1,
+                                   .token_secret = &token_secret};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
+        hf_log(HF_LOG_ERROR, "start refused");
         close(lock);
         return 1;
     }
@@ -84,6 +103,8 @@ static int printed(void) {
 int main(int argc, char **argv) {
     /* Static: the origins' copies make it a few kilobytes. */
     static hf_command_line_t line;
+    int code;
+    if (hf_command_run(argc, argv, &code)) return code;
     switch (hf_command_line_parse(argc, argv, &line)) {
     case HF_COMMAND_VERSION:
         printf("holdfast %s\n", HF_VERSION);

@@ -7,10 +7,11 @@
 #include <string.h>
 
 #include "cmd/options.h"
+#include "engine/token.h"
 #include "lib/log.h"
 #include "store/backend.h"
 
-#define COMMANDS "the commands are serve, --version and --help"
+#define COMMANDS "the commands are serve, event, orders, backup, check, --version and --help"
 #define SEE_HELP "see holdfast serve --help"
 #define LISTEN_EXAMPLE "for example 127.0.0.1:8080"
 #define ORIGIN_EXAMPLE "for example https://tickets.example.com"
@@ -25,7 +26,7 @@ typedef enum option_kind {
 
 typedef enum option_id {
     LISTEN, DATA, API_KEY, TOKEN_SECRET, WEBHOOK_SECRET, STORE, FINISHED_HOLDS, CORS_ORIGIN,
-    DEMO, OPTION_COUNT
+    DEMO, LOG_LEVEL, ACCESS_LOG, OPTION_COUNT
 } option_id_t;
 
 typedef struct option {
@@ -44,6 +45,8 @@ static const option_t OPTIONS[OPTION_COUNT] = {
     [FINISHED_HOLDS] = {"--finished-holds", "HOLDFAST_FINISHED_HOLDS", OPTION_TEXT},
     [CORS_ORIGIN] = {"--cors-origin", "HOLDFAST_CORS_ORIGINS", OPTION_LIST},
     [DEMO] = {"--demo", NULL, OPTION_FLAG},
+    [LOG_LEVEL] = {"--log-level", "HOLDFAST_LOG_LEVEL", OPTION_TEXT},
+    [ACCESS_LOG] = {"--access-log", "HOLDFAST_ACCESS_LOG", OPTION_FLAG},
 };
 
 /* One value as written, and the name to give in a message about it. */
@@ -61,13 +64,18 @@ typedef struct gathered {
 void hf_command_line_usage(FILE *out) {
     fprintf(out,
             "usage: holdfast serve --listen HOST:PORT --data DIR [options]\n"
-            "       holdfast --version | --help\n"
+            "       holdfast event create FILE.json | event show ID  (through a server)\n"
+            "       holdfast orders export --event ID      (CSV, through a server)\n"
+            "       holdfast backup --data DIR OUT.db      (a consistent copy, live)\n"
+            "       holdfast check --data DIR              (every stored invariant, offline)\n"
+            "       holdfast --version | --help            (each command takes --help)\n"
             "Options are written --name VALUE or --name=VALUE; the command line wins over the\n"
             "environment variable in brackets.\n"
             "  --listen HOST:PORT    where to accept connections (port 1 to 65535)\n"
             "  --data DIR            the directory for the store and the lock (created if missing)\n"
             "  --api-key KEY         require Authorization: Bearer KEY on /v1/ [HOLDFAST_API_KEY]\n"
-            "  --token-secret S      admission token secret [HOLDFAST_TOKEN_SECRET]\n"
+            "  --token-secret S      admission token secret, 16 to 64 bytes (default: a random\n"
+            "                        one kept in DIR/token_secret) [HOLDFAST_TOKEN_SECRET]\n"
             "  --webhook-secret S    payment webhook secret [HOLDFAST_WEBHOOK_SECRET]\n"
             "  --store URL           sqlite:PATH (default sqlite:DIR/holdfast.db) [HOLDFAST_STORE]\n"
             "  --finished-holds N    released and expired holds kept in memory, older ones are\n"
@@ -77,8 +85,13 @@ void hf_command_line_usage(FILE *out) {
             "                        browser sends it; repeatable, at most %u; none by default\n"
             "                        [HOLDFAST_CORS_ORIGINS, comma-separated]\n"
             "  --demo                create the demo event when missing\n"
+            "  --log-level LEVEL     error, warn, info (default) or debug [HOLDFAST_LOG_LEVEL]\n"
+            "  --access-log          log one line per request [HOLDFAST_ACCESS_LOG=1]\n"
             "  --help, -h            print this and exit\n"
-            "  --version             print the version and exit\n",
+            "  --version             print the version and exit\n"
+            "The log is one JSON object per line on standard error. Exit codes: 0 done (serve:\n"
+            "stopped cleanly), 1 failure (a start refused, a store failure, a check that found\n"
+            "a broken invariant), 2 a refused option or usage.\n",
             HF_FINISHED_HOLDS_LIMIT, HF_FINISHED_HOLDS_MAX, (unsigned)HF_CORS_ORIGINS_MAX);
 }
 
@@ -373,6 +386,47 @@ static hf_command_t check_origins(const gathered_t *gathered, hf_command_line_t 
     return HF_COMMAND_SERVE;
 }
 
+/* --log-level: one of the level words; --access-log: the flag, or its variable's yes or no. */
+static hf_command_t check_log(const gathered_t *gathered, hf_command_line_t *line) {
+    const given_t *level = &gathered->values[LOG_LEVEL];
+    line->log_level = HF_LOG_INFO;
+    if (level->value && !hf_log_level_parse(level->value, &line->log_level)) {
+        char shown[QUOTED_SIZE_MAX + 8];
+        return refuse("%s: %s is not a level (error, warn, info or debug)", level->source,
+                      quoted(shown, level->value, strlen(level->value)));
+    }
+    const given_t *access = &gathered->values[ACCESS_LOG];
+    const char *value = access->value;
+    if (!value) return HF_COMMAND_SERVE;
+    if (*value == '\0' || strcmp(value, "1") == 0 || strcmp(value, "true") == 0 ||
+        strcmp(value, "yes") == 0 || strcmp(value, "on") == 0) {
+        line->access_log = true;
+        return HF_COMMAND_SERVE;
+    }
+    if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0 || strcmp(value, "no") == 0 ||
+        strcmp(value, "off") == 0)
+        return HF_COMMAND_SERVE;
+    char shown[QUOTED_SIZE_MAX + 8];
+    return refuse("%s: %s is not a yes or no (1, true, yes, on; 0, false, no, off)",
+                  access->source, quoted(shown, value, strlen(value)));
+}
+
+/* --token-secret: its bytes sign the admission tokens, so a short one could be guessed from
+ * a single token offline; a longer one than HMAC-SHA256's block would be hashed down by HMAC,
+ * so it is refused rather than silently shortened. The value is never quoted. */
+static hf_command_t check_token_secret(const given_t *given, hf_command_line_t *line) {
+    line->token_secret = given->value;
+    if (!given->value) return HF_COMMAND_SERVE;
+    size_t length = strlen(given->value);
+    if (length < HF_TOKEN_SECRET_SIZE_MIN)
+        return refuse("%s: the secret is %zu bytes long, shorter than the %d bytes needed",
+                      given->source, length, HF_TOKEN_SECRET_SIZE_MIN);
+    if (length > HF_TOKEN_SECRET_SIZE_MAX)
+        return refuse("%s: the secret is %zu bytes long, longer than the %d bytes allowed",
+                      given->source, length, HF_TOKEN_SECRET_SIZE_MAX);
+    return HF_COMMAND_SERVE;
+}
+
 /* The command, then `serve`'s options. */
 hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *line) {
     memset(line, 0, sizeof *line);
@@ -393,10 +447,11 @@ hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *lin
         check_listen(&gathered.values[LISTEN], line) != HF_COMMAND_SERVE ||
         check_data_and_store(&gathered, line) != HF_COMMAND_SERVE ||
         check_finished_holds(&gathered.values[FINISHED_HOLDS], line) != HF_COMMAND_SERVE ||
-        check_origins(&gathered, line) != HF_COMMAND_SERVE)
+        check_origins(&gathered, line) != HF_COMMAND_SERVE ||
+        check_log(&gathered, line) != HF_COMMAND_SERVE ||
+        check_token_secret(&gathered.values[TOKEN_SECRET], line) != HF_COMMAND_SERVE)
         return HF_COMMAND_REFUSED;
     line->api_key = gathered.values[API_KEY].value;
-    line->token_secret = gathered.values[TOKEN_SECRET].value;
     line->webhook_secret = gathered.values[WEBHOOK_SECRET].value;
     line->demo = gathered.values[DEMO].value != NULL;
     return HF_COMMAND_SERVE;

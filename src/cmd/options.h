@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "core/limits.h"
+#include "lib/log.h"
 
 /* A host name is at most 253 bytes (DNS); an IPv6 literal is far shorter. */
 #define HF_COMMAND_HOST_SIZE_MAX 253
@@ -36,6 +37,8 @@ typedef struct hf_command_line {
     const char *webhook_secret;
     uint32_t finished_holds_max;
     bool demo;
+    hf_log_level_t log_level;     /* --log-level, HF_LOG_INFO by default */
+    bool access_log;              /* --access-log: one line per request */
     /* Copies of the origins (an environment variable is split at its commas), and the list
      * the engine is given, pointing into them. */
     char cors_origin_text[HF_CORS_ORIGINS_MAX][HF_CORS_ORIGIN_SIZE_MAX + 1];

@@ -191,7 +191,10 @@ static const char *check_deliveries(const hf_core_t *core) {
                     delivery->payment_intent_id) != 0))
             return "a refund_required delivery names no refund of its intent";
     }
-    return NULL;
+    uint32_t completed = 0;
+    for (uint32_t r = 0; r < core->refund_count; r++)
+        completed += core->refunds[r].status == HF_REFUND_COMPLETED;
+    return completed == core->refunds_completed ? NULL : "the count of completed refunds is off";
 }
 
 const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
@@ -201,5 +204,6 @@ const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     }
     const char *fault = check_holds(core, now);
     if (!fault) fault = check_owners(core);
+    if (!fault) fault = queue_check(core);
     return fault ? fault : check_deliveries(core);
 }

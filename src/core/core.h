@@ -84,6 +84,10 @@ typedef enum hf_error {
     HF_ERROR_VERSION_CONFLICT,     /* detail.items: indexes of seats whose version or state moved */
     HF_ERROR_SALES_CLOSED,         /* the event's sales are closed: no new hold or booking */
     HF_ERROR_REFUND_NOT_FOUND,
+    /* The waiting room (core/queue.h). */
+    HF_ERROR_WAITING_ROOM_DISABLED,
+    HF_ERROR_WAITING_ROOM_FULL,
+    HF_ERROR_TICKET_NOT_FOUND,
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -193,6 +197,7 @@ typedef struct hf_event {
     hf_pool_t *pools;
     hf_counts_t counts;
     void *internal;                /* lookup tables, private to the core */
+    hf_room_definition_t waiting_room; /* the room's settings (core/queue.h) */
 } hf_event_t;
 
 /* One item of a hold or order: a seat (quantity 0 marks a seat, index into the event's seats)
@@ -394,6 +399,14 @@ const hf_refund_t *hf_core_refund_find(const hf_core_t *core, const char *refund
 /* Refunds by index, oldest first (indexes only grow: refunds are never forgotten). */
 uint32_t hf_core_refund_count(const hf_core_t *core);
 const hf_refund_t *hf_core_refund_at(const hf_core_t *core, uint32_t index);
+/* Refunds marked completed (the others are pending), kept as they change. */
+uint32_t hf_core_refunds_completed(const hf_core_t *core);
+/* Deliveries hf_core_payment applied since the core was made, by what they decided: indexes
+ * are hf_payment_result_t values, then HF_PAYMENT_COUNT_REPEAT for repeats answered with an
+ * earlier outcome. Restored deliveries are not counted. */
+#define HF_PAYMENT_COUNT_REPEAT 3
+#define HF_PAYMENT_COUNTS 4
+const uint64_t *hf_core_payment_counts(const hf_core_t *core);
 /* Deliveries kept for deduplication. */
 uint32_t hf_core_deliveries_kept(const hf_core_t *core);
 /* The number (hf_core_change_count) of the newest record of the refund at index. */

@@ -95,6 +95,10 @@ const hf_refund_t *hf_core_refund_find(const hf_core_t *core, const char *refund
 
 uint32_t hf_core_refund_count(const hf_core_t *core) { return core->refund_count; }
 
+uint32_t hf_core_refunds_completed(const hf_core_t *core) { return core->refunds_completed; }
+
+const uint64_t *hf_core_payment_counts(const hf_core_t *core) { return core->payment_counts; }
+
 const hf_refund_t *hf_core_refund_at(const hf_core_t *core, uint32_t index) {
     return index < core->refund_count ? &core->refunds[index] : NULL;
 }
@@ -138,6 +142,7 @@ hf_error_t hf_core_refund_complete(hf_core_t *core, const char *refund_id, hf_ti
     if (!refund) return HF_ERROR_REFUND_NOT_FOUND;
     if (refund->status == HF_REFUND_COMPLETED) return HF_OK;
     core->refunds[*index].status = HF_REFUND_COMPLETED;
+    core->refunds_completed++;
     record_refund(core, *index, now);
     return HF_OK;
 }
@@ -299,6 +304,7 @@ hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *deliver
         *outcome = (hf_payment_outcome_t){.result = seen->result, .reason = seen->reason,
                                           .late = seen->late, .repeat = true,
                                           .order = seen->order, .refund = seen->refund};
+        core->payment_counts[HF_PAYMENT_COUNT_REPEAT]++;
         return HF_OK;
     }
     if (hf_core_deliveries_kept(core) >= HF_WEBHOOK_DELIVERIES_MAX) return HF_ERROR_CAPACITY;
@@ -314,6 +320,7 @@ hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *deliver
     const delivery_t *kept = delivery_append(core, intent_id, delivery->type, outcome, now);
     record_delivery(core, delivery, kept, now);
     if (outcome->result == HF_PAYMENT_REFUND_REQUIRED) record_refund(core, outcome->refund, now);
+    core->payment_counts[outcome->result]++;
     return HF_OK;
 }
 
@@ -327,6 +334,7 @@ hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *sto
     uint32_t index = refund_add(core, &key, stored->payment_intent_id, stored->reservation_id,
                                 stored->amount, stored->reason, stored->created_at_ms);
     core->refunds[index].status = stored->status;
+    if (stored->status == HF_REFUND_COMPLETED) core->refunds_completed++;
     return HF_OK;
 }
 

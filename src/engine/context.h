@@ -15,22 +15,28 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "engine/token.h"
 #include "net/flat_json.h"
 #include "store/store.h"
 
 /* Declared by their own headers (idempotency.h, streams.h), which build on this one. */
 struct hf_idempotency;
 struct hf_streams;
+struct hf_metrics;               /* metrics.h */
 
 typedef struct hf_context {
     hf_core_t *core;
     hf_store_t *store;           /* NULL: nothing to take forgotten holds back from */
     struct hf_idempotency *idempotency;
     struct hf_streams *streams;
+    struct hf_metrics *metrics;  /* GET /metrics' counters (metrics.h) */
     const char *api_key;         /* NULL or "": no authentication */
     /* The payment webhook's HMAC secret (--webhook-secret); NULL or "": the webhook answers
      * 503 webhooks_not_configured. Owned by the engine's caller. */
     const char *webhook_secret;
+    /* The admission tokens' secret (token.h: hf_token_sign, hf_token_verify); NULL: none, so
+     * nothing is signed and every token is refused. Owned by the engine's caller. */
+    const hf_token_secret_t *token_secret;
     /* Origins answered with CORS headers (--cors-origin), owned by the engine's caller and
      * outliving the engine; count 0: CORS is off and no request's Origin is even read. */
     const char *const *cors_origins;

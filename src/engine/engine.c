@@ -10,10 +10,14 @@
 #include "engine/arena.h"
 #include "engine/context.h"
 #include "engine/idempotency.h"
+#include "engine/metrics.h"
 #include "engine/restore.h"
 #include "engine/routes.h"
 #include "engine/streams.h"
+#include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/notify.h"
+#include "lib/progress.h"
 #include "net/http.h"
 #include "store/store.h"
 
@@ -25,6 +29,7 @@ struct hf_engine {
     hf_context_t context;
     hf_idempotency_t idempotency; /* context.idempotency points here */
     hf_streams_t streams;        /* context.streams points here */
+    hf_metrics_t metrics;        /* context.metrics points here */
     hf_http_server_t *http;
     hf_batch_t *spare_batch;     /* returned by the store, reused */
     uv_timer_t keepalive_timer;  /* streams' keep-alive comments */
@@ -215,7 +220,9 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     hf_engine_t *engine = handle->data;
     if (engine->stopping) return;
     engine->stopping = true;
-    hf_log(HF_LOG_INFO, "%s: finishing in-flight work", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+    hf_notify("STOPPING=1");
+    HF_LOG_FIELDS(HF_LOG_INFO, "stopping: finishing in-flight work",
+                  HF_LOG_TEXT("signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"));
     hf_http_server_stop_accepting(engine->http);
     uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
 }
@@ -283,13 +290,20 @@ static void init_handles(hf_engine_t *engine) {
 static bool open_store(hf_engine_t *engine) {
     char error[512];
     hf_context_t *context = &engine->context;
-    if (hf_store_open(&context->store, engine->options.store_url, error, sizeof error) != 0 ||
-        hf_restore_load(context, context->store, engine->options.finished_holds_max, error,
-                        sizeof error) != 0) {
-        hf_log(HF_LOG_ERROR, "cannot open the store %s: %s", engine->options.store_url, error);
-        return false;
-    }
-    return true;
+    hf_progress_t progress;
+    hf_progress_begin(&progress, "loading the store", engine->options.progress);
+    bool ok = hf_store_open(&context->store, engine->options.store_url, error, sizeof error) == 0 &&
+              hf_restore_load_progress(context, context->store, engine->options.finished_holds_max,
+                                       &progress, error, sizeof error) == 0;
+    hf_progress_end(&progress);
+    if (!ok)
+        HF_LOG_FIELDS(HF_LOG_ERROR, "cannot open the store",
+                      HF_LOG_TEXT("store", engine->options.store_url), HF_LOG_TEXT("error", error));
+    else
+        HF_LOG_FIELDS(HF_LOG_INFO, "store loaded", HF_LOG_NUMBER("rows", progress.done),
+                      HF_LOG_NUMBER("duration_ms",
+                                    (hf_clock_monotonic_seconds() - progress.started_s) * 1000));
+    return ok;
 }
 
 /* The core's sink: the open batch of the moment. */
@@ -317,8 +331,14 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     context->idempotency = &engine->idempotency;
     hf_streams_init(&engine->streams, context);
     context->streams = &engine->streams;
+    size_t route_count;
+    const hf_route_t *const *routes = hf_routes_known(&route_count);
+    hf_metrics_init(&engine->metrics, routes, route_count,
+                    options->version ? options->version : "unknown", hf_context_now_ms(context));
+    context->metrics = &engine->metrics;
     context->api_key = options->api_key;
     context->webhook_secret = options->webhook_secret;
+    context->token_secret = options->token_secret;
     context->cors_origins = options->cors_origins;
     context->cors_origin_count = options->cors_origin_count;
     /* The sink follows the open batch, which changes at every submit. */
@@ -327,11 +347,13 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_core_set_finished_max(context->core, engine->options.finished_holds_max);
     if (!open_store(engine)) goto fail;
     char error[256];
-    hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, context};
+    hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, context,
+                               hf_metrics_answered, options->access_log};
     if (hf_http_server_start(&engine->http, loop, &config, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot listen on %s:%d: %s", options->host, options->port, error);
         goto fail;
     }
+    engine->metrics.http = engine->http;
     init_handles(engine);
     if (hf_store_start(context->store, store_done_from_thread, engine) != 0) {
         hf_log(HF_LOG_ERROR, "cannot start the store's writer and syncer threads");
@@ -352,9 +374,16 @@ int hf_engine_run(hf_engine_t *engine) {
     if (!engine->options.webhook_secret || !*engine->options.webhook_secret)
         hf_log(HF_LOG_WARNING, "no webhook secret configured: POST /v1/webhooks/payments "
                                "answers 503 webhooks_not_configured");
-    hf_log(HF_LOG_INFO, "listening on %s:%d", engine->options.host, engine->options.port);
+    char listen[300];
+    snprintf(listen, sizeof listen, "%s:%d", engine->options.host, engine->options.port);
+    HF_LOG_FIELDS(HF_LOG_INFO, "started", HF_LOG_TEXT("listen", listen),
+                  HF_LOG_TEXT("store", engine->options.store_url),
+                  HF_LOG_TEXT("version", engine->options.version));
+    hf_notify("READY=1");
     uv_run(engine->loop, UV_RUN_DEFAULT);
-    hf_log(HF_LOG_INFO, "%s", engine->exit_code == 0 ? "stopped cleanly" : "stopped with errors");
+    HF_LOG_FIELDS(engine->exit_code == 0 ? HF_LOG_INFO : HF_LOG_ERROR,
+                  engine->exit_code == 0 ? "stopped cleanly" : "stopped with errors",
+                  HF_LOG_NUMBER("exit_code", engine->exit_code));
     return engine->exit_code;
 }
 

@@ -33,7 +33,14 @@
  *                         reopening its sales (and their routes)
  *   handlers_ui.h/.c      the box-office page (and its routes)
  *   handlers_payments.h/.c  the payment webhook and refunds (and their routes)
+ *   metrics.h/.c      GET /metrics' counters (every answer by route and status, timed) and
+ *                     the writer of Prometheus's text format
+ *   handlers_metrics.h/.c  GET /metrics: the generic families, then each domain's
+ *   handlers_queue.h/.c     the waiting room: join, poll, complete (and their routes), and
+ *                           the admission check of holds and bookings (HF_ROUTE_ADMISSION)
  *   signature.h/.c    the webhook's Holdfast-Signature header: parsed (pure) and checked
+ *   token.h/.c        the waiting room's admission token, a JWT HS256: signed and checked with
+ *                     OpenSSL's HMAC (pure otherwise; its secret comes from cmd/token_secret.c)
  *
  * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table
  * (hf_route_table_t, route.h) exported by handlers_DOMAIN.h and added to TABLES in
@@ -46,6 +53,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
+
+#include "engine/token.h"
 
 typedef struct hf_engine_options {
     const char *host;
@@ -63,6 +72,16 @@ typedef struct hf_engine_options {
      * The strings belong to the caller and outlive the engine. */
     const char *const *cors_origins;
     uint32_t cors_origin_count;
+    /* Operations (issue 22): the version logged at start; one log line per request
+     * (--access-log); a service manager told when the server is ready and when it stops
+     * (sd_notify, lib/notify.h); loading's progress shown on a terminal. The version is static and
+     * also GET /metrics' holdfast_build_info. */
+    const char *version;
+    bool access_log;
+    bool progress;
+    /* The admission tokens' secret (token.h), owned by the caller and outliving the engine;
+     * NULL or empty: no token is signed and every token is refused. */
+    const hf_token_secret_t *token_secret;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

@@ -255,3 +255,38 @@ static const hf_route_t routes[] = {
 };
 
 const hf_route_table_t hf_handlers_events_routes = {routes, sizeof routes / sizeof routes[0]};
+
+/* ---- GET /metrics (metrics.h) ---- */
+
+/* Sums each event's running counts: a scrape reads each event and pool once, never a seat
+ * (at most HF_EVENTS_MAX events). */
+void hf_handlers_events_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
+    const hf_core_t *core = context->core;
+    uint32_t event_count = hf_core_event_count(core);
+    double seats[3] = {0}, units[3] = {0};
+    for (uint32_t e = 0; e < event_count; e++) {
+        const hf_event_t *event = hf_core_event_at(core, e);
+        seats[HF_SEAT_AVAILABLE] += event->counts.available;
+        seats[HF_SEAT_HELD] += event->counts.held;
+        seats[HF_SEAT_SOLD] += event->counts.sold;
+        for (uint32_t p = 0; p < event->pool_count; p++) {
+            const hf_pool_t *pool = &event->pools[p];
+            units[HF_SEAT_AVAILABLE] += (double)(pool->capacity - pool->held - pool->sold);
+            units[HF_SEAT_HELD] += (double)pool->held;
+            units[HF_SEAT_SOLD] += (double)pool->sold;
+        }
+    }
+    hf_metrics_family(out, "holdfast_events", "gauge", "Events.");
+    hf_metrics_sample(out, "holdfast_events", NULL, 0, event_count);
+    hf_metrics_family(out, "holdfast_seats", "gauge", "Seats of every event, by status.");
+    for (int status = HF_SEAT_AVAILABLE; status <= HF_SEAT_SOLD; status++) {
+        hf_metrics_label_t label = {"status", hf_seat_status_name(status)};
+        hf_metrics_sample(out, "holdfast_seats", &label, 1, seats[status]);
+    }
+    hf_metrics_family(out, "holdfast_pool_units", "gauge",
+                      "Units of every event's general-admission pools, by status.");
+    for (int status = HF_SEAT_AVAILABLE; status <= HF_SEAT_SOLD; status++) {
+        hf_metrics_label_t label = {"status", hf_seat_status_name(status)};
+        hf_metrics_sample(out, "holdfast_pool_units", &label, 1, units[status]);
+    }
+}

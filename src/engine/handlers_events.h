@@ -7,8 +7,13 @@
 #ifndef HF_ENGINE_HANDLERS_EVENTS_H
 #define HF_ENGINE_HANDLERS_EVENTS_H
 
+#include "engine/metrics.h"
 #include "engine/route.h"
 
 extern const hf_route_table_t hf_handlers_events_routes;
+
+/* Its families of GET /metrics (metrics.h): events, seats and pool units by status, summed
+ * from each event's running counts (no seat is read). */
+void hf_handlers_events_metrics_render(const hf_context_t *context, hf_buffer_t *out);
 
 #endif

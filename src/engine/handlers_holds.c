@@ -367,8 +367,10 @@ static void handle_booking_create(hf_request_t *request) {
 #define FLAT_BODY (HF_ROUTE_BODY | HF_ROUTE_FLAT)
 
 static const hf_route_t routes[] = {
-    {"POST", "/v1/events/{}/holds", handle_hold_create, CREATES | HF_ROUTE_FLAT, BODY_SIZE_MAX},
-    {"POST", "/v1/events/{}/bookings", handle_booking_create, CREATES, BODY_SIZE_MAX},
+    {"POST", "/v1/events/{}/holds", handle_hold_create,
+     CREATES | HF_ROUTE_FLAT | HF_ROUTE_ADMISSION, BODY_SIZE_MAX},
+    {"POST", "/v1/events/{}/bookings", handle_booking_create, CREATES | HF_ROUTE_ADMISSION,
+     BODY_SIZE_MAX},
     {"GET", "/v1/holds/{}", handle_hold_get, 0, BODY_SIZE_MAX},
     {"POST", "/v1/holds/{}/extend", handle_hold_extend, FLAT_BODY, BODY_SIZE_MAX},
     {"POST", "/v1/holds/{}/release", handle_hold_release, FLAT_BODY, BODY_SIZE_MAX},
@@ -379,3 +381,12 @@ static const hf_route_t routes[] = {
 };
 
 const hf_route_table_t hf_handlers_holds_routes = {routes, sizeof routes / sizeof routes[0]};
+
+/* ---- GET /metrics (metrics.h) ---- */
+
+void hf_handlers_holds_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
+    hf_metrics_family(out, "holdfast_holds_active", "gauge",
+                      "Holds in status held (not yet committed, released or expired).");
+    hf_metrics_sample(out, "holdfast_holds_active", NULL, 0,
+                      hf_core_holds_active(context->core));
+}

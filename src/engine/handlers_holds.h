@@ -7,8 +7,12 @@
 #ifndef HF_ENGINE_HANDLERS_HOLDS_H
 #define HF_ENGINE_HANDLERS_HOLDS_H
 
+#include "engine/metrics.h"
 #include "engine/route.h"
 
 extern const hf_route_table_t hf_handlers_holds_routes;
+
+/* Its families of GET /metrics (metrics.h): active holds, from the core's running count. */
+void hf_handlers_holds_metrics_render(const hf_context_t *context, hf_buffer_t *out);
 
 #endif

@@ -9,8 +9,25 @@
 #include "engine/query.h"
 #include "engine/restore.h"
 #include "engine/signature.h"
+#include "lib/log.h"
 
 /* ---- the webhook ---- */
+
+/* A refused webhook is logged (a misconfigured secret at the provider shows up here first),
+ * at most once a second: anyone can post to the route, and the log must not become their
+ * megaphone. The header and the body are never logged, only why and how many were refused. */
+static void signature_refusal_log(int64_t now_ms, const char *why) {
+    static bool logged;
+    static int64_t logged_ms;
+    static uint64_t refused_since;
+    refused_since++;
+    if (logged && now_ms - logged_ms < 1000) return;
+    logged = true;
+    logged_ms = now_ms;
+    HF_LOG_FIELDS(HF_LOG_WARNING, "webhook refused: invalid signature", HF_LOG_TEXT("reason", why),
+                  HF_LOG_NUMBER("refused", refused_since));
+    refused_since = 0;
+}
 
 /* The Holdfast-Signature header parsed and checked on the raw body, with t within
  * HF_SIGNATURE_TOLERANCE_S of the server's clock; false after answering 401. Nothing of the
@@ -30,6 +47,7 @@ static bool signature_valid(hf_request_t *request) {
                                   http->body_length))
         why = "no v1 signature matches the body";
     if (!why) return true;
+    signature_refusal_log(request->now_ms, why);
     hf_reply_error(request, HF_API_ERROR_INVALID_SIGNATURE, why, NULL);
     return false;
 }
@@ -229,3 +247,40 @@ static const hf_route_t routes[] = {
 };
 
 const hf_route_table_t hf_handlers_payments_routes = {routes, sizeof routes / sizeof routes[0]};
+
+/* ---- GET /metrics (metrics.h) ---- */
+
+/* Deliveries by what the core decided, then the route's refusals, which never reach it. */
+static void render_webhooks(const hf_context_t *context, hf_buffer_t *out) {
+    const uint64_t *counts = hf_core_payment_counts(context->core);
+    hf_metrics_family(out, "holdfast_webhooks_total", "counter",
+                      "Payment webhook deliveries by result: what a delivery decided, "
+                      "\"repeat\" for one answered again, \"invalid_signature\" and "
+                      "\"invalid\" for those refused with 401 and 400.");
+    for (int result = HF_PAYMENT_COMMITTED; result <= HF_PAYMENT_RECORDED; result++) {
+        hf_metrics_label_t label = {"result", hf_payment_result_name(result)};
+        hf_metrics_sample(out, "holdfast_webhooks_total", &label, 1, (double)counts[result]);
+    }
+    const hf_metrics_label_t repeat = {"result", "repeat"};
+    hf_metrics_sample(out, "holdfast_webhooks_total", &repeat, 1,
+                      (double)counts[HF_PAYMENT_COUNT_REPEAT]);
+    const hf_metrics_t *metrics = context->metrics;
+    const hf_metrics_label_t signature = {"result", "invalid_signature"};
+    hf_metrics_sample(out, "holdfast_webhooks_total", &signature, 1,
+                      (double)hf_metrics_route_answers(metrics, handle_webhook, 401));
+    const hf_metrics_label_t invalid = {"result", "invalid"};
+    hf_metrics_sample(out, "holdfast_webhooks_total", &invalid, 1,
+                      (double)hf_metrics_route_answers(metrics, handle_webhook, 400));
+}
+
+void hf_handlers_payments_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
+    render_webhooks(context, out);
+    const hf_core_t *core = context->core;
+    uint32_t completed = hf_core_refunds_completed(core);
+    hf_metrics_family(out, "holdfast_refunds", "gauge", "Refunds by status.");
+    const hf_metrics_label_t pending = {"status", hf_refund_status_name(HF_REFUND_PENDING)};
+    hf_metrics_sample(out, "holdfast_refunds", &pending, 1,
+                      (double)(hf_core_refund_count(core) - completed));
+    const hf_metrics_label_t done = {"status", hf_refund_status_name(HF_REFUND_COMPLETED)};
+    hf_metrics_sample(out, "holdfast_refunds", &done, 1, completed);
+}

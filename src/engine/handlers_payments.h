@@ -7,8 +7,13 @@
 #ifndef HF_ENGINE_HANDLERS_PAYMENTS_H
 #define HF_ENGINE_HANDLERS_PAYMENTS_H
 
+#include "engine/metrics.h"
 #include "engine/route.h"
 
 extern const hf_route_table_t hf_handlers_payments_routes;
+
+/* Its families of GET /metrics (metrics.h): webhook deliveries by result (the core's counts
+ * of what deliveries decided, and the route's refusals) and refunds by status. */
+void hf_handlers_payments_metrics_render(const hf_context_t *context, hf_buffer_t *out);
 
 #endif

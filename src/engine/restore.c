@@ -17,7 +17,12 @@ typedef struct restore {
      * finished_holds_max: only their seats' versions are counted, so a restart after millions
      * of holds needs no more memory than the server had while running. */
     uint64_t finished_to_skip;
+    hf_progress_t *progress;     /* NULL: none shown */
 } restore_t;
+
+static void tick(restore_t *restore) {
+    if (restore->progress) hf_progress_add(restore->progress, 1);
+}
 
 /* The API's code of a core error, for messages. */
 static const char *core_code(hf_error_t error) {
@@ -49,6 +54,7 @@ static int restore_finished_count(void *context, uint64_t count) {
 
 static int restore_hold(void *context, const hf_stored_hold_t *hold) {
     restore_t *restore = context;
+    tick(restore);
     bool finished = hold->status == HF_HOLD_RELEASED || hold->status == HF_HOLD_EXPIRED;
     bool skip = finished && restore->finished_to_skip > 0;
     if (skip) restore->finished_to_skip--;
@@ -59,6 +65,7 @@ static int restore_hold(void *context, const hf_stored_hold_t *hold) {
 
 static int restore_order(void *context, const hf_stored_order_t *order) {
     restore_t *restore = context;
+    tick(restore);
     hf_error_t error = hf_core_restore_order(restore->context->core, order);
     return error ? fail(restore, "order", order->order_id, error) : 0;
 }
@@ -73,6 +80,7 @@ static int restore_idempotency(void *context, const hf_stored_idempotency_t *ans
 
 static int restore_refund(void *context, const hf_stored_refund_t *refund) {
     restore_t *restore = context;
+    tick(restore);
     hf_error_t error = hf_core_restore_refund(restore->context->core, refund);
     return error ? fail(restore, "refund", refund->refund_id, error) : 0;
 }
@@ -83,19 +91,39 @@ static int restore_delivery(void *context, const hf_stored_delivery_t *delivery)
     return error ? fail(restore, "delivery of", delivery->payment_intent_id, error) : 0;
 }
 
+/* A waiting room's ticket: a waiting one's abandonment clock starts again now. */
+static int restore_ticket(void *context, const hf_stored_ticket_t *ticket) {
+    restore_t *restore = context;
+    hf_error_t error = hf_core_restore_ticket(restore->context->core, ticket,
+                                              hf_context_now_ms(restore->context));
+    return error ? fail(restore, "ticket", ticket->ticket_id, error) : 0;
+}
+
 int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
                     char *error, size_t error_size) {
+    return hf_restore_load_progress(context, store, finished_holds_max, NULL, error, error_size);
+}
+
+int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
+                             uint64_t finished_holds_max, hf_progress_t *progress, char *error,
+                             size_t error_size) {
+    /* The row's own reason, kept apart: the store writes its "loading stopped at" over
+     * error when a callback fails. */
+    char reason[256] = "";
     restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
-                         .error = error, .error_size = error_size};
+                         .error = reason, .error_size = sizeof reason, .progress = progress};
     hf_store_loader_t loader = {
         .event = restore_event, .finished_holds = restore_finished_count,
         .hold = restore_hold, .order = restore_order,
         .idempotency = restore_idempotency, .refund = restore_refund,
-        .delivery = restore_delivery,
+        .delivery = restore_delivery, .ticket = restore_ticket,
         .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS,
         .deliveries_since_ms = hf_context_now_ms(context) - HF_WEBHOOK_DEDUP_KEEP_MS,
         .context = &restore};
-    if (hf_store_load(store, &loader, error, error_size) != 0) return -1;
+    if (hf_store_load(store, &loader, error, error_size) != 0) {
+        if (reason[0]) snprintf(error, error_size, "%s", reason);
+        return -1;
+    }
     const char *fault = hf_core_check(context->core, INT64_MIN);
     if (fault) {
         snprintf(error, error_size, "restored state is inconsistent: %s", fault);
@@ -118,6 +146,33 @@ static int revive_hold(void *context, const hf_stored_hold_t *hold) {
     revive_t *revive = context;
     revive->error = hf_core_revive_hold(revive->context->core, hold, &revive->index);
     return revive->error ? -1 : 0;
+}
+
+static int revive_ticket(void *context, const hf_stored_ticket_t *ticket) {
+    revive_t *revive = context;
+    revive->error = hf_core_revive_ticket(revive->context->core, ticket, &revive->index);
+    return revive->error ? -1 : 0;
+}
+
+bool hf_restore_ticket_revive(hf_context_t *context, const char *ticket_id, uint32_t *index) {
+    /* As for holds: only what could be a ticket id of this server goes to the store. */
+    if (!context->store || strncmp(ticket_id, "q_", 2) != 0 ||
+        strlen(ticket_id) > HF_SERVER_ID_SIZE)
+        return false;
+    revive_t revive = {.context = context, .error = HF_OK};
+    hf_store_loader_t loader = {.ticket = revive_ticket, .context = &revive};
+    bool found = false;
+    char error[512] = "";
+    if (hf_store_read_ticket(context->store, ticket_id, &loader, &found, error, sizeof error) != 0) {
+        /* A waiting or admitted ticket is never forgotten: one in the store but not in memory
+         * is one whose join was never acknowledged, so it stays unknown. */
+        hf_log(HF_LOG_WARNING, "ticket %s not taken back from the store: %s (%s)", ticket_id,
+               error, revive.error ? core_code(revive.error) : "read failed");
+        return false;
+    }
+    if (!found) return false;
+    *index = revive.index;
+    return true;
 }
 
 bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t *index) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "engine/context.h"
+#include "lib/progress.h"
 #include "store/store.h"
 
 /* Loads what store holds into context's core and idempotency table, keeping at most
@@ -19,8 +20,15 @@
  * in error. */
 int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
                     char *error, size_t error_size);
+/* The same, counting each hold, order and refund read into progress (NULL: none). */
+int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
+                             uint64_t finished_holds_max, hf_progress_t *progress, char *error,
+                             size_t error_size);
 /* Takes a hold the core has forgotten back from context's store (hf_core_revive_hold): true
  * and *index when the store has a released or expired hold of this id. */
 bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t *index);
+/* The same for a finished waiting-room ticket the core has forgotten: true and *index when the
+ * store had it and the core took it back. */
+bool hf_restore_ticket_revive(hf_context_t *context, const char *ticket_id, uint32_t *index);
 
 #endif

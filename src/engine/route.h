@@ -25,6 +25,11 @@ enum {
      * after checking what authenticates them (the payment webhook's signature is over the
      * raw bytes, checked before any JSON is parsed); never with HF_ROUTE_BODY. */
     HF_ROUTE_RAW_BODY = 32,
+    /* A hold or booking on the event of the first path parameter: when the event has a
+     * waiting room, the request needs a valid admission token (handlers_queue.h), checked
+     * after the body is read and after an Idempotency-Key's repeat is answered, so a retry
+     * of an acknowledged hold gets its first answer even once the token expired. */
+    HF_ROUTE_ADMISSION = 64,
 };
 
 typedef struct hf_route {
@@ -34,6 +39,10 @@ typedef struct hf_route {
     unsigned flags;              /* HF_ROUTE_* */
     size_t body_size_max;        /* a longer body is answered 413 */
 } hf_route_t;
+
+/* Routes of every domain together (the dispatcher's list, the metrics' slots); more fail an
+ * assertion at the first request. Room is left for the domains still to come. */
+#define HF_ROUTES_MAX 64
 
 /* One domain's routes. */
 typedef struct hf_route_table {

@@ -17,7 +17,9 @@
 #include "engine/handlers_events.h"
 #include "engine/handlers_history.h"
 #include "engine/handlers_holds.h"
+#include "engine/handlers_metrics.h"
 #include "engine/handlers_payments.h"
+#include "engine/handlers_queue.h"
 #include "engine/handlers_staff.h"
 #include "engine/handlers_ui.h"
 #include "engine/idempotency.h"
@@ -31,7 +33,9 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_events_routes,
     &hf_handlers_history_routes,
     &hf_handlers_holds_routes,
+    &hf_handlers_metrics_routes,
     &hf_handlers_payments_routes,
+    &hf_handlers_queue_routes,
     &hf_handlers_staff_routes,
     &hf_handlers_ui_routes,
 };
@@ -42,10 +46,8 @@ static const hf_route_table_t *const TABLES[] = {
  * matching a route compares segment counts and lengths first and touches bytes only when they
  * agree: the old matcher rescanned the path with strchr and strlen for every route tried. */
 
-/* The longest pattern, "/v1/events/{}/seats/{}", has five segments. */
-#define ROUTE_SEGMENTS_MAX 5
-/* Routes of every domain together; more fail an assertion at the first request. */
-#define ROUTES_MAX 32
+/* The longest pattern, "/v1/events/{}/queue/{}/complete", has six segments. */
+#define ROUTE_SEGMENTS_MAX 6
 
 typedef struct segment {
     const char *text;            /* NULL in a pattern: "{}", one segment captured */
@@ -98,7 +100,8 @@ typedef struct known_route {
     shape_t shape;
 } known_route_t;
 
-static known_route_t known_routes[ROUTES_MAX];
+static known_route_t known_routes[HF_ROUTES_MAX];
+static const hf_route_t *known_list[HF_ROUTES_MAX]; /* hf_routes_known */
 static size_t known_count;
 static pthread_once_t known_once = PTHREAD_ONCE_INIT;
 
@@ -134,13 +137,20 @@ static void shape_make(const hf_route_t *route, shape_t *shape) {
 static void known_routes_make(void) {
     for (size_t t = 0; t < sizeof TABLES / sizeof TABLES[0]; t++) {
         for (size_t i = 0; i < TABLES[t]->count; i++) {
-            assert(known_count < ROUTES_MAX);
+            assert(known_count < HF_ROUTES_MAX);
+            known_list[known_count] = &TABLES[t]->routes[i];
             known_route_t *known = &known_routes[known_count++];
             known->route = &TABLES[t]->routes[i];
             shape_make(known->route, &known->shape);
         }
     }
     allow_texts_make();
+}
+
+const hf_route_t *const *hf_routes_known(size_t *count) {
+    pthread_once(&known_once, known_routes_make);
+    *count = known_count;
+    return known_list;
 }
 
 /* Matches the split path against a route's shape, capturing its "{}" segments (percent-
@@ -175,8 +185,10 @@ static const hf_route_t *route_find(hf_request_t *request, int method, const seg
                                     size_t path_count) {
     for (size_t i = 0; i < known_count; i++)
         if (known_routes[i].shape.method == method &&
-            route_match(&known_routes[i].shape, path, path_count, request))
+            route_match(&known_routes[i].shape, path, path_count, request)) {
+            request->response->label = (uint32_t)i + 1; /* its metrics' slot (routes.h) */
             return known_routes[i].route;
+        }
     return NULL;
 }
 
@@ -265,6 +277,15 @@ static bool authorized(const hf_request_t *request, const hf_route_t *route) {
     return CRYPTO_memcmp(header + 7, key, key_length) == 0;
 }
 
+/* The handler of the route being run behind the admission check (HF_ROUTE_ADMISSION): the
+ * idempotency table calls a plain handler, so the check is a handler in front of it. One per
+ * thread, as engines may run on several. */
+static _Thread_local hf_route_handler_fn admitted_handler;
+
+static void admission_then_handler(hf_request_t *request) {
+    if (hf_handlers_queue_admitted(request)) admitted_handler(request);
+}
+
 /* The route's own checks, then its handler (through the idempotency table when the route
  * creates something and the request carries a key). */
 static void run_route(hf_request_t *request, const hf_route_t *route) {
@@ -284,8 +305,13 @@ static void run_route(hf_request_t *request, const hf_route_t *route) {
     const char *key = (route->flags & HF_ROUTE_IDEMPOTENT)
                           ? hf_http_request_header(request->http, "Idempotency-Key", &key_length)
                           : NULL;
-    if (key) hf_idempotency_run(request, route->handler, key, key_length);
-    else route->handler(request);
+    hf_route_handler_fn handler = route->handler;
+    if (route->flags & HF_ROUTE_ADMISSION) {
+        admitted_handler = route->handler;
+        handler = admission_then_handler;
+    }
+    if (key) hf_idempotency_run(request, handler, key, key_length);
+    else handler(request);
 }
 
 /* The store failed, or is far behind: true after answering 503. method is a method_code
@@ -293,6 +319,8 @@ static void run_route(hf_request_t *request, const hf_route_t *route) {
 static bool store_refuses(hf_request_t *request, int method) {
     const hf_context_t *context = request->context;
     const hf_http_request_t *http = request->http;
+    /* The figures of a failing store are what an operator looks at then. */
+    if (method == METHOD_GET && strcmp(http->path, "/metrics") == 0) return false;
     if (context->store_failed && !(context->reads_from_disk && method == METHOD_GET &&
                                    strcmp(http->path, "/healthz") != 0)) {
         hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, NULL, NULL);

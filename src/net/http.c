@@ -99,6 +99,8 @@ int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop,
     server->loop = loop;
     server->handler = config->handler;
     server->context = config->context;
+    server->access_log = config->access_log;
+    server->answered = config->answered;
     list_init(&server->connections);
     list_init(&server->waiting);
     list_init(&server->idle);

@@ -67,6 +67,9 @@ typedef struct hf_http_response {
     /* Extra headers, in the order they are written; hf_http_response_header_add fills them. */
     hf_http_response_header_t headers[HF_HTTP_RESPONSE_HEADERS_MAX];
     uint32_t header_count;
+    /* The handler's name for what the request was (the engine's route), handed back to the
+     * answered callback; 0 for an answer the server made itself (a malformed request's). */
+    uint32_t label;
 } hf_http_response_t;
 
 /* Adds a header to the answer. name and value are borrowed until the answer is written:
@@ -79,11 +82,23 @@ void hf_http_response_header_add(hf_http_response_t *response, const char *name,
 typedef void (*hf_http_handler_fn)(void *context, const hf_http_request_t *request,
                                    hf_http_response_t *response);
 
+/* Called as each final answer is handed to a write (a stream's first response included, its
+ * data not): status as sent, the response's label, and the time since the request was read
+ * whole, waiting for durability included. Loop thread; it must be cheap, since it runs for
+ * every answer. */
+typedef void (*hf_http_answered_fn)(void *context, uint32_t label, int status,
+                                    uint64_t duration_ns);
+
 typedef struct hf_http_config {
     const char *host;
     int port;
     hf_http_handler_fn handler;
-    void *context;
+    void *context;               /* the handler's and the answered callback's */
+    hf_http_answered_fn answered; /* NULL: answers are not reported, nor timed */
+    /* One log line per answer (method, path without its query, status, duration, bytes)
+     * when it is written: off by default, since a busy server would log more than it serves.
+     * The query is never logged: a stream may carry ?access_token=KEY there. */
+    bool access_log;
 } hf_http_config_t;
 
 typedef struct hf_http_server hf_http_server_t;

@@ -270,6 +270,7 @@ static int on_message_complete(llhttp_t *parser) {
     queued_response_t *entry = response_take(connection);
     /* Known before the handler runs: hf_http_response_stream_head checks it. */
     entry->head_only = parser->method == HTTP_HEAD;
+    if (connection->server->access_log) response_access_begin(entry, request.method, request.path);
     connection->server->handler(connection->server->context, &request, &entry->response);
     if (connection->closing) { /* the handler closed the server */
         response_free(entry);

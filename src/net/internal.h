@@ -64,6 +64,12 @@ typedef struct queued_response {
     bool stream;            /* first response of a stream: no length, the body runs on */
     bool stream_head;       /* HEAD where GET opens a stream: that head, no stream */
     struct connection *connection; /* owner, for hf_http_response_stream */
+    /* The access log's (net/response.c): the request's method (a static name) and a copy of
+     * its path, and when it was parsed (uv_hrtime); NULL path: nothing to log. */
+    const char *access_method;
+    char *access_path;
+    uint64_t access_started_ns;
+    uint64_t received_ns;   /* uv_hrtime when the request was read whole (server->answered) */
 } queued_response_t;
 
 /* Offsets into the connection's head buffer: the buffer may move while it grows. */
@@ -142,6 +148,7 @@ struct hf_http_server {
     uint64_t timer_due_ms;
     hf_http_handler_fn handler;
     void *context;
+    hf_http_answered_fn answered;
     uint64_t released_sequence;
     link_t connections;
     link_t waiting;
@@ -151,6 +158,7 @@ struct hf_http_server {
     size_t pending_count;
     bool listening;
     bool closed;
+    bool access_log;     /* hf_http_config_t.access_log */
     hf_http_header_t headers[HF_HTTP_HEADERS_MAX]; /* the current request's, for the handler */
     char read_buffer[READ_BUFFER_SIZE];
 };
@@ -195,6 +203,10 @@ void response_free(queued_response_t *entry);
 void response_enqueue(connection_t *connection, queued_response_t *entry);
 /* Takes the head of a queue that is not empty; the caller owns it. */
 queued_response_t *response_dequeue(connection_t *connection);
+/* The access log: remembers the request of an answer, and logs the answer once it is written
+ * (with its status, its duration since the request was parsed and its body's bytes). */
+void response_access_begin(queued_response_t *entry, const char *method, const char *path);
+void response_access_log(queued_response_t *entry);
 /* Hands every ready response, and stream data after them, to one write; true when all of it
  * left at once. */
 bool connection_flush(connection_t *connection);

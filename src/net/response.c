@@ -12,6 +12,7 @@
 
 #include "core/limits.h"
 #include "lib/json.h"
+#include "lib/log.h"
 #include "net/internal.h"
 
 /* Response records kept per connection for reuse; a deeper pipeline allocates more for a while. */
@@ -36,15 +37,21 @@ queued_response_t *response_take(connection_t *connection) {
     entry->response.body = body;
     entry->response.status = 200;
     entry->connection = connection;
+    /* Taken as the request is complete (or refused), so its answer's time is measured from
+     * here; a read of the monotonic clock through the vDSO, tens of nanoseconds. */
+    if (connection->server->answered) entry->received_ns = uv_hrtime();
     return entry;
 }
 
 void response_free(queued_response_t *entry) {
+    free(entry->access_path);
     hf_buffer_free(&entry->response.body);
     free(entry);
 }
 
 static void response_recycle(connection_t *connection, queued_response_t *entry) {
+    free(entry->access_path);
+    entry->access_path = NULL;
     if (connection->free_count >= FREE_RESPONSES_KEEP) {
         response_free(entry);
         return;
@@ -148,15 +155,19 @@ static void connection_serialize(hf_buffer_t *out, const queued_response_t *entr
         HF_BUFFER_APPEND_LITERAL(out, "Connection: keep-alive\r\n");
 }
 
+/* A final answer must be 2xx to 5xx: anything else from a handler is a bug, and sending it
+ * would break the framing of the connection. */
+static int status_sent(const hf_http_response_t *response) {
+    return response->status >= 200 && response->status <= 599 ? response->status : 500;
+}
+
 static void response_serialize(hf_buffer_t *out, const queued_response_t *entry) {
     if (entry->interim) {
         HF_BUFFER_APPEND_LITERAL(out, "HTTP/1.1 100 Continue\r\n\r\n");
         return;
     }
     const hf_http_response_t *response = &entry->response;
-    /* A final answer must be 2xx to 5xx: anything else from a handler is a bug, and sending
-     * it would break the framing of the connection. */
-    int status = response->status >= 200 && response->status <= 599 ? response->status : 500;
+    int status = status_sent(response);
     /* 204 carries no body and no length (RFC 9110 section 8.6). */
     bool has_body = status != 204;
     bool stream_shaped = entry->stream || entry->stream_head;
@@ -188,7 +199,41 @@ static void response_serialize(hf_buffer_t *out, const queued_response_t *entry)
         hf_buffer_append(out, response->body.data, response->body.length);
 }
 
+/* ---- the access log ---- */
+
+void response_access_begin(queued_response_t *entry, const char *method, const char *path) {
+    entry->access_method = method;
+    entry->access_path = strdup(path);
+    if (!entry->access_path) abort();
+    entry->access_started_ns = uv_hrtime();
+}
+
+/* Logged when the answer is serialized for its write: after the durability gate let it go, so
+ * the duration is what the client waited. */
+void response_access_log(queued_response_t *entry) {
+    const hf_http_response_t *response = &entry->response;
+    uint64_t elapsed_us = (uv_hrtime() - entry->access_started_ns) / 1000;
+    HF_LOG_FIELDS(HF_LOG_INFO, "request", HF_LOG_TEXT("method", entry->access_method),
+                  HF_LOG_TEXT("path", entry->access_path),
+                  HF_LOG_NUMBER("status", response->status),
+                  HF_LOG_NUMBER("duration_us", elapsed_us),
+                  HF_LOG_NUMBER("bytes", entry->head_only ? 0 : response->body.length));
+    free(entry->access_path);
+    entry->access_path = NULL;
+}
+
 /* ---- writing ---- */
+
+/* Tells the server's answered callback about a final answer leaving; *now_ns is read once per
+ * write, at its first answer. */
+static void answer_report(hf_http_server_t *server, const queued_response_t *entry,
+                          uint64_t *now_ns) {
+    if (!server->answered || entry->interim) return;
+    if (*now_ns == 0) *now_ns = uv_hrtime();
+    uint64_t duration = *now_ns > entry->received_ns ? *now_ns - entry->received_ns : 0;
+    server->answered(server->context, entry->response.label, status_sent(&entry->response),
+                     duration);
+}
 
 static void on_write(uv_write_t *request, int status);
 
@@ -230,10 +275,13 @@ bool connection_flush(connection_t *connection) {
     hf_http_server_t *server = connection->server;
     size_t count = 0;
     bool close = false;
+    uint64_t now_ns = 0;
     while (connection->queue_head && !close &&
            connection->queue_head->response.durable_sequence <= server->released_sequence) {
         queued_response_t *entry = response_dequeue(connection);
         response_serialize(&connection->output, entry);
+        if (entry->access_path) response_access_log(entry);
+        answer_report(server, entry, &now_ns);
         close = entry->response.close;
         if (entry->stream) connection->stream.started = true;
         count++;

@@ -43,7 +43,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 4
+#define HF_STORE_BACKEND_VERSION 5
 
 typedef struct hf_store_backend {
     int version;         /* HF_STORE_BACKEND_VERSION */
@@ -70,6 +70,10 @@ typedef struct hf_store_backend {
     int (*read_history)(void *instance, const hf_store_history_query_t *query,
                         hf_store_history_fn entry, void *context, char *error,
                         size_t error_size);
+    /* Reads one waiting-room ticket by id, as committed, into loader->ticket
+     * (hf_store_read_ticket), through the same connection as read_hold. */
+    int (*read_ticket)(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
+                       bool *found, char *error, size_t error_size);
     /* Prepares for batches and starts the backend's own threads, if any; done(context) is
      * for the durability side (above) and must only wake the engine. */
     int (*start)(void *instance, hf_store_done_fn done, void *context, char *error,
@@ -93,7 +97,7 @@ typedef struct hf_store_backend {
     /* Stops the backend's threads, makes what is written durable, frees everything. NULL is
      * accepted as instance (an open that failed). */
     void (*close)(void *instance);
-    /* ---- Units and their leases (version 4; API.md section 11). A unit is an event or a
+    /* ---- Units and their leases (version 5; API.md section 11). A unit is an event or a
      * fleet, named by its id; one node at a time owns it through a lease row with a fencing
      * epoch. A backend without leases (SQLite: one node owns everything) leaves these NULL.
      * The lease methods use a connection of their own under a lock of their own: call them
@@ -124,7 +128,7 @@ typedef struct hf_store_backend {
      * and are all read. For a takeover, on the lease methods' thread and connection. */
     int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader,
                      char *error, size_t error_size);
-    /* The unit an id belongs to, from the database: kind is "hold", "order" or "refund"
+    /* The unit an id belongs to, from the database: kind is "hold", "order", "refund" or "ticket"
      * (more as their tables come). *found false when there is no such id. Same thread and
      * connection as load_unit. */
     int (*unit_find)(void *instance, const char *kind, const char *id, char *unit,
@@ -144,8 +148,10 @@ const hf_store_backend_t *hf_store_backend_find(const char *url, char *error,
 void hf_store_error_write(char *error, size_t error_size, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The SQLite backend (store/sqlite/sqlite.c). */
+/* The SQLite backend (store/sqlite/sqlite.c), and the version of the schema it writes: an
+ * older store is migrated at open, and `holdfast check` (cmd/check.c) checks this one. */
 extern const hf_store_backend_t hf_store_sqlite_backend;
+#define HF_STORE_SQLITE_SCHEMA_VERSION "6"
 /* The PostgreSQL backend (store/postgres/postgres.c). */
 extern const hf_store_backend_t hf_store_postgres_backend;
 

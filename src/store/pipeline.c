@@ -29,6 +29,14 @@
 
 #define ERROR_SIZE 512
 
+/* One, a few, and then by steps of 2 and 2.5 up to the engine's bound on a batch: a batch
+ * grows with the load while a sync is in flight (DESIGN.md, the store's writer). */
+static const uint64_t BATCH_SIZE_UPPER[] = {1,    2,    5,     10,    20,    50,
+                                            100,  200,  500,   1000,  2000,  5000,
+                                            10000, 20000, 50000, 100000, HF_STORE_BATCH_MUTATIONS_MAX};
+const hf_histogram_bounds_t hf_store_batch_size_bounds = {
+    BATCH_SIZE_UPPER, sizeof BATCH_SIZE_UPPER / sizeof BATCH_SIZE_UPPER[0], 1.0};
+
 struct hf_store {
     const hf_store_backend_t *backend;
     void *instance;                  /* the backend's, opaque here */
@@ -58,6 +66,7 @@ struct hf_store {
     hf_store_stats_t stats;
 
     bool holds_batch;                /* engine thread only: submitted and not yet taken back */
+    uint64_t slow_logged_batches;    /* the writer only: the last batch logged as slow */
 };
 
 void hf_store_error_write(char *error, size_t error_size, const char *format, ...) {
@@ -124,6 +133,14 @@ int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_lo
                                      error_size);
 }
 
+int hf_store_read_ticket(hf_store_t *store, const char *ticket_id, const hf_store_loader_t *loader,
+                         bool *found, char *error, size_t error_size) {
+    assert(store != NULL && ticket_id != NULL && loader != NULL && loader->ticket != NULL);
+    *found = false;
+    return store->backend->read_ticket(store->instance, ticket_id, loader, found, error,
+                                       error_size);
+}
+
 /* ---- Writing a batch (the writer thread) ---- */
 
 /* One transaction for the whole batch; on failure the caller aborts it, and nothing of it
@@ -171,10 +188,27 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
         store->stats.mutations += count;
         store->stats.last_batch_size = count;
         store->stats.last_commit_seconds = seconds;
+        hf_histogram_record(&store->stats.batch_sizes, &hf_store_batch_size_bounds, count);
+        hf_histogram_record(&store->stats.commit_durations, &hf_histogram_seconds_bounds,
+                            (uint64_t)(seconds * 1e9));
     } else {
         store->stats.failures++;
     }
     pthread_mutex_unlock(&store->mutex);
+}
+
+/* A batch whose commit took longer than HF_STORE_SLOW_BATCH_MS is logged, after the result
+ * was handed back, so that the engine never waits for the log's write. */
+static void slow_batch_log(hf_store_t *store) {
+    pthread_mutex_lock(&store->mutex);
+    double seconds = store->stats.last_commit_seconds;
+    uint64_t size = store->stats.last_batch_size, batches = store->stats.batches;
+    pthread_mutex_unlock(&store->mutex);
+    if (batches == store->slow_logged_batches || seconds * 1000 < HF_STORE_SLOW_BATCH_MS) return;
+    store->slow_logged_batches = batches;
+    HF_LOG_FIELDS(HF_LOG_WARNING, "slow batch", HF_LOG_TEXT("stage", "commit"),
+                  HF_LOG_NUMBER("duration_ms", seconds * 1000), HF_LOG_NUMBER("mutations", size),
+                  HF_LOG_NUMBER("threshold_ms", HF_STORE_SLOW_BATCH_MS));
 }
 
 /* The writer takes a batch, writes it, reports it written to the backend's durability side and
@@ -197,6 +231,7 @@ static void *store_writer(void *argument) {
         pthread_mutex_unlock(&store->mutex);
         batch_process(store, batch, sequence);
         store->done(store->done_context);
+        slow_batch_log(store);
         pthread_mutex_lock(&store->mutex);
     }
     pthread_mutex_unlock(&store->mutex);

@@ -35,6 +35,8 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "lib/histogram.h"
+#include "core/queue.h"
 
 typedef struct hf_batch hf_batch_t;
 
@@ -111,6 +113,8 @@ typedef struct hf_store_loader {
     int (*refund)(void *context, const hf_stored_refund_t *refund);
     int (*delivery)(void *context, const hf_stored_delivery_t *delivery);
     int64_t deliveries_since_ms;
+    /* Last: every waiting room's ticket, in join order. */
+    int (*ticket)(void *context, const hf_stored_ticket_t *ticket);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;
@@ -128,6 +132,10 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
  * the callback's non-zero value) with a sentence in error. */
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size);
+/* As hf_store_read_hold, for a waiting-room ticket the core has forgotten (a finished one):
+ * passed to loader->ticket. */
+int hf_store_read_ticket(hf_store_t *store, const char *ticket_id, const hf_store_loader_t *loader,
+                         bool *found, char *error, size_t error_size);
 /* What hf_store_list_holds reads: the holds of event_id created after the hold after_id (NULL:
  * from the first), oldest first, whose stored status is one of statuses (bits 1 << status of
  * hf_hold_status_t; 0: any). */
@@ -199,17 +207,23 @@ bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
  * everything. */
 void hf_store_close(hf_store_t *store);
 
-/* Batch statistics, read on the engine thread. Nothing in the server reads them yet (there is no
- * /metrics route): the unit tests do, and a metrics route would. */
+/* Batch statistics, read on the engine thread: GET /metrics shows them (engine/metrics.h),
+ * and the unit tests read them. */
 typedef struct hf_store_stats {
     uint64_t batches, mutations, failures;
     uint64_t last_batch_size;
     double last_commit_seconds;  /* writing the batch up to its COMMIT; the sync comes after */
+    /* Every written batch: its mutations (hf_store_batch_size_bounds) and the time from its
+     * first write to its COMMIT, in nanoseconds (hf_histogram_seconds_bounds). Recorded by
+     * the writer under the lock it already takes to hand the batch back. */
+    hf_histogram_t batch_sizes, commit_durations;
     /* The backend's own figures (backend.h's stats), 0 where it has none. SQLite: writes to
      * write-ahead logs that SQLite asked for and that reached a file, since the process started
      * (sqlite/vfs.h). */
     uint64_t log_writes_asked, log_writes_made;
 } hf_store_stats_t;
 void hf_store_stats(const hf_store_t *store, hf_store_stats_t *stats);
+/* Mutations per batch, from 1 to HF_STORE_BATCH_MUTATIONS_MAX. */
+extern const hf_histogram_bounds_t hf_store_batch_size_bounds;
 
 #endif

@@ -17,6 +17,8 @@ const char *hf_store_record_unit(const hf_mutation_t *mutation) {
     case HF_MUTATION_ORDER_UPDATE: return mutation->as.order_update.event_id;
     /* A delivery's event_id is the provider's id of the delivery: the hold's is the unit. */
     case HF_MUTATION_DELIVERY: return mutation->as.delivery.hold_event_id;
+    case HF_MUTATION_TICKET_CREATE:
+    case HF_MUTATION_TICKET_UPDATE: return mutation->as.ticket.event_id;
     case HF_MUTATION_IDEMPOTENCY:
     case HF_MUTATION_REFUND: return NULL;
     }

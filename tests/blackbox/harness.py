@@ -126,13 +126,13 @@ _spawning = [0]   # processes being started, not yet registered
 def _context():
     ctx = getattr(_local, "ctx", None)
     if ctx is None:
-        ctx = {"servers": [], "dirs": [], "clients": []}
+        ctx = {"servers": [], "dirs": [], "clients": [], "name": None}
         _local.ctx = ctx
     return ctx
 
 
-def begin_test():
-    _local.ctx = {"servers": [], "dirs": [], "clients": []}
+def begin_test(name=None):
+    _local.ctx = {"servers": [], "dirs": [], "clients": [], "name": name}
 
 
 def end_test():
@@ -414,6 +414,55 @@ class Server:
 
 
 # ---------------------------------------------------------------------------------------------
+# Recording for the contract test (tests/contract): with HOLDFAST_CONTRACT_RECORD naming a file,
+# every exchange of a Client and every stream's head are appended to it as one JSON line each,
+# for tests/contract/check.mjs to check against docs/openapi.yaml. Off unless set.
+
+RECORD_PATH = os.environ.get("HOLDFAST_CONTRACT_RECORD") or None
+# A larger body is recorded by its length only (a page of 10,000 seats is about 1 MB, and some
+# tests read a million seats): its status and Content-Type are still checked.
+RECORD_BODY_MAX = 1 << 20
+_record_lock = threading.Lock()
+
+
+def record_exchange(method, path, status, headers, body, streamed=False, request_body=None):
+    """Appends one exchange (headers lower-cased; body bytes, or None when not read; the
+    request's body bytes when it had one)."""
+    if RECORD_PATH is None:
+        return
+    entry = {"test": _context().get("name"), "method": method, "path": path, "status": status,
+             "headers": headers, "streamed": streamed, "body": None}
+    if request_body and len(request_body) <= RECORD_BODY_MAX:
+        try:
+            entry["request_body"] = request_body.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    if body is not None:
+        entry["body_length"] = len(body)
+        if len(body) <= RECORD_BODY_MAX:
+            try:
+                entry["body"] = body.decode("utf-8")
+            except UnicodeDecodeError:
+                entry["body_utf8"] = False
+    _record_line(entry)
+
+
+def record_stream_event(path, event, data):
+    """Appends one Server-Sent Event of a stream (its name and data text)."""
+    if RECORD_PATH is None:
+        return
+    _record_line({"test": _context().get("name"), "kind": "sse", "method": "GET", "path": path,
+                  "event": event, "data": data})
+
+
+def _record_line(entry):
+    line = json.dumps(entry) + "\n"
+    with _record_lock:
+        with open(RECORD_PATH, "a", encoding="utf-8") as out:
+            out.write(line)
+
+
+# ---------------------------------------------------------------------------------------------
 # Clients
 
 
@@ -480,6 +529,7 @@ class Client:
         response = self.connection.getresponse()
         payload = response.read()
         headers_out = {k.lower(): v for k, v in response.getheaders()}
+        record_exchange(method, path, response.status, headers_out, payload, request_body=data)
         return Response(response.status, headers_out, payload)
 
     def get(self, path, **kwargs):
@@ -517,6 +567,41 @@ def request_bytes(method, path, body=None, headers=None, host="127.0.0.1"):
     return head + (body or b"")
 
 
+_PLAIN_REQUEST_LINE = re.compile(rb"^([A-Z]{1,16}) (/[!-~]*) HTTP/1\.1\r\n")
+_PLAIN_HEADER = re.compile(rb"^[A-Za-z0-9-]{1,64}: [ -~]*$")
+
+
+def _plain_request(data):
+    """(method, path, length in bytes, body) of the request data starts with; None when it is
+    not whole yet; False when it is not a plain well-formed request (Content-Length bodies
+    only)."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0:
+        return False if len(data) > 8192 else None
+    line = _PLAIN_REQUEST_LINE.match(data)
+    if line is None:
+        return False
+    length = None
+    for header in data[line.end():end].split(b"\r\n"):
+        if header == b"":
+            continue
+        if not _PLAIN_HEADER.match(header):
+            return False
+        name, _, value = header.partition(b":")
+        name = name.lower()
+        if name in (b"transfer-encoding", b"expect") or (name == b"content-length"
+                                                          and length is not None):
+            return False
+        if name == b"content-length":
+            if not value.strip().isdigit() or int(value) > (1 << 20):
+                return False
+            length = int(value)
+    total = end + 4 + (length or 0)
+    if len(data) < total:
+        return None
+    return line.group(1).decode(), line.group(2).decode(), total, data[end + 4:total]
+
+
 class RawConnection:
     """A plain socket: write any bytes, parse responses one after another."""
 
@@ -524,10 +609,58 @@ class RawConnection:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout(client_timeout))
         self.buffer = b""
         self.eof = False
+        # For the contract recording: the requests sent, not yet answered (method, path,
+        # body), and the bytes of one not yet whole. Recording stops for good on a connection
+        # as soon as what was sent is not plainly well-formed (malformed input is what raw
+        # connections are for, and its answers cannot be paired with a request).
+        self.unanswered = []
+        self.unsent_request = b""
+        self.recording = RECORD_PATH is not None
         _context()["clients"].append(self)
 
     def send(self, data):
+        if self.recording:
+            self._note_requests(data)
         self.sock.sendall(data)
+
+    def _note_requests(self, data):
+        self.unsent_request += data
+        while self.recording and self.unsent_request:
+            request = _plain_request(self.unsent_request)
+            if request is None:                 # not whole yet
+                return
+            if request is False:
+                self.recording = False
+                return
+            method, path, length, body = request
+            self.unanswered.append((method, path, body))
+            self.unsent_request = self.unsent_request[length:]
+
+    def _record_response(self, response, head_only=False):
+        if not self.recording or response.status < 200:
+            return
+        if not self.unanswered:
+            self.recording = False
+            return
+        method, path, body = self.unanswered.pop(0)
+        # A head read alone is a HEAD's whole answer, or a stream's first part.
+        streamed = head_only and method != "HEAD"
+        record_exchange(method, path, response.status, dict(response.headers),
+                        None if streamed else response.body, streamed=streamed,
+                        request_body=body)
+
+    def read_head(self):
+        """(status, lower-cased headers) of the next answer, reading no body: a HEAD's answer,
+        or the head of a stream. Raises EOFError when the connection closes first."""
+        head = self._read_until(b"\r\n\r\n").decode("latin-1")
+        lines = head.split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        self._record_response(Response(status, headers, b""), head_only=True)
+        return status, headers
 
     def _fill(self):
         if self.eof:
@@ -587,7 +720,9 @@ class RawConnection:
             except EOFError:
                 pass
             body, self.buffer = self.buffer, b""
-        return Response(status, headers, body)
+        response = Response(status, headers, body)
+        self._record_response(response)
+        return response
 
     def read_responses(self, count):
         return [self.read_response() for _ in range(count)]

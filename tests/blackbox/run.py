@@ -109,7 +109,7 @@ def discover(pattern):
 
 
 def run_one(reporter, name, function, argument, extra_servers=()):
-    harness.begin_test()
+    harness.begin_test(name)
     started = time.monotonic()
     error = None
     servers = []

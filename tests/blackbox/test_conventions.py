@@ -23,16 +23,9 @@ def _methods(text):
 def _read_head(raw, what):
     """The status and headers of the next answer on a raw connection, no body read (HEAD)."""
     try:
-        head = raw._read_until(b"\r\n\r\n").decode("latin-1")
+        return raw.read_head()
     except EOFError:
         fail("%s: connection closed before an answer" % what)
-    lines = head.split("\r\n")
-    status = int(lines[0].split(" ")[1])
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return status, headers
 
 
 def _cors_headers(headers):

@@ -26,6 +26,7 @@ class Stream:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.settimeout(timeout(client_timeout))
         self.sock.connect(("127.0.0.1", port))
+        self.path = path
         _context()["clients"].append(self)
         lines = ["GET %s HTTP/1.1" % path, "Host: 127.0.0.1", "Accept: text/event-stream"]
         for name, value in (headers or {}).items():
@@ -73,6 +74,8 @@ class Stream:
                 name, _, value = line.partition(":")
                 self.headers[name.strip().lower()] = value.strip()
             self.chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
+            harness.record_exchange("GET", self.path, self.status, dict(self.headers), None,
+                                    streamed=True)
         if not self.chunked:
             self.body_bytes += len(self.raw)
             self.text += self.raw
@@ -137,6 +140,7 @@ class Stream:
         if not data and comments:
             return ("comment", " ".join(comments))
         self.event_id = event_id    # the id line of the event just returned (None: none)
+        harness.record_stream_event(self.path, event, "\n".join(data))
         return (event, "\n".join(data))
 
     def next(self, wait_s=10.0, comments=False, scaled=True):

@@ -16,6 +16,7 @@
 #include "engine/arena.h"
 #include "engine/context.h"
 #include "engine/idempotency.h"
+#include "engine/metrics.h"
 #include "engine/routes.h"
 #include "engine/streams.h"
 
@@ -26,6 +27,7 @@ typedef struct fuzz_engine {
     hf_context_t context;
     hf_idempotency_t idempotency;
     hf_streams_t streams;
+    hf_metrics_t metrics;        /* GET /metrics reads it; no HTTP layer counts answers */
 } fuzz_engine_t;
 
 typedef struct fuzz_context {
@@ -55,6 +57,10 @@ static fuzz_engine_t *engine_create(void) {
     context->idempotency = &engine->idempotency;
     hf_streams_init(&engine->streams, context);
     context->streams = &engine->streams;
+    size_t route_count;
+    const hf_route_t *const *routes = hf_routes_known(&route_count);
+    hf_metrics_init(&engine->metrics, routes, route_count, "fuzz", 0);
+    context->metrics = &engine->metrics;
     context->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, context});
     return engine;
 }

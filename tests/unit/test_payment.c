@@ -162,6 +162,12 @@ static void test_repeat_changes_nothing(void **state)
     assert_false(again.repeat);
     assert_int_equal(again.result, HF_PAYMENT_RECORDED);
     assert_int_equal(hf_core_deliveries_kept(f->core), 2);
+    /* GET /metrics' counts: one of each decided, one repeat. */
+    const uint64_t *counts = hf_core_payment_counts(f->core);
+    assert_int_equal(counts[HF_PAYMENT_COMMITTED], 1);
+    assert_int_equal(counts[HF_PAYMENT_RECORDED], 1);
+    assert_int_equal(counts[HF_PAYMENT_REFUND_REQUIRED], 0);
+    assert_int_equal(counts[HF_PAYMENT_COUNT_REPEAT], 1);
 }
 
 /* payment.failed is recorded and the hold stays until it expires. */
@@ -364,6 +370,8 @@ static void test_refund_complete(void **state)
     assert_int_equal(hf_core_refund_complete(f->core, id, T0 + 1, &index), HF_OK);
     assert_int_equal(index, outcome.refund);
     assert_int_equal(hf_core_refund_at(f->core, index)->status, HF_REFUND_COMPLETED);
+    assert_int_equal(hf_core_refunds_completed(f->core), 1);
+    assert_int_equal(hf_core_payment_counts(f->core)[HF_PAYMENT_REFUND_REQUIRED], 1);
     const hf_mutation_t *record = NULL;
     assert_int_equal(records_of(f, HF_MUTATION_REFUND, &record), 1);
     assert_int_equal(record->as.refund.status, HF_REFUND_COMPLETED);
@@ -371,6 +379,8 @@ static void test_refund_complete(void **state)
     hf_batch_clear(f->batch);
     assert_int_equal(hf_core_refund_complete(f->core, id, T0 + 2, &index), HF_OK);
     assert_int_equal(hf_batch_count(f->batch), 0);
+    assert_int_equal(hf_core_refunds_completed(f->core), 1); /* a repeat counts nothing */
+    assert_null(hf_core_check(f->core, T0 + 2));
     assert_int_equal(hf_core_refund_complete(f->core, "ref_nope", T0 + 2, &index),
                      HF_ERROR_REFUND_NOT_FOUND);
 }
@@ -493,6 +503,9 @@ static void test_expiry_race_and_restore(void **state)
     hf_core_set_sink(f->core, (hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
     assert_consistent(f, T0 + TTL + 1);
     assert_int_equal(hf_core_deliveries_kept(f->core), 2);
+    /* The completed refund is counted again from the store; restored deliveries are not. */
+    assert_int_equal(hf_core_refunds_completed(f->core), 1);
+    assert_int_equal(hf_core_payment_counts(f->core)[HF_PAYMENT_COMMITTED], 0);
     deliver(f, HF_PAYMENT_SUCCEEDED, "pi_1", "res_a", 100, T0 + TTL + 1, &again);
     assert_true(again.repeat);
     assert_int_equal(again.result, HF_PAYMENT_COMMITTED);

@@ -376,7 +376,7 @@ static void reload(const fixture_t *fixture, int64_t keep_since_ms, transcript_t
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, keep_since_ms, transcript, NULL,
-                                NULL, NULL, 0};
+                                NULL, NULL, 0, NULL};
     int rc = hf_store_load(store, &loader, error, sizeof error);
     if (rc != 0) fprintf(stderr, "load failed: %s\n", error);
     assert_int_equal(rc, 0);
@@ -461,10 +461,10 @@ static void test_batch_deep_copy(void **state)
     /* The live streams' seats and pools. */
     char seat_event[] = "e_seat", seat_id[] = "F-A-1", pool_event[] = "e_pool", pool_id[] = "GA";
     hf_mutation_t seat = {.type = HF_MUTATION_SEAT, .at_ms = 42,
-                          .as.seat = {seat_event, seat_id, HF_SEAT_HELD, 3}};
+                          .as.seat = {seat_event, seat_id, HF_SEAT_HELD, 3, 0}};
     hf_batch_append(batch, &seat);
     hf_mutation_t pool = {.type = HF_MUTATION_POOL, .at_ms = 43,
-                          .as.pool = {pool_event, pool_id, 4, 5, 6}};
+                          .as.pool = {pool_event, pool_id, 4, 5, 6, 0}};
     hf_batch_append(batch, &pool);
 
     /* A hold: its ids and its lines. */
@@ -815,7 +815,10 @@ static void test_open_creates_schema_in_wal_mode(void **state)
                      1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     5);
+                     6);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
+                                            " 'table' AND name = 'tickets'"),
+                     1);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
                                             " 'table' AND name IN ('deliveries', 'refunds')"),
                      2);
@@ -854,10 +857,10 @@ static void test_open_rejects_what_it_cannot_serve(void **state)
     /* A database written by a newer server is refused, not misread. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_close(store);
-    execute(fixture, "UPDATE meta SET value = '6' WHERE key = 'schema_version'");
+    execute(fixture, "UPDATE meta SET value = '7' WHERE key = 'schema_version'");
     error[0] = '\0';
     assert_int_not_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    assert_non_null(strstr(error, "schema version \"6\""));
+    assert_non_null(strstr(error, "schema version \"7\""));
 }
 
 /* ---- Round trip of every mutation type ---- */
@@ -904,6 +907,13 @@ static void test_every_mutation_round_trips(void **state)
     assert_int_equal(stats.last_batch_size, 9);
     assert_int_equal(stats.failures, 0);
     assert_true(stats.last_commit_seconds > 0.0 && stats.last_commit_seconds < 10.0);
+    /* Sizes 7 and 9, each in the bucket up to 10 (1, 2, 5, 10, ...); both commits timed. */
+    assert_int_equal(stats.batch_sizes.count, 2);
+    assert_int_equal(stats.batch_sizes.sum, 16);
+    assert_int_equal(stats.batch_sizes.counts[3], 2);
+    assert_int_equal(stats.commit_durations.count, 2);
+    assert_true(stats.commit_durations.sum > 0 &&
+                stats.commit_durations.sum < (uint64_t)(20.0 * 1e9));
     hf_store_close(store);
     hf_batch_destroy(batch);
 
@@ -1227,7 +1237,7 @@ static void test_loader_callback_stops_the_load(void **state)
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript, NULL,
-                                NULL, NULL, 0};
+                                NULL, NULL, 0, NULL};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -1237,7 +1247,7 @@ static void test_loader_callback_stops_the_load(void **state)
 
     /* Callbacks left NULL skip their table. */
     hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript, NULL,
-                                      NULL, NULL, 0};
+                                      NULL, NULL, 0, NULL};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
@@ -1289,7 +1299,7 @@ static void test_finished_count_and_reading_one_hold(void **state)
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript.finished = 99;
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript,
-                                on_finished_count, NULL, NULL, 0};
+                                on_finished_count, NULL, NULL, 0, NULL};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
@@ -1410,7 +1420,7 @@ static void test_version_3_is_migrated(void **state)
                      "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 5);
+                                            " 'schema_version'"), 6);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -1502,7 +1512,7 @@ static void test_version_2_is_migrated(void **state)
     static const char *const open[] = {"old=1"};
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 5);
+                                            " 'schema_version'"), 6);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));

@@ -13,6 +13,7 @@
 #include <libpq-fe.h>
 
 #include "lib/buffer.h"
+#include "store/backend.h"
 #include "lib/map.h"
 #include "store/rows.h"
 #include "store/store.h"
@@ -22,8 +23,8 @@
  * the answer leaves a little after the wait ends. Connecting has the same bound. */
 #define HF_PG_WAIT_MS 4000
 #define HF_PG_WAIT_TEXT "4"
-/* The schema's version in meta, the same number as SQLite's for the same tables. */
-#define HF_PG_SCHEMA_VERSION "5"
+/* The schema's version in meta: SQLite's number for the same tables (backend.h). */
+#define HF_PG_SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 
 /* The multi-row statements of a batch (runs.c). */
 typedef enum hf_pg_run_kind {
@@ -105,6 +106,8 @@ int hf_pg_hold_read(void *instance, const char *hold_id, const hf_store_loader_t
 int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
                      const hf_store_loader_t *loader, bool *after_found, char *error,
                      size_t error_size);
+int hf_pg_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
+                      bool *found, char *error, size_t error_size);
 int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
                        hf_store_history_fn entry, void *context, char *error,
                        size_t error_size);

@@ -339,6 +339,7 @@ static const struct {
     {"order", "SELECT event_id FROM orders WHERE id = $1"},
     {"refund", "SELECT holds.event_id FROM refunds JOIN holds ON holds.id ="
                " refunds.reservation_id WHERE refunds.id = $1"},
+    {"ticket", "SELECT event_id FROM tickets WHERE id = $1"},
 };
 
 int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit,

@@ -187,6 +187,18 @@ static int delivery_deliver(PGresult *result, int row, load_context_t *context) 
     return context->loader->delivery(context->loader->context, &delivery);
 }
 
+static int ticket_deliver(PGresult *result, int row, load_context_t *context) {
+    hf_stored_ticket_t ticket = {.ticket_id = text_at(result, row, 0),
+                                 .event_id = text_at(result, row, 1),
+                                 .user_id = text_at(result, row, 2),
+                                 .seq = (uint32_t)integer_at(result, row, 3),
+                                 .admitted_at_ms = integer_at(result, row, 5)};
+    if (!payment_word_read(text_at(result, row, 4), hf_ticket_status_parse, &ticket.status,
+                           context, "tickets", ticket.ticket_id))
+        return ROW_UNREADABLE;
+    return context->loader->ticket(context->loader->context, &ticket);
+}
+
 /* Each table's query for every row and for one unit's ($1: the unit). The holds of a unit
  * name its refunds and deliveries (their reservation_id). */
 typedef struct load_step {
@@ -229,6 +241,12 @@ static const load_step_t LOAD_REFUNDS = {
 static const load_step_t LOAD_DELIVERIES = {
     "deliveries", SELECT_DELIVERIES " ORDER BY seq",
     SELECT_DELIVERIES " AND " OF_UNIT_HOLDS " ORDER BY seq", delivery_deliver};
+
+#define SELECT_TICKETS \
+    "SELECT id, event_id, user_id, line_seq, status, COALESCE(admitted_at, 0) FROM tickets"
+static const load_step_t LOAD_TICKETS = {"tickets", SELECT_TICKETS " ORDER BY seq",
+                                         SELECT_TICKETS " WHERE event_id = $1 ORDER BY seq",
+                                         ticket_deliver};
 
 static int load_table(PGconn **connection, const load_step_t *step, const char *unit,
                       load_context_t *context) {
@@ -302,6 +320,8 @@ int hf_pg_tables_load(PGconn **connection, const char *unit, const hf_store_load
         result = load_table(connection, &LOAD_REFUNDS, unit, &context);
     if (result == 0 && loader->delivery)
         result = load_table(connection, &LOAD_DELIVERIES, unit, &context);
+    if (result == 0 && loader->ticket)
+        result = load_table(connection, &LOAD_TICKETS, unit, &context);
     free(items);
     char ignored[128];
     PQclear(hf_pg_exec(connection, "COMMIT", 0, NULL, ignored, sizeof ignored));
@@ -339,6 +359,29 @@ int hf_pg_hold_read(void *instance, const char *hold_id, const hf_store_loader_t
         else if (rc != 0)
             hf_store_error_write(error, error_size, "store: hold %s could not be taken back (%d)",
                                  hold_id, rc);
+    }
+    PQclear(result);
+    return rc;
+}
+
+int hf_pg_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
+                      bool *found, char *error, size_t error_size) {
+    hf_pg_store_t *store = instance;
+    *found = false;
+    if (reader_open(store, error, error_size) != 0) return -1;
+    const char *values[] = {ticket_id};
+    PGresult *result = hf_pg_exec(&store->reader, SELECT_TICKETS " WHERE id = $1", 1, values,
+                                  error, error_size);
+    if (result == NULL) return -1;
+    load_context_t context = {loader, store->read_items, error, error_size};
+    int rc = 0;
+    if (PQntuples(result) == 1) {
+        *found = true;
+        rc = ticket_deliver(result, 0, &context);
+        if (rc == ROW_UNREADABLE) rc = -1;
+        else if (rc != 0)
+            hf_store_error_write(error, error_size,
+                                 "store: ticket %s could not be taken back (%d)", ticket_id, rc);
     }
     PQclear(result);
     return rc;

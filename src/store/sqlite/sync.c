@@ -10,6 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/limits.h"
+#include "lib/clock.h"
+#include "lib/log.h"
 #include "store/backend.h"
 #include "store/fault.h"
 
@@ -47,8 +50,9 @@ static int sync_log(hf_syncer_t *syncer) {
     return fdatasync(syncer->fd) == 0 ? 0 : errno;
 }
 
-/* One sync of what is written, unless it is covered already; true when it synced. */
-static bool sync_written(hf_syncer_t *syncer) {
+/* One sync of what is written, unless it is covered already; true when it synced, with how
+ * long the sync took in *seconds. */
+static bool sync_written(hf_syncer_t *syncer, double *seconds) {
     pthread_mutex_lock(&syncer->mutex);
     if (syncer->failed || syncer->written == syncer->claimed) {
         pthread_mutex_unlock(&syncer->mutex);
@@ -58,7 +62,9 @@ static bool sync_written(hf_syncer_t *syncer) {
     uint64_t target = syncer->written;
     syncer->claimed = target;
     pthread_mutex_unlock(&syncer->mutex);
+    double start = hf_clock_monotonic_seconds();
     int result = sync_log(syncer);
+    *seconds = hf_clock_monotonic_seconds() - start;
     pthread_mutex_lock(&syncer->mutex);
     if (result != 0 && !syncer->failed) {
         syncer->failed = true;
@@ -73,8 +79,15 @@ static bool sync_written(hf_syncer_t *syncer) {
     return true;
 }
 
+/* A slow sync is logged after the engine was told, so its replies never wait for the log. */
 void hf_syncer_sync(hf_syncer_t *syncer) {
-    if (sync_written(syncer)) syncer->notify(syncer->context);
+    double seconds = 0;
+    if (!sync_written(syncer, &seconds)) return;
+    syncer->notify(syncer->context);
+    if (seconds * 1000 >= HF_STORE_SLOW_BATCH_MS)
+        HF_LOG_FIELDS(HF_LOG_WARNING, "slow batch", HF_LOG_TEXT("stage", "sync"),
+                      HF_LOG_NUMBER("duration_ms", seconds * 1000),
+                      HF_LOG_NUMBER("threshold_ms", HF_STORE_SLOW_BATCH_MS));
 }
 
 /* Waits for something written that no sync has claimed, syncs it, and again. The writer only
@@ -196,7 +209,8 @@ void hf_syncer_close(hf_syncer_t *syncer) {
     /* A batch written just before the stop may have found every thread busy. No notify:
      * whoever is closing is not waiting for it. */
     if (syncer->fd >= 0) {
-        sync_written(syncer);
+        double seconds;
+        sync_written(syncer, &seconds);
         close(syncer->fd);
     }
     pthread_cond_destroy(&syncer->progress);
