@@ -69,6 +69,15 @@ def psql_path():
     return os.path.join("/usr/lib/postgresql", versions[-1], "bin", "psql") if versions else "psql"
 
 
+def postgres_column(data_dir, sql):
+    """The first column of sql's rows in data_dir's own PostgreSQL database, as integers."""
+    result = subprocess.run([psql_path(), store_url_for(data_dir), "-At", "-c", sql],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        fail("psql: %s" % result.stderr.strip())
+    return [int(line) for line in result.stdout.split()]
+
+
 def store_url_for(data_dir):
     """The PostgreSQL URL of data_dir's own database, created on first use."""
     import urllib.parse

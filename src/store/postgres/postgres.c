@@ -28,6 +28,7 @@
 #include "core/core.h"
 #include "core/limits.h"
 #include "lib/clock.h"
+#include "lib/log.h"
 #include "store/backend.h"
 #include "store/fault.h"
 #include "store/history.h"
@@ -392,8 +393,23 @@ static int schema_check(hf_pg_store_t *store, char *error, size_t error_size) {
 
 static void postgres_close(void *instance);
 
+/* A password in the URL (user:password@ or ?password=) is a secret the log redacts wherever it
+ * would appear (the start line names the store). Registered by the first open only, which
+ * runs before any thread starts (lib/log.h). */
+static void password_redact(const char *url) {
+    static bool registered;
+    if (registered) return;
+    registered = true;
+    PQconninfoOption *options = PQconninfoParse(url, NULL);
+    for (PQconninfoOption *option = options; option != NULL && option->keyword != NULL; option++)
+        if (strcmp(option->keyword, "password") == 0 && option->val != NULL)
+            hf_log_secret_add(option->val);
+    PQconninfoFree(options);
+}
+
 static int postgres_open(void **instance, const char *url, char *error, size_t error_size) {
     *instance = NULL;
+    password_redact(url);
     hf_pg_store_t *store = calloc(1, sizeof *store);
     if (store == NULL) abort();
     store->url = strdup(url);
