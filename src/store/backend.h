@@ -133,6 +133,12 @@ typedef struct hf_store_backend {
      * connection as load_unit. */
     int (*unit_find)(void *instance, const char *kind, const char *id, char *unit,
                      size_t unit_size, bool *found, char *error, size_t error_size);
+    /* The setting key as the database keeps it, in value (value_size bytes): proposed is kept
+     * first when there is none, so nodes starting at once agree on one value (the generated
+     * token secret, API.md section 11). Any thread before start, on the lease connection.
+     * NULL: the backend keeps no settings (SQLite: the data directory keeps them). */
+    int (*setting_claim)(void *instance, const char *key, const char *proposed, char *value,
+                         size_t value_size, char *error, size_t error_size);
 } hf_store_backend_t;
 
 /* The beginning of the error of a batch refused because this node no longer holds the lease

@@ -203,6 +203,10 @@ hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok
  * store reads back may not be what is on the disk. */
 bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
                       size_t error_size);
+/* The setting key as the store keeps it (backend.h's setting_claim), proposed kept first when
+ * there is none; *kept false (and 0 returned) when the store keeps no settings (SQLite). */
+int hf_store_setting_claim(hf_store_t *store, const char *key, const char *proposed, char *value,
+                           size_t value_size, bool *kept, char *error, size_t error_size);
 /* Stops the thread after the batch in flight, syncs what was written; then frees
  * everything. */
 void hf_store_close(hf_store_t *store);

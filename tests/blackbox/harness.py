@@ -69,13 +69,19 @@ def psql_path():
     return os.path.join("/usr/lib/postgresql", versions[-1], "bin", "psql") if versions else "psql"
 
 
-def postgres_column(data_dir, sql):
-    """The first column of sql's rows in data_dir's own PostgreSQL database, as integers."""
-    result = subprocess.run([psql_path(), store_url_for(data_dir), "-At", "-c", sql],
-                            capture_output=True, text=True)
+def postgres_rows(data_dir, sql):
+    """sql's rows in data_dir's own PostgreSQL database: lists of texts (None for NULL)."""
+    result = subprocess.run([psql_path(), store_url_for(data_dir), "-At", "-F", "\t",
+                             "-P", "null=\\N", "-c", sql], capture_output=True, text=True)
     if result.returncode != 0:
         fail("psql: %s" % result.stderr.strip())
-    return [int(line) for line in result.stdout.split()]
+    return [[None if cell == "\\N" else cell for cell in line.split("\t")]
+            for line in result.stdout.splitlines()]
+
+
+def postgres_column(data_dir, sql):
+    """The first column of sql's rows in data_dir's own PostgreSQL database, as integers."""
+    return [int(row[0]) for row in postgres_rows(data_dir, sql)]
 
 
 def store_url_for(data_dir):

@@ -126,6 +126,8 @@ int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn le
                      void *context, char *error, size_t error_size);
 int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *loader,
                     char *error, size_t error_size);
+int hf_pg_setting_claim(void *instance, const char *key, const char *proposed, char *value,
+                        size_t value_size, char *error, size_t error_size);
 int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit,
                     size_t unit_size, bool *found, char *error, size_t error_size);
 

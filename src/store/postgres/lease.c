@@ -369,3 +369,34 @@ int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit
     pthread_mutex_unlock(&store->lease_mutex);
     return rc;
 }
+
+/* Kept in meta beside schema_version: the first proposal wins, later ones read it back. */
+int hf_pg_setting_claim(void *instance, const char *key, const char *proposed, char *value,
+                        size_t value_size, char *error, size_t error_size) {
+    hf_pg_store_t *store = instance;
+    pthread_mutex_lock(&store->lease_mutex);
+    int rc = leases_open(store, error, error_size);
+    const char *values[] = {key, proposed};
+    PGresult *result = NULL;
+    if (rc == 0) {
+        result = hf_pg_exec(&store->leases,
+                            "INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO NOTHING",
+                            2, values, error, error_size);
+        rc = result != NULL ? 0 : -1;
+        PQclear(result);
+        result = NULL;
+    }
+    if (rc == 0) {
+        result = hf_pg_exec(&store->leases, "SELECT value FROM meta WHERE key = $1", 1, values,
+                            error, error_size);
+        rc = result != NULL && PQntuples(result) == 1 && !PQgetisnull(result, 0, 0) ? 0 : -1;
+        if (rc == 0 && (size_t)PQgetlength(result, 0, 0) >= value_size) rc = -1;
+        if (rc == 0) memcpy(value, PQgetvalue(result, 0, 0), (size_t)PQgetlength(result, 0, 0) + 1);
+        else if (result != NULL)
+            hf_store_error_write(error, error_size, "store: the setting %s is missing or too long",
+                                 key);
+    }
+    PQclear(result);
+    pthread_mutex_unlock(&store->lease_mutex);
+    return rc;
+}

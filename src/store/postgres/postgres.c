@@ -132,30 +132,6 @@ static const char SCHEMA[] =
     "  AND value = '5';"
     "COMMIT;";
 
-/* ---- Status words, as SQLite's store writes them ---- */
-
-static const char *const HOLD_WORDS[] = {
-    [HF_HOLD_HELD] = "held", [HF_HOLD_CONFIRMED] = "confirmed",
-    [HF_HOLD_RELEASED] = "released", [HF_HOLD_EXPIRED] = "expired"};
-static const char *const ORDER_WORDS[] = {
-    [HF_ORDER_CONFIRMED] = "confirmed", [HF_ORDER_CANCELLED] = "cancelled"};
-
-static int word_number(const char *const *words, int count, const char *word) {
-    for (int i = 0; word != NULL && i < count; i++)
-        if (strcmp(words[i], word) == 0) return i;
-    return -1;
-}
-
-int hf_pg_hold_status(const char *word) { return word_number(HOLD_WORDS, 4, word); }
-int hf_pg_order_status(const char *word) { return word_number(ORDER_WORDS, 2, word); }
-/* NULL for a number out of range: sent as SQL NULL, NOT NULL then fails the batch. */
-const char *hf_pg_hold_word(int status) {
-    return status >= 0 && status < 4 ? HOLD_WORDS[status] : NULL;
-}
-const char *hf_pg_order_word(int status) {
-    return status >= 0 && status < 2 ? ORDER_WORDS[status] : NULL;
-}
-
 /* ---- Connections and bounded waits ---- */
 
 PGconn *hf_pg_connect(const char *url, char *error, size_t error_size) {
@@ -799,4 +775,5 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .lease_list = hf_pg_lease_list,
     .load_unit = hf_pg_unit_load,
     .unit_find = hf_pg_unit_find,
+    .setting_claim = hf_pg_setting_claim,
 };
