@@ -81,6 +81,20 @@ static void test_array_literal_escapes_quotes_and_backslashes(void **state)
 
 /* ---- With a database ---- */
 
+typedef struct counted {
+    int holds;
+    const char *unit;
+    bool other_unit;
+} counted_t;
+
+static int hold_count(void *context, const hf_stored_hold_t *hold)
+{
+    counted_t *counted = context;
+    counted->holds++;
+    if (strcmp(hold->request.event_id, counted->unit) != 0) counted->other_unit = true;
+    return 0;
+}
+
 static const char *database_url(void)
 {
     const char *url = getenv("HOLDFAST_TEST_POSTGRES_URL");
@@ -188,6 +202,12 @@ static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state)
                                         error, sizeof error), 0);
     assert_true(found);
     assert_string_equal(found_unit, unit);
+    /* A takeover reads back only the unit taken: its two holds, none of another unit's. */
+    counted_t counted = {0, unit, false};
+    hf_store_loader_t loader = {.hold = hold_count, .context = &counted};
+    assert_int_equal(backend->load_unit(a, unit, &loader, error, sizeof error), 0);
+    assert_int_equal(counted.holds, 2);
+    assert_false(counted.other_unit);
     PQfinish(look);
     backend->close(a);
     backend->close(b);
