@@ -179,7 +179,10 @@ static void on_expiry_timer(uv_timer_t *timer) {
 }
 
 static void arm_expiry_timer(hf_engine_t *engine) {
-    int64_t next = hf_core_next_expiry(engine->context.core);
+    /* After a store failure nothing expires (the core stays at the durable state): a deadline
+     * already due would re-arm the timer at once from its own callback, forever. */
+    int64_t next = engine->context.store_failed ? INT64_MAX
+                                                : hf_core_next_expiry(engine->context.core);
     if (next == engine->expiry_armed_ms) return;
     engine->expiry_armed_ms = next;
     if (next == INT64_MAX) {

@@ -312,10 +312,11 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
     store->queued = 0;
     store->writer = hf_pg_connect(store->url, error, error_size);
     if (store->writer == NULL) return -1;
-    /* A lock wait (a takeover's, an operator's) ends the batch rather than the loop's time. */
-    /* Custom plans: a generic plan made while a table was small (a fresh store) would keep
+    /* A lock wait (a takeover's, an operator's) ends the batch with the server's own error;
+     * a long statement does not (a big batch's rows), the wait for results bounds silence.
+     * Custom plans: a generic plan made while a table was small (a fresh store) would keep
      * scanning it whole once it has grown; planning a batch's few statements costs little. */
-    if (exec_ok(&store->writer, "SET statement_timeout = " HF_PG_WAIT_TEXT "000;"
+    if (exec_ok(&store->writer, "SET lock_timeout = " HF_PG_WAIT_TEXT "000;"
                 " SET plan_cache_mode = force_custom_plan", error, error_size) != 0)
         return -1;
     for (int i = 0; i < STATEMENT_COUNT; i++) {
@@ -421,7 +422,11 @@ static int postgres_start(void *instance, hf_store_done_fn done, void *context, 
 
 /* ---- Writing a batch (the writer thread) ---- */
 
+/* Every query is followed by a flush request, so the server sends each result as soon as it
+ * has it: the batch's wait is a bound on silence (HF_PG_WAIT_MS without a result), not on the
+ * batch's whole work, which grows with its size (a burst of expiries writes thousands of rows). */
 static void tag_push(hf_pg_store_t *store, int32_t tag) {
+    PQsendFlushRequest(store->writer);
     if (store->queued == store->tags_capacity) {
         store->tags_capacity = store->tags_capacity ? 2 * store->tags_capacity : 256;
         store->tags = realloc(store->tags, store->tags_capacity * sizeof *store->tags);
@@ -677,6 +682,8 @@ static int results_read(hf_pg_store_t *store, double deadline, char *error, size
             if (result == NULL) result = next;
             else PQclear(next);
         }
+        /* A result arrived: PostgreSQL is there and working, the wait starts again. */
+        deadline = hf_clock_monotonic_seconds() + HF_PG_WAIT_MS / 1000.0;
         ExecStatusType status = result != NULL ? PQresultStatus(result) : PGRES_FATAL_ERROR;
         if (rc == 0 && status == PGRES_FATAL_ERROR) {
             failure_describe(store, store->batch, store->tags[i], result, error, error_size);
