@@ -18,6 +18,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM  # the EXIT trap then stops the servers and PostgreSQL
 url=$(scripts/postgres.sh start "$work/pg")
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 start() {  # name port store-args...
