@@ -460,6 +460,27 @@ def test_loser_of_a_failed_batch_is_not_told_409():
         server.cleanup()
 
 
+def test_failed_store_with_due_expiries_still_answers():
+    """A hold acknowledged with a 1 s TTL, then a failed batch: the durable state the server
+    reloads has that hold, due to expire while the store is failed. Nothing expires then, and
+    the server must keep answering (it once re-armed the due timer forever and went silent)."""
+    server = hflib.Server(BINARY)
+    try:
+        start_with_event(server, {"HOLDFAST_FAULT_FAIL_BATCH": "2"})
+        status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                       {"user_id": "u", "seats": [SEATS[0]], "ttl_s": 1})
+        check(status == 201, "the short hold answered %d: %s" % (status, answer))
+        status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                       {"user_id": "v", "seats": [SEATS[1]]})
+        check_unavailable(server, status, answer)
+        time.sleep(2.0)
+        status, _ = hflib.request(server.port, "GET", "/v1/events/f", timeout=5)
+        check(status == 200, "a read after the due expiry answered %d" % status)
+        check(server.stop() == 1, "exit code after the failure")
+    finally:
+        server.cleanup()
+
+
 def postgres_control(action):
     subprocess.run([os.path.join(ROOT, "scripts", "postgres.sh"), action, POSTGRES_DIR],
                    check=True, stdout=subprocess.DEVNULL)
@@ -513,7 +534,9 @@ TESTS = [("fail_batch", test_fail_batch), ("fail_write", test_fail_write),
          ("fault_under_concurrent_load", test_fault_under_concurrent_load),
          ("loser_waits_only_for_what_it_saw", test_loser_waits_only_for_what_it_saw),
          ("reads_wait_only_for_what_they_show", test_reads_wait_only_for_what_they_show),
-         ("loser_of_a_failed_batch_is_not_told_409", test_loser_of_a_failed_batch_is_not_told_409)]
+         ("loser_of_a_failed_batch_is_not_told_409", test_loser_of_a_failed_batch_is_not_told_409),
+         ("failed_store_with_due_expiries_still_answers",
+          test_failed_store_with_due_expiries_still_answers)]
 POSTGRES_TESTS = [("postgres_down", test_postgres_down)]
 
 if __name__ == "__main__":
