@@ -173,6 +173,10 @@ struct hf_core {
     /* The lines of the hold or order a record describes, and the seat ids they point to. */
     hf_mutation_item_t record_lines[HF_HOLD_ITEMS_MAX];
     hf_buffer_t record_ids;
+
+    /* Fleets, drivers, rides and offers (core/dispatch/), made at the first driver's PUT:
+     * NULL in a core that never dispatched. */
+    struct dispatch *dispatch;
 };
 
 #define NO_STRING UINT32_MAX
@@ -484,6 +488,20 @@ void finished_remove(hf_core_t *core, uint32_t hold_index);
 /* ---- payment.c ---- */
 
 void payment_free(hf_core_t *core);
+
+/* ---- core.c and dispatch/: the records of rides and drivers ----
+ *
+ * Dispatch builds its own records (its state is private to core/dispatch/) and hands them to
+ * this, which numbers and emits them as every other record. */
+void record_emit(hf_core_t *core, const hf_mutation_t *mutation);
+
+/* ---- dispatch/: what the core's timer and destruction call ---- */
+
+void dispatch_free(hf_core_t *core);
+/* Whether a timer entry of kind HF_TIMER_OFFER no longer matters (the ride moved on). */
+bool dispatch_offer_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
+/* The offer of the entry's ride lapsed at its deadline: the ride moves on at now. */
+void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
 
 /* ---- restore.c: state loaded back from the store ---- */
 

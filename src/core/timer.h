@@ -14,6 +14,7 @@
 typedef enum hf_timer_kind {
     HF_TIMER_HOLD = 0,           /* index: a hold's index; the deadline: its expires_at */
     /* New kinds (waiting-room queue tickets, ride offers) go here. */
+    HF_TIMER_OFFER = 2,          /* index: a ride's index; the deadline: its offer's expires_at */
 } hf_timer_kind_t;
 
 typedef struct hf_timer_entry {

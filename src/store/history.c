@@ -50,6 +50,9 @@ bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type,
     case HF_MUTATION_POOL:
     case HF_MUTATION_ORDER_ITEM:
     case HF_MUTATION_IDEMPOTENCY:
+    /* Rides and drivers are no event's: dispatch keeps no audit history (docs/API.md). */
+    case HF_MUTATION_DRIVER:
+    case HF_MUTATION_RIDE:
         /* Not a change the history tells: seats and pools follow from the holds and orders,
          * an order's items are in its entry, and creating or closing an event is no sale. */
         break;

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "core/dispatch/dispatch.h"
 
 typedef struct hf_batch hf_batch_t;
 
@@ -87,6 +88,9 @@ typedef struct hf_store_loader {
     int (*refund)(void *context, const hf_stored_refund_t *refund);
     int (*delivery)(void *context, const hf_stored_delivery_t *delivery);
     int64_t deliveries_since_ms;
+    /* Last: every driver, then every ride in the order they were created (dispatch). */
+    int (*driver)(void *context, const hf_stored_driver_t *driver);
+    int (*ride)(void *context, const hf_stored_ride_t *ride);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;
