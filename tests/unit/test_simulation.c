@@ -43,6 +43,9 @@
  *   HF_SIM_CHECK_EVERY=N    call hf_core_check every N steps (default 1)
  *   HF_SIM_LAX_NEXT_EXPIRY=1  hf_core_next_expiry may be early, never late (default: exact)
  *   HF_SIM_FINISHED_MAX=N   finished holds the core keeps (default 3)
+ *
+ * Dispatch (API.md section 8) runs on a core of its own against its own model, in
+ * sim_dispatch.h (test_dispatch_simulation; HF_SIM_DISPATCH_OPERATIONS=N, default 50000).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -2549,6 +2552,8 @@ static void test_payment_window(void **state)
     simulate(env_number("HF_SIM_WINDOW_OPERATIONS", 10000), UINT64_C(0x5EED0F7DA75));
 }
 
+#include "sim_dispatch.h"
+
 int main(void)
 {
     const char *text = getenv("HF_SEED");
@@ -2565,6 +2570,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simulation),
         cmocka_unit_test(test_payment_window),
+        cmocka_unit_test(test_dispatch_simulation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
