@@ -539,7 +539,8 @@ hf_error_t hf_dispatch_restore_driver(hf_core_t *core, const hf_stored_driver_t 
 static void excluded_restore(struct dispatch *dispatch, uint32_t ride, const char *list,
                              bool lapsed) {
     char id[HF_ID_SIZE_MAX + 1];
-    while (list && *list) {
+    if (!list) return;
+    while (*list) {
         size_t length = strcspn(list, " ");
         if (length > 0 && length <= HF_ID_SIZE_MAX &&
             dispatch->ride_states[ride].excluded_count < HF_DISPATCH_RIDE_EXCLUDED_MAX) {
