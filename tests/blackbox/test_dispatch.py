@@ -375,3 +375,23 @@ def test_a_version_5_store_is_migrated():
     database.close()
     check_equal(version, ("7",), "the schema version after the migration")
     check_equal(rides, [(ride["ride_id"], "offered", "d000")], "the rides table")
+
+
+def test_searching_ride_offered_at_start():
+    """A searching ride and a driver it fits, both as stored (a driver's soft row newer than
+    the rides'): the ride is offered when the server starts."""
+    server = Server().start()
+    c = server.client()
+    fleet = uid("f")
+    put_driver(c, fleet, "d1", available=False)
+    ride = create_ride(c, fleet)
+    check_equal(ride["status"], "searching", "no free driver")
+    server.stop()
+    database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
+    database.execute("UPDATE drivers SET available = 1 WHERE driver_id = 'd1'")
+    database.commit()
+    database.close()
+    server = server.restart()
+    c = server.client()
+    check_equal(offered_to(get_ride(c, ride["ride_id"])), "d1", "offered at start")
+    server.stop()

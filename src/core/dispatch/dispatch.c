@@ -268,6 +268,26 @@ void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_tim
     offer_end(core, entry->index, true, now);
 }
 
+uint32_t hf_dispatch_rematch(hf_core_t *core, hf_time_ms_t now) {
+    struct dispatch *dispatch = core->dispatch;
+    uint32_t offers = 0;
+    for (uint32_t fleet = 0; dispatch && fleet < dispatch->fleet_count; fleet++) {
+        for (uint32_t next = dispatch->fleets[fleet].searching_first; next;) {
+            uint32_t ride_index = next - 1;
+            const hf_ride_t *ride = &dispatch->rides[ride_index];
+            next = dispatch->ride_states[ride_index].next_searching;
+            uint32_t driver;
+            int64_t distance;
+            if (!candidate_find(dispatch, fleet, ride->lat, ride->lng, ride->radius_m, ride_index,
+                                &driver, &distance))
+                continue;
+            offer_make(core, ride_index, driver, distance, now);
+            offers++;
+        }
+    }
+    return offers;
+}
+
 /* ---- drivers ---- */
 
 static bool coordinates_valid(double lat, double lng, hf_error_detail_t *detail) {
