@@ -129,19 +129,28 @@ bool hf_dispatch_candidate(const hf_core_t *core, uint32_t fleet, double lat, do
     return candidate_find(core->dispatch, fleet, lat, lng, radius_m, ride, driver, distance_m);
 }
 
-/* ---- the searching rides of a fleet, oldest first ---- */
+/* ---- the searching rides of a fleet, oldest first ----
+ *
+ * Ordered by creation (a ride's index), whenever they began searching: a ride whose driver
+ * declined keeps its place among the older ones, and the order is the same after a restart,
+ * which restores rides in creation order. A new ride goes at the end at once; one moving back
+ * to searching walks back from the end, over at most the fleet's searching rides. */
 
 void searching_append(struct dispatch *dispatch, uint32_t ride) {
     ride_state_t *state = &dispatch->ride_states[ride];
     fleet_t *fleet = &dispatch->fleets[dispatch->rides[ride].fleet];
     assert(!state->in_searching);
+    uint32_t after = fleet->searching_last; /* ride index + 1, 0: insert first */
+    while (after && after - 1 > ride) after = dispatch->ride_states[after - 1].previous_searching;
+    uint32_t before = after ? dispatch->ride_states[after - 1].next_searching
+                            : fleet->searching_first;
     state->in_searching = true;
-    state->next_searching = 0;
-    state->previous_searching = fleet->searching_last;
-    if (fleet->searching_last)
-        dispatch->ride_states[fleet->searching_last - 1].next_searching = ride + 1;
+    state->previous_searching = after;
+    state->next_searching = before;
+    if (after) dispatch->ride_states[after - 1].next_searching = ride + 1;
     else fleet->searching_first = ride + 1;
-    fleet->searching_last = ride + 1;
+    if (before) dispatch->ride_states[before - 1].previous_searching = ride + 1;
+    else fleet->searching_last = ride + 1;
     fleet->searching_count++;
 }
 
