@@ -290,3 +290,31 @@ static const hf_route_t routes[] = {
 };
 
 const hf_route_table_t hf_handlers_dispatch_routes = {routes, sizeof routes / sizeof routes[0]};
+
+/* ---- GET /metrics (metrics.h) ---- */
+
+/* One sample per value of the family's label, every value written (0 included), so a rate
+ * or an alert never meets a missing series. */
+static void render_counts(hf_buffer_t *out, const char *name, const char *label_name,
+                          const uint64_t *counts, size_t count,
+                          const char *(*value_name)(uint8_t)) {
+    for (size_t i = 0; i < count; i++) {
+        hf_metrics_label_t label = {label_name, value_name((uint8_t)i)};
+        hf_metrics_sample(out, name, &label, 1, (double)counts[i]);
+    }
+}
+
+void hf_handlers_dispatch_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
+    hf_dispatch_counts_t counts;
+    if (!hf_dispatch_counts(context->core, &counts)) return;
+    hf_metrics_family(out, "holdfast_rides", "gauge", "Rides kept, by status.");
+    render_counts(out, "holdfast_rides", "status", counts.rides, HF_RIDE_STATUS_COUNT,
+                  hf_ride_status_name);
+    hf_metrics_family(out, "holdfast_offers_total", "counter",
+                      "Offers of rides ended since this server started, by outcome.");
+    render_counts(out, "holdfast_offers_total", "outcome", counts.offers, HF_OFFER_OUTCOME_COUNT,
+                  hf_offer_outcome_name);
+    hf_metrics_family(out, "holdfast_drivers", "gauge", "Drivers of every fleet, by status.");
+    render_counts(out, "holdfast_drivers", "status", counts.drivers, HF_DRIVER_STATUS_COUNT,
+                  hf_driver_status_name);
+}

@@ -11,8 +11,14 @@
 #ifndef HF_ENGINE_HANDLERS_DISPATCH_H
 #define HF_ENGINE_HANDLERS_DISPATCH_H
 
+#include "engine/metrics.h"
 #include "engine/route.h"
 
 extern const hf_route_table_t hf_handlers_dispatch_routes;
+
+/* Its families of GET /metrics (metrics.h): holdfast_rides{status},
+ * holdfast_offers_total{outcome} and holdfast_drivers{status}, read from the core's running
+ * counts; none until dispatch is in use (a fleet exists). */
+void hf_handlers_dispatch_metrics_render(const hf_context_t *context, hf_buffer_t *out);
 
 #endif

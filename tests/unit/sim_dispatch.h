@@ -55,6 +55,7 @@ typedef struct ds_model {
     int open[DS_RIDES];
     int open_count;
     int touched;                 /* the ride of this step's operation, compared after it */
+    uint64_t outcomes[HF_OFFER_OUTCOME_COUNT]; /* offers ended, by hf_offer_outcome_t */
 } ds_model_t;
 
 static ds_model_t ds;
@@ -202,6 +203,7 @@ static void ds_offer_end(int ride_number, bool lapsed)
     int driver = ride->offer_driver;
     ride->excluded[ride->excluded_count] = driver;
     ride->lapsed[ride->excluded_count++] = lapsed;
+    ds.outcomes[lapsed ? HF_OFFER_EXPIRED : HF_OFFER_DECLINED]++;
     ds.drivers[driver].offer = DS_NONE;
     ds_move_on(ride_number);
     ds_match(driver);
@@ -365,6 +367,7 @@ static void ds_answer(bool accepting)
     else if (!holds_offer) want = ds_refusal(ride, driver);
     else if (accepting) {
         ds_close(number);
+        ds.outcomes[HF_OFFER_ACCEPTED]++;
         ride->status = HF_RIDE_ASSIGNED;
         ride->driver = driver;
         ride->offer_driver = DS_NONE;
@@ -492,6 +495,14 @@ static void ds_compare(bool every_ride)
         ds_fail("next expiry %" PRId64 ", the model's %" PRId64, hf_core_next_expiry(ds_core), next);
     const char *fault = every_ride ? hf_dispatch_check(ds_core) : NULL;
     if (fault) ds_fail("hf_dispatch_check: %s", fault);
+    /* The running counts of offers' outcomes (GET /metrics); those of statuses are recounted
+     * by hf_dispatch_check. */
+    hf_dispatch_counts_t counts;
+    hf_dispatch_counts(ds_core, &counts);
+    for (int o = 0; o < HF_OFFER_OUTCOME_COUNT; o++)
+        if (counts.offers[o] != ds.outcomes[o])
+            ds_fail("%s offers: %" PRIu64 ", the model's %" PRIu64, hf_offer_outcome_name((uint8_t)o),
+                    counts.offers[o], ds.outcomes[o]);
 }
 
 static void test_dispatch_simulation(void **state)

@@ -540,6 +540,67 @@ static void test_locations_are_soft(void **state) {
     assert_int_equal(hf_dispatch_ride_change(f->core, 0), hf_core_change_count(f->core));
 }
 
+/* The running counts (GET /metrics) as a core's: rides and drivers by status, offers by
+ * outcome. */
+static void counts_expect(const hf_core_t *core, const uint64_t rides[HF_RIDE_STATUS_COUNT],
+                          const uint64_t drivers[HF_DRIVER_STATUS_COUNT],
+                          const uint64_t offers[HF_OFFER_OUTCOME_COUNT]) {
+    hf_dispatch_counts_t counts;
+    assert_true(hf_dispatch_counts(core, &counts));
+    for (int i = 0; i < HF_RIDE_STATUS_COUNT; i++) assert_int_equal(counts.rides[i], rides[i]);
+    for (int i = 0; i < HF_DRIVER_STATUS_COUNT; i++)
+        assert_int_equal(counts.drivers[i], drivers[i]);
+    for (int i = 0; i < HF_OFFER_OUTCOME_COUNT; i++) assert_int_equal(counts.offers[i], offers[i]);
+    assert_null(hf_dispatch_check(core));
+}
+
+/* Every kind of change moves the counts: a new driver, an offer, a decline, a lapse, an
+ * accept, a cancel of an assigned ride and of an offered one, a PUT unavailable and
+ * available again. Arrays: rides {searching, offered, assigned, cancelled}, drivers
+ * {available, offered, assigned, unavailable}, offers {accepted, declined, expired}. */
+static void test_running_counts(void **state) {
+    fixture_t *f = *state;
+    hf_dispatch_counts_t none;
+    assert_false(hf_dispatch_counts(f->core, &none));
+    assert_int_equal(none.rides[HF_RIDE_SEARCHING] + none.drivers[HF_DRIVER_AVAILABLE], 0);
+    put(f, "d1", 10, 10, -1);
+    put(f, "d2", 10.001, 10, -1);
+    assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 0, -1, T0), HF_OK);
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
+                  (uint64_t[]){0, 0, 0});
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0}, (uint64_t[]){1, 1, 0, 1},
+                  (uint64_t[]){0, 0, 0});
+    uint32_t index;
+    assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
+    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0}, (uint64_t[]){1, 1, 0, 1},
+                  (uint64_t[]){0, 1, 0});
+    /* d2's offer lapses; d1 declined and d3 is unavailable: searching. */
+    hf_core_advance(f->core, T0 + 2 + TTL);
+    assert_int_equal(ride(f, "r1")->status, HF_RIDE_SEARCHING);
+    counts_expect(f->core, (uint64_t[]){1, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
+                  (uint64_t[]){0, 1, 1});
+    /* d3 comes: offered r1 at once, accepts; then r2 goes to d1. */
+    assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 1, -1, T0 + 3 + TTL), HF_OK);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d3", T0 + 4 + TTL, &index), HF_OK);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d3", T0 + 4 + TTL, &index), HF_OK);
+    ride_make(f, "r2", 10, 10, 3000, T0 + 5 + TTL);
+    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+                  (uint64_t[]){1, 1, 1});
+    /* An assigned driver saying unavailable stays assigned; available again frees it. */
+    assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 0, -1, T0 + 6 + TTL), HF_OK);
+    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+                  (uint64_t[]){1, 1, 1});
+    assert_int_equal(hf_dispatch_cancel(f->core, "r2", T0 + 7 + TTL, &index), HF_OK);
+    assert_int_equal(hf_dispatch_cancel(f->core, "r1", T0 + 8 + TTL, &index), HF_OK);
+    assert_int_equal(hf_dispatch_cancel(f->core, "r1", T0 + 9 + TTL, &index), HF_OK);
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2}, (uint64_t[]){3, 0, 0, 0},
+                  (uint64_t[]){1, 1, 1});
+    assert_int_equal(put_full(f, "f1", "d2", 10.001, 10, 0, -1, T0 + 10 + TTL), HF_OK);
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2}, (uint64_t[]){2, 0, 0, 1},
+                  (uint64_t[]){1, 1, 1});
+}
+
 /* The newest record of each ride and driver, fed to a new core, gives the same state; an
  * offer that lapsed while "down" moves on at the first advance. */
 static void test_restore_from_records(void **state) {
@@ -589,6 +650,9 @@ static void test_restore_from_records(void **state) {
         }
     }
     assert_null(hf_dispatch_check(copy));
+    /* The restored counts are the statuses' (the offers' outcomes start again from 0). */
+    counts_expect(copy, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+                  (uint64_t[]){0, 0, 0});
     const hf_ride_t *r1 = hf_dispatch_ride_find(copy, "r1", &index);
     assert_int_equal(r1->status, HF_RIDE_OFFERED);
     assert_string_equal(hf_dispatch_driver_at(copy, r1->offer_driver - 1)->id, "d3");
@@ -622,6 +686,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_searching_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locations_are_soft, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_running_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_from_records, setup, teardown),
     };
     return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);

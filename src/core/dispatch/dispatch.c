@@ -81,6 +81,13 @@ const hf_driver_t *hf_dispatch_driver_at(const hf_core_t *core, uint32_t index) 
     return &core->dispatch->drivers[index];
 }
 
+bool hf_dispatch_counts(const hf_core_t *core, hf_dispatch_counts_t *counts) {
+    const struct dispatch *dispatch = dispatch_of(core);
+    bool in_use = dispatch && dispatch->fleet_count > 0;
+    *counts = in_use ? dispatch->counts : (hf_dispatch_counts_t){0};
+    return in_use;
+}
+
 uint32_t hf_dispatch_driver_count(const hf_core_t *core) {
     return core->dispatch ? core->dispatch->driver_count : 0;
 }
@@ -174,10 +181,36 @@ static void searching_remove(struct dispatch *dispatch, uint32_t ride) {
 
 static bool driver_is_free(const hf_driver_t *driver) { return driver->available && !driver->offer; }
 
+hf_driver_status_t hf_dispatch_driver_status(const hf_driver_t *driver) {
+    if (driver->offer) return HF_DRIVER_OFFERED;
+    if (driver->assigned) return HF_DRIVER_ASSIGNED;
+    return driver->available ? HF_DRIVER_AVAILABLE : HF_DRIVER_UNAVAILABLE;
+}
+
+/* Moves the driver's count to its status now. Called wherever its offer, assignment or
+ * availability may have changed (grid_sync, which every such change goes through, and the
+ * restore of an assignment). */
+static void driver_count_sync(struct dispatch *dispatch, uint32_t driver) {
+    driver_state_t *state = &dispatch->driver_states[driver];
+    uint8_t status = (uint8_t)hf_dispatch_driver_status(&dispatch->drivers[driver]);
+    if (status == state->counted_status) return;
+    dispatch->counts.drivers[state->counted_status]--;
+    dispatch->counts.drivers[status]++;
+    state->counted_status = status;
+}
+
+/* Every change of a ride's status goes here, so its running count follows. */
+static void ride_status_set(struct dispatch *dispatch, hf_ride_t *ride, uint8_t status) {
+    dispatch->counts.rides[ride->status]--;
+    dispatch->counts.rides[status]++;
+    ride->status = status;
+}
+
 /* Files the driver in the grid, or takes it out, as it is free or not (and moves it). */
 static void grid_sync(struct dispatch *dispatch, uint32_t driver) {
     bool filed = dispatch->driver_states[driver].bucket != 0;
     bool free_now = driver_is_free(&dispatch->drivers[driver]);
+    driver_count_sync(dispatch, driver);
     if (free_now && filed) grid_move(dispatch, driver);
     else if (free_now) grid_insert(dispatch, driver);
     else if (filed) grid_remove(dispatch, driver);
@@ -199,7 +232,7 @@ static void offer_make(hf_core_t *core, uint32_t ride_index, uint32_t driver_ind
     hf_driver_t *driver = &dispatch->drivers[driver_index];
     assert(driver_is_free(driver) && ride->status != HF_RIDE_OFFERED);
     searching_remove(dispatch, ride_index);
-    ride->status = HF_RIDE_OFFERED;
+    ride_status_set(dispatch, ride, HF_RIDE_OFFERED);
     ride->offer_driver = driver_index + 1;
     ride->offer_distance_m = distance_m;
     ride->offer_expires_at_ms = now + ride->offer_ttl_ms;
@@ -217,7 +250,7 @@ static void offer_make(hf_core_t *core, uint32_t ride_index, uint32_t driver_ind
 static void ride_move_on(hf_core_t *core, uint32_t ride_index, hf_time_ms_t now) {
     struct dispatch *dispatch = core->dispatch;
     hf_ride_t *ride = &dispatch->rides[ride_index];
-    ride->status = HF_RIDE_SEARCHING;
+    ride_status_set(dispatch, ride, HF_RIDE_SEARCHING);
     ride->offer_driver = 0;
     ride->offer_distance_m = 0;
     ride->offer_expires_at_ms = 0;
@@ -266,6 +299,7 @@ static void offer_end(hf_core_t *core, uint32_t ride_index, bool lapsed, hf_time
     struct dispatch *dispatch = core->dispatch;
     uint32_t driver_index = dispatch->rides[ride_index].offer_driver - 1;
     exclude(dispatch, ride_index, driver_index, lapsed);
+    dispatch->counts.offers[lapsed ? HF_OFFER_EXPIRED : HF_OFFER_DECLINED]++;
     dispatch->drivers[driver_index].offer = 0;
     grid_sync(dispatch, driver_index);
     ride_move_on(core, ride_index, now);
@@ -338,7 +372,8 @@ static uint32_t driver_add(struct dispatch *dispatch, uint32_t fleet, const char
     hf_driver_t *driver = &dispatch->drivers[index];
     *driver = (hf_driver_t){.fleet = fleet, .rating = HF_DISPATCH_RATING_DEFAULT};
     snprintf(driver->id, sizeof driver->id, "%s", driver_id);
-    dispatch->driver_states[index] = (driver_state_t){0};
+    dispatch->driver_states[index] = (driver_state_t){.counted_status = HF_DRIVER_UNAVAILABLE};
+    dispatch->counts.drivers[HF_DRIVER_UNAVAILABLE]++;
     driver_key(dispatch, fleet, driver_id);
     hf_map_put(&dispatch->driver_ids, dispatch->key.data, dispatch->key.length, index);
     dispatch->fleets[fleet].driver_count++;
@@ -418,6 +453,7 @@ static uint32_t ride_add(hf_core_t *core, const hf_ride_request_t *request, uint
     ride->offer_ttl_ms =
         request->offer_ttl_ms < 0 ? HF_DISPATCH_OFFER_TTL_MS_DEFAULT : request->offer_ttl_ms;
     dispatch->ride_states[index] = (ride_state_t){0};
+    dispatch->counts.rides[HF_RIDE_SEARCHING]++;
     hf_map_put(&dispatch->ride_ids, ride->id, strlen(ride->id), index);
     return index;
 }
@@ -475,7 +511,8 @@ hf_error_t hf_dispatch_accept(hf_core_t *core, const char *ride_id, const char *
         ride->offer_driver != driver_index + 1)
         return answer_refusal(core, *ride_index, driver_index);
     hf_driver_t *driver = &dispatch->drivers[driver_index];
-    ride->status = HF_RIDE_ASSIGNED;
+    ride_status_set(dispatch, ride, HF_RIDE_ASSIGNED);
+    dispatch->counts.offers[HF_OFFER_ACCEPTED]++;
     ride->driver = driver_index + 1;
     ride->offer_driver = 0;
     driver->offer = 0;
@@ -521,7 +558,7 @@ hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t
         dispatch->drivers[freed].available = true;
     }
     searching_remove(dispatch, *ride_index);
-    ride->status = HF_RIDE_CANCELLED;
+    ride_status_set(dispatch, ride, HF_RIDE_CANCELLED);
     ride->offer_driver = 0;
     ride->offer_distance_m = 0;
     ride->offer_expires_at_ms = 0;
@@ -599,6 +636,7 @@ static void ride_bind(hf_core_t *core, uint32_t index, const hf_stored_ride_t *s
     } else if (ride->status == HF_RIDE_ASSIGNED && ride->driver &&
                !dispatch->drivers[ride->driver - 1].available) {
         dispatch->drivers[ride->driver - 1].assigned = index + 1;
+        driver_count_sync(dispatch, ride->driver - 1);
     } else if (ride->status == HF_RIDE_SEARCHING &&
                dispatch->ride_states[index].excluded_count < HF_DISPATCH_RIDE_EXCLUDED_MAX) {
         searching_append(dispatch, index);
@@ -619,7 +657,7 @@ hf_error_t hf_dispatch_restore_ride(hf_core_t *core, const hf_stored_ride_t *sto
     struct dispatch *dispatch = dispatch_make(core);
     uint32_t fleet = fleet_intern(dispatch, stored->fleet_id);
     uint32_t index = ride_add(core, &request, fleet, stored->created_at_ms);
-    dispatch->rides[index].status = stored->status;
+    ride_status_set(dispatch, &dispatch->rides[index], stored->status);
     excluded_restore(dispatch, index, stored->declined, false);
     excluded_restore(dispatch, index, stored->lapsed, true);
     ride_bind(core, index, stored);

@@ -177,8 +177,51 @@ typedef struct hf_stored_ride {
 hf_error_t hf_dispatch_restore_driver(hf_core_t *core, const hf_stored_driver_t *driver);
 hf_error_t hf_dispatch_restore_ride(hf_core_t *core, const hf_stored_ride_t *ride);
 
+/* ---- Running counts (GET /metrics: API.md section 9) ----
+ *
+ * Kept as every ride and driver changes (restore included), so a scrape reads a few integers
+ * instead of walking up to HF_DISPATCH_RIDES_MAX rides; hf_dispatch_check recounts them.
+ * A driver's status, one of four, in this order of precedence: offered (holds a live offer),
+ * assigned (a ride was assigned to it and no PUT made it available since), available (free:
+ * an offer may come), unavailable (its last PUT said so). */
+typedef enum hf_driver_status {
+    HF_DRIVER_AVAILABLE = 0,
+    HF_DRIVER_OFFERED = 1,
+    HF_DRIVER_ASSIGNED = 2,
+    HF_DRIVER_UNAVAILABLE = 3,
+} hf_driver_status_t;
+#define HF_DRIVER_STATUS_COUNT 4
+#define HF_RIDE_STATUS_COUNT 4
+
+/* How an offer ended: accepted, declined, or lapsed ("expired"). */
+typedef enum hf_offer_outcome {
+    HF_OFFER_ACCEPTED = 0,
+    HF_OFFER_DECLINED = 1,
+    HF_OFFER_EXPIRED = 2,
+} hf_offer_outcome_t;
+#define HF_OFFER_OUTCOME_COUNT 3
+
+/* "available", "offered", "assigned", "unavailable"; "accepted", "declined", "expired";
+ * static. */
+const char *hf_driver_status_name(uint8_t status);
+const char *hf_offer_outcome_name(uint8_t outcome);
+/* The driver's status as its fields say (the precedence above). */
+hf_driver_status_t hf_dispatch_driver_status(const hf_driver_t *driver);
+
+typedef struct hf_dispatch_counts {
+    uint64_t rides[HF_RIDE_STATUS_COUNT];       /* by hf_ride_status_t */
+    uint64_t drivers[HF_DRIVER_STATUS_COUNT];   /* by hf_driver_status_t */
+    /* Offers ended since this core was made (a restart starts again from 0, as a Prometheus
+     * counter may): by hf_offer_outcome_t. */
+    uint64_t offers[HF_OFFER_OUTCOME_COUNT];
+} hf_dispatch_counts_t;
+
+/* The running counts; false (and zeros) while dispatch is not in use (no fleet yet). */
+bool hf_dispatch_counts(const hf_core_t *core, hf_dispatch_counts_t *counts);
+
 /* Invariants for tests: at most one live offer per driver and it points back, the grid holds
- * exactly the free drivers, searching lists hold searching rides. NULL or a static fault. */
+ * exactly the free drivers, searching lists hold searching rides, the running counts are a
+ * recount's. NULL or a static fault. */
 const char *hf_dispatch_check(const hf_core_t *core);
 
 #endif

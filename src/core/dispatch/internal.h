@@ -35,6 +35,7 @@ typedef struct driver_state {
     uint32_t slot;               /* its entry in the bucket */
     bool dirty;                  /* changed since the last flush */
     uint64_t last_change;        /* see hf_dispatch_driver_change */
+    uint8_t counted_status;      /* hf_driver_status_t it is counted under (counts.drivers) */
 } driver_state_t;
 
 /* An excluded driver's index, with this bit when its offer lapsed (else it declined). */
@@ -73,6 +74,7 @@ struct dispatch {
     uint32_t dirty_count, dirty_capacity;
     hf_buffer_t key;             /* a driver's key being built */
     hf_buffer_t declined, lapsed; /* a ride record's lists being built */
+    hf_dispatch_counts_t counts; /* running counts (dispatch.h), moved at every change */
 };
 
 static inline struct dispatch *dispatch_of(const hf_core_t *core) { return core->dispatch; }

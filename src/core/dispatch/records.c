@@ -22,6 +22,22 @@ bool hf_ride_status_parse(const char *text, uint8_t *status) {
     return false;
 }
 
+static const char *const DRIVER_STATUS_NAMES[HF_DRIVER_STATUS_COUNT] = {
+    [HF_DRIVER_AVAILABLE] = "available", [HF_DRIVER_OFFERED] = "offered",
+    [HF_DRIVER_ASSIGNED] = "assigned", [HF_DRIVER_UNAVAILABLE] = "unavailable"};
+static const char *const OFFER_OUTCOME_NAMES[HF_OFFER_OUTCOME_COUNT] = {
+    [HF_OFFER_ACCEPTED] = "accepted", [HF_OFFER_DECLINED] = "declined",
+    [HF_OFFER_EXPIRED] = "expired"};
+_Static_assert(RIDE_STATUS_COUNT == HF_RIDE_STATUS_COUNT, "a count for every ride status");
+
+const char *hf_driver_status_name(uint8_t status) {
+    return status < HF_DRIVER_STATUS_COUNT ? DRIVER_STATUS_NAMES[status] : "unknown";
+}
+
+const char *hf_offer_outcome_name(uint8_t outcome) {
+    return outcome < HF_OFFER_OUTCOME_COUNT ? OFFER_OUTCOME_NAMES[outcome] : "unknown";
+}
+
 /* ---- records ---- */
 
 /* The ride's excluded drivers as two lists of ids separated by spaces, in the scratch
@@ -119,6 +135,8 @@ static const char *driver_check(const struct dispatch *dispatch, uint32_t index)
                              (uint32_t)column, &cell) || cell + 1 != state->bucket)
             return "a free driver is filed in another cell than its position's";
     }
+    if (state->counted_status != hf_dispatch_driver_status(driver))
+        return "a driver is counted under another status than its own";
     if (driver->offer) {
         const hf_ride_t *ride = &dispatch->rides[driver->offer - 1];
         if (ride->status != HF_RIDE_OFFERED || ride->offer_driver != index + 1)
@@ -145,6 +163,20 @@ static const char *ride_check(const struct dispatch *dispatch, uint32_t index) {
     return NULL;
 }
 
+/* The running counts of statuses against a recount (the offers' outcomes are not kept
+ * anywhere else: the simulation's model counts them). */
+static const char *counts_check(const struct dispatch *dispatch) {
+    uint64_t rides[HF_RIDE_STATUS_COUNT] = {0}, drivers[HF_DRIVER_STATUS_COUNT] = {0};
+    for (uint32_t i = 0; i < dispatch->ride_count; i++) rides[dispatch->rides[i].status]++;
+    for (uint32_t i = 0; i < dispatch->driver_count; i++)
+        drivers[hf_dispatch_driver_status(&dispatch->drivers[i])]++;
+    if (memcmp(rides, dispatch->counts.rides, sizeof rides) != 0)
+        return "the running counts of rides by status are not a recount's";
+    if (memcmp(drivers, dispatch->counts.drivers, sizeof drivers) != 0)
+        return "the running counts of drivers by status are not a recount's";
+    return NULL;
+}
+
 const char *hf_dispatch_check(const hf_core_t *core) {
     const struct dispatch *dispatch = core->dispatch;
     if (!dispatch) return NULL;
@@ -158,6 +190,8 @@ const char *hf_dispatch_check(const hf_core_t *core) {
         if (fault) return fault;
         listed += dispatch->ride_states[i].in_searching;
     }
+    const char *fault = counts_check(dispatch);
+    if (fault) return fault;
     uint32_t counted = 0;
     for (uint32_t f = 0; f < dispatch->fleet_count; f++) counted += dispatch->fleets[f].searching_count;
     return listed == counted ? NULL : "the fleets' counts of searching rides are wrong";
