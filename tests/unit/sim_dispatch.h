@@ -364,7 +364,7 @@ static void ds_answer(bool accepting)
     bool holds_offer = ride->exists && ride->status == HF_RIDE_OFFERED && ride->offer_driver == driver;
     if (!ride->exists) want = HF_ERROR_RIDE_NOT_FOUND;
     else if (accepting && ride->status == HF_RIDE_ASSIGNED && ride->driver == driver) want = HF_OK;
-    else if (!holds_offer) want = ds_refusal(ride, driver);
+    else if (!holds_offer) want = accepting ? ds_refusal(ride, driver) : HF_ERROR_NOT_OFFERED;
     else if (accepting) {
         ds_close(number);
         ds.outcomes[HF_OFFER_ACCEPTED]++;

@@ -532,9 +532,10 @@ hf_error_t hf_dispatch_decline(hf_core_t *core, const char *ride_id, const char 
     hf_error_t error = answer_find(core, ride_id, driver_id, ride_index, &driver_index);
     if (error) return error;
     const hf_ride_t *ride = &core->dispatch->rides[*ride_index];
+    /* Only 409 for a decline, lapsed or not (API.md section 8 lists no 410 for it). */
     if (driver_index == NO_INDEX || ride->status != HF_RIDE_OFFERED ||
         ride->offer_driver != driver_index + 1)
-        return answer_refusal(core, *ride_index, driver_index);
+        return HF_ERROR_NOT_OFFERED;
     offer_end(core, *ride_index, false, now);
     timer_prune(core);
     return HF_OK;

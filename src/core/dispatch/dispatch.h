@@ -103,8 +103,9 @@ hf_error_t hf_dispatch_ride_create(hf_core_t *core, const hf_ride_request_t *req
  * the ride cancelled or assigned to another). HF_ERROR_RIDE_NOT_FOUND. */
 hf_error_t hf_dispatch_accept(hf_core_t *core, const char *ride_id, const char *driver_id,
                               hf_time_ms_t now, uint32_t *ride_index);
-/* HF_OK: the ride moved to its next candidate (or searching). HF_ERROR_OFFER_EXPIRED and
- * HF_ERROR_NOT_OFFERED as accept; HF_ERROR_RIDE_NOT_FOUND. */
+/* HF_OK: the ride moved to its next candidate (or searching). HF_ERROR_NOT_OFFERED when the
+ * driver holds no live offer of the ride, its offer lapsed included (the contract gives a
+ * decline no 410); HF_ERROR_RIDE_NOT_FOUND. */
 hf_error_t hf_dispatch_decline(hf_core_t *core, const char *ride_id, const char *driver_id,
                                hf_time_ms_t now, uint32_t *ride_index);
 /* HF_OK: cancelled (a repeat changes nothing); the offered or assigned driver is free again.
