@@ -16,7 +16,9 @@ typedef enum hf_timer_kind {
     /* The waiting room's own heap (queue.c): */
     HF_TIMER_QUEUE_ADMIT = 1,    /* index: an event's; the next admission of its room */
     HF_TIMER_QUEUE_TICKET = 2,   /* index: a ticket's; its abandonment or its token's expiry */
-    /* New kinds (waiting-room queue tickets, ride offers) go here. */
+    /* The core's heap again (dispatch/): */
+    HF_TIMER_OFFER = 3,          /* index: a ride's index; the deadline: its offer's expires_at */
+    /* New kinds go here. */
 } hf_timer_kind_t;
 
 typedef struct hf_timer_entry {

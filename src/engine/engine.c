@@ -33,6 +33,7 @@ struct hf_engine {
     hf_http_server_t *http;
     hf_batch_t *spare_batch;     /* returned by the store, reused */
     uv_timer_t keepalive_timer;  /* streams' keep-alive comments */
+    uv_timer_t dispatch_timer;   /* drivers' soft state to the store (dispatch) */
 
     uv_async_t store_done;
     uv_check_t check;
@@ -204,6 +205,7 @@ static void close_handles(hf_engine_t *engine) {
     uv_close((uv_handle_t *)&engine->signal_interrupt, NULL);
     uv_close((uv_handle_t *)&engine->shutdown_timer, NULL);
     uv_close((uv_handle_t *)&engine->keepalive_timer, NULL);
+    uv_close((uv_handle_t *)&engine->dispatch_timer, NULL);
 }
 
 static bool drained(const hf_engine_t *engine) {
@@ -227,6 +229,9 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     HF_LOG_FIELDS(HF_LOG_INFO, "stopping: finishing in-flight work",
                   HF_LOG_TEXT("signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"));
     hf_http_server_stop_accepting(engine->http);
+    /* Drivers' last positions go with what is in flight. */
+    if (!engine->context.store_failed)
+        hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context));
     uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
 }
 
@@ -270,6 +275,15 @@ static void on_keepalive(uv_timer_t *timer) {
     hf_streams_keepalive(&engine->streams);
 }
 
+/* Drivers' positions are soft state (core/dispatch/dispatch.h): those changed in the last
+ * second join the open batch, which no reply waits for. */
+static void on_dispatch_flush(uv_timer_t *timer) {
+    hf_engine_t *engine = timer->data;
+    if (engine->context.store_failed) return;
+    if (hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context)) > 0)
+        submit_if_idle(engine);
+}
+
 static void init_handles(hf_engine_t *engine) {
     uv_loop_t *loop = engine->loop;
     uv_async_init(loop, &engine->store_done, on_store_done);
@@ -280,6 +294,10 @@ static void init_handles(hf_engine_t *engine) {
     engine->keepalive_timer.data = engine;
     uv_timer_start(&engine->keepalive_timer, on_keepalive, HF_STREAM_KEEPALIVE_MS,
                    HF_STREAM_KEEPALIVE_MS);
+    uv_timer_init(loop, &engine->dispatch_timer);
+    engine->dispatch_timer.data = engine;
+    uv_timer_start(&engine->dispatch_timer, on_dispatch_flush, HF_DISPATCH_FLUSH_INTERVAL_MS,
+                   HF_DISPATCH_FLUSH_INTERVAL_MS);
     uv_signal_init(loop, &engine->signal_term);
     uv_signal_init(loop, &engine->signal_interrupt);
     engine->store_done.data = engine->check.data = engine->expiry_timer.data = engine;
@@ -369,8 +387,10 @@ fail:
 }
 
 int hf_engine_run(hf_engine_t *engine) {
-    /* Holds that lapsed while the server was down expire now, durably, before any request. */
+    /* Holds and offers that lapsed while the server was down expire now, durably, before any
+     * request; searching rides that a restored driver fits are offered to it. */
     hf_core_advance(engine->context.core, hf_context_now_ms(&engine->context));
+    hf_dispatch_rematch(engine->context.core, hf_context_now_ms(&engine->context));
     if (engine->options.demo) create_demo_event(engine);
     if (!engine->options.api_key || !*engine->options.api_key)
         hf_log(HF_LOG_WARNING, "no API key configured: /v1/ is served without authentication");

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "engine/handlers_dispatch.h"
 #include "engine/handlers_events.h"
 #include "engine/handlers_holds.h"
 #include "engine/handlers_payments.h"
@@ -124,6 +125,7 @@ static const hf_metrics_render_fn DOMAINS[] = {
     hf_handlers_holds_metrics_render,
     hf_handlers_payments_metrics_render,
     hf_handlers_queue_metrics_render,
+    hf_handlers_dispatch_metrics_render,
 };
 
 /* Answered at once, not held for the open batch: gauges include what is still being

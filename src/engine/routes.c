@@ -14,6 +14,7 @@
 
 #include "engine/arena.h"
 #include "engine/decode.h"
+#include "engine/handlers_dispatch.h"
 #include "engine/handlers_events.h"
 #include "engine/handlers_history.h"
 #include "engine/handlers_holds.h"
@@ -38,6 +39,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_queue_routes,
     &hf_handlers_staff_routes,
     &hf_handlers_ui_routes,
+    &hf_handlers_dispatch_routes,
 };
 
 /* ---- matching ----

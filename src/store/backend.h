@@ -124,11 +124,11 @@ typedef struct hf_store_backend {
     int (*lease_list)(void *instance, hf_store_node_fn node, hf_store_lease_fn lease,
                       void *context, char *error, size_t error_size);
     /* Reads one unit's rows back, as load does for all (the same callbacks, the same order):
-     * an event with its holds, orders, refunds and deliveries; idempotency keys have no unit
+     * an event with its holds, orders, refunds, deliveries and tickets, or a fleet with its drivers and rides; idempotency keys have no unit
      * and are all read. For a takeover, on the lease methods' thread and connection. */
     int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader,
                      char *error, size_t error_size);
-    /* The unit an id belongs to, from the database: kind is "hold", "order", "refund" or "ticket"
+    /* The unit an id belongs to, from the database: kind is "hold", "order", "refund", "ticket" or "ride"
      * (more as their tables come). *found false when there is no such id. Same thread and
      * connection as load_unit. */
     int (*unit_find)(void *instance, const char *kind, const char *id, char *unit,
@@ -157,7 +157,7 @@ void hf_store_error_write(char *error, size_t error_size, const char *format, ..
 /* The SQLite backend (store/sqlite/sqlite.c), and the version of the schema it writes: an
  * older store is migrated at open, and `holdfast check` (cmd/check.c) checks this one. */
 extern const hf_store_backend_t hf_store_sqlite_backend;
-#define HF_STORE_SQLITE_SCHEMA_VERSION "6"
+#define HF_STORE_SQLITE_SCHEMA_VERSION "7"
 /* The PostgreSQL backend (store/postgres/postgres.c). */
 extern const hf_store_backend_t hf_store_postgres_backend;
 

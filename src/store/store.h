@@ -37,6 +37,7 @@
 #include "core/core.h"
 #include "lib/histogram.h"
 #include "core/queue.h"
+#include "core/dispatch/dispatch.h"
 
 typedef struct hf_batch hf_batch_t;
 
@@ -50,7 +51,7 @@ void hf_batch_clear(hf_batch_t *batch);
 /* Sink that appends to the batch given as context. */
 void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation);
 
-/* The unit (an event's id; a fleet's once rides are stored) a record belongs to, borrowed
+/* The unit (an event's id, or a fleet's for drivers and rides) a record belongs to, borrowed
  * from the record, or NULL for a record of no unit (an idempotency key, a refund, which the
  * engine writes in the same batch as its event's records). A backend with leases fences each
  * batch on the units of its records (backend.h). */
@@ -113,8 +114,11 @@ typedef struct hf_store_loader {
     int (*refund)(void *context, const hf_stored_refund_t *refund);
     int (*delivery)(void *context, const hf_stored_delivery_t *delivery);
     int64_t deliveries_since_ms;
-    /* Last: every waiting room's ticket, in join order. */
+    /* Then every waiting room's ticket, in join order. */
     int (*ticket)(void *context, const hf_stored_ticket_t *ticket);
+    /* Last: every driver, then every ride in the order they were created (dispatch). */
+    int (*driver)(void *context, const hf_stored_driver_t *driver);
+    int (*ride)(void *context, const hf_stored_ride_t *ride);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

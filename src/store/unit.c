@@ -1,4 +1,4 @@
-/* The unit of a record (store.h): which event a batch's record writes for, so a backend with
+/* The unit of a record (store.h): which event or fleet a batch's record writes for, so a backend with
  * leases can fence a batch on exactly the units it touches. Pure: no I/O. */
 #include <string.h>
 
@@ -19,6 +19,9 @@ const char *hf_store_record_unit(const hf_mutation_t *mutation) {
     case HF_MUTATION_DELIVERY: return mutation->as.delivery.hold_event_id;
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE: return mutation->as.ticket.event_id;
+    /* Dispatch's unit is the fleet. */
+    case HF_MUTATION_DRIVER: return mutation->as.driver.fleet_id;
+    case HF_MUTATION_RIDE: return mutation->as.ride.fleet_id;
     case HF_MUTATION_IDEMPOTENCY:
     case HF_MUTATION_REFUND: return NULL;
     }

@@ -47,17 +47,25 @@ FAMILIES = {
     "holdfast_events": "gauge",
     "holdfast_pool_units": "gauge",
 }
-# Families that appear once their part is in use (API.md section 9).
+# Families that appear once their part is in use (API.md section 9): the waiting room's, and
+# dispatch's.
 FAMILIES_IN_USE = {
     "holdfast_queue_waiting": "gauge",
     "holdfast_queue_admissions_total": "counter",
+}
+DISPATCH_FAMILIES = {
+    "holdfast_rides": "gauge",
+    "holdfast_offers_total": "counter",
+    "holdfast_drivers": "gauge",
 }
 
 # The only labels any family may carry, and what their values may be.
 LABEL_VALUES = {
     "route": re.compile(r"^(other|/[A-Za-z0-9_./{}]*)$"),
     "method": re.compile(r"^(other|GET|POST|PUT|PATCH|DELETE)$"),
-    "status": re.compile(r"^(other|[2-5][0-9][0-9]|available|held|sold|pending|completed)$"),
+    "status": re.compile(r"^(other|[2-5][0-9][0-9]|available|held|sold|pending|completed|"
+                         r"searching|offered|assigned|cancelled|unavailable)$"),
+    "outcome": re.compile(r"^(accepted|declined|expired)$"),
     "le": re.compile(r"^(\+Inf|[0-9.e+-]+)$"),
     "result": re.compile(r"^(committed|refund_required|recorded|repeat|invalid_signature|"
                          r"invalid)$"),
@@ -180,8 +188,11 @@ def test_head_answers_the_head_alone(server):
     check_equal(head.status, 200, "HEAD /metrics status")
     check_equal(head.header("content-type"), CONTENT_TYPE, "HEAD /metrics Content-Type")
     check_equal(head.body, b"", "HEAD /metrics body")
-    # The length of the body a GET gets (it grows by the HEAD's own count in between).
-    check(int(head.header("content-length")) >= len(get.body) > 0, "HEAD's Content-Length")
+    # The length of the body a GET gets, give or take what changed in between: the HEAD's own
+    # count, and sums of seconds written in fewer digits (0.00999 + 0.00001 is 0.01).
+    length = int(head.header("content-length"))
+    check(len(get.body) > 0 and abs(length - len(get.body)) <= 256,
+          "HEAD's Content-Length %d, a GET's body %d bytes" % (length, len(get.body)))
 
 
 def test_a_hold_moves_its_counts(server):
@@ -356,6 +367,102 @@ def test_waiting_rooms_are_counted_by_event():
                 "waiting after a waiting ticket completed")
     promtool_check(metrics.text)
     server.stop()
+
+
+def dispatch_counts(metrics):
+    """The dispatch families as three dicts: rides and drivers by status, offers by outcome."""
+    return ({labels["status"]: value for labels, value in metrics.labelled("holdfast_rides")},
+            {labels["status"]: value for labels, value in metrics.labelled("holdfast_drivers")},
+            {labels["outcome"]: value
+             for labels, value in metrics.labelled("holdfast_offers_total")})
+
+
+def test_dispatch_is_counted():
+    """holdfast_rides{status}, holdfast_offers_total{outcome} and holdfast_drivers{status}: no
+    family before a fleet exists; every status and outcome written, 0 included; each count moved
+    by the change that moves it (an offer, a decline, a lapse, an accept, a cancel, a driver
+    unavailable); the statuses the same after a restart, the offers counted again from 0."""
+    import test_dispatch as dispatch
+    server = Server().start()
+    c = server.client()
+    metrics = scrape(server)
+    for name in DISPATCH_FAMILIES:
+        check(name not in metrics.text, "no fleet, no %s" % name)
+    fleet = uid("f")
+    # d0 nearest, then d1, d2; d3 unavailable.
+    for number in range(3):
+        dispatch.put_driver(c, fleet, "d%d" % number, lat=dispatch.LAT + number * dispatch.STEP)
+    dispatch.put_driver(c, fleet, "d3", available=False)
+    metrics = scrape(server)
+    for name, kind in DISPATCH_FAMILIES.items():
+        check("# TYPE %s %s\n" % (name, kind) in metrics.text, "TYPE of %s" % name)
+        check("# HELP %s " % name in metrics.text, "HELP of %s" % name)
+    rides, drivers, offers = dispatch_counts(metrics)
+    check_equal(rides, {"searching": 0, "offered": 0, "assigned": 0, "cancelled": 0}, "rides")
+    check_equal(drivers, {"available": 3, "offered": 0, "assigned": 0, "unavailable": 1},
+                "drivers")
+    check_equal(offers, {"accepted": 0, "declined": 0, "expired": 0}, "offers")
+    # r1 to d0, who declines: to d1, who accepts. r2 to d0 (0.5 s): it lapses, to d2, who lets
+    # it lapse too: searching (d3 is unavailable, d1 assigned). r3: searching at once.
+    # r1 to d0, who declines: to d1, who accepts.
+    r1 = dispatch.create_ride(c, fleet)
+    check_equal(dispatch.offered_to(r1), "d0", "r1 offered to the nearest")
+    dispatch.decline(c, r1["ride_id"], "d0")
+    dispatch.accept(c, r1["ride_id"], "d1")
+    # r2 lives 0.5 s an offer: to d0, then d2, each lapsing; then searching (d1 is assigned,
+    # d3 unavailable).
+    r2 = dispatch.create_ride(c, fleet, offer_ttl_s=0.5)
+    check_equal(dispatch.offered_to(r2), "d0", "r2 offered to d0")
+    expect_dispatch(server, {"searching": 0, "offered": 1, "assigned": 1, "cancelled": 0},
+                    {"available": 1, "offered": 1, "assigned": 1, "unavailable": 1},
+                    {"accepted": 1, "declined": 1, "expired": 0}, "while r2 is offered")
+    wait_searching(c, r2["ride_id"])
+    expect_dispatch(server, {"searching": 1, "offered": 0, "assigned": 1, "cancelled": 0},
+                    {"available": 2, "offered": 0, "assigned": 1, "unavailable": 1},
+                    {"accepted": 1, "declined": 1, "expired": 2}, "after r2 lapsed twice")
+    # r3 goes to d0 (15 s) and is cancelled; then r1 is cancelled, which frees d1, who is
+    # offered r2 at once and lets it lapse.
+    r3 = dispatch.create_ride(c, fleet)
+    check_equal(dispatch.offered_to(r3), "d0", "r3 offered to d0")
+    expect_dispatch(server, {"searching": 1, "offered": 1, "assigned": 1, "cancelled": 0},
+                    {"available": 1, "offered": 1, "assigned": 1, "unavailable": 1},
+                    {"accepted": 1, "declined": 1, "expired": 2}, "while r3 is offered")
+    check_equal(expect(c.post("/v1/rides/%s/cancel" % r3["ride_id"]), 200)["status"],
+                "cancelled", "r3 cancelled")
+    check_equal(expect(c.post("/v1/rides/%s/cancel" % r1["ride_id"]), 200)["status"],
+                "cancelled", "r1 cancelled")
+    wait_searching(c, r2["ride_id"])
+    # r4 to d0, accepted; d2 says it is unavailable.
+    r4 = dispatch.create_ride(c, fleet)
+    dispatch.accept(c, r4["ride_id"], "d0")
+    dispatch.put_driver(c, fleet, "d2", lat=dispatch.LAT + 2 * dispatch.STEP, available=False)
+    rides = {"searching": 1, "offered": 0, "assigned": 1, "cancelled": 2}
+    drivers = {"available": 1, "offered": 0, "assigned": 1, "unavailable": 2}
+    expect_dispatch(server, rides, drivers, {"accepted": 2, "declined": 1, "expired": 3},
+                    "at the end")
+    promtool_check(scrape(server).text)
+    # Drivers' rows are written once a second (soft state): let d2's be.
+    time.sleep(1.5)
+    server.stop()
+    server = server.restart()
+    expect_dispatch(server, rides, drivers, {"accepted": 0, "declined": 0, "expired": 0},
+                    "after a restart")
+    server.stop()
+
+
+def expect_dispatch(server, rides, drivers, offers, when):
+    got_rides, got_drivers, got_offers = dispatch_counts(scrape(server))
+    check_equal(got_rides, rides, "holdfast_rides " + when)
+    check_equal(got_drivers, drivers, "holdfast_drivers " + when)
+    check_equal(got_offers, offers, "holdfast_offers_total " + when)
+
+
+def wait_searching(c, ride_id):
+    import test_dispatch as dispatch
+    deadline = time.time() + 10
+    while dispatch.get_ride(c, ride_id)["status"] != "searching" and time.time() < deadline:
+        time.sleep(0.05)
+    check_equal(dispatch.get_ride(c, ride_id)["status"], "searching", ride_id + " searching")
 
 
 class FaultServer(Server):

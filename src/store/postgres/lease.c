@@ -340,6 +340,7 @@ static const struct {
     {"refund", "SELECT holds.event_id FROM refunds JOIN holds ON holds.id ="
                " refunds.reservation_id WHERE refunds.id = $1"},
     {"ticket", "SELECT event_id FROM tickets WHERE id = $1"},
+    {"ride", "SELECT fleet_id FROM rides WHERE id = $1"},
 };
 
 int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit,

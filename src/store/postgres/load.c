@@ -322,6 +322,7 @@ int hf_pg_tables_load(PGconn **connection, const char *unit, const hf_store_load
         result = load_table(connection, &LOAD_DELIVERIES, unit, &context);
     if (result == 0 && loader->ticket)
         result = load_table(connection, &LOAD_TICKETS, unit, &context);
+    if (result == 0) result = hf_pg_dispatch_load(connection, unit, loader, error, error_size);
     free(items);
     char ignored[128];
     PQclear(hf_pg_exec(connection, "COMMIT", 0, NULL, ignored, sizeof ignored));

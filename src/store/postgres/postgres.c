@@ -93,6 +93,7 @@ static const char SCHEMA[] =
     "  status TEXT NOT NULL, created_at BIGINT NOT NULL, admitted_at BIGINT,"
     "  updated_at BIGINT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS tickets_event ON tickets(event_id, seq);"
+    HF_PG_DISPATCH_TABLES
     /* The units' owners (API.md section 11): times are the database's clock. */
     "CREATE TABLE IF NOT EXISTS nodes("
     "  node_id TEXT PRIMARY KEY, address TEXT, heartbeat_at TIMESTAMPTZ NOT NULL);"
@@ -127,9 +128,9 @@ static const char SCHEMA[] =
     "    RETURN held; END $f$;"
     "INSERT INTO meta(key, value) VALUES('schema_version', '" HF_PG_SCHEMA_VERSION "')"
     "  ON CONFLICT(key) DO NOTHING;"
-    /* Version 5 lacked only the tickets, made above. */
+    /* Versions 5 and 6 lacked only tables made above (tickets; drivers and rides). */
     "UPDATE meta SET value = '" HF_PG_SCHEMA_VERSION "' WHERE key = 'schema_version'"
-    "  AND value = '5';"
+    "  AND value IN ('5', '6');"
     "COMMIT;";
 
 /* ---- Connections and bounded waits ---- */
@@ -335,7 +336,8 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
             return -1;
         }
     }
-    if (hf_pg_runs_prepare(store->writer, error, error_size) != 0) {
+    if (hf_pg_runs_prepare(store->writer, error, error_size) != 0 ||
+        hf_pg_dispatch_prepare(store->writer, error, error_size) != 0) {
         connection_drop(&store->writer);
         return -1;
     }
@@ -590,6 +592,8 @@ static bool record_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t t
     case HF_MUTATION_REFUND: return refund_queue(store, m, tag);
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE: return ticket_queue(store, m, tag);
+    case HF_MUTATION_DRIVER:
+    case HF_MUTATION_RIDE: return hf_pg_dispatch_queue(store, m, tag);
     }
     return false;
 }

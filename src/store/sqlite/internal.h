@@ -43,6 +43,8 @@ typedef enum hf_sqlite_statement {
     STATEMENT_HISTORY_LAST,
     STATEMENT_TICKET_INSERT,
     STATEMENT_TICKET_UPDATE,
+    STATEMENT_DRIVER_PUT,            /* dispatch (dispatch.c) */
+    STATEMENT_RIDE_PUT,
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 
@@ -88,6 +90,9 @@ int hf_sqlite_status_number(const hf_sqlite_status_words_t *kind, const char *wo
 /* Runs one SQL text whose single row's first column is a word, and copies that word ("" when
  * there is no row). Returns SQLITE_OK or the error code. */
 int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t word_size);
+/* Creates the tables when missing (schema.c), migrates an older version's database, and
+ * refuses a version this build does not know; 0, or -1 with a sentence in error. */
+int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size_t error_size);
 
 /* Opens the engine thread's read-only connection and its statements, once. Returns 0, or -1
  * with a sentence in error (load.c). */
@@ -103,6 +108,14 @@ void hf_sqlite_history_close(hf_sqlite_store_t *store);
 int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query,
                            hf_store_history_fn entry, void *context, char *error,
                            size_t error_size);
+
+/* Dispatch's rows (dispatch.c): a driver's or a ride's record upserted (SQLITE_DONE or the
+ * error code), and the tables read back at load (0, or -1 / the callback's value with a
+ * sentence in error). */
+int hf_sqlite_driver_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+int hf_sqlite_ride_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+int hf_sqlite_dispatch_load(hf_sqlite_store_t *store, const hf_store_loader_t *loader,
+                            char *error, size_t error_size);
 
 /* The backend's load and read_hold (load.c). */
 int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char *error,

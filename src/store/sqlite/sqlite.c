@@ -29,84 +29,9 @@
 #include "store/sqlite/sync.h"
 #include "store/sqlite/vfs.h"
 
-/* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
- * refunds), version 5 the table history, version 6 the waiting rooms' tickets; a version 2,
- * 3, 4 or 5 database is migrated at open (schema_migrate). */
-#define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 /* Old idempotency keys are deleted once every this many batches: often enough that the table
  * stays near one day of keys, rarely enough that the indexed delete costs nothing per batch. */
 #define PURGE_EVERY_BATCHES 1000u
-
-/* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
- * rowid the primary key is the table itself, so appending an entry writes one b-tree, not a
- * table and an index, and a page of an event's history is one range scan of it. */
-#define HISTORY_TABLE \
-    "CREATE TABLE IF NOT EXISTS history(" \
-    "  event_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL," \
-    "  at INTEGER NOT NULL, data TEXT NOT NULL," \
-    "  PRIMARY KEY(event_id, seq)) WITHOUT ROWID;"
-
-static const char SCHEMA[] =
-    "BEGIN;"
-    "CREATE TABLE IF NOT EXISTS meta("
-    "  key TEXT PRIMARY KEY, value TEXT);"
-    "CREATE TABLE IF NOT EXISTS events("
-    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
-    "  config TEXT NOT NULL, created_at INTEGER NOT NULL,"
-    "  sales_open INTEGER NOT NULL DEFAULT 1);"
-    "CREATE TABLE IF NOT EXISTS holds("
-    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
-    "  user_id TEXT NOT NULL, status TEXT NOT NULL, items TEXT NOT NULL,"
-    "  total INTEGER NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,"
-    "  order_id TEXT);"
-    /* The staff's listing of an event's holds is a range scan of this index, in creation
-     * order (seq), from the hold it resumes after (load.c, hf_sqlite_holds_list). */
-    "CREATE INDEX IF NOT EXISTS holds_event ON holds(event_id, seq);"
-    "CREATE TABLE IF NOT EXISTS orders("
-    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
-    "  user_id TEXT NOT NULL, reservation_id TEXT UNIQUE, status TEXT NOT NULL,"
-    "  items TEXT NOT NULL, total INTEGER NOT NULL, currency TEXT, payment_ref TEXT,"
-    "  created_at INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS order_items("
-    "  order_id TEXT NOT NULL, event_id TEXT NOT NULL, seat_id TEXT, pool_id TEXT,"
-    "  quantity INTEGER NOT NULL, active INTEGER NOT NULL DEFAULT 1);"
-    "CREATE INDEX IF NOT EXISTS order_items_order ON order_items(order_id);"
-    "CREATE UNIQUE INDEX IF NOT EXISTS order_items_one_sale ON order_items(event_id, seat_id)"
-    "  WHERE active = 1 AND seat_id IS NOT NULL;"
-    "CREATE TABLE IF NOT EXISTS idempotency("
-    "  key TEXT PRIMARY KEY, hash BLOB NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL,"
-    "  created_at INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency(created_at);"
-    /* Payment webhooks' deliveries, one per (payment_intent_id, type): the key of their
-     * deduplication, kept 7 days (HF_WEBHOOK_DEDUP_KEEP_MS), then deleted by age. */
-    "CREATE TABLE IF NOT EXISTS deliveries("
-    "  seq INTEGER PRIMARY KEY, payment_intent_id TEXT NOT NULL, type TEXT NOT NULL,"
-    "  event_id TEXT, reservation_id TEXT, amount INTEGER NOT NULL, result TEXT NOT NULL,"
-    "  reason TEXT, late INTEGER NOT NULL, order_id TEXT, refund_id TEXT,"
-    "  received_at INTEGER NOT NULL, UNIQUE(payment_intent_id, type));"
-    "CREATE INDEX IF NOT EXISTS deliveries_received_at ON deliveries(received_at);"
-    "CREATE TABLE IF NOT EXISTS refunds("
-    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, payment_intent_id TEXT NOT NULL,"
-    "  reservation_id TEXT NOT NULL, amount INTEGER NOT NULL, reason TEXT NOT NULL,"
-    "  status TEXT NOT NULL, created_at INTEGER NOT NULL);"
-    HISTORY_TABLE
-    /* The waiting rooms' tickets (API.md section 6), in join order (seq); line_seq is the
-     * join number within the event's line. A poll writes nothing: only joins and changes of
-     * status (admitted, completed, expired, abandoned) are rows' changes. */
-    "CREATE TABLE IF NOT EXISTS tickets("
-    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
-    "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
-    "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT NULL);"
-    /* Seat state is derived, not stored: writing a row per seat change cost a random page per
-     * change. Seats that are neither sold nor held are available. */
-    "CREATE VIEW IF NOT EXISTS seat_state AS"
-    "  SELECT event_id, seat_id, 'sold' AS status, order_id AS owner FROM order_items"
-    "    WHERE active = 1 AND seat_id IS NOT NULL"
-    "  UNION ALL"
-    "  SELECT holds.event_id, seat.value, 'held', holds.id"
-    "    FROM holds, json_each(holds.items, '$.seats') AS seat WHERE holds.status = 'held';"
-    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '" SCHEMA_VERSION "');"
-    "COMMIT;";
 
 /* ---- Status words: the only place where the core's numbers meet the tables' words ---- */
 
@@ -175,6 +100,21 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         " updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6)",
     [STATEMENT_TICKET_UPDATE] =
         "UPDATE tickets SET status = ?2, admitted_at = ?3, updated_at = ?4 WHERE id = ?1",
+    [STATEMENT_DRIVER_PUT] =
+        "INSERT INTO drivers(fleet_id, driver_id, lat, lng, rating, available, updated_at)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(fleet_id, driver_id) DO UPDATE SET"
+        " lat = excluded.lat, lng = excluded.lng, rating = excluded.rating,"
+        " available = excluded.available, updated_at = excluded.updated_at",
+    [STATEMENT_RIDE_PUT] =
+        "INSERT INTO rides(id, fleet_id, rider_id, lat, lng, radius_m, offer_ttl_ms, status,"
+        " created_at, offer_driver_id, offer_distance_m, offer_expires_at, driver_id, declined,"
+        " lapsed, updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+        " ?14, ?15, ?16) ON CONFLICT(id) DO UPDATE SET status = excluded.status,"
+        " offer_driver_id = excluded.offer_driver_id,"
+        " offer_distance_m = excluded.offer_distance_m,"
+        " offer_expires_at = excluded.offer_expires_at, driver_id = excluded.driver_id,"
+        " declined = excluded.declined, lapsed = excluded.lapsed,"
+        " updated_at = excluded.updated_at",
 };
 
 /* ---- Opening ---- */
@@ -208,35 +148,6 @@ int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t 
     return rc;
 }
 
-/* Version 2 to 3: events gain sales_open (every event open, as version 2 knew no closing).
- * 3 to 4: the tables of payments, which SCHEMA's CREATE TABLE IF NOT EXISTS has just made
- * (empty: no delivery came before them). 4 to 5: the table history, empty: the history of an
- * existing event starts with its first change after the migration. 5 to 6: the table
- * tickets, empty (SCHEMA made it: no event had a room before). In one transaction with
- * the new version, so a crash leaves either version whole. What is made is made only when
- * missing: the SCHEMA above already made it for a new database (and the tables for an old
- * one). */
-static int schema_migrate(sqlite3 *database, const char *version) {
-    char word[32] = "1";
-    int rc = sqlite3_exec(database, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && strcmp(version, "2") == 0)
-        rc = hf_sqlite_word_query(database,
-                                  "SELECT count(*) FROM pragma_table_info('events')"
-                                  " WHERE name = 'sales_open'", word, sizeof word);
-    if (rc == SQLITE_OK && strcmp(word, "0") == 0)
-        rc = sqlite3_exec(database,
-                          "ALTER TABLE events ADD COLUMN sales_open INTEGER NOT NULL DEFAULT 1",
-                          NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(database, HISTORY_TABLE, NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(database,
-                          "UPDATE meta SET value = '" SCHEMA_VERSION "'"
-                          " WHERE key = 'schema_version'", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) return sqlite3_exec(database, "COMMIT", NULL, NULL, NULL);
-    if (!sqlite3_get_autocommit(database)) sqlite3_exec(database, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-}
-
 /* WAL lets readers (an operator's shell, a backup) run during commits; synchronous=FULL
  * makes every COMMIT durable on its own, which "acknowledged means durable" requires. */
 static int database_configure(sqlite3 *database, const char *path, char *error,
@@ -258,22 +169,7 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
      * OS cache. */
     if (sqlite3_exec(database, "PRAGMA cache_size=-4096", NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
-    if (sqlite3_exec(database, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) goto fail;
-    if (hf_sqlite_word_query(database, "SELECT value FROM meta WHERE key = 'schema_version'",
-                             word, sizeof word) != SQLITE_OK)
-        goto fail;
-    if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
-        strcmp(word, "5") == 0) {
-        if (schema_migrate(database, word) != SQLITE_OK) goto fail;
-        snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
-    }
-    if (strcmp(word, SCHEMA_VERSION) != 0) {
-        hf_store_error_write(error, error_size,
-                             "store: %s has schema version \"%s\", this server knows version "
-                             SCHEMA_VERSION, path, word);
-        return -1;
-    }
-    return 0;
+    return hf_sqlite_schema_open(database, path, error, error_size);
 fail:
     hf_store_error_write(error, error_size, "store: cannot set up %s: %s", path,
                          sqlite3_errmsg(database));
@@ -354,6 +250,8 @@ static const char *mutation_name(hf_mutation_type_t type) {
     case HF_MUTATION_REFUND: return "REFUND";
     case HF_MUTATION_TICKET_CREATE: return "TICKET_CREATE";
     case HF_MUTATION_TICKET_UPDATE: return "TICKET_UPDATE";
+    case HF_MUTATION_DRIVER: return "DRIVER";
+    case HF_MUTATION_RIDE: return "RIDE";
     }
     return "unknown";
 }
@@ -378,6 +276,8 @@ static const char *mutation_subject(const hf_mutation_t *mutation) {
     case HF_MUTATION_REFUND: return mutation->as.refund.refund_id;
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE: return mutation->as.ticket.ticket_id;
+    case HF_MUTATION_DRIVER: return mutation->as.driver.driver_id;
+    case HF_MUTATION_RIDE: return mutation->as.ride.ride_id;
     }
     return NULL;
 }
@@ -598,6 +498,8 @@ static int record_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     case HF_MUTATION_REFUND: return refund_put(store, m);
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE: return ticket_put(store, m);
+    case HF_MUTATION_DRIVER: return hf_sqlite_driver_put(store, m);
+    case HF_MUTATION_RIDE: return hf_sqlite_ride_put(store, m);
     }
     return WRITE_TYPE_UNKNOWN;
 }

@@ -1,0 +1,159 @@
+/* The SQLite store's schema (internal.h): its tables, created when missing, the version it
+ * writes, and the migration of an older version's database when it is opened. */
+#include <stdio.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "store/backend.h"
+#include "store/sqlite/internal.h"
+
+/* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
+ * refunds), version 5 the table history, version 6 the waiting rooms' tickets, version 7 the
+ * tables of dispatch (drivers, rides); a version 2 to 6 database is migrated at open
+ * (schema_migrate). */
+#define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
+
+/* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
+ * rowid the primary key is the table itself, so appending an entry writes one b-tree, not a
+ * table and an index, and a page of an event's history is one range scan of it. */
+#define HISTORY_TABLE \
+    "CREATE TABLE IF NOT EXISTS history(" \
+    "  event_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL," \
+    "  at INTEGER NOT NULL, data TEXT NOT NULL," \
+    "  PRIMARY KEY(event_id, seq)) WITHOUT ROWID;"
+
+/* Dispatch (API.md section 8): a driver's row is its soft state, written at most once a
+ * second (core/dispatch/dispatch.h); a ride's row is the ride whole, its live offer included,
+ * upserted at every change. declined and lapsed list the drivers never offered the ride again,
+ * their ids separated by single spaces (ids have no spaces). */
+#define DISPATCH_TABLES \
+    "CREATE TABLE IF NOT EXISTS drivers(" \
+    "  fleet_id TEXT NOT NULL, driver_id TEXT NOT NULL, lat REAL NOT NULL, lng REAL NOT NULL," \
+    "  rating REAL NOT NULL, available INTEGER NOT NULL, updated_at INTEGER NOT NULL," \
+    "  PRIMARY KEY(fleet_id, driver_id)) WITHOUT ROWID;" \
+    "CREATE TABLE IF NOT EXISTS rides(" \
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, fleet_id TEXT NOT NULL," \
+    "  rider_id TEXT NOT NULL, lat REAL NOT NULL, lng REAL NOT NULL," \
+    "  radius_m INTEGER NOT NULL, offer_ttl_ms INTEGER NOT NULL, status TEXT NOT NULL," \
+    "  created_at INTEGER NOT NULL, offer_driver_id TEXT, offer_distance_m INTEGER," \
+    "  offer_expires_at INTEGER, driver_id TEXT, declined TEXT NOT NULL," \
+    "  lapsed TEXT NOT NULL, updated_at INTEGER NOT NULL);"
+
+static const char SCHEMA[] =
+    "BEGIN;"
+    "CREATE TABLE IF NOT EXISTS meta("
+    "  key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE IF NOT EXISTS events("
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
+    "  config TEXT NOT NULL, created_at INTEGER NOT NULL,"
+    "  sales_open INTEGER NOT NULL DEFAULT 1);"
+    "CREATE TABLE IF NOT EXISTS holds("
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
+    "  user_id TEXT NOT NULL, status TEXT NOT NULL, items TEXT NOT NULL,"
+    "  total INTEGER NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,"
+    "  order_id TEXT);"
+    /* The staff's listing of an event's holds is a range scan of this index, in creation
+     * order (seq), from the hold it resumes after (load.c, hf_sqlite_holds_list). */
+    "CREATE INDEX IF NOT EXISTS holds_event ON holds(event_id, seq);"
+    "CREATE TABLE IF NOT EXISTS orders("
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
+    "  user_id TEXT NOT NULL, reservation_id TEXT UNIQUE, status TEXT NOT NULL,"
+    "  items TEXT NOT NULL, total INTEGER NOT NULL, currency TEXT, payment_ref TEXT,"
+    "  created_at INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS order_items("
+    "  order_id TEXT NOT NULL, event_id TEXT NOT NULL, seat_id TEXT, pool_id TEXT,"
+    "  quantity INTEGER NOT NULL, active INTEGER NOT NULL DEFAULT 1);"
+    "CREATE INDEX IF NOT EXISTS order_items_order ON order_items(order_id);"
+    "CREATE UNIQUE INDEX IF NOT EXISTS order_items_one_sale ON order_items(event_id, seat_id)"
+    "  WHERE active = 1 AND seat_id IS NOT NULL;"
+    "CREATE TABLE IF NOT EXISTS idempotency("
+    "  key TEXT PRIMARY KEY, hash BLOB NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency(created_at);"
+    /* Payment webhooks' deliveries, one per (payment_intent_id, type): the key of their
+     * deduplication, kept 7 days (HF_WEBHOOK_DEDUP_KEEP_MS), then deleted by age. */
+    "CREATE TABLE IF NOT EXISTS deliveries("
+    "  seq INTEGER PRIMARY KEY, payment_intent_id TEXT NOT NULL, type TEXT NOT NULL,"
+    "  event_id TEXT, reservation_id TEXT, amount INTEGER NOT NULL, result TEXT NOT NULL,"
+    "  reason TEXT, late INTEGER NOT NULL, order_id TEXT, refund_id TEXT,"
+    "  received_at INTEGER NOT NULL, UNIQUE(payment_intent_id, type));"
+    "CREATE INDEX IF NOT EXISTS deliveries_received_at ON deliveries(received_at);"
+    "CREATE TABLE IF NOT EXISTS refunds("
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, payment_intent_id TEXT NOT NULL,"
+    "  reservation_id TEXT NOT NULL, amount INTEGER NOT NULL, reason TEXT NOT NULL,"
+    "  status TEXT NOT NULL, created_at INTEGER NOT NULL);"
+    HISTORY_TABLE
+    /* The waiting rooms' tickets (API.md section 6), in join order (seq); line_seq is the
+     * join number within the event's line. A poll writes nothing: only joins and changes of
+     * status (admitted, completed, expired, abandoned) are rows' changes. */
+    "CREATE TABLE IF NOT EXISTS tickets("
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
+    "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT NULL);"
+    DISPATCH_TABLES
+    /* Seat state is derived, not stored: writing a row per seat change cost a random page per
+     * change. Seats that are neither sold nor held are available. */
+    "CREATE VIEW IF NOT EXISTS seat_state AS"
+    "  SELECT event_id, seat_id, 'sold' AS status, order_id AS owner FROM order_items"
+    "    WHERE active = 1 AND seat_id IS NOT NULL"
+    "  UNION ALL"
+    "  SELECT holds.event_id, seat.value, 'held', holds.id"
+    "    FROM holds, json_each(holds.items, '$.seats') AS seat WHERE holds.status = 'held';"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '" SCHEMA_VERSION "');"
+    "COMMIT;";
+
+/* Version 2 to 3: events gain sales_open (every event open, as version 2 knew no closing).
+ * 3 to 4: the tables of payments, which SCHEMA's CREATE TABLE IF NOT EXISTS has just made
+ * (empty: no delivery came before them). 4 to 5: the table history, empty: the history of an
+ * existing event starts with its first change after the migration. 5 to 6: the table
+ * tickets, empty (SCHEMA made it: no event had a room before). In one transaction with
+ * the new version, so a crash leaves either version whole. What is made is made only when
+ * missing: the SCHEMA above already made it for a new database (and the tables for an old
+ * one). */
+static int schema_migrate(sqlite3 *database, const char *version) {
+    char word[32] = "1";
+    int rc = sqlite3_exec(database, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && strcmp(version, "2") == 0)
+        rc = hf_sqlite_word_query(database,
+                                  "SELECT count(*) FROM pragma_table_info('events')"
+                                  " WHERE name = 'sales_open'", word, sizeof word);
+    if (rc == SQLITE_OK && strcmp(word, "0") == 0)
+        rc = sqlite3_exec(database,
+                          "ALTER TABLE events ADD COLUMN sales_open INTEGER NOT NULL DEFAULT 1",
+                          NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(database, HISTORY_TABLE, NULL, NULL, NULL);
+    /* 5 or 6 to 7: the tables of dispatch, empty. */
+    if (rc == SQLITE_OK) rc = sqlite3_exec(database, DISPATCH_TABLES, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(database,
+                          "UPDATE meta SET value = '" SCHEMA_VERSION "'"
+                          " WHERE key = 'schema_version'", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) return sqlite3_exec(database, "COMMIT", NULL, NULL, NULL);
+    if (!sqlite3_get_autocommit(database)) sqlite3_exec(database, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size_t error_size) {
+    char word[32];
+    if (sqlite3_exec(database, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) goto fail;
+    if (hf_sqlite_word_query(database, "SELECT value FROM meta WHERE key = 'schema_version'",
+                             word, sizeof word) != SQLITE_OK)
+        goto fail;
+    if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
+        strcmp(word, "5") == 0 || strcmp(word, "6") == 0) {
+        if (schema_migrate(database, word) != SQLITE_OK) goto fail;
+        snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
+    }
+    if (strcmp(word, SCHEMA_VERSION) != 0) {
+        hf_store_error_write(error, error_size,
+                             "store: %s has schema version \"%s\", this server knows version "
+                             SCHEMA_VERSION, path, word);
+        return -1;
+    }
+    return 0;
+fail:
+    hf_store_error_write(error, error_size, "store: cannot set up %s: %s", path,
+                         sqlite3_errmsg(database));
+    return -1;
+}
