@@ -128,9 +128,9 @@ typedef struct hf_store_backend {
      * and are all read. For a takeover, on the lease methods' thread and connection. */
     int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader,
                      char *error, size_t error_size);
-    /* The unit an id belongs to, from the database: kind is "hold", "order", "refund", "ticket" or "ride"
-     * (more as their tables come). *found false when there is no such id. Same thread and
-     * connection as load_unit. */
+    /* The unit an id belongs to, from the database: kind is "hold", "order", "refund",
+     * "ticket" or "ride". *found false when there is no such id. Same thread and connection
+     * as load_unit. */
     int (*unit_find)(void *instance, const char *kind, const char *id, char *unit,
                      size_t unit_size, bool *found, char *error, size_t error_size);
     /* The setting key as the database keeps it, in value (value_size bytes): proposed is kept
