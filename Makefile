@@ -4,7 +4,7 @@
 CC ?= cc
 LLHTTP_DIR := /usr/share/llhttp
 LLHTTP_INCLUDE := /usr/share/include/llhttp
-PACKAGES := libuv jansson sqlite3 libcrypto
+PACKAGES := libuv jansson sqlite3 libcrypto libpq
 
 BUILD := build
 DEPS_STAMP := $(BUILD)/.deps-ok

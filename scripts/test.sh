@@ -111,6 +111,33 @@ run_check "contract (black-box answers vs docs/openapi.yaml)" \
 # build's switch (and its absence from build/holdfast).
 run_stage "bench tools" python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
     --server build/holdfast --ceiling build/bench/holdfast-ceiling
+# The PostgreSQL store (API.md section 11): a throwaway PostgreSQL (scripts/postgres.sh, fsync
+# and synchronous_commit on), the backend's fencing tests against it, the whole black-box suite
+# with a database per server in both builds (the SQLite-only tests say so and are skipped),
+# kill -9 rounds, and the storage faults that apply (with PostgreSQL itself stopped under load).
+pg_dir=$(mktemp -d /tmp/holdfast-test-pg-XXXXXX)
+if pg_url=$(scripts/postgres.sh start "$pg_dir"); then
+    for flavour in release asan; do
+        HOLDFAST_TEST_POSTGRES_URL=$pg_url run_cmocka "postgres unit $flavour test_postgres" \
+            "build/$flavour/tests/test_postgres"
+    done
+    run_stage "black-box release on PostgreSQL" python3 tests/blackbox/run.py \
+        --binary build/holdfast --store-url "$pg_url"
+    run_stage "black-box asan on PostgreSQL" python3 tests/blackbox/run.py \
+        --binary build/asan/holdfast --store-url "$pg_url"
+    run_stage "crash on PostgreSQL (5 rounds)" python3 tests/crash/crash_test.py \
+        --binary build/holdfast --rounds 5 --max-load-s 0.8 --store-url "$pg_url"
+    run_stage "crash on PostgreSQL, finished holds forgotten (5 rounds)" \
+        python3 tests/crash/crash_test.py --binary build/holdfast --rounds 5 --max-load-s 0.8 \
+        --finished-holds 0 --store-url "$pg_url"
+    # Last: it stops and starts this PostgreSQL (postgres_down).
+    run_stage "storage faults on PostgreSQL (asan)" python3 tests/crash/fault_test.py \
+        --binary build/asan/holdfast --store-url "$pg_url" --postgres-dir "$pg_dir"
+    scripts/postgres.sh stop "$pg_dir"
+else
+    record "postgres start" 1 0 1
+fi
+rm -rf "$pg_dir"
 # Reliability (docs/RELIABILITY.md): kill -9 rounds, storage faults, hostile input, a short
 # fuzz of every target, the unit tests under valgrind, the crash rounds under TSan.
 run_stage "reliability (bounded)" tests/crash/quick.sh build

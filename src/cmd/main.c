@@ -66,7 +66,8 @@ static int serve(const hf_command_line_t *line) {
     if (lock < 0) return 1;
     /* Static: the engine keeps a pointer to it for its whole life. */
     static hf_token_secret_t token_secret;
-    if (!hf_token_secret_load(line->token_secret, line->data_directory, &token_secret)) {
+    if (!hf_token_secret_load(line->token_secret, line->data_directory, line->store_url,
+                              &token_secret)) {
         close(lock);
         return 1;
     }

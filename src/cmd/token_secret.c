@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "store/store.h"
 
 /* 64 hex digits and a newline. */
 #define FILE_TEXT_SIZE (2 * HF_TOKEN_SECRET_SIZE + 1)
@@ -106,9 +107,45 @@ static bool secret_create(const char *directory, const char *path, hf_token_secr
     return true;
 }
 
-/* Where the generated secret is kept: the one place to change when another store (such as
- * PostgreSQL, shared by several nodes) keeps it instead of the data directory. */
-static bool secret_kept(const char *data_directory, hf_token_secret_t *secret) {
+/* The secret kept by a store that keeps settings: 1 (read or made), 0 (the store keeps none),
+ * -1 (logged). A random proposal is made each time; the first one kept wins. */
+static int secret_in_store(const char *store_url, hf_token_secret_t *secret) {
+    char error[512] = "", proposed[FILE_TEXT_SIZE], value[FILE_TEXT_SIZE + 1];
+    unsigned char bytes[HF_TOKEN_SECRET_SIZE];
+    hf_store_t *store = NULL;
+    bool kept = false;
+    if (RAND_bytes(bytes, sizeof bytes) != 1) {
+        hf_log(HF_LOG_ERROR, "cannot make a token secret: OpenSSL has no random bytes");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof bytes; i++) snprintf(proposed + 2 * i, 3, "%02x", bytes[i]);
+    int rc = hf_store_open(&store, store_url, error, sizeof error);
+    if (rc == 0)
+        rc = hf_store_setting_claim(store, HF_TOKEN_SECRET_FILE, proposed, value, sizeof value,
+                                    &kept, error, sizeof error);
+    hf_store_close(store);
+    OPENSSL_cleanse(bytes, sizeof bytes);
+    OPENSSL_cleanse(proposed, sizeof proposed);
+    if (rc != 0) {
+        hf_log(HF_LOG_ERROR, "cannot read the token secret from the store: %s", error);
+        return -1;
+    }
+    bool decoded = kept && text_decode(value, strlen(value), secret);
+    OPENSSL_cleanse(value, sizeof value);
+    if (kept && !decoded) {
+        hf_log(HF_LOG_ERROR, "the token secret kept in the store is damaged (expected 64 hex "
+               "digits)");
+        return -1;
+    }
+    return kept ? 1 : 0;
+}
+
+/* Where the generated secret is kept: the store when it keeps settings, else the data
+ * directory. */
+static bool secret_kept(const char *data_directory, const char *store_url,
+                        hf_token_secret_t *secret) {
+    int in_store = store_url != NULL ? secret_in_store(store_url, secret) : 0;
+    if (in_store != 0) return in_store > 0;
     char path[PATH_SIZE_MAX];
     snprintf(path, sizeof path, "%s/%s", data_directory, HF_TOKEN_SECRET_FILE);
     int found = secret_read(path, secret);
@@ -116,10 +153,10 @@ static bool secret_kept(const char *data_directory, hf_token_secret_t *secret) {
     return secret_create(data_directory, path, secret);
 }
 
-bool hf_token_secret_load(const char *given, const char *data_directory,
+bool hf_token_secret_load(const char *given, const char *data_directory, const char *store_url,
                           hf_token_secret_t *secret) {
     memset(secret, 0, sizeof *secret);
-    if (!given) return secret_kept(data_directory, secret);
+    if (!given) return secret_kept(data_directory, store_url, secret);
     size_t length = strlen(given);
     if (length < HF_TOKEN_SECRET_SIZE_MIN || length > HF_TOKEN_SECRET_SIZE_MAX) {
         /* options.c refuses such a secret first; this guards other callers. */

@@ -17,10 +17,11 @@
 /* The file's name in the data directory. */
 #define HF_TOKEN_SECRET_FILE "token_secret"
 
-/* Fills secret from given (NULL: not given) or from where the generated secret is kept;
- * false after logging why (the kept secret is damaged or cannot be read or written): the
- * server must not start, exit 1. */
-bool hf_token_secret_load(const char *given, const char *data_directory,
+/* Fills secret from given (NULL: not given) or from where the generated secret is kept: a
+ * store that keeps settings (PostgreSQL, shared by every node: the setting token_secret in its
+ * meta table) keeps it there, otherwise the data directory does. False after logging why (the
+ * kept secret is damaged or cannot be read or written): the server must not start, exit 1. */
+bool hf_token_secret_load(const char *given, const char *data_directory, const char *store_url,
                           hf_token_secret_t *secret);
 
 #endif

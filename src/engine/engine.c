@@ -112,8 +112,10 @@ static void store_failure(hf_engine_t *engine, const char *error, bool reads_tru
     for (uint64_t s = context->durable_sequence + 1; s < context->open_sequence; s++)
         hf_streams_batch_durable(&engine->streams, s, false);
     hf_streams_fail(&engine->streams);
-    if (reads_trusted) reload_durable_state(engine);
+    /* Answered before the reload, which may itself wait for the store (a PostgreSQL that does
+     * not answer: up to its connect timeout). */
     hf_http_server_fail_pending(engine->http, context->durable_sequence);
+    if (reads_trusted) reload_durable_state(engine);
 }
 
 /* Streams get each newly durable batch's changes in order; replies are released after the
@@ -178,7 +180,10 @@ static void on_expiry_timer(uv_timer_t *timer) {
 }
 
 static void arm_expiry_timer(hf_engine_t *engine) {
-    int64_t next = hf_core_next_expiry(engine->context.core);
+    /* After a store failure nothing expires (the core stays at the durable state): a deadline
+     * already due would re-arm the timer at once from its own callback, forever. */
+    int64_t next = engine->context.store_failed ? INT64_MAX
+                                                : hf_core_next_expiry(engine->context.core);
     if (next == engine->expiry_armed_ms) return;
     engine->expiry_armed_ms = next;
     if (next == INT64_MAX) {

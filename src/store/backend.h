@@ -43,7 +43,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 4
+#define HF_STORE_BACKEND_VERSION 5
 
 typedef struct hf_store_backend {
     int version;         /* HF_STORE_BACKEND_VERSION */
@@ -97,7 +97,54 @@ typedef struct hf_store_backend {
     /* Stops the backend's threads, makes what is written durable, frees everything. NULL is
      * accepted as instance (an open that failed). */
     void (*close)(void *instance);
+    /* ---- Units and their leases (version 5; API.md section 11). A unit is an event or a
+     * fleet, named by its id; one node at a time owns it through a lease row with a fencing
+     * epoch. A backend without leases (SQLite: one node owns everything) leaves these NULL.
+     * The lease methods use a connection of their own under a lock of their own: call them
+     * from one thread (the cluster's lease timer, or the engine), never from the writer.
+     * Every batch written after a node's first lease_acquire checks, in its own transaction,
+     * that the node still holds each unit it writes (hf_store_record_unit) at the epoch
+     * acquire returned; when it does not, the batch fails with an error that begins with
+     * HF_STORE_LOST_LEASE and writes nothing. */
+
+    /* Takes unit for node_id: inserts its lease, or takes it over when it lapsed (epoch + 1,
+     * after ending the old owner's database session when it is still open); keeps the epoch
+     * when node_id holds it already. *epoch is the lease's epoch when *acquired; false when
+     * another node holds a live lease. */
+    int (*lease_acquire)(void *instance, const char *node_id, const char *unit,
+                         uint64_t *epoch, bool *acquired, char *error, size_t error_size);
+    /* Extends every live lease of node_id by the lease's length from the database's clock,
+     * records the node's heartbeat and address; *renewed counts the leases still held. A
+     * lease found lapsed or taken is forgotten: batches for its unit then fail. */
+    int (*lease_renew)(void *instance, const char *node_id, const char *address,
+                       size_t *renewed, char *error, size_t error_size);
+    /* Hands every lease of node_id back at once (a clean stop): they lapse now. */
+    int (*lease_release)(void *instance, const char *node_id, char *error, size_t error_size);
+    /* Every node (by id) and then every lease (by unit), as the database has them now. */
+    int (*lease_list)(void *instance, hf_store_node_fn node, hf_store_lease_fn lease,
+                      void *context, char *error, size_t error_size);
+    /* Reads one unit's rows back, as load does for all (the same callbacks, the same order):
+     * an event with its holds, orders, refunds, deliveries and tickets, or a fleet with its
+     * drivers and rides; idempotency keys have no unit and are all read. For a takeover, on
+     * the lease methods' thread and connection. */
+    int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader,
+                     char *error, size_t error_size);
+    /* The unit an id belongs to, from the database: kind is "hold", "order", "refund",
+     * "ticket" or "ride". *found false when there is no such id. Same thread and connection
+     * as load_unit. */
+    int (*unit_find)(void *instance, const char *kind, const char *id, char *unit,
+                     size_t unit_size, bool *found, char *error, size_t error_size);
+    /* The setting key as the database keeps it, in value (value_size bytes): proposed is kept
+     * first when there is none, so nodes starting at once agree on one value (the generated
+     * token secret, API.md section 11). Any thread before start, on the lease connection.
+     * NULL: the backend keeps no settings (SQLite: the data directory keeps them). */
+    int (*setting_claim)(void *instance, const char *key, const char *proposed, char *value,
+                         size_t value_size, char *error, size_t error_size);
 } hf_store_backend_t;
+
+/* The beginning of the error of a batch refused because this node no longer holds the lease
+ * of a unit it writes (or never held it): the engine recognises it with strncmp. */
+#define HF_STORE_LOST_LEASE "store: lost lease"
 
 /* The backend whose scheme begins url (backends.c), or NULL with a sentence in error: an
  * unknown scheme, or a known one whose backend this build does not have. */
@@ -112,5 +159,7 @@ void hf_store_error_write(char *error, size_t error_size, const char *format, ..
  * older store is migrated at open, and `holdfast check` (cmd/check.c) checks this one. */
 extern const hf_store_backend_t hf_store_sqlite_backend;
 #define HF_STORE_SQLITE_SCHEMA_VERSION "7"
+/* The PostgreSQL backend (store/postgres/postgres.c). */
+extern const hf_store_backend_t hf_store_postgres_backend;
 
 #endif

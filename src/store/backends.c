@@ -10,13 +10,11 @@ typedef struct backend_row {
     const char *missing;                /* the answer when backend is NULL */
 } backend_row_t;
 
-/* PostgreSQL (API.md section 11) is not built yet: its backend replaces these NULLs. */
+/* PostgreSQL's URL is handed to libpq as it is, in either of its two spellings. */
 static const backend_row_t BACKENDS[] = {
     {"sqlite:", &hf_store_sqlite_backend, NULL},
-    {"postgres://", NULL,
-     "the PostgreSQL store is not available yet in this build; use sqlite:PATH"},
-    {"postgresql://", NULL,
-     "the PostgreSQL store is not available yet in this build; use sqlite:PATH"},
+    {"postgres://", &hf_store_postgres_backend, NULL},
+    {"postgresql://", &hf_store_postgres_backend, NULL},
 };
 
 const hf_store_backend_t *hf_store_backend_find(const char *url, char *error,

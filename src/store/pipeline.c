@@ -141,6 +141,15 @@ int hf_store_read_ticket(hf_store_t *store, const char *ticket_id, const hf_stor
                                        error_size);
 }
 
+int hf_store_setting_claim(hf_store_t *store, const char *key, const char *proposed, char *value,
+                           size_t value_size, bool *kept, char *error, size_t error_size) {
+    assert(store != NULL && key != NULL && proposed != NULL && value != NULL);
+    *kept = store->backend->setting_claim != NULL;
+    if (!*kept) return 0;
+    return store->backend->setting_claim(store->instance, key, proposed, value, value_size,
+                                         error, error_size);
+}
+
 /* ---- Writing a batch (the writer thread) ---- */
 
 /* One transaction for the whole batch; on failure the caller aborts it, and nothing of it

@@ -51,6 +51,30 @@ void hf_batch_clear(hf_batch_t *batch);
 /* Sink that appends to the batch given as context. */
 void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation);
 
+/* The unit (an event's id, or a fleet's for drivers and rides) a record belongs to, borrowed
+ * from the record, or NULL for a record of no unit (an idempotency key, a refund, which the
+ * engine writes in the same batch as its event's records). A backend with leases fences each
+ * batch on the units of its records (backend.h). */
+const char *hf_store_record_unit(const hf_mutation_t *mutation);
+/* Collects the distinct units of the batch's records into units (at most capacity, in order
+ * of first appearance, borrowed from the batch); returns how many there are, which may exceed
+ * capacity (then only capacity were written). */
+size_t hf_store_batch_units(const hf_batch_t *batch, const char **units, size_t capacity);
+
+/* One node and one lease as a backend with leases lists them (backend.h's lease_list). */
+typedef struct hf_stored_node {
+    const char *node_id, *address;
+    int64_t heartbeat_at_ms;     /* the database's clock */
+} hf_stored_node_t;
+typedef struct hf_stored_lease {
+    const char *unit, *node_id;
+    uint64_t epoch;
+    int64_t expires_at_ms;       /* the database's clock */
+    bool live;                   /* not yet expired by the database's clock */
+} hf_stored_lease_t;
+typedef int (*hf_store_node_fn)(void *context, const hf_stored_node_t *node);
+typedef int (*hf_store_lease_fn)(void *context, const hf_stored_lease_t *lease);
+
 /* ---- Loading (before hf_store_start, on the calling thread) ---- */
 
 /* What the store hands back at start, one struct per kind of row, in the core's own shapes: the
@@ -183,6 +207,10 @@ hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok
  * store reads back may not be what is on the disk. */
 bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
                       size_t error_size);
+/* The setting key as the store keeps it (backend.h's setting_claim), proposed kept first when
+ * there is none; *kept false (and 0 returned) when the store keeps no settings (SQLite). */
+int hf_store_setting_claim(hf_store_t *store, const char *key, const char *proposed, char *value,
+                           size_t value_size, bool *kept, char *error, size_t error_size);
 /* Stops the thread after the batch in flight, syncs what was written; then frees
  * everything. */
 void hf_store_close(hf_store_t *store);

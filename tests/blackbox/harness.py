@@ -27,6 +27,11 @@ BINARY = None
 # sanitizer build is about three times slower.
 TIMEOUT_SCALE = 1.0
 
+# Set by the runner's --store-url (a PostgreSQL URL): every server then stores in a database
+# of its own on that PostgreSQL, named after its data directory, so tests running in parallel
+# never see each other's rows and a restarted server finds its own again.
+STORE_URL = None
+
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 15.0
 
@@ -37,6 +42,65 @@ TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 class TestFailure(AssertionError):
     pass
+
+
+class TestSkipped(Exception):
+    """Raised by skip(): the test does not apply to this run (reported, not failed)."""
+
+
+def skip(reason):
+    raise TestSkipped(reason)
+
+
+def skip_on_postgres(reason):
+    """For a test of SQLite itself (its file, its log, its VFS): skipped on PostgreSQL."""
+    if STORE_URL is not None:
+        skip("SQLite only: " + reason)
+
+
+_databases = set()
+
+
+def psql_path():
+    found = shutil.which("psql")
+    if found:
+        return found
+    versions = sorted(os.listdir("/usr/lib/postgresql")) if os.path.isdir("/usr/lib/postgresql") else []
+    return os.path.join("/usr/lib/postgresql", versions[-1], "bin", "psql") if versions else "psql"
+
+
+def postgres_rows(data_dir, sql):
+    """sql's rows in data_dir's own PostgreSQL database: lists of texts (None for NULL)."""
+    result = subprocess.run([psql_path(), store_url_for(data_dir), "-At", "-F", "\t",
+                             "-P", "null=\\N", "-c", sql], capture_output=True, text=True)
+    if result.returncode != 0:
+        fail("psql: %s" % result.stderr.strip())
+    return [[None if cell == "\\N" else cell for cell in line.split("\t")]
+            for line in result.stdout.splitlines()]
+
+
+def postgres_column(data_dir, sql):
+    """The first column of sql's rows in data_dir's own PostgreSQL database, as integers."""
+    return [int(row[0]) for row in postgres_rows(data_dir, sql)]
+
+
+def store_url_for(data_dir):
+    """The PostgreSQL URL of data_dir's own database, created on first use."""
+    import urllib.parse
+    name = "hf_" + re.sub(r"[^a-z0-9]", "_", os.path.basename(os.path.normpath(data_dir)).lower())
+    parts = urllib.parse.urlsplit(STORE_URL)
+    url = urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query,
+                                   parts.fragment))
+    with _lock:
+        known = name in _databases
+    if not known:
+        result = subprocess.run([psql_path(), STORE_URL, "-q", "-c", 'CREATE DATABASE "%s"' % name],
+                                capture_output=True, text=True)
+        if result.returncode != 0 and "already exists" not in result.stderr:
+            fail("cannot create the database %s: %s" % (name, result.stderr.strip()))
+        with _lock:
+            _databases.add(name)
+    return url
 
 
 def fail(message):
@@ -210,6 +274,9 @@ class Server:
                    "--data", self.data_dir]
         if self.api_key is not None:
             command += ["--api-key", self.api_key]
+        if STORE_URL is not None and not any(a == "--store" or a.startswith("--store=")
+                                             for a in self.extra_args):
+            command += ["--store", store_url_for(self.data_dir)]
         return command + self.extra_args
 
     def start(self, wait=True):

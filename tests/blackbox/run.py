@@ -34,11 +34,16 @@ class Reporter:
         self.lock = threading.Lock()
         self.passed = 0
         self.failed = 0
+        self.skipped = 0
         self.failures = []
         self.log_lines = verbose_logs
 
     def report(self, name, seconds, error=None, servers=()):
         with self.lock:
+            if isinstance(error, harness.TestSkipped):
+                self.skipped += 1
+                print("skip %s: %s" % (name, error), flush=True)
+                return
             if error is None:
                 self.passed += 1
                 print("ok %s %.1fs" % (name, seconds), flush=True)
@@ -194,10 +199,13 @@ def main():
     parser.add_argument("--timeout-scale", type=float, default=None,
                         help="multiply timeouts (default 3 for a binary path with 'asan')")
     parser.add_argument("--list", action="store_true", help="list the tests and exit")
+    parser.add_argument("--store-url", default=None,
+                        help="a PostgreSQL URL: every server stores in a database of its own there")
     arguments = parser.parse_args()
 
     binary = os.path.abspath(arguments.binary)
     harness.BINARY = binary
+    harness.STORE_URL = arguments.store_url
     if arguments.timeout_scale is not None:
         harness.TIMEOUT_SCALE = arguments.timeout_scale
     elif "asan" in binary or "san" in os.path.basename(os.path.dirname(binary)):
@@ -242,6 +250,8 @@ def main():
         harness.kill_everything()
     sys.stderr.write("# %.1f s, binary %s\n" % (time.monotonic() - started, binary))
     sys.stderr.flush()
+    if reporter.skipped:
+        sys.stderr.write("# %d skipped (see the skip lines)\n" % reporter.skipped)
     print("%d passed, %d failed" % (reporter.passed, reporter.failed), flush=True)
     return 0 if reporter.failed == 0 else 1
 

@@ -293,6 +293,7 @@ def _token_secret_file(data_dir):
 def test_token_secret_made_once_and_kept():
     """Without --token-secret, the first start makes DATA/token_secret (64 hex digits, mode
     0600) and every later start reads the same one back; a given secret makes no file."""
+    harness.skip_on_postgres("with the PostgreSQL store the secret is kept in PostgreSQL (test_postgres.py)")
     server = Server().start()
     path = _token_secret_file(server.data_dir)
     check(os.path.exists(path), "no token_secret in the data directory after the first start")
@@ -326,6 +327,7 @@ def test_token_secret_made_once_and_kept():
 def test_token_secret_damaged_refuses_to_start():
     """A damaged token_secret is not silently replaced (tokens handed out would all fail):
     the server refuses to start, exit 1, with a message naming the file."""
+    harness.skip_on_postgres("with the PostgreSQL store the secret is kept in PostgreSQL (test_postgres.py)")
     server = Server().start()
     server.stop()
     path = _token_secret_file(server.data_dir)

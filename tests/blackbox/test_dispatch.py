@@ -7,6 +7,8 @@ import os
 import sqlite3
 import time
 
+import harness
+
 from harness import Server, check, check_equal, expect, parse_time, run_threads, uid
 
 # Midtown Manhattan; 0.0001 degrees of latitude is 11 m.
@@ -351,6 +353,7 @@ def test_kill_during_a_burst_of_rides():
 
 def test_a_version_5_store_is_migrated():
     """A store of schema version 5 (before dispatch) gains the tables of dispatch at open."""
+    harness.skip_on_postgres("the test writes an old SQLite file (holdfast.db) and checks its migration")
     server = Server().start()
     c = server.client()
     fleet = fleet_of_drivers(c, 1)
@@ -388,10 +391,14 @@ def test_searching_ride_offered_at_start():
     ride = create_ride(c, fleet)
     check_equal(ride["status"], "searching", "no free driver")
     server.stop()
-    database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
-    database.execute("UPDATE drivers SET available = 1 WHERE driver_id = 'd1'")
-    database.commit()
-    database.close()
+    if harness.STORE_URL:
+        harness.postgres_rows(server.data_dir,
+                              "UPDATE drivers SET available = 1 WHERE driver_id = 'd1'")
+    else:
+        database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
+        database.execute("UPDATE drivers SET available = 1 WHERE driver_id = 'd1'")
+        database.commit()
+        database.close()
     server = server.restart()
     c = server.client()
     check_equal(offered_to(get_ride(c, ride["ride_id"])), "d1", "offered at start")

@@ -2,7 +2,7 @@
 """Crash harness: kill -9 under load, restart, and check that every acknowledged change is there.
 
     python3 tests/crash/crash_test.py --binary build/holdfast [--rounds 25] [--seed N]
-                                      [--workers 4] [--max-load-s 1.5]
+                                      [--workers 4] [--max-load-s 1.5] [--store-url URL]
 
 Each round: several client threads (one connection and one user each) apply a random mix of
 holds and pool bookings (with Idempotency-Key), commits, releases and cancels, logging every
@@ -18,6 +18,8 @@ moment the server gets SIGKILL. After the restart the harness checks, in this or
      seats and pool units are exactly those of the held holds, the users' order lists are the
      orders of the log, and the counts add up (summary = listing, available + held + sold =
      total, per pool and per section).
+With --store-url (a PostgreSQL URL, scripts/postgres.sh prints one) the server stores in a new
+database of that PostgreSQL, created here, instead of SQLite.
 The seed is printed first; the same seed gives the same choices (not the same kill instants,
 which depend on timing). One line per round, then `N passed, N failed`."""
 
@@ -347,6 +349,8 @@ def main():
     parser.add_argument("--finished-holds", type=int, default=None,
                         help="the server's --finished-holds (0: every finished hold is forgotten "
                              "once durable and read back from the store when checked)")
+    parser.add_argument("--store-url", default=None,
+                        help="a PostgreSQL URL: the server stores in a new database there")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     print("crash test seed %d (rerun: --seed %d), %d rounds, binary %s" % (
@@ -354,6 +358,9 @@ def main():
     rng = random.Random(seed)
     model = Model()
     extra = [] if args.finished_holds is None else ["--finished-holds", str(args.finished_holds)]
+    if args.store_url:
+        extra += ["--store", hflib.postgres_database(args.store_url,
+                                                     "crash_%d_%d" % (seed, os.getpid()))]
     server = hflib.Server(args.binary, extra_args=extra)
     passed = failed = 0
     try:

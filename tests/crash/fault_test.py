@@ -3,13 +3,19 @@
 acknowledge the failed batch, stop cleanly, and come back whole after a restart.
 
     python3 tests/crash/fault_test.py --binary build/holdfast [-k NAME]
+                                      [--store-url URL --postgres-dir DIR]
 
 Seams (docs/RELIABILITY.md): HOLDFAST_FAULT_FAIL_BATCH=N (the N-th batch fails before COMMIT),
 HOLDFAST_FAULT_FAIL_WRITE=N / HOLDFAST_FAULT_FAIL_SYNC=N (the N-th write or fsync of the
 SQLite files fails, and every one after it: a VFS shim, src/store/fault.c),
 HOLDFAST_FAULT_MAX_PAGES=N (PRAGMA max_page_count: the database is full),
 HOLDFAST_FAULT_SYNC_DELAY_MS=N (a slow disk: every sync of the log waits N ms), and, when run
-as root, a real full disk (a 1 MiB tmpfs). One line per test, then `N passed, N failed`."""
+as root, a real full disk (a 1 MiB tmpfs). One line per test, then `N passed, N failed`.
+
+With --store-url (and --postgres-dir, the directory scripts/postgres.sh started that PostgreSQL
+in) the servers store in PostgreSQL: the tests of the seams that apply to any store run (a
+failed batch, a slow commit), those of SQLite's files (write, fsync, full database or disk) are
+skipped with the reason, and postgres_down stops PostgreSQL under a running server."""
 
 import argparse
 import http.client
@@ -30,6 +36,8 @@ import hflib  # noqa: E402
 from hflib import Failure, check  # noqa: E402
 
 BINARY = "build/holdfast"
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+POSTGRES_DIR = None
 ROWS, PER_ROW = 20, 50
 SEATS = ["S-R%d-%d" % (r, n) for r in range(1, ROWS + 1) for n in range(1, PER_ROW + 1)]
 
@@ -452,18 +460,100 @@ def test_loser_of_a_failed_batch_is_not_told_409():
         server.cleanup()
 
 
+def test_failed_store_with_due_expiries_still_answers():
+    """A hold acknowledged with a 1 s TTL, then a failed batch: the durable state the server
+    reloads has that hold, due to expire while the store is failed. Nothing expires then, and
+    the server must keep answering (it once re-armed the due timer forever and went silent)."""
+    server = hflib.Server(BINARY)
+    try:
+        start_with_event(server, {"HOLDFAST_FAULT_FAIL_BATCH": "2"})
+        status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                       {"user_id": "u", "seats": [SEATS[0]], "ttl_s": 1})
+        check(status == 201, "the short hold answered %d: %s" % (status, answer))
+        status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                       {"user_id": "v", "seats": [SEATS[1]]})
+        check_unavailable(server, status, answer)
+        time.sleep(2.0)
+        status, _ = hflib.request(server.port, "GET", "/v1/events/f", timeout=5)
+        check(status == 200, "a read after the due expiry answered %d" % status)
+        check(server.stop() == 1, "exit code after the failure")
+    finally:
+        server.cleanup()
+
+
+def postgres_control(action):
+    subprocess.run([os.path.join(ROOT, "scripts", "postgres.sh"), action, POSTGRES_DIR],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def test_postgres_down():
+    """PostgreSQL stops under a running server: the next change answers 503 within the 5 s
+    bound (plus the answer's own slack), nothing acknowledged is lost, and after PostgreSQL
+    and the server restart everything acknowledged is there and writes work again."""
+    server = hflib.Server(BINARY)
+    try:
+        start_with_event(server, {})
+        acknowledged = {}
+        for index in range(20):
+            status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                           {"user_id": "u%d" % index, "seats": [SEATS[index]]})
+            check(status == 201, "hold %d answered %d: %s" % (index, status, answer))
+            acknowledged[answer["reservation_id"]] = SEATS[index]
+        postgres_control("stop")
+        try:
+            started = time.monotonic()
+            status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
+                                           {"user_id": "down", "seats": [SEATS[20]]}, timeout=15)
+            waited = time.monotonic() - started
+            check(status == 503 and answer.get("error", {}).get("code") == "unavailable",
+                  "a change while PostgreSQL is down answered %d: %s" % (status, answer))
+            check(waited < 7.0, "the 503 took %.1f s (bound: 5 s)" % waited)
+        finally:
+            postgres_control("start")
+        check(server.stop() == 1, "exit code after the store failed")
+        server.start()
+        check_whole(server.port, acknowledged, SEATS[20], True)
+        check(server.stop() == 0, "clean stop after the restart")
+    except Failure:
+        print(server.log_tail(), flush=True)
+        raise
+    finally:
+        server.cleanup()
+
+
+# The tests of SQLite's own files and log, skipped on PostgreSQL.
+SQLITE_ONLY = {"fail_write": "a failed write of the SQLite files (VFS seam)",
+               "fail_fsync": "a failed fsync of SQLite's log",
+               "database_full": "SQLite's max_page_count",
+               "disk_full_tmpfs": "the SQLite files on a full tmpfs",
+               "fault_under_concurrent_load": "a failed fsync of SQLite's log under load"}
+
 TESTS = [("fail_batch", test_fail_batch), ("fail_write", test_fail_write),
          ("fail_fsync", test_fail_fsync), ("database_full", test_database_full),
          ("disk_full_tmpfs", test_disk_full_tmpfs),
          ("fault_under_concurrent_load", test_fault_under_concurrent_load),
          ("loser_waits_only_for_what_it_saw", test_loser_waits_only_for_what_it_saw),
          ("reads_wait_only_for_what_they_show", test_reads_wait_only_for_what_they_show),
-         ("loser_of_a_failed_batch_is_not_told_409", test_loser_of_a_failed_batch_is_not_told_409)]
+         ("loser_of_a_failed_batch_is_not_told_409", test_loser_of_a_failed_batch_is_not_told_409),
+         ("failed_store_with_due_expiries_still_answers",
+          test_failed_store_with_due_expiries_still_answers)]
+POSTGRES_TESTS = [("postgres_down", test_postgres_down)]
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=BINARY)
     parser.add_argument("-k", dest="pattern", default=None)
+    parser.add_argument("--store-url", default=None)
+    parser.add_argument("--postgres-dir", default=None)
     args = parser.parse_args()
     BINARY = args.binary
-    sys.exit(hflib.run_tests(TESTS, ["-k", args.pattern] if args.pattern else []))
+    POSTGRES_DIR = args.postgres_dir
+    tests = TESTS
+    if args.store_url:
+        hflib.STORE_URL = args.store_url
+        for name, reason in SQLITE_ONLY.items():
+            print("skip %s: SQLite only: %s" % (name, reason), flush=True)
+        tests = [(name, test) for name, test in TESTS if name not in SQLITE_ONLY]
+        if POSTGRES_DIR:
+            tests += POSTGRES_TESTS
+    sys.exit(hflib.run_tests(tests, ["-k", args.pattern] if args.pattern else []))

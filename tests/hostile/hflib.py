@@ -16,6 +16,27 @@ import time
 import traceback
 
 
+# A PostgreSQL URL (the reliability tests' --store-url): every server then stores in a new
+# database of that PostgreSQL named after its data directory, created at its first start.
+STORE_URL = None
+_databases = set()
+
+
+def postgres_database(url, name):
+    """Creates the database name on url's PostgreSQL (once) and returns its URL."""
+    import urllib.parse
+    if name not in _databases:
+        psql = shutil.which("psql") or "psql"
+        result = subprocess.run([psql, url, "-q", "-c", 'CREATE DATABASE "%s"' % name],
+                                capture_output=True, text=True)
+        if result.returncode != 0 and "already exists" not in result.stderr:
+            raise Failure("cannot create the database %s: %s" % (name, result.stderr.strip()))
+        _databases.add(name)
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query,
+                                    parts.fragment))
+
+
 def free_port():
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
@@ -55,9 +76,13 @@ class Server:
             environment.update(self.env)
             environment.update(env or {})
             log = open(self.log_path, "ab")
+            store = []
+            if STORE_URL and "--store" not in self.extra_args:
+                name = "rel_" + re.sub(r"[^a-z0-9]", "_", os.path.basename(self.data_dir).lower())
+                store = ["--store", postgres_database(STORE_URL, name)]
             self.process = subprocess.Popen(
                 [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port,
-                 "--data", self.data_dir] + self.extra_args,
+                 "--data", self.data_dir] + store + self.extra_args,
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=environment,
                 start_new_session=True)
             log.close()

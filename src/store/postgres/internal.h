@@ -1,0 +1,178 @@
+/* What the PostgreSQL backend's files share (postgres.c opens, writes and closes; load.c reads
+ * back; lease.c keeps the units' leases): the instance behind backend.h's opaque pointer. Not
+ * for anything outside store/postgres/. */
+#ifndef HF_STORE_POSTGRES_INTERNAL_H
+#define HF_STORE_POSTGRES_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "lib/buffer.h"
+#include "store/backend.h"
+#include "lib/map.h"
+#include "store/rows.h"
+#include "store/store.h"
+
+/* How long a batch, a read or a lease statement may wait for PostgreSQL before it fails: the
+ * contract's bound is 5 s for a 503 while the database is unreachable (API.md section 11), and
+ * the answer leaves a little after the wait ends. Connecting has the same bound. */
+#define HF_PG_WAIT_MS 4000
+#define HF_PG_WAIT_TEXT "4"
+/* The schema's version in meta: SQLite's number for the same tables (backend.h). */
+#define HF_PG_SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
+
+/* The multi-row statements of a batch (runs.c). */
+typedef enum hf_pg_run_kind {
+    HF_PG_RUN_NONE,
+    HF_PG_RUN_HOLD_INSERT,
+    HF_PG_RUN_HOLD_UPDATE,
+    HF_PG_RUN_HISTORY,
+    HF_PG_RUN_KINDS
+} hf_pg_run_kind_t;
+#define HF_PG_RUN_COLUMNS_MAX 8
+
+/* Tags of the pipeline's queries that are not one record's (postgres.c names a failure by
+ * its tag): at or above 0 a tag is the index of the record that began the query. */
+enum { TAG_BEGIN = -1, TAG_FENCE = -2, TAG_PURGE = -3, TAG_COMMIT = -4, TAG_HISTORY = -5 };
+
+/* Rows of one kind gathered as one text array literal per column, sent as one statement. */
+typedef struct hf_pg_run {
+    hf_pg_run_kind_t kind;
+    size_t rows;
+    int32_t tag;                     /* the first record's */
+    hf_buffer_t arrays[HF_PG_RUN_COLUMNS_MAX];
+    hf_map_t ids;                    /* hold updates: the holds already in the run */
+} hf_pg_run_t;
+
+/* Threads: writer is used by the caller of open and load until start, then by the writer
+ * thread (hf-store) alone; reader by the engine thread (read_hold, list_holds, read_history);
+ * leases (and everything under lease_mutex) by the lease methods' caller. The fencing map
+ * (units to epochs) is shared by the lease caller and the writer, under lease_mutex. */
+typedef struct hf_pg_store {
+    char *url;
+    PGconn *writer;
+    bool writer_ready;               /* statements prepared, pipeline mode entered */
+    atomic_int writer_pid;           /* the writer's session, recorded in its leases */
+    const hf_batch_t *batch;         /* the batch being written, to name a failed record */
+    size_t queued;                   /* queries queued in the pipeline, not yet read back */
+    int32_t *tags;                   /* per queued query: the record's index, or below 0 */
+    size_t tags_capacity;
+    uint64_t batches_since_purge;
+    hf_buffer_t text;                /* a row's JSON while its query is queued */
+    hf_buffer_t history;             /* an entry's data while its query is queued */
+    hf_buffer_t fence;               /* the fence's array literals */
+    hf_pg_run_t run;                 /* the writer's open run of hold rows */
+    hf_pg_run_t history_run;         /* the writer's history entries of the batch */
+
+    PGconn *reader;
+
+    pthread_mutex_t lease_mutex;
+    PGconn *leases;
+    char *node_id;                   /* set by the first lease_acquire: fencing is on */
+    hf_map_t epochs;                 /* unit -> index into epoch_values */
+    uint64_t *epoch_values;          /* 0: the lease was lost */
+    char **epoch_units;              /* the units, in the order of epoch_values */
+    hf_buffer_t held;                /* the renewal's array literal of the units held */
+    size_t epoch_count, epoch_capacity;
+    hf_rows_items_t *read_items;     /* the reader's parsed lines */
+} hf_pg_store_t;
+
+/* Connects to url with the backend's bounded waits (connect, keepalives, TCP timeout); NULL
+ * with a sentence in error. */
+PGconn *hf_pg_connect(const char *url, char *error, size_t error_size);
+/* Runs one statement (params in text) and waits at most HF_PG_WAIT_MS for its result; NULL
+ * with a sentence in error when it failed, did not answer, or the connection broke (which
+ * then is closed and set to NULL for the next call to reconnect). */
+PGresult *hf_pg_exec(PGconn **connection, const char *sql, int count,
+                     const char *const *values, char *error, size_t error_size);
+
+/* The core's number of a status word, -1 for a word this server does not know. */
+int hf_pg_hold_status(const char *word);
+int hf_pg_order_status(const char *word);
+const char *hf_pg_hold_word(int status);
+const char *hf_pg_order_word(int status);
+
+/* Reading (load.c). unit NULL: every row (load); else the rows of one unit. */
+int hf_pg_tables_load(PGconn **connection, const char *unit, const hf_store_loader_t *loader,
+                      char *error, size_t error_size);
+int hf_pg_load(void *instance, const hf_store_loader_t *loader, char *error, size_t error_size);
+int hf_pg_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
+                    bool *found, char *error, size_t error_size);
+int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
+                     const hf_store_loader_t *loader, bool *after_found, char *error,
+                     size_t error_size);
+int hf_pg_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
+                      bool *found, char *error, size_t error_size);
+int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
+                       hf_store_history_fn entry, void *context, char *error,
+                       size_t error_size);
+
+/* Leases (lease.c). fence_write appends the fence's query for the batch's units to the
+ * pipeline (nothing when fencing is off); returns 0 or -1 with a sentence in error. */
+int hf_pg_fence_write(hf_pg_store_t *store, const hf_batch_t *batch, char *error,
+                      size_t error_size);
+void hf_pg_leases_close(hf_pg_store_t *store);
+int hf_pg_lease_acquire(void *instance, const char *node_id, const char *unit,
+                        uint64_t *epoch, bool *acquired, char *error, size_t error_size);
+int hf_pg_lease_renew(void *instance, const char *node_id, const char *address,
+                      size_t *renewed, char *error, size_t error_size);
+int hf_pg_lease_release(void *instance, const char *node_id, char *error, size_t error_size);
+int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn lease,
+                     void *context, char *error, size_t error_size);
+int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *loader,
+                    char *error, size_t error_size);
+int hf_pg_setting_claim(void *instance, const char *key, const char *proposed, char *value,
+                        size_t value_size, char *error, size_t error_size);
+int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit,
+                    size_t unit_size, bool *found, char *error, size_t error_size);
+
+/* Queues the fence with its three values (units, node, epochs) on the writer (postgres.c). */
+bool hf_pg_queue_fence(hf_pg_store_t *store, const char *const *values);
+
+/* Queues the prepared statement name with text values, tagged (postgres.c). */
+bool hf_pg_queue_named(hf_pg_store_t *store, const char *name, int count,
+                       const char *const *values, int32_t tag);
+
+/* Runs (runs.c): prepare on a new writer connection; add a record's row to the open run
+ * (flushing the run of another kind first); flush queues the open run. The history run is
+ * queued by flushing store->history_run after the batch's records. */
+int hf_pg_runs_prepare(PGconn *connection, char *error, size_t error_size);
+bool hf_pg_run_hold_insert(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag);
+bool hf_pg_run_hold_update(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag);
+void hf_pg_history_add(hf_pg_store_t *store, const hf_mutation_t *m);
+bool hf_pg_run_flush(hf_pg_store_t *store, hf_pg_run_t *run);
+void hf_pg_runs_free(hf_pg_store_t *store);
+
+/* Dispatch (dispatch.c): its statements on a new writer connection, a driver's or a ride's
+ * upsert queued, and drivers then rides read back (unit NULL: all; else one fleet's). */
+int hf_pg_dispatch_prepare(PGconn *connection, char *error, size_t error_size);
+bool hf_pg_dispatch_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+int hf_pg_dispatch_load(PGconn **connection, const char *unit, const hf_store_loader_t *loader,
+                        char *error, size_t error_size);
+
+/* Dispatch's tables (API.md section 8), SQLite's with REAL as DOUBLE PRECISION: part of the
+ * schema's transaction (postgres.c). */
+#define HF_PG_DISPATCH_TABLES \
+    "CREATE TABLE IF NOT EXISTS drivers(" \
+    "  fleet_id TEXT NOT NULL, driver_id TEXT NOT NULL, lat DOUBLE PRECISION NOT NULL," \
+    "  lng DOUBLE PRECISION NOT NULL, rating DOUBLE PRECISION NOT NULL," \
+    "  available INTEGER NOT NULL, updated_at BIGINT NOT NULL," \
+    "  PRIMARY KEY(fleet_id, driver_id));" \
+    "CREATE TABLE IF NOT EXISTS rides(" \
+    "  seq BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, id TEXT UNIQUE NOT NULL," \
+    "  fleet_id TEXT NOT NULL, rider_id TEXT NOT NULL, lat DOUBLE PRECISION NOT NULL," \
+    "  lng DOUBLE PRECISION NOT NULL, radius_m BIGINT NOT NULL, offer_ttl_ms BIGINT NOT NULL," \
+    "  status TEXT NOT NULL, created_at BIGINT NOT NULL, offer_driver_id TEXT," \
+    "  offer_distance_m BIGINT, offer_expires_at BIGINT, driver_id TEXT," \
+    "  declined TEXT NOT NULL, lapsed TEXT NOT NULL, updated_at BIGINT NOT NULL);" \
+    "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"
+
+/* Writes a PostgreSQL text array literal of the strings into out: {"a","b"}. Pure. */
+void hf_pg_array_write(hf_buffer_t *out, const char *const *items, size_t count);
+
+#endif

@@ -1,0 +1,251 @@
+/* The PostgreSQL backend's pure parts (the units of a batch, the fence's array literals) and,
+ * when HOLDFAST_TEST_POSTGRES_URL names a database (scripts/test.sh starts one with
+ * scripts/postgres.sh), its fencing: two instances on one database, the second takes a lapsed
+ * lease, and the first one's next batch fails with "lost lease" and writes nothing. Without
+ * the variable the database tests are skipped (cmocka's skip), the pure ones still run. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "core/core.h"
+#include "lib/buffer.h"
+#include "store/backend.h"
+#include "store/postgres/internal.h"
+#include "store/store.h"
+
+#define ERROR_SIZE 512
+
+static const hf_mutation_item_t SEAT_LINE[] = {{"A-1", 0}};
+
+static hf_mutation_t hold_create(const char *hold_id, const char *event_id)
+{
+    return (hf_mutation_t){.type = HF_MUTATION_HOLD_CREATE, .at_ms = 1000,
+                           .as.hold_create = {.hold_id = hold_id, .event_id = event_id,
+                                              .user_id = "u1",
+                                              .items = {SEAT_LINE, 1, 0},
+                                              .total = 100, .expires_at_ms = 61000,
+                                              .status = HF_HOLD_HELD}};
+}
+
+/* ---- Pure ---- */
+
+static void test_batch_units_are_distinct_and_skip_records_of_no_unit(void **state)
+{
+    (void)state;
+    hf_batch_t *batch = hf_batch_create();
+    hf_mutation_t first = hold_create("res_1", "E1");
+    hf_mutation_t second = hold_create("res_2", "E2");
+    hf_mutation_t again = hold_create("res_3", "E1");
+    static const uint8_t hash[32];
+    hf_mutation_t key = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 1,
+                         .as.idempotency = {.key = "k", .body = "{}", .hash = hash, .status = 201}};
+    hf_batch_append(batch, &first);
+    hf_batch_append(batch, &key);
+    hf_batch_append(batch, &second);
+    hf_batch_append(batch, &again);
+    const char *units[4];
+    assert_int_equal(hf_store_batch_units(batch, units, 4), 2);
+    assert_string_equal(units[0], "E1");
+    assert_string_equal(units[1], "E2");
+    assert_null(hf_store_record_unit(&key));
+    /* Past the capacity the count still tells how many there are. */
+    assert_int_equal(hf_store_batch_units(batch, units, 1), 2);
+    assert_string_equal(units[0], "E1");
+    hf_batch_destroy(batch);
+}
+
+static void test_array_literal_escapes_quotes_and_backslashes(void **state)
+{
+    (void)state;
+    hf_buffer_t out;
+    hf_buffer_init(&out);
+    const char *items[] = {"E1", "a\"b", "c\\d", "x,y"};
+    hf_pg_array_write(&out, items, 4);
+    hf_buffer_append_char(&out, '\0');
+    assert_string_equal(out.data, "{\"E1\",\"a\\\"b\",\"c\\\\d\",\"x,y\"}");
+    hf_buffer_reset(&out);
+    hf_pg_array_write(&out, items, 0);
+    hf_buffer_append_char(&out, '\0');
+    assert_string_equal(out.data, "{}");
+    hf_buffer_free(&out);
+}
+
+/* ---- With a database ---- */
+
+typedef struct counted {
+    int holds;
+    const char *unit;
+    bool other_unit;
+} counted_t;
+
+static int hold_count(void *context, const hf_stored_hold_t *hold)
+{
+    counted_t *counted = context;
+    counted->holds++;
+    if (strcmp(hold->request.event_id, counted->unit) != 0) counted->other_unit = true;
+    return 0;
+}
+
+static const char *database_url(void)
+{
+    const char *url = getenv("HOLDFAST_TEST_POSTGRES_URL");
+    return url != NULL && url[0] != '\0' ? url : NULL;
+}
+
+static void done_ignored(void *context) { (void)context; }
+
+static void *instance_open(const char *url)
+{
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    void *instance = NULL;
+    char error[ERROR_SIZE] = "";
+    if (backend->open(&instance, url, error, sizeof error) != 0) fail_msg("%s", error);
+    if (backend->start(instance, done_ignored, NULL, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    return instance;
+}
+
+/* Writes one batch of one hold through the backend's methods, as the pipeline does. */
+static int hold_write(void *instance, const char *hold_id, const char *unit, char *error)
+{
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    hf_batch_t *batch = hf_batch_create();
+    hf_mutation_t hold = hold_create(hold_id, unit);
+    hf_batch_append(batch, &hold);
+    int rc = backend->batch_write(instance, batch, error, ERROR_SIZE);
+    if (rc == 0) rc = backend->batch_commit(instance, 1, error, ERROR_SIZE);
+    if (rc != 0) backend->batch_abort(instance, error);
+    hf_batch_destroy(batch);
+    return rc;
+}
+
+static long long query_number(PGconn *connection, const char *sql, const char *argument)
+{
+    const char *values[] = {argument};
+    PGresult *result = PQexecParams(connection, sql, 1, NULL, values, NULL, NULL, 0);
+    assert_int_equal(PQresultStatus(result), PGRES_TUPLES_OK);
+    long long value = PQntuples(result) ? strtoll(PQgetvalue(result, 0, 0), NULL, 10) : -1;
+    PQclear(result);
+    return value;
+}
+
+static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state)
+{
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char unit[64], hold_a[64], hold_late[64], hold_b[64], error[ERROR_SIZE] = "";
+    long stamp = (long)time(NULL) * 1000 + getpid() % 1000;
+    snprintf(unit, sizeof unit, "fence_%ld", stamp);
+    snprintf(hold_a, sizeof hold_a, "res_a_%ld", stamp);
+    snprintf(hold_late, sizeof hold_late, "res_late_%ld", stamp);
+    snprintf(hold_b, sizeof hold_b, "res_b_%ld", stamp);
+    void *a = instance_open(url), *b = instance_open(url);
+    PGconn *look = PQconnectdb(url);
+    assert_int_equal(PQstatus(look), CONNECTION_OK);
+
+    uint64_t epoch_a = 0, epoch_b = 0;
+    bool acquired = false;
+    assert_int_equal(backend->lease_acquire(a, "node-a", unit, &epoch_a, &acquired, error,
+                                            sizeof error), 0);
+    assert_true(acquired);
+    assert_int_equal(hold_write(a, hold_a, unit, error), 0);
+    /* B cannot take a live lease. */
+    assert_int_equal(backend->lease_acquire(b, "node-b", unit, &epoch_b, &acquired, error,
+                                            sizeof error), 0);
+    assert_false(acquired);
+    /* A's lease lapses (as if A were paused for 5 s); B takes the unit over. */
+    PQclear(PQexecParams(look, "UPDATE leases SET expires_at = now() - interval '1 second'"
+                               " WHERE unit = $1", 1, NULL, (const char *const[]){unit}, NULL,
+                         NULL, 0));
+    assert_int_equal(backend->lease_acquire(b, "node-b", unit, &epoch_b, &acquired, error,
+                                            sizeof error), 0);
+    assert_true(acquired);
+    assert_int_equal(epoch_b, epoch_a + 1);
+    /* A still believes its epoch. The takeover ended A's session (pg_terminate_backend, its
+     * lease had lapsed): A's first batch finds the connection gone, the next one connects
+     * again and is refused by the fence. Neither writes anything. */
+    if (hold_write(a, hold_late, unit, error) == 0) fail_msg("a stale batch was written");
+    if (strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)) != 0) {
+        assert_non_null(strstr(error, "connection"));
+        assert_int_not_equal(hold_write(a, hold_late, unit, error), 0);
+    }
+    assert_int_equal(strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)), 0);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE id = $1", hold_late), 0);
+    /* B writes; A's renewal finds nothing of its own left. */
+    assert_int_equal(hold_write(b, hold_b, unit, error), 0);
+    size_t renewed = 99;
+    assert_int_equal(backend->lease_renew(a, "node-a", "127.0.0.1:1", &renewed, error,
+                                          sizeof error), 0);
+    assert_int_equal(renewed, 0);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE event_id = $1", unit), 2);
+    /* A clean stop hands B's lease back at once: A may take it, at the next epoch. */
+    assert_int_equal(backend->lease_release(b, "node-b", error, sizeof error), 0);
+    assert_int_equal(backend->lease_acquire(a, "node-a", unit, &epoch_a, &acquired, error,
+                                            sizeof error), 0);
+    assert_true(acquired);
+    assert_int_equal(epoch_a, epoch_b + 1);
+    assert_int_not_equal(hold_write(b, "res_never", unit, error), 0);
+    char found_unit[64] = "";
+    bool found = false;
+    assert_int_equal(backend->unit_find(b, "hold", hold_b, found_unit, sizeof found_unit, &found,
+                                        error, sizeof error), 0);
+    assert_true(found);
+    assert_string_equal(found_unit, unit);
+    /* A takeover reads back only the unit taken: its two holds, none of another unit's. */
+    counted_t counted = {0, unit, false};
+    hf_store_loader_t loader = {.hold = hold_count, .context = &counted};
+    assert_int_equal(backend->load_unit(a, unit, &loader, error, sizeof error), 0);
+    assert_int_equal(counted.holds, 2);
+    assert_false(counted.other_unit);
+    PQfinish(look);
+    backend->close(a);
+    backend->close(b);
+}
+
+/* A batch of a unit this node never acquired is refused once the node holds any lease. */
+static void test_a_unit_never_acquired_is_refused(void **state)
+{
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char unit[64], other[64], error[ERROR_SIZE] = "";
+    long stamp = (long)time(NULL) * 1000 + getpid() % 1000;
+    snprintf(unit, sizeof unit, "mine_%ld", stamp);
+    snprintf(other, sizeof other, "other_%ld", stamp);
+    void *a = instance_open(url);
+    uint64_t epoch = 0;
+    bool acquired = false;
+    assert_int_equal(backend->lease_acquire(a, "node-c", unit, &epoch, &acquired, error,
+                                            sizeof error), 0);
+    assert_true(acquired);
+    assert_int_not_equal(hold_write(a, "res_other", other, error), 0);
+    assert_non_null(strstr(error, "lost lease"));
+    /* The connection dropped with the refused batch comes back by itself. */
+    char hold_id[64];
+    snprintf(hold_id, sizeof hold_id, "res_mine_%ld", stamp);
+    assert_int_equal(hold_write(a, hold_id, unit, error), 0);
+    backend->close(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batch_units_are_distinct_and_skip_records_of_no_unit),
+        cmocka_unit_test(test_array_literal_escapes_quotes_and_backslashes),
+        cmocka_unit_test(test_a_stale_epoch_is_refused_and_writes_nothing),
+        cmocka_unit_test(test_a_unit_never_acquired_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
