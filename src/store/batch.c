@@ -208,6 +208,14 @@ static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         refund->reservation_id = copy_string(batch, refund->reservation_id);
         return;
     }
+    case HF_MUTATION_TICKET_CREATE:
+    case HF_MUTATION_TICKET_UPDATE: {
+        hf_mutation_ticket_t *ticket = &copy->as.ticket;
+        ticket->ticket_id = copy_string(batch, ticket->ticket_id);
+        ticket->event_id = copy_string(batch, ticket->event_id);
+        ticket->user_id = copy_string(batch, ticket->user_id);
+        return;
+    }
     default: assert(!"a record kind the batch does not know"); return;
     }
 }
