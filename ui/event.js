@@ -882,6 +882,7 @@
         left: "You left the line. Join again whenever you like: you start at the back.",
         invalid: "Your pass was not accepted. Join the queue again to get a new one.",
         lost: "Your place in line was not found any more. Join the queue again.",
+        over: "Your turn in this line is over (you bought or left in another tab). To buy more, join the queue again.",
       };
       body.replaceChildren(
         h("p", { class: "small queue-intro", text: notes[queue.note] ||
@@ -927,6 +928,8 @@
   }
 
   function applyTicket(t) {
+    // Completed elsewhere (bought or left in another tab): this ticket's turn is over.
+    if (t.status === "completed") { resetQueue("over"); return; }
     const fresh = t.ticket && t.ticket !== queue.ticket;
     if (fresh) Object.assign(queue, QUEUE_EMPTY);
     queue.ticket = t.ticket || queue.ticket;
