@@ -244,12 +244,12 @@ void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
     refund->last_change = core->change_count;
 }
 
-void record_ticket(hf_core_t *core, const hf_ticket_t *ticket, const char *user_id,
-                   bool created, hf_time_ms_t at_ms) {
+void record_ticket(hf_core_t *core, const ticket_record_t *ticket, bool created,
+                   hf_time_ms_t at_ms) {
     hf_mutation_t mutation = {
         .type = created ? HF_MUTATION_TICKET_CREATE : HF_MUTATION_TICKET_UPDATE, .at_ms = at_ms,
-        .as.ticket = {.ticket_id = ticket->id, .event_id = core->events[ticket->event]->id,
-                      .user_id = user_id, .seq = ticket->seq, .status = ticket->status,
+        .as.ticket = {.ticket_id = ticket->ticket_id, .event_id = core->events[ticket->event]->id,
+                      .user_id = ticket->user_id, .seq = ticket->seq, .status = ticket->status,
                       .admitted_at_ms = ticket->admitted_at_ms}};
     emit(core, &mutation);
 }

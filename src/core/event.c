@@ -2,6 +2,7 @@
  * lookup tables; seat and pool lookups and seat ids; and the changes of a seat's status and of
  * a pool's counts, which every hold and order goes through. */
 #include "core/internal.h"
+#include "core/queue.h"
 
 #include <assert.h>
 #include <stdio.h>

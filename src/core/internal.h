@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "core/queue.h"
 #include "core/timer.h"
 #include "lib/buffer.h"
 #include "lib/map.h"
@@ -499,9 +498,16 @@ hf_time_ms_t queue_next_deadline(const hf_core_t *core);
 /* Forgets the oldest finished tickets over the limit whose records are durable. */
 uint32_t queue_evict(hf_core_t *core, uint64_t durable_changes);
 void queue_free(hf_core_t *core);
-/* A ticket as it stands after its join (created) or a change of status. */
-void record_ticket(hf_core_t *core, const hf_ticket_t *ticket, const char *user_id,
-                   bool created, hf_time_ms_t at_ms);
+/* A ticket as it stands after its join (created) or a change of status (queue.c passes its
+ * fields: core/queue.h is the domain's header, which this one does not include). */
+typedef struct ticket_record {
+    const char *ticket_id, *user_id;
+    uint32_t event, seq;
+    uint8_t status;
+    hf_time_ms_t admitted_at_ms;
+} ticket_record_t;
+void record_ticket(hf_core_t *core, const ticket_record_t *ticket, bool created,
+                   hf_time_ms_t at_ms);
 
 /* ---- restore.c: state loaded back from the store ---- */
 

@@ -2,6 +2,7 @@
  * continuously refilled admission bucket, abandonment and token expiry on the rooms' own
  * heap of deadlines (timer.h), and the finished tickets kept up to a limit. */
 #include "core/internal.h"
+#include "core/queue.h"
 
 #include <assert.h>
 #include <math.h>
@@ -127,8 +128,10 @@ static double bucket_capacity(const hf_room_definition_t *settings) {
     return capacity < 1.0 ? 1.0 : capacity;
 }
 
-/* The event's room, made (with a full bucket) when it has none yet. */
-static room_t *room_make(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) {
+/* The event's room, made when it has none yet: with a full bucket at a first join (an idle
+ * room), an empty one when restored (admissions resume at admit_per_s after a restart, with
+ * no burst, and everyone keeps the place they had). */
+static room_t *room_make(hf_core_t *core, uint32_t event_index, hf_time_ms_t now, bool full) {
     queue_state_t *queue = queue_of(core);
     if (event_index >= queue->room_capacity) {
         uint32_t old = queue->room_capacity;
@@ -140,7 +143,7 @@ static room_t *room_make(hf_core_t *core, uint32_t event_index, hf_time_ms_t now
     room_t *room = calloc(1, sizeof *room);
     if (!room) abort();
     room->head = 1;
-    room->tokens = bucket_capacity(&core->events[event_index]->waiting_room);
+    room->tokens = full ? bucket_capacity(&core->events[event_index]->waiting_room) : 0.0;
     room->refilled_ms = now;
     room->admit_armed_ms = INT64_MAX;
     room->first_admission_s = -1;
@@ -350,6 +353,15 @@ static uint32_t ticket_slot_take(queue_state_t *queue) {
     return queue->ticket_count++;
 }
 
+/* The ticket's record as it stands, numbered as its newest change. */
+static void ticket_emit(hf_core_t *core, uint32_t index, bool created, hf_time_ms_t at_ms) {
+    hf_ticket_t *ticket = &core->queue->tickets[index];
+    ticket_record_t record = {ticket->id, hf_core_ticket_user(core, index), ticket->event,
+                              ticket->seq, ticket->status, ticket->admitted_at_ms};
+    record_ticket(core, &record, created, at_ms);
+    ticket->last_change = core->change_count;
+}
+
 /* ---- the rooms' deadlines ---- */
 
 static bool entry_stale(const void *context, const hf_timer_entry_t *entry) {
@@ -430,8 +442,7 @@ static void ticket_admit(hf_core_t *core, room_t *room, uint32_t index, hf_time_
     room->tokens -= 1.0;
     rate_count(room, now);
     ticket_arm(queue, index, hf_core_ticket_expires_s(core, index) * 1000);
-    record_ticket(core, ticket, hf_core_ticket_user(core, index), false, now);
-    queue->tickets[index].last_change = core->change_count;
+    ticket_emit(core, index, false, now);
 }
 
 static bool room_has_slot(const room_t *room, const hf_room_definition_t *settings) {
@@ -474,8 +485,7 @@ static void ticket_finish(hf_core_t *core, uint32_t index, uint8_t status, hf_ti
     }
     ticket->status = status;
     ticket_finished_push(queue, index);
-    record_ticket(core, ticket, hf_core_ticket_user(core, index), false, at_ms);
-    queue->tickets[index].last_change = core->change_count;
+    ticket_emit(core, index, false, at_ms);
 }
 
 /* A ticket's deadline: a waiting ticket not polled since is abandoned (one polled since is
@@ -535,8 +545,7 @@ static uint32_t ticket_join(hf_core_t *core, uint32_t event_index, uint32_t entr
     ticket->last_seen_ms = now;
     ticket_arm(queue, index, now + core->events[event_index]->waiting_room.abandon_after_ms);
     queue->entries[entry_index].ticket = index;
-    record_ticket(core, ticket, hf_core_ticket_user(core, index), true, now);
-    ticket->last_change = core->change_count;
+    ticket_emit(core, index, true, now);
     room_admit(core, event_index, now);
     return index;
 }
@@ -559,7 +568,7 @@ hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char 
     if (error) return error;
     size_t length = user_id ? strlen(user_id) : 0;
     if (length == 0 || length > HF_USER_ID_SIZE_MAX) return HF_ERROR_INVALID_REQUEST;
-    room_t *room = room_make(core, event_index, now);
+    room_t *room = room_make(core, event_index, now, true);
     queue_state_t *queue = core->queue;
     uint32_t entry_index = entry_intern(queue, event_index, user_id, length);
     uint32_t live = entry_live_ticket(queue, entry_index);
@@ -709,7 +718,7 @@ hf_error_t hf_core_restore_ticket(hf_core_t *core, const hf_stored_ticket_t *sto
     const hf_event_t *event = hf_core_event(core, stored->event_id, &event_index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
     if (!event->waiting_room.enabled) return HF_ERROR_INVALID_REQUEST;
-    room_t *room = room_make(core, event_index, now);
+    room_t *room = room_make(core, event_index, now, false);
     if (stored->seq <= room->seq_count) return HF_ERROR_INVALID_REQUEST;
     hf_error_t error = stored_place(core, stored, &event_index, &index);
     if (error) return error;
@@ -723,6 +732,11 @@ hf_error_t hf_core_restore_ticket(hf_core_t *core, const hf_stored_ticket_t *sto
         room->waiting++;
         queue->tickets[index].last_seen_ms = now;
         ticket_arm(queue, index, now + event->waiting_room.abandon_after_ms);
+        /* The first hf_core_advance arms the room's next admission. */
+        if (room->admit_armed_ms == INT64_MAX) {
+            room->admit_armed_ms = now;
+            hf_timer_push(&queue->timer, now, HF_TIMER_QUEUE_ADMIT, event_index);
+        }
     } else if (stored->status == HF_TICKET_ADMITTED) {
         room->active++;
         ticket_arm(queue, index, hf_core_ticket_expires_s(core, index) * 1000);
