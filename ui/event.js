@@ -108,6 +108,8 @@
         return "This event has a waiting room: join the queue, and hold seats when it is your turn.";
       case "admission_invalid":
         return "Your waiting-room pass is not valid for this event or user id (or your turn is over). Join the queue again.";
+      case "waiting_room_full":
+        return "The waiting room is full right now. Try to join again in a few minutes.";
       case "waiting_room_disabled":
         return "This event has no waiting room: go ahead and hold seats.";
       case "ticket_not_found":
@@ -966,9 +968,7 @@
         summary.waiting_room = { enabled: false };
         renderQueue();
         say("This event has no waiting room any more: go ahead and hold seats.", "info");
-      } else if (err.status === 429 && err.code !== "user_limit_exceeded") {
-        say("The waiting room is full right now. Try to join again in a few minutes.", "warn");
-      } else say(explain(err), "error");
+      } else say(explain(err), err.code === "waiting_room_full" ? "warn" : "error");
     }
   }
 

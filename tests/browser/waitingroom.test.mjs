@@ -404,6 +404,27 @@ describe("the waiting room on the box-office page (real server)", () => {
     await ctx.close();
   });
 
+  it("says so when the line is full (429 waiting_room_full)", async () => {
+    const EVENT = "full" + SUFFIX;
+    // One waiting user at most: the first to join an idle room goes in at once, the second
+    // waits, and the line is full.
+    await createRoomEvent(EVENT, { admit_per_s: 0.05, max_waiting: 1 });
+    for (const u of ["first", "second"]) assert.equal((await call("POST", `/v1/events/${EVENT}/queue`, { user_id: u })).status, 201);
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
+    const page = await openMap(ctx, EVENT, "third");
+    const answer = page.waitForResponse((res) => new URL(res.url()).pathname === `/v1/events/${EVENT}/queue`);
+    await page.click("#queue-join");
+    const full = await answer;
+    assert.equal(full.status(), 429);
+    assert.equal((await full.json()).error.code, "waiting_room_full");
+    await page.waitForFunction(() => /full/.test(document.querySelector("#notice").textContent));
+    assert.equal(await notice(page), "The waiting room is full right now. Try to join again in a few minutes.");
+    assert.equal(await page.locator("#queue-card").getAttribute("data-state"), "none");
+    assert.equal(await page.locator("#queue-join").isVisible(), true, "the visitor may try again");
+    assert.deepEqual(page.errors, []);
+    await ctx.close();
+  });
+
   it("explains a pass the server refuses (invalid, expired) and joins again", async () => {
     const EVENT = "passes" + SUFFIX, USER = "pass_holder";
     // Passes of 5 s: the page polls every 2 s, so it shows the pass for a few seconds before it runs out.
