@@ -784,9 +784,15 @@
      completes the ticket, which frees the slot for the next person at once. Kept per event and
      user in sessionStorage, so a reload keeps the place. */
   // How often a waiting ticket is polled: often enough that the place shown follows the line,
-  // and far inside any abandon_after_s (300 s by default) even when a background tab's timers
-  // are slowed to one a second.
+  // and far inside abandon_after_s (300 s by default) even when a background tab's timers are
+  // slowed to one a second. A room that drops tickets sooner is polled four times in that span.
   const QUEUE_POLL_MS = 2000;
+  const QUEUE_POLL_MIN_MS = 250;
+  function queuePollMs() {
+    const abandon = summary && summary.waiting_room && summary.waiting_room.abandon_after_s;
+    if (!(abandon > 0)) return QUEUE_POLL_MS;
+    return Math.max(QUEUE_POLL_MIN_MS, Math.min(QUEUE_POLL_MS, abandon * 1000 / 4));
+  }
   // After a failed poll (the server away for a moment) the place is kept and asked again later.
   const QUEUE_RETRY_MS = 5000;
   const QUEUE_EMPTY = { ticket: null, status: "none", position: null, start: null, wait: null, token: null, expiresAt: null, note: null };
@@ -950,7 +956,7 @@
     saveQueue();
     renderQueue();
     clearTimeout(queueTimer);
-    if (queue.status === "waiting") queueTimer = setTimeout(pollQueue, QUEUE_POLL_MS);
+    if (queue.status === "waiting") queueTimer = setTimeout(pollQueue, queuePollMs());
     else if (queue.status === "admitted" && !queue.token) pollQueue();
   }
 
@@ -1009,7 +1015,7 @@
       say("You left the waiting room.", "info");
     } else {
       say("Leaving the line did not go through: try again in a moment.", "error");
-      if (queue.ticket === ticket && queue.status === "waiting") queueTimer = setTimeout(pollQueue, QUEUE_POLL_MS);
+      if (queue.ticket === ticket && queue.status === "waiting") queueTimer = setTimeout(pollQueue, queuePollMs());
     }
   }
 

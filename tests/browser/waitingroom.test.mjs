@@ -404,6 +404,36 @@ describe("the waiting room on the box-office page (real server)", () => {
     await ctx.close();
   });
 
+  it("polls often enough to keep the place in a room that drops tickets after 2 s", async () => {
+    const EVENT = "brisk" + SUFFIX;
+    await createRoomEvent(EVENT, { admit_per_s: 0.05, abandon_after_s: 2 });
+    // The first to join an idle room goes in at once; the second waits and is never polled.
+    assert.equal((await call("POST", `/v1/events/${EVENT}/queue`, { user_id: "first" })).status, 201);
+    const joined = await call("POST", `/v1/events/${EVENT}/queue`, { user_id: "silent" });
+    assert.equal(joined.status, 201);
+    assert.equal(joined.body.status, "waiting", JSON.stringify(joined.body));
+    const silent = joined.body;
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
+    const page = await openMap(ctx, EVENT, "keeper");
+    await page.click("#queue-join");
+    const join = await until(() => page.queueAnswers.find((a) => a.method === "POST"), "the page's join");
+    assert.equal(join.body.status, "waiting", JSON.stringify(join.body));
+    await page.waitForTimeout(5000);
+    // The silent one was dropped (not polled for 2 s) and the visitor moved up; the visitor,
+    // polled every half second, is still waiting.
+    const dropped = await call("GET", `/v1/events/${EVENT}/queue/${silent.ticket}`);
+    assert.equal(dropped.body.status, "abandoned", JSON.stringify(dropped.body));
+    const polls = page.queueAnswers.filter((a) => a.method === "GET");
+    assert.ok(polls.length >= 6, "polled about twice a second: " + polls.length);
+    for (let i = 1; i < polls.length; i++) assert.ok(polls[i].at - polls[i - 1].at <= 1000, "polls well inside abandon_after_s");
+    assert.ok(polls.every((a) => a.status === 200 && a.body.status === "waiting"), JSON.stringify(polls.map((a) => a.body)));
+    assert.equal(polls.at(-1).body.position, 1);
+    assert.equal(await page.locator("#queue-card").getAttribute("data-state"), "waiting");
+    assert.equal(await page.locator("#queue-position").innerText(), "#1");
+    assert.deepEqual(page.errors, []);
+    await ctx.close();
+  });
+
   it("says so when the line is full (429 waiting_room_full)", async () => {
     const EVENT = "full" + SUFFIX;
     // One waiting user at most: the first to join an idle room goes in at once, the second
