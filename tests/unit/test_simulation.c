@@ -2786,6 +2786,8 @@ static void test_queue_simulation(void **state)
             }
             qm_operation(queue_core, t, at_step);
             qm_compare(queue_core, at_step);
+            const char *fault = at_step % 16 == 0 ? hf_core_check(queue_core, t) : NULL;
+            if (fault) fail_msg("step %" PRIu64 ": hf_core_check: %s", at_step, fault);
         }
         hf_core_destroy(queue_core);
     }
