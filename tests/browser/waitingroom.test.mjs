@@ -388,6 +388,17 @@ describe("the waiting room on the box-office page (real server)", () => {
     assert.equal((await answer).status(), 403);
     await page.waitForFunction(() => /still in the waiting room/.test(document.querySelector("#notice").textContent));
 
+    // A reload keeps the place: the same ticket, polled again at once, no second join.
+    page.queueAnswers.length = 0;
+    await page.reload();
+    await page.waitForSelector("#map[aria-busy='false']");
+    await page.waitForSelector("#queue-card[data-state='waiting'] #queue-leave");
+    const again = await until(() => page.queueAnswers.find((a) => a.method === "GET"), "a poll after the reload");
+    assert.equal(again.path, `/v1/events/${EVENT}/queue/${join.body.ticket}`);
+    assert.equal(again.body.position, join.body.position);
+    assert.equal(await page.locator("#queue-position").innerText(), "#" + join.body.position);
+    assert.equal(page.queueAnswers.filter((a) => a.method === "POST").length, 0, "no second join");
+
     // Leaving the line completes the ticket: the server drops it from the line.
     const left = page.waitForResponse((res) => res.url().endsWith(`/queue/${join.body.ticket}/complete`));
     await page.click("#queue-leave");
