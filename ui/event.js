@@ -101,11 +101,15 @@
         if (d.field === "payment_ref") return "The payment reference is not valid (at most 255 characters).";
         return "The request was refused: " + (err.message || "invalid request") + ".";
       case "admission_required":
-        return queue.status === "waiting"
-          ? "You are still in the waiting room: you can hold seats as soon as it is your turn."
-          : "This event has a waiting room: join the queue, and hold seats when it is your turn.";
+        if (queue.status === "waiting")
+          return "You are still in the waiting room: you can hold seats as soon as it is your turn.";
+        if (queue.status === "expired" || queue.status === "admitted")
+          return "Your waiting-room pass has expired. Join the queue again.";
+        return "This event has a waiting room: join the queue, and hold seats when it is your turn.";
       case "admission_invalid":
-        return "Your waiting-room pass is not valid for this event or user id. Join the queue again.";
+        return "Your waiting-room pass is not valid for this event or user id (or your turn is over). Join the queue again.";
+      case "waiting_room_full":
+        return "The waiting room is full right now. Try to join again in a few minutes.";
       case "waiting_room_disabled":
         return "This event has no waiting room: go ahead and hold seats.";
       case "ticket_not_found":
@@ -773,9 +777,26 @@
 
   /* ---------- waiting room (API section 6) ----------
      When the event has a room, holds need an admission token: the visitor joins the queue,
-     the page polls the ticket (which also keeps it alive), and once admitted the token rides
-     along with every hold. Kept per event and user in sessionStorage. */
-  const queue = { ticket: null, status: "none", position: null, wait: null, token: null, expiresAt: null, user: null };
+     the page polls the ticket (which also keeps it alive: a ticket not polled for the room's
+     abandon_after_s is dropped), shows the place in line, a progress bar from the place where
+     the visitor joined to the front, and the expected wait, and once admitted the token rides
+     along with every hold. After the purchase (or when the visitor leaves the line) the page
+     completes the ticket, which frees the slot for the next person at once. Kept per event and
+     user in sessionStorage, so a reload keeps the place. */
+  // How often a waiting ticket is polled: often enough that the place shown follows the line,
+  // and far inside abandon_after_s (300 s by default) even when a background tab's timers are
+  // slowed to one a second. A room that drops tickets sooner is polled four times in that span.
+  const QUEUE_POLL_MS = 2000;
+  const QUEUE_POLL_MIN_MS = 250;
+  function queuePollMs() {
+    const abandon = summary && summary.waiting_room && summary.waiting_room.abandon_after_s;
+    if (!(abandon > 0)) return QUEUE_POLL_MS;
+    return Math.max(QUEUE_POLL_MIN_MS, Math.min(QUEUE_POLL_MS, abandon * 1000 / 4));
+  }
+  // After a failed poll (the server away for a moment) the place is kept and asked again later.
+  const QUEUE_RETRY_MS = 5000;
+  const QUEUE_EMPTY = { ticket: null, status: "none", position: null, start: null, wait: null, token: null, expiresAt: null, note: null };
+  const queue = Object.assign({ user: null }, QUEUE_EMPTY);
   let queueTimer = null;
   const queueKey = (u) => "holdfast.queue." + eventId + "." + u;
   const roomEnabled = () => !!(summary && summary.waiting_room && summary.waiting_room.enabled);
@@ -784,9 +805,17 @@
     if (!queue.user) return;
     try {
       if (queue.ticket) sessionStorage.setItem(queueKey(queue.user), JSON.stringify(
-        { ticket: queue.ticket, token: queue.token, expiresAt: queue.expiresAt, status: queue.status }));
+        { ticket: queue.ticket, token: queue.token, expiresAt: queue.expiresAt, status: queue.status,
+          position: queue.position, start: queue.start, wait: queue.wait }));
       else sessionStorage.removeItem(queueKey(queue.user));
     } catch (_) { /* ignore */ }
+  }
+  /* Forget the ticket (completed, left, refused or gone); `note` says why, on the card. */
+  function resetQueue(note) {
+    clearTimeout(queueTimer);
+    Object.assign(queue, QUEUE_EMPTY, { note: note || null });
+    saveQueue();
+    renderQueue();
   }
   function loadQueue() {
     const u = userInput.value.trim();
@@ -794,27 +823,38 @@
     // join sets queue.user): what the page knows is newer than what sessionStorage keeps.
     if (u && u === queue.user) return;
     clearTimeout(queueTimer);
-    Object.assign(queue, { ticket: null, status: "none", position: null, wait: null, token: null, expiresAt: null, user: u || null });
+    Object.assign(queue, QUEUE_EMPTY, { user: u || null });
     if (u) {
       try {
         const saved = JSON.parse(sessionStorage.getItem(queueKey(u)) || "null");
         if (saved && saved.ticket) Object.assign(queue, saved);
       } catch (_) { /* ignore */ }
     }
-    if (queue.status === "waiting") pollQueue();
+    // A waiting ticket is polled again at once (it moved meanwhile, or was admitted).
+    if (queue.status === "waiting" || (queue.status === "admitted" && !queue.token)) pollQueue();
     renderQueue();
   }
+  function tokenLive() {
+    return !!queue.token && !(queue.expiresAt && Date.parse(queue.expiresAt) <= Date.now());
+  }
   function admissionToken() {
-    if (!queue.token || queue.user !== userInput.value.trim()) return null;
-    if (queue.expiresAt && Date.parse(queue.expiresAt) <= Date.now()) return null;
+    if (queue.user !== userInput.value.trim() || !tokenLive()) return null;
     return queue.token;
   }
 
   function fmtWait(s) {
     if (typeof s !== "number") return "";
-    if (s < 60) return "less than a minute";
+    if (s <= 0) return "any moment now";
+    if (s < 60) return "about " + Math.round(s) + (Math.round(s) === 1 ? " second" : " seconds");
     if (s < 3600) return "about " + Math.round(s / 60) + " min";
     return "about " + (s / 3600).toFixed(1) + " h";
+  }
+  /* How far the visitor has come, in percent: from the place where the ticket was first seen
+     (0) to the front of the line (100, admitted). */
+  function queueProgress() {
+    if (queue.status === "admitted") return 100;
+    if (!queue.start || !queue.position) return 0;
+    return Math.max(0, Math.min(100, Math.round(100 * (queue.start - queue.position) / queue.start)));
   }
 
   function renderQueue() {
@@ -826,46 +866,98 @@
                                text: queue.status === "none" ? "Join the queue" : "Join again" });
     join.addEventListener("click", joinQueue);
     if (queue.status === "waiting") {
+      renderWaiting(body);
+    } else if (queue.status === "admitted" && tokenLive()) {
       body.replaceChildren(
-        h("div", { class: "queue-pos" }, h("span", { class: "muted small", text: "Your place in line" }),
-          h("strong", { id: "queue-position", text: queue.position ? "#" + count(queue.position) : "…" })),
-        h("p", { class: "small muted", text: (queue.wait !== null ? "Estimated wait: " + fmtWait(queue.wait) + ". " : "") +
-                                         "Keep this page open: you move up automatically." }));
-    } else if (queue.status === "admitted" && admissionToken()) {
-      body.replaceChildren(
+        h("div", { class: "queue-progress", id: "queue-progress", role: "progressbar", "aria-label": "Your way to the front of the line",
+                   "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": "100" },
+          h("span", { id: "queue-progress-fill", style: "width:100%" })),
         h("p", { class: "queue-in" }, h("strong", { text: "You're in." }), " Pick your seats and hold them."),
         h("p", { class: "small muted" }, "Your pass is valid for ", h("span", { class: "queue-left", id: "queue-left" }), "."));
       tickQueue();
-    } else if (queue.status === "expired" || queue.status === "abandoned" || queue.status === "admitted") {
+    } else if (queue.status === "admitted") {
+      // Admitted, the token not read yet (a join answered "admitted"): the next poll brings it.
+      body.replaceChildren(h("p", { class: "small", text: "It's your turn: getting your pass…" }));
+    } else if (queue.status === "expired" || queue.status === "abandoned") {
       body.replaceChildren(
-        h("p", { class: "small", text: queue.status === "abandoned" ? "Your place in line lapsed while this page was away."
-                                                                     : "Your pass has expired." }),
+        h("p", { class: "small queue-ended", text: queue.status === "abandoned"
+          ? "Your place in line lapsed while this page was away. Join again to get back in line."
+          : "Your pass has expired, so you can no longer hold seats with it. Join again: you go to the back of the line." }),
         h("div", { class: "actions" }, join));
     } else {
+      const notes = {
+        done: "Your purchase is done and your turn is over, so the next person in line can go in. To buy more, join the queue again.",
+        left: "You left the line. Join again whenever you like: you start at the back.",
+        invalid: "Your pass was not accepted. Join the queue again to get a new one.",
+        lost: "Your place in line was not found any more. Join the queue again.",
+        over: "Your turn in this line is over (you bought or left in another tab). To buy more, join the queue again.",
+      };
       body.replaceChildren(
-        h("p", { class: "small", text: "This event is in high demand: buyers enter in turn. Join the queue to hold seats." }),
+        h("p", { class: "small queue-intro", text: notes[queue.note] ||
+          "This event is in high demand: buyers enter in turn. Join the queue to hold seats." }),
         h("div", { class: "actions" }, join));
     }
+  }
+  /* The waiting card is updated in place from poll to poll, so its bar slides forward. */
+  function renderWaiting(body) {
+    if (!body.querySelector("#queue-position")) {
+      const leave = h("button", { type: "button", class: "btn ghost small", id: "queue-leave", text: "Leave the line" });
+      leave.addEventListener("click", leaveQueue);
+      body.replaceChildren(
+        h("div", { class: "queue-pos" }, h("span", { class: "muted small", text: "Your place in line" }),
+          h("strong", { id: "queue-position" }), h("span", { class: "muted small", id: "queue-ahead" })),
+        h("div", { class: "queue-progress", id: "queue-progress", role: "progressbar",
+                   "aria-label": "Your way to the front of the line", "aria-valuemin": "0", "aria-valuemax": "100" },
+          h("span", { id: "queue-progress-fill" })),
+        h("p", { class: "small queue-wait", id: "queue-wait" }),
+        h("p", { class: "small muted", text: "Keep this page open: you move up automatically, and you can hold seats as soon as it is your turn." }),
+        h("div", { class: "actions" }, leave));
+    }
+    const pct = queueProgress();
+    $("queue-position").textContent = queue.position ? "#" + count(queue.position) : "…";
+    const ahead = queue.position ? queue.position - 1 : null;
+    $("queue-ahead").textContent = ahead === null ? "" : ahead === 0 ? "You are next." : ahead === 1 ? "1 person ahead of you" : count(ahead) + " people ahead of you";
+    $("queue-progress").setAttribute("aria-valuenow", String(pct));
+    $("queue-progress-fill").style.width = pct + "%";
+    $("queue-wait").textContent = queue.wait !== null ? "Estimated wait: " + fmtWait(queue.wait) + "." : "";
   }
   function tickQueue() {
     const el = document.getElementById("queue-left");
     if (!el || !queue.expiresAt) return;
     const left = Date.parse(queue.expiresAt) - Date.now();
-    if (left <= 0) { queue.status = "expired"; queue.token = null; saveQueue(); renderQueue(); return; }
+    if (left <= 0) {
+      queue.status = "expired"; queue.token = null;
+      saveQueue(); renderQueue();
+      say("Your waiting-room pass has expired. Join the queue again to hold seats.", "warn");
+      return;
+    }
     el.textContent = fmtLeft(left);
+    el.classList.toggle("urgent", left < 60000);
   }
 
   function applyTicket(t) {
+    // Completed elsewhere (bought or left in another tab): this ticket's turn is over.
+    if (t.status === "completed") { resetQueue("over"); return; }
+    const fresh = t.ticket && t.ticket !== queue.ticket;
+    if (fresh) Object.assign(queue, QUEUE_EMPTY);
     queue.ticket = t.ticket || queue.ticket;
+    const wasAdmitted = queue.status === "admitted" && tokenLive();
     queue.status = t.status || queue.status;
-    if (typeof t.position === "number") queue.position = t.position;
+    queue.note = null;
+    if (typeof t.position === "number") {
+      queue.position = t.position;
+      // The bar starts from the first place seen; a place never grows (API section 6).
+      if (!queue.start || t.position > queue.start) queue.start = t.position;
+    }
     if (typeof t.estimated_wait_s === "number") queue.wait = t.estimated_wait_s;
     if (t.admission_token) { queue.token = t.admission_token; queue.expiresAt = t.expires_at || null; }
-    if (queue.status === "admitted" && queue.token) say("You're in! Pick your seats and hold them.", "success");
+    if (queue.status !== "admitted") { queue.token = null; queue.expiresAt = null; }
+    if (queue.status === "admitted" && queue.token && !wasAdmitted) say("You're in! Pick your seats and hold them.", "success");
     saveQueue();
     renderQueue();
     clearTimeout(queueTimer);
-    if (queue.status === "waiting") queueTimer = setTimeout(pollQueue, 2000);
+    if (queue.status === "waiting") queueTimer = setTimeout(pollQueue, queuePollMs());
+    else if (queue.status === "admitted" && !queue.token) pollQueue();
   }
 
   async function joinQueue() {
@@ -878,39 +970,75 @@
       applyTicket(t);
     } catch (err) {
       if (err.code === "waiting_room_disabled") {
-        queue.status = "none"; summary.waiting_room = { enabled: false }; renderQueue();
+        resetQueue();
+        summary.waiting_room = { enabled: false };
+        renderQueue();
         say("This event has no waiting room any more: go ahead and hold seats.", "info");
-      } else say(explain(err), "error");
+      } else say(explain(err), err.code === "waiting_room_full" ? "warn" : "error");
     }
   }
 
   async function pollQueue() {
-    if (!queue.ticket) return;
+    clearTimeout(queueTimer);
+    const ticket = queue.ticket, user = queue.user;
+    if (!ticket) return;
     try {
-      applyTicket(await api("GET", `/v1/events/${enc}/queue/${encodeURIComponent(queue.ticket)}`));
+      const t = await api("GET", `/v1/events/${enc}/queue/${encodeURIComponent(ticket)}`);
+      if (queue.ticket === ticket && queue.user === user) applyTicket(t);
     } catch (err) {
-      if (err.code === "ticket_not_found") { Object.assign(queue, { ticket: null, status: "none", token: null }); saveQueue(); renderQueue(); return; }
-      clearTimeout(queueTimer);
-      queueTimer = setTimeout(pollQueue, 5000);      // the server is away: keep the place, try later
+      if (queue.ticket !== ticket || queue.user !== user) return;      // left or switched meanwhile
+      if (err.code === "ticket_not_found") {
+        resetQueue("lost");
+        say(explain(err), "warn");
+        return;
+      }
+      queueTimer = setTimeout(pollQueue, QUEUE_RETRY_MS);      // the server is away: keep the place, try later
+    }
+  }
+
+  /* Tell the server this ticket is done, so the slot goes to the next person at once. */
+  async function completeTicket(ticket) {
+    try {
+      await api("POST", `/v1/events/${enc}/queue/${encodeURIComponent(ticket)}/complete`, {});
+      return true;
+    } catch (err) {
+      return err.code === "ticket_not_found";      // gone already: nothing to free
+    }
+  }
+
+  async function leaveQueue() {
+    const ticket = queue.ticket;
+    if (!ticket) return;
+    clearTimeout(queueTimer);
+    if (await completeTicket(ticket)) {
+      if (queue.ticket === ticket) resetQueue("left");
+      say("You left the waiting room.", "info");
+    } else {
+      say("Leaving the line did not go through: try again in a moment.", "error");
+      if (queue.ticket === ticket && queue.status === "waiting") queueTimer = setTimeout(pollQueue, queuePollMs());
     }
   }
 
   function admissionFailed(code) {
-    if (code === "admission_required" && queue.status === "waiting") return;
-    if (code !== "admission_required") { queue.token = null; queue.status = code === "admission_expired" ? "expired" : "none"; }
     if (!summary.waiting_room || !summary.waiting_room.enabled) summary.waiting_room = { enabled: true };
-    saveQueue();
+    if (code === "admission_expired" || (code === "admission_required" && queue.status === "admitted")) {
+      // The pass ran out (the server's clock may be a little ahead of ours).
+      clearTimeout(queueTimer);
+      Object.assign(queue, { status: "expired", token: null, expiresAt: null });
+      saveQueue();
+    } else if (code === "admission_invalid") {
+      resetQueue("invalid");
+      return;
+    }
     renderQueue();
   }
 
   async function completeQueue() {
     // Bought: free our place for the next person in line (the pass stops working).
-    if (!queue.ticket || !admissionToken()) return;
+    if (!queue.ticket || queue.status !== "admitted" || !tokenLive()) return;
     for (const [, rec] of holds) if (rec.state === "held") return;     // still paying for something
-    try { await api("POST", `/v1/events/${enc}/queue/${encodeURIComponent(queue.ticket)}/complete`, {}); } catch (_) { /* best effort */ }
-    Object.assign(queue, { ticket: null, status: "none", token: null, expiresAt: null });
-    saveQueue();
-    renderQueue();
+    const ticket = queue.ticket;
+    if (await completeTicket(ticket) && queue.ticket === ticket) resetQueue("done");
   }
 
   /* ---------- orders ---------- */

@@ -30,8 +30,8 @@ const LAUNCH = {
          "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 };
 const VIEWPORT = { width: 1440, height: 900 };
-// Under build/ (ignored by git): a test run leaves the tree as it found it. Copy it over
-// docs/seatmap.png by hand when the page's look changes.
+// Under build/ (ignored by git): a test run leaves the tree as it found it. `make screenshots`
+// copies it over docs/seatmap.png when the page's look changes.
 const SCREENSHOT = process.env.HOLDFAST_SCREENSHOT || path.join(root, "build", "seatmap.png");
 // The map while the stream is held back: every seat loading.
 const SCREENSHOT_LOADING = path.join(path.dirname(SCREENSHOT), "seatmap-loading.png");
