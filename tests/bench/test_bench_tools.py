@@ -13,7 +13,14 @@ figure in docs/BENCHMARKS.md without failing anything else.
 - bench/report.py's ceiling table divides runs of the same repetition;
 - loadgen's webhook workload against the real server: each hold is paid by a signed
   payment.succeeded webhook that commits it (a wrong signature fails the run), and the report
-  divides its committed webhooks/s by hold-random's holds/s of the same repetition.
+  divides its committed webhooks/s by hold-random's holds/s of the same repetition;
+- loadgen's waiting-room and dispatch workloads against a fake server of API.md sections 6
+  and 8 (FakeRooms): queue-poll fills its line once and then only GETs tickets the server gave
+  (an unknown one fails the run), queue-join joins a new user each time, queue-admit counts
+  the admissions of a known rate per 100 ms window, driver-update fills the fleet and moves
+  drivers inside the 20 km square, and ride-request's latency is the ride's alone (rides
+  answered late, updates at once), each offer accepted for its driver and each searching ride
+  cancelled; bench/report.py's waiting-room and dispatch ratios divide the same repetition.
 
     python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
         --server build/holdfast --ceiling build/bench/holdfast-ceiling
@@ -674,6 +681,50 @@ def test_loadgen_ride_request_measures_the_ride_not_the_updates(loadgen):
     assert accepts and all(rides[ride] == driver for ride, driver in accepts), accepts[:3]
     assert cancels and all(rides[ride] is None for ride in cancels), cancels[:3]
     assert summary["accepts_refused"] == 0 and summary["rides_searching"] > 0, summary
+
+
+def write_runs(directory, variant, values, **extra):
+    for rep, value in enumerate(values, 1):
+        run = dict({"throughput": value, "answered": value}, **extra)
+        with open(os.path.join(directory, "holdfast__%s__c50__p1__r%d.json" % (variant, rep)), "w") as f:
+            json.dump(run, f)
+
+
+def test_report_queue_and_dispatch_divide_the_same_repetition():
+    # Per repetition joins/holds are 0.9, 0.6, 0.75 (median 0.75), where the medians of the
+    # rates (900 / 1000) would give 0.9; polls/noop 0.5, 0.8, 0.6 (median 0.6).
+    with tempfile.TemporaryDirectory() as directory:
+        write_runs(directory, "queue-hold-random", [1000, 1500, 800])
+        write_runs(directory, "queue-join", [900, 900, 600])
+        write_runs(directory, "queue-poll-noop", [2000, 1000, 1500])
+        write_runs(directory, "queue-poll", [1000, 800, 900])
+        write_runs(directory, "dispatch-noop", [1000, 1000, 1000])
+        write_runs(directory, "driver-update", [850, 700, 900])
+        with open(os.path.join(directory, "holdfast__queue-fill__c50__p1__r1.json"), "w") as f:
+            json.dump({"throughput": 0, "answered": 0, "filled": 1000000, "fill_s": 20.0,
+                       "fill_per_s": 50000.0, "rss_before_kb": 100 * 1024,
+                       "rss_after_kb": 300 * 1024}, f)
+        runs = report.load_runs(directory, 3.0)
+    ratio, values = report.same_rep_ratio(runs, "queue-join", "queue-hold-random", 50)
+    assert abs(ratio - 0.75) < 1e-9 and len(values) == 3, (ratio, values)
+    ratio, _ = report.same_rep_ratio(runs, "queue-poll", "queue-poll-noop", 50)
+    assert abs(ratio - 0.6) < 1e-9, ratio
+    assert report.rss_growth_mb(report.queue_fill(runs, 50)) == 200
+    rows = []
+
+    def target(label, value, goal, shown, spread="-", ceiling="-"):
+        rows.append((label, shown, value is not None and value >= goal))
+    report.rooms_targets(target, runs, 50)
+    met = {label.split(":")[0]: (shown, ok) for label, shown, ok in rows}
+    assert met["queue-join"] == ("75%", False) and met["queue-poll"] == ("60%", False), met
+    assert met["queue"] == ("+200 MB", True) and met["driver-update"] == ("85%", True), met
+    lines = []
+    report.queue_section(lines.append, runs, {}, 50)
+    report.dispatch_section(lines.append, runs, {}, 50)
+    text = "\n".join(lines)
+    assert "| queue-join / hold-random | 900 | 75% | 60%, 75%, 90% | >= 80% |" in text, text
+    assert "| 1,000,000 | 20.0 | 50,000 | 100 | 300 | 200 | 210 | < 256 MB more | yes |" in text, text
+    assert "| driver-update, - drivers / noop | 850 | 85% |" in text, text
 
 
 def main():
