@@ -642,7 +642,9 @@ def test_loadgen_queue_admit_counts_admissions_per_window(loadgen):
     assert 15 <= summary["admissions"] <= 25, summary
     assert 30 <= summary["admissions_per_s"] <= 50, summary
     assert 2 <= summary["window_median"] <= 6 and summary["window_max"] <= 8, summary
-    assert summary["seen_p99_ms"] < 20, summary
+    # Each of the front's 64 tickets is polled every 64 polls: at this fake's few thousand
+    # polls a second, within some tens of milliseconds (the real server: a few).
+    assert 0 < summary["seen_p50_ms"] <= summary["seen_p99_ms"] < 250, summary
     assert summary["joins_new"] > 0 and summary["polls_waiting"] > 0, summary
 
 
