@@ -897,7 +897,7 @@ def main():
     w("Every server was started by bench/run.sh on 127.0.0.1 with a fresh data directory under"
       " /var/tmp (Holdfast: a fresh server per hold-random point, per flash-sale run, per run"
       " of the ceiling part, whose tmpfs variant keeps its data under /dev/shm, and per run of"
-      " the webhook part).")
+      " the webhook part; the queue and dispatch parts as their sections say).")
     w("PostgreSQL's schema and scripts are in bench/pg/.")
     w("")
     w("`C` is each connection count of the sweep (%s), `REP` the repetition (1 to %s);"
