@@ -118,6 +118,8 @@ NET_PURE_SOURCES := src/net/flat_json.c
 # engine's table of errors, which names the core's errors in their messages, and the streams'
 # replay window (engine/replay.h, pure).
 UNIT_EXTRA_SOURCES := $(NET_PURE_SOURCES) src/engine/errors.c src/engine/replay.c
+# The admission token (engine/token.h): pure apart from OpenSSL's HMAC.
+UNIT_EXTRA_SOURCES += src/engine/token.c
 # The HTTP server (net/http.c and the files it is split into): every net/ file but the pure
 # ones and the embedded assets, so a new file of the server joins by itself.
 NET_HTTP_SOURCES := $(filter-out $(NET_PURE_SOURCES) src/net/assets.c,$(call sources_under,src/net))

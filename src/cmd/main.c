@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/options.h"
+#include "cmd/token_secret.h"
 #include "cmd/version.h"
 #include "engine/engine.h"
 #include "lib/log.h"
@@ -55,6 +56,12 @@ static void raise_descriptor_limit(void) {
 static int serve(const hf_command_line_t *line) {
     int lock = lock_data_directory(line->data_directory);
     if (lock < 0) return 1;
+    /* Static: the engine keeps a pointer to it for its whole life. */
+    static hf_token_secret_t token_secret;
+    if (!hf_token_secret_load(line->token_secret, line->data_directory, &token_secret)) {
+        close(lock);
+        return 1;
+    }
     raise_descriptor_limit();
     signal(SIGPIPE, SIG_IGN);
     hf_engine_options_t options = {.host = line->host, .port = line->port,
@@ -63,7 +70,8 @@ static int serve(const hf_command_line_t *line) {
                                    .demo = line->demo,
                                    .finished_holds_max = line->finished_holds_max,
                                    .cors_origins = line->cors_origins,
-                                   .cors_origin_count = line->cors_origin_count};
+                                   .cors_origin_count = line->cors_origin_count,
+                                   .token_secret = &token_secret};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
         close(lock);

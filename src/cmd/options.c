@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/options.h"
+#include "engine/token.h"
 #include "lib/log.h"
 #include "store/backend.h"
 
@@ -67,7 +68,8 @@ void hf_command_line_usage(FILE *out) {
             "  --listen HOST:PORT    where to accept connections (port 1 to 65535)\n"
             "  --data DIR            the directory for the store and the lock (created if missing)\n"
             "  --api-key KEY         require Authorization: Bearer KEY on /v1/ [HOLDFAST_API_KEY]\n"
-            "  --token-secret S      admission token secret [HOLDFAST_TOKEN_SECRET]\n"
+            "  --token-secret S      admission token secret, 16 to 64 bytes (default: a random\n"
+            "                        one kept in DIR/token_secret) [HOLDFAST_TOKEN_SECRET]\n"
             "  --webhook-secret S    payment webhook secret [HOLDFAST_WEBHOOK_SECRET]\n"
             "  --store URL           sqlite:PATH (default sqlite:DIR/holdfast.db) [HOLDFAST_STORE]\n"
             "  --finished-holds N    released and expired holds kept in memory, older ones are\n"
@@ -373,6 +375,22 @@ static hf_command_t check_origins(const gathered_t *gathered, hf_command_line_t 
     return HF_COMMAND_SERVE;
 }
 
+/* --token-secret: its bytes sign the admission tokens, so a short one could be guessed from
+ * a single token offline; a longer one than HMAC-SHA256's block would be hashed down by HMAC,
+ * so it is refused rather than silently shortened. The value is never quoted. */
+static hf_command_t check_token_secret(const given_t *given, hf_command_line_t *line) {
+    line->token_secret = given->value;
+    if (!given->value) return HF_COMMAND_SERVE;
+    size_t length = strlen(given->value);
+    if (length < HF_TOKEN_SECRET_SIZE_MIN)
+        return refuse("%s: the secret is %zu bytes long, shorter than the %d bytes needed",
+                      given->source, length, HF_TOKEN_SECRET_SIZE_MIN);
+    if (length > HF_TOKEN_SECRET_SIZE_MAX)
+        return refuse("%s: the secret is %zu bytes long, longer than the %d bytes allowed",
+                      given->source, length, HF_TOKEN_SECRET_SIZE_MAX);
+    return HF_COMMAND_SERVE;
+}
+
 /* The command, then `serve`'s options. */
 hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *line) {
     memset(line, 0, sizeof *line);
@@ -393,10 +411,10 @@ hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *lin
         check_listen(&gathered.values[LISTEN], line) != HF_COMMAND_SERVE ||
         check_data_and_store(&gathered, line) != HF_COMMAND_SERVE ||
         check_finished_holds(&gathered.values[FINISHED_HOLDS], line) != HF_COMMAND_SERVE ||
-        check_origins(&gathered, line) != HF_COMMAND_SERVE)
+        check_origins(&gathered, line) != HF_COMMAND_SERVE ||
+        check_token_secret(&gathered.values[TOKEN_SECRET], line) != HF_COMMAND_SERVE)
         return HF_COMMAND_REFUSED;
     line->api_key = gathered.values[API_KEY].value;
-    line->token_secret = gathered.values[TOKEN_SECRET].value;
     line->webhook_secret = gathered.values[WEBHOOK_SECRET].value;
     line->demo = gathered.values[DEMO].value != NULL;
     return HF_COMMAND_SERVE;

@@ -40,6 +40,7 @@ void hf_core_destroy(hf_core_t *core) {
     hf_index_map_free(&core->user_ids);
     hf_pair_map_free(&core->event_user_ids);
     hf_buffer_free(&core->record_ids);
+    queue_free(core);
     free(core);
 }
 
@@ -241,4 +242,14 @@ void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
                       .created_at_ms = refund->created_at_ms}};
     emit(core, &mutation);
     refund->last_change = core->change_count;
+}
+
+void record_ticket(hf_core_t *core, const ticket_record_t *ticket, bool created,
+                   hf_time_ms_t at_ms) {
+    hf_mutation_t mutation = {
+        .type = created ? HF_MUTATION_TICKET_CREATE : HF_MUTATION_TICKET_UPDATE, .at_ms = at_ms,
+        .as.ticket = {.ticket_id = ticket->ticket_id, .event_id = core->events[ticket->event]->id,
+                      .user_id = ticket->user_id, .seq = ticket->seq, .status = ticket->status,
+                      .admitted_at_ms = ticket->admitted_at_ms}};
+    emit(core, &mutation);
 }

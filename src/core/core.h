@@ -84,6 +84,10 @@ typedef enum hf_error {
     HF_ERROR_VERSION_CONFLICT,     /* detail.items: indexes of seats whose version or state moved */
     HF_ERROR_SALES_CLOSED,         /* the event's sales are closed: no new hold or booking */
     HF_ERROR_REFUND_NOT_FOUND,
+    /* The waiting room (core/queue.h). */
+    HF_ERROR_WAITING_ROOM_DISABLED,
+    HF_ERROR_WAITING_ROOM_FULL,
+    HF_ERROR_TICKET_NOT_FOUND,
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -193,6 +197,7 @@ typedef struct hf_event {
     hf_pool_t *pools;
     hf_counts_t counts;
     void *internal;                /* lookup tables, private to the core */
+    hf_room_definition_t waiting_room; /* the room's settings (core/queue.h) */
 } hf_event_t;
 
 /* One item of a hold or order: a seat (quantity 0 marks a seat, index into the event's seats)

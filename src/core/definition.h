@@ -5,6 +5,7 @@
 #ifndef HF_DEFINITION_H
 #define HF_DEFINITION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/limits.h"
@@ -27,6 +28,17 @@ typedef struct hf_pool_definition {
     int64_t price;
 } hf_pool_definition_t;
 
+/* An event's waiting room (API.md section 6), as decoded from "waiting_room" and kept with
+ * the event: holds and bookings need an admission token when enabled. */
+typedef struct hf_room_definition {
+    bool enabled;
+    double admit_per_s;            /* admissions per second, fractional allowed, > 0 */
+    int64_t token_ttl_s;           /* whole seconds: a token's exp is iat + this */
+    uint32_t max_active;           /* admitted users with live tokens at once; 0: no cap */
+    int64_t abandon_after_ms;      /* a waiting ticket not polled for this long is dropped */
+    uint32_t max_waiting;          /* the line's limit: joins beyond it are refused */
+} hf_room_definition_t;
+
 typedef struct hf_event_definition {
     char id[HF_ID_SIZE_MAX + 1];
     char name[HF_NAME_SIZE_MAX + 1];
@@ -39,6 +51,7 @@ typedef struct hf_event_definition {
     hf_section_definition_t *sections;
     uint32_t pool_count;
     hf_pool_definition_t *pools;
+    hf_room_definition_t waiting_room;
 } hf_event_definition_t;
 
 #endif

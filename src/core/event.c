@@ -2,6 +2,7 @@
  * lookup tables; seat and pool lookups and seat ids; and the changes of a seat's status and of
  * a pool's counts, which every hold and order goes through. */
 #include "core/internal.h"
+#include "core/queue.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -247,6 +248,7 @@ static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint6
     event->max_seats_per_hold = definition->max_seats_per_hold;
     event->created_at_ms = now;
     event->sales_open = true;
+    event->waiting_room = definition->waiting_room;
     event->section_count = definition->section_count;
     event->row_count = (uint32_t)rows;
     event->seat_count = (uint32_t)seats;
@@ -289,11 +291,13 @@ hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
     uint64_t seats, rows;
     hf_error_t error = check_definition(core, definition, &seats, &rows, detail);
     if (error) return error;
+    if (!hf_core_room_valid(&definition->waiting_room)) return invalid(detail, "waiting_room");
     hf_event_t *event = event_allocate(definition, seats, rows, now);
     core->events = grow(core->events, &core->event_capacity, core->event_count + 1, sizeof *core->events);
     uint32_t index = core->event_count++;
     core->events[index] = event;
     hf_map_put(&core->event_ids, event->id, strlen(event->id), index);
+    if (event->waiting_room.enabled) core->rooms_enabled++;
     return HF_OK;
 }
 

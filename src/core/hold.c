@@ -137,6 +137,7 @@ uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
         finished_forget_first(core);
         forgotten++;
     }
+    if (core->queue) forgotten += queue_evict(core, durable_changes);
     return forgotten;
 }
 
@@ -187,13 +188,16 @@ uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
         hold_finish(core, entry.index, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
         expired++;
     }
+    if (core->queue) queue_advance(core, now);
     return expired;
 }
 
 hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
     /* expiry_prune runs after every change, so the top is a hold that is really held. */
     const hf_timer_entry_t *top = hf_timer_peek(&core->timer);
-    return top ? top->deadline_ms : INT64_MAX;
+    hf_time_ms_t holds = top ? top->deadline_ms : INT64_MAX;
+    hf_time_ms_t rooms = core->queue ? queue_next_deadline(core) : INT64_MAX;
+    return holds < rooms ? holds : rooms;
 }
 
 /* ---- new holds ---- */

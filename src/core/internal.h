@@ -173,6 +173,10 @@ struct hf_core {
     /* The lines of the hold or order a record describes, and the seat ids they point to. */
     hf_mutation_item_t record_lines[HF_HOLD_ITEMS_MAX];
     hf_buffer_t record_ids;
+
+    /* The waiting rooms (queue.c), made at the first join or restored ticket. */
+    struct queue_state *queue;
+    uint32_t rooms_enabled;      /* events with a waiting room (hf_core_rooms_enabled) */
 };
 
 #define NO_STRING UINT32_MAX
@@ -484,6 +488,26 @@ void finished_remove(hf_core_t *core, uint32_t hold_index);
 /* ---- payment.c ---- */
 
 void payment_free(hf_core_t *core);
+
+/* ---- queue.c: the waiting rooms ---- */
+
+/* Admits, abandons and expires what is due at now (hf_core_advance). */
+void queue_advance(hf_core_t *core, hf_time_ms_t now);
+/* The earliest deadline of the rooms, INT64_MAX when none. */
+hf_time_ms_t queue_next_deadline(const hf_core_t *core);
+/* Forgets the oldest finished tickets over the limit whose records are durable. */
+uint32_t queue_evict(hf_core_t *core, uint64_t durable_changes);
+void queue_free(hf_core_t *core);
+/* A ticket as it stands after its join (created) or a change of status (queue.c passes its
+ * fields: core/queue.h is the domain's header, which this one does not include). */
+typedef struct ticket_record {
+    const char *ticket_id, *user_id;
+    uint32_t event, seq;
+    uint8_t status;
+    hf_time_ms_t admitted_at_ms;
+} ticket_record_t;
+void record_ticket(hf_core_t *core, const ticket_record_t *ticket, bool created,
+                   hf_time_ms_t at_ms);
 
 /* ---- restore.c: state loaded back from the store ---- */
 

@@ -190,6 +190,37 @@
 
 /* One log line's text: HF_LOG_LINE_SIZE_MAX in lib/log.h (lib/ includes nothing above it). */
 
+/* ---- The waiting room (API.md section 6, core/queue.h) ---- */
+
+/* Users waiting in one room's line unless the room says otherwise (max_waiting): a flash sale
+ * draws millions, and a waiting ticket costs some 150 bytes with its share of the indexes, so
+ * 2,000,000 is about 300 MB at most. Joins beyond it answer 429 waiting_room_full. */
+#define HF_QUEUE_WAITING_DEFAULT 2000000u
+/* The most max_waiting may say: a ticket's join number is 32 bits, and 16,000,000 waiting
+ * users are some 2.4 GB, more than a box office should keep in one process. */
+#define HF_QUEUE_WAITING_LIMIT 16000000u
+/* admit_per_s: at most a million admissions a second (far beyond what a sale can bear) keeps
+ * the admission bucket's arithmetic in plain doubles without loss. The least is one
+ * admission every 1,000,000 s: any positive rate below would never admit anyone. */
+#define HF_QUEUE_ADMIT_PER_S_MAX 1000000.0
+#define HF_QUEUE_ADMIT_PER_S_MIN 0.000001
+/* Defaults of a room's settings (API.md section 6). */
+#define HF_QUEUE_ADMIT_PER_S_DEFAULT 10.0
+#define HF_QUEUE_TOKEN_TTL_S_DEFAULT 900
+#define HF_QUEUE_ABANDON_AFTER_MS_DEFAULT 300000
+/* A token lives at most 30 days and a waiting ticket is abandoned after at most 30 days
+ * without a poll, like holds (HF_HOLD_TTL_MS_MAX): finite, far from overflow. */
+#define HF_QUEUE_TOKEN_TTL_S_MAX (30LL * 24 * 3600)
+/* Finished tickets (completed, expired, abandoned) kept in memory; older ones are forgotten
+ * and a poll of one is read back from the store (engine/restore.h). A ticket costs about 100
+ * bytes, so this is some 100 MB, and it covers everyone who finished in the busiest minutes of
+ * a sale. */
+#define HF_QUEUE_FINISHED_TICKETS_MAX 1000000u
+/* The measured admission rate (estimated_wait_s) counts admissions per second over this many
+ * recent seconds: long enough to smooth the bucket's steps, short enough to follow a change
+ * of max_active. */
+#define HF_QUEUE_RATE_WINDOW_S 10u
+
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u
 

@@ -27,6 +27,8 @@ typedef enum hf_mutation_type {
     HF_MUTATION_EVENT_SALES,      /* an event's sales closed or reopened */
     HF_MUTATION_DELIVERY,         /* a payment webhook's delivery and its outcome */
     HF_MUTATION_REFUND,           /* a refund as it stands (new, or completed) */
+    HF_MUTATION_TICKET_CREATE,    /* a waiting room's new ticket (core/queue.h) */
+    HF_MUTATION_TICKET_UPDATE,    /* a ticket's new status: admitted, completed, expired... */
 } hf_mutation_type_t;
 
 /* One line of a hold or an order: a seat (quantity 0) or a pool's units (quantity >= 1). */
@@ -138,6 +140,15 @@ typedef struct hf_mutation_refund {
     int64_t created_at_ms;
 } hf_mutation_refund_t;
 
+/* A waiting room's ticket as it stands after the change (both ticket kinds): a new one at
+ * its join (at_ms), or its new status. user_id and seq are set for both. */
+typedef struct hf_mutation_ticket {
+    const char *ticket_id, *event_id, *user_id;
+    uint32_t seq;                 /* join number in the room */
+    int status;                   /* hf_ticket_status_t */
+    int64_t admitted_at_ms;       /* 0 until admitted */
+} hf_mutation_ticket_t;
+
 typedef struct hf_mutation {
     hf_mutation_type_t type;
     int64_t at_ms;                /* when the change happened */
@@ -154,6 +165,7 @@ typedef struct hf_mutation {
         hf_mutation_idempotency_t idempotency;
         hf_mutation_delivery_t delivery;
         hf_mutation_refund_t refund;
+        hf_mutation_ticket_t ticket;
     } as;
 } hf_mutation_t;
 

@@ -13,6 +13,9 @@
 
 typedef enum hf_timer_kind {
     HF_TIMER_HOLD = 0,           /* index: a hold's index; the deadline: its expires_at */
+    /* The waiting room's own heap (queue.c): */
+    HF_TIMER_QUEUE_ADMIT = 1,    /* index: an event's; the next admission of its room */
+    HF_TIMER_QUEUE_TICKET = 2,   /* index: a ticket's; its abandonment or its token's expiry */
     /* New kinds (waiting-room queue tickets, ride offers) go here. */
 } hf_timer_kind_t;
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "engine/token.h"
 #include "net/flat_json.h"
 #include "store/store.h"
 
@@ -31,6 +32,9 @@ typedef struct hf_context {
     /* The payment webhook's HMAC secret (--webhook-secret); NULL or "": the webhook answers
      * 503 webhooks_not_configured. Owned by the engine's caller. */
     const char *webhook_secret;
+    /* The admission tokens' secret (token.h: hf_token_sign, hf_token_verify); NULL: none, so
+     * nothing is signed and every token is refused. Owned by the engine's caller. */
+    const hf_token_secret_t *token_secret;
     /* Origins answered with CORS headers (--cors-origin), owned by the engine's caller and
      * outliving the engine; count 0: CORS is off and no request's Origin is even read. */
     const char *const *cors_origins;

@@ -389,6 +389,48 @@ static bool decode_limits(json_t *object, hf_event_definition_t *definition,
     return true;
 }
 
+/* An optional integer member of the room from minimum to maximum; false after recording it. */
+static bool room_integer(json_t *room, const char *name, int64_t minimum, int64_t maximum,
+                         int64_t *value, hf_error_detail_t *fault) {
+    json_t *member = json_object_get(room, name);
+    if (!member || json_is_null(member) || hf_json_read_integer(member, minimum, maximum, value))
+        return true;
+    where_t where = {.field = "waiting_room"};
+    return wrong(fault, &where, name, member);
+}
+
+/* "waiting_room": {"enabled", "admit_per_s", "token_ttl_s", "max_active", "abandon_after_s",
+ * "max_waiting"}, each optional with the defaults of limits.h; settings of a disabled room
+ * are checked and then dropped (an event without a room keeps none). */
+static bool decode_room(json_t *room, hf_room_definition_t *target, hf_error_detail_t *fault) {
+    where_t where = {.field = "waiting_room"};
+    if (!room || json_is_null(room)) return true;
+    if (!json_is_object(room)) return wrong(fault, &where, NULL, room);
+    json_t *enabled = json_object_get(room, "enabled");
+    if (enabled && !json_is_boolean(enabled)) return wrong(fault, &where, "enabled", enabled);
+    json_t *rate = json_object_get(room, "admit_per_s");
+    double admit_per_s = HF_QUEUE_ADMIT_PER_S_DEFAULT;
+    if (rate && !json_is_null(rate)) {
+        admit_per_s = json_is_number(rate) ? json_number_value(rate) : -1.0;
+        if (!(admit_per_s >= HF_QUEUE_ADMIT_PER_S_MIN && admit_per_s <= HF_QUEUE_ADMIT_PER_S_MAX))
+            return wrong(fault, &where, "admit_per_s", rate);
+    }
+    int64_t ttl = HF_QUEUE_TOKEN_TTL_S_DEFAULT, active = 0, waiting = HF_QUEUE_WAITING_DEFAULT;
+    int64_t abandon_ms = HF_QUEUE_ABANDON_AFTER_MS_DEFAULT;
+    if (!room_integer(room, "token_ttl_s", 1, HF_QUEUE_TOKEN_TTL_S_MAX, &ttl, fault) ||
+        !room_integer(room, "max_active", 0, UINT32_MAX, &active, fault) ||
+        !room_integer(room, "max_waiting", 1, HF_QUEUE_WAITING_LIMIT, &waiting, fault))
+        return false;
+    json_t *abandon = json_object_get(room, "abandon_after_s");
+    if (abandon && !json_is_null(abandon) &&
+        (!json_seconds_to_ms(abandon, &abandon_ms) || abandon_ms > HF_HOLD_TTL_MS_MAX))
+        return wrong(fault, &where, "abandon_after_s", abandon);
+    if (!json_is_true(enabled)) return true;
+    *target = (hf_room_definition_t){true, admit_per_s, ttl, (uint32_t)active, abandon_ms,
+                                     (uint32_t)waiting};
+    return true;
+}
+
 bool hf_decode_definition(json_t *object, hf_event_definition_t *definition,
                           hf_error_detail_t *fault) {
     memset(definition, 0, sizeof *definition);
@@ -403,10 +445,7 @@ bool hf_decode_definition(json_t *object, hf_event_definition_t *definition,
     if (!decode_limits(object, definition, fault)) return false;
     if (!decode_sections(json_object_get(object, "sections"), definition, fault)) return false;
     if (!decode_pools(json_object_get(object, "pools"), definition, fault)) return false;
-    member = json_object_get(object, "waiting_room");
-    if (member && !json_is_object(member) && !json_is_null(member))
-        return top_wrong(fault, "waiting_room", member);
-    return true;
+    return decode_room(json_object_get(object, "waiting_room"), &definition->waiting_room, fault);
 }
 
 void hf_decode_definition_free(hf_event_definition_t *definition) {

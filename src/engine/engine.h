@@ -47,6 +47,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "engine/token.h"
+
 typedef struct hf_engine_options {
     const char *host;
     int port;
@@ -63,6 +65,9 @@ typedef struct hf_engine_options {
      * The strings belong to the caller and outlive the engine. */
     const char *const *cors_origins;
     uint32_t cors_origin_count;
+    /* The admission tokens' secret (token.h), owned by the caller and outliving the engine;
+     * NULL or empty: no token is signed and every token is refused. */
+    const hf_token_secret_t *token_secret;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

@@ -43,6 +43,15 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
     [HF_API_ERROR_SALES_CLOSED] = {"sales_closed", 409,
                                    "sales of this event are closed: no new holds or bookings"},
     [HF_API_ERROR_REFUND_NOT_FOUND] = {"refund_not_found", 404, "no such refund"},
+    [HF_API_ERROR_WAITING_ROOM_DISABLED] = {"waiting_room_disabled", 409,
+                                            "this event has no waiting room"},
+    [HF_API_ERROR_WAITING_ROOM_FULL] = {"waiting_room_full", 429,
+                                        "the waiting room's line is full; try again later"},
+    [HF_API_ERROR_TICKET_NOT_FOUND] = {"ticket_not_found", 404, "no such ticket in this event's line"},
+    [HF_API_ERROR_ADMISSION_REQUIRED] = {"admission_required", 403,
+                                         "this event has a waiting room: an admission token is required"},
+    [HF_API_ERROR_ADMISSION_INVALID] = {"admission_invalid", 403, "the admission token is not valid"},
+    [HF_API_ERROR_ADMISSION_EXPIRED] = {"admission_expired", 403, "the admission token expired"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -67,10 +76,13 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_VERSION_CONFLICT] = HF_API_ERROR_VERSION_CONFLICT,
     [HF_ERROR_SALES_CLOSED] = HF_API_ERROR_SALES_CLOSED,
     [HF_ERROR_REFUND_NOT_FOUND] = HF_API_ERROR_REFUND_NOT_FOUND,
+    [HF_ERROR_WAITING_ROOM_DISABLED] = HF_API_ERROR_WAITING_ROOM_DISABLED,
+    [HF_ERROR_WAITING_ROOM_FULL] = HF_API_ERROR_WAITING_ROOM_FULL,
+    [HF_ERROR_TICKET_NOT_FOUND] = HF_API_ERROR_TICKET_NOT_FOUND,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_REFUND_NOT_FOUND + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_TICKET_NOT_FOUND + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

@@ -43,6 +43,13 @@ typedef enum hf_api_error {
     HF_API_ERROR_VERSION_CONFLICT,
     HF_API_ERROR_SALES_CLOSED,
     HF_API_ERROR_REFUND_NOT_FOUND,
+    /* The waiting room (API.md section 6): the core's, then the admission check's. */
+    HF_API_ERROR_WAITING_ROOM_DISABLED,
+    HF_API_ERROR_WAITING_ROOM_FULL,
+    HF_API_ERROR_TICKET_NOT_FOUND,
+    HF_API_ERROR_ADMISSION_REQUIRED,
+    HF_API_ERROR_ADMISSION_INVALID,
+    HF_API_ERROR_ADMISSION_EXPIRED,
     HF_API_ERROR_COUNT
 } hf_api_error_t;
 

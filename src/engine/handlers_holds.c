@@ -367,8 +367,10 @@ static void handle_booking_create(hf_request_t *request) {
 #define FLAT_BODY (HF_ROUTE_BODY | HF_ROUTE_FLAT)
 
 static const hf_route_t routes[] = {
-    {"POST", "/v1/events/{}/holds", handle_hold_create, CREATES | HF_ROUTE_FLAT, BODY_SIZE_MAX},
-    {"POST", "/v1/events/{}/bookings", handle_booking_create, CREATES, BODY_SIZE_MAX},
+    {"POST", "/v1/events/{}/holds", handle_hold_create,
+     CREATES | HF_ROUTE_FLAT | HF_ROUTE_ADMISSION, BODY_SIZE_MAX},
+    {"POST", "/v1/events/{}/bookings", handle_booking_create, CREATES | HF_ROUTE_ADMISSION,
+     BODY_SIZE_MAX},
     {"GET", "/v1/holds/{}", handle_hold_get, 0, BODY_SIZE_MAX},
     {"POST", "/v1/holds/{}/extend", handle_hold_extend, FLAT_BODY, BODY_SIZE_MAX},
     {"POST", "/v1/holds/{}/release", handle_hold_release, FLAT_BODY, BODY_SIZE_MAX},

@@ -83,6 +83,14 @@ static int restore_delivery(void *context, const hf_stored_delivery_t *delivery)
     return error ? fail(restore, "delivery of", delivery->payment_intent_id, error) : 0;
 }
 
+/* A waiting room's ticket: a waiting one's abandonment clock starts again now. */
+static int restore_ticket(void *context, const hf_stored_ticket_t *ticket) {
+    restore_t *restore = context;
+    hf_error_t error = hf_core_restore_ticket(restore->context->core, ticket,
+                                              hf_context_now_ms(restore->context));
+    return error ? fail(restore, "ticket", ticket->ticket_id, error) : 0;
+}
+
 int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
                     char *error, size_t error_size) {
     restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
@@ -91,7 +99,7 @@ int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_
         .event = restore_event, .finished_holds = restore_finished_count,
         .hold = restore_hold, .order = restore_order,
         .idempotency = restore_idempotency, .refund = restore_refund,
-        .delivery = restore_delivery,
+        .delivery = restore_delivery, .ticket = restore_ticket,
         .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS,
         .deliveries_since_ms = hf_context_now_ms(context) - HF_WEBHOOK_DEDUP_KEEP_MS,
         .context = &restore};

@@ -25,6 +25,11 @@ enum {
      * after checking what authenticates them (the payment webhook's signature is over the
      * raw bytes, checked before any JSON is parsed); never with HF_ROUTE_BODY. */
     HF_ROUTE_RAW_BODY = 32,
+    /* A hold or booking on the event of the first path parameter: when the event has a
+     * waiting room, the request needs a valid admission token (handlers_queue.h), checked
+     * after the body is read and after an Idempotency-Key's repeat is answered, so a retry
+     * of an acknowledged hold gets its first answer even once the token expired. */
+    HF_ROUTE_ADMISSION = 64,
 };
 
 typedef struct hf_route {

@@ -18,6 +18,7 @@
 #include "engine/handlers_history.h"
 #include "engine/handlers_holds.h"
 #include "engine/handlers_payments.h"
+#include "engine/handlers_queue.h"
 #include "engine/handlers_staff.h"
 #include "engine/handlers_ui.h"
 #include "engine/idempotency.h"
@@ -32,6 +33,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_history_routes,
     &hf_handlers_holds_routes,
     &hf_handlers_payments_routes,
+    &hf_handlers_queue_routes,
     &hf_handlers_staff_routes,
     &hf_handlers_ui_routes,
 };
@@ -42,8 +44,8 @@ static const hf_route_table_t *const TABLES[] = {
  * matching a route compares segment counts and lengths first and touches bytes only when they
  * agree: the old matcher rescanned the path with strchr and strlen for every route tried. */
 
-/* The longest pattern, "/v1/events/{}/seats/{}", has five segments. */
-#define ROUTE_SEGMENTS_MAX 5
+/* The longest pattern, "/v1/events/{}/queue/{}/complete", has six segments. */
+#define ROUTE_SEGMENTS_MAX 6
 /* Routes of every domain together; more fail an assertion at the first request. */
 #define ROUTES_MAX 32
 
@@ -265,6 +267,15 @@ static bool authorized(const hf_request_t *request, const hf_route_t *route) {
     return CRYPTO_memcmp(header + 7, key, key_length) == 0;
 }
 
+/* The handler of the route being run behind the admission check (HF_ROUTE_ADMISSION): the
+ * idempotency table calls a plain handler, so the check is a handler in front of it. One per
+ * thread, as engines may run on several. */
+static _Thread_local hf_route_handler_fn admitted_handler;
+
+static void admission_then_handler(hf_request_t *request) {
+    if (hf_handlers_queue_admitted(request)) admitted_handler(request);
+}
+
 /* The route's own checks, then its handler (through the idempotency table when the route
  * creates something and the request carries a key). */
 static void run_route(hf_request_t *request, const hf_route_t *route) {
@@ -284,8 +295,13 @@ static void run_route(hf_request_t *request, const hf_route_t *route) {
     const char *key = (route->flags & HF_ROUTE_IDEMPOTENT)
                           ? hf_http_request_header(request->http, "Idempotency-Key", &key_length)
                           : NULL;
-    if (key) hf_idempotency_run(request, route->handler, key, key_length);
-    else route->handler(request);
+    hf_route_handler_fn handler = route->handler;
+    if (route->flags & HF_ROUTE_ADMISSION) {
+        admitted_handler = route->handler;
+        handler = admission_then_handler;
+    }
+    if (key) hf_idempotency_run(request, handler, key, key_length);
+    else handler(request);
 }
 
 /* The store failed, or is far behind: true after answering 503. method is a method_code

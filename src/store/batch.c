@@ -155,6 +155,13 @@ void hf_batch_destroy(hf_batch_t *batch) {
     free(batch);
 }
 
+/* copy_fields for a waiting room's ticket (both kinds). */
+static void copy_ticket_fields(hf_batch_t *batch, hf_mutation_ticket_t *ticket) {
+    ticket->ticket_id = copy_string(batch, ticket->ticket_id);
+    ticket->event_id = copy_string(batch, ticket->event_id);
+    ticket->user_id = copy_string(batch, ticket->user_id);
+}
+
 /* copy_fields for the kinds of orders, idempotency keys, deliveries and refunds. */
 static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
     switch (copy->type) {
@@ -249,6 +256,8 @@ static void copy_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         hold->order_id = copy_string(batch, hold->order_id);
         return;
     }
+    case HF_MUTATION_TICKET_CREATE:
+    case HF_MUTATION_TICKET_UPDATE: copy_ticket_fields(batch, &copy->as.ticket); return;
     default: copy_order_fields(batch, copy); return;
     }
 }

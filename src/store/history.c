@@ -50,6 +50,10 @@ bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type,
     case HF_MUTATION_POOL:
     case HF_MUTATION_ORDER_ITEM:
     case HF_MUTATION_IDEMPOTENCY:
+    /* A waiting room's tickets make no entries (docs/API.md, a Choice): a million joins
+     * would swamp the history of the sale they wait for. */
+    case HF_MUTATION_TICKET_CREATE:
+    case HF_MUTATION_TICKET_UPDATE:
         /* Not a change the history tells: seats and pools follow from the holds and orders,
          * an order's items are in its entry, and creating or closing an event is no sale. */
         break;

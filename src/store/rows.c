@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "core/queue.h"
 #include "lib/json_read.h"
 
 /* ---- writing ---- */
@@ -46,6 +47,22 @@ static void pools_write(hf_json_t *json, const hf_event_definition_t *definition
     hf_json_array_end(json);
 }
 
+/* A room's settings; an event without a room has no member (as every event stored before
+ * rooms existed). */
+static void room_write(hf_json_t *json, const hf_room_definition_t *room) {
+    char rate[32];
+    int length = snprintf(rate, sizeof rate, "%.17g", room->admit_per_s);
+    hf_json_key(json, "waiting_room");
+    hf_json_object_begin(json);
+    hf_json_key(json, "enabled"); hf_json_bool(json, true);
+    hf_json_key(json, "admit_per_s"); hf_json_raw(json, rate, (size_t)length);
+    hf_json_key(json, "token_ttl_s"); hf_json_int(json, room->token_ttl_s);
+    hf_json_key(json, "max_active"); hf_json_int(json, room->max_active);
+    hf_json_key(json, "abandon_after_s"); hf_json_seconds(json, room->abandon_after_ms);
+    hf_json_key(json, "max_waiting"); hf_json_int(json, room->max_waiting);
+    hf_json_object_end(json);
+}
+
 void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *definition) {
     hf_json_t json;
     hf_json_init(&json, out);
@@ -61,6 +78,7 @@ void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *def
     sections_write(&json, definition);
     hf_json_key(&json, "pools");
     pools_write(&json, definition);
+    if (definition->waiting_room.enabled) room_write(&json, &definition->waiting_room);
     hf_json_object_end(&json);
 }
 
@@ -182,6 +200,25 @@ static bool pools_read(json_t *pools, hf_event_definition_t *definition) {
     return true;
 }
 
+/* A room's settings as room_write wrote them; absent: no room. */
+static bool room_read(json_t *object, hf_room_definition_t *room) {
+    memset(room, 0, sizeof *room);
+    if (!object) return true;
+    json_t *rate = json_object_get(object, "admit_per_s");
+    int64_t ttl, active, waiting;
+    if (!json_is_true(json_object_get(object, "enabled")) || !json_is_number(rate) ||
+        !hf_json_read_integer(json_object_get(object, "token_ttl_s"), 1,
+                              HF_QUEUE_TOKEN_TTL_S_MAX, &ttl) ||
+        !hf_json_read_integer(json_object_get(object, "max_active"), 0, UINT32_MAX, &active) ||
+        !hf_json_read_integer(json_object_get(object, "max_waiting"), 1, HF_QUEUE_WAITING_LIMIT,
+                              &waiting) ||
+        !milliseconds_read(json_object_get(object, "abandon_after_s"), &room->abandon_after_ms))
+        return false;
+    *room = (hf_room_definition_t){true, json_number_value(rate), ttl, (uint32_t)active,
+                                   room->abandon_after_ms, (uint32_t)waiting};
+    return hf_core_room_valid(room);
+}
+
 /* The members of a definition, each checked; returns the first one at fault, or NULL. */
 static const char *definition_members_read(json_t *object, hf_event_definition_t *definition) {
     int64_t per_user, per_hold;
@@ -205,6 +242,8 @@ static const char *definition_members_read(json_t *object, hf_event_definition_t
     definition->max_seats_per_hold = (uint32_t)per_hold;
     if (!sections_read(json_object_get(object, "sections"), definition)) return "sections";
     if (!pools_read(json_object_get(object, "pools"), definition)) return "pools";
+    if (!room_read(json_object_get(object, "waiting_room"), &definition->waiting_room))
+        return "waiting_room";
     return NULL;
 }
 

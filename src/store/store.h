@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "core/queue.h"
 
 typedef struct hf_batch hf_batch_t;
 
@@ -87,6 +88,8 @@ typedef struct hf_store_loader {
     int (*refund)(void *context, const hf_stored_refund_t *refund);
     int (*delivery)(void *context, const hf_stored_delivery_t *delivery);
     int64_t deliveries_since_ms;
+    /* Last: every waiting room's ticket, in join order. */
+    int (*ticket)(void *context, const hf_stored_ticket_t *ticket);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

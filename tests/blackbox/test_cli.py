@@ -183,6 +183,18 @@ def test_refused_store():
              also=["mysql://x"])
 
 
+def test_refused_token_secret():
+    """A token secret shorter than 16 bytes could be guessed from one token; one longer than
+    64 (SHA-256's block) would be hashed down: both refused, and the secret is never quoted."""
+    line = _refused(_serve("--token-secret", "fifteen-bytes!!"), "--token-secret",
+                    also=["15 bytes", "16"])
+    check("fifteen" not in line, "the refusal quotes the secret: %r" % line)
+    _refused(_serve("--token-secret=short"), "--token-secret", also=["5 bytes", "16"])
+    _refused(_serve(), "HOLDFAST_TOKEN_SECRET", environment={"HOLDFAST_TOKEN_SECRET": "x" * 15},
+             also=["15 bytes"])
+    _refused(_serve("--token-secret", "k" * 65), "--token-secret", also=["65 bytes", "64"])
+
+
 def test_refused_cors_origin():
     cases = [
         ("*", "not accepted"),
@@ -226,7 +238,7 @@ def test_refused_cors_origins_environment():
 def test_equals_form_starts():
     """--name=value for every option with a value; the key is in force."""
     server = _Server(["serve", "--listen=127.0.0.1:{port}", "--data={data}", "--api-key=k=1",
-                      "--token-secret=t", "--webhook-secret=w",
+                      "--token-secret=sixteen-byte-key", "--webhook-secret=w",
                       "--store=sqlite:{data}/other.db", "--finished-holds=5",
                       "--cors-origin=https://tickets.example.com"]).start()
     check_equal(_status(server, None), 401, "GET /v1/events without the key")
@@ -270,3 +282,66 @@ def test_cors_origins_start():
     server = _Server(["serve", "--listen", "127.0.0.1:{port}", "--data", "{data}"],
                      {"HOLDFAST_CORS_ORIGINS": origins}).start()
     server.stop()
+
+
+# ---- the admission tokens' secret (API.md sections 0 and 6) ----
+
+def _token_secret_file(data_dir):
+    return os.path.join(data_dir, "token_secret")
+
+
+def test_token_secret_made_once_and_kept():
+    """Without --token-secret, the first start makes DATA/token_secret (64 hex digits, mode
+    0600) and every later start reads the same one back; a given secret makes no file."""
+    server = Server().start()
+    path = _token_secret_file(server.data_dir)
+    check(os.path.exists(path), "no token_secret in the data directory after the first start")
+    mode = os.stat(path).st_mode & 0o777
+    check_equal(oct(mode), oct(0o600), "the token_secret file's mode")
+    with open(path) as kept:
+        first = kept.read()
+    check(re.fullmatch(r"[0-9a-f]{64}\n", first) is not None,
+          "token_secret is not 64 hex digits and a newline: %d bytes" % len(first))
+    check(first[:64] not in server.stderr_text(), "the secret was logged")
+    server.stop()
+    again = server.restart()
+    again.stop()
+    with open(path) as kept:
+        check_equal(kept.read(), first, "token_secret after a restart")
+    check_equal(oct(os.stat(path).st_mode & 0o777), oct(0o600), "the mode after a restart")
+    check_equal(sorted(n for n in os.listdir(server.data_dir) if n.startswith("token_secret")),
+                ["token_secret"], "files named token_secret* (no temporary file left)")
+    # Another data directory gets another random secret.
+    other = Server().start()
+    other.stop()
+    with open(_token_secret_file(other.data_dir)) as kept:
+        check(kept.read() != first, "two data directories made the same secret")
+    # A given secret is used as it is: no file is made.
+    given = Server(extra_args=["--token-secret", "a secret of at least 16 bytes"]).start()
+    given.stop()
+    check(not os.path.exists(_token_secret_file(given.data_dir)),
+          "token_secret was made although --token-secret was given")
+
+
+def test_token_secret_damaged_refuses_to_start():
+    """A damaged token_secret is not silently replaced (tokens handed out would all fail):
+    the server refuses to start, exit 1, with a message naming the file."""
+    server = Server().start()
+    server.stop()
+    path = _token_secret_file(server.data_dir)
+    for damaged in ("", "abc\n", "g" * 64 + "\n", "A" * 64 + "\n", "0" * 64 + "\n\n",
+                    "0" * 66 + "\n"):
+        with open(path, "w") as kept:
+            kept.write(damaged)
+        broken = Server(data_dir=server.data_dir).start(wait=False)
+        code = broken.wait_exit(10)
+        if code is None:
+            broken.kill()
+        check_equal(code, 1, "exit code with token_secret %r" % damaged)
+        check("token_secret" in broken.stderr_text() and "damaged" in broken.stderr_text(),
+              "the message does not name the damaged file: %r" % broken.stderr_text()[-400:])
+    # Deleted, a new one is made and the server starts.
+    os.remove(path)
+    again = Server(data_dir=server.data_dir).start()
+    again.stop()
+    check(os.path.exists(path), "token_secret was not made again after being deleted")

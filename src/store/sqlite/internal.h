@@ -41,6 +41,8 @@ typedef enum hf_sqlite_statement {
     STATEMENT_REFUND_PUT,
     STATEMENT_HISTORY_INSERT,
     STATEMENT_HISTORY_LAST,
+    STATEMENT_TICKET_INSERT,
+    STATEMENT_TICKET_UPDATE,
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 

@@ -196,6 +196,18 @@ static int delivery_deliver(sqlite3_stmt *statement, load_context_t *context) {
     return context->loader->delivery(context->loader->context, &delivery);
 }
 
+static int ticket_deliver(sqlite3_stmt *statement, load_context_t *context) {
+    hf_stored_ticket_t ticket = {.ticket_id = column_text(statement, 0),
+                                 .event_id = column_text(statement, 1),
+                                 .user_id = column_text(statement, 2),
+                                 .seq = (uint32_t)sqlite3_column_int64(statement, 3),
+                                 .admitted_at_ms = sqlite3_column_int64(statement, 5)};
+    if (!payment_word_read(statement, 4, hf_ticket_status_parse, &ticket.status, context,
+                           "tickets", ticket.ticket_id))
+        return ROW_UNREADABLE;
+    return context->loader->ticket(context->loader->context, &ticket);
+}
+
 static const load_step_t LOAD_EVENTS = {
     "events", "SELECT id, config, created_at, sales_open FROM events ORDER BY seq", event_deliver};
 static const load_step_t LOAD_HOLDS = {"holds", SELECT_HOLDS " ORDER BY seq", hold_deliver};
@@ -230,6 +242,12 @@ static const load_step_t LOAD_DELIVERIES = {
     "SELECT payment_intent_id, type, result, reason, late, order_id, refund_id, received_at"
     " FROM deliveries WHERE received_at >= ?1 ORDER BY seq",
     delivery_deliver};
+
+static const load_step_t LOAD_TICKETS = {
+    "tickets",
+    "SELECT id, event_id, user_id, line_seq, status, COALESCE(admitted_at, 0) FROM tickets"
+    " ORDER BY seq",
+    ticket_deliver};
 
 /* Every row of the step's table to the loader, in order; the first column names a row in an
  * error message. */
@@ -303,6 +321,7 @@ int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char 
         result = load_table(store, &LOAD_IDEMPOTENCY, &context);
     if (result == 0 && loader->refund) result = load_table(store, &LOAD_REFUNDS, &context);
     if (result == 0 && loader->delivery) result = load_table(store, &LOAD_DELIVERIES, &context);
+    if (result == 0 && loader->ticket) result = load_table(store, &LOAD_TICKETS, &context);
     sqlite3_exec(store->database, "COMMIT", NULL, NULL, NULL);
     hf_rows_items_free(items);
     free(items);

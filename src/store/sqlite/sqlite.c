@@ -20,6 +20,7 @@
 
 #include "core/core.h"
 #include "core/limits.h"
+#include "core/queue.h"
 #include "store/backend.h"
 #include "store/fault.h"
 #include "store/rows.h"
@@ -29,9 +30,9 @@
 #include "store/sqlite/vfs.h"
 
 /* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
- * refunds), version 5 the table history; a version 2, 3 or 4 database is migrated at open
- * (schema_migrate). */
-#define SCHEMA_VERSION "5"
+ * refunds), version 5 the table history, version 6 the waiting rooms' tickets; a version 2,
+ * 3, 4 or 5 database is migrated at open (schema_migrate). */
+#define SCHEMA_VERSION "6"
 /* Old idempotency keys are deleted once every this many batches: often enough that the table
  * stays near one day of keys, rarely enough that the indexed delete costs nothing per batch. */
 #define PURGE_EVERY_BATCHES 1000u
@@ -89,6 +90,13 @@ static const char SCHEMA[] =
     "  reservation_id TEXT NOT NULL, amount INTEGER NOT NULL, reason TEXT NOT NULL,"
     "  status TEXT NOT NULL, created_at INTEGER NOT NULL);"
     HISTORY_TABLE
+    /* The waiting rooms' tickets (API.md section 6), in join order (seq); line_seq is the
+     * join number within the event's line. A poll writes nothing: only joins and changes of
+     * status (admitted, completed, expired, abandoned) are rows' changes. */
+    "CREATE TABLE IF NOT EXISTS tickets("
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
+    "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT NULL);"
     /* Seat state is derived, not stored: writing a row per seat change cost a random page per
      * change. Seats that are neither sold nor held are available. */
     "CREATE VIEW IF NOT EXISTS seat_state AS"
@@ -162,6 +170,11 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_HISTORY_INSERT] =
         "INSERT INTO history(event_id, seq, type, at, data) VALUES(?1, ?2, ?3, ?4, ?5)",
     [STATEMENT_HISTORY_LAST] = "SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = ?1",
+    [STATEMENT_TICKET_INSERT] =
+        "INSERT INTO tickets(id, event_id, user_id, line_seq, status, created_at, admitted_at,"
+        " updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6)",
+    [STATEMENT_TICKET_UPDATE] =
+        "UPDATE tickets SET status = ?2, admitted_at = ?3, updated_at = ?4 WHERE id = ?1",
 };
 
 /* ---- Opening ---- */
@@ -198,7 +211,8 @@ int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t 
 /* Version 2 to 3: events gain sales_open (every event open, as version 2 knew no closing).
  * 3 to 4: the tables of payments, which SCHEMA's CREATE TABLE IF NOT EXISTS has just made
  * (empty: no delivery came before them). 4 to 5: the table history, empty: the history of an
- * existing event starts with its first change after the migration. In one transaction with
+ * existing event starts with its first change after the migration. 5 to 6: the table
+ * tickets, empty (SCHEMA made it: no event had a room before). In one transaction with
  * the new version, so a crash leaves either version whole. What is made is made only when
  * missing: the SCHEMA above already made it for a new database (and the tables for an old
  * one). */
@@ -248,7 +262,8 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
     if (hf_sqlite_word_query(database, "SELECT value FROM meta WHERE key = 'schema_version'",
                              word, sizeof word) != SQLITE_OK)
         goto fail;
-    if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0) {
+    if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
+        strcmp(word, "5") == 0) {
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }
@@ -337,6 +352,8 @@ static const char *mutation_name(hf_mutation_type_t type) {
     case HF_MUTATION_POOL: return "POOL";
     case HF_MUTATION_DELIVERY: return "DELIVERY";
     case HF_MUTATION_REFUND: return "REFUND";
+    case HF_MUTATION_TICKET_CREATE: return "TICKET_CREATE";
+    case HF_MUTATION_TICKET_UPDATE: return "TICKET_UPDATE";
     }
     return "unknown";
 }
@@ -359,6 +376,8 @@ static const char *mutation_subject(const hf_mutation_t *mutation) {
     case HF_MUTATION_POOL: return mutation->as.pool.pool_id;
     case HF_MUTATION_DELIVERY: return mutation->as.delivery.payment_intent_id;
     case HF_MUTATION_REFUND: return mutation->as.refund.refund_id;
+    case HF_MUTATION_TICKET_CREATE:
+    case HF_MUTATION_TICKET_UPDATE: return mutation->as.ticket.ticket_id;
     }
     return NULL;
 }
@@ -538,6 +557,28 @@ static int refund_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
     return statement_run(store, id);
 }
 
+/* A ticket's join (a new row) or its new status. */
+static int ticket_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_ticket_t *m = &mutation->as.ticket;
+    bool created = mutation->type == HF_MUTATION_TICKET_CREATE;
+    hf_sqlite_statement_t id = created ? STATEMENT_TICKET_INSERT : STATEMENT_TICKET_UPDATE;
+    const char *status = payment_word(hf_ticket_status_name, m->status, HF_TICKET_ABANDONED);
+    bind_text(store, id, 1, m->ticket_id);
+    if (created) {
+        bind_text(store, id, 2, m->event_id);
+        bind_text(store, id, 3, m->user_id);
+        bind_integer(store, id, 4, m->seq);
+        bind_text(store, id, 5, status);
+        bind_integer(store, id, 6, mutation->at_ms);
+        if (m->admitted_at_ms) bind_integer(store, id, 7, m->admitted_at_ms);
+    } else {
+        bind_text(store, id, 2, status);
+        if (m->admitted_at_ms) bind_integer(store, id, 3, m->admitted_at_ms);
+        bind_integer(store, id, 4, mutation->at_ms);
+    }
+    return statement_run(store, id);
+}
+
 static int record_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE: return event_insert(store, m);
@@ -555,6 +596,8 @@ static int record_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     case HF_MUTATION_POOL: return SQLITE_DONE;
     case HF_MUTATION_DELIVERY: return delivery_insert(store, m);
     case HF_MUTATION_REFUND: return refund_put(store, m);
+    case HF_MUTATION_TICKET_CREATE:
+    case HF_MUTATION_TICKET_UPDATE: return ticket_put(store, m);
     }
     return WRITE_TYPE_UNKNOWN;
 }

@@ -1,0 +1,759 @@
+/* The waiting rooms (queue.h): tickets in join order, positions from a Fenwick tree, a
+ * continuously refilled admission bucket, abandonment and token expiry on the rooms' own
+ * heap of deadlines (timer.h), and the finished tickets kept up to a limit. */
+#include "core/internal.h"
+#include "core/queue.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Float dust of the bucket's arithmetic: a bucket this close to one unit holds one. */
+#define BUCKET_EPSILON 1e-9
+
+/* One room: the line of one event. */
+typedef struct room {
+    /* seq (from 1) -> ticket index, NO_INDEX for a join number no ticket has (restore). */
+    uint32_t *seq_tickets;
+    /* Fenwick tree over join numbers: 1 for each waiting ticket; tree[1..tree_size]. */
+    uint32_t *tree;
+    uint32_t seq_count, seq_capacity, tree_size;
+    uint32_t head;               /* no ticket below this join number waits */
+    uint32_t waiting, active;
+    uint64_t admissions;
+    double tokens;               /* the bucket, refilled up to refilled_ms */
+    hf_time_ms_t refilled_ms;
+    hf_time_ms_t admit_armed_ms; /* the live HF_TIMER_QUEUE_ADMIT entry, INT64_MAX: none */
+    /* Admissions per second of the last HF_QUEUE_RATE_WINDOW_S seconds (estimated_wait_s). */
+    uint32_t window_counts[HF_QUEUE_RATE_WINDOW_S];
+    int64_t window_seconds[HF_QUEUE_RATE_WINDOW_S];
+    int64_t first_admission_s;
+} room_t;
+
+/* A user in one room: the user's id, stored once, and the user's latest ticket. */
+typedef struct entry {
+    uint32_t event;
+    uint32_t name;               /* offset in queue->names, NUL-terminated */
+    uint32_t name_length;
+    uint32_t ticket;             /* NO_INDEX once it is forgotten */
+} entry_t;
+
+typedef struct queue_state {
+    room_t **rooms;              /* by event index; NULL for an event without a line yet */
+    uint32_t room_capacity;
+    hf_ticket_t *tickets;
+    uint32_t ticket_count, ticket_capacity;
+    hf_index_map_t ticket_ids;   /* a ticket's id -> its index; the id lives in the ticket */
+    uint32_t ticket_ids_stale;   /* entries of forgotten tickets (see hf_core's hold_ids) */
+    entry_t *entries;
+    uint32_t entry_count, entry_capacity;
+    hf_index_map_t entry_ids;    /* (event, user id) -> entry index */
+    char *names;
+    uint32_t names_length, names_capacity;
+    hf_timer_t timer;            /* HF_TIMER_QUEUE_ADMIT and HF_TIMER_QUEUE_TICKET entries */
+    /* Finished tickets in the order they finished, and slots of forgotten ones (index + 1). */
+    uint32_t finished_first, finished_last, finished_count, finished_max;
+    uint32_t free_first;
+} queue_state_t;
+
+/* ---- names ---- */
+
+static const char *const STATUS_NAMES[] = {"waiting", "admitted", "completed", "expired",
+                                           "abandoned"};
+
+const char *hf_ticket_status_name(uint8_t status) {
+    assert(status <= HF_TICKET_ABANDONED);
+    return STATUS_NAMES[status];
+}
+
+bool hf_ticket_status_parse(const char *text, uint8_t *status) {
+    for (uint8_t i = 0; text && i <= HF_TICKET_ABANDONED; i++) {
+        if (strcmp(STATUS_NAMES[i], text) != 0) continue;
+        *status = i;
+        return true;
+    }
+    return false;
+}
+
+bool hf_core_room_valid(const hf_room_definition_t *room) {
+    if (!room->enabled) return true;
+    return room->admit_per_s >= HF_QUEUE_ADMIT_PER_S_MIN &&
+           room->admit_per_s <= HF_QUEUE_ADMIT_PER_S_MAX && room->token_ttl_s >= 1 &&
+           room->token_ttl_s <= HF_QUEUE_TOKEN_TTL_S_MAX && room->abandon_after_ms >= 1 &&
+           room->abandon_after_ms <= HF_QUEUE_TOKEN_TTL_S_MAX * 1000 && room->max_waiting >= 1 &&
+           room->max_waiting <= HF_QUEUE_WAITING_LIMIT;
+}
+
+uint32_t hf_core_rooms_enabled(const hf_core_t *core) { return core->rooms_enabled; }
+
+/* ---- state ---- */
+
+static queue_state_t *queue_of(hf_core_t *core) {
+    if (core->queue) return core->queue;
+    core->queue = calloc(1, sizeof *core->queue);
+    if (!core->queue) abort();
+    core->queue->finished_max = HF_QUEUE_FINISHED_TICKETS_MAX;
+    return core->queue;
+}
+
+void queue_free(hf_core_t *core) {
+    queue_state_t *queue = core->queue;
+    if (!queue) return;
+    for (uint32_t i = 0; i < queue->room_capacity; i++) {
+        if (!queue->rooms[i]) continue;
+        free(queue->rooms[i]->seq_tickets);
+        free(queue->rooms[i]->tree);
+        free(queue->rooms[i]);
+    }
+    free(queue->rooms);
+    free(queue->tickets);
+    free(queue->entries);
+    free(queue->names);
+    hf_index_map_free(&queue->ticket_ids);
+    hf_index_map_free(&queue->entry_ids);
+    hf_timer_free(&queue->timer);
+    free(queue);
+    core->queue = NULL;
+}
+
+static room_t *room_find(const hf_core_t *core, uint32_t event_index) {
+    const queue_state_t *queue = core->queue;
+    if (!queue || event_index >= queue->room_capacity) return NULL;
+    return queue->rooms[event_index];
+}
+
+static double bucket_capacity(const hf_room_definition_t *settings) {
+    double capacity = settings->admit_per_s / 10.0;
+    return capacity < 1.0 ? 1.0 : capacity;
+}
+
+/* The event's room, made when it has none yet: with a full bucket at a first join (an idle
+ * room), an empty one when restored (admissions resume at admit_per_s after a restart, with
+ * no burst, and everyone keeps the place they had). */
+static room_t *room_make(hf_core_t *core, uint32_t event_index, hf_time_ms_t now, bool full) {
+    queue_state_t *queue = queue_of(core);
+    if (event_index >= queue->room_capacity) {
+        uint32_t old = queue->room_capacity;
+        queue->rooms = grow(queue->rooms, &queue->room_capacity, event_index + 1,
+                            sizeof *queue->rooms);
+        memset(queue->rooms + old, 0, (queue->room_capacity - old) * sizeof *queue->rooms);
+    }
+    if (queue->rooms[event_index]) return queue->rooms[event_index];
+    room_t *room = calloc(1, sizeof *room);
+    if (!room) abort();
+    room->head = 1;
+    room->tokens = full ? bucket_capacity(&core->events[event_index]->waiting_room) : 0.0;
+    room->refilled_ms = now;
+    room->admit_armed_ms = INT64_MAX;
+    room->first_admission_s = -1;
+    for (uint32_t i = 0; i < HF_QUEUE_RATE_WINDOW_S; i++) room->window_seconds[i] = -1;
+    queue->rooms[event_index] = room;
+    return room;
+}
+
+/* ---- the Fenwick tree over join numbers ---- */
+
+static void tree_add(room_t *room, uint32_t seq, int32_t delta) {
+    for (uint32_t i = seq; i <= room->tree_size; i += i & (0u - i)) room->tree[i] += (uint32_t)delta;
+}
+
+static uint32_t tree_prefix(const room_t *room, uint32_t seq) {
+    uint32_t sum = 0;
+    for (uint32_t i = seq; i > 0; i -= i & (0u - i)) sum += room->tree[i];
+    return sum;
+}
+
+/* Room for join number seq. Doubling keeps every node of the old tree (each covers the same
+ * range), the new ones below the top cover join numbers nobody has yet, and the new top
+ * covers everything: the waiting count. */
+static void room_reserve(room_t *room, uint32_t seq) {
+    room->seq_tickets = grow(room->seq_tickets, &room->seq_capacity, seq, sizeof *room->seq_tickets);
+    if (seq <= room->tree_size) return;
+    uint32_t old = room->tree_size, size = old ? old : 16;
+    while (size < seq) size *= 2;
+    uint32_t *tree = realloc(room->tree, ((size_t)size + 1) * sizeof *tree);
+    if (!tree) abort();
+    if (old == 0) {
+        memset(tree, 0, ((size_t)size + 1) * sizeof *tree);
+    } else {
+        for (uint32_t half = old; half < size; half *= 2) {
+            memset(tree + half + 1, 0, (size_t)half * sizeof *tree);
+            tree[2 * half] = room->waiting;
+        }
+    }
+    room->tree = tree;
+    room->tree_size = size;
+}
+
+/* ---- tickets ---- */
+
+static bool ticket_key_match(const void *context, uint32_t index) {
+    const record_key_t *key = context;
+    const hf_ticket_t *ticket = &key->core->queue->tickets[index];
+    return ticket->status != HF_TICKET_FORGOTTEN && id_field_equal(ticket->id, &key->id);
+}
+
+static bool ticket_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
+    if (!core->queue || id->length > HF_SERVER_ID_SIZE) return false;
+    record_key_t key = {core, *id};
+    return hf_index_map_find(&core->queue->ticket_ids, id->hash, ticket_key_match, &key, index);
+}
+
+const hf_ticket_t *hf_core_ticket_find(const hf_core_t *core, const char *ticket_id,
+                                       uint32_t *index) {
+    uint32_t found;
+    if (!ticket_id) return NULL;
+    text_key_t key = text_key_of(ticket_id, strlen(ticket_id));
+    if (!ticket_index_find(core, &key, &found)) return NULL;
+    if (index) *index = found;
+    return &core->queue->tickets[found];
+}
+
+const hf_ticket_t *hf_core_ticket_at(const hf_core_t *core, uint32_t index) {
+    if (!core->queue || index >= core->queue->ticket_count) return NULL;
+    const hf_ticket_t *ticket = &core->queue->tickets[index];
+    return ticket->status == HF_TICKET_FORGOTTEN ? NULL : ticket;
+}
+
+const char *hf_core_ticket_user(const hf_core_t *core, uint32_t index) {
+    const queue_state_t *queue = core->queue;
+    return queue->names + queue->entries[queue->tickets[index].entry].name;
+}
+
+uint64_t hf_core_ticket_change(const hf_core_t *core, uint32_t index) {
+    return core->queue->tickets[index].last_change;
+}
+
+/* The ticket of join number seq when it waits, else NULL. */
+static hf_ticket_t *waiting_at(queue_state_t *queue, const room_t *room, uint32_t event_index,
+                               uint32_t seq) {
+    uint32_t index = room->seq_tickets[seq - 1];
+    if (index == NO_INDEX) return NULL;
+    hf_ticket_t *ticket = &queue->tickets[index];
+    if (ticket->status != HF_TICKET_WAITING || ticket->event != event_index || ticket->seq != seq)
+        return NULL;
+    return ticket;
+}
+
+/* ---- users in rooms ---- */
+
+static uint32_t entry_hash(uint32_t event_index, const char *user_id, size_t length) {
+    uint32_t hash = hf_map_hash(user_id, length) ^ (event_index * 0x9E3779B1u);
+    return hash ? hash : 1;
+}
+
+typedef struct entry_key {
+    const queue_state_t *queue;
+    uint32_t event;
+    const char *user_id;
+    size_t length;
+} entry_key_t;
+
+static bool entry_match(const void *context, uint32_t index) {
+    const entry_key_t *key = context;
+    const entry_t *entry = &key->queue->entries[index];
+    return entry->event == key->event && entry->name_length == key->length &&
+           memcmp(key->queue->names + entry->name, key->user_id, key->length) == 0;
+}
+
+/* The user's entry in the room, made when missing. */
+static uint32_t entry_intern(queue_state_t *queue, uint32_t event_index, const char *user_id,
+                             size_t length) {
+    uint32_t hash = entry_hash(event_index, user_id, length), index;
+    entry_key_t key = {queue, event_index, user_id, length};
+    if (hf_index_map_find(&queue->entry_ids, hash, entry_match, &key, &index)) return index;
+    queue->names = grow(queue->names, &queue->names_capacity,
+                        queue->names_length + (uint32_t)length + 1, 1);
+    uint32_t name = queue->names_length;
+    memcpy(queue->names + name, user_id, length);
+    queue->names[name + length] = '\0';
+    queue->names_length += (uint32_t)length + 1;
+    queue->entries = grow(queue->entries, &queue->entry_capacity, queue->entry_count + 1,
+                          sizeof *queue->entries);
+    index = queue->entry_count++;
+    queue->entries[index] = (entry_t){event_index, name, (uint32_t)length, NO_INDEX};
+    hf_index_map_insert(&queue->entry_ids, hash, index);
+    return index;
+}
+
+/* The user's current ticket in the room: waiting, or admitted (a token not yet expired, as
+ * hf_core_advance expires what is due first); else NO_INDEX. */
+static uint32_t entry_live_ticket(const queue_state_t *queue, uint32_t entry_index) {
+    uint32_t index = queue->entries[entry_index].ticket;
+    if (index == NO_INDEX) return NO_INDEX;
+    uint8_t status = queue->tickets[index].status;
+    return status == HF_TICKET_WAITING || status == HF_TICKET_ADMITTED ? index : NO_INDEX;
+}
+
+/* ---- finished tickets ---- */
+
+static void ticket_finished_push(queue_state_t *queue, uint32_t index) {
+    queue->tickets[index].next_finished = 0;
+    if (queue->finished_last) queue->tickets[queue->finished_last - 1].next_finished = index + 1;
+    else queue->finished_first = index + 1;
+    queue->finished_last = index + 1;
+    queue->finished_count++;
+}
+
+static void ticket_ids_rebuild(queue_state_t *queue) {
+    hf_index_map_clear(&queue->ticket_ids);
+    for (uint32_t i = 0; i < queue->ticket_count; i++) {
+        const hf_ticket_t *ticket = &queue->tickets[i];
+        if (ticket->status == HF_TICKET_FORGOTTEN) continue;
+        hf_index_map_insert(&queue->ticket_ids, hf_map_hash(ticket->id, strlen(ticket->id)), i);
+    }
+    queue->ticket_ids_stale = 0;
+}
+
+static void ticket_forget_first(queue_state_t *queue) {
+    uint32_t index = queue->finished_first - 1;
+    hf_ticket_t *ticket = &queue->tickets[index];
+    queue->finished_first = ticket->next_finished;
+    if (!queue->finished_first) queue->finished_last = 0;
+    queue->finished_count--;
+    entry_t *entry = &queue->entries[ticket->entry];
+    if (entry->ticket == index) entry->ticket = NO_INDEX;
+    ticket->status = HF_TICKET_FORGOTTEN;
+    ticket->id[0] = '\0';
+    ticket->next_finished = queue->free_first;
+    queue->free_first = index + 1;
+    if (++queue->ticket_ids_stale > hf_index_map_count(&queue->ticket_ids) / 2)
+        ticket_ids_rebuild(queue);
+}
+
+uint32_t queue_evict(hf_core_t *core, uint64_t durable_changes) {
+    queue_state_t *queue = core->queue;
+    uint32_t forgotten = 0;
+    while (queue->finished_count > queue->finished_max &&
+           queue->tickets[queue->finished_first - 1].last_change <= durable_changes) {
+        ticket_forget_first(queue);
+        forgotten++;
+    }
+    return forgotten;
+}
+
+uint32_t hf_core_tickets_finished(const hf_core_t *core) {
+    return core->queue ? core->queue->finished_count : 0;
+}
+
+void hf_core_set_tickets_finished_max(hf_core_t *core, uint32_t finished_max) {
+    queue_of(core)->finished_max = finished_max;
+}
+
+/* A slot for a new ticket: a forgotten one's, or a new one. */
+static uint32_t ticket_slot_take(queue_state_t *queue) {
+    if (queue->free_first) {
+        uint32_t index = queue->free_first - 1;
+        queue->free_first = queue->tickets[index].next_finished;
+        return index;
+    }
+    queue->tickets = grow(queue->tickets, &queue->ticket_capacity, queue->ticket_count + 1,
+                          sizeof *queue->tickets);
+    return queue->ticket_count++;
+}
+
+/* The ticket's record as it stands, numbered as its newest change. */
+static void ticket_emit(hf_core_t *core, uint32_t index, bool created, hf_time_ms_t at_ms) {
+    hf_ticket_t *ticket = &core->queue->tickets[index];
+    ticket_record_t record = {ticket->id, hf_core_ticket_user(core, index), ticket->event,
+                              ticket->seq, ticket->status, ticket->admitted_at_ms};
+    record_ticket(core, &record, created, at_ms);
+    ticket->last_change = core->change_count;
+}
+
+/* ---- the rooms' deadlines ---- */
+
+static bool entry_stale(const void *context, const hf_timer_entry_t *entry) {
+    const hf_core_t *core = context;
+    const queue_state_t *queue = core->queue;
+    if (entry->kind == HF_TIMER_QUEUE_ADMIT) {
+        const room_t *room = room_find(core, entry->index);
+        return !room || room->admit_armed_ms != entry->deadline_ms;
+    }
+    const hf_ticket_t *ticket = &queue->tickets[entry->index];
+    return (ticket->status != HF_TICKET_WAITING && ticket->status != HF_TICKET_ADMITTED) ||
+           ticket->armed_ms != entry->deadline_ms;
+}
+
+static void timer_prune(hf_core_t *core) { hf_timer_prune(&core->queue->timer, entry_stale, core); }
+
+hf_time_ms_t queue_next_deadline(const hf_core_t *core) {
+    const hf_timer_entry_t *top = hf_timer_peek(&core->queue->timer);
+    return top ? top->deadline_ms : INT64_MAX;
+}
+
+static void ticket_arm(queue_state_t *queue, uint32_t index, hf_time_ms_t deadline) {
+    queue->tickets[index].armed_ms = deadline;
+    hf_timer_push(&queue->timer, deadline, HF_TIMER_QUEUE_TICKET, index);
+}
+
+int64_t hf_core_ticket_issued_s(const hf_core_t *core, uint32_t index) {
+    hf_time_ms_t at = core->queue->tickets[index].admitted_at_ms;
+    return at >= 0 ? at / 1000 : (at - 999) / 1000;
+}
+
+int64_t hf_core_ticket_expires_s(const hf_core_t *core, uint32_t index) {
+    const hf_ticket_t *ticket = &core->queue->tickets[index];
+    return hf_core_ticket_issued_s(core, index) +
+           core->events[ticket->event]->waiting_room.token_ttl_s;
+}
+
+/* ---- admission ---- */
+
+static void room_refill(room_t *room, const hf_room_definition_t *settings, hf_time_ms_t now) {
+    if (now <= room->refilled_ms) return;
+    room->tokens += (double)(now - room->refilled_ms) * settings->admit_per_s / 1000.0;
+    double capacity = bucket_capacity(settings);
+    if (room->tokens > capacity) room->tokens = capacity;
+    room->refilled_ms = now;
+}
+
+static void rate_count(room_t *room, hf_time_ms_t now) {
+    int64_t second = now / 1000;
+    uint32_t slot = (uint32_t)(second % HF_QUEUE_RATE_WINDOW_S);
+    if (room->window_seconds[slot] != second) {
+        room->window_seconds[slot] = second;
+        room->window_counts[slot] = 0;
+    }
+    room->window_counts[slot]++;
+    if (room->first_admission_s < 0) room->first_admission_s = second;
+    room->admissions++;
+}
+
+/* The lowest waiting join number's ticket (the head moves forward past tickets that left). */
+static uint32_t room_head(queue_state_t *queue, room_t *room, uint32_t event_index) {
+    while (room->head <= room->seq_count) {
+        hf_ticket_t *ticket = waiting_at(queue, room, event_index, room->head);
+        if (ticket) return room->seq_tickets[room->head - 1];
+        room->head++;
+    }
+    return NO_INDEX;
+}
+
+static void ticket_admit(hf_core_t *core, room_t *room, uint32_t index, hf_time_ms_t now) {
+    queue_state_t *queue = core->queue;
+    hf_ticket_t *ticket = &queue->tickets[index];
+    ticket->status = HF_TICKET_ADMITTED;
+    ticket->admitted_at_ms = now;
+    tree_add(room, ticket->seq, -1);
+    room->waiting--;
+    room->active++;
+    room->tokens -= 1.0;
+    rate_count(room, now);
+    ticket_arm(queue, index, hf_core_ticket_expires_s(core, index) * 1000);
+    ticket_emit(core, index, false, now);
+}
+
+static bool room_has_slot(const room_t *room, const hf_room_definition_t *settings) {
+    return settings->max_active == 0 || room->active < settings->max_active;
+}
+
+/* Admits from the head of the line while the bucket holds a unit and max_active allows, then
+ * arms the next admission when people still wait and only the bucket holds them back. */
+static void room_admit(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) {
+    queue_state_t *queue = core->queue;
+    room_t *room = queue->rooms[event_index];
+    const hf_room_definition_t *settings = &core->events[event_index]->waiting_room;
+    room_refill(room, settings, now);
+    while (room->waiting > 0 && room->tokens >= 1.0 - BUCKET_EPSILON &&
+           room_has_slot(room, settings)) {
+        uint32_t index = room_head(queue, room, event_index);
+        assert(index != NO_INDEX);
+        ticket_admit(core, room, index, now);
+    }
+    if (room->waiting == 0 || !room_has_slot(room, settings)) return;
+    double missing = 1.0 - room->tokens;
+    hf_time_ms_t next = now + (hf_time_ms_t)ceil(missing * 1000.0 / settings->admit_per_s);
+    if (next <= now) next = now + 1;
+    if (next == room->admit_armed_ms) return;
+    room->admit_armed_ms = next;
+    hf_timer_push(&queue->timer, next, HF_TIMER_QUEUE_ADMIT, event_index);
+}
+
+/* A ticket leaves the line or its slot: finished with status at at_ms. */
+static void ticket_finish(hf_core_t *core, uint32_t index, uint8_t status, hf_time_ms_t at_ms) {
+    queue_state_t *queue = core->queue;
+    hf_ticket_t *ticket = &queue->tickets[index];
+    room_t *room = queue->rooms[ticket->event];
+    if (ticket->status == HF_TICKET_WAITING) {
+        tree_add(room, ticket->seq, -1);
+        room->waiting--;
+    } else {
+        assert(ticket->status == HF_TICKET_ADMITTED);
+        room->active--;
+    }
+    ticket->status = status;
+    ticket_finished_push(queue, index);
+    ticket_emit(core, index, false, at_ms);
+}
+
+/* A ticket's deadline: a waiting ticket not polled since is abandoned (one polled since is
+ * armed again at its new deadline), an admitted one's token expires. */
+static void ticket_due(hf_core_t *core, uint32_t index, hf_time_ms_t now) {
+    queue_state_t *queue = core->queue;
+    hf_ticket_t *ticket = &queue->tickets[index];
+    const hf_room_definition_t *settings = &core->events[ticket->event]->waiting_room;
+    if (ticket->status == HF_TICKET_ADMITTED) {
+        hf_time_ms_t at = ticket->armed_ms;
+        ticket_finish(core, index, HF_TICKET_EXPIRED, at);
+        room_admit(core, ticket->event, now);
+        return;
+    }
+    hf_time_ms_t due = ticket->last_seen_ms + settings->abandon_after_ms;
+    if (due > now) ticket_arm(queue, index, due);
+    else ticket_finish(core, index, HF_TICKET_ABANDONED, due);
+}
+
+void queue_advance(hf_core_t *core, hf_time_ms_t now) {
+    queue_state_t *queue = core->queue;
+    const hf_timer_entry_t *top;
+    while ((top = hf_timer_peek(&queue->timer)) && top->deadline_ms <= now) {
+        hf_timer_entry_t entry = *top;
+        hf_timer_pop(&queue->timer);
+        if (entry_stale(core, &entry)) continue;
+        if (entry.kind == HF_TIMER_QUEUE_ADMIT) {
+            queue->rooms[entry.index]->admit_armed_ms = INT64_MAX;
+            room_admit(core, entry.index, now);
+        } else {
+            ticket_due(core, entry.index, now);
+        }
+    }
+    timer_prune(core);
+}
+
+/* ---- commands ---- */
+
+/* A new ticket at the back of the line, admitted at once when the room is idle. */
+static uint32_t ticket_join(hf_core_t *core, uint32_t event_index, uint32_t entry_index,
+                            const text_key_t *id, hf_time_ms_t now) {
+    queue_state_t *queue = core->queue;
+    room_t *room = queue->rooms[event_index];
+    uint32_t index = ticket_slot_take(queue);
+    hf_ticket_t *ticket = &queue->tickets[index];
+    memset(ticket, 0, sizeof *ticket);
+    text_key_t key = server_id_copy(ticket->id, id);
+    hf_index_map_insert(&queue->ticket_ids, key.hash, index);
+    ticket->status = HF_TICKET_WAITING;
+    ticket->event = event_index;
+    ticket->entry = entry_index;
+    ticket->seq = room->seq_count + 1;
+    room_reserve(room, ticket->seq);
+    room->seq_tickets[room->seq_count++] = index;
+    tree_add(room, ticket->seq, 1);
+    room->waiting++;
+    ticket->last_seen_ms = now;
+    ticket_arm(queue, index, now + core->events[event_index]->waiting_room.abandon_after_ms);
+    queue->entries[entry_index].ticket = index;
+    ticket_emit(core, index, true, now);
+    room_admit(core, event_index, now);
+    return index;
+}
+
+/* The event of a queue command with its room's settings checked. */
+static hf_error_t room_event(hf_core_t *core, const char *event_id, uint32_t *event_index) {
+    const hf_event_t *event = hf_core_event(core, event_id, event_index);
+    if (!event) return HF_ERROR_EVENT_NOT_FOUND;
+    if (!event->waiting_room.enabled) return HF_ERROR_WAITING_ROOM_DISABLED;
+    return HF_OK;
+}
+
+hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char *user_id,
+                              const char *ticket_id, hf_time_ms_t now, uint32_t *index,
+                              bool *created) {
+    hf_core_advance(core, now);
+    *created = false;
+    uint32_t event_index;
+    hf_error_t error = room_event(core, event_id, &event_index);
+    if (error) return error;
+    size_t length = user_id ? strlen(user_id) : 0;
+    if (length == 0 || length > HF_USER_ID_SIZE_MAX) return HF_ERROR_INVALID_REQUEST;
+    room_t *room = room_make(core, event_index, now, true);
+    queue_state_t *queue = core->queue;
+    uint32_t entry_index = entry_intern(queue, event_index, user_id, length);
+    uint32_t live = entry_live_ticket(queue, entry_index);
+    if (live != NO_INDEX) {
+        if (queue->tickets[live].status == HF_TICKET_WAITING) queue->tickets[live].last_seen_ms = now;
+        *index = live;
+        return HF_OK;
+    }
+    if (room->waiting >= core->events[event_index]->waiting_room.max_waiting)
+        return HF_ERROR_WAITING_ROOM_FULL;
+    if (!ticket_id) return HF_ERROR_INVALID_REQUEST;
+    text_key_t key = server_id_key(ticket_id);
+    uint32_t taken;
+    if (key.length == 0 || ticket_index_find(core, &key, &taken)) return HF_ERROR_INVALID_REQUEST;
+    *index = ticket_join(core, event_index, entry_index, &key, now);
+    *created = true;
+    timer_prune(core);
+    return HF_OK;
+}
+
+/* The event's ticket named ticket_id (a ticket of another event is not found). */
+static hf_error_t room_ticket(hf_core_t *core, const char *event_id, const char *ticket_id,
+                             uint32_t *index) {
+    uint32_t event_index;
+    hf_error_t error = room_event(core, event_id, &event_index);
+    if (error == HF_ERROR_WAITING_ROOM_DISABLED) return HF_ERROR_TICKET_NOT_FOUND;
+    if (error) return error;
+    const hf_ticket_t *ticket = hf_core_ticket_find(core, ticket_id, index);
+    if (!ticket || ticket->event != event_index) return HF_ERROR_TICKET_NOT_FOUND;
+    return HF_OK;
+}
+
+hf_error_t hf_core_queue_poll(hf_core_t *core, const char *event_id, const char *ticket_id,
+                              hf_time_ms_t now, uint32_t *index) {
+    hf_core_advance(core, now);
+    hf_error_t error = room_ticket(core, event_id, ticket_id, index);
+    if (error) return error;
+    hf_ticket_t *ticket = &core->queue->tickets[*index];
+    if (ticket->status == HF_TICKET_WAITING) ticket->last_seen_ms = now;
+    return HF_OK;
+}
+
+hf_error_t hf_core_queue_complete(hf_core_t *core, const char *event_id, const char *ticket_id,
+                                  hf_time_ms_t now, uint32_t *index) {
+    hf_core_advance(core, now);
+    hf_error_t error = room_ticket(core, event_id, ticket_id, index);
+    if (error) return error;
+    hf_ticket_t *ticket = &core->queue->tickets[*index];
+    if (ticket->status != HF_TICKET_WAITING && ticket->status != HF_TICKET_ADMITTED) return HF_OK;
+    bool admitted = ticket->status == HF_TICKET_ADMITTED;
+    ticket_finish(core, *index, HF_TICKET_COMPLETED, now);
+    /* A freed max_active slot goes to the head of the line at once. */
+    if (admitted) room_admit(core, ticket->event, now);
+    timer_prune(core);
+    return HF_OK;
+}
+
+hf_admission_t hf_core_queue_admission(const hf_core_t *core, uint32_t event_index,
+                                       const char *ticket_id, const char *user_id) {
+    uint32_t index;
+    const hf_ticket_t *ticket = hf_core_ticket_find(core, ticket_id, &index);
+    if (!ticket || ticket->event != event_index || !user_id ||
+        strcmp(hf_core_ticket_user(core, index), user_id) != 0)
+        return HF_ADMISSION_INVALID;
+    if (ticket->status == HF_TICKET_ADMITTED) return HF_ADMISSION_VALID;
+    return ticket->status == HF_TICKET_EXPIRED ? HF_ADMISSION_EXPIRED : HF_ADMISSION_INVALID;
+}
+
+/* ---- reads ---- */
+
+uint32_t hf_core_ticket_position(const hf_core_t *core, uint32_t index) {
+    const hf_ticket_t *ticket = &core->queue->tickets[index];
+    if (ticket->status != HF_TICKET_WAITING) return 0;
+    return tree_prefix(core->queue->rooms[ticket->event], ticket->seq);
+}
+
+/* Admissions per second over the recent window, 0 when it saw none. */
+static double rate_measured(const room_t *room, hf_time_ms_t now) {
+    int64_t second = now / 1000;
+    uint64_t count = 0;
+    for (uint32_t i = 0; i < HF_QUEUE_RATE_WINDOW_S; i++)
+        if (room->window_seconds[i] > second - (int64_t)HF_QUEUE_RATE_WINDOW_S &&
+            room->window_seconds[i] <= second)
+            count += room->window_counts[i];
+    if (count == 0 || room->first_admission_s < 0) return 0.0;
+    int64_t span = second - room->first_admission_s + 1;
+    if (span > (int64_t)HF_QUEUE_RATE_WINDOW_S) span = HF_QUEUE_RATE_WINDOW_S;
+    return (double)count / (double)span;
+}
+
+int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, hf_time_ms_t now) {
+    const hf_ticket_t *ticket = &core->queue->tickets[index];
+    const room_t *room = core->queue->rooms[ticket->event];
+    double rate = rate_measured(room, now);
+    if (rate <= 0.0) rate = core->events[ticket->event]->waiting_room.admit_per_s;
+    return (int64_t)ceil((double)hf_core_ticket_position(core, index) / rate);
+}
+
+uint32_t hf_core_room_waiting(const hf_core_t *core, uint32_t event_index) {
+    const room_t *room = room_find(core, event_index);
+    return room ? room->waiting : 0;
+}
+
+uint32_t hf_core_room_active(const hf_core_t *core, uint32_t event_index) {
+    const room_t *room = room_find(core, event_index);
+    return room ? room->active : 0;
+}
+
+uint64_t hf_core_room_admissions(const hf_core_t *core, uint32_t event_index) {
+    const room_t *room = room_find(core, event_index);
+    return room ? room->admissions : 0;
+}
+
+/* ---- restore ---- */
+
+/* A stored ticket placed as the store has it, with no record and no deadline. */
+static hf_error_t stored_place(hf_core_t *core, const hf_stored_ticket_t *stored,
+                               uint32_t *event_index, uint32_t *index) {
+    const hf_event_t *event = hf_core_event(core, stored->event_id, event_index);
+    if (!event) return HF_ERROR_EVENT_NOT_FOUND;
+    size_t length = stored->user_id ? strlen(stored->user_id) : 0;
+    if (!event->waiting_room.enabled || length == 0 || length > HF_USER_ID_SIZE_MAX ||
+        stored->status > HF_TICKET_ABANDONED || !stored->ticket_id || stored->seq == 0)
+        return HF_ERROR_INVALID_REQUEST;
+    queue_of(core);
+    text_key_t key = server_id_key(stored->ticket_id);
+    uint32_t taken;
+    if (key.length == 0 || ticket_index_find(core, &key, &taken)) return HF_ERROR_INVALID_REQUEST;
+    queue_state_t *queue = core->queue;
+    uint32_t entry_index = entry_intern(queue, *event_index, stored->user_id, length);
+    *index = ticket_slot_take(queue);
+    hf_ticket_t *ticket = &queue->tickets[*index];
+    memset(ticket, 0, sizeof *ticket);
+    key = server_id_copy(ticket->id, &key);
+    hf_index_map_insert(&queue->ticket_ids, key.hash, *index);
+    ticket->status = stored->status;
+    ticket->event = *event_index;
+    ticket->entry = entry_index;
+    ticket->seq = stored->seq;
+    ticket->admitted_at_ms = stored->admitted_at_ms;
+    return HF_OK;
+}
+
+hf_error_t hf_core_restore_ticket(hf_core_t *core, const hf_stored_ticket_t *stored,
+                                  hf_time_ms_t now) {
+    uint32_t event_index, index;
+    const hf_event_t *event = hf_core_event(core, stored->event_id, &event_index);
+    if (!event) return HF_ERROR_EVENT_NOT_FOUND;
+    if (!event->waiting_room.enabled) return HF_ERROR_INVALID_REQUEST;
+    room_t *room = room_make(core, event_index, now, false);
+    if (stored->seq <= room->seq_count) return HF_ERROR_INVALID_REQUEST;
+    hf_error_t error = stored_place(core, stored, &event_index, &index);
+    if (error) return error;
+    queue_state_t *queue = core->queue;
+    room_reserve(room, stored->seq);
+    while (room->seq_count + 1 < stored->seq) room->seq_tickets[room->seq_count++] = NO_INDEX;
+    room->seq_tickets[room->seq_count++] = index;
+    queue->entries[queue->tickets[index].entry].ticket = index;
+    if (stored->status == HF_TICKET_WAITING) {
+        tree_add(room, stored->seq, 1);
+        room->waiting++;
+        queue->tickets[index].last_seen_ms = now;
+        ticket_arm(queue, index, now + event->waiting_room.abandon_after_ms);
+        /* The first hf_core_advance arms the room's next admission. */
+        if (room->admit_armed_ms == INT64_MAX) {
+            room->admit_armed_ms = now;
+            hf_timer_push(&queue->timer, now, HF_TIMER_QUEUE_ADMIT, event_index);
+        }
+    } else if (stored->status == HF_TICKET_ADMITTED) {
+        room->active++;
+        ticket_arm(queue, index, hf_core_ticket_expires_s(core, index) * 1000);
+    } else {
+        ticket_finished_push(queue, index);
+    }
+    return HF_OK;
+}
+
+hf_error_t hf_core_revive_ticket(hf_core_t *core, const hf_stored_ticket_t *stored,
+                                 uint32_t *index) {
+    if (stored->status != HF_TICKET_COMPLETED && stored->status != HF_TICKET_EXPIRED &&
+        stored->status != HF_TICKET_ABANDONED)
+        return HF_ERROR_INVALID_REQUEST;
+    uint32_t event_index;
+    hf_error_t error = stored_place(core, stored, &event_index, index);
+    if (error) return error;
+    ticket_finished_push(core->queue, *index);
+    return HF_OK;
+}

@@ -1,0 +1,338 @@
+/* The admission token (token.h). */
+#include "engine/token.h"
+
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define DIGEST_SIZE 32
+/* The one header signing writes, and its base64url form. */
+#define HEADER_JSON "{\"alg\":\"HS256\",\"typ\":\"JWT\"}"
+#define HEADER_ENCODED "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+/* The payload's JSON: a user id escaped at 6 bytes a byte at worst, plus the other members. */
+#define PAYLOAD_SIZE_MAX (6 * HF_USER_ID_SIZE_MAX + HF_ID_SIZE_MAX + HF_SERVER_ID_SIZE + 128)
+/* Decoded parts are never longer than the token itself. */
+#define DECODED_SIZE_MAX HF_TOKEN_SIZE_MAX
+
+/* The longest token signing can write must be one verify accepts. */
+_Static_assert(sizeof HEADER_ENCODED - 1 + 2 + (PAYLOAD_SIZE_MAX * 4 + 2) / 3 +
+                       (DIGEST_SIZE * 4 + 2) / 3 <= HF_TOKEN_SIZE_MAX,
+               "HF_TOKEN_SIZE_MAX holds every token signing writes");
+
+static const char alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* ---- base64url without padding ---- */
+
+#define ENCODED_SIZE(size) (((size) * 4 + 2) / 3)
+static size_t encoded_size(size_t size) { return ENCODED_SIZE(size); }
+
+/* Encodes size bytes into out (encoded_size(size) bytes, no NUL). */
+static void base64url_encode(const unsigned char *in, size_t size, char *out) {
+    size_t o = 0, i = 0;
+    for (; i + 3 <= size; i += 3) {
+        uint32_t group = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[o++] = alphabet[group >> 18 & 63];
+        out[o++] = alphabet[group >> 12 & 63];
+        out[o++] = alphabet[group >> 6 & 63];
+        out[o++] = alphabet[group & 63];
+    }
+    if (size - i == 1) {
+        out[o++] = alphabet[in[i] >> 2];
+        out[o++] = alphabet[(in[i] & 3) << 4];
+    } else if (size - i == 2) {
+        uint32_t group = (uint32_t)in[i] << 8 | in[i + 1];
+        out[o++] = alphabet[group >> 10 & 63];
+        out[o++] = alphabet[group >> 4 & 63];
+        out[o++] = alphabet[(group & 15) << 2];
+    }
+}
+
+static int sextet(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '-') return 62;
+    if (c == '_') return 63;
+    return -1; /* '=', '+', '/', blanks and the rest: not base64url without padding */
+}
+
+/* Strict decoding: only the alphabet, no padding, no length of 1 modulo 4, and the unused
+ * low bits of the last character zero (one spelling per byte string). Returns the decoded
+ * size, or -1. out holds at least length * 3 / 4 bytes. */
+static long base64url_decode(const char *in, size_t length, unsigned char *out) {
+    if (length % 4 == 1) return -1;
+    size_t o = 0;
+    uint32_t group = 0;
+    for (size_t i = 0; i < length; i++) {
+        int value = sextet(in[i]);
+        if (value < 0) return -1;
+        group = group << 6 | (uint32_t)value;
+        if (i % 4 == 3) {
+            out[o++] = (unsigned char)(group >> 16);
+            out[o++] = (unsigned char)(group >> 8);
+            out[o++] = (unsigned char)group;
+            group = 0;
+        }
+    }
+    if (length % 4 == 2) {
+        if (group & 15) return -1;
+        out[o++] = (unsigned char)(group >> 4);
+    } else if (length % 4 == 3) {
+        if (group & 3) return -1;
+        out[o++] = (unsigned char)(group >> 10);
+        out[o++] = (unsigned char)(group >> 2);
+    }
+    return (long)o;
+}
+
+/* ---- the payload's JSON ---- */
+
+/* Whether text is UTF-8 as jansson reads it: no overlong forms, no surrogates, nothing above
+ * U+10FFFF (a user id jansson would refuse could be signed but never verified). */
+static bool utf8_valid(const unsigned char *text, size_t length) {
+    for (size_t i = 0; i < length;) {
+        unsigned char c = text[i];
+        size_t extra = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : (c & 0xf0) == 0xe0 ? 2
+                                  : c >= 0xf0 && c <= 0xf4   ? 3 : 4;
+        if (extra == 4 || length - i <= extra) return false;
+        uint32_t point = extra == 0 ? c : c & (0x3f >> extra);
+        for (size_t k = 1; k <= extra; k++) {
+            if ((text[i + k] & 0xc0) != 0x80) return false;
+            point = point << 6 | (text[i + k] & 0x3f);
+        }
+        if ((extra == 2 && (point < 0x800 || (point >= 0xd800 && point <= 0xdfff))) ||
+            (extra == 3 && (point < 0x10000 || point > 0x10ffff)))
+            return false;
+        i += extra + 1;
+    }
+    return true;
+}
+
+/* Appends text as a JSON string: quote and backslash escaped, control characters as their
+ * short escape or \u00XX, everything else (UTF-8 included) as it is. */
+static size_t string_write(char *out, size_t o, const char *text) {
+    out[o++] = '"';
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        const char *shorthand = *c == '"'    ? "\\\""
+                                : *c == '\\' ? "\\\\"
+                                : *c == '\b' ? "\\b"
+                                : *c == '\f' ? "\\f"
+                                : *c == '\n' ? "\\n"
+                                : *c == '\r' ? "\\r"
+                                : *c == '\t' ? "\\t"
+                                             : NULL;
+        if (shorthand) {
+            memcpy(out + o, shorthand, 2);
+            o += 2;
+        } else if (*c < 0x20) {
+            o += (size_t)snprintf(out + o, 7, "\\u%04x", *c);
+        } else {
+            out[o++] = (char)*c;
+        }
+    }
+    out[o++] = '"';
+    return o;
+}
+
+static size_t integer_write(char *out, size_t o, int64_t value) {
+    return o + (size_t)snprintf(out + o, 24, "%lld", (long long)value);
+}
+
+static size_t literal_write(char *out, size_t o, const char *literal) {
+    size_t length = strlen(literal);
+    memcpy(out + o, literal, length);
+    return o + length;
+}
+
+/* Whether claims keep the rules verify checks, so signing never writes a refused token. */
+static bool claims_valid(const hf_token_claims_t *claims) {
+    size_t subject_length = strnlen(claims->subject, sizeof claims->subject);
+    size_t ticket_length = strnlen(claims->ticket_id, sizeof claims->ticket_id);
+    return subject_length > 0 && subject_length <= HF_USER_ID_SIZE_MAX &&
+           utf8_valid((const unsigned char *)claims->subject, subject_length) &&
+           strnlen(claims->event_id, sizeof claims->event_id) <= HF_ID_SIZE_MAX &&
+           hf_core_id_valid(claims->event_id) && ticket_length > 0 &&
+           ticket_length <= HF_SERVER_ID_SIZE;
+}
+
+/* Writes the payload's JSON of valid claims into out (PAYLOAD_SIZE_MAX bytes); its length. */
+static size_t payload_write(const hf_token_claims_t *claims, char *out) {
+    size_t o = literal_write(out, 0, "{\"sub\":");
+    o = string_write(out, o, claims->subject);
+    o = literal_write(out, o, ",\"evt\":");
+    o = string_write(out, o, claims->event_id);
+    o = literal_write(out, o, ",\"iat\":");
+    o = integer_write(out, o, claims->issued_at_s);
+    o = literal_write(out, o, ",\"exp\":");
+    o = integer_write(out, o, claims->expires_at_s);
+    o = literal_write(out, o, ",\"jti\":");
+    o = string_write(out, o, claims->ticket_id);
+    out[o++] = '}';
+    return o;
+}
+
+/* ---- signing ---- */
+
+/* HMAC-SHA256(secret, text) into digest; false when there is no secret or OpenSSL fails. */
+static bool digest_make(const hf_token_secret_t *secret, const char *text, size_t length,
+                        unsigned char digest[DIGEST_SIZE]) {
+    if (!secret || secret->size == 0 || secret->size > sizeof secret->bytes) return false;
+    unsigned int written = 0;
+    return HMAC(EVP_sha256(), secret->bytes, (int)secret->size, (const unsigned char *)text,
+                length, digest, &written) != NULL &&
+           written == DIGEST_SIZE;
+}
+
+size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims,
+                     char *out, size_t out_size) {
+    if (!claims || !out || !claims_valid(claims)) return 0;
+    char payload[PAYLOAD_SIZE_MAX];
+    size_t payload_length = payload_write(claims, payload);
+    size_t header_length = sizeof HEADER_ENCODED - 1;
+    size_t signed_length = header_length + 1 + encoded_size(payload_length);
+    size_t length = signed_length + 1 + encoded_size(DIGEST_SIZE);
+    if (length > HF_TOKEN_SIZE_MAX || length + 1 > out_size) return 0;
+    memcpy(out, HEADER_ENCODED, header_length);
+    out[header_length] = '.';
+    base64url_encode((const unsigned char *)payload, payload_length, out + header_length + 1);
+    unsigned char digest[DIGEST_SIZE];
+    if (!digest_make(secret, out, signed_length, digest)) return 0;
+    out[signed_length] = '.';
+    base64url_encode(digest, DIGEST_SIZE, out + signed_length + 1);
+    out[length] = '\0';
+    return length;
+}
+
+/* ---- verifying ---- */
+
+/* The three parts of a token, as written ([start, start + length) each) and decoded. */
+typedef struct token_parts {
+    const char *start[3];
+    size_t length[3];
+    unsigned char decoded[3][DECODED_SIZE_MAX];
+    size_t decoded_size[3];
+} token_parts_t;
+
+/* Splits at the two dots and decodes each part; false when there are fewer or more dots or
+ * a part is not strict base64url. Decoding reads no claim: it only rules out what no signer
+ * writes, so a bad character is MALFORMED wherever it is. */
+static bool parts_split(const char *token, size_t length, token_parts_t *parts) {
+    size_t part = 0;
+    parts->start[0] = token;
+    for (size_t i = 0; i < length; i++) {
+        if (token[i] != '.') continue;
+        if (part == 2) return false;
+        parts->length[part] = (size_t)(token + i - parts->start[part]);
+        parts->start[++part] = token + i + 1;
+    }
+    if (part != 2) return false;
+    parts->length[2] = (size_t)(token + length - parts->start[2]);
+    for (part = 0; part < 3; part++) {
+        long size = base64url_decode(parts->start[part], parts->length[part], parts->decoded[part]);
+        if (size < 0) return false;
+        parts->decoded_size[part] = (size_t)size;
+    }
+    return true;
+}
+
+/* Parses a decoded part as a JSON object; NULL when it is not one. */
+static json_t *part_parse(const token_parts_t *parts, size_t part) {
+    json_t *value = json_loadb((const char *)parts->decoded[part], parts->decoded_size[part],
+                               JSON_REJECT_DUPLICATES, NULL);
+    if (value && !json_is_object(value)) {
+        json_decref(value);
+        return NULL;
+    }
+    return value;
+}
+
+static hf_token_result_t algorithm_check(const token_parts_t *parts) {
+    json_t *header = part_parse(parts, 0);
+    if (!header) return HF_TOKEN_MALFORMED;
+    json_t *algorithm = json_object_get(header, "alg");
+    /* Exactly "HS256", by jansson's length: nothing after it, no other case. */
+    bool hs256 = json_is_string(algorithm) && json_string_length(algorithm) == 5 &&
+                 memcmp(json_string_value(algorithm), "HS256", 5) == 0;
+    json_decref(header);
+    return hs256 ? HF_TOKEN_VALID : HF_TOKEN_BAD_ALGORITHM;
+}
+
+static hf_token_result_t signature_check(const hf_token_secret_t *secret,
+                                         const token_parts_t *parts) {
+    unsigned char expected[DIGEST_SIZE];
+    size_t signed_length = parts->length[0] + 1 + parts->length[1];
+    if (parts->decoded_size[2] != DIGEST_SIZE ||
+        !digest_make(secret, parts->start[0], signed_length, expected))
+        return HF_TOKEN_BAD_SIGNATURE;
+    return CRYPTO_memcmp(parts->decoded[2], expected, DIGEST_SIZE) == 0 ? HF_TOKEN_VALID
+                                                                        : HF_TOKEN_BAD_SIGNATURE;
+}
+
+/* Copies a string member of 1 to size_max bytes into out; false otherwise. */
+static bool string_claim(json_t *payload, const char *name, char *out, size_t size_max) {
+    json_t *member = json_object_get(payload, name);
+    if (!json_is_string(member)) return false;
+    size_t length = json_string_length(member);
+    const char *text = json_string_value(member);
+    if (length == 0 || length > size_max || memchr(text, '\0', length)) return false;
+    memcpy(out, text, length);
+    out[length] = '\0';
+    return true;
+}
+
+static bool integer_claim(json_t *payload, const char *name, int64_t *out) {
+    json_t *member = json_object_get(payload, name);
+    if (!json_is_integer(member)) return false;
+    *out = (int64_t)json_integer_value(member);
+    return true;
+}
+
+/* Reads the signed payload's claims, then requires that the header and the payload are the
+ * very bytes signing writes for them. */
+static hf_token_result_t claims_read(const token_parts_t *parts, hf_token_claims_t *claims) {
+    json_t *payload = part_parse(parts, 1);
+    if (!payload) return HF_TOKEN_MALFORMED;
+    bool read = json_object_size(payload) == 5 &&
+                string_claim(payload, "sub", claims->subject, HF_USER_ID_SIZE_MAX) &&
+                string_claim(payload, "evt", claims->event_id, HF_ID_SIZE_MAX) &&
+                integer_claim(payload, "iat", &claims->issued_at_s) &&
+                integer_claim(payload, "exp", &claims->expires_at_s) &&
+                string_claim(payload, "jti", claims->ticket_id, HF_SERVER_ID_SIZE);
+    json_decref(payload);
+    if (!read || !claims_valid(claims)) return HF_TOKEN_MALFORMED;
+    char canonical[PAYLOAD_SIZE_MAX];
+    size_t length = payload_write(claims, canonical);
+    bool same = parts->decoded_size[0] == sizeof HEADER_JSON - 1 &&
+                memcmp(parts->decoded[0], HEADER_JSON, sizeof HEADER_JSON - 1) == 0 &&
+                parts->decoded_size[1] == length &&
+                memcmp(parts->decoded[1], canonical, length) == 0;
+    return same ? HF_TOKEN_VALID : HF_TOKEN_MALFORMED;
+}
+
+hf_token_result_t hf_token_verify(const hf_token_secret_t *secret, const char *token,
+                                  size_t length, int64_t now_ms, hf_token_claims_t *claims) {
+    hf_token_claims_t scratch;
+    if (!claims) claims = &scratch;
+    memset(claims, 0, sizeof *claims);
+    token_parts_t parts;
+    if (!token || length == 0 || length > HF_TOKEN_SIZE_MAX ||
+        !parts_split(token, length, &parts))
+        return HF_TOKEN_MALFORMED;
+    /* The algorithm before the signature, the signature before any claim is read. */
+    hf_token_result_t result = algorithm_check(&parts);
+    if (result == HF_TOKEN_VALID) result = signature_check(secret, &parts);
+    if (result == HF_TOKEN_VALID) result = claims_read(&parts, claims);
+    if (result != HF_TOKEN_VALID) {
+        memset(claims, 0, sizeof *claims);
+        return result;
+    }
+    int64_t now_s = now_ms / 1000 - (now_ms % 1000 < 0); /* rounded down, also before 1970 */
+    return now_s >= claims->expires_at_s ? HF_TOKEN_EXPIRED : HF_TOKEN_VALID;
+}

@@ -1,0 +1,70 @@
+/* The waiting room's admission token (API.md section 6): a JWT signed with HMAC-SHA256
+ * ("HS256") over the token secret, written and checked here with OpenSSL's HMAC and
+ * CRYPTO_memcmp rather than a JWT library (libjwt 1.x accepted `alg: none` with a NULL key).
+ *
+ * A token is BASE64URL(header) "." BASE64URL(payload) "." BASE64URL(HMAC), base64url without
+ * padding. The header is always {"alg":"HS256","typ":"JWT"}; the payload is
+ * {"sub":USER,"evt":EVENT,"iat":SECONDS,"exp":SECONDS,"jti":TICKET} in that order. Verifying
+ * accepts exactly what signing writes: the algorithm first, then the signature, and only then
+ * the claims, which must re-encode to the very bytes that were signed (one spelling per
+ * token, so a VALID token always re-signs to itself).
+ *
+ * Ownership: nothing is allocated that outlives a call; the caller owns the secret, the
+ * claims and the output. Pure apart from OpenSSL's HMAC: no clock (now is passed in), no
+ * I/O, any thread. */
+#ifndef HF_ENGINE_TOKEN_H
+#define HF_ENGINE_TOKEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/limits.h"
+
+/* Longer tokens are refused as malformed before anything is decoded, so a client cannot make
+ * the server decode and parse more than this. The longest token signing can write (a user id
+ * of 128 control characters, each escaped as \u00XX, and 20-digit times) is 1,353 bytes: the
+ * bound leaves room above it, so every token the server hands out is one it accepts. */
+#define HF_TOKEN_SIZE_MAX 1536
+/* Bytes of a generated secret: the size of HMAC-SHA256's digest, as RFC 2104 advises. */
+#define HF_TOKEN_SECRET_SIZE 32
+/* A given secret (--token-secret) shorter than this is refused: a short HMAC key can be
+ * guessed offline from a single token. */
+#define HF_TOKEN_SECRET_SIZE_MIN 16
+/* A given secret is used as its bytes, up to the size of SHA-256's block; longer secrets are
+ * refused at start rather than hashed down, so what the operator wrote is what signs. */
+#define HF_TOKEN_SECRET_SIZE_MAX 64
+
+typedef struct hf_token_secret {
+    unsigned char bytes[HF_TOKEN_SECRET_SIZE_MAX];
+    size_t size; /* 0: no secret, every token is refused and none is signed */
+} hf_token_secret_t;
+
+typedef struct hf_token_claims {
+    char subject[HF_USER_ID_SIZE_MAX + 1]; /* sub: the user id, 1 to 128 bytes of UTF-8 */
+    char event_id[HF_ID_SIZE_MAX + 1];     /* evt: an id of API.md ([A-Za-z0-9_.]{1,64}) */
+    int64_t issued_at_s, expires_at_s;     /* iat, exp: whole seconds since the Unix epoch */
+    char ticket_id[HF_SERVER_ID_SIZE + 1]; /* jti: the ticket, 1 to 40 bytes */
+} hf_token_claims_t;
+
+typedef enum hf_token_result {
+    HF_TOKEN_VALID = 0,
+    HF_TOKEN_MALFORMED,     /* too long, not three base64url parts, not the JSON signed, a
+                               claim missing or of the wrong type */
+    HF_TOKEN_BAD_ALGORITHM, /* the header's alg is not exactly the string "HS256" */
+    HF_TOKEN_BAD_SIGNATURE, /* the HMAC does not match (another secret, a changed part) */
+    HF_TOKEN_EXPIRED,       /* signed and well formed, but now >= exp */
+} hf_token_result_t;
+
+/* Writes the token of claims, signed with secret, into out followed by a NUL; returns its
+ * length, or 0 when out is too small (HF_TOKEN_SIZE_MAX + 1 always suffices), the secret is
+ * empty, or a claim breaks the rules above (so nothing is signed that verify would refuse). */
+size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims,
+                     char *out, size_t out_size);
+
+/* Checks the length bytes of token (no NUL needed) at now_ms. Claims are filled when the
+ * result is VALID or EXPIRED (the signature was good, so they can be trusted, e.g. to tell
+ * an expired token of another user); zeroed otherwise. */
+hf_token_result_t hf_token_verify(const hf_token_secret_t *secret, const char *token,
+                                  size_t length, int64_t now_ms, hf_token_claims_t *claims);
+
+#endif

@@ -1,0 +1,403 @@
+/* The core's waiting rooms (core/queue.c): positions from the Fenwick tree against a plain
+ * count, the admission bucket's rate and smoothness on a simulated clock, max_active and
+ * complete, abandonment with polls, rejoining after a token expired, the line's limit, the
+ * records each change emits (a poll none), restore and forgetting finished tickets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/queue.h"
+#include "core_fixtures.h"
+
+#define T0 1795291200000LL
+
+typedef struct fixture {
+    hf_core_t *core;
+    fx_sink_t sink;
+    fx_event_t event;
+    int next_id;
+} fixture_t;
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof *f);
+    fx_sink_init(&f->sink, 1024);
+    f->core = hf_core_create(fx_sink_of(&f->sink));
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    hf_core_destroy(f->core);
+    fx_sink_free(&f->sink);
+    free(f);
+    return 0;
+}
+
+/* The event "e1" with a room of these settings (abandon_after in ms). */
+static void room_make(fixture_t *f, double rate, int64_t ttl_s, uint32_t max_active,
+                      int64_t abandon_ms, uint32_t max_waiting)
+{
+    fx_event_init(&f->event, "e1", 60000, 180000, 0, 10);
+    fx_event_section(&f->event, "FLOOR", 100, 1, 10);
+    f->event.definition.waiting_room = (hf_room_definition_t){true, rate, ttl_s, max_active,
+                                                              abandon_ms, max_waiting};
+    assert_true(hf_core_room_valid(&f->event.definition.waiting_room));
+    assert_int_equal(hf_core_event_create(f->core, &f->event.definition, T0, NULL), HF_OK);
+    fx_sink_reset(&f->sink);
+}
+
+static uint32_t join(fixture_t *f, const char *user, int64_t at, bool *created)
+{
+    char id[32];
+    snprintf(id, sizeof id, "q_%d", ++f->next_id);
+    uint32_t index;
+    bool made;
+    assert_int_equal(hf_core_queue_join(f->core, "e1", user, id, at, &index, &made), HF_OK);
+    if (created) *created = made;
+    return index;
+}
+
+static uint8_t status_of(fixture_t *f, uint32_t index)
+{
+    return hf_core_ticket_at(f->core, index)->status;
+}
+
+static uint32_t count_status(fixture_t *f, uint32_t *tickets, uint32_t count, uint8_t status)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < count; i++) n += status_of(f, tickets[i]) == status;
+    return n;
+}
+
+static uint32_t records(const fixture_t *f, int type)
+{
+    return (uint32_t)f->sink.by_type[type];
+}
+
+/* Positions are the waiting tickets ahead plus one, checked against a plain count while
+ * tickets in the middle leave (the tree grows from 16 to 1024 join numbers on the way). */
+static void test_positions(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 0.001, 900, 0, 3600000, 100000);
+    enum { USERS = 1000 };
+    uint32_t tickets[USERS];
+    char user[32];
+    for (int i = 0; i < USERS; i++) {
+        snprintf(user, sizeof user, "u%d", i);
+        tickets[i] = join(f, user, T0 + i, NULL);
+    }
+    /* The bucket held one unit: the first joiner was admitted at once, nobody else. */
+    assert_int_equal(status_of(f, tickets[0]), HF_TICKET_ADMITTED);
+    assert_int_equal(hf_core_room_waiting(f->core, 0), USERS - 1);
+    srand(7);
+    for (int round = 0; round < 300; round++) {
+        uint32_t victim = tickets[1 + (uint32_t)rand() % (USERS - 1)];
+        uint32_t at;
+        const hf_ticket_t *ticket = hf_core_ticket_at(f->core, victim);
+        char id[HF_SERVER_ID_SIZE + 1];
+        memcpy(id, ticket->id, sizeof id);
+        assert_int_equal(hf_core_queue_complete(f->core, "e1", id, T0 + 2000, &at), HF_OK);
+        assert_int_equal(status_of(f, victim), HF_TICKET_COMPLETED);
+    }
+    uint32_t ahead = 0;
+    for (int i = 1; i < USERS; i++) {
+        if (status_of(f, tickets[i]) != HF_TICKET_WAITING) {
+            assert_int_equal(hf_core_ticket_position(f->core, tickets[i]), 0);
+            continue;
+        }
+        assert_int_equal(hf_core_ticket_position(f->core, tickets[i]), ahead + 1);
+        ahead++;
+    }
+    assert_int_equal(hf_core_room_waiting(f->core, 0), ahead);
+    assert_null(hf_core_check(f->core, T0 + 2000));
+}
+
+/* A backlog admitted at 50/s for 10 s of 1 ms steps: within 5% of 500, and never more than
+ * the bucket's 5 at one instant; after an idle spell, a crowd arriving at once gets 5. */
+static void test_bucket_smooth(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 50, 900, 0, 3600000, 100000);
+    enum { USERS = 3000 };
+    static uint32_t tickets[USERS];
+    char user[32];
+    for (int i = 0; i < USERS; i++) {
+        snprintf(user, sizeof user, "u%d", i);
+        tickets[i] = join(f, user, T0, NULL);
+    }
+    uint32_t admitted = count_status(f, tickets, USERS, HF_TICKET_ADMITTED);
+    assert_int_equal(admitted, 5);
+    uint64_t before = hf_core_room_admissions(f->core, 0), most = 0;
+    for (int64_t t = T0 + 1; t <= T0 + 10000; t++) {
+        uint64_t was = hf_core_room_admissions(f->core, 0);
+        hf_core_advance(f->core, t);
+        uint64_t now = hf_core_room_admissions(f->core, 0) - was;
+        if (now > most) most = now;
+        /* The engine wakes at the core's next deadline: it is never in the past. */
+        assert_true(hf_core_next_expiry(f->core) > t);
+    }
+    uint64_t in_ten = hf_core_room_admissions(f->core, 0) - before;
+    assert_true(in_ten >= 475 && in_ten <= 525);
+    assert_true(most <= 5);
+    /* The estimate follows the measured rate: the last waiting ticket, at position p, waits
+     * about p / 50 s. */
+    uint32_t last = tickets[USERS - 1];
+    uint32_t position = hf_core_ticket_position(f->core, last);
+    int64_t wait = hf_core_ticket_wait_s(f->core, last, T0 + 10000);
+    assert_true(wait >= position / 55 && wait <= position / 45 + 1);
+    /* Drain the line, then stay idle for a minute. */
+    for (uint32_t i = 0; i < USERS; i++) {
+        uint32_t at;
+        if (status_of(f, tickets[i]) == HF_TICKET_WAITING)
+            assert_int_equal(hf_core_queue_complete(f->core, "e1",
+                                                    hf_core_ticket_at(f->core, tickets[i])->id,
+                                                    T0 + 10000, &at), HF_OK);
+    }
+    hf_core_advance(f->core, T0 + 70000);
+    uint64_t idle = hf_core_room_admissions(f->core, 0);
+    for (int i = 0; i < 100; i++) {
+        snprintf(user, sizeof user, "late%d", i);
+        join(f, user, T0 + 70000, NULL);
+    }
+    assert_int_equal(hf_core_room_admissions(f->core, 0) - idle, 5);
+}
+
+/* A fractional rate: one admission every 2 s, never two at once. */
+static void test_bucket_fractional(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 0.5, 900, 0, 3600000, 100);
+    char user[32];
+    for (int i = 0; i < 20; i++) {
+        snprintf(user, sizeof user, "u%d", i);
+        join(f, user, T0, NULL);
+    }
+    assert_int_equal(hf_core_room_admissions(f->core, 0), 1);
+    hf_core_advance(f->core, T0 + 1999);
+    assert_int_equal(hf_core_room_admissions(f->core, 0), 1);
+    hf_core_advance(f->core, T0 + 2000);
+    assert_int_equal(hf_core_room_admissions(f->core, 0), 2);
+    /* The engine's timer wakes at each deadline (a jump over many refills only one unit). */
+    for (int64_t t = T0 + 2000; t <= T0 + 20000; t += 100) hf_core_advance(f->core, t);
+    assert_int_equal(hf_core_room_admissions(f->core, 0), 11);
+}
+
+/* max_active caps admitted tickets with live tokens; complete frees a slot at once. */
+static void test_max_active_and_complete(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 1000, 900, 2, 3600000, 100);
+    uint32_t t[5];
+    t[0] = join(f, "a", T0, NULL);
+    t[1] = join(f, "b", T0, NULL);
+    t[2] = join(f, "c", T0, NULL);
+    t[3] = join(f, "d", T0, NULL);
+    t[4] = join(f, "e", T0, NULL);
+    hf_core_advance(f->core, T0 + 5000);
+    assert_int_equal(count_status(f, t, 5, HF_TICKET_ADMITTED), 2);
+    assert_int_equal(hf_core_room_active(f->core, 0), 2);
+    assert_int_equal(hf_core_ticket_position(f->core, t[2]), 1);
+    uint32_t at;
+    assert_int_equal(hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id,
+                                            T0 + 5000, &at), HF_OK);
+    assert_int_equal(status_of(f, t[0]), HF_TICKET_COMPLETED);
+    assert_int_equal(status_of(f, t[2]), HF_TICKET_ADMITTED);
+    assert_int_equal(hf_core_ticket_position(f->core, t[3]), 1);
+    /* The completed token is void; a repeat of complete changes nothing. */
+    assert_int_equal(hf_core_queue_admission(f->core, 0, hf_core_ticket_at(f->core, t[0])->id, "a"),
+                     HF_ADMISSION_INVALID);
+    assert_int_equal(hf_core_queue_admission(f->core, 0, hf_core_ticket_at(f->core, t[2])->id, "c"),
+                     HF_ADMISSION_VALID);
+    assert_int_equal(hf_core_queue_admission(f->core, 0, hf_core_ticket_at(f->core, t[2])->id, "a"),
+                     HF_ADMISSION_INVALID);
+    size_t count = f->sink.total;
+    assert_int_equal(hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id,
+                                            T0 + 6000, &at), HF_OK);
+    assert_int_equal(f->sink.total, count);
+}
+
+/* A waiting ticket not polled for abandon_after is dropped and those behind move up; a
+ * poll keeps it; a poll emits no record. */
+static void test_abandonment(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 1000, 900, 1, 1000, 100);
+    uint32_t a = join(f, "a", T0, NULL);
+    uint32_t b = join(f, "b", T0, NULL);
+    uint32_t c = join(f, "c", T0, NULL);
+    uint32_t d = join(f, "d", T0, NULL);
+    assert_int_equal(status_of(f, a), HF_TICKET_ADMITTED);
+    assert_int_equal(hf_core_ticket_position(f->core, d), 3);
+    uint32_t at;
+    size_t count = f->sink.total;
+    assert_int_equal(hf_core_queue_poll(f->core, "e1", hf_core_ticket_at(f->core, c)->id,
+                                        T0 + 800, &at), HF_OK);
+    assert_int_equal(hf_core_queue_poll(f->core, "e1", hf_core_ticket_at(f->core, d)->id,
+                                        T0 + 800, &at), HF_OK);
+    assert_int_equal(f->sink.total, count);
+    hf_core_advance(f->core, T0 + 1000);
+    assert_int_equal(status_of(f, b), HF_TICKET_ABANDONED);
+    assert_int_equal(hf_core_ticket_position(f->core, c), 1);
+    assert_int_equal(hf_core_ticket_position(f->core, d), 2);
+    /* a's admission and b's abandonment. */
+    assert_int_equal(records(f, HF_MUTATION_TICKET_UPDATE), 2);
+    hf_core_advance(f->core, T0 + 1799);
+    assert_int_equal(status_of(f, c), HF_TICKET_WAITING);
+    hf_core_advance(f->core, T0 + 1800);
+    assert_int_equal(status_of(f, c), HF_TICKET_ABANDONED);
+    assert_int_equal(status_of(f, d), HF_TICKET_ABANDONED);
+    assert_int_equal(hf_core_room_waiting(f->core, 0), 0);
+    /* The admitted one is not abandoned: its token runs. */
+    assert_int_equal(status_of(f, a), HF_TICKET_ADMITTED);
+}
+
+/* Joining again answers the same ticket while it waits or its token lives; once the token
+ * expired the user gets a new ticket at the back, and the expired token is refused as such. */
+static void test_rejoin(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 1000, 2, 0, 3600000, 100);
+    bool created;
+    uint32_t first = join(f, "a", T0 + 500, &created);
+    assert_true(created);
+    assert_int_equal(status_of(f, first), HF_TICKET_ADMITTED);
+    assert_int_equal(hf_core_ticket_issued_s(f->core, first), T0 / 1000);
+    assert_int_equal(hf_core_ticket_expires_s(f->core, first), T0 / 1000 + 2);
+    char first_id[HF_SERVER_ID_SIZE + 1];
+    memcpy(first_id, hf_core_ticket_at(f->core, first)->id, sizeof first_id);
+    assert_int_equal(join(f, "a", T0 + 1999, &created), first);
+    assert_false(created);
+    hf_core_advance(f->core, T0 + 2000);
+    assert_int_equal(status_of(f, first), HF_TICKET_EXPIRED);
+    assert_int_equal(hf_core_queue_admission(f->core, 0, first_id, "a"), HF_ADMISSION_EXPIRED);
+    uint32_t second = join(f, "a", T0 + 2000, &created);
+    assert_true(created);
+    assert_string_not_equal(hf_core_ticket_at(f->core, second)->id, first_id);
+    assert_int_equal(hf_core_ticket_at(f->core, second)->seq, 2);
+}
+
+/* The line's limit counts waiting tickets; other rooms and unknown events answer their
+ * errors; a poll of another event's ticket is not found. */
+static void test_limit_and_errors(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 0.001, 900, 0, 3600000, 2);
+    join(f, "a", T0, NULL);   /* admitted */
+    join(f, "b", T0, NULL);
+    uint32_t c = join(f, "c", T0, NULL);
+    uint32_t index;
+    bool created;
+    assert_int_equal(hf_core_queue_join(f->core, "e1", "d", "q_x", T0, &index, &created),
+                     HF_ERROR_WAITING_ROOM_FULL);
+    /* A waiting user joining again is not refused. */
+    assert_int_equal(hf_core_queue_join(f->core, "e1", "c", "q_y", T0, &index, &created), HF_OK);
+    assert_int_equal(index, c);
+    assert_int_equal(hf_core_queue_join(f->core, "nope", "d", "q_x", T0, &index, &created),
+                     HF_ERROR_EVENT_NOT_FOUND);
+    fx_event_t other;
+    fx_event_init(&other, "e2", 60000, 180000, 0, 10);
+    fx_event_section(&other, "FLOOR", 100, 1, 10);
+    assert_int_equal(hf_core_event_create(f->core, &other.definition, T0, NULL), HF_OK);
+    assert_int_equal(hf_core_queue_join(f->core, "e2", "d", "q_x", T0, &index, &created),
+                     HF_ERROR_WAITING_ROOM_DISABLED);
+    const char *id = hf_core_ticket_at(f->core, c)->id;
+    assert_int_equal(hf_core_queue_poll(f->core, "e2", id, T0, &index), HF_ERROR_TICKET_NOT_FOUND);
+    assert_int_equal(hf_core_queue_poll(f->core, "e1", "q_none", T0, &index),
+                     HF_ERROR_TICKET_NOT_FOUND);
+    assert_int_equal(hf_core_queue_admission(f->core, 1, id, "c"), HF_ADMISSION_INVALID);
+}
+
+/* Records: a join's creation, an admission's change; restored tickets keep their order and
+ * an admitted one its token. */
+static void test_records_and_restore(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 0.001, 900, 0, 1000, 100);
+    uint32_t a = join(f, "a", T0, NULL);
+    join(f, "b", T0 + 1, NULL);
+    join(f, "c", T0 + 2, NULL);
+    assert_int_equal(records(f, HF_MUTATION_TICKET_CREATE), 3);
+    assert_int_equal(records(f, HF_MUTATION_TICKET_UPDATE), 1);
+    int64_t admitted_at = hf_core_ticket_at(f->core, a)->admitted_at_ms;
+
+    hf_core_t *copy = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    assert_int_equal(hf_core_restore_event(copy, &f->event.definition, T0), HF_OK);
+    hf_stored_ticket_t stored[] = {
+        {"q_1", "e1", "a", 1, HF_TICKET_ADMITTED, admitted_at},
+        {"q_2", "e1", "b", 2, HF_TICKET_WAITING, 0},
+        {"q_3", "e1", "c", 3, HF_TICKET_WAITING, 0},
+    };
+    int64_t later = T0 + 60000;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hf_core_restore_ticket(copy, &stored[i], later), HF_OK);
+    /* Out of order, or a taken id, is refused. */
+    assert_int_equal(hf_core_restore_ticket(copy, &stored[1], later), HF_ERROR_INVALID_REQUEST);
+    uint32_t index;
+    assert_non_null(hf_core_ticket_find(copy, "q_3", &index));
+    assert_int_equal(hf_core_ticket_position(copy, index), 2);
+    assert_non_null(hf_core_ticket_find(copy, "q_1", &index));
+    assert_int_equal(hf_core_queue_admission(copy, 0, "q_1", "a"), HF_ADMISSION_VALID);
+    /* Abandonment clocks start again at the load: nothing is dropped before later + 1000. */
+    hf_core_advance(copy, later + 999);
+    assert_int_equal(hf_core_room_waiting(copy, 0), 2);
+    hf_core_advance(copy, later + 1000);
+    assert_int_equal(hf_core_room_waiting(copy, 0), 0);
+    hf_core_destroy(copy);
+}
+
+/* Finished tickets beyond the limit are forgotten once their records are durable. */
+static void test_forgetting(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 1000, 900, 0, 3600000, 100);
+    hf_core_set_tickets_finished_max(f->core, 2);
+    uint32_t t[5];
+    char user[16], ids[5][HF_SERVER_ID_SIZE + 1];
+    for (int i = 0; i < 5; i++) {
+        snprintf(user, sizeof user, "u%d", i);
+        t[i] = join(f, user, T0, NULL);
+        memcpy(ids[i], hf_core_ticket_at(f->core, t[i])->id, sizeof ids[i]);
+        uint32_t at;
+        assert_int_equal(hf_core_queue_complete(f->core, "e1", ids[i], T0, &at), HF_OK);
+    }
+    assert_int_equal(hf_core_tickets_finished(f->core), 5);
+    assert_int_equal(hf_core_evict(f->core, 0), 0);
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 3);
+    assert_null(hf_core_ticket_find(f->core, ids[0], NULL));
+    assert_non_null(hf_core_ticket_find(f->core, ids[4], NULL));
+    /* The forgotten user joins anew; slots are reused. */
+    bool created;
+    uint32_t again = join(f, "u0", T0 + 1, &created);
+    assert_true(created);
+    assert_true(again < 5);
+    uint32_t revived;
+    hf_stored_ticket_t old = {ids[0], "e1", "u0", 1, HF_TICKET_COMPLETED, T0};
+    assert_int_equal(hf_core_revive_ticket(f->core, &old, &revived), HF_OK);
+    assert_int_equal(status_of(f, revived), HF_TICKET_COMPLETED);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_positions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bucket_smooth, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bucket_fractional, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_active_and_complete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abandonment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rejoin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limit_and_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_and_restore, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forgetting, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
