@@ -33,6 +33,7 @@ void hf_core_destroy(hf_core_t *core) {
     free(core->items);
     free(core->strings);
     payment_free(core);
+    dispatch_free(core);
     hf_timer_free(&core->timer);
     hf_map_free(&core->event_ids);
     hf_index_map_free(&core->hold_ids);
@@ -57,6 +58,8 @@ static void emit(hf_core_t *core, const hf_mutation_t *mutation) {
 }
 
 uint64_t hf_core_change_count(const hf_core_t *core) { return core->change_count; }
+
+void record_emit(hf_core_t *core, const hf_mutation_t *mutation) { emit(core, mutation); }
 
 uint64_t hf_core_seat_change(const hf_event_t *event, uint32_t seat_index) {
     assert(seat_index < event->seat_count);

@@ -88,6 +88,12 @@ typedef enum hf_error {
     HF_ERROR_WAITING_ROOM_DISABLED,
     HF_ERROR_WAITING_ROOM_FULL,
     HF_ERROR_TICKET_NOT_FOUND,
+    /* Dispatch (core/dispatch/dispatch.h). */
+    HF_ERROR_FLEET_NOT_FOUND,
+    HF_ERROR_RIDE_NOT_FOUND,
+    HF_ERROR_RIDE_EXISTS,
+    HF_ERROR_OFFER_EXPIRED,        /* this driver's offer for the ride lapsed */
+    HF_ERROR_NOT_OFFERED,          /* this driver holds no offer for the ride */
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -275,7 +281,8 @@ void hf_core_set_stream_records(hf_core_t *core, bool wanted);
 /* Expire every hold with expires_at <= now, emitting their changes. Every command below
  * calls it first, so no command ever sees a lapsed hold as held. Returns holds expired. */
 uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now);
-/* The earliest expires_at among held holds, or INT64_MAX when none is held. */
+/* The earliest expires_at among held holds and rides' live offers (core/dispatch/, which
+ * hf_core_advance moves on too), or INT64_MAX when there is none. */
 hf_time_ms_t hf_core_next_expiry(const hf_core_t *core);
 
 hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *definition,

@@ -147,6 +147,7 @@ uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
  * released, committed). */
 static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
     const hf_core_t *core = context;
+    if (entry->kind == HF_TIMER_OFFER) return dispatch_offer_stale(core, entry);
     assert(entry->kind == HF_TIMER_HOLD);
     const hf_hold_t *hold = &core->holds[entry->index];
     return hold->status != HF_HOLD_HELD || hold->expires_at_ms != entry->deadline_ms;
@@ -184,6 +185,11 @@ uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
         hf_timer_pop(&core->timer);
         /* Extensions push a new entry and leave the old one behind: skip those. */
         if (expiry_stale(core, &entry)) continue;
+        if (entry.kind == HF_TIMER_OFFER) {
+            /* A ride's offer lapsed: it moves on to its next candidate (core/dispatch/). */
+            dispatch_offer_lapse(core, &entry, now);
+            continue;
+        }
         hf_hold_t *hold = hold_of(core, entry.index);
         hold_finish(core, entry.index, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
         expired++;

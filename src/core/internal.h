@@ -177,6 +177,9 @@ struct hf_core {
     /* The waiting rooms (queue.c), made at the first join or restored ticket. */
     struct queue_state *queue;
     uint32_t rooms_enabled;      /* events with a waiting room (hf_core_rooms_enabled) */
+    /* Fleets, drivers, rides and offers (core/dispatch/), made at the first driver's PUT:
+     * NULL in a core that never dispatched. */
+    struct dispatch *dispatch;
 };
 
 #define NO_STRING UINT32_MAX
@@ -508,6 +511,19 @@ typedef struct ticket_record {
 } ticket_record_t;
 void record_ticket(hf_core_t *core, const ticket_record_t *ticket, bool created,
                    hf_time_ms_t at_ms);
+/* ---- core.c and dispatch/: the records of rides and drivers ----
+ *
+ * Dispatch builds its own records (its state is private to core/dispatch/) and hands them to
+ * this, which numbers and emits them as every other record. */
+void record_emit(hf_core_t *core, const hf_mutation_t *mutation);
+
+/* ---- dispatch/: what the core's timer and destruction call ---- */
+
+void dispatch_free(hf_core_t *core);
+/* Whether a timer entry of kind HF_TIMER_OFFER no longer matters (the ride moved on). */
+bool dispatch_offer_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
+/* The offer of the entry's ride lapsed at its deadline: the ride moves on at now. */
+void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
 
 /* ---- restore.c: state loaded back from the store ---- */
 

@@ -224,4 +224,34 @@
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u
 
+/* ---- Dispatch (API.md section 8, core/dispatch/) ---- */
+/* Fleets per server: a fleet is made by its first driver's PUT, so this bounds what a typo in
+ * a path can make; a city's operator runs a handful. */
+#define HF_DISPATCH_FLEETS_MAX 1000u
+/* Drivers per fleet: the largest cities have some 100,000 ride-hailing drivers online at
+ * once; 200,000 leaves room. A driver costs about 150 bytes (30 MB per full fleet). */
+#define HF_DISPATCH_FLEET_DRIVERS_MAX 200000u
+/* Rides kept in memory, every status (finished rides are not yet forgotten): about 300 bytes
+ * each, so 300 MB at most. A ride beyond it is refused with 503 capacity_exceeded. */
+#define HF_DISPATCH_RIDES_MAX 1000000u
+/* Searching rides per fleet when a ride is created: a driver freed (or moving while free)
+ * reads the fleet's searching rides, oldest first, so this bounds that work (a haversine per
+ * ride). A new ride is refused with 503 capacity_exceeded while the fleet has this many;
+ * rides whose offer moves on may go past it, by at most the fleet's drivers. */
+#define HF_DISPATCH_FLEET_SEARCHING_MAX 1000u
+/* Drivers a ride remembers as having declined it or let its offer lapse, never offered it
+ * again: past this many the ride stays searching without further offers until cancelled
+ * (a rider refused by 100 drivers needs a person, not the 101st offer). */
+#define HF_DISPATCH_RIDE_EXCLUDED_MAX 100u
+/* radius_m: at most 50 km (a ride-hailing pickup farther than that is no pickup), default
+ * 3 km (API.md). */
+#define HF_DISPATCH_RADIUS_M_MAX 50000
+#define HF_DISPATCH_RADIUS_M_DEFAULT 3000
+/* offer_ttl_s: at most 10 minutes (an offer is a few seconds' decision), default 15 s. */
+#define HF_DISPATCH_OFFER_TTL_MS_MAX (600LL * 1000)
+#define HF_DISPATCH_OFFER_TTL_MS_DEFAULT (15LL * 1000)
+/* Locations are soft state: a driver's row is written to the store at most this often (the
+ * engine's flush timer), never once per update. */
+#define HF_DISPATCH_FLUSH_INTERVAL_MS 1000u
+
 #endif

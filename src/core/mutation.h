@@ -29,6 +29,8 @@ typedef enum hf_mutation_type {
     HF_MUTATION_REFUND,           /* a refund as it stands (new, or completed) */
     HF_MUTATION_TICKET_CREATE,    /* a waiting room's new ticket (core/queue.h) */
     HF_MUTATION_TICKET_UPDATE,    /* a ticket's new status: admitted, completed, expired... */
+    HF_MUTATION_DRIVER = 20,      /* a driver as it stands (dispatch: soft, flushed) */
+    HF_MUTATION_RIDE,             /* a ride as it stands, with its offer (dispatch) */
 } hf_mutation_type_t;
 
 /* One line of a hold or an order: a seat (quantity 0) or a pool's units (quantity >= 1). */
@@ -148,6 +150,27 @@ typedef struct hf_mutation_ticket {
     int status;                   /* hf_ticket_status_t */
     int64_t admitted_at_ms;       /* 0 until admitted */
 } hf_mutation_ticket_t;
+/* A driver whole (API.md section 8): the store upserts it. Location updates are soft: the
+ * core emits these at most once a second per driver (hf_dispatch_flush), and with a change
+ * that concerns a ride (an offer, an assignment, a driver freed by a cancel). */
+typedef struct hf_mutation_driver {
+    const char *fleet_id, *driver_id;
+    double lat, lng, rating;
+    bool available;
+} hf_mutation_driver_t;
+
+/* A ride whole, as it stands after the change: the store upserts it. declined and lapsed are
+ * the drivers never offered it again, their ids separated by single spaces ("" for none). */
+typedef struct hf_mutation_ride {
+    const char *ride_id, *fleet_id, *rider_id;
+    double lat, lng;
+    int64_t radius_m, offer_ttl_ms, created_at_ms;
+    int status;                   /* hf_ride_status_t */
+    const char *offer_driver_id;  /* with an offer, else NULL */
+    int64_t offer_distance_m, offer_expires_at_ms;
+    const char *driver_id;        /* once assigned, else NULL */
+    const char *declined, *lapsed;
+} hf_mutation_ride_t;
 
 typedef struct hf_mutation {
     hf_mutation_type_t type;
@@ -166,6 +189,8 @@ typedef struct hf_mutation {
         hf_mutation_delivery_t delivery;
         hf_mutation_refund_t refund;
         hf_mutation_ticket_t ticket;
+        hf_mutation_driver_t driver;
+        hf_mutation_ride_t ride;
     } as;
 } hf_mutation_t;
 

@@ -17,6 +17,7 @@ typedef enum hf_timer_kind {
     HF_TIMER_QUEUE_ADMIT = 1,    /* index: an event's; the next admission of its room */
     HF_TIMER_QUEUE_TICKET = 2,   /* index: a ticket's; its abandonment or its token's expiry */
     /* New kinds (waiting-room queue tickets, ride offers) go here. */
+    HF_TIMER_OFFER = 2,          /* index: a ride's index; the deadline: its offer's expires_at */
 } hf_timer_kind_t;
 
 typedef struct hf_timer_entry {

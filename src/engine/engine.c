@@ -28,6 +28,7 @@ struct hf_engine {
     hf_http_server_t *http;
     hf_batch_t *spare_batch;     /* returned by the store, reused */
     uv_timer_t keepalive_timer;  /* streams' keep-alive comments */
+    uv_timer_t dispatch_timer;   /* drivers' soft state to the store (dispatch) */
 
     uv_async_t store_done;
     uv_check_t check;
@@ -194,6 +195,7 @@ static void close_handles(hf_engine_t *engine) {
     uv_close((uv_handle_t *)&engine->signal_interrupt, NULL);
     uv_close((uv_handle_t *)&engine->shutdown_timer, NULL);
     uv_close((uv_handle_t *)&engine->keepalive_timer, NULL);
+    uv_close((uv_handle_t *)&engine->dispatch_timer, NULL);
 }
 
 static bool drained(const hf_engine_t *engine) {
@@ -215,6 +217,9 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     engine->stopping = true;
     hf_log(HF_LOG_INFO, "%s: finishing in-flight work", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
     hf_http_server_stop_accepting(engine->http);
+    /* Drivers' last positions go with what is in flight. */
+    if (!engine->context.store_failed)
+        hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context));
     uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
 }
 
@@ -258,6 +263,15 @@ static void on_keepalive(uv_timer_t *timer) {
     hf_streams_keepalive(&engine->streams);
 }
 
+/* Drivers' positions are soft state (core/dispatch/dispatch.h): those changed in the last
+ * second join the open batch, which no reply waits for. */
+static void on_dispatch_flush(uv_timer_t *timer) {
+    hf_engine_t *engine = timer->data;
+    if (engine->context.store_failed) return;
+    if (hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context)) > 0)
+        submit_if_idle(engine);
+}
+
 static void init_handles(hf_engine_t *engine) {
     uv_loop_t *loop = engine->loop;
     uv_async_init(loop, &engine->store_done, on_store_done);
@@ -268,6 +282,10 @@ static void init_handles(hf_engine_t *engine) {
     engine->keepalive_timer.data = engine;
     uv_timer_start(&engine->keepalive_timer, on_keepalive, HF_STREAM_KEEPALIVE_MS,
                    HF_STREAM_KEEPALIVE_MS);
+    uv_timer_init(loop, &engine->dispatch_timer);
+    engine->dispatch_timer.data = engine;
+    uv_timer_start(&engine->dispatch_timer, on_dispatch_flush, HF_DISPATCH_FLUSH_INTERVAL_MS,
+                   HF_DISPATCH_FLUSH_INTERVAL_MS);
     uv_signal_init(loop, &engine->signal_term);
     uv_signal_init(loop, &engine->signal_interrupt);
     engine->store_done.data = engine->check.data = engine->expiry_timer.data = engine;

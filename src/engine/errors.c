@@ -52,6 +52,13 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
                                          "this event has a waiting room: an admission token is required"},
     [HF_API_ERROR_ADMISSION_INVALID] = {"admission_invalid", 403, "the admission token is not valid"},
     [HF_API_ERROR_ADMISSION_EXPIRED] = {"admission_expired", 403, "the admission token expired"},
+    /* Dispatch (API.md section 8). */
+    [HF_API_ERROR_FLEET_NOT_FOUND] = {"fleet_not_found", 404,
+                                      "no such fleet: a fleet is made by its first driver's PUT"},
+    [HF_API_ERROR_RIDE_NOT_FOUND] = {"ride_not_found", 404, "no such ride"},
+    [HF_API_ERROR_RIDE_EXISTS] = {"ride_exists", 409, "a ride with this id exists"},
+    [HF_API_ERROR_OFFER_EXPIRED] = {"offer_expired", 410, "this driver's offer of the ride lapsed"},
+    [HF_API_ERROR_NOT_OFFERED] = {"not_offered", 409, "this driver holds no offer of the ride"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -79,10 +86,15 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_WAITING_ROOM_DISABLED] = HF_API_ERROR_WAITING_ROOM_DISABLED,
     [HF_ERROR_WAITING_ROOM_FULL] = HF_API_ERROR_WAITING_ROOM_FULL,
     [HF_ERROR_TICKET_NOT_FOUND] = HF_API_ERROR_TICKET_NOT_FOUND,
+    [HF_ERROR_FLEET_NOT_FOUND] = HF_API_ERROR_FLEET_NOT_FOUND,
+    [HF_ERROR_RIDE_NOT_FOUND] = HF_API_ERROR_RIDE_NOT_FOUND,
+    [HF_ERROR_RIDE_EXISTS] = HF_API_ERROR_RIDE_EXISTS,
+    [HF_ERROR_OFFER_EXPIRED] = HF_API_ERROR_OFFER_EXPIRED,
+    [HF_ERROR_NOT_OFFERED] = HF_API_ERROR_NOT_OFFERED,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_TICKET_NOT_FOUND + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_NOT_OFFERED + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

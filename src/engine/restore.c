@@ -91,6 +91,18 @@ static int restore_ticket(void *context, const hf_stored_ticket_t *ticket) {
     return error ? fail(restore, "ticket", ticket->ticket_id, error) : 0;
 }
 
+static int restore_driver(void *context, const hf_stored_driver_t *driver) {
+    restore_t *restore = context;
+    hf_error_t error = hf_dispatch_restore_driver(restore->context->core, driver);
+    return error ? fail(restore, "driver", driver->driver_id, error) : 0;
+}
+
+static int restore_ride(void *context, const hf_stored_ride_t *ride) {
+    restore_t *restore = context;
+    hf_error_t error = hf_dispatch_restore_ride(restore->context->core, ride);
+    return error ? fail(restore, "ride", ride->ride_id, error) : 0;
+}
+
 int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
                     char *error, size_t error_size) {
     restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
@@ -100,11 +112,13 @@ int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_
         .hold = restore_hold, .order = restore_order,
         .idempotency = restore_idempotency, .refund = restore_refund,
         .delivery = restore_delivery, .ticket = restore_ticket,
+        .driver = restore_driver, .ride = restore_ride,
         .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS,
         .deliveries_since_ms = hf_context_now_ms(context) - HF_WEBHOOK_DEDUP_KEEP_MS,
         .context = &restore};
     if (hf_store_load(store, &loader, error, error_size) != 0) return -1;
     const char *fault = hf_core_check(context->core, INT64_MIN);
+    if (!fault) fault = hf_dispatch_check(context->core);
     if (fault) {
         snprintf(error, error_size, "restored state is inconsistent: %s", fault);
         return -1;

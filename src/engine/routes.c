@@ -14,6 +14,7 @@
 
 #include "engine/arena.h"
 #include "engine/decode.h"
+#include "engine/handlers_dispatch.h"
 #include "engine/handlers_events.h"
 #include "engine/handlers_history.h"
 #include "engine/handlers_holds.h"
@@ -36,6 +37,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_queue_routes,
     &hf_handlers_staff_routes,
     &hf_handlers_ui_routes,
+    &hf_handlers_dispatch_routes,
 };
 
 /* ---- matching ----
@@ -47,7 +49,7 @@ static const hf_route_table_t *const TABLES[] = {
 /* The longest pattern, "/v1/events/{}/queue/{}/complete", has six segments. */
 #define ROUTE_SEGMENTS_MAX 6
 /* Routes of every domain together; more fail an assertion at the first request. */
-#define ROUTES_MAX 32
+#define ROUTES_MAX 48
 
 typedef struct segment {
     const char *text;            /* NULL in a pattern: "{}", one segment captured */

@@ -258,6 +258,21 @@ static void copy_fields(hf_batch_t *batch, hf_mutation_t *copy) {
     }
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE: copy_ticket_fields(batch, &copy->as.ticket); return;
+    case HF_MUTATION_DRIVER:
+        copy->as.driver.fleet_id = copy_string(batch, copy->as.driver.fleet_id);
+        copy->as.driver.driver_id = copy_string(batch, copy->as.driver.driver_id);
+        return;
+    case HF_MUTATION_RIDE: {
+        hf_mutation_ride_t *ride = &copy->as.ride;
+        ride->ride_id = copy_string(batch, ride->ride_id);
+        ride->fleet_id = copy_string(batch, ride->fleet_id);
+        ride->rider_id = copy_string(batch, ride->rider_id);
+        ride->offer_driver_id = copy_string(batch, ride->offer_driver_id);
+        ride->driver_id = copy_string(batch, ride->driver_id);
+        ride->declined = copy_string(batch, ride->declined);
+        ride->lapsed = copy_string(batch, ride->lapsed);
+        return;
+    }
     default: copy_order_fields(batch, copy); return;
     }
 }

@@ -54,6 +54,9 @@ bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type,
      * would swamp the history of the sale they wait for. */
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE:
+    /* Rides and drivers are no event's: dispatch keeps no audit history (docs/API.md). */
+    case HF_MUTATION_DRIVER:
+    case HF_MUTATION_RIDE:
         /* Not a change the history tells: seats and pools follow from the holds and orders,
          * an order's items are in its entry, and creating or closing an event is no sale. */
         break;

@@ -36,6 +36,7 @@
 
 #include "core/core.h"
 #include "core/queue.h"
+#include "core/dispatch/dispatch.h"
 
 typedef struct hf_batch hf_batch_t;
 
@@ -90,6 +91,9 @@ typedef struct hf_store_loader {
     int64_t deliveries_since_ms;
     /* Last: every waiting room's ticket, in join order. */
     int (*ticket)(void *context, const hf_stored_ticket_t *ticket);
+    /* Last: every driver, then every ride in the order they were created (dispatch). */
+    int (*driver)(void *context, const hf_stored_driver_t *driver);
+    int (*ride)(void *context, const hf_stored_ride_t *ride);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

@@ -43,6 +43,8 @@ typedef enum hf_sqlite_statement {
     STATEMENT_HISTORY_LAST,
     STATEMENT_TICKET_INSERT,
     STATEMENT_TICKET_UPDATE,
+    STATEMENT_DRIVER_PUT,            /* dispatch (dispatch.c) */
+    STATEMENT_RIDE_PUT,
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 
@@ -103,6 +105,14 @@ void hf_sqlite_history_close(hf_sqlite_store_t *store);
 int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query,
                            hf_store_history_fn entry, void *context, char *error,
                            size_t error_size);
+
+/* Dispatch's rows (dispatch.c): a driver's or a ride's record upserted (SQLITE_DONE or the
+ * error code), and the tables read back at load (0, or -1 / the callback's value with a
+ * sentence in error). */
+int hf_sqlite_driver_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+int hf_sqlite_ride_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+int hf_sqlite_dispatch_load(hf_sqlite_store_t *store, const hf_store_loader_t *loader,
+                            char *error, size_t error_size);
 
 /* The backend's load and read_hold (load.c). */
 int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char *error,

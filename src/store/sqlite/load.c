@@ -322,6 +322,7 @@ int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char 
     if (result == 0 && loader->refund) result = load_table(store, &LOAD_REFUNDS, &context);
     if (result == 0 && loader->delivery) result = load_table(store, &LOAD_DELIVERIES, &context);
     if (result == 0 && loader->ticket) result = load_table(store, &LOAD_TICKETS, &context);
+    if (result == 0) result = hf_sqlite_dispatch_load(store, loader, error, error_size);
     sqlite3_exec(store->database, "COMMIT", NULL, NULL, NULL);
     hf_rows_items_free(items);
     free(items);

@@ -30,9 +30,10 @@
 #include "store/sqlite/vfs.h"
 
 /* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
- * refunds), version 5 the table history, version 6 the waiting rooms' tickets; a version 2,
- * 3, 4 or 5 database is migrated at open (schema_migrate). */
-#define SCHEMA_VERSION "6"
+ * refunds), version 5 the table history, version 6 the waiting rooms' tickets, version 7 the
+ * tables of dispatch (drivers, rides); a version 2 to 6 database is migrated at open
+ * (schema_migrate). */
+#define SCHEMA_VERSION "7"
 /* Old idempotency keys are deleted once every this many batches: often enough that the table
  * stays near one day of keys, rarely enough that the indexed delete costs nothing per batch. */
 #define PURGE_EVERY_BATCHES 1000u
@@ -45,6 +46,23 @@
     "  event_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL," \
     "  at INTEGER NOT NULL, data TEXT NOT NULL," \
     "  PRIMARY KEY(event_id, seq)) WITHOUT ROWID;"
+
+/* Dispatch (API.md section 8): a driver's row is its soft state, written at most once a
+ * second (core/dispatch/dispatch.h); a ride's row is the ride whole, its live offer included,
+ * upserted at every change. declined and lapsed list the drivers never offered the ride again,
+ * their ids separated by single spaces (ids have no spaces). */
+#define DISPATCH_TABLES \
+    "CREATE TABLE IF NOT EXISTS drivers(" \
+    "  fleet_id TEXT NOT NULL, driver_id TEXT NOT NULL, lat REAL NOT NULL, lng REAL NOT NULL," \
+    "  rating REAL NOT NULL, available INTEGER NOT NULL, updated_at INTEGER NOT NULL," \
+    "  PRIMARY KEY(fleet_id, driver_id)) WITHOUT ROWID;" \
+    "CREATE TABLE IF NOT EXISTS rides(" \
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, fleet_id TEXT NOT NULL," \
+    "  rider_id TEXT NOT NULL, lat REAL NOT NULL, lng REAL NOT NULL," \
+    "  radius_m INTEGER NOT NULL, offer_ttl_ms INTEGER NOT NULL, status TEXT NOT NULL," \
+    "  created_at INTEGER NOT NULL, offer_driver_id TEXT, offer_distance_m INTEGER," \
+    "  offer_expires_at INTEGER, driver_id TEXT, declined TEXT NOT NULL," \
+    "  lapsed TEXT NOT NULL, updated_at INTEGER NOT NULL);"
 
 static const char SCHEMA[] =
     "BEGIN;"
@@ -97,6 +115,7 @@ static const char SCHEMA[] =
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT NULL);"
+    DISPATCH_TABLES
     /* Seat state is derived, not stored: writing a row per seat change cost a random page per
      * change. Seats that are neither sold nor held are available. */
     "CREATE VIEW IF NOT EXISTS seat_state AS"
@@ -175,6 +194,21 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         " updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6)",
     [STATEMENT_TICKET_UPDATE] =
         "UPDATE tickets SET status = ?2, admitted_at = ?3, updated_at = ?4 WHERE id = ?1",
+    [STATEMENT_DRIVER_PUT] =
+        "INSERT INTO drivers(fleet_id, driver_id, lat, lng, rating, available, updated_at)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(fleet_id, driver_id) DO UPDATE SET"
+        " lat = excluded.lat, lng = excluded.lng, rating = excluded.rating,"
+        " available = excluded.available, updated_at = excluded.updated_at",
+    [STATEMENT_RIDE_PUT] =
+        "INSERT INTO rides(id, fleet_id, rider_id, lat, lng, radius_m, offer_ttl_ms, status,"
+        " created_at, offer_driver_id, offer_distance_m, offer_expires_at, driver_id, declined,"
+        " lapsed, updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+        " ?14, ?15, ?16) ON CONFLICT(id) DO UPDATE SET status = excluded.status,"
+        " offer_driver_id = excluded.offer_driver_id,"
+        " offer_distance_m = excluded.offer_distance_m,"
+        " offer_expires_at = excluded.offer_expires_at, driver_id = excluded.driver_id,"
+        " declined = excluded.declined, lapsed = excluded.lapsed,"
+        " updated_at = excluded.updated_at",
 };
 
 /* ---- Opening ---- */
@@ -228,6 +262,8 @@ static int schema_migrate(sqlite3 *database, const char *version) {
                           "ALTER TABLE events ADD COLUMN sales_open INTEGER NOT NULL DEFAULT 1",
                           NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(database, HISTORY_TABLE, NULL, NULL, NULL);
+    /* 5 or 6 to 7: the tables of dispatch, empty. */
+    if (rc == SQLITE_OK) rc = sqlite3_exec(database, DISPATCH_TABLES, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(database,
                           "UPDATE meta SET value = '" SCHEMA_VERSION "'"
@@ -263,7 +299,7 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
                              word, sizeof word) != SQLITE_OK)
         goto fail;
     if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
-        strcmp(word, "5") == 0) {
+        strcmp(word, "5") == 0 || strcmp(word, "6") == 0) {
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }
@@ -354,6 +390,8 @@ static const char *mutation_name(hf_mutation_type_t type) {
     case HF_MUTATION_REFUND: return "REFUND";
     case HF_MUTATION_TICKET_CREATE: return "TICKET_CREATE";
     case HF_MUTATION_TICKET_UPDATE: return "TICKET_UPDATE";
+    case HF_MUTATION_DRIVER: return "DRIVER";
+    case HF_MUTATION_RIDE: return "RIDE";
     }
     return "unknown";
 }
@@ -378,6 +416,8 @@ static const char *mutation_subject(const hf_mutation_t *mutation) {
     case HF_MUTATION_REFUND: return mutation->as.refund.refund_id;
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE: return mutation->as.ticket.ticket_id;
+    case HF_MUTATION_DRIVER: return mutation->as.driver.driver_id;
+    case HF_MUTATION_RIDE: return mutation->as.ride.ride_id;
     }
     return NULL;
 }
@@ -598,6 +638,8 @@ static int record_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     case HF_MUTATION_REFUND: return refund_put(store, m);
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE: return ticket_put(store, m);
+    case HF_MUTATION_DRIVER: return hf_sqlite_driver_put(store, m);
+    case HF_MUTATION_RIDE: return hf_sqlite_ride_put(store, m);
     }
     return WRITE_TYPE_UNKNOWN;
 }

@@ -1,0 +1,179 @@
+/* Dispatch (API.md section 8): fleets of drivers, rides and their exclusive timed offers, in
+ * the core: pure, clocked from outside, deterministic. The engine and the tests include this
+ * beside core/core.h.
+ *
+ * A ride is offered to one driver at a time: the best free candidate within its radius,
+ * nearest first (great-circle distance, whole metres; a driver at exactly radius_m is in),
+ * then higher rating, then lower driver id (bytewise). A driver is free when available and
+ * holding no offer; a driver has at most one live offer. An offer lives offer_ttl_ms; accept
+ * assigns the ride, decline or a lapse (hf_core_advance, on the core's timer) moves it to the
+ * next candidate, and the driver who declined or let it lapse is never offered that ride
+ * again. With no candidate the ride is searching, and it is offered as soon as a driver it
+ * fits becomes free: a PUT that makes or keeps a driver free (a moving free driver may come
+ * into range), a decline, a lapse, a cancel. An assigned driver is no longer available until
+ * a PUT says so.
+ *
+ * Drivers' positions are soft state: a PUT changes memory and emits nothing by itself, unless
+ * it made an offer (the ride's and the driver's records); hf_dispatch_flush emits the drivers
+ * changed since the last flush, which the engine calls once a second. Every ride change emits
+ * the ride whole (HF_MUTATION_RIDE) and the driver records it concerns.
+ *
+ * Lifetimes: as core.h: views returned here are borrowed until the next call that changes the
+ * core. Indexes of drivers and rides never change (nothing is forgotten). */
+#ifndef HF_CORE_DISPATCH_H
+#define HF_CORE_DISPATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+typedef enum hf_ride_status {
+    HF_RIDE_SEARCHING = 0,
+    HF_RIDE_OFFERED = 1,
+    HF_RIDE_ASSIGNED = 2,
+    HF_RIDE_CANCELLED = 3,
+} hf_ride_status_t;
+
+/* "searching", "offered", "assigned", "cancelled"; static. */
+const char *hf_ride_status_name(uint8_t status);
+bool hf_ride_status_parse(const char *text, uint8_t *status);
+
+/* The default rating of a driver whose first PUT gives none. */
+#define HF_DISPATCH_RATING_DEFAULT 5.0
+
+typedef struct hf_driver {
+    char id[HF_ID_SIZE_MAX + 1];
+    uint32_t fleet;                /* see hf_dispatch_fleet_id */
+    double lat, lng, rating;
+    bool available;                /* as last said, cleared by an assignment */
+    uint32_t offer;                /* ride index + 1 of its live offer, else 0 */
+    uint32_t assigned;             /* ride index + 1 assigned to it until a PUT makes it
+                                      available again, else 0 */
+} hf_driver_t;
+
+typedef struct hf_ride {
+    char id[HF_ID_SIZE_MAX + 1];
+    uint32_t fleet;
+    uint32_t rider;                /* the rider's id: offset for hf_core_string */
+    double lat, lng;
+    int64_t radius_m, offer_ttl_ms;
+    uint8_t status;                /* hf_ride_status_t */
+    hf_time_ms_t created_at_ms;
+    /* The live offer (status offered): driver index + 1, its distance and deadline. */
+    uint32_t offer_driver;
+    int64_t offer_distance_m;
+    hf_time_ms_t offer_expires_at_ms;
+    uint32_t driver;               /* the assigned driver's index + 1, else 0 */
+} hf_ride_t;
+
+/* A driver's PUT. lat and lng are required; available and rating keep their values when not
+ * given (a new driver: available, HF_DISPATCH_RATING_DEFAULT). */
+typedef struct hf_driver_update {
+    const char *fleet_id, *driver_id;
+    double lat, lng;
+    bool has_available, available;
+    bool has_rating;
+    double rating;
+} hf_driver_update_t;
+
+typedef struct hf_ride_request {
+    const char *fleet_id, *ride_id, *rider_id;
+    double lat, lng;
+    int64_t radius_m;              /* < 0: HF_DISPATCH_RADIUS_M_DEFAULT */
+    int64_t offer_ttl_ms;          /* < 0: HF_DISPATCH_OFFER_TTL_MS_DEFAULT */
+} hf_ride_request_t;
+
+/* HF_ERROR_INVALID_REQUEST (detail.field: "lat", "lng", "rating", "fleet", "driver_id"),
+ * HF_ERROR_CAPACITY (fleets or drivers per fleet at their limit). A new fleet is made by its
+ * first driver. *driver_index is the driver's. */
+hf_error_t hf_dispatch_driver_put(hf_core_t *core, const hf_driver_update_t *update,
+                                  hf_time_ms_t now, uint32_t *driver_index,
+                                  hf_error_detail_t *detail);
+/* HF_ERROR_INVALID_REQUEST (ride_id, rider_id, lat, lng, radius_m, offer_ttl_s),
+ * HF_ERROR_FLEET_NOT_FOUND, HF_ERROR_RIDE_EXISTS (in any fleet), HF_ERROR_CAPACITY (rides
+ * kept, or the fleet's searching rides, at their limit). The ride is offered at once when a
+ * candidate is free, else searching. */
+hf_error_t hf_dispatch_ride_create(hf_core_t *core, const hf_ride_request_t *request,
+                                   hf_time_ms_t now, uint32_t *ride_index,
+                                   hf_error_detail_t *detail);
+/* HF_OK: assigned to driver_id (a repeat by the assigned driver changes nothing).
+ * HF_ERROR_OFFER_EXPIRED: this driver's offer of this ride lapsed (whatever happened since).
+ * HF_ERROR_NOT_OFFERED: no live offer of the ride to this driver (never offered, declined,
+ * the ride cancelled or assigned to another). HF_ERROR_RIDE_NOT_FOUND. */
+hf_error_t hf_dispatch_accept(hf_core_t *core, const char *ride_id, const char *driver_id,
+                              hf_time_ms_t now, uint32_t *ride_index);
+/* HF_OK: the ride moved to its next candidate (or searching). HF_ERROR_OFFER_EXPIRED and
+ * HF_ERROR_NOT_OFFERED as accept; HF_ERROR_RIDE_NOT_FOUND. */
+hf_error_t hf_dispatch_decline(hf_core_t *core, const char *ride_id, const char *driver_id,
+                               hf_time_ms_t now, uint32_t *ride_index);
+/* HF_OK: cancelled (a repeat changes nothing); the offered or assigned driver is free again.
+ * HF_ERROR_RIDE_NOT_FOUND. */
+hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t now,
+                              uint32_t *ride_index);
+/* Emits a record of every driver changed since the last flush (soft state). Returns how
+ * many. */
+uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now);
+
+/* ---- Lookups ---- */
+
+const hf_ride_t *hf_dispatch_ride_find(const hf_core_t *core, const char *ride_id,
+                                       uint32_t *index);
+const hf_ride_t *hf_dispatch_ride_at(const hf_core_t *core, uint32_t index);
+uint32_t hf_dispatch_ride_count(const hf_core_t *core);
+const hf_driver_t *hf_dispatch_driver_find(const hf_core_t *core, const char *fleet_id,
+                                           const char *driver_id, uint32_t *index);
+const hf_driver_t *hf_dispatch_driver_at(const hf_core_t *core, uint32_t index);
+uint32_t hf_dispatch_driver_count(const hf_core_t *core);
+const char *hf_dispatch_fleet_id(const hf_core_t *core, uint32_t fleet);
+/* Whether the ride remembers driver (an index) as excluded; *lapsed: its offer lapsed (else it
+ * declined). */
+bool hf_dispatch_ride_excluded(const hf_core_t *core, uint32_t ride, uint32_t driver,
+                               bool *lapsed);
+/* The number (hf_core_change_count) of the newest record of the ride, or of a record that
+ * concerned the driver (an offer, an assignment, a freeing): an answer showing them as they
+ * are tells nothing the store lacks once that record is durable. 0 for restored ones. */
+uint64_t hf_dispatch_ride_change(const hf_core_t *core, uint32_t index);
+uint64_t hf_dispatch_driver_change(const hf_core_t *core, uint32_t index);
+
+/* The best free candidate for a ride at (lat, lng) within radius_m in the fleet, skipping the
+ * drivers ride (an index, or UINT32_MAX for none) excludes: false when there is none. The
+ * index's ring search; for tests and benchmarks (rides use it themselves). */
+bool hf_dispatch_candidate(const hf_core_t *core, uint32_t fleet, double lat, double lng,
+                           int64_t radius_m, uint32_t ride, uint32_t *driver,
+                           int64_t *distance_m);
+/* The fleet's index, false when there is no such fleet. */
+bool hf_dispatch_fleet_find(const hf_core_t *core, const char *fleet_id, uint32_t *fleet);
+
+/* ---- Restore (at start; nothing is emitted) ---- */
+
+typedef struct hf_stored_driver {
+    const char *fleet_id, *driver_id;
+    double lat, lng, rating;
+    bool available;
+} hf_stored_driver_t;
+
+typedef struct hf_stored_ride {
+    const char *ride_id, *fleet_id, *rider_id;
+    double lat, lng;
+    int64_t radius_m, offer_ttl_ms;
+    uint8_t status;
+    hf_time_ms_t created_at_ms;
+    const char *offer_driver_id;   /* NULL without an offer */
+    int64_t offer_distance_m;
+    hf_time_ms_t offer_expires_at_ms;
+    const char *driver_id;         /* NULL until assigned */
+    const char *declined, *lapsed; /* ids separated by single spaces */
+} hf_stored_ride_t;
+
+/* Drivers first, then rides in the order they were created. An offer whose deadline has
+ * passed lapses at the first hf_core_advance, durably. HF_ERROR_INVALID_REQUEST for a row
+ * that does not fit (unknown fleet, driver of another fleet, bad status). */
+hf_error_t hf_dispatch_restore_driver(hf_core_t *core, const hf_stored_driver_t *driver);
+hf_error_t hf_dispatch_restore_ride(hf_core_t *core, const hf_stored_ride_t *ride);
+
+/* Invariants for tests: at most one live offer per driver and it points back, the grid holds
+ * exactly the free drivers, searching lists hold searching rides. NULL or a static fault. */
+const char *hf_dispatch_check(const hf_core_t *core);
+
+#endif

@@ -1,0 +1,164 @@
+/* The records of rides and drivers, the flush of drivers' soft state, the status words and
+ * the invariants (internal.h, dispatch.h). */
+#include "core/dispatch/internal.h"
+
+#include <assert.h>
+
+static const char *const RIDE_STATUS_NAMES[] = {
+    [HF_RIDE_SEARCHING] = "searching", [HF_RIDE_OFFERED] = "offered",
+    [HF_RIDE_ASSIGNED] = "assigned", [HF_RIDE_CANCELLED] = "cancelled"};
+#define RIDE_STATUS_COUNT (sizeof RIDE_STATUS_NAMES / sizeof RIDE_STATUS_NAMES[0])
+
+const char *hf_ride_status_name(uint8_t status) {
+    return status < RIDE_STATUS_COUNT ? RIDE_STATUS_NAMES[status] : "unknown";
+}
+
+bool hf_ride_status_parse(const char *text, uint8_t *status) {
+    for (uint8_t i = 0; text && i < RIDE_STATUS_COUNT; i++) {
+        if (strcmp(RIDE_STATUS_NAMES[i], text) != 0) continue;
+        *status = i;
+        return true;
+    }
+    return false;
+}
+
+/* ---- records ---- */
+
+/* The ride's excluded drivers as two lists of ids separated by spaces, in the scratch
+ * buffers (valid until the next record). */
+static void excluded_lists(struct dispatch *dispatch, uint32_t ride) {
+    const ride_state_t *state = &dispatch->ride_states[ride];
+    hf_buffer_reset(&dispatch->declined);
+    hf_buffer_reset(&dispatch->lapsed);
+    for (uint32_t i = 0; i < state->excluded_count; i++) {
+        bool lapsed = (state->excluded[i] & EXCLUDED_LAPSED) != 0;
+        hf_buffer_t *list = lapsed ? &dispatch->lapsed : &dispatch->declined;
+        if (list->length) hf_buffer_append_char(list, ' ');
+        hf_buffer_append_string(list, dispatch->drivers[state->excluded[i] & ~EXCLUDED_LAPSED].id);
+    }
+    hf_buffer_append_char(&dispatch->declined, '\0');
+    hf_buffer_append_char(&dispatch->lapsed, '\0');
+}
+
+void record_ride(hf_core_t *core, uint32_t ride_index, hf_time_ms_t now) {
+    struct dispatch *dispatch = core->dispatch;
+    const hf_ride_t *ride = &dispatch->rides[ride_index];
+    excluded_lists(dispatch, ride_index);
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_RIDE, .at_ms = now,
+        .as.ride = {.ride_id = ride->id, .fleet_id = dispatch->fleets[ride->fleet].id,
+                    .rider_id = hf_core_string(core, ride->rider), .lat = ride->lat,
+                    .lng = ride->lng, .radius_m = ride->radius_m,
+                    .offer_ttl_ms = ride->offer_ttl_ms, .created_at_ms = ride->created_at_ms,
+                    .status = ride->status,
+                    .offer_driver_id = ride->offer_driver
+                                           ? dispatch->drivers[ride->offer_driver - 1].id : NULL,
+                    .offer_distance_m = ride->offer_distance_m,
+                    .offer_expires_at_ms = ride->offer_expires_at_ms,
+                    .driver_id = ride->driver ? dispatch->drivers[ride->driver - 1].id : NULL,
+                    .declined = dispatch->declined.data, .lapsed = dispatch->lapsed.data}};
+    record_emit(core, &mutation);
+    dispatch->ride_states[ride_index].last_change = hf_core_change_count(core);
+}
+
+static void driver_emit(hf_core_t *core, uint32_t driver_index, hf_time_ms_t now) {
+    struct dispatch *dispatch = core->dispatch;
+    const hf_driver_t *driver = &dispatch->drivers[driver_index];
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_DRIVER, .at_ms = now,
+        .as.driver = {.fleet_id = dispatch->fleets[driver->fleet].id, .driver_id = driver->id,
+                      .lat = driver->lat, .lng = driver->lng, .rating = driver->rating,
+                      .available = driver->available}};
+    record_emit(core, &mutation);
+}
+
+/* A driver's row in a ride's change: durable with it, so its last change is this one. The
+ * row is whole, so a pending flush of the driver has nothing more to say until it changes. */
+void record_driver(hf_core_t *core, uint32_t driver_index, hf_time_ms_t now) {
+    driver_emit(core, driver_index, now);
+    core->dispatch->driver_states[driver_index].last_change = hf_core_change_count(core);
+}
+
+void driver_mark_dirty(struct dispatch *dispatch, uint32_t driver) {
+    driver_state_t *state = &dispatch->driver_states[driver];
+    if (state->dirty) return;
+    state->dirty = true;
+    dispatch->dirty = grow(dispatch->dirty, &dispatch->dirty_capacity, dispatch->dirty_count + 1,
+                           sizeof *dispatch->dirty);
+    dispatch->dirty[dispatch->dirty_count++] = driver;
+}
+
+uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now) {
+    struct dispatch *dispatch = core->dispatch;
+    if (!dispatch) return 0;
+    uint32_t count = dispatch->dirty_count;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t driver = dispatch->dirty[i];
+        dispatch->driver_states[driver].dirty = false;
+        driver_emit(core, driver, now);
+    }
+    dispatch->dirty_count = 0;
+    return count;
+}
+
+/* ---- invariants ---- */
+
+static const char *driver_check(const struct dispatch *dispatch, uint32_t index) {
+    const hf_driver_t *driver = &dispatch->drivers[index];
+    const driver_state_t *state = &dispatch->driver_states[index];
+    bool free_now = driver->available && !driver->offer;
+    if (free_now != (state->bucket != 0)) return "the grid holds a driver that is not free, or misses a free one";
+    if (state->bucket) {
+        const bucket_t *bucket = &dispatch->buckets[state->bucket - 1];
+        if (state->slot >= bucket->count || bucket->entries[state->slot].driver != index)
+            return "a driver's grid entry does not point back";
+        int32_t row, column;
+        hf_geo_cell_of(driver->lat, driver->lng, &row, &column);
+        uint32_t cell;
+        if (!hf_pair_map_get(&dispatch->cells, driver->fleet << ROW_BITS | (uint32_t)row,
+                             (uint32_t)column, &cell) || cell + 1 != state->bucket)
+            return "a free driver is filed in another cell than its position's";
+    }
+    if (driver->offer) {
+        const hf_ride_t *ride = &dispatch->rides[driver->offer - 1];
+        if (ride->status != HF_RIDE_OFFERED || ride->offer_driver != index + 1)
+            return "a driver's offer is not its ride's";
+    }
+    return NULL;
+}
+
+static const char *ride_check(const struct dispatch *dispatch, uint32_t index) {
+    const hf_ride_t *ride = &dispatch->rides[index];
+    const ride_state_t *state = &dispatch->ride_states[index];
+    if (ride->status == HF_RIDE_OFFERED &&
+        (!ride->offer_driver || dispatch->drivers[ride->offer_driver - 1].offer != index + 1))
+        return "an offered ride's driver does not hold its offer";
+    if (ride->status != HF_RIDE_OFFERED && ride->offer_driver) return "a ride not offered has an offer";
+    if (ride->status == HF_RIDE_ASSIGNED && !ride->driver) return "an assigned ride has no driver";
+    if (state->in_searching && ride->status != HF_RIDE_SEARCHING)
+        return "a ride listed as searching is not";
+    if (ride->status == HF_RIDE_SEARCHING && !state->in_searching &&
+        state->excluded_count < HF_DISPATCH_RIDE_EXCLUDED_MAX)
+        return "a searching ride is not listed";
+    if (ride->offer_driver && ride_excludes(dispatch, index, ride->offer_driver - 1, NULL))
+        return "a ride is offered to a driver it excludes";
+    return NULL;
+}
+
+const char *hf_dispatch_check(const hf_core_t *core) {
+    const struct dispatch *dispatch = core->dispatch;
+    if (!dispatch) return NULL;
+    for (uint32_t i = 0; i < dispatch->driver_count; i++) {
+        const char *fault = driver_check(dispatch, i);
+        if (fault) return fault;
+    }
+    uint32_t listed = 0;
+    for (uint32_t i = 0; i < dispatch->ride_count; i++) {
+        const char *fault = ride_check(dispatch, i);
+        if (fault) return fault;
+        listed += dispatch->ride_states[i].in_searching;
+    }
+    uint32_t counted = 0;
+    for (uint32_t f = 0; f < dispatch->fleet_count; f++) counted += dispatch->fleets[f].searching_count;
+    return listed == counted ? NULL : "the fleets' counts of searching rides are wrong";
+}

@@ -1,0 +1,588 @@
+/* Dispatch in the core (core/dispatch/): haversine against known distances, the ranking and
+ * its ties, the radius's edge, the antimeridian and the poles, the grid's ring search against
+ * a plain scan on random fleets, exclusivity, timeouts, decline, accept, cancel, searching
+ * rides taken by a freed driver, limits, the soft flush, and a restore from the records. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/core.h"
+#include "core/dispatch/dispatch.h"
+#include "core/dispatch/geo.h"
+#include "store/store.h"
+
+#define T0 1795291200000LL
+#define TTL 10000
+/* One degree of a great circle on the sphere of geo.h, in metres. */
+#define DEGREE_M (HF_GEO_EARTH_RADIUS_M * 3.14159265358979323846 / 180.0)
+
+typedef struct fixture {
+    hf_core_t *core;
+    hf_batch_t *batch;
+} fixture_t;
+
+static int setup(void **state) {
+    fixture_t *f = calloc(1, sizeof *f);
+    f->batch = hf_batch_create();
+    f->core = hf_core_create((hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state) {
+    fixture_t *f = *state;
+    assert_null(hf_dispatch_check(f->core));
+    hf_core_destroy(f->core);
+    hf_batch_destroy(f->batch);
+    free(f);
+    return 0;
+}
+
+static hf_error_t put_full(fixture_t *f, const char *fleet, const char *id, double lat,
+                           double lng, int available, double rating, int64_t at) {
+    hf_driver_update_t update = {.fleet_id = fleet, .driver_id = id, .lat = lat, .lng = lng,
+                                 .has_available = available >= 0, .available = available > 0,
+                                 .has_rating = rating >= 0, .rating = rating};
+    uint32_t index;
+    hf_error_detail_t detail = {0};
+    return hf_dispatch_driver_put(f->core, &update, at, &index, &detail);
+}
+
+static void put(fixture_t *f, const char *id, double lat, double lng, double rating) {
+    assert_int_equal(put_full(f, "f1", id, lat, lng, 1, rating, T0), HF_OK);
+}
+
+static hf_error_t ride_full(fixture_t *f, const char *fleet, const char *id, double lat,
+                            double lng, int64_t radius_m, int64_t ttl_ms, int64_t at,
+                            const char **field) {
+    hf_ride_request_t request = {.fleet_id = fleet, .ride_id = id, .rider_id = "u1",
+                                 .lat = lat, .lng = lng, .radius_m = radius_m,
+                                 .offer_ttl_ms = ttl_ms};
+    uint32_t index;
+    hf_error_detail_t detail = {0};
+    hf_error_t error = hf_dispatch_ride_create(f->core, &request, at, &index, &detail);
+    if (field) *field = detail.field;
+    return error;
+}
+
+static const hf_ride_t *ride(fixture_t *f, const char *id) {
+    const hf_ride_t *found = hf_dispatch_ride_find(f->core, id, NULL);
+    assert_non_null(found);
+    return found;
+}
+
+static const hf_ride_t *ride_make(fixture_t *f, const char *id, double lat, double lng,
+                                  int64_t radius_m, int64_t at) {
+    assert_int_equal(ride_full(f, "f1", id, lat, lng, radius_m, TTL, at, NULL), HF_OK);
+    return ride(f, id);
+}
+
+/* The id of the driver a ride is offered to, or "" when it has no offer. */
+static const char *offered_to(fixture_t *f, const char *ride_id) {
+    const hf_ride_t *found = ride(f, ride_id);
+    if (found->status != HF_RIDE_OFFERED) return "";
+    return hf_dispatch_driver_at(f->core, found->offer_driver - 1)->id;
+}
+
+/* ---- geometry ---- */
+
+static void test_haversine_known_distances(void **state) {
+    (void)state;
+    /* One degree along a meridian and along the equator. */
+    assert_int_equal(hf_geo_distance_whole_m(0, 0, 1, 0), (int64_t)floor(DEGREE_M + 0.5));
+    assert_int_equal(hf_geo_distance_whole_m(0, 0, 0, 1), (int64_t)floor(DEGREE_M + 0.5));
+    assert_int_equal(hf_geo_distance_whole_m(0, 0, 0, 0), 0);
+    /* Across the antimeridian: 0.002 degrees, not 359.998. */
+    assert_int_equal(hf_geo_distance_whole_m(0, 179.999, 0, -179.999),
+                     (int64_t)floor(0.002 * DEGREE_M + 0.5));
+    /* Over the pole: two points 0.001 degrees from it on opposite meridians. */
+    assert_int_equal(hf_geo_distance_whole_m(89.999, 0, 89.999, 180),
+                     (int64_t)floor(0.002 * DEGREE_M + 0.5));
+    assert_int_equal(hf_geo_distance_whole_m(90, 0, 90, 123), 0);
+    /* Antipodes: half the circumference. */
+    assert_int_equal(hf_geo_distance_whole_m(0, 0, 0, 180), (int64_t)floor(180 * DEGREE_M + 0.5));
+    /* JFK to LAX: 3,974 km on this sphere (3,983 km on the ellipsoid). */
+    double jfk_lax = hf_geo_distance_m(40.6413, -73.7781, 33.9416, -118.4085);
+    assert_true(jfk_lax > 3970000 && jfk_lax < 3980000);
+    /* Paris to London: 343.6 km. */
+    double paris_london = hf_geo_distance_m(48.8566, 2.3522, 51.5074, -0.1278);
+    assert_true(paris_london > 343000 && paris_london < 344200);
+}
+
+static void test_grid_cells_and_spans(void **state) {
+    (void)state;
+    int32_t row, column;
+    /* The polar rows have a few columns; the equator's the most, each at least a cell
+     * wide. */
+    hf_geo_cell_of(90, 45, &row, &column);
+    assert_int_equal(row, hf_geo_rows() - 1);
+    assert_true(hf_geo_row_columns(row) <= 8);
+    assert_true(column < hf_geo_row_columns(row));
+    hf_geo_cell_of(0, 0, &row, &column);
+    assert_int_equal(hf_geo_row_columns(row), (int32_t)(360 * DEGREE_M / HF_GEO_CELL_M));
+    hf_geo_cell_of(0, 180, &row, &column);
+    int32_t east = column;
+    hf_geo_cell_of(0, -180, &row, &column);
+    assert_int_equal(east, column);
+    /* A span near the pole takes every column; one at the equator a few. */
+    hf_geo_span_t span;
+    hf_geo_span_of(89.999, 0, 1000, &span);
+    assert_true(span.every_column);
+    hf_geo_span_of(0, 179.9999, 1000, &span);
+    assert_false(span.every_column);
+    hf_geo_cell_of(0, -179.9999, &row, &column);
+    assert_true(hf_geo_span_has(&span, row, column));
+    int32_t first, count;
+    hf_geo_span_columns(&span, row, &first, &count);
+    assert_true(count <= 12);
+}
+
+/* ---- ranking ---- */
+
+static void test_ranking_nearest_then_rating_then_id(void **state) {
+    fixture_t *f = *state;
+    double step = 100 / DEGREE_M; /* 100 m of latitude */
+    /* b and a at the same distance, the same rating: the lower id wins. */
+    put(f, "b", 10 + step, 20, 4.0);
+    put(f, "a", 10 - step, 20, 4.0);
+    /* C is as near with a higher rating: it beats both, whatever its id. */
+    put(f, "z", 10, 20 + step / cos(10 * 3.14159265358979323846 / 180), 4.5);
+    /* Farther with the best rating: last. */
+    put(f, "best", 10 + 3 * step, 20, 5.0);
+    assert_string_equal(offered_to(f, ride_make(f, "r1", 10, 20, 3000, T0)->id), "z");
+    assert_string_equal(offered_to(f, ride_make(f, "r2", 10, 20, 3000, T0)->id), "a");
+    assert_string_equal(offered_to(f, ride_make(f, "r3", 10, 20, 3000, T0)->id), "b");
+    assert_string_equal(offered_to(f, ride_make(f, "r4", 10, 20, 3000, T0)->id), "best");
+    assert_int_equal(ride(f, "r2")->offer_distance_m, 100);
+    assert_int_equal(ride_make(f, "r5", 10, 20, 3000, T0)->status, HF_RIDE_SEARCHING);
+}
+
+/* Bytewise: "B" (0x42) sorts before "a" (0x61). */
+static void test_ties_are_bytewise(void **state) {
+    fixture_t *f = *state;
+    put(f, "a", 1, 1, 3.0);
+    put(f, "B", 1, 1, 3.0);
+    assert_string_equal(offered_to(f, ride_make(f, "r1", 1, 1.001, 3000, T0)->id), "B");
+}
+
+/* A driver at exactly radius_m (whole metres) is inside; one metre less and it is not. */
+static void test_radius_edge(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 45.01, 7.0, -1);
+    int64_t distance = hf_geo_distance_whole_m(45.0, 7.0, 45.01, 7.0);
+    assert_int_equal(ride_make(f, "out", 45.0, 7.0, distance - 1, T0)->status, HF_RIDE_SEARCHING);
+    const hf_ride_t *in = ride_make(f, "in", 45.0, 7.0, distance, T0);
+    assert_string_equal(offered_to(f, in->id), "d1");
+    assert_int_equal(in->offer_distance_m, distance);
+}
+
+static void test_antimeridian_and_poles(void **state) {
+    fixture_t *f = *state;
+    /* 111 m across the antimeridian beats 1.1 km on the same side. */
+    put(f, "west", 0, -179.9995, -1);
+    put(f, "east", 0, 179.99, -1);
+    const hf_ride_t *across = ride_make(f, "r1", 0, 179.9995, 500, T0);
+    assert_string_equal(offered_to(f, across->id), "west");
+    assert_int_equal(across->offer_distance_m, (int64_t)floor(0.001 * DEGREE_M + 0.5));
+    /* Over the pole: the driver on the opposite meridian is 111 m away. */
+    put(f, "over", 89.9995, -170, -1);
+    put(f, "below", 89.99, 10, -1);
+    const hf_ride_t *polar = ride_make(f, "r2", 89.9995, 10, 2000, T0);
+    assert_string_equal(offered_to(f, polar->id), "over");
+    assert_string_equal(offered_to(f, ride_make(f, "r3", 89.9995, 10, 2000, T0)->id), "below");
+    /* At the south pole itself every longitude is the same point. */
+    put(f, "south", -90, 77, -1);
+    assert_string_equal(offered_to(f, ride_make(f, "r4", -90, -3, 1, T0)->id), "south");
+}
+
+/* ---- the grid against a plain scan ---- */
+
+static double uniform(unsigned *seed, double low, double high) {
+    return low + (high - low) * ((double)rand_r(seed) / RAND_MAX);
+}
+
+/* The reference: every free driver of the fleet, ranked as API.md says. */
+static bool scan_best(const hf_core_t *core, uint32_t fleet, double lat, double lng,
+                      int64_t radius_m, uint32_t *best, int64_t *best_distance) {
+    bool found = false;
+    for (uint32_t i = 0; i < hf_dispatch_driver_count(core); i++) {
+        const hf_driver_t *driver = hf_dispatch_driver_at(core, i);
+        if (driver->fleet != fleet || !driver->available || driver->offer) continue;
+        int64_t distance = hf_geo_distance_whole_m(lat, lng, driver->lat, driver->lng);
+        if (distance > radius_m) continue;
+        const hf_driver_t *held = found ? hf_dispatch_driver_at(core, *best) : NULL;
+        bool better = !found || distance < *best_distance ||
+                      (distance == *best_distance &&
+                       (driver->rating > held->rating ||
+                        (driver->rating == held->rating && strcmp(driver->id, held->id) < 0)));
+        if (!better) continue;
+        found = true;
+        *best = i;
+        *best_distance = distance;
+    }
+    return found;
+}
+
+/* Cities around ordinary places, the antimeridian and both poles; ratings from a few values
+ * so ties happen; queries inside and around each city with radii from 1 m to 50 km. */
+static void test_grid_search_equals_scan(void **state) {
+    fixture_t *f = *state;
+    static const double CENTRES[][2] = {{40.75, -73.99}, {0, 179.99}, {89.95, 0},
+                                        {-89.97, 120}, {-33.87, 151.21}};
+    unsigned seed = 20261126;
+    char id[32];
+    for (uint32_t c = 0; c < 5; c++) {
+        for (uint32_t i = 0; i < 2000; i++) {
+            double lat = CENTRES[c][0] + uniform(&seed, -0.05, 0.05);
+            double lng = CENTRES[c][1] + uniform(&seed, -0.05, 0.05);
+            if (lat > 90) lat = 180 - lat;
+            if (lat < -90) lat = -180 - lat;
+            if (lng > 180) lng -= 360;
+            snprintf(id, sizeof id, "d%u_%u", c, i);
+            int available = rand_r(&seed) % 4 != 0;
+            double rating = (double)(rand_r(&seed) % 3) + 3;
+            assert_int_equal(put_full(f, "f1", id, lat, lng, available, rating, T0), HF_OK);
+        }
+    }
+    uint32_t fleet;
+    assert_true(hf_dispatch_fleet_find(f->core, "f1", &fleet));
+    static const int64_t RADII[] = {1, 50, 250, 800, 3000, 12000, 50000};
+    for (uint32_t q = 0; q < 3000; q++) {
+        const double *centre = CENTRES[q % 5];
+        double lat = fmax(-90, fmin(90, centre[0] + uniform(&seed, -0.08, 0.08)));
+        double lng = centre[1] + uniform(&seed, -0.08, 0.08);
+        if (lng > 180) lng -= 360;
+        int64_t radius = RADII[rand_r(&seed) % 7];
+        uint32_t grid_driver = 0, scan_driver = 0;
+        int64_t grid_distance = -1, scan_distance = -1;
+        bool grid = hf_dispatch_candidate(f->core, fleet, lat, lng, radius, UINT32_MAX,
+                                          &grid_driver, &grid_distance);
+        bool scan = scan_best(f->core, fleet, lat, lng, radius, &scan_driver, &scan_distance);
+        if (grid != scan || grid_driver != scan_driver || grid_distance != scan_distance)
+            fail_msg("query %u at (%.6f, %.6f) r=%lld: grid %d %u %lld, scan %d %u %lld", q, lat,
+                     lng, (long long)radius, grid, grid_driver, (long long)grid_distance, scan,
+                     scan_driver, (long long)scan_distance);
+    }
+}
+
+/* ---- offers ---- */
+
+static void test_exclusive_offers(void **state) {
+    fixture_t *f = *state;
+    char id[16];
+    for (int i = 0; i < 10; i++) {
+        snprintf(id, sizeof id, "d%d", i);
+        put(f, id, 10 + i * 0.001, 10, -1);
+    }
+    for (int i = 0; i < 12; i++) {
+        snprintf(id, sizeof id, "r%d", i);
+        ride_make(f, id, 10, 10, 5000, T0);
+    }
+    /* Ten offers to ten drivers, nearest first; two searching. */
+    bool seen[10] = {false};
+    for (int i = 0; i < 12; i++) {
+        snprintf(id, sizeof id, "r%d", i);
+        const hf_ride_t *r = ride(f, id);
+        if (i >= 10) {
+            assert_int_equal(r->status, HF_RIDE_SEARCHING);
+            continue;
+        }
+        assert_int_equal(r->status, HF_RIDE_OFFERED);
+        assert_false(seen[r->offer_driver - 1]);
+        seen[r->offer_driver - 1] = true;
+        uint32_t ride_index;
+        hf_dispatch_ride_find(f->core, id, &ride_index);
+        assert_int_equal(hf_dispatch_driver_at(f->core, r->offer_driver - 1)->offer, ride_index + 1);
+    }
+    assert_string_equal(offered_to(f, "r0"), "d0");
+    assert_string_equal(offered_to(f, "r9"), "d9");
+    assert_null(hf_dispatch_check(f->core));
+}
+
+static void test_timeout_moves_on(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 10, 10, -1);
+    put(f, "d2", 10.001, 10, -1);
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    assert_string_equal(offered_to(f, "r1"), "d1");
+    assert_int_equal(hf_core_next_expiry(f->core), T0 + TTL);
+    hf_core_advance(f->core, T0 + TTL - 1);
+    assert_string_equal(offered_to(f, "r1"), "d1");
+    hf_batch_clear(f->batch);
+    assert_int_equal(hf_core_advance(f->core, T0 + TTL), 0); /* no hold expired */
+    assert_string_equal(offered_to(f, "r1"), "d2");
+    assert_int_equal(ride(f, "r1")->offer_expires_at_ms, T0 + 2 * TTL);
+    assert_true(hf_batch_count(f->batch) >= 2); /* the driver's row and the ride's */
+    uint32_t index;
+    /* The lapsed driver: 410, whatever happens next; a stranger: 409. */
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0 + TTL + 1, &index),
+                     HF_ERROR_OFFER_EXPIRED);
+    assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + TTL + 1, &index),
+                     HF_ERROR_OFFER_EXPIRED);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d9", T0 + TTL + 1, &index),
+                     HF_ERROR_NOT_OFFERED);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d2", T0 + TTL + 2, &index), HF_OK);
+    assert_int_equal(ride(f, "r1")->status, HF_RIDE_ASSIGNED);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d2", T0 + TTL + 3, &index), HF_OK);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0 + TTL + 3, &index),
+                     HF_ERROR_OFFER_EXPIRED);
+    assert_int_equal(hf_core_next_expiry(f->core), INT64_MAX);
+    /* d1, freed by its lapse, is never offered r1 again, but takes a new ride. */
+    assert_string_equal(offered_to(f, ride_make(f, "r2", 10, 10, 3000, T0 + TTL + 4)->id), "d1");
+}
+
+static void test_decline_and_searching(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 10, 10, -1);
+    put(f, "d2", 10.001, 10, -1);
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    uint32_t index;
+    assert_int_equal(hf_dispatch_decline(f->core, "r1", "d2", T0 + 1, &index),
+                     HF_ERROR_NOT_OFFERED);
+    assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
+    assert_string_equal(offered_to(f, "r1"), "d2");
+    /* A driver that declined holds no offer: 409, not 410. */
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0 + 2, &index),
+                     HF_ERROR_NOT_OFFERED);
+    assert_int_equal(hf_dispatch_decline(f->core, "r1", "d2", T0 + 3, &index), HF_OK);
+    /* Both free, both excluded: searching. */
+    assert_int_equal(ride(f, "r1")->status, HF_RIDE_SEARCHING);
+    bool lapsed = true;
+    assert_true(hf_dispatch_ride_excluded(f->core, 0, 0, &lapsed));
+    assert_false(lapsed);
+    /* A declined driver moving about is still never offered r1. */
+    put(f, "d1", 10, 10.0001, -1);
+    assert_int_equal(ride(f, "r1")->status, HF_RIDE_SEARCHING);
+    /* Out of range: nothing; in range: offered at once. */
+    put(f, "d3", 20, 20, -1);
+    assert_int_equal(ride(f, "r1")->status, HF_RIDE_SEARCHING);
+    put(f, "d3", 10.002, 10, -1);
+    assert_string_equal(offered_to(f, "r1"), "d3");
+    assert_int_equal(ride(f, "r1")->offer_distance_m, hf_geo_distance_whole_m(10, 10, 10.002, 10));
+}
+
+static void test_searching_ride_taken_by_freed_driver(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 10, 10, -1);
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    ride_make(f, "r2", 10, 10, 3000, T0 + 1);
+    ride_make(f, "r3", 10, 10, 3000, T0 + 2);
+    assert_int_equal(ride(f, "r2")->status, HF_RIDE_SEARCHING);
+    uint32_t index;
+    /* Declined: d1 takes the oldest searching ride. */
+    assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + 3, &index), HF_OK);
+    assert_string_equal(offered_to(f, "r2"), "d1");
+    assert_int_equal(ride(f, "r1")->status, HF_RIDE_SEARCHING);
+    /* Cancelled: the offered driver is free and goes to the next (r1 excludes it: r3). */
+    assert_int_equal(hf_dispatch_cancel(f->core, "r2", T0 + 4, &index), HF_OK);
+    assert_int_equal(ride(f, "r2")->status, HF_RIDE_CANCELLED);
+    assert_string_equal(offered_to(f, "r3"), "d1");
+    assert_int_equal(hf_dispatch_cancel(f->core, "r2", T0 + 5, &index), HF_OK);
+    /* Assigned: unavailable until it says so. */
+    assert_int_equal(hf_dispatch_accept(f->core, "r3", "d1", T0 + 6, &index), HF_OK);
+    assert_false(hf_dispatch_driver_at(f->core, 0)->available);
+    put(f, "d2", 10, 10, -1);
+    assert_string_equal(offered_to(f, "r1"), "d2");
+    ride_make(f, "r4", 10, 10, 3000, T0 + 7);
+    assert_int_equal(ride(f, "r4")->status, HF_RIDE_SEARCHING);
+    /* Cancelling the assigned ride frees its driver, which takes r4. */
+    assert_int_equal(hf_dispatch_cancel(f->core, "r3", T0 + 8, &index), HF_OK);
+    assert_string_equal(offered_to(f, "r4"), "d1");
+    assert_int_equal(hf_dispatch_accept(f->core, "r3", "d1", T0 + 9, &index),
+                     HF_ERROR_NOT_OFFERED);
+}
+
+static void test_available_again_after_assignment(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 10, 10, -1);
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    uint32_t index;
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
+    /* A location update alone keeps it busy. */
+    assert_int_equal(put_full(f, "f1", "d1", 10, 10, -1, -1, T0 + 2), HF_OK);
+    assert_int_equal(ride_make(f, "r2", 10, 10, 3000, T0 + 3)->status, HF_RIDE_SEARCHING);
+    assert_int_equal(put_full(f, "f1", "d1", 10, 10, 1, -1, T0 + 4), HF_OK);
+    assert_string_equal(offered_to(f, "r2"), "d1");
+    assert_int_equal(hf_dispatch_driver_at(f->core, 0)->assigned, 0);
+    /* Going unavailable keeps the offer it holds; no new one comes. */
+    assert_int_equal(put_full(f, "f1", "d1", 10, 10, 0, -1, T0 + 5), HF_OK);
+    assert_string_equal(offered_to(f, "r2"), "d1");
+}
+
+/* ---- validation and limits ---- */
+
+static void test_invalid_input(void **state) {
+    fixture_t *f = *state;
+    const char *field = NULL;
+    assert_int_equal(put_full(f, "f1", "d1", 90.0001, 0, 1, -1, T0), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(put_full(f, "f1", "d1", 0, -180.5, 1, -1, T0), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(put_full(f, "f1", "d1", NAN, 0, 1, -1, T0), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(put_full(f, "f1", "d1", 0, INFINITY, 1, -1, T0), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(put_full(f, "f1", "d1", 0, 0, 1, 5.01, T0), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(put_full(f, "f-1", "d1", 0, 0, 1, -1, T0), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(put_full(f, "f1", "d 1", 0, 0, 1, -1, T0), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(hf_dispatch_driver_count(f->core), 0);
+    assert_int_equal(put_full(f, "f1", "d1", -90, 180, 1, 0, T0), HF_OK);
+    assert_int_equal(ride_full(f, "nope", "r1", 0, 0, 10, 10, T0, NULL), HF_ERROR_FLEET_NOT_FOUND);
+    assert_int_equal(ride_full(f, "f1", "r1", -91, 0, 10, 10, T0, &field), HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(field, "lat");
+    assert_int_equal(ride_full(f, "f1", "r1", 0, 181, 10, 10, T0, &field), HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(field, "lng");
+    assert_int_equal(ride_full(f, "f1", "r1", 0, 0, 0, 10, T0, &field), HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(field, "radius_m");
+    assert_int_equal(ride_full(f, "f1", "r1", 0, 0, HF_DISPATCH_RADIUS_M_MAX + 1, 10, T0, &field),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(ride_full(f, "f1", "r1", 0, 0, 10, 0, T0, &field), HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(field, "offer_ttl_s");
+    assert_int_equal(ride_full(f, "f1", "r-1", 0, 0, 10, 10, T0, &field), HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(field, "ride_id");
+    assert_int_equal(hf_dispatch_ride_count(f->core), 0);
+    /* Ride ids are unique across fleets. */
+    assert_int_equal(put_full(f, "f2", "d1", 0, 0, 0, -1, T0), HF_OK);
+    assert_int_equal(ride_full(f, "f1", "r1", 0, 0, -1, -1, T0, NULL), HF_OK);
+    assert_int_equal(ride_full(f, "f2", "r1", 0, 0, -1, -1, T0, NULL), HF_ERROR_RIDE_EXISTS);
+    assert_int_equal(ride(f, "r1")->radius_m, HF_DISPATCH_RADIUS_M_DEFAULT);
+    assert_int_equal(ride(f, "r1")->offer_ttl_ms, HF_DISPATCH_OFFER_TTL_MS_DEFAULT);
+    uint32_t index;
+    assert_int_equal(hf_dispatch_accept(f->core, "r9", "d1", T0, &index), HF_ERROR_RIDE_NOT_FOUND);
+    assert_int_equal(hf_dispatch_cancel(f->core, "r9", T0, &index), HF_ERROR_RIDE_NOT_FOUND);
+}
+
+static void test_searching_limit(void **state) {
+    fixture_t *f = *state;
+    assert_int_equal(put_full(f, "f1", "d1", 0, 0, 0, -1, T0), HF_OK);
+    char id[16];
+    for (uint32_t i = 0; i < HF_DISPATCH_FLEET_SEARCHING_MAX; i++) {
+        snprintf(id, sizeof id, "r%u", i);
+        assert_int_equal(ride_full(f, "f1", id, 0, 0, -1, -1, T0, NULL), HF_OK);
+    }
+    assert_int_equal(ride_full(f, "f1", "one_more", 0, 0, -1, -1, T0, NULL), HF_ERROR_CAPACITY);
+    /* The driver, available again, takes the oldest. */
+    assert_int_equal(put_full(f, "f1", "d1", 0, 0, 1, -1, T0 + 1), HF_OK);
+    assert_string_equal(offered_to(f, "r0"), "d1");
+    assert_int_equal(ride_full(f, "f1", "one_more", 0, 0, -1, -1, T0, NULL), HF_OK);
+}
+
+/* ---- records: soft drivers, durable rides, restore ---- */
+
+static size_t records_of(const hf_batch_t *batch, hf_mutation_type_t type) {
+    size_t count = 0;
+    for (size_t i = 0; i < hf_batch_count(batch); i++) count += hf_batch_at(batch, i)->type == type;
+    return count;
+}
+
+static void test_locations_are_soft(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 10, 10, -1);
+    put(f, "d1", 10.0001, 10, -1);
+    put(f, "d2", 11, 10, -1);
+    assert_int_equal(hf_batch_count(f->batch), 0);
+    assert_int_equal(hf_dispatch_flush(f->core, T0 + 1000), 2);
+    assert_int_equal(records_of(f->batch, HF_MUTATION_DRIVER), 2);
+    const hf_mutation_t *first = hf_batch_at(f->batch, 0);
+    assert_string_equal(first->as.driver.driver_id, "d1");
+    assert_true(first->as.driver.lat == 10.0001);
+    assert_int_equal(hf_dispatch_flush(f->core, T0 + 2000), 0);
+    /* An offer is durable: the ride's record and its driver's. */
+    hf_batch_clear(f->batch);
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    assert_int_equal(records_of(f->batch, HF_MUTATION_RIDE), 1);
+    assert_int_equal(records_of(f->batch, HF_MUTATION_DRIVER), 1);
+    const hf_mutation_t *last = hf_batch_at(f->batch, hf_batch_count(f->batch) - 1);
+    assert_string_equal(last->as.ride.offer_driver_id, "d1");
+    assert_int_equal(last->as.ride.status, HF_RIDE_OFFERED);
+    assert_int_equal(hf_dispatch_ride_change(f->core, 0), hf_core_change_count(f->core));
+}
+
+/* The newest record of each ride and driver, fed to a new core, gives the same state; an
+ * offer that lapsed while "down" moves on at the first advance. */
+static void test_restore_from_records(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 10, 10, -1);
+    put(f, "d2", 10.001, 10, -1);
+    put(f, "d3", 10.002, 10, -1);
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    ride_make(f, "r2", 10, 10, 3000, T0);
+    uint32_t index;
+    assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
+    assert_string_equal(offered_to(f, "r1"), "d3");
+    assert_int_equal(hf_dispatch_accept(f->core, "r2", "d2", T0 + 2, &index), HF_OK);
+    hf_dispatch_flush(f->core, T0 + 3);
+    hf_core_t *copy = hf_core_create((hf_mutation_sink_t){0});
+    for (size_t i = 0; i < hf_batch_count(f->batch); i++) {
+        const hf_mutation_t *m = hf_batch_at(f->batch, i);
+        if (m->type != HF_MUTATION_DRIVER) continue;
+        const hf_mutation_driver_t *d = &m->as.driver;
+        hf_stored_driver_t stored = {d->fleet_id, d->driver_id, d->lat, d->lng, d->rating,
+                                     d->available};
+        assert_int_equal(hf_dispatch_restore_driver(copy, &stored), HF_OK);
+    }
+    /* Rides in the order they were created (their first records), each from its newest. */
+    const char *seen[8];
+    uint32_t seen_count = 0;
+    for (size_t i = 0; i < hf_batch_count(f->batch); i++) {
+        const hf_mutation_t *m = hf_batch_at(f->batch, i);
+        bool again = false;
+        for (uint32_t s = 0; m->type == HF_MUTATION_RIDE && s < seen_count; s++)
+            again |= strcmp(seen[s], m->as.ride.ride_id) == 0;
+        if (m->type == HF_MUTATION_RIDE && !again) seen[seen_count++] = m->as.ride.ride_id;
+    }
+    assert_int_equal(seen_count, 2);
+    for (uint32_t s = 0; s < seen_count; s++) {
+        for (size_t i = hf_batch_count(f->batch); i-- > 0;) {
+            const hf_mutation_t *m = hf_batch_at(f->batch, i);
+            if (m->type != HF_MUTATION_RIDE || strcmp(m->as.ride.ride_id, seen[s]) != 0) continue;
+            const hf_mutation_ride_t *r = &m->as.ride;
+            hf_stored_ride_t stored = {r->ride_id, r->fleet_id, r->rider_id, r->lat, r->lng,
+                                       r->radius_m, r->offer_ttl_ms, (uint8_t)r->status,
+                                       r->created_at_ms, r->offer_driver_id,
+                                       r->offer_distance_m, r->offer_expires_at_ms,
+                                       r->driver_id, r->declined, r->lapsed};
+            assert_int_equal(hf_dispatch_restore_ride(copy, &stored), HF_OK);
+            break;
+        }
+    }
+    assert_null(hf_dispatch_check(copy));
+    const hf_ride_t *r1 = hf_dispatch_ride_find(copy, "r1", &index);
+    assert_int_equal(r1->status, HF_RIDE_OFFERED);
+    assert_string_equal(hf_dispatch_driver_at(copy, r1->offer_driver - 1)->id, "d3");
+    assert_int_equal(hf_dispatch_accept(copy, "r1", "d1", T0 + 4, &index), HF_ERROR_NOT_OFFERED);
+    assert_int_equal(hf_dispatch_ride_find(copy, "r2", NULL)->status, HF_RIDE_ASSIGNED);
+    /* Down past the offer's deadline: it lapses at the first advance, and nobody is left
+     * (d1 declined, d2 assigned). */
+    hf_core_advance(copy, T0 + 1 + TTL + 5000);
+    assert_int_equal(hf_dispatch_ride_find(copy, "r1", NULL)->status, HF_RIDE_SEARCHING);
+    assert_int_equal(hf_dispatch_accept(copy, "r1", "d3", T0 + 2 * TTL, &index),
+                     HF_ERROR_OFFER_EXPIRED);
+    assert_null(hf_dispatch_check(copy));
+    hf_core_destroy(copy);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_haversine_known_distances),
+        cmocka_unit_test(test_grid_cells_and_spans),
+        cmocka_unit_test_setup_teardown(test_ranking_nearest_then_rating_then_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ties_are_bytewise, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_radius_edge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_antimeridian_and_poles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grid_search_equals_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exclusive_offers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_moves_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decline_and_searching, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_searching_ride_taken_by_freed_driver, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_available_again_after_assignment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_searching_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_locations_are_soft, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_from_records, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
+}
