@@ -1807,6 +1807,12 @@ static void report_admissions(buffer_t *json, double seconds) {
         if (window < windows) counts[window]++;
     }
     qsort(counts, windows, sizeof counts[0], compare_u32);
+    /* The window on the wall clock, which the server's tickets carry (admitted_at): for
+     * bench/admissions.py, which counts the admissions the server recorded in it. */
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t wall_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+    int64_t start_unix_ms = wall_ms - (int64_t)((uv_hrtime() - run.measure_start_ns) / 1000000u);
     uint32_t median = windows ? counts[windows / 2] : 0, low = windows ? counts[0] : 0;
     uint32_t high = windows ? counts[windows - 1] : 0;
     double per_s = seconds > 0 ? (double)run.admission_count / seconds : 0;
@@ -1818,10 +1824,12 @@ static void report_admissions(buffer_t *json, double seconds) {
     buffer_printf(json, ",\"admit_per_s\":%g,\"admissions\":%" PRIu64 ",\"admissions_per_s\":%.2f,"
                   "\"window_ms\":%d,\"windows\":%" PRIu32 ",\"window_median\":%" PRIu32
                   ",\"window_min\":%" PRIu32 ",\"window_max\":%" PRIu32
-                  ",\"seen_p50_ms\":%.3f,\"seen_p99_ms\":%.3f",
+                  ",\"seen_p50_ms\":%.3f,\"seen_p99_ms\":%.3f,\"measure_start_unix_ms\":%" PRId64
+                  ",\"measure_end_unix_ms\":%" PRId64,
                   options.admit_per_s, run.admission_count, per_s, ADMIT_WINDOW_MS, windows, median, low,
                   high, histogram_percentile_ms(&run.admission_resolution, 50),
-                  histogram_percentile_ms(&run.admission_resolution, 99));
+                  histogram_percentile_ms(&run.admission_resolution, 99), start_unix_ms,
+                  start_unix_ms + (int64_t)(seconds * 1000));
     free(counts);
 }
 

@@ -432,6 +432,14 @@ if want queue; then
         start_holdfast
         loadgen_run queue-admit queue-admit "$headline" 1 "$rep" --seats 1000 --admit-per-s 100 \
             --join-percent 10
+        # The same window counted from the server's tickets (admitted_at: the core's clock at
+        # each admission), which no stall of the client can blur.
+        admit_out="$raw/holdfast__queue-admit-rows__c${headline}__p1__r${rep}"
+        note_command "python3 bench/admissions.py DATA/holdfast.db queue queue-admit.json OUT.json"
+        python3 bench/admissions.py "$hf_data/holdfast.db" queue \
+            "$raw/holdfast__queue-admit__c${headline}__p1__r${rep}.json" "$admit_out.json" \
+            >"$admit_out.txt" 2>&1 || log "admissions rep $rep FAILED (see $admit_out.txt)"
+        log "queue-admit rep $rep: $(cat "$admit_out.txt")"
     done
     start_holdfast
     tickets=$work/queue-tickets

@@ -20,7 +20,9 @@ figure in docs/BENCHMARKS.md without failing anything else.
   the admissions of a known rate per 100 ms window, driver-update fills the fleet and moves
   drivers inside the 20 km square, and ride-request's latency is the ride's alone (rides
   answered late, updates at once), each offer accepted for its driver and each searching ride
-  cancelled; bench/report.py's waiting-room and dispatch ratios divide the same repetition.
+  cancelled; bench/report.py's waiting-room and dispatch ratios divide the same repetition;
+- bench/admissions.py counts the server's own admissions (tickets' admitted_at) per 100 ms
+  window of loadgen's measured window, and the most at one instant.
 
     python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
         --server build/holdfast --ceiling build/bench/holdfast-ceiling
@@ -33,6 +35,7 @@ import os
 import random
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -727,6 +730,38 @@ def test_report_queue_and_dispatch_divide_the_same_repetition():
     assert "| queue-join / hold-random | 900 | 75% | 60%, 75%, 90% | >= 80% |" in text, text
     assert "| 1,000,000 | 20.0 | 50,000 | 100 | 300 | 200 | 210 | < 256 MB more | yes |" in text, text
     assert "| driver-update, - drivers / noop | 850 | 85% |" in text, text
+
+
+def test_admissions_counts_the_servers_rows_in_the_window():
+    # 10 admissions a second for 3 s, one every 100 ms, except a burst of 5 at one instant at
+    # 1,550 ms; rows of another event and outside the window do not count.
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import admissions  # bench/admissions.py
+    start = 1_700_000_000_000
+    with tempfile.TemporaryDirectory() as directory:
+        database = os.path.join(directory, "holdfast.db")
+        connection = sqlite3.connect(database)
+        connection.execute("CREATE TABLE tickets(id TEXT, event_id TEXT, admitted_at INTEGER)")
+        instants = [start + 100 * i + 50 for i in range(30)] + [start + 1550] * 4
+        rows = [("q_%d" % i, "queue", at) for i, at in enumerate(instants)]
+        rows += [("q_x", "other", start + 10), ("q_y", "queue", start - 1), ("q_z", "queue", start + 3000),
+                 ("q_w", "queue", None)]
+        connection.executemany("INSERT INTO tickets VALUES(?, ?, ?)", rows)
+        connection.commit()
+        connection.close()
+        loadgen_json = os.path.join(directory, "admit.json")
+        with open(loadgen_json, "w") as f:
+            json.dump({"measure_start_unix_ms": start, "measure_end_unix_ms": start + 3000,
+                       "admit_per_s": 10}, f)
+        out = os.path.join(directory, "rows.json")
+        result = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "admissions.py"), database,
+                                 "queue", loadgen_json, out], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+        summary = json.load(open(out))
+    assert summary["admissions"] == 34 and summary["windows"] == 30, summary
+    assert summary["window_median"] == 1 and summary["window_min"] == 1 and summary["window_max"] == 5, summary
+    assert summary["instant_max"] == 5 and abs(summary["admissions_per_s"] - 34 / 3.0) < 1e-9, summary
+    assert admissions.summarize([], start, start + 1000)["window_max"] == 0
 
 
 def main():
