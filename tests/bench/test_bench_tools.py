@@ -21,6 +21,8 @@ figure in docs/BENCHMARKS.md without failing anything else.
   drivers inside the 20 km square, and ride-request's latency is the ride's alone (rides
   answered late, updates at once), each offer accepted for its driver and each searching ride
   cancelled; bench/report.py's waiting-room and dispatch ratios divide the same repetition;
+- the same workloads against the real server (the line's last user polls at position 3,000;
+  the admissions the polls saw agree with the server's rows; offered rides are accepted);
 - bench/admissions.py counts the server's own admissions (tickets' admitted_at) per 100 ms
   window of loadgen's measured window, and the most at one instant.
 
@@ -762,6 +764,82 @@ def test_admissions_counts_the_servers_rows_in_the_window():
     assert summary["window_median"] == 1 and summary["window_min"] == 1 and summary["window_max"] == 5, summary
     assert summary["instant_max"] == 5 and abs(summary["admissions_per_s"] - 34 / 3.0) < 1e-9, summary
     assert admissions.summarize([], start, start + 1000)["window_max"] == 0
+
+
+# ---- the waiting-room and dispatch workloads against the real server ----
+
+def loadgen_json(loadgen, port, workload, *extra):
+    """loadgen's WORKLOAD against the server on PORT for half a second (4 connections): (the
+    finished process, its JSON summary or None)."""
+    with tempfile.TemporaryDirectory() as directory:
+        out = os.path.join(directory, "out.json")
+        result = subprocess.run(
+            [loadgen, "--port", str(port), "--workload", workload, "-c", "4", "-d", "0.5",
+             "--warmup", "0.1", "--seats", "10", "--json", out] + list(extra),
+            capture_output=True, text=True, timeout=120)
+        summary = json.load(open(out)) if os.path.exists(out) else None
+    return result, summary
+
+
+def test_loadgen_queue_workloads_against_the_server(loadgen, server):
+    with tempfile.TemporaryDirectory() as data:
+        hf = Server(server, data, {})
+        try:
+            tickets = os.path.join(data, "line.tickets")
+            result, fill = loadgen_json(loadgen, hf.port, "queue-poll", "-d", "0", "--warmup", "0",
+                                        "--line", "3000", "--tickets", tickets,
+                                        "--rss-pid", str(hf.process.pid))
+            assert result.returncode == 0 and fill["filled"] == 3000, result.stdout + result.stderr
+            assert fill["rss_after_kb"] > fill["rss_before_kb"] > 0, fill
+            status, body = hf.request("GET", "/v1/events/queue")
+            assert status == 200 and json.loads(body)["waiting_room"]["enabled"] is True, body
+            result, polls = loadgen_json(loadgen, hf.port, "queue-poll", "--no-create", "--line",
+                                         "3000", "--tickets", tickets)
+            assert result.returncode == 0, result.stdout + result.stderr
+            # A room admitting 0.001 a second lets in its first user or two at once, no more.
+            assert polls["polls_waiting"] + polls["polls_admitted"] == polls["requests"] > 100, polls
+            assert polls["polls_waiting"] > 0.99 * polls["requests"], polls
+            assert polls["tickets_mismatched"] == 0, polls
+            # The last user of the line polls at its place: (almost) everyone ahead still waits.
+            last = open(tickets).read().split()[-1]
+            status, body = hf.request("GET", "/v1/events/queue/queue/" + last)
+            assert status == 200 and 2998 <= json.loads(body)["position"] <= 3000, body
+            result, joins = loadgen_json(loadgen, hf.port, "queue-join", "--event", "joins")
+            assert result.returncode == 0 and joins["joins_new"] == joins["requests"] > 50, joins
+            result, admit = loadgen_json(loadgen, hf.port, "queue-admit", "--event", "admit",
+                                         "--admit-per-s", "40", "-d", "1")
+            assert result.returncode == 0, result.stdout + result.stderr
+            with open(os.path.join(data, "admit.json"), "w") as f:
+                json.dump(admit, f)
+            out = os.path.join(data, "rows.json")
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "admissions.py"),
+                            os.path.join(data, "holdfast.db"), "admit", os.path.join(data, "admit.json"),
+                            out], check=True, capture_output=True, timeout=30)
+            rows = json.load(open(out))
+        finally:
+            hf.stop()
+    # 40 a second: what the polls saw and what the server wrote agree, about 4 per window.
+    assert 30 <= admit["admissions_per_s"] <= 50 and 30 <= rows["admissions_per_s"] <= 50, (admit, rows)
+    assert abs(admit["admissions"] - rows["admissions"]) <= 3, (admit, rows)
+    assert rows["window_max"] <= 6 and rows["instant_max"] <= 4, rows
+
+
+def test_loadgen_dispatch_workloads_against_the_server(loadgen, server):
+    with tempfile.TemporaryDirectory() as data:
+        hf = Server(server, data, {})
+        try:
+            result, updates = loadgen_json(loadgen, hf.port, "driver-update", "--drivers", "2000")
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert updates["filled"] == 2000 and updates["updates"] == updates["requests"] > 100, updates
+            result, rides = loadgen_json(loadgen, hf.port, "ride-request", "--drivers", "2000",
+                                         "--no-create", "--ride-connections", "2")
+            assert result.returncode == 0, result.stdout + result.stderr
+        finally:
+            hf.stop()
+    # Each offered ride was accepted by its driver; 2,000 drivers in 400 km2 leave none searching.
+    assert rides["rides_offered"] > 10 and rides["accepts_refused"] == 0, rides
+    assert rides["accepts"] >= rides["rides_offered"] - 2 and rides["updates"] > 100, rides
+    assert 0 < rides["ride_p50_ms"] <= rides["ride_p99_ms"], rides
 
 
 def main():
