@@ -201,5 +201,6 @@ const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     }
     const char *fault = check_holds(core, now);
     if (!fault) fault = check_owners(core);
+    if (!fault) fault = queue_check(core);
     return fault ? fault : check_deliveries(core);
 }

@@ -501,6 +501,8 @@ hf_time_ms_t queue_next_deadline(const hf_core_t *core);
 /* Forgets the oldest finished tickets over the limit whose records are durable. */
 uint32_t queue_evict(hf_core_t *core, uint64_t durable_changes);
 void queue_free(hf_core_t *core);
+/* hf_core_check's part: each room's counts, Fenwick tree and head against its tickets. */
+const char *queue_check(const hf_core_t *core);
 /* A ticket as it stands after its join (created) or a change of status (queue.c passes its
  * fields: core/queue.h is the domain's header, which this one does not include). */
 typedef struct ticket_record {

@@ -682,6 +682,42 @@ uint64_t hf_core_room_admissions(const hf_core_t *core, uint32_t event_index) {
     return room ? room->admissions : 0;
 }
 
+/* ---- invariants (hf_core_check) ---- */
+
+static const char *room_check(const hf_core_t *core, uint32_t event_index, const room_t *room) {
+    const queue_state_t *queue = core->queue;
+    uint32_t waiting = 0, active = 0;
+    for (uint32_t seq = 1; seq <= room->seq_count; seq++) {
+        uint32_t index = room->seq_tickets[seq - 1];
+        if (index == NO_INDEX) continue;
+        const hf_ticket_t *ticket = &queue->tickets[index];
+        if (ticket->event != event_index || ticket->seq != seq) continue; /* slot reused */
+        bool is_waiting = ticket->status == HF_TICKET_WAITING;
+        if (is_waiting && seq < room->head) return "a waiting ticket is ahead of the line's head";
+        waiting += is_waiting;
+        active += ticket->status == HF_TICKET_ADMITTED;
+        if (tree_prefix(room, seq) != waiting) return "a position differs from the tickets ahead";
+    }
+    if (waiting != room->waiting) return "a room's waiting count differs from its tickets";
+    if (active != room->active) return "a room's admitted count differs from its tickets";
+    return NULL;
+}
+
+const char *queue_check(const hf_core_t *core) {
+    const queue_state_t *queue = core->queue;
+    if (!queue) return NULL;
+    for (uint32_t e = 0; e < queue->room_capacity; e++) {
+        const char *fault = queue->rooms[e] ? room_check(core, e, queue->rooms[e]) : NULL;
+        if (fault) return fault;
+    }
+    uint32_t finished = 0;
+    for (uint32_t i = 0; i < queue->ticket_count; i++) {
+        uint8_t status = queue->tickets[i].status;
+        finished += status >= HF_TICKET_COMPLETED && status <= HF_TICKET_ABANDONED;
+    }
+    return finished == queue->finished_count ? NULL : "the finished tickets' count is off";
+}
+
 /* ---- restore ---- */
 
 /* A stored ticket placed as the store has it, with no record and no deadline. */

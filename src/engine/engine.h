@@ -33,6 +33,8 @@
  *                         reopening its sales (and their routes)
  *   handlers_ui.h/.c      the box-office page (and its routes)
  *   handlers_payments.h/.c  the payment webhook and refunds (and their routes)
+ *   handlers_queue.h/.c     the waiting room: join, poll, complete (and their routes), and
+ *                           the admission check of holds and bookings (HF_ROUTE_ADMISSION)
  *   signature.h/.c    the webhook's Holdfast-Signature header: parsed (pure) and checked
  *
  * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table

@@ -6,6 +6,7 @@
 
 #include "core/queue.h"
 #include "engine/decode.h"
+#include "engine/restore.h"
 #include "engine/token.h"
 
 /* ---- the ticket ---- */
@@ -87,10 +88,21 @@ static void handle_join(hf_request_t *request) {
     reply_ticket(request, created ? 201 : 200, index);
 }
 
+/* A finished ticket the core has forgotten is taken back from the store, then found as any
+ * other (restore.h); true when there was one to take back. */
+static bool ticket_revived(hf_request_t *request, hf_error_t error) {
+    uint32_t index;
+    return error == HF_ERROR_TICKET_NOT_FOUND &&
+           hf_restore_ticket_revive(request->context, request->params[1], &index);
+}
+
 static void handle_poll(hf_request_t *request) {
     uint32_t index;
     hf_error_t error = hf_core_queue_poll(request->context->core, request->params[0],
                                           request->params[1], request->now_ms, &index);
+    if (ticket_revived(request, error))
+        error = hf_core_queue_poll(request->context->core, request->params[0],
+                                   request->params[1], request->now_ms, &index);
     if (error) {
         hf_reply_core_error(request, error, NULL, NULL);
         return;
@@ -105,6 +117,9 @@ static void handle_complete(hf_request_t *request) {
     uint64_t before = hf_core_change_count(core);
     hf_error_t error = hf_core_queue_complete(core, request->params[0], request->params[1],
                                               request->now_ms, &index);
+    if (ticket_revived(request, error))
+        error = hf_core_queue_complete(core, request->params[0], request->params[1],
+                                       request->now_ms, &index);
     if (error) {
         hf_reply_core_error(request, error, NULL, NULL);
         return;

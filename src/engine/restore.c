@@ -142,6 +142,33 @@ static int revive_hold(void *context, const hf_stored_hold_t *hold) {
     return revive->error ? -1 : 0;
 }
 
+static int revive_ticket(void *context, const hf_stored_ticket_t *ticket) {
+    revive_t *revive = context;
+    revive->error = hf_core_revive_ticket(revive->context->core, ticket, &revive->index);
+    return revive->error ? -1 : 0;
+}
+
+bool hf_restore_ticket_revive(hf_context_t *context, const char *ticket_id, uint32_t *index) {
+    /* As for holds: only what could be a ticket id of this server goes to the store. */
+    if (!context->store || strncmp(ticket_id, "q_", 2) != 0 ||
+        strlen(ticket_id) > HF_SERVER_ID_SIZE)
+        return false;
+    revive_t revive = {.context = context, .error = HF_OK};
+    hf_store_loader_t loader = {.ticket = revive_ticket, .context = &revive};
+    bool found = false;
+    char error[512] = "";
+    if (hf_store_read_ticket(context->store, ticket_id, &loader, &found, error, sizeof error) != 0) {
+        /* A waiting or admitted ticket is never forgotten: one in the store but not in memory
+         * is one whose join was never acknowledged, so it stays unknown. */
+        hf_log(HF_LOG_WARNING, "ticket %s not taken back from the store: %s (%s)", ticket_id,
+               error, revive.error ? core_code(revive.error) : "read failed");
+        return false;
+    }
+    if (!found) return false;
+    *index = revive.index;
+    return true;
+}
+
 bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t *index) {
     /* Only what could be a hold id of this server goes to the store: a lookup of anything
      * else answers 404 from memory, as it did before holds were ever forgotten. */

@@ -22,5 +22,8 @@ int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_
 /* Takes a hold the core has forgotten back from context's store (hf_core_revive_hold): true
  * and *index when the store has a released or expired hold of this id. */
 bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t *index);
+/* The same for a finished waiting-room ticket the core has forgotten: true and *index when the
+ * store had it and the core took it back. */
+bool hf_restore_ticket_revive(hf_context_t *context, const char *ticket_id, uint32_t *index);
 
 #endif

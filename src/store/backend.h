@@ -43,7 +43,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 3
+#define HF_STORE_BACKEND_VERSION 4
 
 typedef struct hf_store_backend {
     int version;         /* HF_STORE_BACKEND_VERSION */
@@ -70,6 +70,10 @@ typedef struct hf_store_backend {
     int (*read_history)(void *instance, const hf_store_history_query_t *query,
                         hf_store_history_fn entry, void *context, char *error,
                         size_t error_size);
+    /* Reads one waiting-room ticket by id, as committed, into loader->ticket
+     * (hf_store_read_ticket), through the same connection as read_hold. */
+    int (*read_ticket)(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
+                       bool *found, char *error, size_t error_size);
     /* Prepares for batches and starts the backend's own threads, if any; done(context) is
      * for the durability side (above) and must only wake the engine. */
     int (*start)(void *instance, hf_store_done_fn done, void *context, char *error,

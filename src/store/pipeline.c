@@ -124,6 +124,14 @@ int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_lo
                                      error_size);
 }
 
+int hf_store_read_ticket(hf_store_t *store, const char *ticket_id, const hf_store_loader_t *loader,
+                         bool *found, char *error, size_t error_size) {
+    assert(store != NULL && ticket_id != NULL && loader != NULL && loader->ticket != NULL);
+    *found = false;
+    return store->backend->read_ticket(store->instance, ticket_id, loader, found, error,
+                                       error_size);
+}
+
 /* ---- Writing a batch (the writer thread) ---- */
 
 /* One transaction for the whole batch; on failure the caller aborts it, and nothing of it

@@ -111,6 +111,10 @@ int hf_store_load(hf_store_t *store, const hf_store_loader_t *loader, char *erro
  * the callback's non-zero value) with a sentence in error. */
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size);
+/* As hf_store_read_hold, for a waiting-room ticket the core has forgotten (a finished one):
+ * passed to loader->ticket. */
+int hf_store_read_ticket(hf_store_t *store, const char *ticket_id, const hf_store_loader_t *loader,
+                         bool *found, char *error, size_t error_size);
 /* What hf_store_list_holds reads: the holds of event_id created after the hold after_id (NULL:
  * from the first), oldest first, whose stored status is one of statuses (bits 1 << status of
  * hf_hold_status_t; 0: any). */

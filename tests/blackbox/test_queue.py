@@ -362,3 +362,33 @@ def test_restart_and_kill_keep_positions_and_admissions():
                     "position after kill -9")
     check_equal(poll(c, event_id, head["ticket"]), head, "the admission after kill -9")
     server.stop()
+
+
+def test_a_version_5_store_is_migrated():
+    """A data directory written before waiting rooms (schema version 5) starts, gains the
+    table tickets and keeps what it had; its new rooms' lines survive a restart."""
+    server = Server(extra_args=["--token-secret", SECRET]).start()
+    c = server.client()
+    plain = uid("plain")
+    create_event(c, plain)
+    server.stop()
+    database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
+    database.execute("DROP TABLE tickets")
+    database.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    database.commit()
+    database.close()
+    server = server.restart()
+    c = server.client()
+    expect(c.get("/v1/events/%s" % plain), 200, what="the old event is kept")
+    event_id = room_event(c, admit_per_s=0.001)
+    join(c, event_id, "a", 201)
+    waiting = join(c, event_id, "b", 201)
+    server.stop()
+    server = server.restart()
+    c = server.client()
+    check_equal(poll(c, event_id, waiting["ticket"])["position"], 1, "the line after a restart")
+    server.stop()
+    database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
+    version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    database.close()
+    check_equal(version, ("6",), "the schema version after the migration")

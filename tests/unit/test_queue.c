@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "core/queue.h"
 #include "core_fixtures.h"
+#include "store/store.h"
 
 #define T0 1795291200000LL
 
@@ -386,6 +388,110 @@ static void test_forgetting(void **state)
     assert_int_equal(status_of(f, revived), HF_TICKET_COMPLETED);
 }
 
+/* ---- through the SQLite store: the tickets table, loading, and reading one back ---- */
+
+static int store_event(void *context, const hf_stored_event_t *event)
+{
+    return hf_core_restore_event(context, event->definition, event->created_at_ms);
+}
+
+static int store_ticket(void *context, const hf_stored_ticket_t *ticket)
+{
+    return hf_core_restore_ticket(context, ticket, T0 + 5000);
+}
+
+typedef struct revive {
+    hf_core_t *core;
+    uint32_t index;
+} revive_t;
+
+static int store_revive(void *context, const hf_stored_ticket_t *ticket)
+{
+    revive_t *revive = context;
+    return hf_core_revive_ticket(revive->core, ticket, &revive->index);
+}
+
+static void nothing(void *context) { (void)context; }
+
+/* Joins, an admission, a completion and an abandonment written by the store, loaded into a
+ * fresh core with the same statuses, positions and admission times; a forgotten ticket read
+ * back by id. */
+static void test_through_the_store(void **state)
+{
+    (void)state;
+    hf_batch_t *batch = hf_batch_create();
+    hf_core_t *core = hf_core_create((hf_mutation_sink_t){hf_batch_sink_emit, batch});
+    fx_event_t event;
+    fx_event_init(&event, "e1", 60000, 180000, 0, 10);
+    fx_event_section(&event, "FLOOR", 100, 1, 10);
+    event.definition.waiting_room = (hf_room_definition_t){true, 0.25, 900, 0, 1000, 100};
+    assert_int_equal(hf_core_event_create(core, &event.definition, T0, NULL), HF_OK);
+    const char *users[] = {"a", "b", "c", "d", "e"};
+    char ids[5][16];
+    uint32_t index;
+    bool created;
+    for (int i = 0; i < 5; i++) {
+        snprintf(ids[i], sizeof ids[i], "q_%d", i);
+        assert_int_equal(hf_core_queue_join(core, "e1", users[i], ids[i], T0 + (i < 4 ? 0 : 900),
+                                            &index, &created), HF_OK);
+    }
+    assert_int_equal(hf_core_queue_complete(core, "e1", "q_2", T0 + 10, &index), HF_OK);
+    assert_int_equal(hf_core_queue_poll(core, "e1", "q_3", T0 + 500, &index), HF_OK);
+    hf_core_advance(core, T0 + 1000);   /* q_1 is abandoned; q_3 and q_4 were polled later */
+    assert_int_equal(hf_core_ticket_find(core, "q_1", NULL)->status, HF_TICKET_ABANDONED);
+
+    char directory[] = "/tmp/hf_queue_XXXXXX", url[128], path[64], error[256];
+    assert_non_null(mkdtemp(directory));
+    snprintf(path, sizeof path, "%s/holdfast.db", directory);
+    snprintf(url, sizeof url, "sqlite:%s", path);
+    hf_store_t *store = NULL;
+    assert_int_equal(hf_store_open(&store, url, error, sizeof error), 0);
+    assert_int_equal(hf_store_start(store, nothing, NULL), 0);
+    hf_store_submit(store, batch, 1);
+    hf_store_close(store); /* writes, syncs and frees the batch in flight */
+    hf_core_set_sink(core, (hf_mutation_sink_t){NULL, NULL});
+
+    hf_core_t *copy = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    assert_int_equal(hf_store_open(&store, url, error, sizeof error), 0);
+    hf_store_loader_t loader = {.event = store_event, .ticket = store_ticket, .context = copy};
+    if (hf_store_load(store, &loader, error, sizeof error)) fail_msg("load: %s", error);
+    for (int i = 0; i < 5; i++) {
+        uint32_t was, now;
+        const hf_ticket_t *before = hf_core_ticket_find(core, ids[i], &was);
+        const hf_ticket_t *after = hf_core_ticket_find(copy, ids[i], &now);
+        assert_non_null(after);
+        assert_int_equal(after->status, before->status);
+        assert_int_equal(after->admitted_at_ms, before->admitted_at_ms);
+        assert_int_equal(hf_core_ticket_position(copy, now), hf_core_ticket_position(core, was));
+        assert_string_equal(hf_core_ticket_user(copy, now), users[i]);
+    }
+    assert_int_equal(hf_core_ticket_find(copy, "q_0", NULL)->status, HF_TICKET_ADMITTED);
+    assert_int_equal(hf_core_ticket_position(copy, 4), 2);
+
+    /* Forgotten once finished and durable, then read back by id. */
+    hf_core_set_tickets_finished_max(copy, 0);
+    assert_int_equal(hf_core_evict(copy, UINT64_MAX), 2);
+    assert_null(hf_core_ticket_find(copy, "q_2", NULL));
+    revive_t revive = {copy, 0};
+    hf_store_loader_t reader = {.ticket = store_revive, .context = &revive};
+    bool found = false;
+    assert_int_equal(hf_store_read_ticket(store, "q_2", &reader, &found, error, sizeof error), 0);
+    assert_true(found);
+    assert_int_equal(hf_core_ticket_at(copy, revive.index)->status, HF_TICKET_COMPLETED);
+    assert_int_equal(hf_store_read_ticket(store, "q_9", &reader, &found, error, sizeof error), 0);
+    assert_false(found);
+    hf_store_close(store);
+    hf_core_destroy(copy);
+    hf_core_destroy(core);
+    unlink(path);
+    char wal[96];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    unlink(wal);
+    snprintf(wal, sizeof wal, "%s-shm", path);
+    unlink(wal);
+    rmdir(directory);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,6 +504,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limit_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_and_restore, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forgetting, setup, teardown),
+        cmocka_unit_test(test_through_the_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,6 +119,8 @@ int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char 
                           size_t error_size);
 int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
                         bool *found, char *error, size_t error_size);
+int hf_sqlite_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
+                          bool *found, char *error, size_t error_size);
 int hf_sqlite_holds_list(void *instance, const hf_store_hold_query_t *query,
                          const hf_store_loader_t *loader, bool *after_found, char *error,
                          size_t error_size);

@@ -249,6 +249,13 @@ static const load_step_t LOAD_TICKETS = {
     " ORDER BY seq",
     ticket_deliver};
 
+/* One ticket the core has forgotten (hf_store_read_ticket). */
+static const load_step_t READ_TICKET = {
+    "tickets",
+    "SELECT id, event_id, user_id, line_seq, status, COALESCE(admitted_at, 0) FROM tickets"
+    " WHERE id = ?1",
+    ticket_deliver};
+
 /* Every row of the step's table to the loader, in order; the first column names a row in an
  * error message. */
 static int load_table(hf_sqlite_store_t *store, const load_step_t *step, load_context_t *context) {
@@ -391,6 +398,40 @@ int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_load
      * stop checkpoints from recycling the log. */
     sqlite3_reset(statement);
     sqlite3_clear_bindings(statement);
+    return result;
+}
+
+/* ---- Reading one forgotten ticket (engine thread) ---- */
+
+/* Prepared at each call: a forgotten ticket is read back rarely (a poll of a ticket that
+ * finished long ago), and the reader's persistent statements stay those of holds. */
+int hf_sqlite_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
+                          bool *found, char *error, size_t error_size) {
+    hf_sqlite_store_t *store = instance;
+    *found = false;
+    if (hf_sqlite_reader_open(store, error, error_size) != 0) return -1;
+    sqlite3_stmt *statement = NULL;
+    int result = -1;
+    int rc = sqlite3_prepare_v2(store->reader, READ_TICKET.sql, -1, &statement, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(statement, 1, ticket_id, -1, SQLITE_STATIC);
+        rc = sqlite3_step(statement);
+    }
+    if (rc == SQLITE_ROW) {
+        *found = true;
+        load_context_t context = {loader, NULL, error, error_size};
+        result = READ_TICKET.deliver(statement, &context);
+        if (result != 0 && result != ROW_UNREADABLE)
+            hf_store_error_write(error, error_size, "store: ticket %s could not be taken back (%d)",
+                                 ticket_id, result);
+        if (result != 0) result = -1;
+    } else if (rc == SQLITE_DONE) {
+        result = 0;
+    } else {
+        hf_store_error_write(error, error_size, "store: reading ticket %s failed: %s", ticket_id,
+                             sqlite3_errmsg(store->reader));
+    }
+    sqlite3_finalize(statement);
     return result;
 }
 

@@ -812,6 +812,7 @@ const hf_store_backend_t hf_store_sqlite_backend = {
     .read_hold = hf_sqlite_hold_read,
     .list_holds = hf_sqlite_holds_list,
     .read_history = hf_sqlite_history_read,
+    .read_ticket = hf_sqlite_ticket_read,
     .start = sqlite_start,
     .batch_write = sqlite_batch_write,
     .batch_commit = sqlite_batch_commit,
