@@ -3,6 +3,8 @@ with the field named; 100 rides created at once over 100 drivers (no driver two 
 ride two drivers); offers that time out with no traffic; duplicate and late accepts; decline,
 cancel and searching rides; Idempotency-Key; restart and kill -9 in the middle of offers."""
 
+import os
+import sqlite3
 import time
 
 from harness import Server, check, check_equal, expect, parse_time, run_threads, uid
@@ -344,3 +346,32 @@ def test_kill_during_a_burst_of_rides():
             check(driver not in holders, "driver %s holds two offers" % driver)
             holders[driver] = ride_id
     server.stop()
+
+
+def test_a_version_5_store_is_migrated():
+    """A store of schema version 5 (before dispatch) gains the tables of dispatch at open."""
+    server = Server().start()
+    c = server.client()
+    fleet = fleet_of_drivers(c, 1)
+    server.stop()
+    path = os.path.join(server.data_dir, "holdfast.db")
+    database = sqlite3.connect(path)
+    database.execute("DROP TABLE drivers")
+    database.execute("DROP TABLE rides")
+    database.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    database.commit()
+    database.close()
+    server = server.restart()
+    c = server.client()
+    expect(c.post("/v1/fleets/%s/rides" % fleet, {"ride_id": uid("r"), "rider_id": "u", "lat": 0,
+                                                   "lng": 0}), 404, "fleet_not_found")
+    fleet = fleet_of_drivers(c, 1)
+    ride = create_ride(c, fleet)
+    check_equal(offered_to(ride), "d000", "dispatch works after the migration")
+    server.stop()
+    database = sqlite3.connect(path)
+    version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    rides = database.execute("SELECT id, status, offer_driver_id FROM rides").fetchall()
+    database.close()
+    check_equal(version, ("7",), "the schema version after the migration")
+    check_equal(rides, [(ride["ride_id"], "offered", "d000")], "the rides table")

@@ -388,5 +388,5 @@ def test_a_version_2_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    # 2 to 3 to 4 (payments) to 5 (the history) in one step.
-    check_equal(version, ("6",), "the schema version after the migration")
+    # 2 to 3 to 4 (payments) to 5 (the history) to 7 (dispatch) in one step.
+    check_equal(version, ("7",), "the schema version after the migration")

@@ -376,7 +376,7 @@ static void reload(const fixture_t *fixture, int64_t keep_since_ms, transcript_t
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, keep_since_ms, transcript, NULL,
-                                NULL, NULL, 0, NULL};
+                                NULL, NULL, 0, NULL, NULL, NULL};
     int rc = hf_store_load(store, &loader, error, sizeof error);
     if (rc != 0) fprintf(stderr, "load failed: %s\n", error);
     assert_int_equal(rc, 0);
@@ -815,7 +815,7 @@ static void test_open_creates_schema_in_wal_mode(void **state)
                      1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     6);
+                     7);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
                                             " 'table' AND name = 'tickets'"),
                      1);
@@ -855,10 +855,10 @@ static void test_open_rejects_what_it_cannot_serve(void **state)
     /* A database written by a newer server is refused, not misread. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_close(store);
-    execute(fixture, "UPDATE meta SET value = '7' WHERE key = 'schema_version'");
+    execute(fixture, "UPDATE meta SET value = '8' WHERE key = 'schema_version'");
     error[0] = '\0';
     assert_int_not_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    assert_non_null(strstr(error, "schema version \"7\""));
+    assert_non_null(strstr(error, "schema version \"8\""));
 }
 
 /* ---- Round trip of every mutation type ---- */
@@ -1228,7 +1228,7 @@ static void test_loader_callback_stops_the_load(void **state)
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript, NULL,
-                                NULL, NULL, 0, NULL};
+                                NULL, NULL, 0, NULL, NULL, NULL};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -1238,7 +1238,7 @@ static void test_loader_callback_stops_the_load(void **state)
 
     /* Callbacks left NULL skip their table. */
     hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript, NULL,
-                                      NULL, NULL, 0, NULL};
+                                      NULL, NULL, 0, NULL, NULL, NULL};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
@@ -1290,7 +1290,7 @@ static void test_finished_count_and_reading_one_hold(void **state)
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript.finished = 99;
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript,
-                                on_finished_count, NULL, NULL, 0, NULL};
+                                on_finished_count, NULL, NULL, 0, NULL, NULL, NULL};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
@@ -1411,7 +1411,7 @@ static void test_version_3_is_migrated(void **state)
                      "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 6);
+                                            " 'schema_version'"), 7);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -1503,7 +1503,7 @@ static void test_version_2_is_migrated(void **state)
     static const char *const open[] = {"old=1"};
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 6);
+                                            " 'schema_version'"), 7);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));
