@@ -61,6 +61,7 @@
 #define RESPONSE_SIZE_MAX (4u << 20)
 #define SERVER_ID_SIZE 64
 #define TICKET_SIZE 48          /* a queue ticket, "q_" and its random part, with its NUL */
+#define LINE_DEFAULT_MAX 2000000u /* the server's default limit of a line (max_waiting) */
 #define ADMIT_FRONT 64          /* queue-admit: tickets at the line's front that polls cycle over */
 #define ADMIT_WINDOW_MS 100     /* queue-admit: admissions are counted per window of this */
 #define CITY_HALF_SIDE_M 10000  /* the dispatch workloads' square: 20 km a side */
@@ -561,10 +562,16 @@ static void send_create_event(connection_t *connection) {
     buffer_printf(&body, "]}]");
     /* The queue workloads' room: a line that only the workload moves (abandonment a day
      * away), and no cap on admitted users. */
-    if (is_queue_workload())
+    if (is_queue_workload()) {
         buffer_printf(&body, ",\"waiting_room\":{\"enabled\":true,\"admit_per_s\":%g,"
-                      "\"token_ttl_s\":86400,\"max_active\":0,\"abandon_after_s\":86400}",
+                      "\"token_ttl_s\":86400,\"max_active\":0,\"abandon_after_s\":86400",
                       options.admit_per_s);
+        /* A line longer than the server's default limit (2,000,000) says so: max_waiting is
+         * the server's own room setting (docs/API.md), which the contract leaves open. */
+        if (options.workload == W_QUEUE_POLL && options.line > LINE_DEFAULT_MAX)
+            buffer_printf(&body, ",\"max_waiting\":%" PRIu32, options.line);
+        buffer_printf(&body, "}");
+    }
     buffer_printf(&body, "}");
     put_request(connection, "POST", "/v1/events", NULL, body.data, body.length);
     push_inflight(connection, K_CREATE_EVENT);
