@@ -216,6 +216,11 @@
  * bytes, so this is some 100 MB, and it covers everyone who finished in the busiest minutes of
  * a sale. */
 #define HF_QUEUE_FINISHED_TICKETS_MAX 1000000u
+/* Joins one room takes over its life: each join number keeps 4 bytes and a bit (the line's
+ * order and its positions) whatever became of its ticket, so 100,000,000 joins are some 410
+ * MB. Beyond it a join answers 503 capacity_exceeded: a sale that size needs several
+ * events. */
+#define HF_QUEUE_JOINS_MAX 100000000u
 /* The measured admission rate (estimated_wait_s) counts admissions per second over this many
  * recent seconds: long enough to smooth the bucket's steps, short enough to follow a change
  * of max_active. */

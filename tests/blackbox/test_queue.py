@@ -133,7 +133,12 @@ def test_join_poll_and_errors(server):
     expect(c.get("/v1/events/%s/queue/%s" % (other, second["ticket"])), 404, "ticket_not_found",
            what="another event's ticket")
     expect(c.post("/v1/events/%s/queue/q_nope/complete" % event_id), 404, "ticket_not_found")
-    for field, value in (("admit_per_s", 0), ("admit_per_s", "x"), ("token_ttl_s", 1.5),
+    rounded = room_event(c, token_ttl_s=0.5)
+    check_equal(expect(c.get("/v1/events/%s" % rounded), 200)["waiting_room"]["token_ttl_s"], 1,
+                "a fractional token_ttl_s is rounded up to whole seconds")
+    token = join(c, rounded, "r", 201)["admission_token"]
+    check_equal(claims_of(token)["exp"] - claims_of(token)["iat"], 1, "exp - iat, rounded up")
+    for field, value in (("admit_per_s", 0), ("admit_per_s", "x"), ("token_ttl_s", 0),
                          ("max_active", -1), ("abandon_after_s", 0), ("max_waiting", 0),
                          ("enabled", "yes")):
         response = c.post("/v1/events", {"id": uid("bad"), "sections": [
@@ -234,13 +239,14 @@ def test_max_active_and_complete(server):
 
 def test_abandonment(server):
     c = server.client()
-    event_id = room_event(c, admit_per_s=1000, max_active=1, abandon_after_s=1)
+    event_id = room_event(c, admit_per_s=1000, max_active=1, abandon_after_s=1.5)
     join(c, event_id, "holder", 201)
     gone = join(c, event_id, "gone", 201)
     kept = join(c, event_id, "kept", 201)
     check_equal(kept["position"], 2, "behind the one who will leave")
-    for _ in range(8):
-        time.sleep(0.25)
+    started = time.monotonic()
+    while time.monotonic() - started < 2.2:   # polled every 0.2 s, well within 1.5 s
+        time.sleep(0.2)
         answer = poll(c, event_id, kept["ticket"])
     check_equal(poll(c, event_id, gone["ticket"]), {"ticket": gone["ticket"],
                                                      "status": "abandoned"}, "not polled")
@@ -342,9 +348,20 @@ def test_restart_and_kill_keep_positions_and_admissions():
     waiting = [join(c, event_id, "w%d" % i, 201) for i in range(10)]
     complete(c, event_id, waiting[3]["ticket"])
     before = {t["ticket"]: poll(c, event_id, t["ticket"]) for t in [head] + waiting}
+    capped = room_event(c, admit_per_s=5, max_active=1)
+    first = join(c, capped, "first", 201)
+    second = join(c, capped, "second", 201)
+    check_equal(second["status"], "waiting", "behind max_active")
     server.stop()
     server = server.restart()
     c = server.client()
+    # Admissions resume after a restart: the freed slot goes to the next within the bucket's
+    # refill (0.2 s at 5/s).
+    complete(c, capped, first["ticket"])
+    deadline = time.monotonic() + 5.0
+    while poll(c, capped, second["ticket"])["status"] != "admitted":
+        check(time.monotonic() < deadline, "admitted after a restart")
+        time.sleep(0.05)
     for ticket, answer in before.items():
         after = poll(c, event_id, ticket)
         if answer["status"] == "waiting":

@@ -1,16 +1,16 @@
 /* libFuzzer target: sequences of core operations checked against the core's invariants.
  *
  * The input is read as a small program: the first bytes lay out one or two events (sections,
- * rows, seats, pools, limits), the rest is a list of operations (hold with seats, pools and
- * best_available; extend; release; commit; cancel; booking; time passing). After every
- * operation:
+ * rows, seats, pools, limits, and maybe a waiting room), the rest is a list of operations
+ * (hold with seats, pools and best_available; extend; release; commit; cancel; booking; time
+ * passing; a waiting room's join, poll and complete). After every operation:
  *   - hf_core_check finds nothing wrong (counts match statuses, owners point back, pool sums,
  *     no lapsed hold still held);
  *   - an operation that returns an error emitted no mutation (all-or-nothing);
  *   - a sold seat belongs to exactly one confirmed order, and the event's counts add up.
- * The first byte after the events sets how many finished holds the core keeps (0 to 3); the
- * last kind of step (time passing by 1 ms) also makes everything durable, so the core forgets
- * finished holds and reuses their slots.
+ * The first byte after the events sets how many finished holds (and tickets) the core keeps
+ * (0 to 3); the step of time passing by 1 ms also makes everything durable, so the core
+ * forgets finished holds and tickets and reuses their slots.
  * Any breach aborts, which libFuzzer reports as a crash with the input saved.
  *
  * Build: make build/fuzz/fuzz_core (mk/reliability.mk). Seeds: tests/fuzz/corpus/core/. */
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/queue.h"
 #include "engine/errors.h"
 
 typedef struct reader {
@@ -60,6 +61,8 @@ typedef struct fuzz_state {
     uint32_t hold_count;
     char order_ids[HOLDS_MAX][HF_SERVER_ID_SIZE + 1];
     uint32_t order_count;
+    char ticket_ids[HOLDS_MAX][HF_SERVER_ID_SIZE + 1];
+    uint32_t ticket_count;
     uint32_t serial;
 } fuzz_state_t;
 
@@ -105,6 +108,10 @@ static void create_event(fuzz_state_t *state, reader_t *reader) {
         pools[p].price = next_below(reader, 50);
     }
     definition.pools = pools;
+    if (next_below(reader, 2))
+        definition.waiting_room = (hf_room_definition_t){
+            true, 0.5 * (1 + next_below(reader, 40)), 1 + next_below(reader, 3),
+            next_below(reader, 4), 100 + next_below(reader, 20) * 100, 1 + next_below(reader, 20)};
     hf_error_detail_t detail;
     hf_error_t error = hf_core_event_create(state->core, &definition, state->now, &detail);
     if (error) fail("event create refused a valid definition", error_code(error));
@@ -245,6 +252,31 @@ static void check_sales(const fuzz_state_t *state) {
     }
 }
 
+/* A waiting room's join (op 0), poll (1) or complete (2) on a picked event and ticket. */
+static hf_error_t op_queue(fuzz_state_t *state, reader_t *reader, uint32_t op) {
+    const char *event_id = state->event_ids[next_below(reader, state->event_count)];
+    uint32_t index;
+    if (op == 0) {
+        char id[HF_SERVER_ID_SIZE + 1];
+        snprintf(id, sizeof id, "q_%u", state->serial++);
+        bool created;
+        hf_error_t error = hf_core_queue_join(state->core, event_id, user_pick(reader), id,
+                                              state->now, &index, &created);
+        if (!error && created && state->ticket_count < HOLDS_MAX)
+            snprintf(state->ticket_ids[state->ticket_count++], HF_SERVER_ID_SIZE + 1, "%s", id);
+        return error;
+    }
+    const char *ticket_id = state->ticket_count && next_below(reader, 16)
+                                ? state->ticket_ids[next_below(reader, state->ticket_count)]
+                                : "q_missing";
+    hf_error_t error = op == 1
+                           ? hf_core_queue_poll(state->core, event_id, ticket_id, state->now, &index)
+                           : hf_core_queue_complete(state->core, event_id, ticket_id, state->now,
+                                                    &index);
+    if (!error && op == 1 && emitted != 0) fail("a poll emitted mutations", ticket_id);
+    return error;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader_t reader = {data, size, 0};
     fuzz_state_t *state = calloc(1, sizeof *state);
@@ -252,11 +284,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     state->core = hf_core_create((hf_mutation_sink_t){count_sink, NULL});
     state->now = 1700000000000LL;
     /* Few finished holds kept, so slots are forgotten and reused within one input. */
-    hf_core_set_finished_max(state->core, next_below(&reader, 4));
+    uint32_t finished_max = next_below(&reader, 4);
+    hf_core_set_finished_max(state->core, finished_max);
+    hf_core_set_tickets_finished_max(state->core, finished_max);
     create_event(state, &reader);
     if (next_below(&reader, 2)) create_event(state, &reader);
     for (int steps = 0; steps < 200 && reader.at < reader.size; steps++) {
-        uint32_t op = next_below(&reader, 9);
+        uint32_t op = next_below(&reader, 12);
         /* Expiry first, so an operation's own mutations can be counted alone. */
         hf_core_advance(state->core, state->now);
         emitted = 0;
@@ -283,14 +317,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         case 6: error = op_hold(state, &reader, true); break;
         case 7: state->now += (hf_time_ms_t)next_byte(&reader) * 37; break;
-        default:
+        case 9:
+        case 10:
+        case 11: error = op_queue(state, &reader, op - 9); break;
+        case 8:
             state->now += 1;
             /* Everything so far durable, as when the store catches up. */
             hf_core_evict(state->core, hf_core_change_count(state->core));
             break;
         }
         /* Time moved without a command: the timer's sweep, as the engine runs it. */
-        if (op >= 7) hf_core_advance(state->core, state->now);
+        if (op == 7 || op == 8) hf_core_advance(state->core, state->now);
         if (error != HF_OK && emitted != 0) fail("an operation that failed emitted mutations",
                                                  error_code(error));
         const char *fault = hf_core_check(state->core, state->now);

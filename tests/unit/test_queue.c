@@ -155,7 +155,7 @@ static void test_bucket_smooth(void **state)
      * about p / 50 s. */
     uint32_t last = tickets[USERS - 1];
     uint32_t position = hf_core_ticket_position(f->core, last);
-    int64_t wait = hf_core_ticket_wait_s(f->core, last, T0 + 10000);
+    int64_t wait = hf_core_ticket_wait_s(f->core, last, position, T0 + 10000);
     assert_true(wait >= position / 55 && wait <= position / 45 + 1);
     /* Drain the line, then stay idle for a minute. */
     for (uint32_t i = 0; i < USERS; i++) {
@@ -388,6 +388,31 @@ static void test_forgetting(void **state)
     assert_int_equal(status_of(f, revived), HF_TICKET_COMPLETED);
 }
 
+/* A forgotten ticket's slot taken by a new one: the old ticket's deadline left on the heap
+ * neither abandons nor re-arms the new one. */
+static void test_slot_reuse(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 1000, 900, 1, 1000, 100);
+    hf_core_set_tickets_finished_max(f->core, 0);
+    join(f, "holder", T0, NULL);
+    uint32_t a = join(f, "a", T0, NULL);
+    uint32_t at;
+    assert_int_equal(hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, a)->id,
+                                            T0 + 10, &at), HF_OK);
+    assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 1);
+    uint32_t b = join(f, "b", T0 + 500, NULL);
+    assert_int_equal(b, a);
+    hf_core_advance(f->core, T0 + 1000);   /* a's old deadline */
+    assert_int_equal(status_of(f, b), HF_TICKET_WAITING);
+    assert_int_equal(hf_core_ticket_position(f->core, b), 1);
+    hf_core_advance(f->core, T0 + 1499);
+    assert_int_equal(status_of(f, b), HF_TICKET_WAITING);
+    hf_core_advance(f->core, T0 + 1500);
+    assert_int_equal(status_of(f, b), HF_TICKET_ABANDONED);
+    assert_null(hf_core_check(f->core, T0 + 1500));
+}
+
 /* ---- through the SQLite store: the tickets table, loading, and reading one back ---- */
 
 static int store_event(void *context, const hf_stored_event_t *event)
@@ -504,6 +529,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limit_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_and_restore, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forgetting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slot_reuse, setup, teardown),
         cmocka_unit_test(test_through_the_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,7 +56,7 @@ static void forge(const char *header, const char *payload, const char *key,
              digest, &size);
         encode(digest, size, part);
     } else {
-        strcpy(part, raw_signature);
+        strcpy(part, raw_signature ? raw_signature : "");
     }
     strcat(out, ".");
     strcat(out, part);
@@ -78,7 +78,8 @@ static hf_token_result_t check_payload(const char *payload) {
 
 static hf_token_claims_t good_claims(void) {
     hf_token_claims_t claims = {.issued_at_s = 1700000000, .expires_at_s = 1700000900};
-    strcpy(claims.subject, "user \"42\"\n\\ caf\xc3\xa9 \x01");
+    /* Quote, newline, backslash, 2-, 3- and 4-byte UTF-8 (é € 😀), a control character. */
+    strcpy(claims.subject, "user \"42\"\n\\ caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \x01");
     strcpy(claims.event_id, "e1");
     strcpy(claims.ticket_id, "q_0123456789abcdef0123456789abcdef0123");
     return claims;
@@ -279,9 +280,14 @@ static void test_claims(void **state) {
     hf_token_claims_t claims = good_claims();
     claims.subject[0] = '\0';
     assert_int_equal(hf_token_sign(&secret, &claims, token, sizeof token), 0);
-    claims = good_claims();
-    strcpy(claims.subject, "bad \xc0\xaf utf-8");
-    assert_int_equal(hf_token_sign(&secret, &claims, token, sizeof token), 0);
+    /* Not UTF-8 as jansson reads it: overlong, a surrogate, above U+10FFFF, cut short. */
+    const char *not_utf8[] = {"bad \xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "cut \xe2\x82",
+                              "\x80", "\xf8\x88\x80\x80\x80"};
+    for (size_t i = 0; i < sizeof not_utf8 / sizeof *not_utf8; i++) {
+        claims = good_claims();
+        strcpy(claims.subject, not_utf8[i]);
+        assert_int_equal(hf_token_sign(&secret, &claims, token, sizeof token), 0);
+    }
     claims = good_claims();
     strcpy(claims.event_id, "no-dash");
     assert_int_equal(hf_token_sign(&secret, &claims, token, sizeof token), 0);
