@@ -14,13 +14,7 @@
  *
  *   corebench [--ops N] [--reps R] [--seats N] [--users N] [--only release|commit] [--json PATH]
  *
- * --only runs one of the two and skips the best_available and candidate measurements.
- *
- * candidate     dispatch's candidate search (hf_dispatch_candidate, core/dispatch/dispatch.h)
- *               in a fleet of 100,000 free drivers spread over a 20 km square (a city), for
- *               rides of radius 3,000 m at random places of it: microseconds per search, mean
- *               and p99; and for places 5 km outside the square, where no driver is in range
- *               and the ring search must cover the whole radius to say so.
+ * --only runs one of the two and skips the best_available measurement.
  * --users (default 1,000,000) sets how many users the holds are spread over: with a thousand,
  * everything the core touches stays in the caches, which shows its cost without the misses.
  */
@@ -32,7 +26,6 @@
 #include <time.h>
 
 #include "core/core.h"
-#include "core/dispatch/dispatch.h"
 
 static uint64_t mutations;
 
@@ -315,73 +308,6 @@ static int compare_doubles(const void *a, const void *b) {
     return (left > right) - (left < right);
 }
 
-/* A place in the square of half_side_m around 40.75, -73.99, or outside_m beyond its east
- * edge (the same metres per degree as bench/loadgen's city). */
-static void city_place(uint64_t *rng, double half_side_m, double outside_m, double *lat,
-                       double *lng) {
-    const double metres_per_degree = 6371000.0 * 3.14159265358979323846 / 180.0;
-    double north_m = ((double)random_below(rng, 2000001) / 1000000.0 - 1.0) * half_side_m;
-    double east_m = ((double)random_below(rng, 2000001) / 1000000.0 - 1.0) * half_side_m;
-    if (outside_m > 0) east_m = half_side_m + outside_m;
-    *lat = 40.75 + north_m / metres_per_degree;
-    *lng = -73.99 + east_m / (metres_per_degree * 0.75822);
-}
-
-/* Microseconds per candidate search (hf_dispatch_candidate) among 100,000 free drivers of one
- * fleet: *mean and *p99 over `searches` rides at random places of the city, *miss_mean for
- * places outside it, with no driver in range. Each search is timed alone. */
-static void run_candidate(uint32_t searches, double *mean, double *p99, double *miss_mean) {
-    hf_core_t *core = hf_core_create((hf_mutation_sink_t){count_mutation, NULL});
-    hf_time_ms_t now = 1700000000000;
-    uint64_t rng = 42;
-    char driver_id[24];
-    hf_error_detail_t detail;
-    for (uint32_t d = 0; d < 100000; d++) {
-        snprintf(driver_id, sizeof driver_id, "d%" PRIu32, d);
-        hf_driver_update_t update = {.fleet_id = "city", .driver_id = driver_id,
-                                     .has_available = true, .available = true, .has_rating = true,
-                                     .rating = 3.5 + (double)(d % 16) / 10.0};
-        city_place(&rng, 10000, 0, &update.lat, &update.lng);
-        uint32_t index;
-        if (hf_dispatch_driver_put(core, &update, now, &index, &detail) != HF_OK) {
-            fprintf(stderr, "corebench: driver %" PRIu32 " refused\n", d);
-            exit(1);
-        }
-    }
-    uint32_t fleet;
-    if (!hf_dispatch_fleet_find(core, "city", &fleet)) exit(1);
-    double *times = malloc(searches * sizeof *times);
-    if (!times) exit(1);
-    double total = 0, miss_total = 0;
-    for (uint32_t i = 0; i < 2 * searches; i++) {
-        double lat, lng;
-        bool miss = i >= searches;
-        city_place(&rng, 10000, miss ? 5000 : 0, &lat, &lng);
-        uint32_t driver;
-        int64_t distance_m;
-        double start = now_s();
-        bool found = hf_dispatch_candidate(core, fleet, lat, lng, 3000, UINT32_MAX, &driver,
-                                           &distance_m);
-        double elapsed = (now_s() - start) * 1e6;
-        if (found == miss || (found && distance_m > 3000)) {
-            fprintf(stderr, "corebench: candidate search %" PRIu32 " answered wrong\n", i);
-            exit(1);
-        }
-        if (miss) {
-            miss_total += elapsed;
-        } else {
-            times[i] = elapsed;
-            total += elapsed;
-        }
-    }
-    qsort(times, searches, sizeof times[0], compare_doubles);
-    *mean = total / searches;
-    *p99 = times[(size_t)(0.99 * (searches - 1))];
-    *miss_mean = miss_total / searches;
-    free(times);
-    hf_core_destroy(core);
-}
-
 int main(int argc, char **argv) {
     uint64_t ops = 2000000;
     int reps = 3;
@@ -425,14 +351,10 @@ int main(int argc, char **argv) {
     printf("median of %d: hold+release %.0f/s, hold+commit %.0f/s (%" PRIu64 " ops each, one core)\n",
            reps, release_median, commit_median, ops);
     double best_steady = 0, best_first = 0;
-    double candidate_mean = 0, candidate_p99 = 0, candidate_miss = 0;
     if (only[0] == '\0') {
         best_first = run_best_available(10000, &best_steady);
         printf("best_available on a nearly sold-out 100,000-seat event: first pick %.1f us, "
                "then %.2f us per pick\n", best_first, best_steady);
-        run_candidate(100000, &candidate_mean, &candidate_p99, &candidate_miss);
-        printf("candidate search among 100,000 drivers (radius 3,000 m): %.2f us mean, %.2f us "
-               "p99; %.2f us when none is in range\n", candidate_mean, candidate_p99, candidate_miss);
     }
     if (json_path) {
         FILE *file = fopen(json_path, "w");
@@ -442,10 +364,8 @@ int main(int argc, char **argv) {
         }
         fprintf(file, "{\"ops\":%" PRIu64 ",\"reps\":%d,\"hold_release_per_s\":%.0f,"
                 "\"hold_commit_per_s\":%.0f,\"mutations\":%" PRIu64 ","
-                "\"best_available_first_us\":%.1f,\"best_available_us\":%.2f,"
-                "\"candidate_us\":%.3f,\"candidate_p99_us\":%.3f,\"candidate_miss_us\":%.3f}\n",
-                ops, reps, release_median, commit_median, mutations, best_first, best_steady,
-                candidate_mean, candidate_p99, candidate_miss);
+                "\"best_available_first_us\":%.1f,\"best_available_us\":%.2f}\n",
+                ops, reps, release_median, commit_median, mutations, best_first, best_steady);
         fclose(file);
     }
     free(inputs.seat_ids);

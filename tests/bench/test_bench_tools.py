@@ -721,7 +721,7 @@ def test_report_queue_and_dispatch_divide_the_same_repetition():
 
     def target(label, value, goal, shown, spread="-", ceiling="-"):
         rows.append((label, shown, value is not None and value >= goal))
-    report.rooms_targets(target, runs, 50, {"candidate_us": 12.5})
+    report.rooms_targets(target, runs, 50, {"dispatch_search_us": 12.5})
     met = {label.split(":")[0]: (shown, ok) for label, shown, ok in rows}
     assert met["queue-join"] == ("75%", False) and met["queue-poll"] == ("60%", False), met
     assert met["queue"] == ("+200 MB", True) and met["driver-update"] == ("85%", True), met
