@@ -517,7 +517,7 @@ void queue_advance(hf_core_t *core, hf_time_ms_t now) {
 
 /* ---- commands ---- */
 
-/* A new ticket at the back of the line, admitted at once when the room is idle. */
+/* A new ticket at the back of the line. */
 static uint32_t ticket_join(hf_core_t *core, uint32_t event_index, uint32_t entry_index,
                             const text_key_t *id, hf_time_ms_t now) {
     queue_state_t *queue = core->queue;
@@ -539,7 +539,12 @@ static uint32_t ticket_join(hf_core_t *core, uint32_t event_index, uint32_t entr
     ticket_arm(queue, index, now + core->events[event_index]->waiting_room.abandon_after_ms);
     queue->entries[entry_index].ticket = index;
     ticket_emit(core, index, true, now);
-    room_admit(core, event_index, now);
+    /* Admitted by the room's next admission, due at once when none is armed: the join
+     * answers its place in the line, and the admission is a change of its own. */
+    if (room->admit_armed_ms == INT64_MAX) {
+        room->admit_armed_ms = now;
+        hf_timer_push(&queue->timer, now, HF_TIMER_QUEUE_ADMIT, event_index);
+    }
     return index;
 }
 

@@ -13,7 +13,7 @@
  * admit_per_s; each admission takes one unit, in join order, while fewer than max_active
  * tickets are admitted with live tokens (0: no cap). After an idle spell at most the bucket's
  * capacity is admitted at one instant. Admissions happen in hf_core_advance (a deadline of the
- * core's timers, so the engine's expiry timer drives them) and at a join.
+ * core's timers, so the engine's expiry timer drives them), never inside a join.
  *
  * Lifetimes: a ticket pointer is borrowed until the next call that changes the core; finished
  * tickets (completed, expired, abandoned) are kept up to a limit and then forgotten
@@ -55,7 +55,8 @@ typedef struct hf_ticket {
 
 /* Joins the user to the event's line: a new ticket (id ticket_id, made by the caller) at the
  * back, or the user's ticket when it is waiting or admitted with a live token (*created
- * false, nothing changes). An idle room admits a new ticket at once (its status says so).
+ * false, nothing changes). A new ticket is waiting: the room's next admission (due at once
+ * in an idle room, at the next hf_core_advance) admits it.
  * HF_ERROR_EVENT_NOT_FOUND, HF_ERROR_WAITING_ROOM_DISABLED, HF_ERROR_WAITING_ROOM_FULL (the
  * room's max_waiting tickets wait), HF_ERROR_CAPACITY (HF_QUEUE_JOINS_MAX joins made),
  * HF_ERROR_INVALID_REQUEST (a user id empty or too long,

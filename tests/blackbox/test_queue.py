@@ -107,8 +107,13 @@ def test_join_poll_and_errors(server):
                                           "abandon_after_s": 300, "max_waiting": 3},
                 "the room's settings")
     first = join(c, event_id, "a", 201)
-    check_equal(first["status"], "admitted", "the first joiner of an idle room")
+    check_equal((first["status"], first["position"]), ("waiting", 1),
+                "a join answers its place, even in an idle room")
+    check(first["estimated_wait_s"] >= 1, "an estimate: %r" % first)
     check(first["ticket"].startswith("q_") and len(first["ticket"]) >= 26, "ticket id")
+    ticket = first["ticket"]
+    first = admitted(c, event_id, "a")   # the idle room's bucket admits the first at once
+    check_equal(first["ticket"], ticket, "the same ticket, admitted")
     claims = claims_of(first["admission_token"])
     check_equal((claims["sub"], claims["evt"], claims["jti"]), ("a", event_id, first["ticket"]),
                 "the token's claims")
@@ -136,7 +141,7 @@ def test_join_poll_and_errors(server):
     rounded = room_event(c, token_ttl_s=0.5)
     check_equal(expect(c.get("/v1/events/%s" % rounded), 200)["waiting_room"]["token_ttl_s"], 1,
                 "a fractional token_ttl_s is rounded up to whole seconds")
-    token = join(c, rounded, "r", 201)["admission_token"]
+    token = admitted(c, rounded, "r")["admission_token"]
     check_equal(claims_of(token)["exp"] - claims_of(token)["iat"], 1, "exp - iat, rounded up")
     for field, value in (("admit_per_s", 0), ("admit_per_s", "x"), ("token_ttl_s", 0),
                          ("max_active", -1), ("abandon_after_s", 0), ("max_waiting", 0),
@@ -162,7 +167,7 @@ def test_idempotency_key_on_join(server):
 def test_fifo_under_1000_concurrent_joins(server):
     c = server.client()
     event_id = room_event(c, admit_per_s=0.001)
-    join(c, event_id, "head")   # admitted: everyone below waits
+    admitted(c, event_id, "head")   # the bucket's one unit: everyone below waits
     threads, each = 50, 20
 
     def joiner(index, barrier):
@@ -240,7 +245,7 @@ def test_max_active_and_complete(server):
 def test_abandonment(server):
     c = server.client()
     event_id = room_event(c, admit_per_s=1000, max_active=1, abandon_after_s=1.5)
-    join(c, event_id, "holder", 201)
+    admitted(c, event_id, "holder")
     gone = join(c, event_id, "gone", 201)
     kept = join(c, event_id, "kept", 201)
     check_equal(kept["position"], 2, "behind the one who will leave")
@@ -344,12 +349,12 @@ def test_restart_and_kill_keep_positions_and_admissions():
     server = Server(extra_args=["--token-secret", SECRET]).start()
     c = server.client()
     event_id = room_event(c, admit_per_s=0.001)
-    head = join(c, event_id, "head", 201)
+    head = admitted(c, event_id, "head")
     waiting = [join(c, event_id, "w%d" % i, 201) for i in range(10)]
     complete(c, event_id, waiting[3]["ticket"])
     before = {t["ticket"]: poll(c, event_id, t["ticket"]) for t in [head] + waiting}
     capped = room_event(c, admit_per_s=5, max_active=1)
-    first = join(c, capped, "first", 201)
+    first = admitted(c, capped, "first")
     second = join(c, capped, "second", 201)
     check_equal(second["status"], "waiting", "behind max_active")
     server.stop()
@@ -398,7 +403,7 @@ def test_a_version_5_store_is_migrated():
     c = server.client()
     expect(c.get("/v1/events/%s" % plain), 200, what="the old event is kept")
     event_id = room_event(c, admit_per_s=0.001)
-    join(c, event_id, "a", 201)
+    admitted(c, event_id, "a")
     waiting = join(c, event_id, "b", 201)
     server.stop()
     server = server.restart()

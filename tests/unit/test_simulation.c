@@ -2559,7 +2559,8 @@ static void test_payment_window(void **state)
  * every step as the engine's timer would. The model keeps the tickets in a plain array in
  * join order, finds positions by counting, admits by the rules of API.md section 6 (a bucket
  * of max(1, admit_per_s / 10) refilled continuously, join order, max_active), expires tokens at
- * exp and drops waiting tickets unpolled for abandon_after. Within one millisecond the model
+ * exp and drops waiting tickets unpolled for abandon_after; a join arms the room's admission
+ * at its own instant, made by the next command or clock step. Within one millisecond the model
  * follows the core's documented order: the room's admission first, then the tickets' own
  * deadlines in join order. Every ticket's status and position, and the room's counts, are
  * compared after every step. */
@@ -2616,12 +2617,17 @@ static int64_t qm_expires_ms(const qm_ticket_t *ticket)
     return (ticket->admitted_at / 1000 + qm.room.token_ttl_s) * 1000;
 }
 
+/* The room's admission when it is due: a join arms one at its own instant. */
+static void qm_admit_due(int64_t t)
+{
+    if (qm.admit_armed > t) return;
+    qm.admit_armed = INT64_MAX;
+    qm_admit(t);
+}
+
 static void qm_advance(int64_t t)
 {
-    if (qm.admit_armed == t) {
-        qm.admit_armed = INT64_MAX;
-        qm_admit(t);
-    }
+    qm_admit_due(t);
     for (uint32_t i = 0; i < qm.count; i++) {
         qm_ticket_t *ticket = &qm.tickets[i];
         if (ticket->status == HF_TICKET_ADMITTED && qm_expires_ms(ticket) == t) {
@@ -2639,6 +2645,7 @@ static void qm_advance(int64_t t)
 static hf_error_t qm_join(uint32_t user, int64_t t, uint32_t *index, bool *created)
 {
     *created = false;
+    qm_admit_due(t);   /* the core's hf_core_advance at the start of every command */
     int32_t last = qm.user_ticket[user];
     if (last >= 0 && (qm.tickets[last].status == HF_TICKET_WAITING ||
                       qm.tickets[last].status == HF_TICKET_ADMITTED)) {
@@ -2662,7 +2669,7 @@ static hf_error_t qm_join(uint32_t user, int64_t t, uint32_t *index, bool *creat
     *index = qm.count++;
     qm.waiting++;
     *created = true;
-    qm_admit(t);
+    if (qm.admit_armed == INT64_MAX) qm.admit_armed = t;
     return HF_OK;
 }
 
@@ -2748,6 +2755,7 @@ static void qm_operation(hf_core_t *queue_core, int64_t t, uint64_t at_step)
         return;
     }
     uint32_t pick = rng_below(qm.count);
+    qm_admit_due(t);   /* the core's hf_core_advance at the start of every command */
     if (roll < 80) {
         if (qm.tickets[pick].status == HF_TICKET_WAITING) qm.tickets[pick].last_seen = t;
         assert_int_equal(hf_core_queue_poll(queue_core, "room", qm.tickets[pick].id, t, &index),

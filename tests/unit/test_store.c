@@ -461,10 +461,10 @@ static void test_batch_deep_copy(void **state)
     /* The live streams' seats and pools. */
     char seat_event[] = "e_seat", seat_id[] = "F-A-1", pool_event[] = "e_pool", pool_id[] = "GA";
     hf_mutation_t seat = {.type = HF_MUTATION_SEAT, .at_ms = 42,
-                          .as.seat = {seat_event, seat_id, HF_SEAT_HELD, 3}};
+                          .as.seat = {seat_event, seat_id, HF_SEAT_HELD, 3, 0}};
     hf_batch_append(batch, &seat);
     hf_mutation_t pool = {.type = HF_MUTATION_POOL, .at_ms = 43,
-                          .as.pool = {pool_event, pool_id, 4, 5, 6}};
+                          .as.pool = {pool_event, pool_id, 4, 5, 6, 0}};
     hf_batch_append(batch, &pool);
 
     /* A hold: its ids and its lines. */
