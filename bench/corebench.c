@@ -14,7 +14,14 @@
  *
  *   corebench [--ops N] [--reps R] [--seats N] [--users N] [--only release|commit] [--json PATH]
  *
- * --only runs one of the two and skips the best_available measurement.
+ * --only runs one of the two and skips the best_available and dispatch measurements;
+ * --only dispatch runs the dispatch measurement alone:
+ *
+ *   dispatch      the candidate search of a ride (core/dispatch/): a city of 100,000 free
+ *                 drivers spread evenly over a 30 km square around Times Square, and rides at
+ *                 random points of it with the default 3 km radius; the mean time of one
+ *                 search (hf_dispatch_candidate, the ring search over the grid of free
+ *                 drivers), then the same with nine drivers in ten busy (off the grid).
  * --users (default 1,000,000) sets how many users the holds are spread over: with a thousand,
  * everything the core touches stays in the caches, which shows its cost without the misses.
  */
@@ -26,6 +33,7 @@
 #include <time.h>
 
 #include "core/core.h"
+#include "core/dispatch/dispatch.h"
 
 static uint64_t mutations;
 
@@ -303,6 +311,57 @@ static double run_best_available(uint64_t picks, double *steady) {
     return first;
 }
 
+/* Dispatch's candidate search (see the top): drivers spread evenly over a 30 km square, then
+ * searches from random points of it. free_percent of the drivers are free (the others are
+ * PUT unavailable, so the grid holds only the free ones). Returns microseconds per search. */
+static double run_dispatch_search(uint32_t drivers, uint32_t free_percent, uint64_t searches) {
+    hf_core_t *core = hf_core_create((hf_mutation_sink_t){count_mutation, NULL});
+    const double lat = 40.758, lng = -73.9855;
+    /* 15 km each way: 0.1349 degrees of latitude, 0.1781 of longitude at this latitude. */
+    const double half_lat = 15000.0 / 111195.0, half_lng = half_lat / 0.75736;
+    uint64_t state = 42;
+    hf_time_ms_t now = 1700000000000;
+    hf_error_detail_t detail;
+    char id[32];
+    for (uint32_t d = 0; d < drivers; d++) {
+        snprintf(id, sizeof id, "driver%" PRIu32, d);
+        hf_driver_update_t update = {
+            .fleet_id = "city", .driver_id = id,
+            .lat = lat + half_lat * (2.0 * random_below(&state, 1000000) / 1e6 - 1),
+            .lng = lng + half_lng * (2.0 * random_below(&state, 1000000) / 1e6 - 1),
+            .has_available = true, .available = random_below(&state, 100) < free_percent,
+            .has_rating = true, .rating = 4.0 + random_below(&state, 11) / 10.0};
+        uint32_t index;
+        if (hf_dispatch_driver_put(core, &update, now, &index, &detail) != HF_OK) exit(1);
+    }
+    uint32_t fleet;
+    if (!hf_dispatch_fleet_find(core, "city", &fleet)) exit(1);
+    double (*points)[2] = malloc(searches * sizeof *points);
+    for (uint64_t i = 0; i < searches; i++) {
+        points[i][0] = lat + half_lat * (2.0 * random_below(&state, 1000000) / 1e6 - 1);
+        points[i][1] = lng + half_lng * (2.0 * random_below(&state, 1000000) / 1e6 - 1);
+    }
+    uint64_t found = 0, distance_sum = 0;
+    double start = now_s();
+    for (uint64_t i = 0; i < searches; i++) {
+        uint32_t driver;
+        int64_t distance;
+        if (hf_dispatch_candidate(core, fleet, points[i][0], points[i][1],
+                                  HF_DISPATCH_RADIUS_M_DEFAULT, UINT32_MAX, &driver, &distance)) {
+            found++;
+            distance_sum += (uint64_t)distance;
+        }
+    }
+    double elapsed = now_s() - start;
+    printf("dispatch: %" PRIu32 " drivers, %" PRIu32 "%% free: %.2f us per search (%" PRIu64
+           " searches, %" PRIu64 " found a driver, %.0f m away on average)\n", drivers,
+           free_percent, elapsed * 1e6 / (double)searches, searches, found,
+           found ? (double)distance_sum / (double)found : 0.0);
+    free(points);
+    hf_core_destroy(core);
+    return elapsed * 1e6 / (double)searches;
+}
+
 static int compare_doubles(const void *a, const void *b) {
     double left = *(const double *)a, right = *(const double *)b;
     return (left > right) - (left < right);
@@ -323,7 +382,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
             fprintf(stderr, "usage: corebench [--ops N] [--reps R] [--seats N] [--users N] "
-                            "[--only release|commit] [--json PATH]\n");
+                            "[--only release|commit|dispatch] [--json PATH]\n");
             return 2;
         }
     }
@@ -339,6 +398,12 @@ int main(int argc, char **argv) {
     for (uint32_t u = 0; u < inputs.user_count; u++)
         snprintf(inputs.user_ids[u], sizeof inputs.user_ids[u], "u%" PRIu32, u);
 
+    double dispatch_us = 0, dispatch_busy_us = 0;
+    if (only[0] == '\0' || strcmp(only, "dispatch") == 0) {
+        dispatch_us = run_dispatch_search(100000, 100, 200000);
+        dispatch_busy_us = run_dispatch_search(100000, 10, 200000);
+    }
+    if (strcmp(only, "dispatch") == 0) return 0;
     double release[99], commit[99];
     for (int r = 0; r < reps; r++) {
         release[r] = strcmp(only, "commit") ? run_hold_release(&inputs, ops, 1 + (uint64_t)r) : 0;
@@ -364,8 +429,10 @@ int main(int argc, char **argv) {
         }
         fprintf(file, "{\"ops\":%" PRIu64 ",\"reps\":%d,\"hold_release_per_s\":%.0f,"
                 "\"hold_commit_per_s\":%.0f,\"mutations\":%" PRIu64 ","
-                "\"best_available_first_us\":%.1f,\"best_available_us\":%.2f}\n",
-                ops, reps, release_median, commit_median, mutations, best_first, best_steady);
+                "\"best_available_first_us\":%.1f,\"best_available_us\":%.2f,"
+                "\"dispatch_search_us\":%.2f,\"dispatch_search_busy_us\":%.2f}\n",
+                ops, reps, release_median, commit_median, mutations, best_first, best_steady,
+                dispatch_us, dispatch_busy_us);
         fclose(file);
     }
     free(inputs.seat_ids);

@@ -26,6 +26,8 @@
  *   limits.h     every limit of the server
  *   definition.h an event's definition; mutation.h: the records the core emits (one struct
  *                per kind; the core writes no JSON: the store decides how rows are kept)
+ *   dispatch/    fleets, drivers, rides and their timed offers (dispatch/dispatch.h, which
+ *                the engine includes beside this header)
  * A new domain (waiting-room queues, rides) adds its own file here and shares with
  * the others only through internal.h. */
 #ifndef HF_CORE_H

@@ -153,6 +153,10 @@ static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
     return hold->status != HF_HOLD_HELD || hold->expires_at_ms != entry->deadline_ms;
 }
 
+bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry) {
+    return expiry_stale(core, entry);
+}
+
 /* Drops top entries left behind by extensions, releases and commits, so the top is always
  * the deadline of a hold that is really held. */
 static void expiry_prune(hf_core_t *core) { hf_timer_prune(&core->timer, expiry_stale, core); }

@@ -526,6 +526,9 @@ void dispatch_free(hf_core_t *core);
 bool dispatch_offer_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
 /* The offer of the entry's ride lapsed at its deadline: the ride moves on at now. */
 void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+/* hold.c: whether any entry of the core's timer, of whatever kind, no longer matters (for
+ * hf_timer_prune after a change, so the top is always a live deadline). */
+bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry);
 
 /* ---- restore.c: state loaded back from the store ---- */
 

@@ -7,12 +7,14 @@
  * Before the input runs, the event "ev" is created and user u1 holds FLOOR-A-1 ($H).
  *
  * After every request: the status is 200 to 599; a JSON answer parses (jansson, strict) and an
- * error answer has error.code; the core passes hf_core_check; the batch is then dropped as if
- * it had become durable. Any breach aborts. Seeds: tests/fuzz/corpus/routes/. */
+ * error answer has error.code; the core passes hf_core_check and hf_dispatch_check; the batch
+ * is then dropped as if it had become durable. Any breach aborts. Seeds:
+ * tests/fuzz/corpus/routes/ (dispatch_seed: drivers, rides, offers). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dispatch/dispatch.h"
 #include "engine/arena.h"
 #include "engine/context.h"
 #include "engine/idempotency.h"
@@ -124,6 +126,7 @@ static int dispatch(fuzz_context_t *context, const char *method, const char *tar
         json_decref(answer);
     }
     const char *fault = hf_core_check(engine_context->core, engine_context->last_now_ms);
+    if (!fault) fault = hf_dispatch_check(engine_context->core);
     if (fault) fail("hf_core_check", fault);
     /* As if the batch had become durable. */
     hf_batch_clear(engine_context->open_batch);

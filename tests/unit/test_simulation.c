@@ -44,6 +44,9 @@
  *   HF_SIM_LAX_NEXT_EXPIRY=1  hf_core_next_expiry may be early, never late (default: exact)
  *   HF_SIM_FINISHED_MAX=N   finished holds the core keeps (default 3)
  *   HF_SIM_QUEUE_OPERATIONS=N  operations of the waiting room's runs (default 20000)
+ *
+ * Dispatch (API.md section 8) runs on a core of its own against its own model, in
+ * sim_dispatch.h (test_dispatch_simulation; HF_SIM_DISPATCH_OPERATIONS=N, default 50000).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -2800,6 +2803,7 @@ static void test_queue_simulation(void **state)
         hf_core_destroy(queue_core);
     }
 }
+#include "sim_dispatch.h"
 
 int main(void)
 {
@@ -2818,6 +2822,7 @@ int main(void)
         cmocka_unit_test(test_simulation),
         cmocka_unit_test(test_payment_window),
         cmocka_unit_test(test_queue_simulation),
+        cmocka_unit_test(test_dispatch_simulation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

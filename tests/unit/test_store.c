@@ -822,6 +822,9 @@ static void test_open_creates_schema_in_wal_mode(void **state)
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
                                             " 'table' AND name IN ('deliveries', 'refunds')"),
                      2);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
+                                            " 'table' AND name IN ('drivers', 'rides')"),
+                     2);
 
     /* A second open finds the schema in place and leaves it be. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
@@ -1297,6 +1300,87 @@ static void test_finished_count_and_reading_one_hold(void **state)
     hf_store_close(store);
 }
 
+
+/* ---- Dispatch: drivers and rides ---- */
+
+static hf_mutation_t driver_record(const char *driver_id, double lat, bool available)
+{
+    return (hf_mutation_t){.type = HF_MUTATION_DRIVER, .at_ms = NOW_MS,
+                           .as.driver = {"f1", driver_id, lat, -73.99, 4.5, available}};
+}
+
+static hf_mutation_t ride_record(const char *ride_id, int status, const char *offer_driver,
+                                 const char *driver, const char *declined, const char *lapsed)
+{
+    return (hf_mutation_t){
+        .type = HF_MUTATION_RIDE, .at_ms = NOW_MS + 1,
+        .as.ride = {.ride_id = ride_id, .fleet_id = "f1", .rider_id = "rider 1", .lat = 40.75,
+                    .lng = -73.99, .radius_m = 3000, .offer_ttl_ms = 1500,
+                    .created_at_ms = NOW_MS, .status = status, .offer_driver_id = offer_driver,
+                    .offer_distance_m = offer_driver ? 420 : 0,
+                    .offer_expires_at_ms = offer_driver ? NOW_MS + 1500 : 0, .driver_id = driver,
+                    .declined = declined, .lapsed = lapsed}};
+}
+
+static int on_driver(void *context, const hf_stored_driver_t *driver)
+{
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "driver %s/%s %.4f %.2f %.1f %d", driver->fleet_id, driver->driver_id,
+                     driver->lat, driver->lng, driver->rating, driver->available);
+    return record(context, &line);
+}
+
+static int on_ride(void *context, const hf_stored_ride_t *ride)
+{
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "ride %s/%s rider=%s %.2f %.2f r=%" PRId64 " ttl=%" PRId64 " %s"
+                     " at=%" PRId64 " offer=%s %" PRId64 " %" PRId64 " driver=%s declined=[%s]"
+                     " lapsed=[%s]", ride->fleet_id, ride->ride_id, ride->rider_id, ride->lat,
+                     ride->lng, ride->radius_m, ride->offer_ttl_ms,
+                     hf_ride_status_name(ride->status), ride->created_at_ms,
+                     or_dash(ride->offer_driver_id), ride->offer_distance_m,
+                     ride->offer_expires_at_ms, or_dash(ride->driver_id), ride->declined,
+                     ride->lapsed);
+    return record(context, &line);
+}
+
+/* A driver's row is upserted whole (its last record wins); a ride's too, its offer and lists
+ * included; rides come back in the order they were created. */
+static void test_dispatch_round_trip(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    append(batch, driver_record("d2", 40.7511, true));
+    append(batch, driver_record("d1", 40.75, true));
+    append(batch, ride_record("r2", HF_RIDE_SEARCHING, NULL, NULL, "", ""));
+    append(batch, ride_record("r1", HF_RIDE_OFFERED, "d1", NULL, "", ""));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    append(batch, driver_record("d1", 40.7522, false));
+    append(batch, ride_record("r1", HF_RIDE_ASSIGNED, NULL, "d1", "d3 d4", "d2"));
+    append(batch, ride_record("r2", HF_RIDE_OFFERED, "d2", NULL, "", "d1"));
+    assert_true(submit_and_wait(store, batch, 2, error));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
+    transcript_t transcript = {0};
+    hf_store_loader_t loader = {.driver = on_driver, .ride = on_ride, .context = &transcript};
+    assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
+    static const char *const expected[] = {
+        "driver f1/d1 40.7522 -73.99 4.5 0",
+        "driver f1/d2 40.7511 -73.99 4.5 1",
+        "ride f1/r2 rider=rider 1 40.75 -73.99 r=3000 ttl=1500 offered at=1795291200000"
+        " offer=d2 420 1795291201500 driver=- declined=[] lapsed=[d1]",
+        "ride f1/r1 rider=rider 1 40.75 -73.99 r=3000 ttl=1500 assigned at=1795291200000"
+        " offer=- 0 0 driver=d1 declined=[d3 d4] lapsed=[d2]",
+    };
+    assert_transcript(&transcript, expected, 4);
+    transcript_free(&transcript);
+    hf_store_close(store);
+}
 
 /* ---- Closing sales, and the schema's migration ---- */
 
@@ -1849,6 +1933,7 @@ int main(void)
         STORE_TEST(test_syncer_wait_is_served_by_another_thread),
         STORE_TEST(test_syncer_failure_stops_everything),
         STORE_TEST(test_syncer_threads_sync_what_is_written),
+        STORE_TEST(test_dispatch_round_trip),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

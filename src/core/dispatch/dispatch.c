@@ -174,9 +174,9 @@ static void grid_sync(struct dispatch *dispatch, uint32_t driver) {
     else if (filed) grid_remove(dispatch, driver);
 }
 
-static bool timer_top_stale(const void *context, const hf_timer_entry_t *entry) {
-    return entry->kind == HF_TIMER_OFFER && dispatch_offer_stale(context, entry);
-}
+/* After every change of an offer: the timer's top is a live deadline again, whatever its kind
+ * (hf_core_next_expiry reads it). */
+static void timer_prune(hf_core_t *core) { hf_timer_prune(&core->timer, timer_entry_stale, core); }
 
 bool dispatch_offer_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
     const hf_ride_t *ride = &core->dispatch->rides[entry->index];
@@ -197,7 +197,7 @@ static void offer_make(hf_core_t *core, uint32_t ride_index, uint32_t driver_ind
     driver->offer = ride_index + 1;
     grid_sync(dispatch, driver_index);
     hf_timer_push(&core->timer, ride->offer_expires_at_ms, HF_TIMER_OFFER, ride_index);
-    hf_timer_prune(&core->timer, timer_top_stale, core);
+    timer_prune(core);
     /* The driver's row first: the ride's names it, and a restart must find it. */
     record_driver(core, driver_index, now);
     record_ride(core, ride_index, now);
@@ -261,6 +261,7 @@ static void offer_end(hf_core_t *core, uint32_t ride_index, bool lapsed, hf_time
     grid_sync(dispatch, driver_index);
     ride_move_on(core, ride_index, now);
     driver_match(core, driver_index, now);
+    timer_prune(core);
 }
 
 void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
@@ -452,7 +453,7 @@ hf_error_t hf_dispatch_accept(hf_core_t *core, const char *ride_id, const char *
     driver->available = false;
     driver->assigned = *ride_index + 1;
     grid_sync(dispatch, driver_index);
-    hf_timer_prune(&core->timer, timer_top_stale, core);
+    timer_prune(core);
     record_driver(core, driver_index, now);
     record_ride(core, *ride_index, now);
     return HF_OK;
@@ -469,7 +470,7 @@ hf_error_t hf_dispatch_decline(hf_core_t *core, const char *ride_id, const char 
         ride->offer_driver != driver_index + 1)
         return answer_refusal(core, *ride_index, driver_index);
     offer_end(core, *ride_index, false, now);
-    hf_timer_prune(&core->timer, timer_top_stale, core);
+    timer_prune(core);
     return HF_OK;
 }
 
@@ -495,7 +496,7 @@ hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t
     ride->offer_driver = 0;
     ride->offer_distance_m = 0;
     ride->offer_expires_at_ms = 0;
-    hf_timer_prune(&core->timer, timer_top_stale, core);
+    timer_prune(core);
     record_ride(core, *ride_index, now);
     if (freed == NO_INDEX) return HF_OK;
     grid_sync(dispatch, freed);
