@@ -361,8 +361,10 @@ fail:
 }
 
 int hf_engine_run(hf_engine_t *engine) {
-    /* Holds that lapsed while the server was down expire now, durably, before any request. */
+    /* Holds and offers that lapsed while the server was down expire now, durably, before any
+     * request; searching rides that a restored driver fits are offered to it. */
     hf_core_advance(engine->context.core, hf_context_now_ms(&engine->context));
+    hf_dispatch_rematch(engine->context.core, hf_context_now_ms(&engine->context));
     if (engine->options.demo) create_demo_event(engine);
     if (!engine->options.api_key || !*engine->options.api_key)
         hf_log(HF_LOG_WARNING, "no API key configured: /v1/ is served without authentication");

@@ -3,11 +3,13 @@
 #   tests/crash/valgrind.sh build/release/tests/test_core ...
 # One line per binary, then `N passed, N failed`. The simulation runs fewer operations under
 # valgrind (HF_SIM_OPERATIONS=5000 and HF_SIM_WINDOW_OPERATIONS=1000 for its run across the
-# deliveries' 7-day window, unless set), and test_vfs skips its reader thread
-# (HF_VFS_ROUNDS=0: one thread runs at a time under valgrind), to stay within a few minutes.
+# deliveries' 7-day window, HF_SIM_DISPATCH_OPERATIONS=5000 for dispatch's, unless set), and
+# test_vfs skips its reader thread (HF_VFS_ROUNDS=0: one thread runs at a time under
+# valgrind), to stay within a few minutes.
 set -uo pipefail
 export HF_SIM_OPERATIONS="${HF_SIM_OPERATIONS:-5000}"
 export HF_SIM_WINDOW_OPERATIONS="${HF_SIM_WINDOW_OPERATIONS:-1000}"
+export HF_SIM_DISPATCH_OPERATIONS="${HF_SIM_DISPATCH_OPERATIONS:-5000}"
 export HF_VFS_ROUNDS="${HF_VFS_ROUNDS:-0}"
 passed=0 failed=0
 for binary in "$@"; do

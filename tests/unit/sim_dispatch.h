@@ -3,7 +3,7 @@
  * reference model that keeps plain arrays and finds each candidate by a plain scan of the
  * fleet's drivers (nearest in whole metres, then higher rating, then lower id), keeps each
  * fleet's searching rides in a plain list, oldest first, and lapses offers itself (the earliest
- * deadline first, ties by the ride's creation). After every operation the core's answer must be
+ * deadline first, ties by the ride's creation), the searching rides ordered by creation. After every operation the core's answer must be
  * the model's, and every ride and driver the same: status, offer (driver, distance, deadline),
  * assigned driver, availability; hf_core_next_expiry the earliest live offer's deadline, and
  * hf_dispatch_check clean.
@@ -171,7 +171,13 @@ static void ds_move_on(int ride_number)
         ds_offer(ride_number, driver, distance);
         return;
     }
-    if (!exhausted) ds.searching[ride->fleet][ds.searching_count[ride->fleet]++] = ride_number;
+    if (exhausted) return;
+    /* Oldest (created first) first, wherever it began searching. */
+    int *list = ds.searching[ride->fleet], count = ds.searching_count[ride->fleet], at = count;
+    while (at > 0 && ds.rides[list[at - 1]].created_order > ride->created_order) at--;
+    memmove(&list[at + 1], &list[at], (size_t)(count - at) * sizeof(int));
+    list[at] = ride_number;
+    ds.searching_count[ride->fleet]++;
 }
 
 /* A free driver takes the oldest searching ride of its fleet it fits. */

@@ -239,7 +239,7 @@ static void test_grid_search_equals_scan(void **state) {
     unsigned seed = 20261126;
     char id[32];
     for (uint32_t c = 0; c < 5; c++) {
-        for (uint32_t i = 0; i < 2000; i++) {
+        for (uint32_t i = 0; i < 1500; i++) {
             double lat = CENTRES[c][0] + uniform(&seed, -0.05, 0.05);
             double lng = CENTRES[c][1] + uniform(&seed, -0.05, 0.05);
             if (lat > 90) lat = 180 - lat;
@@ -254,12 +254,51 @@ static void test_grid_search_equals_scan(void **state) {
     uint32_t fleet;
     assert_true(hf_dispatch_fleet_find(f->core, "f1", &fleet));
     static const int64_t RADII[] = {1, 50, 250, 800, 3000, 12000, 50000};
-    for (uint32_t q = 0; q < 3000; q++) {
+    for (uint32_t q = 0; q < 2000; q++) {
         const double *centre = CENTRES[q % 5];
         double lat = fmax(-90, fmin(90, centre[0] + uniform(&seed, -0.08, 0.08)));
         double lng = centre[1] + uniform(&seed, -0.08, 0.08);
         if (lng > 180) lng -= 360;
         int64_t radius = RADII[rand_r(&seed) % 7];
+        uint32_t grid_driver = 0, scan_driver = 0;
+        int64_t grid_distance = -1, scan_distance = -1;
+        bool grid = hf_dispatch_candidate(f->core, fleet, lat, lng, radius, UINT32_MAX,
+                                          &grid_driver, &grid_distance);
+        bool scan = scan_best(f->core, fleet, lat, lng, radius, &scan_driver, &scan_distance);
+        if (grid != scan || grid_driver != scan_driver || grid_distance != scan_distance)
+            fail_msg("query %u at (%.6f, %.6f) r=%lld: grid %d %u %lld, scan %d %u %lld", q, lat,
+                     lng, (long long)radius, grid, grid_driver, (long long)grid_distance, scan,
+                     scan_driver, (long long)scan_distance);
+    }
+}
+
+/* Sparse fleets (60 drivers within 2 km of each centre): the nearest driver is often several
+ * rings out, found in a corner of a span, where stopping a ring too early or too late shows. */
+static void test_grid_search_equals_scan_sparse(void **state) {
+    fixture_t *f = *state;
+    static const double CENTRES[][2] = {{51.5, -0.12}, {0.01, -179.995}, {89.99, 45},
+                                        {-89.99, -60}};
+    unsigned seed = 77;
+    char id[32];
+    for (uint32_t c = 0; c < 4; c++) {
+        for (uint32_t i = 0; i < 60; i++) {
+            double lat = fmax(-90, fmin(90, CENTRES[c][0] + uniform(&seed, -0.02, 0.02)));
+            double lng = CENTRES[c][1] + uniform(&seed, -0.02, 0.02);
+            if (lng < -180) lng += 360;
+            snprintf(id, sizeof id, "s%u_%u", c, i);
+            assert_int_equal(put_full(f, "f1", id, lat, lng, 1, (double)(rand_r(&seed) % 2) + 4,
+                                      T0), HF_OK);
+        }
+    }
+    uint32_t fleet;
+    assert_true(hf_dispatch_fleet_find(f->core, "f1", &fleet));
+    static const int64_t RADII[] = {100, 400, 1000, 3000};
+    for (uint32_t q = 0; q < 8000; q++) {
+        const double *centre = CENTRES[q % 4];
+        double lat = fmax(-90, fmin(90, centre[0] + uniform(&seed, -0.03, 0.03)));
+        double lng = centre[1] + uniform(&seed, -0.03, 0.03);
+        if (lng < -180) lng += 360;
+        int64_t radius = RADII[rand_r(&seed) % 4];
         uint32_t grid_driver = 0, scan_driver = 0;
         int64_t grid_distance = -1, scan_distance = -1;
         bool grid = hf_dispatch_candidate(f->core, fleet, lat, lng, radius, UINT32_MAX,
@@ -574,6 +613,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_radius_edge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_antimeridian_and_poles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid_search_equals_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grid_search_equals_scan_sparse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exclusive_offers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_moves_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decline_and_searching, setup, teardown),

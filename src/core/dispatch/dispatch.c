@@ -129,19 +129,28 @@ bool hf_dispatch_candidate(const hf_core_t *core, uint32_t fleet, double lat, do
     return candidate_find(core->dispatch, fleet, lat, lng, radius_m, ride, driver, distance_m);
 }
 
-/* ---- the searching rides of a fleet, oldest first ---- */
+/* ---- the searching rides of a fleet, oldest first ----
+ *
+ * Ordered by creation (a ride's index), whenever they began searching: a ride whose driver
+ * declined keeps its place among the older ones, and the order is the same after a restart,
+ * which restores rides in creation order. A new ride goes at the end at once; one moving back
+ * to searching walks back from the end, over at most the fleet's searching rides. */
 
 void searching_append(struct dispatch *dispatch, uint32_t ride) {
     ride_state_t *state = &dispatch->ride_states[ride];
     fleet_t *fleet = &dispatch->fleets[dispatch->rides[ride].fleet];
     assert(!state->in_searching);
+    uint32_t after = fleet->searching_last; /* ride index + 1, 0: insert first */
+    while (after && after - 1 > ride) after = dispatch->ride_states[after - 1].previous_searching;
+    uint32_t before = after ? dispatch->ride_states[after - 1].next_searching
+                            : fleet->searching_first;
     state->in_searching = true;
-    state->next_searching = 0;
-    state->previous_searching = fleet->searching_last;
-    if (fleet->searching_last)
-        dispatch->ride_states[fleet->searching_last - 1].next_searching = ride + 1;
+    state->previous_searching = after;
+    state->next_searching = before;
+    if (after) dispatch->ride_states[after - 1].next_searching = ride + 1;
     else fleet->searching_first = ride + 1;
-    fleet->searching_last = ride + 1;
+    if (before) dispatch->ride_states[before - 1].previous_searching = ride + 1;
+    else fleet->searching_last = ride + 1;
     fleet->searching_count++;
 }
 
@@ -266,6 +275,26 @@ static void offer_end(hf_core_t *core, uint32_t ride_index, bool lapsed, hf_time
 
 void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
     offer_end(core, entry->index, true, now);
+}
+
+uint32_t hf_dispatch_rematch(hf_core_t *core, hf_time_ms_t now) {
+    struct dispatch *dispatch = core->dispatch;
+    uint32_t offers = 0;
+    for (uint32_t fleet = 0; dispatch && fleet < dispatch->fleet_count; fleet++) {
+        for (uint32_t next = dispatch->fleets[fleet].searching_first; next;) {
+            uint32_t ride_index = next - 1;
+            const hf_ride_t *ride = &dispatch->rides[ride_index];
+            next = dispatch->ride_states[ride_index].next_searching;
+            uint32_t driver;
+            int64_t distance;
+            if (!candidate_find(dispatch, fleet, ride->lat, ride->lng, ride->radius_m, ride_index,
+                                &driver, &distance))
+                continue;
+            offer_make(core, ride_index, driver, distance, now);
+            offers++;
+        }
+    }
+    return offers;
 }
 
 /* ---- drivers ---- */
@@ -539,7 +568,8 @@ hf_error_t hf_dispatch_restore_driver(hf_core_t *core, const hf_stored_driver_t 
 static void excluded_restore(struct dispatch *dispatch, uint32_t ride, const char *list,
                              bool lapsed) {
     char id[HF_ID_SIZE_MAX + 1];
-    while (list && *list) {
+    if (!list) return;
+    while (*list) {
         size_t length = strcspn(list, " ");
         if (length > 0 && length <= HF_ID_SIZE_MAX &&
             dispatch->ride_states[ride].excluded_count < HF_DISPATCH_RIDE_EXCLUDED_MAX) {

@@ -115,6 +115,11 @@ hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t
  * many. */
 uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now);
 
+/* Offers every searching ride that has a free candidate, oldest first in each fleet. After a
+ * restore (drivers' soft rows may be newer than the rides' records, or the other way round);
+ * at run time no searching ride has one. Returns the offers made. */
+uint32_t hf_dispatch_rematch(hf_core_t *core, hf_time_ms_t now);
+
 /* ---- Lookups ---- */
 
 const hf_ride_t *hf_dispatch_ride_find(const hf_core_t *core, const char *ride_id,

@@ -154,7 +154,8 @@ bool candidate_find(const struct dispatch *dispatch, uint32_t fleet, double lat,
     double limit = (double)radius_m + 0.5;
     hf_geo_span_t spans[2];
     hf_geo_span_t *inner = NULL, *outer = &spans[0];
-    for (double reach = HF_GEO_CELL_M;; reach *= 2) {
+    double reach = HF_GEO_CELL_M;
+    for (;;) {
         if (reach > limit) reach = limit;
         hf_geo_span_of(lat, lng, reach, outer);
         ring_read(&search, outer, inner);
@@ -163,6 +164,7 @@ bool candidate_find(const struct dispatch *dispatch, uint32_t fleet, double lat,
         if ((search.found && (double)search.distance_m + 0.5 < reach) || reach >= limit) break;
         inner = outer;
         outer = outer == &spans[0] ? &spans[1] : &spans[0];
+        reach *= 2;
     }
     if (!search.found) return false;
     *driver = search.driver;
