@@ -19,6 +19,21 @@
  *                with its total (HMAC-SHA256 with --webhook-secret), as a payment provider
  *                would. The rate quoted is webhooks answered {"result":"committed",...} per
  *                second; each of them also cost a hold, which is counted apart.
+ *   queue-join   each request a new user joins the line of an event with a waiting room
+ *                (API.md section 6) whose admit_per_s is tiny, so the line only grows.
+ *   queue-poll   first fills the line with --line users (joins, pipelined: the fill is timed),
+ *                then polls tickets of that line drawn at random, each a GET of a ticket the
+ *                server gave; the answer must name that ticket. --rss-pid reads the server's
+ *                resident set before and after the fill.
+ *   queue-admit  joins and polls at once on a room admitting --admit-per-s users a second;
+ *                polls go to the front of the line, so the moment a ticket turns admitted is
+ *                seen within a few milliseconds: admissions counted per 100 ms window.
+ *   driver-update  first puts --drivers drivers of one fleet in a 20 km square (API.md section
+ *                8), then moves random drivers to random places in it.
+ *   ride-request the first --ride-connections connections request rides at random places in
+ *                that square (and accept each offer for its driver, or cancel a ride left
+ *                searching) while the others keep moving drivers; the ride's latency is the
+ *                time from the POST leaving to its answer, which carries the offer.
  *
  * The client is closed-loop: each connection keeps `pipeline` requests in flight and sends the
  * next one when an answer arrives, so latencies are those of a saturated server.
@@ -45,6 +60,13 @@
 #define BUYER_SEATS_MAX 4
 #define RESPONSE_SIZE_MAX (4u << 20)
 #define SERVER_ID_SIZE 64
+#define TICKET_SIZE 48          /* a queue ticket, "q_" and its random part, with its NUL */
+#define LINE_DEFAULT_MAX 2000000u /* the server's default limit of a line (max_waiting) */
+#define ADMIT_FRONT 64          /* queue-admit: tickets at the line's front that polls cycle over */
+#define ADMIT_WINDOW_MS 100     /* queue-admit: admissions are counted per window of this */
+#define CITY_HALF_SIDE_M 10000  /* the dispatch workloads' square: 20 km a side */
+#define CITY_LAT 40.75          /* its centre (Manhattan) */
+#define CITY_LNG (-73.99)
 
 /* ---- small tools ---- */
 
@@ -157,11 +179,13 @@ static double histogram_percentile_ms(const histogram_t *histogram, double p) {
 /* ---- options ---- */
 
 typedef enum workload {
-    W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE, W_REDIS_SET, W_WEBHOOK
+    W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE, W_REDIS_SET, W_WEBHOOK, W_QUEUE_JOIN,
+    W_QUEUE_POLL, W_QUEUE_ADMIT, W_DRIVER_UPDATE, W_RIDE_REQUEST
 } workload_t;
 
 static const char *workload_names[] = {"noop", "hold-random", "hold-hot", "flash-sale",
-                                       "redis-set", "webhook"};
+                                       "redis-set", "webhook", "queue-join", "queue-poll",
+                                       "queue-admit", "driver-update", "ride-request"};
 #define WORKLOAD_COUNT (sizeof workload_names / sizeof workload_names[0])
 
 typedef struct options {
@@ -184,6 +208,15 @@ typedef struct options {
     const char *json_path;
     const char *api_key;
     const char *webhook_secret; /* webhook: the server's --webhook-secret */
+    uint32_t line;             /* queue-poll: waiting users to fill the line with */
+    double admit_per_s;        /* queue-*: the room's admit_per_s */
+    uint32_t join_percent;     /* queue-admit: joins among the requests */
+    const char *tickets_path;  /* queue-poll: a filled line's tickets, kept for the next run */
+    int rss_pid;               /* queue-poll: the server, to read its resident set */
+    int fill_pipeline;         /* queue-poll, driver-update: requests in flight while filling */
+    uint32_t drivers;          /* driver-update, ride-request: drivers of the fleet */
+    int ride_connections;      /* ride-request: connections that request rides */
+    uint32_t radius_m;         /* ride-request: the rides' radius_m */
 } options_t;
 
 static options_t options = {
@@ -207,12 +240,22 @@ static options_t options = {
     .json_path = NULL,
     .api_key = NULL,
     .webhook_secret = NULL,
+    .line = 1000000,
+    .admit_per_s = -1,
+    .join_percent = 10,
+    .tickets_path = NULL,
+    .rss_pid = 0,
+    .fill_pipeline = 32,
+    .drivers = 100000,
+    .ride_connections = 0,
+    .radius_m = 3000,
 };
 
 static void usage(void) {
     fprintf(stderr,
         "usage: loadgen [options]\n"
-        "  --workload noop|hold-random|hold-hot|flash-sale|redis-set|webhook   (hold-random)\n"
+        "  --workload noop|hold-random|hold-hot|flash-sale|redis-set|webhook|queue-join|\n"
+        "             queue-poll|queue-admit|driver-update|ride-request          (hold-random)\n"
         "  --host H --port P          server (127.0.0.1:8080)\n"
         "  -c, --connections N        connections (50)\n"
         "  -p, --pipeline D           requests in flight per connection (1, at most %d)\n"
@@ -221,7 +264,8 @@ static void usage(void) {
         "  --seed N                   random seed (1)\n"
         "  --ttl S                    hold ttl_s (hold-random 1, hold-hot 1, flash-sale 1);\n"
         "                             redis-set: EX, whole seconds (1)\n"
-        "  --event ID                 event id (bench, hot, flash, webhook)\n"
+        "  --event ID                 event or fleet id (bench, hot, flash, webhook, queue,\n"
+        "                             fleet)\n"
         "  --seats N                  seats of the event, rows of 1,000 (60000)\n"
         "  --users N                  hold-random: distinct users (1000000)\n"
         "  --hot-seats N              hold-hot: seats fought for (10)\n"
@@ -231,6 +275,16 @@ static void usage(void) {
         "  --no-create                do not create the event (it exists already)\n"
         "  --api-key KEY              sends Authorization: Bearer KEY\n"
         "  --webhook-secret S         webhook: the server's --webhook-secret, to sign with\n"
+        "  --line N                   queue-poll: waiting users to fill the line with (1000000)\n"
+        "  --admit-per-s R            queue-*: the room's admit_per_s (0.001; queue-admit 100)\n"
+        "  --join-percent N           queue-admit: joins among the requests (10)\n"
+        "  --tickets PATH             queue-poll: read the line's tickets from PATH if it holds\n"
+        "                             --line of them (no fill), else fill and write them there\n"
+        "  --rss-pid PID              queue-poll: the server's VmRSS before and after the fill\n"
+        "  --fill-pipeline D          requests in flight per connection while filling (32)\n"
+        "  --drivers N                driver-update, ride-request: drivers (100000)\n"
+        "  --ride-connections N       ride-request: connections requesting rides (c/10, >= 1)\n"
+        "  --radius M                 ride-request: radius_m of the rides (3000)\n"
         "  --json PATH                also write the results as JSON to PATH\n",
         PIPELINE_MAX);
     exit(2);
@@ -275,6 +329,15 @@ static void parse_options(int argc, char **argv) {
         else if (TAKES("--api-key")) options.api_key = value;
         else if (TAKES("--webhook-secret")) options.webhook_secret = value;
         else if (TAKES("--json")) options.json_path = value;
+        else if (TAKES("--line")) options.line = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--admit-per-s")) options.admit_per_s = parse_number(value, arg);
+        else if (TAKES("--join-percent")) options.join_percent = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--tickets")) options.tickets_path = value;
+        else if (TAKES("--rss-pid")) options.rss_pid = (int)parse_number(value, arg);
+        else if (TAKES("--fill-pipeline")) options.fill_pipeline = (int)parse_number(value, arg);
+        else if (TAKES("--drivers")) options.drivers = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--ride-connections")) options.ride_connections = (int)parse_number(value, arg);
+        else if (TAKES("--radius")) options.radius_m = (uint32_t)parse_number(value, arg);
         else usage();
 #undef TAKES
     }
@@ -287,17 +350,28 @@ static void parse_options(int argc, char **argv) {
         die("redis-set: --ttl must be a whole number of seconds");
     if (options.workload == W_WEBHOOK && (!options.webhook_secret || !*options.webhook_secret))
         die("webhook: --webhook-secret is needed to sign the deliveries");
+    if (options.fill_pipeline < 1 || options.fill_pipeline > PIPELINE_MAX) die("bad --fill-pipeline");
+    if (options.line < 1 || options.drivers < 1 || options.join_percent > 100) die("bad option");
+    if (options.admit_per_s < 0) options.admit_per_s = options.workload == W_QUEUE_ADMIT ? 100 : 0.001;
+    if (options.admit_per_s <= 0) die("bad --admit-per-s");
+    if (options.ride_connections <= 0) options.ride_connections = (options.connections + 9) / 10;
+    if (options.workload == W_RIDE_REQUEST && options.ride_connections >= options.connections)
+        die("ride-request: --ride-connections must leave connections that move drivers");
+    bool queue = options.workload == W_QUEUE_JOIN || options.workload == W_QUEUE_POLL ||
+                 options.workload == W_QUEUE_ADMIT;
+    bool fleet = options.workload == W_DRIVER_UPDATE || options.workload == W_RIDE_REQUEST;
     if (!options.event)
         options.event = options.workload == W_HOLD_HOT ? "hot"
                       : options.workload == W_FLASH_SALE ? "flash"
-                      : options.workload == W_WEBHOOK ? "webhook" : "bench";
+                      : options.workload == W_WEBHOOK ? "webhook"
+                      : queue ? "queue" : fleet ? "fleet" : "bench";
 }
 
 /* ---- the run ---- */
 
 typedef enum kind {
     K_NOOP, K_CREATE_EVENT, K_HOLD, K_RELEASE, K_COMMIT, K_GET_SEATS, K_GET_ORDER, K_REDIS_SET,
-    K_WEBHOOK
+    K_WEBHOOK, K_JOIN, K_POLL, K_DRIVER, K_RIDE, K_ACCEPT, K_CANCEL
 } kind_t;
 
 /* What a request in flight remembers, to judge its answer. */
@@ -305,14 +379,17 @@ typedef struct pending {
     uint64_t sent_ns;
     uint8_t kind;
     uint8_t seat_count;
-    uint32_t user;             /* user or buyer number; order index for K_GET_ORDER */
+    bool fill;                 /* part of the fill before the run: neither measured nor counted */
+    uint32_t user;             /* user or buyer number; order index for K_GET_ORDER; ticket
+                                * index for K_JOIN and K_POLL; driver number for K_DRIVER and
+                                * K_ACCEPT */
     uint32_t seats[BUYER_SEATS_MAX];
     uint64_t amount;           /* K_WEBHOOK: the hold's total, what the payment paid */
     char id[SERVER_ID_SIZE];   /* K_RELEASE, K_COMMIT, K_WEBHOOK: the hold */
 } pending_t;
 
-typedef enum phase { P_CONNECT, P_SETUP, P_RUN, P_DRAIN, P_VERIFY_SEATS, P_VERIFY_ORDERS, P_DONE }
-    phase_t;
+typedef enum phase { P_CONNECT, P_SETUP, P_FILL, P_RUN, P_DRAIN, P_VERIFY_SEATS, P_VERIFY_ORDERS,
+                     P_DONE } phase_t;
 
 typedef struct connection {
     uv_tcp_t tcp;
@@ -373,6 +450,26 @@ static struct {
     /* webhook (each counted when answered in the measured window) */
     uint64_t webhooks_sent, webhooks_committed, webhooks_late, webhooks_other;
     char first_other_result[128];
+    /* queue-*, driver-update and ride-request: the fill before the measured run */
+    uint64_t fill_target, fill_sent, fill_answered, fill_start_ns, fill_end_ns;
+    bool filled;                      /* this run filled (not read from --tickets) */
+    long rss_before_kb, rss_after_kb, rss_end_kb;
+    char (*tickets)[TICKET_SIZE];     /* queue-poll: by user; queue-admit: in answer order */
+    uint32_t ticket_count, ticket_capacity;
+    uint64_t joins_started, joins_new, joins_repeat, polls_waiting, polls_admitted, polls_other;
+    uint64_t tickets_mismatched;
+    /* queue-admit */
+    uint8_t *admitted;                /* per ticket: seen admitted */
+    uint64_t *last_waiting_ns;        /* per ticket: the last answer that said waiting */
+    uint32_t admit_front;             /* first ticket not seen admitted */
+    uint64_t admit_cursor;
+    uint64_t *admission_ns;           /* when each admission was seen, in the window */
+    uint64_t admission_count, admission_capacity;
+    histogram_t admission_resolution; /* time between the last waiting and the admitted poll */
+    /* driver-update, ride-request */
+    uint64_t rides_started, rides_offered, rides_searching, accepts, accepts_failed, cancels;
+    uint64_t updates;
+    histogram_t ride_latency, accept_latency, update_latency;
 } run;
 
 static void record_error(const char *format, ...) {
@@ -444,6 +541,15 @@ static pending_t *push_inflight(connection_t *connection, kind_t kind) {
     return pending;
 }
 
+static bool is_queue_workload(void) {
+    return options.workload == W_QUEUE_JOIN || options.workload == W_QUEUE_POLL ||
+           options.workload == W_QUEUE_ADMIT;
+}
+
+static bool is_fleet_workload(void) {
+    return options.workload == W_DRIVER_UPDATE || options.workload == W_RIDE_REQUEST;
+}
+
 static void send_create_event(connection_t *connection) {
     buffer_t body = {0};
     buffer_printf(&body, "{\"id\":\"%s\",\"hold_ttl_s\":600,\"sections\":[{\"id\":\"S\",\"price\":100,\"rows\":[",
@@ -453,7 +559,20 @@ static void send_create_event(connection_t *connection) {
         uint32_t seats = r + 1 < rows ? 1000 : options.seats - r * 1000;
         buffer_printf(&body, "%s{\"id\":\"R%" PRIu32 "\",\"seats\":%" PRIu32 "}", r ? "," : "", r, seats);
     }
-    buffer_printf(&body, "]}]}");
+    buffer_printf(&body, "]}]");
+    /* The queue workloads' room: a line that only the workload moves (abandonment a day
+     * away), and no cap on admitted users. */
+    if (is_queue_workload()) {
+        buffer_printf(&body, ",\"waiting_room\":{\"enabled\":true,\"admit_per_s\":%g,"
+                      "\"token_ttl_s\":86400,\"max_active\":0,\"abandon_after_s\":86400",
+                      options.admit_per_s);
+        /* A line longer than the server's default limit (2,000,000) says so: max_waiting is
+         * the server's own room setting (docs/API.md), which the contract leaves open. */
+        if (options.workload == W_QUEUE_POLL && options.line > LINE_DEFAULT_MAX)
+            buffer_printf(&body, ",\"max_waiting\":%" PRIu32, options.line);
+        buffer_printf(&body, "}");
+    }
+    buffer_printf(&body, "}");
     put_request(connection, "POST", "/v1/events", NULL, body.data, body.length);
     push_inflight(connection, K_CREATE_EVENT);
     free(body.data);
@@ -537,7 +656,13 @@ static void send_followup(connection_t *connection, const pending_t *followup) {
         return;
     }
     char prefix = options.workload == W_FLASH_SALE ? 'b' : 'u';
-    if (followup->kind == K_COMMIT) {
+    if (followup->kind == K_ACCEPT) {
+        length = snprintf(body, sizeof body, "{\"driver_id\":\"d%" PRIu32 "\"}", followup->user);
+        snprintf(path, sizeof path, "/v1/rides/%s/accept", followup->id);
+    } else if (followup->kind == K_CANCEL) {
+        length = snprintf(body, sizeof body, "{}");
+        snprintf(path, sizeof path, "/v1/rides/%s/cancel", followup->id);
+    } else if (followup->kind == K_COMMIT) {
         length = snprintf(body, sizeof body, "{\"user_id\":\"%c%" PRIu32 "\",\"payment_ref\":\"pi_%" PRIu32 "\"}",
                           prefix, followup->user, followup->user);
         snprintf(path, sizeof path, "/v1/holds/%s/commit", followup->id);
@@ -578,6 +703,118 @@ static void send_get(connection_t *connection, kind_t kind, const char *path, ui
     push_inflight(connection, kind)->user = user;
 }
 
+/* ---- the waiting room (API.md section 6) ---- */
+
+/* A join: the fill's users are "line<N>" (the same in every run, so a line kept in --tickets
+ * names them again), the run's are new users of this run. */
+static void send_join(connection_t *connection, bool fill, uint32_t index) {
+    char body[128], path[160];
+    int length = fill
+        ? snprintf(body, sizeof body, "{\"user_id\":\"line%" PRIu32 "\"}", index)
+        : snprintf(body, sizeof body, "{\"user_id\":\"j%" PRIx64 "_%" PRIu64 "\"}", run.nonce,
+                   run.joins_started++);
+    snprintf(path, sizeof path, "/v1/events/%s/queue", options.event);
+    put_request(connection, "POST", path, NULL, body, (size_t)length);
+    pending_t *pending = push_inflight(connection, K_JOIN);
+    pending->fill = fill;
+    pending->user = index;
+}
+
+static void send_poll(connection_t *connection, uint32_t index) {
+    char path[192];
+    snprintf(path, sizeof path, "/v1/events/%s/queue/%s", options.event, run.tickets[index]);
+    put_request(connection, "GET", path, NULL, NULL, 0);
+    push_inflight(connection, K_POLL)->user = index;
+}
+
+/* Keeps a ticket a join answered: queue-poll's by its user, queue-admit's in answer order. */
+static void ticket_store(uint32_t index, const char *ticket) {
+    if (index >= run.ticket_capacity) {
+        uint32_t capacity = run.ticket_capacity ? run.ticket_capacity * 2 : 4096;
+        while (capacity <= index) capacity *= 2;
+        run.tickets = realloc(run.tickets, capacity * sizeof run.tickets[0]);
+        run.admitted = realloc(run.admitted, capacity * sizeof run.admitted[0]);
+        run.last_waiting_ns = realloc(run.last_waiting_ns, capacity * sizeof run.last_waiting_ns[0]);
+        if (!run.tickets || !run.admitted || !run.last_waiting_ns) die("out of memory");
+        memset(run.admitted + run.ticket_capacity, 0, capacity - run.ticket_capacity);
+        memset(run.last_waiting_ns + run.ticket_capacity, 0,
+               (capacity - run.ticket_capacity) * sizeof run.last_waiting_ns[0]);
+        run.ticket_capacity = capacity;
+    }
+    snprintf(run.tickets[index], TICKET_SIZE, "%s", ticket);
+    if (index >= run.ticket_count) run.ticket_count = index + 1;
+}
+
+/* queue-admit: one of the first ADMIT_FRONT tickets not yet seen admitted, in turn, so each is
+ * polled every few milliseconds and its admission is seen that soon; UINT32_MAX when none. */
+static uint32_t admit_front_ticket(void) {
+    while (run.admit_front < run.ticket_count && run.admitted[run.admit_front]) run.admit_front++;
+    uint32_t waiting = run.ticket_count - run.admit_front;
+    if (waiting == 0) return UINT32_MAX;
+    uint32_t window = waiting < ADMIT_FRONT ? waiting : ADMIT_FRONT;
+    for (uint32_t tries = 0; tries < window; tries++) {
+        uint32_t index = run.admit_front + (uint32_t)(run.admit_cursor++ % window);
+        if (!run.admitted[index]) return index;
+    }
+    return run.admit_front;
+}
+
+/* ---- dispatch (API.md section 8) ---- */
+
+/* A uniform place in the square of CITY_HALF_SIDE_M around the centre (metres to degrees on
+ * the sphere of 6,371 km). */
+static void city_point(uint64_t *rng, double *lat, double *lng) {
+    const double metres_per_degree = 6371000.0 * 3.14159265358979323846 / 180.0;
+    double north_m = ((double)random_below(rng, 2000001) / 1000000.0 - 1.0) * CITY_HALF_SIDE_M;
+    double east_m = ((double)random_below(rng, 2000001) / 1000000.0 - 1.0) * CITY_HALF_SIDE_M;
+    *lat = CITY_LAT + north_m / metres_per_degree;
+    *lng = CITY_LNG + east_m / (metres_per_degree * 0.75822); /* cos(40.75 degrees) */
+}
+
+/* Driver "d<N>" at a random place of the square, available; its rating (3.5 to 5.0) is the
+ * same at every update. */
+static void send_driver(connection_t *connection, bool fill, uint32_t driver) {
+    char body[160], path[192];
+    double lat, lng;
+    city_point(&connection->rng, &lat, &lng);
+    uint64_t state = driver;
+    double rating = 3.5 + (double)random_below(&state, 16) / 10.0;
+    int length = snprintf(body, sizeof body,
+                          "{\"lat\":%.6f,\"lng\":%.6f,\"available\":true,\"rating\":%.1f}",
+                          lat, lng, rating);
+    snprintf(path, sizeof path, "/v1/fleets/%s/drivers/d%" PRIu32, options.event, driver);
+    put_request(connection, "PUT", path, NULL, body, (size_t)length);
+    pending_t *pending = push_inflight(connection, K_DRIVER);
+    pending->fill = fill;
+    pending->user = driver;
+}
+
+/* A new ride of this run at a random place of the square. */
+static void send_ride(connection_t *connection) {
+    char body[256], path[160], ride[SERVER_ID_SIZE];
+    double lat, lng;
+    city_point(&connection->rng, &lat, &lng);
+    uint64_t number = run.rides_started++;
+    snprintf(ride, sizeof ride, "r%" PRIx64 "_%" PRIu64, run.nonce, number);
+    int length = snprintf(body, sizeof body,
+                          "{\"ride_id\":\"%s\",\"rider_id\":\"u%" PRIu64 "\",\"lat\":%.6f,"
+                          "\"lng\":%.6f,\"radius_m\":%" PRIu32 ",\"offer_ttl_s\":15}",
+                          ride, number, lat, lng, options.radius_m);
+    snprintf(path, sizeof path, "/v1/fleets/%s/rides", options.event);
+    put_request(connection, "POST", path, NULL, body, (size_t)length);
+    pending_t *pending = push_inflight(connection, K_RIDE);
+    snprintf(pending->id, sizeof pending->id, "%s", ride);
+}
+
+/* The fill before the run: queue-poll's line, the fleet's drivers; false when all are sent. */
+static bool fill_request(connection_t *connection) {
+    if (run.fill_sent >= run.fill_target) return false;
+    uint32_t index = (uint32_t)run.fill_sent++;
+    if (options.workload == W_QUEUE_POLL) send_join(connection, true, index);
+    else send_driver(connection, true, index);
+    return true;
+}
+
 /* The next request of the run phase for this workload; false when it has none. */
 static bool run_request(connection_t *connection) {
     switch (options.workload) {
@@ -612,6 +849,28 @@ static bool run_request(connection_t *connection) {
         send_hold(connection, user, &seat, 1, 'u');
         return true;
     }
+    case W_QUEUE_JOIN:
+        send_join(connection, false, 0);
+        return true;
+    case W_QUEUE_POLL:
+        if (run.ticket_count == 0) return false;
+        send_poll(connection, random_below(&connection->rng, run.ticket_count));
+        return true;
+    case W_QUEUE_ADMIT: {
+        uint32_t index = admit_front_ticket();
+        if (index == UINT32_MAX || random_below(&connection->rng, 100) < options.join_percent)
+            send_join(connection, false, 0);
+        else
+            send_poll(connection, index);
+        return true;
+    }
+    case W_DRIVER_UPDATE:
+        send_driver(connection, false, random_below(&connection->rng, options.drivers));
+        return true;
+    case W_RIDE_REQUEST:
+        if (connection->index < options.ride_connections) send_ride(connection);
+        else send_driver(connection, false, random_below(&connection->rng, options.drivers));
+        return true;
     }
     return false;
 }
@@ -626,6 +885,8 @@ static bool next_request(connection_t *connection) {
         return true;
     }
     switch (run.phase) {
+    case P_FILL:
+        return fill_request(connection);
     case P_RUN:
         return run_request(connection);
     case P_VERIFY_SEATS: {
@@ -696,7 +957,8 @@ static void flush(connection_t *connection) {
 }
 
 static void fill(connection_t *connection) {
-    while (connection->open && connection->count < (unsigned)options.pipeline && next_request(connection)) {
+    unsigned depth = (unsigned)(run.phase == P_FILL ? options.fill_pipeline : options.pipeline);
+    while (connection->open && connection->count < depth && next_request(connection)) {
     }
     flush(connection);
 }
@@ -736,6 +998,7 @@ static void enter_phase(phase_t phase) {
             else enter_phase(P_DONE);
         }
         break;
+    case P_FILL:
     case P_VERIFY_SEATS:
     case P_VERIFY_ORDERS:
         fill_all();
@@ -746,6 +1009,73 @@ static void enter_phase(phase_t phase) {
     default:
         break;
     }
+}
+
+/* The server's resident set in kB (VmRSS of /proc/PID/status, as bench/rss.sh reads it); 0
+ * without --rss-pid. */
+static long server_rss_kb(void) {
+    if (options.rss_pid <= 0) return 0;
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", options.rss_pid);
+    FILE *file = fopen(path, "r");
+    if (!file) die("cannot read %s: %s", path, strerror(errno));
+    long kb = 0;
+    while (fgets(line, sizeof line, file))
+        if (strncmp(line, "VmRSS:", 6) == 0) kb = strtol(line + 6, NULL, 10);
+    fclose(file);
+    return kb;
+}
+
+/* queue-poll: the line's tickets from --tickets, one a line, when it holds --line of them. */
+static bool tickets_read(void) {
+    FILE *file = options.tickets_path ? fopen(options.tickets_path, "r") : NULL;
+    if (!file) return false;
+    char line[TICKET_SIZE + 2];
+    uint32_t count = 0;
+    while (count < options.line && fgets(line, sizeof line, file)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "q_", 2) != 0) break;
+        ticket_store(count++, line);
+    }
+    fclose(file);
+    if (count == options.line) return true;
+    run.ticket_count = 0;
+    return false;
+}
+
+static void tickets_write(void) {
+    if (!options.tickets_path) return;
+    FILE *file = fopen(options.tickets_path, "w");
+    if (!file) die("cannot write %s: %s", options.tickets_path, strerror(errno));
+    for (uint32_t i = 0; i < run.ticket_count; i++) fprintf(file, "%s\n", run.tickets[i]);
+    fclose(file);
+}
+
+/* After the event exists (or at once when none is needed): the fill, or the run. */
+static void start_fill(void) {
+    if (options.workload == W_QUEUE_POLL && !tickets_read()) {
+        run.fill_target = options.line;
+        ticket_store(options.line - 1, "");
+    } else if (is_fleet_workload() && options.create_event) {
+        run.fill_target = options.drivers;
+    }
+    if (run.fill_target == 0) {
+        enter_phase(P_RUN);
+        return;
+    }
+    run.filled = true;
+    run.rss_before_kb = server_rss_kb();
+    run.fill_start_ns = uv_hrtime();
+    enter_phase(P_FILL);
+}
+
+/* Every answer of the fill: the last one starts the run. */
+static void fill_answered(void) {
+    if (++run.fill_answered < run.fill_target) return;
+    run.fill_end_ns = uv_hrtime();
+    run.rss_after_kb = server_rss_kb();
+    if (options.workload == W_QUEUE_POLL) tickets_write();
+    enter_phase(P_RUN);
 }
 
 static void start_verification(void) {
@@ -1000,18 +1330,109 @@ static void on_webhook_answer(const pending_t *pending, bool counted, int status
                  (int)(length < 100 ? length : 100), body);
 }
 
+/* A join: 201 a new ticket, 200 the user's ticket again (a repeat); the ticket is kept for the
+ * polls (queue-poll's fill by its user, queue-admit's in answer order). */
+static void on_join_answer(const pending_t *pending, bool counted, int status, const char *body,
+                           size_t length) {
+    char ticket[TICKET_SIZE];
+    if ((status != 201 && status != 200) || !json_string(body, length, "ticket", ticket, sizeof ticket)) {
+        record_error("join answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+    } else {
+        run.joins_new += counted && status == 201;
+        run.joins_repeat += counted && status == 200;
+        if (pending->fill) ticket_store(pending->user, ticket);
+        else if (options.workload == W_QUEUE_ADMIT) ticket_store(run.ticket_count, ticket);
+    }
+    if (pending->fill) fill_answered();
+}
+
+/* A poll must answer 200 for the very ticket asked, waiting (with its position) or admitted;
+ * queue-admit notes when a ticket is first seen admitted, and how long before that it was last
+ * seen waiting (the resolution of that moment). */
+static void on_poll_answer(const pending_t *pending, bool counted, int status, const char *body,
+                           size_t length) {
+    char ticket[TICKET_SIZE], state[32];
+    uint64_t position;
+    if (status != 200 || !json_string(body, length, "ticket", ticket, sizeof ticket) ||
+        !json_string(body, length, "status", state, sizeof state)) {
+        record_error("poll answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        return;
+    }
+    if (strcmp(ticket, run.tickets[pending->user]) != 0) {
+        run.tickets_mismatched++;
+        record_error("poll of %s answered for %s", run.tickets[pending->user], ticket);
+        return;
+    }
+    uint64_t now = uv_hrtime();
+    if (strcmp(state, "waiting") == 0 && json_number(body, length, "position", &position)) {
+        run.polls_waiting += counted;
+        run.last_waiting_ns[pending->user] = now;
+    } else if (strcmp(state, "admitted") == 0) {
+        run.polls_admitted += counted;
+        if (options.workload != W_QUEUE_ADMIT || run.admitted[pending->user]) return;
+        run.admitted[pending->user] = 1;
+        if (!counted) return;
+        if (run.admission_count == run.admission_capacity) {
+            run.admission_capacity = run.admission_capacity ? 2 * run.admission_capacity : 4096;
+            run.admission_ns = realloc(run.admission_ns, run.admission_capacity * sizeof run.admission_ns[0]);
+            if (!run.admission_ns) die("out of memory");
+        }
+        run.admission_ns[run.admission_count++] = now;
+        if (run.last_waiting_ns[pending->user])
+            histogram_record(&run.admission_resolution, (now - run.last_waiting_ns[pending->user]) / 1000);
+    } else {
+        run.polls_other += counted;
+        record_error("poll of %s answered %.*s", ticket, (int)(length < 300 ? length : 300), body);
+    }
+}
+
+/* A ride answered with its offer is matched: its driver accepts (the realistic next step, and
+ * it keeps that driver busy until an update makes it available again); a ride left searching
+ * is cancelled, so searching rides do not pile up. The ride's latency is the POST's: the offer
+ * is made in the same step as the ride, and the answer carries it. */
+static void on_ride_answer(connection_t *connection, const pending_t *pending, bool counted,
+                           int status, const char *body, size_t length) {
+    char state[32], driver[SERVER_ID_SIZE];
+    if (status != 201 || !json_string(body, length, "status", state, sizeof state)) {
+        record_error("ride answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        return;
+    }
+    pending_t *followup = &connection->followups[(connection->followup_head + connection->followup_count) % PIPELINE_MAX];
+    *followup = *pending;
+    if (strcmp(state, "offered") == 0) {
+        char *end;
+        if (!json_string(body, length, "driver_id", driver, sizeof driver) || driver[0] != 'd' ||
+            (followup->user = (uint32_t)strtoul(driver + 1, &end, 10), *end)) {
+            record_error("offered ride without a driver of ours: %.*s", (int)(length < 300 ? length : 300), body);
+            return;
+        }
+        followup->kind = K_ACCEPT;
+        run.rides_offered += counted;
+        if (counted) histogram_record(&run.ride_latency, (uv_hrtime() - pending->sent_ns) / 1000);
+    } else if (strcmp(state, "searching") == 0) {
+        followup->kind = K_CANCEL;
+        run.rides_searching += counted;
+    } else {
+        record_error("ride answered status %s", state);
+        return;
+    }
+    connection->followup_count++;
+}
+
 /* Counts an answer, and its latency when it arrives in the measured window (true then). */
 static bool count_answer(const pending_t *pending, int status) {
     uint64_t now = uv_hrtime();
-    if (pending->kind != K_CREATE_EVENT) run.answered++;
+    if (pending->kind != K_CREATE_EVENT && !pending->fill) run.answered++;
     bool counted = run.measuring && now >= run.measure_start_ns && now <= run.measure_end_ns &&
-                   pending->kind != K_CREATE_EVENT;
+                   pending->kind != K_CREATE_EVENT && !pending->fill;
     if (!counted) return false;
     uint64_t latency_us = (now - pending->sent_ns) / 1000;
     histogram_record(&run.latency, latency_us);
     if (pending->kind == K_HOLD) histogram_record(&run.hold_latency, latency_us);
     if (pending->kind == K_COMMIT) histogram_record(&run.commit_latency, latency_us);
     if (pending->kind == K_WEBHOOK) histogram_record(&run.webhook_latency, latency_us);
+    if (pending->kind == K_DRIVER) histogram_record(&run.update_latency, latency_us);
+    if (pending->kind == K_ACCEPT) histogram_record(&run.accept_latency, latency_us);
     if (status >= 100 && status < 600) run.statuses[status]++;
     run.measured++;
     return true;
@@ -1029,7 +1450,7 @@ static void on_answer(connection_t *connection, int status, const char *body, si
     switch ((kind_t)pending.kind) {
     case K_CREATE_EVENT:
         if (status == 201 || (status == 409 && options.workload != W_FLASH_SALE)) {
-            enter_phase(P_RUN);
+            start_fill();
         } else {
             record_error("creating event %s answered %d: %.*s", options.event, status,
                          (int)(length < 300 ? length : 300), body);
@@ -1047,6 +1468,28 @@ static void on_answer(connection_t *connection, int status, const char *body, si
         break;
     case K_WEBHOOK:
         on_webhook_answer(&pending, counted, status, body, length);
+        break;
+    case K_JOIN:
+        on_join_answer(&pending, counted, status, body, length);
+        break;
+    case K_POLL:
+        on_poll_answer(&pending, counted, status, body, length);
+        break;
+    case K_DRIVER:
+        if (status == 200 || status == 201) run.updates += counted;
+        else record_error("driver update answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        if (pending.fill) fill_answered();
+        break;
+    case K_RIDE:
+        on_ride_answer(connection, &pending, counted, status, body, length);
+        break;
+    case K_ACCEPT:
+        if (status == 200) run.accepts += counted;
+        else run.accepts_failed += counted;
+        break;
+    case K_CANCEL:
+        if (status == 200) run.cancels += counted;
+        else record_error("cancel answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
         break;
     case K_REDIS_SET:
         if (status == 201) run.hot_wins += counted;
@@ -1193,7 +1636,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     connection->input.length += (size_t)nread;
     if (connection->input.length > RESPONSE_SIZE_MAX) die("answer too large");
     parse_answers(connection);
-    if (run.phase == P_RUN || run.phase == P_VERIFY_ORDERS || run.phase == P_DRAIN) {
+    if (run.phase == P_RUN || run.phase == P_FILL || run.phase == P_VERIFY_ORDERS ||
+        run.phase == P_DRAIN) {
         fill(connection);
         /* Follow-ups of other connections, and connections that ran dry, wait for nobody. */
     } else if (run.phase == P_VERIFY_SEATS) {
@@ -1208,12 +1652,13 @@ static void on_connect(uv_connect_t *request, int status) {
     run.open_connections++;
     uv_read_start((uv_stream_t *)&connection->tcp, on_alloc, on_read);
     if (++run.connected == options.connections) {
-        if (options.create_event && options.workload != W_NOOP && options.workload != W_REDIS_SET) {
+        if (options.create_event && options.workload != W_NOOP && options.workload != W_REDIS_SET &&
+            !is_fleet_workload()) {
             run.phase = P_SETUP;
             send_create_event(&run.connections[0]);
             flush(&run.connections[0]);
         } else {
-            enter_phase(P_RUN);
+            start_fill();
         }
     }
 }
@@ -1253,6 +1698,13 @@ static void report_common(buffer_t *json, double seconds) {
     if (options.workload == W_WEBHOOK) /* bench/run.sh logs this second line */
         printf("  %.0f committed webhooks/s (%.0f requests/s, holds included)\n",
                seconds > 0 ? (double)run.webhooks_committed / seconds : 0, throughput);
+    else if (options.workload == W_RIDE_REQUEST)
+        printf("  %.0f rides offered/s, %.0f driver updates/s (%.0f requests/s, accepts included)\n",
+               seconds > 0 ? (double)run.rides_offered / seconds : 0,
+               seconds > 0 ? (double)run.updates / seconds : 0, throughput);
+    else if (options.workload == W_QUEUE_ADMIT)
+        printf("  %.1f admissions/s seen (%.0f requests/s, joins and polls)\n",
+               seconds > 0 ? (double)run.admission_count / seconds : 0, throughput);
     else
         printf("  %.0f requests/s (%" PRIu64 " answers)\n", throughput, run.measured);
     printf("  latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
@@ -1327,6 +1779,106 @@ static void report_webhook(buffer_t *json, double seconds) {
                   histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99));
 }
 
+/* The fill before the run (queue-poll's line, the fleet's drivers), when this run made one. */
+static void report_fill(buffer_t *json) {
+    if (!run.filled) return;
+    double fill_s = (double)(run.fill_end_ns - run.fill_start_ns) / 1e9;
+    printf("  filled %" PRIu64 " %s in %.2f s (%.0f/s)", run.fill_answered,
+           options.workload == W_QUEUE_POLL ? "waiting users" : "drivers", fill_s,
+           fill_s > 0 ? (double)run.fill_answered / fill_s : 0);
+    if (options.rss_pid > 0)
+        printf("; server RSS %ld kB before, %ld kB after (+%ld kB, %.0f bytes each)", run.rss_before_kb,
+               run.rss_after_kb, run.rss_after_kb - run.rss_before_kb,
+               run.fill_answered ? (double)(run.rss_after_kb - run.rss_before_kb) * 1024.0 / (double)run.fill_answered : 0);
+    printf("\n");
+    buffer_printf(json, ",\"filled\":%" PRIu64 ",\"fill_s\":%.3f,\"fill_per_s\":%.1f", run.fill_answered,
+                  fill_s, fill_s > 0 ? (double)run.fill_answered / fill_s : 0);
+    if (options.rss_pid > 0)
+        buffer_printf(json, ",\"rss_before_kb\":%ld,\"rss_after_kb\":%ld,\"rss_end_kb\":%ld",
+                      run.rss_before_kb, run.rss_after_kb, run.rss_end_kb);
+}
+
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* queue-admit: the admissions seen in the measured window, counted per ADMIT_WINDOW_MS window
+ * (a window holds the admissions whose first admitted poll was answered in it). */
+static void report_admissions(buffer_t *json, double seconds) {
+    uint32_t windows = (uint32_t)(seconds * 1000.0 / ADMIT_WINDOW_MS);
+    uint32_t *counts = calloc(windows ? windows : 1, sizeof counts[0]);
+    if (!counts) die("out of memory");
+    for (uint64_t i = 0; i < run.admission_count; i++) {
+        uint64_t window = (run.admission_ns[i] - run.measure_start_ns) / (ADMIT_WINDOW_MS * 1000000ull);
+        if (window < windows) counts[window]++;
+    }
+    qsort(counts, windows, sizeof counts[0], compare_u32);
+    /* The window on the wall clock, which the server's tickets carry (admitted_at): for
+     * bench/admissions.py, which counts the admissions the server recorded in it. */
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t wall_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+    int64_t start_unix_ms = wall_ms - (int64_t)((uv_hrtime() - run.measure_start_ns) / 1000000u);
+    uint32_t median = windows ? counts[windows / 2] : 0, low = windows ? counts[0] : 0;
+    uint32_t high = windows ? counts[windows - 1] : 0;
+    double per_s = seconds > 0 ? (double)run.admission_count / seconds : 0;
+    printf("  admissions: %" PRIu64 " (%.1f/s at admit_per_s %g); per %d ms window: median %" PRIu32
+           ", min %" PRIu32 ", max %" PRIu32 " over %" PRIu32 " windows; seen within ms: p50 %.3f p99 %.3f\n",
+           run.admission_count, per_s, options.admit_per_s, ADMIT_WINDOW_MS, median, low, high, windows,
+           histogram_percentile_ms(&run.admission_resolution, 50),
+           histogram_percentile_ms(&run.admission_resolution, 99));
+    buffer_printf(json, ",\"admit_per_s\":%g,\"admissions\":%" PRIu64 ",\"admissions_per_s\":%.2f,"
+                  "\"window_ms\":%d,\"windows\":%" PRIu32 ",\"window_median\":%" PRIu32
+                  ",\"window_min\":%" PRIu32 ",\"window_max\":%" PRIu32
+                  ",\"seen_p50_ms\":%.3f,\"seen_p99_ms\":%.3f,\"measure_start_unix_ms\":%" PRId64
+                  ",\"measure_end_unix_ms\":%" PRId64,
+                  options.admit_per_s, run.admission_count, per_s, ADMIT_WINDOW_MS, windows, median, low,
+                  high, histogram_percentile_ms(&run.admission_resolution, 50),
+                  histogram_percentile_ms(&run.admission_resolution, 99), start_unix_ms,
+                  start_unix_ms + (int64_t)(seconds * 1000));
+    free(counts);
+}
+
+static void report_queue(buffer_t *json, double seconds) {
+    report_fill(json);
+    printf("  joins: %" PRIu64 " new, %" PRIu64 " repeated; polls: %" PRIu64 " waiting, %" PRIu64
+           " admitted, %" PRIu64 " other, %" PRIu64 " for another ticket\n", run.joins_new,
+           run.joins_repeat, run.polls_waiting, run.polls_admitted, run.polls_other, run.tickets_mismatched);
+    buffer_printf(json, ",\"line\":%" PRIu32 ",\"joins_new\":%" PRIu64 ",\"joins_repeat\":%" PRIu64
+                  ",\"polls_waiting\":%" PRIu64 ",\"polls_admitted\":%" PRIu64 ",\"polls_other\":%" PRIu64
+                  ",\"tickets_mismatched\":%" PRIu64, run.ticket_count, run.joins_new, run.joins_repeat,
+                  run.polls_waiting, run.polls_admitted, run.polls_other, run.tickets_mismatched);
+    if (options.workload == W_QUEUE_ADMIT) report_admissions(json, seconds);
+}
+
+static void report_dispatch(buffer_t *json, double seconds) {
+    report_fill(json);
+    double per_s = seconds > 0 ? 1.0 / seconds : 0;
+    printf("  driver updates %" PRIu64 " (%.0f/s), latency ms: p50 %.3f p99 %.3f\n", run.updates,
+           (double)run.updates * per_s, histogram_percentile_ms(&run.update_latency, 50),
+           histogram_percentile_ms(&run.update_latency, 99));
+    buffer_printf(json, ",\"drivers\":%" PRIu32 ",\"updates\":%" PRIu64 ",\"updates_per_s\":%.1f"
+                  ",\"update_p50_ms\":%.3f,\"update_p99_ms\":%.3f", options.drivers, run.updates,
+                  (double)run.updates * per_s, histogram_percentile_ms(&run.update_latency, 50),
+                  histogram_percentile_ms(&run.update_latency, 99));
+    if (options.workload != W_RIDE_REQUEST) return;
+    printf("  rides: %" PRIu64 " offered (%.0f/s), %" PRIu64 " searching (cancelled: %" PRIu64
+           "); created to offer made, ms: p50 %.3f p99 %.3f; accepts %" PRIu64 " (%" PRIu64
+           " refused), ms: p50 %.3f p99 %.3f\n", run.rides_offered, (double)run.rides_offered * per_s,
+           run.rides_searching, run.cancels, histogram_percentile_ms(&run.ride_latency, 50),
+           histogram_percentile_ms(&run.ride_latency, 99), run.accepts, run.accepts_failed,
+           histogram_percentile_ms(&run.accept_latency, 50), histogram_percentile_ms(&run.accept_latency, 99));
+    buffer_printf(json, ",\"ride_connections\":%d,\"rides_offered\":%" PRIu64 ",\"rides_per_s\":%.1f"
+                  ",\"rides_searching\":%" PRIu64 ",\"cancels\":%" PRIu64 ",\"ride_p50_ms\":%.3f"
+                  ",\"ride_p99_ms\":%.3f,\"accepts\":%" PRIu64 ",\"accepts_refused\":%" PRIu64
+                  ",\"accept_p50_ms\":%.3f,\"accept_p99_ms\":%.3f", options.ride_connections,
+                  run.rides_offered, (double)run.rides_offered * per_s, run.rides_searching, run.cancels,
+                  histogram_percentile_ms(&run.ride_latency, 50), histogram_percentile_ms(&run.ride_latency, 99),
+                  run.accepts, run.accepts_failed, histogram_percentile_ms(&run.accept_latency, 50),
+                  histogram_percentile_ms(&run.accept_latency, 99));
+}
+
 static void report(void) {
     double seconds = options.workload == W_FLASH_SALE
         ? (double)((run.sold_out ? run.sold_out_ns : uv_hrtime()) - run.start_ns) / 1e9
@@ -1335,11 +1887,18 @@ static void report(void) {
     report_common(&json, seconds);
     if (options.workload == W_FLASH_SALE) report_flash(&json, seconds);
     if (options.workload == W_WEBHOOK) report_webhook(&json, seconds);
+    if (is_queue_workload()) report_queue(&json, seconds);
+    if (is_fleet_workload()) report_dispatch(&json, seconds);
     bool ok = run.errors == 0 && !run.violations &&
               (options.workload != W_FLASH_SALE ||
                (run.sold_out && run.verified_seats == options.seats &&
                 run.verified_sold == options.seats && run.orders_verified == run.order_count)) &&
-              (options.workload != W_WEBHOOK || run.webhooks_committed > 0);
+              (options.workload != W_WEBHOOK || run.webhooks_committed > 0) &&
+              /* The rooms' workloads fail when they measured nothing (an empty line, no fleet),
+               * except a run of the fill alone (-d 0). */
+              ((!is_queue_workload() && !is_fleet_workload()) || run.measured > 0 ||
+               options.duration_s == 0) &&
+              (options.workload != W_RIDE_REQUEST || run.rides_offered > 0 || options.duration_s == 0);
     buffer_printf(&json, ",\"ok\":%s", ok ? "true" : "false");
     if (run.first_error[0]) {
         printf("  errors: %" PRIu64 "; first: %s\n", run.errors, run.first_error);
@@ -1395,6 +1954,7 @@ int main(int argc, char **argv) {
     uv_timer_init(run.loop, &run.timer);
     uv_timer_start(&run.timer, on_timer, 10, 10);
     uv_run(run.loop, UV_RUN_DEFAULT);
+    run.rss_end_kb = server_rss_kb();
     report();
     return 0;
 }

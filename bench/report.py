@@ -363,6 +363,217 @@ def webhook_section(w, runs, thread_cpu, headline):
     w("")
 
 
+# ---- the waiting room (issue 20) and dispatch (issue 21) ----
+
+def same_rep_ratio(runs, variant, reference, headline, metric="throughput"):
+    """(median, [each repetition]) of variant's metric / reference's throughput, both of the
+    same repetition at the headline connection count; (None, []) without both."""
+    values = ratios_by_rep(runs.get(("holdfast", variant, headline, 1), []),
+                           runs.get(("holdfast", reference, headline, 1), []), metric)
+    return (statistics.median(values) if values else None), values
+
+
+def queue_fill(runs, headline):
+    """The run of the fill alone that made the line queue-poll polls (its JSON), or None."""
+    fills = [r for r in runs.get(("holdfast", "queue-fill", headline, 1), []) if r and r.get("filled")]
+    return fills[0] if fills else None
+
+
+def rss_growth_mb(fill):
+    if not fill or not fill.get("rss_after_kb") or not fill.get("rss_before_kb"):
+        return None
+    return (fill["rss_after_kb"] - fill["rss_before_kb"]) / 1024.0
+
+
+def fmt_percent(value):
+    return "-" if value is None else "%.0f%%" % (100 * value)
+
+
+def ratio_row(w, runs, thread_cpu, headline, variant, label, reference, goal):
+    """One row of a rate beside its reference of the same repetitions."""
+    s = summary(runs.get(("holdfast", variant, headline, 1), []))
+    if not s["good"]:
+        return
+    ratio, values = same_rep_ratio(runs, variant, reference, headline) if reference else (None, [])
+    cpu = median_role(thread_cpu.get((variant, headline, 1), []), "all")
+    w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        label, fmt_rate(s["throughput"]), fmt_percent(ratio),
+        ", ".join(fmt_percent(v) for v in values) or "-", goal or "-",
+        fmt_ms(s["p50_ms"]), fmt_ms(s["p99_ms"]), "-" if cpu is None else "%.1f" % cpu))
+
+
+def queue_section(w, runs, thread_cpu, headline):
+    """The waiting room: joins and polls beside hold-random and noop of the same repetitions,
+    the line of a million in memory, and how smoothly admissions come."""
+    w("## Waiting room")
+    w("")
+    fill = queue_fill(runs, headline)
+    if not runs.get(("holdfast", "queue-join", headline, 1)) and not fill:
+        w("Not run.")
+        w("")
+        return
+    line = fill.get("filled") if fill else None
+    w("At %d connections, in each repetition: hold-random then noop on a fresh server (the"
+      " references), then `queue-join` on a fresh server (each request a new user joins an event"
+      " whose room admits 0.001 users a second, so the line only grows; answered only once the"
+      " ticket is durable). `queue-poll` polls tickets drawn at random from a line of %s waiting"
+      " users (a GET of a ticket the server gave; a poll touches no storage), beside noop on"
+      " the same server in each repetition. Ratios are the medians of the per-repetition"
+      " ratios; server CPU per answer counts every thread over the whole run."
+      % (headline, fmt_rate(line) if line else "-"))
+    w("")
+    w("| workload | requests/s | / reference, same repetition | each repetition | goal |"
+      " p50 ms | p99 ms | server CPU us per answer |")
+    w("| --- | ---: | ---: | --- | --- | ---: | ---: | ---: |")
+    ratio_row(w, runs, thread_cpu, headline, "queue-hold-random", "hold-random (reference)", None, None)
+    ratio_row(w, runs, thread_cpu, headline, "queue-noop", "noop (reference)", None, None)
+    ratio_row(w, runs, thread_cpu, headline, "queue-join", "queue-join / hold-random",
+              "queue-hold-random", ">= 80%")
+    ratio_row(w, runs, thread_cpu, headline, "queue-poll-noop",
+              "noop, %s waiting (reference)" % (fmt_rate(line) if line else "-"), None, None)
+    ratio_row(w, runs, thread_cpu, headline, "queue-poll",
+              "queue-poll, %s waiting / noop" % (fmt_rate(line) if line else "-"),
+              "queue-poll-noop", ">= 70%")
+    w("")
+    if fill:
+        growth = rss_growth_mb(fill)
+        w("The line of %s: filled by one run of joins alone (`-d 0`, %d connections, 32 in flight"
+          " on each), each join a new user, durable before its answer. The server's resident set"
+          " (VmRSS) is read just before the first join, on a server that holds only the room's"
+          " event, and just after the last answer (goal: under 256 MB more)."
+          % (fmt_rate(line), headline))
+        w("")
+        w("| waiting users | fill s | joins/s while filling | RSS before MB | RSS after MB |"
+          " more MB | bytes per waiting user | goal | met |")
+        w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | :---: |")
+        w("| %s | %.1f | %s | %s | %s | %s | %s | < 256 MB more | %s |" % (
+            fmt_rate(line), fill.get("fill_s", 0), fmt_rate(fill.get("fill_per_s")),
+            "-" if not fill.get("rss_before_kb") else "%.0f" % (fill["rss_before_kb"] / 1024.0),
+            "-" if not fill.get("rss_after_kb") else "%.0f" % (fill["rss_after_kb"] / 1024.0),
+            "-" if growth is None else "%.0f" % growth,
+            "-" if growth is None or not line else "%.0f" % (growth * 1048576.0 / line),
+            "-" if growth is None else ("yes" if growth < 256 else "**no**")))
+        w("")
+    admit = [r for r in runs.get(("holdfast", "queue-admit", headline, 1), []) if r]
+    rows = {r["rep"]: r for r in runs.get(("holdfast", "queue-admit-rows", headline, 1), []) if r}
+    if admit:
+        per_s = admit[0].get("admit_per_s") or 0
+        w("Admission under load: a room admitting %g users a second, on a fresh server per"
+          " repetition; 10%% of the requests are joins of new users, the rest poll the first 64"
+          " tickets of the line not yet seen admitted, in turn. Admissions are counted per 100 ms"
+          " window of the measured seconds, twice: *seen by polls* dates each by the first poll"
+          " that answered `admitted` (within the milliseconds of its column: the time since that"
+          " ticket last answered `waiting`, which a stalled client stretches), and *server's rows*"
+          " by its ticket's `admitted_at`, the core's clock at the admission (bench/admissions.py"
+          " reads them from the server's database). A smooth room admits %g in each window, and"
+          " never more than max(1, %g / 10) = %g at one instant."
+          % (per_s, per_s / 10.0, per_s, max(1, per_s / 10.0)))
+        w("")
+        w("| repetition | seen by polls: per s | per 100 ms: median / min / max | seen within,"
+          " p50 / p99 ms | server's rows: per s | per 100 ms: median / min / max | most at one"
+          " instant | joins/s | polls/s |")
+        w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for r in sorted(admit, key=lambda r: r["rep"]):
+            seconds = r.get("seconds") or 1
+            row = rows.get(r["rep"])
+            w("| %d | %.1f | %d / %d / %d | %s / %s | %s | %s | %s | %s | %s |" % (
+                r["rep"], r.get("admissions_per_s", 0), r.get("window_median", 0),
+                r.get("window_min", 0), r.get("window_max", 0),
+                fmt_ms(r.get("seen_p50_ms")), fmt_ms(r.get("seen_p99_ms")),
+                "-" if not row else "%.1f" % row.get("admissions_per_s", 0),
+                "-" if not row else "%g / %d / %d" % (row.get("window_median", 0),
+                                                      row.get("window_min", 0), row.get("window_max", 0)),
+                "-" if not row else "%d" % row.get("instant_max", 0),
+                fmt_rate(r.get("joins_new", 0) / seconds),
+                fmt_rate((r.get("polls_waiting", 0) + r.get("polls_admitted", 0)) / seconds)))
+        w("")
+
+
+def dispatch_section(w, runs, thread_cpu, headline):
+    """Dispatch: driver updates beside noop of the same repetitions, and rides requested while
+    updates run, with the time from a ride's creation to its offer."""
+    w("## Dispatch")
+    w("")
+    updates = runs.get(("holdfast", "driver-update", headline, 1), [])
+    if not updates:
+        w("Not run.")
+        w("")
+        return
+    fills = [r for r in runs.get(("holdfast", "driver-fill", headline, 1), []) if r and r.get("filled")]
+    drivers = fills[0]["filled"] if fills else None
+    w("At %d connections, in each repetition: hold-random then noop on a fresh server (the"
+      " references); then, on another fresh server, a run of the fill alone puts %s drivers of"
+      " one fleet at random places of a 20 km square (Manhattan's latitude; %s drivers/s, median),"
+      " `driver-update` moves random drivers to random places of it (`PUT`, available, the"
+      " hottest write: applied in memory, stored in the background), and `ride-request` creates"
+      " rides at random places (radius 3,000 m) on a tenth of the connections while the others"
+      " keep moving drivers. Each offered ride is accepted for its driver (who is then busy until"
+      " an update makes it available again); a ride left searching is cancelled."
+      % (headline, fmt_rate(drivers), fmt_rate(median_of(fills, "fill_per_s"))))
+    w("")
+    w("| workload | requests/s | / reference, same repetition | each repetition | goal |"
+      " p50 ms | p99 ms | server CPU us per answer |")
+    w("| --- | ---: | ---: | --- | --- | ---: | ---: | ---: |")
+    ratio_row(w, runs, thread_cpu, headline, "dispatch-hold-random", "hold-random (reference)", None, None)
+    ratio_row(w, runs, thread_cpu, headline, "dispatch-noop", "noop (reference)", None, None)
+    ratio_row(w, runs, thread_cpu, headline, "driver-update",
+              "driver-update, %s drivers / noop" % fmt_rate(drivers), "dispatch-noop", ">= 80%")
+    w("")
+    rides = [r for r in runs.get(("holdfast", "ride-request", headline, 1), []) if r]
+    if rides:
+        w("Rides while drivers move (%d connections request rides, %d move drivers). *Created to"
+          " offer made* is the ride's `POST` latency: the server creates the ride and makes its"
+          " offer to the best free driver in one step, and answers 201 with that offer once both"
+          " are durable, so the time from the request leaving the client to the offer in its"
+          " hands bounds the time from creation to offer from above. Only rides answered"
+          " `offered` count in it; rides left `searching` are counted apart."
+          % (rides[0].get("ride_connections", 0), headline - rides[0].get("ride_connections", 0)))
+        w("")
+        w("| rides offered/s | rides searching per run | created to offer made, p50 ms | p99 ms |"
+          " accept p50 / p99 ms | accepts refused | driver updates/s meanwhile | update p50 / p99 ms |")
+        w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        w("| %s | %s | %s | %s | %s / %s | %s | %s | %s / %s |" % (
+            fmt_rate(median_of(rides, "rides_per_s")), fmt_rate(median_of(rides, "rides_searching")),
+            fmt_ms(median_of(rides, "ride_p50_ms")), fmt_ms(median_of(rides, "ride_p99_ms")),
+            fmt_ms(median_of(rides, "accept_p50_ms")), fmt_ms(median_of(rides, "accept_p99_ms")),
+            fmt_rate(median_of(rides, "accepts_refused")), fmt_rate(median_of(rides, "updates_per_s")),
+            fmt_ms(median_of(rides, "update_p50_ms")), fmt_ms(median_of(rides, "update_p99_ms"))))
+        w("")
+
+
+def rooms_targets(target, runs, headline, core=None):
+    """The targets of issues 20 and 21, in the targets table (core: corebench's JSON)."""
+    join, _ = same_rep_ratio(runs, "queue-join", "queue-hold-random", headline)
+    target("queue-join: joins/s >= 80%% of hold-random's holds/s (%d connections)" % headline,
+           join, 0.8, fmt_percent(join))
+    fill = queue_fill(runs, headline)
+    line = fmt_rate(fill.get("filled")) if fill else "-"
+    poll, _ = same_rep_ratio(runs, "queue-poll", "queue-poll-noop", headline)
+    target("queue-poll: polls/s with %s waiting >= 70%% of noop" % line, poll, 0.7, fmt_percent(poll))
+    growth = rss_growth_mb(fill)
+    target("queue: server RSS with %s waiting < 256 MB more than empty" % line,
+           None if growth is None else 256 - growth, 1e-9,
+           "-" if growth is None else "+%.0f MB" % growth)
+    rows = [r for r in runs.get(("holdfast", "queue-admit-rows", headline, 1), []) if r]
+    if rows:
+        # Met when every repetition's rate is within 5% of admit_per_s and no instant admitted
+        # more than max(1, admit_per_s / 10), by the server's own rows.
+        smooth = all(r.get("admit_per_s") and
+                     abs(r["admissions_per_s"] / r["admit_per_s"] - 1) <= 0.05 and
+                     r.get("instant_max", 0) <= max(1, r["admit_per_s"] / 10.0) for r in rows)
+        target("queue-admit: admissions/s within 5%% of admit_per_s (%g), at most %g at one instant"
+               % (rows[0].get("admit_per_s") or 0, max(1, (rows[0].get("admit_per_s") or 0) / 10.0)),
+               1 if smooth else 0, 1, "%s/s, %d at most" % (
+                   ", ".join("%.1f" % r["admissions_per_s"] for r in rows),
+                   max(r.get("instant_max", 0) for r in rows)))
+    update, _ = same_rep_ratio(runs, "driver-update", "dispatch-noop", headline)
+    target("driver-update: updates/s over 100,000 drivers >= 80% of noop", update, 0.8,
+           fmt_percent(update))
+    if core and core.get("dispatch_search_us"):
+        target("core: dispatch's candidate search among 100,000 drivers < 10 us",
+               10 - core["dispatch_search_us"], 1e-9, "%.2f us" % core["dispatch_search_us"])
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -520,6 +731,7 @@ def main():
     r_webhook = webhook_ratio(runs, headline)
     target("webhook: committed webhooks/s >= 80%% of hold-random's holds/s (%d connections)" % headline,
            r_webhook, 0.8, "-" if r_webhook is None else "%.0f%%" % (100 * r_webhook))
+    rooms_targets(target, runs, headline, core)
     w("")
     w("Why the missed targets are missed, what bounds each one on this machine (measured with "
       "the store or the disk taken out), and what reaching them would take: "
@@ -625,6 +837,8 @@ def main():
         w("")
 
     webhook_section(w, runs, thread_cpu, headline)
+    queue_section(w, runs, thread_cpu, headline)
+    dispatch_section(w, runs, thread_cpu, headline)
 
     # ---- core ----
     w("## The core alone")
@@ -645,6 +859,14 @@ def main():
               " pair): the first pick reads every row and took %.0f µs; the following picks, which"
               " skip rows by their available count and free-run bound, took %.1f µs each (mean of"
               " 9,999)." % (core["best_available_first_us"], core["best_available_us"]))
+            w("")
+        if core.get("dispatch_search_us"):
+            w("Dispatch's candidate search (`hf_dispatch_candidate`: the grid's ring search, issue"
+              " 21) among 100,000 drivers of one fleet spread over a 30 km square around Times"
+              " Square, for rides of the default 3 km radius at random points of it: %.2f µs per"
+              " search with every driver free (goal: under 10 µs), %.2f µs with nine in ten busy"
+              " (off the grid, so the ring search goes further)." % (
+                  core["dispatch_search_us"], core.get("dispatch_search_busy_us", 0)))
             w("")
     else:
         w("Not run.")
@@ -708,7 +930,7 @@ def main():
     w("Every server was started by bench/run.sh on 127.0.0.1 with a fresh data directory under"
       " /var/tmp (Holdfast: a fresh server per hold-random point, per flash-sale run, per run"
       " of the ceiling part, whose tmpfs variant keeps its data under /dev/shm, and per run of"
-      " the webhook part).")
+      " the webhook part; the queue and dispatch parts as their sections say).")
     w("PostgreSQL's schema and scripts are in bench/pg/.")
     w("")
     w("`C` is each connection count of the sweep (%s), `REP` the repetition (1 to %s);"

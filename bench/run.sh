@@ -13,8 +13,11 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook"   parts to run
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook queue dispatch"
+#                            parts to run
 #   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
+#   BENCH_QUEUE_LINE=1000000 part queue: the waiting users polled (and measured in RSS)
+#   BENCH_DRIVERS=100000     part dispatch: the drivers of the fleet
 # Results stay in bench/results/<UTC time>/ (raw outputs, commands, logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +27,9 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook queue dispatch"}
+queue_line=${BENCH_QUEUE_LINE:-1000000}
+drivers=${BENCH_DRIVERS:-100000}
 hf_port=$port_base
 redis_port=$((port_base + 1))
 pg_port=$((port_base + 2))
@@ -405,6 +410,70 @@ if want webhook; then
         start_holdfast build/holdfast "$work" "" --webhook-secret "$webhook_secret"
         loadgen_run webhook webhook "$headline" 1 "$rep" --seats "$seats" --ttl 1 \
             --webhook-secret "$webhook_secret"
+        stop_holdfast
+    done
+fi
+
+# ---- the waiting room (issue 20) ----
+# In each repetition at the headline connection count, on fresh servers: hold-random and noop
+# (the run's references), then queue-join (every request a new user joins a room whose
+# admit_per_s is 0.001, so the line only grows), then queue-admit (admit_per_s 100, joins and
+# polls of the line's front: admissions per 100 ms window). Then one server holds a line of
+# BENCH_QUEUE_LINE waiting users: a run of the fill alone (-d 0) times it and reads the
+# server's RSS before and after it (--rss-pid), keeping the tickets; each repetition then
+# polls random tickets of that line beside noop on the same server.
+if want queue; then
+    for rep in $(seq "$reps"); do
+        start_holdfast
+        loadgen_run queue-hold-random hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        loadgen_run queue-noop noop "$headline" 1 "$rep"
+        start_holdfast
+        loadgen_run queue-join queue-join "$headline" 1 "$rep" --seats 1000 --admit-per-s 0.001
+        start_holdfast
+        loadgen_run queue-admit queue-admit "$headline" 1 "$rep" --seats 1000 --admit-per-s 100 \
+            --join-percent 10
+        # The same window counted from the server's tickets (admitted_at: the core's clock at
+        # each admission), which no stall of the client can blur.
+        admit_out="$raw/holdfast__queue-admit-rows__c${headline}__p1__r${rep}"
+        note_command "python3 bench/admissions.py DATA/holdfast.db queue queue-admit.json OUT.json"
+        python3 bench/admissions.py "$hf_data/holdfast.db" queue \
+            "$raw/holdfast__queue-admit__c${headline}__p1__r${rep}.json" "$admit_out.json" \
+            >"$admit_out.txt" 2>&1 || log "admissions rep $rep FAILED (see $admit_out.txt)"
+        log "queue-admit rep $rep: $(cat "$admit_out.txt")"
+    done
+    start_holdfast
+    tickets=$work/queue-tickets
+    rm -f "$tickets"
+    loadgen_run queue-fill queue-poll "$headline" 1 1 -d 0 --warmup 0 --seats 1000 \
+        --admit-per-s 0.001 --line "$queue_line" --fill-pipeline 32 --tickets "$tickets" \
+        --rss-pid "$hf_pid"
+    log "queue fill: $(grep filled "$raw/holdfast__queue-fill__c${headline}__p1__r1.txt" || echo FAILED)"
+    for rep in $(seq "$reps"); do
+        loadgen_run queue-poll-noop noop "$headline" 1 "$rep"
+        loadgen_run queue-poll queue-poll "$headline" 1 "$rep" --no-create --line "$queue_line" \
+            --tickets "$tickets"
+    done
+    stop_holdfast
+    rm -f "$tickets"
+fi
+
+# ---- dispatch (issue 21) ----
+# In each repetition at the headline connection count: hold-random and noop on a fresh server
+# (the run's references); then on another fresh server a run of the fill alone puts
+# BENCH_DRIVERS drivers of one fleet in a 20 km square, driver-update moves random ones, and
+# ride-request creates rides on a tenth of the connections (each offer accepted, a ride left
+# searching cancelled) while the others keep moving drivers.
+if want dispatch; then
+    for rep in $(seq "$reps"); do
+        start_holdfast
+        loadgen_run dispatch-hold-random hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        loadgen_run dispatch-noop noop "$headline" 1 "$rep"
+        start_holdfast
+        loadgen_run driver-fill driver-update "$headline" 1 "$rep" -d 0 --warmup 0 \
+            --drivers "$drivers" --fill-pipeline 32
+        loadgen_run driver-update driver-update "$headline" 1 "$rep" --no-create --drivers "$drivers"
+        loadgen_run ride-request ride-request "$headline" 1 "$rep" --no-create --drivers "$drivers" \
+            --ride-connections $(( (headline + 9) / 10 ))
         stop_holdfast
     done
 fi

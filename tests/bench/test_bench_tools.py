@@ -13,7 +13,18 @@ figure in docs/BENCHMARKS.md without failing anything else.
 - bench/report.py's ceiling table divides runs of the same repetition;
 - loadgen's webhook workload against the real server: each hold is paid by a signed
   payment.succeeded webhook that commits it (a wrong signature fails the run), and the report
-  divides its committed webhooks/s by hold-random's holds/s of the same repetition.
+  divides its committed webhooks/s by hold-random's holds/s of the same repetition;
+- loadgen's waiting-room and dispatch workloads against a fake server of API.md sections 6
+  and 8 (FakeRooms): queue-poll fills its line once and then only GETs tickets the server gave
+  (an unknown one fails the run), queue-join joins a new user each time, queue-admit counts
+  the admissions of a known rate per 100 ms window, driver-update fills the fleet and moves
+  drivers inside the 20 km square, and ride-request's latency is the ride's alone (rides
+  answered late, updates at once), each offer accepted for its driver and each searching ride
+  cancelled; bench/report.py's waiting-room and dispatch ratios divide the same repetition;
+- the same workloads against the real server (the line's last user polls at position 3,000;
+  the admissions the polls saw agree with the server's rows; offered rides are accepted);
+- bench/admissions.py counts the server's own admissions (tickets' admitted_at) per 100 ms
+  window of loadgen's measured window, and the most at one instant.
 
     python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
         --server build/holdfast --ceiling build/bench/holdfast-ceiling
@@ -23,8 +34,10 @@ Exits non-zero on any failure; the last line is "N passed, N failed".
 import argparse
 import json
 import os
+import random
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -394,6 +407,440 @@ def test_report_webhook_ratio_divides_the_same_repetition():
     report.webhook_section(lines.append, runs, {}, 50)
     row = [line for line in lines if line.startswith("| 900 |")]
     assert row and "| 80% |" in row[0] and "70%, 80%, 90%" in row[0], lines
+
+
+# ---- loadgen's waiting-room and dispatch workloads against a fake server ----
+
+class FakeRooms:
+    """A small HTTP/1.1 server with the contract's waiting room and dispatch routes (API.md
+    sections 6 and 8), which remembers what it was asked: every ticket it gave, every poll's
+    ticket, every ride and when it answered it. A ride answers after `ride_delay_s` and every
+    other request at once, so a workload that measured the wrong request would show it."""
+
+    def __init__(self, ride_delay_s=0.0, searching_every=0, admit_per_s=None):
+        import http.server
+        self.ride_delay_s = ride_delay_s
+        self.searching_every = searching_every  # every Nth ride is left searching (0: none)
+        self.admit_per_s = admit_per_s           # None: the room's own setting
+        self.lock = threading.Lock()
+        self.rooms = {}          # event -> waiting_room settings
+        self.tickets = {}        # ticket -> (event, user, join number)
+        self.users = {}          # (event, user) -> ticket
+        self.joined_at = []      # join instants, by join number
+        self.polls = []          # tickets polled
+        self.unknown_polls = 0
+        self.drivers = {}        # (fleet, driver) -> (lat, lng)
+        self.updates = 0
+        self.rides = {}          # ride -> driver or None
+        self.accepts, self.cancels = [], []
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def setup(self):
+                super().setup()
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def answer(self, status, body):
+                # Compact, as the server writes it; head and body in one write (two would
+                # meet the client's delayed acknowledgement: 40 ms each).
+                data = json.dumps(body, separators=(",", ":")).encode()
+                self.wfile.write(b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: %d\r\n\r\n%s" % (status, len(data), data))
+
+            def body(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                return json.loads(self.rfile.read(length) or b"{}")
+
+            def do_GET(self):
+                self.answer(*fake.get(self.path))
+
+            def do_POST(self):
+                self.answer(*fake.post(self.path, self.body()))
+
+            def do_PUT(self):
+                self.answer(*fake.put(self.path, self.body()))
+
+        import socketserver
+
+        class ThreadingServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        self.server = ThreadingServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def admitted(self, number):
+        rate = self.admit_per_s
+        return number < (time.monotonic() - self.joined_at[0]) * rate if self.joined_at else False
+
+    def get(self, path):
+        parts = path.split("/")
+        if path == "/healthz":
+            return 200, {"status": "ok"}
+        if len(parts) == 6 and parts[1:3] == ["v1", "events"] and parts[4] == "queue":
+            with self.lock:
+                self.polls.append(parts[5])
+                if parts[5] not in self.tickets:
+                    self.unknown_polls += 1
+                    return 404, {"error": {"code": "ticket_not_found", "message": "no such ticket"}}
+                number = self.tickets[parts[5]][2]
+                ahead = sum(1 for n in range(number) if not self.admitted(n))
+                if self.admitted(number):
+                    return 200, {"ticket": parts[5], "status": "admitted", "admission_token": "t",
+                                 "expires_at": "2026-11-26T00:00:00.000Z"}
+                return 200, {"ticket": parts[5], "status": "waiting", "position": ahead + 1,
+                             "estimated_wait_s": 1}
+        return 404, {"error": {"code": "not_found", "message": path}}
+
+    def post(self, path, body):
+        parts = path.split("/")
+        if path == "/v1/events":
+            with self.lock:
+                if body["id"] in self.rooms:
+                    return 409, {"error": {"code": "event_exists", "message": "taken"}}
+                self.rooms[body["id"]] = body.get("waiting_room") or {}
+                if self.admit_per_s is None:
+                    self.admit_per_s = self.rooms[body["id"]].get("admit_per_s", 10)
+            return 201, {"id": body["id"]}
+        if len(parts) == 5 and parts[1:3] == ["v1", "events"] and parts[4] == "queue":
+            with self.lock:
+                if not self.rooms.get(parts[3], {}).get("enabled"):
+                    return 409, {"error": {"code": "waiting_room_disabled", "message": "no room"}}
+                key = (parts[3], body["user_id"])
+                if key in self.users:
+                    return 200, {"ticket": self.users[key], "status": "waiting", "position": 1,
+                                 "estimated_wait_s": 1}
+                ticket = "q_%024x" % random.getrandbits(96)
+                self.users[key] = ticket
+                self.tickets[ticket] = (parts[3], body["user_id"], len(self.joined_at))
+                self.joined_at.append(time.monotonic())
+                return 201, {"ticket": ticket, "status": "waiting", "position": len(self.joined_at),
+                             "estimated_wait_s": 1}
+        if len(parts) == 5 and parts[1:3] == ["v1", "fleets"] and parts[4] == "rides":
+            time.sleep(self.ride_delay_s)
+            with self.lock:
+                number = len(self.rides)
+                if self.searching_every and number % self.searching_every == 0:
+                    self.rides[body["ride_id"]] = None
+                    return 201, {"ride_id": body["ride_id"], "fleet": parts[3], "status": "searching",
+                                 "offer": None, "driver_id": None}
+                driver = "d%d" % (number % 1000)
+                self.rides[body["ride_id"]] = driver
+                return 201, {"ride_id": body["ride_id"], "fleet": parts[3], "status": "offered",
+                             "offer": {"driver_id": driver, "distance_m": 420,
+                                       "expires_at": "2026-11-26T00:00:00.000Z"}, "driver_id": None}
+        if len(parts) == 5 and parts[1:3] == ["v1", "rides"] and parts[4] in ("accept", "cancel"):
+            with self.lock:
+                if parts[3] not in self.rides:
+                    return 404, {"error": {"code": "ride_not_found", "message": parts[3]}}
+                if parts[4] == "cancel":
+                    self.cancels.append(parts[3])
+                    return 200, {"ride_id": parts[3], "status": "cancelled"}
+                self.accepts.append((parts[3], body.get("driver_id")))
+                if self.rides[parts[3]] != body.get("driver_id"):
+                    return 409, {"error": {"code": "not_offered", "message": "no offer"}}
+                return 200, {"ride_id": parts[3], "status": "assigned", "driver_id": body["driver_id"]}
+        return 404, {"error": {"code": "not_found", "message": path}}
+
+    def put(self, path, body):
+        parts = path.split("/")
+        if len(parts) == 6 and parts[1:3] == ["v1", "fleets"] and parts[4] == "drivers":
+            with self.lock:
+                self.drivers[(parts[3], parts[5])] = (body["lat"], body["lng"])
+                self.updates += 1
+            return 200, {"driver_id": parts[5], "lat": body["lat"], "lng": body["lng"],
+                         "available": body["available"], "rating": body["rating"]}
+        return 404, {"error": {"code": "not_found", "message": path}}
+
+
+def run_rooms(loadgen, fake, workload, *extra):
+    """loadgen's WORKLOAD against FAKE (half a second, 4 connections): (the finished process,
+    its JSON summary or None)."""
+    with tempfile.TemporaryDirectory() as directory:
+        out = os.path.join(directory, "out.json")
+        result = subprocess.run(
+            [loadgen, "--port", str(fake.port), "--workload", workload, "-c", "4", "-d", "0.5",
+             "--warmup", "0.1", "--seats", "10", "--json", out] + list(extra),
+            capture_output=True, text=True, timeout=60)
+        summary = json.load(open(out)) if os.path.exists(out) else None
+    return result, summary
+
+
+def test_loadgen_queue_poll_gets_tickets_of_its_line(loadgen):
+    fake = FakeRooms()
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            tickets = os.path.join(directory, "tickets")
+            result, summary = run_rooms(loadgen, fake, "queue-poll", "--line", "300",
+                                        "--tickets", tickets, "--rss-pid", str(os.getpid()))
+            assert result.returncode == 0, result.stdout + result.stderr
+            # The fill joined 300 users, each once, into a room that admits almost no one.
+            assert summary["filled"] == 300 and len(fake.tickets) == 300, summary
+            room = fake.rooms["queue"]
+            assert room["enabled"] is True and room["admit_per_s"] <= 0.01, room
+            assert room["abandon_after_s"] >= 3600, room
+            assert summary["rss_before_kb"] > 0 and summary["rss_after_kb"] > 0, summary
+            # Every poll is a GET of a ticket the server gave, and they are spread over the line.
+            polls = list(fake.polls)
+            assert fake.unknown_polls == 0 and len(polls) >= summary["requests"] > 50, summary
+            assert len(set(polls)) > 100, len(set(polls))
+            # The fake admits the first user at once (0.001 a second from the first join).
+            assert summary["polls_waiting"] + summary["polls_admitted"] == summary["requests"], summary
+            assert summary["statuses"] == {"200": summary["requests"]}, summary
+            assert open(tickets).read().split() and len(open(tickets).read().split()) == 300
+            # A second run reads the line back: no join at all, the same tickets polled.
+            joins = len(fake.joined_at)
+            result, summary = run_rooms(loadgen, fake, "queue-poll", "--line", "300",
+                                        "--tickets", tickets)
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert len(fake.joined_at) == joins and "filled" not in summary, summary
+            assert fake.unknown_polls == 0 and summary["requests"] > 50, summary
+    finally:
+        fake.close()
+
+
+def test_loadgen_queue_poll_fails_on_an_unknown_ticket(loadgen):
+    fake = FakeRooms()
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            tickets = os.path.join(directory, "tickets")
+            with open(tickets, "w") as f:
+                f.write("".join("q_%024x\n" % n for n in range(50)))
+            result, summary = run_rooms(loadgen, fake, "queue-poll", "--line", "50", "--tickets", tickets)
+    finally:
+        fake.close()
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert summary["ok"] is False and "404" in summary["first_error"], summary
+
+
+def test_loadgen_queue_join_joins_a_new_user_each_time(loadgen):
+    fake = FakeRooms()
+    try:
+        result, summary = run_rooms(loadgen, fake, "queue-join")
+        users = [user for _, user in fake.users]
+    finally:
+        fake.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert summary["joins_new"] == summary["statuses"]["201"] == summary["requests"] > 50, summary
+    assert len(set(users)) == len(users) >= summary["requests"], (len(users), summary)
+
+
+def test_loadgen_queue_admit_counts_admissions_per_window(loadgen):
+    # The fake admits by join number at 40 a second from the first join: in 0.5 s about 20,
+    # so about 4 in each of the five 100 ms windows.
+    fake = FakeRooms(admit_per_s=40)
+    try:
+        result, summary = run_rooms(loadgen, fake, "queue-admit", "--admit-per-s", "40")
+    finally:
+        fake.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert summary["windows"] == 5 and summary["window_ms"] == 100, summary
+    assert 15 <= summary["admissions"] <= 25, summary
+    assert 30 <= summary["admissions_per_s"] <= 50, summary
+    assert 2 <= summary["window_median"] <= 6 and summary["window_max"] <= 8, summary
+    # Each of the front's 64 tickets is polled every 64 polls: at this fake's few thousand
+    # polls a second, within some tens of milliseconds (the real server: a few).
+    assert 0 < summary["seen_p50_ms"] <= summary["seen_p99_ms"] < 250, summary
+    assert summary["joins_new"] > 0 and summary["polls_waiting"] > 0, summary
+
+
+def test_loadgen_driver_update_fills_then_moves_drivers(loadgen):
+    fake = FakeRooms()
+    try:
+        result, summary = run_rooms(loadgen, fake, "driver-update", "--drivers", "500")
+        places = list(fake.drivers.values())
+        updates = fake.updates
+    finally:
+        fake.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert summary["filled"] == 500 and len(places) == 500, summary
+    assert summary["updates"] == summary["requests"] > 50 and updates >= 500 + summary["requests"]
+    # A 20 km square around 40.75, -73.99: 0.09 degrees of latitude either way.
+    assert all(40.66 <= lat <= 40.84 and -74.11 <= lng <= -73.87 for lat, lng in places), places[:3]
+    assert max(lat for lat, _ in places) - min(lat for lat, _ in places) > 0.15
+
+
+def test_loadgen_ride_request_measures_the_ride_not_the_updates(loadgen):
+    # Rides answer after 30 ms, driver updates at once: the ride's p50 must be the 30 ms, and
+    # the updates' latency must not be.
+    fake = FakeRooms(ride_delay_s=0.03, searching_every=4)
+    try:
+        result, summary = run_rooms(loadgen, fake, "ride-request", "--drivers", "200",
+                                    "--ride-connections", "2")
+        accepts, cancels, rides = list(fake.accepts), list(fake.cancels), dict(fake.rides)
+    finally:
+        fake.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 30 <= summary["ride_p50_ms"] < 45, summary
+    assert summary["update_p50_ms"] < 10 and summary["updates"] > 50, summary
+    # Two connections, one ride in flight each, 30 ms a ride: about 66 rides a second.
+    assert 35 <= summary["rides_per_s"] + summary["rides_searching"] / 0.5 <= 70, summary
+    # Each offered ride was accepted for the driver it was offered to; searching ones cancelled.
+    assert accepts and all(rides[ride] == driver for ride, driver in accepts), accepts[:3]
+    assert cancels and all(rides[ride] is None for ride in cancels), cancels[:3]
+    assert summary["accepts_refused"] == 0 and summary["rides_searching"] > 0, summary
+
+
+def write_runs(directory, variant, values, **extra):
+    for rep, value in enumerate(values, 1):
+        run = dict({"throughput": value, "answered": value}, **extra)
+        with open(os.path.join(directory, "holdfast__%s__c50__p1__r%d.json" % (variant, rep)), "w") as f:
+            json.dump(run, f)
+
+
+def test_report_queue_and_dispatch_divide_the_same_repetition():
+    # Per repetition joins/holds are 0.9, 0.6, 0.75 (median 0.75), where the medians of the
+    # rates (900 / 1000) would give 0.9; polls/noop 0.5, 0.8, 0.6 (median 0.6).
+    with tempfile.TemporaryDirectory() as directory:
+        write_runs(directory, "queue-hold-random", [1000, 1500, 800])
+        write_runs(directory, "queue-join", [900, 900, 600])
+        write_runs(directory, "queue-poll-noop", [2000, 1000, 1500])
+        write_runs(directory, "queue-poll", [1000, 800, 900])
+        write_runs(directory, "dispatch-noop", [1000, 1000, 1000])
+        write_runs(directory, "driver-update", [850, 700, 900])
+        with open(os.path.join(directory, "holdfast__queue-fill__c50__p1__r1.json"), "w") as f:
+            json.dump({"throughput": 0, "answered": 0, "filled": 1000000, "fill_s": 20.0,
+                       "fill_per_s": 50000.0, "rss_before_kb": 100 * 1024,
+                       "rss_after_kb": 300 * 1024}, f)
+        runs = report.load_runs(directory, 3.0)
+    ratio, values = report.same_rep_ratio(runs, "queue-join", "queue-hold-random", 50)
+    assert abs(ratio - 0.75) < 1e-9 and len(values) == 3, (ratio, values)
+    ratio, _ = report.same_rep_ratio(runs, "queue-poll", "queue-poll-noop", 50)
+    assert abs(ratio - 0.6) < 1e-9, ratio
+    assert report.rss_growth_mb(report.queue_fill(runs, 50)) == 200
+    rows = []
+
+    def target(label, value, goal, shown, spread="-", ceiling="-"):
+        rows.append((label, shown, value is not None and value >= goal))
+    report.rooms_targets(target, runs, 50, {"dispatch_search_us": 12.5})
+    met = {label.split(":")[0]: (shown, ok) for label, shown, ok in rows}
+    assert met["queue-join"] == ("75%", False) and met["queue-poll"] == ("60%", False), met
+    assert met["queue"] == ("+200 MB", True) and met["driver-update"] == ("85%", True), met
+    assert met["core"] == ("12.50 us", False), met
+    lines = []
+    report.queue_section(lines.append, runs, {}, 50)
+    report.dispatch_section(lines.append, runs, {}, 50)
+    text = "\n".join(lines)
+    assert "| queue-join / hold-random | 900 | 75% | 60%, 75%, 90% | >= 80% |" in text, text
+    assert "| 1,000,000 | 20.0 | 50,000 | 100 | 300 | 200 | 210 | < 256 MB more | yes |" in text, text
+    assert "| driver-update, - drivers / noop | 850 | 85% |" in text, text
+
+
+def test_admissions_counts_the_servers_rows_in_the_window():
+    # 10 admissions a second for 3 s, one every 100 ms, except a burst of 5 at one instant at
+    # 1,550 ms; rows of another event and outside the window do not count.
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import admissions  # bench/admissions.py
+    start = 1_700_000_000_000
+    with tempfile.TemporaryDirectory() as directory:
+        database = os.path.join(directory, "holdfast.db")
+        connection = sqlite3.connect(database)
+        connection.execute("CREATE TABLE tickets(id TEXT, event_id TEXT, admitted_at INTEGER)")
+        instants = [start + 100 * i + 50 for i in range(30)] + [start + 1550] * 4
+        rows = [("q_%d" % i, "queue", at) for i, at in enumerate(instants)]
+        rows += [("q_x", "other", start + 10), ("q_y", "queue", start - 1), ("q_z", "queue", start + 3000),
+                 ("q_w", "queue", None)]
+        connection.executemany("INSERT INTO tickets VALUES(?, ?, ?)", rows)
+        connection.commit()
+        connection.close()
+        loadgen_json = os.path.join(directory, "admit.json")
+        with open(loadgen_json, "w") as f:
+            json.dump({"measure_start_unix_ms": start, "measure_end_unix_ms": start + 3000,
+                       "admit_per_s": 10}, f)
+        out = os.path.join(directory, "rows.json")
+        result = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "admissions.py"), database,
+                                 "queue", loadgen_json, out], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+        summary = json.load(open(out))
+    assert summary["admissions"] == 34 and summary["windows"] == 30, summary
+    assert summary["window_median"] == 1 and summary["window_min"] == 1 and summary["window_max"] == 5, summary
+    assert summary["instant_max"] == 5 and abs(summary["admissions_per_s"] - 34 / 3.0) < 1e-9, summary
+    assert admissions.summarize([], start, start + 1000)["window_max"] == 0
+
+
+# ---- the waiting-room and dispatch workloads against the real server ----
+
+def loadgen_json(loadgen, port, workload, *extra):
+    """loadgen's WORKLOAD against the server on PORT for half a second (4 connections): (the
+    finished process, its JSON summary or None)."""
+    with tempfile.TemporaryDirectory() as directory:
+        out = os.path.join(directory, "out.json")
+        result = subprocess.run(
+            [loadgen, "--port", str(port), "--workload", workload, "-c", "4", "-d", "0.5",
+             "--warmup", "0.1", "--seats", "10", "--json", out] + list(extra),
+            capture_output=True, text=True, timeout=120)
+        summary = json.load(open(out)) if os.path.exists(out) else None
+    return result, summary
+
+
+def test_loadgen_queue_workloads_against_the_server(loadgen, server):
+    with tempfile.TemporaryDirectory() as data:
+        hf = Server(server, data, {})
+        try:
+            tickets = os.path.join(data, "line.tickets")
+            result, fill = loadgen_json(loadgen, hf.port, "queue-poll", "-d", "0", "--warmup", "0",
+                                        "--line", "3000", "--tickets", tickets,
+                                        "--rss-pid", str(hf.process.pid))
+            assert result.returncode == 0 and fill["filled"] == 3000, result.stdout + result.stderr
+            assert fill["rss_after_kb"] > fill["rss_before_kb"] > 0, fill
+            status, body = hf.request("GET", "/v1/events/queue")
+            assert status == 200 and json.loads(body)["waiting_room"]["enabled"] is True, body
+            result, polls = loadgen_json(loadgen, hf.port, "queue-poll", "--no-create", "--line",
+                                         "3000", "--tickets", tickets)
+            assert result.returncode == 0, result.stdout + result.stderr
+            # A room admitting 0.001 a second lets in its first user or two at once, no more.
+            assert polls["polls_waiting"] + polls["polls_admitted"] == polls["requests"] > 100, polls
+            assert polls["polls_waiting"] > 0.99 * polls["requests"], polls
+            assert polls["tickets_mismatched"] == 0, polls
+            # The last user of the line polls at its place: (almost) everyone ahead still waits.
+            last = open(tickets).read().split()[-1]
+            status, body = hf.request("GET", "/v1/events/queue/queue/" + last)
+            assert status == 200 and 2998 <= json.loads(body)["position"] <= 3000, body
+            result, joins = loadgen_json(loadgen, hf.port, "queue-join", "--event", "joins")
+            assert result.returncode == 0 and joins["joins_new"] == joins["requests"] > 50, joins
+            result, admit = loadgen_json(loadgen, hf.port, "queue-admit", "--event", "admit",
+                                         "--admit-per-s", "40", "-d", "1")
+            assert result.returncode == 0, result.stdout + result.stderr
+            with open(os.path.join(data, "admit.json"), "w") as f:
+                json.dump(admit, f)
+            out = os.path.join(data, "rows.json")
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "admissions.py"),
+                            os.path.join(data, "holdfast.db"), "admit", os.path.join(data, "admit.json"),
+                            out], check=True, capture_output=True, timeout=30)
+            rows = json.load(open(out))
+        finally:
+            hf.stop()
+    # 40 a second: what the polls saw and what the server wrote agree, about 4 per window.
+    assert 30 <= admit["admissions_per_s"] <= 50 and 30 <= rows["admissions_per_s"] <= 50, (admit, rows)
+    assert abs(admit["admissions"] - rows["admissions"]) <= 3, (admit, rows)
+    assert rows["window_max"] <= 6 and rows["instant_max"] <= 4, rows
+
+
+def test_loadgen_dispatch_workloads_against_the_server(loadgen, server):
+    with tempfile.TemporaryDirectory() as data:
+        hf = Server(server, data, {})
+        try:
+            result, updates = loadgen_json(loadgen, hf.port, "driver-update", "--drivers", "2000")
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert updates["filled"] == 2000 and updates["updates"] == updates["requests"] > 100, updates
+            result, rides = loadgen_json(loadgen, hf.port, "ride-request", "--drivers", "2000",
+                                         "--no-create", "--ride-connections", "2")
+            assert result.returncode == 0, result.stdout + result.stderr
+        finally:
+            hf.stop()
+    # Each offered ride was accepted by its driver; 2,000 drivers in 400 km2 leave none searching.
+    assert rides["rides_offered"] > 10 and rides["accepts_refused"] == 0, rides
+    assert rides["accepts"] >= rides["rides_offered"] - 2 and rides["updates"] > 100, rides
+    assert 0 < rides["ride_p50_ms"] <= rides["ride_p99_ms"], rides
 
 
 def main():
