@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "store/backend.h"
 #include "store/store.h"
 
 /* 64 hex digits and a newline. */
@@ -140,11 +141,20 @@ static int secret_in_store(const char *store_url, hf_token_secret_t *secret) {
     return kept ? 1 : 0;
 }
 
+/* Whether the store's backend keeps settings (PostgreSQL's does; SQLite's leaves
+ * setting_claim NULL): only then is the store opened here, so a SQLite store is opened once,
+ * by the engine. */
+static bool store_keeps_settings(const char *store_url) {
+    if (store_url == NULL) return false;
+    const hf_store_backend_t *backend = hf_store_backend_find(store_url, NULL, 0);
+    return backend != NULL && backend->setting_claim != NULL;
+}
+
 /* Where the generated secret is kept: the store when it keeps settings, else the data
  * directory. */
 static bool secret_kept(const char *data_directory, const char *store_url,
                         hf_token_secret_t *secret) {
-    int in_store = store_url != NULL ? secret_in_store(store_url, secret) : 0;
+    int in_store = store_keeps_settings(store_url) ? secret_in_store(store_url, secret) : 0;
     if (in_store != 0) return in_store > 0;
     char path[PATH_SIZE_MAX];
     snprintf(path, sizeof path, "%s/%s", data_directory, HF_TOKEN_SECRET_FILE);
