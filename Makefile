@@ -136,7 +136,7 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS)
 
 # The HTTP layer alone, behind an echo handler (tests/net/test_http.py drives it).
 $(BUILD)/asan/tests/echo_server: tests/net/echo_server.c $(call objects,asan,$(NET_HTTP_SOURCES)) \
-        $(BUILD)/asan/lib/buffer.o $(BUILD)/asan/lib/json.o $(call llhttp_objects,asan)
+        $(call objects,asan,$(LIB_SOURCES)) $(call llhttp_objects,asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs)
 
