@@ -48,6 +48,11 @@ struct hf_engine {
     bool probing;                /* probe_work is queued or running */
     int probe_answer;            /* hf_store_probe's, written by the worker */
     char probe_error[512];
+    /* The durable state the worker loaded once the probe said yes, for the loop to swap in:
+     * a core without a sink and its idempotency keys, loaded through recovery_context (a
+     * context of the worker's own: restore.c reaches only its core, keys and clock). */
+    hf_context_t *recovery_context;
+    hf_idempotency_t recovered_keys;
     bool stopping;
     int exit_code;
 };
@@ -353,46 +358,64 @@ static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
 
 /* ---- recovery after a lost connection (API.md section 11) ---- */
 
-/* On a worker thread: the probe may wait for a connection (PostgreSQL stopped or paused), and
- * requests meanwhile get their 503 at once. */
+/* On the worker: the durable state, loaded as at start into a fresh core of the worker's own
+ * context, so that the loop never waits for PostgreSQL (a load is bounded by the store's 4 s
+ * of silence per wait, and requests meanwhile still get their 503 at once). */
+static bool durable_state_load(hf_engine_t *engine) {
+    hf_context_t *scratch = engine->recovery_context;
+    scratch->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    hf_core_set_finished_max(scratch->core, engine->options.finished_holds_max);
+    hf_idempotency_init(&engine->recovered_keys);
+    scratch->idempotency = &engine->recovered_keys;
+    hf_store_t *reader = NULL;
+    bool ok = hf_store_open(&reader, engine->options.store_url, engine->probe_error,
+                            sizeof engine->probe_error) == 0 &&
+              hf_restore_load(scratch, reader, engine->options.finished_holds_max,
+                              engine->probe_error, sizeof engine->probe_error) == 0;
+    hf_store_close(reader);
+    if (!ok) {
+        hf_core_destroy(scratch->core);
+        scratch->core = NULL;
+        hf_idempotency_free(&engine->recovered_keys);
+    }
+    return ok;
+}
+
+/* On a worker thread: the probe may wait for a connection (PostgreSQL stopped or paused). */
 static void probe_run(uv_work_t *work) {
     hf_engine_t *engine = work->data;
     engine->probe_answer = hf_store_probe(engine->context.store, engine->probe_error,
                                           sizeof engine->probe_error);
+    if (engine->probe_answer > 0 && !durable_state_load(engine)) engine->probe_answer = 0;
 }
 
-/* The durable state, loaded as at start into a fresh core whose sink is the open batch, and
- * changes served again. What the failed core held beyond it was never acknowledged; a batch
- * whose COMMIT went out as the connection broke may have landed, and then it is loaded too
- * (its requests got 503: their outcome was unknown, a retry with the same Idempotency-Key is
- * safe). False when the store is still busy or the load failed: the next probe tries again. */
+/* The worker's context and whatever it loaded that was not swapped in. */
+static void recovery_context_free(hf_engine_t *engine) {
+    hf_context_t *scratch = engine->recovery_context;
+    if (scratch && scratch->core) {
+        hf_core_destroy(scratch->core);
+        hf_idempotency_free(&engine->recovered_keys);
+    }
+    free(scratch);
+    engine->recovery_context = NULL;
+}
+
+/* The loaded durable state replaces the failed core, takes the open batch as its sink, and
+ * changes are served again. What the failed core held beyond it was never acknowledged; a
+ * batch whose COMMIT went out as the connection broke may have landed, and then it is loaded
+ * too (its requests got 503: their outcome was unknown, a retry with the same
+ * Idempotency-Key is safe). False while the store still holds a batch: the next probe. */
 static bool recover(hf_engine_t *engine) {
     hf_context_t *context = &engine->context;
     if (!engine->spare_batch || !hf_store_idle(context->store)) return false;
-    char error[512];
-    hf_store_t *reader = NULL;
-    hf_core_t *failed_core = context->core;
-    hf_idempotency_t failed_keys = engine->idempotency;
+    hf_core_destroy(context->core);
+    hf_idempotency_free(&engine->idempotency);
     hf_batch_clear(context->open_batch);
-    context->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
+    context->core = engine->recovery_context->core;
+    engine->recovery_context->core = NULL;
+    engine->idempotency = engine->recovered_keys;
+    hf_core_set_sink(context->core, (hf_mutation_sink_t){emit_to_open_batch, engine});
     hf_core_set_stream_records(context->core, false);
-    hf_core_set_finished_max(context->core, engine->options.finished_holds_max);
-    hf_idempotency_init(&engine->idempotency);
-    bool ok = hf_store_open(&reader, engine->options.store_url, error, sizeof error) == 0 &&
-              hf_restore_load(context, reader, engine->options.finished_holds_max,
-                              error, sizeof error) == 0;
-    hf_store_close(reader);
-    if (!ok) {
-        hf_core_destroy(context->core);
-        hf_idempotency_free(&engine->idempotency);
-        context->core = failed_core;
-        engine->idempotency = failed_keys;
-        hf_batch_clear(context->open_batch);
-        hf_log(HF_LOG_WARNING, "the store answers again but its state did not load: %s", error);
-        return false;
-    }
-    hf_core_destroy(failed_core);
-    hf_idempotency_free(&failed_keys);
     /* The failed sequences end here: none of them is durable, none is waited for. */
     hf_http_server_fail_pending(engine->http, context->durable_sequence);
     context->durable_sequence = context->open_sequence - 1;
@@ -411,22 +434,28 @@ static bool recover(hf_engine_t *engine) {
 static void probe_done(uv_work_t *work, int status) {
     hf_engine_t *engine = work->data;
     engine->probing = false;
-    if (status != 0 || engine->stopping || !engine->context.store_failed) return;
-    if (engine->probe_answer < 0) {
+    bool usable = status == 0 && !engine->stopping && engine->context.store_failed;
+    if (usable && engine->probe_answer < 0) {
         hf_log(HF_LOG_ERROR, "the store's failure is final, changes answer 503 until a restart: %s",
                engine->probe_error);
         uv_timer_stop(&engine->probe_timer);
-    } else if (engine->probe_answer > 0 && recover(engine)) {
+    } else if (usable && engine->probe_answer > 0 && recover(engine)) {
         uv_timer_stop(&engine->probe_timer);
     }
+    recovery_context_free(engine);
 }
 
 static void on_probe_timer(uv_timer_t *timer) {
     hf_engine_t *engine = timer->data;
     if (engine->probing || engine->stopping || !engine->context.store_failed) return;
+    engine->recovery_context = calloc(1, sizeof *engine->recovery_context);
+    if (!engine->recovery_context) abort();
+    engine->recovery_context->last_now_ms = engine->context.last_now_ms;
     engine->probing = true;
-    if (uv_queue_work(engine->loop, &engine->probe_work, probe_run, probe_done) != 0)
+    if (uv_queue_work(engine->loop, &engine->probe_work, probe_run, probe_done) != 0) {
         engine->probing = false;
+        recovery_context_free(engine);
+    }
 }
 
 static void recovery_arm(hf_engine_t *engine) {
