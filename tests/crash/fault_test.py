@@ -489,11 +489,14 @@ def postgres_control(action):
 
 class HoldLoad:
     """Clients making holds of their own seats, one after another, on threads: every 201 is
-    an acknowledged hold (id -> seat), every other answer is noted with how long it took."""
+    an acknowledged hold (id -> seat), and every third one is committed (a 200 is an
+    acknowledged order: hold id -> order id; another answer leaves the commit unknown); every
+    answer is noted with when it started and how long it took."""
 
     def __init__(self, port, clients=4, first_seat=0, seats_per_client=200, event_id="f"):
         self.port, self.event_id = port, event_id
         self.acknowledged, self.unknown, self.answers = {}, set(), []
+        self.orders, self.commits_unknown = {}, set()
         self.lock, self.stopping = threading.Lock(), threading.Event()
         self.threads = [threading.Thread(target=self.client, daemon=True,
                                          args=(c, first_seat + c * seats_per_client,
@@ -518,8 +521,24 @@ class HoldLoad:
                 else:
                     # Outcome unknown (a COMMIT cut off may have landed): present or absent.
                     self.unknown.add(SEATS[index])
+            if status == 201 and index % 3 == 0:
+                self.commit(number, index, answer["reservation_id"])
             # Paced, so the seats last through the outage: some 200 holds a second in all.
             time.sleep(0.02 if status == 201 else 0.1)
+
+    def commit(self, number, index, hold_id):
+        started = time.monotonic()
+        try:
+            status, answer = hflib.request(self.port, "POST", "/v1/holds/%s/commit" % hold_id,
+                                           {"user_id": "c%d-%d" % (number, index)}, timeout=20)
+        except OSError:
+            status, answer = 0, None
+        with self.lock:
+            self.answers.append((started, time.monotonic() - started, status, answer))
+            if status == 200:
+                self.orders[hold_id] = answer["order_id"]
+            else:
+                self.commits_unknown.add(hold_id)
 
     def start(self):
         for thread in self.threads:
@@ -545,7 +564,7 @@ def check_outage_answers(load, since, until, bound_s=7.0):
     slowest = max(took for _, took, _, _ in answers)
     check(slowest < bound_s, "a change during the outage took %.1f s (bound: 5 s)" % slowest)
     statuses = set(status for _, _, status, _ in answers)
-    check(statuses <= {201, 503}, "answers during the outage: %s" % sorted(statuses))
+    check(statuses <= {200, 201, 503}, "answers during the outage: %s" % sorted(statuses))
     unavailable = [a for _, _, status, a in answers if status == 503]
     check(unavailable, "no 503 during the outage: %s" % sorted(statuses))
     check(all(a.get("error", {}).get("code") == "unavailable" for a in unavailable),
@@ -568,21 +587,32 @@ def wait_serving(port, seat, bound_s, event_id="f"):
 
 
 def check_after_outage(port, load, back_seat, event_id="f"):
-    """Every acknowledged hold is there and held; a hold of unknown outcome is whole or
-    absent; the counts add up."""
+    """Every acknowledged hold is there, held or (its commit acknowledged) confirmed with its
+    order; a hold or commit of unknown outcome is whole or absent; the counts add up."""
     for hold_id, seat in load.acknowledged.items():
         status, answer = hflib.request(port, "GET", "/v1/holds/%s" % hold_id)
-        check(status == 200 and answer["status"] == "held" and answer["seats"] == [seat],
-              "acknowledged hold %s lost after the outage: %d %s" % (hold_id, status, answer))
+        allowed = {"confirmed"} if hold_id in load.orders else \
+            {"held", "confirmed"} if hold_id in load.commits_unknown else {"held"}
+        check(status == 200 and answer["status"] in allowed and answer["seats"] == [seat],
+              "acknowledged hold %s lost after the outage (%s expected): %d %s" %
+              (hold_id, sorted(allowed), status, answer))
+    for hold_id, order_id in load.orders.items():
+        status, answer = hflib.request(port, "GET", "/v1/orders/%s" % order_id)
+        check(status == 200 and answer["status"] == "confirmed" and
+              answer["seats"] == [load.acknowledged[hold_id]],
+              "acknowledged order %s lost after the outage: %d %s" % (order_id, status, answer))
     status, summary = hflib.request(port, "GET", "/v1/events/%s" % event_id)
     check(status == 200, "event answered %d after the outage" % status)
     counts = summary["counts"]
     check(counts["available"] + counts["held"] + counts["sold"] == len(SEATS),
           "counts do not add up: %s" % counts)
-    extra = counts["held"] - len(load.acknowledged) - 1  # the hold that found it back
+    check(counts["sold"] >= len(load.orders), "sold %d, orders acknowledged %d" %
+          (counts["sold"], len(load.orders)))
+    # The hold that found the store back is the one more.
+    extra = counts["held"] + counts["sold"] - len(load.acknowledged) - 1
     check(0 <= extra <= len(load.unknown),
-          "held %d, acknowledged %d (+1), unknown %d" % (counts["held"], len(load.acknowledged),
-                                                         len(load.unknown)))
+          "held %d and sold %d, acknowledged %d (+1), unknown %d" % (
+              counts["held"], counts["sold"], len(load.acknowledged), len(load.unknown)))
     status, seat = hflib.request(port, "GET", "/v1/events/%s/seats/%s" % (event_id, back_seat))
     check(status == 200 and seat["status"] == "held", "the hold made after the outage: %s" % seat)
 
@@ -621,8 +651,9 @@ def outage_test(interrupt, resume, outage_s):
         back_s = wait_serving(server.port, SEATS[-2], 15.0)
         load.stop()
         check_outage_answers(load, down_at + 0.5, up_at)
-        print("  back %.1f s after the database; %d acknowledged, %d unknown" %
-              (back_s, len(load.acknowledged), len(load.unknown)), flush=True)
+        print("  back %.1f s after the database; %d holds and %d orders acknowledged, %d and %d"
+              " unknown" % (back_s, len(load.acknowledged), len(load.orders), len(load.unknown),
+                            len(load.commits_unknown)), flush=True)
         check_after_outage(server.port, load, SEATS[-2])
         check(server.stop() == 0, "clean stop after the store came back")
         server.start()

@@ -88,8 +88,9 @@ def test_failover_to_synchronous_standby():
         back_s = fault_test.wait_serving(server.port, fault_test.SEATS[-2], 30.0)
         load.stop()
         fault_test.check_outage_answers(load, killed_at + 0.5, promoted_at)
-        print("  serving %.1f s after the promotion; %d acknowledged, %d unknown" %
-              (back_s, len(load.acknowledged), len(load.unknown)), flush=True)
+        print("  serving %.1f s after the promotion; %d holds and %d orders acknowledged, %d"
+              " and %d unknown" % (back_s, len(load.acknowledged), len(load.orders),
+                                   len(load.unknown), len(load.commits_unknown)), flush=True)
         fault_test.check_after_outage(server.port, load, fault_test.SEATS[-2])
         check(server.stop() == 0, "clean stop after the failover")
         # From the new primary's tables alone: a restart reads them back.
