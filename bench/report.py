@@ -572,6 +572,56 @@ def rooms_targets(target, runs, headline, core=None):
     if core and core.get("dispatch_search_us"):
         target("core: dispatch's candidate search among 100,000 drivers < 10 us",
                10 - core["dispatch_search_us"], 1e-9, "%.2f us" % core["dispatch_search_us"])
+def won_per_s(run):
+    """Holds won (201) per second: the run's answers per second times the share of 201s."""
+    statuses = run.get("statuses") or {}
+    total = sum(statuses.values())
+    return run["throughput"] * statuses.get("201", 0) / total if total else None
+
+
+def pgstore_section(w, runs, thread_cpu, headline):
+    """One node on PostgreSQL beside one node on SQLite (issue 23; the pgstore part)."""
+    postgres = [r for r in runs.get(("holdfast", "pgstore-postgres", headline, 1), []) if r]
+    sqlite = [r for r in runs.get(("holdfast", "pgstore-sqlite", headline, 1), []) if r]
+    w("## One node on PostgreSQL beside one node on SQLite")
+    w("")
+    if not postgres or not sqlite:
+        w("Not run (`BENCH_ONLY=pgstore`).")
+        w("")
+        return
+    w("hold-random (a random seat of 60,000, 1 s holds) at %d connections; in each repetition a"
+      " fresh node on SQLite (its file on this disk, the write-ahead log fdatasynced), then a fresh"
+      " node with `--store postgres://...` on a throwaway PostgreSQL of its own on the same machine"
+      " (scripts/postgres.sh: fsync and synchronous_commit on, a new database per repetition),"
+      " one right after the other. A batch on PostgreSQL is one transaction sent in libpq's"
+      " pipeline mode (one round trip) and acknowledged when its COMMIT returns, so each group"
+      " commit waits for PostgreSQL's own WAL flush plus the round trip, and PostgreSQL's"
+      " backend takes CPU from the same two cores as the node and the load generator. Medians"
+      " over repetitions; the ratio is the median of the ratios of each repetition." % headline)
+    w("")
+    w("| store | answers/s | holds won/s | p50 ms | p99 ms | server CPU us per answer | errors |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for label, variant, group in (("SQLite", "pgstore-sqlite", sqlite),
+                                  ("PostgreSQL", "pgstore-postgres", postgres)):
+        cpu = median_role(thread_cpu.get((variant, headline, 1), []), "all")
+        w("| %s | %s | %s | %s | %s | %s | %s |" % (
+            label, fmt_rate(median_of(group, "throughput")),
+            fmt_rate(statistics.median([v for v in map(won_per_s, group) if v is not None])
+                     if any(won_per_s(r) is not None for r in group) else None),
+            fmt_ms(median_of(group, "p50_ms")), fmt_ms(median_of(group, "p99_ms")),
+            "-" if cpu is None else "%.1f" % cpu,
+            sum(r.get("errors", 0) + r.get("transport_errors", 0) for r in group)))
+    # Holds won, not answers: a 409 (the seat is taken) costs the node far less than a win, and
+    # the faster node meets more taken seats.
+    won_by_rep = {r["rep"]: won_per_s(r) for r in sqlite}
+    ratios = sorted(won_per_s(r) / won_by_rep[r["rep"]] for r in postgres
+                    if won_per_s(r) and won_by_rep.get(r["rep"]))
+    w("")
+    w("PostgreSQL / SQLite holds won/s, same repetition: %s (each repetition: %s). Server CPU"
+      " counts the node's own threads only, not PostgreSQL's backends." % (
+          "-" if not ratios else "%.2fx" % statistics.median(ratios),
+          ", ".join("%.2f" % r for r in ratios) or "-"))
+    w("")
 
 
 def main():
@@ -839,6 +889,7 @@ def main():
     webhook_section(w, runs, thread_cpu, headline)
     queue_section(w, runs, thread_cpu, headline)
     dispatch_section(w, runs, thread_cpu, headline)
+    pgstore_section(w, runs, thread_cpu, headline)
 
     # ---- core ----
     w("## The core alone")

@@ -13,8 +13,9 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook queue dispatch"
-#                            parts to run
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook queue dispatch pgstore"
+#                            parts to run (pgstore: one node on the PostgreSQL store beside one
+#                            on SQLite; postgres is PostgreSQL alone as a peer, through pgbench)
 #   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
 #   BENCH_QUEUE_LINE=1000000 part queue: the waiting users polled (and measured in RSS)
 #   BENCH_DRIVERS=100000     part dispatch: the drivers of the fleet
@@ -27,7 +28,7 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook queue dispatch"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook queue dispatch pgstore"}
 queue_line=${BENCH_QUEUE_LINE:-1000000}
 drivers=${BENCH_DRIVERS:-100000}
 hf_port=$port_base
@@ -490,6 +491,31 @@ if want flash; then
         log "flash-sale rep $rep: $(grep 'sold out' "$out.txt" || true)"
         stop_holdfast
     done
+fi
+
+# ---- one node on PostgreSQL beside one node on SQLite (issue 23) ----
+# hold-random at the headline connection count; in every repetition a fresh node on SQLite, then
+# a fresh node storing in a throwaway PostgreSQL of its own on this machine (scripts/postgres.sh:
+# fsync and synchronous_commit on; a new database per repetition), one right after the other:
+# the report quotes medians and the ratio of each repetition.
+if want pgstore; then
+    chmod 755 "$work"  # PostgreSQL runs as the postgres user when root
+    pgstore_dir="$work/pgstore"
+    trap 'scripts/postgres.sh stop "$pgstore_dir" >/dev/null 2>&1 || true; cleanup' EXIT
+    pgstore_url=$(scripts/postgres.sh start "$pgstore_dir")
+    note_command "scripts/postgres.sh start DIR  (initdb; fsync=on, synchronous_commit=on, max_connections=300; on 127.0.0.1)"
+    for rep in $(seq "$reps"); do
+        start_holdfast
+        loadgen_run pgstore-sqlite hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        "$pg_bin/createdb" -h 127.0.0.1 -p "$(cat "$pgstore_dir/port")" -U holdfast "bench_r$rep"
+        start_holdfast build/holdfast "$work" "" --store "${pgstore_url%/*}/bench_r$rep"
+        note_command "build/holdfast serve --listen 127.0.0.1:$hf_port --data $work/holdfast-data.XXXXXX --store ${pgstore_url%/*}/bench_rN"
+        loadgen_run pgstore-postgres hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        stop_holdfast
+    done
+    cp "$pgstore_dir/server.log" "$results/pgstore-postgres.log" 2>/dev/null || true
+    scripts/postgres.sh stop "$pgstore_dir"
+    trap cleanup EXIT
 fi
 
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/meta.env"

@@ -138,6 +138,10 @@ else
     record "postgres start" 1 0 1
 fi
 rm -rf "$pg_dir"
+# Replication: a primary and a synchronous standby of its own (scripts/postgres.sh start-pair),
+# the primary killed under load and the standby promoted; the node finds it by itself.
+run_stage "replication failover on PostgreSQL" python3 tests/crash/replication_test.py \
+    --binary build/holdfast
 # Reliability (docs/RELIABILITY.md): kill -9 rounds, storage faults, hostile input, a short
 # fuzz of every target, the unit tests under valgrind, the crash rounds under TSan.
 run_stage "reliability (bounded)" tests/crash/quick.sh build

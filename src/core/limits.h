@@ -263,4 +263,10 @@
  * engine's flush timer), never once per update. */
 #define HF_DISPATCH_FLUSH_INTERVAL_MS 1000u
 
+/* ---- Recovery of a store that lost its connection (API.md section 11) ---- */
+/* While the store is failed on a lost connection, the engine asks it this often whether the
+ * database is back (backend.h's probe): the server serves again about this long after
+ * PostgreSQL does, and a probe costs one connection per interval. */
+#define HF_STORE_PROBE_INTERVAL_MS 1000u
+
 #endif

@@ -86,5 +86,8 @@ void hf_streams_keepalive(hf_streams_t *streams);
 /* The store failed: every stream closes, the windows are dropped (a reconnect gets a
  * snapshot of the durable state) and no change is numbered any more. */
 void hf_streams_fail(hf_streams_t *streams);
+/* The store is back (engine.c's recovery) and the core was reloaded: streams open again, each
+ * from a snapshot of the reloaded state. */
+void hf_streams_recover(hf_streams_t *streams);
 
 #endif

@@ -43,7 +43,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 5
+#define HF_STORE_BACKEND_VERSION 6
 
 typedef struct hf_store_backend {
     int version;         /* HF_STORE_BACKEND_VERSION */
@@ -140,6 +140,15 @@ typedef struct hf_store_backend {
      * NULL: the backend keeps no settings (SQLite: the data directory keeps them). */
     int (*setting_claim)(void *instance, const char *key, const char *proposed, char *value,
                          size_t value_size, char *error, size_t error_size);
+    /* ---- Recovery (version 6; API.md section 11: "it serves again by itself once PostgreSQL
+     * is back"). After a failed batch: 1 when the failure was the connection's (lost, timed
+     * out, refused) and the database accepts writes again now, 0 when it was and the database
+     * does not yet, -1 (error says why) when the failure was of another kind, which no waiting
+     * mends. Any thread, concurrently with the engine's methods (the engine calls it on a
+     * worker thread so that its requests never wait for it): a connection of its own, opened
+     * and closed at each call. NULL: a failure is final (SQLite: after a failed fsync the
+     * kernel may have dropped pages, so only a restart reads the files again truthfully). */
+    int (*probe)(void *instance, char *error, size_t error_size);
 } hf_store_backend_t;
 
 /* The beginning of the error of a batch refused because this node no longer holds the lease

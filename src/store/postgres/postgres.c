@@ -622,6 +622,7 @@ static int send_failed(hf_pg_store_t *store, char *error, size_t error_size) {
     snprintf(why, sizeof why, "%s", store->writer ? PQerrorMessage(store->writer) : "");
     message_trim(why);
     hf_store_error_write(error, error_size, "store: cannot send the batch to PostgreSQL: %s", why);
+    atomic_store(&store->connection_lost, true);
     connection_drop(&store->writer);
     store->writer_ready = false;
     return -1;
@@ -634,7 +635,10 @@ static int postgres_batch_write(void *instance, const hf_batch_t *batch, char *e
     store->queued = 0;
     store->batch = batch;
     store->run.kind = store->history_run.kind = HF_PG_RUN_NONE;
-    if (writer_connect(store, error, error_size) != 0) return -1;
+    if (writer_connect(store, error, error_size) != 0) {
+        atomic_store(&store->connection_lost, true);
+        return -1;
+    }
     if (!queue_text(store, "BEGIN", 0, NULL, TAG_BEGIN)) return send_failed(store, error, error_size);
     if (hf_pg_fence_write(store, batch, error, error_size) != 0) return -1;
     if (!purge_queue(store, batch)) return send_failed(store, error, error_size);
@@ -718,6 +722,7 @@ static int postgres_batch_commit(void *instance, uint64_t sequence, char *error,
     store->queued = 0;
     if (rc == -2) {
         /* Unknown whether COMMIT landed: the batch is not acknowledged, the connection goes. */
+        atomic_store(&store->connection_lost, true);
         connection_drop(&store->writer);
         store->writer_ready = false;
         return -1;
@@ -728,6 +733,7 @@ static int postgres_batch_commit(void *instance, uint64_t sequence, char *error,
         hf_store_error_write(error, error_size, "store: the batch's transaction did not commit");
         return -1;
     }
+    atomic_store(&store->connection_lost, false);
     /* The tests' seam for "durable, not yet answered" (HOLDFAST_FAULT_SYNC_DELAY_MS): here
      * the commit is the sync. */
     hf_store_fault_sync_delay();
@@ -787,4 +793,5 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .load_unit = hf_pg_unit_load,
     .unit_find = hf_pg_unit_find,
     .setting_claim = hf_pg_setting_claim,
+    .probe = hf_pg_probe,
 };
