@@ -262,6 +262,13 @@
 /* Locations are soft state: a driver's row is written to the store at most this often (the
  * engine's flush timer), never once per update. */
 #define HF_DISPATCH_FLUSH_INTERVAL_MS 1000u
+/* Drivers written by one flush: a city of 100,000 drivers all moving would otherwise put
+ * 100,000 rows a second into the store's batches, and every durable answer (a hold, a ride)
+ * waits behind them (make bench's dispatch part measured holds falling from 3,354/s to 398/s
+ * beside such updates). Past this, the drivers changed longest ago go first and the rest wait
+ * for the next flush: under full churn each driver is written every few seconds, and a restart
+ * loses at most those seconds of positions, which drivers report again. */
+#define HF_DISPATCH_FLUSH_DRIVERS_MAX 20000u
 
 /* ---- Recovery of a store that lost its connection (API.md section 11) ---- */
 /* While the store is failed on a lost connection, the engine asks it this often whether the

@@ -247,7 +247,7 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     hf_http_server_stop_accepting(engine->http);
     /* Drivers' last positions go with what is in flight. */
     if (!engine->context.store_failed)
-        hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context));
+        hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context), UINT32_MAX);
     uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
 }
 
@@ -296,7 +296,8 @@ static void on_keepalive(uv_timer_t *timer) {
 static void on_dispatch_flush(uv_timer_t *timer) {
     hf_engine_t *engine = timer->data;
     if (engine->context.store_failed) return;
-    if (hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context)) > 0)
+    if (hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context),
+                          HF_DISPATCH_FLUSH_DRIVERS_MAX) > 0)
         submit_if_idle(engine);
 }
 

@@ -524,12 +524,24 @@ static void test_locations_are_soft(void **state) {
     put(f, "d1", 10.0001, 10, -1);
     put(f, "d2", 11, 10, -1);
     assert_int_equal(hf_batch_count(f->batch), 0);
-    assert_int_equal(hf_dispatch_flush(f->core, T0 + 1000), 2);
+    assert_int_equal(hf_dispatch_flush(f->core, T0 + 1000, UINT32_MAX), 2);
     assert_int_equal(records_of(f->batch, HF_MUTATION_DRIVER), 2);
     const hf_mutation_t *first = hf_batch_at(f->batch, 0);
     assert_string_equal(first->as.driver.driver_id, "d1");
     assert_true(first->as.driver.lat == 10.0001);
-    assert_int_equal(hf_dispatch_flush(f->core, T0 + 2000), 0);
+    assert_int_equal(hf_dispatch_flush(f->core, T0 + 2000, UINT32_MAX), 0);
+    /* A flush writes at most max drivers, those changed longest ago first; the rest wait. */
+    hf_batch_clear(f->batch);
+    put(f, "d2", 11.0001, 10, -1);
+    put(f, "d3", 12, 10, -1);
+    put(f, "d1", 10.0002, 10, -1);
+    assert_int_equal(hf_dispatch_flush(f->core, T0 + 3000, 2), 2);
+    assert_int_equal(records_of(f->batch, HF_MUTATION_DRIVER), 2);
+    assert_string_equal(hf_batch_at(f->batch, 0)->as.driver.driver_id, "d2");
+    assert_string_equal(hf_batch_at(f->batch, 1)->as.driver.driver_id, "d3");
+    assert_int_equal(hf_dispatch_flush(f->core, T0 + 4000, 2), 1);
+    assert_string_equal(hf_batch_at(f->batch, 2)->as.driver.driver_id, "d1");
+    assert_int_equal(hf_dispatch_flush(f->core, T0 + 5000, 2), 0);
     /* An offer is durable: the ride's record and its driver's. */
     hf_batch_clear(f->batch);
     ride_make(f, "r1", 10, 10, 3000, T0);
@@ -615,7 +627,7 @@ static void test_restore_from_records(void **state) {
     assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
     assert_string_equal(offered_to(f, "r1"), "d3");
     assert_int_equal(hf_dispatch_accept(f->core, "r2", "d2", T0 + 2, &index), HF_OK);
-    hf_dispatch_flush(f->core, T0 + 3);
+    hf_dispatch_flush(f->core, T0 + 3, UINT32_MAX);
     hf_core_t *copy = hf_core_create((hf_mutation_sink_t){0});
     for (size_t i = 0; i < hf_batch_count(f->batch); i++) {
         const hf_mutation_t *m = hf_batch_at(f->batch, i);

@@ -112,9 +112,10 @@ hf_error_t hf_dispatch_decline(hf_core_t *core, const char *ride_id, const char 
  * HF_ERROR_RIDE_NOT_FOUND. */
 hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t now,
                               uint32_t *ride_index);
-/* Emits a record of every driver changed since the last flush (soft state). Returns how
- * many. */
-uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now);
+/* Emits a record of the drivers changed since the last flush (soft state), at most max of
+ * them, those changed longest ago first; the others stay to be flushed next time. Returns how
+ * many it emitted. */
+uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now, uint32_t max);
 
 /* Offers every searching ride that has a free candidate, oldest first in each fleet. After a
  * restore (drivers' soft rows may be newer than the rides' records, or the other way round);

@@ -3,6 +3,7 @@
 #include "core/dispatch/internal.h"
 
 #include <assert.h>
+#include <string.h>
 
 static const char *const RIDE_STATUS_NAMES[] = {
     [HF_RIDE_SEARCHING] = "searching", [HF_RIDE_OFFERED] = "offered",
@@ -104,16 +105,19 @@ void driver_mark_dirty(struct dispatch *dispatch, uint32_t driver) {
     dispatch->dirty[dispatch->dirty_count++] = driver;
 }
 
-uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now) {
+uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now, uint32_t max) {
     struct dispatch *dispatch = core->dispatch;
     if (!dispatch) return 0;
-    uint32_t count = dispatch->dirty_count;
+    uint32_t count = dispatch->dirty_count < max ? dispatch->dirty_count : max;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t driver = dispatch->dirty[i];
         dispatch->driver_states[driver].dirty = false;
         driver_emit(core, driver, now);
     }
-    dispatch->dirty_count = 0;
+    /* The rest keep their order: changed longest ago, flushed first next time. */
+    dispatch->dirty_count -= count;
+    memmove(dispatch->dirty, dispatch->dirty + count,
+            (size_t)dispatch->dirty_count * sizeof dispatch->dirty[0]);
     return count;
 }
 
