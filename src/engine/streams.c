@@ -247,6 +247,11 @@ void hf_streams_fail(hf_streams_t *streams) {
     hf_core_set_stream_records(streams->context->core, false);
 }
 
+void hf_streams_reset(hf_streams_t *streams) {
+    hf_streams_fail(streams);
+    streams->failed = false;
+}
+
 bool hf_streams_room(const hf_streams_t *streams) {
     return streams->count < HF_STREAMS_MAX;
 }
