@@ -21,6 +21,10 @@
 /* A node stops answering from memory this much before its lease could lapse, for the clocks'
  * drift between it and the database. */
 #define LEASE_MARGIN_MS 1000
+/* An owner whose heartbeat is older than this has missed two renewals (paused, cut off, or
+ * dead): requests are not forwarded to it, to wait up to HF_FORWARD_TIMEOUT_MS, but answered
+ * 503 at once until its lease lapses and the unit is taken over. */
+#define HEARTBEAT_STALE_MS 2500
 /* Ids whose unit was looked up (a hold's, an order's...) kept before the cache starts over. */
 #define ID_CACHE_MAX 65536
 /* Lapsed units taken over per renewal: the rest at the next one, so a node taking over a
@@ -608,7 +612,10 @@ static const char *owner_address(hf_cluster_t *cluster, const char *unit, bool l
     const view_lease_t *lease = view_lease(&cluster->view, unit);
     if (!lease || !lease->live || strcmp(lease->node_id, cluster->node_id) == 0) return NULL;
     const view_node_t *node = view_node(&cluster->view, lease->node_id);
-    return node && node->address[0] ? node->address : NULL;
+    if (!node || !node->address[0] ||
+        hf_context_now_ms(cluster->context) - node->heartbeat_at_ms > HEARTBEAT_STALE_MS)
+        return NULL;
+    return node->address;
 }
 
 bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_route_t *route) {
