@@ -1,10 +1,15 @@
 /* Several nodes (cluster.h): units and leases, the renewal, takeovers, rebuilds, routing. */
 #include "engine/cluster.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/dispatch/dispatch.h"
 #include "engine/idempotency.h"
@@ -166,6 +171,17 @@ static bool unit_take(hf_cluster_t *cluster, unit_entry_t *entry) {
     return unit_load(cluster, entry);
 }
 
+/* Records of no unit (a refund of a hold no event has; store/backend.h's unit ""): every node
+ * loads them, since none owns them (docs/API.md's choice: they are not fenced). */
+static bool unowned_load(hf_cluster_t *cluster, hf_context_t *context) {
+    char error[512] = "";
+    if (hf_restore_load_unit(context, cluster->context->store, "",
+                             cluster->config.finished_holds_max, error, sizeof error) == 0)
+        return true;
+    hf_log(HF_LOG_ERROR, "cannot load the records of no unit: %s", error);
+    return false;
+}
+
 /* ---- the rebuild: the core with exactly the owned units ---- */
 
 static void rebuild(hf_cluster_t *cluster) {
@@ -187,6 +203,7 @@ static void rebuild(hf_cluster_t *cluster) {
     hf_map_free(&cluster->id_units);
     hf_map_init(&cluster->id_units);
     size_t loaded = 0;
+    unowned_load(cluster, context);
     for (size_t i = 0; i < cluster->unit_count; i++) {
         unit_entry_t *entry = &cluster->units[i];
         entry->loaded = false;
@@ -333,7 +350,7 @@ static void leases_check(hf_cluster_t *cluster) {
 }
 
 /* Lapsed leases are taken without waiting for a request, so expiries keep running. */
-static void takeovers(hf_cluster_t *cluster) {
+static size_t takeovers(hf_cluster_t *cluster) {
     size_t taken = 0;
     for (size_t i = 0; i < cluster->view.lease_count && taken < TAKEOVERS_PER_TICK; i++) {
         const view_lease_t *lease = &cluster->view.leases[i];
@@ -345,6 +362,7 @@ static void takeovers(hf_cluster_t *cluster) {
     }
     if (taken > 0)
         HF_LOG_FIELDS(HF_LOG_INFO, "units taken over", HF_LOG_NUMBER("units", (double)taken));
+    return taken;
 }
 
 static void renew_after(uv_work_t *work, int status) {
@@ -398,6 +416,51 @@ hf_cluster_t *hf_cluster_create(uv_loop_t *loop, hf_context_t *context,
 
 bool hf_cluster_leased(const hf_cluster_t *cluster) { return cluster && cluster->leased; }
 
+/* Whether something accepts connections at a node's advertised URL (http://HOST:PORT, numeric
+ * or localhost), within PROBE_MS. Only at start: a node restarted after a kill -9 finds its
+ * former self's leases live for up to the lease's length, and waits for them. */
+#define PROBE_MS 300
+static bool address_answers(const char *address) {
+    char host[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
+    int port = 0;
+    if (sscanf(address, "http://%256[^:/]:%d", host, &port) != 2) return true;
+    if (strcmp(host, "localhost") == 0) snprintf(host, sizeof host, "127.0.0.1");
+    struct sockaddr_in target;
+    if (uv_ip4_addr(host, port, &target) != 0) return true; /* unknown: assume alive */
+    int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (socket_fd < 0) return true;
+    bool answers = connect(socket_fd, (struct sockaddr *)&target, sizeof target) == 0;
+    if (!answers && errno == EINPROGRESS) {
+        struct pollfd wait = {socket_fd, POLLOUT, 0};
+        int error = 0;
+        socklen_t length = sizeof error;
+        answers = poll(&wait, 1, PROBE_MS) == 1 &&
+                  getsockopt(socket_fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
+                  error == 0;
+    }
+    close(socket_fd);
+    return answers;
+}
+
+/* Live leases of nodes that do not answer (this node's former process, killed) lapse within
+ * the lease's length: waited for, so a lone node restarted at once serves its units. */
+static void wait_for_dead_owners(hf_cluster_t *cluster) {
+    char error[256];
+    int64_t deadline = now_ms(cluster) + LEASE_MS + LEASE_MARGIN_MS;
+    while (now_ms(cluster) < deadline) {
+        bool waiting = false;
+        for (size_t i = 0; i < cluster->view.lease_count && !waiting; i++) {
+            const view_lease_t *lease = &cluster->view.leases[i];
+            if (!lease->live || strcmp(lease->node_id, cluster->node_id) == 0) continue;
+            const view_node_t *node = view_node(&cluster->view, lease->node_id);
+            waiting = node && !address_answers(node->address);
+        }
+        if (!waiting) return;
+        uv_sleep(250);
+        if (view_list(cluster, &cluster->view, error, sizeof error) != 0) return;
+    }
+}
+
 int hf_cluster_load(hf_cluster_t *cluster) {
     if (!cluster->leased) return 0;
     char error[512] = "";
@@ -409,9 +472,11 @@ int hf_cluster_load(hf_cluster_t *cluster) {
         hf_log(HF_LOG_ERROR, "cannot read the leases: %s", error);
         return -1;
     }
+    wait_for_dead_owners(cluster);
     cluster->renew_ok = true;
     cluster->renewed_at_ms = cluster->work_started_ms = now_ms(cluster);
-    takeovers(cluster);
+    while (takeovers(cluster) == TAKEOVERS_PER_TICK) continue;
+    if (!cluster->rebuild_pending && !unowned_load(cluster, cluster->context)) return -1;
     if (cluster->rebuild_pending) rebuild(cluster);
     HF_LOG_FIELDS(HF_LOG_INFO, "cluster node ready", HF_LOG_TEXT("node_id", cluster->node_id),
                   HF_LOG_TEXT("advertise", cluster->address),
@@ -435,7 +500,7 @@ void hf_cluster_stop(hf_cluster_t *cluster) {
                                    sizeof error) != 0)
             hf_log(HF_LOG_WARNING, "leases not handed back (they lapse): %s", error);
         else
-            HF_LOG_FIELDS(HF_LOG_INFO, "leases handed back",
+            HF_LOG_FIELDS(HF_LOG_DEBUG, "leases handed back",
                           HF_LOG_NUMBER("units", (double)cluster->owned_count));
     }
     uv_close((uv_handle_t *)&cluster->timer, NULL);
@@ -552,10 +617,11 @@ static bool id_unit(hf_cluster_t *cluster, const char *kind, const char *id, cha
     return true;
 }
 
-/* The id a new event's body names (POST /v1/events): its unit. */
-static bool body_id(const hf_request_t *request, char *unit, size_t unit_size) {
+/* A text member of the body (a new event's "id", a webhook's "reservation_id"). */
+static bool body_text(const hf_request_t *request, const char *name, char *unit,
+                      size_t unit_size) {
     json_t *body = json_loadb(request->http->body, request->http->body_length, 0, NULL);
-    json_t *id = body ? json_object_get(body, "id") : NULL;
+    json_t *id = body ? json_object_get(body, name) : NULL;
     bool ok = json_is_string(id) && strlen(json_string_value(id)) < unit_size &&
               json_string_value(id)[0] != '\0';
     if (ok) snprintf(unit, unit_size, "%s", json_string_value(id));
@@ -578,7 +644,12 @@ static bool request_unit(hf_cluster_t *cluster, const hf_request_t *request,
         return true;
     }
     if (strcmp(pattern, "/v1/events") == 0 && strcmp(route->method, "POST") == 0)
-        return body_id(request, unit, unit_size);
+        return body_text(request, "id", unit, unit_size);
+    /* A payment is about its hold's event: the owner applies it (the signature goes along). */
+    char hold_id[HF_SERVER_ID_SIZE + 1];
+    if (strcmp(pattern, "/v1/webhooks/payments") == 0)
+        return body_text(request, "reservation_id", hold_id, sizeof hold_id) &&
+               id_unit(cluster, "hold", hold_id, unit, unit_size);
     for (size_t i = 0; i < sizeof BY_ID / sizeof BY_ID[0]; i++)
         if (strncmp(pattern, BY_ID[i].prefix, strlen(BY_ID[i].prefix)) == 0)
             return id_unit(cluster, BY_ID[i].kind, request->params[0], unit, unit_size);
@@ -618,8 +689,64 @@ static const char *owner_address(hf_cluster_t *cluster, const char *unit, bool l
     return node->address;
 }
 
+/* Answers that span units (API.md section 11) are read from the store: every unit with a
+ * lease is loaded into a core of the request's own, and the route's handler answers from it.
+ * Choice: correct rather than fast (it reads every unit's rows); such lists are rare next to
+ * the requests about one unit. */
+static bool spanning(const hf_route_t *route) {
+    return strcmp(route->method, "GET") == 0 &&
+           (strcmp(route->pattern, "/v1/events") == 0 ||
+            strcmp(route->pattern, "/v1/refunds") == 0 ||
+            strcmp(route->pattern, "/v1/users/{}/orders") == 0);
+}
+
+/* Every leased unit into scratch's core, in the listing's order (events as created). */
+static bool scratch_load_all(hf_cluster_t *cluster, hf_context_t *scratch, char *error,
+                             size_t error_size) {
+    scratch->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    if (!unowned_load(cluster, scratch)) return false;
+    for (size_t i = 0; i < cluster->view.lease_count; i++)
+        if (hf_restore_load_unit(scratch, cluster->context->store, cluster->view.leases[i].unit,
+                                 cluster->config.finished_holds_max, error, error_size) != 0)
+            return false;
+    return true;
+}
+
+static bool answer_from_store(hf_cluster_t *cluster, hf_request_t *request,
+                              const hf_route_t *route) {
+    char error[512] = "";
+    if (view_list(cluster, &cluster->view, error, sizeof error) != 0)
+        return refuse(cluster, request, "the store cannot be read now");
+    hf_context_t *context = cluster->context;
+    hf_context_t *scratch = malloc(sizeof *scratch);
+    if (!scratch) abort();
+    *scratch = *context;
+    hf_idempotency_t keys;
+    hf_idempotency_init(&keys);
+    scratch->idempotency = &keys;
+    scratch->core = NULL;
+    scratch->durable_changes = UINT64_MAX;
+    bool ok = scratch_load_all(cluster, scratch, error, sizeof error);
+    if (ok) {
+        hf_core_t *own = context->core;
+        context->core = scratch->core;
+        route->handler(request);
+        context->core = own;
+    }
+    hf_core_destroy(scratch->core);
+    hf_idempotency_free(&keys);
+    free(scratch);
+    if (!ok) {
+        hf_log(HF_LOG_WARNING, "a list across units could not be read: %s", error);
+        return refuse(cluster, request, "the store cannot be read now");
+    }
+    return true;
+}
+
 bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_route_t *route) {
     char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    if (cluster && cluster->leased && spanning(route))
+        return answer_from_store(cluster, request, route);
     if (!cluster || !request_unit(cluster, request, route, unit, sizeof unit)) return false;
     unit_entry_t *entry = cluster->leased ? unit_get(cluster, unit, true) : NULL;
     if (cluster->leased && !entry) return refuse(cluster, request, "too many units");

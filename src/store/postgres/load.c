@@ -233,7 +233,8 @@ static const load_step_t LOAD_IDEMPOTENCY = {"idempotency", SELECT_KEYS, SELECT_
 static const load_step_t LOAD_REFUNDS = {
     "refunds", SELECT_REFUNDS " ORDER BY seq",
     SELECT_REFUNDS " WHERE reservation_id IN (SELECT id FROM holds WHERE event_id = $1)"
-    " ORDER BY seq",
+    /* The unit "" is the records of no unit: refunds of holds no event has. */
+    " OR ($1 = '' AND reservation_id NOT IN (SELECT id FROM holds)) ORDER BY seq",
     refund_deliver};
 #define SELECT_DELIVERIES \
     "SELECT payment_intent_id, type, result, reason, late, order_id, refund_id, received_at" \
