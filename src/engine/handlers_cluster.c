@@ -20,7 +20,8 @@ static const hf_route_t routes[] = {
 const hf_route_table_t hf_handlers_cluster_routes = {routes, sizeof routes / sizeof routes[0]};
 
 void hf_handlers_cluster_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
-    if (!context->cluster) return;
+    /* "With several nodes" (API.md section 9): a store with leases. */
+    if (!hf_cluster_leased(context->cluster)) return;
     hf_metrics_family(out, "holdfast_units_owned", "gauge",
                       "Units (events and fleets) this node owns now (API.md section 11).");
     hf_metrics_sample(out, "holdfast_units_owned", NULL, 0,

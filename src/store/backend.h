@@ -127,7 +127,7 @@ typedef struct hf_store_backend {
     /* Reads one unit's rows back, as load does for all (the same callbacks, the same order):
      * an event with its holds, orders, refunds, deliveries and tickets, or a fleet with its
      * drivers and rides; idempotency keys have no unit and are all read; the unit "" reads
-     * the records of no unit (refunds of holds no event has). For a takeover, on
+     * the records of no unit (refunds and deliveries of holds no event has). For a takeover, on
      * the lease methods' thread and connection. */
     int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader,
                      char *error, size_t error_size);

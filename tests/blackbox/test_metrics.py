@@ -68,7 +68,7 @@ LABEL_VALUES = {
     "outcome": re.compile(r"^(accepted|declined|expired)$"),
     "le": re.compile(r"^(\+Inf|[0-9.e+-]+)$"),
     "result": re.compile(r"^(committed|refund_required|recorded|repeat|invalid_signature|"
-                         r"invalid)$"),
+                         r"invalid|ok|unavailable)$"),
     "version": re.compile(r"^[0-9A-Za-z.+-]+$"),
 }
 

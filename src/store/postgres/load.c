@@ -241,7 +241,10 @@ static const load_step_t LOAD_REFUNDS = {
     " FROM deliveries WHERE received_at >= $1::bigint"
 static const load_step_t LOAD_DELIVERIES = {
     "deliveries", SELECT_DELIVERIES " ORDER BY seq",
-    SELECT_DELIVERIES " AND " OF_UNIT_HOLDS " ORDER BY seq", delivery_deliver};
+    SELECT_DELIVERIES " AND (" OF_UNIT_HOLDS
+    /* The unit "": deliveries for holds no event has (their repeats are answered alike). */
+    " OR ($2 = '' AND (reservation_id IS NULL OR reservation_id NOT IN (SELECT id FROM holds))))"
+    " ORDER BY seq", delivery_deliver};
 
 #define SELECT_TICKETS \
     "SELECT id, event_id, user_id, line_seq, status, COALESCE(admitted_at, 0) FROM tickets"
