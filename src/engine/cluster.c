@@ -676,6 +676,24 @@ static bool forward_to(hf_cluster_t *cluster, hf_request_t *request, const char 
     return true;
 }
 
+/* A stream (an event's live changes) lasts: it is not relayed but redirected to the owner
+ * (307; a browser's EventSource follows it, across origins when the owner lists the page's
+ * origin in --cors-origin). */
+static bool redirect_to(hf_request_t *request, const char *address) {
+    const hf_http_request_t *http = request->http;
+    char location[HF_CLUSTER_ADDRESS_SIZE_MAX + HF_HTTP_HEAD_SIZE_MAX];
+    int length = snprintf(location, sizeof location, "%s%s%s%s", address, http->path,
+                          http->query[0] ? "?" : "", http->query);
+    if (length <= 0 || (size_t)length >= sizeof location) return false;
+    hf_http_response_t *response = request->response;
+    const char *kept = hf_http_response_keep(response, location, (size_t)length);
+    if (!kept) return false;
+    response->status = 307;
+    hf_buffer_reset(&response->body);
+    hf_http_response_header_add(response, "Location", kept, false);
+    return true;
+}
+
 /* The live owner's address, from the view (listed again when stale), or NULL. */
 static const char *owner_address(hf_cluster_t *cluster, const char *unit, bool list) {
     char error[256];
@@ -756,6 +774,8 @@ bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_rou
     }
     bool forwarded = hf_http_request_header(request->http, HF_FORWARD_HEADER, NULL) != NULL;
     const char *address = owner_address(cluster, unit, false);
+    bool stream = strstr(route->pattern, "/stream") != NULL;
+    if (address && !forwarded && stream && redirect_to(request, address)) return true;
     if (address && !forwarded) return forward_to(cluster, request, address);
     if (entry->loaded || cluster->rebuild_pending)
         return refuse(cluster, request, "this unit is moving between nodes; retry shortly");
