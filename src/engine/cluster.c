@@ -236,12 +236,14 @@ static void on_check(uv_check_t *check) {
 }
 
 bool hf_cluster_batch_failed(hf_cluster_t *cluster, const char *error) {
-    if (!cluster || !cluster->leased ||
-        strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)) != 0)
-        return false;
-    /* Which unit went is the renewal's to tell; until it does, the core is rebuilt with the
-     * units the database still gives this node. */
-    hf_log(HF_LOG_WARNING, "a batch was refused for a lost lease: rebuilding from the store");
+    if (!cluster || !cluster->leased) return false;
+    /* Refused for a lost lease, or cut off (a taker ended this node's session after a pause,
+     * or PostgreSQL went away): with leases the memory is always one load away, so the core is
+     * rebuilt with the units the database still gives this node, and the node serves on (or
+     * forwards, or answers 503 while PostgreSQL is gone) instead of failing for good. */
+    bool lost = strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)) == 0;
+    HF_LOG_FIELDS(HF_LOG_WARNING, "a batch failed: rebuilding from the store",
+                  HF_LOG_TEXT("reason", lost ? "lost lease" : error));
     size_t renewed = 0;
     char renew_error[256];
     if (hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,

@@ -53,9 +53,9 @@ bool hf_cluster_leased(const hf_cluster_t *cluster);
 int hf_cluster_load(hf_cluster_t *cluster);
 /* Starts the lease timer, once the HTTP server listens. */
 void hf_cluster_start(hf_cluster_t *cluster, hf_http_server_t *http);
-/* A batch failed: true when it was refused for a lost lease, which the cluster handles
- * (replies of unwritten batches get 503, the core is rebuilt); false for any other failure,
- * the engine's to handle. */
+/* A batch failed: true when the cluster handles it (with leases, any failure: replies of
+ * the batch get 503, the core is rebuilt from the store with the units still owned); false
+ * without leases, the engine's to handle. */
 bool hf_cluster_batch_failed(hf_cluster_t *cluster, const char *error);
 /* Before the handler of route runs: true when the request was answered (forwarded, or 503);
  * false to serve it here (the answer then carries Holdfast-Node). */
