@@ -191,6 +191,10 @@ static void rebuild(hf_cluster_t *cluster) {
      * which is dropped with the core it came from. */
     if (cluster->http) hf_http_server_fail_pending(cluster->http, context->durable_sequence);
     hf_batch_clear(context->open_batch);
+    /* Every batch handed over is durable or failed (and its answers are 503s now): nothing
+     * from here on waits for them, even if no batch is ever written again (PostgreSQL gone). */
+    context->durable_sequence = context->open_sequence - 1;
+    if (cluster->http) hf_http_server_release(cluster->http, context->durable_sequence);
     hf_streams_reset(context->streams);
     hf_core_destroy(context->core);
     context->core = hf_core_create(cluster->config.sink);
