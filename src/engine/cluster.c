@@ -785,6 +785,10 @@ bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_rou
     if (address && !forwarded) return forward_to(cluster, request, address);
     if (entry->loaded || cluster->rebuild_pending)
         return refuse(cluster, request, "this unit is moving between nodes; retry shortly");
+    /* The last renewal could not reach PostgreSQL: an acquire would wait on the loop's thread
+     * for nothing (up to the connect timeout when the network drops packets). */
+    if (!cluster->renew_ok)
+        return refuse(cluster, request, "the store is unreachable; retry shortly");
     if (unit_take(cluster, entry)) {
         hf_http_response_header_add(request->response, "Holdfast-Node", cluster->node_id, false);
         return false;
