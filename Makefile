@@ -41,7 +41,7 @@ ASAN_OBJECTS := $(call objects,asan,$(SERVER_SOURCES)) $(call llhttp_objects,asa
 # The box-office page (ui/) is embedded into the binary: nothing is read from disk at run time.
 UI_FILES := $(sort $(wildcard ui/*.html ui/*.css ui/*.js ui/*.svg ui/*.png ui/*.ico))
 
-.PHONY: all run test test-quick clean deps bench
+.PHONY: all run test test-quick clean deps bench cluster
 all: $(BUILD)/holdfast
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -156,6 +156,10 @@ test: $(TEST_DEPS_STAMP) $(BUILD)/holdfast $(BUILD)/asan/holdfast $(TEST_BINARIE
 # The demo: a fresh server on 127.0.0.1:8080 with its data in ./data and a demo event.
 run: $(BUILD)/holdfast
 	@scripts/run-demo.sh
+
+# Several nodes: a throwaway PostgreSQL and three nodes on loopback (scripts/cluster.sh).
+cluster: $(BUILD)/holdfast
+	@scripts/cluster.sh
 
 bench: $(BUILD)/holdfast
 	@scripts/deps.sh --bench

@@ -82,7 +82,8 @@ static int serve(const hf_command_line_t *line) {
                                    .cors_origin_count = line->cors_origin_count,
                                    .version = HF_VERSION, .access_log = line->access_log,
                                    .progress = isatty(STDERR_FILENO) == 1,
-                                   .token_secret = &token_secret};
+                                   .token_secret = &token_secret,
+                                   .node_id = line->node_id, .advertise = line->advertise};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
         hf_log(HF_LOG_ERROR, "start refused");

@@ -26,7 +26,7 @@ typedef enum option_kind {
 
 typedef enum option_id {
     LISTEN, DATA, API_KEY, TOKEN_SECRET, WEBHOOK_SECRET, STORE, FINISHED_HOLDS, CORS_ORIGIN,
-    DEMO, LOG_LEVEL, ACCESS_LOG, OPTION_COUNT
+    DEMO, LOG_LEVEL, ACCESS_LOG, NODE_ID, ADVERTISE, OPTION_COUNT
 } option_id_t;
 
 typedef struct option {
@@ -47,6 +47,8 @@ static const option_t OPTIONS[OPTION_COUNT] = {
     [DEMO] = {"--demo", NULL, OPTION_FLAG},
     [LOG_LEVEL] = {"--log-level", "HOLDFAST_LOG_LEVEL", OPTION_TEXT},
     [ACCESS_LOG] = {"--access-log", "HOLDFAST_ACCESS_LOG", OPTION_FLAG},
+    [NODE_ID] = {"--node-id", "HOLDFAST_NODE_ID", OPTION_TEXT},
+    [ADVERTISE] = {"--advertise", "HOLDFAST_ADVERTISE", OPTION_TEXT},
 };
 
 /* One value as written, and the name to give in a message about it. */
@@ -88,6 +90,10 @@ void hf_command_line_usage(FILE *out) {
             "  --demo                create the demo event when missing\n"
             "  --log-level LEVEL     error, warn, info (default) or debug [HOLDFAST_LOG_LEVEL]\n"
             "  --access-log          log one line per request [HOLDFAST_ACCESS_LOG=1]\n"
+            "  --node-id ID          this node's name among several on PostgreSQL (default:\n"
+            "                        the listen address) [HOLDFAST_NODE_ID]\n"
+            "  --advertise URL       how other nodes reach this one (default http://LISTEN)\n"
+            "                        [HOLDFAST_ADVERTISE]\n"
             "  --help, -h            print this and exit\n"
             "  --version             print the version and exit\n"
             "The log is one JSON object per line on standard error. Exit codes: 0 done (serve:\n"
@@ -415,6 +421,25 @@ static hf_command_t check_log(const gathered_t *gathered, hf_command_line_t *lin
 /* --token-secret: its bytes sign the admission tokens, so a short one could be guessed from
  * a single token offline; a longer one than HMAC-SHA256's block would be hashed down by HMAC,
  * so it is refused rather than silently shortened. The value is never quoted. */
+/* --node-id and --advertise (API.md section 11), defaulting to the listen address. */
+static hf_command_t check_node(const gathered_t *gathered, hf_command_line_t *line) {
+    const given_t *node_id = &gathered->values[NODE_ID], *advertise = &gathered->values[ADVERTISE];
+    if (node_id->value && (!*node_id->value || strlen(node_id->value) > HF_CLUSTER_NODE_ID_SIZE_MAX))
+        return refuse("%s: a node id is 1 to %d bytes", node_id->source,
+                      HF_CLUSTER_NODE_ID_SIZE_MAX);
+    if (advertise->value && (strncmp(advertise->value, "http://", 7) != 0 ||
+                             strlen(advertise->value) > HF_CLUSTER_ADDRESS_SIZE_MAX))
+        return refuse("%s: an http:// URL of at most %d bytes, as http://10.0.0.5:8080",
+                      advertise->source, HF_CLUSTER_ADDRESS_SIZE_MAX);
+    bool v6 = strchr(line->host, ':') != NULL;
+    if (node_id->value) snprintf(line->node_id, sizeof line->node_id, "%s", node_id->value);
+    else snprintf(line->node_id, sizeof line->node_id, v6 ? "[%s]:%d" : "%s:%d", line->host, line->port);
+    if (advertise->value) snprintf(line->advertise, sizeof line->advertise, "%s", advertise->value);
+    else snprintf(line->advertise, sizeof line->advertise, v6 ? "http://[%s]:%d" : "http://%s:%d",
+                  line->host, line->port);
+    return HF_COMMAND_SERVE;
+}
+
 static hf_command_t check_token_secret(const given_t *given, hf_command_line_t *line) {
     line->token_secret = given->value;
     if (!given->value) return HF_COMMAND_SERVE;
@@ -455,5 +480,5 @@ hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *lin
     line->api_key = gathered.values[API_KEY].value;
     line->webhook_secret = gathered.values[WEBHOOK_SECRET].value;
     line->demo = gathered.values[DEMO].value != NULL;
-    return HF_COMMAND_SERVE;
+    return check_node(&gathered, line);
 }

@@ -39,6 +39,9 @@ typedef struct hf_command_line {
     bool demo;
     hf_log_level_t log_level;     /* --log-level, HF_LOG_INFO by default */
     bool access_log;              /* --access-log: one line per request */
+    /* --node-id and --advertise (API.md section 11), defaults filled in. */
+    char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
+    char advertise[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
     /* Copies of the origins (an environment variable is split at its commas), and the list
      * the engine is given, pointing into them. */
     char cors_origin_text[HF_CORS_ORIGINS_MAX][HF_CORS_ORIGIN_SIZE_MAX + 1];

@@ -187,6 +187,10 @@
  * and a node's Holdfast-Node makes seven; the list is an array inside each response, so it is
  * fixed and small. */
 #define HF_HTTP_RESPONSE_HEADERS_MAX 8
+/* Answers waiting for another node at once (net/http.h's deferred answers, the cluster's
+ * forwarded requests): each holds a connection to the owner, so a node cut off from its
+ * peers refuses more (503) rather than piling up requests without bound. */
+#define HF_HTTP_DEFERRED_MAX 1024
 
 /* One log line's text: HF_LOG_LINE_SIZE_MAX in lib/log.h (lib/ includes nothing above it). */
 
@@ -275,5 +279,30 @@
  * database is back (backend.h's probe): the server serves again about this long after
  * PostgreSQL does, and a probe costs one connection per interval. */
 #define HF_STORE_PROBE_INTERVAL_MS 1000u
+
+/* ---- Several nodes (API.md section 11, engine/cluster.h, engine/forward.h) ---- */
+
+/* Nodes a node forwards to: each has a pool of connections; a cluster is a few nodes. */
+#define HF_FORWARD_PEERS_MAX 16
+/* Keep-alive connections to one peer at once: requests beyond them wait for none and are
+ * answered 503, so a slow owner cannot take every descriptor of the node forwarding to it. */
+#define HF_FORWARD_CONNECTIONS_MAX 64
+/* A forwarded request unanswered this long gets 503 unavailable (its outcome unknown): about
+ * the lease's length, after which another node would own the unit anyway. */
+#define HF_FORWARD_TIMEOUT_MS 5000u
+/* A relayed answer's body: the largest answer about one unit (a list page of an event's holds
+ * or seats) stays well under it. */
+#define HF_FORWARD_BODY_MAX (16u * 1024 * 1024)
+/* Units one node owns at once (its table's capacity); more are refused (503) rather than
+ * grown without bound. */
+#define HF_CLUSTER_UNITS_MAX 65536
+/* A unit's id as leases name it: an event's or a fleet's id. */
+#define HF_CLUSTER_UNIT_SIZE_MAX 128
+/* A node's id and its advertised URL (--node-id, --advertise). */
+#define HF_CLUSTER_NODE_ID_SIZE_MAX 128
+#define HF_CLUSTER_ADDRESS_SIZE_MAX 256
+/* The lease's renewal period: the lease lasts 5 s (store/postgres/lease.c), so four renewals
+ * may fail before it lapses. */
+#define HF_CLUSTER_RENEW_MS 1000u
 
 #endif

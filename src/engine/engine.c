@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/arena.h"
+#include "engine/cluster.h"
 #include "engine/context.h"
 #include "engine/idempotency.h"
 #include "engine/metrics.h"
@@ -30,6 +31,7 @@ struct hf_engine {
     hf_idempotency_t idempotency; /* context.idempotency points here */
     hf_streams_t streams;        /* context.streams points here */
     hf_metrics_t metrics;        /* context.metrics points here */
+    hf_cluster_t *cluster;       /* context.cluster points here (cluster.h) */
     hf_http_server_t *http;
     hf_batch_t *spare_batch;     /* returned by the store, reused */
     uv_timer_t keepalive_timer;  /* streams' keep-alive comments */
@@ -166,7 +168,7 @@ static void on_store_done(uv_async_t *handle) {
     }
     if (!synced) {
         store_failure(engine, error, false);
-    } else if (batch && !written) {
+    } else if (batch && !written && !hf_cluster_batch_failed(engine->cluster, write_error)) {
         store_failure(engine, write_error, true);
     } else {
         submit_if_idle(engine);
@@ -212,6 +214,7 @@ static void arm_expiry_timer(hf_engine_t *engine) {
 /* ---- shutdown ---- */
 
 static void close_handles(hf_engine_t *engine) {
+    hf_cluster_stop(engine->cluster); /* hands the leases back: all is durable or failed */
     hf_http_server_close(engine->http);
     uv_close((uv_handle_t *)&engine->store_done, NULL);
     uv_close((uv_handle_t *)&engine->check, NULL);
@@ -327,14 +330,39 @@ static void init_handles(hf_engine_t *engine) {
     uv_signal_start(&engine->signal_interrupt, on_signal, SIGINT);
 }
 
+static void emit_to_open_batch(void *context, const hf_mutation_t *mutation);
+
+/* Every unit (one node), or with leases the units this node may take (cluster.h). */
+static int load_units(hf_engine_t *engine, hf_progress_t *progress, char *error,
+                      size_t error_size) {
+    hf_context_t *context = &engine->context;
+    char listen[300];
+    snprintf(listen, sizeof listen, "%s:%d", engine->options.host, engine->options.port);
+    char advertise[320];
+    snprintf(advertise, sizeof advertise, "http://%s", listen);
+    hf_cluster_config_t config = {
+        .node_id = engine->options.node_id ? engine->options.node_id : listen,
+        .address = engine->options.advertise ? engine->options.advertise : advertise,
+        .finished_holds_max = engine->options.finished_holds_max,
+        .sink = {emit_to_open_batch, engine}};
+    engine->cluster = hf_cluster_create(engine->loop, context, &config);
+    context->cluster = engine->cluster;
+    if (!hf_cluster_leased(engine->cluster))
+        return hf_restore_load_progress(context, context->store,
+                                        engine->options.finished_holds_max, progress, error,
+                                        error_size);
+    if (hf_cluster_load(engine->cluster) == 0) return 0;
+    snprintf(error, error_size, "cannot take this node's units");
+    return -1;
+}
+
 static bool open_store(hf_engine_t *engine) {
     char error[512];
     hf_context_t *context = &engine->context;
     hf_progress_t progress;
     hf_progress_begin(&progress, "loading the store", engine->options.progress);
     bool ok = hf_store_open(&context->store, engine->options.store_url, error, sizeof error) == 0 &&
-              hf_restore_load_progress(context, context->store, engine->options.finished_holds_max,
-                                       &progress, error, sizeof error) == 0;
+              load_units(engine, &progress, error, sizeof error) == 0;
     hf_progress_end(&progress);
     if (!ok)
         HF_LOG_FIELDS(HF_LOG_ERROR, "cannot open the store",
@@ -502,6 +530,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     }
     engine->metrics.http = engine->http;
     init_handles(engine);
+    hf_cluster_start(engine->cluster, engine->http);
     if (hf_store_start(context->store, store_done_from_thread, engine) != 0) {
         hf_log(HF_LOG_ERROR, "cannot start the store's writer and syncer threads");
         goto fail;
@@ -540,6 +569,7 @@ void hf_engine_destroy(hf_engine_t *engine) {
     if (!engine) return;
     if (engine->context.store) hf_store_close(engine->context.store);
     if (engine->http) hf_http_server_free(engine->http);
+    hf_cluster_free(engine->cluster);
     hf_core_destroy(engine->context.core);
     if (engine->context.open_batch) hf_batch_destroy(engine->context.open_batch);
     if (engine->spare_batch) hf_batch_destroy(engine->spare_batch);

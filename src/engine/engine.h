@@ -82,6 +82,10 @@ typedef struct hf_engine_options {
     /* The admission tokens' secret (token.h), owned by the caller and outliving the engine;
      * NULL or empty: no token is signed and every token is refused. */
     const hf_token_secret_t *token_secret;
+    /* Several nodes (API.md section 11, cluster.h): this node's id and advertised URL; NULL:
+     * the listen address, and http:// it. Owned by the caller. */
+    const char *node_id;
+    const char *advertise;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

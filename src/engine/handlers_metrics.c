@@ -1,4 +1,5 @@
 /* GET /metrics (handlers_metrics.h): the generic families, then each domain's. */
+#include "engine/handlers_cluster.h"
 #include "engine/handlers_metrics.h"
 
 #include <stdio.h>
@@ -126,6 +127,7 @@ static const hf_metrics_render_fn DOMAINS[] = {
     hf_handlers_payments_metrics_render,
     hf_handlers_queue_metrics_render,
     hf_handlers_dispatch_metrics_render,
+    hf_handlers_cluster_metrics_render,
 };
 
 /* Answered at once, not held for the open batch: gauges include what is still being

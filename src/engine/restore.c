@@ -72,6 +72,9 @@ static int restore_order(void *context, const hf_stored_order_t *order) {
 
 static int restore_idempotency(void *context, const hf_stored_idempotency_t *answer) {
     restore_t *restore = context;
+    /* A unit's load (a takeover) reads every key again: the ones known already stay. */
+    if (hf_idempotency_find(restore->context->idempotency, answer->key, strlen(answer->key)))
+        return 0;
     hf_idempotency_put(restore->context->idempotency, answer->key, strlen(answer->key),
                        answer->hash, answer->status, answer->body, strlen(answer->body),
                        answer->created_at_ms);
@@ -116,9 +119,10 @@ int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_
     return hf_restore_load_progress(context, store, finished_holds_max, NULL, error, error_size);
 }
 
-int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
-                             uint64_t finished_holds_max, hf_progress_t *progress, char *error,
-                             size_t error_size) {
+/* Loads every unit (unit NULL) or one (a takeover, engine/cluster.h). */
+static int restore_units(hf_context_t *context, hf_store_t *store, const char *unit,
+                         uint64_t finished_holds_max, hf_progress_t *progress, char *error,
+                         size_t error_size) {
     /* The row's own reason, kept apart: the store writes its "loading stopped at" over
      * error when a callback fails. */
     char reason[256] = "";
@@ -133,7 +137,9 @@ int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
         .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS,
         .deliveries_since_ms = hf_context_now_ms(context) - HF_WEBHOOK_DEDUP_KEEP_MS,
         .context = &restore};
-    if (hf_store_load(store, &loader, error, error_size) != 0) {
+    int loaded = unit ? hf_store_unit_load(store, unit, &loader, error, error_size)
+                      : hf_store_load(store, &loader, error, error_size);
+    if (loaded != 0) {
         if (reason[0]) snprintf(error, error_size, "%s", reason);
         return -1;
     }
@@ -144,8 +150,19 @@ int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
         return -1;
     }
     /* Everything loaded is durable: keep only the most recent finished holds, as at run time. */
-    hf_core_evict(context->core, UINT64_MAX);
+    hf_core_evict(context->core, unit ? context->durable_changes : UINT64_MAX);
     return 0;
+}
+
+int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
+                             uint64_t finished_holds_max, hf_progress_t *progress, char *error,
+                             size_t error_size) {
+    return restore_units(context, store, NULL, finished_holds_max, progress, error, error_size);
+}
+
+int hf_restore_load_unit(hf_context_t *context, hf_store_t *store, const char *unit,
+                         uint64_t finished_holds_max, char *error, size_t error_size) {
+    return restore_units(context, store, unit, finished_holds_max, NULL, error, error_size);
 }
 
 /* ---- taking back a forgotten hold ---- */

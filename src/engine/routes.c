@@ -13,6 +13,8 @@
 #include <strings.h>
 
 #include "engine/arena.h"
+#include "engine/cluster.h"
+#include "engine/handlers_cluster.h"
 #include "engine/decode.h"
 #include "engine/handlers_dispatch.h"
 #include "engine/handlers_events.h"
@@ -40,6 +42,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_staff_routes,
     &hf_handlers_ui_routes,
     &hf_handlers_dispatch_routes,
+    &hf_handlers_cluster_routes,
 };
 
 /* ---- matching ----
@@ -299,6 +302,8 @@ static void run_route(hf_request_t *request, const hf_route_t *route) {
         hf_reply_error(request, HF_API_ERROR_BODY_TOO_LARGE, NULL, NULL);
         return;
     }
+    /* A request about a unit another node owns goes there (cluster.h). */
+    if (hf_cluster_route(request->context->cluster, request, route)) return;
     /* A raw body is the handler's to authenticate, then decode (route.h). */
     assert(!((route->flags & HF_ROUTE_BODY) && (route->flags & HF_ROUTE_RAW_BODY)));
     if ((route->flags & HF_ROUTE_BODY) && !hf_decode_body(request, route->flags & HF_ROUTE_FLAT))

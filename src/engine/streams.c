@@ -251,6 +251,11 @@ void hf_streams_recover(hf_streams_t *streams) {
     streams->failed = false;
 }
 
+void hf_streams_reset(hf_streams_t *streams) {
+    hf_streams_fail(streams);
+    streams->failed = false;
+}
+
 bool hf_streams_room(const hf_streams_t *streams) {
     return streams->count < HF_STREAMS_MAX;
 }

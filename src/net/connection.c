@@ -244,8 +244,9 @@ static void connection_reading_set(connection_t *connection, bool reading) {
 /* The store owes this connection its next answer. */
 static bool connection_waits_for_store(const connection_t *connection) {
     return connection->queue_head &&
-           connection->queue_head->response.durable_sequence >
-               connection->server->released_sequence;
+           (connection->queue_head->deferred ||
+            connection->queue_head->response.durable_sequence >
+                connection->server->released_sequence);
 }
 
 /* Everything the connection will ever send has been handed to the kernel. */

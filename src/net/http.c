@@ -158,7 +158,8 @@ static void headers_keep_every_answer(hf_http_response_t *response) {
 static void connection_fail_pending(connection_t *connection, uint64_t durable_sequence) {
     for (queued_response_t *entry = connection->queue_head; entry; entry = entry->next) {
         hf_http_response_t *response = &entry->response;
-        if (entry->interim || response->durable_sequence <= durable_sequence) continue;
+        if (entry->interim || entry->deferred || response->durable_sequence <= durable_sequence)
+            continue;
         connection->queued_bytes -= response->body.length;
         hf_http_error(response, 503, "unavailable",
                       "the store failed; nothing was acknowledged", NULL);

@@ -157,6 +157,33 @@ bool hf_http_stream_send(hf_http_stream_t *stream, const char *data, size_t leng
 /* Ends the stream after its queued data is written. */
 void hf_http_stream_close(hf_http_stream_t *stream);
 
+/* ---- Deferred answers (a request another node answers, engine/forward.h) ----
+ *
+ * A handler defers its answer: the record stays in the connection's queue, held back whatever
+ * the released sequence (and never turned into a 503 by hf_http_server_fail_pending), until
+ * hf_http_deferred_finish. The handle is a slot and a generation: once the connection is gone
+ * (its records freed), the handle finds nothing, so a late answer is simply dropped. At most
+ * HF_HTTP_DEFERRED_MAX at once. */
+typedef struct hf_http_deferred {
+    uint32_t slot, generation;
+} hf_http_deferred_t;
+
+/* In a handler only. An invalid handle (hf_http_deferred_valid false) when the table is
+ * full: the handler then answers itself. */
+hf_http_deferred_t hf_http_response_defer(hf_http_response_t *response);
+bool hf_http_deferred_valid(hf_http_deferred_t deferred);
+/* In the handler that deferred: it answers itself after all. */
+void hf_http_response_undefer(hf_http_response_t *response);
+/* The deferred answer to fill, or NULL when its connection is gone. */
+hf_http_response_t *hf_http_deferred_response(hf_http_server_t *server,
+                                              hf_http_deferred_t deferred);
+/* Sends the filled answer (in its turn among the connection's answers). */
+void hf_http_deferred_finish(hf_http_server_t *server, hf_http_deferred_t deferred);
+/* A copy of text for a header of this answer, freed with the answer; NULL past
+ * HF_HTTP_RESPONSE_HEADERS_MAX + 1 copies. */
+const char *hf_http_response_keep(hf_http_response_t *response, const char *text,
+                                  size_t length);
+
 /* Writes {"error": {"code": code, "message": message}} with status; a field is added when
  * field is not NULL. Used by the server itself for 4xx parse errors and by handlers. */
 void hf_http_error(hf_http_response_t *response, int status, const char *code,

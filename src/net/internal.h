@@ -70,6 +70,13 @@ typedef struct queued_response {
     char *access_path;
     uint64_t access_started_ns;
     uint64_t received_ns;   /* uv_hrtime when the request was read whole (server->answered) */
+    /* An answer another node gives (net/deferred.c): held back, whatever the released
+     * sequence, until hf_http_deferred_finish; its slot in the server's table while it is. */
+    bool deferred;
+    uint32_t deferred_slot;
+    /* Strings copied for the answer's headers (hf_http_response_keep), freed with it. */
+    char *kept[HF_HTTP_RESPONSE_HEADERS_MAX + 1];
+    uint32_t kept_count;
 } queued_response_t;
 
 /* Offsets into the connection's head buffer: the buffer may move while it grows. */
@@ -159,6 +166,10 @@ struct hf_http_server {
     bool listening;
     bool closed;
     bool access_log;     /* hf_http_config_t.access_log */
+    /* Deferred answers by slot (net/deferred.c), and each slot's generation, so a handle
+     * kept past its answer's end finds nothing. */
+    queued_response_t *deferred[HF_HTTP_DEFERRED_MAX];
+    uint32_t deferred_generation[HF_HTTP_DEFERRED_MAX];
     hf_http_header_t headers[HF_HTTP_HEADERS_MAX]; /* the current request's, for the handler */
     char read_buffer[READ_BUFFER_SIZE];
 };
@@ -194,6 +205,9 @@ bool connection_over_limits(const connection_t *connection);
 void connection_parser_init(connection_t *connection);
 /* Parses data; returns how much was consumed, less than length only when the parser paused. */
 size_t connection_parse(connection_t *connection, const char *data, size_t length);
+
+/* net/deferred.c: a deferred answer's and its kept strings' end, as its record is freed. */
+void response_deferred_forget(queued_response_t *entry);
 
 /* net/response.c: answers. */
 /* A record with status 200, owned by the caller until enqueued or given to response_free. */

@@ -44,12 +44,14 @@ queued_response_t *response_take(connection_t *connection) {
 }
 
 void response_free(queued_response_t *entry) {
+    response_deferred_forget(entry);
     free(entry->access_path);
     hf_buffer_free(&entry->response.body);
     free(entry);
 }
 
 static void response_recycle(connection_t *connection, queued_response_t *entry) {
+    response_deferred_forget(entry);
     free(entry->access_path);
     entry->access_path = NULL;
     if (connection->free_count >= FREE_RESPONSES_KEEP) {
@@ -93,6 +95,7 @@ static const char *status_reason(int status) {
     case 301: return "Moved Permanently";
     case 302: return "Found";
     case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -276,7 +279,7 @@ bool connection_flush(connection_t *connection) {
     size_t count = 0;
     bool close = false;
     uint64_t now_ns = 0;
-    while (connection->queue_head && !close &&
+    while (connection->queue_head && !close && !connection->queue_head->deferred &&
            connection->queue_head->response.durable_sequence <= server->released_sequence) {
         queued_response_t *entry = response_dequeue(connection);
         response_serialize(&connection->output, entry);

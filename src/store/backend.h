@@ -120,12 +120,14 @@ typedef struct hf_store_backend {
                        size_t *renewed, char *error, size_t error_size);
     /* Hands every lease of node_id back at once (a clean stop): they lapse now. */
     int (*lease_release)(void *instance, const char *node_id, char *error, size_t error_size);
-    /* Every node (by id) and then every lease (by unit), as the database has them now. */
+    /* Every node (by id) and then every lease: events' units in the order the events were
+     * created, then the others by unit; as the database has them now. */
     int (*lease_list)(void *instance, hf_store_node_fn node, hf_store_lease_fn lease,
                       void *context, char *error, size_t error_size);
     /* Reads one unit's rows back, as load does for all (the same callbacks, the same order):
      * an event with its holds, orders, refunds, deliveries and tickets, or a fleet with its
-     * drivers and rides; idempotency keys have no unit and are all read. For a takeover, on
+     * drivers and rides; idempotency keys have no unit and are all read; the unit "" reads
+     * the records of no unit (refunds and deliveries of holds no event has). For a takeover, on
      * the lease methods' thread and connection. */
     int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader,
                      char *error, size_t error_size);

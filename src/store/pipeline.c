@@ -354,3 +354,42 @@ void hf_store_close(hf_store_t *store) {
     pthread_mutex_destroy(&store->mutex);
     free(store);
 }
+
+/* ---- Units and leases (backend.h): passed to the backend as they are ---- */
+
+bool hf_store_has_leases(const hf_store_t *store) {
+    return store->backend->lease_acquire != NULL;
+}
+
+int hf_store_lease_acquire(hf_store_t *store, const char *node_id, const char *unit,
+                           uint64_t *epoch, bool *acquired, char *error, size_t error_size) {
+    return store->backend->lease_acquire(store->instance, node_id, unit, epoch, acquired,
+                                         error, error_size);
+}
+
+int hf_store_lease_renew(hf_store_t *store, const char *node_id, const char *address,
+                         size_t *renewed, char *error, size_t error_size) {
+    return store->backend->lease_renew(store->instance, node_id, address, renewed, error,
+                                       error_size);
+}
+
+int hf_store_lease_release(hf_store_t *store, const char *node_id, char *error,
+                           size_t error_size) {
+    return store->backend->lease_release(store->instance, node_id, error, error_size);
+}
+
+int hf_store_lease_list(hf_store_t *store, hf_store_node_fn node, hf_store_lease_fn lease,
+                        void *context, char *error, size_t error_size) {
+    return store->backend->lease_list(store->instance, node, lease, context, error, error_size);
+}
+
+int hf_store_unit_load(hf_store_t *store, const char *unit, const hf_store_loader_t *loader,
+                       char *error, size_t error_size) {
+    return store->backend->load_unit(store->instance, unit, loader, error, error_size);
+}
+
+int hf_store_unit_find(hf_store_t *store, const char *kind, const char *id, char *unit,
+                       size_t unit_size, bool *found, char *error, size_t error_size) {
+    return store->backend->unit_find(store->instance, kind, id, unit, unit_size, found, error,
+                                     error_size);
+}

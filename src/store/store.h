@@ -214,6 +214,23 @@ int hf_store_setting_claim(hf_store_t *store, const char *key, const char *propo
 /* After a failed batch, whether the store can take batches again (backend.h's probe): 1 yes,
  * 0 not yet, -1 never (error says why; also for a backend without probe). Any thread. */
 int hf_store_probe(hf_store_t *store, char *error, size_t error_size);
+/* Units and leases (backend.h's lease methods, API.md section 11), passed through to the
+ * backend: call them from the engine's cluster (engine/cluster.h) only, one thread at a time
+ * (the backend serialises them on a connection of their own). hf_store_has_leases is false
+ * for a backend without them (SQLite), whose callers must then call none of the others. */
+bool hf_store_has_leases(const hf_store_t *store);
+int hf_store_lease_acquire(hf_store_t *store, const char *node_id, const char *unit,
+                           uint64_t *epoch, bool *acquired, char *error, size_t error_size);
+int hf_store_lease_renew(hf_store_t *store, const char *node_id, const char *address,
+                         size_t *renewed, char *error, size_t error_size);
+int hf_store_lease_release(hf_store_t *store, const char *node_id, char *error,
+                           size_t error_size);
+int hf_store_lease_list(hf_store_t *store, hf_store_node_fn node, hf_store_lease_fn lease,
+                        void *context, char *error, size_t error_size);
+int hf_store_unit_load(hf_store_t *store, const char *unit, const hf_store_loader_t *loader,
+                       char *error, size_t error_size);
+int hf_store_unit_find(hf_store_t *store, const char *kind, const char *id, char *unit,
+                       size_t unit_size, bool *found, char *error, size_t error_size);
 /* Stops the thread after the batch in flight, syncs what was written; then frees
  * everything. */
 void hf_store_close(hf_store_t *store);

@@ -68,7 +68,7 @@ LABEL_VALUES = {
     "outcome": re.compile(r"^(accepted|declined|expired)$"),
     "le": re.compile(r"^(\+Inf|[0-9.e+-]+)$"),
     "result": re.compile(r"^(committed|refund_required|recorded|repeat|invalid_signature|"
-                         r"invalid)$"),
+                         r"invalid|ok|unavailable)$"),
     "version": re.compile(r"^[0-9A-Za-z.+-]+$"),
 }
 
@@ -488,7 +488,10 @@ def test_a_failed_store_shows_in_the_metrics():
             break
     check(failed, "a batch failed")
     metrics = scrape(server)
-    check_equal(metrics.value("holdfast_store_failed"), 1.0, "holdfast_store_failed")
+    # On PostgreSQL the node rebuilds its memory from the store and serves on (docs/API.md,
+    # "Several nodes"): the failure is counted, and the store is not failed for good.
+    check_equal(metrics.value("holdfast_store_failed"),
+                0.0 if harness.STORE_URL is not None else 1.0, "holdfast_store_failed")
     check_equal(metrics.value("holdfast_store_failures_total"), 1.0, "store failures")
     check(metrics.value("holdfast_http_requests_total", route=HOLDS, method="POST",
                         status="503") >= 1, "the refused hold is counted as 503")

@@ -305,7 +305,9 @@ int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn le
         result = hf_pg_exec(&store->leases,
                             "SELECT unit, node_id, epoch,"
                             " (extract(epoch FROM expires_at) * 1000)::bigint,"
-                            " expires_at > now() FROM leases ORDER BY unit",
+                            " expires_at > now() FROM leases"
+                            " LEFT JOIN events ON events.id = leases.unit"
+                            " ORDER BY events.seq NULLS LAST, unit",
                             0, NULL, error, error_size);
         rc = result != NULL ? 0 : -1;
     }

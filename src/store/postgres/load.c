@@ -233,14 +233,18 @@ static const load_step_t LOAD_IDEMPOTENCY = {"idempotency", SELECT_KEYS, SELECT_
 static const load_step_t LOAD_REFUNDS = {
     "refunds", SELECT_REFUNDS " ORDER BY seq",
     SELECT_REFUNDS " WHERE reservation_id IN (SELECT id FROM holds WHERE event_id = $1)"
-    " ORDER BY seq",
+    /* The unit "" is the records of no unit: refunds of holds no event has. */
+    " OR ($1 = '' AND reservation_id NOT IN (SELECT id FROM holds)) ORDER BY seq",
     refund_deliver};
 #define SELECT_DELIVERIES \
     "SELECT payment_intent_id, type, result, reason, late, order_id, refund_id, received_at" \
     " FROM deliveries WHERE received_at >= $1::bigint"
 static const load_step_t LOAD_DELIVERIES = {
     "deliveries", SELECT_DELIVERIES " ORDER BY seq",
-    SELECT_DELIVERIES " AND " OF_UNIT_HOLDS " ORDER BY seq", delivery_deliver};
+    SELECT_DELIVERIES " AND (" OF_UNIT_HOLDS
+    /* The unit "": deliveries for holds no event has (their repeats are answered alike). */
+    " OR ($2 = '' AND (reservation_id IS NULL OR reservation_id NOT IN (SELECT id FROM holds))))"
+    " ORDER BY seq", delivery_deliver};
 
 #define SELECT_TICKETS \
     "SELECT id, event_id, user_id, line_seq, status, COALESCE(admitted_at, 0) FROM tickets"

@@ -1,0 +1,799 @@
+/* Several nodes (cluster.h): units and leases, the renewal, takeovers, rebuilds, routing. */
+#include "engine/cluster.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/dispatch/dispatch.h"
+#include "engine/idempotency.h"
+#include "engine/request.h"
+#include "engine/restore.h"
+#include "engine/streams.h"
+#include "lib/log.h"
+#include "lib/map.h"
+#include "store/backend.h"
+
+/* The lease's length as the store keeps it (store/postgres/lease.c): a node whose renewals
+ * failed this long ago may have lost every unit. */
+#define LEASE_MS 5000
+/* A node stops answering from memory this much before its lease could lapse, for the clocks'
+ * drift between it and the database. */
+#define LEASE_MARGIN_MS 1000
+/* An owner whose heartbeat is older than this has missed two renewals (paused, cut off, or
+ * dead): requests are not forwarded to it, to wait up to HF_FORWARD_TIMEOUT_MS, but answered
+ * 503 at once until its lease lapses and the unit is taken over. */
+#define HEARTBEAT_STALE_MS 2500
+/* Ids whose unit was looked up (a hold's, an order's...) kept before the cache starts over. */
+#define ID_CACHE_MAX 65536
+/* Lapsed units taken over per renewal: the rest at the next one, so a node taking over a
+ * dead peer's thousands of units still answers in between. */
+#define TAKEOVERS_PER_TICK 64
+
+typedef struct unit_entry {
+    char id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    bool owned;                  /* this node holds the lease */
+    bool loaded;                 /* the core holds the unit's state */
+    int64_t acquired_at_ms;      /* when this node last acquired it (loop's clock) */
+} unit_entry_t;
+
+typedef struct view_node {
+    char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
+    char address[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
+    int64_t heartbeat_at_ms;
+    size_t units;
+} view_node_t;
+
+typedef struct view_lease {
+    char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
+    bool live;
+} view_lease_t;
+
+/* The nodes and leases as the database had them at the last listing. */
+typedef struct view {
+    view_node_t *nodes;
+    size_t node_count, node_capacity;
+    view_lease_t *leases;
+    size_t lease_count, lease_capacity;
+    int64_t listed_at_ms;
+} view_t;
+
+struct hf_cluster {
+    uv_loop_t *loop;
+    hf_context_t *context;
+    hf_http_server_t *http;
+    hf_forward_t *forward;
+    hf_cluster_config_t config;
+    char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
+    char address[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
+    bool leased;
+    uint64_t refused;            /* requests about a unit answered 503 here */
+    unit_entry_t *units;
+    size_t unit_count, unit_capacity;
+    hf_map_t unit_index;         /* unit id -> index in units */
+    hf_map_t id_units;           /* hold, order... id -> index in units */
+    size_t owned_count;
+    bool rebuild_pending;
+    /* The renewal: its timer, its work on the thread pool and what it found. */
+    uv_timer_t timer;
+    uv_check_t check;
+    uv_work_t work;
+    bool working, stopped;
+    int64_t work_started_ms;
+    bool renew_ok;
+    char renew_error[256];
+    int64_t renewed_at_ms;       /* the last successful renewal began then */
+    view_t next, view;
+};
+
+/* ---- units ---- */
+
+static unit_entry_t *unit_get(hf_cluster_t *cluster, const char *unit, bool create) {
+    uint32_t index;
+    size_t length = strlen(unit);
+    if (hf_map_get(&cluster->unit_index, unit, length, &index)) return &cluster->units[index];
+    if (!create || length > HF_CLUSTER_UNIT_SIZE_MAX ||
+        cluster->unit_count >= HF_CLUSTER_UNITS_MAX)
+        return NULL;
+    if (cluster->unit_count == cluster->unit_capacity) {
+        cluster->unit_capacity = cluster->unit_capacity ? 2 * cluster->unit_capacity : 64;
+        cluster->units = realloc(cluster->units, cluster->unit_capacity * sizeof *cluster->units);
+        if (!cluster->units) abort();
+    }
+    unit_entry_t *entry = &cluster->units[cluster->unit_count];
+    memset(entry, 0, sizeof *entry);
+    memcpy(entry->id, unit, length + 1);
+    hf_map_put(&cluster->unit_index, unit, length, (uint32_t)cluster->unit_count++);
+    return entry;
+}
+
+static void unit_owned_set(hf_cluster_t *cluster, unit_entry_t *entry, bool owned) {
+    if (entry->owned == owned) return;
+    entry->owned = owned;
+    if (owned) cluster->owned_count++;
+    else cluster->owned_count--;
+}
+
+static int64_t now_ms(hf_cluster_t *cluster) { return hf_context_now_ms(cluster->context); }
+
+/* Reads one unit's rows into the core. false when the store could not: the lease is then
+ * handed back to lapse (nobody else could have written meanwhile). */
+static bool unit_load(hf_cluster_t *cluster, unit_entry_t *entry) {
+    char error[512] = "";
+    if (hf_restore_load_unit(cluster->context, cluster->context->store, entry->id,
+                             cluster->config.finished_holds_max, error, sizeof error) != 0) {
+        hf_log(HF_LOG_ERROR, "cannot load unit %s: %s", entry->id, error);
+        unit_owned_set(cluster, entry, false);
+        /* Part of it may be in the core: rebuilt without it. */
+        cluster->rebuild_pending = true;
+        entry->loaded = true;
+        return false;
+    }
+    entry->loaded = true;
+    return true;
+}
+
+/* Acquires the unit's lease (the loop waits for one round trip); *taken false when another
+ * live node holds it. Returns false when the store failed. */
+static bool unit_acquire(hf_cluster_t *cluster, unit_entry_t *entry, bool *taken) {
+    char error[512] = "";
+    uint64_t epoch = 0;
+    *taken = false;
+    if (hf_store_lease_acquire(cluster->context->store, cluster->node_id, entry->id, &epoch,
+                               taken, error, sizeof error) != 0) {
+        hf_log(HF_LOG_WARNING, "cannot acquire unit %s: %s", entry->id, error);
+        return false;
+    }
+    if (*taken) {
+        entry->acquired_at_ms = now_ms(cluster);
+        unit_owned_set(cluster, entry, true);
+        HF_LOG_FIELDS(HF_LOG_INFO, "unit acquired", HF_LOG_TEXT("unit", entry->id),
+                      HF_LOG_NUMBER("epoch", (double)epoch));
+    }
+    return true;
+}
+
+/* Takes a unit no live node owns and loads it: true when it is served here now. */
+static bool unit_take(hf_cluster_t *cluster, unit_entry_t *entry) {
+    bool taken = false;
+    if (!unit_acquire(cluster, entry, &taken) || !taken) return false;
+    if (entry->loaded) { /* a stale copy still in the core: the rebuild loads it afresh */
+        cluster->rebuild_pending = true;
+        return false;
+    }
+    return unit_load(cluster, entry);
+}
+
+/* Records of no unit (a refund of a hold no event has; store/backend.h's unit ""): every node
+ * loads them, since none owns them (docs/API.md's choice: they are not fenced). */
+static bool unowned_load(hf_cluster_t *cluster, hf_context_t *context) {
+    char error[512] = "";
+    if (hf_restore_load_unit(context, cluster->context->store, "",
+                             cluster->config.finished_holds_max, error, sizeof error) == 0)
+        return true;
+    hf_log(HF_LOG_ERROR, "cannot load the records of no unit: %s", error);
+    return false;
+}
+
+/* ---- the rebuild: the core with exactly the owned units ---- */
+
+static void rebuild(hf_cluster_t *cluster) {
+    hf_context_t *context = cluster->context;
+    cluster->rebuild_pending = false;
+    /* Nothing in flight: whatever waits past the durable sequence waits on the open batch,
+     * which is dropped with the core it came from. */
+    if (cluster->http) hf_http_server_fail_pending(cluster->http, context->durable_sequence);
+    hf_batch_clear(context->open_batch);
+    /* Every batch handed over is durable or failed (and its answers are 503s now): nothing
+     * from here on waits for them, even if no batch is ever written again (PostgreSQL gone). */
+    context->durable_sequence = context->open_sequence - 1;
+    if (cluster->http) hf_http_server_release(cluster->http, context->durable_sequence);
+    hf_streams_reset(context->streams);
+    hf_core_destroy(context->core);
+    context->core = hf_core_create(cluster->config.sink);
+    hf_core_set_stream_records(context->core, false);
+    hf_core_set_finished_max(context->core, cluster->config.finished_holds_max);
+    context->durable_changes = 0;
+    for (size_t i = 0; i < HF_STORE_BATCHES_IN_FLIGHT_MAX; i++) context->batch_changes[i] = 0;
+    hf_idempotency_free(context->idempotency);
+    hf_idempotency_init(context->idempotency);
+    hf_map_free(&cluster->id_units);
+    hf_map_init(&cluster->id_units);
+    size_t loaded = 0;
+    unowned_load(cluster, context);
+    for (size_t i = 0; i < cluster->unit_count; i++) {
+        unit_entry_t *entry = &cluster->units[i];
+        entry->loaded = false;
+        if (entry->owned && unit_load(cluster, entry)) loaded++;
+    }
+    /* A unit that failed to load left part of itself: start again without it. */
+    if (cluster->rebuild_pending) {
+        rebuild(cluster);
+        return;
+    }
+    context->durable_changes = hf_core_change_count(context->core);
+    HF_LOG_FIELDS(HF_LOG_INFO, "core rebuilt with the units still owned",
+                  HF_LOG_NUMBER("units", (double)loaded));
+}
+
+/* A unit is lost: nothing about it is answered from memory from now on. */
+static void unit_lose(hf_cluster_t *cluster, unit_entry_t *entry, const char *why) {
+    if (!entry->owned) return;
+    unit_owned_set(cluster, entry, false);
+    if (entry->loaded) cluster->rebuild_pending = true;
+    HF_LOG_FIELDS(HF_LOG_WARNING, "unit lost", HF_LOG_TEXT("unit", entry->id),
+                  HF_LOG_TEXT("reason", why));
+}
+
+static void on_check(uv_check_t *check) {
+    hf_cluster_t *cluster = check->data;
+    if (cluster->rebuild_pending && !cluster->context->store_failed &&
+        hf_store_idle(cluster->context->store))
+        rebuild(cluster);
+}
+
+bool hf_cluster_batch_failed(hf_cluster_t *cluster, const char *error) {
+    if (!cluster || !cluster->leased) return false;
+    /* Refused for a lost lease, or cut off (a taker ended this node's session after a pause,
+     * or PostgreSQL went away): with leases the memory is always one load away, so the core is
+     * rebuilt with the units the database still gives this node, and the node serves on (or
+     * forwards, or answers 503 while PostgreSQL is gone) instead of failing for good. */
+    bool lost = strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)) == 0;
+    HF_LOG_FIELDS(HF_LOG_WARNING, "a batch failed: rebuilding from the store",
+                  HF_LOG_TEXT("reason", lost ? "lost lease" : error));
+    size_t renewed = 0;
+    char renew_error[256];
+    if (hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,
+                             &renewed, renew_error, sizeof renew_error) != 0)
+        for (size_t i = 0; i < cluster->unit_count; i++)
+            unit_lose(cluster, &cluster->units[i], "the store is unreachable");
+    cluster->rebuild_pending = false;
+    rebuild(cluster);
+    /* The renewal's listing tells which units the database kept; a unit lost shows there. */
+    return true;
+}
+
+/* ---- the view ---- */
+
+static void view_clear(view_t *view) {
+    view->node_count = view->lease_count = 0;
+}
+
+static void view_free(view_t *view) {
+    free(view->nodes);
+    free(view->leases);
+    memset(view, 0, sizeof *view);
+}
+
+static int view_add_node(void *context, const hf_stored_node_t *node) {
+    view_t *view = context;
+    if (view->node_count == view->node_capacity) {
+        view->node_capacity = view->node_capacity ? 2 * view->node_capacity : 8;
+        view->nodes = realloc(view->nodes, view->node_capacity * sizeof *view->nodes);
+        if (!view->nodes) abort();
+    }
+    view_node_t *item = &view->nodes[view->node_count++];
+    snprintf(item->node_id, sizeof item->node_id, "%s", node->node_id);
+    snprintf(item->address, sizeof item->address, "%s", node->address ? node->address : "");
+    item->heartbeat_at_ms = node->heartbeat_at_ms;
+    item->units = 0;
+    return 0;
+}
+
+static int view_add_lease(void *context, const hf_stored_lease_t *lease) {
+    view_t *view = context;
+    if (view->lease_count == view->lease_capacity) {
+        view->lease_capacity = view->lease_capacity ? 2 * view->lease_capacity : 64;
+        view->leases = realloc(view->leases, view->lease_capacity * sizeof *view->leases);
+        if (!view->leases) abort();
+    }
+    view_lease_t *item = &view->leases[view->lease_count++];
+    snprintf(item->unit, sizeof item->unit, "%s", lease->unit);
+    snprintf(item->node_id, sizeof item->node_id, "%s", lease->node_id);
+    item->live = lease->live;
+    for (size_t i = 0; lease->live && i < view->node_count; i++)
+        if (strcmp(view->nodes[i].node_id, lease->node_id) == 0) view->nodes[i].units++;
+    return 0;
+}
+
+static const view_lease_t *view_lease(const view_t *view, const char *unit) {
+    for (size_t i = 0; i < view->lease_count; i++)
+        if (strcmp(view->leases[i].unit, unit) == 0) return &view->leases[i];
+    return NULL;
+}
+
+static const view_node_t *view_node(const view_t *view, const char *node_id) {
+    for (size_t i = 0; i < view->node_count; i++)
+        if (strcmp(view->nodes[i].node_id, node_id) == 0) return &view->nodes[i];
+    return NULL;
+}
+
+/* Lists nodes and leases into view on the calling thread. */
+static int view_list(hf_cluster_t *cluster, view_t *view, char *error, size_t error_size) {
+    view_clear(view);
+    int rc = hf_store_lease_list(cluster->context->store, view_add_node, view_add_lease, view,
+                                 error, error_size);
+    return rc;
+}
+
+/* ---- the renewal ---- */
+
+static void renew_work(uv_work_t *work) {
+    hf_cluster_t *cluster = work->data;
+    size_t renewed = 0;
+    cluster->renew_ok =
+        hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,
+                             &renewed, cluster->renew_error, sizeof cluster->renew_error) == 0 &&
+        view_list(cluster, &cluster->next, cluster->renew_error,
+                  sizeof cluster->renew_error) == 0;
+}
+
+/* Units this node believes it owns that the database gives it no more are lost; a failed
+ * renewal loses everything once the lease could have lapsed. */
+static void leases_check(hf_cluster_t *cluster) {
+    int64_t now = now_ms(cluster);
+    bool expired = now - cluster->renewed_at_ms >= LEASE_MS - LEASE_MARGIN_MS;
+    for (size_t i = 0; i < cluster->unit_count; i++) {
+        unit_entry_t *entry = &cluster->units[i];
+        if (!entry->owned) continue;
+        if (!cluster->renew_ok) {
+            if (expired) unit_lose(cluster, entry, "the lease could not be renewed");
+            continue;
+        }
+        /* Acquired after the listing began: the listing may not show it yet. */
+        if (entry->acquired_at_ms >= cluster->work_started_ms) continue;
+        const view_lease_t *lease = view_lease(&cluster->view, entry->id);
+        if (!lease || !lease->live || strcmp(lease->node_id, cluster->node_id) != 0)
+            unit_lose(cluster, entry, "the database gives its lease to no one or another node");
+    }
+}
+
+/* Lapsed leases are taken without waiting for a request, so expiries keep running. */
+static size_t takeovers(hf_cluster_t *cluster) {
+    size_t taken = 0;
+    for (size_t i = 0; i < cluster->view.lease_count && taken < TAKEOVERS_PER_TICK; i++) {
+        const view_lease_t *lease = &cluster->view.leases[i];
+        bool mine = strcmp(lease->node_id, cluster->node_id) == 0;
+        if (lease->live && !mine) continue;
+        unit_entry_t *entry = unit_get(cluster, lease->unit, true);
+        if (!entry || (entry->owned && entry->loaded)) continue;
+        if (unit_take(cluster, entry)) taken++;
+    }
+    if (taken > 0)
+        HF_LOG_FIELDS(HF_LOG_INFO, "units taken over", HF_LOG_NUMBER("units", (double)taken));
+    return taken;
+}
+
+static void renew_after(uv_work_t *work, int status) {
+    hf_cluster_t *cluster = work->data;
+    cluster->working = false;
+    if (status != 0 || cluster->stopped) return;
+    if (cluster->renew_ok) {
+        cluster->renewed_at_ms = cluster->work_started_ms;
+        view_t swap = cluster->view;
+        cluster->view = cluster->next;
+        cluster->next = swap;
+        cluster->view.listed_at_ms = cluster->work_started_ms;
+    } else {
+        hf_log(HF_LOG_WARNING, "lease renewal failed: %s", cluster->renew_error);
+    }
+    leases_check(cluster);
+    if (cluster->renew_ok && !cluster->context->store_failed) takeovers(cluster);
+    on_check(&cluster->check);
+}
+
+static void on_timer(uv_timer_t *timer) {
+    hf_cluster_t *cluster = timer->data;
+    if (cluster->working || cluster->stopped) return;
+    cluster->working = true;
+    cluster->work_started_ms = now_ms(cluster);
+    cluster->work.data = cluster;
+    if (uv_queue_work(cluster->loop, &cluster->work, renew_work, renew_after) != 0)
+        cluster->working = false;
+}
+
+/* ---- life ---- */
+
+hf_cluster_t *hf_cluster_create(uv_loop_t *loop, hf_context_t *context,
+                                const hf_cluster_config_t *config) {
+    hf_cluster_t *cluster = calloc(1, sizeof *cluster);
+    if (!cluster) abort();
+    cluster->loop = loop;
+    cluster->context = context;
+    cluster->config = *config;
+    snprintf(cluster->node_id, sizeof cluster->node_id, "%s", config->node_id);
+    snprintf(cluster->address, sizeof cluster->address, "%s", config->address);
+    cluster->leased = context->store && hf_store_has_leases(context->store);
+    hf_map_init(&cluster->unit_index);
+    hf_map_init(&cluster->id_units);
+    cluster->forward = hf_forward_create(loop, cluster->node_id);
+    uv_timer_init(loop, &cluster->timer);
+    uv_check_init(loop, &cluster->check);
+    cluster->timer.data = cluster->check.data = cluster;
+    return cluster;
+}
+
+bool hf_cluster_leased(const hf_cluster_t *cluster) { return cluster && cluster->leased; }
+
+/* Whether something accepts connections at a node's advertised URL (http://HOST:PORT, numeric
+ * or localhost), within PROBE_MS. Only at start: a node restarted after a kill -9 finds its
+ * former self's leases live for up to the lease's length, and waits for them. */
+#define PROBE_MS 300
+static bool address_answers(const char *address) {
+    char host[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
+    int port = 0;
+    if (sscanf(address, "http://%256[^:/]:%d", host, &port) != 2) return true;
+    if (strcmp(host, "localhost") == 0) snprintf(host, sizeof host, "127.0.0.1");
+    struct sockaddr_in target;
+    if (uv_ip4_addr(host, port, &target) != 0) return true; /* unknown: assume alive */
+    int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (socket_fd < 0) return true;
+    bool answers = connect(socket_fd, (struct sockaddr *)&target, sizeof target) == 0;
+    if (!answers && errno == EINPROGRESS) {
+        struct pollfd wait = {socket_fd, POLLOUT, 0};
+        int error = 0;
+        socklen_t length = sizeof error;
+        answers = poll(&wait, 1, PROBE_MS) == 1 &&
+                  getsockopt(socket_fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
+                  error == 0;
+    }
+    close(socket_fd);
+    return answers;
+}
+
+/* Live leases of nodes that do not answer (this node's former process, killed) lapse within
+ * the lease's length: waited for, so a lone node restarted at once serves its units. */
+static void wait_for_dead_owners(hf_cluster_t *cluster) {
+    char error[256];
+    int64_t deadline = now_ms(cluster) + LEASE_MS + LEASE_MARGIN_MS;
+    while (now_ms(cluster) < deadline) {
+        bool waiting = false;
+        for (size_t i = 0; i < cluster->view.lease_count && !waiting; i++) {
+            const view_lease_t *lease = &cluster->view.leases[i];
+            if (!lease->live || strcmp(lease->node_id, cluster->node_id) == 0) continue;
+            const view_node_t *node = view_node(&cluster->view, lease->node_id);
+            waiting = node && !address_answers(node->address);
+        }
+        if (!waiting) return;
+        uv_sleep(250);
+        if (view_list(cluster, &cluster->view, error, sizeof error) != 0) return;
+    }
+}
+
+int hf_cluster_load(hf_cluster_t *cluster) {
+    if (!cluster->leased) return 0;
+    char error[512] = "";
+    size_t renewed = 0;
+    /* The node's row first (and the fencing from now on): other nodes see it at once. */
+    if (hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,
+                             &renewed, error, sizeof error) != 0 ||
+        view_list(cluster, &cluster->view, error, sizeof error) != 0) {
+        hf_log(HF_LOG_ERROR, "cannot read the leases: %s", error);
+        return -1;
+    }
+    wait_for_dead_owners(cluster);
+    cluster->renew_ok = true;
+    cluster->renewed_at_ms = cluster->work_started_ms = now_ms(cluster);
+    while (takeovers(cluster) == TAKEOVERS_PER_TICK) continue;
+    if (!cluster->rebuild_pending && !unowned_load(cluster, cluster->context)) return -1;
+    if (cluster->rebuild_pending) rebuild(cluster);
+    HF_LOG_FIELDS(HF_LOG_INFO, "cluster node ready", HF_LOG_TEXT("node_id", cluster->node_id),
+                  HF_LOG_TEXT("advertise", cluster->address),
+                  HF_LOG_NUMBER("units", (double)cluster->owned_count));
+    return 0;
+}
+
+void hf_cluster_start(hf_cluster_t *cluster, hf_http_server_t *http) {
+    cluster->http = http;
+    if (!cluster->leased) return;
+    uv_timer_start(&cluster->timer, on_timer, HF_CLUSTER_RENEW_MS, HF_CLUSTER_RENEW_MS);
+    uv_check_start(&cluster->check, on_check);
+}
+
+void hf_cluster_stop(hf_cluster_t *cluster) {
+    if (!cluster || cluster->stopped) return;
+    cluster->stopped = true;
+    if (cluster->leased && cluster->owned_count > 0) {
+        char error[256];
+        if (hf_store_lease_release(cluster->context->store, cluster->node_id, error,
+                                   sizeof error) != 0)
+            hf_log(HF_LOG_WARNING, "leases not handed back (they lapse): %s", error);
+        else
+            HF_LOG_FIELDS(HF_LOG_DEBUG, "leases handed back",
+                          HF_LOG_NUMBER("units", (double)cluster->owned_count));
+    }
+    uv_close((uv_handle_t *)&cluster->timer, NULL);
+    uv_close((uv_handle_t *)&cluster->check, NULL);
+    hf_forward_close(cluster->forward);
+}
+
+void hf_cluster_free(hf_cluster_t *cluster) {
+    if (!cluster) return;
+    hf_forward_free(cluster->forward);
+    hf_map_free(&cluster->unit_index);
+    hf_map_free(&cluster->id_units);
+    free(cluster->units);
+    view_free(&cluster->view);
+    view_free(&cluster->next);
+    free(cluster);
+}
+
+size_t hf_cluster_units_owned(const hf_cluster_t *cluster) {
+    if (!cluster) return 0;
+    return cluster->leased ? cluster->owned_count : hf_core_event_count(cluster->context->core);
+}
+
+hf_forward_counts_t hf_cluster_forwarded(const hf_cluster_t *cluster) {
+    hf_forward_counts_t counts = hf_forward_counts(cluster ? cluster->forward : NULL);
+    if (cluster) counts.unavailable += cluster->refused;
+    return counts;
+}
+
+void hf_cluster_render(const hf_cluster_t *cluster, hf_json_t *json) {
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "self");
+    hf_json_string(json, cluster->node_id);
+    HF_JSON_KEY(json, "nodes");
+    hf_json_array_begin(json);
+    if (!cluster->leased) {
+        hf_json_object_begin(json);
+        HF_JSON_KEY(json, "node_id");
+        hf_json_string(json, cluster->node_id);
+        HF_JSON_KEY(json, "address");
+        hf_json_string(json, cluster->address);
+        HF_JSON_KEY(json, "alive");
+        hf_json_bool(json, true);
+        HF_JSON_KEY(json, "units");
+        hf_json_int(json, (int64_t)hf_cluster_units_owned(cluster));
+        hf_json_object_end(json);
+    }
+    int64_t now = hf_context_now_ms(cluster->context);
+    for (size_t i = 0; cluster->leased && i < cluster->view.node_count; i++) {
+        const view_node_t *node = &cluster->view.nodes[i];
+        hf_json_object_begin(json);
+        HF_JSON_KEY(json, "node_id");
+        hf_json_string(json, node->node_id);
+        HF_JSON_KEY(json, "address");
+        hf_json_string(json, node->address);
+        HF_JSON_KEY(json, "alive");
+        hf_json_bool(json, now - node->heartbeat_at_ms <= LEASE_MS);
+        HF_JSON_KEY(json, "units");
+        bool self = strcmp(node->node_id, cluster->node_id) == 0;
+        hf_json_int(json, (int64_t)(self ? cluster->owned_count : node->units));
+        hf_json_object_end(json);
+    }
+    hf_json_array_end(json);
+    hf_json_object_end(json);
+}
+
+/* ---- routing ---- */
+
+/* The unit of an id the local core knows: its event's or fleet's id, or NULL. */
+static const char *local_unit(const hf_core_t *core, const char *kind, const char *id) {
+    if (strcmp(kind, "hold") == 0) {
+        const hf_hold_t *hold = hf_core_hold_find(core, id, NULL);
+        return hold ? hf_core_event_at(core, hold->event)->id : NULL;
+    }
+    if (strcmp(kind, "order") == 0) {
+        const hf_order_t *order = hf_core_order_find(core, id, NULL);
+        return order ? hf_core_event_at(core, order->event)->id : NULL;
+    }
+    if (strcmp(kind, "ride") == 0) {
+        const hf_ride_t *ride = hf_dispatch_ride_find(core, id, NULL);
+        return ride ? hf_dispatch_fleet_id(core, ride->fleet) : NULL;
+    }
+    return NULL;
+}
+
+/* The unit of an id of kind: the local core's, the cache's, or the store's. false when there
+ * is no such id anywhere (the request is then served here: a 404). */
+static bool id_unit(hf_cluster_t *cluster, const char *kind, const char *id, char *unit,
+                    size_t unit_size) {
+    const char *local = local_unit(cluster->context->core, kind, id);
+    if (local) {
+        snprintf(unit, unit_size, "%s", local);
+        return true;
+    }
+    uint32_t index;
+    if (hf_map_get(&cluster->id_units, id, strlen(id), &index)) {
+        snprintf(unit, unit_size, "%s", cluster->units[index].id);
+        return true;
+    }
+    if (!cluster->leased) return false;
+    bool found = false;
+    char error[256];
+    if (hf_store_unit_find(cluster->context->store, kind, id, unit, unit_size, &found, error,
+                           sizeof error) != 0 ||
+        !found)
+        return false;
+    unit_entry_t *entry = unit_get(cluster, unit, true);
+    if (!entry) return false;
+    if (hf_map_count(&cluster->id_units) >= ID_CACHE_MAX) {
+        hf_map_free(&cluster->id_units);
+        hf_map_init(&cluster->id_units);
+    }
+    hf_map_put(&cluster->id_units, id, strlen(id), (uint32_t)(entry - cluster->units));
+    return true;
+}
+
+/* A text member of the body (a new event's "id", a webhook's "reservation_id"). */
+static bool body_text(const hf_request_t *request, const char *name, char *unit,
+                      size_t unit_size) {
+    json_t *body = json_loadb(request->http->body, request->http->body_length, 0, NULL);
+    json_t *id = body ? json_object_get(body, name) : NULL;
+    bool ok = json_is_string(id) && strlen(json_string_value(id)) < unit_size &&
+              json_string_value(id)[0] != '\0';
+    if (ok) snprintf(unit, unit_size, "%s", json_string_value(id));
+    json_decref(body);
+    return ok;
+}
+
+/* The unit a request is about, from its route: false when none (lists, health, metrics). */
+static bool request_unit(hf_cluster_t *cluster, const hf_request_t *request,
+                         const hf_route_t *route, char *unit, size_t unit_size) {
+    static const struct {
+        const char *prefix, *kind;
+    } BY_ID[] = {{"/v1/holds/{}", "hold"}, {"/v1/orders/{}", "order"},
+                 {"/v1/rides/{}", "ride"}, {"/v1/refunds/{}", "refund"}};
+    const char *pattern = route->pattern;
+    if (strncmp(pattern, "/v1/events/{}", 13) == 0 || strncmp(pattern, "/v1/fleets/{}", 13) == 0) {
+        size_t length = strlen(request->params[0]);
+        if (length == 0 || length >= unit_size) return false;
+        memcpy(unit, request->params[0], length + 1);
+        return true;
+    }
+    if (strcmp(pattern, "/v1/events") == 0 && strcmp(route->method, "POST") == 0)
+        return body_text(request, "id", unit, unit_size);
+    /* A payment is about its hold's event: the owner applies it (the signature goes along). */
+    char hold_id[HF_SERVER_ID_SIZE + 1];
+    if (strcmp(pattern, "/v1/webhooks/payments") == 0)
+        return body_text(request, "reservation_id", hold_id, sizeof hold_id) &&
+               id_unit(cluster, "hold", hold_id, unit, unit_size);
+    for (size_t i = 0; i < sizeof BY_ID / sizeof BY_ID[0]; i++)
+        if (strncmp(pattern, BY_ID[i].prefix, strlen(BY_ID[i].prefix)) == 0)
+            return id_unit(cluster, BY_ID[i].kind, request->params[0], unit, unit_size);
+    return false;
+}
+
+static bool refuse(hf_cluster_t *cluster, hf_request_t *request, const char *message) {
+    cluster->refused++;
+    hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, message, NULL);
+    return true;
+}
+
+/* Hands the request to the node at address; its answer comes later. */
+static bool forward_to(hf_cluster_t *cluster, hf_request_t *request, const char *address) {
+    hf_http_response_t *response = request->response;
+    hf_http_deferred_t deferred = hf_http_response_defer(response);
+    if (!hf_http_deferred_valid(deferred))
+        return refuse(cluster, request, "too many requests wait for other nodes");
+    hf_buffer_reset(&response->body);
+    if (!hf_forward_send(cluster->forward, cluster->http, deferred, address, request->http)) {
+        hf_http_response_undefer(response);
+        return refuse(cluster, request, "the node owning this unit cannot be reached");
+    }
+    return true;
+}
+
+/* A stream (an event's live changes) lasts: it is not relayed but redirected to the owner
+ * (307; a browser's EventSource follows it, across origins when the owner lists the page's
+ * origin in --cors-origin). */
+static bool redirect_to(hf_request_t *request, const char *address) {
+    const hf_http_request_t *http = request->http;
+    char location[HF_CLUSTER_ADDRESS_SIZE_MAX + HF_HTTP_HEAD_SIZE_MAX];
+    int length = snprintf(location, sizeof location, "%s%s%s%s", address, http->path,
+                          http->query[0] ? "?" : "", http->query);
+    if (length <= 0 || (size_t)length >= sizeof location) return false;
+    hf_http_response_t *response = request->response;
+    const char *kept = hf_http_response_keep(response, location, (size_t)length);
+    if (!kept) return false;
+    response->status = 307;
+    hf_buffer_reset(&response->body);
+    hf_http_response_header_add(response, "Location", kept, false);
+    return true;
+}
+
+/* The live owner's address, from the view (listed again when stale), or NULL. */
+static const char *owner_address(hf_cluster_t *cluster, const char *unit, bool list) {
+    char error[256];
+    if (list && view_list(cluster, &cluster->view, error, sizeof error) != 0) return NULL;
+    const view_lease_t *lease = view_lease(&cluster->view, unit);
+    if (!lease || !lease->live || strcmp(lease->node_id, cluster->node_id) == 0) return NULL;
+    const view_node_t *node = view_node(&cluster->view, lease->node_id);
+    if (!node || !node->address[0] ||
+        hf_context_now_ms(cluster->context) - node->heartbeat_at_ms > HEARTBEAT_STALE_MS)
+        return NULL;
+    return node->address;
+}
+
+/* Answers that span units (API.md section 11) are read from the store: every unit with a
+ * lease is loaded into a core of the request's own, and the route's handler answers from it.
+ * Choice: correct rather than fast (it reads every unit's rows); such lists are rare next to
+ * the requests about one unit. */
+static bool spanning(const hf_route_t *route) {
+    return strcmp(route->method, "GET") == 0 &&
+           (strcmp(route->pattern, "/v1/events") == 0 ||
+            strcmp(route->pattern, "/v1/refunds") == 0 ||
+            strcmp(route->pattern, "/v1/users/{}/orders") == 0);
+}
+
+/* Every leased unit into scratch's core, in the listing's order (events as created). */
+static bool scratch_load_all(hf_cluster_t *cluster, hf_context_t *scratch, char *error,
+                             size_t error_size) {
+    scratch->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
+    if (!unowned_load(cluster, scratch)) return false;
+    for (size_t i = 0; i < cluster->view.lease_count; i++)
+        if (hf_restore_load_unit(scratch, cluster->context->store, cluster->view.leases[i].unit,
+                                 cluster->config.finished_holds_max, error, error_size) != 0)
+            return false;
+    return true;
+}
+
+static bool answer_from_store(hf_cluster_t *cluster, hf_request_t *request,
+                              const hf_route_t *route) {
+    char error[512] = "";
+    if (view_list(cluster, &cluster->view, error, sizeof error) != 0)
+        return refuse(cluster, request, "the store cannot be read now");
+    hf_context_t *context = cluster->context;
+    hf_context_t *scratch = malloc(sizeof *scratch);
+    if (!scratch) abort();
+    *scratch = *context;
+    hf_idempotency_t keys;
+    hf_idempotency_init(&keys);
+    scratch->idempotency = &keys;
+    scratch->core = NULL;
+    scratch->durable_changes = UINT64_MAX;
+    bool ok = scratch_load_all(cluster, scratch, error, sizeof error);
+    if (ok) {
+        hf_core_t *own = context->core;
+        context->core = scratch->core;
+        route->handler(request);
+        context->core = own;
+    }
+    hf_core_destroy(scratch->core);
+    hf_idempotency_free(&keys);
+    free(scratch);
+    if (!ok) {
+        hf_log(HF_LOG_WARNING, "a list across units could not be read: %s", error);
+        return refuse(cluster, request, "the store cannot be read now");
+    }
+    return true;
+}
+
+bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_route_t *route) {
+    char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    if (cluster && cluster->leased && spanning(route))
+        return answer_from_store(cluster, request, route);
+    if (!cluster || !request_unit(cluster, request, route, unit, sizeof unit)) return false;
+    unit_entry_t *entry = cluster->leased ? unit_get(cluster, unit, true) : NULL;
+    if (cluster->leased && !entry) return refuse(cluster, request, "too many units");
+    if (!cluster->leased || (entry->owned && entry->loaded)) {
+        hf_http_response_header_add(request->response, "Holdfast-Node", cluster->node_id, false);
+        return false;
+    }
+    bool forwarded = hf_http_request_header(request->http, HF_FORWARD_HEADER, NULL) != NULL;
+    const char *address = owner_address(cluster, unit, false);
+    bool stream = strstr(route->pattern, "/stream") != NULL;
+    if (address && !forwarded && stream && redirect_to(request, address)) return true;
+    if (address && !forwarded) return forward_to(cluster, request, address);
+    if (entry->loaded || cluster->rebuild_pending)
+        return refuse(cluster, request, "this unit is moving between nodes; retry shortly");
+    /* The last renewal could not reach PostgreSQL: an acquire would wait on the loop's thread
+     * for nothing (up to the connect timeout when the network drops packets). */
+    if (!cluster->renew_ok)
+        return refuse(cluster, request, "the store is unreachable; retry shortly");
+    if (unit_take(cluster, entry)) {
+        hf_http_response_header_add(request->response, "Holdfast-Node", cluster->node_id, false);
+        return false;
+    }
+    if (!forwarded && (address = owner_address(cluster, unit, true)) != NULL)
+        return forward_to(cluster, request, address);
+    return refuse(cluster, request, "no node can serve this unit now; retry shortly");
+}
