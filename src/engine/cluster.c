@@ -88,6 +88,7 @@ struct hf_cluster {
     bool working, stopped;
     int64_t work_started_ms;
     bool renew_ok;
+    bool unowned_stale;          /* records of no unit not loaded: rebuild once renewed */
     char renew_error[256];
     int64_t renewed_at_ms;       /* the last successful renewal began then */
     view_t next, view;
@@ -207,7 +208,7 @@ static void rebuild(hf_cluster_t *cluster) {
     hf_map_free(&cluster->id_units);
     hf_map_init(&cluster->id_units);
     size_t loaded = 0;
-    unowned_load(cluster, context);
+    cluster->unowned_stale = !cluster->renew_ok || !unowned_load(cluster, context);
     for (size_t i = 0; i < cluster->unit_count; i++) {
         unit_entry_t *entry = &cluster->units[i];
         entry->loaded = false;
@@ -248,15 +249,14 @@ bool hf_cluster_batch_failed(hf_cluster_t *cluster, const char *error) {
     bool lost = strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)) == 0;
     HF_LOG_FIELDS(HF_LOG_WARNING, "a batch failed: rebuilding from the store",
                   HF_LOG_TEXT("reason", lost ? "lost lease" : error));
-    size_t renewed = 0;
-    char renew_error[256];
-    if (hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,
-                             &renewed, renew_error, sizeof renew_error) != 0)
-        for (size_t i = 0; i < cluster->unit_count; i++)
-            unit_lose(cluster, &cluster->units[i], "the store is unreachable");
+    /* No wait for PostgreSQL on the loop (it may be paused): units are dropped, answer 503 until
+     * a renewal (thread pool) reaches it, whose takeovers load again those still this node's. */
+    for (size_t i = 0; i < cluster->unit_count; i++)
+        if (cluster->units[i].owned)
+            unit_lose(cluster, &cluster->units[i], lost ? "lost lease" : "a batch failed");
+    cluster->renew_ok = false;
     cluster->rebuild_pending = false;
     rebuild(cluster);
-    /* The renewal's listing tells which units the database kept; a unit lost shows there. */
     return true;
 }
 
@@ -385,6 +385,7 @@ static void renew_after(uv_work_t *work, int status) {
         hf_log(HF_LOG_WARNING, "lease renewal failed: %s", cluster->renew_error);
     }
     leases_check(cluster);
+    if (cluster->renew_ok && cluster->unowned_stale) cluster->rebuild_pending = true;
     if (cluster->renew_ok && !cluster->context->store_failed) takeovers(cluster);
     on_check(&cluster->check);
 }

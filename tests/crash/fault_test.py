@@ -80,6 +80,12 @@ def hold_until_failure(server, limit=400, start=0, event_id="f"):
     raise Failure("no failure after %d holds" % limit)
 
 
+def failed_exit_code():
+    """A server whose batch failed exits 1 (SQLite: failed until a restart); on PostgreSQL the
+    node rebuilt its memory from the store and served on, so it stops cleanly (0)."""
+    return 0 if hflib.STORE_URL else 1
+
+
 def check_unavailable(server, status, answer, reads_served=True):
     check(status == 503, "the failed batch answered %d, not 503: %s" % (status, answer))
     check(isinstance(answer, dict) and answer["error"]["code"] == "unavailable",
@@ -96,7 +102,13 @@ def check_unavailable(server, status, answer, reads_served=True):
         # reads are refused as well, until a restart reads the disk itself.
         check(status == 503, "a read after a failed fsync answered %d: %s" % (status, summary))
         return
-    # Reads go on, answered from what is durable (the server reloads it after the failure).
+    # Reads go on, answered from what is durable (the server reloads it after the failure). On
+    # PostgreSQL a failed batch drops the node's units and the next lease renewal (within a
+    # second) loads them again (docs/API.md, "Outages and recovery"): 503 until then.
+    deadline = time.time() + (5 if hflib.STORE_URL else 0)
+    while status == 503 and time.time() < deadline:
+        time.sleep(0.2)
+        status, summary = hflib.request(server.port, "GET", "/v1/events/f", timeout=10)
     check(status == 200, "a read after the failure answered %d: %s" % (status, summary))
     check(summary["counts"]["available"] + summary["counts"]["held"] + summary["counts"]["sold"]
           == len(SEATS), "counts after the failure do not add up: %s" % summary["counts"])
@@ -137,7 +149,8 @@ def fault_round(environment, failed_may_exist, reads_served=True):
         acknowledged, seat, status, answer = hold_until_failure(server)
         check_unavailable(server, status, answer, reads_served)
         code = server.stop()
-        check(code == 1, "after a store failure SIGTERM should exit 1, got %s" % code)
+        check(code == failed_exit_code(),
+              "after a store failure SIGTERM should exit %d, got %s" % (failed_exit_code(), code))
         server.start()
         check_whole(server.port, acknowledged, seat, failed_may_exist)
         check(server.stop() == 0, "clean stop after the restart")
@@ -159,7 +172,7 @@ def test_fail_batch():
         status, answer = hflib.request(server.port, "POST", "/v1/events/f/holds",
                                        {"user_id": "u", "seats": [SEATS[0]]})
         check_unavailable(server, status, answer)
-        check(server.stop() == 1, "exit code after a failed store")
+        check(server.stop() == failed_exit_code(), "exit code after a failed store")
         server.start()
         check_whole(server.port, {}, SEATS[0], False)
         server.stop()
@@ -293,7 +306,7 @@ def test_fault_under_concurrent_load():
         check(others and all(st == 503 for st in others),
               "answers after the failure: %s %s" % (sorted(set(map(str, others))),
                                                      [a for st, a in results.values() if st is None]))
-        check(server.stop() == 1, "exit code after the failure")
+        check(server.stop() == failed_exit_code(), "exit code after the failure")
         server.start()
         check_whole(server.port, acknowledged)
         server.stop()
@@ -456,7 +469,7 @@ def test_loser_of_a_failed_batch_is_not_told_409():
                                          hold_bytes(SEATS[0], "loser"), timeout=10)
         check(hflib.statuses(received) == [503, 503],
               "answers when the winner's batch failed: %s" % hflib.statuses(received))
-        check(server.stop() == 1, "exit code after the failure")
+        check(server.stop() == failed_exit_code(), "exit code after the failure")
     finally:
         server.cleanup()
 
@@ -477,7 +490,7 @@ def test_failed_store_with_due_expiries_still_answers():
         time.sleep(2.0)
         status, _ = hflib.request(server.port, "GET", "/v1/events/f", timeout=5)
         check(status == 200, "a read after the due expiry answered %d" % status)
-        check(server.stop() == 1, "exit code after the failure")
+        check(server.stop() == failed_exit_code(), "exit code after the failure")
     finally:
         server.cleanup()
 
