@@ -116,8 +116,9 @@ uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now, uint32_t max) {
     }
     /* The rest keep their order: changed longest ago, flushed first next time. */
     dispatch->dirty_count -= count;
-    memmove(dispatch->dirty, dispatch->dirty + count,
-            (size_t)dispatch->dirty_count * sizeof dispatch->dirty[0]);
+    if (dispatch->dirty_count > 0)
+        memmove(dispatch->dirty, dispatch->dirty + count,
+                (size_t)dispatch->dirty_count * sizeof dispatch->dirty[0]);
     return count;
 }
 
