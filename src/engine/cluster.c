@@ -249,8 +249,8 @@ bool hf_cluster_batch_failed(hf_cluster_t *cluster, const char *error) {
     bool lost = strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)) == 0;
     HF_LOG_FIELDS(HF_LOG_WARNING, "a batch failed: rebuilding from the store",
                   HF_LOG_TEXT("reason", lost ? "lost lease" : error));
-    /* No wait for PostgreSQL on the loop (it may be paused): units are dropped, answer 503 until
-     * a renewal (thread pool) reaches it, whose takeovers load again those still this node's. */
+    /* No wait for PostgreSQL on the loop (it may be paused): units answer 503 until a renewal
+     * (thread pool) reaches it; its takeovers load again those still this node's. */
     for (size_t i = 0; i < cluster->unit_count; i++)
         if (cluster->units[i].owned)
             unit_lose(cluster, &cluster->units[i], lost ? "lost lease" : "a batch failed");
@@ -482,7 +482,7 @@ int hf_cluster_load(hf_cluster_t *cluster) {
     wait_for_dead_owners(cluster);
     cluster->renew_ok = true;
     cluster->renewed_at_ms = cluster->work_started_ms = now_ms(cluster);
-    while (takeovers(cluster) == TAKEOVERS_PER_TICK) continue;
+    while (takeovers(cluster) == TAKEOVERS_PER_TICK) {}
     if (!cluster->rebuild_pending && !unowned_load(cluster, cluster->context)) return -1;
     if (cluster->rebuild_pending) rebuild(cluster);
     HF_LOG_FIELDS(HF_LOG_INFO, "cluster node ready", HF_LOG_TEXT("node_id", cluster->node_id),
@@ -652,11 +652,11 @@ static bool request_unit(hf_cluster_t *cluster, const hf_request_t *request,
     }
     if (strcmp(pattern, "/v1/events") == 0 && strcmp(route->method, "POST") == 0)
         return body_text(request, "id", unit, unit_size);
-    /* A payment is about its hold's event: the owner applies it (the signature goes along). */
-    char hold_id[HF_SERVER_ID_SIZE + 1];
-    if (strcmp(pattern, "/v1/webhooks/payments") == 0)
+    if (strcmp(pattern, "/v1/webhooks/payments") == 0) { /* its hold's event's owner applies it */
+        char hold_id[HF_SERVER_ID_SIZE + 1];
         return body_text(request, "reservation_id", hold_id, sizeof hold_id) &&
                id_unit(cluster, "hold", hold_id, unit, unit_size);
+    }
     for (size_t i = 0; i < sizeof BY_ID / sizeof BY_ID[0]; i++)
         if (strncmp(pattern, BY_ID[i].prefix, strlen(BY_ID[i].prefix)) == 0)
             return id_unit(cluster, BY_ID[i].kind, request->params[0], unit, unit_size);

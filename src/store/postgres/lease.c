@@ -158,9 +158,9 @@ int hf_pg_lease_acquire(void *instance, const char *node_id, const char *unit,
     pthread_mutex_lock(&store->lease_mutex);
     node_set(store, node_id);
     int rc = leases_open(store, error, error_size);
-    const char *pair[] = {unit, node_id};
     PGresult *result = NULL;
     if (rc == 0) {
+        const char *pair[] = {unit, node_id};
         result = hf_pg_exec(&store->leases, TERMINATE_LAPSED, 2, pair, error, error_size);
         rc = result != NULL ? 0 : -1;
         PQclear(result);

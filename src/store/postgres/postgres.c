@@ -559,10 +559,11 @@ static bool refund_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, in
 /* A ticket's join (a new row) or its new status, as SQLite's store writes them. */
 static bool ticket_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
     const hf_mutation_ticket_t *m = &mutation->as.ticket;
-    number_t a, b, c;
+    number_t a, c;
     const char *status = payment_word(hf_ticket_status_name, m->status, HF_TICKET_ABANDONED);
     const char *admitted = m->admitted_at_ms ? number(c, m->admitted_at_ms) : NULL;
     if (mutation->type == HF_MUTATION_TICKET_CREATE) {
+        number_t b;
         const char *values[] = {m->ticket_id, m->event_id, m->user_id, number(a, m->seq),
                                 status, number(b, mutation->at_ms), admitted};
         return queue_prepared(store, STATEMENT_TICKET_INSERT, 7, values, NULL, tag);
@@ -604,12 +605,13 @@ static bool purge_queue(hf_pg_store_t *store, const hf_batch_t *batch) {
     int64_t newest_ms = 0;
     for (size_t i = 0; i < hf_batch_count(batch); i++)
         if (hf_batch_at(batch, i)->at_ms > newest_ms) newest_ms = hf_batch_at(batch, i)->at_ms;
-    number_t a, b;
     if (newest_ms > HF_IDEMPOTENCY_KEEP_MS) {
+        number_t a;
         const char *values[] = {number(a, newest_ms - HF_IDEMPOTENCY_KEEP_MS)};
         if (!queue_prepared(store, STATEMENT_PURGE, 1, values, NULL, TAG_PURGE)) return false;
     }
     if (newest_ms > HF_WEBHOOK_DEDUP_KEEP_MS) {
+        number_t b;
         const char *values[] = {number(b, newest_ms - HF_WEBHOOK_DEDUP_KEEP_MS)};
         if (!queue_prepared(store, STATEMENT_DELIVERY_PURGE, 1, values, NULL, TAG_PURGE))
             return false;
