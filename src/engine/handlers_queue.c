@@ -90,10 +90,12 @@ static void handle_join(hf_request_t *request) {
 }
 
 /* A finished ticket the core has forgotten is taken back from the store, then found as any
- * other (restore.h); true when there was one to take back. */
+ * other (restore.h); true when there was one to take back. A ticket still in memory under
+ * another event is simply not this event's: the store is not asked. */
 static bool ticket_revived(hf_request_t *request, hf_error_t error) {
     uint32_t index;
     return error == HF_ERROR_TICKET_NOT_FOUND &&
+           !hf_core_ticket_find(request->context->core, request->params[1], NULL) &&
            hf_restore_ticket_revive(request->context, request->params[1], &index);
 }
 
