@@ -75,7 +75,7 @@ class Group:
         self.options = options or {}
 
 
-def discover(pattern):
+def discover(patterns):
     groups = []
     names = sorted(f[:-3] for f in os.listdir(HERE)
                    if f.startswith("test_") and f.endswith(".py"))
@@ -88,7 +88,7 @@ def discover(pattern):
                     and function.__module__ == module_name):
                 continue
             full = "%s.%s" % (short, name)
-            if pattern and pattern not in full:
+            if patterns and not any(pattern in full for pattern in patterns):
                 continue
             parameters = list(inspect.signature(function).parameters)
             weight = getattr(function, "weight", 1.0)
@@ -194,7 +194,8 @@ def run_group(reporter, group):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default="build/holdfast")
-    parser.add_argument("-k", dest="pattern", default=None, help="run tests whose name has this")
+    parser.add_argument("-k", dest="patterns", action="append", default=None,
+                        help="run tests whose name has this (repeat -k for any of several)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout-scale", type=float, default=None,
                         help="multiply timeouts (default 3 for a binary path with 'asan')")
@@ -211,7 +212,7 @@ def main():
     elif "asan" in binary or "san" in os.path.basename(os.path.dirname(binary)):
         harness.TIMEOUT_SCALE = 3.0
 
-    groups = discover(arguments.pattern)
+    groups = discover(arguments.patterns)
     if arguments.list:
         for group in groups:
             for name, _ in group.tests:
