@@ -1235,6 +1235,19 @@ def split_sections(lines):
     return sections
 
 
+def general_commands(commands):
+    """The commands of one part with what changes from run to run named instead (the seed
+    REP, the temporary directory, a throwaway PostgreSQL's port), each shape once."""
+    shown = []
+    for command in commands or []:
+        command = re.sub(r"--seed \d+", "--seed REP", command)
+        command = re.sub(r"(holdfast-bench\.)\w{6}", r"\1XXXXXX", command)
+        command = re.sub(r"(postgres://[^@/\s]+@127\.0\.0\.1:)\d+", r"\1PORT", command)
+        if command not in shown:
+            shown.append(command)
+    return shown
+
+
 def partial_note(meta, part, commands):
     """Where a merged section comes from: a run of some parts only, not the run the rest of the
     file comes from, with its part's commands and a word on the machine's load."""
@@ -1253,7 +1266,7 @@ def partial_note(meta, part, commands):
                  " on a quiet machine; the ratios within a repetition hold better." if busy else ""),
              ""]
     lines.append("```")
-    lines.extend(commands or ["(not recorded)"])
+    lines.extend(general_commands(commands) or ["(not recorded)"])
     lines.append("```")
     lines.append("")
     return lines

@@ -565,5 +565,5 @@ echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/meta.env"
 
 if [ -z "${BENCH_NO_REPORT:-}" ]; then
     python3 bench/report.py "$results" docs/BENCHMARKS.md bench/throughput.svg
-    log "wrote docs/BENCHMARKS.md and bench/throughput.svg from $results"
+    log "docs/BENCHMARKS.md (all of it, or the sections of these parts) from $results"
 fi

@@ -854,7 +854,11 @@ def test_report_merges_only_the_parts_that_ran():
     meta = {"parts": "pgstore cluster", "date": "D", "holdfast": "abc1234", "reps": "3",
             "seconds": "3", "cores": "2", "load_start": "3.50 1 1", "load_end": "0.20 1 1"}
     merged = report.merge(existing, rendered, ["pgstore", "cluster"], meta,
-                          {"cluster": ["bench/cluster.sh"], "pgstore": ["scripts/postgres.sh start DIR"]})
+                          {"cluster": ["bench/cluster.sh"],
+                           "pgstore": ["scripts/postgres.sh start DIR", "loadgen -c 50 --seed 1 --ttl 1",
+                                       "loadgen -c 50 --seed 2 --ttl 1",
+                                       "serve --data /var/tmp/holdfast-bench.yKdM57/d --store "
+                                       "postgres://holdfast@127.0.0.1:60995/bench_rN"]})
     text = "\n".join(merged)
     assert "old webhooks" in text and "old core" in text, text
     assert text.count("## Several nodes on PostgreSQL") == 2, text
@@ -864,6 +868,10 @@ def test_report_merges_only_the_parts_that_ran():
     order = [line for line in merged if line.startswith("new ") or line.startswith("old ")]
     assert order == ["old webhooks", "new pgstore", "new cluster", "old core"], order
     assert text.count('BENCH_ONLY="pgstore cluster"') == 2 and "scripts/postgres.sh start DIR" in text, text
+    # Each command once, with what changes from run to run named.
+    assert text.count("loadgen -c 50 --seed REP --ttl 1") == 1 and "--seed 1" not in text, text
+    assert ("serve --data /var/tmp/holdfast-bench.XXXXXX/d --store "
+            "postgres://holdfast@127.0.0.1:PORT/bench_rN") in text, text
     # A load above half the cores at the start says the machine was shared.
     assert "shared with other work" in text, text
     meta.update(load_start="0.30 1 1")
