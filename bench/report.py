@@ -690,6 +690,20 @@ def fmt_seconds(value):
     return "none in 30 s" if value is None else "%.1f" % value
 
 
+def cluster_targets(target, takeovers):
+    """Issue 23's takeover goal in the targets table: the slowest takeover of each signal (a
+    takeover not seen at all counts as missed); nothing when the part did not run."""
+    for signal, _, _ in TAKEOVER_SIGNALS:
+        times = [t for _, t in takeovers.get(signal, [])]
+        if not times:
+            continue
+        slowest = None if None in times else max(times)
+        target("cluster: another node serves the unit within %.0f s of %s to its owner"
+               % (TAKEOVER_GOAL_S, "kill -9" if signal == "KILL" else "SIG" + signal),
+               -1.0 if slowest is None else TAKEOVER_GOAL_S - slowest, 1e-9,
+               "none in 30 s" if slowest is None else "at most %.1f s" % slowest)
+
+
 def cluster_section(w, wrk, takeovers, meta):
     """Several nodes on one PostgreSQL: a forwarded request against a direct one, 1 to 3 nodes on
     disjoint events, takeover times."""
@@ -952,6 +966,7 @@ def render(results, markdown_path, svg_path):
     target("webhook: committed webhooks/s >= 80%% of hold-random's holds/s (%d connections)" % headline,
            r_webhook, 0.8, "-" if r_webhook is None else "%.0f%%" % (100 * r_webhook))
     rooms_targets(target, runs, headline, core)
+    cluster_targets(target, load_cluster(os.path.join(results, "raw", "cluster"))[1])
     w("")
     w("Why the missed targets are missed, what bounds each one on this machine (measured with "
       "the store or the disk taken out), and what reaching them would take: "

@@ -833,6 +833,12 @@ def test_report_cluster_section_from_synthetic_results():
     assert "| 5.2 | 4.8-6.1 | 5.2, 4.8, 6.1 | < 10 s | yes |" in text, text
     assert "| 5.3 | 5.1-5.5 | 5.5, none in 30 s, 5.1 | < 10 s | **no** |" in text, text
     assert "| 0.6 | 0.4-12.0 | 0.4, 12.0, 0.6 | < 10 s | **no** |" in text, text
+    rows = []
+
+    def target(label, value, goal, shown, spread="-", ceiling="-"):
+        rows.append((shown, value is not None and value >= goal))
+    report.cluster_targets(target, takeovers)
+    assert rows == [("at most 6.1 s", True), ("none in 30 s", False), ("at most 12.0 s", False)], rows
     lines = []
     report.cluster_section(lines.append, {}, {}, {})
     assert "Not run" in "\n".join(lines), lines
