@@ -4,8 +4,15 @@
     python3 bench/report.py RESULTS_DIR MARKDOWN_OUT SVG_OUT
 
 RESULTS_DIR holds meta.env, commands.txt and raw/ (one file per repetition, named
-SYSTEM__VARIANT__cCONNECTIONS__pPIPELINE__rREP.EXT). Every figure quoted is the median of
-the repetitions, metric by metric. Standard library only (and gnuplot for the chart).
+SYSTEM__VARIANT__cCONNECTIONS__pPIPELINE__rREP.EXT; the cluster part's under raw/cluster/, as
+bench/cluster.sh writes them). Every figure quoted is the median of the repetitions, metric by
+metric. Standard library only (and gnuplot for the chart).
+
+A run of some parts only (meta.env's `parts`, bench/run.sh's BENCH_ONLY), none of holdfast,
+redis and postgres among them, rewrites only those parts' sections of an existing MARKDOWN_OUT
+(PART_SECTIONS), each followed by a note of the run it comes from and its commands
+(commands-by-part.txt), and leaves the rest of the file and SVG_OUT as they were; any other
+run writes both whole.
 """
 import glob
 import json
@@ -126,6 +133,8 @@ def parse_wrk(path):
         run["p%s_ms" % pct] = to_ms(value, unit)
     m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     run["errors"] = int(m.group(1)) if m else 0
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    run["transport_errors"] = sum(int(v) for v in m.groups()) if m else 0
     return run
 
 
@@ -624,10 +633,185 @@ def pgstore_section(w, runs, thread_cpu, headline):
     w("")
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    results, markdown_path, svg_path = sys.argv[1:]
+
+# ---- several nodes on one PostgreSQL (issue 23; the cluster part, bench/cluster.sh) ----
+
+CLUSTER_NAME = re.compile(r"^cluster__(?P<variant>[a-z0-9-]+)__c(?P<c>\d+)__p1__r(?P<r>\d+)\.txt$")
+# The goal for a takeover (issue 23): another node serves the unit within this many seconds.
+TAKEOVER_GOAL_S = 10.0
+TAKEOVER_SIGNALS = [
+    ("KILL", "kill -9 (a crash)", "the lease lapses: up to 5 s after the last renewal, and the"
+     " other node takes it on its next request"),
+    ("STOP", "SIGSTOP (a pause: the process is alive, its connections open)",
+     "the same, and the paused owner's database session is ended"),
+    ("TERM", "SIGTERM (a clean stop)", "the node hands its leases back as it exits"),
+]
+
+
+def load_cluster(directory):
+    """bench/cluster.sh's raw results in DIRECTORY: ({(variant, connections): [wrk run with
+    "rep"]}, {signal: [(rep, seconds or None)]}); both empty when the part did not run."""
+    wrk = {}
+    for path in sorted(glob.glob(os.path.join(directory, "cluster__*.txt"))):
+        m = CLUSTER_NAME.match(os.path.basename(path))
+        if not m:
+            continue
+        run = parse_wrk(path)
+        if run is not None:
+            run["rep"] = int(m.group("r"))
+        wrk.setdefault((m.group("variant"), int(m.group("c"))), []).append(run)
+    takeovers = {}
+    path = os.path.join(directory, "cluster-takeover.txt")
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+            if "signal" not in fields or "rep" not in fields:
+                continue
+            try:
+                seconds = float(fields.get("seconds", "none"))
+            except ValueError:
+                seconds = None  # none within bench/cluster.sh's limit
+            takeovers.setdefault(fields["signal"], []).append((int(fields["rep"]), seconds))
+    return wrk, takeovers
+
+
+def disjoint_totals(wrk, nodes):
+    """{rep: holds/s of every node together} for the run of NODES nodes on disjoint events; a
+    repetition where a node's wrk failed is left out."""
+    by_rep = {}
+    for index in range(nodes):
+        for run in wrk.get(("disjoint-n%d-node%d" % (nodes, index), 32), []):
+            if run:
+                by_rep.setdefault(run["rep"], []).append(run["throughput"])
+    return {rep: sum(values) for rep, values in by_rep.items() if len(values) == nodes}
+
+
+def fmt_seconds(value):
+    return "none in 30 s" if value is None else "%.1f" % value
+
+
+def cluster_targets(target, takeovers):
+    """Issue 23's takeover goal in the targets table: the slowest takeover of each signal (a
+    takeover not seen at all counts as missed); nothing when the part did not run."""
+    for signal, _, _ in TAKEOVER_SIGNALS:
+        times = [t for _, t in takeovers.get(signal, [])]
+        if not times:
+            continue
+        slowest = None if None in times else max(times)
+        target("cluster: another node serves the unit within %.0f s of %s to its owner"
+               % (TAKEOVER_GOAL_S, "kill -9" if signal == "KILL" else "SIG" + signal),
+               -1.0 if slowest is None else TAKEOVER_GOAL_S - slowest, 1e-9,
+               "none in 30 s" if slowest is None else "at most %.1f s" % slowest)
+
+
+def cluster_section(w, wrk, takeovers, meta):
+    """Several nodes on one PostgreSQL: a forwarded request against a direct one, 1 to 3 nodes on
+    disjoint events, takeover times."""
+    w("## Several nodes on PostgreSQL")
+    w("")
+    if not wrk and not takeovers:
+        w("Not run (`BENCH_ONLY=cluster`).")
+        w("")
+        return
+    w("Nodes of one cluster (`--store postgres://...` and `--node-id` given to each) on a throwaway"
+      " PostgreSQL of their own on this machine (scripts/postgres.sh: fsync and synchronous_commit"
+      " on), driven by wrk (`-t1`, no warm-up), %s s per point; every part is repeated %s times"
+      " on fresh nodes and a fresh database, and the figures are medians of the repetitions"
+      " (ratios: the median of each repetition's ratio). Command: `BENCH_SECONDS=%s BENCH_REPS=%s"
+      " bench/cluster.sh` (part `cluster` of bench/run.sh). Machine: %s, %s cores, %s, %s;"
+      " PostgreSQL %s." % (
+          meta.get("seconds", "?"), meta.get("reps", "?"), meta.get("seconds", "?"),
+          meta.get("reps", "?"), meta.get("cpu", "?"), meta.get("cores", "?"),
+          meta.get("memory", "?"), meta.get("disk", "?"), meta.get("postgres", "?")))
+    w("")
+    # (a) forwarding
+    w("**A forwarded request beside a direct one.** Node A owns the event; the same load goes"
+      " to A (direct) and then to B, which forwards each request to A over its keep-alive pool"
+      " and relays the answer (forwarded), one right after the other in each repetition. *GET"
+      " event* reads the event (memory only, no store); *hold* is a `POST .../holds` of one"
+      " unit of a large pool by a random user, answered once its batch has committed in"
+      " PostgreSQL.")
+    w("")
+    w("| request | connections | direct answers/s | forwarded answers/s | forwarded / direct,"
+      " same repetition | each repetition | direct p50 / p99 ms | forwarded p50 / p99 ms |"
+      " errors |")
+    w("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
+    for request, label in (("get", "GET event"), ("hold", "hold")):
+        for c in sorted({c for (variant, c) in wrk if variant == request + "-direct"}):
+            direct = [r for r in wrk.get((request + "-direct", c), []) if r]
+            forwarded = [r for r in wrk.get((request + "-forwarded", c), []) if r]
+            values = ratios_by_rep(forwarded, direct)
+            w("| %s | %d | %s | %s | %s | %s | %s / %s | %s / %s | %d |" % (
+                label, c, fmt_rate(median_of(direct, "throughput")),
+                fmt_rate(median_of(forwarded, "throughput")),
+                "-" if not values else "%.2fx" % statistics.median(values),
+                ", ".join("%.2f" % v for v in values) or "-",
+                fmt_ms(median_of(direct, "p50_ms")), fmt_ms(median_of(direct, "p99_ms")),
+                fmt_ms(median_of(forwarded, "p50_ms")), fmt_ms(median_of(forwarded, "p99_ms")),
+                sum(r.get("errors", 0) + r.get("transport_errors", 0) for r in direct + forwarded)))
+    w("")
+    # (b) disjoint events
+    totals = {nodes: disjoint_totals(wrk, nodes) for nodes in (1, 2, 3)}
+    if any(totals.values()):
+        w("**1, 2 and 3 nodes on disjoint events.** Each node creates and so owns an event of its"
+          " own, and one wrk per node (32 connections) holds units of that event, all at once: no"
+          " request is forwarded, every hold is a commit in the one PostgreSQL.")
+        w("")
+        w("| nodes | holds/s, all nodes | each repetition | per node | / 1 node, same repetition |"
+          " p50 / p99 ms | errors |")
+        w("| ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+        for nodes in (1, 2, 3):
+            by_rep = totals[nodes]
+            if not by_rep:
+                continue
+            runs = [r for index in range(nodes)
+                    for r in wrk.get(("disjoint-n%d-node%d" % (nodes, index), 32), []) if r]
+            one = totals[1]
+            ratios = sorted(by_rep[rep] / one[rep] for rep in by_rep if one.get(rep))
+            total = statistics.median(by_rep.values())
+            w("| %d | %s | %s | %s | %s | %s / %s | %d |" % (
+                nodes, fmt_rate(total), ", ".join(fmt_rate(by_rep[rep]) for rep in sorted(by_rep)),
+                fmt_rate(total / nodes), "-" if not ratios else "%.2fx" % statistics.median(ratios),
+                fmt_ms(median_of(runs, "p50_ms")), fmt_ms(median_of(runs, "p99_ms")),
+                sum(r.get("errors", 0) + r.get("transport_errors", 0) for r in runs)))
+        w("")
+        w("This measures sharing, not scaling: on this %s-core machine every node, PostgreSQL"
+          " (its backends and its WAL flush) and the load generators share the same cores, so a"
+          " second node takes CPU from the first. With a machine per node, the limit would be"
+          " PostgreSQL's commit rate: every node's holds are written in its batches, each a"
+          " transaction committed (and its WAL flushed) in that one PostgreSQL, while the nodes"
+          " add no work to one another."
+          % meta.get("cores", "?"))
+        w("")
+    # (c) takeover
+    if takeovers:
+        w("**Takeover.** Nodes A and B; A creates the event (and owns it), B has answered about it"
+          " once (forwarded). After a random fraction of a second (against the owner's renewal,"
+          " once a second), A gets the signal, and B is asked about the event every 50 ms"
+          " (`curl -m 1`) until an answer carries `Holdfast-Node: B`: the time from the signal to"
+          " that answer. The lease is 5 s, renewed every second; goal: under %.0f s."
+          % TAKEOVER_GOAL_S)
+        w("")
+        w("| signal to the owner | the other node waits for | median s | range s | each repetition |"
+          " goal | met |")
+        w("| --- | --- | ---: | ---: | --- | --- | :---: |")
+        for signal, label, waits in TAKEOVER_SIGNALS:
+            times = [t for _, t in sorted(takeovers.get(signal, []))]
+            if not times:
+                continue
+            seen = sorted(t for t in times if t is not None)
+            met = len(seen) == len(times) and seen[-1] < TAKEOVER_GOAL_S
+            w("| %s | %s | %s | %s | %s | < %.0f s | %s |" % (
+                label, waits, fmt_seconds(statistics.median(seen)) if seen else "-",
+                "%.1f-%.1f" % (seen[0], seen[-1]) if seen else "-",
+                ", ".join(fmt_seconds(t) for t in times), TAKEOVER_GOAL_S,
+                "yes" if met else "**no**"))
+        w("")
+
+
+def render(results, markdown_path, svg_path):
+    """The whole of BENCHMARKS.md from one run, as a list of lines; the chart is written to
+    svg_path (none when svg_path is None)."""
     meta = read_meta(os.path.join(results, "meta.env"))
     commands = open(os.path.join(results, "commands.txt"), encoding="utf-8").read().splitlines() \
         if os.path.exists(os.path.join(results, "commands.txt")) else []
@@ -782,6 +966,7 @@ def main():
     target("webhook: committed webhooks/s >= 80%% of hold-random's holds/s (%d connections)" % headline,
            r_webhook, 0.8, "-" if r_webhook is None else "%.0f%%" % (100 * r_webhook))
     rooms_targets(target, runs, headline, core)
+    cluster_targets(target, load_cluster(os.path.join(results, "raw", "cluster"))[1])
     w("")
     w("Why the missed targets are missed, what bounds each one on this machine (measured with "
       "the store or the disk taken out), and what reaching them would take: "
@@ -825,7 +1010,7 @@ def main():
     w("")
 
     # ---- chart ----
-    chart_text = make_chart(SERIES, connections, point, svg_path, markdown_path)
+    chart_text = make_chart(SERIES, connections, point, svg_path, markdown_path) if svg_path else None
     if chart_text is not None:
         w("![throughput against connections](%s)" % os.path.relpath(svg_path, os.path.dirname(markdown_path) or "."))
         w("")
@@ -890,6 +1075,7 @@ def main():
     queue_section(w, runs, thread_cpu, headline)
     dispatch_section(w, runs, thread_cpu, headline)
     pgstore_section(w, runs, thread_cpu, headline)
+    cluster_section(w, *load_cluster(os.path.join(results, "raw", "cluster")), meta)
 
     # ---- core ----
     w("## The core alone")
@@ -1018,6 +1204,146 @@ def main():
     w("- redis-benchmark reports p99.9 only as a step of its distribution: the figure is the first"
       " step at or above 99.9%, an upper bound.")
     w("")
+    return out
+
+
+# ---- a run of some parts only: their sections merged into the existing file ----
+
+# Every part of bench/run.sh, and the sections of BENCHMARKS.md each one writes by itself. The
+# parts left out (holdfast, redis, postgres) write the headline, targets, sweep, chart and CPU
+# tables together: a run that has any of them renders the whole file.
+ALL_PARTS = ["holdfast", "redis", "postgres", "core", "flash", "profile", "ceiling", "webhook",
+             "queue", "dispatch", "pgstore", "cluster"]
+PART_SECTIONS = {
+    "core": "## The core alone",
+    "flash": "## Flash sale",
+    "profile": "## Where the instructions go (callgrind)",
+    "ceiling": "## The ceiling: the same server without its durable step",
+    "webhook": "## Payment webhooks",
+    "queue": "## Waiting room",
+    "dispatch": "## Dispatch",
+    "pgstore": "## One node on PostgreSQL beside one node on SQLite",
+    "cluster": "## Several nodes on PostgreSQL",
+}
+
+
+def merge_parts(meta):
+    """The parts whose sections alone a run rewrites, or None when it renders the whole file:
+    meta's `parts` (bench/run.sh's BENCH_ONLY) is not every part, and each of them has
+    sections of its own."""
+    parts = meta.get("parts", "").split()
+    if not parts or set(ALL_PARTS) <= set(parts) or not all(p in PART_SECTIONS for p in parts):
+        return None
+    return parts
+
+
+def split_sections(lines):
+    """[(heading or None, [lines])]: the text before the first "## " heading, then one entry
+    per heading (a "## " inside a code block is not a heading)."""
+    sections, fenced = [(None, [])], False
+    for line in lines:
+        if line.startswith("```"):
+            fenced = not fenced
+        if not fenced and line.startswith("## "):
+            sections.append((line, []))
+        sections[-1][1].append(line)
+    return sections
+
+
+def general_commands(commands):
+    """The commands of one part with what changes from run to run named instead (the seed
+    REP, the temporary directory, a throwaway PostgreSQL's port), each shape once."""
+    shown = []
+    for command in commands or []:
+        command = re.sub(r"--seed \d+", "--seed REP", command)
+        command = re.sub(r"(holdfast-bench\.)\w{6}", r"\1XXXXXX", command)
+        command = re.sub(r"(postgres://[^@/\s]+@127\.0\.0\.1:)\d+", r"\1PORT", command)
+        if command not in shown:
+            shown.append(command)
+    return shown
+
+
+def partial_note(meta, part, commands):
+    """Where a merged section comes from: a run of some parts only, not the run the rest of the
+    file comes from, with its part's commands and a word on the machine's load."""
+    cores = float(meta.get("cores", "0") or 0)
+    loads = [float(v) for key in ("load_start", "load_end") for v in meta.get(key, "").split()[:1]]
+    busy = cores and any(load > 0.5 * cores for load in loads)
+    lines = ["*This section comes from a run of `BENCH_ONLY=\"%s\" bench/run.sh` alone on %s at"
+             " %s (%s repetitions of %s s; load average %s at the start, %s at the end, on %s"
+             " cores), not from the run the rest of this file comes from.%s Its commands:*" % (
+                 meta.get("parts", "?"), meta.get("date", "?"), meta.get("holdfast", "?"),
+                 meta.get("reps", "?"), meta.get("seconds", "?"),
+                 meta.get("load_start", "?").split(" ")[0], meta.get("load_end", "?").split(" ")[0],
+                 meta.get("cores", "?"),
+                 " The machine was shared with other work during this run (builds and tests run"
+                 " beside it; see the load averages): absolute figures are lower and noisier than"
+                 " on a quiet machine; the ratios within a repetition hold better." if busy else ""),
+             ""]
+    lines.append("```")
+    lines.extend(general_commands(commands) or ["(not recorded)"])
+    lines.append("```")
+    lines.append("")
+    return lines
+
+
+def merge(existing_lines, rendered_lines, parts, meta, commands_by_part):
+    """existing_lines with the sections of PARTS replaced by those of rendered_lines (each
+    followed by partial_note); a section the file lacks goes after the nearest section that
+    precedes it in a full rendering, or before "## Machine and versions"."""
+    old = split_sections(existing_lines)
+    new = split_sections(rendered_lines)
+    new_order = [heading for heading, _ in new]
+    for part in parts:
+        heading = PART_SECTIONS[part]
+        body = next((lines for h, lines in new if h == heading), None)
+        if body is None:
+            continue
+        while body and body[-1] == "":
+            body = body[:-1]
+        body = body + [""] + partial_note(meta, part, commands_by_part.get(part))
+        headings = [h for h, _ in old]
+        if heading in headings:
+            old[headings.index(heading)] = (heading, body)
+            continue
+        at = None
+        for before in reversed(new_order[:new_order.index(heading)]):
+            if before in headings:
+                at = headings.index(before) + 1
+                break
+        if at is None:
+            at = headings.index("## Machine and versions") if "## Machine and versions" in headings \
+                else len(old)
+        old.insert(at, (heading, body))
+    return [line for _, lines in old for line in lines]
+
+
+def read_commands_by_part(results):
+    """{part: [command, ...]} from bench/run.sh's commands-by-part.txt (part TAB command)."""
+    by_part = {}
+    path = os.path.join(results, "commands-by-part.txt")
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            part, _, command = line.rstrip("\n").partition("\t")
+            if command:
+                by_part.setdefault(part, []).append(command)
+    return by_part
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    results, markdown_path, svg_path = sys.argv[1:]
+    meta = read_meta(os.path.join(results, "meta.env"))
+    parts = merge_parts(meta)
+    if parts and os.path.exists(markdown_path):
+        existing = open(markdown_path, encoding="utf-8").read().split("\n")
+        out = merge(existing, render(results, markdown_path, None), parts, meta,
+                    read_commands_by_part(results))
+        print("report: parts %s only: their sections of %s rewritten, the rest and %s kept"
+              % (" ".join(parts), markdown_path, svg_path), file=sys.stderr)
+    else:
+        out = render(results, markdown_path, svg_path)
     with open(markdown_path, "w", encoding="utf-8") as f:
         f.write("\n".join(out))
 

@@ -13,9 +13,14 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook queue dispatch pgstore"
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook queue dispatch pgstore cluster"
 #                            parts to run (pgstore: one node on the PostgreSQL store beside one
-#                            on SQLite; postgres is PostgreSQL alone as a peer, through pgbench)
+#                            on SQLite; cluster: several nodes on one PostgreSQL, bench/cluster.sh:
+#                            forwarded beside direct requests, 1 to 3 nodes on disjoint events,
+#                            takeover after kill -9, SIGSTOP and SIGTERM; postgres is PostgreSQL
+#                            alone as a peer, through pgbench). A run of some parts only, none of
+#                            holdfast, redis and postgres among them, rewrites only their sections
+#                            of docs/BENCHMARKS.md (bench/report.py merges them into it)
 #   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
 #   BENCH_QUEUE_LINE=1000000 part queue: the waiting users polled (and measured in RSS)
 #   BENCH_DRIVERS=100000     part dispatch: the drivers of the fleet
@@ -28,7 +33,7 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook queue dispatch pgstore"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook queue dispatch pgstore cluster"}
 queue_line=${BENCH_QUEUE_LINE:-1000000}
 drivers=${BENCH_DRIVERS:-100000}
 hf_port=$port_base
@@ -64,8 +69,17 @@ pg_pid=""
 
 log() { printf '%s bench: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-# The first command of each kind goes to commands.txt, for the report.
-note_command() { grep -qxF -- "$*" "$commands" || printf '%s\n' "$*" >>"$commands"; }
+# The first command of each kind goes to commands.txt, for the report; with the part it ran
+# in ($part, set where a part begins) also to commands-by-part.txt, which a run of some parts
+# only quotes in their own sections.
+part=""
+note_command() {
+    grep -qxF -- "$*" "$commands" || printf '%s\n' "$*" >>"$commands"
+    if [ -n "$part" ]; then
+        grep -qxF -- "$part	$*" "$results/commands-by-part.txt" 2>/dev/null ||
+            printf '%s\t%s\n' "$part" "$*" >>"$results/commands-by-part.txt"
+    fi
+}
 
 hf_data=""
 stop_holdfast() {
@@ -148,6 +162,7 @@ start_holdfast() {
     echo "reps=$reps"
     echo "connections=$connections_list"
     echo "headline=$headline"
+    echo "parts=$only"
     echo "clock_ticks=$(getconf CLK_TCK)"
     # What one fsync costs here: every durable system below waits for it.
     echo "fsync_ms=$(python3 -c '
@@ -288,6 +303,7 @@ pg_run() { # pg_run VARIANT CONNECTIONS REP
 
 # ---- the core alone ----
 if want core; then
+    part=core
     log "core micro-benchmark"
     note_command "$corebench --ops 1000000 --reps $reps"
     "$corebench" --ops 1000000 --reps "$reps" --json "$raw/core.json" >"$raw/core.txt" 2>&1 ||
@@ -297,6 +313,7 @@ fi
 
 # ---- instructions per request, by thread (callgrind: exact, unlike the timings) ----
 if want profile; then
+    part=profile
     log "callgrind profile of hold-random"
     note_command "bench/profile.sh $results/profile  (valgrind --tool=callgrind on build/holdfast; hold-random -c 10 -d 5 after a warm-up)"
     if bench/profile.sh "$results/profile" >"$raw/profile.txt" 2>&1; then
@@ -307,6 +324,7 @@ if want profile; then
     fi
 fi
 
+part=""  # the parts below up to the ceiling run interleaved: their commands name no part
 if want redis; then
     start_redis none "$redis_port"
     start_redis always "$redis_always_port"
@@ -377,6 +395,7 @@ stop_postgres
 # minute. A target that even the build without SQL and fdatasync misses, this server cannot
 # meet on this machine with any durable step.
 if want ceiling; then
+    part=ceiling
     shm=/dev/shm
     [ -d "$shm" ] && [ -w "$shm" ] || shm=""
     for rep in $(seq "$reps"); do
@@ -403,6 +422,7 @@ fi
 # committed webhooks/s by hold-random's holds/s of the same repetition (issue 19's goal: at
 # least 80%); every committed webhook also made its hold, which that rate does not count.
 if want webhook; then
+    part=webhook
     webhook_secret=bench-webhook-secret
     for rep in $(seq "$reps"); do
         start_holdfast build/holdfast "$work" "" --webhook-secret "$webhook_secret"
@@ -424,6 +444,7 @@ fi
 # server's RSS before and after it (--rss-pid), keeping the tickets; each repetition then
 # polls random tickets of that line beside noop on the same server.
 if want queue; then
+    part=queue
     for rep in $(seq "$reps"); do
         start_holdfast
         loadgen_run queue-hold-random hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
@@ -465,6 +486,7 @@ fi
 # ride-request creates rides on a tenth of the connections (each offer accepted, a ride left
 # searching cancelled) while the others keep moving drivers.
 if want dispatch; then
+    part=dispatch
     for rep in $(seq "$reps"); do
         start_holdfast
         loadgen_run dispatch-hold-random hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
@@ -481,6 +503,7 @@ fi
 
 # ---- flash sale ----
 if want flash; then
+    part=flash
     for rep in $(seq "$reps"); do
         start_holdfast
         out="$raw/holdfast__flash-sale__c${headline}__p1__r${rep}"
@@ -499,6 +522,7 @@ fi
 # fsync and synchronous_commit on; a new database per repetition), one right after the other:
 # the report quotes medians and the ratio of each repetition.
 if want pgstore; then
+    part=pgstore
     chmod 755 "$work"  # PostgreSQL runs as the postgres user when root
     pgstore_dir="$work/pgstore"
     trap 'scripts/postgres.sh stop "$pgstore_dir" >/dev/null 2>&1 || true; cleanup' EXIT
@@ -518,9 +542,28 @@ if want pgstore; then
     trap cleanup EXIT
 fi
 
+# ---- several nodes on one PostgreSQL (issue 23) ----
+# bench/cluster.sh with this run's seconds and repetitions: its raw outputs (wrk's, one per
+# repetition, and the takeover times) go to raw/cluster/ for the report, its commands here.
+if want cluster; then
+    part=cluster
+    mkdir -p "$raw/cluster"
+    note_command "BENCH_SECONDS=$seconds BENCH_REPS=$reps bench/cluster.sh"
+    if BENCH_SECONDS=$seconds BENCH_REPS=$reps BENCH_OUT="$raw/cluster" BENCH_PORT=$((port_base + 200)) \
+        bench/cluster.sh >"$raw/cluster.txt" 2>&1; then
+        log "cluster: $(grep -c . "$raw/cluster/cluster-takeover.txt") takeovers timed"
+    else
+        log "cluster FAILED (see $raw/cluster.txt)"
+    fi
+    if [ -f "$raw/cluster/commands.txt" ]; then
+        while IFS= read -r line; do note_command "$line"; done <"$raw/cluster/commands.txt"
+    fi
+fi
+part=""
+
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/meta.env"
 
 if [ -z "${BENCH_NO_REPORT:-}" ]; then
     python3 bench/report.py "$results" docs/BENCHMARKS.md bench/throughput.svg
-    log "wrote docs/BENCHMARKS.md and bench/throughput.svg from $results"
+    log "docs/BENCHMARKS.md (all of it, or the sections of these parts) from $results"
 fi

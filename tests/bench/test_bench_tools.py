@@ -24,7 +24,11 @@ figure in docs/BENCHMARKS.md without failing anything else.
 - the same workloads against the real server (the line's last user polls at position 3,000;
   the admissions the polls saw agree with the server's rows; offered rides are accepted);
 - bench/admissions.py counts the server's own admissions (tickets' admitted_at) per 100 ms
-  window of loadgen's measured window, and the most at one instant.
+  window of loadgen's measured window, and the most at one instant;
+- bench/report.py's cluster section (bench/cluster.sh's wrk outputs and takeover times):
+  forwarded / direct divides the same repetition, the nodes' holds/s add up per repetition (a
+  repetition where one node's wrk failed is left out), a takeover over 10 s or none at all
+  misses the goal; and a run of some parts only rewrites only their sections of the file.
 
     python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
         --server build/holdfast --ceiling build/bench/holdfast-ceiling
@@ -765,6 +769,120 @@ def test_admissions_counts_the_servers_rows_in_the_window():
     assert summary["window_median"] == 1 and summary["window_min"] == 1 and summary["window_max"] == 5, summary
     assert summary["instant_max"] == 5 and abs(summary["admissions_per_s"] - 34 / 3.0) < 1e-9, summary
     assert admissions.summarize([], start, start + 1000)["window_max"] == 0
+
+
+# ---- bench/report.py's cluster section, and a run of some parts merged into the file ----
+
+def write_wrk(path, rate, p50="1.00ms", p99="2.00ms", non_2xx=0, timeouts=0):
+    """A wrk --latency output as wrk 4 prints it (rate None: a wrk that failed)."""
+    lines = ["Running 3s test @ http://127.0.0.1:18600", "  1 threads and 16 connections",
+             "  Latency Distribution", "     50%%  %8s" % p50, "     75%    9.99ms",
+             "     99%%  %8s" % p99]
+    if timeouts:
+        lines.append("  Socket errors: connect 0, read 0, write 0, timeout %d" % timeouts)
+    if non_2xx:
+        lines.append("  Non-2xx or 3xx responses: %d" % non_2xx)
+    if rate is not None:
+        lines.append("Requests/sec: %12.2f" % rate)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def write_cluster_results(directory):
+    def point(variant, c, rates, **extra):
+        for rep, rate in enumerate(rates, 1):
+            options = {k: v[rep - 1] for k, v in extra.items()}
+            write_wrk(os.path.join(directory, "cluster__%s__c%d__p1__r%d.txt" % (variant, c, rep)),
+                      rate, **options)
+    # Forwarded / direct per repetition 0.5, 0.3, 0.6 (median 0.5), where the medians' ratio
+    # (600 / 1,500) would give 0.4; one run answered 3 non-2xx, another timed out twice.
+    point("get-direct", 16, [1000, 2000, 1500], p50=["54.00us"] * 3, p99=["1.20s"] * 3,
+          non_2xx=[0, 3, 0])
+    point("get-forwarded", 16, [500, 600, 900], p50=["1.50ms"] * 3, p99=["2.50ms"] * 3,
+          timeouts=[0, 0, 2])
+    point("hold-direct", 16, [400, 400, 400])
+    point("hold-forwarded", 16, [300, 200, 400])
+    point("disjoint-n1-node0", 32, [100, 200, 150])
+    point("disjoint-n2-node0", 32, [60, 100, 80])
+    point("disjoint-n2-node1", 32, [60, 120, 100])
+    # Three nodes: node 2's wrk failed in repetition 1, which then does not count.
+    point("disjoint-n3-node0", 32, [100, 100, 50])
+    point("disjoint-n3-node1", 32, [100, 100, 50])
+    point("disjoint-n3-node2", 32, [None, 100, 50])
+    with open(os.path.join(directory, "cluster-takeover.txt"), "w") as f:
+        for signal, times in (("KILL", ["5.200", "4.800", "6.100"]), ("STOP", ["5.500", "none", "5.100"]),
+                              ("TERM", ["0.400", "12.000", "0.600"])):
+            for rep, seconds in enumerate(times, 1):
+                f.write("signal=%s rep=%d seconds=%s node=B\n" % (signal, rep, seconds))
+
+
+def test_report_cluster_section_from_synthetic_results():
+    with tempfile.TemporaryDirectory() as directory:
+        write_cluster_results(directory)
+        wrk, takeovers = report.load_cluster(directory)
+    assert report.disjoint_totals(wrk, 3) == {2: 300, 3: 150}, report.disjoint_totals(wrk, 3)
+    lines = []
+    report.cluster_section(lines.append, wrk, takeovers, {"cores": "2", "reps": "3", "seconds": "3"})
+    text = "\n".join(lines)
+    assert "| GET event | 16 | 1,500 | 600 | 0.50x | 0.30, 0.50, 0.60 | 0.05 / 1200 | 1.50 / 2.50 | 5 |" in text, text
+    assert "| hold | 16 | 400 | 300 | 0.75x | 0.50, 0.75, 1.00 |" in text, text
+    assert "| 1 | 150 | 100, 200, 150 | 150 | 1.00x |" in text, text
+    assert "| 2 | 180 | 120, 220, 180 | 90 | 1.20x |" in text, text
+    assert "| 3 | 225 | 300, 150 | 75 | 1.25x |" in text, text
+    assert "sharing, not scaling: on this 2-core machine" in text, text
+    assert "| 5.2 | 4.8-6.1 | 5.2, 4.8, 6.1 | < 10 s | yes |" in text, text
+    assert "| 5.3 | 5.1-5.5 | 5.5, none in 30 s, 5.1 | < 10 s | **no** |" in text, text
+    assert "| 0.6 | 0.4-12.0 | 0.4, 12.0, 0.6 | < 10 s | **no** |" in text, text
+    rows = []
+
+    def target(label, value, goal, shown, spread="-", ceiling="-"):
+        rows.append((shown, value is not None and value >= goal))
+    report.cluster_targets(target, takeovers)
+    assert rows == [("at most 6.1 s", True), ("none in 30 s", False), ("at most 12.0 s", False)], rows
+    lines = []
+    report.cluster_section(lines.append, {}, {}, {})
+    assert "Not run" in "\n".join(lines), lines
+
+
+def test_report_merges_only_the_parts_that_ran():
+    assert report.merge_parts({"parts": "cluster pgstore"}) == ["cluster", "pgstore"]
+    assert report.merge_parts({"parts": "holdfast cluster"}) is None
+    assert report.merge_parts({"parts": " ".join(report.ALL_PARTS)}) is None
+    assert report.merge_parts({}) is None
+    # A line inside a code block that looks like a heading is no section of its own.
+    existing = ["# Benchmarks", "", "## Payment webhooks", "old webhooks", "```",
+                "## Several nodes on PostgreSQL", "```", "", "## One node on PostgreSQL beside one node on SQLite", "old pgstore",
+                "pasted by hand", "", "## The core alone", "old core", "",
+                "## Machine and versions", "machine", ""]
+    rendered = ["# Benchmarks", "", "## Payment webhooks", "new webhooks", "",
+                "## One node on PostgreSQL beside one node on SQLite", "new pgstore", "",
+                "## Several nodes on PostgreSQL", "new cluster", "", "## The core alone", "new core", ""]
+    meta = {"parts": "pgstore cluster", "date": "D", "holdfast": "abc1234", "reps": "3",
+            "seconds": "3", "cores": "2", "load_start": "3.50 1 1", "load_end": "0.20 1 1"}
+    merged = report.merge(existing, rendered, ["pgstore", "cluster"], meta,
+                          {"cluster": ["bench/cluster.sh"],
+                           "pgstore": ["scripts/postgres.sh start DIR", "loadgen -c 50 --seed 1 --ttl 1",
+                                       "loadgen -c 50 --seed 2 --ttl 1",
+                                       "serve --data /var/tmp/holdfast-bench.yKdM57/d --store "
+                                       "postgres://holdfast@127.0.0.1:60995/bench_rN"]})
+    text = "\n".join(merged)
+    assert "old webhooks" in text and "old core" in text, text
+    assert text.count("## Several nodes on PostgreSQL") == 2, text
+    assert "new webhooks" not in text and "new core" not in text, text
+    assert "old pgstore" not in text and "pasted by hand" not in text, text
+    # The new section goes where a full rendering puts it: after pgstore, before the core.
+    order = [line for line in merged if line.startswith("new ") or line.startswith("old ")]
+    assert order == ["old webhooks", "new pgstore", "new cluster", "old core"], order
+    assert text.count('BENCH_ONLY="pgstore cluster"') == 2 and "scripts/postgres.sh start DIR" in text, text
+    # Each command once, with what changes from run to run named.
+    assert text.count("loadgen -c 50 --seed REP --ttl 1") == 1 and "--seed 1" not in text, text
+    assert ("serve --data /var/tmp/holdfast-bench.XXXXXX/d --store "
+            "postgres://holdfast@127.0.0.1:PORT/bench_rN") in text, text
+    # A load above half the cores at the start says the machine was shared.
+    assert "shared with other work" in text, text
+    meta.update(load_start="0.30 1 1")
+    quiet = "\n".join(report.merge(existing, rendered, ["cluster"], meta, {}))
+    assert "shared with other work" not in quiet and "old pgstore" in quiet, quiet
 
 
 # ---- the waiting-room and dispatch workloads against the real server ----
