@@ -247,7 +247,7 @@ static const load_step_t LOAD_REFUNDS = {
 static const load_step_t LOAD_DELIVERIES = {
     "deliveries", SELECT_DELIVERIES " ORDER BY seq",
     SELECT_DELIVERIES " AND (" OF_UNIT_HOLDS
-    /* The unit "": deliveries for holds no event has (their repeats are answered alike). */
+    /* The records of no unit: deliveries for holds no event has (repeats answered alike). */
     " OR ($2 = '" HF_STORE_UNIT_NONE "' AND (reservation_id IS NULL"
     " OR reservation_id NOT IN (SELECT id FROM holds))))"
     " ORDER BY seq", delivery_deliver};
