@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,11 +15,17 @@
 
 bool hf_peer_address_answers(const char *address) {
     char host[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
-    int port = 0;
-    if (sscanf(address, "http://%256[^:/]:%d", host, &port) != 2) return true;
+    const char *start = strncmp(address, "http://", 7) == 0 ? address + 7 : NULL;
+    const char *colon = start ? strchr(start, ':') : NULL;
+    if (!colon || (size_t)(colon - start) >= sizeof host) return true;
+    char *end = NULL;
+    long port = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || (*end != '\0' && *end != '/') || port <= 0 || port > 65535)
+        return true;
+    snprintf(host, sizeof host, "%.*s", (int)(colon - start), start);
     if (strcmp(host, "localhost") == 0) snprintf(host, sizeof host, "127.0.0.1");
     struct sockaddr_in target;
-    if (uv_ip4_addr(host, port, &target) != 0) return true; /* unknown: assume alive */
+    if (uv_ip4_addr(host, (int)port, &target) != 0) return true; /* unknown: assume alive */
     int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (socket_fd < 0) return true;
     bool answers = connect(socket_fd, (struct sockaddr *)&target, sizeof target) == 0;
