@@ -281,7 +281,9 @@ static int view_add_lease(void *context, const hf_stored_lease_t *lease) {
     snprintf(item->unit, sizeof item->unit, "%s", lease->unit);
     snprintf(item->node_id, sizeof item->node_id, "%s", lease->node_id);
     item->live = lease->live;
-    for (size_t i = 0; lease->live && i < view->node_count; i++)
+    /* /v1/cluster's units are events and fleets (the contract's): not the records of no unit. */
+    bool counted = lease->live && strcmp(lease->unit, HF_STORE_UNIT_NONE) != 0;
+    for (size_t i = 0; counted && i < view->node_count; i++)
         if (strcmp(view->nodes[i].node_id, lease->node_id) == 0) view->nodes[i].units++;
     return 0;
 }
@@ -483,7 +485,11 @@ void hf_cluster_free(hf_cluster_t *cluster) {
 
 size_t hf_cluster_units_owned(const hf_cluster_t *cluster) {
     if (!cluster) return 0;
-    return cluster->leased ? cluster->owned_count : hf_core_event_count(cluster->context->core);
+    if (!cluster->leased) return hf_core_event_count(cluster->context->core);
+    uint32_t index; /* events and fleets: the records of no unit are not counted */
+    bool none = hf_map_get(&cluster->unit_index, HF_STORE_UNIT_NONE, strlen(HF_STORE_UNIT_NONE),
+                           &index) && cluster->units[index].owned;
+    return cluster->owned_count - (none ? 1 : 0);
 }
 
 hf_forward_counts_t hf_cluster_forwarded(const hf_cluster_t *cluster) {
@@ -522,7 +528,7 @@ void hf_cluster_render(const hf_cluster_t *cluster, hf_json_t *json) {
         hf_json_bool(json, now - node->heartbeat_at_ms <= LEASE_MS);
         HF_JSON_KEY(json, "units");
         bool self = strcmp(node->node_id, cluster->node_id) == 0;
-        hf_json_int(json, (int64_t)(self ? cluster->owned_count : node->units));
+        hf_json_int(json, (int64_t)(self ? hf_cluster_units_owned(cluster) : node->units));
         hf_json_object_end(json);
     }
     hf_json_array_end(json);

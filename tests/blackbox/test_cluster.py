@@ -303,6 +303,11 @@ def test_a_payment_of_no_event_is_refunded_once_whichever_node_gets_it():
     check_equal(len(refund_rows(a.data_dir, body)), 1, "refunds of the payment")
     lease = postgres_rows(a.data_dir, "SELECT node_id FROM leases WHERE unit = '%s'" % NO_UNIT)
     check_equal(lease, [["A"]], "the lease of the records of no unit")
+    # /v1/cluster counts events and fleets: A owns none of those.
+    listed = {n["node_id"]: n for n in expect(client_b.get("/v1/cluster"), 200)["nodes"]}
+    check_equal((listed["A"]["units"], listed["B"]["units"]), (0, 0), "units of A and B")
+    own = expect(client_a.get("/v1/cluster"), 200)["nodes"]
+    check_equal([n["units"] for n in own if n["node_id"] == "A"], [0], "A's own count")
     # Completing the refund through B reaches its owner too.
     done = client_b.post("/v1/refunds/%s/complete" % document["refund_id"])
     check_equal((done.status, node_of(done)), (200, "A"), "completion through B")
