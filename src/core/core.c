@@ -242,7 +242,8 @@ void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
         .as.refund = {.refund_id = refund->id, .payment_intent_id = refund->payment_intent_id,
                       .reservation_id = refund->reservation_id, .amount = refund->amount,
                       .reason = refund->reason, .status = refund->status,
-                      .created_at_ms = refund->created_at_ms}};
+                      .created_at_ms = refund->created_at_ms,
+                      .event_id = refund->of_event ? core->events[refund->event]->id : NULL}};
     emit(core, &mutation);
     refund->last_change = core->change_count;
 }

@@ -373,6 +373,10 @@ typedef struct hf_refund {
     uint8_t status;                /* hf_refund_status_t */
     hf_time_ms_t created_at_ms;
     uint64_t last_change;          /* private to the core: see hf_core_refund_change */
+    /* The event of the hold it refunds (its unit with several nodes), when of_event; a
+     * refund of a hold no event has belongs to no unit. */
+    bool of_event;
+    uint32_t event;                /* index, see hf_core_event_at */
 } hf_refund_t;
 
 typedef struct hf_payment_delivery {
@@ -457,6 +461,7 @@ typedef struct hf_stored_refund {
     int64_t amount;
     uint8_t reason, status;
     hf_time_ms_t created_at_ms;
+    const char *event_id;          /* its hold's event, or NULL when no event has the hold */
 } hf_stored_refund_t;
 
 /* A delivery as stored: its outcome names its order or refund by id. */

@@ -112,6 +112,9 @@ typedef struct hf_mutation_idempotency {
     const char *body;             /* the answer's body */
     const uint8_t *hash;          /* SHA-256 of the request body, 32 bytes */
     int status;                   /* the answer's HTTP status */
+    /* The unit (event, fleet) of the request that used the key, whose batch writes it and
+     * whose load reads it back with several nodes; NULL for a request about none. */
+    const char *unit;
 } hf_mutation_idempotency_t;
 
 /* A payment delivery (API.md section 7), kept for deduplication on (payment_intent_id,
@@ -140,6 +143,9 @@ typedef struct hf_mutation_refund {
     int reason;                   /* hf_refund_reason_t */
     int status;                   /* hf_refund_status_t */
     int64_t created_at_ms;
+    /* The event of the hold it refunds (its unit with several nodes); NULL when no event has
+     * the hold. */
+    const char *event_id;
 } hf_mutation_refund_t;
 
 /* A waiting room's ticket as it stands after the change (both ticket kinds): a new one at

@@ -135,6 +135,16 @@ static uint32_t refund_add(hf_core_t *core, const text_key_t *id, const char *in
     return index;
 }
 
+/* The refund's unit: the event of the hold it names, when the core has the hold (the engine
+ * revives a forgotten one before a payment), else none. */
+static void refund_event_set(hf_core_t *core, uint32_t index, const char *reservation_id) {
+    uint32_t hold_index;
+    const hf_hold_t *hold = reservation_id ? hf_core_hold_find(core, reservation_id, &hold_index)
+                                           : NULL;
+    core->refunds[index].of_event = hold != NULL;
+    core->refunds[index].event = hold ? hold->event : 0;
+}
+
 hf_error_t hf_core_refund_complete(hf_core_t *core, const char *refund_id, hf_time_ms_t now,
                                    uint32_t *index) {
     hf_core_advance(core, now);
@@ -314,9 +324,11 @@ hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *deliver
         return HF_ERROR_INVALID_REQUEST;
     if (delivery->type == HF_PAYMENT_FAILED) outcome->result = HF_PAYMENT_RECORDED;
     else decide_succeeded(core, delivery, &order_key, now, outcome);
-    if (outcome->result == HF_PAYMENT_REFUND_REQUIRED)
+    if (outcome->result == HF_PAYMENT_REFUND_REQUIRED) {
         outcome->refund = refund_add(core, &refund_key, intent_id, delivery->reservation_id,
                                      delivery->amount, outcome->reason, now);
+        refund_event_set(core, outcome->refund, delivery->reservation_id);
+    }
     const delivery_t *kept = delivery_append(core, intent_id, delivery->type, outcome, now);
     record_delivery(core, delivery, kept, now);
     if (outcome->result == HF_PAYMENT_REFUND_REQUIRED) record_refund(core, outcome->refund, now);
@@ -335,6 +347,11 @@ hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *sto
                                 stored->amount, stored->reason, stored->created_at_ms);
     core->refunds[index].status = stored->status;
     if (stored->status == HF_REFUND_COMPLETED) core->refunds_completed++;
+    uint32_t event_index;
+    if (stored->event_id && hf_core_event(core, stored->event_id, &event_index)) {
+        core->refunds[index].of_event = true;
+        core->refunds[index].event = event_index;
+    }
     return HF_OK;
 }
 

@@ -1,18 +1,14 @@
 /* Several nodes (cluster.h): units and leases, the renewal, takeovers, rebuilds, routing. */
 #include "engine/cluster.h"
 
-#include <errno.h>
 #include <jansson.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "core/dispatch/dispatch.h"
 #include "engine/idempotency.h"
+#include "engine/peer.h"
 #include "engine/request.h"
 #include "engine/restore.h"
 #include "engine/streams.h"
@@ -88,7 +84,6 @@ struct hf_cluster {
     bool working, stopped;
     int64_t work_started_ms;
     bool renew_ok;
-    bool unowned_stale;          /* records of no unit not loaded: rebuild once renewed */
     char renew_error[256];
     int64_t renewed_at_ms;       /* the last successful renewal began then */
     view_t next, view;
@@ -172,17 +167,6 @@ static bool unit_take(hf_cluster_t *cluster, unit_entry_t *entry) {
     return unit_load(cluster, entry);
 }
 
-/* Records of no unit (a refund of a hold no event has; store/backend.h's unit ""): every node
- * loads them, since none owns them (docs/API.md's choice: they are not fenced). */
-static bool unowned_load(hf_cluster_t *cluster, hf_context_t *context) {
-    char error[512] = "";
-    if (hf_restore_load_unit(context, cluster->context->store, "",
-                             cluster->config.finished_holds_max, error, sizeof error) == 0)
-        return true;
-    hf_log(HF_LOG_ERROR, "cannot load the records of no unit: %s", error);
-    return false;
-}
-
 /* ---- the rebuild: the core with exactly the owned units ---- */
 
 static void rebuild(hf_cluster_t *cluster) {
@@ -208,7 +192,6 @@ static void rebuild(hf_cluster_t *cluster) {
     hf_map_free(&cluster->id_units);
     hf_map_init(&cluster->id_units);
     size_t loaded = 0;
-    cluster->unowned_stale = !cluster->renew_ok || !unowned_load(cluster, context);
     for (size_t i = 0; i < cluster->unit_count; i++) {
         unit_entry_t *entry = &cluster->units[i];
         entry->loaded = false;
@@ -298,7 +281,9 @@ static int view_add_lease(void *context, const hf_stored_lease_t *lease) {
     snprintf(item->unit, sizeof item->unit, "%s", lease->unit);
     snprintf(item->node_id, sizeof item->node_id, "%s", lease->node_id);
     item->live = lease->live;
-    for (size_t i = 0; lease->live && i < view->node_count; i++)
+    /* /v1/cluster's units are events and fleets (the contract's): not the records of no unit. */
+    bool counted = lease->live && strcmp(lease->unit, HF_STORE_UNIT_NONE) != 0;
+    for (size_t i = 0; counted && i < view->node_count; i++)
         if (strcmp(view->nodes[i].node_id, lease->node_id) == 0) view->nodes[i].units++;
     return 0;
 }
@@ -385,7 +370,6 @@ static void renew_after(uv_work_t *work, int status) {
         hf_log(HF_LOG_WARNING, "lease renewal failed: %s", cluster->renew_error);
     }
     leases_check(cluster);
-    if (cluster->renew_ok && cluster->unowned_stale) cluster->rebuild_pending = true;
     if (cluster->renew_ok && !cluster->context->store_failed) takeovers(cluster);
     on_check(&cluster->check);
 }
@@ -423,32 +407,6 @@ hf_cluster_t *hf_cluster_create(uv_loop_t *loop, hf_context_t *context,
 
 bool hf_cluster_leased(const hf_cluster_t *cluster) { return cluster && cluster->leased; }
 
-/* Whether something accepts connections at a node's advertised URL (http://HOST:PORT, numeric
- * or localhost), within PROBE_MS. Only at start: a node restarted after a kill -9 finds its
- * former self's leases live for up to the lease's length, and waits for them. */
-#define PROBE_MS 300
-static bool address_answers(const char *address) {
-    char host[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
-    int port = 0;
-    if (sscanf(address, "http://%256[^:/]:%d", host, &port) != 2) return true;
-    if (strcmp(host, "localhost") == 0) snprintf(host, sizeof host, "127.0.0.1");
-    struct sockaddr_in target;
-    if (uv_ip4_addr(host, port, &target) != 0) return true; /* unknown: assume alive */
-    int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (socket_fd < 0) return true;
-    bool answers = connect(socket_fd, (struct sockaddr *)&target, sizeof target) == 0;
-    if (!answers && errno == EINPROGRESS) {
-        struct pollfd wait = {socket_fd, POLLOUT, 0};
-        int error = 0;
-        socklen_t length = sizeof error;
-        answers = poll(&wait, 1, PROBE_MS) == 1 &&
-                  getsockopt(socket_fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
-                  error == 0;
-    }
-    close(socket_fd);
-    return answers;
-}
-
 /* Live leases of nodes that do not answer (this node's former process, killed) lapse within
  * the lease's length: waited for, so a lone node restarted at once serves its units. */
 static void wait_for_dead_owners(hf_cluster_t *cluster) {
@@ -460,7 +418,7 @@ static void wait_for_dead_owners(hf_cluster_t *cluster) {
             const view_lease_t *lease = &cluster->view.leases[i];
             if (!lease->live || strcmp(lease->node_id, cluster->node_id) == 0) continue;
             const view_node_t *node = view_node(&cluster->view, lease->node_id);
-            waiting = node && !address_answers(node->address);
+            waiting = node && !hf_peer_address_answers(node->address);
         }
         if (!waiting) return;
         uv_sleep(250);
@@ -483,7 +441,6 @@ int hf_cluster_load(hf_cluster_t *cluster) {
     cluster->renew_ok = true;
     cluster->renewed_at_ms = cluster->work_started_ms = now_ms(cluster);
     while (takeovers(cluster) == TAKEOVERS_PER_TICK) {}
-    if (!cluster->rebuild_pending && !unowned_load(cluster, cluster->context)) return -1;
     if (cluster->rebuild_pending) rebuild(cluster);
     HF_LOG_FIELDS(HF_LOG_INFO, "cluster node ready", HF_LOG_TEXT("node_id", cluster->node_id),
                   HF_LOG_TEXT("advertise", cluster->address),
@@ -528,7 +485,11 @@ void hf_cluster_free(hf_cluster_t *cluster) {
 
 size_t hf_cluster_units_owned(const hf_cluster_t *cluster) {
     if (!cluster) return 0;
-    return cluster->leased ? cluster->owned_count : hf_core_event_count(cluster->context->core);
+    if (!cluster->leased) return hf_core_event_count(cluster->context->core);
+    uint32_t index; /* events and fleets: the records of no unit are not counted */
+    bool none = hf_map_get(&cluster->unit_index, HF_STORE_UNIT_NONE, strlen(HF_STORE_UNIT_NONE),
+                           &index) && cluster->units[index].owned;
+    return cluster->owned_count - (none ? 1 : 0);
 }
 
 hf_forward_counts_t hf_cluster_forwarded(const hf_cluster_t *cluster) {
@@ -567,7 +528,7 @@ void hf_cluster_render(const hf_cluster_t *cluster, hf_json_t *json) {
         hf_json_bool(json, now - node->heartbeat_at_ms <= LEASE_MS);
         HF_JSON_KEY(json, "units");
         bool self = strcmp(node->node_id, cluster->node_id) == 0;
-        hf_json_int(json, (int64_t)(self ? cluster->owned_count : node->units));
+        hf_json_int(json, (int64_t)(self ? hf_cluster_units_owned(cluster) : node->units));
         hf_json_object_end(json);
     }
     hf_json_array_end(json);
@@ -636,6 +597,24 @@ static bool body_text(const hf_request_t *request, const char *name, char *unit,
     return ok;
 }
 
+/* A payment's unit: its hold's event's, whose owner applies it; with leases, the records of no
+ * unit when no event has the hold, as the store says (a failed lookup is -1, never "none": the
+ * owner of no unit would refund a hold that exists). 0: served here (one node). */
+static int webhook_unit(hf_cluster_t *cluster, const hf_request_t *request, char *unit,
+                        size_t unit_size) {
+    char hold_id[HF_SERVER_ID_SIZE + 1];
+    bool named = body_text(request, "reservation_id", hold_id, sizeof hold_id);
+    if (named && id_unit(cluster, "hold", hold_id, unit, unit_size)) return 1;
+    if (!cluster->leased) return 0;
+    bool found = false;
+    char error[256];
+    if (named && hf_store_unit_find(cluster->context->store, "hold", hold_id, unit, unit_size,
+                                    &found, error, sizeof error) != 0)
+        return -1;
+    if (!found) snprintf(unit, unit_size, "%s", HF_STORE_UNIT_NONE);
+    return 1;
+}
+
 /* The unit a request is about, from its route: false when none (lists, health, metrics). */
 static bool request_unit(hf_cluster_t *cluster, const hf_request_t *request,
                          const hf_route_t *route, char *unit, size_t unit_size) {
@@ -652,11 +631,6 @@ static bool request_unit(hf_cluster_t *cluster, const hf_request_t *request,
     }
     if (strcmp(pattern, "/v1/events") == 0 && strcmp(route->method, "POST") == 0)
         return body_text(request, "id", unit, unit_size);
-    if (strcmp(pattern, "/v1/webhooks/payments") == 0) { /* its hold's event's owner applies it */
-        char hold_id[HF_SERVER_ID_SIZE + 1];
-        return body_text(request, "reservation_id", hold_id, sizeof hold_id) &&
-               id_unit(cluster, "hold", hold_id, unit, unit_size);
-    }
     for (size_t i = 0; i < sizeof BY_ID / sizeof BY_ID[0]; i++)
         if (strncmp(pattern, BY_ID[i].prefix, strlen(BY_ID[i].prefix)) == 0)
             return id_unit(cluster, BY_ID[i].kind, request->params[0], unit, unit_size);
@@ -729,9 +703,13 @@ static bool spanning(const hf_route_t *route) {
 static bool scratch_load_all(hf_cluster_t *cluster, hf_context_t *scratch, char *error,
                              size_t error_size) {
     scratch->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
-    if (!unowned_load(cluster, scratch)) return false;
+    /* The records of no unit first (refunds of no event, as the one-node list has them). */
+    if (hf_restore_load_unit(scratch, cluster->context->store, HF_STORE_UNIT_NONE,
+                             cluster->config.finished_holds_max, error, error_size) != 0)
+        return false;
     for (size_t i = 0; i < cluster->view.lease_count; i++)
-        if (hf_restore_load_unit(scratch, cluster->context->store, cluster->view.leases[i].unit,
+        if (strcmp(cluster->view.leases[i].unit, HF_STORE_UNIT_NONE) != 0 &&
+            hf_restore_load_unit(scratch, cluster->context->store, cluster->view.leases[i].unit,
                                  cluster->config.finished_holds_max, error, error_size) != 0)
             return false;
     return true;
@@ -769,10 +747,17 @@ static bool answer_from_store(hf_cluster_t *cluster, hf_request_t *request,
 }
 
 bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_route_t *route) {
-    char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    char *unit = request->unit;
     if (cluster && cluster->leased && spanning(route))
         return answer_from_store(cluster, request, route);
-    if (!cluster || !request_unit(cluster, request, route, unit, sizeof unit)) return false;
+    int webhook = cluster && strcmp(route->pattern, "/v1/webhooks/payments") == 0
+                      ? webhook_unit(cluster, request, unit, sizeof request->unit) : 0;
+    if (webhook < 0) return refuse(cluster, request, "the store cannot be read now");
+    if (!cluster ||
+        (webhook == 0 && !request_unit(cluster, request, route, unit, sizeof request->unit))) {
+        unit[0] = '\0';
+        return false;
+    }
     unit_entry_t *entry = cluster->leased ? unit_get(cluster, unit, true) : NULL;
     if (cluster->leased && !entry) return refuse(cluster, request, "too many units");
     if (!cluster->leased || (entry->owned && entry->loaded)) {

@@ -138,6 +138,7 @@ void hf_idempotency_run(hf_request_t *request, hf_route_handler_fn handler, cons
     hf_idempotency_put(table, scope, scope_length, hash, status, body->data, body->length,
                        request->now_ms);
     hf_mutation_t mutation = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = request->now_ms,
-                              .as.idempotency = {scope, body->data, hash, status}};
+                              .as.idempotency = {scope, body->data, hash, status,
+                                                 request->unit[0] ? request->unit : NULL}};
     hf_batch_append(context->open_batch, &mutation);
 }

@@ -44,6 +44,9 @@ typedef struct hf_request {
      * change to be durable rather than for the open batch. */
     bool rests_on_known;
     uint64_t rests_on_change;
+    /* The unit (event, fleet, or the records of no unit) the cluster serves the request as
+     * (cluster.h), "" when none: an Idempotency-Key's record is kept with it. */
+    char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
 } hf_request_t;
 
 /* Starts a JSON body for status; the caller writes one value and the response is complete. */

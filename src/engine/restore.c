@@ -72,7 +72,8 @@ static int restore_order(void *context, const hf_stored_order_t *order) {
 
 static int restore_idempotency(void *context, const hf_stored_idempotency_t *answer) {
     restore_t *restore = context;
-    /* A unit's load (a takeover) reads every key again: the ones known already stay. */
+    /* A unit's load (a takeover) reads the unit's keys; with several nodes a key is kept per
+     * unit, so another unit's may have it already: the one known first stays. */
     if (hf_idempotency_find(restore->context->idempotency, answer->key, strlen(answer->key)))
         return 0;
     hf_idempotency_put(restore->context->idempotency, answer->key, strlen(answer->key),

@@ -372,6 +372,7 @@ static void request_init(hf_request_t *request, hf_context_t *context,
     request->head = false;
     request->rests_on_known = false;
     request->rests_on_change = 0;
+    request->unit[0] = '\0';
 }
 
 void hf_routes_dispatch(void *context_pointer, const hf_http_request_t *http,

@@ -125,10 +125,10 @@ typedef struct hf_store_backend {
     int (*lease_list)(void *instance, hf_store_node_fn node, hf_store_lease_fn lease,
                       void *context, char *error, size_t error_size);
     /* Reads one unit's rows back, as load does for all (the same callbacks, the same order):
-     * an event with its holds, orders, refunds, deliveries and tickets, or a fleet with its
-     * drivers and rides; idempotency keys have no unit and are all read; the unit "" reads
-     * the records of no unit (refunds and deliveries of holds no event has). For a takeover, on
-     * the lease methods' thread and connection. */
+     * an event with its holds, orders, refunds, deliveries, tickets and idempotency keys, or
+     * a fleet with its drivers, rides and keys; the unit HF_STORE_UNIT_NONE reads the records
+     * of no unit (refunds and deliveries of holds no event has, keys of requests about no
+     * unit). For a takeover, on the lease methods' thread and connection. */
     int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader,
                      char *error, size_t error_size);
     /* The unit an id belongs to, from the database: kind is "hold", "order", "refund",

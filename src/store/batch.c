@@ -196,6 +196,7 @@ static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         answer->key = copy_string(batch, answer->key);
         answer->body = copy_string(batch, answer->body);
         answer->hash = copy_hash(batch, answer->hash);
+        answer->unit = copy_string(batch, answer->unit);
         return;
     }
     case HF_MUTATION_DELIVERY: {
@@ -213,6 +214,7 @@ static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         refund->refund_id = copy_string(batch, refund->refund_id);
         refund->payment_intent_id = copy_string(batch, refund->payment_intent_id);
         refund->reservation_id = copy_string(batch, refund->reservation_id);
+        refund->event_id = copy_string(batch, refund->event_id);
         return;
     }
     default: assert(!"a record kind the batch does not know"); return;

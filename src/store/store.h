@@ -51,10 +51,16 @@ void hf_batch_clear(hf_batch_t *batch);
 /* Sink that appends to the batch given as context. */
 void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation);
 
+/* The unit of the records that belong to no event or fleet: refunds and payment deliveries
+ * of holds no event has, and idempotency keys of requests about no unit. With leases it is a
+ * unit like the others (one owner, fenced, taken over; API.md section 11). Its name has a
+ * character no event or fleet id may have ([A-Za-z0-9_.]), so no id can take it. */
+#define HF_STORE_UNIT_NONE "~none"
+
 /* The unit (an event's id, or a fleet's for drivers and rides) a record belongs to, borrowed
- * from the record, or NULL for a record of no unit (an idempotency key, a refund, which the
- * engine writes in the same batch as its event's records). A backend with leases fences each
- * batch on the units of its records (backend.h). */
+ * from the record: an idempotency key's is the unit of the request that used it, a refund's
+ * and a delivery's their hold's event; HF_STORE_UNIT_NONE when that is none. A backend with
+ * leases fences each batch on the units of its records (backend.h). */
 const char *hf_store_record_unit(const hf_mutation_t *mutation);
 /* Collects the distinct units of the batch's records into units (at most capacity, in order
  * of first appearance, borrowed from the batch); returns how many there are, which may exceed

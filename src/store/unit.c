@@ -4,6 +4,11 @@
 
 #include "store/store.h"
 
+/* Records of no event or fleet are fenced as one unit of their own. */
+static const char *or_none(const char *unit) {
+    return unit != NULL && unit[0] != '\0' ? unit : HF_STORE_UNIT_NONE;
+}
+
 const char *hf_store_record_unit(const hf_mutation_t *mutation) {
     switch (mutation->type) {
     case HF_MUTATION_EVENT_CREATE: return mutation->as.event_create.event_id;
@@ -16,14 +21,14 @@ const char *hf_store_record_unit(const hf_mutation_t *mutation) {
     case HF_MUTATION_ORDER_ITEM: return mutation->as.order_item.event_id;
     case HF_MUTATION_ORDER_UPDATE: return mutation->as.order_update.event_id;
     /* A delivery's event_id is the provider's id of the delivery: the hold's is the unit. */
-    case HF_MUTATION_DELIVERY: return mutation->as.delivery.hold_event_id;
+    case HF_MUTATION_DELIVERY: return or_none(mutation->as.delivery.hold_event_id);
     case HF_MUTATION_TICKET_CREATE:
     case HF_MUTATION_TICKET_UPDATE: return mutation->as.ticket.event_id;
     /* Dispatch's unit is the fleet. */
     case HF_MUTATION_DRIVER: return mutation->as.driver.fleet_id;
     case HF_MUTATION_RIDE: return mutation->as.ride.fleet_id;
-    case HF_MUTATION_IDEMPOTENCY:
-    case HF_MUTATION_REFUND: return NULL;
+    case HF_MUTATION_IDEMPOTENCY: return or_none(mutation->as.idempotency.unit);
+    case HF_MUTATION_REFUND: return or_none(mutation->as.refund.event_id);
     }
     return NULL;
 }

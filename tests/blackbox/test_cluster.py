@@ -1,8 +1,11 @@
 """Several nodes on one PostgreSQL (API.md section 11): forwarding to the owner, takeover
 after kill -9, a paused owner that must write nothing after losing its lease, a forwarding
-target dying mid-request, SIGTERM handing leases back, /v1/cluster and the cluster metrics.
+target dying mid-request, SIGTERM handing leases back, /v1/cluster and the cluster metrics,
+and the records of no unit (a payment of a hold no event has) owned and fenced like a unit.
 Run on PostgreSQL only (run.py --store-url); each test starts its nodes on one database."""
 
+import hashlib
+import hmac
 import json
 import signal
 import threading
@@ -16,18 +19,19 @@ import harness
 TAKEOVER_LIMIT_S = 10.0
 
 
-def nodes(count=2):
+def nodes(count=2, extra_args=()):
     """count nodes named A, B, C... on one fresh database, all started and ready."""
     if harness.STORE_URL is None:
         skip("several nodes need PostgreSQL (--store-url)")
-    first = Server(extra_args=["--node-id", "A"])
+    first = Server(extra_args=["--node-id", "A"] + list(extra_args))
     url = store_url_for(first.data_dir)
     first.extra_args += ["--store", url]
     first.start()
     started = [first]
     for index in range(1, count):
         name = chr(ord("A") + index)
-        started.append(Server(extra_args=["--node-id", name, "--store", url]).start())
+        started.append(Server(extra_args=["--node-id", name, "--store", url]
+                              + list(extra_args)).start())
     return started
 
 
@@ -257,3 +261,92 @@ def test_three_nodes_agree_on_the_owner():
     cluster = expect(clients[0].get("/v1/cluster"), 200)
     check_equal(sorted(node["node_id"] for node in cluster["nodes"]), ["A", "B", "C"], "nodes")
     check_equal(json.loads(json.dumps(cluster))["self"], "A", "self")
+
+
+# ---- the records of no unit ----
+
+WEBHOOK_SECRET = "whsec_cluster_secret"
+NO_UNIT = "~none"
+
+
+def webhook(client, body):
+    """Posts body to the payment webhook, signed now with WEBHOOK_SECRET."""
+    t = int(time.time())
+    mac = hmac.new(WEBHOOK_SECRET.encode(), ("%d." % t).encode() + body, hashlib.sha256)
+    return client.post("/v1/webhooks/payments", raw=body,
+                       headers={"Holdfast-Signature": "t=%d,v1=%s" % (t, mac.hexdigest())})
+
+
+def unknown_payment():
+    """A payment.succeeded delivery for a reservation no event has: it owes a refund."""
+    return json.dumps({"id": uid("evt"), "type": "payment.succeeded",
+                       "payment_intent_id": uid("pi"), "reservation_id": uid("res_gone"),
+                       "amount": 4200}).encode()
+
+
+def refund_rows(data_dir, body):
+    return postgres_rows(data_dir, "SELECT id FROM refunds WHERE payment_intent_id = '%s'"
+                         % json.loads(body)["payment_intent_id"])
+
+
+def test_a_payment_of_no_event_is_refunded_once_whichever_node_gets_it():
+    a, b = nodes(2, ["--webhook-secret", WEBHOOK_SECRET])
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    body = unknown_payment()
+    first = webhook(client_a, body)
+    document = expect(first, 200, what="the delivery on A")
+    check_equal(document["result"], "refund_required", "the first outcome")
+    check_equal(node_of(first), "A", "Holdfast-Node of the first delivery")
+    again = webhook(client_b, body)
+    check_equal((again.status, again.json), (200, document), "the same delivery on B")
+    check_equal(node_of(again), "A", "B forwards to the owner of the records of no unit")
+    check_equal(len(refund_rows(a.data_dir, body)), 1, "refunds of the payment")
+    lease = postgres_rows(a.data_dir, "SELECT node_id FROM leases WHERE unit = '%s'" % NO_UNIT)
+    check_equal(lease, [["A"]], "the lease of the records of no unit")
+    # /v1/cluster counts events and fleets: A owns none of those.
+    listed = {n["node_id"]: n for n in expect(client_b.get("/v1/cluster"), 200)["nodes"]}
+    check_equal((listed["A"]["units"], listed["B"]["units"]), (0, 0), "units of A and B")
+    own = expect(client_a.get("/v1/cluster"), 200)["nodes"]
+    check_equal([n["units"] for n in own if n["node_id"] == "A"], [0], "A's own count")
+    # Completing the refund through B reaches its owner too.
+    done = client_b.post("/v1/refunds/%s/complete" % document["refund_id"])
+    check_equal((done.status, node_of(done)), (200, "A"), "completion through B")
+    check_equal(done.json["status"], "completed", "the refund's status")
+    listed = expect(client_b.get("/v1/refunds"), 200)["refunds"]
+    check_equal([r["refund_id"] for r in listed], [document["refund_id"]], "refunds through B")
+    # The owner killed: the other node takes the records of no unit, with the delivery.
+    a.kill()
+    start = time.monotonic()
+    retried = None
+    while time.monotonic() - start < TAKEOVER_LIMIT_S:
+        retried = webhook(client_b, body)
+        if retried.status == 200:
+            break
+        time.sleep(0.2)
+    check_equal((retried.status, retried.json), (200, document), "the retry after the kill")
+    check_equal(node_of(retried), "B", "the taker answers")
+    check_equal(len(refund_rows(a.data_dir, body)), 1, "refunds of the payment after the kill")
+    lease = postgres_rows(a.data_dir, "SELECT node_id FROM leases WHERE unit = '%s'" % NO_UNIT)
+    check_equal(lease, [["B"]], "the lease after the kill")
+    status = postgres_rows(a.data_dir, "SELECT status FROM refunds WHERE id = '%s'"
+                           % document["refund_id"])
+    check_equal(status, [["completed"]], "the completed refund after the kill")
+
+
+def test_a_key_is_kept_with_its_unit():
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    event_id = uid("ev")
+    create_event(client_a, event_id)
+    key = uid("key")
+    held = expect(hold(client_b, event_id, [seat(5)], key=key, user_id="u-key"), 201,
+                  what="hold with a key through B")
+    rows = postgres_rows(a.data_dir, "SELECT unit FROM idempotency WHERE key LIKE '%%%s'" % key)
+    check_equal(rows, [[event_id]], "the key's unit")
+    # The owner killed: the taker loads the key with the event and answers the same.
+    a.kill()
+    wait_served_by(client_b, "/v1/events/%s" % event_id, "B", TAKEOVER_LIMIT_S)
+    again = hold(client_b, event_id, [seat(5)], key=key, user_id="u-key")
+    check_equal((again.status, again.json), (201, held), "the key's answer after the kill")
+    other = hold(client_b, event_id, [seat(6)], key=key, user_id="u-key")
+    check_equal((other.status, other.code), (422, "idempotency_key_reused"), "another body")

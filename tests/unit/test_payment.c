@@ -208,6 +208,13 @@ static void assert_refund(fixture_t *f, const hf_payment_outcome_t *outcome, uin
     assert_int_equal(records_of(f, HF_MUTATION_REFUND, &record), 1);
     assert_string_equal(record->as.refund.refund_id, refund->id);
     assert_int_equal(record->as.refund.status, HF_REFUND_PENDING);
+    /* Its unit with several nodes: the hold's event, none for a hold no event has. */
+    const hf_hold_t *hold = hf_core_hold_find(f->core, hold_id, NULL);
+    assert_int_equal(refund->of_event, hold != NULL);
+    if (hold != NULL)
+        assert_string_equal(record->as.refund.event_id, hf_core_event_at(f->core, hold->event)->id);
+    else
+        assert_null(record->as.refund.event_id);
     assert_int_equal(records_of(f, HF_MUTATION_DELIVERY, &record), 1);
     assert_string_equal(record->as.delivery.refund_id, refund->id);
     assert_int_equal(record->as.delivery.reason, reason);
@@ -376,6 +383,7 @@ static void test_refund_complete(void **state)
     assert_int_equal(records_of(f, HF_MUTATION_REFUND, &record), 1);
     assert_int_equal(record->as.refund.status, HF_REFUND_COMPLETED);
     assert_int_equal(record->as.refund.created_at_ms, T0);
+    assert_null(record->as.refund.event_id); /* a record of no unit, as when it was made */
     hf_batch_clear(f->batch);
     assert_int_equal(hf_core_refund_complete(f->core, id, T0 + 2, &index), HF_OK);
     assert_int_equal(hf_batch_count(f->batch), 0);
@@ -485,6 +493,11 @@ static void test_expiry_race_and_restore(void **state)
     assert_int_equal(outcome.result, HF_PAYMENT_COMMITTED);
     assert_true(outcome.late);
     deliver(f, HF_PAYMENT_SUCCEEDED, "pi_2", "res_nope", 3, T0 + TTL, &refund_outcome);
+    /* A refund of a hold of e1 (the amount differs): its unit is e1 again once restored. */
+    hold_make(f, "res_b", "u2", SEATS("FLOOR-A-2"), 0, T0 + TTL);
+    hf_payment_outcome_t mismatch;
+    deliver(f, HF_PAYMENT_SUCCEEDED, "pi_3", "res_b", 7, T0 + TTL, &mismatch);
+    assert_int_equal(mismatch.result, HF_PAYMENT_REFUND_REQUIRED);
     uint32_t refund_index;
     assert_int_equal(hf_core_refund_complete(f->core, hf_core_refund_at(f->core, 0)->id,
                                              T0 + TTL, &refund_index), HF_OK);
@@ -502,7 +515,12 @@ static void test_expiry_race_and_restore(void **state)
     f->core = core;
     hf_core_set_sink(f->core, (hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
     assert_consistent(f, T0 + TTL + 1);
-    assert_int_equal(hf_core_deliveries_kept(f->core), 2);
+    assert_int_equal(hf_core_deliveries_kept(f->core), 3);
+    uint32_t e1_index;
+    assert_non_null(hf_core_event(f->core, "e1", &e1_index));
+    assert_false(hf_core_refund_at(f->core, refund_outcome.refund)->of_event);
+    assert_true(hf_core_refund_at(f->core, mismatch.refund)->of_event);
+    assert_int_equal(hf_core_refund_at(f->core, mismatch.refund)->event, e1_index);
     /* The completed refund is counted again from the store; restored deliveries are not. */
     assert_int_equal(hf_core_refunds_completed(f->core), 1);
     assert_int_equal(hf_core_payment_counts(f->core)[HF_PAYMENT_COMMITTED], 0);

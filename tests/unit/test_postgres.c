@@ -39,7 +39,7 @@ static hf_mutation_t hold_create(const char *hold_id, const char *event_id)
 
 /* ---- Pure ---- */
 
-static void test_batch_units_are_distinct_and_skip_records_of_no_unit(void **state)
+static void test_batch_units_are_distinct_and_name_records_of_no_unit(void **state)
 {
     (void)state;
     hf_batch_t *batch = hf_batch_create();
@@ -54,13 +54,25 @@ static void test_batch_units_are_distinct_and_skip_records_of_no_unit(void **sta
     hf_batch_append(batch, &second);
     hf_batch_append(batch, &again);
     const char *units[4];
-    assert_int_equal(hf_store_batch_units(batch, units, 4), 2);
+    /* A key of a request about no unit is a record of no unit, fenced as one. */
+    assert_int_equal(hf_store_batch_units(batch, units, 4), 3);
     assert_string_equal(units[0], "E1");
-    assert_string_equal(units[1], "E2");
-    assert_null(hf_store_record_unit(&key));
+    assert_string_equal(units[1], HF_STORE_UNIT_NONE);
+    assert_string_equal(units[2], "E2");
+    assert_string_equal(hf_store_record_unit(&key), HF_STORE_UNIT_NONE);
     /* Past the capacity the count still tells how many there are. */
-    assert_int_equal(hf_store_batch_units(batch, units, 1), 2);
+    assert_int_equal(hf_store_batch_units(batch, units, 1), 3);
     assert_string_equal(units[0], "E1");
+    /* A key, a refund and a delivery belong to their request's or hold's event. */
+    key.as.idempotency.unit = "E2";
+    assert_string_equal(hf_store_record_unit(&key), "E2");
+    hf_mutation_t refund = {.type = HF_MUTATION_REFUND, .as.refund = {.refund_id = "ref_1"}};
+    assert_string_equal(hf_store_record_unit(&refund), HF_STORE_UNIT_NONE);
+    refund.as.refund.event_id = "E1";
+    assert_string_equal(hf_store_record_unit(&refund), "E1");
+    hf_mutation_t delivery = {.type = HF_MUTATION_DELIVERY,
+                              .as.delivery = {.payment_intent_id = "pi_1"}};
+    assert_string_equal(hf_store_record_unit(&delivery), HF_STORE_UNIT_NONE);
     hf_batch_destroy(batch);
 }
 
@@ -214,6 +226,100 @@ static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state)
     backend->close(b);
 }
 
+/* Writes one batch of a refund of no event and a key of no unit, as the owner of the records
+ * of no unit does for a payment of an unknown hold. */
+static int no_unit_write(void *instance, const char *refund_id, char *error)
+{
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    static const uint8_t hash[32];
+    hf_batch_t *batch = hf_batch_create();
+    hf_mutation_t refund = {.type = HF_MUTATION_REFUND, .at_ms = 1000,
+                            .as.refund = {.refund_id = refund_id, .payment_intent_id = refund_id,
+                                          .reservation_id = "res_gone", .amount = 100,
+                                          .created_at_ms = 1000}};
+    hf_mutation_t key = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 1000,
+                         .as.idempotency = {.key = refund_id, .body = "{}", .hash = hash,
+                                            .status = 200}};
+    hf_batch_append(batch, &refund);
+    hf_batch_append(batch, &key);
+    int rc = backend->batch_write(instance, batch, error, ERROR_SIZE);
+    if (rc == 0) rc = backend->batch_commit(instance, 1, error, ERROR_SIZE);
+    if (rc != 0) backend->batch_abort(instance, error);
+    hf_batch_destroy(batch);
+    return rc;
+}
+
+typedef struct refunds_seen {
+    const char *first, *late;
+    int first_count, late_count;
+} refunds_seen_t;
+
+static int refund_count(void *context, const hf_stored_refund_t *refund)
+{
+    refunds_seen_t *seen = context;
+    if (strcmp(refund->refund_id, seen->first) == 0) seen->first_count++;
+    if (strcmp(refund->refund_id, seen->late) == 0) seen->late_count++;
+    return 0;
+}
+
+/* The records of no unit are one unit: a node whose lease of it was taken over writes none. */
+static void test_a_stale_writer_of_no_unit_is_refused(void **state)
+{
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char first[64], late[64], error[ERROR_SIZE] = "";
+    long stamp = (long)time(NULL) * 1000 + getpid() % 1000;
+    snprintf(first, sizeof first, "ref_first_%ld", stamp);
+    snprintf(late, sizeof late, "ref_late_%ld", stamp);
+    void *a = instance_open(url), *b = instance_open(url);
+    PGconn *look = PQconnectdb(url);
+    assert_int_equal(PQstatus(look), CONNECTION_OK);
+    const char *const none[] = {HF_STORE_UNIT_NONE};
+    const char *lapse = "UPDATE leases SET expires_at = now() - interval '1 second' WHERE unit = $1";
+    PQclear(PQexecParams(look, lapse, 1, NULL, none, NULL, NULL, 0));
+    uint64_t epoch_a = 0, epoch_b = 0;
+    bool acquired = false;
+    assert_int_equal(backend->lease_acquire(a, "node-na", HF_STORE_UNIT_NONE, &epoch_a, &acquired,
+                                            error, sizeof error), 0);
+    assert_true(acquired);
+    assert_int_equal(no_unit_write(a, first, error), 0);
+    /* Without the lease, B's records of no unit are refused. */
+    assert_int_equal(backend->lease_acquire(b, "node-nb", "nb_unit", &epoch_b, &acquired, error,
+                                            sizeof error), 0);
+    assert_int_not_equal(no_unit_write(b, late, error), 0);
+    assert_non_null(strstr(error, "lost lease"));
+    /* A's lease lapses; B takes the records of no unit over; A, stale, writes nothing. */
+    PQclear(PQexecParams(look, lapse, 1, NULL, none, NULL, NULL, 0));
+    assert_int_equal(backend->lease_acquire(b, "node-nb", HF_STORE_UNIT_NONE, &epoch_b, &acquired,
+                                            error, sizeof error), 0);
+    assert_true(acquired);
+    if (no_unit_write(a, late, error) == 0) fail_msg("a stale batch of no unit was written");
+    if (strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)) != 0)
+        assert_int_not_equal(no_unit_write(a, late, error), 0);
+    assert_int_equal(strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)), 0);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM refunds WHERE id = $1", late), 0);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM idempotency WHERE unit = '"
+                                        HF_STORE_UNIT_NONE "' AND key = $1", first), 1);
+    /* The taker reads them back with the unit, the refund found by its id's unit too. */
+    refunds_seen_t seen = {first, late, 0, 0};
+    hf_store_loader_t loader = {.refund = refund_count, .context = &seen};
+    assert_int_equal(backend->load_unit(b, HF_STORE_UNIT_NONE, &loader, error, sizeof error), 0);
+    assert_int_equal(seen.first_count, 1);
+    assert_int_equal(seen.late_count, 0);
+    char found_unit[64] = "";
+    bool found = false;
+    assert_int_equal(backend->unit_find(b, "refund", first, found_unit, sizeof found_unit, &found,
+                                        error, sizeof error), 0);
+    assert_true(found);
+    assert_string_equal(found_unit, HF_STORE_UNIT_NONE);
+    assert_int_equal(backend->lease_release(b, "node-nb", error, sizeof error), 0);
+    PQfinish(look);
+    backend->close(a);
+    backend->close(b);
+}
+
 /* A batch of a unit this node never acquired is refused once the node holds any lease. */
 static void test_a_unit_never_acquired_is_refused(void **state)
 {
@@ -286,7 +392,8 @@ static void test_probe_tells_a_lost_connection_from_a_refused_batch(void **state
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_batch_units_are_distinct_and_skip_records_of_no_unit),
+        cmocka_unit_test(test_batch_units_are_distinct_and_name_records_of_no_unit),
+        cmocka_unit_test(test_a_stale_writer_of_no_unit_is_refused),
         cmocka_unit_test(test_array_literal_escapes_quotes_and_backslashes),
         cmocka_unit_test(test_a_stale_epoch_is_refused_and_writes_nothing),
         cmocka_unit_test(test_a_unit_never_acquired_is_refused),

@@ -182,4 +182,21 @@ int hf_pg_dispatch_load(PGconn **connection, const char *unit, const hf_store_lo
 /* Writes a PostgreSQL text array literal of the strings into out: {"a","b"}. Pure. */
 void hf_pg_array_write(hf_buffer_t *out, const char *const *items, size_t count);
 
+/* The idempotency keys, each kept per unit (API.md section 11): the unit of the request that
+ * used it (store.h's HF_STORE_UNIT_NONE for none). A table made before keys had units gets the
+ * column, its keys becoming records of no unit, and the key (unit, key). */
+#define HF_PG_IDEMPOTENCY_TABLE \
+    "CREATE TABLE IF NOT EXISTS idempotency(" \
+    "  unit TEXT NOT NULL DEFAULT '" HF_STORE_UNIT_NONE "', key TEXT NOT NULL," \
+    "  hash BYTEA NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL," \
+    "  created_at BIGINT NOT NULL, PRIMARY KEY(unit, key));" \
+    "ALTER TABLE idempotency ADD COLUMN IF NOT EXISTS unit TEXT NOT NULL" \
+    "  DEFAULT '" HF_STORE_UNIT_NONE "';" \
+    "DO $m$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a" \
+    "    ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)" \
+    "    WHERE i.indrelid = 'idempotency'::regclass AND i.indisprimary AND a.attname = 'unit')" \
+    "  THEN ALTER TABLE idempotency DROP CONSTRAINT idempotency_pkey;" \
+    "    ALTER TABLE idempotency ADD PRIMARY KEY(unit, key); END IF; END $m$;" \
+    "CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency(created_at);"
+
 #endif

@@ -339,8 +339,10 @@ static const struct {
 } UNIT_OF[] = {
     {"hold", "SELECT event_id FROM holds WHERE id = $1"},
     {"order", "SELECT event_id FROM orders WHERE id = $1"},
-    {"refund", "SELECT holds.event_id FROM refunds JOIN holds ON holds.id ="
-               " refunds.reservation_id WHERE refunds.id = $1"},
+    /* A refund of a hold no event has is a record of no unit. */
+    {"refund", "SELECT COALESCE((SELECT event_id FROM holds WHERE holds.id ="
+               " refunds.reservation_id), '" HF_STORE_UNIT_NONE "') FROM refunds"
+               " WHERE refunds.id = $1"},
     {"ticket", "SELECT event_id FROM tickets WHERE id = $1"},
     {"ride", "SELECT fleet_id FROM rides WHERE id = $1"},
 };

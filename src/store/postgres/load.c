@@ -158,7 +158,8 @@ static int refund_deliver(PGresult *result, int row, load_context_t *context) {
                                  .payment_intent_id = text_at(result, row, 1),
                                  .reservation_id = text_at(result, row, 2),
                                  .amount = integer_at(result, row, 3),
-                                 .created_at_ms = integer_at(result, row, 6)};
+                                 .created_at_ms = integer_at(result, row, 6),
+                                 .event_id = text_at(result, row, 7)};
     const char *id = refund.refund_id;
     if (!payment_word_read(text_at(result, row, 4), hf_refund_reason_parse, &refund.reason,
                            context, "refunds", id) ||
@@ -222,19 +223,23 @@ static const load_step_t LOAD_HOLDS = {"holds", SELECT_HOLDS " ORDER BY seq",
 static const load_step_t LOAD_ORDERS = {"orders", SELECT_ORDERS " ORDER BY seq",
                                         SELECT_ORDERS " WHERE event_id = $1 ORDER BY seq",
                                         order_deliver};
+/* A key belongs to the unit of the request that used it (store.h's HF_STORE_UNIT_NONE for
+ * none): a unit's load reads only its own. */
 #define SELECT_KEYS \
     "SELECT key, hash, status, body, created_at FROM idempotency" \
-    " WHERE created_at >= $1::bigint ORDER BY created_at, key"
-static const load_step_t LOAD_IDEMPOTENCY = {"idempotency", SELECT_KEYS, SELECT_KEYS,
-                                             idempotency_deliver};
+    " WHERE created_at >= $1::bigint"
+static const load_step_t LOAD_IDEMPOTENCY = {
+    "idempotency", SELECT_KEYS " ORDER BY created_at, key",
+    SELECT_KEYS " AND unit = $2 ORDER BY created_at, key", idempotency_deliver};
 #define SELECT_REFUNDS \
-    "SELECT id, payment_intent_id, reservation_id, amount, reason, status, created_at" \
-    " FROM refunds"
+    "SELECT id, payment_intent_id, reservation_id, amount, reason, status, created_at," \
+    " (SELECT event_id FROM holds WHERE holds.id = refunds.reservation_id) FROM refunds"
 static const load_step_t LOAD_REFUNDS = {
     "refunds", SELECT_REFUNDS " ORDER BY seq",
     SELECT_REFUNDS " WHERE reservation_id IN (SELECT id FROM holds WHERE event_id = $1)"
-    /* The unit "" is the records of no unit: refunds of holds no event has. */
-    " OR ($1 = '' AND reservation_id NOT IN (SELECT id FROM holds)) ORDER BY seq",
+    /* The records of no unit: refunds of holds no event has. */
+    " OR ($1 = '" HF_STORE_UNIT_NONE "' AND reservation_id NOT IN (SELECT id FROM holds))"
+    " ORDER BY seq",
     refund_deliver};
 #define SELECT_DELIVERIES \
     "SELECT payment_intent_id, type, result, reason, late, order_id, refund_id, received_at" \
@@ -242,8 +247,9 @@ static const load_step_t LOAD_REFUNDS = {
 static const load_step_t LOAD_DELIVERIES = {
     "deliveries", SELECT_DELIVERIES " ORDER BY seq",
     SELECT_DELIVERIES " AND (" OF_UNIT_HOLDS
-    /* The unit "": deliveries for holds no event has (their repeats are answered alike). */
-    " OR ($2 = '' AND (reservation_id IS NULL OR reservation_id NOT IN (SELECT id FROM holds))))"
+    /* The records of no unit: deliveries for holds no event has (repeats answered alike). */
+    " OR ($2 = '" HF_STORE_UNIT_NONE "' AND (reservation_id IS NULL"
+    " OR reservation_id NOT IN (SELECT id FROM holds))))"
     " ORDER BY seq", delivery_deliver};
 
 #define SELECT_TICKETS \
@@ -262,7 +268,7 @@ static int load_table(PGconn **connection, const load_step_t *step, const char *
                                               : context->loader->keep_since_ms;
         snprintf(since, sizeof since, "%" PRId64, ms);
         values[count++] = since;
-        if (unit != NULL && step == &LOAD_DELIVERIES) values[count++] = unit;
+        if (unit != NULL) values[count++] = unit;
     } else if (unit != NULL) {
         values[count++] = unit;
     }
