@@ -8,14 +8,10 @@
 
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, existsSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createHmac } from "node:crypto";
 import path from "node:path";
-import { createRequire } from "node:module";
-import { root, CHROMIUM, LAUNCH, VIEWPORT, sleep, call as callAt, startServer } from "./server.mjs";
-
-const require = createRequire(import.meta.url);
-const { chromium } = require("playwright-core");
+import { root, VIEWPORT, sleep, call as callAt, startServer, openSession, closeSession } from "./common.mjs";
 
 // Under build/ (ignored by git): a test run leaves the tree as it found it. `make screenshots`
 // copies it over docs/seatmap.png when the page's look changes.
@@ -23,8 +19,8 @@ const SCREENSHOT = process.env.HOLDFAST_SCREENSHOT || path.join(root, "build", "
 // The map while the stream is held back: every seat loading.
 const SCREENSHOT_LOADING = path.join(path.dirname(SCREENSHOT), "seatmap-loading.png");
 
-let base = process.env.HOLDFAST_BASE_URL || "";
-let server = null;
+let base = "";
+let session = null;
 let browser = null;
 
 /* ---------- helpers ---------- */
@@ -144,17 +140,12 @@ function recordAvailableSeats() {
 /* ---------- tests ---------- */
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: apt-get install -y chromium`);
-  if (!base) {
-    server = await startServer("seatmap");
-    base = server.base;
-  }
-  browser = await chromium.launch(LAUNCH);
+  session = await openSession("seatmap");
+  ({ base, browser } = session);
 });
 
 after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.stop();
+  if (session) await closeSession(session);
 });
 
 describe("box-office page", () => {

@@ -9,13 +9,9 @@
 
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { rmSync, existsSync, statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import path from "node:path";
-import { createRequire } from "node:module";
-import { root, CHROMIUM, LAUNCH, VIEWPORT, sleep, call as callAt, startServer } from "./server.mjs";
-
-const require = createRequire(import.meta.url);
-const { chromium } = require("playwright-core");
+import { root, VIEWPORT, sleep, call as callAt, openSession, closeSession } from "./common.mjs";
 
 // Under build/ (ignored by git), so a test run leaves the tree as it found it.
 const SHOTS = process.env.HOLDFAST_SCREENSHOT ? path.dirname(process.env.HOLDFAST_SCREENSHOT) : path.join(root, "build");
@@ -28,8 +24,8 @@ const AHEAD = 10;
 // A run against a server that is already up may find the events of an earlier run.
 const SUFFIX = process.env.HOLDFAST_BASE_URL ? "_" + Date.now().toString(36) : "";
 
-let base = process.env.HOLDFAST_BASE_URL || "";
-let server = null;
+let base = "";
+let session = null;
 let browser = null;
 
 /* ---------- helpers ---------- */
@@ -146,17 +142,12 @@ function recordQueueCard() {
 /* ---------- tests ---------- */
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: apt-get install -y chromium`);
-  if (!base) {
-    server = await startServer("queue");
-    base = server.base;
-  }
-  browser = await chromium.launch(LAUNCH);
+  session = await openSession("queue");
+  ({ base, browser } = session);
 });
 
 after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.stop();
+  if (session) await closeSession(session);
 });
 
 describe("the waiting room on the box-office page (real server)", () => {

@@ -1,8 +1,9 @@
-// What the browser tests (seatmap.test.mjs, waitingroom.test.mjs) share: chromium's launch
-// settings, a free port, a server of our own (started, waited for, stopped) and a JSON call to
-// it. Not a test file itself (node --test runs only *.test.mjs here).
+// What the browser tests (seatmap.test.mjs, waitingroom.test.mjs) share: chromium launched
+// with the tests' settings, a free port, a server of our own (started, waited for, stopped)
+// and a JSON call to it. Not a test file itself (node --test runs only *.test.mjs here).
 //   HOLDFAST_BINARY    the server (default build/holdfast, from the repository root)
 //   HOLDFAST_CHROMIUM  the browser (default /usr/bin/chromium)
+//   HOLDFAST_BASE_URL  a server that is already up, used instead of one of our own
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -11,6 +12,9 @@ import { tmpdir } from "node:os";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+
+const { chromium } = createRequire(import.meta.url)("playwright-core");
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -94,4 +98,27 @@ export async function startServer(name, args = []) {
     }
     await sleep(50);
   }
+}
+
+/* Chromium, and a server of our own named `name` unless HOLDFAST_BASE_URL names one that is
+   already up: { base, server (null then), browser }. closeSession ends both. */
+export async function openSession(name) {
+  assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: apt-get install -y chromium`);
+  const session = { base: process.env.HOLDFAST_BASE_URL || "", server: null, browser: null };
+  if (!session.base) {
+    session.server = await startServer(name);
+    session.base = session.server.base;
+  }
+  try {
+    session.browser = await chromium.launch(LAUNCH);
+  } catch (e) {
+    await closeSession(session);
+    throw e;
+  }
+  return session;
+}
+
+export async function closeSession(session) {
+  if (session.browser) await session.browser.close();
+  if (session.server) await session.server.stop();
 }
