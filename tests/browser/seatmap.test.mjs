@@ -8,97 +8,24 @@
 
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, mkdirSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import net from "node:net";
+import { mkdirSync } from "node:fs";
 import { createHmac } from "node:crypto";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { createRequire } from "node:module";
+import { root, VIEWPORT, sleep, call as callAt, startServer, openSession, closeSession } from "./common.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, "..", "..");
-const require = createRequire(import.meta.url);
-const { chromium } = require("playwright-core");
-
-const CHROMIUM = process.env.HOLDFAST_CHROMIUM || "/usr/bin/chromium";
-const LAUNCH = {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-};
-const VIEWPORT = { width: 1440, height: 900 };
 // Under build/ (ignored by git): a test run leaves the tree as it found it. `make screenshots`
 // copies it over docs/seatmap.png when the page's look changes.
 const SCREENSHOT = process.env.HOLDFAST_SCREENSHOT || path.join(root, "build", "seatmap.png");
 // The map while the stream is held back: every seat loading.
 const SCREENSHOT_LOADING = path.join(path.dirname(SCREENSHOT), "seatmap-loading.png");
 
-let base = process.env.HOLDFAST_BASE_URL || "";
-let server = null;
-let serverLog = "";
-let dataDir = null;
+let base = "";
+let session = null;
 let browser = null;
 
 /* ---------- helpers ---------- */
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function call(method, p, body) {
-  const res = await fetch(base + p, {
-    method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json = null;
-  try { json = text ? JSON.parse(text) : null; } catch { json = text; }
-  return { status: res.status, body: json, headers: res.headers };
-}
-
-async function startServer() {
-  const binary = path.resolve(root, process.env.HOLDFAST_BINARY || "build/holdfast");
-  assert.ok(existsSync(binary), `no server binary at ${binary}: run make first`);
-  dataDir = mkdtempSync(path.join(tmpdir(), "holdfast-browser-"));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  const env = { ...process.env };
-  delete env.HOLDFAST_API_KEY;                      // the page is tested without a key
-  server = spawn(binary, ["serve", "--listen", `127.0.0.1:${port}`, "--data", dataDir],
-                 { env, stdio: ["ignore", "pipe", "pipe"] });
-  server.stdout.on("data", (d) => { serverLog += d; });
-  server.stderr.on("data", (d) => { serverLog += d; });
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    if (server.exitCode !== null) throw new Error("the server exited at start:\n" + serverLog);
-    try {
-      const r = await fetch(base + "/healthz");
-      if (r.status === 200) return;
-    } catch { /* not yet */ }
-    if (Date.now() > deadline) throw new Error("the server did not answer /healthz within 15 s:\n" + serverLog);
-    await sleep(50);
-  }
-}
-
-async function stopServer() {
-  if (!server) return;
-  const exited = new Promise((r) => server.once("exit", r));
-  if (server.exitCode === null) server.kill("SIGTERM");
-  await Promise.race([exited, sleep(5000)]);
-  if (server.exitCode === null) server.kill("SIGKILL");
-  server = null;
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-}
+const call = (method, p, body) => callAt(base, method, p, body);
 
 /* A deterministic pseudo-random sequence, so the screenshot looks the same every run. */
 function rng(seed) {
@@ -213,14 +140,12 @@ function recordAvailableSeats() {
 /* ---------- tests ---------- */
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: apt-get install -y chromium`);
-  if (!base) await startServer();
-  browser = await chromium.launch(LAUNCH);
+  session = await openSession("seatmap");
+  ({ base, browser } = session);
 });
 
 after(async () => {
-  if (browser) await browser.close();
-  await stopServer();
+  if (session) await closeSession(session);
 });
 
 describe("box-office page", () => {
@@ -752,36 +677,20 @@ describe("a 60,000-seat event", () => {
 });
 
 describe("with an API key", () => {
-  let keyed = null, keyedBase = "", keyedDir = null;
+  let keyed = null, keyedBase = "";
 
   before(async () => {
     if (process.env.HOLDFAST_BASE_URL) return;
-    const binary = path.resolve(root, process.env.HOLDFAST_BINARY || "build/holdfast");
-    keyedDir = mkdtempSync(path.join(tmpdir(), "holdfast-browser-key-"));
-    const port = await freePort();
-    keyedBase = `http://127.0.0.1:${port}`;
-    keyed = spawn(binary, ["serve", "--listen", `127.0.0.1:${port}`, "--data", keyedDir, "--api-key", "s3cret-key"],
-                  { stdio: ["ignore", "ignore", "ignore"] });
-    const deadline = Date.now() + 15000;
-    for (;;) {
-      try { if ((await fetch(keyedBase + "/healthz")).status === 200) break; } catch { /* not yet */ }
-      assert.ok(Date.now() < deadline, "the server with a key did not start");
-      await sleep(50);
-    }
-    const r = await fetch(keyedBase + "/v1/events", {
-      method: "POST", headers: { "Content-Type": "application/json", "Authorization": "Bearer s3cret-key" },
-      body: JSON.stringify({ id: "locked", name: "Members only", sections: [{ id: "CLUB", price: 5000, rows: [{ id: "A", seats: 12 }] }] }),
-    });
+    keyed = await startServer("key", ["--api-key", "s3cret-key"]);
+    keyedBase = keyed.base;
+    const r = await callAt(keyedBase, "POST", "/v1/events",
+      { id: "locked", name: "Members only", sections: [{ id: "CLUB", price: 5000, rows: [{ id: "A", seats: 12 }] }] },
+      { "Authorization": "Bearer s3cret-key" });
     assert.equal(r.status, 201);
   });
 
   after(async () => {
-    if (keyed && keyed.exitCode === null) {
-      const exited = new Promise((r) => keyed.once("exit", r));
-      keyed.kill("SIGTERM");
-      await Promise.race([exited, sleep(5000)]);
-    }
-    if (keyedDir) rmSync(keyedDir, { recursive: true, force: true });
+    if (keyed) await keyed.stop();
   });
 
   it("asks for the key, then lists, streams and holds with it", { skip: !!process.env.HOLDFAST_BASE_URL }, async () => {
@@ -807,14 +716,7 @@ describe("with an API key", () => {
   });
 
   it("shows the staff tab once the key is given: holds, orders, More, closing sales", { skip: !!process.env.HOLDFAST_BASE_URL }, async () => {
-    const keyedCall = async (method, p, body) => {
-      const res = await fetch(keyedBase + p, {
-        method,
-        headers: { "Content-Type": "application/json", "Authorization": "Bearer s3cret-key" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: await res.json() };
-    };
+    const keyedCall = (method, p, body) => callAt(keyedBase, method, p, body, { "Authorization": "Bearer s3cret-key" });
     const created = await keyedCall("POST", "/v1/events", {
       id: "staffed", name: "Staffed night", sections: [{ id: "CLUB", price: 5000, rows: [{ id: "A", seats: 12 }] }],
       pools: [{ id: "GA", capacity: 100, price: 1000 }],
@@ -896,16 +798,10 @@ describe("with an API key", () => {
 
 describe("staff refunds and history", () => {
   const KEY = "refund-key", SECRET = "whsec_browser";
-  let server2 = null, base2 = "", dir2 = null;
+  let server2 = null, base2 = "";
 
-  const keyedCall = async (method, p, body, headers) => {
-    const res = await fetch(base2 + p, {
-      method,
-      headers: Object.assign({ "Content-Type": "application/json", "Authorization": "Bearer " + KEY }, headers || {}),
-      body: body === undefined ? undefined : (typeof body === "string" ? body : JSON.stringify(body)),
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const keyedCall = (method, p, body, headers) =>
+    callAt(base2, method, p, body, Object.assign({ "Authorization": "Bearer " + KEY }, headers || {}));
 
   /* A payment webhook signed as the provider does: HMAC-SHA256 of "t.body" (API.md section 7). */
   const webhook = (delivery) => {
@@ -917,28 +813,12 @@ describe("staff refunds and history", () => {
 
   before(async () => {
     if (process.env.HOLDFAST_BASE_URL) return;
-    const binary = path.resolve(root, process.env.HOLDFAST_BINARY || "build/holdfast");
-    dir2 = mkdtempSync(path.join(tmpdir(), "holdfast-browser-refunds-"));
-    const port = await freePort();
-    base2 = `http://127.0.0.1:${port}`;
-    server2 = spawn(binary, ["serve", "--listen", `127.0.0.1:${port}`, "--data", dir2,
-                             "--api-key", KEY, "--webhook-secret", SECRET],
-                    { stdio: ["ignore", "ignore", "ignore"] });
-    const deadline = Date.now() + 15000;
-    for (;;) {
-      try { if ((await fetch(base2 + "/healthz")).status === 200) break; } catch { /* not yet */ }
-      assert.ok(Date.now() < deadline, "the server with a webhook secret did not start");
-      await sleep(50);
-    }
+    server2 = await startServer("refunds", ["--api-key", KEY, "--webhook-secret", SECRET]);
+    base2 = server2.base;
   });
 
   after(async () => {
-    if (server2 && server2.exitCode === null) {
-      const exited = new Promise((r) => server2.once("exit", r));
-      server2.kill("SIGTERM");
-      await Promise.race([exited, sleep(5000)]);
-    }
-    if (dir2) rmSync(dir2, { recursive: true, force: true });
+    if (server2) await server2.stop();
   });
 
   it("lists a pending refund, marks it refunded, and pages the history back with Older", { skip: !!process.env.HOLDFAST_BASE_URL }, async () => {

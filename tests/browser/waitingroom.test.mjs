@@ -9,27 +9,10 @@
 
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, existsSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import net from "node:net";
+import { rmSync, statSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { createRequire } from "node:module";
+import { root, VIEWPORT, sleep, call as callAt, openSession, closeSession } from "./common.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, "..", "..");
-const require = createRequire(import.meta.url);
-const { chromium } = require("playwright-core");
-
-const CHROMIUM = process.env.HOLDFAST_CHROMIUM || "/usr/bin/chromium";
-const LAUNCH = {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-};
-const VIEWPORT = { width: 1440, height: 900 };
 // Under build/ (ignored by git), so a test run leaves the tree as it found it.
 const SHOTS = process.env.HOLDFAST_SCREENSHOT ? path.dirname(process.env.HOLDFAST_SCREENSHOT) : path.join(root, "build");
 const SCREENSHOT = path.join(SHOTS, "waiting-room.png");
@@ -41,23 +24,11 @@ const AHEAD = 10;
 // A run against a server that is already up may find the events of an earlier run.
 const SUFFIX = process.env.HOLDFAST_BASE_URL ? "_" + Date.now().toString(36) : "";
 
-let base = process.env.HOLDFAST_BASE_URL || "";
-let server = null;
-let serverLog = "";
-let dataDir = null;
+let base = "";
+let session = null;
 let browser = null;
 
 /* ---------- helpers ---------- */
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /* Wait until fn() gives something (the page's answers are noted as they arrive). */
 async function until(fn, what, ms = 10000) {
@@ -70,50 +41,7 @@ async function until(fn, what, ms = 10000) {
   }
 }
 
-async function call(method, p, body) {
-  const res = await fetch(base + p, {
-    method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json = null;
-  try { json = text ? JSON.parse(text) : null; } catch { json = text; }
-  return { status: res.status, body: json };
-}
-
-async function startServer() {
-  const binary = path.resolve(root, process.env.HOLDFAST_BINARY || "build/holdfast");
-  assert.ok(existsSync(binary), `no server binary at ${binary}: run make first`);
-  dataDir = mkdtempSync(path.join(tmpdir(), "holdfast-browser-queue-"));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  const env = { ...process.env };
-  delete env.HOLDFAST_API_KEY;                      // the page is tested without a key
-  server = spawn(binary, ["serve", "--listen", `127.0.0.1:${port}`, "--data", dataDir],
-                 { env, stdio: ["ignore", "pipe", "pipe"] });
-  server.stdout.on("data", (d) => { serverLog += d; });
-  server.stderr.on("data", (d) => { serverLog += d; });
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    if (server.exitCode !== null) throw new Error("the server exited at start:\n" + serverLog);
-    try {
-      if ((await fetch(base + "/healthz")).status === 200) return;
-    } catch { /* not yet */ }
-    if (Date.now() > deadline) throw new Error("the server did not answer /healthz within 15 s:\n" + serverLog);
-    await sleep(50);
-  }
-}
-
-async function stopServer() {
-  if (!server) return;
-  const exited = new Promise((r) => server.once("exit", r));
-  if (server.exitCode === null) server.kill("SIGTERM");
-  await Promise.race([exited, sleep(5000)]);
-  if (server.exitCode === null) server.kill("SIGKILL");
-  server = null;
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-}
+const call = (method, p, body) => callAt(base, method, p, body);
 
 /* An event with a waiting room; fails clearly when the server has none (section 6). */
 async function createRoomEvent(id, room) {
@@ -214,14 +142,12 @@ function recordQueueCard() {
 /* ---------- tests ---------- */
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: apt-get install -y chromium`);
-  if (!base) await startServer();
-  browser = await chromium.launch(LAUNCH);
+  session = await openSession("queue");
+  ({ base, browser } = session);
 });
 
 after(async () => {
-  if (browser) await browser.close();
-  await stopServer();
+  if (session) await closeSession(session);
 });
 
 describe("the waiting room on the box-office page (real server)", () => {

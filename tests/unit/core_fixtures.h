@@ -1,6 +1,8 @@
 /* Shared helpers of the core's unit tests and simulation: a mutation sink that records what the
- * core emits, and a small builder of event definitions. Header-only (static functions) so each
- * test binary stays a single translation unit. */
+ * core emits, a small builder of event definitions, and the look-ups and checks the tests of
+ * the core make on it (an event, a seat, a hold that must be there; hf_core_check; no record).
+ * Header-only (static functions) so each test binary stays a single translation unit; include
+ * it after cmocka.h. */
 #ifndef HF_TESTS_CORE_FIXTURES_H
 #define HF_TESTS_CORE_FIXTURES_H
 
@@ -249,6 +251,78 @@ static inline const fx_record_t *fx_sink_first(const fx_sink_t *sink, int type)
     for (size_t i = 0; i < sink->count; i++)
         if (sink->records[i].type == type) return &sink->records[i];
     return NULL;
+}
+
+/* A core whose records go to sink, which keeps the first `capacity` of them. */
+static inline hf_core_t *fx_core_create(fx_sink_t *sink, size_t capacity)
+{
+    fx_sink_init(sink, capacity);
+    hf_core_t *core = hf_core_create(fx_sink_of(sink));
+    assert_non_null(core);
+    return core;
+}
+
+static inline void fx_core_destroy(hf_core_t *core, fx_sink_t *sink)
+{
+    hf_core_destroy(core);
+    fx_sink_free(sink);
+}
+
+/* ---- Look-ups that fail the test when the thing is not there ---- */
+
+static inline const hf_event_t *fx_event_of(const hf_core_t *core, const char *event_id)
+{
+    const hf_event_t *event = hf_core_event(core, event_id, NULL);
+    if (event == NULL) fail_msg("no event %s", event_id);
+    return event;
+}
+
+static inline const hf_seat_t *fx_seat_of(const hf_core_t *core, const char *event_id,
+                                          const char *seat_id)
+{
+    const hf_event_t *event = fx_event_of(core, event_id);
+    uint32_t index = UINT32_MAX;
+    if (!hf_core_seat_find(event, seat_id, &index)) fail_msg("no seat %s", seat_id);
+    assert_true(index < event->seat_count);
+    return &event->seats[index];
+}
+
+/* The hold found by id, which must also be the one at the index the look-up answers. */
+static inline const hf_hold_t *fx_hold_of(const hf_core_t *core, const char *hold_id)
+{
+    uint32_t index = UINT32_MAX;
+    const hf_hold_t *hold = hf_core_hold_find(core, hold_id, &index);
+    if (hold == NULL) fail_msg("no hold %s", hold_id);
+    assert_ptr_equal(hf_core_hold_at(core, index), hold);
+    return hold;
+}
+
+/* ---- Checks ---- */
+
+/* The core's own consistency check (hf_core_check) at `now`. */
+static inline void fx_assert_consistent(const hf_core_t *core, hf_time_ms_t now)
+{
+    const char *fault = hf_core_check(core, now);
+    if (fault != NULL) fail_msg("hf_core_check: %s", fault);
+}
+
+/* Nothing emitted since the sink's last reset (an error emits no record). */
+static inline void fx_assert_no_mutation(const fx_sink_t *sink)
+{
+    if (sink->total != 0)
+        fail_msg("expected no mutation, got %zu (first type %d)", sink->total,
+                 sink->count ? sink->records[0].type : -1);
+}
+
+/* hf_core_hold with the request given; index and detail may be NULL when the test does not
+ * look at them (detail is cleared first, as the engine does). */
+static inline hf_error_t fx_hold(hf_core_t *core, const hf_hold_request_t *request,
+                                 hf_time_ms_t now, uint32_t *index, hf_error_detail_t *detail)
+{
+    static hf_error_detail_t scratch;
+    uint32_t unused = UINT32_MAX;
+    memset(detail ? detail : &scratch, 0, sizeof scratch);
+    return hf_core_hold(core, request, now, index ? index : &unused, detail ? detail : &scratch);
 }
 
 /* ---- Event definition builder ---- */

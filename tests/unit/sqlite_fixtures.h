@@ -1,5 +1,7 @@
-/* Shared helpers of the unit tests that open SQLite databases (test_vfs, test_checkpoint): a
- * statement that must succeed, a number read back, a connection opened on a given VFS.
+/* Shared helpers of the unit tests that open SQLite databases (test_vfs, test_checkpoint,
+ * test_history) or the store on one (test_store, test_rows, test_payment, test_queue): a
+ * database in a temporary directory of its own, with the store's URL for it; a statement that
+ * must succeed, a number read back, a connection opened on a given VFS.
  * Header-only (static inline functions) so each test binary stays a single translation unit;
  * include it after cmocka.h. */
 #ifndef HF_TESTS_SQLITE_FIXTURES_H
@@ -7,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -15,6 +18,7 @@
 typedef struct temporary_database {
     char directory[64];
     char path[128];
+    char url[160]; /* sqlite:PATH, what hf_store_open takes */
 } temporary_database_t;
 
 /* Makes /tmp/holdfast-NAME-XXXXXX and sets path to test.db in it; false if mkdtemp failed. */
@@ -22,14 +26,16 @@ static inline bool temporary_database_make(temporary_database_t *database, const
     snprintf(database->directory, sizeof database->directory, "/tmp/holdfast-%s-XXXXXX", name);
     if (mkdtemp(database->directory) == NULL) return false;
     snprintf(database->path, sizeof database->path, "%s/test.db", database->directory);
+    snprintf(database->url, sizeof database->url, "sqlite:%s", database->path);
     return true;
 }
 
-/* Removes the database, its -wal and -shm files and the directory (connections closed). */
+/* Removes the database, its -wal, -shm and -journal files and the directory (connections
+ * closed). */
 static inline void temporary_database_remove(const temporary_database_t *database) {
-    const char *suffixes[] = {"", "-wal", "-shm"};
+    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
     char file[200];
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         snprintf(file, sizeof file, "%s%s", database->path, suffixes[i]);
         unlink(file);
     }

@@ -97,14 +97,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *f = *state;
-    hf_core_destroy(f->core);
-    fx_sink_free(&f->sink);
+    fx_core_destroy(f->core, &f->sink);
     free(f);
     return 0;
 }
 
 /* ---- helpers ---- */
-
 
 typedef struct best_spec {
     uint32_t count;
@@ -128,11 +126,7 @@ static hf_error_t request_hold(fixture_t *f, const char *event_id, const char *u
         .ttl_ms = -1, .replace_existing = replace,
         .best_count = best.count, .best_section = best.section, .best_adjacent = best.adjacent,
     };
-    static hf_error_detail_t scratch;
-    uint32_t unused = UINT32_MAX;
-    memset(detail ? detail : &scratch, 0, sizeof scratch);
-    return hf_core_hold(f->core, &request, now, index ? index : &unused,
-                        detail ? detail : &scratch);
+    return fx_hold(f->core, &request, now, index, detail);
 }
 
 /* A best_available hold without named seats or pools. */
@@ -156,24 +150,17 @@ static void take(fixture_t *f, const char *event_id, const char *user, const cha
 
 static const hf_event_t *event_of(fixture_t *f, const char *event_id)
 {
-    const hf_event_t *event = hf_core_event(f->core, event_id, NULL);
-    assert_non_null(event);
-    return event;
+    return fx_event_of(f->core, event_id);
 }
 
 static const hf_seat_t *seat_of(fixture_t *f, const char *event_id, const char *seat_id)
 {
-    const hf_event_t *event = event_of(f, event_id);
-    uint32_t index = UINT32_MAX;
-    if (!hf_core_seat_find(event, seat_id, &index)) fail_msg("no seat %s", seat_id);
-    return &event->seats[index];
+    return fx_seat_of(f->core, event_id, seat_id);
 }
 
 static const hf_hold_t *hold_by_id(fixture_t *f, const char *hold_id)
 {
-    const hf_hold_t *h = hf_core_hold_find(f->core, hold_id, NULL);
-    if (h == NULL) fail_msg("no hold %s", hold_id);
-    return h;
+    return fx_hold_of(f->core, hold_id);
 }
 
 /* The seats of a hold or order's items, as "S-A-4 S-A-5", in their stored order. */
@@ -227,15 +214,12 @@ static void assert_rows(fixture_t *f, hf_time_ms_t now)
         }
         assert_int_equal(seats, event->seat_count);
     }
-    const char *fault = hf_core_check(f->core, now);
-    if (fault != NULL) fail_msg("hf_core_check: %s", fault);
+    fx_assert_consistent(f->core, now);
 }
 
 static void assert_no_mutation(fixture_t *f)
 {
-    if (f->sink.total != 0)
-        fail_msg("expected no mutation, got %zu (first type %d)", f->sink.total,
-                 f->sink.count ? f->sink.records[0].type : -1);
+    fx_assert_no_mutation(&f->sink);
 }
 
 static uint32_t row_available(fixture_t *f, const char *event_id, const char *section,

@@ -39,9 +39,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture_t *f = calloc(1, sizeof *f);
-    fx_sink_init(&f->sink, 4096);
-    f->core = hf_core_create(fx_sink_of(&f->sink));
-    assert_non_null(f->core);
+    f->core = fx_core_create(&f->sink, 4096);
     fx_event_init(&f->show, "show", TTL, MAX_HOLD, 8, 10);
     fx_event_section(&f->show, "FLOOR", FLOOR_PRICE, 2, 30);
     fx_event_section(&f->show, "BALC", BALC_PRICE, 1, 40);
@@ -61,14 +59,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *f = *state;
-    hf_core_destroy(f->core);
-    fx_sink_free(&f->sink);
+    fx_core_destroy(f->core, &f->sink);
     free(f);
     return 0;
 }
 
 /* ---- helpers ---- */
-
 
 static hf_error_t hold_on(fixture_t *f, const char *event_id, const char *user, const char *hold_id,
                           const char *const *seats, uint32_t seat_count,
@@ -82,11 +78,7 @@ static hf_error_t hold_on(fixture_t *f, const char *event_id, const char *user, 
         .pools = pools, .pool_count = pool_count,
         .ttl_ms = ttl_ms, .replace_existing = replace,
     };
-    static hf_error_detail_t scratch;
-    uint32_t unused = UINT32_MAX;
-    memset(detail ? detail : &scratch, 0, sizeof scratch);
-    return hf_core_hold(f->core, &request, now, index ? index : &unused,
-                        detail ? detail : &scratch);
+    return fx_hold(f->core, &request, now, index, detail);
 }
 
 static hf_error_t hold(fixture_t *f, const char *user, const char *hold_id,
@@ -100,18 +92,12 @@ static hf_error_t hold(fixture_t *f, const char *user, const char *hold_id,
 
 static const hf_event_t *event_of(fixture_t *f, const char *event_id)
 {
-    const hf_event_t *event = hf_core_event(f->core, event_id, NULL);
-    assert_non_null(event);
-    return event;
+    return fx_event_of(f->core, event_id);
 }
 
 static const hf_seat_t *seat_on(fixture_t *f, const char *event_id, const char *seat_id)
 {
-    const hf_event_t *event = event_of(f, event_id);
-    uint32_t index = UINT32_MAX;
-    assert_true(hf_core_seat_find(event, seat_id, &index));
-    assert_true(index < event->seat_count);
-    return &event->seats[index];
+    return fx_seat_of(f->core, event_id, seat_id);
 }
 
 static const hf_seat_t *seat(fixture_t *f, const char *seat_id)
@@ -129,11 +115,7 @@ static const hf_pool_t *pool(fixture_t *f, const char *pool_id)
 
 static const hf_hold_t *hold_by_id(fixture_t *f, const char *hold_id)
 {
-    uint32_t index = UINT32_MAX;
-    const hf_hold_t *h = hf_core_hold_find(f->core, hold_id, &index);
-    assert_non_null(h);
-    assert_ptr_equal(hf_core_hold_at(f->core, index), h);
-    return h;
+    return fx_hold_of(f->core, hold_id);
 }
 
 static void assert_counts(hf_counts_t counts, uint32_t available, uint32_t held, uint32_t sold)
@@ -145,15 +127,12 @@ static void assert_counts(hf_counts_t counts, uint32_t available, uint32_t held,
 
 static void assert_consistent(fixture_t *f, hf_time_ms_t now)
 {
-    const char *fault = hf_core_check(f->core, now);
-    if (fault != NULL) fail_msg("hf_core_check: %s", fault);
+    fx_assert_consistent(f->core, now);
 }
 
 static void assert_no_mutation(fixture_t *f)
 {
-    if (f->sink.total != 0)
-        fail_msg("expected no mutation, got %zu (first type %d)", f->sink.total,
-                 f->sink.count ? f->sink.records[0].type : -1);
+    fx_assert_no_mutation(&f->sink);
 }
 
 static void assert_seat_record(fixture_t *f, const char *seat_id, int status, uint32_t version)

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "core_fixtures.h"
-#include "store/store.h"
+#include "store_fixtures.h"
 
 #define T0 1795291200000LL
 #define TTL 60000
@@ -96,16 +96,12 @@ static size_t records_of(const fixture_t *f, hf_mutation_type_t type, const hf_m
 
 static uint8_t seat_status(const fixture_t *f, const char *seat_id)
 {
-    const hf_event_t *event = hf_core_event(f->core, "e1", NULL);
-    uint32_t seat;
-    assert_true(hf_core_seat_find(event, seat_id, &seat));
-    return event->seats[seat].status;
+    return fx_seat_of(f->core, "e1", seat_id)->status;
 }
 
 static void assert_consistent(const fixture_t *f, int64_t now)
 {
-    const char *fault = hf_core_check(f->core, now);
-    if (fault) fail_msg("%s", fault);
+    fx_assert_consistent(f->core, now);
 }
 
 /* An active hold paid in full: committed with the intent as payment_ref, in one command whose
@@ -440,24 +436,18 @@ static int restore_delivery(void *context, const hf_stored_delivery_t *delivery)
     return hf_core_restore_delivery(context, delivery);
 }
 
-static void nothing(void *context) { (void)context; }
-
 /* Writes the fixture's batch to a new store, then loads it into a fresh core. */
 static hf_core_t *restored(fixture_t *f, int64_t now)
 {
-    char directory[] = "/tmp/hf_payment_XXXXXX", url[128], path[64], error[256];
-    assert_non_null(mkdtemp(directory));
-    snprintf(path, sizeof path, "%s/holdfast.db", directory);
-    snprintf(url, sizeof url, "sqlite:%s", path);
-    hf_store_t *store = NULL;
-    assert_int_equal(hf_store_open(&store, url, error, sizeof error), 0);
-    assert_int_equal(hf_store_start(store, nothing, NULL), 0);
-    hf_store_submit(store, f->batch, 1);
-    hf_store_close(store); /* writes and syncs the batch in flight */
+    temporary_database_t database;
+    assert_true(temporary_database_make(&database, "payment"));
+    store_write_batch(database.url, f->batch);
     f->batch = hf_batch_create();
     hf_core_set_sink(f->core, (hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
     hf_core_t *core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
-    assert_int_equal(hf_store_open(&store, url, error, sizeof error), 0);
+    hf_store_t *store = NULL;
+    char error[256];
+    assert_int_equal(hf_store_open(&store, database.url, error, sizeof error), 0);
     hf_store_loader_t loader = {.event = restore_event, .hold = restore_hold,
                                 .order = restore_order, .refund = restore_refund,
                                 .delivery = restore_delivery,
@@ -466,13 +456,7 @@ static hf_core_t *restored(fixture_t *f, int64_t now)
     int rc = hf_store_load(store, &loader, error, sizeof error);
     if (rc) fail_msg("load: %s", error);
     hf_store_close(store);
-    unlink(path);
-    char wal[96];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", path);
-    unlink(wal);
-    rmdir(directory);
+    temporary_database_remove(&database);
     return core;
 }
 

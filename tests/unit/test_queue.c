@@ -15,7 +15,7 @@
 
 #include "core/queue.h"
 #include "core_fixtures.h"
-#include "store/store.h"
+#include "store_fixtures.h"
 
 #define T0 1795291200000LL
 
@@ -29,8 +29,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture_t *f = calloc(1, sizeof *f);
-    fx_sink_init(&f->sink, 1024);
-    f->core = hf_core_create(fx_sink_of(&f->sink));
+    f->core = fx_core_create(&f->sink, 1024);
     *state = f;
     return 0;
 }
@@ -38,8 +37,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *f = *state;
-    hf_core_destroy(f->core);
-    fx_sink_free(&f->sink);
+    fx_core_destroy(f->core, &f->sink);
     free(f);
     return 0;
 }
@@ -440,8 +438,6 @@ static int store_revive(void *context, const hf_stored_ticket_t *ticket)
     return hf_core_revive_ticket(revive->core, ticket, &revive->index);
 }
 
-static void nothing(void *context) { (void)context; }
-
 /* Joins, an admission, a completion and an abandonment written by the store, loaded into a
  * fresh core with the same statuses, positions and admission times; a forgotten ticket read
  * back by id. */
@@ -469,19 +465,15 @@ static void test_through_the_store(void **state)
     hf_core_advance(core, T0 + 1000);   /* q_1 is abandoned; q_3 and q_4 were polled later */
     assert_int_equal(hf_core_ticket_find(core, "q_1", NULL)->status, HF_TICKET_ABANDONED);
 
-    char directory[] = "/tmp/hf_queue_XXXXXX", url[128], path[64], error[256];
-    assert_non_null(mkdtemp(directory));
-    snprintf(path, sizeof path, "%s/holdfast.db", directory);
-    snprintf(url, sizeof url, "sqlite:%s", path);
-    hf_store_t *store = NULL;
-    assert_int_equal(hf_store_open(&store, url, error, sizeof error), 0);
-    assert_int_equal(hf_store_start(store, nothing, NULL), 0);
-    hf_store_submit(store, batch, 1);
-    hf_store_close(store); /* writes, syncs and frees the batch in flight */
+    temporary_database_t database;
+    assert_true(temporary_database_make(&database, "queue"));
+    store_write_batch(database.url, batch); /* writes, syncs and frees the batch */
     hf_core_set_sink(core, (hf_mutation_sink_t){NULL, NULL});
 
     hf_core_t *copy = hf_core_create((hf_mutation_sink_t){NULL, NULL});
-    assert_int_equal(hf_store_open(&store, url, error, sizeof error), 0);
+    hf_store_t *store = NULL;
+    char error[256];
+    assert_int_equal(hf_store_open(&store, database.url, error, sizeof error), 0);
     hf_store_loader_t loader = {.event = store_event, .ticket = store_ticket, .context = copy};
     if (hf_store_load(store, &loader, error, sizeof error)) fail_msg("load: %s", error);
     for (int i = 0; i < 5; i++) {
@@ -512,13 +504,7 @@ static void test_through_the_store(void **state)
     hf_store_close(store);
     hf_core_destroy(copy);
     hf_core_destroy(core);
-    unlink(path);
-    char wal[96];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", path);
-    unlink(wal);
-    rmdir(directory);
+    temporary_database_remove(&database);
 }
 
 int main(void)

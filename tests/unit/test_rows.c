@@ -19,6 +19,7 @@
 #include "lib/buffer.h"
 #include "store/rows.h"
 #include "store/store.h"
+#include "store_fixtures.h"
 
 #define ERROR_SIZE 256
 
@@ -334,20 +335,12 @@ static void test_items_refusals(void **state)
 
 /* ---- A damaged row read back through the store ---- */
 
-typedef struct directory {
-    char path[64];
-    char database[128];
-    char url[160];
-} directory_t;
+typedef temporary_database_t directory_t;
 
 static int directory_setup(void **state)
 {
     directory_t *directory = calloc(1, sizeof *directory);
-    if (directory == NULL) return -1;
-    snprintf(directory->path, sizeof directory->path, "/tmp/holdfast-rows-XXXXXX");
-    if (mkdtemp(directory->path) == NULL) return -1;
-    snprintf(directory->database, sizeof directory->database, "%s/holdfast.db", directory->path);
-    snprintf(directory->url, sizeof directory->url, "sqlite:%s", directory->database);
+    if (directory == NULL || !temporary_database_make(directory, "rows")) return -1;
     *state = directory;
     return 0;
 }
@@ -355,30 +348,15 @@ static int directory_setup(void **state)
 static int directory_teardown(void **state)
 {
     directory_t *directory = *state;
-    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
-    char file[200];
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        snprintf(file, sizeof file, "%s%s", directory->database, suffixes[i]);
-        unlink(file);
-    }
-    rmdir(directory->path);
+    temporary_database_remove(directory);
     free(directory);
     return 0;
-}
-
-static void nothing_to_wake(void *context)
-{
-    (void)context;
 }
 
 /* Writes an event e1 and a hold res_1 through the store: closing right after the submit still
  * writes the batch in flight, and frees it. */
 static void store_write_event_and_hold(const directory_t *directory)
 {
-    hf_store_t *store = NULL;
-    char error[ERROR_SIZE] = "";
-    assert_int_equal(hf_store_open(&store, directory->url, error, sizeof error), 0);
-    assert_int_equal(hf_store_start(store, nothing_to_wake, NULL), 0);
     hf_batch_t *batch = hf_batch_create();
     hf_event_definition_t definition = full_definition();
     snprintf(definition.id, sizeof definition.id, "e1");
@@ -392,14 +370,13 @@ static void store_write_event_and_hold(const directory_t *directory)
                                              .total = 100, .expires_at_ms = 1000,
                                              .status = HF_HOLD_HELD}};
     hf_batch_append(batch, &hold);
-    hf_store_submit(store, batch, 1);
-    hf_store_close(store);
+    store_write_batch(directory->url, batch);
 }
 
 static void execute(const directory_t *directory, const char *sql)
 {
     sqlite3 *database = NULL;
-    assert_int_equal(sqlite3_open(directory->database, &database), SQLITE_OK);
+    assert_int_equal(sqlite3_open(directory->path, &database), SQLITE_OK);
     assert_int_equal(sqlite3_exec(database, sql, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_changes(database), 1);
     sqlite3_close(database);

@@ -24,6 +24,7 @@
 #include "store/store.h"
 #include "store/fault.h"
 #include "store/sqlite/sync.h"
+#include "store_fixtures.h"
 
 /* 2026-11-21T20:00:00Z: a plausible "now" far from the epoch, so purge cut-offs are real. */
 #define NOW_MS 1795291200000LL
@@ -33,19 +34,12 @@ static uint8_t test_hash[32];
 
 /* ---- Fixture: a temporary directory and the store URL inside it ---- */
 
-typedef struct fixture {
-    char directory[64];
-    char path[128];
-    char url[160];
-} fixture_t;
+typedef temporary_database_t fixture_t;
 
 static int fixture_setup(void **state)
 {
     fixture_t *fixture = calloc(1, sizeof *fixture);
-    snprintf(fixture->directory, sizeof fixture->directory, "/tmp/holdfast-store-XXXXXX");
-    if (mkdtemp(fixture->directory) == NULL) return -1;
-    snprintf(fixture->path, sizeof fixture->path, "%s/holdfast.db", fixture->directory);
-    snprintf(fixture->url, sizeof fixture->url, "sqlite:%s", fixture->path);
+    if (fixture == NULL || !temporary_database_make(fixture, "store")) return -1;
     for (int i = 0; i < 32; i++) test_hash[i] = (uint8_t)(i * 7 + 1);
     *state = fixture;
     return 0;
@@ -54,13 +48,7 @@ static int fixture_setup(void **state)
 static int fixture_teardown(void **state)
 {
     fixture_t *fixture = *state;
-    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
-    char file[200];
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        snprintf(file, sizeof file, "%s%s", fixture->path, suffixes[i]);
-        unlink(file);
-    }
-    rmdir(fixture->directory);
+    temporary_database_remove(fixture);
     free(fixture);
     return 0;
 }
@@ -369,18 +357,25 @@ static void transcript_free(transcript_t *transcript)
     transcript->count = 0;
 }
 
-/* Reopens the store (a restart) and loads everything into the transcript. */
-static void reload(const fixture_t *fixture, int64_t keep_since_ms, transcript_t *transcript)
+/* Reopens the store (a restart) and loads it into the transcript with the loader's callbacks
+ * (its context is the transcript). */
+static void load_into(const fixture_t *fixture, hf_store_loader_t loader, transcript_t *transcript)
 {
     hf_store_t *store = NULL;
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, keep_since_ms, transcript, NULL,
-                                NULL, NULL, 0, NULL, NULL, NULL};
+    loader.context = transcript;
     int rc = hf_store_load(store, &loader, error, sizeof error);
-    if (rc != 0) fprintf(stderr, "load failed: %s\n", error);
-    assert_int_equal(rc, 0);
+    if (rc != 0) fail_msg("load failed: %s", error);
     hf_store_close(store);
+}
+
+/* Reopens the store and loads the events, holds, orders and keys into the transcript. */
+static void reload(const fixture_t *fixture, int64_t keep_since_ms, transcript_t *transcript)
+{
+    hf_store_loader_t loader = {.event = on_event, .hold = on_hold, .order = on_order,
+                                .idempotency = on_key, .keep_since_ms = keep_since_ms};
+    load_into(fixture, loader, transcript);
 }
 
 static void assert_transcript(const transcript_t *transcript, const char *const *expected,
@@ -389,6 +384,16 @@ static void assert_transcript(const transcript_t *transcript, const char *const 
     for (int i = 0; i < transcript->count && i < count; i++)
         assert_string_equal(transcript->lines[i], expected[i]);
     assert_int_equal(transcript->count, count);
+}
+
+/* Reopens the store, loads it with the loader's callbacks, and checks every line. */
+static void assert_loaded(const fixture_t *fixture, hf_store_loader_t loader,
+                          const char *const *expected, int count)
+{
+    transcript_t transcript = {0};
+    load_into(fixture, loader, &transcript);
+    assert_transcript(&transcript, expected, count);
+    transcript_free(&transcript);
 }
 
 /* One integer answered by a query run on a connection of the test's own. */
@@ -1374,10 +1379,6 @@ static void test_dispatch_round_trip(void **state)
     assert_true(submit_and_wait(store, batch, 2, error));
     hf_store_close(store);
     hf_batch_destroy(batch);
-    assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    transcript_t transcript = {0};
-    hf_store_loader_t loader = {.driver = on_driver, .ride = on_ride, .context = &transcript};
-    assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     static const char *const expected[] = {
         "driver f1/d1 40.7522 -73.99 4.5 0",
         "driver f1/d2 40.7511 -73.99 4.5 1",
@@ -1386,9 +1387,7 @@ static void test_dispatch_round_trip(void **state)
         "ride f1/r1 rider=rider 1 40.75 -73.99 r=3000 ttl=1500 assigned at=1795291200000"
         " offer=- 0 0 driver=d1 declined=[d3 d4] lapsed=[d2]",
     };
-    assert_transcript(&transcript, expected, 4);
-    transcript_free(&transcript);
-    hf_store_close(store);
+    assert_loaded(fixture, (hf_store_loader_t){.driver = on_driver, .ride = on_ride}, expected, 4);
 }
 
 /* ---- Closing sales, and the schema's migration ---- */
@@ -1442,16 +1441,9 @@ static int on_delivery(void *context, const hf_stored_delivery_t *delivery)
 static void assert_payments_loaded(const fixture_t *fixture, int64_t since_ms,
                                    const char *const *expected, int count)
 {
-    hf_store_t *store = NULL;
-    char error[ERROR_SIZE] = "";
-    assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    transcript_t transcript = {0};
     hf_store_loader_t loader = {.refund = on_refund, .delivery = on_delivery,
-                                .deliveries_since_ms = since_ms, .context = &transcript};
-    assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
-    assert_transcript(&transcript, expected, count);
-    transcript_free(&transcript);
-    hf_store_close(store);
+                                .deliveries_since_ms = since_ms};
+    assert_loaded(fixture, loader, expected, count);
 }
 
 /* Refunds and deliveries come back as written (a refund's later record changes only its
@@ -1534,15 +1526,7 @@ static int on_event_sales(void *context, const hf_stored_event_t *event)
 
 static void assert_sales_loaded(const fixture_t *fixture, const char *const *expected, int count)
 {
-    hf_store_t *store = NULL;
-    char error[ERROR_SIZE] = "";
-    assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    transcript_t transcript = {0};
-    hf_store_loader_t loader = {.event = on_event_sales, .context = &transcript};
-    assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
-    assert_transcript(&transcript, expected, count);
-    transcript_free(&transcript);
-    hf_store_close(store);
+    assert_loaded(fixture, (hf_store_loader_t){.event = on_event_sales}, expected, count);
 }
 
 /* The record closes or reopens the event's row (its id copied by the batch); a load hands the
