@@ -304,5 +304,14 @@
 /* The lease's renewal period: the lease lasts 5 s (store/postgres/lease.c), so four renewals
  * may fail before it lapses. */
 #define HF_CLUSTER_RENEW_MS 1000u
+/* The cluster's work on the database for a request (a takeover, an id's unit, a list across
+ * units: engine/cluster_jobs.h), waiting or running: it runs on libuv's thread pool one job
+ * at a time (they share the lease connection; libpq's connections are not thread-safe, and
+ * one at a time leaves pool threads for the renewal), so past this many the database is far
+ * behind and a request needing one more is answered 503 at once. */
+#define HF_CLUSTER_JOBS_MAX 64
+/* Requests parked on one job (every request about one unit being taken over, say); more are
+ * answered 503 at once. Every parked request also holds one of HF_HTTP_DEFERRED_MAX. */
+#define HF_CLUSTER_JOB_PARKED_MAX 256
 
 #endif

@@ -39,6 +39,7 @@ typedef struct hf_cluster_config {
     const char *address;         /* --advertise */
     uint32_t finished_holds_max; /* as the engine's */
     hf_mutation_sink_t sink;     /* the sink of a rebuilt core: the engine's */
+    hf_http_handler_fn dispatch; /* requests parked for the store run again through it */
 } hf_cluster_config_t;
 
 /* After the store is open, before anything is loaded. */

@@ -344,7 +344,8 @@ static int load_units(hf_engine_t *engine, hf_progress_t *progress, char *error,
         .node_id = engine->options.node_id ? engine->options.node_id : listen,
         .address = engine->options.advertise ? engine->options.advertise : advertise,
         .finished_holds_max = engine->options.finished_holds_max,
-        .sink = {emit_to_open_batch, engine}};
+        .sink = {emit_to_open_batch, engine},
+        .dispatch = hf_routes_dispatch};
     engine->cluster = hf_cluster_create(engine->loop, context, &config);
     context->cluster = engine->cluster;
     if (!hf_cluster_leased(engine->cluster))

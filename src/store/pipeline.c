@@ -388,6 +388,20 @@ int hf_store_unit_load(hf_store_t *store, const char *unit, const hf_store_loade
     return store->backend->load_unit(store->instance, unit, loader, error, error_size);
 }
 
+int hf_store_unit_fetch(hf_store_t *store, const char *unit, const hf_store_loader_t *loader,
+                        void **rows, char *error, size_t error_size) {
+    return store->backend->unit_fetch(store->instance, unit, loader, rows, error, error_size);
+}
+
+int hf_store_unit_deliver(hf_store_t *store, void *rows, const hf_store_loader_t *loader,
+                          char *error, size_t error_size) {
+    return store->backend->unit_deliver(store->instance, rows, loader, error, error_size);
+}
+
+void hf_store_unit_rows_free(hf_store_t *store, void *rows) {
+    if (rows) store->backend->unit_rows_free(rows);
+}
+
 int hf_store_unit_find(hf_store_t *store, const char *kind, const char *id, char *unit,
                        size_t unit_size, bool *found, char *error, size_t error_size) {
     return store->backend->unit_find(store->instance, kind, id, unit, unit_size, found, error,

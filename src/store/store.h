@@ -231,6 +231,15 @@ int hf_store_unit_load(hf_store_t *store, const char *unit, const hf_store_loade
                        char *error, size_t error_size);
 int hf_store_unit_find(hf_store_t *store, const char *kind, const char *id, char *unit,
                        size_t unit_size, bool *found, char *error, size_t error_size);
+/* hf_store_unit_load in two halves (backend.h's unit_fetch and unit_deliver): the fetch on a
+ * worker thread (the lease methods' rule: one at a time), the delivery on the engine's, with
+ * a loader set as at the fetch; rows never delivered are freed with hf_store_unit_rows_free
+ * (NULL accepted). */
+int hf_store_unit_fetch(hf_store_t *store, const char *unit, const hf_store_loader_t *loader,
+                        void **rows, char *error, size_t error_size);
+int hf_store_unit_deliver(hf_store_t *store, void *rows, const hf_store_loader_t *loader,
+                          char *error, size_t error_size);
+void hf_store_unit_rows_free(hf_store_t *store, void *rows);
 /* Stops the thread after the batch in flight, syncs what was written; then frees
  * everything. */
 void hf_store_close(hf_store_t *store);

@@ -411,7 +411,8 @@ fail:
 
 int hf_pg_load(void *instance, const hf_store_loader_t *loader, char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
-    return hf_pg_tables_load(&store->writer, NULL, loader, error, error_size);
+    return hf_pg_tables_load(&(hf_pg_source_t){&store->writer, NULL}, NULL, loader, error,
+                             error_size);
 }
 
 static int postgres_start(void *instance, hf_store_done_fn done, void *context, char *error,
@@ -785,8 +786,6 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .batch_write = postgres_batch_write,
     .batch_commit = postgres_batch_commit,
     .batch_abort = postgres_batch_abort,
-    .durable = NULL,
-    .stats = NULL,
     .close = postgres_close,
     .lease_acquire = hf_pg_lease_acquire,
     .lease_renew = hf_pg_lease_renew,
@@ -794,6 +793,8 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .lease_list = hf_pg_lease_list,
     .load_unit = hf_pg_unit_load,
     .unit_find = hf_pg_unit_find,
+    .unit_fetch = hf_pg_unit_fetch, .unit_deliver = hf_pg_unit_deliver,
+    .unit_rows_free = hf_pg_unit_rows_free,
     .setting_claim = hf_pg_setting_claim,
     .probe = hf_pg_probe,
 };
