@@ -5,6 +5,8 @@ Run on PostgreSQL only (run.py --store-url); each test starts its nodes on one d
 
 import json
 import signal
+import socket
+import subprocess
 import threading
 import time
 
@@ -257,3 +259,72 @@ def test_three_nodes_agree_on_the_owner():
     cluster = expect(clients[0].get("/v1/cluster"), 200)
     check_equal(sorted(node["node_id"] for node in cluster["nodes"]), ["A", "B", "C"], "nodes")
     check_equal(json.loads(json.dumps(cluster))["self"], "A", "self")
+
+
+def lock_holds_table(data_dir, seconds):
+    """A psql session holding an exclusive lock on the holds table for seconds (a reader of
+    holds waits meanwhile), started once the lock is granted; the caller waits for it."""
+    session = subprocess.Popen(
+        [harness.psql_path(), store_url_for(data_dir), "-q", "-c",
+         "BEGIN; LOCK TABLE holds IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(%s); COMMIT;"
+         % seconds], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if holds_locked(data_dir):
+            return session
+        time.sleep(0.05)
+    session.kill()
+    fail("the lock on holds was not granted")
+
+
+def holds_locked(data_dir):
+    return postgres_rows(data_dir, "SELECT count(*) FROM pg_locks WHERE granted AND mode ="
+                         " 'AccessExclusiveLock' AND relation = 'holds'::regclass") == [["1"]]
+
+
+def in_thread(function):
+    """Runs function in a thread; the thread's .result is what it returned."""
+    thread = threading.Thread(target=lambda: setattr(thread, "result", function()), daemon=True)
+    thread.result = None
+    thread.start()
+    return thread
+
+
+def test_a_lookup_waiting_on_the_database_blocks_no_other_request():
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    event_a, event_b = uid("ev"), uid("ev")
+    create_event(client_a, event_a)
+    create_event(client_b, event_b)
+    hold_id = expect(hold(client_a, event_a, [seat(1)]), 201, what="hold on A")["reservation_id"]
+    session = lock_holds_table(a.data_dir, 2.5)
+    try:
+        # B knows nothing of the hold: it asks the database, which waits on the lock.
+        lookup = in_thread(lambda: harness.Client(b.port, client_timeout=15).get(
+            "/v1/holds/%s" % hold_id))
+        listing = in_thread(lambda: harness.Client(b.port, client_timeout=15).get("/v1/events"))
+        # A client that leaves while its request is parked (ASan: nothing freed twice).
+        gone = socket.create_connection(("127.0.0.1", b.port))
+        gone.sendall(("GET /v1/holds/%s-x HTTP/1.1\r\nHost: b\r\n\r\n" % hold_id).encode())
+        time.sleep(0.3)
+        gone.close()
+        own = client_b.get("/v1/events/%s" % event_b)
+        # Ordering, not timing: the lock was still held when B answered about its own event.
+        check(holds_locked(a.data_dir), "B answered its own event only after the stall ended")
+        check_equal((own.status, node_of(own)), (200, "B"), "B's own event during the wait")
+        check(lookup.is_alive(), "the lookup was answered before B's own event: %r"
+              % lookup.result)
+        check(listing.is_alive(), "the list was answered before B's own event: %r"
+              % listing.result)
+    finally:
+        session.wait(10)
+    lookup.join(10)
+    listing.join(10)
+    check_equal((lookup.result.status, node_of(lookup.result)), (200, "A"),
+                "the hold through B once the lock is gone")
+    check_equal(lookup.result.json["reservation_id"], hold_id, "the hold's id")
+    events = expect(listing.result, 200, what="the list through B")
+    listed = {event["id"] for event in events["events"]}
+    check({event_a, event_b} <= listed, "both events in the list: %r" % sorted(listed))
+    check_equal(client_b.get("/v1/holds/%s" % hold_id).status, 200, "the hold again (cached)")
+    check_equal(client_b.get("/v1/holds/%s-x" % hold_id).status, 404, "an unknown hold")
