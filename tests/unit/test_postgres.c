@@ -214,6 +214,50 @@ static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state)
     backend->close(b);
 }
 
+/* A unit's load in two halves (backend.h, version 7): the fetch reads the rows without
+ * calling back, the delivery calls back exactly as load_unit does, with no connection. */
+static void test_a_fetched_unit_is_delivered_as_load_unit_reads_it(void **state)
+{
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char unit[64], other[64], hold_id[64], error[ERROR_SIZE] = "";
+    long stamp = (long)time(NULL) * 1000 + getpid() % 1000;
+    snprintf(unit, sizeof unit, "fetch_%ld", stamp);
+    snprintf(other, sizeof other, "fetch_other_%ld", stamp);
+    void *a = instance_open(url);
+    uint64_t epoch = 0;
+    bool acquired = false;
+    for (int u = 0; u < 2; u++)
+        assert_int_equal(backend->lease_acquire(a, "node-f", u ? other : unit, &epoch, &acquired,
+                                                error, sizeof error), 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(hold_id, sizeof hold_id, "res_fetch_%d_%ld", i, stamp);
+        assert_int_equal(hold_write(a, hold_id, i < 2 ? unit : other, error), 0);
+    }
+    counted_t loaded = {0, unit, false}, fetched = {0, unit, false};
+    hf_store_loader_t loader = {.hold = hold_count, .context = &loaded};
+    assert_int_equal(backend->load_unit(a, unit, &loader, error, sizeof error), 0);
+    assert_int_equal(loaded.holds, 2);
+    loader.context = &fetched;
+    void *rows = NULL;
+    assert_int_equal(backend->unit_fetch(a, unit, &loader, &rows, error, sizeof error), 0);
+    assert_non_null(rows);
+    assert_int_equal(fetched.holds, 0); /* nothing delivered yet */
+    /* Written after the fetch: not in what it read. */
+    snprintf(hold_id, sizeof hold_id, "res_fetch_late_%ld", stamp);
+    assert_int_equal(hold_write(a, hold_id, unit, error), 0);
+    assert_int_equal(backend->unit_deliver(a, rows, &loader, error, sizeof error), 0);
+    assert_int_equal(fetched.holds, loaded.holds);
+    assert_false(fetched.other_unit);
+    /* Rows never delivered are freed (ASan checks). */
+    assert_int_equal(backend->unit_fetch(a, other, &loader, &rows, error, sizeof error), 0);
+    backend->unit_rows_free(rows);
+    assert_int_equal(fetched.holds, loaded.holds);
+    backend->close(a);
+}
+
 /* A batch of a unit this node never acquired is refused once the node holds any lease. */
 static void test_a_unit_never_acquired_is_refused(void **state)
 {
@@ -290,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_array_literal_escapes_quotes_and_backslashes),
         cmocka_unit_test(test_a_stale_epoch_is_refused_and_writes_nothing),
         cmocka_unit_test(test_a_unit_never_acquired_is_refused),
+        cmocka_unit_test(test_a_fetched_unit_is_delivered_as_load_unit_reads_it),
         cmocka_unit_test(test_probe_tells_a_lost_connection_from_a_refused_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
