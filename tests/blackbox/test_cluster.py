@@ -328,3 +328,34 @@ def test_a_lookup_waiting_on_the_database_blocks_no_other_request():
     check({event_a, event_b} <= listed, "both events in the list: %r" % sorted(listed))
     check_equal(client_b.get("/v1/holds/%s" % hold_id).status, 200, "the hold again (cached)")
     check_equal(client_b.get("/v1/holds/%s-x" % hold_id).status, 404, "an unknown hold")
+
+
+def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    event_a, event_b = uid("ev"), uid("ev")
+    create_event(client_a, event_a)
+    create_event(client_b, event_b)
+    hold_id = expect(hold(client_a, event_a, [seat(1)]), 201, what="hold on A")["reservation_id"]
+    session = lock_holds_table(a.data_dir, 3)
+    try:
+        a.stop()  # its leases are handed back: B takes event_a, whose rows wait on the lock
+        takeovers = [in_thread(lambda: harness.Client(b.port, client_timeout=15).get(
+            "/v1/events/%s" % event_a)) for _ in range(2)]
+        time.sleep(0.3)
+        own = client_b.get("/v1/events/%s" % event_b)
+        check(holds_locked(a.data_dir), "B answered its own event only after the stall ended")
+        check_equal((own.status, node_of(own)), (200, "B"), "B's own event during the takeover")
+        for thread in takeovers:
+            check(thread.is_alive(), "the takeover's request was answered before B's own"
+                  " event: %r" % thread.result)
+    finally:
+        session.wait(10)
+    for thread in takeovers:
+        thread.join(10)
+        check_equal((thread.result.status, node_of(thread.result)), (200, "B"),
+                    "event_a on B once the lock is gone")
+    check_equal(client_b.get("/v1/holds/%s" % hold_id).status, 200, "A's hold, on B")
+    lease = postgres_rows(a.data_dir, "SELECT node_id, epoch FROM leases WHERE unit = '%s'"
+                          % event_a)
+    check_equal(lease, [["B", "2"]], "one takeover: B's lease at the next epoch")
