@@ -274,12 +274,6 @@
  * loses at most those seconds of positions, which drivers report again. */
 #define HF_DISPATCH_FLUSH_DRIVERS_MAX 20000u
 
-/* ---- Recovery of a store that lost its connection (API.md section 11) ---- */
-/* While the store is failed on a lost connection, the engine asks it this often whether the
- * database is back (backend.h's probe): the server serves again about this long after
- * PostgreSQL does, and a probe costs one connection per interval. */
-#define HF_STORE_PROBE_INTERVAL_MS 1000u
-
 /* ---- Several nodes (API.md section 11, engine/cluster.h, engine/forward.h) ---- */
 
 /* Nodes a node forwards to: each has a pool of connections; a cluster is a few nodes. */

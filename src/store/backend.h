@@ -142,16 +142,8 @@ typedef struct hf_store_backend {
      * NULL: the backend keeps no settings (SQLite: the data directory keeps them). */
     int (*setting_claim)(void *instance, const char *key, const char *proposed, char *value,
                          size_t value_size, char *error, size_t error_size);
-    /* ---- Recovery (version 6; API.md section 11: "it serves again by itself once PostgreSQL
-     * is back"). After a failed batch: 1 when the failure was the connection's (lost, timed
-     * out, refused) and the database accepts writes again now, 0 when it was and the database
-     * does not yet, -1 (error says why) when the failure was of another kind, which no waiting
-     * mends. Any thread, concurrently with the engine's methods (the engine calls it on a
-     * worker thread so that its requests never wait for it): a connection of its own, opened
-     * and closed at each call. NULL: a failure is final (SQLite: after a failed fsync the
-     * kernel may have dropped pages, so only a restart reads the files again truthfully). */
-    int (*probe)(void *instance, char *error, size_t error_size);
-    /* ---- A unit's load in two halves (version 7; engine/cluster_jobs.h): the round trips on
+    /* ---- A unit's load in two halves (version 7, which also dropped version 6's probe: with
+     * leases a failed batch is the cluster's to mend, engine/cluster.h; engine/cluster_jobs.h): the round trips on
      * a worker thread, the core's state on the engine's, so the engine's thread never waits on
      * the database for a takeover. unit_fetch runs load_unit's statements (the lease methods'
      * thread and connection) and keeps their rows in *rows (opaque) without calling loader's

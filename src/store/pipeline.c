@@ -150,15 +150,6 @@ int hf_store_setting_claim(hf_store_t *store, const char *key, const char *propo
                                          error, error_size);
 }
 
-int hf_store_probe(hf_store_t *store, char *error, size_t error_size) {
-    assert(store != NULL);
-    if (store->backend->probe == NULL) {
-        hf_store_error_write(error, error_size, "store: a failure of this store is final");
-        return -1;
-    }
-    return store->backend->probe(store->instance, error, error_size);
-}
-
 /* ---- Writing a batch (the writer thread) ---- */
 
 /* One transaction for the whole batch; on failure the caller aborts it, and nothing of it

@@ -211,9 +211,6 @@ bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
  * there is none; *kept false (and 0 returned) when the store keeps no settings (SQLite). */
 int hf_store_setting_claim(hf_store_t *store, const char *key, const char *proposed, char *value,
                            size_t value_size, bool *kept, char *error, size_t error_size);
-/* After a failed batch, whether the store can take batches again (backend.h's probe): 1 yes,
- * 0 not yet, -1 never (error says why; also for a backend without probe). Any thread. */
-int hf_store_probe(hf_store_t *store, char *error, size_t error_size);
 /* Units and leases (backend.h's lease methods, API.md section 11), passed through to the
  * backend: call them from the engine's cluster (engine/cluster.h) only, one thread at a time
  * (the backend serialises them on a connection of their own). hf_store_has_leases is false

@@ -358,4 +358,4 @@ def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
     check_equal(client_b.get("/v1/holds/%s" % hold_id).status, 200, "A's hold, on B")
     lease = postgres_rows(a.data_dir, "SELECT node_id, epoch FROM leases WHERE unit = '%s'"
                           % event_a)
-    check_equal(lease, [["B", "2"]], "one takeover: B's lease at the next epoch")
+    check_equal(lease, [["B", "2"]], "B's lease, at the next epoch")

@@ -2,8 +2,8 @@
  * when HOLDFAST_TEST_POSTGRES_URL names a database (scripts/test.sh starts one with
  * scripts/postgres.sh), its fencing: two instances on one database, the second takes a lapsed
  * lease, and the first one's next batch fails with "lost lease" and writes nothing. Without
- * the variable the database tests are skipped (cmocka's skip), the pure ones still run. The
- * probe's answers after a batch failed on its connection or on its rows are checked too. */
+ * the variable the database tests are skipped (cmocka's skip), the pure ones still run. A
+ * unit's load in two halves (fetch, then delivery) is checked against load_unit too. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -284,49 +284,6 @@ static void test_a_unit_never_acquired_is_refused(void **state)
     backend->close(a);
 }
 
-/* The probe (backend.h, version 6) tells a batch that failed on its connection, which waiting
- * mends (1 once the database answers, 0 while it does not), from one that failed on its rows
- * or never failed (-1). */
-static void test_probe_tells_a_lost_connection_from_a_refused_batch(void **state)
-{
-    (void)state;
-    const char *url = database_url();
-    if (url == NULL) skip();
-    const hf_store_backend_t *backend = &hf_store_postgres_backend;
-    char hold_id[64], error[ERROR_SIZE] = "";
-    long stamp = (long)time(NULL) * 1000 + getpid() % 1000;
-    void *a = instance_open(url);
-    hf_pg_store_t *store = a;
-    snprintf(hold_id, sizeof hold_id, "res_probe_%ld", stamp);
-    assert_int_equal(hold_write(a, hold_id, "probe_unit", error), 0);
-    assert_int_equal(backend->probe(a, error, sizeof error), -1);
-    /* The writer's session ended under it (as a restart of PostgreSQL would): the batch fails
-     * on its connection, the database answers, so the probe says it is back. */
-    PGconn *look = PQconnectdb(url);
-    assert_int_equal(PQstatus(look), CONNECTION_OK);
-    char pid[32];
-    snprintf(pid, sizeof pid, "%d", atomic_load(&store->writer_pid));
-    assert_int_equal(query_number(look, "SELECT pg_terminate_backend($1::int)::int", pid), 1);
-    snprintf(hold_id, sizeof hold_id, "res_probe_cut_%ld", stamp);
-    assert_int_not_equal(hold_write(a, hold_id, "probe_unit", error), 0);
-    assert_int_equal(backend->probe(a, error, sizeof error), 1);
-    /* Not while the database cannot be reached: the same probe against a closed port. */
-    char *kept_url = store->url;
-    store->url = strdup("postgres://holdfast@127.0.0.1:1/holdfast?connect_timeout=2");
-    assert_int_equal(backend->probe(a, error, sizeof error), 0);
-    assert_non_null(strstr(error, "connect"));
-    free(store->url);
-    store->url = kept_url;
-    /* The next batch connects again, and a written batch clears the failure. */
-    assert_int_equal(hold_write(a, hold_id, "probe_unit", error), 0);
-    assert_int_equal(backend->probe(a, error, sizeof error), -1);
-    /* Refused on its rows (the same hold id again): no waiting mends that. */
-    assert_int_not_equal(hold_write(a, hold_id, "probe_unit", error), 0);
-    assert_int_equal(backend->probe(a, error, sizeof error), -1);
-    PQfinish(look);
-    backend->close(a);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,7 +292,6 @@ int main(void)
         cmocka_unit_test(test_a_stale_epoch_is_refused_and_writes_nothing),
         cmocka_unit_test(test_a_unit_never_acquired_is_refused),
         cmocka_unit_test(test_a_fetched_unit_is_delivered_as_load_unit_reads_it),
-        cmocka_unit_test(test_probe_tells_a_lost_connection_from_a_refused_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

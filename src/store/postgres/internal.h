@@ -58,10 +58,6 @@ typedef struct hf_pg_store {
     PGconn *writer;
     bool writer_ready;               /* statements prepared, pipeline mode entered */
     atomic_int writer_pid;           /* the writer's session, recorded in its leases */
-    /* The last failed batch failed on its connection (lost, timed out, refused), not on its
-     * rows: a probe may find the database back (postgres_probe). Set and cleared by the
-     * writer, read by the probe's thread. */
-    atomic_bool connection_lost;
     const hf_batch_t *batch;         /* the batch being written, to name a failed record */
     size_t queued;                   /* queries queued in the pipeline, not yet read back */
     int32_t *tags;                   /* per queued query: the record's index, or below 0 */
@@ -129,9 +125,6 @@ void hf_pg_kept_free(hf_pg_kept_t *kept);
 int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_loader_t *loader,
                       char *error, size_t error_size);
 int hf_pg_load(void *instance, const hf_store_loader_t *loader, char *error, size_t error_size);
-/* backend.h's probe (load.c): whether the database is back and writable after a batch failed
- * on its connection. */
-int hf_pg_probe(void *instance, char *error, size_t error_size);
 int hf_pg_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
                     bool *found, char *error, size_t error_size);
 int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,

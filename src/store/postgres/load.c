@@ -535,27 +535,3 @@ int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
     PQclear(result);
     return rc == HF_STORE_LIST_STOP ? 0 : rc;
 }
-
-/* A fresh connection each time (the probe runs on a worker thread, beside the engine's own
- * connections): with target_session_attrs=read-write in a multi-host URL, libpq itself finds
- * the server that became primary; without it, a server still in recovery (a standby) does not
- * count as back, since every batch would fail on it. */
-int hf_pg_probe(void *instance, char *error, size_t error_size) {
-    hf_pg_store_t *store = instance;
-    if (!atomic_load(&store->connection_lost)) {
-        hf_store_error_write(error, error_size,
-                             "store: the batch failed on its rows, not on its connection");
-        return -1;
-    }
-    PGconn *connection = hf_pg_connect(store->url, error, error_size);
-    if (connection == NULL) return 0;
-    PGresult *result = hf_pg_exec(&connection, "SELECT pg_is_in_recovery()", 0, NULL, error,
-                                  error_size);
-    bool writable = result != NULL && PQntuples(result) == 1 &&
-                    strcmp(PQgetvalue(result, 0, 0), "f") == 0;
-    if (result != NULL && !writable)
-        hf_store_error_write(error, error_size, "store: PostgreSQL is read-only (a standby)");
-    PQclear(result);
-    PQfinish(connection);
-    return writable ? 1 : 0;
-}
