@@ -36,8 +36,7 @@
 /* Lapsed units taken over per renewal: the rest at the next one, so a node taking over a
  * dead peer's thousands of units still answers in between. */
 #define TAKEOVERS_PER_TICK 64
-/* Jobs the renewal's takeovers may have waiting at once: the rest of HF_CLUSTER_JOBS_MAX is
- * left to requests. */
+/* Jobs the renewal's takeovers may have at once: the rest are left to requests. */
 #define TAKEOVER_JOBS_MAX (HF_CLUSTER_JOBS_MAX / 2)
 
 typedef struct unit_entry {
@@ -445,18 +444,19 @@ static bool address_answers(const char *address) {
  * the lease's length: waited for, so a lone node restarted at once serves its units. */
 static void wait_for_dead_owners(hf_cluster_t *cluster) {
     char error[256];
+    hf_cluster_view_t *view = &cluster->view;
     int64_t deadline = now_ms(cluster) + LEASE_MS + LEASE_MARGIN_MS;
     while (now_ms(cluster) < deadline) {
         bool waiting = false;
-        for (size_t i = 0; i < cluster->view.lease_count && !waiting; i++) {
-            const hf_cluster_view_lease_t *lease = &cluster->view.leases[i];
+        for (size_t i = 0; i < view->lease_count && !waiting; i++) {
+            const hf_cluster_view_lease_t *lease = &view->leases[i];
             if (!lease->live || strcmp(lease->node_id, cluster->node_id) == 0) continue;
-            const hf_cluster_view_node_t *node = hf_cluster_view_node(&cluster->view, lease->node_id);
+            const hf_cluster_view_node_t *node = hf_cluster_view_node(view, lease->node_id);
             waiting = node && !address_answers(node->address);
         }
         if (!waiting) return;
         uv_sleep(250);
-        if (hf_cluster_view_list(cluster->context->store, &cluster->view, error, sizeof error) != 0) return;
+        if (hf_cluster_view_list(cluster->context->store, view, error, sizeof error)) return;
     }
 }
 

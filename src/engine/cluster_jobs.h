@@ -70,8 +70,9 @@ void hf_cluster_jobs_serve(hf_cluster_jobs_t *jobs, hf_http_server_t *http);
 /* The job of kind and key waiting or running, or NULL. */
 hf_cluster_job_t *hf_cluster_jobs_find(hf_cluster_jobs_t *jobs, hf_cluster_job_kind_t kind,
                                        const char *key);
-/* A new job (queued, not started: it runs after those before it), or NULL when HF_CLUSTER_JOBS_MAX are
- * waiting or running, or the jobs are stopped. id_kind: a lookup's, else NULL. */
+/* A new job (queued, not started: it runs after those before it), or NULL when
+ * HF_CLUSTER_JOBS_MAX are waiting or running, or the jobs are stopped. id_kind: a lookup's,
+ * else NULL. */
 hf_cluster_job_t *hf_cluster_jobs_add(hf_cluster_jobs_t *jobs, hf_cluster_job_kind_t kind,
                                       const char *key, const char *id_kind);
 /* Jobs waiting or running. */

@@ -136,8 +136,8 @@ static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
 /* Loads every unit (unit NULL), one (a takeover, engine/cluster.h), or one unit's rows
  * fetched before (rows not NULL; freed). */
 static int restore_units(hf_context_t *context, hf_store_t *store, const char *unit,
-                         void *rows, int64_t rows_now_ms, uint64_t finished_holds_max, hf_progress_t *progress,
-                         char *error, size_t error_size) {
+                         void *rows, int64_t rows_now_ms, uint64_t finished_holds_max,
+                         hf_progress_t *progress, char *error, size_t error_size) {
     /* The row's own reason, kept apart: the store writes its "loading stopped at" over
      * error when a callback fails. */
     char reason[256] = "";

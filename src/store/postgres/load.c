@@ -309,10 +309,9 @@ int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_l
                       char *error, size_t error_size) {
     /* A delivery runs no statement: its transaction was the fetch's. */
     PGconn **connection = source->connection;
-    PGresult *begun = connection == NULL
-                          ? NULL
-                          : hf_pg_exec(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-                                       0, NULL, error, error_size);
+    static const char BEGIN[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+    PGresult *begun =
+        connection == NULL ? NULL : hf_pg_exec(connection, BEGIN, 0, NULL, error, error_size);
     if (connection != NULL && begun == NULL) return -1;
     PQclear(begun);
     hf_rows_items_t *items = calloc(1, sizeof *items);
@@ -335,7 +334,8 @@ int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_l
     if (result == 0) result = hf_pg_dispatch_load(source, unit, loader, error, error_size);
     free(items);
     char ignored[128];
-    if (connection != NULL) PQclear(hf_pg_exec(connection, "COMMIT", 0, NULL, ignored, sizeof ignored));
+    if (connection != NULL)
+        PQclear(hf_pg_exec(connection, "COMMIT", 0, NULL, ignored, sizeof ignored));
     return result;
 }
 
