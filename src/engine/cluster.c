@@ -1,15 +1,10 @@
 /* Several nodes (cluster.h): units and leases, the renewal, takeovers, rebuilds, routing. */
 #include "engine/cluster.h"
 
-#include <errno.h>
 #include <jansson.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "core/dispatch/dispatch.h"
 #include "engine/idempotency.h"
@@ -414,32 +409,6 @@ hf_cluster_t *hf_cluster_create(uv_loop_t *loop, hf_context_t *context,
 
 bool hf_cluster_leased(const hf_cluster_t *cluster) { return cluster && cluster->leased; }
 
-/* Whether something accepts connections at a node's advertised URL (http://HOST:PORT, numeric
- * or localhost), within PROBE_MS. Only at start: a node restarted after a kill -9 finds its
- * former self's leases live for up to the lease's length, and waits for them. */
-#define PROBE_MS 300
-static bool address_answers(const char *address) {
-    char host[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
-    int port = 0;
-    if (sscanf(address, "http://%256[^:/]:%d", host, &port) != 2) return true;
-    if (strcmp(host, "localhost") == 0) snprintf(host, sizeof host, "127.0.0.1");
-    struct sockaddr_in target;
-    if (uv_ip4_addr(host, port, &target) != 0) return true; /* unknown: assume alive */
-    int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (socket_fd < 0) return true;
-    bool answers = connect(socket_fd, (struct sockaddr *)&target, sizeof target) == 0;
-    if (!answers && errno == EINPROGRESS) {
-        struct pollfd wait = {socket_fd, POLLOUT, 0};
-        int error = 0;
-        socklen_t length = sizeof error;
-        answers = poll(&wait, 1, PROBE_MS) == 1 &&
-                  getsockopt(socket_fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
-                  error == 0;
-    }
-    close(socket_fd);
-    return answers;
-}
-
 /* Live leases of nodes that do not answer (this node's former process, killed) lapse within
  * the lease's length: waited for, so a lone node restarted at once serves its units. */
 static void wait_for_dead_owners(hf_cluster_t *cluster) {
@@ -452,7 +421,7 @@ static void wait_for_dead_owners(hf_cluster_t *cluster) {
             const hf_cluster_view_lease_t *lease = &view->leases[i];
             if (!lease->live || strcmp(lease->node_id, cluster->node_id) == 0) continue;
             const hf_cluster_view_node_t *node = hf_cluster_view_node(view, lease->node_id);
-            waiting = node && !address_answers(node->address);
+            waiting = node && !hf_cluster_address_answers(node->address);
         }
         if (!waiting) return;
         uv_sleep(250);
@@ -744,18 +713,12 @@ static bool answer_from_store(hf_cluster_t *cluster, hf_request_t *request,
 }
 
 /* A unit no live node owns (or whose owner does not answer): taken over on the thread pool,
- * the request parked; once it was, forwarded to the owner the database names, or 503. A
- * stream is not parked (its answer lasts): it gets 503 while the takeover runs. */
+ * the request parked; once it was, forwarded to the owner the database names, or 503. */
 static bool take_over(hf_cluster_t *cluster, hf_request_t *request, const char *unit,
-                      bool forwarded, bool stream) {
+                      bool forwarded) {
     const hf_cluster_job_t *resumed = hf_cluster_jobs_resuming(cluster->jobs);
-    if (!resumed || resumed->kind != HF_CLUSTER_JOB_TAKEOVER || strcmp(resumed->key, unit) != 0) {
-        if (!stream) return wait_for(cluster, request, HF_CLUSTER_JOB_TAKEOVER, unit, NULL);
-        if (!hf_cluster_jobs_find(cluster->jobs, HF_CLUSTER_JOB_TAKEOVER, unit))
-            hf_cluster_jobs_add(cluster->jobs, HF_CLUSTER_JOB_TAKEOVER, unit, NULL);
-        hf_cluster_jobs_kick(cluster->jobs);
-        return refuse(cluster, request, "this unit is being taken over; retry shortly");
-    }
+    if (!resumed || resumed->kind != HF_CLUSTER_JOB_TAKEOVER || strcmp(resumed->key, unit) != 0)
+        return wait_for(cluster, request, HF_CLUSTER_JOB_TAKEOVER, unit, NULL);
     if (!resumed->ok) return refuse(cluster, request, "the store is unreachable; retry shortly");
     const char *address = forwarded ? NULL : owner_address(cluster, unit);
     if (address) return forward_to(cluster, request, address);
@@ -781,13 +744,17 @@ bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_rou
         return route_unknown(cluster, request);
     unit_entry_t *entry = cluster->leased ? unit_get(cluster, unit, true) : NULL;
     if (cluster->leased && !entry) return refuse(cluster, request, "too many units");
+    bool stream = strstr(route->pattern, "/stream") != NULL;
     if (!cluster->leased || (entry->owned && entry->loaded)) {
+        /* A stream that waited for its takeover starts on a request of its own (it lasts). */
+        if (stream && hf_cluster_jobs_resuming(cluster->jobs) &&
+            hf_core_event(cluster->context->core, unit, NULL))
+            return redirect_to(request, cluster->address) || refuse(cluster, request, NULL);
         hf_http_response_header_add(request->response, "Holdfast-Node", cluster->node_id, false);
         return false;
     }
     bool forwarded = hf_http_request_header(request->http, HF_FORWARD_HEADER, NULL) != NULL;
     const char *address = owner_address(cluster, unit);
-    bool stream = strstr(route->pattern, "/stream") != NULL;
     if (address && !forwarded && stream && redirect_to(request, address)) return true;
     if (address && !forwarded) return forward_to(cluster, request, address);
     if (entry->loaded || cluster->rebuild_pending)
@@ -796,5 +763,5 @@ bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_rou
      * the connect timeout when the network drops packets). */
     if (!cluster->renew_ok)
         return refuse(cluster, request, "the store is unreachable; retry shortly");
-    return take_over(cluster, request, unit, forwarded, stream);
+    return take_over(cluster, request, unit, forwarded);
 }

@@ -1,9 +1,15 @@
 /* The nodes and leases at one listing (cluster_view.h). */
 #include "engine/cluster_view.h"
 
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
 
 static int view_add_node(void *context, const hf_stored_node_t *node) {
     hf_cluster_view_t *view = context;
@@ -60,4 +66,29 @@ const hf_cluster_view_node_t *hf_cluster_view_node(const hf_cluster_view_t *view
     for (size_t i = 0; i < view->node_count; i++)
         if (strcmp(view->nodes[i].node_id, node_id) == 0) return &view->nodes[i];
     return NULL;
+}
+
+/* A node that takes longer than this to accept a connection is taken for gone. */
+#define PROBE_MS 300
+
+bool hf_cluster_address_answers(const char *address) {
+    char host[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
+    int port = 0;
+    if (sscanf(address, "http://%256[^:/]:%d", host, &port) != 2) return true;
+    if (strcmp(host, "localhost") == 0) snprintf(host, sizeof host, "127.0.0.1");
+    struct sockaddr_in target;
+    if (uv_ip4_addr(host, port, &target) != 0) return true; /* unknown: assume alive */
+    int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (socket_fd < 0) return true;
+    bool answers = connect(socket_fd, (struct sockaddr *)&target, sizeof target) == 0;
+    if (!answers && errno == EINPROGRESS) {
+        struct pollfd wait = {socket_fd, POLLOUT, 0};
+        int error = 0;
+        socklen_t length = sizeof error;
+        answers = poll(&wait, 1, PROBE_MS) == 1 &&
+                  getsockopt(socket_fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
+                  error == 0;
+    }
+    close(socket_fd);
+    return answers;
 }

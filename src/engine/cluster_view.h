@@ -46,5 +46,10 @@ const hf_cluster_view_lease_t *hf_cluster_view_lease(const hf_cluster_view_t *vi
                                                      const char *unit);
 const hf_cluster_view_node_t *hf_cluster_view_node(const hf_cluster_view_t *view,
                                                    const char *node_id);
+/* Whether something accepts connections at a node's advertised URL (http://HOST:PORT,
+ * numeric or localhost; true when it cannot tell), within 300 ms, on the calling thread. Only
+ * at start: a node restarted after a kill -9 finds its former self's leases live for up to
+ * the lease's length, and waits for them. */
+bool hf_cluster_address_answers(const char *address);
 
 #endif

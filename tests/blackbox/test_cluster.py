@@ -342,6 +342,9 @@ def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
         a.stop()  # its leases are handed back: B takes event_a, whose rows wait on the lock
         takeovers = [in_thread(lambda: harness.Client(b.port, client_timeout=15).get(
             "/v1/events/%s" % event_a)) for _ in range(2)]
+        # A stream waits too, then starts on a request of its own: sent back to B (307).
+        stream = in_thread(lambda: harness.Client(b.port, client_timeout=15).get(
+            "/v1/events/%s/stream" % event_a))
         time.sleep(0.3)
         own = client_b.get("/v1/events/%s" % event_b)
         check(holds_locked(a.data_dir), "B answered its own event only after the stall ended")
@@ -355,6 +358,10 @@ def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
         thread.join(10)
         check_equal((thread.result.status, node_of(thread.result)), (200, "B"),
                     "event_a on B once the lock is gone")
+    stream.join(10)
+    check_equal(stream.result.status, 307, "the stream's answer after the takeover")
+    check_equal(stream.result.header("location"), "http://127.0.0.1:%d/v1/events/%s/stream"
+                % (b.port, event_a), "the stream sent back to B")
     check_equal(client_b.get("/v1/holds/%s" % hold_id).status, 200, "A's hold, on B")
     lease = postgres_rows(a.data_dir, "SELECT node_id, epoch FROM leases WHERE unit = '%s'"
                           % event_a)
