@@ -73,11 +73,15 @@ const hf_cluster_view_node_t *hf_cluster_view_node(const hf_cluster_view_t *view
 
 bool hf_cluster_address_answers(const char *address) {
     char host[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
-    int port = 0;
-    if (sscanf(address, "http://%256[^:/]:%d", host, &port) != 2) return true;
+    int consumed = 0;
+    if (sscanf(address, "http://%256[^:/]:%n", host, &consumed) != 1 || consumed == 0)
+        return true;
+    char *end = NULL;
+    long port = strtol(address + consumed, &end, 10);
+    if (end == address + consumed || port <= 0 || port > 65535) return true;
     if (strcmp(host, "localhost") == 0) snprintf(host, sizeof host, "127.0.0.1");
     struct sockaddr_in target;
-    if (uv_ip4_addr(host, port, &target) != 0) return true; /* unknown: assume alive */
+    if (uv_ip4_addr(host, (int)port, &target) != 0) return true; /* unknown: assume alive */
     int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (socket_fd < 0) return true;
     bool answers = connect(socket_fd, (struct sockaddr *)&target, sizeof target) == 0;

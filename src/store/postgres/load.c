@@ -333,9 +333,10 @@ int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_l
         result = load_table(source, &LOAD_TICKETS, unit, &context);
     if (result == 0) result = hf_pg_dispatch_load(source, unit, loader, error, error_size);
     free(items);
-    char ignored[128];
-    if (connection != NULL)
+    if (connection != NULL) {
+        char ignored[128];
         PQclear(hf_pg_exec(connection, "COMMIT", 0, NULL, ignored, sizeof ignored));
+    }
     return result;
 }
 
