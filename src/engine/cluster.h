@@ -13,7 +13,8 @@
  * second (HF_CLUSTER_RENEW_MS), never on the loop; so do a takeover (the acquire, the unit's
  * rows), the lookup of an id's unit and a list across units, as jobs (cluster_jobs.h) a
  * request waits for parked, and the loop applies what they found. Only the start (before the
- * server listens) and the rebuild after a unit was lost read the store on the loop.
+ * server listens) and the rebuild after a unit was lost read the store on the loop (the
+ * records of no unit, the units still owned).
  *
  * With a store without leases (SQLite) the cluster is one node, itself, owning every unit:
  * requests are served here, with Holdfast-Node.
