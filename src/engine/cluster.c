@@ -190,21 +190,23 @@ static void rebuild(hf_cluster_t *cluster) {
     hf_idempotency_init(context->idempotency);
     hf_map_free(&cluster->id_units);
     hf_map_init(&cluster->id_units);
-    size_t loaded = 0;
     cluster->unowned_stale = !cluster->renew_ok || !unowned_load(cluster, context);
+    context->durable_changes = hf_core_change_count(context->core);
+    /* The units still owned are read again on the thread pool (an acquire of a lease held
+     * keeps its epoch), each as a takeover that requests about it wait for; one that cannot
+     * be asked for now is asked for by the next request or renewal. */
+    size_t asked = 0;
     for (size_t i = 0; i < cluster->unit_count; i++) {
         unit_entry_t *entry = &cluster->units[i];
         entry->loaded = false;
-        if (entry->owned && unit_load(cluster, entry)) loaded++;
+        if (entry->owned &&
+            (hf_cluster_jobs_find(cluster->jobs, HF_CLUSTER_JOB_TAKEOVER, entry->id) ||
+             hf_cluster_jobs_add(cluster->jobs, HF_CLUSTER_JOB_TAKEOVER, entry->id, NULL)))
+            asked++;
     }
-    /* A unit that failed to load left part of itself: start again without it. */
-    if (cluster->rebuild_pending) {
-        rebuild(cluster);
-        return;
-    }
-    context->durable_changes = hf_core_change_count(context->core);
-    HF_LOG_FIELDS(HF_LOG_INFO, "core rebuilt with the units still owned",
-                  HF_LOG_NUMBER("units", (double)loaded));
+    hf_cluster_jobs_kick(cluster->jobs);
+    HF_LOG_FIELDS(HF_LOG_INFO, "core rebuilt: the units still owned are read again",
+                  HF_LOG_NUMBER("units", (double)asked));
 }
 
 /* A unit is lost: nothing about it is answered from memory from now on. */
@@ -348,6 +350,9 @@ static void takeover_apply(hf_cluster_t *cluster, hf_cluster_job_t *job) {
     unit_entry_t *entry = unit_get(cluster, job->key, true);
     if (!job->ok)
         hf_log(HF_LOG_WARNING, "cannot take unit %s over: %s", job->key, job->error);
+    /* Held by another node now: not this node's any more (a unit read again after a rebuild). */
+    if (entry && job->ok && !job->acquired && !entry->loaded)
+        unit_owned_set(cluster, entry, false);
     /* Acquired but not read: the next renewal's takeovers try again (the lease is ours). */
     if (!entry || !job->acquired || !job->ok || (entry->owned && entry->loaded)) return;
     entry->acquired_at_ms = now_ms(cluster);

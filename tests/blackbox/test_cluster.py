@@ -366,3 +366,26 @@ def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
     lease = postgres_rows(a.data_dir, "SELECT node_id, epoch FROM leases WHERE unit = '%s'"
                           % event_a)
     check_equal(lease, [["B", "2"]], "B's lease, at the next epoch")
+
+
+def test_a_lost_unit_rebuilds_the_core_and_the_units_kept_are_read_again():
+    (a,) = nodes(1)
+    client_a = a.client(api_key=None)
+    lost, kept = uid("ev"), uid("ev")
+    create_event(client_a, lost)
+    create_event(client_a, kept)
+    hold_id = expect(hold(client_a, kept, [seat(1)]), 201, what="hold on A")["reservation_id"]
+    # Another node (Z, which never heartbeats) holds the lost unit's lease now: A's renewal
+    # loses it, its core is rebuilt, and the unit it still owns is read again on the pool.
+    postgres_rows(a.data_dir, "UPDATE leases SET node_id = 'Z', epoch = epoch + 1, expires_at ="
+                  " now() + interval '60 seconds' WHERE unit = '%s'" % lost)
+    deadline = time.monotonic() + 10
+    while "core rebuilt" not in a.stderr_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check("core rebuilt" in a.stderr_text(), "A rebuilt its core after losing a unit")
+    again = client_a.get("/v1/holds/%s" % hold_id)
+    check_equal((again.status, node_of(again)), (200, "A"), "the kept unit's hold after")
+    check_equal(again.json["status"], "held", "the hold read again")
+    refused = client_a.get("/v1/events/%s" % lost)
+    check_equal(refused.status, 503, "the lost unit, whose owner never answers")
+    check_equal(client_a.get("/v1/cluster").json["nodes"][0]["units"], 1, "A's units")
