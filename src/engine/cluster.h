@@ -12,9 +12,9 @@
  * The lease renewal and the listing of nodes and leases run on libuv's thread pool once a
  * second (HF_CLUSTER_RENEW_MS), never on the loop; so do a takeover (the acquire, the unit's
  * rows), the lookup of an id's unit and a list across units, as jobs (cluster_jobs.h) a
- * request waits for parked, and the loop applies what they found. Only the start (before the
- * server listens) and the rebuild after a unit was lost read the store on the loop (the
- * records of no unit, the units still owned).
+ * request waits for parked, and the loop applies what they found; a rebuild reads the units
+ * still owned again the same way. Only the start (before the server listens) and a
+ * rebuild's records of no unit are read on the loop.
  *
  * With a store without leases (SQLite) the cluster is one node, itself, owning every unit:
  * requests are served here, with Holdfast-Node.
