@@ -366,6 +366,8 @@ def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
     lease = postgres_rows(a.data_dir, "SELECT node_id, epoch FROM leases WHERE unit = '%s'"
                           % event_a)
     check_equal(lease, [["B", "2"]], "B's lease, at the next epoch")
+    acquired = b.stderr_text().count('"msg":"unit acquired","unit":"%s"' % event_a)
+    check_equal(acquired, 1, "acquires of event_a by B (every request waited on one takeover)")
 
 
 def test_a_lost_unit_rebuilds_the_core_and_the_units_kept_are_read_again():
