@@ -274,12 +274,6 @@
  * loses at most those seconds of positions, which drivers report again. */
 #define HF_DISPATCH_FLUSH_DRIVERS_MAX 20000u
 
-/* ---- Recovery of a store that lost its connection (API.md section 11) ---- */
-/* While the store is failed on a lost connection, the engine asks it this often whether the
- * database is back (backend.h's probe): the server serves again about this long after
- * PostgreSQL does, and a probe costs one connection per interval. */
-#define HF_STORE_PROBE_INTERVAL_MS 1000u
-
 /* ---- Several nodes (API.md section 11, engine/cluster.h, engine/forward.h) ---- */
 
 /* Nodes a node forwards to: each has a pool of connections; a cluster is a few nodes. */
@@ -304,5 +298,14 @@
 /* The lease's renewal period: the lease lasts 5 s (store/postgres/lease.c), so four renewals
  * may fail before it lapses. */
 #define HF_CLUSTER_RENEW_MS 1000u
+/* The cluster's work on the database for a request (a takeover, an id's unit, a list across
+ * units: engine/cluster_jobs.h), waiting or running: it runs on libuv's thread pool one job
+ * at a time (they share the lease connection; libpq's connections are not thread-safe, and
+ * one at a time leaves pool threads for the renewal), so past this many the database is far
+ * behind and a request needing one more is answered 503 at once. */
+#define HF_CLUSTER_JOBS_MAX 64
+/* Requests parked on one job (every request about one unit being taken over, say); more are
+ * answered 503 at once. Every parked request also holds one of HF_HTTP_DEFERRED_MAX. */
+#define HF_CLUSTER_JOB_PARKED_MAX 256
 
 #endif

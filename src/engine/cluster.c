@@ -8,8 +8,8 @@
 
 #include "core/dispatch/dispatch.h"
 #include "engine/idempotency.h"
-#include "engine/peer.h"
 #include "engine/request.h"
+#include "engine/cluster_jobs.h"
 #include "engine/restore.h"
 #include "engine/streams.h"
 #include "lib/log.h"
@@ -31,6 +31,8 @@
 /* Lapsed units taken over per renewal: the rest at the next one, so a node taking over a
  * dead peer's thousands of units still answers in between. */
 #define TAKEOVERS_PER_TICK 64
+/* Jobs the renewal's takeovers may have at once: the rest are left to requests. */
+#define TAKEOVER_JOBS_MAX (HF_CLUSTER_JOBS_MAX / 2)
 
 typedef struct unit_entry {
     char id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
@@ -38,28 +40,6 @@ typedef struct unit_entry {
     bool loaded;                 /* the core holds the unit's state */
     int64_t acquired_at_ms;      /* when this node last acquired it (loop's clock) */
 } unit_entry_t;
-
-typedef struct view_node {
-    char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
-    char address[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
-    int64_t heartbeat_at_ms;
-    size_t units;
-} view_node_t;
-
-typedef struct view_lease {
-    char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
-    char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
-    bool live;
-} view_lease_t;
-
-/* The nodes and leases as the database had them at the last listing. */
-typedef struct view {
-    view_node_t *nodes;
-    size_t node_count, node_capacity;
-    view_lease_t *leases;
-    size_t lease_count, lease_capacity;
-    int64_t listed_at_ms;
-} view_t;
 
 struct hf_cluster {
     uv_loop_t *loop;
@@ -86,7 +66,13 @@ struct hf_cluster {
     bool renew_ok;
     char renew_error[256];
     int64_t renewed_at_ms;       /* the last successful renewal began then */
-    view_t next, view;
+    hf_cluster_view_t next, view;
+    hf_cluster_jobs_t *jobs;     /* takeovers, lookups and lists on the thread pool */
+    /* What id_unit found no answer to here: the lookup hf_cluster_route parks the request on
+     * (kind NULL: none), or one that failed (503). */
+    const char *lookup_kind;
+    char lookup_id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    bool lookup_failed;
 };
 
 /* ---- units ---- */
@@ -136,7 +122,8 @@ static bool unit_load(hf_cluster_t *cluster, unit_entry_t *entry) {
     return true;
 }
 
-/* Acquires the unit's lease (the loop waits for one round trip); *taken false when another
+/* Acquires the unit's lease (the loop waits for one round trip: before the server listens
+ * only); *taken false when another
  * live node holds it. Returns false when the store failed. */
 static bool unit_acquire(hf_cluster_t *cluster, unit_entry_t *entry, bool *taken) {
     char error[512] = "";
@@ -191,20 +178,22 @@ static void rebuild(hf_cluster_t *cluster) {
     hf_idempotency_init(context->idempotency);
     hf_map_free(&cluster->id_units);
     hf_map_init(&cluster->id_units);
-    size_t loaded = 0;
+    context->durable_changes = hf_core_change_count(context->core);
+    /* The units still owned are read again on the thread pool (an acquire of a lease held
+     * keeps its epoch), each as a takeover that requests about it wait for; one that cannot
+     * be asked for now is asked for by the next request or renewal. */
+    size_t asked = 0;
     for (size_t i = 0; i < cluster->unit_count; i++) {
         unit_entry_t *entry = &cluster->units[i];
         entry->loaded = false;
-        if (entry->owned && unit_load(cluster, entry)) loaded++;
+        if (entry->owned &&
+            (hf_cluster_jobs_find(cluster->jobs, HF_CLUSTER_JOB_TAKEOVER, entry->id) ||
+             hf_cluster_jobs_add(cluster->jobs, HF_CLUSTER_JOB_TAKEOVER, entry->id, NULL)))
+            asked++;
     }
-    /* A unit that failed to load left part of itself: start again without it. */
-    if (cluster->rebuild_pending) {
-        rebuild(cluster);
-        return;
-    }
-    context->durable_changes = hf_core_change_count(context->core);
-    HF_LOG_FIELDS(HF_LOG_INFO, "core rebuilt with the units still owned",
-                  HF_LOG_NUMBER("units", (double)loaded));
+    hf_cluster_jobs_kick(cluster->jobs);
+    HF_LOG_FIELDS(HF_LOG_INFO, "core rebuilt: the units still owned are read again",
+                  HF_LOG_NUMBER("units", (double)asked));
 }
 
 /* A unit is lost: nothing about it is answered from memory from now on. */
@@ -243,71 +232,6 @@ bool hf_cluster_batch_failed(hf_cluster_t *cluster, const char *error) {
     return true;
 }
 
-/* ---- the view ---- */
-
-static void view_clear(view_t *view) {
-    view->node_count = view->lease_count = 0;
-}
-
-static void view_free(view_t *view) {
-    free(view->nodes);
-    free(view->leases);
-    memset(view, 0, sizeof *view);
-}
-
-static int view_add_node(void *context, const hf_stored_node_t *node) {
-    view_t *view = context;
-    if (view->node_count == view->node_capacity) {
-        view->node_capacity = view->node_capacity ? 2 * view->node_capacity : 8;
-        view->nodes = realloc(view->nodes, view->node_capacity * sizeof *view->nodes);
-        if (!view->nodes) abort();
-    }
-    view_node_t *item = &view->nodes[view->node_count++];
-    snprintf(item->node_id, sizeof item->node_id, "%s", node->node_id);
-    snprintf(item->address, sizeof item->address, "%s", node->address ? node->address : "");
-    item->heartbeat_at_ms = node->heartbeat_at_ms;
-    item->units = 0;
-    return 0;
-}
-
-static int view_add_lease(void *context, const hf_stored_lease_t *lease) {
-    view_t *view = context;
-    if (view->lease_count == view->lease_capacity) {
-        view->lease_capacity = view->lease_capacity ? 2 * view->lease_capacity : 64;
-        view->leases = realloc(view->leases, view->lease_capacity * sizeof *view->leases);
-        if (!view->leases) abort();
-    }
-    view_lease_t *item = &view->leases[view->lease_count++];
-    snprintf(item->unit, sizeof item->unit, "%s", lease->unit);
-    snprintf(item->node_id, sizeof item->node_id, "%s", lease->node_id);
-    item->live = lease->live;
-    /* /v1/cluster's units are events and fleets (the contract's): not the records of no unit. */
-    bool counted = lease->live && strcmp(lease->unit, HF_STORE_UNIT_NONE) != 0;
-    for (size_t i = 0; counted && i < view->node_count; i++)
-        if (strcmp(view->nodes[i].node_id, lease->node_id) == 0) view->nodes[i].units++;
-    return 0;
-}
-
-static const view_lease_t *view_lease(const view_t *view, const char *unit) {
-    for (size_t i = 0; i < view->lease_count; i++)
-        if (strcmp(view->leases[i].unit, unit) == 0) return &view->leases[i];
-    return NULL;
-}
-
-static const view_node_t *view_node(const view_t *view, const char *node_id) {
-    for (size_t i = 0; i < view->node_count; i++)
-        if (strcmp(view->nodes[i].node_id, node_id) == 0) return &view->nodes[i];
-    return NULL;
-}
-
-/* Lists nodes and leases into view on the calling thread. */
-static int view_list(hf_cluster_t *cluster, view_t *view, char *error, size_t error_size) {
-    view_clear(view);
-    int rc = hf_store_lease_list(cluster->context->store, view_add_node, view_add_lease, view,
-                                 error, error_size);
-    return rc;
-}
-
 /* ---- the renewal ---- */
 
 static void renew_work(uv_work_t *work) {
@@ -316,7 +240,7 @@ static void renew_work(uv_work_t *work) {
     cluster->renew_ok =
         hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,
                              &renewed, cluster->renew_error, sizeof cluster->renew_error) == 0 &&
-        view_list(cluster, &cluster->next, cluster->renew_error,
+        hf_cluster_view_list(cluster->context->store, &cluster->next, cluster->renew_error,
                   sizeof cluster->renew_error) == 0;
 }
 
@@ -334,25 +258,36 @@ static void leases_check(hf_cluster_t *cluster) {
         }
         /* Acquired after the listing began: the listing may not show it yet. */
         if (entry->acquired_at_ms >= cluster->work_started_ms) continue;
-        const view_lease_t *lease = view_lease(&cluster->view, entry->id);
+        const hf_cluster_view_lease_t *lease = hf_cluster_view_lease(&cluster->view, entry->id);
         if (!lease || !lease->live || strcmp(lease->node_id, cluster->node_id) != 0)
             unit_lose(cluster, entry, "the database gives its lease to no one or another node");
     }
 }
 
-/* Lapsed leases are taken without waiting for a request, so expiries keep running. */
-static size_t takeovers(hf_cluster_t *cluster) {
+/* Lapsed leases are taken without waiting for a request, so expiries keep running: here and
+ * now before the server listens, else as jobs on the thread pool. */
+static size_t takeovers(hf_cluster_t *cluster, bool here) {
     size_t taken = 0;
     for (size_t i = 0; i < cluster->view.lease_count && taken < TAKEOVERS_PER_TICK; i++) {
-        const view_lease_t *lease = &cluster->view.leases[i];
+        const hf_cluster_view_lease_t *lease = &cluster->view.leases[i];
         bool mine = strcmp(lease->node_id, cluster->node_id) == 0;
         if (lease->live && !mine) continue;
         unit_entry_t *entry = unit_get(cluster, lease->unit, true);
         if (!entry || (entry->owned && entry->loaded)) continue;
-        if (unit_take(cluster, entry)) taken++;
+        if (here) {
+            if (unit_take(cluster, entry)) taken++;
+            continue;
+        }
+        if (hf_cluster_jobs_find(cluster->jobs, HF_CLUSTER_JOB_TAKEOVER, entry->id)) continue;
+        if (hf_cluster_jobs_count(cluster->jobs) >= TAKEOVER_JOBS_MAX ||
+            !hf_cluster_jobs_add(cluster->jobs, HF_CLUSTER_JOB_TAKEOVER, entry->id, NULL))
+            break;
+        taken++;
     }
+    if (!here) hf_cluster_jobs_kick(cluster->jobs);
     if (taken > 0)
-        HF_LOG_FIELDS(HF_LOG_INFO, "units taken over", HF_LOG_NUMBER("units", (double)taken));
+        HF_LOG_FIELDS(HF_LOG_INFO, here ? "units taken over" : "takeovers asked for",
+                      HF_LOG_NUMBER("units", (double)taken));
     return taken;
 }
 
@@ -362,7 +297,7 @@ static void renew_after(uv_work_t *work, int status) {
     if (status != 0 || cluster->stopped) return;
     if (cluster->renew_ok) {
         cluster->renewed_at_ms = cluster->work_started_ms;
-        view_t swap = cluster->view;
+        hf_cluster_view_t swap = cluster->view;
         cluster->view = cluster->next;
         cluster->next = swap;
         cluster->view.listed_at_ms = cluster->work_started_ms;
@@ -370,7 +305,7 @@ static void renew_after(uv_work_t *work, int status) {
         hf_log(HF_LOG_WARNING, "lease renewal failed: %s", cluster->renew_error);
     }
     leases_check(cluster);
-    if (cluster->renew_ok && !cluster->context->store_failed) takeovers(cluster);
+    if (cluster->renew_ok && !cluster->context->store_failed) takeovers(cluster, false);
     on_check(&cluster->check);
 }
 
@@ -382,6 +317,61 @@ static void on_timer(uv_timer_t *timer) {
     cluster->work.data = cluster;
     if (uv_queue_work(cluster->loop, &cluster->work, renew_work, renew_after) != 0)
         cluster->working = false;
+}
+
+/* ---- what the jobs found (cluster_jobs.h), applied on the loop ---- */
+
+static void id_cache_put(hf_cluster_t *cluster, const char *id, const char *unit) {
+    unit_entry_t *entry = unit_get(cluster, unit, true);
+    if (!entry) return;
+    if (hf_map_count(&cluster->id_units) >= ID_CACHE_MAX) {
+        hf_map_free(&cluster->id_units);
+        hf_map_init(&cluster->id_units);
+    }
+    hf_map_put(&cluster->id_units, id, strlen(id), (uint32_t)(entry - cluster->units));
+}
+
+/* The lease acquired and the rows fetched on the pool: the unit goes into the core here. */
+static void takeover_apply(hf_cluster_t *cluster, hf_cluster_job_t *job) {
+    unit_entry_t *entry = unit_get(cluster, job->key, true);
+    if (!job->ok)
+        hf_log(HF_LOG_WARNING, "cannot take unit %s over: %s", job->key, job->error);
+    /* Held by another node now: not this node's any more (a unit read again after a rebuild). */
+    if (entry && job->ok && !job->acquired && !entry->loaded)
+        unit_owned_set(cluster, entry, false);
+    /* Acquired but not read: the next renewal's takeovers try again (the lease is ours). */
+    if (!entry || !job->acquired || !job->ok || (entry->owned && entry->loaded)) return;
+    entry->acquired_at_ms = now_ms(cluster);
+    unit_owned_set(cluster, entry, true);
+    HF_LOG_FIELDS(HF_LOG_INFO, "unit acquired", HF_LOG_TEXT("unit", entry->id),
+                  HF_LOG_NUMBER("epoch", (double)job->epoch));
+    if (entry->loaded) { /* a stale copy still in the core: the rebuild loads it afresh */
+        cluster->rebuild_pending = true;
+        return;
+    }
+    char error[512] = "";
+    void *rows = job->rows;
+    job->rows = NULL;
+    entry->loaded = true;
+    if (hf_restore_unit_deliver(cluster->context, cluster->context->store, rows, job->now_ms,
+                                cluster->config.finished_holds_max, error, sizeof error) != 0) {
+        hf_log(HF_LOG_ERROR, "cannot load unit %s: %s", entry->id, error);
+        unit_owned_set(cluster, entry, false);
+        cluster->rebuild_pending = true; /* part of it may be in the core */
+    }
+}
+
+static void job_done(void *owner, hf_cluster_job_t *job) {
+    hf_cluster_t *cluster = owner;
+    if (job->listed) { /* the freshest view there is */
+        hf_cluster_view_t swap = cluster->view;
+        cluster->view = job->view;
+        job->view = swap;
+        cluster->view.listed_at_ms = job->now_ms;
+    }
+    if (job->kind == HF_CLUSTER_JOB_LOOKUP && job->ok && job->found)
+        id_cache_put(cluster, job->key, job->unit);
+    if (job->kind == HF_CLUSTER_JOB_TAKEOVER) takeover_apply(cluster, job);
 }
 
 /* ---- life ---- */
@@ -399,6 +389,9 @@ hf_cluster_t *hf_cluster_create(uv_loop_t *loop, hf_context_t *context,
     hf_map_init(&cluster->unit_index);
     hf_map_init(&cluster->id_units);
     cluster->forward = hf_forward_create(loop, cluster->node_id);
+    cluster->jobs = hf_cluster_jobs_create(loop, context, cluster->node_id,
+                                           config->finished_holds_max, config->dispatch,
+                                           job_done, cluster);
     uv_timer_init(loop, &cluster->timer);
     uv_check_init(loop, &cluster->check);
     cluster->timer.data = cluster->check.data = cluster;
@@ -411,18 +404,19 @@ bool hf_cluster_leased(const hf_cluster_t *cluster) { return cluster && cluster-
  * the lease's length: waited for, so a lone node restarted at once serves its units. */
 static void wait_for_dead_owners(hf_cluster_t *cluster) {
     char error[256];
+    hf_cluster_view_t *view = &cluster->view;
     int64_t deadline = now_ms(cluster) + LEASE_MS + LEASE_MARGIN_MS;
     while (now_ms(cluster) < deadline) {
         bool waiting = false;
-        for (size_t i = 0; i < cluster->view.lease_count && !waiting; i++) {
-            const view_lease_t *lease = &cluster->view.leases[i];
+        for (size_t i = 0; i < view->lease_count && !waiting; i++) {
+            const hf_cluster_view_lease_t *lease = &view->leases[i];
             if (!lease->live || strcmp(lease->node_id, cluster->node_id) == 0) continue;
-            const view_node_t *node = view_node(&cluster->view, lease->node_id);
-            waiting = node && !hf_peer_address_answers(node->address);
+            const hf_cluster_view_node_t *node = hf_cluster_view_node(view, lease->node_id);
+            waiting = node && !hf_cluster_address_answers(node->address);
         }
         if (!waiting) return;
         uv_sleep(250);
-        if (view_list(cluster, &cluster->view, error, sizeof error) != 0) return;
+        if (hf_cluster_view_list(cluster->context->store, view, error, sizeof error)) return;
     }
 }
 
@@ -433,14 +427,14 @@ int hf_cluster_load(hf_cluster_t *cluster) {
     /* The node's row first (and the fencing from now on): other nodes see it at once. */
     if (hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,
                              &renewed, error, sizeof error) != 0 ||
-        view_list(cluster, &cluster->view, error, sizeof error) != 0) {
+        hf_cluster_view_list(cluster->context->store, &cluster->view, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot read the leases: %s", error);
         return -1;
     }
     wait_for_dead_owners(cluster);
     cluster->renew_ok = true;
     cluster->renewed_at_ms = cluster->work_started_ms = now_ms(cluster);
-    while (takeovers(cluster) == TAKEOVERS_PER_TICK) {}
+    while (takeovers(cluster, true) == TAKEOVERS_PER_TICK) {}
     if (cluster->rebuild_pending) rebuild(cluster);
     HF_LOG_FIELDS(HF_LOG_INFO, "cluster node ready", HF_LOG_TEXT("node_id", cluster->node_id),
                   HF_LOG_TEXT("advertise", cluster->address),
@@ -450,6 +444,7 @@ int hf_cluster_load(hf_cluster_t *cluster) {
 
 void hf_cluster_start(hf_cluster_t *cluster, hf_http_server_t *http) {
     cluster->http = http;
+    hf_cluster_jobs_serve(cluster->jobs, http);
     if (!cluster->leased) return;
     uv_timer_start(&cluster->timer, on_timer, HF_CLUSTER_RENEW_MS, HF_CLUSTER_RENEW_MS);
     uv_check_start(&cluster->check, on_check);
@@ -458,6 +453,7 @@ void hf_cluster_start(hf_cluster_t *cluster, hf_http_server_t *http) {
 void hf_cluster_stop(hf_cluster_t *cluster) {
     if (!cluster || cluster->stopped) return;
     cluster->stopped = true;
+    hf_cluster_jobs_stop(cluster->jobs);
     if (cluster->leased && cluster->owned_count > 0) {
         char error[256];
         if (hf_store_lease_release(cluster->context->store, cluster->node_id, error,
@@ -475,11 +471,12 @@ void hf_cluster_stop(hf_cluster_t *cluster) {
 void hf_cluster_free(hf_cluster_t *cluster) {
     if (!cluster) return;
     hf_forward_free(cluster->forward);
+    hf_cluster_jobs_free(cluster->jobs);
     hf_map_free(&cluster->unit_index);
     hf_map_free(&cluster->id_units);
     free(cluster->units);
-    view_free(&cluster->view);
-    view_free(&cluster->next);
+    hf_cluster_view_free(&cluster->view);
+    hf_cluster_view_free(&cluster->next);
     free(cluster);
 }
 
@@ -518,7 +515,7 @@ void hf_cluster_render(const hf_cluster_t *cluster, hf_json_t *json) {
     }
     int64_t now = hf_context_now_ms(cluster->context);
     for (size_t i = 0; cluster->leased && i < cluster->view.node_count; i++) {
-        const view_node_t *node = &cluster->view.nodes[i];
+        const hf_cluster_view_node_t *node = &cluster->view.nodes[i];
         hf_json_object_begin(json);
         HF_JSON_KEY(json, "node_id");
         hf_json_string(json, node->node_id);
@@ -568,21 +565,17 @@ static bool id_unit(hf_cluster_t *cluster, const char *kind, const char *id, cha
         snprintf(unit, unit_size, "%s", cluster->units[index].id);
         return true;
     }
-    if (!cluster->leased) return false;
-    bool found = false;
-    char error[256];
-    if (hf_store_unit_find(cluster->context->store, kind, id, unit, unit_size, &found, error,
-                           sizeof error) != 0 ||
-        !found)
+    if (!cluster->leased || strlen(id) > HF_CLUSTER_UNIT_SIZE_MAX) return false;
+    const hf_cluster_job_t *resumed = hf_cluster_jobs_resuming(cluster->jobs);
+    if (resumed && resumed->kind == HF_CLUSTER_JOB_LOOKUP && strcmp(resumed->key, id) == 0) {
+        /* Looked up already, not found (a found one is in the cache): no second wait. */
+        cluster->lookup_failed = !resumed->ok;
         return false;
-    unit_entry_t *entry = unit_get(cluster, unit, true);
-    if (!entry) return false;
-    if (hf_map_count(&cluster->id_units) >= ID_CACHE_MAX) {
-        hf_map_free(&cluster->id_units);
-        hf_map_init(&cluster->id_units);
     }
-    hf_map_put(&cluster->id_units, id, strlen(id), (uint32_t)(entry - cluster->units));
-    return true;
+    /* The database is asked on the thread pool, the request parked (hf_cluster_route). */
+    cluster->lookup_kind = kind;
+    snprintf(cluster->lookup_id, sizeof cluster->lookup_id, "%s", id);
+    return false;
 }
 
 /* A text member of the body (a new event's "id", a webhook's "reservation_id"). */
@@ -598,21 +591,17 @@ static bool body_text(const hf_request_t *request, const char *name, char *unit,
 }
 
 /* A payment's unit: its hold's event's, whose owner applies it; with leases, the records of no
- * unit when no event has the hold, as the store says (a failed lookup is -1, never "none": the
- * owner of no unit would refund a hold that exists). 0: served here (one node). */
-static int webhook_unit(hf_cluster_t *cluster, const hf_request_t *request, char *unit,
-                        size_t unit_size) {
+ * unit (HF_STORE_UNIT_NONE) once the store said no event has the hold. Never on a failed or
+ * pending lookup (the owner of no unit would refund a hold that exists): hf_cluster_route then
+ * waits for the lookup or answers 503. A body without a reservation is served here (its 400). */
+static bool webhook_unit(hf_cluster_t *cluster, const hf_request_t *request, char *unit,
+                         size_t unit_size) {
     char hold_id[HF_SERVER_ID_SIZE + 1];
-    bool named = body_text(request, "reservation_id", hold_id, sizeof hold_id);
-    if (named && id_unit(cluster, "hold", hold_id, unit, unit_size)) return 1;
-    if (!cluster->leased) return 0;
-    bool found = false;
-    char error[256];
-    if (named && hf_store_unit_find(cluster->context->store, "hold", hold_id, unit, unit_size,
-                                    &found, error, sizeof error) != 0)
-        return -1;
-    if (!found) snprintf(unit, unit_size, "%s", HF_STORE_UNIT_NONE);
-    return 1;
+    if (!body_text(request, "reservation_id", hold_id, sizeof hold_id)) return false;
+    if (id_unit(cluster, "hold", hold_id, unit, unit_size)) return true;
+    if (!cluster->leased || cluster->lookup_kind || cluster->lookup_failed) return false;
+    snprintf(unit, unit_size, "%s", HF_STORE_UNIT_NONE);
+    return true;
 }
 
 /* The unit a request is about, from its route: false when none (lists, health, metrics). */
@@ -631,6 +620,8 @@ static bool request_unit(hf_cluster_t *cluster, const hf_request_t *request,
     }
     if (strcmp(pattern, "/v1/events") == 0 && strcmp(route->method, "POST") == 0)
         return body_text(request, "id", unit, unit_size);
+    if (strcmp(pattern, "/v1/webhooks/payments") == 0) return webhook_unit(cluster, request, unit,
+                                                                          unit_size);
     for (size_t i = 0; i < sizeof BY_ID / sizeof BY_ID[0]; i++)
         if (strncmp(pattern, BY_ID[i].prefix, strlen(BY_ID[i].prefix)) == 0)
             return id_unit(cluster, BY_ID[i].kind, request->params[0], unit, unit_size);
@@ -675,13 +666,11 @@ static bool redirect_to(hf_request_t *request, const char *address) {
     return true;
 }
 
-/* The live owner's address, from the view (listed again when stale), or NULL. */
-static const char *owner_address(hf_cluster_t *cluster, const char *unit, bool list) {
-    char error[256];
-    if (list && view_list(cluster, &cluster->view, error, sizeof error) != 0) return NULL;
-    const view_lease_t *lease = view_lease(&cluster->view, unit);
+/* The live owner's address, from the view (the renewal's, or a job's if fresher), or NULL. */
+static const char *owner_address(hf_cluster_t *cluster, const char *unit) {
+    const hf_cluster_view_lease_t *lease = hf_cluster_view_lease(&cluster->view, unit);
     if (!lease || !lease->live || strcmp(lease->node_id, cluster->node_id) == 0) return NULL;
-    const view_node_t *node = view_node(&cluster->view, lease->node_id);
+    const hf_cluster_view_node_t *node = hf_cluster_view_node(&cluster->view, lease->node_id);
     if (!node || !node->address[0] ||
         hf_context_now_ms(cluster->context) - node->heartbeat_at_ms > HEARTBEAT_STALE_MS)
         return NULL;
@@ -699,87 +688,87 @@ static bool spanning(const hf_route_t *route) {
             strcmp(route->pattern, "/v1/users/{}/orders") == 0);
 }
 
-/* Every leased unit into scratch's core, in the listing's order (events as created). */
-static bool scratch_load_all(hf_cluster_t *cluster, hf_context_t *scratch, char *error,
-                             size_t error_size) {
-    scratch->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
-    /* The records of no unit first (refunds of no event, as the one-node list has them). */
-    if (hf_restore_load_unit(scratch, cluster->context->store, HF_STORE_UNIT_NONE,
-                             cluster->config.finished_holds_max, error, error_size) != 0)
-        return false;
-    for (size_t i = 0; i < cluster->view.lease_count; i++)
-        if (strcmp(cluster->view.leases[i].unit, HF_STORE_UNIT_NONE) != 0 &&
-            hf_restore_load_unit(scratch, cluster->context->store, cluster->view.leases[i].unit,
-                                 cluster->config.finished_holds_max, error, error_size) != 0)
-            return false;
+/* Parks the request on the job of kind and key (asked for when none is in flight). */
+static bool wait_for(hf_cluster_t *cluster, hf_request_t *request, hf_cluster_job_kind_t kind,
+                     const char *key, const char *id_kind) {
+    hf_cluster_job_t *job = hf_cluster_jobs_find(cluster->jobs, kind, key);
+    if (!job) job = hf_cluster_jobs_add(cluster->jobs, kind, key, id_kind);
+    if (job && hf_cluster_jobs_park(cluster->jobs, job, request)) return true;
+    hf_cluster_jobs_kick(cluster->jobs); /* a job asked for with nothing parked still runs */
+    return refuse(cluster, request, "too many requests wait for the store; retry shortly");
+}
+
+/* Every leased unit loaded by a list job into a core of its own (cluster_jobs.h); the route's
+ * handler answers from it here, on the loop. */
+static bool answer_from_store(hf_cluster_t *cluster, hf_request_t *request,
+                              const hf_route_t *route) {
+    const hf_cluster_job_t *resumed = hf_cluster_jobs_resuming(cluster->jobs);
+    if (!resumed || resumed->kind != HF_CLUSTER_JOB_LIST)
+        return wait_for(cluster, request, HF_CLUSTER_JOB_LIST, "", NULL);
+    if (!resumed->ok || !resumed->core) {
+        hf_log(HF_LOG_WARNING, "a list across units could not be read: %s", resumed->error);
+        return refuse(cluster, request, "the store cannot be read now");
+    }
+    hf_context_t *context = cluster->context;
+    hf_core_t *own = context->core;
+    context->core = resumed->core;
+    route->handler(request);
+    context->core = own;
     return true;
 }
 
-static bool answer_from_store(hf_cluster_t *cluster, hf_request_t *request,
-                              const hf_route_t *route) {
-    char error[512] = "";
-    if (view_list(cluster, &cluster->view, error, sizeof error) != 0)
-        return refuse(cluster, request, "the store cannot be read now");
-    hf_context_t *context = cluster->context;
-    hf_context_t *scratch = malloc(sizeof *scratch);
-    if (!scratch) abort();
-    *scratch = *context;
-    hf_idempotency_t keys;
-    hf_idempotency_init(&keys);
-    scratch->idempotency = &keys;
-    scratch->core = NULL;
-    scratch->durable_changes = UINT64_MAX;
-    bool ok = scratch_load_all(cluster, scratch, error, sizeof error);
-    if (ok) {
-        hf_core_t *own = context->core;
-        context->core = scratch->core;
-        route->handler(request);
-        context->core = own;
-    }
-    hf_core_destroy(scratch->core);
-    hf_idempotency_free(&keys);
-    free(scratch);
-    if (!ok) {
-        hf_log(HF_LOG_WARNING, "a list across units could not be read: %s", error);
-        return refuse(cluster, request, "the store cannot be read now");
-    }
-    return true;
+/* A unit no live node owns (or whose owner does not answer): taken over on the thread pool,
+ * the request parked; once it was, forwarded to the owner the database names, or 503. */
+static bool take_over(hf_cluster_t *cluster, hf_request_t *request, const char *unit,
+                      bool forwarded) {
+    const hf_cluster_job_t *resumed = hf_cluster_jobs_resuming(cluster->jobs);
+    if (!resumed || resumed->kind != HF_CLUSTER_JOB_TAKEOVER || strcmp(resumed->key, unit) != 0)
+        return wait_for(cluster, request, HF_CLUSTER_JOB_TAKEOVER, unit, NULL);
+    if (!resumed->ok) return refuse(cluster, request, "the store is unreachable; retry shortly");
+    const char *address = forwarded ? NULL : owner_address(cluster, unit);
+    if (address) return forward_to(cluster, request, address);
+    return refuse(cluster, request, "no node can serve this unit now; retry shortly");
+}
+
+/* No unit found for the request here: a lookup to wait for, a failed one, or none at all
+ * (served here). */
+static bool route_unknown(hf_cluster_t *cluster, hf_request_t *request) {
+    if (cluster->lookup_failed) return refuse(cluster, request, "the store cannot be read now");
+    if (!cluster->lookup_kind) return false;
+    return wait_for(cluster, request, HF_CLUSTER_JOB_LOOKUP, cluster->lookup_id,
+                    cluster->lookup_kind);
 }
 
 bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_route_t *route) {
-    char *unit = request->unit;
-    if (cluster && cluster->leased && spanning(route))
-        return answer_from_store(cluster, request, route);
-    int webhook = cluster && strcmp(route->pattern, "/v1/webhooks/payments") == 0
-                      ? webhook_unit(cluster, request, unit, sizeof request->unit) : 0;
-    if (webhook < 0) return refuse(cluster, request, "the store cannot be read now");
-    if (!cluster ||
-        (webhook == 0 && !request_unit(cluster, request, route, unit, sizeof request->unit))) {
+    char *unit = request->unit; /* kept: the request's idempotency key belongs to its unit */
+    if (!cluster) return false;
+    if (cluster->leased && spanning(route)) return answer_from_store(cluster, request, route);
+    cluster->lookup_kind = NULL;
+    cluster->lookup_failed = false;
+    if (!request_unit(cluster, request, route, unit, sizeof request->unit)) {
         unit[0] = '\0';
-        return false;
+        return route_unknown(cluster, request);
     }
     unit_entry_t *entry = cluster->leased ? unit_get(cluster, unit, true) : NULL;
     if (cluster->leased && !entry) return refuse(cluster, request, "too many units");
+    bool stream = strstr(route->pattern, "/stream") != NULL;
     if (!cluster->leased || (entry->owned && entry->loaded)) {
+        /* A stream that waited for its takeover starts on a request of its own (it lasts). */
+        if (stream && hf_cluster_jobs_resuming(cluster->jobs) &&
+            hf_core_event(cluster->context->core, unit, NULL))
+            return redirect_to(request, cluster->address) || refuse(cluster, request, NULL);
         hf_http_response_header_add(request->response, "Holdfast-Node", cluster->node_id, false);
         return false;
     }
     bool forwarded = hf_http_request_header(request->http, HF_FORWARD_HEADER, NULL) != NULL;
-    const char *address = owner_address(cluster, unit, false);
-    bool stream = strstr(route->pattern, "/stream") != NULL;
+    const char *address = owner_address(cluster, unit);
     if (address && !forwarded && stream && redirect_to(request, address)) return true;
     if (address && !forwarded) return forward_to(cluster, request, address);
     if (entry->loaded || cluster->rebuild_pending)
         return refuse(cluster, request, "this unit is moving between nodes; retry shortly");
-    /* The last renewal could not reach PostgreSQL: an acquire would wait on the loop's thread
-     * for nothing (up to the connect timeout when the network drops packets). */
+    /* The last renewal could not reach PostgreSQL: a takeover would wait for nothing (up to
+     * the connect timeout when the network drops packets). */
     if (!cluster->renew_ok)
         return refuse(cluster, request, "the store is unreachable; retry shortly");
-    if (unit_take(cluster, entry)) {
-        hf_http_response_header_add(request->response, "Holdfast-Node", cluster->node_id, false);
-        return false;
-    }
-    if (!forwarded && (address = owner_address(cluster, unit, true)) != NULL)
-        return forward_to(cluster, request, address);
-    return refuse(cluster, request, "no node can serve this unit now; retry shortly");
+    return take_over(cluster, request, unit, forwarded);
 }

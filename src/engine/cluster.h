@@ -10,14 +10,17 @@
  * could not be written), and every stream closes (a reconnect gets a snapshot).
  *
  * The lease renewal and the listing of nodes and leases run on libuv's thread pool once a
- * second (HF_CLUSTER_RENEW_MS), never on the loop; an acquire and a unit's load (a takeover,
- * rare) run on the loop's thread, each one short round trip or one unit's rows.
+ * second (HF_CLUSTER_RENEW_MS), never on the loop; so do a takeover (the acquire, the unit's
+ * rows), the lookup of an id's unit and a list across units, as jobs (cluster_jobs.h) a
+ * request waits for parked, and the loop applies what they found; a rebuild reads the units
+ * still owned again the same way (the records of no unit are one more unit, HF_STORE_UNIT_NONE,
+ * owned and read like the others). Only the start (before the server listens) reads on the loop.
  *
  * With a store without leases (SQLite) the cluster is one node, itself, owning every unit:
  * requests are served here, with Holdfast-Node.
  *
- * Threads: the loop's, but for the renewal's work function. Ownership: the engine owns the
- * cluster; the cluster owns its forwarder. */
+ * Threads: the loop's, but for the renewal's and the jobs' work functions. Ownership: the
+ * engine owns the cluster; the cluster owns its forwarder and its jobs. */
 #ifndef HF_ENGINE_CLUSTER_H
 #define HF_ENGINE_CLUSTER_H
 
@@ -39,6 +42,7 @@ typedef struct hf_cluster_config {
     const char *address;         /* --advertise */
     uint32_t finished_holds_max; /* as the engine's */
     hf_mutation_sink_t sink;     /* the sink of a rebuilt core: the engine's */
+    hf_http_handler_fn dispatch; /* requests parked for the store run again through it */
 } hf_cluster_config_t;
 
 /* After the store is open, before anything is loaded. */

@@ -43,18 +43,6 @@ struct hf_engine {
     int64_t expiry_armed_ms;     /* deadline the timer is set for, INT64_MAX when none */
     uv_signal_t signal_term, signal_interrupt;
     uv_timer_t shutdown_timer;
-    /* Recovery after a store failure on a lost connection (API.md section 11): the timer asks
-     * the store on a worker thread whether the database is back (recovery block below). */
-    uv_timer_t probe_timer;
-    uv_work_t probe_work;
-    bool probing;                /* probe_work is queued or running */
-    int probe_answer;            /* hf_store_probe's, written by the worker */
-    char probe_error[512];
-    /* The durable state the worker loaded once the probe said yes, for the loop to swap in:
-     * a core without a sink and its idempotency keys, loaded through recovery_context (a
-     * context of the worker's own: restore.c reaches only its core, keys and clock). */
-    hf_context_t *recovery_context;
-    hf_idempotency_t recovered_keys;
     bool stopping;
     int exit_code;
 };
@@ -111,10 +99,11 @@ static void reload_durable_state(hf_engine_t *engine) {
     hf_log(HF_LOG_ERROR, "cannot reload the durable state, answering 503 to all: %s", error);
 }
 
-static void recovery_arm(hf_engine_t *engine);
-
 /* Nothing more is acknowledged: replies waiting for a batch after durable_sequence answer
- * 503, streams close, and changes answer 503 until a restart. Reads go on from the durable
+ * 503, streams close, and changes answer 503 until a restart. One recovery path only: with
+ * leases (PostgreSQL) a failed batch is the cluster's (hf_cluster_batch_failed: the memory
+ * is one load away, and the renewal on the thread pool brings the units back once the
+ * database is) and never comes here; here is SQLite, whose failure is final. Reads go on from the durable
  * state when it can be trusted: after a failed write it is final (the store let the earlier
  * syncs settle first), after a failed fsync it is not (the kernel may have dropped pages that
  * the process would still read back). */
@@ -128,11 +117,9 @@ static void store_failure(hf_engine_t *engine, const char *error, bool reads_tru
     for (uint64_t s = context->durable_sequence + 1; s < context->open_sequence; s++)
         hf_streams_batch_durable(&engine->streams, s, false);
     hf_streams_fail(&engine->streams);
-    /* Answered before the reload, which may itself wait for the store (a PostgreSQL that does
-     * not answer: up to its connect timeout). */
+    /* Answered before the reload, which reads the files again. */
     hf_http_server_fail_pending(engine->http, context->durable_sequence);
     if (reads_trusted) reload_durable_state(engine);
-    recovery_arm(engine);
 }
 
 /* Streams get each newly durable batch's changes in order; replies are released after the
@@ -224,7 +211,6 @@ static void close_handles(hf_engine_t *engine) {
     uv_close((uv_handle_t *)&engine->shutdown_timer, NULL);
     uv_close((uv_handle_t *)&engine->keepalive_timer, NULL);
     uv_close((uv_handle_t *)&engine->dispatch_timer, NULL);
-    uv_close((uv_handle_t *)&engine->probe_timer, NULL);
 }
 
 static bool drained(const hf_engine_t *engine) {
@@ -314,8 +300,6 @@ static void init_handles(hf_engine_t *engine) {
     engine->keepalive_timer.data = engine;
     uv_timer_start(&engine->keepalive_timer, on_keepalive, HF_STREAM_KEEPALIVE_MS,
                    HF_STREAM_KEEPALIVE_MS);
-    uv_timer_init(loop, &engine->probe_timer);
-    engine->probe_timer.data = engine->probe_work.data = engine;
     uv_timer_init(loop, &engine->dispatch_timer);
     engine->dispatch_timer.data = engine;
     uv_timer_start(&engine->dispatch_timer, on_dispatch_flush, HF_DISPATCH_FLUSH_INTERVAL_MS,
@@ -344,7 +328,8 @@ static int load_units(hf_engine_t *engine, hf_progress_t *progress, char *error,
         .node_id = engine->options.node_id ? engine->options.node_id : listen,
         .address = engine->options.advertise ? engine->options.advertise : advertise,
         .finished_holds_max = engine->options.finished_holds_max,
-        .sink = {emit_to_open_batch, engine}};
+        .sink = {emit_to_open_batch, engine},
+        .dispatch = hf_routes_dispatch};
     engine->cluster = hf_cluster_create(engine->loop, context, &config);
     context->cluster = engine->cluster;
     if (!hf_cluster_leased(engine->cluster))
@@ -383,113 +368,6 @@ static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
      * orders, so copying them into the batch would be work for nothing. */
     if (mutation->type != HF_MUTATION_POOL && mutation->type != HF_MUTATION_SEAT)
         hf_batch_append(engine->context.open_batch, mutation);
-}
-
-/* ---- recovery after a lost connection (API.md section 11) ---- */
-
-/* On the worker: the durable state, loaded as at start into a fresh core of the worker's own
- * context, so that the loop never waits for PostgreSQL (a load is bounded by the store's 4 s
- * of silence per wait, and requests meanwhile still get their 503 at once). */
-static bool durable_state_load(hf_engine_t *engine) {
-    hf_context_t *scratch = engine->recovery_context;
-    scratch->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
-    hf_core_set_finished_max(scratch->core, engine->options.finished_holds_max);
-    hf_idempotency_init(&engine->recovered_keys);
-    scratch->idempotency = &engine->recovered_keys;
-    hf_store_t *reader = NULL;
-    bool ok = hf_store_open(&reader, engine->options.store_url, engine->probe_error,
-                            sizeof engine->probe_error) == 0 &&
-              hf_restore_load(scratch, reader, engine->options.finished_holds_max,
-                              engine->probe_error, sizeof engine->probe_error) == 0;
-    hf_store_close(reader);
-    if (!ok) {
-        hf_core_destroy(scratch->core);
-        scratch->core = NULL;
-        hf_idempotency_free(&engine->recovered_keys);
-    }
-    return ok;
-}
-
-/* On a worker thread: the probe may wait for a connection (PostgreSQL stopped or paused). */
-static void probe_run(uv_work_t *work) {
-    hf_engine_t *engine = work->data;
-    engine->probe_answer = hf_store_probe(engine->context.store, engine->probe_error,
-                                          sizeof engine->probe_error);
-    if (engine->probe_answer > 0 && !durable_state_load(engine)) engine->probe_answer = 0;
-}
-
-/* The worker's context and whatever it loaded that was not swapped in. */
-static void recovery_context_free(hf_engine_t *engine) {
-    hf_context_t *scratch = engine->recovery_context;
-    if (scratch && scratch->core) {
-        hf_core_destroy(scratch->core);
-        hf_idempotency_free(&engine->recovered_keys);
-    }
-    free(scratch);
-    engine->recovery_context = NULL;
-}
-
-/* The loaded durable state replaces the failed core, takes the open batch as its sink, and
- * changes are served again. What the failed core held beyond it was never acknowledged; a
- * batch whose COMMIT went out as the connection broke may have landed, and then it is loaded
- * too (its requests got 503: their outcome was unknown, a retry with the same
- * Idempotency-Key is safe). False while the store still holds a batch: the next probe. */
-static bool recover(hf_engine_t *engine) {
-    hf_context_t *context = &engine->context;
-    if (!engine->spare_batch || !hf_store_idle(context->store)) return false;
-    hf_core_destroy(context->core);
-    hf_idempotency_free(&engine->idempotency);
-    hf_batch_clear(context->open_batch);
-    context->core = engine->recovery_context->core;
-    engine->recovery_context->core = NULL;
-    engine->idempotency = engine->recovered_keys;
-    hf_core_set_sink(context->core, (hf_mutation_sink_t){emit_to_open_batch, engine});
-    hf_core_set_stream_records(context->core, false);
-    /* The failed sequences end here: none of them is durable, none is waited for. */
-    hf_http_server_fail_pending(engine->http, context->durable_sequence);
-    context->durable_sequence = context->open_sequence - 1;
-    context->durable_changes = 0;
-    context->store_failed = false;
-    context->reads_from_disk = false;
-    hf_streams_recover(&engine->streams);
-    hf_log(HF_LOG_INFO, "the store is back: serving changes again from the durable state");
-    int64_t now_ms = hf_context_now_ms(context);
-    hf_core_advance(context->core, now_ms);
-    hf_dispatch_rematch(context->core, now_ms);
-    submit_if_idle(engine);
-    return true;
-}
-
-static void probe_done(uv_work_t *work, int status) {
-    hf_engine_t *engine = work->data;
-    engine->probing = false;
-    bool usable = status == 0 && !engine->stopping && engine->context.store_failed;
-    if (usable && engine->probe_answer < 0) {
-        hf_log(HF_LOG_ERROR, "the store's failure is final, changes answer 503 until a restart: %s",
-               engine->probe_error);
-        uv_timer_stop(&engine->probe_timer);
-    } else if (usable && engine->probe_answer > 0 && recover(engine)) {
-        uv_timer_stop(&engine->probe_timer);
-    }
-    recovery_context_free(engine);
-}
-
-static void on_probe_timer(uv_timer_t *timer) {
-    hf_engine_t *engine = timer->data;
-    if (engine->probing || engine->stopping || !engine->context.store_failed) return;
-    engine->recovery_context = calloc(1, sizeof *engine->recovery_context);
-    if (!engine->recovery_context) abort();
-    engine->recovery_context->last_now_ms = engine->context.last_now_ms;
-    engine->probing = true;
-    if (uv_queue_work(engine->loop, &engine->probe_work, probe_run, probe_done) != 0) {
-        engine->probing = false;
-        recovery_context_free(engine);
-    }
-}
-
-static void recovery_arm(hf_engine_t *engine) {
-    uv_timer_start(&engine->probe_timer, on_probe_timer, HF_STORE_PROBE_INTERVAL_MS,
-                   HF_STORE_PROBE_INTERVAL_MS);
 }
 
 hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *options) {

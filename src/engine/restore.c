@@ -120,26 +120,35 @@ int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_
     return hf_restore_load_progress(context, store, finished_holds_max, NULL, error, error_size);
 }
 
-/* Loads every unit (unit NULL) or one (a takeover, engine/cluster.h). */
-static int restore_units(hf_context_t *context, hf_store_t *store, const char *unit,
-                         uint64_t finished_holds_max, hf_progress_t *progress, char *error,
-                         size_t error_size) {
-    /* The row's own reason, kept apart: the store writes its "loading stopped at" over
-     * error when a callback fails. */
-    char reason[256] = "";
-    restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
-                         .error = reason, .error_size = sizeof reason, .progress = progress};
-    hf_store_loader_t loader = {
+/* The loader of every restore: callbacks into restore's core, keys and deliveries kept as
+ * at run time from now_ms. */
+static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
+    return (hf_store_loader_t){
         .event = restore_event, .finished_holds = restore_finished_count,
         .hold = restore_hold, .order = restore_order,
         .idempotency = restore_idempotency, .refund = restore_refund,
         .delivery = restore_delivery, .ticket = restore_ticket,
         .driver = restore_driver, .ride = restore_ride,
-        .keep_since_ms = hf_context_now_ms(context) - HF_IDEMPOTENCY_KEEP_MS,
-        .deliveries_since_ms = hf_context_now_ms(context) - HF_WEBHOOK_DEDUP_KEEP_MS,
-        .context = &restore};
-    int loaded = unit ? hf_store_unit_load(store, unit, &loader, error, error_size)
-                      : hf_store_load(store, &loader, error, error_size);
+        .keep_since_ms = now_ms - HF_IDEMPOTENCY_KEEP_MS,
+        .deliveries_since_ms = now_ms - HF_WEBHOOK_DEDUP_KEEP_MS,
+        .context = restore};
+}
+
+/* Loads every unit (unit NULL), one (a takeover, engine/cluster.h), or one unit's rows
+ * fetched before (rows not NULL; freed). */
+static int restore_units(hf_context_t *context, hf_store_t *store, const char *unit,
+                         void *rows, int64_t rows_now_ms, uint64_t finished_holds_max,
+                         hf_progress_t *progress, char *error, size_t error_size) {
+    /* The row's own reason, kept apart: the store writes its "loading stopped at" over
+     * error when a callback fails. */
+    char reason[256] = "";
+    restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
+                         .error = reason, .error_size = sizeof reason, .progress = progress};
+    int64_t now_ms = rows ? rows_now_ms : hf_context_now_ms(context);
+    hf_store_loader_t loader = restore_loader(&restore, now_ms);
+    int loaded = rows   ? hf_store_unit_deliver(store, rows, &loader, error, error_size)
+                 : unit ? hf_store_unit_load(store, unit, &loader, error, error_size)
+                        : hf_store_load(store, &loader, error, error_size);
     if (loaded != 0) {
         if (reason[0]) snprintf(error, error_size, "%s", reason);
         return -1;
@@ -151,19 +160,39 @@ static int restore_units(hf_context_t *context, hf_store_t *store, const char *u
         return -1;
     }
     /* Everything loaded is durable: keep only the most recent finished holds, as at run time. */
-    hf_core_evict(context->core, unit ? context->durable_changes : UINT64_MAX);
+    hf_core_evict(context->core, unit || rows ? context->durable_changes : UINT64_MAX);
     return 0;
 }
 
 int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
                              uint64_t finished_holds_max, hf_progress_t *progress, char *error,
                              size_t error_size) {
-    return restore_units(context, store, NULL, finished_holds_max, progress, error, error_size);
+    return restore_units(context, store, NULL, NULL, 0, finished_holds_max, progress, error,
+                         error_size);
 }
 
 int hf_restore_load_unit(hf_context_t *context, hf_store_t *store, const char *unit,
                          uint64_t finished_holds_max, char *error, size_t error_size) {
-    return restore_units(context, store, unit, finished_holds_max, NULL, error, error_size);
+    return restore_units(context, store, unit, NULL, 0, finished_holds_max, NULL, error,
+                         error_size);
+}
+
+int hf_restore_unit_fetch(hf_store_t *store, const char *unit, int64_t now_ms, void **rows,
+                          char *error, size_t error_size) {
+    /* Only which callbacks are set and the since values count here: none is called. */
+    hf_store_loader_t loader = restore_loader(NULL, now_ms);
+    return hf_store_unit_fetch(store, unit, &loader, rows, error, error_size);
+}
+
+int hf_restore_unit_deliver(hf_context_t *context, hf_store_t *store, void *rows,
+                            int64_t now_ms, uint64_t finished_holds_max, char *error,
+                            size_t error_size) {
+    if (!rows) {
+        snprintf(error, error_size, "no rows were fetched");
+        return -1;
+    }
+    return restore_units(context, store, NULL, rows, now_ms, finished_holds_max, NULL, error,
+                         error_size);
 }
 
 /* ---- taking back a forgotten hold ---- */

@@ -28,6 +28,16 @@ int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
  * holds: a node taking the unit over (engine/cluster.h). The store must have leases. */
 int hf_restore_load_unit(hf_context_t *context, hf_store_t *store, const char *unit,
                          uint64_t finished_holds_max, char *error, size_t error_size);
+/* hf_restore_load_unit in two halves (store.h's hf_store_unit_fetch): the fetch reads the
+ * unit's rows into *rows on any thread (now_ms: the engine's clock when the work was
+ * asked for, which names the idempotency keys and deliveries still kept), touching no
+ * context; the delivery, on the engine's thread, adds them to context's core as
+ * hf_restore_load_unit would, and frees rows. */
+int hf_restore_unit_fetch(hf_store_t *store, const char *unit, int64_t now_ms, void **rows,
+                          char *error, size_t error_size);
+int hf_restore_unit_deliver(hf_context_t *context, hf_store_t *store, void *rows,
+                            int64_t now_ms, uint64_t finished_holds_max, char *error,
+                            size_t error_size);
 /* Takes a hold the core has forgotten back from context's store (hf_core_revive_hold): true
  * and *index when the store has a released or expired hold of this id. */
 bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t *index);

@@ -247,10 +247,6 @@ void hf_streams_fail(hf_streams_t *streams) {
     hf_core_set_stream_records(streams->context->core, false);
 }
 
-void hf_streams_recover(hf_streams_t *streams) {
-    streams->failed = false;
-}
-
 void hf_streams_reset(hf_streams_t *streams) {
     hf_streams_fail(streams);
     streams->failed = false;

@@ -89,3 +89,24 @@ void hf_http_response_undefer(hf_http_response_t *response) {
     entry->deferred_slot = 0;
     entry->deferred = false;
 }
+
+hf_http_response_t *hf_http_deferred_reopen(hf_http_server_t *server,
+                                            hf_http_deferred_t deferred) {
+    hf_http_response_t *response = hf_http_deferred_response(server, deferred);
+    if (response) hf_http_response_undefer(response);
+    return response;
+}
+
+void hf_http_response_settle(hf_http_response_t *response) {
+    queued_response_t *entry = entry_of(response);
+    connection_t *connection = entry->connection;
+    if (!entry->deferred) {
+        /* As at hf_http_deferred_finish: the body was empty when the record was queued. */
+        connection->queued_bytes += response->body.length;
+        if (connection->list == LIST_WAITING) {
+            list_remove(&connection->list_link);
+            connection->list = LIST_NONE;
+        }
+    }
+    connection_settle(connection);
+}

@@ -179,6 +179,14 @@ hf_http_response_t *hf_http_deferred_response(hf_http_server_t *server,
                                               hf_http_deferred_t deferred);
 /* Sends the filled answer (in its turn among the connection's answers). */
 void hf_http_deferred_finish(hf_http_server_t *server, hf_http_deferred_t deferred);
+/* A deferred answer (its body empty) to be written by a handler once more, as if its request
+ * had just arrived (a parked request dispatched again): the handle is released, so the
+ * handler may defer the answer again (forwarding it, say); NULL when its connection is gone.
+ * hf_http_response_settle follows the handler: the answer then leaves once its
+ * durable_sequence is released, unless it was deferred again. */
+hf_http_response_t *hf_http_deferred_reopen(hf_http_server_t *server,
+                                            hf_http_deferred_t deferred);
+void hf_http_response_settle(hf_http_response_t *response);
 /* A copy of text for a header of this answer, freed with the answer; NULL past
  * HF_HTTP_RESPONSE_HEADERS_MAX + 1 copies. */
 const char *hf_http_response_keep(hf_http_response_t *response, const char *text,

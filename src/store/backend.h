@@ -43,7 +43,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 6
+#define HF_STORE_BACKEND_VERSION 7
 
 typedef struct hf_store_backend {
     int version;         /* HF_STORE_BACKEND_VERSION */
@@ -142,15 +142,20 @@ typedef struct hf_store_backend {
      * NULL: the backend keeps no settings (SQLite: the data directory keeps them). */
     int (*setting_claim)(void *instance, const char *key, const char *proposed, char *value,
                          size_t value_size, char *error, size_t error_size);
-    /* ---- Recovery (version 6; API.md section 11: "it serves again by itself once PostgreSQL
-     * is back"). After a failed batch: 1 when the failure was the connection's (lost, timed
-     * out, refused) and the database accepts writes again now, 0 when it was and the database
-     * does not yet, -1 (error says why) when the failure was of another kind, which no waiting
-     * mends. Any thread, concurrently with the engine's methods (the engine calls it on a
-     * worker thread so that its requests never wait for it): a connection of its own, opened
-     * and closed at each call. NULL: a failure is final (SQLite: after a failed fsync the
-     * kernel may have dropped pages, so only a restart reads the files again truthfully). */
-    int (*probe)(void *instance, char *error, size_t error_size);
+    /* ---- A unit's load in two halves (version 7, engine/cluster_jobs.h; version 7 also
+     * dropped version 6's probe: with leases a failed batch is the cluster's to mend,
+     * engine/cluster.h): the round trips on a worker thread, the core's state on the engine's,
+     * so the engine's thread never waits on the database for a takeover. unit_fetch runs load_unit's statements (the lease methods'
+     * thread and connection) and keeps their rows in *rows (opaque) without calling loader's
+     * callbacks: it only looks at which are set and at its since_ms values. unit_deliver then
+     * passes those rows to loader (set as at the fetch) exactly as load_unit would have, on
+     * any thread, with no I/O, and frees rows; unit_rows_free frees rows never delivered.
+     * NULL when load_unit is (no leases). */
+    int (*unit_fetch)(void *instance, const char *unit, const hf_store_loader_t *loader,
+                      void **rows, char *error, size_t error_size);
+    int (*unit_deliver)(void *instance, void *rows, const hf_store_loader_t *loader,
+                        char *error, size_t error_size);
+    void (*unit_rows_free)(void *rows);
 } hf_store_backend_t;
 
 /* The beginning of the error of a batch refused because this node no longer holds the lease

@@ -150,15 +150,6 @@ int hf_store_setting_claim(hf_store_t *store, const char *key, const char *propo
                                          error, error_size);
 }
 
-int hf_store_probe(hf_store_t *store, char *error, size_t error_size) {
-    assert(store != NULL);
-    if (store->backend->probe == NULL) {
-        hf_store_error_write(error, error_size, "store: a failure of this store is final");
-        return -1;
-    }
-    return store->backend->probe(store->instance, error, error_size);
-}
-
 /* ---- Writing a batch (the writer thread) ---- */
 
 /* One transaction for the whole batch; on failure the caller aborts it, and nothing of it
@@ -386,6 +377,20 @@ int hf_store_lease_list(hf_store_t *store, hf_store_node_fn node, hf_store_lease
 int hf_store_unit_load(hf_store_t *store, const char *unit, const hf_store_loader_t *loader,
                        char *error, size_t error_size) {
     return store->backend->load_unit(store->instance, unit, loader, error, error_size);
+}
+
+int hf_store_unit_fetch(hf_store_t *store, const char *unit, const hf_store_loader_t *loader,
+                        void **rows, char *error, size_t error_size) {
+    return store->backend->unit_fetch(store->instance, unit, loader, rows, error, error_size);
+}
+
+int hf_store_unit_deliver(hf_store_t *store, void *rows, const hf_store_loader_t *loader,
+                          char *error, size_t error_size) {
+    return store->backend->unit_deliver(store->instance, rows, loader, error, error_size);
+}
+
+void hf_store_unit_rows_free(hf_store_t *store, void *rows) {
+    if (rows) store->backend->unit_rows_free(rows);
 }
 
 int hf_store_unit_find(hf_store_t *store, const char *kind, const char *id, char *unit,

@@ -217,9 +217,6 @@ bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
  * there is none; *kept false (and 0 returned) when the store keeps no settings (SQLite). */
 int hf_store_setting_claim(hf_store_t *store, const char *key, const char *proposed, char *value,
                            size_t value_size, bool *kept, char *error, size_t error_size);
-/* After a failed batch, whether the store can take batches again (backend.h's probe): 1 yes,
- * 0 not yet, -1 never (error says why; also for a backend without probe). Any thread. */
-int hf_store_probe(hf_store_t *store, char *error, size_t error_size);
 /* Units and leases (backend.h's lease methods, API.md section 11), passed through to the
  * backend: call them from the engine's cluster (engine/cluster.h) only, one thread at a time
  * (the backend serialises them on a connection of their own). hf_store_has_leases is false
@@ -237,6 +234,15 @@ int hf_store_unit_load(hf_store_t *store, const char *unit, const hf_store_loade
                        char *error, size_t error_size);
 int hf_store_unit_find(hf_store_t *store, const char *kind, const char *id, char *unit,
                        size_t unit_size, bool *found, char *error, size_t error_size);
+/* hf_store_unit_load in two halves (backend.h's unit_fetch and unit_deliver): the fetch on a
+ * worker thread (the lease methods' rule: one at a time), the delivery on the engine's, with
+ * a loader set as at the fetch; rows never delivered are freed with hf_store_unit_rows_free
+ * (NULL accepted). */
+int hf_store_unit_fetch(hf_store_t *store, const char *unit, const hf_store_loader_t *loader,
+                        void **rows, char *error, size_t error_size);
+int hf_store_unit_deliver(hf_store_t *store, void *rows, const hf_store_loader_t *loader,
+                          char *error, size_t error_size);
+void hf_store_unit_rows_free(hf_store_t *store, void *rows);
 /* Stops the thread after the batch in flight, syncs what was written; then frees
  * everything. */
 void hf_store_close(hf_store_t *store);

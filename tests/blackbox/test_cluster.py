@@ -8,6 +8,8 @@ import hashlib
 import hmac
 import json
 import signal
+import socket
+import subprocess
 import threading
 import time
 
@@ -350,3 +352,133 @@ def test_a_key_is_kept_with_its_unit():
     check_equal((again.status, again.json), (201, held), "the key's answer after the kill")
     other = hold(client_b, event_id, [seat(6)], key=key, user_id="u-key")
     check_equal((other.status, other.code), (422, "idempotency_key_reused"), "another body")
+def lock_holds_table(data_dir, seconds):
+    """A psql session holding an exclusive lock on the holds table for seconds (a reader of
+    holds waits meanwhile), started once the lock is granted; the caller waits for it."""
+    session = subprocess.Popen(
+        [harness.psql_path(), store_url_for(data_dir), "-q", "-c",
+         "BEGIN; LOCK TABLE holds IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(%s); COMMIT;"
+         % seconds], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if holds_locked(data_dir):
+            return session
+        time.sleep(0.05)
+    session.kill()
+    fail("the lock on holds was not granted")
+
+
+def holds_locked(data_dir):
+    return postgres_rows(data_dir, "SELECT count(*) FROM pg_locks WHERE granted AND mode ="
+                         " 'AccessExclusiveLock' AND relation = 'holds'::regclass") == [["1"]]
+
+
+def in_thread(function):
+    """Runs function in a thread; the thread's .result is what it returned."""
+    thread = threading.Thread(target=lambda: setattr(thread, "result", function()), daemon=True)
+    thread.result = None
+    thread.start()
+    return thread
+
+
+def test_a_lookup_waiting_on_the_database_blocks_no_other_request():
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    event_a, event_b = uid("ev"), uid("ev")
+    create_event(client_a, event_a)
+    create_event(client_b, event_b)
+    hold_id = expect(hold(client_a, event_a, [seat(1)]), 201, what="hold on A")["reservation_id"]
+    session = lock_holds_table(a.data_dir, 2.5)
+    try:
+        # B knows nothing of the hold: it asks the database, which waits on the lock.
+        lookup = in_thread(lambda: harness.Client(b.port, client_timeout=15).get(
+            "/v1/holds/%s" % hold_id))
+        listing = in_thread(lambda: harness.Client(b.port, client_timeout=15).get("/v1/events"))
+        # A client that leaves while its request is parked (ASan: nothing freed twice).
+        gone = socket.create_connection(("127.0.0.1", b.port))
+        gone.sendall(("GET /v1/holds/%s-x HTTP/1.1\r\nHost: b\r\n\r\n" % hold_id).encode())
+        time.sleep(0.3)
+        gone.close()
+        own = client_b.get("/v1/events/%s" % event_b)
+        # Ordering, not timing: the lock was still held when B answered about its own event.
+        check(holds_locked(a.data_dir), "B answered its own event only after the stall ended")
+        check_equal((own.status, node_of(own)), (200, "B"), "B's own event during the wait")
+        check(lookup.is_alive(), "the lookup was answered before B's own event: %r"
+              % lookup.result)
+        check(listing.is_alive(), "the list was answered before B's own event: %r"
+              % listing.result)
+    finally:
+        session.wait(10)
+    lookup.join(10)
+    listing.join(10)
+    check_equal((lookup.result.status, node_of(lookup.result)), (200, "A"),
+                "the hold through B once the lock is gone")
+    check_equal(lookup.result.json["reservation_id"], hold_id, "the hold's id")
+    events = expect(listing.result, 200, what="the list through B")
+    listed = {event["id"] for event in events["events"]}
+    check({event_a, event_b} <= listed, "both events in the list: %r" % sorted(listed))
+    check_equal(client_b.get("/v1/holds/%s" % hold_id).status, 200, "the hold again (cached)")
+    check_equal(client_b.get("/v1/holds/%s-x" % hold_id).status, 404, "an unknown hold")
+
+
+def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    event_a, event_b = uid("ev"), uid("ev")
+    create_event(client_a, event_a)
+    create_event(client_b, event_b)
+    hold_id = expect(hold(client_a, event_a, [seat(1)]), 201, what="hold on A")["reservation_id"]
+    session = lock_holds_table(a.data_dir, 3)
+    try:
+        a.stop()  # its leases are handed back: B takes event_a, whose rows wait on the lock
+        takeovers = [in_thread(lambda: harness.Client(b.port, client_timeout=15).get(
+            "/v1/events/%s" % event_a)) for _ in range(2)]
+        # A stream waits too, then starts on a request of its own: sent back to B (307).
+        stream = in_thread(lambda: harness.Client(b.port, client_timeout=15).get(
+            "/v1/events/%s/stream" % event_a))
+        time.sleep(0.3)
+        own = client_b.get("/v1/events/%s" % event_b)
+        check(holds_locked(a.data_dir), "B answered its own event only after the stall ended")
+        check_equal((own.status, node_of(own)), (200, "B"), "B's own event during the takeover")
+        for thread in takeovers:
+            check(thread.is_alive(), "the takeover's request was answered before B's own"
+                  " event: %r" % thread.result)
+    finally:
+        session.wait(10)
+    for thread in takeovers:
+        thread.join(10)
+        check_equal((thread.result.status, node_of(thread.result)), (200, "B"),
+                    "event_a on B once the lock is gone")
+    stream.join(10)
+    check_equal(stream.result.status, 307, "the stream's answer after the takeover")
+    check_equal(stream.result.header("location"), "http://127.0.0.1:%d/v1/events/%s/stream"
+                % (b.port, event_a), "the stream sent back to B")
+    check_equal(client_b.get("/v1/holds/%s" % hold_id).status, 200, "A's hold, on B")
+    lease = postgres_rows(a.data_dir, "SELECT node_id, epoch FROM leases WHERE unit = '%s'"
+                          % event_a)
+    check_equal(lease, [["B", "2"]], "B's lease, at the next epoch")
+    acquired = b.stderr_text().count('"msg":"unit acquired","unit":"%s"' % event_a)
+    check_equal(acquired, 1, "acquires of event_a by B (every request waited on one takeover)")
+
+
+def test_a_lost_unit_rebuilds_the_core_and_the_units_kept_are_read_again():
+    (a,) = nodes(1)
+    client_a = a.client(api_key=None)
+    lost, kept = uid("ev"), uid("ev")
+    create_event(client_a, lost)
+    create_event(client_a, kept)
+    hold_id = expect(hold(client_a, kept, [seat(1)]), 201, what="hold on A")["reservation_id"]
+    # Another node (Z, which never heartbeats) holds the lost unit's lease now: A's renewal
+    # loses it, its core is rebuilt, and the unit it still owns is read again on the pool.
+    postgres_rows(a.data_dir, "UPDATE leases SET node_id = 'Z', epoch = epoch + 1, expires_at ="
+                  " now() + interval '60 seconds' WHERE unit = '%s'" % lost)
+    deadline = time.monotonic() + 10
+    while "core rebuilt" not in a.stderr_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check("core rebuilt" in a.stderr_text(), "A rebuilt its core after losing a unit")
+    again = client_a.get("/v1/holds/%s" % hold_id)
+    check_equal((again.status, node_of(again)), (200, "A"), "the kept unit's hold after")
+    check_equal(again.json["status"], "held", "the hold read again")
+    refused = client_a.get("/v1/events/%s" % lost)
+    check_equal(refused.status, 503, "the lost unit, whose owner never answers")
+    check_equal(client_a.get("/v1/cluster").json["nodes"][0]["units"], 1, "A's units")

@@ -2,8 +2,8 @@
  * when HOLDFAST_TEST_POSTGRES_URL names a database (scripts/test.sh starts one with
  * scripts/postgres.sh), its fencing: two instances on one database, the second takes a lapsed
  * lease, and the first one's next batch fails with "lost lease" and writes nothing. Without
- * the variable the database tests are skipped (cmocka's skip), the pure ones still run. The
- * probe's answers after a batch failed on its connection or on its rows are checked too. */
+ * the variable the database tests are skipped (cmocka's skip), the pure ones still run. A
+ * unit's load in two halves (fetch, then delivery) is checked against load_unit too. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -320,6 +320,50 @@ static void test_a_stale_writer_of_no_unit_is_refused(void **state)
     backend->close(b);
 }
 
+/* A unit's load in two halves (backend.h, version 7): the fetch reads the rows without
+ * calling back, the delivery calls back exactly as load_unit does, with no connection. */
+static void test_a_fetched_unit_is_delivered_as_load_unit_reads_it(void **state)
+{
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char unit[64], other[64], hold_id[64], error[ERROR_SIZE] = "";
+    long stamp = (long)time(NULL) * 1000 + getpid() % 1000;
+    snprintf(unit, sizeof unit, "fetch_%ld", stamp);
+    snprintf(other, sizeof other, "fetch_other_%ld", stamp);
+    void *a = instance_open(url);
+    uint64_t epoch = 0;
+    bool acquired = false;
+    for (int u = 0; u < 2; u++)
+        assert_int_equal(backend->lease_acquire(a, "node-f", u ? other : unit, &epoch, &acquired,
+                                                error, sizeof error), 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(hold_id, sizeof hold_id, "res_fetch_%d_%ld", i, stamp);
+        assert_int_equal(hold_write(a, hold_id, i < 2 ? unit : other, error), 0);
+    }
+    counted_t loaded = {0, unit, false}, fetched = {0, unit, false};
+    hf_store_loader_t loader = {.hold = hold_count, .context = &loaded};
+    assert_int_equal(backend->load_unit(a, unit, &loader, error, sizeof error), 0);
+    assert_int_equal(loaded.holds, 2);
+    loader.context = &fetched;
+    void *rows = NULL;
+    assert_int_equal(backend->unit_fetch(a, unit, &loader, &rows, error, sizeof error), 0);
+    assert_non_null(rows);
+    assert_int_equal(fetched.holds, 0); /* nothing delivered yet */
+    /* Written after the fetch: not in what it read. */
+    snprintf(hold_id, sizeof hold_id, "res_fetch_late_%ld", stamp);
+    assert_int_equal(hold_write(a, hold_id, unit, error), 0);
+    assert_int_equal(backend->unit_deliver(a, rows, &loader, error, sizeof error), 0);
+    assert_int_equal(fetched.holds, loaded.holds);
+    assert_false(fetched.other_unit);
+    /* Rows never delivered are freed (ASan checks). */
+    assert_int_equal(backend->unit_fetch(a, other, &loader, &rows, error, sizeof error), 0);
+    backend->unit_rows_free(rows);
+    assert_int_equal(fetched.holds, loaded.holds);
+    backend->close(a);
+}
+
 /* A batch of a unit this node never acquired is refused once the node holds any lease. */
 static void test_a_unit_never_acquired_is_refused(void **state)
 {
@@ -346,49 +390,6 @@ static void test_a_unit_never_acquired_is_refused(void **state)
     backend->close(a);
 }
 
-/* The probe (backend.h, version 6) tells a batch that failed on its connection, which waiting
- * mends (1 once the database answers, 0 while it does not), from one that failed on its rows
- * or never failed (-1). */
-static void test_probe_tells_a_lost_connection_from_a_refused_batch(void **state)
-{
-    (void)state;
-    const char *url = database_url();
-    if (url == NULL) skip();
-    const hf_store_backend_t *backend = &hf_store_postgres_backend;
-    char hold_id[64], error[ERROR_SIZE] = "";
-    long stamp = (long)time(NULL) * 1000 + getpid() % 1000;
-    void *a = instance_open(url);
-    hf_pg_store_t *store = a;
-    snprintf(hold_id, sizeof hold_id, "res_probe_%ld", stamp);
-    assert_int_equal(hold_write(a, hold_id, "probe_unit", error), 0);
-    assert_int_equal(backend->probe(a, error, sizeof error), -1);
-    /* The writer's session ended under it (as a restart of PostgreSQL would): the batch fails
-     * on its connection, the database answers, so the probe says it is back. */
-    PGconn *look = PQconnectdb(url);
-    assert_int_equal(PQstatus(look), CONNECTION_OK);
-    char pid[32];
-    snprintf(pid, sizeof pid, "%d", atomic_load(&store->writer_pid));
-    assert_int_equal(query_number(look, "SELECT pg_terminate_backend($1::int)::int", pid), 1);
-    snprintf(hold_id, sizeof hold_id, "res_probe_cut_%ld", stamp);
-    assert_int_not_equal(hold_write(a, hold_id, "probe_unit", error), 0);
-    assert_int_equal(backend->probe(a, error, sizeof error), 1);
-    /* Not while the database cannot be reached: the same probe against a closed port. */
-    char *kept_url = store->url;
-    store->url = strdup("postgres://holdfast@127.0.0.1:1/holdfast?connect_timeout=2");
-    assert_int_equal(backend->probe(a, error, sizeof error), 0);
-    assert_non_null(strstr(error, "connect"));
-    free(store->url);
-    store->url = kept_url;
-    /* The next batch connects again, and a written batch clears the failure. */
-    assert_int_equal(hold_write(a, hold_id, "probe_unit", error), 0);
-    assert_int_equal(backend->probe(a, error, sizeof error), -1);
-    /* Refused on its rows (the same hold id again): no waiting mends that. */
-    assert_int_not_equal(hold_write(a, hold_id, "probe_unit", error), 0);
-    assert_int_equal(backend->probe(a, error, sizeof error), -1);
-    PQfinish(look);
-    backend->close(a);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,7 +398,7 @@ int main(void)
         cmocka_unit_test(test_array_literal_escapes_quotes_and_backslashes),
         cmocka_unit_test(test_a_stale_epoch_is_refused_and_writes_nothing),
         cmocka_unit_test(test_a_unit_never_acquired_is_refused),
-        cmocka_unit_test(test_probe_tells_a_lost_connection_from_a_refused_batch),
+        cmocka_unit_test(test_a_fetched_unit_is_delivered_as_load_unit_reads_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

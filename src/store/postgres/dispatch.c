@@ -117,16 +117,18 @@ static int ride_deliver(PGresult *result, int row, const hf_store_loader_t *load
 
 typedef int (*deliver_fn)(PGresult *result, int row, const hf_store_loader_t *loader);
 
-static int table_load(PGconn **connection, const char *table, const char *sql, const char *unit,
+static int table_load(hf_pg_source_t *source, const char *table, const char *sql, const char *unit,
                       deliver_fn deliver, const hf_store_loader_t *loader, char *error,
                       size_t error_size) {
     const char *values[] = {unit};
     char why[256];
-    PGresult *result = hf_pg_exec(connection, sql, unit != NULL ? 1 : 0, values, why, sizeof why);
+    PGresult *result =
+        hf_pg_source_exec(source, sql, unit != NULL ? 1 : 0, values, why, sizeof why);
     if (result == NULL) {
         hf_store_error_write(error, error_size, "store: reading %s failed: %s", table, why);
         return -1;
     }
+    if (hf_pg_source_keeps(source, result)) return 0;
     int rc = 0;
     for (int row = 0; rc == 0 && row < PQntuples(result); row++) {
         rc = deliver(result, row, loader);
@@ -145,16 +147,16 @@ static int table_load(PGconn **connection, const char *table, const char *sql, c
     "SELECT id, fleet_id, rider_id, lat, lng, radius_m, offer_ttl_ms, status, created_at," \
     " offer_driver_id, offer_distance_m, offer_expires_at, driver_id, declined, lapsed FROM rides"
 
-int hf_pg_dispatch_load(PGconn **connection, const char *unit, const hf_store_loader_t *loader,
-                        char *error, size_t error_size) {
+int hf_pg_dispatch_load(hf_pg_source_t *source, const char *unit,
+                        const hf_store_loader_t *loader, char *error, size_t error_size) {
     int rc = 0;
     if (loader->driver)
-        rc = table_load(connection, "drivers",
+        rc = table_load(source, "drivers",
                         unit != NULL ? SELECT_DRIVERS " WHERE fleet_id = $1 ORDER BY driver_id"
                                      : SELECT_DRIVERS " ORDER BY fleet_id, driver_id",
                         unit, driver_deliver, loader, error, error_size);
     if (rc == 0 && loader->ride)
-        rc = table_load(connection, "rides",
+        rc = table_load(source, "rides",
                         unit != NULL ? SELECT_RIDES " WHERE fleet_id = $1 ORDER BY seq"
                                      : SELECT_RIDES " ORDER BY seq",
                         unit, ride_deliver, loader, error, error_size);

@@ -58,10 +58,6 @@ typedef struct hf_pg_store {
     PGconn *writer;
     bool writer_ready;               /* statements prepared, pipeline mode entered */
     atomic_int writer_pid;           /* the writer's session, recorded in its leases */
-    /* The last failed batch failed on its connection (lost, timed out, refused), not on its
-     * rows: a probe may find the database back (postgres_probe). Set and cleared by the
-     * writer, read by the probe's thread. */
-    atomic_bool connection_lost;
     const hf_batch_t *batch;         /* the batch being written, to name a failed record */
     size_t queued;                   /* queries queued in the pipeline, not yet read back */
     int32_t *tags;                   /* per queued query: the record's index, or below 0 */
@@ -101,13 +97,34 @@ int hf_pg_order_status(const char *word);
 const char *hf_pg_hold_word(int status);
 const char *hf_pg_order_word(int status);
 
+/* The results of a unit's statements, read on the lease connection by unit_fetch (on a
+ * worker thread) and delivered later by unit_deliver (on the engine's): a PGresult belongs to
+ * no connection, so another thread may read and clear it. */
+typedef struct hf_pg_kept {
+    PGresult **results;
+    size_t count, capacity, next;
+} hf_pg_kept_t;
+
+/* Where a load's statements go: run on connection and delivered (kept NULL); run on
+ * connection and kept, not delivered (both set: a fetch); or handed back from kept in the
+ * order they were run, and delivered (connection NULL: a delivery, no I/O). */
+typedef struct hf_pg_source {
+    PGconn **connection;
+    hf_pg_kept_t *kept;
+} hf_pg_source_t;
+
+/* hf_pg_exec through a source (above); NULL with a sentence in error. */
+PGresult *hf_pg_source_exec(hf_pg_source_t *source, const char *sql, int count,
+                            const char *const *values, char *error, size_t error_size);
+/* True when source is fetching: result is then kept for the delivery (the caller neither
+ * delivers nor clears it). */
+bool hf_pg_source_keeps(hf_pg_source_t *source, PGresult *result);
+void hf_pg_kept_free(hf_pg_kept_t *kept);
+
 /* Reading (load.c). unit NULL: every row (load); else the rows of one unit. */
-int hf_pg_tables_load(PGconn **connection, const char *unit, const hf_store_loader_t *loader,
+int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_loader_t *loader,
                       char *error, size_t error_size);
 int hf_pg_load(void *instance, const hf_store_loader_t *loader, char *error, size_t error_size);
-/* backend.h's probe (load.c): whether the database is back and writable after a batch failed
- * on its connection. */
-int hf_pg_probe(void *instance, char *error, size_t error_size);
 int hf_pg_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
                     bool *found, char *error, size_t error_size);
 int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
@@ -133,6 +150,11 @@ int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn le
                      void *context, char *error, size_t error_size);
 int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *loader,
                     char *error, size_t error_size);
+int hf_pg_unit_fetch(void *instance, const char *unit, const hf_store_loader_t *loader,
+                     void **rows, char *error, size_t error_size);
+int hf_pg_unit_deliver(void *instance, void *rows, const hf_store_loader_t *loader, char *error,
+                       size_t error_size);
+void hf_pg_unit_rows_free(void *rows);
 int hf_pg_setting_claim(void *instance, const char *key, const char *proposed, char *value,
                         size_t value_size, char *error, size_t error_size);
 int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit,
@@ -159,8 +181,8 @@ void hf_pg_runs_free(hf_pg_store_t *store);
  * upsert queued, and drivers then rides read back (unit NULL: all; else one fleet's). */
 int hf_pg_dispatch_prepare(PGconn *connection, char *error, size_t error_size);
 bool hf_pg_dispatch_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
-int hf_pg_dispatch_load(PGconn **connection, const char *unit, const hf_store_loader_t *loader,
-                        char *error, size_t error_size);
+int hf_pg_dispatch_load(hf_pg_source_t *source, const char *unit,
+                        const hf_store_loader_t *loader, char *error, size_t error_size);
 
 /* Dispatch's tables (API.md section 8), SQLite's with REAL as DOUBLE PRECISION: part of the
  * schema's transaction (postgres.c). */

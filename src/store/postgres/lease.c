@@ -328,10 +328,41 @@ int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *l
     hf_pg_store_t *store = instance;
     pthread_mutex_lock(&store->lease_mutex);
     int rc = leases_open(store, error, error_size);
-    if (rc == 0) rc = hf_pg_tables_load(&store->leases, unit, loader, error, error_size);
+    hf_pg_source_t source = {&store->leases, NULL};
+    if (rc == 0) rc = hf_pg_tables_load(&source, unit, loader, error, error_size);
     pthread_mutex_unlock(&store->lease_mutex);
     return rc;
 }
+
+int hf_pg_unit_fetch(void *instance, const char *unit, const hf_store_loader_t *loader,
+                     void **rows, char *error, size_t error_size) {
+    hf_pg_store_t *store = instance;
+    hf_pg_kept_t *kept = calloc(1, sizeof *kept);
+    if (kept == NULL) abort();
+    pthread_mutex_lock(&store->lease_mutex);
+    int rc = leases_open(store, error, error_size);
+    hf_pg_source_t source = {&store->leases, kept};
+    if (rc == 0) rc = hf_pg_tables_load(&source, unit, loader, error, error_size);
+    pthread_mutex_unlock(&store->lease_mutex);
+    if (rc != 0) {
+        hf_pg_kept_free(kept);
+        kept = NULL;
+    }
+    *rows = kept;
+    return rc;
+}
+
+int hf_pg_unit_deliver(void *instance, void *rows, const hf_store_loader_t *loader, char *error,
+                       size_t error_size) {
+    (void)instance; /* no connection: the rows were read by the fetch */
+    hf_pg_kept_t *kept = rows;
+    hf_pg_source_t source = {NULL, kept};
+    int rc = hf_pg_tables_load(&source, "", loader, error, error_size);
+    hf_pg_kept_free(kept);
+    return rc;
+}
+
+void hf_pg_unit_rows_free(void *rows) { hf_pg_kept_free(rows); }
 
 /* Where each kind of id is stored, and the column that names its unit. */
 static const struct {

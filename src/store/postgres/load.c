@@ -258,7 +258,7 @@ static const load_step_t LOAD_TICKETS = {"tickets", SELECT_TICKETS " ORDER BY se
                                          SELECT_TICKETS " WHERE event_id = $1 ORDER BY seq",
                                          ticket_deliver};
 
-static int load_table(PGconn **connection, const load_step_t *step, const char *unit,
+static int load_table(hf_pg_source_t *source, const load_step_t *step, const char *unit,
                       load_context_t *context) {
     char since[24];
     const char *values[2];
@@ -273,13 +273,14 @@ static int load_table(PGconn **connection, const load_step_t *step, const char *
         values[count++] = unit;
     }
     char error[256];
-    PGresult *result = hf_pg_exec(connection, unit != NULL ? step->unit : step->all, count,
-                                  values, error, sizeof error);
+    PGresult *result = hf_pg_source_exec(source, unit != NULL ? step->unit : step->all, count,
+                                         values, error, sizeof error);
     if (result == NULL) {
         hf_store_error_write(context->error, context->error_size, "store: reading %s failed: %s",
                              step->table, error);
         return -1;
     }
+    if (hf_pg_source_keeps(source, result)) return 0;
     int rc = 0;
     for (int row = 0; rc == 0 && row < PQntuples(result); row++) {
         rc = step->deliver(result, row, context);
@@ -294,49 +295,90 @@ static int load_table(PGconn **connection, const load_step_t *step, const char *
     return rc == ROW_UNREADABLE ? -1 : rc;
 }
 
-static int finished_holds_count(PGconn **connection, const char *unit,
+static int finished_holds_count(hf_pg_source_t *source, const char *unit,
                                 const hf_store_loader_t *loader, char *error, size_t error_size) {
     const char *values[] = {unit};
-    PGresult *result = hf_pg_exec(
-        connection,
+    PGresult *result = hf_pg_source_exec(
+        source,
         unit != NULL ? "SELECT count(*) FROM holds WHERE event_id = $1 AND status IN"
                        " ('released', 'expired')"
                      : "SELECT count(*) FROM holds WHERE status IN ('released', 'expired')",
         unit != NULL ? 1 : 0, values, error, error_size);
     if (result == NULL) return -1;
+    if (hf_pg_source_keeps(source, result)) return 0;
     uint64_t count = strtoull(PQgetvalue(result, 0, 0), NULL, 10);
     PQclear(result);
     return loader->finished_holds(loader->context, count);
 }
 
-int hf_pg_tables_load(PGconn **connection, const char *unit, const hf_store_loader_t *loader,
+int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_loader_t *loader,
                       char *error, size_t error_size) {
-    PGresult *begun = hf_pg_exec(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-                                 0, NULL, error, error_size);
-    if (begun == NULL) return -1;
+    /* A delivery runs no statement: its transaction was the fetch's. */
+    PGconn **connection = source->connection;
+    static const char BEGIN[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+    PGresult *begun =
+        connection == NULL ? NULL : hf_pg_exec(connection, BEGIN, 0, NULL, error, error_size);
+    if (connection != NULL && begun == NULL) return -1;
     PQclear(begun);
     hf_rows_items_t *items = calloc(1, sizeof *items);
     if (items == NULL) abort();
     load_context_t context = {loader, items, error, error_size};
-    int result = loader->event ? load_table(connection, &LOAD_EVENTS, unit, &context) : 0;
+    int result = loader->event ? load_table(source, &LOAD_EVENTS, unit, &context) : 0;
     if (result == 0 && loader->finished_holds != NULL)
-        result = finished_holds_count(connection, unit, loader, error, error_size);
-    if (result == 0 && loader->hold) result = load_table(connection, &LOAD_HOLDS, unit, &context);
+        result = finished_holds_count(source, unit, loader, error, error_size);
+    if (result == 0 && loader->hold) result = load_table(source, &LOAD_HOLDS, unit, &context);
     if (result == 0 && loader->order)
-        result = load_table(connection, &LOAD_ORDERS, unit, &context);
+        result = load_table(source, &LOAD_ORDERS, unit, &context);
     if (result == 0 && loader->idempotency)
-        result = load_table(connection, &LOAD_IDEMPOTENCY, unit, &context);
+        result = load_table(source, &LOAD_IDEMPOTENCY, unit, &context);
     if (result == 0 && loader->refund)
-        result = load_table(connection, &LOAD_REFUNDS, unit, &context);
+        result = load_table(source, &LOAD_REFUNDS, unit, &context);
     if (result == 0 && loader->delivery)
-        result = load_table(connection, &LOAD_DELIVERIES, unit, &context);
+        result = load_table(source, &LOAD_DELIVERIES, unit, &context);
     if (result == 0 && loader->ticket)
-        result = load_table(connection, &LOAD_TICKETS, unit, &context);
-    if (result == 0) result = hf_pg_dispatch_load(connection, unit, loader, error, error_size);
+        result = load_table(source, &LOAD_TICKETS, unit, &context);
+    if (result == 0) result = hf_pg_dispatch_load(source, unit, loader, error, error_size);
     free(items);
-    char ignored[128];
-    PQclear(hf_pg_exec(connection, "COMMIT", 0, NULL, ignored, sizeof ignored));
+    if (connection != NULL) {
+        char ignored[128];
+        PQclear(hf_pg_exec(connection, "COMMIT", 0, NULL, ignored, sizeof ignored));
+    }
     return result;
+}
+
+/* ---- A unit's rows fetched on one thread, delivered on another ---- */
+
+PGresult *hf_pg_source_exec(hf_pg_source_t *source, const char *sql, int count,
+                            const char *const *values, char *error, size_t error_size) {
+    if (source->connection != NULL)
+        return hf_pg_exec(source->connection, sql, count, values, error, error_size);
+    hf_pg_kept_t *kept = source->kept;
+    if (kept->next >= kept->count) {
+        hf_store_error_write(error, error_size, "store: fewer results kept than read back");
+        return NULL;
+    }
+    PGresult *result = kept->results[kept->next];
+    kept->results[kept->next++] = NULL; /* the caller's to clear now */
+    return result;
+}
+
+bool hf_pg_source_keeps(hf_pg_source_t *source, PGresult *result) {
+    hf_pg_kept_t *kept = source->kept;
+    if (source->connection == NULL || kept == NULL) return false;
+    if (kept->count == kept->capacity) {
+        kept->capacity = kept->capacity ? 2 * kept->capacity : 16;
+        kept->results = realloc(kept->results, kept->capacity * sizeof *kept->results);
+        if (kept->results == NULL) abort();
+    }
+    kept->results[kept->count++] = result;
+    return true;
+}
+
+void hf_pg_kept_free(hf_pg_kept_t *kept) {
+    if (kept == NULL) return;
+    for (size_t i = 0; i < kept->count; i++) PQclear(kept->results[i]);
+    free(kept->results);
+    free(kept);
 }
 
 /* ---- The engine thread's reads ---- */
@@ -499,28 +541,4 @@ int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
     }
     PQclear(result);
     return rc == HF_STORE_LIST_STOP ? 0 : rc;
-}
-
-/* A fresh connection each time (the probe runs on a worker thread, beside the engine's own
- * connections): with target_session_attrs=read-write in a multi-host URL, libpq itself finds
- * the server that became primary; without it, a server still in recovery (a standby) does not
- * count as back, since every batch would fail on it. */
-int hf_pg_probe(void *instance, char *error, size_t error_size) {
-    hf_pg_store_t *store = instance;
-    if (!atomic_load(&store->connection_lost)) {
-        hf_store_error_write(error, error_size,
-                             "store: the batch failed on its rows, not on its connection");
-        return -1;
-    }
-    PGconn *connection = hf_pg_connect(store->url, error, error_size);
-    if (connection == NULL) return 0;
-    PGresult *result = hf_pg_exec(&connection, "SELECT pg_is_in_recovery()", 0, NULL, error,
-                                  error_size);
-    bool writable = result != NULL && PQntuples(result) == 1 &&
-                    strcmp(PQgetvalue(result, 0, 0), "f") == 0;
-    if (result != NULL && !writable)
-        hf_store_error_write(error, error_size, "store: PostgreSQL is read-only (a standby)");
-    PQclear(result);
-    PQfinish(connection);
-    return writable ? 1 : 0;
 }

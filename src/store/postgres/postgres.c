@@ -409,7 +409,8 @@ fail:
 
 int hf_pg_load(void *instance, const hf_store_loader_t *loader, char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
-    return hf_pg_tables_load(&store->writer, NULL, loader, error, error_size);
+    return hf_pg_tables_load(&(hf_pg_source_t){&store->writer, NULL}, NULL, loader, error,
+                             error_size);
 }
 
 static int postgres_start(void *instance, hf_store_done_fn done, void *context, char *error,
@@ -622,7 +623,6 @@ static int send_failed(hf_pg_store_t *store, char *error, size_t error_size) {
     snprintf(why, sizeof why, "%s", store->writer ? PQerrorMessage(store->writer) : "");
     message_trim(why);
     hf_store_error_write(error, error_size, "store: cannot send the batch to PostgreSQL: %s", why);
-    atomic_store(&store->connection_lost, true);
     connection_drop(&store->writer);
     store->writer_ready = false;
     return -1;
@@ -635,10 +635,7 @@ static int postgres_batch_write(void *instance, const hf_batch_t *batch, char *e
     store->queued = 0;
     store->batch = batch;
     store->run.kind = store->history_run.kind = HF_PG_RUN_NONE;
-    if (writer_connect(store, error, error_size) != 0) {
-        atomic_store(&store->connection_lost, true);
-        return -1;
-    }
+    if (writer_connect(store, error, error_size) != 0) return -1;
     if (!queue_text(store, "BEGIN", 0, NULL, TAG_BEGIN)) return send_failed(store, error, error_size);
     if (hf_pg_fence_write(store, batch, error, error_size) != 0) return -1;
     if (!purge_queue(store, batch)) return send_failed(store, error, error_size);
@@ -722,7 +719,6 @@ static int postgres_batch_commit(void *instance, uint64_t sequence, char *error,
     store->queued = 0;
     if (rc == -2) {
         /* Unknown whether COMMIT landed: the batch is not acknowledged, the connection goes. */
-        atomic_store(&store->connection_lost, true);
         connection_drop(&store->writer);
         store->writer_ready = false;
         return -1;
@@ -733,7 +729,6 @@ static int postgres_batch_commit(void *instance, uint64_t sequence, char *error,
         hf_store_error_write(error, error_size, "store: the batch's transaction did not commit");
         return -1;
     }
-    atomic_store(&store->connection_lost, false);
     /* The tests' seam for "durable, not yet answered" (HOLDFAST_FAULT_SYNC_DELAY_MS): here
      * the commit is the sync. */
     hf_store_fault_sync_delay();
@@ -783,8 +778,6 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .batch_write = postgres_batch_write,
     .batch_commit = postgres_batch_commit,
     .batch_abort = postgres_batch_abort,
-    .durable = NULL,
-    .stats = NULL,
     .close = postgres_close,
     .lease_acquire = hf_pg_lease_acquire,
     .lease_renew = hf_pg_lease_renew,
@@ -792,6 +785,7 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .lease_list = hf_pg_lease_list,
     .load_unit = hf_pg_unit_load,
     .unit_find = hf_pg_unit_find,
+    .unit_fetch = hf_pg_unit_fetch, .unit_deliver = hf_pg_unit_deliver,
+    .unit_rows_free = hf_pg_unit_rows_free,
     .setting_claim = hf_pg_setting_claim,
-    .probe = hf_pg_probe,
 };
