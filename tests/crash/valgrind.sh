@@ -11,10 +11,16 @@ export HF_SIM_OPERATIONS="${HF_SIM_OPERATIONS:-5000}"
 export HF_SIM_WINDOW_OPERATIONS="${HF_SIM_WINDOW_OPERATIONS:-1000}"
 export HF_SIM_DISPATCH_OPERATIONS="${HF_SIM_DISPATCH_OPERATIONS:-5000}"
 export HF_VFS_ROUNDS="${HF_VFS_ROUNDS:-0}"
-passed=0 failed=0
-for binary in "$@"; do
-    case "$binary" in *.d) continue ;; esac
-    log=$(mktemp)
+# Two binaries at once (HF_VALGRIND_JOBS): each runs on one core, and the suite's other stages
+# run one after another, so the machine's two cores are otherwise idle here.
+jobs="${HF_VALGRIND_JOBS:-2}"
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+
+run_one() {
+    local binary=$1 results=$2 name log start status seconds
+    name=$(basename "$binary")
+    log="$results/$name.log"
     start=$(date +%s)
     valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
         --errors-for-leak-kinds=definite,indirect --track-origins=yes \
@@ -22,14 +28,31 @@ for binary in "$@"; do
     status=$?
     seconds=$(( $(date +%s) - start ))
     if [ $status -eq 0 ]; then
+        echo "ok valgrind $name ${seconds}s" >"$results/$name.ok"
+    else
+        { echo "FAIL valgrind $name (exit $status)"
+          grep -E '==[0-9]+==|FAILED|ERROR' "$log" | head -40; } >"$results/$name.failed"
+    fi
+}
+export -f run_one
+
+for binary in "$@"; do
+    case "$binary" in *.d) continue ;; esac
+    printf '%s\0' "$binary"
+done | xargs -0 -P "$jobs" -I{} bash -c 'run_one "$1" "$2"' _ {} "$results"
+
+passed=0 failed=0
+for binary in "$@"; do
+    case "$binary" in *.d) continue ;; esac
+    name=$(basename "$binary")
+    if [ -f "$results/$name.ok" ]; then
         passed=$((passed + 1))
-        echo "ok valgrind $(basename "$binary") ${seconds}s"
+        cat "$results/$name.ok"
     else
         failed=$((failed + 1))
-        echo "FAIL valgrind $(basename "$binary") (exit $status)"
-        grep -E '==[0-9]+==|FAILED|ERROR' "$log" | head -40
+        if [ -f "$results/$name.failed" ]; then cat "$results/$name.failed"
+        else echo "FAIL valgrind $name (did not run)"; fi
     fi
-    rm -f "$log"
 done
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
