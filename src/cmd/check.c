@@ -131,11 +131,20 @@ static int first_text(sqlite3 *database, const char *query, char *out, size_t si
     return rc;
 }
 
-/* The store's own invariants, through a read-only connection. */
+/* The rows counted by tables_check, which core_check compares with what it loaded. */
 typedef struct counts {
     uint64_t holds, orders, refunds;
 } counts_t;
 
+/* "HOLDS ORDERS REFUNDS", as the count query writes them. */
+static void counts_parse(const char *text, counts_t *counts) {
+    uint64_t *fields[] = {&counts->holds, &counts->orders, &counts->refunds};
+    char *end = (char *)text;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        *fields[i] = strtoull(end, &end, 10);
+}
+
+/* The store's own invariants, through a read-only connection. */
 static int tables_check(const char *path, counts_t *counts) {
     sqlite3 *database = NULL;
     char text[1024];
@@ -170,8 +179,7 @@ static int tables_check(const char *path, counts_t *counts) {
         first_text(database, "SELECT (SELECT count(*) FROM holds) || ' ' || (SELECT count(*)"
                    " FROM orders) || ' ' || (SELECT count(*) FROM refunds)", text,
                    sizeof text) == SQLITE_OK)
-        sscanf(text, "%" SCNu64 " %" SCNu64 " %" SCNu64, &counts->holds, &counts->orders,
-               &counts->refunds);
+        counts_parse(text, counts);
     hf_progress_end(&progress);
     sqlite3_close(database);
     return code;

@@ -121,18 +121,21 @@ static int answer_parse(hf_buffer_t *in, hf_client_answer_t *answer, char *error
     in->length--;
     const char *text = in->data ? in->data : "";
     const char *end = strstr(text, "\r\n\r\n");
-    int status = 0;
-    if (!end || sscanf(text, "HTTP/1.%*d %3d", &status) != 1 || status < 100) {
+    long status = 0;
+    if (end && strncmp(text, "HTTP/1.", 7) == 0 && text[7] >= '0' && text[7] <= '9' &&
+        text[8] == ' ')
+        status = strtol(text + 9, NULL, 10);
+    if (!end || status < 100 || status > 999) {
         snprintf(error, size, "the server's answer is not HTTP");
         return -1;
     }
     const char *body = end + 4;
     size_t length = in->length - (size_t)(body - text);
     for (const char *line = strstr(text, "\r\n") + 2; line < end; line = strstr(line, "\r\n") + 2) {
-        unsigned long long declared;
-        if (strncasecmp(line, "Content-Length:", 15) != 0 ||
-            sscanf(line + 15, " %llu", &declared) != 1)
-            continue;
+        if (strncasecmp(line, "Content-Length:", 15) != 0) continue;
+        char *digits_end = NULL;
+        unsigned long long declared = strtoull(line + 15, &digits_end, 10);
+        if (digits_end == line + 15) continue;
         if (declared > length) {
             snprintf(error, size, "the server's answer was cut short (%zu of %llu bytes)",
                      length, declared);
@@ -140,7 +143,7 @@ static int answer_parse(hf_buffer_t *in, hf_client_answer_t *answer, char *error
         }
         length = (size_t)declared;
     }
-    answer->status = status;
+    answer->status = (int)status;
     answer->body = malloc(length + 1);
     if (!answer->body) abort();
     memcpy(answer->body, body, length);

@@ -85,8 +85,9 @@ static bool address_parse(const char *address, peer_t *peer) {
     if (length >= sizeof name) return false;
     memcpy(name, host, length);
     name[length] = '\0';
-    int port = atoi(colon + 1);
-    if (port <= 0 || port > 65535) return false;
+    char *port_end = NULL;
+    long port = strtol(colon + 1, &port_end, 10);
+    if (port <= 0 || port > 65535 || (*port_end != '\0' && *port_end != '/')) return false;
     snprintf(peer->host_header, sizeof peer->host_header, "%s", host);
     char *slash = strchr(peer->host_header, '/');
     if (slash) *slash = '\0';
@@ -95,9 +96,9 @@ static bool address_parse(const char *address, peer_t *peer) {
         memmove(name, name + 1, strlen(name));
         char *end = strchr(name, ']');
         if (end) *end = '\0';
-        return uv_ip6_addr(name, port, (struct sockaddr_in6 *)&peer->socket_address) == 0;
+        return uv_ip6_addr(name, (int)port, (struct sockaddr_in6 *)&peer->socket_address) == 0;
     }
-    return uv_ip4_addr(name, port, (struct sockaddr_in *)&peer->socket_address) == 0;
+    return uv_ip4_addr(name, (int)port, (struct sockaddr_in *)&peer->socket_address) == 0;
 }
 
 static peer_t *peer_find(hf_forward_t *forward, const char *address) {

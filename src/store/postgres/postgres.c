@@ -137,7 +137,8 @@ PGconn *hf_pg_connect(const char *url, char *error, size_t error_size) {
     static const char *const keys[] = {"connect_timeout", "keepalives", "keepalives_idle",
                                        "keepalives_interval", "keepalives_count",
                                        "tcp_user_timeout", "application_name", "dbname", NULL};
-    const char *values[] = {HF_PG_WAIT_TEXT, "1", "2", "1", "3", HF_PG_WAIT_TEXT "000",
+    static const char user_timeout_ms[] = HF_PG_WAIT_TEXT "000"; /* the same wait, in ms */
+    const char *values[] = {HF_PG_WAIT_TEXT, "1", "2", "1", "3", user_timeout_ms,
                             "holdfast", url, NULL};
     PGconn *connection = PQconnectdbParams(keys, values, 1);
     if (connection == NULL || PQstatus(connection) != CONNECTION_OK) {
