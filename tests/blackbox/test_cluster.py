@@ -7,6 +7,7 @@ Run on PostgreSQL only (run.py --store-url); each test starts its nodes on one d
 import hashlib
 import hmac
 import json
+import select
 import signal
 import socket
 import subprocess
@@ -419,6 +420,72 @@ def test_a_lookup_waiting_on_the_database_blocks_no_other_request():
     check({event_a, event_b} <= listed, "both events in the list: %r" % sorted(listed))
     check_equal(client_b.get("/v1/holds/%s" % hold_id).status, 200, "the hold again (cached)")
     check_equal(client_b.get("/v1/holds/%s-x" % hold_id).status, 404, "an unknown hold")
+
+
+# limits.h: requests parked on one job, and jobs waiting or running at once.
+JOB_PARKED_MAX = 256
+JOBS_MAX = 64
+
+
+def send_raw(port, path):
+    """A GET sent on a connection of its own, not read yet; the socket."""
+    connection = socket.create_connection(("127.0.0.1", port))
+    connection.sendall(("GET %s HTTP/1.1\r\nHost: b\r\n\r\n" % path).encode())
+    return connection
+
+
+def answered(connections, limit_s):
+    """The status of every connection whose answer's head arrives within limit_s (read whole
+    heads only: each answer here is short), by connection."""
+    heads, buffers = {}, {connection: b"" for connection in connections}
+    deadline = time.monotonic() + limit_s
+    while len(heads) < len(connections):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        waiting = [c for c in connections if c not in heads]
+        ready, _, _ = select.select(waiting, [], [], left)
+        for connection in ready:
+            chunk = connection.recv(65536)
+            buffers[connection] += chunk
+            if b"\r\n" in buffers[connection] or not chunk:
+                line = buffers[connection].split(b"\r\n", 1)[0].decode(errors="replace")
+                heads[connection] = int(line.split(" ")[1]) if line.startswith("HTTP/") else 0
+    return heads
+
+
+def test_requests_past_the_jobs_limits_get_503_at_once():
+    a, b = nodes(2)
+    client_a = a.client(api_key=None)
+    event_a = uid("ev")
+    create_event(client_a, event_a)
+    extra_parked, extra_jobs = 4, 7
+    session = lock_holds_table(a.data_dir, 3)
+    try:
+        # One lookup (an id B does not know) waits on the lock; every request for that id
+        # parks on it, up to JOB_PARKED_MAX; then ids of their own fill the job table.
+        same = [send_raw(b.port, "/v1/holds/res_limit_same")
+                for _ in range(JOB_PARKED_MAX + extra_parked)]
+        distinct = [send_raw(b.port, "/v1/holds/res_limit_%d" % i)
+                    for i in range(JOBS_MAX - 1 + extra_jobs)]
+        early = answered(same + distinct, 1.0)
+        check(holds_locked(a.data_dir), "the lock ended before the early answers were read")
+    finally:
+        session.wait(10)
+    statuses = sorted(set(early.values()))
+    check_equal(statuses, [503], "the early answers are the refusals")
+    check_equal(sum(1 for c in same if c in early), extra_parked,
+                "requests past %d parked on one job, refused at once" % JOB_PARKED_MAX)
+    check_equal(sum(1 for c in distinct if c in early), extra_jobs,
+                "requests needing a job past %d, refused at once" % JOBS_MAX)
+    # The rest waited, and are answered once the database is back: none of these holds exist.
+    late = answered([c for c in same + distinct if c not in early], 20.0)
+    check_equal(len(late), JOB_PARKED_MAX + JOBS_MAX - 1, "every parked request answered")
+    check_equal(sorted(set(late.values())), [404], "the parked requests' answers")
+    for connection in same + distinct:
+        connection.close()
+    check_equal(expect(b.client(api_key=None).get("/v1/events/%s" % event_a), 200,
+                       what="the event through B afterwards")["id"], event_a, "the event")
 
 
 def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
