@@ -54,15 +54,19 @@ void hf_http_deferred_finish(hf_http_server_t *server, hf_http_deferred_t deferr
     connection_settle(connection);
 }
 
+/* Gives the entry's deferred slot back: a handle to it no longer resolves. */
+static void deferred_slot_release(queued_response_t *entry) {
+    if (!entry->deferred_slot) return;
+    hf_http_server_t *server = entry->connection->server;
+    uint32_t slot = entry->deferred_slot - 1;
+    server->deferred[slot] = NULL;
+    server->deferred_generation[slot]++;
+    entry->deferred_slot = 0;
+    entry->deferred = false;
+}
+
 void response_deferred_forget(queued_response_t *entry) {
-    if (entry->deferred_slot) {
-        hf_http_server_t *server = entry->connection->server;
-        uint32_t slot = entry->deferred_slot - 1;
-        server->deferred[slot] = NULL;
-        server->deferred_generation[slot]++;
-        entry->deferred_slot = 0;
-        entry->deferred = false;
-    }
+    deferred_slot_release(entry);
     for (uint32_t i = 0; i < entry->kept_count; i++) free(entry->kept[i]);
     entry->kept_count = 0;
 }
@@ -80,14 +84,7 @@ const char *hf_http_response_keep(hf_http_response_t *response, const char *text
 }
 
 void hf_http_response_undefer(hf_http_response_t *response) {
-    queued_response_t *entry = entry_of(response);
-    if (!entry->deferred_slot) return;
-    hf_http_server_t *server = entry->connection->server;
-    uint32_t slot = entry->deferred_slot - 1;
-    server->deferred[slot] = NULL;
-    server->deferred_generation[slot]++;
-    entry->deferred_slot = 0;
-    entry->deferred = false;
+    deferred_slot_release(entry_of(response));
 }
 
 hf_http_response_t *hf_http_deferred_reopen(hf_http_server_t *server,

@@ -394,50 +394,40 @@ static int reader_open(hf_pg_store_t *store, char *error, size_t error_size) {
     return store->reader != NULL ? 0 : -1;
 }
 
-int hf_pg_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
-                    bool *found, char *error, size_t error_size) {
-    hf_pg_store_t *store = instance;
+/* One forgotten row read back by its id on the reader connection (a hold's or a ticket's:
+ * what names it, its SELECT and its delivery). */
+static int row_read(hf_pg_store_t *store, const char *what, const char *select, const char *id,
+                    row_deliver_fn deliver, const hf_store_loader_t *loader, bool *found,
+                    char *error, size_t error_size) {
     *found = false;
     if (reader_open(store, error, error_size) != 0) return -1;
-    const char *values[] = {hold_id};
-    PGresult *result = hf_pg_exec(&store->reader, SELECT_HOLDS " WHERE id = $1", 1, values,
-                                  error, error_size);
+    const char *values[] = {id};
+    PGresult *result = hf_pg_exec(&store->reader, select, 1, values, error, error_size);
     if (result == NULL) return -1;
     load_context_t context = {loader, store->read_items, error, error_size};
     int rc = 0;
     if (PQntuples(result) == 1) {
         *found = true;
-        rc = hold_deliver(result, 0, &context);
+        rc = deliver(result, 0, &context);
         if (rc == ROW_UNREADABLE) rc = -1;
         else if (rc != 0)
-            hf_store_error_write(error, error_size, "store: hold %s could not be taken back (%d)",
-                                 hold_id, rc);
+            hf_store_error_write(error, error_size, "store: %s %s could not be taken back (%d)",
+                                 what, id, rc);
     }
     PQclear(result);
     return rc;
 }
 
+int hf_pg_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
+                    bool *found, char *error, size_t error_size) {
+    return row_read(instance, "hold", SELECT_HOLDS " WHERE id = $1", hold_id, hold_deliver,
+                    loader, found, error, error_size);
+}
+
 int hf_pg_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
                       bool *found, char *error, size_t error_size) {
-    hf_pg_store_t *store = instance;
-    *found = false;
-    if (reader_open(store, error, error_size) != 0) return -1;
-    const char *values[] = {ticket_id};
-    PGresult *result = hf_pg_exec(&store->reader, SELECT_TICKETS " WHERE id = $1", 1, values,
-                                  error, error_size);
-    if (result == NULL) return -1;
-    load_context_t context = {loader, store->read_items, error, error_size};
-    int rc = 0;
-    if (PQntuples(result) == 1) {
-        *found = true;
-        rc = ticket_deliver(result, 0, &context);
-        if (rc == ROW_UNREADABLE) rc = -1;
-        else if (rc != 0)
-            hf_store_error_write(error, error_size,
-                                 "store: ticket %s could not be taken back (%d)", ticket_id, rc);
-    }
-    PQclear(result);
-    return rc;
+    return row_read(instance, "ticket", SELECT_TICKETS " WHERE id = $1", ticket_id,
+                    ticket_deliver, loader, found, error, error_size);
 }
 
 static void status_words(unsigned mask, char *out, size_t out_size) {
