@@ -382,13 +382,20 @@ def in_thread(function):
     return thread
 
 
-def test_a_lookup_waiting_on_the_database_blocks_no_other_request():
+def two_nodes_with_a_hold():
+    """Nodes A and B, each owning an event of its own, and a hold on A's; B knows nothing of
+    the hold. (a, b, client_a, client_b, event_a, event_b, hold_id)."""
     a, b = nodes(2)
     client_a, client_b = a.client(api_key=None), b.client(api_key=None)
     event_a, event_b = uid("ev"), uid("ev")
     create_event(client_a, event_a)
     create_event(client_b, event_b)
     hold_id = expect(hold(client_a, event_a, [seat(1)]), 201, what="hold on A")["reservation_id"]
+    return a, b, client_a, client_b, event_a, event_b, hold_id
+
+
+def test_a_lookup_waiting_on_the_database_blocks_no_other_request():
+    a, b, client_a, client_b, event_a, event_b, hold_id = two_nodes_with_a_hold()
     session = lock_holds_table(a.data_dir, 2.5)
     try:
         # B knows nothing of the hold: it asks the database, which waits on the lock.
@@ -489,12 +496,7 @@ def test_requests_past_the_jobs_limits_get_503_at_once():
 
 
 def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
-    a, b = nodes(2)
-    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
-    event_a, event_b = uid("ev"), uid("ev")
-    create_event(client_a, event_a)
-    create_event(client_b, event_b)
-    hold_id = expect(hold(client_a, event_a, [seat(1)]), 201, what="hold on A")["reservation_id"]
+    a, b, client_a, client_b, event_a, event_b, hold_id = two_nodes_with_a_hold()
     session = lock_holds_table(a.data_dir, 3)
     try:
         a.stop()  # its leases are handed back: B takes event_a, whose rows wait on the lock

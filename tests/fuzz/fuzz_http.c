@@ -83,7 +83,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     loop = uv_default_loop();
-    hf_http_config_t config = {"127.0.0.1", 0, handler, NULL};
+    hf_http_config_t config = {.host = "127.0.0.1", .port = 0, .handler = handler};
     char error[256];
     if (hf_http_server_start(&server, loop, &config, error, sizeof error) != 0) fail(error);
     uv_walk(loop, find_listener, NULL);
