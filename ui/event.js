@@ -168,6 +168,14 @@
   /* ---------- seat map ---------- */
   function sectionOf(seatId) { return seatId.split("-")[0]; }
 
+  // The smallest seat the map is fitted to while the seats carry their numbers: a number of three
+  // digits is read at it, and a finger finds it. A row wider than the map at that size scrolls
+  // sideways instead of shrinking to dots (zooming out still goes smaller). A map too large to
+  // carry numbers (MAP_NUMBERS_MAX seats) is still fitted whole, an overview.
+  const NUMBERED_SEAT_MIN = 22;
+  const MAP_NUMBERS_MAX = 20000;      // text nodes cost memory on huge maps
+  let seatNumbers = true;
+
   function seatSizeToFit() {
     if (!summary) return 20;
     let widest = 1;
@@ -175,7 +183,7 @@
     const width = Math.max(260, sectionsEl.clientWidth - 84);      // minus row labels and padding
     let size = Math.floor(width / widest) - 3;                      // minus the gap
     if (size < 10) size = Math.floor((width - 20) / widest) - 1;    // tiny seats: 1px gaps
-    const min = window.innerWidth < 700 ? 12 : 5;                  // keep seats tappable on phones
+    const min = seatNumbers ? NUMBERED_SEAT_MIN : window.innerWidth < 700 ? 12 : 5;   // tappable on phones
     return Math.max(min, Math.min(26, size));
   }
 
@@ -183,7 +191,8 @@
   function setSeatSize(px) {
     seatSize = Math.max(5, Math.min(34, px));
     mapEl.style.setProperty("--seat", seatSize + "px");
-    // Sections wider than the map scroll sideways: keep their heading where it can be read.
+    // Sections wider than the map scroll sideways in their own box: their row labels then stay
+    // at its edges (app.css, .wide).
     const avail = sectionsEl.clientWidth;
     for (const block of sectionsEl.children) {
       const cols = Number(block.style.getPropertyValue("--cols")) || 0;
@@ -191,12 +200,20 @@
     }
     mapEl.classList.toggle("numbers", seatSize >= 18);
     mapEl.classList.toggle("tiny", seatSize < 10);
+    centerRows();
+  }
+
+  /* A section wider than the map shows its middle first, the seats facing the stage; the rest
+     is a sideways scroll away. */
+  function centerRows() {
+    for (const scroller of sectionsEl.querySelectorAll(".rows-scroll"))
+      scroller.scrollLeft = (scroller.scrollWidth - scroller.clientWidth) / 2;
   }
 
   function buildMap() {
     const totalSeats = (summary.sections || []).reduce(
       (n, s) => n + (s.rows || []).reduce((m, r) => m + r.seats, 0), 0);
-    const withNumbers = totalSeats <= 20000;   // text nodes cost memory on huge maps
+    seatNumbers = totalSeats <= MAP_NUMBERS_MAX;
     const proto = document.createElement("button");
     proto.type = "button";
     proto.className = "seat";
@@ -226,7 +243,7 @@
           const el = proto.cloneNode(false);
           const id = prefix + n;
           el.setAttribute("data-seat", id);
-          if (withNumbers) el.textContent = n;
+          if (seatNumbers) el.textContent = n;
           el._st = "loading";
           el._v = 0;
           seatEls.set(id, el);
@@ -243,7 +260,7 @@
       }
       block.style.setProperty("--rows", rowsCount);
       block.style.setProperty("--cols", widest);
-      block.append(rowsEl);
+      block.append(h("div", { class: "rows-scroll" }, rowsEl));
       frag.appendChild(block);
       // The layout's counts are not shown: they are older than the snapshot, the first counts
       // that the stream's changes follow.
@@ -1178,7 +1195,7 @@
       await loadSeats();
     } catch (err) {
       if (!seatsLoaded) seatsFailed(err);
-      setLive("down", "Offline");
+      setLive("down", err.status === 0 ? "Offline" : "Unavailable");
     }
   }
   function stopPolling() { clearInterval(pollTimer); pollTimer = null; }
@@ -1246,6 +1263,8 @@
     });
     sectionsEl.addEventListener("focusout", () => { tooltip.hidden = true; });
     window.addEventListener("scroll", () => { tooltip.hidden = true; }, { passive: true });
+    // A wide section's own sideways scroll moves its seats from under the tooltip too.
+    sectionsEl.addEventListener("scroll", () => { tooltip.hidden = true; }, { capture: true, passive: true });
 
     holdBtn.addEventListener("click", () => {
       const body = {};
@@ -1310,6 +1329,19 @@
     if (!(summary.sections || []).length) bestForm.closest("section").hidden = true;
   }
 
+  /* An event the server does not have (404 event_not_found): a plain sentence and the way back
+     to the list, no map and no booking form; and no connection badge: the server answered, so
+     it is not offline, and there is nothing to follow live. */
+  function showMissing() {
+    document.title = "No such event · Holdfast box office";
+    $("crumb-event").textContent = "No such event";
+    $("missing-id").textContent = eventId;
+    $("missing").hidden = false;
+    document.querySelector("main.event-layout").hidden = true;
+    setLive("none", "");
+    live.hidden = true;
+  }
+
   async function start() {
     if (!eventId) { say("No event in the address.", "error", true); return; }
     try {
@@ -1319,11 +1351,12 @@
         await askForKey(window.Holdfast.apiKey() ? "That key was refused. Enter the right API key." : undefined);
         return start();
       }
-      $("event-name").textContent = err.code === "event_not_found" ? "No such event" : "Unavailable";
-      mapStatus.textContent = err.code === "event_not_found"
-        ? `There is no event called “${eventId}”. Go back to all events.` : explain(err);
-      setLive("down", "Offline");
-      if (err.code !== "event_not_found") setTimeout(start, 5000);
+      if (err.code === "event_not_found") { showMissing(); return; }
+      $("event-name").textContent = "Unavailable";
+      mapStatus.textContent = explain(err);
+      // Offline only when the server cannot be reached: any answer, an error too, means it is up.
+      setLive("down", err.status === 0 ? "Offline" : "Unavailable");
+      setTimeout(start, 5000);
       return;
     }
     renderHeader();
