@@ -142,7 +142,6 @@ typedef struct hf_mutation_delivery {
 typedef struct hf_mutation_refund {
     const char *refund_id, *payment_intent_id;
     const char *reservation_id;   /* NULL for the refund of a cancelled booking */
-    const char *order_id;         /* the cancelled order it refunds (order_cancelled), or NULL */
     int64_t amount;
     int reason;                   /* hf_refund_reason_t */
     int status;                   /* hf_refund_status_t */
@@ -150,6 +149,7 @@ typedef struct hf_mutation_refund {
     /* The event of the hold or order it refunds (its unit with several nodes); NULL when no
      * event has the hold. */
     const char *event_id;
+    const char *order_id;         /* the cancelled order it refunds (order_cancelled), or NULL */
 } hf_mutation_refund_t;
 
 /* A waiting room's ticket as it stands after the change (both ticket kinds): a new one at

@@ -528,7 +528,7 @@ def test_a_version_3_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("7",), "the schema version after the migration")
+    check_equal(version, ("8",), "the schema version after the migration")
 
 
 def test_payments_enter_the_history(server):
