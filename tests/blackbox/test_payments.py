@@ -11,6 +11,7 @@ import re
 import sqlite3
 import time
 
+import harness
 from harness import (TIME_RE, Server, skip_on_postgres, check, check_equal, commit, create_event, expect,
                      get_hold, get_seat, hold, release, uid, user)
 
@@ -809,3 +810,42 @@ def test_a_version_7_store_is_migrated():
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
     check_equal(version, ("8",), "the schema version after the migration")
+
+
+def test_a_version_7_database_is_migrated_on_postgres():
+    """The same migration on PostgreSQL: a version 7 database (refunds without order_id,
+    reservation_id NOT NULL) starts at version 8 with its refunds kept, and a cancelled
+    booking's refund is then stored with its order and no hold."""
+    if harness.STORE_URL is None:
+        harness.skip("PostgreSQL only: run with --store-url")
+    server = Server(extra_args=["--webhook-secret", SECRET]).start()
+    c = server.client()
+    event_id = small_event(c)
+    old = expect(deliver(c, delivery(uid("pi"), "res_old", 42)), 200)["refund_id"]
+    u = user()
+    booked = book(c, event_id, u, "F-A-1", "pi_pg7")
+    server.stop()
+    harness.postgres_rows(server.data_dir,
+                          "ALTER TABLE refunds DROP COLUMN order_id;"
+                          " ALTER TABLE refunds ALTER COLUMN reservation_id SET NOT NULL;"
+                          " UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    server = server.restart()
+    c = server.client()
+    check_equal(harness.postgres_rows(server.data_dir,
+                                      "SELECT value FROM meta WHERE key = 'schema_version'"),
+                [["8"]], "the schema version after the migration")
+    check_equal([r["refund_id"] for r in refunds(c)], [old], "the refunds are kept")
+    cancelled = cancel(c, booked["order_id"], u)
+    refund = check_cancel_refund(c, cancelled, booked, "pi_pg7", None)
+    check_equal(harness.postgres_rows(server.data_dir,
+                                      "SELECT reservation_id, order_id FROM refunds WHERE id = '%s'"
+                                      % refund["refund_id"]),
+                [[None, booked["order_id"]]], "the refund's row")
+    server.stop()
+    server = server.restart()
+    c = server.client()
+    check_equal(expect(c.get("/v1/refunds/%s" % refund["refund_id"]), 200), refund,
+                "the refund after a restart")
+    check_equal(expect(c.get("/v1/orders/%s" % booked["order_id"]), 200), cancelled,
+                "the booking after a restart")
+    server.stop()
