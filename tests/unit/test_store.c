@@ -506,7 +506,7 @@ static void test_batch_deep_copy(void **state)
     char cancel_order[] = "ord_4", cancel_event[] = "e_cancel", cancel_user[] = "u_cancel";
     hf_mutation_t cancel = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = 48,
                             .as.order_update = {cancel_order, cancel_event, cancel_user,
-                                                HF_ORDER_CANCELLED}};
+                                                HF_ORDER_CANCELLED, NULL}};
     hf_batch_append(batch, &cancel);
 
     /* An answer: key, body and hash. */
