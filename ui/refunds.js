@@ -20,6 +20,7 @@
     amount_mismatch: "The amount paid differs from the hold's total",
     hold_not_found: "No such hold",
     already_confirmed: "The hold was already paid by another payment",
+    order_cancelled: "The paid order was cancelled",
   };
 
   let currency = "USD";
@@ -71,7 +72,8 @@
                                  text: "Mark refunded" });
     const row = h("tr", { dataset: { refund: x.refund_id, status: x.status } },
       h("td", { class: "mono", text: x.refund_id }),
-      h("td", { class: "mono staff-reservation", text: x.reservation_id }),
+      // A cancelled booking's refund names no hold: its order instead.
+      h("td", { class: "mono staff-reservation", text: x.reservation_id || x.order_id || "" }),
       h("td", { class: "num staff-amount", text: money(x.amount, currency) }),
       h("td", { class: "staff-reason", dataset: { reason: x.reason },
                 text: REASONS[x.reason] || x.reason }),

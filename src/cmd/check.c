@@ -1,9 +1,9 @@
 /* holdfast check --data DIR (commands.h): every invariant of the stored state, offline. First
  * the store's own (SQLite's integrity check, the schema version, and what the tables must
  * agree on: each seat sold once, every order's items and hold there, statuses known, refunds
- * pointing at holds), each a query that names its first offending row; then the state is
- * loaded into a core as a start would (engine/restore.h), which checks every rule of the core
- * (hf_core_check): a hold's seats exist in its event, no seat is held and sold at once, the
+ * pointing at holds and cancelled orders), each a query that names its first offending row;
+ * then the state is loaded into a core as a start would (engine/restore.h), which checks every
+ * rule of the core (hf_core_check): a hold's seats exist in its event, no seat is held and sold at once, the
  * counts agree. The first broken invariant is named and the exit code is 1.
  *
  * Offline: check takes the data directory's lock, so it refuses while a server runs there
@@ -97,6 +97,11 @@ static const invariant_t INVARIANTS[] = {
      "SELECT 'refund ' || id || ' (' || reason || ') points at the missing hold ' ||"
      "  reservation_id FROM refunds WHERE reason != 'hold_not_found' AND reservation_id"
      "  NOT IN (SELECT id FROM holds) LIMIT 1"},
+    {"refunds_have_orders",
+     "SELECT 'refund ' || r.id || ' refunds the order ' || r.order_id || CASE WHEN o.id IS"
+     "  NULL THEN ', which is missing' ELSE ', which is ' || o.status END FROM refunds r"
+     "  LEFT JOIN orders o ON o.id = r.order_id WHERE r.order_id IS NOT NULL AND (o.id IS NULL"
+     "  OR o.status != 'cancelled') LIMIT 1"},
     {"deliveries_point_at_rows",
      "SELECT 'the delivery ' || payment_intent_id || ' (' || type || ') names the missing ' ||"
      "  CASE WHEN order_id IS NOT NULL AND order_id NOT IN (SELECT id FROM orders)"

@@ -191,9 +191,28 @@ static const char *check_deliveries(const hf_core_t *core) {
                     delivery->payment_intent_id) != 0))
             return "a refund_required delivery names no refund of its intent";
     }
+    return NULL;
+}
+
+/* An order_cancelled refund and its cancelled, paid order name each other. (A paid order
+ * cancelled before version 8 of the store may have none: those cancels owed no refund yet.) */
+static const char *check_refunds(const hf_core_t *core) {
     uint32_t completed = 0;
-    for (uint32_t r = 0; r < core->refund_count; r++)
-        completed += core->refunds[r].status == HF_REFUND_COMPLETED;
+    for (uint32_t r = 0; r < core->refund_count; r++) {
+        const hf_refund_t *refund = &core->refunds[r];
+        completed += refund->status == HF_REFUND_COMPLETED;
+        if ((refund->reason == HF_REFUND_ORDER_CANCELLED) != (refund->order != 0))
+            return "an order_cancelled refund names no order";
+        if (refund->order && (refund->order > core->order_count ||
+                              core->orders[refund->order - 1].refund != r + 1))
+            return "a refund's order does not name it back";
+    }
+    for (uint32_t o = 0; o < core->order_count; o++) {
+        const hf_order_t *order = &core->orders[o];
+        bool owed = order->status == HF_ORDER_CANCELLED && order->payment_ref != NO_STRING;
+        if (order->refund && (!owed || order->refund > core->refund_count))
+            return "an order's refund is owed by no cancel of a paid order";
+    }
     return completed == core->refunds_completed ? NULL : "the count of completed refunds is off";
 }
 
@@ -205,5 +224,6 @@ const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     const char *fault = check_holds(core, now);
     if (!fault) fault = check_owners(core);
     if (!fault) fault = queue_check(core);
-    return fault ? fault : check_deliveries(core);
+    if (!fault) fault = check_deliveries(core);
+    return fault ? fault : check_refunds(core);
 }

@@ -208,9 +208,10 @@ void record_event_sales(hf_core_t *core, const hf_event_t *event, hf_time_ms_t n
 void record_order_updated(hf_core_t *core, uint32_t order_index, const char *user_id,
                           hf_time_ms_t now) {
     hf_order_t *order = &core->orders[order_index];
+    const char *refund_id = order->refund ? core->refunds[order->refund - 1].id : NULL;
     hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = now,
                               .as.order_update = {order->id, core->events[order->event]->id,
-                                                  user_id, order->status}};
+                                                  user_id, order->status, refund_id}};
     emit(core, &mutation);
     order->last_change = core->change_count;
 }
@@ -240,7 +241,9 @@ void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
     hf_mutation_t mutation = {
         .type = HF_MUTATION_REFUND, .at_ms = now,
         .as.refund = {.refund_id = refund->id, .payment_intent_id = refund->payment_intent_id,
-                      .reservation_id = refund->reservation_id, .amount = refund->amount,
+                      .reservation_id = refund->reservation_id,
+                      .order_id = refund->order ? core->orders[refund->order - 1].id : NULL,
+                      .amount = refund->amount,
                       .reason = refund->reason, .status = refund->status,
                       .created_at_ms = refund->created_at_ms,
                       .event_id = refund->of_event ? core->events[refund->event]->id : NULL}};

@@ -240,6 +240,9 @@ typedef struct hf_order {
     uint32_t seat_count, pool_count;
     uint32_t owner;                /* private to the core: the user's record on the event */
     uint64_t last_change;          /* private to the core: see hf_core_order_change */
+    /* Refund index + 1 once the order was cancelled with a payment_ref (its refund of reason
+     * order_cancelled), else 0. */
+    uint32_t refund;
 } hf_order_t;
 
 /* ---- Commands ---- */
@@ -304,8 +307,13 @@ hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *use
 hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
                           const char *order_id, const char *payment_ref, hf_time_ms_t now,
                           uint32_t *order_index);
+/* Cancels the order (a repeat answers HF_OK and changes nothing). An order that was paid (it
+ * has a payment_ref) gets a pending refund of its total in the same step, of reason
+ * HF_REFUND_ORDER_CANCELLED, with refund_id (made by the caller, "ref_...") as its id: money in
+ * hand is never forgotten (API.md section 4). A refund_id NULL or taken is
+ * HF_ERROR_INVALID_REQUEST for such an order. */
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
-                          hf_time_ms_t now);
+                          const char *refund_id, hf_time_ms_t now);
 /* Closes (open false) or reopens the event's sales. A change emits one
  * HF_MUTATION_EVENT_SALES record; setting the state the event already has emits nothing and
  * answers HF_OK, so a repeat changes nothing. HF_ERROR_EVENT_NOT_FOUND for an unknown event. */
@@ -346,6 +354,8 @@ typedef enum hf_refund_reason {
     HF_REFUND_AMOUNT_MISMATCH = 2,
     HF_REFUND_HOLD_NOT_FOUND = 3,
     HF_REFUND_ALREADY_CONFIRMED = 4,
+    HF_REFUND_ORDER_CANCELLED = 5,  /* a paid order cancelled (hf_core_cancel) */
+    HF_REFUND_REASON_LAST = HF_REFUND_ORDER_CANCELLED,
 } hf_refund_reason_t;
 
 typedef enum hf_refund_status {
@@ -367,7 +377,9 @@ bool hf_refund_reason_parse(const char *text, uint8_t *reason);
 typedef struct hf_refund {
     char id[HF_SERVER_ID_SIZE + 1];
     char *payment_intent_id;       /* owned by the core */
-    char *reservation_id;          /* owned by the core; as the delivery named it */
+    /* Owned by the core; as the delivery named it, the cancelled order's hold, or NULL for a
+     * cancelled booking (an order without hold). */
+    char *reservation_id;
     int64_t amount;                /* the amount paid */
     uint8_t reason;                /* hf_refund_reason_t */
     uint8_t status;                /* hf_refund_status_t */
@@ -377,6 +389,7 @@ typedef struct hf_refund {
      * refund of a hold no event has belongs to no unit. */
     bool of_event;
     uint32_t event;                /* index, see hf_core_event_at */
+    uint32_t order;                /* order index + 1 for an order_cancelled refund, else 0 */
 } hf_refund_t;
 
 typedef struct hf_payment_delivery {
@@ -385,6 +398,9 @@ typedef struct hf_payment_delivery {
     const char *payment_intent_id;
     const char *reservation_id;
     int64_t amount;
+    /* The currency the provider names (NULL: none): one other than the hold's (ASCII case
+     * aside: providers write "usd") is refunded as amount_mismatch. */
+    const char *currency;
     /* Ids made by the caller for what the delivery may create: "ord_...", "ref_...". */
     const char *order_id, *refund_id;
 } hf_payment_delivery_t;
@@ -462,6 +478,7 @@ typedef struct hf_stored_refund {
     uint8_t reason, status;
     hf_time_ms_t created_at_ms;
     const char *event_id;          /* its hold's event, or NULL when no event has the hold */
+    const char *order_id;          /* the cancelled order of an order_cancelled refund, or NULL */
 } hf_stored_refund_t;
 
 /* A delivery as stored: its outcome names its order or refund by id. */

@@ -496,6 +496,13 @@ void finished_remove(hf_core_t *core, uint32_t hold_index);
 /* ---- payment.c ---- */
 
 void payment_free(hf_core_t *core);
+/* True when id is NULL or a refund has it already; else *key is set for the insert. */
+bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
+/* The pending refund of a paid order being cancelled (order.c): its total back to its
+ * payment_ref, reason order_cancelled, of its event; order and refund name each other and the
+ * refund's record is emitted. Returns the refund's index. */
+uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,
+                          hf_time_ms_t now);
 
 /* ---- queue.c: the waiting rooms ---- */
 

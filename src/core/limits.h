@@ -114,9 +114,17 @@
 #define HF_SIGNATURE_TOLERANCE_S 300
 /* The webhook's body: a provider's delivery is a few hundred bytes. */
 #define HF_WEBHOOK_BODY_SIZE_MAX (64u * 1024)
-/* Paging of GET /v1/refunds: refunds are few (each one is money a person must send back),
- * but a page still has a bound so one answer stays small. */
-#define HF_REFUNDS_PAGE_DEFAULT 1000u
+/* A delivery's amount (API.md section 7): 1 to 10^12 minor units (ten billion dollars), so
+ * no sum or difference of amounts can overflow and a typo of a provider's is refused rather
+ * than owed as a refund of that size. */
+#define HF_PAYMENT_AMOUNT_MAX 1000000000000LL
+/* A delivery's currency: an ISO 4217 code is three letters; a longer word is refused unread
+ * (400) rather than compared. */
+#define HF_WEBHOOK_CURRENCY_SIZE_MAX 16
+/* Paging of GET /v1/refunds, as every list that grows without bound (API.md section 1):
+ * refunds are few (each one is money a person must send back), but a page has a bound so
+ * one answer stays small. */
+#define HF_REFUNDS_PAGE_DEFAULT 100u
 #define HF_REFUNDS_PAGE_MAX 1000u
 
 /* JSON nesting (API.md section 1). */

@@ -104,6 +104,8 @@ typedef struct hf_mutation_order_item {
 typedef struct hf_mutation_order_update {
     const char *order_id, *event_id, *user_id;
     int status;
+    /* The refund a paid order's cancel owes (its own record comes first), else NULL. */
+    const char *refund_id;
 } hf_mutation_order_update_t;
 
 /* A stored answer to a request with an Idempotency-Key (API.md section 1). */
@@ -138,14 +140,16 @@ typedef struct hf_mutation_delivery {
 /* A refund whole, as it stands after the change: the store inserts it, or updates its
  * status. */
 typedef struct hf_mutation_refund {
-    const char *refund_id, *payment_intent_id, *reservation_id;
+    const char *refund_id, *payment_intent_id;
+    const char *reservation_id;   /* NULL for the refund of a cancelled booking */
     int64_t amount;
     int reason;                   /* hf_refund_reason_t */
     int status;                   /* hf_refund_status_t */
     int64_t created_at_ms;
-    /* The event of the hold it refunds (its unit with several nodes); NULL when no event has
-     * the hold. */
+    /* The event of the hold or order it refunds (its unit with several nodes); NULL when no
+     * event has the hold. */
     const char *event_id;
+    const char *order_id;         /* the cancelled order it refunds (order_cancelled), or NULL */
 } hf_mutation_refund_t;
 
 /* A waiting room's ticket as it stands after the change (both ticket kinds): a new one at

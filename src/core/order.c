@@ -130,14 +130,20 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
 }
 
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
-                          hf_time_ms_t now) {
+                          const char *refund_id, hf_time_ms_t now) {
     hf_core_advance(core, now);
     uint32_t index;
     hf_order_t *order = (hf_order_t *)hf_core_order_find(core, order_id, &index);
     if (!order) return HF_ERROR_ORDER_NOT_FOUND;
     if (!user_id || !user_has_id(core, order->user, user_id)) return HF_ERROR_NOT_OWNER;
     if (order->status == HF_ORDER_CANCELLED) return HF_OK;
+    bool paid = order->payment_ref != NO_STRING;
+    text_key_t refund_key;
+    if (paid && refund_id_taken(core, refund_id, &refund_key)) return HF_ERROR_INVALID_REQUEST;
     order->status = HF_ORDER_CANCELLED;
+    /* Money in hand is never forgotten: the refund is owed in the same step, and its record
+     * comes before the order's, which names it. */
+    if (paid) refund_of_cancel(core, index, &refund_key, now);
     hf_event_t *event = core->events[order->event];
     const hf_item_t *items = core->items + order->item_offset;
     record_order_updated(core, index, user_id, now);

@@ -12,7 +12,8 @@
 static const char *const TYPE_NAMES[] = {"payment.succeeded", "payment.failed"};
 static const char *const RESULT_NAMES[] = {"committed", "refund_required", "recorded"};
 static const char *const REASON_NAMES[] = {"hold_expired", "hold_released", "amount_mismatch",
-                                           "hold_not_found", "already_confirmed"};
+                                           "hold_not_found", "already_confirmed",
+                                           "order_cancelled"};
 static const char *const REFUND_STATUS_NAMES[] = {"pending", "completed"};
 
 const char *hf_payment_type_name(uint8_t type) {
@@ -26,7 +27,7 @@ const char *hf_payment_result_name(uint8_t result) {
 }
 
 const char *hf_refund_reason_name(uint8_t reason) {
-    assert(reason <= HF_REFUND_ALREADY_CONFIRMED);
+    assert(reason <= HF_REFUND_REASON_LAST);
     return REASON_NAMES[reason];
 }
 
@@ -57,7 +58,7 @@ bool hf_payment_result_parse(const char *text, uint8_t *result) {
 }
 
 bool hf_refund_reason_parse(const char *text, uint8_t *reason) {
-    return name_parse(REASON_NAMES, HF_REFUND_ALREADY_CONFIRMED + 1, text, reason);
+    return name_parse(REASON_NAMES, HF_REFUND_REASON_LAST + 1, text, reason);
 }
 
 /* A copy the core owns (strdup is POSIX, not C11). */
@@ -108,8 +109,7 @@ uint64_t hf_core_refund_change(const hf_core_t *core, uint32_t index) {
     return core->refunds[index].last_change;
 }
 
-/* True when id is NULL or a refund has it already; else *key is set for the insert. */
-static bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
+bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
     if (!id) return true;
     *key = server_id_key(id);
     uint32_t index;
@@ -126,7 +126,7 @@ static uint32_t refund_add(hf_core_t *core, const text_key_t *id, const char *in
     memset(refund, 0, sizeof *refund);
     text_key_t key = server_id_copy(refund->id, id);
     refund->payment_intent_id = text_copy(intent_id);
-    refund->reservation_id = text_copy(reservation_id ? reservation_id : "");
+    refund->reservation_id = text_copy(reservation_id);
     refund->amount = amount;
     refund->reason = reason;
     refund->status = HF_REFUND_PENDING;
@@ -143,6 +143,23 @@ static void refund_event_set(hf_core_t *core, uint32_t index, const char *reserv
                                            : NULL;
     core->refunds[index].of_event = hold != NULL;
     core->refunds[index].event = hold ? hold->event : 0;
+}
+
+uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,
+                          hf_time_ms_t now) {
+    hf_order_t *order = &core->orders[order_index];
+    const char *payment_ref = hf_core_string(core, order->payment_ref);
+    assert(payment_ref && order->refund == 0);
+    const char *hold_id = order->hold ? core->holds[order->hold - 1].id : NULL;
+    uint32_t index = refund_add(core, refund_key, payment_ref, hold_id, order->total,
+                                HF_REFUND_ORDER_CANCELLED, now);
+    hf_refund_t *refund = &core->refunds[index];
+    refund->of_event = true;
+    refund->event = order->event;
+    refund->order = order_index + 1;
+    order->refund = index + 1;
+    record_refund(core, index, now);
+    return index;
 }
 
 hf_error_t hf_core_refund_complete(hf_core_t *core, const char *refund_id, hf_time_ms_t now,
@@ -234,6 +251,18 @@ static delivery_t *delivery_append(hf_core_t *core, const char *intent_id, uint8
 
 /* ---- deciding a successful payment ---- */
 
+/* Whether the delivery's currency, when it names one, is the event's: ASCII letters compare
+ * without case, since providers write codes in lower case ("usd") where events have "USD". */
+static bool currency_matches(const char *given, const char *own) {
+    if (!given) return true;
+    for (; *given && *own; given++, own++) {
+        char a = *given >= 'a' && *given <= 'z' ? (char)(*given - 'a' + 'A') : *given;
+        char b = *own >= 'a' && *own <= 'z' ? (char)(*own - 'a' + 'A') : *own;
+        if (a != b) return false;
+    }
+    return *given == *own;
+}
+
 /* Whether everything a lapsed hold held is still free: its seats available, its pools with
  * the units. */
 static bool inventory_free(const hf_core_t *core, const hf_hold_t *hold) {
@@ -279,7 +308,9 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
         return;
     }
     if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
-    else if (delivery->amount != hold->total) outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
+    else if (delivery->amount != hold->total ||
+             !currency_matches(delivery->currency, core->events[hold->event]->currency))
+        outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
     else if (hold->status == HF_HOLD_EXPIRED && !inventory_free(core, hold))
         outcome->reason = HF_REFUND_HOLD_EXPIRED;
     else {
@@ -338,19 +369,38 @@ hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *deliver
 
 /* ---- restore ---- */
 
+/* The cancelled order a stored refund names, which must have been paid and refunded by none
+ * other; false when it is not so. */
+static bool refund_order_find(const hf_core_t *core, const hf_stored_refund_t *stored,
+                              uint32_t *order_index) {
+    if (!stored->order_id) return stored->reason != HF_REFUND_ORDER_CANCELLED;
+    const hf_order_t *order = hf_core_order_find(core, stored->order_id, order_index);
+    return order && order->status == HF_ORDER_CANCELLED && order->refund == 0 &&
+           stored->reason == HF_REFUND_ORDER_CANCELLED;
+}
+
 hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *stored) {
     text_key_t key;
-    if (!stored->payment_intent_id || stored->reason > HF_REFUND_ALREADY_CONFIRMED ||
+    uint32_t order_index = 0;
+    if (!stored->payment_intent_id || stored->reason > HF_REFUND_REASON_LAST ||
         stored->status > HF_REFUND_COMPLETED || refund_id_taken(core, stored->refund_id, &key))
         return HF_ERROR_INVALID_REQUEST;
+    if (!refund_order_find(core, stored, &order_index)) return HF_ERROR_ORDER_NOT_FOUND;
     uint32_t index = refund_add(core, &key, stored->payment_intent_id, stored->reservation_id,
                                 stored->amount, stored->reason, stored->created_at_ms);
-    core->refunds[index].status = stored->status;
+    hf_refund_t *refund = &core->refunds[index];
+    refund->status = stored->status;
     if (stored->status == HF_REFUND_COMPLETED) core->refunds_completed++;
     uint32_t event_index;
-    if (stored->event_id && hf_core_event(core, stored->event_id, &event_index)) {
-        core->refunds[index].of_event = true;
-        core->refunds[index].event = event_index;
+    if (stored->order_id) {
+        /* An order's refund is its event's, whether or not it had a hold. */
+        refund->order = order_index + 1;
+        core->orders[order_index].refund = index + 1;
+        refund->of_event = true;
+        refund->event = core->orders[order_index].event;
+    } else if (stored->event_id && hf_core_event(core, stored->event_id, &event_index)) {
+        refund->of_event = true;
+        refund->event = event_index;
     }
     return HF_OK;
 }

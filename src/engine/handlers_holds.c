@@ -226,7 +226,11 @@ static void handle_order_cancel(hf_request_t *request) {
     uint32_t index;
     hf_core_t *core = request->context->core;
     if (!order_or_404(request, &index)) return;
-    hf_error_t error = hf_core_cancel(core, request->params[0], user_id, request->now_ms);
+    /* The id of the refund a paid order is owed, used only by such an order's first cancel. */
+    char refund_id[HF_SERVER_ID_SIZE + 1];
+    hf_context_id_make(request->context, "ref_", refund_id);
+    hf_error_t error = hf_core_cancel(core, request->params[0], user_id, refund_id,
+                                      request->now_ms);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_order(request, 200, index);
 }

@@ -52,16 +52,18 @@ static bool signature_valid(hf_request_t *request) {
     return false;
 }
 
-/* amount: an integer >= 0 (minor units); false after answering 400. */
+/* amount: an integer from 1 to HF_PAYMENT_AMOUNT_MAX (minor units); false after answering
+ * 400. */
 static bool amount_decode(hf_request_t *request, int64_t *amount) {
     hf_member_t member = hf_decode_member(request, "amount");
-    if (member.kind == HF_MEMBER_INTEGER && member.integer >= 0) {
+    if (member.kind == HF_MEMBER_INTEGER && member.integer >= 1 &&
+        member.integer <= HF_PAYMENT_AMOUNT_MAX) {
         *amount = member.integer;
         return true;
     }
     const char *message = member.kind == HF_MEMBER_ABSENT || member.kind == HF_MEMBER_NULL
                               ? "amount is required"
-                              : "amount must be an integer of at least 0 (minor units)";
+                              : "amount must be an integer from 1 to 10^12 (minor units)";
     hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "amount");
     return false;
 }
@@ -81,7 +83,9 @@ static bool delivery_decode(hf_request_t *request, hf_payment_delivery_t *delive
                             &delivery->payment_intent_id) &&
            hf_decode_string(request, "reservation_id", HF_PAYMENT_REF_SIZE_MAX, true,
                             &delivery->reservation_id) &&
-           amount_decode(request, &delivery->amount);
+           amount_decode(request, &delivery->amount) &&
+           hf_decode_string(request, "currency", HF_WEBHOOK_CURRENCY_SIZE_MAX, false,
+                            &delivery->currency);
 }
 
 static void reply_outcome(hf_request_t *request, const hf_payment_outcome_t *outcome) {
@@ -134,11 +138,18 @@ static void handle_webhook(hf_request_t *request) {
 
 /* ---- refunds ---- */
 
-static void render_refund(hf_json_t *json, const hf_refund_t *refund) {
+/* reservation_id is null for the refund of a cancelled booking (it had no hold); order_id is
+ * the cancelled order's (reason order_cancelled), null for a webhook's refund. */
+static void render_refund(hf_json_t *json, const hf_core_t *core, const hf_refund_t *refund) {
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "refund_id"); hf_json_string(json, refund->id);
     HF_JSON_KEY(json, "payment_intent_id"); hf_json_string(json, refund->payment_intent_id);
-    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, refund->reservation_id);
+    HF_JSON_KEY(json, "reservation_id");
+    if (refund->reservation_id) hf_json_string(json, refund->reservation_id);
+    else hf_json_null(json);
+    HF_JSON_KEY(json, "order_id");
+    if (refund->order) hf_json_string(json, hf_core_order_at(core, refund->order - 1)->id);
+    else hf_json_null(json);
     HF_JSON_KEY(json, "amount"); hf_json_int(json, refund->amount);
     HF_JSON_KEY(json, "reason"); hf_json_string(json, hf_refund_reason_name(refund->reason));
     HF_JSON_KEY(json, "status"); hf_json_string(json, hf_refund_status_name(refund->status));
@@ -211,7 +222,7 @@ static void handle_refunds_list(hf_request_t *request) {
     for (; index < count && listed < page.limit; index++) {
         const hf_refund_t *refund = hf_core_refund_at(core, index);
         if (page.status >= 0 && refund->status != page.status) continue;
-        render_refund(&json, refund);
+        render_refund(&json, core, refund);
         last = refund;
         listed++;
     }
@@ -235,7 +246,22 @@ static void handle_refund_complete(hf_request_t *request) {
     }
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
-    render_refund(&json, hf_core_refund_at(core, index));
+    render_refund(&json, core, hf_core_refund_at(core, index));
+}
+
+/* A read: it waits for the refund's own records only (routes.c, reply_sequence). */
+static void handle_refund_get(hf_request_t *request) {
+    const hf_core_t *core = request->context->core;
+    uint32_t index;
+    if (!hf_core_refund_find(core, request->params[0], &index)) {
+        hf_reply_error(request, HF_API_ERROR_REFUND_NOT_FOUND, NULL, NULL);
+        return;
+    }
+    request->rests_on_known = true;
+    request->rests_on_change = hf_core_refund_change(core, index);
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    render_refund(&json, core, hf_core_refund_at(core, index));
 }
 
 static const hf_route_t routes[] = {
@@ -243,6 +269,7 @@ static const hf_route_t routes[] = {
     {"POST", "/v1/webhooks/payments", handle_webhook, HF_ROUTE_PUBLIC | HF_ROUTE_RAW_BODY,
      HF_WEBHOOK_BODY_SIZE_MAX},
     {"GET", "/v1/refunds", handle_refunds_list, 0, HF_HTTP_BODY_SIZE_MAX},
+    {"GET", "/v1/refunds/{}", handle_refund_get, 0, HF_HTTP_BODY_SIZE_MAX},
     {"POST", "/v1/refunds/{}/complete", handle_refund_complete, 0, HF_HTTP_BODY_SIZE_MAX},
 };
 

@@ -188,6 +188,10 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     const char *payment_ref = hf_core_string(core, order->payment_ref);
     if (payment_ref) hf_json_string(json, payment_ref);
     else hf_json_null(json);
+    /* The refund a paid order's cancel owes (API.md section 4), else null. */
+    HF_JSON_KEY(json, "refund_id");
+    if (order->refund) hf_json_string(json, hf_core_refund_at(core, order->refund - 1)->id);
+    else hf_json_null(json);
     HF_JSON_KEY(json, "created_at"); hf_json_time(json, order->created_at_ms);
     hf_json_object_end(json);
 }

@@ -189,6 +189,7 @@ static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         order->order_id = copy_string(batch, order->order_id);
         order->event_id = copy_string(batch, order->event_id);
         order->user_id = copy_string(batch, order->user_id);
+        order->refund_id = copy_string(batch, order->refund_id);
         return;
     }
     case HF_MUTATION_IDEMPOTENCY: {
@@ -214,6 +215,7 @@ static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
         refund->refund_id = copy_string(batch, refund->refund_id);
         refund->payment_intent_id = copy_string(batch, refund->payment_intent_id);
         refund->reservation_id = copy_string(batch, refund->reservation_id);
+        refund->order_id = copy_string(batch, refund->order_id);
         refund->event_id = copy_string(batch, refund->event_id);
         return;
     }

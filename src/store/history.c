@@ -148,6 +148,9 @@ void hf_history_data_write(hf_buffer_t *out, const hf_mutation_t *mutation) {
         HF_JSON_KEY(&json, "order_id"); hf_json_string(&json, mutation->as.order_update.order_id);
         HF_JSON_KEY(&json, "user_id");
         string_or_null(&json, mutation->as.order_update.user_id);
+        /* The refund a paid order's cancel owes, null for an order without payment. */
+        HF_JSON_KEY(&json, "refund_id");
+        string_or_null(&json, mutation->as.order_update.refund_id);
         break;
     case HF_MUTATION_DELIVERY: delivery_write(&json, &mutation->as.delivery); break;
     default: break; /* hf_history_entry_of made no entry of the others */

@@ -11,7 +11,7 @@
  *   release  {"reservation_id"}
  *   expiry   {"reservation_id","expires_at"}
  *   commit   {"reservation_id","order_id","user_id","payment_ref","total"}
- *   cancel   {"order_id","user_id"}
+ *   cancel   {"order_id","user_id","refund_id"} (refund_id null when the order was not paid)
  *   booking  {"order_id","user_id","seats","pools","total","payment_ref"}
  *   payment  {"reservation_id","payment_intent_id","payment_type","amount","result", and
  *            "order_id" (committed), "late" (when true), "refund_id" and "reason" (a refund)}

@@ -551,3 +551,35 @@ def test_a_lost_unit_rebuilds_the_core_and_the_units_kept_are_read_again():
     refused = client_a.get("/v1/events/%s" % lost)
     check_equal(refused.status, 503, "the lost unit, whose owner never answers")
     check_equal(client_a.get("/v1/cluster").json["nodes"][0]["units"], 1, "A's units")
+
+
+def test_a_cancelled_bookings_refund_is_its_events():
+    """The refund a paid booking's cancel owes names no hold: it belongs to the order's event
+    all the same, so B finds it on the event's owner (GET /v1/refunds/{id}, the list), and the
+    node that takes the event over after a kill -9 loads it with the event."""
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    event_id = uid("ev")
+    expect(client_a.post("/v1/events", {"id": event_id, "sections": [
+        {"id": "FLOOR", "price": 45000, "rows": [{"id": "A", "seats": 5}]}]}), 201)
+    booked = expect(client_a.post("/v1/events/%s/bookings" % event_id, {
+        "user_id": "u-book", "seats": [{"id": seat(1), "version": 1}],
+        "payment_ref": "pi_cluster"}), 201)
+    cancelled = client_b.post("/v1/orders/%s/cancel" % booked["order_id"],
+                              {"user_id": "u-book"})
+    check_equal((cancelled.status, node_of(cancelled)), (200, "A"), "the cancel through B")
+    refund_id = cancelled.json["refund_id"]
+    check(isinstance(refund_id, str), "the cancel names its refund: %r" % cancelled.json)
+    read = client_b.get("/v1/refunds/%s" % refund_id)
+    check_equal((read.status, node_of(read)), (200, "A"), "the refund read through B")
+    check_equal((read.json["reservation_id"], read.json["order_id"], read.json["reason"]),
+                (None, booked["order_id"], "order_cancelled"), "the refund")
+    listed = expect(client_b.get("/v1/refunds"), 200)["refunds"]
+    check_equal(listed, [read.json], "the refunds listed through B")
+    a.kill()
+    wait_served_by(client_b, "/v1/events/%s" % event_id, "B", TAKEOVER_LIMIT_S)
+    after = client_b.get("/v1/refunds/%s" % refund_id)
+    check_equal((after.status, node_of(after), after.json), (200, "B", read.json),
+                "the refund on the node that took the event over")
+    order = client_b.get("/v1/orders/%s" % booked["order_id"])
+    check_equal((order.status, order.json), (200, cancelled.json), "the order after the takeover")

@@ -321,6 +321,8 @@ def test_check_good_and_broken():
         "orders_have_holds": "DELETE FROM holds WHERE status = 'confirmed';",
         "order_items_have_orders": "INSERT INTO order_items(order_id, event_id, seat_id,"
                                    " quantity) VALUES ('ord_gone', 'x', NULL, 1);",
+        "refunds_have_orders": "UPDATE refunds SET order_id = 'ord_gone'"
+                               " WHERE order_id IS NOT NULL;",
         "deliveries_point_at_rows": "INSERT INTO deliveries(payment_intent_id, type, amount,"
                                     " result, late, refund_id, received_at) VALUES ('pi_x',"
                                     " 'payment.succeeded', 5, 'refund_required', 0, 'ref_gone',"
@@ -439,7 +441,8 @@ def test_progress_on_a_terminal():
     harness.skip_on_postgres("holdfast backup and check read the SQLite file (holdfast.db)")
     data = _grown_store()
     code, shown = _on_terminal(["check", "--data", data], 60)
-    total = GROWN_HOLDS + 4   # the stored server's 2 holds and 2 orders
+    # The stored server's 2 holds, 2 orders and the refund its paid booking's cancel owes.
+    total = GROWN_HOLDS + 5
     check(code == 0 and re.search(r"\rcheck: loading: \d+ of %d \(\d+%%\)\x1b\[K" % total, shown)
           and shown.rfind("\r\x1b[K") > shown.rfind("check: loading"),
           "check's progress on a terminal (exit %s): %r" % (code, shown[-500:]))

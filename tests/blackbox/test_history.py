@@ -104,7 +104,8 @@ def test_a_life_of_holds_and_orders_field_by_field():
         "payment_ref": "pi_hist_1"}, parse_time(order["created_at"]), "the commit")
     check_equal(cancelled["status"], "cancelled", "the cancelled order")
     _check_entry(entries[3], {
-        "seq": 4, "type": "cancel", "order_id": order["order_id"], "user_id": u1},
+        "seq": 4, "type": "cancel", "order_id": order["order_id"], "user_id": u1,
+        "refund_id": cancelled["refund_id"]},
         (before_cancel, after_cancel), "the cancel")
     _check_entry(entries[4], {
         "seq": 5, "type": "hold", "reservation_id": h2["reservation_id"], "user_id": u2,

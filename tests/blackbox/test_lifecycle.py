@@ -285,7 +285,9 @@ def test_cancel(server):
     expect(c.post("/v1/orders/%s/cancel" % order["order_id"], {}), 400, "invalid_request",
            field="user_id")
     cancelled = expect(c.post("/v1/orders/%s/cancel" % order["order_id"], {"user_id": u1}), 200)
-    expected = dict(order, status="cancelled")
+    # The order was paid (commit's payment_ref): its cancel owes a refund (API.md section 4).
+    check(isinstance(cancelled["refund_id"], str), "a paid order's cancel names its refund")
+    expected = dict(order, status="cancelled", refund_id=cancelled["refund_id"])
     check_equal(cancelled, expected, "the cancelled order")
     check_equal(expect(c.post("/v1/orders/%s/cancel" % order["order_id"], {"user_id": u1}), 200),
                 cancelled, "repeated cancel")

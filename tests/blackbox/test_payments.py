@@ -7,11 +7,13 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import sqlite3
 import time
 
-from harness import (Server, skip_on_postgres, check, check_equal, commit, create_event, expect, get_hold, get_seat,
-                     hold, release, uid, user)
+import harness
+from harness import (TIME_RE, Server, skip_on_postgres, check, check_equal, commit, create_event, expect,
+                     get_hold, get_seat, hold, release, uid, user)
 
 SECRET = "whsec_test_secret"
 SERVER_OPTIONS = {"extra_args": ["--webhook-secret", SECRET]}
@@ -30,9 +32,12 @@ def header(body, t=None, secret=SECRET):
     return "t=%d,v1=%s" % (t, signature(body, t, secret))
 
 
-def delivery(intent, reservation_id, amount, kind="payment.succeeded", event_id=None):
-    return json.dumps({"id": event_id or uid("evt"), "type": kind, "payment_intent_id": intent,
-                       "reservation_id": reservation_id, "amount": amount}).encode()
+def delivery(intent, reservation_id, amount, kind="payment.succeeded", event_id=None,
+             **extra):
+    body = {"id": event_id or uid("evt"), "type": kind, "payment_intent_id": intent,
+            "reservation_id": reservation_id, "amount": amount}
+    body.update(extra)
+    return json.dumps(body).encode()
 
 
 def deliver(c, body, signed=None):
@@ -127,7 +132,9 @@ def test_body_refusals(server):
             "reservation_id": "res_x", "amount": 5}
     cases = [("id", None), ("type", None), ("type", "payment.refunded"), ("payment_intent_id", ""),
              ("payment_intent_id", None), ("reservation_id", 7), ("amount", None),
-             ("amount", -1), ("amount", 1.5), ("amount", "5")]
+             ("amount", -1), ("amount", 0), ("amount", 1.5), ("amount", "5"), ("amount", "12"),
+             ("amount", 10 ** 12 + 1), ("amount", 10 ** 15), ("amount", True),
+             ("currency", 7), ("currency", ""), ("currency", ["USD"]), ("currency", "U" * 17)]
     for field, value in cases:
         body = dict(good)
         if value is None:
@@ -475,8 +482,10 @@ def test_refunds_list_and_complete():
     listed = refunds(c)
     check_equal([r["refund_id"] for r in listed], made, "oldest first")
     check_equal(sorted(listed[0]), sorted(["refund_id", "payment_intent_id", "reservation_id",
-                                           "amount", "reason", "status", "created_at"]),
+                                           "order_id", "amount", "reason", "status",
+                                           "created_at"]),
                 "refund's members")
+    check_equal(listed[0]["order_id"], None, "a webhook's refund names no order")
     done = expect(c.post("/v1/refunds/%s/complete" % made[1]), 200)
     check_equal(done["status"], "completed", "completed")
     check_equal(done, dict(listed[1], status="completed"), "completed refund")
@@ -528,7 +537,7 @@ def test_a_version_3_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("7",), "the schema version after the migration")
+    check_equal(version, ("8",), "the schema version after the migration")
 
 
 def test_payments_enter_the_history(server):
@@ -565,3 +574,278 @@ def test_payments_enter_the_history(server):
     check_equal(without_at[5], {"type": "payment", "reservation_id": other["reservation_id"],
                                 "payment_intent_id": failed, "payment_type": "payment.failed",
                                 "amount": 5, "result": "recorded"}, "the failed payment")
+
+
+# ---- issue 27: amounts and currencies ----
+
+
+def test_amount_bounds(server):
+    """amount is an integer from 1 to 10^12: a delivery of 10^15 once made a pending refund of
+    that size. Each refusal changes nothing; 1 and 10^12 are taken."""
+    c = server.client()
+    event_id = small_event(c)
+    h = hold(c, event_id, user(), ["F-A-1"])
+    before = len(refunds(c))
+    for amount in (0, -1, 1.5, 10 ** 12 + 1, 10 ** 15, "12", None):
+        body = delivery(uid("pi"), h["reservation_id"], amount)
+        expect(deliver(c, body), 400, "invalid_request", field="amount",
+               what="amount %r" % (amount,))
+    check_equal(len(refunds(c)), before, "refunds after the refused amounts")
+    check_equal(get_hold(c, h["reservation_id"])["status"], "held", "hold after the refusals")
+    for amount in (1, 10 ** 12):
+        expect_refund(c, delivery(uid("pi"), h["reservation_id"], amount), "amount_mismatch",
+                      h["reservation_id"], amount)
+    expect_refund(c, delivery(uid("pi"), "res_unknown", 10 ** 12), "hold_not_found",
+                  "res_unknown", 10 ** 12)
+
+
+def test_currency(server):
+    """currency is optional; given and not the hold's, the payment is refunded as
+    amount_mismatch and the hold stays as it was; the hold's own commits (its case aside:
+    providers write "usd"); not a string is 400 with field currency."""
+    c = server.client()
+    event_id = small_event(c)
+    u = user()
+    h = hold(c, event_id, u, ["F-A-1"])
+    for currency in ("EUR", "US", "USDX"):
+        expect_refund(c, delivery(uid("pi"), h["reservation_id"], SEAT_PRICE, currency=currency),
+                      "amount_mismatch", h["reservation_id"], SEAT_PRICE)
+    after = get_hold(c, h["reservation_id"])
+    check_equal((after["status"], after["expires_at"]), ("held", h["expires_at"]),
+                "hold after a currency mismatch")
+    check_equal(get_seat(c, event_id, "F-A-1")["status"], "held", "seat after the mismatch")
+    for currency in (5, True, {"code": "USD"}):
+        body = delivery(uid("pi"), h["reservation_id"], SEAT_PRICE, currency=currency)
+        expect(deliver(c, body), 400, "invalid_request", field="currency",
+               what="currency %r" % (currency,))
+    paid = expect(deliver(c, delivery(uid("pi"), h["reservation_id"], SEAT_PRICE,
+                                      currency="USD")), 200)
+    check_equal(paid["result"], "committed", "the hold's own currency")
+    lower = hold(c, event_id, u, ["F-A-2"])
+    paid = expect(deliver(c, delivery(uid("pi"), lower["reservation_id"], SEAT_PRICE,
+                                      currency="usd")), 200)
+    check_equal(paid["result"], "committed", "the hold's currency in lower case")
+    bare = hold(c, event_id, u, ["F-A-3"])
+    paid = expect(deliver(c, delivery(uid("pi"), bare["reservation_id"], SEAT_PRICE,
+                                      currency=None)), 200)
+    check_equal(paid["result"], "committed", "currency null")
+    euro = small_event(c, currency="EUR")
+    e = hold(c, euro, u, ["F-A-1"])
+    expect_refund(c, delivery(uid("pi"), e["reservation_id"], SEAT_PRICE, currency="USD"),
+                  "amount_mismatch", e["reservation_id"], SEAT_PRICE)
+    paid = expect(deliver(c, delivery(uid("pi"), e["reservation_id"], SEAT_PRICE,
+                                      currency="EUR")), 200)
+    check_equal(paid["result"], "committed", "an EUR event's payment in EUR")
+
+
+# ---- issue 27: a paid order's cancel owes a refund ----
+
+
+def cancel(c, order_id, user_id):
+    return expect(c.post("/v1/orders/%s/cancel" % order_id, {"user_id": user_id}), 200,
+                  what="cancel %s" % order_id)
+
+
+def book(c, event_id, user_id, seat, payment_ref):
+    version = get_seat(c, event_id, seat)["version"]
+    return expect(c.post("/v1/events/%s/bookings" % event_id,
+                         {"user_id": user_id, "seats": [{"id": seat, "version": version}],
+                          "payment_ref": payment_ref}), 201, what="booking of %s" % seat)
+
+
+def check_cancel_refund(c, cancelled, order, intent, reservation_id):
+    """The refund a cancel owed, as GET /v1/refunds/{id} and the list show it."""
+    check_equal(cancelled["status"], "cancelled", "the order's status")
+    refund_id = cancelled["refund_id"]
+    check(isinstance(refund_id, str) and refund_id.startswith("ref_") and len(refund_id) == 40,
+          "the cancelled order's refund_id %r" % refund_id)
+    refund = expect(c.get("/v1/refunds/%s" % refund_id), 200)
+    check(TIME_RE.match(refund["created_at"]) is not None, "created_at %r" % refund["created_at"])
+    check_equal(refund, {"refund_id": refund_id, "payment_intent_id": intent,
+                         "reservation_id": reservation_id, "order_id": order["order_id"],
+                         "amount": order["total"], "reason": "order_cancelled",
+                         "status": "pending", "created_at": refund["created_at"]},
+                "the refund of %s" % order["order_id"])
+    check_equal(refund_of(c, refund_id), refund, "the refund as listed")
+    return refund
+
+
+def pending_refunds_metric(c):
+    text = c.get("/metrics").body.decode("utf-8")
+    found = re.search(r'^holdfast_refunds\{status="pending"\} (\S+)$', text, re.M)
+    check(found is not None, "holdfast_refunds{status=\"pending\"} in /metrics")
+    return float(found.group(1))
+
+
+def test_cancel_owes_a_refund():
+    """Cancelling a paid order (a hold's, and a booking without hold) makes a pending refund of
+    its total in the same step, reason order_cancelled, named by the order (refund_id) and
+    readable at GET /v1/refunds/{id}; a repeated cancel answers the same and makes no second
+    one; an unpaid order's cancel owes nothing. All of it survives SIGTERM and kill -9."""
+    server = Server(extra_args=["--webhook-secret", SECRET]).start()
+    c = server.client()
+    event_id = small_event(c)
+    u = user()
+    h = hold(c, event_id, u, ["F-A-1"], {"GA": 1})
+    order = commit(c, h["reservation_id"], u, "pi_cancel_1")
+    check_equal(order["refund_id"], None, "a confirmed order's refund_id")
+    cancelled = cancel(c, order["order_id"], u)
+    first = check_cancel_refund(c, cancelled, order, "pi_cancel_1", h["reservation_id"])
+    check_equal(first["amount"], SEAT_PRICE + 10, "the refund is the order's total")
+    check_equal(cancel(c, order["order_id"], u), cancelled, "a repeated cancel")
+    check_equal(expect(c.get("/v1/orders/%s" % order["order_id"]), 200), cancelled, "GET order")
+    booked = book(c, event_id, u, "F-A-2", "pi_cancel_2")
+    cancelled_booking = cancel(c, booked["order_id"], u)
+    second = check_cancel_refund(c, cancelled_booking, booked, "pi_cancel_2", None)
+    check_equal(len(refunds(c)), 2, "one refund per cancelled paid order")
+    check_equal(pending_refunds_metric(c), 2, "holdfast_refunds{status=pending}")
+    unpaid_hold = hold(c, event_id, u, ["F-A-3"])
+    unpaid = expect(c.post("/v1/holds/%s/commit" % unpaid_hold["reservation_id"],
+                           {"user_id": u}), 200)
+    check_equal(unpaid["payment_ref"], None, "an order without payment")
+    check_equal(cancel(c, unpaid["order_id"], u)["refund_id"], None, "an unpaid cancel's refund")
+    check_equal(len(refunds(c)), 2, "no refund for an unpaid order")
+    expect(c.get("/v1/refunds/ref_nope"), 404, "refund_not_found")
+    entries = expect(c.get("/v1/events/%s/history?limit=1000" % event_id), 200)["history"]
+    cancels = [e for e in entries if e["type"] == "cancel"]
+    check_equal([(e["order_id"], e["refund_id"]) for e in cancels],
+                [(order["order_id"], first["refund_id"]),
+                 (booked["order_id"], second["refund_id"]), (unpaid["order_id"], None)],
+                "the cancels' history entries name their refunds")
+    server.stop()
+    server = server.restart()
+    c = server.client()
+    check_equal(expect(c.get("/v1/orders/%s" % order["order_id"]), 200), cancelled,
+                "the order after a restart")
+    check_equal(expect(c.get("/v1/orders/%s" % booked["order_id"]), 200), cancelled_booking,
+                "the booking after a restart")
+    check_equal(expect(c.get("/v1/refunds/%s" % first["refund_id"]), 200), first,
+                "the refund after a restart")
+    check_equal(expect(c.get("/v1/refunds/%s" % second["refund_id"]), 200), second,
+                "the booking's refund after a restart")
+    check_equal(cancel(c, order["order_id"], u), cancelled, "a cancel repeated after a restart")
+    check_equal(len(refunds(c)), 2, "refunds after a restart")
+    # kill -9 straight after the cancel's answer: it was durable, refund and all.
+    k = hold(c, event_id, u, ["F-A-4"])
+    third = commit(c, k["reservation_id"], u, "pi_cancel_3")
+    cancelled_third = cancel(c, third["order_id"], u)
+    server.kill()
+    server = server.restart()
+    c = server.client()
+    check_equal(expect(c.get("/v1/orders/%s" % third["order_id"]), 200), cancelled_third,
+                "the order after kill -9")
+    check_cancel_refund(c, cancelled_third, third, "pi_cancel_3", k["reservation_id"])
+    check_equal(pending_refunds_metric(c), 3, "holdfast_refunds{status=pending} after kill -9")
+    done = expect(c.post("/v1/refunds/%s/complete" % cancelled_third["refund_id"]), 200)
+    check_equal(done["status"], "completed", "an order's refund completes as any other")
+    server.stop()
+
+
+def test_refunds_page_by_100():
+    """GET /v1/refunds pages as every unbounded list (API.md section 1): limit 100 by default,
+    at most 1,000; next is the last refund returned, null on the last page."""
+    server = Server(extra_args=["--webhook-secret", SECRET]).start()
+    c = server.client()
+    made = [expect(deliver(c, delivery(uid("pi"), "res_page_%d" % n, n)), 200)["refund_id"]
+            for n in range(1, 151)]
+    page = expect(c.get("/v1/refunds"), 200)
+    check_equal([r["refund_id"] for r in page["refunds"]], made[:100], "the default page")
+    check_equal(page["next"], made[99], "next after the default page")
+    page = expect(c.get("/v1/refunds?after=%s" % page["next"]), 200)
+    check_equal(([r["refund_id"] for r in page["refunds"]], page["next"]), (made[100:], None),
+                "the last page")
+    page = expect(c.get("/v1/refunds?limit=1000"), 200)
+    check_equal(([r["refund_id"] for r in page["refunds"]], page["next"]), (made, None),
+                "a page of 1,000")
+    page = expect(c.get("/v1/refunds?limit=150"), 200)
+    check_equal((len(page["refunds"]), page["next"]), (150, None), "exactly all: no next")
+    page = expect(c.get("/v1/refunds?limit=3&after=%s" % made[10]), 200)
+    check_equal(([r["refund_id"] for r in page["refunds"]], page["next"]),
+                (made[11:14], made[13]), "three after the eleventh")
+    for limit in ("0", "1001", "-1", "x", "1.5", ""):
+        expect(c.get("/v1/refunds?limit=%s" % limit), 400, "invalid_request", field="limit",
+               what="limit=%s" % limit)
+    expect(c.get("/v1/refunds?after=ref_nope"), 400, "invalid_request", field="after")
+    server.stop()
+
+
+def test_a_version_7_store_is_migrated():
+    """A data directory of schema version 7 (refunds of webhooks only, reservation_id NOT NULL)
+    starts at version 8 with its refunds kept, and a cancelled booking's refund (no hold) is
+    then stored and kept across a restart."""
+    skip_on_postgres("the test writes an old SQLite file (holdfast.db) and checks its migration")
+    server = Server(extra_args=["--webhook-secret", SECRET]).start()
+    c = server.client()
+    event_id = small_event(c)
+    old = expect(deliver(c, delivery(uid("pi"), "res_old", 42)), 200)["refund_id"]
+    u = user()
+    booked = book(c, event_id, u, "F-A-1", "pi_v7")
+    server.stop()
+    database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
+    database.executescript(
+        "CREATE TABLE refunds_7(seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
+        " payment_intent_id TEXT NOT NULL, reservation_id TEXT NOT NULL,"
+        " amount INTEGER NOT NULL, reason TEXT NOT NULL, status TEXT NOT NULL,"
+        " created_at INTEGER NOT NULL);"
+        "INSERT INTO refunds_7 SELECT seq, id, payment_intent_id, reservation_id, amount,"
+        " reason, status, created_at FROM refunds;"
+        "DROP TABLE refunds; ALTER TABLE refunds_7 RENAME TO refunds;"
+        "UPDATE meta SET value = '7' WHERE key = 'schema_version';")
+    database.commit()
+    database.close()
+    server = server.restart()
+    c = server.client()
+    check_equal([r["refund_id"] for r in refunds(c)], [old], "the refunds are kept")
+    cancelled = cancel(c, booked["order_id"], u)
+    refund = check_cancel_refund(c, cancelled, booked, "pi_v7", None)
+    server.stop()
+    server = server.restart()
+    c = server.client()
+    check_equal([r["refund_id"] for r in refunds(c)], [old, refund["refund_id"]],
+                "both refunds after a restart")
+    check_equal(expect(c.get("/v1/orders/%s" % booked["order_id"]), 200), cancelled,
+                "the booking after a restart")
+    server.stop()
+    database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
+    version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    database.close()
+    check_equal(version, ("8",), "the schema version after the migration")
+
+
+def test_a_version_7_database_is_migrated_on_postgres():
+    """The same migration on PostgreSQL: a version 7 database (refunds without order_id,
+    reservation_id NOT NULL) starts at version 8 with its refunds kept, and a cancelled
+    booking's refund is then stored with its order and no hold."""
+    if harness.STORE_URL is None:
+        harness.skip("PostgreSQL only: run with --store-url")
+    server = Server(extra_args=["--webhook-secret", SECRET]).start()
+    c = server.client()
+    event_id = small_event(c)
+    old = expect(deliver(c, delivery(uid("pi"), "res_old", 42)), 200)["refund_id"]
+    u = user()
+    booked = book(c, event_id, u, "F-A-1", "pi_pg7")
+    server.stop()
+    harness.postgres_rows(server.data_dir,
+                          "ALTER TABLE refunds DROP COLUMN order_id;"
+                          " ALTER TABLE refunds ALTER COLUMN reservation_id SET NOT NULL;"
+                          " UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    server = server.restart()
+    c = server.client()
+    check_equal(harness.postgres_rows(server.data_dir,
+                                      "SELECT value FROM meta WHERE key = 'schema_version'"),
+                [["8"]], "the schema version after the migration")
+    check_equal([r["refund_id"] for r in refunds(c)], [old], "the refunds are kept")
+    cancelled = cancel(c, booked["order_id"], u)
+    refund = check_cancel_refund(c, cancelled, booked, "pi_pg7", None)
+    check_equal(harness.postgres_rows(server.data_dir,
+                                      "SELECT reservation_id, order_id FROM refunds WHERE id = '%s'"
+                                      % refund["refund_id"]),
+                [[None, booked["order_id"]]], "the refund's row")
+    server.stop()
+    server = server.restart()
+    c = server.client()
+    check_equal(expect(c.get("/v1/refunds/%s" % refund["refund_id"]), 200), refund,
+                "the refund after a restart")
+    check_equal(expect(c.get("/v1/orders/%s" % booked["order_id"]), 200), cancelled,
+                "the booking after a restart")
+    server.stop()

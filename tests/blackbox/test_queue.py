@@ -429,4 +429,4 @@ def test_a_version_5_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("7",), "the schema version after the migration")
+    check_equal(version, ("8",), "the schema version after the migration")

@@ -312,7 +312,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             const char *order_id = state->order_count && next_below(&reader, 16)
                                        ? state->order_ids[next_below(&reader, state->order_count)]
                                        : "ord_missing";
-            error = hf_core_cancel(state->core, order_id, user_pick(&reader), state->now);
+            char refund_id[HF_SERVER_ID_SIZE + 1];
+            snprintf(refund_id, sizeof refund_id, "ref_%u", ++state->serial);
+            error = hf_core_cancel(state->core, order_id, user_pick(&reader), refund_id,
+                                   state->now);
             break;
         }
         case 6: error = op_hold(state, &reader, true); break;

@@ -297,7 +297,7 @@ static void test_hold_and_order_name_their_newest_change(void **state)
     assert_within(hf_core_order_change(f->core, order), released, committed);
     assert_within(hf_core_hold_change(f->core, sold), hf_core_order_change(f->core, order),
                   committed);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", T0 + 5), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", "ref_300", T0 + 5), HF_OK);
     assert_within(hf_core_order_change(f->core, order), committed, hf_core_change_count(f->core));
     /* Expiry is the hold's record too. */
     uint32_t lapsing;
@@ -1419,7 +1419,7 @@ static void test_hold_user_limit(void **state)
     assert_int_equal(hold(f, "u1", "res_9", SEATS("FLOOR-B-7", "FLOOR-B-8", "FLOOR-B-9"), NO_POOLS,
                           -1, false, T0 + 5 + 1000, NULL, &detail),
                      HF_OK); /* res_7 lapsed at T0 + 1005 */
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", T0 + 1006), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", "ref_1422", T0 + 1006), HF_OK);
     assert_int_equal(hold(f, "u1", "res_10",
                           SEATS("BALC-A-1", "BALC-A-2", "BALC-A-3", "BALC-A-4", "BALC-A-5"),
                           NO_POOLS, -1, false, T0 + 1007, NULL, &detail),
@@ -1551,8 +1551,8 @@ static void test_order_and_hold_ids_colliding(void **state)
     assert_int_equal(found, first);
     assert_non_null(hf_core_order_find(f->core, second_order, &found));
     assert_int_equal(found, second);
-    assert_int_equal(hf_core_cancel(f->core, second_order, "u1", T0 + 2), HF_ERROR_NOT_OWNER);
-    assert_int_equal(hf_core_cancel(f->core, second_order, "u2", T0 + 2), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, second_order, "u1", "ref_1554", T0 + 2), HF_ERROR_NOT_OWNER);
+    assert_int_equal(hf_core_cancel(f->core, second_order, "u2", "ref_1555", T0 + 2), HF_OK);
     assert_int_equal(hf_core_order_at(f->core, first)->status, HF_ORDER_CONFIRMED);
     assert_null(hf_core_check(f->core, T0 + 2));
 }
@@ -1764,7 +1764,7 @@ static void test_expiry_on_command(void **state)
                           NULL, &detail),
                      HF_OK);
     fx_sink_reset(&f->sink);
-    assert_int_equal(hf_core_cancel(f->core, "ord_none", "u3", T0 + 1500),
+    assert_int_equal(hf_core_cancel(f->core, "ord_none", "u3", "ref_1767", T0 + 1500),
                      HF_ERROR_ORDER_NOT_FOUND);
     assert_int_equal(hold_by_id(f, "res_3")->status, HF_HOLD_EXPIRED);
     assert_int_equal(f->sink.by_type[HF_MUTATION_HOLD_UPDATE], 1);
@@ -2115,7 +2115,7 @@ static void test_commit_repeat(void **state)
     assert_int_equal(seat(f, "FLOOR-A-1")->version, 3);
     assert_int_equal(hold_by_id(f, "res_1")->status, HF_HOLD_CONFIRMED);
     /* And after the order's cancellation: the hold still answers its order. */
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", T0 + 6000), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", "ref_2118", T0 + 6000), HF_OK);
     fx_sink_reset(&f->sink);
     assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_3", "pi_1", T0 + 7000, &again),
                      HF_OK);
@@ -2176,7 +2176,7 @@ static void test_cancel_ok(void **state)
                      HF_OK);
     uint32_t order = commit(f, "res_1", "u1", "ord_1", T0 + 1);
     fx_sink_reset(&f->sink);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", T0 + 2), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", "ref_2179", T0 + 2), HF_OK);
     assert_int_equal(hf_core_order_at(f->core, order)->status, HF_ORDER_CANCELLED);
     assert_int_equal(hold_by_id(f, "res_1")->status, HF_HOLD_CONFIRMED);
     assert_int_equal(seat(f, "FLOOR-A-1")->status, HF_SEAT_AVAILABLE);
@@ -2189,14 +2189,16 @@ static void test_cancel_ok(void **state)
     assert_int_equal(f->sink.by_type[HF_MUTATION_ORDER_UPDATE], 1);
     assert_int_equal(f->sink.by_type[HF_MUTATION_SEAT], 2);
     assert_int_equal(f->sink.by_type[HF_MUTATION_POOL], 1);
-    assert_int_equal(f->sink.total, 4);
+    /* The order was paid (commit gives it a payment_ref): its refund is owed in the same step. */
+    assert_int_equal(f->sink.by_type[HF_MUTATION_REFUND], 1);
+    assert_int_equal(f->sink.total, 5);
     const fx_record_t *record = fx_sink_first(&f->sink, HF_MUTATION_ORDER_UPDATE);
     assert_string_equal(record->order_id, "ord_1");
     assert_int_equal(record->status, HF_ORDER_CANCELLED);
     assert_seat_record(f, "FLOOR-A-1", HF_SEAT_AVAILABLE, 4);
     /* Repeat: the same, nothing changes. */
     fx_sink_reset(&f->sink);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", T0 + 3), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", "ref_2199", T0 + 3), HF_OK);
     assert_no_mutation(f);
     assert_int_equal(hf_core_order_at(f->core, order)->status, HF_ORDER_CANCELLED);
     /* Seats and units are free again. */
@@ -2220,10 +2222,10 @@ static void test_cancel_errors(void **state)
                      HF_OK);
     commit(f, "res_1", "u1", "ord_1", T0 + 1);
     fx_sink_reset(&f->sink);
-    assert_int_equal(hf_core_cancel(f->core, "ord_none", "u1", T0 + 2), HF_ERROR_ORDER_NOT_FOUND);
-    assert_int_equal(hf_core_cancel(f->core, "res_1", "u1", T0 + 2), HF_ERROR_ORDER_NOT_FOUND);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", T0 + 2), HF_ERROR_NOT_OWNER);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "ghost", T0 + 2), HF_ERROR_NOT_OWNER);
+    assert_int_equal(hf_core_cancel(f->core, "ord_none", "u1", "ref_2223", T0 + 2), HF_ERROR_ORDER_NOT_FOUND);
+    assert_int_equal(hf_core_cancel(f->core, "res_1", "u1", "ref_2224", T0 + 2), HF_ERROR_ORDER_NOT_FOUND);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", "ref_2225", T0 + 2), HF_ERROR_NOT_OWNER);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "ghost", "ref_2226", T0 + 2), HF_ERROR_NOT_OWNER);
     assert_no_mutation(f);
     assert_int_equal(seat(f, "FLOOR-A-1")->status, HF_SEAT_SOLD);
     assert_int_equal(hf_core_order_find(f->core, "ord_1", NULL)->status, HF_ORDER_CONFIRMED);
@@ -2325,7 +2327,7 @@ static void build_restore_source(fixture_t *f, hf_time_ms_t *end)
                           T0 + 4, NULL, &detail),
                      HF_OK);
     commit(f, "res_canc", "u5", "ord_canc", T0 + 5);
-    assert_int_equal(hf_core_cancel(f->core, "ord_canc", "u5", T0 + 6), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_canc", "u5", "ref_2328", T0 + 6), HF_OK);
     assert_int_equal(hold(f, "u6", "res_old", SEATS("FLOOR-B-1"), NO_POOLS, -1, false, T0 + 7,
                           NULL, &detail),
                      HF_OK);
@@ -2481,8 +2483,8 @@ static void test_restore_round_trip(void **state)
     assert_int_equal(hf_core_extend(f->core, "res_new", "u6", 1000000, end + 2, &capped), HF_OK);
     assert_int_equal(hf_core_release(copy, "res_rel", "u2", end + 3), HF_OK);
     assert_int_equal(hf_core_release(copy, "res_sold", "u4", end + 3), HF_ERROR_ALREADY_CONFIRMED);
-    assert_int_equal(hf_core_cancel(copy, "ord_sold", "u4", end + 4), HF_OK);
-    assert_int_equal(hf_core_cancel(f->core, "ord_sold", "u4", end + 4), HF_OK);
+    assert_int_equal(hf_core_cancel(copy, "ord_sold", "u4", "ref_2484", end + 4), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_sold", "u4", "ref_2485", end + 4), HF_OK);
     hf_hold_request_t request = {.event_id = "show", .user_id = "u9", .hold_id = "res_z",
                                  .seat_ids = (const char *const[]){"FLOOR-A-3", "FLOOR-A-4"},
                                  .seat_count = 2, .ttl_ms = -1};
@@ -2869,7 +2871,7 @@ static void test_sales_closed(void **state)
     commit(f, "res_1", "u1", "ord_1", T0 + 5);
     assert_int_equal(seat(f, "FLOOR-A-1")->status, HF_SEAT_SOLD);
     assert_int_equal(hf_core_release(f->core, "res_2", "u2", T0 + 6), HF_OK);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", T0 + 7), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", "ref_2872", T0 + 7), HF_OK);
     assert_consistent(f, T0 + 7);
 
     /* Reopened: one record, and holds and bookings work again. */

@@ -79,7 +79,7 @@ static hf_mutation_t order_create(const char *order_id, const char *event_id,
 static hf_mutation_t order_cancel(const char *order_id, const char *event_id)
 {
     return (hf_mutation_t){.type = HF_MUTATION_ORDER_UPDATE, .at_ms = NOW_MS + 9,
-                           .as.order_update = {order_id, event_id, "u2", HF_ORDER_CANCELLED}};
+                           .as.order_update = {order_id, event_id, "u2", HF_ORDER_CANCELLED, NULL}};
 }
 
 static hf_mutation_t event_sales(const char *event_id)
@@ -130,7 +130,7 @@ static void test_entries_derived_from_records(void **state)
                  "booking {\"order_id\":\"ord_2\",\"user_id\":\"u2\",\"seats\":[\"F-A-1\"],"
                  "\"pools\":{\"GA\":2},\"total\":200,\"payment_ref\":null}");
     assert_entry(order_cancel("ord_2", "e1"),
-                 "cancel {\"order_id\":\"ord_2\",\"user_id\":\"u2\"}");
+                 "cancel {\"order_id\":\"ord_2\",\"user_id\":\"u2\",\"refund_id\":null}");
     assert_entry(event_create("e1"), "-");
     assert_entry(event_sales("e1"), "-");
     hf_mutation_t seat = {.type = HF_MUTATION_SEAT, .at_ms = NOW_MS,
@@ -317,7 +317,7 @@ static void test_version_4_is_migrated(void **state)
     store = store_open_started(fixture);
     database = open_with(fixture->database.path, NULL);
     assert_int_equal(query_number(database, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 7);
+                                            " 'schema_version'"), 8);
     assert_int_equal(query_number(database, "SELECT count(*) FROM history"), 0);
     assert_int_equal(query_number(database, "SELECT count(*) FROM holds"), 1);
     sqlite3_close(database);

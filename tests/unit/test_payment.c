@@ -82,6 +82,22 @@ static hf_error_t deliver(fixture_t *f, uint8_t type, const char *intent, const 
     return hf_core_payment(f->core, &delivery, at, outcome);
 }
 
+/* A payment.succeeded naming a currency (NULL: none), with ids as deliver's. */
+static hf_error_t deliver_in(fixture_t *f, const char *intent, const char *hold_id,
+                             int64_t amount, const char *currency, int64_t at,
+                             hf_payment_outcome_t *outcome)
+{
+    char order_id[32], refund_id[32];
+    f->next_id++;
+    snprintf(order_id, sizeof order_id, "ord_%d", f->next_id);
+    snprintf(refund_id, sizeof refund_id, "ref_%d", f->next_id);
+    hf_payment_delivery_t delivery = {.event_id = "evt", .type = HF_PAYMENT_SUCCEEDED,
+                                      .payment_intent_id = intent, .reservation_id = hold_id,
+                                      .amount = amount, .currency = currency,
+                                      .order_id = order_id, .refund_id = refund_id};
+    return hf_core_payment(f->core, &delivery, at, outcome);
+}
+
 /* How many records of the kind the batch holds, and the last one. */
 static size_t records_of(const fixture_t *f, hf_mutation_type_t type, const hf_mutation_t **last)
 {
@@ -389,6 +405,132 @@ static void test_refund_complete(void **state)
                      HF_ERROR_REFUND_NOT_FOUND);
 }
 
+/* A currency other than the event's is refunded as amount_mismatch and leaves the hold as it
+ * was; the event's own, in any case, commits. */
+static void test_currency(void **state)
+{
+    fixture_t *f = *state;
+    uint32_t hold = hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
+    hf_hold_t before = *hf_core_hold_at(f->core, hold);
+    hf_batch_clear(f->batch);
+    hf_payment_outcome_t outcome;
+    assert_int_equal(deliver_in(f, "pi_1", "res_a", SEAT_PRICE, "EUR", T0 + 1, &outcome), HF_OK);
+    assert_refund(f, &outcome, HF_REFUND_AMOUNT_MISMATCH, "pi_1", "res_a", SEAT_PRICE);
+    assert_memory_equal(hf_core_hold_at(f->core, hold), &before, sizeof before);
+    assert_int_equal(seat_status(f, "FLOOR-A-1"), HF_SEAT_HELD);
+    /* A prefix or a longer word is another currency too. */
+    deliver_in(f, "pi_2", "res_a", SEAT_PRICE, "US", T0 + 2, &outcome);
+    assert_int_equal(outcome.reason, HF_REFUND_AMOUNT_MISMATCH);
+    deliver_in(f, "pi_3", "res_a", SEAT_PRICE, "USDX", T0 + 2, &outcome);
+    assert_int_equal(outcome.reason, HF_REFUND_AMOUNT_MISMATCH);
+    deliver_in(f, "pi_4", "res_a", SEAT_PRICE, "usd", T0 + 3, &outcome);
+    assert_int_equal(outcome.result, HF_PAYMENT_COMMITTED);
+    hold_make(f, "res_b", "u2", SEATS("FLOOR-A-2"), 0, T0 + 4);
+    deliver_in(f, "pi_5", "res_b", SEAT_PRICE, "USD", T0 + 5, &outcome);
+    assert_int_equal(outcome.result, HF_PAYMENT_COMMITTED);
+    assert_consistent(f, T0 + 5);
+}
+
+/* The refund a paid order's cancel owes: the order's total to its payment_ref, reason
+ * order_cancelled, of the order's event; order and refund name each other, and the refund's
+ * record comes before the order's, which names it. Returns the refund's index. */
+static uint32_t assert_cancel_refund(fixture_t *f, uint32_t order_index, const char *intent,
+                                     const char *hold_id)
+{
+    const hf_order_t *order = hf_core_order_at(f->core, order_index);
+    assert_int_equal(order->status, HF_ORDER_CANCELLED);
+    assert_int_not_equal(order->refund, 0);
+    const hf_refund_t *refund = hf_core_refund_at(f->core, order->refund - 1);
+    assert_int_equal(refund->reason, HF_REFUND_ORDER_CANCELLED);
+    assert_int_equal(refund->status, HF_REFUND_PENDING);
+    assert_int_equal(refund->amount, order->total);
+    assert_string_equal(refund->payment_intent_id, intent);
+    if (hold_id) assert_string_equal(refund->reservation_id, hold_id);
+    else assert_null(refund->reservation_id);
+    assert_int_equal(refund->order, order_index + 1);
+    assert_true(refund->of_event);
+    assert_int_equal(refund->event, order->event);
+    const hf_mutation_t *first = NULL, *second = NULL;
+    assert_int_equal(records_of(f, HF_MUTATION_REFUND, &first), 1);
+    assert_int_equal(records_of(f, HF_MUTATION_ORDER_UPDATE, &second), 1);
+    size_t refund_at = 0, order_at = 0;
+    for (size_t i = 0; i < hf_batch_count(f->batch); i++) {
+        if (hf_batch_at(f->batch, i) == first) refund_at = i;
+        if (hf_batch_at(f->batch, i) == second) order_at = i;
+    }
+    assert_true(refund_at < order_at);
+    assert_string_equal(first->as.refund.refund_id, refund->id);
+    assert_string_equal(first->as.refund.order_id, order->id);
+    assert_string_equal(first->as.refund.event_id, "e1");
+    if (hold_id) assert_string_equal(first->as.refund.reservation_id, hold_id);
+    else assert_null(first->as.refund.reservation_id);
+    assert_string_equal(second->as.order_update.refund_id, refund->id);
+    return order->refund - 1;
+}
+
+/* A paid hold's order and a paid booking, cancelled: each gets its pending refund in the same
+ * step; a repeated cancel changes nothing and makes no second refund. */
+static void test_cancel_refunds_paid_orders(void **state)
+{
+    fixture_t *f = *state;
+    hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 1, T0);
+    uint32_t committed, booked;
+    assert_int_equal(hf_core_commit(f->core, "res_a", "u1", "ord_a", "pi_a", T0 + 1, &committed),
+                     HF_OK);
+    const char *seat = "FLOOR-A-2";
+    uint32_t version = fx_seat_of(f->core, "e1", seat)->version;
+    hf_hold_request_t booking = {.event_id = "e1", .user_id = "u2", .seat_ids = &seat,
+                                 .seat_count = 1, .seat_versions = &version, .ttl_ms = -1};
+    assert_int_equal(hf_core_book(f->core, &booking, "ord_b", "pi_b", T0 + 2, &booked, NULL),
+                     HF_OK);
+    hf_batch_clear(f->batch);
+    assert_int_equal(hf_core_cancel(f->core, "ord_a", "u1", "ref_a", T0 + 3), HF_OK);
+    uint32_t refund = assert_cancel_refund(f, committed, "pi_a", "res_a");
+    assert_string_equal(hf_core_refund_at(f->core, refund)->id, "ref_a");
+    assert_int_equal(hf_core_refund_at(f->core, refund)->amount, SEAT_PRICE + POOL_PRICE);
+    hf_batch_clear(f->batch);
+    assert_int_equal(hf_core_cancel(f->core, "ord_a", "u1", "ref_again", T0 + 4), HF_OK);
+    assert_int_equal(hf_batch_count(f->batch), 0);
+    assert_null(hf_core_refund_find(f->core, "ref_again", NULL));
+    assert_int_equal(hf_core_cancel(f->core, "ord_b", "u2", "ref_b", T0 + 5), HF_OK);
+    assert_cancel_refund(f, booked, "pi_b", NULL);
+    assert_int_equal(hf_core_refund_count(f->core), 2);
+    assert_int_equal(seat_status(f, "FLOOR-A-2"), HF_SEAT_AVAILABLE);
+    assert_consistent(f, T0 + 5);
+}
+
+/* An order without payment_ref owes nothing; a paid one refuses a refund id missing or taken
+ * and changes nothing then. */
+static void test_cancel_unpaid_and_refused(void **state)
+{
+    fixture_t *f = *state;
+    hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
+    hold_make(f, "res_b", "u1", SEATS("FLOOR-A-2"), 0, T0);
+    uint32_t unpaid, paid;
+    assert_int_equal(hf_core_commit(f->core, "res_a", "u1", "ord_a", NULL, T0 + 1, &unpaid), HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_b", "u1", "ord_b", "pi_b", T0 + 1, &paid), HF_OK);
+    hf_payment_outcome_t outcome;
+    deliver(f, HF_PAYMENT_SUCCEEDED, "pi_x", "res_nope", 5, T0 + 1, &outcome); /* ref_1 */
+    hf_batch_clear(f->batch);
+    assert_int_equal(hf_core_cancel(f->core, "ord_a", "u1", NULL, T0 + 2), HF_OK);
+    assert_int_equal(hf_core_order_at(f->core, unpaid)->refund, 0);
+    const hf_mutation_t *record = NULL;
+    assert_int_equal(records_of(f, HF_MUTATION_REFUND, NULL), 0);
+    assert_int_equal(records_of(f, HF_MUTATION_ORDER_UPDATE, &record), 1);
+    assert_null(record->as.order_update.refund_id);
+    hf_batch_clear(f->batch);
+    uint64_t changes = hf_core_change_count(f->core);
+    assert_int_equal(hf_core_cancel(f->core, "ord_b", "u1", NULL, T0 + 3),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(hf_core_cancel(f->core, "ord_b", "u1", "ref_1", T0 + 3),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(hf_core_change_count(f->core), changes);
+    assert_int_equal(hf_core_order_at(f->core, paid)->status, HF_ORDER_CONFIRMED);
+    assert_int_equal(seat_status(f, "FLOOR-A-2"), HF_SEAT_SOLD);
+    assert_int_equal(hf_core_refund_count(f->core), 1);
+    assert_consistent(f, T0 + 3);
+}
+
 /* Ids already taken, or no intent: refused, nothing changes. */
 static void test_invalid_deliveries(void **state)
 {
@@ -526,6 +668,59 @@ static void test_expiry_race_and_restore(void **state)
     assert_int_equal(hf_core_event(f->core, "e1", NULL)->seats[seat].version, version);
 }
 
+/* Cancels' refunds read back from the store: each names its order and the order it, of the
+ * order's event, the booking's without a hold; a repeated cancel makes no second one. */
+static void test_cancel_refunds_restored(void **state)
+{
+    fixture_t *f = *state;
+    hf_batch_clear(f->batch);
+    hf_core_t *creator = hf_core_create((hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
+    hf_core_destroy(f->core);
+    f->core = creator;
+    assert_int_equal(hf_core_event_create(f->core, &f->event.definition, T0, NULL), HF_OK);
+    hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
+    uint32_t committed, booked;
+    assert_int_equal(hf_core_commit(f->core, "res_a", "u1", "ord_a", "pi_a", T0 + 1, &committed),
+                     HF_OK);
+    const char *seat = "FLOOR-A-2";
+    uint32_t version = 1;
+    hf_hold_request_t booking = {.event_id = "e1", .user_id = "u2", .seat_ids = &seat,
+                                 .seat_count = 1, .seat_versions = &version, .ttl_ms = -1};
+    assert_int_equal(hf_core_book(f->core, &booking, "ord_b", "pi_b", T0 + 2, &booked, NULL),
+                     HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_a", "u1", "ref_a", T0 + 3), HF_OK);
+    assert_int_equal(hf_core_cancel(f->core, "ord_b", "u2", "ref_b", T0 + 4), HF_OK);
+    uint32_t index;
+    assert_int_equal(hf_core_refund_complete(f->core, "ref_b", T0 + 5, &index), HF_OK);
+
+    hf_core_t *core = restored(f, T0 + 6);
+    hf_core_destroy(f->core);
+    f->core = core;
+    hf_core_set_sink(f->core, (hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
+    assert_consistent(f, T0 + 6);
+    uint32_t e1_index;
+    assert_non_null(hf_core_event(f->core, "e1", &e1_index));
+    const char *const names[] = {"ord_a", "ord_b"}, *const refunds[] = {"ref_a", "ref_b"};
+    for (int i = 0; i < 2; i++) {
+        uint32_t order_index, refund_index;
+        const hf_order_t *order = hf_core_order_find(f->core, names[i], &order_index);
+        const hf_refund_t *refund = hf_core_refund_find(f->core, refunds[i], &refund_index);
+        assert_non_null(order);
+        assert_non_null(refund);
+        assert_int_equal(order->refund, refund_index + 1);
+        assert_int_equal(refund->order, order_index + 1);
+        assert_int_equal(refund->reason, HF_REFUND_ORDER_CANCELLED);
+        assert_true(refund->of_event);
+        assert_int_equal(refund->event, e1_index);
+    }
+    assert_string_equal(hf_core_refund_find(f->core, "ref_a", NULL)->reservation_id, "res_a");
+    assert_null(hf_core_refund_find(f->core, "ref_b", NULL)->reservation_id);
+    assert_int_equal(hf_core_refund_find(f->core, "ref_b", NULL)->status, HF_REFUND_COMPLETED);
+    assert_int_equal(hf_core_cancel(f->core, "ord_b", "u2", "ref_c", T0 + 7), HF_OK);
+    assert_int_equal(hf_core_refund_count(f->core), 2);
+    assert_int_equal(hf_batch_count(f->batch), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,6 +735,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dedup_pruned_by_age, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refund_complete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_deliveries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_currency, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_refunds_paid_orders, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_unpaid_and_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_refunds_restored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expiry_race_and_restore, setup, teardown),
     };
     return cmocka_run_group_tests_name("payment", tests, NULL, NULL);

@@ -552,10 +552,11 @@ static void compare_refund(uint32_t index)
     const hf_refund_t *c = hf_core_refund_at(core, index);
     if (c == NULL || strcmp(c->id, m->id) != 0)
         mismatch("refund %s: not at index %u (%s)", m->id, index, c ? c->id : "none");
-    if (strcmp(c->payment_intent_id, m->intent) != 0 ||
-        strcmp(c->reservation_id, m->reservation) != 0)
+    /* A cancelled booking's refund names no hold: "" in the model. */
+    const char *reservation = c->reservation_id ? c->reservation_id : "";
+    if (strcmp(c->payment_intent_id, m->intent) != 0 || strcmp(reservation, m->reservation) != 0)
         mismatch("refund %s: intent %s reservation %s, model %s %s", m->id, c->payment_intent_id,
-                 c->reservation_id, m->intent, m->reservation);
+                 reservation, m->intent, m->reservation);
     if (c->amount != m->amount)
         mismatch("refund %s: amount %" PRId64 ", model %" PRId64, m->id, c->amount, m->amount);
     if (c->reason != m->reason)
@@ -1554,6 +1555,27 @@ static void op_commit(void)
     compare_order(model_order_from_hold((uint32_t)index, order_id, payment, core_order));
 }
 
+/* The refund a paid order's cancel owes: its total to its payment, named by the order. */
+static void model_cancel_refund(const model_order_t *o, const char *refund_id)
+{
+    GROW(model.refunds, model.refund_count, model.refund_capacity);
+    uint32_t index = model.refund_count++;
+    model_refund_t *r = &model.refunds[index];
+    memset(r, 0, sizeof *r);
+    snprintf(r->id, sizeof r->id, "%s", refund_id);
+    snprintf(r->intent, sizeof r->intent, "%s", o->payment);
+    snprintf(r->reservation, sizeof r->reservation, "%s", o->booked ? "" : model.holds[o->hold].id);
+    r->amount = o->total;
+    r->reason = HF_REFUND_ORDER_CANCELLED;
+    r->status = HF_REFUND_PENDING;
+    r->created = model.now;
+    model.expected[HF_MUTATION_REFUND]++;
+    const hf_order_t *order = hf_core_order_at(core, o->core_index);
+    if (order->refund != index + 1) mismatch("cancel of %s: refund %u, model %u", o->id,
+                                             order->refund, index + 1);
+    compare_refund(index);
+}
+
 static void op_cancel(void)
 {
     char order_id[24];
@@ -1571,10 +1593,13 @@ static void op_cancel(void)
     model_order_t *o = index >= 0 ? &model.orders[index] : NULL;
     if (o == NULL) set = 1u << HF_ERROR_ORDER_NOT_FOUND;
     else if (strcmp(user_ids[o->user], user) != 0) set = 1u << HF_ERROR_NOT_OWNER;
-    hf_error_t got = hf_core_cancel(core, order_id, user, model.now);
+    char refund_id[24];
+    snprintf(refund_id, sizeof refund_id, "ref_c%" PRIu64, step);
+    hf_error_t got = hf_core_cancel(core, order_id, user, refund_id, model.now);
     expect_result(got, set);
     if (got != HF_OK) return;
     stats[S_CANCEL_OK]++;
+    if (o->status == HF_ORDER_CONFIRMED && o->payment[0]) model_cancel_refund(o, refund_id);
     if (o->status == HF_ORDER_CONFIRMED) {
         const model_items_t *items = &o->items;
         model_event_t *event = &model.events[o->event];

@@ -506,7 +506,7 @@ static void test_batch_deep_copy(void **state)
     char cancel_order[] = "ord_4", cancel_event[] = "e_cancel", cancel_user[] = "u_cancel";
     hf_mutation_t cancel = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = 48,
                             .as.order_update = {cancel_order, cancel_event, cancel_user,
-                                                HF_ORDER_CANCELLED}};
+                                                HF_ORDER_CANCELLED, NULL}};
     hf_batch_append(batch, &cancel);
 
     /* An answer: key, body and hash. */
@@ -820,7 +820,7 @@ static void test_open_creates_schema_in_wal_mode(void **state)
                      1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     7);
+                     8);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
                                             " 'table' AND name = 'tickets'"),
                      1);
@@ -865,10 +865,10 @@ static void test_open_rejects_what_it_cannot_serve(void **state)
     /* A database written by a newer server is refused, not misread. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_close(store);
-    execute(fixture, "UPDATE meta SET value = '8' WHERE key = 'schema_version'");
+    execute(fixture, "UPDATE meta SET value = '9' WHERE key = 'schema_version'");
     error[0] = '\0';
     assert_int_not_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    assert_non_null(strstr(error, "schema version \"8\""));
+    assert_non_null(strstr(error, "schema version \"9\""));
 }
 
 /* ---- Round trip of every mutation type ---- */
@@ -1418,9 +1418,11 @@ static int on_refund(void *context, const hf_stored_refund_t *refund)
     hf_buffer_t line;
     hf_buffer_init(&line);
     hf_buffer_printf(&line, "refund %s intent=%s hold=%s amount=%" PRId64 " %s %s at=%" PRId64,
-                     refund->refund_id, refund->payment_intent_id, refund->reservation_id,
-                     refund->amount, hf_refund_reason_name(refund->reason),
+                     refund->refund_id, refund->payment_intent_id,
+                     or_dash(refund->reservation_id), refund->amount,
+                     hf_refund_reason_name(refund->reason),
                      hf_refund_status_name(refund->status), refund->created_at_ms);
+    if (refund->order_id) hf_buffer_printf(&line, " order=%s", refund->order_id);
     return record(context, &line);
 }
 
@@ -1496,7 +1498,7 @@ static void test_version_3_is_migrated(void **state)
                      "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 7);
+                                            " 'schema_version'"), 8);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -1507,6 +1509,47 @@ static void test_version_3_is_migrated(void **state)
         "refund ref_9 intent=pi_9 hold=res_1 amount=109800 hold_not_found pending"
         " at=1795291199995"};
     assert_payments_loaded(fixture, 0, expected, 1);
+}
+
+/* Version 7 knew refunds of webhooks only: its refunds gain order_id and a reservation_id
+ * that may be NULL, keeping every row and its order; a cancelled booking's refund (no hold)
+ * is then written and read back with its order. */
+static void test_version_7_is_migrated(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_store_close(store);
+    execute(fixture, "DROP TABLE refunds;"
+                     "CREATE TABLE refunds(seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
+                     " payment_intent_id TEXT NOT NULL, reservation_id TEXT NOT NULL,"
+                     " amount INTEGER NOT NULL, reason TEXT NOT NULL, status TEXT NOT NULL,"
+                     " created_at INTEGER NOT NULL);"
+                     "INSERT INTO refunds VALUES(5, 'ref_old', 'pi_old', 'res_old', 42,"
+                     " 'hold_not_found', 'completed', 1000);"
+                     "UPDATE meta SET value = '7' WHERE key = 'schema_version'");
+    store = store_open_started(fixture);
+    assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
+                                            " 'schema_version'"), 8);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('refunds')"
+                                            " WHERE name = 'order_id'"), 1);
+    assert_int_equal(query_integer(fixture, "SELECT \"notnull\" FROM pragma_table_info("
+                                            "'refunds') WHERE name = 'reservation_id'"), 0);
+    assert_int_equal(query_integer(fixture, "SELECT seq FROM refunds WHERE id = 'ref_old'"), 5);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    hf_mutation_t cancelled = refund_record("ref_new", "pi_new", HF_REFUND_ORDER_CANCELLED,
+                                            HF_REFUND_PENDING);
+    cancelled.as.refund.reservation_id = NULL;
+    cancelled.as.refund.order_id = "ord_7";
+    append(batch, cancelled);
+    assert_true(submit_and_wait(store, batch, 1, error));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    static const char *const expected[] = {
+        "refund ref_old intent=pi_old hold=res_old amount=42 hold_not_found completed at=1000",
+        "refund ref_new intent=pi_new hold=- amount=109800 order_cancelled pending"
+        " at=1795291199995 order=ord_7"};
+    assert_payments_loaded(fixture, 0, expected, 2);
 }
 
 static hf_mutation_t event_sales(const char *event_id, bool open)
@@ -1580,7 +1623,7 @@ static void test_version_2_is_migrated(void **state)
     static const char *const open[] = {"old=1"};
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 7);
+                                            " 'schema_version'"), 8);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));
@@ -1918,6 +1961,7 @@ int main(void)
         STORE_TEST(test_version_2_is_migrated),
         STORE_TEST(test_payments_round_trip),
         STORE_TEST(test_version_3_is_migrated),
+        STORE_TEST(test_version_7_is_migrated),
         STORE_TEST(test_listing_holds),
         STORE_TEST(test_close_frees_a_result_never_taken),
         STORE_TEST(test_written_batches_become_durable_in_order),

@@ -25,6 +25,15 @@
 #define HF_PG_WAIT_TEXT "4"
 /* The schema's version in meta: SQLite's number for the same tables (backend.h). */
 #define HF_PG_SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
+/* Version 7 to 8 (postgres.c's SCHEMA, before the version moves): refunds gain order_id (a
+ * paid order's cancel owes one) and reservation_id may be NULL (a booking has no hold). Only
+ * a version 5 to 7 database is altered, so a start of a current one takes no table lock. */
+#define HF_PG_REFUNDS_MIGRATION \
+    "DO $m$ BEGIN" \
+    "  IF (SELECT value FROM meta WHERE key = 'schema_version') IN ('5', '6', '7') THEN" \
+    "    ALTER TABLE refunds ADD COLUMN IF NOT EXISTS order_id TEXT;" \
+    "    ALTER TABLE refunds ALTER COLUMN reservation_id DROP NOT NULL;" \
+    "  END IF; END $m$;"
 
 /* The multi-row statements of a batch (runs.c). */
 typedef enum hf_pg_run_kind {

@@ -370,9 +370,11 @@ static const struct {
 } UNIT_OF[] = {
     {"hold", "SELECT event_id FROM holds WHERE id = $1"},
     {"order", "SELECT event_id FROM orders WHERE id = $1"},
-    /* A refund of a hold no event has is a record of no unit. */
+    /* A refund of a hold no event has is a record of no unit; a cancelled order's is its
+     * event's, with or without a hold. */
     {"refund", "SELECT COALESCE((SELECT event_id FROM holds WHERE holds.id ="
-               " refunds.reservation_id), '" HF_STORE_UNIT_NONE "') FROM refunds"
+               " refunds.reservation_id), (SELECT event_id FROM orders WHERE orders.id ="
+               " refunds.order_id), '" HF_STORE_UNIT_NONE "') FROM refunds"
                " WHERE refunds.id = $1"},
     {"ticket", "SELECT event_id FROM tickets WHERE id = $1"},
     {"ride", "SELECT fleet_id FROM rides WHERE id = $1"},

@@ -159,7 +159,8 @@ static int refund_deliver(PGresult *result, int row, load_context_t *context) {
                                  .reservation_id = text_at(result, row, 2),
                                  .amount = integer_at(result, row, 3),
                                  .created_at_ms = integer_at(result, row, 6),
-                                 .event_id = text_at(result, row, 7)};
+                                 .event_id = text_at(result, row, 7),
+                                 .order_id = text_at(result, row, 8)};
     const char *id = refund.refund_id;
     if (!payment_word_read(text_at(result, row, 4), hf_refund_reason_parse, &refund.reason,
                            context, "refunds", id) ||
@@ -231,14 +232,18 @@ static const load_step_t LOAD_ORDERS = {"orders", SELECT_ORDERS " ORDER BY seq",
 static const load_step_t LOAD_IDEMPOTENCY = {
     "idempotency", SELECT_KEYS " ORDER BY created_at, key",
     SELECT_KEYS " AND unit = $2 ORDER BY created_at, key", idempotency_deliver};
+/* A cancelled order's refund (order_id) is its event's, with or without a hold. */
 #define SELECT_REFUNDS \
     "SELECT id, payment_intent_id, reservation_id, amount, reason, status, created_at," \
-    " (SELECT event_id FROM holds WHERE holds.id = refunds.reservation_id) FROM refunds"
+    " (SELECT event_id FROM holds WHERE holds.id = refunds.reservation_id), order_id" \
+    " FROM refunds"
 static const load_step_t LOAD_REFUNDS = {
     "refunds", SELECT_REFUNDS " ORDER BY seq",
     SELECT_REFUNDS " WHERE reservation_id IN (SELECT id FROM holds WHERE event_id = $1)"
-    /* The records of no unit: refunds of holds no event has. */
-    " OR ($1 = '" HF_STORE_UNIT_NONE "' AND reservation_id NOT IN (SELECT id FROM holds))"
+    " OR order_id IN (SELECT id FROM orders WHERE event_id = $1)"
+    /* The records of no unit: webhooks' refunds of holds no event has. */
+    " OR ($1 = '" HF_STORE_UNIT_NONE "' AND order_id IS NULL"
+    " AND reservation_id NOT IN (SELECT id FROM holds))"
     " ORDER BY seq",
     refund_deliver};
 #define SELECT_DELIVERIES \

@@ -168,7 +168,8 @@ static int refund_deliver(sqlite3_stmt *statement, load_context_t *context) {
                                  .reservation_id = column_text(statement, 2),
                                  .amount = sqlite3_column_int64(statement, 3),
                                  .created_at_ms = sqlite3_column_int64(statement, 6),
-                                 .event_id = column_text(statement, 7)};
+                                 .event_id = column_text(statement, 7),
+                                 .order_id = column_text(statement, 8)};
     const char *id = refund.refund_id;
     if (!payment_word_read(statement, 4, hf_refund_reason_parse, &refund.reason, context,
                            "refunds", id) ||
@@ -236,7 +237,7 @@ static const load_step_t LOAD_IDEMPOTENCY = {
 static const load_step_t LOAD_REFUNDS = {
     "refunds",
     "SELECT id, payment_intent_id, reservation_id, amount, reason, status, created_at,"
-    " (SELECT event_id FROM holds WHERE holds.id = refunds.reservation_id)"
+    " (SELECT event_id FROM holds WHERE holds.id = refunds.reservation_id), order_id"
     " FROM refunds ORDER BY seq",
     refund_deliver};
 static const load_step_t LOAD_DELIVERIES = {

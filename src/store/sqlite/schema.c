@@ -10,8 +10,9 @@
 
 /* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
  * refunds), version 5 the table history, version 6 the waiting rooms' tickets, version 7 the
- * tables of dispatch (drivers, rides); a version 2 to 6 database is migrated at open
- * (schema_migrate). */
+ * tables of dispatch (drivers, rides), version 8 refunds.order_id (a paid order's cancel owes
+ * a refund) with refunds.reservation_id nullable (a booking has no hold); a version 2 to 7
+ * database is migrated at open (schema_migrate). */
 #define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 
 /* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
@@ -39,6 +40,24 @@
     "  created_at INTEGER NOT NULL, offer_driver_id TEXT, offer_distance_m INTEGER," \
     "  offer_expires_at INTEGER, driver_id TEXT, declined TEXT NOT NULL," \
     "  lapsed TEXT NOT NULL, updated_at INTEGER NOT NULL);"
+
+/* Refunds: a webhook's (reservation_id as the delivery named it, order_id NULL) or a paid
+ * order's cancel (order_id, and reservation_id its hold's, NULL for a booking). */
+#define REFUNDS_TABLE(name) \
+    "CREATE TABLE IF NOT EXISTS " name "(" \
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, payment_intent_id TEXT NOT NULL," \
+    "  reservation_id TEXT, order_id TEXT, amount INTEGER NOT NULL, reason TEXT NOT NULL," \
+    "  status TEXT NOT NULL, created_at INTEGER NOT NULL);"
+
+/* 7 to 8: SQLite cannot drop a NOT NULL, so the refunds move to a table of the new shape
+ * (few rows: each is money to send back), keeping their seq, hence their order. */
+static const char REFUNDS_MIGRATION[] =
+    REFUNDS_TABLE("refunds_8")
+    "INSERT INTO refunds_8(seq, id, payment_intent_id, reservation_id, amount, reason, status,"
+    "  created_at) SELECT seq, id, payment_intent_id, reservation_id, amount, reason, status,"
+    "  created_at FROM refunds;"
+    "DROP TABLE refunds;"
+    "ALTER TABLE refunds_8 RENAME TO refunds;";
 
 static const char SCHEMA[] =
     "BEGIN;"
@@ -79,10 +98,7 @@ static const char SCHEMA[] =
     "  reason TEXT, late INTEGER NOT NULL, order_id TEXT, refund_id TEXT,"
     "  received_at INTEGER NOT NULL, UNIQUE(payment_intent_id, type));"
     "CREATE INDEX IF NOT EXISTS deliveries_received_at ON deliveries(received_at);"
-    "CREATE TABLE IF NOT EXISTS refunds("
-    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, payment_intent_id TEXT NOT NULL,"
-    "  reservation_id TEXT NOT NULL, amount INTEGER NOT NULL, reason TEXT NOT NULL,"
-    "  status TEXT NOT NULL, created_at INTEGER NOT NULL);"
+    REFUNDS_TABLE("refunds")
     HISTORY_TABLE
     /* The waiting rooms' tickets (API.md section 6), in join order (seq); line_seq is the
      * join number within the event's line. A poll writes nothing: only joins and changes of
@@ -125,6 +141,14 @@ static int schema_migrate(sqlite3 *database, const char *version) {
     if (rc == SQLITE_OK) rc = sqlite3_exec(database, HISTORY_TABLE, NULL, NULL, NULL);
     /* 5 or 6 to 7: the tables of dispatch, empty. */
     if (rc == SQLITE_OK) rc = sqlite3_exec(database, DISPATCH_TABLES, NULL, NULL, NULL);
+    /* 7 to 8 (a version 3 database has just had its refunds made by SCHEMA, in the new shape). */
+    snprintf(word, sizeof word, "1");
+    if (rc == SQLITE_OK)
+        rc = hf_sqlite_word_query(database,
+                                  "SELECT count(*) FROM pragma_table_info('refunds')"
+                                  " WHERE name = 'order_id'", word, sizeof word);
+    if (rc == SQLITE_OK && strcmp(word, "0") == 0)
+        rc = sqlite3_exec(database, REFUNDS_MIGRATION, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(database,
                           "UPDATE meta SET value = '" SCHEMA_VERSION "'"
@@ -141,7 +165,7 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
                              word, sizeof word) != SQLITE_OK)
         goto fail;
     if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
-        strcmp(word, "5") == 0 || strcmp(word, "6") == 0) {
+        strcmp(word, "5") == 0 || strcmp(word, "6") == 0 || strcmp(word, "7") == 0) {
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }

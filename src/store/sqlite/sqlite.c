@@ -90,7 +90,7 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     /* A refund record is the refund whole: new, or its status changed. */
     [STATEMENT_REFUND_PUT] =
         "INSERT INTO refunds(id, payment_intent_id, reservation_id, amount, reason, status,"
-        " created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        " created_at, order_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         " ON CONFLICT(id) DO UPDATE SET status = excluded.status",
     [STATEMENT_HISTORY_INSERT] =
         "INSERT INTO history(event_id, seq, type, at, data) VALUES(?1, ?2, ?3, ?4, ?5)",
@@ -435,7 +435,7 @@ static int delivery_insert(hf_sqlite_store_t *store, const hf_mutation_t *mutati
     bind_text(store, id, 6, payment_word(hf_payment_result_name, m->result, HF_PAYMENT_RECORDED));
     if (refunded)
         bind_text(store, id, 7,
-                  payment_word(hf_refund_reason_name, m->reason, HF_REFUND_ALREADY_CONFIRMED));
+                  payment_word(hf_refund_reason_name, m->reason, HF_REFUND_REASON_LAST));
     bind_integer(store, id, 8, m->late ? 1 : 0);
     bind_text(store, id, 9, m->order_id);
     bind_text(store, id, 10, m->refund_id);
@@ -451,9 +451,10 @@ static int refund_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
     bind_text(store, id, 3, m->reservation_id);
     bind_integer(store, id, 4, m->amount);
     bind_text(store, id, 5,
-              payment_word(hf_refund_reason_name, m->reason, HF_REFUND_ALREADY_CONFIRMED));
+              payment_word(hf_refund_reason_name, m->reason, HF_REFUND_REASON_LAST));
     bind_text(store, id, 6, payment_word(hf_refund_status_name, m->status, HF_REFUND_COMPLETED));
     bind_integer(store, id, 7, m->created_at_ms);
+    bind_text(store, id, 8, m->order_id);
     return statement_run(store, id);
 }
 
