@@ -157,9 +157,12 @@ test: $(TEST_DEPS_STAMP) $(BUILD)/holdfast $(BUILD)/asan/holdfast $(TEST_BINARIE
 run: $(BUILD)/holdfast
 	@scripts/run-demo.sh
 
-# Several nodes: a throwaway PostgreSQL and three nodes on loopback (scripts/cluster.sh).
+# Several nodes: a throwaway PostgreSQL and three nodes on loopback (scripts/cluster.sh), their
+# data under $(BUILD)/cluster. The recipe is one plain command, which make runs without a shell
+# between: on Ctrl-C the script stops everything and exits 0, and make reports no error.
+cluster: export HOLDFAST_BINARY := $(BUILD)/holdfast
 cluster: $(BUILD)/holdfast
-	@scripts/cluster.sh
+	@scripts/cluster.sh $(BUILD)/cluster
 
 bench: $(BUILD)/holdfast
 	@scripts/deps.sh --bench

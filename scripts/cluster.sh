@@ -1,28 +1,40 @@
 #!/usr/bin/env bash
 # A local cluster to try (API.md section 11): a throwaway PostgreSQL (scripts/postgres.sh) and
 # three nodes on loopback, A, B and C, on ports 8081, 8082 and 8083 (or from BASE_PORT), each
-# with a data directory under DIR (default ./cluster-data). Prints their addresses; Ctrl-C
-# stops the nodes (SIGTERM: they hand their leases back) and then PostgreSQL.
-#   scripts/cluster.sh [DIR]        (make cluster)
+# with a data directory under DIR (default build/cluster: under build/, which git ignores, so
+# the checkout stays clean). Prints their addresses; Ctrl-C (SIGINT to the whole process group,
+# make's included) or SIGTERM stops the nodes (SIGTERM: they hand their leases back) and then
+# PostgreSQL, and exits 0: an asked-for stop is no failure, so make reports no error.
+#   scripts/cluster.sh [DIR]        (make cluster; the binary is HOLDFAST_BINARY, default
+#                                    build/holdfast)
 # The box-office page works against any node: http://127.0.0.1:8081/ , :8082/ , :8083/ .
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-dir=$(realpath -m "${1:-cluster-data}")
+dir=$(realpath -m "${1:-build/cluster}")
 base_port=${BASE_PORT:-8081}
 binary=${HOLDFAST_BINARY:-build/holdfast}
-mkdir -p "$dir"
-url=$(scripts/postgres.sh start "$dir/pg")
 pids=()
+stopped=false
 
 stop_all() {
-    trap - INT TERM EXIT
+    "$stopped" && return 0
+    stopped=true
+    # A second Ctrl-C while stopping must not cut the stop short and leave PostgreSQL running.
+    trap '' INT TERM
+    local pid
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    scripts/postgres.sh stop "$dir/pg" || true
+    scripts/postgres.sh stop "$dir/pg" >/dev/null 2>&1 || true
     echo "stopped"
 }
-trap stop_all INT TERM EXIT
+# A signal is the way this script is meant to end: stop everything, exit 0. Any other exit
+# (a failed start) stops what was started and keeps its status.
+trap 'stop_all; exit 0' INT TERM
+trap 'status=$?; stop_all; exit "$status"' EXIT
+
+mkdir -p "$dir"
+url=$(scripts/postgres.sh start "$dir/pg")
 
 # Each node lists the others' pages as origins: an event's live stream is served by its owner
 # (a 307 from the others), which the page's EventSource follows across origins.
@@ -61,4 +73,5 @@ for name in A B C; do
     index=$((index + 1))
 done
 echo "GET /v1/cluster on any node shows who owns what; Ctrl-C stops everything."
+# Until a signal (its trap ends the script) or until every node has exited by itself.
 wait

@@ -5,7 +5,9 @@
  * (every order acknowledged before then is in it). Holding the one transaction also keeps the
  * backup from restarting when the server writes, which it would under load otherwise. The
  * copy is written to OUT.partial and renamed into place once complete and synced, so OUT is
- * never a half-written file. */
+ * never a half-written file. With --data, the admission tokens' secret (DIR/token_secret, when
+ * the server made one) is copied the same way to OUT.token_secret: a store restored without
+ * it would have the server make a new secret, and refuse every token handed out before. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -15,7 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "cmd/commands.h"
+#include "cmd/token_secret.h"
 #include "lib/progress.h"
 
 /* Pages copied per step (4 KiB each): small enough for a smooth progress line, large enough
@@ -23,20 +28,26 @@
 #define BACKUP_STEP_PAGES 1024
 /* How long a step waits when the destination is busy before trying again. */
 #define BACKUP_RETRY_MS 50
+/* The token secret's file is 65 bytes (cmd/token_secret.h): one far larger is not ours. */
+#define BACKUP_SECRET_SIZE_MAX 4096
 
 static const char USAGE[] =
     "usage: holdfast backup --data DIR OUT.db [--force]\n"
     "       holdfast backup --store sqlite:PATH OUT.db [--force]\n"
     "Copies the store (DIR/holdfast.db) to OUT.db, consistently, while the server runs (or\n"
-    "not): the copy is the store as of the backup's start. It is written to OUT.db.partial\n"
-    "and renamed when complete; an existing OUT.db is refused unless --force. Progress is\n"
-    "shown on a terminal. Restore: stop the server, copy OUT.db to DIR/holdfast.db (removing\n"
-    "DIR/holdfast.db-wal and -shm), start it. Check a copy with\n"
+    "not): the copy is the store as of the backup's start. With --data, the admission\n"
+    "tokens' secret DIR/token_secret (when there is one) is copied to OUT.db.token_secret\n"
+    "(mode 0600): without it a restored server refuses every admitted user's token. Each is\n"
+    "written to a .partial file and renamed when complete; an existing OUT.db or\n"
+    "OUT.db.token_secret is refused unless --force. Progress is shown on a terminal.\n"
+    "Restore: stop the server, copy OUT.db to DIR/holdfast.db (removing DIR/holdfast.db-wal\n"
+    "and -shm) and OUT.db.token_secret to DIR/token_secret, start it. Check a copy with\n"
     "holdfast check --store sqlite:OUT.db.\n"
     "  --data DIR           the server's data directory\n"
     "  --store sqlite:PATH  the store's file instead [HOLDFAST_STORE]\n"
     "  --force              overwrite OUT.db\n"
-    "Exit codes: 0 copied, 1 failure (nothing at OUT.db is changed), 2 usage.\n";
+    "Exit codes: 0 copied, 1 failure (nothing at OUT.db or OUT.db.token_secret is\n"
+    "changed), 2 usage.\n";
 
 static int fail_sqlite(const char *what, sqlite3 *database) {
     return hf_command_fail(HF_EXIT_FAILURE, "backup", "%s: %s", what,
@@ -87,49 +98,125 @@ static void sync_directory_of(const char *path) {
     }
 }
 
-static int backup_run(const char *store, const char *out, bool force) {
-    struct stat seen;
-    if (stat(store, &seen) != 0)
-        return hf_command_fail(HF_EXIT_FAILURE, "backup", "no store at %s: %s", store,
-                               strerror(errno));
-    if (!force && lstat(out, &seen) == 0)
-        return hf_command_fail(HF_EXIT_FAILURE, "backup", "%s exists: pass --force to "
-                               "overwrite it", out);
-    char partial[4200], side[4300];
-    snprintf(partial, sizeof partial, "%s.partial", out);
-    unlink(partial);
-    snprintf(side, sizeof side, "%s-journal", partial);
-    unlink(side);
+/* The admission tokens' secret at path (none: "" or no file) copied to partial as the server
+ * keeps it: mode 0600, synced; *copied says whether there was one. 0, or the exit code. */
+static int secret_copy(const char *path, const char *partial, bool *copied) {
+    *copied = false;
+    if (!*path) return HF_EXIT_OK;
+    int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (in < 0 && errno == ENOENT) return HF_EXIT_OK;
+    struct stat status;
+    if (in < 0 || fstat(in, &status) != 0 || !S_ISREG(status.st_mode)) {
+        int saved = in < 0 ? errno : EINVAL;
+        if (in >= 0) close(in);
+        return hf_command_fail(HF_EXIT_FAILURE, "backup", "cannot read the token secret %s: %s",
+                               path, strerror(saved));
+    }
+    char text[BACKUP_SECRET_SIZE_MAX + 1];
+    ssize_t length = read(in, text, sizeof text);
+    close(in);
+    bool written = false;
+    if (length >= 0 && length <= BACKUP_SECRET_SIZE_MAX) {
+        int out = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        written = out >= 0 && fchmod(out, 0600) == 0 &&
+                  write(out, text, (size_t)length) == length && fsync(out) == 0;
+        if (out >= 0 && close(out) != 0) written = false;
+    }
+    OPENSSL_cleanse(text, sizeof text);
+    if (!written)
+        return hf_command_fail(HF_EXIT_FAILURE, "backup", "cannot copy the token secret %s to "
+                               "%s", path, partial);
+    *copied = true;
+    return HF_EXIT_OK;
+}
+
+/* Where a backup writes: OUT and its partial file, and the secret's beside it. */
+typedef struct outputs {
+    const char *out;
+    char partial[4200], secret[4200], secret_partial[4300];
+    bool secret_copied;
+} outputs_t;
+
+static void outputs_discard(const outputs_t *outputs) {
+    unlink(outputs->partial);
+    unlink(outputs->secret_partial);
+}
+
+/* The store's copy into outputs->partial: 0, or the exit code after saying why. */
+static int store_copy(const char *store, const outputs_t *outputs) {
     sqlite3 *source = NULL, *destination = NULL;
     int code = HF_EXIT_FAILURE;
     if (sqlite3_open_v2(store, &source, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         code = fail_sqlite("cannot open the store", source);
     else if (sqlite3_busy_timeout(source, 5000),
-             sqlite3_open_v2(partial, &destination, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                             NULL) != SQLITE_OK)
+             sqlite3_open_v2(outputs->partial, &destination,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
         code = fail_sqlite("cannot create the copy", destination);
     else if ((code = copy_pages(source, destination)) == HF_EXIT_OK)
         code = copy_settle(destination);
     sqlite3_close(source);
     if (sqlite3_close(destination) != SQLITE_OK && code == HF_EXIT_OK)
         code = hf_command_fail(HF_EXIT_FAILURE, "backup", "cannot close the copy");
+    return code;
+}
+
+/* The partial files renamed into place, the secret's first (a copy's secret never belongs to
+ * another copy); with no secret copied, an older backup's secret at OUT.token_secret goes. */
+static int outputs_settle(const outputs_t *outputs) {
+    char side[4300];
+    /* A stale log beside an overwritten OUT would be replayed into the new copy. */
+    snprintf(side, sizeof side, "%s-wal", outputs->out);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", outputs->out);
+    unlink(side);
+    if (!outputs->secret_copied) unlink(outputs->secret);
+    const char *failed = NULL;
+    if (outputs->secret_copied && rename(outputs->secret_partial, outputs->secret) != 0)
+        failed = outputs->secret;
+    else if (rename(outputs->partial, outputs->out) != 0)
+        failed = outputs->out;
+    if (failed) {
+        int saved = errno;
+        outputs_discard(outputs);
+        return hf_command_fail(HF_EXIT_FAILURE, "backup", "cannot move the copy to %s: %s",
+                               failed, strerror(saved));
+    }
+    sync_directory_of(outputs->out);
+    return HF_EXIT_OK;
+}
+
+static int backup_run(const char *store, const char *data, const char *out, bool force) {
+    struct stat seen;
+    if (stat(store, &seen) != 0)
+        return hf_command_fail(HF_EXIT_FAILURE, "backup", "no store at %s: %s", store,
+                               strerror(errno));
+    outputs_t outputs = {.out = out};
+    snprintf(outputs.partial, sizeof outputs.partial, "%s.partial", out);
+    snprintf(outputs.secret, sizeof outputs.secret, "%s.%s", out, HF_TOKEN_SECRET_FILE);
+    snprintf(outputs.secret_partial, sizeof outputs.secret_partial, "%s.partial",
+             outputs.secret);
+    if (!force && (lstat(out, &seen) == 0 || lstat(outputs.secret, &seen) == 0))
+        return hf_command_fail(HF_EXIT_FAILURE, "backup", "%s exists: pass --force to "
+                               "overwrite it", lstat(out, &seen) == 0 ? out : outputs.secret);
+    char side[4300];
+    snprintf(side, sizeof side, "%s-journal", outputs.partial);
+    unlink(side);
+    outputs_discard(&outputs);
+    char secret[4100] = "";
+    if (data) snprintf(secret, sizeof secret, "%s/%s", data, HF_TOKEN_SECRET_FILE);
+    int code = secret_copy(secret, outputs.secret_partial, &outputs.secret_copied);
+    if (code == HF_EXIT_OK) code = store_copy(store, &outputs);
+    if (code == HF_EXIT_OK) code = outputs_settle(&outputs);
     if (code != HF_EXIT_OK) {
-        unlink(partial);
+        outputs_discard(&outputs);
         return code;
     }
-    /* A stale log beside an overwritten OUT would be replayed into the new copy. */
-    snprintf(side, sizeof side, "%s-wal", out);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", out);
-    unlink(side);
-    if (rename(partial, out) != 0) {
-        int saved = errno;
-        unlink(partial);
-        return hf_command_fail(HF_EXIT_FAILURE, "backup", "cannot move the copy to %s: %s", out,
-                               strerror(saved));
-    }
-    sync_directory_of(out);
     printf("backup: %s copied to %s\n", store, out);
+    if (outputs.secret_copied) printf("backup: %s copied to %s\n", secret, outputs.secret);
+    else if (!data)
+        printf("backup: no --data given, so no token_secret copied (copy DIR/token_secret "
+               "beside the store yourself, or admitted users' tokens are refused after a "
+               "restore)\n");
     return hf_command_usage("");
 }
 
@@ -148,5 +235,5 @@ int hf_command_backup(int argc, char **argv) {
     int code = hf_command_store_path("backup", options[0].value, options[1].value, store,
                                      sizeof store);
     if (code != HF_EXIT_OK) return code;
-    return backup_run(store, positional[0], options[2].value != NULL);
+    return backup_run(store, options[0].value, positional[0], options[2].value != NULL);
 }

@@ -23,8 +23,8 @@ static const char EVENT_USAGE[] =
     "Creates an event from its definition (FILE.json, or - for standard input; the body of\n"
     "POST /v1/events) or prints one event, through a running server; the server's JSON answer\n"
     "is printed on standard output.\n"
-    "  --server URL   the server, http://HOST:PORT (default " DEFAULT_SERVER ")\n"
-    "                 [HOLDFAST_SERVER]\n"
+    "  --server URL   the server, [http://]HOST:PORT: http:// when no scheme is given\n"
+    "                 (default " DEFAULT_SERVER ") [HOLDFAST_SERVER]\n"
     "The API key is read from HOLDFAST_API_KEY (never from the command line, which other\n"
     "users of the machine can read). Exit codes: 0 done, 1 the server refused (its error code\n"
     "and message on standard error) or cannot be reached, 2 usage.\n";
@@ -36,8 +36,8 @@ static const char ORDERS_USAGE[] =
     "event, user_id, reservation_id, status, created_at, total, currency, payment_ref, seats\n"
     "(space-separated), pools (ID:COUNT, space-separated).\n"
     "  --event ID     the event\n"
-    "  --server URL   the server, http://HOST:PORT (default " DEFAULT_SERVER ")\n"
-    "                 [HOLDFAST_SERVER]\n"
+    "  --server URL   the server, [http://]HOST:PORT: http:// when no scheme is given\n"
+    "                 (default " DEFAULT_SERVER ") [HOLDFAST_SERVER]\n"
     "The API key is read from HOLDFAST_API_KEY. Exit codes: 0 done, 1 the server refused or\n"
     "cannot be reached (what was printed before is incomplete), 2 usage.\n";
 
@@ -53,6 +53,15 @@ static void segment_append(char *out, size_t size, const char *text) {
             used += (size_t)snprintf(out + used, size - used, "%%%02X", *c);
     }
     out[used] = '\0';
+}
+
+/* --server's value (DEFAULT_SERVER when not given) as a URL; a refused one is a usage error:
+ * HF_EXIT_USAGE with its line on standard error, else 0. */
+static int server_url(const char *command, const char *given, char *url, size_t size) {
+    char error[512];
+    if (hf_client_server_url(given ? given : DEFAULT_SERVER, url, size, error, sizeof error) != 0)
+        return hf_command_fail(HF_EXIT_USAGE, command, "%s", error);
+    return 0;
 }
 
 /* The server's error as "CODE: message (HTTP status)" on standard error; exit 1. */
@@ -130,7 +139,9 @@ int hf_command_event(int argc, char **argv) {
     case HF_ARGUMENTS_REFUSED: return HF_EXIT_USAGE;
     case HF_ARGUMENTS_OK: break;
     }
-    const char *server = options[0].value ? options[0].value : DEFAULT_SERVER;
+    char server[HF_CLIENT_URL_SIZE_MAX];
+    int refused = server_url(command, options[0].value, server, sizeof server);
+    if (refused) return refused;
     if (strcmp(action, "show") == 0) {
         char target[512] = "/v1/events/";
         segment_append(target, sizeof target, positional[0]);
@@ -254,7 +265,9 @@ int hf_command_orders(int argc, char **argv) {
     if (!options[1].value)
         return hf_command_fail(HF_EXIT_USAGE, "orders export", "--event is missing (the event "
                                "whose orders to export)");
-    const char *server = options[0].value ? options[0].value : DEFAULT_SERVER;
+    char server[HF_CLIENT_URL_SIZE_MAX];
+    int refused = server_url("orders export", options[0].value, server, sizeof server);
+    if (refused) return refused;
     char cursor[256] = "";
     do {
         int code = export_page(server, options[1].value, cursor, sizeof cursor);

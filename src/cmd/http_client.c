@@ -19,13 +19,16 @@ typedef struct address {
     char port[8];
 } address_t;
 
+/* The port of a URL: 1 to 65535, in digits. */
+static bool port_valid(const char *port, size_t length) {
+    if (length == 0 || length > 5 || strspn(port, "0123456789") < length) return false;
+    long value = strtol(port, NULL, 10);
+    return value >= 1 && value <= 65535;
+}
+
 /* http://HOST[:PORT][/], HOST possibly [IPv6]; the port defaults to 80. */
 static int address_parse(const char *server, address_t *address, char *error, size_t size) {
-    if (strncmp(server, "http://", 7) != 0) {
-        snprintf(error, size, "--server %.200s: expected http://HOST:PORT (https is not "
-                 "supported: put the server behind a local address)", server);
-        return -1;
-    }
+    if (strncmp(server, "http://", 7) != 0) goto bad;
     const char *host = server + 7, *end = host + strcspn(host, "/");
     const char *host_end = end, *port = NULL;
     if (*host == '[') {
@@ -47,15 +50,36 @@ static int address_parse(const char *server, address_t *address, char *error, si
     address->host[length] = '\0';
     size_t port_length = port ? (size_t)(end - port) : 2;
     if (!port) port = "80";
-    if (port_length == 0 || port_length >= sizeof address->port ||
-        strspn(port, "0123456789") < port_length)
-        goto bad;
+    if (port_length >= sizeof address->port || !port_valid(port, port_length)) goto bad;
     memcpy(address->port, port, port_length);
     address->port[port_length] = '\0';
     return 0;
 bad:
-    snprintf(error, size, "--server %.200s: expected http://HOST:PORT", server);
+    snprintf(error, size, "--server %.200s: expected [http://]HOST:PORT (a port from 1 to "
+             "65535)", server);
     return -1;
+}
+
+int hf_client_server_url(const char *given, char *url, size_t url_size, char *error,
+                         size_t error_size) {
+    const char *scheme_end = strstr(given, "://");
+    if (scheme_end && (scheme_end - given != 4 || strncasecmp(given, "http", 4) != 0)) {
+        snprintf(error, error_size, "--server %.200s: only http:// is supported (no TLS: put "
+                 "the server behind a local address)", given);
+        return -1;
+    }
+    const char *rest = scheme_end ? scheme_end + 3 : given;
+    if ((size_t)snprintf(url, url_size, "http://%s", rest) >= url_size) {
+        snprintf(error, error_size, "--server: the address is too long");
+        return -1;
+    }
+    address_t address;
+    if (address_parse(url, &address, error, error_size) != 0) {
+        snprintf(error, error_size, "--server %.200s: expected [http://]HOST:PORT (a port "
+                 "from 1 to 65535)", given);
+        return -1;
+    }
+    return 0;
 }
 
 static int connect_to(const address_t *address, const char *server, char *error, size_t size) {

@@ -9,6 +9,8 @@
 /* The largest answer read: the server's largest page (1,000 orders of up to 1,000 items) fits
  * many times over; beyond is refused rather than read without end. */
 #define HF_CLIENT_ANSWER_SIZE_MAX (256u * 1024 * 1024)
+/* A --server URL: http://, a host name of up to 255 bytes, a port and a path fit. */
+#define HF_CLIENT_URL_SIZE_MAX 512
 /* A server that neither answers nor closes within this is taken for gone. */
 #define HF_CLIENT_TIMEOUT_S 60
 
@@ -18,6 +20,11 @@ typedef struct hf_client_answer {
     size_t body_length;
 } hf_client_answer_t;
 
+/* The --server value as the URL hf_client_request takes: HOST:PORT without a scheme is
+ * http://HOST:PORT. Returns 0 with the URL in url, or -1 with a sentence naming --server in
+ * error (another scheme than http, no host, a port not from 1 to 65535): a usage error. */
+int hf_client_server_url(const char *given, char *url, size_t url_size, char *error,
+                         size_t error_size);
 /* Sends METHOD target (a path with its query) to server (http://HOST[:PORT]), with
  * Authorization: Bearer api_key when api_key is not NULL or "", and body when not NULL.
  * Returns 0 with *answer filled, or -1 with a sentence in error (unreachable, malformed). */

@@ -1,6 +1,7 @@
 /* holdfast serve --listen HOST:PORT --data DIR [options]: the process. The options are read and
- * checked in options.c; here the data directory is locked and the engine runs. The other
- * commands each live in a file of their own (commands.h). */
+ * checked in options.c; here the listening address is bound, then the data directory is made
+ * and locked, and the engine runs. The other commands each live in a file of their own
+ * (commands.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include "cmd/version.h"
 #include "engine/engine.h"
 #include "lib/log.h"
+#include "net/http.h"
 
 /* One server per data directory: an exclusive lock held for the life of the process. */
 static int lock_data_directory(const char *directory) {
@@ -62,13 +64,23 @@ static int serve(const hf_command_line_t *line) {
     hf_log_secret_add(line->api_key);
     hf_log_secret_add(line->token_secret);
     hf_log_secret_add(line->webhook_secret);
+    /* The address first: a start that cannot listen (a port in use) creates nothing, neither
+     * the data directory nor the store nor the secret. */
+    int bound_socket;
+    char error[256];
+    if (hf_http_bind(uv_default_loop(), line->host, line->port, &bound_socket, error,
+                     sizeof error) != 0) {
+        HF_LOG_FIELDS(HF_LOG_ERROR, "start refused: cannot listen",
+                      HF_LOG_TEXT("error", error));
+        return 1;
+    }
     int lock = lock_data_directory(line->data_directory);
-    if (lock < 0) return 1;
     /* Static: the engine keeps a pointer to it for its whole life. */
     static hf_token_secret_t token_secret;
-    if (!hf_token_secret_load(line->token_secret, line->data_directory, line->store_url,
-                              &token_secret)) {
-        close(lock);
+    if (lock < 0 || !hf_token_secret_load(line->token_secret, line->data_directory,
+                                          line->store_url, &token_secret)) {
+        close(bound_socket);
+        if (lock >= 0) close(lock);
         return 1;
     }
     raise_descriptor_limit();
@@ -83,7 +95,8 @@ static int serve(const hf_command_line_t *line) {
                                    .version = HF_VERSION, .access_log = line->access_log,
                                    .progress = isatty(STDERR_FILENO) == 1,
                                    .token_secret = &token_secret,
-                                   .node_id = line->node_id, .advertise = line->advertise};
+                                   .node_id = line->node_id, .advertise = line->advertise,
+                                   .bound = true, .bound_socket = bound_socket};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
         hf_log(HF_LOG_ERROR, "start refused");

@@ -237,10 +237,17 @@
  * MB. Beyond it a join answers 503 capacity_exceeded: a sale that size needs several
  * events. */
 #define HF_QUEUE_JOINS_MAX 100000000u
-/* The measured admission rate (estimated_wait_s) counts admissions per second over this many
- * recent seconds: long enough to smooth the bucket's steps, short enough to follow a change
- * of max_active. */
-#define HF_QUEUE_RATE_WINDOW_S 10u
+/* estimated_wait_s (core/estimate.h): the admission rate is measured over the last 10 s (T in
+ * API.md section 6: long enough to smooth the bucket's steps, short enough to follow a change
+ * of max_active), or since the room's first admission when that is shorter, but never over
+ * less than 1 s (a first instant's burst is no rate). */
+#define HF_QUEUE_RATE_WINDOW_MS 10000
+#define HF_QUEUE_RATE_SPAN_MIN_MS 1000
+/* The window's admissions are counted in steps of 100 ms (the window's start is exact to one
+ * step: 1% of it), in a ring of 128 steps: more than the window's 100, so the count at the
+ * step just before the window is still kept; 1 KiB a room. */
+#define HF_QUEUE_RATE_STEP_MS 100
+#define HF_QUEUE_RATE_RING_STEPS 128
 
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u

@@ -1,6 +1,7 @@
 /* The waiting rooms (queue.h): tickets in join order, positions from a Fenwick tree, a
  * continuously refilled admission bucket, abandonment and token expiry on the rooms' own
  * heap of deadlines (timer.h), and the finished tickets kept up to a limit. */
+#include "core/estimate.h"
 #include "core/internal.h"
 #include "core/queue.h"
 
@@ -29,10 +30,7 @@ typedef struct room {
     double tokens;               /* the bucket, refilled up to refilled_ms */
     hf_time_ms_t refilled_ms;
     hf_time_ms_t admit_armed_ms; /* the live HF_TIMER_QUEUE_ADMIT entry, INT64_MAX: none */
-    /* Admissions per second of the last HF_QUEUE_RATE_WINDOW_S seconds (estimated_wait_s). */
-    uint32_t window_counts[HF_QUEUE_RATE_WINDOW_S];
-    int64_t window_seconds[HF_QUEUE_RATE_WINDOW_S];
-    int64_t first_admission_s;
+    hf_admission_window_t window; /* the recent admissions, for estimated_wait_s */
 } room_t;
 
 /* A user in one room: the user's id, stored once, and the user's latest ticket. */
@@ -132,8 +130,7 @@ static room_t *room_make(hf_core_t *core, uint32_t event_index, hf_time_ms_t now
     room->tokens = full ? bucket_capacity(&core->events[event_index]->waiting_room) : 0.0;
     room->refilled_ms = now;
     room->admit_armed_ms = INT64_MAX;
-    room->first_admission_s = -1;
-    for (uint32_t i = 0; i < HF_QUEUE_RATE_WINDOW_S; i++) room->window_seconds[i] = -1;
+    hf_admission_window_init(&room->window);
     queue->rooms[event_index] = room;
     return room;
 }
@@ -397,18 +394,6 @@ static void room_refill(room_t *room, const hf_room_definition_t *settings, hf_t
     room->refilled_ms = now;
 }
 
-static void rate_count(room_t *room, hf_time_ms_t now) {
-    int64_t second = now / 1000;
-    uint32_t slot = (uint32_t)(second % HF_QUEUE_RATE_WINDOW_S);
-    if (room->window_seconds[slot] != second) {
-        room->window_seconds[slot] = second;
-        room->window_counts[slot] = 0;
-    }
-    room->window_counts[slot]++;
-    if (room->first_admission_s < 0) room->first_admission_s = second;
-    room->admissions++;
-}
-
 /* The lowest waiting join number's ticket: the head moves forward past tickets that left,
  * a word of join numbers at a time. */
 static uint32_t room_head(room_t *room) {
@@ -433,7 +418,8 @@ static void ticket_admit(hf_core_t *core, room_t *room, uint32_t index, hf_time_
     room->waiting--;
     room->active++;
     room->tokens -= 1.0;
-    rate_count(room, now);
+    room->admissions++;
+    hf_admission_window_count(&room->window, now);
     ticket_arm(queue, index, hf_core_ticket_expires_s(core, index) * 1000);
     ticket_emit(core, index, false, now);
 }
@@ -644,27 +630,13 @@ uint32_t hf_core_ticket_position(const hf_core_t *core, uint32_t index) {
     return tree_prefix(core->queue->rooms[ticket->event], ticket->seq);
 }
 
-/* Admissions per second over the recent window, 0 when it saw none. */
-static double rate_measured(const room_t *room, hf_time_ms_t now) {
-    int64_t second = now / 1000;
-    uint64_t count = 0;
-    for (uint32_t i = 0; i < HF_QUEUE_RATE_WINDOW_S; i++)
-        if (room->window_seconds[i] > second - (int64_t)HF_QUEUE_RATE_WINDOW_S &&
-            room->window_seconds[i] <= second)
-            count += room->window_counts[i];
-    if (count == 0 || room->first_admission_s < 0) return 0.0;
-    int64_t span = second - room->first_admission_s + 1;
-    if (span > (int64_t)HF_QUEUE_RATE_WINDOW_S) span = HF_QUEUE_RATE_WINDOW_S;
-    return (double)count / (double)span;
-}
-
 int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, uint32_t position,
                               hf_time_ms_t now) {
     const hf_ticket_t *ticket = &core->queue->tickets[index];
     const room_t *room = core->queue->rooms[ticket->event];
-    double rate = rate_measured(room, now);
-    if (rate <= 0.0) rate = core->events[ticket->event]->waiting_room.admit_per_s;
-    return (int64_t)ceil((double)position / rate);
+    const hf_room_definition_t *settings = &core->events[ticket->event]->waiting_room;
+    hf_estimate_room_t estimate = {settings, &room->window, !room_has_slot(room, settings)};
+    return hf_estimate_wait_s(&estimate, position, now);
 }
 
 uint32_t hf_core_room_waiting(const hf_core_t *core, uint32_t event_index) {

@@ -91,9 +91,10 @@ const hf_ticket_t *hf_core_ticket_at(const hf_core_t *core, uint32_t index);
 const char *hf_core_ticket_user(const hf_core_t *core, uint32_t index);
 /* A waiting ticket's position: waiting tickets ahead of it plus one. 0 when not waiting. */
 uint32_t hf_core_ticket_position(const hf_core_t *core, uint32_t index);
-/* Seconds until a waiting ticket at position (hf_core_ticket_position, read once by the
- * caller) is admitted: position / the room's measured admission rate (admissions of the last
- * HF_QUEUE_RATE_WINDOW_S seconds; admit_per_s before any), rounded up. */
+/* estimated_wait_s of a waiting ticket at position (hf_core_ticket_position, read once by the
+ * caller): ceil(position / r), r the room's recent admission rate, never above admit_per_s,
+ * and at most max_active / token_ttl_s while every slot is taken (core/estimate.h). Constant
+ * time: a poll never scans. */
 int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, uint32_t position,
                               hf_time_ms_t now);
 /* An admitted ticket's token: iat = admission time in whole seconds (rounded down),

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/arena.h"
 #include "engine/cluster.h"
@@ -401,7 +402,9 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     if (!open_store(engine)) goto fail;
     char error[256];
     hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, context,
-                               hf_metrics_answered, options->access_log};
+                               hf_metrics_answered, options->access_log, options->bound,
+                               options->bound_socket};
+    engine->options.bound = false;   /* the server's now */
     if (hf_http_server_start(&engine->http, loop, &config, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot listen on %s:%d: %s", options->host, options->port, error);
         goto fail;
@@ -445,6 +448,7 @@ int hf_engine_run(hf_engine_t *engine) {
 
 void hf_engine_destroy(hf_engine_t *engine) {
     if (!engine) return;
+    if (engine->options.bound) close(engine->options.bound_socket);   /* never listened on */
     if (engine->context.store) hf_store_close(engine->context.store);
     if (engine->http) hf_http_server_free(engine->http);
     hf_cluster_free(engine->cluster);

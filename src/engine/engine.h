@@ -86,6 +86,11 @@ typedef struct hf_engine_options {
      * the listen address, and http:// it. Owned by the caller. */
     const char *node_id;
     const char *advertise;
+    /* The socket hf_http_bind bound to host:port before the data directory was made (a start
+     * that cannot listen creates nothing); the engine owns it from hf_engine_create on, even
+     * when that fails. false: the engine binds host:port itself. */
+    bool bound;
+    int bound_socket;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

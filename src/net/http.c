@@ -8,10 +8,13 @@
 #include "net/http.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/limits.h"
 #include "net/internal.h"
@@ -80,6 +83,41 @@ static int address_resolve(uv_loop_t *loop, const char *host, int port,
 
 static void on_listener_closed_after_failure(uv_handle_t *handle) { free(handle->data); }
 
+int hf_http_bind(uv_loop_t *loop, const char *host, int port, int *bound_socket, char *error,
+                 size_t error_size) {
+    if (!host) host = "127.0.0.1";
+    struct sockaddr_storage address;
+    memset(&address, 0, sizeof address);
+    int result = address_resolve(loop, host, port, &address);
+    if (result < 0) {
+        snprintf(error, error_size, "cannot resolve %s: %s", host, uv_strerror(result));
+        return result;
+    }
+    int fd = socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int on = 1;
+    socklen_t length = address.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+                                                    : sizeof(struct sockaddr_in6);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+        bind(fd, (const struct sockaddr *)&address, length) != 0) {
+        result = -errno;
+        if (fd >= 0) close(fd);
+        snprintf(error, error_size, "cannot listen on %s port %d: %s", host, port,
+                 uv_strerror(result));
+        return result;
+    }
+    *bound_socket = fd;
+    return 0;
+}
+
+/* The listener on the socket config->bound names, or on one bound here. */
+static int listener_open(uv_tcp_t *listener, const hf_http_config_t *config,
+                         const struct sockaddr_storage *address) {
+    if (!config->bound) return uv_tcp_bind(listener, (const struct sockaddr *)address, 0);
+    int result = uv_tcp_open(listener, config->bound_socket);
+    if (result < 0) close(config->bound_socket);
+    return result;
+}
+
 int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop,
                          const hf_http_config_t *config, char *error, size_t error_size) {
     *out = NULL;
@@ -89,7 +127,7 @@ int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop,
     const char *host = config->host ? config->host : "127.0.0.1";
     struct sockaddr_storage address;
     memset(&address, 0, sizeof address);
-    int result = address_resolve(loop, host, config->port, &address);
+    int result = config->bound ? 0 : address_resolve(loop, host, config->port, &address);
     if (result < 0) {
         snprintf(error, error_size, "cannot resolve %s: %s", host, uv_strerror(result));
         return result;
@@ -107,7 +145,7 @@ int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop,
     list_init(&server->linger);
     uv_tcp_init(loop, &server->listener);
     server->listener.data = server;
-    result = uv_tcp_bind(&server->listener, (const struct sockaddr *)&address, 0);
+    result = listener_open(&server->listener, config, &address);
     if (result == 0)
         result = uv_listen((uv_stream_t *)&server->listener, LISTEN_BACKLOG, on_connection);
     if (result < 0) goto fail;

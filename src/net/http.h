@@ -99,11 +99,22 @@ typedef struct hf_http_config {
      * when it is written: off by default, since a busy server would log more than it serves.
      * The query is never logged: a stream may carry ?access_token=KEY there. */
     bool access_log;
+    /* A socket hf_http_bind bound to host:port already: listened on as it is (the server
+     * owns it from hf_http_server_start on, even when that fails). false: bound here. */
+    bool bound;
+    int bound_socket;
 } hf_http_config_t;
 
 typedef struct hf_http_server hf_http_server_t;
 
-/* Binds and listens. Returns 0, or a negative libuv error with a sentence in error. */
+/* Binds a socket to host:port (SO_REUSEADDR, as the server's own bind) without listening, so
+ * the address is taken before anything else is made (a port in use fails at once) while
+ * connections are still refused until hf_http_server_start listens. Returns 0 with the
+ * socket in *bound_socket, or a negative libuv error with a sentence in error. */
+int hf_http_bind(uv_loop_t *loop, const char *host, int port, int *bound_socket, char *error,
+                 size_t error_size);
+/* Binds (unless config->bound) and listens. Returns 0, or a negative libuv error with a
+ * sentence in error. */
 int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop,
                          const hf_http_config_t *config, char *error, size_t error_size);
 /* Sends every queued response whose sequence is <= durable_sequence. */

@@ -1,11 +1,17 @@
 """The command line (API.md section 0): `holdfast --version` and `holdfast serve --help` print to
 standard output and exit 0; options are written `--name value` or `--name=value`, each also read
 from its environment variable, the command line winning; a refused option or value exits 2 with
-exactly one line on standard error that names it, and nothing on standard output."""
+exactly one line on standard error that names it, and nothing on standard output. The
+commands through a server take --server HOST:PORT as http://; backup keeps the token secret;
+a start that cannot listen creates nothing."""
 
+import json
 import os
 import re
+import shutil
+import socket
 import subprocess
+import time
 
 import harness
 from harness import Server, check, check_equal, free_port, make_temp_dir, timeout
@@ -347,3 +353,114 @@ def test_token_secret_damaged_refuses_to_start():
     again = Server(data_dir=server.data_dir).start()
     again.stop()
     check(os.path.exists(path), "token_secret was not made again after being deleted")
+
+
+# ---- the commands through a server, backup, and a start that cannot listen (issue 27) ----
+
+def _queue_admitted(client, event_id, user_id):
+    """The admission token of user_id in event_id's room (admitted at once: 1000/s)."""
+    answer = harness.expect(client.post("/v1/events/%s/queue" % event_id, {"user_id": user_id}),
+                            201)
+    deadline = time.monotonic() + timeout(10)
+    while answer["status"] != "admitted":
+        check(time.monotonic() < deadline, "not admitted: %r" % answer)
+        time.sleep(0.05)
+        answer = harness.expect(client.get("/v1/events/%s/queue/%s" % (event_id,
+                                                                        answer["ticket"])), 200)
+    return answer["admission_token"]
+
+
+def test_server_without_a_scheme_is_http():
+    """--server HOST:PORT is taken as http://HOST:PORT (it exited 1 and blamed https); a
+    --server that cannot be one (another scheme, a bad port) is a usage error: exit 2, one
+    line naming --server; an unreachable server is a failure, exit 1."""
+    server = Server().start()
+    c = server.client()
+    event_id = harness.uid("cli")
+    harness.create_event(c, event_id)
+    expected = c.get("/v1/events/" + event_id).json
+    for given in ("localhost:%d" % server.port, "127.0.0.1:%d" % server.port,
+                  "http://127.0.0.1:%d" % server.port):
+        code, out, err = _run(["event", "show", event_id, "--server", given])
+        check_equal((code, err), (0, ""), "event show --server %s: exit code and stderr" % given)
+        check_equal(json.loads(out), expected, "event show --server %s" % given)
+    code, out, err = _run(["orders", "export", "--event", event_id],
+                          {"HOLDFAST_SERVER": "127.0.0.1:%d" % server.port})
+    check_equal((code, err), (0, ""), "orders export with HOLDFAST_SERVER HOST:PORT")
+    check(out.startswith("order_id,"), "the CSV's header: %r" % out[:80])
+    for given, says in (("https://127.0.0.1:%d" % server.port, "only http://"),
+                        ("ftp://x", "only http://"), ("localhost:99999", "1 to 65535"),
+                        ("localhost:0", "1 to 65535"), ("localhost:", "HOST:PORT"),
+                        (":%d" % server.port, "HOST:PORT")):
+        _refused(["event", "show", event_id, "--server", given], "--server", also=[says])
+        _refused(["orders", "export", "--event", event_id], "--server", also=[says],
+                 environment={"HOLDFAST_SERVER": given})
+    code, out, err = _run(["event", "show", event_id, "--server", "127.0.0.1:%d" % free_port()])
+    check_equal(code, 1, "an unreachable server: exit code (stderr %r)" % err)
+    check("cannot reach the server" in err, "says why: %r" % err)
+    server.stop()
+    for arguments in (["--help"], ["event", "--help"], ["orders", "--help"]):
+        code, out, err = _run(arguments)
+        check("[http://]HOST:PORT" in out and "http:// when no scheme is given" in out,
+              "holdfast %s says a --server without a scheme is http://" % " ".join(arguments))
+
+
+def test_backup_keeps_the_token_secret():
+    """holdfast backup --data DIR OUT.db copies DIR/token_secret to OUT.db.token_secret
+    (mode 0600, the same bytes): a server restored from both takes the tokens admitted users
+    had (restored without it, it made a new secret and refused every one)."""
+    harness.skip_on_postgres("holdfast backup reads the SQLite file; PostgreSQL keeps the secret")
+    server = Server().start()
+    c = server.client()
+    event_id = harness.uid("room")
+    harness.create_event(c, event_id, waiting_room={"enabled": True, "admit_per_s": 1000})
+    token = _queue_admitted(c, event_id, "alice")
+    out = os.path.join(make_temp_dir(), "copy.db")
+    code, stdout, err = _run(["backup", "--data", server.data_dir, out])
+    check_equal((code, err), (0, ""), "backup: exit code and stderr")
+    secret = out + ".token_secret"
+    check(os.path.exists(secret), "no %s after the backup: %r" % (secret, stdout))
+    check("token_secret copied to " + secret in stdout, "backup says so: %r" % stdout)
+    check_equal(oct(os.stat(secret).st_mode & 0o777), oct(0o600), "the copy's mode")
+    with open(_token_secret_file(server.data_dir)) as kept, open(secret) as copied:
+        check_equal(copied.read(), kept.read(), "the copied secret")
+    check(not os.path.exists(secret + ".partial"), "the partial file is gone")
+    code, stdout, err = _run(["backup", "--data", server.data_dir, out])
+    check_equal(code, 1, "a second backup to the same OUT without --force")
+    code, stdout, err = _run(["backup", "--data", server.data_dir, out, "--force"])
+    check_equal((code, err), (0, ""), "backup --force")
+    server.stop()
+    data = make_temp_dir()
+    shutil.copy(out, os.path.join(data, "holdfast.db"))
+    shutil.copy(secret, _token_secret_file(data))
+    os.chmod(_token_secret_file(data), 0o600)
+    restored = Server(data_dir=data).start()
+    response = restored.client().post("/v1/events/%s/holds" % event_id, {
+        "user_id": "alice", "seats": ["FLOOR-A-1"], "admission_token": token})
+    harness.expect(response, 201, what="a hold with the token admitted before the backup")
+    restored.stop()
+    # Without --data there is no data directory to take the secret from: the command says so.
+    alone = os.path.join(make_temp_dir(), "alone.db")
+    code, stdout, err = _run(["backup", "--store", "sqlite:" + os.path.join(data, "holdfast.db"),
+                              alone])
+    check_equal((code, err), (0, ""), "backup --store: exit code and stderr")
+    check("no token_secret copied" in stdout and not os.path.exists(alone + ".token_secret"),
+          "backup --store copies no secret, and says so: %r" % stdout)
+
+
+def test_a_start_that_cannot_listen_creates_nothing():
+    """A port in use: serve exits 1 saying so, and the data directory that did not exist
+    still does not (no store, no lock, no secret): the address is bound first."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    data = os.path.join(make_temp_dir(), "data")
+    try:
+        code, out, err = _run(["serve", "--listen", "127.0.0.1:%d" % port, "--data", data])
+    finally:
+        taken.close()
+    check_equal(code, 1, "serve on a port in use: exit code (stderr %r)" % err[-300:])
+    check("in use" in err, "the log says the address is in use: %r" % err[-300:])
+    check(not os.path.exists(data), "the data directory was created: %r" % (
+        os.listdir(data) if os.path.isdir(data) else data))

@@ -1,12 +1,13 @@
 """Several nodes on one PostgreSQL (API.md section 11): forwarding to the owner, takeover
 after kill -9, a paused owner that must write nothing after losing its lease, a forwarding
 target dying mid-request, SIGTERM handing leases back, /v1/cluster and the cluster metrics,
-and the records of no unit (a payment of a hold no event has) owned and fenced like a unit.
-Run on PostgreSQL only (run.py --store-url); each test starts its nodes on one database."""
+and the records of no unit (a payment of a hold no event has) owned and fenced like a unit;
+make cluster's script stopped by Ctrl-C. Run on PostgreSQL only (run.py --store-url); each test starts its nodes on one database."""
 
 import hashlib
 import hmac
 import json
+import os
 import select
 import signal
 import socket
@@ -583,3 +584,76 @@ def test_a_cancelled_bookings_refund_is_its_events():
                 "the refund on the node that took the event over")
     order = client_b.get("/v1/orders/%s" % booked["order_id"])
     check_equal((order.status, order.json), (200, cancelled.json), "the order after the takeover")
+# ---- make cluster (scripts/cluster.sh) ----
+
+
+def _three_free_ports():
+    """A base port whose next two are free as well (the script takes base, +1, +2)."""
+    for _ in range(50):
+        base = harness.free_port()
+        taken = []
+        try:
+            for port in range(base, base + 3):
+                probe = socket.socket()
+                taken.append(probe)
+                probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for probe in taken:
+                probe.close()
+    fail("no three consecutive free ports")
+
+
+def _refused(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return False
+    except OSError:
+        return True
+
+
+def test_cluster_script_stops_on_ctrl_c():
+    """make cluster's script keeps its data under build/cluster, never in the checkout, and a
+    Ctrl-C (SIGINT to its whole process group) stops the three nodes and PostgreSQL and exits 0
+    (issue 27: cluster-data/ was left untracked in the checkout, and make said Error 130/143)."""
+    if harness.STORE_URL is None:
+        skip("make cluster runs PostgreSQL: the PostgreSQL stage runs it")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = os.path.join(root, "scripts", "cluster.sh")
+    data = os.path.join(root, "build", "cluster")
+    stray = os.path.join(root, "cluster-data")
+    stray_before = os.path.exists(stray)
+    base = _three_free_ports()
+    environment = dict(os.environ, HOLDFAST_BINARY=harness.BINARY, BASE_PORT=str(base))
+    process = subprocess.Popen([script], cwd=root, env=environment, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(
+        line.decode("utf-8", "replace") for line in process.stdout), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + harness.timeout(90)
+        while not any("Ctrl-C stops everything" in line for line in lines):
+            check(process.poll() is None, "the script ended: %r" % lines)
+            check(time.monotonic() < deadline, "not ready: %r" % lines)
+            time.sleep(0.1)
+        for port in range(base, base + 3):
+            expect(harness.Client(port).get("/healthz"), 200, what="node on %d" % port)
+        os.killpg(process.pid, signal.SIGINT)
+        code = process.wait(harness.timeout(60))
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(harness.timeout(60))
+    reader.join(harness.timeout(10))
+    check_equal(code, 0, "the script's exit code after Ctrl-C (output %r)" % lines[-5:])
+    check(any(line.strip() == "stopped" for line in lines), "says it stopped: %r" % lines[-3:])
+    for port in range(base, base + 3):
+        check(_refused(port), "a node still listens on %d" % port)
+    check(os.path.isdir(os.path.join(data, "A")), "the nodes' data is under build/cluster")
+    check(not os.path.exists(os.path.join(data, "pg", "data", "postmaster.pid")),
+          "PostgreSQL still runs (postmaster.pid)")
+    check(stray_before or not os.path.exists(stray), "cluster-data/ was made in the checkout")

@@ -1,6 +1,7 @@
 """The waiting room (API.md section 6): joining (idempotent, 409/404/429), polling, FIFO under
 1,000 concurrent joins, the admission rate and its smoothness measured on the server's own
-admission times, max_active and complete, abandonment, every refusal of an admission token on
+admission times, max_active and complete, estimated_wait_s (a quiet room, a sale's start, full
+max_active slots), abandonment, every refusal of an admission token on
 a hold and on a booking, rejoining after a token expired, and positions and admissions kept
 across SIGTERM and kill -9."""
 
@@ -430,3 +431,77 @@ def test_a_version_5_store_is_migrated():
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
     check_equal(version, ("8",), "the schema version after the migration")
+
+
+# ---- estimated_wait_s (API.md section 6: ceil(position / r), r = min(admit_per_s, A / T)) ----
+
+
+def ceil_div(numerator, denominator):
+    return -(-numerator // denominator)
+
+
+def test_estimate_in_a_quiet_room(server):
+    """At admit_per_s 0.1, positions 1 to 3 behind the first admission are told 10, 20 and
+    30 s, at the join and at later polls (issue 27: one admission in the room's first second
+    was taken for a rate of 1/s, and they were told 1, 2 and 3 s)."""
+    c = server.client()
+    event_id = room_event(c, admit_per_s=0.1)
+    first = join(c, event_id, "a", 201)
+    check_equal(first["estimated_wait_s"], 10, "before any admission r is admit_per_s")
+    admitted(c, event_id, "a")
+    answers = [join(c, event_id, u, 201) for u in ("b", "c", "d")]
+    check_equal([(a["position"], a["estimated_wait_s"]) for a in answers],
+                [(1, 10), (2, 20), (3, 30)], "the joins' estimates at 0.1/s")
+    time.sleep(1.2)
+    polled = [poll(c, event_id, a["ticket"]) for a in answers]
+    check_equal([(p["position"], p["estimated_wait_s"]) for p in polled],
+                [(1, 10), (2, 20), (3, 30)], "the polls' estimates a second later")
+
+
+def test_estimate_early_in_a_sale():
+    """At 20/s, 1.5 s into the sale, a waiting ticket at position p is told ceil(p / 20) s
+    (allowing a rate of 19/s for a late timer), never less: the admissions since the first
+    over the time since it (issue 27: whole seconds counted from the first admission's, so
+    position 57 was told 19 s and was admitted after 3)."""
+    server = Server(extra_args=["--token-secret", SECRET]).start()
+    c = server.client()
+    event_id = room_event(c, admit_per_s=20)
+    started = time.monotonic()
+    head = join(c, event_id, "head", 201)   # the idle room admits 2 at once, then 20/s
+
+    def joiner(index, barrier):
+        client = Client(server.port)
+        barrier.wait()
+        return [join(client, event_id, "s%d-%d" % (index, i), 201) for i in range(25)]
+
+    tickets = [a for answers in run_threads(10, joiner) for a in answers] + [head]
+    time.sleep(max(0.0, 1.5 - (time.monotonic() - started)))
+    check(time.monotonic() - started < 3.0, "the joins took %.1f s: too slow to see the start"
+          % (time.monotonic() - started))
+    waiting = [a for a in (poll(c, event_id, t["ticket"]) for t in tickets)
+               if a["status"] == "waiting"]
+    check(len(waiting) >= 150, "most still wait: %d" % len(waiting))
+    for answer in waiting:
+        position, estimate = answer["position"], answer["estimated_wait_s"]
+        check(ceil_div(position, 20) <= estimate <= ceil_div(position, 19),
+              "position %d told %d s at 20/s" % (position, estimate))
+    server.stop()
+
+
+def test_estimate_while_max_active_is_full(server):
+    """While every max_active slot is taken r is at most max_active / token_ttl_s: with 2
+    slots of 60 s tokens, positions 1 and 2 are told 30 and 60 s, and still after a slot is
+    freed and taken again (issue 27: position 1 was told 2 s for 36 s)."""
+    c = server.client()
+    event_id = room_event(c, admit_per_s=1000, max_active=2, token_ttl_s=60)
+    answers = [join(c, event_id, "f%d" % i, 201) for i in range(5)]
+    time.sleep(0.2)
+    polled = [poll(c, event_id, a["ticket"]) for a in answers]
+    check_equal([p["status"] for p in polled], ["admitted"] * 2 + ["waiting"] * 3, "two slots")
+    check_equal([(p["position"], p["estimated_wait_s"]) for p in polled[2:]],
+                [(1, 30), (2, 60), (3, 90)], "the estimates while the slots are full")
+    complete(c, event_id, answers[0]["ticket"])
+    polled = [poll(c, event_id, a["ticket"]) for a in answers[2:]]
+    check_equal(polled[0]["status"], "admitted", "the freed slot is taken at once")
+    check_equal([(p["position"], p["estimated_wait_s"]) for p in polled[1:]],
+                [(1, 30), (2, 60)], "full again: the same cap")

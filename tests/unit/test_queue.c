@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "core/estimate.h"
 #include "core/queue.h"
 #include "core_fixtures.h"
 #include "store_fixtures.h"
@@ -507,6 +508,201 @@ static void test_through_the_store(void **state)
     temporary_database_remove(&database);
 }
 
+/* ---- estimated_wait_s (API.md section 6, core/estimate.h) ---- */
+
+/* A poll's estimate at now: the core advanced to now first, as a poll does. */
+static int64_t estimate_at(fixture_t *f, uint32_t index, int64_t now)
+{
+    hf_core_advance(f->core, now);
+    uint32_t position = hf_core_ticket_position(f->core, index);
+    assert_true(position > 0);
+    return hf_core_ticket_wait_s(f->core, index, position, now);
+}
+
+static int64_t ceil_div(int64_t numerator, int64_t denominator)
+{
+    return (numerator + denominator - 1) / denominator;
+}
+
+/* The issue's quiet room: at 0.1/s, positions 1 to 3 behind the first admission wait 10, 20
+ * and 30 s (one admission in its first second is no rate of 1/s), from the join's answer on
+ * and all through the 10 s until the next admission; then the line moves up one. */
+static void test_estimate_quiet_room(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 0.1, 900, 0, 3600000, 100);
+    uint32_t t[4];
+    t[0] = join(f, "a", T0, NULL);
+    /* Before any admission r is admit_per_s. */
+    assert_int_equal(hf_core_ticket_wait_s(f->core, t[0], 1, T0), 10);
+    static const char *const users[] = {"b", "c", "d"};
+    for (int i = 0; i < 3; i++) {
+        t[i + 1] = join(f, users[i], T0, NULL);
+        assert_int_equal(estimate_at(f, t[i + 1], T0), 10 * (i + 1));
+    }
+    assert_int_equal(status_of(f, t[0]), HF_TICKET_ADMITTED);
+    for (int64_t at = T0; at < T0 + 10000; at += 250)
+        for (int i = 1; i < 4; i++) assert_int_equal(estimate_at(f, t[i], at), 10 * i);
+    assert_int_equal(estimate_at(f, t[3], T0 + 10000), 20);
+    assert_int_equal(status_of(f, t[1]), HF_TICKET_ADMITTED);
+    assert_int_equal(estimate_at(f, t[3], T0 + 19999), 20);
+}
+
+/* A fractional rate whose quotients are whole in decimal (7 / 0.7 = 10) is not rounded up
+ * past them by the doubles' last place. */
+static void test_estimate_rounding(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 0.7, 900, 0, 3600000, 100);
+    join(f, "first", T0, NULL);
+    static const int64_t expected[] = {2, 3, 5, 6, 8, 9, 10};
+    char user[32];
+    for (int i = 0; i < 7; i++) {
+        snprintf(user, sizeof user, "u%d", i);
+        uint32_t index = join(f, user, T0 + 10, NULL);
+        assert_int_equal(estimate_at(f, index, T0 + 10), expected[i]);
+    }
+}
+
+/* The issue's early sale at 20/s: the first admissions at 0.9 s into a second. Within the
+ * first second T is 1 s (A / 1 s, the formula's floor); from then on position 57 waits
+ * 57 / 20 s, 3 s, as it does (it was told 19 s). Then, through 15 s of 1 ms steps, every
+ * estimate is ceil(position / min(20, A / T)) with A counted from the admissions made. */
+static void test_estimate_early_sale(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 20, 900, 0, 3600000, 100000);
+    enum { USERS = 400, SPAN_MS = 15000 };
+    static uint32_t tickets[USERS];
+    static uint64_t admitted_by[SPAN_MS + 1];   /* admissions made by T0 + 900 + ms */
+    char user[32];
+    const int64_t start = T0 + 900;
+    for (int i = 0; i < USERS; i++) {
+        snprintf(user, sizeof user, "u%d", i);
+        tickets[i] = join(f, user, start, NULL);
+    }
+    hf_core_advance(f->core, start);
+    assert_int_equal(hf_core_room_admissions(f->core, 0), 2);
+    /* The engine's timer wakes at each admission's deadline: 1 ms steps do as much. */
+    for (int64_t ms = 0; ms <= SPAN_MS; ms++) {
+        hf_core_advance(f->core, start + ms);
+        admitted_by[ms] = hf_core_room_admissions(f->core, 0);
+        /* 0.2 s in: T is 1 s and A is 2 + 4 = 6, so position 57 is told ceil(57 / 6) s. */
+        if (ms == 200) {
+            assert_int_equal(admitted_by[ms], 6);
+            assert_int_equal(hf_core_ticket_position(f->core, tickets[62]), 57);
+            assert_int_equal(estimate_at(f, tickets[62], start + ms), 10);
+        }
+        /* 1.1 s in: A is 2 + 22 = 24 over 1.1 s, above 20/s: ceil(57 / 20) = 3. */
+        if (ms == 1100) {
+            assert_int_equal(admitted_by[ms], 24);
+            assert_int_equal(hf_core_ticket_position(f->core, tickets[80]), 57);
+            assert_int_equal(estimate_at(f, tickets[80], start + ms), 3);
+        }
+        if (ms % 50 != 0) continue;
+        uint32_t last = tickets[USERS - 1];
+        uint32_t position = hf_core_ticket_position(f->core, last);
+        int64_t span = ms < 1000 ? 1000 : ms < 10000 ? ms : 10000;
+        /* Past 10 s the window starts at the step of 100 ms 10 s before now's, exclusive. */
+        uint64_t recent = admitted_by[ms];
+        if (ms >= 10000) {
+            int64_t step = (start + ms) / 100 - 100;
+            recent -= admitted_by[(step + 1) * 100 - 1 - start];
+        }
+        int64_t expected = ceil_div(position, 20);
+        int64_t measured = ceil_div((int64_t)position * span, (int64_t)recent * 1000);
+        if (measured > expected) expected = measured;
+        assert_int_equal(hf_core_ticket_wait_s(f->core, last, position, start + ms), expected);
+    }
+}
+
+/* While every max_active slot is taken, r is at most max_active / token_ttl_s: position p
+ * waits at least p * 60 / 2 s, whatever the recent admissions say (the issue's position 1
+ * was told 2 s for 36 s); once the last 10 s saw no admission, still so. A room with a free
+ * slot is not capped. */
+static void test_estimate_max_active_full(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 10, 60, 2, 3600000, 100);
+    uint32_t t[5];
+    static const char *const users[] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++) t[i] = join(f, users[i], T0, NULL);
+    hf_core_advance(f->core, T0 + 1000);
+    assert_int_equal(hf_core_room_active(f->core, 0), 2);
+    assert_int_equal(estimate_at(f, t[2], T0 + 1000), 30);
+    assert_int_equal(estimate_at(f, t[3], T0 + 1000), 60);
+    assert_int_equal(estimate_at(f, t[4], T0 + 1000), 90);
+    uint32_t at;
+    assert_int_equal(hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id,
+                                            T0 + 2000, &at), HF_OK);
+    assert_int_equal(status_of(f, t[2]), HF_TICKET_ADMITTED);
+    assert_int_equal(estimate_at(f, t[3], T0 + 2000), 30);
+    assert_int_equal(estimate_at(f, t[4], T0 + 40000), 60);
+    /* A free slot: only the bucket holds the line back, at admit_per_s (no cap of 5 / 60). */
+    fixture_t *g = calloc(1, sizeof *g);
+    g->core = fx_core_create(&g->sink, 1024);
+    room_make(g, 0.1, 60, 5, 3600000, 100);
+    join(g, "a", T0, NULL);
+    uint32_t behind = join(g, "b", T0, NULL);
+    assert_int_equal(estimate_at(g, behind, T0 + 500), 10);
+    fx_core_destroy(g->core, &g->sink);
+    free(g);
+}
+
+/* A burst after an idle spell never shortens estimates: 5 admitted at one instant after a
+ * minute's quiet are 5 in the last 10 s, a rate of 0.5/s, below admit_per_s. */
+static void test_estimate_burst_after_idle(void **state)
+{
+    fixture_t *f = *state;
+    room_make(f, 50, 900, 0, 3600000, 1000);
+    join(f, "early", T0, NULL);
+    hf_core_advance(f->core, T0 + 1);   /* admits it */
+    hf_core_advance(f->core, T0 + 60000);
+    uint32_t tickets[100];
+    char user[32];
+    for (int i = 0; i < 100; i++) {
+        snprintf(user, sizeof user, "u%d", i);
+        tickets[i] = join(f, user, T0 + 60000, NULL);
+    }
+    assert_int_equal(hf_core_room_admissions(f->core, 0), 6);
+    for (int i = 5; i < 100; i++) {
+        int64_t wait = estimate_at(f, tickets[i], T0 + 60000);
+        uint32_t position = hf_core_ticket_position(f->core, tickets[i]);
+        assert_true(wait >= ceil_div(position, 50));
+        assert_int_equal(wait, ceil_div((int64_t)position * 10, 5));
+    }
+}
+
+/* The window alone against a list of admission times: random admissions, bursts and quiet
+ * spells longer than its ring, read at random times; a position of 10^9 and a huge
+ * admit_per_s make the estimate show A / T itself. */
+static void test_estimate_window_against_a_list(void **state)
+{
+    (void)state;
+    enum { ADMISSIONS = 4000 };
+    static int64_t times[ADMISSIONS];
+    hf_admission_window_t window;
+    hf_admission_window_init(&window);
+    hf_room_definition_t settings = {true, 1000000.0, 900, 0, 1000, 100};
+    hf_estimate_room_t room = {&settings, &window, false};
+    srand(11);
+    int64_t now = T0 + 37;
+    for (int count = 0; count < ADMISSIONS; count++) {
+        int kind = rand() % 100;
+        now += kind < 60 ? rand() % 40 : kind < 95 ? rand() % 700 : rand() % 40000;
+        times[count] = now;
+        hf_admission_window_count(&window, now);
+        int64_t read = now + (rand() % 3 == 0 ? rand() % 15000 : 0);
+        int64_t since = read - times[0];
+        int64_t span = since < 1000 ? 1000 : since < 10000 ? since : 10000;
+        int64_t recent = 0;
+        for (int i = 0; i <= count; i++)
+            recent += since < 10000 || times[i] / 100 > read / 100 - 100;
+        int64_t expected = recent ? ceil_div(INT64_C(1000000000) * span, recent * 1000) : 1000;
+        assert_int_equal(hf_estimate_wait_s(&room, 1000000000u, read), expected);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +717,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_forgetting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_reuse, setup, teardown),
         cmocka_unit_test(test_through_the_store),
+        cmocka_unit_test_setup_teardown(test_estimate_quiet_room, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_estimate_rounding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_estimate_early_sale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_estimate_max_active_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_estimate_burst_after_idle, setup, teardown),
+        cmocka_unit_test(test_estimate_window_against_a_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
