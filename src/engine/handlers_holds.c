@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/decode.h"
@@ -231,23 +232,71 @@ static void handle_order_cancel(hf_request_t *request) {
     else reply_order(request, 200, index);
 }
 
+/* Whether the order is on the event the list is filtered by (any, when not filtered). */
+static bool order_listed(const hf_core_t *core, uint32_t order_index, const char *event_id) {
+    const hf_order_t *order = hf_core_order_at(core, order_index);
+    return !event_id || strcmp(hf_core_event_at(core, order->event)->id, event_id) == 0;
+}
+
+/* Reads limit and after of a user's orders page into *limit and *start (the position in the
+ * user's orders after the one named); false after answering 400. */
+static bool user_page_read(hf_request_t *request, const uint32_t *orders, uint32_t count,
+                           uint32_t *limit, uint32_t *start) {
+    const char *query = request->http->query;
+    char value[HF_SERVER_ID_SIZE + 2];
+    *limit = HF_USER_ORDERS_PAGE_DEFAULT;
+    *start = 0;
+    if (hf_query_get(query, "limit", value, sizeof value)) {
+        char *end;
+        long asked = strtol(value, &end, 10);
+        if (value[0] == '\0' || *end != '\0' || asked < 1 || asked > HF_USER_ORDERS_PAGE_MAX) {
+            char message[128];
+            snprintf(message, sizeof message, "limit must be an integer from 1 to %u",
+                     HF_USER_ORDERS_PAGE_MAX);
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "limit");
+            return false;
+        }
+        *limit = (uint32_t)asked;
+    }
+    if (!hf_query_get(query, "after", value, sizeof value)) return true;
+    uint32_t after;
+    const hf_order_t *order = hf_core_order_find(request->context->core, value, &after);
+    while (order && *start < count && orders[*start] != after) (*start)++;
+    if (!order || *start == count) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                       "after must be the id of one of this user's orders", "after");
+        return false;
+    }
+    (*start)++;
+    return true;
+}
+
+/* GET /v1/users/{user}/orders?event=E&after=ID&limit=N: oldest first, paged as seats are. */
 static void handle_user_orders(hf_request_t *request) {
     hf_core_t *core = request->context->core;
     char event_id[HF_ID_SIZE_MAX + 2];
     bool filtered = hf_query_get(request->http->query, "event", event_id, sizeof event_id);
-    uint32_t count;
+    const char *event_filter = filtered ? event_id : NULL;
+    uint32_t count = 0, limit, at;
     const uint32_t *orders = hf_core_user_orders(core, request->params[0], &count);
+    if (!user_page_read(request, orders, count, &limit, &at)) return;
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "orders");
     hf_json_array_begin(&json);
-    for (uint32_t i = 0; i < count; i++) {
-        const hf_order_t *order = hf_core_order_at(core, orders[i]);
-        if (filtered && strcmp(hf_core_event_at(core, order->event)->id, event_id) != 0) continue;
-        hf_render_order(&json, core, order);
+    uint32_t returned = 0, last = 0;
+    for (; at < count && returned < limit; at++) {
+        if (!order_listed(core, orders[at], event_filter)) continue;
+        hf_render_order(&json, core, hf_core_order_at(core, orders[at]));
+        last = orders[at];
+        returned++;
     }
     hf_json_array_end(&json);
+    while (at < count && !order_listed(core, orders[at], event_filter)) at++;
+    HF_JSON_KEY(&json, "next");
+    if (returned > 0 && at < count) hf_json_string(&json, hf_core_order_at(core, last)->id);
+    else hf_json_null(&json);
     hf_json_object_end(&json);
 }
 
