@@ -271,6 +271,36 @@ static bool user_page_read(hf_request_t *request, const uint32_t *orders, uint32
     return true;
 }
 
+/* Whether order a was made before order b: by time, then by id (an id begins with its
+ * creation time). */
+static bool order_before(const hf_core_t *core, uint32_t a, uint32_t b) {
+    const hf_order_t *x = hf_core_order_at(core, a), *y = hf_core_order_at(core, b);
+    if (x->created_at_ms != y->created_at_ms) return x->created_at_ms < y->created_at_ms;
+    return strcmp(x->id, y->id) < 0;
+}
+
+/* The user's orders oldest first. A core loaded unit by unit (a list across the units of
+ * several nodes, cluster.h) has them by event: then a sorted copy, owned by the caller, is
+ * made (insertion sort: one user's orders are few); else the core's own list, and *copy NULL. */
+static const uint32_t *oldest_first(const hf_core_t *core, const uint32_t *orders,
+                                    uint32_t count, uint32_t **copy) {
+    *copy = NULL;
+    uint32_t at = 1;
+    while (at < count && !order_before(core, orders[at], orders[at - 1])) at++;
+    if (at >= count) return orders;
+    *copy = malloc(count * sizeof **copy);
+    if (!*copy) abort();
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t j = i;
+        while (j > 0 && order_before(core, orders[i], (*copy)[j - 1])) {
+            (*copy)[j] = (*copy)[j - 1];
+            j--;
+        }
+        (*copy)[j] = orders[i];
+    }
+    return *copy;
+}
+
 /* GET /v1/users/{user}/orders?event=E&after=ID&limit=N: oldest first, paged as seats are. */
 static void handle_user_orders(hf_request_t *request) {
     hf_core_t *core = request->context->core;
@@ -278,8 +308,13 @@ static void handle_user_orders(hf_request_t *request) {
     bool filtered = hf_query_get(request->http->query, "event", event_id, sizeof event_id);
     const char *event_filter = filtered ? event_id : NULL;
     uint32_t count = 0, limit, at;
+    uint32_t *sorted;
     const uint32_t *orders = hf_core_user_orders(core, request->params[0], &count);
-    if (!user_page_read(request, orders, count, &limit, &at)) return;
+    orders = oldest_first(core, orders, count, &sorted);
+    if (!user_page_read(request, orders, count, &limit, &at)) {
+        free(sorted);
+        return;
+    }
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
@@ -298,6 +333,7 @@ static void handle_user_orders(hf_request_t *request) {
     if (returned > 0 && at < count) hf_json_string(&json, hf_core_order_at(core, last)->id);
     else hf_json_null(&json);
     hf_json_object_end(&json);
+    free(sorted);
 }
 
 /* ---- bookings (optimistic: an order straight from the versions the client saw) ---- */
