@@ -551,3 +551,27 @@ def test_a_lost_unit_rebuilds_the_core_and_the_units_kept_are_read_again():
     refused = client_a.get("/v1/events/%s" % lost)
     check_equal(refused.status, 503, "the lost unit, whose owner never answers")
     check_equal(client_a.get("/v1/cluster").json["nodes"][0]["units"], 1, "A's units")
+
+
+def test_patch_and_delete_of_an_event_go_to_its_owner():
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    event_id, other = uid("ev"), uid("ev")
+    for name in (event_id, other):
+        expect(client_a.post("/v1/events", {"id": name, "sections": [
+            {"id": "FLOOR", "price": 100, "rows": [{"id": "A", "seats": 4}]}]}), 201)
+    changed = client_b.request("PATCH", "/v1/events/%s" % event_id,
+                               {"max_seats_per_user": 3,
+                                "sections": [{"id": "FLOOR", "rows": [{"id": "B", "seats": 2}]}]})
+    document = expect(changed, 200, what="PATCH through B")
+    check_equal(node_of(changed), "A", "the owner applied the change")
+    check_equal(document["counts"]["available"], 6, "the new row, through B")
+    check_equal(expect(client_a.get("/v1/events/%s" % event_id), 200)["max_seats_per_user"], 3,
+                "A has the change")
+    expect(hold(client_b, event_id, ["FLOOR-B-2"]), 201, what="the new seat sells through B")
+    deleted = client_b.request("DELETE", "/v1/events/%s" % other)
+    check_equal((deleted.status, node_of(deleted)), (204, "A"), "DELETE through B, by A")
+    expect(client_a.get("/v1/events/%s" % other), 404, "event_not_found")
+    expect(client_b.request("DELETE", "/v1/events/%s" % event_id), 409, "event_in_use")
+    rows = postgres_rows(a.data_dir, "SELECT count(*) FROM events WHERE id = '%s'" % other)
+    check_equal(rows, [["0"]], "the events row is gone from PostgreSQL")
