@@ -49,8 +49,15 @@
 
   async function load() {
     try {
-      const data = await api("GET", "/v1/events");
-      const events = (data && data.events) || [];
+      // The list is paged (a thousand at most a page): every page, in creation order.
+      const events = [];
+      let after = null;
+      do {
+        const query = "?limit=1000" + (after ? "&after=" + encodeURIComponent(after) : "");
+        const data = await api("GET", "/v1/events" + query);
+        events.push(...((data && data.events) || []));
+        after = data && data.next;
+      } while (after);
       grid.replaceChildren(...(events.length ? events.map(eventCard) : [
         h("div", { class: "card empty" },
           h("h2", { text: "No events on sale yet" }),

@@ -218,6 +218,7 @@ static const char *check_refunds(const hf_core_t *core) {
 
 const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     for (uint32_t e = 0; e < core->event_count; e++) {
+        if (!core->events[e]) continue; /* a slot a deleted event left */
         const char *fault = check_event(core, core->events[e]);
         if (fault) return fault;
     }

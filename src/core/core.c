@@ -22,9 +22,11 @@ hf_core_t *hf_core_create(hf_mutation_sink_t sink) {
 
 void hf_core_destroy(hf_core_t *core) {
     if (!core) return;
-    for (uint32_t i = 0; i < core->event_count; i++) event_free(core->events[i]);
+    for (uint32_t i = 0; i < core->event_count; i++)
+        if (core->events[i]) event_free(core->events[i]);
     for (uint32_t i = 0; i < core->user_count; i++) free(core->users[i].orders.items);
     free(core->events);
+    free(core->event_order);
     free(core->holds);
     free(core->hold_states);
     free(core->orders);
@@ -202,6 +204,23 @@ void record_order_created(hf_core_t *core, uint32_t order_index) {
 void record_event_sales(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now) {
     hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_SALES, .at_ms = now,
                               .as.event_sales = {event->id, event->sales_open}};
+    emit(core, &mutation);
+}
+
+void record_event_updated(hf_core_t *core, hf_event_t *event,
+                          const hf_event_definition_t *definition,
+                          const hf_event_definition_t *changes, uint32_t members,
+                          hf_time_ms_t now) {
+    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_UPDATE, .at_ms = now,
+                              .as.event_update = {event->id, definition, changes, members}};
+    emit(core, &mutation);
+    /* A read of a seat no change has touched rests on the layout it sees: this record's. */
+    ((event_tables_t *)event->internal)->created_change = core->change_count;
+}
+
+void record_event_deleted(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now) {
+    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_DELETE, .at_ms = now,
+                              .as.event_delete = {event->id}};
     emit(core, &mutation);
 }
 

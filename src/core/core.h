@@ -96,6 +96,10 @@ typedef enum hf_error {
     HF_ERROR_RIDE_EXISTS,
     HF_ERROR_OFFER_EXPIRED,        /* this driver's offer for the ride lapsed */
     HF_ERROR_NOT_OFFERED,          /* this driver holds no offer for the ride */
+    /* Changing and deleting events (hf_core_event_update, hf_core_event_delete). */
+    HF_ERROR_CAPACITY_BELOW_TAKEN, /* detail.pool (index into the patch's pools), requested
+                                      (the capacity asked for), current (held + sold) */
+    HF_ERROR_EVENT_IN_USE,         /* the event had a hold, an order or a queue ticket */
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -117,6 +121,7 @@ typedef enum hf_fault {
     HF_FAULT_HOLD_ITEMS,           /* more items than max_seats_per_hold: requested, limit */
     HF_FAULT_HOLD_TTL,             /* ttl above max_hold: requested, limit (milliseconds) */
     HF_FAULT_ID_TAKEN,             /* a server-made id already in use (the caller's fault) */
+    HF_FAULT_EXISTS,               /* a patch adds a row whose id its section has already */
 } hf_fault_t;
 
 typedef struct hf_error_detail {
@@ -318,6 +323,24 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
  * HF_MUTATION_EVENT_SALES record; setting the state the event already has emits nothing and
  * answers HF_OK, so a repeat changes nothing. HF_ERROR_EVENT_NOT_FOUND for an unknown event. */
 hf_error_t hf_core_sales_set(hf_core_t *core, const char *event_id, bool open, hf_time_ms_t now);
+/* Changes a live event by patch (definition.h: the members named in members, the listed
+ * sections and pools). Checked as a creation is, with the same limits and faults (paths into
+ * the patch), and HF_FAULT_EXISTS for a row id its section has; a new section or pool needs
+ * every member a creation needs (HF_FAULT_REQUIRED). HF_ERROR_CAPACITY_BELOW_TAKEN when a
+ * pool's capacity would be below its held + sold. Held and sold items keep the prices they
+ * were taken at. New seats, rows and sections grow the event's tables here, off the hot path:
+ * seat indexes may move (a section's new rows come after its last row), so every index kept
+ * of the event's seats (holds', orders', streams' windows) is stale after a change that
+ * *layout reports (the caller ends the event's streams). A patch that changes nothing emits
+ * nothing; a change emits one HF_MUTATION_EVENT_UPDATE. */
+hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *patch,
+                                uint32_t members, hf_time_ms_t now, bool *layout,
+                                hf_error_detail_t *detail);
+/* Deletes an event that never had a hold, an order or a queue ticket (else
+ * HF_ERROR_EVENT_IN_USE): one HF_MUTATION_EVENT_DELETE, and its id is free again. Its slot
+ * (*index, for the caller's own state of the event) may serve a later event. */
+hf_error_t hf_core_event_delete(hf_core_t *core, const char *event_id, hf_time_ms_t now,
+                                uint32_t *index);
 /* An order without a hold (API.md section 4, bookings): request->seat_versions must match
  * every seat's version and the seats must be available, else HF_ERROR_VERSION_CONFLICT with
  * detail.items; the other checks are those of a hold. ttl_ms must be -1, best_count 0 and
@@ -538,8 +561,12 @@ hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *hold, ui
 
 /* ---- Lookups ---- */
 
+/* Event slots: hf_core_event_at gives the event of a slot, NULL for a slot a deleted event
+ * left (a later event may take it). Holds, orders and tickets name events by slot. */
 uint32_t hf_core_event_count(const hf_core_t *core);
-const hf_event_t *hf_core_event_at(const hf_core_t *core, uint32_t index); /* creation order */
+const hf_event_t *hf_core_event_at(const hf_core_t *core, uint32_t index);
+/* The live events' slots in creation order; *count set (at most HF_EVENTS_MAX). */
+const uint32_t *hf_core_events_listed(const hf_core_t *core, uint32_t *count);
 const hf_event_t *hf_core_event(const hf_core_t *core, const char *event_id, uint32_t *index);
 /* Whether id is a client-chosen id of API.md: [A-Za-z0-9_.]{1,64}. */
 bool hf_core_id_valid(const char *id);

@@ -54,4 +54,24 @@ typedef struct hf_event_definition {
     hf_room_definition_t waiting_room;
 } hf_event_definition_t;
 
+/* A change of a live event (PATCH /v1/events/{event}, hf_core_event_update) is an
+ * hf_event_definition_t read as a patch: id names the event; the top-level members named in
+ * the mask of these bits change; each listed section or pool that exists is changed, one that
+ * does not is added; a price or a capacity below 0 (HF_UNCHANGED) leaves it as it is, and a
+ * listed section's rows are appended to it. The record of the change carries the same shape
+ * with only what changed (hf_mutation_event_update_t). */
+typedef enum hf_event_member {
+    HF_EVENT_MEMBER_NAME = 1u << 0,
+    HF_EVENT_MEMBER_HOLD_TTL = 1u << 1,
+    HF_EVENT_MEMBER_MAX_HOLD = 1u << 2,
+    HF_EVENT_MEMBER_MAX_SEATS_PER_USER = 1u << 3,
+    HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD = 1u << 4,
+    HF_EVENT_MEMBER_WAITING_ROOM = 1u << 5,
+    HF_EVENT_MEMBER_SECTIONS = 1u << 6,
+    HF_EVENT_MEMBER_POOLS = 1u << 7,
+} hf_event_member_t;
+
+/* A patch's price or capacity that is not given: the member keeps its value. */
+#define HF_UNCHANGED (-1)
+
 #endif

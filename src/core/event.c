@@ -17,6 +17,11 @@ const hf_event_t *hf_core_event_at(const hf_core_t *core, uint32_t index) {
     return index < core->event_count ? core->events[index] : NULL;
 }
 
+const uint32_t *hf_core_events_listed(const hf_core_t *core, uint32_t *count) {
+    *count = core->event_order_count;
+    return core->event_order;
+}
+
 const hf_event_t *hf_core_event(const hf_core_t *core, const char *event_id, uint32_t *index) {
     uint32_t found;
     if (!event_id || !hf_map_get(&core->event_ids, event_id, strlen(event_id), &found))
@@ -187,7 +192,7 @@ static hf_error_t check_definition(const hf_core_t *core, const hf_event_definit
     if (*seats == 0 && definition->pool_count == 0)
         return invalid_because(detail, "sections", HF_FAULT_NO_INVENTORY);
     if (hf_core_event(core, definition->id, NULL)) return HF_ERROR_EVENT_EXISTS;
-    if (core->event_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
+    if (core->event_order_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
     return HF_OK;
 }
 
@@ -234,8 +239,8 @@ static void build_layout(hf_event_t *event, const hf_event_definition_t *definit
     }
 }
 
-static hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats,
-                                  uint64_t rows, hf_time_ms_t now) {
+hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats,
+                           uint64_t rows, hf_time_ms_t now) {
     hf_event_t *event = calloc(1, sizeof *event);
     event_tables_t *tables = calloc(1, sizeof *tables);
     if (!event || !tables) abort();
@@ -286,6 +291,18 @@ void event_free(hf_event_t *event) {
     free(event);
 }
 
+/* A slot for a new event: one a deleted event left, else a new one. Slots stay at most
+ * HF_EVENTS_MAX: a slot is added only while every one is taken. */
+static uint32_t slot_take(hf_core_t *core) {
+    if (core->event_order_count < core->event_count) {
+        for (uint32_t i = 0; i < core->event_count; i++)
+            if (core->events[i] == NULL) return i;
+    }
+    core->events = grow(core->events, &core->event_capacity, core->event_count + 1,
+                        sizeof *core->events);
+    return core->event_count++;
+}
+
 hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
                      hf_time_ms_t now, hf_error_detail_t *detail) {
     uint64_t seats, rows;
@@ -293,12 +310,35 @@ hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
     if (error) return error;
     if (!hf_core_room_valid(&definition->waiting_room)) return invalid(detail, "waiting_room");
     hf_event_t *event = event_allocate(definition, seats, rows, now);
-    core->events = grow(core->events, &core->event_capacity, core->event_count + 1, sizeof *core->events);
-    uint32_t index = core->event_count++;
+    uint32_t index = slot_take(core);
     core->events[index] = event;
     hf_map_put(&core->event_ids, event->id, strlen(event->id), index);
+    core->event_order = grow(core->event_order, &core->event_order_capacity,
+                             core->event_order_count + 1, sizeof *core->event_order);
+    core->event_order[core->event_order_count++] = index;
     if (event->waiting_room.enabled) core->rooms_enabled++;
     return HF_OK;
+}
+
+void event_remove(hf_core_t *core, uint32_t index) {
+    assert(index < core->event_count && core->events[index] != NULL);
+    uint32_t at = 0;
+    while (at < core->event_order_count && core->event_order[at] != index) at++;
+    assert(at < core->event_order_count);
+    memmove(core->event_order + at, core->event_order + at + 1,
+            (core->event_order_count - at - 1) * sizeof *core->event_order);
+    core->event_order_count--;
+    if (core->events[index]->waiting_room.enabled) core->rooms_enabled--;
+    event_free(core->events[index]);
+    core->events[index] = NULL;
+    /* The id index removes no single key: it is rebuilt (a deletion is rare, and at most
+     * HF_EVENTS_MAX events are indexed). */
+    hf_map_free(&core->event_ids);
+    hf_map_init(&core->event_ids);
+    for (uint32_t i = 0; i < core->event_order_count; i++) {
+        const hf_event_t *event = core->events[core->event_order[i]];
+        hf_map_put(&core->event_ids, event->id, strlen(event->id), core->event_order[i]);
+    }
 }
 
 hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *definition,

@@ -260,6 +260,7 @@ uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
     hold->seat_count = core->scratch_seat_count;
     hold->pool_count = request->pool_count;
     hold->total = items_fill(core, core->events[event], request, hold->item_offset);
+    ((event_tables_t *)core->events[event]->internal)->used = true;
     hf_index_map_insert(&core->hold_ids, key.hash, index);
     return index;
 }

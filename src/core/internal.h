@@ -95,6 +95,10 @@ typedef struct event_tables {
     /* The event's orders, oldest first (order indexes, which only grow): the staff's listing
      * pages through them without reading other events' orders. */
     index_list_t orders;
+    /* Set by its first hold, restored or forgotten ones included: an event that had one is
+     * never deleted (hf_core_event_delete), so no hold, order or user record names a slot
+     * another event took. */
+    bool used;
 } event_tables_t;
 
 /* The seat_changes array of an event (see event_tables_t). */
@@ -116,9 +120,13 @@ typedef struct delivery {
 struct hf_core {
     hf_mutation_sink_t sink;
     bool stream_records;         /* emit seat and pool records (hf_core_set_stream_records) */
-    hf_event_t **events;
+    hf_event_t **events;         /* by slot; NULL for a slot a deleted event left */
     uint32_t event_count, event_capacity;
     hf_map_t event_ids;
+    /* The live events' slots in creation order (GET /v1/events); its count is the number of
+     * events, which HF_EVENTS_MAX bounds. */
+    uint32_t *event_order;
+    uint32_t event_order_count, event_order_capacity;
 
     hf_hold_t *holds;
     uint32_t hold_count, hold_capacity, holds_active;
@@ -380,6 +388,13 @@ void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_m
 void record_order_created(hf_core_t *core, uint32_t order_index);
 /* The event's sales closed or reopened (event->sales_open as it stands). */
 void record_event_sales(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now);
+/* The event changed: its definition whole after the change, and the patch of what changed. */
+void record_event_updated(hf_core_t *core, hf_event_t *event,
+                          const hf_event_definition_t *definition,
+                          const hf_event_definition_t *changes, uint32_t members,
+                          hf_time_ms_t now);
+/* The event is deleted (record before it is freed: the record names it). */
+void record_event_deleted(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now);
 /* A delivery and its outcome (the delivery's fields as the command named them). */
 void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
                      const delivery_t *kept, hf_time_ms_t now);
@@ -395,6 +410,11 @@ void record_order_updated(hf_core_t *core, uint32_t order_index, const char *use
 hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
                      hf_time_ms_t now, hf_error_detail_t *detail);
 void event_free(hf_event_t *event);
+/* A new event laid out from a checked definition (seats, rows): every seat available. */
+hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats,
+                           uint64_t rows, hf_time_ms_t now);
+/* Takes the event out of its slot and the id index (event_update.c's delete). */
+void event_remove(hf_core_t *core, uint32_t index);
 size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index,
                      char *out);
 void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
@@ -515,6 +535,11 @@ uint32_t queue_evict(hf_core_t *core, uint64_t durable_changes);
 void queue_free(hf_core_t *core);
 /* hf_core_check's part: each room's counts, Fenwick tree and head against its tickets. */
 const char *queue_check(const hf_core_t *core);
+/* Whether the event's room ever had a ticket (a room is made at the first join). */
+bool queue_room_exists(const hf_core_t *core, uint32_t event_index);
+/* The event's room settings changed (enabled or not): the running room follows them, its
+ * bucket capped to the new size and its next admission due at once. */
+void queue_room_changed(hf_core_t *core, uint32_t event_index, hf_time_ms_t now);
 /* A ticket as it stands after its join (created) or a change of status (queue.c passes its
  * fields: core/queue.h is the domain's header, which this one does not include). */
 typedef struct ticket_record {

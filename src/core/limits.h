@@ -32,6 +32,13 @@
 #define HF_PRICE_MAX 1000000000000LL
 /* Events per server: each event's tables are sized at creation. */
 #define HF_EVENTS_MAX 10000u
+/* Paging of GET /v1/events (API.md section 1: as the seat list, default 100, at most 1,000):
+ * a page renders each event's summary, its sections and pools. */
+#define HF_EVENTS_PAGE_DEFAULT 100u
+#define HF_EVENTS_PAGE_MAX 1000u
+/* Paging of a user's orders (GET /v1/users/{user}/orders, API.md section 1). */
+#define HF_USER_ORDERS_PAGE_DEFAULT 100u
+#define HF_USER_ORDERS_PAGE_MAX 1000u
 
 /* Items (seats plus pool lines) in one hold: max_seats_per_hold may not exceed this. It bounds
  * the work of one request and the size of one error detail. */

@@ -29,6 +29,8 @@ typedef enum hf_mutation_type {
     HF_MUTATION_REFUND,           /* a refund as it stands (new, or completed) */
     HF_MUTATION_TICKET_CREATE,    /* a waiting room's new ticket (core/queue.h) */
     HF_MUTATION_TICKET_UPDATE,    /* a ticket's new status: admitted, completed, expired... */
+    HF_MUTATION_EVENT_UPDATE,     /* an event changed while it sells (PATCH) */
+    HF_MUTATION_EVENT_DELETE,     /* an event that never sold anything, deleted */
     HF_MUTATION_DRIVER = 20,      /* a driver as it stands (dispatch: soft, flushed) */
     HF_MUTATION_RIDE,             /* a ride as it stands, with its offer (dispatch) */
 } hf_mutation_type_t;
@@ -54,6 +56,23 @@ typedef struct hf_mutation_event_sales {
     const char *event_id;
     bool sales_open;              /* the state after the change */
 } hf_mutation_event_sales_t;
+
+/* An event changed (hf_core_event_update): the store rewrites its definition whole and
+ * tells what changed in the event's history. changes is a patch (definition.h) holding only
+ * what changed: the members named in the mask, the sections and pools changed or added (a
+ * price or capacity HF_UNCHANGED when it stayed, rows the appended ones only). */
+typedef struct hf_mutation_event_update {
+    const char *event_id;
+    const hf_event_definition_t *definition; /* the event whole, after the change */
+    const hf_event_definition_t *changes;
+    uint32_t members;             /* hf_event_member_t bits of what changed */
+} hf_mutation_event_update_t;
+
+/* An event deleted (hf_core_event_delete): it never had a hold or an order, so its row and
+ * its history go, and its id is free again. */
+typedef struct hf_mutation_event_delete {
+    const char *event_id;
+} hf_mutation_event_delete_t;
 
 typedef struct hf_mutation_seat {
     const char *event_id, *seat_id;
@@ -188,6 +207,8 @@ typedef struct hf_mutation {
     union {
         hf_mutation_event_create_t event_create;
         hf_mutation_event_sales_t event_sales;
+        hf_mutation_event_update_t event_update;
+        hf_mutation_event_delete_t event_delete;
         hf_mutation_seat_t seat;
         hf_mutation_pool_t pool;
         hf_mutation_hold_create_t hold_create;

@@ -59,15 +59,6 @@ typedef struct queue_state {
     uint32_t free_first;
 } queue_state_t;
 
-bool hf_core_room_valid(const hf_room_definition_t *room) {
-    if (!room->enabled) return true;
-    return room->admit_per_s >= HF_QUEUE_ADMIT_PER_S_MIN &&
-           room->admit_per_s <= HF_QUEUE_ADMIT_PER_S_MAX && room->token_ttl_s >= 1 &&
-           room->token_ttl_s <= HF_QUEUE_TOKEN_TTL_S_MAX && room->abandon_after_ms >= 1 &&
-           room->abandon_after_ms <= HF_QUEUE_TOKEN_TTL_S_MAX * 1000 && room->max_waiting >= 1 &&
-           room->max_waiting <= HF_QUEUE_WAITING_LIMIT;
-}
-
 uint32_t hf_core_rooms_enabled(const hf_core_t *core) { return core->rooms_enabled; }
 
 /* ---- state ---- */
@@ -450,6 +441,20 @@ static void room_admit(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) 
     hf_timer_push(&queue->timer, next, HF_TIMER_QUEUE_ADMIT, event_index);
 }
 
+bool queue_room_exists(const hf_core_t *core, uint32_t event_index) {
+    return room_find(core, event_index) != NULL;
+}
+
+/* The bucket fills at the new rate up to the new size; the next admission is due at once. */
+void queue_room_changed(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) {
+    room_t *room = room_find(core, event_index);
+    if (!room) return;
+    room_refill(room, &core->events[event_index]->waiting_room, now);
+    if (room->waiting == 0 || room->admit_armed_ms <= now) return;
+    room->admit_armed_ms = now;
+    hf_timer_push(&core->queue->timer, now, HF_TIMER_QUEUE_ADMIT, event_index);
+}
+
 /* A ticket leaves the line or its slot: finished with status at at_ms. */
 static void ticket_finish(hf_core_t *core, uint32_t index, uint8_t status, hf_time_ms_t at_ms) {
     queue_state_t *queue = core->queue;
@@ -640,18 +645,15 @@ int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, uint32_t po
 }
 
 uint32_t hf_core_room_waiting(const hf_core_t *core, uint32_t event_index) {
-    const room_t *room = room_find(core, event_index);
-    return room ? room->waiting : 0;
+    return room_find(core, event_index) ? room_find(core, event_index)->waiting : 0;
 }
 
 uint32_t hf_core_room_active(const hf_core_t *core, uint32_t event_index) {
-    const room_t *room = room_find(core, event_index);
-    return room ? room->active : 0;
+    return room_find(core, event_index) ? room_find(core, event_index)->active : 0;
 }
 
 uint64_t hf_core_room_admissions(const hf_core_t *core, uint32_t event_index) {
-    const room_t *room = room_find(core, event_index);
-    return room ? room->admissions : 0;
+    return room_find(core, event_index) ? room_find(core, event_index)->admissions : 0;
 }
 
 /* ---- invariants (hf_core_check) ---- */
@@ -701,7 +703,7 @@ static hf_error_t stored_place(hf_core_t *core, const hf_stored_ticket_t *stored
     const hf_event_t *event = hf_core_event(core, stored->event_id, event_index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
     size_t length = stored->user_id ? strlen(stored->user_id) : 0;
-    if (!event->waiting_room.enabled || length == 0 || length > HF_USER_ID_SIZE_MAX ||
+    if (event->waiting_room.admit_per_s <= 0 || /* a room turned off keeps its settings */ length == 0 || length > HF_USER_ID_SIZE_MAX ||
         stored->status > HF_TICKET_ABANDONED || !stored->ticket_id || stored->seq == 0)
         return HF_ERROR_INVALID_REQUEST;
     queue_of(core);
@@ -728,7 +730,7 @@ hf_error_t hf_core_restore_ticket(hf_core_t *core, const hf_stored_ticket_t *sto
     uint32_t event_index, index;
     const hf_event_t *event = hf_core_event(core, stored->event_id, &event_index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
-    if (!event->waiting_room.enabled) return HF_ERROR_INVALID_REQUEST;
+    if (event->waiting_room.admit_per_s <= 0) return HF_ERROR_INVALID_REQUEST;
     room_t *room = room_make(core, event_index, now, false);
     if (stored->seq <= room->seq_count) return HF_ERROR_INVALID_REQUEST;
     hf_error_t error = stored_place(core, stored, &event_index, &index);

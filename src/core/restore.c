@@ -85,6 +85,7 @@ hf_error_t hf_core_restore_forgotten_hold(hf_core_t *core, const hf_stored_hold_
     hf_error_t error = restore_resolve(core, &stored->request, &event_index);
     if (error) return error;
     hf_event_t *event = core->events[event_index];
+    ((event_tables_t *)event->internal)->used = true;
     for (uint32_t i = 0; i < stored->request.seat_count; i++)
         event->seats[core->scratch_seats[i]].version += ENDED_HOLD_SEAT_CHANGES;
     return HF_OK;

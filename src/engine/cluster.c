@@ -483,7 +483,9 @@ void hf_cluster_free(hf_cluster_t *cluster) {
 
 size_t hf_cluster_units_owned(const hf_cluster_t *cluster) {
     if (!cluster) return 0;
-    if (!cluster->leased) return hf_core_event_count(cluster->context->core);
+    uint32_t events;
+    hf_core_events_listed(cluster->context->core, &events);
+    if (!cluster->leased) return events;
     uint32_t index; /* events and fleets: the records of no unit are not counted */
     bool none = hf_map_get(&cluster->unit_index, HF_STORE_UNIT_NONE, strlen(HF_STORE_UNIT_NONE),
                            &index) && cluster->units[index].owned;

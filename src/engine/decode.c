@@ -399,24 +399,28 @@ static bool room_integer(json_t *room, const char *name, int64_t minimum, int64_
     return wrong(fault, &where, name, member);
 }
 
+/* A room's settings before any member is read (API.md section 6, limits.h). */
+static const hf_room_definition_t ROOM_DEFAULTS = {
+    false, HF_QUEUE_ADMIT_PER_S_DEFAULT, HF_QUEUE_TOKEN_TTL_S_DEFAULT, 0,
+    HF_QUEUE_ABANDON_AFTER_MS_DEFAULT, HF_QUEUE_WAITING_DEFAULT};
+
 /* "waiting_room": {"enabled", "admit_per_s", "token_ttl_s", "max_active", "abandon_after_s",
- * "max_waiting"}, each optional with the defaults of limits.h; settings of a disabled room
- * are checked and then dropped (an event without a room keeps none). */
-static bool decode_room(json_t *room, hf_room_definition_t *target, hf_error_detail_t *fault) {
+ * "max_waiting"}: each member given is checked and read over settings. */
+static bool room_members(json_t *room, hf_room_definition_t *settings, hf_error_detail_t *fault) {
     where_t where = {.field = "waiting_room"};
-    if (!room || json_is_null(room)) return true;
     if (!json_is_object(room)) return wrong(fault, &where, NULL, room);
     json_t *enabled = json_object_get(room, "enabled");
-    if (enabled && !json_is_boolean(enabled)) return wrong(fault, &where, "enabled", enabled);
+    if (enabled && !json_is_boolean(enabled))
+        return wrong(fault, &where, "enabled", enabled);
+    if (json_is_boolean(enabled)) settings->enabled = json_is_true(enabled);
     json_t *rate = json_object_get(room, "admit_per_s");
-    double admit_per_s = HF_QUEUE_ADMIT_PER_S_DEFAULT;
     if (rate && !json_is_null(rate)) {
-        admit_per_s = json_is_number(rate) ? json_number_value(rate) : -1.0;
-        if (!(admit_per_s >= HF_QUEUE_ADMIT_PER_S_MIN && admit_per_s <= HF_QUEUE_ADMIT_PER_S_MAX))
+        settings->admit_per_s = json_is_number(rate) ? json_number_value(rate) : -1.0;
+        if (!(settings->admit_per_s >= HF_QUEUE_ADMIT_PER_S_MIN &&
+              settings->admit_per_s <= HF_QUEUE_ADMIT_PER_S_MAX))
             return wrong(fault, &where, "admit_per_s", rate);
     }
-    int64_t ttl = HF_QUEUE_TOKEN_TTL_S_DEFAULT, active = 0, waiting = HF_QUEUE_WAITING_DEFAULT;
-    int64_t abandon_ms = HF_QUEUE_ABANDON_AFTER_MS_DEFAULT;
+    int64_t active = settings->max_active, waiting = settings->max_waiting;
     /* A token's exp is whole seconds: a fractional ttl is rounded up (durations may be
      * fractional, API.md section 1). */
     json_t *token_ttl = json_object_get(room, "token_ttl_s");
@@ -424,18 +428,28 @@ static bool decode_room(json_t *room, hf_room_definition_t *target, hf_error_det
         double seconds = json_is_number(token_ttl) ? json_number_value(token_ttl) : -1.0;
         if (!(seconds > 0 && seconds <= (double)HF_QUEUE_TOKEN_TTL_S_MAX))
             return wrong(fault, &where, "token_ttl_s", token_ttl);
-        ttl = (int64_t)ceil(seconds);
+        settings->token_ttl_s = (int64_t)ceil(seconds);
     }
     if (!room_integer(room, "max_active", 0, UINT32_MAX, &active, fault) ||
         !room_integer(room, "max_waiting", 1, HF_QUEUE_WAITING_LIMIT, &waiting, fault))
         return false;
+    settings->max_active = (uint32_t)active;
+    settings->max_waiting = (uint32_t)waiting;
     json_t *abandon = json_object_get(room, "abandon_after_s");
     if (abandon && !json_is_null(abandon) &&
-        (!json_seconds_to_ms(abandon, &abandon_ms) || abandon_ms > HF_HOLD_TTL_MS_MAX))
+        (!json_seconds_to_ms(abandon, &settings->abandon_after_ms) ||
+         settings->abandon_after_ms > HF_HOLD_TTL_MS_MAX))
         return wrong(fault, &where, "abandon_after_s", abandon);
-    if (!json_is_true(enabled)) return true;
-    *target = (hf_room_definition_t){true, admit_per_s, ttl, (uint32_t)active, abandon_ms,
-                                     (uint32_t)waiting};
+    return true;
+}
+
+/* A creation's room: settings of a disabled room are checked and then dropped (an event
+ * without a room keeps none). */
+static bool decode_room(json_t *room, hf_room_definition_t *target, hf_error_detail_t *fault) {
+    if (!room || json_is_null(room)) return true;
+    hf_room_definition_t settings = ROOM_DEFAULTS;
+    if (!room_members(room, &settings, fault)) return false;
+    if (settings.enabled) *target = settings;
     return true;
 }
 
@@ -463,6 +477,144 @@ void hf_decode_definition_free(hf_event_definition_t *definition) {
     free(definition->pools);
     definition->sections = NULL;
     definition->pools = NULL;
+}
+
+/* ---- a change of an event (PATCH) ---- */
+
+/* An optional price or capacity from 0 to maximum: HF_UNCHANGED when absent or null. */
+static bool optional_amount(json_t *object, const char *name, int64_t maximum, int64_t *value,
+                            const where_t *where, hf_error_detail_t *fault) {
+    json_t *member = json_object_get(object, name);
+    *value = HF_UNCHANGED;
+    if (!member || json_is_null(member)) return true;
+    return hf_json_read_integer(member, 0, maximum, value) || wrong(fault, where, name, member);
+}
+
+/* A listed section: its id, and a price and rows when it changes them (the core requires
+ * both of a new section). */
+static bool patch_section(json_t *section, const where_t *where, hf_section_definition_t *target,
+                          hf_error_detail_t *fault) {
+    if (!json_is_object(section)) return wrong(fault, where, NULL, section);
+    if (!id_member(section, where, target->id, fault)) return false;
+    if (!optional_amount(section, "price", HF_PRICE_MAX, &target->price, where, fault))
+        return false;
+    json_t *rows = json_object_get(section, "rows");
+    if (!rows || json_is_null(rows)) return true;
+    return decode_rows(rows, where, target, fault);
+}
+
+static bool patch_pool(json_t *pool, const where_t *where, hf_pool_definition_t *target,
+                       hf_error_detail_t *fault) {
+    if (!json_is_object(pool)) return wrong(fault, where, NULL, pool);
+    return id_member(pool, where, target->id, fault) &&
+           optional_amount(pool, "capacity", HF_POOL_CAPACITY_MAX, &target->capacity, where,
+                           fault) &&
+           optional_amount(pool, "price", HF_PRICE_MAX, &target->price, where, fault);
+}
+
+/* "sections" or "pools" of a patch: a list of at most maximum, each read by read_one. */
+static bool patch_list(json_t *list, const char *field, uint32_t maximum, void **items,
+                       uint32_t *count, size_t size, hf_error_detail_t *fault,
+                       bool (*read_one)(json_t *, const where_t *, void *, hf_error_detail_t *)) {
+    where_t where = {.field = field};
+    if (!json_is_array(list) || json_array_size(list) > maximum)
+        return wrong(fault, &where, NULL, list);
+    *count = (uint32_t)json_array_size(list);
+    *items = calloc(*count + 1, size);
+    if (!*items) abort();
+    where.has_index = true;
+    for (where.index = 0; where.index < *count; where.index++)
+        if (!read_one(json_array_get(list, where.index), &where,
+                      (char *)*items + where.index * size, fault))
+            return false;
+    return true;
+}
+
+static bool read_section(json_t *json, const where_t *where, void *target,
+                         hf_error_detail_t *fault) {
+    return patch_section(json, where, target, fault);
+}
+
+static bool read_pool(json_t *json, const where_t *where, void *target, hf_error_detail_t *fault) {
+    return patch_pool(json, where, target, fault);
+}
+
+/* The room a patch asks for: its members read over the room's settings as they stand (the
+ * defaults for an event that never had a room). A room turned off keeps its settings; one
+ * that never was on keeps none, as at creation. */
+static bool patch_room(json_t *room, const hf_room_definition_t *base,
+                       hf_room_definition_t *target, hf_error_detail_t *fault) {
+    hf_room_definition_t settings = ROOM_DEFAULTS;
+    if (base->admit_per_s > 0) settings = *base;
+    settings.enabled = base->enabled;
+    if (!room_members(room, &settings, fault)) return false;
+    if (!settings.enabled && base->admit_per_s <= 0) settings = (hf_room_definition_t){0};
+    *target = settings;
+    return true;
+}
+
+/* The scalar members of a patch, each present one read as a creation reads it. */
+static bool patch_limits(json_t *object, hf_event_definition_t *patch, uint32_t *members,
+                         hf_error_detail_t *fault) {
+    json_t *member = json_object_get(object, "name");
+    if (member && !json_is_null(member)) {
+        if (!decode_text(member, patch->name, HF_NAME_SIZE_MAX)) return top_wrong(fault, "name", member);
+        *members |= HF_EVENT_MEMBER_NAME;
+    }
+    member = json_object_get(object, "hold_ttl_s");
+    if (member && !json_is_null(member)) {
+        if (!json_seconds_to_ms(member, &patch->hold_ttl_ms)) return top_wrong(fault, "hold_ttl_s", member);
+        *members |= HF_EVENT_MEMBER_HOLD_TTL;
+    }
+    member = json_object_get(object, "max_hold_s");
+    if (member && !json_is_null(member)) {
+        if (!json_seconds_to_ms(member, &patch->max_hold_ms)) return top_wrong(fault, "max_hold_s", member);
+        *members |= HF_EVENT_MEMBER_MAX_HOLD;
+    }
+    int64_t value = 0;
+    member = json_object_get(object, "max_seats_per_user");
+    if (member && !json_is_null(member)) {
+        if (!hf_json_read_integer(member, 0, UINT32_MAX, &value))
+            return top_wrong(fault, "max_seats_per_user", member);
+        patch->max_seats_per_user = (uint32_t)value;
+        *members |= HF_EVENT_MEMBER_MAX_SEATS_PER_USER;
+    }
+    member = json_object_get(object, "max_seats_per_hold");
+    if (member && !json_is_null(member)) {
+        if (!hf_json_read_integer(member, 1, HF_HOLD_ITEMS_MAX, &value))
+            return top_wrong(fault, "max_seats_per_hold", member);
+        patch->max_seats_per_hold = (uint32_t)value;
+        *members |= HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD;
+    }
+    return true;
+}
+
+bool hf_decode_patch(json_t *object, const char *event_id, const hf_room_definition_t *room,
+                     hf_event_definition_t *patch, uint32_t *members, hf_error_detail_t *fault) {
+    memset(patch, 0, sizeof *patch);
+    *members = 0;
+    snprintf(patch->id, sizeof patch->id, "%s", event_id);
+    if (!patch_limits(object, patch, members, fault)) return false;
+    json_t *member = json_object_get(object, "sections");
+    if (member && !json_is_null(member)) {
+        if (!patch_list(member, "sections", HF_EVENT_SECTIONS_MAX, (void **)&patch->sections,
+                        &patch->section_count, sizeof *patch->sections, fault, read_section))
+            return false;
+        *members |= HF_EVENT_MEMBER_SECTIONS;
+    }
+    member = json_object_get(object, "pools");
+    if (member && !json_is_null(member)) {
+        if (!patch_list(member, "pools", HF_EVENT_POOLS_MAX, (void **)&patch->pools,
+                        &patch->pool_count, sizeof *patch->pools, fault, read_pool))
+            return false;
+        *members |= HF_EVENT_MEMBER_POOLS;
+    }
+    member = json_object_get(object, "waiting_room");
+    if (member && !json_is_null(member)) {
+        if (!patch_room(member, room, &patch->waiting_room, fault)) return false;
+        *members |= HF_EVENT_MEMBER_WAITING_ROOM;
+    }
+    return true;
 }
 
 /* ---- items ---- */

@@ -59,6 +59,11 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
     [HF_API_ERROR_RIDE_EXISTS] = {"ride_exists", 409, "a ride with this id exists"},
     [HF_API_ERROR_OFFER_EXPIRED] = {"offer_expired", 410, "this driver's offer of the ride lapsed"},
     [HF_API_ERROR_NOT_OFFERED] = {"not_offered", 409, "this driver holds no offer of the ride"},
+    /* Changing and deleting events (API.md section 2). */
+    [HF_API_ERROR_CAPACITY_BELOW_TAKEN] = {"capacity_below_taken", 409,
+                                           "a pool's capacity may not go below its held + sold"},
+    [HF_API_ERROR_EVENT_IN_USE] = {"event_in_use", 409,
+                                   "the event had holds, orders or queue tickets: cancel it instead"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -91,10 +96,12 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_RIDE_EXISTS] = HF_API_ERROR_RIDE_EXISTS,
     [HF_ERROR_OFFER_EXPIRED] = HF_API_ERROR_OFFER_EXPIRED,
     [HF_ERROR_NOT_OFFERED] = HF_API_ERROR_NOT_OFFERED,
+    [HF_ERROR_CAPACITY_BELOW_TAKEN] = HF_API_ERROR_CAPACITY_BELOW_TAKEN,
+    [HF_ERROR_EVENT_IN_USE] = HF_API_ERROR_EVENT_IN_USE,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_NOT_OFFERED + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_EVENT_IN_USE + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

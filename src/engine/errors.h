@@ -55,6 +55,9 @@ typedef enum hf_api_error {
     HF_API_ERROR_RIDE_EXISTS,
     HF_API_ERROR_OFFER_EXPIRED,
     HF_API_ERROR_NOT_OFFERED,
+    /* Changing and deleting events (API.md section 2). */
+    HF_API_ERROR_CAPACITY_BELOW_TAKEN,
+    HF_API_ERROR_EVENT_IN_USE,
     HF_API_ERROR_COUNT
 } hf_api_error_t;
 

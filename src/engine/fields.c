@@ -214,6 +214,9 @@ void hf_fields_message(const hf_error_detail_t *given, const hf_fields_source_t 
     case HF_FAULT_ID_TAKEN:
         snprintf(out, size, "%s is already in use", path);
         break;
+    case HF_FAULT_EXISTS:
+        snprintf(out, size, "%s: row exists; a change appends new rows only", path);
+        break;
     default: /* HF_FAULT_VALUE */
         if (rule_write(detail, source->body, rule, sizeof rule))
             snprintf(out, size, "%s must be %s", path, rule);

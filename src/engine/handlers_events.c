@@ -38,17 +38,109 @@ static void handle_event_create(hf_request_t *request) {
     hf_render_event(&json, core, hf_core_event(core, definition.id, NULL));
 }
 
+/* A page's limit (API.md section 1: default 100, at most 1,000); false when not one. */
+static bool page_limit(const char *text, uint32_t *limit) {
+    char *end;
+    long value = strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || value < 1 || value > HF_EVENTS_PAGE_MAX) return false;
+    *limit = (uint32_t)value;
+    return true;
+}
+
+/* GET /v1/events?after=ID&limit=N: events in creation order, paged as seats are. An after
+ * naming no event is a 400 (docs/API.md): a deleted one cannot say where its place was. */
 static void handle_event_list(hf_request_t *request) {
     hf_core_t *core = request->context->core;
+    const char *query = request->http->query;
+    char value[HF_ID_SIZE_MAX + 2];
+    uint32_t limit = HF_EVENTS_PAGE_DEFAULT, count, start = 0;
+    if (hf_query_get(query, "limit", value, sizeof value) && !page_limit(value, &limit)) {
+        char message[128];
+        snprintf(message, sizeof message, "limit must be an integer from 1 to %u",
+                 HF_EVENTS_PAGE_MAX);
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "limit");
+        return;
+    }
+    const uint32_t *listed = hf_core_events_listed(core, &count);
+    if (hf_query_get(query, "after", value, sizeof value)) {
+        uint32_t after;
+        if (!hf_core_event(core, value, &after)) {
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                           "after must be the id of an event", "after");
+            return;
+        }
+        while (start < count && listed[start] != after) start++;
+        start++;
+    }
+    uint32_t end = start + limit < count ? start + limit : count;
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "events");
     hf_json_array_begin(&json);
-    for (uint32_t i = 0; i < hf_core_event_count(core); i++)
-        hf_render_event(&json, core, hf_core_event_at(core, i));
+    for (uint32_t i = start; i < end; i++) hf_render_event(&json, core, hf_core_event_at(core, listed[i]));
     hf_json_array_end(&json);
+    HF_JSON_KEY(&json, "next");
+    if (end < count && end > start) hf_json_string(&json, hf_core_event_at(core, listed[end - 1])->id);
+    else hf_json_null(&json);
     hf_json_object_end(&json);
+}
+
+/* The 409 of a pool's capacity below its held + sold, naming the pool and both numbers. */
+static void reply_below_taken(hf_request_t *request, const hf_event_definition_t *patch,
+                              const hf_error_detail_t *detail) {
+    hf_json_t json;
+    hf_reply_error_begin(request, HF_API_ERROR_CAPACITY_BELOW_TAKEN, NULL, &json);
+    HF_JSON_KEY(&json, "pool"); hf_json_string(&json, patch->pools[detail->pool].id);
+    HF_JSON_KEY(&json, "capacity"); hf_json_int(&json, detail->requested);
+    HF_JSON_KEY(&json, "taken"); hf_json_int(&json, detail->current);
+    hf_reply_error_end(&json);
+}
+
+/* PATCH /v1/events/{event}: the members the body names change (API.md section 2). */
+static void handle_event_update(hf_request_t *request) {
+    hf_context_t *context = request->context;
+    uint32_t index;
+    const hf_event_t *event = hf_core_event(context->core, request->params[0], &index);
+    if (!event) {
+        hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
+        return;
+    }
+    hf_event_definition_t patch;
+    uint32_t members;
+    hf_error_detail_t *detail = &context->detail;
+    memset(detail, 0, offsetof(hf_error_detail_t, items));
+    hf_fields_source_t source = {HF_FIELDS_EVENT, &patch, NULL};
+    hf_error_t error = HF_ERROR_INVALID_REQUEST;
+    bool layout = false;
+    if (hf_decode_patch(request->body, event->id, &event->waiting_room, &patch, &members, detail))
+        error = hf_core_event_update(context->core, &patch, members, request->now_ms, &layout,
+                                     detail);
+    if (error == HF_ERROR_CAPACITY_BELOW_TAKEN) reply_below_taken(request, &patch, detail);
+    else if (error) hf_reply_core_error(request, error, detail, &source);
+    hf_decode_definition_free(&patch);
+    if (error) return;
+    /* Seat indexes may have moved: the event's streams end, and their reconnects get a
+     * snapshot of the new layout. */
+    if (layout) hf_streams_forget(context->streams, index);
+    hf_json_t json;
+    hf_reply_begin(request, 200, &json);
+    hf_render_event(&json, context->core, hf_core_event_at(context->core, index));
+}
+
+/* DELETE /v1/events/{event}: 204 for an event never used; its streams end. */
+static void handle_event_delete(hf_request_t *request) {
+    hf_context_t *context = request->context;
+    uint32_t index;
+    hf_error_t error = hf_core_event_delete(context->core, request->params[0], request->now_ms,
+                                            &index);
+    if (error) {
+        hf_reply_core_error(request, error, NULL, NULL);
+        return;
+    }
+    hf_streams_forget(context->streams, index);
+    request->response->status = 204;
+    hf_buffer_reset(&request->response->body);
 }
 
 /* The event named by the first path parameter, or NULL after answering 404. */
@@ -249,6 +341,8 @@ static const hf_route_t routes[] = {
      BODY_SIZE_MAX},
     {"GET", "/v1/events", handle_event_list, 0, BODY_SIZE_MAX},
     {"GET", "/v1/events/{}", handle_event_get, 0, BODY_SIZE_MAX},
+    {"PATCH", "/v1/events/{}", handle_event_update, HF_ROUTE_BODY, BODY_SIZE_MAX},
+    {"DELETE", "/v1/events/{}", handle_event_delete, 0, BODY_SIZE_MAX},
     {"GET", "/v1/events/{}/seats", handle_seat_list, 0, BODY_SIZE_MAX},
     {"GET", "/v1/events/{}/stream", handle_event_stream, HF_ROUTE_KEY_IN_QUERY, BODY_SIZE_MAX},
     {"GET", "/v1/events/{}/seats/{}", handle_seat_get, 0, BODY_SIZE_MAX},
@@ -262,10 +356,11 @@ const hf_route_table_t hf_handlers_events_routes = {routes, sizeof routes / size
  * (at most HF_EVENTS_MAX events). */
 void hf_handlers_events_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
     const hf_core_t *core = context->core;
-    uint32_t event_count = hf_core_event_count(core);
+    uint32_t event_count;
+    const uint32_t *listed = hf_core_events_listed(core, &event_count);
     double seats[3] = {0}, units[3] = {0};
     for (uint32_t e = 0; e < event_count; e++) {
-        const hf_event_t *event = hf_core_event_at(core, e);
+        const hf_event_t *event = hf_core_event_at(core, listed[e]);
         seats[HF_SEAT_AVAILABLE] += event->counts.available;
         seats[HF_SEAT_HELD] += event->counts.held;
         seats[HF_SEAT_SOLD] += event->counts.sold;

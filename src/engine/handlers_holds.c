@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/decode.h"
@@ -235,24 +236,108 @@ static void handle_order_cancel(hf_request_t *request) {
     else reply_order(request, 200, index);
 }
 
+/* Whether the order is on the event the list is filtered by (any, when not filtered). */
+static bool order_listed(const hf_core_t *core, uint32_t order_index, const char *event_id) {
+    const hf_order_t *order = hf_core_order_at(core, order_index);
+    return !event_id || strcmp(hf_core_event_at(core, order->event)->id, event_id) == 0;
+}
+
+/* Reads limit and after of a user's orders page into *limit and *start (the position in the
+ * user's orders after the one named); false after answering 400. */
+static bool user_page_read(hf_request_t *request, const uint32_t *orders, uint32_t count,
+                           uint32_t *limit, uint32_t *start) {
+    const char *query = request->http->query;
+    char value[HF_SERVER_ID_SIZE + 2];
+    *limit = HF_USER_ORDERS_PAGE_DEFAULT;
+    *start = 0;
+    if (hf_query_get(query, "limit", value, sizeof value)) {
+        char *end;
+        long asked = strtol(value, &end, 10);
+        if (value[0] == '\0' || *end != '\0' || asked < 1 || asked > HF_USER_ORDERS_PAGE_MAX) {
+            char message[128];
+            snprintf(message, sizeof message, "limit must be an integer from 1 to %u",
+                     HF_USER_ORDERS_PAGE_MAX);
+            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "limit");
+            return false;
+        }
+        *limit = (uint32_t)asked;
+    }
+    if (!hf_query_get(query, "after", value, sizeof value)) return true;
+    uint32_t after;
+    const hf_order_t *order = hf_core_order_find(request->context->core, value, &after);
+    while (order && *start < count && orders[*start] != after) (*start)++;
+    if (!order || *start == count) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                       "after must be the id of one of this user's orders", "after");
+        return false;
+    }
+    (*start)++;
+    return true;
+}
+
+/* Whether order a was made before order b: by time, then by id (an id begins with its
+ * creation time). */
+static bool order_before(const hf_core_t *core, uint32_t a, uint32_t b) {
+    const hf_order_t *x = hf_core_order_at(core, a), *y = hf_core_order_at(core, b);
+    if (x->created_at_ms != y->created_at_ms) return x->created_at_ms < y->created_at_ms;
+    return strcmp(x->id, y->id) < 0;
+}
+
+/* The user's orders oldest first. A core loaded unit by unit (a list across the units of
+ * several nodes, cluster.h) has them by event: then a sorted copy, owned by the caller, is
+ * made (insertion sort: one user's orders are few); else the core's own list, and *copy NULL. */
+static const uint32_t *oldest_first(const hf_core_t *core, const uint32_t *orders,
+                                    uint32_t count, uint32_t **copy) {
+    *copy = NULL;
+    uint32_t at = 1;
+    while (at < count && !order_before(core, orders[at], orders[at - 1])) at++;
+    if (at >= count) return orders;
+    *copy = malloc(count * sizeof **copy);
+    if (!*copy) abort();
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t j = i;
+        while (j > 0 && order_before(core, orders[i], (*copy)[j - 1])) {
+            (*copy)[j] = (*copy)[j - 1];
+            j--;
+        }
+        (*copy)[j] = orders[i];
+    }
+    return *copy;
+}
+
+/* GET /v1/users/{user}/orders?event=E&after=ID&limit=N: oldest first, paged as seats are. */
 static void handle_user_orders(hf_request_t *request) {
     hf_core_t *core = request->context->core;
     char event_id[HF_ID_SIZE_MAX + 2];
     bool filtered = hf_query_get(request->http->query, "event", event_id, sizeof event_id);
-    uint32_t count;
+    const char *event_filter = filtered ? event_id : NULL;
+    uint32_t count = 0, limit, at;
+    uint32_t *sorted;
     const uint32_t *orders = hf_core_user_orders(core, request->params[0], &count);
+    orders = oldest_first(core, orders, count, &sorted);
+    if (!user_page_read(request, orders, count, &limit, &at)) {
+        free(sorted);
+        return;
+    }
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "orders");
     hf_json_array_begin(&json);
-    for (uint32_t i = 0; i < count; i++) {
-        const hf_order_t *order = hf_core_order_at(core, orders[i]);
-        if (filtered && strcmp(hf_core_event_at(core, order->event)->id, event_id) != 0) continue;
-        hf_render_order(&json, core, order);
+    uint32_t returned = 0, last = 0;
+    for (; at < count && returned < limit; at++) {
+        if (!order_listed(core, orders[at], event_filter)) continue;
+        hf_render_order(&json, core, hf_core_order_at(core, orders[at]));
+        last = orders[at];
+        returned++;
     }
     hf_json_array_end(&json);
+    while (at < count && !order_listed(core, orders[at], event_filter)) at++;
+    HF_JSON_KEY(&json, "next");
+    if (returned > 0 && at < count) hf_json_string(&json, hf_core_order_at(core, last)->id);
+    else hf_json_null(&json);
     hf_json_object_end(&json);
+    free(sorted);
 }
 
 /* ---- bookings (optimistic: an order straight from the versions the client saw) ---- */

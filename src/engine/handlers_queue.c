@@ -213,7 +213,7 @@ static void render_rooms(const hf_core_t *core, hf_buffer_t *out, const char *na
                          bool admissions) {
     for (uint32_t e = 0; e < hf_core_event_count(core); e++) {
         const hf_event_t *event = hf_core_event_at(core, e);
-        if (!event->waiting_room.enabled) continue;
+        if (!event || !event->waiting_room.enabled) continue; /* a deleted event's slot, or no room */
         hf_metrics_label_t label = {"event", event->id};
         double value = admissions ? (double)hf_core_room_admissions(core, e)
                                   : (double)hf_core_room_waiting(core, e);

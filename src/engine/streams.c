@@ -247,6 +247,31 @@ void hf_streams_fail(hf_streams_t *streams) {
     hf_core_set_stream_records(streams->context->core, false);
 }
 
+/* Drops the event's changes from a publish buffer (they are of a layout or an event gone). */
+static void publish_drop(hf_buffer_t *buffer, uint32_t event_index) {
+    size_t kept = 0;
+    for (size_t at = 0; at < buffer->length; at += sizeof(publish_t)) {
+        publish_t publish;
+        memcpy(&publish, buffer->data + at, sizeof publish);
+        if (publish.event == event_index) continue;
+        memmove(buffer->data + kept, buffer->data + at, sizeof publish);
+        kept += sizeof publish;
+    }
+    buffer->length = kept;
+}
+
+void hf_streams_forget(hf_streams_t *streams, uint32_t event_index) {
+    if (event_index >= streams->event_capacity) return;
+    hf_stream_event_t *state = &streams->events[event_index];
+    for (hf_subscriber_t *subscriber = state->subscribers; subscriber; subscriber = subscriber->next)
+        hf_http_stream_close(subscriber->stream);
+    /* The window's slot stays with this index until another event takes it (window_take). */
+    state->window = 0;
+    publish_drop(&streams->publish_open, event_index);
+    for (size_t i = 0; i < HF_STORE_BATCHES_IN_FLIGHT_MAX; i++)
+        publish_drop(&streams->publish_flight[i], event_index);
+}
+
 void hf_streams_reset(hf_streams_t *streams) {
     hf_streams_fail(streams);
     streams->failed = false;

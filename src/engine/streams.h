@@ -89,5 +89,10 @@ void hf_streams_fail(hf_streams_t *streams);
 /* As hf_streams_fail, but streams may open again: the core was rebuilt (a node that lost a
  * unit, engine/cluster.h), so every stream closes and its reconnect gets a snapshot. */
 void hf_streams_reset(hf_streams_t *streams);
+/* The event's layout changed or the event was deleted (its slot may serve another event):
+ * its streams close (a reconnect gets a snapshot of what it is now, or a 404), its window
+ * goes, and its changes not yet published are dropped (their seat indexes are of the old
+ * layout). */
+void hf_streams_forget(hf_streams_t *streams, uint32_t event_index);
 
 #endif

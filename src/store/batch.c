@@ -223,6 +223,18 @@ static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
     }
 }
 
+/* copy_fields for an event's change (both definitions) or deletion. */
+static void copy_event_change(hf_batch_t *batch, hf_mutation_t *copy) {
+    if (copy->type == HF_MUTATION_EVENT_DELETE) {
+        copy->as.event_delete.event_id = copy_string(batch, copy->as.event_delete.event_id);
+        return;
+    }
+    hf_mutation_event_update_t *event = &copy->as.event_update;
+    event->event_id = copy_string(batch, event->event_id);
+    event->definition = copy_definition(batch, event->definition);
+    event->changes = copy_definition(batch, event->changes);
+}
+
 /* Replaces every pointer of the record (a shallow copy of the emitted one) by a copy in the
  * batch. */
 static void copy_fields(hf_batch_t *batch, hf_mutation_t *copy) {
@@ -236,6 +248,8 @@ static void copy_fields(hf_batch_t *batch, hf_mutation_t *copy) {
     case HF_MUTATION_EVENT_SALES:
         copy->as.event_sales.event_id = copy_string(batch, copy->as.event_sales.event_id);
         return;
+    case HF_MUTATION_EVENT_UPDATE:
+    case HF_MUTATION_EVENT_DELETE: copy_event_change(batch, copy); return;
     case HF_MUTATION_SEAT:
         copy->as.seat.event_id = copy_string(batch, copy->as.seat.event_id);
         copy->as.seat.seat_id = copy_string(batch, copy->as.seat.seat_id);

@@ -1,6 +1,8 @@
 /* Entries of an event's audit history, derived from the batch's records (store/history.h). */
 #include "store/history.h"
 
+#include <stdio.h>
+
 #include "core/core.h"
 #include "lib/json.h"
 
@@ -43,6 +45,12 @@ bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type,
         *type = "payment";
         *event_id = mutation->as.delivery.hold_event_id;
         break;
+    case HF_MUTATION_EVENT_UPDATE:
+        *type = "event_update";
+        *event_id = mutation->as.event_update.event_id;
+        break;
+    /* A deleted event's history goes with it. */
+    case HF_MUTATION_EVENT_DELETE:
     case HF_MUTATION_REFUND: /* the delivery's entry names the refund it owes */
     case HF_MUTATION_EVENT_CREATE:
     case HF_MUTATION_EVENT_SALES:
@@ -136,6 +144,106 @@ static void delivery_write(hf_json_t *json, const hf_mutation_delivery_t *delive
     }
 }
 
+static void room_write(hf_json_t *json, const hf_room_definition_t *room) {
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "enabled"); hf_json_bool(json, room->enabled);
+    if (room->admit_per_s > 0) {
+        char rate[32];
+        int length = snprintf(rate, sizeof rate, "%.15g", room->admit_per_s);
+        HF_JSON_KEY(json, "admit_per_s"); hf_json_raw(json, rate, (size_t)length);
+        HF_JSON_KEY(json, "token_ttl_s"); hf_json_int(json, room->token_ttl_s);
+        HF_JSON_KEY(json, "max_active"); hf_json_int(json, room->max_active);
+        HF_JSON_KEY(json, "abandon_after_s"); hf_json_seconds(json, room->abandon_after_ms);
+        HF_JSON_KEY(json, "max_waiting"); hf_json_int(json, room->max_waiting);
+    }
+    hf_json_object_end(json);
+}
+
+/* The sections changed or added: a price only when it changed, the rows appended. */
+static void sections_changed_write(hf_json_t *json, const hf_event_definition_t *changes) {
+    HF_JSON_KEY(json, "sections");
+    hf_json_array_begin(json);
+    for (uint32_t s = 0; s < changes->section_count; s++) {
+        const hf_section_definition_t *section = &changes->sections[s];
+        hf_json_object_begin(json);
+        HF_JSON_KEY(json, "id"); hf_json_string(json, section->id);
+        if (section->price >= 0) {
+            HF_JSON_KEY(json, "price"); hf_json_int(json, section->price);
+        }
+        if (section->row_count > 0) {
+            HF_JSON_KEY(json, "rows");
+            hf_json_array_begin(json);
+            for (uint32_t r = 0; r < section->row_count; r++) {
+                hf_json_object_begin(json);
+                HF_JSON_KEY(json, "id"); hf_json_string(json, section->rows[r].id);
+                HF_JSON_KEY(json, "seats"); hf_json_int(json, section->rows[r].seats);
+                hf_json_object_end(json);
+            }
+            hf_json_array_end(json);
+        }
+        hf_json_object_end(json);
+    }
+    hf_json_array_end(json);
+}
+
+static void pools_changed_write(hf_json_t *json, const hf_event_definition_t *changes) {
+    HF_JSON_KEY(json, "pools");
+    hf_json_array_begin(json);
+    for (uint32_t p = 0; p < changes->pool_count; p++) {
+        const hf_pool_definition_t *pool = &changes->pools[p];
+        hf_json_object_begin(json);
+        HF_JSON_KEY(json, "id"); hf_json_string(json, pool->id);
+        if (pool->capacity >= 0) {
+            HF_JSON_KEY(json, "capacity"); hf_json_int(json, pool->capacity);
+        }
+        if (pool->price >= 0) {
+            HF_JSON_KEY(json, "price"); hf_json_int(json, pool->price);
+        }
+        hf_json_object_end(json);
+    }
+    hf_json_array_end(json);
+}
+
+/* The names of what changed, then each changed member with its new value, as PATCH takes it. */
+static void event_update_write(hf_json_t *json, const hf_mutation_event_update_t *update) {
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } MEMBERS[] = {{HF_EVENT_MEMBER_NAME, "name"}, {HF_EVENT_MEMBER_HOLD_TTL, "hold_ttl_s"},
+                   {HF_EVENT_MEMBER_MAX_HOLD, "max_hold_s"},
+                   {HF_EVENT_MEMBER_MAX_SEATS_PER_USER, "max_seats_per_user"},
+                   {HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD, "max_seats_per_hold"},
+                   {HF_EVENT_MEMBER_WAITING_ROOM, "waiting_room"},
+                   {HF_EVENT_MEMBER_SECTIONS, "sections"}, {HF_EVENT_MEMBER_POOLS, "pools"}};
+    const hf_event_definition_t *changes = update->changes;
+    HF_JSON_KEY(json, "changed");
+    hf_json_array_begin(json);
+    for (size_t i = 0; i < sizeof MEMBERS / sizeof MEMBERS[0]; i++)
+        if (update->members & MEMBERS[i].bit) hf_json_string(json, MEMBERS[i].name);
+    hf_json_array_end(json);
+    uint32_t members = update->members;
+    if (members & HF_EVENT_MEMBER_NAME) {
+        HF_JSON_KEY(json, "name"); hf_json_string(json, changes->name);
+    }
+    if (members & HF_EVENT_MEMBER_HOLD_TTL) {
+        HF_JSON_KEY(json, "hold_ttl_s"); hf_json_seconds(json, changes->hold_ttl_ms);
+    }
+    if (members & HF_EVENT_MEMBER_MAX_HOLD) {
+        HF_JSON_KEY(json, "max_hold_s"); hf_json_seconds(json, changes->max_hold_ms);
+    }
+    if (members & HF_EVENT_MEMBER_MAX_SEATS_PER_USER) {
+        HF_JSON_KEY(json, "max_seats_per_user"); hf_json_int(json, changes->max_seats_per_user);
+    }
+    if (members & HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD) {
+        HF_JSON_KEY(json, "max_seats_per_hold"); hf_json_int(json, changes->max_seats_per_hold);
+    }
+    if (members & HF_EVENT_MEMBER_WAITING_ROOM) {
+        HF_JSON_KEY(json, "waiting_room"); room_write(json, &changes->waiting_room);
+    }
+    if (members & HF_EVENT_MEMBER_SECTIONS) sections_changed_write(json, changes);
+    if (members & HF_EVENT_MEMBER_POOLS) pools_changed_write(json, changes);
+}
+
 void hf_history_data_write(hf_buffer_t *out, const hf_mutation_t *mutation) {
     hf_json_t json;
     hf_json_init(&json, out);
@@ -153,6 +261,7 @@ void hf_history_data_write(hf_buffer_t *out, const hf_mutation_t *mutation) {
         string_or_null(&json, mutation->as.order_update.refund_id);
         break;
     case HF_MUTATION_DELIVERY: delivery_write(&json, &mutation->as.delivery); break;
+    case HF_MUTATION_EVENT_UPDATE: event_update_write(&json, &mutation->as.event_update); break;
     default: break; /* hf_history_entry_of made no entry of the others */
     }
     hf_json_object_end(&json);

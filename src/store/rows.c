@@ -54,7 +54,7 @@ static void room_write(hf_json_t *json, const hf_room_definition_t *room) {
     int length = snprintf(rate, sizeof rate, "%.17g", room->admit_per_s);
     hf_json_key(json, "waiting_room");
     hf_json_object_begin(json);
-    hf_json_key(json, "enabled"); hf_json_bool(json, true);
+    hf_json_key(json, "enabled"); hf_json_bool(json, room->enabled);
     hf_json_key(json, "admit_per_s"); hf_json_raw(json, rate, (size_t)length);
     hf_json_key(json, "token_ttl_s"); hf_json_int(json, room->token_ttl_s);
     hf_json_key(json, "max_active"); hf_json_int(json, room->max_active);
@@ -78,7 +78,9 @@ void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *def
     sections_write(&json, definition);
     hf_json_key(&json, "pools");
     pools_write(&json, definition);
-    if (definition->waiting_room.enabled) room_write(&json, &definition->waiting_room);
+    /* A room turned off (PATCH) keeps its settings, which its tickets still use. */
+    if (definition->waiting_room.enabled || definition->waiting_room.admit_per_s > 0)
+        room_write(&json, &definition->waiting_room);
     hf_json_object_end(&json);
 }
 
@@ -206,7 +208,8 @@ static bool room_read(json_t *object, hf_room_definition_t *room) {
     if (!object) return true;
     json_t *rate = json_object_get(object, "admit_per_s");
     int64_t ttl, active, waiting;
-    if (!json_is_true(json_object_get(object, "enabled")) || !json_is_number(rate) ||
+    json_t *enabled = json_object_get(object, "enabled");
+    if (!json_is_boolean(enabled) || !json_is_number(rate) ||
         !hf_json_read_integer(json_object_get(object, "token_ttl_s"), 1,
                               HF_QUEUE_TOKEN_TTL_S_MAX, &ttl) ||
         !hf_json_read_integer(json_object_get(object, "max_active"), 0, UINT32_MAX, &active) ||
@@ -216,7 +219,10 @@ static bool room_read(json_t *object, hf_room_definition_t *room) {
         return false;
     *room = (hf_room_definition_t){true, json_number_value(rate), ttl, (uint32_t)active,
                                    room->abandon_after_ms, (uint32_t)waiting};
-    return hf_core_room_valid(room);
+    /* The settings are checked as a room's that is on, whether it is or not. */
+    bool valid = hf_core_room_valid(room);
+    room->enabled = json_is_true(enabled);
+    return valid;
 }
 
 /* The members of a definition, each checked; returns the first one at fault, or NULL. */

@@ -13,6 +13,8 @@ const char *hf_store_record_unit(const hf_mutation_t *mutation) {
     switch (mutation->type) {
     case HF_MUTATION_EVENT_CREATE: return mutation->as.event_create.event_id;
     case HF_MUTATION_EVENT_SALES: return mutation->as.event_sales.event_id;
+    case HF_MUTATION_EVENT_UPDATE: return mutation->as.event_update.event_id;
+    case HF_MUTATION_EVENT_DELETE: return mutation->as.event_delete.event_id;
     case HF_MUTATION_SEAT: return mutation->as.seat.event_id;
     case HF_MUTATION_POOL: return mutation->as.pool.event_id;
     case HF_MUTATION_HOLD_CREATE: return mutation->as.hold_create.event_id;

@@ -657,3 +657,25 @@ def test_cluster_script_stops_on_ctrl_c():
     check(not os.path.exists(os.path.join(data, "pg", "data", "postmaster.pid")),
           "PostgreSQL still runs (postmaster.pid)")
     check(stray_before or not os.path.exists(stray), "cluster-data/ was made in the checkout")
+def test_patch_and_delete_of_an_event_go_to_its_owner():
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    event_id, other = uid("ev"), uid("ev")
+    for name in (event_id, other):
+        expect(client_a.post("/v1/events", {"id": name, "sections": [
+            {"id": "FLOOR", "price": 100, "rows": [{"id": "A", "seats": 4}]}]}), 201)
+    changed = client_b.request("PATCH", "/v1/events/%s" % event_id,
+                               {"max_seats_per_user": 3,
+                                "sections": [{"id": "FLOOR", "rows": [{"id": "B", "seats": 2}]}]})
+    document = expect(changed, 200, what="PATCH through B")
+    check_equal(node_of(changed), "A", "the owner applied the change")
+    check_equal(document["counts"]["available"], 6, "the new row, through B")
+    check_equal(expect(client_a.get("/v1/events/%s" % event_id), 200)["max_seats_per_user"], 3,
+                "A has the change")
+    expect(hold(client_b, event_id, ["FLOOR-B-2"]), 201, what="the new seat sells through B")
+    deleted = client_b.request("DELETE", "/v1/events/%s" % other)
+    check_equal((deleted.status, node_of(deleted)), (204, "A"), "DELETE through B, by A")
+    expect(client_a.get("/v1/events/%s" % other), 404, "event_not_found")
+    expect(client_b.request("DELETE", "/v1/events/%s" % event_id), 409, "event_in_use")
+    rows = postgres_rows(a.data_dir, "SELECT count(*) FROM events WHERE id = '%s'" % other)
+    check_equal(rows, [["0"]], "the events row is gone from PostgreSQL")

@@ -14,7 +14,7 @@ from harness import (Server, all_seats, check, check_equal, commit, create_event
 
 def _snapshot(c, event_ids, hold_ids, order_ids, users):
     """Everything the API shows about these objects, minus the clock-driven expires_in_ms."""
-    state = {"events": expect(c.get("/v1/events"), 200)}
+    state = {"events": expect(c.get("/v1/events?limit=1000"), 200)}
     for event_id in event_ids:
         state["event " + event_id] = get_event(c, event_id)
         state["seats " + event_id] = all_seats(c, event_id)

@@ -246,7 +246,7 @@ def test_list_in_creation_order(server):
     ids = ["%s_z" % tag, "%s_a" % tag, "%s_m" % tag]
     for event_id in ids:
         create_event(c, event_id)
-    listing = expect(c.get("/v1/events"), 200)
+    listing = expect(c.get("/v1/events?limit=1000"), 200)
     check(isinstance(listing.get("events"), list), "events is a list: %r" % listing)
     listed = [e.get("id") for e in listing["events"]]
     ours = [event_id for event_id in listed if event_id.startswith(tag)]

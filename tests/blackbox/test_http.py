@@ -336,7 +336,7 @@ def test_api_key():
                "unauthorized", what="Authorization %r" % header)
     authorized = server.client()
     listing = expect(authorized.get("/v1/events"), 200)
-    check_equal(listing, {"events": []}, "nothing was created without the key")
+    check_equal(listing, {"events": [], "next": None}, "nothing was created without the key")
     expect(authorized.post("/v1/events", body), 201, what="POST with the key")
     expect(authorized.get("/v1/events/%s" % event_id), 200)
     server.stop()

@@ -338,7 +338,8 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
         }
     }
     if (hf_pg_runs_prepare(store->writer, error, error_size) != 0 ||
-        hf_pg_dispatch_prepare(store->writer, error, error_size) != 0) {
+        hf_pg_dispatch_prepare(store->writer, error, error_size) != 0 ||
+        hf_pg_events_prepare(store->writer, error, error_size) != 0) {
         connection_drop(&store->writer);
         return -1;
     }
@@ -582,6 +583,8 @@ static bool record_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t t
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE:
     case HF_MUTATION_EVENT_SALES: return event_queue(store, m, tag);
+    case HF_MUTATION_EVENT_UPDATE:
+    case HF_MUTATION_EVENT_DELETE: return hf_pg_events_queue(store, m, tag);
     /* Seats and pools follow from holds and orders: nothing to write (as SQLite's store). */
     case HF_MUTATION_SEAT:
     case HF_MUTATION_POOL: return true;

@@ -66,6 +66,13 @@ int hf_sqlite_history_append(hf_sqlite_store_t *store, const hf_mutation_t *muta
     return rc;
 }
 
+void hf_sqlite_history_restart(hf_sqlite_store_t *store, const char *event_id) {
+    size_t length = strlen(event_id);
+    const hf_map_slot_t *found =
+        hf_map_find(&store->history_events, event_id, length, hf_map_hash(event_id, length));
+    if (found != NULL) store->history_seqs[found->value] = 0;
+}
+
 void hf_sqlite_history_forget(hf_sqlite_store_t *store) {
     hf_map_free(&store->history_events);
     hf_map_init(&store->history_events);

@@ -29,6 +29,9 @@ typedef enum hf_sqlite_statement {
     STATEMENT_PURGE,
     STATEMENT_EVENT_INSERT,
     STATEMENT_EVENT_SALES,
+    STATEMENT_EVENT_UPDATE,
+    STATEMENT_EVENT_DELETE,
+    STATEMENT_EVENT_HISTORY_DELETE,
     STATEMENT_HOLD_INSERT,
     STATEMENT_HOLD_UPDATE,
     STATEMENT_ORDER_INSERT,
@@ -104,6 +107,8 @@ int hf_sqlite_reader_open(hf_sqlite_store_t *store, char *error, size_t error_si
  * history holds (before the reader connection closes). */
 int hf_sqlite_history_append(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 void hf_sqlite_history_forget(hf_sqlite_store_t *store);
+/* The event's history was deleted with it: a new event of that id numbers from 1 again. */
+void hf_sqlite_history_restart(hf_sqlite_store_t *store, const char *event_id);
 void hf_sqlite_history_close(hf_sqlite_store_t *store);
 int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query,
                            hf_store_history_fn entry, void *context, char *error,

@@ -65,6 +65,9 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_PURGE] = "DELETE FROM idempotency WHERE created_at < ?1",
     [STATEMENT_EVENT_INSERT] = "INSERT INTO events(id, config, created_at) VALUES(?1, ?2, ?3)",
     [STATEMENT_EVENT_SALES] = "UPDATE events SET sales_open = ?2 WHERE id = ?1",
+    [STATEMENT_EVENT_UPDATE] = "UPDATE events SET config = ?2 WHERE id = ?1",
+    [STATEMENT_EVENT_DELETE] = "DELETE FROM events WHERE id = ?1",
+    [STATEMENT_EVENT_HISTORY_DELETE] = "DELETE FROM history WHERE event_id = ?1",
     [STATEMENT_HOLD_INSERT] =
         "INSERT INTO holds(id, event_id, user_id, status, items, total, created_at,"
         " expires_at, order_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -238,6 +241,8 @@ static const char *mutation_name(hf_mutation_type_t type) {
     switch (type) {
     case HF_MUTATION_EVENT_CREATE: return "EVENT_CREATE";
     case HF_MUTATION_EVENT_SALES: return "EVENT_SALES";
+    case HF_MUTATION_EVENT_UPDATE: return "EVENT_UPDATE";
+    case HF_MUTATION_EVENT_DELETE: return "EVENT_DELETE";
     case HF_MUTATION_SEAT: return "SEAT";
     case HF_MUTATION_HOLD_CREATE: return "HOLD_CREATE";
     case HF_MUTATION_HOLD_UPDATE: return "HOLD_UPDATE";
@@ -261,6 +266,8 @@ static const char *mutation_subject(const hf_mutation_t *mutation) {
     switch (mutation->type) {
     case HF_MUTATION_EVENT_CREATE: return mutation->as.event_create.event_id;
     case HF_MUTATION_EVENT_SALES: return mutation->as.event_sales.event_id;
+    case HF_MUTATION_EVENT_UPDATE: return mutation->as.event_update.event_id;
+    case HF_MUTATION_EVENT_DELETE: return mutation->as.event_delete.event_id;
     case HF_MUTATION_SEAT: return mutation->as.seat.seat_id;
     case HF_MUTATION_HOLD_CREATE: return mutation->as.hold_create.hold_id;
     case HF_MUTATION_HOLD_UPDATE: return mutation->as.hold_update.hold_id;
@@ -352,6 +359,27 @@ static int event_sales_update(hf_sqlite_store_t *store, const hf_mutation_t *m) 
     bind_text(store, STATEMENT_EVENT_SALES, 1, sales->event_id);
     bind_integer(store, STATEMENT_EVENT_SALES, 2, sales->sales_open ? 1 : 0);
     return changed_one_row(store, statement_run(store, STATEMENT_EVENT_SALES));
+}
+
+/* The event's definition whole, as it stands after the change. */
+static int event_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    const hf_mutation_event_update_t *event = &m->as.event_update;
+    bind_text(store, STATEMENT_EVENT_UPDATE, 1, event->event_id);
+    bind_text(store, STATEMENT_EVENT_UPDATE, 2, definition_text(store, event->definition));
+    return changed_one_row(store, statement_run(store, STATEMENT_EVENT_UPDATE));
+}
+
+/* An unused event goes with its history (it has no holds, orders or tickets: the core
+ * refuses to delete one that had any), and its id may be taken again. */
+static int event_delete(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    const char *event_id = m->as.event_delete.event_id;
+    bind_text(store, STATEMENT_EVENT_DELETE, 1, event_id);
+    int rc = changed_one_row(store, statement_run(store, STATEMENT_EVENT_DELETE));
+    if (rc != SQLITE_DONE) return rc;
+    bind_text(store, STATEMENT_EVENT_HISTORY_DELETE, 1, event_id);
+    rc = statement_run(store, STATEMENT_EVENT_HISTORY_DELETE);
+    if (rc == SQLITE_DONE) hf_sqlite_history_restart(store, event_id);
+    return rc;
 }
 
 static int hold_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
@@ -484,6 +512,8 @@ static int record_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     switch (m->type) {
     case HF_MUTATION_EVENT_CREATE: return event_insert(store, m);
     case HF_MUTATION_EVENT_SALES: return event_sales_update(store, m);
+    case HF_MUTATION_EVENT_UPDATE: return event_update(store, m);
+    case HF_MUTATION_EVENT_DELETE: return event_delete(store, m);
     /* Seat states and versions follow from holds and orders (the seat_state view, and
      * hf_core_restore_* at start): nothing to write. */
     case HF_MUTATION_SEAT: return SQLITE_DONE;
