@@ -141,6 +141,11 @@
  * requests back for long, however long the history grows. */
 #define HF_HISTORY_PAGE_DEFAULT 100u
 #define HF_HISTORY_PAGE_MAX 1000u
+/* Entries a filtered page of the history (seat=, user=, reservation=) examines at most: the
+ * history has no index by seat, user or hold (an index would cost a write per entry on every
+ * change's durable step), so a filtered page scans the key from after= and answers next where
+ * it stopped. About as long on the loop's thread as an unfiltered page of 1,000 entries. */
+#define HF_HISTORY_SCAN_MAX 10000u
 
 /* Mutations waiting in the open batch (those of the commands applied while the previous batch
  * commits). Past this the store is far behind: changes are answered 503 at once instead of

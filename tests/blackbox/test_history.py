@@ -95,26 +95,34 @@ def test_a_life_of_holds_and_orders_field_by_field():
         "seq": 1, "type": "hold", "reservation_id": h1["reservation_id"], "user_id": u1,
         "seats": ["FLOOR-A-1", "FLOOR-A-2"], "pools": {"GA": 1}, "total": h1["total"],
         "expires_at": h1["expires_at"]}, parse_time(h1["created_at"]), "the hold")
+    # Every entry about a hold or an order reads alone: its reservation_id, user_id, seats and
+    # pools, whatever its type (API.md section 7).
     _check_entry(entries[1], {
         "seq": 2, "type": "extend", "reservation_id": h1["reservation_id"], "user_id": u1,
+        "seats": ["FLOOR-A-1", "FLOOR-A-2"], "pools": {"GA": 1},
         "expires_at": extended["expires_at"]}, (before, after), "the extension")
     _check_entry(entries[2], {
         "seq": 3, "type": "commit", "reservation_id": h1["reservation_id"],
-        "order_id": order["order_id"], "user_id": u1, "total": order["total"],
-        "payment_ref": "pi_hist_1"}, parse_time(order["created_at"]), "the commit")
+        "order_id": order["order_id"], "user_id": u1, "seats": ["FLOOR-A-1", "FLOOR-A-2"],
+        "pools": {"GA": 1}, "total": order["total"], "payment_ref": "pi_hist_1"},
+        parse_time(order["created_at"]), "the commit")
     check_equal(cancelled["status"], "cancelled", "the cancelled order")
     _check_entry(entries[3], {
-        "seq": 4, "type": "cancel", "order_id": order["order_id"], "user_id": u1},
+        "seq": 4, "type": "cancel", "order_id": order["order_id"],
+        "reservation_id": h1["reservation_id"], "user_id": u1,
+        "seats": ["FLOOR-A-1", "FLOOR-A-2"], "pools": {"GA": 1}},
         (before_cancel, after_cancel), "the cancel")
     _check_entry(entries[4], {
         "seq": 5, "type": "hold", "reservation_id": h2["reservation_id"], "user_id": u2,
         "seats": ["FLOOR-B-1"], "pools": {}, "total": h2["total"],
         "expires_at": h2["expires_at"]}, parse_time(h2["created_at"]), "the second hold")
     _check_entry(entries[5], {
-        "seq": 6, "type": "release", "reservation_id": h2["reservation_id"]},
+        "seq": 6, "type": "release", "reservation_id": h2["reservation_id"], "user_id": u2,
+        "seats": ["FLOOR-B-1"], "pools": {}},
         (before_release, after_release), "the release")
     _check_entry(entries[6], {
-        "seq": 7, "type": "booking", "order_id": booking["order_id"], "user_id": u3,
+        "seq": 7, "type": "booking", "order_id": booking["order_id"], "reservation_id": None,
+        "user_id": u3,
         "seats": ["FLOOR-B-5"], "pools": {"GA": 2}, "total": booking["total"],
         "payment_ref": "pi_hist_2"}, parse_time(booking["created_at"]), "the booking")
     _check_entry(entries[7], {
@@ -123,8 +131,8 @@ def test_a_life_of_holds_and_orders_field_by_field():
         "expires_at": h3["expires_at"]}, parse_time(h3["created_at"]), "the short hold")
     # An expiry happens at the hold's expires_at, whenever the timer swept it.
     _check_entry(entries[8], {
-        "seq": 9, "type": "expiry", "reservation_id": h3["reservation_id"],
-        "expires_at": h3["expires_at"]}, parse_time(h3["expires_at"]), "the expiry")
+        "seq": 9, "type": "expiry", "reservation_id": h3["reservation_id"], "user_id": u4,
+        "seats": ["BALC-A-1"], "pools": {}, "expires_at": h3["expires_at"]}, parse_time(h3["expires_at"]), "the expiry")
     server.stop()
 
 
