@@ -126,12 +126,14 @@ static bool page_read(hf_request_t *request, page_t *page) {
                        "reservation must be a hold's reservation_id", &page->reservation);
 }
 
-/* A page in progress: the store passes each entry to entry_listed. */
+/* A page in progress: the store passes each entry to entry_listed, which counts what it
+ * examines and lists those the filters pick. */
 typedef struct listing {
     hf_json_t *json;
-    uint32_t limit, returned;
+    const page_t *page;
+    uint32_t examined, returned;
     bool more, damaged;
-    int64_t last;
+    int64_t last_examined, last;
 } listing_t;
 
 /* The length of the JSON string at text (text[0] is its quote), quotes included; 0 when it
@@ -227,9 +229,42 @@ static bool entry_write(hf_json_t *json, const hf_stored_history_t *entry) {
     return whole;
 }
 
+/* Whether the stored items, {"seats":[...],"pools":{...}} as store/rows.c writes them (seat
+ * ids need no escapes), list seat. */
+static bool seats_have(const char *items, const char *seat) {
+    static const char SEATS[] = "{\"seats\":[";
+    if (items == NULL || strncmp(items, SEATS, sizeof SEATS - 1) != 0) return false;
+    size_t length = strlen(items), at = sizeof SEATS - 1, seat_length = strlen(seat);
+    while (at < length && items[at] == '"') {
+        size_t span = string_span(items + at, length - at);
+        if (span == 0) return false;
+        if (span - 2 == seat_length && memcmp(items + at + 1, seat, seat_length) == 0)
+            return true;
+        at += span;
+        if (at < length && items[at] == ',') at++;
+    }
+    return false;
+}
+
+static bool text_is(const char *text, const char *wanted) {
+    return text != NULL && strcmp(text, wanted) == 0;
+}
+
+/* Whether the entry is one the page's filters pick: all of them (AND), by the fields its
+ * subject gives, so an entry about no hold or order matches no filter. */
+static bool entry_matches(const page_t *page, const hf_stored_history_t *entry) {
+    if (!page->user && !page->reservation && !page->seat) return true;
+    return entry->has_subject && (!page->user || text_is(entry->user_id, page->user)) &&
+           (!page->reservation || text_is(entry->reservation_id, page->reservation)) &&
+           (!page->seat || seats_have(entry->items, page->seat));
+}
+
 static int entry_listed(void *context, const hf_stored_history_t *entry) {
     listing_t *listing = context;
-    if (listing->returned == listing->limit) {
+    listing->examined++;
+    listing->last_examined = entry->seq;
+    if (!entry_matches(listing->page, entry)) return 0;
+    if (listing->returned == listing->page->limit) {
         listing->more = true;
         return HF_STORE_LIST_STOP;
     }
@@ -242,26 +277,23 @@ static int entry_listed(void *context, const hf_stored_history_t *entry) {
     return 0;
 }
 
-/* The query of a page: one row past it tells whether more follow; a filtered one examines at
- * most HF_HISTORY_SCAN_MAX entries. */
-static hf_store_history_query_t query_of(const hf_event_t *event, const page_t *page,
-                                         hf_store_history_scan_t *scanned) {
+/* The rows a page reads: one past the page tells whether more follow; a filtered page reads
+ * at most HF_HISTORY_SCAN_MAX, whatever they match. */
+static hf_store_history_query_t query_of(const hf_event_t *event, const page_t *page) {
     bool filtered = page->user || page->reservation || page->seat;
     return (hf_store_history_query_t){
-        .event_id = event->id, .after_seq = page->after, .limit = page->limit + 1,
-        .scan_max = filtered ? HF_HISTORY_SCAN_MAX : page->limit + 1, .user_id = page->user,
-        .reservation_id = page->reservation, .seat_id = page->seat, .scanned = scanned};
+        .event_id = event->id, .after_seq = page->after,
+        .limit = filtered ? HF_HISTORY_SCAN_MAX : page->limit + 1};
 }
 
-/* next: the last entry returned when more matched; else, when the scan stopped at its bound,
- * the last entry it examined (more may match beyond it); else null. */
+/* next: the last entry returned when more matched; else, when the read stopped at its bound,
+ * the last entry it examined (more may match beyond it: a filtered page only); else null. */
 static void page_end(hf_json_t *json, const listing_t *listing,
-                     const hf_store_history_query_t *query,
-                     const hf_store_history_scan_t *scanned) {
+                     const hf_store_history_query_t *query) {
     hf_json_array_end(json);
     HF_JSON_KEY(json, "next");
     if (listing->more) hf_json_int(json, listing->last);
-    else if (scanned->examined == query->scan_max) hf_json_int(json, scanned->last_seq);
+    else if (listing->examined == query->limit) hf_json_int(json, listing->last_examined);
     else hf_json_null(json);
     hf_json_object_end(json);
 }
@@ -285,9 +317,8 @@ static void handle_history(hf_request_t *request) {
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "history");
     hf_json_array_begin(&json);
-    listing_t listing = {&json, page.limit, 0, false, false, 0};
-    hf_store_history_scan_t scanned = {0, 0};
-    hf_store_history_query_t query = query_of(event, &page, &scanned);
+    listing_t listing = {.json = &json, .page = &page};
+    hf_store_history_query_t query = query_of(event, &page);
     uint32_t seat_index;
     /* A seat the event does not have is in no entry: nothing to read. */
     bool none = page.seat && !hf_core_seat_find(event, page.seat, &seat_index);
@@ -300,7 +331,7 @@ static void handle_history(hf_request_t *request) {
                        NULL);
         return;
     }
-    page_end(&json, &listing, &query, &scanned);
+    page_end(&json, &listing, &query);
 }
 
 /* Today every route takes what the HTTP layer reads (1 MiB); a GET reads no body. */

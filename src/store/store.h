@@ -166,25 +166,12 @@ typedef struct hf_store_hold_query {
 int hf_store_list_holds(hf_store_t *store, const hf_store_hold_query_t *query,
                         const hf_store_loader_t *loader, bool *after_found, char *error,
                         size_t error_size);
-/* How far a read of the history went: the entries it examined (scan_max at most) and the seq
- * of the last of them (0 when none), whether they matched the filters or not. */
-typedef struct hf_store_history_scan {
-    uint32_t examined;
-    int64_t last_seq;
-} hf_store_history_scan_t;
-
 /* What hf_store_read_history reads: the entries of event_id's audit history (store/history.h)
- * whose seq is above after_seq, oldest first: of the first scan_max of them, those that match
- * every filter given (NULL: none), at most limit. user_id and reservation_id match an entry's
- * subject's (below), seat_id one of its subject's seats. scanned (when not NULL) says how far
- * the read went. */
+ * whose seq is above after_seq, oldest first, at most limit of them. */
 typedef struct hf_store_history_query {
     const char *event_id;
     int64_t after_seq;
     uint32_t limit;
-    uint32_t scan_max;
-    const char *user_id, *reservation_id, *seat_id;
-    hf_store_history_scan_t *scanned;
 } hf_store_history_query_t;
 
 /* One entry as stored: data is its JSON object of the entry's own fields (store/history.h),
@@ -208,9 +195,9 @@ typedef int (*hf_store_history_fn)(void *context, const hf_stored_history_t *ent
 /* Passes the entries the query names to entry, as committed, until it returns
  * HF_STORE_LIST_STOP (or another non-zero value: an error) or none is left. Engine thread
  * only, after hf_store_load, through the read-only connection hf_store_read_hold uses: one
- * range scan of the history's primary key of at most scan_max rows, each joined with its hold
- * or order by their unique ids, so an old page costs what a new one does and nothing of the
- * history is kept in memory. Returns 0, or -1 (or the callback's error) with a
+ * range scan of the history's primary key, each row joined with its hold or order by their
+ * unique ids, so an old page costs what a new one does and nothing of the history is kept in
+ * memory. Returns 0, or -1 (or the callback's error) with a
  * sentence in error. */
 int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *query,
                           hf_store_history_fn entry, void *context, char *error,

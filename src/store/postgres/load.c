@@ -499,42 +499,31 @@ int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
 }
 
 /* A page of the history joined with what each entry is about, as SQLite's (sqlite/history.c):
- * the first $3 rows after $2 (scanned, materialized: it is read twice), each joined with the
- * hold its data names or else the order, by their unique ids; of those, the ones matching the
- * filters ($4 user, $5 reservation, $6 seat; NULL: none), $7 at most. The first two columns,
- * on every row (one row with nulls when none matches), say how far the scan went. */
-#define ENTRY_RESERVATION "(s.data::json ->> 'reservation_id')"
-#define ENTRY_ORDER "(s.data::json ->> 'order_id')"
+ * the first $3 rows after $2, each joined with the hold its data names or else the order, by
+ * their unique ids (the data's two ids are read once each, in the subquery). */
 static const char READ_HISTORY[] =
-    "WITH scanned AS MATERIALIZED (SELECT seq, type, at, data FROM history"
-    "   WHERE event_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint),"
-    " joined AS (SELECT s.seq, s.type, s.at, s.data,"
-    "   (" ENTRY_RESERVATION " IS NOT NULL OR " ENTRY_ORDER " IS NOT NULL)::int AS subject,"
-    "   COALESCE(" ENTRY_RESERVATION ", o.reservation_id) AS reservation_id,"
-    "   COALESCE(h.user_id, o.user_id) AS user_id, COALESCE(h.items, o.items) AS items"
-    "   FROM scanned s LEFT JOIN holds h ON h.id = " ENTRY_RESERVATION
-    "   LEFT JOIN orders o ON " ENTRY_RESERVATION " IS NULL AND o.id = " ENTRY_ORDER "),"
-    " matched AS (SELECT * FROM joined WHERE ($4::text IS NULL OR user_id = $4::text)"
-    "   AND ($5::text IS NULL OR reservation_id = $5::text)"
-    "   AND ($6::text IS NULL OR (items::jsonb -> 'seats') ? $6::text)"
-    "   ORDER BY seq LIMIT $7::bigint)"
-    " SELECT b.examined, b.last, m.seq, m.type, m.at, m.data, m.subject, m.reservation_id,"
-    "   m.user_id, m.items"
-    " FROM (SELECT count(*) AS examined, COALESCE(max(seq), 0) AS last FROM scanned) b"
-    " LEFT JOIN matched m ON true ORDER BY m.seq";
+    "SELECT s.seq, s.type, s.at, s.data, (s.rid IS NOT NULL OR s.oid IS NOT NULL)::int,"
+    " COALESCE(s.rid, o.reservation_id), COALESCE(h.user_id, o.user_id),"
+    " COALESCE(h.items, o.items)"
+    " FROM (SELECT seq, type, at, data, data::json ->> 'reservation_id' AS rid,"
+    "   data::json ->> 'order_id' AS oid FROM history"
+    "   WHERE event_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint) s"
+    " LEFT JOIN holds h ON h.id = s.rid"
+    " LEFT JOIN orders o ON s.rid IS NULL AND o.id = s.oid"
+    " ORDER BY s.seq";
 
 static int history_deliver(PGresult *result, int row, const hf_store_history_query_t *query,
                            hf_store_history_fn entry, void *context, char *error,
                            size_t error_size) {
-    hf_stored_history_t item = {.seq = integer_at(result, row, 2),
-                                .type = text_at(result, row, 3),
-                                .at_ms = integer_at(result, row, 4),
-                                .data = text_at(result, row, 5),
-                                .data_length = (size_t)PQgetlength(result, row, 5),
-                                .has_subject = integer_at(result, row, 6) != 0,
-                                .reservation_id = text_at(result, row, 7),
-                                .user_id = text_at(result, row, 8),
-                                .items = text_at(result, row, 9)};
+    hf_stored_history_t item = {.seq = integer_at(result, row, 0),
+                                .type = text_at(result, row, 1),
+                                .at_ms = integer_at(result, row, 2),
+                                .data = text_at(result, row, 3),
+                                .data_length = (size_t)PQgetlength(result, row, 3),
+                                .has_subject = integer_at(result, row, 4) != 0,
+                                .reservation_id = text_at(result, row, 5),
+                                .user_id = text_at(result, row, 6),
+                                .items = text_at(result, row, 7)};
     /* A row's data is spliced into answers as it is: one that is not an object is refused. */
     if (item.type == NULL || item.data == NULL || item.data_length < 2 ||
         item.data[0] != '{' || item.data[item.data_length - 1] != '}') {
@@ -550,21 +539,14 @@ int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
                        size_t error_size) {
     hf_pg_store_t *store = instance;
     if (reader_open(store, error, error_size) != 0) return -1;
-    char after[24], scan[16], limit[16];
+    char after[24], limit[16];
     snprintf(after, sizeof after, "%" PRId64, query->after_seq);
-    snprintf(scan, sizeof scan, "%" PRIu32, query->scan_max);
     snprintf(limit, sizeof limit, "%" PRIu32, query->limit);
-    const char *values[] = {query->event_id, after, scan, query->user_id,
-                            query->reservation_id, query->seat_id, limit};
-    PGresult *result = hf_pg_exec(&store->reader, READ_HISTORY, 7, values, error, error_size);
+    const char *values[] = {query->event_id, after, limit};
+    PGresult *result = hf_pg_exec(&store->reader, READ_HISTORY, 3, values, error, error_size);
     if (result == NULL) return -1;
-    int rows = PQntuples(result);
-    if (query->scanned != NULL && rows > 0)
-        *query->scanned = (hf_store_history_scan_t){(uint32_t)integer_at(result, 0, 0),
-                                                    integer_at(result, 0, 1)};
     int rc = 0;
-    /* A lone row of nulls after the scan's columns: nothing matched. */
-    for (int row = 0; rc == 0 && row < rows && !PQgetisnull(result, row, 2); row++)
+    for (int row = 0; rc == 0 && row < PQntuples(result); row++)
         rc = history_deliver(result, row, query, entry, context, error, error_size);
     PQclear(result);
     return rc == HF_STORE_LIST_STOP ? 0 : rc;

@@ -87,23 +87,16 @@ void hf_sqlite_history_close(hf_sqlite_store_t *store) {
 /* A page of the history joined at read time with what each entry is about (store.h): the
  * hold its data names (holds.id is unique), or else the order (orders.id is unique), so an
  * entry reads alone though its row stores only its own fields. The left joins keep the
- * history's key order (history is the outer loop of the primary key's range scan), so rows
- * stream in seq order and LIMIT bounds the rows examined; the last column says whether a row
- * matches the filters (?4 user, ?5 reservation, ?6 seat; NULL: none), which the reader
- * counts past when it does not. PostgreSQL's read (postgres/load.c) is the same query. */
+ * history's key order (history is the outer loop of the primary key's range scan, no sort),
+ * so rows stream in seq order and a reader that stops early reads no further. PostgreSQL's
+ * read (postgres/load.c) is the same query. */
 #define ENTRY_RESERVATION "json_extract(e.data, '$.reservation_id')"
 #define ENTRY_ORDER "json_extract(e.data, '$.order_id')"
-#define SUBJECT_RESERVATION "COALESCE(" ENTRY_RESERVATION ", o.reservation_id)"
-#define SUBJECT_USER "COALESCE(h.user_id, o.user_id)"
-#define SUBJECT_ITEMS "COALESCE(h.items, o.items)"
 static const char READ_HISTORY[] =
     "SELECT e.seq, e.type, e.at, e.data,"
     " " ENTRY_RESERVATION " IS NOT NULL OR " ENTRY_ORDER " IS NOT NULL,"
-    " " SUBJECT_RESERVATION ", " SUBJECT_USER ", " SUBJECT_ITEMS ","
-    " (?4 IS NULL OR " SUBJECT_USER " = ?4)"
-    " AND (?5 IS NULL OR " SUBJECT_RESERVATION " = ?5)"
-    " AND (?6 IS NULL OR EXISTS (SELECT 1 FROM json_each(" SUBJECT_ITEMS ", '$.seats')"
-    "   WHERE value = ?6))"
+    " COALESCE(" ENTRY_RESERVATION ", o.reservation_id), COALESCE(h.user_id, o.user_id),"
+    " COALESCE(h.items, o.items)"
     " FROM history e"
     " LEFT JOIN holds h ON h.id = " ENTRY_RESERVATION
     " LEFT JOIN orders o ON " ENTRY_RESERVATION " IS NULL AND o.id = " ENTRY_ORDER
@@ -131,35 +124,22 @@ static int rows_deliver(hf_sqlite_store_t *store, const hf_store_history_query_t
                         hf_store_history_fn entry, void *context, char *error,
                         size_t error_size) {
     sqlite3_stmt *statement = store->read_history;
-    hf_store_history_scan_t scanned = {0, 0};
-    uint32_t delivered = 0;
-    int result = 0, rc = SQLITE_DONE;
-    while (result == 0 && delivered < query->limit &&
-           (rc = sqlite3_step(statement)) == SQLITE_ROW) {
+    int result = 0, rc;
+    while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW) {
         hf_stored_history_t row = row_read(statement);
         if (row.type == NULL || !data_looks_whole(row.data, (int)row.data_length)) {
             hf_store_error_write(error, error_size, "store: history row %s/%lld is damaged",
                                  query->event_id, (long long)row.seq);
             return -1;
         }
-        scanned.examined++;
-        scanned.last_seq = row.seq;
-        if (sqlite3_column_int(statement, 8) == 0) continue; /* not one the filters ask for */
-        delivered++;
         result = entry(context, &row);
     }
-    if (query->scanned != NULL) *query->scanned = scanned;
     if (result == HF_STORE_LIST_STOP) return 0;
     if (result != 0) return result;
-    if (delivered == query->limit || rc == SQLITE_DONE) return 0;
+    if (rc == SQLITE_DONE) return 0;
     hf_store_error_write(error, error_size, "store: reading the history of %s failed: %s",
                          query->event_id, sqlite3_errmsg(store->reader));
     return -1;
-}
-
-static void text_bind(sqlite3_stmt *statement, int index, const char *text) {
-    if (text != NULL) sqlite3_bind_text(statement, index, text, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(statement, index);
 }
 
 int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query,
@@ -177,10 +157,7 @@ int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query
     sqlite3_stmt *statement = store->read_history;
     sqlite3_bind_text(statement, 1, query->event_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(statement, 2, query->after_seq);
-    sqlite3_bind_int64(statement, 3, query->scan_max);
-    text_bind(statement, 4, query->user_id);
-    text_bind(statement, 5, query->reservation_id);
-    text_bind(statement, 6, query->seat_id);
+    sqlite3_bind_int64(statement, 3, query->limit);
     int result = rows_deliver(store, query, entry, context, error, error_size);
     /* Reset at once, as the listing of holds does: an open read would hold back checkpoints. */
     sqlite3_reset(statement);
