@@ -7,6 +7,10 @@
    until past the end and then halving the gap: about 2·log2(N) tiny requests instead of
    reading all N entries. The newest page is then `after=last-PAGE`, and each "Older" reads
    the PAGE entries before the oldest one shown. Rows are shown newest first within each page.
+   Every entry names its hold's or order's user and items (API.md section 7), so a row needs
+   no other entry to say who. A filter box (seat, user, reservation) asks the API for the
+   matching entries only: those page oldest first (a filtered page examines at most 1,000
+   entries and answers `next` to go on), shown in that order with "More" for the next ones.
    Plain browser JavaScript, no build step. Exposes one global: HoldfastHistory. */
 "use strict";
 
@@ -23,11 +27,14 @@
   let say = () => {};
   let oldest = 0;                      // the seq of the oldest entry shown; 0 when none
   let loading = false;
-  const holders = new Map();           // reservation_id → user_id, from the entries read
+  let filters = null;                  // {seat, user, reservation} given, or null: everything
+  let resume = null;                   // with filters: the `next` to go on from, null at the end
   const $ = (id) => document.getElementById(id);
 
   function page(after, limit) {
-    return api("GET", `/v1/events/${enc}/history?after=${after}&limit=${limit}`);
+    const query = new URLSearchParams({ after: String(after), limit: String(limit) });
+    for (const [name, value] of Object.entries(filters || {})) query.set(name, value);
+    return api("GET", `/v1/events/${enc}/history?${query}`);
   }
 
   async function exists(seq) {
@@ -69,55 +76,65 @@
     switch (x.type) {
       case "hold": return `Held ${items(x)} (${money(x.total, currency)}) in ${x.reservation_id} until ${clock(x.expires_at)}`;
       case "extend": return `Extended ${x.reservation_id} until ${clock(x.expires_at)}`;
-      case "release": return `Released ${x.reservation_id}`;
-      case "expiry": return `${x.reservation_id} expired`;
-      case "commit": return `Paid ${x.reservation_id}: order ${x.order_id} (${money(x.total, currency)}), payment ${x.payment_ref || "—"}`;
+      case "release": return `Released ${items(x)} of ${x.reservation_id}`;
+      case "expiry": return `${x.reservation_id} expired: ${items(x)} free again`;
+      case "commit": return `Paid ${items(x)} of ${x.reservation_id}: order ${x.order_id} (${money(x.total, currency)}), payment ${x.payment_ref || "—"}`;
       case "booking": return `Booked ${items(x)}: order ${x.order_id} (${money(x.total, currency)}), payment ${x.payment_ref || "—"}`;
-      case "cancel": return `Cancelled order ${x.order_id}`;
+      case "cancel": return `Cancelled order ${x.order_id}: ${items(x)} free again`;
       case "payment": return payment(x);
       default: return x.type;
     }
   }
 
   function entryRow(x) {
-    // A release, expiry or payment names no user: the hold's own entry, when read, does.
-    const who = x.user_id || holders.get(x.reservation_id) || "—";
     return h("tr", { dataset: { seq: String(x.seq), type: x.type, reservation: x.reservation_id || "" } },
       h("td", { class: "num staff-seq", text: String(x.seq) }),
       h("td", { class: "staff-time", title: x.at, text: new Date(x.at).toLocaleString() }),
       h("td", { class: "staff-type", text: x.type }),
-      h("td", { class: "staff-user", text: who }),
+      h("td", { class: "staff-user", text: x.user_id || "—" }),
       h("td", { class: "staff-what", text: what(x) }));
   }
 
-  /* Newer rows shown before their hold's entry was read (a release, expiry or payment) learn
-     its user once an older page brings that entry. */
-  function fillWho(body) {
-    for (const row of body.querySelectorAll("tr[data-reservation]")) {
-      const cell = row.querySelector(".staff-user");
-      const user = holders.get(row.dataset.reservation);
-      if (cell.textContent === "—" && user) cell.textContent = user;
+  /* With filters: the next matching entries, oldest first, from `resume` (0 when fresh),
+     following `next` over pages that examined entries without a match, a few at a time. */
+  async function loadFiltered(fresh, body) {
+    let after = fresh ? 0 : resume, entries = [];
+    for (let round = 0; round < 10 && after !== null && entries.length === 0; round++) {
+      const answer = await page(after, PAGE);
+      entries = answer.history;
+      after = answer.next;
     }
+    if (fresh) body.replaceChildren();
+    for (const x of entries) body.append(entryRow(x));
+    resume = after;
+    const older = $("staff-history-older");
+    older.textContent = "More";
+    older.hidden = resume === null;
   }
 
   /* Reads the entries after `after` up to the oldest shown (or the newest, when fresh) and
      appends them below, newest first. */
+  async function loadNewestFirst(fresh, body) {
+    const before = fresh ? (await lastSeq()) + 1 : oldest;
+    const after = Math.max(0, before - 1 - PAGE);
+    const entries = before > 1 ? (await page(after, before - 1 - after)).history : [];
+    if (fresh) body.replaceChildren();
+    for (const x of entries.slice().reverse()) body.append(entryRow(x));
+    if (entries.length) oldest = entries[0].seq;
+    else if (fresh) oldest = 0;
+    const older = $("staff-history-older");
+    older.textContent = "Older";
+    older.hidden = oldest <= 1;
+  }
+
   async function load(fresh) {
     if (loading) return;
     const body = $("staff-history-body"), older = $("staff-history-older");
     loading = true;
     older.disabled = true;
     try {
-      const before = fresh ? (await lastSeq()) + 1 : oldest;
-      const after = Math.max(0, before - 1 - PAGE);
-      const entries = before > 1 ? (await page(after, before - 1 - after)).history : [];
-      if (fresh) { body.replaceChildren(); holders.clear(); }
-      for (const x of entries) if (x.reservation_id && x.user_id) holders.set(x.reservation_id, x.user_id);
-      for (const x of entries.slice().reverse()) body.append(entryRow(x));
-      if (!fresh) fillWho(body);
-      if (entries.length) oldest = entries[0].seq;
-      else if (fresh) oldest = 0;
-      older.hidden = oldest <= 1;
+      if (filters) await loadFiltered(fresh, body);
+      else await loadNewestFirst(fresh, body);
       $("staff-history-empty").hidden = body.children.length > 0;
     } catch (err) {
       say("Could not read the history: " + err.message, "error");
@@ -127,11 +144,35 @@
     }
   }
 
+  /* The filter box, made here so the page's markup stays as it is: seat, user and
+     reservation, any of them (all must match); empty boxes show everything, newest first. */
+  function filterBox() {
+    const field = (name, label, placeholder) => h("label", { class: "small" }, label + " ",
+      h("input", { id: "staff-history-" + name, name, type: "search", placeholder, autocomplete: "off" }));
+    const form = h("form", { id: "staff-history-filters", class: "staff-history-filters",
+                             style: "display:flex;flex-wrap:wrap;gap:0.5rem;align-items:center;margin:0.5rem 0" },
+      field("seat", "Seat", "FLOOR-A-1"), field("user", "User", "u1"),
+      field("reservation", "Reservation", "res_…"),
+      h("button", { type: "submit", class: "btn ghost small", text: "Filter" }));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const given = {};
+      for (const name of ["seat", "user", "reservation"]) {
+        const value = $("staff-history-" + name).value.trim();
+        if (value) given[name] = value;
+      }
+      filters = Object.keys(given).length ? given : null;
+      load(true);
+    });
+    $("staff-history-body").closest("table").before(form);
+  }
+
   /* Called by the staff tab once: the event, its currency and the tab's notice line. */
   function start(eventId, eventCurrency, notice) {
     enc = encodeURIComponent(eventId);
     currency = eventCurrency || "USD";
     say = notice;
+    filterBox();
     $("staff-history-older").addEventListener("click", () => load(false));
   }
 

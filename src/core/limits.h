@@ -156,6 +156,13 @@
  * requests back for long, however long the history grows. */
 #define HF_HISTORY_PAGE_DEFAULT 100u
 #define HF_HISTORY_PAGE_MAX 1000u
+/* Entries a filtered page of the history (seat=, user=, reservation=) examines at most: the
+ * history has no index by seat, user or hold (one would cost a write per entry in every
+ * change's durable step), so a filtered page scans the key from after=, joining each entry
+ * with its hold or order, and answers next where it stopped. As many as an unfiltered page
+ * reads at most, so a filtered page holds the loop's thread no longer (a few milliseconds);
+ * twice as many took twice as long. */
+#define HF_HISTORY_SCAN_MAX 1000u
 
 /* Mutations waiting in the open batch (those of the commands applied while the previous batch
  * commits). Past this the store is far behind: changes are answered 503 at once instead of

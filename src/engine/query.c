@@ -50,3 +50,17 @@ bool hf_query_get(const char *query, const char *name, char *out, size_t out_siz
     }
     return false;
 }
+
+bool hf_query_has(const char *query, const char *name) {
+    size_t name_length = strlen(name);
+    const char *cursor = query;
+    while (cursor && *cursor) {
+        const char *end = strchr(cursor, '&');
+        size_t length = end ? (size_t)(end - cursor) : strlen(cursor);
+        if (length >= name_length && strncmp(cursor, name, name_length) == 0 &&
+            (length == name_length || cursor[name_length] == '='))
+            return true;
+        cursor = end ? end + 1 : NULL;
+    }
+    return false;
+}

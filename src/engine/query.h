@@ -16,5 +16,8 @@ bool hf_query_percent_decode(const char *text, size_t length, char *out, size_t 
 /* Query string value by name, percent-decoded into out; false when absent or not decodable.
  * A name without '=' has the empty value. */
 bool hf_query_get(const char *query, const char *name, char *out, size_t out_size);
+/* Whether the query string names the parameter at all (with a value or without), so that a
+ * value hf_query_get cannot decode is told from an absent one. */
+bool hf_query_has(const char *query, const char *name);
 
 #endif

@@ -15,7 +15,9 @@
  *   booking  {"order_id","user_id","seats","pools","total","payment_ref"}
  *   payment  {"reservation_id","payment_intent_id","payment_type","amount","result", and
  *            "order_id" (committed), "late" (when true), "refund_id" and "reason" (a refund)}
- * payment_ref is null when the order has none. */
+ * payment_ref is null when the order has none. A reader joins each entry that names a
+ * reservation_id or an order_id with that hold or order (store.h, hf_stored_history_t), so an
+ * entry reads alone without its row repeating the hold's user and items. */
 #ifndef HF_STORE_HISTORY_H
 #define HF_STORE_HISTORY_H
 

@@ -175,13 +175,19 @@ typedef struct hf_store_history_query {
 } hf_store_history_query_t;
 
 /* One entry as stored: data is its JSON object of the entry's own fields (store/history.h),
- * data_length bytes long. Borrowed for the length of the callback. */
+ * data_length bytes long. An entry about a hold or an order (its data names a reservation_id
+ * or an order_id) has a subject, joined at read time: the hold it names or else the order,
+ * whose reservation_id (the entry's own, else the order's hold: NULL for a booking), user_id
+ * and items (the stored row's JSON {"seats":[...],"pools":{...}}) the entry carries; these are
+ * NULL when the store has no such hold or order. Borrowed for the length of the callback. */
 typedef struct hf_stored_history {
     int64_t seq;
     const char *type;
     int64_t at_ms;
     const char *data;
     size_t data_length;
+    bool has_subject;
+    const char *reservation_id, *user_id, *items;
 } hf_stored_history_t;
 
 typedef int (*hf_store_history_fn)(void *context, const hf_stored_history_t *entry);
@@ -189,8 +195,9 @@ typedef int (*hf_store_history_fn)(void *context, const hf_stored_history_t *ent
 /* Passes the entries the query names to entry, as committed, until it returns
  * HF_STORE_LIST_STOP (or another non-zero value: an error) or none is left. Engine thread
  * only, after hf_store_load, through the read-only connection hf_store_read_hold uses: one
- * range scan of the history's primary key, so an old page costs what a new one does and
- * nothing of the history is kept in memory. Returns 0, or -1 (or the callback's error) with a
+ * range scan of the history's primary key, each row joined with its hold or order by their
+ * unique ids, so an old page costs what a new one does and nothing of the history is kept in
+ * memory. Returns 0, or -1 (or the callback's error) with a
  * sentence in error. */
 int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *query,
                           hf_store_history_fn entry, void *context, char *error,

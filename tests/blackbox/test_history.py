@@ -1,15 +1,25 @@
 """An event's audit history (API.md section 7, last paragraph): every state change of an event
-(hold, extend, release, expiry, commit, cancel, booking) is an entry, written in the same durable
-step as the change and numbered per event from 1 without gaps, also across a restart and a
-kill -9; GET /v1/events/{event}/history pages them with after, limit and next."""
+(hold, extend, release, expiry, commit, cancel, booking, payment) is an entry, written in the same
+durable step as the change and numbered per event from 1 without gaps, also across a restart and
+a kill -9; GET /v1/events/{event}/history pages them with after, limit and next. Every entry
+about a hold or an order reads alone (its reservation_id, user_id, seats and pools), and the
+filters seat=, user= and reservation= pick entries by them, paging as without them."""
 
+import hashlib
+import hmac
+import json
 import time
+import urllib.parse
 
 import harness
-from harness import (Server, check, check_equal, commit, create_event, expect, get_seat, hold,
-                     parse_time, release, uid, user)
+from harness import (RawConnection, Server, check, check_equal, commit, create_event, expect,
+                     get_seat, hold, parse_time, release, request_bytes, uid, user)
 
 HISTORY_KEYS = {"history", "next"}
+WEBHOOK_SECRET = "whsec_history_secret"
+SERVER_OPTIONS = {"extra_args": ["--webhook-secret", WEBHOOK_SECRET]}
+# What a filtered page examines at most (HF_HISTORY_SCAN_MAX, docs/API.md "Audit history").
+SCAN_MAX = 1000
 
 
 def _history(c, event_id, query=""):
@@ -95,16 +105,22 @@ def test_a_life_of_holds_and_orders_field_by_field():
         "seq": 1, "type": "hold", "reservation_id": h1["reservation_id"], "user_id": u1,
         "seats": ["FLOOR-A-1", "FLOOR-A-2"], "pools": {"GA": 1}, "total": h1["total"],
         "expires_at": h1["expires_at"]}, parse_time(h1["created_at"]), "the hold")
+    # Every entry about a hold or an order reads alone: its reservation_id, user_id, seats and
+    # pools, whatever its type (API.md section 7).
     _check_entry(entries[1], {
         "seq": 2, "type": "extend", "reservation_id": h1["reservation_id"], "user_id": u1,
+        "seats": ["FLOOR-A-1", "FLOOR-A-2"], "pools": {"GA": 1},
         "expires_at": extended["expires_at"]}, (before, after), "the extension")
     _check_entry(entries[2], {
         "seq": 3, "type": "commit", "reservation_id": h1["reservation_id"],
-        "order_id": order["order_id"], "user_id": u1, "total": order["total"],
-        "payment_ref": "pi_hist_1"}, parse_time(order["created_at"]), "the commit")
+        "order_id": order["order_id"], "user_id": u1, "seats": ["FLOOR-A-1", "FLOOR-A-2"],
+        "pools": {"GA": 1}, "total": order["total"], "payment_ref": "pi_hist_1"},
+        parse_time(order["created_at"]), "the commit")
     check_equal(cancelled["status"], "cancelled", "the cancelled order")
     _check_entry(entries[3], {
-        "seq": 4, "type": "cancel", "order_id": order["order_id"], "user_id": u1,
+        "seq": 4, "type": "cancel", "order_id": order["order_id"],
+        "reservation_id": h1["reservation_id"], "user_id": u1,
+        "seats": ["FLOOR-A-1", "FLOOR-A-2"], "pools": {"GA": 1},
         "refund_id": cancelled["refund_id"]},
         (before_cancel, after_cancel), "the cancel")
     _check_entry(entries[4], {
@@ -112,10 +128,12 @@ def test_a_life_of_holds_and_orders_field_by_field():
         "seats": ["FLOOR-B-1"], "pools": {}, "total": h2["total"],
         "expires_at": h2["expires_at"]}, parse_time(h2["created_at"]), "the second hold")
     _check_entry(entries[5], {
-        "seq": 6, "type": "release", "reservation_id": h2["reservation_id"]},
+        "seq": 6, "type": "release", "reservation_id": h2["reservation_id"], "user_id": u2,
+        "seats": ["FLOOR-B-1"], "pools": {}},
         (before_release, after_release), "the release")
     _check_entry(entries[6], {
-        "seq": 7, "type": "booking", "order_id": booking["order_id"], "user_id": u3,
+        "seq": 7, "type": "booking", "order_id": booking["order_id"], "reservation_id": None,
+        "user_id": u3,
         "seats": ["FLOOR-B-5"], "pools": {"GA": 2}, "total": booking["total"],
         "payment_ref": "pi_hist_2"}, parse_time(booking["created_at"]), "the booking")
     _check_entry(entries[7], {
@@ -124,8 +142,8 @@ def test_a_life_of_holds_and_orders_field_by_field():
         "expires_at": h3["expires_at"]}, parse_time(h3["created_at"]), "the short hold")
     # An expiry happens at the hold's expires_at, whenever the timer swept it.
     _check_entry(entries[8], {
-        "seq": 9, "type": "expiry", "reservation_id": h3["reservation_id"],
-        "expires_at": h3["expires_at"]}, parse_time(h3["expires_at"]), "the expiry")
+        "seq": 9, "type": "expiry", "reservation_id": h3["reservation_id"], "user_id": u4,
+        "seats": ["BALC-A-1"], "pools": {}, "expires_at": h3["expires_at"]}, parse_time(h3["expires_at"]), "the expiry")
     server.stop()
 
 
@@ -316,3 +334,264 @@ def test_a_failed_batch_leaves_no_entry():
                 [(len(acknowledged) + 1, "hold", again["reservation_id"])],
                 "the next change after the failed batch, numbered without a gap")
     server.stop()
+
+
+# ---- Entries that read alone, and the filters ----
+
+
+def _deliver(c, intent, reservation_id, amount, kind="payment.succeeded"):
+    """A signed payment webhook's delivery; returns its answer's body."""
+    body = json.dumps({"id": uid("evt"), "type": kind, "payment_intent_id": intent,
+                       "reservation_id": reservation_id, "amount": amount}).encode()
+    t = int(time.time())
+    mac = hmac.new(WEBHOOK_SECRET.encode(), ("%d." % t).encode() + body, hashlib.sha256)
+    return expect(c.post("/v1/webhooks/payments", raw=body,
+                         headers={"Holdfast-Signature": "t=%d,v1=%s" % (t, mac.hexdigest())}),
+                  200, what="delivery %s" % intent)
+
+
+def _filtered(c, event_id, what, **filters):
+    """Every entry the filters pick, following next from after=0 with pages of 1,000."""
+    entries, after = [], 0
+    for _ in range(100):
+        query = dict(filters, after=after, limit=1000)
+        page = _history(c, event_id, "?" + urllib.parse.urlencode(query))
+        entries.extend(page["history"])
+        if page["next"] is None:
+            return entries
+        after = page["next"]
+    raise AssertionError("%s: no end after 100 pages" % what)
+
+
+def _picked(c, event_id, **filters):
+    """(type, reservation_id, user_id) of each entry the filters pick."""
+    return [(e["type"], e["reservation_id"], e["user_id"])
+            for e in _filtered(c, event_id, "filters %r" % filters, **filters)]
+
+
+def _subject(entry):
+    return {k: entry.get(k, "(missing)") for k in ("reservation_id", "user_id", "seats", "pools")}
+
+
+def _wait_for_expiry(c, event_id, reservation_id):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        if any(e["type"] == "expiry" and e["reservation_id"] == reservation_id
+               for e in _all(c, event_id)):
+            return
+        time.sleep(0.1)
+    raise AssertionError("the expiry of %s never entered the history" % reservation_id)
+
+
+def test_payment_entries_read_alone(server):
+    """A payment entry carries its hold's reservation_id, user_id, seats and pools, whatever
+    the delivery decided (committed, refund_required, recorded), and so does the commit it
+    made; a delivery for no known hold enters no event's history."""
+    c = server.client()
+    event_id = uid("histw")
+    create_event(c, event_id, max_seats_per_user=0)
+    u1, u2 = user(), user()
+    h1 = hold(c, event_id, u1, ["FLOOR-A-1"], {"GA": 1})
+    paid = uid("pi")
+    committed = _deliver(c, paid, h1["reservation_id"], h1["total"])
+    check_equal(committed["result"], "committed", "the first delivery")
+    h2 = hold(c, event_id, u2, ["BALC-A-2", "BALC-A-3"])
+    _deliver(c, uid("pi"), h2["reservation_id"], 5, kind="payment.failed")
+    refunded = _deliver(c, uid("pi"), h2["reservation_id"], h2["total"] + 1)
+    check_equal(refunded["reason"], "amount_mismatch", "the refunded delivery")
+    _deliver(c, uid("pi"), "res_nosuchhold", 7)
+    entries = _all(c, event_id)
+    check_equal([(e["type"], e.get("result")) for e in entries],
+                [("hold", None), ("commit", None), ("payment", "committed"), ("hold", None),
+                 ("payment", "recorded"), ("payment", "refund_required")], "the entries")
+    first = {"reservation_id": h1["reservation_id"], "user_id": u1, "seats": ["FLOOR-A-1"],
+             "pools": {"GA": 1}}
+    second = {"reservation_id": h2["reservation_id"], "user_id": u2,
+              "seats": ["BALC-A-2", "BALC-A-3"], "pools": {}}
+    for index, expected in [(1, first), (2, first), (4, second), (5, second)]:
+        check_equal(_subject(entries[index]), expected, "entry %d's subject" % (index + 1))
+    check_equal(entries[2]["order_id"], committed["order_id"], "the committed payment's order")
+    check_equal(entries[5]["refund_id"], refunded["refund_id"], "the refund's id")
+
+
+def test_the_seat_filter_says_who_had_a_seat_and_when_it_came_free(server):
+    """seat=FLOOR-A-1 across hold, expiry, hold, commit and cancel, among other seats'
+    entries: who had it (user_id) and when it came free (the expiry's and the cancel's at)."""
+    c = server.client()
+    event_id = uid("hists")
+    create_event(c, event_id, max_seats_per_user=0)
+    u1, u2, u3 = user(), user(), user()
+    h1 = hold(c, event_id, u1, ["FLOOR-A-1"], ttl_s=0.3)
+    other = hold(c, event_id, u3, ["FLOOR-B-1"])
+    release(c, other["reservation_id"], u3)
+    _wait_for_expiry(c, event_id, h1["reservation_id"])
+    h2 = hold(c, event_id, u2, ["FLOOR-A-2", "FLOOR-A-1"], {"GA": 1})
+    version = get_seat(c, event_id, "FLOOR-B-2")["version"]
+    expect(c.post("/v1/events/%s/bookings" % event_id,
+                  {"user_id": u3, "seats": [{"id": "FLOOR-B-2", "version": version}]}), 201)
+    order = commit(c, h2["reservation_id"], u2, payment_ref="pi_seat")
+    before = _now_ms()
+    expect(c.post("/v1/orders/%s/cancel" % order["order_id"], {"user_id": u2}), 200)
+    after = _now_ms()
+    hold(c, event_id, u3, ["FLOOR-A-3"])
+    entries = _filtered(c, event_id, "seat=FLOOR-A-1", seat="FLOOR-A-1")
+    r1, r2 = h1["reservation_id"], h2["reservation_id"]
+    check_equal([(e["type"], e["reservation_id"], e["user_id"]) for e in entries],
+                [("hold", r1, u1), ("expiry", r1, u1), ("hold", r2, u2), ("commit", r2, u2),
+                 ("cancel", r2, u2)], "who had FLOOR-A-1")
+    check(all("FLOOR-A-1" in e["seats"] for e in entries), "every entry names FLOOR-A-1")
+    check_equal(entries[1]["seats"], ["FLOOR-A-1"], "the seats the expiry gave back")
+    check_equal(parse_time(entries[1]["at"]), parse_time(h1["expires_at"]),
+                "when FLOOR-A-1 came free the first time")
+    check_equal(entries[4]["seats"], ["FLOOR-A-2", "FLOOR-A-1"], "the seats the cancel gave back")
+    check_equal(entries[4]["pools"], {"GA": 1}, "the units the cancel gave back")
+    at = parse_time(entries[4]["at"])
+    check(before <= at <= after, "the cancel's at %d within [%d, %d]" % (at, before, after))
+    everything = _all(c, event_id)
+    check_equal([e["seq"] for e in entries],
+                [e["seq"] for e in everything if "FLOOR-A-1" in e.get("seats", [])],
+                "the seqs the filter picks are those of the whole history")
+    check_equal(len(everything), 9, "the whole history, other seats' entries included")
+    # A seat the event does not have is in no entry.
+    check_equal(_history(c, event_id, "?seat=FLOOR-Z-1"), {"history": [], "next": None},
+                "an unknown seat")
+    check_equal(_history(c, event_id, "?seat=FLOOR-A-20")["history"], [], "a free seat")
+
+
+def test_the_user_and_reservation_filters_and_their_combinations(server):
+    c = server.client()
+    event_id = uid("histu")
+    create_event(c, event_id, max_seats_per_user=0)
+    u1, u2 = user(), "u 2&x=%+/é"   # a user id that needs percent-encoding
+    h1 = hold(c, event_id, u1, ["FLOOR-A-1"])
+    expect(c.post("/v1/holds/%s/extend" % h1["reservation_id"], {"user_id": u1}), 200)
+    release(c, h1["reservation_id"], u1)
+    h2 = hold(c, event_id, u1, ["FLOOR-A-2"])
+    order = commit(c, h2["reservation_id"], u1)
+    h3 = hold(c, event_id, u2, ["FLOOR-A-3"])
+    expect(c.post("/v1/orders/%s/cancel" % order["order_id"], {"user_id": u1}), 200)
+    version = get_seat(c, event_id, "FLOOR-B-1")["version"]
+    expect(c.post("/v1/events/%s/bookings" % event_id,
+                  {"user_id": u2, "seats": [{"id": "FLOOR-B-1", "version": version}]}), 201)
+    r1, r2, r3 = h1["reservation_id"], h2["reservation_id"], h3["reservation_id"]
+    check_equal(_picked(c, event_id, user=u1),
+                [("hold", r1, u1), ("extend", r1, u1), ("release", r1, u1), ("hold", r2, u1),
+                 ("commit", r2, u1), ("cancel", r2, u1)], "user=u1")
+    check_equal(_picked(c, event_id, user=u2), [("hold", r3, u2), ("booking", None, u2)],
+                "user=u2 (percent-encoded)")
+    check_equal(_picked(c, event_id, reservation=r2),
+                [("hold", r2, u1), ("commit", r2, u1), ("cancel", r2, u1)],
+                "reservation=r2: its order's cancel too")
+    check_equal(_picked(c, event_id, reservation=r1, user=u1),
+                [("hold", r1, u1), ("extend", r1, u1), ("release", r1, u1)], "r1 and u1")
+    check_equal(_picked(c, event_id, reservation=r1, user=u2), [], "r1 and u2")
+    check_equal(_picked(c, event_id, seat="FLOOR-A-2", user=u1),
+                [("hold", r2, u1), ("commit", r2, u1), ("cancel", r2, u1)], "a seat and u1")
+    check_equal(_picked(c, event_id, seat="FLOOR-A-2", user=u1, reservation=r1), [],
+                "all three, disagreeing")
+    check_equal(_picked(c, event_id, seat="FLOOR-B-1", user=u2),
+                [("booking", None, u2)], "a booking's seat and user")
+    check_equal(_history(c, event_id, "?user=nobody"), {"history": [], "next": None},
+                "an unknown user")
+    check_equal(_history(c, event_id, "?reservation=res_nosuchhold"),
+                {"history": [], "next": None}, "an unknown reservation")
+
+
+def test_paging_with_a_filter(server):
+    c = server.client()
+    event_id = uid("histq")
+    create_event(c, event_id, max_seats_per_user=0)
+    u1, u2 = user(), user()
+    for n in range(1, 6):
+        hold(c, event_id, u1, ["FLOOR-A-%d" % n])
+        hold(c, event_id, u2, ["FLOOR-B-%d" % n])
+    mine = [e["seq"] for e in _all(c, event_id) if e["user_id"] == u1]
+    check_equal(mine, [1, 3, 5, 7, 9], "u1's entries")
+    seqs, nexts, after = [], [], 0
+    for _ in range(10):
+        page = _history(c, event_id, "?user=%s&limit=1&after=%d" % (u1, after))
+        check_equal(len(page["history"]), 1, "a page of one after %d" % after)
+        seqs.append(page["history"][0]["seq"])
+        nexts.append(page["next"])
+        if page["next"] is None:
+            break
+        after = page["next"]
+    check_equal(seqs, mine, "u1's entries a page at a time")
+    check_equal(nexts, [1, 3, 5, 7, None], "next: the last entry of each page, null at the end")
+    page = _history(c, event_id, "?limit=2&user=%s&after=3" % u1)
+    check_equal([e["seq"] for e in page["history"]], [5, 7], "two after seq 3")
+    check_equal(page["next"], 7, "next of two after seq 3")
+    check_equal(_history(c, event_id, "?user=%s&after=9" % u1), {"history": [], "next": None},
+                "after u1's last entry")
+
+
+def test_filter_refusals(server):
+    c = server.client()
+    event_id = uid("histr")
+    create_event(c, event_id)
+    bad = {
+        "seat": ["", "FLOOR", "FLOOR-A", "FLOOR-A-", "FLOOR-A-0", "FLOOR-A-01", "FLOOR-A-x",
+                 "FLOOR-A-1-2", "FLOOR-A-12345678", "-A-1", "FLOOR--1", "FLO%20OR-A-1",
+                 "%ZZ", "F" * 65 + "-A-1"],
+        "user": ["", "%ZZ", "%00", "u" * 129],
+        "reservation": ["", "res-1", "%ZZ", "r" * 65, "res%201"],
+    }
+    for field, values in bad.items():
+        for value in values:
+            expect(c.get("/v1/events/%s/history?%s=%s" % (event_id, field, value)), 400,
+                   "invalid_request", field, what="%s=%r" % (field, value))
+        # Named without a value: empty.
+        expect(c.get("/v1/events/%s/history?%s" % (event_id, field)), 400, "invalid_request",
+               field, what="%s without a value" % field)
+    # The longest values that are well formed are accepted.
+    for query in ["seat=%s-%s-9999999" % ("S" * 64, "R" * 64), "user=" + "u" * 128,
+                  "reservation=" + "r" * 64]:
+        check_equal(_history(c, event_id, "?" + query), {"history": [], "next": None}, query)
+    # after and limit are checked first, then the filters.
+    expect(c.get("/v1/events/%s/history?seat=&limit=0" % event_id), 400, "invalid_request",
+           "limit")
+    expect(c.get("/v1/events/%s/history?seat=&user=" % event_id), 400, "invalid_request",
+           "seat")
+    expect(c.get("/v1/events/%s/history?user=" % uid("nope")), 404, "event_not_found")
+
+
+def _pipelined_holds(server, event_id, user_id, count):
+    """count holds of FLOOR-A-1 by user_id, each replacing the one before (a release and a hold
+    each, but for the first), sent pipelined in rounds; all must succeed."""
+    raw = RawConnection(server.port)
+    done = 0
+    while done < count:
+        round_count = min(200, count - done)
+        body = {"user_id": user_id, "seats": ["FLOOR-A-1"], "replace_existing": True}
+        raw.send(b"".join(request_bytes("POST", "/v1/events/%s/holds" % event_id, body)
+                          for _ in range(round_count)))
+        for response in raw.read_responses(round_count):
+            check_equal(response.status, 201, "a pipelined hold")
+        done += round_count
+    raw.close()
+
+
+def test_a_filtered_page_examines_a_bounded_number_of_entries(server):
+    """A filtered page examines at most 1,000 entries after `after`: when none of them
+    matches, it answers an empty page whose next is where it stopped, and the next page goes
+    on from there."""
+    c = server.client()
+    event_id = uid("histb")
+    create_event(c, event_id, max_seats_per_user=0)
+    u1, u2 = user(), user()
+    _pipelined_holds(server, event_id, u1, SCAN_MAX // 2 + 1)   # entries 1 to 1,001
+    last = hold(c, event_id, u2, ["FLOOR-B-1"])                  # entry 1,002
+    page = _history(c, event_id, "?user=%s" % u2)
+    check_equal(page, {"history": [], "next": SCAN_MAX}, "the first 1,000 entries examined")
+    page = _history(c, event_id, "?user=%s&after=%d" % (u2, SCAN_MAX))
+    check_equal([(e["seq"], e["reservation_id"]) for e in page["history"]],
+                [(SCAN_MAX + 2, last["reservation_id"])], "the page after the bound")
+    check_equal(page["next"], None, "next at the end")
+    page = _history(c, event_id, "?user=%s&after=1&limit=3" % u1)
+    check_equal([e["seq"] for e in page["history"]], [2, 3, 4], "u1's entries are found at once")
+    check_equal(page["next"], 4, "next of a full page")
+    check_equal(len(_filtered(c, event_id, "seat=FLOOR-A-1", seat="FLOOR-A-1")), SCAN_MAX + 1,
+                "every entry of FLOOR-A-1 by following next")
+
+
+test_a_filtered_page_examines_a_bounded_number_of_entries.weight = 3.0

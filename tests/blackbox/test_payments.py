@@ -562,16 +562,20 @@ def test_payments_enter_the_history(server):
                 ["hold", "commit", "payment", "hold", "payment", "payment"], "entry types")
     check_equal(without_at[1]["order_id"], committed["order_id"], "the commit's order")
     check_equal(without_at[1]["payment_ref"], paid, "the commit's payment_ref")
+    # Each entry reads alone: the hold's user and items too (API.md section 7).
     check_equal(without_at[2], {"type": "payment", "reservation_id": h["reservation_id"],
+                                "user_id": u, "seats": ["F-A-1"], "pools": {},
                                 "payment_intent_id": paid, "payment_type": "payment.succeeded",
                                 "amount": SEAT_PRICE, "result": "committed",
                                 "order_id": committed["order_id"]}, "the committed payment")
     check_equal(without_at[4], {"type": "payment", "reservation_id": other["reservation_id"],
+                                "user_id": other["user_id"], "seats": ["F-A-2"], "pools": {},
                                 "payment_intent_id": wrong, "payment_type": "payment.succeeded",
                                 "amount": SEAT_PRICE + 1, "result": "refund_required",
                                 "refund_id": refunded["refund_id"],
                                 "reason": "amount_mismatch"}, "the refunded payment")
     check_equal(without_at[5], {"type": "payment", "reservation_id": other["reservation_id"],
+                                "user_id": other["user_id"], "seats": ["F-A-2"], "pools": {},
                                 "payment_intent_id": failed, "payment_type": "payment.failed",
                                 "amount": 5, "result": "recorded"}, "the failed payment")
 

@@ -879,14 +879,13 @@ describe("staff refunds and history", () => {
     const payment = page.locator('#staff-history-body tr[data-type="payment"]');
     assert.match(await payment.locator(".staff-what").innerText(), new RegExp(`pi_browser_1 of \\$100\\.01 for ${id}: refund ${refundId} owed \\(amount mismatch\\)`));
     assert.equal(await payment.locator(".staff-type").innerText(), "payment");
-    assert.equal(await payment.locator(".staff-user").innerText(), "—", "a payment names no user");
+    // Every entry names its hold's user (API.md section 7), a payment's too.
+    assert.equal(await payment.locator(".staff-user").innerText(), "payer", "a payment names its hold's user");
     assert.equal(await page.locator("#staff-history-older").isVisible(), true);
     await page.click("#staff-history-older");
     await page.waitForFunction(() => document.querySelectorAll("#staff-history-body tr").length === 2);
     assert.deepEqual(await shown(), [["3", "payment"], ["2", "extend"]]);
     assert.equal(await page.locator('#staff-history-body tr[data-type="extend"] .staff-user').innerText(), "payer");
-    // Once an older entry names the hold's user, the payment's row shows it too.
-    assert.equal(await payment.locator(".staff-user").innerText(), "payer");
     await page.click("#staff-history-older");
     await page.waitForFunction(() => document.querySelectorAll("#staff-history-body tr").length === 3);
     assert.deepEqual(await shown(), [["3", "payment"], ["2", "extend"], ["1", "hold"]]);
@@ -895,6 +894,22 @@ describe("staff refunds and history", () => {
     assert.equal(await holdRow.locator(".staff-user").innerText(), "payer");
     assert.match(await holdRow.locator(".staff-what").innerText(), new RegExp(`^Held CLUB-A-1, CLUB-A-2 \\(\\$100\\.00\\) in ${id} until `));
     assert.equal(await page.locator("#staff-history-older").isVisible(), false, "no Older past the first entry");
+    // The filter box: a seat's entries, oldest first, one a page with More; a user with none.
+    await page.fill("#staff-history-seat", "CLUB-A-2");
+    await page.click("#staff-history-filters button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("#staff-history-body tr")?.dataset.seq === "1");
+    assert.deepEqual(await shown(), [["1", "hold"]]);
+    assert.equal(await page.locator("#staff-history-older").innerText(), "More");
+    await page.click("#staff-history-older");
+    await page.waitForFunction(() => document.querySelectorAll("#staff-history-body tr").length === 2);
+    await page.click("#staff-history-older");
+    await page.waitForFunction(() => document.querySelectorAll("#staff-history-body tr").length === 3);
+    assert.deepEqual(await shown(), [["1", "hold"], ["2", "extend"], ["3", "payment"]]);
+    assert.equal(await page.locator("#staff-history-older").isVisible(), false, "no More after the last");
+    await page.fill("#staff-history-user", "nobody");
+    await page.click("#staff-history-filters button[type=submit]");
+    await page.locator("#staff-history-empty").waitFor();
+    assert.equal(await page.locator("#staff-history-body tr").count(), 0);
     assert.deepEqual(errors, []);
     await ctx.close();
   });

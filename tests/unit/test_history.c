@@ -1,7 +1,8 @@
 /* Unit tests of the audit history (store/history.h and the SQLite backend's store/sqlite/
  * history.c): the entry each kind of record makes, field by field; entries numbered per event
  * without gaps across batches and a reopen; a failed batch leaves no entry and no gap; pages
- * read back with after and limit; the migration of a version 4 database. Each test works in
+ * read back with after and limit, joined with their hold or order; the migration of a
+ * version 4 database. Each test works in
  * its own temporary directory. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,7 +237,8 @@ static void assert_page(hf_store_t *store, const char *event_id, int64_t after, 
                         const char *expected)
 {
     page_t page = {.limit = limit};
-    hf_store_history_query_t query = {event_id, after, limit + 1};
+    hf_store_history_query_t query = {.event_id = event_id, .after_seq = after,
+                                      .limit = limit + 1};
     char error[ERROR_SIZE] = "";
     int rc = hf_store_read_history(store, &query, on_entry, &page, error, sizeof error);
     if (rc != 0) fail_msg("read failed: %s", error);
@@ -273,6 +275,77 @@ static void test_seq_per_event_across_batches_and_reopen(void **state)
     assert_page(store, "e1", 3, 2, "4:hold@5 5:expiry@6");
     assert_page(store, "e1", 5, 2, "");
     assert_page(store, "nope", 0, 2, "");
+    hf_store_close(store);
+}
+
+/* A page as "seq:type reservation user items" lines. */
+typedef struct subjects {
+    char text[1024];
+    uint32_t limit, count;
+} subjects_t;
+
+static int on_subject(void *context, const hf_stored_history_t *entry)
+{
+    subjects_t *subjects = context;
+    if (subjects->count == subjects->limit) return HF_STORE_LIST_STOP;
+    size_t used = strlen(subjects->text);
+    snprintf(subjects->text + used, sizeof subjects->text - used, "%s%lld:%s%s %s %s %s",
+             used ? "\n" : "", (long long)entry->seq, entry->type,
+             entry->has_subject ? "" : " (none)",
+             entry->reservation_id ? entry->reservation_id : "null",
+             entry->user_id ? entry->user_id : "null", entry->items ? entry->items : "null");
+    subjects->count++;
+    return 0;
+}
+
+static void assert_subjects(hf_store_t *store, int64_t after, uint32_t limit, uint32_t stop,
+                            const char *expected)
+{
+    subjects_t subjects = {"", stop, 0};
+    hf_store_history_query_t query = {.event_id = "e1", .after_seq = after, .limit = limit};
+    char error[ERROR_SIZE] = "";
+    int rc = hf_store_read_history(store, &query, on_subject, &subjects, error, sizeof error);
+    if (rc != 0) fail_msg("read failed: %s", error);
+    assert_string_equal(subjects.text, expected);
+}
+
+/* Entries carry their hold's (or else their order's) reservation, user and items, joined at
+ * read time, in seq order, as many as the limit asks; a callback that stops ends the read. */
+static void test_pages_join_their_hold_or_order(void **state)
+{
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    static const hf_mutation_item_t other_seat[] = {{"F-A-3", 0}};
+    hf_mutation_t booking = order_create("ord_2", "e1", NULL, NULL);
+    booking.as.order_create.items = (hf_mutation_items_t){other_seat, 1, 0};
+    /* A payment for a hold the store does not have names its reservation only. */
+    hf_mutation_t payment = {.type = HF_MUTATION_DELIVERY, .at_ms = NOW_MS + 10,
+                             .as.delivery = {.payment_intent_id = "pi_9", .event_id = "e1",
+                                             .reservation_id = "res_9", .amount = 5,
+                                             .hold_event_id = "e1"}};
+    const hf_mutation_t records[] = {
+        event_create("e1"), hold_create("res_1", "e1", NOW_MS + 1),
+        hold_update("res_1", "e1", HF_HOLD_RELEASED, NULL, NULL, NOW_MS + 2),
+        hold_create("res_2", "e1", NOW_MS + 3), order_create("ord_1", "e1", "res_2", "pi_1"),
+        order_cancel("ord_1", "e1"), booking, payment};
+    assert_true(batch_write(store, records, 8, 1));
+    const char *items = "{\"seats\":[\"F-A-1\"],\"pools\":{\"GA\":2}}";
+    char all[1024];
+    /* The commit's subject is its hold (u"1), the cancel's its order (u2, of the hold res_2). */
+    snprintf(all, sizeof all,
+             "1:hold res_1 u\"1 %s\n2:release res_1 u\"1 %s\n3:hold res_2 u\"1 %s\n"
+             "4:commit res_2 u\"1 %s\n5:cancel res_2 u2 %s\n"
+             "6:booking null u2 {\"seats\":[\"F-A-3\"],\"pools\":{}}\n"
+             "7:payment res_9 null null",
+             items, items, items, items, items);
+    assert_subjects(store, 0, 100, 100, all);
+    char tail[512];
+    snprintf(tail, sizeof tail, "%s", strstr(all, "5:cancel"));
+    *strstr(tail, "\n7:") = '\0';
+    assert_subjects(store, 4, 2, 100, tail);
+    char head[256];
+    snprintf(head, sizeof head, "1:hold res_1 u\"1 %s", items);
+    assert_subjects(store, 0, 100, 1, head);
     hf_store_close(store);
 }
 
@@ -335,6 +408,7 @@ int main(void)
 #define STORE_TEST(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
         STORE_TEST(test_seq_per_event_across_batches_and_reopen),
         STORE_TEST(test_failed_batch_leaves_no_entry),
+        STORE_TEST(test_pages_join_their_hold_or_order),
         STORE_TEST(test_version_4_is_migrated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -503,6 +503,42 @@ int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
     }
 }
 
+/* A page of the history joined with what each entry is about, as SQLite's (sqlite/history.c):
+ * the first $3 rows after $2, each joined with the hold its data names or else the order, by
+ * their unique ids (the data's two ids are read once each, in the subquery). */
+static const char READ_HISTORY[] =
+    "SELECT s.seq, s.type, s.at, s.data, (s.rid IS NOT NULL OR s.oid IS NOT NULL)::int,"
+    " COALESCE(s.rid, o.reservation_id), COALESCE(h.user_id, o.user_id),"
+    " COALESCE(h.items, o.items)"
+    " FROM (SELECT seq, type, at, data, data::json ->> 'reservation_id' AS rid,"
+    "   data::json ->> 'order_id' AS oid FROM history"
+    "   WHERE event_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint) s"
+    " LEFT JOIN holds h ON h.id = s.rid"
+    " LEFT JOIN orders o ON s.rid IS NULL AND o.id = s.oid"
+    " ORDER BY s.seq";
+
+static int history_deliver(PGresult *result, int row, const hf_store_history_query_t *query,
+                           hf_store_history_fn entry, void *context, char *error,
+                           size_t error_size) {
+    hf_stored_history_t item = {.seq = integer_at(result, row, 0),
+                                .type = text_at(result, row, 1),
+                                .at_ms = integer_at(result, row, 2),
+                                .data = text_at(result, row, 3),
+                                .data_length = (size_t)PQgetlength(result, row, 3),
+                                .has_subject = integer_at(result, row, 4) != 0,
+                                .reservation_id = text_at(result, row, 5),
+                                .user_id = text_at(result, row, 6),
+                                .items = text_at(result, row, 7)};
+    /* A row's data is spliced into answers as it is: one that is not an object is refused. */
+    if (item.type == NULL || item.data == NULL || item.data_length < 2 ||
+        item.data[0] != '{' || item.data[item.data_length - 1] != '}') {
+        hf_store_error_write(error, error_size, "store: history row %s/%" PRId64 " is damaged",
+                             query->event_id, item.seq);
+        return -1;
+    }
+    return entry(context, &item);
+}
+
 int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
                        hf_store_history_fn entry, void *context, char *error,
                        size_t error_size) {
@@ -512,28 +548,11 @@ int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
     snprintf(after, sizeof after, "%" PRId64, query->after_seq);
     snprintf(limit, sizeof limit, "%" PRIu32, query->limit);
     const char *values[] = {query->event_id, after, limit};
-    PGresult *result = hf_pg_exec(&store->reader,
-                                  "SELECT seq, type, at, data FROM history WHERE event_id = $1"
-                                  " AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint",
-                                  3, values, error, error_size);
+    PGresult *result = hf_pg_exec(&store->reader, READ_HISTORY, 3, values, error, error_size);
     if (result == NULL) return -1;
     int rc = 0;
-    for (int row = 0; rc == 0 && row < PQntuples(result); row++) {
-        hf_stored_history_t item = {.seq = integer_at(result, row, 0),
-                                    .type = text_at(result, row, 1),
-                                    .at_ms = integer_at(result, row, 2),
-                                    .data = text_at(result, row, 3),
-                                    .data_length = (size_t)PQgetlength(result, row, 3)};
-        /* A row's data is spliced into answers as it is: one that is not an object is refused. */
-        if (item.type == NULL || item.data == NULL || item.data_length < 2 ||
-            item.data[0] != '{' || item.data[item.data_length - 1] != '}') {
-            hf_store_error_write(error, error_size, "store: history row %s/%" PRId64 " is damaged",
-                                 query->event_id, item.seq);
-            rc = -1;
-            break;
-        }
-        rc = entry(context, &item);
-    }
+    for (int row = 0; rc == 0 && row < PQntuples(result); row++)
+        rc = history_deliver(result, row, query, entry, context, error, error_size);
     PQclear(result);
     return rc == HF_STORE_LIST_STOP ? 0 : rc;
 }

@@ -91,13 +91,40 @@ void hf_sqlite_history_close(hf_sqlite_store_t *store) {
 
 /* ---- Reading a page (the engine thread) ---- */
 
+/* A page of the history joined at read time with what each entry is about (store.h): the
+ * hold its data names (holds.id is unique), or else the order (orders.id is unique), so an
+ * entry reads alone though its row stores only its own fields. The left joins keep the
+ * history's key order (history is the outer loop of the primary key's range scan, no sort),
+ * so rows stream in seq order and a reader that stops early reads no further. PostgreSQL's
+ * read (postgres/load.c) is the same query. */
+#define ENTRY_RESERVATION "json_extract(e.data, '$.reservation_id')"
+#define ENTRY_ORDER "json_extract(e.data, '$.order_id')"
 static const char READ_HISTORY[] =
-    "SELECT seq, type, at, data FROM history WHERE event_id = ?1 AND seq > ?2"
-    " ORDER BY seq LIMIT ?3";
+    "SELECT e.seq, e.type, e.at, e.data,"
+    " " ENTRY_RESERVATION " IS NOT NULL OR " ENTRY_ORDER " IS NOT NULL,"
+    " COALESCE(" ENTRY_RESERVATION ", o.reservation_id), COALESCE(h.user_id, o.user_id),"
+    " COALESCE(h.items, o.items)"
+    " FROM history e"
+    " LEFT JOIN holds h ON h.id = " ENTRY_RESERVATION
+    " LEFT JOIN orders o ON " ENTRY_RESERVATION " IS NULL AND o.id = " ENTRY_ORDER
+    " WHERE e.event_id = ?1 AND e.seq > ?2 ORDER BY e.seq LIMIT ?3";
 
 /* A row's data is spliced into answers as it is: one that is not an object is refused. */
 static bool data_looks_whole(const char *data, int length) {
     return data != NULL && length >= 2 && data[0] == '{' && data[length - 1] == '}';
+}
+
+static hf_stored_history_t row_read(sqlite3_stmt *statement) {
+    return (hf_stored_history_t){
+        .seq = sqlite3_column_int64(statement, 0),
+        .type = (const char *)sqlite3_column_text(statement, 1),
+        .at_ms = sqlite3_column_int64(statement, 2),
+        .data = (const char *)sqlite3_column_text(statement, 3),
+        .data_length = (size_t)sqlite3_column_bytes(statement, 3),
+        .has_subject = sqlite3_column_int(statement, 4) != 0,
+        .reservation_id = (const char *)sqlite3_column_text(statement, 5),
+        .user_id = (const char *)sqlite3_column_text(statement, 6),
+        .items = (const char *)sqlite3_column_text(statement, 7)};
 }
 
 static int rows_deliver(hf_sqlite_store_t *store, const hf_store_history_query_t *query,
@@ -106,12 +133,7 @@ static int rows_deliver(hf_sqlite_store_t *store, const hf_store_history_query_t
     sqlite3_stmt *statement = store->read_history;
     int result = 0, rc;
     while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW) {
-        hf_stored_history_t row = {
-            .seq = sqlite3_column_int64(statement, 0),
-            .type = (const char *)sqlite3_column_text(statement, 1),
-            .at_ms = sqlite3_column_int64(statement, 2),
-            .data = (const char *)sqlite3_column_text(statement, 3),
-            .data_length = (size_t)sqlite3_column_bytes(statement, 3)};
+        hf_stored_history_t row = row_read(statement);
         if (row.type == NULL || !data_looks_whole(row.data, (int)row.data_length)) {
             hf_store_error_write(error, error_size, "store: history row %s/%lld is damaged",
                                  query->event_id, (long long)row.seq);
