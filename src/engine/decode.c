@@ -44,6 +44,25 @@ static bool depth_within_limit(const char *body, size_t length) {
     return true;
 }
 
+/* The body read by jansson, after the depth check; NULL after answering 400 invalid_json. */
+static json_t *body_parse(hf_request_t *request) {
+    const hf_http_request_t *http = request->http;
+    if (!depth_within_limit(http->body, http->body_length)) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_JSON,
+                       "JSON nested deeper than " STRINGIZE(HF_JSON_DEPTH_MAX) " levels", NULL);
+        return NULL;
+    }
+    json_error_t error;
+    json_t *body = json_loadb(http->body, http->body_length,
+                              JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
+    if (!body) {
+        char message[256];
+        snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
+        hf_reply_error(request, HF_API_ERROR_INVALID_JSON, message, NULL);
+    }
+    return body;
+}
+
 bool hf_decode_body(hf_request_t *request, bool flat_allowed) {
     const hf_http_request_t *http = request->http;
     /* Most bodies of the hot routes are flat: read without jansson's DOM. Whatever the flat
@@ -58,25 +77,26 @@ bool hf_decode_body(hf_request_t *request, bool flat_allowed) {
         request->body = json_object(); /* an empty body reads as {} */
         return true;
     }
-    if (!depth_within_limit(http->body, http->body_length)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_JSON,
-                       "JSON nested deeper than " STRINGIZE(HF_JSON_DEPTH_MAX) " levels", NULL);
-        return false;
-    }
-    json_error_t error;
-    request->body = json_loadb(http->body, http->body_length,
-                               JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
-    if (!request->body) {
-        char message[256];
-        snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
-        hf_reply_error(request, HF_API_ERROR_INVALID_JSON, message, NULL);
-        return false;
-    }
+    request->body = body_parse(request);
+    if (!request->body) return false;
     if (!json_is_object(request->body)) {
         hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "the body must be a JSON object",
                        "body");
         return false;
     }
+    return true;
+}
+
+bool hf_decode_body_unread(hf_request_t *request) {
+    const hf_http_request_t *http = request->http;
+    /* The flat reader's cheap pass first: most such bodies are "{}" or a small object. Its
+     * reading is not kept, so the handler sees no member. */
+    if (http->body_length == 0 ||
+        hf_flat_json_read(&request->context->flat_body, http->body, http->body_length))
+        return true;
+    json_t *body = body_parse(request);
+    if (!body) return false;
+    json_decref(body);
     return true;
 }
 

@@ -21,6 +21,10 @@
 /* Reads the request's body into request->flat (when flat_allowed and the flat reader can)
  * or request->body (jansson; the dispatcher frees it); false after answering 400. */
 bool hf_decode_body(hf_request_t *request, bool flat_allowed);
+/* Checks the body of a route that reads none (API.md section 1: every body is JSON): true
+ * when it is empty or any JSON value, which is then ignored (neither request->body nor
+ * request->flat is set); false after answering 400 invalid_json. */
+bool hf_decode_body_unread(hf_request_t *request);
 
 /* One top-level member of the request body, whichever reader read it: jansson (body) or the
  * flat reader (flat). */
