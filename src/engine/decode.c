@@ -175,27 +175,32 @@ bool hf_decode_string(hf_request_t *request, const char *name, size_t size_max, 
     return true;
 }
 
-/* Seconds (integer or fraction) to whole milliseconds, rounded; must be positive. */
-static bool seconds_to_ms(double seconds, int64_t *ms) {
-    if (!isfinite(seconds) || seconds <= 0 || seconds * 1000.0 > (double)HF_HOLD_TTL_MS_MAX * 1000)
-        return false;
+/* Seconds (integer or fraction) to whole milliseconds, rounded; false unless above 0 and at
+ * most max_ms. A positive value below the millisecond, the server's resolution, is raised to
+ * 1 ms: it is above 0, as the rule says, and refusing it would quote a rule it keeps. */
+static bool seconds_to_ms(double seconds, int64_t max_ms, int64_t *ms) {
+    if (!isfinite(seconds) || seconds <= 0 || seconds * 1000.0 > (double)max_ms) return false;
     int64_t value = llround(seconds * 1000.0);
-    if (value <= 0) return false;
-    *ms = value;
+    *ms = value < 1 ? 1 : value;
     return true;
 }
 
 static bool json_seconds_to_ms(json_t *member, int64_t *ms) {
-    return json_is_number(member) && seconds_to_ms(json_number_value(member), ms);
+    return json_is_number(member) && seconds_to_ms(json_number_value(member), HF_HOLD_TTL_MS_MAX, ms);
 }
 
+/* A hold's ttl_s: any positive number. Its bound is the event's max_hold_s, which the core
+ * checks and the message quotes (fields.c); a value past every event's bound, whose
+ * milliseconds might not even fit, is read as just past it. */
 bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms) {
     hf_member_t member = hf_decode_member(request, name);
     if (absent_or_null(&member)) return true;
-    if (is_number(&member) && seconds_to_ms(member.number, ms)) return true;
+    if (is_number(&member) && isfinite(member.number) && member.number > 0) {
+        if (!seconds_to_ms(member.number, HF_HOLD_TTL_MS_MAX, ms)) *ms = HF_HOLD_TTL_MS_MAX + 1;
+        return true;
+    }
     char message[128];
-    snprintf(message, sizeof message, "%s must be a number of seconds above 0 and at most %lld",
-             name, (long long)(HF_HOLD_TTL_MS_MAX / 1000));
+    snprintf(message, sizeof message, "%s must be a number of seconds above 0", name);
     return reject(request, name, message);
 }
 
@@ -210,10 +215,7 @@ bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms) {
     }
     /* Any positive value is accepted: the cap applies later, and a tiny one changes nothing
      * since an extension never moves expires_at earlier. */
-    double milliseconds = seconds * 1000.0;
-    *ms = milliseconds >= (double)HF_HOLD_TTL_MS_MAX ? HF_HOLD_TTL_MS_MAX
-                                                     : (int64_t)llround(milliseconds);
-    if (*ms < 1) *ms = 1;
+    if (!seconds_to_ms(seconds, HF_HOLD_TTL_MS_MAX, ms)) *ms = HF_HOLD_TTL_MS_MAX;
     return true;
 }
 

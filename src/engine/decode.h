@@ -55,6 +55,9 @@ hf_member_t hf_decode_member(const hf_request_t *request, const char *name);
  * false after answering 400 invalid_request naming the member. */
 bool hf_decode_string(hf_request_t *request, const char *name, size_t size_max, bool required,
                       const char **value);
+/* A hold's ttl_s: any positive number of seconds, tiny ones raised to 1 ms and ones past
+ * HF_HOLD_TTL_MS_MAX read as HF_HOLD_TTL_MS_MAX + 1 (past every event's max_hold_s, which the
+ * core checks). */
 bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms);
 /* Like hf_decode_seconds but any positive number is accepted, large ones clamped to the
  * longest hold and tiny ones raised to 1 ms (extend: the cap applies anyway). */
