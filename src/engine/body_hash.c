@@ -132,7 +132,8 @@ static void put_flat(hf_buffer_t *out, const hf_flat_json_t *flat) {
     for (uint32_t i = 0; i < count; i++) {
         const hf_flat_json_member_t *member = &flat->members[i];
         uint32_t j = i;
-        for (; j > 0 && strcmp(sorted[j - 1]->name, member->name) > 0; j--) sorted[j] = sorted[j - 1];
+        for (; j > 0 && strcmp(sorted[j - 1]->name, member->name) > 0; j--)
+            sorted[j] = sorted[j - 1];
         sorted[j] = member;
     }
     put_count(out, 'o', count);

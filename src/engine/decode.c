@@ -186,7 +186,8 @@ static bool seconds_to_ms(double seconds, int64_t max_ms, int64_t *ms) {
 }
 
 static bool json_seconds_to_ms(json_t *member, int64_t *ms) {
-    return json_is_number(member) && seconds_to_ms(json_number_value(member), HF_HOLD_TTL_MS_MAX, ms);
+    return json_is_number(member) &&
+           seconds_to_ms(json_number_value(member), HF_HOLD_TTL_MS_MAX, ms);
 }
 
 /* A hold's ttl_s: any positive number. Its bound is the event's max_hold_s, which the core
