@@ -78,8 +78,8 @@ static void test_flat_reading_hashes_as_jansson(void **state) {
     const char *bodies[] = {
         "{}",
         "{\"user_id\":\"u1\",\"seats\":[\"S-R-1\",\"S-R-2\"],\"ttl_s\":300}",
-        "{ \"ttl_s\": 0.25, \"user_id\": \"u 1\", \"replace_existing\": true, \"x\": null,"
-        " \"y\": false, \"seats\": [] }",
+        ("{ \"ttl_s\": 0.25, \"user_id\": \"u 1\", \"replace_existing\": true, \"x\": null,"
+         " \"y\": false, \"seats\": [] }"),
         "{\"payment_ref\":\"pi_1\",\"user_id\":\"u1\",\"n\":-12,\"m\":1.0}",
     };
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
