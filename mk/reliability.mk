@@ -9,12 +9,13 @@
 #   make fuzz-regression   every target over its corpus and saved crashes, once (no fuzzing)
 #   make tsan-test         ThreadSanitizer build of the server under the crash and fault tests
 #   make valgrind-test     the unit tests under valgrind (memcheck, no leaks, no errors)
-#   make lint              cppcheck and clang-tidy with the checked-in configuration
+#   make lint              the layout and openapi limits checks, cppcheck and clang-tidy
 #   make idempotency-order-test  regression test of a defect in src/engine/idempotency.c
 #   make reliability-quick the bounded versions, as scripts/test.sh runs them (~2 minutes)
 
 .PHONY: crash-test fault-test hostile-test fuzz fuzz-build fuzz-regression fuzz-quick \
-        tsan-test valgrind-test lint layout-check cppcheck clang-tidy reliability-quick idempotency-order-test
+        tsan-test valgrind-test lint layout-check openapi-limits-check cppcheck clang-tidy \
+        reliability-quick idempotency-order-test
 
 CRASH_ROUNDS ?= 25
 CRASH_SEED ?=
@@ -146,7 +147,11 @@ clang-tidy: $(DEPS_STAMP)
 layout-check:
 	python3 scripts/check_layout.py src
 
-lint: layout-check cppcheck clang-tidy
+# docs/openapi.yaml's bounds against src/core/limits.h (scripts/check_openapi_limits.py).
+openapi-limits-check:
+	python3 scripts/check_openapi_limits.py
+
+lint: layout-check openapi-limits-check cppcheck clang-tidy
 
 # ---- the bounded run for make test ----
 # The same commands scripts/test.sh runs (docs/RELIABILITY.md), as one target to try them alone.

@@ -79,7 +79,7 @@ void hf_command_line_usage(FILE *out) {
             "  --data DIR            the directory for the store and the lock (created if\n"
             "                        missing, once the listening address is bound)\n"
             "  --api-key KEY         require Authorization: Bearer KEY on /v1/ [HOLDFAST_API_KEY]\n"
-            "  --token-secret S      admission token secret, 16 to 64 bytes (default: a random\n"
+            "  --token-secret S      admission token secret, 16 to 1024 bytes (default: a random\n"
             "                        one kept in DIR/token_secret) [HOLDFAST_TOKEN_SECRET]\n"
             "  --webhook-secret S    payment webhook secret [HOLDFAST_WEBHOOK_SECRET]\n"
             "  --store URL           sqlite:PATH (default sqlite:DIR/holdfast.db) or\n"
@@ -421,9 +421,6 @@ static hf_command_t check_log(const gathered_t *gathered, hf_command_line_t *lin
                   access->source, quoted(shown, value, strlen(value)));
 }
 
-/* --token-secret: its bytes sign the admission tokens, so a short one could be guessed from
- * a single token offline; a longer one than HMAC-SHA256's block would be hashed down by HMAC,
- * so it is refused rather than silently shortened. The value is never quoted. */
 /* --node-id and --advertise (API.md section 11), defaulting to the listen address. */
 static hf_command_t check_node(const gathered_t *gathered, hf_command_line_t *line) {
     const given_t *node_id = &gathered->values[NODE_ID], *advertise = &gathered->values[ADVERTISE];
@@ -443,6 +440,9 @@ static hf_command_t check_node(const gathered_t *gathered, hf_command_line_t *li
     return HF_COMMAND_SERVE;
 }
 
+/* --token-secret: its bytes sign the admission tokens, so a short one could be guessed from
+ * a single token offline; HMAC takes any longer one (token.h), up to a bound that catches a
+ * file pasted whole. The value is never quoted. */
 static hf_command_t check_token_secret(const given_t *given, hf_command_line_t *line) {
     line->token_secret = given->value;
     if (!given->value) return HF_COMMAND_SERVE;

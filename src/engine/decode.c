@@ -44,6 +44,25 @@ static bool depth_within_limit(const char *body, size_t length) {
     return true;
 }
 
+/* The body read by jansson, after the depth check; NULL after answering 400 invalid_json. */
+static json_t *body_parse(hf_request_t *request) {
+    const hf_http_request_t *http = request->http;
+    if (!depth_within_limit(http->body, http->body_length)) {
+        hf_reply_error(request, HF_API_ERROR_INVALID_JSON,
+                       "JSON nested deeper than " STRINGIZE(HF_JSON_DEPTH_MAX) " levels", NULL);
+        return NULL;
+    }
+    json_error_t error;
+    json_t *body = json_loadb(http->body, http->body_length,
+                              JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
+    if (!body) {
+        char message[256];
+        snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
+        hf_reply_error(request, HF_API_ERROR_INVALID_JSON, message, NULL);
+    }
+    return body;
+}
+
 bool hf_decode_body(hf_request_t *request, bool flat_allowed) {
     const hf_http_request_t *http = request->http;
     /* Most bodies of the hot routes are flat: read without jansson's DOM. Whatever the flat
@@ -58,25 +77,26 @@ bool hf_decode_body(hf_request_t *request, bool flat_allowed) {
         request->body = json_object(); /* an empty body reads as {} */
         return true;
     }
-    if (!depth_within_limit(http->body, http->body_length)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_JSON,
-                       "JSON nested deeper than " STRINGIZE(HF_JSON_DEPTH_MAX) " levels", NULL);
-        return false;
-    }
-    json_error_t error;
-    request->body = json_loadb(http->body, http->body_length,
-                               JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
-    if (!request->body) {
-        char message[256];
-        snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
-        hf_reply_error(request, HF_API_ERROR_INVALID_JSON, message, NULL);
-        return false;
-    }
+    request->body = body_parse(request);
+    if (!request->body) return false;
     if (!json_is_object(request->body)) {
         hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "the body must be a JSON object",
                        "body");
         return false;
     }
+    return true;
+}
+
+bool hf_decode_body_unread(hf_request_t *request) {
+    const hf_http_request_t *http = request->http;
+    /* The flat reader's cheap pass first: most such bodies are "{}" or a small object. Its
+     * reading is not kept, so the handler sees no member. */
+    if (http->body_length == 0 ||
+        hf_flat_json_read(&request->context->flat_body, http->body, http->body_length))
+        return true;
+    json_t *body = body_parse(request);
+    if (!body) return false;
+    json_decref(body);
     return true;
 }
 
@@ -155,27 +175,33 @@ bool hf_decode_string(hf_request_t *request, const char *name, size_t size_max, 
     return true;
 }
 
-/* Seconds (integer or fraction) to whole milliseconds, rounded; must be positive. */
-static bool seconds_to_ms(double seconds, int64_t *ms) {
-    if (!isfinite(seconds) || seconds <= 0 || seconds * 1000.0 > (double)HF_HOLD_TTL_MS_MAX * 1000)
-        return false;
+/* Seconds (integer or fraction) to whole milliseconds, rounded; false unless above 0 and at
+ * most max_ms. A positive value below the millisecond, the server's resolution, is raised to
+ * 1 ms: it is above 0, as the rule says, and refusing it would quote a rule it keeps. */
+static bool seconds_to_ms(double seconds, int64_t max_ms, int64_t *ms) {
+    if (!isfinite(seconds) || seconds <= 0 || seconds * 1000.0 > (double)max_ms) return false;
     int64_t value = llround(seconds * 1000.0);
-    if (value <= 0) return false;
-    *ms = value;
+    *ms = value < 1 ? 1 : value;
     return true;
 }
 
 static bool json_seconds_to_ms(json_t *member, int64_t *ms) {
-    return json_is_number(member) && seconds_to_ms(json_number_value(member), ms);
+    return json_is_number(member) &&
+           seconds_to_ms(json_number_value(member), HF_HOLD_TTL_MS_MAX, ms);
 }
 
+/* A hold's ttl_s: any positive number. Its bound is the event's max_hold_s, which the core
+ * checks and the message quotes (fields.c); a value past every event's bound, whose
+ * milliseconds might not even fit, is read as just past it. */
 bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms) {
     hf_member_t member = hf_decode_member(request, name);
     if (absent_or_null(&member)) return true;
-    if (is_number(&member) && seconds_to_ms(member.number, ms)) return true;
+    if (is_number(&member) && isfinite(member.number) && member.number > 0) {
+        if (!seconds_to_ms(member.number, HF_HOLD_TTL_MS_MAX, ms)) *ms = HF_HOLD_TTL_MS_MAX + 1;
+        return true;
+    }
     char message[128];
-    snprintf(message, sizeof message, "%s must be a number of seconds above 0 and at most %lld",
-             name, (long long)(HF_HOLD_TTL_MS_MAX / 1000));
+    snprintf(message, sizeof message, "%s must be a number of seconds above 0", name);
     return reject(request, name, message);
 }
 
@@ -190,10 +216,7 @@ bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms) {
     }
     /* Any positive value is accepted: the cap applies later, and a tiny one changes nothing
      * since an extension never moves expires_at earlier. */
-    double milliseconds = seconds * 1000.0;
-    *ms = milliseconds >= (double)HF_HOLD_TTL_MS_MAX ? HF_HOLD_TTL_MS_MAX
-                                                     : (int64_t)llround(milliseconds);
-    if (*ms < 1) *ms = 1;
+    if (!seconds_to_ms(seconds, HF_HOLD_TTL_MS_MAX, ms)) *ms = HF_HOLD_TTL_MS_MAX;
     return true;
 }
 

@@ -21,6 +21,10 @@
 /* Reads the request's body into request->flat (when flat_allowed and the flat reader can)
  * or request->body (jansson; the dispatcher frees it); false after answering 400. */
 bool hf_decode_body(hf_request_t *request, bool flat_allowed);
+/* Checks the body of a route that reads none (API.md section 1: every body is JSON): true
+ * when it is empty or any JSON value, which is then ignored (neither request->body nor
+ * request->flat is set); false after answering 400 invalid_json. */
+bool hf_decode_body_unread(hf_request_t *request);
 
 /* One top-level member of the request body, whichever reader read it: jansson (body) or the
  * flat reader (flat). */
@@ -51,6 +55,9 @@ hf_member_t hf_decode_member(const hf_request_t *request, const char *name);
  * false after answering 400 invalid_request naming the member. */
 bool hf_decode_string(hf_request_t *request, const char *name, size_t size_max, bool required,
                       const char **value);
+/* A hold's ttl_s: any positive number of seconds, tiny ones raised to 1 ms and ones past
+ * HF_HOLD_TTL_MS_MAX read as HF_HOLD_TTL_MS_MAX + 1 (past every event's max_hold_s, which the
+ * core checks). */
 bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms);
 /* Like hf_decode_seconds but any positive number is accepted, large ones clamped to the
  * longest hold and tiny ones raised to 1 ms (extend: the cap applies anyway). */

@@ -19,6 +19,12 @@ typedef struct rule {
 #define HOLD (1u << HF_FIELDS_HOLD)
 #define BOOKING (1u << HF_FIELDS_BOOKING)
 
+/* A limit's value as text, for a rule that quotes a second one (the format quotes one): the
+ * macro's own expansion (0.000001, not HF_QUEUE_ADMIT_PER_S_MIN) is what STRINGIZE_VALUE
+ * turns into text. */
+#define STRINGIZE_VALUE(x) #x
+#define STRINGIZE(x) STRINGIZE_VALUE(x)
+
 #define ID_RULE "1 to %lld characters of A-Z a-z 0-9 _ . (no \"-\")"
 #define SEAT_ID_RULE "a seat id SECTION-ROW-NUMBER of at most %lld bytes"
 #define SECONDS_RULE "a number of seconds above 0 and at most %lld"
@@ -46,7 +52,9 @@ static const rule_t RULES[] = {
     {EVENT, "pools[].price", "an integer from 0 to %lld", HF_PRICE_MAX},
     {EVENT, "waiting_room", "an object", 0},
     {EVENT, "waiting_room.enabled", "true or false", 0},
-    {EVENT, "waiting_room.admit_per_s", "a number of admissions per second above 0 and at most %lld",
+    /* Its least value, not "above 0": a rate of 1e-7 is above 0 and still refused. */
+    {EVENT, "waiting_room.admit_per_s",
+     "a number of admissions per second from " STRINGIZE(HF_QUEUE_ADMIT_PER_S_MIN) " to %lld",
      (long long)HF_QUEUE_ADMIT_PER_S_MAX},
     {EVENT, "waiting_room.token_ttl_s", SECONDS_RULE, HF_QUEUE_TOKEN_TTL_S_MAX},
     {EVENT, "waiting_room.max_active", "an integer from 0 (no cap) to %lld", UINT32_MAX},
@@ -54,7 +62,8 @@ static const rule_t RULES[] = {
     {EVENT, "waiting_room.max_waiting", "an integer from 1 to %lld", HF_QUEUE_WAITING_LIMIT},
     {HOLD | BOOKING, "user_id", "a string of 1 to %lld bytes", HF_USER_ID_SIZE_MAX},
     {HOLD | BOOKING, "payment_ref", "a string of 1 to %lld bytes", HF_PAYMENT_REF_SIZE_MAX},
-    {HOLD | BOOKING, "ttl_s", SECONDS_RULE, HF_HOLD_TTL_MS_MAX / 1000},
+    /* Its bound is the event's max_hold_s, quoted by HF_FAULT_HOLD_TTL's message. */
+    {HOLD | BOOKING, "ttl_s", "a number of seconds above 0 (at most the event's max_hold_s)", 0},
     {HOLD | BOOKING, "replace_existing", "true or false", 0},
     {HOLD | BOOKING, "pools", "an object of at most %lld pool ids, each with a quantity",
      HF_HOLD_ITEMS_MAX},
@@ -177,8 +186,13 @@ static void counted_write(const hf_error_detail_t *detail, const char *path, cha
     default: /* HF_FAULT_HOLD_TTL */
         seconds_write(detail->limit, at_most, sizeof at_most);
         seconds_write(detail->requested, asked, sizeof asked);
-        snprintf(out, size, "%s must be at most %s seconds (the event's max_hold_s), not %s",
-                 path, at_most, asked);
+        /* Past HF_HOLD_TTL_MS_MAX the decoder keeps no exact value to quote (decode.h). */
+        if (detail->requested > HF_HOLD_TTL_MS_MAX)
+            snprintf(out, size, "%s must be at most %s seconds (the event's max_hold_s)", path,
+                     at_most);
+        else
+            snprintf(out, size, "%s must be at most %s seconds (the event's max_hold_s), not %s",
+                     path, at_most, asked);
         break;
     }
 }

@@ -15,7 +15,7 @@
 /* The headers of an owner's answer that are relayed besides its body and Content-Type (the
  * API's own; CORS's and Vary are the receiving node's to write, as for any answer). */
 static const char *const RELAYED[] = {"Holdfast-Node", "Allow", "WWW-Authenticate",
-                                      "Location", "Retry-After"};
+                                      "Location", "Retry-After", "Idempotent-Replayed"};
 #define RELAYED_COUNT (sizeof RELAYED / sizeof RELAYED[0])
 /* The content types the API answers with other than JSON, as static strings (http.h). */
 static const char *const CONTENT_TYPES[] = {"text/event-stream", "text/html; charset=utf-8",

@@ -198,7 +198,7 @@ static bool seat_filter_read(hf_request_t *request, const hf_event_t *event, sea
         uint32_t s = 0;
         while (s < event->section_count && strcmp(event->sections[s].id, value) != 0) s++;
         if (s == event->section_count) {
-            hf_reply_error(request, HF_API_ERROR_SECTION_NOT_FOUND, NULL, NULL);
+            hf_reply_error_naming(request, HF_API_ERROR_SECTION_NOT_FOUND, "section", value);
             return false;
         }
         filter->start = event->sections[s].first_seat;

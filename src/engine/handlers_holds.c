@@ -90,13 +90,39 @@ static void rest_on_seats(hf_request_t *request, const hf_error_detail_t *detail
     request->rests_on_change = detail->observed_change;
 }
 
+/* best_available found no seats: 409 seats_unavailable with "seats": [] (API.md section 3),
+ * and since no seat asked for was taken, a message that says what was missing rather than the
+ * table's "seats are held or sold": the event has no seats at all, or not so many free. */
+static void reply_no_best(hf_request_t *request, const hf_event_t *event,
+                          const hf_hold_request_t *hold_request) {
+    char message[HF_FIELDS_TEXT_SIZE], where[HF_ID_SIZE_MAX + 16] = "";
+    if (hold_request->best_section)
+        snprintf(where, sizeof where, " in section %s", hold_request->best_section);
+    if (event->seat_count == 0)
+        snprintf(message, sizeof message, "this event has no seats, only pools: best_available "
+                 "has nothing to pick (ask for pool units with \"pools\")");
+    else if (hold_request->best_adjacent)
+        snprintf(message, sizeof message, "best_available found no %u adjacent free seats in one "
+                 "row%s", hold_request->best_count, where);
+    else
+        snprintf(message, sizeof message, "best_available found fewer than %u free seats%s",
+                 hold_request->best_count, where);
+    hf_json_t json;
+    hf_reply_error_begin(request, HF_API_ERROR_SEATS_UNAVAILABLE, message, &json);
+    HF_JSON_KEY(&json, "seats");
+    hf_json_array_begin(&json);
+    hf_json_array_end(&json);
+    hf_reply_error_end(&json);
+}
+
 static void handle_hold_create(hf_request_t *request) {
     const char *seat_ids[HF_HOLD_ITEMS_MAX];
     hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
     char hold_id[HF_SERVER_ID_SIZE + 1];
     hf_hold_request_t hold_request = {.event_id = request->params[0], .hold_id = hold_id};
     hf_core_t *core = request->context->core;
-    if (!hf_core_event(core, request->params[0], NULL)) {
+    const hf_event_t *event = hf_core_event(core, request->params[0], NULL);
+    if (!event) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
     }
@@ -110,7 +136,10 @@ static void handle_hold_create(hf_request_t *request) {
     if (error) {
         if (error == HF_ERROR_SEATS_UNAVAILABLE) rest_on_seats(request, detail);
         hf_fields_source_t source = {HF_FIELDS_HOLD, NULL, &hold_request};
-        hf_reply_core_error(request, error, detail, &source);
+        if (error == HF_ERROR_SEATS_UNAVAILABLE && hold_request.best_count && !detail->item_count)
+            reply_no_best(request, event, &hold_request);
+        else
+            hf_reply_core_error(request, error, detail, &source);
         return;
     }
     reply_hold(request, 201, hold_index, NULL);

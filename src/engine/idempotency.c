@@ -1,5 +1,6 @@
 /* Idempotency keys (idempotency.h): the first 2xx answer to a creating POST, kept by
- * method, path and key, with the SHA-256 of the body that produced it. */
+ * method, path and key, with the hash of the body that produced it as a JSON value
+ * (body_hash.h). */
 #include "engine/idempotency.h"
 
 #include <assert.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "core/limits.h"
+#include "engine/body_hash.h"
 #include "engine/errors.h"
 #include "store/store.h"
 
@@ -101,13 +103,28 @@ static size_t idempotency_scope(const hf_request_t *request, const char *key, si
     return length < 0 || (size_t)length >= scope_size ? 0 : (size_t)length;
 }
 
-/* The stored answer again, as it was first given. */
+/* The stored answer again, as it was first given, marked as a replay (Stripe's header): the
+ * client learns that nothing ran this time. */
 static void replay(hf_request_t *request, const hf_idempotency_t *table,
                    const hf_idempotency_entry_t *entry) {
     request->response->status = entry->status;
     hf_buffer_reset(&request->response->body);
     hf_buffer_append(&request->response->body, hf_idempotency_body(table, entry),
                      entry->body_length);
+    hf_http_response_header_add(request->response, "Idempotent-Replayed", "true", false);
+}
+
+/* Whether the key's entry was made by this body. A key kept by a server before bodies were
+ * compared as JSON values holds the SHA-256 of the body's raw bytes: the same bytes still
+ * match it (body_hash.h's tag keeps the two kinds of hash apart), so a retry across an
+ * upgrade is answered as before; only a retry with other bytes of the same value is refused
+ * then, until such keys age out (24 hours). */
+static bool same_body(const hf_idempotency_entry_t *entry, const uint8_t hash[32],
+                      const hf_http_request_t *http) {
+    if (CRYPTO_memcmp(entry->hash, hash, 32) == 0) return true;
+    uint8_t raw[32];
+    SHA256((const unsigned char *)http->body, http->body_length, raw);
+    return CRYPTO_memcmp(entry->hash, raw, sizeof raw) == 0;
 }
 
 void hf_idempotency_run(hf_request_t *request, hf_route_handler_fn handler, const char *key,
@@ -122,13 +139,13 @@ void hf_idempotency_run(hf_request_t *request, hf_route_handler_fn handler, cons
     hf_idempotency_t *table = context->idempotency;
     char scope[HF_HTTP_HEAD_SIZE_MAX];
     size_t scope_length = idempotency_scope(request, key, key_length, scope, sizeof scope);
-    uint8_t hash[32];
-    SHA256((const unsigned char *)request->http->body, request->http->body_length, hash);
+    /* The dispatcher has read the body (a route with a key takes one): hashed as read. */
+    uint8_t hash[HF_BODY_HASH_SIZE];
+    hf_body_hash(request->flat, request->body, hash);
     const hf_idempotency_entry_t *entry = hf_idempotency_find(table, scope, scope_length);
     if (entry) {
-        if (CRYPTO_memcmp(entry->hash, hash, sizeof hash) != 0)
-            hf_reply_error(request, HF_API_ERROR_IDEMPOTENCY_KEY_REUSED, NULL, NULL);
-        else replay(request, table, entry);
+        if (same_body(entry, hash, request->http)) replay(request, table, entry);
+        else hf_reply_error(request, HF_API_ERROR_IDEMPOTENCY_KEY_REUSED, NULL, NULL);
         return;
     }
     handler(request);

@@ -1,6 +1,7 @@
 /* Idempotency keys (API.md section 1): the table of first 2xx answers to creating POSTs,
- * kept by method, path and key with the SHA-256 of the body that produced them for 24 hours,
- * and the handling of a request that carries a key (replay, refusal, or run and remember).
+ * kept by method, path and key with the hash of the body that produced them (as a JSON value:
+ * body_hash.h) for 24 hours, and the handling of a request that carries a key (replay,
+ * refusal, or run and remember).
  *
  * Ownership: the engine owns its table (engine.c) and reaches it through the request
  * context. An entry or body returned by hf_idempotency_find or hf_idempotency_body is
@@ -17,7 +18,8 @@
 #include "lib/map.h"
 
 typedef struct hf_idempotency_entry {
-    uint8_t hash[32];            /* SHA-256 of the request body */
+    uint8_t hash[32];            /* the body's hf_body_hash (or, kept by an older server, the
+                                  * SHA-256 of its bytes) */
     int status;
     uint32_t body_offset, body_length;
     uint32_t scope_offset, scope_length;
@@ -44,9 +46,10 @@ const char *hf_idempotency_body(const hf_idempotency_t *table,
                                 const hf_idempotency_entry_t *entry);
 
 /* Answers a request carrying an Idempotency-Key of key_length bytes (borrowed for the call):
- * 400 when the key is empty or too long, the stored answer when the key was used with the
- * same body, 422 when with another; else runs handler and, when it answered 2xx, keeps the
- * answer in the context's table and records it in the open batch. */
+ * 400 when the key is empty or too long, the stored answer (with Idempotent-Replayed: true)
+ * when the key was used with the same body as a JSON value, 422 when with another; else runs
+ * handler and, when it answered 2xx, keeps the answer in the context's table and records it in
+ * the open batch. */
 void hf_idempotency_run(hf_request_t *request, hf_route_handler_fn handler, const char *key,
                         size_t key_length);
 

@@ -36,6 +36,15 @@ void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *messag
     hf_reply_error_end(&json);
 }
 
+void hf_reply_error_naming(hf_request_t *request, hf_api_error_t id, const char *member,
+                           const char *value) {
+    hf_json_t json;
+    hf_reply_error_begin(request, id, NULL, &json);
+    hf_json_key(&json, member);
+    hf_json_string(&json, value);
+    hf_reply_error_end(&json);
+}
+
 void hf_reply_invalid(hf_request_t *request, const hf_error_detail_t *detail,
                       const hf_fields_source_t *source) {
     char path[HF_FIELDS_TEXT_SIZE], message[HF_FIELDS_TEXT_SIZE];
@@ -85,6 +94,10 @@ void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error
     bool pool = error == HF_ERROR_POOL_NOT_FOUND || error == HF_ERROR_INSUFFICIENT_QUANTITY;
     if (pool && detail && hold_request) {
         HF_JSON_KEY(&json, "pool"); hf_json_string(&json, hold_request->pools[detail->pool].pool_id);
+    }
+    /* Only best_available names a section in a hold (API.md section 3). */
+    if (error == HF_ERROR_SECTION_NOT_FOUND && hold_request && hold_request->best_section) {
+        HF_JSON_KEY(&json, "section"); hf_json_string(&json, hold_request->best_section);
     }
     if (error == HF_ERROR_INSUFFICIENT_QUANTITY && detail) {
         HF_JSON_KEY(&json, "available"); hf_json_int(&json, detail->available);

@@ -60,6 +60,10 @@ void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *messag
 void hf_reply_error_begin(hf_request_t *request, hf_api_error_t id, const char *message,
                           hf_json_t *json);
 void hf_reply_error_end(hf_json_t *json);
+/* Answers error id with the table's message and the detail member: value, which names what
+ * was not found as pool_not_found names its pool ({"section": "S"}). Both borrowed. */
+void hf_reply_error_naming(hf_request_t *request, hf_api_error_t id, const char *member,
+                           const char *value);
 /* Answers 400 invalid_request about detail's field: "field" is its path, the message says
  * what it must be (fields.h), quoting from source. */
 void hf_reply_invalid(hf_request_t *request, const hf_error_detail_t *detail,

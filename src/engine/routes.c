@@ -308,6 +308,11 @@ static void run_route(hf_request_t *request, const hf_route_t *route) {
     assert(!((route->flags & HF_ROUTE_BODY) && (route->flags & HF_ROUTE_RAW_BODY)));
     if ((route->flags & HF_ROUTE_BODY) && !hf_decode_body(request, route->flags & HF_ROUTE_FLAT))
         return;
+    /* Any other body must be JSON too (API.md section 1), though the route reads none: a
+     * client that sends one by mistake hears so rather than having it silently dropped. */
+    if (!(route->flags & (HF_ROUTE_BODY | HF_ROUTE_RAW_BODY)) && request->http->body_length &&
+        !hf_decode_body_unread(request))
+        return;
     size_t key_length = 0;
     const char *key = (route->flags & HF_ROUTE_IDEMPOTENT)
                           ? hf_http_request_header(request->http, "Idempotency-Key", &key_length)

@@ -30,9 +30,11 @@
 /* A given secret (--token-secret) shorter than this is refused: a short HMAC key can be
  * guessed offline from a single token. */
 #define HF_TOKEN_SECRET_SIZE_MIN 16
-/* A given secret is used as its bytes, up to the size of SHA-256's block; longer secrets are
- * refused at start rather than hashed down, so what the operator wrote is what signs. */
-#define HF_TOKEN_SECRET_SIZE_MAX 64
+/* A given secret is used as its bytes, whatever its length: HMAC takes a key of any length (a
+ * key longer than SHA-256's 64-byte block is hashed down, RFC 2104), and operators make them
+ * with `openssl rand -base64 64` (88 bytes), which must be taken as it is (API.md section 0).
+ * The bound keeps a mistake (a file pasted whole) from being a key. */
+#define HF_TOKEN_SECRET_SIZE_MAX 1024
 
 typedef struct hf_token_secret {
     unsigned char bytes[HF_TOKEN_SECRET_SIZE_MAX];

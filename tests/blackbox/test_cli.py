@@ -12,9 +12,10 @@ import shutil
 import socket
 import subprocess
 import time
+import uuid
 
 import harness
-from harness import Server, check, check_equal, free_port, make_temp_dir, timeout
+from harness import Server, check, check_equal, expect, free_port, make_temp_dir, timeout
 
 VERSION_RE = re.compile(r"^holdfast \d+\.\d+\.\d+\n$")
 # HF_CORS_ORIGINS_MAX (src/core/limits.h).
@@ -191,14 +192,62 @@ def test_refused_store():
 
 def test_refused_token_secret():
     """A token secret shorter than 16 bytes could be guessed from one token; one longer than
-    64 (SHA-256's block) would be hashed down: both refused, and the secret is never quoted."""
+    1,024 bytes is a mistake (a file pasted whole): both refused, and the secret never quoted."""
     line = _refused(_serve("--token-secret", "fifteen-bytes!!"), "--token-secret",
                     also=["15 bytes", "16"])
     check("fifteen" not in line, "the refusal quotes the secret: %r" % line)
     _refused(_serve("--token-secret=short"), "--token-secret", also=["5 bytes", "16"])
     _refused(_serve(), "HOLDFAST_TOKEN_SECRET", environment={"HOLDFAST_TOKEN_SECRET": "x" * 15},
              also=["15 bytes"])
-    _refused(_serve("--token-secret", "k" * 65), "--token-secret", also=["65 bytes", "64"])
+    line = _refused(_serve("--token-secret", "k" * 1025), "--token-secret",
+                    also=["1025 bytes", "1024"])
+    check("kkkk" not in line, "the refusal quotes the secret: %r" % line)
+    _refused(_serve(), "HOLDFAST_TOKEN_SECRET",
+             environment={"HOLDFAST_TOKEN_SECRET": "k" * 1025}, also=["1025 bytes"])
+
+
+def _admission_token(c, event_id, user_id):
+    """Joins the event's room and polls until admitted; the admission token."""
+    answer = expect(c.post("/v1/events/%s/queue" % event_id, {"user_id": user_id}), 201)
+    deadline = time.monotonic() + timeout(10)
+    while answer["status"] != "admitted":
+        check(time.monotonic() < deadline, "%s not admitted: %r" % (user_id, answer))
+        time.sleep(0.05)
+        answer = expect(c.get("/v1/events/%s/queue/%s" % (event_id, answer["ticket"])), 200)
+    return answer["admission_token"]
+
+
+def test_long_token_secret_signs_admissions():
+    """API.md section 0: a secret from `openssl rand -base64 64` (88 bytes) is taken as it is,
+    and so is one of 1,024 bytes: tokens signed with it admit holds, also after a restart with
+    the same secret (HMAC hashes a key longer than its block; the server must not refuse it)."""
+    made = subprocess.run(["openssl", "rand", "-base64", "64"], capture_output=True, text=True,
+                          check=True)
+    secret = made.stdout.replace("\n", "")
+    check_equal(len(secret), 88, "openssl rand -base64 64 gives 88 bytes")
+    for given in (secret, "s" * 1024):
+        server = Server(extra_args=["--token-secret", given]).start()
+        c = server.client()
+        event_id = "cli_" + uuid.uuid4().hex[:12]
+        expect(c.post("/v1/events", {"id": event_id, "sections": [
+            {"id": "F", "price": 1, "rows": [{"id": "A", "seats": 4}]}],
+            "waiting_room": {"enabled": True, "admit_per_s": 1000}}), 201)
+        token = _admission_token(c, event_id, "u1")
+        expect(c.post("/v1/events/%s/holds" % event_id, {"user_id": "u1", "seats": ["F-A-1"],
+                                                        "admission_token": token}), 201,
+               what="a hold admitted by a token of a %d-byte secret" % len(given))
+        expect(c.post("/v1/events/%s/holds" % event_id, {"user_id": "u1", "seats": ["F-A-2"],
+                                                        "admission_token": token + "x"}), 403,
+               "admission_invalid", what="a token altered")
+        c.close()
+        server.stop()
+        again = server.restart()
+        c = again.client()
+        expect(c.post("/v1/events/%s/holds" % event_id, {"user_id": "u1", "seats": ["F-A-3"],
+                                                        "admission_token": token}), 201,
+               what="the same token after a restart with the same %d-byte secret" % len(given))
+        c.close()
+        again.stop()
 
 
 def test_refused_cors_origin():

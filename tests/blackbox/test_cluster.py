@@ -94,6 +94,8 @@ def test_forwarded_requests_are_answered_by_the_owner():
     check_equal(node_of(held), "A", "Holdfast-Node of the hold through B")
     again = hold(client_b, event_id, [seat(1)], key=key, user_id="u-forward")
     check_equal((again.status, again.body), (held.status, held.body), "the retried hold")
+    check_equal((held.header("idempotent-replayed"), again.header("idempotent-replayed")),
+                (None, "true"), "Idempotent-Replayed relayed on the retry only")
     hold_id = document["reservation_id"]
     read = client_b.get("/v1/holds/%s" % hold_id)
     check_equal((read.status, node_of(read)), (200, "A"), "the hold read through B")
@@ -352,6 +354,7 @@ def test_a_key_is_kept_with_its_unit():
     wait_served_by(client_b, "/v1/events/%s" % event_id, "B", TAKEOVER_LIMIT_S)
     again = hold(client_b, event_id, [seat(5)], key=key, user_id="u-key")
     check_equal((again.status, again.json), (201, held), "the key's answer after the kill")
+    check_equal(again.header("idempotent-replayed"), "true", "a replay after the takeover")
     other = hold(client_b, event_id, [seat(6)], key=key, user_id="u-key")
     check_equal((other.status, other.code), (422, "idempotency_key_reused"), "another body")
 def lock_holds_table(data_dir, seconds):

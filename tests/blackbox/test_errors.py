@@ -4,7 +4,7 @@ second payment on a confirmed hold is refused with the order it would have been 
 (API.md sections 1-4)."""
 
 from harness import (Soft, check, check_equal, commit, create_event, expect, get_event, hold,
-                     post_hold, uid, user)
+                     parse_time, post_hold, uid, user)
 
 WEIGHT = 1.0
 
@@ -112,7 +112,7 @@ def test_hold_errors_name_the_path(server):
          "ttl_s must be at most 1800 seconds (the event's max_hold_s), not 1801",
          "ttl_s above max_hold_s"),
         ({"user_id": u1, "seats": ["FLOOR-A-1"], "ttl_s": -1}, "ttl_s",
-         "ttl_s must be a number of seconds above 0 and at most 2592000", "ttl_s -1"),
+         "ttl_s must be a number of seconds above 0", "ttl_s -1"),
         ({"seats": ["FLOOR-A-1"]}, "user_id", "user_id is required", "no user_id"),
         ({"user_id": u1, "seats": ["FLOOR-A-1"], "replace_existing": 1}, "replace_existing",
          "replace_existing must be true or false", "replace_existing 1"),
@@ -220,3 +220,118 @@ def test_second_payment_never_absorbed(server):
     expect(response, 409, "already_confirmed", what="a payment after a commit without one")
     check_equal((response.error.get("order_id"), response.error.get("payment_ref", "missing")),
                 (unpaid["order_id"], None), "the 409 with payment_ref null")
+
+
+def test_section_not_found_names_the_section(server):
+    """As pool_not_found names its pool (API.md sections 1 and 3)."""
+    c = server.client()
+    soft = Soft()
+    event_id = create_event(c, uid("sec"))["id"]
+    path = "/v1/events/%s/holds" % event_id
+    response = c.post(path, {"user_id": user(), "best_available": {"count": 1, "section": "NOPE"}})
+    soft(expect, response, 404, "section_not_found", what="best_available in an unknown section")
+    soft(check_equal, response.error.get("section"), "NOPE", "the hold's error names the section")
+    response = c.get("/v1/events/%s/seats?section=NOPE" % event_id)
+    soft(expect, response, 404, "section_not_found", what="seats of an unknown section")
+    soft(check_equal, response.error.get("section"), "NOPE", "the seat list's error names it")
+    # Closed sales still name the section first (the request's own checks come first).
+    expect(c.post("/v1/events/%s/close" % event_id), 200)
+    response = c.post(path, {"user_id": user(), "best_available": {"count": 1, "section": "X.1"}})
+    soft(expect, response, 404, "section_not_found", what="closed sales, unknown section")
+    soft(check_equal, response.error.get("section"), "X.1", "named while sales are closed")
+    soft.done()
+
+
+def test_ttl_messages_quote_the_event(server):
+    """ttl_s's bound is the event's max_hold_s (1800 here), not the server's 30 days; "above 0"
+    is said of values that are not; a positive ttl below a millisecond is rounded up to 1 ms."""
+    c = server.client()
+    soft = Soft()
+    event_id = create_event(c, uid("ttl"))["id"]
+    path = "/v1/events/%s/holds" % event_id
+    u1 = user()
+    cases = [
+        (5000, "ttl_s must be at most 1800 seconds (the event's max_hold_s), not 5000"),
+        (2592000, "ttl_s must be at most 1800 seconds (the event's max_hold_s), not 2592000"),
+        # Past the server's 30 days no exact value is kept to quote.
+        (3000000, "ttl_s must be at most 1800 seconds (the event's max_hold_s)"),
+        (1e300, "ttl_s must be at most 1800 seconds (the event's max_hold_s)"),
+        (0, "ttl_s must be a number of seconds above 0"),
+        (-0.5, "ttl_s must be a number of seconds above 0"),
+        ("60", "ttl_s must be a number of seconds above 0"),
+    ]
+    for ttl, message in cases:
+        soft(_error, c.post(path, {"user_id": u1, "seats": ["FLOOR-A-1"], "ttl_s": ttl}), 400,
+             "invalid_request", "ttl_s", message, "ttl_s %r" % (ttl,))
+    tiny = expect(c.post(path, {"user_id": u1, "seats": ["FLOOR-A-2"], "ttl_s": 0.0001}), 201,
+                  what="ttl_s 0.0001 is above 0")
+    soft(check_equal, parse_time(tiny["expires_at"]) - parse_time(tiny["created_at"]), 1,
+         "rounded up to the server's resolution, 1 ms")
+    # An event's own hold_ttl_s below a millisecond is rounded up the same way.
+    small = create_event(c, uid("ttl"), hold_ttl_s=0.0001)
+    soft(check_equal, (small["hold_ttl_s"], small["max_hold_s"]), (0.001, 0.003),
+         "hold_ttl_s 0.0001 is 1 ms")
+    soft.done()
+
+
+def test_best_available_without_seats_says_so(server):
+    """A pools-only event has no seats for best_available: still 409 seats_unavailable with
+    seats [] (API.md section 3), but the message says why, not "seats are held or sold"."""
+    c = server.client()
+    soft = Soft()
+    event_id = create_event(c, uid("nos"), sections=None,
+                            pools=[{"id": "GA", "capacity": 5, "price": 100}])["id"]
+    path = "/v1/events/%s/holds" % event_id
+    response = c.post(path, {"user_id": user(), "best_available": {"count": 1}})
+    soft(expect, response, 409, "seats_unavailable", what="best_available, no seats")
+    soft(check_equal, response.error.get("seats"), [], "seats []")
+    message = response.error.get("message", "")
+    soft(check, "no seats" in message and "held or sold" not in message,
+         "the message says the event has no seats: %r" % message)
+    # On an event with seats, too few free ones are said as such.
+    seated = create_event(c, uid("nos"))["id"]
+    response = c.post("/v1/events/%s/holds" % seated,
+                      {"user_id": user(), "best_available": {"count": 3, "section": "BALC",
+                                                             "adjacent": False}})
+    expect(response, 201, what="three of BALC's ten")
+    response = c.post("/v1/events/%s/holds" % seated,
+                      {"user_id": user(), "best_available": {"count": 8, "section": "BALC"}})
+    soft(expect, response, 409, "seats_unavailable", what="8 adjacent of the 7 left")
+    soft(check_equal, (response.error.get("seats"), response.error.get("message")),
+         ([], "best_available found no 8 adjacent free seats in one row in section BALC"),
+         "too few adjacent seats")
+    soft.done()
+
+
+def test_admit_per_s_quotes_its_least_value(server):
+    c = server.client()
+    response = c.post("/v1/events", {"id": uid("adm"), "sections": [_section("S")],
+                                     "waiting_room": {"enabled": True, "admit_per_s": 1e-7}})
+    _error(response, 400, "invalid_request", "waiting_room.admit_per_s",
+           "waiting_room.admit_per_s must be a number of admissions per second from 0.000001 "
+           "to 1000000", "admit_per_s 1e-7 (above 0, below the least rate)")
+
+
+def test_bodies_of_routes_without_one_must_be_json(server):
+    """API.md section 1: a body must be JSON on every route, also one that reads none; an empty
+    body stays fine where a route needs none."""
+    c = server.client()
+    soft = Soft()
+    event_id = create_event(c, uid("nob"))["id"]
+    paths = ["/v1/events/%s/close" % event_id, "/v1/events/%s/open" % event_id,
+             "/v1/events/%s/queue/q_none/complete" % event_id, "/v1/rides/none/cancel",
+             "/v1/refunds/ref_none/complete", "/v1/orders/ord_none/cancel"]
+    for path in paths:
+        for garbage in ("garbage", "{", '{"a": 1, "a": 2}'):
+            soft(expect, c.post(path, raw=garbage), 400, "invalid_json",
+                 what="%s with body %r" % (path, garbage))
+    soft(expect, c.request("GET", "/v1/events/%s" % event_id, raw="garbage"), 400,
+         "invalid_json", what="a GET with a body that is not JSON")
+    # Nothing ran: sales are still open.
+    soft(check_equal, get_event(c, event_id)["sales_open"], True, "the 400s changed nothing")
+    closed = expect(c.post("/v1/events/%s/close" % event_id), 200, what="close, empty body")
+    soft(check_equal, closed["sales_open"], False, "closed")
+    opened = expect(c.post("/v1/events/%s/open" % event_id, raw='{"note": [1, {"x": null}]}'),
+                    200, what="open with a JSON body it ignores")
+    soft(check_equal, opened["sales_open"], True, "open")
+    soft.done()

@@ -1,11 +1,14 @@
 """Idempotency-Key on creating POSTs (API.md section 1)."""
 
+import hashlib
 import json
+import os
+import sqlite3
 import uuid
 from collections import Counter
 
-from harness import (check, check_counts, check_equal, create_event, expect, hold_body, release,
-                     run_threads, seat_state, uid, user)
+from harness import (Server, check, check_counts, check_equal, create_event, expect, hold_body,
+                     release, run_threads, seat_state, skip_on_postgres, uid, user)
 
 WEIGHT = 2.0
 
@@ -23,18 +26,20 @@ def test_event_key(server):
     body = json.dumps({"id": event_id, "name": "first", "sections": SECTIONS})
     first = c.post("/v1/events", raw=body, headers={"Idempotency-Key": key})
     expect(first, 201)
+    check_equal(first.header("idempotent-replayed"), None, "the first answer is no replay")
     again = c.post("/v1/events", raw=body, headers={"Idempotency-Key": key})
     check_equal((again.status, again.body), (first.status, first.body), "the repeat")
+    check_equal(again.header("idempotent-replayed"), "true", "the repeat is marked")
     # Without the key the same body is a second creation attempt.
     expect(c.post("/v1/events", raw=body), 409, "event_exists")
     other = json.dumps({"id": event_id, "name": "second", "sections": SECTIONS})
     expect(c.post("/v1/events", raw=other, headers={"Idempotency-Key": key}), 422,
            "idempotency_key_reused")
-    # Byte for byte: the same JSON with other spacing is another body.
+    # As JSON values: the same JSON with other spacing is the same body.
     spaced = body.replace(": ", ":")
     check(spaced != body, "spacing differs")
-    expect(c.post("/v1/events", raw=spaced, headers={"Idempotency-Key": key}), 422,
-           "idempotency_key_reused", what="same JSON, other bytes")
+    again = c.post("/v1/events", raw=spaced, headers={"Idempotency-Key": key})
+    check_equal((again.status, again.body), (first.status, first.body), "same JSON, other bytes")
     listing = expect(c.get("/v1/events?limit=1000"), 200)
     check_equal([e["id"] for e in listing["events"]].count(event_id), 1, "one event")
     check_equal(expect(c.get("/v1/events/%s" % event_id), 200)["name"], "first", "name")
@@ -153,3 +158,110 @@ def test_concurrent_same_key(server):
     responses = run_threads(count, create)
     check_equal(dict(Counter(r.status for r in responses)), {201: count}, "statuses")
     check_equal(len({r.body for r in responses}), 1, "identical answers")
+
+
+def _replayed(response, first, what):
+    check_equal((response.status, response.body), (first.status, first.body), what)
+    check_equal(response.header("idempotent-replayed"), "true", what + ": Idempotent-Replayed")
+
+
+def test_bodies_compared_as_json_values(server):
+    """curl's compact body and Python's json.dumps of the same hold, with the members in
+    another order and the numbers spelt 300, 300.0 and 3e2, are one request."""
+    c = server.client()
+    event_id = uid("idv")
+    create_event(c, event_id, sections=SECTIONS)
+    path = "/v1/events/%s/holds" % event_id
+    u1 = user()
+    key = _key()
+    curl = '{"user_id":"%s","seats":["S-R-1","S-R-2"],"ttl_s":300}' % u1
+    first = c.post(path, raw=curl, headers={"Idempotency-Key": key})
+    expect(first, 201)
+    check_equal(first.header("idempotent-replayed"), None, "the first answer is no replay")
+    spellings = [
+        json.dumps({"ttl_s": 300, "seats": ["S-R-1", "S-R-2"], "user_id": u1}),
+        json.dumps({"user_id": u1, "seats": ["S-R-1", "S-R-2"], "ttl_s": 300.0}, indent=2),
+        '{ "seats" : [ "S-R-1" , "S-R-2" ] , "ttl_s" : 3e2 , "user_id" : "%s" }' % u1,
+        '{"user_id":"%s","seats":["S-R-1","S-R-2"],"ttl_s":3000E-1}' % u1,
+        # Escapes are decoded before comparing: \u0053 is S.
+        '{"user_id":"%s","seats":["\\u0053-R-1","S-R-2"],"ttl_s":300}' % u1,
+    ]
+    for spelling in spellings:
+        _replayed(c.post(path, raw=spelling, headers={"Idempotency-Key": key}), first, spelling)
+    check_counts(c, event_id, 18, 2, 0, "one hold for all the spellings")
+    # Another value is another body, whatever its spelling.
+    for other in (json.dumps({"user_id": u1, "seats": ["S-R-1", "S-R-2"], "ttl_s": 301}),
+                  json.dumps({"user_id": u1, "seats": ["S-R-2", "S-R-1"], "ttl_s": 300}),
+                  json.dumps({"user_id": u1, "seats": ["S-R-1", "S-R-2"], "ttl_s": "300"}),
+                  json.dumps({"user_id": u1, "seats": ["S-R-1", "S-R-2"], "ttl_s": 300,
+                              "replace_existing": False})):
+        response = c.post(path, raw=other, headers={"Idempotency-Key": key})
+        expect(response, 422, "idempotency_key_reused", what=other)
+        check_equal(response.header("idempotent-replayed"), None, other + ": no replay header")
+    check_counts(c, event_id, 18, 2, 0, "nothing held by the 422s")
+    # Nested members too: an event's sections and rows in another member order.
+    event_key = _key()
+    sections = [{"id": "S", "price": 10, "rows": [{"id": "R", "seats": 2}]}]
+    created = c.post("/v1/events", raw=json.dumps({"id": uid("idv"), "sections": sections}),
+                     headers={"Idempotency-Key": event_key})
+    expect(created, 201)
+    reordered = json.dumps({"sections": [{"rows": [{"seats": 2.0, "id": "R"}], "price": 1e1,
+                                          "id": "S"}], "id": created.json["id"]})
+    _replayed(c.post("/v1/events", raw=reordered, headers={"Idempotency-Key": event_key}),
+              created, "the event's body reordered")
+
+
+def test_replay_after_restart_is_marked():
+    server = Server().start()
+    c = server.client()
+    event_id = uid("idr")
+    create_event(c, event_id, sections=SECTIONS)
+    path = "/v1/events/%s/holds" % event_id
+    u1 = user()
+    key = _key()
+    first = c.post(path, raw='{"user_id":"%s","seats":["S-R-3"]}' % u1,
+                   headers={"Idempotency-Key": key})
+    expect(first, 201)
+    c.close()
+    server.stop()
+    again = server.restart()
+    c = again.client()
+    _replayed(c.post(path, raw=json.dumps({"seats": ["S-R-3"], "user_id": u1}),
+                     headers={"Idempotency-Key": key}), first, "after restart")
+    expect(c.post(path, raw=json.dumps({"seats": ["S-R-4"], "user_id": u1}),
+                  headers={"Idempotency-Key": key}), 422, "idempotency_key_reused",
+           what="another body after restart")
+    check_counts(c, event_id, 19, 1, 0, "still one hold")
+    again.stop()
+
+
+def test_key_kept_by_an_older_server():
+    """A key an older server kept holds the SHA-256 of the body's bytes (docs/API.md): the same
+    bytes still replay it after an upgrade; the same value in other bytes is refused."""
+    skip_on_postgres("the row is rewritten in the SQLite file")
+    server = Server().start()
+    c = server.client()
+    event_id = uid("ido")
+    create_event(c, event_id, sections=SECTIONS)
+    path = "/v1/events/%s/holds" % event_id
+    key = _key()
+    raw = '{"user_id": "old", "seats": ["S-R-1"]}'
+    first = c.post(path, raw=raw, headers={"Idempotency-Key": key})
+    expect(first, 201)
+    c.close()
+    server.stop()
+    # The row as a server before bodies were compared as values wrote it.
+    database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
+    with database:
+        changed = database.execute("UPDATE idempotency SET hash = ? WHERE key = ?",
+                                   (hashlib.sha256(raw.encode()).digest(),
+                                    "POST %s\n%s" % (path, key))).rowcount
+    database.close()
+    check_equal(changed, 1, "the key's row")
+    again = server.restart()
+    c = again.client()
+    _replayed(c.post(path, raw=raw, headers={"Idempotency-Key": key}), first, "the same bytes")
+    expect(c.post(path, raw=raw.replace(" ", ""), headers={"Idempotency-Key": key}), 422,
+           "idempotency_key_reused", what="the same value in other bytes")
+    check_counts(c, event_id, 19, 1, 0, "the one hold")
+    again.stop()
