@@ -304,17 +304,16 @@ static bool user_page_read(hf_request_t *request, const uint32_t *orders, uint32
     return true;
 }
 
-/* Whether order a was made before order b: by time, then by id (an id begins with its
- * creation time). */
+/* Whether order a was made before order b, by time alone: orders of the same millisecond
+ * keep the core's order, which is their creation order within an event (an id's random part
+ * says nothing of it), so the sort below must be stable. */
 static bool order_before(const hf_core_t *core, uint32_t a, uint32_t b) {
-    const hf_order_t *x = hf_core_order_at(core, a), *y = hf_core_order_at(core, b);
-    if (x->created_at_ms != y->created_at_ms) return x->created_at_ms < y->created_at_ms;
-    return strcmp(x->id, y->id) < 0;
+    return hf_core_order_at(core, a)->created_at_ms < hf_core_order_at(core, b)->created_at_ms;
 }
 
 /* The user's orders oldest first. A core loaded unit by unit (a list across the units of
  * several nodes, cluster.h) has them by event: then a sorted copy, owned by the caller, is
- * made (insertion sort: one user's orders are few); else the core's own list, and *copy NULL. */
+ * made (a stable insertion sort: one user's orders are few); else the core's own list, and *copy NULL. */
 static const uint32_t *oldest_first(const hf_core_t *core, const uint32_t *orders,
                                     uint32_t count, uint32_t **copy) {
     *copy = NULL;

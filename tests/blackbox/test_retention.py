@@ -314,7 +314,7 @@ def test_confirmed_holds_kept():
                what="commit with another payment")
         check_equal(expect(c.get("/v1/orders/%s" % order["order_id"]), 200), order, "GET order")
         check_equal(expect(c.get("/v1/users/%s/orders?event=%s" % (u1, event_id)), 200),
-                    {"orders": [order]}, "the user's orders")
+                    {"orders": [order], "next": None}, "the user's orders")
         check_equal(seat_state(c, event_id, "FLOOR-A-5"), ("sold", 3), "seat")
         summary = get_event(c, event_id)
         check_equal(summary["counts"], {"available": 48, "held": 0, "sold": 2}, "counts")
