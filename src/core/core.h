@@ -96,6 +96,10 @@ typedef enum hf_error {
     HF_ERROR_RIDE_EXISTS,
     HF_ERROR_OFFER_EXPIRED,        /* this driver's offer for the ride lapsed */
     HF_ERROR_NOT_OFFERED,          /* this driver holds no offer for the ride */
+    HF_ERROR_NOT_ASSIGNED,         /* the ride is not assigned to this driver */
+    HF_ERROR_DRIVER_NOT_FOUND,
+    HF_ERROR_DRIVER_BUSY,          /* a ride is assigned to the driver */
+    HF_ERROR_RIDE_FINISHED,        /* the ride is completed: no cancel */
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */

@@ -59,6 +59,12 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
     [HF_API_ERROR_RIDE_EXISTS] = {"ride_exists", 409, "a ride with this id exists"},
     [HF_API_ERROR_OFFER_EXPIRED] = {"offer_expired", 410, "this driver's offer of the ride lapsed"},
     [HF_API_ERROR_NOT_OFFERED] = {"not_offered", 409, "this driver holds no offer of the ride"},
+    [HF_API_ERROR_NOT_ASSIGNED] = {"not_assigned", 409, "the ride is not assigned to this driver"},
+    [HF_API_ERROR_DRIVER_NOT_FOUND] = {"driver_not_found", 404, "no such driver in this fleet"},
+    [HF_API_ERROR_DRIVER_BUSY] = {"driver_busy", 409,
+                                  "a ride is assigned to this driver: complete or cancel it first"},
+    [HF_API_ERROR_RIDE_FINISHED] = {"ride_finished", 409,
+                                    "the ride is completed: it can no longer be cancelled"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -91,10 +97,14 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_RIDE_EXISTS] = HF_API_ERROR_RIDE_EXISTS,
     [HF_ERROR_OFFER_EXPIRED] = HF_API_ERROR_OFFER_EXPIRED,
     [HF_ERROR_NOT_OFFERED] = HF_API_ERROR_NOT_OFFERED,
+    [HF_ERROR_NOT_ASSIGNED] = HF_API_ERROR_NOT_ASSIGNED,
+    [HF_ERROR_DRIVER_NOT_FOUND] = HF_API_ERROR_DRIVER_NOT_FOUND,
+    [HF_ERROR_DRIVER_BUSY] = HF_API_ERROR_DRIVER_BUSY,
+    [HF_ERROR_RIDE_FINISHED] = HF_API_ERROR_RIDE_FINISHED,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_NOT_OFFERED + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_RIDE_FINISHED + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

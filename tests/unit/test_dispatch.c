@@ -579,38 +579,38 @@ static void test_running_counts(void **state) {
     put(f, "d1", 10, 10, -1);
     put(f, "d2", 10.001, 10, -1);
     assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 0, -1, T0), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
                   (uint64_t[]){0, 0, 0});
     ride_make(f, "r1", 10, 10, 3000, T0);
-    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0}, (uint64_t[]){1, 1, 0, 1},
+    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0, 0}, (uint64_t[]){1, 1, 0, 1},
                   (uint64_t[]){0, 0, 0});
     uint32_t index;
     assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0}, (uint64_t[]){1, 1, 0, 1},
+    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0, 0}, (uint64_t[]){1, 1, 0, 1},
                   (uint64_t[]){0, 1, 0});
     /* d2's offer lapses; d1 declined and d3 is unavailable: searching. */
     hf_core_advance(f->core, T0 + 2 + TTL);
     assert_int_equal(ride(f, "r1")->status, HF_RIDE_SEARCHING);
-    counts_expect(f->core, (uint64_t[]){1, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
+    counts_expect(f->core, (uint64_t[]){1, 0, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
                   (uint64_t[]){0, 1, 1});
     /* d3 comes: offered r1 at once, accepts; then r2 goes to d1. */
     assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 1, -1, T0 + 3 + TTL), HF_OK);
     assert_int_equal(hf_dispatch_accept(f->core, "r1", "d3", T0 + 4 + TTL, &index), HF_OK);
     assert_int_equal(hf_dispatch_accept(f->core, "r1", "d3", T0 + 4 + TTL, &index), HF_OK);
     ride_make(f, "r2", 10, 10, 3000, T0 + 5 + TTL);
-    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0, 0}, (uint64_t[]){1, 1, 1, 0},
                   (uint64_t[]){1, 1, 1});
     /* An assigned driver saying unavailable stays assigned; available again frees it. */
     assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 0, -1, T0 + 6 + TTL), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0, 0}, (uint64_t[]){1, 1, 1, 0},
                   (uint64_t[]){1, 1, 1});
     assert_int_equal(hf_dispatch_cancel(f->core, "r2", T0 + 7 + TTL, &index), HF_OK);
     assert_int_equal(hf_dispatch_cancel(f->core, "r1", T0 + 8 + TTL, &index), HF_OK);
     assert_int_equal(hf_dispatch_cancel(f->core, "r1", T0 + 9 + TTL, &index), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2}, (uint64_t[]){3, 0, 0, 0},
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2, 0}, (uint64_t[]){3, 0, 0, 0},
                   (uint64_t[]){1, 1, 1});
     assert_int_equal(put_full(f, "f1", "d2", 10.001, 10, 0, -1, T0 + 10 + TTL), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2}, (uint64_t[]){2, 0, 0, 1},
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2, 0}, (uint64_t[]){2, 0, 0, 1},
                   (uint64_t[]){1, 1, 1});
 }
 
@@ -664,7 +664,7 @@ static void test_restore_from_records(void **state) {
     }
     assert_null(hf_dispatch_check(copy));
     /* The restored counts are the statuses' (the offers' outcomes start again from 0). */
-    counts_expect(copy, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+    counts_expect(copy, (uint64_t[]){0, 1, 1, 0, 0}, (uint64_t[]){1, 1, 1, 0},
                   (uint64_t[]){0, 0, 0});
     const hf_ride_t *r1 = hf_dispatch_ride_find(copy, "r1", &index);
     assert_int_equal(r1->status, HF_RIDE_OFFERED);
