@@ -353,7 +353,7 @@ uint32_t hf_dispatch_drivers_page(const hf_core_t *core, uint32_t fleet, int sta
     *more = false;
     if (!dispatch || limit == 0) return 0;
     /* One more than the page: whether it is there tells whether more follow. */
-    uint32_t *items = malloc(((size_t)limit + 1) * sizeof *items);
+    uint32_t *items = calloc((size_t)limit + 1, sizeof *items);
     if (!items) abort();
     page_heap_t heap = {dispatch, items, 0, limit + 1};
     for (uint32_t i = 0; i < dispatch->driver_count; i++)
