@@ -256,6 +256,11 @@
 /* The most --finished-rides may ask for: half of the rides kept, so rides in progress always
  * have the other half. */
 #define HF_DISPATCH_FINISHED_RIDES_LIMIT (HF_DISPATCH_RIDES_MAX / 2)
+/* The filter of forgotten rides' ids (core/dispatch/slots.c): a new ride's id is looked up in
+ * the store only when the filter says it may be a forgotten one. 2^26 bits (8 MiB, made at the
+ * first ride forgotten) with 3 probes: 1 id in 10,000 asks the store needlessly after a
+ * million forgotten rides, 1 in 20 after ten million; never a wrong answer, only a read. */
+#define HF_DISPATCH_FORGOTTEN_FILTER_BITS (1u << 26)
 /* Searching rides per fleet when a ride is created: a driver freed (or moving while free)
  * reads the fleet's searching rides, oldest first, so this bounds that work (a haversine per
  * ride). A new ride is refused with 503 capacity_exceeded while the fleet has this many;

@@ -208,12 +208,13 @@ static int ride_revive(void *context, const hf_stored_ride_t *stored) {
     return 0;
 }
 
-/* Whether ride_id names a ride, taken back from the store when the core forgot it. Until the
- * core has forgotten a ride, one it does not know is none, and the store is not asked. */
+/* Whether ride_id names a ride, taken back from the store when the core forgot it. A ride the
+ * core does not have and never forgot (its filter says) is none, and the store is not asked:
+ * so a new ride's id costs no read. */
 static ride_lookup_t ride_lookup(hf_request_t *request, const char *ride_id) {
     hf_context_t *context = request->context;
     if (hf_dispatch_ride_find(context->core, ride_id, NULL)) return RIDE_IN_MEMORY;
-    if (hf_dispatch_rides_forgotten(context->core) == 0 || !context->store ||
+    if (!hf_dispatch_ride_maybe_forgotten(context->core, ride_id) || !context->store ||
         !hf_core_id_valid(ride_id))
         return RIDE_ABSENT;
     ride_revival_t revival = {context->core, RIDE_ABSENT};

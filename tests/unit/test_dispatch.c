@@ -806,6 +806,7 @@ static void test_finished_rides_forgotten(void **state) {
         else assert_int_equal(hf_dispatch_complete(f->core, id, "d1", T0 + i, &index), HF_OK);
     }
     uint32_t slots = hf_dispatch_ride_count(f->core);
+    assert_false(hf_dispatch_ride_maybe_forgotten(f->core, "r0"));
     /* Only what is durable is forgotten. */
     assert_int_equal(hf_core_evict(f->core, 0), 0);
     assert_int_equal(hf_dispatch_rides_finished(f->core), 5);
@@ -815,6 +816,12 @@ static void test_finished_rides_forgotten(void **state) {
     assert_null(hf_dispatch_ride_find(f->core, "r0", NULL));
     assert_null(hf_dispatch_ride_find(f->core, "r2", NULL));
     assert_non_null(hf_dispatch_ride_find(f->core, "r4", NULL));
+    /* The filter knows every forgotten id (a new id: surely not forgotten, at these odds). */
+    assert_true(hf_dispatch_ride_maybe_forgotten(f->core, "r0"));
+    assert_true(hf_dispatch_ride_maybe_forgotten(f->core, "r1"));
+    assert_true(hf_dispatch_ride_maybe_forgotten(f->core, "r2"));
+    assert_false(hf_dispatch_ride_maybe_forgotten(f->core, "r4"));
+    assert_false(hf_dispatch_ride_maybe_forgotten(f->core, "r9"));
     /* Counted still, under their final status. */
     counts_expect(f->core, (uint64_t[]){0, 0, 0, 2, 3}, (uint64_t[]){1, 0, 0, 0},
                   (uint64_t[]){5, 0, 0});

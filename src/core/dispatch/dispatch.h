@@ -155,9 +155,11 @@ uint32_t hf_dispatch_rematch(hf_core_t *core, hf_time_ms_t now);
  * oldest whose last record is durable are forgotten by hf_core_evict. */
 void hf_dispatch_set_finished_max(hf_core_t *core, uint32_t finished_max);
 uint32_t hf_dispatch_rides_finished(const hf_core_t *core);
-/* Rides forgotten since this core was made (restored ones included): while 0, a ride the
- * core does not know is no ride at all, and the store need not be asked. */
+/* Rides forgotten since this core was made (restored ones included). */
 uint64_t hf_dispatch_rides_forgotten(const hf_core_t *core);
+/* Whether ride_id may name a ride this core forgot (a filter: false means surely not, so a
+ * ride the core does not have is no ride and the store need not be asked). */
+bool hf_dispatch_ride_maybe_forgotten(const hf_core_t *core, const char *ride_id);
 
 /* ---- Lookups ---- */
 

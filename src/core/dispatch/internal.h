@@ -94,6 +94,7 @@ struct dispatch {
     uint32_t finished_first, finished_last, finished_count, finished_max;
     uint32_t ride_free_first;    /* forgotten slots, through next_finished */
     uint64_t forgotten;          /* rides forgotten since the core was made */
+    uint64_t *forgotten_filter;  /* a Bloom filter of their ids (slots.c), or NULL */
     uint64_t forgotten_rides[HF_RIDE_STATUS_COUNT]; /* of them, still forgotten, by status */
     bucket_t *buckets;
     uint32_t bucket_count, bucket_capacity;

@@ -238,6 +238,45 @@ static void ride_release(struct dispatch *dispatch, uint32_t index) {
     ride->driver = 0;
 }
 
+/* ---- the filter of forgotten ids: 3 probes by double hashing of a 64-bit FNV-1a ---- */
+
+#define FILTER_PROBES 3
+
+static uint64_t id_hash64(const char *id) {
+    uint64_t hash = 14695981039346656037ull;
+    for (const unsigned char *c = (const unsigned char *)id; *c; c++)
+        hash = (hash ^ *c) * 1099511628211ull;
+    return hash;
+}
+
+static uint32_t filter_probe(uint64_t hash, uint32_t probe) {
+    uint32_t low = (uint32_t)hash, high = (uint32_t)(hash >> 32) | 1u;
+    return (low + probe * high) & (HF_DISPATCH_FORGOTTEN_FILTER_BITS - 1);
+}
+
+static void filter_add(struct dispatch *dispatch, const char *id) {
+    if (!dispatch->forgotten_filter) {
+        dispatch->forgotten_filter = calloc(HF_DISPATCH_FORGOTTEN_FILTER_BITS / 64, sizeof(uint64_t));
+        if (!dispatch->forgotten_filter) abort();
+    }
+    uint64_t hash = id_hash64(id);
+    for (uint32_t probe = 0; probe < FILTER_PROBES; probe++) {
+        uint32_t bit = filter_probe(hash, probe);
+        dispatch->forgotten_filter[bit / 64] |= 1ull << (bit % 64);
+    }
+}
+
+bool hf_dispatch_ride_maybe_forgotten(const hf_core_t *core, const char *ride_id) {
+    const struct dispatch *dispatch = dispatch_of(core);
+    if (!dispatch || !dispatch->forgotten_filter || !ride_id) return false;
+    uint64_t hash = id_hash64(ride_id);
+    for (uint32_t probe = 0; probe < FILTER_PROBES; probe++) {
+        uint32_t bit = filter_probe(hash, probe);
+        if (!(dispatch->forgotten_filter[bit / 64] & 1ull << (bit % 64))) return false;
+    }
+    return true;
+}
+
 static void finished_forget_first(struct dispatch *dispatch) {
     uint32_t index = dispatch->finished_first - 1;
     hf_ride_t *ride = &dispatch->rides[index];
@@ -250,6 +289,7 @@ static void finished_forget_first(struct dispatch *dispatch) {
     dispatch->forgotten_rides[ride->status]++;
     dispatch->forgotten++;
     dispatch->rides_kept--;
+    filter_add(dispatch, ride->id);
     ride->status = RIDE_FORGOTTEN;
     ride->id[0] = '\0';
     state->next_finished = dispatch->ride_free_first;
@@ -285,6 +325,7 @@ uint64_t hf_dispatch_rides_forgotten(const hf_core_t *core) {
 }
 
 void slots_free(struct dispatch *dispatch) {
+    free(dispatch->forgotten_filter);
     for (uint32_t i = 0; i < dispatch->ride_count; i++) {
         free(dispatch->ride_states[i].excluded);
         free((char *)dispatch->rides[i].rider_id);
