@@ -90,6 +90,7 @@ static int serve(const hf_command_line_t *line) {
                                    .webhook_secret = line->webhook_secret,
                                    .demo = line->demo,
                                    .finished_holds_max = line->finished_holds_max,
+                                   .finished_rides_max = line->finished_rides_max,
                                    .cors_origins = line->cors_origins,
                                    .cors_origin_count = line->cors_origin_count,
                                    .version = HF_VERSION, .access_log = line->access_log,

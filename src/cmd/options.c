@@ -25,8 +25,8 @@ typedef enum option_kind {
 } option_kind_t;
 
 typedef enum option_id {
-    LISTEN, DATA, API_KEY, TOKEN_SECRET, WEBHOOK_SECRET, STORE, FINISHED_HOLDS, CORS_ORIGIN,
-    DEMO, LOG_LEVEL, ACCESS_LOG, NODE_ID, ADVERTISE, OPTION_COUNT
+    LISTEN, DATA, API_KEY, TOKEN_SECRET, WEBHOOK_SECRET, STORE, FINISHED_HOLDS, FINISHED_RIDES,
+    CORS_ORIGIN, DEMO, LOG_LEVEL, ACCESS_LOG, NODE_ID, ADVERTISE, OPTION_COUNT
 } option_id_t;
 
 typedef struct option {
@@ -43,6 +43,7 @@ static const option_t OPTIONS[OPTION_COUNT] = {
     [WEBHOOK_SECRET] = {"--webhook-secret", "HOLDFAST_WEBHOOK_SECRET", OPTION_TEXT},
     [STORE] = {"--store", "HOLDFAST_STORE", OPTION_TEXT},
     [FINISHED_HOLDS] = {"--finished-holds", "HOLDFAST_FINISHED_HOLDS", OPTION_TEXT},
+    [FINISHED_RIDES] = {"--finished-rides", "HOLDFAST_FINISHED_RIDES", OPTION_TEXT},
     [CORS_ORIGIN] = {"--cors-origin", "HOLDFAST_CORS_ORIGINS", OPTION_LIST},
     [DEMO] = {"--demo", NULL, OPTION_FLAG},
     [LOG_LEVEL] = {"--log-level", "HOLDFAST_LOG_LEVEL", OPTION_TEXT},
@@ -87,6 +88,9 @@ void hf_command_line_usage(FILE *out) {
             "  --finished-holds N    released and expired holds kept in memory, older ones are\n"
             "                        read back from the store (0 to %u, default %u)\n"
             "                        [HOLDFAST_FINISHED_HOLDS]\n"
+            "  --finished-rides N    completed and cancelled rides kept in memory, older ones\n"
+            "                        are read back from the store (0 to %u, default %u)\n"
+            "                        [HOLDFAST_FINISHED_RIDES]\n"
             "  --cors-origin ORIGIN  answer CORS requests from ORIGIN, scheme://host[:port] as a\n"
             "                        browser sends it; repeatable, at most %u; none by default\n"
             "                        [HOLDFAST_CORS_ORIGINS, comma-separated]\n"
@@ -102,7 +106,8 @@ void hf_command_line_usage(FILE *out) {
             "The log is one JSON object per line on standard error. Exit codes: 0 done (serve:\n"
             "stopped cleanly), 1 failure (a start refused, a store failure, a check that found\n"
             "a broken invariant), 2 a refused option or usage.\n",
-            HF_FINISHED_HOLDS_LIMIT, HF_FINISHED_HOLDS_MAX, (unsigned)HF_CORS_ORIGINS_MAX);
+            HF_FINISHED_HOLDS_LIMIT, HF_FINISHED_HOLDS_MAX, HF_DISPATCH_FINISHED_RIDES_LIMIT,
+            HF_DISPATCH_FINISHED_RIDES_MAX, (unsigned)HF_CORS_ORIGINS_MAX);
 }
 
 /* Writes "holdfast: " and the message as one line on standard error. */
@@ -288,24 +293,34 @@ static hf_command_t check_data_and_store(const gathered_t *gathered, hf_command_
     return HF_COMMAND_SERVE;
 }
 
-/* A count from 0 to HF_FINISHED_HOLDS_LIMIT; not given: HF_FINISHED_HOLDS_MAX. */
-static hf_command_t check_finished_holds(const given_t *given, hf_command_line_t *line) {
-    line->finished_holds_max = HF_FINISHED_HOLDS_MAX;
+/* A count from 0 to limit into *count; not given: fallback. */
+static hf_command_t check_count(const given_t *given, uint32_t fallback, uint32_t limit,
+                                uint32_t *count) {
+    *count = fallback;
     if (!given->value) return HF_COMMAND_SERVE;
     const char *text = given->value;
     unsigned long long value = 0;
     bool ok = *text != '\0';
     for (const char *c = text; ok && *c; c++) {
         ok = *c >= '0' && *c <= '9';
-        if (ok && value <= HF_FINISHED_HOLDS_LIMIT) value = value * 10 + (unsigned)(*c - '0');
+        if (ok && value <= limit) value = value * 10 + (unsigned)(*c - '0');
     }
-    if (!ok || value > HF_FINISHED_HOLDS_LIMIT) {
+    if (!ok || value > limit) {
         char shown[QUOTED_SIZE_MAX + 8];
         return refuse("%s: %s is not a count from 0 to %u", given->source,
-                      quoted(shown, text, strlen(text)), HF_FINISHED_HOLDS_LIMIT);
+                      quoted(shown, text, strlen(text)), limit);
     }
-    line->finished_holds_max = (uint32_t)value;
+    *count = (uint32_t)value;
     return HF_COMMAND_SERVE;
+}
+
+/* --finished-holds and --finished-rides. */
+static hf_command_t check_finished(const gathered_t *gathered, hf_command_line_t *line) {
+    if (check_count(&gathered->values[FINISHED_HOLDS], HF_FINISHED_HOLDS_MAX,
+                    HF_FINISHED_HOLDS_LIMIT, &line->finished_holds_max) != HF_COMMAND_SERVE)
+        return HF_COMMAND_REFUSED;
+    return check_count(&gathered->values[FINISHED_RIDES], HF_DISPATCH_FINISHED_RIDES_MAX,
+                       HF_DISPATCH_FINISHED_RIDES_LIMIT, &line->finished_rides_max);
 }
 
 /* Why length bytes of text are not an origin as a browser writes it in its Origin header
@@ -475,7 +490,7 @@ hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *lin
     if (check_printable(&gathered) != HF_COMMAND_SERVE ||
         check_listen(&gathered.values[LISTEN], line) != HF_COMMAND_SERVE ||
         check_data_and_store(&gathered, line) != HF_COMMAND_SERVE ||
-        check_finished_holds(&gathered.values[FINISHED_HOLDS], line) != HF_COMMAND_SERVE ||
+        check_finished(&gathered, line) != HF_COMMAND_SERVE ||
         check_origins(&gathered, line) != HF_COMMAND_SERVE ||
         check_log(&gathered, line) != HF_COMMAND_SERVE ||
         check_token_secret(&gathered.values[TOKEN_SECRET], line) != HF_COMMAND_SERVE)

@@ -36,6 +36,7 @@ typedef struct hf_command_line {
     const char *token_secret;
     const char *webhook_secret;
     uint32_t finished_holds_max;
+    uint32_t finished_rides_max;       /* --finished-rides */
     bool demo;
     hf_log_level_t log_level;     /* --log-level, HF_LOG_INFO by default */
     bool access_log;              /* --access-log: one line per request */

@@ -100,6 +100,10 @@ typedef enum hf_error {
     HF_ERROR_CAPACITY_BELOW_TAKEN, /* detail.pool (index into the patch's pools), requested
                                       (the capacity asked for), current (held + sold) */
     HF_ERROR_EVENT_IN_USE,         /* the event had a hold, an order or a queue ticket */
+    HF_ERROR_NOT_ASSIGNED,         /* the ride is not assigned to this driver */
+    HF_ERROR_DRIVER_NOT_FOUND,
+    HF_ERROR_DRIVER_BUSY,          /* a ride is assigned to the driver */
+    HF_ERROR_RIDE_FINISHED,        /* the ride is completed: no cancel */
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */

@@ -138,6 +138,7 @@ uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
         forgotten++;
     }
     if (core->queue) forgotten += queue_evict(core, durable_changes);
+    if (core->dispatch) forgotten += dispatch_evict(core, durable_changes);
     return forgotten;
 }
 

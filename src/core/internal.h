@@ -559,6 +559,8 @@ void record_emit(hf_core_t *core, const hf_mutation_t *mutation);
 /* ---- dispatch/: what the core's timer and destruction call ---- */
 
 void dispatch_free(hf_core_t *core);
+/* hf_core_evict's share of dispatch: the finished rides past their bound, once durable. */
+uint32_t dispatch_evict(hf_core_t *core, uint64_t durable_changes);
 /* Whether a timer entry of kind HF_TIMER_OFFER no longer matters (the ride moved on). */
 bool dispatch_offer_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
 /* The offer of the entry's ride lapsed at its deadline: the ride moves on at now. */

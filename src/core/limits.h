@@ -273,9 +273,23 @@
 /* Drivers per fleet: the largest cities have some 100,000 ride-hailing drivers online at
  * once; 200,000 leaves room. A driver costs about 150 bytes (30 MB per full fleet). */
 #define HF_DISPATCH_FLEET_DRIVERS_MAX 200000u
-/* Rides kept in memory, every status (finished rides are not yet forgotten): about 300 bytes
- * each, so 300 MB at most. A ride beyond it is refused with 503 capacity_exceeded. */
+/* Rides kept in memory, every status: about 300 bytes each, so 300 MB at most. A ride beyond
+ * it is refused with 503 capacity_exceeded. Finished rides past HF_DISPATCH_FINISHED_RIDES_MAX
+ * are forgotten, so only rides in progress can fill it. */
 #define HF_DISPATCH_RIDES_MAX 1000000u
+/* Finished rides (completed, cancelled) kept in memory (--finished-rides); older ones are
+ * forgotten once durable and read back from the store when a request names them
+ * (core/dispatch/dispatch.h). A rider or driver looks at a ride in the minutes after it
+ * ends: 100,000 covers them at thousands of rides a minute, for some 30 MB. */
+#define HF_DISPATCH_FINISHED_RIDES_MAX 100000u
+/* The most --finished-rides may ask for: half of the rides kept, so rides in progress always
+ * have the other half. */
+#define HF_DISPATCH_FINISHED_RIDES_LIMIT (HF_DISPATCH_RIDES_MAX / 2)
+/* The filter of forgotten rides' ids (core/dispatch/slots.c): a new ride's id is looked up in
+ * the store only when the filter says it may be a forgotten one. 2^26 bits (8 MiB, made at the
+ * first ride forgotten) with 3 probes: 1 id in 10,000 asks the store needlessly after a
+ * million forgotten rides, 1 in 20 after ten million; never a wrong answer, only a read. */
+#define HF_DISPATCH_FORGOTTEN_FILTER_BITS (1u << 26)
 /* Searching rides per fleet when a ride is created: a driver freed (or moving while free)
  * reads the fleet's searching rides, oldest first, so this bounds that work (a haversine per
  * ride). A new ride is refused with 503 capacity_exceeded while the fleet has this many;
@@ -292,6 +306,10 @@
 /* offer_ttl_s: at most 10 minutes (an offer is a few seconds' decision), default 15 s. */
 #define HF_DISPATCH_OFFER_TTL_MS_MAX (600LL * 1000)
 #define HF_DISPATCH_OFFER_TTL_MS_DEFAULT (15LL * 1000)
+/* Pages of a fleet's rides and drivers (API.md section 1's rule for every list of section 8):
+ * 100 unless asked, at most 1,000. */
+#define HF_DISPATCH_PAGE_DEFAULT 100u
+#define HF_DISPATCH_PAGE_MAX 1000u
 /* Locations are soft state: a driver's row is written to the store at most this often (the
  * engine's flush timer), never once per update. */
 #define HF_DISPATCH_FLUSH_INTERVAL_MS 1000u

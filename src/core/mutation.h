@@ -186,6 +186,7 @@ typedef struct hf_mutation_driver {
     const char *fleet_id, *driver_id;
     double lat, lng, rating;
     bool available;
+    bool deleted;                 /* DELETE of the driver: the store deletes its row */
 } hf_mutation_driver_t;
 
 /* A ride whole, as it stands after the change: the store upserts it. declined and lapsed are

@@ -173,6 +173,7 @@ static void rebuild(hf_cluster_t *cluster) {
     context->core = hf_core_create(cluster->config.sink);
     hf_core_set_stream_records(context->core, false);
     hf_core_set_finished_max(context->core, cluster->config.finished_holds_max);
+    hf_dispatch_set_finished_max(context->core, cluster->config.finished_rides_max);
     context->durable_changes = 0;
     for (size_t i = 0; i < HF_STORE_BATCHES_IN_FLIGHT_MAX; i++) context->batch_changes[i] = 0;
     hf_idempotency_free(context->idempotency);

@@ -41,6 +41,7 @@ typedef struct hf_cluster_config {
     const char *node_id;         /* --node-id */
     const char *address;         /* --advertise */
     uint32_t finished_holds_max; /* as the engine's */
+    uint32_t finished_rides_max; /* as the engine's */
     hf_mutation_sink_t sink;     /* the sink of a rebuilt core: the engine's */
     hf_http_handler_fn dispatch; /* requests parked for the store run again through it */
 } hf_cluster_config_t;

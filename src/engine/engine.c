@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/dispatch/dispatch.h"
 #include "engine/arena.h"
 #include "engine/cluster.h"
 #include "engine/context.h"
@@ -81,6 +82,7 @@ static void reload_durable_state(hf_engine_t *engine) {
     hf_idempotency_t failed_keys = engine->idempotency;
     context->core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
     hf_core_set_finished_max(context->core, engine->options.finished_holds_max);
+    hf_dispatch_set_finished_max(context->core, engine->options.finished_rides_max);
     hf_idempotency_init(&engine->idempotency);
     bool ok = hf_store_open(&reader, engine->options.store_url, error, sizeof error) == 0 &&
               hf_restore_load(context, reader, engine->options.finished_holds_max,
@@ -329,6 +331,7 @@ static int load_units(hf_engine_t *engine, hf_progress_t *progress, char *error,
         .node_id = engine->options.node_id ? engine->options.node_id : listen,
         .address = engine->options.advertise ? engine->options.advertise : advertise,
         .finished_holds_max = engine->options.finished_holds_max,
+        .finished_rides_max = engine->options.finished_rides_max,
         .sink = {emit_to_open_batch, engine},
         .dispatch = hf_routes_dispatch};
     engine->cluster = hf_cluster_create(engine->loop, context, &config);
@@ -399,6 +402,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     context->core = hf_core_create((hf_mutation_sink_t){emit_to_open_batch, engine});
     hf_core_set_stream_records(context->core, false); /* until a stream opens (streams.c) */
     hf_core_set_finished_max(context->core, engine->options.finished_holds_max);
+    hf_dispatch_set_finished_max(context->core, engine->options.finished_rides_max);
     if (!open_store(engine)) goto fail;
     char error[256];
     hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, context,

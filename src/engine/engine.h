@@ -67,6 +67,8 @@ typedef struct hf_engine_options {
     /* Released and expired holds kept in memory; older ones are read back from the store
      * when asked for (hf_core_evict). */
     uint32_t finished_holds_max;
+    /* Completed and cancelled rides kept in memory, likewise (core/dispatch/dispatch.h). */
+    uint32_t finished_rides_max;
     /* Origins answered with CORS headers (API.md section 1), each scheme://host[:port] as a
      * browser sends it in Origin, already checked; at most HF_CORS_ORIGINS_MAX (limits.h).
      * The strings belong to the caller and outlive the engine. */

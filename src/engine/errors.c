@@ -64,6 +64,12 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
                                            "a pool's capacity may not go below its held + sold"},
     [HF_API_ERROR_EVENT_IN_USE] = {"event_in_use", 409,
                                    "the event had holds, orders or queue tickets: cancel it instead"},
+    [HF_API_ERROR_NOT_ASSIGNED] = {"not_assigned", 409, "the ride is not assigned to this driver"},
+    [HF_API_ERROR_DRIVER_NOT_FOUND] = {"driver_not_found", 404, "no such driver in this fleet"},
+    [HF_API_ERROR_DRIVER_BUSY] = {"driver_busy", 409,
+                                  "a ride is assigned to this driver: complete or cancel it first"},
+    [HF_API_ERROR_RIDE_FINISHED] = {"ride_finished", 409,
+                                    "the ride is completed: it can no longer be cancelled"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -98,10 +104,14 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_NOT_OFFERED] = HF_API_ERROR_NOT_OFFERED,
     [HF_ERROR_CAPACITY_BELOW_TAKEN] = HF_API_ERROR_CAPACITY_BELOW_TAKEN,
     [HF_ERROR_EVENT_IN_USE] = HF_API_ERROR_EVENT_IN_USE,
+    [HF_ERROR_NOT_ASSIGNED] = HF_API_ERROR_NOT_ASSIGNED,
+    [HF_ERROR_DRIVER_NOT_FOUND] = HF_API_ERROR_DRIVER_NOT_FOUND,
+    [HF_ERROR_DRIVER_BUSY] = HF_API_ERROR_DRIVER_BUSY,
+    [HF_ERROR_RIDE_FINISHED] = HF_API_ERROR_RIDE_FINISHED,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_EVENT_IN_USE + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_RIDE_FINISHED + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

@@ -58,6 +58,10 @@ typedef enum hf_api_error {
     /* Changing and deleting events (API.md section 2). */
     HF_API_ERROR_CAPACITY_BELOW_TAKEN,
     HF_API_ERROR_EVENT_IN_USE,
+    HF_API_ERROR_NOT_ASSIGNED,
+    HF_API_ERROR_DRIVER_NOT_FOUND,
+    HF_API_ERROR_DRIVER_BUSY,
+    HF_API_ERROR_RIDE_FINISHED,
     HF_API_ERROR_COUNT
 } hf_api_error_t;
 

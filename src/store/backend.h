@@ -43,7 +43,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 7
+#define HF_STORE_BACKEND_VERSION 8
 
 typedef struct hf_store_backend {
     int version;         /* HF_STORE_BACKEND_VERSION */
@@ -156,6 +156,15 @@ typedef struct hf_store_backend {
     int (*unit_deliver)(void *instance, void *rows, const hf_store_loader_t *loader,
                         char *error, size_t error_size);
     void (*unit_rows_free)(void *rows);
+    /* ---- Forgotten rides (version 8; core/dispatch/dispatch.h): one ride by id, and a page
+     * of a fleet's rides in creation order, as committed, through the connection read_hold
+     * uses (hf_store_read_ride, hf_store_list_rides). A driver's record with deleted set
+     * deletes its row. */
+    int (*read_ride)(void *instance, const char *ride_id, const hf_store_loader_t *loader,
+                     bool *found, char *error, size_t error_size);
+    int (*list_rides)(void *instance, const hf_store_ride_query_t *query,
+                      const hf_store_loader_t *loader, bool *after_found, char *error,
+                      size_t error_size);
 } hf_store_backend_t;
 
 /* The beginning of the error of a batch refused because this node no longer holds the lease

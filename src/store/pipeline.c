@@ -141,6 +141,23 @@ int hf_store_read_ticket(hf_store_t *store, const char *ticket_id, const hf_stor
                                        error_size);
 }
 
+int hf_store_read_ride(hf_store_t *store, const char *ride_id, const hf_store_loader_t *loader,
+                       bool *found, char *error, size_t error_size) {
+    assert(store != NULL && ride_id != NULL && loader != NULL && loader->ride != NULL);
+    *found = false;
+    return store->backend->read_ride(store->instance, ride_id, loader, found, error, error_size);
+}
+
+int hf_store_list_rides(hf_store_t *store, const hf_store_ride_query_t *query,
+                        const hf_store_loader_t *loader, bool *after_found, char *error,
+                        size_t error_size) {
+    assert(store != NULL && query != NULL && query->fleet_id != NULL && loader != NULL &&
+           loader->ride != NULL);
+    *after_found = query->after_id == NULL;
+    return store->backend->list_rides(store->instance, query, loader, after_found, error,
+                                      error_size);
+}
+
 int hf_store_setting_claim(hf_store_t *store, const char *key, const char *proposed, char *value,
                            size_t value_size, bool *kept, char *error, size_t error_size) {
     assert(store != NULL && key != NULL && proposed != NULL && value != NULL);

@@ -166,6 +166,25 @@ typedef struct hf_store_hold_query {
 int hf_store_list_holds(hf_store_t *store, const hf_store_hold_query_t *query,
                         const hf_store_loader_t *loader, bool *after_found, char *error,
                         size_t error_size);
+/* As hf_store_read_hold, for a ride the core has forgotten (a finished one, see
+ * hf_dispatch_revive_ride): passed to loader->ride. */
+int hf_store_read_ride(hf_store_t *store, const char *ride_id, const hf_store_loader_t *loader,
+                       bool *found, char *error, size_t error_size);
+/* What hf_store_list_rides reads: the rides of fleet_id created after the ride after_id (NULL:
+ * from the first), oldest first, whose stored status is one of statuses (bits 1 << status of
+ * hf_ride_status_t; 0: any). */
+typedef struct hf_store_ride_query {
+    const char *fleet_id;
+    const char *after_id;
+    unsigned statuses;
+} hf_store_ride_query_t;
+
+/* As hf_store_list_holds, for a fleet's rides: each to loader->ride, as committed, until the
+ * callback returns HF_STORE_LIST_STOP; *after_found false when after_id is no ride of the
+ * fleet. A range scan of the rides' (fleet_id, seq) index. */
+int hf_store_list_rides(hf_store_t *store, const hf_store_ride_query_t *query,
+                        const hf_store_loader_t *loader, bool *after_found, char *error,
+                        size_t error_size);
 /* What hf_store_read_history reads: the entries of event_id's audit history (store/history.h)
  * whose seq is above after_seq, oldest first, at most limit of them. */
 typedef struct hf_store_history_query {

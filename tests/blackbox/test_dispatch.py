@@ -403,3 +403,240 @@ def test_searching_ride_offered_at_start():
     c = server.client()
     check_equal(offered_to(get_ride(c, ride["ride_id"])), "d1", "offered at start")
     server.stop()
+
+
+# ---- issue 27: complete, lists, one driver, delete, finished rides forgotten ----
+
+def complete(c, ride_id, driver, status=200, code=None):
+    return expect(c.post("/v1/rides/%s/complete" % ride_id, {"driver_id": driver}), status, code)
+
+
+def rides_counted(server):
+    """holdfast_rides{status} from GET /metrics, as a dict."""
+    counts = {}
+    for line in server.client().get("/metrics").body.decode().splitlines():
+        if line.startswith('holdfast_rides{status="'):
+            labels, value = line.split(" ")
+            counts[labels[len('holdfast_rides{status="'):-2]] = float(value)
+    return counts
+
+
+def test_complete(fresh):
+    """Only the assigned driver completes a ride (409 not_assigned for another driver, an
+    unknown one, and for an offered, searching or cancelled ride); a repeat answers the same;
+    the driver is available again and gets the next ride's offer; a completed ride cannot be
+    cancelled (409 ride_finished); holdfast_rides counts it."""
+    c = fresh.client()
+    fleet = fleet_of_drivers(c, 2)
+    ride = create_ride(c, fleet)
+    check_equal(offered_to(ride), "d000", "offered to the nearest")
+    complete(c, ride["ride_id"], "d000", 409, "not_assigned")          # offered, not assigned
+    accept(c, ride["ride_id"], "d000")
+    complete(c, ride["ride_id"], "d001", 409, "not_assigned")          # another driver
+    complete(c, ride["ride_id"], "nobody", 409, "not_assigned")        # no such driver
+    done = complete(c, ride["ride_id"], "d000")
+    check_equal((done["status"], done["driver_id"], done["offer"]), ("completed", "d000", None),
+                "completed by its driver")
+    check_equal(complete(c, ride["ride_id"], "d000"), done, "a repeat answers the same")
+    check_equal(get_ride(c, ride["ride_id"]), done, "GET answers the completed ride")
+    driver = expect(c.get("/v1/fleets/%s/drivers/d000" % fleet), 200)
+    check_equal((driver["available"], driver["assigned_ride_id"], driver["offer"]),
+                (True, None, None), "the driver is available again")
+    check_equal(offered_to(create_ride(c, fleet)), "d000", "and is offered the next ride")
+    expect(c.post("/v1/rides/%s/cancel" % ride["ride_id"]), 409, "ride_finished")
+    check_equal(get_ride(c, ride["ride_id"])["status"], "completed", "still completed")
+    cancelled = create_ride(c, fleet)                                  # to d001
+    expect(c.post("/v1/rides/%s/cancel" % cancelled["ride_id"]), 200)
+    complete(c, cancelled["ride_id"], "d001", 409, "not_assigned")     # cancelled
+    put_driver(c, fleet, "d001", available=False)
+    searching = create_ride(c, fleet)
+    check_equal(searching["status"], "searching", "no free driver")
+    complete(c, searching["ride_id"], "d000", 409, "not_assigned")     # searching
+    complete(c, uid("r"), "d000", 404, "ride_not_found")
+    expect(c.post("/v1/rides/%s/complete" % ride["ride_id"], {}), 400, "invalid_request",
+           "driver_id")
+    counts = rides_counted(fresh)
+    check_equal((counts.get("completed"), counts.get("cancelled")), (1.0, 1.0),
+                "holdfast_rides counts the completed ride")
+
+
+def ride_ids(page):
+    return [ride["ride_id"] for ride in page["rides"]]
+
+
+def test_list_rides_by_status_with_paging(server):
+    """GET /v1/fleets/{fleet}/rides: in creation order, filtered by each status, paged by
+    after/limit/next; bad values answer 400 with the field; an unknown fleet 404."""
+    c = server.client()
+    fleet = fleet_of_drivers(c, 3)
+    made = [uid("r%d_" % i) for i in range(6)]
+    create_ride(c, fleet, made[0])                     # d000
+    accept(c, made[0], "d000")
+    complete(c, made[0], "d000")                       # completed, d000 free
+    create_ride(c, fleet, made[1])                     # offered to d000
+    create_ride(c, fleet, made[2])                     # offered to d001
+    expect(c.post("/v1/rides/%s/cancel" % made[2]), 200)  # cancelled, d001 free
+    create_ride(c, fleet, made[3])                     # d001
+    accept(c, made[3], "d001")                         # assigned
+    create_ride(c, fleet, made[4])                     # offered to d002
+    create_ride(c, fleet, made[5])                     # searching
+    path = "/v1/fleets/%s/rides" % fleet
+    everything = expect(c.get(path), 200)
+    check_equal(ride_ids(everything), made, "every ride, in creation order")
+    check_equal(everything["next"], None, "one page")
+    check_equal([r["status"] for r in everything["rides"]],
+                ["completed", "offered", "cancelled", "assigned", "offered", "searching"],
+                "their statuses")
+    check_equal(everything["rides"][3], get_ride(c, made[3]), "a listed ride is the ride")
+    pages, after = [], None
+    while True:
+        page = expect(c.get(path + "?limit=2" + ("&after=" + after if after else "")), 200)
+        pages.append(ride_ids(page))
+        after = page["next"]
+        if after is None:
+            break
+        check_equal(after, pages[-1][-1], "next is the last id of the page")
+    check_equal(pages, [made[0:2], made[2:4], made[4:6]], "pages of 2")
+    for status, expected in (("completed", [made[0]]), ("offered", [made[1], made[4]]),
+                             ("cancelled", [made[2]]), ("assigned", [made[3]]),
+                             ("searching", [made[5]])):
+        check_equal(ride_ids(expect(c.get(path + "?status=" + status), 200)), expected, status)
+    first = expect(c.get(path + "?status=offered&limit=1"), 200)
+    check_equal((ride_ids(first), first["next"]), ([made[1]], made[1]), "offered, first page")
+    second = expect(c.get(path + "?status=offered&limit=1&after=" + made[1]), 200)
+    check_equal((ride_ids(second), second["next"]), ([made[4]], None), "offered, last page")
+    expect(c.get(path + "?status=done"), 400, "invalid_request", "status")
+    for limit in ("0", "1001", "x", ""):
+        expect(c.get(path + "?limit=" + limit), 400, "invalid_request", "limit")
+    expect(c.get(path + "?after=" + uid("r")), 400, "invalid_request", "after")
+    expect(c.get("/v1/fleets/%s/rides" % uid("f")), 404, "fleet_not_found")
+
+
+def driver_ids(page):
+    return [driver["driver_id"] for driver in page["drivers"]]
+
+
+def test_list_drivers_by_status_with_paging(server):
+    """GET /v1/fleets/{fleet}/drivers: in id order whatever order they reported in, filtered
+    by each status, paged by after/limit/next; bad values answer 400 with the field."""
+    c = server.client()
+    fleet = uid("f")
+    # da nearest, then db, dc; dd unavailable. Reported in another order than their ids'.
+    put_driver(c, fleet, "dc", lat=LAT + 3 * STEP)
+    put_driver(c, fleet, "dd", lat=LAT + 4 * STEP, available=False)
+    put_driver(c, fleet, "da", lat=LAT + STEP)
+    put_driver(c, fleet, "db", lat=LAT + 2 * STEP)
+    first = create_ride(c, fleet)
+    accept(c, first["ride_id"], "da")                  # da assigned
+    check_equal(offered_to(create_ride(c, fleet, offer_ttl_s=120)), "db", "db offered")
+    path = "/v1/fleets/%s/drivers" % fleet
+    everything = expect(c.get(path), 200)
+    check_equal((driver_ids(everything), everything["next"]), (["da", "db", "dc", "dd"], None),
+                "every driver, in id order")
+    check_equal(everything["drivers"][2], expect(c.get(path + "/dc"), 200),
+                "a listed driver is the driver")
+    page = expect(c.get(path + "?limit=2"), 200)
+    check_equal((driver_ids(page), page["next"]), (["da", "db"], "db"), "first page")
+    page = expect(c.get(path + "?limit=2&after=db"), 200)
+    check_equal((driver_ids(page), page["next"]), (["dc", "dd"], None), "last page")
+    page = expect(c.get(path + "?after=dbz"), 200)
+    check_equal(driver_ids(page), ["dc", "dd"], "after need not name a driver")
+    for status, expected in (("available", ["dc"]), ("offered", ["db"]), ("assigned", ["da"]),
+                             ("unavailable", ["dd"])):
+        check_equal(driver_ids(expect(c.get(path + "?status=" + status), 200)), expected, status)
+    expect(c.get(path + "?status=busy"), 400, "invalid_request", "status")
+    expect(c.get(path + "?limit=1001"), 400, "invalid_request", "limit")
+    expect(c.get(path + "?after=d-1"), 400, "invalid_request", "after")
+    expect(c.get("/v1/fleets/%s/drivers" % uid("f")), 404, "fleet_not_found")
+
+
+def test_get_driver_and_unknown_driver(server):
+    """GET one driver; an unknown driver of a known fleet answers 404 driver_not_found on every
+    route that names it in its path (an unknown fleet: fleet_not_found)."""
+    c = server.client()
+    fleet = uid("f")
+    made = put_driver(c, fleet, "d1", rating=4.5)
+    check_equal(expect(c.get("/v1/fleets/%s/drivers/d1" % fleet), 200), made, "GET the driver")
+    expect(c.get("/v1/fleets/%s/drivers/d2" % fleet), 404, "driver_not_found")
+    expect(c.request("DELETE", "/v1/fleets/%s/drivers/d2" % fleet), 404, "driver_not_found")
+    expect(c.get("/v1/fleets/%s/drivers/d1" % uid("f")), 404, "fleet_not_found")
+    expect(c.request("DELETE", "/v1/fleets/%s/drivers/d1" % uid("f")), 404, "fleet_not_found")
+
+
+def test_delete_driver():
+    """DELETE a driver: its open offer moves on to the next candidate, an assigned driver is
+    409 driver_busy; the deleted driver is gone (404, not listed, never offered), also after a
+    restart; PUT again, it is a new driver."""
+    server = Server().start()
+    c = server.client()
+    fleet = fleet_of_drivers(c, 3)
+    assigned = create_ride(c, fleet)                   # d000
+    accept(c, assigned["ride_id"], "d000")
+    expect(c.request("DELETE", "/v1/fleets/%s/drivers/d000" % fleet), 409, "driver_busy")
+    ride = create_ride(c, fleet, offer_ttl_s=120)
+    check_equal(offered_to(ride), "d001", "offered to d001")
+    gone = expect(c.request("DELETE", "/v1/fleets/%s/drivers/d001" % fleet), 200)
+    check_equal(gone, {"fleet": fleet, "driver_id": "d001", "deleted": True}, "the answer")
+    moved = get_ride(c, ride["ride_id"])
+    check_equal((moved["status"], offered_to(moved)), ("offered", "d002"),
+                "the offer moved on to the next candidate")
+    accept(c, ride["ride_id"], "d001", 409, "not_offered")
+    expect(c.get("/v1/fleets/%s/drivers/d001" % fleet), 404, "driver_not_found")
+    expect(c.request("DELETE", "/v1/fleets/%s/drivers/d001" % fleet), 404, "driver_not_found")
+    listed = expect(c.get("/v1/fleets/%s/drivers" % fleet), 200)
+    check_equal(driver_ids(listed), ["d000", "d002"], "not listed")
+    server.stop()
+    server = server.restart()
+    c = server.client()
+    expect(c.get("/v1/fleets/%s/drivers/d001" % fleet), 404, "driver_not_found")
+    check_equal(driver_ids(expect(c.get("/v1/fleets/%s/drivers" % fleet), 200)),
+                ["d000", "d002"], "still gone after a restart")
+    check_equal(offered_to(get_ride(c, ride["ride_id"])), "d002", "the offer as it moved")
+    again = put_driver(c, fleet, "d001", lat=LAT + 2 * STEP)
+    check_equal((again["available"], again["offer"], again["assigned_ride_id"]),
+                (True, None, None), "PUT again: a new driver")
+    expect(c.post("/v1/rides/%s/cancel" % assigned["ride_id"]), 200)
+    expect(c.request("DELETE", "/v1/fleets/%s/drivers/d000" % fleet), 200)
+    server.stop()
+
+
+def test_finished_rides_forgotten_and_read_back():
+    """With --finished-rides 2, five finished rides (three completed, two cancelled): each is
+    still answered, from the store once forgotten, before and after a restart; its id stays
+    taken; a forgotten completed ride still refuses a cancel and answers a repeated complete;
+    lists by status still show them all; holdfast_rides still counts them."""
+    server = Server(extra_args=["--finished-rides", "2"]).start()
+    c = server.client()
+    fleet = fleet_of_drivers(c, 1)
+    finished = []
+    for number in range(5):
+        ride = create_ride(c, fleet)
+        if number % 2 == 0:
+            accept(c, ride["ride_id"], "d000")
+            finished.append(complete(c, ride["ride_id"], "d000"))
+        else:
+            finished.append(expect(c.post("/v1/rides/%s/cancel" % ride["ride_id"]), 200))
+    live = create_ride(c, fleet)                       # offered to d000 (in progress)
+    counts = rides_counted(server)
+    for round_ in ("before a restart", "after a restart"):
+        for ride in finished:
+            check_equal(get_ride(c, ride["ride_id"]), ride, "GET %s %s" % (ride["ride_id"], round_))
+        first = finished[0]["ride_id"]
+        create_ride(c, fleet, first, status=409)
+        expect(c.post("/v1/rides/%s/cancel" % first), 409, "ride_finished")
+        check_equal(complete(c, first, "d000"), finished[0], "a repeated complete " + round_)
+        check_equal(expect(c.post("/v1/rides/%s/cancel" % finished[1]["ride_id"]), 200),
+                    finished[1], "a repeated cancel " + round_)
+        path = "/v1/fleets/%s/rides" % fleet
+        check_equal(ride_ids(expect(c.get(path + "?status=completed"), 200)),
+                    [finished[i]["ride_id"] for i in (0, 2, 4)], "completed rides " + round_)
+        check_equal(ride_ids(expect(c.get(path + "?status=cancelled&limit=1"), 200)),
+                    [finished[1]["ride_id"]], "cancelled rides " + round_)
+        check_equal(ride_ids(expect(c.get(path), 200)),
+                    [r["ride_id"] for r in finished] + [live["ride_id"]], "every ride " + round_)
+        check_equal(rides_counted(server), counts, "holdfast_rides " + round_)
+        check_equal(counts.get("completed"), 3.0, "completed rides counted")
+        server.stop()
+        server = server.restart()
+        c = server.client()
+    server.stop()

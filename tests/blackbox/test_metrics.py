@@ -398,7 +398,8 @@ def test_dispatch_is_counted():
         check("# TYPE %s %s\n" % (name, kind) in metrics.text, "TYPE of %s" % name)
         check("# HELP %s " % name in metrics.text, "HELP of %s" % name)
     rides, drivers, offers = dispatch_counts(metrics)
-    check_equal(rides, {"searching": 0, "offered": 0, "assigned": 0, "cancelled": 0}, "rides")
+    check_equal(rides, {"searching": 0, "offered": 0, "assigned": 0, "cancelled": 0,
+                        "completed": 0}, "rides")
     check_equal(drivers, {"available": 3, "offered": 0, "assigned": 0, "unavailable": 1},
                 "drivers")
     check_equal(offers, {"accepted": 0, "declined": 0, "expired": 0}, "offers")
@@ -413,18 +414,21 @@ def test_dispatch_is_counted():
     # d3 unavailable).
     r2 = dispatch.create_ride(c, fleet, offer_ttl_s=0.5)
     check_equal(dispatch.offered_to(r2), "d0", "r2 offered to d0")
-    expect_dispatch(server, {"searching": 0, "offered": 1, "assigned": 1, "cancelled": 0},
+    expect_dispatch(server, {"searching": 0, "offered": 1, "assigned": 1, "cancelled": 0,
+                              "completed": 0},
                     {"available": 1, "offered": 1, "assigned": 1, "unavailable": 1},
                     {"accepted": 1, "declined": 1, "expired": 0}, "while r2 is offered")
     wait_searching(c, r2["ride_id"])
-    expect_dispatch(server, {"searching": 1, "offered": 0, "assigned": 1, "cancelled": 0},
+    expect_dispatch(server, {"searching": 1, "offered": 0, "assigned": 1, "cancelled": 0,
+                              "completed": 0},
                     {"available": 2, "offered": 0, "assigned": 1, "unavailable": 1},
                     {"accepted": 1, "declined": 1, "expired": 2}, "after r2 lapsed twice")
     # r3 goes to d0 (15 s) and is cancelled; then r1 is cancelled, which frees d1, who is
     # offered r2 at once and lets it lapse.
     r3 = dispatch.create_ride(c, fleet)
     check_equal(dispatch.offered_to(r3), "d0", "r3 offered to d0")
-    expect_dispatch(server, {"searching": 1, "offered": 1, "assigned": 1, "cancelled": 0},
+    expect_dispatch(server, {"searching": 1, "offered": 1, "assigned": 1, "cancelled": 0,
+                              "completed": 0},
                     {"available": 1, "offered": 1, "assigned": 1, "unavailable": 1},
                     {"accepted": 1, "declined": 1, "expired": 2}, "while r3 is offered")
     check_equal(expect(c.post("/v1/rides/%s/cancel" % r3["ride_id"]), 200)["status"],
@@ -436,7 +440,7 @@ def test_dispatch_is_counted():
     r4 = dispatch.create_ride(c, fleet)
     dispatch.accept(c, r4["ride_id"], "d0")
     dispatch.put_driver(c, fleet, "d2", lat=dispatch.LAT + 2 * dispatch.STEP, available=False)
-    rides = {"searching": 1, "offered": 0, "assigned": 1, "cancelled": 2}
+    rides = {"searching": 1, "offered": 0, "assigned": 1, "cancelled": 2, "completed": 0}
     drivers = {"available": 1, "offered": 0, "assigned": 1, "unavailable": 2}
     expect_dispatch(server, rides, drivers, {"accepted": 2, "declined": 1, "expired": 3},
                     "at the end")

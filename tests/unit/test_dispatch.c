@@ -1,7 +1,8 @@
 /* Dispatch in the core (core/dispatch/): haversine against known distances, the ranking and
  * its ties, the radius's edge, the antimeridian and the poles, the grid's ring search against
  * a plain scan on random fleets, exclusivity, timeouts, decline, accept, cancel, searching
- * rides taken by a freed driver, limits, the soft flush, and a restore from the records. */
+ * rides taken by a freed driver, limits, the soft flush, and a restore from the records;
+ * complete, a driver deleted, finished rides forgotten and revived, pages of drivers. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -579,38 +580,38 @@ static void test_running_counts(void **state) {
     put(f, "d1", 10, 10, -1);
     put(f, "d2", 10.001, 10, -1);
     assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 0, -1, T0), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
                   (uint64_t[]){0, 0, 0});
     ride_make(f, "r1", 10, 10, 3000, T0);
-    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0}, (uint64_t[]){1, 1, 0, 1},
+    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0, 0}, (uint64_t[]){1, 1, 0, 1},
                   (uint64_t[]){0, 0, 0});
     uint32_t index;
     assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0}, (uint64_t[]){1, 1, 0, 1},
+    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0, 0}, (uint64_t[]){1, 1, 0, 1},
                   (uint64_t[]){0, 1, 0});
     /* d2's offer lapses; d1 declined and d3 is unavailable: searching. */
     hf_core_advance(f->core, T0 + 2 + TTL);
     assert_int_equal(ride(f, "r1")->status, HF_RIDE_SEARCHING);
-    counts_expect(f->core, (uint64_t[]){1, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
+    counts_expect(f->core, (uint64_t[]){1, 0, 0, 0, 0}, (uint64_t[]){2, 0, 0, 1},
                   (uint64_t[]){0, 1, 1});
     /* d3 comes: offered r1 at once, accepts; then r2 goes to d1. */
     assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 1, -1, T0 + 3 + TTL), HF_OK);
     assert_int_equal(hf_dispatch_accept(f->core, "r1", "d3", T0 + 4 + TTL, &index), HF_OK);
     assert_int_equal(hf_dispatch_accept(f->core, "r1", "d3", T0 + 4 + TTL, &index), HF_OK);
     ride_make(f, "r2", 10, 10, 3000, T0 + 5 + TTL);
-    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0, 0}, (uint64_t[]){1, 1, 1, 0},
                   (uint64_t[]){1, 1, 1});
     /* An assigned driver saying unavailable stays assigned; available again frees it. */
     assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 0, -1, T0 + 6 + TTL), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0, 0}, (uint64_t[]){1, 1, 1, 0},
                   (uint64_t[]){1, 1, 1});
     assert_int_equal(hf_dispatch_cancel(f->core, "r2", T0 + 7 + TTL, &index), HF_OK);
     assert_int_equal(hf_dispatch_cancel(f->core, "r1", T0 + 8 + TTL, &index), HF_OK);
     assert_int_equal(hf_dispatch_cancel(f->core, "r1", T0 + 9 + TTL, &index), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2}, (uint64_t[]){3, 0, 0, 0},
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2, 0}, (uint64_t[]){3, 0, 0, 0},
                   (uint64_t[]){1, 1, 1});
     assert_int_equal(put_full(f, "f1", "d2", 10.001, 10, 0, -1, T0 + 10 + TTL), HF_OK);
-    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2}, (uint64_t[]){2, 0, 0, 1},
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2, 0}, (uint64_t[]){2, 0, 0, 1},
                   (uint64_t[]){1, 1, 1});
 }
 
@@ -664,7 +665,7 @@ static void test_restore_from_records(void **state) {
     }
     assert_null(hf_dispatch_check(copy));
     /* The restored counts are the statuses' (the offers' outcomes start again from 0). */
-    counts_expect(copy, (uint64_t[]){0, 1, 1, 0}, (uint64_t[]){1, 1, 1, 0},
+    counts_expect(copy, (uint64_t[]){0, 1, 1, 0, 0}, (uint64_t[]){1, 1, 1, 0},
                   (uint64_t[]){0, 0, 0});
     const hf_ride_t *r1 = hf_dispatch_ride_find(copy, "r1", &index);
     assert_int_equal(r1->status, HF_RIDE_OFFERED);
@@ -679,6 +680,232 @@ static void test_restore_from_records(void **state) {
                      HF_ERROR_OFFER_EXPIRED);
     assert_null(hf_dispatch_check(copy));
     hf_core_destroy(copy);
+}
+
+/* ---- issue 27: complete, delete, finished rides forgotten, pages of drivers ---- */
+
+static void test_complete(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 10, 10, -1);
+    put(f, "d2", 10.001, 10, -1);
+    uint32_t index;
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    assert_int_equal(hf_dispatch_complete(f->core, "r1", "d1", T0, &index), HF_ERROR_NOT_ASSIGNED);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0, &index), HF_OK);
+    assert_int_equal(hf_dispatch_complete(f->core, "r1", "d2", T0, &index), HF_ERROR_NOT_ASSIGNED);
+    assert_int_equal(hf_dispatch_complete(f->core, "r1", "d9", T0, &index), HF_ERROR_NOT_ASSIGNED);
+    assert_int_equal(hf_dispatch_complete(f->core, "r1", "d-1", T0, &index),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(hf_dispatch_complete(f->core, "r9", "d1", T0, &index),
+                     HF_ERROR_RIDE_NOT_FOUND);
+    size_t records = hf_batch_count(f->batch);
+    assert_int_equal(hf_dispatch_complete(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
+    assert_true(hf_batch_count(f->batch) > records);
+    assert_int_equal(ride(f, "r1")->status, HF_RIDE_COMPLETED);
+    records = hf_batch_count(f->batch);
+    assert_int_equal(hf_dispatch_complete(f->core, "r1", "d1", T0 + 2, &index), HF_OK);
+    assert_int_equal(hf_batch_count(f->batch), records); /* a repeat changes nothing */
+    const hf_driver_t *d1 = hf_dispatch_driver_find(f->core, "f1", "d1", NULL);
+    assert_true(d1->available);
+    assert_int_equal(d1->assigned, 0);
+    assert_int_equal(hf_dispatch_cancel(f->core, "r1", T0 + 3, &index), HF_ERROR_RIDE_FINISHED);
+    /* Free again: the nearest, offered the next ride. */
+    ride_make(f, "r2", 10, 10, 3000, T0 + 4);
+    assert_string_equal(offered_to(f, "r2"), "d1");
+    /* A driver made available by a PUT since its assignment stays as it is. */
+    assert_int_equal(hf_dispatch_accept(f->core, "r2", "d1", T0 + 5, &index), HF_OK);
+    assert_int_equal(put_full(f, "f1", "d1", 10, 10, 1, -1, T0 + 6), HF_OK);
+    ride_make(f, "r3", 10, 10, 3000, T0 + 7);
+    assert_string_equal(offered_to(f, "r3"), "d1");
+    assert_int_equal(hf_dispatch_complete(f->core, "r2", "d1", T0 + 8, &index), HF_OK);
+    assert_string_equal(offered_to(f, "r3"), "d1");
+    assert_int_equal(hf_dispatch_cancel(f->core, "r3", T0 + 9, &index), HF_OK);
+    assert_int_equal(hf_dispatch_complete(f->core, "r3", "d1", T0 + 9, &index),
+                     HF_ERROR_NOT_ASSIGNED);
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 1, 2}, (uint64_t[]){2, 0, 0, 0},
+                  (uint64_t[]){2, 0, 0});
+}
+
+static void test_driver_delete(void **state) {
+    fixture_t *f = *state;
+    put(f, "d1", 10, 10, -1);
+    put(f, "d2", 10.001, 10, -1);
+    put(f, "d3", 10.002, 10, -1);
+    uint32_t index;
+    ride_make(f, "r1", 10, 10, 3000, T0);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0, &index), HF_OK);
+    assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d1", T0), HF_ERROR_DRIVER_BUSY);
+    assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d9", T0),
+                     HF_ERROR_DRIVER_NOT_FOUND);
+    assert_int_equal(hf_dispatch_driver_delete(f->core, "f9", "d1", T0), HF_ERROR_FLEET_NOT_FOUND);
+    ride_make(f, "r2", 10, 10, 3000, T0 + 1);
+    assert_string_equal(offered_to(f, "r2"), "d2");
+    assert_int_equal(hf_dispatch_decline(f->core, "r2", "d2", T0 + 2, &index), HF_OK);
+    assert_string_equal(offered_to(f, "r2"), "d3");
+    /* d2 is named by r2 (it declined): deleted, its slot stays until r2 is forgotten. */
+    uint32_t d2;
+    assert_non_null(hf_dispatch_driver_find(f->core, "f1", "d2", &d2));
+    assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d2", T0 + 3), HF_OK);
+    const hf_mutation_t *last = hf_batch_at(f->batch, hf_batch_count(f->batch) - 1);
+    assert_int_equal(last->type, HF_MUTATION_DRIVER);
+    assert_true(last->as.driver.deleted);
+    assert_string_equal(last->as.driver.driver_id, "d2");
+    assert_null(hf_dispatch_driver_find(f->core, "f1", "d2", NULL));
+    assert_string_equal(hf_dispatch_driver_at(f->core, d2)->id, "d2");
+    /* The offered driver deleted: its offer moves on (nobody else: searching), and the ride
+     * does not count it as declining. */
+    uint32_t d3, r2;
+    assert_non_null(hf_dispatch_driver_find(f->core, "f1", "d3", &d3));
+    assert_non_null(hf_dispatch_ride_find(f->core, "r2", &r2));
+    assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d3", T0 + 4), HF_OK);
+    assert_int_equal(ride(f, "r2")->status, HF_RIDE_SEARCHING);
+    assert_false(hf_dispatch_ride_excluded(f->core, r2, d3, NULL));
+    assert_true(hf_dispatch_ride_excluded(f->core, r2, d2, NULL));
+    assert_int_equal(hf_dispatch_accept(f->core, "r2", "d3", T0 + 5, &index),
+                     HF_ERROR_NOT_OFFERED);
+    /* PUT again: a new driver, offered the searching ride (d2 declined it, the new d2 not). */
+    uint32_t count = hf_dispatch_driver_count(f->core);
+    assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 1, -1, T0 + 6), HF_OK);
+    assert_int_equal(hf_dispatch_driver_count(f->core), count); /* d3's slot, reused */
+    assert_string_equal(offered_to(f, "r2"), "d3");
+    assert_int_equal(put_full(f, "f1", "d2", 10.001, 10, 1, -1, T0 + 7), HF_OK);
+    assert_int_equal(hf_dispatch_driver_count(f->core), count + 1); /* d2's is still named */
+    uint32_t new_d2;
+    assert_non_null(hf_dispatch_driver_find(f->core, "f1", "d2", &new_d2));
+    assert_int_not_equal(new_d2, d2);
+    counts_expect(f->core, (uint64_t[]){0, 1, 1, 0, 0}, (uint64_t[]){1, 1, 1, 0},
+                  (uint64_t[]){1, 1, 0});
+}
+
+/* The newest record of the ride in the batch, as the store would give it back. */
+static hf_stored_ride_t stored_of(fixture_t *f, const char *ride_id) {
+    for (size_t i = hf_batch_count(f->batch); i-- > 0;) {
+        const hf_mutation_t *m = hf_batch_at(f->batch, i);
+        if (m->type != HF_MUTATION_RIDE || strcmp(m->as.ride.ride_id, ride_id) != 0) continue;
+        const hf_mutation_ride_t *r = &m->as.ride;
+        return (hf_stored_ride_t){r->ride_id, r->fleet_id, r->rider_id, r->lat, r->lng,
+                                  r->radius_m, r->offer_ttl_ms, (uint8_t)r->status,
+                                  r->created_at_ms, r->offer_driver_id, r->offer_distance_m,
+                                  r->offer_expires_at_ms, r->driver_id, r->declined, r->lapsed};
+    }
+    fail_msg("no record of %s", ride_id);
+    return (hf_stored_ride_t){0};
+}
+
+static void test_finished_rides_forgotten(void **state) {
+    fixture_t *f = *state;
+    hf_dispatch_set_finished_max(f->core, 2);
+    put(f, "d1", 10, 10, -1);
+    uint32_t index;
+    char id[16];
+    for (int i = 0; i < 5; i++) {
+        snprintf(id, sizeof id, "r%d", i);
+        ride_make(f, id, 10, 10, 3000, T0 + i);
+        assert_int_equal(hf_dispatch_accept(f->core, id, "d1", T0 + i, &index), HF_OK);
+        if (i % 2) assert_int_equal(hf_dispatch_cancel(f->core, id, T0 + i, &index), HF_OK);
+        else assert_int_equal(hf_dispatch_complete(f->core, id, "d1", T0 + i, &index), HF_OK);
+    }
+    uint32_t slots = hf_dispatch_ride_count(f->core);
+    assert_false(hf_dispatch_ride_maybe_forgotten(f->core, "r0"));
+    /* Only what is durable is forgotten. */
+    assert_int_equal(hf_core_evict(f->core, 0), 0);
+    assert_int_equal(hf_dispatch_rides_finished(f->core), 5);
+    assert_int_equal(hf_core_evict(f->core, hf_core_change_count(f->core)), 3);
+    assert_int_equal(hf_dispatch_rides_finished(f->core), 2);
+    assert_int_equal(hf_dispatch_rides_forgotten(f->core), 3);
+    assert_null(hf_dispatch_ride_find(f->core, "r0", NULL));
+    assert_null(hf_dispatch_ride_find(f->core, "r2", NULL));
+    assert_non_null(hf_dispatch_ride_find(f->core, "r4", NULL));
+    /* The filter knows every forgotten id (a new id: surely not forgotten, at these odds). */
+    assert_true(hf_dispatch_ride_maybe_forgotten(f->core, "r0"));
+    assert_true(hf_dispatch_ride_maybe_forgotten(f->core, "r1"));
+    assert_true(hf_dispatch_ride_maybe_forgotten(f->core, "r2"));
+    assert_false(hf_dispatch_ride_maybe_forgotten(f->core, "r4"));
+    assert_false(hf_dispatch_ride_maybe_forgotten(f->core, "r9"));
+    /* Counted still, under their final status. */
+    counts_expect(f->core, (uint64_t[]){0, 0, 0, 2, 3}, (uint64_t[]){1, 0, 0, 0},
+                  (uint64_t[]){5, 0, 0});
+    /* New rides take the forgotten slots. */
+    ride_make(f, "r5", 10, 10, 3000, T0 + 10);
+    ride_make(f, "r6", 10, 10, 3000, T0 + 10);
+    assert_int_equal(hf_dispatch_ride_count(f->core), slots);
+    /* A forgotten ride comes back from its row, the newest finished, counted once. */
+    hf_stored_ride_t r0 = stored_of(f, "r0");
+    assert_int_equal(hf_dispatch_revive_ride(f->core, &r0, &index), HF_OK);
+    assert_int_equal(hf_dispatch_revive_ride(f->core, &r0, &index), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(ride(f, "r0")->status, HF_RIDE_COMPLETED);
+    assert_string_equal(ride(f, "r0")->rider_id, "u1");
+    assert_int_equal(hf_dispatch_complete(f->core, "r0", "d1", T0 + 11, &index), HF_OK);
+    assert_int_equal(hf_dispatch_cancel(f->core, "r0", T0 + 11, &index), HF_ERROR_RIDE_FINISHED);
+    counts_expect(f->core, (uint64_t[]){1, 1, 0, 2, 3}, (uint64_t[]){0, 1, 0, 0},
+                  (uint64_t[]){5, 0, 0});
+    /* Rides in progress are never revived from a row. */
+    hf_stored_ride_t r5 = stored_of(f, "r5");
+    r5.ride_id = "r7";
+    assert_int_equal(hf_dispatch_revive_ride(f->core, &r5, &index), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(hf_core_evict(f->core, hf_core_change_count(f->core)), 1);
+    assert_null(hf_dispatch_ride_find(f->core, "r1", NULL));
+    assert_null(hf_dispatch_check(f->core));
+}
+
+/* A restore keeps only the newest finished rides, and a ride naming a driver with no row
+ * (deleted) names a deleted driver, not a new one. */
+static void test_restore_forgets_and_knows_deleted(void **state) {
+    fixture_t *f = *state;
+    hf_dispatch_set_finished_max(f->core, 1);
+    hf_stored_driver_t d1 = {"f1", "d1", 10, 10, 5, true};
+    assert_int_equal(hf_dispatch_restore_driver(f->core, &d1), HF_OK);
+    const char *ids[] = {"r1", "r2", "r3"};
+    for (int i = 0; i < 3; i++) {
+        hf_stored_ride_t stored = {ids[i], "f1", "u1", 10, 10, 3000, TTL, HF_RIDE_COMPLETED,
+                                   T0 + i, NULL, 0, 0, i == 0 ? "gone" : "d1", "", ""};
+        assert_int_equal(hf_dispatch_restore_ride(f->core, &stored), HF_OK);
+    }
+    hf_stored_ride_t searching = {"r4", "f1", "u1", 10, 10, 3000, TTL, HF_RIDE_SEARCHING,
+                                  T0 + 4, NULL, 0, 0, NULL, "gone", ""};
+    assert_int_equal(hf_dispatch_restore_ride(f->core, &searching), HF_OK);
+    assert_int_equal(hf_dispatch_rides_finished(f->core), 1);
+    assert_null(hf_dispatch_ride_find(f->core, "r1", NULL));
+    assert_non_null(hf_dispatch_ride_find(f->core, "r3", NULL));
+    assert_null(hf_dispatch_driver_find(f->core, "f1", "gone", NULL));
+    assert_int_equal(hf_dispatch_rematch(f->core, T0 + 5), 1);
+    assert_string_equal(offered_to(f, "r4"), "d1");
+    counts_expect(f->core, (uint64_t[]){0, 1, 0, 0, 3}, (uint64_t[]){0, 1, 0, 0},
+                  (uint64_t[]){0, 0, 0});
+}
+
+static void test_drivers_page(void **state) {
+    fixture_t *f = *state;
+    const char *order[] = {"d5", "d3", "d9", "d1", "d7", "d2"};
+    for (int i = 0; i < 6; i++) put(f, order[i], 10 + i * 0.001, 10, -1);
+    assert_int_equal(put_full(f, "f1", "d7", 10, 10, 0, -1, T0), HF_OK);
+    assert_int_equal(put_full(f, "f2", "d4", 10, 10, 1, -1, T0), HF_OK);
+    uint32_t fleet, indexes[8];
+    bool more;
+    assert_true(hf_dispatch_fleet_find(f->core, "f1", &fleet));
+    uint32_t count = hf_dispatch_drivers_page(f->core, fleet, -1, NULL, 4, indexes, &more);
+    assert_int_equal(count, 4);
+    assert_true(more);
+    const char *first[] = {"d1", "d2", "d3", "d5"};
+    for (int i = 0; i < 4; i++)
+        assert_string_equal(hf_dispatch_driver_at(f->core, indexes[i])->id, first[i]);
+    count = hf_dispatch_drivers_page(f->core, fleet, -1, "d5", 4, indexes, &more);
+    assert_int_equal(count, 2);
+    assert_false(more);
+    assert_string_equal(hf_dispatch_driver_at(f->core, indexes[0])->id, "d7");
+    assert_string_equal(hf_dispatch_driver_at(f->core, indexes[1])->id, "d9");
+    count = hf_dispatch_drivers_page(f->core, fleet, -1, "d1", 5, indexes, &more);
+    assert_int_equal(count, 5);
+    assert_false(more); /* exactly the rest */
+    count = hf_dispatch_drivers_page(f->core, fleet, HF_DRIVER_UNAVAILABLE, NULL, 8, indexes,
+                                     &more);
+    assert_int_equal(count, 1);
+    assert_string_equal(hf_dispatch_driver_at(f->core, indexes[0])->id, "d7");
+    assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d2", T0), HF_OK);
+    count = hf_dispatch_drivers_page(f->core, fleet, HF_DRIVER_AVAILABLE, NULL, 8, indexes,
+                                     &more);
+    assert_int_equal(count, 4);
+    assert_string_equal(hf_dispatch_driver_at(f->core, indexes[1])->id, "d3");
 }
 
 int main(void) {
@@ -701,6 +928,11 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_locations_are_soft, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_from_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_complete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_driver_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finished_rides_forgotten, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_forgets_and_knows_deleted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drivers_page, setup, teardown),
     };
     return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
 }

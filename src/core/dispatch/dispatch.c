@@ -12,12 +12,12 @@ struct dispatch *dispatch_make(hf_core_t *core) {
     struct dispatch *dispatch = calloc(1, sizeof *dispatch);
     if (!dispatch) abort();
     hf_map_init(&dispatch->fleet_ids);
-    hf_map_init(&dispatch->driver_ids);
-    hf_map_init(&dispatch->ride_ids);
+    hf_index_map_init(&dispatch->driver_ids);
+    hf_index_map_init(&dispatch->ride_ids);
     hf_pair_map_init(&dispatch->cells);
-    hf_buffer_init(&dispatch->key);
     hf_buffer_init(&dispatch->declined);
     hf_buffer_init(&dispatch->lapsed);
+    dispatch->finished_max = HF_DISPATCH_FINISHED_RIDES_MAX;
     core->dispatch = dispatch;
     return dispatch;
 }
@@ -25,7 +25,7 @@ struct dispatch *dispatch_make(hf_core_t *core) {
 void dispatch_free(hf_core_t *core) {
     struct dispatch *dispatch = core->dispatch;
     if (!dispatch) return;
-    for (uint32_t i = 0; i < dispatch->ride_count; i++) free(dispatch->ride_states[i].excluded);
+    slots_free(dispatch);
     for (uint32_t i = 0; i < dispatch->bucket_count; i++) free(dispatch->buckets[i].entries);
     free(dispatch->fleets);
     free(dispatch->drivers);
@@ -35,10 +35,9 @@ void dispatch_free(hf_core_t *core) {
     free(dispatch->buckets);
     free(dispatch->dirty);
     hf_map_free(&dispatch->fleet_ids);
-    hf_map_free(&dispatch->driver_ids);
-    hf_map_free(&dispatch->ride_ids);
+    hf_index_map_free(&dispatch->driver_ids);
+    hf_index_map_free(&dispatch->ride_ids);
     hf_pair_map_free(&dispatch->cells);
-    hf_buffer_free(&dispatch->key);
     hf_buffer_free(&dispatch->declined);
     hf_buffer_free(&dispatch->lapsed);
     free(dispatch);
@@ -50,20 +49,6 @@ void dispatch_free(hf_core_t *core) {
 bool hf_dispatch_fleet_find(const hf_core_t *core, const char *fleet_id, uint32_t *fleet) {
     const struct dispatch *dispatch = dispatch_of(core);
     return dispatch && fleet_id && hf_map_get(&dispatch->fleet_ids, fleet_id, strlen(fleet_id), fleet);
-}
-
-/* The key of a driver in driver_ids: drivers' ids are unique per fleet only. */
-static void driver_key(struct dispatch *dispatch, uint32_t fleet, const char *driver_id) {
-    hf_buffer_reset(&dispatch->key);
-    hf_buffer_printf(&dispatch->key, "%u/%s", (unsigned)fleet, driver_id);
-}
-
-uint32_t driver_key_find(struct dispatch *dispatch, uint32_t fleet, const char *driver_id) {
-    driver_key(dispatch, fleet, driver_id);
-    uint32_t index;
-    if (!hf_map_get(&dispatch->driver_ids, dispatch->key.data, dispatch->key.length, &index))
-        return NO_INDEX;
-    return index;
 }
 
 const hf_driver_t *hf_dispatch_driver_find(const hf_core_t *core, const char *fleet_id,
@@ -85,6 +70,8 @@ bool hf_dispatch_counts(const hf_core_t *core, hf_dispatch_counts_t *counts) {
     const struct dispatch *dispatch = dispatch_of(core);
     bool in_use = dispatch && dispatch->fleet_count > 0;
     *counts = in_use ? dispatch->counts : (hf_dispatch_counts_t){0};
+    for (int status = 0; in_use && status < HF_RIDE_STATUS_COUNT; status++)
+        counts->rides[status] += dispatch->forgotten_rides[status];
     return in_use;
 }
 
@@ -97,18 +84,9 @@ const char *hf_dispatch_fleet_id(const hf_core_t *core, uint32_t fleet) {
     return core->dispatch->fleets[fleet].id;
 }
 
-const hf_ride_t *hf_dispatch_ride_find(const hf_core_t *core, const char *ride_id,
-                                       uint32_t *index) {
-    const struct dispatch *dispatch = dispatch_of(core);
-    uint32_t found;
-    if (!dispatch || !ride_id || !hf_map_get(&dispatch->ride_ids, ride_id, strlen(ride_id), &found))
-        return NULL;
-    if (index) *index = found;
-    return &dispatch->rides[found];
-}
-
 const hf_ride_t *hf_dispatch_ride_at(const hf_core_t *core, uint32_t index) {
-    assert(core->dispatch && index < core->dispatch->ride_count);
+    assert(core->dispatch && index < core->dispatch->ride_count &&
+           core->dispatch->rides[index].status != RIDE_FORGOTTEN);
     return &core->dispatch->rides[index];
 }
 
@@ -138,7 +116,7 @@ bool hf_dispatch_candidate(const hf_core_t *core, uint32_t fleet, double lat, do
 
 /* ---- the searching rides of a fleet, oldest first ----
  *
- * Ordered by creation (a ride's index), whenever they began searching: a ride whose driver
+ * Ordered by creation (a ride's created_seq: slots are reused), whenever they began searching: a ride whose driver
  * declined keeps its place among the older ones, and the order is the same after a restart,
  * which restores rides in creation order. A new ride goes at the end at once; one moving back
  * to searching walks back from the end, over at most the fleet's searching rides. */
@@ -148,7 +126,8 @@ void searching_append(struct dispatch *dispatch, uint32_t ride) {
     fleet_t *fleet = &dispatch->fleets[dispatch->rides[ride].fleet];
     assert(!state->in_searching);
     uint32_t after = fleet->searching_last; /* ride index + 1, 0: insert first */
-    while (after && after - 1 > ride) after = dispatch->ride_states[after - 1].previous_searching;
+    while (after && dispatch->ride_states[after - 1].created_seq > state->created_seq)
+        after = dispatch->ride_states[after - 1].previous_searching;
     uint32_t before = after ? dispatch->ride_states[after - 1].next_searching
                             : fleet->searching_first;
     state->in_searching = true;
@@ -190,7 +169,7 @@ hf_driver_status_t hf_dispatch_driver_status(const hf_driver_t *driver) {
 /* Moves the driver's count to its status now. Called wherever its offer, assignment or
  * availability may have changed (grid_sync, which every such change goes through, and the
  * restore of an assignment). */
-static void driver_count_sync(struct dispatch *dispatch, uint32_t driver) {
+void driver_count_sync(struct dispatch *dispatch, uint32_t driver) {
     driver_state_t *state = &dispatch->driver_states[driver];
     uint8_t status = (uint8_t)hf_dispatch_driver_status(&dispatch->drivers[driver]);
     if (status == state->counted_status) return;
@@ -200,14 +179,14 @@ static void driver_count_sync(struct dispatch *dispatch, uint32_t driver) {
 }
 
 /* Every change of a ride's status goes here, so its running count follows. */
-static void ride_status_set(struct dispatch *dispatch, hf_ride_t *ride, uint8_t status) {
+void ride_status_set(struct dispatch *dispatch, hf_ride_t *ride, uint8_t status) {
     dispatch->counts.rides[ride->status]--;
     dispatch->counts.rides[status]++;
     ride->status = status;
 }
 
 /* Files the driver in the grid, or takes it out, as it is free or not (and moves it). */
-static void grid_sync(struct dispatch *dispatch, uint32_t driver) {
+void grid_sync(struct dispatch *dispatch, uint32_t driver) {
     bool filed = dispatch->driver_states[driver].bucket != 0;
     bool free_now = driver_is_free(&dispatch->drivers[driver]);
     driver_count_sync(dispatch, driver);
@@ -285,12 +264,13 @@ static void driver_match(hf_core_t *core, uint32_t driver_index, hf_time_ms_t no
     }
 }
 
-static void exclude(struct dispatch *dispatch, uint32_t ride, uint32_t driver, bool lapsed) {
+void exclude(struct dispatch *dispatch, uint32_t ride, uint32_t driver, bool lapsed) {
     ride_state_t *state = &dispatch->ride_states[ride];
     assert(state->excluded_count < HF_DISPATCH_RIDE_EXCLUDED_MAX);
     state->excluded = grow(state->excluded, &state->excluded_capacity, state->excluded_count + 1,
                            sizeof *state->excluded);
     state->excluded[state->excluded_count++] = driver | (lapsed ? EXCLUDED_LAPSED : 0);
+    driver_reference(dispatch, driver);
 }
 
 /* The ride's offered driver declined it or let it lapse: never offered it again, free, and
@@ -333,7 +313,7 @@ uint32_t hf_dispatch_rematch(hf_core_t *core, hf_time_ms_t now) {
 
 /* ---- drivers ---- */
 
-static bool coordinates_valid(double lat, double lng, hf_error_detail_t *detail) {
+bool coordinates_valid(double lat, double lng, hf_error_detail_t *detail) {
     const char *field = NULL;
     if (!isfinite(lat) || lat < -90 || lat > 90) field = "lat";
     else if (!isfinite(lng) || lng < -180 || lng > 180) field = "lng";
@@ -352,34 +332,6 @@ static hf_error_t driver_update_check(const hf_driver_update_t *update, hf_error
     return HF_OK;
 }
 
-static uint32_t fleet_add(struct dispatch *dispatch, const char *fleet_id) {
-    dispatch->fleets = grow(dispatch->fleets, &dispatch->fleet_capacity, dispatch->fleet_count + 1,
-                            sizeof *dispatch->fleets);
-    uint32_t fleet = dispatch->fleet_count++;
-    dispatch->fleets[fleet] = (fleet_t){0};
-    snprintf(dispatch->fleets[fleet].id, sizeof dispatch->fleets[fleet].id, "%s", fleet_id);
-    hf_map_put(&dispatch->fleet_ids, fleet_id, strlen(fleet_id), fleet);
-    return fleet;
-}
-
-/* A new driver, unavailable and at (0, 0) until its first values are set. */
-static uint32_t driver_add(struct dispatch *dispatch, uint32_t fleet, const char *driver_id) {
-    dispatch->drivers = grow(dispatch->drivers, &dispatch->driver_capacity,
-                             dispatch->driver_count + 1, sizeof *dispatch->drivers);
-    dispatch->driver_states = grow(dispatch->driver_states, &dispatch->driver_state_capacity,
-                                   dispatch->driver_count + 1, sizeof *dispatch->driver_states);
-    uint32_t index = dispatch->driver_count++;
-    hf_driver_t *driver = &dispatch->drivers[index];
-    *driver = (hf_driver_t){.fleet = fleet, .rating = HF_DISPATCH_RATING_DEFAULT};
-    snprintf(driver->id, sizeof driver->id, "%s", driver_id);
-    dispatch->driver_states[index] = (driver_state_t){.counted_status = HF_DRIVER_UNAVAILABLE};
-    dispatch->counts.drivers[HF_DRIVER_UNAVAILABLE]++;
-    driver_key(dispatch, fleet, driver_id);
-    hf_map_put(&dispatch->driver_ids, dispatch->key.data, dispatch->key.length, index);
-    dispatch->fleets[fleet].driver_count++;
-    return index;
-}
-
 /* The driver the update names, made (with its fleet) when new; NO_INDEX at a limit. */
 static uint32_t driver_intern(struct dispatch *dispatch, const hf_driver_update_t *update) {
     uint32_t fleet, index;
@@ -391,7 +343,7 @@ static uint32_t driver_intern(struct dispatch *dispatch, const hf_driver_update_
     if (fleet_known && dispatch->fleets[fleet].driver_count >= HF_DISPATCH_FLEET_DRIVERS_MAX)
         return NO_INDEX;
     if (!fleet_known) fleet = fleet_add(dispatch, update->fleet_id);
-    index = driver_add(dispatch, fleet, update->driver_id);
+    index = driver_add(dispatch, fleet, update->driver_id, false);
     dispatch->drivers[index].available = true;
     return index;
 }
@@ -423,7 +375,7 @@ hf_error_t hf_dispatch_driver_put(hf_core_t *core, const hf_driver_update_t *upd
 
 /* ---- rides ---- */
 
-static hf_error_t ride_request_check(const hf_ride_request_t *request, hf_error_detail_t *detail) {
+hf_error_t ride_request_check(const hf_ride_request_t *request, hf_error_detail_t *detail) {
     if (!request->ride_id || !hf_core_id_valid(request->ride_id)) return invalid(detail, "ride_id");
     size_t rider_length = request->rider_id ? strlen(request->rider_id) : 0;
     if (rider_length == 0 || rider_length > HF_USER_ID_SIZE_MAX) return invalid(detail, "rider_id");
@@ -436,28 +388,6 @@ static hf_error_t ride_request_check(const hf_ride_request_t *request, hf_error_
     return HF_OK;
 }
 
-static uint32_t ride_add(hf_core_t *core, const hf_ride_request_t *request, uint32_t fleet,
-                         hf_time_ms_t now) {
-    struct dispatch *dispatch = core->dispatch;
-    dispatch->rides = grow(dispatch->rides, &dispatch->ride_capacity, dispatch->ride_count + 1,
-                           sizeof *dispatch->rides);
-    dispatch->ride_states = grow(dispatch->ride_states, &dispatch->ride_state_capacity,
-                                 dispatch->ride_count + 1, sizeof *dispatch->ride_states);
-    uint32_t index = dispatch->ride_count++;
-    hf_ride_t *ride = &dispatch->rides[index];
-    *ride = (hf_ride_t){.fleet = fleet, .lat = request->lat, .lng = request->lng,
-                        .status = HF_RIDE_SEARCHING, .created_at_ms = now};
-    snprintf(ride->id, sizeof ride->id, "%s", request->ride_id);
-    ride->rider = string_store(core, request->rider_id, strlen(request->rider_id));
-    ride->radius_m = request->radius_m < 0 ? HF_DISPATCH_RADIUS_M_DEFAULT : request->radius_m;
-    ride->offer_ttl_ms =
-        request->offer_ttl_ms < 0 ? HF_DISPATCH_OFFER_TTL_MS_DEFAULT : request->offer_ttl_ms;
-    dispatch->ride_states[index] = (ride_state_t){0};
-    dispatch->counts.rides[HF_RIDE_SEARCHING]++;
-    hf_map_put(&dispatch->ride_ids, ride->id, strlen(ride->id), index);
-    return index;
-}
-
 hf_error_t hf_dispatch_ride_create(hf_core_t *core, const hf_ride_request_t *request,
                                    hf_time_ms_t now, uint32_t *ride_index,
                                    hf_error_detail_t *detail) {
@@ -468,7 +398,7 @@ hf_error_t hf_dispatch_ride_create(hf_core_t *core, const hf_ride_request_t *req
     if (!hf_dispatch_fleet_find(core, request->fleet_id, &fleet)) return HF_ERROR_FLEET_NOT_FOUND;
     if (hf_dispatch_ride_find(core, request->ride_id, NULL)) return HF_ERROR_RIDE_EXISTS;
     struct dispatch *dispatch = core->dispatch;
-    if (dispatch->ride_count >= HF_DISPATCH_RIDES_MAX ||
+    if (dispatch->rides_kept >= HF_DISPATCH_RIDES_MAX ||
         dispatch->fleets[fleet].searching_count >= HF_DISPATCH_FLEET_SEARCHING_MAX)
         return HF_ERROR_CAPACITY;
     uint32_t index = ride_add(core, request, fleet, now);
@@ -514,6 +444,7 @@ hf_error_t hf_dispatch_accept(hf_core_t *core, const char *ride_id, const char *
     ride_status_set(dispatch, ride, HF_RIDE_ASSIGNED);
     dispatch->counts.offers[HF_OFFER_ACCEPTED]++;
     ride->driver = driver_index + 1;
+    driver_reference(dispatch, driver_index);
     ride->offer_driver = 0;
     driver->offer = 0;
     driver->available = false;
@@ -548,6 +479,7 @@ hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t
     struct dispatch *dispatch = core->dispatch;
     hf_ride_t *ride = &dispatch->rides[*ride_index];
     if (ride->status == HF_RIDE_CANCELLED) return HF_OK;
+    if (ride->status == HF_RIDE_COMPLETED) return HF_ERROR_RIDE_FINISHED;
     uint32_t freed = NO_INDEX;
     if (ride->status == HF_RIDE_OFFERED) {
         freed = ride->offer_driver - 1;
@@ -560,6 +492,7 @@ hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t
     }
     searching_remove(dispatch, *ride_index);
     ride_status_set(dispatch, ride, HF_RIDE_CANCELLED);
+    ride_finished_push(dispatch, *ride_index);
     ride->offer_driver = 0;
     ride->offer_distance_m = 0;
     ride->offer_expires_at_ms = 0;
@@ -572,95 +505,57 @@ hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t
     return HF_OK;
 }
 
-/* ---- restore ---- */
-
-static uint32_t fleet_intern(struct dispatch *dispatch, const char *fleet_id) {
-    uint32_t fleet;
-    if (hf_map_get(&dispatch->fleet_ids, fleet_id, strlen(fleet_id), &fleet)) return fleet;
-    return fleet_add(dispatch, fleet_id);
-}
-
-/* A driver a stored ride names; one whose row was never flushed is made, unavailable. */
-static uint32_t stored_driver_intern(struct dispatch *dispatch, uint32_t fleet, const char *id) {
-    uint32_t index = driver_key_find(dispatch, fleet, id);
-    return index != NO_INDEX ? index : driver_add(dispatch, fleet, id);
-}
-
-hf_error_t hf_dispatch_restore_driver(hf_core_t *core, const hf_stored_driver_t *stored) {
-    if (!stored->fleet_id || !hf_core_id_valid(stored->fleet_id) || !stored->driver_id ||
-        !hf_core_id_valid(stored->driver_id) || !coordinates_valid(stored->lat, stored->lng, NULL))
-        return HF_ERROR_INVALID_REQUEST;
-    struct dispatch *dispatch = dispatch_make(core);
-    uint32_t fleet = fleet_intern(dispatch, stored->fleet_id);
-    uint32_t index = stored_driver_intern(dispatch, fleet, stored->driver_id);
-    hf_driver_t *driver = &dispatch->drivers[index];
-    driver->lat = stored->lat;
-    driver->lng = stored->lng;
-    driver->rating = stored->rating;
-    driver->available = stored->available;
-    grid_sync(dispatch, index);
+hf_error_t hf_dispatch_complete(hf_core_t *core, const char *ride_id, const char *driver_id,
+                                hf_time_ms_t now, uint32_t *ride_index) {
+    hf_core_advance(core, now);
+    uint32_t driver_index;
+    hf_error_t error = answer_find(core, ride_id, driver_id, ride_index, &driver_index);
+    if (error) return error;
+    struct dispatch *dispatch = core->dispatch;
+    hf_ride_t *ride = &dispatch->rides[*ride_index];
+    if (driver_index == NO_INDEX || ride->driver != driver_index + 1 ||
+        (ride->status != HF_RIDE_ASSIGNED && ride->status != HF_RIDE_COMPLETED))
+        return HF_ERROR_NOT_ASSIGNED;
+    if (ride->status == HF_RIDE_COMPLETED) return HF_OK;
+    ride_status_set(dispatch, ride, HF_RIDE_COMPLETED);
+    ride_finished_push(dispatch, *ride_index);
+    record_ride(core, *ride_index, now);
+    hf_driver_t *driver = &dispatch->drivers[driver_index];
+    /* A PUT since the assignment freed the driver already (it may hold another offer). */
+    if (driver->assigned != *ride_index + 1) return HF_OK;
+    driver->assigned = 0;
+    driver->available = true;
+    grid_sync(dispatch, driver_index);
+    record_driver(core, driver_index, now);
+    driver_match(core, driver_index, now);
     return HF_OK;
 }
 
-/* The space-separated ids of list, excluded from the ride (lapsed or declined). */
-static void excluded_restore(struct dispatch *dispatch, uint32_t ride, const char *list,
-                             bool lapsed) {
-    char id[HF_ID_SIZE_MAX + 1];
-    if (!list) return;
-    while (*list) {
-        size_t length = strcspn(list, " ");
-        if (length > 0 && length <= HF_ID_SIZE_MAX &&
-            dispatch->ride_states[ride].excluded_count < HF_DISPATCH_RIDE_EXCLUDED_MAX) {
-            memcpy(id, list, length);
-            id[length] = '\0';
-            exclude(dispatch, ride, stored_driver_intern(dispatch, dispatch->rides[ride].fleet, id),
-                    lapsed);
-        }
-        list += length;
-        while (*list == ' ') list++;
-    }
-}
+/* ---- deleting a driver ---- */
 
-/* The ride's offer or assignment as stored, bound to its driver. */
-static void ride_bind(hf_core_t *core, uint32_t index, const hf_stored_ride_t *stored) {
+hf_error_t hf_dispatch_driver_delete(hf_core_t *core, const char *fleet_id,
+                                     const char *driver_id, hf_time_ms_t now) {
+    hf_core_advance(core, now);
+    uint32_t fleet, index;
+    if (!hf_dispatch_fleet_find(core, fleet_id, &fleet)) return HF_ERROR_FLEET_NOT_FOUND;
     struct dispatch *dispatch = core->dispatch;
-    hf_ride_t *ride = &dispatch->rides[index];
-    if (stored->driver_id) ride->driver = stored_driver_intern(dispatch, ride->fleet, stored->driver_id) + 1;
-    if (ride->status == HF_RIDE_OFFERED) {
-        uint32_t driver = stored_driver_intern(dispatch, ride->fleet, stored->offer_driver_id);
-        ride->offer_driver = driver + 1;
-        ride->offer_distance_m = stored->offer_distance_m;
-        ride->offer_expires_at_ms = stored->offer_expires_at_ms;
-        dispatch->drivers[driver].offer = index + 1;
-        grid_sync(dispatch, driver);
-        hf_timer_push(&core->timer, ride->offer_expires_at_ms, HF_TIMER_OFFER, index);
-    } else if (ride->status == HF_RIDE_ASSIGNED && ride->driver &&
-               !dispatch->drivers[ride->driver - 1].available) {
-        dispatch->drivers[ride->driver - 1].assigned = index + 1;
-        driver_count_sync(dispatch, ride->driver - 1);
-    } else if (ride->status == HF_RIDE_SEARCHING &&
-               dispatch->ride_states[index].excluded_count < HF_DISPATCH_RIDE_EXCLUDED_MAX) {
-        searching_append(dispatch, index);
-    }
-}
-
-hf_error_t hf_dispatch_restore_ride(hf_core_t *core, const hf_stored_ride_t *stored) {
-    hf_ride_request_t request = {.fleet_id = stored->fleet_id, .ride_id = stored->ride_id,
-                                 .rider_id = stored->rider_id, .lat = stored->lat,
-                                 .lng = stored->lng, .radius_m = stored->radius_m,
-                                 .offer_ttl_ms = stored->offer_ttl_ms};
-    if (ride_request_check(&request, NULL) != HF_OK || stored->status > HF_RIDE_CANCELLED ||
-        hf_dispatch_ride_find(core, stored->ride_id, NULL) ||
-        (stored->status == HF_RIDE_OFFERED &&
-         (!stored->offer_driver_id || !hf_core_id_valid(stored->offer_driver_id))) ||
-        (stored->driver_id && !hf_core_id_valid(stored->driver_id)))
-        return HF_ERROR_INVALID_REQUEST;
-    struct dispatch *dispatch = dispatch_make(core);
-    uint32_t fleet = fleet_intern(dispatch, stored->fleet_id);
-    uint32_t index = ride_add(core, &request, fleet, stored->created_at_ms);
-    ride_status_set(dispatch, &dispatch->rides[index], stored->status);
-    excluded_restore(dispatch, index, stored->declined, false);
-    excluded_restore(dispatch, index, stored->lapsed, true);
-    ride_bind(core, index, stored);
+    if (!driver_id || (index = driver_key_find(dispatch, fleet, driver_id)) == NO_INDEX)
+        return HF_ERROR_DRIVER_NOT_FOUND;
+    hf_driver_t *driver = &dispatch->drivers[index];
+    if (hf_dispatch_driver_status(driver) == HF_DRIVER_ASSIGNED) return HF_ERROR_DRIVER_BUSY;
+    uint32_t offered = driver->offer;
+    driver->offer = 0;
+    driver->available = false;
+    grid_sync(dispatch, index);
+    /* The record first: a restart must not find the row the ride's offer moves away from. */
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_DRIVER, .at_ms = now,
+        .as.driver = {.fleet_id = dispatch->fleets[fleet].id, .driver_id = driver->id,
+                      .lat = driver->lat, .lng = driver->lng, .rating = driver->rating,
+                      .deleted = true}};
+    record_emit(core, &mutation);
+    driver_remove(dispatch, index);
+    if (offered) ride_move_on(core, offered - 1, now);
+    timer_prune(core);
     return HF_OK;
 }

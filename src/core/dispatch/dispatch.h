@@ -18,8 +18,16 @@
  * changed since the last flush, which the engine calls once a second. Every ride change emits
  * the ride whole (HF_MUTATION_RIDE) and the driver records it concerns.
  *
+ * A ride is finished once cancelled or completed (its assigned driver's POST .../complete, which
+ * makes that driver available again). Finished rides are kept in memory up to a bound
+ * (hf_dispatch_set_finished_max, HF_DISPATCH_FINISHED_RIDES_MAX); older ones are forgotten once
+ * their last record is durable (hf_core_evict), their slots reused, and read back from the store
+ * when asked for (hf_dispatch_revive_ride). A deleted driver leaves the fleet at once; its slot
+ * is kept, under its id but found by no lookup, while a ride in memory still names it.
+ *
  * Lifetimes: as core.h: views returned here are borrowed until the next call that changes the
- * core. Indexes of drivers and rides never change (nothing is forgotten). */
+ * core. The index of a live ride or driver never changes; a forgotten ride's or a deleted
+ * driver's slot may be reused by a new one. */
 #ifndef HF_CORE_DISPATCH_H
 #define HF_CORE_DISPATCH_H
 
@@ -33,9 +41,15 @@ typedef enum hf_ride_status {
     HF_RIDE_OFFERED = 1,
     HF_RIDE_ASSIGNED = 2,
     HF_RIDE_CANCELLED = 3,
+    HF_RIDE_COMPLETED = 4,
 } hf_ride_status_t;
 
-/* "searching", "offered", "assigned", "cancelled"; static. */
+/* Cancelled or completed: final, and kept in memory only up to the bound. */
+static inline bool hf_ride_status_finished(uint8_t status) {
+    return status == HF_RIDE_CANCELLED || status == HF_RIDE_COMPLETED;
+}
+
+/* "searching", "offered", "assigned", "cancelled", "completed"; static. */
 const char *hf_ride_status_name(uint8_t status);
 bool hf_ride_status_parse(const char *text, uint8_t *status);
 
@@ -55,7 +69,7 @@ typedef struct hf_driver {
 typedef struct hf_ride {
     char id[HF_ID_SIZE_MAX + 1];
     uint32_t fleet;
-    uint32_t rider;                /* the rider's id: offset for hf_core_string */
+    const char *rider_id;          /* owned by the core, freed when the ride is forgotten */
     double lat, lng;
     int64_t radius_m, offer_ttl_ms;
     uint8_t status;                /* hf_ride_status_t */
@@ -109,9 +123,22 @@ hf_error_t hf_dispatch_accept(hf_core_t *core, const char *ride_id, const char *
 hf_error_t hf_dispatch_decline(hf_core_t *core, const char *ride_id, const char *driver_id,
                                hf_time_ms_t now, uint32_t *ride_index);
 /* HF_OK: cancelled (a repeat changes nothing); the offered or assigned driver is free again.
- * HF_ERROR_RIDE_NOT_FOUND. */
+ * HF_ERROR_RIDE_FINISHED for a completed ride; HF_ERROR_RIDE_NOT_FOUND. */
 hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t now,
                               uint32_t *ride_index);
+/* HF_OK: completed by its assigned driver, who is available again (unless a PUT since made it
+ * available already: then it stays as it is); a repeat by that driver changes nothing.
+ * HF_ERROR_NOT_ASSIGNED when the ride is not assigned to driver_id (offered, searching,
+ * cancelled, another driver's, or no such driver); HF_ERROR_INVALID_REQUEST for a malformed
+ * driver id; HF_ERROR_RIDE_NOT_FOUND. */
+hf_error_t hf_dispatch_complete(hf_core_t *core, const char *ride_id, const char *driver_id,
+                                hf_time_ms_t now, uint32_t *ride_index);
+/* Takes the driver out of its fleet: its live offer moves on to the next candidate (the
+ * driver is not counted as declining it), and a later PUT of the same id makes a new driver.
+ * HF_ERROR_DRIVER_BUSY while a ride is assigned to it (status assigned);
+ * HF_ERROR_FLEET_NOT_FOUND, HF_ERROR_DRIVER_NOT_FOUND. */
+hf_error_t hf_dispatch_driver_delete(hf_core_t *core, const char *fleet_id,
+                                     const char *driver_id, hf_time_ms_t now);
 /* Emits a record of the drivers changed since the last flush (soft state), at most max of
  * them, those changed longest ago first; the others stay to be flushed next time. Returns how
  * many it emitted. */
@@ -121,6 +148,18 @@ uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now, uint32_t max);
  * restore (drivers' soft rows may be newer than the rides' records, or the other way round);
  * at run time no searching ride has one. Returns the offers made. */
 uint32_t hf_dispatch_rematch(hf_core_t *core, hf_time_ms_t now);
+
+/* ---- Finished rides: kept up to a bound, then forgotten (hf_core_evict) ---- */
+
+/* Finished rides kept in memory (HF_DISPATCH_FINISHED_RIDES_MAX unless set); past it the
+ * oldest whose last record is durable are forgotten by hf_core_evict. */
+void hf_dispatch_set_finished_max(hf_core_t *core, uint32_t finished_max);
+uint32_t hf_dispatch_rides_finished(const hf_core_t *core);
+/* Rides forgotten since this core was made (restored ones included). */
+uint64_t hf_dispatch_rides_forgotten(const hf_core_t *core);
+/* Whether ride_id may name a ride this core forgot (a filter: false means surely not, so a
+ * ride the core does not have is no ride and the store need not be asked). */
+bool hf_dispatch_ride_maybe_forgotten(const hf_core_t *core, const char *ride_id);
 
 /* ---- Lookups ---- */
 
@@ -142,6 +181,14 @@ bool hf_dispatch_ride_excluded(const hf_core_t *core, uint32_t ride, uint32_t dr
  * are tells nothing the store lacks once that record is durable. 0 for restored ones. */
 uint64_t hf_dispatch_ride_change(const hf_core_t *core, uint32_t index);
 uint64_t hf_dispatch_driver_change(const hf_core_t *core, uint32_t index);
+
+/* A page of the fleet's drivers in id order (bytewise): those whose id is above after_id (NULL:
+ * from the first) and whose status is status (hf_driver_status_t, or -1 for any), at most
+ * limit of them, into indexes (limit entries); *more tells whether more follow. Reads every
+ * driver of the server once: O(drivers * log limit). */
+uint32_t hf_dispatch_drivers_page(const hf_core_t *core, uint32_t fleet, int status,
+                                  const char *after_id, uint32_t limit, uint32_t *indexes,
+                                  bool *more);
 
 /* The best free candidate for a ride at (lat, lng) within radius_m in the fleet, skipping the
  * drivers ride (an index, or UINT32_MAX for none) excludes: false when there is none. The
@@ -175,9 +222,16 @@ typedef struct hf_stored_ride {
 
 /* Drivers first, then rides in the order they were created. An offer whose deadline has
  * passed lapses at the first hf_core_advance, durably. HF_ERROR_INVALID_REQUEST for a row
- * that does not fit (unknown fleet, driver of another fleet, bad status). */
+ * that does not fit (unknown fleet, driver of another fleet, bad status). A ride naming a
+ * driver that has no row names a deleted one (its slot is kept, found by no lookup; an offer
+ * to it becomes a search). Finished rides past the bound are forgotten as they come, so a
+ * restore after millions of rides needs no more memory than the server had while running. */
 hf_error_t hf_dispatch_restore_driver(hf_core_t *core, const hf_stored_driver_t *driver);
 hf_error_t hf_dispatch_restore_ride(hf_core_t *core, const hf_stored_ride_t *ride);
+/* Takes a forgotten ride back from its stored row (a finished one, of a fleet this core has,
+ * not in memory): it is then the newest finished ride. HF_ERROR_INVALID_REQUEST otherwise. */
+hf_error_t hf_dispatch_revive_ride(hf_core_t *core, const hf_stored_ride_t *ride,
+                                   uint32_t *ride_index);
 
 /* ---- Running counts (GET /metrics: API.md section 9) ----
  *
@@ -193,7 +247,7 @@ typedef enum hf_driver_status {
     HF_DRIVER_UNAVAILABLE = 3,
 } hf_driver_status_t;
 #define HF_DRIVER_STATUS_COUNT 4
-#define HF_RIDE_STATUS_COUNT 4
+#define HF_RIDE_STATUS_COUNT 5
 
 /* How an offer ended: accepted, declined, or lapsed ("expired"). */
 typedef enum hf_offer_outcome {
@@ -211,7 +265,9 @@ const char *hf_offer_outcome_name(uint8_t outcome);
 hf_driver_status_t hf_dispatch_driver_status(const hf_driver_t *driver);
 
 typedef struct hf_dispatch_counts {
-    uint64_t rides[HF_RIDE_STATUS_COUNT];       /* by hf_ride_status_t */
+    /* By hf_ride_status_t: every ride this core has known, those forgotten included (under
+     * their final status: the store keeps them). */
+    uint64_t rides[HF_RIDE_STATUS_COUNT];
     uint64_t drivers[HF_DRIVER_STATUS_COUNT];   /* by hf_driver_status_t */
     /* Offers ended since this core was made (a restart starts again from 0, as a Prometheus
      * counter may): by hf_offer_outcome_t. */

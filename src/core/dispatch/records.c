@@ -3,11 +3,13 @@
 #include "core/dispatch/internal.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const RIDE_STATUS_NAMES[] = {
     [HF_RIDE_SEARCHING] = "searching", [HF_RIDE_OFFERED] = "offered",
-    [HF_RIDE_ASSIGNED] = "assigned", [HF_RIDE_CANCELLED] = "cancelled"};
+    [HF_RIDE_ASSIGNED] = "assigned", [HF_RIDE_CANCELLED] = "cancelled",
+    [HF_RIDE_COMPLETED] = "completed"};
 #define RIDE_STATUS_COUNT (sizeof RIDE_STATUS_NAMES / sizeof RIDE_STATUS_NAMES[0])
 
 const char *hf_ride_status_name(uint8_t status) {
@@ -64,7 +66,7 @@ void record_ride(hf_core_t *core, uint32_t ride_index, hf_time_ms_t now) {
     hf_mutation_t mutation = {
         .type = HF_MUTATION_RIDE, .at_ms = now,
         .as.ride = {.ride_id = ride->id, .fleet_id = dispatch->fleets[ride->fleet].id,
-                    .rider_id = hf_core_string(core, ride->rider), .lat = ride->lat,
+                    .rider_id = ride->rider_id, .lat = ride->lat,
                     .lng = ride->lng, .radius_m = ride->radius_m,
                     .offer_ttl_ms = ride->offer_ttl_ms, .created_at_ms = ride->created_at_ms,
                     .status = ride->status,
@@ -127,6 +129,10 @@ uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now, uint32_t max) {
 static const char *driver_check(const struct dispatch *dispatch, uint32_t index) {
     const hf_driver_t *driver = &dispatch->drivers[index];
     const driver_state_t *state = &dispatch->driver_states[index];
+    if (state->deleted)
+        return state->bucket || driver->offer || driver->assigned || state->dirty
+                   ? "a deleted driver is still filed, offered, assigned or to be flushed"
+                   : NULL;
     bool free_now = driver->available && !driver->offer;
     if (free_now != (state->bucket != 0)) return "the grid holds a driver that is not free, or misses a free one";
     if (state->bucket) {
@@ -153,6 +159,10 @@ static const char *driver_check(const struct dispatch *dispatch, uint32_t index)
 static const char *ride_check(const struct dispatch *dispatch, uint32_t index) {
     const hf_ride_t *ride = &dispatch->rides[index];
     const ride_state_t *state = &dispatch->ride_states[index];
+    if (ride->status == RIDE_FORGOTTEN) return NULL;
+    if (ride->status == HF_RIDE_COMPLETED && !ride->driver) return "a completed ride has no driver";
+    if (ride->offer_driver && dispatch->driver_states[ride->offer_driver - 1].deleted)
+        return "a ride is offered to a deleted driver";
     if (ride->status == HF_RIDE_OFFERED &&
         (!ride->offer_driver || dispatch->drivers[ride->offer_driver - 1].offer != index + 1))
         return "an offered ride's driver does not hold its offer";
@@ -172,9 +182,19 @@ static const char *ride_check(const struct dispatch *dispatch, uint32_t index) {
  * anywhere else: the simulation's model counts them). */
 static const char *counts_check(const struct dispatch *dispatch) {
     uint64_t rides[HF_RIDE_STATUS_COUNT] = {0}, drivers[HF_DRIVER_STATUS_COUNT] = {0};
-    for (uint32_t i = 0; i < dispatch->ride_count; i++) rides[dispatch->rides[i].status]++;
+    uint32_t kept = 0, finished = 0;
+    for (uint32_t i = 0; i < dispatch->ride_count; i++) {
+        uint8_t status = dispatch->rides[i].status;
+        if (status == RIDE_FORGOTTEN) continue;
+        rides[status]++;
+        kept++;
+        finished += hf_ride_status_finished(status);
+    }
+    if (kept != dispatch->rides_kept || finished != dispatch->finished_count)
+        return "the counts of rides kept or finished are not a recount's";
     for (uint32_t i = 0; i < dispatch->driver_count; i++)
-        drivers[hf_dispatch_driver_status(&dispatch->drivers[i])]++;
+        if (!dispatch->driver_states[i].deleted)
+            drivers[hf_dispatch_driver_status(&dispatch->drivers[i])]++;
     if (memcmp(rides, dispatch->counts.rides, sizeof rides) != 0)
         return "the running counts of rides by status are not a recount's";
     if (memcmp(drivers, dispatch->counts.drivers, sizeof drivers) != 0)
@@ -182,9 +202,30 @@ static const char *counts_check(const struct dispatch *dispatch) {
     return NULL;
 }
 
+/* Each driver's count of the rides naming it, against a recount. */
+static const char *references_check(const struct dispatch *dispatch) {
+    uint32_t *counts = calloc(dispatch->driver_count + 1, sizeof *counts);
+    if (!counts) abort();
+    for (uint32_t i = 0; i < dispatch->ride_count; i++) {
+        const ride_state_t *state = &dispatch->ride_states[i];
+        if (dispatch->rides[i].status == RIDE_FORGOTTEN) continue;
+        if (dispatch->rides[i].driver) counts[dispatch->rides[i].driver - 1]++;
+        for (uint32_t e = 0; e < state->excluded_count; e++)
+            counts[state->excluded[e] & ~EXCLUDED_LAPSED]++;
+    }
+    const char *fault = NULL;
+    for (uint32_t i = 0; i < dispatch->driver_count && !fault; i++)
+        if (counts[i] != dispatch->driver_states[i].references)
+            fault = "a driver's count of the rides naming it is not a recount's";
+    free(counts);
+    return fault;
+}
+
 const char *hf_dispatch_check(const hf_core_t *core) {
     const struct dispatch *dispatch = core->dispatch;
     if (!dispatch) return NULL;
+    const char *references = references_check(dispatch);
+    if (references) return references;
     for (uint32_t i = 0; i < dispatch->driver_count; i++) {
         const char *fault = driver_check(dispatch, i);
         if (fault) return fault;

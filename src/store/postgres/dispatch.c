@@ -26,10 +26,12 @@ static const char RIDE_PUT[] =
     " offer_expires_at = excluded.offer_expires_at, driver_id = excluded.driver_id,"
     " declined = excluded.declined, lapsed = excluded.lapsed, updated_at = excluded.updated_at";
 
+static const char DRIVER_DELETE[] = "DELETE FROM drivers WHERE fleet_id = $1 AND driver_id = $2";
+
 int hf_pg_dispatch_prepare(PGconn *connection, char *error, size_t error_size) {
-    const char *const names[] = {"hf_driver_put", "hf_ride_put"};
-    const char *const sql[] = {DRIVER_PUT, RIDE_PUT};
-    for (int i = 0; i < 2; i++) {
+    const char *const names[] = {"hf_driver_put", "hf_ride_put", "hf_driver_delete"};
+    const char *const sql[] = {DRIVER_PUT, RIDE_PUT, DRIVER_DELETE};
+    for (int i = 0; i < 3; i++) {
         PGresult *result = PQprepare(connection, names[i], sql[i], 0, NULL);
         bool ok = PQresultStatus(result) == PGRES_COMMAND_OK;
         if (!ok)
@@ -55,6 +57,10 @@ static const char *integer(text_t out, int64_t value) {
 
 bool hf_pg_dispatch_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
     text_t a, b, c, d, e, f, g, h;
+    if (mutation->type == HF_MUTATION_DRIVER && mutation->as.driver.deleted) {
+        const char *values[] = {mutation->as.driver.fleet_id, mutation->as.driver.driver_id};
+        return hf_pg_queue_named(store, "hf_driver_delete", 2, values, tag);
+    }
     if (mutation->type == HF_MUTATION_DRIVER) {
         const hf_mutation_driver_t *driver = &mutation->as.driver;
         const char *values[] = {driver->fleet_id, driver->driver_id, real(a, driver->lat),
@@ -145,7 +151,8 @@ static int table_load(hf_pg_source_t *source, const char *table, const char *sql
 #define SELECT_DRIVERS "SELECT fleet_id, driver_id, lat, lng, rating, available FROM drivers"
 #define SELECT_RIDES \
     "SELECT id, fleet_id, rider_id, lat, lng, radius_m, offer_ttl_ms, status, created_at," \
-    " offer_driver_id, offer_distance_m, offer_expires_at, driver_id, declined, lapsed FROM rides"
+    " offer_driver_id, offer_distance_m, offer_expires_at, driver_id, declined, lapsed, seq" \
+    " FROM rides"
 
 int hf_pg_dispatch_load(hf_pg_source_t *source, const char *unit,
                         const hf_store_loader_t *loader, char *error, size_t error_size) {
@@ -161,4 +168,110 @@ int hf_pg_dispatch_load(hf_pg_source_t *source, const char *unit,
                                      : SELECT_RIDES " ORDER BY seq",
                         unit, ride_deliver, loader, error, error_size);
     return rc;
+}
+
+/* ---- The engine thread's reads (the reader connection) ---- */
+
+/* Each row of result to loader->ride; HF_STORE_LIST_STOP ends it early (0). *last_seq is the
+ * last row's seq. */
+static int rides_deliver(PGresult *result, const hf_store_loader_t *loader, int64_t *last_seq,
+                         char *error, size_t error_size) {
+    int rc = 0;
+    for (int row = 0; rc == 0 && row < PQntuples(result); row++) {
+        *last_seq = integer_at(result, row, 15);
+        rc = ride_deliver(result, row, loader);
+        if (rc != 0 && rc != HF_STORE_LIST_STOP)
+            hf_store_error_write(error, error_size, "store: ride %s could not be read (%d)",
+                                 text_at(result, row, 0), rc);
+    }
+    return rc == HF_STORE_LIST_STOP ? 0 : rc;
+}
+
+int hf_pg_ride_read(void *instance, const char *ride_id, const hf_store_loader_t *loader,
+                    bool *found, char *error, size_t error_size) {
+    hf_pg_store_t *store = instance;
+    *found = false;
+    if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
+    const char *values[] = {ride_id};
+    PGresult *result = hf_pg_exec(&store->reader, SELECT_RIDES " WHERE id = $1", 1, values,
+                                  error, error_size);
+    if (result == NULL) return -1;
+    *found = PQntuples(result) > 0;
+    int64_t seq;
+    int rc = rides_deliver(result, loader, &seq, error, error_size);
+    PQclear(result);
+    return rc;
+}
+
+/* ",completed,cancelled," for the statuses of mask; "" for any. */
+static void status_words(unsigned mask, char *out, size_t out_size) {
+    size_t length = 0;
+    out[0] = '\0';
+    for (uint8_t i = 0; mask != 0 && i < HF_RIDE_STATUS_COUNT; i++) {
+        if (!(mask & (1u << i))) continue;
+        length += (size_t)snprintf(out + length, out_size - length, "%s%s,", length ? "" : ",",
+                                   hf_ride_status_name(i));
+    }
+}
+
+/* The seq a listing resumes after (0 from the first); false when after_id is no ride of the
+ * fleet, or on an error (*rc -1). */
+static bool resume_seq(hf_pg_store_t *store, const hf_store_ride_query_t *query, int64_t *seq,
+                       int *rc, char *error, size_t error_size) {
+    *seq = 0;
+    *rc = 0;
+    if (query->after_id == NULL) return true;
+    const char *values[] = {query->after_id, query->fleet_id};
+    PGresult *result = hf_pg_exec(&store->reader,
+                                  "SELECT seq FROM rides WHERE id = $1 AND fleet_id = $2", 2,
+                                  values, error, error_size);
+    if (result == NULL) {
+        *rc = -1;
+        return false;
+    }
+    bool found = PQntuples(result) == 1;
+    if (found) *seq = integer_at(result, 0, 0);
+    PQclear(result);
+    return found;
+}
+
+/* Rows asked for at a time: a page stops early, a long filter reads on. */
+#define RIDES_PAGE_ROWS 500
+
+int hf_pg_rides_list(void *instance, const hf_store_ride_query_t *query,
+                     const hf_store_loader_t *loader, bool *after_found, char *error,
+                     size_t error_size) {
+    hf_pg_store_t *store = instance;
+    if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
+    int64_t seq;
+    int rc;
+    *after_found = resume_seq(store, query, &seq, &rc, error, error_size);
+    if (!*after_found) return rc;
+    char words[96], after[24], limit[16];
+    status_words(query->statuses, words, sizeof words);
+    snprintf(limit, sizeof limit, "%d", RIDES_PAGE_ROWS);
+    for (;;) {
+        snprintf(after, sizeof after, "%" PRId64, seq);
+        const char *values[] = {query->fleet_id, after, words, limit};
+        PGresult *result = hf_pg_exec(
+            &store->reader,
+            SELECT_RIDES " WHERE fleet_id = $1 AND seq > $2::bigint"
+            " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
+            " LIMIT $4::integer",
+            4, values, error, error_size);
+        if (result == NULL) return -1;
+        int rows = PQntuples(result);
+        bool stopped = false;
+        for (int row = 0; rc == 0 && row < rows; row++) {
+            seq = integer_at(result, row, 15);
+            rc = ride_deliver(result, row, loader);
+            stopped = rc == HF_STORE_LIST_STOP;
+            if (rc != 0 && !stopped)
+                hf_store_error_write(error, error_size, "store: ride %s could not be read (%d)",
+                                     text_at(result, row, 0), rc);
+        }
+        PQclear(result);
+        if (stopped) return 0;
+        if (rc != 0 || rows < RIDES_PAGE_ROWS) return rc;
+    }
 }

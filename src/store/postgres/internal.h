@@ -196,6 +196,14 @@ bool hf_pg_events_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int
 bool hf_pg_dispatch_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
 int hf_pg_dispatch_load(hf_pg_source_t *source, const char *unit,
                         const hf_store_loader_t *loader, char *error, size_t error_size);
+/* The backend's read_ride and list_rides, on the reader connection (dispatch.c). */
+int hf_pg_ride_read(void *instance, const char *ride_id, const hf_store_loader_t *loader,
+                    bool *found, char *error, size_t error_size);
+int hf_pg_rides_list(void *instance, const hf_store_ride_query_t *query,
+                     const hf_store_loader_t *loader, bool *after_found, char *error,
+                     size_t error_size);
+/* Connects the engine thread's reader when it is not (load.c); 0, or -1 with a sentence. */
+int hf_pg_reader_open(hf_pg_store_t *store, char *error, size_t error_size);
 
 /* Dispatch's tables (API.md section 8), SQLite's with REAL as DOUBLE PRECISION: part of the
  * schema's transaction (postgres.c). */

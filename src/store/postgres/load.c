@@ -388,7 +388,7 @@ void hf_pg_kept_free(hf_pg_kept_t *kept) {
 
 /* ---- The engine thread's reads ---- */
 
-static int reader_open(hf_pg_store_t *store, char *error, size_t error_size) {
+int hf_pg_reader_open(hf_pg_store_t *store, char *error, size_t error_size) {
     if (store->read_items == NULL) {
         store->read_items = calloc(1, sizeof *store->read_items);
         if (store->read_items == NULL) abort();
@@ -405,7 +405,7 @@ static int row_read(hf_pg_store_t *store, const char *what, const char *select, 
                     row_deliver_fn deliver, const hf_store_loader_t *loader, bool *found,
                     char *error, size_t error_size) {
     *found = false;
-    if (reader_open(store, error, error_size) != 0) return -1;
+    if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
     const char *values[] = {id};
     PGresult *result = hf_pg_exec(&store->reader, select, 1, values, error, error_size);
     if (result == NULL) return -1;
@@ -471,7 +471,7 @@ int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
                      const hf_store_loader_t *loader, bool *after_found, char *error,
                      size_t error_size) {
     hf_pg_store_t *store = instance;
-    if (reader_open(store, error, error_size) != 0) return -1;
+    if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
     int64_t seq;
     int rc;
     *after_found = resume_seq(store, query, &seq, &rc, error, error_size);
@@ -543,7 +543,7 @@ int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
                        hf_store_history_fn entry, void *context, char *error,
                        size_t error_size) {
     hf_pg_store_t *store = instance;
-    if (reader_open(store, error, error_size) != 0) return -1;
+    if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
     char after[24], limit[16];
     snprintf(after, sizeof after, "%" PRId64, query->after_seq);
     snprintf(limit, sizeof limit, "%" PRIu32, query->limit);

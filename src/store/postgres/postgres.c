@@ -793,5 +793,7 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .unit_find = hf_pg_unit_find,
     .unit_fetch = hf_pg_unit_fetch, .unit_deliver = hf_pg_unit_deliver,
     .unit_rows_free = hf_pg_unit_rows_free,
+    .read_ride = hf_pg_ride_read,
+    .list_rides = hf_pg_rides_list,
     .setting_claim = hf_pg_setting_claim,
 };

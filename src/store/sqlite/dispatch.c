@@ -1,5 +1,6 @@
-/* Dispatch's rows in SQLite (internal.h): drivers and rides upserted by the writer, and read
- * back at load, drivers first, then rides in the order they were created. */
+/* Dispatch's rows in SQLite (internal.h): drivers and rides upserted by the writer (a deleted
+ * driver's row deleted), read back at load, drivers first, then rides in the order they were
+ * created; and on the engine thread's reader, one forgotten ride or a page of a fleet's. */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,12 @@ static int statement_run(sqlite3_stmt *statement) {
 
 int hf_sqlite_driver_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
     const hf_mutation_driver_t *driver = &mutation->as.driver;
+    if (driver->deleted) {
+        sqlite3_stmt *statement = store->statements[STATEMENT_DRIVER_DELETE];
+        bind_text(statement, 1, driver->fleet_id);
+        bind_text(statement, 2, driver->driver_id);
+        return statement_run(statement);
+    }
     sqlite3_stmt *statement = store->statements[STATEMENT_DRIVER_PUT];
     bind_text(statement, 1, driver->fleet_id);
     bind_text(statement, 2, driver->driver_id);
@@ -116,6 +123,11 @@ static int table_load(hf_sqlite_store_t *store, const char *table, const char *s
     return result;
 }
 
+#define SELECT_RIDES \
+    "SELECT id, fleet_id, rider_id, lat, lng, radius_m, offer_ttl_ms, status, created_at," \
+    " offer_driver_id, offer_distance_m, offer_expires_at, driver_id, declined, lapsed, seq" \
+    " FROM rides"
+
 int hf_sqlite_dispatch_load(hf_sqlite_store_t *store, const hf_store_loader_t *loader,
                             char *error, size_t error_size) {
     int result = 0;
@@ -125,11 +137,119 @@ int hf_sqlite_dispatch_load(hf_sqlite_store_t *store, const hf_store_loader_t *l
                             " FROM drivers ORDER BY fleet_id, driver_id",
                             driver_deliver, loader, error, error_size);
     if (result == 0 && loader->ride)
-        result = table_load(store, "rides",
-                            "SELECT id, fleet_id, rider_id, lat, lng, radius_m, offer_ttl_ms,"
-                            " status, created_at, offer_driver_id, offer_distance_m,"
-                            " offer_expires_at, driver_id, declined, lapsed FROM rides"
-                            " ORDER BY seq",
-                            ride_deliver, loader, error, error_size);
+        result = table_load(store, "rides", SELECT_RIDES " ORDER BY seq", ride_deliver, loader,
+                            error, error_size);
+    return result;
+}
+
+/* ---- the engine thread's reads: prepared at each call (rare next to the holds' reads, whose
+ * statements the reader keeps) ---- */
+
+/* Steps statement, each row to loader->ride, until it stops (HF_STORE_LIST_STOP: 0), fails,
+ * or rows run out; *rows counts them, *last_seq is the last one's. */
+static int rides_deliver(hf_sqlite_store_t *store, sqlite3_stmt *statement,
+                         const hf_store_loader_t *loader, uint32_t *rows, int64_t *last_seq,
+                         char *error, size_t error_size) {
+    int rc, result = 0;
+    *rows = 0;
+    while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW) {
+        (*rows)++;
+        *last_seq = sqlite3_column_int64(statement, 15);
+        result = ride_deliver(statement, loader);
+    }
+    if (result == HF_STORE_LIST_STOP) return 0;
+    if (result != 0) {
+        hf_store_error_write(error, error_size, "store: ride %s could not be read (%d)",
+                             text_at(statement, 0) ? text_at(statement, 0) : "?", result);
+        return -1;
+    }
+    if (rc == SQLITE_DONE) return 0;
+    hf_store_error_write(error, error_size, "store: reading rides failed: %s",
+                         sqlite3_errmsg(store->reader));
+    return -1;
+}
+
+static int reader_prepare(hf_sqlite_store_t *store, const char *sql, sqlite3_stmt **statement,
+                          char *error, size_t error_size) {
+    if (hf_sqlite_reader_open(store, error, error_size) != 0) return -1;
+    if (sqlite3_prepare_v2(store->reader, sql, -1, statement, NULL) == SQLITE_OK) return 0;
+    hf_store_error_write(error, error_size, "store: cannot read rides: %s",
+                         sqlite3_errmsg(store->reader));
+    return -1;
+}
+
+int hf_sqlite_ride_read(void *instance, const char *ride_id, const hf_store_loader_t *loader,
+                        bool *found, char *error, size_t error_size) {
+    sqlite3_stmt *statement = NULL;
+    *found = false;
+    if (reader_prepare(instance, SELECT_RIDES " WHERE id = ?1", &statement, error, error_size) != 0)
+        return -1;
+    sqlite3_bind_text(statement, 1, ride_id, -1, SQLITE_STATIC);
+    uint32_t rows;
+    int64_t seq;
+    int result = rides_deliver(instance, statement, loader, &rows, &seq, error, error_size);
+    *found = rows > 0;
+    sqlite3_finalize(statement);
+    return result;
+}
+
+/* The words of the statuses in mask, as the listing matches them: ",completed,cancelled,". */
+static void status_words(unsigned mask, char *out, size_t out_size) {
+    size_t length = 0;
+    out[0] = '\0';
+    for (uint8_t i = 0; mask != 0 && i < HF_RIDE_STATUS_COUNT; i++) {
+        if (!(mask & (1u << i))) continue;
+        length += (size_t)snprintf(out + length, out_size - length, "%s%s,", length ? "" : ",",
+                                   hf_ride_status_name(i));
+    }
+}
+
+/* The seq a listing resumes after: 0 from the first; false when after_id is no ride of the
+ * fleet, or on an error (*result -1). */
+static bool resume_seq(hf_sqlite_store_t *store, const hf_store_ride_query_t *query,
+                       int64_t *seq, int *result, char *error, size_t error_size) {
+    sqlite3_stmt *statement = NULL;
+    *seq = 0;
+    *result = 0;
+    if (query->after_id == NULL) return true;
+    *result = reader_prepare(store, "SELECT seq FROM rides WHERE id = ?1 AND fleet_id = ?2",
+                             &statement, error, error_size);
+    if (*result != 0) return false;
+    sqlite3_bind_text(statement, 1, query->after_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(statement, 2, query->fleet_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(statement);
+    if (rc == SQLITE_ROW) *seq = sqlite3_column_int64(statement, 0);
+    else if (rc != SQLITE_DONE) *result = -1;
+    if (*result != 0)
+        hf_store_error_write(error, error_size, "store: reading rides failed: %s",
+                             sqlite3_errmsg(store->reader));
+    sqlite3_finalize(statement);
+    return rc == SQLITE_ROW;
+}
+
+int hf_sqlite_rides_list(void *instance, const hf_store_ride_query_t *query,
+                         const hf_store_loader_t *loader, bool *after_found, char *error,
+                         size_t error_size) {
+    hf_sqlite_store_t *store = instance;
+    int64_t seq;
+    int result;
+    *after_found = resume_seq(store, query, &seq, &result, error, error_size);
+    if (!*after_found) return result;
+    sqlite3_stmt *statement = NULL;
+    if (reader_prepare(store,
+                       SELECT_RIDES " WHERE fleet_id = ?1 AND seq > ?2"
+                       " AND (?3 = '' OR instr(?3, ',' || status || ',') > 0) ORDER BY seq",
+                       &statement, error, error_size) != 0)
+        return -1;
+    char words[96];
+    status_words(query->statuses, words, sizeof words);
+    sqlite3_bind_text(statement, 1, query->fleet_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(statement, 2, seq);
+    sqlite3_bind_text(statement, 3, words, -1, SQLITE_STATIC);
+    uint32_t rows;
+    result = rides_deliver(store, statement, loader, &rows, &seq, error, error_size);
+    /* Finalized at once: a statement left mid-read would hold its read transaction open and
+     * keep checkpoints from recycling the log. */
+    sqlite3_finalize(statement);
     return result;
 }

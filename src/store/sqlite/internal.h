@@ -48,6 +48,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_TICKET_UPDATE,
     STATEMENT_DRIVER_PUT,            /* dispatch (dispatch.c) */
     STATEMENT_RIDE_PUT,
+    STATEMENT_DRIVER_DELETE,
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 
@@ -121,6 +122,12 @@ int hf_sqlite_driver_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation
 int hf_sqlite_ride_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 int hf_sqlite_dispatch_load(hf_sqlite_store_t *store, const hf_store_loader_t *loader,
                             char *error, size_t error_size);
+/* The backend's read_ride and list_rides, on the engine thread's reader (dispatch.c). */
+int hf_sqlite_ride_read(void *instance, const char *ride_id, const hf_store_loader_t *loader,
+                        bool *found, char *error, size_t error_size);
+int hf_sqlite_rides_list(void *instance, const hf_store_ride_query_t *query,
+                         const hf_store_loader_t *loader, bool *after_found, char *error,
+                         size_t error_size);
 
 /* The backend's load and read_hold (load.c). */
 int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char *error,

@@ -108,6 +108,9 @@ static const char SCHEMA[] =
     "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT NULL);"
     DISPATCH_TABLES
+    /* A fleet's rides listed in creation order (dispatch.c, hf_sqlite_rides_list): a range
+     * scan. Made at every open when missing, so it needs no version of its own. */
+    "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"
     /* Seat state is derived, not stored: writing a row per seat change cost a random page per
      * change. Seats that are neither sold nor held are available. */
     "CREATE VIEW IF NOT EXISTS seat_state AS"

@@ -118,6 +118,7 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         " offer_expires_at = excluded.offer_expires_at, driver_id = excluded.driver_id,"
         " declined = excluded.declined, lapsed = excluded.lapsed,"
         " updated_at = excluded.updated_at",
+    [STATEMENT_DRIVER_DELETE] = "DELETE FROM drivers WHERE fleet_id = ?1 AND driver_id = ?2",
 };
 
 /* ---- Opening ---- */
@@ -704,6 +705,8 @@ const hf_store_backend_t hf_store_sqlite_backend = {
     .list_holds = hf_sqlite_holds_list,
     .read_history = hf_sqlite_history_read,
     .read_ticket = hf_sqlite_ticket_read,
+    .read_ride = hf_sqlite_ride_read,
+    .list_rides = hf_sqlite_rides_list,
     .start = sqlite_start,
     .batch_write = sqlite_batch_write,
     .batch_commit = sqlite_batch_commit,
