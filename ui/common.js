@@ -32,9 +32,10 @@
   }
 
   /* fetch() a /v1/ route: JSON in, JSON out, Authorization when a key is set.
-     A 401 calls the registered handler (the key prompt) before throwing. */
+     A 401 calls the registered handler (the key prompt) before throwing. `received`, when
+     given, gets the answer's Date (the server's clock) and the browser's clock at its arrival. */
   let onUnauthorized = null;
-  async function api(method, path, body, extraHeaders) {
+  async function api(method, path, body, extraHeaders, received) {
     const headers = Object.assign({ "Accept": "application/json" }, extraHeaders || {});
     const key = apiKey();
     if (key) headers["Authorization"] = "Bearer " + key;
@@ -49,6 +50,7 @@
     } catch (err) {
       throw new ApiError(0, { error: { code: "network", message: "The server cannot be reached." } });
     }
+    if (received) Object.assign(received, { date: res.headers.get("Date"), at: Date.now() });
     let data = null;
     const text = await res.text();
     if (text) {

@@ -812,7 +812,7 @@
   }
   // After a failed poll (the server away for a moment) the place is kept and asked again later.
   const QUEUE_RETRY_MS = 5000;
-  const QUEUE_EMPTY = { ticket: null, status: "none", position: null, start: null, wait: null, token: null, expiresAt: null, note: null };
+  const QUEUE_EMPTY = { ticket: null, status: "none", position: null, start: null, wait: null, token: null, expiresAt: null, note: null, skew: 0 };
   const queue = Object.assign({ user: null }, QUEUE_EMPTY);
   let queueTimer = null;
   const queueKey = (u) => "holdfast.queue." + eventId + "." + u;
@@ -823,7 +823,7 @@
     try {
       if (queue.ticket) sessionStorage.setItem(queueKey(queue.user), JSON.stringify(
         { ticket: queue.ticket, token: queue.token, expiresAt: queue.expiresAt, status: queue.status,
-          position: queue.position, start: queue.start, wait: queue.wait }));
+          position: queue.position, start: queue.start, wait: queue.wait, skew: queue.skew }));
       else sessionStorage.removeItem(queueKey(queue.user));
     } catch (_) { /* ignore */ }
   }
@@ -851,8 +851,19 @@
     if (queue.status === "waiting" || (queue.status === "admitted" && !queue.token)) pollQueue();
     renderQueue();
   }
+  /* The pass's expires_at is the server's instant, so it is counted down on the server's clock:
+     queue.skew (server minus browser, ms) comes from the Date of the room's last answer. Date
+     has whole seconds, so the server's time is taken as the middle of its second, and a skew
+     within the 2 s that this and the trip account for is taken as none. */
+  function clockSkew(received) {
+    const server = received && Date.parse(received.date || "");
+    if (!Number.isFinite(server)) return 0;
+    const skew = server + 500 - received.at;
+    return Math.abs(skew) > 2000 ? skew : 0;
+  }
+  const serverNow = () => Date.now() + (queue.skew || 0);
   function tokenLive() {
-    return !!queue.token && !(queue.expiresAt && Date.parse(queue.expiresAt) <= Date.now());
+    return !!queue.token && !(queue.expiresAt && Date.parse(queue.expiresAt) <= serverNow());
   }
   function admissionToken() {
     if (queue.user !== userInput.value.trim() || !tokenLive()) return null;
@@ -941,7 +952,7 @@
   function tickQueue() {
     const el = document.getElementById("queue-left");
     if (!el || !queue.expiresAt) return;
-    const left = Date.parse(queue.expiresAt) - Date.now();
+    const left = Date.parse(queue.expiresAt) - serverNow();
     if (left <= 0) {
       queue.status = "expired"; queue.token = null;
       saveQueue(); renderQueue();
@@ -952,11 +963,12 @@
     el.classList.toggle("urgent", left < 60000);
   }
 
-  function applyTicket(t) {
+  function applyTicket(t, received) {
     // Completed elsewhere (bought or left in another tab): this ticket's turn is over.
     if (t.status === "completed") { resetQueue("over"); return; }
     const fresh = t.ticket && t.ticket !== queue.ticket;
     if (fresh) Object.assign(queue, QUEUE_EMPTY);
+    if (received) queue.skew = clockSkew(received);
     queue.ticket = t.ticket || queue.ticket;
     const wasAdmitted = queue.status === "admitted" && tokenLive();
     queue.status = t.status || queue.status;
@@ -982,9 +994,10 @@
     if (!user) return;
     queue.user = user;
     try {
-      const t = await api("POST", `/v1/events/${enc}/queue`, { user_id: user });
+      const received = {};
+      const t = await api("POST", `/v1/events/${enc}/queue`, { user_id: user }, undefined, received);
       if (t.status === "waiting") say(`You joined the queue${t.position ? " at number " + count(t.position) : ""}.`, "info");
-      applyTicket(t);
+      applyTicket(t, received);
     } catch (err) {
       if (err.code === "waiting_room_disabled") {
         resetQueue();
@@ -1000,8 +1013,9 @@
     const ticket = queue.ticket, user = queue.user;
     if (!ticket) return;
     try {
-      const t = await api("GET", `/v1/events/${enc}/queue/${encodeURIComponent(ticket)}`);
-      if (queue.ticket === ticket && queue.user === user) applyTicket(t);
+      const received = {};
+      const t = await api("GET", `/v1/events/${enc}/queue/${encodeURIComponent(ticket)}`, undefined, undefined, received);
+      if (queue.ticket === ticket && queue.user === user) applyTicket(t, received);
     } catch (err) {
       if (queue.ticket !== ticket || queue.user !== user) return;      // left or switched meanwhile
       if (err.code === "ticket_not_found") {

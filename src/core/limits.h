@@ -92,6 +92,17 @@
 #define HF_STREAM_ID_COUNTER_BITS 20
 /* A connection idle this long (no request in progress, nothing to send) is closed. */
 #define HF_HTTP_IDLE_TIMEOUT_MS 60000u
+/* A request head must be whole this long after its first byte, however slowly it trickles
+ * (API.md section 1; nginx's client_header_timeout): past it, 408 and the connection closes.
+ * The deadline is not moved by the bytes that arrive, or one line every 20 s would hold a
+ * connection without end (slowloris). */
+#define HF_HTTP_HEAD_TIMEOUT_MS 30000u
+/* A body must arrive at HF_HTTP_BODY_RATE_BYTES per HF_HTTP_BODY_RATE_WINDOW_MS at least: it
+ * is due one window after the end of the head, and each byte received moves that deadline
+ * later by its share of a window (10 s per KiB), never to more than one window after the
+ * byte's arrival; past the deadline, 408 and the connection closes. */
+#define HF_HTTP_BODY_RATE_BYTES 1024u
+#define HF_HTTP_BODY_RATE_WINDOW_MS 10000u
 /* Idempotency-Key header (API.md section 1). */
 #define HF_IDEMPOTENCY_KEY_SIZE_MAX 255
 /* Keys are kept at least 24 hours (API.md section 1). */

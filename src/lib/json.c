@@ -301,21 +301,26 @@ static void civil_from_days(int64_t days, int64_t *year, uint32_t *month, uint32
     *year = cycle * 400 + year_of_cycle + (*month <= 2 ? 1 : 0);
 }
 
-void hf_format_time(int64_t unix_ms, char out[32]) {
+/* A time clamped to the supported range, as its day from 1970-01-01 and its millisecond of
+ * that day. Floor division, so a time before 1970 falls on the previous day with a positive
+ * time of day: -1 is 1969-12-31T23:59:59.999Z. */
+static uint32_t split_days(int64_t unix_ms, int64_t *days) {
     if (unix_ms < FORMAT_TIME_MIN_MS) unix_ms = FORMAT_TIME_MIN_MS;
     if (unix_ms > FORMAT_TIME_MAX_MS) unix_ms = FORMAT_TIME_MAX_MS;
-    /* Floor division, so a time before 1970 falls on the previous day with a positive time of
-     * day: -1 is 1969-12-31T23:59:59.999Z. */
-    int64_t days = unix_ms / MS_PER_DAY;
+    *days = unix_ms / MS_PER_DAY;
     int64_t ms_of_day = unix_ms % MS_PER_DAY;
     if (ms_of_day < 0) {
         ms_of_day += MS_PER_DAY;
-        days -= 1;
+        *days -= 1;
     }
-    int64_t year;
+    return (uint32_t)ms_of_day; /* below 86400000, fits */
+}
+
+void hf_format_time(int64_t unix_ms, char out[32]) {
+    int64_t days, year;
+    uint32_t ms = split_days(unix_ms, &days);
     uint32_t month, day;
     civil_from_days(days, &year, &month, &day);
-    uint32_t ms = (uint32_t)ms_of_day; /* below 86400000, fits */
     /* Fixed layout: 2026-11-21T20:00:00.000Z */
     memcpy(out, "0000-00-00T00:00:00.000Z", 25);
     put_two_digits(out, (uint32_t)year / 100);
@@ -327,6 +332,27 @@ void hf_format_time(int64_t unix_ms, char out[32]) {
     put_two_digits(out + 17, ms / 1000 % 60);
     out[20] = (char)('0' + ms % 1000 / 100);
     put_two_digits(out + 21, ms % 100);
+}
+
+void hf_format_http_date(int64_t unix_ms, char out[HF_HTTP_DATE_SIZE]) {
+    static const char weekdays[] = "ThuFriSatSunMonTueWed"; /* 1970-01-01 was a Thursday */
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    int64_t days, year;
+    uint32_t ms = split_days(unix_ms, &days);
+    uint32_t month, day;
+    civil_from_days(days, &year, &month, &day);
+    int64_t weekday = days % 7;
+    if (weekday < 0) weekday += 7;
+    /* Fixed layout (RFC 9110 section 5.6.7): Sun, 06 Nov 1994 08:49:37 GMT */
+    memcpy(out, "Thu, 01 Jan 1970 00:00:00 GMT", HF_HTTP_DATE_SIZE);
+    memcpy(out, weekdays + 3 * weekday, 3);
+    put_two_digits(out + 5, day);
+    memcpy(out + 8, months + 3 * (month - 1), 3);
+    put_two_digits(out + 12, (uint32_t)year / 100);
+    put_two_digits(out + 14, (uint32_t)year % 100);
+    put_two_digits(out + 17, ms / 3600000);
+    put_two_digits(out + 20, ms / 60000 % 60);
+    put_two_digits(out + 23, ms / 1000 % 60);
 }
 
 /* Length of a formatted time: 2026-11-21T20:00:00.000Z. */

@@ -73,4 +73,10 @@ void hf_json_raw(hf_json_t *json, const char *text, size_t length);
  * outside that range are clamped to its ends. */
 void hf_format_time(int64_t unix_ms, char out[32]);
 
+/* Bytes of an HTTP date and its NUL: "Sun, 06 Nov 1994 08:49:37 GMT" (IMF-fixdate). */
+#define HF_HTTP_DATE_SIZE 30
+/* The second of unix_ms as an HTTP date (RFC 9110 section 5.6.7, the Date header's form),
+ * NUL-terminated; the same range and clamping as hf_format_time. */
+void hf_format_http_date(int64_t unix_ms, char out[HF_HTTP_DATE_SIZE]);
+
 #endif

@@ -1,15 +1,21 @@
 /* A connection's state: the lists that replace per-connection timers, reading, backpressure,
  * settling after every event, closing and lingering.
  *
- * Each open connection sits in at most one of three lists, which replace per-connection timers:
+ * Each open connection sits in at most one of five lists, which replace per-connection timers:
  * - waiting: its next response waits for the store; hf_http_server_release visits only these;
- * - idle: the client's clock runs (the store owes it nothing); closed when neither a read nor a
- *   completed write happened for HF_HTTP_IDLE_TIMEOUT_MS, which also ends a client that stalls
- *   in the middle of a request or stops reading its answers;
+ * - idle: the client's clock runs (the store owes it nothing) between requests; closed when
+ *   neither a read nor a completed write happened for HF_HTTP_IDLE_TIMEOUT_MS, which also ends
+ *   a client that stops reading its answers;
+ * - head: a request head has begun; it must be whole by HF_HTTP_HEAD_TIMEOUT_MS after its
+ *   first byte, a deadline that reads do not move (else 408);
+ * - body: a body is arriving; each HF_HTTP_BODY_RATE_BYTES of it must come within
+ *   HF_HTTP_BODY_RATE_WINDOW_MS (else 408);
  * - linger: its last answer is sent; unread input is drained until the peer closes or a short
  *   deadline passes, so a close never resets (and destroys) an answer still in flight.
- * Idle and linger each use one constant timeout, so appending at the tail keeps them sorted by
- * deadline and one server timer, set to the earliest head, serves every connection.
+ * Each list's deadlines are one constant after the time a connection joins it (or, for head
+ * and body, after the time its request's clock started, which is at most a few moments
+ * earlier), so a connection is filed from the tail, nearly always right there: every list
+ * stays sorted by deadline and one server timer, set to the earliest head, serves them all.
  *
  * Backpressure: when a connection has HF_HTTP_PIPELINE_MAX answers outstanding or more than
  * HF_HTTP_OUTPUT_SIZE_MAX bytes unsent, on_message_complete pauses the parser; the unparsed rest
@@ -29,17 +35,35 @@
 
 static void on_timer(uv_timer_t *timer);
 
-static uint64_t list_timeout_ms(enum connection_list list) {
-    return list == LIST_LINGER ? LINGER_TIMEOUT_MS : HF_HTTP_IDLE_TIMEOUT_MS;
+/* When a connection joining a timed list now is due. */
+static uint64_t list_deadline_ms(const connection_t *connection, enum connection_list list) {
+    uint64_t now = uv_now(connection->server->loop);
+    switch (list) {
+    case LIST_LINGER: return now + LINGER_TIMEOUT_MS;
+    case LIST_HEAD:
+    case LIST_BODY: return connection->request_deadline_ms;
+    default: return now + HF_HTTP_IDLE_TIMEOUT_MS;
+    }
 }
 
 static link_t *server_list(hf_http_server_t *server, enum connection_list list) {
     switch (list) {
     case LIST_WAITING: return &server->waiting;
     case LIST_IDLE: return &server->idle;
+    case LIST_HEAD: return &server->head;
+    case LIST_BODY: return &server->body;
     case LIST_LINGER: return &server->linger;
     default: return NULL;
     }
+}
+
+/* Inserts a timed connection after the last one due no later than it. */
+static void list_insert_by_deadline(link_t *head, connection_t *connection) {
+    link_t *after = head->previous;
+    while (after != head &&
+           CONTAINER_OF(after, connection_t, list_link)->deadline_ms > connection->deadline_ms)
+        after = after->previous;
+    list_push_back(after->next, &connection->list_link);
 }
 
 /* Makes sure the timer fires no later than deadline_ms. */
@@ -52,15 +76,18 @@ static void timer_schedule(hf_http_server_t *server, uint64_t deadline_ms) {
     uv_timer_start(&server->timer, on_timer, deadline_ms > now ? deadline_ms - now : 0, 0);
 }
 
-/* Puts the connection at the tail of list; a timed list restarts its deadline. */
+/* Files the connection in list; a timed list sets its deadline again. */
 static void connection_list_set(connection_t *connection, enum connection_list list) {
     hf_http_server_t *server = connection->server;
     if (connection->list != LIST_NONE) list_remove(&connection->list_link);
     connection->list = list;
     if (list == LIST_NONE) return;
-    list_push_back(server_list(server, list), &connection->list_link);
-    if (list == LIST_WAITING) return;
-    connection->deadline_ms = uv_now(server->loop) + list_timeout_ms(list);
+    if (list == LIST_WAITING) {
+        list_push_back(&server->waiting, &connection->list_link);
+        return;
+    }
+    connection->deadline_ms = list_deadline_ms(connection, list);
+    list_insert_by_deadline(server_list(server, list), connection);
     timer_schedule(server, connection->deadline_ms);
 }
 
@@ -69,12 +96,16 @@ void connection_touch(connection_t *connection) {
     if (connection->list == LIST_IDLE) connection_list_set(connection, LIST_IDLE);
 }
 
-/* Closes the expired heads of one timed list; returns the next deadline, or 0 if empty. */
-static uint64_t list_expire(link_t *head, uint64_t now) {
+/* Ends the expired heads of one timed list: a request past its deadline is answered 408, an
+ * idle or lingering connection closed. Returns the next deadline, or 0 if the list is empty. */
+static uint64_t list_expire(hf_http_server_t *server, enum connection_list list, uint64_t now) {
+    link_t *head = server_list(server, list);
     while (!list_empty(head)) {
         connection_t *connection = CONTAINER_OF(head->next, connection_t, list_link);
         if (connection->deadline_ms > now) return connection->deadline_ms;
-        connection_close(connection);
+        if (list == LIST_HEAD || list == LIST_BODY) connection_request_timeout(connection);
+        /* Whatever the answer did, the connection leaves this list. */
+        if (connection->list == list) connection_close(connection);
     }
     return 0;
 }
@@ -82,10 +113,12 @@ static uint64_t list_expire(link_t *head, uint64_t now) {
 static void on_timer(uv_timer_t *timer) {
     hf_http_server_t *server = timer->data;
     uint64_t now = uv_now(server->loop);
-    uint64_t idle_next = list_expire(&server->idle, now);
-    uint64_t linger_next = list_expire(&server->linger, now);
-    uint64_t next = idle_next;
-    if (linger_next && (!next || linger_next < next)) next = linger_next;
+    static const enum connection_list timed[] = {LIST_IDLE, LIST_HEAD, LIST_BODY, LIST_LINGER};
+    uint64_t next = 0;
+    for (size_t i = 0; i < sizeof timed / sizeof timed[0]; i++) {
+        uint64_t due = list_expire(server, timed[i], now);
+        if (due && (!next || due < next)) next = due;
+    }
     if (next) timer_schedule(server, next);
 }
 
@@ -263,6 +296,17 @@ static bool connection_wants_input(const connection_t *connection) {
     return !connection->input_done && !connection->parser_paused;
 }
 
+/* The clock that runs on a connection the store owes nothing: its request's, while one is
+ * arriving that will be read, else the idle one. */
+static enum connection_list connection_clock(const connection_t *connection) {
+    if (connection->input_done) return LIST_IDLE;
+    switch (connection->phase) {
+    case PHASE_HEAD: return LIST_HEAD;
+    case PHASE_BODY: return LIST_BODY;
+    default: return LIST_IDLE;
+    }
+}
+
 /* Brings a connection to the state its queue and flags call for: sends what is ready, ends it
  * when it has answered everything it will ever answer, reads or not, and files it in the list
  * whose clock applies. Called after every event on the connection. */
@@ -288,6 +332,9 @@ void connection_settle(connection_t *connection) {
     bool quiet_stream = connection->stream.open && !connection->writing;
     enum connection_list list = connection_waits_for_store(connection) ? LIST_WAITING
                                 : quiet_stream                         ? LIST_NONE
-                                                                       : LIST_IDLE;
-    if (connection->list != list) connection_list_set(connection, list);
+                                                                : connection_clock(connection);
+    /* A body's window moves on as its bytes come: the connection is filed again. */
+    bool moved = (list == LIST_HEAD || list == LIST_BODY) &&
+                 connection->deadline_ms != connection->request_deadline_ms;
+    if (connection->list != list || moved) connection_list_set(connection, list);
 }

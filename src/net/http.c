@@ -142,6 +142,8 @@ int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop,
     list_init(&server->connections);
     list_init(&server->waiting);
     list_init(&server->idle);
+    list_init(&server->head);
+    list_init(&server->body);
     list_init(&server->linger);
     uv_tcp_init(loop, &server->listener);
     server->listener.data = server;

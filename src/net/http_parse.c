@@ -82,8 +82,30 @@ static void head_element_end(connection_t *connection, uint32_t *offset, uint32_
     connection->span_start = connection->head.length;
 }
 
+/* The request's clock starts (limits.h): its head's deadline, or its body's first window. */
+static void request_clock_start(connection_t *connection, enum request_phase phase) {
+    uint64_t timeout_ms =
+        phase == PHASE_HEAD ? HF_HTTP_HEAD_TIMEOUT_MS : HF_HTTP_BODY_RATE_WINDOW_MS;
+    connection->phase = phase;
+    connection->request_deadline_ms = uv_now(connection->server->loop) + timeout_ms;
+    connection->body_credit = 0;
+}
+
+/* Bytes of a body push its deadline later, HF_HTTP_BODY_RATE_WINDOW_MS per
+ * HF_HTTP_BODY_RATE_BYTES (exactly: the remainder is kept in byte-milliseconds), but never
+ * more than one window past now: a client that sent fast may not then stall for long. */
+static void body_clock_advance(connection_t *connection, size_t length) {
+    connection->body_credit += (uint64_t)length * HF_HTTP_BODY_RATE_WINDOW_MS;
+    uint64_t credit_ms = connection->body_credit / HF_HTTP_BODY_RATE_BYTES;
+    connection->body_credit -= credit_ms * HF_HTTP_BODY_RATE_BYTES;
+    uint64_t latest = uv_now(connection->server->loop) + HF_HTTP_BODY_RATE_WINDOW_MS;
+    uint64_t deadline = connection->request_deadline_ms + credit_ms;
+    connection->request_deadline_ms = deadline < latest ? deadline : latest;
+}
+
 static int on_message_begin(llhttp_t *parser) {
     connection_t *connection = parser_connection(parser);
+    request_clock_start(connection, PHASE_HEAD);
     hf_buffer_reset(&connection->head);
     hf_buffer_reset(&connection->body);
     connection->head_size = 0;
@@ -202,10 +224,28 @@ static void maybe_continue(connection_t *connection, llhttp_t *parser) {
     response_enqueue(connection, entry);
 }
 
+/* RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host, and no request two (which
+ * a proxy and this server might read differently); HTTP/1.0 may have none. */
+static bool host_valid(connection_t *connection, const llhttp_t *parser) {
+    size_t hosts = 0;
+    for (size_t i = 0; i < connection->header_count; i++) {
+        const header_span_t *span = &connection->headers[i];
+        if (span->name_length == strlen("Host") &&
+            strncasecmp(connection->head.data + span->name_offset, "Host", span->name_length) == 0)
+            hosts++;
+    }
+    if (hosts == 1 || (hosts == 0 && parser->http_minor == 0)) return true;
+    connection_reject(connection, 400, "bad_request",
+                      hosts == 0 ? "malformed request: an HTTP/1.1 request needs a Host header"
+                                 : "malformed request: more than one Host header");
+    return false;
+}
+
 static int on_headers_complete(llhttp_t *parser) {
     connection_t *connection = parser_connection(parser);
     /* An HTTP/0.9 request line has no version, so on_version_complete never saw it. */
     if (!version_supported(connection, parser) || !head_count(connection, 2)) return PARSE_STOP;
+    if (!host_valid(connection, parser)) return PARSE_STOP;
     /* Refused before a byte of the body is read: the client learns at once, and the body
      * never takes memory. */
     if ((parser->flags & F_CONTENT_LENGTH) && parser->content_length > HF_HTTP_BODY_SIZE_MAX) {
@@ -213,6 +253,9 @@ static int on_headers_complete(llhttp_t *parser) {
         return PARSE_STOP;
     }
     maybe_continue(connection, parser);
+    bool has_body = (parser->flags & F_CHUNKED) ||
+                    ((parser->flags & F_CONTENT_LENGTH) && parser->content_length > 0);
+    if (has_body) request_clock_start(connection, PHASE_BODY);
     return 0;
 }
 
@@ -223,17 +266,46 @@ static int on_body(llhttp_t *parser, const char *at, size_t length) {
         return PARSE_STOP;
     }
     hf_buffer_append(&connection->body, at, length);
+    body_clock_advance(connection, length);
     return 0;
+}
+
+void connection_request_timeout(connection_t *connection) {
+    bool head = connection->phase == PHASE_HEAD;
+    connection->phase = PHASE_NONE;
+    connection_reject(connection, 408, "request_timeout",
+                      head ? "the request head was not whole within 30 s of its first byte"
+                           : "the request body came slower than 1 KiB per 10 s");
+    connection_settle(connection);
+}
+
+/* Where the path starts in a request target of url_length bytes at url: the absolute form
+ * (RFC 9112 section 3.2.2, "http://host:port/path?query", which a proxy sends and a server
+ * must accept) names its scheme and authority first, and the path is what follows them. */
+static size_t target_path_offset(const char *url, size_t url_length) {
+    size_t scheme = 0;
+    if (url_length >= strlen("http://") && strncasecmp(url, "http://", strlen("http://")) == 0)
+        scheme = strlen("http://");
+    else if (url_length >= strlen("https://") &&
+             strncasecmp(url, "https://", strlen("https://")) == 0)
+        scheme = strlen("https://");
+    if (scheme == 0) return 0;
+    size_t offset = scheme;
+    while (offset < url_length && url[offset] != '/' && url[offset] != '?') offset++;
+    return offset;
 }
 
 /* Fills the request the handler sees; its strings live in the connection's buffers. */
 static void request_fill(connection_t *connection, hf_http_request_t *request) {
     hf_http_server_t *server = connection->server;
     char *url = connection->head.data;
-    char *question = memchr(url, '?', connection->url_length);
+    size_t path_offset = target_path_offset(url, connection->url_length);
+    char *path = url + path_offset;
+    char *question = memchr(path, '?', connection->url_length - path_offset);
     if (question) *question = '\0';
     request->method = llhttp_method_name((llhttp_method_t)connection->parser.method);
-    request->path = url;
+    /* An absolute form without a path ("http://host" or "http://host?q") asks for "/". */
+    request->path = path_offset > 0 && path[0] == '\0' ? "/" : path;
     request->query = question ? question + 1 : "";
     request->body = connection->body.length ? connection->body.data : "";
     request->body_length = connection->body.length;
@@ -264,6 +336,7 @@ static void stream_request_complete(connection_t *connection, queued_response_t 
 
 static int on_message_complete(llhttp_t *parser) {
     connection_t *connection = parser_connection(parser);
+    connection->phase = PHASE_NONE;
     if (connection->input_done) return PARSE_STOP;
     hf_http_request_t request;
     request_fill(connection, &request);

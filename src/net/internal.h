@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "lib/buffer.h"
+#include "lib/json.h"
 #include "llhttp.h"
 #include "net/http.h"
 
@@ -87,7 +88,11 @@ typedef struct header_span {
     uint32_t value_length;
 } header_span_t;
 
-enum connection_list { LIST_NONE, LIST_WAITING, LIST_IDLE, LIST_LINGER };
+enum connection_list { LIST_NONE, LIST_WAITING, LIST_IDLE, LIST_HEAD, LIST_BODY, LIST_LINGER };
+
+/* What of a request has arrived: nothing yet (between requests), a part of its head, or its
+ * head and a part of its body. */
+enum request_phase { PHASE_NONE, PHASE_HEAD, PHASE_BODY };
 
 /* Embedded in its connection, which it never outlives. */
 struct hf_http_stream {
@@ -118,6 +123,11 @@ typedef struct connection {
     header_span_t headers[HF_HTTP_HEADERS_MAX];
     size_t header_count;
     hf_buffer_t body;
+    /* The request's clock (limits.h): its phase, when its head or body is due (uv_now's
+     * time), and the body's bytes not yet turned into time, in byte-milliseconds. */
+    enum request_phase phase;
+    uint64_t request_deadline_ms;
+    uint64_t body_credit;
 
     /* Input read but not parsed because the parser paused for backpressure. */
     hf_buffer_t held_input;
@@ -160,6 +170,8 @@ struct hf_http_server {
     link_t connections;
     link_t waiting;
     link_t idle;
+    link_t head;
+    link_t body;
     link_t linger;
     size_t connection_count;
     size_t pending_count;
@@ -170,6 +182,12 @@ struct hf_http_server {
      * kept past its answer's end finds nothing. */
     queued_response_t *deferred[HF_HTTP_DEFERRED_MAX];
     uint32_t deferred_generation[HF_HTTP_DEFERRED_MAX];
+    /* The Date header's text (net/response.c): the wall clock is read at most once per turn
+     * of the loop (when uv_now has moved) and the text made again only when its second
+     * changed, so an answer costs a copy of it. */
+    uint64_t date_loop_ms;
+    int64_t date_second;
+    char date[HF_HTTP_DATE_SIZE];
     hf_http_header_t headers[HF_HTTP_HEADERS_MAX]; /* the current request's, for the handler */
     char read_buffer[READ_BUFFER_SIZE];
 };
@@ -205,6 +223,8 @@ bool connection_over_limits(const connection_t *connection);
 void connection_parser_init(connection_t *connection);
 /* Parses data; returns how much was consumed, less than length only when the parser paused. */
 size_t connection_parse(connection_t *connection, const char *data, size_t length);
+/* The request in progress is past its deadline: answered 408, and the connection ends. */
+void connection_request_timeout(connection_t *connection);
 
 /* net/deferred.c: a deferred answer's and its kept strings' end, as its record is freed. */
 void response_deferred_forget(queued_response_t *entry);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/limits.h"
+#include "lib/clock.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "net/internal.h"
@@ -164,7 +165,23 @@ static int status_sent(const hf_http_response_t *response) {
     return response->status >= 200 && response->status <= 599 ? response->status : 500;
 }
 
-static void response_serialize(hf_buffer_t *out, const queued_response_t *entry) {
+/* The Date header's value for answers written now (RFC 9110 section 6.6.1: a server with a
+ * clock sends it on every answer). */
+static const char *server_date(hf_http_server_t *server) {
+    uint64_t loop_ms = uv_now(server->loop);
+    if (server->date[0] != '\0' && loop_ms == server->date_loop_ms) return server->date;
+    server->date_loop_ms = loop_ms;
+    int64_t now_ms = hf_clock_wall_ms();
+    int64_t second = now_ms / 1000;
+    if (server->date[0] == '\0' || second != server->date_second) {
+        server->date_second = second;
+        hf_format_http_date(now_ms, server->date);
+    }
+    return server->date;
+}
+
+static void response_serialize(hf_buffer_t *out, const queued_response_t *entry,
+                               const char *date) {
     if (entry->interim) {
         HF_BUFFER_APPEND_LITERAL(out, "HTTP/1.1 100 Continue\r\n\r\n");
         return;
@@ -178,6 +195,8 @@ static void response_serialize(hf_buffer_t *out, const queued_response_t *entry)
     append_decimal(out, (size_t)status);
     hf_buffer_append_char(out, ' ');
     hf_buffer_append_string(out, status_reason(status));
+    HF_BUFFER_APPEND_LITERAL(out, "\r\nDate: ");
+    hf_buffer_append(out, date, HF_HTTP_DATE_SIZE - 1);
     HF_BUFFER_APPEND_LITERAL(out, "\r\n");
     headers_serialize(out, entry, status, stream_shaped);
     if (stream_shaped) {
@@ -279,10 +298,11 @@ bool connection_flush(connection_t *connection) {
     size_t count = 0;
     bool close = false;
     uint64_t now_ns = 0;
+    const char *date = server_date(server);
     while (connection->queue_head && !close && !connection->queue_head->deferred &&
            connection->queue_head->response.durable_sequence <= server->released_sequence) {
         queued_response_t *entry = response_dequeue(connection);
-        response_serialize(&connection->output, entry);
+        response_serialize(&connection->output, entry, date);
         if (entry->access_path) response_access_log(entry);
         answer_report(server, entry, &now_ns);
         close = entry->response.close;

@@ -1,11 +1,13 @@
 """HTTP conventions: keep-alive, pipelining, limits, chunked bodies, JSON rules, routing and
 authentication (API.md sections 1 and 9)."""
 
+import email.utils
 import json
+import re
 import socket
 import time
 
-from harness import (Soft, Server, check, check_equal, create_event, expect, get_event,
+from harness import (Soft, Server, check, check_equal, create_event, expect, fail, get_event,
                      request_bytes, seat_state, uid, user)
 
 WEIGHT = 2.0
@@ -473,3 +475,248 @@ def test_chunk_extensions_and_trailers(server):
     expect(raw.read_response(), 201, what="chunk extension and trailer")
     raw.send(request_bytes("GET", "/v1/events/%s" % event_id))
     expect(raw.read_response(), 200, what="the next request on the connection")
+
+
+# ---- HTTP/1.1 conventions: Date, Host, the absolute form, slow clients (API.md section 1) ----
+
+# IMF-fixdate (RFC 9110 section 5.6.7): Sun, 06 Nov 1994 08:49:37 GMT
+DATE_FORM = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-3][0-9] "
+                       r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} "
+                       r"[0-2][0-9]:[0-5][0-9]:[0-6][0-9] GMT$")
+
+
+def _check_date(soft, headers, what):
+    """The answer's Date is an IMF-fixdate within a few seconds of our clock."""
+    date = headers.get("date")
+    if date is None or not DATE_FORM.match(date):
+        soft(fail, "%s: Date %r, expected an IMF-fixdate" % (what, date))
+        return
+    skew = email.utils.parsedate_to_datetime(date).timestamp() - time.time()
+    soft(check, -5 < skew < 2, "%s: Date %r is %.1f s off our clock" % (what, date, skew))
+
+
+def test_date_on_every_answer(server):
+    """Every answer carries Date: the routes' answers of each kind, HEAD, OPTIONS's 204, the
+    page, a stream's head, and the HTTP layer's own 400, 413, 431 and 505."""
+    c = server.client()
+    event = create_event(c, sections=SMALL_SECTIONS)["id"]
+    soft = Soft()
+    answers = [
+        ("GET /healthz", c.get("/healthz")),
+        ("GET an event", c.get("/v1/events/%s" % event)),
+        ("POST a hold", c.post("/v1/events/%s/holds" % event,
+                               {"user_id": user(), "seats": ["S-R-1"]})),
+        ("404", c.get("/v1/no_such_route")),
+        ("405", c.request("DELETE", "/v1/events")),
+        ("HEAD", c.request("HEAD", "/v1/events/%s" % event)),
+        ("OPTIONS", c.request("OPTIONS", "/v1/events")),
+        ("the page", c.get("/")),
+        ("an unknown event", c.get("/v1/events/no_such_event")),
+    ]
+    for what, response in answers:
+        _check_date(soft, response.headers, what)
+    check_equal([response.status for _, response in answers],
+                [200, 200, 201, 404, 405, 200, 204, 200, 404], "the answers' statuses")
+    raw = server.raw()
+    raw.send(request_bytes("GET", "/v1/events/%s/stream" % event,
+                           headers={"Accept": "text/event-stream"}))
+    status, headers = raw.read_head()
+    soft(check_equal, status, 200, "the stream's status")
+    _check_date(soft, headers, "a stream's head")
+    raw.close()
+    refused = [
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n", 413),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 17000 + b"\r\n\r\n", 431),
+        (b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+    ]
+    for data, status in refused:
+        raw = server.raw()
+        raw.send(data)
+        response = raw.read_response()
+        soft(check_equal, response.status, status, "the HTTP layer's %d" % status)
+        _check_date(soft, response.headers, "the HTTP layer's %d" % status)
+        raw.close()
+    soft.done()
+
+
+def test_host_required_once(server):
+    """RFC 9112 section 3.2: an HTTP/1.1 request without Host, or any request with two, is
+    400 bad_request and the connection closes; HTTP/1.0 without Host is served."""
+    soft = Soft()
+    cases = [
+        (b"GET /healthz HTTP/1.1\r\n\r\n", "HTTP/1.1 without Host"),
+        (b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "two Hosts"),
+        (b"GET /healthz HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", "the same Host twice"),
+        (b"GET /healthz HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", "HTTP/1.0 with two Hosts"),
+        (b"POST /v1/events HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2"
+         b"\r\n\r\n{}", "a POST without Host"),
+    ]
+    for data, what in cases:
+        raw = server.raw()
+        raw.send(data)
+        response = raw.read_response()
+        if soft(expect, response, 400, "bad_request", what=what) is not None:
+            soft(check, raw.closed_by_peer(3), "%s: connection not closed" % what)
+        raw.close()
+    raw = server.raw()
+    raw.send(b"GET /healthz HTTP/1.0\r\n\r\n")
+    soft(expect, raw.read_response(), 200, what="HTTP/1.0 without Host")
+    raw.close()
+    # The answers before such a request on a connection are given, then the 400.
+    raw = server.raw()
+    raw.send(request_bytes("GET", "/healthz") + b"GET /healthz HTTP/1.1\r\nX: y\r\n\r\n"
+             + request_bytes("GET", "/healthz"))
+    soft(expect, raw.read_response(), 200, what="the request before the one without Host")
+    soft(expect, raw.read_response(), 400, "bad_request", what="the request without Host")
+    soft(check, raw.closed_by_peer(3), "no request after the one without Host is answered")
+    raw.close()
+    soft.done()
+
+
+def test_absolute_form(server):
+    """RFC 9112 section 3.2.2: `GET http://host/v1/events HTTP/1.1` is served as its path
+    and query would be, for http and https, with or without a port, and for changes too."""
+    c = server.client()
+    event = create_event(c, sections=SMALL_SECTIONS)["id"]
+    authority = "127.0.0.1:%d" % server.port
+    soft = Soft()
+    raw = server.raw()
+    holder = user()
+    hold = json.dumps({"user_id": holder, "seats": ["S-R-2"]}).encode()
+    raw.send(b"GET http://%s/v1/events/%s HTTP/1.1\r\nHost: %s\r\n\r\n"
+             % (authority.encode(), event.encode(), authority.encode())
+             + b"GET https://tickets.example/v1/events/%s/seats?limit=2 HTTP/1.1\r\n"
+               b"Host: tickets.example\r\n\r\n" % event.encode()
+             + b"GET HTTP://other/healthz HTTP/1.1\r\nHost: other\r\n\r\n"
+             + b"POST http://%s/v1/events/%s/holds HTTP/1.1\r\nHost: x\r\n"
+               b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+             % (authority.encode(), event.encode(), len(hold), hold)
+             + b"GET http://%s HTTP/1.1\r\nHost: x\r\n\r\n" % authority.encode())
+    summary = soft(expect, raw.read_response(), 200, what="an event in absolute form")
+    if summary is not None:
+        soft(check_equal, summary.get("id"), event, "the event read in absolute form")
+    page = soft(expect, raw.read_response(), 200, what="https absolute form with a query")
+    if page is not None:
+        soft(check_equal, [seat.get("id") for seat in page.get("seats", [])],
+             ["S-R-1", "S-R-2"], "the query of an absolute form (limit=2)")
+    soft(expect, raw.read_response(), 200, what="an upper-case scheme")
+    held = soft(expect, raw.read_response(), 201, what="a hold in absolute form")
+    if held is not None:
+        soft(check_equal, seat_state(c, event, "S-R-2")[0], "held",
+             "the seat held in absolute form")
+    root = raw.read_response()
+    soft(check_equal, (root.status, root.header("content-type", "").split(";")[0]),
+         (200, "text/html"), "an absolute form without a path is /")
+    raw.close()
+    soft.done()
+
+
+def _slow_client(port, name, first, step, every_s, total_s):
+    """A socket that sends first, then step every every_s seconds until total_s."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.setblocking(False)
+    sock.sendall(first)
+    return {"name": name, "sock": sock, "step": step, "every_s": every_s, "steps": 0,
+            "total_s": total_s, "received": b"", "closed_at": None, "answered_at": None}
+
+
+def _slow_turn(client, elapsed):
+    """Reads what came; sends the next step when it is due. False once the server closed."""
+    try:
+        chunk = client["sock"].recv(65536)
+        if not chunk:
+            client["closed_at"] = elapsed
+            return False
+        client["received"] += chunk
+        if client["answered_at"] is None and b"\r\n\r\n" in client["received"]:
+            client["answered_at"] = elapsed
+    except BlockingIOError:
+        pass
+    except OSError:
+        client["closed_at"] = elapsed
+        return False
+    due = client["step"] and elapsed >= (client["steps"] + 1) * client["every_s"] \
+        and (client["steps"] + 1) * client["every_s"] < client["total_s"]
+    if due:
+        client["steps"] += 1
+        try:
+            client["sock"].send(client["step"])
+        except OSError:
+            client["closed_at"] = elapsed
+            return False
+    return True
+
+
+def _status_of(client):
+    text = client["received"].split(b"\r\n", 1)[0].decode("latin-1")
+    return int(text.split(" ")[1]) if text.startswith("HTTP/1.1 ") else None
+
+
+def _error_code_of(client):
+    body = client["received"].split(b"\r\n\r\n", 1)[-1]
+    try:
+        return json.loads(body.decode()).get("error", {}).get("code")
+    except ValueError:
+        return None
+
+
+def test_slow_head_and_body(fresh):
+    """Slowloris (API.md section 1), in about 36 s: a head trickled one line every 5 s gets 408
+    request_timeout 30 s after its first byte and the connection closes (the bytes do not
+    move the deadline); a body trickled at 100 bytes every 2 s (0.5 KiB per 10 s) gets 408
+    as well; a body at 1000 bytes every 5 s (2 KiB per 10 s) is served; a keep-alive
+    connection idle for 35 s after an answer stays open (the idle timeout is 60 s)."""
+    event_body = json.dumps({"id": uid("slow"), "sections": SMALL_SECTIONS}).encode()
+    steady_body = event_body + b" " * (5000 - len(event_body))
+    clients = [
+        _slow_client(fresh.port, "head", b"GET /healthz HTTP/1.1\r\nHost: x\r\n",
+                     b"X-Trickle: more\r\n", 5, 60),
+        _slow_client(fresh.port, "body", b"POST /v1/events HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 4000\r\n\r\n",
+                     b" " * 100, 2, 60),
+        _slow_client(fresh.port, "steady", b"POST /v1/events HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+                     + steady_body[:1000], None, 5, 60),
+        _slow_client(fresh.port, "idle", request_bytes("GET", "/healthz"), None, 5, 60),
+    ]
+    steady_sent = 1000
+    started = time.monotonic()
+    limit_s = 36
+    try:
+        while time.monotonic() - started < limit_s:
+            elapsed = time.monotonic() - started
+            for client in clients:
+                if client["closed_at"] is None:
+                    _slow_turn(client, elapsed)
+            steady = clients[2]
+            if steady_sent < len(steady_body) and elapsed >= steady_sent / 1000 * 5:
+                steady["sock"].send(steady_body[steady_sent:steady_sent + 1000])
+                steady_sent += 1000
+            time.sleep(0.05)
+        head, body, steady, idle = clients
+        soft = Soft()
+        soft(check_equal, (_status_of(head), _error_code_of(head)), (408, "request_timeout"),
+             "a head trickled a line every 5 s")
+        soft(check, head["answered_at"] is not None and 29 <= head["answered_at"] <= 33,
+             "the trickled head answered at %r s, expected 30 s after its first byte"
+             % head["answered_at"])
+        soft(check, head["closed_at"] is not None, "the trickled head's connection left open")
+        soft(check_equal, (_status_of(body), _error_code_of(body)), (408, "request_timeout"),
+             "a body at 0.5 KiB per 10 s")
+        soft(check, body["closed_at"] is not None, "the slow body's connection left open")
+        soft(check_equal, _status_of(steady), 201, "a body at 2 KiB per 10 s: %r"
+             % steady["received"][:300])
+        soft(check, idle["closed_at"] is None and _status_of(idle) == 200,
+             "a keep-alive connection idle for %d s after its answer was closed" % limit_s)
+        if idle["closed_at"] is None:
+            idle["sock"].setblocking(True)
+            idle["sock"].settimeout(5)
+            idle["sock"].sendall(request_bytes("GET", "/healthz"))
+            again = idle["sock"].recv(65536)
+            soft(check, again.startswith(b"HTTP/1.1 200"), "the idle connection, used again: %r"
+                 % again[:100])
+        soft.done()
+    finally:
+        for client in clients:
+            client["sock"].close()

@@ -297,6 +297,45 @@ describe("the waiting room on the box-office page (real server)", () => {
     assert.ok(statSync(SCREENSHOT).size > 1000, "the waiting card's screenshot was written");
   });
 
+  it("counts the pass down on the server's clock when the browser's is 20 minutes off", async () => {
+    // The pass's expires_at is the server's instant: the page takes its clock's skew from the
+    // Date of the room's answers (API.md section 1), so a browser clock 20 minutes ahead
+    // neither sees a fresh pass as expired nor withholds it from a hold, and one 20 minutes
+    // behind does not count 30 minutes down for a 10-minute pass.
+    const SHIFT_MS = 20 * 60 * 1000;
+    for (const [shift, name] of [[SHIFT_MS, "ahead"], [-SHIFT_MS, "behind"]]) {
+      const EVENT = "skewed_" + name + SUFFIX, USER = "skewed_" + name;
+      await createRoomEvent(EVENT, { admit_per_s: 20, token_ttl_s: 600 });
+      const ctx = await browser.newContext({ viewport: VIEWPORT });
+      await ctx.addInitScript((offset) => {
+        const RealDate = Date;
+        class ShiftedDate extends RealDate {
+          constructor(...args) { if (args.length === 0) super(RealDate.now() + offset); else super(...args); }
+          static now() { return RealDate.now() + offset; }
+        }
+        window.Date = ShiftedDate;
+      }, shift);
+      const page = await openMap(ctx, EVENT, USER);
+      const pageSkew = await page.evaluate(() => Date.now()) - Date.now();
+      assert.ok(Math.abs(pageSkew - shift) < 5000, `the page's clock is ${name} by ${pageSkew} ms`);
+      await page.click("#queue-join");
+      await page.waitForSelector("#queue-card[data-state='admitted'] #queue-left", { timeout: 15000 });
+      const left = await page.locator("#queue-left").innerText();
+      const [m, sec] = left.split(":").map(Number);
+      assert.ok(m * 60 + sec >= 590 && m * 60 + sec <= 600,
+                `a clock ${name} by 20 min: ${left} left of a 10-minute pass, expected about 10:00`);
+      await seat(page, "FLOOR-A-3").click();
+      const answer = holdAnswer(page);
+      await page.click("#hold-btn");
+      assert.equal((await answer).status(), 201, `a clock ${name}: the hold with the pass`);
+      assert.match(page.holdBodies.at(-1).body.admission_token || "", /^[\w-]+\.[\w-]+\.[\w-]+$/,
+                   `a clock ${name}: the hold carried the pass`);
+      assert.equal(await page.locator("#queue-card").getAttribute("data-state"), "admitted");
+      assert.deepEqual(page.errors, []);
+      await ctx.close();
+    }
+  });
+
   it("a visitor outside the line is refused a hold, and can leave the line", async () => {
     const EVENT = "walkin" + SUFFIX, USER = "walk_in";
     // One admission every 20 s: the line stands still while the visitor is in it.

@@ -13,7 +13,7 @@
 // description states once rather than per path are checked here: HEAD is answered as GET without a body; OPTIONS answers 204;
 // a method the path lacks answers 405; both with `Allow` listing the path's methods; a path
 // no route has answers 404 `not_found`; the HTTP layer's answers (x-holdfast-any-route) may
-// come on any path.
+// come on any path; every answer carries the headers of x-holdfast-every-answer (Date).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -199,6 +199,30 @@ export class Checker {
   // Problems of one exchange ([] when it conforms to the description).
   check(exchange) {
     if (exchange.kind === 'sse') return this.checkStreamEvent(exchange);
+    return [...this.checkEveryAnswer(exchange), ...this.checkRoute(exchange)];
+  }
+
+  // The headers every answer carries whatever its route and status (x-holdfast-every-answer:
+  // Date): present when required, and of their schema's pattern.
+  checkEveryAnswer(exchange) {
+    const problems = [];
+    const headers = exchange.headers || {};
+    const every = this.doc['x-holdfast-every-answer']?.headers || {};
+    for (const [name, header] of Object.entries(every)) {
+      const [definition] = this.resolve(header,
+        `#/x-holdfast-every-answer/headers/${escapePointer(name)}`);
+      const value = headers[name.toLowerCase()];
+      const pattern = definition.schema?.pattern;
+      if (value === undefined) {
+        if (definition.required) problems.push(`the header ${name} is missing`);
+      } else if (pattern && !new RegExp(pattern).test(value)) {
+        problems.push(`the header ${name} is "${value}", not of the form ${pattern}`);
+      }
+    }
+    return problems;
+  }
+
+  checkRoute(exchange) {
     const method = String(exchange.method || '').toUpperCase();
     const urlPath = String(exchange.path || '').split('?')[0];
     const status = exchange.status;

@@ -18,6 +18,7 @@ const checker = new Checker(doc);
 const HOLD_ID = 'res_01a216431764ce3081244d1cca44cb0b1481';
 const ORDER_ID = 'ord_01a21643240157c015310417ded19a8dff2f';
 const JSON_TYPE = { 'content-type': 'application/json' };
+const DATE = 'Tue, 01 Dec 2026 21:55:42 GMT';
 
 function hold(extra = {}) {
   return {
@@ -30,7 +31,8 @@ function hold(extra = {}) {
 
 function exchange(method, urlPath, status, body, headers = JSON_TYPE) {
   return {
-    test: 'fake', method, path: urlPath, status, headers, streamed: false,
+    test: 'fake', method, path: urlPath, status, headers: { date: DATE, ...headers },
+    streamed: false,
     body: body === undefined ? '' : (typeof body === 'string' ? body : JSON.stringify(body)),
   };
 }
@@ -167,6 +169,17 @@ test('headers the description requires are checked', () => {
     { ...JSON_TYPE, 'www-authenticate': 'Bearer' })), []);
   assert.match(problems(exchange('GET', '/v1/events', 401, body)).join('\n'),
     /the header WWW-Authenticate is missing/);
+});
+
+test('every answer carries Date, an IMF-fixdate (x-holdfast-every-answer)', () => {
+  const answer = exchange('GET', '/v1/events/demo', 404, error('event_not_found'));
+  assert.deepEqual(problems(answer), []);
+  assert.match(problems({ ...answer, headers: JSON_TYPE }).join('\n'),
+    /the header Date is missing/);
+  assert.match(problems({ ...answer, headers: { ...JSON_TYPE, date: '2026-12-01T21:55:42Z' } })
+    .join('\n'), /the header Date is "2026-12-01T21:55:42Z", not of the form/);
+  assert.match(problems(exchange('GET', '/v1/nowhere', 404, error('not_found'), { date: undefined,
+    ...JSON_TYPE })).join('\n'), /the header Date is missing/);
 });
 
 test('streams and pages are checked for status and Content-Type only', () => {

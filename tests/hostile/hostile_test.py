@@ -73,63 +73,72 @@ BAD = {400, 404, 405, 411, 413, 414, 431, 501, 505}
 def test_malformed_request_lines():
     cases = [
         b"GET\r\n\r\n", b"GET /\r\n\r\n", b"GET / HTTP/1.1 extra\r\n\r\n",
-        b"G@T / HTTP/1.1\r\n\r\n", b"\x00\x01\x02\x03\r\n\r\n", b"GET / HTTP/3.0\r\n\r\n",
+        b"G@T / HTTP/1.1\r\nHost: x\r\n\r\n", b"\x00\x01\x02\x03\r\n\r\n", b"GET / HTTP/3.0\r\n\r\n",
         b"GET / HTTP/1.1\rHost: x\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost x\r\n\r\n", b"GET / HTTP/1.1\r\n: empty name\r\n\r\n",
-        b"GET / HTTP/1.1\r\nX\x00: a\r\n\r\n",
-        b"GET / HTTP/1.1\r\nX: a\x00b\r\n\r\n", b"GET /\x7f HTTP/1.1\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: x\r\n\x80\x81: y\r\n\r\n", b" GET / HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost x\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\n: empty name\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nX\x00: a\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n", b"GET /\x7f HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\n\x80\x81: y\r\n\r\n", b" GET / HTTP/1.1\r\nHost: x\r\n\r\n",
 b"GET / HTTP/01.1\r\n\r\n", b"GET / HTTP/1.10\r\n\r\n",
         b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", b"GET / HTTP/0.9\r\n\r\n", b"\r\n\r\n\r\n",
-        b"GET " + b"/" * 17000 + b" HTTP/1.1\r\n\r\n",
-        b"GET / HTTP/1.1\r\n" + b"X-A: b\r\n" * 200 + b"\r\n",
-        b"GET / HTTP/1.1\r\nX: " + b"v" * 17000 + b"\r\n\r\n",
+        b"GET " + b"/" * 17000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-A: b\r\n" * 200 + b"\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"v" * 17000 + b"\r\n\r\n",
     ]
     for data in cases:
         expect(data, BAD, repr(data[:40]), answered=False)
     # Regression (found by fuzz_http): llhttp let a header line without a name (": x") through
     # to the handlers; it is malformed (RFC 9110 section 5.1) and answered 400.
-    found = expect(b"GET /healthz HTTP/1.1\r\n: no name\r\n\r\n", {400}, "header without a name")
+    found = expect(b"GET /healthz HTTP/1.1\r\nHost: x\r\n: no name\r\n\r\n", {400}, "header without a name")
     check(found == [400], "a header without a name answered %s" % found)
     # Two spaces in the request line: llhttp tolerates them; the target is still unambiguous.
-    expect(b"GET  /healthz HTTP/1.1\r\n\r\n", {200, 400}, "two spaces")
+    expect(b"GET  /healthz HTTP/1.1\r\nHost: x\r\n\r\n", {200, 400}, "two spaces")
     # Obsolete line folding: llhttp replaces it with a space, which RFC 9112 section 5.2 allows.
-    expect(b"GET /healthz HTTP/1.1\r\nX: a\r\n folded\r\n\r\n", {200}, "obs-fold")
+    expect(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX: a\r\n folded\r\n\r\n", {200}, "obs-fold")
+    # RFC 9112 section 3.2: an HTTP/1.1 request without Host, or any with two, is 400.
+    for data in (b"GET /healthz HTTP/1.1\r\n\r\n",
+                 b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                 b"GET /healthz HTTP/1.0\r\nHost: a\r\nHOST: a\r\n\r\n"):
+        found = expect(data, {400}, "Host missing or twice")
+        check(found == [400], "%r answered %s" % (data, found))
+    # The absolute form (RFC 9112 section 3.2.2) is served like its path.
+    found = expect(b"GET http://x:1/healthz?a=b HTTP/1.1\r\nHost: x\r\n\r\n", {200}, "absolute form")
+    check(found == [200], "the absolute form answered %s" % found)
     healthy()
     # A request line of exactly 16 KiB + 1 must be refused with 431.
-    found = expect(b"GET /" + b"a" * 16500 + b" HTTP/1.1\r\n\r\n", {431}, "long url")
+    found = expect(b"GET /" + b"a" * 16500 + b" HTTP/1.1\r\nHost: x\r\n\r\n", {431}, "long url")
     check(found == [431], "a 16.5 KiB URL answered %s" % found)
 
 
 def test_content_length_and_chunked():
     cases = [
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
          b"0\r\n\r\n", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: -1\r\n\r\n", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: +5\r\n\r\nabcde", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: 5 5\r\n\r\nabcde", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: 0x10\r\n\r\n", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", {400, 413}),
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: 1048577\r\n\r\n", {413}),
-        (b"POST /v1/events HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n", {400, 413}),
-        (b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", {400, 501}),
-        (b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", {400, 411, 501}),
-        (b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked"
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef", {400}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", {400}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\nabcde", {400}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 5 5\r\n\r\nabcde", {400}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 0x10\r\n\r\n", {400}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", {400, 413}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n", {413}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551615\r\n\r\n", {400, 413}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", {400, 501}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", {400, 411, 501}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked"
          b"\r\n\r\n0\r\n\r\n", {400, 200, 201}),
-        (b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n", {400}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n", {400}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
          b"ffffffffffffffffff\r\n", {400, 413}),
-        (b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n\r\n", {400}),
-        (b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\nab\n0\n\n", {400, 201}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n\r\n", {400}),
+        (b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\nab\n0\n\n", {400, 201}),
         (b"POST /v1/events HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", {400, 201}),
     ]
     for data, allowed in cases:
         expect(data, allowed | {400}, repr(data[:70]), answered=True)
     # A chunked body over 1 MiB in total is refused as it arrives.
     chunk = b"%x\r\n%s\r\n" % (65536, b"a" * 65536)
-    data = b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk * 17 + b"0\r\n\r\n"
+    data = b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk * 17 + b"0\r\n\r\n"
     expect(data, {413}, "chunked over 1 MiB")
     healthy()
 
@@ -138,7 +147,7 @@ def test_large_content_length_answered_at_once():
     """413 before the body is sent: the server must not wait for 2 GiB."""
     sock = socket.create_connection(("127.0.0.1", SERVER.port), timeout=5)
     try:
-        sock.sendall(b"POST /v1/events HTTP/1.1\r\nContent-Length: 2147483648\r\n\r\n")
+        sock.sendall(b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 2147483648\r\n\r\n")
         start = time.monotonic()
         data = sock.recv(4096)
         check(data.startswith(b"HTTP/1.1 413"), "answered %r" % data[:60])
@@ -150,19 +159,19 @@ def test_large_content_length_answered_at_once():
 
 def test_truncated_bodies():
     for declared, sent in ((100, 10), (1048576, 1000), (5, 0)):
-        data = b"POST /v1/events HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % declared + b"{" * sent
+        data = b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % declared + b"{" * sent
         received, closed = hflib.raw_exchange(SERVER.port, data, timeout=5)
         check(closed, "a truncated body (%d of %d) left the connection open" % (sent, declared))
         check(not received or hflib.statuses(received)[0] < 500,
               "a truncated body answered %r" % received[:60])
     # Truncated chunked bodies.
     for data in (b"5\r\nab", b"5\r\nabcde\r\n", b"5\r\nabcde\r\n0\r\n"):
-        raw = b"POST /v1/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + data
+        raw = b"POST /v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + data
         received, closed = hflib.raw_exchange(SERVER.port, raw, timeout=5)
         check(closed and not received, "truncated chunked body answered %r" % received[:60])
     # A client that stops in the middle of a body and never closes: others are still served.
     sock = socket.create_connection(("127.0.0.1", SERVER.port), timeout=5)
-    sock.sendall(b"POST /v1/events HTTP/1.1\r\nContent-Length: 100\r\n\r\nabc")
+    sock.sendall(b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
     healthy()
     sock.close()
 
@@ -182,7 +191,7 @@ def test_invalid_json_bodies():
     ]
     for body in bodies:
         for path in (b"/v1/events", b"/v1/events/h/holds", b"/v1/events/h/bookings"):
-            found = expect(json_request(b"POST", path, body) + b"GET /healthz HTTP/1.1\r\n\r\n",
+            found = expect(json_request(b"POST", path, body) + b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
                            {400, 404, 409, 422, 200}, "%s %r" % (path, body[:40]))
             check(found and found[0] in (400, 404, 409, 422),
                   "%s %r answered %s" % (path, body[:40], found))
@@ -297,7 +306,7 @@ def test_connection_cap():
     try:
         time.sleep(0.5)
         # Past the cap: accepted and closed at once.
-        received, closed = hflib.raw_exchange(SERVER.port, b"GET /healthz HTTP/1.1\r\n\r\n", timeout=5)
+        received, closed = hflib.raw_exchange(SERVER.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", timeout=5)
         check(closed and not received, "connection 10,001 was served: %r" % received[:60])
         during = SERVER.rss_kib()
         print("    cap: 10000 connections, RSS %d -> %d KiB" % (before, during), flush=True)
@@ -348,10 +357,10 @@ def test_unread_pipeline_and_big_bodies():
 def test_abrupt_disconnects():
     """Clients that vanish at every stage: mid-head, mid-body, after sending, with RST."""
     import struct
-    stages = [b"POST /v1/events/h/holds HTTP/1.1\r\nContent-Le",
+    stages = [b"POST /v1/events/h/holds HTTP/1.1\r\nHost: x\r\nContent-Le",
               json_request(b"POST", b"/v1/events/h/holds", b'{"user_id":"x","seats":["FLOOR-A-2"]}')[:-5],
               json_request(b"POST", b"/v1/events/h/holds", b'{"user_id":"x","seats":["FLOOR-A-2"]}'),
-              b"GET /v1/events/h/seats?limit=10 HTTP/1.1\r\n\r\n" * 50]
+              b"GET /v1/events/h/seats?limit=10 HTTP/1.1\r\nHost: x\r\n\r\n" * 50]
     for _ in range(50):
         for data in stages:
             sock = socket.create_connection(("127.0.0.1", SERVER.port), timeout=5)
@@ -378,7 +387,7 @@ def test_error_answers_are_utf8_json():
                 json.loads(answer.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
                 bad.append((path, body, answer[:120]))
-        received, _ = hflib.raw_exchange(SERVER.port, b"GET %s HTTP/1.1\r\n\r\n" % path)
+        received, _ = hflib.raw_exchange(SERVER.port, b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path)
         answer = received.partition(b"\r\n\r\n")[2]
         try:
             json.loads(answer.decode("utf-8"))

@@ -17,9 +17,11 @@ With --valgrind the server runs under valgrind (build it without -fsanitize for 
 Exits non-zero on any failure; the last line is "N passed, N failed".
 """
 import argparse
+import email.utils
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -42,6 +44,10 @@ STREAM_BUFFER_MAX = 1024 * 1024
 HELLO = b"event: hello\ndata: {}\n\n"
 WAIT = 5.0      # seconds to wait for something that must arrive
 QUIET = 0.3     # seconds of silence that show something is held back
+# IMF-fixdate (RFC 9110 section 5.6.7): Sun, 06 Nov 1994 08:49:37 GMT
+DATE_FORM = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-3][0-9] "
+                       r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} "
+                       r"[0-2][0-9]:[0-5][0-9]:[0-6][0-9] GMT$")
 
 
 def build(binary, sanitize=True):
@@ -247,7 +253,7 @@ class Tests:
 
     def publish(self, data, query=""):
         client = self.client()
-        client.send(b"POST /publish%s HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s"
+        client.send(b"POST /publish%s HTTP/1.1\r\nHost: test\r\nContent-Length: %d\r\n\r\n%s"
                     % (query.encode(), len(data), data))
         status, _, body = client.json()
         client.close()
@@ -265,7 +271,8 @@ class Tests:
 
     def release(self, sequence):
         client = self.client()
-        client.send(b"POST /release?sequence=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % sequence)
+        client.send(b"POST /release?sequence=%d HTTP/1.1\r\n"
+                    b"Host: test\r\nContent-Length: 0\r\n\r\n" % sequence)
         status, _, body = client.json()
         client.close()
         assert status == 200 and body == {"released": sequence}, body
@@ -290,7 +297,8 @@ class Tests:
 
     def test_pipelining_in_order(self):
         client = self.client()
-        client.send(get("/p1") + get("/p2") + b"POST /p3 HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")
+        client.send(get("/p1") + get("/p2") + b"POST /p3 HTTP/1.1\r\n"
+                                              b"Host: test\r\nContent-Length: 5\r\n\r\nhello")
         paths = []
         for _ in range(3):
             status, _, body = client.json()
@@ -314,7 +322,7 @@ class Tests:
 
     def test_head_has_no_body(self):
         client = self.client()
-        client.send(b"HEAD /h HTTP/1.1\r\n\r\n" + get("/after"))
+        client.send(b"HEAD /h HTTP/1.1\r\nHost: test\r\n\r\n" + get("/after"))
         status, headers, body = client.response(head_only=True)
         assert status == 200 and body == b""
         assert int(headers["content-length"]) > 0
@@ -324,7 +332,8 @@ class Tests:
 
     def test_extra_headers_and_head(self):
         client = self.client()
-        client.send(get("/x?headers=1") + b"HEAD /y?headers=1 HTTP/1.1\r\n\r\n" + get("/after"))
+        client.send(get("/x?headers=1") + b"HEAD /y?headers=1 HTTP/1.1\r\n"
+                                          b"Host: test\r\n\r\n" + get("/after"))
         status, headers, body = client.json()
         assert status == 200 and body["path"] == "/x", (status, body)
         assert (headers.get("x-every"), headers.get("x-answer")) == ("kept", "this"), headers
@@ -348,7 +357,8 @@ class Tests:
 
     def test_expect_continue(self):
         client = self.client()
-        client.send(b"POST /upload HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+        client.send(b"POST /upload HTTP/1.1\r\n"
+                    b"Host: test\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
         status, _, body = client.response()
         assert status == 100 and body == b""
         client.send(b"abc")
@@ -365,6 +375,92 @@ class Tests:
                                   "field": "user_id"}}, body
         status, _, body = client.json()
         assert status == 404 and body["path"] == "/s"
+        client.close()
+
+    # ---- HTTP/1.1 conventions (RFC 9110, RFC 9112) ----
+
+    def test_date_on_every_answer(self):
+        """Every answer carries Date (RFC 9110 section 6.6.1) in IMF-fixdate, the server's
+        clock: a 200, a HEAD, a 204, a handler's error, a stream's head and the server's own
+        400, each within a couple of seconds of ours."""
+        client = self.client()
+        client.send(get("/x") + b"HEAD /y HTTP/1.1\r\nHost: test\r\n\r\n"
+                    + get("/z?status=204") + get("/error"))
+        answers = [client.response(), client.response(head_only=True), client.response(),
+                   client.response()]
+        stream = self.client()
+        stream.send(get("/stream"))
+        answers.append(stream.response(head_only=True))
+        broken = self.client()
+        broken.send(b"GET / HTTP/1.1\r\nHost: test\r\nContent-Length: x\r\n\r\n")
+        answers.append(broken.response())
+        for answer in answers:
+            assert answer is not None, answers
+            status, headers, _ = answer
+            date = headers.get("date")
+            assert date is not None, (status, headers)
+            assert DATE_FORM.match(date), date
+            skew = email.utils.parsedate_to_datetime(date).timestamp() - time.time()
+            assert -3 < skew < 2, (date, skew)
+        assert [answer[0] for answer in answers] == [200, 200, 204, 422, 200, 400], answers
+        for connection in (client, stream, broken):
+            connection.close()
+
+    def test_date_follows_the_clock(self):
+        """The Date text is made again as seconds pass, not kept from the first answer."""
+        client = self.client()
+        client.send(get("/first"))
+        first = client.response()[1]["date"]
+        time.sleep(1.1)
+        client.send(get("/second"))
+        second = client.response()[1]["date"]
+        seconds = [email.utils.parsedate_to_datetime(date) for date in (first, second)]
+        assert seconds[1] > seconds[0], (first, second)
+        client.close()
+
+    def test_host_required_once(self):
+        """RFC 9112 section 3.2: an HTTP/1.1 request without Host, or any request with two,
+        is answered 400 and the connection closed; HTTP/1.0 needs none (test_http10_closes)."""
+        for request in (b"GET /none HTTP/1.1\r\n\r\n",
+                        b"GET /two HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n",
+                        b"GET /two HTTP/1.0\r\nhost: a\r\nHOST: b\r\n\r\n",
+                        b"POST /none HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"):
+            client = self.client()
+            client.send(request)
+            body = expect_error(client, 400, "bad_request")
+            assert "Host" in body["error"]["message"], body
+        # Good requests before it on the same connection are answered first.
+        client = self.client()
+        client.send(get("/good") + b"GET /bad HTTP/1.1\r\nX: y\r\n\r\n" + get("/never"))
+        status, _, body = client.json()
+        assert status == 200 and body["path"] == "/good", body
+        expect_error(client, 400, "bad_request")
+        # An empty Host is allowed (RFC 9112: a target without an authority).
+        client = self.client()
+        client.send(b"GET /empty HTTP/1.1\r\nHost:\r\n\r\n")
+        status, _, body = client.json()
+        assert status == 200 and body["host"] == "", body
+        client.close()
+
+    def test_absolute_form(self):
+        """RFC 9112 section 3.2.2: a target in absolute form is accepted; the handler sees its
+        path and query, as in origin form."""
+        cases = [
+            ("http://test/v1/events", "/v1/events", ""),
+            ("http://127.0.0.1:8080/a/b?x=1&y=2", "/a/b", "x=1&y=2"),
+            ("HTTPS://example.com/secure/path", "/secure/path", ""),
+            ("http://host", "/", ""),
+            ("http://host?only=query", "/", "only=query"),
+            ("http://[::1]:80/v6", "/v6", ""),
+            ("/plain?q=1", "/plain", "q=1"),
+        ]
+        client = self.client()
+        for target, _, _ in cases:
+            client.send(("GET %s HTTP/1.1\r\nHost: test\r\n\r\n" % target).encode())
+        for target, path, query in cases:
+            status, _, body = client.json()
+            assert status == 200, (target, status, body)
+            assert (body["path"], body["query"]) == (path, query), (target, body)
         client.close()
 
     # ---- the durability gate ----
@@ -409,7 +505,8 @@ class Tests:
         sequence = self.next_sequence()
         client = self.client()
         client.send(get("/first?delay_sequence=%d" % sequence)
-                    + b"POST /release?sequence=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % sequence
+                    + b"POST /release?sequence=%d HTTP/1.1\r\n"
+                      b"Host: test\r\nContent-Length: 0\r\n\r\n" % sequence
                     + get("/third"))
         status, _, body = client.json()
         assert status == 200 and body["path"] == "/first"
@@ -426,7 +523,8 @@ class Tests:
                     + get("/lost?delay_sequence=%d" % sequence) + get("/free"))
         assert client.silent()
         other = self.client()
-        other.send(b"POST /fail?durable=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % (sequence - 50))
+        other.send(b"POST /fail?durable=%d HTTP/1.1\r\n"
+                   b"Host: test\r\nContent-Length: 0\r\n\r\n" % (sequence - 50))
         assert other.json()[0] == 200
         other.close()
         # The first answer still waits for its own sequence, which the failure did not cover.
@@ -449,7 +547,8 @@ class Tests:
         client.send(get("/lost?headers=1&delay_sequence=%d" % sequence))
         assert client.silent()
         other = self.client()
-        other.send(b"POST /fail?durable=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % (sequence - 1))
+        other.send(b"POST /fail?durable=%d HTTP/1.1\r\n"
+                   b"Host: test\r\nContent-Length: 0\r\n\r\n" % (sequence - 1))
         assert other.json()[0] == 200
         other.close()
         status, headers, body = client.json()
@@ -494,12 +593,14 @@ class Tests:
 
     def test_head_too_large(self):
         client = self.client()
-        client.send(b"GET / HTTP/1.1\r\nX-Big: " + b"a" * (HEAD_SIZE_MAX + 100) + b"\r\n\r\n")
+        client.send(b"GET / HTTP/1.1\r\n"
+                    b"Host: test\r\nX-Big: " + b"a" * (HEAD_SIZE_MAX + 100) + b"\r\n\r\n")
         expect_error(client, 431, "head_too_large")
 
     def test_head_just_under_limit(self):
         client = self.client()
-        request = b"GET / HTTP/1.1\r\nX-Big: " + b"a" * (HEAD_SIZE_MAX - 200) + b"\r\n\r\n"
+        request = (b"GET / HTTP/1.1\r\nHost: test\r\nX-Big: " + b"a" * (HEAD_SIZE_MAX - 200)
+                   + b"\r\n\r\n")
         assert len(request) < HEAD_SIZE_MAX
         client.send(request)
         status, _, body = client.json()
@@ -508,19 +609,21 @@ class Tests:
 
     def test_too_many_headers(self):
         client = self.client()
-        client.send(b"GET / HTTP/1.1\r\n" + b"".join(b"H%d: v\r\n" % i for i in range(101))
+        client.send(b"GET / HTTP/1.1\r\n"
+                    b"Host: test\r\n" + b"".join(b"H%d: v\r\n" % i for i in range(101))
                     + b"\r\n")
         expect_error(client, 431, "head_too_large")
 
     def test_content_length_too_large(self):
         client = self.client()
-        client.send(b"POST /upload HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n")
+        client.send(b"POST /upload HTTP/1.1\r\nHost: test\r\nContent-Length: 2000000\r\n\r\n")
         body = expect_error(client, 413, "body_too_large")
         assert body["error"]["message"]
 
     def test_body_at_limit(self):
         client = self.client()
-        client.send(b"POST /max HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % BODY_SIZE_MAX
+        client.send(b"POST /max HTTP/1.1\r\n"
+                    b"Host: test\r\nContent-Length: %d\r\n\r\n" % BODY_SIZE_MAX
                     + b"x" * BODY_SIZE_MAX)
         status, _, body = client.json()
         assert status == 200 and body["body_length"] == BODY_SIZE_MAX
@@ -528,7 +631,7 @@ class Tests:
 
     def test_chunked_too_large(self):
         client = self.client()
-        client.send(b"POST /upload HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        client.send(b"POST /upload HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
         chunk = b"%x\r\n%s\r\n" % (65536, b"z" * 65536)
         try:
             for _ in range(BODY_SIZE_MAX // 65536 + 2):
@@ -539,7 +642,7 @@ class Tests:
 
     def test_chunked_small(self):
         client = self.client()
-        client.send(b"POST /chunks HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        client.send(b"POST /chunks HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"
                     b"5\r\nhello\r\n1;ext=1\r\n \r\n5\r\nworld\r\n0\r\n\r\n")
         status, _, body = client.json()
         assert status == 200 and body["body"] == "hello world", body
@@ -549,14 +652,15 @@ class Tests:
 
     def test_content_length_with_chunked(self):
         client = self.client()
-        client.send(b"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+        client.send(b"POST / HTTP/1.1\r\n"
+                    b"Host: test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
                     b"0\r\n\r\n")
         body = expect_error(client, 400, "bad_request")
         assert "Content-Length" in body["error"]["message"], body
 
     def test_bare_cr_in_header(self):
         client = self.client()
-        client.send(b"GET / HTTP/1.1\r\nX-Bad: a\rb\r\n\r\n")
+        client.send(b"GET / HTTP/1.1\r\nHost: test\r\nX-Bad: a\rb\r\n\r\n")
         expect_error(client, 400, "bad_request")
 
     def test_http2_request_line(self):
@@ -655,13 +759,15 @@ class Tests:
                     requests.append(get("/g%d?i=%d" % (index, index)))
                     body = b""
                 elif kind == "length":
-                    requests.append(b"PUT /l%d HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s"
+                    requests.append(b"PUT /l%d HTTP/1.1\r\n"
+                                    b"Host: test\r\nContent-Length: %d\r\n\r\n%s"
                                     % (index, len(body), body))
                 else:
                     cut = rng.randint(0, len(body))
                     chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part)
                                       for part in (body[:cut], body[cut:]) if part)
-                    requests.append(b"POST /c%d HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    requests.append(b"POST /c%d HTTP/1.1\r\n"
+                                    b"Host: test\r\nTransfer-Encoding: chunked\r\n\r\n"
                                     b"%s0\r\n\r\n" % (index, chunks))
                 expected.append((requests[-1].split(b" ")[1].split(b"?")[0].decode(), body))
             stream = b"".join(requests)
@@ -682,8 +788,9 @@ class Tests:
         seed = int(os.environ.get("HTTP_TEST_SEED", time.time_ns() % 1000000))
         print("       seed %d (HTTP_TEST_SEED=%d repeats it)" % (seed, seed))
         rng = random.Random(seed)
-        prefixes = [b"", b"GET / HTTP/1.1\r\n", b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
-                    b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"]
+        prefixes = [b"", b"GET / HTTP/1.1\r\nHost: test\r\n",
+                    b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n\r\n",
+                    b"POST / HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"]
         for _ in range(100):
             client = self.client()
             noise = bytes(rng.randrange(256) for _ in range(rng.randint(1, 400)))
@@ -720,7 +827,7 @@ class Tests:
     def test_stream_head_opens_no_stream(self):
         assert self.settled_streams(0) == 0
         client = self.client()
-        client.send(b"HEAD /stream HTTP/1.1\r\n\r\n" + get("/after"))
+        client.send(b"HEAD /stream HTTP/1.1\r\nHost: test\r\n\r\n" + get("/after"))
         status, headers, body = client.response(head_only=True)
         assert status == 200 and body == b"", (status, body)
         assert headers["content-type"] == "text/event-stream", headers
@@ -829,7 +936,8 @@ class Tests:
         assert self.settled_streams(1) == 1
         assert self.publish(b"data: lost\n\n") == {"sent": 1, "refused": 0}
         other = self.client()
-        other.send(b"POST /fail?durable=%d HTTP/1.1\r\nContent-Length: 0\r\n\r\n" % (sequence - 1))
+        other.send(b"POST /fail?durable=%d HTTP/1.1\r\n"
+                   b"Host: test\r\nContent-Length: 0\r\n\r\n" % (sequence - 1))
         assert other.json()[0] == 200
         other.close()
         expect_error(client, 503, "unavailable")
@@ -913,7 +1021,7 @@ class Tests:
         stream = self.stream()
         assert self.publish(b"data: bye\n\n") == {"sent": 1, "refused": 0}
         stopper = self.client()
-        stopper.send(b"POST /stop HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+        stopper.send(b"POST /stop HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n")
         status, _, body = stopper.json()
         assert status == 200 and body == {"stopped": 1}
         assert stopper.closed(), "the stopping connection stayed open"
