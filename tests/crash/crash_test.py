@@ -251,6 +251,19 @@ def all_seats(port):
             return seats
 
 
+def user_orders(port, user):
+    """Every order of the user on the event, page after page (a page holds at most 1,000)."""
+    orders, after = [], ""
+    while True:
+        status, answer = hflib.request(port, "GET", "/v1/users/%s/orders?event=%s&limit=1000%s"
+                                       % (user, EVENT, after))
+        check(status == 200, "orders of %s answered %d" % (user, status))
+        orders += answer["orders"]
+        if not answer["next"]:
+            return orders
+        after = "&after=" + answer["next"]
+
+
 def check_invariants(port, model):
     """Step 3: the state is exactly what the log says, and every count adds up."""
     seats = all_seats(port)
@@ -258,9 +271,7 @@ def check_invariants(port, model):
     # The users' order lists are the orders of the log: nothing unknown was sold.
     listed = {}
     for user in sorted(model.users):
-        status, answer = hflib.request(port, "GET", "/v1/users/%s/orders?event=%s" % (user, EVENT))
-        check(status == 200, "orders of %s answered %d" % (user, status))
-        for order in answer["orders"]:
+        for order in user_orders(port, user):
             listed[order["order_id"]] = order
     check(set(listed) == set(model.orders), "orders listed %d, logged %d; unknown: %s" % (
         len(listed), len(model.orders), sorted(set(listed) ^ set(model.orders))[:5]))
