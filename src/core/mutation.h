@@ -1,5 +1,7 @@
 /* Records: what the core tells the store, and the live streams, after each change. One struct
- * per kind, in a tagged union: a record carries the fields of its kind and nothing else.
+ * per kind, in a tagged union: a record carries the fields of its kind and nothing else. The
+ * kinds are declared once, in HF_RECORD_KINDS below; the store's table of record kinds
+ * (store/records.h) and each backend's table of writes are made from that list.
  *
  * A record's pointers are borrowed and valid only during the sink call: a sink that keeps a
  * record copies it (hf_batch_append in store/store.h does, deeply). The core writes no JSON:

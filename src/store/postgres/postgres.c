@@ -3,7 +3,9 @@
  * is one transaction whose statements go out in libpq's pipeline mode: BEGIN, the fence of the
  * units' leases (lease.c), every record's prepared statement, COMMIT and one Sync, so a batch
  * costs one round trip, not one per row. It is written and durable when COMMIT returns
- * (synchronous_commit on: durable is NULL).
+ * (synchronous_commit on: durable is NULL). Each kind of record is queued by its row of QUEUES,
+ * the backend's table of writes made from the list of kinds (core/mutation.h): a kind without
+ * its queue_NAME fails to compile.
  *
  * A statement that must change a row (an update of a hold, an order, an event's sales) counts
  * the rows it changed inside the statement and raises when none did (holdfast_changed): in a

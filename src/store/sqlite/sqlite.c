@@ -5,7 +5,8 @@
  * while the writer goes on with the next batch. A batch counts as durable only when a sync
  * that started after its COMMIT has finished. The UNIQUE index on order_items stands behind
  * the engine: a seat is in at most one active order of an event, whatever a bug upstream may
- * try.
+ * try. Each kind of record is written by its row of WRITES, the backend's table of writes made
+ * from the list of kinds (core/mutation.h): a kind without its write_NAME fails to compile.
  *
  * Threads: the connection is used by the caller of open and load until start, then by the
  * store's writer thread (hf-store) alone; see backend.h for which method runs where. */
