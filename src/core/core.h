@@ -109,6 +109,7 @@ typedef enum hf_error {
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
 const char *hf_seat_status_name(uint8_t status);
 const char *hf_hold_status_name(uint8_t status);
+const char *hf_order_status_name(uint8_t status);
 /* The seat status named by text; false when there is none. */
 bool hf_seat_status_parse(const char *text, uint8_t *status);
 

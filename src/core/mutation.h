@@ -1,5 +1,7 @@
 /* Records: what the core tells the store, and the live streams, after each change. One struct
- * per kind, in a tagged union: a record carries the fields of its kind and nothing else.
+ * per kind, in a tagged union: a record carries the fields of its kind and nothing else. The
+ * kinds are declared once, in HF_RECORD_KINDS below; the store's table of record kinds
+ * (store/records.h) and each backend's table of writes are made from that list.
  *
  * A record's pointers are borrowed and valid only during the sink call: a sink that keeps a
  * record copies it (hf_batch_append in store/store.h does, deeply). The core writes no JSON:
@@ -13,27 +15,47 @@
 
 #include "core/definition.h"
 
+/* The kinds of record, declared once: X(KIND, value, name, member) for each, where
+ * HF_MUTATION_KIND is the kind's constant and value its number (a domain's kinds numbered together,
+ * with room after them), name the kind in lower case (what the store's
+ * functions of one kind are named after, store/records.h) and member the union member of
+ * hf_mutation_t that carries its fields (two kinds may share one). A kind added here needs
+ * its row in the store's table of records (store/records.c) and in each backend's table of
+ * writes, or the build fails. */
+#define HF_RECORD_KINDS(X) \
+    X(EVENT_CREATE, 1, event_create, event_create) \
+    /* live streams only: the store derives seats from holds and orders */ \
+    X(SEAT, 2, seat, seat) \
+    X(HOLD_CREATE, 3, hold_create, hold_create) \
+    X(HOLD_UPDATE, 4, hold_update, hold_update) \
+    X(ORDER_CREATE, 5, order_create, order_create) \
+    X(ORDER_ITEM, 6, order_item, order_item) \
+    X(ORDER_UPDATE, 7, order_update, order_update) \
+    X(IDEMPOTENCY, 8, idempotency, idempotency) \
+    X(POOL, 9, pool, pool) /* live streams only, like seats */ \
+    X(EVENT_SALES, 10, event_sales, event_sales) /* an event's sales closed or reopened */ \
+    X(DELIVERY, 11, delivery, delivery) /* a payment webhook's delivery and its outcome */ \
+    X(REFUND, 12, refund, refund) /* a refund as it stands (new, or completed) */ \
+    X(TICKET_CREATE, 13, ticket_create, ticket) /* a waiting room's new ticket (queue.h) */ \
+    /* a ticket's new status: admitted, completed, expired... */ \
+    X(TICKET_UPDATE, 14, ticket_update, ticket) \
+    X(EVENT_UPDATE, 15, event_update, event_update) /* an event changed while it sells */ \
+    X(EVENT_DELETE, 16, event_delete, event_delete) /* an event that never sold, deleted */ \
+    X(DRIVER, 20, driver, driver) /* a driver as it stands (dispatch: soft, flushed) */ \
+    X(RIDE, 21, ride, ride) /* a ride as it stands, with its offer (dispatch) */
+
+#define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = value,
 typedef enum hf_mutation_type {
-    HF_MUTATION_EVENT_CREATE = 1,
-    HF_MUTATION_SEAT,             /* live streams only: the store derives seats from holds
-                                     and orders */
-    HF_MUTATION_HOLD_CREATE,
-    HF_MUTATION_HOLD_UPDATE,
-    HF_MUTATION_ORDER_CREATE,
-    HF_MUTATION_ORDER_ITEM,
-    HF_MUTATION_ORDER_UPDATE,
-    HF_MUTATION_IDEMPOTENCY,
-    HF_MUTATION_POOL,             /* live streams only, like seats */
-    HF_MUTATION_EVENT_SALES,      /* an event's sales closed or reopened */
-    HF_MUTATION_DELIVERY,         /* a payment webhook's delivery and its outcome */
-    HF_MUTATION_REFUND,           /* a refund as it stands (new, or completed) */
-    HF_MUTATION_TICKET_CREATE,    /* a waiting room's new ticket (core/queue.h) */
-    HF_MUTATION_TICKET_UPDATE,    /* a ticket's new status: admitted, completed, expired... */
-    HF_MUTATION_EVENT_UPDATE,     /* an event changed while it sells (PATCH) */
-    HF_MUTATION_EVENT_DELETE,     /* an event that never sold anything, deleted */
-    HF_MUTATION_DRIVER = 20,      /* a driver as it stands (dispatch: soft, flushed) */
-    HF_MUTATION_RIDE,             /* a ride as it stands, with its offer (dispatch) */
+    HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_)
 } hf_mutation_type_t;
+
+/* One more than the largest kind's number: the length of a table indexed by kind. (The size
+ * of a union of one char array per kind, each one longer than its kind's number.) */
+#define HF_RECORD_KIND_SLOT_(KIND, value, name, member) char slot_##name[(value) + 1];
+#define HF_RECORD_KIND_LIMIT sizeof(union { HF_RECORD_KINDS(HF_RECORD_KIND_SLOT_) })
+/* How many kinds the list has. */
+#define HF_RECORD_KIND_ONE_(KIND, value, name, member) +1
+#define HF_RECORD_KIND_COUNT (0 HF_RECORD_KINDS(HF_RECORD_KIND_ONE_))
 
 /* One line of a hold or an order: a seat (quantity 0) or a pool's units (quantity >= 1). */
 typedef struct hf_mutation_item {

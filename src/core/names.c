@@ -45,3 +45,11 @@ bool hf_ticket_status_parse(const char *text, uint8_t *status) {
     }
     return false;
 }
+
+/* An order's statuses, as the store writes them. */
+static const char *const ORDER_STATUS_NAMES[] = {"confirmed", "cancelled"};
+
+const char *hf_order_status_name(uint8_t status) {
+    assert(status <= HF_ORDER_CANCELLED);
+    return ORDER_STATUS_NAMES[status];
+}

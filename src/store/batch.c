@@ -1,13 +1,16 @@
 /* A batch: deep copies of mutation records, collected on the engine thread and written by the
  * store's writer thread in one transaction. Appending is on the hot path of every change, so a
  * batch allocates nothing per record once warmed up: records live in one growable array and their
- * strings in a chain of chunks that hf_batch_clear rewinds and keeps for the next batch. */
+ * strings in a chain of chunks that hf_batch_clear rewinds and keeps for the next batch. Each
+ * kind's copy is its row's in the table of record kinds (records.h): one function per union
+ * member, below. */
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/records.h"
 #include "store/store.h"
 
 /* Most records carry a few ids of a few dozen bytes; 64 KiB holds hundreds of them, so a
@@ -155,144 +158,132 @@ void hf_batch_destroy(hf_batch_t *batch) {
     free(batch);
 }
 
-/* copy_fields for a waiting room's ticket (both kinds). */
-static void copy_ticket_fields(hf_batch_t *batch, hf_mutation_ticket_t *ticket) {
-    ticket->ticket_id = copy_string(batch, ticket->ticket_id);
-    ticket->event_id = copy_string(batch, ticket->event_id);
-    ticket->user_id = copy_string(batch, ticket->user_id);
+/* ---- The copies of the table of record kinds (records.h): one per union member ---- */
+
+void hf_batch_copy_event_create(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_event_create_t *event = &copy->as.event_create;
+    event->event_id = copy_string(batch, event->event_id);
+    event->definition = copy_definition(batch, event->definition);
 }
 
-/* copy_fields for the kinds of orders, idempotency keys, deliveries and refunds. */
-static void copy_order_fields(hf_batch_t *batch, hf_mutation_t *copy) {
-    switch (copy->type) {
-    case HF_MUTATION_ORDER_CREATE: {
-        hf_mutation_order_create_t *order = &copy->as.order_create;
-        order->order_id = copy_string(batch, order->order_id);
-        order->event_id = copy_string(batch, order->event_id);
-        order->user_id = copy_string(batch, order->user_id);
-        order->hold_id = copy_string(batch, order->hold_id);
-        order->currency = copy_string(batch, order->currency);
-        order->payment_ref = copy_string(batch, order->payment_ref);
-        order->items = copy_items(batch, &order->items);
-        return;
-    }
-    case HF_MUTATION_ORDER_ITEM: {
-        hf_mutation_order_item_t *item = &copy->as.order_item;
-        item->order_id = copy_string(batch, item->order_id);
-        item->event_id = copy_string(batch, item->event_id);
-        item->seat_id = copy_string(batch, item->seat_id);
-        item->pool_id = copy_string(batch, item->pool_id);
-        return;
-    }
-    case HF_MUTATION_ORDER_UPDATE: {
-        hf_mutation_order_update_t *order = &copy->as.order_update;
-        order->order_id = copy_string(batch, order->order_id);
-        order->event_id = copy_string(batch, order->event_id);
-        order->user_id = copy_string(batch, order->user_id);
-        order->refund_id = copy_string(batch, order->refund_id);
-        return;
-    }
-    case HF_MUTATION_IDEMPOTENCY: {
-        hf_mutation_idempotency_t *answer = &copy->as.idempotency;
-        answer->key = copy_string(batch, answer->key);
-        answer->body = copy_string(batch, answer->body);
-        answer->hash = copy_hash(batch, answer->hash);
-        answer->unit = copy_string(batch, answer->unit);
-        return;
-    }
-    case HF_MUTATION_DELIVERY: {
-        hf_mutation_delivery_t *delivery = &copy->as.delivery;
-        delivery->payment_intent_id = copy_string(batch, delivery->payment_intent_id);
-        delivery->event_id = copy_string(batch, delivery->event_id);
-        delivery->reservation_id = copy_string(batch, delivery->reservation_id);
-        delivery->order_id = copy_string(batch, delivery->order_id);
-        delivery->refund_id = copy_string(batch, delivery->refund_id);
-        delivery->hold_event_id = copy_string(batch, delivery->hold_event_id);
-        return;
-    }
-    case HF_MUTATION_REFUND: {
-        hf_mutation_refund_t *refund = &copy->as.refund;
-        refund->refund_id = copy_string(batch, refund->refund_id);
-        refund->payment_intent_id = copy_string(batch, refund->payment_intent_id);
-        refund->reservation_id = copy_string(batch, refund->reservation_id);
-        refund->order_id = copy_string(batch, refund->order_id);
-        refund->event_id = copy_string(batch, refund->event_id);
-        return;
-    }
-    default: assert(!"a record kind the batch does not know"); return;
-    }
+void hf_batch_copy_event_sales(hf_batch_t *batch, hf_mutation_t *copy) {
+    copy->as.event_sales.event_id = copy_string(batch, copy->as.event_sales.event_id);
 }
 
-/* copy_fields for an event's change (both definitions) or deletion. */
-static void copy_event_change(hf_batch_t *batch, hf_mutation_t *copy) {
-    if (copy->type == HF_MUTATION_EVENT_DELETE) {
-        copy->as.event_delete.event_id = copy_string(batch, copy->as.event_delete.event_id);
-        return;
-    }
+/* Both definitions: the event whole and what changed. */
+void hf_batch_copy_event_update(hf_batch_t *batch, hf_mutation_t *copy) {
     hf_mutation_event_update_t *event = &copy->as.event_update;
     event->event_id = copy_string(batch, event->event_id);
     event->definition = copy_definition(batch, event->definition);
     event->changes = copy_definition(batch, event->changes);
 }
 
-/* Replaces every pointer of the record (a shallow copy of the emitted one) by a copy in the
- * batch. */
-static void copy_fields(hf_batch_t *batch, hf_mutation_t *copy) {
-    switch (copy->type) {
-    case HF_MUTATION_EVENT_CREATE: {
-        hf_mutation_event_create_t *event = &copy->as.event_create;
-        event->event_id = copy_string(batch, event->event_id);
-        event->definition = copy_definition(batch, event->definition);
-        return;
-    }
-    case HF_MUTATION_EVENT_SALES:
-        copy->as.event_sales.event_id = copy_string(batch, copy->as.event_sales.event_id);
-        return;
-    case HF_MUTATION_EVENT_UPDATE:
-    case HF_MUTATION_EVENT_DELETE: copy_event_change(batch, copy); return;
-    case HF_MUTATION_SEAT:
-        copy->as.seat.event_id = copy_string(batch, copy->as.seat.event_id);
-        copy->as.seat.seat_id = copy_string(batch, copy->as.seat.seat_id);
-        return;
-    case HF_MUTATION_POOL:
-        copy->as.pool.event_id = copy_string(batch, copy->as.pool.event_id);
-        copy->as.pool.pool_id = copy_string(batch, copy->as.pool.pool_id);
-        return;
-    case HF_MUTATION_HOLD_CREATE: {
-        hf_mutation_hold_create_t *hold = &copy->as.hold_create;
-        hold->hold_id = copy_string(batch, hold->hold_id);
-        hold->event_id = copy_string(batch, hold->event_id);
-        hold->user_id = copy_string(batch, hold->user_id);
-        hold->items = copy_items(batch, &hold->items);
-        return;
-    }
-    case HF_MUTATION_HOLD_UPDATE: {
-        hf_mutation_hold_update_t *hold = &copy->as.hold_update;
-        hold->hold_id = copy_string(batch, hold->hold_id);
-        hold->event_id = copy_string(batch, hold->event_id);
-        hold->user_id = copy_string(batch, hold->user_id);
-        hold->order_id = copy_string(batch, hold->order_id);
-        return;
-    }
-    case HF_MUTATION_TICKET_CREATE:
-    case HF_MUTATION_TICKET_UPDATE: copy_ticket_fields(batch, &copy->as.ticket); return;
-    case HF_MUTATION_DRIVER:
-        copy->as.driver.fleet_id = copy_string(batch, copy->as.driver.fleet_id);
-        copy->as.driver.driver_id = copy_string(batch, copy->as.driver.driver_id);
-        return;
-    case HF_MUTATION_RIDE: {
-        hf_mutation_ride_t *ride = &copy->as.ride;
-        ride->ride_id = copy_string(batch, ride->ride_id);
-        ride->fleet_id = copy_string(batch, ride->fleet_id);
-        ride->rider_id = copy_string(batch, ride->rider_id);
-        ride->offer_driver_id = copy_string(batch, ride->offer_driver_id);
-        ride->driver_id = copy_string(batch, ride->driver_id);
-        ride->declined = copy_string(batch, ride->declined);
-        ride->lapsed = copy_string(batch, ride->lapsed);
-        return;
-    }
-    default: copy_order_fields(batch, copy); return;
-    }
+void hf_batch_copy_event_delete(hf_batch_t *batch, hf_mutation_t *copy) {
+    copy->as.event_delete.event_id = copy_string(batch, copy->as.event_delete.event_id);
+}
+
+void hf_batch_copy_seat(hf_batch_t *batch, hf_mutation_t *copy) {
+    copy->as.seat.event_id = copy_string(batch, copy->as.seat.event_id);
+    copy->as.seat.seat_id = copy_string(batch, copy->as.seat.seat_id);
+}
+
+void hf_batch_copy_pool(hf_batch_t *batch, hf_mutation_t *copy) {
+    copy->as.pool.event_id = copy_string(batch, copy->as.pool.event_id);
+    copy->as.pool.pool_id = copy_string(batch, copy->as.pool.pool_id);
+}
+
+void hf_batch_copy_hold_create(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_hold_create_t *hold = &copy->as.hold_create;
+    hold->hold_id = copy_string(batch, hold->hold_id);
+    hold->event_id = copy_string(batch, hold->event_id);
+    hold->user_id = copy_string(batch, hold->user_id);
+    hold->items = copy_items(batch, &hold->items);
+}
+
+void hf_batch_copy_hold_update(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_hold_update_t *hold = &copy->as.hold_update;
+    hold->hold_id = copy_string(batch, hold->hold_id);
+    hold->event_id = copy_string(batch, hold->event_id);
+    hold->user_id = copy_string(batch, hold->user_id);
+    hold->order_id = copy_string(batch, hold->order_id);
+}
+
+void hf_batch_copy_order_create(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_order_create_t *order = &copy->as.order_create;
+    order->order_id = copy_string(batch, order->order_id);
+    order->event_id = copy_string(batch, order->event_id);
+    order->user_id = copy_string(batch, order->user_id);
+    order->hold_id = copy_string(batch, order->hold_id);
+    order->currency = copy_string(batch, order->currency);
+    order->payment_ref = copy_string(batch, order->payment_ref);
+    order->items = copy_items(batch, &order->items);
+}
+
+void hf_batch_copy_order_item(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_order_item_t *item = &copy->as.order_item;
+    item->order_id = copy_string(batch, item->order_id);
+    item->event_id = copy_string(batch, item->event_id);
+    item->seat_id = copy_string(batch, item->seat_id);
+    item->pool_id = copy_string(batch, item->pool_id);
+}
+
+void hf_batch_copy_order_update(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_order_update_t *order = &copy->as.order_update;
+    order->order_id = copy_string(batch, order->order_id);
+    order->event_id = copy_string(batch, order->event_id);
+    order->user_id = copy_string(batch, order->user_id);
+    order->refund_id = copy_string(batch, order->refund_id);
+}
+
+void hf_batch_copy_idempotency(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_idempotency_t *answer = &copy->as.idempotency;
+    answer->key = copy_string(batch, answer->key);
+    answer->body = copy_string(batch, answer->body);
+    answer->hash = copy_hash(batch, answer->hash);
+    answer->unit = copy_string(batch, answer->unit);
+}
+
+void hf_batch_copy_delivery(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_delivery_t *delivery = &copy->as.delivery;
+    delivery->payment_intent_id = copy_string(batch, delivery->payment_intent_id);
+    delivery->event_id = copy_string(batch, delivery->event_id);
+    delivery->reservation_id = copy_string(batch, delivery->reservation_id);
+    delivery->order_id = copy_string(batch, delivery->order_id);
+    delivery->refund_id = copy_string(batch, delivery->refund_id);
+    delivery->hold_event_id = copy_string(batch, delivery->hold_event_id);
+}
+
+void hf_batch_copy_refund(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_refund_t *refund = &copy->as.refund;
+    refund->refund_id = copy_string(batch, refund->refund_id);
+    refund->payment_intent_id = copy_string(batch, refund->payment_intent_id);
+    refund->reservation_id = copy_string(batch, refund->reservation_id);
+    refund->order_id = copy_string(batch, refund->order_id);
+    refund->event_id = copy_string(batch, refund->event_id);
+}
+
+/* Both kinds of ticket. */
+void hf_batch_copy_ticket(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_ticket_t *ticket = &copy->as.ticket;
+    ticket->ticket_id = copy_string(batch, ticket->ticket_id);
+    ticket->event_id = copy_string(batch, ticket->event_id);
+    ticket->user_id = copy_string(batch, ticket->user_id);
+}
+
+void hf_batch_copy_driver(hf_batch_t *batch, hf_mutation_t *copy) {
+    copy->as.driver.fleet_id = copy_string(batch, copy->as.driver.fleet_id);
+    copy->as.driver.driver_id = copy_string(batch, copy->as.driver.driver_id);
+}
+
+void hf_batch_copy_ride(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_ride_t *ride = &copy->as.ride;
+    ride->ride_id = copy_string(batch, ride->ride_id);
+    ride->fleet_id = copy_string(batch, ride->fleet_id);
+    ride->rider_id = copy_string(batch, ride->rider_id);
+    ride->offer_driver_id = copy_string(batch, ride->offer_driver_id);
+    ride->driver_id = copy_string(batch, ride->driver_id);
+    ride->declined = copy_string(batch, ride->declined);
+    ride->lapsed = copy_string(batch, ride->lapsed);
 }
 
 void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation) {
@@ -304,7 +295,7 @@ void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation) {
     }
     hf_mutation_t *copy = &batch->records[batch->count++];
     *copy = *mutation;
-    copy_fields(batch, copy);
+    hf_record_row(copy->type)->copy(batch, copy);
 }
 
 size_t hf_batch_count(const hf_batch_t *batch) {

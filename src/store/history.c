@@ -1,16 +1,37 @@
-/* Entries of an event's audit history, derived from the batch's records (store/history.h). */
+/* Entries of an event's audit history, derived from the batch's records (store/history.h): the
+ * type and data functions of the kinds that make entries, which their rows in the table of
+ * record kinds name (records.c). */
 #include "store/history.h"
 
 #include <stdio.h>
 
 #include "core/core.h"
 #include "lib/json.h"
+#include "store/records.h"
+
+/* Each record's entry is its kind's row (records.h): the kinds that make entries have their
+ * type and data functions below, the others none. The core names the event of every record
+ * it emits; a record without one (a test's partial record) has no history to go in. */
+bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type,
+                         const char **event_id) {
+    const hf_record_row_t *row = hf_record_row(mutation->type);
+    *type = NULL;
+    *event_id = NULL;
+    if (row->history_type == NULL) return false;
+    *event_id = hf_record_text(mutation, row->unit);
+    if (*event_id != NULL) *type = row->history_type(mutation);
+    return *type != NULL;
+}
+
+/* ---- The kinds that make entries: the type word, then the data ---- */
+
+const char *hf_history_type_hold_create(const hf_mutation_t *mutation) { return "hold"; }
 
 /* A hold update says what happened by the status it leaves: held is an extension. A
  * confirmation is told by the order it creates (commit, below), which alone carries the
  * payment reference, so the hold's own record of it makes no entry. */
-static const char *hold_update_type(const hf_mutation_hold_update_t *update) {
-    switch (update->status) {
+const char *hf_history_type_hold_update(const hf_mutation_t *mutation) {
+    switch (mutation->as.hold_update.status) {
     case HF_HOLD_HELD: return "extend";
     case HF_HOLD_RELEASED: return "release";
     case HF_HOLD_EXPIRED: return "expiry";
@@ -18,61 +39,20 @@ static const char *hold_update_type(const hf_mutation_hold_update_t *update) {
     }
 }
 
-bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type,
-                         const char **event_id) {
-    *type = NULL;
-    *event_id = NULL;
-    switch (mutation->type) {
-    case HF_MUTATION_HOLD_CREATE:
-        *type = "hold";
-        *event_id = mutation->as.hold_create.event_id;
-        break;
-    case HF_MUTATION_HOLD_UPDATE:
-        *type = hold_update_type(&mutation->as.hold_update);
-        *event_id = mutation->as.hold_update.event_id;
-        break;
-    case HF_MUTATION_ORDER_CREATE:
-        *type = mutation->as.order_create.hold_id != NULL ? "commit" : "booking";
-        *event_id = mutation->as.order_create.event_id;
-        break;
-    case HF_MUTATION_ORDER_UPDATE:
-        *type = mutation->as.order_update.status == HF_ORDER_CANCELLED ? "cancel" : NULL;
-        *event_id = mutation->as.order_update.event_id;
-        break;
-    case HF_MUTATION_DELIVERY:
-        /* A payment webhook's delivery and what it decided; the commit it made, if any, is
-         * its order's own entry. A delivery for an unknown hold names no event. */
-        *type = "payment";
-        *event_id = mutation->as.delivery.hold_event_id;
-        break;
-    case HF_MUTATION_EVENT_UPDATE:
-        *type = "event_update";
-        *event_id = mutation->as.event_update.event_id;
-        break;
-    /* A deleted event's history goes with it. */
-    case HF_MUTATION_EVENT_DELETE:
-    case HF_MUTATION_REFUND: /* the delivery's entry names the refund it owes */
-    case HF_MUTATION_EVENT_CREATE:
-    case HF_MUTATION_EVENT_SALES:
-    case HF_MUTATION_SEAT:
-    case HF_MUTATION_POOL:
-    case HF_MUTATION_ORDER_ITEM:
-    case HF_MUTATION_IDEMPOTENCY:
-    /* A waiting room's tickets make no entries (docs/API.md, a Choice): a million joins
-     * would swamp the history of the sale they wait for. */
-    case HF_MUTATION_TICKET_CREATE:
-    case HF_MUTATION_TICKET_UPDATE:
-    /* Rides and drivers are no event's: dispatch keeps no audit history (docs/API.md). */
-    case HF_MUTATION_DRIVER:
-    case HF_MUTATION_RIDE:
-        /* Not a change the history tells: seats and pools follow from the holds and orders,
-         * an order's items are in its entry, and creating or closing an event is no sale. */
-        break;
-    }
-    /* The core names the event of every record it emits; a record without one (a test's
-     * partial record) has no history to go in. */
-    if (*event_id == NULL) *type = NULL;
-    return *type != NULL;
+const char *hf_history_type_order_create(const hf_mutation_t *mutation) {
+    return mutation->as.order_create.hold_id != NULL ? "commit" : "booking";
+}
+
+const char *hf_history_type_order_update(const hf_mutation_t *mutation) {
+    return mutation->as.order_update.status == HF_ORDER_CANCELLED ? "cancel" : NULL;
+}
+
+/* A payment webhook's delivery and what it decided; the commit it made, if any, is its order's
+ * own entry. A delivery for an unknown hold names no event. */
+const char *hf_history_type_delivery(const hf_mutation_t *mutation) { return "payment"; }
+
+const char *hf_history_type_event_update(const hf_mutation_t *mutation) {
+    return "event_update";
 }
 
 static void items_write(hf_json_t *json, const hf_mutation_items_t *items) {
@@ -94,7 +74,8 @@ static void string_or_null(hf_json_t *json, const char *text) {
     else hf_json_null(json);
 }
 
-static void hold_create_write(hf_json_t *json, const hf_mutation_hold_create_t *hold) {
+void hf_history_data_hold_create(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_hold_create_t *hold = &mutation->as.hold_create;
     HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, hold->hold_id);
     HF_JSON_KEY(json, "user_id"); hf_json_string(json, hold->user_id);
     items_write(json, &hold->items);
@@ -102,7 +83,8 @@ static void hold_create_write(hf_json_t *json, const hf_mutation_hold_create_t *
     HF_JSON_KEY(json, "expires_at"); hf_json_time(json, hold->expires_at_ms);
 }
 
-static void hold_update_write(hf_json_t *json, const hf_mutation_hold_update_t *hold) {
+void hf_history_data_hold_update(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_hold_update_t *hold = &mutation->as.hold_update;
     HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, hold->hold_id);
     if (hold->status == HF_HOLD_HELD) {
         HF_JSON_KEY(json, "user_id"); string_or_null(json, hold->user_id);
@@ -112,7 +94,8 @@ static void hold_update_write(hf_json_t *json, const hf_mutation_hold_update_t *
     }
 }
 
-static void order_create_write(hf_json_t *json, const hf_mutation_order_create_t *order) {
+void hf_history_data_order_create(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_order_create_t *order = &mutation->as.order_create;
     if (order->hold_id != NULL) {
         HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, order->hold_id);
     }
@@ -123,7 +106,16 @@ static void order_create_write(hf_json_t *json, const hf_mutation_order_create_t
     HF_JSON_KEY(json, "payment_ref"); string_or_null(json, order->payment_ref);
 }
 
-static void delivery_write(hf_json_t *json, const hf_mutation_delivery_t *delivery) {
+void hf_history_data_order_update(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_order_update_t *order = &mutation->as.order_update;
+    HF_JSON_KEY(json, "order_id"); hf_json_string(json, order->order_id);
+    HF_JSON_KEY(json, "user_id"); string_or_null(json, order->user_id);
+    /* The refund a paid order's cancel owes, null for an order without payment. */
+    HF_JSON_KEY(json, "refund_id"); string_or_null(json, order->refund_id);
+}
+
+void hf_history_data_delivery(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_delivery_t *delivery = &mutation->as.delivery;
     HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, delivery->reservation_id);
     HF_JSON_KEY(json, "payment_intent_id"); hf_json_string(json, delivery->payment_intent_id);
     HF_JSON_KEY(json, "payment_type");
@@ -205,7 +197,8 @@ static void pools_changed_write(hf_json_t *json, const hf_event_definition_t *ch
 }
 
 /* The names of what changed, then each changed member with its new value, as PATCH takes it. */
-static void event_update_write(hf_json_t *json, const hf_mutation_event_update_t *update) {
+void hf_history_data_event_update(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_event_update_t *update = &mutation->as.event_update;
     static const struct {
         uint32_t bit;
         const char *name;
@@ -245,24 +238,11 @@ static void event_update_write(hf_json_t *json, const hf_mutation_event_update_t
 }
 
 void hf_history_data_write(hf_buffer_t *out, const hf_mutation_t *mutation) {
+    const hf_record_row_t *row = hf_record_row(mutation->type);
     hf_json_t json;
     hf_json_init(&json, out);
     hf_json_object_begin(&json);
-    switch (mutation->type) {
-    case HF_MUTATION_HOLD_CREATE: hold_create_write(&json, &mutation->as.hold_create); break;
-    case HF_MUTATION_HOLD_UPDATE: hold_update_write(&json, &mutation->as.hold_update); break;
-    case HF_MUTATION_ORDER_CREATE: order_create_write(&json, &mutation->as.order_create); break;
-    case HF_MUTATION_ORDER_UPDATE:
-        HF_JSON_KEY(&json, "order_id"); hf_json_string(&json, mutation->as.order_update.order_id);
-        HF_JSON_KEY(&json, "user_id");
-        string_or_null(&json, mutation->as.order_update.user_id);
-        /* The refund a paid order's cancel owes, null for an order without payment. */
-        HF_JSON_KEY(&json, "refund_id");
-        string_or_null(&json, mutation->as.order_update.refund_id);
-        break;
-    case HF_MUTATION_DELIVERY: delivery_write(&json, &mutation->as.delivery); break;
-    case HF_MUTATION_EVENT_UPDATE: event_update_write(&json, &mutation->as.event_update); break;
-    default: break; /* hf_history_entry_of made no entry of the others */
-    }
+    /* hf_history_entry_of made no entry of a kind without data. */
+    if (row->history_data != NULL) row->history_data(&json, mutation);
     hf_json_object_end(&json);
 }

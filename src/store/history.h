@@ -1,7 +1,8 @@
 /* The audit history of an event (API.md section 7): every state change of an event becomes one
  * entry, appended by the store in the same transaction as the change. The entries are derived
  * here from the batch's records, on the writer thread, so the core stays as it is and a failed
- * batch leaves no entry. Every backend uses these; each numbers the entries per event (seq,
+ * batch leaves no entry. Which kinds make entries, and their functions, is their rows' in the
+ * table of record kinds (records.h). Every backend uses these; each numbers the entries per event (seq,
  * from 1, without gaps) and keeps them in its table history(event_id, seq, type, at, data).
  *
  * data is compact JSON, an object of the entry's own fields in the API's shapes (times written

@@ -10,6 +10,9 @@
  * runs the writer thread, hands batches over with their sequences (the engine numbers them),
  * handles a failed batch and keeps the statistics. Each backend implements backend.h's struct of
  * methods in store/NAME/ (SQLite's in store/sqlite/); a new one adds one row to backends.c.
+ * What the store does with each kind of record (its copy into a batch, its unit, its history
+ * entry) is the kind's row in the table of record kinds (records.h); each backend writes a
+ * record through its own table of writes, indexed by kind the same way.
  *
  * Threads: hf_store_open, hf_store_load, hf_store_read_hold, hf_store_list_holds,
  * hf_store_read_history, hf_store_start, hf_store_idle,

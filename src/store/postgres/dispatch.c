@@ -55,19 +55,22 @@ static const char *integer(text_t out, int64_t value) {
     return out;
 }
 
-bool hf_pg_dispatch_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
-    text_t a, b, c, d, e, f, g, h;
-    if (mutation->type == HF_MUTATION_DRIVER && mutation->as.driver.deleted) {
-        const char *values[] = {mutation->as.driver.fleet_id, mutation->as.driver.driver_id};
+/* A driver upserted, or its row deleted with it. */
+bool hf_pg_driver_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+    text_t a, b, c, d;
+    const hf_mutation_driver_t *driver = &mutation->as.driver;
+    if (driver->deleted) {
+        const char *values[] = {driver->fleet_id, driver->driver_id};
         return hf_pg_queue_named(store, "hf_driver_delete", 2, values, tag);
     }
-    if (mutation->type == HF_MUTATION_DRIVER) {
-        const hf_mutation_driver_t *driver = &mutation->as.driver;
-        const char *values[] = {driver->fleet_id, driver->driver_id, real(a, driver->lat),
-                                real(b, driver->lng), real(c, driver->rating),
-                                driver->available ? "1" : "0", integer(d, mutation->at_ms)};
-        return hf_pg_queue_named(store, "hf_driver_put", 7, values, tag);
-    }
+    const char *values[] = {driver->fleet_id, driver->driver_id, real(a, driver->lat),
+                            real(b, driver->lng), real(c, driver->rating),
+                            driver->available ? "1" : "0", integer(d, mutation->at_ms)};
+    return hf_pg_queue_named(store, "hf_driver_put", 7, values, tag);
+}
+
+bool hf_pg_ride_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+    text_t a, b, c, d, e, f, g, h;
     const hf_mutation_ride_t *ride = &mutation->as.ride;
     /* An unknown status goes as NULL, and NOT NULL fails the batch. */
     uint8_t known;

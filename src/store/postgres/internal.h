@@ -189,11 +189,15 @@ void hf_pg_runs_free(hf_pg_store_t *store);
 /* Dispatch (dispatch.c): its statements on a new writer connection, a driver's or a ride's
  * upsert queued, and drivers then rides read back (unit NULL: all; else one fleet's). */
 int hf_pg_dispatch_prepare(PGconn *connection, char *error, size_t error_size);
-/* Changed and deleted events (events.c): their statements on a new writer connection, and a
- * record of either kind queued in the batch's pipeline. */
+/* Events (events.c): their statements on a new writer connection, and a
+ * record of each kind queued in the batch's pipeline (rows of postgres.c's table of writes). */
 int hf_pg_events_prepare(PGconn *connection, char *error, size_t error_size);
-bool hf_pg_events_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
-bool hf_pg_dispatch_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+bool hf_pg_event_create_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+bool hf_pg_event_sales_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+bool hf_pg_event_update_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+bool hf_pg_event_delete_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+bool hf_pg_driver_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+bool hf_pg_ride_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
 int hf_pg_dispatch_load(hf_pg_source_t *source, const char *unit,
                         const hf_store_loader_t *loader, char *error, size_t error_size);
 /* The backend's read_ride and list_rides, on the reader connection (dispatch.c). */

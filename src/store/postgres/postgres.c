@@ -3,7 +3,9 @@
  * is one transaction whose statements go out in libpq's pipeline mode: BEGIN, the fence of the
  * units' leases (lease.c), every record's prepared statement, COMMIT and one Sync, so a batch
  * costs one round trip, not one per row. It is written and durable when COMMIT returns
- * (synchronous_commit on: durable is NULL).
+ * (synchronous_commit on: durable is NULL). Each kind of record is queued by its row of QUEUES,
+ * the backend's table of writes made from the list of kinds (core/mutation.h): a kind without
+ * its queue_NAME fails to compile.
  *
  * A statement that must change a row (an update of a hold, an order, an event's sales) counts
  * the rows it changed inside the statement and raises when none did (holdfast_changed): in a
@@ -33,6 +35,7 @@
 #include "store/fault.h"
 #include "store/history.h"
 #include "store/postgres/internal.h"
+#include "store/records.h"
 #include "store/rows.h"
 
 /* Old idempotency keys are deleted once every this many batches, as SQLite's store does. */
@@ -243,8 +246,6 @@ static int exec_ok(PGconn **connection, const char *sql, char *error, size_t err
 typedef enum statement {
     STATEMENT_PURGE,
     STATEMENT_DELIVERY_PURGE,
-    STATEMENT_EVENT_INSERT,
-    STATEMENT_EVENT_SALES,
     STATEMENT_ORDER_INSERT,
     STATEMENT_ORDER_ITEM_INSERT,
     STATEMENT_ORDER_UPDATE,
@@ -258,7 +259,7 @@ typedef enum statement {
 } statement_t;
 
 static const char *const STATEMENT_NAMES[STATEMENT_COUNT] = {
-    "hf_purge", "hf_delivery_purge", "hf_event_insert", "hf_event_sales", "hf_order_insert",
+    "hf_purge", "hf_delivery_purge", "hf_order_insert",
     "hf_order_item_insert", "hf_order_update", "hf_order_items_deactivate",
     "hf_idempotency_put", "hf_delivery_insert", "hf_refund_put", "hf_ticket_insert",
     "hf_ticket_update"};
@@ -270,10 +271,6 @@ static const char *const STATEMENT_NAMES[STATEMENT_COUNT] = {
 static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_PURGE] = "DELETE FROM idempotency WHERE created_at < $1::bigint",
     [STATEMENT_DELIVERY_PURGE] = "DELETE FROM deliveries WHERE received_at < $1::bigint",
-    [STATEMENT_EVENT_INSERT] =
-        "INSERT INTO events(id, config, created_at) VALUES($1, $2, $3::bigint)",
-    [STATEMENT_EVENT_SALES] =
-        CHANGED("UPDATE events SET sales_open = $2::integer WHERE id = $1"),
     [STATEMENT_ORDER_INSERT] =
         "INSERT INTO orders(id, event_id, user_id, reservation_id, status, items, total,"
         " currency, payment_ref, created_at)"
@@ -479,27 +476,8 @@ static const char *number(number_t out, int64_t value) {
     return out;
 }
 
-static const char *payment_word(const char *(*name)(uint8_t), int value, int last) {
-    return value >= 0 && value <= last ? name((uint8_t)value) : NULL;
-}
-
-static bool order_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
+static bool queue_order_create(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
     number_t a, b;
-    if (m->type == HF_MUTATION_ORDER_UPDATE) {
-        const hf_mutation_order_update_t *o = &m->as.order_update;
-        const char *values[] = {o->order_id, hf_pg_order_word(o->status)};
-        if (!queue_prepared(store, STATEMENT_ORDER_UPDATE, 2, values, NULL, tag)) return false;
-        if (o->status != HF_ORDER_CANCELLED) return true;
-        /* A cancelled order's seats leave the unique index, so they can be sold again. */
-        return queue_prepared(store, STATEMENT_ORDER_ITEMS_DEACTIVATE, 1, values, NULL, tag);
-    }
-    if (m->type == HF_MUTATION_ORDER_ITEM) {
-        const hf_mutation_order_item_t *o = &m->as.order_item;
-        uint32_t quantity = o->seat_id != NULL && o->quantity == 0 ? 1 : o->quantity;
-        const char *values[] = {o->order_id, o->event_id, o->seat_id, o->pool_id,
-                                number(a, quantity)};
-        return queue_prepared(store, STATEMENT_ORDER_ITEM_INSERT, 5, values, NULL, tag);
-    }
     const hf_mutation_order_create_t *o = &m->as.order_create;
     hf_buffer_reset(&store->text);
     hf_rows_items_write(&store->text, &o->items);
@@ -511,20 +489,25 @@ static bool order_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t ta
     return queue_prepared(store, STATEMENT_ORDER_INSERT, 10, values, NULL, tag);
 }
 
-static bool event_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
+static bool queue_order_item(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
     number_t a;
-    if (m->type == HF_MUTATION_EVENT_SALES) {
-        const char *values[] = {m->as.event_sales.event_id, m->as.event_sales.sales_open ? "1" : "0"};
-        return queue_prepared(store, STATEMENT_EVENT_SALES, 2, values, NULL, tag);
-    }
-    hf_buffer_reset(&store->text);
-    hf_rows_definition_write(&store->text, m->as.event_create.definition);
-    hf_buffer_append_char(&store->text, '\0');
-    const char *values[] = {m->as.event_create.event_id, store->text.data, number(a, m->at_ms)};
-    return queue_prepared(store, STATEMENT_EVENT_INSERT, 3, values, NULL, tag);
+    const hf_mutation_order_item_t *o = &m->as.order_item;
+    uint32_t quantity = o->seat_id != NULL && o->quantity == 0 ? 1 : o->quantity;
+    const char *values[] = {o->order_id, o->event_id, o->seat_id, o->pool_id,
+                            number(a, quantity)};
+    return queue_prepared(store, STATEMENT_ORDER_ITEM_INSERT, 5, values, NULL, tag);
 }
 
-static bool idempotency_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+static bool queue_order_update(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
+    const hf_mutation_order_update_t *o = &m->as.order_update;
+    const char *values[] = {o->order_id, hf_pg_order_word(o->status)};
+    if (!queue_prepared(store, STATEMENT_ORDER_UPDATE, 2, values, NULL, tag)) return false;
+    if (o->status != HF_ORDER_CANCELLED) return true;
+    /* A cancelled order's seats leave the unique index, so they can be sold again. */
+    return queue_prepared(store, STATEMENT_ORDER_ITEMS_DEACTIVATE, 1, values, NULL, tag);
+}
+
+static bool queue_idempotency(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
     const hf_mutation_idempotency_t *m = &mutation->as.idempotency;
     number_t a, b;
     /* A missing hash goes as NULL, which NOT NULL turns into a named failure. */
@@ -534,74 +517,80 @@ static bool idempotency_queue(hf_pg_store_t *store, const hf_mutation_t *mutatio
     return queue_prepared(store, STATEMENT_IDEMPOTENCY_PUT, 6, values, lengths, tag);
 }
 
-static bool delivery_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+static bool queue_delivery(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
     const hf_mutation_delivery_t *m = &mutation->as.delivery;
     number_t a, b;
     bool refunded = m->result == HF_PAYMENT_REFUND_REQUIRED;
     const char *values[] = {
-        m->payment_intent_id, payment_word(hf_payment_type_name, m->type, HF_PAYMENT_FAILED),
+        m->payment_intent_id, hf_record_word(hf_payment_type_name, m->type, HF_PAYMENT_FAILED),
         m->event_id, m->reservation_id, number(a, m->amount),
-        payment_word(hf_payment_result_name, m->result, HF_PAYMENT_RECORDED),
-        refunded ? payment_word(hf_refund_reason_name, m->reason, HF_REFUND_REASON_LAST)
+        hf_record_word(hf_payment_result_name, m->result, HF_PAYMENT_RECORDED),
+        refunded ? hf_record_word(hf_refund_reason_name, m->reason, HF_REFUND_REASON_LAST)
                  : NULL,
         m->late ? "1" : "0", m->order_id, m->refund_id, number(b, mutation->at_ms)};
     return queue_prepared(store, STATEMENT_DELIVERY_INSERT, 11, values, NULL, tag);
 }
 
-static bool refund_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+static bool queue_refund(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
     const hf_mutation_refund_t *m = &mutation->as.refund;
     number_t a, b;
     const char *values[] = {
         m->refund_id, m->payment_intent_id, m->reservation_id, number(a, m->amount),
-        payment_word(hf_refund_reason_name, m->reason, HF_REFUND_REASON_LAST),
-        payment_word(hf_refund_status_name, m->status, HF_REFUND_COMPLETED),
+        hf_record_word(hf_refund_reason_name, m->reason, HF_REFUND_REASON_LAST),
+        hf_record_word(hf_refund_status_name, m->status, HF_REFUND_COMPLETED),
         number(b, m->created_at_ms), m->order_id};
     return queue_prepared(store, STATEMENT_REFUND_PUT, 8, values, NULL, tag);
 }
 
 /* A ticket's join (a new row) or its new status, as SQLite's store writes them. */
-static bool ticket_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+static bool queue_ticket_create(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+    const hf_mutation_ticket_t *m = &mutation->as.ticket;
+    number_t a, b, c;
+    const char *values[] = {
+        m->ticket_id, m->event_id, m->user_id, number(a, m->seq),
+        hf_record_word(hf_ticket_status_name, m->status, HF_TICKET_ABANDONED),
+        number(b, mutation->at_ms), m->admitted_at_ms ? number(c, m->admitted_at_ms) : NULL};
+    return queue_prepared(store, STATEMENT_TICKET_INSERT, 7, values, NULL, tag);
+}
+
+static bool queue_ticket_update(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
     const hf_mutation_ticket_t *m = &mutation->as.ticket;
     number_t a, c;
-    const char *status = payment_word(hf_ticket_status_name, m->status, HF_TICKET_ABANDONED);
-    const char *admitted = m->admitted_at_ms ? number(c, m->admitted_at_ms) : NULL;
-    if (mutation->type == HF_MUTATION_TICKET_CREATE) {
-        number_t b;
-        const char *values[] = {m->ticket_id, m->event_id, m->user_id, number(a, m->seq),
-                                status, number(b, mutation->at_ms), admitted};
-        return queue_prepared(store, STATEMENT_TICKET_INSERT, 7, values, NULL, tag);
-    }
-    const char *values[] = {m->ticket_id, status, admitted, number(a, mutation->at_ms)};
+    const char *values[] = {m->ticket_id,
+                            hf_record_word(hf_ticket_status_name, m->status, HF_TICKET_ABANDONED),
+                            m->admitted_at_ms ? number(c, m->admitted_at_ms) : NULL,
+                            number(a, mutation->at_ms)};
     return queue_prepared(store, STATEMENT_TICKET_UPDATE, 4, values, NULL, tag);
 }
+
+/* Seats and pools follow from holds and orders: nothing to write (as SQLite's store). */
+static bool queue_seat(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) { return true; }
+static bool queue_pool(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) { return true; }
+
+/* The writes of the other files: events (events.c), holds in runs (runs.c), drivers and rides
+ * (dispatch.c). */
+#define queue_event_create hf_pg_event_create_queue
+#define queue_event_sales hf_pg_event_sales_queue
+#define queue_event_update hf_pg_event_update_queue
+#define queue_event_delete hf_pg_event_delete_queue
+#define queue_hold_create hf_pg_run_hold_insert
+#define queue_hold_update hf_pg_run_hold_update
+#define queue_driver hf_pg_driver_queue
+#define queue_ride hf_pg_ride_queue
+
+/* The backend's table of writes: queue_NAME for each kind of the list (core/mutation.h), so a
+ * kind without its write here fails to compile. */
+typedef bool (*queue_fn)(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+#define QUEUE(KIND, value, lower, member) [HF_MUTATION_##KIND] = queue_##lower,
+static const queue_fn QUEUES[HF_RECORD_KIND_LIMIT] = {HF_RECORD_KINDS(QUEUE)};
 
 static bool record_queue(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
     /* Any other kind ends the open run of hold rows: the batch's order is kept. */
     if (m->type != HF_MUTATION_HOLD_CREATE && m->type != HF_MUTATION_HOLD_UPDATE &&
         !hf_pg_run_flush(store, &store->run))
         return false;
-    switch (m->type) {
-    case HF_MUTATION_EVENT_CREATE:
-    case HF_MUTATION_EVENT_SALES: return event_queue(store, m, tag);
-    case HF_MUTATION_EVENT_UPDATE:
-    case HF_MUTATION_EVENT_DELETE: return hf_pg_events_queue(store, m, tag);
-    /* Seats and pools follow from holds and orders: nothing to write (as SQLite's store). */
-    case HF_MUTATION_SEAT:
-    case HF_MUTATION_POOL: return true;
-    case HF_MUTATION_HOLD_CREATE: return hf_pg_run_hold_insert(store, m, tag);
-    case HF_MUTATION_HOLD_UPDATE: return hf_pg_run_hold_update(store, m, tag);
-    case HF_MUTATION_ORDER_CREATE:
-    case HF_MUTATION_ORDER_ITEM:
-    case HF_MUTATION_ORDER_UPDATE: return order_queue(store, m, tag);
-    case HF_MUTATION_IDEMPOTENCY: return idempotency_queue(store, m, tag);
-    case HF_MUTATION_DELIVERY: return delivery_queue(store, m, tag);
-    case HF_MUTATION_REFUND: return refund_queue(store, m, tag);
-    case HF_MUTATION_TICKET_CREATE:
-    case HF_MUTATION_TICKET_UPDATE: return ticket_queue(store, m, tag);
-    case HF_MUTATION_DRIVER:
-    case HF_MUTATION_RIDE: return hf_pg_dispatch_queue(store, m, tag);
-    }
-    return false;
+    queue_fn queue = (size_t)m->type < HF_RECORD_KIND_LIMIT ? QUEUES[m->type] : NULL;
+    return queue != NULL && queue(store, m, tag);
 }
 
 /* Old keys and deliveries, as SQLite's store purges them (from the batch's newest time). */

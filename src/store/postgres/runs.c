@@ -13,30 +13,29 @@
 #include "store/backend.h"
 #include "store/history.h"
 #include "store/postgres/internal.h"
+#include "store/records.h"
 #include "store/rows.h"
 
-/* ---- Status words, as SQLite's store writes them ---- */
+/* ---- Status words: core/names.c's, as SQLite's store writes them ---- */
 
-static const char *const HOLD_WORDS[] = {
-    [HF_HOLD_HELD] = "held", [HF_HOLD_CONFIRMED] = "confirmed",
-    [HF_HOLD_RELEASED] = "released", [HF_HOLD_EXPIRED] = "expired"};
-static const char *const ORDER_WORDS[] = {
-    [HF_ORDER_CONFIRMED] = "confirmed", [HF_ORDER_CANCELLED] = "cancelled"};
-
-static int word_number(const char *const *words, int count, const char *word) {
-    for (int i = 0; word != NULL && i < count; i++)
-        if (strcmp(words[i], word) == 0) return i;
+static int word_number(const char *(*name)(uint8_t), int last, const char *word) {
+    for (int i = 0; word != NULL && i <= last; i++)
+        if (strcmp(name((uint8_t)i), word) == 0) return i;
     return -1;
 }
 
-int hf_pg_hold_status(const char *word) { return word_number(HOLD_WORDS, 4, word); }
-int hf_pg_order_status(const char *word) { return word_number(ORDER_WORDS, 2, word); }
+int hf_pg_hold_status(const char *word) {
+    return word_number(hf_hold_status_name, HF_HOLD_EXPIRED, word);
+}
+int hf_pg_order_status(const char *word) {
+    return word_number(hf_order_status_name, HF_ORDER_CANCELLED, word);
+}
 /* NULL for a number out of range: sent as SQL NULL, NOT NULL then fails the batch. */
 const char *hf_pg_hold_word(int status) {
-    return status >= 0 && status < 4 ? HOLD_WORDS[status] : NULL;
+    return hf_record_word(hf_hold_status_name, status, HF_HOLD_EXPIRED);
 }
 const char *hf_pg_order_word(int status) {
-    return status >= 0 && status < 2 ? ORDER_WORDS[status] : NULL;
+    return hf_record_word(hf_order_status_name, status, HF_ORDER_CANCELLED);
 }
 
 static const char *const RUN_NAMES[HF_PG_RUN_KINDS] = {
