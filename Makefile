@@ -1,5 +1,6 @@
 # Holdfast. `make` builds build/holdfast; `make run` starts it with a demo event; `make test`
-# runs the whole suite. Missing Debian packages are installed by scripts/deps.sh first.
+# runs the whole suite, `make test-quick` its release part and `make test-one T=FILE[:PATTERN]`
+# one unit test (mk/tests.mk). Missing Debian packages are installed by scripts/deps.sh first.
 
 CC ?= cc
 LLHTTP_DIR := /usr/share/llhttp
