@@ -1,5 +1,6 @@
 # Holdfast. `make` builds build/holdfast; `make run` starts it with a demo event; `make test`
-# runs the whole suite. Missing Debian packages are installed by scripts/deps.sh first.
+# runs the whole suite, `make test-quick` its release part and `make test-one T=FILE[:PATTERN]`
+# one unit test (mk/tests.mk). Missing Debian packages are installed by scripts/deps.sh first.
 
 CC ?= cc
 LLHTTP_DIR := /usr/share/llhttp
@@ -125,14 +126,17 @@ UNIT_EXTRA_SOURCES += src/engine/body_hash.c
 # The HTTP server (net/http.c and the files it is split into): every net/ file but the pure
 # ones and the embedded assets, so a new file of the server joins by itself.
 NET_HTTP_SOURCES := $(filter-out $(NET_PURE_SOURCES) src/net/assets.c,$(call sources_under,src/net))
+# Linked into every unit test: HOLDFAST_TEST_FILTER and HOLDFAST_TEST_SKIP pick cases by name
+# (tests/unit/filter.c; `make test-one`, mk/tests.mk).
+UNIT_FILTER_SOURCE := tests/unit/filter.c
 
-$(BUILD)/release/tests/%: tests/unit/%.c $(CORE_RELEASE_OBJECTS) $(STORE_RELEASE_OBJECTS) \
-        $(call objects,release,$(UNIT_EXTRA_SOURCES)) | $(TEST_DEPS_STAMP)
+$(BUILD)/release/tests/%: tests/unit/%.c $(UNIT_FILTER_SOURCE) $(CORE_RELEASE_OBJECTS) \
+        $(STORE_RELEASE_OBJECTS) $(call objects,release,$(UNIT_EXTRA_SOURCES)) | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
 
-$(BUILD)/asan/tests/%: tests/unit/%.c $(CORE_ASAN_OBJECTS) $(STORE_ASAN_OBJECTS) \
-        $(call objects,asan,$(UNIT_EXTRA_SOURCES)) | $(TEST_DEPS_STAMP)
+$(BUILD)/asan/tests/%: tests/unit/%.c $(UNIT_FILTER_SOURCE) $(CORE_ASAN_OBJECTS) \
+        $(STORE_ASAN_OBJECTS) $(call objects,asan,$(UNIT_EXTRA_SOURCES)) | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs) -lcmocka
 

@@ -4,8 +4,13 @@
 # (release and ASan+UBSan), the browser tests, the OpenAPI lint and the contract test (the
 # release run's answers against docs/openapi.yaml), the benchmark tools' tests and the bounded
 # reliability rounds. Ends with one line "N passed, N failed" for CI.
+#
+# --quick (make test-quick): the layout check, the release unit tests and the release black-box
+# suite only, a few minutes; no sanitizers, PostgreSQL, browser, contract or reliability stages.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+quick=false
+if [ "${1:-}" = --quick ]; then quick=true; fi
 
 passed=0
 failed=0
@@ -85,13 +90,32 @@ run_check() {
 run_check "layout" python3 scripts/check_layout.py src
 run_stage "layout check's own tests" python3 tests/layout/test_check_layout.py
 
-for flavour in release asan; do
+flavours="release asan"
+if $quick; then flavours=release; fi
+for flavour in $flavours; do
     for binary in build/$flavour/tests/test_*; do
         case "$binary" in *.d) continue ;; esac
         [ -x "$binary" ] || continue
         run_cmocka "unit $flavour $(basename "$binary")" "$binary"
     done
 done
+
+# The end of the suite: the failed stages named, the whole time, and the counts.
+finish() {
+    echo
+    if [ ${#failures[@]} -gt 0 ]; then
+        echo "failed stages: ${failures[*]}"
+    fi
+    echo "(the whole suite: ${SECONDS}s)"
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}
+
+if $quick; then
+    run_stage "black-box release" python3 tests/blackbox/run.py --binary build/holdfast
+    finish
+    exit
+fi
 
 run_stage "http layer (asan)" python3 tests/net/test_http.py --binary build/asan/tests/echo_server
 # The black-box suite includes GET /metrics (test_metrics.py): promtool lints the output and a
@@ -158,11 +182,4 @@ run_stage "replication failover on PostgreSQL" python3 tests/crash/replication_t
 # Reliability (docs/RELIABILITY.md): kill -9 rounds, storage faults, hostile input, a short
 # fuzz of every target, the unit tests under valgrind, the crash rounds under TSan.
 run_stage "reliability (bounded)" tests/crash/quick.sh build
-
-echo
-if [ ${#failures[@]} -gt 0 ]; then
-    echo "failed stages: ${failures[*]}"
-fi
-echo "(the whole suite: ${SECONDS}s)"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

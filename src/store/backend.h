@@ -6,8 +6,8 @@
  *
  * Adding a backend: its files go in store/NAME/ (the Makefile finds them), it defines one
  * const hf_store_backend_t, and backends.c gets one row naming its URL scheme. SQLite's is
- * store/sqlite/ ("sqlite:PATH"); PostgreSQL's rows ("postgres://", "postgresql://") are there
- * already, answering that it is not built yet.
+ * store/sqlite/ ("sqlite:PATH"); PostgreSQL's is store/postgres/ ("postgres://" or
+ * "postgresql://", the URL handed to libpq as it is).
  *
  * Threads and order. open, load, read_hold, list_holds and read_history run on the engine's
  * thread (open and load before start); start runs there once, just before the pipeline starts
