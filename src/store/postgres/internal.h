@@ -1,6 +1,7 @@
 /* What the PostgreSQL backend's files share (postgres.c opens, writes and closes; load.c reads
- * back; lease.c keeps the units' leases): the instance behind backend.h's opaque pointer. Not
- * for anything outside store/postgres/. */
+ * back through the store's decoder, store/decoder.h; lease.c keeps the units' leases): the
+ * instance behind backend.h's opaque pointer and the reader of a result's row. Not for
+ * anything outside store/postgres/. */
 #ifndef HF_STORE_POSTGRES_INTERNAL_H
 #define HF_STORE_POSTGRES_INTERNAL_H
 

@@ -224,15 +224,15 @@ int hf_pg_row_read(hf_pg_store_t *store, hf_row_kind_t kind, const char *select,
 
 int hf_pg_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,
                     bool *found, char *error, size_t error_size) {
-    return hf_pg_row_read(instance, HF_ROW_HOLD, SELECT_HOLDS " WHERE id = $1", hold_id, loader, found,
-                    error, error_size);
+    return hf_pg_row_read(instance, HF_ROW_HOLD, SELECT_HOLDS " WHERE id = $1", hold_id, loader,
+                          found, error, error_size);
 }
 
 int hf_pg_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
                       bool *found, char *error, size_t error_size) {
     return hf_pg_row_read(instance, HF_ROW_TICKET,
-                    "SELECT " HF_TICKET_COLUMNS " FROM tickets WHERE id = $1", ticket_id, loader,
-                    found, error, error_size);
+                          "SELECT " HF_TICKET_COLUMNS " FROM tickets WHERE id = $1", ticket_id,
+                          loader, found, error, error_size);
 }
 
 int hf_pg_rows_list(hf_pg_store_t *store, PGresult *result, hf_row_kind_t kind, int seq_column,
