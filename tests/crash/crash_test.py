@@ -258,10 +258,18 @@ def check_invariants(port, model):
     # The users' order lists are the orders of the log: nothing unknown was sold.
     listed = {}
     for user in sorted(model.users):
-        status, answer = hflib.request(port, "GET", "/v1/users/%s/orders?event=%s" % (user, EVENT))
-        check(status == 200, "orders of %s answered %d" % (user, status))
-        for order in answer["orders"]:
-            listed[order["order_id"]] = order
+        after = None
+        while True:  # every page: a user's orders come 100 at a time
+            path = "/v1/users/%s/orders?event=%s" % (user, EVENT)
+            if after:
+                path += "&after=%s" % after
+            status, answer = hflib.request(port, "GET", path)
+            check(status == 200, "orders of %s answered %d" % (user, status))
+            for order in answer["orders"]:
+                listed[order["order_id"]] = order
+            after = answer["next"]
+            if not after:
+                break
     check(set(listed) == set(model.orders), "orders listed %d, logged %d; unknown: %s" % (
         len(listed), len(model.orders), sorted(set(listed) ^ set(model.orders))[:5]))
     owner = {}
