@@ -427,7 +427,7 @@ static void test_a_unit_reads_back_doubles_and_hashes_exactly(void **state)
     for (int i = 0; i < 32; i++) hash[i] = (uint8_t)(i * 7 + 1);
     hf_batch_t *batch = hf_batch_create();
     hf_mutation_t driver = {.type = HF_MUTATION_DRIVER, .at_ms = 1000,
-                            .as.driver = {fleet, "d1", lat, -73.98765432109876, 4.5, true}};
+                            .as.driver = {fleet, "d1", lat, -73.98765432109876, 4.5, true, false}};
     hf_mutation_t answer = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 1000,
                             .as.idempotency = {key, "{}", hash, 201, fleet}};
     hf_batch_append(batch, &driver);

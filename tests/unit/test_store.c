@@ -116,7 +116,7 @@ static void test_batch_deep_copy(void **state)
     uint8_t hash[32];
     memcpy(hash, test_hash, sizeof hash);
     hf_mutation_t answer = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 49,
-                            .as.idempotency = {key, body, hash, 201}};
+                            .as.idempotency = {key, body, hash, 201, NULL}};
     hf_batch_append(batch, &answer);
 
     /* Scribble over every source buffer: the batch must not see it. */

@@ -235,7 +235,7 @@ static void test_finished_count_and_reading_one_hold(void **state)
 static hf_mutation_t driver_record(const char *driver_id, double lat, bool available)
 {
     return (hf_mutation_t){.type = HF_MUTATION_DRIVER, .at_ms = NOW_MS,
-                           .as.driver = {"f1", driver_id, lat, -73.99, 4.5, available}};
+                           .as.driver = {"f1", driver_id, lat, -73.99, 4.5, available, false}};
 }
 
 static hf_mutation_t ride_record(const char *ride_id, int status, const char *offer_driver,
@@ -314,7 +314,7 @@ static hf_mutation_t refund_record(const char *refund_id, const char *intent_id,
 {
     return (hf_mutation_t){.type = HF_MUTATION_REFUND, .at_ms = NOW_MS,
                            .as.refund = {refund_id, intent_id, "res_1", 109800, reason, status,
-                                         NOW_MS - 5}};
+                                         NOW_MS - 5, NULL, NULL}};
 }
 
 static hf_mutation_t delivery_record(const char *intent_id, int type, int result, int reason,
@@ -706,7 +706,7 @@ static void test_real_numbers_read_back_exactly(void **state)
     volatile double tenth = 0.1, fifth = 0.2;
     const double lat = tenth + fifth, lng = -73.98765432109876, rating = 4.999999999999999;
     hf_mutation_t driver = {.type = HF_MUTATION_DRIVER, .at_ms = NOW_MS,
-                            .as.driver = {"f1", "d1", lat, lng, rating, true}};
+                            .as.driver = {"f1", "d1", lat, lng, rating, true, false}};
     append(batch, driver);
     assert_true(submit_and_wait(store, batch, 1, error));
     hf_store_close(store);
