@@ -112,6 +112,10 @@ const char *hf_hold_status_name(uint8_t status);
 const char *hf_order_status_name(uint8_t status);
 /* The seat status named by text; false when there is none. */
 bool hf_seat_status_parse(const char *text, uint8_t *status);
+/* The hold status (held to expired, never evicted) or the order status named by text; false
+ * when there is none (text NULL included). */
+bool hf_hold_status_parse(const char *text, uint8_t *status);
+bool hf_order_status_parse(const char *text, uint8_t *status);
 
 /* What is wrong with the field of an HF_ERROR_INVALID_REQUEST. The core writes no text for
  * clients: the engine says each fault in words, with the field's path and rule. */

@@ -46,10 +46,30 @@ bool hf_ticket_status_parse(const char *text, uint8_t *status) {
     return false;
 }
 
-/* An order's statuses, as the store writes them. */
+/* The words of the stored rows and of the staff's status filters, read back: each parse
+ * beside its name, so a word exists once (the store's rows, store/decoder.h, and the engine's
+ * query filters read them here). NULL reads as no status. */
 static const char *const ORDER_STATUS_NAMES[] = {"confirmed", "cancelled"};
 
 const char *hf_order_status_name(uint8_t status) {
     assert(status <= HF_ORDER_CANCELLED);
     return ORDER_STATUS_NAMES[status];
+}
+
+static bool name_find(const char *const *names, uint8_t count, const char *text,
+                      uint8_t *status) {
+    for (uint8_t i = 0; text != NULL && i < count; i++) {
+        if (strcmp(names[i], text) != 0) continue;
+        *status = i;
+        return true;
+    }
+    return false;
+}
+
+bool hf_hold_status_parse(const char *text, uint8_t *status) {
+    return name_find(HOLD_STATUS_NAMES, HF_HOLD_EXPIRED + 1, text, status);
+}
+
+bool hf_order_status_parse(const char *text, uint8_t *status) {
+    return name_find(ORDER_STATUS_NAMES, HF_ORDER_CANCELLED + 1, text, status);
 }

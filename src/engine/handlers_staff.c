@@ -45,20 +45,21 @@ static bool limit_parse(const char *text, uint32_t *limit) {
     return true;
 }
 
-/* Reads status (one of words, count of them), limit and after; false after answering 400. */
-static bool page_read(hf_request_t *request, const char *const *words, int count,
+/* Reads status (a word parse reads: core/names.c's), limit and after; false after answering
+ * 400. */
+static bool page_read(hf_request_t *request, bool (*parse)(const char *, uint8_t *),
                       const char *status_message, page_t *page) {
     const char *query = request->http->query;
     /* As long as a head may be: a value too long for it would read as absent. */
     char value[HF_HTTP_HEAD_SIZE_MAX];
     *page = (page_t){.status = -1, .limit = HF_STAFF_PAGE_DEFAULT};
     if (hf_query_get(query, "status", value, sizeof value)) {
-        for (int i = 0; i < count && page->status < 0; i++)
-            if (strcmp(value, words[i]) == 0) page->status = i;
-        if (page->status < 0) {
+        uint8_t status;
+        if (!parse(value, &status)) {
             hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, status_message, "status");
             return false;
         }
+        page->status = status;
     }
     if (hf_query_get(query, "limit", value, sizeof value) && !limit_parse(value, &page->limit)) {
         char message[64];
@@ -94,8 +95,6 @@ static void page_end(hf_json_t *json, bool more, const char *last) {
 }
 
 /* ---- holds ---- */
-
-static const char *const HOLD_WORDS[] = {"held", "confirmed", "released", "expired"};
 
 /* A listing of holds in progress: each stored hold passes through hold_listed. */
 typedef struct hold_listing {
@@ -133,8 +132,8 @@ static void handle_hold_list(hf_request_t *request) {
     const hf_event_t *event = event_or_404(request, NULL);
     if (!event) return;
     page_t page;
-    if (!page_read(request, HOLD_WORDS, 4, "status must be held, confirmed, released or expired",
-                   &page))
+    if (!page_read(request, hf_hold_status_parse,
+                   "status must be held, confirmed, released or expired", &page))
         return;
     hf_store_t *store = request->context->store;
     if (!store) {
@@ -167,8 +166,6 @@ static void handle_hold_list(hf_request_t *request) {
 
 /* ---- orders ---- */
 
-static const char *const ORDER_WORDS[] = {"confirmed", "cancelled"};
-
 /* Where a page of the event's orders starts: past the order after names, found by its index
  * (the list's indexes grow); false when after names no order of this event. */
 static bool orders_start(const hf_core_t *core, uint32_t event_index, const uint32_t *orders,
@@ -192,7 +189,8 @@ static void handle_order_list(hf_request_t *request) {
     uint32_t event_index;
     if (!event_or_404(request, &event_index)) return;
     page_t page;
-    if (!page_read(request, ORDER_WORDS, 2, "status must be confirmed or cancelled", &page))
+    if (!page_read(request, hf_order_status_parse, "status must be confirmed or cancelled",
+                   &page))
         return;
     hf_core_t *core = request->context->core;
     uint32_t count, position;

@@ -180,7 +180,7 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     if (order->hold) hf_json_string(json, hf_core_hold_at(core, order->hold - 1)->id);
     else hf_json_null(json);
     HF_JSON_KEY(json, "status");
-    hf_json_string(json, order->status == HF_ORDER_CONFIRMED ? "confirmed" : "cancelled");
+    hf_json_string(json, hf_order_status_name(order->status));
     hf_render_items(json, core, event, order->item_offset, order->seat_count, order->pool_count);
     HF_JSON_KEY(json, "total"); hf_json_int(json, order->total);
     HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);

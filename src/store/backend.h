@@ -19,7 +19,10 @@
  *
  * Batches and rows. A batch is lent to batch_write for that call only: the pipeline owns it and
  * hands it back to the engine after batch_commit or batch_abort. The records' strings stay valid
- * until then, so a backend may bind them without copying. A row passed to a loader callback
+ * until then, so a backend may bind them without copying. A backend reads rows back through
+ * the store's one decoder (decoder.h): it runs its own SQL, whose SELECTs give each kind's
+ * columns in the decoder's order, and implements the decoder's two-function reader over its
+ * own results once; the decoder fills the loader's structs. A row passed to a loader callback
  * borrows the backend's memory for the length of the callback.
  *
  * Written and durable. A batch is written once batch_commit returned 0: its transaction is

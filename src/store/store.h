@@ -4,7 +4,8 @@
  * later, when a sync of the log that started after its commit has finished, sqlite/sync.h;
  * PostgreSQL: when its COMMIT returns). The engine keeps applying commands into the next batch
  * meanwhile, and the store writes that one while the last is synced. At start the store reads
- * the tables back through a loader's callbacks.
+ * the tables back through a loader's callbacks, each kind of row decoded once for every
+ * backend (decoder.h).
  *
  * The pipeline (pipeline.c) is written once: it picks a backend by the URL's scheme (backends.c),
  * runs the writer thread, hands batches over with their sequences (the engine numbers them),

@@ -3,7 +3,8 @@
  * scripts/postgres.sh), its fencing: two instances on one database, the second takes a lapsed
  * lease, and the first one's next batch fails with "lost lease" and writes nothing. Without
  * the variable the database tests are skipped (cmocka's skip), the pure ones still run. A
- * unit's load in two halves (fetch, then delivery) is checked against load_unit too. */
+ * unit's load in two halves (fetch, then delivery) is checked against load_unit too, and what
+ * a load reads back through the store's decoder against what was written (doubles, hashes). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -390,6 +391,58 @@ static void test_a_unit_never_acquired_is_refused(void **state)
     backend->close(a);
 }
 
+/* What a load reads back through the decoder is what was written, on PostgreSQL's text too:
+ * a driver's doubles to the last bit, and an idempotency key's hash (bytea as hexadecimal). */
+static double driver_lat;
+static int key_hash_byte = -1;
+
+static int driver_seen(void *context, const hf_stored_driver_t *driver)
+{
+    (void)context;
+    driver_lat = driver->lat;
+    return 0;
+}
+
+static int key_seen(void *context, const hf_stored_idempotency_t *answer)
+{
+    (void)context;
+    key_hash_byte = answer->hash[31];
+    return 0;
+}
+
+static void test_a_unit_reads_back_doubles_and_hashes_exactly(void **state)
+{
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char fleet[64], key[96], error[ERROR_SIZE] = "";
+    long stamp = (long)time(NULL) * 1000 + getpid() % 1000;
+    snprintf(fleet, sizeof fleet, "exact_%ld", stamp);
+    snprintf(key, sizeof key, "POST /v1/fleets/%s/drivers k", fleet);
+    void *a = instance_open(url);
+    volatile double tenth = 0.1, fifth = 0.2;
+    const double lat = tenth + fifth;
+    uint8_t hash[32];
+    for (int i = 0; i < 32; i++) hash[i] = (uint8_t)(i * 7 + 1);
+    hf_batch_t *batch = hf_batch_create();
+    hf_mutation_t driver = {.type = HF_MUTATION_DRIVER, .at_ms = 1000,
+                            .as.driver = {fleet, "d1", lat, -73.98765432109876, 4.5, true, false}};
+    hf_mutation_t answer = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 1000,
+                            .as.idempotency = {key, "{}", hash, 201, fleet}};
+    hf_batch_append(batch, &driver);
+    hf_batch_append(batch, &answer);
+    int rc = backend->batch_write(a, batch, error, ERROR_SIZE);
+    if (rc == 0) rc = backend->batch_commit(a, 1, error, ERROR_SIZE);
+    if (rc != 0) fail_msg("%s", error);
+    hf_batch_destroy(batch);
+    hf_store_loader_t loader = {.driver = driver_seen, .idempotency = key_seen};
+    assert_int_equal(backend->load_unit(a, fleet, &loader, error, sizeof error), 0);
+    assert_true(driver_lat == lat);
+    assert_int_equal(key_hash_byte, hash[31]);
+    backend->close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_a_stale_epoch_is_refused_and_writes_nothing),
         cmocka_unit_test(test_a_unit_never_acquired_is_refused),
         cmocka_unit_test(test_a_fetched_unit_is_delivered_as_load_unit_reads_it),
+        cmocka_unit_test(test_a_unit_reads_back_doubles_and_hashes_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 /* Dispatch's rows in PostgreSQL (API.md section 8), as SQLite's store keeps them
- * (store/sqlite/dispatch.c): drivers and rides upserted in each batch's pipeline, read back at
- * load (drivers first, then rides in creation order), or one fleet's at a takeover. REAL is
- * DOUBLE PRECISION, written with 17 significant digits so a coordinate reads back the same. */
+ * (store/sqlite/dispatch.c): drivers and rides upserted in each batch's pipeline; one
+ * forgotten ride, or a page of a fleet's, read on the reader connection and decoded by the
+ * store's decoder (store/decoder.h). load.c reads them back at load (drivers first, then rides
+ * in creation order), or one fleet's at a takeover. REAL is DOUBLE PRECISION, written with 17
+ * significant digits so a coordinate reads back the same. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,123 +89,15 @@ bool hf_pg_ride_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32
     return hf_pg_queue_named(store, "hf_ride_put", 16, values, tag);
 }
 
-/* ---- Loading ---- */
+/* ---- The engine thread's reads (the reader connection); load.c reads drivers and rides
+ * back with the other tables ---- */
 
-static const char *text_at(PGresult *result, int row, int column) {
-    return PQgetisnull(result, row, column) ? NULL : PQgetvalue(result, row, column);
-}
-
-static int64_t integer_at(PGresult *result, int row, int column) {
-    return PQgetisnull(result, row, column) ? 0 : strtoll(PQgetvalue(result, row, column), NULL, 10);
-}
-
-static double real_at(PGresult *result, int row, int column) {
-    return strtod(PQgetvalue(result, row, column), NULL);
-}
-
-static int driver_deliver(PGresult *result, int row, const hf_store_loader_t *loader) {
-    hf_stored_driver_t driver = {
-        .fleet_id = text_at(result, row, 0), .driver_id = text_at(result, row, 1),
-        .lat = real_at(result, row, 2), .lng = real_at(result, row, 3),
-        .rating = real_at(result, row, 4), .available = integer_at(result, row, 5) != 0};
-    return loader->driver(loader->context, &driver);
-}
-
-static int ride_deliver(PGresult *result, int row, const hf_store_loader_t *loader) {
-    uint8_t status = 0;
-    if (!hf_ride_status_parse(text_at(result, row, 7), &status)) return -1;
-    hf_stored_ride_t ride = {
-        .ride_id = text_at(result, row, 0), .fleet_id = text_at(result, row, 1),
-        .rider_id = text_at(result, row, 2), .lat = real_at(result, row, 3),
-        .lng = real_at(result, row, 4), .radius_m = integer_at(result, row, 5),
-        .offer_ttl_ms = integer_at(result, row, 6), .status = status,
-        .created_at_ms = integer_at(result, row, 8), .offer_driver_id = text_at(result, row, 9),
-        .offer_distance_m = integer_at(result, row, 10),
-        .offer_expires_at_ms = integer_at(result, row, 11), .driver_id = text_at(result, row, 12),
-        .declined = text_at(result, row, 13), .lapsed = text_at(result, row, 14)};
-    return loader->ride(loader->context, &ride);
-}
-
-typedef int (*deliver_fn)(PGresult *result, int row, const hf_store_loader_t *loader);
-
-static int table_load(hf_pg_source_t *source, const char *table, const char *sql, const char *unit,
-                      deliver_fn deliver, const hf_store_loader_t *loader, char *error,
-                      size_t error_size) {
-    const char *values[] = {unit};
-    char why[256];
-    PGresult *result =
-        hf_pg_source_exec(source, sql, unit != NULL ? 1 : 0, values, why, sizeof why);
-    if (result == NULL) {
-        hf_store_error_write(error, error_size, "store: reading %s failed: %s", table, why);
-        return -1;
-    }
-    if (hf_pg_source_keeps(source, result)) return 0;
-    int rc = 0;
-    for (int row = 0; rc == 0 && row < PQntuples(result); row++) {
-        rc = deliver(result, row, loader);
-        if (rc != 0) {
-            const char *subject = text_at(result, row, table[0] == 'r' ? 0 : 1);
-            hf_store_error_write(error, error_size, "store: loading %s stopped at %s (%d)", table,
-                                 subject != NULL ? subject : "a row", rc);
-        }
-    }
-    PQclear(result);
-    return rc;
-}
-
-#define SELECT_DRIVERS "SELECT fleet_id, driver_id, lat, lng, rating, available FROM drivers"
-#define SELECT_RIDES \
-    "SELECT id, fleet_id, rider_id, lat, lng, radius_m, offer_ttl_ms, status, created_at," \
-    " offer_driver_id, offer_distance_m, offer_expires_at, driver_id, declined, lapsed, seq" \
-    " FROM rides"
-
-int hf_pg_dispatch_load(hf_pg_source_t *source, const char *unit,
-                        const hf_store_loader_t *loader, char *error, size_t error_size) {
-    int rc = 0;
-    if (loader->driver)
-        rc = table_load(source, "drivers",
-                        unit != NULL ? SELECT_DRIVERS " WHERE fleet_id = $1 ORDER BY driver_id"
-                                     : SELECT_DRIVERS " ORDER BY fleet_id, driver_id",
-                        unit, driver_deliver, loader, error, error_size);
-    if (rc == 0 && loader->ride)
-        rc = table_load(source, "rides",
-                        unit != NULL ? SELECT_RIDES " WHERE fleet_id = $1 ORDER BY seq"
-                                     : SELECT_RIDES " ORDER BY seq",
-                        unit, ride_deliver, loader, error, error_size);
-    return rc;
-}
-
-/* ---- The engine thread's reads (the reader connection) ---- */
-
-/* Each row of result to loader->ride; HF_STORE_LIST_STOP ends it early (0). *last_seq is the
- * last row's seq. */
-static int rides_deliver(PGresult *result, const hf_store_loader_t *loader, int64_t *last_seq,
-                         char *error, size_t error_size) {
-    int rc = 0;
-    for (int row = 0; rc == 0 && row < PQntuples(result); row++) {
-        *last_seq = integer_at(result, row, 15);
-        rc = ride_deliver(result, row, loader);
-        if (rc != 0 && rc != HF_STORE_LIST_STOP)
-            hf_store_error_write(error, error_size, "store: ride %s could not be read (%d)",
-                                 text_at(result, row, 0), rc);
-    }
-    return rc == HF_STORE_LIST_STOP ? 0 : rc;
-}
+#define SELECT_RIDES "SELECT " HF_RIDE_COLUMNS " FROM rides"
 
 int hf_pg_ride_read(void *instance, const char *ride_id, const hf_store_loader_t *loader,
                     bool *found, char *error, size_t error_size) {
-    hf_pg_store_t *store = instance;
-    *found = false;
-    if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
-    const char *values[] = {ride_id};
-    PGresult *result = hf_pg_exec(&store->reader, SELECT_RIDES " WHERE id = $1", 1, values,
-                                  error, error_size);
-    if (result == NULL) return -1;
-    *found = PQntuples(result) > 0;
-    int64_t seq;
-    int rc = rides_deliver(result, loader, &seq, error, error_size);
-    PQclear(result);
-    return rc;
+    return hf_pg_row_read(instance, HF_ROW_RIDE, SELECT_RIDES " WHERE id = $1", ride_id, loader,
+                          found, error, error_size);
 }
 
 /* ",completed,cancelled," for the statuses of mask; "" for any. */
@@ -233,7 +127,7 @@ static bool resume_seq(hf_pg_store_t *store, const hf_store_ride_query_t *query,
         return false;
     }
     bool found = PQntuples(result) == 1;
-    if (found) *seq = integer_at(result, 0, 0);
+    if (found) *seq = strtoll(PQgetvalue(result, 0, 0), NULL, 10);
     PQclear(result);
     return found;
 }
@@ -264,17 +158,10 @@ int hf_pg_rides_list(void *instance, const hf_store_ride_query_t *query,
             4, values, error, error_size);
         if (result == NULL) return -1;
         int rows = PQntuples(result);
-        bool stopped = false;
-        for (int row = 0; rc == 0 && row < rows; row++) {
-            seq = integer_at(result, row, 15);
-            rc = ride_deliver(result, row, loader);
-            stopped = rc == HF_STORE_LIST_STOP;
-            if (rc != 0 && !stopped)
-                hf_store_error_write(error, error_size, "store: ride %s could not be read (%d)",
-                                     text_at(result, row, 0), rc);
-        }
+        rc = hf_pg_rows_list(store, result, HF_ROW_RIDE, HF_COLUMN_RIDE_SEQ, loader, &seq, error,
+                             error_size);
         PQclear(result);
-        if (stopped) return 0;
+        if (rc == HF_STORE_LIST_STOP) return 0;
         if (rc != 0 || rows < RIDES_PAGE_ROWS) return rc;
     }
 }

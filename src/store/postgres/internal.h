@@ -1,6 +1,7 @@
 /* What the PostgreSQL backend's files share (postgres.c opens, writes and closes; load.c reads
- * back; lease.c keeps the units' leases): the instance behind backend.h's opaque pointer. Not
- * for anything outside store/postgres/. */
+ * back through the store's decoder, store/decoder.h; lease.c keeps the units' leases): the
+ * instance behind backend.h's opaque pointer and the reader of a result's row. Not for
+ * anything outside store/postgres/. */
 #ifndef HF_STORE_POSTGRES_INTERNAL_H
 #define HF_STORE_POSTGRES_INTERNAL_H
 
@@ -14,6 +15,7 @@
 
 #include "lib/buffer.h"
 #include "store/backend.h"
+#include "store/decoder.h"
 #include "lib/map.h"
 #include "store/rows.h"
 #include "store/store.h"
@@ -100,9 +102,7 @@ PGconn *hf_pg_connect(const char *url, char *error, size_t error_size);
 PGresult *hf_pg_exec(PGconn **connection, const char *sql, int count,
                      const char *const *values, char *error, size_t error_size);
 
-/* The core's number of a status word, -1 for a word this server does not know. */
-int hf_pg_hold_status(const char *word);
-int hf_pg_order_status(const char *word);
+/* The word of a hold or order status, as the store writes it; NULL out of range. */
 const char *hf_pg_hold_word(int status);
 const char *hf_pg_order_word(int status);
 
@@ -130,7 +130,30 @@ PGresult *hf_pg_source_exec(hf_pg_source_t *source, const char *sql, int count,
 bool hf_pg_source_keeps(hf_pg_source_t *source, PGresult *result);
 void hf_pg_kept_free(hf_pg_kept_t *kept);
 
-/* Reading (load.c). unit NULL: every row (load); else the rows of one unit. */
+/* A result's row as the decoder reads it (load.c): row is its number, which a loop moves. */
+typedef struct hf_pg_row {
+    PGresult *result;
+    int row;
+} hf_pg_row_t;
+
+/* The reader of result's rows, over row (set at the first; it must outlive the reader). */
+hf_row_reader_t hf_pg_row_reader(hf_pg_row_t *row, PGresult *result);
+/* One forgotten row of kind read back by its id on the reader connection (select: its SELECT,
+ * $1 the id): *found when there is one, decoded to loader (hf_decoder_read_row). Returns 0, -1
+ * or the callback's value, with a sentence in error. */
+int hf_pg_row_read(hf_pg_store_t *store, hf_row_kind_t kind, const char *select, const char *id,
+                   const hf_store_loader_t *loader, bool *found, char *error,
+                   size_t error_size);
+/* Each row of result (a listing of kind on the reader connection) decoded to loader until the
+ * callback returns non-zero (HF_STORE_LIST_STOP: the listing's end) or rows run out;
+ * *last_seq is the last row's seq_column. Returns 0, -1 or the callback's value, with a
+ * sentence in error but for HF_STORE_LIST_STOP. */
+int hf_pg_rows_list(hf_pg_store_t *store, PGresult *result, hf_row_kind_t kind, int seq_column,
+                    const hf_store_loader_t *loader, int64_t *last_seq, char *error,
+                    size_t error_size);
+
+/* Reading (load.c), each row through the store's decoder (store/decoder.h). unit NULL: every
+ * row (load); else the rows of one unit. */
 int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_loader_t *loader,
                       char *error, size_t error_size);
 int hf_pg_load(void *instance, const hf_store_loader_t *loader, char *error, size_t error_size);
@@ -186,8 +209,8 @@ void hf_pg_history_add(hf_pg_store_t *store, const hf_mutation_t *m);
 bool hf_pg_run_flush(hf_pg_store_t *store, hf_pg_run_t *run);
 void hf_pg_runs_free(hf_pg_store_t *store);
 
-/* Dispatch (dispatch.c): its statements on a new writer connection, a driver's or a ride's
- * upsert queued, and drivers then rides read back (unit NULL: all; else one fleet's). */
+/* Dispatch (dispatch.c): its statements on a new writer connection and a driver's or a ride's
+ * upsert queued (load.c reads drivers and rides back with the other tables). */
 int hf_pg_dispatch_prepare(PGconn *connection, char *error, size_t error_size);
 /* Events (events.c): their statements on a new writer connection, and a
  * record of each kind queued in the batch's pipeline (rows of postgres.c's table of writes). */
@@ -198,8 +221,6 @@ bool hf_pg_event_update_queue(hf_pg_store_t *store, const hf_mutation_t *mutatio
 bool hf_pg_event_delete_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
 bool hf_pg_driver_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
 bool hf_pg_ride_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
-int hf_pg_dispatch_load(hf_pg_source_t *source, const char *unit,
-                        const hf_store_loader_t *loader, char *error, size_t error_size);
 /* The backend's read_ride and list_rides, on the reader connection (dispatch.c). */
 int hf_pg_ride_read(void *instance, const char *ride_id, const hf_store_loader_t *loader,
                     bool *found, char *error, size_t error_size);

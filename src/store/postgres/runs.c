@@ -18,18 +18,6 @@
 
 /* ---- Status words: core/names.c's, as SQLite's store writes them ---- */
 
-static int word_number(const char *(*name)(uint8_t), int last, const char *word) {
-    for (int i = 0; word != NULL && i <= last; i++)
-        if (strcmp(name((uint8_t)i), word) == 0) return i;
-    return -1;
-}
-
-int hf_pg_hold_status(const char *word) {
-    return word_number(hf_hold_status_name, HF_HOLD_EXPIRED, word);
-}
-int hf_pg_order_status(const char *word) {
-    return word_number(hf_order_status_name, HF_ORDER_CANCELLED, word);
-}
 /* NULL for a number out of range: sent as SQL NULL, NOT NULL then fails the batch. */
 const char *hf_pg_hold_word(int status) {
     return hf_record_word(hf_hold_status_name, status, HF_HOLD_EXPIRED);

@@ -1,6 +1,7 @@
 /* Dispatch's rows in SQLite (internal.h): drivers and rides upserted by the writer (a deleted
- * driver's row deleted), read back at load, drivers first, then rides in the order they were
- * created; and on the engine thread's reader, one forgotten ride or a page of a fleet's. */
+ * driver's row deleted); and on the engine thread's reader, one forgotten ride or a page of a
+ * fleet's, decoded by the store's decoder (store/decoder.h). load.c reads them back at load,
+ * drivers first, then rides in the order they were created. */
 #include <stdio.h>
 #include <string.h>
 
@@ -65,109 +66,10 @@ int hf_sqlite_ride_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation) 
     return statement_run(statement);
 }
 
-/* ---- load ---- */
-
-static const char *text_at(sqlite3_stmt *statement, int column) {
-    return (const char *)sqlite3_column_text(statement, column);
-}
-
-static int driver_deliver(sqlite3_stmt *statement, const hf_store_loader_t *loader) {
-    hf_stored_driver_t driver = {
-        .fleet_id = text_at(statement, 0), .driver_id = text_at(statement, 1),
-        .lat = sqlite3_column_double(statement, 2), .lng = sqlite3_column_double(statement, 3),
-        .rating = sqlite3_column_double(statement, 4),
-        .available = sqlite3_column_int(statement, 5) != 0};
-    return loader->driver(loader->context, &driver);
-}
-
-static int ride_deliver(sqlite3_stmt *statement, const hf_store_loader_t *loader) {
-    uint8_t status = 0;
-    if (!hf_ride_status_parse(text_at(statement, 7), &status)) return -1;
-    hf_stored_ride_t ride = {
-        .ride_id = text_at(statement, 0), .fleet_id = text_at(statement, 1),
-        .rider_id = text_at(statement, 2), .lat = sqlite3_column_double(statement, 3),
-        .lng = sqlite3_column_double(statement, 4),
-        .radius_m = sqlite3_column_int64(statement, 5),
-        .offer_ttl_ms = sqlite3_column_int64(statement, 6), .status = status,
-        .created_at_ms = sqlite3_column_int64(statement, 8),
-        .offer_driver_id = text_at(statement, 9),
-        .offer_distance_m = sqlite3_column_int64(statement, 10),
-        .offer_expires_at_ms = sqlite3_column_int64(statement, 11),
-        .driver_id = text_at(statement, 12), .declined = text_at(statement, 13),
-        .lapsed = text_at(statement, 14)};
-    return loader->ride(loader->context, &ride);
-}
-
-typedef int (*deliver_fn)(sqlite3_stmt *statement, const hf_store_loader_t *loader);
-
-static int table_load(hf_sqlite_store_t *store, const char *table, const char *sql,
-                      deliver_fn deliver, const hf_store_loader_t *loader, char *error,
-                      size_t error_size) {
-    sqlite3_stmt *statement = NULL;
-    int result = 0, rc = sqlite3_prepare_v2(store->database, sql, -1, &statement, NULL);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(statement)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        result = deliver(statement, loader);
-        if (result == 0) continue;
-        const char *subject = text_at(statement, table[0] == 'r' ? 0 : 1);
-        hf_store_error_write(error, error_size, "store: loading %s stopped at %s (%d)", table,
-                             subject ? subject : "a row", result);
-        break;
-    }
-    if (result == 0 && rc != SQLITE_DONE) {
-        hf_store_error_write(error, error_size, "store: reading %s failed: %s", table,
-                             sqlite3_errmsg(store->database));
-        result = -1;
-    }
-    sqlite3_finalize(statement);
-    return result;
-}
-
-#define SELECT_RIDES \
-    "SELECT id, fleet_id, rider_id, lat, lng, radius_m, offer_ttl_ms, status, created_at," \
-    " offer_driver_id, offer_distance_m, offer_expires_at, driver_id, declined, lapsed, seq" \
-    " FROM rides"
-
-int hf_sqlite_dispatch_load(hf_sqlite_store_t *store, const hf_store_loader_t *loader,
-                            char *error, size_t error_size) {
-    int result = 0;
-    if (loader->driver)
-        result = table_load(store, "drivers",
-                            "SELECT fleet_id, driver_id, lat, lng, rating, available"
-                            " FROM drivers ORDER BY fleet_id, driver_id",
-                            driver_deliver, loader, error, error_size);
-    if (result == 0 && loader->ride)
-        result = table_load(store, "rides", SELECT_RIDES " ORDER BY seq", ride_deliver, loader,
-                            error, error_size);
-    return result;
-}
-
 /* ---- the engine thread's reads: prepared at each call (rare next to the holds' reads, whose
- * statements the reader keeps) ---- */
+ * statements the reader keeps); load.c reads the tables back at load ---- */
 
-/* Steps statement, each row to loader->ride, until it stops (HF_STORE_LIST_STOP: 0), fails,
- * or rows run out; *rows counts them, *last_seq is the last one's. */
-static int rides_deliver(hf_sqlite_store_t *store, sqlite3_stmt *statement,
-                         const hf_store_loader_t *loader, uint32_t *rows, int64_t *last_seq,
-                         char *error, size_t error_size) {
-    int rc, result = 0;
-    *rows = 0;
-    while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW) {
-        (*rows)++;
-        *last_seq = sqlite3_column_int64(statement, 15);
-        result = ride_deliver(statement, loader);
-    }
-    if (result == HF_STORE_LIST_STOP) return 0;
-    if (result != 0) {
-        hf_store_error_write(error, error_size, "store: ride %s could not be read (%d)",
-                             text_at(statement, 0) ? text_at(statement, 0) : "?", result);
-        return -1;
-    }
-    if (rc == SQLITE_DONE) return 0;
-    hf_store_error_write(error, error_size, "store: reading rides failed: %s",
-                         sqlite3_errmsg(store->reader));
-    return -1;
-}
+#define SELECT_RIDES "SELECT " HF_RIDE_COLUMNS " FROM rides"
 
 static int reader_prepare(hf_sqlite_store_t *store, const char *sql, sqlite3_stmt **statement,
                           char *error, size_t error_size) {
@@ -185,10 +87,8 @@ int hf_sqlite_ride_read(void *instance, const char *ride_id, const hf_store_load
     if (reader_prepare(instance, SELECT_RIDES " WHERE id = ?1", &statement, error, error_size) != 0)
         return -1;
     sqlite3_bind_text(statement, 1, ride_id, -1, SQLITE_STATIC);
-    uint32_t rows;
-    int64_t seq;
-    int result = rides_deliver(instance, statement, loader, &rows, &seq, error, error_size);
-    *found = rows > 0;
+    int result = hf_sqlite_row_read(instance, statement, HF_ROW_RIDE, ride_id, loader, found,
+                                    error, error_size);
     sqlite3_finalize(statement);
     return result;
 }
@@ -246,8 +146,7 @@ int hf_sqlite_rides_list(void *instance, const hf_store_ride_query_t *query,
     sqlite3_bind_text(statement, 1, query->fleet_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(statement, 2, seq);
     sqlite3_bind_text(statement, 3, words, -1, SQLITE_STATIC);
-    uint32_t rows;
-    result = rides_deliver(store, statement, loader, &rows, &seq, error, error_size);
+    result = hf_sqlite_rows_list(store, statement, HF_ROW_RIDE, loader, error, error_size);
     /* Finalized at once: a statement left mid-read would hold its read transaction open and
      * keep checkpoints from recycling the log. */
     sqlite3_finalize(statement);

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "store/backend.h"
+#include "store/decoder.h"
 #include "store/history.h"
 #include "store/sqlite/internal.h"
 
@@ -91,7 +92,8 @@ void hf_sqlite_history_close(hf_sqlite_store_t *store) {
 
 /* ---- Reading a page (the engine thread) ---- */
 
-/* A page of the history joined at read time with what each entry is about (store.h): the
+/* A page of the history joined at read time with what each entry is about (store.h), its
+ * columns in the decoder's order (store/decoder.h's HF_COLUMN_HISTORY_...): the
  * hold its data names (holds.id is unique), or else the order (orders.id is unique), so an
  * entry reads alone though its row stores only its own fields. The left joins keep the
  * history's key order (history is the outer loop of the primary key's range scan, no sort),
@@ -109,38 +111,18 @@ static const char READ_HISTORY[] =
     " LEFT JOIN orders o ON " ENTRY_RESERVATION " IS NULL AND o.id = " ENTRY_ORDER
     " WHERE e.event_id = ?1 AND e.seq > ?2 ORDER BY e.seq LIMIT ?3";
 
-/* A row's data is spliced into answers as it is: one that is not an object is refused. */
-static bool data_looks_whole(const char *data, int length) {
-    return data != NULL && length >= 2 && data[0] == '{' && data[length - 1] == '}';
-}
-
-static hf_stored_history_t row_read(sqlite3_stmt *statement) {
-    return (hf_stored_history_t){
-        .seq = sqlite3_column_int64(statement, 0),
-        .type = (const char *)sqlite3_column_text(statement, 1),
-        .at_ms = sqlite3_column_int64(statement, 2),
-        .data = (const char *)sqlite3_column_text(statement, 3),
-        .data_length = (size_t)sqlite3_column_bytes(statement, 3),
-        .has_subject = sqlite3_column_int(statement, 4) != 0,
-        .reservation_id = (const char *)sqlite3_column_text(statement, 5),
-        .user_id = (const char *)sqlite3_column_text(statement, 6),
-        .items = (const char *)sqlite3_column_text(statement, 7)};
-}
-
+/* Each row through the decoder (store/decoder.h) to entry, until it stops
+ * (HF_STORE_LIST_STOP: 0), fails, or rows run out. */
 static int rows_deliver(hf_sqlite_store_t *store, const hf_store_history_query_t *query,
                         hf_store_history_fn entry, void *context, char *error,
                         size_t error_size) {
     sqlite3_stmt *statement = store->read_history;
+    hf_sqlite_row_t row;
+    hf_row_reader_t reader = hf_sqlite_row_reader(&row, statement);
     int result = 0, rc;
-    while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW) {
-        hf_stored_history_t row = row_read(statement);
-        if (row.type == NULL || !data_looks_whole(row.data, (int)row.data_length)) {
-            hf_store_error_write(error, error_size, "store: history row %s/%lld is damaged",
-                                 query->event_id, (long long)row.seq);
-            return -1;
-        }
-        result = entry(context, &row);
-    }
+    while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW)
+        result = hf_decoder_history(&reader, query->event_id, entry, context, error,
+                                    error_size);
     if (result == HF_STORE_LIST_STOP) return 0;
     if (result != 0) return result;
     if (rc == SQLITE_DONE) return 0;

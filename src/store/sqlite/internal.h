@@ -1,6 +1,7 @@
-/* What the SQLite backend's files share (sqlite.c opens, writes and closes; load.c reads back):
- * the instance behind backend.h's opaque pointer, the statements and the status words. Not
- * for anything outside store/sqlite/. */
+/* What the SQLite backend's files share (sqlite.c opens, writes and closes; load.c reads back
+ * through the store's decoder, store/decoder.h): the instance behind backend.h's opaque
+ * pointer, the statements, the status words the writer binds and the reader of a statement's
+ * row. Not for anything outside store/sqlite/. */
 #ifndef HF_STORE_SQLITE_INTERNAL_H
 #define HF_STORE_SQLITE_INTERNAL_H
 
@@ -14,6 +15,7 @@
 #include "store/sqlite/sync.h"
 #include "lib/buffer.h"
 #include "lib/map.h"
+#include "store/decoder.h"
 #include "store/rows.h"
 #include "store/store.h"
 
@@ -80,17 +82,6 @@ typedef struct hf_sqlite_store {
     hf_syncer_t *syncer;             /* started with the writer */
 } hf_sqlite_store_t;
 
-/* A status column's words, indexed by the core's numbers. */
-typedef struct hf_sqlite_status_words {
-    const char *const *words;
-    int count;
-} hf_sqlite_status_words_t;
-
-extern const hf_sqlite_status_words_t hf_sqlite_hold_status;
-extern const hf_sqlite_status_words_t hf_sqlite_order_status;
-
-/* The core's number for a status word, -1 for a word this server does not know. */
-int hf_sqlite_status_number(const hf_sqlite_status_words_t *kind, const char *word);
 /* Runs one SQL text whose single row's first column is a word, and copies that word ("" when
  * there is no row). Returns SQLITE_OK or the error code. */
 int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t word_size);
@@ -116,12 +107,9 @@ int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query
                            size_t error_size);
 
 /* Dispatch's rows (dispatch.c): a driver's or a ride's record upserted (SQLITE_DONE or the
- * error code), and the tables read back at load (0, or -1 / the callback's value with a
- * sentence in error). */
+ * error code); load.c reads the tables back at load. */
 int hf_sqlite_driver_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 int hf_sqlite_ride_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
-int hf_sqlite_dispatch_load(hf_sqlite_store_t *store, const hf_store_loader_t *loader,
-                            char *error, size_t error_size);
 /* The backend's read_ride and list_rides, on the engine thread's reader (dispatch.c). */
 int hf_sqlite_ride_read(void *instance, const char *ride_id, const hf_store_loader_t *loader,
                         bool *found, char *error, size_t error_size);
@@ -129,7 +117,28 @@ int hf_sqlite_rides_list(void *instance, const hf_store_ride_query_t *query,
                          const hf_store_loader_t *loader, bool *after_found, char *error,
                          size_t error_size);
 
-/* The backend's load and read_hold (load.c). */
+/* A statement's current row as the decoder reads it (load.c): real holds a double's text. */
+typedef struct hf_sqlite_row {
+    sqlite3_stmt *statement;
+    char real[32];
+} hf_sqlite_row_t;
+
+/* The reader of statement's current row, over row (which must outlive it). */
+hf_row_reader_t hf_sqlite_row_reader(hf_sqlite_row_t *row, sqlite3_stmt *statement);
+/* Steps statement (of the reader connection, its parameters bound) for the one row of kind it
+ * reads, *found when there is one, decoded to loader (hf_decoder_read_row; id names it in a
+ * sentence); then resets it. Returns 0, -1 or the callback's value, with a sentence in error. */
+int hf_sqlite_row_read(hf_sqlite_store_t *store, sqlite3_stmt *statement, hf_row_kind_t kind,
+                       const char *id, const hf_store_loader_t *loader, bool *found,
+                       char *error, size_t error_size);
+/* Steps statement (a listing of kind on the reader connection, its parameters bound), each row
+ * decoded to loader until the callback returns HF_STORE_LIST_STOP (0 then) or another non-zero
+ * value, or rows run out; then resets it. Returns 0, -1 or the callback's value, with a
+ * sentence in error. */
+int hf_sqlite_rows_list(hf_sqlite_store_t *store, sqlite3_stmt *statement, hf_row_kind_t kind,
+                        const hf_store_loader_t *loader, char *error, size_t error_size);
+
+/* The backend's load, read_hold, read_ticket and list_holds (load.c). */
 int hf_sqlite_tables_load(void *instance, const hf_store_loader_t *loader, char *error,
                           size_t error_size);
 int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_loader_t *loader,

@@ -35,24 +35,6 @@
  * stays near one day of keys, rarely enough that the indexed delete costs nothing per batch. */
 #define PURGE_EVERY_BATCHES 1000u
 
-/* ---- Status words, as load.c reads them back ---- */
-
-/* The words written are core/names.c's (hf_record_word); these tables read them back. */
-static const char *const HOLD_WORDS[] = {
-    [HF_HOLD_HELD] = "held", [HF_HOLD_CONFIRMED] = "confirmed",
-    [HF_HOLD_RELEASED] = "released", [HF_HOLD_EXPIRED] = "expired"};
-static const char *const ORDER_WORDS[] = {
-    [HF_ORDER_CONFIRMED] = "confirmed", [HF_ORDER_CANCELLED] = "cancelled"};
-
-const hf_sqlite_status_words_t hf_sqlite_hold_status = {HOLD_WORDS, 4};
-const hf_sqlite_status_words_t hf_sqlite_order_status = {ORDER_WORDS, 2};
-
-int hf_sqlite_status_number(const hf_sqlite_status_words_t *kind, const char *word) {
-    for (int i = 0; word != NULL && i < kind->count; i++)
-        if (strcmp(kind->words[i], word) == 0) return i;
-    return -1;
-}
-
 /* NULL for a number out of range: bound as SQL NULL, the NOT NULL constraint then fails the
  * batch with a message naming the column. */
 static const char *hold_word(int status) {
