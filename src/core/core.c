@@ -9,14 +9,92 @@
 #include <string.h>
 
 
+/* ---- time: the table of timer kinds, and hf_core_advance ---- */
+
+/* What a kind of deadline means, told by its domain: whether an entry was left behind (its
+ * object moved on) and what its passing does at now. */
+typedef struct timer_kind {
+    hf_timer_kind_t kind;
+    bool (*stale)(const hf_core_t *core, const hf_timer_entry_t *entry);
+    void (*due)(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+} timer_kind_t;
+
+/* One row per kind of timer.h, in its order (hf_core_create checks): a new domain's deadline
+ * is a kind there and a row here, not a branch of hf_core_advance. */
+static const timer_kind_t TIMER_KINDS[] = {
+    {HF_TIMER_HOLD, hold_expiry_stale, hold_expiry_due},
+    {HF_TIMER_QUEUE_ADMIT, queue_entry_stale, queue_admit_due},
+    {HF_TIMER_QUEUE_TICKET, queue_entry_stale, queue_ticket_due},
+    {HF_TIMER_OFFER, dispatch_offer_stale, dispatch_offer_lapse},
+};
+_Static_assert(sizeof TIMER_KINDS / sizeof *TIMER_KINDS == HF_TIMER_KINDS,
+               "every kind of timer.h has its row in TIMER_KINDS");
+
+/* The heaps the entries are on, run in this order: the core's shared one (holds' expiry,
+ * rides' offers) and the waiting rooms' own (NULL until a room is made), which keeps the
+ * rooms' deadlines off the heap the hold path prunes. The core's is only peeked through a
+ * const core (hf_core_next_expiry). */
+static hf_timer_t *core_timer(const hf_core_t *core) { return (hf_timer_t *)&core->timer; }
+static hf_timer_t *(*const TIMERS[])(const hf_core_t *core) = {core_timer, queue_timer};
+#define TIMER_COUNT (sizeof TIMERS / sizeof *TIMERS)
+
+bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry) {
+    assert(entry->kind < HF_TIMER_KINDS);
+    return TIMER_KINDS[entry->kind].stale(core, entry);
+}
+
+/* Pops and applies the entries due at now, skipping those left behind (an extension pushes a
+ * new entry and leaves the old one, as releases and commits do); then the top is a live
+ * deadline again. */
+static void timer_run(hf_core_t *core, hf_timer_t *timer, hf_time_ms_t now) {
+    const hf_timer_entry_t *top;
+    bool popped = false;
+    while ((top = hf_timer_peek(timer)) && top->deadline_ms <= now) {
+        hf_timer_entry_t entry = *top;
+        hf_timer_pop(timer);
+        popped = true;
+        const timer_kind_t *kind = &TIMER_KINDS[entry.kind];
+        if (!kind->stale(core, &entry)) kind->due(core, &entry, now);
+    }
+    if (popped) hf_timer_prune(timer, timer_entry_stale, core);
+}
+
+uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
+    assert(now >= core->now);
+    core->now = now;
+    uint64_t expired = core->holds.expired;
+    for (size_t i = 0; i < TIMER_COUNT; i++) {
+        hf_timer_t *timer = TIMERS[i](core);
+        if (timer) timer_run(core, timer, now);
+    }
+    return (uint32_t)(core->holds.expired - expired);
+}
+
+hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
+    /* Every change prunes its heap, so each top is a live deadline. */
+    hf_time_ms_t next = INT64_MAX;
+    for (size_t i = 0; i < TIMER_COUNT; i++) {
+        const hf_timer_t *timer = TIMERS[i](core);
+        const hf_timer_entry_t *top = timer ? hf_timer_peek(timer) : NULL;
+        if (top && top->deadline_ms < next) next = top->deadline_ms;
+    }
+    return next;
+}
+
 /* ---- lifecycle ---- */
 
+static void timer_kinds_check(void) {
+    for (uint32_t i = 0; i < HF_TIMER_KINDS; i++) assert(TIMER_KINDS[i].kind == i);
+}
+
 hf_core_t *hf_core_create(hf_mutation_sink_t sink) {
+    timer_kinds_check();
     hf_core_t *core = calloc(1, sizeof *core);
     if (!core) abort();
     core->sink = sink;
     core->stream_records = true;
     core->holds.finished_max = HF_FINISHED_HOLDS_MAX;
+    core->now = INT64_MIN;
     return core;
 }
 

@@ -292,8 +292,12 @@ void hf_core_set_sink(hf_core_t *core, hf_mutation_sink_t sink);
  * move exactly as before. On by default; the engine turns them on while a stream is open. */
 void hf_core_set_stream_records(hf_core_t *core, bool wanted);
 
-/* Expire every hold with expires_at <= now, emitting their changes. Every command below
- * calls it first, so no command ever sees a lapsed hold as held. Returns holds expired. */
+/* Runs every deadline due at now, emitting their changes: holds with expires_at <= now expire,
+ * rides' offers lapse, waiting rooms admit, abandon and expire tickets (core.c's table of
+ * timer kinds). The caller runs it once per request, before the request's commands, at the
+ * request's time (the engine's dispatcher does, and its timer between requests), so no command
+ * sees a lapsed hold as held; commands do not advance, and assert that their now is not before
+ * the last advance's. now never goes back. Returns holds expired. */
 uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now);
 /* The earliest expires_at among held holds and rides' live offers (core/dispatch/, which
  * hf_core_advance moves on too), or INT64_MAX when there is none. */

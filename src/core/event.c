@@ -343,7 +343,7 @@ void event_remove(hf_core_t *core, uint32_t index) {
 
 hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *definition,
                                 hf_time_ms_t now, hf_error_detail_t *detail) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     hf_error_t error = event_add(core, definition, now, detail);
     if (error) return error;
     record_event_created(core, core->events.slots[core->events.count - 1], definition, now);
@@ -404,7 +404,7 @@ void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_
 /* ---- sales: closed by staff, reopened by staff ---- */
 
 hf_error_t hf_core_sales_set(hf_core_t *core, const char *event_id, bool open, hf_time_ms_t now) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     if (!hf_core_event(core, event_id, &index)) return HF_ERROR_EVENT_NOT_FOUND;
     hf_event_t *event = core->events.slots[index];

@@ -480,7 +480,7 @@ static void event_set(hf_core_t *core, uint32_t index, const hf_event_definition
 hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *patch,
                                 uint32_t members, hf_time_ms_t now, bool *layout,
                                 hf_error_detail_t *detail) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     *layout = false;
     uint32_t index;
     const hf_event_t *event = hf_core_event(core, patch->id, &index);
@@ -508,7 +508,7 @@ hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *pa
 
 hf_error_t hf_core_event_delete(hf_core_t *core, const char *event_id, hf_time_ms_t now,
                                 uint32_t *index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     const hf_event_t *event = hf_core_event(core, event_id, index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
     const event_tables_t *tables = event->internal;

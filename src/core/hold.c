@@ -146,16 +146,21 @@ uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
 
 /* An entry is left behind once its hold is no longer held at that expires_at (extended,
  * released, committed). */
-static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
-    const hf_core_t *core = context;
-    if (entry->kind == HF_TIMER_OFFER) return dispatch_offer_stale(core, entry);
-    assert(entry->kind == HF_TIMER_HOLD);
+static inline bool hold_entry_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
     const hf_hold_t *hold = &core->holds.slots[entry->index];
     return hold->status != HF_HOLD_HELD || hold->expires_at_ms != entry->deadline_ms;
 }
 
-bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry) {
-    return expiry_stale(core, entry);
+bool hold_expiry_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
+    return hold_entry_stale(core, entry);
+}
+
+/* The prune after every hold change: a hold's entry is checked here, inline (the hold path
+ * makes no call for it); any other kind by its row of the table (timer_entry_stale). */
+static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
+    const hf_core_t *core = context;
+    if (entry->kind != HF_TIMER_HOLD) return timer_entry_stale(core, entry);
+    return hold_entry_stale(core, entry);
 }
 
 /* Drops top entries left behind by extensions, releases and commits, so the top is always
@@ -182,33 +187,10 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
     expiry_prune(core);
 }
 
-uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
-    uint32_t expired = 0;
-    const hf_timer_entry_t *top;
-    while ((top = hf_timer_peek(&core->timer)) && top->deadline_ms <= now) {
-        hf_timer_entry_t entry = *top;
-        hf_timer_pop(&core->timer);
-        /* Extensions push a new entry and leave the old one behind: skip those. */
-        if (expiry_stale(core, &entry)) continue;
-        if (entry.kind == HF_TIMER_OFFER) {
-            /* A ride's offer lapsed: it moves on to its next candidate (core/dispatch/). */
-            dispatch_offer_lapse(core, &entry, now);
-            continue;
-        }
-        hf_hold_t *hold = hold_of(core, entry.index);
-        hold_finish(core, entry.index, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
-        expired++;
-    }
-    if (core->queue) queue_advance(core, now);
-    return expired;
-}
-
-hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
-    /* expiry_prune runs after every change, so the top is a hold that is really held. */
-    const hf_timer_entry_t *top = hf_timer_peek(&core->timer);
-    hf_time_ms_t holds = top ? top->deadline_ms : INT64_MAX;
-    hf_time_ms_t rooms = core->queue ? queue_next_deadline(core) : INT64_MAX;
-    return holds < rooms ? holds : rooms;
+void hold_expiry_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
+    hf_hold_t *hold = hold_of(core, entry->index);
+    hold_finish(core, entry->index, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
+    core->holds.expired++;
 }
 
 /* ---- new holds ---- */
@@ -348,7 +330,7 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
 hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,
                         uint32_t *hold_index, hf_error_detail_t *detail) {
     hold_keys_t keys = hold_keys_of(core, request);
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
     user_ref_t user;
@@ -380,7 +362,7 @@ hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
 
 hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id,
                           int64_t ttl_ms, hf_time_ms_t now, bool *capped) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     hf_error_t error = hold_owned(core, hold_id, user_id, &index);
     if (error) return error;
@@ -409,7 +391,7 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
 
 hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *user_id,
                            hf_time_ms_t now) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     hf_error_t error = hold_owned(core, hold_id, user_id, &index);
     if (error) return error;

@@ -45,6 +45,7 @@ typedef struct holds {
      * and the slots of forgotten holds, ready for reuse. */
     uint32_t finished_first, finished_last, finished_count, finished_max;
     uint32_t free_first;
+    uint64_t expired;            /* holds expired since the core was made (hf_core_advance) */
 } holds_t;
 
 /* Scratch space of one hold request's checks (request.c), which bookings and restore share. */

@@ -12,6 +12,7 @@
 #ifndef HF_CORE_INTERNAL_H
 #define HF_CORE_INTERNAL_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -386,6 +387,11 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
 /* Marks an order's seats sold and its units sold. */
 void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report);
 
+/* The rows of HF_TIMER_HOLD in core.c's table of timer kinds: whether an entry was left
+ * behind (the hold is no longer held at that expires_at), and the hold's expiry. */
+bool hold_expiry_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
+void hold_expiry_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+
 /* ---- hold.c, for payment.c ---- */
 
 /* Takes a finished hold out of the list of finished holds (a late commit confirms it). */
@@ -404,10 +410,13 @@ uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_
 
 /* ---- queue.c: the waiting rooms ---- */
 
-/* Admits, abandons and expires what is due at now (hf_core_advance). */
-void queue_advance(hf_core_t *core, hf_time_ms_t now);
-/* The earliest deadline of the rooms, INT64_MAX when none. */
-hf_time_ms_t queue_next_deadline(const hf_core_t *core);
+/* The rooms' own heap of deadlines (HF_TIMER_QUEUE_ADMIT and HF_TIMER_QUEUE_TICKET entries),
+ * NULL before the first room is made; and the rows of those kinds in core.c's table: whether
+ * an entry no longer matters, a room's next admission, a ticket's abandonment or expiry. */
+hf_timer_t *queue_timer(const hf_core_t *core);
+bool queue_entry_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
+void queue_admit_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+void queue_ticket_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
 /* Forgets the oldest finished tickets over the limit whose records are durable. */
 uint32_t queue_evict(hf_core_t *core, uint64_t durable_changes);
 void queue_free(hf_core_t *core);
@@ -443,9 +452,21 @@ uint32_t dispatch_evict(hf_core_t *core, uint64_t durable_changes);
 bool dispatch_offer_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
 /* The offer of the entry's ride lapsed at its deadline: the ride moves on at now. */
 void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
-/* hold.c: whether any entry of the core's timer, of whatever kind, no longer matters (for
+
+/* ---- core.c: time ---- */
+
+/* Whether a timer entry, of whatever kind, no longer matters, as its kind's row says (for
  * hf_timer_prune after a change, so the top is always a live deadline). */
 bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry);
+
+/* A command's time: never before the core's (the last hf_core_advance). The caller advances
+ * the core to a request's time once, before its commands (the engine's dispatcher does), so
+ * no command advances and none sees a passed deadline as pending. */
+static inline void command_at(const hf_core_t *core, hf_time_ms_t now) {
+    assert(now >= core->now);
+    (void)core;
+    (void)now;
+}
 
 /* ---- restore.c: state loaded back from the store ---- */
 

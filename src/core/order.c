@@ -89,7 +89,7 @@ static bool same_payment(const hf_core_t *core, const hf_order_t *order,
 hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
                           const char *order_id, const char *payment_ref, hf_time_ms_t now,
                           uint32_t *order_index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     hf_error_t error = hold_owned(core, hold_id, user_id, &index);
     if (error) return error;
@@ -131,7 +131,7 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
 
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
                           const char *refund_id, hf_time_ms_t now) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     hf_order_t *order = (hf_order_t *)hf_core_order_find(core, order_id, &index);
     if (!order) return HF_ERROR_ORDER_NOT_FOUND;
@@ -200,7 +200,7 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
 hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const char *order_id,
                         const char *payment_ref, hf_time_ms_t now, uint32_t *order_index,
                         hf_error_detail_t *detail) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
     text_key_t order_key;

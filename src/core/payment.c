@@ -166,7 +166,7 @@ uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_
 
 hf_error_t hf_core_refund_complete(hf_core_t *core, const char *refund_id, hf_time_ms_t now,
                                    uint32_t *index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     const hf_refund_t *refund = hf_core_refund_find(core, refund_id, index);
     if (!refund) return HF_ERROR_REFUND_NOT_FOUND;
     if (refund->status == HF_REFUND_COMPLETED) return HF_OK;
@@ -335,7 +335,7 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
 
 hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *delivery,
                            hf_time_ms_t now, hf_payment_outcome_t *outcome) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     deliveries_prune(core, now);
     memset(outcome, 0, sizeof *outcome);
     const char *intent_id = delivery->payment_intent_id;

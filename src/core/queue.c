@@ -354,9 +354,12 @@ static bool entry_stale(const void *context, const hf_timer_entry_t *entry) {
 
 static void timer_prune(hf_core_t *core) { hf_timer_prune(&core->queue->timer, entry_stale, core); }
 
-hf_time_ms_t queue_next_deadline(const hf_core_t *core) {
-    const hf_timer_entry_t *top = hf_timer_peek(&core->queue->timer);
-    return top ? top->deadline_ms : INT64_MAX;
+bool queue_entry_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
+    return entry_stale(core, entry);
+}
+
+hf_timer_t *queue_timer(const hf_core_t *core) {
+    return core->queue ? &core->queue->timer : NULL;
 }
 
 static void ticket_arm(queue_state_t *queue, uint32_t index, hf_time_ms_t deadline) {
@@ -489,21 +492,13 @@ static void ticket_due(hf_core_t *core, uint32_t index, hf_time_ms_t now) {
     else ticket_finish(core, index, HF_TICKET_ABANDONED, due);
 }
 
-void queue_advance(hf_core_t *core, hf_time_ms_t now) {
-    queue_state_t *queue = core->queue;
-    const hf_timer_entry_t *top;
-    while ((top = hf_timer_peek(&queue->timer)) && top->deadline_ms <= now) {
-        hf_timer_entry_t entry = *top;
-        hf_timer_pop(&queue->timer);
-        if (entry_stale(core, &entry)) continue;
-        if (entry.kind == HF_TIMER_QUEUE_ADMIT) {
-            queue->rooms[entry.index]->admit_armed_ms = INT64_MAX;
-            room_admit(core, entry.index, now);
-        } else {
-            ticket_due(core, entry.index, now);
-        }
-    }
-    timer_prune(core);
+void queue_admit_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
+    core->queue->rooms[entry->index]->admit_armed_ms = INT64_MAX;
+    room_admit(core, entry->index, now);
+}
+
+void queue_ticket_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
+    ticket_due(core, entry->index, now);
 }
 
 /* ---- commands ---- */
@@ -550,7 +545,7 @@ static hf_error_t room_event(hf_core_t *core, const char *event_id, uint32_t *ev
 hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char *user_id,
                               const char *ticket_id, hf_time_ms_t now, uint32_t *index,
                               bool *created) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     *created = false;
     uint32_t event_index;
     hf_error_t error = room_event(core, event_id, &event_index);
@@ -593,7 +588,7 @@ static hf_error_t room_ticket(hf_core_t *core, const char *event_id, const char 
 
 hf_error_t hf_core_queue_poll(hf_core_t *core, const char *event_id, const char *ticket_id,
                               hf_time_ms_t now, uint32_t *index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     hf_error_t error = room_ticket(core, event_id, ticket_id, index);
     if (error) return error;
     hf_ticket_t *ticket = &core->queue->tickets[*index];
@@ -603,7 +598,7 @@ hf_error_t hf_core_queue_poll(hf_core_t *core, const char *event_id, const char 
 
 hf_error_t hf_core_queue_complete(hf_core_t *core, const char *event_id, const char *ticket_id,
                                   hf_time_ms_t now, uint32_t *index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     hf_error_t error = room_ticket(core, event_id, ticket_id, index);
     if (error) return error;
     hf_ticket_t *ticket = &core->queue->tickets[*index];

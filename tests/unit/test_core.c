@@ -394,7 +394,8 @@ static void test_evict_keeps_held_and_confirmed(void **state)
     assert_int_equal(o->hold, confirmed_index + 1);
     /* A repeated commit still answers its order. */
     uint32_t again = UINT32_MAX;
-    assert_int_equal(hf_core_commit(f->core, "res_sold", "u2", "ord_2", "pi_1", T0 + 2, &again), HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_sold", "u2", "ord_2", "pi_1", T0 + 1000, &again),
+                     HF_OK);
     assert_int_equal(again, order);
     assert_consistent(f, T0 + 1000);
 }
@@ -1416,6 +1417,7 @@ static void test_hold_user_limit(void **state)
     assert_int_equal(hold(f, "u1", "res_8", SEATS("FLOOR-B-7"), NO_POOLS, -1, false, T0 + 6, NULL,
                           &detail),
                      HF_ERROR_USER_LIMIT_EXCEEDED);
+    hf_core_advance(f->core, T0 + 5 + 1000); /* the request's advance: res_7 lapses */
     assert_int_equal(hold(f, "u1", "res_9", SEATS("FLOOR-B-7", "FLOOR-B-8", "FLOOR-B-9"), NO_POOLS,
                           -1, false, T0 + 5 + 1000, NULL, &detail),
                      HF_OK); /* res_7 lapsed at T0 + 1005 */
@@ -1749,7 +1751,9 @@ static void test_expiry_on_command(void **state)
     assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), POOLS({"VIP", 2}), 1000, false, T0,
                           &h1, &detail),
                      HF_OK);
-    /* At expires_at exactly, with no advance: the seat and the units are free at once. */
+    /* At expires_at exactly, with no sweep before: the request's advance (the engine makes one
+     * before each request's command) frees the seat and the units at once. */
+    hf_core_advance(f->core, T0 + 1000);
     assert_int_equal(hold(f, "u2", "res_2", SEATS("FLOOR-A-1"), POOLS({"VIP", 2}), -1, false,
                           T0 + 1000, &h2, &detail),
                      HF_OK);
@@ -1759,11 +1763,12 @@ static void test_expiry_on_command(void **state)
     assert_int_equal(pool(f, "VIP")->held, 2);
     assert_counts(event_of(f, "show")->counts, 99, 1, 0);
     assert_consistent(f, T0 + 1000);
-    /* A failing command expires too. */
+    /* A failing command's request expires too. */
     assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-2"), NO_POOLS, 500, false, T0 + 1000,
                           NULL, &detail),
                      HF_OK);
     fx_sink_reset(&f->sink);
+    hf_core_advance(f->core, T0 + 1500);
     assert_int_equal(hf_core_cancel(f->core, "ord_none", "u3", "ref_1767", T0 + 1500),
                      HF_ERROR_ORDER_NOT_FOUND);
     assert_int_equal(hold_by_id(f, "res_3")->status, HF_HOLD_EXPIRED);
@@ -1884,7 +1889,8 @@ static void test_extend_errors(void **state)
                      HF_ERROR_HOLD_NOT_ACTIVE);
     assert_no_mutation(f);
     assert_int_equal(hold_by_id(f, "res_1")->expires_at_ms, T0 + 1000);
-    /* At expires_at exactly, before any sweep. */
+    /* At expires_at exactly, before any sweep: the request's advance expires it. */
+    hf_core_advance(f->core, T0 + 1000);
     assert_int_equal(hf_core_extend(f->core, "res_1", "u1", 1000, T0 + 1000, &capped),
                      HF_ERROR_HOLD_EXPIRED);
     assert_int_equal(hold_by_id(f, "res_1")->status, HF_HOLD_EXPIRED);
@@ -1950,6 +1956,7 @@ static void test_release_expired(void **state)
     assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, 1000, false, T0, &index,
                           &detail),
                      HF_OK);
+    hf_core_advance(f->core, T0 + 1000); /* the request's advance */
     assert_int_equal(hf_core_release(f->core, "res_1", "u1", T0 + 1000), HF_OK);
     assert_int_equal(hf_core_hold_at(f->core, index)->status, HF_HOLD_EXPIRED);
     assert_int_equal(seat(f, "FLOOR-A-1")->version, 3);
@@ -2150,7 +2157,8 @@ static void test_commit_errors(void **state)
                      HF_ERROR_HOLD_RELEASED);
     assert_no_mutation(f);
     assert_null(hf_core_order_find(f->core, "ord_1", NULL));
-    /* now == expires_at, no sweep has run yet. */
+    /* now == expires_at, no sweep has run yet but the request's advance. */
+    hf_core_advance(f->core, T0 + 1000);
     assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_1", "pi", T0 + 1000, &order),
                      HF_ERROR_HOLD_EXPIRED);
     assert_null(hf_core_order_find(f->core, "ord_1", NULL));
