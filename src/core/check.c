@@ -34,10 +34,10 @@ static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
             uint32_t *slots[3] = {&section_counts.available, &section_counts.held, &section_counts.sold};
             (*slots[seat->status])++;
             if (seat->status == HF_SEAT_HELD &&
-                (seat->owner == 0 || core->holds[seat->owner - 1].status != HF_HOLD_HELD))
+                (seat->owner == 0 || core->holds.slots[seat->owner - 1].status != HF_HOLD_HELD))
                 return "a held seat's owner is not an active hold";
             if (seat->status == HF_SEAT_SOLD &&
-                (seat->owner == 0 || core->orders[seat->owner - 1].status != HF_ORDER_CONFIRMED))
+                (seat->owner == 0 || core->orders.slots[seat->owner - 1].status != HF_ORDER_CONFIRMED))
                 return "a sold seat's owner is not a confirmed order";
         }
         if (memcmp(&section_counts, &section->counts, sizeof counts) != 0)
@@ -61,17 +61,17 @@ static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
  * sets. */
 static const char *check_hold_lists(const hf_core_t *core) {
     uint32_t listed_finished = 0, listed_free = 0, finished = 0, forgotten = 0;
-    for (uint32_t h = core->finished_first; h != 0; h = core->hold_states[h - 1].next_finished) {
-        if (!hold_status_finished(core->holds[h - 1].status))
+    for (uint32_t h = core->holds.finished_first; h != 0; h = core->holds.states[h - 1].next_finished) {
+        if (!hold_status_finished(core->holds.slots[h - 1].status))
             return "the finished list has a hold that is not released or expired";
-        if (++listed_finished > core->hold_count) return "the finished list loops";
+        if (++listed_finished > core->holds.count) return "the finished list loops";
     }
-    for (uint32_t h = core->free_first; h != 0; h = core->hold_states[h - 1].next_finished) {
-        if (core->holds[h - 1].status != HF_HOLD_EVICTED) return "the free list has a live hold";
-        if (++listed_free > core->hold_count) return "the free list loops";
+    for (uint32_t h = core->holds.free_first; h != 0; h = core->holds.states[h - 1].next_finished) {
+        if (core->holds.slots[h - 1].status != HF_HOLD_EVICTED) return "the free list has a live hold";
+        if (++listed_free > core->holds.count) return "the free list loops";
     }
-    for (uint32_t h = 0; h < core->hold_count; h++) {
-        const hf_hold_t *hold = &core->holds[h];
+    for (uint32_t h = 0; h < core->holds.count; h++) {
+        const hf_hold_t *hold = &core->holds.slots[h];
         if (hold->status == HF_HOLD_EVICTED) {
             forgotten++;
             continue;
@@ -80,13 +80,13 @@ static const char *check_hold_lists(const hf_core_t *core) {
         uint32_t found;
         if (!hf_core_hold_find(core, hold->id, &found) || found != h)
             return "a hold is not found by its id";
-        if (core->hold_states[h].item_capacity < hold->seat_count + hold->pool_count)
+        if (core->holds.states[h].item_capacity < hold->seat_count + hold->pool_count)
             return "a hold has more items than its slot reserves";
     }
-    if (listed_finished != finished || finished != core->finished_count)
+    if (listed_finished != finished || finished != core->holds.finished_count)
         return "the finished list differs from the finished holds";
     if (listed_free != forgotten) return "the free list differs from the forgotten holds";
-    if (hf_index_map_count(&core->hold_ids) != core->hold_count - forgotten + core->hold_ids_stale)
+    if (hf_index_map_count(&core->holds.ids) != core->holds.count - forgotten + core->holds.ids_stale)
         return "the id index has entries it should not";
     return NULL;
 }
@@ -94,24 +94,24 @@ static const char *check_hold_lists(const hf_core_t *core) {
 static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
     const char *fault = check_hold_lists(core);
     if (fault) return fault;
-    for (uint32_t h = 0; h < core->hold_count; h++) {
-        const hf_hold_t *hold = &core->holds[h];
+    for (uint32_t h = 0; h < core->holds.count; h++) {
+        const hf_hold_t *hold = &core->holds.slots[h];
         if (hold->status != HF_HOLD_HELD) continue;
         if (hold->expires_at_ms <= now) return "a lapsed hold is still held";
-        const hf_event_t *event = core->events[hold->event];
+        const hf_event_t *event = core->events.slots[hold->event];
         const hf_item_t *items = core->items + hold->item_offset;
         for (uint32_t i = 0; i < hold->seat_count; i++)
             if (event->seats[items[i].index].owner != h + 1) return "a held hold's seat points elsewhere";
     }
-    if (hf_index_map_count(&core->order_ids) != core->order_count)
+    if (hf_index_map_count(&core->orders.ids) != core->orders.count)
         return "the order id index has entries it should not";
-    for (uint32_t o = 0; o < core->order_count; o++) {
-        const hf_order_t *order = &core->orders[o];
+    for (uint32_t o = 0; o < core->orders.count; o++) {
+        const hf_order_t *order = &core->orders.slots[o];
         uint32_t found;
         if (!hf_core_order_find(core, order->id, &found) || found != o)
             return "an order is not found by its id";
         if (order->status != HF_ORDER_CONFIRMED) continue;
-        const hf_event_t *event = core->events[order->event];
+        const hf_event_t *event = core->events.slots[order->event];
         const hf_item_t *items = core->items + order->item_offset;
         for (uint32_t i = 0; i < order->seat_count; i++)
             if (event->seats[items[i].index].owner != o + 1) return "an order's seat points elsewhere";
@@ -121,9 +121,9 @@ static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
 
 /* The record a hold or order names is its user's on its event, and each record's counts are
  * the sums of its user's held holds and confirmed orders on that event. The sums are kept
- * per record: users' own records first, then those of core->event_users. */
+ * per record: users' own records first, then those of core->users.per_event. */
 static uint32_t owner_slot(const hf_core_t *core, uint32_t handle) {
-    return handle & OWNER_IN_TABLE ? core->user_count + (handle & ~OWNER_IN_TABLE) : handle;
+    return handle & OWNER_IN_TABLE ? core->users.count + (handle & ~OWNER_IN_TABLE) : handle;
 }
 
 static bool record_counts_equal(const event_user_t *record, uint32_t held, uint32_t sold) {
@@ -132,34 +132,34 @@ static bool record_counts_equal(const event_user_t *record, uint32_t held, uint3
 
 static const char *check_owner_sums(const hf_core_t *core, const uint32_t *held,
                                     const uint32_t *sold) {
-    for (uint32_t u = 0; u < core->user_count; u++) {
-        if (core->users[u].first_event == 0) continue;
-        if (!record_counts_equal(&core->users[u].first_event_record, held[u], sold[u]))
+    for (uint32_t u = 0; u < core->users.count; u++) {
+        if (core->users.slots[u].first_event == 0) continue;
+        if (!record_counts_equal(&core->users.slots[u].first_event_record, held[u], sold[u]))
             return "a user's units on an event differ from its holds and orders";
     }
-    for (uint32_t r = 0; r < core->event_user_count; r++) {
-        uint32_t slot = core->user_count + r;
-        if (!record_counts_equal(&core->event_users[r], held[slot], sold[slot]))
+    for (uint32_t r = 0; r < core->users.per_event_count; r++) {
+        uint32_t slot = core->users.count + r;
+        if (!record_counts_equal(&core->users.per_event[r], held[slot], sold[slot]))
             return "a user's units on an event differ from its holds and orders";
     }
     return NULL;
 }
 
 static const char *check_owners(const hf_core_t *core) {
-    size_t slots = (size_t)core->user_count + core->event_user_count + 1;
+    size_t slots = (size_t)core->users.count + core->users.per_event_count + 1;
     uint32_t *held = calloc(slots, sizeof *held), *sold = calloc(slots, sizeof *sold);
     if (!held || !sold) abort();
     const char *fault = NULL;
-    for (uint32_t h = 0; h < core->hold_count && !fault; h++) {
-        const hf_hold_t *hold = &core->holds[h];
+    for (uint32_t h = 0; h < core->holds.count && !fault; h++) {
+        const hf_hold_t *hold = &core->holds.slots[h];
         if (hold->status != HF_HOLD_HELD) continue;
         if (event_user_handle(core, hold->event, hold->user) != hold->owner)
             fault = "a hold names another user's record";
         held[owner_slot(core, hold->owner)] +=
             item_units(core->items + hold->item_offset, hold->seat_count, hold->pool_count);
     }
-    for (uint32_t o = 0; o < core->order_count && !fault; o++) {
-        const hf_order_t *order = &core->orders[o];
+    for (uint32_t o = 0; o < core->orders.count && !fault; o++) {
+        const hf_order_t *order = &core->orders.slots[o];
         if (order->status != HF_ORDER_CONFIRMED) continue;
         if (event_user_handle(core, order->event, order->user) != order->owner)
             fault = "an order names another user's record";
@@ -176,18 +176,18 @@ static const char *check_owners(const hf_core_t *core) {
  * it. (Their arrival times are not checked for order: a clock set back between two runs may
  * break it, which only keeps a few deliveries past their 7 days.) */
 static const char *check_deliveries(const hf_core_t *core) {
-    for (uint32_t d = core->delivery_first; d < core->delivery_count; d++) {
-        const delivery_t *delivery = &core->deliveries[d];
+    for (uint32_t d = core->payments.delivery_first; d < core->payments.delivery_count; d++) {
+        const delivery_t *delivery = &core->payments.deliveries[d];
         if (!delivery->payment_intent_id) return "a kept delivery has no intent id";
         if (delivery->result == HF_PAYMENT_COMMITTED) {
-            if (delivery->order >= core->order_count) return "a delivery names no order";
-            const char *paid = hf_core_string(core, core->orders[delivery->order].payment_ref);
+            if (delivery->order >= core->orders.count) return "a delivery names no order";
+            const char *paid = hf_core_string(core, core->orders.slots[delivery->order].payment_ref);
             if (!paid || strcmp(paid, delivery->payment_intent_id) != 0)
                 return "a committed delivery's order has another payment_ref";
         }
         if (delivery->result == HF_PAYMENT_REFUND_REQUIRED &&
-            (delivery->refund >= core->refund_count ||
-             strcmp(core->refunds[delivery->refund].payment_intent_id,
+            (delivery->refund >= core->payments.refund_count ||
+             strcmp(core->payments.refunds[delivery->refund].payment_intent_id,
                     delivery->payment_intent_id) != 0))
             return "a refund_required delivery names no refund of its intent";
     }
@@ -198,28 +198,28 @@ static const char *check_deliveries(const hf_core_t *core) {
  * cancelled before version 8 of the store may have none: those cancels owed no refund yet.) */
 static const char *check_refunds(const hf_core_t *core) {
     uint32_t completed = 0;
-    for (uint32_t r = 0; r < core->refund_count; r++) {
-        const hf_refund_t *refund = &core->refunds[r];
+    for (uint32_t r = 0; r < core->payments.refund_count; r++) {
+        const hf_refund_t *refund = &core->payments.refunds[r];
         completed += refund->status == HF_REFUND_COMPLETED;
         if ((refund->reason == HF_REFUND_ORDER_CANCELLED) != (refund->order != 0))
             return "an order_cancelled refund names no order";
-        if (refund->order && (refund->order > core->order_count ||
-                              core->orders[refund->order - 1].refund != r + 1))
+        if (refund->order && (refund->order > core->orders.count ||
+                              core->orders.slots[refund->order - 1].refund != r + 1))
             return "a refund's order does not name it back";
     }
-    for (uint32_t o = 0; o < core->order_count; o++) {
-        const hf_order_t *order = &core->orders[o];
+    for (uint32_t o = 0; o < core->orders.count; o++) {
+        const hf_order_t *order = &core->orders.slots[o];
         bool owed = order->status == HF_ORDER_CANCELLED && order->payment_ref != NO_STRING;
-        if (order->refund && (!owed || order->refund > core->refund_count))
+        if (order->refund && (!owed || order->refund > core->payments.refund_count))
             return "an order's refund is owed by no cancel of a paid order";
     }
-    return completed == core->refunds_completed ? NULL : "the count of completed refunds is off";
+    return completed == core->payments.refunds_completed ? NULL : "the count of completed refunds is off";
 }
 
 const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
-    for (uint32_t e = 0; e < core->event_count; e++) {
-        if (!core->events[e]) continue; /* a slot a deleted event left */
-        const char *fault = check_event(core, core->events[e]);
+    for (uint32_t e = 0; e < core->events.count; e++) {
+        if (!core->events.slots[e]) continue; /* a slot a deleted event left */
+        const char *fault = check_event(core, core->events.slots[e]);
         if (fault) return fault;
     }
     const char *fault = check_holds(core, now);

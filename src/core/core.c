@@ -9,39 +9,117 @@
 #include <string.h>
 
 
+/* ---- time: the table of timer kinds, and hf_core_advance ---- */
+
+/* What a kind of deadline means, told by its domain: whether an entry was left behind (its
+ * object moved on) and what its passing does at now. */
+typedef struct timer_kind {
+    hf_timer_kind_t kind;
+    bool (*stale)(const hf_core_t *core, const hf_timer_entry_t *entry);
+    void (*due)(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+} timer_kind_t;
+
+/* One row per kind of timer.h, in its order (hf_core_create checks): a new domain's deadline
+ * is a kind there and a row here, not a branch of hf_core_advance. */
+static const timer_kind_t TIMER_KINDS[] = {
+    {HF_TIMER_HOLD, hold_expiry_stale, hold_expiry_due},
+    {HF_TIMER_QUEUE_ADMIT, queue_entry_stale, queue_admit_due},
+    {HF_TIMER_QUEUE_TICKET, queue_entry_stale, queue_ticket_due},
+    {HF_TIMER_OFFER, dispatch_offer_stale, dispatch_offer_lapse},
+};
+_Static_assert(sizeof TIMER_KINDS / sizeof *TIMER_KINDS == HF_TIMER_KINDS,
+               "every kind of timer.h has its row in TIMER_KINDS");
+
+/* The heaps the entries are on, run in this order: the core's shared one (holds' expiry,
+ * rides' offers) and the waiting rooms' own (NULL until a room is made), which keeps the
+ * rooms' deadlines off the heap the hold path prunes. The core's is only peeked through a
+ * const core (hf_core_next_expiry). */
+static hf_timer_t *core_timer(const hf_core_t *core) { return (hf_timer_t *)&core->timer; }
+static hf_timer_t *(*const TIMERS[])(const hf_core_t *core) = {core_timer, queue_timer};
+#define TIMER_COUNT (sizeof TIMERS / sizeof *TIMERS)
+
+bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry) {
+    assert(entry->kind < HF_TIMER_KINDS);
+    return TIMER_KINDS[entry->kind].stale(core, entry);
+}
+
+/* Pops and applies the entries due at now, skipping those left behind (an extension pushes a
+ * new entry and leaves the old one, as releases and commits do); then the top is a live
+ * deadline again. */
+static void timer_run(hf_core_t *core, hf_timer_t *timer, hf_time_ms_t now) {
+    const hf_timer_entry_t *top;
+    bool popped = false;
+    while ((top = hf_timer_peek(timer)) && top->deadline_ms <= now) {
+        hf_timer_entry_t entry = *top;
+        hf_timer_pop(timer);
+        popped = true;
+        const timer_kind_t *kind = &TIMER_KINDS[entry.kind];
+        if (!kind->stale(core, &entry)) kind->due(core, &entry, now);
+    }
+    if (popped) hf_timer_prune(timer, timer_entry_stale, core);
+}
+
+uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
+    assert(now >= core->now);
+    core->now = now;
+    uint64_t expired = core->holds.expired;
+    for (size_t i = 0; i < TIMER_COUNT; i++) {
+        hf_timer_t *timer = TIMERS[i](core);
+        if (timer) timer_run(core, timer, now);
+    }
+    return (uint32_t)(core->holds.expired - expired);
+}
+
+hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
+    /* Every change prunes its heap, so each top is a live deadline. */
+    hf_time_ms_t next = INT64_MAX;
+    for (size_t i = 0; i < TIMER_COUNT; i++) {
+        const hf_timer_t *timer = TIMERS[i](core);
+        const hf_timer_entry_t *top = timer ? hf_timer_peek(timer) : NULL;
+        if (top && top->deadline_ms < next) next = top->deadline_ms;
+    }
+    return next;
+}
+
 /* ---- lifecycle ---- */
 
+static void timer_kinds_check(void) {
+    for (uint32_t i = 0; i < HF_TIMER_KINDS; i++) assert(TIMER_KINDS[i].kind == i);
+}
+
 hf_core_t *hf_core_create(hf_mutation_sink_t sink) {
+    timer_kinds_check();
     hf_core_t *core = calloc(1, sizeof *core);
     if (!core) abort();
     core->sink = sink;
     core->stream_records = true;
-    core->finished_max = HF_FINISHED_HOLDS_MAX;
+    core->holds.finished_max = HF_FINISHED_HOLDS_MAX;
+    core->now = INT64_MIN;
     return core;
 }
 
 void hf_core_destroy(hf_core_t *core) {
     if (!core) return;
-    for (uint32_t i = 0; i < core->event_count; i++)
-        if (core->events[i]) event_free(core->events[i]);
-    for (uint32_t i = 0; i < core->user_count; i++) free(core->users[i].orders.items);
-    free(core->events);
-    free(core->event_order);
-    free(core->holds);
-    free(core->hold_states);
-    free(core->orders);
-    free(core->users);
-    free(core->event_users);
+    for (uint32_t i = 0; i < core->events.count; i++)
+        if (core->events.slots[i]) event_free(core->events.slots[i]);
+    for (uint32_t i = 0; i < core->users.count; i++) free(core->users.slots[i].orders.items);
+    free(core->events.slots);
+    free(core->events.listed);
+    free(core->holds.slots);
+    free(core->holds.states);
+    free(core->orders.slots);
+    free(core->users.slots);
+    free(core->users.per_event);
     free(core->items);
     free(core->strings);
     payment_free(core);
     dispatch_free(core);
     hf_timer_free(&core->timer);
-    hf_map_free(&core->event_ids);
-    hf_index_map_free(&core->hold_ids);
-    hf_index_map_free(&core->order_ids);
-    hf_index_map_free(&core->user_ids);
-    hf_pair_map_free(&core->event_user_ids);
+    hf_map_free(&core->events.ids);
+    hf_index_map_free(&core->holds.ids);
+    hf_index_map_free(&core->orders.ids);
+    hf_index_map_free(&core->users.ids);
+    hf_pair_map_free(&core->users.per_event_ids);
     hf_buffer_free(&core->record_ids);
     queue_free(core);
     free(core);
@@ -71,13 +149,13 @@ uint64_t hf_core_seat_change(const hf_event_t *event, uint32_t seat_index) {
 }
 
 uint64_t hf_core_hold_change(const hf_core_t *core, uint32_t index) {
-    assert(index < core->hold_count);
-    return core->hold_states[index].last_change;
+    assert(index < core->holds.count);
+    return core->holds.states[index].last_change;
 }
 
 uint64_t hf_core_order_change(const hf_core_t *core, uint32_t index) {
-    assert(index < core->order_count);
-    return core->orders[index].last_change;
+    assert(index < core->orders.count);
+    return core->orders.slots[index].last_change;
 }
 
 /* ---- records ---- */
@@ -137,8 +215,8 @@ void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index,
 }
 
 void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_id) {
-    const hf_hold_t *hold = &core->holds[hold_index];
-    const hf_event_t *event = core->events[hold->event];
+    const hf_hold_t *hold = &core->holds.slots[hold_index];
+    const hf_event_t *event = core->events.slots[hold->event];
     assert(hold->status == HF_HOLD_HELD);
     hf_mutation_t mutation = {
         .type = HF_MUTATION_HOLD_CREATE, .at_ms = hold->created_at_ms,
@@ -148,20 +226,20 @@ void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_
                            .total = hold->total, .expires_at_ms = hold->expires_at_ms,
                            .status = HF_HOLD_HELD}};
     emit(core, &mutation);
-    core->hold_states[hold_index].last_change = core->change_count;
+    core->holds.states[hold_index].last_change = core->change_count;
 }
 
 void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_ms,
                          const char *user_id) {
-    const hf_hold_t *hold = &core->holds[hold_index];
-    const char *order_id = hold->order ? core->orders[hold->order - 1].id : NULL;
+    const hf_hold_t *hold = &core->holds.slots[hold_index];
+    const char *order_id = hold->order ? core->orders.slots[hold->order - 1].id : NULL;
     hf_mutation_t mutation = {
         .type = HF_MUTATION_HOLD_UPDATE, .at_ms = at_ms,
-        .as.hold_update = {.hold_id = hold->id, .event_id = core->events[hold->event]->id,
+        .as.hold_update = {.hold_id = hold->id, .event_id = core->events.slots[hold->event]->id,
                            .user_id = user_id, .order_id = order_id,
                            .expires_at_ms = hold->expires_at_ms, .status = hold->status}};
     emit(core, &mutation);
-    core->hold_states[hold_index].last_change = core->change_count;
+    core->holds.states[hold_index].last_change = core->change_count;
 }
 
 /* One item of a new order: a seat, or a pool line with its quantity. */
@@ -182,9 +260,9 @@ static void record_order_item(hf_core_t *core, const hf_event_t *event, const hf
 }
 
 void record_order_created(hf_core_t *core, uint32_t order_index) {
-    hf_order_t *order = &core->orders[order_index];
-    const hf_hold_t *hold = order->hold ? &core->holds[order->hold - 1] : NULL;
-    const hf_event_t *event = core->events[order->event];
+    hf_order_t *order = &core->orders.slots[order_index];
+    const hf_hold_t *hold = order->hold ? &core->holds.slots[order->hold - 1] : NULL;
+    const hf_event_t *event = core->events.slots[order->event];
     const char *user_id = hf_core_user_id(core, order->user);
     hf_mutation_t created = {
         .type = HF_MUTATION_ORDER_CREATE, .at_ms = order->created_at_ms,
@@ -226,10 +304,10 @@ void record_event_deleted(hf_core_t *core, const hf_event_t *event, hf_time_ms_t
 
 void record_order_updated(hf_core_t *core, uint32_t order_index, const char *user_id,
                           hf_time_ms_t now) {
-    hf_order_t *order = &core->orders[order_index];
-    const char *refund_id = order->refund ? core->refunds[order->refund - 1].id : NULL;
+    hf_order_t *order = &core->orders.slots[order_index];
+    const char *refund_id = order->refund ? core->payments.refunds[order->refund - 1].id : NULL;
     hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = now,
-                              .as.order_update = {order->id, core->events[order->event]->id,
+                              .as.order_update = {order->id, core->events.slots[order->event]->id,
                                                   user_id, order->status, refund_id}};
     emit(core, &mutation);
     order->last_change = core->change_count;
@@ -249,23 +327,23 @@ void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
                         .reservation_id = delivery->reservation_id,
                         .amount = delivery->amount, .type = kept->type, .result = kept->result,
                         .reason = kept->reason, .late = kept->late,
-                        .order_id = committed ? core->orders[kept->order].id : NULL,
-                        .refund_id = refunded ? core->refunds[kept->refund].id : NULL,
-                        .hold_event_id = hold ? core->events[hold->event]->id : NULL}};
+                        .order_id = committed ? core->orders.slots[kept->order].id : NULL,
+                        .refund_id = refunded ? core->payments.refunds[kept->refund].id : NULL,
+                        .hold_event_id = hold ? core->events.slots[hold->event]->id : NULL}};
     emit(core, &mutation);
 }
 
 void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
-    hf_refund_t *refund = &core->refunds[refund_index];
+    hf_refund_t *refund = &core->payments.refunds[refund_index];
     hf_mutation_t mutation = {
         .type = HF_MUTATION_REFUND, .at_ms = now,
         .as.refund = {.refund_id = refund->id, .payment_intent_id = refund->payment_intent_id,
                       .reservation_id = refund->reservation_id,
-                      .order_id = refund->order ? core->orders[refund->order - 1].id : NULL,
+                      .order_id = refund->order ? core->orders.slots[refund->order - 1].id : NULL,
                       .amount = refund->amount,
                       .reason = refund->reason, .status = refund->status,
                       .created_at_ms = refund->created_at_ms,
-                      .event_id = refund->of_event ? core->events[refund->event]->id : NULL}};
+                      .event_id = refund->of_event ? core->events.slots[refund->event]->id : NULL}};
     emit(core, &mutation);
     refund->last_change = core->change_count;
 }
@@ -274,7 +352,7 @@ void record_ticket(hf_core_t *core, const ticket_record_t *ticket, bool created,
                    hf_time_ms_t at_ms) {
     hf_mutation_t mutation = {
         .type = created ? HF_MUTATION_TICKET_CREATE : HF_MUTATION_TICKET_UPDATE, .at_ms = at_ms,
-        .as.ticket = {.ticket_id = ticket->ticket_id, .event_id = core->events[ticket->event]->id,
+        .as.ticket = {.ticket_id = ticket->ticket_id, .event_id = core->events.slots[ticket->event]->id,
                       .user_id = ticket->user_id, .seq = ticket->seq, .status = ticket->status,
                       .admitted_at_ms = ticket->admitted_at_ms}};
     emit(core, &mutation);

@@ -9,18 +9,27 @@
  * The files of src/core/, one per domain (DESIGN.md, "Where things go"):
  *   core.h       this interface: all that the rest of the server, the tests and the
  *                benchmarks include
- *   internal.h   private to src/core/: the core's state and what its files share
- *   core.c       creation and destruction, the sink, the numbering of changes, and every
- *                mutation record the core emits
+ *   internal.h   private to src/core/: the core's container (struct hf_core, holding each
+ *                domain's state) and what its files share
+ *   events.h, users.h, holds.h, orders.h, payments.h
+ *                private to src/core/: each domain's state, one struct per header (the
+ *                waiting rooms' is private to queue.c, dispatch's to dispatch/)
+ *   core.c       creation and destruction, the sink, the numbering of changes, every
+ *                mutation record the core emits, and time: hf_core_advance over the table of
+ *                timer kinds (a row per kind: its staleness and its passing, told by its
+ *                domain)
  *   event.c      event definitions checked and laid out; seats, pools, their lookups and ids
  *   user.c       users and their records per event; users' orders
  *   hold.c       hold, extend, release, expiry, the finished holds and eviction, revive
  *   request.c    the checks of a hold request, which bookings share
  *   order.c      commit, cancel, bookings
  *   payment.c    payment webhooks' deliveries (deduplicated, pruned by age) and refunds
+ *   queue.h, .c  the waiting rooms: tickets, positions, admissions (queue.h, which the engine
+ *                includes beside this header); estimate.h, .c their estimated_wait_s
  *   restore.c    hf_core_restore_*: the state loaded back from the store
  *   check.c      hf_core_check: the invariants
- *   timer.h, .c  deadlines (holds' expiry): a heap that knows no domain
+ *   timer.h, .c  deadlines (holds' expiry, rooms' admissions and tickets, rides' offers): a
+ *                heap that knows no domain, and the kinds of its entries
  *   best.h, .c   best_available's choice of seats
  *   names.c      status names (errors are named by the engine's table, engine/errors.h)
  *   limits.h     every limit of the server
@@ -28,8 +37,10 @@
  *                per kind; the core writes no JSON: the store decides how rows are kept)
  *   dispatch/    fleets, drivers, rides and their timed offers (dispatch/dispatch.h, which
  *                the engine includes beside this header)
- * A new domain (waiting-room queues, rides) adds its own file here and shares with
- * the others only through internal.h. */
+ * A new domain adds its files here (or a folder, as dispatch/): its state struct in a header
+ * of its own and one member of struct hf_core for it, its commands, its deadlines as kinds of
+ * timer.h with a row each in core.c's table; it shares with the others only through
+ * internal.h. */
 #ifndef HF_CORE_H
 #define HF_CORE_H
 
@@ -297,8 +308,12 @@ void hf_core_set_sink(hf_core_t *core, hf_mutation_sink_t sink);
  * move exactly as before. On by default; the engine turns them on while a stream is open. */
 void hf_core_set_stream_records(hf_core_t *core, bool wanted);
 
-/* Expire every hold with expires_at <= now, emitting their changes. Every command below
- * calls it first, so no command ever sees a lapsed hold as held. Returns holds expired. */
+/* Runs every deadline due at now, emitting their changes: holds with expires_at <= now expire,
+ * rides' offers lapse, waiting rooms admit, abandon and expire tickets (core.c's table of
+ * timer kinds). The caller runs it once per request, before the request's commands, at the
+ * request's time (the engine's dispatcher does, and its timer between requests), so no command
+ * sees a lapsed hold as held; commands do not advance, and assert that their now is not before
+ * the last advance's. now never goes back. Returns holds expired. */
 uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now);
 /* The earliest expires_at among held holds and rides' live offers (core/dispatch/, which
  * hf_core_advance moves on too), or INT64_MAX when there is none. */

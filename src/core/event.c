@@ -11,23 +11,23 @@
 
 /* ---- lookups ---- */
 
-uint32_t hf_core_event_count(const hf_core_t *core) { return core->event_count; }
+uint32_t hf_core_event_count(const hf_core_t *core) { return core->events.count; }
 
 const hf_event_t *hf_core_event_at(const hf_core_t *core, uint32_t index) {
-    return index < core->event_count ? core->events[index] : NULL;
+    return index < core->events.count ? core->events.slots[index] : NULL;
 }
 
 const uint32_t *hf_core_events_listed(const hf_core_t *core, uint32_t *count) {
-    *count = core->event_order_count;
-    return core->event_order;
+    *count = core->events.listed_count;
+    return core->events.listed;
 }
 
 const hf_event_t *hf_core_event(const hf_core_t *core, const char *event_id, uint32_t *index) {
     uint32_t found;
-    if (!event_id || !hf_map_get(&core->event_ids, event_id, strlen(event_id), &found))
+    if (!event_id || !hf_map_get(&core->events.ids, event_id, strlen(event_id), &found))
         return NULL;
     if (index) *index = found;
-    return core->events[found];
+    return core->events.slots[found];
 }
 
 /* Parses a canonical seat number: digits, no leading zero, from 1. */
@@ -192,7 +192,7 @@ static hf_error_t check_definition(const hf_core_t *core, const hf_event_definit
     if (*seats == 0 && definition->pool_count == 0)
         return invalid_because(detail, "sections", HF_FAULT_NO_INVENTORY);
     if (hf_core_event(core, definition->id, NULL)) return HF_ERROR_EVENT_EXISTS;
-    if (core->event_order_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
+    if (core->events.listed_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
     return HF_OK;
 }
 
@@ -294,13 +294,13 @@ void event_free(hf_event_t *event) {
 /* A slot for a new event: one a deleted event left, else a new one. Slots stay at most
  * HF_EVENTS_MAX: a slot is added only while every one is taken. */
 static uint32_t slot_take(hf_core_t *core) {
-    if (core->event_order_count < core->event_count) {
-        for (uint32_t i = 0; i < core->event_count; i++)
-            if (core->events[i] == NULL) return i;
+    if (core->events.listed_count < core->events.count) {
+        for (uint32_t i = 0; i < core->events.count; i++)
+            if (core->events.slots[i] == NULL) return i;
     }
-    core->events = grow(core->events, &core->event_capacity, core->event_count + 1,
-                        sizeof *core->events);
-    return core->event_count++;
+    core->events.slots = grow(core->events.slots, &core->events.capacity, core->events.count + 1,
+                        sizeof *core->events.slots);
+    return core->events.count++;
 }
 
 hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
@@ -311,42 +311,42 @@ hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
     if (!hf_core_room_valid(&definition->waiting_room)) return invalid(detail, "waiting_room");
     hf_event_t *event = event_allocate(definition, seats, rows, now);
     uint32_t index = slot_take(core);
-    core->events[index] = event;
-    hf_map_put(&core->event_ids, event->id, strlen(event->id), index);
-    core->event_order = grow(core->event_order, &core->event_order_capacity,
-                             core->event_order_count + 1, sizeof *core->event_order);
-    core->event_order[core->event_order_count++] = index;
-    if (event->waiting_room.enabled) core->rooms_enabled++;
+    core->events.slots[index] = event;
+    hf_map_put(&core->events.ids, event->id, strlen(event->id), index);
+    core->events.listed = grow(core->events.listed, &core->events.listed_capacity,
+                             core->events.listed_count + 1, sizeof *core->events.listed);
+    core->events.listed[core->events.listed_count++] = index;
+    if (event->waiting_room.enabled) core->events.rooms_enabled++;
     return HF_OK;
 }
 
 void event_remove(hf_core_t *core, uint32_t index) {
-    assert(index < core->event_count && core->events[index] != NULL);
+    assert(index < core->events.count && core->events.slots[index] != NULL);
     uint32_t at = 0;
-    while (at < core->event_order_count && core->event_order[at] != index) at++;
-    assert(at < core->event_order_count);
-    memmove(core->event_order + at, core->event_order + at + 1,
-            (core->event_order_count - at - 1) * sizeof *core->event_order);
-    core->event_order_count--;
-    if (core->events[index]->waiting_room.enabled) core->rooms_enabled--;
-    event_free(core->events[index]);
-    core->events[index] = NULL;
+    while (at < core->events.listed_count && core->events.listed[at] != index) at++;
+    assert(at < core->events.listed_count);
+    memmove(core->events.listed + at, core->events.listed + at + 1,
+            (core->events.listed_count - at - 1) * sizeof *core->events.listed);
+    core->events.listed_count--;
+    if (core->events.slots[index]->waiting_room.enabled) core->events.rooms_enabled--;
+    event_free(core->events.slots[index]);
+    core->events.slots[index] = NULL;
     /* The id index removes no single key: it is rebuilt (a deletion is rare, and at most
      * HF_EVENTS_MAX events are indexed). */
-    hf_map_free(&core->event_ids);
-    hf_map_init(&core->event_ids);
-    for (uint32_t i = 0; i < core->event_order_count; i++) {
-        const hf_event_t *event = core->events[core->event_order[i]];
-        hf_map_put(&core->event_ids, event->id, strlen(event->id), core->event_order[i]);
+    hf_map_free(&core->events.ids);
+    hf_map_init(&core->events.ids);
+    for (uint32_t i = 0; i < core->events.listed_count; i++) {
+        const hf_event_t *event = core->events.slots[core->events.listed[i]];
+        hf_map_put(&core->events.ids, event->id, strlen(event->id), core->events.listed[i]);
     }
 }
 
 hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *definition,
                                 hf_time_ms_t now, hf_error_detail_t *detail) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     hf_error_t error = event_add(core, definition, now, detail);
     if (error) return error;
-    record_event_created(core, core->events[core->event_count - 1], definition, now);
+    record_event_created(core, core->events.slots[core->events.count - 1], definition, now);
     return HF_OK;
 }
 
@@ -404,10 +404,10 @@ void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_
 /* ---- sales: closed by staff, reopened by staff ---- */
 
 hf_error_t hf_core_sales_set(hf_core_t *core, const char *event_id, bool open, hf_time_ms_t now) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     if (!hf_core_event(core, event_id, &index)) return HF_ERROR_EVENT_NOT_FOUND;
-    hf_event_t *event = core->events[index];
+    hf_event_t *event = core->events.slots[index];
     if (event->sales_open == open) return HF_OK; /* a repeat: nothing to record */
     event->sales_open = open;
     record_event_sales(core, event, now);

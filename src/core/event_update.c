@@ -408,15 +408,15 @@ static void items_move(hf_core_t *core, uint32_t item_offset, uint32_t seat_coun
 /* Every seat index kept of the event's holds and orders, moved (an order made by a commit
  * shares its hold's items: moved once). */
 static void indexes_move(hf_core_t *core, uint32_t index, const uint32_t *moved) {
-    for (uint32_t h = 0; h < core->hold_count; h++) {
-        const hf_hold_t *hold = &core->holds[h];
+    for (uint32_t h = 0; h < core->holds.count; h++) {
+        const hf_hold_t *hold = &core->holds.slots[h];
         if (hold->status == HF_HOLD_EVICTED || hold->event != index) continue;
         items_move(core, hold->item_offset, hold->seat_count, moved);
     }
-    for (uint32_t o = 0; o < core->order_count; o++) {
-        const hf_order_t *order = &core->orders[o];
+    for (uint32_t o = 0; o < core->orders.count; o++) {
+        const hf_order_t *order = &core->orders.slots[o];
         if (order->event != index) continue;
-        if (order->hold && core->holds[order->hold - 1].item_offset == order->item_offset) continue;
+        if (order->hold && core->holds.slots[order->hold - 1].item_offset == order->item_offset) continue;
         items_move(core, order->item_offset, order->seat_count, moved);
     }
 }
@@ -424,7 +424,7 @@ static void indexes_move(hf_core_t *core, uint32_t index, const uint32_t *moved)
 /* The event of slot index laid out again from merged, which keeps every row it had. */
 static void event_grow(hf_core_t *core, uint32_t index, const hf_event_definition_t *merged,
                        const growth_t *growth) {
-    hf_event_t *old = core->events[index];
+    hf_event_t *old = core->events.slots[index];
     hf_event_t *event = event_allocate(merged, old->seat_count + growth->seats,
                                        old->row_count + growth->rows, old->created_at_ms);
     memcpy(event->id, old->id, sizeof event->id);
@@ -445,7 +445,7 @@ static void event_grow(hf_core_t *core, uint32_t index, const hf_event_definitio
     to->used = from->used;
     indexes_move(core, index, moved);
     free(moved);
-    core->events[index] = event;
+    core->events.slots[index] = event;
     event_free(old);
 }
 
@@ -454,7 +454,7 @@ static void event_grow(hf_core_t *core, uint32_t index, const hf_event_definitio
 /* What stays the same size changes in place: prices, capacities, the top-level members. */
 static void event_set(hf_core_t *core, uint32_t index, const hf_event_definition_t *merged,
                       hf_time_ms_t now) {
-    hf_event_t *event = core->events[index];
+    hf_event_t *event = core->events.slots[index];
     for (uint32_t s = 0; s < event->section_count; s++)
         event->sections[s].price = merged->sections[s].price;
     for (uint32_t p = 0; p < event->pool_count; p++) {
@@ -471,8 +471,8 @@ static void event_set(hf_core_t *core, uint32_t index, const hf_event_definition
     bool was_on = event->waiting_room.enabled;
     event->waiting_room = merged->waiting_room;
     if (was_on != event->waiting_room.enabled) {
-        if (was_on) core->rooms_enabled--;
-        else core->rooms_enabled++;
+        if (was_on) core->events.rooms_enabled--;
+        else core->events.rooms_enabled++;
     }
     queue_room_changed(core, index, now);
 }
@@ -480,7 +480,7 @@ static void event_set(hf_core_t *core, uint32_t index, const hf_event_definition
 hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *patch,
                                 uint32_t members, hf_time_ms_t now, bool *layout,
                                 hf_error_detail_t *detail) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     *layout = false;
     uint32_t index;
     const hf_event_t *event = hf_core_event(core, patch->id, &index);
@@ -499,7 +499,7 @@ hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *pa
         *layout = growth.seats || growth.sections || growth.pools;
         if (*layout) event_grow(core, index, &merged, &growth);
         event_set(core, index, &merged, now);
-        record_event_updated(core, core->events[index], &merged, &changes, changed, now);
+        record_event_updated(core, core->events.slots[index], &merged, &changes, changed, now);
     }
     definition_release(&merged);
     definition_release(&changes);
@@ -508,7 +508,7 @@ hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *pa
 
 hf_error_t hf_core_event_delete(hf_core_t *core, const char *event_id, hf_time_ms_t now,
                                 uint32_t *index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     const hf_event_t *event = hf_core_event(core, event_id, index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
     const event_tables_t *tables = event->internal;

@@ -10,7 +10,7 @@
 
 static bool hold_key_match(const void *context, uint32_t index) {
     const record_key_t *key = context;
-    return id_field_equal(key->core->holds[index].id, &key->id);
+    return id_field_equal(key->core->holds.slots[index].id, &key->id);
 }
 
 /* Longer ids are never stored (server_id_copy cuts them): they are not compared past the
@@ -18,7 +18,7 @@ static bool hold_key_match(const void *context, uint32_t index) {
 static bool hold_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
     if (id->length > HF_SERVER_ID_SIZE) return false;
     record_key_t key = {core, *id};
-    return hf_index_map_find(&core->hold_ids, id->hash, hold_key_match, &key, index);
+    return hf_index_map_find(&core->holds.ids, id->hash, hold_key_match, &key, index);
 }
 
 const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, uint32_t *index) {
@@ -27,15 +27,15 @@ const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, u
     text_key_t key = text_key_of(hold_id, strlen(hold_id));
     if (!hold_index_find(core, &key, &found)) return NULL;
     if (index) *index = found;
-    return &core->holds[found];
+    return &core->holds.slots[found];
 }
 
 const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index) {
-    if (index >= core->hold_count || core->holds[index].status == HF_HOLD_EVICTED) return NULL;
-    return &core->holds[index];
+    if (index >= core->holds.count || core->holds.slots[index].status == HF_HOLD_EVICTED) return NULL;
+    return &core->holds.slots[index];
 }
 
-uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds_active; }
+uint32_t hf_core_holds_active(const hf_core_t *core) { return core->holds.active; }
 
 const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset) {
     return core->items + item_offset;
@@ -45,50 +45,50 @@ const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset) {
 
 /* Appends a hold to its owner's list of held holds. */
 static void active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
-    hold_state_t *state = &core->hold_states[hold_index];
+    hold_state_t *state = &core->holds.states[hold_index];
     state->previous_active = owner->last_active;
     state->next_active = 0;
-    if (owner->last_active) core->hold_states[owner->last_active - 1].next_active = hold_index + 1;
+    if (owner->last_active) core->holds.states[owner->last_active - 1].next_active = hold_index + 1;
     else owner->first_active = hold_index + 1;
     owner->last_active = hold_index + 1;
 }
 
 /* Takes a hold out of its owner's list of held holds. */
 static void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
-    const hold_state_t *state = &core->hold_states[hold_index];
+    const hold_state_t *state = &core->holds.states[hold_index];
     uint32_t previous = state->previous_active, next = state->next_active;
-    if (previous) core->hold_states[previous - 1].next_active = next;
+    if (previous) core->holds.states[previous - 1].next_active = next;
     else owner->first_active = next;
-    if (next) core->hold_states[next - 1].previous_active = previous;
+    if (next) core->holds.states[next - 1].previous_active = previous;
     else owner->last_active = previous;
 }
 
 /* ---- finished holds: kept in the order they finished, the oldest forgotten first ---- */
 
 void finished_push(hf_core_t *core, uint32_t hold_index) {
-    hold_state_t *state = &core->hold_states[hold_index];
+    hold_state_t *state = &core->holds.states[hold_index];
     state->next_finished = 0;
-    if (core->finished_last) core->hold_states[core->finished_last - 1].next_finished = hold_index + 1;
-    else core->finished_first = hold_index + 1;
-    core->finished_last = hold_index + 1;
-    core->finished_count++;
+    if (core->holds.finished_last) core->holds.states[core->holds.finished_last - 1].next_finished = hold_index + 1;
+    else core->holds.finished_first = hold_index + 1;
+    core->holds.finished_last = hold_index + 1;
+    core->holds.finished_count++;
 }
 
 /* A walk of the list from its oldest: only a late payment commit (a lapsed hold paid for)
  * takes a hold out of the middle, which is rare enough that the list keeps no back links. */
 void finished_remove(hf_core_t *core, uint32_t hold_index) {
     uint32_t previous = 0;
-    for (uint32_t h = core->finished_first; h != 0; h = core->hold_states[h - 1].next_finished) {
+    for (uint32_t h = core->holds.finished_first; h != 0; h = core->holds.states[h - 1].next_finished) {
         if (h != hold_index + 1) {
             previous = h;
             continue;
         }
-        uint32_t next = core->hold_states[hold_index].next_finished;
-        if (previous) core->hold_states[previous - 1].next_finished = next;
-        else core->finished_first = next;
-        if (core->finished_last == hold_index + 1) core->finished_last = previous;
-        core->hold_states[hold_index].next_finished = 0;
-        core->finished_count--;
+        uint32_t next = core->holds.states[hold_index].next_finished;
+        if (previous) core->holds.states[previous - 1].next_finished = next;
+        else core->holds.finished_first = next;
+        if (core->holds.finished_last == hold_index + 1) core->holds.finished_last = previous;
+        core->holds.states[hold_index].next_finished = 0;
+        core->holds.finished_count--;
         return;
     }
     assert(!"the hold is not in the finished list");
@@ -98,42 +98,42 @@ void finished_remove(hf_core_t *core, uint32_t hold_index) {
  * whose independent inserts the processor overlaps, where removing entries one by one waited
  * for a cache miss each. */
 static void hold_ids_rebuild(hf_core_t *core) {
-    hf_index_map_clear(&core->hold_ids);
-    for (uint32_t h = 0; h < core->hold_count; h++) {
-        const hf_hold_t *hold = &core->holds[h];
+    hf_index_map_clear(&core->holds.ids);
+    for (uint32_t h = 0; h < core->holds.count; h++) {
+        const hf_hold_t *hold = &core->holds.slots[h];
         if (hold->status != HF_HOLD_EVICTED)
-            hf_index_map_insert(&core->hold_ids, hf_map_hash(hold->id, strlen(hold->id)), h);
+            hf_index_map_insert(&core->holds.ids, hf_map_hash(hold->id, strlen(hold->id)), h);
     }
-    core->hold_ids_stale = 0;
+    core->holds.ids_stale = 0;
 }
 
 /* Forgets the oldest finished hold: its id stops matching (the index entry stays until the
  * next rebuild) and its slot joins the free list. Its items stay reserved for the slot's next
  * hold. */
 static void finished_forget_first(hf_core_t *core) {
-    uint32_t index = core->finished_first - 1;
-    hold_state_t *state = &core->hold_states[index];
-    hf_hold_t *hold = &core->holds[index];
-    core->finished_first = state->next_finished;
-    if (core->finished_first == 0) core->finished_last = 0;
-    core->finished_count--;
+    uint32_t index = core->holds.finished_first - 1;
+    hold_state_t *state = &core->holds.states[index];
+    hf_hold_t *hold = &core->holds.slots[index];
+    core->holds.finished_first = state->next_finished;
+    if (core->holds.finished_first == 0) core->holds.finished_last = 0;
+    core->holds.finished_count--;
     hold->status = HF_HOLD_EVICTED;
     hold->id[0] = '\0';
-    state->next_finished = core->free_first;
-    core->free_first = index + 1;
-    if (++core->hold_ids_stale > hf_index_map_count(&core->hold_ids) / 2) hold_ids_rebuild(core);
+    state->next_finished = core->holds.free_first;
+    core->holds.free_first = index + 1;
+    if (++core->holds.ids_stale > hf_index_map_count(&core->holds.ids) / 2) hold_ids_rebuild(core);
 }
 
 void hf_core_set_finished_max(hf_core_t *core, uint32_t finished_max) {
-    core->finished_max = finished_max;
+    core->holds.finished_max = finished_max;
 }
 
-uint32_t hf_core_holds_finished(const hf_core_t *core) { return core->finished_count; }
+uint32_t hf_core_holds_finished(const hf_core_t *core) { return core->holds.finished_count; }
 
 uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
     uint32_t forgotten = 0;
-    while (core->finished_count > core->finished_max &&
-           core->hold_states[core->finished_first - 1].last_change <= durable_changes) {
+    while (core->holds.finished_count > core->holds.finished_max &&
+           core->holds.states[core->holds.finished_first - 1].last_change <= durable_changes) {
         finished_forget_first(core);
         forgotten++;
     }
@@ -146,16 +146,21 @@ uint32_t hf_core_evict(hf_core_t *core, uint64_t durable_changes) {
 
 /* An entry is left behind once its hold is no longer held at that expires_at (extended,
  * released, committed). */
-static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
-    const hf_core_t *core = context;
-    if (entry->kind == HF_TIMER_OFFER) return dispatch_offer_stale(core, entry);
-    assert(entry->kind == HF_TIMER_HOLD);
-    const hf_hold_t *hold = &core->holds[entry->index];
+static inline bool hold_entry_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
+    const hf_hold_t *hold = &core->holds.slots[entry->index];
     return hold->status != HF_HOLD_HELD || hold->expires_at_ms != entry->deadline_ms;
 }
 
-bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry) {
-    return expiry_stale(core, entry);
+bool hold_expiry_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
+    return hold_entry_stale(core, entry);
+}
+
+/* The prune after every hold change: a hold's entry is checked here, inline (the hold path
+ * makes no call for it); any other kind by its row of the table (timer_entry_stale). */
+static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
+    const hf_core_t *core = context;
+    if (entry->kind != HF_TIMER_HOLD) return timer_entry_stale(core, entry);
+    return hold_entry_stale(core, entry);
 }
 
 /* Drops top entries left behind by extensions, releases and commits, so the top is always
@@ -166,10 +171,10 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
                  bool report) {
     hf_hold_t *hold = hold_of(core, hold_index);
     assert(hold->status == HF_HOLD_HELD);
-    hf_event_t *event = core->events[hold->event];
+    hf_event_t *event = core->events.slots[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
     hold->status = status;
-    core->holds_active--;
+    core->holds.active--;
     event_user_t *owner = owner_record(core, hold->owner);
     owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
     active_remove(core, owner, hold_index);
@@ -182,33 +187,10 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
     expiry_prune(core);
 }
 
-uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
-    uint32_t expired = 0;
-    const hf_timer_entry_t *top;
-    while ((top = hf_timer_peek(&core->timer)) && top->deadline_ms <= now) {
-        hf_timer_entry_t entry = *top;
-        hf_timer_pop(&core->timer);
-        /* Extensions push a new entry and leave the old one behind: skip those. */
-        if (expiry_stale(core, &entry)) continue;
-        if (entry.kind == HF_TIMER_OFFER) {
-            /* A ride's offer lapsed: it moves on to its next candidate (core/dispatch/). */
-            dispatch_offer_lapse(core, &entry, now);
-            continue;
-        }
-        hf_hold_t *hold = hold_of(core, entry.index);
-        hold_finish(core, entry.index, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
-        expired++;
-    }
-    if (core->queue) queue_advance(core, now);
-    return expired;
-}
-
-hf_time_ms_t hf_core_next_expiry(const hf_core_t *core) {
-    /* expiry_prune runs after every change, so the top is a hold that is really held. */
-    const hf_timer_entry_t *top = hf_timer_peek(&core->timer);
-    hf_time_ms_t holds = top ? top->deadline_ms : INT64_MAX;
-    hf_time_ms_t rooms = core->queue ? queue_next_deadline(core) : INT64_MAX;
-    return holds < rooms ? holds : rooms;
+void hold_expiry_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
+    hf_hold_t *hold = hold_of(core, entry->index);
+    hold_finish(core, entry->index, HF_HOLD_EXPIRED, hold->expires_at_ms, true);
+    core->holds.expired++;
 }
 
 /* ---- new holds ---- */
@@ -226,18 +208,18 @@ static uint32_t item_capacity_for(uint32_t count) {
  * cleared except for item_offset. */
 static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
     uint32_t index;
-    if (core->free_first != 0) {
-        index = core->free_first - 1;
-        core->free_first = core->hold_states[index].next_finished;
+    if (core->holds.free_first != 0) {
+        index = core->holds.free_first - 1;
+        core->holds.free_first = core->holds.states[index].next_finished;
     } else {
-        core->holds = grow(core->holds, &core->hold_capacity, core->hold_count + 1, sizeof *core->holds);
-        core->hold_states = grow(core->hold_states, &core->hold_state_capacity, core->hold_count + 1,
-                                 sizeof *core->hold_states);
-        index = core->hold_count++;
-        core->hold_states[index].item_capacity = 0;
+        core->holds.slots = grow(core->holds.slots, &core->holds.capacity, core->holds.count + 1, sizeof *core->holds.slots);
+        core->holds.states = grow(core->holds.states, &core->holds.state_capacity, core->holds.count + 1,
+                                 sizeof *core->holds.states);
+        index = core->holds.count++;
+        core->holds.states[index].item_capacity = 0;
     }
-    hold_state_t *state = &core->hold_states[index];
-    hf_hold_t *hold = &core->holds[index];
+    hold_state_t *state = &core->holds.states[index];
+    hf_hold_t *hold = &core->holds.slots[index];
     uint32_t item_offset = state->item_capacity ? hold->item_offset : 0;
     uint32_t capacity = item_capacity_for(item_count);
     if (state->item_capacity < capacity) {
@@ -253,28 +235,28 @@ static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
 
 uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
                        const text_key_t *hold_id, uint32_t event, user_ref_t *user) {
-    uint32_t index = hold_slot_take(core, core->scratch_seat_count + request->pool_count);
-    hf_hold_t *hold = &core->holds[index];
+    uint32_t index = hold_slot_take(core, core->scratch.seat_count + request->pool_count);
+    hf_hold_t *hold = &core->holds.slots[index];
     text_key_t key = server_id_copy(hold->id, hold_id);
     hold->event = event;
     hold->user = user_intern(core, user);
-    hold->seat_count = core->scratch_seat_count;
+    hold->seat_count = core->scratch.seat_count;
     hold->pool_count = request->pool_count;
-    hold->total = items_fill(core, core->events[event], request, hold->item_offset);
-    ((event_tables_t *)core->events[event]->internal)->used = true;
-    hf_index_map_insert(&core->hold_ids, key.hash, index);
+    hold->total = items_fill(core, core->events.slots[event], request, hold->item_offset);
+    ((event_tables_t *)core->events.slots[event]->internal)->used = true;
+    hf_index_map_insert(&core->holds.ids, key.hash, index);
     return index;
 }
 
 void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report) {
     hf_hold_t *hold = hold_of(core, hold_index);
-    hf_event_t *event = core->events[hold->event];
+    hf_event_t *event = core->events.slots[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
     hold->owner = event_user_intern(core, hold->event, hold->user);
     event_user_t *owner = owner_record(core, hold->owner);
     owner->held_units += item_units(items, hold->seat_count, hold->pool_count);
     active_push(core, owner, hold_index);
-    core->holds_active++;
+    core->holds.active++;
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
@@ -308,15 +290,15 @@ static hold_keys_t hold_keys_of(const hf_core_t *core, const hf_hold_request_t *
     hold_keys_t keys = {{NULL, 0, 0}, {NULL, 0, 0}};
     if (request->hold_id) {
         keys.hold_id = server_id_key(request->hold_id);
-        hf_index_map_prefetch(&core->hold_ids, keys.hold_id.hash);
+        hf_index_map_prefetch(&core->holds.ids, keys.hold_id.hash);
     }
     if (request->user_id) {
         keys.user_id = text_key_of(request->user_id, strlen(request->user_id));
-        hf_index_map_prefetch(&core->user_ids, keys.user_id.hash);
+        hf_index_map_prefetch(&core->users.ids, keys.user_id.hash);
     }
-    if (core->finished_first != 0 && core->finished_count >= core->finished_max) {
-        __builtin_prefetch(&core->holds[core->finished_first - 1]);
-        __builtin_prefetch(&core->hold_states[core->finished_first - 1]);
+    if (core->holds.finished_first != 0 && core->holds.finished_count >= core->holds.finished_max) {
+        __builtin_prefetch(&core->holds.slots[core->holds.finished_first - 1]);
+        __builtin_prefetch(&core->holds.states[core->holds.finished_first - 1]);
     }
     return keys;
 }
@@ -324,7 +306,7 @@ static hold_keys_t hold_keys_of(const hf_core_t *core, const hf_hold_request_t *
 /* Checks a hold request; on success *user is the user named. */
 static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
                              const hold_keys_t *keys, user_ref_t *user, hf_error_detail_t *detail) {
-    const hf_event_t *event = core->events[event_index];
+    const hf_event_t *event = core->events.slots[event_index];
     /* As check_request_shape would answer; first, so the user's key is known to be set. */
     if (!keys->user_id.text) return invalid_because(detail, "user_id", HF_FAULT_REQUIRED);
     hf_error_t error = check_request_shape(event, request, keys->user_id.length, detail);
@@ -339,7 +321,7 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
     const event_user_t *owner = event_user_find(core, event_index, user->index);
     error = check_available(core, event, request, owner, detail);
     if (!error && request->best_count > 0)
-        error = pick_best(core, core->events[event_index], request, owner, detail);
+        error = pick_best(core, core->events.slots[event_index], request, owner, detail);
     if (error) return error;
     uint32_t replaced = request->replace_existing && owner ? owner->held_units : 0;
     return check_user_limit(event, request, owner, replaced, detail);
@@ -348,13 +330,13 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, 
 hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,
                         uint32_t *hold_index, hf_error_detail_t *detail) {
     hold_keys_t keys = hold_keys_of(core, request);
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
     user_ref_t user;
     hf_error_t error = hold_check(core, request, event_index, &keys, &user, detail);
     if (error) return error;
-    const hf_event_t *event = core->events[event_index];
+    const hf_event_t *event = core->events.slots[event_index];
     if (request->replace_existing) release_replaced(core, event_index, user.index, now);
     uint32_t index = hold_allocate(core, request, &keys.hold_id, event_index, &user);
     hf_hold_t *hold = hold_of(core, index);
@@ -373,21 +355,21 @@ hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
                       uint32_t *index) {
     const hf_hold_t *hold = hf_core_hold_find(core, hold_id, index);
     if (!hold) return HF_ERROR_HOLD_NOT_FOUND;
-    if (!user_id || !user_has_id(core, core->holds[*index].user, user_id))
+    if (!user_id || !user_has_id(core, core->holds.slots[*index].user, user_id))
         return HF_ERROR_NOT_OWNER;
     return HF_OK;
 }
 
 hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id,
                           int64_t ttl_ms, hf_time_ms_t now, bool *capped) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     hf_error_t error = hold_owned(core, hold_id, user_id, &index);
     if (error) return error;
     hf_hold_t *hold = hold_of(core, index);
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
     if (hold->status != HF_HOLD_HELD) return HF_ERROR_HOLD_NOT_ACTIVE;
-    const hf_event_t *event = core->events[hold->event];
+    const hf_event_t *event = core->events.slots[hold->event];
     if (ttl_ms < 0) ttl_ms = event->hold_ttl_ms;
     if (ttl_ms == 0) return HF_ERROR_INVALID_REQUEST;
     if (ttl_ms > HF_HOLD_TTL_MS_MAX) ttl_ms = HF_HOLD_TTL_MS_MAX;
@@ -409,7 +391,7 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
 
 hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *user_id,
                            hf_time_ms_t now) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     hf_error_t error = hold_owned(core, hold_id, user_id, &index);
     if (error) return error;

@@ -1,14 +1,18 @@
 /* Private to src/core/: what the core's files share. Nothing outside src/core includes it;
  * the server, the tests and the benchmarks go through core.h.
  *
- * Here: the core's state (struct hf_core) and what it keeps besides the public views (users,
- * their records per event, holds' lists, events' lookup tables), text keys, small containers
- * and the functions one of the core's files offers the others, by file. Helpers that were
- * small static functions of the hot path (hold, commit) are static inline here, so splitting
- * the core into files put no call on that path (the build has no LTO). */
+ * Here: the core's container (struct hf_core), which holds each domain's state as a struct of
+ * its own header (events.h, users.h, holds.h, orders.h, payments.h; the waiting rooms' and
+ * dispatch's by pointer, private to queue.c and dispatch/) beside the machinery they share
+ * (the sink and the numbering of changes, the time, the timer, the items and strings tables);
+ * text keys and small containers; and the functions one of the core's files offers the
+ * others, by file. Helpers that were small static functions of the hot path (hold, commit)
+ * are static inline here, so splitting the core into files put no call on that path (the
+ * build has no LTO). */
 #ifndef HF_CORE_INTERNAL_H
 #define HF_CORE_INTERNAL_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,180 +20,56 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/events.h"
+#include "core/holds.h"
+#include "core/orders.h"
+#include "core/payments.h"
 #include "core/timer.h"
+#include "core/users.h"
 #include "lib/buffer.h"
 #include "lib/map.h"
-
-/* A growable array of uint32 (a user's orders). */
-typedef struct index_list {
-    uint32_t *items;
-    uint32_t count, capacity;
-} index_list_t;
-
-/* What one user has on one event: for max_seats_per_user and replace_existing. */
-typedef struct event_user {
-    uint32_t held_units, sold_units;
-    /* The user's held holds on the event, oldest first: a list threaded through
-     * core->hold_states, so a hold joins and leaves it without allocating (an array per user
-     * was one malloc per new buyer). Hold index + 1; 0 marks none. */
-    uint32_t first_active, last_active;
-} event_user_t;
-
-/* What the core keeps of a hold besides hf_hold_t. */
-typedef struct hold_state {
-    /* The hold's neighbours in its owner's list of held holds: hold index + 1, 0 marks none. */
-    uint32_t previous_active, next_active;
-    /* The next hold in the list of finished holds (oldest first) or, for a forgotten hold, in
-     * the list of free slots: hold index + 1, 0 marks none. */
-    uint32_t next_finished;
-    /* Items reserved at the hold's item_offset: a reused slot keeps its items when the new
-     * hold needs no more. */
-    uint32_t item_capacity;
-    /* core->change_count once the hold's newest record was emitted: its creation, an
-     * extension, its end or its commit (0 for a restored or revived hold, which the store
-     * already has). The store has the hold as the core shows it once it has that record; for
-     * a released or expired hold it is the end's record, which forgetting waits for. */
-    uint64_t last_change;
-} hold_state_t;
-
-/* A user's id bytes kept in the user's record: an id this short is compared without reading
- * the copy in core->strings, which was one more cache miss per command on a large crowd. */
-#define USER_NAME_INLINE 16u
-
-/* 64 bytes: a lookup reads one cache line of the record for the id's check and the counts. */
-typedef struct user {
-    uint32_t name;               /* the id in core->strings, NUL-terminated */
-    uint32_t name_length;
-    char name_start[USER_NAME_INLINE]; /* its first bytes (zero-filled when shorter) */
-    /* The user's record on the first event the user held or bought on (event index + 1; 0
-     * while there is none) lives here, beside the id's offset: most buyers touch one event,
-     * and a lookup in core->event_user_ids was a cache miss per command on a large crowd.
-     * Records on further events are in core->event_users. */
-    uint32_t first_event;
-    event_user_t first_event_record;
-    /* The user's orders, oldest first. The first is kept here while it is the only one, so a
-     * buyer with one order (most of them) costs no allocation; from the second on, all of them
-     * are in orders.items. orders.count counts them in both cases. */
-    uint32_t first_order;
-    index_list_t orders;
-} user_t;
-_Static_assert(sizeof(user_t) == 64, "a user's record is one cache line");
-
-/* Private lookup tables of one event. */
-typedef struct event_tables {
-    hf_map_t sections, pools;
-    hf_map_t rows;               /* "SECTION-ROW" -> row index */
-    /* Row r's seat ids begin with "SECTION-ROW-": bytes row_prefix_offsets[r] up to
-     * row_prefix_offsets[r + 1] of row_prefixes. Every seat change reports its seat's id, so
-     * the id is one copy and a number, not two strlen and three copies. */
-    hf_buffer_t row_prefixes;
-    uint32_t *row_prefix_offsets; /* row_count + 1 entries */
-    /* Per seat: the number (hf_core_change_count) of the last change its availability rests
-     * on, 0 for what was loaded from the store. A change reported with a seat runs after its
-     * operation's first record, so the number is one of that operation's records and is
-     * durable with them. */
-    uint64_t *seat_changes;
-    /* The number of the event's creation record (0 for an event loaded from the store): a
-     * read of a seat no change has touched rests on it. */
-    uint64_t created_change;
-    /* The event's orders, oldest first (order indexes, which only grow): the staff's listing
-     * pages through them without reading other events' orders. */
-    index_list_t orders;
-    /* Set by its first hold, restored or forgotten ones included: an event that had one is
-     * never deleted (hf_core_event_delete), so no hold, order or user record names a slot
-     * another event took. */
-    bool used;
-} event_tables_t;
 
 /* The seat_changes array of an event (see event_tables_t). */
 static inline uint64_t *seat_changes_of(const hf_event_t *event) {
     return ((event_tables_t *)event->internal)->seat_changes;
 }
 
-/* A payment delivery kept for deduplication on (payment_intent_id, type) (payment.c), with
- * the outcome a repeat answers. */
-typedef struct delivery {
-    char *payment_intent_id;     /* owned; NULL once pruned */
-    uint32_t hash;               /* of the intent id and the type */
-    uint8_t type, result, reason;
-    bool late;
-    uint32_t order, refund;      /* indexes, as the result has them */
-    hf_time_ms_t at_ms;
-} delivery_t;
-
+/* The core: a container of the domains' states and what they share. A domain's state is a
+ * member named after it (core->holds, core->events, ...); a new domain adds its state struct
+ * in a header of its own and one member here, its deadlines as kinds of the shared timer
+ * (timer.h, and a row of core.c's table of timer kinds). */
 struct hf_core {
     hf_mutation_sink_t sink;
     bool stream_records;         /* emit seat and pool records (hf_core_set_stream_records) */
-    hf_event_t **events;         /* by slot; NULL for a slot a deleted event left */
-    uint32_t event_count, event_capacity;
-    hf_map_t event_ids;
-    /* The live events' slots in creation order (GET /v1/events); its count is the number of
-     * events, which HF_EVENTS_MAX bounds. */
-    uint32_t *event_order;
-    uint32_t event_order_count, event_order_capacity;
-
-    hf_hold_t *holds;
-    uint32_t hold_count, hold_capacity, holds_active;
-    hold_state_t *hold_states;   /* one per hold */
-    uint32_t hold_state_capacity;
-    hf_index_map_t hold_ids;     /* a hold's id -> its index; the id lives in the hold */
-    /* Entries of hold_ids left by forgotten holds. They are not removed one by one: finding
-     * each one is a cache miss per forgotten hold. They never match (the slot's id is gone or
-     * another), and the index is rebuilt once they are half of it. */
-    uint32_t hold_ids_stale;
-    /* Released and expired holds in the order they finished (hold index + 1, 0 marks none),
-     * and the slots of forgotten holds, ready for reuse. */
-    uint32_t finished_first, finished_last, finished_count, finished_max;
-    uint32_t free_first;
+    events_t events;
+    holds_t holds;
     uint64_t change_count;       /* mutation records emitted */
+    orders_t orders;
+    users_t users;
+    payments_t payments;
 
-    hf_order_t *orders;
-    uint32_t order_count, order_capacity;
-    hf_index_map_t order_ids;    /* an order's id -> its index; the id lives in the order */
-
-    user_t *users;
-    uint32_t user_count, user_capacity;
-    hf_index_map_t user_ids;     /* a user's id -> its index; the id is in the user's record */
-    /* Users' records on events other than their first (see user_t). */
-    event_user_t *event_users;
-    uint32_t event_user_count, event_user_capacity;
-    hf_pair_map_t event_user_ids; /* (event index, user index) -> event_user index */
-
-    /* Payment deliveries in the order they arrived: those before delivery_first are pruned
-     * (older than HF_WEBHOOK_DEDUP_KEEP_MS), and the array is compacted when it is full. */
-    delivery_t *deliveries;
-    uint32_t delivery_first, delivery_count, delivery_capacity;
-    hf_index_map_t delivery_ids; /* hash of (intent id, type) -> delivery index */
-    hf_refund_t *refunds;        /* oldest first, never forgotten */
-    uint32_t refund_count, refund_capacity;
-    hf_index_map_t refund_ids;   /* a refund's id -> its index */
-    /* Kept as they change, so GET /metrics reads two numbers instead of every refund. */
-    uint32_t refunds_completed;
-    /* Deliveries applied by this core, by hf_payment_result_t, and repeats last
-     * (hf_core_payment_counts). */
-    uint64_t payment_counts[HF_PAYMENT_COUNTS];
-
+    /* The lines of holds and orders (item_offset), and the strings of users' ids and orders'
+     * payment references. */
     hf_item_t *items;
     uint32_t item_count, item_capacity;
     char *strings;
     uint32_t strings_length, strings_capacity;
 
-    /* Deadlines of held holds (HF_TIMER_HOLD). An extension pushes a new entry and leaves the
-     * old one behind, as do releases and commits: such entries are dropped lazily. */
+    /* Deadlines of every domain that has them on the core's heap (HF_TIMER_HOLD,
+     * HF_TIMER_OFFER). An extension pushes a new entry and leaves the old one behind, as do
+     * releases and commits: such entries are dropped lazily. */
     hf_timer_t timer;
+    /* The time of the last hf_core_advance: a command runs at that time or later (asserted),
+     * once its caller advanced the core to it. */
+    hf_time_ms_t now;
 
-    /* Scratch space of one command. */
-    uint32_t scratch_seats[HF_HOLD_ITEMS_MAX];
-    uint32_t scratch_seat_count;     /* requested seats, then the best_available picks */
-    uint32_t scratch_sorted[HF_HOLD_ITEMS_MAX]; /* the requested seats, sorted */
-    uint32_t scratch_pools[HF_HOLD_ITEMS_MAX];
+    hold_scratch_t scratch;      /* of one hold request (holds.h) */
     /* The lines of the hold or order a record describes, and the seat ids they point to. */
     hf_mutation_item_t record_lines[HF_HOLD_ITEMS_MAX];
     hf_buffer_t record_ids;
 
     /* The waiting rooms (queue.c), made at the first join or restored ticket. */
     struct queue_state *queue;
-    uint32_t rooms_enabled;      /* events with a waiting room (hf_core_rooms_enabled) */
     /* Fleets, drivers, rides and offers (core/dispatch/), made at the first driver's PUT:
      * NULL in a core that never dispatched. */
     struct dispatch *dispatch;
@@ -197,9 +77,6 @@ struct hf_core {
 
 #define NO_STRING UINT32_MAX
 #define NO_INDEX UINT32_MAX
-/* A user's record on an event is named by a handle, which holds and orders keep (owner): the
- * user's index for the record in user_t, or an index into core->event_users with this bit. */
-#define OWNER_IN_TABLE 0x80000000u
 
 /* A string key with its length and hash, worked out once per command: a command that looks
  * an id up and then inserts it (a new hold, a new user) hashes it once. */
@@ -319,7 +196,9 @@ static inline hf_error_t invalid_count(hf_error_detail_t *detail, const char *fi
     return invalid_path(detail, field, NULL, fault);
 }
 
-static inline hf_hold_t *hold_of(hf_core_t *core, uint32_t index) { return &core->holds[index]; }
+static inline hf_hold_t *hold_of(hf_core_t *core, uint32_t index) {
+    return &core->holds.slots[index];
+}
 
 /* Released or expired: done, but still answerable, and the only holds ever forgotten. */
 static inline bool hold_status_finished(uint8_t status) {
@@ -327,11 +206,11 @@ static inline bool hold_status_finished(uint8_t status) {
 }
 
 static inline event_user_t *owner_record(hf_core_t *core, uint32_t handle) {
-    if (handle & OWNER_IN_TABLE) return &core->event_users[handle & ~OWNER_IN_TABLE];
-    return &core->users[handle].first_event_record;
+    if (handle & OWNER_IN_TABLE) return &core->users.per_event[handle & ~OWNER_IN_TABLE];
+    return &core->users.slots[handle].first_event_record;
 }
 
-/* A hold or order id being looked up in core->hold_ids or core->order_ids, which keep no
+/* A hold or order id being looked up in core->holds.ids or core->orders.ids, which keep no
  * keys: a candidate matches when the hold or order at its index has this id. */
 typedef struct record_key {
     const hf_core_t *core;
@@ -477,7 +356,7 @@ hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_request_t 
                                size_t user_length, hf_error_detail_t *detail);
 hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
                          const hf_hold_request_t *request, hf_error_detail_t *detail);
-/* Resolves pool ids into core->scratch_pools. */
+/* Resolves pool ids into core->scratch.pools. */
 hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
                          const hf_hold_request_t *request, hf_error_detail_t *detail);
 uint64_t seats_observed_change(const hf_core_t *core, const hf_event_t *event,
@@ -508,6 +387,11 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
 /* Marks an order's seats sold and its units sold. */
 void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report);
 
+/* The rows of HF_TIMER_HOLD in core.c's table of timer kinds: whether an entry was left
+ * behind (the hold is no longer held at that expires_at), and the hold's expiry. */
+bool hold_expiry_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
+void hold_expiry_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+
 /* ---- hold.c, for payment.c ---- */
 
 /* Takes a finished hold out of the list of finished holds (a late commit confirms it). */
@@ -526,10 +410,13 @@ uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_
 
 /* ---- queue.c: the waiting rooms ---- */
 
-/* Admits, abandons and expires what is due at now (hf_core_advance). */
-void queue_advance(hf_core_t *core, hf_time_ms_t now);
-/* The earliest deadline of the rooms, INT64_MAX when none. */
-hf_time_ms_t queue_next_deadline(const hf_core_t *core);
+/* The rooms' own heap of deadlines (HF_TIMER_QUEUE_ADMIT and HF_TIMER_QUEUE_TICKET entries),
+ * NULL before the first room is made; and the rows of those kinds in core.c's table: whether
+ * an entry no longer matters, a room's next admission, a ticket's abandonment or expiry. */
+hf_timer_t *queue_timer(const hf_core_t *core);
+bool queue_entry_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
+void queue_admit_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+void queue_ticket_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
 /* Forgets the oldest finished tickets over the limit whose records are durable. */
 uint32_t queue_evict(hf_core_t *core, uint64_t durable_changes);
 void queue_free(hf_core_t *core);
@@ -565,9 +452,21 @@ uint32_t dispatch_evict(hf_core_t *core, uint64_t durable_changes);
 bool dispatch_offer_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
 /* The offer of the entry's ride lapsed at its deadline: the ride moves on at now. */
 void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
-/* hold.c: whether any entry of the core's timer, of whatever kind, no longer matters (for
+
+/* ---- core.c: time ---- */
+
+/* Whether a timer entry, of whatever kind, no longer matters, as its kind's row says (for
  * hf_timer_prune after a change, so the top is always a live deadline). */
 bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry);
+
+/* A command's time: never before the core's (the last hf_core_advance). The caller advances
+ * the core to a request's time once, before its commands (the engine's dispatcher does), so
+ * no command advances and none sees a passed deadline as pending. */
+static inline void command_at(const hf_core_t *core, hf_time_ms_t now) {
+    assert(now >= core->now);
+    (void)core;
+    (void)now;
+}
 
 /* ---- restore.c: state loaded back from the store ---- */
 

@@ -10,13 +10,13 @@
 
 static bool order_key_match(const void *context, uint32_t index) {
     const record_key_t *key = context;
-    return id_field_equal(key->core->orders[index].id, &key->id);
+    return id_field_equal(key->core->orders.slots[index].id, &key->id);
 }
 
 static bool order_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
     if (id->length > HF_SERVER_ID_SIZE) return false;
     record_key_t key = {core, *id};
-    return hf_index_map_find(&core->order_ids, id->hash, order_key_match, &key, index);
+    return hf_index_map_find(&core->orders.ids, id->hash, order_key_match, &key, index);
 }
 
 const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id,
@@ -26,11 +26,11 @@ const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id
     text_key_t key = text_key_of(order_id, strlen(order_id));
     if (!order_index_find(core, &key, &found)) return NULL;
     if (index) *index = found;
-    return &core->orders[found];
+    return &core->orders.slots[found];
 }
 
 const hf_order_t *hf_core_order_at(const hf_core_t *core, uint32_t index) {
-    return index < core->order_count ? &core->orders[index] : NULL;
+    return index < core->orders.count ? &core->orders.slots[index] : NULL;
 }
 
 const char *hf_core_string(const hf_core_t *core, uint32_t offset) {
@@ -48,24 +48,24 @@ bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
 
 uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event,
                         uint32_t user, hf_time_ms_t now) {
-    core->orders = grow(core->orders, &core->order_capacity, core->order_count + 1, sizeof *core->orders);
-    uint32_t index = core->order_count++;
-    hf_order_t *order = &core->orders[index];
+    core->orders.slots = grow(core->orders.slots, &core->orders.capacity, core->orders.count + 1, sizeof *core->orders.slots);
+    uint32_t index = core->orders.count++;
+    hf_order_t *order = &core->orders.slots[index];
     memset(order, 0, sizeof *order);
     text_key_t key = server_id_copy(order->id, order_id);
     order->event = event;
     order->user = user;
     order->created_at_ms = now;
     order->payment_ref = NO_STRING;
-    hf_index_map_insert(&core->order_ids, key.hash, index);
-    user_order_push(&core->users[user], index);
-    index_list_push(&((event_tables_t *)core->events[event]->internal)->orders, index);
+    hf_index_map_insert(&core->orders.ids, key.hash, index);
+    user_order_push(&core->users.slots[user], index);
+    index_list_push(&((event_tables_t *)core->events.slots[event]->internal)->orders, index);
     return index;
 }
 
 void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report) {
-    hf_order_t *order = &core->orders[order_index];
-    hf_event_t *event = core->events[order->event];
+    hf_order_t *order = &core->orders.slots[order_index];
+    hf_event_t *event = core->events.slots[order->event];
     const hf_item_t *items = core->items + order->item_offset;
     order->owner = event_user_intern(core, order->event, order->user);
     event_user_t *owner = owner_record(core, order->owner);
@@ -89,14 +89,14 @@ static bool same_payment(const hf_core_t *core, const hf_order_t *order,
 hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
                           const char *order_id, const char *payment_ref, hf_time_ms_t now,
                           uint32_t *order_index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     hf_error_t error = hold_owned(core, hold_id, user_id, &index);
     if (error) return error;
     hf_hold_t *hold = hold_of(core, index);
     if (hold->status == HF_HOLD_CONFIRMED) {
         *order_index = hold->order - 1;
-        return same_payment(core, &core->orders[hold->order - 1], payment_ref)
+        return same_payment(core, &core->orders.slots[hold->order - 1], payment_ref)
                    ? HF_OK : HF_ERROR_ALREADY_CONFIRMED;
     }
     if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
@@ -115,7 +115,7 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
     hf_hold_t *hold = hold_of(core, hold_index);
     assert(hold->status == HF_HOLD_CONFIRMED);
     uint32_t order = order_allocate(core, order_key, hold->event, hold->user, now);
-    hf_order_t *record = &core->orders[order];
+    hf_order_t *record = &core->orders.slots[order];
     record->hold = hold_index + 1;
     record->total = hold->total;
     record->item_offset = hold->item_offset;
@@ -131,7 +131,7 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
 
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
                           const char *refund_id, hf_time_ms_t now) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t index;
     hf_order_t *order = (hf_order_t *)hf_core_order_find(core, order_id, &index);
     if (!order) return HF_ERROR_ORDER_NOT_FOUND;
@@ -144,7 +144,7 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
     /* Money in hand is never forgotten: the refund is owed in the same step, and its record
      * comes before the order's, which names it. */
     if (paid) refund_of_cancel(core, index, &refund_key, now);
-    hf_event_t *event = core->events[order->event];
+    hf_event_t *event = core->events.slots[order->event];
     const hf_item_t *items = core->items + order->item_offset;
     record_order_updated(core, index, user_id, now);
     event_user_t *owner = owner_record(core, order->owner);
@@ -163,7 +163,7 @@ static hf_error_t check_versions(hf_core_t *core, const hf_event_t *event,
     if (!request->seat_versions && request->seat_count > 0) return invalid(detail, "seats");
     uint32_t moved = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
-        const hf_seat_t *seat = &event->seats[core->scratch_seats[i]];
+        const hf_seat_t *seat = &event->seats[core->scratch.seats[i]];
         if (seat->status == HF_SEAT_AVAILABLE && seat->version == request->seat_versions[i]) continue;
         if (detail) detail->items[moved] = i;
         moved++;
@@ -178,7 +178,7 @@ static hf_error_t check_versions(hf_core_t *core, const hf_event_t *event,
 static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
                              uint32_t event_index, const char *order_id, text_key_t *order_key,
                              user_ref_t *user, hf_error_detail_t *detail) {
-    const hf_event_t *event = core->events[event_index];
+    const hf_event_t *event = core->events.slots[event_index];
     if (request->best_count > 0) return invalid(detail, "best_available");
     size_t user_length = request->user_id ? strlen(request->user_id) : 0;
     hf_error_t error = check_request_shape(event, request, user_length, detail);
@@ -200,17 +200,17 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
 hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const char *order_id,
                         const char *payment_ref, hf_time_ms_t now, uint32_t *order_index,
                         hf_error_detail_t *detail) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
     text_key_t order_key;
     user_ref_t user;
     hf_error_t error = book_check(core, request, event_index, order_id, &order_key, &user, detail);
     if (error) return error;
-    const hf_event_t *event = core->events[event_index];
+    const hf_event_t *event = core->events.slots[event_index];
     uint32_t index = order_allocate(core, &order_key, event_index, user_intern(core, &user), now);
-    hf_order_t *order = &core->orders[index];
-    order->seat_count = core->scratch_seat_count;
+    hf_order_t *order = &core->orders.slots[index];
+    order->seat_count = core->scratch.seat_count;
     order->pool_count = request->pool_count;
     order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
     order->total = items_fill(core, event, request, order->item_offset);
@@ -223,8 +223,8 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
 
 const uint32_t *hf_core_event_orders(const hf_core_t *core, uint32_t event_index,
                                      uint32_t *count) {
-    assert(event_index < core->event_count);
-    const event_tables_t *tables = core->events[event_index]->internal;
+    assert(event_index < core->events.count);
+    const event_tables_t *tables = core->events.slots[event_index]->internal;
     const index_list_t *orders = &tables->orders;
     *count = orders->count;
     return orders->count ? orders->items : NULL;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(PAYMENT_COUNTS == HF_PAYMENT_COUNTS, "payments.h counts what core.h names");
+
 /* ---- names ---- */
 
 static const char *const TYPE_NAMES[] = {"payment.succeeded", "payment.failed"};
@@ -75,13 +77,13 @@ static char *text_copy(const char *text) {
 
 static bool refund_key_match(const void *context, uint32_t index) {
     const record_key_t *key = context;
-    return id_field_equal(key->core->refunds[index].id, &key->id);
+    return id_field_equal(key->core->payments.refunds[index].id, &key->id);
 }
 
 static bool refund_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
     if (id->length > HF_SERVER_ID_SIZE) return false;
     record_key_t key = {core, *id};
-    return hf_index_map_find(&core->refund_ids, id->hash, refund_key_match, &key, index);
+    return hf_index_map_find(&core->payments.refund_ids, id->hash, refund_key_match, &key, index);
 }
 
 const hf_refund_t *hf_core_refund_find(const hf_core_t *core, const char *refund_id,
@@ -91,22 +93,22 @@ const hf_refund_t *hf_core_refund_find(const hf_core_t *core, const char *refund
     text_key_t key = text_key_of(refund_id, strlen(refund_id));
     if (!refund_index_find(core, &key, &found)) return NULL;
     if (index) *index = found;
-    return &core->refunds[found];
+    return &core->payments.refunds[found];
 }
 
-uint32_t hf_core_refund_count(const hf_core_t *core) { return core->refund_count; }
+uint32_t hf_core_refund_count(const hf_core_t *core) { return core->payments.refund_count; }
 
-uint32_t hf_core_refunds_completed(const hf_core_t *core) { return core->refunds_completed; }
+uint32_t hf_core_refunds_completed(const hf_core_t *core) { return core->payments.refunds_completed; }
 
-const uint64_t *hf_core_payment_counts(const hf_core_t *core) { return core->payment_counts; }
+const uint64_t *hf_core_payment_counts(const hf_core_t *core) { return core->payments.counts; }
 
 const hf_refund_t *hf_core_refund_at(const hf_core_t *core, uint32_t index) {
-    return index < core->refund_count ? &core->refunds[index] : NULL;
+    return index < core->payments.refund_count ? &core->payments.refunds[index] : NULL;
 }
 
 uint64_t hf_core_refund_change(const hf_core_t *core, uint32_t index) {
-    assert(index < core->refund_count);
-    return core->refunds[index].last_change;
+    assert(index < core->payments.refund_count);
+    return core->payments.refunds[index].last_change;
 }
 
 bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
@@ -119,10 +121,10 @@ bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
 static uint32_t refund_add(hf_core_t *core, const text_key_t *id, const char *intent_id,
                            const char *reservation_id, int64_t amount, uint8_t reason,
                            hf_time_ms_t now) {
-    core->refunds = grow(core->refunds, &core->refund_capacity, core->refund_count + 1,
-                         sizeof *core->refunds);
-    uint32_t index = core->refund_count++;
-    hf_refund_t *refund = &core->refunds[index];
+    core->payments.refunds = grow(core->payments.refunds, &core->payments.refund_capacity, core->payments.refund_count + 1,
+                         sizeof *core->payments.refunds);
+    uint32_t index = core->payments.refund_count++;
+    hf_refund_t *refund = &core->payments.refunds[index];
     memset(refund, 0, sizeof *refund);
     text_key_t key = server_id_copy(refund->id, id);
     refund->payment_intent_id = text_copy(intent_id);
@@ -131,7 +133,7 @@ static uint32_t refund_add(hf_core_t *core, const text_key_t *id, const char *in
     refund->reason = reason;
     refund->status = HF_REFUND_PENDING;
     refund->created_at_ms = now;
-    hf_index_map_insert(&core->refund_ids, key.hash, index);
+    hf_index_map_insert(&core->payments.refund_ids, key.hash, index);
     return index;
 }
 
@@ -141,19 +143,19 @@ static void refund_event_set(hf_core_t *core, uint32_t index, const char *reserv
     uint32_t hold_index;
     const hf_hold_t *hold = reservation_id ? hf_core_hold_find(core, reservation_id, &hold_index)
                                            : NULL;
-    core->refunds[index].of_event = hold != NULL;
-    core->refunds[index].event = hold ? hold->event : 0;
+    core->payments.refunds[index].of_event = hold != NULL;
+    core->payments.refunds[index].event = hold ? hold->event : 0;
 }
 
 uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,
                           hf_time_ms_t now) {
-    hf_order_t *order = &core->orders[order_index];
+    hf_order_t *order = &core->orders.slots[order_index];
     const char *payment_ref = hf_core_string(core, order->payment_ref);
     assert(payment_ref && order->refund == 0);
-    const char *hold_id = order->hold ? core->holds[order->hold - 1].id : NULL;
+    const char *hold_id = order->hold ? core->holds.slots[order->hold - 1].id : NULL;
     uint32_t index = refund_add(core, refund_key, payment_ref, hold_id, order->total,
                                 HF_REFUND_ORDER_CANCELLED, now);
-    hf_refund_t *refund = &core->refunds[index];
+    hf_refund_t *refund = &core->payments.refunds[index];
     refund->of_event = true;
     refund->event = order->event;
     refund->order = order_index + 1;
@@ -164,12 +166,12 @@ uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_
 
 hf_error_t hf_core_refund_complete(hf_core_t *core, const char *refund_id, hf_time_ms_t now,
                                    uint32_t *index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     const hf_refund_t *refund = hf_core_refund_find(core, refund_id, index);
     if (!refund) return HF_ERROR_REFUND_NOT_FOUND;
     if (refund->status == HF_REFUND_COMPLETED) return HF_OK;
-    core->refunds[*index].status = HF_REFUND_COMPLETED;
-    core->refunds_completed++;
+    core->payments.refunds[*index].status = HF_REFUND_COMPLETED;
+    core->payments.refunds_completed++;
     record_refund(core, *index, now);
     return HF_OK;
 }
@@ -187,8 +189,8 @@ typedef struct delivery_key {
 static bool delivery_match(const void *context, uint32_t index) {
     const delivery_key_t *key = context;
     const hf_core_t *core = key->core;
-    if (index < core->delivery_first || index >= core->delivery_count) return false;
-    const delivery_t *delivery = &core->deliveries[index];
+    if (index < core->payments.delivery_first || index >= core->payments.delivery_count) return false;
+    const delivery_t *delivery = &core->payments.deliveries[index];
     return delivery->type == key->type && strcmp(delivery->payment_intent_id, key->intent_id) == 0;
 }
 
@@ -196,56 +198,56 @@ static const delivery_t *delivery_find(const hf_core_t *core, const char *intent
                                        uint8_t type, uint32_t hash) {
     delivery_key_t key = {core, intent_id, type};
     uint32_t index;
-    if (!hf_index_map_find(&core->delivery_ids, hash, delivery_match, &key, &index)) return NULL;
-    return &core->deliveries[index];
+    if (!hf_index_map_find(&core->payments.delivery_ids, hash, delivery_match, &key, &index)) return NULL;
+    return &core->payments.deliveries[index];
 }
 
 uint32_t hf_core_deliveries_kept(const hf_core_t *core) {
-    return core->delivery_count - core->delivery_first;
+    return core->payments.delivery_count - core->payments.delivery_first;
 }
 
 /* Drops the deliveries older than HF_WEBHOOK_DEDUP_KEEP_MS: they arrived in order, so these
  * are a prefix, and pruning reads only what it drops. */
 static void deliveries_prune(hf_core_t *core, hf_time_ms_t now) {
-    while (core->delivery_first < core->delivery_count) {
-        delivery_t *oldest = &core->deliveries[core->delivery_first];
+    while (core->payments.delivery_first < core->payments.delivery_count) {
+        delivery_t *oldest = &core->payments.deliveries[core->payments.delivery_first];
         if (now - oldest->at_ms <= HF_WEBHOOK_DEDUP_KEEP_MS) return;
         free(oldest->payment_intent_id);
         oldest->payment_intent_id = NULL;
-        core->delivery_first++;
+        core->payments.delivery_first++;
     }
 }
 
 /* Moves the kept deliveries to the front and indexes them anew. */
 static void deliveries_compact(hf_core_t *core) {
-    uint32_t kept = core->delivery_count - core->delivery_first;
-    if (core->deliveries == NULL) return; /* none was ever kept */
-    memmove(core->deliveries, core->deliveries + core->delivery_first,
-            (size_t)kept * sizeof *core->deliveries);
-    core->delivery_first = 0;
-    core->delivery_count = kept;
-    hf_index_map_clear(&core->delivery_ids);
+    uint32_t kept = core->payments.delivery_count - core->payments.delivery_first;
+    if (core->payments.deliveries == NULL) return; /* none was ever kept */
+    memmove(core->payments.deliveries, core->payments.deliveries + core->payments.delivery_first,
+            (size_t)kept * sizeof *core->payments.deliveries);
+    core->payments.delivery_first = 0;
+    core->payments.delivery_count = kept;
+    hf_index_map_clear(&core->payments.delivery_ids);
     for (uint32_t i = 0; i < kept; i++)
-        hf_index_map_insert(&core->delivery_ids, core->deliveries[i].hash, i);
+        hf_index_map_insert(&core->payments.delivery_ids, core->payments.deliveries[i].hash, i);
 }
 
 /* A new delivery at the end: the array is compacted rather than grown when a quarter of it or
  * more is pruned, so it stays within twice what is kept. */
 static delivery_t *delivery_append(hf_core_t *core, const char *intent_id, uint8_t type,
                                    const hf_payment_outcome_t *outcome, hf_time_ms_t at_ms) {
-    if (core->delivery_count == core->delivery_capacity && core->delivery_first > 0 &&
-        core->delivery_first >= core->delivery_capacity / 4)
+    if (core->payments.delivery_count == core->payments.delivery_capacity && core->payments.delivery_first > 0 &&
+        core->payments.delivery_first >= core->payments.delivery_capacity / 4)
         deliveries_compact(core);
-    core->deliveries = grow(core->deliveries, &core->delivery_capacity, core->delivery_count + 1,
-                            sizeof *core->deliveries);
-    uint32_t index = core->delivery_count++;
-    delivery_t *delivery = &core->deliveries[index];
+    core->payments.deliveries = grow(core->payments.deliveries, &core->payments.delivery_capacity, core->payments.delivery_count + 1,
+                            sizeof *core->payments.deliveries);
+    uint32_t index = core->payments.delivery_count++;
+    delivery_t *delivery = &core->payments.deliveries[index];
     *delivery = (delivery_t){.payment_intent_id = text_copy(intent_id),
                              .hash = hf_map_hash(intent_id, strlen(intent_id)), .type = type,
                              .result = outcome->result, .reason = outcome->reason,
                              .late = outcome->late, .order = outcome->order,
                              .refund = outcome->refund, .at_ms = at_ms};
-    hf_index_map_insert(&core->delivery_ids, delivery->hash, index);
+    hf_index_map_insert(&core->payments.delivery_ids, delivery->hash, index);
     return delivery;
 }
 
@@ -266,7 +268,7 @@ static bool currency_matches(const char *given, const char *own) {
 /* Whether everything a lapsed hold held is still free: its seats available, its pools with
  * the units. */
 static bool inventory_free(const hf_core_t *core, const hf_hold_t *hold) {
-    const hf_event_t *event = core->events[hold->event];
+    const hf_event_t *event = core->events.slots[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
     for (uint32_t i = 0; i < hold->seat_count; i++)
         if (event->seats[items[i].index].status != HF_SEAT_AVAILABLE) return false;
@@ -281,7 +283,7 @@ static bool inventory_free(const hf_core_t *core, const hf_hold_t *hold) {
  * client's commit with payment_ref = the intent id came first). */
 static void decide_confirmed(const hf_core_t *core, const hf_hold_t *hold, const char *intent_id,
                              hf_payment_outcome_t *outcome) {
-    const hf_order_t *order = &core->orders[hold->order - 1];
+    const hf_order_t *order = &core->orders.slots[hold->order - 1];
     const char *own = hf_core_string(core, order->payment_ref);
     if (own && strcmp(own, intent_id) == 0) {
         outcome->result = HF_PAYMENT_COMMITTED;
@@ -309,7 +311,7 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
     }
     if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
     else if (delivery->amount != hold->total ||
-             !currency_matches(delivery->currency, core->events[hold->event]->currency))
+             !currency_matches(delivery->currency, core->events.slots[hold->event]->currency))
         outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
     else if (hold->status == HF_HOLD_EXPIRED && !inventory_free(core, hold))
         outcome->reason = HF_REFUND_HOLD_EXPIRED;
@@ -333,7 +335,7 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
 
 hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *delivery,
                            hf_time_ms_t now, hf_payment_outcome_t *outcome) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     deliveries_prune(core, now);
     memset(outcome, 0, sizeof *outcome);
     const char *intent_id = delivery->payment_intent_id;
@@ -345,7 +347,7 @@ hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *deliver
         *outcome = (hf_payment_outcome_t){.result = seen->result, .reason = seen->reason,
                                           .late = seen->late, .repeat = true,
                                           .order = seen->order, .refund = seen->refund};
-        core->payment_counts[HF_PAYMENT_COUNT_REPEAT]++;
+        core->payments.counts[HF_PAYMENT_COUNT_REPEAT]++;
         return HF_OK;
     }
     if (hf_core_deliveries_kept(core) >= HF_WEBHOOK_DELIVERIES_MAX) return HF_ERROR_CAPACITY;
@@ -363,7 +365,7 @@ hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *deliver
     const delivery_t *kept = delivery_append(core, intent_id, delivery->type, outcome, now);
     record_delivery(core, delivery, kept, now);
     if (outcome->result == HF_PAYMENT_REFUND_REQUIRED) record_refund(core, outcome->refund, now);
-    core->payment_counts[outcome->result]++;
+    core->payments.counts[outcome->result]++;
     return HF_OK;
 }
 
@@ -388,16 +390,16 @@ hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *sto
     if (!refund_order_find(core, stored, &order_index)) return HF_ERROR_ORDER_NOT_FOUND;
     uint32_t index = refund_add(core, &key, stored->payment_intent_id, stored->reservation_id,
                                 stored->amount, stored->reason, stored->created_at_ms);
-    hf_refund_t *refund = &core->refunds[index];
+    hf_refund_t *refund = &core->payments.refunds[index];
     refund->status = stored->status;
-    if (stored->status == HF_REFUND_COMPLETED) core->refunds_completed++;
+    if (stored->status == HF_REFUND_COMPLETED) core->payments.refunds_completed++;
     uint32_t event_index;
     if (stored->order_id) {
         /* An order's refund is its event's, whether or not it had a hold. */
         refund->order = order_index + 1;
-        core->orders[order_index].refund = index + 1;
+        core->orders.slots[order_index].refund = index + 1;
         refund->of_event = true;
-        refund->event = core->orders[order_index].event;
+        refund->event = core->orders.slots[order_index].event;
     } else if (stored->event_id && hf_core_event(core, stored->event_id, &event_index)) {
         refund->of_event = true;
         refund->event = event_index;
@@ -425,14 +427,14 @@ hf_error_t hf_core_restore_delivery(hf_core_t *core, const hf_stored_delivery_t 
 }
 
 void payment_free(hf_core_t *core) {
-    for (uint32_t i = core->delivery_first; i < core->delivery_count; i++)
-        free(core->deliveries[i].payment_intent_id);
-    free(core->deliveries);
-    for (uint32_t i = 0; i < core->refund_count; i++) {
-        free(core->refunds[i].payment_intent_id);
-        free(core->refunds[i].reservation_id);
+    for (uint32_t i = core->payments.delivery_first; i < core->payments.delivery_count; i++)
+        free(core->payments.deliveries[i].payment_intent_id);
+    free(core->payments.deliveries);
+    for (uint32_t i = 0; i < core->payments.refund_count; i++) {
+        free(core->payments.refunds[i].payment_intent_id);
+        free(core->payments.refunds[i].reservation_id);
     }
-    free(core->refunds);
-    hf_index_map_free(&core->delivery_ids);
-    hf_index_map_free(&core->refund_ids);
+    free(core->payments.refunds);
+    hf_index_map_free(&core->payments.delivery_ids);
+    hf_index_map_free(&core->payments.refund_ids);
 }

@@ -47,7 +47,7 @@ typedef struct queue_state {
     hf_ticket_t *tickets;
     uint32_t ticket_count, ticket_capacity;
     hf_index_map_t ticket_ids;   /* a ticket's id -> its index; the id lives in the ticket */
-    uint32_t ticket_ids_stale;   /* entries of forgotten tickets (see hf_core's hold_ids) */
+    uint32_t ticket_ids_stale;   /* entries of forgotten tickets (see holds.h's ids_stale) */
     entry_t *entries;
     uint32_t entry_count, entry_capacity;
     hf_index_map_t entry_ids;    /* (event, user id) -> entry index */
@@ -59,7 +59,7 @@ typedef struct queue_state {
     uint32_t free_first;
 } queue_state_t;
 
-uint32_t hf_core_rooms_enabled(const hf_core_t *core) { return core->rooms_enabled; }
+uint32_t hf_core_rooms_enabled(const hf_core_t *core) { return core->events.rooms_enabled; }
 
 /* ---- state ---- */
 
@@ -118,7 +118,7 @@ static room_t *room_make(hf_core_t *core, uint32_t event_index, hf_time_ms_t now
     room_t *room = calloc(1, sizeof *room);
     if (!room) abort();
     room->head = 1;
-    room->tokens = full ? bucket_capacity(&core->events[event_index]->waiting_room) : 0.0;
+    room->tokens = full ? bucket_capacity(&core->events.slots[event_index]->waiting_room) : 0.0;
     room->refilled_ms = now;
     room->admit_armed_ms = INT64_MAX;
     hf_admission_window_init(&room->window);
@@ -354,9 +354,12 @@ static bool entry_stale(const void *context, const hf_timer_entry_t *entry) {
 
 static void timer_prune(hf_core_t *core) { hf_timer_prune(&core->queue->timer, entry_stale, core); }
 
-hf_time_ms_t queue_next_deadline(const hf_core_t *core) {
-    const hf_timer_entry_t *top = hf_timer_peek(&core->queue->timer);
-    return top ? top->deadline_ms : INT64_MAX;
+bool queue_entry_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
+    return entry_stale(core, entry);
+}
+
+hf_timer_t *queue_timer(const hf_core_t *core) {
+    return core->queue ? &core->queue->timer : NULL;
 }
 
 static void ticket_arm(queue_state_t *queue, uint32_t index, hf_time_ms_t deadline) {
@@ -372,7 +375,7 @@ int64_t hf_core_ticket_issued_s(const hf_core_t *core, uint32_t index) {
 int64_t hf_core_ticket_expires_s(const hf_core_t *core, uint32_t index) {
     const hf_ticket_t *ticket = &core->queue->tickets[index];
     return hf_core_ticket_issued_s(core, index) +
-           core->events[ticket->event]->waiting_room.token_ttl_s;
+           core->events.slots[ticket->event]->waiting_room.token_ttl_s;
 }
 
 /* ---- admission ---- */
@@ -424,7 +427,7 @@ static bool room_has_slot(const room_t *room, const hf_room_definition_t *settin
 static void room_admit(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) {
     queue_state_t *queue = core->queue;
     room_t *room = queue->rooms[event_index];
-    const hf_room_definition_t *settings = &core->events[event_index]->waiting_room;
+    const hf_room_definition_t *settings = &core->events.slots[event_index]->waiting_room;
     room_refill(room, settings, now);
     while (room->waiting > 0 && room->tokens >= 1.0 - BUCKET_EPSILON &&
            room_has_slot(room, settings)) {
@@ -449,7 +452,7 @@ bool queue_room_exists(const hf_core_t *core, uint32_t event_index) {
 void queue_room_changed(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) {
     room_t *room = room_find(core, event_index);
     if (!room) return;
-    room_refill(room, &core->events[event_index]->waiting_room, now);
+    room_refill(room, &core->events.slots[event_index]->waiting_room, now);
     if (room->waiting == 0 || room->admit_armed_ms <= now) return;
     room->admit_armed_ms = now;
     hf_timer_push(&core->queue->timer, now, HF_TIMER_QUEUE_ADMIT, event_index);
@@ -477,7 +480,7 @@ static void ticket_finish(hf_core_t *core, uint32_t index, uint8_t status, hf_ti
 static void ticket_due(hf_core_t *core, uint32_t index, hf_time_ms_t now) {
     queue_state_t *queue = core->queue;
     hf_ticket_t *ticket = &queue->tickets[index];
-    const hf_room_definition_t *settings = &core->events[ticket->event]->waiting_room;
+    const hf_room_definition_t *settings = &core->events.slots[ticket->event]->waiting_room;
     if (ticket->status == HF_TICKET_ADMITTED) {
         hf_time_ms_t at = ticket->armed_ms;
         ticket_finish(core, index, HF_TICKET_EXPIRED, at);
@@ -489,21 +492,13 @@ static void ticket_due(hf_core_t *core, uint32_t index, hf_time_ms_t now) {
     else ticket_finish(core, index, HF_TICKET_ABANDONED, due);
 }
 
-void queue_advance(hf_core_t *core, hf_time_ms_t now) {
-    queue_state_t *queue = core->queue;
-    const hf_timer_entry_t *top;
-    while ((top = hf_timer_peek(&queue->timer)) && top->deadline_ms <= now) {
-        hf_timer_entry_t entry = *top;
-        hf_timer_pop(&queue->timer);
-        if (entry_stale(core, &entry)) continue;
-        if (entry.kind == HF_TIMER_QUEUE_ADMIT) {
-            queue->rooms[entry.index]->admit_armed_ms = INT64_MAX;
-            room_admit(core, entry.index, now);
-        } else {
-            ticket_due(core, entry.index, now);
-        }
-    }
-    timer_prune(core);
+void queue_admit_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
+    core->queue->rooms[entry->index]->admit_armed_ms = INT64_MAX;
+    room_admit(core, entry->index, now);
+}
+
+void queue_ticket_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
+    ticket_due(core, entry->index, now);
 }
 
 /* ---- commands ---- */
@@ -527,7 +522,7 @@ static uint32_t ticket_join(hf_core_t *core, uint32_t event_index, uint32_t entr
     tree_add(room, ticket->seq, 1);
     room->waiting++;
     ticket->last_seen_ms = now;
-    ticket_arm(queue, index, now + core->events[event_index]->waiting_room.abandon_after_ms);
+    ticket_arm(queue, index, now + core->events.slots[event_index]->waiting_room.abandon_after_ms);
     queue->entries[entry_index].ticket = index;
     ticket_emit(core, index, true, now);
     /* Admitted by the room's next admission, due at once when none is armed: the join
@@ -550,7 +545,7 @@ static hf_error_t room_event(hf_core_t *core, const char *event_id, uint32_t *ev
 hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char *user_id,
                               const char *ticket_id, hf_time_ms_t now, uint32_t *index,
                               bool *created) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     *created = false;
     uint32_t event_index;
     hf_error_t error = room_event(core, event_id, &event_index);
@@ -566,7 +561,7 @@ hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char 
         *index = live;
         return HF_OK;
     }
-    if (room->waiting >= core->events[event_index]->waiting_room.max_waiting)
+    if (room->waiting >= core->events.slots[event_index]->waiting_room.max_waiting)
         return HF_ERROR_WAITING_ROOM_FULL;
     if (room->seq_count >= HF_QUEUE_JOINS_MAX) return HF_ERROR_CAPACITY;
     if (!ticket_id) return HF_ERROR_INVALID_REQUEST;
@@ -593,7 +588,7 @@ static hf_error_t room_ticket(hf_core_t *core, const char *event_id, const char 
 
 hf_error_t hf_core_queue_poll(hf_core_t *core, const char *event_id, const char *ticket_id,
                               hf_time_ms_t now, uint32_t *index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     hf_error_t error = room_ticket(core, event_id, ticket_id, index);
     if (error) return error;
     hf_ticket_t *ticket = &core->queue->tickets[*index];
@@ -603,7 +598,7 @@ hf_error_t hf_core_queue_poll(hf_core_t *core, const char *event_id, const char 
 
 hf_error_t hf_core_queue_complete(hf_core_t *core, const char *event_id, const char *ticket_id,
                                   hf_time_ms_t now, uint32_t *index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     hf_error_t error = room_ticket(core, event_id, ticket_id, index);
     if (error) return error;
     hf_ticket_t *ticket = &core->queue->tickets[*index];
@@ -639,7 +634,7 @@ int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, uint32_t po
                               hf_time_ms_t now) {
     const hf_ticket_t *ticket = &core->queue->tickets[index];
     const room_t *room = core->queue->rooms[ticket->event];
-    const hf_room_definition_t *settings = &core->events[ticket->event]->waiting_room;
+    const hf_room_definition_t *settings = &core->events.slots[ticket->event]->waiting_room;
     hf_estimate_room_t estimate = {settings, &room->window, !room_has_slot(room, settings)};
     return hf_estimate_wait_s(&estimate, position, now);
 }

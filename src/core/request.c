@@ -75,7 +75,7 @@ static hf_error_t duplicate_seat(const hf_core_t *core, const hf_hold_request_t 
                                  uint32_t seat_index, hf_error_detail_t *detail) {
     uint32_t first = UINT32_MAX, later = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
-        if (core->scratch_seats[i] != seat_index) continue;
+        if (core->scratch.seats[i] != seat_index) continue;
         if (first != UINT32_MAX) {
             later = i;
             break;
@@ -87,12 +87,12 @@ static hf_error_t duplicate_seat(const hf_core_t *core, const hf_hold_request_t 
     return HF_ERROR_INVALID_REQUEST;
 }
 
-/* Resolves seat ids into core->scratch_seats; unknown ones and duplicates are errors. */
+/* Resolves seat ids into core->scratch.seats; unknown ones and duplicates are errors. */
 hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
                          const hf_hold_request_t *request, hf_error_detail_t *detail) {
     uint32_t unknown = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
-        if (hf_core_seat_find(event, request->seat_ids[i], &core->scratch_seats[i])) continue;
+        if (hf_core_seat_find(event, request->seat_ids[i], &core->scratch.seats[i])) continue;
         if (detail) detail->items[unknown] = i;
         unknown++;
     }
@@ -100,9 +100,9 @@ hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
         if (detail) detail->item_count = unknown;
         return HF_ERROR_SEAT_NOT_FOUND;
     }
-    core->scratch_seat_count = request->seat_count;
-    uint32_t *sorted = core->scratch_sorted;
-    memcpy(sorted, core->scratch_seats, request->seat_count * sizeof *sorted);
+    core->scratch.seat_count = request->seat_count;
+    uint32_t *sorted = core->scratch.sorted;
+    memcpy(sorted, core->scratch.seats, request->seat_count * sizeof *sorted);
     sort_indexes(sorted, request->seat_count);
     for (uint32_t i = 1; i < request->seat_count; i++)
         if (sorted[i] == sorted[i - 1]) return duplicate_seat(core, request, sorted[i], detail);
@@ -128,7 +128,7 @@ hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
             if (detail) detail->pool = i;
             return HF_ERROR_POOL_NOT_FOUND;
         }
-        core->scratch_pools[i] = (uint32_t)pool;
+        core->scratch.pools[i] = (uint32_t)pool;
     }
     return HF_OK;
 }
@@ -137,7 +137,7 @@ hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
 static bool held_by_replaced(const hf_core_t *core, const hf_seat_t *seat,
                              const event_user_t *owner, bool replace) {
     if (!replace || !owner || seat->status != HF_SEAT_HELD) return false;
-    for (uint32_t h = owner->first_active; h != 0; h = core->hold_states[h - 1].next_active)
+    for (uint32_t h = owner->first_active; h != 0; h = core->holds.states[h - 1].next_active)
         if (h == seat->owner) return true;
     return false;
 }
@@ -147,8 +147,8 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
                                    bool replace) {
     if (!replace || !owner) return 0;
     int64_t units = 0;
-    for (uint32_t h = owner->first_active; h != 0; h = core->hold_states[h - 1].next_active) {
-        const hf_hold_t *hold = &core->holds[h - 1];
+    for (uint32_t h = owner->first_active; h != 0; h = core->holds.states[h - 1].next_active) {
+        const hf_hold_t *hold = &core->holds.slots[h - 1];
         const hf_item_t *items = core->items + hold->item_offset + hold->seat_count;
         for (uint32_t i = 0; i < hold->pool_count; i++)
             if (items[i].index == pool) units += items[i].quantity;
@@ -156,13 +156,13 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
     return units;
 }
 
-/* The newest change the states of the request's seats (resolved into scratch_seats) rest on. */
+/* The newest change the states of the request's seats (resolved into core->scratch.seats) rest on. */
 uint64_t seats_observed_change(const hf_core_t *core, const hf_event_t *event,
                                uint32_t seat_count) {
     const uint64_t *seat_changes = seat_changes_of(event);
     uint64_t observed = 0;
     for (uint32_t i = 0; i < seat_count; i++) {
-        uint64_t change = seat_changes[core->scratch_seats[i]];
+        uint64_t change = seat_changes[core->scratch.seats[i]];
         if (change > observed) observed = change;
     }
     return observed;
@@ -173,7 +173,7 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
                            hf_error_detail_t *detail) {
     uint32_t taken = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
-        const hf_seat_t *seat = &event->seats[core->scratch_seats[i]];
+        const hf_seat_t *seat = &event->seats[core->scratch.seats[i]];
         if (seat->status == HF_SEAT_AVAILABLE) continue;
         if (held_by_replaced(core, seat, owner, request->replace_existing)) continue;
         if (detail) detail->items[taken] = i;
@@ -187,9 +187,9 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
         return HF_ERROR_SEATS_UNAVAILABLE;
     }
     for (uint32_t i = 0; i < request->pool_count; i++) {
-        const hf_pool_t *pool = &event->pools[core->scratch_pools[i]];
+        const hf_pool_t *pool = &event->pools[core->scratch.pools[i]];
         int64_t available = pool->capacity - pool->held - pool->sold +
-                            pool_units_replaced(core, core->scratch_pools[i], owner,
+                            pool_units_replaced(core, core->scratch.pools[i], owner,
                                                 request->replace_existing);
         if (available >= request->pools[i].quantity) continue;
         if (detail) {
@@ -208,7 +208,7 @@ typedef struct best_context {
     const hf_event_t *event;
     const event_user_t *owner;
     bool replace;
-    uint32_t requested;          /* seats named in the request, in core->scratch_sorted */
+    uint32_t requested;          /* seats named in the request, in core->scratch.sorted */
 } best_context_t;
 
 /* Free for best_available: available (or held by a hold being replaced) and not already
@@ -218,7 +218,7 @@ static bool best_free(void *context, uint32_t seat_index) {
     const hf_seat_t *seat = &best->event->seats[seat_index];
     if (seat->status != HF_SEAT_AVAILABLE && !held_by_replaced(best->core, seat, best->owner, best->replace))
         return false;
-    return !bsearch(&seat_index, best->core->scratch_sorted, best->requested, sizeof seat_index,
+    return !bsearch(&seat_index, best->core->scratch.sorted, best->requested, sizeof seat_index,
                     compare_indexes);
 }
 
@@ -238,11 +238,11 @@ hf_error_t pick_best(hf_core_t *core, hf_event_t *event,
     best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
     hf_best_query_t query = {request->best_count, section, request->best_adjacent,
                              !replacing && request->seat_count == 0, best_free, &context};
-    if (!hf_best_pick(event, &query, core->scratch_seats + request->seat_count)) {
+    if (!hf_best_pick(event, &query, core->scratch.seats + request->seat_count)) {
         if (detail) detail->item_count = 0;
         return HF_ERROR_SEATS_UNAVAILABLE;
     }
-    core->scratch_seat_count = request->seat_count + request->best_count;
+    core->scratch.seat_count = request->seat_count + request->best_count;
     return HF_OK;
 }
 
@@ -265,17 +265,17 @@ hf_error_t check_user_limit(const hf_event_t *event, const hf_hold_request_t *re
 /* Copies the resolved seats and pools into the items at offset; returns the total. */
 int64_t items_fill(hf_core_t *core, const hf_event_t *event,
                    const hf_hold_request_t *request, uint32_t offset) {
-    uint32_t seat_count = core->scratch_seat_count;
+    uint32_t seat_count = core->scratch.seat_count;
     hf_item_t *items = core->items + offset;
     int64_t total = 0;
     for (uint32_t i = 0; i < seat_count; i++) {
-        items[i] = (hf_item_t){core->scratch_seats[i], 0};
-        uint32_t row = seat_row(event, core->scratch_seats[i]);
+        items[i] = (hf_item_t){core->scratch.seats[i], 0};
+        uint32_t row = seat_row(event, core->scratch.seats[i]);
         total += event->sections[event->rows[row].section].price;
     }
     for (uint32_t i = 0; i < request->pool_count; i++) {
-        items[seat_count + i] = (hf_item_t){core->scratch_pools[i], request->pools[i].quantity};
-        total += event->pools[core->scratch_pools[i]].price * request->pools[i].quantity;
+        items[seat_count + i] = (hf_item_t){core->scratch.pools[i], request->pools[i].quantity};
+        total += event->pools[core->scratch.pools[i]].price * request->pools[i].quantity;
     }
     return total;
 }

@@ -23,7 +23,7 @@ static hf_error_t restore_resolve(hf_core_t *core, const hf_hold_request_t *requ
 
 static void restore_versions(hf_core_t *core, uint32_t event_index, uint32_t item_offset,
                              uint32_t seat_count, uint32_t changes) {
-    hf_event_t *event = core->events[event_index];
+    hf_event_t *event = core->events.slots[event_index];
     const hf_item_t *items = core->items + item_offset;
     for (uint32_t i = 0; i < seat_count; i++) event->seats[items[i].index].version += changes;
 }
@@ -38,10 +38,10 @@ hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored,
     if (!stored->request.user_id || !*stored->request.user_id) return HF_ERROR_INVALID_REQUEST;
     text_key_t hold_id;
     if (hold_id_taken(core, stored->request.hold_id, &hold_id)) return HF_ERROR_INVALID_REQUEST;
-    const hf_event_t *event = core->events[event_index];
+    const hf_event_t *event = core->events.slots[event_index];
     if (stored->status == HF_HOLD_HELD) {
         for (uint32_t i = 0; i < stored->request.seat_count; i++)
-            if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
+            if (event->seats[core->scratch.seats[i]].status != HF_SEAT_AVAILABLE)
                 return HF_ERROR_SEATS_UNAVAILABLE;
     }
     user_ref_t user = user_ref_of(core, stored->request.user_id);
@@ -62,7 +62,7 @@ hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *d
 hf_error_t hf_core_restore_sales(hf_core_t *core, const char *event_id, bool open) {
     uint32_t index;
     if (!hf_core_event(core, event_id, &index)) return HF_ERROR_EVENT_NOT_FOUND;
-    core->events[index]->sales_open = open;
+    core->events.slots[index]->sales_open = open;
     return HF_OK;
 }
 
@@ -84,10 +84,10 @@ hf_error_t hf_core_restore_forgotten_hold(hf_core_t *core, const hf_stored_hold_
     uint32_t event_index;
     hf_error_t error = restore_resolve(core, &stored->request, &event_index);
     if (error) return error;
-    hf_event_t *event = core->events[event_index];
+    hf_event_t *event = core->events.slots[event_index];
     ((event_tables_t *)event->internal)->used = true;
     for (uint32_t i = 0; i < stored->request.seat_count; i++)
-        event->seats[core->scratch_seats[i]].version += ENDED_HOLD_SEAT_CHANGES;
+        event->seats[core->scratch.seats[i]].version += ENDED_HOLD_SEAT_CHANGES;
     return HF_OK;
 }
 
@@ -97,10 +97,10 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     if (error) return error;
     text_key_t order_key;
     if (order_id_taken(core, stored->order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
-    const hf_event_t *event = core->events[event_index];
+    const hf_event_t *event = core->events.slots[event_index];
     if (stored->status == HF_ORDER_CONFIRMED) {
         for (uint32_t i = 0; i < stored->items.seat_count; i++)
-            if (event->seats[core->scratch_seats[i]].status != HF_SEAT_AVAILABLE)
+            if (event->seats[core->scratch.seats[i]].status != HF_SEAT_AVAILABLE)
                 return HF_ERROR_SEATS_UNAVAILABLE;
     }
     uint32_t hold_index = 0;
@@ -108,27 +108,27 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
         return HF_ERROR_HOLD_NOT_FOUND;
     uint32_t index = order_allocate(core, &order_key, event_index,
                                     user_intern_id(core, stored->items.user_id), stored->created_at_ms);
-    hf_order_t *order = &core->orders[index];
+    hf_order_t *order = &core->orders.slots[index];
     order->total = stored->total;
     order->seat_count = stored->items.seat_count;
     order->pool_count = stored->items.pool_count;
     order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
     hf_item_t *items = core->items + order->item_offset;
-    for (uint32_t i = 0; i < order->seat_count; i++) items[i] = (hf_item_t){core->scratch_seats[i], 0};
+    for (uint32_t i = 0; i < order->seat_count; i++) items[i] = (hf_item_t){core->scratch.seats[i], 0};
     for (uint32_t i = 0; i < order->pool_count; i++)
-        items[order->seat_count + i] = (hf_item_t){core->scratch_pools[i], stored->items.pools[i].quantity};
+        items[order->seat_count + i] = (hf_item_t){core->scratch.pools[i], stored->items.pools[i].quantity};
     if (stored->payment_ref && *stored->payment_ref)
         order->payment_ref = string_store(core, stored->payment_ref, strlen(stored->payment_ref));
     if (stored->hold_id) {
         order->hold = hold_index + 1;
-        core->holds[hold_index].order = index + 1;
+        core->holds.slots[hold_index].order = index + 1;
     }
     order->status = stored->status;
     /* A booking sold its seats itself (a committed hold's change is counted with the hold);
      * a cancel made them available again. An order made at or after its hold's expiry is a
      * late payment's (payment.c): the hold expired first, then its seats were sold, one
      * change more than a commit in time. */
-    bool late = stored->hold_id && stored->created_at_ms >= core->holds[hold_index].expires_at_ms;
+    bool late = stored->hold_id && stored->created_at_ms >= core->holds.slots[hold_index].expires_at_ms;
     uint32_t changes = (stored->hold_id ? 0 : 1) + (late ? 1 : 0) +
                        (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
     restore_versions(core, event_index, order->item_offset, order->seat_count, changes);
@@ -142,6 +142,6 @@ hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const cha
     const hf_event_t *event = hf_core_event(core, event_id, &event_index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
     if (!hf_core_seat_find(event, seat_id, &seat)) return HF_ERROR_SEAT_NOT_FOUND;
-    core->events[event_index]->seats[seat].version = version;
+    core->events.slots[event_index]->seats[seat].version = version;
     return HF_OK;
 }

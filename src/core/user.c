@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A user id being looked up in core->user_ids, which keeps no keys: a candidate matches when
+/* A user id being looked up in core->users.ids, which keeps no keys: a candidate matches when
  * the user at its index has this id. */
 typedef struct user_key {
     const hf_core_t *core;
@@ -16,7 +16,7 @@ typedef struct user_key {
 
 static bool user_key_match(const void *context, uint32_t index) {
     const user_key_t *key = context;
-    const user_t *user = &key->core->users[index];
+    const user_t *user = &key->core->users.slots[index];
     size_t length = key->id->length;
     if (user->name_length != length) return false;
     size_t start = length < USER_NAME_INLINE ? length : USER_NAME_INLINE;
@@ -27,7 +27,7 @@ static bool user_key_match(const void *context, uint32_t index) {
 
 static bool user_index_find(const hf_core_t *core, const text_key_t *id, uint32_t *index) {
     user_key_t key = {core, id};
-    return hf_index_map_find(&core->user_ids, id->hash, user_key_match, &key, index);
+    return hf_index_map_find(&core->users.ids, id->hash, user_key_match, &key, index);
 }
 
 static bool user_find(const hf_core_t *core, const char *user_id, uint32_t *index) {
@@ -37,7 +37,7 @@ static bool user_find(const hf_core_t *core, const char *user_id, uint32_t *inde
 }
 
 const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index) {
-    return core->strings + core->users[user_index].name;
+    return core->strings + core->users.slots[user_index].name;
 }
 
 const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
@@ -45,7 +45,7 @@ const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
     uint32_t index;
     *count = 0;
     if (!user_find(core, user_id, &index)) return NULL;
-    const user_t *user = &core->users[index];
+    const user_t *user = &core->users.slots[index];
     *count = user->orders.count;
     return user->orders.count == 1 ? &user->first_order : user->orders.items;
 }
@@ -67,16 +67,16 @@ user_ref_t user_ref_of(const hf_core_t *core, const char *user_id) {
 /* The slow half of user_intern (internal.h): a user named for the first time. */
 uint32_t user_create(hf_core_t *core, user_ref_t *user) {
     assert(user->index == NO_INDEX);
-    core->users = grow(core->users, &core->user_capacity, core->user_count + 1, sizeof *core->users);
-    uint32_t index = core->user_count++;
+    core->users.slots = grow(core->users.slots, &core->users.capacity, core->users.count + 1, sizeof *core->users.slots);
+    uint32_t index = core->users.count++;
     assert(index < OWNER_IN_TABLE); /* user indexes are record handles too */
-    user_t *record = &core->users[index];
+    user_t *record = &core->users.slots[index];
     memset(record, 0, sizeof *record);
     record->name = string_store(core, user->key.text, user->key.length);
     record->name_length = (uint32_t)user->key.length;
     memcpy(record->name_start, user->key.text,
            user->key.length < USER_NAME_INLINE ? user->key.length : USER_NAME_INLINE);
-    hf_index_map_insert(&core->user_ids, user->key.hash, index);
+    hf_index_map_insert(&core->users.ids, user->key.hash, index);
     user->index = index;
     return index;
 }
@@ -100,10 +100,10 @@ bool user_has_id(const hf_core_t *core, uint32_t user_index, const char *user_id
  * known at all) has none yet. */
 uint32_t event_user_handle(const hf_core_t *core, uint32_t event, uint32_t user) {
     if (user == NO_INDEX) return NO_INDEX;
-    const user_t *record = &core->users[user];
+    const user_t *record = &core->users.slots[user];
     if (record->first_event == event + 1) return user;
     uint32_t index;
-    if (record->first_event == 0 || !hf_pair_map_get(&core->event_user_ids, event, user, &index))
+    if (record->first_event == 0 || !hf_pair_map_get(&core->users.per_event_ids, event, user, &index))
         return NO_INDEX;
     return index | OWNER_IN_TABLE;
 }
@@ -117,18 +117,18 @@ event_user_t *event_user_find(hf_core_t *core, uint32_t event, uint32_t user) {
 /* The slow half of event_user_intern (internal.h): the user's first hold or order on the
  * event. The record on the user's first event lives in the user's own record. */
 uint32_t event_user_create(hf_core_t *core, uint32_t event, uint32_t user) {
-    user_t *record = &core->users[user];
+    user_t *record = &core->users.slots[user];
     if (record->first_event == 0) {
         record->first_event = event + 1;
         memset(&record->first_event_record, 0, sizeof record->first_event_record);
         return user;
     }
-    core->event_users = grow(core->event_users, &core->event_user_capacity,
-                             core->event_user_count + 1, sizeof *core->event_users);
-    uint32_t index = core->event_user_count++;
+    core->users.per_event = grow(core->users.per_event, &core->users.per_event_capacity,
+                             core->users.per_event_count + 1, sizeof *core->users.per_event);
+    uint32_t index = core->users.per_event_count++;
     assert(index < OWNER_IN_TABLE);
-    memset(&core->event_users[index], 0, sizeof core->event_users[index]);
-    hf_pair_map_put(&core->event_user_ids, event, user, index);
+    memset(&core->users.per_event[index], 0, sizeof core->users.per_event[index]);
+    hf_pair_map_put(&core->users.per_event_ids, event, user, index);
     return index | OWNER_IN_TABLE;
 }
 

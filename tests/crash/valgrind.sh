@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs each unit-test binary under valgrind's memcheck: any error or leak fails it.
-#   tests/crash/valgrind.sh build/release/tests/test_core ...
+#   tests/crash/valgrind.sh build/release/tests/test_core_holds ...
 # One line per binary, then `N passed, N failed`. The simulation runs fewer operations under
 # valgrind (HF_SIM_OPERATIONS=5000 and HF_SIM_WINDOW_OPERATIONS=1000 for its run across the
 # deliveries' 7-day window, HF_SIM_DISPATCH_OPERATIONS=5000 for dispatch's, unless set), and

@@ -518,6 +518,7 @@ static void test_dispatch_simulation(void **state)
     for (ds_step = 0; ds_step < operations; ds_step++) {
         ds.now += rng_range(0, 700);
         ds_advance();
+        hf_core_advance(ds_core, ds.now); /* the engine's, before each request */
         uint32_t roll = rng_below(100);
         int kind = roll < 42 ? 0 : roll < 54 ? 1 : roll < 68 ? 2 : roll < 80 ? 3 : roll < 97 ? 4 : 5;
         counts[kind]++;

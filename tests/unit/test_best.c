@@ -760,10 +760,12 @@ static void test_row_available_through_changes(void **state)
     assert_int_equal(hf_core_advance(f->core, T0 + 6 + TTL), 1);
     assert_rows(f, T0 + 6 + TTL);
     assert_int_equal(row_available(f, "ten", "S", "B"), 10);
-    /* Expiry inside a command: the lapsed hold's row serves the pick at once. */
+    /* Expiry by the request's advance, right before its command: the lapsed hold's row serves
+     * the pick at once. */
     hf_time_ms_t t = T0 + 10 * TTL;
     assert_int_equal(best(f, "ten", "u4", "res_4", 10, "S", true, t, &detail), HF_OK);
     assert_hold_seats(f, "res_4", "S-A-1 S-A-2 S-A-3 S-A-4 S-A-5 S-A-6 S-A-7 S-A-8 S-A-9 S-A-10");
+    hf_core_advance(f->core, t + TTL);
     assert_int_equal(best(f, "ten", "u5", "res_5", 10, "S", true, t + TTL, &detail), HF_OK);
     assert_hold_seats(f, "res_5", "S-A-1 S-A-2 S-A-3 S-A-4 S-A-5 S-A-6 S-A-7 S-A-8 S-A-9 S-A-10");
     assert_int_equal(hold_by_id(f, "res_4")->status, HF_HOLD_EXPIRED);
@@ -929,6 +931,7 @@ static void test_large_event_nearly_sold_out(void **state)
      * a 999-block goes to LOWER-R2 (index 1): its seat 1000 is held by res_5... which has
      * expired too (created at T0 + 207): everything but the committed rows is free. */
     hf_time_ms_t later = T0 + 300 + TTL;
+    hf_core_advance(f->core, later);
     assert_int_equal(best(f, "big", "u4", "res_6", 1000, NULL, true, later, &detail), HF_OK);
     h = hold_by_id(f, "res_6");
     items = hf_core_items(f->core, h->item_offset);
@@ -1174,7 +1177,9 @@ static void test_book_version_conflict(void **state)
     assert_int_equal(detail.items[0], 0);
     assert_nothing_booked(f, "ord_1", orders);
     assert_int_equal(hold_by_id(f, "res_1")->status, HF_HOLD_HELD);
-    /* A seat of a lapsed hold is free at once, at the version of its expiry. */
+    /* A seat of a lapsed hold is free at once (the request's advance), at the version of its
+     * expiry. */
+    hf_core_advance(f->core, T0 + TTL);
     assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-3"), VERSIONS(3), NO_POOLS,
                           T0 + TTL, &order, &detail),
                      HF_OK);

@@ -615,6 +615,7 @@ static void test_expiry_race_and_restore(void **state)
     assert_int_equal(hf_core_event_create(f->core, &f->event.definition, T0, NULL), HF_OK);
     hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
     hf_payment_outcome_t outcome, refund_outcome, again;
+    hf_core_advance(f->core, T0 + TTL); /* the delivery's request: res_a lapses first */
     deliver(f, HF_PAYMENT_SUCCEEDED, "pi_1", "res_a", 100, T0 + TTL, &outcome);
     assert_int_equal(outcome.result, HF_PAYMENT_COMMITTED);
     assert_true(outcome.late);

@@ -292,6 +292,7 @@ void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_tim
 }
 
 uint32_t hf_dispatch_rematch(hf_core_t *core, hf_time_ms_t now) {
+    command_at(core, now);
     struct dispatch *dispatch = core->dispatch;
     uint32_t offers = 0;
     for (uint32_t fleet = 0; dispatch && fleet < dispatch->fleet_count; fleet++) {
@@ -351,7 +352,7 @@ static uint32_t driver_intern(struct dispatch *dispatch, const hf_driver_update_
 hf_error_t hf_dispatch_driver_put(hf_core_t *core, const hf_driver_update_t *update,
                                   hf_time_ms_t now, uint32_t *driver_index,
                                   hf_error_detail_t *detail) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     hf_error_t error = driver_update_check(update, detail);
     if (error) return error;
     struct dispatch *dispatch = dispatch_make(core);
@@ -391,7 +392,7 @@ hf_error_t ride_request_check(const hf_ride_request_t *request, hf_error_detail_
 hf_error_t hf_dispatch_ride_create(hf_core_t *core, const hf_ride_request_t *request,
                                    hf_time_ms_t now, uint32_t *ride_index,
                                    hf_error_detail_t *detail) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     hf_error_t error = ride_request_check(request, detail);
     if (error) return error;
     uint32_t fleet;
@@ -428,7 +429,7 @@ static hf_error_t answer_refusal(const hf_core_t *core, uint32_t ride, uint32_t 
 
 hf_error_t hf_dispatch_accept(hf_core_t *core, const char *ride_id, const char *driver_id,
                               hf_time_ms_t now, uint32_t *ride_index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t driver_index;
     hf_error_t error = answer_find(core, ride_id, driver_id, ride_index, &driver_index);
     if (error) return error;
@@ -458,7 +459,7 @@ hf_error_t hf_dispatch_accept(hf_core_t *core, const char *ride_id, const char *
 
 hf_error_t hf_dispatch_decline(hf_core_t *core, const char *ride_id, const char *driver_id,
                                hf_time_ms_t now, uint32_t *ride_index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t driver_index;
     hf_error_t error = answer_find(core, ride_id, driver_id, ride_index, &driver_index);
     if (error) return error;
@@ -474,7 +475,7 @@ hf_error_t hf_dispatch_decline(hf_core_t *core, const char *ride_id, const char 
 
 hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t now,
                               uint32_t *ride_index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     if (!hf_dispatch_ride_find(core, ride_id, ride_index)) return HF_ERROR_RIDE_NOT_FOUND;
     struct dispatch *dispatch = core->dispatch;
     hf_ride_t *ride = &dispatch->rides[*ride_index];
@@ -507,7 +508,7 @@ hf_error_t hf_dispatch_cancel(hf_core_t *core, const char *ride_id, hf_time_ms_t
 
 hf_error_t hf_dispatch_complete(hf_core_t *core, const char *ride_id, const char *driver_id,
                                 hf_time_ms_t now, uint32_t *ride_index) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t driver_index;
     hf_error_t error = answer_find(core, ride_id, driver_id, ride_index, &driver_index);
     if (error) return error;
@@ -535,7 +536,7 @@ hf_error_t hf_dispatch_complete(hf_core_t *core, const char *ride_id, const char
 
 hf_error_t hf_dispatch_driver_delete(hf_core_t *core, const char *fleet_id,
                                      const char *driver_id, hf_time_ms_t now) {
-    hf_core_advance(core, now);
+    command_at(core, now);
     uint32_t fleet, index;
     if (!hf_dispatch_fleet_find(core, fleet_id, &fleet)) return HF_ERROR_FLEET_NOT_FOUND;
     struct dispatch *dispatch = core->dispatch;

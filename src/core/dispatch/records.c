@@ -108,6 +108,7 @@ void driver_mark_dirty(struct dispatch *dispatch, uint32_t driver) {
 }
 
 uint32_t hf_dispatch_flush(hf_core_t *core, hf_time_ms_t now, uint32_t max) {
+    command_at(core, now);
     struct dispatch *dispatch = core->dispatch;
     if (!dispatch) return 0;
     uint32_t count = dispatch->dirty_count < max ? dispatch->dirty_count : max;

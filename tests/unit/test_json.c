@@ -1,0 +1,225 @@
+/* Unit tests of lib/json.h: the JSON writer's numbers and times, checked against the C library. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/json.h"
+#include "core/core.h"
+#include "lib/map.h"
+#include "core_fixtures.h"
+
+
+/* ---- JSON writer numbers and times (src/core/buffer.c), checked against the C library ---- */
+
+/* A small deterministic generator, so a failure can be reproduced exactly. */
+static uint64_t next_random(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
+/* What the writer used to produce with snprintf, as the reference for the hand-written one. */
+static void reference_time(int64_t unix_ms, char *out, size_t size)
+{
+    int64_t milliseconds = unix_ms % 1000;
+    time_t seconds = (time_t)(unix_ms / 1000);
+    if (milliseconds < 0) {
+        milliseconds += 1000;
+        seconds -= 1;
+    }
+    struct tm parts;
+    assert_non_null(gmtime_r(&seconds, &parts));
+    snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900,
+             parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
+             (int)milliseconds);
+}
+
+static void reference_seconds(int64_t milliseconds, char *out, size_t size)
+{
+    if (milliseconds % 1000 == 0) {
+        snprintf(out, size, "%lld", (long long)(milliseconds / 1000));
+        return;
+    }
+    snprintf(out, size, "%lld.%03lld", (long long)(milliseconds / 1000),
+             (long long)llabs(milliseconds % 1000));
+    size_t length = strlen(out);
+    while (out[length - 1] == '0') out[--length] = '\0';
+}
+
+static void assert_time_matches_reference(int64_t unix_ms)
+{
+    char expected[96];
+    char actual[32];
+    reference_time(unix_ms, expected, sizeof expected);
+    memset(actual, 'x', sizeof actual);
+    hf_format_time(unix_ms, actual);
+    if (strcmp(actual, expected) != 0)
+        fail_msg("%lld: %s, expected %s", (long long)unix_ms, actual, expected);
+}
+
+/* The text one JSON writer function makes of value, alone in the buffer. */
+static const char *json_value_text(hf_buffer_t *buffer, void (*write)(hf_json_t *, int64_t),
+                                   int64_t value)
+{
+    hf_json_t json;
+    hf_buffer_reset(buffer);
+    hf_json_init(&json, buffer);
+    write(&json, value);
+    return buffer->data;
+}
+
+static const char *json_int_text(hf_buffer_t *buffer, int64_t value)
+{
+    return json_value_text(buffer, hf_json_int, value);
+}
+
+static const char *json_seconds_text(hf_buffer_t *buffer, int64_t milliseconds)
+{
+    return json_value_text(buffer, hf_json_seconds, milliseconds);
+}
+
+static void test_json_int(void **state)
+{
+    hf_buffer_t buffer;
+    hf_buffer_init(&buffer);
+    assert_string_equal(json_int_text(&buffer, INT64_MIN), "-9223372036854775808");
+    assert_string_equal(json_int_text(&buffer, INT64_MAX), "9223372036854775807");
+    assert_string_equal(json_int_text(&buffer, 0), "0");
+    assert_string_equal(json_int_text(&buffer, -1), "-1");
+    assert_string_equal(json_int_text(&buffer, 10), "10");
+    assert_string_equal(json_int_text(&buffer, 99), "99");
+    assert_string_equal(json_int_text(&buffer, 100), "100");
+    assert_string_equal(json_int_text(&buffer, INT64_MIN + 1), "-9223372036854775807");
+    uint64_t random = 0x9e3779b97f4a7c15u;
+    char expected[32];
+    for (int i = 0; i < 10000; i++) {
+        /* Shifted right by a random amount too, so short numbers are as common as long ones. */
+        uint64_t bits = next_random(&random);
+        int64_t value = (int64_t)(bits >> (next_random(&random) % 64));
+        if (i % 2) value = -value;
+        snprintf(expected, sizeof expected, "%lld", (long long)value);
+        assert_string_equal(json_int_text(&buffer, value), expected);
+    }
+    /* Commas between values are still the writer's business. */
+    hf_json_t json;
+    hf_buffer_reset(&buffer);
+    hf_json_init(&json, &buffer);
+    hf_json_array_begin(&json);
+    hf_json_int(&json, 0);
+    hf_json_int(&json, -1);
+    hf_json_seconds(&json, 1500);
+    hf_json_array_end(&json);
+    assert_string_equal(buffer.data, "[0,-1,1.5]");
+    hf_buffer_free(&buffer);
+}
+
+static void test_json_seconds(void **state)
+{
+    hf_buffer_t buffer;
+    hf_buffer_init(&buffer);
+    assert_string_equal(json_seconds_text(&buffer, 1000), "1");
+    assert_string_equal(json_seconds_text(&buffer, 1500), "1.5");
+    assert_string_equal(json_seconds_text(&buffer, 1050), "1.05");
+    assert_string_equal(json_seconds_text(&buffer, 1), "0.001");
+    assert_string_equal(json_seconds_text(&buffer, 0), "0");
+    assert_string_equal(json_seconds_text(&buffer, 123456), "123.456");
+    assert_string_equal(json_seconds_text(&buffer, 600000), "600");
+    assert_string_equal(json_seconds_text(&buffer, 999), "0.999");
+    assert_string_equal(json_seconds_text(&buffer, -1500), "-1.5");
+    assert_string_equal(json_seconds_text(&buffer, -2000), "-2");
+    assert_string_equal(json_seconds_text(&buffer, INT64_MAX), "9223372036854775.807");
+    assert_string_equal(json_seconds_text(&buffer, INT64_MIN), "-9223372036854775.808");
+    char expected[48];
+    for (int64_t milliseconds = -5000; milliseconds <= 5000; milliseconds++) {
+        reference_seconds(milliseconds, expected, sizeof expected);
+        assert_string_equal(json_seconds_text(&buffer, milliseconds), expected);
+    }
+    uint64_t random = 0x2545f4914f6cdd1du;
+    for (int i = 0; i < 10000; i++) {
+        int64_t milliseconds = (int64_t)next_random(&random);
+        reference_seconds(milliseconds, expected, sizeof expected);
+        assert_string_equal(json_seconds_text(&buffer, milliseconds), expected);
+    }
+    hf_buffer_free(&buffer);
+}
+
+static void test_format_time(void **state)
+{
+    char text[32];
+    struct {
+        int64_t unix_ms;
+        const char *expected;
+    } cases[] = {
+        {0, "1970-01-01T00:00:00.000Z"},
+        {-1, "1969-12-31T23:59:59.999Z"},
+        {-1000, "1969-12-31T23:59:59.000Z"},
+        {-1001, "1969-12-31T23:59:58.999Z"},
+        {-86400000, "1969-12-31T00:00:00.000Z"},
+        {INT64_C(1795291200000), "2026-11-21T20:00:00.000Z"},
+        {INT64_C(951782400000), "2000-02-29T00:00:00.000Z"},
+        {INT64_C(951868799999), "2000-02-29T23:59:59.999Z"},
+        {INT64_C(4107542399999), "2100-02-28T23:59:59.999Z"},
+        {INT64_C(4107542400000), "2100-03-01T00:00:00.000Z"},
+        {INT64_C(946684799999), "1999-12-31T23:59:59.999Z"},
+        {INT64_C(946684800000), "2000-01-01T00:00:00.000Z"},
+        {INT64_C(-2208988800000), "1900-01-01T00:00:00.000Z"},
+        {INT64_C(-2203891200001), "1900-02-28T23:59:59.999Z"},
+        {INT64_C(-2203891200000), "1900-03-01T00:00:00.000Z"},
+        {INT64_C(13601087999999), "2400-12-31T23:59:59.999Z"},
+        /* The supported range is years 0000 to 9999; beyond it the ends are written. */
+        {INT64_C(-62167219200000), "0000-01-01T00:00:00.000Z"},
+        {INT64_C(253402300799999), "9999-12-31T23:59:59.999Z"},
+        {INT64_MIN, "0000-01-01T00:00:00.000Z"},
+        {INT64_MAX, "9999-12-31T23:59:59.999Z"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hf_format_time(cases[i].unix_ms, text);
+        assert_string_equal(text, cases[i].expected);
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] - 2; i++)
+        assert_time_matches_reference(cases[i].unix_ms);
+
+    /* Every day boundary from 1900 to 2400, a millisecond either side included: that covers
+     * every month end, year end and leap day, before 1970 as well as after. */
+    const int64_t first_ms = INT64_C(-2208988800000); /* 1900-01-01 */
+    const int64_t end_ms = INT64_C(13601088000000);   /* 2401-01-01 */
+    const int64_t day_ms = INT64_C(86400000);
+    for (int64_t midnight = first_ms; midnight <= end_ms; midnight += day_ms) {
+        assert_time_matches_reference(midnight - 1);
+        assert_time_matches_reference(midnight);
+        assert_time_matches_reference(midnight + 1);
+    }
+    uint64_t random = 0xd1b54a32d192ed03u;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t offset = next_random(&random) % (uint64_t)(end_ms - first_ms);
+        assert_time_matches_reference(first_ms + (int64_t)offset);
+    }
+
+    /* hf_json_time writes the same text as a JSON string. */
+    hf_buffer_t buffer;
+    hf_buffer_init(&buffer);
+    hf_json_t json;
+    hf_json_init(&json, &buffer);
+    hf_json_time(&json, INT64_C(1795291200000));
+    assert_string_equal(buffer.data, "\"2026-11-21T20:00:00.000Z\"");
+    hf_buffer_free(&buffer);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_int),
+        cmocka_unit_test(test_json_seconds),
+        cmocka_unit_test(test_format_time),
+    };
+    return cmocka_run_group_tests_name("json", tests, NULL, NULL);
+}
