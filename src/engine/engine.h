@@ -54,7 +54,10 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "engine/route.h"
 #include "engine/token.h"
+#include "engine/units.h"
+#include "net/http.h"
 
 typedef struct hf_engine_options {
     const char *host;
@@ -93,6 +96,13 @@ typedef struct hf_engine_options {
      * when that fails. false: the engine binds host:port itself. */
     bool bound;
     int bound_socket;
+    /* The rooms above the engine, wired by cmd/main.c (engine/ includes neither): the
+     * dispatcher every request goes to and the list of its routes, for the metrics' slots
+     * (api/routes.h: hf_routes_dispatch, hf_routes_known), and the owner of units
+     * (engine/units.h; cluster/cluster.h's hf_cluster_units). */
+    hf_http_handler_fn dispatch;
+    const hf_route_t *const *(*routes)(size_t *count);
+    const hf_units_methods_t *units;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

@@ -19,7 +19,7 @@
 #include "engine/context.h"
 #include "engine/idempotency.h"
 #include "engine/metrics.h"
-#include "engine/routes.h"
+#include "api/routes.h"
 #include "engine/streams.h"
 
 #define PATH_SIZE 2048

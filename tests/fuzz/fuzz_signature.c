@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/signature.h"
+#include "api/signature.h"
 
 static const char SECRET[] = "whsec_fuzz";
 
