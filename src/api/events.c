@@ -336,16 +336,18 @@ static void handle_event_stream(hf_request_t *request) {
 #define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
 
 static const hf_route_t routes[] = {
-    {"GET", "/healthz", handle_health, HF_ROUTE_PUBLIC, BODY_SIZE_MAX},
+    {"GET", "/healthz", handle_health, HF_ROUTE_PUBLIC, BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
     {"POST", "/v1/events", handle_event_create, HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT,
-     BODY_SIZE_MAX},
-    {"GET", "/v1/events", handle_event_list, 0, BODY_SIZE_MAX},
-    {"GET", "/v1/events/{}", handle_event_get, 0, BODY_SIZE_MAX},
-    {"PATCH", "/v1/events/{}", handle_event_update, HF_ROUTE_BODY, BODY_SIZE_MAX},
-    {"DELETE", "/v1/events/{}", handle_event_delete, 0, BODY_SIZE_MAX},
-    {"GET", "/v1/events/{}/seats", handle_seat_list, 0, BODY_SIZE_MAX},
-    {"GET", "/v1/events/{}/stream", handle_event_stream, HF_ROUTE_KEY_IN_QUERY, BODY_SIZE_MAX},
-    {"GET", "/v1/events/{}/seats/{}", handle_seat_get, 0, BODY_SIZE_MAX},
+     BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_BODY("id")},
+    {"GET", "/v1/events", handle_event_list, HF_ROUTE_SPANS, BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
+    {"GET", "/v1/events/{}", handle_event_get, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"PATCH", "/v1/events/{}", handle_event_update, HF_ROUTE_BODY, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
+    {"DELETE", "/v1/events/{}", handle_event_delete, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/events/{}/seats", handle_seat_list, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/events/{}/stream", handle_event_stream, HF_ROUTE_KEY_IN_QUERY | HF_ROUTE_STREAM,
+     BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/events/{}/seats/{}", handle_seat_get, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
 const hf_route_table_t hf_handlers_events_routes = {routes, sizeof routes / sizeof routes[0]};

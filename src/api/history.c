@@ -338,7 +338,7 @@ static void handle_history(hf_request_t *request) {
 #define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
 
 static const hf_route_t routes[] = {
-    {"GET", "/v1/events/{}/history", handle_history, 0, BODY_SIZE_MAX},
+    {"GET", "/v1/events/{}/history", handle_history, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
 const hf_route_table_t hf_handlers_history_routes = {routes, sizeof routes / sizeof routes[0]};

@@ -485,16 +485,23 @@ static void handle_booking_create(hf_request_t *request) {
 
 static const hf_route_t routes[] = {
     {"POST", "/v1/events/{}/holds", handle_hold_create,
-     CREATES | HF_ROUTE_FLAT | HF_ROUTE_ADMISSION, BODY_SIZE_MAX},
+     CREATES | HF_ROUTE_FLAT | HF_ROUTE_ADMISSION, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
     {"POST", "/v1/events/{}/bookings", handle_booking_create, CREATES | HF_ROUTE_ADMISSION,
-     BODY_SIZE_MAX},
-    {"GET", "/v1/holds/{}", handle_hold_get, 0, BODY_SIZE_MAX},
-    {"POST", "/v1/holds/{}/extend", handle_hold_extend, FLAT_BODY, BODY_SIZE_MAX},
-    {"POST", "/v1/holds/{}/release", handle_hold_release, FLAT_BODY, BODY_SIZE_MAX},
-    {"POST", "/v1/holds/{}/commit", handle_hold_commit, FLAT_BODY, BODY_SIZE_MAX},
-    {"GET", "/v1/orders/{}", handle_order_get, 0, BODY_SIZE_MAX},
-    {"POST", "/v1/orders/{}/cancel", handle_order_cancel, FLAT_BODY, BODY_SIZE_MAX},
-    {"GET", "/v1/users/{}/orders", handle_user_orders, 0, BODY_SIZE_MAX},
+     BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/holds/{}", handle_hold_get, 0, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
+    {"POST", "/v1/holds/{}/extend", handle_hold_extend, FLAT_BODY, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
+    {"POST", "/v1/holds/{}/release", handle_hold_release, FLAT_BODY, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
+    {"POST", "/v1/holds/{}/commit", handle_hold_commit, FLAT_BODY, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
+    {"GET", "/v1/orders/{}", handle_order_get, 0, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
+    {"POST", "/v1/orders/{}/cancel", handle_order_cancel, FLAT_BODY, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
+    {"GET", "/v1/users/{}/orders", handle_user_orders, HF_ROUTE_SPANS, BODY_SIZE_MAX,
+     HF_ROUTE_NO_UNIT},
 };
 
 const hf_route_table_t hf_handlers_holds_routes = {routes, sizeof routes / sizeof routes[0]};

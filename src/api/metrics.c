@@ -149,7 +149,7 @@ static void handle_metrics(hf_request_t *request) {
 }
 
 static const hf_route_t routes[] = {
-    {"GET", "/metrics", handle_metrics, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX},
+    {"GET", "/metrics", handle_metrics, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
 };
 
 const hf_route_table_t hf_handlers_metrics_routes = {routes, sizeof routes / sizeof routes[0]};

@@ -267,10 +267,13 @@ static void handle_refund_get(hf_request_t *request) {
 static const hf_route_t routes[] = {
     /* Signed instead of keyed (API.md section 7): providers cannot send the API key. */
     {"POST", "/v1/webhooks/payments", handle_webhook, HF_ROUTE_PUBLIC | HF_ROUTE_RAW_BODY,
-     HF_WEBHOOK_BODY_SIZE_MAX},
-    {"GET", "/v1/refunds", handle_refunds_list, 0, HF_HTTP_BODY_SIZE_MAX},
-    {"GET", "/v1/refunds/{}", handle_refund_get, 0, HF_HTTP_BODY_SIZE_MAX},
-    {"POST", "/v1/refunds/{}/complete", handle_refund_complete, 0, HF_HTTP_BODY_SIZE_MAX},
+     HF_WEBHOOK_BODY_SIZE_MAX, HF_ROUTE_UNIT_OF_BODY(HF_ROUTE_ID_HOLD, "reservation_id")},
+    {"GET", "/v1/refunds", handle_refunds_list, HF_ROUTE_SPANS, HF_HTTP_BODY_SIZE_MAX,
+     HF_ROUTE_NO_UNIT},
+    {"GET", "/v1/refunds/{}", handle_refund_get, 0, HF_HTTP_BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_REFUND, 0)},
+    {"POST", "/v1/refunds/{}/complete", handle_refund_complete, 0, HF_HTTP_BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_REFUND, 0)},
 };
 
 const hf_route_table_t hf_handlers_payments_routes = {routes, sizeof routes / sizeof routes[0]};

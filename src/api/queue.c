@@ -198,9 +198,11 @@ bool hf_handlers_queue_admitted(hf_request_t *request) {
 static const hf_route_t routes[] = {
     /* A join's body is flat ({"user_id": "u1"}): the flat reader reads it. */
     {"POST", "/v1/events/{}/queue", handle_join,
-     HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT | HF_ROUTE_FLAT, BODY_SIZE_MAX},
-    {"GET", "/v1/events/{}/queue/{}", handle_poll, 0, BODY_SIZE_MAX},
-    {"POST", "/v1/events/{}/queue/{}/complete", handle_complete, 0, BODY_SIZE_MAX},
+     HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT | HF_ROUTE_FLAT, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/events/{}/queue/{}", handle_poll, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"POST", "/v1/events/{}/queue/{}/complete", handle_complete, 0, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
 const hf_route_table_t hf_handlers_queue_routes = {routes, sizeof routes / sizeof routes[0]};

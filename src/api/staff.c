@@ -245,10 +245,10 @@ static void handle_sales_open(hf_request_t *request) { sales_set(request, true);
 #define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
 
 static const hf_route_t routes[] = {
-    {"GET", "/v1/events/{}/holds", handle_hold_list, 0, BODY_SIZE_MAX},
-    {"GET", "/v1/events/{}/orders", handle_order_list, 0, BODY_SIZE_MAX},
-    {"POST", "/v1/events/{}/close", handle_sales_close, 0, BODY_SIZE_MAX},
-    {"POST", "/v1/events/{}/open", handle_sales_open, 0, BODY_SIZE_MAX},
+    {"GET", "/v1/events/{}/holds", handle_hold_list, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/events/{}/orders", handle_order_list, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"POST", "/v1/events/{}/close", handle_sales_close, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"POST", "/v1/events/{}/open", handle_sales_open, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
 const hf_route_table_t hf_handlers_staff_routes = {routes, sizeof routes / sizeof routes[0]};

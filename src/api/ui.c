@@ -31,9 +31,10 @@ static void handle_ui_file(hf_request_t *request) {
 }
 
 static const hf_route_t routes[] = {
-    {"GET", "/", handle_ui_index, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX},
-    {"GET", "/ui/events/{}", handle_ui_event, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX},
-    {"GET", "/ui/{}", handle_ui_file, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX},
+    {"GET", "/", handle_ui_index, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
+    {"GET", "/ui/events/{}", handle_ui_event, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX,
+     HF_ROUTE_NO_UNIT},
+    {"GET", "/ui/{}", handle_ui_file, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
 };
 
 const hf_route_table_t hf_handlers_ui_routes = {routes, sizeof routes / sizeof routes[0]};

@@ -1,6 +1,7 @@
 /* Several nodes (cluster.h): units and leases, the renewal, takeovers, rebuilds, routing. */
 #include "cluster/cluster.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,26 +547,32 @@ void hf_cluster_render(const hf_cluster_t *cluster, hf_json_t *json) {
 
 /* ---- routing ---- */
 
-/* The unit of an id the local core knows: its event's or fleet's id, or NULL. */
-static const char *local_unit(const hf_core_t *core, const char *kind, const char *id) {
-    if (strcmp(kind, "hold") == 0) {
+/* The unit of an id the local core knows: its event's or fleet's id, or NULL. A refund's is
+ * always looked up. */
+static const char *local_unit(const hf_core_t *core, hf_route_id_kind_t kind, const char *id) {
+    if (kind == HF_ROUTE_ID_HOLD) {
         const hf_hold_t *hold = hf_core_hold_find(core, id, NULL);
         return hold ? hf_core_event_at(core, hold->event)->id : NULL;
     }
-    if (strcmp(kind, "order") == 0) {
+    if (kind == HF_ROUTE_ID_ORDER) {
         const hf_order_t *order = hf_core_order_find(core, id, NULL);
         return order ? hf_core_event_at(core, order->event)->id : NULL;
     }
-    if (strcmp(kind, "ride") == 0) {
+    if (kind == HF_ROUTE_ID_RIDE) {
         const hf_ride_t *ride = hf_dispatch_ride_find(core, id, NULL);
         return ride ? hf_dispatch_fleet_id(core, ride->fleet) : NULL;
     }
     return NULL;
 }
 
+/* The store's word for a kind of id (hf_store_unit_find). */
+static const char *const ID_KIND_WORDS[] = {
+    [HF_ROUTE_ID_HOLD] = "hold", [HF_ROUTE_ID_ORDER] = "order", [HF_ROUTE_ID_RIDE] = "ride",
+    [HF_ROUTE_ID_REFUND] = "refund"};
+
 /* The unit of an id of kind: the local core's, the cache's, or the store's. false when there
  * is no such id anywhere (the request is then served here: a 404). */
-static bool id_unit(hf_cluster_t *cluster, const char *kind, const char *id, char *unit,
+static bool id_unit(hf_cluster_t *cluster, hf_route_id_kind_t kind, const char *id, char *unit,
                     size_t unit_size) {
     const char *local = local_unit(cluster->context->core, kind, id);
     if (local) {
@@ -585,7 +592,7 @@ static bool id_unit(hf_cluster_t *cluster, const char *kind, const char *id, cha
         return false;
     }
     /* The database is asked on the thread pool, the request parked (hf_cluster_route). */
-    cluster->lookup_kind = kind;
+    cluster->lookup_kind = ID_KIND_WORDS[kind];
     snprintf(cluster->lookup_id, sizeof cluster->lookup_id, "%s", id);
     return false;
 }
@@ -612,42 +619,39 @@ static bool body_text(const hf_request_t *request, const char *name, char *unit,
     return ok;
 }
 
-/* A payment's unit: its hold's event's, whose owner applies it; with leases, the records of no
- * unit (HF_STORE_UNIT_NONE) once the store said no event has the hold. Never on a failed or
- * pending lookup (the owner of no unit would refund a hold that exists): hf_cluster_route then
- * waits for the lookup or answers 503. A body without a reservation is served here (its 400). */
-static bool webhook_unit(hf_cluster_t *cluster, const hf_request_t *request, char *unit,
-                         size_t unit_size) {
-    char hold_id[HF_SERVER_ID_SIZE + 1];
-    if (!body_text(request, "reservation_id", hold_id, sizeof hold_id)) return false;
-    if (id_unit(cluster, "hold", hold_id, unit, unit_size)) return true;
-    if (!cluster->leased || cluster->lookup_kind || cluster->lookup_failed) return false;
+/* The unit of the record whose id is the body's member (route.h: HF_ROUTE_UNIT_OF_BODY): a
+ * payment's is its hold's event's, whose owner applies it; with leases, the records of no unit
+ * (HF_STORE_UNIT_NONE) once the store said no unit has the id. Never on a failed or pending
+ * lookup (the owner of no unit would refund a hold that exists): hf_cluster_route then waits
+ * for the lookup or answers 503. A body without the member is served here (its 400). */
+static bool member_id_unit(hf_cluster_t *cluster, const hf_request_t *request,
+                           const hf_route_unit_t *from, char *unit, size_t unit_size) {
+    char id[HF_SERVER_ID_SIZE + 1];
+    if (!body_text(request, from->member, id, sizeof id)) return false;
+    if (id_unit(cluster, from->id, id, unit, unit_size)) return true;
+    if (!from->else_no_unit || !cluster->leased || cluster->lookup_kind || cluster->lookup_failed)
+        return false;
     snprintf(unit, unit_size, "%s", HF_STORE_UNIT_NONE);
     return true;
 }
 
-/* The unit a request is about, from its route: false when none (lists, health, metrics). */
+/* The unit a request is about, as its route names it (route.h: hf_route_unit_t): false when
+ * none (lists, health, metrics), or when the route's text names none here. */
 static bool request_unit(hf_cluster_t *cluster, const hf_request_t *request,
                          const hf_route_t *route, char *unit, size_t unit_size) {
-    static const struct {
-        const char *prefix, *kind;
-    } BY_ID[] = {{"/v1/holds/{}", "hold"}, {"/v1/orders/{}", "order"},
-                 {"/v1/rides/{}", "ride"}, {"/v1/refunds/{}", "refund"}};
-    const char *pattern = route->pattern;
-    if (strncmp(pattern, "/v1/events/{}", 13) == 0 || strncmp(pattern, "/v1/fleets/{}", 13) == 0) {
-        size_t length = strlen(request->params[0]);
-        if (length == 0 || length >= unit_size) return false;
-        memcpy(unit, request->params[0], length + 1);
-        return true;
-    }
-    if (strcmp(pattern, "/v1/events") == 0 && strcmp(route->method, "POST") == 0)
-        return body_text(request, "id", unit, unit_size);
-    if (strcmp(pattern, "/v1/webhooks/payments") == 0) return webhook_unit(cluster, request, unit,
-                                                                          unit_size);
-    for (size_t i = 0; i < sizeof BY_ID / sizeof BY_ID[0]; i++)
-        if (strncmp(pattern, BY_ID[i].prefix, strlen(BY_ID[i].prefix)) == 0)
-            return id_unit(cluster, BY_ID[i].kind, request->params[0], unit, unit_size);
-    return false;
+    const hf_route_unit_t *from = &route->unit;
+    if (from->from == HF_ROUTE_UNIT_NONE) return false;
+    if (from->from == HF_ROUTE_UNIT_MEMBER)
+        return from->id == HF_ROUTE_ID_UNIT ? body_text(request, from->member, unit, unit_size)
+                                            : member_id_unit(cluster, request, from, unit,
+                                                             unit_size);
+    assert(from->param < HF_ROUTE_PARAMS_MAX);
+    const char *param = request->params[from->param];
+    if (from->id != HF_ROUTE_ID_UNIT) return id_unit(cluster, from->id, param, unit, unit_size);
+    size_t length = strlen(param);
+    if (length == 0 || length >= unit_size) return false;
+    memcpy(unit, param, length + 1);
+    return true;
 }
 
 static bool refuse(hf_cluster_t *cluster, hf_request_t *request, const char *message) {
@@ -699,17 +703,6 @@ static const char *owner_address(hf_cluster_t *cluster, const char *unit) {
     return node->address;
 }
 
-/* Answers that span units (API.md section 11) are read from the store: every unit with a
- * lease is loaded into a core of the request's own, and the route's handler answers from it.
- * Choice: correct rather than fast (it reads every unit's rows); such lists are rare next to
- * the requests about one unit. */
-static bool spanning(const hf_route_t *route) {
-    return strcmp(route->method, "GET") == 0 &&
-           (strcmp(route->pattern, "/v1/events") == 0 ||
-            strcmp(route->pattern, "/v1/refunds") == 0 ||
-            strcmp(route->pattern, "/v1/users/{}/orders") == 0);
-}
-
 /* Parks the request on the job of kind and key (asked for when none is in flight). */
 static bool wait_for(hf_cluster_t *cluster, hf_request_t *request, hf_cluster_job_kind_t kind,
                      const char *key, const char *id_kind) {
@@ -720,8 +713,10 @@ static bool wait_for(hf_cluster_t *cluster, hf_request_t *request, hf_cluster_jo
     return refuse(cluster, request, "too many requests wait for the store; retry shortly");
 }
 
-/* Every leased unit loaded by a list job into a core of its own (cluster_jobs.h); the route's
- * handler answers from it here, on the loop. */
+/* Answers that span units (API.md section 11; HF_ROUTE_SPANS) are read from the store: every
+ * unit with a lease is loaded by a list job into a core of its own (jobs.h), and the route's
+ * handler answers from it here, on the loop. Choice: correct rather than fast (it reads every
+ * unit's rows); such lists are rare next to the requests about one unit. */
 static bool answer_from_store(hf_cluster_t *cluster, hf_request_t *request,
                               const hf_route_t *route) {
     const hf_cluster_job_t *resumed = hf_cluster_jobs_resuming(cluster->jobs);
@@ -764,7 +759,8 @@ static bool route_unknown(hf_cluster_t *cluster, hf_request_t *request) {
 bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_route_t *route) {
     char *unit = request->unit; /* kept: the request's idempotency key belongs to its unit */
     if (!cluster) return false;
-    if (cluster->leased && spanning(route)) return answer_from_store(cluster, request, route);
+    if (cluster->leased && (route->flags & HF_ROUTE_SPANS))
+        return answer_from_store(cluster, request, route);
     cluster->lookup_kind = NULL;
     cluster->lookup_failed = false;
     if (!request_unit(cluster, request, route, unit, sizeof request->unit)) {
@@ -773,7 +769,7 @@ bool hf_cluster_route(hf_cluster_t *cluster, hf_request_t *request, const hf_rou
     }
     unit_entry_t *entry = cluster->leased ? unit_get(cluster, unit, true) : NULL;
     if (cluster->leased && !entry) return refuse(cluster, request, "too many units");
-    bool stream = strstr(route->pattern, "/stream") != NULL;
+    bool stream = (route->flags & HF_ROUTE_STREAM) != 0;
     if (!cluster->leased || (entry->owned && entry->loaded)) {
         /* A stream that waited for its takeover starts on a request of its own (it lasts). */
         if (stream && hf_cluster_jobs_resuming(cluster->jobs) &&

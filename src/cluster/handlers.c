@@ -14,7 +14,7 @@ static void handle_cluster(hf_request_t *request) {
 }
 
 static const hf_route_t routes[] = {
-    {"GET", "/v1/cluster", handle_cluster, 0, HF_HTTP_BODY_SIZE_MAX},
+    {"GET", "/v1/cluster", handle_cluster, 0, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
 };
 
 const hf_route_table_t hf_handlers_cluster_routes = {routes, sizeof routes / sizeof routes[0]};

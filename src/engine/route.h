@@ -6,7 +6,9 @@
 #ifndef HF_ENGINE_ROUTE_H
 #define HF_ENGINE_ROUTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/request.h"
 
@@ -30,7 +32,55 @@ enum {
      * after the body is read and after an Idempotency-Key's repeat is answered, so a retry
      * of an acknowledged hold gets its first answer even once the token expired. */
     HF_ROUTE_ADMISSION = 64,
+    /* Its answer spans units (API.md section 11): a list across events (GET /v1/events, a
+     * user's orders, refunds). With several nodes it is read from the store, every unit
+     * loaded into a core of the request's own (cluster.h). */
+    HF_ROUTE_SPANS = 128,
+    /* A live stream (SSE): it lasts, so with several nodes it is redirected to its unit's
+     * owner rather than relayed (cluster.h). */
+    HF_ROUTE_STREAM = 256,
 };
+
+/* Where the text that names a request's unit comes from (the event, fleet or records of no
+ * unit the cluster serves it as, cluster.h). */
+typedef enum hf_route_unit_from {
+    HF_ROUTE_UNIT_NONE = 0,      /* no unit: any node answers (health, metrics, the page) */
+    HF_ROUTE_UNIT_PARAM,         /* the path parameter unit.param */
+    HF_ROUTE_UNIT_MEMBER,        /* the body's string member unit.member (the flat reader's) */
+} hf_route_unit_from_t;
+
+/* What that text is: the unit's own id, or the id of a record whose unit the cluster finds
+ * (in the core, its cache, or the store through a job: cluster/jobs.h). */
+typedef enum hf_route_id_kind {
+    HF_ROUTE_ID_UNIT = 0,
+    HF_ROUTE_ID_HOLD,
+    HF_ROUTE_ID_ORDER,
+    HF_ROUTE_ID_RIDE,
+    HF_ROUTE_ID_REFUND,
+} hf_route_id_kind_t;
+
+typedef struct hf_route_unit {
+    uint8_t from;                /* hf_route_unit_from_t */
+    uint8_t param;               /* HF_ROUTE_UNIT_PARAM: the index of the path parameter */
+    uint8_t id;                  /* hf_route_id_kind_t */
+    /* An id that no unit has, as the store says, belongs to the records of no unit
+     * (HF_STORE_UNIT_NONE): a payment for a hold no event has any more. Else such a request
+     * is served where it arrived (its 404). */
+    bool else_no_unit;
+    const char *member;          /* HF_ROUTE_UNIT_MEMBER: the member's name */
+} hf_route_unit_t;
+
+/* A route's unit, as its row writes it. */
+#define HF_ROUTE_NO_UNIT {HF_ROUTE_UNIT_NONE, 0, HF_ROUTE_ID_UNIT, false, NULL}
+/* The path parameter index is the unit (an event's or a fleet's id). */
+#define HF_ROUTE_UNIT_IN_PATH(index) {HF_ROUTE_UNIT_PARAM, (index), HF_ROUTE_ID_UNIT, false, NULL}
+/* The body member name is the unit (a new event's "id"). */
+#define HF_ROUTE_UNIT_IN_BODY(name) {HF_ROUTE_UNIT_MEMBER, 0, HF_ROUTE_ID_UNIT, false, (name)}
+/* The path parameter index is the id of a record of kind (HF_ROUTE_ID_*): its unit. */
+#define HF_ROUTE_UNIT_OF_PATH(kind, index) {HF_ROUTE_UNIT_PARAM, (index), (kind), false, NULL}
+/* The body member name is the id of a record of kind; one no unit has is the records of no
+ * unit's. */
+#define HF_ROUTE_UNIT_OF_BODY(kind, name) {HF_ROUTE_UNIT_MEMBER, 0, (kind), true, (name)}
 
 typedef struct hf_route {
     const char *method;
@@ -38,6 +88,7 @@ typedef struct hf_route {
     hf_route_handler_fn handler;
     unsigned flags;              /* HF_ROUTE_* */
     size_t body_size_max;        /* a longer body is answered 413 */
+    hf_route_unit_t unit;        /* where its unit comes from (HF_ROUTE_UNIT_*) */
 } hf_route_t;
 
 /* Routes of every domain together (the dispatcher's list, the metrics' slots); more fail an
