@@ -170,7 +170,7 @@ static void render_ride(hf_json_t *json, const ride_view_t *ride) {
 
 /* The ride as it stands, its answer resting on its newest record. */
 static void reply_ride(hf_request_t *request, int status, uint32_t index) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     request->rests_on_known = true;
     request->rests_on_change = hf_dispatch_ride_change(core, index);
     hf_json_t json;
@@ -213,11 +213,11 @@ static int ride_revive(void *context, const hf_stored_ride_t *stored) {
  * so a new ride's id costs no read. */
 static ride_lookup_t ride_lookup(hf_request_t *request, const char *ride_id) {
     hf_context_t *context = request->context;
-    if (hf_dispatch_ride_find(context->core, ride_id, NULL)) return RIDE_IN_MEMORY;
-    if (!hf_dispatch_ride_maybe_forgotten(context->core, ride_id) || !context->store ||
+    if (hf_dispatch_ride_find(request->core, ride_id, NULL)) return RIDE_IN_MEMORY;
+    if (!hf_dispatch_ride_maybe_forgotten(request->core, ride_id) || !context->store ||
         !hf_core_id_valid(ride_id))
         return RIDE_ABSENT;
-    ride_revival_t revival = {context->core, RIDE_ABSENT};
+    ride_revival_t revival = {request->core, RIDE_ABSENT};
     hf_store_loader_t loader = {.ride = ride_revive, .context = &revival};
     bool found = false;
     char error[512] = "";
@@ -263,28 +263,28 @@ static void handle_driver_put(hf_request_t *request) {
     hf_driver_update_t update;
     if (!driver_update_decode(request, &update)) return;
     uint32_t index;
-    hf_error_t error = hf_dispatch_driver_put(context->core, &update, request->now_ms, &index,
+    hf_error_t error = hf_dispatch_driver_put(request->core, &update, request->now_ms, &index,
                                               &context->detail);
     if (error) {
         reply_core_error(request, error, &context->detail);
         return;
     }
     request->rests_on_known = true;
-    request->rests_on_change = hf_dispatch_driver_change(context->core, index);
+    request->rests_on_change = hf_dispatch_driver_change(request->core, index);
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
-    render_driver(&json, context->core, hf_dispatch_driver_at(context->core, index));
+    render_driver(&json, request->core, hf_dispatch_driver_at(request->core, index));
 }
 
 /* The fleet of the path; false after answering 404 fleet_not_found. */
 static bool path_fleet(hf_request_t *request, uint32_t *fleet) {
-    if (hf_dispatch_fleet_find(request->context->core, request->params[0], fleet)) return true;
+    if (hf_dispatch_fleet_find(request->core, request->params[0], fleet)) return true;
     hf_reply_error(request, HF_API_ERROR_FLEET_NOT_FOUND, NULL, NULL);
     return false;
 }
 
 static void handle_driver_get(hf_request_t *request) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     uint32_t fleet, index;
     if (!path_fleet(request, &fleet)) return;
     const hf_driver_t *driver = hf_dispatch_driver_find(core, request->params[0],
@@ -303,8 +303,7 @@ static void handle_driver_get(hf_request_t *request) {
 /* 200 {"fleet", "driver_id", "deleted": true} once the deletion is durable (the answer waits
  * for the open batch, as every change's). */
 static void handle_driver_delete(hf_request_t *request) {
-    hf_context_t *context = request->context;
-    hf_error_t error = hf_dispatch_driver_delete(context->core, request->params[0],
+    hf_error_t error = hf_dispatch_driver_delete(request->core, request->params[0],
                                                  request->params[1], request->now_ms);
     if (error) {
         hf_reply_core_error(request, error, NULL, NULL);
@@ -369,7 +368,7 @@ static void page_end(hf_json_t *json, bool more, const char *last) {
 /* In id order (bytewise), which pages stably whatever comes and goes: a page resumes after
  * its after id whether or not that driver still exists. */
 static void handle_driver_list(hf_request_t *request) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     uint32_t fleet;
     page_t page;
     if (!path_fleet(request, &fleet) ||
@@ -433,7 +432,7 @@ static void handle_ride_create(hf_request_t *request) {
         return;
     }
     uint32_t index;
-    hf_error_t error = hf_dispatch_ride_create(context->core, &ride, request->now_ms, &index,
+    hf_error_t error = hf_dispatch_ride_create(request->core, &ride, request->now_ms, &index,
                                                &context->detail);
     if (error) reply_core_error(request, error, &context->detail);
     else reply_ride(request, 201, index);
@@ -442,7 +441,7 @@ static void handle_ride_create(hf_request_t *request) {
 static void handle_ride_get(hf_request_t *request) {
     uint32_t index;
     if (!path_ride(request)) return;
-    hf_dispatch_ride_find(request->context->core, request->params[0], &index);
+    hf_dispatch_ride_find(request->core, request->params[0], &index);
     reply_ride(request, 200, index);
 }
 
@@ -454,7 +453,7 @@ static void driver_answer(hf_request_t *request, answer_fn answer) {
     const char *driver_id;
     if (!id_decode(request, "driver_id", &driver_id) || !path_ride(request)) return;
     uint32_t index;
-    hf_error_t error = answer(request->context->core, request->params[0], driver_id,
+    hf_error_t error = answer(request->core, request->params[0], driver_id,
                               request->now_ms, &index);
     if (error) reply_core_error(request, error, NULL);
     else reply_ride(request, 200, index);
@@ -469,7 +468,7 @@ static void handle_complete(hf_request_t *request) { driver_answer(request, hf_d
 static void handle_cancel(hf_request_t *request) {
     uint32_t index;
     if (!path_ride(request)) return;
-    hf_error_t error = hf_dispatch_cancel(request->context->core, request->params[0],
+    hf_error_t error = hf_dispatch_cancel(request->core, request->params[0],
                                           request->now_ms, &index);
     if (error) reply_core_error(request, error, NULL);
     else reply_ride(request, 200, index);
@@ -496,7 +495,7 @@ typedef struct ride_listing {
 
 static int ride_listed(void *context, const hf_stored_ride_t *stored) {
     ride_listing_t *listing = context;
-    const hf_core_t *core = listing->request->context->core;
+    const hf_core_t *core = listing->request->core;
     const hf_ride_t *ride = hf_dispatch_ride_find(core, stored->ride_id, NULL);
     uint8_t status = ride ? ride->status : stored->status;
     if (listing->page->status >= 0 && status != listing->page->status) return 0;

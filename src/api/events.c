@@ -25,7 +25,7 @@ static void handle_event_create(hf_request_t *request) {
     hf_error_detail_t *detail = &request->context->detail;
     memset(detail, 0, offsetof(hf_error_detail_t, items));
     hf_fields_source_t source = {HF_FIELDS_EVENT, &definition, NULL};
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     hf_error_t error = HF_ERROR_INVALID_REQUEST;
     if (hf_decode_definition(request->body, &definition, detail))
         error = hf_core_event_create(core, &definition, request->now_ms, detail);
@@ -50,7 +50,7 @@ static bool page_limit(const char *text, uint32_t *limit) {
 /* GET /v1/events?after=ID&limit=N: events in creation order, paged as seats are. An after
  * naming no event is a 400 (docs/API.md): a deleted one cannot say where its place was. */
 static void handle_event_list(hf_request_t *request) {
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     const char *query = request->http->query;
     char value[HF_ID_SIZE_MAX + 2];
     uint32_t limit = HF_EVENTS_PAGE_DEFAULT, count, start = 0;
@@ -101,7 +101,7 @@ static void reply_below_taken(hf_request_t *request, const hf_event_definition_t
 static void handle_event_update(hf_request_t *request) {
     hf_context_t *context = request->context;
     uint32_t index;
-    const hf_event_t *event = hf_core_event(context->core, request->params[0], &index);
+    const hf_event_t *event = hf_core_event(request->core, request->params[0], &index);
     if (!event) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
@@ -114,7 +114,7 @@ static void handle_event_update(hf_request_t *request) {
     hf_error_t error = HF_ERROR_INVALID_REQUEST;
     bool layout = false;
     if (hf_decode_patch(request->body, event->id, &event->waiting_room, &patch, &members, detail))
-        error = hf_core_event_update(context->core, &patch, members, request->now_ms, &layout,
+        error = hf_core_event_update(request->core, &patch, members, request->now_ms, &layout,
                                      detail);
     if (error == HF_ERROR_CAPACITY_BELOW_TAKEN) reply_below_taken(request, &patch, detail);
     else if (error) hf_reply_core_error(request, error, detail, &source);
@@ -125,14 +125,14 @@ static void handle_event_update(hf_request_t *request) {
     if (layout) hf_streams_forget(context->streams, index);
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
-    hf_render_event(&json, context->core, hf_core_event_at(context->core, index));
+    hf_render_event(&json, request->core, hf_core_event_at(request->core, index));
 }
 
 /* DELETE /v1/events/{event}: 204 for an event never used; its streams end. */
 static void handle_event_delete(hf_request_t *request) {
     hf_context_t *context = request->context;
     uint32_t index;
-    hf_error_t error = hf_core_event_delete(context->core, request->params[0], request->now_ms,
+    hf_error_t error = hf_core_event_delete(request->core, request->params[0], request->now_ms,
                                             &index);
     if (error) {
         hf_reply_core_error(request, error, NULL, NULL);
@@ -145,7 +145,7 @@ static void handle_event_delete(hf_request_t *request) {
 
 /* The event named by the first path parameter, or NULL after answering 404. */
 static const hf_event_t *event_or_404(hf_request_t *request) {
-    const hf_event_t *event = hf_core_event(request->context->core, request->params[0], NULL);
+    const hf_event_t *event = hf_core_event(request->core, request->params[0], NULL);
     if (!event) hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
     return event;
 }
@@ -155,7 +155,7 @@ static void handle_event_get(hf_request_t *request) {
     if (!event) return;
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
-    hf_render_event(&json, request->context->core, event);
+    hf_render_event(&json, request->core, event);
 }
 
 static void handle_seat_get(hf_request_t *request) {
@@ -294,7 +294,7 @@ static bool last_event_id(const hf_request_t *request, uint64_t *id) {
 static void handle_event_stream(hf_request_t *request) {
     hf_context_t *context = request->context;
     uint32_t event_index;
-    const hf_event_t *event = hf_core_event(context->core, request->params[0], &event_index);
+    const hf_event_t *event = hf_core_event(request->core, request->params[0], &event_index);
     if (!event) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
@@ -326,7 +326,7 @@ static void handle_event_stream(hf_request_t *request) {
                          (unsigned long long)position);
         hf_json_t json;
         hf_json_init(&json, &response->body);
-        hf_render_event(&json, context->core, event);
+        hf_render_event(&json, request->core, event);
         hf_buffer_append_string(&response->body, "\n\n");
     }
     hf_streams_subscribe(context->streams, event_index, position, response);

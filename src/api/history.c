@@ -299,7 +299,7 @@ static void page_end(hf_json_t *json, const listing_t *listing,
 }
 
 static void handle_history(hf_request_t *request) {
-    const hf_event_t *event = hf_core_event(request->context->core, request->params[0], NULL);
+    const hf_event_t *event = hf_core_event(request->core, request->params[0], NULL);
     if (!event) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;

@@ -13,14 +13,14 @@
 
 /* The hold; with capped not NULL, plus "capped" (the extend answer). */
 static void reply_hold(hf_request_t *request, int status, uint32_t hold_index, const bool *capped) {
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     hf_json_t json;
     hf_reply_begin(request, status, &json);
     hf_render_hold(&json, core, hf_core_hold_at(core, hold_index), request->now_ms, capped);
 }
 
 static void reply_order(hf_request_t *request, int status, uint32_t order_index) {
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     hf_json_t json;
     hf_reply_begin(request, status, &json);
     hf_render_order(&json, core, hf_core_order_at(core, order_index));
@@ -120,7 +120,7 @@ static void handle_hold_create(hf_request_t *request) {
     hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
     char hold_id[HF_SERVER_ID_SIZE + 1];
     hf_hold_request_t hold_request = {.event_id = request->params[0], .hold_id = hold_id};
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     const hf_event_t *event = hf_core_event(core, request->params[0], NULL);
     if (!event) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
@@ -151,19 +151,19 @@ static void handle_hold_create(hf_request_t *request) {
  * it: it waits for those, not for the open batch (routes.c, reply_sequence). */
 static bool hold_or_404(hf_request_t *request, uint32_t *index) {
     hf_context_t *context = request->context;
-    if (!hf_core_hold_find(context->core, request->params[0], index) &&
+    if (!hf_core_hold_find(request->core, request->params[0], index) &&
         !hf_restore_hold_revive(context, request->params[0], index)) {
         hf_reply_error(request, HF_API_ERROR_HOLD_NOT_FOUND, NULL, NULL);
         return false;
     }
     request->rests_on_known = true;
-    request->rests_on_change = hf_core_hold_change(context->core, *index);
+    request->rests_on_change = hf_core_hold_change(request->core, *index);
     return true;
 }
 
 /* As hold_or_404, for the order named by the first path parameter. */
 static bool order_or_404(hf_request_t *request, uint32_t *index) {
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     if (!hf_core_order_find(core, request->params[0], index)) {
         hf_reply_error(request, HF_API_ERROR_ORDER_NOT_FOUND, NULL, NULL);
         return false;
@@ -186,7 +186,7 @@ static void handle_hold_extend(hf_request_t *request) {
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
     bool capped = false;
-    hf_error_t error = hf_core_extend(request->context->core, request->params[0], user_id, ttl_ms,
+    hf_error_t error = hf_core_extend(request->core, request->params[0], user_id, ttl_ms,
                                       request->now_ms, &capped);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_hold(request, 200, index, &capped);
@@ -197,7 +197,7 @@ static void handle_hold_release(hf_request_t *request) {
     if (!hf_decode_user(request, &user_id)) return;
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
-    hf_error_t error = hf_core_release(request->context->core, request->params[0], user_id,
+    hf_error_t error = hf_core_release(request->core, request->params[0], user_id,
                                        request->now_ms);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_hold(request, 200, index, NULL);
@@ -208,7 +208,7 @@ static void handle_hold_release(hf_request_t *request) {
  * payment (API.md section 3). */
 static void reply_already_confirmed(hf_request_t *request, uint32_t order_index,
                                     const char *payment_ref) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     const hf_order_t *order = hf_core_order_at(core, order_index);
     const char *own = hf_core_string(core, order->payment_ref);
     char paid[HF_PAYMENT_REF_SIZE_MAX + 32];
@@ -237,7 +237,7 @@ static void handle_hold_commit(hf_request_t *request) {
     char order_id[HF_SERVER_ID_SIZE + 1];
     hf_context_id_make(request->context, "ord_", order_id);
     uint32_t order_index;
-    hf_error_t error = hf_core_commit(request->context->core, request->params[0], user_id, order_id,
+    hf_error_t error = hf_core_commit(request->core, request->params[0], user_id, order_id,
                                       payment_ref, request->now_ms, &order_index);
     if (error == HF_ERROR_ALREADY_CONFIRMED)
         reply_already_confirmed(request, order_index, payment_ref);
@@ -254,7 +254,7 @@ static void handle_order_cancel(hf_request_t *request) {
     const char *user_id;
     if (!hf_decode_user(request, &user_id)) return;
     uint32_t index;
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     if (!order_or_404(request, &index)) return;
     /* The id of the refund a paid order is owed, used only by such an order's first cancel. */
     char refund_id[HF_SERVER_ID_SIZE + 1];
@@ -293,7 +293,7 @@ static bool user_page_read(hf_request_t *request, const uint32_t *orders, uint32
     }
     if (!hf_query_get(query, "after", value, sizeof value)) return true;
     uint32_t after;
-    const hf_order_t *order = hf_core_order_find(request->context->core, value, &after);
+    const hf_order_t *order = hf_core_order_find(request->core, value, &after);
     while (order && *start < count && orders[*start] != after) (*start)++;
     if (!order || *start == count) {
         hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
@@ -335,7 +335,7 @@ static const uint32_t *oldest_first(const hf_core_t *core, const uint32_t *order
 
 /* GET /v1/users/{user}/orders?event=E&after=ID&limit=N: oldest first, paged as seats are. */
 static void handle_user_orders(hf_request_t *request) {
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     char event_id[HF_ID_SIZE_MAX + 2];
     bool filtered = hf_query_get(request->http->query, "event", event_id, sizeof event_id);
     const char *event_filter = filtered ? event_id : NULL;
@@ -429,7 +429,7 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
 /* 409 version_conflict with the current version and status of each seat that moved. */
 static void reply_version_conflict(hf_request_t *request, const hf_hold_request_t *booking,
                                    const hf_error_detail_t *detail) {
-    const hf_event_t *event = hf_core_event(request->context->core, booking->event_id, NULL);
+    const hf_event_t *event = hf_core_event(request->core, booking->event_id, NULL);
     hf_json_t json;
     hf_reply_error_begin(request, HF_API_ERROR_VERSION_CONFLICT, NULL, &json);
     HF_JSON_KEY(&json, "seats");
@@ -454,7 +454,7 @@ static void handle_booking_create(hf_request_t *request) {
     hf_error_detail_t *detail = &context->detail;
     hf_hold_request_t booking = {.event_id = request->params[0]};
     const char *payment_ref = NULL;
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     if (!hf_core_event(core, request->params[0], NULL)) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;

@@ -89,7 +89,7 @@ static bool delivery_decode(hf_request_t *request, hf_payment_delivery_t *delive
 }
 
 static void reply_outcome(hf_request_t *request, const hf_payment_outcome_t *outcome) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
@@ -123,7 +123,7 @@ static void handle_webhook(hf_request_t *request) {
     /* A released or expired hold the core has forgotten is taken back first, so the delivery
      * finds it as the hold routes would. */
     uint32_t hold_index;
-    if (!hf_core_hold_find(context->core, delivery.reservation_id, &hold_index))
+    if (!hf_core_hold_find(request->core, delivery.reservation_id, &hold_index))
         hf_restore_hold_revive(context, delivery.reservation_id, &hold_index);
     char order_id[HF_SERVER_ID_SIZE + 1], refund_id[HF_SERVER_ID_SIZE + 1];
     hf_context_id_make(context, "ord_", order_id);
@@ -131,7 +131,7 @@ static void handle_webhook(hf_request_t *request) {
     delivery.order_id = order_id;
     delivery.refund_id = refund_id;
     hf_payment_outcome_t outcome;
-    hf_error_t error = hf_core_payment(context->core, &delivery, request->now_ms, &outcome);
+    hf_error_t error = hf_core_payment(request->core, &delivery, request->now_ms, &outcome);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_outcome(request, &outcome);
 }
@@ -176,7 +176,7 @@ static bool limit_parse(const char *text, uint32_t *limit) {
 /* status, limit and after of the query; false after answering 400 naming the parameter. */
 static bool refund_page_read(hf_request_t *request, refund_page_t *page) {
     const char *query = request->http->query;
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     char value[HF_HTTP_HEAD_SIZE_MAX];
     uint8_t status;
     *page = (refund_page_t){.status = -1, .limit = HF_REFUNDS_PAGE_DEFAULT, .start = 0};
@@ -209,7 +209,7 @@ static bool refund_page_read(hf_request_t *request, refund_page_t *page) {
 
 /* Oldest first; "next" is the last refund listed when more may follow, else null. */
 static void handle_refunds_list(hf_request_t *request) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     refund_page_t page;
     if (!refund_page_read(request, &page)) return;
     hf_json_t json;
@@ -237,7 +237,7 @@ static void handle_refunds_list(hf_request_t *request) {
 }
 
 static void handle_refund_complete(hf_request_t *request) {
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     uint32_t index;
     hf_error_t error = hf_core_refund_complete(core, request->params[0], request->now_ms, &index);
     if (error) {
@@ -251,7 +251,7 @@ static void handle_refund_complete(hf_request_t *request) {
 
 /* A read: it waits for the refund's own records only (routes.c, reply_sequence). */
 static void handle_refund_get(hf_request_t *request) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     uint32_t index;
     if (!hf_core_refund_find(core, request->params[0], &index)) {
         hf_reply_error(request, HF_API_ERROR_REFUND_NOT_FOUND, NULL, NULL);

@@ -15,7 +15,7 @@
  * one: iat the admission's whole second (rounded down), exp iat + token_ttl_s, jti the
  * ticket. Returns its length, 0 when there is no secret to sign with. */
 static size_t ticket_token(const hf_request_t *request, uint32_t index, char *out, size_t size) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     const hf_ticket_t *ticket = hf_core_ticket_at(core, index);
     const hf_token_secret_t *secret = request->context->token_secret;
     if (!secret) return 0;
@@ -33,7 +33,7 @@ static size_t ticket_token(const hf_request_t *request, uint32_t index, char *ou
 /* {"ticket", "status"} and, while waiting, "position" and "estimated_wait_s"; once
  * admitted, "admission_token" and "expires_at" (the token's exp). */
 static void reply_ticket(hf_request_t *request, int status, uint32_t index) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     const hf_ticket_t *ticket = hf_core_ticket_at(core, index);
     hf_json_t json;
     hf_reply_begin(request, status, &json);
@@ -62,14 +62,14 @@ static void reply_ticket(hf_request_t *request, int status, uint32_t index) {
  * for the open batch (routes.c, reply_sequence). */
 static void rest_on_ticket(hf_request_t *request, uint32_t index) {
     request->rests_on_known = true;
-    request->rests_on_change = hf_core_ticket_change(request->context->core, index);
+    request->rests_on_change = hf_core_ticket_change(request->core, index);
 }
 
 /* ---- routes ---- */
 
 static void handle_join(hf_request_t *request) {
     hf_context_t *context = request->context;
-    if (!hf_core_event(context->core, request->params[0], NULL)) {
+    if (!hf_core_event(request->core, request->params[0], NULL)) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
     }
@@ -79,7 +79,7 @@ static void handle_join(hf_request_t *request) {
     hf_context_id_make(context, "q_", ticket_id);
     uint32_t index;
     bool created;
-    hf_error_t error = hf_core_queue_join(context->core, request->params[0], user_id, ticket_id,
+    hf_error_t error = hf_core_queue_join(request->core, request->params[0], user_id, ticket_id,
                                           request->now_ms, &index, &created);
     if (error) {
         hf_reply_core_error(request, error, NULL, NULL);
@@ -95,16 +95,16 @@ static void handle_join(hf_request_t *request) {
 static bool ticket_revived(hf_request_t *request, hf_error_t error) {
     uint32_t index;
     return error == HF_ERROR_TICKET_NOT_FOUND &&
-           !hf_core_ticket_find(request->context->core, request->params[1], NULL) &&
+           !hf_core_ticket_find(request->core, request->params[1], NULL) &&
            hf_restore_ticket_revive(request->context, request->params[1], &index);
 }
 
 static void handle_poll(hf_request_t *request) {
     uint32_t index;
-    hf_error_t error = hf_core_queue_poll(request->context->core, request->params[0],
+    hf_error_t error = hf_core_queue_poll(request->core, request->params[0],
                                           request->params[1], request->now_ms, &index);
     if (ticket_revived(request, error))
-        error = hf_core_queue_poll(request->context->core, request->params[0],
+        error = hf_core_queue_poll(request->core, request->params[0],
                                    request->params[1], request->now_ms, &index);
     if (error) {
         hf_reply_core_error(request, error, NULL, NULL);
@@ -115,7 +115,7 @@ static void handle_poll(hf_request_t *request) {
 }
 
 static void handle_complete(hf_request_t *request) {
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     uint32_t index;
     uint64_t before = hf_core_change_count(core);
     hf_error_t error = hf_core_queue_complete(core, request->params[0], request->params[1],
@@ -158,12 +158,12 @@ static hf_api_error_t admission_verdict(hf_request_t *request, uint32_t event_in
     hf_token_claims_t claims;
     hf_token_result_t result = hf_token_verify(secret, token, length, request->now_ms, &claims);
     if (result != HF_TOKEN_VALID && result != HF_TOKEN_EXPIRED) return HF_API_ERROR_ADMISSION_INVALID;
-    const char *event_id = hf_core_event_at(context->core, event_index)->id;
+    const char *event_id = hf_core_event_at(request->core, event_index)->id;
     if (strcmp(claims.event_id, event_id) != 0 || strlen(claims.subject) != user_length ||
         memcmp(claims.subject, user_id, user_length) != 0)
         return HF_API_ERROR_ADMISSION_INVALID;
     if (result == HF_TOKEN_EXPIRED) return HF_API_ERROR_ADMISSION_EXPIRED;
-    switch (hf_core_queue_admission(context->core, event_index, claims.ticket_id, user_id)) {
+    switch (hf_core_queue_admission(request->core, event_index, claims.ticket_id, user_id)) {
     case HF_ADMISSION_VALID: return HF_API_ERROR_COUNT;
     case HF_ADMISSION_EXPIRED: return HF_API_ERROR_ADMISSION_EXPIRED;
     case HF_ADMISSION_INVALID: break;
@@ -172,7 +172,7 @@ static hf_api_error_t admission_verdict(hf_request_t *request, uint32_t event_in
 }
 
 bool hf_handlers_queue_admitted(hf_request_t *request) {
-    const hf_core_t *core = request->context->core;
+    const hf_core_t *core = request->core;
     /* Events without a room cost one counter's read: no lookup at all when no event has one. */
     if (!hf_core_rooms_enabled(core)) return true;
     uint32_t event_index;

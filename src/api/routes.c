@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -192,6 +193,7 @@ static const hf_route_t *route_find(hf_request_t *request, int method, const seg
         if (known_routes[i].shape.method == method &&
             route_match(&known_routes[i].shape, path, path_count, request)) {
             request->response->label = (uint32_t)i + 1; /* its metrics' slot (routes.h) */
+            request->route = known_routes[i].route;
             return known_routes[i].route;
         }
     return NULL;
@@ -282,28 +284,16 @@ static bool authorized(const hf_request_t *request, const hf_route_t *route) {
     return CRYPTO_memcmp(header + 7, key, key_length) == 0;
 }
 
-/* The handler of the route being run behind the admission check (HF_ROUTE_ADMISSION): the
- * idempotency table calls a plain handler, so the check is a handler in front of it. One per
- * thread, as engines may run on several. */
-static _Thread_local hf_route_handler_fn admitted_handler;
-
+/* A hold or booking behind the admission check (HF_ROUTE_ADMISSION): the idempotency table
+ * calls a plain handler, so the check is a handler in front of the route's own, which it
+ * finds in the request. */
 static void admission_then_handler(hf_request_t *request) {
-    if (hf_handlers_queue_admitted(request)) admitted_handler(request);
+    if (hf_handlers_queue_admitted(request)) request->route->handler(request);
 }
 
-/* The route's own checks, then its handler (through the idempotency table when the route
- * creates something and the request carries a key). */
-static void run_route(hf_request_t *request, const hf_route_t *route) {
-    if (!(route->flags & HF_ROUTE_PUBLIC) && !authorized(request, route)) {
-        hf_reply_error(request, HF_API_ERROR_UNAUTHORIZED, NULL, NULL);
-        return;
-    }
-    if (request->http->body_length > route->body_size_max) {
-        hf_reply_error(request, HF_API_ERROR_BODY_TOO_LARGE, NULL, NULL);
-        return;
-    }
-    /* A request about a unit another node owns goes there (cluster.h). */
-    if (hf_cluster_route(request->context->cluster, request, route)) return;
+/* What the route needs past the cluster's routing: its body read, then its handler (through
+ * the idempotency table when the route creates something and the request carries a key). */
+static void serve_route(hf_request_t *request, const hf_route_t *route) {
     /* A raw body is the handler's to authenticate, then decode (route.h). */
     assert(!((route->flags & HF_ROUTE_BODY) && (route->flags & HF_ROUTE_RAW_BODY)));
     if ((route->flags & HF_ROUTE_BODY) && !hf_decode_body(request, route->flags & HF_ROUTE_FLAT))
@@ -317,13 +307,26 @@ static void run_route(hf_request_t *request, const hf_route_t *route) {
     const char *key = (route->flags & HF_ROUTE_IDEMPOTENT)
                           ? hf_http_request_header(request->http, "Idempotency-Key", &key_length)
                           : NULL;
-    hf_route_handler_fn handler = route->handler;
-    if (route->flags & HF_ROUTE_ADMISSION) {
-        admitted_handler = route->handler;
-        handler = admission_then_handler;
-    }
+    hf_route_handler_fn handler =
+        (route->flags & HF_ROUTE_ADMISSION) ? admission_then_handler : route->handler;
     if (key) hf_idempotency_run(request, handler, key, key_length);
     else handler(request);
+}
+
+/* The route's own checks, then the cluster's routing, then the route. */
+static void run_route(hf_request_t *request, const hf_route_t *route) {
+    if (!(route->flags & HF_ROUTE_PUBLIC) && !authorized(request, route)) {
+        hf_reply_error(request, HF_API_ERROR_UNAUTHORIZED, NULL, NULL);
+        return;
+    }
+    if (request->http->body_length > route->body_size_max) {
+        hf_reply_error(request, HF_API_ERROR_BODY_TOO_LARGE, NULL, NULL);
+        return;
+    }
+    /* A request about a unit another node owns goes there (cluster.h); one parked for the
+     * store goes on through hf_routes_resume. */
+    if (hf_cluster_route(request->context->cluster, request, route)) return;
+    serve_route(request, route);
 }
 
 /* The store failed, or is far behind: true after answering 503. method is a method_code
@@ -363,28 +366,11 @@ static uint64_t reply_sequence(const hf_context_t *context, const hf_request_t *
     return hf_context_reply_sequence(context);
 }
 
-/* Set field by field: a zeroing initializer would clear the large params arrays, which only
- * the route match writes (and handlers read only the ones it captured). */
-static void request_init(hf_request_t *request, hf_context_t *context,
-                         const hf_http_request_t *http, hf_http_response_t *response) {
-    request->context = context;
-    request->http = http;
-    request->response = response;
-    for (size_t i = 0; i < HF_ROUTE_PARAMS_MAX; i++) request->params[i][0] = '\0';
-    request->body = NULL;
-    request->flat = NULL;
-    request->now_ms = 0;
-    request->head = false;
-    request->rests_on_known = false;
-    request->rests_on_change = 0;
-    request->unit[0] = '\0';
-}
-
 void hf_routes_dispatch(void *context_pointer, const hf_http_request_t *http,
                         hf_http_response_t *response) {
     hf_context_t *context = context_pointer;
     hf_request_t request;
-    request_init(&request, context, http, response);
+    hf_request_init(&request, context, http, response);
     response->status = 200;
     pthread_once(&known_once, known_routes_make);
     /* Whatever the answer, a listed origin gets its CORS headers; without --cors-origin the
@@ -428,5 +414,49 @@ void hf_routes_dispatch(void *context_pointer, const hf_http_request_t *http,
     /* RFC 9110 section 11.6.1: a 401 names its scheme, whichever check refused. */
     if (response->status == 401)
         hf_http_response_header_add(response, "WWW-Authenticate", "Bearer", false);
+    response->durable_sequence = reply_sequence(context, &request, batch_before, changes_before);
+}
+
+/* The route's captures of the request's path, and its slot: the route matched this path on
+ * its first pass. false when it does not now (never: the copy is the same request). */
+static bool route_again(hf_request_t *request, const hf_route_t *route) {
+    segment_t path[ROUTE_SEGMENTS_MAX];
+    size_t path_count = path_split(request->http->path, path);
+    for (size_t i = 0; i < known_count; i++)
+        if (known_routes[i].route == route) {
+            request->response->label = (uint32_t)i + 1;
+            request->route = route;
+            return route_match(&known_routes[i].shape, path, path_count, request);
+        }
+    return false;
+}
+
+void hf_routes_resume(hf_context_t *context, const hf_http_request_t *http,
+                      hf_http_response_t *response, const hf_route_resumed_t *resumed) {
+    hf_request_t request;
+    hf_request_init(&request, context, http, response);
+    response->status = 200;
+    int method = method_code(http->method);
+    if (method == METHOD_UNKNOWN && strcmp(http->method, "HEAD") == 0) {
+        method = METHOD_GET;
+        request.head = true;
+    }
+    /* The store may have failed while the request waited. */
+    if (store_refuses(&request, method)) {
+        response->durable_sequence = 0;
+        return;
+    }
+    request.now_ms = hf_context_now_ms(context);
+    hf_core_advance(context->core, request.now_ms);
+    snprintf(request.unit, sizeof request.unit, "%s", resumed->unit);
+    if (resumed->core) request.core = resumed->core;
+    size_t batch_before = hf_batch_count(context->open_batch);
+    uint64_t changes_before = hf_core_change_count(context->core);
+    hf_arena_request_begin();
+    if (!route_again(&request, resumed->route)) answer_no_route(&request, NULL, 0);
+    else if (resumed->core) resumed->route->handler(&request);
+    else serve_route(&request, resumed->route);
+    if (request.body) json_decref(request.body);
+    hf_arena_request_end();
     response->durable_sequence = reply_sequence(context, &request, batch_before, changes_before);
 }

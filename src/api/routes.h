@@ -19,4 +19,9 @@ const hf_route_t *const *hf_routes_known(size_t *count);
 /* An hf_http_handler_fn: context is an hf_context_t. */
 void hf_routes_dispatch(void *context, const hf_http_request_t *http, hf_http_response_t *response);
 
+/* A hf_route_resume_fn (route.h): a request the cluster parked goes on past its routing,
+ * into its answer reopened. context is the engine's hf_context_t. */
+void hf_routes_resume(hf_context_t *context, const hf_http_request_t *http,
+                      hf_http_response_t *response, const hf_route_resumed_t *resumed);
+
 #endif

@@ -23,7 +23,7 @@
 
 /* The event named by the first path parameter, or NULL after answering 404. */
 static const hf_event_t *event_or_404(hf_request_t *request, uint32_t *index) {
-    const hf_event_t *event = hf_core_event(request->context->core, request->params[0], index);
+    const hf_event_t *event = hf_core_event(request->core, request->params[0], index);
     if (!event) hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
     return event;
 }
@@ -110,7 +110,7 @@ typedef struct hold_listing {
 
 static int hold_listed(void *context, const hf_stored_hold_t *stored) {
     hold_listing_t *listing = context;
-    hf_core_t *core = listing->request->context->core;
+    hf_core_t *core = listing->request->core;
     const hf_hold_t *hold = hf_core_hold_find(core, stored->request.hold_id, NULL);
     uint8_t status = hold ? hold->status : stored->status;
     /* Only a finished hold is forgotten; a held row of the store the core lacks could only be
@@ -194,7 +194,7 @@ static void handle_order_list(hf_request_t *request) {
     page_t page;
     if (!page_read(request, ORDER_WORDS, 2, "status must be confirmed or cancelled", &page))
         return;
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     uint32_t count, position;
     const uint32_t *orders = hf_core_event_orders(core, event_index, &count);
     if (!orders_start(core, event_index, orders, count, &page, &position)) {
@@ -226,7 +226,7 @@ static void handle_order_list(hf_request_t *request) {
 /* ---- closing and reopening sales ---- */
 
 static void sales_set(hf_request_t *request, bool open) {
-    hf_core_t *core = request->context->core;
+    hf_core_t *core = request->core;
     hf_error_t error = hf_core_sales_set(core, request->params[0], open, request->now_ms);
     if (error) {
         hf_reply_core_error(request, error, NULL, NULL);

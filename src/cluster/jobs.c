@@ -11,13 +11,14 @@
 #include "engine/restore.h"
 #include "lib/log.h"
 
-/* A request waiting for a job: its deferred answer and a copy of the request (the HTTP
- * layer's is gone once the handler returns); the headers' array and the texts follow it in
- * the same allocation. */
+/* A request waiting for a job: its deferred answer, its continuation, and a copy of the
+ * request with its route (the HTTP layer's is gone once the handler returns); the headers'
+ * array and the texts follow it in the same allocation. */
 typedef struct parked {
     struct parked *next;
     hf_http_deferred_t deferred;
-    hf_http_request_t http;
+    hf_cluster_continuation_t then;
+    hf_cluster_parked_t request;
 } parked_t;
 
 typedef struct slot {
@@ -37,13 +38,11 @@ struct hf_cluster_jobs {
     hf_http_server_t *http;
     char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
     uint32_t finished_holds_max;
-    hf_http_handler_fn dispatch;
     hf_cluster_job_done_fn done;
     void *owner;
     slot_t slots[HF_CLUSTER_JOBS_MAX];
     bool running, stopped;
     uint64_t next_order;
-    const hf_cluster_job_t *resuming;
 };
 
 /* ---- the work, on the thread pool ---- */
@@ -124,15 +123,16 @@ static parked_t *parked_copy(const hf_http_request_t *http) {
     hf_http_header_t *headers = (hf_http_header_t *)(parked + 1);
     char *text = (char *)(headers + http->header_count);
     parked->next = NULL;
-    parked->http = (hf_http_request_t){.headers = headers, .header_count = http->header_count};
-    parked->http.method = text;
+    hf_http_request_t *copy = &parked->request.http;
+    *copy = (hf_http_request_t){.headers = headers, .header_count = http->header_count};
+    copy->method = text;
     text += text_copy(text, http->method, strlen(http->method));
-    parked->http.path = text;
+    copy->path = text;
     text += text_copy(text, http->path, strlen(http->path));
-    parked->http.query = text;
+    copy->query = text;
     text += text_copy(text, http->query, strlen(http->query));
-    parked->http.body = text;
-    parked->http.body_length = http->body_length;
+    copy->body = text;
+    copy->body_length = http->body_length;
     text += text_copy(text, http->body, http->body_length);
     for (size_t i = 0; i < http->header_count; i++) {
         const hf_http_header_t *header = &http->headers[i];
@@ -145,19 +145,16 @@ static parked_t *parked_copy(const hf_http_request_t *http) {
     return parked;
 }
 
-/* Runs the request again from the start, into its answer kept waiting; nothing when its
- * client left. */
+/* The request goes on with its continuation, into its answer kept waiting (which keeps the
+ * headers written before it was parked); nothing when its client left. */
 static void parked_resume(hf_cluster_jobs_t *jobs, const hf_cluster_job_t *job,
                           parked_t *parked) {
     hf_http_response_t *response = hf_http_deferred_reopen(jobs->http, parked->deferred);
     if (!response) return;
     response->status = 200;
     response->content_type = NULL;
-    response->header_count = 0; /* the dispatch writes them all again */
     hf_buffer_reset(&response->body);
-    jobs->resuming = job;
-    jobs->dispatch(jobs->context, &parked->http, response);
-    jobs->resuming = NULL;
+    parked->then.resume(parked->then.state, job, &parked->request, response);
     hf_http_response_settle(response);
 }
 
@@ -166,15 +163,15 @@ static void parked_refuse(hf_cluster_jobs_t *jobs, parked_t *parked) {
     hf_http_response_t *response = hf_http_deferred_reopen(jobs->http, parked->deferred);
     if (!response) return;
     response->header_count = 0;
-    hf_request_t request = {.context = jobs->context, .http = &parked->http,
-                            .response = response};
+    hf_request_t request;
+    hf_request_init(&request, jobs->context, &parked->request.http, response);
     hf_reply_error(&request, HF_API_ERROR_UNAVAILABLE, "the node is stopping", NULL);
     response->durable_sequence = 0;
     hf_http_response_settle(response);
 }
 
 bool hf_cluster_jobs_park(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job,
-                          hf_request_t *request) {
+                          hf_request_t *request, hf_cluster_continuation_t then) {
     slot_t *slot = (slot_t *)job; /* the job is the slot's first member */
     if (!jobs->http || slot->parked_count >= HF_CLUSTER_JOB_PARKED_MAX) return false;
     hf_http_response_t *response = request->response;
@@ -183,6 +180,8 @@ bool hf_cluster_jobs_park(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job,
     hf_buffer_reset(&response->body);
     parked_t *parked = parked_copy(request->http);
     parked->deferred = deferred;
+    parked->then = then;
+    parked->request.route = request->route;
     if (slot->parked_last) slot->parked_last->next = parked;
     else slot->parked = parked;
     slot->parked_last = parked;
@@ -282,15 +281,10 @@ size_t hf_cluster_jobs_count(const hf_cluster_jobs_t *jobs) {
     return count;
 }
 
-const hf_cluster_job_t *hf_cluster_jobs_resuming(const hf_cluster_jobs_t *jobs) {
-    return jobs ? jobs->resuming : NULL;
-}
-
 void hf_cluster_jobs_kick(hf_cluster_jobs_t *jobs) { jobs_next(jobs); }
 
 hf_cluster_jobs_t *hf_cluster_jobs_create(uv_loop_t *loop, hf_context_t *context,
                                           const char *node_id, uint32_t finished_holds_max,
-                                          hf_http_handler_fn dispatch,
                                           hf_cluster_job_done_fn done, void *owner) {
     hf_cluster_jobs_t *jobs = calloc(1, sizeof *jobs);
     if (!jobs) abort();
@@ -298,7 +292,6 @@ hf_cluster_jobs_t *hf_cluster_jobs_create(uv_loop_t *loop, hf_context_t *context
     jobs->context = context;
     snprintf(jobs->node_id, sizeof jobs->node_id, "%s", node_id);
     jobs->finished_holds_max = finished_holds_max;
-    jobs->dispatch = dispatch;
     jobs->done = done;
     jobs->owner = owner;
     return jobs;

@@ -8,10 +8,11 @@
  * same id, any list) wait on the one in flight.
  *
  * When the work is done, on the loop: the owner's done callback applies what it found (the
- * core's state is touched on the loop only), then each parked request is dispatched again
- * from the start, as if it had just arrived, with hf_cluster_jobs_resuming naming the job it
- * waited for (so it is not parked on that job again); its answer leaves once its changes are
- * durable, as any answer. A parked request whose client left is dropped.
+ * core's state is touched on the loop only), then each parked request goes on with the
+ * continuation stored with it (a function and its state, given when it was parked), handed
+ * the job it waited for: it takes the step that follows its wait (served, forwarded, parked on
+ * another job) rather than being dispatched from the start. Its answer leaves once its changes
+ * are durable, as any answer. A parked request whose client left is dropped.
  *
  * Threads: the loop's, but for the work functions, which read only the job and what
  * hf_cluster_jobs_create was given. Ownership: the cluster owns its jobs; a job's rows, view
@@ -28,6 +29,7 @@
 #include "cluster/view.h"
 #include "engine/context.h"
 #include "engine/request.h"
+#include "engine/route.h"
 #include "net/http.h"
 
 typedef enum hf_cluster_job_kind {
@@ -56,14 +58,30 @@ typedef struct hf_cluster_job {
 
 typedef struct hf_cluster_jobs hf_cluster_jobs_t;
 
+/* A parked request as its continuation gets it back: a copy of the HTTP request (the HTTP
+ * layer's is gone once the handler returns) and the route it was on. */
+typedef struct hf_cluster_parked {
+    hf_http_request_t http;
+    const hf_route_t *route;
+} hf_cluster_parked_t;
+
+/* What a parked request goes on with once its job is done, on the loop: resume(state, job,
+ * parked, response), response its answer reopened (hf_http_deferred_reopen), written or
+ * deferred again by resume; both borrowed for the call. */
+typedef void (*hf_cluster_resume_fn)(void *state, const hf_cluster_job_t *job,
+                                     const hf_cluster_parked_t *parked,
+                                     hf_http_response_t *response);
+typedef struct hf_cluster_continuation {
+    hf_cluster_resume_fn resume;
+    void *state;
+} hf_cluster_continuation_t;
+
 /* Called on the loop when a job's work is done, before its parked requests run again. */
 typedef void (*hf_cluster_job_done_fn)(void *owner, hf_cluster_job_t *job);
 
-/* context is the engine's (its store, and a copy of it for a list's core); dispatch is the
- * HTTP handler parked requests are dispatched to again (routes.h's). */
+/* context is the engine's (its store, and a copy of it for a list's core). */
 hf_cluster_jobs_t *hf_cluster_jobs_create(uv_loop_t *loop, hf_context_t *context,
                                           const char *node_id, uint32_t finished_holds_max,
-                                          hf_http_handler_fn dispatch,
                                           hf_cluster_job_done_fn done, void *owner);
 /* Once the HTTP server exists (parked requests are its deferred answers). */
 void hf_cluster_jobs_serve(hf_cluster_jobs_t *jobs, hf_http_server_t *http);
@@ -80,13 +98,11 @@ size_t hf_cluster_jobs_count(const hf_cluster_jobs_t *jobs);
 /* Starts the oldest job waiting when none runs: after adding a job nothing is parked on
  * (parking starts it). */
 void hf_cluster_jobs_kick(hf_cluster_jobs_t *jobs);
-/* Parks request (in its handler, through the cluster's routing) until job is done: true when
- * parked (the handler then answers nothing); false when the job, or the server's table of
- * deferred answers, is full (the caller answers 503). */
+/* Parks request (on its route, request->route, through the cluster's routing) until job is
+ * done, then runs then: true when parked (the handler then answers nothing); false when the
+ * job, or the server's table of deferred answers, is full (the caller answers 503). */
 bool hf_cluster_jobs_park(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job,
-                          hf_request_t *request);
-/* The job whose parked request is being dispatched again now, or NULL. */
-const hf_cluster_job_t *hf_cluster_jobs_resuming(const hf_cluster_jobs_t *jobs);
+                          hf_request_t *request, hf_cluster_continuation_t then);
 /* Starts no job from now on (a stop); work already on the pool finishes and is dropped. */
 void hf_cluster_jobs_stop(hf_cluster_jobs_t *jobs);
 /* After the loop returned (no work left on the pool). NULL is accepted. */

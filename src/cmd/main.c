@@ -101,7 +101,8 @@ static int serve(const hf_command_line_t *line) {
                                    .node_id = line->node_id, .advertise = line->advertise,
                                    .bound = true, .bound_socket = bound_socket,
                                    /* The rooms above the engine (engine.h). */
-                                   .dispatch = hf_routes_dispatch, .routes = hf_routes_known,
+                                   .dispatch = hf_routes_dispatch, .resume = hf_routes_resume,
+                                   .routes = hf_routes_known,
                                    .units = &hf_cluster_units};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {

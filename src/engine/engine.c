@@ -332,7 +332,7 @@ static int load_units(hf_engine_t *engine, hf_progress_t *progress, char *error,
         .finished_holds_max = engine->options.finished_holds_max,
         .finished_rides_max = engine->options.finished_rides_max,
         .sink = {emit_to_open_batch, engine},
-        .dispatch = engine->options.dispatch};
+        .resume = engine->options.resume};
     engine->cluster = units->create(engine->loop, context, &config);
     context->cluster = engine->cluster;
     if (!units->leased(engine->cluster))

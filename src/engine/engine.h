@@ -98,9 +98,10 @@ typedef struct hf_engine_options {
     int bound_socket;
     /* The rooms above the engine, wired by cmd/main.c (engine/ includes neither): the
      * dispatcher every request goes to and the list of its routes, for the metrics' slots
-     * (api/routes.h: hf_routes_dispatch, hf_routes_known), and the owner of units
+     * (api/routes.h: hf_routes_dispatch, hf_routes_resume, hf_routes_known), and the owner of units
      * (engine/units.h; cluster/cluster.h's hf_cluster_units). */
     hf_http_handler_fn dispatch;
+    hf_route_resume_fn resume;   /* hf_routes_resume: a parked request goes on */
     const hf_route_t *const *(*routes)(size_t *count);
     const hf_units_methods_t *units;
 } hf_engine_options_t;

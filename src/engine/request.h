@@ -23,8 +23,16 @@
 
 #define HF_ROUTE_PARAMS_MAX 3
 
+struct hf_route;                 /* route.h */
+
 typedef struct hf_request {
     hf_context_t *context;
+    /* The route being run (route.h), NULL before one matched. */
+    const struct hf_route *route;
+    /* The core the handler reads and changes: the context's, or for a list across units the
+     * core of the job that read every unit from the store (cluster/jobs.h). Handlers read
+     * this one, never context->core. */
+    hf_core_t *core;
     const hf_http_request_t *http;
     hf_http_response_t *response;
     /* The path's "{}" segments, percent-decoded, in order (routes.c). */
@@ -48,6 +56,11 @@ typedef struct hf_request {
      * (cluster.h), "" when none: an Idempotency-Key's record is kept with it. */
     char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
 } hf_request_t;
+
+/* Sets every field but the params' bytes (only a route's match writes them, and handlers
+ * read only the ones it captured): a zeroing initializer would clear the large arrays. */
+void hf_request_init(hf_request_t *request, hf_context_t *context, const hf_http_request_t *http,
+                     hf_http_response_t *response);
 
 /* Starts a JSON body for status; the caller writes one value and the response is complete. */
 void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json);

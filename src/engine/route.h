@@ -91,6 +91,22 @@ typedef struct hf_route {
     hf_route_unit_t unit;        /* where its unit comes from (HF_ROUTE_UNIT_*) */
 } hf_route_t;
 
+/* A request the cluster parked (cluster/jobs.h) goes on once what it waited for is there:
+ * past the cluster's routing, served here as unit ("" none), from core when not NULL (a list
+ * across units, the job's core: its handler alone answers, as the request's route was run
+ * that far already). */
+typedef struct hf_route_resumed {
+    const hf_route_t *route;
+    const char *unit;
+    hf_core_t *core;
+} hf_route_resumed_t;
+
+/* The dispatcher's hf_routes_resume (api/routes.h), which the cluster is given (engine/units.h):
+ * the request runs again from its copy (http) into its answer reopened (response). */
+typedef void (*hf_route_resume_fn)(hf_context_t *context, const hf_http_request_t *http,
+                                   hf_http_response_t *response,
+                                   const hf_route_resumed_t *resumed);
+
 /* Routes of every domain together (the dispatcher's list, the metrics' slots); more fail an
  * assertion at the first request. Room is left for the domains still to come. */
 #define HF_ROUTES_MAX 64

@@ -17,6 +17,7 @@
 
 #include "core/core.h"
 #include "engine/context.h"
+#include "engine/route.h"
 #include "net/http.h"
 
 struct hf_cluster;
@@ -27,7 +28,9 @@ typedef struct hf_units_config {
     uint32_t finished_holds_max; /* as the engine's */
     uint32_t finished_rides_max; /* as the engine's */
     hf_mutation_sink_t sink;     /* the sink of a rebuilt core: the engine's */
-    hf_http_handler_fn dispatch; /* requests parked for the store run again through it */
+    /* A request parked for the store goes on through it once its job is done (the
+     * dispatcher's hf_routes_resume, api/routes.h). */
+    hf_route_resume_fn resume;
 } hf_units_config_t;
 
 typedef struct hf_units_methods {
