@@ -1,5 +1,5 @@
-/* Forwarding (forward.h): an HTTP/1.1 client on libuv and llhttp, one request at a time per
- * keep-alive connection, a bounded pool of them per peer. */
+/* Forwarding (forward.h): the HTTP/1.1 client (net/client.h) on libuv's connections, one
+ * request at a time per keep-alive connection, a bounded pool of them per peer. */
 #include "cluster/forward.h"
 
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include "core/limits.h"
 #include "lib/buffer.h"
 #include "lib/log.h"
-#include "llhttp.h"
+#include "net/client.h"
 
 /* The headers of an owner's answer that are relayed besides its body and Content-Type (the
  * API's own; CORS's and Vary are the receiving node's to write, as for any answer). */
@@ -20,8 +20,8 @@ static const char *const RELAYED[] = {"Holdfast-Node", "Allow", "WWW-Authenticat
 /* The content types the API answers with other than JSON, as static strings (http.h). */
 static const char *const CONTENT_TYPES[] = {"text/event-stream", "text/html; charset=utf-8",
                                             "text/plain; version=0.0.4; charset=utf-8"};
-/* A relayed header's name or value longer than this is not relayed. */
-#define HEADER_TEXT_MAX 512
+/* A relayed header's value is at most this long (longer ones are cut: net/client.h). */
+#define HEADER_TEXT_MAX HF_CLIENT_HEADER_TEXT_MAX
 /* The request headers a forward writes itself, or that concern one connection only. */
 static const char *const HOP_HEADERS[] = {"Host", "Connection", "Content-Length",
                                           "Transfer-Encoding", "Keep-Alive", "Expect",
@@ -34,18 +34,16 @@ typedef struct peer_link {
     uv_connect_t connect;
     uv_write_t write;
     uv_timer_t timer;
-    llhttp_t parser;
+    hf_client_parser_t answer;   /* the answer in flight's reading */
     peer_t *peer;
     hf_forward_t *forward;
     struct peer_link *next_idle;
     struct peer_link *next_all, *previous_all; /* the forwarder's list of open links */
     int open_handles;            /* tcp and timer: freed when both closed */
-    bool connected, busy, closing, complete;
+    bool connected, busy, closing;
     hf_http_server_t *server;    /* the answer in flight's */
     hf_http_deferred_t deferred;
-    hf_buffer_t out, body;
-    char field[HEADER_TEXT_MAX + 1], value[HEADER_TEXT_MAX + 1];
-    size_t field_length, value_length;
+    hf_buffer_t out;
     const char *content_type;    /* static; NULL: JSON */
     uint32_t relayed_count;
     const char *relayed_names[RELAYED_COUNT];
@@ -67,7 +65,6 @@ struct hf_forward {
     uint32_t peer_count;
     hf_forward_counts_t counts;
     peer_link_t *all;            /* every link not yet closing */
-    llhttp_settings_t settings;
     bool closing;
     char read_buffer[64 * 1024];
 };
@@ -121,7 +118,7 @@ static void on_handle_closed(uv_handle_t *handle) {
     peer_link_t *link = handle->data;
     if (--link->open_handles > 0) return;
     hf_buffer_free(&link->out);
-    hf_buffer_free(&link->body);
+    hf_client_parser_free(&link->answer);
     free(link);
 }
 
@@ -170,9 +167,9 @@ static void link_relay(peer_link_t *link) {
     link->forward->counts.ok++;
     hf_http_response_t *response = hf_http_deferred_response(link->server, link->deferred);
     if (!response) return;
-    response->status = link->parser.status_code;
+    response->status = hf_client_parser_status(&link->answer);
     hf_buffer_reset(&response->body);
-    hf_buffer_append(&response->body, link->body.data, link->body.length);
+    hf_buffer_append(&response->body, link->answer.body.data, link->answer.body.length);
     response->content_type = link->content_type;
     for (uint32_t i = 0; i < link->relayed_count; i++) {
         if (response->header_count >= HF_HTTP_RESPONSE_HEADERS_MAX) break;
@@ -183,28 +180,11 @@ static void link_relay(peer_link_t *link) {
     hf_http_deferred_finish(link->server, link->deferred);
 }
 
-/* ---- parsing the answer ---- */
+/* ---- reading the answer ---- */
 
-static int on_header_field(llhttp_t *parser, const char *at, size_t length) {
-    peer_link_t *link = parser->data;
-    if (link->field_length + length <= HEADER_TEXT_MAX) {
-        memcpy(link->field + link->field_length, at, length);
-        link->field_length += length;
-    }
-    return 0;
-}
-
-static int on_header_value(llhttp_t *parser, const char *at, size_t length) {
-    peer_link_t *link = parser->data;
-    if (link->value_length + length <= HEADER_TEXT_MAX) {
-        memcpy(link->value + link->value_length, at, length);
-        link->value_length += length;
-    }
-    return 0;
-}
-
-static void header_take(peer_link_t *link) {
-    const char *name = link->field, *value = link->value;
+/* The answer's headers (net/client.h hands them over): its content type, and those relayed. */
+static void header_take(void *owner, const char *name, const char *value) {
+    peer_link_t *link = owner;
     if (strcasecmp(name, "Content-Type") == 0) {
         link->content_type = NULL;
         for (size_t i = 0; i < sizeof CONTENT_TYPES / sizeof CONTENT_TYPES[0]; i++)
@@ -217,28 +197,6 @@ static void header_take(peer_link_t *link) {
             snprintf(link->relayed_values[link->relayed_count++], HEADER_TEXT_MAX + 1, "%s",
                      value);
         }
-}
-
-static int on_header_value_complete(llhttp_t *parser) {
-    peer_link_t *link = parser->data;
-    link->field[link->field_length] = '\0';
-    link->value[link->value_length] = '\0';
-    header_take(link);
-    link->field_length = link->value_length = 0;
-    return 0;
-}
-
-static int on_body(llhttp_t *parser, const char *at, size_t length) {
-    peer_link_t *link = parser->data;
-    if (link->body.length + length > HF_FORWARD_BODY_MAX) return -1;
-    hf_buffer_append(&link->body, at, length);
-    return 0;
-}
-
-static int on_message_complete(llhttp_t *parser) {
-    peer_link_t *link = parser->data;
-    link->complete = true;
-    return HPE_PAUSED;
 }
 
 /* ---- I/O ---- */
@@ -260,22 +218,20 @@ static void on_read(uv_stream_t *stream, ssize_t count, const uv_buf_t *buffer) 
         link_close(link);
         return;
     }
-    llhttp_errno_t rc = llhttp_execute(&link->parser, buffer->base, (size_t)count);
-    if (rc == HPE_PAUSED && link->complete) {
-        bool keep = llhttp_should_keep_alive(&link->parser);
+    hf_client_read_t read = hf_client_parser_feed(&link->answer, buffer->base, (size_t)count);
+    if (read == HF_CLIENT_COMPLETE) {
+        bool keep = hf_client_parser_keep_alive(&link->answer);
         uv_timer_stop(&link->timer);
         link_relay(link);
         if (!keep || link->forward->closing) {
             link_close(link);
             return;
         }
-        llhttp_init(&link->parser, HTTP_RESPONSE, &link->forward->settings);
-        link->parser.data = link;
         link->next_idle = link->peer->idle;
         link->peer->idle = link;
         return;
     }
-    if (rc != HPE_OK) link_fail(link, llhttp_errno_name(rc));
+    if (read == HF_CLIENT_FAILED) link_fail(link, hf_client_parser_error(&link->answer));
 }
 
 static void on_timeout(uv_timer_t *timer) {
@@ -319,8 +275,7 @@ static peer_link_t *link_open(hf_forward_t *forward, peer_t *peer) {
     link->next_all = forward->all;
     if (forward->all) forward->all->previous_all = link;
     forward->all = link;
-    llhttp_init(&link->parser, HTTP_RESPONSE, &forward->settings);
-    link->parser.data = link;
+    hf_client_parser_init(&link->answer, HF_FORWARD_BODY_MAX, header_take, link);
     peer->links++;
     int rc = uv_tcp_connect(&link->connect, &link->tcp,
                             (const struct sockaddr *)&peer->socket_address, on_connect);
@@ -336,10 +291,8 @@ static peer_link_t *link_open(hf_forward_t *forward, peer_t *peer) {
 static void request_write(hf_forward_t *forward, peer_link_t *link,
                           const hf_http_request_t *request) {
     hf_buffer_t *out = &link->out;
-    hf_buffer_reset(out);
     const char *method = strcmp(request->method, "HEAD") == 0 ? "GET" : request->method;
-    hf_buffer_printf(out, "%s %s%s%s HTTP/1.1\r\nHost: %s\r\n", method, request->path,
-                     request->query[0] ? "?" : "", request->query, link->peer->host_header);
+    hf_client_request_begin(out, method, request->path, request->query, link->peer->host_header);
     for (size_t i = 0; i < request->header_count; i++) {
         const hf_http_header_t *header = &request->headers[i];
         bool hop = false;
@@ -347,14 +300,12 @@ static void request_write(hf_forward_t *forward, peer_link_t *link,
             hop = strlen(HOP_HEADERS[j]) == header->name_length &&
                   strncasecmp(HOP_HEADERS[j], header->name, header->name_length) == 0;
         if (hop) continue;
-        hf_buffer_append(out, header->name, header->name_length);
-        hf_buffer_append(out, ": ", 2);
-        hf_buffer_append(out, header->value, header->value_length);
-        hf_buffer_append(out, "\r\n", 2);
+        hf_client_request_header(out, header->name, header->name_length, header->value,
+                                 header->value_length);
     }
-    hf_buffer_printf(out, "%s: %s\r\nContent-Length: %zu\r\n\r\n", HF_FORWARD_HEADER,
-                     forward->node_id, request->body_length);
-    hf_buffer_append(out, request->body, request->body_length);
+    hf_client_request_header(out, HF_FORWARD_HEADER, strlen(HF_FORWARD_HEADER), forward->node_id,
+                             strlen(forward->node_id));
+    hf_client_request_end(out, request->body ? request->body : "", request->body_length);
 }
 
 bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server,
@@ -372,13 +323,11 @@ bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server,
     }
     link->next_idle = NULL;
     link->busy = true;
-    link->complete = false;
     link->server = server;
     link->deferred = deferred;
     link->content_type = NULL;
     link->relayed_count = 0;
-    link->field_length = link->value_length = 0;
-    hf_buffer_reset(&link->body);
+    hf_client_parser_reset(&link->answer);
     request_write(forward, link, request);
     uv_timer_start(&link->timer, on_timeout, HF_FORWARD_TIMEOUT_MS, 0);
     if (link->connected) link_write(link);
@@ -390,12 +339,6 @@ hf_forward_t *hf_forward_create(uv_loop_t *loop, const char *node_id) {
     if (!forward) abort();
     forward->loop = loop;
     snprintf(forward->node_id, sizeof forward->node_id, "%s", node_id);
-    llhttp_settings_init(&forward->settings);
-    forward->settings.on_header_field = on_header_field;
-    forward->settings.on_header_value = on_header_value;
-    forward->settings.on_header_value_complete = on_header_value_complete;
-    forward->settings.on_body = on_body;
-    forward->settings.on_message_complete = on_message_complete;
     return forward;
 }
 
