@@ -1,4 +1,4 @@
-/* Handlers of dispatch: drivers, rides and offers (handlers_dispatch.h). */
+/* Handlers of dispatch: drivers, rides and offers (dispatch.h). */
 #include "api/dispatch.h"
 
 #include <math.h>
@@ -476,7 +476,7 @@ static void handle_cancel(hf_request_t *request) {
 
 /* ---- a fleet's rides, from the store ----
  *
- * As the staff's holds (handlers_staff.c): finished rides past --finished-rides are forgotten
+ * As the staff's holds (staff.c): finished rides past --finished-rides are forgotten
  * and their slots reused, so memory has neither all of them nor their creation order. The
  * store has every committed ride in creation order (its seq), so a page is a range scan of its
  * (fleet_id, seq) index, and a ride the core still has is shown as the core has it (a change

@@ -1,4 +1,4 @@
-/* Handlers of health, events, seats and an event's live stream (handlers_events.h). */
+/* Handlers of health, events, seats and an event's live stream (events.h). */
 #include "api/events.h"
 
 #include <stddef.h>

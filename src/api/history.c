@@ -1,4 +1,4 @@
-/* An event's audit history (handlers_history.h).
+/* An event's audit history (history.h).
  *
  * Where the entries come from. The store appends them in the transaction of the batch that
  * holds their changes, so what the loop thread's read-only connection sees is committed, and a

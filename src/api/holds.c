@@ -1,4 +1,4 @@
-/* Handlers of holds, orders and bookings (handlers_holds.h). */
+/* Handlers of holds, orders and bookings (holds.h). */
 #include "api/holds.h"
 
 #include <stddef.h>

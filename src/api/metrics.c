@@ -1,4 +1,4 @@
-/* GET /metrics (handlers_metrics.h): the generic families, then each domain's. */
+/* GET /metrics (metrics.h): the generic families, then each domain's. */
 #include "cluster/handlers.h"
 #include "api/metrics.h"
 

@@ -1,4 +1,4 @@
-/* Handlers of the payment webhook and of refunds (handlers_payments.h). */
+/* Handlers of the payment webhook and of refunds (payments.h). */
 #include "api/payments.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Handlers of the waiting room and its admission check (handlers_queue.h). */
+/* Handlers of the waiting room and its admission check (queue.h). */
 #include "api/queue.h"
 
 #include <stdio.h>

@@ -30,7 +30,7 @@
 #include "api/query.h"
 #include "engine/route.h"
 
-/* Every domain's routes. A new domain's handlers file exports its table (handlers_*.h), and
+/* Every domain's routes. A new domain's handlers file exports its table (DOMAIN.h), and
  * the table is added here. No method and pattern appear twice, so the order is free (the
  * staff's GET of an event's holds shares its pattern with the POST that makes one). */
 static const hf_route_table_t *const TABLES[] = {

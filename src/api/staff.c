@@ -1,5 +1,5 @@
 /* Handlers of the staff's view: listings of an event's holds and orders, closing and reopening
- * its sales (handlers_staff.h).
+ * its sales (staff.h).
  *
  * Where the listings come from. Orders are never forgotten by the core, and each event keeps
  * its orders in creation order (hf_core_event_orders), so their pages come from memory. Holds

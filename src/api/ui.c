@@ -1,4 +1,4 @@
-/* The box-office page (handlers_ui.h): files of ui/, embedded in the binary. */
+/* The box-office page (ui.h): files of ui/, embedded in the binary. */
 #include "api/ui.h"
 
 #include "core/limits.h"

@@ -263,7 +263,7 @@ static void on_timer(uv_timer_t *timer) {
         cluster->working = false;
 }
 
-/* ---- what the jobs found (cluster_jobs.h), applied on the loop ---- */
+/* ---- what the jobs found (jobs.h), applied on the loop ---- */
 
 static void id_cache_put(hf_cluster_t *cluster, const char *id, const char *unit) {
     unit_entry_t *entry = hf_cluster_unit_get(cluster, unit, true);

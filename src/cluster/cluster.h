@@ -11,7 +11,7 @@
  *
  * The lease renewal and the listing of nodes and leases run on libuv's thread pool once a
  * second (HF_CLUSTER_RENEW_MS), never on the loop; so do a takeover (the acquire, the unit's
- * rows), the lookup of an id's unit and a list across units, as jobs (cluster_jobs.h) a
+ * rows), the lookup of an id's unit and a list across units, as jobs (jobs.h) a
  * request waits for parked, and the loop applies what they found; a rebuild reads the units
  * still owned again the same way (the records of no unit are one more unit, HF_STORE_UNIT_NONE,
  * owned and read like the others). Only the start (before the server listens) reads on the loop.
@@ -19,8 +19,28 @@
  * With a store without leases (SQLite) the cluster is one node, itself, owning every unit:
  * requests are served here, with Holdfast-Node.
  *
+ * A request's unit is what its route says (engine/route.h: hf_route_unit_t, HF_ROUTE_SPANS,
+ * HF_ROUTE_STREAM): the cluster reads no path. A request parked for a job goes on with the
+ * continuation stored with it (jobs.h), past the routing through the dispatcher's
+ * hf_routes_resume, which the engine hands over (engine/units.h).
+ *
+ * The room, cluster/, stands on engine/ (the request, its context, restore, streams) and below
+ * api/, whose dispatcher calls hf_cluster_route; the engine reaches it only through
+ * hf_cluster_units. Its files:
+ *   cluster.h/.c      units and leases, the renewal, takeovers, rebuilds, the table for the
+ *                     engine (hf_cluster_units)
+ *   routing.c         a request's unit, served here, forwarded, redirected or parked, and the
+ *                     continuations of parked requests
+ *   internal.h        the cluster's state, shared by cluster.c and routing.c
+ *   jobs.h/.c         the database work for a request on libuv's thread pool (a takeover, an
+ *                     id's unit, a list across units) and the requests parked on it
+ *   view.h/.c         the nodes and leases as last listed
+ *   forward.h/.c      forwarding to the owner over keep-alive connections (net/client.h)
+ *   handlers.h/.c     GET /v1/cluster and the cluster's metrics
+ *
  * Threads: the loop's, but for the renewal's and the jobs' work functions. Ownership: the
- * engine owns the cluster; the cluster owns its forwarder and its jobs. */
+ * engine owns the cluster (through hf_cluster_units); the cluster owns its forwarder and its
+ * jobs. */
 #ifndef HF_CLUSTER_CLUSTER_H
 #define HF_CLUSTER_CLUSTER_H
 

@@ -1,4 +1,4 @@
-/* Handlers of the cluster's view and metrics (handlers_cluster.h). */
+/* Handlers of the cluster's view and metrics (cluster/handlers.h). */
 #include "cluster/handlers.h"
 
 #include "cluster/cluster.h"

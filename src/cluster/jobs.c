@@ -1,4 +1,4 @@
-/* The cluster's database work off the loop (cluster_jobs.h): the job table, the work on the
+/* The cluster's database work off the loop (jobs.h): the job table, the work on the
  * thread pool, the parked requests and their second dispatch. */
 #include "cluster/jobs.h"
 

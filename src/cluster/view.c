@@ -1,4 +1,4 @@
-/* The nodes and leases at one listing (cluster_view.h). */
+/* The nodes and leases at one listing (view.h). */
 #include "cluster/view.h"
 
 #include <errno.h>

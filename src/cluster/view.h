@@ -1,6 +1,6 @@
 /* The nodes and leases as the database had them at one listing (API.md section 11): what the
  * cluster routes by (a unit's live owner and its address), renders at GET /v1/cluster, and
- * what a list across units reads (engine/cluster_jobs.h).
+ * what a list across units reads (cluster/jobs.h).
  *
  * Threads: a view is filled by one thread (the renewal's or a job's work on the thread pool,
  * or the loop before the server listens) and read by the loop once that work is done.

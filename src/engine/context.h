@@ -59,8 +59,8 @@ typedef struct hf_context {
 
     /* Scratch of one request at a time, too large for the stack. */
     hf_flat_json_t flat_body;    /* the flat reading of a body (decode.c) */
-    hf_error_detail_t detail;    /* a hold's or booking's refusal (handlers_holds.c) */
-    const char *seat_ids[HF_HOLD_ITEMS_MAX];     /* a booking's items (handlers_holds.c) */
+    hf_error_detail_t detail;    /* a hold's or booking's refusal (api/holds.c) */
+    const char *seat_ids[HF_HOLD_ITEMS_MAX];     /* a booking's items (api/holds.c) */
     uint32_t seat_versions[HF_HOLD_ITEMS_MAX];
     hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
     /* OpenSSL's random bytes, drawn 4 KiB at a time (hf_context_id_make). */

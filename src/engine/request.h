@@ -1,4 +1,4 @@
-/* The request and its reply: what the dispatcher (routes.c) hands each route handler, and
+/* The request and its reply: what the dispatcher (api/routes.c) hands each route handler, and
  * the functions every reply is written with. Error replies take an id of the error table
  * (errors.h), never a literal status and code.
  *
@@ -35,7 +35,7 @@ typedef struct hf_request {
     hf_core_t *core;
     const hf_http_request_t *http;
     hf_http_response_t *response;
-    /* The path's "{}" segments, percent-decoded, in order (routes.c). */
+    /* The path's "{}" segments, percent-decoded, in order (api/routes.c). */
     char params[HF_ROUTE_PARAMS_MAX][HF_SEAT_ID_SIZE_MAX + HF_USER_ID_SIZE_MAX + 1];
     /* A POST's body: read by the flat reader on routes that allow it (HF_ROUTE_FLAT in
      * route.h) when it can, else by jansson. At most one of the two is set; hf_decode_member

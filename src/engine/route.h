@@ -1,6 +1,7 @@
-/* A route: what each domain's table of routes holds (handlers_*.h export their tables, the
- * dispatcher in routes.c gathers them). A route names the generic checks the dispatcher makes
- * before its handler runs, so a handler makes none of them itself.
+/* A route: what each domain's table of routes holds (each api/DOMAIN.h exports its table,
+ * the dispatcher in api/routes.c gathers them). A route names the generic checks the
+ * dispatcher makes before its handler runs, so a handler makes none of them itself, and where
+ * its unit comes from, so the cluster reads no path.
  *
  * Ownership: tables are static and constant, valid for the life of the process. */
 #ifndef HF_ENGINE_ROUTE_H
@@ -28,7 +29,7 @@ enum {
      * raw bytes, checked before any JSON is parsed); never with HF_ROUTE_BODY. */
     HF_ROUTE_RAW_BODY = 32,
     /* A hold or booking on the event of the first path parameter: when the event has a
-     * waiting room, the request needs a valid admission token (handlers_queue.h), checked
+     * waiting room, the request needs a valid admission token (api/queue.h), checked
      * after the body is read and after an Idempotency-Key's repeat is answered, so a retry
      * of an acknowledged hold gets its first answer even once the token expired. */
     HF_ROUTE_ADMISSION = 64,
