@@ -67,8 +67,8 @@ bool hf_decode_body(hf_request_t *request, bool flat_allowed) {
     const hf_http_request_t *http = request->http;
     /* Most bodies of the hot routes are flat: read without jansson's DOM. Whatever the flat
      * reader declines, jansson reads (or refuses, with its message). The flat reading goes to
-     * the context's scratch: one request at a time uses it. */
-    hf_flat_json_t *flat = &request->context->flat_body;
+     * request's own (hf_request_t.flat_body). */
+    hf_flat_json_t *flat = &request->flat_body;
     if (flat_allowed && hf_flat_json_read(flat, http->body, http->body_length)) {
         request->flat = flat;
         return true;
@@ -92,7 +92,7 @@ bool hf_decode_body_unread(hf_request_t *request) {
     /* The flat reader's cheap pass first: most such bodies are "{}" or a small object. Its
      * reading is not kept, so the handler sees no member. */
     if (http->body_length == 0 ||
-        hf_flat_json_read(&request->context->flat_body, http->body, http->body_length))
+        hf_flat_json_read(&request->flat_body, http->body, http->body_length))
         return true;
     json_t *body = body_parse(request);
     if (!body) return false;

@@ -11,6 +11,14 @@
 #include "api/query.h"
 #include "lib/log.h"
 
+/* The domain's own context (route.h: hf_route_table_t.scratch_size): scratch its handlers
+ * share, one request at a time, too large for the stack. */
+typedef struct scratch {
+    hf_error_detail_t detail;    /* a refusal's detail (items is large) */
+} scratch_t;
+
+static scratch_t *scratch_of(const hf_request_t *request) { return request->scratch; }
+
 /* ---- decoding ---- */
 
 static bool reject(hf_request_t *request, const char *field, const char *message) {
@@ -259,14 +267,13 @@ static bool driver_update_decode(hf_request_t *request, hf_driver_update_t *upda
 /* Soft: the answer waits only for the records the driver's state rests on (an offer made by
  * this PUT is one of them: it waits for that). */
 static void handle_driver_put(hf_request_t *request) {
-    hf_context_t *context = request->context;
     hf_driver_update_t update;
     if (!driver_update_decode(request, &update)) return;
     uint32_t index;
     hf_error_t error = hf_dispatch_driver_put(request->core, &update, request->now_ms, &index,
-                                              &context->detail);
+                                              &scratch_of(request)->detail);
     if (error) {
-        reply_core_error(request, error, &context->detail);
+        reply_core_error(request, error, &scratch_of(request)->detail);
         return;
     }
     request->rests_on_known = true;
@@ -413,7 +420,6 @@ static bool ride_limits_decode(hf_request_t *request, hf_ride_request_t *ride) {
 }
 
 static void handle_ride_create(hf_request_t *request) {
-    hf_context_t *context = request->context;
     if (!hf_core_id_valid(request->params[0])) {
         reject(request, "fleet", rule_of("fleet"));
         return;
@@ -433,8 +439,8 @@ static void handle_ride_create(hf_request_t *request) {
     }
     uint32_t index;
     hf_error_t error = hf_dispatch_ride_create(request->core, &ride, request->now_ms, &index,
-                                               &context->detail);
-    if (error) reply_core_error(request, error, &context->detail);
+                                               &scratch_of(request)->detail);
+    if (error) reply_core_error(request, error, &scratch_of(request)->detail);
     else reply_ride(request, 201, index);
 }
 
@@ -582,7 +588,8 @@ static const hf_route_t routes[] = {
      DISPATCH_BODY_SIZE_MAX, HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_RIDE, 0)},
 };
 
-const hf_route_table_t hf_handlers_dispatch_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_dispatch_routes = {routes, sizeof routes / sizeof routes[0],
+                                                      sizeof(scratch_t)};
 
 /* ---- GET /metrics (metrics.h) ---- */
 

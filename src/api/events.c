@@ -11,6 +11,14 @@
 #include "api/render.h"
 #include "engine/streams.h"
 
+/* The domain's own context (route.h: hf_route_table_t.scratch_size): scratch its handlers
+ * share, one request at a time, too large for the stack. */
+typedef struct scratch {
+    hf_error_detail_t detail;    /* a refusal's detail (items is large) */
+} scratch_t;
+
+static scratch_t *scratch_of(const hf_request_t *request) { return request->scratch; }
+
 static void handle_health(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
@@ -21,8 +29,8 @@ static void handle_health(hf_request_t *request) {
 
 static void handle_event_create(hf_request_t *request) {
     hf_event_definition_t definition;
-    /* Large: kept off the stack, in the context's scratch; one request at a time uses it. */
-    hf_error_detail_t *detail = &request->context->detail;
+    /* Large: kept off the stack, in the domain's scratch; one request at a time uses it. */
+    hf_error_detail_t *detail = &scratch_of(request)->detail;
     memset(detail, 0, offsetof(hf_error_detail_t, items));
     hf_fields_source_t source = {HF_FIELDS_EVENT, &definition, NULL};
     hf_core_t *core = request->core;
@@ -108,7 +116,7 @@ static void handle_event_update(hf_request_t *request) {
     }
     hf_event_definition_t patch;
     uint32_t members;
-    hf_error_detail_t *detail = &context->detail;
+    hf_error_detail_t *detail = &scratch_of(request)->detail;
     memset(detail, 0, offsetof(hf_error_detail_t, items));
     hf_fields_source_t source = {HF_FIELDS_EVENT, &patch, NULL};
     hf_error_t error = HF_ERROR_INVALID_REQUEST;
@@ -350,7 +358,8 @@ static const hf_route_t routes[] = {
     {"GET", "/v1/events/{}/seats/{}", handle_seat_get, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
-const hf_route_table_t hf_handlers_events_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_events_routes = {routes, sizeof routes / sizeof routes[0],
+                                                    sizeof(scratch_t)};
 
 /* ---- GET /metrics (metrics.h) ---- */
 

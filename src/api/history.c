@@ -341,4 +341,4 @@ static const hf_route_t routes[] = {
     {"GET", "/v1/events/{}/history", handle_history, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
-const hf_route_table_t hf_handlers_history_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_history_routes = {routes, sizeof routes / sizeof routes[0], 0};

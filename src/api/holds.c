@@ -11,6 +11,17 @@
 #include "api/render.h"
 #include "engine/restore.h"
 
+/* The domain's own context (route.h: hf_route_table_t.scratch_size): scratch its handlers
+ * share, one request at a time, too large for the stack. */
+typedef struct scratch {
+    hf_error_detail_t detail;    /* a refusal's detail (items is large) */
+    const char *seat_ids[HF_HOLD_ITEMS_MAX];     /* a booking's items */
+    uint32_t seat_versions[HF_HOLD_ITEMS_MAX];
+    hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
+} scratch_t;
+
+static scratch_t *scratch_of(const hf_request_t *request) { return request->scratch; }
+
 /* The hold; with capped not NULL, plus "capped" (the extend answer). */
 static void reply_hold(hf_request_t *request, int status, uint32_t hold_index, const bool *capped) {
     hf_core_t *core = request->core;
@@ -70,7 +81,7 @@ static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_r
                                 const char **seat_ids, hf_pool_request_t *pools) {
     if (!hf_decode_user(request, &hold_request->user_id)) return false;
     if (!best_available_decode(request, hold_request)) return false;
-    hf_error_detail_t *fault = &request->context->detail;
+    hf_error_detail_t *fault = &scratch_of(request)->detail;
     memset(fault, 0, offsetof(hf_error_detail_t, items));
     if (!hf_decode_request_items(request, hold_request, seat_ids, pools, fault)) {
         hf_fields_source_t source = {HF_FIELDS_HOLD, NULL, hold_request};
@@ -129,7 +140,7 @@ static void handle_hold_create(hf_request_t *request) {
     if (!hold_request_decode(request, &hold_request, seat_ids, pools)) return;
     hf_context_id_make(request->context, "res_", hold_id);
     /* Large: kept off the stack, in the context's scratch; one request at a time uses it. */
-    hf_error_detail_t *detail = &request->context->detail;
+    hf_error_detail_t *detail = &scratch_of(request)->detail;
     memset(detail, 0, offsetof(hf_error_detail_t, items));
     uint32_t hold_index;
     hf_error_t error = hf_core_hold(core, &hold_request, request->now_ms, &hold_index, detail);
@@ -414,7 +425,7 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
                            booking_items_t *items, const char **payment_ref) {
     json_t *body = request->body;
     if (!hf_decode_user(request, &booking->user_id)) return false;
-    hf_error_detail_t *fault = &request->context->detail;
+    hf_error_detail_t *fault = &scratch_of(request)->detail;
     memset(fault, 0, offsetof(hf_error_detail_t, items));
     if (!booking_seats_decode(body, booking, items, fault) ||
         !hf_decode_pools(body, booking, items->pools, fault)) {
@@ -449,9 +460,9 @@ static void reply_version_conflict(hf_request_t *request, const hf_hold_request_
 }
 
 static void handle_booking_create(hf_request_t *request) {
-    hf_context_t *context = request->context;
-    booking_items_t items = {context->seat_ids, context->seat_versions, context->pools};
-    hf_error_detail_t *detail = &context->detail;
+    scratch_t *scratch = scratch_of(request);
+    booking_items_t items = {scratch->seat_ids, scratch->seat_versions, scratch->pools};
+    hf_error_detail_t *detail = &scratch->detail;
     hf_hold_request_t booking = {.event_id = request->params[0]};
     const char *payment_ref = NULL;
     hf_core_t *core = request->core;
@@ -504,7 +515,8 @@ static const hf_route_t routes[] = {
      HF_ROUTE_NO_UNIT},
 };
 
-const hf_route_table_t hf_handlers_holds_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_holds_routes = {routes, sizeof routes / sizeof routes[0],
+                                                   sizeof(scratch_t)};
 
 /* ---- GET /metrics (metrics.h) ---- */
 

@@ -152,4 +152,4 @@ static const hf_route_t routes[] = {
     {"GET", "/metrics", handle_metrics, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
 };
 
-const hf_route_table_t hf_handlers_metrics_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_metrics_routes = {routes, sizeof routes / sizeof routes[0], 0};

@@ -276,7 +276,7 @@ static const hf_route_t routes[] = {
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_REFUND, 0)},
 };
 
-const hf_route_table_t hf_handlers_payments_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_payments_routes = {routes, sizeof routes / sizeof routes[0], 0};
 
 /* ---- GET /metrics (metrics.h) ---- */
 

@@ -205,7 +205,7 @@ static const hf_route_t routes[] = {
      HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
-const hf_route_table_t hf_handlers_queue_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_queue_routes = {routes, sizeof routes / sizeof routes[0], 0};
 
 /* ---- GET /metrics (metrics.h) ---- */
 

@@ -9,6 +9,8 @@
 #include <assert.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -104,11 +106,19 @@ static void allow_texts_make(void) {
 typedef struct known_route {
     const hf_route_t *route;
     shape_t shape;
+    /* Where its domain's own context lies in the context's block (hf_context_t.
+     * domain_scratch), SCRATCH_NONE when its domain has none. */
+    size_t scratch_offset;
 } known_route_t;
+
+#define SCRATCH_NONE SIZE_MAX
+/* Each domain's context starts at a multiple of this in the block. */
+#define SCRATCH_ALIGN 64
 
 static known_route_t known_routes[HF_ROUTES_MAX];
 static const hf_route_t *known_list[HF_ROUTES_MAX]; /* hf_routes_known */
 static size_t known_count;
+static size_t scratch_total;     /* the block's size: every domain's context */
 static pthread_once_t known_once = PTHREAD_ONCE_INIT;
 
 /* Splits path ("/a/b") into segments. Returns their count, 0 when path does not start with
@@ -142,15 +152,31 @@ static void shape_make(const hf_route_t *route, shape_t *shape) {
 
 static void known_routes_make(void) {
     for (size_t t = 0; t < sizeof TABLES / sizeof TABLES[0]; t++) {
+        size_t offset = TABLES[t]->scratch_size ? scratch_total : SCRATCH_NONE;
+        scratch_total += (TABLES[t]->scratch_size + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN *
+                         SCRATCH_ALIGN;
         for (size_t i = 0; i < TABLES[t]->count; i++) {
             assert(known_count < HF_ROUTES_MAX);
             known_list[known_count] = &TABLES[t]->routes[i];
             known_route_t *known = &known_routes[known_count++];
             known->route = &TABLES[t]->routes[i];
+            known->scratch_offset = offset;
             shape_make(known->route, &known->shape);
         }
     }
     allow_texts_make();
+}
+
+/* The route's domain's own context (route.h), in the context's block, made zeroed at the
+ * engine's first request. */
+static void *domain_scratch(hf_context_t *context, const known_route_t *known) {
+    if (known->scratch_offset == SCRATCH_NONE) return NULL;
+    if (!context->domain_scratch) {
+        context->domain_scratch = aligned_alloc(SCRATCH_ALIGN, scratch_total);
+        if (!context->domain_scratch) abort();
+        memset(context->domain_scratch, 0, scratch_total);
+    }
+    return (char *)context->domain_scratch + known->scratch_offset;
 }
 
 const hf_route_t *const *hf_routes_known(size_t *count) {
@@ -194,6 +220,7 @@ static const hf_route_t *route_find(hf_request_t *request, int method, const seg
             route_match(&known_routes[i].shape, path, path_count, request)) {
             request->response->label = (uint32_t)i + 1; /* its metrics' slot (routes.h) */
             request->route = known_routes[i].route;
+            request->scratch = domain_scratch(request->context, &known_routes[i]);
             return known_routes[i].route;
         }
     return NULL;
@@ -426,6 +453,7 @@ static bool route_again(hf_request_t *request, const hf_route_t *route) {
         if (known_routes[i].route == route) {
             request->response->label = (uint32_t)i + 1;
             request->route = route;
+            request->scratch = domain_scratch(request->context, &known_routes[i]);
             return route_match(&known_routes[i].shape, path, path_count, request);
         }
     return false;

@@ -251,4 +251,4 @@ static const hf_route_t routes[] = {
     {"POST", "/v1/events/{}/open", handle_sales_open, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
-const hf_route_table_t hf_handlers_staff_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_staff_routes = {routes, sizeof routes / sizeof routes[0], 0};

@@ -37,4 +37,4 @@ static const hf_route_t routes[] = {
     {"GET", "/ui/{}", handle_ui_file, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
 };
 
-const hf_route_table_t hf_handlers_ui_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_ui_routes = {routes, sizeof routes / sizeof routes[0], 0};

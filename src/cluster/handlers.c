@@ -17,7 +17,7 @@ static const hf_route_t routes[] = {
     {"GET", "/v1/cluster", handle_cluster, 0, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
 };
 
-const hf_route_table_t hf_handlers_cluster_routes = {routes, sizeof routes / sizeof routes[0]};
+const hf_route_table_t hf_handlers_cluster_routes = {routes, sizeof routes / sizeof routes[0], 0};
 
 void hf_handlers_cluster_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
     /* "With several nodes" (API.md section 9): a store with leases. */

@@ -460,6 +460,7 @@ void hf_engine_destroy(hf_engine_t *engine) {
     if (engine->spare_batch) hf_batch_destroy(engine->spare_batch);
     hf_idempotency_free(&engine->idempotency);
     hf_streams_free(&engine->streams);
+    free(engine->context.domain_scratch);
     free(engine);
     hf_arena_release();
 }

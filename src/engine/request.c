@@ -14,6 +14,7 @@ void hf_request_init(hf_request_t *request, hf_context_t *context, const hf_http
     for (size_t i = 0; i < HF_ROUTE_PARAMS_MAX; i++) request->params[i][0] = '\0';
     request->body = NULL;
     request->flat = NULL;
+    request->scratch = NULL;
     request->now_ms = 0;
     request->head = false;
     request->rests_on_known = false;

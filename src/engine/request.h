@@ -42,6 +42,12 @@ typedef struct hf_request {
      * reads it. */
     json_t *body;
     const hf_flat_json_t *flat;
+    /* The flat reading of the body (flat points here when it was read so), the request's
+     * own: hf_request_init leaves it unwritten. */
+    hf_flat_json_t flat_body;
+    /* The route's domain's own context (route.h: hf_route_table_t.scratch_size), NULL when
+     * its domain has none or before a route matched. */
+    void *scratch;
     int64_t now_ms;
     /* A HEAD request, run as the GET of its path: the HTTP layer sends the head of the answer
      * the handler writes, without its body. Only a handler whose GET does more than answer (a

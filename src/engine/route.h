@@ -112,10 +112,14 @@ typedef void (*hf_route_resume_fn)(hf_context_t *context, const hf_http_request_
  * assertion at the first request. Room is left for the domains still to come. */
 #define HF_ROUTES_MAX 64
 
-/* One domain's routes. */
+/* One domain's routes, and the size of the domain's own context: the scratch its handlers
+ * share, one request at a time, too large for the stack (a booking's items, a refusal's
+ * detail). The dispatcher makes one for each domain, zeroed, at an engine's first request, and
+ * hands it to the domain's handlers as request->scratch; 0: none. */
 typedef struct hf_route_table {
     const hf_route_t *routes;
     size_t count;
+    size_t scratch_size;
 } hf_route_table_t;
 
 #endif
