@@ -1,4 +1,4 @@
-/* libFuzzer target: the payment webhook's Holdfast-Signature parser (src/engine/signature.h).
+/* libFuzzer target: the payment webhook's Holdfast-Signature parser (src/api/signature.h).
  * The input is a header, then optionally '\n' and a body. For any input the parser answers
  * without a crash or a read past the header's length (the header is copied to a buffer of its
  * exact size, so ASan sees any overread); what it accepts has a t of digits that reads back
