@@ -26,7 +26,8 @@ LIB_SOURCES := $(call sources_under,src/lib)
 CORE_SOURCES := $(LIB_SOURCES) $(call sources_under,src/core)
 STORE_SOURCES := $(call sources_under,src/store)
 # Everything of the server but main().
-LIBRARY_SOURCES := $(CORE_SOURCES) $(STORE_SOURCES) $(call sources_under,src/net src/engine)
+LIBRARY_SOURCES := $(CORE_SOURCES) $(STORE_SOURCES) \
+                   $(call sources_under,src/net src/engine src/cluster src/api)
 SERVER_SOURCES := $(LIBRARY_SOURCES) $(call sources_under,src/cmd)
 LLHTTP_SOURCES := llhttp.c api.c http.c
 

@@ -29,8 +29,14 @@ ROOMS_BELOW = {
     "core": {"lib"},
     "store": {"core", "lib"},
     "net": {"core", "lib"},
+    # The engine's plumbing: the core's owner, the request context, replies and errors,
+    # idempotency, streams, restore, metrics.
     "engine": {"store", "net", "core", "lib"},
-    "cmd": {"engine", "store", "net", "core", "lib"},
+    # Several nodes: units, leases, jobs, forwarding, stood on the engine's request.
+    "cluster": {"engine", "store", "net", "core", "lib"},
+    # The dispatcher and each domain's handlers, which route through the cluster.
+    "api": {"cluster", "engine", "store", "net", "core", "lib"},
+    "cmd": {"api", "cluster", "engine", "store", "net", "core", "lib"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/buffer.h"
+#include "net/client.h"
 
 typedef struct address {
     char host[256];
@@ -120,60 +121,41 @@ static int send_all(int fd, const char *data, size_t length) {
     return 0;
 }
 
-static int receive_all(int fd, hf_buffer_t *in, char *error, size_t size) {
+/* Reads the answer as it arrives (net/client.h), until it is whole or the server closes. */
+static int receive_answer(int fd, hf_client_parser_t *reader, char *error, size_t size) {
     char chunk[65536];
-    for (;;) {
+    hf_client_read_t read = HF_CLIENT_MORE;
+    while (read == HF_CLIENT_MORE) {
         ssize_t got = recv(fd, chunk, sizeof chunk, 0);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
             snprintf(error, size, "reading the answer failed: %s", strerror(errno));
             return -1;
         }
-        if (got == 0) return 0;
-        if (in->length + (size_t)got > HF_CLIENT_ANSWER_SIZE_MAX) {
-            snprintf(error, size, "the answer is larger than %u bytes", HF_CLIENT_ANSWER_SIZE_MAX);
-            return -1;
-        }
-        hf_buffer_append(in, chunk, (size_t)got);
+        read = got == 0 ? hf_client_parser_finish(reader)
+                        : hf_client_parser_feed(reader, chunk, (size_t)got);
     }
+    if (read == HF_CLIENT_COMPLETE) return 0;
+    uint64_t missing = hf_client_parser_missing(reader);
+    if (reader->too_large)
+        snprintf(error, size, "the answer is larger than %u bytes", HF_CLIENT_ANSWER_SIZE_MAX);
+    else if (reader->head_complete && missing > 0)
+        snprintf(error, size, "the server's answer was cut short (%zu of %llu bytes)",
+                 reader->body.length, (unsigned long long)(reader->body.length + missing));
+    else
+        snprintf(error, size, "the server's answer is not HTTP");
+    return -1;
 }
 
-/* Status line, head and body of what was read; the body runs to Content-Length, or to the
- * end of the connection without one. */
-static int answer_parse(hf_buffer_t *in, hf_client_answer_t *answer, char *error, size_t size) {
-    hf_buffer_append_char(in, '\0');
-    in->length--;
-    const char *text = in->data ? in->data : "";
-    const char *end = strstr(text, "\r\n\r\n");
-    long status = 0;
-    if (end && strncmp(text, "HTTP/1.", 7) == 0 && text[7] >= '0' && text[7] <= '9' &&
-        text[8] == ' ')
-        status = strtol(text + 9, NULL, 10);
-    if (!end || status < 100 || status > 999) {
-        snprintf(error, size, "the server's answer is not HTTP");
-        return -1;
-    }
-    const char *body = end + 4;
-    size_t length = in->length - (size_t)(body - text);
-    for (const char *line = strstr(text, "\r\n") + 2; line < end; line = strstr(line, "\r\n") + 2) {
-        if (strncasecmp(line, "Content-Length:", 15) != 0) continue;
-        char *digits_end = NULL;
-        unsigned long long declared = strtoull(line + 15, &digits_end, 10);
-        if (digits_end == line + 15) continue;
-        if (declared > length) {
-            snprintf(error, size, "the server's answer was cut short (%zu of %llu bytes)",
-                     length, declared);
-            return -1;
-        }
-        length = (size_t)declared;
-    }
-    answer->status = (int)status;
+/* The answer's body, copied for the caller. */
+static void answer_take(const hf_client_parser_t *reader, hf_client_answer_t *answer) {
+    size_t length = reader->body.length;
+    answer->status = hf_client_parser_status(reader);
     answer->body = malloc(length + 1);
     if (!answer->body) abort();
-    memcpy(answer->body, body, length);
+    if (length) memcpy(answer->body, reader->body.data, length);
     answer->body[length] = '\0';
     answer->body_length = length;
-    return 0;
 }
 
 int hf_client_request(const char *server, const char *api_key, const char *method,
@@ -184,36 +166,39 @@ int hf_client_request(const char *server, const char *api_key, const char *metho
     if (address_parse(server, &address, error, error_size) != 0) return -1;
     int fd = connect_to(&address, server, error, error_size);
     if (fd < 0) return -1;
-    hf_buffer_t out = {0}, in = {0};
-    char head[1024];
+    hf_buffer_t out = {0};
+    char host[300];
     bool ipv6 = strchr(address.host, ':') != NULL;
-    snprintf(head, sizeof head, "%s ", method);
-    hf_buffer_append_string(&out, head);
-    hf_buffer_append_string(&out, target);
-    snprintf(head, sizeof head, " HTTP/1.1\r\nHost: %s%s%s:%s\r\nConnection: close\r\n"
-             "User-Agent: holdfast-cli\r\nAccept: application/json\r\n", ipv6 ? "[" : "",
-             address.host, ipv6 ? "]" : "", address.port);
-    hf_buffer_append_string(&out, head);
+    snprintf(host, sizeof host, "%s%s%s:%s", ipv6 ? "[" : "", address.host, ipv6 ? "]" : "",
+             address.port);
+    hf_client_request_begin(&out, method, target, NULL, host);
+    static const char *const HEADERS[][2] = {{"Connection", "close"},
+                                             {"User-Agent", "holdfast-cli"},
+                                             {"Accept", "application/json"}};
+    for (size_t i = 0; i < sizeof HEADERS / sizeof HEADERS[0]; i++)
+        hf_client_request_header(&out, HEADERS[i][0], strlen(HEADERS[i][0]), HEADERS[i][1],
+                                 strlen(HEADERS[i][1]));
     if (api_key && *api_key) {
-        hf_buffer_append_string(&out, "Authorization: Bearer ");
-        hf_buffer_append_string(&out, api_key);
-        hf_buffer_append_string(&out, "\r\n");
+        hf_buffer_t bearer = {0};
+        hf_buffer_append_string(&bearer, "Bearer ");
+        hf_buffer_append_string(&bearer, api_key);
+        hf_client_request_header(&out, "Authorization", 13, bearer.data, bearer.length);
+        hf_buffer_free(&bearer);
     }
-    if (body) {
-        snprintf(head, sizeof head, "Content-Type: application/json\r\nContent-Length: %zu\r\n",
-                 body_length);
-        hf_buffer_append_string(&out, head);
-    }
-    hf_buffer_append_string(&out, "\r\n");
-    if (body) hf_buffer_append(&out, body, body_length);
+    if (body) hf_client_request_header(&out, "Content-Type", 12, "application/json", 16);
+    hf_client_request_end(&out, body, body_length);
+    hf_client_parser_t reader;
+    hf_client_parser_init(&reader, HF_CLIENT_ANSWER_SIZE_MAX, NULL, NULL);
     int rc = -1;
     if (send_all(fd, out.data, out.length) != 0)
         snprintf(error, error_size, "sending the request failed: %s", strerror(errno));
-    else if (receive_all(fd, &in, error, error_size) == 0)
-        rc = answer_parse(&in, answer, error, error_size);
+    else if (receive_answer(fd, &reader, error, error_size) == 0) {
+        answer_take(&reader, answer);
+        rc = 0;
+    }
     close(fd);
     hf_buffer_free(&out);
-    hf_buffer_free(&in);
+    hf_client_parser_free(&reader);
     return rc;
 }
 

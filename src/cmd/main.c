@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/routes.h"
+#include "cluster/cluster.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/token_secret.h"
@@ -97,7 +99,11 @@ static int serve(const hf_command_line_t *line) {
                                    .progress = isatty(STDERR_FILENO) == 1,
                                    .token_secret = &token_secret,
                                    .node_id = line->node_id, .advertise = line->advertise,
-                                   .bound = true, .bound_socket = bound_socket};
+                                   .bound = true, .bound_socket = bound_socket,
+                                   /* The rooms above the engine (engine.h). */
+                                   .dispatch = hf_routes_dispatch, .resume = hf_routes_resume,
+                                   .routes = hf_routes_known,
+                                   .units = &hf_cluster_units};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
         hf_log(HF_LOG_ERROR, "start refused");

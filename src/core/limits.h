@@ -332,7 +332,7 @@
  * loses at most those seconds of positions, which drivers report again. */
 #define HF_DISPATCH_FLUSH_DRIVERS_MAX 20000u
 
-/* ---- Several nodes (API.md section 11, engine/cluster.h, engine/forward.h) ---- */
+/* ---- Several nodes (API.md section 11, cluster/cluster.h, cluster/forward.h) ---- */
 
 /* Nodes a node forwards to: each has a pool of connections; a cluster is a few nodes. */
 #define HF_FORWARD_PEERS_MAX 16
@@ -357,7 +357,7 @@
  * may fail before it lapses. */
 #define HF_CLUSTER_RENEW_MS 1000u
 /* The cluster's work on the database for a request (a takeover, an id's unit, a list across
- * units: engine/cluster_jobs.h), waiting or running: it runs on libuv's thread pool one job
+ * units: cluster/jobs.h), waiting or running: it runs on libuv's thread pool one job
  * at a time (they share the lease connection; libpq's connections are not thread-safe, and
  * one at a time leaves pool threads for the renewal), so past this many the database is far
  * behind and a request needing one more is answered 503 at once. */

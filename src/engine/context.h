@@ -16,7 +16,6 @@
 
 #include "core/core.h"
 #include "engine/token.h"
-#include "net/flat_json.h"
 #include "store/store.h"
 
 /* Declared by their own headers (idempotency.h, streams.h), which build on this one. */
@@ -57,12 +56,10 @@ typedef struct hf_context {
                                     GETs answer what is durable */
     int64_t last_now_ms;         /* the clock never runs backwards within one run */
 
-    /* Scratch of one request at a time, too large for the stack. */
-    hf_flat_json_t flat_body;    /* the flat reading of a body (decode.c) */
-    hf_error_detail_t detail;    /* a hold's or booking's refusal (handlers_holds.c) */
-    const char *seat_ids[HF_HOLD_ITEMS_MAX];     /* a booking's items (handlers_holds.c) */
-    uint32_t seat_versions[HF_HOLD_ITEMS_MAX];
-    hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
+    /* The domains' own contexts (their handlers' scratch, route.h: hf_route_table_t), one
+     * block made by the dispatcher at the first request (api/routes.c); NULL until then. The
+     * context's owner frees it (free()). */
+    void *domain_scratch;
     /* OpenSSL's random bytes, drawn 4 KiB at a time (hf_context_id_make). */
     unsigned char random_pool[4096];
     size_t random_remaining;     /* unused bytes at the end of random_pool; 0 at first */

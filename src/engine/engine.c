@@ -10,12 +10,10 @@
 
 #include "core/dispatch/dispatch.h"
 #include "engine/arena.h"
-#include "engine/cluster.h"
 #include "engine/context.h"
 #include "engine/idempotency.h"
 #include "engine/metrics.h"
 #include "engine/restore.h"
-#include "engine/routes.h"
 #include "engine/streams.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -33,7 +31,7 @@ struct hf_engine {
     hf_idempotency_t idempotency; /* context.idempotency points here */
     hf_streams_t streams;        /* context.streams points here */
     hf_metrics_t metrics;        /* context.metrics points here */
-    hf_cluster_t *cluster;       /* context.cluster points here (cluster.h) */
+    struct hf_cluster *cluster;  /* context.cluster points here: the owner of units (units.h) */
     hf_http_server_t *http;
     hf_batch_t *spare_batch;     /* returned by the store, reused */
     uv_timer_t keepalive_timer;  /* streams' keep-alive comments */
@@ -158,7 +156,7 @@ static void on_store_done(uv_async_t *handle) {
     }
     if (!synced) {
         store_failure(engine, error, false);
-    } else if (batch && !written && !hf_cluster_batch_failed(engine->cluster, write_error)) {
+    } else if (batch && !written && !engine->options.units->batch_failed(engine->cluster, write_error)) {
         store_failure(engine, write_error, true);
     } else {
         submit_if_idle(engine);
@@ -204,7 +202,7 @@ static void arm_expiry_timer(hf_engine_t *engine) {
 /* ---- shutdown ---- */
 
 static void close_handles(hf_engine_t *engine) {
-    hf_cluster_stop(engine->cluster); /* hands the leases back: all is durable or failed */
+    engine->options.units->stop(engine->cluster); /* hands the leases back: all is durable or failed */
     hf_http_server_close(engine->http);
     uv_close((uv_handle_t *)&engine->store_done, NULL);
     uv_close((uv_handle_t *)&engine->check, NULL);
@@ -327,20 +325,21 @@ static int load_units(hf_engine_t *engine, hf_progress_t *progress, char *error,
     snprintf(listen, sizeof listen, "%s:%d", engine->options.host, engine->options.port);
     char advertise[320];
     snprintf(advertise, sizeof advertise, "http://%s", listen);
-    hf_cluster_config_t config = {
+    const hf_units_methods_t *units = engine->options.units;
+    hf_units_config_t config = {
         .node_id = engine->options.node_id ? engine->options.node_id : listen,
         .address = engine->options.advertise ? engine->options.advertise : advertise,
         .finished_holds_max = engine->options.finished_holds_max,
         .finished_rides_max = engine->options.finished_rides_max,
         .sink = {emit_to_open_batch, engine},
-        .dispatch = hf_routes_dispatch};
-    engine->cluster = hf_cluster_create(engine->loop, context, &config);
+        .resume = engine->options.resume};
+    engine->cluster = units->create(engine->loop, context, &config);
     context->cluster = engine->cluster;
-    if (!hf_cluster_leased(engine->cluster))
+    if (!units->leased(engine->cluster))
         return hf_restore_load_progress(context, context->store,
                                         engine->options.finished_holds_max, progress, error,
                                         error_size);
-    if (hf_cluster_load(engine->cluster) == 0) return 0;
+    if (units->load(engine->cluster) == 0) return 0;
     snprintf(error, error_size, "cannot take this node's units");
     return -1;
 }
@@ -389,7 +388,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_streams_init(&engine->streams, context);
     context->streams = &engine->streams;
     size_t route_count;
-    const hf_route_t *const *routes = hf_routes_known(&route_count);
+    const hf_route_t *const *routes = options->routes(&route_count);
     hf_metrics_init(&engine->metrics, routes, route_count,
                     options->version ? options->version : "unknown", hf_context_now_ms(context));
     context->metrics = &engine->metrics;
@@ -405,7 +404,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_dispatch_set_finished_max(context->core, engine->options.finished_rides_max);
     if (!open_store(engine)) goto fail;
     char error[256];
-    hf_http_config_t config = {options->host, options->port, hf_routes_dispatch, context,
+    hf_http_config_t config = {options->host, options->port, options->dispatch, context,
                                hf_metrics_answered, options->access_log, options->bound,
                                options->bound_socket};
     engine->options.bound = false;   /* the server's now */
@@ -415,7 +414,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     }
     engine->metrics.http = engine->http;
     init_handles(engine);
-    hf_cluster_start(engine->cluster, engine->http);
+    engine->options.units->start(engine->cluster, engine->http);
     if (hf_store_start(context->store, store_done_from_thread, engine) != 0) {
         hf_log(HF_LOG_ERROR, "cannot start the store's writer and syncer threads");
         goto fail;
@@ -455,12 +454,13 @@ void hf_engine_destroy(hf_engine_t *engine) {
     if (engine->options.bound) close(engine->options.bound_socket);   /* never listened on */
     if (engine->context.store) hf_store_close(engine->context.store);
     if (engine->http) hf_http_server_free(engine->http);
-    hf_cluster_free(engine->cluster);
+    engine->options.units->free(engine->cluster);
     hf_core_destroy(engine->context.core);
     if (engine->context.open_batch) hf_batch_destroy(engine->context.open_batch);
     if (engine->spare_batch) hf_batch_destroy(engine->spare_batch);
     hf_idempotency_free(&engine->idempotency);
     hf_streams_free(&engine->streams);
+    free(engine->context.domain_scratch);
     free(engine);
     hf_arena_release();
 }

@@ -1,6 +1,13 @@
-/* The engine: owns the core on the loop's thread, turns HTTP requests into core commands,
- * collects the mutations of each loop turn into a batch for the store (group commit), and
- * gates every reply on the durability of what it observed.
+/* The engine: owns the core on the loop's thread, collects the mutations of each loop turn
+ * into a batch for the store (group commit), and gates every reply on the durability of what
+ * it observed. Its room, engine/, is the plumbing the rooms above it stand on: the request
+ * and its replies, the context handlers reach, streams, restore, metrics.
+ *
+ * The rooms (scripts/check_layout.py's ROOMS_BELOW): engine/ under cluster/ (several nodes:
+ * cluster/cluster.h) under api/ (the dispatcher and each domain's handlers: api/routes.h),
+ * under cmd/. The engine calls up only through what cmd/main.c hands it in
+ * hf_engine_options_t: the dispatcher (dispatch, resume, routes) and the owner of units
+ * (units.h); it includes neither room.
  *
  * Threads: everything here runs on the libuv loop's thread, except the store's done callback,
  * which only wakes the loop.
@@ -9,44 +16,30 @@
  * includes it back:
  *   engine.c          the plumbing: store batches and the durability gate, expiry timer,
  *                     signals, start-up and shutdown; the only file that sees struct hf_engine
+ *   units.h           the owner of units as the engine sees it (the cluster's table of
+ *                     functions, handed over by cmd/main.c)
  *   context.h/.c      what a handler needs from the engine: core, store, idempotency table,
- *                     streams, open batch and sequences, clock, ids, per-request scratch
- *   request.h/.c      the request handed to a handler, and the replies (hf_reply_*)
+ *                     streams, open batch and sequences, clock, ids, the domains' scratch
+ *   request.h/.c      the request handed to a handler (its route, its core, its unit, its
+ *                     body's flat reading, its domain's scratch), and the replies (hf_reply_*)
+ *   route.h           a route: method, pattern, handler, flags, body limit, where its unit
+ *                     comes from; a domain's table of routes; how a parked request resumes
  *   errors.h/.c       the table of every error the API answers, and the core's mapping onto it
  *   fields.h/.c       an invalid field's path ("sections[1].price"), its rule in words quoting
  *                     limits.h, and the one sentence of its error, for decoder and core alike
- *   route.h           a route: method, pattern, handler, flags, body limit
- *   routes.h/.c       the dispatcher: gathers the domains' routes, matches, generic checks
- *   query.h/.c        percent-decoding and query parameters
- *   decode.h/.c       the body's JSON and its members, event definitions, hold items
- *   render.h/.c       the JSON shapes of events, seats, holds and orders
  *   idempotency.h/.c  the Idempotency-Key table and the handling of a request with a key
+ *   body_hash.h/.c    the hash of a body as a JSON value (idempotency keys; pure)
  *   arena.h/.c        the per-request allocator of jansson
  *   streams.h/.c      live streams (SSE): subscribers, the ids of changes, changes waiting to
  *                     be durable, and each event's replay window for Last-Event-ID
  *   replay.h/.c       a stream's ids and the ring of an event's last durable changes (pure)
  *   restore.h/.c      the state read back from the store; forgotten holds taken back
- *   handlers_events.h/.c  health, events, seats, an event's stream (and their routes)
- *   handlers_holds.h/.c   holds, orders, bookings (and their routes)
- *   handlers_history.h/.c an event's audit history, read from the store (and its route)
- *   handlers_staff.h/.c   the staff's view: an event's holds and orders, closing and
- *                         reopening its sales (and their routes)
- *   handlers_ui.h/.c      the box-office page (and its routes)
- *   handlers_payments.h/.c  the payment webhook and refunds (and their routes)
  *   metrics.h/.c      GET /metrics' counters (every answer by route and status, timed) and
  *                     the writer of Prometheus's text format
- *   handlers_metrics.h/.c  GET /metrics: the generic families, then each domain's
- *   handlers_queue.h/.c     the waiting room: join, poll, complete (and their routes), and
- *                           the admission check of holds and bookings (HF_ROUTE_ADMISSION)
- *   signature.h/.c    the webhook's Holdfast-Signature header: parsed (pure) and checked
  *   token.h/.c        the waiting room's admission token, a JWT HS256: signed and checked with
  *                     OpenSSL's HMAC (pure otherwise; its secret comes from cmd/token_secret.c)
  *
- * A new domain's handlers go in a new handlers_DOMAIN.c, private to it, with a route table
- * (hf_route_table_t, route.h) exported by handlers_DOMAIN.h and added to TABLES in
- * routes.c. Handlers include the headers above and the core's, never engine.c's state: what
- * they need from the engine comes through request->context; a new error goes into the table
- * of errors.c. */
+ * A new domain's handlers go in api/DOMAIN.c (api/routes.h), not here. */
 #ifndef HF_ENGINE_H
 #define HF_ENGINE_H
 
@@ -54,7 +47,10 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "engine/route.h"
 #include "engine/token.h"
+#include "engine/units.h"
+#include "net/http.h"
 
 typedef struct hf_engine_options {
     const char *host;
@@ -93,6 +89,14 @@ typedef struct hf_engine_options {
      * when that fails. false: the engine binds host:port itself. */
     bool bound;
     int bound_socket;
+    /* The rooms above the engine, wired by cmd/main.c (engine/ includes neither): the
+     * dispatcher every request goes to and the list of its routes, for the metrics' slots
+     * (api/routes.h: hf_routes_dispatch, hf_routes_resume, hf_routes_known), and the owner of units
+     * (engine/units.h; cluster/cluster.h's hf_cluster_units). */
+    hf_http_handler_fn dispatch;
+    hf_route_resume_fn resume;   /* hf_routes_resume: a parked request goes on */
+    const hf_route_t *const *(*routes)(size_t *count);
+    const hf_units_methods_t *units;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

@@ -8,12 +8,12 @@
  * at all: they are read from where they already live when a scrape asks (the core's running
  * counts, the HTTP server, the store's statistics under its lock).
  *
- * How a domain adds its families: its handlers_DOMAIN.c exports one function of type
- * hf_metrics_render_fn (declared in its handlers_DOMAIN.h) that writes them with
+ * How a domain adds its families: its api/DOMAIN.c exports one function of type
+ * hf_metrics_render_fn (declared in its api/DOMAIN.h) that writes them with
  * hf_metrics_family, hf_metrics_sample and hf_metrics_histogram, reading its own state
  * (usually running counts of the core, kept as they change, so a scrape never walks a table
  * of seats or holds); the function is then added to the list at the end of
- * handlers_metrics.c. Nothing else changes: not this file, not the generic families. Label
+ * api/metrics.c. Nothing else changes: not this file, not the generic families. Label
  * values must be bounded: statuses, outcomes, routes; never a user's, hold's or ride's id
  * (an event's id only where API.md section 9 names the label).
  *

@@ -4,6 +4,24 @@
 
 #include <stdio.h>
 
+void hf_request_init(hf_request_t *request, hf_context_t *context, const hf_http_request_t *http,
+                     hf_http_response_t *response) {
+    request->context = context;
+    request->route = NULL;
+    request->core = context->core;
+    request->http = http;
+    request->response = response;
+    for (size_t i = 0; i < HF_ROUTE_PARAMS_MAX; i++) request->params[i][0] = '\0';
+    request->body = NULL;
+    request->flat = NULL;
+    request->scratch = NULL;
+    request->now_ms = 0;
+    request->head = false;
+    request->rests_on_known = false;
+    request->rests_on_change = 0;
+    request->unit[0] = '\0';
+}
+
 void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json) {
     request->response->status = status;
     hf_buffer_reset(&request->response->body);

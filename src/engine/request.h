@@ -1,4 +1,4 @@
-/* The request and its reply: what the dispatcher (routes.c) hands each route handler, and
+/* The request and its reply: what the dispatcher (api/routes.c) hands each route handler, and
  * the functions every reply is written with. Error replies take an id of the error table
  * (errors.h), never a literal status and code.
  *
@@ -23,17 +23,31 @@
 
 #define HF_ROUTE_PARAMS_MAX 3
 
+struct hf_route;                 /* route.h */
+
 typedef struct hf_request {
     hf_context_t *context;
+    /* The route being run (route.h), NULL before one matched. */
+    const struct hf_route *route;
+    /* The core the handler reads and changes: the context's, or for a list across units the
+     * core of the job that read every unit from the store (cluster/jobs.h). Handlers read
+     * this one, never context->core. */
+    hf_core_t *core;
     const hf_http_request_t *http;
     hf_http_response_t *response;
-    /* The path's "{}" segments, percent-decoded, in order (routes.c). */
+    /* The path's "{}" segments, percent-decoded, in order (api/routes.c). */
     char params[HF_ROUTE_PARAMS_MAX][HF_SEAT_ID_SIZE_MAX + HF_USER_ID_SIZE_MAX + 1];
     /* A POST's body: read by the flat reader on routes that allow it (HF_ROUTE_FLAT in
      * route.h) when it can, else by jansson. At most one of the two is set; hf_decode_member
      * reads it. */
     json_t *body;
     const hf_flat_json_t *flat;
+    /* The flat reading of the body (flat points here when it was read so), the request's
+     * own: hf_request_init leaves it unwritten. */
+    hf_flat_json_t flat_body;
+    /* The route's domain's own context (route.h: hf_route_table_t.scratch_size), NULL when
+     * its domain has none or before a route matched. */
+    void *scratch;
     int64_t now_ms;
     /* A HEAD request, run as the GET of its path: the HTTP layer sends the head of the answer
      * the handler writes, without its body. Only a handler whose GET does more than answer (a
@@ -48,6 +62,11 @@ typedef struct hf_request {
      * (cluster.h), "" when none: an Idempotency-Key's record is kept with it. */
     char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
 } hf_request_t;
+
+/* Sets every field but the params' bytes (only a route's match writes them, and handlers
+ * read only the ones it captured): a zeroing initializer would clear the large arrays. */
+void hf_request_init(hf_request_t *request, hf_context_t *context, const hf_http_request_t *http,
+                     hf_http_response_t *response);
 
 /* Starts a JSON body for status; the caller writes one value and the response is complete. */
 void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json);

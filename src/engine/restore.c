@@ -134,7 +134,7 @@ static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
         .context = restore};
 }
 
-/* Loads every unit (unit NULL), one (a takeover, engine/cluster.h), or one unit's rows
+/* Loads every unit (unit NULL), one (a takeover, cluster/cluster.h), or one unit's rows
  * fetched before (rows not NULL; freed). */
 static int restore_units(hf_context_t *context, hf_store_t *store, const char *unit,
                          void *rows, int64_t rows_now_ms, uint64_t finished_holds_max,

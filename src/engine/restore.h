@@ -25,7 +25,7 @@ int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
                              uint64_t finished_holds_max, hf_progress_t *progress, char *error,
                              size_t error_size);
 /* The same for one unit (an event or a fleet, API.md section 11) added to what the core
- * holds: a node taking the unit over (engine/cluster.h). The store must have leases. */
+ * holds: a node taking the unit over (cluster/cluster.h). The store must have leases. */
 int hf_restore_load_unit(hf_context_t *context, hf_store_t *store, const char *unit,
                          uint64_t finished_holds_max, char *error, size_t error_size);
 /* hf_restore_load_unit in two halves (store.h's hf_store_unit_fetch): the fetch reads the

@@ -1,12 +1,15 @@
-/* A route: what each domain's table of routes holds (handlers_*.h export their tables, the
- * dispatcher in routes.c gathers them). A route names the generic checks the dispatcher makes
- * before its handler runs, so a handler makes none of them itself.
+/* A route: what each domain's table of routes holds (each api/DOMAIN.h exports its table,
+ * the dispatcher in api/routes.c gathers them). A route names the generic checks the
+ * dispatcher makes before its handler runs, so a handler makes none of them itself, and where
+ * its unit comes from, so the cluster reads no path.
  *
  * Ownership: tables are static and constant, valid for the life of the process. */
 #ifndef HF_ENGINE_ROUTE_H
 #define HF_ENGINE_ROUTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/request.h"
 
@@ -26,11 +29,59 @@ enum {
      * raw bytes, checked before any JSON is parsed); never with HF_ROUTE_BODY. */
     HF_ROUTE_RAW_BODY = 32,
     /* A hold or booking on the event of the first path parameter: when the event has a
-     * waiting room, the request needs a valid admission token (handlers_queue.h), checked
+     * waiting room, the request needs a valid admission token (api/queue.h), checked
      * after the body is read and after an Idempotency-Key's repeat is answered, so a retry
      * of an acknowledged hold gets its first answer even once the token expired. */
     HF_ROUTE_ADMISSION = 64,
+    /* Its answer spans units (API.md section 11): a list across events (GET /v1/events, a
+     * user's orders, refunds). With several nodes it is read from the store, every unit
+     * loaded into a core of the request's own (cluster.h). */
+    HF_ROUTE_SPANS = 128,
+    /* A live stream (SSE): it lasts, so with several nodes it is redirected to its unit's
+     * owner rather than relayed (cluster.h). */
+    HF_ROUTE_STREAM = 256,
 };
+
+/* Where the text that names a request's unit comes from (the event, fleet or records of no
+ * unit the cluster serves it as, cluster.h). */
+typedef enum hf_route_unit_from {
+    HF_ROUTE_UNIT_NONE = 0,      /* no unit: any node answers (health, metrics, the page) */
+    HF_ROUTE_UNIT_PARAM,         /* the path parameter unit.param */
+    HF_ROUTE_UNIT_MEMBER,        /* the body's string member unit.member (the flat reader's) */
+} hf_route_unit_from_t;
+
+/* What that text is: the unit's own id, or the id of a record whose unit the cluster finds
+ * (in the core, its cache, or the store through a job: cluster/jobs.h). */
+typedef enum hf_route_id_kind {
+    HF_ROUTE_ID_UNIT = 0,
+    HF_ROUTE_ID_HOLD,
+    HF_ROUTE_ID_ORDER,
+    HF_ROUTE_ID_RIDE,
+    HF_ROUTE_ID_REFUND,
+} hf_route_id_kind_t;
+
+typedef struct hf_route_unit {
+    uint8_t from;                /* hf_route_unit_from_t */
+    uint8_t param;               /* HF_ROUTE_UNIT_PARAM: the index of the path parameter */
+    uint8_t id;                  /* hf_route_id_kind_t */
+    /* An id that no unit has, as the store says, belongs to the records of no unit
+     * (HF_STORE_UNIT_NONE): a payment for a hold no event has any more. Else such a request
+     * is served where it arrived (its 404). */
+    bool else_no_unit;
+    const char *member;          /* HF_ROUTE_UNIT_MEMBER: the member's name */
+} hf_route_unit_t;
+
+/* A route's unit, as its row writes it. */
+#define HF_ROUTE_NO_UNIT {HF_ROUTE_UNIT_NONE, 0, HF_ROUTE_ID_UNIT, false, NULL}
+/* The path parameter index is the unit (an event's or a fleet's id). */
+#define HF_ROUTE_UNIT_IN_PATH(index) {HF_ROUTE_UNIT_PARAM, (index), HF_ROUTE_ID_UNIT, false, NULL}
+/* The body member name is the unit (a new event's "id"). */
+#define HF_ROUTE_UNIT_IN_BODY(name) {HF_ROUTE_UNIT_MEMBER, 0, HF_ROUTE_ID_UNIT, false, (name)}
+/* The path parameter index is the id of a record of kind (HF_ROUTE_ID_*): its unit. */
+#define HF_ROUTE_UNIT_OF_PATH(kind, index) {HF_ROUTE_UNIT_PARAM, (index), (kind), false, NULL}
+/* The body member name is the id of a record of kind; one no unit has is the records of no
+ * unit's. */
+#define HF_ROUTE_UNIT_OF_BODY(kind, name) {HF_ROUTE_UNIT_MEMBER, 0, (kind), true, (name)}
 
 typedef struct hf_route {
     const char *method;
@@ -38,16 +89,37 @@ typedef struct hf_route {
     hf_route_handler_fn handler;
     unsigned flags;              /* HF_ROUTE_* */
     size_t body_size_max;        /* a longer body is answered 413 */
+    hf_route_unit_t unit;        /* where its unit comes from (HF_ROUTE_UNIT_*) */
 } hf_route_t;
+
+/* A request the cluster parked (cluster/jobs.h) goes on once what it waited for is there:
+ * past the cluster's routing, served here as unit ("" none), from core when not NULL (a list
+ * across units, the job's core: its handler alone answers, as the request's route was run
+ * that far already). */
+typedef struct hf_route_resumed {
+    const hf_route_t *route;
+    const char *unit;
+    hf_core_t *core;
+} hf_route_resumed_t;
+
+/* The dispatcher's hf_routes_resume (api/routes.h), which the cluster is given (engine/units.h):
+ * the request runs again from its copy (http) into its answer reopened (response). */
+typedef void (*hf_route_resume_fn)(hf_context_t *context, const hf_http_request_t *http,
+                                   hf_http_response_t *response,
+                                   const hf_route_resumed_t *resumed);
 
 /* Routes of every domain together (the dispatcher's list, the metrics' slots); more fail an
  * assertion at the first request. Room is left for the domains still to come. */
 #define HF_ROUTES_MAX 64
 
-/* One domain's routes. */
+/* One domain's routes, and the size of the domain's own context: the scratch its handlers
+ * share, one request at a time, too large for the stack (a booking's items, a refusal's
+ * detail). The dispatcher makes one for each domain, zeroed, at an engine's first request, and
+ * hands it to the domain's handlers as request->scratch; 0: none. */
 typedef struct hf_route_table {
     const hf_route_t *routes;
     size_t count;
+    size_t scratch_size;
 } hf_route_table_t;
 
 #endif

@@ -87,7 +87,7 @@ void hf_streams_keepalive(hf_streams_t *streams);
  * snapshot of the durable state) and no change is numbered any more. */
 void hf_streams_fail(hf_streams_t *streams);
 /* As hf_streams_fail, but streams may open again: the core was rebuilt (a node that lost a
- * unit, engine/cluster.h), so every stream closes and its reconnect gets a snapshot. */
+ * unit, cluster/cluster.h), so every stream closes and its reconnect gets a snapshot. */
 void hf_streams_reset(hf_streams_t *streams);
 /* The event's layout changed or the event was deleted (its slot may serve another event):
  * its streams close (a reconnect gets a snapshot of what it is now, or a 404), its window

@@ -168,7 +168,7 @@ bool hf_http_stream_send(hf_http_stream_t *stream, const char *data, size_t leng
 /* Ends the stream after its queued data is written. */
 void hf_http_stream_close(hf_http_stream_t *stream);
 
-/* ---- Deferred answers (a request another node answers, engine/forward.h) ----
+/* ---- Deferred answers (a request another node answers, cluster/forward.h) ----
  *
  * A handler defers its answer: the record stays in the connection's queue, held back whatever
  * the released sequence (and never turned into a 503 by hf_http_server_fail_pending), until

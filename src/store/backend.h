@@ -145,9 +145,9 @@ typedef struct hf_store_backend {
      * NULL: the backend keeps no settings (SQLite: the data directory keeps them). */
     int (*setting_claim)(void *instance, const char *key, const char *proposed, char *value,
                          size_t value_size, char *error, size_t error_size);
-    /* ---- A unit's load in two halves (version 7, engine/cluster_jobs.h; version 7 also
+    /* ---- A unit's load in two halves (version 7, cluster/jobs.h; version 7 also
      * dropped version 6's probe: with leases a failed batch is the cluster's to mend,
-     * engine/cluster.h): the round trips on a worker thread, the core's state on the engine's,
+     * cluster/cluster.h): the round trips on a worker thread, the core's state on the engine's,
      * so the engine's thread never waits on the database for a takeover. unit_fetch runs load_unit's statements (the lease methods'
      * thread and connection) and keeps their rows in *rows (opaque) without calling loader's
      * callbacks: it only looks at which are set and at its since_ms values. unit_deliver then

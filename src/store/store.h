@@ -248,7 +248,7 @@ bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
 int hf_store_setting_claim(hf_store_t *store, const char *key, const char *proposed, char *value,
                            size_t value_size, bool *kept, char *error, size_t error_size);
 /* Units and leases (backend.h's lease methods, API.md section 11), passed through to the
- * backend: call them from the engine's cluster (engine/cluster.h) only, one thread at a time
+ * backend: call them from the engine's cluster (cluster/cluster.h) only, one thread at a time
  * (the backend serialises them on a connection of their own). hf_store_has_leases is false
  * for a backend without them (SQLite), whose callers must then call none of the others. */
 bool hf_store_has_leases(const hf_store_t *store);

@@ -19,7 +19,7 @@
 #include "engine/context.h"
 #include "engine/idempotency.h"
 #include "engine/metrics.h"
-#include "engine/routes.h"
+#include "api/routes.h"
 #include "engine/streams.h"
 
 #define PATH_SIZE 2048
@@ -72,6 +72,7 @@ static void engine_destroy(fuzz_engine_t *engine) {
     hf_batch_destroy(engine->context.open_batch);
     hf_idempotency_free(&engine->idempotency);
     hf_streams_free(&engine->streams);
+    free(engine->context.domain_scratch);
     free(engine);
     hf_arena_release();
 }

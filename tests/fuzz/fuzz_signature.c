@@ -1,4 +1,4 @@
-/* libFuzzer target: the payment webhook's Holdfast-Signature parser (src/engine/signature.h).
+/* libFuzzer target: the payment webhook's Holdfast-Signature parser (src/api/signature.h).
  * The input is a header, then optionally '\n' and a body. For any input the parser answers
  * without a crash or a read past the header's length (the header is copied to a buffer of its
  * exact size, so ASan sees any overread); what it accepts has a t of digits that reads back
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/signature.h"
+#include "api/signature.h"
 
 static const char SECRET[] = "whsec_fuzz";
 

@@ -80,6 +80,40 @@ def test_room_without_a_place_fails():
     assert "room queue/ has no place" in output, output
 
 
+# The engine's rooms (docs/DESIGN.md): engine/ under cluster/ under api/. The engine reaches
+# the rooms above it only through what cmd/main.c hands it (engine/units.h), never an include.
+ROOMS = {
+    "src/engine/context.h": "int context(void);\n",
+    "src/cluster/cluster.h": '#include "engine/context.h"\n',
+    "src/api/routes.c": '#include "cluster/cluster.h"\n#include "engine/context.h"\n' +
+                        function("dispatch", 5),
+    "src/cmd/main.c": '#include "api/routes.h"\n#include "cluster/cluster.h"\n' +
+                      function("main", 5),
+    "src/api/routes.h": "void dispatch(void);\n",
+}
+
+
+def test_engine_rooms_in_order_pass():
+    code, output = check(dict(CLEAN, **ROOMS))
+    assert code == 0, output
+
+
+def test_cluster_including_the_dispatcher_fails():
+    files = dict(CLEAN, **ROOMS)
+    files["src/cluster/cluster.c"] = '#include "api/routes.h"\n' + function("route", 5)
+    code, output = check(files)
+    assert code == 1, output
+    assert "cluster/cluster includes api/routes" in output, output
+
+
+def test_engine_including_the_cluster_fails():
+    files = dict(CLEAN, **ROOMS)
+    files["src/engine/engine.c"] = '#include "cluster/cluster.h"\n' + function("run", 5)
+    code, output = check(files)
+    assert code == 1, output
+    assert "engine/engine includes cluster/cluster" in output, output
+
+
 def test_long_function_fails():
     files = dict(CLEAN)
     files["src/core/a.c"] = '#include "core/a.h"\n' + function("a", 61)

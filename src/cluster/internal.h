@@ -1,0 +1,77 @@
+/* What the files of the cluster share (cluster.c: units, leases, the renewal, takeovers,
+ * rebuilds; routing.c: a request's unit, forwarding, parking and its continuations): the
+ * cluster's state. Private to cluster/. */
+#ifndef HF_CLUSTER_INTERNAL_H
+#define HF_CLUSTER_INTERNAL_H
+
+#include "cluster/cluster.h"
+#include "cluster/jobs.h"
+#include "lib/map.h"
+#include "net/flat_json.h"
+
+/* The lease's length as the store keeps it (store/postgres/lease.c): a node whose renewals
+ * failed this long ago may have lost every unit. */
+#define LEASE_MS 5000
+/* A node stops answering from memory this much before its lease could lapse, for the clocks'
+ * drift between it and the database. */
+#define LEASE_MARGIN_MS 1000
+/* An owner whose heartbeat is older than this has missed two renewals (paused, cut off, or
+ * dead): requests are not forwarded to it, to wait up to HF_FORWARD_TIMEOUT_MS, but answered
+ * 503 at once until its lease lapses and the unit is taken over. */
+#define HEARTBEAT_STALE_MS 2500
+/* Ids whose unit was looked up (a hold's, an order's...) kept before the cache starts over. */
+#define ID_CACHE_MAX 65536
+/* Lapsed units taken over per renewal: the rest at the next one, so a node taking over a
+ * dead peer's thousands of units still answers in between. */
+#define TAKEOVERS_PER_TICK 64
+/* Jobs the renewal's takeovers may have at once: the rest are left to requests. */
+#define TAKEOVER_JOBS_MAX (HF_CLUSTER_JOBS_MAX / 2)
+
+typedef struct unit_entry {
+    char id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    bool owned;                  /* this node holds the lease */
+    bool loaded;                 /* the core holds the unit's state */
+    int64_t acquired_at_ms;      /* when this node last acquired it (loop's clock) */
+} unit_entry_t;
+
+struct hf_cluster {
+    uv_loop_t *loop;
+    hf_context_t *context;
+    hf_http_server_t *http;
+    hf_forward_t *forward;
+    hf_cluster_config_t config;
+    char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
+    char address[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
+    bool leased;
+    uint64_t refused;            /* requests about a unit answered 503 here */
+    unit_entry_t *units;
+    size_t unit_count, unit_capacity;
+    hf_map_t unit_index;         /* unit id -> index in units */
+    hf_map_t id_units;           /* hold, order... id -> index in units */
+    size_t owned_count;
+    bool rebuild_pending;
+    /* The renewal: its timer, its work on the thread pool and what it found. */
+    uv_timer_t timer;
+    uv_check_t check;
+    uv_work_t work;
+    bool working, stopped;
+    int64_t work_started_ms;
+    bool renew_ok;
+    char renew_error[256];
+    int64_t renewed_at_ms;       /* the last successful renewal began then */
+    hf_cluster_view_t next, view;
+    hf_cluster_jobs_t *jobs;     /* takeovers, lookups and lists on the thread pool */
+    /* What id_unit found no answer to here: the lookup the request is parked on (kind NULL:
+     * none), or one that failed (503). routing.c's, for one request at a time. */
+    const char *lookup_kind;
+    char lookup_id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    bool lookup_failed;
+    /* The flat reading of a body member that names a unit (routing.c), one request at a
+     * time. */
+    hf_flat_json_t flat;
+};
+
+/* The unit's entry, made when create and there is room (NULL otherwise). */
+unit_entry_t *hf_cluster_unit_get(hf_cluster_t *cluster, const char *unit, bool create);
+
+#endif
