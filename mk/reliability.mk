@@ -147,7 +147,7 @@ clang-tidy: $(DEPS_STAMP)
 layout-check:
 	python3 scripts/check_layout.py src
 
-# docs/openapi.yaml's bounds against src/core/limits.h (scripts/check_openapi_limits.py).
+# docs/openapi.yaml's bounds against src/lib/limits.h (scripts/check_openapi_limits.py).
 openapi-limits-check:
 	python3 scripts/check_openapi_limits.py
 

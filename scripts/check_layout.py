@@ -28,7 +28,7 @@ ROOMS_BELOW = {
     "lib": set(),
     "core": {"lib"},
     "store": {"core", "lib"},
-    "net": {"core", "lib"},
+    "net": {"lib"},
     # The engine's plumbing: the core's owner, the request context, replies and errors,
     # idempotency, streams, restore, metrics.
     "engine": {"store", "net", "core", "lib"},

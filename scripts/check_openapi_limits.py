@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The bounds that docs/openapi.yaml states must be the limits the server keeps: each bound
 listed in BOUNDS below (a place in the description, a keyword, and the limit of
-src/core/limits.h it states) is read from both files and compared, so neither can change
+src/lib/limits.h it states) is read from both files and compared, so neither can change
 without the other. A bound missing from the description, a limit missing from the header or
 two values that differ fail the check.
 
-    python3 scripts/check_openapi_limits.py [--limits src/core/limits.h]
+    python3 scripts/check_openapi_limits.py [--limits src/lib/limits.h]
                                             [--openapi docs/openapi.yaml]
 
 Prints one line per difference, then a summary; exit 0 when every bound matches, 1 otherwise,
@@ -228,7 +228,7 @@ def check(limits_path, openapi_path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--limits", default=os.path.join(ROOT, "src", "core", "limits.h"))
+    parser.add_argument("--limits", default=os.path.join(ROOT, "src", "lib", "limits.h"))
     parser.add_argument("--openapi", default=os.path.join(ROOT, "docs", "openapi.yaml"))
     arguments = parser.parse_args()
     try:
@@ -239,10 +239,10 @@ def main():
     for problem in problems:
         print("openapi limits: %s" % problem)
     if problems:
-        print("openapi limits: %d of %d bounds differ from src/core/limits.h" % (
+        print("openapi limits: %d of %d bounds differ from src/lib/limits.h" % (
             len(problems), len(BOUNDS)))
         return 1
-    print("openapi limits: %d bounds match src/core/limits.h" % len(BOUNDS))
+    print("openapi limits: %d bounds match src/lib/limits.h" % len(BOUNDS))
     return 0
 
 

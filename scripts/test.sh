@@ -133,7 +133,7 @@ HOLDFAST_BINARY=build/holdfast run_node "browser" tests/browser/
 # the release run's recorded answers checked against the description.
 run_check "openapi lint" env REDOCLY_TELEMETRY=off \
     tests/contract/node_modules/.bin/redocly lint --config tests/contract/redocly.yaml docs/openapi.yaml
-# Its bounds against src/core/limits.h (the check's own tests first), so neither drifts.
+# Its bounds against src/lib/limits.h (the check's own tests first), so neither drifts.
 run_stage "openapi limits check's own tests" python3 tests/layout/test_check_openapi_limits.py
 run_check "openapi limits" python3 scripts/check_openapi_limits.py
 run_node "contract checker" tests/contract/

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 
 #define HF_SIGNATURE_DIGEST_SIZE 32
 /* t's digits as the header spelled them (the signed text is the header's, not a reprint). */

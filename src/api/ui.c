@@ -1,7 +1,7 @@
 /* The box-office page (ui.h): files of ui/, embedded in the binary. */
 #include "api/ui.h"
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/buffer.h"
 #include "net/assets.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/buffer.h"
 #include "lib/log.h"
 #include "net/client.h"

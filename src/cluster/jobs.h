@@ -25,7 +25,7 @@
 #include <uv.h>
 
 #include "core/core.h"
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "cluster/view.h"
 #include "engine/context.h"
 #include "engine/request.h"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "store/store.h"
 
 typedef struct hf_cluster_view_node {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 
 /* A host name is at most 253 bytes (DNS); an IPv6 literal is far shorter. */

@@ -49,7 +49,7 @@
 #include <stdint.h>
 
 #include "core/definition.h"
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "core/mutation.h"
 
 typedef int64_t hf_time_ms_t; /* milliseconds since the Unix epoch */

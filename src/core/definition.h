@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 
 typedef struct hf_row_definition {
     char id[HF_ID_SIZE_MAX + 1];

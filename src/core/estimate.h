@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "core/definition.h"
-#include "core/limits.h"
+#include "lib/limits.h"
 
 /* Admissions of one room over the recent window. Initialise with hf_admission_window_init. */
 typedef struct hf_admission_window {

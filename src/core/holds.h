@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/map.h"
 
 struct hf_hold;

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 
 /* Under AddressSanitizer the arena marks the space it has not handed out (or has taken back at
  * the end of a request) as poisoned, so a use of the DOM after its request is still caught as

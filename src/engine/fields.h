@@ -1,6 +1,6 @@
 /* The fields of request bodies as an invalid_request names them: each field's path
  * ("sections[1].rows[0].seats", "pools.GA", "best_available.count"), the rule its value must
- * follow in words that quote the limits of core/limits.h, and the one sentence of the error,
+ * follow in words that quote the limits of lib/limits.h, and the one sentence of the error,
  * made the same way whether the decoder (decode.c) or the core (hf_error_detail_t) found the
  * fault: the path first, then what it must be.
  *

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "engine/body_hash.h"
 #include "engine/errors.h"
 #include "store/store.h"

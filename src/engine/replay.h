@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 
 /* hf_replay_change_t.target of a pool's change; without it, a seat's. */
 #define HF_REPLAY_POOL 0x80000000u

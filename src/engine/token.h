@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 
 /* Longer tokens are refused as malformed before anything is decoded, so a client cannot make
  * the server decode and parse more than this. The longest token signing can write (a user id

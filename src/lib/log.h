@@ -27,7 +27,7 @@ typedef enum hf_log_level {
 
 /* One line: long enough for a message with a path and an SQLite error plus a few fields, short
  * enough for a stack buffer. A longer line is cut inside a value and still closes as valid JSON
- * (with "truncated": true). Here rather than in core/limits.h: lib/ stands below the core and
+ * (with "truncated": true). Here rather than in lib/limits.h: lib/ stands below the core and
  * includes nothing above it. */
 #define HF_LOG_LINE_SIZE_MAX 2048
 /* Secrets the logger redacts: the API key, the webhook secret and the token secret, with room

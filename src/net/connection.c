@@ -23,7 +23,7 @@
  * limits again, the kept input is parsed and reading resumes. */
 #include <stdlib.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "net/internal.h"
 
 /* How long a closing connection keeps draining input after its last answer was handed to the

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "net/internal.h"
 
 #define LISTEN_BACKLOG 1024

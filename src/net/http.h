@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/buffer.h"
 
 typedef struct hf_http_header {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "net/internal.h"
 
 /* Returned by a parser callback to stop parsing: llhttp turns it into an error, which is

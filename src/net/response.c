@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/clock.h"
 #include "lib/json.h"
 #include "lib/log.h"

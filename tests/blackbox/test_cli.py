@@ -18,7 +18,7 @@ import harness
 from harness import Server, check, check_equal, expect, free_port, make_temp_dir, timeout
 
 VERSION_RE = re.compile(r"^holdfast \d+\.\d+\.\d+\n$")
-# HF_CORS_ORIGINS_MAX (src/core/limits.h).
+# HF_CORS_ORIGINS_MAX (src/lib/limits.h).
 CORS_ORIGINS_MAX = 16
 
 

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/json.h"
 #include "net/http.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/check_openapi_limits.py must pass the tree as it is and fail on each kind of drift
-it is there to catch: copies of src/core/limits.h and docs/openapi.yaml are changed in a
+it is there to catch: copies of src/lib/limits.h and docs/openapi.yaml are changed in a
 temporary folder and checked.
 
     python3 tests/layout/test_check_openapi_limits.py      (ends with "N passed, N failed")"""
@@ -11,7 +11,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "check_openapi_limits.py")
-LIMITS = os.path.join(ROOT, "src", "core", "limits.h")
+LIMITS = os.path.join(ROOT, "src", "lib", "limits.h")
 OPENAPI = os.path.join(ROOT, "docs", "openapi.yaml")
 
 

@@ -18,7 +18,7 @@
 #include <sqlite3.h>
 
 #include "core/core.h"
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/buffer.h"
 #include "store/store.h"
 #include "store_fixtures.h"

@@ -17,7 +17,7 @@
 #include <sqlite3.h>
 
 #include "core/core.h"
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/buffer.h"
 #include "store/decoder.h"
 #include "store/store.h"

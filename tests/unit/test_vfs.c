@@ -20,7 +20,7 @@
 
 #include "sqlite_fixtures.h"
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "store/sqlite/vfs.h"
 
 typedef struct fixture {

@@ -28,7 +28,7 @@
 #include <libpq-fe.h>
 
 #include "core/core.h"
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "store/backend.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "store/backend.h"

@@ -10,7 +10,7 @@
 
 #include <sqlite3.h>
 
-#include "core/limits.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 #include "store/fault.h"
 

@@ -1,5 +1,6 @@
 /* Every limit of the server, in one place. Each is a named constant with the reason for its
- * value: nothing in Holdfast grows without a bound. */
+ * value: nothing in Holdfast grows without a bound. It lives in lib/, the bottom room, so that
+ * net/ reads it without including the core. */
 #ifndef HF_LIMITS_H
 #define HF_LIMITS_H
 
@@ -200,7 +201,7 @@
  * thread only queued more flushes behind the first two. */
 #define HF_STORE_SYNCERS 2
 
-/* Bytes of the store's log gathered before they are written in one call (store/vfs.h): a
+/* Bytes of the store's log gathered before they are written in one call (store/sqlite/vfs.h): a
  * batch's frames are 4,120 bytes each, and most batches write fewer than 30; a larger batch
  * is written in several calls. SQLite's unix VFS writes at most 128 KiB - 1 bytes per call
  * (os_unix.c masks the length with 0x1ffff, and a longer write comes out short, as a full
