@@ -57,7 +57,8 @@ static json_t *body_parse(hf_request_t *request) {
                               JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
     if (!body) {
         char message[256];
-        snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position, error.text);
+        snprintf(message, sizeof message, "invalid JSON at byte %d: %s", error.position,
+                 error.text);
         hf_reply_error(request, HF_API_ERROR_INVALID_JSON, message, NULL);
     }
     return body;
@@ -103,16 +104,18 @@ bool hf_decode_body_unread(hf_request_t *request) {
 /* ---- the body's members, from whichever reading the body had (hf_decode_body) ---- */
 
 static const hf_member_kind_t JSON_KINDS[] = {
-    [JSON_OBJECT] = HF_MEMBER_OTHER,   [JSON_ARRAY] = HF_MEMBER_OTHER,
-    [JSON_STRING] = HF_MEMBER_STRING,  [JSON_INTEGER] = HF_MEMBER_INTEGER,
-    [JSON_REAL] = HF_MEMBER_REAL,      [JSON_TRUE] = HF_MEMBER_BOOL,
-    [JSON_FALSE] = HF_MEMBER_BOOL,     [JSON_NULL] = HF_MEMBER_NULL,
+    [JSON_OBJECT] = HF_MEMBER_OTHER,  [JSON_ARRAY] = HF_MEMBER_OTHER,
+    [JSON_STRING] = HF_MEMBER_STRING, [JSON_INTEGER] = HF_MEMBER_INTEGER,
+    [JSON_REAL] = HF_MEMBER_REAL,     [JSON_TRUE] = HF_MEMBER_BOOL,
+    [JSON_FALSE] = HF_MEMBER_BOOL,    [JSON_NULL] = HF_MEMBER_NULL,
 };
 
 static hf_member_t member_from_json(json_t *json) {
     /* json_number_value is 0 for anything but a number, json_is_true false. */
-    hf_member_t member = {.kind = JSON_KINDS[json_typeof(json)], .truth = json_is_true(json),
-                          .number = json_number_value(json), .json = json};
+    hf_member_t member = {.kind = JSON_KINDS[json_typeof(json)],
+                          .truth = json_is_true(json),
+                          .number = json_number_value(json),
+                          .json = json};
     if (json_is_integer(json)) member.integer = json_integer_value(json);
     if (json_is_string(json)) {
         member.string = json_string_value(json);
@@ -122,18 +125,22 @@ static hf_member_t member_from_json(json_t *json) {
 }
 
 static const hf_member_kind_t FLAT_KINDS[] = {
-    [HF_FLAT_JSON_NULL] = HF_MEMBER_NULL,       [HF_FLAT_JSON_FALSE] = HF_MEMBER_BOOL,
-    [HF_FLAT_JSON_TRUE] = HF_MEMBER_BOOL,       [HF_FLAT_JSON_INTEGER] = HF_MEMBER_INTEGER,
-    [HF_FLAT_JSON_REAL] = HF_MEMBER_REAL,       [HF_FLAT_JSON_STRING] = HF_MEMBER_STRING,
+    [HF_FLAT_JSON_NULL] = HF_MEMBER_NULL,     [HF_FLAT_JSON_FALSE] = HF_MEMBER_BOOL,
+    [HF_FLAT_JSON_TRUE] = HF_MEMBER_BOOL,     [HF_FLAT_JSON_INTEGER] = HF_MEMBER_INTEGER,
+    [HF_FLAT_JSON_REAL] = HF_MEMBER_REAL,     [HF_FLAT_JSON_STRING] = HF_MEMBER_STRING,
     [HF_FLAT_JSON_STRINGS] = HF_MEMBER_OTHER,
 };
 
 /* The flat reader's member has the same values: only the kind is named differently. The
  * fields its kind does not use are copied too and never read. */
 static hf_member_t member_from_flat(const hf_flat_json_member_t *flat) {
-    return (hf_member_t){.kind = FLAT_KINDS[flat->kind], .truth = flat->kind == HF_FLAT_JSON_TRUE,
-                         .integer = flat->integer, .number = flat->real, .string = flat->string,
-                         .length = flat->length, .flat = flat};
+    return (hf_member_t){.kind = FLAT_KINDS[flat->kind],
+                         .truth = flat->kind == HF_FLAT_JSON_TRUE,
+                         .integer = flat->integer,
+                         .number = flat->real,
+                         .string = flat->string,
+                         .length = flat->length,
+                         .flat = flat};
 }
 
 hf_member_t hf_decode_member(const hf_request_t *request, const char *name) {
@@ -364,7 +371,8 @@ static bool decode_pools(json_t *pools, hf_event_definition_t *definition,
 static bool decode_text(json_t *member, char *out, size_t size_max) {
     if (!json_is_string(member)) return false;
     size_t length = json_string_length(member);
-    if (length == 0 || length > size_max || strlen(json_string_value(member)) != length) return false;
+    if (length == 0 || length > size_max || strlen(json_string_value(member)) != length)
+        return false;
     memcpy(out, json_string_value(member), length + 1);
     return true;
 }
@@ -424,8 +432,8 @@ static bool room_integer(json_t *room, const char *name, int64_t minimum, int64_
 
 /* A room's settings before any member is read (API.md section 6, limits.h). */
 static const hf_room_definition_t ROOM_DEFAULTS = {
-    false, HF_QUEUE_ADMIT_PER_S_DEFAULT, HF_QUEUE_TOKEN_TTL_S_DEFAULT, 0,
-    HF_QUEUE_ABANDON_AFTER_MS_DEFAULT, HF_QUEUE_WAITING_DEFAULT};
+    false, HF_QUEUE_ADMIT_PER_S_DEFAULT,      HF_QUEUE_TOKEN_TTL_S_DEFAULT,
+    0,     HF_QUEUE_ABANDON_AFTER_MS_DEFAULT, HF_QUEUE_WAITING_DEFAULT};
 
 /* "waiting_room": {"enabled", "admit_per_s", "token_ttl_s", "max_active", "abandon_after_s",
  * "max_waiting"}: each member given is checked and read over settings. */
@@ -433,8 +441,7 @@ static bool room_members(json_t *room, hf_room_definition_t *settings, hf_error_
     where_t where = {.field = "waiting_room"};
     if (!json_is_object(room)) return wrong(fault, &where, NULL, room);
     json_t *enabled = json_object_get(room, "enabled");
-    if (enabled && !json_is_boolean(enabled))
-        return wrong(fault, &where, "enabled", enabled);
+    if (enabled && !json_is_boolean(enabled)) return wrong(fault, &where, "enabled", enabled);
     if (json_is_boolean(enabled)) settings->enabled = json_is_true(enabled);
     json_t *rate = json_object_get(room, "admit_per_s");
     if (rate && !json_is_null(rate)) {
@@ -565,8 +572,8 @@ static bool read_pool(json_t *json, const where_t *where, void *target, hf_error
 /* The room a patch asks for: its members read over the room's settings as they stand (the
  * defaults for an event that never had a room). A room turned off keeps its settings; one
  * that never was on keeps none, as at creation. */
-static bool patch_room(json_t *room, const hf_room_definition_t *base,
-                       hf_room_definition_t *target, hf_error_detail_t *fault) {
+static bool patch_room(json_t *room, const hf_room_definition_t *base, hf_room_definition_t *target,
+                       hf_error_detail_t *fault) {
     hf_room_definition_t settings = ROOM_DEFAULTS;
     if (base->admit_per_s > 0) settings = *base;
     settings.enabled = base->enabled;
@@ -581,17 +588,20 @@ static bool patch_limits(json_t *object, hf_event_definition_t *patch, uint32_t 
                          hf_error_detail_t *fault) {
     json_t *member = json_object_get(object, "name");
     if (member && !json_is_null(member)) {
-        if (!decode_text(member, patch->name, HF_NAME_SIZE_MAX)) return top_wrong(fault, "name", member);
+        if (!decode_text(member, patch->name, HF_NAME_SIZE_MAX))
+            return top_wrong(fault, "name", member);
         *members |= HF_EVENT_MEMBER_NAME;
     }
     member = json_object_get(object, "hold_ttl_s");
     if (member && !json_is_null(member)) {
-        if (!json_seconds_to_ms(member, &patch->hold_ttl_ms)) return top_wrong(fault, "hold_ttl_s", member);
+        if (!json_seconds_to_ms(member, &patch->hold_ttl_ms))
+            return top_wrong(fault, "hold_ttl_s", member);
         *members |= HF_EVENT_MEMBER_HOLD_TTL;
     }
     member = json_object_get(object, "max_hold_s");
     if (member && !json_is_null(member)) {
-        if (!json_seconds_to_ms(member, &patch->max_hold_ms)) return top_wrong(fault, "max_hold_s", member);
+        if (!json_seconds_to_ms(member, &patch->max_hold_ms))
+            return top_wrong(fault, "max_hold_s", member);
         *members |= HF_EVENT_MEMBER_MAX_HOLD;
     }
     int64_t value = 0;
@@ -662,8 +672,8 @@ bool hf_decode_pools(json_t *object, hf_hold_request_t *request, hf_pool_request
         bool valid = json_is_integer(quantity) && json_integer_value(quantity) >= 1 &&
                      json_integer_value(quantity) <= HF_HOLD_ITEMS_MAX;
         /* Kept even when wrong: the error's path names the pool by its id (pools.GA). */
-        pools[request->pool_count++] =
-            (hf_pool_request_t){pool_id, valid ? (uint32_t)json_integer_value(quantity) : 0};
+        pools[request->pool_count++] = (hf_pool_request_t){
+            pool_id, valid ? (uint32_t)json_integer_value(quantity) : 0};
         if (!valid) return item_wrong(fault, "pools", true, request->pool_count - 1);
     }
     return true;

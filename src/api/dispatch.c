@@ -14,7 +14,7 @@
 /* The domain's own context (route.h: hf_route_table_t.scratch_size): scratch its handlers
  * share, one request at a time, too large for the stack. */
 typedef struct scratch {
-    hf_error_detail_t detail;    /* a refusal's detail (items is large) */
+    hf_error_detail_t detail; /* a refusal's detail (items is large) */
 } scratch_t;
 
 static scratch_t *scratch_of(const hf_request_t *request) { return request->scratch; }
@@ -90,19 +90,28 @@ static void number_write(hf_json_t *json, double value) {
 
 static void render_driver(hf_json_t *json, const hf_core_t *core, const hf_driver_t *driver) {
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "fleet"); hf_json_string(json, hf_dispatch_fleet_id(core, driver->fleet));
-    HF_JSON_KEY(json, "driver_id"); hf_json_string(json, driver->id);
-    HF_JSON_KEY(json, "lat"); number_write(json, driver->lat);
-    HF_JSON_KEY(json, "lng"); number_write(json, driver->lng);
-    HF_JSON_KEY(json, "available"); hf_json_bool(json, driver->available);
-    HF_JSON_KEY(json, "rating"); number_write(json, driver->rating);
+    HF_JSON_KEY(json, "fleet");
+    hf_json_string(json, hf_dispatch_fleet_id(core, driver->fleet));
+    HF_JSON_KEY(json, "driver_id");
+    hf_json_string(json, driver->id);
+    HF_JSON_KEY(json, "lat");
+    number_write(json, driver->lat);
+    HF_JSON_KEY(json, "lng");
+    number_write(json, driver->lng);
+    HF_JSON_KEY(json, "available");
+    hf_json_bool(json, driver->available);
+    HF_JSON_KEY(json, "rating");
+    number_write(json, driver->rating);
     HF_JSON_KEY(json, "offer");
     if (driver->offer) {
         const hf_ride_t *ride = hf_dispatch_ride_at(core, driver->offer - 1);
         hf_json_object_begin(json);
-        HF_JSON_KEY(json, "ride_id"); hf_json_string(json, ride->id);
-        HF_JSON_KEY(json, "distance_m"); hf_json_int(json, ride->offer_distance_m);
-        HF_JSON_KEY(json, "expires_at"); hf_json_time(json, ride->offer_expires_at_ms);
+        HF_JSON_KEY(json, "ride_id");
+        hf_json_string(json, ride->id);
+        HF_JSON_KEY(json, "distance_m");
+        hf_json_int(json, ride->offer_distance_m);
+        HF_JSON_KEY(json, "expires_at");
+        hf_json_time(json, ride->offer_expires_at_ms);
         hf_json_object_end(json);
     } else {
         hf_json_null(json);
@@ -120,19 +129,24 @@ typedef struct ride_view {
     double lat, lng;
     int64_t radius_m, offer_ttl_ms;
     hf_time_ms_t created_at_ms;
-    const char *offer_driver_id;   /* NULL without a live offer */
+    const char *offer_driver_id; /* NULL without a live offer */
     int64_t offer_distance_m;
     hf_time_ms_t offer_expires_at_ms;
-    const char *driver_id;         /* NULL until assigned */
+    const char *driver_id; /* NULL until assigned */
 } ride_view_t;
 
 static ride_view_t ride_view(const hf_core_t *core, const hf_ride_t *ride) {
-    ride_view_t view = {
-        .ride_id = ride->id, .fleet = hf_dispatch_fleet_id(core, ride->fleet),
-        .rider_id = ride->rider_id, .status = ride->status, .lat = ride->lat, .lng = ride->lng,
-        .radius_m = ride->radius_m, .offer_ttl_ms = ride->offer_ttl_ms,
-        .created_at_ms = ride->created_at_ms, .offer_distance_m = ride->offer_distance_m,
-        .offer_expires_at_ms = ride->offer_expires_at_ms};
+    ride_view_t view = {.ride_id = ride->id,
+                        .fleet = hf_dispatch_fleet_id(core, ride->fleet),
+                        .rider_id = ride->rider_id,
+                        .status = ride->status,
+                        .lat = ride->lat,
+                        .lng = ride->lng,
+                        .radius_m = ride->radius_m,
+                        .offer_ttl_ms = ride->offer_ttl_ms,
+                        .created_at_ms = ride->created_at_ms,
+                        .offer_distance_m = ride->offer_distance_m,
+                        .offer_expires_at_ms = ride->offer_expires_at_ms};
     if (ride->status == HF_RIDE_OFFERED)
         view.offer_driver_id = hf_dispatch_driver_at(core, ride->offer_driver - 1)->id;
     if (ride->driver) view.driver_id = hf_dispatch_driver_at(core, ride->driver - 1)->id;
@@ -140,32 +154,51 @@ static ride_view_t ride_view(const hf_core_t *core, const hf_ride_t *ride) {
 }
 
 static ride_view_t stored_ride_view(const hf_stored_ride_t *ride) {
-    return (ride_view_t){
-        .ride_id = ride->ride_id, .fleet = ride->fleet_id, .rider_id = ride->rider_id,
-        .status = ride->status, .lat = ride->lat, .lng = ride->lng, .radius_m = ride->radius_m,
-        .offer_ttl_ms = ride->offer_ttl_ms, .created_at_ms = ride->created_at_ms,
-        .offer_driver_id = ride->status == HF_RIDE_OFFERED ? ride->offer_driver_id : NULL,
-        .offer_distance_m = ride->offer_distance_m,
-        .offer_expires_at_ms = ride->offer_expires_at_ms, .driver_id = ride->driver_id};
+    return (ride_view_t){.ride_id = ride->ride_id,
+                         .fleet = ride->fleet_id,
+                         .rider_id = ride->rider_id,
+                         .status = ride->status,
+                         .lat = ride->lat,
+                         .lng = ride->lng,
+                         .radius_m = ride->radius_m,
+                         .offer_ttl_ms = ride->offer_ttl_ms,
+                         .created_at_ms = ride->created_at_ms,
+                         .offer_driver_id = ride->status == HF_RIDE_OFFERED ? ride->offer_driver_id
+                                                                            : NULL,
+                         .offer_distance_m = ride->offer_distance_m,
+                         .offer_expires_at_ms = ride->offer_expires_at_ms,
+                         .driver_id = ride->driver_id};
 }
 
 static void render_ride(hf_json_t *json, const ride_view_t *ride) {
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "ride_id"); hf_json_string(json, ride->ride_id);
-    HF_JSON_KEY(json, "fleet"); hf_json_string(json, ride->fleet);
-    HF_JSON_KEY(json, "rider_id"); hf_json_string(json, ride->rider_id);
-    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_ride_status_name(ride->status));
-    HF_JSON_KEY(json, "lat"); number_write(json, ride->lat);
-    HF_JSON_KEY(json, "lng"); number_write(json, ride->lng);
-    HF_JSON_KEY(json, "radius_m"); hf_json_int(json, ride->radius_m);
-    HF_JSON_KEY(json, "offer_ttl_s"); hf_json_seconds(json, ride->offer_ttl_ms);
-    HF_JSON_KEY(json, "created_at"); hf_json_time(json, ride->created_at_ms);
+    HF_JSON_KEY(json, "ride_id");
+    hf_json_string(json, ride->ride_id);
+    HF_JSON_KEY(json, "fleet");
+    hf_json_string(json, ride->fleet);
+    HF_JSON_KEY(json, "rider_id");
+    hf_json_string(json, ride->rider_id);
+    HF_JSON_KEY(json, "status");
+    hf_json_string(json, hf_ride_status_name(ride->status));
+    HF_JSON_KEY(json, "lat");
+    number_write(json, ride->lat);
+    HF_JSON_KEY(json, "lng");
+    number_write(json, ride->lng);
+    HF_JSON_KEY(json, "radius_m");
+    hf_json_int(json, ride->radius_m);
+    HF_JSON_KEY(json, "offer_ttl_s");
+    hf_json_seconds(json, ride->offer_ttl_ms);
+    HF_JSON_KEY(json, "created_at");
+    hf_json_time(json, ride->created_at_ms);
     HF_JSON_KEY(json, "offer");
     if (ride->offer_driver_id) {
         hf_json_object_begin(json);
-        HF_JSON_KEY(json, "driver_id"); hf_json_string(json, ride->offer_driver_id);
-        HF_JSON_KEY(json, "distance_m"); hf_json_int(json, ride->offer_distance_m);
-        HF_JSON_KEY(json, "expires_at"); hf_json_time(json, ride->offer_expires_at_ms);
+        HF_JSON_KEY(json, "driver_id");
+        hf_json_string(json, ride->offer_driver_id);
+        HF_JSON_KEY(json, "distance_m");
+        hf_json_int(json, ride->offer_distance_m);
+        HF_JSON_KEY(json, "expires_at");
+        hf_json_time(json, ride->offer_expires_at_ms);
         hf_json_object_end(json);
     } else {
         hf_json_null(json);
@@ -190,10 +223,10 @@ static void reply_ride(hf_request_t *request, int status, uint32_t index) {
 /* ---- forgotten rides, read back from the store ---- */
 
 typedef enum ride_lookup {
-    RIDE_ABSENT,                 /* no such ride */
-    RIDE_IN_MEMORY,              /* the core has it (again, when it was forgotten) */
-    RIDE_ELSEWHERE,              /* stored, of a fleet this core does not have */
-    RIDE_UNREADABLE,             /* the store could not be read: answered 503 */
+    RIDE_ABSENT,     /* no such ride */
+    RIDE_IN_MEMORY,  /* the core has it (again, when it was forgotten) */
+    RIDE_ELSEWHERE,  /* stored, of a fleet this core does not have */
+    RIDE_UNREADABLE, /* the store could not be read: answered 503 */
 } ride_lookup_t;
 
 typedef struct ride_revival {
@@ -248,8 +281,7 @@ static bool path_ride(hf_request_t *request) {
 /* ---- drivers ---- */
 
 static bool driver_update_decode(hf_request_t *request, hf_driver_update_t *update) {
-    *update = (hf_driver_update_t){.fleet_id = request->params[0],
-                                   .driver_id = request->params[1]};
+    *update = (hf_driver_update_t){.fleet_id = request->params[0], .driver_id = request->params[1]};
     if (!hf_core_id_valid(update->fleet_id)) return reject(request, "fleet", rule_of("fleet"));
     if (!hf_core_id_valid(update->driver_id)) return reject(request, "driver", rule_of("driver"));
     if (!number_decode(request, "lat", true, NULL, &update->lat) ||
@@ -319,18 +351,21 @@ static void handle_driver_delete(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
-    HF_JSON_KEY(&json, "fleet"); hf_json_string(&json, request->params[0]);
-    HF_JSON_KEY(&json, "driver_id"); hf_json_string(&json, request->params[1]);
-    HF_JSON_KEY(&json, "deleted"); hf_json_bool(&json, true);
+    HF_JSON_KEY(&json, "fleet");
+    hf_json_string(&json, request->params[0]);
+    HF_JSON_KEY(&json, "driver_id");
+    hf_json_string(&json, request->params[1]);
+    HF_JSON_KEY(&json, "deleted");
+    hf_json_bool(&json, true);
     hf_json_object_end(&json);
 }
 
 /* ---- pages (API.md section 1: after, limit, next) ---- */
 
 typedef struct page {
-    int status;                  /* -1: any */
+    int status; /* -1: any */
     uint32_t limit;
-    const char *after;           /* NULL: from the first */
+    const char *after; /* NULL: from the first */
     char after_id[HF_ID_SIZE_MAX + 1];
 } page_t;
 
@@ -428,7 +463,8 @@ static void handle_ride_create(hf_request_t *request) {
     if (!id_decode(request, "ride_id", &ride.ride_id) ||
         !hf_decode_string(request, "rider_id", HF_USER_ID_SIZE_MAX, true, &ride.rider_id) ||
         !number_decode(request, "lat", true, NULL, &ride.lat) ||
-        !number_decode(request, "lng", true, NULL, &ride.lng) || !ride_limits_decode(request, &ride))
+        !number_decode(request, "lng", true, NULL, &ride.lng) ||
+        !ride_limits_decode(request, &ride))
         return;
     /* Ride ids are unique across fleets, forgotten rides' included. */
     ride_lookup_t known = ride_lookup(request, ride.ride_id);
@@ -459,8 +495,8 @@ static void driver_answer(hf_request_t *request, answer_fn answer) {
     const char *driver_id;
     if (!id_decode(request, "driver_id", &driver_id) || !path_ride(request)) return;
     uint32_t index;
-    hf_error_t error = answer(request->core, request->params[0], driver_id,
-                              request->now_ms, &index);
+    hf_error_t error = answer(request->core, request->params[0], driver_id, request->now_ms,
+                              &index);
     if (error) reply_core_error(request, error, NULL);
     else reply_ride(request, 200, index);
 }
@@ -474,8 +510,8 @@ static void handle_complete(hf_request_t *request) { driver_answer(request, hf_d
 static void handle_cancel(hf_request_t *request) {
     uint32_t index;
     if (!path_ride(request)) return;
-    hf_error_t error = hf_dispatch_cancel(request->core, request->params[0],
-                                          request->now_ms, &index);
+    hf_error_t error = hf_dispatch_cancel(request->core, request->params[0], request->now_ms,
+                                          &index);
     if (error) reply_core_error(request, error, NULL);
     else reply_ride(request, 200, index);
 }
@@ -548,8 +584,7 @@ static void handle_ride_list(hf_request_t *request) {
     char error[512] = "";
     if (hf_store_list_rides(store, &query, &loader, &after_found, error, sizeof error) != 0) {
         hf_log(HF_LOG_WARNING, "listing the rides of %s failed: %s", request->params[0], error);
-        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "reading the rides failed; retry",
-                       NULL);
+        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "reading the rides failed; retry", NULL);
         return;
     }
     if (!after_found) {

@@ -14,7 +14,7 @@
 /* The domain's own context (route.h: hf_route_table_t.scratch_size): scratch its handlers
  * share, one request at a time, too large for the stack. */
 typedef struct scratch {
-    hf_error_detail_t detail;    /* a refusal's detail (items is large) */
+    hf_error_detail_t detail; /* a refusal's detail (items is large) */
 } scratch_t;
 
 static scratch_t *scratch_of(const hf_request_t *request) { return request->scratch; }
@@ -23,7 +23,8 @@ static void handle_health(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
-    HF_JSON_KEY(&json, "status"); hf_json_string(&json, "ok");
+    HF_JSON_KEY(&json, "status");
+    hf_json_string(&json, "ok");
     hf_json_object_end(&json);
 }
 
@@ -86,10 +87,12 @@ static void handle_event_list(hf_request_t *request) {
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "events");
     hf_json_array_begin(&json);
-    for (uint32_t i = start; i < end; i++) hf_render_event(&json, core, hf_core_event_at(core, listed[i]));
+    for (uint32_t i = start; i < end; i++)
+        hf_render_event(&json, core, hf_core_event_at(core, listed[i]));
     hf_json_array_end(&json);
     HF_JSON_KEY(&json, "next");
-    if (end < count && end > start) hf_json_string(&json, hf_core_event_at(core, listed[end - 1])->id);
+    if (end < count && end > start)
+        hf_json_string(&json, hf_core_event_at(core, listed[end - 1])->id);
     else hf_json_null(&json);
     hf_json_object_end(&json);
 }
@@ -99,9 +102,12 @@ static void reply_below_taken(hf_request_t *request, const hf_event_definition_t
                               const hf_error_detail_t *detail) {
     hf_json_t json;
     hf_reply_error_begin(request, HF_API_ERROR_CAPACITY_BELOW_TAKEN, NULL, &json);
-    HF_JSON_KEY(&json, "pool"); hf_json_string(&json, patch->pools[detail->pool].id);
-    HF_JSON_KEY(&json, "capacity"); hf_json_int(&json, detail->requested);
-    HF_JSON_KEY(&json, "taken"); hf_json_int(&json, detail->current);
+    HF_JSON_KEY(&json, "pool");
+    hf_json_string(&json, patch->pools[detail->pool].id);
+    HF_JSON_KEY(&json, "capacity");
+    hf_json_int(&json, detail->requested);
+    HF_JSON_KEY(&json, "taken");
+    hf_json_int(&json, detail->current);
     hf_reply_error_end(&json);
 }
 
@@ -184,8 +190,8 @@ static void handle_seat_get(hf_request_t *request) {
 }
 
 typedef struct seat_filter {
-    uint32_t start, end;         /* seat range: one section or the whole event */
-    int status;                  /* -1: any */
+    uint32_t start, end; /* seat range: one section or the whole event */
+    int status;          /* -1: any */
     uint32_t limit;
 } seat_filter_t;
 
@@ -198,7 +204,8 @@ static bool parse_limit(const char *text, uint32_t *limit) {
 }
 
 /* Reads section, status, limit and after from the query; false after answering an error. */
-static bool seat_filter_read(hf_request_t *request, const hf_event_t *event, seat_filter_t *filter) {
+static bool seat_filter_read(hf_request_t *request, const hf_event_t *event,
+                             seat_filter_t *filter) {
     char value[HF_SEAT_ID_SIZE_MAX + 1];
     const char *query = request->http->query;
     *filter = (seat_filter_t){0, event->seat_count, -1, HF_SEATS_PAGE_DEFAULT};
@@ -244,9 +251,7 @@ static bool seat_matches(const hf_event_t *event, uint32_t seat, int status) {
     return status < 0 || event->seats[seat].status == status;
 }
 
-static uint64_t newer(uint64_t a, uint64_t b) {
-    return a > b ? a : b;
-}
+static uint64_t newer(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static void handle_seat_list(hf_request_t *request) {
     const hf_event_t *event = event_or_404(request);
@@ -330,8 +335,8 @@ static void handle_event_stream(hf_request_t *request) {
     } else {
         /* Too old, unknown, of another run or not an id: everything, as of now. */
         position = hf_streams_snapshot_id(context->streams, event_index);
-        hf_buffer_printf(&response->body, "id: %llu\nevent: snapshot\ndata: ",
-                         (unsigned long long)position);
+        hf_buffer_printf(&response->body,
+                         "id: %llu\nevent: snapshot\ndata: ", (unsigned long long)position);
         hf_json_t json;
         hf_json_init(&json, &response->body);
         hf_render_event(&json, request->core, event);
@@ -345,8 +350,8 @@ static void handle_event_stream(hf_request_t *request) {
 
 static const hf_route_t routes[] = {
     {"GET", "/healthz", handle_health, HF_ROUTE_PUBLIC, BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
-    {"POST", "/v1/events", handle_event_create, HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT,
-     BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_BODY("id")},
+    {"POST", "/v1/events", handle_event_create, HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_BODY("id")},
     {"GET", "/v1/events", handle_event_list, HF_ROUTE_SPANS, BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
     {"GET", "/v1/events/{}", handle_event_get, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
     {"PATCH", "/v1/events/{}", handle_event_update, HF_ROUTE_BODY, BODY_SIZE_MAX,

@@ -55,8 +55,7 @@ static bool bounds_read(hf_request_t *request, page_t *page) {
     if (hf_query_get(query, "after", value, sizeof value)) {
         if (!integer_parse(value, 0, INT64_MAX, &number)) {
             hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                           "after must be an integer of at least 0 (the seq of an entry)",
-                           "after");
+                           "after must be an integer of at least 0 (the seq of an entry)", "after");
             return false;
         }
         page->after = number;
@@ -117,8 +116,8 @@ static bool page_read(hf_request_t *request, page_t *page) {
     page->limit = HF_HISTORY_PAGE_DEFAULT;
     page->user = page->reservation = page->seat = NULL;
     return bounds_read(request, page) &&
-           filter_read(request, "seat", page->seat_value, sizeof page->seat_value,
-                       seat_id_form, "seat must be a seat id: SECTION-ROW-NUMBER", &page->seat) &&
+           filter_read(request, "seat", page->seat_value, sizeof page->seat_value, seat_id_form,
+                       "seat must be a seat id: SECTION-ROW-NUMBER", &page->seat) &&
            filter_read(request, "user", page->user_value, sizeof page->user_value, NULL,
                        "user must be a user_id: 1 to 128 bytes", &page->user) &&
            filter_read(request, "reservation", page->reservation_value,
@@ -205,24 +204,33 @@ static void string_or_null(hf_json_t *json, const char *text) {
  * row's items are {"seats":[...],"pools":{...}} (store/rows.c), spliced in as they are; none
  * when the store has no such hold or order (a payment for an unknown hold). */
 static void subject_write(hf_json_t *json, const hf_stored_history_t *entry) {
-    HF_JSON_KEY(json, "reservation_id"); string_or_null(json, entry->reservation_id);
-    HF_JSON_KEY(json, "user_id"); string_or_null(json, entry->user_id);
+    HF_JSON_KEY(json, "reservation_id");
+    string_or_null(json, entry->reservation_id);
+    HF_JSON_KEY(json, "user_id");
+    string_or_null(json, entry->user_id);
     size_t length = entry->items ? strlen(entry->items) : 0;
     if (length > 2 && entry->items[0] == '{' && entry->items[length - 1] == '}') {
         hf_json_separator_write(json);
         hf_buffer_append(json->out, entry->items + 1, length - 2);
         return;
     }
-    HF_JSON_KEY(json, "seats"); hf_json_array_begin(json); hf_json_array_end(json);
-    HF_JSON_KEY(json, "pools"); hf_json_object_begin(json); hf_json_object_end(json);
+    HF_JSON_KEY(json, "seats");
+    hf_json_array_begin(json);
+    hf_json_array_end(json);
+    HF_JSON_KEY(json, "pools");
+    hf_json_object_begin(json);
+    hf_json_object_end(json);
 }
 
 /* {"seq":…,"type":…,"at":…, the subject's members, then the stored data's own}. */
 static bool entry_write(hf_json_t *json, const hf_stored_history_t *entry) {
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "seq"); hf_json_int(json, entry->seq);
-    HF_JSON_KEY(json, "type"); hf_json_string(json, entry->type);
-    HF_JSON_KEY(json, "at"); hf_json_time(json, entry->at_ms);
+    HF_JSON_KEY(json, "seq");
+    hf_json_int(json, entry->seq);
+    HF_JSON_KEY(json, "type");
+    hf_json_string(json, entry->type);
+    HF_JSON_KEY(json, "at");
+    hf_json_time(json, entry->at_ms);
     if (entry->has_subject) subject_write(json, entry);
     bool whole = data_members_write(json, entry);
     hf_json_object_end(json);
@@ -238,8 +246,7 @@ static bool seats_have(const char *items, const char *seat) {
     while (at < length && items[at] == '"') {
         size_t span = string_span(items + at, length - at);
         if (span == 0) return false;
-        if (span - 2 == seat_length && memcmp(items + at + 1, seat, seat_length) == 0)
-            return true;
+        if (span - 2 == seat_length && memcmp(items + at + 1, seat, seat_length) == 0) return true;
         at += span;
         if (at < length && items[at] == ',') at++;
     }
@@ -281,9 +288,9 @@ static int entry_listed(void *context, const hf_stored_history_t *entry) {
  * at most HF_HISTORY_SCAN_MAX, whatever they match. */
 static hf_store_history_query_t query_of(const hf_event_t *event, const page_t *page) {
     bool filtered = page->user || page->reservation || page->seat;
-    return (hf_store_history_query_t){
-        .event_id = event->id, .after_seq = page->after,
-        .limit = filtered ? HF_HISTORY_SCAN_MAX : page->limit + 1};
+    return (hf_store_history_query_t){.event_id = event->id,
+                                      .after_seq = page->after,
+                                      .limit = filtered ? HF_HISTORY_SCAN_MAX : page->limit + 1};
 }
 
 /* next: the last entry returned when more matched; else, when the read stopped at its bound,

@@ -14,8 +14,8 @@
 /* The domain's own context (route.h: hf_route_table_t.scratch_size): scratch its handlers
  * share, one request at a time, too large for the stack. */
 typedef struct scratch {
-    hf_error_detail_t detail;    /* a refusal's detail (items is large) */
-    const char *seat_ids[HF_HOLD_ITEMS_MAX];     /* a booking's items */
+    hf_error_detail_t detail;                /* a refusal's detail (items is large) */
+    const char *seat_ids[HF_HOLD_ITEMS_MAX]; /* a booking's items */
     uint32_t seat_versions[HF_HOLD_ITEMS_MAX];
     hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
 } scratch_t;
@@ -62,14 +62,16 @@ static bool best_available_decode(hf_request_t *request, hf_hold_request_t *hold
     json_t *best = member.json;
     const char *fault = best_available_fault(best);
     if (!fault || *fault) {
-        hf_error_detail_t detail = {.field = "best_available", .member = fault,
+        hf_error_detail_t detail = {.field = "best_available",
+                                    .member = fault,
                                     .fault = HF_FAULT_VALUE};
         if (fault && !json_object_get(best, fault)) detail.fault = HF_FAULT_REQUIRED;
         hf_fields_source_t source = {HF_FIELDS_HOLD, NULL, hold_request};
         hf_reply_invalid(request, &detail, &source);
         return false;
     }
-    json_t *section = json_object_get(best, "section"), *adjacent = json_object_get(best, "adjacent");
+    json_t *section = json_object_get(best, "section"),
+           *adjacent = json_object_get(best, "adjacent");
     hold_request->best_count = (uint32_t)json_integer_value(json_object_get(best, "count"));
     hold_request->best_section = json_is_string(section) ? json_string_value(section) : NULL;
     hold_request->best_adjacent = !adjacent || json_is_true(adjacent);
@@ -110,11 +112,14 @@ static void reply_no_best(hf_request_t *request, const hf_event_t *event,
     if (hold_request->best_section)
         snprintf(where, sizeof where, " in section %s", hold_request->best_section);
     if (event->seat_count == 0)
-        snprintf(message, sizeof message, "this event has no seats, only pools: best_available "
+        snprintf(message, sizeof message,
+                 "this event has no seats, only pools: best_available "
                  "has nothing to pick (ask for pool units with \"pools\")");
     else if (hold_request->best_adjacent)
-        snprintf(message, sizeof message, "best_available found no %u adjacent free seats in one "
-                 "row%s", hold_request->best_count, where);
+        snprintf(message, sizeof message,
+                 "best_available found no %u adjacent free seats in one "
+                 "row%s",
+                 hold_request->best_count, where);
     else
         snprintf(message, sizeof message, "best_available found fewer than %u free seats%s",
                  hold_request->best_count, where);
@@ -149,8 +154,7 @@ static void handle_hold_create(hf_request_t *request) {
         hf_fields_source_t source = {HF_FIELDS_HOLD, NULL, &hold_request};
         if (error == HF_ERROR_SEATS_UNAVAILABLE && hold_request.best_count && !detail->item_count)
             reply_no_best(request, event, &hold_request);
-        else
-            hf_reply_core_error(request, error, detail, &source);
+        else hf_reply_core_error(request, error, detail, &source);
         return;
     }
     reply_hold(request, 201, hold_index, NULL);
@@ -208,8 +212,7 @@ static void handle_hold_release(hf_request_t *request) {
     if (!hf_decode_user(request, &user_id)) return;
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
-    hf_error_t error = hf_core_release(request->core, request->params[0], user_id,
-                                       request->now_ms);
+    hf_error_t error = hf_core_release(request->core, request->params[0], user_id, request->now_ms);
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_hold(request, 200, index, NULL);
 }
@@ -228,10 +231,12 @@ static void reply_already_confirmed(hf_request_t *request, uint32_t order_index,
     else snprintf(paid, sizeof paid, "without payment_ref");
     snprintf(message, sizeof message,
              "the hold is already confirmed by order %s %s; payment_ref \"%s\" is another "
-             "payment and was not taken", order->id, paid, payment_ref);
+             "payment and was not taken",
+             order->id, paid, payment_ref);
     hf_json_t json;
     hf_reply_error_begin(request, HF_API_ERROR_ALREADY_CONFIRMED, message, &json);
-    HF_JSON_KEY(&json, "order_id"); hf_json_string(&json, order->id);
+    HF_JSON_KEY(&json, "order_id");
+    hf_json_string(&json, order->id);
     HF_JSON_KEY(&json, "payment_ref");
     if (own) hf_json_string(&json, own);
     else hf_json_null(&json);
@@ -325,8 +330,8 @@ static bool order_before(const hf_core_t *core, uint32_t a, uint32_t b) {
 /* The user's orders oldest first. A core loaded unit by unit (a list across the units of
  * several nodes, cluster.h) has them by event: then a sorted copy, owned by the caller, is
  * made (a stable insertion sort: one user's orders are few); else the core's own list, and *copy NULL. */
-static const uint32_t *oldest_first(const hf_core_t *core, const uint32_t *orders,
-                                    uint32_t count, uint32_t **copy) {
+static const uint32_t *oldest_first(const hf_core_t *core, const uint32_t *orders, uint32_t count,
+                                    uint32_t **copy) {
     *copy = NULL;
     uint32_t at = 1;
     while (at < count && !order_before(core, orders[at], orders[at - 1])) at++;
@@ -391,7 +396,9 @@ typedef struct booking_items {
 /* seats[i] of a booking, or its member, as wrong; false. */
 static bool booking_seat_wrong(hf_error_detail_t *fault, bool indexed, size_t index,
                                const char *member, const json_t *value) {
-    *fault = (hf_error_detail_t){.field = "seats", .member = member, .has_index = indexed,
+    *fault = (hf_error_detail_t){.field = "seats",
+                                 .member = member,
+                                 .has_index = indexed,
                                  .index = (uint32_t)index,
                                  .fault = value ? HF_FAULT_VALUE : HF_FAULT_REQUIRED};
     return false;
@@ -450,9 +457,12 @@ static void reply_version_conflict(hf_request_t *request, const hf_hold_request_
         uint32_t seat;
         hf_core_seat_find(event, seat_id, &seat);
         hf_json_object_begin(&json);
-        HF_JSON_KEY(&json, "id"); hf_json_string(&json, seat_id);
-        HF_JSON_KEY(&json, "version"); hf_json_int(&json, event->seats[seat].version);
-        HF_JSON_KEY(&json, "status"); hf_json_string(&json, hf_seat_status_name(event->seats[seat].status));
+        HF_JSON_KEY(&json, "id");
+        hf_json_string(&json, seat_id);
+        HF_JSON_KEY(&json, "version");
+        hf_json_int(&json, event->seats[seat].version);
+        HF_JSON_KEY(&json, "status");
+        hf_json_string(&json, hf_seat_status_name(event->seats[seat].status));
         hf_json_object_end(&json);
     }
     hf_json_array_end(&json);
@@ -483,8 +493,7 @@ static void handle_booking_create(hf_request_t *request) {
     else if (error) {
         hf_fields_source_t source = {HF_FIELDS_BOOKING, NULL, &booking};
         hf_reply_core_error(request, error, detail, &source);
-    }
-    else reply_order(request, 201, order_index);
+    } else reply_order(request, 201, order_index);
 }
 
 /* Today every route takes what the HTTP layer reads (1 MiB); a route may take less. */
@@ -523,6 +532,5 @@ const hf_route_table_t hf_handlers_holds_routes = {routes, sizeof routes / sizeo
 void hf_handlers_holds_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
     hf_metrics_family(out, "holdfast_holds_active", "gauge",
                       "Holds in status held (not yet committed, released or expired).");
-    hf_metrics_sample(out, "holdfast_holds_active", NULL, 0,
-                      hf_core_holds_active(context->core));
+    hf_metrics_sample(out, "holdfast_holds_active", NULL, 0, hf_core_holds_active(context->core));
 }

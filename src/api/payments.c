@@ -142,18 +142,24 @@ static void handle_webhook(hf_request_t *request) {
  * the cancelled order's (reason order_cancelled), null for a webhook's refund. */
 static void render_refund(hf_json_t *json, const hf_core_t *core, const hf_refund_t *refund) {
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "refund_id"); hf_json_string(json, refund->id);
-    HF_JSON_KEY(json, "payment_intent_id"); hf_json_string(json, refund->payment_intent_id);
+    HF_JSON_KEY(json, "refund_id");
+    hf_json_string(json, refund->id);
+    HF_JSON_KEY(json, "payment_intent_id");
+    hf_json_string(json, refund->payment_intent_id);
     HF_JSON_KEY(json, "reservation_id");
     if (refund->reservation_id) hf_json_string(json, refund->reservation_id);
     else hf_json_null(json);
     HF_JSON_KEY(json, "order_id");
     if (refund->order) hf_json_string(json, hf_core_order_at(core, refund->order - 1)->id);
     else hf_json_null(json);
-    HF_JSON_KEY(json, "amount"); hf_json_int(json, refund->amount);
-    HF_JSON_KEY(json, "reason"); hf_json_string(json, hf_refund_reason_name(refund->reason));
-    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_refund_status_name(refund->status));
-    HF_JSON_KEY(json, "created_at"); hf_json_time(json, refund->created_at_ms);
+    HF_JSON_KEY(json, "amount");
+    hf_json_int(json, refund->amount);
+    HF_JSON_KEY(json, "reason");
+    hf_json_string(json, hf_refund_reason_name(refund->reason));
+    HF_JSON_KEY(json, "status");
+    hf_json_string(json, hf_refund_status_name(refund->status));
+    HF_JSON_KEY(json, "created_at");
+    hf_json_time(json, refund->created_at_ms);
     hf_json_object_end(json);
 }
 

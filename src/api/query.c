@@ -39,8 +39,8 @@ bool hf_query_get(const char *query, const char *name, char *out, size_t out_siz
         size_t length = end ? (size_t)(end - cursor) : strlen(cursor);
         if (length > name_length && strncmp(cursor, name, name_length) == 0 &&
             cursor[name_length] == '=') {
-            return hf_query_percent_decode(cursor + name_length + 1, length - name_length - 1,
-                                           out, out_size, true);
+            return hf_query_percent_decode(cursor + name_length + 1, length - name_length - 1, out,
+                                           out_size, true);
         }
         if (length == name_length && strncmp(cursor, name, name_length) == 0) {
             out[0] = '\0';

@@ -23,7 +23,8 @@ static size_t ticket_token(const hf_request_t *request, uint32_t index, char *ou
     memset(&claims, 0, sizeof claims);
     /* Each fits: user ids, event ids and ticket ids are bounded as the claims are. */
     snprintf(claims.subject, sizeof claims.subject, "%s", hf_core_ticket_user(core, index));
-    snprintf(claims.event_id, sizeof claims.event_id, "%s", hf_core_event_at(core, ticket->event)->id);
+    snprintf(claims.event_id, sizeof claims.event_id, "%s",
+             hf_core_event_at(core, ticket->event)->id);
     snprintf(claims.ticket_id, sizeof claims.ticket_id, "%s", ticket->id);
     claims.issued_at_s = hf_core_ticket_issued_s(core, index);
     claims.expires_at_s = hf_core_ticket_expires_s(core, index);
@@ -38,11 +39,14 @@ static void reply_ticket(hf_request_t *request, int status, uint32_t index) {
     hf_json_t json;
     hf_reply_begin(request, status, &json);
     hf_json_object_begin(&json);
-    HF_JSON_KEY(&json, "ticket"); hf_json_string(&json, ticket->id);
-    HF_JSON_KEY(&json, "status"); hf_json_string(&json, hf_ticket_status_name(ticket->status));
+    HF_JSON_KEY(&json, "ticket");
+    hf_json_string(&json, ticket->id);
+    HF_JSON_KEY(&json, "status");
+    hf_json_string(&json, hf_ticket_status_name(ticket->status));
     if (ticket->status == HF_TICKET_WAITING) {
         uint32_t position = hf_core_ticket_position(core, index);
-        HF_JSON_KEY(&json, "position"); hf_json_int(&json, position);
+        HF_JSON_KEY(&json, "position");
+        hf_json_int(&json, position);
         HF_JSON_KEY(&json, "estimated_wait_s");
         hf_json_int(&json, hf_core_ticket_wait_s(core, index, position, request->now_ms));
     } else if (ticket->status == HF_TICKET_ADMITTED) {
@@ -101,11 +105,11 @@ static bool ticket_revived(hf_request_t *request, hf_error_t error) {
 
 static void handle_poll(hf_request_t *request) {
     uint32_t index;
-    hf_error_t error = hf_core_queue_poll(request->core, request->params[0],
-                                          request->params[1], request->now_ms, &index);
+    hf_error_t error = hf_core_queue_poll(request->core, request->params[0], request->params[1],
+                                          request->now_ms, &index);
     if (ticket_revived(request, error))
-        error = hf_core_queue_poll(request->core, request->params[0],
-                                   request->params[1], request->now_ms, &index);
+        error = hf_core_queue_poll(request->core, request->params[0], request->params[1],
+                                   request->now_ms, &index);
     if (error) {
         hf_reply_core_error(request, error, NULL, NULL);
         return;
@@ -157,7 +161,8 @@ static hf_api_error_t admission_verdict(hf_request_t *request, uint32_t event_in
     const hf_token_secret_t *secret = context->token_secret ? context->token_secret : &none;
     hf_token_claims_t claims;
     hf_token_result_t result = hf_token_verify(secret, token, length, request->now_ms, &claims);
-    if (result != HF_TOKEN_VALID && result != HF_TOKEN_EXPIRED) return HF_API_ERROR_ADMISSION_INVALID;
+    if (result != HF_TOKEN_VALID && result != HF_TOKEN_EXPIRED)
+        return HF_API_ERROR_ADMISSION_INVALID;
     const char *event_id = hf_core_event_at(request->core, event_index)->id;
     if (strcmp(claims.event_id, event_id) != 0 || strlen(claims.subject) != user_length ||
         memcmp(claims.subject, user_id, user_length) != 0)
@@ -198,8 +203,7 @@ bool hf_handlers_queue_admitted(hf_request_t *request) {
 static const hf_route_t routes[] = {
     /* A join's body is flat ({"user_id": "u1"}): the flat reader reads it. */
     {"POST", "/v1/events/{}/queue", handle_join,
-     HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT | HF_ROUTE_FLAT, BODY_SIZE_MAX,
-     HF_ROUTE_UNIT_IN_PATH(0)},
+     HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT | HF_ROUTE_FLAT, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
     {"GET", "/v1/events/{}/queue/{}", handle_poll, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
     {"POST", "/v1/events/{}/queue/{}/complete", handle_complete, 0, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_IN_PATH(0)},
@@ -215,7 +219,8 @@ static void render_rooms(const hf_core_t *core, hf_buffer_t *out, const char *na
                          bool admissions) {
     for (uint32_t e = 0; e < hf_core_event_count(core); e++) {
         const hf_event_t *event = hf_core_event_at(core, e);
-        if (!event || !event->waiting_room.enabled) continue; /* a deleted event's slot, or no room */
+        if (!event || !event->waiting_room.enabled)
+            continue; /* a deleted event's slot, or no room */
         hf_metrics_label_t label = {"event", event->id};
         double value = admissions ? (double)hf_core_room_admissions(core, e)
                                   : (double)hf_core_room_waiting(core, e);

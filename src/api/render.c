@@ -6,35 +6,50 @@
 
 static void render_counts(hf_json_t *json, const hf_counts_t *counts) {
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "available"); hf_json_int(json, counts->available);
-    HF_JSON_KEY(json, "held"); hf_json_int(json, counts->held);
-    HF_JSON_KEY(json, "sold"); hf_json_int(json, counts->sold);
+    HF_JSON_KEY(json, "available");
+    hf_json_int(json, counts->available);
+    HF_JSON_KEY(json, "held");
+    hf_json_int(json, counts->held);
+    HF_JSON_KEY(json, "sold");
+    hf_json_int(json, counts->sold);
     hf_json_object_end(json);
 }
 
 static void render_pool(hf_json_t *json, const hf_pool_t *pool) {
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "id"); hf_json_string(json, pool->id);
-    HF_JSON_KEY(json, "capacity"); hf_json_int(json, pool->capacity);
-    HF_JSON_KEY(json, "price"); hf_json_int(json, pool->price);
-    HF_JSON_KEY(json, "available"); hf_json_int(json, pool->capacity - pool->held - pool->sold);
-    HF_JSON_KEY(json, "held"); hf_json_int(json, pool->held);
-    HF_JSON_KEY(json, "sold"); hf_json_int(json, pool->sold);
+    HF_JSON_KEY(json, "id");
+    hf_json_string(json, pool->id);
+    HF_JSON_KEY(json, "capacity");
+    hf_json_int(json, pool->capacity);
+    HF_JSON_KEY(json, "price");
+    hf_json_int(json, pool->price);
+    HF_JSON_KEY(json, "available");
+    hf_json_int(json, pool->capacity - pool->held - pool->sold);
+    HF_JSON_KEY(json, "held");
+    hf_json_int(json, pool->held);
+    HF_JSON_KEY(json, "sold");
+    hf_json_int(json, pool->sold);
     hf_json_object_end(json);
 }
 
 /* The room's settings as the event was created with them; {"enabled": false} without. */
 static void render_room(hf_json_t *json, const hf_room_definition_t *room) {
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "enabled"); hf_json_bool(json, room->enabled);
+    HF_JSON_KEY(json, "enabled");
+    hf_json_bool(json, room->enabled);
     if (room->enabled) {
         char rate[32];
         int length = snprintf(rate, sizeof rate, "%.15g", room->admit_per_s);
-        HF_JSON_KEY(json, "admit_per_s"); hf_json_raw(json, rate, (size_t)length);
-        HF_JSON_KEY(json, "token_ttl_s"); hf_json_int(json, room->token_ttl_s);
-        HF_JSON_KEY(json, "max_active"); hf_json_int(json, room->max_active);
-        HF_JSON_KEY(json, "abandon_after_s"); hf_json_seconds(json, room->abandon_after_ms);
-        HF_JSON_KEY(json, "max_waiting"); hf_json_int(json, room->max_waiting);
+        HF_JSON_KEY(json, "admit_per_s");
+        hf_json_raw(json, rate, (size_t)length);
+        HF_JSON_KEY(json, "token_ttl_s");
+        hf_json_int(json, room->token_ttl_s);
+        HF_JSON_KEY(json, "max_active");
+        hf_json_int(json, room->max_active);
+        HF_JSON_KEY(json, "abandon_after_s");
+        hf_json_seconds(json, room->abandon_after_ms);
+        HF_JSON_KEY(json, "max_waiting");
+        hf_json_int(json, room->max_waiting);
     }
     hf_json_object_end(json);
 }
@@ -42,29 +57,43 @@ static void render_room(hf_json_t *json, const hf_room_definition_t *room) {
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
     (void)core;
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "id"); hf_json_string(json, event->id);
-    HF_JSON_KEY(json, "name"); hf_json_string(json, event->name);
-    HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);
-    HF_JSON_KEY(json, "hold_ttl_s"); hf_json_seconds(json, event->hold_ttl_ms);
-    HF_JSON_KEY(json, "max_hold_s"); hf_json_seconds(json, event->max_hold_ms);
-    HF_JSON_KEY(json, "max_seats_per_user"); hf_json_int(json, event->max_seats_per_user);
-    HF_JSON_KEY(json, "max_seats_per_hold"); hf_json_int(json, event->max_seats_per_hold);
-    HF_JSON_KEY(json, "created_at"); hf_json_time(json, event->created_at_ms);
-    HF_JSON_KEY(json, "counts"); render_counts(json, &event->counts);
+    HF_JSON_KEY(json, "id");
+    hf_json_string(json, event->id);
+    HF_JSON_KEY(json, "name");
+    hf_json_string(json, event->name);
+    HF_JSON_KEY(json, "currency");
+    hf_json_string(json, event->currency);
+    HF_JSON_KEY(json, "hold_ttl_s");
+    hf_json_seconds(json, event->hold_ttl_ms);
+    HF_JSON_KEY(json, "max_hold_s");
+    hf_json_seconds(json, event->max_hold_ms);
+    HF_JSON_KEY(json, "max_seats_per_user");
+    hf_json_int(json, event->max_seats_per_user);
+    HF_JSON_KEY(json, "max_seats_per_hold");
+    hf_json_int(json, event->max_seats_per_hold);
+    HF_JSON_KEY(json, "created_at");
+    hf_json_time(json, event->created_at_ms);
+    HF_JSON_KEY(json, "counts");
+    render_counts(json, &event->counts);
     HF_JSON_KEY(json, "sections");
     hf_json_array_begin(json);
     for (uint32_t s = 0; s < event->section_count; s++) {
         const hf_section_t *section = &event->sections[s];
         hf_json_object_begin(json);
-        HF_JSON_KEY(json, "id"); hf_json_string(json, section->id);
-        HF_JSON_KEY(json, "price"); hf_json_int(json, section->price);
-        HF_JSON_KEY(json, "counts"); render_counts(json, &section->counts);
+        HF_JSON_KEY(json, "id");
+        hf_json_string(json, section->id);
+        HF_JSON_KEY(json, "price");
+        hf_json_int(json, section->price);
+        HF_JSON_KEY(json, "counts");
+        render_counts(json, &section->counts);
         HF_JSON_KEY(json, "rows");
         hf_json_array_begin(json);
         for (uint32_t r = section->first_row; r < section->first_row + section->row_count; r++) {
             hf_json_object_begin(json);
-            HF_JSON_KEY(json, "id"); hf_json_string(json, event->rows[r].id);
-            HF_JSON_KEY(json, "seats"); hf_json_int(json, event->rows[r].seat_count);
+            HF_JSON_KEY(json, "id");
+            hf_json_string(json, event->rows[r].id);
+            HF_JSON_KEY(json, "seats");
+            hf_json_int(json, event->rows[r].seat_count);
             hf_json_object_end(json);
         }
         hf_json_array_end(json);
@@ -75,8 +104,10 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_array_begin(json);
     for (uint32_t p = 0; p < event->pool_count; p++) render_pool(json, &event->pools[p]);
     hf_json_array_end(json);
-    HF_JSON_KEY(json, "waiting_room"); render_room(json, &event->waiting_room);
-    HF_JSON_KEY(json, "sales_open"); hf_json_bool(json, event->sales_open);
+    HF_JSON_KEY(json, "waiting_room");
+    render_room(json, &event->waiting_room);
+    HF_JSON_KEY(json, "sales_open");
+    hf_json_bool(json, event->sales_open);
     hf_json_object_end(json);
 }
 
@@ -87,13 +118,20 @@ void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_inde
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     hf_core_seat_id(event, seat_index, seat_id);
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "id"); hf_json_string(json, seat_id);
-    HF_JSON_KEY(json, "section"); hf_json_string(json, section->id);
-    HF_JSON_KEY(json, "row"); hf_json_string(json, row->id);
-    HF_JSON_KEY(json, "number"); hf_json_int(json, seat_index - row->first_seat + 1);
-    HF_JSON_KEY(json, "price"); hf_json_int(json, section->price);
-    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_seat_status_name(seat->status));
-    HF_JSON_KEY(json, "version"); hf_json_int(json, seat->version);
+    HF_JSON_KEY(json, "id");
+    hf_json_string(json, seat_id);
+    HF_JSON_KEY(json, "section");
+    hf_json_string(json, section->id);
+    HF_JSON_KEY(json, "row");
+    hf_json_string(json, row->id);
+    HF_JSON_KEY(json, "number");
+    hf_json_int(json, seat_index - row->first_seat + 1);
+    HF_JSON_KEY(json, "price");
+    hf_json_int(json, section->price);
+    HF_JSON_KEY(json, "status");
+    hf_json_string(json, hf_seat_status_name(seat->status));
+    HF_JSON_KEY(json, "version");
+    hf_json_int(json, seat->version);
     hf_json_object_end(json);
 }
 
@@ -121,23 +159,33 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
                     const bool *capped) {
     const hf_event_t *event = hf_core_event_at(core, hold->event);
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, hold->id);
-    HF_JSON_KEY(json, "event"); hf_json_string(json, event->id);
-    HF_JSON_KEY(json, "user_id"); hf_json_string(json, hf_core_user_id(core, hold->user));
-    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_hold_status_name(hold->status));
+    HF_JSON_KEY(json, "reservation_id");
+    hf_json_string(json, hold->id);
+    HF_JSON_KEY(json, "event");
+    hf_json_string(json, event->id);
+    HF_JSON_KEY(json, "user_id");
+    hf_json_string(json, hf_core_user_id(core, hold->user));
+    HF_JSON_KEY(json, "status");
+    hf_json_string(json, hf_hold_status_name(hold->status));
     hf_render_items(json, core, event, hold->item_offset, hold->seat_count, hold->pool_count);
-    HF_JSON_KEY(json, "total"); hf_json_int(json, hold->total);
-    HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);
-    HF_JSON_KEY(json, "created_at"); hf_json_time(json, hold->created_at_ms);
-    HF_JSON_KEY(json, "expires_at"); hf_json_time(json, hold->expires_at_ms);
+    HF_JSON_KEY(json, "total");
+    hf_json_int(json, hold->total);
+    HF_JSON_KEY(json, "currency");
+    hf_json_string(json, event->currency);
+    HF_JSON_KEY(json, "created_at");
+    hf_json_time(json, hold->created_at_ms);
+    HF_JSON_KEY(json, "expires_at");
+    hf_json_time(json, hold->expires_at_ms);
     int64_t remaining = hold->status == HF_HOLD_HELD ? hold->expires_at_ms - now_ms : 0;
-    HF_JSON_KEY(json, "expires_in_ms"); hf_json_int(json, remaining > 0 ? remaining : 0);
+    HF_JSON_KEY(json, "expires_in_ms");
+    hf_json_int(json, remaining > 0 ? remaining : 0);
     if (hold->order) {
         HF_JSON_KEY(json, "order_id");
         hf_json_string(json, hf_core_order_at(core, hold->order - 1)->id);
     }
     if (capped) {
-        HF_JSON_KEY(json, "capped"); hf_json_bool(json, *capped);
+        HF_JSON_KEY(json, "capped");
+        hf_json_bool(json, *capped);
     }
     hf_json_object_end(json);
 }
@@ -146,10 +194,14 @@ void hf_render_stored_hold(hf_json_t *json, const hf_event_t *event, const hf_st
                            uint8_t status) {
     const hf_hold_request_t *items = &hold->request;
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, items->hold_id);
-    HF_JSON_KEY(json, "event"); hf_json_string(json, event->id);
-    HF_JSON_KEY(json, "user_id"); hf_json_string(json, items->user_id);
-    HF_JSON_KEY(json, "status"); hf_json_string(json, hf_hold_status_name(status));
+    HF_JSON_KEY(json, "reservation_id");
+    hf_json_string(json, items->hold_id);
+    HF_JSON_KEY(json, "event");
+    hf_json_string(json, event->id);
+    HF_JSON_KEY(json, "user_id");
+    hf_json_string(json, items->user_id);
+    HF_JSON_KEY(json, "status");
+    hf_json_string(json, hf_hold_status_name(status));
     HF_JSON_KEY(json, "seats");
     hf_json_array_begin(json);
     for (uint32_t i = 0; i < items->seat_count; i++) hf_json_string(json, items->seat_ids[i]);
@@ -161,29 +213,39 @@ void hf_render_stored_hold(hf_json_t *json, const hf_event_t *event, const hf_st
         hf_json_int(json, items->pools[i].quantity);
     }
     hf_json_object_end(json);
-    HF_JSON_KEY(json, "total"); hf_json_int(json, hold->total);
-    HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);
-    HF_JSON_KEY(json, "created_at"); hf_json_time(json, hold->created_at_ms);
-    HF_JSON_KEY(json, "expires_at"); hf_json_time(json, hold->expires_at_ms);
+    HF_JSON_KEY(json, "total");
+    hf_json_int(json, hold->total);
+    HF_JSON_KEY(json, "currency");
+    hf_json_string(json, event->currency);
+    HF_JSON_KEY(json, "created_at");
+    hf_json_time(json, hold->created_at_ms);
+    HF_JSON_KEY(json, "expires_at");
+    hf_json_time(json, hold->expires_at_ms);
     /* Only a released or expired hold is ever forgotten: nothing remains of its time. */
-    HF_JSON_KEY(json, "expires_in_ms"); hf_json_int(json, 0);
+    HF_JSON_KEY(json, "expires_in_ms");
+    hf_json_int(json, 0);
     hf_json_object_end(json);
 }
 
 void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *order) {
     const hf_event_t *event = hf_core_event_at(core, order->event);
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "order_id"); hf_json_string(json, order->id);
-    HF_JSON_KEY(json, "event"); hf_json_string(json, event->id);
-    HF_JSON_KEY(json, "user_id"); hf_json_string(json, hf_core_user_id(core, order->user));
+    HF_JSON_KEY(json, "order_id");
+    hf_json_string(json, order->id);
+    HF_JSON_KEY(json, "event");
+    hf_json_string(json, event->id);
+    HF_JSON_KEY(json, "user_id");
+    hf_json_string(json, hf_core_user_id(core, order->user));
     HF_JSON_KEY(json, "reservation_id");
     if (order->hold) hf_json_string(json, hf_core_hold_at(core, order->hold - 1)->id);
     else hf_json_null(json);
     HF_JSON_KEY(json, "status");
     hf_json_string(json, hf_order_status_name(order->status));
     hf_render_items(json, core, event, order->item_offset, order->seat_count, order->pool_count);
-    HF_JSON_KEY(json, "total"); hf_json_int(json, order->total);
-    HF_JSON_KEY(json, "currency"); hf_json_string(json, event->currency);
+    HF_JSON_KEY(json, "total");
+    hf_json_int(json, order->total);
+    HF_JSON_KEY(json, "currency");
+    hf_json_string(json, event->currency);
     HF_JSON_KEY(json, "payment_ref");
     const char *payment_ref = hf_core_string(core, order->payment_ref);
     if (payment_ref) hf_json_string(json, payment_ref);
@@ -192,6 +254,7 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     HF_JSON_KEY(json, "refund_id");
     if (order->refund) hf_json_string(json, hf_core_refund_at(core, order->refund - 1)->id);
     else hf_json_null(json);
-    HF_JSON_KEY(json, "created_at"); hf_json_time(json, order->created_at_ms);
+    HF_JSON_KEY(json, "created_at");
+    hf_json_time(json, order->created_at_ms);
     hf_json_object_end(json);
 }

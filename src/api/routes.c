@@ -36,15 +36,9 @@
  * the table is added here. No method and pattern appear twice, so the order is free (the
  * staff's GET of an event's holds shares its pattern with the POST that makes one). */
 static const hf_route_table_t *const TABLES[] = {
-    &hf_handlers_events_routes,
-    &hf_handlers_history_routes,
-    &hf_handlers_holds_routes,
-    &hf_handlers_metrics_routes,
-    &hf_handlers_payments_routes,
-    &hf_handlers_queue_routes,
-    &hf_handlers_staff_routes,
-    &hf_handlers_ui_routes,
-    &hf_handlers_dispatch_routes,
+    &hf_handlers_events_routes,  &hf_handlers_history_routes,  &hf_handlers_holds_routes,
+    &hf_handlers_metrics_routes, &hf_handlers_payments_routes, &hf_handlers_queue_routes,
+    &hf_handlers_staff_routes,   &hf_handlers_ui_routes,       &hf_handlers_dispatch_routes,
     &hf_handlers_cluster_routes,
 };
 
@@ -58,14 +52,14 @@ static const hf_route_table_t *const TABLES[] = {
 #define ROUTE_SEGMENTS_MAX 6
 
 typedef struct segment {
-    const char *text;            /* NULL in a pattern: "{}", one segment captured */
+    const char *text; /* NULL in a pattern: "{}", one segment captured */
     size_t length;
 } segment_t;
 
 typedef struct shape {
     segment_t segments[ROUTE_SEGMENTS_MAX];
     size_t count;
-    int method;                  /* method_code of the route's method */
+    int method; /* method_code of the route's method */
 } shape_t;
 
 /* The methods routes may use, so a request's method is compared once, as a number; Allow
@@ -118,7 +112,7 @@ typedef struct known_route {
 static known_route_t known_routes[HF_ROUTES_MAX];
 static const hf_route_t *known_list[HF_ROUTES_MAX]; /* hf_routes_known */
 static size_t known_count;
-static size_t scratch_total;     /* the block's size: every domain's context */
+static size_t scratch_total; /* the block's size: every domain's context */
 static pthread_once_t known_once = PTHREAD_ONCE_INIT;
 
 /* Splits path ("/a/b") into segments. Returns their count, 0 when path does not start with
@@ -334,8 +328,8 @@ static void serve_route(hf_request_t *request, const hf_route_t *route) {
     const char *key = (route->flags & HF_ROUTE_IDEMPOTENT)
                           ? hf_http_request_header(request->http, "Idempotency-Key", &key_length)
                           : NULL;
-    hf_route_handler_fn handler =
-        (route->flags & HF_ROUTE_ADMISSION) ? admission_then_handler : route->handler;
+    hf_route_handler_fn handler = (route->flags & HF_ROUTE_ADMISSION) ? admission_then_handler
+                                                                      : route->handler;
     if (key) hf_idempotency_run(request, handler, key, key_length);
     else handler(request);
 }
@@ -406,7 +400,8 @@ void hf_routes_dispatch(void *context_pointer, const hf_http_request_t *http,
     const char *origin = NULL;
     if (context->cors_origin_count) {
         origin = cors_origin(context, http);
-        if (origin) hf_http_response_header_add(response, "Access-Control-Allow-Origin", origin, true);
+        if (origin)
+            hf_http_response_header_add(response, "Access-Control-Allow-Origin", origin, true);
         hf_http_response_header_add(response, "Vary", "Origin", true);
     }
     int method = method_code(http->method);

@@ -30,7 +30,7 @@ static const hf_event_t *event_or_404(hf_request_t *request, uint32_t *index) {
 
 /* What a listing's query asks for. */
 typedef struct page {
-    int status;                          /* -1: any */
+    int status; /* -1: any */
     uint32_t limit;
     bool after_given;
     char after[HF_SERVER_ID_SIZE + 1];
@@ -39,8 +39,7 @@ typedef struct page {
 static bool limit_parse(const char *text, uint32_t *limit) {
     char *end;
     long value = strtol(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || value < 1 || value > (long)HF_STAFF_PAGE_MAX)
-        return false;
+    if (*text == '\0' || *end != '\0' || value < 1 || value > (long)HF_STAFF_PAGE_MAX) return false;
     *limit = (uint32_t)value;
     return true;
 }
@@ -153,8 +152,7 @@ static void handle_hold_list(hf_request_t *request) {
     bool after_found;
     char error[512] = "";
     if (hf_store_list_holds(store, &query, &loader, &after_found, error, sizeof error) != 0) {
-        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "reading the holds failed; retry",
-                       NULL);
+        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "reading the holds failed; retry", NULL);
         return;
     }
     if (!after_found) {
@@ -189,8 +187,7 @@ static void handle_order_list(hf_request_t *request) {
     uint32_t event_index;
     if (!event_or_404(request, &event_index)) return;
     page_t page;
-    if (!page_read(request, hf_order_status_parse, "status must be confirmed or cancelled",
-                   &page))
+    if (!page_read(request, hf_order_status_parse, "status must be confirmed or cancelled", &page))
         return;
     hf_core_t *core = request->core;
     uint32_t count, position;

@@ -17,18 +17,12 @@ static void reply_asset(hf_request_t *request, const char *name) {
     hf_buffer_append(&request->response->body, asset->data, asset->length);
 }
 
-static void handle_ui_index(hf_request_t *request) {
-    reply_asset(request, "index.html");
-}
+static void handle_ui_index(hf_request_t *request) { reply_asset(request, "index.html"); }
 
 /* One page serves every event: it reads the event id from its own address. */
-static void handle_ui_event(hf_request_t *request) {
-    reply_asset(request, "event.html");
-}
+static void handle_ui_event(hf_request_t *request) { reply_asset(request, "event.html"); }
 
-static void handle_ui_file(hf_request_t *request) {
-    reply_asset(request, request->params[0]);
-}
+static void handle_ui_file(hf_request_t *request) { reply_asset(request, request->params[0]); }
 
 static const hf_route_t routes[] = {
     {"GET", "/", handle_ui_index, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},

@@ -24,8 +24,7 @@ unit_entry_t *hf_cluster_unit_get(hf_cluster_t *cluster, const char *unit, bool 
     uint32_t index;
     size_t length = strlen(unit);
     if (hf_map_get(&cluster->unit_index, unit, length, &index)) return &cluster->units[index];
-    if (!create || length > HF_CLUSTER_UNIT_SIZE_MAX ||
-        cluster->unit_count >= HF_CLUSTER_UNITS_MAX)
+    if (!create || length > HF_CLUSTER_UNIT_SIZE_MAX || cluster->unit_count >= HF_CLUSTER_UNITS_MAX)
         return NULL;
     if (cluster->unit_count == cluster->unit_capacity) {
         cluster->unit_capacity = cluster->unit_capacity ? 2 * cluster->unit_capacity : 64;
@@ -72,8 +71,8 @@ static bool unit_acquire(hf_cluster_t *cluster, unit_entry_t *entry, bool *taken
     char error[512] = "";
     uint64_t epoch = 0;
     *taken = false;
-    if (hf_store_lease_acquire(cluster->context->store, cluster->node_id, entry->id, &epoch,
-                               taken, error, sizeof error) != 0) {
+    if (hf_store_lease_acquire(cluster->context->store, cluster->node_id, entry->id, &epoch, taken,
+                               error, sizeof error) != 0) {
         hf_log(HF_LOG_WARNING, "cannot acquire unit %s: %s", entry->id, error);
         return false;
     }
@@ -181,11 +180,12 @@ bool hf_cluster_batch_failed(hf_cluster_t *cluster, const char *error) {
 static void renew_work(uv_work_t *work) {
     hf_cluster_t *cluster = work->data;
     size_t renewed = 0;
-    cluster->renew_ok =
-        hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,
-                             &renewed, cluster->renew_error, sizeof cluster->renew_error) == 0 &&
-        hf_cluster_view_list(cluster->context->store, &cluster->next, cluster->renew_error,
-                  sizeof cluster->renew_error) == 0;
+    cluster->renew_ok = hf_store_lease_renew(cluster->context->store, cluster->node_id,
+                                             cluster->address, &renewed, cluster->renew_error,
+                                             sizeof cluster->renew_error) == 0 &&
+                        hf_cluster_view_list(cluster->context->store, &cluster->next,
+                                             cluster->renew_error,
+                                             sizeof cluster->renew_error) == 0;
 }
 
 /* Units this node believes it owns that the database gives it no more are lost; a failed
@@ -278,11 +278,9 @@ static void id_cache_put(hf_cluster_t *cluster, const char *id, const char *unit
 /* The lease acquired and the rows fetched on the pool: the unit goes into the core here. */
 static void takeover_apply(hf_cluster_t *cluster, hf_cluster_job_t *job) {
     unit_entry_t *entry = hf_cluster_unit_get(cluster, job->key, true);
-    if (!job->ok)
-        hf_log(HF_LOG_WARNING, "cannot take unit %s over: %s", job->key, job->error);
+    if (!job->ok) hf_log(HF_LOG_WARNING, "cannot take unit %s over: %s", job->key, job->error);
     /* Held by another node now: not this node's any more (a unit read again after a rebuild). */
-    if (entry && job->ok && !job->acquired && !entry->loaded)
-        unit_owned_set(cluster, entry, false);
+    if (entry && job->ok && !job->acquired && !entry->loaded) unit_owned_set(cluster, entry, false);
     /* Acquired but not read: the next renewal's takeovers try again (the lease is ours). */
     if (!entry || !job->acquired || !job->ok || (entry->owned && entry->loaded)) return;
     entry->acquired_at_ms = now_ms(cluster);
@@ -378,8 +376,8 @@ int hf_cluster_load(hf_cluster_t *cluster) {
     char error[512] = "";
     size_t renewed = 0;
     /* The node's row first (and the fencing from now on): other nodes see it at once. */
-    if (hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address,
-                             &renewed, error, sizeof error) != 0 ||
+    if (hf_store_lease_renew(cluster->context->store, cluster->node_id, cluster->address, &renewed,
+                             error, sizeof error) != 0 ||
         hf_cluster_view_list(cluster->context->store, &cluster->view, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot read the leases: %s", error);
         return -1;
@@ -387,7 +385,8 @@ int hf_cluster_load(hf_cluster_t *cluster) {
     wait_for_dead_owners(cluster);
     cluster->renew_ok = true;
     cluster->renewed_at_ms = cluster->work_started_ms = now_ms(cluster);
-    while (takeovers(cluster, true) == TAKEOVERS_PER_TICK) {}
+    while (takeovers(cluster, true) == TAKEOVERS_PER_TICK) {
+    }
     if (cluster->rebuild_pending) rebuild(cluster);
     HF_LOG_FIELDS(HF_LOG_INFO, "cluster node ready", HF_LOG_TEXT("node_id", cluster->node_id),
                   HF_LOG_TEXT("advertise", cluster->address),
@@ -440,7 +439,8 @@ size_t hf_cluster_units_owned(const hf_cluster_t *cluster) {
     if (!cluster->leased) return events;
     uint32_t index; /* events and fleets: the records of no unit are not counted */
     bool none = hf_map_get(&cluster->unit_index, HF_STORE_UNIT_NONE, strlen(HF_STORE_UNIT_NONE),
-                           &index) && cluster->units[index].owned;
+                           &index) &&
+                cluster->units[index].owned;
     return cluster->owned_count - (none ? 1 : 0);
 }
 

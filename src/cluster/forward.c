@@ -14,8 +14,8 @@
 
 /* The headers of an owner's answer that are relayed besides its body and Content-Type (the
  * API's own; CORS's and Vary are the receiving node's to write, as for any answer). */
-static const char *const RELAYED[] = {"Holdfast-Node", "Allow", "WWW-Authenticate",
-                                      "Location", "Retry-After", "Idempotent-Replayed"};
+static const char *const RELAYED[] = {"Holdfast-Node", "Allow",       "WWW-Authenticate",
+                                      "Location",      "Retry-After", "Idempotent-Replayed"};
 #define RELAYED_COUNT (sizeof RELAYED / sizeof RELAYED[0])
 /* The content types the API answers with other than JSON, as static strings (http.h). */
 static const char *const CONTENT_TYPES[] = {"text/event-stream", "text/html; charset=utf-8",
@@ -23,9 +23,9 @@ static const char *const CONTENT_TYPES[] = {"text/event-stream", "text/html; cha
 /* A relayed header's value is at most this long (longer ones are cut: net/client.h). */
 #define HEADER_TEXT_MAX HF_CLIENT_HEADER_TEXT_MAX
 /* The request headers a forward writes itself, or that concern one connection only. */
-static const char *const HOP_HEADERS[] = {"Host", "Connection", "Content-Length",
-                                          "Transfer-Encoding", "Keep-Alive", "Expect",
-                                          HF_FORWARD_HEADER};
+static const char *const HOP_HEADERS[] = {
+    "Host",       "Connection", "Content-Length", "Transfer-Encoding",
+    "Keep-Alive", "Expect",     HF_FORWARD_HEADER};
 
 typedef struct peer peer_t;
 
@@ -34,17 +34,17 @@ typedef struct peer_link {
     uv_connect_t connect;
     uv_write_t write;
     uv_timer_t timer;
-    hf_client_parser_t answer;   /* the answer in flight's reading */
+    hf_client_parser_t answer; /* the answer in flight's reading */
     peer_t *peer;
     hf_forward_t *forward;
     struct peer_link *next_idle;
     struct peer_link *next_all, *previous_all; /* the forwarder's list of open links */
-    int open_handles;            /* tcp and timer: freed when both closed */
+    int open_handles;                          /* tcp and timer: freed when both closed */
     bool connected, busy, closing;
-    hf_http_server_t *server;    /* the answer in flight's */
+    hf_http_server_t *server; /* the answer in flight's */
     hf_http_deferred_t deferred;
     hf_buffer_t out;
-    const char *content_type;    /* static; NULL: JSON */
+    const char *content_type; /* static; NULL: JSON */
     uint32_t relayed_count;
     const char *relayed_names[RELAYED_COUNT];
     char relayed_values[RELAYED_COUNT][HEADER_TEXT_MAX + 1];
@@ -64,7 +64,7 @@ struct hf_forward {
     peer_t peers[HF_FORWARD_PEERS_MAX];
     uint32_t peer_count;
     hf_forward_counts_t counts;
-    peer_link_t *all;            /* every link not yet closing */
+    peer_link_t *all; /* every link not yet closing */
     bool closing;
     char read_buffer[64 * 1024];
 };
@@ -194,8 +194,7 @@ static void header_take(void *owner, const char *name, const char *value) {
     for (size_t i = 0; i < RELAYED_COUNT; i++)
         if (strcasecmp(name, RELAYED[i]) == 0 && link->relayed_count < RELAYED_COUNT) {
             link->relayed_names[link->relayed_count] = RELAYED[i];
-            snprintf(link->relayed_values[link->relayed_count++], HEADER_TEXT_MAX + 1, "%s",
-                     value);
+            snprintf(link->relayed_values[link->relayed_count++], HEADER_TEXT_MAX + 1, "%s", value);
         }
 }
 
@@ -234,9 +233,7 @@ static void on_read(uv_stream_t *stream, ssize_t count, const uv_buf_t *buffer) 
     if (read == HF_CLIENT_FAILED) link_fail(link, hf_client_parser_error(&link->answer));
 }
 
-static void on_timeout(uv_timer_t *timer) {
-    link_fail(timer->data, "no answer in time");
-}
+static void on_timeout(uv_timer_t *timer) { link_fail(timer->data, "no answer in time"); }
 
 static void on_write(uv_write_t *request, int status) {
     peer_link_t *link = request->data;
@@ -308,9 +305,8 @@ static void request_write(hf_forward_t *forward, peer_link_t *link,
     hf_client_request_end(out, request->body ? request->body : "", request->body_length);
 }
 
-bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server,
-                     hf_http_deferred_t deferred, const char *address,
-                     const hf_http_request_t *request) {
+bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server, hf_http_deferred_t deferred,
+                     const char *address, const hf_http_request_t *request) {
     peer_t *peer = peer_find(forward, address);
     if (!peer || forward->closing) return false;
     peer_link_t *link = peer->idle;

@@ -36,9 +36,8 @@ void hf_forward_free(hf_forward_t *forward);
 /* Sends request to the node at address (its advertised URL) and relays its answer into the
  * deferred one. false when it cannot even be sent (a bad address, too many connections):
  * the caller answers itself. */
-bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server,
-                     hf_http_deferred_t deferred, const char *address,
-                     const hf_http_request_t *request);
+bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server, hf_http_deferred_t deferred,
+                     const char *address, const hf_http_request_t *request);
 
 /* Relayed answers by outcome (holdfast_forwarded_total). */
 typedef struct hf_forward_counts {

@@ -32,6 +32,5 @@ void hf_handlers_cluster_metrics_render(const hf_context_t *context, hf_buffer_t
                       "owner (ok) or answered 503 (unavailable).");
     hf_metrics_label_t ok = {"result", "ok"}, unavailable = {"result", "unavailable"};
     hf_metrics_sample(out, "holdfast_forwarded_total", &ok, 1, (double)counts.ok);
-    hf_metrics_sample(out, "holdfast_forwarded_total", &unavailable, 1,
-                      (double)counts.unavailable);
+    hf_metrics_sample(out, "holdfast_forwarded_total", &unavailable, 1, (double)counts.unavailable);
 }

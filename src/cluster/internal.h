@@ -29,9 +29,9 @@
 
 typedef struct unit_entry {
     char id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
-    bool owned;                  /* this node holds the lease */
-    bool loaded;                 /* the core holds the unit's state */
-    int64_t acquired_at_ms;      /* when this node last acquired it (loop's clock) */
+    bool owned;             /* this node holds the lease */
+    bool loaded;            /* the core holds the unit's state */
+    int64_t acquired_at_ms; /* when this node last acquired it (loop's clock) */
 } unit_entry_t;
 
 struct hf_cluster {
@@ -43,11 +43,11 @@ struct hf_cluster {
     char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
     char address[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
     bool leased;
-    uint64_t refused;            /* requests about a unit answered 503 here */
+    uint64_t refused; /* requests about a unit answered 503 here */
     unit_entry_t *units;
     size_t unit_count, unit_capacity;
-    hf_map_t unit_index;         /* unit id -> index in units */
-    hf_map_t id_units;           /* hold, order... id -> index in units */
+    hf_map_t unit_index; /* unit id -> index in units */
+    hf_map_t id_units;   /* hold, order... id -> index in units */
     size_t owned_count;
     bool rebuild_pending;
     /* The renewal: its timer, its work on the thread pool and what it found. */
@@ -58,9 +58,9 @@ struct hf_cluster {
     int64_t work_started_ms;
     bool renew_ok;
     char renew_error[256];
-    int64_t renewed_at_ms;       /* the last successful renewal began then */
+    int64_t renewed_at_ms; /* the last successful renewal began then */
     hf_cluster_view_t next, view;
-    hf_cluster_jobs_t *jobs;     /* takeovers, lookups and lists on the thread pool */
+    hf_cluster_jobs_t *jobs; /* takeovers, lookups and lists on the thread pool */
     /* What id_unit found no answer to here: the lookup the request is parked on (kind NULL:
      * none), or one that failed (503). routing.c's, for one request at a time. */
     const char *lookup_kind;

@@ -25,10 +25,10 @@ typedef struct slot {
     hf_cluster_job_t job;
     hf_cluster_jobs_t *jobs;
     bool used, started, finishing;
-    uint64_t order;              /* jobs start in the order they were asked for */
+    uint64_t order; /* jobs start in the order they were asked for */
     parked_t *parked, *parked_last;
     uint32_t parked_count;
-    hf_context_t *scratch;       /* a list's copy of the engine's context, made on the loop */
+    hf_context_t *scratch; /* a list's copy of the engine's context, made on the loop */
     uv_work_t work;
 } slot_t;
 
@@ -55,14 +55,12 @@ static void takeover_work(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job) {
         job->ok = hf_restore_unit_fetch(store, job->key, job->now_ms, &job->rows, job->error,
                                         sizeof job->error) == 0;
     else if (job->ok) /* another node's: where it is, as the database says now */
-        job->listed = hf_cluster_view_list(store, &job->view, job->error,
-                                           sizeof job->error) == 0;
+        job->listed = hf_cluster_view_list(store, &job->view, job->error, sizeof job->error) == 0;
 }
 
 static void lookup_work(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job) {
     job->ok = hf_store_unit_find(jobs->context->store, job->id_kind, job->key, job->unit,
-                                 sizeof job->unit, &job->found, job->error,
-                                 sizeof job->error) == 0;
+                                 sizeof job->unit, &job->found, job->error, sizeof job->error) == 0;
 }
 
 /* Every leased unit, in the listing's order (events as created), and the records of no unit
@@ -81,9 +79,8 @@ static void list_work(hf_cluster_jobs_t *jobs, slot_t *slot) {
     job->listed = job->ok;
     /* The records of no unit first (refunds of no event, as the one-node list has them). */
     if (job->ok)
-        job->ok = hf_restore_load_unit(scratch, store, HF_STORE_UNIT_NONE,
-                                       jobs->finished_holds_max, job->error,
-                                       sizeof job->error) == 0;
+        job->ok = hf_restore_load_unit(scratch, store, HF_STORE_UNIT_NONE, jobs->finished_holds_max,
+                                       job->error, sizeof job->error) == 0;
     for (size_t i = 0; job->ok && i < job->view.lease_count; i++)
         if (strcmp(job->view.leases[i].unit, HF_STORE_UNIT_NONE) != 0)
             job->ok = hf_restore_load_unit(scratch, store, job->view.leases[i].unit,
@@ -147,8 +144,7 @@ static parked_t *parked_copy(const hf_http_request_t *http) {
 
 /* The request goes on with its continuation, into its answer kept waiting (which keeps the
  * headers written before it was parked); nothing when its client left. */
-static void parked_resume(hf_cluster_jobs_t *jobs, const hf_cluster_job_t *job,
-                          parked_t *parked) {
+static void parked_resume(hf_cluster_jobs_t *jobs, const hf_cluster_job_t *job, parked_t *parked) {
     hf_http_response_t *response = hf_http_deferred_reopen(jobs->http, parked->deferred);
     if (!response) return;
     response->status = 200;
@@ -170,8 +166,8 @@ static void parked_refuse(hf_cluster_jobs_t *jobs, parked_t *parked) {
     hf_http_response_settle(response);
 }
 
-bool hf_cluster_jobs_park(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job,
-                          hf_request_t *request, hf_cluster_continuation_t then) {
+bool hf_cluster_jobs_park(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job, hf_request_t *request,
+                          hf_cluster_continuation_t then) {
     slot_t *slot = (slot_t *)job; /* the job is the slot's first member */
     if (!jobs->http || slot->parked_count >= HF_CLUSTER_JOB_PARKED_MAX) return false;
     hf_http_response_t *response = request->response;

@@ -42,18 +42,18 @@ typedef struct hf_cluster_job {
     hf_cluster_job_kind_t kind;
     char key[HF_CLUSTER_UNIT_SIZE_MAX + 1];
     char id_kind[16];
-    int64_t now_ms;              /* the loop's clock when the job was asked for */
+    int64_t now_ms; /* the loop's clock when the job was asked for */
     /* What the work found, read on the loop once it is done. */
-    bool ok;                     /* the store answered; else error says why */
+    bool ok; /* the store answered; else error says why */
     char error[512];
-    bool acquired;               /* a takeover's: the lease is this node's now, at epoch */
+    bool acquired; /* a takeover's: the lease is this node's now, at epoch */
     uint64_t epoch;
-    void *rows;                  /* a takeover's rows (restore.h's fetch), when acquired */
-    bool found;                  /* a lookup's: the id exists, in unit */
+    void *rows; /* a takeover's rows (restore.h's fetch), when acquired */
+    bool found; /* a lookup's: the id exists, in unit */
     char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
-    hf_cluster_view_t view;      /* a list's, and a takeover's not acquired: listed after */
+    hf_cluster_view_t view; /* a list's, and a takeover's not acquired: listed after */
     bool listed;
-    hf_core_t *core;             /* a list's: every leased unit and the records of none */
+    hf_core_t *core; /* a list's: every leased unit and the records of none */
 } hf_cluster_job_t;
 
 typedef struct hf_cluster_jobs hf_cluster_jobs_t;
@@ -101,8 +101,8 @@ void hf_cluster_jobs_kick(hf_cluster_jobs_t *jobs);
 /* Parks request (on its route, request->route, through the cluster's routing) until job is
  * done, then runs then: true when parked (the handler then answers nothing); false when the
  * job, or the server's table of deferred answers, is full (the caller answers 503). */
-bool hf_cluster_jobs_park(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job,
-                          hf_request_t *request, hf_cluster_continuation_t then);
+bool hf_cluster_jobs_park(hf_cluster_jobs_t *jobs, hf_cluster_job_t *job, hf_request_t *request,
+                          hf_cluster_continuation_t then);
 /* Starts no job from now on (a stop); work already on the pool finishes and is dropped. */
 void hf_cluster_jobs_stop(hf_cluster_jobs_t *jobs);
 /* After the loop returned (no work left on the pool). NULL is accepted. */

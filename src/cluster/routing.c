@@ -30,9 +30,10 @@ static const char *local_unit(const hf_core_t *core, hf_route_id_kind_t kind, co
 }
 
 /* The store's word for a kind of id (hf_store_unit_find). */
-static const char *const ID_KIND_WORDS[] = {
-    [HF_ROUTE_ID_HOLD] = "hold", [HF_ROUTE_ID_ORDER] = "order", [HF_ROUTE_ID_RIDE] = "ride",
-    [HF_ROUTE_ID_REFUND] = "refund"};
+static const char *const ID_KIND_WORDS[] = {[HF_ROUTE_ID_HOLD] = "hold",
+                                            [HF_ROUTE_ID_ORDER] = "order",
+                                            [HF_ROUTE_ID_RIDE] = "ride",
+                                            [HF_ROUTE_ID_REFUND] = "refund"};
 
 /* The unit of an id of kind: the local core's, the cache's, or the store's. false when there
  * is no such id anywhere (the request is then served here: a 404). */
@@ -112,8 +113,8 @@ static bool request_unit(hf_cluster_t *cluster, const hf_request_t *request,
     }
     assert(from->param < HF_ROUTE_PARAMS_MAX);
     const char *param = request->params[from->param];
-    if (from->id != HF_ROUTE_ID_UNIT) return id_or_no_unit(cluster, from, param, unit, unit_size,
-                                                           NULL);
+    if (from->id != HF_ROUTE_ID_UNIT)
+        return id_or_no_unit(cluster, from, param, unit, unit_size, NULL);
     size_t length = strlen(param);
     if (length == 0 || length >= unit_size) return false;
     memcpy(unit, param, length + 1);
@@ -296,8 +297,8 @@ static bool route_unknown(hf_cluster_t *cluster, hf_request_t *request) {
  * request is rebuilt from its copy and takes the step that follows its wait; an answer the
  * cluster gives itself leaves once everything applied so far is durable, as on a first pass. */
 static void go_on(hf_cluster_t *cluster, const hf_cluster_job_t *job,
-                    const hf_cluster_parked_t *parked, hf_http_response_t *response,
-                    step_t (*step)(hf_cluster_t *, hf_request_t *, const hf_cluster_job_t *)) {
+                  const hf_cluster_parked_t *parked, hf_http_response_t *response,
+                  step_t (*step)(hf_cluster_t *, hf_request_t *, const hf_cluster_job_t *)) {
     hf_request_t request;
     parked_request(cluster, &request, &parked->http, response, "");
     request.route = parked->route;
@@ -305,7 +306,8 @@ static void go_on(hf_cluster_t *cluster, const hf_cluster_job_t *job,
     if (done == SERVE_HERE) serve_here(cluster, &request, NULL);
     else if (done == ANSWERED)
         response->durable_sequence = cluster->context->store_failed
-                                         ? 0 : hf_context_reply_sequence(cluster->context);
+                                         ? 0
+                                         : hf_context_reply_sequence(cluster->context);
 }
 
 static void list_resumed(void *state, const hf_cluster_job_t *job,

@@ -76,8 +76,7 @@ const hf_cluster_view_node_t *hf_cluster_view_node(const hf_cluster_view_t *view
 bool hf_cluster_address_answers(const char *address) {
     char host[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];
     int consumed = 0;
-    if (sscanf(address, "http://%256[^:/]:%n", host, &consumed) != 1 || consumed == 0)
-        return true;
+    if (sscanf(address, "http://%256[^:/]:%n", host, &consumed) != 1 || consumed == 0) return true;
     char *end = NULL;
     long port = strtol(address + consumed, &end, 10);
     if (end == address + consumed || port <= 0 || port > 65535) return true;
@@ -92,8 +91,7 @@ bool hf_cluster_address_answers(const char *address) {
         int error = 0;
         socklen_t length = sizeof error;
         answers = poll(&wait, 1, PROBE_MS) == 1 &&
-                  getsockopt(socket_fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
-                  error == 0;
+                  getsockopt(socket_fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
     }
     close(socket_fd);
     return answers;

@@ -76,8 +76,7 @@ static int copy_pages(sqlite3 *source, sqlite3 *destination) {
     sqlite3_backup_finish(backup);
     sqlite3_exec(source, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_DONE)
-        return hf_command_fail(HF_EXIT_FAILURE, "backup", "copying failed: %s",
-                               sqlite3_errstr(rc));
+        return hf_command_fail(HF_EXIT_FAILURE, "backup", "copying failed: %s", sqlite3_errstr(rc));
     return HF_EXIT_OK;
 }
 
@@ -124,8 +123,10 @@ static int secret_copy(const char *path, const char *partial, bool *copied) {
     }
     OPENSSL_cleanse(text, sizeof text);
     if (!written)
-        return hf_command_fail(HF_EXIT_FAILURE, "backup", "cannot copy the token secret %s to "
-                               "%s", path, partial);
+        return hf_command_fail(HF_EXIT_FAILURE, "backup",
+                               "cannot copy the token secret %s to "
+                               "%s",
+                               path, partial);
     *copied = true;
     return HF_EXIT_OK;
 }
@@ -173,13 +174,12 @@ static int outputs_settle(const outputs_t *outputs) {
     const char *failed = NULL;
     if (outputs->secret_copied && rename(outputs->secret_partial, outputs->secret) != 0)
         failed = outputs->secret;
-    else if (rename(outputs->partial, outputs->out) != 0)
-        failed = outputs->out;
+    else if (rename(outputs->partial, outputs->out) != 0) failed = outputs->out;
     if (failed) {
         int saved = errno;
         outputs_discard(outputs);
-        return hf_command_fail(HF_EXIT_FAILURE, "backup", "cannot move the copy to %s: %s",
-                               failed, strerror(saved));
+        return hf_command_fail(HF_EXIT_FAILURE, "backup", "cannot move the copy to %s: %s", failed,
+                               strerror(saved));
     }
     sync_directory_of(outputs->out);
     return HF_EXIT_OK;
@@ -193,11 +193,12 @@ static int backup_run(const char *store, const char *data, const char *out, bool
     outputs_t outputs = {.out = out};
     snprintf(outputs.partial, sizeof outputs.partial, "%s.partial", out);
     snprintf(outputs.secret, sizeof outputs.secret, "%s.%s", out, HF_TOKEN_SECRET_FILE);
-    snprintf(outputs.secret_partial, sizeof outputs.secret_partial, "%s.partial",
-             outputs.secret);
+    snprintf(outputs.secret_partial, sizeof outputs.secret_partial, "%s.partial", outputs.secret);
     if (!force && (lstat(out, &seen) == 0 || lstat(outputs.secret, &seen) == 0))
-        return hf_command_fail(HF_EXIT_FAILURE, "backup", "%s exists: pass --force to "
-                               "overwrite it", lstat(out, &seen) == 0 ? out : outputs.secret);
+        return hf_command_fail(HF_EXIT_FAILURE, "backup",
+                               "%s exists: pass --force to "
+                               "overwrite it",
+                               lstat(out, &seen) == 0 ? out : outputs.secret);
     char side[4300];
     snprintf(side, sizeof side, "%s-journal", outputs.partial);
     unlink(side);

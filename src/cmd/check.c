@@ -165,25 +165,25 @@ static int tables_check(const char *path, counts_t *counts) {
     sqlite3_progress_handler(database, CHECK_PROGRESS_INSTRUCTIONS, on_progress, &progress);
     if (first_text(database, "PRAGMA integrity_check", text, sizeof text) != SQLITE_OK)
         code = broken("integrity", sqlite3_errmsg(database));
-    else if (strcmp(text, "ok") != 0)
-        code = broken("integrity", text);
+    else if (strcmp(text, "ok") != 0) code = broken("integrity", text);
     else if (first_text(database, "SELECT value FROM meta WHERE key = 'schema_version'", text,
                         sizeof text) != SQLITE_OK)
         code = broken("schema_version", sqlite3_errmsg(database));
     else if (strcmp(text, CHECK_SCHEMA_VERSION) != 0)
         code = broken("schema_version", text[0] ? "a version this build does not check (start "
-                      "the server once to migrate an older store)" : "none is recorded");
+                                                  "the server once to migrate an older store)"
+                                                : "none is recorded");
     progress.what = "check: tables";
     for (size_t i = 0; code == HF_EXIT_OK && i < sizeof INVARIANTS / sizeof INVARIANTS[0]; i++) {
         if (first_text(database, INVARIANTS[i].query, text, sizeof text) != SQLITE_OK)
             code = broken(INVARIANTS[i].name, sqlite3_errmsg(database));
-        else if (text[0])
-            code = broken(INVARIANTS[i].name, text);
+        else if (text[0]) code = broken(INVARIANTS[i].name, text);
     }
     if (code == HF_EXIT_OK &&
-        first_text(database, "SELECT (SELECT count(*) FROM holds) || ' ' || (SELECT count(*)"
-                   " FROM orders) || ' ' || (SELECT count(*) FROM refunds)", text,
-                   sizeof text) == SQLITE_OK)
+        first_text(database,
+                   "SELECT (SELECT count(*) FROM holds) || ' ' || (SELECT count(*)"
+                   " FROM orders) || ' ' || (SELECT count(*) FROM refunds)",
+                   text, sizeof text) == SQLITE_OK)
         counts_parse(text, counts);
     hf_progress_end(&progress);
     sqlite3_close(database);
@@ -214,8 +214,8 @@ static int core_check(const char *path, const counts_t *counts) {
     hf_core_events_listed(context->core, &events);
     if (code == HF_EXIT_OK)
         printf("check: %s: every invariant holds (%u events, %" PRIu64 " holds, %" PRIu64
-               " orders, %" PRIu64 " refunds)\n", path, events,
-               counts->holds, counts->orders, counts->refunds);
+               " orders, %" PRIu64 " refunds)\n",
+               path, events, counts->holds, counts->orders, counts->refunds);
     if (context->store) hf_store_close(context->store);
     hf_core_destroy(context->core);
     hf_idempotency_free(keys);
@@ -235,9 +235,11 @@ static int lock_take(const char *data) {
     if (fd < 0) return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         close(fd);
-        hf_command_fail(HF_EXIT_FAILURE, "check", "a server is running on %s (it holds %s): "
+        hf_command_fail(HF_EXIT_FAILURE, "check",
+                        "a server is running on %s (it holds %s): "
                         "stop it, or check a copy (holdfast backup --data %s COPY.db, then "
-                        "holdfast check --store sqlite:COPY.db)", data, path, data);
+                        "holdfast check --store sqlite:COPY.db)",
+                        data, path, data);
         return -2;
     }
     return fd;
@@ -262,8 +264,7 @@ int hf_command_check(int argc, char **argv) {
     if (stat(path, &seen) != 0)
         code = hf_command_fail(HF_EXIT_FAILURE, "check", "no store at %s: %s", path,
                                strerror(errno));
-    else if ((code = tables_check(path, &counts)) == HF_EXIT_OK)
-        code = core_check(path, &counts);
+    else if ((code = tables_check(path, &counts)) == HF_EXIT_OK) code = core_check(path, &counts);
     if (lock >= 0) close(lock);
     if (code == HF_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) code = HF_EXIT_FAILURE;
     return code;

@@ -49,8 +49,7 @@ static void segment_append(char *out, size_t size, const char *text) {
         if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
             strchr("-._~", *c))
             out[used++] = (char)*c;
-        else
-            used += (size_t)snprintf(out + used, size - used, "%%%02X", *c);
+        else used += (size_t)snprintf(out + used, size - used, "%%%02X", *c);
     }
     out[used] = '\0';
 }
@@ -71,10 +70,9 @@ static int answer_refused(const char *command, const hf_client_answer_t *answer)
     const char *code = json_string_value(json_object_get(error, "code"));
     const char *message = json_string_value(json_object_get(error, "message"));
     if (code)
-        hf_command_fail(HF_EXIT_FAILURE, command, "%s: %s (HTTP %d)", code,
-                        message ? message : "", answer->status);
-    else
-        hf_command_fail(HF_EXIT_FAILURE, command, "the server answered HTTP %d", answer->status);
+        hf_command_fail(HF_EXIT_FAILURE, command, "%s: %s (HTTP %d)", code, message ? message : "",
+                        answer->status);
+    else hf_command_fail(HF_EXIT_FAILURE, command, "the server answered HTTP %d", answer->status);
     json_decref(root);
     return HF_EXIT_FAILURE;
 }
@@ -84,8 +82,8 @@ static int request_print(const char *command, const char *server, const char *me
                          const char *target, const char *body, size_t length) {
     hf_client_answer_t answer;
     char error[512];
-    if (hf_client_request(server, getenv("HOLDFAST_API_KEY"), method, target, body, length,
-                          &answer, error, sizeof error) != 0)
+    if (hf_client_request(server, getenv("HOLDFAST_API_KEY"), method, target, body, length, &answer,
+                          error, sizeof error) != 0)
         return hf_command_fail(HF_EXIT_FAILURE, command, "%s", error);
     int code = HF_EXIT_OK;
     if (answer.status < 200 || answer.status > 299) {
@@ -112,8 +110,11 @@ static char *file_read(const char *path, size_t *length, char *error, size_t siz
     bool failed = ferror(file) != 0;
     if (file != stdin) fclose(file);
     if (failed || *length > DEFINITION_SIZE_MAX) {
-        snprintf(error, size, failed ? "cannot read %.300s" : "%.300s is larger than 1 MiB, the "
-                 "largest body the server takes", path);
+        snprintf(error, size,
+                 failed ? "cannot read %.300s"
+                        : "%.300s is larger than 1 MiB, the "
+                          "largest body the server takes",
+                 path);
         free(data);
         return NULL;
     }
@@ -128,8 +129,10 @@ int hf_command_event(int argc, char **argv) {
     if (!known && action && (strcmp(action, "--help") == 0 || strcmp(action, "-h") == 0))
         return hf_command_usage(EVENT_USAGE);
     if (!known)
-        return hf_command_fail(HF_EXIT_USAGE, "event", "%s (the actions are create FILE.json "
-                               "and show ID)", action ? "unknown action" : "no action given");
+        return hf_command_fail(HF_EXIT_USAGE, "event",
+                               "%s (the actions are create FILE.json "
+                               "and show ID)",
+                               action ? "unknown action" : "no action given");
     const char *command = strcmp(action, "create") == 0 ? "event create" : "event show";
     static const char *const create_names[] = {"FILE.json (the event's definition)"};
     static const char *const show_names[] = {"ID (the event's id)"};
@@ -184,9 +187,9 @@ static const char *member_text(json_t *order, const char *key, char scratch[32])
 }
 
 static void csv_order(FILE *out, json_t *order) {
-    static const char *const TEXT_COLUMNS[] = {"order_id", "event", "user_id", "reservation_id",
-                                               "status", "created_at", "total", "currency",
-                                               "payment_ref"};
+    static const char *const TEXT_COLUMNS[] = {"order_id",       "event",    "user_id",
+                                               "reservation_id", "status",   "created_at",
+                                               "total",          "currency", "payment_ref"};
     char scratch[32];
     for (size_t i = 0; i < sizeof TEXT_COLUMNS / sizeof TEXT_COLUMNS[0]; i++)
         csv_field(out, member_text(order, TEXT_COLUMNS[i], scratch), false);
@@ -232,7 +235,8 @@ static int export_page(const char *server, const char *event, char *cursor, size
     json_t *orders = json_object_get(root, "orders");
     if (!json_is_array(orders)) {
         json_decref(root);
-        return hf_command_fail(HF_EXIT_FAILURE, "orders export", "the server's answer has no "
+        return hf_command_fail(HF_EXIT_FAILURE, "orders export",
+                               "the server's answer has no "
                                "list of orders");
     }
     size_t index;
@@ -240,7 +244,8 @@ static int export_page(const char *server, const char *event, char *cursor, size
     /* The header goes out with the first page, so a refused export prints nothing. */
     if (*cursor == '\0')
         fputs("order_id,event,user_id,reservation_id,status,created_at,total,currency,"
-              "payment_ref,seats,pools\r\n", stdout);
+              "payment_ref,seats,pools\r\n",
+              stdout);
     json_array_foreach(orders, index, order) csv_order(stdout, order);
     const char *next = json_string_value(json_object_get(root, "next"));
     snprintf(cursor, cursor_size, "%s", next ? next : "");
@@ -263,7 +268,8 @@ int hf_command_orders(int argc, char **argv) {
     case HF_ARGUMENTS_OK: break;
     }
     if (!options[1].value)
-        return hf_command_fail(HF_EXIT_USAGE, "orders export", "--event is missing (the event "
+        return hf_command_fail(HF_EXIT_USAGE, "orders export",
+                               "--event is missing (the event "
                                "whose orders to export)");
     char server[HF_CLIENT_URL_SIZE_MAX];
     int refused = server_url("orders export", options[0].value, server, sizeof server);

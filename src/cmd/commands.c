@@ -102,8 +102,10 @@ hf_arguments_result_t hf_arguments_read(const char *command, int argc, char **ar
             continue;
         }
         if (found == positional_count) {
-            hf_command_fail(HF_EXIT_USAGE, command, "unexpected argument \"%.100s\" (see "
-                            "holdfast %s --help)", argument, command);
+            hf_command_fail(HF_EXIT_USAGE, command,
+                            "unexpected argument \"%.100s\" (see "
+                            "holdfast %s --help)",
+                            argument, command);
             return HF_ARGUMENTS_REFUSED;
         }
         positional[found++] = argument;
@@ -125,14 +127,17 @@ int hf_command_store_path(const char *command, const char *data, const char *sto
                           size_t size) {
     if (store && !data) {
         if (strncmp(store, "sqlite:", 7) != 0 || store[7] == '\0')
-            return hf_command_fail(HF_EXIT_USAGE, command, "--store: \"%.100s\" is not "
-                                   "sqlite:PATH (the only store these tools read)", store);
+            return hf_command_fail(HF_EXIT_USAGE, command,
+                                   "--store: \"%.100s\" is not "
+                                   "sqlite:PATH (the only store these tools read)",
+                                   store);
         if ((size_t)snprintf(path, size, "%s", store + 7) >= size)
             return hf_command_fail(HF_EXIT_USAGE, command, "--store: the path is too long");
         return HF_EXIT_OK;
     }
     if (!data)
-        return hf_command_fail(HF_EXIT_USAGE, command, "--data is missing (the server's data "
+        return hf_command_fail(HF_EXIT_USAGE, command,
+                               "--data is missing (the server's data "
                                "directory; or --store sqlite:PATH)");
     if ((size_t)snprintf(path, size, "%s/holdfast.db", data) >= size)
         return hf_command_fail(HF_EXIT_USAGE, command, "--data: the path is too long");

@@ -23,10 +23,10 @@
 /* Runs argv[1]'s command when it is one of these: true, with its exit code in *code. */
 bool hf_command_run(int argc, char **argv, int *code);
 
-int hf_command_event(int argc, char **argv);    /* argv[0] is "event" */
-int hf_command_orders(int argc, char **argv);   /* "orders" */
-int hf_command_backup(int argc, char **argv);   /* "backup" */
-int hf_command_check(int argc, char **argv);    /* "check" */
+int hf_command_event(int argc, char **argv);  /* argv[0] is "event" */
+int hf_command_orders(int argc, char **argv); /* "orders" */
+int hf_command_backup(int argc, char **argv); /* "backup" */
+int hf_command_check(int argc, char **argv);  /* "check" */
 
 /* ---- arguments (commands.c) ---- */
 
@@ -34,15 +34,15 @@ int hf_command_check(int argc, char **argv);    /* "check" */
  * environment variable when not given. value is set by hf_arguments_read. */
 typedef struct hf_argument {
     const char *name;
-    const char *environment;   /* NULL: none */
+    const char *environment; /* NULL: none */
     bool flag;
-    const char *value;         /* NULL: not given; a flag given: "" */
+    const char *value; /* NULL: not given; a flag given: "" */
 } hf_argument_t;
 
 typedef enum hf_arguments_result {
     HF_ARGUMENTS_OK,
-    HF_ARGUMENTS_HELP,     /* --help or -h: print the usage, exit 0 */
-    HF_ARGUMENTS_REFUSED,  /* a line is on standard error: exit 2 */
+    HF_ARGUMENTS_HELP,    /* --help or -h: print the usage, exit 0 */
+    HF_ARGUMENTS_REFUSED, /* a line is on standard error: exit 2 */
 } hf_arguments_result_t;
 
 /* Reads argv[first..argc) into options and exactly positional_count positional arguments

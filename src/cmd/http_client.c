@@ -56,8 +56,10 @@ static int address_parse(const char *server, address_t *address, char *error, si
     address->port[port_length] = '\0';
     return 0;
 bad:
-    snprintf(error, size, "--server %.200s: expected [http://]HOST:PORT (a port from 1 to "
-             "65535)", server);
+    snprintf(error, size,
+             "--server %.200s: expected [http://]HOST:PORT (a port from 1 to "
+             "65535)",
+             server);
     return -1;
 }
 
@@ -65,8 +67,10 @@ int hf_client_server_url(const char *given, char *url, size_t url_size, char *er
                          size_t error_size) {
     const char *scheme_end = strstr(given, "://");
     if (scheme_end && (scheme_end - given != 4 || strncasecmp(given, "http", 4) != 0)) {
-        snprintf(error, error_size, "--server %.200s: only http:// is supported (no TLS: put "
-                 "the server behind a local address)", given);
+        snprintf(error, error_size,
+                 "--server %.200s: only http:// is supported (no TLS: put "
+                 "the server behind a local address)",
+                 given);
         return -1;
     }
     const char *rest = scheme_end ? scheme_end + 3 : given;
@@ -76,8 +80,10 @@ int hf_client_server_url(const char *given, char *url, size_t url_size, char *er
     }
     address_t address;
     if (address_parse(url, &address, error, error_size) != 0) {
-        snprintf(error, error_size, "--server %.200s: expected [http://]HOST:PORT (a port "
-                 "from 1 to 65535)", given);
+        snprintf(error, error_size,
+                 "--server %.200s: expected [http://]HOST:PORT (a port "
+                 "from 1 to 65535)",
+                 given);
         return -1;
     }
     return 0;
@@ -106,8 +112,10 @@ static int connect_to(const address_t *address, const char *server, char *error,
     }
     freeaddrinfo(found);
     if (fd < 0)
-        snprintf(error, size, "cannot reach the server %.200s: %s (is it running? --server "
-                 "or HOLDFAST_SERVER says where)", server, strerror(saved ? saved : ECONNREFUSED));
+        snprintf(error, size,
+                 "cannot reach the server %.200s: %s (is it running? --server "
+                 "or HOLDFAST_SERVER says where)",
+                 server, strerror(saved ? saved : ECONNREFUSED));
     return fd;
 }
 
@@ -142,8 +150,7 @@ static int receive_answer(int fd, hf_client_parser_t *reader, char *error, size_
     else if (reader->head_complete && missing > 0)
         snprintf(error, size, "the server's answer was cut short (%zu of %llu bytes)",
                  reader->body.length, (unsigned long long)(reader->body.length + missing));
-    else
-        snprintf(error, size, "the server's answer is not HTTP");
+    else snprintf(error, size, "the server's answer is not HTTP");
     return -1;
 }
 

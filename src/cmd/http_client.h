@@ -16,7 +16,7 @@
 
 typedef struct hf_client_answer {
     int status;
-    char *body;          /* NUL-terminated, malloc'd; free with hf_client_answer_free */
+    char *body; /* NUL-terminated, malloc'd; free with hf_client_answer_free */
     size_t body_length;
 } hf_client_answer_t;
 

@@ -39,8 +39,10 @@ static int lock_data_directory(const char *directory) {
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        hf_log(HF_LOG_ERROR, "start refused: the data directory %s is in use by another holdfast "
-               "server (lock %s); stop it first", directory, path);
+        hf_log(HF_LOG_ERROR,
+               "start refused: the data directory %s is in use by another holdfast "
+               "server (lock %s); stop it first",
+               directory, path);
         close(fd);
         return -1;
     }
@@ -72,36 +74,41 @@ static int serve(const hf_command_line_t *line) {
     char error[256];
     if (hf_http_bind(uv_default_loop(), line->host, line->port, &bound_socket, error,
                      sizeof error) != 0) {
-        HF_LOG_FIELDS(HF_LOG_ERROR, "start refused: cannot listen",
-                      HF_LOG_TEXT("error", error));
+        HF_LOG_FIELDS(HF_LOG_ERROR, "start refused: cannot listen", HF_LOG_TEXT("error", error));
         return 1;
     }
     int lock = lock_data_directory(line->data_directory);
     /* Static: the engine keeps a pointer to it for its whole life. */
     static hf_token_secret_t token_secret;
-    if (lock < 0 || !hf_token_secret_load(line->token_secret, line->data_directory,
-                                          line->store_url, &token_secret)) {
+    if (lock < 0 || !hf_token_secret_load(line->token_secret, line->data_directory, line->store_url,
+                                          &token_secret)) {
         close(bound_socket);
         if (lock >= 0) close(lock);
         return 1;
     }
     raise_descriptor_limit();
     signal(SIGPIPE, SIG_IGN);
-    hf_engine_options_t options = {.host = line->host, .port = line->port,
-                                   .store_url = line->store_url, .api_key = line->api_key,
+    hf_engine_options_t options = {.host = line->host,
+                                   .port = line->port,
+                                   .store_url = line->store_url,
+                                   .api_key = line->api_key,
                                    .webhook_secret = line->webhook_secret,
                                    .demo = line->demo,
                                    .finished_holds_max = line->finished_holds_max,
                                    .finished_rides_max = line->finished_rides_max,
                                    .cors_origins = line->cors_origins,
                                    .cors_origin_count = line->cors_origin_count,
-                                   .version = HF_VERSION, .access_log = line->access_log,
+                                   .version = HF_VERSION,
+                                   .access_log = line->access_log,
                                    .progress = isatty(STDERR_FILENO) == 1,
                                    .token_secret = &token_secret,
-                                   .node_id = line->node_id, .advertise = line->advertise,
-                                   .bound = true, .bound_socket = bound_socket,
+                                   .node_id = line->node_id,
+                                   .advertise = line->advertise,
+                                   .bound = true,
+                                   .bound_socket = bound_socket,
                                    /* The rooms above the engine (engine.h). */
-                                   .dispatch = hf_routes_dispatch, .resume = hf_routes_resume,
+                                   .dispatch = hf_routes_dispatch,
+                                   .resume = hf_routes_resume,
                                    .routes = hf_routes_known,
                                    .units = &hf_cluster_units};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
@@ -118,9 +125,7 @@ static int serve(const hf_command_line_t *line) {
 }
 
 /* What is printed on standard output must get there: `holdfast --version > /dev/full` fails. */
-static int printed(void) {
-    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
-}
+static int printed(void) { return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1; }
 
 int main(int argc, char **argv) {
     /* Static: the origins' copies make it a few kilobytes. */
@@ -128,16 +133,10 @@ int main(int argc, char **argv) {
     int code;
     if (hf_command_run(argc, argv, &code)) return code;
     switch (hf_command_line_parse(argc, argv, &line)) {
-    case HF_COMMAND_VERSION:
-        printf("holdfast %s\n", HF_VERSION);
-        return printed();
-    case HF_COMMAND_HELP:
-        hf_command_line_usage(stdout);
-        return printed();
-    case HF_COMMAND_REFUSED:
-        return 2;
-    case HF_COMMAND_SERVE:
-        break;
+    case HF_COMMAND_VERSION: printf("holdfast %s\n", HF_VERSION); return printed();
+    case HF_COMMAND_HELP: hf_command_line_usage(stdout); return printed();
+    case HF_COMMAND_REFUSED: return 2;
+    case HF_COMMAND_SERVE: break;
     }
     return serve(&line);
 }

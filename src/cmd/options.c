@@ -19,19 +19,32 @@
 #define QUOTED_SIZE_MAX 100
 
 typedef enum option_kind {
-    OPTION_TEXT,   /* --name VALUE, once */
-    OPTION_FLAG,   /* --name, no value */
-    OPTION_LIST,   /* --name VALUE, repeatable; the environment variable is comma-separated */
+    OPTION_TEXT, /* --name VALUE, once */
+    OPTION_FLAG, /* --name, no value */
+    OPTION_LIST, /* --name VALUE, repeatable; the environment variable is comma-separated */
 } option_kind_t;
 
 typedef enum option_id {
-    LISTEN, DATA, API_KEY, TOKEN_SECRET, WEBHOOK_SECRET, STORE, FINISHED_HOLDS, FINISHED_RIDES,
-    CORS_ORIGIN, DEMO, LOG_LEVEL, ACCESS_LOG, NODE_ID, ADVERTISE, OPTION_COUNT
+    LISTEN,
+    DATA,
+    API_KEY,
+    TOKEN_SECRET,
+    WEBHOOK_SECRET,
+    STORE,
+    FINISHED_HOLDS,
+    FINISHED_RIDES,
+    CORS_ORIGIN,
+    DEMO,
+    LOG_LEVEL,
+    ACCESS_LOG,
+    NODE_ID,
+    ADVERTISE,
+    OPTION_COUNT
 } option_id_t;
 
 typedef struct option {
-    const char *name;          /* as written on the command line */
-    const char *environment;   /* the variable it falls back on; NULL: none */
+    const char *name;        /* as written on the command line */
+    const char *environment; /* the variable it falls back on; NULL: none */
     option_kind_t kind;
 } option_t;
 
@@ -54,13 +67,13 @@ static const option_t OPTIONS[OPTION_COUNT] = {
 
 /* One value as written, and the name to give in a message about it. */
 typedef struct given {
-    const char *value;   /* NULL: not given */
-    const char *source;  /* "--listen", or "HOLDFAST_API_KEY" when it came from there */
+    const char *value;  /* NULL: not given */
+    const char *source; /* "--listen", or "HOLDFAST_API_KEY" when it came from there */
 } given_t;
 
 typedef struct gathered {
-    given_t values[OPTION_COUNT];   /* for CORS_ORIGIN, the environment's whole list */
-    const char *origins[HF_CORS_ORIGINS_MAX];   /* each --cors-origin */
+    given_t values[OPTION_COUNT];             /* for CORS_ORIGIN, the environment's whole list */
+    const char *origins[HF_CORS_ORIGINS_MAX]; /* each --cors-origin */
     uint32_t origin_count;
 } gathered_t;
 
@@ -124,8 +137,8 @@ __attribute__((format(printf, 1, 2))) static hf_command_t refuse(const char *for
 /* length bytes of text in double quotes, cut to QUOTED_SIZE_MAX; values have no control
  * characters by then (check_printable). */
 static const char *quoted(char out[QUOTED_SIZE_MAX + 8], const char *text, size_t length) {
-    if (length > QUOTED_SIZE_MAX) snprintf(out, QUOTED_SIZE_MAX + 8, "\"%.*s...\"",
-                                           QUOTED_SIZE_MAX, text);
+    if (length > QUOTED_SIZE_MAX)
+        snprintf(out, QUOTED_SIZE_MAX + 8, "\"%.*s...\"", QUOTED_SIZE_MAX, text);
     else snprintf(out, QUOTED_SIZE_MAX + 8, "\"%.*s\"", (int)length, text);
     return out;
 }
@@ -175,8 +188,7 @@ static hf_command_t take(gathered_t *gathered, int id, const char *value, bool a
 static hf_command_t gather_arguments(int argc, char **argv, gathered_t *gathered) {
     for (int i = 2; i < argc; i++) {
         const char *argument = argv[i];
-        if (strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0)
-            return HF_COMMAND_HELP;
+        if (strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0) return HF_COMMAND_HELP;
         if (strcmp(argument, "--version") == 0) return HF_COMMAND_VERSION;
         const char *equals = strchr(argument, '=');
         size_t name_length = equals ? (size_t)(equals - argument) : strlen(argument);
@@ -221,8 +233,7 @@ static hf_command_t check_printable(const gathered_t *gathered) {
             HF_COMMAND_SERVE)
             return HF_COMMAND_REFUSED;
     for (uint32_t i = 0; i < gathered->origin_count; i++)
-        if (control_character(OPTIONS[CORS_ORIGIN].name, gathered->origins[i]) !=
-            HF_COMMAND_SERVE)
+        if (control_character(OPTIONS[CORS_ORIGIN].name, gathered->origins[i]) != HF_COMMAND_SERVE)
             return HF_COMMAND_REFUSED;
     return HF_COMMAND_SERVE;
 }
@@ -245,7 +256,10 @@ static hf_command_t check_listen(const given_t *given, hf_command_line_t *line) 
         return refuse("--listen is missing (HOST:PORT to listen on, " LISTEN_EXAMPLE ")");
     const char *text = given->value, *colon = strrchr(text, ':');
     const char *start = text, *end = colon;
-    if (colon && *start == '[' && end - start >= 2 && end[-1] == ']') { start++; end--; }
+    if (colon && *start == '[' && end - start >= 2 && end[-1] == ']') {
+        start++;
+        end--;
+    }
     bool host_ok = colon && end > start;
     for (const char *c = start; host_ok && c < end; c++)
         host_ok = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:%",
@@ -335,16 +349,16 @@ static const char *origin_problem(const char *text, size_t length) {
     if (scheme == 0) {
         const char *separator = strstr(text, "://");
         return separator && (size_t)(separator - text) < length
-            ? "is not an origin: the scheme must be http or https"
-            : "is not an origin: write scheme://host[:port], " ORIGIN_EXAMPLE;
+                   ? "is not an origin: the scheme must be http or https"
+                   : "is not an origin: write scheme://host[:port], " ORIGIN_EXAMPLE;
     }
     const char *host = text + scheme, *end = text + length, *c = host;
-    bool literal = *c == '[';   /* an IPv6 address: [hex:hex...] */
+    bool literal = *c == '['; /* an IPv6 address: [hex:hex...] */
     for (c += literal ? 1 : 0; c < end && (literal ? *c != ']' : *c != ':' && *c != '/'); c++) {
-        if (*c >= 'A' && *c <= 'Z') return "is not an origin: write the host in lower case, "
-                                           "as browsers send it";
-        if (!strchr(literal ? "0123456789abcdef:." : "abcdefghijklmnopqrstuvwxyz0123456789.-",
-                    *c))
+        if (*c >= 'A' && *c <= 'Z')
+            return "is not an origin: write the host in lower case, "
+                   "as browsers send it";
+        if (!strchr(literal ? "0123456789abcdef:." : "abcdefghijklmnopqrstuvwxyz0123456789.-", *c))
             break;
     }
     if (literal && c < end && *c == ']') c++;
@@ -361,8 +375,9 @@ static const char *origin_problem(const char *text, size_t length) {
         if (port == (scheme == 7 ? 80 : 443))
             return "is not an origin: leave out the scheme's default port, as browsers do";
     }
-    if (c < end) return "is not an origin: nothing may follow the host and port "
-                        "(no path, no trailing slash), " ORIGIN_EXAMPLE;
+    if (c < end)
+        return "is not an origin: nothing may follow the host and port "
+               "(no path, no trailing slash), " ORIGIN_EXAMPLE;
     return NULL;
 }
 
@@ -370,9 +385,10 @@ static const char *origin_problem(const char *text, size_t length) {
 static hf_command_t origin_add(const char *source, const char *text, size_t length,
                                hf_command_line_t *line) {
     if (length == 0) return refuse("%s: an empty origin between commas", source);
-    const char *problem = length > HF_CORS_ORIGIN_SIZE_MAX
-        ? "is not an origin: it is longer than the longest one (scheme, 253-byte host, port)"
-        : origin_problem(text, length);
+    const char *problem =
+        length > HF_CORS_ORIGIN_SIZE_MAX
+            ? "is not an origin: it is longer than the longest one (scheme, 253-byte host, port)"
+            : origin_problem(text, length);
     if (problem) {
         char shown[QUOTED_SIZE_MAX + 8];
         return refuse("%s: %s %s", source, quoted(shown, text, length), problem);
@@ -432,14 +448,15 @@ static hf_command_t check_log(const gathered_t *gathered, hf_command_line_t *lin
         strcmp(value, "off") == 0)
         return HF_COMMAND_SERVE;
     char shown[QUOTED_SIZE_MAX + 8];
-    return refuse("%s: %s is not a yes or no (1, true, yes, on; 0, false, no, off)",
-                  access->source, quoted(shown, value, strlen(value)));
+    return refuse("%s: %s is not a yes or no (1, true, yes, on; 0, false, no, off)", access->source,
+                  quoted(shown, value, strlen(value)));
 }
 
 /* --node-id and --advertise (API.md section 11), defaulting to the listen address. */
 static hf_command_t check_node(const gathered_t *gathered, hf_command_line_t *line) {
     const given_t *node_id = &gathered->values[NODE_ID], *advertise = &gathered->values[ADVERTISE];
-    if (node_id->value && (!*node_id->value || strlen(node_id->value) > HF_CLUSTER_NODE_ID_SIZE_MAX))
+    if (node_id->value &&
+        (!*node_id->value || strlen(node_id->value) > HF_CLUSTER_NODE_ID_SIZE_MAX))
         return refuse("%s: a node id is 1 to %d bytes", node_id->source,
                       HF_CLUSTER_NODE_ID_SIZE_MAX);
     if (advertise->value && (strncmp(advertise->value, "http://", 7) != 0 ||
@@ -448,10 +465,13 @@ static hf_command_t check_node(const gathered_t *gathered, hf_command_line_t *li
                       advertise->source, HF_CLUSTER_ADDRESS_SIZE_MAX);
     bool v6 = strchr(line->host, ':') != NULL;
     if (node_id->value) snprintf(line->node_id, sizeof line->node_id, "%s", node_id->value);
-    else snprintf(line->node_id, sizeof line->node_id, v6 ? "[%s]:%d" : "%s:%d", line->host, line->port);
+    else
+        snprintf(line->node_id, sizeof line->node_id, v6 ? "[%s]:%d" : "%s:%d", line->host,
+                 line->port);
     if (advertise->value) snprintf(line->advertise, sizeof line->advertise, "%s", advertise->value);
-    else snprintf(line->advertise, sizeof line->advertise, v6 ? "http://[%s]:%d" : "http://%s:%d",
-                  line->host, line->port);
+    else
+        snprintf(line->advertise, sizeof line->advertise, v6 ? "http://[%s]:%d" : "http://%s:%d",
+                 line->host, line->port);
     return HF_COMMAND_SERVE;
 }
 
@@ -480,8 +500,7 @@ hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *lin
     if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) return HF_COMMAND_HELP;
     if (strcmp(command, "serve") != 0) {
         char shown[QUOTED_SIZE_MAX + 8];
-        return refuse("unknown command %s (" COMMANDS ")",
-                      quoted(shown, command, strlen(command)));
+        return refuse("unknown command %s (" COMMANDS ")", quoted(shown, command, strlen(command)));
     }
     gathered_t gathered = {0};
     hf_command_t result = gather_arguments(argc, argv, &gathered);

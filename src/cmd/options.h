@@ -21,10 +21,10 @@
 #define HF_COMMAND_STORE_SIZE_MAX (HF_COMMAND_DATA_SIZE_MAX + 64)
 
 typedef enum hf_command {
-    HF_COMMAND_SERVE,     /* the options are complete and checked */
-    HF_COMMAND_VERSION,   /* --version */
-    HF_COMMAND_HELP,      /* --help or -h */
-    HF_COMMAND_REFUSED,   /* the line on standard error says why: exit 2 */
+    HF_COMMAND_SERVE,   /* the options are complete and checked */
+    HF_COMMAND_VERSION, /* --version */
+    HF_COMMAND_HELP,    /* --help or -h */
+    HF_COMMAND_REFUSED, /* the line on standard error says why: exit 2 */
 } hf_command_t;
 
 typedef struct hf_command_line {
@@ -32,14 +32,14 @@ typedef struct hf_command_line {
     int port;
     const char *data_directory;
     char store_url[HF_COMMAND_STORE_SIZE_MAX + 1];
-    const char *api_key;          /* NULL: no authentication */
+    const char *api_key; /* NULL: no authentication */
     const char *token_secret;
     const char *webhook_secret;
     uint32_t finished_holds_max;
-    uint32_t finished_rides_max;       /* --finished-rides */
+    uint32_t finished_rides_max; /* --finished-rides */
     bool demo;
-    hf_log_level_t log_level;     /* --log-level, HF_LOG_INFO by default */
-    bool access_log;              /* --access-log: one line per request */
+    hf_log_level_t log_level; /* --log-level, HF_LOG_INFO by default */
+    bool access_log;          /* --access-log: one line per request */
     /* --node-id and --advertise (API.md section 11), defaults filled in. */
     char node_id[HF_CLUSTER_NODE_ID_SIZE_MAX + 1];
     char advertise[HF_CLUSTER_ADDRESS_SIZE_MAX + 1];

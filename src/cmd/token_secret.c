@@ -55,9 +55,11 @@ static int secret_read(const char *path, hf_token_secret_t *secret) {
     bool read_ok = length >= 0 && regular && text_decode(text, (size_t)length, secret);
     OPENSSL_cleanse(text, sizeof text);
     if (!read_ok) {
-        hf_log(HF_LOG_ERROR, "the token secret %s is damaged (expected 64 hex digits): restore "
+        hf_log(HF_LOG_ERROR,
+               "the token secret %s is damaged (expected 64 hex digits): restore "
                "it, or delete it to make a new secret (admission tokens already handed out "
-               "will then be refused)", path);
+               "will then be refused)",
+               path);
         return -1;
     }
     if (status.st_mode & 077)
@@ -135,7 +137,7 @@ static int secret_in_store(const char *store_url, hf_token_secret_t *secret) {
     OPENSSL_cleanse(value, sizeof value);
     if (kept && !decoded) {
         hf_log(HF_LOG_ERROR, "the token secret kept in the store is damaged (expected 64 hex "
-               "digits)");
+                             "digits)");
         return -1;
     }
     return kept ? 1 : 0;

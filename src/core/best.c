@@ -20,7 +20,7 @@ typedef struct candidate {
     bool found;
     bool strands;
     uint32_t distance;
-    uint32_t first;              /* seat number, from 1 */
+    uint32_t first; /* seat number, from 1 */
 } candidate_t;
 
 static bool better(const candidate_t *a, const candidate_t *b) {

@@ -12,9 +12,9 @@ typedef bool (*hf_best_free_fn)(void *context, uint32_t seat_index);
 
 typedef struct hf_best_query {
     uint32_t count;
-    int32_t section;            /* index, or -1 for every section in listed order */
+    int32_t section; /* index, or -1 for every section in listed order */
     bool adjacent;
-    bool rows_exact;            /* row->available counts every pickable seat: rows with fewer
+    bool rows_exact; /* row->available counts every pickable seat: rows with fewer
                                    than needed can be skipped without looking at them */
     hf_best_free_fn is_free;
     void *context;

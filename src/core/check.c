@@ -31,13 +31,15 @@ static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
         hf_counts_t section_counts = {0, 0, 0};
         for (uint32_t i = section->first_seat; i < section->first_seat + section->seat_count; i++) {
             const hf_seat_t *seat = &event->seats[i];
-            uint32_t *slots[3] = {&section_counts.available, &section_counts.held, &section_counts.sold};
+            uint32_t *slots[3] = {&section_counts.available, &section_counts.held,
+                                  &section_counts.sold};
             (*slots[seat->status])++;
             if (seat->status == HF_SEAT_HELD &&
                 (seat->owner == 0 || core->holds.slots[seat->owner - 1].status != HF_HOLD_HELD))
                 return "a held seat's owner is not an active hold";
             if (seat->status == HF_SEAT_SOLD &&
-                (seat->owner == 0 || core->orders.slots[seat->owner - 1].status != HF_ORDER_CONFIRMED))
+                (seat->owner == 0 ||
+                 core->orders.slots[seat->owner - 1].status != HF_ORDER_CONFIRMED))
                 return "a sold seat's owner is not a confirmed order";
         }
         if (memcmp(&section_counts, &section->counts, sizeof counts) != 0)
@@ -46,7 +48,8 @@ static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
         counts.held += section_counts.held;
         counts.sold += section_counts.sold;
     }
-    if (memcmp(&counts, &event->counts, sizeof counts) != 0) return "event counts differ from seat statuses";
+    if (memcmp(&counts, &event->counts, sizeof counts) != 0)
+        return "event counts differ from seat statuses";
     for (uint32_t p = 0; p < event->pool_count; p++) {
         const hf_pool_t *pool = &event->pools[p];
         if (pool->held < 0 || pool->sold < 0 || pool->held + pool->sold > pool->capacity)
@@ -61,13 +64,15 @@ static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
  * sets. */
 static const char *check_hold_lists(const hf_core_t *core) {
     uint32_t listed_finished = 0, listed_free = 0, finished = 0, forgotten = 0;
-    for (uint32_t h = core->holds.finished_first; h != 0; h = core->holds.states[h - 1].next_finished) {
+    for (uint32_t h = core->holds.finished_first; h != 0;
+         h = core->holds.states[h - 1].next_finished) {
         if (!hold_status_finished(core->holds.slots[h - 1].status))
             return "the finished list has a hold that is not released or expired";
         if (++listed_finished > core->holds.count) return "the finished list loops";
     }
     for (uint32_t h = core->holds.free_first; h != 0; h = core->holds.states[h - 1].next_finished) {
-        if (core->holds.slots[h - 1].status != HF_HOLD_EVICTED) return "the free list has a live hold";
+        if (core->holds.slots[h - 1].status != HF_HOLD_EVICTED)
+            return "the free list has a live hold";
         if (++listed_free > core->holds.count) return "the free list loops";
     }
     for (uint32_t h = 0; h < core->holds.count; h++) {
@@ -86,7 +91,8 @@ static const char *check_hold_lists(const hf_core_t *core) {
     if (listed_finished != finished || finished != core->holds.finished_count)
         return "the finished list differs from the finished holds";
     if (listed_free != forgotten) return "the free list differs from the forgotten holds";
-    if (hf_index_map_count(&core->holds.ids) != core->holds.count - forgotten + core->holds.ids_stale)
+    if (hf_index_map_count(&core->holds.ids) !=
+        core->holds.count - forgotten + core->holds.ids_stale)
         return "the id index has entries it should not";
     return NULL;
 }
@@ -101,7 +107,8 @@ static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
         const hf_event_t *event = core->events.slots[hold->event];
         const hf_item_t *items = core->items + hold->item_offset;
         for (uint32_t i = 0; i < hold->seat_count; i++)
-            if (event->seats[items[i].index].owner != h + 1) return "a held hold's seat points elsewhere";
+            if (event->seats[items[i].index].owner != h + 1)
+                return "a held hold's seat points elsewhere";
     }
     if (hf_index_map_count(&core->orders.ids) != core->orders.count)
         return "the order id index has entries it should not";
@@ -114,7 +121,8 @@ static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
         const hf_event_t *event = core->events.slots[order->event];
         const hf_item_t *items = core->items + order->item_offset;
         for (uint32_t i = 0; i < order->seat_count; i++)
-            if (event->seats[items[i].index].owner != o + 1) return "an order's seat points elsewhere";
+            if (event->seats[items[i].index].owner != o + 1)
+                return "an order's seat points elsewhere";
     }
     return NULL;
 }
@@ -155,16 +163,16 @@ static const char *check_owners(const hf_core_t *core) {
         if (hold->status != HF_HOLD_HELD) continue;
         if (event_user_handle(core, hold->event, hold->user) != hold->owner)
             fault = "a hold names another user's record";
-        held[owner_slot(core, hold->owner)] +=
-            item_units(core->items + hold->item_offset, hold->seat_count, hold->pool_count);
+        held[owner_slot(core, hold->owner)] += item_units(core->items + hold->item_offset,
+                                                          hold->seat_count, hold->pool_count);
     }
     for (uint32_t o = 0; o < core->orders.count && !fault; o++) {
         const hf_order_t *order = &core->orders.slots[o];
         if (order->status != HF_ORDER_CONFIRMED) continue;
         if (event_user_handle(core, order->event, order->user) != order->owner)
             fault = "an order names another user's record";
-        sold[owner_slot(core, order->owner)] +=
-            item_units(core->items + order->item_offset, order->seat_count, order->pool_count);
+        sold[owner_slot(core, order->owner)] += item_units(core->items + order->item_offset,
+                                                           order->seat_count, order->pool_count);
     }
     if (!fault) fault = check_owner_sums(core, held, sold);
     free(held);
@@ -181,7 +189,8 @@ static const char *check_deliveries(const hf_core_t *core) {
         if (!delivery->payment_intent_id) return "a kept delivery has no intent id";
         if (delivery->result == HF_PAYMENT_COMMITTED) {
             if (delivery->order >= core->orders.count) return "a delivery names no order";
-            const char *paid = hf_core_string(core, core->orders.slots[delivery->order].payment_ref);
+            const char *paid = hf_core_string(core,
+                                              core->orders.slots[delivery->order].payment_ref);
             if (!paid || strcmp(paid, delivery->payment_intent_id) != 0)
                 return "a committed delivery's order has another payment_ref";
         }
@@ -213,7 +222,8 @@ static const char *check_refunds(const hf_core_t *core) {
         if (order->refund && (!owed || order->refund > core->payments.refund_count))
             return "an order's refund is owed by no cancel of a paid order";
     }
-    return completed == core->payments.refunds_completed ? NULL : "the count of completed refunds is off";
+    return completed == core->payments.refunds_completed ? NULL
+                                                         : "the count of completed refunds is off";
 }
 
 const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {

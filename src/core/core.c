@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---- time: the table of timer kinds, and hf_core_advance ---- */
 
 /* What a kind of deadline means, told by its domain: whether an entry was left behind (its
@@ -163,9 +162,8 @@ uint64_t hf_core_order_change(const hf_core_t *core, uint32_t index) {
 /* The lines of a hold or an order as a record carries them: seat ids written out (into
  * core->record_ids, sized first so that no id moves while the next is written), pool ids
  * borrowed from the event. Valid until the next call. */
-static hf_mutation_items_t items_of(hf_core_t *core, const hf_event_t *event,
-                                    uint32_t item_offset, uint32_t seat_count,
-                                    uint32_t pool_count) {
+static hf_mutation_items_t items_of(hf_core_t *core, const hf_event_t *event, uint32_t item_offset,
+                                    uint32_t seat_count, uint32_t pool_count) {
     const hf_item_t *items = core->items + item_offset;
     hf_buffer_t *ids = &core->record_ids;
     hf_buffer_reset(ids);
@@ -184,7 +182,8 @@ static hf_mutation_items_t items_of(hf_core_t *core, const hf_event_t *event,
 
 void record_event_created(hf_core_t *core, hf_event_t *event,
                           const hf_event_definition_t *definition, hf_time_ms_t now) {
-    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_CREATE, .at_ms = now,
+    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_CREATE,
+                              .at_ms = now,
                               .as.event_create = {definition->id, definition}};
     emit(core, &mutation);
     ((event_tables_t *)event->internal)->created_change = core->change_count;
@@ -192,22 +191,23 @@ void record_event_created(hf_core_t *core, hf_event_t *event,
 
 /* A seat's new status and version, for live streams: the caller counted the change already
  * (seat_changes) and checked core->stream_records. */
-void record_seat(hf_core_t *core, const hf_event_t *event, uint32_t seat_index,
-                 uint32_t row_index, hf_time_ms_t now) {
+void record_seat(hf_core_t *core, const hf_event_t *event, uint32_t seat_index, uint32_t row_index,
+                 hf_time_ms_t now) {
     const hf_seat_t *seat = &event->seats[seat_index];
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
     seat_id_write(event, row_index, seat_index, seat_id);
-    hf_mutation_t mutation = {.type = HF_MUTATION_SEAT, .at_ms = now,
-                              .as.seat = {event->id, seat_id, seat->status, seat->version,
-                                          seat_index}};
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_SEAT,
+        .at_ms = now,
+        .as.seat = {event->id, seat_id, seat->status, seat->version, seat_index}};
     emit(core, &mutation);
 }
 
 /* A pool's counts after a change, for live streams (the store skips these records). */
-void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index,
-                 hf_time_ms_t now) {
+void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index, hf_time_ms_t now) {
     const hf_pool_t *pool = &event->pools[pool_index];
-    hf_mutation_t mutation = {.type = HF_MUTATION_POOL, .at_ms = now,
+    hf_mutation_t mutation = {.type = HF_MUTATION_POOL,
+                              .at_ms = now,
                               .as.pool = {event->id, pool->id,
                                           pool->capacity - pool->held - pool->sold, pool->held,
                                           pool->sold, pool_index}};
@@ -219,12 +219,16 @@ void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_
     const hf_event_t *event = core->events.slots[hold->event];
     assert(hold->status == HF_HOLD_HELD);
     hf_mutation_t mutation = {
-        .type = HF_MUTATION_HOLD_CREATE, .at_ms = hold->created_at_ms,
-        .as.hold_create = {.hold_id = hold->id, .event_id = event->id, .user_id = user_id,
-                           .items = items_of(core, event, hold->item_offset, hold->seat_count,
-                                             hold->pool_count),
-                           .total = hold->total, .expires_at_ms = hold->expires_at_ms,
-                           .status = HF_HOLD_HELD}};
+        .type = HF_MUTATION_HOLD_CREATE,
+        .at_ms = hold->created_at_ms,
+        .as.hold_create = {
+            .hold_id = hold->id,
+            .event_id = event->id,
+            .user_id = user_id,
+            .items = items_of(core, event, hold->item_offset, hold->seat_count, hold->pool_count),
+            .total = hold->total,
+            .expires_at_ms = hold->expires_at_ms,
+            .status = HF_HOLD_HELD}};
     emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }
@@ -233,11 +237,14 @@ void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_m
                          const char *user_id) {
     const hf_hold_t *hold = &core->holds.slots[hold_index];
     const char *order_id = hold->order ? core->orders.slots[hold->order - 1].id : NULL;
-    hf_mutation_t mutation = {
-        .type = HF_MUTATION_HOLD_UPDATE, .at_ms = at_ms,
-        .as.hold_update = {.hold_id = hold->id, .event_id = core->events.slots[hold->event]->id,
-                           .user_id = user_id, .order_id = order_id,
-                           .expires_at_ms = hold->expires_at_ms, .status = hold->status}};
+    hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE,
+                              .at_ms = at_ms,
+                              .as.hold_update = {.hold_id = hold->id,
+                                                 .event_id = core->events.slots[hold->event]->id,
+                                                 .user_id = user_id,
+                                                 .order_id = order_id,
+                                                 .expires_at_ms = hold->expires_at_ms,
+                                                 .status = hold->status}};
     emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }
@@ -246,9 +253,10 @@ void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_m
 static void record_order_item(hf_core_t *core, const hf_event_t *event, const hf_order_t *order,
                               const hf_item_t *item, bool seat) {
     char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
-    hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_ITEM, .at_ms = order->created_at_ms,
-                              .as.order_item = {.order_id = order->id, .event_id = event->id,
-                                                .quantity = 1}};
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_ORDER_ITEM,
+        .at_ms = order->created_at_ms,
+        .as.order_item = {.order_id = order->id, .event_id = event->id, .quantity = 1}};
     if (seat) {
         seat_id_write(event, seat_row(event, item->index), item->index, seat_id);
         mutation.as.order_item.seat_id = seat_id;
@@ -265,13 +273,18 @@ void record_order_created(hf_core_t *core, uint32_t order_index) {
     const hf_event_t *event = core->events.slots[order->event];
     const char *user_id = hf_core_user_id(core, order->user);
     hf_mutation_t created = {
-        .type = HF_MUTATION_ORDER_CREATE, .at_ms = order->created_at_ms,
-        .as.order_create = {.order_id = order->id, .event_id = event->id, .user_id = user_id,
-                            .hold_id = hold ? hold->id : NULL, .currency = event->currency,
+        .type = HF_MUTATION_ORDER_CREATE,
+        .at_ms = order->created_at_ms,
+        .as.order_create = {.order_id = order->id,
+                            .event_id = event->id,
+                            .user_id = user_id,
+                            .hold_id = hold ? hold->id : NULL,
+                            .currency = event->currency,
                             .payment_ref = hf_core_string(core, order->payment_ref),
-                            .items = items_of(core, event, order->item_offset,
-                                              order->seat_count, order->pool_count),
-                            .total = order->total, .status = HF_ORDER_CONFIRMED}};
+                            .items = items_of(core, event, order->item_offset, order->seat_count,
+                                              order->pool_count),
+                            .total = order->total,
+                            .status = HF_ORDER_CONFIRMED}};
     emit(core, &created);
     const hf_item_t *items = core->items + order->item_offset;
     for (uint32_t i = 0; i < order->seat_count + order->pool_count; i++)
@@ -280,7 +293,8 @@ void record_order_created(hf_core_t *core, uint32_t order_index) {
 }
 
 void record_event_sales(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now) {
-    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_SALES, .at_ms = now,
+    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_SALES,
+                              .at_ms = now,
                               .as.event_sales = {event->id, event->sales_open}};
     emit(core, &mutation);
 }
@@ -289,7 +303,8 @@ void record_event_updated(hf_core_t *core, hf_event_t *event,
                           const hf_event_definition_t *definition,
                           const hf_event_definition_t *changes, uint32_t members,
                           hf_time_ms_t now) {
-    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_UPDATE, .at_ms = now,
+    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_UPDATE,
+                              .at_ms = now,
                               .as.event_update = {event->id, definition, changes, members}};
     emit(core, &mutation);
     /* A read of a seat no change has touched rests on the layout it sees: this record's. */
@@ -297,7 +312,8 @@ void record_event_updated(hf_core_t *core, hf_event_t *event,
 }
 
 void record_event_deleted(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now) {
-    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_DELETE, .at_ms = now,
+    hf_mutation_t mutation = {.type = HF_MUTATION_EVENT_DELETE,
+                              .at_ms = now,
                               .as.event_delete = {event->id}};
     emit(core, &mutation);
 }
@@ -306,27 +322,33 @@ void record_order_updated(hf_core_t *core, uint32_t order_index, const char *use
                           hf_time_ms_t now) {
     hf_order_t *order = &core->orders.slots[order_index];
     const char *refund_id = order->refund ? core->payments.refunds[order->refund - 1].id : NULL;
-    hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = now,
+    hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_UPDATE,
+                              .at_ms = now,
                               .as.order_update = {order->id, core->events.slots[order->event]->id,
                                                   user_id, order->status, refund_id}};
     emit(core, &mutation);
     order->last_change = core->change_count;
 }
 
-void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
-                     const delivery_t *kept, hf_time_ms_t now) {
+void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery, const delivery_t *kept,
+                     hf_time_ms_t now) {
     bool committed = kept->result == HF_PAYMENT_COMMITTED;
     bool refunded = kept->result == HF_PAYMENT_REFUND_REQUIRED;
     uint32_t hold_index;
     const hf_hold_t *hold = delivery->reservation_id
-        ? hf_core_hold_find(core, delivery->reservation_id, &hold_index) : NULL;
+                                ? hf_core_hold_find(core, delivery->reservation_id, &hold_index)
+                                : NULL;
     hf_mutation_t mutation = {
-        .type = HF_MUTATION_DELIVERY, .at_ms = now,
+        .type = HF_MUTATION_DELIVERY,
+        .at_ms = now,
         .as.delivery = {.payment_intent_id = kept->payment_intent_id,
                         .event_id = delivery->event_id,
                         .reservation_id = delivery->reservation_id,
-                        .amount = delivery->amount, .type = kept->type, .result = kept->result,
-                        .reason = kept->reason, .late = kept->late,
+                        .amount = delivery->amount,
+                        .type = kept->type,
+                        .result = kept->result,
+                        .reason = kept->reason,
+                        .late = kept->late,
                         .order_id = committed ? core->orders.slots[kept->order].id : NULL,
                         .refund_id = refunded ? core->payments.refunds[kept->refund].id : NULL,
                         .hold_event_id = hold ? core->events.slots[hold->event]->id : NULL}};
@@ -336,12 +358,15 @@ void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
 void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
     hf_refund_t *refund = &core->payments.refunds[refund_index];
     hf_mutation_t mutation = {
-        .type = HF_MUTATION_REFUND, .at_ms = now,
-        .as.refund = {.refund_id = refund->id, .payment_intent_id = refund->payment_intent_id,
+        .type = HF_MUTATION_REFUND,
+        .at_ms = now,
+        .as.refund = {.refund_id = refund->id,
+                      .payment_intent_id = refund->payment_intent_id,
                       .reservation_id = refund->reservation_id,
                       .order_id = refund->order ? core->orders.slots[refund->order - 1].id : NULL,
                       .amount = refund->amount,
-                      .reason = refund->reason, .status = refund->status,
+                      .reason = refund->reason,
+                      .status = refund->status,
                       .created_at_ms = refund->created_at_ms,
                       .event_id = refund->of_event ? core->events.slots[refund->event]->id : NULL}};
     emit(core, &mutation);
@@ -350,10 +375,14 @@ void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
 
 void record_ticket(hf_core_t *core, const ticket_record_t *ticket, bool created,
                    hf_time_ms_t at_ms) {
-    hf_mutation_t mutation = {
-        .type = created ? HF_MUTATION_TICKET_CREATE : HF_MUTATION_TICKET_UPDATE, .at_ms = at_ms,
-        .as.ticket = {.ticket_id = ticket->ticket_id, .event_id = core->events.slots[ticket->event]->id,
-                      .user_id = ticket->user_id, .seq = ticket->seq, .status = ticket->status,
-                      .admitted_at_ms = ticket->admitted_at_ms}};
+    hf_mutation_t mutation = {.type = created ? HF_MUTATION_TICKET_CREATE
+                                              : HF_MUTATION_TICKET_UPDATE,
+                              .at_ms = at_ms,
+                              .as.ticket = {.ticket_id = ticket->ticket_id,
+                                            .event_id = core->events.slots[ticket->event]->id,
+                                            .user_id = ticket->user_id,
+                                            .seq = ticket->seq,
+                                            .status = ticket->status,
+                                            .admitted_at_ms = ticket->admitted_at_ms}};
     emit(core, &mutation);
 }

@@ -77,14 +77,14 @@ typedef enum hf_order_status {
 
 typedef enum hf_error {
     HF_OK = 0,
-    HF_ERROR_INVALID_REQUEST,      /* detail: the field's path and the fault */
+    HF_ERROR_INVALID_REQUEST, /* detail: the field's path and the fault */
     HF_ERROR_EVENT_EXISTS,
     HF_ERROR_EVENT_NOT_FOUND,
-    HF_ERROR_SEAT_NOT_FOUND,       /* detail.items: indexes into the request's seat_ids */
-    HF_ERROR_SEATS_UNAVAILABLE,    /* detail.items: indexes into the request's seat_ids */
-    HF_ERROR_POOL_NOT_FOUND,       /* detail.pool: index into the request's pools */
-    HF_ERROR_INSUFFICIENT_QUANTITY,/* detail.pool, detail.available */
-    HF_ERROR_USER_LIMIT_EXCEEDED,  /* detail.limit, current, requested */
+    HF_ERROR_SEAT_NOT_FOUND,        /* detail.items: indexes into the request's seat_ids */
+    HF_ERROR_SEATS_UNAVAILABLE,     /* detail.items: indexes into the request's seat_ids */
+    HF_ERROR_POOL_NOT_FOUND,        /* detail.pool: index into the request's pools */
+    HF_ERROR_INSUFFICIENT_QUANTITY, /* detail.pool, detail.available */
+    HF_ERROR_USER_LIMIT_EXCEEDED,   /* detail.limit, current, requested */
     HF_ERROR_HOLD_NOT_FOUND,
     HF_ERROR_NOT_OWNER,
     HF_ERROR_HOLD_EXPIRED,
@@ -92,10 +92,10 @@ typedef enum hf_error {
     HF_ERROR_ALREADY_CONFIRMED,
     HF_ERROR_HOLD_RELEASED,
     HF_ERROR_ORDER_NOT_FOUND,
-    HF_ERROR_CAPACITY,             /* a server-wide limit of limits.h is reached */
-    HF_ERROR_SECTION_NOT_FOUND,    /* best_available names an unknown section */
-    HF_ERROR_VERSION_CONFLICT,     /* detail.items: indexes of seats whose version or state moved */
-    HF_ERROR_SALES_CLOSED,         /* the event's sales are closed: no new hold or booking */
+    HF_ERROR_CAPACITY,          /* a server-wide limit of limits.h is reached */
+    HF_ERROR_SECTION_NOT_FOUND, /* best_available names an unknown section */
+    HF_ERROR_VERSION_CONFLICT,  /* detail.items: indexes of seats whose version or state moved */
+    HF_ERROR_SALES_CLOSED,      /* the event's sales are closed: no new hold or booking */
     HF_ERROR_REFUND_NOT_FOUND,
     /* The waiting room (core/queue.h). */
     HF_ERROR_WAITING_ROOM_DISABLED,
@@ -105,16 +105,16 @@ typedef enum hf_error {
     HF_ERROR_FLEET_NOT_FOUND,
     HF_ERROR_RIDE_NOT_FOUND,
     HF_ERROR_RIDE_EXISTS,
-    HF_ERROR_OFFER_EXPIRED,        /* this driver's offer for the ride lapsed */
-    HF_ERROR_NOT_OFFERED,          /* this driver holds no offer for the ride */
+    HF_ERROR_OFFER_EXPIRED, /* this driver's offer for the ride lapsed */
+    HF_ERROR_NOT_OFFERED,   /* this driver holds no offer for the ride */
     /* Changing and deleting events (hf_core_event_update, hf_core_event_delete). */
     HF_ERROR_CAPACITY_BELOW_TAKEN, /* detail.pool (index into the patch's pools), requested
                                       (the capacity asked for), current (held + sold) */
     HF_ERROR_EVENT_IN_USE,         /* the event had a hold, an order or a queue ticket */
     HF_ERROR_NOT_ASSIGNED,         /* the ride is not assigned to this driver */
     HF_ERROR_DRIVER_NOT_FOUND,
-    HF_ERROR_DRIVER_BUSY,          /* a ride is assigned to the driver */
-    HF_ERROR_RIDE_FINISHED,        /* the ride is completed: no cancel */
+    HF_ERROR_DRIVER_BUSY,   /* a ride is assigned to the driver */
+    HF_ERROR_RIDE_FINISHED, /* the ride is completed: no cancel */
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -131,17 +131,17 @@ bool hf_order_status_parse(const char *text, uint8_t *status);
 /* What is wrong with the field of an HF_ERROR_INVALID_REQUEST. The core writes no text for
  * clients: the engine says each fault in words, with the field's path and rule. */
 typedef enum hf_fault {
-    HF_FAULT_VALUE = 0,            /* not what the field must be (the engine knows each rule) */
-    HF_FAULT_REQUIRED,             /* absent */
-    HF_FAULT_DUPLICATE,            /* the same id as the element other of the same list */
-    HF_FAULT_NO_INVENTORY,         /* an event without any seat or pool */
-    HF_FAULT_NO_ITEMS,             /* a hold or booking asking for nothing */
-    HF_FAULT_EVENT_SEATS,          /* more seats than an event may have: requested, limit */
-    HF_FAULT_EVENT_ROWS,           /* more rows than an event may have: requested, limit */
-    HF_FAULT_HOLD_ITEMS,           /* more items than max_seats_per_hold: requested, limit */
-    HF_FAULT_HOLD_TTL,             /* ttl above max_hold: requested, limit (milliseconds) */
-    HF_FAULT_ID_TAKEN,             /* a server-made id already in use (the caller's fault) */
-    HF_FAULT_EXISTS,               /* a patch adds a row whose id its section has already */
+    HF_FAULT_VALUE = 0,    /* not what the field must be (the engine knows each rule) */
+    HF_FAULT_REQUIRED,     /* absent */
+    HF_FAULT_DUPLICATE,    /* the same id as the element other of the same list */
+    HF_FAULT_NO_INVENTORY, /* an event without any seat or pool */
+    HF_FAULT_NO_ITEMS,     /* a hold or booking asking for nothing */
+    HF_FAULT_EVENT_SEATS,  /* more seats than an event may have: requested, limit */
+    HF_FAULT_EVENT_ROWS,   /* more rows than an event may have: requested, limit */
+    HF_FAULT_HOLD_ITEMS,   /* more items than max_seats_per_hold: requested, limit */
+    HF_FAULT_HOLD_TTL,     /* ttl above max_hold: requested, limit (milliseconds) */
+    HF_FAULT_ID_TAKEN,     /* a server-made id already in use (the caller's fault) */
+    HF_FAULT_EXISTS,       /* a patch adds a row whose id its section has already */
 } hf_fault_t;
 
 typedef struct hf_error_detail {
@@ -153,7 +153,7 @@ typedef struct hf_error_detail {
     const char *member;
     uint32_t index, row;
     bool has_index, has_row;
-    uint8_t fault;                 /* hf_fault_t */
+    uint8_t fault; /* hf_fault_t */
     /* HF_FAULT_DUPLICATE: the index (the row's, with has_row) of the earlier element with
      * the same id. */
     uint32_t other;
@@ -180,19 +180,19 @@ typedef struct hf_counts {
 
 typedef struct hf_seat {
     uint32_t version;
-    uint32_t owner;                /* hold index + 1 when held, order index + 1 when sold */
+    uint32_t owner; /* hold index + 1 when held, order index + 1 when sold */
     /* The seat's row, index into the event's rows: every seat change, item and id needs it,
      * and a binary search over the rows for each was a tenth of a hold's instructions. */
     uint32_t row;
-    uint8_t status;                /* hf_seat_status_t */
+    uint8_t status; /* hf_seat_status_t */
 } hf_seat_t;
 
 typedef struct hf_row {
     char id[HF_ID_SIZE_MAX + 1];
     uint32_t section;
-    uint32_t first_seat;           /* index into the event's seats */
+    uint32_t first_seat; /* index into the event's seats */
     uint32_t seat_count;
-    uint32_t available;            /* seats of the row that are available */
+    uint32_t available; /* seats of the row that are available */
     /* No run of consecutive available seats in the row is longer than this (an upper bound,
      * made exact by best_available's scans): a row that cannot hold a block is skipped
      * without reading its seats. */
@@ -210,7 +210,7 @@ typedef struct hf_section {
 typedef struct hf_pool {
     char id[HF_ID_SIZE_MAX + 1];
     int64_t capacity, price;
-    int64_t held, sold;            /* available = capacity - held - sold */
+    int64_t held, sold; /* available = capacity - held - sold */
 } hf_pool_t;
 
 typedef struct hf_event {
@@ -229,7 +229,7 @@ typedef struct hf_event {
     hf_seat_t *seats;
     hf_pool_t *pools;
     hf_counts_t counts;
-    void *internal;                /* lookup tables, private to the core */
+    void *internal;                    /* lookup tables, private to the core */
     hf_room_definition_t waiting_room; /* the room's settings (core/queue.h) */
 } hf_event_t;
 
@@ -242,29 +242,29 @@ typedef struct hf_item {
 
 typedef struct hf_hold {
     char id[HF_SERVER_ID_SIZE + 1];
-    uint32_t event;                /* index, see hf_core_event_at */
-    uint32_t user;                 /* index, see hf_core_user_id */
-    uint8_t status;                /* hf_hold_status_t */
-    uint32_t order;                /* order index + 1 once confirmed, else 0 */
+    uint32_t event; /* index, see hf_core_event_at */
+    uint32_t user;  /* index, see hf_core_user_id */
+    uint8_t status; /* hf_hold_status_t */
+    uint32_t order; /* order index + 1 once confirmed, else 0 */
     hf_time_ms_t created_at_ms, expires_at_ms;
     int64_t total;
-    uint32_t item_offset;          /* see hf_core_items */
+    uint32_t item_offset; /* see hf_core_items */
     uint32_t seat_count, pool_count;
-    uint32_t owner;                /* private to the core: the user's record on the event */
+    uint32_t owner; /* private to the core: the user's record on the event */
 } hf_hold_t;
 
 typedef struct hf_order {
     char id[HF_SERVER_ID_SIZE + 1];
     uint32_t event, user;
-    uint32_t hold;                 /* hold index + 1, or 0 for a booking without hold */
-    uint8_t status;                /* hf_order_status_t */
+    uint32_t hold;  /* hold index + 1, or 0 for a booking without hold */
+    uint8_t status; /* hf_order_status_t */
     hf_time_ms_t created_at_ms;
     int64_t total;
-    uint32_t payment_ref;          /* offset in the string table, see hf_core_string */
+    uint32_t payment_ref; /* offset in the string table, see hf_core_string */
     uint32_t item_offset;
     uint32_t seat_count, pool_count;
-    uint32_t owner;                /* private to the core: the user's record on the event */
-    uint64_t last_change;          /* private to the core: see hf_core_order_change */
+    uint32_t owner;       /* private to the core: the user's record on the event */
+    uint64_t last_change; /* private to the core: see hf_core_order_change */
     /* Refund index + 1 once the order was cancelled with a payment_ref (its refund of reason
      * order_cancelled), else 0. */
     uint32_t refund;
@@ -274,22 +274,22 @@ typedef struct hf_order {
 
 typedef struct hf_pool_request {
     const char *pool_id;
-    uint32_t quantity;             /* >= 1 */
+    uint32_t quantity; /* >= 1 */
 } hf_pool_request_t;
 
 typedef struct hf_hold_request {
     const char *event_id;
     const char *user_id;
-    const char *hold_id;           /* the new hold's id, made by the caller ("res_...") */
+    const char *hold_id; /* the new hold's id, made by the caller ("res_...") */
     const char *const *seat_ids;
     uint32_t seat_count;
     const hf_pool_request_t *pools;
     uint32_t pool_count;
-    int64_t ttl_ms;                /* < 0: the event's hold_ttl */
+    int64_t ttl_ms; /* < 0: the event's hold_ttl */
     bool replace_existing;
     /* best_available: best_count seats picked by the server besides seat_ids (0: none). */
     uint32_t best_count;
-    const char *best_section;      /* NULL: any section, in listed order */
+    const char *best_section; /* NULL: any section, in listed order */
     bool best_adjacent;
     /* Bookings only: the version the client saw of each seat of seat_ids. */
     const uint32_t *seat_versions;
@@ -324,8 +324,8 @@ hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *de
 hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,
                         uint32_t *hold_index, hf_error_detail_t *detail);
 /* ttl_ms < 0: the event's hold_ttl. *capped tells whether max_hold cut the extension. */
-hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id,
-                          int64_t ttl_ms, hf_time_ms_t now, bool *capped);
+hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id, int64_t ttl_ms,
+                          hf_time_ms_t now, bool *capped);
 /* Released, or already expired: both answer HF_OK (look at the hold's status). */
 hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *user_id,
                            hf_time_ms_t now);
@@ -373,7 +373,6 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
                         const char *payment_ref, hf_time_ms_t now, uint32_t *order_index,
                         hf_error_detail_t *detail);
 
-
 /* ---- Payments (API.md section 7) ----
  *
  * A payment provider's delivery decides one outcome: the hold committed (maybe late, when it
@@ -401,7 +400,7 @@ typedef enum hf_refund_reason {
     HF_REFUND_AMOUNT_MISMATCH = 2,
     HF_REFUND_HOLD_NOT_FOUND = 3,
     HF_REFUND_ALREADY_CONFIRMED = 4,
-    HF_REFUND_ORDER_CANCELLED = 5,  /* a paid order cancelled (hf_core_cancel) */
+    HF_REFUND_ORDER_CANCELLED = 5, /* a paid order cancelled (hf_core_cancel) */
     HF_REFUND_REASON_LAST = HF_REFUND_ORDER_CANCELLED,
 } hf_refund_reason_t;
 
@@ -423,25 +422,25 @@ bool hf_refund_reason_parse(const char *text, uint8_t *reason);
 
 typedef struct hf_refund {
     char id[HF_SERVER_ID_SIZE + 1];
-    char *payment_intent_id;       /* owned by the core */
+    char *payment_intent_id; /* owned by the core */
     /* Owned by the core; as the delivery named it, the cancelled order's hold, or NULL for a
      * cancelled booking (an order without hold). */
     char *reservation_id;
-    int64_t amount;                /* the amount paid */
-    uint8_t reason;                /* hf_refund_reason_t */
-    uint8_t status;                /* hf_refund_status_t */
+    int64_t amount; /* the amount paid */
+    uint8_t reason; /* hf_refund_reason_t */
+    uint8_t status; /* hf_refund_status_t */
     hf_time_ms_t created_at_ms;
-    uint64_t last_change;          /* private to the core: see hf_core_refund_change */
+    uint64_t last_change; /* private to the core: see hf_core_refund_change */
     /* The event of the hold it refunds (its unit with several nodes), when of_event; a
      * refund of a hold no event has belongs to no unit. */
     bool of_event;
-    uint32_t event;                /* index, see hf_core_event_at */
-    uint32_t order;                /* order index + 1 for an order_cancelled refund, else 0 */
+    uint32_t event; /* index, see hf_core_event_at */
+    uint32_t order; /* order index + 1 for an order_cancelled refund, else 0 */
 } hf_refund_t;
 
 typedef struct hf_payment_delivery {
-    const char *event_id;          /* the provider's id of the delivery ("evt_1") */
-    uint8_t type;                  /* hf_payment_type_t */
+    const char *event_id; /* the provider's id of the delivery ("evt_1") */
+    uint8_t type;         /* hf_payment_type_t */
     const char *payment_intent_id;
     const char *reservation_id;
     int64_t amount;
@@ -454,19 +453,19 @@ typedef struct hf_payment_delivery {
 
 /* What a delivery decided, the first time or (repeat) earlier. */
 typedef struct hf_payment_outcome {
-    uint8_t result;                /* hf_payment_result_t */
-    uint8_t reason;                /* hf_refund_reason_t, with HF_PAYMENT_REFUND_REQUIRED */
-    bool late;                     /* committed after the hold had lapsed */
-    bool repeat;                   /* the answer of an earlier delivery; nothing changed */
-    uint32_t order;                /* order index, with HF_PAYMENT_COMMITTED */
-    uint32_t refund;               /* refund index, with HF_PAYMENT_REFUND_REQUIRED */
+    uint8_t result;  /* hf_payment_result_t */
+    uint8_t reason;  /* hf_refund_reason_t, with HF_PAYMENT_REFUND_REQUIRED */
+    bool late;       /* committed after the hold had lapsed */
+    bool repeat;     /* the answer of an earlier delivery; nothing changed */
+    uint32_t order;  /* order index, with HF_PAYMENT_COMMITTED */
+    uint32_t refund; /* refund index, with HF_PAYMENT_REFUND_REQUIRED */
 } hf_payment_outcome_t;
 
 /* Applies a delivery (after expiring what is due at now). HF_ERROR_INVALID_REQUEST for a
  * missing intent id or a new id already taken; HF_ERROR_CAPACITY when
  * HF_WEBHOOK_DELIVERIES_MAX deliveries younger than HF_WEBHOOK_DEDUP_KEEP_MS are kept. */
-hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *delivery,
-                           hf_time_ms_t now, hf_payment_outcome_t *outcome);
+hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *delivery, hf_time_ms_t now,
+                           hf_payment_outcome_t *outcome);
 /* Marks a refund completed; completing a completed one changes nothing. */
 hf_error_t hf_core_refund_complete(hf_core_t *core, const char *refund_id, hf_time_ms_t now,
                                    uint32_t *index);
@@ -493,7 +492,7 @@ uint64_t hf_core_refund_change(const hf_core_t *core, uint32_t index);
 /* A hold as it was stored: re-applied with its original times and status. A held hold whose
  * expires_at has passed stays held until the first hf_core_advance expires it durably. */
 typedef struct hf_stored_hold {
-    hf_hold_request_t request;     /* event, user, id, seats, pools */
+    hf_hold_request_t request; /* event, user, id, seats, pools */
     uint8_t status;
     hf_time_ms_t created_at_ms, expires_at_ms;
     int64_t total;
@@ -501,8 +500,8 @@ typedef struct hf_stored_hold {
 
 typedef struct hf_stored_order {
     const char *order_id;
-    const char *hold_id;           /* NULL for a booking */
-    hf_hold_request_t items;       /* event, user, seats and pools of the order */
+    const char *hold_id;     /* NULL for a booking */
+    hf_hold_request_t items; /* event, user, seats and pools of the order */
     uint8_t status;
     hf_time_ms_t created_at_ms;
     int64_t total;
@@ -524,8 +523,8 @@ typedef struct hf_stored_refund {
     int64_t amount;
     uint8_t reason, status;
     hf_time_ms_t created_at_ms;
-    const char *event_id;          /* its hold's event, or NULL when no event has the hold */
-    const char *order_id;          /* the cancelled order of an order_cancelled refund, or NULL */
+    const char *event_id; /* its hold's event, or NULL when no event has the hold */
+    const char *order_id; /* the cancelled order of an order_cancelled refund, or NULL */
 } hf_stored_refund_t;
 
 /* A delivery as stored: its outcome names its order or refund by id. */
@@ -605,19 +604,16 @@ int32_t hf_core_pool_find(const hf_event_t *event, const char *pool_id); /* -1: 
 /* NULL for an unknown or forgotten hold. */
 const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, uint32_t *index);
 const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index);
-const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id,
-                                     uint32_t *index);
+const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id, uint32_t *index);
 const hf_order_t *hf_core_order_at(const hf_core_t *core, uint32_t index);
 const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset);
 const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index);
 const char *hf_core_string(const hf_core_t *core, uint32_t offset);
 /* Orders of an event (indexes for hf_core_order_at), oldest first; *count set. Orders are
  * never forgotten, so this is every order the event ever had. NULL when it has none. */
-const uint32_t *hf_core_event_orders(const hf_core_t *core, uint32_t event_index,
-                                     uint32_t *count);
+const uint32_t *hf_core_event_orders(const hf_core_t *core, uint32_t event_index, uint32_t *count);
 /* Orders of a user, oldest first, all events; *count set. NULL when the user is unknown. */
-const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
-                                    uint32_t *count);
+const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id, uint32_t *count);
 uint32_t hf_core_holds_active(const hf_core_t *core);
 
 /* Consistency check for tests: counts match statuses, owners point back, pool sums hold,

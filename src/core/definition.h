@@ -19,7 +19,7 @@ typedef struct hf_section_definition {
     char id[HF_ID_SIZE_MAX + 1];
     int64_t price;
     uint32_t row_count;
-    hf_row_definition_t *rows;     /* borrowed by hf_core_event_create */
+    hf_row_definition_t *rows; /* borrowed by hf_core_event_create */
 } hf_section_definition_t;
 
 typedef struct hf_pool_definition {
@@ -32,11 +32,11 @@ typedef struct hf_pool_definition {
  * the event: holds and bookings need an admission token when enabled. */
 typedef struct hf_room_definition {
     bool enabled;
-    double admit_per_s;            /* admissions per second, fractional allowed, > 0 */
-    int64_t token_ttl_s;           /* whole seconds: a token's exp is iat + this */
-    uint32_t max_active;           /* admitted users with live tokens at once; 0: no cap */
-    int64_t abandon_after_ms;      /* a waiting ticket not polled for this long is dropped */
-    uint32_t max_waiting;          /* the line's limit: joins beyond it are refused */
+    double admit_per_s;       /* admissions per second, fractional allowed, > 0 */
+    int64_t token_ttl_s;      /* whole seconds: a token's exp is iat + this */
+    uint32_t max_active;      /* admitted users with live tokens at once; 0: no cap */
+    int64_t abandon_after_ms; /* a waiting ticket not polled for this long is dropped */
+    uint32_t max_waiting;     /* the line's limit: joins beyond it are refused */
 } hf_room_definition_t;
 
 typedef struct hf_event_definition {
@@ -45,7 +45,7 @@ typedef struct hf_event_definition {
     char currency[HF_CURRENCY_SIZE_MAX + 1];
     int64_t hold_ttl_ms;
     int64_t max_hold_ms;
-    uint32_t max_seats_per_user;   /* 0: no limit */
+    uint32_t max_seats_per_user; /* 0: no limit */
     uint32_t max_seats_per_hold;
     uint32_t section_count;
     hf_section_definition_t *sections;

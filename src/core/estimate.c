@@ -27,9 +27,7 @@ static uint64_t *step_count(hf_admission_window_t *window, int64_t step) {
     return &window->through[(uint64_t)step % HF_QUEUE_RATE_RING_STEPS];
 }
 
-void hf_admission_window_init(hf_admission_window_t *window) {
-    memset(window, 0, sizeof *window);
-}
+void hf_admission_window_init(hf_admission_window_t *window) { memset(window, 0, sizeof *window); }
 
 void hf_admission_window_count(hf_admission_window_t *window, int64_t now_ms) {
     int64_t step = step_of(now_ms);

@@ -23,8 +23,8 @@ typedef struct hf_admission_window {
     /* Admissions up to the end of step s (now / HF_QUEUE_RATE_STEP_MS), at s % RING; kept for
      * the steps from newest_step - RING + 1 to newest_step, each step between written. */
     uint64_t through[HF_QUEUE_RATE_RING_STEPS];
-    uint64_t total;                /* admissions counted, since the room was made */
-    int64_t first_ms;              /* the first of them; meaningless while total is 0 */
+    uint64_t total;   /* admissions counted, since the room was made */
+    int64_t first_ms; /* the first of them; meaningless while total is 0 */
     int64_t first_step, newest_step;
 } hf_admission_window_t;
 
@@ -36,7 +36,7 @@ void hf_admission_window_count(hf_admission_window_t *window, int64_t now_ms);
 typedef struct hf_estimate_room {
     const hf_room_definition_t *settings;
     const hf_admission_window_t *window;
-    bool slots_full;               /* max_active > 0 and that many admitted with live tokens */
+    bool slots_full; /* max_active > 0 and that many admitted with live tokens */
 } hf_estimate_room_t;
 
 /* Whole seconds, >= 0, for a waiting ticket at position (>= 1). */

@@ -65,8 +65,7 @@ uint32_t hf_core_seat_row(const hf_event_t *event, uint32_t seat_index) {
 
 /* Writes the id of a seat of row row_index at out (HF_SEAT_ID_SIZE_MAX + 1 bytes), NUL
  * included; returns its length. */
-size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index,
-                     char *out) {
+size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index, char *out) {
     const event_tables_t *tables = event->internal;
     uint32_t start = tables->row_prefix_offsets[row_index];
     size_t length = tables->row_prefix_offsets[row_index + 1] - start;
@@ -102,10 +101,14 @@ bool hf_core_id_valid(const char *id) {
 }
 
 /* sections[s].rows[r], or sections[s].rows[r].member. */
-static hf_error_t invalid_row(hf_error_detail_t *detail, uint32_t s, uint32_t r,
-                              const char *member, uint8_t fault, uint32_t other) {
-    hf_error_detail_t path = {.member = member, .index = s, .has_index = true, .row = r,
-                              .has_row = true, .other = other};
+static hf_error_t invalid_row(hf_error_detail_t *detail, uint32_t s, uint32_t r, const char *member,
+                              uint8_t fault, uint32_t other) {
+    hf_error_detail_t path = {.member = member,
+                              .index = s,
+                              .has_index = true,
+                              .row = r,
+                              .has_row = true,
+                              .other = other};
     return invalid_path(detail, "sections", &path, fault);
 }
 
@@ -164,7 +167,8 @@ static hf_error_t check_pools(const hf_event_definition_t *definition, hf_error_
     if (definition->pool_count > HF_EVENT_POOLS_MAX) return invalid(detail, "pools");
     for (uint32_t p = 0; p < definition->pool_count; p++) {
         const hf_pool_definition_t *pool = &definition->pools[p];
-        if (!hf_core_id_valid(pool->id)) return invalid_at(detail, "pools", p, "id", HF_FAULT_VALUE);
+        if (!hf_core_id_valid(pool->id))
+            return invalid_at(detail, "pools", p, "id", HF_FAULT_VALUE);
         for (uint32_t other = 0; other < p; other++)
             if (strcmp(definition->pools[other].id, pool->id) == 0)
                 return invalid_duplicate(detail, "pools", p, other);
@@ -181,7 +185,8 @@ static hf_error_t check_definition(const hf_core_t *core, const hf_event_definit
     if (!hf_core_id_valid(definition->id)) return invalid(detail, "id");
     if (definition->hold_ttl_ms <= 0 || definition->hold_ttl_ms > HF_HOLD_TTL_MS_MAX)
         return invalid(detail, "hold_ttl_s");
-    if (definition->max_hold_ms < definition->hold_ttl_ms || definition->max_hold_ms > HF_HOLD_TTL_MS_MAX)
+    if (definition->max_hold_ms < definition->hold_ttl_ms ||
+        definition->max_hold_ms > HF_HOLD_TTL_MS_MAX)
         return invalid(detail, "max_hold_s");
     if (definition->max_seats_per_hold == 0 || definition->max_seats_per_hold > HF_HOLD_ITEMS_MAX)
         return invalid(detail, "max_seats_per_hold");
@@ -239,8 +244,8 @@ static void build_layout(hf_event_t *event, const hf_event_definition_t *definit
     }
 }
 
-hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats,
-                           uint64_t rows, hf_time_ms_t now) {
+hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats, uint64_t rows,
+                           hf_time_ms_t now) {
     hf_event_t *event = calloc(1, sizeof *event);
     event_tables_t *tables = calloc(1, sizeof *tables);
     if (!event || !tables) abort();
@@ -299,12 +304,12 @@ static uint32_t slot_take(hf_core_t *core) {
             if (core->events.slots[i] == NULL) return i;
     }
     core->events.slots = grow(core->events.slots, &core->events.capacity, core->events.count + 1,
-                        sizeof *core->events.slots);
+                              sizeof *core->events.slots);
     return core->events.count++;
 }
 
-hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
-                     hf_time_ms_t now, hf_error_detail_t *detail) {
+hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition, hf_time_ms_t now,
+                     hf_error_detail_t *detail) {
     uint64_t seats, rows;
     hf_error_t error = check_definition(core, definition, &seats, &rows, detail);
     if (error) return error;
@@ -314,7 +319,7 @@ hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
     core->events.slots[index] = event;
     hf_map_put(&core->events.ids, event->id, strlen(event->id), index);
     core->events.listed = grow(core->events.listed, &core->events.listed_capacity,
-                             core->events.listed_count + 1, sizeof *core->events.listed);
+                               core->events.listed_count + 1, sizeof *core->events.listed);
     core->events.listed[core->events.listed_count++] = index;
     if (event->waiting_room.enabled) core->events.rooms_enabled++;
     return HF_OK;

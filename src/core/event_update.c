@@ -49,10 +49,14 @@ static bool row_exists(const hf_event_t *event, const char *section_id, const ch
 }
 
 /* sections[s].rows[r], or its member: the path a creation's checks give. */
-static hf_error_t invalid_row(hf_error_detail_t *detail, uint32_t s, uint32_t r,
-                              const char *member, uint8_t fault, uint32_t other) {
-    hf_error_detail_t path = {.member = member, .index = s, .has_index = true, .row = r,
-                              .has_row = true, .other = other};
+static hf_error_t invalid_row(hf_error_detail_t *detail, uint32_t s, uint32_t r, const char *member,
+                              uint8_t fault, uint32_t other) {
+    hf_error_detail_t path = {.member = member,
+                              .index = s,
+                              .has_index = true,
+                              .row = r,
+                              .has_row = true,
+                              .other = other};
     return invalid_path(detail, "sections", &path, fault);
 }
 
@@ -99,7 +103,8 @@ static hf_error_t check_section(const hf_event_t *event, const hf_event_definiti
         return invalid_at(detail, "sections", s, "price", HF_FAULT_VALUE);
     if (existing < 0) {
         /* A new section needs what a creation's does. */
-        if (section->price < 0) return invalid_at(detail, "sections", s, "price", HF_FAULT_REQUIRED);
+        if (section->price < 0)
+            return invalid_at(detail, "sections", s, "price", HF_FAULT_REQUIRED);
         if (section->row_count == 0)
             return invalid_at(detail, "sections", s, "rows", HF_FAULT_REQUIRED);
         growth->sections++;
@@ -131,7 +136,8 @@ static hf_error_t check_pools(const hf_event_t *event, const hf_event_definition
     if (patch->pool_count > HF_EVENT_POOLS_MAX) return invalid(detail, "pools");
     for (uint32_t p = 0; p < patch->pool_count; p++) {
         const hf_pool_definition_t *pool = &patch->pools[p];
-        if (!hf_core_id_valid(pool->id)) return invalid_at(detail, "pools", p, "id", HF_FAULT_VALUE);
+        if (!hf_core_id_valid(pool->id))
+            return invalid_at(detail, "pools", p, "id", HF_FAULT_VALUE);
         for (uint32_t other = 0; other < p; other++)
             if (strcmp(patch->pools[other].id, pool->id) == 0)
                 return invalid_duplicate(detail, "pools", p, other);
@@ -140,7 +146,8 @@ static hf_error_t check_pools(const hf_event_t *event, const hf_event_definition
         if (pool->price > HF_PRICE_MAX)
             return invalid_at(detail, "pools", p, "price", HF_FAULT_VALUE);
         if (hf_core_pool_find(event, pool->id) >= 0) continue;
-        if (pool->capacity < 0) return invalid_at(detail, "pools", p, "capacity", HF_FAULT_REQUIRED);
+        if (pool->capacity < 0)
+            return invalid_at(detail, "pools", p, "capacity", HF_FAULT_REQUIRED);
         if (pool->price < 0) return invalid_at(detail, "pools", p, "price", HF_FAULT_REQUIRED);
         growth->pools++;
     }
@@ -189,7 +196,8 @@ static hf_error_t check_patch(const hf_event_t *event, const hf_event_definition
     hf_error_t error = check_limits(event, patch, members, detail);
     if (!error && (members & HF_EVENT_MEMBER_SECTIONS))
         error = check_sections(event, patch, growth, detail);
-    if (!error && (members & HF_EVENT_MEMBER_POOLS)) error = check_pools(event, patch, growth, detail);
+    if (!error && (members & HF_EVENT_MEMBER_POOLS))
+        error = check_pools(event, patch, growth, detail);
     if (!error && (members & HF_EVENT_MEMBER_POOLS)) error = check_capacities(event, patch, detail);
     return error;
 }
@@ -212,8 +220,9 @@ static const hf_section_definition_t *patch_section(const hf_event_definition_t 
 
 /* An existing section, its price patched and its listed rows appended; the change (price
  * HF_UNCHANGED when it stayed) into *changed when there is one. */
-static bool section_merge(const hf_event_t *event, uint32_t s, const hf_section_definition_t *listed,
-                          hf_section_definition_t *out, hf_section_definition_t *changed) {
+static bool section_merge(const hf_event_t *event, uint32_t s,
+                          const hf_section_definition_t *listed, hf_section_definition_t *out,
+                          hf_section_definition_t *changed) {
     const hf_section_t *section = &event->sections[s];
     uint32_t appended = listed ? listed->row_count : 0;
     memcpy(out->id, section->id, sizeof out->id);
@@ -225,7 +234,8 @@ static bool section_merge(const hf_event_t *event, uint32_t s, const hf_section_
         memcpy(out->rows[r].id, row->id, sizeof row->id);
         out->rows[r].seats = row->seat_count;
     }
-    if (appended) memcpy(out->rows + section->row_count, listed->rows, appended * sizeof *out->rows);
+    if (appended)
+        memcpy(out->rows + section->row_count, listed->rows, appended * sizeof *out->rows);
     bool repriced = out->price != section->price;
     if (!repriced && appended == 0) return false;
     memcpy(changed->id, section->id, sizeof changed->id);
@@ -253,7 +263,8 @@ static void sections_merge(const hf_event_t *event, const hf_event_definition_t 
     merged->sections = allocate(merged->section_count, sizeof *merged->sections);
     changes->sections = allocate(merged->section_count, sizeof *changes->sections);
     for (uint32_t s = 0; s < event->section_count; s++) {
-        const hf_section_definition_t *listed = patch_section(patch, members, event->sections[s].id);
+        const hf_section_definition_t *listed = patch_section(patch, members,
+                                                              event->sections[s].id);
         if (section_merge(event, s, listed, &merged->sections[s],
                           &changes->sections[changes->section_count]))
             changes->section_count++;
@@ -293,7 +304,8 @@ static void pools_merge(const hf_event_t *event, const hf_event_definition_t *pa
             change.capacity = target->capacity = asked->capacity;
         if (found >= 0 && asked->price >= 0 && asked->price != target->price)
             change.price = target->price = asked->price;
-        if (change.capacity >= 0 || change.price >= 0) changes->pools[changes->pool_count++] = change;
+        if (change.capacity >= 0 || change.price >= 0)
+            changes->pools[changes->pool_count++] = change;
     }
 }
 
@@ -315,10 +327,10 @@ static uint32_t limits_merge(const hf_event_t *event, const hf_event_definition_
     merged->max_seats_per_user = event->max_seats_per_user;
     merged->max_seats_per_hold = event->max_seats_per_hold;
     merged->waiting_room = event->waiting_room;
-#define MERGE(bit, test, assign)                                                                  \
-    if ((members & (bit)) && (test)) {                                                            \
-        assign;                                                                                   \
-        changed |= (bit);                                                                         \
+#define MERGE(bit, test, assign) \
+    if ((members & (bit)) && (test)) { \
+        assign; \
+        changed |= (bit); \
     }
     MERGE(HF_EVENT_MEMBER_NAME, strcmp(patch->name, event->name) != 0,
           memcpy(merged->name, patch->name, sizeof merged->name))
@@ -326,9 +338,11 @@ static uint32_t limits_merge(const hf_event_t *event, const hf_event_definition_
           merged->hold_ttl_ms = patch->hold_ttl_ms)
     MERGE(HF_EVENT_MEMBER_MAX_HOLD, patch->max_hold_ms != event->max_hold_ms,
           merged->max_hold_ms = patch->max_hold_ms)
-    MERGE(HF_EVENT_MEMBER_MAX_SEATS_PER_USER, patch->max_seats_per_user != event->max_seats_per_user,
+    MERGE(HF_EVENT_MEMBER_MAX_SEATS_PER_USER,
+          patch->max_seats_per_user != event->max_seats_per_user,
           merged->max_seats_per_user = patch->max_seats_per_user)
-    MERGE(HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD, patch->max_seats_per_hold != event->max_seats_per_hold,
+    MERGE(HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD,
+          patch->max_seats_per_hold != event->max_seats_per_hold,
           merged->max_seats_per_hold = patch->max_seats_per_hold)
     MERGE(HF_EVENT_MEMBER_WAITING_ROOM, !rooms_equal(&patch->waiting_room, &event->waiting_room),
           merged->waiting_room = patch->waiting_room)
@@ -416,7 +430,8 @@ static void indexes_move(hf_core_t *core, uint32_t index, const uint32_t *moved)
     for (uint32_t o = 0; o < core->orders.count; o++) {
         const hf_order_t *order = &core->orders.slots[o];
         if (order->event != index) continue;
-        if (order->hold && core->holds.slots[order->hold - 1].item_offset == order->item_offset) continue;
+        if (order->hold && core->holds.slots[order->hold - 1].item_offset == order->item_offset)
+            continue;
         items_move(core, order->item_offset, order->seat_count, moved);
     }
 }

@@ -17,7 +17,7 @@ struct hf_event;
 /* Private lookup tables of one event (hf_event_t's internal). */
 typedef struct event_tables {
     hf_map_t sections, pools;
-    hf_map_t rows;               /* "SECTION-ROW" -> row index */
+    hf_map_t rows; /* "SECTION-ROW" -> row index */
     /* Row r's seat ids begin with "SECTION-ROW-": bytes row_prefix_offsets[r] up to
      * row_prefix_offsets[r + 1] of row_prefixes. Every seat change reports its seat's id, so
      * the id is one copy and a number, not two strlen and three copies. */
@@ -41,7 +41,7 @@ typedef struct event_tables {
 } event_tables_t;
 
 typedef struct events {
-    struct hf_event **slots;     /* by slot; NULL for a slot a deleted event left */
+    struct hf_event **slots; /* by slot; NULL for a slot a deleted event left */
     uint32_t count, capacity;
     hf_map_t ids;
     /* The live events' slots in creation order (GET /v1/events); its count is the number of

@@ -31,7 +31,8 @@ const hf_hold_t *hf_core_hold_find(const hf_core_t *core, const char *hold_id, u
 }
 
 const hf_hold_t *hf_core_hold_at(const hf_core_t *core, uint32_t index) {
-    if (index >= core->holds.count || core->holds.slots[index].status == HF_HOLD_EVICTED) return NULL;
+    if (index >= core->holds.count || core->holds.slots[index].status == HF_HOLD_EVICTED)
+        return NULL;
     return &core->holds.slots[index];
 }
 
@@ -68,7 +69,8 @@ static void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_in
 void finished_push(hf_core_t *core, uint32_t hold_index) {
     hold_state_t *state = &core->holds.states[hold_index];
     state->next_finished = 0;
-    if (core->holds.finished_last) core->holds.states[core->holds.finished_last - 1].next_finished = hold_index + 1;
+    if (core->holds.finished_last)
+        core->holds.states[core->holds.finished_last - 1].next_finished = hold_index + 1;
     else core->holds.finished_first = hold_index + 1;
     core->holds.finished_last = hold_index + 1;
     core->holds.finished_count++;
@@ -78,7 +80,8 @@ void finished_push(hf_core_t *core, uint32_t hold_index) {
  * takes a hold out of the middle, which is rare enough that the list keeps no back links. */
 void finished_remove(hf_core_t *core, uint32_t hold_index) {
     uint32_t previous = 0;
-    for (uint32_t h = core->holds.finished_first; h != 0; h = core->holds.states[h - 1].next_finished) {
+    for (uint32_t h = core->holds.finished_first; h != 0;
+         h = core->holds.states[h - 1].next_finished) {
         if (h != hold_index + 1) {
             previous = h;
             continue;
@@ -212,9 +215,10 @@ static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
         index = core->holds.free_first - 1;
         core->holds.free_first = core->holds.states[index].next_finished;
     } else {
-        core->holds.slots = grow(core->holds.slots, &core->holds.capacity, core->holds.count + 1, sizeof *core->holds.slots);
-        core->holds.states = grow(core->holds.states, &core->holds.state_capacity, core->holds.count + 1,
-                                 sizeof *core->holds.states);
+        core->holds.slots = grow(core->holds.slots, &core->holds.capacity, core->holds.count + 1,
+                                 sizeof *core->holds.slots);
+        core->holds.states = grow(core->holds.states, &core->holds.state_capacity,
+                                  core->holds.count + 1, sizeof *core->holds.states);
         index = core->holds.count++;
         core->holds.states[index].item_capacity = 0;
     }
@@ -233,8 +237,8 @@ static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
     return index;
 }
 
-uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
-                       const text_key_t *hold_id, uint32_t event, user_ref_t *user) {
+uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, const text_key_t *hold_id,
+                       uint32_t event, user_ref_t *user) {
     uint32_t index = hold_slot_take(core, core->scratch.seat_count + request->pool_count);
     hf_hold_t *hold = &core->holds.slots[index];
     text_key_t key = server_id_copy(hold->id, hold_id);
@@ -279,8 +283,8 @@ bool hold_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
 
 /* The keys of a hold request's two ids, each hashed once. */
 typedef struct hold_keys {
-    text_key_t hold_id;          /* text NULL when the request has none */
-    text_key_t user_id;          /* text NULL when the request has none */
+    text_key_t hold_id; /* text NULL when the request has none */
+    text_key_t user_id; /* text NULL when the request has none */
 } hold_keys_t;
 
 /* Hashes the request's ids and starts loading the slots where their lookups begin, and the
@@ -304,8 +308,9 @@ static hold_keys_t hold_keys_of(const hf_core_t *core, const hf_hold_request_t *
 }
 
 /* Checks a hold request; on success *user is the user named. */
-static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request, uint32_t event_index,
-                             const hold_keys_t *keys, user_ref_t *user, hf_error_detail_t *detail) {
+static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request,
+                             uint32_t event_index, const hold_keys_t *keys, user_ref_t *user,
+                             hf_error_detail_t *detail) {
     const hf_event_t *event = core->events.slots[event_index];
     /* As check_request_shape would answer; first, so the user's key is known to be set. */
     if (!keys->user_id.text) return invalid_because(detail, "user_id", HF_FAULT_REQUIRED);
@@ -351,8 +356,7 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
 
 /* ---- extend, release, revive ---- */
 
-hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
-                      uint32_t *index) {
+hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id, uint32_t *index) {
     const hf_hold_t *hold = hf_core_hold_find(core, hold_id, index);
     if (!hold) return HF_ERROR_HOLD_NOT_FOUND;
     if (!user_id || !user_has_id(core, core->holds.slots[*index].user, user_id))
@@ -360,8 +364,8 @@ hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
     return HF_OK;
 }
 
-hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id,
-                          int64_t ttl_ms, hf_time_ms_t now, bool *capped) {
+hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user_id, int64_t ttl_ms,
+                          hf_time_ms_t now, bool *capped) {
     command_at(core, now);
     uint32_t index;
     hf_error_t error = hold_owned(core, hold_id, user_id, &index);
@@ -385,7 +389,8 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
     /* The seats stay held past their old expiry only once this record is durable. */
     uint64_t *seat_changes = seat_changes_of(event);
     const hf_item_t *items = core->items + hold->item_offset;
-    for (uint32_t i = 0; i < hold->seat_count; i++) seat_changes[items[i].index] = core->change_count;
+    for (uint32_t i = 0; i < hold->seat_count; i++)
+        seat_changes[items[i].index] = core->change_count;
     return HF_OK;
 }
 

@@ -34,9 +34,9 @@ typedef struct hold_state {
 typedef struct holds {
     struct hf_hold *slots;
     uint32_t count, capacity, active;
-    hold_state_t *states;        /* one per hold */
+    hold_state_t *states; /* one per hold */
     uint32_t state_capacity;
-    hf_index_map_t ids;          /* a hold's id -> its index; the id lives in the hold */
+    hf_index_map_t ids; /* a hold's id -> its index; the id lives in the hold */
     /* Entries of ids left by forgotten holds. They are not removed one by one: finding each
      * one is a cache miss per forgotten hold. They never match (the slot's id is gone or
      * another), and the index is rebuilt once they are half of it. */
@@ -45,13 +45,13 @@ typedef struct holds {
      * and the slots of forgotten holds, ready for reuse. */
     uint32_t finished_first, finished_last, finished_count, finished_max;
     uint32_t free_first;
-    uint64_t expired;            /* holds expired since the core was made (hf_core_advance) */
+    uint64_t expired; /* holds expired since the core was made (hf_core_advance) */
 } holds_t;
 
 /* Scratch space of one hold request's checks (request.c), which bookings and restore share. */
 typedef struct hold_scratch {
     uint32_t seats[HF_HOLD_ITEMS_MAX];
-    uint32_t seat_count;         /* requested seats, then the best_available picks */
+    uint32_t seat_count;                /* requested seats, then the best_available picks */
     uint32_t sorted[HF_HOLD_ITEMS_MAX]; /* the requested seats, sorted */
     uint32_t pools[HF_HOLD_ITEMS_MAX];
 } hold_scratch_t;

@@ -40,10 +40,10 @@ static inline uint64_t *seat_changes_of(const hf_event_t *event) {
  * (timer.h, and a row of core.c's table of timer kinds). */
 struct hf_core {
     hf_mutation_sink_t sink;
-    bool stream_records;         /* emit seat and pool records (hf_core_set_stream_records) */
+    bool stream_records; /* emit seat and pool records (hf_core_set_stream_records) */
     events_t events;
     holds_t holds;
-    uint64_t change_count;       /* mutation records emitted */
+    uint64_t change_count; /* mutation records emitted */
     orders_t orders;
     users_t users;
     payments_t payments;
@@ -63,7 +63,7 @@ struct hf_core {
      * once its caller advanced the core to it. */
     hf_time_ms_t now;
 
-    hold_scratch_t scratch;      /* of one hold request (holds.h) */
+    hold_scratch_t scratch; /* of one hold request (holds.h) */
     /* The lines of the hold or order a record describes, and the seat ids they point to. */
     hf_mutation_item_t record_lines[HF_HOLD_ITEMS_MAX];
     hf_buffer_t record_ids;
@@ -117,7 +117,8 @@ static inline void *grow(void *array, uint32_t *capacity, uint32_t needed, size_
 static inline uint32_t string_store(hf_core_t *core, const char *text, size_t text_length) {
     if (!text) return NO_STRING;
     uint32_t length = (uint32_t)text_length;
-    core->strings = grow(core->strings, &core->strings_capacity, core->strings_length + length + 1, 1);
+    core->strings = grow(core->strings, &core->strings_capacity, core->strings_length + length + 1,
+                         1);
     uint32_t offset = core->strings_length;
     memcpy(core->strings + offset, text, length + 1);
     core->strings_length += length + 1;
@@ -138,7 +139,6 @@ static inline uint32_t item_units(const hf_item_t *items, uint32_t seat_count,
     for (uint32_t i = 0; i < pool_count; i++) units += items[seat_count + i].quantity;
     return units;
 }
-
 
 /* The row of a seat: hf_core_seat_row, inline for the files that run it for every seat. */
 static inline uint32_t seat_row(const hf_event_t *event, uint32_t seat_index) {
@@ -187,8 +187,8 @@ static inline hf_error_t invalid_at(hf_error_detail_t *detail, const char *field
 }
 
 /* A fault with numbers: requested against limit. */
-static inline hf_error_t invalid_count(hf_error_detail_t *detail, const char *field,
-                                       uint8_t fault, int64_t requested, int64_t limit) {
+static inline hf_error_t invalid_count(hf_error_detail_t *detail, const char *field, uint8_t fault,
+                                       int64_t requested, int64_t limit) {
     if (detail) {
         detail->requested = requested;
         detail->limit = limit;
@@ -252,11 +252,10 @@ static inline text_key_t server_id_copy(char out[HF_SERVER_ID_SIZE + 1], const t
 void record_event_created(hf_core_t *core, hf_event_t *event,
                           const hf_event_definition_t *definition, hf_time_ms_t now);
 /* A seat's new status and version (for live streams only, see hf_core_set_stream_records). */
-void record_seat(hf_core_t *core, const hf_event_t *event, uint32_t seat_index,
-                 uint32_t row_index, hf_time_ms_t now);
-/* A pool's counts after a change (for live streams only). */
-void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index,
+void record_seat(hf_core_t *core, const hf_event_t *event, uint32_t seat_index, uint32_t row_index,
                  hf_time_ms_t now);
+/* A pool's counts after a change (for live streams only). */
+void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index, hf_time_ms_t now);
 /* A new hold as it stands, items JSON included; user_id is the request's. */
 void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_id);
 /* A hold's status and expires_at as they stand (extended, released, expired or confirmed, and
@@ -270,13 +269,12 @@ void record_event_sales(hf_core_t *core, const hf_event_t *event, hf_time_ms_t n
 /* The event changed: its definition whole after the change, and the patch of what changed. */
 void record_event_updated(hf_core_t *core, hf_event_t *event,
                           const hf_event_definition_t *definition,
-                          const hf_event_definition_t *changes, uint32_t members,
-                          hf_time_ms_t now);
+                          const hf_event_definition_t *changes, uint32_t members, hf_time_ms_t now);
 /* The event is deleted (record before it is freed: the record names it). */
 void record_event_deleted(hf_core_t *core, const hf_event_t *event, hf_time_ms_t now);
 /* A delivery and its outcome (the delivery's fields as the command named them). */
-void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery,
-                     const delivery_t *kept, hf_time_ms_t now);
+void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery, const delivery_t *kept,
+                     hf_time_ms_t now);
 /* A refund as it stands. */
 void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now);
 /* An order's new status. */
@@ -286,16 +284,15 @@ void record_order_updated(hf_core_t *core, uint32_t order_index, const char *use
 /* ---- event.c: events, their layout, seats and pools ---- */
 
 /* Checks a definition and adds the event; nothing is emitted. */
-hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition,
-                     hf_time_ms_t now, hf_error_detail_t *detail);
+hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition, hf_time_ms_t now,
+                     hf_error_detail_t *detail);
 void event_free(hf_event_t *event);
 /* A new event laid out from a checked definition (seats, rows): every seat available. */
-hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats,
-                           uint64_t rows, hf_time_ms_t now);
+hf_event_t *event_allocate(const hf_event_definition_t *definition, uint64_t seats, uint64_t rows,
+                           hf_time_ms_t now);
 /* Takes the event out of its slot and the id index (event_update.c's delete). */
 void event_remove(hf_core_t *core, uint32_t index);
-size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index,
-                     char *out);
+size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index, char *out);
 void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
               uint32_t owner, hf_time_ms_t now, bool report);
 void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_t held,
@@ -337,15 +334,14 @@ void finished_push(hf_core_t *core, uint32_t hold_index);
 /* Ends a held hold: its seats and units are free again. */
 void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at,
                  bool report);
-uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request,
-                       const text_key_t *hold_id, uint32_t event, user_ref_t *user);
+uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, const text_key_t *hold_id,
+                       uint32_t event, user_ref_t *user);
 /* Marks a new hold's seats and units as held by it. */
 void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report);
 /* True when id is NULL or a hold has it already; else *key is set for the insert. */
 bool hold_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
 /* Finds a hold and checks its owner: the first checks of extend, release and commit. */
-hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
-                      uint32_t *index);
+hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id, uint32_t *index);
 
 /* ---- request.c: the checks of a hold request, which bookings share ---- */
 
@@ -354,13 +350,12 @@ hf_error_t hold_owned(hf_core_t *core, const char *hold_id, const char *user_id,
 hf_error_t check_sales_open(const hf_event_t *event, const hf_hold_request_t *request);
 hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_request_t *request,
                                size_t user_length, hf_error_detail_t *detail);
-hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
-                         const hf_hold_request_t *request, hf_error_detail_t *detail);
+hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event, const hf_hold_request_t *request,
+                         hf_error_detail_t *detail);
 /* Resolves pool ids into core->scratch.pools. */
-hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
-                         const hf_hold_request_t *request, hf_error_detail_t *detail);
-uint64_t seats_observed_change(const hf_core_t *core, const hf_event_t *event,
-                               uint32_t seat_count);
+hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event, const hf_hold_request_t *request,
+                         hf_error_detail_t *detail);
+uint64_t seats_observed_change(const hf_core_t *core, const hf_event_t *event, uint32_t seat_count);
 hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
                            const hf_hold_request_t *request, const event_user_t *owner,
                            hf_error_detail_t *detail);
@@ -376,8 +371,8 @@ int64_t items_fill(hf_core_t *core, const hf_event_t *event, const hf_hold_reque
 
 /* True when id is NULL or an order has it already; else *key is set for the insert. */
 bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
-uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event,
-                        uint32_t user, hf_time_ms_t now);
+uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event, uint32_t user,
+                        hf_time_ms_t now);
 /* The order of a hold just confirmed (its status set, its seats and units no longer held),
  * with its records; the seats and units are sold. Returns the order's index. user_id (NULL
  * when no user asked) must not point into core->strings, which storing payment_ref may
@@ -471,7 +466,6 @@ static inline void command_at(const hf_core_t *core, hf_time_ms_t now) {
 /* ---- restore.c: state loaded back from the store ---- */
 
 /* What restore and revive share (see restore.c). */
-hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored,
-                             uint32_t *index);
+hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored, uint32_t *index);
 
 #endif

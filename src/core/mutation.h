@@ -32,27 +32,25 @@
     X(ORDER_ITEM, 6, order_item, order_item) \
     X(ORDER_UPDATE, 7, order_update, order_update) \
     X(IDEMPOTENCY, 8, idempotency, idempotency) \
-    X(POOL, 9, pool, pool) /* live streams only, like seats */ \
+    X(POOL, 9, pool, pool)                       /* live streams only, like seats */ \
     X(EVENT_SALES, 10, event_sales, event_sales) /* an event's sales closed or reopened */ \
-    X(DELIVERY, 11, delivery, delivery) /* a payment webhook's delivery and its outcome */ \
-    X(REFUND, 12, refund, refund) /* a refund as it stands (new, or completed) */ \
+    X(DELIVERY, 11, delivery, delivery)         /* a payment webhook's delivery and its outcome */ \
+    X(REFUND, 12, refund, refund)               /* a refund as it stands (new, or completed) */ \
     X(TICKET_CREATE, 13, ticket_create, ticket) /* a waiting room's new ticket (queue.h) */ \
     /* a ticket's new status: admitted, completed, expired... */ \
     X(TICKET_UPDATE, 14, ticket_update, ticket) \
     X(EVENT_UPDATE, 15, event_update, event_update) /* an event changed while it sells */ \
     X(EVENT_DELETE, 16, event_delete, event_delete) /* an event that never sold, deleted */ \
     X(DRIVER, 20, driver, driver) /* a driver as it stands (dispatch: soft, flushed) */ \
-    X(RIDE, 21, ride, ride) /* a ride as it stands, with its offer (dispatch) */
+    X(RIDE, 21, ride, ride)       /* a ride as it stands, with its offer (dispatch) */
 
 #define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = value,
-typedef enum hf_mutation_type {
-    HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_)
-} hf_mutation_type_t;
+typedef enum hf_mutation_type { HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_) } hf_mutation_type_t;
 
 /* One more than the largest kind's number: the length of a table indexed by kind. (The size
  * of a union of one char array per kind, each one longer than its kind's number.) */
 #define HF_RECORD_KIND_SLOT_(KIND, value, name, member) char slot_##name[(value) + 1];
-#define HF_RECORD_KIND_LIMIT sizeof(union { HF_RECORD_KINDS(HF_RECORD_KIND_SLOT_) })
+#define HF_RECORD_KIND_LIMIT sizeof(union {HF_RECORD_KINDS(HF_RECORD_KIND_SLOT_)})
 /* How many kinds the list has. */
 #define HF_RECORD_KIND_ONE_(KIND, value, name, member) +1
 #define HF_RECORD_KIND_COUNT (0 HF_RECORD_KINDS(HF_RECORD_KIND_ONE_))
@@ -76,7 +74,7 @@ typedef struct hf_mutation_event_create {
 
 typedef struct hf_mutation_event_sales {
     const char *event_id;
-    bool sales_open;              /* the state after the change */
+    bool sales_open; /* the state after the change */
 } hf_mutation_event_sales_t;
 
 /* An event changed (hf_core_event_update): the store rewrites its definition whole and
@@ -87,7 +85,7 @@ typedef struct hf_mutation_event_update {
     const char *event_id;
     const hf_event_definition_t *definition; /* the event whole, after the change */
     const hf_event_definition_t *changes;
-    uint32_t members;             /* hf_event_member_t bits of what changed */
+    uint32_t members; /* hf_event_member_t bits of what changed */
 } hf_mutation_event_update_t;
 
 /* An event deleted (hf_core_event_delete): it never had a hold or an order, so its row and
@@ -98,7 +96,7 @@ typedef struct hf_mutation_event_delete {
 
 typedef struct hf_mutation_seat {
     const char *event_id, *seat_id;
-    int status;                   /* hf_seat_status_t */
+    int status; /* hf_seat_status_t */
     uint32_t version;
     /* The seat's index in its event (hf_core_seat_id): a stream keeps the change this small
      * in its replay window (engine/replay.h) rather than the id written out. */
@@ -108,7 +106,7 @@ typedef struct hf_mutation_seat {
 typedef struct hf_mutation_pool {
     const char *event_id, *pool_id;
     int64_t available, held, sold; /* the pool's counts after the change */
-    uint32_t pool_index;          /* in its event's pools, as seat_index */
+    uint32_t pool_index;           /* in its event's pools, as seat_index */
 } hf_mutation_pool_t;
 
 typedef struct hf_mutation_hold_create {
@@ -120,19 +118,19 @@ typedef struct hf_mutation_hold_create {
 
 typedef struct hf_mutation_hold_update {
     const char *hold_id, *event_id;
-    const char *user_id;          /* who asked for the change; NULL for an expiry or a payment */
-    const char *order_id;         /* once confirmed, else NULL */
+    const char *user_id;  /* who asked for the change; NULL for an expiry or a payment */
+    const char *order_id; /* once confirmed, else NULL */
     int64_t expires_at_ms;
     int status;
 } hf_mutation_hold_update_t;
 
 typedef struct hf_mutation_order_create {
     const char *order_id, *event_id, *user_id;
-    const char *hold_id;          /* NULL for a booking */
+    const char *hold_id; /* NULL for a booking */
     const char *currency, *payment_ref;
     hf_mutation_items_t items;
-    int64_t total;                /* created at the record's at_ms */
-    int status;                   /* hf_order_status_t */
+    int64_t total; /* created at the record's at_ms */
+    int status;    /* hf_order_status_t */
 } hf_mutation_order_create_t;
 
 /* One row of order_items: a seat (seat_id) or a pool line (pool_id, quantity). */
@@ -151,10 +149,10 @@ typedef struct hf_mutation_order_update {
 
 /* A stored answer to a request with an Idempotency-Key (API.md section 1). */
 typedef struct hf_mutation_idempotency {
-    const char *key;              /* the scope: method, path and key */
-    const char *body;             /* the answer's body */
-    const uint8_t *hash;          /* SHA-256 of the request body, 32 bytes */
-    int status;                   /* the answer's HTTP status */
+    const char *key;     /* the scope: method, path and key */
+    const char *body;    /* the answer's body */
+    const uint8_t *hash; /* SHA-256 of the request body, 32 bytes */
+    int status;          /* the answer's HTTP status */
     /* The unit (event, fleet) of the request that used the key, whose batch writes it and
      * whose load reads it back with several nodes; NULL for a request about none. */
     const char *unit;
@@ -164,15 +162,15 @@ typedef struct hf_mutation_idempotency {
  * type): its outcome, naming the order or refund it made or found. Received at at_ms. */
 typedef struct hf_mutation_delivery {
     const char *payment_intent_id;
-    const char *event_id;         /* the provider's id of the delivery */
+    const char *event_id; /* the provider's id of the delivery */
     const char *reservation_id;
     int64_t amount;
-    int type;                     /* hf_payment_type_t */
-    int result;                   /* hf_payment_result_t */
-    int reason;                   /* hf_refund_reason_t, with a refund */
+    int type;   /* hf_payment_type_t */
+    int result; /* hf_payment_result_t */
+    int reason; /* hf_refund_reason_t, with a refund */
     bool late;
-    const char *order_id;         /* with a commit, else NULL */
-    const char *refund_id;        /* with a refund, else NULL */
+    const char *order_id;  /* with a commit, else NULL */
+    const char *refund_id; /* with a refund, else NULL */
     /* The event of the hold it names, whose audit history tells the payment; NULL when the
      * hold is unknown. */
     const char *hold_event_id;
@@ -182,24 +180,24 @@ typedef struct hf_mutation_delivery {
  * status. */
 typedef struct hf_mutation_refund {
     const char *refund_id, *payment_intent_id;
-    const char *reservation_id;   /* NULL for the refund of a cancelled booking */
+    const char *reservation_id; /* NULL for the refund of a cancelled booking */
     int64_t amount;
-    int reason;                   /* hf_refund_reason_t */
-    int status;                   /* hf_refund_status_t */
+    int reason; /* hf_refund_reason_t */
+    int status; /* hf_refund_status_t */
     int64_t created_at_ms;
     /* The event of the hold or order it refunds (its unit with several nodes); NULL when no
      * event has the hold. */
     const char *event_id;
-    const char *order_id;         /* the cancelled order it refunds (order_cancelled), or NULL */
+    const char *order_id; /* the cancelled order it refunds (order_cancelled), or NULL */
 } hf_mutation_refund_t;
 
 /* A waiting room's ticket as it stands after the change (both ticket kinds): a new one at
  * its join (at_ms), or its new status. user_id and seq are set for both. */
 typedef struct hf_mutation_ticket {
     const char *ticket_id, *event_id, *user_id;
-    uint32_t seq;                 /* join number in the room */
-    int status;                   /* hf_ticket_status_t */
-    int64_t admitted_at_ms;       /* 0 until admitted */
+    uint32_t seq;           /* join number in the room */
+    int status;             /* hf_ticket_status_t */
+    int64_t admitted_at_ms; /* 0 until admitted */
 } hf_mutation_ticket_t;
 /* A driver whole (API.md section 8): the store upserts it. Location updates are soft: the
  * core emits these at most once a second per driver (hf_dispatch_flush), and with a change
@@ -208,7 +206,7 @@ typedef struct hf_mutation_driver {
     const char *fleet_id, *driver_id;
     double lat, lng, rating;
     bool available;
-    bool deleted;                 /* DELETE of the driver: the store deletes its row */
+    bool deleted; /* DELETE of the driver: the store deletes its row */
 } hf_mutation_driver_t;
 
 /* A ride whole, as it stands after the change: the store upserts it. declined and lapsed are
@@ -217,16 +215,16 @@ typedef struct hf_mutation_ride {
     const char *ride_id, *fleet_id, *rider_id;
     double lat, lng;
     int64_t radius_m, offer_ttl_ms, created_at_ms;
-    int status;                   /* hf_ride_status_t */
-    const char *offer_driver_id;  /* with an offer, else NULL */
+    int status;                  /* hf_ride_status_t */
+    const char *offer_driver_id; /* with an offer, else NULL */
     int64_t offer_distance_m, offer_expires_at_ms;
-    const char *driver_id;        /* once assigned, else NULL */
+    const char *driver_id; /* once assigned, else NULL */
     const char *declined, *lapsed;
 } hf_mutation_ride_t;
 
 typedef struct hf_mutation {
     hf_mutation_type_t type;
-    int64_t at_ms;                /* when the change happened */
+    int64_t at_ms; /* when the change happened */
     union {
         hf_mutation_event_create_t event_create;
         hf_mutation_event_sales_t event_sales;

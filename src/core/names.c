@@ -29,8 +29,8 @@ bool hf_seat_status_parse(const char *text, uint8_t *status) {
 }
 
 /* A waiting room's tickets (core/queue.h). */
-static const char *const TICKET_STATUS_NAMES[] = {"waiting", "admitted", "completed",
-                                                  "expired", "abandoned"};
+static const char *const TICKET_STATUS_NAMES[] = {"waiting", "admitted", "completed", "expired",
+                                                  "abandoned"};
 
 const char *hf_ticket_status_name(uint8_t status) {
     assert(status <= HF_TICKET_ABANDONED);
@@ -56,8 +56,7 @@ const char *hf_order_status_name(uint8_t status) {
     return ORDER_STATUS_NAMES[status];
 }
 
-static bool name_find(const char *const *names, uint8_t count, const char *text,
-                      uint8_t *status) {
+static bool name_find(const char *const *names, uint8_t count, const char *text, uint8_t *status) {
     for (uint8_t i = 0; text != NULL && i < count; i++) {
         if (strcmp(names[i], text) != 0) continue;
         *status = i;

@@ -19,8 +19,7 @@ static bool order_index_find(const hf_core_t *core, const text_key_t *id, uint32
     return hf_index_map_find(&core->orders.ids, id->hash, order_key_match, &key, index);
 }
 
-const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id,
-                                     uint32_t *index) {
+const hf_order_t *hf_core_order_find(const hf_core_t *core, const char *order_id, uint32_t *index) {
     uint32_t found;
     if (!order_id) return NULL;
     text_key_t key = text_key_of(order_id, strlen(order_id));
@@ -46,9 +45,10 @@ bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
     return order_index_find(core, key, &index);
 }
 
-uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event,
-                        uint32_t user, hf_time_ms_t now) {
-    core->orders.slots = grow(core->orders.slots, &core->orders.capacity, core->orders.count + 1, sizeof *core->orders.slots);
+uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event, uint32_t user,
+                        hf_time_ms_t now) {
+    core->orders.slots = grow(core->orders.slots, &core->orders.capacity, core->orders.count + 1,
+                              sizeof *core->orders.slots);
     uint32_t index = core->orders.count++;
     hf_order_t *order = &core->orders.slots[index];
     memset(order, 0, sizeof *order);
@@ -79,8 +79,7 @@ void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool re
 /* A repeated commit answers the order only when it brings no payment or the order's own: a
  * second payment is never absorbed (API.md section 3). An order committed without a payment
  * refuses any payment that comes later, since none of them was recorded for it. */
-static bool same_payment(const hf_core_t *core, const hf_order_t *order,
-                         const char *payment_ref) {
+static bool same_payment(const hf_core_t *core, const hf_order_t *order, const char *payment_ref) {
     if (!payment_ref || !*payment_ref) return true;
     const char *own = hf_core_string(core, order->payment_ref);
     return own && strcmp(own, payment_ref) == 0;
@@ -97,7 +96,8 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
     if (hold->status == HF_HOLD_CONFIRMED) {
         *order_index = hold->order - 1;
         return same_payment(core, &core->orders.slots[hold->order - 1], payment_ref)
-                   ? HF_OK : HF_ERROR_ALREADY_CONFIRMED;
+                   ? HF_OK
+                   : HF_ERROR_ALREADY_CONFIRMED;
     }
     if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
@@ -121,7 +121,8 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
     record->item_offset = hold->item_offset;
     record->seat_count = hold->seat_count;
     record->pool_count = hold->pool_count;
-    if (payment_ref && *payment_ref) record->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
+    if (payment_ref && *payment_ref)
+        record->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     hold->order = order + 1;
     record_order_created(core, order);
     record_hold_updated(core, hold_index, now, user_id);
@@ -164,7 +165,8 @@ static hf_error_t check_versions(hf_core_t *core, const hf_event_t *event,
     uint32_t moved = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[core->scratch.seats[i]];
-        if (seat->status == HF_SEAT_AVAILABLE && seat->version == request->seat_versions[i]) continue;
+        if (seat->status == HF_SEAT_AVAILABLE && seat->version == request->seat_versions[i])
+            continue;
         if (detail) detail->items[moved] = i;
         moved++;
     }
@@ -214,15 +216,15 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
     order->pool_count = request->pool_count;
     order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
     order->total = items_fill(core, event, request, order->item_offset);
-    if (payment_ref && *payment_ref) order->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
+    if (payment_ref && *payment_ref)
+        order->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     record_order_created(core, index);
     order_take(core, index, now, true);
     *order_index = index;
     return HF_OK;
 }
 
-const uint32_t *hf_core_event_orders(const hf_core_t *core, uint32_t event_index,
-                                     uint32_t *count) {
+const uint32_t *hf_core_event_orders(const hf_core_t *core, uint32_t event_index, uint32_t *count) {
     assert(event_index < core->events.count);
     const event_tables_t *tables = core->events.slots[event_index]->internal;
     const index_list_t *orders = &tables->orders;

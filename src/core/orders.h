@@ -24,9 +24,9 @@ typedef struct index_list {
 } index_list_t;
 
 typedef struct orders {
-    struct hf_order *slots;      /* by index, which only grows: orders are never forgotten */
+    struct hf_order *slots; /* by index, which only grows: orders are never forgotten */
     uint32_t count, capacity;
-    hf_index_map_t ids;          /* an order's id -> its index; the id lives in the order */
+    hf_index_map_t ids; /* an order's id -> its index; the id lives in the order */
 } orders_t;
 
 #endif

@@ -13,9 +13,9 @@ _Static_assert(PAYMENT_COUNTS == HF_PAYMENT_COUNTS, "payments.h counts what core
 
 static const char *const TYPE_NAMES[] = {"payment.succeeded", "payment.failed"};
 static const char *const RESULT_NAMES[] = {"committed", "refund_required", "recorded"};
-static const char *const REASON_NAMES[] = {"hold_expired", "hold_released", "amount_mismatch",
-                                           "hold_not_found", "already_confirmed",
-                                           "order_cancelled"};
+static const char *const REASON_NAMES[] = {"hold_expired",      "hold_released",
+                                           "amount_mismatch",   "hold_not_found",
+                                           "already_confirmed", "order_cancelled"};
 static const char *const REFUND_STATUS_NAMES[] = {"pending", "completed"};
 
 const char *hf_payment_type_name(uint8_t type) {
@@ -98,7 +98,9 @@ const hf_refund_t *hf_core_refund_find(const hf_core_t *core, const char *refund
 
 uint32_t hf_core_refund_count(const hf_core_t *core) { return core->payments.refund_count; }
 
-uint32_t hf_core_refunds_completed(const hf_core_t *core) { return core->payments.refunds_completed; }
+uint32_t hf_core_refunds_completed(const hf_core_t *core) {
+    return core->payments.refunds_completed;
+}
 
 const uint64_t *hf_core_payment_counts(const hf_core_t *core) { return core->payments.counts; }
 
@@ -121,8 +123,8 @@ bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
 static uint32_t refund_add(hf_core_t *core, const text_key_t *id, const char *intent_id,
                            const char *reservation_id, int64_t amount, uint8_t reason,
                            hf_time_ms_t now) {
-    core->payments.refunds = grow(core->payments.refunds, &core->payments.refund_capacity, core->payments.refund_count + 1,
-                         sizeof *core->payments.refunds);
+    core->payments.refunds = grow(core->payments.refunds, &core->payments.refund_capacity,
+                                  core->payments.refund_count + 1, sizeof *core->payments.refunds);
     uint32_t index = core->payments.refund_count++;
     hf_refund_t *refund = &core->payments.refunds[index];
     memset(refund, 0, sizeof *refund);
@@ -189,16 +191,18 @@ typedef struct delivery_key {
 static bool delivery_match(const void *context, uint32_t index) {
     const delivery_key_t *key = context;
     const hf_core_t *core = key->core;
-    if (index < core->payments.delivery_first || index >= core->payments.delivery_count) return false;
+    if (index < core->payments.delivery_first || index >= core->payments.delivery_count)
+        return false;
     const delivery_t *delivery = &core->payments.deliveries[index];
     return delivery->type == key->type && strcmp(delivery->payment_intent_id, key->intent_id) == 0;
 }
 
-static const delivery_t *delivery_find(const hf_core_t *core, const char *intent_id,
-                                       uint8_t type, uint32_t hash) {
+static const delivery_t *delivery_find(const hf_core_t *core, const char *intent_id, uint8_t type,
+                                       uint32_t hash) {
     delivery_key_t key = {core, intent_id, type};
     uint32_t index;
-    if (!hf_index_map_find(&core->payments.delivery_ids, hash, delivery_match, &key, &index)) return NULL;
+    if (!hf_index_map_find(&core->payments.delivery_ids, hash, delivery_match, &key, &index))
+        return NULL;
     return &core->payments.deliveries[index];
 }
 
@@ -235,18 +239,24 @@ static void deliveries_compact(hf_core_t *core) {
  * more is pruned, so it stays within twice what is kept. */
 static delivery_t *delivery_append(hf_core_t *core, const char *intent_id, uint8_t type,
                                    const hf_payment_outcome_t *outcome, hf_time_ms_t at_ms) {
-    if (core->payments.delivery_count == core->payments.delivery_capacity && core->payments.delivery_first > 0 &&
+    if (core->payments.delivery_count == core->payments.delivery_capacity &&
+        core->payments.delivery_first > 0 &&
         core->payments.delivery_first >= core->payments.delivery_capacity / 4)
         deliveries_compact(core);
-    core->payments.deliveries = grow(core->payments.deliveries, &core->payments.delivery_capacity, core->payments.delivery_count + 1,
-                            sizeof *core->payments.deliveries);
+    core->payments.deliveries = grow(core->payments.deliveries, &core->payments.delivery_capacity,
+                                     core->payments.delivery_count + 1,
+                                     sizeof *core->payments.deliveries);
     uint32_t index = core->payments.delivery_count++;
     delivery_t *delivery = &core->payments.deliveries[index];
     *delivery = (delivery_t){.payment_intent_id = text_copy(intent_id),
-                             .hash = hf_map_hash(intent_id, strlen(intent_id)), .type = type,
-                             .result = outcome->result, .reason = outcome->reason,
-                             .late = outcome->late, .order = outcome->order,
-                             .refund = outcome->refund, .at_ms = at_ms};
+                             .hash = hf_map_hash(intent_id, strlen(intent_id)),
+                             .type = type,
+                             .result = outcome->result,
+                             .reason = outcome->reason,
+                             .late = outcome->late,
+                             .order = outcome->order,
+                             .refund = outcome->refund,
+                             .at_ms = at_ms};
     hf_index_map_insert(&core->payments.delivery_ids, delivery->hash, index);
     return delivery;
 }
@@ -328,13 +338,13 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
         }
         /* No user asked for this change (the hold's update names none, as an expiry's):
          * the provider did, and the delivery's record says so. */
-        outcome->order = order_from_hold(core, index, order_key, delivery->payment_intent_id,
-                                         NULL, now);
+        outcome->order = order_from_hold(core, index, order_key, delivery->payment_intent_id, NULL,
+                                         now);
     }
 }
 
-hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *delivery,
-                           hf_time_ms_t now, hf_payment_outcome_t *outcome) {
+hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *delivery, hf_time_ms_t now,
+                           hf_payment_outcome_t *outcome) {
     command_at(core, now);
     deliveries_prune(core, now);
     memset(outcome, 0, sizeof *outcome);
@@ -344,9 +354,12 @@ hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *deliver
     const delivery_t *seen = delivery_find(core, intent_id, delivery->type,
                                            hf_map_hash(intent_id, strlen(intent_id)));
     if (seen) {
-        *outcome = (hf_payment_outcome_t){.result = seen->result, .reason = seen->reason,
-                                          .late = seen->late, .repeat = true,
-                                          .order = seen->order, .refund = seen->refund};
+        *outcome = (hf_payment_outcome_t){.result = seen->result,
+                                          .reason = seen->reason,
+                                          .late = seen->late,
+                                          .repeat = true,
+                                          .order = seen->order,
+                                          .refund = seen->refund};
         core->payments.counts[HF_PAYMENT_COUNT_REPEAT]++;
         return HF_OK;
     }
@@ -414,7 +427,8 @@ hf_error_t hf_core_restore_delivery(hf_core_t *core, const hf_stored_delivery_t 
         return HF_ERROR_INVALID_REQUEST;
     if (delivery_find(core, intent_id, stored->type, hf_map_hash(intent_id, strlen(intent_id))))
         return HF_ERROR_INVALID_REQUEST;
-    hf_payment_outcome_t outcome = {.result = stored->result, .reason = stored->reason,
+    hf_payment_outcome_t outcome = {.result = stored->result,
+                                    .reason = stored->reason,
                                     .late = stored->late};
     if (stored->result == HF_PAYMENT_COMMITTED &&
         !hf_core_order_find(core, stored->order_id, &outcome.order))

@@ -15,12 +15,12 @@ struct hf_refund;
 /* A payment delivery kept for deduplication on (payment_intent_id, type) (payment.c), with
  * the outcome a repeat answers. */
 typedef struct delivery {
-    char *payment_intent_id;     /* owned; NULL once pruned */
-    uint32_t hash;               /* of the intent id and the type */
+    char *payment_intent_id; /* owned; NULL once pruned */
+    uint32_t hash;           /* of the intent id and the type */
     uint8_t type, result, reason;
     bool late;
-    uint32_t order, refund;      /* indexes, as the result has them */
-    int64_t at_ms;               /* hf_time_ms_t */
+    uint32_t order, refund; /* indexes, as the result has them */
+    int64_t at_ms;          /* hf_time_ms_t */
 } delivery_t;
 
 /* HF_PAYMENT_COUNTS of core.h (payment.c asserts they agree). */
@@ -34,7 +34,7 @@ typedef struct payments {
     hf_index_map_t delivery_ids; /* hash of (intent id, type) -> delivery index */
     struct hf_refund *refunds;   /* oldest first, never forgotten */
     uint32_t refund_count, refund_capacity;
-    hf_index_map_t refund_ids;   /* a refund's id -> its index */
+    hf_index_map_t refund_ids; /* a refund's id -> its index */
     /* Kept as they change, so GET /metrics reads two numbers instead of every refund. */
     uint32_t refunds_completed;
     /* Deliveries applied by this core, by hf_payment_result_t, and repeats last

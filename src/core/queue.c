@@ -24,36 +24,36 @@ typedef struct room {
      * enough to stay in cache) and a popcount of one word. */
     uint32_t *tree;
     uint32_t seq_count, seq_capacity, word_capacity, tree_size;
-    uint32_t head;               /* no ticket below this join number waits */
+    uint32_t head; /* no ticket below this join number waits */
     uint32_t waiting, active;
     uint64_t admissions;
-    double tokens;               /* the bucket, refilled up to refilled_ms */
+    double tokens; /* the bucket, refilled up to refilled_ms */
     hf_time_ms_t refilled_ms;
-    hf_time_ms_t admit_armed_ms; /* the live HF_TIMER_QUEUE_ADMIT entry, INT64_MAX: none */
+    hf_time_ms_t admit_armed_ms;  /* the live HF_TIMER_QUEUE_ADMIT entry, INT64_MAX: none */
     hf_admission_window_t window; /* the recent admissions, for estimated_wait_s */
 } room_t;
 
 /* A user in one room: the user's id, stored once, and the user's latest ticket. */
 typedef struct entry {
     uint32_t event;
-    uint32_t name;               /* offset in queue->names, NUL-terminated */
+    uint32_t name; /* offset in queue->names, NUL-terminated */
     uint32_t name_length;
-    uint32_t ticket;             /* NO_INDEX once it is forgotten */
+    uint32_t ticket; /* NO_INDEX once it is forgotten */
 } entry_t;
 
 typedef struct queue_state {
-    room_t **rooms;              /* by event index; NULL for an event without a line yet */
+    room_t **rooms; /* by event index; NULL for an event without a line yet */
     uint32_t room_capacity;
     hf_ticket_t *tickets;
     uint32_t ticket_count, ticket_capacity;
-    hf_index_map_t ticket_ids;   /* a ticket's id -> its index; the id lives in the ticket */
-    uint32_t ticket_ids_stale;   /* entries of forgotten tickets (see holds.h's ids_stale) */
+    hf_index_map_t ticket_ids; /* a ticket's id -> its index; the id lives in the ticket */
+    uint32_t ticket_ids_stale; /* entries of forgotten tickets (see holds.h's ids_stale) */
     entry_t *entries;
     uint32_t entry_count, entry_capacity;
-    hf_index_map_t entry_ids;    /* (event, user id) -> entry index */
+    hf_index_map_t entry_ids; /* (event, user id) -> entry index */
     char *names;
     uint32_t names_length, names_capacity;
-    hf_timer_t timer;            /* HF_TIMER_QUEUE_ADMIT and HF_TIMER_QUEUE_TICKET entries */
+    hf_timer_t timer; /* HF_TIMER_QUEUE_ADMIT and HF_TIMER_QUEUE_TICKET entries */
     /* Finished tickets in the order they finished, and slots of forgotten ones (index + 1). */
     uint32_t finished_first, finished_last, finished_count, finished_max;
     uint32_t free_first;
@@ -150,7 +150,8 @@ static uint32_t tree_prefix(const room_t *room, uint32_t seq) {
  * words), the new ones below the top cover words nobody has yet, and the new top covers
  * everything: the waiting count. */
 static void room_reserve(room_t *room, uint32_t seq) {
-    room->seq_tickets = grow(room->seq_tickets, &room->seq_capacity, seq, sizeof *room->seq_tickets);
+    room->seq_tickets = grow(room->seq_tickets, &room->seq_capacity, seq,
+                             sizeof *room->seq_tickets);
     uint32_t words = (seq + 63) / 64, old_words = room->word_capacity;
     if (words > old_words) {
         room->bits = grow(room->bits, &room->word_capacity, words, sizeof *room->bits);
@@ -332,8 +333,9 @@ static uint32_t ticket_slot_take(queue_state_t *queue) {
 /* The ticket's record as it stands, numbered as its newest change. */
 static void ticket_emit(hf_core_t *core, uint32_t index, bool created, hf_time_ms_t at_ms) {
     hf_ticket_t *ticket = &core->queue->tickets[index];
-    ticket_record_t record = {ticket->id, hf_core_ticket_user(core, index), ticket->event,
-                              ticket->seq, ticket->status, ticket->admitted_at_ms};
+    ticket_record_t record = {ticket->id,     hf_core_ticket_user(core, index),
+                              ticket->event,  ticket->seq,
+                              ticket->status, ticket->admitted_at_ms};
     record_ticket(core, &record, created, at_ms);
     ticket->last_change = core->change_count;
 }
@@ -358,9 +360,7 @@ bool queue_entry_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
     return entry_stale(core, entry);
 }
 
-hf_timer_t *queue_timer(const hf_core_t *core) {
-    return core->queue ? &core->queue->timer : NULL;
-}
+hf_timer_t *queue_timer(const hf_core_t *core) { return core->queue ? &core->queue->timer : NULL; }
 
 static void ticket_arm(queue_state_t *queue, uint32_t index, hf_time_ms_t deadline) {
     queue->tickets[index].armed_ms = deadline;
@@ -557,7 +557,8 @@ hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char 
     uint32_t entry_index = entry_intern(queue, event_index, user_id, length);
     uint32_t live = entry_live_ticket(queue, entry_index);
     if (live != NO_INDEX) {
-        if (queue->tickets[live].status == HF_TICKET_WAITING) queue->tickets[live].last_seen_ms = now;
+        if (queue->tickets[live].status == HF_TICKET_WAITING)
+            queue->tickets[live].last_seen_ms = now;
         *index = live;
         return HF_OK;
     }
@@ -576,7 +577,7 @@ hf_error_t hf_core_queue_join(hf_core_t *core, const char *event_id, const char 
 
 /* The event's ticket named ticket_id (a ticket of another event is not found). */
 static hf_error_t room_ticket(hf_core_t *core, const char *event_id, const char *ticket_id,
-                             uint32_t *index) {
+                              uint32_t *index) {
     uint32_t event_index;
     hf_error_t error = room_event(core, event_id, &event_index);
     if (error == HF_ERROR_WAITING_ROOM_DISABLED) return HF_ERROR_TICKET_NOT_FOUND;
@@ -698,7 +699,8 @@ static hf_error_t stored_place(hf_core_t *core, const hf_stored_ticket_t *stored
     const hf_event_t *event = hf_core_event(core, stored->event_id, event_index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
     size_t length = stored->user_id ? strlen(stored->user_id) : 0;
-    if (event->waiting_room.admit_per_s <= 0 || /* a room turned off keeps its settings */ length == 0 || length > HF_USER_ID_SIZE_MAX ||
+    if (event->waiting_room.admit_per_s <= 0 ||
+        /* a room turned off keeps its settings */ length == 0 || length > HF_USER_ID_SIZE_MAX ||
         stored->status > HF_TICKET_ABANDONED || !stored->ticket_id || stored->seq == 0)
         return HF_ERROR_INVALID_REQUEST;
     queue_of(core);

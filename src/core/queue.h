@@ -30,9 +30,9 @@ typedef enum hf_ticket_status {
     HF_TICKET_WAITING = 0,
     HF_TICKET_ADMITTED = 1,
     HF_TICKET_COMPLETED = 2,
-    HF_TICKET_EXPIRED = 3,         /* admitted, and its token's exp passed */
-    HF_TICKET_ABANDONED = 4,       /* waiting, and not polled for abandon_after_s */
-    HF_TICKET_FORGOTTEN = 5,       /* a slot waiting for reuse: never returned by a lookup */
+    HF_TICKET_EXPIRED = 3,   /* admitted, and its token's exp passed */
+    HF_TICKET_ABANDONED = 4, /* waiting, and not polled for abandon_after_s */
+    HF_TICKET_FORGOTTEN = 5, /* a slot waiting for reuse: never returned by a lookup */
 } hf_ticket_status_t;
 
 /* The words of API.md: "waiting", "admitted", "completed", "expired", "abandoned". */
@@ -42,15 +42,15 @@ bool hf_ticket_status_parse(const char *text, uint8_t *status);
 
 typedef struct hf_ticket {
     char id[HF_SERVER_ID_SIZE + 1];
-    uint8_t status;                /* hf_ticket_status_t */
-    uint32_t event;                /* event index */
-    uint32_t entry;                /* private: the (event, user) record naming the user */
-    uint32_t seq;                  /* join number in the room, from 1 */
-    uint32_t next_finished;        /* private: the list of finished tickets, index + 1 */
-    hf_time_ms_t admitted_at_ms;   /* 0 until admitted */
-    hf_time_ms_t last_seen_ms;     /* private: the last join or poll (memory only) */
-    hf_time_ms_t armed_ms;         /* private: the deadline of its live timer entry */
-    uint64_t last_change;          /* private: see hf_core_ticket_change */
+    uint8_t status;              /* hf_ticket_status_t */
+    uint32_t event;              /* event index */
+    uint32_t entry;              /* private: the (event, user) record naming the user */
+    uint32_t seq;                /* join number in the room, from 1 */
+    uint32_t next_finished;      /* private: the list of finished tickets, index + 1 */
+    hf_time_ms_t admitted_at_ms; /* 0 until admitted */
+    hf_time_ms_t last_seen_ms;   /* private: the last join or poll (memory only) */
+    hf_time_ms_t armed_ms;       /* private: the deadline of its live timer entry */
+    uint64_t last_change;        /* private: see hf_core_ticket_change */
 } hf_ticket_t;
 
 /* Joins the user to the event's line: a new ticket (id ticket_id, made by the caller) at the
@@ -78,8 +78,8 @@ hf_error_t hf_core_queue_complete(hf_core_t *core, const char *event_id, const c
  * claims' event and user and the token's own exp). */
 typedef enum hf_admission {
     HF_ADMISSION_VALID = 0,
-    HF_ADMISSION_INVALID,          /* no such ticket here, another user's, or completed */
-    HF_ADMISSION_EXPIRED,          /* the ticket's token expired */
+    HF_ADMISSION_INVALID, /* no such ticket here, another user's, or completed */
+    HF_ADMISSION_EXPIRED, /* the ticket's token expired */
 } hf_admission_t;
 hf_admission_t hf_core_queue_admission(const hf_core_t *core, uint32_t event_index,
                                        const char *ticket_id, const char *user_id);
@@ -120,9 +120,9 @@ bool hf_core_room_valid(const hf_room_definition_t *room);
 
 typedef struct hf_stored_ticket {
     const char *ticket_id, *event_id, *user_id;
-    uint32_t seq;                  /* join number in the room */
+    uint32_t seq; /* join number in the room */
     uint8_t status;
-    hf_time_ms_t admitted_at_ms;   /* 0 unless admitted once */
+    hf_time_ms_t admitted_at_ms; /* 0 unless admitted once */
 } hf_stored_ticket_t;
 
 /* In join order (the store's). A waiting ticket's abandonment clock starts again at now. */

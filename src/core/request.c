@@ -10,10 +10,11 @@
 
 /* The field a request with too many items is refused on: best_available.count when it asks
  * for best seats, else seats when it names any, else pools. */
-static hf_error_t too_many_items(const hf_hold_request_t *request, uint64_t units,
-                                 uint32_t limit, hf_error_detail_t *detail) {
-    const char *field = request->best_count ? "best_available"
-                        : request->seat_count ? "seats" : "pools";
+static hf_error_t too_many_items(const hf_hold_request_t *request, uint64_t units, uint32_t limit,
+                                 hf_error_detail_t *detail) {
+    const char *field = request->best_count   ? "best_available"
+                        : request->seat_count ? "seats"
+                                              : "pools";
     invalid_count(detail, field, HF_FAULT_HOLD_ITEMS, (int64_t)units, limit);
     if (detail && request->best_count) detail->member = "count";
     return HF_ERROR_INVALID_REQUEST;
@@ -88,8 +89,8 @@ static hf_error_t duplicate_seat(const hf_core_t *core, const hf_hold_request_t 
 }
 
 /* Resolves seat ids into core->scratch.seats; unknown ones and duplicates are errors. */
-hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event,
-                         const hf_hold_request_t *request, hf_error_detail_t *detail) {
+hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event, const hf_hold_request_t *request,
+                         hf_error_detail_t *detail) {
     uint32_t unknown = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
         if (hf_core_seat_find(event, request->seat_ids[i], &core->scratch.seats[i])) continue;
@@ -120,8 +121,8 @@ hf_error_t check_sales_open(const hf_event_t *event, const hf_hold_request_t *re
     return HF_ERROR_SALES_CLOSED;
 }
 
-hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event,
-                         const hf_hold_request_t *request, hf_error_detail_t *detail) {
+hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event, const hf_hold_request_t *request,
+                         hf_error_detail_t *detail) {
     for (uint32_t i = 0; i < request->pool_count; i++) {
         int32_t pool = hf_core_pool_find(event, request->pools[i].pool_id);
         if (pool < 0) {
@@ -208,7 +209,7 @@ typedef struct best_context {
     const hf_event_t *event;
     const event_user_t *owner;
     bool replace;
-    uint32_t requested;          /* seats named in the request, in core->scratch.sorted */
+    uint32_t requested; /* seats named in the request, in core->scratch.sorted */
 } best_context_t;
 
 /* Free for best_available: available (or held by a hold being replaced) and not already
@@ -216,28 +217,33 @@ typedef struct best_context {
 static bool best_free(void *context, uint32_t seat_index) {
     const best_context_t *best = context;
     const hf_seat_t *seat = &best->event->seats[seat_index];
-    if (seat->status != HF_SEAT_AVAILABLE && !held_by_replaced(best->core, seat, best->owner, best->replace))
+    if (seat->status != HF_SEAT_AVAILABLE &&
+        !held_by_replaced(best->core, seat, best->owner, best->replace))
         return false;
     return !bsearch(&seat_index, best->core->scratch.sorted, best->requested, sizeof seat_index,
                     compare_indexes);
 }
 
 /* Not const: best_available tightens the rows' free-run bounds as it reads them. */
-hf_error_t pick_best(hf_core_t *core, hf_event_t *event,
-                     const hf_hold_request_t *request, const event_user_t *owner,
-                     hf_error_detail_t *detail) {
+hf_error_t pick_best(hf_core_t *core, hf_event_t *event, const hf_hold_request_t *request,
+                     const event_user_t *owner, hf_error_detail_t *detail) {
     int32_t section = -1;
     if (request->best_section) {
         const event_tables_t *tables = event->internal;
         uint32_t found;
-        if (!hf_map_get(&tables->sections, request->best_section, strlen(request->best_section), &found))
+        if (!hf_map_get(&tables->sections, request->best_section, strlen(request->best_section),
+                        &found))
             return HF_ERROR_SECTION_NOT_FOUND;
         section = (int32_t)found;
     }
     bool replacing = request->replace_existing && owner && owner->first_active != 0;
     best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
-    hf_best_query_t query = {request->best_count, section, request->best_adjacent,
-                             !replacing && request->seat_count == 0, best_free, &context};
+    hf_best_query_t query = {request->best_count,
+                             section,
+                             request->best_adjacent,
+                             !replacing && request->seat_count == 0,
+                             best_free,
+                             &context};
     if (!hf_best_pick(event, &query, core->scratch.seats + request->seat_count)) {
         if (detail) detail->item_count = 0;
         return HF_ERROR_SEATS_UNAVAILABLE;
@@ -263,8 +269,8 @@ hf_error_t check_user_limit(const hf_event_t *event, const hf_hold_request_t *re
 }
 
 /* Copies the resolved seats and pools into the items at offset; returns the total. */
-int64_t items_fill(hf_core_t *core, const hf_event_t *event,
-                   const hf_hold_request_t *request, uint32_t offset) {
+int64_t items_fill(hf_core_t *core, const hf_event_t *event, const hf_hold_request_t *request,
+                   uint32_t offset) {
     uint32_t seat_count = core->scratch.seat_count;
     hf_item_t *items = core->items + offset;
     int64_t total = 0;

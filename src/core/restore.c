@@ -11,7 +11,8 @@ static hf_error_t restore_resolve(hf_core_t *core, const hf_hold_request_t *requ
                                   uint32_t *event_index) {
     const hf_event_t *event = hf_core_event(core, request->event_id, event_index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
-    if (request->seat_count + request->pool_count > HF_HOLD_ITEMS_MAX) return HF_ERROR_INVALID_REQUEST;
+    if (request->seat_count + request->pool_count > HF_HOLD_ITEMS_MAX)
+        return HF_ERROR_INVALID_REQUEST;
     hf_error_t error = resolve_seats(core, event, request, NULL);
     if (!error) error = resolve_pools(core, event, request, NULL);
     return error;
@@ -30,8 +31,7 @@ static void restore_versions(hf_core_t *core, uint32_t event_index, uint32_t ite
 
 /* What restore and revive share: a stored hold's items resolved, its id new, a held one's seats
  * free; then a slot with its stored times and total, status held until the caller decides. */
-hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored,
-                             uint32_t *index) {
+hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored, uint32_t *index) {
     uint32_t event_index;
     hf_error_t error = restore_resolve(core, &stored->request, &event_index);
     if (error) return error;
@@ -107,16 +107,19 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     if (stored->hold_id && !hf_core_hold_find(core, stored->hold_id, &hold_index))
         return HF_ERROR_HOLD_NOT_FOUND;
     uint32_t index = order_allocate(core, &order_key, event_index,
-                                    user_intern_id(core, stored->items.user_id), stored->created_at_ms);
+                                    user_intern_id(core, stored->items.user_id),
+                                    stored->created_at_ms);
     hf_order_t *order = &core->orders.slots[index];
     order->total = stored->total;
     order->seat_count = stored->items.seat_count;
     order->pool_count = stored->items.pool_count;
     order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
     hf_item_t *items = core->items + order->item_offset;
-    for (uint32_t i = 0; i < order->seat_count; i++) items[i] = (hf_item_t){core->scratch.seats[i], 0};
+    for (uint32_t i = 0; i < order->seat_count; i++)
+        items[i] = (hf_item_t){core->scratch.seats[i], 0};
     for (uint32_t i = 0; i < order->pool_count; i++)
-        items[order->seat_count + i] = (hf_item_t){core->scratch.pools[i], stored->items.pools[i].quantity};
+        items[order->seat_count + i] = (hf_item_t){core->scratch.pools[i],
+                                                   stored->items.pools[i].quantity};
     if (stored->payment_ref && *stored->payment_ref)
         order->payment_ref = string_store(core, stored->payment_ref, strlen(stored->payment_ref));
     if (stored->hold_id) {
@@ -128,7 +131,8 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
      * a cancel made them available again. An order made at or after its hold's expiry is a
      * late payment's (payment.c): the hold expired first, then its seats were sold, one
      * change more than a commit in time. */
-    bool late = stored->hold_id && stored->created_at_ms >= core->holds.slots[hold_index].expires_at_ms;
+    bool late = stored->hold_id &&
+                stored->created_at_ms >= core->holds.slots[hold_index].expires_at_ms;
     uint32_t changes = (stored->hold_id ? 0 : 1) + (late ? 1 : 0) +
                        (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
     restore_versions(core, event_index, order->item_offset, order->seat_count, changes);

@@ -33,8 +33,7 @@ void hf_timer_free(hf_timer_t *timer) {
     *timer = (hf_timer_t){0};
 }
 
-void hf_timer_push(hf_timer_t *timer, int64_t deadline_ms, hf_timer_kind_t kind,
-                   uint32_t index) {
+void hf_timer_push(hf_timer_t *timer, int64_t deadline_ms, hf_timer_kind_t kind, uint32_t index) {
     reserve(timer);
     hf_timer_entry_t *entries = timer->entries;
     uint32_t i = timer->count++;

@@ -12,12 +12,12 @@
 #include <stdint.h>
 
 typedef enum hf_timer_kind {
-    HF_TIMER_HOLD = 0,           /* index: a hold's index; the deadline: its expires_at */
+    HF_TIMER_HOLD = 0, /* index: a hold's index; the deadline: its expires_at */
     /* The waiting room's own heap (queue.c): */
-    HF_TIMER_QUEUE_ADMIT = 1,    /* index: an event's; the next admission of its room */
-    HF_TIMER_QUEUE_TICKET = 2,   /* index: a ticket's; its abandonment or its token's expiry */
+    HF_TIMER_QUEUE_ADMIT = 1,  /* index: an event's; the next admission of its room */
+    HF_TIMER_QUEUE_TICKET = 2, /* index: a ticket's; its abandonment or its token's expiry */
     /* The core's heap again (dispatch/): */
-    HF_TIMER_OFFER = 3,          /* index: a ride's index; the deadline: its offer's expires_at */
+    HF_TIMER_OFFER = 3, /* index: a ride's index; the deadline: its offer's expires_at */
     /* New kinds go here, each with its row in core.c's table of timer kinds (what an entry's
      * staleness and its passing mean, told by its domain): a kind without a row does not
      * compile. */
@@ -37,8 +37,7 @@ typedef struct hf_timer {
 } hf_timer_t;
 
 void hf_timer_free(hf_timer_t *timer);
-void hf_timer_push(hf_timer_t *timer, int64_t deadline_ms, hf_timer_kind_t kind,
-                   uint32_t index);
+void hf_timer_push(hf_timer_t *timer, int64_t deadline_ms, hf_timer_kind_t kind, uint32_t index);
 /* Removes the earliest entry; the timer must not be empty. */
 void hf_timer_pop(hf_timer_t *timer);
 

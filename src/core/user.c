@@ -40,8 +40,7 @@ const char *hf_core_user_id(const hf_core_t *core, uint32_t user_index) {
     return core->strings + core->users.slots[user_index].name;
 }
 
-const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id,
-                                    uint32_t *count) {
+const uint32_t *hf_core_user_orders(const hf_core_t *core, const char *user_id, uint32_t *count) {
     uint32_t index;
     *count = 0;
     if (!user_find(core, user_id, &index)) return NULL;
@@ -67,7 +66,8 @@ user_ref_t user_ref_of(const hf_core_t *core, const char *user_id) {
 /* The slow half of user_intern (internal.h): a user named for the first time. */
 uint32_t user_create(hf_core_t *core, user_ref_t *user) {
     assert(user->index == NO_INDEX);
-    core->users.slots = grow(core->users.slots, &core->users.capacity, core->users.count + 1, sizeof *core->users.slots);
+    core->users.slots = grow(core->users.slots, &core->users.capacity, core->users.count + 1,
+                             sizeof *core->users.slots);
     uint32_t index = core->users.count++;
     assert(index < OWNER_IN_TABLE); /* user indexes are record handles too */
     user_t *record = &core->users.slots[index];
@@ -103,7 +103,8 @@ uint32_t event_user_handle(const hf_core_t *core, uint32_t event, uint32_t user)
     const user_t *record = &core->users.slots[user];
     if (record->first_event == event + 1) return user;
     uint32_t index;
-    if (record->first_event == 0 || !hf_pair_map_get(&core->users.per_event_ids, event, user, &index))
+    if (record->first_event == 0 ||
+        !hf_pair_map_get(&core->users.per_event_ids, event, user, &index))
         return NO_INDEX;
     return index | OWNER_IN_TABLE;
 }
@@ -124,7 +125,7 @@ uint32_t event_user_create(hf_core_t *core, uint32_t event, uint32_t user) {
         return user;
     }
     core->users.per_event = grow(core->users.per_event, &core->users.per_event_capacity,
-                             core->users.per_event_count + 1, sizeof *core->users.per_event);
+                                 core->users.per_event_count + 1, sizeof *core->users.per_event);
     uint32_t index = core->users.per_event_count++;
     assert(index < OWNER_IN_TABLE);
     memset(&core->users.per_event[index], 0, sizeof core->users.per_event[index]);

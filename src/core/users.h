@@ -25,7 +25,7 @@ typedef struct event_user {
 
 /* 64 bytes: a lookup reads one cache line of the record for the id's check and the counts. */
 typedef struct user {
-    uint32_t name;               /* the id in core->strings, NUL-terminated */
+    uint32_t name; /* the id in core->strings, NUL-terminated */
     uint32_t name_length;
     char name_start[USER_NAME_INLINE]; /* its first bytes (zero-filled when shorter) */
     /* The user's record on the first event the user held or bought on (event index + 1; 0
@@ -50,7 +50,7 @@ _Static_assert(sizeof(user_t) == 64, "a user's record is one cache line");
 typedef struct users {
     user_t *slots;
     uint32_t count, capacity;
-    hf_index_map_t ids;          /* a user's id -> its index; the id is in the user's record */
+    hf_index_map_t ids; /* a user's id -> its index; the id is in the user's record */
     /* Users' records on events other than their first (see user_t). */
     event_user_t *per_event;
     uint32_t per_event_count, per_event_capacity;

@@ -35,9 +35,9 @@
 
 /* Per thread: jansson's allocator is global to the process, and only the thread that opened
  * the arena may allocate from it. In practice that is the loop thread. */
-static _Thread_local char *arena_memory;  /* HF_REQUEST_ARENA_SIZE bytes, made at first use */
+static _Thread_local char *arena_memory; /* HF_REQUEST_ARENA_SIZE bytes, made at first use */
 static _Thread_local size_t arena_used;
-static _Thread_local bool arena_open;     /* a request is being handled: allocate from it */
+static _Thread_local bool arena_open; /* a request is being handled: allocate from it */
 
 static bool in_arena(const void *pointer) {
     uintptr_t address = (uintptr_t)pointer, start = (uintptr_t)arena_memory;
@@ -66,9 +66,7 @@ static void arena_free(void *pointer) {
     if (!in_arena(pointer)) free(pointer);
 }
 
-void hf_arena_allocator_install(void) {
-    json_set_alloc_funcs(arena_malloc, arena_free);
-}
+void hf_arena_allocator_install(void) { json_set_alloc_funcs(arena_malloc, arena_free); }
 
 void hf_arena_request_begin(void) {
     if (!arena_memory) {

@@ -67,6 +67,7 @@ void hf_context_id_make(hf_context_t *context, const char *prefix,
     random_take(context, bytes + 6, 12);
     size_t length = strlen(prefix);
     memcpy(out, prefix, length);
-    for (size_t i = 0; i < sizeof bytes; i++) memcpy(out + length + 2 * i, hex_pairs + 2 * bytes[i], 2);
+    for (size_t i = 0; i < sizeof bytes; i++)
+        memcpy(out + length + 2 * i, hex_pairs + 2 * bytes[i], 2);
     out[length + 2 * sizeof bytes] = '\0';
 }

@@ -29,18 +29,18 @@ struct hf_engine {
      * sequences of the durability gate, the clock. */
     hf_context_t context;
     hf_idempotency_t idempotency; /* context.idempotency points here */
-    hf_streams_t streams;        /* context.streams points here */
-    hf_metrics_t metrics;        /* context.metrics points here */
-    struct hf_cluster *cluster;  /* context.cluster points here: the owner of units (units.h) */
+    hf_streams_t streams;         /* context.streams points here */
+    hf_metrics_t metrics;         /* context.metrics points here */
+    struct hf_cluster *cluster;   /* context.cluster points here: the owner of units (units.h) */
     hf_http_server_t *http;
-    hf_batch_t *spare_batch;     /* returned by the store, reused */
-    uv_timer_t keepalive_timer;  /* streams' keep-alive comments */
-    uv_timer_t dispatch_timer;   /* drivers' soft state to the store (dispatch) */
+    hf_batch_t *spare_batch;    /* returned by the store, reused */
+    uv_timer_t keepalive_timer; /* streams' keep-alive comments */
+    uv_timer_t dispatch_timer;  /* drivers' soft state to the store (dispatch) */
 
     uv_async_t store_done;
     uv_check_t check;
     uv_timer_t expiry_timer;
-    int64_t expiry_armed_ms;     /* deadline the timer is set for, INT64_MAX when none */
+    int64_t expiry_armed_ms; /* deadline the timer is set for, INT64_MAX when none */
     uv_signal_t signal_term, signal_interrupt;
     uv_timer_t shutdown_timer;
     bool stopping;
@@ -83,14 +83,15 @@ static void reload_durable_state(hf_engine_t *engine) {
     hf_dispatch_set_finished_max(context->core, engine->options.finished_rides_max);
     hf_idempotency_init(&engine->idempotency);
     bool ok = hf_store_open(&reader, engine->options.store_url, error, sizeof error) == 0 &&
-              hf_restore_load(context, reader, engine->options.finished_holds_max,
-                              error, sizeof error) == 0;
+              hf_restore_load(context, reader, engine->options.finished_holds_max, error,
+                              sizeof error) == 0;
     hf_store_close(reader);
     if (ok) {
         hf_core_destroy(failed_core);
         hf_idempotency_free(&failed_keys);
         context->reads_from_disk = true;
-        hf_log(HF_LOG_INFO, "serving reads from the durable state; changes answer 503 until a restart");
+        hf_log(HF_LOG_INFO,
+               "serving reads from the durable state; changes answer 503 until a restart");
         return;
     }
     hf_core_destroy(context->core);
@@ -156,7 +157,8 @@ static void on_store_done(uv_async_t *handle) {
     }
     if (!synced) {
         store_failure(engine, error, false);
-    } else if (batch && !written && !engine->options.units->batch_failed(engine->cluster, write_error)) {
+    } else if (batch && !written &&
+               !engine->options.units->batch_failed(engine->cluster, write_error)) {
         store_failure(engine, write_error, true);
     } else {
         submit_if_idle(engine);
@@ -202,7 +204,8 @@ static void arm_expiry_timer(hf_engine_t *engine) {
 /* ---- shutdown ---- */
 
 static void close_handles(hf_engine_t *engine) {
-    engine->options.units->stop(engine->cluster); /* hands the leases back: all is durable or failed */
+    engine->options.units->stop(
+        engine->cluster); /* hands the leases back: all is durable or failed */
     hf_http_server_close(engine->http);
     uv_close((uv_handle_t *)&engine->store_done, NULL);
     uv_close((uv_handle_t *)&engine->check, NULL);
@@ -264,14 +267,20 @@ static void create_demo_event(hf_engine_t *engine) {
     hf_section_definition_t sections[2] = {{"FLOOR", 45000, 6, floor_rows},
                                            {"BALCONY", 12000, 4, balcony_rows}};
     hf_pool_definition_t pools[1] = {{"GA", 500, 9900}};
-    hf_event_definition_t definition = {
-        .id = "demo", .name = "Holdfast demo night", .currency = "USD",
-        .hold_ttl_ms = 600000, .max_hold_ms = 1800000, .max_seats_per_user = 8,
-        .max_seats_per_hold = 10, .section_count = 2, .sections = sections,
-        .pool_count = 1, .pools = pools};
+    hf_event_definition_t definition = {.id = "demo",
+                                        .name = "Holdfast demo night",
+                                        .currency = "USD",
+                                        .hold_ttl_ms = 600000,
+                                        .max_hold_ms = 1800000,
+                                        .max_seats_per_user = 8,
+                                        .max_seats_per_hold = 10,
+                                        .section_count = 2,
+                                        .sections = sections,
+                                        .pool_count = 1,
+                                        .pools = pools};
     hf_error_detail_t detail;
-    hf_error_t error = hf_core_event_create(context->core, &definition,
-                                            hf_context_now_ms(context), &detail);
+    hf_error_t error = hf_core_event_create(context->core, &definition, hf_context_now_ms(context),
+                                            &detail);
     if (error) hf_log(HF_LOG_ERROR, "could not create the demo event");
     else hf_log(HF_LOG_INFO, "created the demo event \"demo\"");
 }
@@ -336,9 +345,8 @@ static int load_units(hf_engine_t *engine, hf_progress_t *progress, char *error,
     engine->cluster = units->create(engine->loop, context, &config);
     context->cluster = engine->cluster;
     if (!units->leased(engine->cluster))
-        return hf_restore_load_progress(context, context->store,
-                                        engine->options.finished_holds_max, progress, error,
-                                        error_size);
+        return hf_restore_load_progress(context, context->store, engine->options.finished_holds_max,
+                                        progress, error, error_size);
     if (units->load(engine->cluster) == 0) return 0;
     snprintf(error, error_size, "cannot take this node's units");
     return -1;
@@ -404,10 +412,10 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_dispatch_set_finished_max(context->core, engine->options.finished_rides_max);
     if (!open_store(engine)) goto fail;
     char error[256];
-    hf_http_config_t config = {options->host, options->port, options->dispatch, context,
-                               hf_metrics_answered, options->access_log, options->bound,
-                               options->bound_socket};
-    engine->options.bound = false;   /* the server's now */
+    hf_http_config_t config = {options->host,  options->port,        options->dispatch,
+                               context,        hf_metrics_answered,  options->access_log,
+                               options->bound, options->bound_socket};
+    engine->options.bound = false; /* the server's now */
     if (hf_http_server_start(&engine->http, loop, &config, error, sizeof error) != 0) {
         hf_log(HF_LOG_ERROR, "cannot listen on %s:%d: %s", options->host, options->port, error);
         goto fail;
@@ -451,7 +459,7 @@ int hf_engine_run(hf_engine_t *engine) {
 
 void hf_engine_destroy(hf_engine_t *engine) {
     if (!engine) return;
-    if (engine->options.bound) close(engine->options.bound_socket);   /* never listened on */
+    if (engine->options.bound) close(engine->options.bound_socket); /* never listened on */
     if (engine->context.store) hf_store_close(engine->context.store);
     if (engine->http) hf_http_server_free(engine->http);
     engine->options.units->free(engine->cluster);

@@ -55,11 +55,11 @@
 typedef struct hf_engine_options {
     const char *host;
     int port;
-    const char *store_url;       /* "sqlite:PATH" */
-    const char *api_key;         /* NULL or "": no authentication */
+    const char *store_url; /* "sqlite:PATH" */
+    const char *api_key;   /* NULL or "": no authentication */
     /* The payment webhook's secret; NULL or "": webhooks answer 503 (API.md section 7). */
     const char *webhook_secret;
-    bool demo;                   /* create the demo event when missing */
+    bool demo; /* create the demo event when missing */
     /* Released and expired holds kept in memory; older ones are read back from the store
      * when asked for (hf_core_evict). */
     uint32_t finished_holds_max;
@@ -94,7 +94,7 @@ typedef struct hf_engine_options {
      * (api/routes.h: hf_routes_dispatch, hf_routes_resume, hf_routes_known), and the owner of units
      * (engine/units.h; cluster/cluster.h's hf_cluster_units). */
     hf_http_handler_fn dispatch;
-    hf_route_resume_fn resume;   /* hf_routes_resume: a parked request goes on */
+    hf_route_resume_fn resume; /* hf_routes_resume: a parked request goes on */
     const hf_route_t *const *(*routes)(size_t *count);
     const hf_units_methods_t *units;
 } hf_engine_options_t;

@@ -47,10 +47,13 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
                                             "this event has no waiting room"},
     [HF_API_ERROR_WAITING_ROOM_FULL] = {"waiting_room_full", 429,
                                         "the waiting room's line is full; try again later"},
-    [HF_API_ERROR_TICKET_NOT_FOUND] = {"ticket_not_found", 404, "no such ticket in this event's line"},
-    [HF_API_ERROR_ADMISSION_REQUIRED] = {"admission_required", 403,
-                                         "this event has a waiting room: an admission token is required"},
-    [HF_API_ERROR_ADMISSION_INVALID] = {"admission_invalid", 403, "the admission token is not valid"},
+    [HF_API_ERROR_TICKET_NOT_FOUND] = {"ticket_not_found", 404,
+                                       "no such ticket in this event's line"},
+    [HF_API_ERROR_ADMISSION_REQUIRED] =
+        {"admission_required", 403,
+         "this event has a waiting room: an admission token is required"},
+    [HF_API_ERROR_ADMISSION_INVALID] = {"admission_invalid", 403,
+                                        "the admission token is not valid"},
     [HF_API_ERROR_ADMISSION_EXPIRED] = {"admission_expired", 403, "the admission token expired"},
     /* Dispatch (API.md section 8). */
     [HF_API_ERROR_FLEET_NOT_FOUND] = {"fleet_not_found", 404,
@@ -62,8 +65,8 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
     /* Changing and deleting events (API.md section 2). */
     [HF_API_ERROR_CAPACITY_BELOW_TAKEN] = {"capacity_below_taken", 409,
                                            "a pool's capacity may not go below its held + sold"},
-    [HF_API_ERROR_EVENT_IN_USE] = {"event_in_use", 409,
-                                   "the event had holds, orders or queue tickets: cancel it instead"},
+    [HF_API_ERROR_EVENT_IN_USE] =
+        {"event_in_use", 409, "the event had holds, orders or queue tickets: cancel it instead"},
     [HF_API_ERROR_NOT_ASSIGNED] = {"not_assigned", 409, "the ride is not assigned to this driver"},
     [HF_API_ERROR_DRIVER_NOT_FOUND] = {"driver_not_found", 404, "no such driver in this fleet"},
     [HF_API_ERROR_DRIVER_BUSY] = {"driver_busy", 409,

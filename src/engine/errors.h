@@ -66,9 +66,9 @@ typedef enum hf_api_error {
 } hf_api_error_t;
 
 typedef struct hf_api_error_entry {
-    const char *code;            /* snake case, as API.md names it */
-    int status;                  /* HTTP status */
-    const char *message;         /* said when the reply gives no message of its own */
+    const char *code;    /* snake case, as API.md names it */
+    int status;          /* HTTP status */
+    const char *message; /* said when the reply gives no message of its own */
 } hf_api_error_entry_t;
 
 /* The table's entry for id; static. */

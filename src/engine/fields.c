@@ -9,8 +9,8 @@
 /* A field's rule: what its value must be, as the words after "must be". The format quotes at
  * most one limit, value, so every number comes from limits.h and none is written twice. */
 typedef struct rule {
-    uint8_t bodies;              /* bit (1 << hf_fields_body_t) of each body it applies to */
-    const char *pattern;         /* the path with indexes left out: "sections[].rows[].seats" */
+    uint8_t bodies;      /* bit (1 << hf_fields_body_t) of each body it applies to */
+    const char *pattern; /* the path with indexes left out: "sections[].rows[].seats" */
     const char *format;
     long long value;
 } rule_t;
@@ -55,29 +55,29 @@ static const rule_t RULES[] = {
     /* Its least value, not "above 0": a rate of 1e-7 is above 0 and still refused. */
     {EVENT, "waiting_room.admit_per_s",
      "a number of admissions per second from " STRINGIZE(HF_QUEUE_ADMIT_PER_S_MIN) " to %lld",
-     (long long)HF_QUEUE_ADMIT_PER_S_MAX},
-    {EVENT, "waiting_room.token_ttl_s", SECONDS_RULE, HF_QUEUE_TOKEN_TTL_S_MAX},
-    {EVENT, "waiting_room.max_active", "an integer from 0 (no cap) to %lld", UINT32_MAX},
-    {EVENT, "waiting_room.abandon_after_s", SECONDS_RULE, HF_HOLD_TTL_MS_MAX / 1000},
-    {EVENT, "waiting_room.max_waiting", "an integer from 1 to %lld", HF_QUEUE_WAITING_LIMIT},
-    {HOLD | BOOKING, "user_id", "a string of 1 to %lld bytes", HF_USER_ID_SIZE_MAX},
-    {HOLD | BOOKING, "payment_ref", "a string of 1 to %lld bytes", HF_PAYMENT_REF_SIZE_MAX},
-    /* Its bound is the event's max_hold_s, quoted by HF_FAULT_HOLD_TTL's message. */
-    {HOLD | BOOKING, "ttl_s", "a number of seconds above 0 (at most the event's max_hold_s)", 0},
-    {HOLD | BOOKING, "replace_existing", "true or false", 0},
-    {HOLD | BOOKING, "pools", "an object of at most %lld pool ids, each with a quantity",
-     HF_HOLD_ITEMS_MAX},
-    {HOLD | BOOKING, "pools[]", "an integer from 1 to %lld", HF_HOLD_ITEMS_MAX},
-    {HOLD, "seats", "a list of at most %lld seat ids", HF_HOLD_ITEMS_MAX},
-    {HOLD, "seats[]", SEAT_ID_RULE, HF_SEAT_ID_SIZE_MAX},
-    {HOLD, "best_available", "an object {\"count\", \"section\", \"adjacent\"}", 0},
-    {HOLD, "best_available.count", "an integer from 1 to %lld", HF_HOLD_ITEMS_MAX},
-    {HOLD, "best_available.section", "a section id of 1 to %lld characters", HF_ID_SIZE_MAX},
-    {HOLD, "best_available.adjacent", "true or false", 0},
-    {BOOKING, "seats", "a list of at most %lld seats {\"id\", \"version\"}", HF_HOLD_ITEMS_MAX},
-    {BOOKING, "seats[]", "an object {\"id\": seat id, \"version\": integer}", 0},
-    {BOOKING, "seats[].id", SEAT_ID_RULE, HF_SEAT_ID_SIZE_MAX},
-    {BOOKING, "seats[].version", "an integer from 1 to %lld", UINT32_MAX},
+                                                         (long long)HF_QUEUE_ADMIT_PER_S_MAX},
+     {EVENT, "waiting_room.token_ttl_s", SECONDS_RULE, HF_QUEUE_TOKEN_TTL_S_MAX},
+     {EVENT, "waiting_room.max_active", "an integer from 0 (no cap) to %lld", UINT32_MAX},
+     {EVENT, "waiting_room.abandon_after_s", SECONDS_RULE, HF_HOLD_TTL_MS_MAX / 1000},
+     {EVENT, "waiting_room.max_waiting", "an integer from 1 to %lld", HF_QUEUE_WAITING_LIMIT},
+     {HOLD | BOOKING, "user_id", "a string of 1 to %lld bytes", HF_USER_ID_SIZE_MAX},
+     {HOLD | BOOKING, "payment_ref", "a string of 1 to %lld bytes", HF_PAYMENT_REF_SIZE_MAX},
+     /* Its bound is the event's max_hold_s, quoted by HF_FAULT_HOLD_TTL's message. */
+     {HOLD | BOOKING, "ttl_s", "a number of seconds above 0 (at most the event's max_hold_s)", 0},
+     {HOLD | BOOKING, "replace_existing", "true or false", 0},
+     {HOLD | BOOKING, "pools", "an object of at most %lld pool ids, each with a quantity",
+      HF_HOLD_ITEMS_MAX},
+     {HOLD | BOOKING, "pools[]", "an integer from 1 to %lld", HF_HOLD_ITEMS_MAX},
+     {HOLD, "seats", "a list of at most %lld seat ids", HF_HOLD_ITEMS_MAX},
+     {HOLD, "seats[]", SEAT_ID_RULE, HF_SEAT_ID_SIZE_MAX},
+     {HOLD, "best_available", "an object {\"count\", \"section\", \"adjacent\"}", 0},
+     {HOLD, "best_available.count", "an integer from 1 to %lld", HF_HOLD_ITEMS_MAX},
+     {HOLD, "best_available.section", "a section id of 1 to %lld characters", HF_ID_SIZE_MAX},
+     {HOLD, "best_available.adjacent", "true or false", 0},
+     {BOOKING, "seats", "a list of at most %lld seats {\"id\", \"version\"}", HF_HOLD_ITEMS_MAX},
+     {BOOKING, "seats[]", "an object {\"id\": seat id, \"version\": integer}", 0},
+     {BOOKING, "seats[].id", SEAT_ID_RULE, HF_SEAT_ID_SIZE_MAX},
+     {BOOKING, "seats[].version", "an integer from 1 to %lld", UINT32_MAX},
 };
 
 /* The pattern of detail's path: the path with its indexes left out. */
@@ -113,10 +113,8 @@ void hf_fields_path(const hf_error_detail_t *detail, const hf_fields_source_t *s
     int length;
     if (pool_keyed(detail, field, source))
         length = snprintf(out, size, "%s.%s", field, source->request->pools[detail->index].pool_id);
-    else if (detail->has_index)
-        length = snprintf(out, size, "%s[%u]", field, detail->index);
-    else
-        length = snprintf(out, size, "%s", field);
+    else if (detail->has_index) length = snprintf(out, size, "%s[%u]", field, detail->index);
+    else length = snprintf(out, size, "%s", field);
     if (length < 0 || (size_t)length >= size) return;
     if (detail->has_row)
         length += snprintf(out + length, size - (size_t)length, ".rows[%u]", detail->row);
@@ -155,8 +153,7 @@ static void duplicate_write(const hf_error_detail_t *detail, const hf_fields_sou
     if (id) snprintf(quoted, sizeof quoted, " \"%s\"", id);
     if (strcmp(detail->field, "seats") == 0)
         snprintf(out, size, "%s%s is listed twice: also as %s", path, quoted, other);
-    else
-        snprintf(out, size, "%s%s is used by %s", path, quoted, other);
+    else snprintf(out, size, "%s%s is used by %s", path, quoted, other);
 }
 
 /* Milliseconds as seconds, with the fraction only when there is one: "1800", "0.5". */
@@ -179,7 +176,8 @@ static void counted_write(const hf_error_detail_t *detail, const char *path, cha
                  requested);
         break;
     case HF_FAULT_HOLD_ITEMS:
-        snprintf(out, size, "%s must ask for at most %lld items in all (the event's "
+        snprintf(out, size,
+                 "%s must ask for at most %lld items in all (the event's "
                  "max_seats_per_hold; a seat or a pool unit counts one), not %lld",
                  path, limit, requested);
         break;
@@ -197,45 +195,36 @@ static void counted_write(const hf_error_detail_t *detail, const char *path, cha
     }
 }
 
-void hf_fields_message(const hf_error_detail_t *given, const hf_fields_source_t *source,
-                       char *out, size_t size) {
+void hf_fields_message(const hf_error_detail_t *given, const hf_fields_source_t *source, char *out,
+                       size_t size) {
     /* A fault without a field is about the body as a whole. */
     hf_error_detail_t body = {.field = "body"};
     const hf_error_detail_t *detail = given->field ? given : &body;
     char path[HF_FIELDS_TEXT_SIZE], rule[256];
     hf_fields_path(detail, source, path, sizeof path);
     switch (detail->fault) {
-    case HF_FAULT_REQUIRED:
-        snprintf(out, size, "%s is required", path);
-        break;
-    case HF_FAULT_DUPLICATE:
-        duplicate_write(detail, source, path, out, size);
-        break;
+    case HF_FAULT_REQUIRED: snprintf(out, size, "%s is required", path); break;
+    case HF_FAULT_DUPLICATE: duplicate_write(detail, source, path, out, size); break;
     case HF_FAULT_NO_INVENTORY:
         snprintf(out, size, "an event needs at least one seat or pool");
         break;
     case HF_FAULT_NO_ITEMS:
-        snprintf(out, size, "%s", source->body == HF_FIELDS_BOOKING
-                                      ? "a booking needs seats or pools"
-                                      : "a hold needs seats, pools or best_available");
+        snprintf(out, size, "%s",
+                 source->body == HF_FIELDS_BOOKING ? "a booking needs seats or pools"
+                                                   : "a hold needs seats, pools or best_available");
         break;
     case HF_FAULT_EVENT_SEATS:
     case HF_FAULT_EVENT_ROWS:
     case HF_FAULT_HOLD_ITEMS:
-    case HF_FAULT_HOLD_TTL:
-        counted_write(detail, path, out, size);
-        break;
-    case HF_FAULT_ID_TAKEN:
-        snprintf(out, size, "%s is already in use", path);
-        break;
+    case HF_FAULT_HOLD_TTL: counted_write(detail, path, out, size); break;
+    case HF_FAULT_ID_TAKEN: snprintf(out, size, "%s is already in use", path); break;
     case HF_FAULT_EXISTS:
         snprintf(out, size, "%s: row exists; a change appends new rows only", path);
         break;
     default: /* HF_FAULT_VALUE */
         if (rule_write(detail, source->body, rule, sizeof rule))
             snprintf(out, size, "%s must be %s", path, rule);
-        else
-            snprintf(out, size, "%s is not valid", path);
+        else snprintf(out, size, "%s is not valid", path);
         break;
     }
 }
@@ -245,6 +234,6 @@ void hf_fields_user_limit(const hf_error_detail_t *detail, const char *user_id, 
     snprintf(out, size,
              "%s may hold or buy at most %lld seats of this event and has %lld; this request "
              "asks for %lld",
-             user_id ? user_id : "this user", (long long)detail->limit,
-             (long long)detail->current, (long long)detail->requested);
+             user_id ? user_id : "this user", (long long)detail->limit, (long long)detail->current,
+             (long long)detail->requested);
 }

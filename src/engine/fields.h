@@ -15,9 +15,9 @@
 
 /* Which body a path is in: a few names ("pools", "seats") mean other things in each. */
 typedef enum hf_fields_body {
-    HF_FIELDS_EVENT,             /* POST /v1/events */
-    HF_FIELDS_HOLD,              /* a hold, an extension, a release, a commit, a cancel */
-    HF_FIELDS_BOOKING,           /* POST /v1/events/{event}/bookings */
+    HF_FIELDS_EVENT,   /* POST /v1/events */
+    HF_FIELDS_HOLD,    /* a hold, an extension, a release, a commit, a cancel */
+    HF_FIELDS_BOOKING, /* POST /v1/events/{event}/bookings */
 } hf_fields_body_t;
 
 /* What the texts may quote besides the path: the definition of the event being created and
@@ -36,8 +36,8 @@ typedef struct hf_fields_source {
 void hf_fields_path(const hf_error_detail_t *detail, const hf_fields_source_t *source, char *out,
                     size_t size);
 /* Writes the message of an invalid_request about detail's field into out. */
-void hf_fields_message(const hf_error_detail_t *detail, const hf_fields_source_t *source,
-                       char *out, size_t size);
+void hf_fields_message(const hf_error_detail_t *detail, const hf_fields_source_t *source, char *out,
+                       size_t size);
 /* Writes the message of a 429 user_limit_exceeded (detail.limit, current, requested). */
 void hf_fields_user_limit(const hf_error_detail_t *detail, const char *user_id, char *out,
                           size_t size);

@@ -32,8 +32,8 @@ void hf_idempotency_free(hf_idempotency_t *table) {
     hf_buffer_free(&table->scopes);
 }
 
-const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table,
-                                                  const char *scope, size_t scope_length) {
+const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table, const char *scope,
+                                                  size_t scope_length) {
     uint32_t index;
     if (!hf_map_get(&table->keys, scope, scope_length, &index)) return NULL;
     return &table->entries[index];
@@ -63,8 +63,8 @@ static void forget_expired(hf_idempotency_t *table, int64_t now_ms) {
 }
 
 void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope_length,
-                        const uint8_t hash[32], int status, const char *body,
-                        size_t body_length, int64_t created_at_ms) {
+                        const uint8_t hash[32], int status, const char *body, size_t body_length,
+                        int64_t created_at_ms) {
     if (table->count > 0) forget_expired(table, created_at_ms);
     if (table->count == table->capacity) {
         uint32_t capacity = table->capacity ? table->capacity * 2 : 64;
@@ -89,7 +89,8 @@ void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope
     table->count++;
 }
 
-const char *hf_idempotency_body(const hf_idempotency_t *table, const hf_idempotency_entry_t *entry) {
+const char *hf_idempotency_body(const hf_idempotency_t *table,
+                                const hf_idempotency_entry_t *entry) {
     return table->bodies.data + entry->body_offset;
 }
 
@@ -131,8 +132,7 @@ void hf_idempotency_run(hf_request_t *request, hf_route_handler_fn handler, cons
                         size_t key_length) {
     if (key_length == 0 || key_length > HF_IDEMPOTENCY_KEY_SIZE_MAX) {
         hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       "Idempotency-Key must be 1 to " STRINGIZE(HF_IDEMPOTENCY_KEY_SIZE_MAX)
-                       " bytes", "Idempotency-Key");
+                       "Idempotency-Key must be 1 to " STRINGIZE(HF_IDEMPOTENCY_KEY_SIZE_MAX) " bytes", "Idempotency-Key");
         return;
     }
     hf_context_t *context = request->context;
@@ -154,7 +154,8 @@ void hf_idempotency_run(hf_request_t *request, hf_route_handler_fn handler, cons
     hf_buffer_t *body = &request->response->body;
     hf_idempotency_put(table, scope, scope_length, hash, status, body->data, body->length,
                        request->now_ms);
-    hf_mutation_t mutation = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = request->now_ms,
+    hf_mutation_t mutation = {.type = HF_MUTATION_IDEMPOTENCY,
+                              .at_ms = request->now_ms,
                               .as.idempotency = {scope, body->data, hash, status,
                                                  request->unit[0] ? request->unit : NULL}};
     hf_batch_append(context->open_batch, &mutation);

@@ -18,7 +18,7 @@
 #include "lib/map.h"
 
 typedef struct hf_idempotency_entry {
-    uint8_t hash[32];            /* the body's hf_body_hash (or, kept by an older server, the
+    uint8_t hash[32]; /* the body's hf_body_hash (or, kept by an older server, the
                                   * SHA-256 of its bytes) */
     int status;
     uint32_t body_offset, body_length;
@@ -27,23 +27,22 @@ typedef struct hf_idempotency_entry {
 } hf_idempotency_entry_t;
 
 typedef struct hf_idempotency {
-    hf_map_t keys;               /* scope -> entry index */
+    hf_map_t keys;                   /* scope -> entry index */
     hf_idempotency_entry_t *entries; /* in creation order */
     uint32_t count, capacity;
-    hf_buffer_t bodies;          /* stored answers, back to back */
-    hf_buffer_t scopes;          /* the entries' scopes, back to back */
+    hf_buffer_t bodies; /* stored answers, back to back */
+    hf_buffer_t scopes; /* the entries' scopes, back to back */
 } hf_idempotency_t;
 
 void hf_idempotency_init(hf_idempotency_t *table);
 void hf_idempotency_free(hf_idempotency_t *table);
-const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table,
-                                                  const char *scope, size_t scope_length);
+const hf_idempotency_entry_t *hf_idempotency_find(const hf_idempotency_t *table, const char *scope,
+                                                  size_t scope_length);
 /* Copies scope and body into the table; forgets keys older than 24 hours first. */
 void hf_idempotency_put(hf_idempotency_t *table, const char *scope, size_t scope_length,
-                        const uint8_t hash[32], int status, const char *body,
-                        size_t body_length, int64_t created_at_ms);
-const char *hf_idempotency_body(const hf_idempotency_t *table,
-                                const hf_idempotency_entry_t *entry);
+                        const uint8_t hash[32], int status, const char *body, size_t body_length,
+                        int64_t created_at_ms);
+const char *hf_idempotency_body(const hf_idempotency_t *table, const hf_idempotency_entry_t *entry);
 
 /* Answers a request carrying an Idempotency-Key of key_length bytes (borrowed for the call):
  * 400 when the key is empty or too long, the stored answer (with Idempotent-Replayed: true)

@@ -11,8 +11,8 @@
 /* Every status the server or a handler answers, in the order a scrape lists them; the last
  * slot, past these, is "other". */
 static const int COUNTED_STATUSES[] = {
-    200, 201, 202, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 406, 408, 409, 410,
-    411, 412, 413, 414, 415, 416, 417, 422, 426, 428, 429, 431, 500, 501, 502, 503, 504, 505,
+    200, 201, 202, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 406, 408, 409, 410, 411,
+    412, 413, 414, 415, 416, 417, 422, 426, 428, 429, 431, 500, 501, 502, 503, 504, 505,
 };
 #define COUNTED_STATUS_COUNT (sizeof COUNTED_STATUSES / sizeof COUNTED_STATUSES[0])
 #define STATUS_OTHER_SLOT (HF_METRICS_STATUS_SLOTS - 1)
@@ -147,8 +147,7 @@ void hf_metrics_histogram(hf_buffer_t *out, const char *name, const hf_metrics_l
         cumulative += histogram->counts[i];
         if (i < bounds->count)
             snprintf(bound, sizeof bound, "%g", (double)bounds->upper[i] * bounds->unit_scale);
-        else
-            snprintf(bound, sizeof bound, "+Inf");
+        else snprintf(bound, sizeof bound, "+Inf");
         hf_metrics_label_t le = {"le", bound};
         hf_buffer_printf(out, "%s_bucket", name);
         labels_write(out, labels, label_count, &le);

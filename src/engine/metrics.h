@@ -44,13 +44,13 @@ struct hf_http_server;
 typedef struct hf_metrics {
     uint64_t requests[HF_METRICS_ROUTE_SLOTS][HF_METRICS_STATUS_SLOTS];
     hf_histogram_t durations[HF_METRICS_ROUTE_SLOTS];
-    uint8_t status_slots[600];   /* a status (200 to 599) -> its slot */
+    uint8_t status_slots[600]; /* a status (200 to 599) -> its slot */
     /* The dispatcher's routes, by slot - 1, with their readable names. */
     const hf_route_t *const *routes;
     size_t route_count;
     char route_names[HF_METRICS_ROUTE_SLOTS][HF_METRICS_ROUTE_NAME_SIZE];
-    const char *version;         /* static; holdfast_build_info */
-    int64_t started_at_ms;       /* holdfast_start_time_seconds */
+    const char *version;               /* static; holdfast_build_info */
+    int64_t started_at_ms;             /* holdfast_start_time_seconds */
     const struct hf_http_server *http; /* connections and queued answers; NULL before start */
 } hf_metrics_t;
 

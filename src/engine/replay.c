@@ -54,9 +54,7 @@ void hf_replay_ring_reset(hf_replay_ring_t *ring, uint64_t start_id) {
     ring->oldest = 0;
 }
 
-uint64_t hf_replay_ring_last(const hf_replay_ring_t *ring) {
-    return ring->start_id + ring->count;
-}
+uint64_t hf_replay_ring_last(const hf_replay_ring_t *ring) { return ring->start_id + ring->count; }
 
 void hf_replay_ring_append(hf_replay_ring_t *ring, uint64_t id, const hf_replay_change_t *change) {
     uint64_t last = hf_replay_ring_last(ring);

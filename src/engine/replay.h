@@ -31,9 +31,9 @@
 
 /* One change as the window keeps it. */
 typedef struct hf_replay_change {
-    uint32_t target;             /* the seat's index, or HF_REPLAY_POOL | the pool's index */
-    uint32_t value;              /* a seat: its version; a pool: its held units */
-    uint32_t other;              /* a seat: its status; a pool: its sold units */
+    uint32_t target; /* the seat's index, or HF_REPLAY_POOL | the pool's index */
+    uint32_t value;  /* a seat: its version; a pool: its held units */
+    uint32_t other;  /* a seat: its status; a pool: its sold units */
 } hf_replay_change_t;
 
 typedef struct hf_replay_ring {

@@ -35,8 +35,10 @@ void hf_reply_error_begin(hf_request_t *request, hf_api_error_t id, const char *
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "error");
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "code"); hf_json_string(json, entry->code);
-    HF_JSON_KEY(json, "message"); hf_json_string(json, message ? message : entry->message);
+    HF_JSON_KEY(json, "code");
+    hf_json_string(json, entry->code);
+    HF_JSON_KEY(json, "message");
+    hf_json_string(json, message ? message : entry->message);
 }
 
 void hf_reply_error_end(hf_json_t *json) {
@@ -49,7 +51,8 @@ void hf_reply_error(hf_request_t *request, hf_api_error_t id, const char *messag
     hf_json_t json;
     hf_reply_error_begin(request, id, message, &json);
     if (field) {
-        HF_JSON_KEY(&json, "field"); hf_json_string(&json, field);
+        HF_JSON_KEY(&json, "field");
+        hf_json_string(&json, field);
     }
     hf_reply_error_end(&json);
 }
@@ -79,9 +82,12 @@ static void reply_user_limit(hf_request_t *request, const hf_error_detail_t *det
                          sizeof message);
     hf_json_t json;
     hf_reply_error_begin(request, HF_API_ERROR_USER_LIMIT_EXCEEDED, message, &json);
-    HF_JSON_KEY(&json, "limit"); hf_json_int(&json, detail->limit);
-    HF_JSON_KEY(&json, "current"); hf_json_int(&json, detail->current);
-    HF_JSON_KEY(&json, "requested"); hf_json_int(&json, detail->requested);
+    HF_JSON_KEY(&json, "limit");
+    hf_json_int(&json, detail->limit);
+    HF_JSON_KEY(&json, "current");
+    hf_json_int(&json, detail->current);
+    HF_JSON_KEY(&json, "requested");
+    hf_json_int(&json, detail->requested);
     hf_reply_error_end(&json);
 }
 
@@ -111,14 +117,17 @@ void hf_reply_core_error(hf_request_t *request, hf_error_t error, const hf_error
     }
     bool pool = error == HF_ERROR_POOL_NOT_FOUND || error == HF_ERROR_INSUFFICIENT_QUANTITY;
     if (pool && detail && hold_request) {
-        HF_JSON_KEY(&json, "pool"); hf_json_string(&json, hold_request->pools[detail->pool].pool_id);
+        HF_JSON_KEY(&json, "pool");
+        hf_json_string(&json, hold_request->pools[detail->pool].pool_id);
     }
     /* Only best_available names a section in a hold (API.md section 3). */
     if (error == HF_ERROR_SECTION_NOT_FOUND && hold_request && hold_request->best_section) {
-        HF_JSON_KEY(&json, "section"); hf_json_string(&json, hold_request->best_section);
+        HF_JSON_KEY(&json, "section");
+        hf_json_string(&json, hold_request->best_section);
     }
     if (error == HF_ERROR_INSUFFICIENT_QUANTITY && detail) {
-        HF_JSON_KEY(&json, "available"); hf_json_int(&json, detail->available);
+        HF_JSON_KEY(&json, "available");
+        hf_json_int(&json, detail->available);
     }
     hf_reply_error_end(&json);
 }

@@ -23,7 +23,7 @@
 
 #define HF_ROUTE_PARAMS_MAX 3
 
-struct hf_route;                 /* route.h */
+struct hf_route; /* route.h */
 
 typedef struct hf_request {
     hf_context_t *context;

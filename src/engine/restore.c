@@ -17,7 +17,7 @@ typedef struct restore {
      * finished_holds_max: only their seats' versions are counted, so a restart after millions
      * of holds needs no more memory than the server had while running. */
     uint64_t finished_to_skip;
-    hf_progress_t *progress;     /* NULL: none shown */
+    hf_progress_t *progress; /* NULL: none shown */
 } restore_t;
 
 static void tick(restore_t *restore) {
@@ -123,27 +123,34 @@ int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_
 /* The loader of every restore: callbacks into restore's core, keys and deliveries kept as
  * at run time from now_ms. */
 static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
-    return (hf_store_loader_t){
-        .event = restore_event, .finished_holds = restore_finished_count,
-        .hold = restore_hold, .order = restore_order,
-        .idempotency = restore_idempotency, .refund = restore_refund,
-        .delivery = restore_delivery, .ticket = restore_ticket,
-        .driver = restore_driver, .ride = restore_ride,
-        .keep_since_ms = now_ms - HF_IDEMPOTENCY_KEEP_MS,
-        .deliveries_since_ms = now_ms - HF_WEBHOOK_DEDUP_KEEP_MS,
-        .context = restore};
+    return (hf_store_loader_t){.event = restore_event,
+                               .finished_holds = restore_finished_count,
+                               .hold = restore_hold,
+                               .order = restore_order,
+                               .idempotency = restore_idempotency,
+                               .refund = restore_refund,
+                               .delivery = restore_delivery,
+                               .ticket = restore_ticket,
+                               .driver = restore_driver,
+                               .ride = restore_ride,
+                               .keep_since_ms = now_ms - HF_IDEMPOTENCY_KEEP_MS,
+                               .deliveries_since_ms = now_ms - HF_WEBHOOK_DEDUP_KEEP_MS,
+                               .context = restore};
 }
 
 /* Loads every unit (unit NULL), one (a takeover, cluster/cluster.h), or one unit's rows
  * fetched before (rows not NULL; freed). */
-static int restore_units(hf_context_t *context, hf_store_t *store, const char *unit,
-                         void *rows, int64_t rows_now_ms, uint64_t finished_holds_max,
-                         hf_progress_t *progress, char *error, size_t error_size) {
+static int restore_units(hf_context_t *context, hf_store_t *store, const char *unit, void *rows,
+                         int64_t rows_now_ms, uint64_t finished_holds_max, hf_progress_t *progress,
+                         char *error, size_t error_size) {
     /* The row's own reason, kept apart: the store writes its "loading stopped at" over
      * error when a callback fails. */
     char reason[256] = "";
-    restore_t restore = {.context = context, .finished_holds_max = finished_holds_max,
-                         .error = reason, .error_size = sizeof reason, .progress = progress};
+    restore_t restore = {.context = context,
+                         .finished_holds_max = finished_holds_max,
+                         .error = reason,
+                         .error_size = sizeof reason,
+                         .progress = progress};
     int64_t now_ms = rows ? rows_now_ms : hf_context_now_ms(context);
     hf_store_loader_t loader = restore_loader(&restore, now_ms);
     int loaded = rows   ? hf_store_unit_deliver(store, rows, &loader, error, error_size)
@@ -164,9 +171,8 @@ static int restore_units(hf_context_t *context, hf_store_t *store, const char *u
     return 0;
 }
 
-int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
-                             uint64_t finished_holds_max, hf_progress_t *progress, char *error,
-                             size_t error_size) {
+int hf_restore_load_progress(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
+                             hf_progress_t *progress, char *error, size_t error_size) {
     return restore_units(context, store, NULL, NULL, 0, finished_holds_max, progress, error,
                          error_size);
 }
@@ -184,9 +190,8 @@ int hf_restore_unit_fetch(hf_store_t *store, const char *unit, int64_t now_ms, v
     return hf_store_unit_fetch(store, unit, &loader, rows, error, error_size);
 }
 
-int hf_restore_unit_deliver(hf_context_t *context, hf_store_t *store, void *rows,
-                            int64_t now_ms, uint64_t finished_holds_max, char *error,
-                            size_t error_size) {
+int hf_restore_unit_deliver(hf_context_t *context, hf_store_t *store, void *rows, int64_t now_ms,
+                            uint64_t finished_holds_max, char *error, size_t error_size) {
     if (!rows) {
         snprintf(error, error_size, "no rows were fetched");
         return -1;
@@ -224,11 +229,12 @@ bool hf_restore_ticket_revive(hf_context_t *context, const char *ticket_id, uint
     hf_store_loader_t loader = {.ticket = revive_ticket, .context = &revive};
     bool found = false;
     char error[512] = "";
-    if (hf_store_read_ticket(context->store, ticket_id, &loader, &found, error, sizeof error) != 0) {
+    if (hf_store_read_ticket(context->store, ticket_id, &loader, &found, error, sizeof error) !=
+        0) {
         /* A waiting or admitted ticket is never forgotten: one in the store but not in memory
          * is one whose join was never acknowledged, so it stays unknown. */
-        hf_log(HF_LOG_WARNING, "ticket %s not taken back from the store: %s (%s)", ticket_id,
-               error, revive.error ? core_code(revive.error) : "read failed");
+        hf_log(HF_LOG_WARNING, "ticket %s not taken back from the store: %s (%s)", ticket_id, error,
+               revive.error ? core_code(revive.error) : "read failed");
         return false;
     }
     if (!found) return false;

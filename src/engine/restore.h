@@ -21,9 +21,8 @@
 int hf_restore_load(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
                     char *error, size_t error_size);
 /* The same, counting each hold, order and refund read into progress (NULL: none). */
-int hf_restore_load_progress(hf_context_t *context, hf_store_t *store,
-                             uint64_t finished_holds_max, hf_progress_t *progress, char *error,
-                             size_t error_size);
+int hf_restore_load_progress(hf_context_t *context, hf_store_t *store, uint64_t finished_holds_max,
+                             hf_progress_t *progress, char *error, size_t error_size);
 /* The same for one unit (an event or a fleet, API.md section 11) added to what the core
  * holds: a node taking the unit over (cluster/cluster.h). The store must have leases. */
 int hf_restore_load_unit(hf_context_t *context, hf_store_t *store, const char *unit,
@@ -35,9 +34,8 @@ int hf_restore_load_unit(hf_context_t *context, hf_store_t *store, const char *u
  * hf_restore_load_unit would, and frees rows. */
 int hf_restore_unit_fetch(hf_store_t *store, const char *unit, int64_t now_ms, void **rows,
                           char *error, size_t error_size);
-int hf_restore_unit_deliver(hf_context_t *context, hf_store_t *store, void *rows,
-                            int64_t now_ms, uint64_t finished_holds_max, char *error,
-                            size_t error_size);
+int hf_restore_unit_deliver(hf_context_t *context, hf_store_t *store, void *rows, int64_t now_ms,
+                            uint64_t finished_holds_max, char *error, size_t error_size);
 /* Takes a hold the core has forgotten back from context's store (hf_core_revive_hold): true
  * and *index when the store has a released or expired hold of this id. */
 bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t *index);

@@ -17,10 +17,10 @@ typedef void (*hf_route_handler_fn)(hf_request_t *request);
 
 /* What the dispatcher checks or does before the handler runs. */
 enum {
-    HF_ROUTE_PUBLIC = 1,         /* served without the API key */
-    HF_ROUTE_BODY = 2,           /* takes a JSON object body */
-    HF_ROUTE_IDEMPOTENT = 4,     /* creates something: Idempotency-Key applies */
-    HF_ROUTE_KEY_IN_QUERY = 8,   /* ?access_token=KEY also works: EventSource sets no header */
+    HF_ROUTE_PUBLIC = 1,       /* served without the API key */
+    HF_ROUTE_BODY = 2,         /* takes a JSON object body */
+    HF_ROUTE_IDEMPOTENT = 4,   /* creates something: Idempotency-Key applies */
+    HF_ROUTE_KEY_IN_QUERY = 8, /* ?access_token=KEY also works: EventSource sets no header */
     /* The handler reads its body only through hf_decode_member and hf_decode_request_items, so
      * the flat reader may read it (net/flat_json.h): the hot routes, whose bodies are flat. */
     HF_ROUTE_FLAT = 16,
@@ -45,9 +45,9 @@ enum {
 /* Where the text that names a request's unit comes from (the event, fleet or records of no
  * unit the cluster serves it as, cluster.h). */
 typedef enum hf_route_unit_from {
-    HF_ROUTE_UNIT_NONE = 0,      /* no unit: any node answers (health, metrics, the page) */
-    HF_ROUTE_UNIT_PARAM,         /* the path parameter unit.param */
-    HF_ROUTE_UNIT_MEMBER,        /* the body's string member unit.member (the flat reader's) */
+    HF_ROUTE_UNIT_NONE = 0, /* no unit: any node answers (health, metrics, the page) */
+    HF_ROUTE_UNIT_PARAM,    /* the path parameter unit.param */
+    HF_ROUTE_UNIT_MEMBER,   /* the body's string member unit.member (the flat reader's) */
 } hf_route_unit_from_t;
 
 /* What that text is: the unit's own id, or the id of a record whose unit the cluster finds
@@ -61,35 +61,40 @@ typedef enum hf_route_id_kind {
 } hf_route_id_kind_t;
 
 typedef struct hf_route_unit {
-    uint8_t from;                /* hf_route_unit_from_t */
-    uint8_t param;               /* HF_ROUTE_UNIT_PARAM: the index of the path parameter */
-    uint8_t id;                  /* hf_route_id_kind_t */
+    uint8_t from;  /* hf_route_unit_from_t */
+    uint8_t param; /* HF_ROUTE_UNIT_PARAM: the index of the path parameter */
+    uint8_t id;    /* hf_route_id_kind_t */
     /* An id that no unit has, as the store says, belongs to the records of no unit
      * (HF_STORE_UNIT_NONE): a payment for a hold no event has any more. Else such a request
      * is served where it arrived (its 404). */
     bool else_no_unit;
-    const char *member;          /* HF_ROUTE_UNIT_MEMBER: the member's name */
+    const char *member; /* HF_ROUTE_UNIT_MEMBER: the member's name */
 } hf_route_unit_t;
 
 /* A route's unit, as its row writes it. */
-#define HF_ROUTE_NO_UNIT {HF_ROUTE_UNIT_NONE, 0, HF_ROUTE_ID_UNIT, false, NULL}
+#define HF_ROUTE_NO_UNIT \
+    { HF_ROUTE_UNIT_NONE, 0, HF_ROUTE_ID_UNIT, false, NULL }
 /* The path parameter index is the unit (an event's or a fleet's id). */
-#define HF_ROUTE_UNIT_IN_PATH(index) {HF_ROUTE_UNIT_PARAM, (index), HF_ROUTE_ID_UNIT, false, NULL}
+#define HF_ROUTE_UNIT_IN_PATH(index) \
+    { HF_ROUTE_UNIT_PARAM, (index), HF_ROUTE_ID_UNIT, false, NULL }
 /* The body member name is the unit (a new event's "id"). */
-#define HF_ROUTE_UNIT_IN_BODY(name) {HF_ROUTE_UNIT_MEMBER, 0, HF_ROUTE_ID_UNIT, false, (name)}
+#define HF_ROUTE_UNIT_IN_BODY(name) \
+    { HF_ROUTE_UNIT_MEMBER, 0, HF_ROUTE_ID_UNIT, false, (name) }
 /* The path parameter index is the id of a record of kind (HF_ROUTE_ID_*): its unit. */
-#define HF_ROUTE_UNIT_OF_PATH(kind, index) {HF_ROUTE_UNIT_PARAM, (index), (kind), false, NULL}
+#define HF_ROUTE_UNIT_OF_PATH(kind, index) \
+    { HF_ROUTE_UNIT_PARAM, (index), (kind), false, NULL }
 /* The body member name is the id of a record of kind; one no unit has is the records of no
  * unit's. */
-#define HF_ROUTE_UNIT_OF_BODY(kind, name) {HF_ROUTE_UNIT_MEMBER, 0, (kind), true, (name)}
+#define HF_ROUTE_UNIT_OF_BODY(kind, name) \
+    { HF_ROUTE_UNIT_MEMBER, 0, (kind), true, (name) }
 
 typedef struct hf_route {
     const char *method;
-    const char *pattern;         /* "{}" stands for one path segment, captured */
+    const char *pattern; /* "{}" stands for one path segment, captured */
     hf_route_handler_fn handler;
-    unsigned flags;              /* HF_ROUTE_* */
-    size_t body_size_max;        /* a longer body is answered 413 */
-    hf_route_unit_t unit;        /* where its unit comes from (HF_ROUTE_UNIT_*) */
+    unsigned flags;       /* HF_ROUTE_* */
+    size_t body_size_max; /* a longer body is answered 413 */
+    hf_route_unit_t unit; /* where its unit comes from (HF_ROUTE_UNIT_*) */
 } hf_route_t;
 
 /* A request the cluster parked (cluster/jobs.h) goes on once what it waited for is there:
@@ -105,8 +110,7 @@ typedef struct hf_route_resumed {
 /* The dispatcher's hf_routes_resume (api/routes.h), which the cluster is given (engine/units.h):
  * the request runs again from its copy (http) into its answer reopened (response). */
 typedef void (*hf_route_resume_fn)(hf_context_t *context, const hf_http_request_t *http,
-                                   hf_http_response_t *response,
-                                   const hf_route_resumed_t *resumed);
+                                   hf_http_response_t *response, const hf_route_resumed_t *resumed);
 
 /* Routes of every domain together (the dispatcher's list, the metrics' slots); more fail an
  * assertion at the first request. Room is left for the domains still to come. */

@@ -10,15 +10,15 @@ struct hf_subscriber {
     hf_streams_t *streams;
     hf_http_stream_t *stream;
     uint32_t event;
-    uint64_t position;           /* changes with a higher id are sent */
+    uint64_t position; /* changes with a higher id are sent */
     hf_subscriber_t *next, *previous;
 };
 
 struct hf_stream_event {
     hf_subscriber_t *subscribers;
-    uint64_t issued_id;          /* the newest change numbered: what a snapshot now shows */
-    uint64_t published_id;       /* the newest change durable (or the epoch's start) */
-    uint32_t window;             /* index in streams->windows + 1; 0: none */
+    uint64_t issued_id;    /* the newest change numbered: what a snapshot now shows */
+    uint64_t published_id; /* the newest change durable (or the epoch's start) */
+    uint32_t window;       /* index in streams->windows + 1; 0: none */
 };
 
 /* A numbered change waiting in a publish buffer for its batch to be durable. */
@@ -76,14 +76,18 @@ static void change_write(hf_buffer_t *out, const hf_event_t *event, uint64_t id,
     if (!(change->target & HF_REPLAY_POOL)) {
         char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
         hf_core_seat_id(event, change->target, seat_id);
-        hf_buffer_printf(out, "id: %llu\nevent: seat\ndata: {\"id\":\"%s\",\"status\":\"%s\","
-                         "\"version\":%u}\n\n", (unsigned long long)id, seat_id,
+        hf_buffer_printf(out,
+                         "id: %llu\nevent: seat\ndata: {\"id\":\"%s\",\"status\":\"%s\","
+                         "\"version\":%u}\n\n",
+                         (unsigned long long)id, seat_id,
                          hf_seat_status_name((uint8_t)change->other), change->value);
         return;
     }
     const hf_pool_t *pool = &event->pools[change->target & ~HF_REPLAY_POOL];
-    hf_buffer_printf(out, "id: %llu\nevent: pool\ndata: {\"id\":\"%s\",\"available\":%lld,"
-                     "\"held\":%lld,\"sold\":%lld}\n\n", (unsigned long long)id, pool->id,
+    hf_buffer_printf(out,
+                     "id: %llu\nevent: pool\ndata: {\"id\":\"%s\",\"available\":%lld,"
+                     "\"held\":%lld,\"sold\":%lld}\n\n",
+                     (unsigned long long)id, pool->id,
                      (long long)(pool->capacity - change->value - change->other),
                      (long long)change->value, (long long)change->other);
 }
@@ -229,9 +233,7 @@ static void send_all(hf_streams_t *streams, const char *text) {
             hf_http_stream_send(subscriber->stream, text, strlen(text));
 }
 
-void hf_streams_keepalive(hf_streams_t *streams) {
-    send_all(streams, ": keepalive\n\n");
-}
+void hf_streams_keepalive(hf_streams_t *streams) { send_all(streams, ": keepalive\n\n"); }
 
 void hf_streams_fail(hf_streams_t *streams) {
     for (uint32_t event = 0; event < streams->event_capacity; event++) {
@@ -263,7 +265,8 @@ static void publish_drop(hf_buffer_t *buffer, uint32_t event_index) {
 void hf_streams_forget(hf_streams_t *streams, uint32_t event_index) {
     if (event_index >= streams->event_capacity) return;
     hf_stream_event_t *state = &streams->events[event_index];
-    for (hf_subscriber_t *subscriber = state->subscribers; subscriber; subscriber = subscriber->next)
+    for (hf_subscriber_t *subscriber = state->subscribers; subscriber;
+         subscriber = subscriber->next)
         hf_http_stream_close(subscriber->stream);
     /* The window's slot stays with this index until another event takes it (window_take). */
     state->window = 0;
@@ -277,9 +280,7 @@ void hf_streams_reset(hf_streams_t *streams) {
     streams->failed = false;
 }
 
-bool hf_streams_room(const hf_streams_t *streams) {
-    return streams->count < HF_STREAMS_MAX;
-}
+bool hf_streams_room(const hf_streams_t *streams) { return streams->count < HF_STREAMS_MAX; }
 
 void hf_streams_init(hf_streams_t *streams, hf_context_t *context) {
     memset(streams, 0, sizeof *streams);

@@ -32,26 +32,26 @@ typedef struct hf_stream_event hf_stream_event_t;
 
 /* One event's replay window. */
 typedef struct hf_stream_window {
-    hf_replay_ring_t ring;       /* slots allocated at the window's first use, then reused */
-    uint32_t event;              /* the event it serves */
-    uint64_t subscribed;         /* stamp of that event's latest subscription */
+    hf_replay_ring_t ring; /* slots allocated at the window's first use, then reused */
+    uint32_t event;        /* the event it serves */
+    uint64_t subscribed;   /* stamp of that event's latest subscription */
 } hf_stream_window_t;
 
 typedef struct hf_streams {
-    hf_context_t *context;       /* for the core of the moment and the clock */
-    hf_stream_event_t *events;   /* by event index */
+    hf_context_t *context;     /* for the core of the moment and the clock */
+    hf_stream_event_t *events; /* by event index */
     uint32_t event_capacity;
-    uint32_t count;              /* open streams */
+    uint32_t count; /* open streams */
     hf_stream_window_t windows[HF_STREAM_REPLAY_EVENTS_MAX];
-    uint32_t window_count;       /* windows in use: the first window_count */
-    uint64_t subscriptions;      /* subscriptions so far: the windows' stamps */
-    bool numbering;              /* some event's changes are numbered: records are wanted */
-    bool failed;                 /* the store failed: no window, no change any more */
-    hf_buffer_t publish_open;    /* numbered changes of the open batch */
+    uint32_t window_count;    /* windows in use: the first window_count */
+    uint64_t subscriptions;   /* subscriptions so far: the windows' stamps */
+    bool numbering;           /* some event's changes are numbered: records are wanted */
+    bool failed;              /* the store failed: no window, no change any more */
+    hf_buffer_t publish_open; /* numbered changes of the open batch */
     /* Those of each batch handed to the store and not yet durable, by sequence modulo the
      * ring's size. */
     hf_buffer_t publish_flight[HF_STORE_BATCHES_IN_FLIGHT_MAX];
-    hf_buffer_t text;            /* one change as SSE text, sent to each subscriber */
+    hf_buffer_t text; /* one change as SSE text, sent to each subscriber */
 } hf_streams_t;
 
 /* context is borrowed for the life of the streams. */

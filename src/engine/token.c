@@ -23,15 +23,15 @@
 
 /* The longest token signing can write must be one verify accepts. */
 _Static_assert(sizeof HEADER_ENCODED - 1 + 2 + (PAYLOAD_SIZE_MAX * 4 + 2) / 3 +
-                       (DIGEST_SIZE * 4 + 2) / 3 <= HF_TOKEN_SIZE_MAX,
+                       (DIGEST_SIZE * 4 + 2) / 3 <=
+                   HF_TOKEN_SIZE_MAX,
                "HF_TOKEN_SIZE_MAX holds every token signing writes");
 
-static const char alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /* ---- base64url without padding ---- */
 
-#define ENCODED_SIZE(size) (((size) * 4 + 2) / 3)
+#define ENCODED_SIZE(size) (((size)*4 + 2) / 3)
 static size_t encoded_size(size_t size) { return ENCODED_SIZE(size); }
 
 /* Encodes size bytes into out (encoded_size(size) bytes, no NUL). */
@@ -100,8 +100,11 @@ static long base64url_decode(const char *in, size_t length, unsigned char *out) 
 static bool utf8_valid(const unsigned char *text, size_t length) {
     for (size_t i = 0; i < length;) {
         unsigned char c = text[i];
-        size_t extra = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : (c & 0xf0) == 0xe0 ? 2
-                                  : c >= 0xf0 && c <= 0xf4   ? 3 : 4;
+        size_t extra = c < 0x80                 ? 0
+                       : c >= 0xc2 && c <= 0xdf ? 1
+                       : (c & 0xf0) == 0xe0     ? 2
+                       : c >= 0xf0 && c <= 0xf4 ? 3
+                                                : 4;
         if (extra == 4 || length - i <= extra) return false;
         uint32_t point = extra == 0 ? c : c & (0x3f >> extra);
         for (size_t k = 1; k <= extra; k++) {
@@ -222,8 +225,8 @@ static bool digest_make(const hf_token_secret_t *secret, const char *text, size_
            EVP_MAC_final(context, digest, &written, DIGEST_SIZE) && written == DIGEST_SIZE;
 }
 
-size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims,
-                     char *out, size_t out_size) {
+size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims, char *out,
+                     size_t out_size) {
     if (!claims || !out || !claims_valid(claims)) return 0;
     char payload[PAYLOAD_SIZE_MAX];
     size_t payload_length = payload_write(claims, payload);
@@ -352,14 +355,13 @@ static hf_token_result_t claims_read(const token_parts_t *parts, hf_token_claims
     return same ? HF_TOKEN_VALID : HF_TOKEN_MALFORMED;
 }
 
-hf_token_result_t hf_token_verify(const hf_token_secret_t *secret, const char *token,
-                                  size_t length, int64_t now_ms, hf_token_claims_t *claims) {
+hf_token_result_t hf_token_verify(const hf_token_secret_t *secret, const char *token, size_t length,
+                                  int64_t now_ms, hf_token_claims_t *claims) {
     hf_token_claims_t scratch;
     if (!claims) claims = &scratch;
     memset(claims, 0, sizeof *claims);
     token_parts_t parts;
-    if (!token || length == 0 || length > HF_TOKEN_SIZE_MAX ||
-        !parts_split(token, length, &parts))
+    if (!token || length == 0 || length > HF_TOKEN_SIZE_MAX || !parts_split(token, length, &parts))
         return HF_TOKEN_MALFORMED;
     /* The algorithm before the signature, the signature before any claim is read. */
     hf_token_result_t result = algorithm_check(&parts);

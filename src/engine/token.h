@@ -60,13 +60,13 @@ typedef enum hf_token_result {
 /* Writes the token of claims, signed with secret, into out followed by a NUL; returns its
  * length, or 0 when out is too small (HF_TOKEN_SIZE_MAX + 1 always suffices), the secret is
  * empty, or a claim breaks the rules above (so nothing is signed that verify would refuse). */
-size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims,
-                     char *out, size_t out_size);
+size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims, char *out,
+                     size_t out_size);
 
 /* Checks the length bytes of token (no NUL needed) at now_ms. Claims are filled when the
  * result is VALID or EXPIRED (the signature was good, so they can be trusted, e.g. to tell
  * an expired token of another user); zeroed otherwise. */
-hf_token_result_t hf_token_verify(const hf_token_secret_t *secret, const char *token,
-                                  size_t length, int64_t now_ms, hf_token_claims_t *claims);
+hf_token_result_t hf_token_verify(const hf_token_secret_t *secret, const char *token, size_t length,
+                                  int64_t now_ms, hf_token_claims_t *claims);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 
 typedef struct hf_buffer {
-    char *data;      /* owned; NUL-terminated whenever length < capacity */
+    char *data; /* owned; NUL-terminated whenever length < capacity */
     size_t length;
     size_t capacity;
 } hf_buffer_t;

@@ -16,16 +16,16 @@
 #define HF_HISTOGRAM_BOUNDS_MAX 20
 
 typedef struct hf_histogram_bounds {
-    const uint64_t *upper;       /* increasing upper bounds, in the recorded unit */
-    size_t count;                /* at most HF_HISTOGRAM_BOUNDS_MAX */
-    double unit_scale;           /* one recorded unit in the exposed one (1e-9: ns as s) */
+    const uint64_t *upper; /* increasing upper bounds, in the recorded unit */
+    size_t count;          /* at most HF_HISTOGRAM_BOUNDS_MAX */
+    double unit_scale;     /* one recorded unit in the exposed one (1e-9: ns as s) */
 } hf_histogram_bounds_t;
 
 typedef struct hf_histogram {
     /* counts[i] is the values in bucket i alone (not cumulative); counts[bounds->count]
      * the values above the last bound. */
     uint64_t counts[HF_HISTOGRAM_BOUNDS_MAX + 1];
-    uint64_t sum;                /* in the recorded unit */
+    uint64_t sum; /* in the recorded unit */
     uint64_t count;
 } hf_histogram_t;
 

@@ -35,9 +35,9 @@ static size_t utf8_sequence(const unsigned char *text, size_t available) {
     if (length == 0 || c >= 0xf5 || c == 0xc0 || c == 0xc1 || length > available) return 0;
     for (size_t i = 1; i < length; i++)
         if ((text[i] & 0xc0) != 0x80) return 0;
-    if (c == 0xe0 && text[1] < 0xa0) return 0; /* overlong */
+    if (c == 0xe0 && text[1] < 0xa0) return 0;  /* overlong */
     if (c == 0xed && text[1] >= 0xa0) return 0; /* surrogate */
-    if (c == 0xf0 && text[1] < 0x90) return 0; /* overlong */
+    if (c == 0xf0 && text[1] < 0x90) return 0;  /* overlong */
     if (c == 0xf4 && text[1] >= 0x90) return 0; /* above U+10FFFF */
     return length;
 }
@@ -288,7 +288,8 @@ static void civil_from_days(int64_t days, int64_t *year, uint32_t *month, uint32
      * gives the year. A leap day ends every 1460 days (four plain years), except at the end of
      * each 36524-day century, except again at the end of the cycle (its last day, 146096). */
     uint32_t year_of_cycle = (day_of_cycle - day_of_cycle / 1460 + day_of_cycle / 36524 -
-                              day_of_cycle / 146096) / 365; /* 0 .. 399 */
+                              day_of_cycle / 146096) /
+                             365; /* 0 .. 399 */
     uint32_t day_of_year = day_of_cycle - (365 * year_of_cycle + year_of_cycle / 4 -
                                            year_of_cycle / 100); /* 0 .. 365, from 1 March */
     /* Month lengths from March to January run 31 30 31 30 31 31 30 31 30 31 31, a pattern that

@@ -16,7 +16,7 @@
  * validated input or from the server itself. */
 #define HF_JSON_NESTING_MAX 32
 typedef struct hf_json {
-    hf_buffer_t *out;          /* borrowed */
+    hf_buffer_t *out; /* borrowed */
     int depth;
     bool need_comma[HF_JSON_NESTING_MAX];
     bool after_key;

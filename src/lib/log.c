@@ -76,7 +76,11 @@ static size_t card_end(const char *text, size_t length, size_t i) {
         return i;
     size_t j = i, digits = 0;
     while (j < length) {
-        if (is_digit(text[j])) { digits++; j++; continue; }
+        if (is_digit(text[j])) {
+            digits++;
+            j++;
+            continue;
+        }
         if ((text[j] == ' ' || text[j] == '-') && j + 1 < length && is_digit(text[j + 1])) {
             j++;
             continue;
@@ -118,7 +122,7 @@ size_t hf_log_redact(const char *text, size_t length, char *out, size_t size) {
 typedef struct line {
     char data[HF_LOG_LINE_SIZE_MAX];
     size_t length;
-    bool full;   /* something was cut: nothing more goes in but the closing */
+    bool full; /* something was cut: nothing more goes in but the closing */
 } line_t;
 
 static void put(line_t *line, const char *bytes, size_t count) {

@@ -37,7 +37,7 @@ typedef enum hf_log_level {
 /* A structured field: a key and either a text or a number. Write them with the macros. */
 typedef struct hf_log_field {
     const char *key;
-    const char *text;    /* NULL: the number is the value */
+    const char *text; /* NULL: the number is the value */
     int64_t number;
 } hf_log_field_t;
 
@@ -64,9 +64,9 @@ void hf_log_fields(hf_log_level_t level, const char *message, size_t count,
                    const hf_log_field_t *fields);
 /* HF_LOG_FIELDS(HF_LOG_INFO, "started", HF_LOG_TEXT("listen", address), HF_LOG_NUMBER(...)):
  * at least one field. */
-#define HF_LOG_FIELDS(level, message, ...)                                                   \
-    hf_log_fields((level), (message),                                                       \
-                  sizeof((hf_log_field_t[]){__VA_ARGS__}) / sizeof(hf_log_field_t),          \
+#define HF_LOG_FIELDS(level, message, ...) \
+    hf_log_fields((level), (message), \
+                  sizeof((hf_log_field_t[]){__VA_ARGS__}) / sizeof(hf_log_field_t), \
                   (hf_log_field_t[]){__VA_ARGS__})
 
 /* Writes text (length bytes) into out (size bytes, NUL-terminated) with every secret, bearer

@@ -147,9 +147,7 @@ void hf_pair_map_free(hf_pair_map_t *map) {
 
 size_t hf_pair_map_count(const hf_pair_map_t *map) { return map->used; }
 
-static uint64_t pair_key(uint32_t first, uint32_t second) {
-    return (uint64_t)first << 32 | second;
-}
+static uint64_t pair_key(uint32_t first, uint32_t second) { return (uint64_t)first << 32 | second; }
 
 /* The high bits of a multiply depend on every bit of the key: user indexes that differ only
  * in their low bits still land far apart. */

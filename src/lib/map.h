@@ -16,17 +16,17 @@
 #include <stdint.h>
 
 typedef struct hf_map_slot {
-    uint32_t hash;               /* 0 marks an empty slot; its low bits are the home slot */
+    uint32_t hash; /* 0 marks an empty slot; its low bits are the home slot */
     uint32_t key_length;
-    uint32_t key_offset;         /* into keys */
+    uint32_t key_offset; /* into keys */
     uint32_t value;
 } hf_map_slot_t;
 
 typedef struct hf_map {
     hf_map_slot_t *slots;
-    size_t slot_count;           /* a power of two */
+    size_t slot_count; /* a power of two */
     size_t used;
-    char *keys;                  /* the keys, each followed by a NUL */
+    char *keys; /* the keys, each followed by a NUL */
     size_t keys_length, keys_capacity;
 } hf_map_t;
 
@@ -53,13 +53,13 @@ uint32_t hf_map_insert(hf_map_t *map, const char *key, size_t length, uint32_t h
 const char *hf_map_key(const hf_map_t *map, uint32_t key_offset);
 
 typedef struct hf_pair_map_slot {
-    uint64_t key;                /* first << 32 | second */
-    uint32_t value_plus_one;     /* 0 marks an empty slot */
+    uint64_t key;            /* first << 32 | second */
+    uint32_t value_plus_one; /* 0 marks an empty slot */
 } hf_pair_map_slot_t;
 
 typedef struct hf_pair_map {
     hf_pair_map_slot_t *slots;
-    size_t slot_count;           /* a power of two */
+    size_t slot_count; /* a power of two */
     size_t used;
 } hf_pair_map_t;
 
@@ -76,13 +76,13 @@ size_t hf_pair_map_count(const hf_pair_map_t *map);
  * in the user's record). So an entry whose record has since changed simply stops matching,
  * and a slot is 8 bytes. */
 typedef struct hf_index_map_slot {
-    uint32_t hash;               /* hf_map_hash of the key; 0 marks an empty slot */
+    uint32_t hash; /* hf_map_hash of the key; 0 marks an empty slot */
     uint32_t value;
 } hf_index_map_slot_t;
 
 typedef struct hf_index_map {
     hf_index_map_slot_t *slots;
-    size_t slot_count;           /* a power of two */
+    size_t slot_count; /* a power of two */
     size_t used;
 } hf_index_map_t;
 

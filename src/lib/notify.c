@@ -30,13 +30,13 @@ void hf_notify(const char *state) {
     socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + length +
                                  (path[0] == '/' ? 1 : 0));
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ssize_t sent = fd < 0 ? -1 : sendto(fd, state, strlen(state), MSG_NOSIGNAL,
-                                        (const struct sockaddr *)&address, size);
+    ssize_t sent = fd < 0 ? -1
+                          : sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+                                   (const struct sockaddr *)&address, size);
     int error = errno;
     if (fd >= 0) close(fd);
     if (sent < 0)
         HF_LOG_FIELDS(HF_LOG_DEBUG, "cannot notify the service manager",
                       HF_LOG_TEXT("state", state), HF_LOG_TEXT("error", strerror(error)));
-    else
-        HF_LOG_FIELDS(HF_LOG_DEBUG, "notified the service manager", HF_LOG_TEXT("state", state));
+    else HF_LOG_FIELDS(HF_LOG_DEBUG, "notified the service manager", HF_LOG_TEXT("state", state));
 }

@@ -17,14 +17,14 @@
 #define HF_PROGRESS_INTERVAL_MS 100
 
 typedef struct hf_progress {
-    const char *what;      /* "loading the store" */
+    const char *what; /* "loading the store" */
     bool enabled;
-    bool shown;            /* a line is on the terminal, to erase at the end */
+    bool shown; /* a line is on the terminal, to erase at the end */
     uint64_t done;
-    uint64_t total;        /* 0: unknown, no percentage */
+    uint64_t total; /* 0: unknown, no percentage */
     double started_s;
     double shown_s;
-    double delay_s;        /* HF_PROGRESS_DELAY_MS, or HOLDFAST_PROGRESS_DELAY_MS */
+    double delay_s; /* HF_PROGRESS_DELAY_MS, or HOLDFAST_PROGRESS_DELAY_MS */
 } hf_progress_t;
 
 void hf_progress_begin(hf_progress_t *progress, const char *what, bool enabled);

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 typedef struct hf_asset {
-    const char *name;          /* base name, e.g. "event.html"; NULL ends the table */
+    const char *name; /* base name, e.g. "event.html"; NULL ends the table */
     const char *content_type;
     const unsigned char *data; /* static, NUL-terminated beyond length */
     size_t length;

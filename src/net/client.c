@@ -89,8 +89,8 @@ static void parser_start(hf_client_parser_t *client) {
     client->failure = HPE_OK;
 }
 
-void hf_client_parser_init(hf_client_parser_t *client, size_t body_max,
-                           hf_client_header_fn header, void *owner) {
+void hf_client_parser_init(hf_client_parser_t *client, size_t body_max, hf_client_header_fn header,
+                           void *owner) {
     memset(client, 0, sizeof *client);
     llhttp_settings_init(&client->settings);
     client->settings.on_header_field = on_header_field;
@@ -129,9 +129,7 @@ hf_client_read_t hf_client_parser_finish(hf_client_parser_t *client) {
     return HF_CLIENT_FAILED;
 }
 
-int hf_client_parser_status(const hf_client_parser_t *client) {
-    return client->parser.status_code;
-}
+int hf_client_parser_status(const hf_client_parser_t *client) { return client->parser.status_code; }
 
 bool hf_client_parser_keep_alive(const hf_client_parser_t *client) {
     return llhttp_should_keep_alive(&client->parser) != 0;

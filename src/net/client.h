@@ -41,33 +41,32 @@ void hf_client_request_end(hf_buffer_t *out, const char *body, size_t body_lengt
 typedef void (*hf_client_header_fn)(void *owner, const char *name, const char *value);
 
 typedef enum hf_client_read {
-    HF_CLIENT_MORE,              /* the answer is not whole yet */
-    HF_CLIENT_COMPLETE,          /* the answer is whole: status, body */
-    HF_CLIENT_FAILED             /* not HTTP, or over body_max: hf_client_parser_error */
+    HF_CLIENT_MORE,     /* the answer is not whole yet */
+    HF_CLIENT_COMPLETE, /* the answer is whole: status, body */
+    HF_CLIENT_FAILED    /* not HTTP, or over body_max: hf_client_parser_error */
 } hf_client_read_t;
 
 typedef struct hf_client_parser {
     llhttp_t parser;
     llhttp_settings_t settings;
     hf_buffer_t body;
-    size_t body_max;             /* a longer body fails the answer */
+    size_t body_max; /* a longer body fails the answer */
     hf_client_header_fn header;
     void *owner;
     char field[HF_CLIENT_HEADER_TEXT_MAX + 1], value[HF_CLIENT_HEADER_TEXT_MAX + 1];
     size_t field_length, value_length;
     bool head_complete, complete, too_large;
-    llhttp_errno_t failure;      /* what failed the answer, HPE_OK until then */
+    llhttp_errno_t failure; /* what failed the answer, HPE_OK until then */
 } hf_client_parser_t;
 
 /* header may be NULL (no header is handed over). */
-void hf_client_parser_init(hf_client_parser_t *client, size_t body_max,
-                           hf_client_header_fn header, void *owner);
+void hf_client_parser_init(hf_client_parser_t *client, size_t body_max, hf_client_header_fn header,
+                           void *owner);
 /* Ready for the next answer on the same connection (keep-alive); the body is emptied. */
 void hf_client_parser_reset(hf_client_parser_t *client);
 void hf_client_parser_free(hf_client_parser_t *client);
 /* Reads the next bytes of the answer. Bytes after a complete answer are not read. */
-hf_client_read_t hf_client_parser_feed(hf_client_parser_t *client, const char *data,
-                                       size_t length);
+hf_client_read_t hf_client_parser_feed(hf_client_parser_t *client, const char *data, size_t length);
 /* The connection ended: an answer whose body runs to the end of the connection is complete
  * now; any other not yet whole fails. */
 hf_client_read_t hf_client_parser_finish(hf_client_parser_t *client);

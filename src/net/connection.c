@@ -69,8 +69,7 @@ static void list_insert_by_deadline(link_t *head, connection_t *connection) {
 /* Makes sure the timer fires no later than deadline_ms. */
 static void timer_schedule(hf_http_server_t *server, uint64_t deadline_ms) {
     if (server->closed) return;
-    if (uv_is_active((uv_handle_t *)&server->timer) && server->timer_due_ms <= deadline_ms)
-        return;
+    if (uv_is_active((uv_handle_t *)&server->timer) && server->timer_due_ms <= deadline_ms) return;
     uint64_t now = uv_now(server->loop);
     server->timer_due_ms = deadline_ms;
     uv_timer_start(&server->timer, on_timer, deadline_ms > now ? deadline_ms - now : 0, 0);
@@ -177,8 +176,8 @@ static void connection_end(connection_t *connection) {
     connection->input_done = true;
     hf_buffer_free(&connection->held_input);
     connection->shutdown_request.data = connection;
-    if (uv_shutdown(&connection->shutdown_request, (uv_stream_t *)&connection->tcp,
-                    on_shutdown) < 0) {
+    if (uv_shutdown(&connection->shutdown_request, (uv_stream_t *)&connection->tcp, on_shutdown) <
+        0) {
         connection_close(connection);
         return;
     }
@@ -199,7 +198,8 @@ size_t connection_pending(const connection_t *connection) {
 
 /* Past either limit the connection stops being read until its answers drain. */
 bool connection_over_limits(const connection_t *connection) {
-    size_t unsent = connection->queued_bytes + (connection->writing ? connection->output.length : 0);
+    size_t unsent = connection->queued_bytes +
+                    (connection->writing ? connection->output.length : 0);
     return connection_pending(connection) >= HF_HTTP_PIPELINE_MAX ||
            unsent > HF_HTTP_OUTPUT_SIZE_MAX;
 }
@@ -217,7 +217,8 @@ void connection_resume(connection_t *connection) {
     llhttp_resume(&connection->parser);
     hf_buffer_t *held = &connection->held_input;
     if (connection->held_offset < held->length) {
-        connection->held_offset += connection_parse(connection, held->data + connection->held_offset,
+        connection->held_offset += connection_parse(connection,
+                                                    held->data + connection->held_offset,
                                                     held->length - connection->held_offset);
     }
     if (connection->held_offset >= held->length || connection->input_done) {
@@ -277,9 +278,8 @@ static void connection_reading_set(connection_t *connection, bool reading) {
 /* The store owes this connection its next answer. */
 static bool connection_waits_for_store(const connection_t *connection) {
     return connection->queue_head &&
-           (connection->queue_head->deferred ||
-            connection->queue_head->response.durable_sequence >
-                connection->server->released_sequence);
+           (connection->queue_head->deferred || connection->queue_head->response.durable_sequence >
+                                                    connection->server->released_sequence);
 }
 
 /* Everything the connection will ever send has been handed to the kernel. */
@@ -332,7 +332,7 @@ void connection_settle(connection_t *connection) {
     bool quiet_stream = connection->stream.open && !connection->writing;
     enum connection_list list = connection_waits_for_store(connection) ? LIST_WAITING
                                 : quiet_stream                         ? LIST_NONE
-                                                                : connection_clock(connection);
+                                               : connection_clock(connection);
     /* A body's window moves on as its bytes come: the connection is filed again. */
     bool moved = (list == LIST_HEAD || list == LIST_BODY) &&
                  connection->deadline_ms != connection->request_deadline_ms;

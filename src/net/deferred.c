@@ -71,8 +71,7 @@ void response_deferred_forget(queued_response_t *entry) {
     entry->kept_count = 0;
 }
 
-const char *hf_http_response_keep(hf_http_response_t *response, const char *text,
-                                  size_t length) {
+const char *hf_http_response_keep(hf_http_response_t *response, const char *text, size_t length) {
     queued_response_t *entry = entry_of(response);
     if (entry->kept_count >= sizeof entry->kept / sizeof entry->kept[0]) return NULL;
     char *copy = malloc(length + 1);
@@ -87,8 +86,7 @@ void hf_http_response_undefer(hf_http_response_t *response) {
     deferred_slot_release(entry_of(response));
 }
 
-hf_http_response_t *hf_http_deferred_reopen(hf_http_server_t *server,
-                                            hf_http_deferred_t deferred) {
+hf_http_response_t *hf_http_deferred_reopen(hf_http_server_t *server, hf_http_deferred_t deferred) {
     hf_http_response_t *response = hf_http_deferred_response(server, deferred);
     if (response) hf_http_response_undefer(response);
     return response;

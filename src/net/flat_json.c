@@ -21,8 +21,8 @@ static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* JSON's whitespace: space, tab, line feed and carriage return, nothing else. */
 static void skip_space(reader_t *reader) {
-    while (!at_end(reader) && (*reader->at == ' ' || *reader->at == '\n' ||
-                               *reader->at == '\r' || *reader->at == '\t'))
+    while (!at_end(reader) && (*reader->at == ' ' || *reader->at == '\n' || *reader->at == '\r' ||
+                               *reader->at == '\t'))
         reader->at++;
 }
 

@@ -39,20 +39,20 @@ typedef enum hf_flat_json_kind {
 } hf_flat_json_kind_t;
 
 typedef struct hf_flat_json_member {
-    const char *name;        /* NUL-terminated, in the reader's text */
+    const char *name; /* NUL-terminated, in the reader's text */
     hf_flat_json_kind_t kind;
-    const char *string;      /* STRING: NUL-terminated, in the reader's text */
-    size_t length;           /* STRING: bytes; STRINGS: how many items */
-    int64_t integer;         /* INTEGER */
-    double real;             /* INTEGER and REAL: the value as a double, as json_number_value */
-    uint32_t first_item;     /* STRINGS: index of its first item in items */
+    const char *string;  /* STRING: NUL-terminated, in the reader's text */
+    size_t length;       /* STRING: bytes; STRINGS: how many items */
+    int64_t integer;     /* INTEGER */
+    double real;         /* INTEGER and REAL: the value as a double, as json_number_value */
+    uint32_t first_item; /* STRINGS: index of its first item in items */
 } hf_flat_json_member_t;
 
 typedef struct hf_flat_json {
     uint32_t member_count;
     hf_flat_json_member_t members[HF_FLAT_JSON_MEMBERS_MAX];
     uint32_t item_count;
-    const char *items[HF_FLAT_JSON_ITEMS_MAX];     /* NUL-terminated, in text */
+    const char *items[HF_FLAT_JSON_ITEMS_MAX]; /* NUL-terminated, in text */
     size_t item_lengths[HF_FLAT_JSON_ITEMS_MAX];
     /* Names and strings, each copied with a NUL: two quotes in the body make room for it. */
     char text[HF_FLAT_JSON_SIZE_MAX];

@@ -76,8 +76,7 @@ static int address_resolve(uv_loop_t *loop, const char *host, int port,
     uv_freeaddrinfo(request.addrinfo);
     if (address->ss_family == AF_INET)
         ((struct sockaddr_in *)address)->sin_port = htons((uint16_t)port);
-    else
-        ((struct sockaddr_in6 *)address)->sin6_port = htons((uint16_t)port);
+    else ((struct sockaddr_in6 *)address)->sin6_port = htons((uint16_t)port);
     return 0;
 }
 
@@ -118,8 +117,8 @@ static int listener_open(uv_tcp_t *listener, const hf_http_config_t *config,
     return result;
 }
 
-int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop,
-                         const hf_http_config_t *config, char *error, size_t error_size) {
+int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop, const hf_http_config_t *config,
+                         char *error, size_t error_size) {
     *out = NULL;
     /* libuv writes with write(2): a peer gone between two writes would raise SIGPIPE and kill
      * the process, where the write error alone closes the one connection. */
@@ -201,8 +200,8 @@ static void connection_fail_pending(connection_t *connection, uint64_t durable_s
         if (entry->interim || entry->deferred || response->durable_sequence <= durable_sequence)
             continue;
         connection->queued_bytes -= response->body.length;
-        hf_http_error(response, 503, "unavailable",
-                      "the store failed; nothing was acknowledged", NULL);
+        hf_http_error(response, 503, "unavailable", "the store failed; nothing was acknowledged",
+                      NULL);
         response->content_type = NULL;
         response->durable_sequence = 0;
         headers_keep_every_answer(response);
@@ -243,8 +242,7 @@ void hf_http_server_stop_accepting(hf_http_server_t *server) {
         /* Idle, or in the middle of a request that will now never be read: nothing is owed. */
         if (connection_pending(connection) == 0 && !connection->parsing)
             connection_close(connection);
-        else
-            connection_settle(connection);
+        else connection_settle(connection);
     }
 }
 

@@ -24,23 +24,23 @@
 #include "lib/buffer.h"
 
 typedef struct hf_http_header {
-    const char *name;   /* as received; compare case-insensitively */
+    const char *name; /* as received; compare case-insensitively */
     size_t name_length;
-    const char *value;  /* leading and trailing blanks removed */
+    const char *value; /* leading and trailing blanks removed */
     size_t value_length;
 } hf_http_header_t;
 
 #define HF_HTTP_HEADERS_MAX 100
 
 typedef struct hf_http_request {
-    const char *method;        /* "GET", "POST", ... NUL-terminated */
-    const char *path;          /* target before '?', not decoded, NUL-terminated */
-    const char *query;         /* after '?', NUL-terminated, "" when none */
-    const char *body;          /* NUL-terminated copy; body_length bytes */
+    const char *method; /* "GET", "POST", ... NUL-terminated */
+    const char *path;   /* target before '?', not decoded, NUL-terminated */
+    const char *query;  /* after '?', NUL-terminated, "" when none */
+    const char *body;   /* NUL-terminated copy; body_length bytes */
     size_t body_length;
     const hf_http_header_t *headers;
     size_t header_count;
-    void *connection;          /* opaque, stable while the request is handled */
+    void *connection; /* opaque, stable while the request is handled */
 } hf_http_request_t;
 
 /* Header value by case-insensitive name, or NULL; *length set when found. */
@@ -76,8 +76,8 @@ typedef struct hf_http_response {
  * static strings, or strings that outlive the server. More than HF_HTTP_RESPONSE_HEADERS_MAX
  * is a bug (assert). An answer to HEAD (status 204 aside) keeps its Content-Length, the
  * length of the body the handler wrote, and the body is not sent. */
-void hf_http_response_header_add(hf_http_response_t *response, const char *name,
-                                 const char *value, bool every_answer);
+void hf_http_response_header_add(hf_http_response_t *response, const char *name, const char *value,
+                                 bool every_answer);
 
 typedef void (*hf_http_handler_fn)(void *context, const hf_http_request_t *request,
                                    hf_http_response_t *response);
@@ -93,7 +93,7 @@ typedef struct hf_http_config {
     const char *host;
     int port;
     hf_http_handler_fn handler;
-    void *context;               /* the handler's and the answered callback's */
+    void *context;                /* the handler's and the answered callback's */
     hf_http_answered_fn answered; /* NULL: answers are not reported, nor timed */
     /* One log line per answer (method, path without its query, status, duration, bytes)
      * when it is written: off by default, since a busy server would log more than it serves.
@@ -115,8 +115,8 @@ int hf_http_bind(uv_loop_t *loop, const char *host, int port, int *bound_socket,
                  size_t error_size);
 /* Binds (unless config->bound) and listens. Returns 0, or a negative libuv error with a
  * sentence in error. */
-int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop,
-                         const hf_http_config_t *config, char *error, size_t error_size);
+int hf_http_server_start(hf_http_server_t **out, uv_loop_t *loop, const hf_http_config_t *config,
+                         char *error, size_t error_size);
 /* Sends every queued response whose sequence is <= durable_sequence. */
 void hf_http_server_release(hf_http_server_t *server, uint64_t durable_sequence);
 /* Turns every queued, unsent response that waits for a sequence > durable_sequence into a
@@ -195,17 +195,15 @@ void hf_http_deferred_finish(hf_http_server_t *server, hf_http_deferred_t deferr
  * handler may defer the answer again (forwarding it, say); NULL when its connection is gone.
  * hf_http_response_settle follows the handler: the answer then leaves once its
  * durable_sequence is released, unless it was deferred again. */
-hf_http_response_t *hf_http_deferred_reopen(hf_http_server_t *server,
-                                            hf_http_deferred_t deferred);
+hf_http_response_t *hf_http_deferred_reopen(hf_http_server_t *server, hf_http_deferred_t deferred);
 void hf_http_response_settle(hf_http_response_t *response);
 /* A copy of text for a header of this answer, freed with the answer; NULL past
  * HF_HTTP_RESPONSE_HEADERS_MAX + 1 copies. */
-const char *hf_http_response_keep(hf_http_response_t *response, const char *text,
-                                  size_t length);
+const char *hf_http_response_keep(hf_http_response_t *response, const char *text, size_t length);
 
 /* Writes {"error": {"code": code, "message": message}} with status; a field is added when
  * field is not NULL. Used by the server itself for 4xx parse errors and by handlers. */
-void hf_http_error(hf_http_response_t *response, int status, const char *code,
-                   const char *message, const char *field);
+void hf_http_error(hf_http_response_t *response, int status, const char *code, const char *message,
+                   const char *field);
 
 #endif

@@ -84,8 +84,8 @@ static void head_element_end(connection_t *connection, uint32_t *offset, uint32_
 
 /* The request's clock starts (limits.h): its head's deadline, or its body's first window. */
 static void request_clock_start(connection_t *connection, enum request_phase phase) {
-    uint64_t timeout_ms =
-        phase == PHASE_HEAD ? HF_HTTP_HEAD_TIMEOUT_MS : HF_HTTP_BODY_RATE_WINDOW_MS;
+    uint64_t timeout_ms = phase == PHASE_HEAD ? HF_HTTP_HEAD_TIMEOUT_MS
+                                              : HF_HTTP_BODY_RATE_WINDOW_MS;
     connection->phase = phase;
     connection->request_deadline_ms = uv_now(connection->server->loop) + timeout_ms;
     connection->body_credit = 0;
@@ -195,8 +195,7 @@ static int on_header_value_complete(llhttp_t *parser) {
 }
 
 /* Value of a header of the request being parsed, or NULL. */
-static const char *parsed_header(const connection_t *connection, const char *name,
-                                 size_t *length) {
+static const char *parsed_header(const connection_t *connection, const char *name, size_t *length) {
     size_t name_length = strlen(name);
     for (size_t i = 0; i < connection->header_count; i++) {
         const header_span_t *span = &connection->headers[i];
@@ -349,13 +348,11 @@ static int on_message_complete(llhttp_t *parser) {
         response_free(entry);
         return PARSE_STOP;
     }
-    if (entry->stream)
-        stream_request_complete(connection, entry);
+    if (entry->stream) stream_request_complete(connection, entry);
     /* After an upgrade request the stream would change protocol: answer, then close. */
     else if (!llhttp_should_keep_alive(parser) || parser->upgrade || connection->input_done)
         entry->response.close = true;
-    else if (parser->http_minor == 0)
-        entry->keep_alive_header = true;
+    else if (parser->http_minor == 0) entry->keep_alive_header = true;
     response_enqueue(connection, entry);
     if (connection->body.capacity > BUFFER_KEEP_SIZE) hf_buffer_free(&connection->body);
     if (connection->head.capacity > BUFFER_KEEP_SIZE) hf_buffer_free(&connection->head);

@@ -59,18 +59,18 @@ static inline void list_take_all(link_t *to, link_t *from) {
 typedef struct queued_response {
     hf_http_response_t response;
     struct queued_response *next;
-    bool head_only;         /* answer to HEAD: headers without the body */
-    bool keep_alive_header; /* HTTP/1.0 client that asked for keep-alive must be told */
-    bool interim;           /* 100 Continue, not an answer of its own */
-    bool stream;            /* first response of a stream: no length, the body runs on */
-    bool stream_head;       /* HEAD where GET opens a stream: that head, no stream */
+    bool head_only;                /* answer to HEAD: headers without the body */
+    bool keep_alive_header;        /* HTTP/1.0 client that asked for keep-alive must be told */
+    bool interim;                  /* 100 Continue, not an answer of its own */
+    bool stream;                   /* first response of a stream: no length, the body runs on */
+    bool stream_head;              /* HEAD where GET opens a stream: that head, no stream */
     struct connection *connection; /* owner, for hf_http_response_stream */
     /* The access log's (net/response.c): the request's method (a static name) and a copy of
      * its path, and when it was parsed (uv_hrtime); NULL path: nothing to log. */
     const char *access_method;
     char *access_path;
     uint64_t access_started_ns;
-    uint64_t received_ns;   /* uv_hrtime when the request was read whole (server->answered) */
+    uint64_t received_ns; /* uv_hrtime when the request was read whole (server->answered) */
     /* An answer another node gives (net/deferred.c): held back, whatever the released
      * sequence, until hf_http_deferred_finish; its slot in the server's table while it is. */
     bool deferred;
@@ -109,15 +109,15 @@ typedef struct connection {
     uv_tcp_t tcp;
     hf_http_server_t *server;
     llhttp_t parser;
-    link_t all_link;          /* in server->connections until the handle is closed */
-    link_t list_link;         /* in the list named by list */
+    link_t all_link;  /* in server->connections until the handle is closed */
+    link_t list_link; /* in the list named by list */
     enum connection_list list;
     uint64_t deadline_ms;
 
     /* The request being parsed. The head buffer holds the URL, then each header name and
      * value, each followed by a NUL. */
     hf_buffer_t head;
-    size_t head_size; /* request line and headers as sent, counted against the limit */
+    size_t head_size;  /* request line and headers as sent, counted against the limit */
     size_t span_start; /* where the element being received starts in head */
     size_t url_length;
     header_span_t headers[HF_HTTP_HEADERS_MAX];
@@ -146,14 +146,14 @@ typedef struct connection {
     uv_write_t write_request;
     uv_shutdown_t shutdown_request;
 
-    bool reading;        /* uv_read_start is in effect */
-    bool parsing;        /* inside llhttp_execute: the parser may not be entered again */
-    bool parser_paused;  /* backpressure: parsing stopped until answers drain */
-    bool input_done;     /* no further request will be read */
-    bool peer_closed;    /* end of input seen */
+    bool reading;       /* uv_read_start is in effect */
+    bool parsing;       /* inside llhttp_execute: the parser may not be entered again */
+    bool parser_paused; /* backpressure: parsing stopped until answers drain */
+    bool input_done;    /* no further request will be read */
+    bool peer_closed;   /* end of input seen */
     bool writing;
     bool lingering;
-    bool closing;        /* uv_close called; freed in its callback */
+    bool closing; /* uv_close called; freed in its callback */
 
     hf_http_stream_t stream;
 } connection_t;
@@ -177,7 +177,7 @@ struct hf_http_server {
     size_t pending_count;
     bool listening;
     bool closed;
-    bool access_log;     /* hf_http_config_t.access_log */
+    bool access_log; /* hf_http_config_t.access_log */
     /* Deferred answers by slot (net/deferred.c), and each slot's generation, so a handle
      * kept past its answer's end finds nothing. */
     queued_response_t *deferred[HF_HTTP_DEFERRED_MAX];
@@ -196,10 +196,8 @@ struct hf_http_server {
 
 /* Empties a buffer for reuse, giving its memory back if one large use grew it. */
 static inline void buffer_recycle(hf_buffer_t *buffer) {
-    if (buffer->capacity > BUFFER_KEEP_SIZE)
-        hf_buffer_free(buffer);
-    else
-        hf_buffer_reset(buffer);
+    if (buffer->capacity > BUFFER_KEEP_SIZE) hf_buffer_free(buffer);
+    else hf_buffer_reset(buffer);
 }
 
 /* ---- what the net files call across; every connection and record belongs to the server ---- */

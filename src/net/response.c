@@ -67,10 +67,8 @@ static void response_recycle(connection_t *connection, queued_response_t *entry)
 
 void response_enqueue(connection_t *connection, queued_response_t *entry) {
     entry->next = NULL;
-    if (connection->queue_tail)
-        connection->queue_tail->next = entry;
-    else
-        connection->queue_head = entry;
+    if (connection->queue_tail) connection->queue_tail->next = entry;
+    else connection->queue_head = entry;
     connection->queue_tail = entry;
     connection->queued_count++;
     connection->queued_bytes += entry->response.body.length + RESPONSE_HEAD_SIZE_ESTIMATE;
@@ -138,8 +136,8 @@ static void headers_serialize(hf_buffer_t *out, const queued_response_t *entry, 
     if (response->content_type || stream_shaped) {
         HF_BUFFER_APPEND_LITERAL(out, "Content-Type: ");
         const char *fallback_type = stream_shaped ? "text/event-stream" : "application/json";
-        hf_buffer_append_string(out, response->content_type ? response->content_type
-                                                            : fallback_type);
+        hf_buffer_append_string(out,
+                                response->content_type ? response->content_type : fallback_type);
         HF_BUFFER_APPEND_LITERAL(out, "\r\n");
     } else if (status != 204) {
         HF_BUFFER_APPEND_LITERAL(out, "Content-Type: application/json\r\n"); /* most answers */
@@ -153,10 +151,8 @@ static void headers_serialize(hf_buffer_t *out, const queued_response_t *entry, 
 }
 
 static void connection_serialize(hf_buffer_t *out, const queued_response_t *entry) {
-    if (entry->response.close)
-        HF_BUFFER_APPEND_LITERAL(out, "Connection: close\r\n");
-    else if (entry->keep_alive_header)
-        HF_BUFFER_APPEND_LITERAL(out, "Connection: keep-alive\r\n");
+    if (entry->response.close) HF_BUFFER_APPEND_LITERAL(out, "Connection: close\r\n");
+    else if (entry->keep_alive_header) HF_BUFFER_APPEND_LITERAL(out, "Connection: keep-alive\r\n");
 }
 
 /* A final answer must be 2xx to 5xx: anything else from a handler is a bug, and sending it
@@ -180,8 +176,7 @@ static const char *server_date(hf_http_server_t *server) {
     return server->date;
 }
 
-static void response_serialize(hf_buffer_t *out, const queued_response_t *entry,
-                               const char *date) {
+static void response_serialize(hf_buffer_t *out, const queued_response_t *entry, const char *date) {
     if (entry->interim) {
         HF_BUFFER_APPEND_LITERAL(out, "HTTP/1.1 100 Continue\r\n\r\n");
         return;
@@ -376,11 +371,11 @@ void hf_http_response_stream_head(hf_http_response_t *response) {
     entry->stream_head = true;
 }
 
-void hf_http_response_header_add(hf_http_response_t *response, const char *name,
-                                 const char *value, bool every_answer) {
+void hf_http_response_header_add(hf_http_response_t *response, const char *name, const char *value,
+                                 bool every_answer) {
     assert(response->header_count < HF_HTTP_RESPONSE_HEADERS_MAX && "too many headers");
-    response->headers[response->header_count++] =
-        (hf_http_response_header_t){name, value, every_answer};
+    response->headers[response->header_count++] = (hf_http_response_header_t){name, value,
+                                                                              every_answer};
 }
 
 /* Stream bytes not yet handed to the kernel: the unsent buffer, and what libuv still holds of
@@ -411,8 +406,8 @@ void hf_http_stream_close(hf_http_stream_t *stream) {
     connection_settle(CONTAINER_OF(stream, connection_t, stream));
 }
 
-void hf_http_error(hf_http_response_t *response, int status, const char *code,
-                   const char *message, const char *field) {
+void hf_http_error(hf_http_response_t *response, int status, const char *code, const char *message,
+                   const char *field) {
     hf_buffer_reset(&response->body);
     hf_json_t json;
     hf_json_init(&json, &response->body);

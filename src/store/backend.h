@@ -49,8 +49,8 @@
 #define HF_STORE_BACKEND_VERSION 8
 
 typedef struct hf_store_backend {
-    int version;         /* HF_STORE_BACKEND_VERSION */
-    const char *scheme;  /* the URL prefix the backend was written for, as in "sqlite:" */
+    int version;        /* HF_STORE_BACKEND_VERSION */
+    const char *scheme; /* the URL prefix the backend was written for, as in "sqlite:" */
 
     /* Opens (and creates, when missing) the store that url names, scheme included; sets
      * *instance. On failure frees what it made and leaves *instance NULL. */
@@ -71,8 +71,7 @@ typedef struct hf_store_backend {
      * the entries of each batch's records (store/history.h) in the batch's transaction,
      * numbering them per event from the last seq stored. */
     int (*read_history)(void *instance, const hf_store_history_query_t *query,
-                        hf_store_history_fn entry, void *context, char *error,
-                        size_t error_size);
+                        hf_store_history_fn entry, void *context, char *error, size_t error_size);
     /* Reads one waiting-room ticket by id, as committed, into loader->ticket
      * (hf_store_read_ticket), through the same connection as read_hold. */
     int (*read_ticket)(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
@@ -114,31 +113,31 @@ typedef struct hf_store_backend {
      * after ending the old owner's database session when it is still open); keeps the epoch
      * when node_id holds it already. *epoch is the lease's epoch when *acquired; false when
      * another node holds a live lease. */
-    int (*lease_acquire)(void *instance, const char *node_id, const char *unit,
-                         uint64_t *epoch, bool *acquired, char *error, size_t error_size);
+    int (*lease_acquire)(void *instance, const char *node_id, const char *unit, uint64_t *epoch,
+                         bool *acquired, char *error, size_t error_size);
     /* Extends every live lease of node_id by the lease's length from the database's clock,
      * records the node's heartbeat and address; *renewed counts the leases still held. A
      * lease found lapsed or taken is forgotten: batches for its unit then fail. */
-    int (*lease_renew)(void *instance, const char *node_id, const char *address,
-                       size_t *renewed, char *error, size_t error_size);
+    int (*lease_renew)(void *instance, const char *node_id, const char *address, size_t *renewed,
+                       char *error, size_t error_size);
     /* Hands every lease of node_id back at once (a clean stop): they lapse now. */
     int (*lease_release)(void *instance, const char *node_id, char *error, size_t error_size);
     /* Every node (by id) and then every lease: events' units in the order the events were
      * created, then the others by unit; as the database has them now. */
-    int (*lease_list)(void *instance, hf_store_node_fn node, hf_store_lease_fn lease,
-                      void *context, char *error, size_t error_size);
+    int (*lease_list)(void *instance, hf_store_node_fn node, hf_store_lease_fn lease, void *context,
+                      char *error, size_t error_size);
     /* Reads one unit's rows back, as load does for all (the same callbacks, the same order):
      * an event with its holds, orders, refunds, deliveries, tickets and idempotency keys, or
      * a fleet with its drivers, rides and keys; the unit HF_STORE_UNIT_NONE reads the records
      * of no unit (refunds and deliveries of holds no event has, keys of requests about no
      * unit). For a takeover, on the lease methods' thread and connection. */
-    int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader,
-                     char *error, size_t error_size);
+    int (*load_unit)(void *instance, const char *unit, const hf_store_loader_t *loader, char *error,
+                     size_t error_size);
     /* The unit an id belongs to, from the database: kind is "hold", "order", "refund",
      * "ticket" or "ride". *found false when there is no such id. Same thread and connection
      * as load_unit. */
-    int (*unit_find)(void *instance, const char *kind, const char *id, char *unit,
-                     size_t unit_size, bool *found, char *error, size_t error_size);
+    int (*unit_find)(void *instance, const char *kind, const char *id, char *unit, size_t unit_size,
+                     bool *found, char *error, size_t error_size);
     /* The setting key as the database keeps it, in value (value_size bytes): proposed is kept
      * first when there is none, so nodes starting at once agree on one value (the generated
      * token secret, API.md section 11). Any thread before start, on the lease connection.
@@ -156,8 +155,8 @@ typedef struct hf_store_backend {
      * NULL when load_unit is (no leases). */
     int (*unit_fetch)(void *instance, const char *unit, const hf_store_loader_t *loader,
                       void **rows, char *error, size_t error_size);
-    int (*unit_deliver)(void *instance, void *rows, const hf_store_loader_t *loader,
-                        char *error, size_t error_size);
+    int (*unit_deliver)(void *instance, void *rows, const hf_store_loader_t *loader, char *error,
+                        size_t error_size);
     void (*unit_rows_free)(void *rows);
     /* ---- Forgotten rides (version 8; core/dispatch/dispatch.h): one ride by id, and a page
      * of a fleet's rides in creation order, as committed, through the connection read_hold
@@ -176,8 +175,7 @@ typedef struct hf_store_backend {
 
 /* The backend whose scheme begins url (backends.c), or NULL with a sentence in error: an
  * unknown scheme, or a known one whose backend this build does not have. */
-const hf_store_backend_t *hf_store_backend_find(const char *url, char *error,
-                                                size_t error_size);
+const hf_store_backend_t *hf_store_backend_find(const char *url, char *error, size_t error_size);
 
 /* Formats a sentence into error (when not NULL), as every method reports a failure. */
 void hf_store_error_write(char *error, size_t error_size, const char *format, ...)

@@ -5,9 +5,9 @@
 #include "store/backend.h"
 
 typedef struct backend_row {
-    const char *scheme;                 /* what the URL begins with */
-    const hf_store_backend_t *backend;  /* NULL: known, but not in this build */
-    const char *missing;                /* the answer when backend is NULL */
+    const char *scheme;                /* what the URL begins with */
+    const hf_store_backend_t *backend; /* NULL: known, but not in this build */
+    const char *missing;               /* the answer when backend is NULL */
 } backend_row_t;
 
 /* PostgreSQL's URL is handed to libpq as it is, in either of its two spellings. */
@@ -17,8 +17,7 @@ static const backend_row_t BACKENDS[] = {
     {"postgresql://", &hf_store_postgres_backend, NULL},
 };
 
-const hf_store_backend_t *hf_store_backend_find(const char *url, char *error,
-                                                size_t error_size) {
+const hf_store_backend_t *hf_store_backend_find(const char *url, char *error, size_t error_size) {
     for (size_t i = 0; url != NULL && i < sizeof BACKENDS / sizeof BACKENDS[0]; i++) {
         const backend_row_t *row = &BACKENDS[i];
         size_t length = strlen(row->scheme);

@@ -31,8 +31,8 @@ struct hf_batch {
     hf_mutation_t *records;
     size_t count;
     size_t capacity;
-    chunk_t *first;    /* every chunk ever allocated, kept across clears */
-    chunk_t *current;  /* the chunk being filled; those before it are full */
+    chunk_t *first;   /* every chunk ever allocated, kept across clears */
+    chunk_t *current; /* the chunk being filled; those before it are full */
 };
 
 /* Memory is bounded by limits.h (records per batch, size of each string), so running out of

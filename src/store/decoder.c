@@ -29,8 +29,7 @@ static double real(const hf_row_reader_t *row, int column) {
     return value != NULL ? strtod(value, NULL) : 0.0;
 }
 
-static int unreadable(hf_decoder_t *decoder, hf_row_kind_t kind, const char *id,
-                      const char *why) {
+static int unreadable(hf_decoder_t *decoder, hf_row_kind_t kind, const char *id, const char *why) {
     hf_store_error_write(decoder->error, decoder->error_size, "store: %s row %s: %s",
                          hf_decoder_table(kind), id != NULL ? id : "(null)", why);
     return HF_DECODER_UNREADABLE;
@@ -70,8 +69,8 @@ static int event_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     hf_event_definition_t definition;
     char why[160];
     int result = 0;
-    if (hf_rows_definition_read(text(row, HF_COLUMN_EVENT_CONFIG), &definition, why,
-                                sizeof why) != 0)
+    if (hf_rows_definition_read(text(row, HF_COLUMN_EVENT_CONFIG), &definition, why, sizeof why) !=
+        0)
         result = unreadable(decoder, HF_ROW_EVENT, id, why);
     else if (id == NULL || strcmp(definition.id, id) != 0)
         result = unreadable(decoder, HF_ROW_EVENT, id, "its definition names another event");
@@ -99,8 +98,8 @@ static int hold_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
                              .expires_at_ms = integer(row, HF_COLUMN_HOLD_EXPIRES_AT)};
     const char *id = hold.request.hold_id;
     int result = HF_DECODER_UNREADABLE;
-    if (word_read(decoder, row, HF_COLUMN_HOLD_STATUS, hf_hold_status_parse, &hold.status,
-                  "status", HF_ROW_HOLD, id) &&
+    if (word_read(decoder, row, HF_COLUMN_HOLD_STATUS, hf_hold_status_parse, &hold.status, "status",
+                  HF_ROW_HOLD, id) &&
         items_read(decoder, row, HF_COLUMN_HOLD_ITEMS, &hold.request, HF_ROW_HOLD, id))
         result = decoder->loader->hold(decoder->loader->context, &hold);
     hf_rows_items_free(decoder->items);
@@ -152,11 +151,12 @@ static int idempotency_decode(hf_decoder_t *decoder, const hf_row_reader_t *row)
     uint8_t hash[HASH_SIZE];
     size_t length = 0;
     const char *hex = row->text(row->row, HF_COLUMN_IDEMPOTENCY_HASH, &length);
-    hf_stored_idempotency_t answer = {.key = text(row, HF_COLUMN_IDEMPOTENCY_KEY), .hash = hash,
-                                      .status = (int)integer(row, HF_COLUMN_IDEMPOTENCY_STATUS),
-                                      .body = text(row, HF_COLUMN_IDEMPOTENCY_BODY),
-                                      .created_at_ms =
-                                          integer(row, HF_COLUMN_IDEMPOTENCY_CREATED_AT)};
+    hf_stored_idempotency_t answer = {
+        .key = text(row, HF_COLUMN_IDEMPOTENCY_KEY),
+        .hash = hash,
+        .status = (int)integer(row, HF_COLUMN_IDEMPOTENCY_STATUS),
+        .body = text(row, HF_COLUMN_IDEMPOTENCY_BODY),
+        .created_at_ms = integer(row, HF_COLUMN_IDEMPOTENCY_CREATED_AT)};
     if (!hash_read(hex, length, hash)) {
         char why[64];
         snprintf(why, sizeof why, "a hash of %zu hexadecimal digits, not %d",
@@ -169,19 +169,18 @@ static int idempotency_decode(hf_decoder_t *decoder, const hf_row_reader_t *row)
 }
 
 static int refund_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
-    hf_stored_refund_t refund = {
-        .refund_id = text(row, HF_COLUMN_REFUND_ID),
-        .payment_intent_id = text(row, HF_COLUMN_REFUND_PAYMENT_INTENT_ID),
-        .reservation_id = text(row, HF_COLUMN_REFUND_RESERVATION_ID),
-        .amount = integer(row, HF_COLUMN_REFUND_AMOUNT),
-        .created_at_ms = integer(row, HF_COLUMN_REFUND_CREATED_AT),
-        .event_id = text(row, HF_COLUMN_REFUND_EVENT_ID),
-        .order_id = text(row, HF_COLUMN_REFUND_ORDER_ID)};
+    hf_stored_refund_t refund = {.refund_id = text(row, HF_COLUMN_REFUND_ID),
+                                 .payment_intent_id = text(row, HF_COLUMN_REFUND_PAYMENT_INTENT_ID),
+                                 .reservation_id = text(row, HF_COLUMN_REFUND_RESERVATION_ID),
+                                 .amount = integer(row, HF_COLUMN_REFUND_AMOUNT),
+                                 .created_at_ms = integer(row, HF_COLUMN_REFUND_CREATED_AT),
+                                 .event_id = text(row, HF_COLUMN_REFUND_EVENT_ID),
+                                 .order_id = text(row, HF_COLUMN_REFUND_ORDER_ID)};
     const char *id = refund.refund_id;
-    if (!word_read(decoder, row, HF_COLUMN_REFUND_REASON, hf_refund_reason_parse,
-                   &refund.reason, "reason", HF_ROW_REFUND, id) ||
-        !word_read(decoder, row, HF_COLUMN_REFUND_STATUS, hf_refund_status_parse,
-                   &refund.status, "status", HF_ROW_REFUND, id))
+    if (!word_read(decoder, row, HF_COLUMN_REFUND_REASON, hf_refund_reason_parse, &refund.reason,
+                   "reason", HF_ROW_REFUND, id) ||
+        !word_read(decoder, row, HF_COLUMN_REFUND_STATUS, hf_refund_status_parse, &refund.status,
+                   "status", HF_ROW_REFUND, id))
         return HF_DECODER_UNREADABLE;
     return decoder->loader->refund(decoder->loader->context, &refund);
 }
@@ -194,8 +193,8 @@ static int delivery_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
         .refund_id = text(row, HF_COLUMN_DELIVERY_REFUND_ID),
         .at_ms = integer(row, HF_COLUMN_DELIVERY_RECEIVED_AT)};
     const char *id = delivery.payment_intent_id;
-    if (!word_read(decoder, row, HF_COLUMN_DELIVERY_TYPE, hf_payment_type_parse,
-                   &delivery.type, "type", HF_ROW_DELIVERY, id) ||
+    if (!word_read(decoder, row, HF_COLUMN_DELIVERY_TYPE, hf_payment_type_parse, &delivery.type,
+                   "type", HF_ROW_DELIVERY, id) ||
         !word_read(decoder, row, HF_COLUMN_DELIVERY_RESULT, hf_payment_result_parse,
                    &delivery.result, "result", HF_ROW_DELIVERY, id))
         return HF_DECODER_UNREADABLE;
@@ -213,8 +212,8 @@ static int ticket_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
                                  .user_id = text(row, HF_COLUMN_TICKET_USER_ID),
                                  .seq = (uint32_t)integer(row, HF_COLUMN_TICKET_LINE_SEQ),
                                  .admitted_at_ms = integer(row, HF_COLUMN_TICKET_ADMITTED_AT)};
-    if (!word_read(decoder, row, HF_COLUMN_TICKET_STATUS, hf_ticket_status_parse,
-                   &ticket.status, "status", HF_ROW_TICKET, ticket.ticket_id))
+    if (!word_read(decoder, row, HF_COLUMN_TICKET_STATUS, hf_ticket_status_parse, &ticket.status,
+                   "status", HF_ROW_TICKET, ticket.ticket_id))
         return HF_DECODER_UNREADABLE;
     return decoder->loader->ticket(decoder->loader->context, &ticket);
 }
@@ -230,18 +229,20 @@ static int driver_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
 }
 
 static int ride_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
-    hf_stored_ride_t ride = {
-        .ride_id = text(row, HF_COLUMN_RIDE_ID), .fleet_id = text(row, HF_COLUMN_RIDE_FLEET_ID),
-        .rider_id = text(row, HF_COLUMN_RIDE_RIDER_ID), .lat = real(row, HF_COLUMN_RIDE_LAT),
-        .lng = real(row, HF_COLUMN_RIDE_LNG), .radius_m = integer(row, HF_COLUMN_RIDE_RADIUS_M),
-        .offer_ttl_ms = integer(row, HF_COLUMN_RIDE_OFFER_TTL_MS),
-        .created_at_ms = integer(row, HF_COLUMN_RIDE_CREATED_AT),
-        .offer_driver_id = text(row, HF_COLUMN_RIDE_OFFER_DRIVER_ID),
-        .offer_distance_m = integer(row, HF_COLUMN_RIDE_OFFER_DISTANCE_M),
-        .offer_expires_at_ms = integer(row, HF_COLUMN_RIDE_OFFER_EXPIRES_AT),
-        .driver_id = text(row, HF_COLUMN_RIDE_DRIVER_ID),
-        .declined = text(row, HF_COLUMN_RIDE_DECLINED),
-        .lapsed = text(row, HF_COLUMN_RIDE_LAPSED)};
+    hf_stored_ride_t ride = {.ride_id = text(row, HF_COLUMN_RIDE_ID),
+                             .fleet_id = text(row, HF_COLUMN_RIDE_FLEET_ID),
+                             .rider_id = text(row, HF_COLUMN_RIDE_RIDER_ID),
+                             .lat = real(row, HF_COLUMN_RIDE_LAT),
+                             .lng = real(row, HF_COLUMN_RIDE_LNG),
+                             .radius_m = integer(row, HF_COLUMN_RIDE_RADIUS_M),
+                             .offer_ttl_ms = integer(row, HF_COLUMN_RIDE_OFFER_TTL_MS),
+                             .created_at_ms = integer(row, HF_COLUMN_RIDE_CREATED_AT),
+                             .offer_driver_id = text(row, HF_COLUMN_RIDE_OFFER_DRIVER_ID),
+                             .offer_distance_m = integer(row, HF_COLUMN_RIDE_OFFER_DISTANCE_M),
+                             .offer_expires_at_ms = integer(row, HF_COLUMN_RIDE_OFFER_EXPIRES_AT),
+                             .driver_id = text(row, HF_COLUMN_RIDE_DRIVER_ID),
+                             .declined = text(row, HF_COLUMN_RIDE_DECLINED),
+                             .lapsed = text(row, HF_COLUMN_RIDE_LAPSED)};
     if (!word_read(decoder, row, HF_COLUMN_RIDE_STATUS, hf_ride_status_parse, &ride.status,
                    "status", HF_ROW_RIDE, ride.ride_id))
         return HF_DECODER_UNREADABLE;
@@ -254,7 +255,7 @@ typedef int (*kind_decode_fn)(hf_decoder_t *decoder, const hf_row_reader_t *row)
 
 typedef struct kind {
     const char *table;
-    int subject;                  /* the column that names a row; -1: none */
+    int subject; /* the column that names a row; -1: none */
     kind_decode_fn decode;
 } kind_t;
 
@@ -272,9 +273,7 @@ static const kind_t KINDS[] = {
 };
 _Static_assert(sizeof KINDS / sizeof KINDS[0] == HF_ROW_KIND_COUNT, "a row for every kind");
 
-const char *hf_decoder_table(hf_row_kind_t kind) {
-    return KINDS[kind].table;
-}
+const char *hf_decoder_table(hf_row_kind_t kind) { return KINDS[kind].table; }
 
 bool hf_decoder_wants(const hf_store_loader_t *loader, hf_row_kind_t kind) {
     switch (kind) {
@@ -357,19 +356,17 @@ int hf_decoder_load(hf_decoder_table_fn table, void *backend, const hf_store_loa
 
 /* ---- The history ---- */
 
-int hf_decoder_history(const hf_row_reader_t *row, const char *event_id,
-                       hf_store_history_fn entry, void *context, char *error,
-                       size_t error_size) {
+int hf_decoder_history(const hf_row_reader_t *row, const char *event_id, hf_store_history_fn entry,
+                       void *context, char *error, size_t error_size) {
     size_t data_length = 0;
-    hf_stored_history_t item = {
-        .seq = integer(row, HF_COLUMN_HISTORY_SEQ),
-        .type = text(row, HF_COLUMN_HISTORY_TYPE),
-        .at_ms = integer(row, HF_COLUMN_HISTORY_AT),
-        .data = row->text(row->row, HF_COLUMN_HISTORY_DATA, &data_length),
-        .has_subject = integer(row, HF_COLUMN_HISTORY_HAS_SUBJECT) != 0,
-        .reservation_id = text(row, HF_COLUMN_HISTORY_RESERVATION_ID),
-        .user_id = text(row, HF_COLUMN_HISTORY_USER_ID),
-        .items = text(row, HF_COLUMN_HISTORY_ITEMS)};
+    hf_stored_history_t item = {.seq = integer(row, HF_COLUMN_HISTORY_SEQ),
+                                .type = text(row, HF_COLUMN_HISTORY_TYPE),
+                                .at_ms = integer(row, HF_COLUMN_HISTORY_AT),
+                                .data = row->text(row->row, HF_COLUMN_HISTORY_DATA, &data_length),
+                                .has_subject = integer(row, HF_COLUMN_HISTORY_HAS_SUBJECT) != 0,
+                                .reservation_id = text(row, HF_COLUMN_HISTORY_RESERVATION_ID),
+                                .user_id = text(row, HF_COLUMN_HISTORY_USER_ID),
+                                .items = text(row, HF_COLUMN_HISTORY_ITEMS)};
     item.data_length = data_length;
     /* A row's data is spliced into answers as it is: one that is not an object is refused. */
     if (item.type == NULL || item.data == NULL || item.data_length < 2 || item.data[0] != '{' ||

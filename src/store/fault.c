@@ -16,11 +16,11 @@
 #define SYNC_DELAY_MS_MAX 10000u
 
 typedef struct fault_state {
-    uint64_t fail_write;   /* 0: never */
+    uint64_t fail_write; /* 0: never */
     uint64_t fail_sync;
-    uint64_t sync_delay_ms;    /* 0: none */
-    uint64_t fail_batch;       /* 0: none */
-    uint64_t pages_max;        /* 0: no limit */
+    uint64_t sync_delay_ms; /* 0: none */
+    uint64_t fail_batch;    /* 0: none */
+    uint64_t pages_max;     /* 0: no limit */
     uint64_t writes;
     /* Counted by SQLite's syncs and by the log syncer's, on the store's threads. */
     atomic_uint_fast64_t syncs;
@@ -69,11 +69,15 @@ static void ceiling_configure(void) {
     ceiling_no_sync = strcmp(mode, "no-sync") == 0 || strcmp(mode, "neither") == 0;
     ceiling_no_sql = strcmp(mode, "no-sql") == 0 || strcmp(mode, "neither") == 0;
     if (*mode != '\0' && !ceiling_no_sync && !ceiling_no_sql)
-        hf_log(HF_LOG_WARNING, "ceiling build: HOLDFAST_CEILING=%s is not no-sync, no-sql or "
-                               "neither; the store runs as shipped", mode);
+        hf_log(HF_LOG_WARNING,
+               "ceiling build: HOLDFAST_CEILING=%s is not no-sync, no-sql or "
+               "neither; the store runs as shipped",
+               mode);
     if (ceiling_no_sync || ceiling_no_sql)
-        hf_log(HF_LOG_WARNING, "ceiling build with HOLDFAST_CEILING=%s: answers are NOT "
-                               "durable (benchmarks only)", mode);
+        hf_log(HF_LOG_WARNING,
+               "ceiling build with HOLDFAST_CEILING=%s: answers are NOT "
+               "durable (benchmarks only)",
+               mode);
 }
 #endif
 

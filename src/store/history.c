@@ -12,8 +12,7 @@
 /* Each record's entry is its kind's row (records.h): the kinds that make entries have their
  * type and data functions below, the others none. The core names the event of every record
  * it emits; a record without one (a test's partial record) has no history to go in. */
-bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type,
-                         const char **event_id) {
+bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type, const char **event_id) {
     const hf_record_row_t *row = hf_record_row(mutation->type);
     *type = NULL;
     *event_id = NULL;
@@ -51,9 +50,7 @@ const char *hf_history_type_order_update(const hf_mutation_t *mutation) {
  * own entry. A delivery for an unknown hold names no event. */
 const char *hf_history_type_delivery(const hf_mutation_t *mutation) { return "payment"; }
 
-const char *hf_history_type_event_update(const hf_mutation_t *mutation) {
-    return "event_update";
-}
+const char *hf_history_type_event_update(const hf_mutation_t *mutation) { return "event_update"; }
 
 static void items_write(hf_json_t *json, const hf_mutation_items_t *items) {
     HF_JSON_KEY(json, "seats");
@@ -76,61 +73,82 @@ static void string_or_null(hf_json_t *json, const char *text) {
 
 void hf_history_data_hold_create(hf_json_t *json, const hf_mutation_t *mutation) {
     const hf_mutation_hold_create_t *hold = &mutation->as.hold_create;
-    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, hold->hold_id);
-    HF_JSON_KEY(json, "user_id"); hf_json_string(json, hold->user_id);
+    HF_JSON_KEY(json, "reservation_id");
+    hf_json_string(json, hold->hold_id);
+    HF_JSON_KEY(json, "user_id");
+    hf_json_string(json, hold->user_id);
     items_write(json, &hold->items);
-    HF_JSON_KEY(json, "total"); hf_json_int(json, hold->total);
-    HF_JSON_KEY(json, "expires_at"); hf_json_time(json, hold->expires_at_ms);
+    HF_JSON_KEY(json, "total");
+    hf_json_int(json, hold->total);
+    HF_JSON_KEY(json, "expires_at");
+    hf_json_time(json, hold->expires_at_ms);
 }
 
 void hf_history_data_hold_update(hf_json_t *json, const hf_mutation_t *mutation) {
     const hf_mutation_hold_update_t *hold = &mutation->as.hold_update;
-    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, hold->hold_id);
+    HF_JSON_KEY(json, "reservation_id");
+    hf_json_string(json, hold->hold_id);
     if (hold->status == HF_HOLD_HELD) {
-        HF_JSON_KEY(json, "user_id"); string_or_null(json, hold->user_id);
+        HF_JSON_KEY(json, "user_id");
+        string_or_null(json, hold->user_id);
     }
     if (hold->status != HF_HOLD_RELEASED) {
-        HF_JSON_KEY(json, "expires_at"); hf_json_time(json, hold->expires_at_ms);
+        HF_JSON_KEY(json, "expires_at");
+        hf_json_time(json, hold->expires_at_ms);
     }
 }
 
 void hf_history_data_order_create(hf_json_t *json, const hf_mutation_t *mutation) {
     const hf_mutation_order_create_t *order = &mutation->as.order_create;
     if (order->hold_id != NULL) {
-        HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, order->hold_id);
+        HF_JSON_KEY(json, "reservation_id");
+        hf_json_string(json, order->hold_id);
     }
-    HF_JSON_KEY(json, "order_id"); hf_json_string(json, order->order_id);
-    HF_JSON_KEY(json, "user_id"); hf_json_string(json, order->user_id);
+    HF_JSON_KEY(json, "order_id");
+    hf_json_string(json, order->order_id);
+    HF_JSON_KEY(json, "user_id");
+    hf_json_string(json, order->user_id);
     if (order->hold_id == NULL) items_write(json, &order->items);
-    HF_JSON_KEY(json, "total"); hf_json_int(json, order->total);
-    HF_JSON_KEY(json, "payment_ref"); string_or_null(json, order->payment_ref);
+    HF_JSON_KEY(json, "total");
+    hf_json_int(json, order->total);
+    HF_JSON_KEY(json, "payment_ref");
+    string_or_null(json, order->payment_ref);
 }
 
 void hf_history_data_order_update(hf_json_t *json, const hf_mutation_t *mutation) {
     const hf_mutation_order_update_t *order = &mutation->as.order_update;
-    HF_JSON_KEY(json, "order_id"); hf_json_string(json, order->order_id);
-    HF_JSON_KEY(json, "user_id"); string_or_null(json, order->user_id);
+    HF_JSON_KEY(json, "order_id");
+    hf_json_string(json, order->order_id);
+    HF_JSON_KEY(json, "user_id");
+    string_or_null(json, order->user_id);
     /* The refund a paid order's cancel owes, null for an order without payment. */
-    HF_JSON_KEY(json, "refund_id"); string_or_null(json, order->refund_id);
+    HF_JSON_KEY(json, "refund_id");
+    string_or_null(json, order->refund_id);
 }
 
 void hf_history_data_delivery(hf_json_t *json, const hf_mutation_t *mutation) {
     const hf_mutation_delivery_t *delivery = &mutation->as.delivery;
-    HF_JSON_KEY(json, "reservation_id"); hf_json_string(json, delivery->reservation_id);
-    HF_JSON_KEY(json, "payment_intent_id"); hf_json_string(json, delivery->payment_intent_id);
+    HF_JSON_KEY(json, "reservation_id");
+    hf_json_string(json, delivery->reservation_id);
+    HF_JSON_KEY(json, "payment_intent_id");
+    hf_json_string(json, delivery->payment_intent_id);
     HF_JSON_KEY(json, "payment_type");
     hf_json_string(json, hf_payment_type_name((uint8_t)delivery->type));
-    HF_JSON_KEY(json, "amount"); hf_json_int(json, delivery->amount);
+    HF_JSON_KEY(json, "amount");
+    hf_json_int(json, delivery->amount);
     HF_JSON_KEY(json, "result");
     hf_json_string(json, hf_payment_result_name((uint8_t)delivery->result));
     if (delivery->order_id) {
-        HF_JSON_KEY(json, "order_id"); hf_json_string(json, delivery->order_id);
+        HF_JSON_KEY(json, "order_id");
+        hf_json_string(json, delivery->order_id);
     }
     if (delivery->late) {
-        HF_JSON_KEY(json, "late"); hf_json_bool(json, true);
+        HF_JSON_KEY(json, "late");
+        hf_json_bool(json, true);
     }
     if (delivery->refund_id) {
-        HF_JSON_KEY(json, "refund_id"); hf_json_string(json, delivery->refund_id);
+        HF_JSON_KEY(json, "refund_id");
+        hf_json_string(json, delivery->refund_id);
         HF_JSON_KEY(json, "reason");
         hf_json_string(json, hf_refund_reason_name((uint8_t)delivery->reason));
     }
@@ -138,15 +156,21 @@ void hf_history_data_delivery(hf_json_t *json, const hf_mutation_t *mutation) {
 
 static void room_write(hf_json_t *json, const hf_room_definition_t *room) {
     hf_json_object_begin(json);
-    HF_JSON_KEY(json, "enabled"); hf_json_bool(json, room->enabled);
+    HF_JSON_KEY(json, "enabled");
+    hf_json_bool(json, room->enabled);
     if (room->admit_per_s > 0) {
         char rate[32];
         int length = snprintf(rate, sizeof rate, "%.15g", room->admit_per_s);
-        HF_JSON_KEY(json, "admit_per_s"); hf_json_raw(json, rate, (size_t)length);
-        HF_JSON_KEY(json, "token_ttl_s"); hf_json_int(json, room->token_ttl_s);
-        HF_JSON_KEY(json, "max_active"); hf_json_int(json, room->max_active);
-        HF_JSON_KEY(json, "abandon_after_s"); hf_json_seconds(json, room->abandon_after_ms);
-        HF_JSON_KEY(json, "max_waiting"); hf_json_int(json, room->max_waiting);
+        HF_JSON_KEY(json, "admit_per_s");
+        hf_json_raw(json, rate, (size_t)length);
+        HF_JSON_KEY(json, "token_ttl_s");
+        hf_json_int(json, room->token_ttl_s);
+        HF_JSON_KEY(json, "max_active");
+        hf_json_int(json, room->max_active);
+        HF_JSON_KEY(json, "abandon_after_s");
+        hf_json_seconds(json, room->abandon_after_ms);
+        HF_JSON_KEY(json, "max_waiting");
+        hf_json_int(json, room->max_waiting);
     }
     hf_json_object_end(json);
 }
@@ -158,17 +182,21 @@ static void sections_changed_write(hf_json_t *json, const hf_event_definition_t 
     for (uint32_t s = 0; s < changes->section_count; s++) {
         const hf_section_definition_t *section = &changes->sections[s];
         hf_json_object_begin(json);
-        HF_JSON_KEY(json, "id"); hf_json_string(json, section->id);
+        HF_JSON_KEY(json, "id");
+        hf_json_string(json, section->id);
         if (section->price >= 0) {
-            HF_JSON_KEY(json, "price"); hf_json_int(json, section->price);
+            HF_JSON_KEY(json, "price");
+            hf_json_int(json, section->price);
         }
         if (section->row_count > 0) {
             HF_JSON_KEY(json, "rows");
             hf_json_array_begin(json);
             for (uint32_t r = 0; r < section->row_count; r++) {
                 hf_json_object_begin(json);
-                HF_JSON_KEY(json, "id"); hf_json_string(json, section->rows[r].id);
-                HF_JSON_KEY(json, "seats"); hf_json_int(json, section->rows[r].seats);
+                HF_JSON_KEY(json, "id");
+                hf_json_string(json, section->rows[r].id);
+                HF_JSON_KEY(json, "seats");
+                hf_json_int(json, section->rows[r].seats);
                 hf_json_object_end(json);
             }
             hf_json_array_end(json);
@@ -184,12 +212,15 @@ static void pools_changed_write(hf_json_t *json, const hf_event_definition_t *ch
     for (uint32_t p = 0; p < changes->pool_count; p++) {
         const hf_pool_definition_t *pool = &changes->pools[p];
         hf_json_object_begin(json);
-        HF_JSON_KEY(json, "id"); hf_json_string(json, pool->id);
+        HF_JSON_KEY(json, "id");
+        hf_json_string(json, pool->id);
         if (pool->capacity >= 0) {
-            HF_JSON_KEY(json, "capacity"); hf_json_int(json, pool->capacity);
+            HF_JSON_KEY(json, "capacity");
+            hf_json_int(json, pool->capacity);
         }
         if (pool->price >= 0) {
-            HF_JSON_KEY(json, "price"); hf_json_int(json, pool->price);
+            HF_JSON_KEY(json, "price");
+            hf_json_int(json, pool->price);
         }
         hf_json_object_end(json);
     }
@@ -202,12 +233,14 @@ void hf_history_data_event_update(hf_json_t *json, const hf_mutation_t *mutation
     static const struct {
         uint32_t bit;
         const char *name;
-    } MEMBERS[] = {{HF_EVENT_MEMBER_NAME, "name"}, {HF_EVENT_MEMBER_HOLD_TTL, "hold_ttl_s"},
+    } MEMBERS[] = {{HF_EVENT_MEMBER_NAME, "name"},
+                   {HF_EVENT_MEMBER_HOLD_TTL, "hold_ttl_s"},
                    {HF_EVENT_MEMBER_MAX_HOLD, "max_hold_s"},
                    {HF_EVENT_MEMBER_MAX_SEATS_PER_USER, "max_seats_per_user"},
                    {HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD, "max_seats_per_hold"},
                    {HF_EVENT_MEMBER_WAITING_ROOM, "waiting_room"},
-                   {HF_EVENT_MEMBER_SECTIONS, "sections"}, {HF_EVENT_MEMBER_POOLS, "pools"}};
+                   {HF_EVENT_MEMBER_SECTIONS, "sections"},
+                   {HF_EVENT_MEMBER_POOLS, "pools"}};
     const hf_event_definition_t *changes = update->changes;
     HF_JSON_KEY(json, "changed");
     hf_json_array_begin(json);
@@ -216,22 +249,28 @@ void hf_history_data_event_update(hf_json_t *json, const hf_mutation_t *mutation
     hf_json_array_end(json);
     uint32_t members = update->members;
     if (members & HF_EVENT_MEMBER_NAME) {
-        HF_JSON_KEY(json, "name"); hf_json_string(json, changes->name);
+        HF_JSON_KEY(json, "name");
+        hf_json_string(json, changes->name);
     }
     if (members & HF_EVENT_MEMBER_HOLD_TTL) {
-        HF_JSON_KEY(json, "hold_ttl_s"); hf_json_seconds(json, changes->hold_ttl_ms);
+        HF_JSON_KEY(json, "hold_ttl_s");
+        hf_json_seconds(json, changes->hold_ttl_ms);
     }
     if (members & HF_EVENT_MEMBER_MAX_HOLD) {
-        HF_JSON_KEY(json, "max_hold_s"); hf_json_seconds(json, changes->max_hold_ms);
+        HF_JSON_KEY(json, "max_hold_s");
+        hf_json_seconds(json, changes->max_hold_ms);
     }
     if (members & HF_EVENT_MEMBER_MAX_SEATS_PER_USER) {
-        HF_JSON_KEY(json, "max_seats_per_user"); hf_json_int(json, changes->max_seats_per_user);
+        HF_JSON_KEY(json, "max_seats_per_user");
+        hf_json_int(json, changes->max_seats_per_user);
     }
     if (members & HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD) {
-        HF_JSON_KEY(json, "max_seats_per_hold"); hf_json_int(json, changes->max_seats_per_hold);
+        HF_JSON_KEY(json, "max_seats_per_hold");
+        hf_json_int(json, changes->max_seats_per_hold);
     }
     if (members & HF_EVENT_MEMBER_WAITING_ROOM) {
-        HF_JSON_KEY(json, "waiting_room"); room_write(json, &changes->waiting_room);
+        HF_JSON_KEY(json, "waiting_room");
+        room_write(json, &changes->waiting_room);
     }
     if (members & HF_EVENT_MEMBER_SECTIONS) sections_changed_write(json, changes);
     if (members & HF_EVENT_MEMBER_POOLS) pools_changed_write(json, changes);

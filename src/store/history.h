@@ -28,8 +28,7 @@
 /* The entry a record makes: its type word ("hold", "extend", ...) and the event it belongs to
  * (borrowed from the record), or false when the record is no change of an event's history
  * (seats, pools, order items, idempotency keys, an event's creation or its sales switch). */
-bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type,
-                         const char **event_id);
+bool hf_history_entry_of(const hf_mutation_t *mutation, const char **type, const char **event_id);
 /* Appends the entry's data (above) for a record hf_history_entry_of accepted. */
 void hf_history_data_write(hf_buffer_t *out, const hf_mutation_t *mutation);
 

@@ -31,17 +31,31 @@
 
 /* One, a few, and then by steps of 2 and 2.5 up to the engine's bound on a batch: a batch
  * grows with the load while a sync is in flight (DESIGN.md, the store's writer). */
-static const uint64_t BATCH_SIZE_UPPER[] = {1,    2,    5,     10,    20,    50,
-                                            100,  200,  500,   1000,  2000,  5000,
-                                            10000, 20000, 50000, 100000, HF_STORE_BATCH_MUTATIONS_MAX};
+static const uint64_t BATCH_SIZE_UPPER[] = {1,
+                                            2,
+                                            5,
+                                            10,
+                                            20,
+                                            50,
+                                            100,
+                                            200,
+                                            500,
+                                            1000,
+                                            2000,
+                                            5000,
+                                            10000,
+                                            20000,
+                                            50000,
+                                            100000,
+                                            HF_STORE_BATCH_MUTATIONS_MAX};
 const hf_histogram_bounds_t hf_store_batch_size_bounds = {
     BATCH_SIZE_UPPER, sizeof BATCH_SIZE_UPPER / sizeof BATCH_SIZE_UPPER[0], 1.0};
 
 struct hf_store {
     const hf_store_backend_t *backend;
-    void *instance;                  /* the backend's, opaque here */
-    uint64_t batches_begun;          /* the writer only */
-    uint64_t fail_batch;             /* fault seam for tests: this batch fails (0: none) */
+    void *instance;         /* the backend's, opaque here */
+    uint64_t batches_begun; /* the writer only */
+    uint64_t fail_batch;    /* fault seam for tests: this batch fails (0: none) */
     /* The last written sequence, for a backend that is durable as soon as it has written
      * (backend->durable NULL): stored by the writer, read by the engine thread. */
     atomic_uint_fast64_t written;
@@ -55,18 +69,18 @@ struct hf_store {
     /* Shared between the engine thread and the writer: read and written under mutex. */
     pthread_mutex_t mutex;
     pthread_cond_t wake;
-    hf_batch_t *submitted;           /* waiting for the writer */
-    hf_batch_t *writing;             /* taken by the writer, not yet finished */
+    hf_batch_t *submitted; /* waiting for the writer */
+    hf_batch_t *writing;   /* taken by the writer, not yet finished */
     uint64_t submitted_sequence;
-    hf_batch_t *finished;            /* written (or failed), waiting for take_result */
+    hf_batch_t *finished; /* written (or failed), waiting for take_result */
     uint64_t finished_sequence;
     bool finished_ok;
     char finished_error[ERROR_SIZE];
     bool stopping;
     hf_store_stats_t stats;
 
-    bool holds_batch;                /* engine thread only: submitted and not yet taken back */
-    uint64_t slow_logged_batches;    /* the writer only: the last batch logged as slow */
+    bool holds_batch;             /* engine thread only: submitted and not yet taken back */
+    uint64_t slow_logged_batches; /* the writer only: the last batch logged as slow */
 };
 
 void hf_store_error_write(char *error, size_t error_size, const char *format, ...) {
@@ -121,16 +135,14 @@ int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *que
                           hf_store_history_fn entry, void *context, char *error,
                           size_t error_size) {
     assert(store != NULL && query != NULL && query->event_id != NULL && entry != NULL);
-    return store->backend->read_history(store->instance, query, entry, context, error,
-                                        error_size);
+    return store->backend->read_history(store->instance, query, entry, context, error, error_size);
 }
 
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size) {
     assert(store != NULL && hold_id != NULL && loader != NULL && loader->hold != NULL);
     *found = false;
-    return store->backend->read_hold(store->instance, hold_id, loader, found, error,
-                                     error_size);
+    return store->backend->read_hold(store->instance, hold_id, loader, found, error, error_size);
 }
 
 int hf_store_read_ticket(hf_store_t *store, const char *ticket_id, const hf_store_loader_t *loader,
@@ -163,23 +175,25 @@ int hf_store_setting_claim(hf_store_t *store, const char *key, const char *propo
     assert(store != NULL && key != NULL && proposed != NULL && value != NULL);
     *kept = store->backend->setting_claim != NULL;
     if (!*kept) return 0;
-    return store->backend->setting_claim(store->instance, key, proposed, value, value_size,
-                                         error, error_size);
+    return store->backend->setting_claim(store->instance, key, proposed, value, value_size, error,
+                                         error_size);
 }
 
 /* ---- Writing a batch (the writer thread) ---- */
 
 /* One transaction for the whole batch; on failure the caller aborts it, and nothing of it
  * remains. */
-static bool batch_write(hf_store_t *store, const hf_batch_t *batch, uint64_t sequence,
-                        char *error, size_t error_size) {
+static bool batch_write(hf_store_t *store, const hf_batch_t *batch, uint64_t sequence, char *error,
+                        size_t error_size) {
     const hf_store_backend_t *backend = store->backend;
     if (backend->batch_write(store->instance, batch, error, error_size) != 0) return false;
     /* The fault seam: tests make one chosen batch fail as a full disk would, after its
      * writes and before its commit, to check that nothing of it is acknowledged. */
     if (++store->batches_begun == store->fail_batch) {
-        hf_store_error_write(error, error_size, "store: injected fault in batch %" PRIu64
-                             " (HOLDFAST_FAULT_FAIL_BATCH)", store->batches_begun);
+        hf_store_error_write(error, error_size,
+                             "store: injected fault in batch %" PRIu64
+                             " (HOLDFAST_FAULT_FAIL_BATCH)",
+                             store->batches_begun);
         return false;
     }
     return backend->batch_commit(store->instance, sequence, error, error_size) == 0;
@@ -196,8 +210,8 @@ static void batch_process(hf_store_t *store, hf_batch_t *batch, uint64_t sequenc
     if (ok && store->backend->durable == NULL) {
         atomic_store(&store->written, sequence);
     } else if (!ok) {
-        hf_log(HF_LOG_ERROR, "%s (batch %" PRIu64 " of %zu mutations rolled back)", error,
-               sequence, count);
+        hf_log(HF_LOG_ERROR, "%s (batch %" PRIu64 " of %zu mutations rolled back)", error, sequence,
+               count);
         store->backend->batch_abort(store->instance, error);
     }
     /* Cleared here, off the engine thread, so taking the result back costs nothing. */
@@ -295,9 +309,7 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context) {
  * engine thread moves the store in and out of idle (submit, take_result), so it reads its own
  * flag without the mutex: the engine asks at every loop turn, and taking the lock there made
  * the writer wait for it. */
-bool hf_store_idle(const hf_store_t *store) {
-    return !store->holds_batch;
-}
+bool hf_store_idle(const hf_store_t *store) { return !store->holds_batch; }
 
 void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence) {
     assert(store != NULL && batch != NULL && store->writer_running);
@@ -327,8 +339,7 @@ hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok
     return batch;
 }
 
-bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
-                      size_t error_size) {
+bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error, size_t error_size) {
     *sequence = 0;
     if (store->backend->durable == NULL) {
         *sequence = atomic_load(&((hf_store_t *)store)->written);
@@ -365,14 +376,12 @@ void hf_store_close(hf_store_t *store) {
 
 /* ---- Units and leases (backend.h): passed to the backend as they are ---- */
 
-bool hf_store_has_leases(const hf_store_t *store) {
-    return store->backend->lease_acquire != NULL;
-}
+bool hf_store_has_leases(const hf_store_t *store) { return store->backend->lease_acquire != NULL; }
 
 int hf_store_lease_acquire(hf_store_t *store, const char *node_id, const char *unit,
                            uint64_t *epoch, bool *acquired, char *error, size_t error_size) {
-    return store->backend->lease_acquire(store->instance, node_id, unit, epoch, acquired,
-                                         error, error_size);
+    return store->backend->lease_acquire(store->instance, node_id, unit, epoch, acquired, error,
+                                         error_size);
 }
 
 int hf_store_lease_renew(hf_store_t *store, const char *node_id, const char *address,
@@ -381,8 +390,7 @@ int hf_store_lease_renew(hf_store_t *store, const char *node_id, const char *add
                                        error_size);
 }
 
-int hf_store_lease_release(hf_store_t *store, const char *node_id, char *error,
-                           size_t error_size) {
+int hf_store_lease_release(hf_store_t *store, const char *node_id, char *error, size_t error_size) {
     return store->backend->lease_release(store->instance, node_id, error, error_size);
 }
 

@@ -34,8 +34,7 @@
     UNIT(hold_update.event_id), SUBJECT(hold_update.hold_id), HISTORY(hold_update)
 #define ROW_ORDER_CREATE \
     UNIT(order_create.event_id), SUBJECT(order_create.order_id), HISTORY(order_create)
-#define ROW_ORDER_ITEM \
-    UNIT(order_item.event_id), SUBJECT_OR(order_item.seat_id, order_item.pool_id)
+#define ROW_ORDER_ITEM UNIT(order_item.event_id), SUBJECT_OR(order_item.seat_id, order_item.pool_id)
 #define ROW_ORDER_UPDATE \
     UNIT(order_update.event_id), SUBJECT(order_update.order_id), HISTORY(order_update)
 /* An idempotency key's unit is the request's (none for a request about no unit). */

@@ -21,7 +21,7 @@
 #include "store/store.h"
 
 typedef struct hf_record_row {
-    const char *name;                /* the kind in messages: "HOLD_CREATE" */
+    const char *name; /* the kind in messages: "HOLD_CREATE" */
     /* Where the record names its unit, the event or fleet it belongs to: the offset of a
      * const char * in hf_mutation_t. The entry a record makes in the audit history is that
      * event's. unit_or_none: a NULL or empty one is HF_STORE_UNIT_NONE (store.h). */

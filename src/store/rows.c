@@ -19,14 +19,18 @@ static void sections_write(hf_json_t *json, const hf_event_definition_t *definit
     for (uint32_t s = 0; s < definition->section_count; s++) {
         const hf_section_definition_t *section = &definition->sections[s];
         hf_json_object_begin(json);
-        hf_json_key(json, "id"); hf_json_string(json, section->id);
-        hf_json_key(json, "price"); hf_json_int(json, section->price);
+        hf_json_key(json, "id");
+        hf_json_string(json, section->id);
+        hf_json_key(json, "price");
+        hf_json_int(json, section->price);
         hf_json_key(json, "rows");
         hf_json_array_begin(json);
         for (uint32_t r = 0; r < section->row_count; r++) {
             hf_json_object_begin(json);
-            hf_json_key(json, "id"); hf_json_string(json, section->rows[r].id);
-            hf_json_key(json, "seats"); hf_json_int(json, section->rows[r].seats);
+            hf_json_key(json, "id");
+            hf_json_string(json, section->rows[r].id);
+            hf_json_key(json, "seats");
+            hf_json_int(json, section->rows[r].seats);
             hf_json_object_end(json);
         }
         hf_json_array_end(json);
@@ -39,9 +43,12 @@ static void pools_write(hf_json_t *json, const hf_event_definition_t *definition
     hf_json_array_begin(json);
     for (uint32_t p = 0; p < definition->pool_count; p++) {
         hf_json_object_begin(json);
-        hf_json_key(json, "id"); hf_json_string(json, definition->pools[p].id);
-        hf_json_key(json, "capacity"); hf_json_int(json, definition->pools[p].capacity);
-        hf_json_key(json, "price"); hf_json_int(json, definition->pools[p].price);
+        hf_json_key(json, "id");
+        hf_json_string(json, definition->pools[p].id);
+        hf_json_key(json, "capacity");
+        hf_json_int(json, definition->pools[p].capacity);
+        hf_json_key(json, "price");
+        hf_json_int(json, definition->pools[p].price);
         hf_json_object_end(json);
     }
     hf_json_array_end(json);
@@ -54,12 +61,18 @@ static void room_write(hf_json_t *json, const hf_room_definition_t *room) {
     int length = snprintf(rate, sizeof rate, "%.17g", room->admit_per_s);
     hf_json_key(json, "waiting_room");
     hf_json_object_begin(json);
-    hf_json_key(json, "enabled"); hf_json_bool(json, room->enabled);
-    hf_json_key(json, "admit_per_s"); hf_json_raw(json, rate, (size_t)length);
-    hf_json_key(json, "token_ttl_s"); hf_json_int(json, room->token_ttl_s);
-    hf_json_key(json, "max_active"); hf_json_int(json, room->max_active);
-    hf_json_key(json, "abandon_after_s"); hf_json_seconds(json, room->abandon_after_ms);
-    hf_json_key(json, "max_waiting"); hf_json_int(json, room->max_waiting);
+    hf_json_key(json, "enabled");
+    hf_json_bool(json, room->enabled);
+    hf_json_key(json, "admit_per_s");
+    hf_json_raw(json, rate, (size_t)length);
+    hf_json_key(json, "token_ttl_s");
+    hf_json_int(json, room->token_ttl_s);
+    hf_json_key(json, "max_active");
+    hf_json_int(json, room->max_active);
+    hf_json_key(json, "abandon_after_s");
+    hf_json_seconds(json, room->abandon_after_ms);
+    hf_json_key(json, "max_waiting");
+    hf_json_int(json, room->max_waiting);
     hf_json_object_end(json);
 }
 
@@ -67,13 +80,20 @@ void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *def
     hf_json_t json;
     hf_json_init(&json, out);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "id"); hf_json_string(&json, definition->id);
-    hf_json_key(&json, "name"); hf_json_string(&json, definition->name);
-    hf_json_key(&json, "currency"); hf_json_string(&json, definition->currency);
-    hf_json_key(&json, "hold_ttl_s"); hf_json_seconds(&json, definition->hold_ttl_ms);
-    hf_json_key(&json, "max_hold_s"); hf_json_seconds(&json, definition->max_hold_ms);
-    hf_json_key(&json, "max_seats_per_user"); hf_json_int(&json, definition->max_seats_per_user);
-    hf_json_key(&json, "max_seats_per_hold"); hf_json_int(&json, definition->max_seats_per_hold);
+    hf_json_key(&json, "id");
+    hf_json_string(&json, definition->id);
+    hf_json_key(&json, "name");
+    hf_json_string(&json, definition->name);
+    hf_json_key(&json, "currency");
+    hf_json_string(&json, definition->currency);
+    hf_json_key(&json, "hold_ttl_s");
+    hf_json_seconds(&json, definition->hold_ttl_ms);
+    hf_json_key(&json, "max_hold_s");
+    hf_json_seconds(&json, definition->max_hold_ms);
+    hf_json_key(&json, "max_seats_per_user");
+    hf_json_int(&json, definition->max_seats_per_user);
+    hf_json_key(&json, "max_seats_per_hold");
+    hf_json_int(&json, definition->max_seats_per_hold);
     hf_json_key(&json, "sections");
     sections_write(&json, definition);
     hf_json_key(&json, "pools");
@@ -126,7 +146,8 @@ static int refuse(char *error, size_t error_size, const char *format, ...) {
 
 static bool id_copy(json_t *member, char *out) {
     const char *text = json_string_value(member);
-    if (!text || strlen(text) != json_string_length(member) || !hf_core_id_valid(text)) return false;
+    if (!text || strlen(text) != json_string_length(member) || !hf_core_id_valid(text))
+        return false;
     memcpy(out, text, json_string_length(member) + 1);
     return true;
 }
@@ -195,7 +216,7 @@ static bool pools_read(json_t *pools, hf_event_definition_t *definition) {
         hf_pool_definition_t *target = &definition->pools[p];
         if (!id_copy(json_object_get(pool, "id"), target->id) ||
             !hf_json_read_integer(json_object_get(pool, "capacity"), 0, HF_POOL_CAPACITY_MAX,
-                          &target->capacity) ||
+                                  &target->capacity) ||
             !hf_json_read_integer(json_object_get(pool, "price"), 0, HF_PRICE_MAX, &target->price))
             return false;
     }
@@ -210,15 +231,19 @@ static bool room_read(json_t *object, hf_room_definition_t *room) {
     int64_t ttl, active, waiting;
     json_t *enabled = json_object_get(object, "enabled");
     if (!json_is_boolean(enabled) || !json_is_number(rate) ||
-        !hf_json_read_integer(json_object_get(object, "token_ttl_s"), 1,
-                              HF_QUEUE_TOKEN_TTL_S_MAX, &ttl) ||
+        !hf_json_read_integer(json_object_get(object, "token_ttl_s"), 1, HF_QUEUE_TOKEN_TTL_S_MAX,
+                              &ttl) ||
         !hf_json_read_integer(json_object_get(object, "max_active"), 0, UINT32_MAX, &active) ||
         !hf_json_read_integer(json_object_get(object, "max_waiting"), 1, HF_QUEUE_WAITING_LIMIT,
                               &waiting) ||
         !milliseconds_read(json_object_get(object, "abandon_after_s"), &room->abandon_after_ms))
         return false;
-    *room = (hf_room_definition_t){true, json_number_value(rate), ttl, (uint32_t)active,
-                                   room->abandon_after_ms, (uint32_t)waiting};
+    *room = (hf_room_definition_t){true,
+                                   json_number_value(rate),
+                                   ttl,
+                                   (uint32_t)active,
+                                   room->abandon_after_ms,
+                                   (uint32_t)waiting};
     /* The settings are checked as a room's that is on, whether it is or not. */
     bool valid = hf_core_room_valid(room);
     room->enabled = json_is_true(enabled);
@@ -231,8 +256,7 @@ static const char *definition_members_read(json_t *object, hf_event_definition_t
     if (!id_copy(json_object_get(object, "id"), definition->id)) return "id";
     if (!text_copy(json_object_get(object, "name"), definition->name, HF_NAME_SIZE_MAX))
         return "name";
-    if (!text_copy(json_object_get(object, "currency"), definition->currency,
-                   HF_CURRENCY_SIZE_MAX))
+    if (!text_copy(json_object_get(object, "currency"), definition->currency, HF_CURRENCY_SIZE_MAX))
         return "currency";
     if (!milliseconds_read(json_object_get(object, "hold_ttl_s"), &definition->hold_ttl_ms))
         return "hold_ttl_s";
@@ -242,7 +266,7 @@ static const char *definition_members_read(json_t *object, hf_event_definition_t
                               &per_user))
         return "max_seats_per_user";
     if (!hf_json_read_integer(json_object_get(object, "max_seats_per_hold"), 1, HF_HOLD_ITEMS_MAX,
-                      &per_hold))
+                              &per_hold))
         return "max_seats_per_hold";
     definition->max_seats_per_user = (uint32_t)per_user;
     definition->max_seats_per_hold = (uint32_t)per_hold;

@@ -33,7 +33,7 @@ void hf_rows_definition_free(hf_event_definition_t *definition);
  * hf_rows_items_free. Free it before the caller's jansson allocations may be taken back (a
  * request's arena). About 24 KiB: the loader keeps one. */
 typedef struct hf_rows_items {
-    void *document;                /* jansson's, owned */
+    void *document; /* jansson's, owned */
     const char *seat_ids[HF_HOLD_ITEMS_MAX];
     hf_pool_request_t pools[HF_HOLD_ITEMS_MAX];
 } hf_rows_items_t;

@@ -45,7 +45,7 @@
 
 typedef struct hf_batch hf_batch_t;
 
-hf_batch_t *hf_batch_create(void);            /* owned by the caller */
+hf_batch_t *hf_batch_create(void); /* owned by the caller */
 void hf_batch_destroy(hf_batch_t *batch);
 /* Deep-copies the record: the batch owns its copy until hf_batch_clear. */
 void hf_batch_append(hf_batch_t *batch, const hf_mutation_t *mutation);
@@ -74,13 +74,13 @@ size_t hf_store_batch_units(const hf_batch_t *batch, const char **units, size_t 
 /* One node and one lease as a backend with leases lists them (backend.h's lease_list). */
 typedef struct hf_stored_node {
     const char *node_id, *address;
-    int64_t heartbeat_at_ms;     /* the database's clock */
+    int64_t heartbeat_at_ms; /* the database's clock */
 } hf_stored_node_t;
 typedef struct hf_stored_lease {
     const char *unit, *node_id;
     uint64_t epoch;
-    int64_t expires_at_ms;       /* the database's clock */
-    bool live;                   /* not yet expired by the database's clock */
+    int64_t expires_at_ms; /* the database's clock */
+    bool live;             /* not yet expired by the database's clock */
 } hf_stored_lease_t;
 typedef int (*hf_store_node_fn)(void *context, const hf_stored_node_t *node);
 typedef int (*hf_store_lease_fn)(void *context, const hf_stored_lease_t *lease);
@@ -93,13 +93,13 @@ typedef int (*hf_store_lease_fn)(void *context, const hf_stored_lease_t *lease);
 typedef struct hf_stored_event {
     const hf_event_definition_t *definition;
     int64_t created_at_ms;
-    bool sales_open;             /* false once staff closed its sales */
+    bool sales_open; /* false once staff closed its sales */
 } hf_stored_event_t;
 
 /* A stored answer to a request with an Idempotency-Key. */
 typedef struct hf_stored_idempotency {
-    const char *key;             /* the scope: method, path and key */
-    const uint8_t *hash;         /* SHA-256 of the request body, 32 bytes */
+    const char *key;     /* the scope: method, path and key */
+    const uint8_t *hash; /* SHA-256 of the request body, 32 bytes */
     int status;
     const char *body;
     int64_t created_at_ms;
@@ -223,8 +223,7 @@ typedef int (*hf_store_history_fn)(void *context, const hf_stored_history_t *ent
  * memory. Returns 0, or -1 (or the callback's error) with a
  * sentence in error. */
 int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *query,
-                          hf_store_history_fn entry, void *context, char *error,
-                          size_t error_size);
+                          hf_store_history_fn entry, void *context, char *error, size_t error_size);
 /* Starts the store's writer thread and the log syncer's threads. done is called after each
  * batch is written and after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);
@@ -236,13 +235,12 @@ void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence);
  * *sequence is the batch's sequence, *ok false when its transaction failed (then nothing of
  * it is durable and error holds the reason, and every batch before it is already durable or
  * hf_store_durable reports the failed sync). Written is not durable: see hf_store_durable. */
-hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok,
-                                 char *error, size_t error_size);
+hf_batch_t *hf_store_take_result(hf_store_t *store, uint64_t *sequence, bool *ok, char *error,
+                                 size_t error_size);
 /* Every batch up to *sequence is durable. Returns false once a sync of the log has failed
  * (error then holds the reason): nothing after *sequence will ever be durable, and what the
  * store reads back may not be what is on the disk. */
-bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error,
-                      size_t error_size);
+bool hf_store_durable(const hf_store_t *store, uint64_t *sequence, char *error, size_t error_size);
 /* The setting key as the store keeps it (backend.h's setting_claim), proposed kept first when
  * there is none; *kept false (and 0 returned) when the store keeps no settings (SQLite). */
 int hf_store_setting_claim(hf_store_t *store, const char *key, const char *proposed, char *value,
@@ -256,8 +254,7 @@ int hf_store_lease_acquire(hf_store_t *store, const char *node_id, const char *u
                            uint64_t *epoch, bool *acquired, char *error, size_t error_size);
 int hf_store_lease_renew(hf_store_t *store, const char *node_id, const char *address,
                          size_t *renewed, char *error, size_t error_size);
-int hf_store_lease_release(hf_store_t *store, const char *node_id, char *error,
-                           size_t error_size);
+int hf_store_lease_release(hf_store_t *store, const char *node_id, char *error, size_t error_size);
 int hf_store_lease_list(hf_store_t *store, hf_store_node_fn node, hf_store_lease_fn lease,
                         void *context, char *error, size_t error_size);
 int hf_store_unit_load(hf_store_t *store, const char *unit, const hf_store_loader_t *loader,
@@ -282,7 +279,7 @@ void hf_store_close(hf_store_t *store);
 typedef struct hf_store_stats {
     uint64_t batches, mutations, failures;
     uint64_t last_batch_size;
-    double last_commit_seconds;  /* writing the batch up to its COMMIT; the sync comes after */
+    double last_commit_seconds; /* writing the batch up to its COMMIT; the sync comes after */
     /* Every written batch: its mutations (hf_store_batch_size_bounds) and the time from its
      * first write to its COMMIT, in nanoseconds (hf_histogram_seconds_bounds). Recorded by
      * the writer under the lock it already takes to hand the batch back. */

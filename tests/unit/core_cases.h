@@ -41,8 +41,7 @@ typedef struct fixture {
     const hf_event_t *event; /* "show", refreshed by seat() */
 } fixture_t;
 
-static inline int setup(void **state)
-{
+static inline int setup(void **state) {
     fixture_t *f = calloc(1, sizeof *f);
     f->core = fx_core_create(&f->sink, 4096);
     fx_event_init(&f->show, "show", TTL, MAX_HOLD, 8, 10);
@@ -61,8 +60,7 @@ static inline int setup(void **state)
     return 0;
 }
 
-static inline int teardown(void **state)
-{
+static inline int teardown(void **state) {
     fixture_t *f = *state;
     fx_core_destroy(f->core, &f->sink);
     free(f);
@@ -71,77 +69,72 @@ static inline int teardown(void **state)
 
 /* ---- helpers ---- */
 
-static inline hf_error_t hold_on(fixture_t *f, const char *event_id, const char *user, const char *hold_id,
-                          const char *const *seats, uint32_t seat_count,
-                          const hf_pool_request_t *pools, uint32_t pool_count, int64_t ttl_ms,
-                          bool replace, hf_time_ms_t now, uint32_t *index,
-                          hf_error_detail_t *detail)
-{
+static inline hf_error_t hold_on(fixture_t *f, const char *event_id, const char *user,
+                                 const char *hold_id, const char *const *seats, uint32_t seat_count,
+                                 const hf_pool_request_t *pools, uint32_t pool_count,
+                                 int64_t ttl_ms, bool replace, hf_time_ms_t now, uint32_t *index,
+                                 hf_error_detail_t *detail) {
     hf_hold_request_t request = {
-        .event_id = event_id, .user_id = user, .hold_id = hold_id,
-        .seat_ids = seats, .seat_count = seat_count,
-        .pools = pools, .pool_count = pool_count,
-        .ttl_ms = ttl_ms, .replace_existing = replace,
+        .event_id = event_id,
+        .user_id = user,
+        .hold_id = hold_id,
+        .seat_ids = seats,
+        .seat_count = seat_count,
+        .pools = pools,
+        .pool_count = pool_count,
+        .ttl_ms = ttl_ms,
+        .replace_existing = replace,
     };
     return fx_hold(f->core, &request, now, index, detail);
 }
 
 static inline hf_error_t hold(fixture_t *f, const char *user, const char *hold_id,
-                       const char *const *seats, uint32_t seat_count,
-                       const hf_pool_request_t *pools, uint32_t pool_count, int64_t ttl_ms,
-                       bool replace, hf_time_ms_t now, uint32_t *index, hf_error_detail_t *detail)
-{
-    return hold_on(f, "show", user, hold_id, seats, seat_count, pools, pool_count, ttl_ms,
-                   replace, now, index, detail);
+                              const char *const *seats, uint32_t seat_count,
+                              const hf_pool_request_t *pools, uint32_t pool_count, int64_t ttl_ms,
+                              bool replace, hf_time_ms_t now, uint32_t *index,
+                              hf_error_detail_t *detail) {
+    return hold_on(f, "show", user, hold_id, seats, seat_count, pools, pool_count, ttl_ms, replace,
+                   now, index, detail);
 }
 
-static inline const hf_event_t *event_of(fixture_t *f, const char *event_id)
-{
+static inline const hf_event_t *event_of(fixture_t *f, const char *event_id) {
     return fx_event_of(f->core, event_id);
 }
 
-static inline const hf_seat_t *seat_on(fixture_t *f, const char *event_id, const char *seat_id)
-{
+static inline const hf_seat_t *seat_on(fixture_t *f, const char *event_id, const char *seat_id) {
     return fx_seat_of(f->core, event_id, seat_id);
 }
 
-static inline const hf_seat_t *seat(fixture_t *f, const char *seat_id)
-{
+static inline const hf_seat_t *seat(fixture_t *f, const char *seat_id) {
     return seat_on(f, "show", seat_id);
 }
 
-static inline const hf_pool_t *pool(fixture_t *f, const char *pool_id)
-{
+static inline const hf_pool_t *pool(fixture_t *f, const char *pool_id) {
     const hf_event_t *event = event_of(f, "show");
     int32_t index = hf_core_pool_find(event, pool_id);
     assert_true(index >= 0);
     return &event->pools[index];
 }
 
-static inline const hf_hold_t *hold_by_id(fixture_t *f, const char *hold_id)
-{
+static inline const hf_hold_t *hold_by_id(fixture_t *f, const char *hold_id) {
     return fx_hold_of(f->core, hold_id);
 }
 
-static inline void assert_counts(hf_counts_t counts, uint32_t available, uint32_t held, uint32_t sold)
-{
+static inline void assert_counts(hf_counts_t counts, uint32_t available, uint32_t held,
+                                 uint32_t sold) {
     assert_int_equal(counts.available, available);
     assert_int_equal(counts.held, held);
     assert_int_equal(counts.sold, sold);
 }
 
-static inline void assert_consistent(fixture_t *f, hf_time_ms_t now)
-{
+static inline void assert_consistent(fixture_t *f, hf_time_ms_t now) {
     fx_assert_consistent(f->core, now);
 }
 
-static inline void assert_no_mutation(fixture_t *f)
-{
-    fx_assert_no_mutation(&f->sink);
-}
+static inline void assert_no_mutation(fixture_t *f) { fx_assert_no_mutation(&f->sink); }
 
-static inline void assert_seat_record(fixture_t *f, const char *seat_id, int status, uint32_t version)
-{
+static inline void assert_seat_record(fixture_t *f, const char *seat_id, int status,
+                                      uint32_t version) {
     const fx_record_t *record = fx_sink_seat(&f->sink, seat_id);
     if (record == NULL) fail_msg("no SEAT record for %s", seat_id);
     assert_string_equal(record->event_id, "show");
@@ -150,8 +143,7 @@ static inline void assert_seat_record(fixture_t *f, const char *seat_id, int sta
 }
 
 static inline void assert_items(fixture_t *f, uint32_t expected_count, const uint32_t *expected,
-                         const hf_error_detail_t *detail)
-{
+                                const hf_error_detail_t *detail) {
     (void)f;
     assert_int_equal(detail->item_count, expected_count);
     for (uint32_t i = 0; i < expected_count; i++) {
@@ -161,9 +153,8 @@ static inline void assert_items(fixture_t *f, uint32_t expected_count, const uin
     }
 }
 
-static inline uint32_t commit(fixture_t *f, const char *hold_id, const char *user, const char *order_id,
-                       hf_time_ms_t now)
-{
+static inline uint32_t commit(fixture_t *f, const char *hold_id, const char *user,
+                              const char *order_id, hf_time_ms_t now) {
     uint32_t index = UINT32_MAX;
     assert_int_equal(hf_core_commit(f->core, hold_id, user, order_id, "pi_1", now, &index), HF_OK);
     return index;
@@ -179,8 +170,7 @@ typedef struct expected_path {
     uint8_t fault;
 } expected_path_t;
 
-static inline void assert_path(const hf_error_detail_t *detail, const expected_path_t *expected)
-{
+static inline void assert_path(const hf_error_detail_t *detail, const expected_path_t *expected) {
     assert_non_null(detail->field);
     assert_string_equal(detail->field, expected->field);
     if (expected->member) {
@@ -197,15 +187,14 @@ static inline void assert_path(const hf_error_detail_t *detail, const expected_p
     if (expected->fault == HF_FAULT_DUPLICATE) assert_int_equal(detail->other, expected->other);
 }
 
-static inline hf_error_detail_t *garbage_detail(void)
-{
+static inline hf_error_detail_t *garbage_detail(void) {
     static hf_error_detail_t detail;
     memset(&detail, 0xa5, offsetof(hf_error_detail_t, items));
     return &detail;
 }
 
-static inline void expect_definition_path(fixture_t *f, fx_event_t *def, const expected_path_t *expected)
-{
+static inline void expect_definition_path(fixture_t *f, fx_event_t *def,
+                                          const expected_path_t *expected) {
     hf_error_detail_t *detail = garbage_detail();
     fx_sink_reset(&f->sink);
     assert_int_equal(hf_core_event_create(f->core, &def->definition, T0, detail),

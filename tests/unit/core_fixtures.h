@@ -19,8 +19,7 @@
 
 /* The API's code of a core error ("seats_unavailable"), for messages: the engine's table
  * names the core's errors. */
-static inline const char *fx_error_code(hf_error_t error)
-{
+static inline const char *fx_error_code(hf_error_t error) {
     return error == HF_OK ? "ok" : hf_errors_entry(hf_errors_from_core(error))->code;
 }
 
@@ -58,14 +57,13 @@ typedef struct fx_record {
 /* Keeps the first `capacity` records; counts all of them by type. */
 typedef struct fx_sink {
     fx_record_t *records;
-    size_t count;      /* records kept */
+    size_t count; /* records kept */
     size_t capacity;
-    size_t total;      /* records emitted */
+    size_t total; /* records emitted */
     size_t by_type[FX_TYPES];
 } fx_sink_t;
 
-static inline void fx_copy(char *out, size_t size, const char *text)
-{
+static inline void fx_copy(char *out, size_t size, const char *text) {
     if (text == NULL) {
         out[0] = '\0';
         return;
@@ -74,8 +72,7 @@ static inline void fx_copy(char *out, size_t size, const char *text)
 }
 
 /* fx_record_fill for orders' records. */
-static inline void fx_order_record_fill(fx_record_t *record, const hf_mutation_t *mutation)
-{
+static inline void fx_order_record_fill(fx_record_t *record, const hf_mutation_t *mutation) {
     switch (mutation->type) {
     case HF_MUTATION_ORDER_CREATE: {
         const hf_mutation_order_create_t *order = &mutation->as.order_create;
@@ -112,8 +109,7 @@ static inline void fx_order_record_fill(fx_record_t *record, const hf_mutation_t
 }
 
 /* fx_record_fill for payments' records. */
-static inline void fx_payment_record_fill(fx_record_t *record, const hf_mutation_t *mutation)
-{
+static inline void fx_payment_record_fill(fx_record_t *record, const hf_mutation_t *mutation) {
     if (mutation->type == HF_MUTATION_DELIVERY) {
         const hf_mutation_delivery_t *delivery = &mutation->as.delivery;
         fx_copy(record->event_id, sizeof record->event_id, delivery->hold_event_id);
@@ -144,8 +140,7 @@ static inline void fx_payment_record_fill(fx_record_t *record, const hf_mutation
 }
 
 /* The fields of each kind of record into the flat copy (absent ones stay empty). */
-static inline void fx_record_fill(fx_record_t *record, const hf_mutation_t *mutation)
-{
+static inline void fx_record_fill(fx_record_t *record, const hf_mutation_t *mutation) {
     switch (mutation->type) {
     case HF_MUTATION_EVENT_CREATE:
         fx_copy(record->event_id, sizeof record->event_id, mutation->as.event_create.event_id);
@@ -196,8 +191,7 @@ static inline void fx_record_fill(fx_record_t *record, const hf_mutation_t *muta
     }
 }
 
-static inline void fx_sink_emit(void *context, const hf_mutation_t *mutation)
-{
+static inline void fx_sink_emit(void *context, const hf_mutation_t *mutation) {
     fx_sink_t *sink = context;
     sink->total++;
     if (mutation->type >= 0 && mutation->type < FX_TYPES) sink->by_type[mutation->type]++;
@@ -209,35 +203,30 @@ static inline void fx_sink_emit(void *context, const hf_mutation_t *mutation)
     fx_record_fill(record, mutation);
 }
 
-static inline void fx_sink_init(fx_sink_t *sink, size_t capacity)
-{
+static inline void fx_sink_init(fx_sink_t *sink, size_t capacity) {
     memset(sink, 0, sizeof *sink);
     sink->capacity = capacity;
     sink->records = calloc(capacity ? capacity : 1, sizeof *sink->records);
 }
 
-static inline void fx_sink_reset(fx_sink_t *sink)
-{
+static inline void fx_sink_reset(fx_sink_t *sink) {
     sink->count = 0;
     sink->total = 0;
     memset(sink->by_type, 0, sizeof sink->by_type);
 }
 
-static inline void fx_sink_free(fx_sink_t *sink)
-{
+static inline void fx_sink_free(fx_sink_t *sink) {
     free(sink->records);
     sink->records = NULL;
 }
 
-static inline hf_mutation_sink_t fx_sink_of(fx_sink_t *sink)
-{
+static inline hf_mutation_sink_t fx_sink_of(fx_sink_t *sink) {
     hf_mutation_sink_t out = {.emit = fx_sink_emit, .context = sink};
     return out;
 }
 
 /* The kept record of a seat's change, last one first; NULL when none. */
-static inline const fx_record_t *fx_sink_seat(const fx_sink_t *sink, const char *seat_id)
-{
+static inline const fx_record_t *fx_sink_seat(const fx_sink_t *sink, const char *seat_id) {
     for (size_t i = sink->count; i-- > 0;) {
         if (sink->records[i].type == HF_MUTATION_SEAT &&
             strcmp(sink->records[i].seat_id, seat_id) == 0)
@@ -246,40 +235,35 @@ static inline const fx_record_t *fx_sink_seat(const fx_sink_t *sink, const char 
     return NULL;
 }
 
-static inline const fx_record_t *fx_sink_first(const fx_sink_t *sink, int type)
-{
+static inline const fx_record_t *fx_sink_first(const fx_sink_t *sink, int type) {
     for (size_t i = 0; i < sink->count; i++)
         if (sink->records[i].type == type) return &sink->records[i];
     return NULL;
 }
 
 /* A core whose records go to sink, which keeps the first `capacity` of them. */
-static inline hf_core_t *fx_core_create(fx_sink_t *sink, size_t capacity)
-{
+static inline hf_core_t *fx_core_create(fx_sink_t *sink, size_t capacity) {
     fx_sink_init(sink, capacity);
     hf_core_t *core = hf_core_create(fx_sink_of(sink));
     assert_non_null(core);
     return core;
 }
 
-static inline void fx_core_destroy(hf_core_t *core, fx_sink_t *sink)
-{
+static inline void fx_core_destroy(hf_core_t *core, fx_sink_t *sink) {
     hf_core_destroy(core);
     fx_sink_free(sink);
 }
 
 /* ---- Look-ups that fail the test when the thing is not there ---- */
 
-static inline const hf_event_t *fx_event_of(const hf_core_t *core, const char *event_id)
-{
+static inline const hf_event_t *fx_event_of(const hf_core_t *core, const char *event_id) {
     const hf_event_t *event = hf_core_event(core, event_id, NULL);
     if (event == NULL) fail_msg("no event %s", event_id);
     return event;
 }
 
 static inline const hf_seat_t *fx_seat_of(const hf_core_t *core, const char *event_id,
-                                          const char *seat_id)
-{
+                                          const char *seat_id) {
     const hf_event_t *event = fx_event_of(core, event_id);
     uint32_t index = UINT32_MAX;
     if (!hf_core_seat_find(event, seat_id, &index)) fail_msg("no seat %s", seat_id);
@@ -288,8 +272,7 @@ static inline const hf_seat_t *fx_seat_of(const hf_core_t *core, const char *eve
 }
 
 /* The hold found by id, which must also be the one at the index the look-up answers. */
-static inline const hf_hold_t *fx_hold_of(const hf_core_t *core, const char *hold_id)
-{
+static inline const hf_hold_t *fx_hold_of(const hf_core_t *core, const char *hold_id) {
     uint32_t index = UINT32_MAX;
     const hf_hold_t *hold = hf_core_hold_find(core, hold_id, &index);
     if (hold == NULL) fail_msg("no hold %s", hold_id);
@@ -300,15 +283,13 @@ static inline const hf_hold_t *fx_hold_of(const hf_core_t *core, const char *hol
 /* ---- Checks ---- */
 
 /* The core's own consistency check (hf_core_check) at `now`. */
-static inline void fx_assert_consistent(const hf_core_t *core, hf_time_ms_t now)
-{
+static inline void fx_assert_consistent(const hf_core_t *core, hf_time_ms_t now) {
     const char *fault = hf_core_check(core, now);
     if (fault != NULL) fail_msg("hf_core_check: %s", fault);
 }
 
 /* Nothing emitted since the sink's last reset (an error emits no record). */
-static inline void fx_assert_no_mutation(const fx_sink_t *sink)
-{
+static inline void fx_assert_no_mutation(const fx_sink_t *sink) {
     if (sink->total != 0)
         fail_msg("expected no mutation, got %zu (first type %d)", sink->total,
                  sink->count ? sink->records[0].type : -1);
@@ -317,8 +298,7 @@ static inline void fx_assert_no_mutation(const fx_sink_t *sink)
 /* hf_core_hold with the request given; index and detail may be NULL when the test does not
  * look at them (detail is cleared first, as the engine does). */
 static inline hf_error_t fx_hold(hf_core_t *core, const hf_hold_request_t *request,
-                                 hf_time_ms_t now, uint32_t *index, hf_error_detail_t *detail)
-{
+                                 hf_time_ms_t now, uint32_t *index, hf_error_detail_t *detail) {
     static hf_error_detail_t scratch;
     uint32_t unused = UINT32_MAX;
     memset(detail ? detail : &scratch, 0, sizeof scratch);
@@ -339,9 +319,8 @@ typedef struct fx_event {
 } fx_event_t;
 
 static inline void fx_event_init(fx_event_t *event, const char *id, int64_t hold_ttl_ms,
-                          int64_t max_hold_ms, uint32_t max_seats_per_user,
-                          uint32_t max_seats_per_hold)
-{
+                                 int64_t max_hold_ms, uint32_t max_seats_per_user,
+                                 uint32_t max_seats_per_hold) {
     memset(event, 0, sizeof *event);
     hf_event_definition_t *definition = &event->definition;
     snprintf(definition->id, sizeof definition->id, "%s", id);
@@ -357,8 +336,7 @@ static inline void fx_event_init(fx_event_t *event, const char *id, int64_t hold
 
 /* Adds a section with rows named A, B, C... of `seats` seats each. */
 static inline void fx_event_section(fx_event_t *event, const char *id, int64_t price, uint32_t rows,
-                             uint32_t seats)
-{
+                                    uint32_t seats) {
     hf_event_definition_t *definition = &event->definition;
     uint32_t s = definition->section_count++;
     hf_section_definition_t *section = &event->sections[s];
@@ -372,8 +350,8 @@ static inline void fx_event_section(fx_event_t *event, const char *id, int64_t p
     }
 }
 
-static inline void fx_event_pool(fx_event_t *event, const char *id, int64_t capacity, int64_t price)
-{
+static inline void fx_event_pool(fx_event_t *event, const char *id, int64_t capacity,
+                                 int64_t price) {
     hf_event_definition_t *definition = &event->definition;
     hf_pool_definition_t *pool = &event->pools[definition->pool_count++];
     snprintf(pool->id, sizeof pool->id, "%s", id);

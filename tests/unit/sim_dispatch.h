@@ -29,7 +29,7 @@
 typedef struct ds_driver {
     bool exists, available;
     double lat, lng, rating;
-    int offer, assigned;         /* ride numbers, DS_NONE */
+    int offer, assigned; /* ride numbers, DS_NONE */
 } ds_driver_t;
 
 typedef struct ds_ride {
@@ -37,7 +37,7 @@ typedef struct ds_ride {
     int fleet, status;
     double lat, lng;
     int64_t radius_m, ttl_ms, created_order;
-    int offer_driver, driver;    /* driver numbers, DS_NONE */
+    int offer_driver, driver; /* driver numbers, DS_NONE */
     int64_t distance_m, expires_at_ms;
     int excluded[HF_DISPATCH_RIDE_EXCLUDED_MAX];
     bool lapsed[HF_DISPATCH_RIDE_EXCLUDED_MAX];
@@ -54,7 +54,7 @@ typedef struct ds_model {
     /* Rides searching or offered (the only ones that change but for a cancel), unordered. */
     int open[DS_RIDES];
     int open_count;
-    int touched;                 /* the ride of this step's operation, compared after it */
+    int touched; /* the ride of this step's operation, compared after it */
     uint64_t outcomes[HF_OFFER_OUTCOME_COUNT]; /* offers ended, by hf_offer_outcome_t */
 } ds_model_t;
 
@@ -68,30 +68,28 @@ static const double DS_CENTRES[DS_FLEETS][2] = {{45.07, 7.69}, {-16.5, 179.995}}
 
 static void ds_fail(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-static void ds_fail(const char *format, ...)
-{
+static void ds_fail(const char *format, ...) {
     char text[512];
     va_list args;
     va_start(args, format);
     vsnprintf(text, sizeof text, format, args);
     va_end(args);
-    fprintf(stderr, "\nDISPATCH SIMULATION MISMATCH seed=%" PRIu64 " step=%" PRIu64
-                    "\n  operation: %s\n  %s\n  reproduce: HF_SEED=%" PRIu64
-                    " HF_SIM_DISPATCH_OPERATIONS=%" PRIu64 " HF_SIM_OPERATIONS=0"
-                    " HF_SIM_WINDOW_OPERATIONS=0\n",
+    fprintf(stderr,
+            "\nDISPATCH SIMULATION MISMATCH seed=%" PRIu64 " step=%" PRIu64
+            "\n  operation: %s\n  %s\n  reproduce: HF_SEED=%" PRIu64
+            " HF_SIM_DISPATCH_OPERATIONS=%" PRIu64 " HF_SIM_OPERATIONS=0"
+            " HF_SIM_WINDOW_OPERATIONS=0\n",
             seed, ds_step, ds_operation, text, seed, ds_step + 1);
-    fail_msg("dispatch simulation mismatch at seed=%" PRIu64 " step=%" PRIu64 ": %s", seed,
-             ds_step, text);
+    fail_msg("dispatch simulation mismatch at seed=%" PRIu64 " step=%" PRIu64 ": %s", seed, ds_step,
+             text);
     abort();
 }
 
-static void ds_driver_id(int driver, char *out, size_t size)
-{
+static void ds_driver_id(int driver, char *out, size_t size) {
     snprintf(out, size, "d%d", driver % DS_PER_FLEET);
 }
 
-static bool ds_excludes(const ds_ride_t *ride, int driver, bool *lapsed)
-{
+static bool ds_excludes(const ds_ride_t *ride, int driver, bool *lapsed) {
     for (int i = 0; i < ride->excluded_count; i++) {
         if (ride->excluded[i] != driver) continue;
         if (lapsed) *lapsed = ride->lapsed[i];
@@ -100,11 +98,12 @@ static bool ds_excludes(const ds_ride_t *ride, int driver, bool *lapsed)
     return false;
 }
 
-static bool ds_free(const ds_driver_t *driver) { return driver->available && driver->offer == DS_NONE; }
+static bool ds_free(const ds_driver_t *driver) {
+    return driver->available && driver->offer == DS_NONE;
+}
 
 /* The plain scan. */
-static int ds_candidate(int ride_number, int64_t *distance_out)
-{
+static int ds_candidate(int ride_number, int64_t *distance_out) {
     const ds_ride_t *ride = &ds.rides[ride_number];
     int best = DS_NONE;
     int64_t best_distance = 0;
@@ -128,8 +127,7 @@ static int ds_candidate(int ride_number, int64_t *distance_out)
     return best;
 }
 
-static void ds_searching_remove(int ride_number)
-{
+static void ds_searching_remove(int ride_number) {
     int fleet = ds.rides[ride_number].fleet;
     for (int i = 0; i < ds.searching_count[fleet]; i++) {
         if (ds.searching[fleet][i] != ride_number) continue;
@@ -140,8 +138,7 @@ static void ds_searching_remove(int ride_number)
     }
 }
 
-static void ds_close(int ride_number)
-{
+static void ds_close(int ride_number) {
     for (int i = 0; i < ds.open_count; i++) {
         if (ds.open[i] != ride_number) continue;
         ds.open[i] = ds.open[--ds.open_count];
@@ -149,8 +146,7 @@ static void ds_close(int ride_number)
     }
 }
 
-static void ds_offer(int ride_number, int driver, int64_t distance)
-{
+static void ds_offer(int ride_number, int driver, int64_t distance) {
     ds_ride_t *ride = &ds.rides[ride_number];
     ds_searching_remove(ride_number);
     ride->status = HF_RIDE_OFFERED;
@@ -160,8 +156,7 @@ static void ds_offer(int ride_number, int driver, int64_t distance)
     ds.drivers[driver].offer = ride_number;
 }
 
-static void ds_move_on(int ride_number)
-{
+static void ds_move_on(int ride_number) {
     ds_ride_t *ride = &ds.rides[ride_number];
     ride->status = HF_RIDE_SEARCHING;
     ride->offer_driver = DS_NONE;
@@ -182,8 +177,7 @@ static void ds_move_on(int ride_number)
 }
 
 /* A free driver takes the oldest searching ride of its fleet it fits. */
-static void ds_match(int driver)
-{
+static void ds_match(int driver) {
     const ds_driver_t *view = &ds.drivers[driver];
     if (!ds_free(view)) return;
     int fleet = driver / DS_PER_FLEET;
@@ -197,8 +191,7 @@ static void ds_match(int driver)
     }
 }
 
-static void ds_offer_end(int ride_number, bool lapsed)
-{
+static void ds_offer_end(int ride_number, bool lapsed) {
     ds_ride_t *ride = &ds.rides[ride_number];
     int driver = ride->offer_driver;
     ride->excluded[ride->excluded_count] = driver;
@@ -210,8 +203,7 @@ static void ds_offer_end(int ride_number, bool lapsed)
 }
 
 /* Lapses every offer due at now, earliest first (ties: the ride created first). */
-static void ds_advance(void)
-{
+static void ds_advance(void) {
     for (;;) {
         int due = DS_NONE;
         for (int i = 0; i < ds.open_count; i++) {
@@ -228,8 +220,7 @@ static void ds_advance(void)
     }
 }
 
-static double ds_coordinate(double centre, double spread, double limit)
-{
+static double ds_coordinate(double centre, double spread, double limit) {
     double value = centre + (double)rng_range(-1000, 1000) / 1000.0 * spread;
     if (value > limit) value -= 2 * limit;
     if (value < -limit) value += 2 * limit;
@@ -238,17 +229,16 @@ static double ds_coordinate(double centre, double spread, double limit)
 
 /* ---- operations: each applies to the model, then to the core, and compares answers ---- */
 
-static void ds_expect(hf_error_t got, hf_error_t want)
-{
+static void ds_expect(hf_error_t got, hf_error_t want) {
     if (got != want) ds_fail("core answered %d, the model %d", (int)got, (int)want);
 }
 
-static void ds_put(void)
-{
+static void ds_put(void) {
     int driver = (int)rng_below(DS_DRIVERS), fleet = driver / DS_PER_FLEET;
     char id[16];
     ds_driver_id(driver, id, sizeof id);
-    hf_driver_update_t update = {.fleet_id = DS_FLEET_IDS[fleet], .driver_id = id,
+    hf_driver_update_t update = {.fleet_id = DS_FLEET_IDS[fleet],
+                                 .driver_id = id,
                                  .lat = ds_coordinate(DS_CENTRES[fleet][0], 0.02, 90),
                                  .lng = ds_coordinate(DS_CENTRES[fleet][1], 0.02, 180)};
     bool invalid = rng_chance(3);
@@ -258,16 +248,19 @@ static void ds_put(void)
     update.has_rating = rng_chance(40);
     static const double RATINGS[] = {3.0, 4.0, 4.5, 5.0};
     update.rating = RATINGS[rng_below(4)];
-    snprintf(ds_operation, sizeof ds_operation, "PUT %s/%s (%.5f, %.5f) available %d/%d rating %d/%.1f",
-             update.fleet_id, id, update.lat, update.lng, update.has_available, update.available,
-             update.has_rating, update.rating);
+    snprintf(ds_operation, sizeof ds_operation,
+             "PUT %s/%s (%.5f, %.5f) available %d/%d rating %d/%.1f", update.fleet_id, id,
+             update.lat, update.lng, update.has_available, update.available, update.has_rating,
+             update.rating);
     hf_error_t want = invalid ? HF_ERROR_INVALID_REQUEST : HF_OK;
     if (!invalid) {
         ds_driver_t *model_driver = &ds.drivers[driver];
         if (!model_driver->exists)
-            *model_driver = (ds_driver_t){.exists = true, .available = true,
+            *model_driver = (ds_driver_t){.exists = true,
+                                          .available = true,
                                           .rating = HF_DISPATCH_RATING_DEFAULT,
-                                          .offer = DS_NONE, .assigned = DS_NONE};
+                                          .offer = DS_NONE,
+                                          .assigned = DS_NONE};
         ds.fleet_exists[fleet] = true;
         model_driver->lat = update.lat;
         model_driver->lng = update.lng;
@@ -283,10 +276,9 @@ static void ds_put(void)
     ds_expect(hf_dispatch_driver_put(ds_core, &update, ds.now, &index, &detail), want);
 }
 
-static void ds_create(void)
-{
+static void ds_create(void) {
     int number = ds.created < DS_RIDES && rng_chance(90) ? (int)ds.created
-                                                        : (int)rng_below((uint32_t)ds.created + 1);
+                                                         : (int)rng_below((uint32_t)ds.created + 1);
     if (number >= DS_RIDES) number = DS_RIDES - 1;
     int fleet = (int)rng_below(DS_FLEETS);
     bool unknown_fleet = rng_chance(4), invalid = rng_chance(3);
@@ -294,7 +286,8 @@ static void ds_create(void)
     snprintf(id, sizeof id, "r%d", number);
     static const int64_t RADII[] = {100, 500, 1500, 3000};
     hf_ride_request_t request = {.fleet_id = unknown_fleet ? "fz" : DS_FLEET_IDS[fleet],
-                                 .ride_id = id, .rider_id = "rider",
+                                 .ride_id = id,
+                                 .rider_id = "rider",
                                  .lat = ds_coordinate(DS_CENTRES[fleet][0], 0.015, 90),
                                  .lng = ds_coordinate(DS_CENTRES[fleet][1], 0.015, 180),
                                  .radius_m = invalid ? 0 : RADII[rng_below(4)],
@@ -310,10 +303,15 @@ static void ds_create(void)
     ds.touched = number;
     if (want == HF_OK) {
         ds_ride_t *ride = &ds.rides[number];
-        *ride = (ds_ride_t){.exists = true, .fleet = fleet, .lat = request.lat,
-                            .lng = request.lng, .radius_m = request.radius_m,
-                            .ttl_ms = request.offer_ttl_ms, .created_order = ds.created++,
-                            .offer_driver = DS_NONE, .driver = DS_NONE};
+        *ride = (ds_ride_t){.exists = true,
+                            .fleet = fleet,
+                            .lat = request.lat,
+                            .lng = request.lng,
+                            .radius_m = request.radius_m,
+                            .ttl_ms = request.offer_ttl_ms,
+                            .created_order = ds.created++,
+                            .offer_driver = DS_NONE,
+                            .driver = DS_NONE};
         ds.open[ds.open_count++] = number;
         ds_move_on(number);
     }
@@ -323,8 +321,7 @@ static void ds_create(void)
 }
 
 /* Mostly a searching or offered ride; else any id made so far, or the next one (unknown). */
-static int ds_pick_ride(void)
-{
+static int ds_pick_ride(void) {
     int number = ds.open_count > 0 && rng_chance(75) ? ds.open[rng_below((uint32_t)ds.open_count)]
                                                      : (int)rng_below((uint32_t)ds.created + 1);
     ds.touched = number < DS_RIDES ? number : DS_RIDES - 1;
@@ -332,26 +329,25 @@ static int ds_pick_ride(void)
 }
 
 /* A ride number and a driver of its fleet: mostly its offered driver, when it has one. */
-static int ds_pick_answer(int *driver)
-{
+static int ds_pick_answer(int *driver) {
     int number = ds_pick_ride();
     const ds_ride_t *ride = &ds.rides[number];
     int fleet = ride->exists ? ride->fleet : (int)rng_below(DS_FLEETS);
     *driver = fleet * DS_PER_FLEET + (int)rng_below(DS_PER_FLEET);
-    if (ride->exists && ride->status == HF_RIDE_OFFERED && rng_chance(60)) *driver = ride->offer_driver;
+    if (ride->exists && ride->status == HF_RIDE_OFFERED && rng_chance(60))
+        *driver = ride->offer_driver;
     if (ride->exists && ride->status == HF_RIDE_ASSIGNED && rng_chance(20)) *driver = ride->driver;
     return number;
 }
 
-static hf_error_t ds_refusal(const ds_ride_t *ride, int driver)
-{
+static hf_error_t ds_refusal(const ds_ride_t *ride, int driver) {
     bool lapsed = false;
     return ds.drivers[driver].exists && ds_excludes(ride, driver, &lapsed) && lapsed
-               ? HF_ERROR_OFFER_EXPIRED : HF_ERROR_NOT_OFFERED;
+               ? HF_ERROR_OFFER_EXPIRED
+               : HF_ERROR_NOT_OFFERED;
 }
 
-static void ds_answer(bool accepting)
-{
+static void ds_answer(bool accepting) {
     int driver;
     int number = ds_pick_answer(&driver);
     ds_ride_t *ride = &ds.rides[number];
@@ -361,7 +357,8 @@ static void ds_answer(bool accepting)
     snprintf(ds_operation, sizeof ds_operation, "%s %s by %s", accepting ? "accept" : "decline",
              ride_id, driver_id);
     hf_error_t want = HF_OK;
-    bool holds_offer = ride->exists && ride->status == HF_RIDE_OFFERED && ride->offer_driver == driver;
+    bool holds_offer = ride->exists && ride->status == HF_RIDE_OFFERED &&
+                       ride->offer_driver == driver;
     if (!ride->exists) want = HF_ERROR_RIDE_NOT_FOUND;
     else if (accepting && ride->status == HF_RIDE_ASSIGNED && ride->driver == driver) want = HF_OK;
     else if (!holds_offer) want = accepting ? ds_refusal(ride, driver) : HF_ERROR_NOT_OFFERED;
@@ -383,8 +380,7 @@ static void ds_answer(bool accepting)
     ds_expect(got, want);
 }
 
-static void ds_cancel(void)
-{
+static void ds_cancel(void) {
     int number = ds_pick_ride();
     ds_ride_t *ride = &ds.rides[number];
     char ride_id[16];
@@ -396,7 +392,8 @@ static void ds_cancel(void)
         if (ride->status == HF_RIDE_OFFERED) {
             freed = ride->offer_driver;
             ds.drivers[freed].offer = DS_NONE;
-        } else if (ride->status == HF_RIDE_ASSIGNED && ds.drivers[ride->driver].assigned == number) {
+        } else if (ride->status == HF_RIDE_ASSIGNED &&
+                   ds.drivers[ride->driver].assigned == number) {
             freed = ride->driver;
             ds.drivers[freed].assigned = DS_NONE;
             ds.drivers[freed].available = true;
@@ -413,15 +410,13 @@ static void ds_cancel(void)
 
 /* ---- the comparison ---- */
 
-static const char *ds_ride_id_of(int number, char *out)
-{
+static const char *ds_ride_id_of(int number, char *out) {
     if (number == DS_NONE) return "-";
     snprintf(out, 16, "r%d", number);
     return out;
 }
 
-static void ds_compare_ride(int number)
-{
+static void ds_compare_ride(int number) {
     const ds_ride_t *want = &ds.rides[number];
     char id[16], driver_id[16];
     snprintf(id, sizeof id, "r%d", number);
@@ -439,9 +434,10 @@ static void ds_compare_ride(int number)
         const char *offered = hf_dispatch_driver_at(ds_core, got->offer_driver - 1)->id;
         if (strcmp(offered, driver_id) != 0 || got->offer_distance_m != want->distance_m ||
             got->offer_expires_at_ms != want->expires_at_ms)
-            ds_fail("ride %s: offered to %s at %" PRId64 " m until %" PRId64 ", the model's %s at %"
-                    PRId64 " m until %" PRId64, id, offered, got->offer_distance_m,
-                    got->offer_expires_at_ms, driver_id, want->distance_m, want->expires_at_ms);
+            ds_fail("ride %s: offered to %s at %" PRId64 " m until %" PRId64
+                    ", the model's %s at %" PRId64 " m until %" PRId64,
+                    id, offered, got->offer_distance_m, got->offer_expires_at_ms, driver_id,
+                    want->distance_m, want->expires_at_ms);
     }
     if ((want->driver == DS_NONE) != (got->driver == 0))
         ds_fail("ride %s: assigned in one only", id);
@@ -449,7 +445,8 @@ static void ds_compare_ride(int number)
         uint32_t driver_index;
         ds_driver_id(want->excluded[d], driver_id, sizeof driver_id);
         bool lapsed = false;
-        if (!hf_dispatch_driver_find(ds_core, DS_FLEET_IDS[want->fleet], driver_id, &driver_index) ||
+        if (!hf_dispatch_driver_find(ds_core, DS_FLEET_IDS[want->fleet], driver_id,
+                                     &driver_index) ||
             !hf_dispatch_ride_excluded(ds_core, got - hf_dispatch_ride_at(ds_core, 0), driver_index,
                                        &lapsed) ||
             lapsed != want->lapsed[d])
@@ -459,15 +456,15 @@ static void ds_compare_ride(int number)
 }
 
 /* The open rides and the one the operation named; every ride once in a while. */
-static void ds_compare(bool every_ride)
-{
+static void ds_compare(bool every_ride) {
     int64_t next = INT64_MAX;
     uint32_t rides = 0, drivers = 0;
     for (int r = 0; every_ride && r <= ds.created && r < DS_RIDES; r++) ds_compare_ride(r);
     for (int i = 0; i < ds.open_count; i++) {
         const ds_ride_t *ride = &ds.rides[ds.open[i]];
         ds_compare_ride(ds.open[i]);
-        if (ride->status == HF_RIDE_OFFERED && ride->expires_at_ms < next) next = ride->expires_at_ms;
+        if (ride->status == HF_RIDE_OFFERED && ride->expires_at_ms < next)
+            next = ride->expires_at_ms;
     }
     ds_compare_ride(ds.touched);
     rides = (uint32_t)ds.created; /* ids are made in order: every id below it is a ride */
@@ -481,8 +478,10 @@ static void ds_compare(bool every_ride)
                                                          id, NULL);
         if (!got) ds_fail("driver %s of %s is missing", id, DS_FLEET_IDS[d / DS_PER_FLEET]);
         const char *offer = got->offer ? hf_dispatch_ride_at(ds_core, got->offer - 1)->id : "-";
-        const char *assigned = got->assigned ? hf_dispatch_ride_at(ds_core, got->assigned - 1)->id : "-";
-        if (got->available != want->available || strcmp(offer, ds_ride_id_of(want->offer, ride_id)) ||
+        const char *assigned = got->assigned ? hf_dispatch_ride_at(ds_core, got->assigned - 1)->id
+                                             : "-";
+        if (got->available != want->available ||
+            strcmp(offer, ds_ride_id_of(want->offer, ride_id)) ||
             strcmp(assigned, ds_ride_id_of(want->assigned, other)))
             ds_fail("driver %s of %s: available %d offer %s assigned %s, the model's %d %s %s", id,
                     DS_FLEET_IDS[d / DS_PER_FLEET], got->available, offer, assigned,
@@ -492,7 +491,8 @@ static void ds_compare(bool every_ride)
         ds_fail("counts: %u rides and %u drivers, the model's %u and %u",
                 hf_dispatch_ride_count(ds_core), hf_dispatch_driver_count(ds_core), rides, drivers);
     if (hf_core_next_expiry(ds_core) != next)
-        ds_fail("next expiry %" PRId64 ", the model's %" PRId64, hf_core_next_expiry(ds_core), next);
+        ds_fail("next expiry %" PRId64 ", the model's %" PRId64, hf_core_next_expiry(ds_core),
+                next);
     const char *fault = every_ride ? hf_dispatch_check(ds_core) : NULL;
     if (fault) ds_fail("hf_dispatch_check: %s", fault);
     /* The running counts of offers' outcomes (GET /metrics); those of statuses are recounted
@@ -501,12 +501,11 @@ static void ds_compare(bool every_ride)
     hf_dispatch_counts(ds_core, &counts);
     for (int o = 0; o < HF_OFFER_OUTCOME_COUNT; o++)
         if (counts.offers[o] != ds.outcomes[o])
-            ds_fail("%s offers: %" PRIu64 ", the model's %" PRIu64, hf_offer_outcome_name((uint8_t)o),
-                    counts.offers[o], ds.outcomes[o]);
+            ds_fail("%s offers: %" PRIu64 ", the model's %" PRIu64,
+                    hf_offer_outcome_name((uint8_t)o), counts.offers[o], ds.outcomes[o]);
 }
 
-static void test_dispatch_simulation(void **state)
-{
+static void test_dispatch_simulation(void **state) {
     (void)state;
     rng_state = seed ^ UINT64_C(0xD15BA7C4);
     memset(&ds, 0, sizeof ds);
@@ -520,7 +519,12 @@ static void test_dispatch_simulation(void **state)
         ds_advance();
         hf_core_advance(ds_core, ds.now); /* the engine's, before each request */
         uint32_t roll = rng_below(100);
-        int kind = roll < 42 ? 0 : roll < 54 ? 1 : roll < 68 ? 2 : roll < 80 ? 3 : roll < 97 ? 4 : 5;
+        int kind = roll < 42   ? 0
+                   : roll < 54 ? 1
+                   : roll < 68 ? 2
+                   : roll < 80 ? 3
+                   : roll < 97 ? 4
+                               : 5;
         counts[kind]++;
         switch (kind) {
         case 0: ds_put(); break;
@@ -537,7 +541,7 @@ static void test_dispatch_simulation(void **state)
     }
     printf("dispatch simulation: %" PRIu64 " operations: %" PRIu64 " PUTs, %" PRIu64
            " rides, %" PRIu64 " accepts, %" PRIu64 " declines, %" PRIu64 " cancels, %" PRIu64
-           " clock steps\n", operations, counts[0], counts[1], counts[2], counts[3], counts[4],
-           counts[5]);
+           " clock steps\n",
+           operations, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]);
     hf_core_destroy(ds_core);
 }

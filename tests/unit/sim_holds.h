@@ -9,14 +9,13 @@
 
 typedef struct pick_query {
     uint32_t event;
-    int32_t user;                /* -1: none */
-    bool replace;                /* the user's active holds on the event count as free */
-    const uint32_t *named;       /* seats named in the same request: never picked */
+    int32_t user;          /* -1: none */
+    bool replace;          /* the user's active holds on the event count as free */
+    const uint32_t *named; /* seats named in the same request: never picked */
     uint32_t named_count;
 } pick_query_t;
 
-static bool model_pickable(const pick_query_t *q, uint32_t seat)
-{
+static bool model_pickable(const pick_query_t *q, uint32_t seat) {
     for (uint32_t i = 0; i < q->named_count; i++)
         if (q->named[i] == seat) return false;
     const model_seat_t *s = &model.events[q->event].seats[seat];
@@ -27,8 +26,7 @@ static bool model_pickable(const pick_query_t *q, uint32_t seat)
 }
 
 /* Seat number n (from 1) of a row is pickable; false outside the row. */
-static bool model_free(const pick_query_t *q, const model_row_t *row, int64_t n)
-{
+static bool model_free(const pick_query_t *q, const model_row_t *row, int64_t n) {
     return n >= 1 && n <= (int64_t)row->seat_count &&
            model_pickable(q, row->first_seat + (uint32_t)(n - 1));
 }
@@ -37,8 +35,7 @@ static bool model_free(const pick_query_t *q, const model_row_t *row, int64_t n)
  * every row is scored (strands, distance, number); separate seats are every free seat of a row
  * sorted by (distance, number). */
 static bool model_pick(const pick_query_t *q, int32_t section, uint32_t count, bool adjacent,
-                       uint32_t *out)
-{
+                       uint32_t *out) {
     const model_event_t *event = &model.events[q->event];
     uint32_t taken = 0;
     for (uint32_t s = 0; s < event->section_count; s++) {
@@ -56,13 +53,14 @@ static bool model_pick(const pick_query_t *q, int32_t section, uint32_t count, b
                     for (int64_t n = first; n <= last && all; n++) all = model_free(q, row, n);
                     if (!all) continue;
                     /* A single free seat between the block and a taken seat or the row's end. */
-                    bool strands = (model_free(q, row, first - 1) && !model_free(q, row, first - 2)) ||
+                    bool strands = (model_free(q, row, first - 1) &&
+                                    !model_free(q, row, first - 2)) ||
                                    (model_free(q, row, last + 1) && !model_free(q, row, last + 2));
                     int64_t distance = 2 * first + count - 1 - (length + 1);
                     if (distance < 0) distance = -distance;
-                    bool better = !found || (strands != best_strands ? !strands
+                    bool better = !found || (strands != best_strands     ? !strands
                                              : distance != best_distance ? distance < best_distance
-                                             : first < best_first);
+                                                                         : first < best_first);
                     if (better) {
                         found = true;
                         best_strands = strands;
@@ -102,8 +100,7 @@ static bool model_pick(const pick_query_t *q, int32_t section, uint32_t count, b
 
 static const char *const other_sections[] = {"NOPE", "S", "FLOOR", "T.2", "L", "R", "floor", ""};
 
-static void op_hold(void)
-{
+static void op_hold(void) {
     char seat_text[REQUEST_SEATS_MAX][SEAT_ID_SIZE];
     const char *seat_ids[REQUEST_SEATS_MAX];
     hf_pool_request_t pools[REQUEST_POOLS_MAX];
@@ -134,7 +131,8 @@ static void op_hold(void)
         if (roll < 85 && event->section_count > 0 && roll >= 50)
             best_section = event->definition.sections[rng_below(event->section_count)].id;
         else if (roll >= 85)
-            best_section = other_sections[rng_below(sizeof other_sections / sizeof *other_sections)];
+            best_section =
+                other_sections[rng_below(sizeof other_sections / sizeof *other_sections)];
     }
     uint32_t wanted_seats = 0;
     if (use_best && rng_chance(60)) {
@@ -323,11 +321,18 @@ static void op_hold(void)
 
     /* The core. */
     hf_hold_request_t request = {
-        .event_id = event_id, .user_id = user_id, .hold_id = hold_id,
-        .seat_ids = seat_count ? seat_ids : NULL, .seat_count = seat_count,
-        .pools = pool_count ? pools : NULL, .pool_count = pool_count,
-        .ttl_ms = ttl, .replace_existing = replace,
-        .best_count = best_count, .best_section = best_section, .best_adjacent = best_adjacent,
+        .event_id = event_id,
+        .user_id = user_id,
+        .hold_id = hold_id,
+        .seat_ids = seat_count ? seat_ids : NULL,
+        .seat_count = seat_count,
+        .pools = pool_count ? pools : NULL,
+        .pool_count = pool_count,
+        .ttl_ms = ttl,
+        .replace_existing = replace,
+        .best_count = best_count,
+        .best_section = best_section,
+        .best_adjacent = best_adjacent,
     };
     hf_error_detail_t detail;
     memset(&detail, 0, sizeof detail);
@@ -349,9 +354,9 @@ static void op_hold(void)
             for (uint32_t j = 0; j < detail.item_count; j++) found |= detail.items[j] == want[i];
             same = found;
         }
-        if (!same) mismatch("%s: detail has %u items, model %u%s", fx_error_code(got),
-                            detail.item_count, want_count,
-                            best_no_fit ? " (or 0: best_available found nothing)" : "");
+        if (!same)
+            mismatch("%s: detail has %u items, model %u%s", fx_error_code(got), detail.item_count,
+                     want_count, best_no_fit ? " (or 0: best_available found nothing)" : "");
     }
     if (got == HF_ERROR_POOL_NOT_FOUND &&
         (detail.pool >= pool_count || !(missing_pools & (1u << detail.pool))))
@@ -370,8 +375,8 @@ static void op_hold(void)
                     replaced_units += h->items.quantities[l];
         }
         if (detail.available != plain && detail.available != plain + replaced_units)
-            mismatch("insufficient_quantity: available %" PRId64 ", model %" PRId64, detail.available,
-                     plain);
+            mismatch("insufficient_quantity: available %" PRId64 ", model %" PRId64,
+                     detail.available, plain);
     }
     if (got == HF_ERROR_INVALID_REQUEST && detail.field == NULL)
         mismatch("invalid_request without detail.field");
@@ -390,16 +395,14 @@ static void op_hold(void)
             char got_text[256] = "", want_text[256] = "";
             size_t got_used = 0, want_used = 0;
             for (uint32_t i = 0; i < c->seat_count && got_used < sizeof got_text - 40; i++)
-                got_used += (size_t)snprintf(got_text + got_used, sizeof got_text - got_used,
-                                             "%s%s", i ? " " : "",
-                                             items[i].index < event->seat_count
-                                                 ? event->seats[items[i].index].id : "?");
+                got_used += (size_t)snprintf(
+                    got_text + got_used, sizeof got_text - got_used, "%s%s", i ? " " : "",
+                    items[i].index < event->seat_count ? event->seats[items[i].index].id : "?");
             for (uint32_t i = 0; i < seat_count + best_count && want_used < sizeof want_text - 40;
                  i++)
-                want_used += (size_t)snprintf(want_text + want_used, sizeof want_text - want_used,
-                                              "%s%s", i ? " " : "",
-                                              event->seats[i < seat_count ? seat_index[i]
-                                                                          : picked[i - seat_count]].id);
+                want_used += (size_t)snprintf(
+                    want_text + want_used, sizeof want_text - want_used, "%s%s", i ? " " : "",
+                    event->seats[i < seat_count ? seat_index[i] : picked[i - seat_count]].id);
             mismatch("best_available: hold seats [%s], model [%s]", got_text, want_text);
         }
     }
@@ -490,21 +493,27 @@ static void op_hold(void)
 /* A hold id for extend, release and commit: mostly live ones, some old, some unknown. */
 /* Gives a forgotten hold back to the core from the model's copy, as the engine does from the
  * store's row when a request names it. */
-static void revive(uint32_t index)
-{
+static void revive(uint32_t index) {
     model_hold_t *h = &model.holds[index];
     const model_event_t *event = &model.events[h->event];
     const char *seat_ids[ITEM_SEATS_MAX];
     hf_pool_request_t pools[REQUEST_POOLS_MAX];
-    for (uint32_t i = 0; i < h->items.seat_count; i++) seat_ids[i] = event->seats[h->items.seats[i]].id;
+    for (uint32_t i = 0; i < h->items.seat_count; i++)
+        seat_ids[i] = event->seats[h->items.seats[i]].id;
     for (uint32_t i = 0; i < h->items.pool_count; i++)
         pools[i] = (hf_pool_request_t){event->pools[h->items.pools[i]].id, h->items.quantities[i]};
-    hf_stored_hold_t stored = {
-        .request = {.event_id = event->id, .user_id = user_ids[h->user], .hold_id = h->id,
-                    .seat_ids = seat_ids, .seat_count = h->items.seat_count, .pools = pools,
-                    .pool_count = h->items.pool_count, .ttl_ms = -1},
-        .status = h->status, .created_at_ms = h->created, .expires_at_ms = h->expires,
-        .total = h->total};
+    hf_stored_hold_t stored = {.request = {.event_id = event->id,
+                                           .user_id = user_ids[h->user],
+                                           .hold_id = h->id,
+                                           .seat_ids = seat_ids,
+                                           .seat_count = h->items.seat_count,
+                                           .pools = pools,
+                                           .pool_count = h->items.pool_count,
+                                           .ttl_ms = -1},
+                               .status = h->status,
+                               .created_at_ms = h->created,
+                               .expires_at_ms = h->expires,
+                               .total = h->total};
     size_t emitted = sink.total; /* the request's advance, before the revive, may have */
     hf_error_t error = hf_core_revive_hold(core, &stored, &h->core_index);
     if (error != HF_OK) mismatch("revive %s: %s", h->id, fx_error_code(error));
@@ -518,15 +527,13 @@ static void revive(uint32_t index)
 
 static int32_t pick_hold_any(char *hold_id, size_t size);
 
-static int32_t pick_hold(char *hold_id, size_t size)
-{
+static int32_t pick_hold(char *hold_id, size_t size) {
     int32_t index = pick_hold_any(hold_id, size);
     if (index >= 0 && model.holds[index].forgotten) revive((uint32_t)index);
     return index;
 }
 
-static int32_t pick_hold_any(char *hold_id, size_t size)
-{
+static int32_t pick_hold_any(char *hold_id, size_t size) {
     uint32_t roll = rng_below(100);
     if (roll < 60 && model.active_count > 0) {
         uint32_t index = model.active[rng_below(model.active_count)];
@@ -545,16 +552,14 @@ static int32_t pick_hold_any(char *hold_id, size_t size)
     return -1;
 }
 
-static const char *pick_user(uint32_t owner)
-{
+static const char *pick_user(uint32_t owner) {
     uint32_t roll = rng_below(100);
     if (roll < 75) return user_ids[owner];
     if (roll < 95) return user_ids[rng_below(USERS)];
     return "ghost";
 }
 
-static void op_extend(void)
-{
+static void op_extend(void) {
     char hold_id[24];
     int32_t index = pick_hold(hold_id, sizeof hold_id);
     const char *user = pick_user(index >= 0 ? model.holds[index].user : rng_below(USERS));
@@ -601,8 +606,7 @@ static void op_extend(void)
     touch_hold((uint32_t)index);
 }
 
-static void op_release(void)
-{
+static void op_release(void) {
     char hold_id[24];
     int32_t index = pick_hold(hold_id, sizeof hold_id);
     const char *user = pick_user(index >= 0 ? model.holds[index].user : rng_below(USERS));
@@ -629,8 +633,7 @@ static void op_release(void)
  * paid late (it had expired: its seats go from available to sold and its units from free to
  * sold). Returns the model order. */
 static uint32_t model_order_from_hold(uint32_t index, const char *order_id, const char *payment,
-                                      uint32_t core_order)
-{
+                                      uint32_t core_order) {
     model_hold_t *h = &model.holds[index];
     model_event_t *event = &model.events[h->event];
     bool late = h->status == HF_HOLD_EXPIRED;
@@ -668,8 +671,7 @@ static uint32_t model_order_from_hold(uint32_t index, const char *order_id, cons
     return o;
 }
 
-static void op_commit(void)
-{
+static void op_commit(void) {
     char hold_id[24], order_id[24], payment[24];
     int32_t index = pick_hold(hold_id, sizeof hold_id);
     const char *user = pick_user(index >= 0 ? model.holds[index].user : rng_below(USERS));
@@ -723,8 +725,7 @@ static void op_commit(void)
 }
 
 /* The refund a paid order's cancel owes: its total to its payment, named by the order. */
-static void model_cancel_refund(const model_order_t *o, const char *refund_id)
-{
+static void model_cancel_refund(const model_order_t *o, const char *refund_id) {
     GROW(model.refunds, model.refund_count, model.refund_capacity);
     uint32_t index = model.refund_count++;
     model_refund_t *r = &model.refunds[index];
@@ -738,13 +739,12 @@ static void model_cancel_refund(const model_order_t *o, const char *refund_id)
     r->created = model.now;
     model.expected[HF_MUTATION_REFUND]++;
     const hf_order_t *order = hf_core_order_at(core, o->core_index);
-    if (order->refund != index + 1) mismatch("cancel of %s: refund %u, model %u", o->id,
-                                             order->refund, index + 1);
+    if (order->refund != index + 1)
+        mismatch("cancel of %s: refund %u, model %u", o->id, order->refund, index + 1);
     compare_refund(index);
 }
 
-static void op_cancel(void)
-{
+static void op_cancel(void) {
     char order_id[24];
     int32_t index = -1;
     uint32_t roll = rng_below(100);
@@ -784,8 +784,7 @@ static void op_cancel(void)
 }
 
 /* A booking (hf_core_book): seats at the version last seen (current, or stale), pools. */
-static void op_book(void)
-{
+static void op_book(void) {
     char seat_text[REQUEST_SEATS_MAX][SEAT_ID_SIZE];
     const char *seat_ids[REQUEST_SEATS_MAX];
     uint32_t versions[REQUEST_SEATS_MAX];
@@ -817,7 +816,8 @@ static void op_book(void)
                 uint32_t free_seats[SEATS_MAX], free_count = 0;
                 for (uint32_t s = 0; s < event->seat_count; s++)
                     if (event->seats[s].status == HF_SEAT_AVAILABLE) free_seats[free_count++] = s;
-                seat = free_count ? free_seats[rng_below(free_count)] : rng_below(event->seat_count);
+                seat = free_count ? free_seats[rng_below(free_count)]
+                                  : rng_below(event->seat_count);
             } else {
                 seat = rng_below(event->seat_count);
             }
@@ -852,14 +852,14 @@ static void op_book(void)
     bool replace = rng_chance(10); /* no meaning for a booking: must change nothing */
     char order_id[24], payment[24];
     bool reused_id = model.order_count > 0 && rng_chance(2);
-    if (reused_id) snprintf(order_id, sizeof order_id, "%s", model.orders[rng_below(model.order_count)].id);
+    if (reused_id)
+        snprintf(order_id, sizeof order_id, "%s", model.orders[rng_below(model.order_count)].id);
     else snprintf(order_id, sizeof order_id, "ord_%u", model.order_count);
     snprintf(payment, sizeof payment, "pb_%" PRIu64, step);
 
-    size_t used = (size_t)snprintf(description, sizeof description,
-                                   "book %s user=\"%s\" event=%s%s%s seats=[", order_id, user_id,
-                                   event_id, replace ? " replace" : "",
-                                   no_versions ? " versions=NULL" : "");
+    size_t used = (size_t)snprintf(
+        description, sizeof description, "book %s user=\"%s\" event=%s%s%s seats=[", order_id,
+        user_id, event_id, replace ? " replace" : "", no_versions ? " versions=NULL" : "");
     for (uint32_t i = 0; i < seat_count; i++)
         used += (size_t)snprintf(description + used, sizeof description - used, "%s\"%s\"@%u",
                                  i ? "," : "", seat_ids[i], versions[i]);
@@ -931,17 +931,22 @@ static void op_book(void)
 
     /* The core. */
     hf_hold_request_t request = {
-        .event_id = event_id, .user_id = user_id,
-        .seat_ids = seat_count ? seat_ids : NULL, .seat_count = seat_count,
+        .event_id = event_id,
+        .user_id = user_id,
+        .seat_ids = seat_count ? seat_ids : NULL,
+        .seat_count = seat_count,
         .seat_versions = no_versions ? NULL : versions,
-        .pools = pool_count ? pools : NULL, .pool_count = pool_count,
-        .ttl_ms = -1, .replace_existing = replace,
+        .pools = pool_count ? pools : NULL,
+        .pool_count = pool_count,
+        .ttl_ms = -1,
+        .replace_existing = replace,
     };
     hf_error_detail_t detail;
     memset(&detail, 0, sizeof detail);
     detail.item_count = UINT32_MAX;
     uint32_t core_order = UINT32_MAX;
-    hf_error_t got = hf_core_book(core, &request, order_id, payment, model.now, &core_order, &detail);
+    hf_error_t got = hf_core_book(core, &request, order_id, payment, model.now, &core_order,
+                                  &detail);
     expect_result(got, set);
     if (got == HF_ERROR_SEAT_NOT_FOUND || got == HF_ERROR_VERSION_CONFLICT) {
         const uint32_t *want = got == HF_ERROR_SEAT_NOT_FOUND ? unknown_items : moved_items;
@@ -1017,9 +1022,9 @@ static void op_book(void)
         strcmp(created->user_id, user_id) != 0 || strcmp(created->event_id, event->id) != 0 ||
         created->total != order->total)
         mismatch("booking: ORDER_CREATE order %s hold \"%s\" user %s event %s total %" PRId64
-                 ", model %s, no hold, %s, %s, %" PRId64, created->order_id, created->hold_id,
-                 created->user_id, created->event_id, created->total, order_id, user_id,
-                 event->id, order->total);
+                 ", model %s, no hold, %s, %s, %" PRId64,
+                 created->order_id, created->hold_id, created->user_id, created->event_id,
+                 created->total, order_id, user_id, event->id, order->total);
     if (strcmp(hf_core_string(core, hf_core_order_at(core, core_order)->payment_ref), payment) != 0)
         mismatch("booking: payment_ref differs");
     /* replace_existing means nothing here: the user's holds stay (compare_state checks). */

@@ -12,7 +12,7 @@
 #define ROWS_MAX 16
 #define POOLS_MAX 2
 #define REQUEST_SEATS_MAX 8
-#define ITEM_SEATS_MAX 16      /* named seats plus best_available picks: per_hold is at most 10 */
+#define ITEM_SEATS_MAX 16 /* named seats plus best_available picks: per_hold is at most 10 */
 #define REQUEST_POOLS_MAX 3
 #define SEAT_ID_SIZE (HF_SEAT_ID_SIZE_MAX + 1)
 #define CHANGES_MAX 4096
@@ -21,8 +21,7 @@
 
 static uint64_t rng_state;
 
-static uint64_t rng_next(void)
-{
+static uint64_t rng_next(void) {
     uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
@@ -40,8 +39,8 @@ static int64_t rng_range(int64_t low, int64_t high) /* inclusive */
 
 typedef struct model_seat {
     char id[SEAT_ID_SIZE];
-    uint8_t status;       /* hf_seat_status_t */
-    uint32_t owner;       /* model hold + 1 when held, model order + 1 when sold */
+    uint8_t status; /* hf_seat_status_t */
+    uint32_t owner; /* model hold + 1 when held, model order + 1 when sold */
     uint32_t version;
     uint32_t section;
     int64_t price;
@@ -83,9 +82,9 @@ typedef struct model_hold {
     hf_time_ms_t created, expires;
     int64_t total;
     model_items_t items;
-    int32_t order;        /* model order index or -1 */
+    int32_t order; /* model order index or -1 */
     uint32_t core_index;
-    bool forgotten;       /* the core forgot it (hf_core_evict); core_index is stale */
+    bool forgotten; /* the core forgot it (hf_core_evict); core_index is stale */
     /* hf_core_change_count before the operation that ended it: its end's record is later. */
     uint64_t finished_after;
     uint64_t expired_step; /* step + 1 of the step that expired it (0: none) */
@@ -94,21 +93,21 @@ typedef struct model_hold {
 typedef struct model_order {
     char id[24];
     uint32_t event, user, hold;
-    bool booked;          /* hf_core_book: no hold (hold unused) */
+    bool booked; /* hf_core_book: no hold (hold unused) */
     uint8_t status;
     hf_time_ms_t created;
     int64_t total;
     model_items_t items;
     uint32_t core_index;
-    char payment[24];     /* the payment_ref it was committed with ("" for none) */
+    char payment[24]; /* the payment_ref it was committed with ("" for none) */
 } model_order_t;
 
 /* A refund a payment required; its index is the core's (refunds are never forgotten). */
 typedef struct model_refund {
     char id[24];
     char intent[24];
-    char reservation[24];  /* as the delivery named it */
-    int64_t amount;        /* the amount paid */
+    char reservation[24]; /* as the delivery named it */
+    int64_t amount;       /* the amount paid */
     uint8_t reason, status;
     hf_time_ms_t created;
 } model_refund_t;
@@ -116,9 +115,9 @@ typedef struct model_refund {
 /* A delivery that was not a repeat, with the outcome it decided. */
 typedef struct model_delivery {
     char intent[24];
-    uint8_t type;          /* hf_payment_type_t */
-    int32_t hold;          /* the model hold it named, or -1 */
-    char reservation[24];  /* as it named it */
+    uint8_t type;         /* hf_payment_type_t */
+    int32_t hold;         /* the model hold it named, or -1 */
+    char reservation[24]; /* as it named it */
     int64_t amount;
     uint8_t result, reason;
     bool late;
@@ -138,11 +137,11 @@ typedef struct model {
     uint32_t hold_count, hold_capacity;
     model_order_t *orders;
     uint32_t order_count, order_capacity;
-    uint32_t *active;     /* held holds */
+    uint32_t *active; /* held holds */
     uint32_t active_count, active_capacity;
-    uint32_t *live;       /* confirmed orders */
+    uint32_t *live; /* confirmed orders */
     uint32_t live_count, live_capacity;
-    uint32_t *kept;       /* released and expired holds the core has not forgotten */
+    uint32_t *kept; /* released and expired holds the core has not forgotten */
     uint32_t kept_count, kept_capacity;
     model_refund_t *refunds;
     uint32_t refund_count, refund_capacity;
@@ -151,17 +150,17 @@ typedef struct model {
     /* Deliveries before it were older than HF_WEBHOOK_DEDUP_KEEP_MS at the last delivery. */
     uint32_t delivery_first;
     uint32_t intent_serial; /* names fresh payment intents: pw_N */
-    int32_t boundary;     /* the delivery whose window's edge the clock just moved to, or -1 */
+    int32_t boundary;       /* the delivery whose window's edge the clock just moved to, or -1 */
     uint64_t operation_changes; /* hf_core_change_count when the operation began */
     uint64_t step_changes[8];   /* hf_core_change_count after each of the last 8 steps */
-    hf_time_ms_t now;     /* the simulated clock */
-    hf_time_ms_t applied; /* the last time given to the core */
+    hf_time_ms_t now;           /* the simulated clock */
+    hf_time_ms_t applied;       /* the last time given to the core */
     /* What the current operation changed. */
     change_t changes[CHANGES_MAX];
     uint32_t change_count;
     uint32_t touched_holds[64], touched_hold_count;
-    uint32_t expected[FX_TYPES];      /* mutation records by type */
-    uint32_t extend_unchanged;        /* an extend that moved nothing: 0 or 1 HOLD_UPDATE */
+    uint32_t expected[FX_TYPES]; /* mutation records by type */
+    uint32_t extend_unchanged;   /* an extend that moved nothing: 0 or 1 HOLD_UPDATE */
     /* Seats of replaced holds taken again by the new hold: the core may report them released
      * and held again (two changes) or moved (none). */
     uint32_t moved_event, moved_seats[ITEM_SEATS_MAX], moved_count;
@@ -193,22 +192,62 @@ static bool stream_records; /* this operation's seat and pool records are on */
 static bool window_run;
 static uint32_t finished_max;
 
-enum { S_HOLD, S_HOLD_OK, S_EXTEND, S_EXTEND_OK, S_RELEASE, S_RELEASE_OK, S_COMMIT, S_COMMIT_OK,
-       S_CANCEL, S_CANCEL_OK, S_CLOCK, S_ADVANCE, S_EXPIRED, S_REPLACED, S_MOVED, S_CHECKS,
-       S_FORGOTTEN, S_REVIVED, S_QUIET,
-       S_AMBIGUOUS, S_BEST, S_BEST_OK, S_BEST_SEPARATE_OK, S_BEST_NAMED_OK, S_BEST_REPLACE_OK,
-       S_BEST_NO_FIT, S_BEST_PICKED, S_BOOK, S_BOOK_OK, S_BOOK_CONFLICT, S_BOOK_CANCEL_OK,
-       S_PAY, S_PAY_FAILED, S_PAY_REPEAT, S_PAY_REPEAT_CHANGED, S_PAY_REPEAT_PRUNED,
-       S_PAY_INVALID, S_PAY_COMMITTED, S_PAY_LATE, S_PAY_OWN, S_PAY_REFUND,
-       S_PAY_REASON, /* five counters, one per hf_refund_reason_t */
-       S_REFUND_COMPLETE = S_PAY_REASON + 5, S_REFUND_COMPLETE_OK, S_REFUND_COMPLETE_AGAIN,
-       S_WINDOW_JUMP, S_EDGE_KEPT, S_EDGE_PRUNED, S_COUNT };
+enum {
+    S_HOLD,
+    S_HOLD_OK,
+    S_EXTEND,
+    S_EXTEND_OK,
+    S_RELEASE,
+    S_RELEASE_OK,
+    S_COMMIT,
+    S_COMMIT_OK,
+    S_CANCEL,
+    S_CANCEL_OK,
+    S_CLOCK,
+    S_ADVANCE,
+    S_EXPIRED,
+    S_REPLACED,
+    S_MOVED,
+    S_CHECKS,
+    S_FORGOTTEN,
+    S_REVIVED,
+    S_QUIET,
+    S_AMBIGUOUS,
+    S_BEST,
+    S_BEST_OK,
+    S_BEST_SEPARATE_OK,
+    S_BEST_NAMED_OK,
+    S_BEST_REPLACE_OK,
+    S_BEST_NO_FIT,
+    S_BEST_PICKED,
+    S_BOOK,
+    S_BOOK_OK,
+    S_BOOK_CONFLICT,
+    S_BOOK_CANCEL_OK,
+    S_PAY,
+    S_PAY_FAILED,
+    S_PAY_REPEAT,
+    S_PAY_REPEAT_CHANGED,
+    S_PAY_REPEAT_PRUNED,
+    S_PAY_INVALID,
+    S_PAY_COMMITTED,
+    S_PAY_LATE,
+    S_PAY_OWN,
+    S_PAY_REFUND,
+    S_PAY_REASON, /* five counters, one per hf_refund_reason_t */
+    S_REFUND_COMPLETE = S_PAY_REASON + 5,
+    S_REFUND_COMPLETE_OK,
+    S_REFUND_COMPLETE_AGAIN,
+    S_WINDOW_JUMP,
+    S_EDGE_KEPT,
+    S_EDGE_PRUNED,
+    S_COUNT
+};
 static uint64_t stats[S_COUNT];
 
 static void mismatch(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-static void mismatch(const char *format, ...)
-{
+static void mismatch(const char *format, ...) {
     char text[1024];
     va_list args;
     va_start(args, format);
@@ -218,24 +257,23 @@ static void mismatch(const char *format, ...)
             "\nSIMULATION MISMATCH (%s) seed=%" PRIu64 " step=%" PRIu64 " now=%" PRId64
             " (epoch+%" PRId64 ")\n  operation: %s\n  %s\n  %s\n"
             "  reproduce: HF_SEED=%" PRIu64 " %s=%" PRIu64 " %s\n",
-            run_name, seed, step, model.now, model.now - EPOCH, operation, description, text,
-            seed, run_variable, step + 1, run_skip);
+            run_name, seed, step, model.now, model.now - EPOCH, operation, description, text, seed,
+            run_variable, step + 1, run_skip);
     fail_msg("simulation mismatch (%s) at seed=%" PRIu64 " step=%" PRIu64 ": %s", run_name, seed,
              step, text);
     abort(); /* not reached */
 }
 
-#define GROW(array, count, capacity)                                                   \
-    do {                                                                               \
-        if ((count) >= (capacity)) {                                                   \
-            (capacity) = (capacity) ? (capacity) * 2 : 256;                            \
-            (array) = realloc((array), (size_t)(capacity) * sizeof *(array));          \
-            assert_non_null(array);                                                    \
-        }                                                                              \
+#define GROW(array, count, capacity) \
+    do { \
+        if ((count) >= (capacity)) { \
+            (capacity) = (capacity) ? (capacity)*2 : 256; \
+            (array) = realloc((array), (size_t)(capacity) * sizeof *(array)); \
+            assert_non_null(array); \
+        } \
     } while (0)
 
-static void list_remove(uint32_t *list, uint32_t *count, uint32_t value)
-{
+static void list_remove(uint32_t *list, uint32_t *count, uint32_t value) {
     for (uint32_t i = 0; i < *count; i++) {
         if (list[i] == value) {
             list[i] = list[--*count];
@@ -245,15 +283,13 @@ static void list_remove(uint32_t *list, uint32_t *count, uint32_t value)
     mismatch("model bug: %u not in list", value);
 }
 
-static void touch_hold(uint32_t hold)
-{
+static void touch_hold(uint32_t hold) {
     for (uint32_t i = 0; i < model.touched_hold_count; i++)
         if (model.touched_holds[i] == hold) return;
     if (model.touched_hold_count < 64) model.touched_holds[model.touched_hold_count++] = hold;
 }
 
-static void seat_change(uint32_t event, uint32_t seat, uint8_t status, uint32_t owner)
-{
+static void seat_change(uint32_t event, uint32_t seat, uint8_t status, uint32_t owner) {
     model_seat_t *s = &model.events[event].seats[seat];
     s->status = status;
     s->owner = owner;
@@ -263,8 +299,7 @@ static void seat_change(uint32_t event, uint32_t seat, uint8_t status, uint32_t 
 }
 
 /* A hold leaves the held state: its seats and units are free again. */
-static void model_hold_finish(uint32_t index, uint8_t status)
-{
+static void model_hold_finish(uint32_t index, uint8_t status) {
     model_hold_t *h = &model.holds[index];
     model_event_t *event = &model.events[h->event];
     h->status = status;
@@ -282,8 +317,7 @@ static void model_hold_finish(uint32_t index, uint8_t status)
 }
 
 /* The model's own expiry: every held hold with now >= expires_at. */
-static uint32_t model_expire(hf_time_ms_t now)
-{
+static uint32_t model_expire(hf_time_ms_t now) {
     uint32_t expired = 0;
     for (uint32_t i = 0; i < model.active_count;) {
         uint32_t index = model.active[i];
@@ -299,8 +333,7 @@ static uint32_t model_expire(hf_time_ms_t now)
     return expired;
 }
 
-static uint32_t user_units(uint32_t event, uint32_t user, bool held, bool sold)
-{
+static uint32_t user_units(uint32_t event, uint32_t user, bool held, bool sold) {
     uint32_t units = 0;
     if (held) {
         for (uint32_t i = 0; i < model.active_count; i++) {
@@ -323,8 +356,7 @@ static uint32_t user_units(uint32_t event, uint32_t user, bool held, bool sold)
 
 /* ---- setup ---- */
 
-static void event_setup(uint32_t e)
-{
+static void event_setup(uint32_t e) {
     model_event_t *event = &model.events[e];
     fx_event_t *def = &event->definition;
     switch (e) {
@@ -372,8 +404,8 @@ static void event_setup(uint32_t e)
         event->section_rows[s] = section->row_count;
         for (uint32_t r = 0; r < section->row_count; r++) {
             assert_true(event->row_count < ROWS_MAX);
-            event->rows[event->row_count++] =
-                (model_row_t){s, event->seat_count, section->rows[r].seats};
+            event->rows[event->row_count++] = (model_row_t){s, event->seat_count,
+                                                            section->rows[r].seats};
             assert_true(event->seat_count + section->rows[r].seats <= SEATS_MAX);
             for (uint32_t n = 1; n <= section->rows[r].seats; n++) {
                 model_seat_t *seat = &event->seats[event->seat_count++];
@@ -400,16 +432,14 @@ static void event_setup(uint32_t e)
 
 /* ---- comparison ---- */
 
-static const char *status_name(uint8_t status)
-{
+static const char *status_name(uint8_t status) {
     static const char *const names[] = {"held", "confirmed", "released", "expired"};
     return status < 4 ? names[status] : "?";
 }
 
 /* A hold's or order's items, in order: named seats, then best_available picks, then pools. */
 static void compare_items(const char *id, uint32_t event, const model_items_t *m,
-                          uint32_t item_offset)
-{
+                          uint32_t item_offset) {
     const hf_item_t *items = hf_core_items(core, item_offset);
     const model_event_t *e = &model.events[event];
     for (uint32_t i = 0; i < m->seat_count; i++) {
@@ -421,16 +451,16 @@ static void compare_items(const char *id, uint32_t event, const model_items_t *m
     for (uint32_t i = 0; i < m->pool_count; i++) {
         const hf_item_t *item = &items[m->seat_count + i];
         if (item->index != m->pools[i] || item->quantity != m->quantities[i])
-            mismatch("%s: pool item %u is %u x%u, model %u x%u", id, i, item->index,
-                     item->quantity, m->pools[i], m->quantities[i]);
+            mismatch("%s: pool item %u is %u x%u, model %u x%u", id, i, item->index, item->quantity,
+                     m->pools[i], m->quantities[i]);
     }
 }
 
-static void compare_hold(uint32_t index)
-{
+static void compare_hold(uint32_t index) {
     const model_hold_t *m = &model.holds[index];
     if (m->forgotten) {
-        if (hf_core_hold_find(core, m->id, NULL) != NULL) mismatch("hold %s: forgotten but found", m->id);
+        if (hf_core_hold_find(core, m->id, NULL) != NULL)
+            mismatch("hold %s: forgotten but found", m->id);
         return;
     }
     const hf_hold_t *c = hf_core_hold_at(core, m->core_index);
@@ -458,12 +488,12 @@ static void compare_hold(uint32_t index)
         mismatch("hold %s: user differs", m->id);
 }
 
-static void compare_order(uint32_t index)
-{
+static void compare_order(uint32_t index) {
     const model_order_t *m = &model.orders[index];
     const hf_order_t *c = hf_core_order_at(core, m->core_index);
     if (c == NULL || strcmp(c->id, m->id) != 0) mismatch("order %s: not at its index", m->id);
-    if (c->status != m->status) mismatch("order %s: status %d, model %d", m->id, c->status, m->status);
+    if (c->status != m->status)
+        mismatch("order %s: status %d, model %d", m->id, c->status, m->status);
     if (c->total != m->total) mismatch("order %s: total differs", m->id);
     uint32_t hold = m->booked ? 0 : model.holds[m->hold].core_index + 1;
     if (c->hold != hold) mismatch("order %s: hold %u, model %u", m->id, c->hold, hold);
@@ -481,13 +511,11 @@ static void compare_order(uint32_t index)
                  m->payment[0] ? m->payment : "none");
 }
 
-static const char *reason_name(uint8_t reason)
-{
+static const char *reason_name(uint8_t reason) {
     return reason <= HF_REFUND_ALREADY_CONFIRMED ? hf_refund_reason_name(reason) : "?";
 }
 
-static void compare_refund(uint32_t index)
-{
+static void compare_refund(uint32_t index) {
     const model_refund_t *m = &model.refunds[index];
     const hf_refund_t *c = hf_core_refund_at(core, index);
     if (c == NULL || strcmp(c->id, m->id) != 0)
@@ -507,8 +535,7 @@ static void compare_refund(uint32_t index)
                  c->status, c->created_at_ms - EPOCH, m->status, m->created - EPOCH);
 }
 
-static void compare_state(bool full)
-{
+static void compare_state(bool full) {
     for (uint32_t e = 0; e < EVENTS; e++) {
         const model_event_t *m = &model.events[e];
         const hf_event_t *c = hf_core_event_at(core, e);
@@ -528,15 +555,14 @@ static void compare_state(bool full)
             if (ms->status == HF_SEAT_SOLD) owner = model.orders[ms->owner - 1].core_index + 1;
             if (cs->owner != owner)
                 mismatch("seat %s/%s: owner %u, model %u", m->id, ms->id, cs->owner, owner);
-            uint32_t *slot[2][3] = {
-                {&total.available, &total.held, &total.sold},
-                {&sections[ms->section].available, &sections[ms->section].held,
-                 &sections[ms->section].sold}};
+            uint32_t *slot[2][3] = {{&total.available, &total.held, &total.sold},
+                                    {&sections[ms->section].available, &sections[ms->section].held,
+                                     &sections[ms->section].sold}};
             (*slot[0][ms->status])++;
             (*slot[1][ms->status])++;
         }
-        if (c->row_count != m->row_count) mismatch("event %s: %u rows, model %u", m->id, c->row_count,
-                                                   m->row_count);
+        if (c->row_count != m->row_count)
+            mismatch("event %s: %u rows, model %u", m->id, c->row_count, m->row_count);
         for (uint32_t r = 0; r < m->row_count; r++) {
             const model_row_t *mr = &m->rows[r];
             const hf_row_t *cr = &c->rows[r];
@@ -567,7 +593,8 @@ static void compare_state(bool full)
             const hf_pool_t *cp = &c->pools[p];
             if (cp->held != mp->held || cp->sold != mp->sold)
                 mismatch("pool %s/%s: held %" PRId64 " sold %" PRId64 ", model %" PRId64
-                         " %" PRId64, m->id, mp->id, cp->held, cp->sold, mp->held, mp->sold);
+                         " %" PRId64,
+                         m->id, mp->id, cp->held, cp->sold, mp->held, mp->sold);
             if (mp->held < 0 || mp->held + mp->sold > mp->capacity)
                 mismatch("model pool %s/%s out of bounds", m->id, mp->id);
         }
@@ -599,7 +626,8 @@ static void compare_state(bool full)
                  hf_core_deliveries_kept(core), model.delivery_count - model.delivery_first,
                  (long long)HF_WEBHOOK_DEDUP_KEEP_MS,
                  model.delivery_first < model.delivery_count
-                     ? model.now - model.deliveries[model.delivery_first].at : -1);
+                     ? model.now - model.deliveries[model.delivery_first].at
+                     : -1);
     if (full) {
         for (uint32_t i = 0; i < model.hold_count; i++) compare_hold(i);
         for (uint32_t i = 0; i < model.order_count; i++) compare_order(i);
@@ -614,18 +642,19 @@ static void compare_state(bool full)
                     mismatch("user %s: orders differ at %u", user_ids[u], expected);
                 expected++;
             }
-            if (expected != count) mismatch("user %s: %u orders, model %u", user_ids[u], count, expected);
+            if (expected != count)
+                mismatch("user %s: %u orders, model %u", user_ids[u], count, expected);
         }
     }
 }
 
 /* The mutation records of one operation against the model's changes. */
-static void compare_mutations(void)
-{
+static void compare_mutations(void) {
     /* Seats moved from a replaced hold to the new one: see what the core did. */
     for (uint32_t i = 0; i < model.moved_count; i++) {
         model_seat_t *ms = &model.events[model.moved_event].seats[model.moved_seats[i]];
-        const hf_seat_t *cs = &hf_core_event_at(core, model.moved_event)->seats[model.moved_seats[i]];
+        const hf_seat_t *cs =
+            &hf_core_event_at(core, model.moved_event)->seats[model.moved_seats[i]];
         if (cs->version == ms->version + 2) {
             uint32_t owner = ms->owner;
             seat_change(model.moved_event, model.moved_seats[i], HF_SEAT_AVAILABLE, 0);
@@ -683,7 +712,8 @@ static void compare_mutations(void)
                 if (record->status == HF_HOLD_CONFIRMED) paid_late_seen[i] = true;
                 if (record->status != h->status && !expired_then_paid)
                     mismatch("%s record of %s: status %s, model %s",
-                             record->type == HF_MUTATION_HOLD_CREATE ? "HOLD_CREATE" : "HOLD_UPDATE",
+                             record->type == HF_MUTATION_HOLD_CREATE ? "HOLD_CREATE"
+                                                                     : "HOLD_UPDATE",
                              h->id, status_name((uint8_t)record->status), status_name(h->status));
                 if (h->status == HF_HOLD_HELD && record->expires_at_ms != h->expires)
                     mismatch("record of %s: expires_at differs", h->id);
@@ -706,21 +736,23 @@ static void compare_mutations(void)
                 if (strcmp(model.events[e].id, record->event_id) == 0 &&
                     strcmp(model.events[e].pools[p].id, record->pool_id) == 0)
                     pool = &model.events[e].pools[p];
-        if (pool == NULL) mismatch("POOL record of unknown pool %s/%s", record->event_id,
-                                   record->pool_id);
+        if (pool == NULL)
+            mismatch("POOL record of unknown pool %s/%s", record->event_id, record->pool_id);
         if (record->held != pool->held || record->sold != pool->sold ||
             record->available != pool->capacity - pool->held - pool->sold)
             mismatch("POOL record %s/%s: available %" PRId64 " held %" PRId64 " sold %" PRId64
-                     ", model held %" PRId64 " sold %" PRId64, record->event_id, record->pool_id,
-                     record->available, record->held, record->sold, pool->held, pool->sold);
+                     ", model held %" PRId64 " sold %" PRId64,
+                     record->event_id, record->pool_id, record->available, record->held,
+                     record->sold, pool->held, pool->sold);
     }
     if (by_type[HF_MUTATION_SEAT] != model.change_count)
-        mismatch("%u SEAT records, model %u changes", by_type[HF_MUTATION_SEAT], model.change_count);
+        mismatch("%u SEAT records, model %u changes", by_type[HF_MUTATION_SEAT],
+                 model.change_count);
     static const int types[] = {HF_MUTATION_EVENT_CREATE, HF_MUTATION_HOLD_CREATE,
-                                HF_MUTATION_HOLD_UPDATE, HF_MUTATION_ORDER_CREATE,
-                                HF_MUTATION_ORDER_ITEM, HF_MUTATION_ORDER_UPDATE,
-                                HF_MUTATION_IDEMPOTENCY, HF_MUTATION_POOL,
-                                HF_MUTATION_DELIVERY, HF_MUTATION_REFUND};
+                                HF_MUTATION_HOLD_UPDATE,  HF_MUTATION_ORDER_CREATE,
+                                HF_MUTATION_ORDER_ITEM,   HF_MUTATION_ORDER_UPDATE,
+                                HF_MUTATION_IDEMPOTENCY,  HF_MUTATION_POOL,
+                                HF_MUTATION_DELIVERY,     HF_MUTATION_REFUND};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         uint32_t got = by_type[types[i]], want = model.expected[types[i]];
         if (types[i] == HF_MUTATION_HOLD_UPDATE && model.extend_unchanged && got == want + 1)
@@ -731,8 +763,7 @@ static void compare_mutations(void)
 
 /* ---- operations ---- */
 
-static void begin(const char *name)
-{
+static void begin(const char *name) {
     operation = name;
     description[0] = '\0';
     model.change_count = 0;
@@ -746,13 +777,11 @@ static void begin(const char *name)
     fx_sink_reset(&sink);
 }
 
-static bool error_in(hf_error_t error, uint32_t set)
-{
+static bool error_in(hf_error_t error, uint32_t set) {
     return error != HF_OK && (set & (1u << error)) != 0;
 }
 
-static void describe_set(char *out, size_t size, uint32_t set)
-{
+static void describe_set(char *out, size_t size, uint32_t set) {
     size_t used = 0;
     out[0] = '\0';
     if (set == 0) snprintf(out, size, "ok");
@@ -762,8 +791,7 @@ static void describe_set(char *out, size_t size, uint32_t set)
                                      fx_error_code((hf_error_t)e));
 }
 
-static void expect_result(hf_error_t got, uint32_t set)
-{
+static void expect_result(hf_error_t got, uint32_t set) {
     if ((int)got < 0 || (int)got > ERROR_LAST) mismatch("core answered unknown error %d", (int)got);
     error_stats[got]++;
     if (set == 0 && got == HF_OK) return;
@@ -775,8 +803,8 @@ static void expect_result(hf_error_t got, uint32_t set)
 }
 
 static const char *const bad_seat_ids[] = {
-    "FLOOR-A-0", "FLOOR-A-9", "FLOOR-D-1", "NOPE-A-1", "FLOOR-A-01", "FLOOR-A-", "FLOOR--1",
-    "S-C-1", "T.2-A-4", "FLOOR-A-1x", "", "BALC-A-", "S-A-08",
+    "FLOOR-A-0", "FLOOR-A-9", "FLOOR-D-1",  "NOPE-A-1", "FLOOR-A-01", "FLOOR-A-", "FLOOR--1",
+    "S-C-1",     "T.2-A-4",   "FLOOR-A-1x", "",         "BALC-A-",    "S-A-08",
 };
 
 #endif

@@ -10,31 +10,29 @@
 typedef struct prediction {
     hf_error_t error;
     bool repeat;
-    int32_t delivery;     /* the kept delivery a repeat answers, or -1 */
+    int32_t delivery; /* the kept delivery a repeat answers, or -1 */
     uint8_t result, reason;
     bool late;
-    int32_t order;        /* the model order a commit names; -1 for a new one */
+    int32_t order; /* the model order a commit names; -1 for a new one */
 } prediction_t;
 
 /* A delivery as drawn: what the provider sends, and the ids the caller makes for it. */
 typedef struct delivery_draw {
     uint8_t type;
     char intent[24];
-    int32_t hold;         /* the model hold named, or -1 */
+    int32_t hold; /* the model hold named, or -1 */
     char reservation[24];
     int64_t amount;
     char order_id[24], refund_id[24];
-    int32_t repeat_of;    /* the earlier delivery it repeats on purpose, or -1 */
+    int32_t repeat_of; /* the earlier delivery it repeats on purpose, or -1 */
 } delivery_draw_t;
 
-static const char *result_name(uint8_t result)
-{
+static const char *result_name(uint8_t result) {
     return result <= HF_PAYMENT_RECORDED ? hf_payment_result_name(result) : "?";
 }
 
 /* Everything a lapsed hold held is still free: its seats available, its pools with the units. */
-static bool model_inventory_free(const model_hold_t *h)
-{
+static bool model_inventory_free(const model_hold_t *h) {
     const model_event_t *event = &model.events[h->event];
     for (uint32_t i = 0; i < h->items.seat_count; i++)
         if (event->seats[h->items.seats[i]].status != HF_SEAT_AVAILABLE) return false;
@@ -46,17 +44,14 @@ static bool model_inventory_free(const model_hold_t *h)
 }
 
 /* Forgets the deliveries older than the window at now, as every delivery does first. */
-static void model_deliveries_prune(hf_time_ms_t now)
-{
+static void model_deliveries_prune(hf_time_ms_t now) {
     while (model.delivery_first < model.delivery_count &&
            now - model.deliveries[model.delivery_first].at > HF_WEBHOOK_DEDUP_KEEP_MS)
         model.delivery_first++;
 }
 
 /* The delivery of (intent, type) among those from first on, or -1. */
-static int32_t model_delivery_find(uint32_t first, uint32_t end, const char *intent,
-                                   uint8_t type)
-{
+static int32_t model_delivery_find(uint32_t first, uint32_t end, const char *intent, uint8_t type) {
     for (uint32_t d = first; d < end; d++)
         if (model.deliveries[d].type == type && strcmp(model.deliveries[d].intent, intent) == 0)
             return (int32_t)d;
@@ -65,8 +60,7 @@ static int32_t model_delivery_find(uint32_t first, uint32_t end, const char *int
 
 /* A new payment.succeeded: committed (late when the hold had lapsed and all it held is free),
  * or the reason of the refund it requires. Changes nothing. */
-static void model_decide(int32_t hold, int64_t amount, const char *intent, prediction_t *p)
-{
+static void model_decide(int32_t hold, int64_t amount, const char *intent, prediction_t *p) {
     p->result = HF_PAYMENT_REFUND_REQUIRED;
     p->reason = 0;
     p->late = false;
@@ -98,8 +92,7 @@ static void model_decide(int32_t hold, int64_t amount, const char *intent, predi
 }
 
 /* The whole answer: an invalid delivery, a repeat of a kept one, or a new decision. */
-static void model_predict(const delivery_draw_t *draw, prediction_t *p)
-{
+static void model_predict(const delivery_draw_t *draw, prediction_t *p) {
     memset(p, 0, sizeof *p);
     p->delivery = p->order = -1;
     model_deliveries_prune(model.now);
@@ -133,8 +126,7 @@ static void model_predict(const delivery_draw_t *draw, prediction_t *p)
 
 enum { PICK_HELD, PICK_LAPSED_FREE, PICK_LAPSED_TAKEN, PICK_RELEASED, PICK_CONFIRMED, PICK_ANY };
 
-static bool hold_of_kind(uint32_t index, int kind)
-{
+static bool hold_of_kind(uint32_t index, int kind) {
     const model_hold_t *h = &model.holds[index];
     switch (kind) {
     case PICK_LAPSED_FREE: return h->status == HF_HOLD_EXPIRED && model_inventory_free(h);
@@ -147,8 +139,7 @@ static bool hold_of_kind(uint32_t index, int kind)
 
 /* A hold of the kind: an active one, or one of the newest 256 (scanned from a random start);
  * -1 when there is none. */
-static int32_t payment_hold_pick(int kind)
-{
+static int32_t payment_hold_pick(int kind) {
     if (kind == PICK_HELD)
         return model.active_count ? (int32_t)model.active[rng_below(model.active_count)] : -1;
     uint32_t window = model.hold_count < 256 ? model.hold_count : 256;
@@ -161,8 +152,7 @@ static int32_t payment_hold_pick(int kind)
 }
 
 /* The reservation a delivery names: a model hold, or an id no hold has. */
-static void draw_hold(delivery_draw_t *draw, int32_t hold)
-{
+static void draw_hold(delivery_draw_t *draw, int32_t hold) {
     static const char *const unknown[] = {"res_none", "ord_0", "res_", "RES_0"};
     draw->hold = hold;
     snprintf(draw->reservation, sizeof draw->reservation, "%s",
@@ -170,8 +160,7 @@ static void draw_hold(delivery_draw_t *draw, int32_t hold)
 }
 
 /* The hold's total (mostly), or an amount that differs from it. */
-static int64_t draw_amount(int32_t hold, uint32_t right_percent)
-{
+static int64_t draw_amount(int32_t hold, uint32_t right_percent) {
     if (hold < 0) return rng_range(0, 100000);
     int64_t total = model.holds[hold].total;
     if (rng_chance(right_percent)) return total;
@@ -181,15 +170,13 @@ static int64_t draw_amount(int32_t hold, uint32_t right_percent)
     return total == 0 ? 1 : 0;
 }
 
-static void draw_fresh_intent(delivery_draw_t *draw)
-{
+static void draw_fresh_intent(delivery_draw_t *draw) {
     snprintf(draw->intent, sizeof draw->intent, "pw_%u", model.intent_serial++);
 }
 
 /* payment.succeeded for a hold of a random kind, paid with a fresh intent or (a hold committed
  * by the client's commit) the very payment it was committed with. */
-static void draw_succeeded(delivery_draw_t *draw)
-{
+static void draw_succeeded(delivery_draw_t *draw) {
     static const int kinds[] = {PICK_HELD, PICK_LAPSED_FREE, PICK_LAPSED_TAKEN, PICK_RELEASED,
                                 PICK_CONFIRMED};
     static const uint32_t weights[] = {30, 18, 12, 10, 16}; /* the rest: an unknown hold */
@@ -209,28 +196,24 @@ static void draw_succeeded(delivery_draw_t *draw)
     const model_hold_t *h = draw->hold >= 0 ? &model.holds[draw->hold] : NULL;
     if (h && h->status == HF_HOLD_CONFIRMED && rng_chance(40))
         snprintf(draw->intent, sizeof draw->intent, "%s", model.orders[h->order].payment);
-    else
-        draw_fresh_intent(draw);
+    else draw_fresh_intent(draw);
 }
 
 /* payment.failed, with a fresh intent or one that already succeeded (another delivery). */
-static void draw_failed(delivery_draw_t *draw)
-{
+static void draw_failed(delivery_draw_t *draw) {
     draw->type = HF_PAYMENT_FAILED;
     draw_hold(draw, rng_chance(85) ? payment_hold_pick(rng_chance(60) ? PICK_HELD : PICK_ANY) : -1);
     draw->amount = draw_amount(draw->hold, 90);
     if (model.delivery_count > 0 && rng_chance(40))
         snprintf(draw->intent, sizeof draw->intent, "%s",
                  model.deliveries[rng_below(model.delivery_count)].intent);
-    else
-        draw_fresh_intent(draw);
+    else draw_fresh_intent(draw);
 }
 
 /* The same (intent, type) as an earlier delivery: recent ones mostly, the one whose window's
  * edge the clock was just moved to, or any (maybe forgotten by now). What it carries besides
  * is mostly what the first one carried. */
-static void draw_repeat(delivery_draw_t *draw)
-{
+static void draw_repeat(delivery_draw_t *draw) {
     uint32_t count = model.delivery_count;
     uint32_t index;
     if (model.boundary >= 0 && rng_chance(90)) index = (uint32_t)model.boundary;
@@ -252,8 +235,7 @@ static void draw_repeat(delivery_draw_t *draw)
 
 /* A delivery: a repeat a quarter of the time (mostly, right after the clock moved to a kept
  * delivery's window's edge), else payment.succeeded or payment.failed; a few are refused. */
-static void payment_draw(delivery_draw_t *draw)
-{
+static void payment_draw(delivery_draw_t *draw) {
     memset(draw, 0, sizeof *draw);
     draw->repeat_of = -1;
     uint32_t roll = rng_below(100);
@@ -275,25 +257,26 @@ static void payment_draw(delivery_draw_t *draw)
 }
 
 /* The DELIVERY record (and REFUND record) of a new delivery against the model. */
-static void payment_records_check(const delivery_draw_t *draw, const prediction_t *p)
-{
+static void payment_records_check(const delivery_draw_t *draw, const prediction_t *p) {
     const fx_record_t *record = fx_sink_first(&sink, HF_MUTATION_DELIVERY);
     if (record == NULL) mismatch("delivery: no DELIVERY record");
     const char *event_id = draw->hold >= 0 ? model.events[model.holds[draw->hold].event].id : "";
     const char *order_id = p->result != HF_PAYMENT_COMMITTED ? ""
-                           : p->order >= 0 ? model.orders[p->order].id : draw->order_id;
+                           : p->order >= 0                   ? model.orders[p->order].id
+                                                             : draw->order_id;
     const char *refund_id = p->result == HF_PAYMENT_REFUND_REQUIRED ? draw->refund_id : "";
     if (strcmp(record->payment_intent_id, draw->intent) != 0 ||
         strcmp(record->hold_id, draw->reservation) != 0 || record->amount != draw->amount ||
         record->payment_type != draw->type || strcmp(record->event_id, event_id) != 0)
         mismatch("DELIVERY record: intent %s reservation %s amount %" PRId64 " type %d event %s",
-                 record->payment_intent_id, record->hold_id, record->amount,
-                 record->payment_type, record->event_id);
+                 record->payment_intent_id, record->hold_id, record->amount, record->payment_type,
+                 record->event_id);
     if (record->status != p->result || record->late != p->late ||
         strcmp(record->order_id, order_id) != 0 || strcmp(record->refund_id, refund_id) != 0 ||
         (p->result == HF_PAYMENT_REFUND_REQUIRED && record->reason != p->reason))
         mismatch("DELIVERY record: %s%s order \"%s\" refund \"%s\" reason %s, model %s%s \"%s\" "
-                 "\"%s\" %s", result_name((uint8_t)record->status), record->late ? " late" : "",
+                 "\"%s\" %s",
+                 result_name((uint8_t)record->status), record->late ? " late" : "",
                  record->order_id, record->refund_id, reason_name((uint8_t)record->reason),
                  result_name(p->result), p->late ? " late" : "", order_id, refund_id,
                  reason_name(p->reason));
@@ -309,21 +292,20 @@ static void payment_records_check(const delivery_draw_t *draw, const prediction_
 
 /* The model takes the new delivery's outcome: the order made, the refund, the delivery kept. */
 static void payment_apply(const delivery_draw_t *draw, const prediction_t *p,
-                          const hf_payment_outcome_t *outcome)
-{
+                          const hf_payment_outcome_t *outcome) {
     int32_t order = p->order, refund = -1;
     if (p->result == HF_PAYMENT_COMMITTED && order >= 0) {
         if (outcome->order != model.orders[order].core_index)
-            mismatch("committed by its own payment: order index %u, model %s at %u",
-                     outcome->order, model.orders[order].id, model.orders[order].core_index);
+            mismatch("committed by its own payment: order index %u, model %s at %u", outcome->order,
+                     model.orders[order].id, model.orders[order].core_index);
         stats[S_PAY_OWN]++;
     } else if (p->result == HF_PAYMENT_COMMITTED) {
         const hf_order_t *made = hf_core_order_at(core, outcome->order);
         if (made == NULL || strcmp(made->id, draw->order_id) != 0)
             mismatch("committed: order index %u is %s, not %s", outcome->order,
                      made ? made->id : "none", draw->order_id);
-        order = (int32_t)model_order_from_hold((uint32_t)draw->hold, draw->order_id,
-                                               draw->intent, outcome->order);
+        order = (int32_t)model_order_from_hold((uint32_t)draw->hold, draw->order_id, draw->intent,
+                                               outcome->order);
         compare_order((uint32_t)order);
         stats[p->late ? S_PAY_LATE : S_PAY_COMMITTED]++;
     } else if (p->result == HF_PAYMENT_REFUND_REQUIRED) {
@@ -346,9 +328,15 @@ static void payment_apply(const delivery_draw_t *draw, const prediction_t *p,
         stats[S_PAY_REASON + p->reason]++;
     }
     GROW(model.deliveries, model.delivery_count, model.delivery_capacity);
-    model.deliveries[model.delivery_count++] = (model_delivery_t){
-        .type = draw->type, .hold = draw->hold, .amount = draw->amount, .result = p->result,
-        .reason = p->reason, .late = p->late, .order = order, .refund = refund, .at = model.now};
+    model.deliveries[model.delivery_count++] = (model_delivery_t){.type = draw->type,
+                                                                  .hold = draw->hold,
+                                                                  .amount = draw->amount,
+                                                                  .result = p->result,
+                                                                  .reason = p->reason,
+                                                                  .late = p->late,
+                                                                  .order = order,
+                                                                  .refund = refund,
+                                                                  .at = model.now};
     model_delivery_t *kept = &model.deliveries[model.delivery_count - 1];
     snprintf(kept->intent, sizeof kept->intent, "%s", draw->intent);
     snprintf(kept->reservation, sizeof kept->reservation, "%s", draw->reservation);
@@ -359,8 +347,7 @@ static void payment_apply(const delivery_draw_t *draw, const prediction_t *p,
 /* A repeat answers the kept outcome and changes nothing; counts one whose hold has moved on
  * since (a new delivery would now decide otherwise). */
 static void payment_repeat_check(const delivery_draw_t *draw, const prediction_t *p,
-                                 const hf_payment_outcome_t *outcome)
-{
+                                 const hf_payment_outcome_t *outcome) {
     const model_delivery_t *d = &model.deliveries[p->delivery];
     if (d->result == HF_PAYMENT_COMMITTED && outcome->order != model.orders[d->order].core_index)
         mismatch("repeat: order index %u, first delivery's %s at %u", outcome->order,
@@ -376,8 +363,7 @@ static void payment_repeat_check(const delivery_draw_t *draw, const prediction_t
         stats[S_PAY_REPEAT_CHANGED]++;
 }
 
-static void op_payment(void)
-{
+static void op_payment(void) {
     model_expire(model.now); /* the kinds of holds as the delivery will find them */
     delivery_draw_t draw;
     payment_draw(&draw);
@@ -401,10 +387,13 @@ static void op_payment(void)
         if (age == HF_WEBHOOK_DEDUP_KEEP_MS + 1) stats[S_EDGE_PRUNED]++;
     }
 
-    hf_payment_delivery_t delivery = {
-        .event_id = "evt_sim", .type = draw.type, .payment_intent_id = draw.intent,
-        .reservation_id = draw.reservation, .amount = draw.amount, .order_id = draw.order_id,
-        .refund_id = draw.refund_id};
+    hf_payment_delivery_t delivery = {.event_id = "evt_sim",
+                                      .type = draw.type,
+                                      .payment_intent_id = draw.intent,
+                                      .reservation_id = draw.reservation,
+                                      .amount = draw.amount,
+                                      .order_id = draw.order_id,
+                                      .refund_id = draw.refund_id};
     hf_payment_outcome_t outcome;
     memset(&outcome, 0xA5, sizeof outcome);
     hf_error_t got = hf_core_payment(core, &delivery, model.now, &outcome);
@@ -429,8 +418,7 @@ static void op_payment(void)
 
 /* A refund completed: a pending one mostly, one completed already (changes nothing), or an id
  * no refund has. */
-static void op_refund_complete(void)
-{
+static void op_refund_complete(void) {
     int32_t index = -1;
     uint32_t roll = rng_below(100);
     if (roll < 60 && model.refund_count > 0) {
@@ -471,8 +459,7 @@ static void op_refund_complete(void)
 
 /* The window run's clock: short steps (holds get paid), hours and days, and to the last
  * millisecond a kept delivery is kept, or the one after. */
-static hf_time_ms_t window_clock_target(uint32_t roll)
-{
+static hf_time_ms_t window_clock_target(uint32_t roll) {
     hf_time_ms_t target = model.now;
     const int64_t hour = 3600 * 1000;
     if (roll < 35) {

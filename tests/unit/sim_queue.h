@@ -40,8 +40,7 @@ static queue_model_t qm;
 
 static bool qm_slot(void) { return qm.room.max_active == 0 || qm.active < qm.room.max_active; }
 
-static void qm_admit(int64_t t)
-{
+static void qm_admit(int64_t t) {
     if (t > qm.refilled) {
         qm.tokens += (double)(t - qm.refilled) * qm.room.admit_per_s / 1000.0;
         double capacity = qm.room.admit_per_s / 10.0 < 1.0 ? 1.0 : qm.room.admit_per_s / 10.0;
@@ -63,21 +62,18 @@ static void qm_admit(int64_t t)
     qm.admit_armed = next;
 }
 
-static int64_t qm_expires_ms(const qm_ticket_t *ticket)
-{
+static int64_t qm_expires_ms(const qm_ticket_t *ticket) {
     return (ticket->admitted_at / 1000 + qm.room.token_ttl_s) * 1000;
 }
 
 /* The room's admission when it is due: a join arms one at its own instant. */
-static void qm_admit_due(int64_t t)
-{
+static void qm_admit_due(int64_t t) {
     if (qm.admit_armed > t) return;
     qm.admit_armed = INT64_MAX;
     qm_admit(t);
 }
 
-static void qm_advance(int64_t t)
-{
+static void qm_advance(int64_t t) {
     qm_admit_due(t);
     for (uint32_t i = 0; i < qm.count; i++) {
         qm_ticket_t *ticket = &qm.tickets[i];
@@ -93,10 +89,9 @@ static void qm_advance(int64_t t)
     }
 }
 
-static hf_error_t qm_join(uint32_t user, int64_t t, uint32_t *index, bool *created)
-{
+static hf_error_t qm_join(uint32_t user, int64_t t, uint32_t *index, bool *created) {
     *created = false;
-    qm_admit_due(t);   /* the core's hf_core_advance before every command */
+    qm_admit_due(t); /* the core's hf_core_advance before every command */
     int32_t last = qm.user_ticket[user];
     if (last >= 0 && (qm.tickets[last].status == HF_TICKET_WAITING ||
                       qm.tickets[last].status == HF_TICKET_ADMITTED)) {
@@ -124,8 +119,7 @@ static hf_error_t qm_join(uint32_t user, int64_t t, uint32_t *index, bool *creat
     return HF_OK;
 }
 
-static void qm_complete(uint32_t index, int64_t t)
-{
+static void qm_complete(uint32_t index, int64_t t) {
     qm_ticket_t *ticket = &qm.tickets[index];
     if (ticket->status == HF_TICKET_WAITING) {
         qm.waiting--;
@@ -138,8 +132,7 @@ static void qm_complete(uint32_t index, int64_t t)
 }
 
 /* Every ticket's status and position, and the room's counts, as the model has them. */
-static void qm_compare(hf_core_t *queue_core, uint64_t at_step)
-{
+static void qm_compare(hf_core_t *queue_core, uint64_t at_step) {
     uint32_t ahead = 0;
     for (uint32_t i = 0; i < qm.count; i++) {
         uint32_t index;
@@ -162,19 +155,20 @@ static void qm_compare(hf_core_t *queue_core, uint64_t at_step)
     assert_int_equal(hf_core_room_active(queue_core, 0), qm.active);
 }
 
-static void qm_settings(void)
-{
+static void qm_settings(void) {
     static const double rates[] = {0.5, 3, 20, 150, 1000};
     static const uint32_t actives[] = {0, 0, 2, 5};
     static const uint32_t waitings[] = {3, 20, 1000};
-    qm.room = (hf_room_definition_t){true, rates[rng_below(5)], rng_range(1, 3),
-                                     actives[rng_below(4)], rng_range(200, 3000),
+    qm.room = (hf_room_definition_t){true,
+                                     rates[rng_below(5)],
+                                     rng_range(1, 3),
+                                     actives[rng_below(4)],
+                                     rng_range(200, 3000),
                                      waitings[rng_below(3)]};
 }
 
 /* A join of a random user at t, on the core and the model, answers compared. */
-static void qm_join_one(hf_core_t *queue_core, int64_t t, uint64_t at_step)
-{
+static void qm_join_one(hf_core_t *queue_core, int64_t t, uint64_t at_step) {
     uint32_t index = 0, model_index = 0;
     bool created, model_created;
     {
@@ -188,17 +182,15 @@ static void qm_join_one(hf_core_t *queue_core, int64_t t, uint64_t at_step)
         if (error != expected)
             fail_msg("step %" PRIu64 ": join of %s answered %d, the model says %d", at_step,
                      user_id, error, expected);
-        if (!error && (created != model_created ||
-                       strcmp(hf_core_ticket_at(queue_core, index)->id,
-                              qm.tickets[model_index].id) != 0))
+        if (!error && (created != model_created || strcmp(hf_core_ticket_at(queue_core, index)->id,
+                                                          qm.tickets[model_index].id) != 0))
             fail_msg("step %" PRIu64 ": join of %s gave another ticket", at_step, user_id);
     }
 }
 
 /* One random operation at t, on the core and the model, answers compared: a join (sometimes
  * a crowd joining at the same instant, which the bucket must meter), a poll or a complete. */
-static void qm_operation(hf_core_t *queue_core, int64_t t, uint64_t at_step)
-{
+static void qm_operation(hf_core_t *queue_core, int64_t t, uint64_t at_step) {
     uint32_t roll = rng_below(100), index = 0;
     if (roll < 45 || qm.count == 0) {
         uint32_t crowd = rng_chance(15) ? 12 : 1;
@@ -207,7 +199,7 @@ static void qm_operation(hf_core_t *queue_core, int64_t t, uint64_t at_step)
         return;
     }
     uint32_t pick = rng_below(qm.count);
-    qm_admit_due(t);   /* the core's hf_core_advance before every command */
+    qm_admit_due(t); /* the core's hf_core_advance before every command */
     hf_core_advance(queue_core, t);
     if (roll < 80) {
         if (qm.tickets[pick].status == HF_TICKET_WAITING) qm.tickets[pick].last_seen = t;
@@ -215,13 +207,12 @@ static void qm_operation(hf_core_t *queue_core, int64_t t, uint64_t at_step)
                          HF_OK);
     } else {
         qm_complete(pick, t);
-        assert_int_equal(hf_core_queue_complete(queue_core, "room", qm.tickets[pick].id, t,
-                                                &index), HF_OK);
+        assert_int_equal(hf_core_queue_complete(queue_core, "room", qm.tickets[pick].id, t, &index),
+                         HF_OK);
     }
 }
 
-static void test_queue_simulation(void **state)
-{
+static void test_queue_simulation(void **state) {
     (void)state;
     uint64_t operations = env_number("HF_SIM_QUEUE_OPERATIONS", 20000);
     rng_state = seed ^ UINT64_C(0x0E0E0E);

@@ -9,15 +9,11 @@
 #include "store/store.h"
 
 /* The store's wake-up after each result: these tests wait for nothing but the close. */
-static inline void store_fixture_wake(void *context)
-{
-    (void)context;
-}
+static inline void store_fixture_wake(void *context) { (void)context; }
 
 /* Writes batch (as sequence 1) through a store opened on url, and closes the store: closing
  * right after the submit still writes and syncs the batch in flight, and frees it. */
-static inline void store_write_batch(const char *url, hf_batch_t *batch)
-{
+static inline void store_write_batch(const char *url, hf_batch_t *batch) {
     hf_store_t *store = NULL;
     char error[256] = "";
     if (hf_store_open(&store, url, error, sizeof error) != 0) fail_msg("open %s: %s", url, error);

@@ -32,8 +32,7 @@ typedef struct fixture {
     uint32_t def_count;
 } fixture_t;
 
-static void record_emit(void *context, const hf_mutation_t *mutation)
-{
+static void record_emit(void *context, const hf_mutation_t *mutation) {
     fixture_t *f = context;
     if (mutation->type == HF_MUTATION_ORDER_CREATE) {
         const hf_mutation_order_create_t *order = &mutation->as.order_create;
@@ -45,8 +44,7 @@ static void record_emit(void *context, const hf_mutation_t *mutation)
     fx_sink_emit(&f->sink, mutation);
 }
 
-static void sink_reset(fixture_t *f)
-{
+static void sink_reset(fixture_t *f) {
     fx_sink_reset(&f->sink);
     f->order_create_null_hold = f->order_create_with_hold = 0;
     f->last_payment_ref[0] = '\0';
@@ -61,22 +59,22 @@ typedef struct section_spec {
 } section_spec_t;
 
 static void make_event(fixture_t *f, const char *id, uint32_t per_user, uint32_t per_hold,
-                       const section_spec_t *sections, uint32_t section_count, int64_t pool_capacity)
-{
+                       const section_spec_t *sections, uint32_t section_count,
+                       int64_t pool_capacity) {
     assert_true(f->def_count < 6);
     fx_event_t *def = &f->defs[f->def_count++];
     fx_event_init(def, id, TTL, MAX_HOLD, per_user, per_hold);
     for (uint32_t s = 0; s < section_count; s++) {
         fx_event_section(def, sections[s].id, sections[s].price, sections[s].row_count, 1);
-        for (uint32_t r = 0; r < sections[s].row_count; r++) def->rows[s][r].seats = sections[s].rows[r];
+        for (uint32_t r = 0; r < sections[s].row_count; r++)
+            def->rows[s][r].seats = sections[s].rows[r];
     }
     if (pool_capacity > 0) fx_event_pool(def, "P", pool_capacity, 7);
     hf_error_detail_t detail = {0};
     assert_int_equal(hf_core_event_create(f->core, &def->definition, T0, &detail), HF_OK);
 }
 
-static int setup(void **state)
-{
+static int setup(void **state) {
     fixture_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
     fx_sink_init(&f->sink, 8192);
@@ -94,8 +92,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     fixture_t *f = *state;
     fx_core_destroy(f->core, &f->sink);
     free(f);
@@ -117,14 +114,20 @@ static hf_error_t request_hold(fixture_t *f, const char *event_id, const char *u
                                const char *hold_id, const char *const *seats, uint32_t seat_count,
                                const hf_pool_request_t *pools, uint32_t pool_count,
                                best_spec_t best, bool replace, hf_time_ms_t now, uint32_t *index,
-                               hf_error_detail_t *detail)
-{
+                               hf_error_detail_t *detail) {
     hf_hold_request_t request = {
-        .event_id = event_id, .user_id = user, .hold_id = hold_id,
-        .seat_ids = seats, .seat_count = seat_count,
-        .pools = pools, .pool_count = pool_count,
-        .ttl_ms = -1, .replace_existing = replace,
-        .best_count = best.count, .best_section = best.section, .best_adjacent = best.adjacent,
+        .event_id = event_id,
+        .user_id = user,
+        .hold_id = hold_id,
+        .seat_ids = seats,
+        .seat_count = seat_count,
+        .pools = pools,
+        .pool_count = pool_count,
+        .ttl_ms = -1,
+        .replace_existing = replace,
+        .best_count = best.count,
+        .best_section = best.section,
+        .best_adjacent = best.adjacent,
     };
     return fx_hold(f->core, &request, now, index, detail);
 }
@@ -132,41 +135,35 @@ static hf_error_t request_hold(fixture_t *f, const char *event_id, const char *u
 /* A best_available hold without named seats or pools. */
 static hf_error_t best(fixture_t *f, const char *event_id, const char *user, const char *hold_id,
                        uint32_t count, const char *section, bool adjacent, hf_time_ms_t now,
-                       hf_error_detail_t *detail)
-{
+                       hf_error_detail_t *detail) {
     return request_hold(f, event_id, user, hold_id, NO_SEATS, NO_POOLS,
                         BEST(count, section, adjacent), false, now, NULL, detail);
 }
 
 /* Named seats only. */
 static void take(fixture_t *f, const char *event_id, const char *user, const char *hold_id,
-                 const char *const *seats, uint32_t seat_count, hf_time_ms_t now)
-{
+                 const char *const *seats, uint32_t seat_count, hf_time_ms_t now) {
     hf_error_detail_t detail;
     assert_int_equal(request_hold(f, event_id, user, hold_id, seats, seat_count, NO_POOLS, NO_BEST,
                                   false, now, NULL, &detail),
                      HF_OK);
 }
 
-static const hf_event_t *event_of(fixture_t *f, const char *event_id)
-{
+static const hf_event_t *event_of(fixture_t *f, const char *event_id) {
     return fx_event_of(f->core, event_id);
 }
 
-static const hf_seat_t *seat_of(fixture_t *f, const char *event_id, const char *seat_id)
-{
+static const hf_seat_t *seat_of(fixture_t *f, const char *event_id, const char *seat_id) {
     return fx_seat_of(f->core, event_id, seat_id);
 }
 
-static const hf_hold_t *hold_by_id(fixture_t *f, const char *hold_id)
-{
+static const hf_hold_t *hold_by_id(fixture_t *f, const char *hold_id) {
     return fx_hold_of(f->core, hold_id);
 }
 
 /* The seats of a hold or order's items, as "S-A-4 S-A-5", in their stored order. */
 static void items_text(fixture_t *f, uint32_t event, uint32_t item_offset, uint32_t seat_count,
-                       char *out, size_t size)
-{
+                       char *out, size_t size) {
     const hf_event_t *e = hf_core_event_at(f->core, event);
     const hf_item_t *items = hf_core_items(f->core, item_offset);
     size_t used = 0;
@@ -180,8 +177,7 @@ static void items_text(fixture_t *f, uint32_t event, uint32_t item_offset, uint3
     }
 }
 
-static void assert_hold_seats(fixture_t *f, const char *hold_id, const char *expected)
-{
+static void assert_hold_seats(fixture_t *f, const char *hold_id, const char *expected) {
     const hf_hold_t *h = hold_by_id(f, hold_id);
     char text[4096];
     items_text(f, h->event, h->item_offset, h->seat_count, text, sizeof text);
@@ -196,8 +192,7 @@ static void assert_hold_seats(fixture_t *f, const char *hold_id, const char *exp
 
 /* Every row's available count equals its seats' statuses, in every event; and the core's own
  * consistency check holds. */
-static void assert_rows(fixture_t *f, hf_time_ms_t now)
-{
+static void assert_rows(fixture_t *f, hf_time_ms_t now) {
     for (uint32_t e = 0; e < hf_core_event_count(f->core); e++) {
         const hf_event_t *event = hf_core_event_at(f->core, e);
         uint32_t seats = 0;
@@ -217,14 +212,10 @@ static void assert_rows(fixture_t *f, hf_time_ms_t now)
     fx_assert_consistent(f->core, now);
 }
 
-static void assert_no_mutation(fixture_t *f)
-{
-    fx_assert_no_mutation(&f->sink);
-}
+static void assert_no_mutation(fixture_t *f) { fx_assert_no_mutation(&f->sink); }
 
 static uint32_t row_available(fixture_t *f, const char *event_id, const char *section,
-                              const char *row)
-{
+                              const char *row) {
     const hf_event_t *event = event_of(f, event_id);
     for (uint32_t r = 0; r < event->row_count; r++)
         if (strcmp(event->sections[event->rows[r].section].id, section) == 0 &&
@@ -236,8 +227,7 @@ static uint32_t row_available(fixture_t *f, const char *event_id, const char *se
 
 /* ---- adjacent: within one row ---- */
 
-static void test_adjacent_even_row(void **state)
-{
+static void test_adjacent_even_row(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* Empty 10-seat row: 4 seats in the middle. */
@@ -267,8 +257,7 @@ static void test_adjacent_even_row(void **state)
     assert_rows(f, T0 + 5);
 }
 
-static void test_adjacent_odd_row(void **state)
-{
+static void test_adjacent_odd_row(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* T-A has 7 seats. One seat: the middle, 4. */
@@ -295,8 +284,7 @@ static void test_adjacent_odd_row(void **state)
     assert_rows(f, T0 + 6);
 }
 
-static void test_adjacent_even_block_odd_row(void **state)
-{
+static void test_adjacent_even_block_odd_row(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* T-A: 7 seats, 2-block: 3-4 and 4-5 both at distance 1, neither strands: 3-4. */
@@ -317,8 +305,7 @@ static void test_adjacent_even_block_odd_row(void **state)
     assert_rows(f, T0 + 3);
 }
 
-static void test_non_stranding_beats_closer(void **state)
-{
+static void test_non_stranding_beats_closer(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* S-A (10 seats) with seat 8 taken: free 1-7, 9-10. A pair at 5-6 is the closest
@@ -343,8 +330,7 @@ static void test_non_stranding_beats_closer(void **state)
     assert_rows(f, T0 + 6);
 }
 
-static void test_stranding_row_still_serves(void **state)
-{
+static void test_stranding_row_still_serves(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* S-A: take 1-3 and 8-10, free 4-7. A 3-block strands a seat in every place (4-6
@@ -360,8 +346,7 @@ static void test_stranding_row_still_serves(void **state)
 }
 
 /* Enough free seats in a row but no block long enough: the next row serves. */
-static void test_row_with_enough_seats_but_no_block(void **state)
-{
+static void test_row_with_enough_seats_but_no_block(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     take(f, "ten", "x", "res_x", SEATS("S-A-3", "S-A-6", "S-A-9"), T0);
@@ -376,8 +361,7 @@ static void test_row_with_enough_seats_but_no_block(void **state)
 
 /* ---- sections ---- */
 
-static void test_sections_order_and_filter(void **state)
-{
+static void test_sections_order_and_filter(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* 11 adjacent: only T-B (12 seats) can: S is skipped although listed first. */
@@ -422,8 +406,7 @@ static void test_sections_order_and_filter(void **state)
 
 /* ---- adjacent false ---- */
 
-static void test_separate_middle_outwards(void **state)
-{
+static void test_separate_middle_outwards(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* Empty 10-seat row: 5, 6, 4, 7, 3 (lower first at equal distance). */
@@ -460,16 +443,14 @@ static void test_separate_middle_outwards(void **state)
     assert_int_equal(detail.item_count, 0);
     /* Exactly the 10 left: all of T-B's free seats, middle outwards. */
     assert_int_equal(best(f, "ten", "u6", "res_6", 10, NULL, false, T0 + 6, &detail), HF_OK);
-    assert_hold_seats(f, "res_6",
-                      "T-B-5 T-B-8 T-B-4 T-B-9 T-B-3 T-B-10 T-B-2 T-B-11 T-B-1 T-B-12");
+    assert_hold_seats(f, "res_6", "T-B-5 T-B-8 T-B-4 T-B-9 T-B-3 T-B-10 T-B-2 T-B-11 T-B-1 T-B-12");
     assert_int_equal(event_of(f, "ten")->counts.available, 0);
     assert_rows(f, T0 + 6);
 }
 
 /* ---- nothing fits ---- */
 
-static void test_nothing_fits(void **state)
-{
+static void test_nothing_fits(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* Longer than any row. */
@@ -502,8 +483,7 @@ static void test_nothing_fits(void **state)
 
 /* ---- shape and limits ---- */
 
-static void test_best_count_against_per_hold(void **state)
-{
+static void test_best_count_against_per_hold(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* lim: at most 10 items per hold. */
@@ -533,8 +513,7 @@ static void test_best_count_against_per_hold(void **state)
     assert_rows(f, T0);
 }
 
-static void test_user_limit_includes_best(void **state)
-{
+static void test_user_limit_includes_best(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* lim: 8 per user. u1 holds 3 seats and 2 units. */
@@ -553,8 +532,8 @@ static void test_user_limit_includes_best(void **state)
     assert_int_equal(best(f, "lim", "u1", "res_2", 3, NULL, true, T0 + 2, &detail), HF_OK);
     assert_hold_seats(f, "res_2", "S-A-4 S-A-5 S-A-6");
     /* With replace_existing the replaced holds do not count: 8 fresh ones are fine. */
-    assert_int_equal(request_hold(f, "lim", "u1", "res_3", NO_SEATS, NO_POOLS,
-                                  BEST(8, NULL, false), true, T0 + 3, NULL, &detail),
+    assert_int_equal(request_hold(f, "lim", "u1", "res_3", NO_SEATS, NO_POOLS, BEST(8, NULL, false),
+                                  true, T0 + 3, NULL, &detail),
                      HF_OK);
     assert_int_equal(hold_by_id(f, "res_1")->status, HF_HOLD_RELEASED);
     assert_int_equal(hold_by_id(f, "res_2")->status, HF_HOLD_RELEASED);
@@ -566,22 +545,21 @@ static void test_user_limit_includes_best(void **state)
     assert_int_equal(hf_core_commit(f->core, "res_3", "u1", "ord_1", NULL, T0 + 4, &order), HF_OK);
     assert_int_equal(best(f, "lim", "u1", "res_4", 1, NULL, true, T0 + 5, &detail),
                      HF_ERROR_USER_LIMIT_EXCEEDED);
-    assert_int_equal(request_hold(f, "lim", "u1", "res_4", NO_SEATS, NO_POOLS,
-                                  BEST(1, NULL, true), true, T0 + 5, NULL, &detail),
+    assert_int_equal(request_hold(f, "lim", "u1", "res_4", NO_SEATS, NO_POOLS, BEST(1, NULL, true),
+                                  true, T0 + 5, NULL, &detail),
                      HF_ERROR_USER_LIMIT_EXCEEDED);
     assert_rows(f, T0 + 5);
 }
 
 /* ---- with named seats ---- */
 
-static void test_with_named_seats(void **state)
-{
+static void test_with_named_seats(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     /* Named 5 and 6 (the middle) are not pickable: free for the pick 1-4, 7-10. 3-4 and 7-8
      * strand nothing at distance 4: 3-4. The hold lists the named ones first. */
-    assert_int_equal(request_hold(f, "ten", "u1", "res_1", SEATS("S-A-6", "S-A-5"),
-                                  POOLS({"P", 2}), BEST(2, "S", true), false, T0, NULL, &detail),
+    assert_int_equal(request_hold(f, "ten", "u1", "res_1", SEATS("S-A-6", "S-A-5"), POOLS({"P", 2}),
+                                  BEST(2, "S", true), false, T0, NULL, &detail),
                      HF_OK);
     assert_hold_seats(f, "res_1", "S-A-6 S-A-5 S-A-3 S-A-4");
     const hf_hold_t *h = hold_by_id(f, "res_1");
@@ -633,8 +611,7 @@ static void test_with_named_seats(void **state)
 
 /* ---- replace_existing ---- */
 
-static void test_replace_existing_picks_own_seats(void **state)
-{
+static void test_replace_existing_picks_own_seats(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     assert_int_equal(best(f, "ten", "u1", "res_1", 4, "S", true, T0, &detail), HF_OK);
@@ -642,8 +619,8 @@ static void test_replace_existing_picks_own_seats(void **state)
     assert_int_equal(seat_of(f, "ten", "S-A-5")->version, 2);
     /* Another user's replace does not free u1's seats: free 1-3, 8-10, every pair strands,
      * 2-3 and 8-9 tie: 2-3. */
-    assert_int_equal(request_hold(f, "ten", "u2", "res_2", NO_SEATS, NO_POOLS,
-                                  BEST(2, "S", true), true, T0 + 1, NULL, &detail),
+    assert_int_equal(request_hold(f, "ten", "u2", "res_2", NO_SEATS, NO_POOLS, BEST(2, "S", true),
+                                  true, T0 + 1, NULL, &detail),
                      HF_OK);
     assert_hold_seats(f, "res_2", "S-A-2 S-A-3");
     assert_int_equal(hold_by_id(f, "res_1")->status, HF_HOLD_HELD);
@@ -652,8 +629,8 @@ static void test_replace_existing_picks_own_seats(void **state)
     assert_hold_seats(f, "res_3", "S-B-4 S-B-5 S-B-6 S-B-7");
     /* u1 with replace: both its holds count as free: A's 4-7 again. */
     sink_reset(f);
-    assert_int_equal(request_hold(f, "ten", "u1", "res_4", NO_SEATS, NO_POOLS,
-                                  BEST(4, "S", true), true, T0 + 3, NULL, &detail),
+    assert_int_equal(request_hold(f, "ten", "u1", "res_4", NO_SEATS, NO_POOLS, BEST(4, "S", true),
+                                  true, T0 + 3, NULL, &detail),
                      HF_OK);
     assert_hold_seats(f, "res_4", "S-A-4 S-A-5 S-A-6 S-A-7");
     assert_int_equal(hold_by_id(f, "res_1")->status, HF_HOLD_RELEASED);
@@ -671,8 +648,8 @@ static void test_replace_existing_picks_own_seats(void **state)
     assert_rows(f, T0 + 3);
     /* Separate seats with replace: u2's 2-3 count as free; free for u2 in A: 1, 2, 3, 8, 9,
      * 10 -> from the middle outwards, lower first: 3, 8, 2, 9, 1. */
-    assert_int_equal(request_hold(f, "ten", "u2", "res_5", NO_SEATS, NO_POOLS,
-                                  BEST(5, "S", false), true, T0 + 4, NULL, &detail),
+    assert_int_equal(request_hold(f, "ten", "u2", "res_5", NO_SEATS, NO_POOLS, BEST(5, "S", false),
+                                  true, T0 + 4, NULL, &detail),
                      HF_OK);
     assert_hold_seats(f, "res_5", "S-A-3 S-A-8 S-A-2 S-A-9 S-A-1");
     assert_int_equal(hold_by_id(f, "res_2")->status, HF_HOLD_RELEASED);
@@ -691,8 +668,7 @@ static void test_replace_existing_picks_own_seats(void **state)
 
 /* A row with no available seat at all still serves when the user's replaced hold frees it:
  * its count of available seats must not make the pick skip it. */
-static void test_replace_existing_full_row(void **state)
-{
+static void test_replace_existing_full_row(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     take(f, "ten", "x", "res_x", SEATS("S-A-1", "S-A-2", "S-A-3", "S-A-8", "S-A-9", "S-A-10"), T0);
@@ -702,22 +678,22 @@ static void test_replace_existing_full_row(void **state)
     assert_int_equal(best(f, "ten", "u1", "res_2", 4, "S", true, T0 + 1, &detail), HF_OK);
     assert_hold_seats(f, "res_2", "S-B-4 S-B-5 S-B-6 S-B-7");
     /* With replace: A's 4-7, the front row, although it counts 0 available seats. */
-    assert_int_equal(request_hold(f, "ten", "u1", "res_3", NO_SEATS, NO_POOLS,
-                                  BEST(4, "S", true), true, T0 + 2, NULL, &detail),
+    assert_int_equal(request_hold(f, "ten", "u1", "res_3", NO_SEATS, NO_POOLS, BEST(4, "S", true),
+                                  true, T0 + 2, NULL, &detail),
                      HF_OK);
     assert_hold_seats(f, "res_3", "S-A-4 S-A-5 S-A-6 S-A-7");
     assert_int_equal(row_available(f, "ten", "S", "B"), 10);
     /* Separate seats the same way: 5 and 6 of row A. */
-    assert_int_equal(request_hold(f, "ten", "u1", "res_4", NO_SEATS, NO_POOLS,
-                                  BEST(2, NULL, false), true, T0 + 3, NULL, &detail),
+    assert_int_equal(request_hold(f, "ten", "u1", "res_4", NO_SEATS, NO_POOLS, BEST(2, NULL, false),
+                                  true, T0 + 3, NULL, &detail),
                      HF_OK);
     assert_hold_seats(f, "res_4", "S-A-5 S-A-6");
     assert_int_equal(hold_by_id(f, "res_3")->status, HF_HOLD_RELEASED);
     assert_int_equal(row_available(f, "ten", "S", "A"), 2);
     /* A 3-block with replace: A has 4, 7 free and 5-6 u1's own: 4-6 and 5-7 both strand
      * (7 / 4), distance 1 each: 4-6. */
-    assert_int_equal(request_hold(f, "ten", "u1", "res_5", NO_SEATS, NO_POOLS,
-                                  BEST(3, NULL, true), true, T0 + 4, NULL, &detail),
+    assert_int_equal(request_hold(f, "ten", "u1", "res_5", NO_SEATS, NO_POOLS, BEST(3, NULL, true),
+                                  true, T0 + 4, NULL, &detail),
                      HF_OK);
     assert_hold_seats(f, "res_5", "S-A-4 S-A-5 S-A-6");
     assert_rows(f, T0 + 4);
@@ -725,8 +701,7 @@ static void test_replace_existing_full_row(void **state)
 
 /* ---- row counts through every change ---- */
 
-static void test_row_available_through_changes(void **state)
-{
+static void test_row_available_through_changes(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     assert_rows(f, T0);
@@ -781,8 +756,12 @@ static void test_row_available_through_changes(void **state)
     /* A booking and its cancellation. */
     const char *ids[] = {"S-C-5", "T-B-1"};
     uint32_t versions[] = {1, 1};
-    hf_hold_request_t booking = {.event_id = "ten", .user_id = "u6", .seat_ids = ids,
-                                 .seat_count = 2, .seat_versions = versions, .ttl_ms = -1};
+    hf_hold_request_t booking = {.event_id = "ten",
+                                 .user_id = "u6",
+                                 .seat_ids = ids,
+                                 .seat_count = 2,
+                                 .seat_versions = versions,
+                                 .ttl_ms = -1};
     assert_int_equal(hf_core_book(f->core, &booking, "ord_2", NULL, t + TTL + 2, &order, &detail),
                      HF_OK);
     assert_int_equal(row_available(f, "ten", "S", "C"), 8);
@@ -794,23 +773,30 @@ static void test_row_available_through_changes(void **state)
 }
 
 /* Rows are restored with their free counts (seats taken without reporting). */
-static void test_row_available_after_restore(void **state)
-{
+static void test_row_available_after_restore(void **state) {
     fixture_t *f = *state;
     hf_core_t *copy = hf_core_create((hf_mutation_sink_t){0});
     assert_non_null(copy);
     assert_int_equal(hf_core_restore_event(copy, &f->defs[0].definition, T0), HF_OK);
     const char *held[] = {"S-A-4", "S-A-5", "S-A-6", "S-A-7"};
-    hf_stored_hold_t hold = {.request = {.event_id = "ten", .user_id = "u1", .hold_id = "res_1",
-                                         .seat_ids = held, .seat_count = 4, .ttl_ms = -1},
-                             .status = HF_HOLD_HELD, .created_at_ms = T0,
-                             .expires_at_ms = T0 + TTL, .total = 400};
+    hf_stored_hold_t hold = {.request = {.event_id = "ten",
+                                         .user_id = "u1",
+                                         .hold_id = "res_1",
+                                         .seat_ids = held,
+                                         .seat_count = 4,
+                                         .ttl_ms = -1},
+                             .status = HF_HOLD_HELD,
+                             .created_at_ms = T0,
+                             .expires_at_ms = T0 + TTL,
+                             .total = 400};
     assert_int_equal(hf_core_restore_hold(copy, &hold), HF_OK);
     const char *sold[] = {"S-B-1"};
-    hf_stored_order_t order = {.order_id = "ord_1",
-                               .items = {.event_id = "ten", .user_id = "u2", .seat_ids = sold,
-                                         .seat_count = 1},
-                               .status = HF_ORDER_CONFIRMED, .created_at_ms = T0, .total = 100};
+    hf_stored_order_t order = {
+        .order_id = "ord_1",
+        .items = {.event_id = "ten", .user_id = "u2", .seat_ids = sold, .seat_count = 1},
+        .status = HF_ORDER_CONFIRMED,
+        .created_at_ms = T0,
+        .total = 100};
     assert_int_equal(hf_core_restore_order(copy, &order), HF_OK);
     const hf_event_t *event = hf_core_event(copy, "ten", NULL);
     assert_int_equal(event->rows[0].available, 6);
@@ -818,8 +804,12 @@ static void test_row_available_after_restore(void **state)
     assert_int_equal(event->rows[2].available, 9);
     /* The restored counts steer the pick: 4 adjacent in S: A has 1-3, 8-10: row B (1 sold)
      * 2-10 free: 4-7 (d 0, strands nothing: 2-3 and 8-10 remain). */
-    hf_hold_request_t request = {.event_id = "ten", .user_id = "u3", .hold_id = "res_2",
-                                 .ttl_ms = -1, .best_count = 4, .best_section = "S",
+    hf_hold_request_t request = {.event_id = "ten",
+                                 .user_id = "u3",
+                                 .hold_id = "res_2",
+                                 .ttl_ms = -1,
+                                 .best_count = 4,
+                                 .best_section = "S",
                                  .best_adjacent = true};
     uint32_t index = UINT32_MAX;
     hf_error_detail_t detail = {0};
@@ -841,8 +831,7 @@ static void test_row_available_after_restore(void **state)
 #define BIG_ROWS 100
 #define BIG_SEATS 1000
 
-static void test_large_event_nearly_sold_out(void **state)
-{
+static void test_large_event_nearly_sold_out(void **state) {
     fixture_t *f = *state;
     static hf_row_definition_t rows[2][BIG_ROWS / 2];
     hf_section_definition_t sections[2];
@@ -888,9 +877,8 @@ static void test_large_event_nearly_sold_out(void **state)
         if (r % 2 == 0) {
             snprintf(order_id, sizeof order_id, "ord_big_%u", r);
             uint32_t order = UINT32_MAX;
-            assert_int_equal(hf_core_commit(f->core, hold_id, "buyer", order_id, NULL, T0 + r,
-                                            &order),
-                             HF_OK);
+            assert_int_equal(
+                hf_core_commit(f->core, hold_id, "buyer", order_id, NULL, T0 + r, &order), HF_OK);
         }
     }
     assert_int_equal(event->counts.available, BIG_ROWS);
@@ -948,11 +936,16 @@ static void test_large_event_nearly_sold_out(void **state)
 static hf_error_t book(fixture_t *f, const char *event_id, const char *user, const char *order_id,
                        const char *const *seats, uint32_t seat_count, const uint32_t *versions,
                        const hf_pool_request_t *pools, uint32_t pool_count, hf_time_ms_t now,
-                       uint32_t *order, hf_error_detail_t *detail)
-{
+                       uint32_t *order, hf_error_detail_t *detail) {
     hf_hold_request_t request = {
-        .event_id = event_id, .user_id = user, .seat_ids = seats, .seat_count = seat_count,
-        .seat_versions = versions, .pools = pools, .pool_count = pool_count, .ttl_ms = -1,
+        .event_id = event_id,
+        .user_id = user,
+        .seat_ids = seats,
+        .seat_count = seat_count,
+        .seat_versions = versions,
+        .pools = pools,
+        .pool_count = pool_count,
+        .ttl_ms = -1,
     };
     uint32_t unused = UINT32_MAX;
     memset(detail, 0, sizeof *detail);
@@ -962,15 +955,13 @@ static hf_error_t book(fixture_t *f, const char *event_id, const char *user, con
 
 #define VERSIONS(...) ((const uint32_t[]){__VA_ARGS__})
 
-static void assert_nothing_booked(fixture_t *f, const char *order_id, uint32_t orders_before)
-{
+static void assert_nothing_booked(fixture_t *f, const char *order_id, uint32_t orders_before) {
     assert_no_mutation(f);
     assert_null(hf_core_order_find(f->core, order_id, NULL));
     assert_null(hf_core_order_at(f->core, orders_before));
 }
 
-static void test_book_ok(void **state)
-{
+static void test_book_ok(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     uint32_t order = UINT32_MAX;
@@ -1064,9 +1055,9 @@ static void test_book_ok(void **state)
     assert_int_equal(orders[0], order);
     /* Pools only, no seats (no versions needed). */
     sink_reset(f);
-    assert_int_equal(book(f, "ten", "u2", "ord_2", NULL, 0, NULL, POOLS({"P", 7}), T0 + 1, &order,
-                          &detail),
-                     HF_OK);
+    assert_int_equal(
+        book(f, "ten", "u2", "ord_2", NULL, 0, NULL, POOLS({"P", 7}), T0 + 1, &order, &detail),
+        HF_OK);
     assert_int_equal(hf_core_order_at(f->core, order)->total, 49);
     assert_int_equal(event->pools[0].sold, 10);
     assert_int_equal(f->sink.by_type[HF_MUTATION_SEAT], 0);
@@ -1084,13 +1075,12 @@ static void test_book_ok(void **state)
 
 /* A refused booking names the newest change the named seats' states rest on (the engine
  * answers once that change is durable): a seat never changed rests on nothing. */
-static void test_book_refusal_names_the_change_it_rests_on(void **state)
-{
+static void test_book_refusal_names_the_change_it_rests_on(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
-    assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(2), NO_POOLS, T0,
-                          NULL, &detail),
-                     HF_ERROR_VERSION_CONFLICT);
+    assert_int_equal(
+        book(f, "ten", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(2), NO_POOLS, T0, NULL, &detail),
+        HF_ERROR_VERSION_CONFLICT);
     assert_int_equal(detail.observed_change, 0);
     uint64_t before = hf_core_change_count(f->core);
     take(f, "ten", "x", "res_x", SEATS("S-A-3"), T0);
@@ -1101,23 +1091,22 @@ static void test_book_refusal_names_the_change_it_rests_on(void **state)
     assert_true(detail.observed_change > before && detail.observed_change <= held);
     assert_int_equal(hf_core_release(f->core, "res_x", "x", T0 + 2), HF_OK);
     uint64_t released = hf_core_change_count(f->core);
-    assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-3"), VERSIONS(2), NO_POOLS, T0 + 3,
-                          NULL, &detail),
-                     HF_ERROR_VERSION_CONFLICT);
+    assert_int_equal(
+        book(f, "ten", "u1", "ord_1", SEATS("S-A-3"), VERSIONS(2), NO_POOLS, T0 + 3, NULL, &detail),
+        HF_ERROR_VERSION_CONFLICT);
     assert_true(detail.observed_change > held && detail.observed_change <= released);
     /* Refusals change nothing. */
     assert_int_equal(hf_core_change_count(f->core), released);
 }
 
-static void test_book_version_conflict(void **state)
-{
+static void test_book_version_conflict(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
-    take(f, "ten", "x", "res_x", SEATS("S-A-3"), T0);        /* held, version 2 */
+    take(f, "ten", "x", "res_x", SEATS("S-A-3"), T0); /* held, version 2 */
     uint32_t order = UINT32_MAX;
-    assert_int_equal(book(f, "ten", "y", "ord_y", SEATS("S-A-4"), VERSIONS(1), NO_POOLS, T0,
-                          &order, &detail),
-                     HF_OK);                                  /* sold, version 2 */
+    assert_int_equal(
+        book(f, "ten", "y", "ord_y", SEATS("S-A-4"), VERSIONS(1), NO_POOLS, T0, &order, &detail),
+        HF_OK); /* sold, version 2 */
     take(f, "ten", "x", "res_z", SEATS("S-A-5"), T0);
     assert_int_equal(hf_core_release(f->core, "res_z", "x", T0), HF_OK); /* free, version 3 */
     uint32_t orders = 1;
@@ -1132,9 +1121,9 @@ static void test_book_version_conflict(void **state)
     assert_int_equal(detail.items[0], 1);
     assert_nothing_booked(f, "ord_1", orders);
     /* A future version. */
-    assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-5"), VERSIONS(4), NO_POOLS, T0 + 1,
-                          NULL, &detail),
-                     HF_ERROR_VERSION_CONFLICT);
+    assert_int_equal(
+        book(f, "ten", "u1", "ord_1", SEATS("S-A-5"), VERSIONS(4), NO_POOLS, T0 + 1, NULL, &detail),
+        HF_ERROR_VERSION_CONFLICT);
     assert_int_equal(detail.item_count, 1);
     assert_int_equal(detail.items[0], 0);
     /* Held and sold seats at their exact current versions conflict too; the good seats are
@@ -1166,9 +1155,12 @@ static void test_book_version_conflict(void **state)
     /* A seat held by the booking user is still a conflict, replace_existing or not. */
     take(f, "ten", "u1", "res_1", SEATS("S-A-8"), T0 + 2);
     sink_reset(f);
-    hf_hold_request_t request = {.event_id = "ten", .user_id = "u1",
-                                 .seat_ids = (const char *const[]){"S-A-8"}, .seat_count = 1,
-                                 .seat_versions = VERSIONS(2), .ttl_ms = -1,
+    hf_hold_request_t request = {.event_id = "ten",
+                                 .user_id = "u1",
+                                 .seat_ids = (const char *const[]){"S-A-8"},
+                                 .seat_count = 1,
+                                 .seat_versions = VERSIONS(2),
+                                 .ttl_ms = -1,
                                  .replace_existing = true};
     memset(&detail, 0, sizeof detail);
     assert_int_equal(hf_core_book(f->core, &request, "ord_1", NULL, T0 + 3, &order, &detail),
@@ -1180,23 +1172,22 @@ static void test_book_version_conflict(void **state)
     /* A seat of a lapsed hold is free at once (the request's advance), at the version of its
      * expiry. */
     hf_core_advance(f->core, T0 + TTL);
-    assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-3"), VERSIONS(3), NO_POOLS,
-                          T0 + TTL, &order, &detail),
+    assert_int_equal(book(f, "ten", "u1", "ord_1", SEATS("S-A-3"), VERSIONS(3), NO_POOLS, T0 + TTL,
+                          &order, &detail),
                      HF_OK);
     assert_int_equal(hold_by_id(f, "res_x")->status, HF_HOLD_EXPIRED);
     assert_int_equal(seat_of(f, "ten", "S-A-3")->version, 4);
     assert_rows(f, T0 + TTL);
 }
 
-static void test_book_errors(void **state)
-{
+static void test_book_errors(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     sink_reset(f);
     /* Unknown event. */
-    assert_int_equal(book(f, "nope", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), NO_POOLS, T0,
-                          NULL, &detail),
-                     HF_ERROR_EVENT_NOT_FOUND);
+    assert_int_equal(
+        book(f, "nope", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), NO_POOLS, T0, NULL, &detail),
+        HF_ERROR_EVENT_NOT_FOUND);
     /* Unknown seats: their indexes. */
     assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1", "S-C-1", "S-A-11"),
                           VERSIONS(1, 1, 1), NO_POOLS, T0, NULL, &detail),
@@ -1210,8 +1201,8 @@ static void test_book_errors(void **state)
                      HF_ERROR_POOL_NOT_FOUND);
     assert_int_equal(detail.pool, 1);
     /* Not enough units: P has 5. */
-    assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), POOLS({"P", 6}),
-                          T0, NULL, &detail),
+    assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), POOLS({"P", 6}), T0,
+                          NULL, &detail),
                      HF_ERROR_INSUFFICIENT_QUANTITY);
     assert_int_equal(detail.pool, 0);
     assert_int_equal(detail.available, 5);
@@ -1221,18 +1212,17 @@ static void test_book_errors(void **state)
     assert_rows(f, T0);
 }
 
-static void test_book_insufficient_and_limits(void **state)
-{
+static void test_book_insufficient_and_limits(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     uint32_t order = UINT32_MAX;
     /* lim: pool P of 5, 8 per user, 10 per hold. Another user holds 3 units. */
-    assert_int_equal(request_hold(f, "lim", "x", "res_x", NO_SEATS, POOLS({"P", 3}), NO_BEST,
-                                  false, T0, NULL, &detail),
+    assert_int_equal(request_hold(f, "lim", "x", "res_x", NO_SEATS, POOLS({"P", 3}), NO_BEST, false,
+                                  T0, NULL, &detail),
                      HF_OK);
     sink_reset(f);
-    assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), POOLS({"P", 3}),
-                          T0, NULL, &detail),
+    assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), POOLS({"P", 3}), T0,
+                          NULL, &detail),
                      HF_ERROR_INSUFFICIENT_QUANTITY);
     assert_int_equal(detail.pool, 0);
     assert_int_equal(detail.available, 2);
@@ -1245,8 +1235,8 @@ static void test_book_insufficient_and_limits(void **state)
                      HF_ERROR_USER_LIMIT_EXCEEDED);
     assert_nothing_booked(f, "ord_1", 0);
     /* 2 is fine: exactly 8. Then anything more is over, bought units counting. */
-    assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), POOLS({"P", 1}),
-                          T0, &order, &detail),
+    assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), POOLS({"P", 1}), T0,
+                          &order, &detail),
                      HF_OK);
     assert_int_equal(hf_core_release(f->core, "res_1", "u1", T0 + 1), HF_OK);
     /* 2 bought: 6 more fine, 7 not. */
@@ -1265,18 +1255,21 @@ static void test_book_insufficient_and_limits(void **state)
 
 /* replace_existing means nothing to a booking: the user's holds are neither released nor
  * counted as free (seats, pool units, user limit). */
-static void test_book_ignores_replace(void **state)
-{
+static void test_book_ignores_replace(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     uint32_t order = UINT32_MAX;
     /* lim: P of 5, 8 per user. u1 holds 3 units and 4 seats. */
-    assert_int_equal(request_hold(f, "lim", "u1", "res_1", SEATS("S-A-1", "S-A-2", "S-A-3", "S-A-4"),
-                                  POOLS({"P", 3}), NO_BEST, false, T0, NULL, &detail),
+    assert_int_equal(request_hold(f, "lim", "u1", "res_1",
+                                  SEATS("S-A-1", "S-A-2", "S-A-3", "S-A-4"), POOLS({"P", 3}),
+                                  NO_BEST, false, T0, NULL, &detail),
                      HF_OK);
-    hf_hold_request_t request = {.event_id = "lim", .user_id = "u1", .ttl_ms = -1,
+    hf_hold_request_t request = {.event_id = "lim",
+                                 .user_id = "u1",
+                                 .ttl_ms = -1,
                                  .replace_existing = true,
-                                 .pools = (const hf_pool_request_t[]){{"P", 3}}, .pool_count = 1};
+                                 .pools = (const hf_pool_request_t[]){{"P", 3}},
+                                 .pool_count = 1};
     sink_reset(f);
     memset(&detail, 0, sizeof detail);
     assert_int_equal(hf_core_book(f->core, &request, "ord_1", NULL, T0 + 1, &order, &detail),
@@ -1303,8 +1296,7 @@ static void test_book_ignores_replace(void **state)
     assert_rows(f, T0 + 1);
 }
 
-static void test_book_invalid_shapes(void **state)
-{
+static void test_book_invalid_shapes(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     sink_reset(f);
@@ -1313,9 +1305,9 @@ static void test_book_invalid_shapes(void **state)
                      HF_ERROR_INVALID_REQUEST);
     assert_non_null(detail.field);
     /* Empty and too long user ids. */
-    assert_int_equal(book(f, "lim", "", "ord_1", SEATS("S-A-1"), VERSIONS(1), NO_POOLS, T0, NULL,
-                          &detail),
-                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(
+        book(f, "lim", "", "ord_1", SEATS("S-A-1"), VERSIONS(1), NO_POOLS, T0, NULL, &detail),
+        HF_ERROR_INVALID_REQUEST);
     assert_string_equal(detail.field, "user_id");
     char long_user[HF_USER_ID_SIZE_MAX + 2];
     memset(long_user, 'u', sizeof long_user - 1);
@@ -1329,12 +1321,13 @@ static void test_book_invalid_shapes(void **state)
                           NO_POOLS, T0, NULL, &detail),
                      HF_ERROR_INVALID_REQUEST);
     assert_string_equal(detail.field, "seats");
-    assert_int_equal(book(f, "lim", "u1", "ord_1", NO_SEATS, NULL, POOLS({"P", 1}, {"P", 1}), T0, NULL,
-                          &detail),
-                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(
+        book(f, "lim", "u1", "ord_1", NO_SEATS, NULL, POOLS({"P", 1}, {"P", 1}), T0, NULL, &detail),
+        HF_ERROR_INVALID_REQUEST);
     assert_string_equal(detail.field, "pools");
-    assert_int_equal(book(f, "lim", "u1", "ord_1", NO_SEATS, NULL, POOLS({"P", 0}), T0, NULL, &detail),
-                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(
+        book(f, "lim", "u1", "ord_1", NO_SEATS, NULL, POOLS({"P", 0}), T0, NULL, &detail),
+        HF_ERROR_INVALID_REQUEST);
     assert_string_equal(detail.field, "pools");
     /* More than 10 items per hold (7 seats + 4 units). */
     assert_int_equal(book(f, "lim", "u1", "ord_1",
@@ -1343,29 +1336,28 @@ static void test_book_invalid_shapes(void **state)
                      HF_ERROR_INVALID_REQUEST);
     assert_string_equal(detail.field, "seats");
     /* Seats without versions. */
-    assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), NULL, NO_POOLS, T0, NULL,
-                          &detail),
-                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(
+        book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), NULL, NO_POOLS, T0, NULL, &detail),
+        HF_ERROR_INVALID_REQUEST);
     assert_string_equal(detail.field, "seats");
     /* A missing or already used order id. */
-    assert_int_equal(book(f, "lim", "u1", NULL, SEATS("S-A-1"), VERSIONS(1), NO_POOLS, T0, NULL,
-                          &detail),
-                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(
+        book(f, "lim", "u1", NULL, SEATS("S-A-1"), VERSIONS(1), NO_POOLS, T0, NULL, &detail),
+        HF_ERROR_INVALID_REQUEST);
     assert_no_mutation(f);
-    assert_int_equal(book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), NO_POOLS, T0,
-                          NULL, &detail),
-                     HF_OK);
+    assert_int_equal(
+        book(f, "lim", "u1", "ord_1", SEATS("S-A-1"), VERSIONS(1), NO_POOLS, T0, NULL, &detail),
+        HF_OK);
     sink_reset(f);
-    assert_int_equal(book(f, "lim", "u2", "ord_1", SEATS("S-A-2"), VERSIONS(1), NO_POOLS, T0,
-                          NULL, &detail),
-                     HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(
+        book(f, "lim", "u2", "ord_1", SEATS("S-A-2"), VERSIONS(1), NO_POOLS, T0, NULL, &detail),
+        HF_ERROR_INVALID_REQUEST);
     assert_no_mutation(f);
     assert_int_equal(seat_of(f, "lim", "S-A-2")->status, HF_SEAT_AVAILABLE);
     assert_rows(f, T0);
 }
 
-static void test_book_cancel(void **state)
-{
+static void test_book_cancel(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     uint32_t order = UINT32_MAX;
@@ -1376,7 +1368,8 @@ static void test_book_cancel(void **state)
     assert_int_equal(best(f, "lim", "u1", "res_1", 5, NULL, true, T0 + 1, &detail),
                      HF_ERROR_USER_LIMIT_EXCEEDED);
     sink_reset(f);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", "ref_1374", T0 + 2), HF_ERROR_NOT_OWNER);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", "ref_1374", T0 + 2),
+                     HF_ERROR_NOT_OWNER);
     assert_no_mutation(f);
     assert_int_equal(hf_core_cancel(f->core, "ord_1", "u1", "ref_1376", T0 + 2), HF_OK);
     const hf_order_t *o = hf_core_order_at(f->core, order);
@@ -1414,8 +1407,7 @@ static void test_book_cancel(void **state)
     assert_rows(f, T0 + 5);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_adjacent_even_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adjacent_odd_row, setup, teardown),

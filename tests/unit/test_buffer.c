@@ -67,21 +67,21 @@ static void test_json_string_escapes(void **state) {
 
 static void test_json_string_utf8(void **state) {
     (void)state;
-    EXPECT("\xc3\xa9", "\"\xc3\xa9\"");                       /* é */
-    EXPECT("\xe2\x82\xac", "\"\xe2\x82\xac\"");               /* € */
-    EXPECT("\xf0\x9f\x8e\xab", "\"\xf0\x9f\x8e\xab\"");       /* a ticket emoji */
-    EXPECT("\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\"");       /* U+10FFFF */
+    EXPECT("\xc3\xa9", "\"\xc3\xa9\"");                 /* é */
+    EXPECT("\xe2\x82\xac", "\"\xe2\x82\xac\"");         /* € */
+    EXPECT("\xf0\x9f\x8e\xab", "\"\xf0\x9f\x8e\xab\""); /* a ticket emoji */
+    EXPECT("\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\""); /* U+10FFFF */
     EXPECT("caf\xc3\xa9 caf\xc3\xa9 caf\xc3\xa9", "\"caf\xc3\xa9 caf\xc3\xa9 caf\xc3\xa9\"");
-    EXPECT("abcdefg\xe2\x82\xac", "\"abcdefg\xe2\x82\xac\"");  /* across a word's end */
+    EXPECT("abcdefg\xe2\x82\xac", "\"abcdefg\xe2\x82\xac\""); /* across a word's end */
 }
 
 static void test_json_string_invalid_utf8(void **state) {
     (void)state;
-    EXPECT("\x80", "\"\\ufffd\"");                          /* lone continuation */
+    EXPECT("\x80", "\"\\ufffd\""); /* lone continuation */
     EXPECT("\xff", "\"\\ufffd\"");
-    EXPECT("\xc0\xaf", "\"\\ufffd\\ufffd\"");                /* overlong */
-    EXPECT("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");     /* overlong */
-    EXPECT("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");     /* surrogate */
+    EXPECT("\xc0\xaf", "\"\\ufffd\\ufffd\"");                       /* overlong */
+    EXPECT("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");            /* overlong */
+    EXPECT("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");            /* surrogate */
     EXPECT("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* above U+10FFFF */
     EXPECT("\xf5\x80", "\"\\ufffd\\ufffd\"");
     /* Cut short at the end of the string, then before a plain byte. */
@@ -176,8 +176,8 @@ static void test_json_string_random(void **state) {
     unsigned seed = (unsigned)time(NULL);
     printf("test_json_string_random seed %u\n", seed);
     srand(seed);
-    static const unsigned char special[] = {'"', '\\', '\n', 0, 0x1f, 0x7f, 0x80, 0xbf, 0xc3,
-                                            0xe2, 0xed, 0xf0, 0xf4, 0xff, 0xa9, 0x82};
+    static const unsigned char special[] = {'"',  '\\', '\n', 0,    0x1f, 0x7f, 0x80, 0xbf,
+                                            0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xff, 0xa9, 0x82};
     hf_buffer_t actual, expected;
     hf_buffer_init(&actual);
     hf_buffer_init(&expected);
@@ -208,19 +208,25 @@ static void test_json_object_members(void **state) {
     hf_json_t json;
     hf_json_init(&json, &buffer);
     hf_json_object_begin(&json);
-    hf_json_key(&json, "id"); hf_json_string(&json, "x\"y");
-    hf_json_key(&json, "at"); hf_json_time(&json, 0);
+    hf_json_key(&json, "id");
+    hf_json_string(&json, "x\"y");
+    hf_json_key(&json, "at");
+    hf_json_time(&json, 0);
     hf_json_key(&json, "list");
     hf_json_array_begin(&json);
     hf_json_time(&json, 1795291200000);
     hf_json_string(&json, "");
     hf_json_array_end(&json);
-    hf_json_key(&json, "k\n"); hf_json_null(&json);
-    HF_JSON_KEY(&json, "quoted_key"); hf_json_int(&json, 7);
+    hf_json_key(&json, "k\n");
+    hf_json_null(&json);
+    HF_JSON_KEY(&json, "quoted_key");
+    hf_json_int(&json, 7);
     HF_JSON_KEY(&json, "nested");
     hf_json_object_begin(&json);
-    HF_JSON_KEY(&json, "a"); hf_json_bool(&json, true);
-    HF_JSON_KEY(&json, "b"); hf_json_string(&json, "c");
+    HF_JSON_KEY(&json, "a");
+    hf_json_bool(&json, true);
+    HF_JSON_KEY(&json, "b");
+    hf_json_string(&json, "c");
     hf_json_object_end(&json);
     hf_json_object_end(&json);
     assert_string_equal(buffer.data, "{\"id\":\"x\\\"y\",\"at\":\"1970-01-01T00:00:00.000Z\","
@@ -232,14 +238,10 @@ static void test_json_object_members(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_string_plain),
-        cmocka_unit_test(test_json_string_escapes),
-        cmocka_unit_test(test_json_string_utf8),
-        cmocka_unit_test(test_json_string_invalid_utf8),
-        cmocka_unit_test(test_json_string_long),
-        cmocka_unit_test(test_json_plain_length),
-        cmocka_unit_test(test_json_string_random),
-        cmocka_unit_test(test_json_object_members),
+        cmocka_unit_test(test_json_string_plain),  cmocka_unit_test(test_json_string_escapes),
+        cmocka_unit_test(test_json_string_utf8),   cmocka_unit_test(test_json_string_invalid_utf8),
+        cmocka_unit_test(test_json_string_long),   cmocka_unit_test(test_json_plain_length),
+        cmocka_unit_test(test_json_string_random), cmocka_unit_test(test_json_object_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,7 @@
 
 /* ---- events ---- */
 
-static void test_event_create_ok(void **state)
-{
+static void test_event_create_ok(void **state) {
     fixture_t *f = *state;
     fx_event_t def;
     fx_event_init(&def, "fresh.event_1", 30000, 90000, 4, 6);
@@ -72,8 +71,7 @@ static void test_event_create_ok(void **state)
     assert_consistent(f, T0 + 5);
 }
 
-static void test_event_create_exists(void **state)
-{
+static void test_event_create_exists(void **state) {
     fixture_t *f = *state;
     fx_event_t def;
     fx_event_init(&def, "show", TTL, MAX_HOLD, 0, 10);
@@ -87,8 +85,7 @@ static void test_event_create_exists(void **state)
 }
 
 static void expect_event_invalid(fixture_t *f, fx_event_t *def, const char *field1,
-                                 const char *field2)
-{
+                                 const char *field2) {
     hf_error_detail_t detail = {0};
     fx_sink_reset(&f->sink);
     assert_int_equal(hf_core_event_create(f->core, &def->definition, T0, &detail),
@@ -102,8 +99,7 @@ static void expect_event_invalid(fixture_t *f, fx_event_t *def, const char *fiel
     assert_int_equal(hf_core_event_count(f->core), 2);
 }
 
-static void test_event_create_invalid(void **state)
-{
+static void test_event_create_invalid(void **state) {
     fixture_t *f = *state;
     fx_event_t def;
 
@@ -146,8 +142,7 @@ static void test_event_create_invalid(void **state)
     assert_consistent(f, T0);
 }
 
-static void test_event_too_many_seats(void **state)
-{
+static void test_event_too_many_seats(void **state) {
     fixture_t *f = *state;
     fx_event_t def;
     fx_event_init(&def, "huge", TTL, MAX_HOLD, 0, 10);
@@ -160,8 +155,7 @@ static void test_event_too_many_seats(void **state)
     assert_null(hf_core_event(f->core, "huge", NULL));
 }
 
-static void test_event_invalid_paths(void **state)
-{
+static void test_event_invalid_paths(void **state) {
     fixture_t *f = *state;
     fx_event_t def;
 
@@ -169,72 +163,72 @@ static void test_event_invalid_paths(void **state)
     fx_event_section(&def, "S", 1, 1, 5);
     fx_event_section(&def, "T", 1, 1, 5);
     fx_event_section(&def, "S", 1, 1, 5);
-    expect_definition_path(f, &def, &(expected_path_t){"sections", "id", true, false, 2, 0, 0,
-                                                        HF_FAULT_DUPLICATE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"sections", "id", true, false, 2, 0, 0, HF_FAULT_DUPLICATE});
 
     fx_event_init(&def, "dup_rows", TTL, MAX_HOLD, 0, 10);
     fx_event_section(&def, "S", 1, 1, 5);
     fx_event_section(&def, "T", 1, 3, 5);
     snprintf(def.rows[1][2].id, sizeof def.rows[1][2].id, "B");
-    expect_definition_path(f, &def, &(expected_path_t){"sections", "id", true, true, 1, 2, 1,
-                                                        HF_FAULT_DUPLICATE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"sections", "id", true, true, 1, 2, 1, HF_FAULT_DUPLICATE});
 
     fx_event_init(&def, "dup_pools", TTL, MAX_HOLD, 0, 10);
     fx_event_pool(&def, "GA", 5, 1);
     fx_event_pool(&def, "VIP", 5, 1);
     fx_event_pool(&def, "GA", 5, 1);
-    expect_definition_path(f, &def, &(expected_path_t){"pools", "id", true, false, 2, 0, 0,
-                                                        HF_FAULT_DUPLICATE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"pools", "id", true, false, 2, 0, 0, HF_FAULT_DUPLICATE});
 
     fx_event_init(&def, "zero_seats", TTL, MAX_HOLD, 0, 10);
     fx_event_section(&def, "S", 1, 1, 5);
     fx_event_section(&def, "T", 1, 2, 5);
     def.rows[1][1].seats = 0;
-    expect_definition_path(f, &def, &(expected_path_t){"sections", "seats", true, true, 1, 1, 0,
-                                                        HF_FAULT_VALUE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"sections", "seats", true, true, 1, 1, 0, HF_FAULT_VALUE});
 
     fx_event_init(&def, "bad_row_id", TTL, MAX_HOLD, 0, 10);
     fx_event_section(&def, "S", 1, 2, 5);
     snprintf(def.rows[0][1].id, sizeof def.rows[0][1].id, "B-1");
-    expect_definition_path(f, &def, &(expected_path_t){"sections", "id", true, true, 0, 1, 0,
-                                                        HF_FAULT_VALUE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"sections", "id", true, true, 0, 1, 0, HF_FAULT_VALUE});
 
     fx_event_init(&def, "price", TTL, MAX_HOLD, 0, 10);
     fx_event_section(&def, "S", 1, 1, 5);
     fx_event_section(&def, "T", -1, 1, 5);
-    expect_definition_path(f, &def, &(expected_path_t){"sections", "price", true, false, 1, 0, 0,
-                                                        HF_FAULT_VALUE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"sections", "price", true, false, 1, 0, 0, HF_FAULT_VALUE});
 
     fx_event_init(&def, "no_rows", TTL, MAX_HOLD, 0, 10);
     fx_event_section(&def, "S", 1, 0, 5);
-    expect_definition_path(f, &def, &(expected_path_t){"sections", "rows", true, false, 0, 0, 0,
-                                                        HF_FAULT_VALUE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"sections", "rows", true, false, 0, 0, 0, HF_FAULT_VALUE});
 
     fx_event_init(&def, "capacity", TTL, MAX_HOLD, 0, 10);
     fx_event_pool(&def, "GA", 5, 1);
     fx_event_pool(&def, "VIP", -5, 1);
-    expect_definition_path(f, &def, &(expected_path_t){"pools", "capacity", true, false, 1, 0, 0,
-                                                        HF_FAULT_VALUE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"pools", "capacity", true, false, 1, 0, 0, HF_FAULT_VALUE});
 
     fx_event_init(&def, "empty", TTL, MAX_HOLD, 0, 10);
-    expect_definition_path(f, &def, &(expected_path_t){"sections", NULL, false, false, 0, 0, 0,
-                                                        HF_FAULT_NO_INVENTORY});
+    expect_definition_path(
+        f, &def,
+        &(expected_path_t){"sections", NULL, false, false, 0, 0, 0, HF_FAULT_NO_INVENTORY});
 
     fx_event_init(&def, "ttl", 0, MAX_HOLD, 0, 10);
     fx_event_section(&def, "S", 1, 1, 5);
-    expect_definition_path(f, &def, &(expected_path_t){"hold_ttl_s", NULL, false, false, 0, 0, 0,
-                                                        HF_FAULT_VALUE});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"hold_ttl_s", NULL, false, false, 0, 0, 0, HF_FAULT_VALUE});
 }
 
-static void test_event_invalid_totals(void **state)
-{
+static void test_event_invalid_totals(void **state) {
     fixture_t *f = *state;
     fx_event_t def;
     fx_event_init(&def, "seats", TTL, MAX_HOLD, 0, 10);
     fx_event_section(&def, "S", 1, 2, HF_EVENT_SEATS_MAX / 2);
     fx_event_section(&def, "T", 1, 1, 3);
-    expect_definition_path(f, &def, &(expected_path_t){"sections", NULL, false, false, 0, 0, 0,
-                                                        HF_FAULT_EVENT_SEATS});
+    expect_definition_path(
+        f, &def, &(expected_path_t){"sections", NULL, false, false, 0, 0, 0, HF_FAULT_EVENT_SEATS});
     hf_error_detail_t *detail = garbage_detail();
     assert_int_equal(hf_core_event_create(f->core, &def.definition, T0, detail),
                      HF_ERROR_INVALID_REQUEST);
@@ -262,8 +256,8 @@ static void test_event_invalid_totals(void **state)
     detail = garbage_detail();
     assert_int_equal(hf_core_event_create(f->core, &def.definition, T0, detail),
                      HF_ERROR_INVALID_REQUEST);
-    assert_path(detail, &(expected_path_t){"sections", NULL, false, false, 0, 0, 0,
-                                          HF_FAULT_EVENT_ROWS});
+    assert_path(detail,
+                &(expected_path_t){"sections", NULL, false, false, 0, 0, 0, HF_FAULT_EVENT_ROWS});
     assert_int_equal(detail->requested, (int64_t)sections * HF_SECTION_ROWS_MAX);
     assert_int_equal(detail->limit, HF_EVENT_ROWS_MAX);
     free(many);
@@ -273,8 +267,7 @@ static void test_event_invalid_totals(void **state)
 /* A hold on "show" (max_seats_per_user 8, max_seats_per_hold 10) with a garbage detail. */
 /* ---- seat ids ---- */
 
-static void test_seat_find_parsing(void **state)
-{
+static void test_seat_find_parsing(void **state) {
     fixture_t *f = *state;
     const hf_event_t *event = event_of(f, "show");
     uint32_t index = 12345;
@@ -287,11 +280,34 @@ static void test_seat_find_parsing(void **state)
     assert_true(hf_core_seat_find(event, "BALC-A-40", &index));
     assert_int_equal(index, 99);
     static const char *const bad[] = {
-        "FLOOR-A-0", "FLOOR-A-31", "FLOOR-A-01", "FLOOR-A-", "FLOOR--1", "NOPE-A-1",
-        "FLOOR-A-1x", "", "FLOOR", "FLOOR-A", "-A-1", "FLOOR-A-+1", "FLOOR-A--1", "FLOOR-A-1-",
-        "FLOOR-A- 1", "FLOOR-A-1 ", "floor-A-1", "FLOOR-C-1", "BALC-A-41", "FLOOR-A-99999999",
-        "FLOOR-A-4294967297", "FLOOR-A-18446744073709551617", "FLOOR-A-0x1", "FLOOR-A-1.0",
-        "FLOOR-A-1-1", "FLOOR-BALC-A-1", "BALC-B-1", "FLOOR-A-00",
+        "FLOOR-A-0",
+        "FLOOR-A-31",
+        "FLOOR-A-01",
+        "FLOOR-A-",
+        "FLOOR--1",
+        "NOPE-A-1",
+        "FLOOR-A-1x",
+        "",
+        "FLOOR",
+        "FLOOR-A",
+        "-A-1",
+        "FLOOR-A-+1",
+        "FLOOR-A--1",
+        "FLOOR-A-1-",
+        "FLOOR-A- 1",
+        "FLOOR-A-1 ",
+        "floor-A-1",
+        "FLOOR-C-1",
+        "BALC-A-41",
+        "FLOOR-A-99999999",
+        "FLOOR-A-4294967297",
+        "FLOOR-A-18446744073709551617",
+        "FLOOR-A-0x1",
+        "FLOOR-A-1.0",
+        "FLOOR-A-1-1",
+        "FLOOR-BALC-A-1",
+        "BALC-B-1",
+        "FLOOR-A-00",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (hf_core_seat_find(event, bad[i], &index))
@@ -310,8 +326,7 @@ static void test_seat_find_parsing(void **state)
     assert_false(hf_core_seat_find(event_of(f, "chars"), "S.1_x-r_2-12", &index));
 }
 
-static void test_seat_id_round_trip(void **state)
-{
+static void test_seat_id_round_trip(void **state) {
     fixture_t *f = *state;
     const hf_event_t *event = event_of(f, "show");
     char id[HF_SEAT_ID_SIZE_MAX + 1];
@@ -335,8 +350,7 @@ static void test_seat_id_round_trip(void **state)
     }
 }
 
-static void test_pool_find(void **state)
-{
+static void test_pool_find(void **state) {
     fixture_t *f = *state;
     const hf_event_t *event = event_of(f, "show");
     assert_int_equal(hf_core_pool_find(event, "GA"), 0);
@@ -348,8 +362,7 @@ static void test_pool_find(void **state)
 
 /* ---- a million seats ---- */
 
-static void test_million_seats(void **state)
-{
+static void test_million_seats(void **state) {
     fixture_t *f = *state;
     enum { ROWS = 1000, SEATS_PER_ROW = 1000 };
     hf_row_definition_t *rows = calloc(ROWS, sizeof *rows);
@@ -359,9 +372,15 @@ static void test_million_seats(void **state)
     }
     hf_section_definition_t section = {.id = "MAIN", .price = 7, .row_count = ROWS, .rows = rows};
     hf_event_definition_t definition = {
-        .id = "million", .name = "Million", .currency = "EUR", .hold_ttl_ms = TTL,
-        .max_hold_ms = MAX_HOLD, .max_seats_per_user = 0, .max_seats_per_hold = 10,
-        .section_count = 1, .sections = &section,
+        .id = "million",
+        .name = "Million",
+        .currency = "EUR",
+        .hold_ttl_ms = TTL,
+        .max_hold_ms = MAX_HOLD,
+        .max_seats_per_user = 0,
+        .max_seats_per_hold = 10,
+        .section_count = 1,
+        .sections = &section,
     };
     hf_error_detail_t detail = {0};
     assert_int_equal(hf_core_event_create(f->core, &definition, T0, &detail), HF_OK);
@@ -401,7 +420,9 @@ static void test_million_seats(void **state)
 
     /* One row of a million seats: the 7-digit number. */
     hf_row_definition_t big_row = {.id = "A", .seats = 1000000};
-    hf_section_definition_t big_section = {.id = "BIG", .price = 1, .row_count = 1,
+    hf_section_definition_t big_section = {.id = "BIG",
+                                           .price = 1,
+                                           .row_count = 1,
                                            .rows = &big_row};
     hf_event_definition_t big = definition;
     snprintf(big.id, sizeof big.id, "onerow");
@@ -425,10 +446,12 @@ static void test_million_seats(void **state)
 /* A booking of seats at the versions given (1: never touched). */
 static hf_error_t book(fixture_t *f, const char *user, const char *order_id,
                        const char *const *seats, uint32_t seat_count, const uint32_t *versions,
-                       hf_time_ms_t now, hf_error_detail_t *detail)
-{
-    hf_hold_request_t request = {.event_id = "show", .user_id = user, .seat_ids = seats,
-                                 .seat_count = seat_count, .ttl_ms = -1,
+                       hf_time_ms_t now, hf_error_detail_t *detail) {
+    hf_hold_request_t request = {.event_id = "show",
+                                 .user_id = user,
+                                 .seat_ids = seats,
+                                 .seat_count = seat_count,
+                                 .ttl_ms = -1,
                                  .seat_versions = versions};
     uint32_t index;
     memset(detail, 0, sizeof *detail);
@@ -437,16 +460,16 @@ static hf_error_t book(fixture_t *f, const char *user, const char *order_id,
 
 /* Closing refuses new holds and bookings after the request's own checks, emits one record per
  * change and none for a repeat, and leaves live holds and orders free to move. */
-static void test_sales_closed(void **state)
-{
+static void test_sales_closed(void **state) {
     fixture_t *f = *state;
     static hf_error_detail_t detail;
     uint32_t live;
     assert_true(event_of(f, "show")->sales_open);
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), POOLS({"GA", 1}), -1, false, T0,
-                          &live, NULL), HF_OK);
-    assert_int_equal(hold(f, "u2", "res_2", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL,
-                          NULL), HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), POOLS({"GA", 1}), -1, false, T0, &live, NULL),
+        HF_OK);
+    assert_int_equal(
+        hold(f, "u2", "res_2", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL, NULL), HF_OK);
     fx_sink_reset(&f->sink);
     assert_int_equal(hf_core_sales_set(f->core, "show", false, T0 + 1), HF_OK);
     assert_false(event_of(f, "show")->sales_open);
@@ -456,28 +479,34 @@ static void test_sales_closed(void **state)
     fx_sink_reset(&f->sink);
     assert_int_equal(hf_core_sales_set(f->core, "show", false, T0 + 2), HF_OK);
     assert_no_mutation(f);
-    assert_int_equal(hf_core_sales_set(f->core, "nope", false, T0 + 2),
-                     HF_ERROR_EVENT_NOT_FOUND);
+    assert_int_equal(hf_core_sales_set(f->core, "nope", false, T0 + 2), HF_ERROR_EVENT_NOT_FOUND);
 
     /* Refused, and nothing moves; the request's own 400s and 404s come first. */
-    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NO_POOLS, -1, false, T0 + 3,
-                          NULL, &detail), HF_ERROR_SALES_CLOSED);
-    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0 + 3,
-                          NULL, &detail), HF_ERROR_SALES_CLOSED);
-    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-Z-1"), NO_POOLS, -1, false, T0 + 3,
-                          NULL, &detail), HF_ERROR_SEAT_NOT_FOUND);
-    assert_int_equal(hold(f, "u3", "res_3", NO_SEATS, POOLS({"NOPE", 1}), -1, false, T0 + 3,
-                          NULL, &detail), HF_ERROR_POOL_NOT_FOUND);
-    assert_int_equal(hold(f, "u3", "res_3", NO_SEATS, NO_POOLS, -1, false, T0 + 3, NULL,
-                          &detail), HF_ERROR_INVALID_REQUEST);
-    hf_hold_request_t best = {.event_id = "show", .user_id = "u3", .hold_id = "res_3",
-                              .ttl_ms = -1, .best_count = 2, .best_section = "NOPE"};
+    assert_int_equal(
+        hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NO_POOLS, -1, false, T0 + 3, NULL, &detail),
+        HF_ERROR_SALES_CLOSED);
+    assert_int_equal(
+        hold(f, "u3", "res_3", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0 + 3, NULL, &detail),
+        HF_ERROR_SALES_CLOSED);
+    assert_int_equal(
+        hold(f, "u3", "res_3", SEATS("FLOOR-Z-1"), NO_POOLS, -1, false, T0 + 3, NULL, &detail),
+        HF_ERROR_SEAT_NOT_FOUND);
+    assert_int_equal(
+        hold(f, "u3", "res_3", NO_SEATS, POOLS({"NOPE", 1}), -1, false, T0 + 3, NULL, &detail),
+        HF_ERROR_POOL_NOT_FOUND);
+    assert_int_equal(hold(f, "u3", "res_3", NO_SEATS, NO_POOLS, -1, false, T0 + 3, NULL, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    hf_hold_request_t best = {.event_id = "show",
+                              .user_id = "u3",
+                              .hold_id = "res_3",
+                              .ttl_ms = -1,
+                              .best_count = 2,
+                              .best_section = "NOPE"};
     uint32_t unused;
     assert_int_equal(hf_core_hold(f->core, &best, T0 + 3, &unused, &detail),
                      HF_ERROR_SECTION_NOT_FOUND);
     best.best_section = "BALC";
-    assert_int_equal(hf_core_hold(f->core, &best, T0 + 3, &unused, &detail),
-                     HF_ERROR_SALES_CLOSED);
+    assert_int_equal(hf_core_hold(f->core, &best, T0 + 3, &unused, &detail), HF_ERROR_SALES_CLOSED);
     static const uint32_t fresh[] = {1}, moved[] = {1};
     assert_int_equal(book(f, "u4", "ord_b", SEATS("FLOOR-B-1"), fresh, T0 + 3, &detail),
                      HF_ERROR_SALES_CLOSED);
@@ -489,8 +518,9 @@ static void test_sales_closed(void **state)
     assert_null(hf_core_hold_find(f->core, "res_3", NULL));
     assert_int_equal(seat(f, "FLOOR-A-3")->status, HF_SEAT_AVAILABLE);
     /* Another event is not closed by this one. */
-    assert_int_equal(hold_on(f, "open", "u5", "res_5", SEATS("S-A-1"), NO_POOLS, -1, false,
-                             T0 + 3, NULL, NULL), HF_OK);
+    assert_int_equal(
+        hold_on(f, "open", "u5", "res_5", SEATS("S-A-1"), NO_POOLS, -1, false, T0 + 3, NULL, NULL),
+        HF_OK);
 
     /* Live holds still extend, commit and release; orders still cancel. */
     bool capped;
@@ -506,16 +536,15 @@ static void test_sales_closed(void **state)
     assert_int_equal(hf_core_sales_set(f->core, "show", true, T0 + 8), HF_OK);
     assert_int_equal(f->sink.by_type[HF_MUTATION_EVENT_SALES], 1);
     assert_true(event_of(f, "show")->sales_open);
-    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NO_POOLS, -1, false, T0 + 9,
-                          NULL, NULL), HF_OK);
+    assert_int_equal(
+        hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NO_POOLS, -1, false, T0 + 9, NULL, NULL), HF_OK);
     assert_int_equal(book(f, "u4", "ord_b", SEATS("FLOOR-B-1"), fresh, T0 + 9, &detail), HF_OK);
     assert_consistent(f, T0 + 9);
 }
 
 /* The record carries the event and the state after the change; a restore sets the state
  * without a record. */
-static void test_sales_record_and_restore(void **state)
-{
+static void test_sales_record_and_restore(void **state) {
     fixture_t *f = *state;
     assert_int_equal(hf_core_sales_set(f->core, "open", false, T0 + 5), HF_OK);
     assert_int_equal(f->sink.count, 1);
@@ -531,18 +560,18 @@ static void test_sales_record_and_restore(void **state)
 }
 
 /* An event's orders, oldest first, whatever other events do in between. */
-static void test_event_orders(void **state)
-{
+static void test_event_orders(void **state) {
     fixture_t *f = *state;
     uint32_t count = 99;
     assert_null(hf_core_event_orders(f->core, 0, &count));
     assert_int_equal(count, 0);
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL,
-                          NULL), HF_OK);
-    assert_int_equal(hold_on(f, "open", "u2", "res_2", SEATS("S-A-1"), NO_POOLS, -1, false, T0,
-                             NULL, NULL), HF_OK);
-    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL,
-                          NULL), HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL, NULL), HF_OK);
+    assert_int_equal(
+        hold_on(f, "open", "u2", "res_2", SEATS("S-A-1"), NO_POOLS, -1, false, T0, NULL, NULL),
+        HF_OK);
+    assert_int_equal(
+        hold(f, "u3", "res_3", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL, NULL), HF_OK);
     uint32_t first = commit(f, "res_1", "u1", "ord_1", T0 + 1);
     uint32_t other = commit(f, "res_2", "u2", "ord_2", T0 + 2);
     uint32_t third = commit(f, "res_3", "u3", "ord_3", T0 + 3);
@@ -559,8 +588,7 @@ static void test_event_orders(void **state)
     assert_int_equal(orders[0], other);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_event_create_ok, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_create_exists, setup, teardown),

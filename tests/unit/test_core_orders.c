@@ -4,8 +4,7 @@
 
 /* ---- commit ---- */
 
-static void test_commit_ok(void **state)
-{
+static void test_commit_ok(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     uint32_t hold_index, order_index = UINT32_MAX;
@@ -13,9 +12,8 @@ static void test_commit_ok(void **state)
                           false, T0, &hold_index, &detail),
                      HF_OK);
     fx_sink_reset(&f->sink);
-    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_1", "pi_123", T0 + 100,
-                                    &order_index),
-                     HF_OK);
+    assert_int_equal(
+        hf_core_commit(f->core, "res_1", "u1", "ord_1", "pi_123", T0 + 100, &order_index), HF_OK);
     const hf_order_t *order = hf_core_order_at(f->core, order_index);
     assert_non_null(order);
     uint32_t found = UINT32_MAX;
@@ -83,7 +81,8 @@ static void test_commit_ok(void **state)
             ga_item = true;
             assert_int_equal(r->quantity, 2);
         } else {
-            assert_true(strcmp(r->seat_id, "FLOOR-A-1") == 0 || strcmp(r->seat_id, "BALC-A-2") == 0);
+            assert_true(strcmp(r->seat_id, "FLOOR-A-1") == 0 ||
+                        strcmp(r->seat_id, "BALC-A-2") == 0);
         }
     }
     assert_true(ga_item);
@@ -97,13 +96,12 @@ static void test_commit_ok(void **state)
     assert_int_equal(next_expiry, INT64_MAX);
 }
 
-static void test_commit_repeat(void **state)
-{
+static void test_commit_repeat(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, 1000, false, T0, NULL,
-                          &detail),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, 1000, false, T0, NULL, &detail),
+        HF_OK);
     uint32_t first = commit(f, "res_1", "u1", "ord_1", T0 + 1);
     fx_sink_reset(&f->sink);
     uint32_t again = UINT32_MAX;
@@ -117,13 +115,11 @@ static void test_commit_repeat(void **state)
                      HF_OK);
     assert_int_equal(again, first);
     again = UINT32_MAX;
-    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_2", "", T0 + 5000, &again),
-                     HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_2", "", T0 + 5000, &again), HF_OK);
     assert_int_equal(again, first);
     /* Another payment is never absorbed: refused, naming the order it would have joined. */
     again = UINT32_MAX;
-    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_2", "pi_other", T0 + 5000,
-                                    &again),
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", "ord_2", "pi_other", T0 + 5000, &again),
                      HF_ERROR_ALREADY_CONFIRMED);
     assert_int_equal(again, first);
     assert_no_mutation(f);
@@ -147,17 +143,15 @@ static void test_commit_repeat(void **state)
     assert_consistent(f, T0 + 7000);
 }
 
-static void test_commit_errors(void **state)
-{
+static void test_commit_errors(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     uint32_t order = UINT32_MAX;
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, 1000, false, T0, NULL,
-                          &detail),
-                     HF_OK);
-    assert_int_equal(hold(f, "u1", "res_2", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL,
-                          &detail),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, 1000, false, T0, NULL, &detail),
+        HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_2", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL, &detail), HF_OK);
     assert_int_equal(hf_core_release(f->core, "res_2", "u1", T0 + 1), HF_OK);
     fx_sink_reset(&f->sink);
     assert_int_equal(hf_core_commit(f->core, "res_none", "u1", "ord_1", "pi", T0 + 2, &order),
@@ -186,8 +180,7 @@ static void test_commit_errors(void **state)
 
 /* ---- cancel ---- */
 
-static void test_cancel_ok(void **state)
-{
+static void test_cancel_ok(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1", "FLOOR-A-2"), POOLS({"VIP", 2}), -1,
@@ -232,19 +225,21 @@ static void test_cancel_ok(void **state)
     assert_consistent(f, T0 + 4);
 }
 
-static void test_cancel_errors(void **state)
-{
+static void test_cancel_errors(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL,
-                          &detail),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL, &detail), HF_OK);
     commit(f, "res_1", "u1", "ord_1", T0 + 1);
     fx_sink_reset(&f->sink);
-    assert_int_equal(hf_core_cancel(f->core, "ord_none", "u1", "ref_2223", T0 + 2), HF_ERROR_ORDER_NOT_FOUND);
-    assert_int_equal(hf_core_cancel(f->core, "res_1", "u1", "ref_2224", T0 + 2), HF_ERROR_ORDER_NOT_FOUND);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", "ref_2225", T0 + 2), HF_ERROR_NOT_OWNER);
-    assert_int_equal(hf_core_cancel(f->core, "ord_1", "ghost", "ref_2226", T0 + 2), HF_ERROR_NOT_OWNER);
+    assert_int_equal(hf_core_cancel(f->core, "ord_none", "u1", "ref_2223", T0 + 2),
+                     HF_ERROR_ORDER_NOT_FOUND);
+    assert_int_equal(hf_core_cancel(f->core, "res_1", "u1", "ref_2224", T0 + 2),
+                     HF_ERROR_ORDER_NOT_FOUND);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "u2", "ref_2225", T0 + 2),
+                     HF_ERROR_NOT_OWNER);
+    assert_int_equal(hf_core_cancel(f->core, "ord_1", "ghost", "ref_2226", T0 + 2),
+                     HF_ERROR_NOT_OWNER);
     assert_no_mutation(f);
     assert_int_equal(seat(f, "FLOOR-A-1")->status, HF_SEAT_SOLD);
     assert_int_equal(hf_core_order_find(f->core, "ord_1", NULL)->status, HF_ORDER_CONFIRMED);
@@ -252,21 +247,18 @@ static void test_cancel_errors(void **state)
 
 /* ---- lookups ---- */
 
-static void test_user_orders(void **state)
-{
+static void test_user_orders(void **state) {
     fixture_t *f = *state;
     hf_error_detail_t detail;
     uint32_t count = 99;
     assert_null(hf_core_user_orders(f->core, "nobody", &count));
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL,
-                          &detail),
-                     HF_OK);
-    assert_int_equal(hold_on(f, "open", "u1", "res_2", SEATS("S-A-1"), NO_POOLS, -1, false, T0,
-                             NULL, &detail),
-                     HF_OK);
-    assert_int_equal(hold(f, "u2", "res_3", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL,
-                          &detail),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL, &detail), HF_OK);
+    assert_int_equal(
+        hold_on(f, "open", "u1", "res_2", SEATS("S-A-1"), NO_POOLS, -1, false, T0, NULL, &detail),
+        HF_OK);
+    assert_int_equal(
+        hold(f, "u2", "res_3", SEATS("FLOOR-A-2"), NO_POOLS, -1, false, T0, NULL, &detail), HF_OK);
     uint32_t o2 = commit(f, "res_2", "u1", "ord_2", T0 + 1);
     /* One order is kept apart from the array later orders go to: both read the same. */
     const uint32_t *first = hf_core_user_orders(f->core, "u1", &count);
@@ -286,8 +278,7 @@ static void test_user_orders(void **state)
     assert_null(hf_core_hold_find(f->core, "res_none", NULL));
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_commit_ok, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_repeat, setup, teardown),

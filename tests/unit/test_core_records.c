@@ -8,13 +8,12 @@
 /* With stream records off a hold and its release emit only the hold's own records, yet seat
  * versions, seat counts and pool counts move exactly as with them on; turned on again, the
  * next change reports the version that counted on in between. */
-static void test_stream_records_off(void **state)
-{
+static void test_stream_records_off(void **state) {
     fixture_t *f = *state;
     hf_core_set_stream_records(f->core, false);
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("BALC-A-7"), POOLS({"GA", 3}), -1, false, T0,
-                          NULL, NULL),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("BALC-A-7"), POOLS({"GA", 3}), -1, false, T0, NULL, NULL),
+        HF_OK);
     assert_int_equal(hf_core_release(f->core, "res_1", "u1", T0 + 1), HF_OK);
     assert_int_equal(f->sink.by_type[HF_MUTATION_HOLD_CREATE], 1);
     assert_int_equal(f->sink.by_type[HF_MUTATION_HOLD_UPDATE], 1);
@@ -28,9 +27,9 @@ static void test_stream_records_off(void **state)
 
     hf_core_set_stream_records(f->core, true);
     fx_sink_reset(&f->sink);
-    assert_int_equal(hold(f, "u1", "res_2", SEATS("BALC-A-7"), POOLS({"GA", 3}), -1, false,
-                          T0 + 2, NULL, NULL),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_2", SEATS("BALC-A-7"), POOLS({"GA", 3}), -1, false, T0 + 2, NULL, NULL),
+        HF_OK);
     assert_seat_record(f, "BALC-A-7", HF_SEAT_HELD, 4);
     assert_int_equal(f->sink.by_type[HF_MUTATION_POOL], 1);
     assert_int_equal(pool(f, "GA")->held, 3);
@@ -40,20 +39,18 @@ static void test_stream_records_off(void **state)
 /* ---- what a refused hold rests on ---- */
 
 static uint64_t refused_change(fixture_t *f, const char *const *seats, uint32_t count,
-                               hf_time_ms_t now)
-{
+                               hf_time_ms_t now) {
     hf_error_detail_t detail;
-    assert_int_equal(hold(f, "u9", "res_refused", seats, count, NULL, 0, -1, false, now, NULL,
-                          &detail),
-                     HF_ERROR_SEATS_UNAVAILABLE);
+    assert_int_equal(
+        hold(f, "u9", "res_refused", seats, count, NULL, 0, -1, false, now, NULL, &detail),
+        HF_ERROR_SEATS_UNAVAILABLE);
     return detail.observed_change;
 }
 
 /* A hold refused for taken seats names the newest change their states rest on: one of the
  * records of the hold that took them, of an extension that keeps them past their old expiry,
  * of the order that sold them. Only the seats asked for count. */
-static void test_refusal_names_the_change_it_rests_on(void **state)
-{
+static void test_refusal_names_the_change_it_rests_on(void **state) {
     fixture_t *f = *state;
     uint64_t start = hf_core_change_count(f->core);
     assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NULL, 0, -1, false, T0, NULL, NULL),
@@ -87,15 +84,13 @@ static void test_refusal_names_the_change_it_rests_on(void **state)
 
 /* A hold's, an order's and a seat's newest record: what a read of them rests on. Seat records
  * (on in these tests, as while a stream is open) may follow it, so it lies within each step. */
-static void assert_within(uint64_t change, uint64_t after, uint64_t up_to)
-{
+static void assert_within(uint64_t change, uint64_t after, uint64_t up_to) {
     if (change <= after || change > up_to)
         fail_msg("change %llu outside (%llu, %llu]", (unsigned long long)change,
                  (unsigned long long)after, (unsigned long long)up_to);
 }
 
-static void test_hold_and_order_name_their_newest_change(void **state)
-{
+static void test_hold_and_order_name_their_newest_change(void **state) {
     fixture_t *f = *state;
     uint32_t kept, sold;
     /* A seat nothing has touched rests on its event's creation: "show" was made first (change
@@ -106,14 +101,14 @@ static void test_hold_and_order_name_their_newest_change(void **state)
     assert_int_equal(hf_core_seat_change(show, seat), 1);
     assert_int_equal(hf_core_seat_change(event_of(f, "open"), 0), 2);
     uint64_t start = hf_core_change_count(f->core);
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NULL, 0, -1, false, T0, &kept, NULL),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NULL, 0, -1, false, T0, &kept, NULL), HF_OK);
     uint64_t created = hf_core_change_count(f->core);
     assert_within(hf_core_hold_change(f->core, kept), start, created);
     assert_within(hf_core_seat_change(show, seat), start, created);
     uint64_t kept_change = hf_core_hold_change(f->core, kept);
-    assert_int_equal(hold(f, "u2", "res_2", SEATS("FLOOR-A-2"), NULL, 0, -1, false, T0, &sold, NULL),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u2", "res_2", SEATS("FLOOR-A-2"), NULL, 0, -1, false, T0, &sold, NULL), HF_OK);
     uint64_t second = hf_core_change_count(f->core);
     /* Another hold's records leave this one's alone. */
     assert_int_equal(hf_core_hold_change(f->core, kept), kept_change);
@@ -140,8 +135,9 @@ static void test_hold_and_order_name_their_newest_change(void **state)
     assert_within(hf_core_order_change(f->core, order), committed, hf_core_change_count(f->core));
     /* Expiry is the hold's record too. */
     uint32_t lapsing;
-    assert_int_equal(hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NULL, 0, 1000, false, T0 + 6,
-                          &lapsing, NULL), HF_OK);
+    assert_int_equal(
+        hold(f, "u3", "res_3", SEATS("FLOOR-A-3"), NULL, 0, 1000, false, T0 + 6, &lapsing, NULL),
+        HF_OK);
     uint64_t before = hf_core_change_count(f->core);
     hf_core_advance(f->core, T0 + 1006);
     assert_within(hf_core_hold_change(f->core, lapsing), before, hf_core_change_count(f->core));
@@ -150,28 +146,26 @@ static void test_hold_and_order_name_their_newest_change(void **state)
     assert_consistent(f, T0 + 1007);
 }
 
-static void test_set_sink(void **state)
-{
+static void test_set_sink(void **state) {
     fixture_t *f = *state;
     fx_sink_t other;
     fx_sink_init(&other, 16);
     hf_core_set_sink(f->core, fx_sink_of(&other));
     hf_error_detail_t detail;
-    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL,
-                          &detail),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u1", "res_1", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0, NULL, &detail), HF_OK);
     assert_no_mutation(f);
     assert_int_equal(other.total, 2);
     hf_core_set_sink(f->core, fx_sink_of(&f->sink));
     fx_sink_free(&other);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_stream_records_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusal_names_the_change_it_rests_on, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hold_and_order_name_their_newest_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hold_and_order_name_their_newest_change, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_set_sink, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_records", tests, NULL, NULL);

@@ -7,15 +7,14 @@
 
 /* Holds res_e1..res_eN of one seat each (S-A-1...) on "open", each released at once; returns
  * the change count after each release in changes[]. */
-static void release_in_turn(fixture_t *f, uint32_t count, uint64_t *changes, uint32_t *indexes)
-{
+static void release_in_turn(fixture_t *f, uint32_t count, uint64_t *changes, uint32_t *indexes) {
     for (uint32_t i = 0; i < count; i++) {
         char hold_id[16], seat_id[16];
         snprintf(hold_id, sizeof hold_id, "res_e%u", i + 1);
         snprintf(seat_id, sizeof seat_id, "S-A-%u", i + 1);
         const char *seats[] = {seat_id};
-        assert_int_equal(hold_on(f, "open", "u1", hold_id, seats, 1, NULL, 0, -1, false,
-                                 T0 + i, &indexes[i], NULL),
+        assert_int_equal(hold_on(f, "open", "u1", hold_id, seats, 1, NULL, 0, -1, false, T0 + i,
+                                 &indexes[i], NULL),
                          HF_OK);
         assert_int_equal(hf_core_release(f->core, hold_id, "u1", T0 + i), HF_OK);
         changes[i] = hf_core_change_count(f->core);
@@ -23,8 +22,7 @@ static void release_in_turn(fixture_t *f, uint32_t count, uint64_t *changes, uin
 }
 
 /* The same with no finished hold kept: each is forgotten once all is durable. */
-static void forget_in_turn(fixture_t *f, uint32_t count, uint32_t *indexes)
-{
+static void forget_in_turn(fixture_t *f, uint32_t count, uint32_t *indexes) {
     uint64_t changes[8];
     assert_true(count <= 8);
     hf_core_set_finished_max(f->core, 0);
@@ -32,8 +30,7 @@ static void forget_in_turn(fixture_t *f, uint32_t count, uint32_t *indexes)
     assert_int_equal(hf_core_evict(f->core, UINT64_MAX), count);
 }
 
-static void test_evict_oldest_beyond_max(void **state)
-{
+static void test_evict_oldest_beyond_max(void **state) {
     fixture_t *f = *state;
     uint64_t changes[4];
     uint32_t indexes[4];
@@ -60,8 +57,7 @@ static void test_evict_oldest_beyond_max(void **state)
     assert_consistent(f, T0 + 10);
 }
 
-static void test_evict_keeps_held_and_confirmed(void **state)
-{
+static void test_evict_keeps_held_and_confirmed(void **state) {
     fixture_t *f = *state;
     uint32_t held_index, confirmed_index, expired_index;
     hf_core_set_finished_max(f->core, 0);
@@ -72,8 +68,8 @@ static void test_evict_keeps_held_and_confirmed(void **state)
                              &confirmed_index, NULL),
                      HF_OK);
     uint32_t order = commit(f, "res_sold", "u2", "ord_1", T0 + 1);
-    assert_int_equal(hold_on(f, "open", "u3", "res_lapse", SEATS("S-A-3"), NULL, 0, 1000, false,
-                             T0, &expired_index, NULL),
+    assert_int_equal(hold_on(f, "open", "u3", "res_lapse", SEATS("S-A-3"), NULL, 0, 1000, false, T0,
+                             &expired_index, NULL),
                      HF_OK);
     /* Expired by the clock: it joins the finished holds like a release. */
     assert_int_equal(hf_core_advance(f->core, T0 + 1000), 1);
@@ -92,8 +88,7 @@ static void test_evict_keeps_held_and_confirmed(void **state)
     assert_consistent(f, T0 + 1000);
 }
 
-static void test_evict_slot_reuse(void **state)
-{
+static void test_evict_slot_reuse(void **state) {
     fixture_t *f = *state;
     uint32_t indexes[2];
     forget_in_turn(f, 2, indexes);
@@ -128,20 +123,19 @@ static void test_evict_slot_reuse(void **state)
 
 /* An extension leaves a stale entry in the expiry heap; the hold is then released, forgotten
  * and its slot reused by a hold that expires later. The stale entry must not expire it. */
-static void test_evict_stale_expiry_entry(void **state)
-{
+static void test_evict_stale_expiry_entry(void **state) {
     fixture_t *f = *state;
     uint32_t first, second;
     hf_core_set_finished_max(f->core, 0);
-    assert_int_equal(hold_on(f, "open", "u1", "res_a", SEATS("S-A-1"), NULL, 0, 1000, false, T0,
-                             &first, NULL),
-                     HF_OK);
+    assert_int_equal(
+        hold_on(f, "open", "u1", "res_a", SEATS("S-A-1"), NULL, 0, 1000, false, T0, &first, NULL),
+        HF_OK);
     bool capped;
     assert_int_equal(hf_core_extend(f->core, "res_a", "u1", 5000, T0, &capped), HF_OK);
     assert_int_equal(hf_core_release(f->core, "res_a", "u1", T0 + 1), HF_OK);
     assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 1);
-    assert_int_equal(hold_on(f, "open", "u2", "res_b", SEATS("S-A-2"), NULL, 0, 9000, false,
-                             T0 + 2, &second, NULL),
+    assert_int_equal(hold_on(f, "open", "u2", "res_b", SEATS("S-A-2"), NULL, 0, 9000, false, T0 + 2,
+                             &second, NULL),
                      HF_OK);
     assert_int_equal(second, first);
     assert_int_equal(hf_core_advance(f->core, T0 + 5000), 0);
@@ -152,8 +146,7 @@ static void test_evict_stale_expiry_entry(void **state)
     assert_consistent(f, T0 + 9002);
 }
 
-static void test_revive(void **state)
-{
+static void test_revive(void **state) {
     fixture_t *f = *state;
     uint32_t indexes[1];
     forget_in_turn(f, 1, indexes);
@@ -161,10 +154,15 @@ static void test_revive(void **state)
     uint32_t version = seat_on(f, "open", "S-A-1")->version;
     fx_sink_reset(&f->sink);
     const char *seats[] = {"S-A-1"};
-    hf_stored_hold_t stored = {
-        .request = {.event_id = "open", .user_id = "u1", .hold_id = "res_e1", .seat_ids = seats,
-                    .seat_count = 1},
-        .status = HF_HOLD_RELEASED, .created_at_ms = T0, .expires_at_ms = T0 + TTL, .total = 100};
+    hf_stored_hold_t stored = {.request = {.event_id = "open",
+                                           .user_id = "u1",
+                                           .hold_id = "res_e1",
+                                           .seat_ids = seats,
+                                           .seat_count = 1},
+                               .status = HF_HOLD_RELEASED,
+                               .created_at_ms = T0,
+                               .expires_at_ms = T0 + TTL,
+                               .total = 100};
     /* Only a finished hold can come back, and only one the core does not know. */
     uint32_t index = UINT32_MAX;
     stored.status = HF_HOLD_HELD;
@@ -195,14 +193,18 @@ static void test_revive(void **state)
 }
 
 /* A finished hold the restore does not keep: only its seats' versions count. */
-static void test_restore_forgotten_hold(void **state)
-{
+static void test_restore_forgotten_hold(void **state) {
     fixture_t *f = *state;
     const char *seats[] = {"S-A-1", "S-A-2"};
-    hf_stored_hold_t stored = {
-        .request = {.event_id = "open", .user_id = "u1", .hold_id = "res_old", .seat_ids = seats,
-                    .seat_count = 2},
-        .status = HF_HOLD_HELD, .created_at_ms = T0, .expires_at_ms = T0 + TTL, .total = 200};
+    hf_stored_hold_t stored = {.request = {.event_id = "open",
+                                           .user_id = "u1",
+                                           .hold_id = "res_old",
+                                           .seat_ids = seats,
+                                           .seat_count = 2},
+                               .status = HF_HOLD_HELD,
+                               .created_at_ms = T0,
+                               .expires_at_ms = T0 + TTL,
+                               .total = 200};
     assert_int_equal(hf_core_restore_forgotten_hold(f->core, &stored), HF_ERROR_INVALID_REQUEST);
     stored.status = HF_HOLD_CONFIRMED;
     assert_int_equal(hf_core_restore_forgotten_hold(f->core, &stored), HF_ERROR_INVALID_REQUEST);
@@ -245,8 +247,7 @@ typedef struct snapshot_hold {
 
 /* Copies a hold's or order's items out of a core, as the store would have kept them. */
 static void snapshot_items(const hf_core_t *core, const hf_event_t *event, uint32_t offset,
-                           uint32_t seat_count, uint32_t pool_count, snapshot_hold_t *out)
-{
+                           uint32_t seat_count, uint32_t pool_count, snapshot_hold_t *out) {
     const hf_item_t *items = hf_core_items(core, offset);
     assert_true(seat_count <= 16 && pool_count <= 4);
     out->seat_count = seat_count;
@@ -264,8 +265,7 @@ static void snapshot_items(const hf_core_t *core, const hf_event_t *event, uint3
     }
 }
 
-static void build_restore_source(fixture_t *f, hf_time_ms_t *end)
-{
+static void build_restore_source(fixture_t *f, hf_time_ms_t *end) {
     hf_error_detail_t detail;
     bool capped;
     /* held, released, expired, confirmed, confirmed then cancelled, replaced, extended. */
@@ -276,9 +276,9 @@ static void build_restore_source(fixture_t *f, hf_time_ms_t *end)
                           NULL, &detail),
                      HF_OK);
     assert_int_equal(hf_core_release(f->core, "res_rel", "u2", T0 + 1), HF_OK);
-    assert_int_equal(hold(f, "u3", "res_exp", SEATS("FLOOR-A-4"), NO_POOLS, 1000, false, T0, NULL,
-                          &detail),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u3", "res_exp", SEATS("FLOOR-A-4"), NO_POOLS, 1000, false, T0, NULL, &detail),
+        HF_OK);
     assert_int_equal(hold(f, "u4", "res_sold", SEATS("BALC-A-1", "BALC-A-2"), POOLS({"GA", 1}), -1,
                           false, T0 + 2, NULL, &detail),
                      HF_OK);
@@ -288,9 +288,9 @@ static void build_restore_source(fixture_t *f, hf_time_ms_t *end)
                      HF_OK);
     commit(f, "res_canc", "u5", "ord_canc", T0 + 5);
     assert_int_equal(hf_core_cancel(f->core, "ord_canc", "u5", "ref_2328", T0 + 6), HF_OK);
-    assert_int_equal(hold(f, "u6", "res_old", SEATS("FLOOR-B-1"), NO_POOLS, -1, false, T0 + 7,
-                          NULL, &detail),
-                     HF_OK);
+    assert_int_equal(
+        hold(f, "u6", "res_old", SEATS("FLOOR-B-1"), NO_POOLS, -1, false, T0 + 7, NULL, &detail),
+        HF_OK);
     assert_int_equal(hold(f, "u6", "res_new", SEATS("FLOOR-B-1", "FLOOR-B-2"), NO_POOLS, -1, true,
                           T0 + 8, NULL, &detail),
                      HF_OK);
@@ -304,8 +304,7 @@ static void build_restore_source(fixture_t *f, hf_time_ms_t *end)
 }
 
 static void compare_cores(const hf_core_t *a, const hf_core_t *b, hf_time_ms_t now,
-                          uint32_t hold_count, uint32_t order_count)
-{
+                          uint32_t hold_count, uint32_t order_count) {
     assert_int_equal(hf_core_event_count(a), hf_core_event_count(b));
     for (uint32_t e = 0; e < hf_core_event_count(a); e++) {
         const hf_event_t *x = hf_core_event_at(a, e), *y = hf_core_event_at(b, e);
@@ -370,8 +369,7 @@ static void compare_cores(const hf_core_t *a, const hf_core_t *b, hf_time_ms_t n
     if (fault != NULL) fail_msg("restored core: %s", fault);
 }
 
-static void test_restore_round_trip(void **state)
-{
+static void test_restore_round_trip(void **state) {
     fixture_t *f = *state;
     hf_time_ms_t end;
     build_restore_source(f, &end);
@@ -391,12 +389,18 @@ static void test_restore_round_trip(void **state)
         memset(&snap, 0, sizeof snap);
         snapshot_items(f->core, event, h->item_offset, h->seat_count, h->pool_count, &snap);
         hf_stored_hold_t stored = {
-            .request = {.event_id = event->id, .user_id = hf_core_user_id(f->core, h->user),
-                        .hold_id = h->id, .seat_ids = snap.seat_pointers,
-                        .seat_count = snap.seat_count, .pools = snap.pools,
-                        .pool_count = snap.pool_count, .ttl_ms = -1},
-            .status = h->status, .created_at_ms = h->created_at_ms,
-            .expires_at_ms = h->expires_at_ms, .total = h->total,
+            .request = {.event_id = event->id,
+                        .user_id = hf_core_user_id(f->core, h->user),
+                        .hold_id = h->id,
+                        .seat_ids = snap.seat_pointers,
+                        .seat_count = snap.seat_count,
+                        .pools = snap.pools,
+                        .pool_count = snap.pool_count,
+                        .ttl_ms = -1},
+            .status = h->status,
+            .created_at_ms = h->created_at_ms,
+            .expires_at_ms = h->expires_at_ms,
+            .total = h->total,
         };
         assert_int_equal(hf_core_restore_hold(copy, &stored), HF_OK);
     }
@@ -410,10 +414,16 @@ static void test_restore_round_trip(void **state)
         hf_stored_order_t stored = {
             .order_id = o->id,
             .hold_id = o->hold ? hf_core_hold_at(f->core, o->hold - 1)->id : NULL,
-            .items = {.event_id = event->id, .user_id = hf_core_user_id(f->core, o->user),
-                      .seat_ids = snap.seat_pointers, .seat_count = snap.seat_count,
-                      .pools = snap.pools, .pool_count = snap.pool_count, .ttl_ms = -1},
-            .status = o->status, .created_at_ms = o->created_at_ms, .total = o->total,
+            .items = {.event_id = event->id,
+                      .user_id = hf_core_user_id(f->core, o->user),
+                      .seat_ids = snap.seat_pointers,
+                      .seat_count = snap.seat_count,
+                      .pools = snap.pools,
+                      .pool_count = snap.pool_count,
+                      .ttl_ms = -1},
+            .status = o->status,
+            .created_at_ms = o->created_at_ms,
+            .total = o->total,
             .payment_ref = hf_core_string(f->core, o->payment_ref),
         };
         assert_int_equal(hf_core_restore_order(copy, &stored), HF_OK);
@@ -436,18 +446,20 @@ static void test_restore_round_trip(void **state)
     bool capped;
     assert_int_equal(hf_core_commit(copy, "res_held", "u1", "ord_x", "pi", end + 1, &(uint32_t){0}),
                      HF_OK);
-    assert_int_equal(hf_core_commit(f->core, "res_held", "u1", "ord_x", "pi", end + 1,
-                                    &(uint32_t){0}),
-                     HF_OK);
+    assert_int_equal(
+        hf_core_commit(f->core, "res_held", "u1", "ord_x", "pi", end + 1, &(uint32_t){0}), HF_OK);
     assert_int_equal(hf_core_extend(copy, "res_new", "u6", 1000000, end + 2, &capped), HF_OK);
     assert_int_equal(hf_core_extend(f->core, "res_new", "u6", 1000000, end + 2, &capped), HF_OK);
     assert_int_equal(hf_core_release(copy, "res_rel", "u2", end + 3), HF_OK);
     assert_int_equal(hf_core_release(copy, "res_sold", "u4", end + 3), HF_ERROR_ALREADY_CONFIRMED);
     assert_int_equal(hf_core_cancel(copy, "ord_sold", "u4", "ref_2484", end + 4), HF_OK);
     assert_int_equal(hf_core_cancel(f->core, "ord_sold", "u4", "ref_2485", end + 4), HF_OK);
-    hf_hold_request_t request = {.event_id = "show", .user_id = "u9", .hold_id = "res_z",
+    hf_hold_request_t request = {.event_id = "show",
+                                 .user_id = "u9",
+                                 .hold_id = "res_z",
                                  .seat_ids = (const char *const[]){"FLOOR-A-3", "FLOOR-A-4"},
-                                 .seat_count = 2, .ttl_ms = -1};
+                                 .seat_count = 2,
+                                 .ttl_ms = -1};
     assert_int_equal(hf_core_hold(copy, &request, end + 5, &(uint32_t){0}, &detail), HF_OK);
     assert_int_equal(hf_core_hold(f->core, &request, end + 5, &(uint32_t){0}, &detail), HF_OK);
     request.hold_id = "res_y";
@@ -486,8 +498,7 @@ static void test_restore_round_trip(void **state)
     fx_sink_free(&sink);
 }
 
-static void test_restore_lapsed_hold(void **state)
-{
+static void test_restore_lapsed_hold(void **state) {
     (void)state;
     fx_sink_t sink;
     fx_sink_init(&sink, 64);
@@ -498,11 +509,18 @@ static void test_restore_lapsed_hold(void **state)
     fx_event_pool(&def, "P", 5, 3);
     assert_int_equal(hf_core_restore_event(core, &def.definition, T0), HF_OK);
     hf_stored_hold_t stored = {
-        .request = {.event_id = "ev", .user_id = "u1", .hold_id = "res_1",
-                    .seat_ids = (const char *const[]){"S-A-2"}, .seat_count = 1,
-                    .pools = (const hf_pool_request_t[]){{"P", 2}}, .pool_count = 1,
+        .request = {.event_id = "ev",
+                    .user_id = "u1",
+                    .hold_id = "res_1",
+                    .seat_ids = (const char *const[]){"S-A-2"},
+                    .seat_count = 1,
+                    .pools = (const hf_pool_request_t[]){{"P", 2}},
+                    .pool_count = 1,
                     .ttl_ms = -1},
-        .status = HF_HOLD_HELD, .created_at_ms = T0, .expires_at_ms = T0 + 1000, .total = 16,
+        .status = HF_HOLD_HELD,
+        .created_at_ms = T0,
+        .expires_at_ms = T0 + 1000,
+        .total = 16,
     };
     assert_int_equal(hf_core_restore_hold(core, &stored), HF_OK);
     assert_int_equal(hf_core_restore_seat(core, "ev", "S-A-2", 6), HF_OK);
@@ -538,8 +556,7 @@ static void test_restore_lapsed_hold(void **state)
     fx_sink_free(&sink);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_restore_round_trip, setup, teardown),
         cmocka_unit_test(test_restore_lapsed_hold),

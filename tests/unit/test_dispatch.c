@@ -46,11 +46,16 @@ static int teardown(void **state) {
     return 0;
 }
 
-static hf_error_t put_full(fixture_t *f, const char *fleet, const char *id, double lat,
-                           double lng, int available, double rating, int64_t at) {
-    hf_driver_update_t update = {.fleet_id = fleet, .driver_id = id, .lat = lat, .lng = lng,
-                                 .has_available = available >= 0, .available = available > 0,
-                                 .has_rating = rating >= 0, .rating = rating};
+static hf_error_t put_full(fixture_t *f, const char *fleet, const char *id, double lat, double lng,
+                           int available, double rating, int64_t at) {
+    hf_driver_update_t update = {.fleet_id = fleet,
+                                 .driver_id = id,
+                                 .lat = lat,
+                                 .lng = lng,
+                                 .has_available = available >= 0,
+                                 .available = available > 0,
+                                 .has_rating = rating >= 0,
+                                 .rating = rating};
     uint32_t index;
     hf_error_detail_t detail = {0};
     return hf_dispatch_driver_put(f->core, &update, at, &index, &detail);
@@ -60,11 +65,14 @@ static void put(fixture_t *f, const char *id, double lat, double lng, double rat
     assert_int_equal(put_full(f, "f1", id, lat, lng, 1, rating, T0), HF_OK);
 }
 
-static hf_error_t ride_full(fixture_t *f, const char *fleet, const char *id, double lat,
-                            double lng, int64_t radius_m, int64_t ttl_ms, int64_t at,
-                            const char **field) {
-    hf_ride_request_t request = {.fleet_id = fleet, .ride_id = id, .rider_id = "u1",
-                                 .lat = lat, .lng = lng, .radius_m = radius_m,
+static hf_error_t ride_full(fixture_t *f, const char *fleet, const char *id, double lat, double lng,
+                            int64_t radius_m, int64_t ttl_ms, int64_t at, const char **field) {
+    hf_ride_request_t request = {.fleet_id = fleet,
+                                 .ride_id = id,
+                                 .rider_id = "u1",
+                                 .lat = lat,
+                                 .lng = lng,
+                                 .radius_m = radius_m,
                                  .offer_ttl_ms = ttl_ms};
     uint32_t index;
     hf_error_detail_t detail = {0};
@@ -235,8 +243,11 @@ static bool scan_best(const hf_core_t *core, uint32_t fleet, double lat, double 
  * so ties happen; queries inside and around each city with radii from 1 m to 50 km. */
 static void test_grid_search_equals_scan(void **state) {
     fixture_t *f = *state;
-    static const double CENTRES[][2] = {{40.75, -73.99}, {0, 179.99}, {89.95, 0},
-                                        {-89.97, 120}, {-33.87, 151.21}};
+    static const double CENTRES[][2] = {{40.75, -73.99},
+                                        {0, 179.99},
+                                        {89.95, 0},
+                                        {-89.97, 120},
+                                        {-33.87, 151.21}};
     unsigned seed = 20261126;
     char id[32];
     for (uint32_t c = 0; c < 5; c++) {
@@ -277,7 +288,9 @@ static void test_grid_search_equals_scan(void **state) {
  * rings out, found in a corner of a span, where stopping a ring too early or too late shows. */
 static void test_grid_search_equals_scan_sparse(void **state) {
     fixture_t *f = *state;
-    static const double CENTRES[][2] = {{51.5, -0.12}, {0.01, -179.995}, {89.99, 45},
+    static const double CENTRES[][2] = {{51.5, -0.12},
+                                        {0.01, -179.995},
+                                        {89.99, 45},
                                         {-89.99, -60}};
     unsigned seed = 77;
     char id[32];
@@ -287,8 +300,8 @@ static void test_grid_search_equals_scan_sparse(void **state) {
             double lng = CENTRES[c][1] + uniform(&seed, -0.02, 0.02);
             if (lng < -180) lng += 360;
             snprintf(id, sizeof id, "s%u_%u", c, i);
-            assert_int_equal(put_full(f, "f1", id, lat, lng, 1, (double)(rand_r(&seed) % 2) + 4,
-                                      T0), HF_OK);
+            assert_int_equal(
+                put_full(f, "f1", id, lat, lng, 1, (double)(rand_r(&seed) % 2) + 4, T0), HF_OK);
         }
     }
     uint32_t fleet;
@@ -339,7 +352,8 @@ static void test_exclusive_offers(void **state) {
         seen[r->offer_driver - 1] = true;
         uint32_t ride_index;
         hf_dispatch_ride_find(f->core, id, &ride_index);
-        assert_int_equal(hf_dispatch_driver_at(f->core, r->offer_driver - 1)->offer, ride_index + 1);
+        assert_int_equal(hf_dispatch_driver_at(f->core, r->offer_driver - 1)->offer,
+                         ride_index + 1);
     }
     assert_string_equal(offered_to(f, "r0"), "d0");
     assert_string_equal(offered_to(f, "r9"), "d9");
@@ -390,8 +404,7 @@ static void test_decline_and_searching(void **state) {
     assert_int_equal(hf_dispatch_decline(f->core, "r1", "d1", T0 + 1, &index), HF_OK);
     assert_string_equal(offered_to(f, "r1"), "d2");
     /* A driver that declined holds no offer: 409, not 410. */
-    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0 + 2, &index),
-                     HF_ERROR_NOT_OFFERED);
+    assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0 + 2, &index), HF_ERROR_NOT_OFFERED);
     assert_int_equal(hf_dispatch_decline(f->core, "r1", "d2", T0 + 3, &index), HF_OK);
     /* Both free, both excluded: searching. */
     assert_int_equal(ride(f, "r1")->status, HF_RIDE_SEARCHING);
@@ -436,8 +449,7 @@ static void test_searching_ride_taken_by_freed_driver(void **state) {
     /* Cancelling the assigned ride frees its driver, which takes r4. */
     assert_int_equal(hf_dispatch_cancel(f->core, "r3", T0 + 8, &index), HF_OK);
     assert_string_equal(offered_to(f, "r4"), "d1");
-    assert_int_equal(hf_dispatch_accept(f->core, "r3", "d1", T0 + 9, &index),
-                     HF_ERROR_NOT_OFFERED);
+    assert_int_equal(hf_dispatch_accept(f->core, "r3", "d1", T0 + 9, &index), HF_ERROR_NOT_OFFERED);
 }
 
 static void test_available_again_after_assignment(void **state) {
@@ -472,9 +484,11 @@ static void test_invalid_input(void **state) {
     assert_int_equal(hf_dispatch_driver_count(f->core), 0);
     assert_int_equal(put_full(f, "f1", "d1", -90, 180, 1, 0, T0), HF_OK);
     assert_int_equal(ride_full(f, "nope", "r1", 0, 0, 10, 10, T0, NULL), HF_ERROR_FLEET_NOT_FOUND);
-    assert_int_equal(ride_full(f, "f1", "r1", -91, 0, 10, 10, T0, &field), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(ride_full(f, "f1", "r1", -91, 0, 10, 10, T0, &field),
+                     HF_ERROR_INVALID_REQUEST);
     assert_string_equal(field, "lat");
-    assert_int_equal(ride_full(f, "f1", "r1", 0, 181, 10, 10, T0, &field), HF_ERROR_INVALID_REQUEST);
+    assert_int_equal(ride_full(f, "f1", "r1", 0, 181, 10, 10, T0, &field),
+                     HF_ERROR_INVALID_REQUEST);
     assert_string_equal(field, "lng");
     assert_int_equal(ride_full(f, "f1", "r1", 0, 0, 0, 10, T0, &field), HF_ERROR_INVALID_REQUEST);
     assert_string_equal(field, "radius_m");
@@ -634,8 +648,8 @@ static void test_restore_from_records(void **state) {
         const hf_mutation_t *m = hf_batch_at(f->batch, i);
         if (m->type != HF_MUTATION_DRIVER) continue;
         const hf_mutation_driver_t *d = &m->as.driver;
-        hf_stored_driver_t stored = {d->fleet_id, d->driver_id, d->lat, d->lng, d->rating,
-                                     d->available};
+        hf_stored_driver_t stored = {d->fleet_id, d->driver_id, d->lat,
+                                     d->lng,      d->rating,    d->available};
         assert_int_equal(hf_dispatch_restore_driver(copy, &stored), HF_OK);
     }
     /* Rides in the order they were created (their first records), each from its newest. */
@@ -654,11 +668,21 @@ static void test_restore_from_records(void **state) {
             const hf_mutation_t *m = hf_batch_at(f->batch, i);
             if (m->type != HF_MUTATION_RIDE || strcmp(m->as.ride.ride_id, seen[s]) != 0) continue;
             const hf_mutation_ride_t *r = &m->as.ride;
-            hf_stored_ride_t stored = {r->ride_id, r->fleet_id, r->rider_id, r->lat, r->lng,
-                                       r->radius_m, r->offer_ttl_ms, (uint8_t)r->status,
-                                       r->created_at_ms, r->offer_driver_id,
-                                       r->offer_distance_m, r->offer_expires_at_ms,
-                                       r->driver_id, r->declined, r->lapsed};
+            hf_stored_ride_t stored = {r->ride_id,
+                                       r->fleet_id,
+                                       r->rider_id,
+                                       r->lat,
+                                       r->lng,
+                                       r->radius_m,
+                                       r->offer_ttl_ms,
+                                       (uint8_t)r->status,
+                                       r->created_at_ms,
+                                       r->offer_driver_id,
+                                       r->offer_distance_m,
+                                       r->offer_expires_at_ms,
+                                       r->driver_id,
+                                       r->declined,
+                                       r->lapsed};
             assert_int_equal(hf_dispatch_restore_ride(copy, &stored), HF_OK);
             break;
         }
@@ -735,8 +759,7 @@ static void test_driver_delete(void **state) {
     ride_make(f, "r1", 10, 10, 3000, T0);
     assert_int_equal(hf_dispatch_accept(f->core, "r1", "d1", T0, &index), HF_OK);
     assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d1", T0), HF_ERROR_DRIVER_BUSY);
-    assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d9", T0),
-                     HF_ERROR_DRIVER_NOT_FOUND);
+    assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d9", T0), HF_ERROR_DRIVER_NOT_FOUND);
     assert_int_equal(hf_dispatch_driver_delete(f->core, "f9", "d1", T0), HF_ERROR_FLEET_NOT_FOUND);
     ride_make(f, "r2", 10, 10, 3000, T0 + 1);
     assert_string_equal(offered_to(f, "r2"), "d2");
@@ -761,8 +784,7 @@ static void test_driver_delete(void **state) {
     assert_int_equal(ride(f, "r2")->status, HF_RIDE_SEARCHING);
     assert_false(hf_dispatch_ride_excluded(f->core, r2, d3, NULL));
     assert_true(hf_dispatch_ride_excluded(f->core, r2, d2, NULL));
-    assert_int_equal(hf_dispatch_accept(f->core, "r2", "d3", T0 + 5, &index),
-                     HF_ERROR_NOT_OFFERED);
+    assert_int_equal(hf_dispatch_accept(f->core, "r2", "d3", T0 + 5, &index), HF_ERROR_NOT_OFFERED);
     /* PUT again: a new driver, offered the searching ride (d2 declined it, the new d2 not). */
     uint32_t count = hf_dispatch_driver_count(f->core);
     assert_int_equal(put_full(f, "f1", "d3", 10.002, 10, 1, -1, T0 + 6), HF_OK);
@@ -783,10 +805,21 @@ static hf_stored_ride_t stored_of(fixture_t *f, const char *ride_id) {
         const hf_mutation_t *m = hf_batch_at(f->batch, i);
         if (m->type != HF_MUTATION_RIDE || strcmp(m->as.ride.ride_id, ride_id) != 0) continue;
         const hf_mutation_ride_t *r = &m->as.ride;
-        return (hf_stored_ride_t){r->ride_id, r->fleet_id, r->rider_id, r->lat, r->lng,
-                                  r->radius_m, r->offer_ttl_ms, (uint8_t)r->status,
-                                  r->created_at_ms, r->offer_driver_id, r->offer_distance_m,
-                                  r->offer_expires_at_ms, r->driver_id, r->declined, r->lapsed};
+        return (hf_stored_ride_t){r->ride_id,
+                                  r->fleet_id,
+                                  r->rider_id,
+                                  r->lat,
+                                  r->lng,
+                                  r->radius_m,
+                                  r->offer_ttl_ms,
+                                  (uint8_t)r->status,
+                                  r->created_at_ms,
+                                  r->offer_driver_id,
+                                  r->offer_distance_m,
+                                  r->offer_expires_at_ms,
+                                  r->driver_id,
+                                  r->declined,
+                                  r->lapsed};
     }
     fail_msg("no record of %s", ride_id);
     return (hf_stored_ride_t){0};
@@ -857,12 +890,25 @@ static void test_restore_forgets_and_knows_deleted(void **state) {
     assert_int_equal(hf_dispatch_restore_driver(f->core, &d1), HF_OK);
     const char *ids[] = {"r1", "r2", "r3"};
     for (int i = 0; i < 3; i++) {
-        hf_stored_ride_t stored = {ids[i], "f1", "u1", 10, 10, 3000, TTL, HF_RIDE_COMPLETED,
-                                   T0 + i, NULL, 0, 0, i == 0 ? "gone" : "d1", "", ""};
+        hf_stored_ride_t stored = {ids[i],
+                                   "f1",
+                                   "u1",
+                                   10,
+                                   10,
+                                   3000,
+                                   TTL,
+                                   HF_RIDE_COMPLETED,
+                                   T0 + i,
+                                   NULL,
+                                   0,
+                                   0,
+                                   i == 0 ? "gone" : "d1",
+                                   "",
+                                   ""};
         assert_int_equal(hf_dispatch_restore_ride(f->core, &stored), HF_OK);
     }
-    hf_stored_ride_t searching = {"r4", "f1", "u1", 10, 10, 3000, TTL, HF_RIDE_SEARCHING,
-                                  T0 + 4, NULL, 0, 0, NULL, "gone", ""};
+    hf_stored_ride_t searching = {"r4",   "f1", "u1", 10, 10,   3000,   TTL, HF_RIDE_SEARCHING,
+                                  T0 + 4, NULL, 0,    0,  NULL, "gone", ""};
     assert_int_equal(hf_dispatch_restore_ride(f->core, &searching), HF_OK);
     assert_int_equal(hf_dispatch_rides_finished(f->core), 1);
     assert_null(hf_dispatch_ride_find(f->core, "r1", NULL));
@@ -902,8 +948,7 @@ static void test_drivers_page(void **state) {
     assert_int_equal(count, 1);
     assert_string_equal(hf_dispatch_driver_at(f->core, indexes[0])->id, "d7");
     assert_int_equal(hf_dispatch_driver_delete(f->core, "f1", "d2", T0), HF_OK);
-    count = hf_dispatch_drivers_page(f->core, fleet, HF_DRIVER_AVAILABLE, NULL, 8, indexes,
-                                     &more);
+    count = hf_dispatch_drivers_page(f->core, fleet, HF_DRIVER_AVAILABLE, NULL, 8, indexes, &more);
     assert_int_equal(count, 4);
     assert_string_equal(hf_dispatch_driver_at(f->core, indexes[1])->id, "d3");
 }

@@ -15,14 +15,16 @@
 #include "lib/map.h"
 #include "core_fixtures.h"
 
-
 /* ---- error codes ---- */
 
 /* Every core error has its code and HTTP status in the engine's one table. */
-static void test_error_codes(void **state)
-{
+static void test_error_codes(void **state) {
     (void)state;
-    static const struct { hf_error_t error; const char *code; int status; } table[] = {
+    static const struct {
+        hf_error_t error;
+        const char *code;
+        int status;
+    } table[] = {
         {HF_ERROR_INVALID_REQUEST, "invalid_request", 400},
         {HF_ERROR_EVENT_EXISTS, "event_exists", 409},
         {HF_ERROR_EVENT_NOT_FOUND, "event_not_found", 404},
@@ -51,8 +53,7 @@ static void test_error_codes(void **state)
     assert_true(capacity->status >= 400);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_codes),
     };

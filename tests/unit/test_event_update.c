@@ -27,8 +27,7 @@ typedef struct fixture {
 } fixture_t;
 
 /* "show": FLOOR rows A, B of 4 seats at 1000; BALC row A of 2 at 500; pool GA of 5 at 100. */
-static int setup(void **state)
-{
+static int setup(void **state) {
     fixture_t *f = calloc(1, sizeof *f);
     f->core = fx_core_create(&f->sink, 4096);
     fx_event_init(&f->show, "show", TTL, 3 * TTL, 0, 10);
@@ -42,8 +41,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     fixture_t *f = *state;
     fx_assert_consistent(f->core, T0 + 1000);
     fx_core_destroy(f->core, &f->sink);
@@ -60,8 +58,7 @@ typedef struct patch {
     uint32_t members;
 } patch_t;
 
-static void patch_init(patch_t *patch)
-{
+static void patch_init(patch_t *patch) {
     memset(patch, 0, sizeof *patch);
     snprintf(patch->definition.id, sizeof patch->definition.id, "show");
     patch->definition.sections = patch->sections;
@@ -69,9 +66,8 @@ static void patch_init(patch_t *patch)
 }
 
 /* A listed section: price HF_UNCHANGED leaves it; rows named from first, of seats each. */
-static void patch_section(patch_t *patch, const char *id, int64_t price, uint32_t rows,
-                          char first, uint32_t seats)
-{
+static void patch_section(patch_t *patch, const char *id, int64_t price, uint32_t rows, char first,
+                          uint32_t seats) {
     uint32_t s = patch->definition.section_count++;
     hf_section_definition_t *section = &patch->sections[s];
     snprintf(section->id, sizeof section->id, "%s", id);
@@ -85,8 +81,7 @@ static void patch_section(patch_t *patch, const char *id, int64_t price, uint32_
     patch->members |= HF_EVENT_MEMBER_SECTIONS;
 }
 
-static void patch_pool(patch_t *patch, const char *id, int64_t capacity, int64_t price)
-{
+static void patch_pool(patch_t *patch, const char *id, int64_t capacity, int64_t price) {
     hf_pool_definition_t *pool = &patch->pools[patch->definition.pool_count++];
     snprintf(pool->id, sizeof pool->id, "%s", id);
     pool->capacity = capacity;
@@ -94,8 +89,8 @@ static void patch_pool(patch_t *patch, const char *id, int64_t capacity, int64_t
     patch->members |= HF_EVENT_MEMBER_POOLS;
 }
 
-static hf_error_t apply(fixture_t *f, const patch_t *patch, bool *layout, hf_error_detail_t *detail)
-{
+static hf_error_t apply(fixture_t *f, const patch_t *patch, bool *layout,
+                        hf_error_detail_t *detail) {
     static hf_error_detail_t scratch;
     bool unused;
     memset(detail ? detail : &scratch, 0, sizeof scratch);
@@ -105,25 +100,25 @@ static hf_error_t apply(fixture_t *f, const patch_t *patch, bool *layout, hf_err
 
 static uint32_t hold_of(fixture_t *f, const char *user, const char *hold_id,
                         const char *const *seats, uint32_t seat_count,
-                        const hf_pool_request_t *pools, uint32_t pool_count)
-{
-    hf_hold_request_t request = {.event_id = "show", .user_id = user, .hold_id = hold_id,
-                                 .seat_ids = seats, .seat_count = seat_count, .pools = pools,
-                                 .pool_count = pool_count, .ttl_ms = -1};
+                        const hf_pool_request_t *pools, uint32_t pool_count) {
+    hf_hold_request_t request = {.event_id = "show",
+                                 .user_id = user,
+                                 .hold_id = hold_id,
+                                 .seat_ids = seats,
+                                 .seat_count = seat_count,
+                                 .pools = pools,
+                                 .pool_count = pool_count,
+                                 .ttl_ms = -1};
     uint32_t index = UINT32_MAX;
     assert_int_equal(fx_hold(f->core, &request, T0 + 20, &index, NULL), HF_OK);
     return index;
 }
 
-static const hf_event_t *show(fixture_t *f)
-{
-    return fx_event_of(f->core, "show");
-}
+static const hf_event_t *show(fixture_t *f) { return fx_event_of(f->core, "show"); }
 
 /* ---- the members ---- */
 
-static void test_limits_change_and_record(void **state)
-{
+static void test_limits_change_and_record(void **state) {
     fixture_t *f = *state;
     patch_t patch;
     patch_init(&patch);
@@ -147,8 +142,7 @@ static void test_limits_change_and_record(void **state)
     assert_int_equal(f->sink.by_type[HF_MUTATION_EVENT_UPDATE], 1);
 }
 
-static void test_nothing_changed_emits_nothing(void **state)
-{
+static void test_nothing_changed_emits_nothing(void **state) {
     fixture_t *f = *state;
     patch_t patch;
     patch_init(&patch);
@@ -161,8 +155,7 @@ static void test_nothing_changed_emits_nothing(void **state)
     fx_assert_no_mutation(&f->sink);
 }
 
-static void test_prices_for_new_holds_only(void **state)
-{
+static void test_prices_for_new_holds_only(void **state) {
     fixture_t *f = *state;
     uint32_t old = hold_of(f, "u1", "res_old", SEATS("FLOOR-A-1"), POOLS({"GA", 1}));
     assert_int_equal(hf_core_hold_at(f->core, old)->total, 1100);
@@ -180,8 +173,7 @@ static void test_prices_for_new_holds_only(void **state)
     assert_int_equal(hf_core_order_at(f->core, order)->total, 1100);
 }
 
-static void test_capacity_never_below_taken(void **state)
-{
+static void test_capacity_never_below_taken(void **state) {
     fixture_t *f = *state;
     hold_of(f, "u1", "res_a", NO_SEATS, POOLS({"GA", 3}));
     patch_t patch;
@@ -202,15 +194,13 @@ static void test_capacity_never_below_taken(void **state)
 
 /* ---- a larger layout ---- */
 
-static void seat_status_is(fixture_t *f, const char *seat_id, uint8_t status)
-{
+static void seat_status_is(fixture_t *f, const char *seat_id, uint8_t status) {
     const hf_seat_t *seat = fx_seat_of(f->core, "show", seat_id);
     assert_non_null(seat);
     assert_int_equal(seat->status, status);
 }
 
-static void test_rows_appended_move_indexes(void **state)
-{
+static void test_rows_appended_move_indexes(void **state) {
     fixture_t *f = *state;
     uint32_t held = hold_of(f, "u1", "res_h", SEATS("BALC-A-1", "FLOOR-B-4"), NO_POOLS);
     hold_of(f, "u2", "res_s", SEATS("BALC-A-2"), NO_POOLS);
@@ -261,18 +251,22 @@ static void test_rows_appended_move_indexes(void **state)
     seat_status_is(f, "FLOOR-B-4", HF_SEAT_AVAILABLE);
 }
 
-static void test_best_available_finds_new_rows(void **state)
-{
+static void test_best_available_finds_new_rows(void **state) {
     fixture_t *f = *state;
-    hold_of(f, "u1", "res_full", SEATS("FLOOR-A-1", "FLOOR-A-2", "FLOOR-A-3", "FLOOR-A-4",
-                                       "FLOOR-B-1", "FLOOR-B-2", "FLOOR-B-3", "FLOOR-B-4"),
+    hold_of(f, "u1", "res_full",
+            SEATS("FLOOR-A-1", "FLOOR-A-2", "FLOOR-A-3", "FLOOR-A-4", "FLOOR-B-1", "FLOOR-B-2",
+                  "FLOOR-B-3", "FLOOR-B-4"),
             NO_POOLS);
     patch_t patch;
     patch_init(&patch);
     patch_section(&patch, "FLOOR", HF_UNCHANGED, 1, 'C', 5);
     assert_int_equal(apply(f, &patch, NULL, NULL), HF_OK);
-    hf_hold_request_t request = {.event_id = "show", .user_id = "u2", .hold_id = "res_best",
-                                 .ttl_ms = -1, .best_count = 3, .best_section = "FLOOR",
+    hf_hold_request_t request = {.event_id = "show",
+                                 .user_id = "u2",
+                                 .hold_id = "res_best",
+                                 .ttl_ms = -1,
+                                 .best_count = 3,
+                                 .best_section = "FLOOR",
                                  .best_adjacent = true};
     uint32_t index;
     assert_int_equal(fx_hold(f->core, &request, T0 + 30, &index, NULL), HF_OK);
@@ -286,8 +280,7 @@ static void test_best_available_finds_new_rows(void **state)
 /* ---- refusals: the checks of a creation, and nothing changes ---- */
 
 static void refused(fixture_t *f, const patch_t *patch, const char *field, bool has_row,
-                    const char *member, uint8_t fault)
-{
+                    const char *member, uint8_t fault) {
     hf_error_detail_t detail;
     fx_sink_reset(&f->sink);
     assert_int_equal(apply(f, patch, NULL, &detail), HF_ERROR_INVALID_REQUEST);
@@ -300,8 +293,7 @@ static void refused(fixture_t *f, const patch_t *patch, const char *field, bool 
     assert_int_equal(show(f)->seat_count, 10);
 }
 
-static void test_refusals(void **state)
-{
+static void test_refusals(void **state) {
     fixture_t *f = *state;
     patch_t patch;
     patch_init(&patch);
@@ -334,8 +326,7 @@ static void test_refusals(void **state)
 
 /* ---- the waiting room ---- */
 
-static void test_room_on_and_off(void **state)
-{
+static void test_room_on_and_off(void **state) {
     fixture_t *f = *state;
     patch_t patch;
     patch_init(&patch);
@@ -353,8 +344,7 @@ static void test_room_on_and_off(void **state)
 
 /* ---- deleting ---- */
 
-static void test_delete_unused_and_slot_reuse(void **state)
-{
+static void test_delete_unused_and_slot_reuse(void **state) {
     fixture_t *f = *state;
     fx_event_t other;
     fx_event_init(&other, "other", TTL, 3 * TTL, 0, 10);
@@ -384,8 +374,7 @@ static void test_delete_unused_and_slot_reuse(void **state)
     assert_non_null(fx_event_of(f->core, "show")); /* the id index was rebuilt */
 }
 
-static void test_delete_refused_once_used(void **state)
-{
+static void test_delete_refused_once_used(void **state) {
     fixture_t *f = *state;
     hold_of(f, "u1", "res_x", SEATS("FLOOR-A-1"), NO_POOLS);
     assert_int_equal(hf_core_release(f->core, "res_x", "u1", T0 + 30), HF_OK);
@@ -396,8 +385,7 @@ static void test_delete_refused_once_used(void **state)
     assert_non_null(fx_event_of(f->core, "show"));
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_limits_change_and_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nothing_changed_emits_nothing, setup, teardown),

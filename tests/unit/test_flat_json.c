@@ -69,25 +69,45 @@ static void test_reads_every_kind(void **state) {
 static void test_declines_what_it_does_not_read(void **state) {
     (void)state;
     static const char *const declined[] = {
-        "",                                   /* empty: the dispatcher reads it as {} */
-        "[]", "\"a\"", "1", "null",           /* not an object */
-        "{\"a\":\"\\n\"}",                    /* escapes */
+        "", /* empty: the dispatcher reads it as {} */
+        "[]",
+        "\"a\"",
+        "1",
+        "null",            /* not an object */
+        "{\"a\":\"\\n\"}", /* escapes */
         "{\"\\u0061\":1}",
-        "{\"a\":\"caf\xc3\xa9\"}",            /* outside ASCII: jansson checks UTF-8 */
-        "{\"a\":\"\x01\"}",                   /* a control byte */
-        "{\"a\":{\"b\":1}}",                  /* nested object */
-        "{\"a\":[1]}", "{\"a\":[[\"b\"]]}",   /* arrays of anything but strings */
-        "{\"a\":1e3}", "{\"a\":1.5E-2}",      /* exponents */
-        "{\"a\":1,\"a\":2}",                  /* a repeated name: jansson's error */
-        "{\"a\":1} x", "{\"a\":1}}",          /* trailing bytes */
-        "{\"a\":1,}", "{,}", "{\"a\":[\"b\",]}", /* trailing commas */
-        "{\"a\":01}", "{\"a\":-}", "{\"a\":1.}", "{\"a\":.5}", "{\"a\":+1}",
-        "{\"a\":1234567890123456789}",        /* 19 digits: jansson judges overflow */
-        "{\"a\":0.12345678901234567890123}",  /* a long fraction */
-        "{\"a\":tru}", "{\"a\":nul}", "{\"a\":True}",
-        "{\"a\" 1}", "{\"a\":}", "{\"a\"", "{\"a\":\"b", "{", "{\"a\":[\"b\"",
-        "{a:1}", "{'a':1}",
-        "{\"a\":1}\x00",                      /* a NUL after the object */
+        "{\"a\":\"caf\xc3\xa9\"}", /* outside ASCII: jansson checks UTF-8 */
+        "{\"a\":\"\x01\"}",        /* a control byte */
+        "{\"a\":{\"b\":1}}",       /* nested object */
+        "{\"a\":[1]}",
+        "{\"a\":[[\"b\"]]}", /* arrays of anything but strings */
+        "{\"a\":1e3}",
+        "{\"a\":1.5E-2}",    /* exponents */
+        "{\"a\":1,\"a\":2}", /* a repeated name: jansson's error */
+        "{\"a\":1} x",
+        "{\"a\":1}}", /* trailing bytes */
+        "{\"a\":1,}",
+        "{,}",
+        "{\"a\":[\"b\",]}", /* trailing commas */
+        "{\"a\":01}",
+        "{\"a\":-}",
+        "{\"a\":1.}",
+        "{\"a\":.5}",
+        "{\"a\":+1}",
+        "{\"a\":1234567890123456789}",       /* 19 digits: jansson judges overflow */
+        "{\"a\":0.12345678901234567890123}", /* a long fraction */
+        "{\"a\":tru}",
+        "{\"a\":nul}",
+        "{\"a\":True}",
+        "{\"a\" 1}",
+        "{\"a\":}",
+        "{\"a\"",
+        "{\"a\":\"b",
+        "{",
+        "{\"a\":[\"b\"",
+        "{a:1}",
+        "{'a':1}",
+        "{\"a\":1}\x00", /* a NUL after the object */
     };
     for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++) {
         size_t length = strlen(declined[i]);
@@ -138,13 +158,24 @@ static uint32_t random_below(uint32_t bound) {
     return (uint32_t)((random_state >> 33) % bound);
 }
 
-static const char *const NAMES[] = {"user_id", "seats", "ttl_s", "pools", "replace_existing",
-                                    "payment_ref", "a", "", "user_id", "seats"};
-static const char *const STRINGS[] = {"u1", "FLOOR-A-10", "", "pi_123", "x y", "\\n", "caf\xc3\xa9",
-                                      "tab\there", "\\u0000", "quote\\\"d"};
-static const char *const NUMBERS[] = {"0", "-0", "300", "-7", "0.5", "-0.001", "123456789012345678",
-                                      "1234567890123456789", "1e2", "2.5E+1", "01", "1.",
-                                      "99999999999999999999999999", "3.14159265358979323846"};
+static const char *const NAMES[] = {"user_id",     "seats", "ttl_s", "pools",   "replace_existing",
+                                    "payment_ref", "a",     "",      "user_id", "seats"};
+static const char *const STRINGS[] = {"u1",  "FLOOR-A-10",  "",          "pi_123",  "x y",
+                                      "\\n", "caf\xc3\xa9", "tab\there", "\\u0000", "quote\\\"d"};
+static const char *const NUMBERS[] = {"0",
+                                      "-0",
+                                      "300",
+                                      "-7",
+                                      "0.5",
+                                      "-0.001",
+                                      "123456789012345678",
+                                      "1234567890123456789",
+                                      "1e2",
+                                      "2.5E+1",
+                                      "01",
+                                      "1.",
+                                      "99999999999999999999999999",
+                                      "3.14159265358979323846"};
 static const char *const SPACES[] = {"", "", "", " ", "\n", "\t ", "\r\n"};
 
 static void append(char *body, size_t *length, size_t size, const char *text) {
@@ -157,13 +188,21 @@ static void append(char *body, size_t *length, size_t size, const char *text) {
 static void append_value(char *body, size_t *length, size_t size) {
     char text[64];
     switch (random_below(8)) {
-    case 0: case 1:
+    case 0:
+    case 1:
         snprintf(text, sizeof text, "\"%s\"", STRINGS[random_below(10)]);
         append(body, length, size, text);
         break;
-    case 2: case 3: append(body, length, size, NUMBERS[random_below(14)]); break;
-    case 4: append(body, length, size, random_below(3) == 0 ? "null" : random_below(2) ? "true" : "false"); break;
-    case 5: case 6: {
+    case 2:
+    case 3: append(body, length, size, NUMBERS[random_below(14)]); break;
+    case 4:
+        append(body, length, size,
+               random_below(3) == 0 ? "null"
+               : random_below(2)    ? "true"
+                                    : "false");
+        break;
+    case 5:
+    case 6: {
         append(body, length, size, "[");
         uint32_t count = random_below(4);
         for (uint32_t i = 0; i < count; i++) {

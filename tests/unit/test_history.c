@@ -35,63 +35,76 @@ static const hf_mutation_items_t ITEMS = {seat_and_pool, 1, 1};
 static hf_row_definition_t rows[] = {{"A", 4}};
 static hf_section_definition_t sections[] = {{"F", 100, 1, rows}};
 static hf_pool_definition_t pools[] = {{"GA", 5, 50}};
-static hf_event_definition_t definition = {
-    .name = "Arena", .currency = "USD", .hold_ttl_ms = 600000, .max_hold_ms = 1800000,
-    .max_seats_per_hold = 10, .section_count = 1, .sections = sections, .pool_count = 1,
-    .pools = pools};
+static hf_event_definition_t definition = {.name = "Arena",
+                                           .currency = "USD",
+                                           .hold_ttl_ms = 600000,
+                                           .max_hold_ms = 1800000,
+                                           .max_seats_per_hold = 10,
+                                           .section_count = 1,
+                                           .sections = sections,
+                                           .pool_count = 1,
+                                           .pools = pools};
 
-static hf_mutation_t event_create(const char *event_id)
-{
+static hf_mutation_t event_create(const char *event_id) {
     snprintf(definition.id, sizeof definition.id, "%s", event_id);
-    return (hf_mutation_t){.type = HF_MUTATION_EVENT_CREATE, .at_ms = NOW_MS,
+    return (hf_mutation_t){.type = HF_MUTATION_EVENT_CREATE,
+                           .at_ms = NOW_MS,
                            .as.event_create = {event_id, &definition}};
 }
 
-static hf_mutation_t hold_create(const char *hold_id, const char *event_id, int64_t at_ms)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_HOLD_CREATE, .at_ms = at_ms,
-                           .as.hold_create = {.hold_id = hold_id, .event_id = event_id,
-                                              .user_id = "u\"1", .items = ITEMS, .total = 200,
+static hf_mutation_t hold_create(const char *hold_id, const char *event_id, int64_t at_ms) {
+    return (hf_mutation_t){.type = HF_MUTATION_HOLD_CREATE,
+                           .at_ms = at_ms,
+                           .as.hold_create = {.hold_id = hold_id,
+                                              .event_id = event_id,
+                                              .user_id = "u\"1",
+                                              .items = ITEMS,
+                                              .total = 200,
                                               .expires_at_ms = at_ms + 60000,
                                               .status = HF_HOLD_HELD}};
 }
 
 static hf_mutation_t hold_update(const char *hold_id, const char *event_id, int status,
-                                 const char *user_id, const char *order_id, int64_t at_ms)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_HOLD_UPDATE, .at_ms = at_ms,
-                           .as.hold_update = {.hold_id = hold_id, .event_id = event_id,
-                                              .user_id = user_id, .order_id = order_id,
+                                 const char *user_id, const char *order_id, int64_t at_ms) {
+    return (hf_mutation_t){.type = HF_MUTATION_HOLD_UPDATE,
+                           .at_ms = at_ms,
+                           .as.hold_update = {.hold_id = hold_id,
+                                              .event_id = event_id,
+                                              .user_id = user_id,
+                                              .order_id = order_id,
                                               .expires_at_ms = NOW_MS + 120000,
                                               .status = status}};
 }
 
-static hf_mutation_t order_create(const char *order_id, const char *event_id,
-                                  const char *hold_id, const char *payment_ref)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_ORDER_CREATE, .at_ms = NOW_MS + 5,
-                           .as.order_create = {.order_id = order_id, .event_id = event_id,
-                                               .user_id = "u2", .hold_id = hold_id,
-                                               .currency = "USD", .payment_ref = payment_ref,
-                                               .items = ITEMS, .total = 200,
+static hf_mutation_t order_create(const char *order_id, const char *event_id, const char *hold_id,
+                                  const char *payment_ref) {
+    return (hf_mutation_t){.type = HF_MUTATION_ORDER_CREATE,
+                           .at_ms = NOW_MS + 5,
+                           .as.order_create = {.order_id = order_id,
+                                               .event_id = event_id,
+                                               .user_id = "u2",
+                                               .hold_id = hold_id,
+                                               .currency = "USD",
+                                               .payment_ref = payment_ref,
+                                               .items = ITEMS,
+                                               .total = 200,
                                                .status = HF_ORDER_CONFIRMED}};
 }
 
-static hf_mutation_t order_cancel(const char *order_id, const char *event_id)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_ORDER_UPDATE, .at_ms = NOW_MS + 9,
+static hf_mutation_t order_cancel(const char *order_id, const char *event_id) {
+    return (hf_mutation_t){.type = HF_MUTATION_ORDER_UPDATE,
+                           .at_ms = NOW_MS + 9,
                            .as.order_update = {order_id, event_id, "u2", HF_ORDER_CANCELLED, NULL}};
 }
 
-static hf_mutation_t event_sales(const char *event_id)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_EVENT_SALES, .at_ms = NOW_MS,
+static hf_mutation_t event_sales(const char *event_id) {
+    return (hf_mutation_t){.type = HF_MUTATION_EVENT_SALES,
+                           .at_ms = NOW_MS,
                            .as.event_sales = {event_id, false}};
 }
 
 /* "type data" of a record's entry, or "-" when it makes none. */
-static void assert_entry(hf_mutation_t mutation, const char *expected)
-{
+static void assert_entry(hf_mutation_t mutation, const char *expected) {
     const char *type, *event_id;
     hf_buffer_t text;
     hf_buffer_init(&text);
@@ -107,8 +120,7 @@ static void assert_entry(hf_mutation_t mutation, const char *expected)
 }
 
 /* Every kind of record: the entry it makes, field by field, or none. */
-static void test_entries_derived_from_records(void **state)
-{
+static void test_entries_derived_from_records(void **state) {
     (void)state;
     assert_entry(hold_create("res_1", "e1", NOW_MS),
                  "hold {\"reservation_id\":\"res_1\",\"user_id\":\"u\\\"1\","
@@ -134,10 +146,12 @@ static void test_entries_derived_from_records(void **state)
                  "cancel {\"order_id\":\"ord_2\",\"user_id\":\"u2\",\"refund_id\":null}");
     assert_entry(event_create("e1"), "-");
     assert_entry(event_sales("e1"), "-");
-    hf_mutation_t seat = {.type = HF_MUTATION_SEAT, .at_ms = NOW_MS,
+    hf_mutation_t seat = {.type = HF_MUTATION_SEAT,
+                          .at_ms = NOW_MS,
                           .as.seat = {.event_id = "e1", .seat_id = "F-A-1", .version = 2}};
     assert_entry(seat, "-");
-    hf_mutation_t item = {.type = HF_MUTATION_ORDER_ITEM, .at_ms = NOW_MS,
+    hf_mutation_t item = {.type = HF_MUTATION_ORDER_ITEM,
+                          .at_ms = NOW_MS,
                           .as.order_item = {"ord_1", "e1", "F-A-1", NULL, 1}};
     assert_entry(item, "-");
 }
@@ -149,8 +163,7 @@ typedef struct fixture {
     char url[160];
 } fixture_t;
 
-static int fixture_setup(void **state)
-{
+static int fixture_setup(void **state) {
     fixture_t *fixture = calloc(1, sizeof *fixture);
     if (!temporary_database_make(&fixture->database, "history")) return -1;
     snprintf(fixture->url, sizeof fixture->url, "sqlite:%s", fixture->database.path);
@@ -158,8 +171,7 @@ static int fixture_setup(void **state)
     return 0;
 }
 
-static int fixture_teardown(void **state)
-{
+static int fixture_teardown(void **state) {
     fixture_t *fixture = *state;
     temporary_database_remove(&fixture->database);
     free(fixture);
@@ -170,8 +182,7 @@ static pthread_mutex_t done_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_changed = PTHREAD_COND_INITIALIZER;
 static int done_count;
 
-static void on_done(void *context)
-{
+static void on_done(void *context) {
     (void)context;
     pthread_mutex_lock(&done_mutex);
     done_count++;
@@ -179,8 +190,7 @@ static void on_done(void *context)
     pthread_mutex_unlock(&done_mutex);
 }
 
-static hf_store_t *store_open_started(const fixture_t *fixture)
-{
+static hf_store_t *store_open_started(const fixture_t *fixture) {
     hf_store_t *store = NULL;
     char error[ERROR_SIZE] = "";
     int rc = hf_store_open(&store, fixture->url, error, sizeof error);
@@ -191,8 +201,7 @@ static hf_store_t *store_open_started(const fixture_t *fixture)
 
 /* Submits the records as one batch and waits for it to be written; true when it was. */
 static bool batch_write(hf_store_t *store, const hf_mutation_t *records, size_t count,
-                        uint64_t sequence)
-{
+                        uint64_t sequence) {
     hf_batch_t *batch = hf_batch_create();
     for (size_t i = 0; i < count; i++) hf_batch_append(batch, &records[i]);
     hf_store_submit(store, batch, sequence);
@@ -201,8 +210,7 @@ static bool batch_write(hf_store_t *store, const hf_mutation_t *records, size_t 
     char error[ERROR_SIZE];
     hf_batch_t *taken = NULL;
     pthread_mutex_lock(&done_mutex);
-    while ((taken = hf_store_take_result(store, &taken_sequence, &ok, error, sizeof error)) ==
-           NULL)
+    while ((taken = hf_store_take_result(store, &taken_sequence, &ok, error, sizeof error)) == NULL)
         pthread_cond_wait(&done_changed, &done_mutex);
     pthread_mutex_unlock(&done_mutex);
     assert_ptr_equal(taken, batch);
@@ -217,8 +225,7 @@ typedef struct page {
     uint32_t limit, count;
 } page_t;
 
-static int on_entry(void *context, const hf_stored_history_t *entry)
-{
+static int on_entry(void *context, const hf_stored_history_t *entry) {
     page_t *page = context;
     if (page->count == page->limit) {
         strcat(page->text, " more");
@@ -234,11 +241,9 @@ static int on_entry(void *context, const hf_stored_history_t *entry)
 }
 
 static void assert_page(hf_store_t *store, const char *event_id, int64_t after, uint32_t limit,
-                        const char *expected)
-{
+                        const char *expected) {
     page_t page = {.limit = limit};
-    hf_store_history_query_t query = {.event_id = event_id, .after_seq = after,
-                                      .limit = limit + 1};
+    hf_store_history_query_t query = {.event_id = event_id, .after_seq = after, .limit = limit + 1};
     char error[ERROR_SIZE] = "";
     int rc = hf_store_read_history(store, &query, on_entry, &page, error, sizeof error);
     if (rc != 0) fail_msg("read failed: %s", error);
@@ -247,8 +252,7 @@ static void assert_page(hf_store_t *store, const char *event_id, int64_t after, 
 
 /* Entries are numbered per event from 1 without gaps, across batches and a reopen (the store
  * finds each event's last seq again); pages start after a seq and stop at a limit. */
-static void test_seq_per_event_across_batches_and_reopen(void **state)
-{
+static void test_seq_per_event_across_batches_and_reopen(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     const hf_mutation_t first[] = {
@@ -284,8 +288,7 @@ typedef struct subjects {
     uint32_t limit, count;
 } subjects_t;
 
-static int on_subject(void *context, const hf_stored_history_t *entry)
-{
+static int on_subject(void *context, const hf_stored_history_t *entry) {
     subjects_t *subjects = context;
     if (subjects->count == subjects->limit) return HF_STORE_LIST_STOP;
     size_t used = strlen(subjects->text);
@@ -299,8 +302,7 @@ static int on_subject(void *context, const hf_stored_history_t *entry)
 }
 
 static void assert_subjects(hf_store_t *store, int64_t after, uint32_t limit, uint32_t stop,
-                            const char *expected)
-{
+                            const char *expected) {
     subjects_t subjects = {"", stop, 0};
     hf_store_history_query_t query = {.event_id = "e1", .after_seq = after, .limit = limit};
     char error[ERROR_SIZE] = "";
@@ -311,23 +313,29 @@ static void assert_subjects(hf_store_t *store, int64_t after, uint32_t limit, ui
 
 /* Entries carry their hold's (or else their order's) reservation, user and items, joined at
  * read time, in seq order, as many as the limit asks; a callback that stops ends the read. */
-static void test_pages_join_their_hold_or_order(void **state)
-{
+static void test_pages_join_their_hold_or_order(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     static const hf_mutation_item_t other_seat[] = {{"F-A-3", 0}};
     hf_mutation_t booking = order_create("ord_2", "e1", NULL, NULL);
     booking.as.order_create.items = (hf_mutation_items_t){other_seat, 1, 0};
     /* A payment for a hold the store does not have names its reservation only. */
-    hf_mutation_t payment = {.type = HF_MUTATION_DELIVERY, .at_ms = NOW_MS + 10,
-                             .as.delivery = {.payment_intent_id = "pi_9", .event_id = "e1",
-                                             .reservation_id = "res_9", .amount = 5,
+    hf_mutation_t payment = {.type = HF_MUTATION_DELIVERY,
+                             .at_ms = NOW_MS + 10,
+                             .as.delivery = {.payment_intent_id = "pi_9",
+                                             .event_id = "e1",
+                                             .reservation_id = "res_9",
+                                             .amount = 5,
                                              .hold_event_id = "e1"}};
     const hf_mutation_t records[] = {
-        event_create("e1"), hold_create("res_1", "e1", NOW_MS + 1),
+        event_create("e1"),
+        hold_create("res_1", "e1", NOW_MS + 1),
         hold_update("res_1", "e1", HF_HOLD_RELEASED, NULL, NULL, NOW_MS + 2),
-        hold_create("res_2", "e1", NOW_MS + 3), order_create("ord_1", "e1", "res_2", "pi_1"),
-        order_cancel("ord_1", "e1"), booking, payment};
+        hold_create("res_2", "e1", NOW_MS + 3),
+        order_create("ord_1", "e1", "res_2", "pi_1"),
+        order_cancel("ord_1", "e1"),
+        booking,
+        payment};
     assert_true(batch_write(store, records, 8, 1));
     const char *items = "{\"seats\":[\"F-A-1\"],\"pools\":{\"GA\":2}}";
     char all[1024];
@@ -351,16 +359,14 @@ static void test_pages_join_their_hold_or_order(void **state)
 
 /* A failed batch leaves none of its entries, and the next batch numbers on from the last
  * committed entry, not from the numbers the failed one had taken. */
-static void test_failed_batch_leaves_no_entry(void **state)
-{
+static void test_failed_batch_leaves_no_entry(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     const hf_mutation_t first[] = {event_create("e1"), hold_create("res_1", "e1", NOW_MS + 1)};
     assert_true(batch_write(store, first, 2, 1));
     /* The sales record of an event the table lacks fails the whole batch. */
     const hf_mutation_t failing[] = {hold_create("res_2", "e1", NOW_MS + 2),
-                                     hold_create("res_3", "e1", NOW_MS + 3),
-                                     event_sales("nope")};
+                                     hold_create("res_3", "e1", NOW_MS + 3), event_sales("nope")};
     assert_false(batch_write(store, failing, 3, 2));
     const hf_mutation_t third[] = {hold_create("res_4", "e1", NOW_MS + 4)};
     assert_true(batch_write(store, third, 1, 3));
@@ -369,14 +375,14 @@ static void test_failed_batch_leaves_no_entry(void **state)
     sqlite3 *database = open_with(fixture->database.path, NULL);
     assert_int_equal(query_number(database, "SELECT count(*) FROM history"), 2);
     assert_int_equal(query_number(database, "SELECT count(*) FROM history WHERE data LIKE"
-                                            " '%res_2%' OR data LIKE '%res_3%'"), 0);
+                                            " '%res_2%' OR data LIKE '%res_3%'"),
+                     0);
     sqlite3_close(database);
 }
 
 /* A version 4 database (no history) opens as version 5 with an empty history, which its
  * events' next changes start at 1. */
-static void test_version_4_is_migrated(void **state)
-{
+static void test_version_4_is_migrated(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     const hf_mutation_t first[] = {event_create("old"), hold_create("res_1", "old", NOW_MS)};
@@ -390,7 +396,8 @@ static void test_version_4_is_migrated(void **state)
     store = store_open_started(fixture);
     database = open_with(fixture->database.path, NULL);
     assert_int_equal(query_number(database, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 8);
+                                            " 'schema_version'"),
+                     8);
     assert_int_equal(query_number(database, "SELECT count(*) FROM history"), 0);
     assert_int_equal(query_number(database, "SELECT count(*) FROM holds"), 1);
     sqlite3_close(database);
@@ -401,8 +408,7 @@ static void test_version_4_is_migrated(void **state)
     hf_store_close(store);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_entries_derived_from_records),
 #define STORE_TEST(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)

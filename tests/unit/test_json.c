@@ -15,12 +15,10 @@
 #include "lib/map.h"
 #include "core_fixtures.h"
 
-
 /* ---- JSON writer numbers and times (src/core/buffer.c), checked against the C library ---- */
 
 /* A small deterministic generator, so a failure can be reproduced exactly. */
-static uint64_t next_random(uint64_t *state)
-{
+static uint64_t next_random(uint64_t *state) {
     *state ^= *state << 13;
     *state ^= *state >> 7;
     *state ^= *state << 17;
@@ -28,8 +26,7 @@ static uint64_t next_random(uint64_t *state)
 }
 
 /* What the writer used to produce with snprintf, as the reference for the hand-written one. */
-static void reference_time(int64_t unix_ms, char *out, size_t size)
-{
+static void reference_time(int64_t unix_ms, char *out, size_t size) {
     int64_t milliseconds = unix_ms % 1000;
     time_t seconds = (time_t)(unix_ms / 1000);
     if (milliseconds < 0) {
@@ -43,8 +40,7 @@ static void reference_time(int64_t unix_ms, char *out, size_t size)
              (int)milliseconds);
 }
 
-static void reference_seconds(int64_t milliseconds, char *out, size_t size)
-{
+static void reference_seconds(int64_t milliseconds, char *out, size_t size) {
     if (milliseconds % 1000 == 0) {
         snprintf(out, size, "%lld", (long long)(milliseconds / 1000));
         return;
@@ -55,8 +51,7 @@ static void reference_seconds(int64_t milliseconds, char *out, size_t size)
     while (out[length - 1] == '0') out[--length] = '\0';
 }
 
-static void assert_time_matches_reference(int64_t unix_ms)
-{
+static void assert_time_matches_reference(int64_t unix_ms) {
     char expected[96];
     char actual[32];
     reference_time(unix_ms, expected, sizeof expected);
@@ -68,8 +63,7 @@ static void assert_time_matches_reference(int64_t unix_ms)
 
 /* The text one JSON writer function makes of value, alone in the buffer. */
 static const char *json_value_text(hf_buffer_t *buffer, void (*write)(hf_json_t *, int64_t),
-                                   int64_t value)
-{
+                                   int64_t value) {
     hf_json_t json;
     hf_buffer_reset(buffer);
     hf_json_init(&json, buffer);
@@ -77,18 +71,15 @@ static const char *json_value_text(hf_buffer_t *buffer, void (*write)(hf_json_t 
     return buffer->data;
 }
 
-static const char *json_int_text(hf_buffer_t *buffer, int64_t value)
-{
+static const char *json_int_text(hf_buffer_t *buffer, int64_t value) {
     return json_value_text(buffer, hf_json_int, value);
 }
 
-static const char *json_seconds_text(hf_buffer_t *buffer, int64_t milliseconds)
-{
+static const char *json_seconds_text(hf_buffer_t *buffer, int64_t milliseconds) {
     return json_value_text(buffer, hf_json_seconds, milliseconds);
 }
 
-static void test_json_int(void **state)
-{
+static void test_json_int(void **state) {
     hf_buffer_t buffer;
     hf_buffer_init(&buffer);
     assert_string_equal(json_int_text(&buffer, INT64_MIN), "-9223372036854775808");
@@ -122,8 +113,7 @@ static void test_json_int(void **state)
     hf_buffer_free(&buffer);
 }
 
-static void test_json_seconds(void **state)
-{
+static void test_json_seconds(void **state) {
     hf_buffer_t buffer;
     hf_buffer_init(&buffer);
     assert_string_equal(json_seconds_text(&buffer, 1000), "1");
@@ -152,8 +142,7 @@ static void test_json_seconds(void **state)
     hf_buffer_free(&buffer);
 }
 
-static void test_format_time(void **state)
-{
+static void test_format_time(void **state) {
     char text[32];
     struct {
         int64_t unix_ms;
@@ -214,8 +203,7 @@ static void test_format_time(void **state)
     hf_buffer_free(&buffer);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_int),
         cmocka_unit_test(test_json_seconds),

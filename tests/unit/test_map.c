@@ -90,8 +90,8 @@ static void test_string_growth(void **state) {
         uint32_t value;
         assert_true(hf_map_get(&map, key, (size_t)length, &value));
         assert_int_equal(value, i);
-        const hf_map_slot_t *slot =
-            hf_map_find(&map, key, (size_t)length, hf_map_hash(key, (size_t)length));
+        const hf_map_slot_t *slot = hf_map_find(&map, key, (size_t)length,
+                                                hf_map_hash(key, (size_t)length));
         assert_non_null(slot);
         assert_int_equal(slot->value, i);
         assert_string_equal(hf_map_key(&map, slot->key_offset), key);
@@ -189,9 +189,9 @@ static void test_pair_growth(void **state) {
 /* ---- index map: values are indexes into an array of keys, as holds carry their ids ---- */
 
 typedef struct index_keys {
-    uint32_t hashes[4096];       /* the key of value v: hashes[v] and v itself */
-    bool live[4096];             /* false: v's record no longer carries its key */
-    uint32_t wanted;             /* the value a lookup asks for */
+    uint32_t hashes[4096]; /* the key of value v: hashes[v] and v itself */
+    bool live[4096];       /* false: v's record no longer carries its key */
+    uint32_t wanted;       /* the value a lookup asks for */
 } index_keys_t;
 
 static bool index_match(const void *context, uint32_t value) {
@@ -254,9 +254,9 @@ static void test_index_random_against_reference(void **state) {
             keys.live[value] = false; /* as a forgotten hold: the entry stays, stale */
         } else if (keys.hashes[value] == 0) {
             uint32_t roll = (uint32_t)(rng >> 20) % 3;
-            uint32_t hash = roll == 0 ? 1 + (uint32_t)(rng >> 40) % 16
-                          : roll == 1 ? 8191 - (uint32_t)(rng >> 40) % 16
-                                      : 4093 + (uint32_t)(rng >> 40) % 3;
+            uint32_t hash = roll == 0   ? 1 + (uint32_t)(rng >> 40) % 16
+                            : roll == 1 ? 8191 - (uint32_t)(rng >> 40) % 16
+                                        : 4093 + (uint32_t)(rng >> 40) % 3;
             keys.hashes[value] = hash;
             keys.live[value] = true;
             hf_index_map_insert(&map, hash, value);

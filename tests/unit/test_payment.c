@@ -23,13 +23,12 @@
 
 typedef struct fixture {
     hf_core_t *core;
-    hf_batch_t *batch;           /* every record the core emitted, deep-copied */
+    hf_batch_t *batch; /* every record the core emitted, deep-copied */
     fx_event_t event;
-    int next_id;                 /* the ids of orders and refunds made by deliveries */
+    int next_id; /* the ids of orders and refunds made by deliveries */
 } fixture_t;
 
-static int setup(void **state)
-{
+static int setup(void **state) {
     fixture_t *f = calloc(1, sizeof *f);
     f->batch = hf_batch_create();
     f->core = hf_core_create((hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
@@ -42,8 +41,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     fixture_t *f = *state;
     hf_core_destroy(f->core);
     hf_batch_destroy(f->batch);
@@ -54,12 +52,15 @@ static int teardown(void **state)
 /* A hold of seats (and GA units) made at `at`; answers its index. */
 static uint32_t hold_make(fixture_t *f, const char *hold_id, const char *user,
                           const char *const *seats, uint32_t seat_count, uint32_t units,
-                          int64_t at)
-{
+                          int64_t at) {
     hf_pool_request_t pool = {"GA", units};
-    hf_hold_request_t request = {.event_id = "e1", .user_id = user, .hold_id = hold_id,
-                                 .seat_ids = seats, .seat_count = seat_count,
-                                 .pools = units ? &pool : NULL, .pool_count = units ? 1 : 0,
+    hf_hold_request_t request = {.event_id = "e1",
+                                 .user_id = user,
+                                 .hold_id = hold_id,
+                                 .seat_ids = seats,
+                                 .seat_count = seat_count,
+                                 .pools = units ? &pool : NULL,
+                                 .pool_count = units ? 1 : 0,
                                  .ttl_ms = -1};
     uint32_t index;
     hf_error_detail_t detail;
@@ -69,38 +70,41 @@ static uint32_t hold_make(fixture_t *f, const char *hold_id, const char *user,
 }
 
 static hf_error_t deliver(fixture_t *f, uint8_t type, const char *intent, const char *hold_id,
-                          int64_t amount, int64_t at, hf_payment_outcome_t *outcome)
-{
+                          int64_t amount, int64_t at, hf_payment_outcome_t *outcome) {
     char order_id[32], refund_id[32];
     f->next_id++;
     snprintf(order_id, sizeof order_id, "ord_%d", f->next_id);
     snprintf(refund_id, sizeof refund_id, "ref_%d", f->next_id);
-    hf_payment_delivery_t delivery = {.event_id = "evt", .type = type,
-                                      .payment_intent_id = intent, .reservation_id = hold_id,
-                                      .amount = amount, .order_id = order_id,
+    hf_payment_delivery_t delivery = {.event_id = "evt",
+                                      .type = type,
+                                      .payment_intent_id = intent,
+                                      .reservation_id = hold_id,
+                                      .amount = amount,
+                                      .order_id = order_id,
                                       .refund_id = refund_id};
     return hf_core_payment(f->core, &delivery, at, outcome);
 }
 
 /* A payment.succeeded naming a currency (NULL: none), with ids as deliver's. */
-static hf_error_t deliver_in(fixture_t *f, const char *intent, const char *hold_id,
-                             int64_t amount, const char *currency, int64_t at,
-                             hf_payment_outcome_t *outcome)
-{
+static hf_error_t deliver_in(fixture_t *f, const char *intent, const char *hold_id, int64_t amount,
+                             const char *currency, int64_t at, hf_payment_outcome_t *outcome) {
     char order_id[32], refund_id[32];
     f->next_id++;
     snprintf(order_id, sizeof order_id, "ord_%d", f->next_id);
     snprintf(refund_id, sizeof refund_id, "ref_%d", f->next_id);
-    hf_payment_delivery_t delivery = {.event_id = "evt", .type = HF_PAYMENT_SUCCEEDED,
-                                      .payment_intent_id = intent, .reservation_id = hold_id,
-                                      .amount = amount, .currency = currency,
-                                      .order_id = order_id, .refund_id = refund_id};
+    hf_payment_delivery_t delivery = {.event_id = "evt",
+                                      .type = HF_PAYMENT_SUCCEEDED,
+                                      .payment_intent_id = intent,
+                                      .reservation_id = hold_id,
+                                      .amount = amount,
+                                      .currency = currency,
+                                      .order_id = order_id,
+                                      .refund_id = refund_id};
     return hf_core_payment(f->core, &delivery, at, outcome);
 }
 
 /* How many records of the kind the batch holds, and the last one. */
-static size_t records_of(const fixture_t *f, hf_mutation_type_t type, const hf_mutation_t **last)
-{
+static size_t records_of(const fixture_t *f, hf_mutation_type_t type, const hf_mutation_t **last) {
     size_t count = 0;
     for (size_t i = 0; i < hf_batch_count(f->batch); i++) {
         if (hf_batch_at(f->batch, i)->type != type) continue;
@@ -110,20 +114,17 @@ static size_t records_of(const fixture_t *f, hf_mutation_type_t type, const hf_m
     return count;
 }
 
-static uint8_t seat_status(const fixture_t *f, const char *seat_id)
-{
+static uint8_t seat_status(const fixture_t *f, const char *seat_id) {
     return fx_seat_of(f->core, "e1", seat_id)->status;
 }
 
-static void assert_consistent(const fixture_t *f, int64_t now)
-{
+static void assert_consistent(const fixture_t *f, int64_t now) {
     fx_assert_consistent(f->core, now);
 }
 
 /* An active hold paid in full: committed with the intent as payment_ref, in one command whose
  * records are the order, the hold's update and the delivery. */
-static void test_succeeded_commits(void **state)
-{
+static void test_succeeded_commits(void **state) {
     fixture_t *f = *state;
     uint32_t hold = hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1", "FLOOR-A-2"), 1, T0);
     hf_batch_clear(f->batch);
@@ -154,16 +155,14 @@ static void test_succeeded_commits(void **state)
 
 /* A repeat of (intent, type) answers the first outcome and emits nothing, whatever it
  * carries; the other type of the same intent is another delivery. */
-static void test_repeat_changes_nothing(void **state)
-{
+static void test_repeat_changes_nothing(void **state) {
     fixture_t *f = *state;
     hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
     hf_payment_outcome_t first, again;
     deliver(f, HF_PAYMENT_SUCCEEDED, "pi_1", "res_a", 100, T0 + 1, &first);
     hf_batch_clear(f->batch);
     uint64_t changes = hf_core_change_count(f->core);
-    assert_int_equal(deliver(f, HF_PAYMENT_SUCCEEDED, "pi_1", "res_zzz", 7, T0 + 2, &again),
-                     HF_OK);
+    assert_int_equal(deliver(f, HF_PAYMENT_SUCCEEDED, "pi_1", "res_zzz", 7, T0 + 2, &again), HF_OK);
     assert_true(again.repeat);
     assert_int_equal(again.result, HF_PAYMENT_COMMITTED);
     assert_int_equal(again.order, first.order);
@@ -183,8 +182,7 @@ static void test_repeat_changes_nothing(void **state)
 }
 
 /* payment.failed is recorded and the hold stays until it expires. */
-static void test_failed_is_recorded(void **state)
-{
+static void test_failed_is_recorded(void **state) {
     fixture_t *f = *state;
     uint32_t hold = hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
     hf_batch_clear(f->batch);
@@ -205,8 +203,7 @@ static void test_failed_is_recorded(void **state)
 
 /* A refund required, with its reason and the amount paid, and its two records. */
 static void assert_refund(fixture_t *f, const hf_payment_outcome_t *outcome, uint8_t reason,
-                          const char *intent, const char *hold_id, int64_t amount)
-{
+                          const char *intent, const char *hold_id, int64_t amount) {
     assert_int_equal(outcome->result, HF_PAYMENT_REFUND_REQUIRED);
     assert_int_equal(outcome->reason, reason);
     const hf_refund_t *refund = hf_core_refund_at(f->core, outcome->refund);
@@ -225,8 +222,7 @@ static void assert_refund(fixture_t *f, const hf_payment_outcome_t *outcome, uin
     assert_int_equal(refund->of_event, hold != NULL);
     if (hold != NULL)
         assert_string_equal(record->as.refund.event_id, hf_core_event_at(f->core, hold->event)->id);
-    else
-        assert_null(record->as.refund.event_id);
+    else assert_null(record->as.refund.event_id);
     assert_int_equal(records_of(f, HF_MUTATION_DELIVERY, &record), 1);
     assert_string_equal(record->as.delivery.refund_id, refund->id);
     assert_int_equal(record->as.delivery.reason, reason);
@@ -234,8 +230,7 @@ static void assert_refund(fixture_t *f, const hf_payment_outcome_t *outcome, uin
 }
 
 /* A wrong amount leaves the hold exactly as it was: held, same expiry, seats held. */
-static void test_amount_mismatch_leaves_the_hold(void **state)
-{
+static void test_amount_mismatch_leaves_the_hold(void **state) {
     fixture_t *f = *state;
     uint32_t hold = hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 1, T0);
     hf_hold_t before = *hf_core_hold_at(f->core, hold);
@@ -250,8 +245,7 @@ static void test_amount_mismatch_leaves_the_hold(void **state)
     assert_consistent(f, T0 + 5);
 }
 
-static void test_released_and_unknown_holds(void **state)
-{
+static void test_released_and_unknown_holds(void **state) {
     fixture_t *f = *state;
     hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
     assert_int_equal(hf_core_release(f->core, "res_a", "u1", T0 + 1), HF_OK);
@@ -269,8 +263,7 @@ static void test_released_and_unknown_holds(void **state)
 
 /* A hold committed by another payment requires a refund; one committed by this very payment
  * (the client's commit came first) answers its order. */
-static void test_already_confirmed(void **state)
-{
+static void test_already_confirmed(void **state) {
     fixture_t *f = *state;
     hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
     uint32_t order;
@@ -290,8 +283,7 @@ static void test_already_confirmed(void **state)
 }
 
 /* A lapsed hold whose seats and units are all free is taken again and committed, late. */
-static void test_late_commit(void **state)
-{
+static void test_late_commit(void **state) {
     fixture_t *f = *state;
     uint32_t hold = hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 2, T0);
     assert_int_equal(hf_core_advance(f->core, T0 + TTL), 1);
@@ -321,8 +313,7 @@ static void test_late_commit(void **state)
 }
 
 /* A lapsed hold with a seat or a unit taken since: refund hold_expired, nothing moves. */
-static void test_late_but_taken(void **state)
-{
+static void test_late_but_taken(void **state) {
     fixture_t *f = *state;
     hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1", "FLOOR-A-2"), 0, T0);
     hold_make(f, "res_b", "u2", SEATS("FLOOR-A-3"), 2, T0);
@@ -345,8 +336,7 @@ static void test_late_but_taken(void **state)
 
 /* Deliveries older than HF_WEBHOOK_DEDUP_KEEP_MS are pruned (then the same intent counts as a
  * new delivery); younger ones are kept, and the array is compacted as it goes. */
-static void test_dedup_pruned_by_age(void **state)
-{
+static void test_dedup_pruned_by_age(void **state) {
     fixture_t *f = *state;
     hf_payment_outcome_t outcome;
     char intent[32];
@@ -376,8 +366,7 @@ static void test_dedup_pruned_by_age(void **state)
     assert_true(outcome.repeat);
 }
 
-static void test_refund_complete(void **state)
-{
+static void test_refund_complete(void **state) {
     fixture_t *f = *state;
     hf_payment_outcome_t outcome;
     deliver(f, HF_PAYMENT_SUCCEEDED, "pi_1", "res_nope", 10, T0, &outcome);
@@ -407,8 +396,7 @@ static void test_refund_complete(void **state)
 
 /* A currency other than the event's is refunded as amount_mismatch and leaves the hold as it
  * was; the event's own, in any case, commits. */
-static void test_currency(void **state)
-{
+static void test_currency(void **state) {
     fixture_t *f = *state;
     uint32_t hold = hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
     hf_hold_t before = *hf_core_hold_at(f->core, hold);
@@ -435,8 +423,7 @@ static void test_currency(void **state)
  * order_cancelled, of the order's event; order and refund name each other, and the refund's
  * record comes before the order's, which names it. Returns the refund's index. */
 static uint32_t assert_cancel_refund(fixture_t *f, uint32_t order_index, const char *intent,
-                                     const char *hold_id)
-{
+                                     const char *hold_id) {
     const hf_order_t *order = hf_core_order_at(f->core, order_index);
     assert_int_equal(order->status, HF_ORDER_CANCELLED);
     assert_int_not_equal(order->refund, 0);
@@ -470,8 +457,7 @@ static uint32_t assert_cancel_refund(fixture_t *f, uint32_t order_index, const c
 
 /* A paid hold's order and a paid booking, cancelled: each gets its pending refund in the same
  * step; a repeated cancel changes nothing and makes no second refund. */
-static void test_cancel_refunds_paid_orders(void **state)
-{
+static void test_cancel_refunds_paid_orders(void **state) {
     fixture_t *f = *state;
     hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 1, T0);
     uint32_t committed, booked;
@@ -479,8 +465,12 @@ static void test_cancel_refunds_paid_orders(void **state)
                      HF_OK);
     const char *seat = "FLOOR-A-2";
     uint32_t version = fx_seat_of(f->core, "e1", seat)->version;
-    hf_hold_request_t booking = {.event_id = "e1", .user_id = "u2", .seat_ids = &seat,
-                                 .seat_count = 1, .seat_versions = &version, .ttl_ms = -1};
+    hf_hold_request_t booking = {.event_id = "e1",
+                                 .user_id = "u2",
+                                 .seat_ids = &seat,
+                                 .seat_count = 1,
+                                 .seat_versions = &version,
+                                 .ttl_ms = -1};
     assert_int_equal(hf_core_book(f->core, &booking, "ord_b", "pi_b", T0 + 2, &booked, NULL),
                      HF_OK);
     hf_batch_clear(f->batch);
@@ -501,8 +491,7 @@ static void test_cancel_refunds_paid_orders(void **state)
 
 /* An order without payment_ref owes nothing; a paid one refuses a refund id missing or taken
  * and changes nothing then. */
-static void test_cancel_unpaid_and_refused(void **state)
-{
+static void test_cancel_unpaid_and_refused(void **state) {
     fixture_t *f = *state;
     hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
     hold_make(f, "res_b", "u1", SEATS("FLOOR-A-2"), 0, T0);
@@ -532,14 +521,16 @@ static void test_cancel_unpaid_and_refused(void **state)
 }
 
 /* Ids already taken, or no intent: refused, nothing changes. */
-static void test_invalid_deliveries(void **state)
-{
+static void test_invalid_deliveries(void **state) {
     fixture_t *f = *state;
     hold_make(f, "res_a", "u1", SEATS("FLOOR-A-1"), 0, T0);
     hf_payment_outcome_t outcome;
-    hf_payment_delivery_t delivery = {.type = HF_PAYMENT_SUCCEEDED, .payment_intent_id = "",
-                                      .reservation_id = "res_a", .amount = 100,
-                                      .order_id = "ord_x", .refund_id = "ref_x"};
+    hf_payment_delivery_t delivery = {.type = HF_PAYMENT_SUCCEEDED,
+                                      .payment_intent_id = "",
+                                      .reservation_id = "res_a",
+                                      .amount = 100,
+                                      .order_id = "ord_x",
+                                      .refund_id = "ref_x"};
     hf_batch_clear(f->batch);
     assert_int_equal(hf_core_payment(f->core, &delivery, T0 + 1, &outcome),
                      HF_ERROR_INVALID_REQUEST);
@@ -553,34 +544,28 @@ static void test_invalid_deliveries(void **state)
 
 /* ---- the same outcome after a restore (through the SQLite store, as at start) ---- */
 
-static int restore_event(void *context, const hf_stored_event_t *event)
-{
+static int restore_event(void *context, const hf_stored_event_t *event) {
     return hf_core_restore_event(context, event->definition, event->created_at_ms);
 }
 
-static int restore_hold(void *context, const hf_stored_hold_t *hold)
-{
+static int restore_hold(void *context, const hf_stored_hold_t *hold) {
     return hf_core_restore_hold(context, hold);
 }
 
-static int restore_order(void *context, const hf_stored_order_t *order)
-{
+static int restore_order(void *context, const hf_stored_order_t *order) {
     return hf_core_restore_order(context, order);
 }
 
-static int restore_refund(void *context, const hf_stored_refund_t *refund)
-{
+static int restore_refund(void *context, const hf_stored_refund_t *refund) {
     return hf_core_restore_refund(context, refund);
 }
 
-static int restore_delivery(void *context, const hf_stored_delivery_t *delivery)
-{
+static int restore_delivery(void *context, const hf_stored_delivery_t *delivery) {
     return hf_core_restore_delivery(context, delivery);
 }
 
 /* Writes the fixture's batch to a new store, then loads it into a fresh core. */
-static hf_core_t *restored(fixture_t *f, int64_t now)
-{
+static hf_core_t *restored(fixture_t *f, int64_t now) {
     temporary_database_t database;
     assert_true(temporary_database_make(&database, "payment"));
     store_write_batch(database.url, f->batch);
@@ -590,8 +575,10 @@ static hf_core_t *restored(fixture_t *f, int64_t now)
     hf_store_t *store = NULL;
     char error[256];
     assert_int_equal(hf_store_open(&store, database.url, error, sizeof error), 0);
-    hf_store_loader_t loader = {.event = restore_event, .hold = restore_hold,
-                                .order = restore_order, .refund = restore_refund,
+    hf_store_loader_t loader = {.event = restore_event,
+                                .hold = restore_hold,
+                                .order = restore_order,
+                                .refund = restore_refund,
                                 .delivery = restore_delivery,
                                 .deliveries_since_ms = now - HF_WEBHOOK_DEDUP_KEEP_MS,
                                 .context = core};
@@ -605,8 +592,7 @@ static hf_core_t *restored(fixture_t *f, int64_t now)
 /* A delivery at the very millisecond its hold expires: the hold is expired (now >=
  * expires_at), its seat free, so it commits late; one outcome, and after a restore a repeat
  * answers it again, as do refunds. */
-static void test_expiry_race_and_restore(void **state)
-{
+static void test_expiry_race_and_restore(void **state) {
     fixture_t *f = *state;
     hf_batch_clear(f->batch);
     hf_core_t *creator = hf_core_create((hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
@@ -626,8 +612,9 @@ static void test_expiry_race_and_restore(void **state)
     deliver(f, HF_PAYMENT_SUCCEEDED, "pi_3", "res_b", 7, T0 + TTL, &mismatch);
     assert_int_equal(mismatch.result, HF_PAYMENT_REFUND_REQUIRED);
     uint32_t refund_index;
-    assert_int_equal(hf_core_refund_complete(f->core, hf_core_refund_at(f->core, 0)->id,
-                                             T0 + TTL, &refund_index), HF_OK);
+    assert_int_equal(hf_core_refund_complete(f->core, hf_core_refund_at(f->core, 0)->id, T0 + TTL,
+                                             &refund_index),
+                     HF_OK);
     char order_id[HF_SERVER_ID_SIZE + 1];
     snprintf(order_id, sizeof order_id, "%s", hf_core_order_at(f->core, outcome.order)->id);
     hf_core_t *before = f->core;
@@ -671,8 +658,7 @@ static void test_expiry_race_and_restore(void **state)
 
 /* Cancels' refunds read back from the store: each names its order and the order it, of the
  * order's event, the booking's without a hold; a repeated cancel makes no second one. */
-static void test_cancel_refunds_restored(void **state)
-{
+static void test_cancel_refunds_restored(void **state) {
     fixture_t *f = *state;
     hf_batch_clear(f->batch);
     hf_core_t *creator = hf_core_create((hf_mutation_sink_t){hf_batch_sink_emit, f->batch});
@@ -685,8 +671,12 @@ static void test_cancel_refunds_restored(void **state)
                      HF_OK);
     const char *seat = "FLOOR-A-2";
     uint32_t version = 1;
-    hf_hold_request_t booking = {.event_id = "e1", .user_id = "u2", .seat_ids = &seat,
-                                 .seat_count = 1, .seat_versions = &version, .ttl_ms = -1};
+    hf_hold_request_t booking = {.event_id = "e1",
+                                 .user_id = "u2",
+                                 .seat_ids = &seat,
+                                 .seat_count = 1,
+                                 .seat_versions = &version,
+                                 .ttl_ms = -1};
     assert_int_equal(hf_core_book(f->core, &booking, "ord_b", "pi_b", T0 + 2, &booked, NULL),
                      HF_OK);
     assert_int_equal(hf_core_cancel(f->core, "ord_a", "u1", "ref_a", T0 + 3), HF_OK);
@@ -722,8 +712,7 @@ static void test_cancel_refunds_restored(void **state)
     assert_int_equal(hf_batch_count(f->batch), 0);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_succeeded_commits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeat_changes_nothing, setup, teardown),

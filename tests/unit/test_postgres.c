@@ -28,27 +28,29 @@
 
 static const hf_mutation_item_t SEAT_LINE[] = {{"A-1", 0}};
 
-static hf_mutation_t hold_create(const char *hold_id, const char *event_id)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_HOLD_CREATE, .at_ms = 1000,
-                           .as.hold_create = {.hold_id = hold_id, .event_id = event_id,
+static hf_mutation_t hold_create(const char *hold_id, const char *event_id) {
+    return (hf_mutation_t){.type = HF_MUTATION_HOLD_CREATE,
+                           .at_ms = 1000,
+                           .as.hold_create = {.hold_id = hold_id,
+                                              .event_id = event_id,
                                               .user_id = "u1",
                                               .items = {SEAT_LINE, 1, 0},
-                                              .total = 100, .expires_at_ms = 61000,
+                                              .total = 100,
+                                              .expires_at_ms = 61000,
                                               .status = HF_HOLD_HELD}};
 }
 
 /* ---- Pure ---- */
 
-static void test_batch_units_are_distinct_and_name_records_of_no_unit(void **state)
-{
+static void test_batch_units_are_distinct_and_name_records_of_no_unit(void **state) {
     (void)state;
     hf_batch_t *batch = hf_batch_create();
     hf_mutation_t first = hold_create("res_1", "E1");
     hf_mutation_t second = hold_create("res_2", "E2");
     hf_mutation_t again = hold_create("res_3", "E1");
     static const uint8_t hash[32];
-    hf_mutation_t key = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 1,
+    hf_mutation_t key = {.type = HF_MUTATION_IDEMPOTENCY,
+                         .at_ms = 1,
                          .as.idempotency = {.key = "k", .body = "{}", .hash = hash, .status = 201}};
     hf_batch_append(batch, &first);
     hf_batch_append(batch, &key);
@@ -77,8 +79,7 @@ static void test_batch_units_are_distinct_and_name_records_of_no_unit(void **sta
     hf_batch_destroy(batch);
 }
 
-static void test_array_literal_escapes_quotes_and_backslashes(void **state)
-{
+static void test_array_literal_escapes_quotes_and_backslashes(void **state) {
     (void)state;
     hf_buffer_t out;
     hf_buffer_init(&out);
@@ -101,24 +102,21 @@ typedef struct counted {
     bool other_unit;
 } counted_t;
 
-static int hold_count(void *context, const hf_stored_hold_t *hold)
-{
+static int hold_count(void *context, const hf_stored_hold_t *hold) {
     counted_t *counted = context;
     counted->holds++;
     if (strcmp(hold->request.event_id, counted->unit) != 0) counted->other_unit = true;
     return 0;
 }
 
-static const char *database_url(void)
-{
+static const char *database_url(void) {
     const char *url = getenv("HOLDFAST_TEST_POSTGRES_URL");
     return url != NULL && url[0] != '\0' ? url : NULL;
 }
 
 static void done_ignored(void *context) { (void)context; }
 
-static void *instance_open(const char *url)
-{
+static void *instance_open(const char *url) {
     const hf_store_backend_t *backend = &hf_store_postgres_backend;
     void *instance = NULL;
     char error[ERROR_SIZE] = "";
@@ -129,8 +127,7 @@ static void *instance_open(const char *url)
 }
 
 /* Writes one batch of one hold through the backend's methods, as the pipeline does. */
-static int hold_write(void *instance, const char *hold_id, const char *unit, char *error)
-{
+static int hold_write(void *instance, const char *hold_id, const char *unit, char *error) {
     const hf_store_backend_t *backend = &hf_store_postgres_backend;
     hf_batch_t *batch = hf_batch_create();
     hf_mutation_t hold = hold_create(hold_id, unit);
@@ -142,8 +139,7 @@ static int hold_write(void *instance, const char *hold_id, const char *unit, cha
     return rc;
 }
 
-static long long query_number(PGconn *connection, const char *sql, const char *argument)
-{
+static long long query_number(PGconn *connection, const char *sql, const char *argument) {
     const char *values[] = {argument};
     PGresult *result = PQexecParams(connection, sql, 1, NULL, values, NULL, NULL, 0);
     assert_int_equal(PQresultStatus(result), PGRES_TUPLES_OK);
@@ -152,8 +148,7 @@ static long long query_number(PGconn *connection, const char *sql, const char *a
     return value;
 }
 
-static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state)
-{
+static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state) {
     (void)state;
     const char *url = database_url();
     if (url == NULL) skip();
@@ -170,20 +165,21 @@ static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state)
 
     uint64_t epoch_a = 0, epoch_b = 0;
     bool acquired = false;
-    assert_int_equal(backend->lease_acquire(a, "node-a", unit, &epoch_a, &acquired, error,
-                                            sizeof error), 0);
+    assert_int_equal(
+        backend->lease_acquire(a, "node-a", unit, &epoch_a, &acquired, error, sizeof error), 0);
     assert_true(acquired);
     assert_int_equal(hold_write(a, hold_a, unit, error), 0);
     /* B cannot take a live lease. */
-    assert_int_equal(backend->lease_acquire(b, "node-b", unit, &epoch_b, &acquired, error,
-                                            sizeof error), 0);
+    assert_int_equal(
+        backend->lease_acquire(b, "node-b", unit, &epoch_b, &acquired, error, sizeof error), 0);
     assert_false(acquired);
     /* A's lease lapses (as if A were paused for 5 s); B takes the unit over. */
-    PQclear(PQexecParams(look, "UPDATE leases SET expires_at = now() - interval '1 second'"
-                               " WHERE unit = $1", 1, NULL, (const char *const[]){unit}, NULL,
-                         NULL, 0));
-    assert_int_equal(backend->lease_acquire(b, "node-b", unit, &epoch_b, &acquired, error,
-                                            sizeof error), 0);
+    PQclear(PQexecParams(look,
+                         "UPDATE leases SET expires_at = now() - interval '1 second'"
+                         " WHERE unit = $1",
+                         1, NULL, (const char *const[]){unit}, NULL, NULL, 0));
+    assert_int_equal(
+        backend->lease_acquire(b, "node-b", unit, &epoch_b, &acquired, error, sizeof error), 0);
     assert_true(acquired);
     assert_int_equal(epoch_b, epoch_a + 1);
     /* A still believes its epoch. The takeover ended A's session (pg_terminate_backend, its
@@ -199,21 +195,22 @@ static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state)
     /* B writes; A's renewal finds nothing of its own left. */
     assert_int_equal(hold_write(b, hold_b, unit, error), 0);
     size_t renewed = 99;
-    assert_int_equal(backend->lease_renew(a, "node-a", "127.0.0.1:1", &renewed, error,
-                                          sizeof error), 0);
+    assert_int_equal(
+        backend->lease_renew(a, "node-a", "127.0.0.1:1", &renewed, error, sizeof error), 0);
     assert_int_equal(renewed, 0);
     assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE event_id = $1", unit), 2);
     /* A clean stop hands B's lease back at once: A may take it, at the next epoch. */
     assert_int_equal(backend->lease_release(b, "node-b", error, sizeof error), 0);
-    assert_int_equal(backend->lease_acquire(a, "node-a", unit, &epoch_a, &acquired, error,
-                                            sizeof error), 0);
+    assert_int_equal(
+        backend->lease_acquire(a, "node-a", unit, &epoch_a, &acquired, error, sizeof error), 0);
     assert_true(acquired);
     assert_int_equal(epoch_a, epoch_b + 1);
     assert_int_not_equal(hold_write(b, "res_never", unit, error), 0);
     char found_unit[64] = "";
     bool found = false;
     assert_int_equal(backend->unit_find(b, "hold", hold_b, found_unit, sizeof found_unit, &found,
-                                        error, sizeof error), 0);
+                                        error, sizeof error),
+                     0);
     assert_true(found);
     assert_string_equal(found_unit, unit);
     /* A takeover reads back only the unit taken: its two holds, none of another unit's. */
@@ -229,18 +226,21 @@ static void test_a_stale_epoch_is_refused_and_writes_nothing(void **state)
 
 /* Writes one batch of a refund of no event and a key of no unit, as the owner of the records
  * of no unit does for a payment of an unknown hold. */
-static int no_unit_write(void *instance, const char *refund_id, char *error)
-{
+static int no_unit_write(void *instance, const char *refund_id, char *error) {
     const hf_store_backend_t *backend = &hf_store_postgres_backend;
     static const uint8_t hash[32];
     hf_batch_t *batch = hf_batch_create();
-    hf_mutation_t refund = {.type = HF_MUTATION_REFUND, .at_ms = 1000,
-                            .as.refund = {.refund_id = refund_id, .payment_intent_id = refund_id,
-                                          .reservation_id = "res_gone", .amount = 100,
+    hf_mutation_t refund = {.type = HF_MUTATION_REFUND,
+                            .at_ms = 1000,
+                            .as.refund = {.refund_id = refund_id,
+                                          .payment_intent_id = refund_id,
+                                          .reservation_id = "res_gone",
+                                          .amount = 100,
                                           .created_at_ms = 1000}};
-    hf_mutation_t key = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 1000,
-                         .as.idempotency = {.key = refund_id, .body = "{}", .hash = hash,
-                                            .status = 200}};
+    hf_mutation_t key = {
+        .type = HF_MUTATION_IDEMPOTENCY,
+        .at_ms = 1000,
+        .as.idempotency = {.key = refund_id, .body = "{}", .hash = hash, .status = 200}};
     hf_batch_append(batch, &refund);
     hf_batch_append(batch, &key);
     int rc = backend->batch_write(instance, batch, error, ERROR_SIZE);
@@ -255,8 +255,7 @@ typedef struct refunds_seen {
     int first_count, late_count;
 } refunds_seen_t;
 
-static int refund_count(void *context, const hf_stored_refund_t *refund)
-{
+static int refund_count(void *context, const hf_stored_refund_t *refund) {
     refunds_seen_t *seen = context;
     if (strcmp(refund->refund_id, seen->first) == 0) seen->first_count++;
     if (strcmp(refund->refund_id, seen->late) == 0) seen->late_count++;
@@ -264,8 +263,7 @@ static int refund_count(void *context, const hf_stored_refund_t *refund)
 }
 
 /* The records of no unit are one unit: a node whose lease of it was taken over writes none. */
-static void test_a_stale_writer_of_no_unit_is_refused(void **state)
-{
+static void test_a_stale_writer_of_no_unit_is_refused(void **state) {
     (void)state;
     const char *url = database_url();
     if (url == NULL) skip();
@@ -278,31 +276,39 @@ static void test_a_stale_writer_of_no_unit_is_refused(void **state)
     PGconn *look = PQconnectdb(url);
     assert_int_equal(PQstatus(look), CONNECTION_OK);
     const char *const none[] = {HF_STORE_UNIT_NONE};
-    const char *lapse = "UPDATE leases SET expires_at = now() - interval '1 second' WHERE unit = $1";
+    const char *lapse =
+        "UPDATE leases SET expires_at = now() - interval '1 second' WHERE unit = $1";
     PQclear(PQexecParams(look, lapse, 1, NULL, none, NULL, NULL, 0));
     uint64_t epoch_a = 0, epoch_b = 0;
     bool acquired = false;
     assert_int_equal(backend->lease_acquire(a, "node-na", HF_STORE_UNIT_NONE, &epoch_a, &acquired,
-                                            error, sizeof error), 0);
+                                            error, sizeof error),
+                     0);
     assert_true(acquired);
     assert_int_equal(no_unit_write(a, first, error), 0);
     /* Without the lease, B's records of no unit are refused. */
-    assert_int_equal(backend->lease_acquire(b, "node-nb", "nb_unit", &epoch_b, &acquired, error,
-                                            sizeof error), 0);
+    assert_int_equal(
+        backend->lease_acquire(b, "node-nb", "nb_unit", &epoch_b, &acquired, error, sizeof error),
+        0);
     assert_int_not_equal(no_unit_write(b, late, error), 0);
     assert_non_null(strstr(error, "lost lease"));
     /* A's lease lapses; B takes the records of no unit over; A, stale, writes nothing. */
     PQclear(PQexecParams(look, lapse, 1, NULL, none, NULL, NULL, 0));
     assert_int_equal(backend->lease_acquire(b, "node-nb", HF_STORE_UNIT_NONE, &epoch_b, &acquired,
-                                            error, sizeof error), 0);
+                                            error, sizeof error),
+                     0);
     assert_true(acquired);
     if (no_unit_write(a, late, error) == 0) fail_msg("a stale batch of no unit was written");
     if (strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)) != 0)
         assert_int_not_equal(no_unit_write(a, late, error), 0);
     assert_int_equal(strncmp(error, HF_STORE_LOST_LEASE, strlen(HF_STORE_LOST_LEASE)), 0);
     assert_int_equal(query_number(look, "SELECT count(*) FROM refunds WHERE id = $1", late), 0);
-    assert_int_equal(query_number(look, "SELECT count(*) FROM idempotency WHERE unit = '"
-                                        HF_STORE_UNIT_NONE "' AND key = $1", first), 1);
+    assert_int_equal(
+        query_number(look,
+                     "SELECT count(*) FROM idempotency WHERE unit = '" HF_STORE_UNIT_NONE
+                     "' AND key = $1",
+                     first),
+        1);
     /* The taker reads them back with the unit, the refund found by its id's unit too. */
     refunds_seen_t seen = {first, late, 0, 0};
     hf_store_loader_t loader = {.refund = refund_count, .context = &seen};
@@ -312,7 +318,8 @@ static void test_a_stale_writer_of_no_unit_is_refused(void **state)
     char found_unit[64] = "";
     bool found = false;
     assert_int_equal(backend->unit_find(b, "refund", first, found_unit, sizeof found_unit, &found,
-                                        error, sizeof error), 0);
+                                        error, sizeof error),
+                     0);
     assert_true(found);
     assert_string_equal(found_unit, HF_STORE_UNIT_NONE);
     assert_int_equal(backend->lease_release(b, "node-nb", error, sizeof error), 0);
@@ -323,8 +330,7 @@ static void test_a_stale_writer_of_no_unit_is_refused(void **state)
 
 /* A unit's load in two halves (backend.h, version 7): the fetch reads the rows without
  * calling back, the delivery calls back exactly as load_unit does, with no connection. */
-static void test_a_fetched_unit_is_delivered_as_load_unit_reads_it(void **state)
-{
+static void test_a_fetched_unit_is_delivered_as_load_unit_reads_it(void **state) {
     (void)state;
     const char *url = database_url();
     if (url == NULL) skip();
@@ -338,7 +344,8 @@ static void test_a_fetched_unit_is_delivered_as_load_unit_reads_it(void **state)
     bool acquired = false;
     for (int u = 0; u < 2; u++)
         assert_int_equal(backend->lease_acquire(a, "node-f", u ? other : unit, &epoch, &acquired,
-                                                error, sizeof error), 0);
+                                                error, sizeof error),
+                         0);
     for (int i = 0; i < 3; i++) {
         snprintf(hold_id, sizeof hold_id, "res_fetch_%d_%ld", i, stamp);
         assert_int_equal(hold_write(a, hold_id, i < 2 ? unit : other, error), 0);
@@ -366,8 +373,7 @@ static void test_a_fetched_unit_is_delivered_as_load_unit_reads_it(void **state)
 }
 
 /* A batch of a unit this node never acquired is refused once the node holds any lease. */
-static void test_a_unit_never_acquired_is_refused(void **state)
-{
+static void test_a_unit_never_acquired_is_refused(void **state) {
     (void)state;
     const char *url = database_url();
     if (url == NULL) skip();
@@ -379,8 +385,8 @@ static void test_a_unit_never_acquired_is_refused(void **state)
     void *a = instance_open(url);
     uint64_t epoch = 0;
     bool acquired = false;
-    assert_int_equal(backend->lease_acquire(a, "node-c", unit, &epoch, &acquired, error,
-                                            sizeof error), 0);
+    assert_int_equal(
+        backend->lease_acquire(a, "node-c", unit, &epoch, &acquired, error, sizeof error), 0);
     assert_true(acquired);
     assert_int_not_equal(hold_write(a, "res_other", other, error), 0);
     assert_non_null(strstr(error, "lost lease"));
@@ -396,22 +402,19 @@ static void test_a_unit_never_acquired_is_refused(void **state)
 static double driver_lat;
 static int key_hash_byte = -1;
 
-static int driver_seen(void *context, const hf_stored_driver_t *driver)
-{
+static int driver_seen(void *context, const hf_stored_driver_t *driver) {
     (void)context;
     driver_lat = driver->lat;
     return 0;
 }
 
-static int key_seen(void *context, const hf_stored_idempotency_t *answer)
-{
+static int key_seen(void *context, const hf_stored_idempotency_t *answer) {
     (void)context;
     key_hash_byte = answer->hash[31];
     return 0;
 }
 
-static void test_a_unit_reads_back_doubles_and_hashes_exactly(void **state)
-{
+static void test_a_unit_reads_back_doubles_and_hashes_exactly(void **state) {
     (void)state;
     const char *url = database_url();
     if (url == NULL) skip();
@@ -426,9 +429,11 @@ static void test_a_unit_reads_back_doubles_and_hashes_exactly(void **state)
     uint8_t hash[32];
     for (int i = 0; i < 32; i++) hash[i] = (uint8_t)(i * 7 + 1);
     hf_batch_t *batch = hf_batch_create();
-    hf_mutation_t driver = {.type = HF_MUTATION_DRIVER, .at_ms = 1000,
+    hf_mutation_t driver = {.type = HF_MUTATION_DRIVER,
+                            .at_ms = 1000,
                             .as.driver = {fleet, "d1", lat, -73.98765432109876, 4.5, true, false}};
-    hf_mutation_t answer = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 1000,
+    hf_mutation_t answer = {.type = HF_MUTATION_IDEMPOTENCY,
+                            .at_ms = 1000,
                             .as.idempotency = {key, "{}", hash, 201, fleet}};
     hf_batch_append(batch, &driver);
     hf_batch_append(batch, &answer);
@@ -443,8 +448,7 @@ static void test_a_unit_reads_back_doubles_and_hashes_exactly(void **state)
     backend->close(a);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_units_are_distinct_and_name_records_of_no_unit),
         cmocka_unit_test(test_a_stale_writer_of_no_unit_is_refused),

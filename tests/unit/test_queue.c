@@ -27,16 +27,14 @@ typedef struct fixture {
     int next_id;
 } fixture_t;
 
-static int setup(void **state)
-{
+static int setup(void **state) {
     fixture_t *f = calloc(1, sizeof *f);
     f->core = fx_core_create(&f->sink, 1024);
     *state = f;
     return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     fixture_t *f = *state;
     fx_core_destroy(f->core, &f->sink);
     free(f);
@@ -45,19 +43,17 @@ static int teardown(void **state)
 
 /* The event "e1" with a room of these settings (abandon_after in ms). */
 static void room_make(fixture_t *f, double rate, int64_t ttl_s, uint32_t max_active,
-                      int64_t abandon_ms, uint32_t max_waiting)
-{
+                      int64_t abandon_ms, uint32_t max_waiting) {
     fx_event_init(&f->event, "e1", 60000, 180000, 0, 10);
     fx_event_section(&f->event, "FLOOR", 100, 1, 10);
-    f->event.definition.waiting_room = (hf_room_definition_t){true, rate, ttl_s, max_active,
-                                                              abandon_ms, max_waiting};
+    f->event.definition.waiting_room = (hf_room_definition_t){true,       rate,       ttl_s,
+                                                              max_active, abandon_ms, max_waiting};
     assert_true(hf_core_room_valid(&f->event.definition.waiting_room));
     assert_int_equal(hf_core_event_create(f->core, &f->event.definition, T0, NULL), HF_OK);
     fx_sink_reset(&f->sink);
 }
 
-static uint32_t join(fixture_t *f, const char *user, int64_t at, bool *created)
-{
+static uint32_t join(fixture_t *f, const char *user, int64_t at, bool *created) {
     char id[32];
     snprintf(id, sizeof id, "q_%d", ++f->next_id);
     uint32_t index;
@@ -68,27 +64,21 @@ static uint32_t join(fixture_t *f, const char *user, int64_t at, bool *created)
     return index;
 }
 
-static uint8_t status_of(fixture_t *f, uint32_t index)
-{
+static uint8_t status_of(fixture_t *f, uint32_t index) {
     return hf_core_ticket_at(f->core, index)->status;
 }
 
-static uint32_t count_status(fixture_t *f, uint32_t *tickets, uint32_t count, uint8_t status)
-{
+static uint32_t count_status(fixture_t *f, uint32_t *tickets, uint32_t count, uint8_t status) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < count; i++) n += status_of(f, tickets[i]) == status;
     return n;
 }
 
-static uint32_t records(const fixture_t *f, int type)
-{
-    return (uint32_t)f->sink.by_type[type];
-}
+static uint32_t records(const fixture_t *f, int type) { return (uint32_t)f->sink.by_type[type]; }
 
 /* Positions are the waiting tickets ahead plus one, checked against a plain count while
  * tickets in the middle leave (the tree grows from 16 to 1024 join numbers on the way). */
-static void test_positions(void **state)
-{
+static void test_positions(void **state) {
     fixture_t *f = *state;
     room_make(f, 0.001, 900, 0, 3600000, 100000);
     enum { USERS = 1000 };
@@ -127,8 +117,7 @@ static void test_positions(void **state)
 
 /* A backlog admitted at 50/s for 10 s of 1 ms steps: within 5% of 500, and never more than
  * the bucket's 5 at one instant; after an idle spell, a crowd arriving at once gets 5. */
-static void test_bucket_smooth(void **state)
-{
+static void test_bucket_smooth(void **state) {
     fixture_t *f = *state;
     room_make(f, 50, 900, 0, 3600000, 100000);
     enum { USERS = 3000 };
@@ -164,7 +153,8 @@ static void test_bucket_smooth(void **state)
         if (status_of(f, tickets[i]) == HF_TICKET_WAITING)
             assert_int_equal(hf_core_queue_complete(f->core, "e1",
                                                     hf_core_ticket_at(f->core, tickets[i])->id,
-                                                    T0 + 10000, &at), HF_OK);
+                                                    T0 + 10000, &at),
+                             HF_OK);
     }
     hf_core_advance(f->core, T0 + 70000);
     uint64_t idle = hf_core_room_admissions(f->core, 0);
@@ -176,8 +166,7 @@ static void test_bucket_smooth(void **state)
 }
 
 /* A fractional rate: one admission every 2 s, never two at once. */
-static void test_bucket_fractional(void **state)
-{
+static void test_bucket_fractional(void **state) {
     fixture_t *f = *state;
     room_make(f, 0.5, 900, 0, 3600000, 100);
     char user[32];
@@ -196,8 +185,7 @@ static void test_bucket_fractional(void **state)
 }
 
 /* max_active caps admitted tickets with live tokens; complete frees a slot at once. */
-static void test_max_active_and_complete(void **state)
-{
+static void test_max_active_and_complete(void **state) {
     fixture_t *f = *state;
     room_make(f, 1000, 900, 2, 3600000, 100);
     uint32_t t[5];
@@ -211,8 +199,9 @@ static void test_max_active_and_complete(void **state)
     assert_int_equal(hf_core_room_active(f->core, 0), 2);
     assert_int_equal(hf_core_ticket_position(f->core, t[2]), 1);
     uint32_t at;
-    assert_int_equal(hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id,
-                                            T0 + 5000, &at), HF_OK);
+    assert_int_equal(
+        hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id, T0 + 5000, &at),
+        HF_OK);
     assert_int_equal(status_of(f, t[0]), HF_TICKET_COMPLETED);
     assert_int_equal(status_of(f, t[2]), HF_TICKET_ADMITTED);
     assert_int_equal(hf_core_ticket_position(f->core, t[3]), 1);
@@ -224,15 +213,15 @@ static void test_max_active_and_complete(void **state)
     assert_int_equal(hf_core_queue_admission(f->core, 0, hf_core_ticket_at(f->core, t[2])->id, "a"),
                      HF_ADMISSION_INVALID);
     size_t count = f->sink.total;
-    assert_int_equal(hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id,
-                                            T0 + 6000, &at), HF_OK);
+    assert_int_equal(
+        hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id, T0 + 6000, &at),
+        HF_OK);
     assert_int_equal(f->sink.total, count);
 }
 
 /* A waiting ticket not polled for abandon_after is dropped and those behind move up; a
  * poll keeps it; a poll emits no record. */
-static void test_abandonment(void **state)
-{
+static void test_abandonment(void **state) {
     fixture_t *f = *state;
     room_make(f, 1000, 900, 1, 1000, 100);
     uint32_t a = join(f, "a", T0, NULL);
@@ -243,10 +232,10 @@ static void test_abandonment(void **state)
     assert_int_equal(hf_core_ticket_position(f->core, d), 3);
     uint32_t at;
     size_t count = f->sink.total;
-    assert_int_equal(hf_core_queue_poll(f->core, "e1", hf_core_ticket_at(f->core, c)->id,
-                                        T0 + 800, &at), HF_OK);
-    assert_int_equal(hf_core_queue_poll(f->core, "e1", hf_core_ticket_at(f->core, d)->id,
-                                        T0 + 800, &at), HF_OK);
+    assert_int_equal(
+        hf_core_queue_poll(f->core, "e1", hf_core_ticket_at(f->core, c)->id, T0 + 800, &at), HF_OK);
+    assert_int_equal(
+        hf_core_queue_poll(f->core, "e1", hf_core_ticket_at(f->core, d)->id, T0 + 800, &at), HF_OK);
     assert_int_equal(f->sink.total, count);
     hf_core_advance(f->core, T0 + 1000);
     assert_int_equal(status_of(f, b), HF_TICKET_ABANDONED);
@@ -266,8 +255,7 @@ static void test_abandonment(void **state)
 
 /* Joining again answers the same ticket while it waits or its token lives; once the token
  * expired the user gets a new ticket at the back, and the expired token is refused as such. */
-static void test_rejoin(void **state)
-{
+static void test_rejoin(void **state) {
     fixture_t *f = *state;
     room_make(f, 1000, 2, 0, 3600000, 100);
     bool created;
@@ -294,11 +282,10 @@ static void test_rejoin(void **state)
 
 /* The line's limit counts waiting tickets; other rooms and unknown events answer their
  * errors; a poll of another event's ticket is not found. */
-static void test_limit_and_errors(void **state)
-{
+static void test_limit_and_errors(void **state) {
     fixture_t *f = *state;
     room_make(f, 0.001, 900, 0, 3600000, 2);
-    join(f, "a", T0, NULL);   /* admitted */
+    join(f, "a", T0, NULL); /* admitted */
     join(f, "b", T0, NULL);
     uint32_t c = join(f, "c", T0, NULL);
     uint32_t index;
@@ -325,8 +312,7 @@ static void test_limit_and_errors(void **state)
 
 /* Records: a join's creation, an admission's change; restored tickets keep their order and
  * an admitted one its token. */
-static void test_records_and_restore(void **state)
-{
+static void test_records_and_restore(void **state) {
     fixture_t *f = *state;
     room_make(f, 0.001, 900, 0, 1000, 100);
     uint32_t a = join(f, "a", T0, NULL);
@@ -362,8 +348,7 @@ static void test_records_and_restore(void **state)
 }
 
 /* Finished tickets beyond the limit are forgotten once their records are durable. */
-static void test_forgetting(void **state)
-{
+static void test_forgetting(void **state) {
     fixture_t *f = *state;
     room_make(f, 1000, 900, 0, 3600000, 100);
     hf_core_set_tickets_finished_max(f->core, 2);
@@ -395,20 +380,20 @@ static void test_forgetting(void **state)
 
 /* A forgotten ticket's slot taken by a new one: the old ticket's deadline left on the heap
  * neither abandons nor re-arms the new one. */
-static void test_slot_reuse(void **state)
-{
+static void test_slot_reuse(void **state) {
     fixture_t *f = *state;
     room_make(f, 1000, 900, 1, 1000, 100);
     hf_core_set_tickets_finished_max(f->core, 0);
     join(f, "holder", T0, NULL);
     uint32_t a = join(f, "a", T0, NULL);
     uint32_t at;
-    assert_int_equal(hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, a)->id,
-                                            T0 + 10, &at), HF_OK);
+    assert_int_equal(
+        hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, a)->id, T0 + 10, &at),
+        HF_OK);
     assert_int_equal(hf_core_evict(f->core, UINT64_MAX), 1);
     uint32_t b = join(f, "b", T0 + 500, NULL);
     assert_int_equal(b, a);
-    hf_core_advance(f->core, T0 + 1000);   /* a's old deadline */
+    hf_core_advance(f->core, T0 + 1000); /* a's old deadline */
     assert_int_equal(status_of(f, b), HF_TICKET_WAITING);
     assert_int_equal(hf_core_ticket_position(f->core, b), 1);
     hf_core_advance(f->core, T0 + 1499);
@@ -420,13 +405,11 @@ static void test_slot_reuse(void **state)
 
 /* ---- through the SQLite store: the tickets table, loading, and reading one back ---- */
 
-static int store_event(void *context, const hf_stored_event_t *event)
-{
+static int store_event(void *context, const hf_stored_event_t *event) {
     return hf_core_restore_event(context, event->definition, event->created_at_ms);
 }
 
-static int store_ticket(void *context, const hf_stored_ticket_t *ticket)
-{
+static int store_ticket(void *context, const hf_stored_ticket_t *ticket) {
     return hf_core_restore_ticket(context, ticket, T0 + 5000);
 }
 
@@ -435,8 +418,7 @@ typedef struct revive {
     uint32_t index;
 } revive_t;
 
-static int store_revive(void *context, const hf_stored_ticket_t *ticket)
-{
+static int store_revive(void *context, const hf_stored_ticket_t *ticket) {
     revive_t *revive = context;
     return hf_core_revive_ticket(revive->core, ticket, &revive->index);
 }
@@ -444,8 +426,7 @@ static int store_revive(void *context, const hf_stored_ticket_t *ticket)
 /* Joins, an admission, a completion and an abandonment written by the store, loaded into a
  * fresh core with the same statuses, positions and admission times; a forgotten ticket read
  * back by id. */
-static void test_through_the_store(void **state)
-{
+static void test_through_the_store(void **state) {
     (void)state;
     hf_batch_t *batch = hf_batch_create();
     hf_core_t *core = hf_core_create((hf_mutation_sink_t){hf_batch_sink_emit, batch});
@@ -464,11 +445,12 @@ static void test_through_the_store(void **state)
          * the complete and the poll of earlier times below, which nothing advanced past. */
         if (i < 4) hf_core_advance(core, T0);
         assert_int_equal(hf_core_queue_join(core, "e1", users[i], ids[i], T0 + (i < 4 ? 0 : 900),
-                                            &index, &created), HF_OK);
+                                            &index, &created),
+                         HF_OK);
     }
     assert_int_equal(hf_core_queue_complete(core, "e1", "q_2", T0 + 10, &index), HF_OK);
     assert_int_equal(hf_core_queue_poll(core, "e1", "q_3", T0 + 500, &index), HF_OK);
-    hf_core_advance(core, T0 + 1000);   /* q_1 is abandoned; q_3 and q_4 were polled later */
+    hf_core_advance(core, T0 + 1000); /* q_1 is abandoned; q_3 and q_4 were polled later */
     assert_int_equal(hf_core_ticket_find(core, "q_1", NULL)->status, HF_TICKET_ABANDONED);
 
     temporary_database_t database;
@@ -516,24 +498,21 @@ static void test_through_the_store(void **state)
 /* ---- estimated_wait_s (API.md section 6, core/estimate.h) ---- */
 
 /* A poll's estimate at now: the core advanced to now first, as a poll does. */
-static int64_t estimate_at(fixture_t *f, uint32_t index, int64_t now)
-{
+static int64_t estimate_at(fixture_t *f, uint32_t index, int64_t now) {
     hf_core_advance(f->core, now);
     uint32_t position = hf_core_ticket_position(f->core, index);
     assert_true(position > 0);
     return hf_core_ticket_wait_s(f->core, index, position, now);
 }
 
-static int64_t ceil_div(int64_t numerator, int64_t denominator)
-{
+static int64_t ceil_div(int64_t numerator, int64_t denominator) {
     return (numerator + denominator - 1) / denominator;
 }
 
 /* The issue's quiet room: at 0.1/s, positions 1 to 3 behind the first admission wait 10, 20
  * and 30 s (one admission in its first second is no rate of 1/s), from the join's answer on
  * and all through the 10 s until the next admission; then the line moves up one. */
-static void test_estimate_quiet_room(void **state)
-{
+static void test_estimate_quiet_room(void **state) {
     fixture_t *f = *state;
     room_make(f, 0.1, 900, 0, 3600000, 100);
     uint32_t t[4];
@@ -555,8 +534,7 @@ static void test_estimate_quiet_room(void **state)
 
 /* A fractional rate whose quotients are whole in decimal (7 / 0.7 = 10) is not rounded up
  * past them by the doubles' last place. */
-static void test_estimate_rounding(void **state)
-{
+static void test_estimate_rounding(void **state) {
     fixture_t *f = *state;
     room_make(f, 0.7, 900, 0, 3600000, 100);
     join(f, "first", T0, NULL);
@@ -573,13 +551,12 @@ static void test_estimate_rounding(void **state)
  * first second T is 1 s (A / 1 s, the formula's floor); from then on position 57 waits
  * 57 / 20 s, 3 s, as it does (it was told 19 s). Then, through 15 s of 1 ms steps, every
  * estimate is ceil(position / min(20, A / T)) with A counted from the admissions made. */
-static void test_estimate_early_sale(void **state)
-{
+static void test_estimate_early_sale(void **state) {
     fixture_t *f = *state;
     room_make(f, 20, 900, 0, 3600000, 100000);
     enum { USERS = 400, SPAN_MS = 15000 };
     static uint32_t tickets[USERS];
-    static uint64_t admitted_by[SPAN_MS + 1];   /* admissions made by T0 + 900 + ms */
+    static uint64_t admitted_by[SPAN_MS + 1]; /* admissions made by T0 + 900 + ms */
     char user[32];
     const int64_t start = T0 + 900;
     for (int i = 0; i < USERS; i++) {
@@ -625,8 +602,7 @@ static void test_estimate_early_sale(void **state)
  * waits at least p * 60 / 2 s, whatever the recent admissions say (the issue's position 1
  * was told 2 s for 36 s); once the last 10 s saw no admission, still so. A room with a free
  * slot is not capped. */
-static void test_estimate_max_active_full(void **state)
-{
+static void test_estimate_max_active_full(void **state) {
     fixture_t *f = *state;
     room_make(f, 10, 60, 2, 3600000, 100);
     uint32_t t[5];
@@ -638,8 +614,9 @@ static void test_estimate_max_active_full(void **state)
     assert_int_equal(estimate_at(f, t[3], T0 + 1000), 60);
     assert_int_equal(estimate_at(f, t[4], T0 + 1000), 90);
     uint32_t at;
-    assert_int_equal(hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id,
-                                            T0 + 2000, &at), HF_OK);
+    assert_int_equal(
+        hf_core_queue_complete(f->core, "e1", hf_core_ticket_at(f->core, t[0])->id, T0 + 2000, &at),
+        HF_OK);
     assert_int_equal(status_of(f, t[2]), HF_TICKET_ADMITTED);
     assert_int_equal(estimate_at(f, t[3], T0 + 2000), 30);
     assert_int_equal(estimate_at(f, t[4], T0 + 40000), 60);
@@ -656,12 +633,11 @@ static void test_estimate_max_active_full(void **state)
 
 /* A burst after an idle spell never shortens estimates: 5 admitted at one instant after a
  * minute's quiet are 5 in the last 10 s, a rate of 0.5/s, below admit_per_s. */
-static void test_estimate_burst_after_idle(void **state)
-{
+static void test_estimate_burst_after_idle(void **state) {
     fixture_t *f = *state;
     room_make(f, 50, 900, 0, 3600000, 1000);
     join(f, "early", T0, NULL);
-    hf_core_advance(f->core, T0 + 1);   /* admits it */
+    hf_core_advance(f->core, T0 + 1); /* admits it */
     hf_core_advance(f->core, T0 + 60000);
     uint32_t tickets[100];
     char user[32];
@@ -681,8 +657,7 @@ static void test_estimate_burst_after_idle(void **state)
 /* The window alone against a list of admission times: random admissions, bursts and quiet
  * spells longer than its ring, read at random times; a position of 10^9 and a huge
  * admit_per_s make the estimate show A / T itself. */
-static void test_estimate_window_against_a_list(void **state)
-{
+static void test_estimate_window_against_a_list(void **state) {
     (void)state;
     enum { ADMISSIONS = 4000 };
     static int64_t times[ADMISSIONS];
@@ -708,8 +683,7 @@ static void test_estimate_window_against_a_list(void **state)
     }
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_positions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bucket_smooth, setup, teardown),

@@ -31,9 +31,20 @@ static void test_id_parse(void **state) {
     assert_int_equal(id, UINT64_C(1882835035079475201));
     assert_true(parse("9223372036854775807", &id));
     assert_int_equal(id, (uint64_t)INT64_MAX);
-    const char *refused[] = {"", "-1", "+1", " 1", "1 ", "1.0", "1e3", "0x10", "abc", "12a",
-                             "9223372036854775808", "18446744073709551615",
-                             "18446744073709551616", "99999999999999999999999"};
+    const char *refused[] = {"",
+                             "-1",
+                             "+1",
+                             " 1",
+                             "1 ",
+                             "1.0",
+                             "1e3",
+                             "0x10",
+                             "abc",
+                             "12a",
+                             "9223372036854775808",
+                             "18446744073709551615",
+                             "18446744073709551616",
+                             "99999999999999999999999"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         id = 7;
         assert_false(parse(refused[i], &id));
@@ -52,10 +63,10 @@ static void test_id_epochs(void **state) {
     assert_true(first < (uint64_t)INT64_MAX);
     /* A later time starts there; the same or an earlier time (a clock stepped back) starts
      * just after the last epoch, so ids never go back. */
-    assert_int_equal(hf_replay_id_rebase(first + 5, NOW_MS + 10),
-                     (uint64_t)(NOW_MS + 10) << HF_STREAM_ID_COUNTER_BITS);
-    assert_int_equal(hf_replay_id_rebase(first + 5, NOW_MS),
-                     (uint64_t)(NOW_MS + 1) << HF_STREAM_ID_COUNTER_BITS);
+    assert_int_equal(hf_replay_id_rebase(first + 5, NOW_MS + 10), (uint64_t)(NOW_MS + 10)
+                                                                      << HF_STREAM_ID_COUNTER_BITS);
+    assert_int_equal(hf_replay_id_rebase(first + 5, NOW_MS), (uint64_t)(NOW_MS + 1)
+                                                                 << HF_STREAM_ID_COUNTER_BITS);
     assert_int_equal(hf_replay_id_rebase(first + 5, NOW_MS - 1000),
                      (uint64_t)(NOW_MS + 1) << HF_STREAM_ID_COUNTER_BITS);
     /* The next id counts; at the counter's last value a new epoch starts instead. */
@@ -112,7 +123,8 @@ static void test_window_fills_and_wraps(void **state) {
         assert_true(hf_replay_ring_covers(&ring, oldest_position));
         assert_true(hf_replay_ring_covers(&ring, id));
         assert_false(hf_replay_ring_covers(&ring, id + 1));
-        if (oldest_position > start) assert_false(hf_replay_ring_covers(&ring, oldest_position - 1));
+        if (oldest_position > start)
+            assert_false(hf_replay_ring_covers(&ring, oldest_position - 1));
         if (round % 4999 == 0 || round > 3 * HF_STREAM_REPLAY_CHANGES_MAX)
             for (uint64_t at = oldest_position + 1; at <= id; at++) check_change(&ring, at);
     }

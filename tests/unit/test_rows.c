@@ -35,19 +35,23 @@ static hf_pool_definition_t pools[] = {{"GA", 5, 50}, {"VIP", 1000000000LL, 1000
 
 /* Every field away from its default: two sections of several rows, two pools, a ttl that is not
  * a whole number of seconds, no per-user limit, and a name that needs escaping. */
-static hf_event_definition_t full_definition(void)
-{
-    hf_event_definition_t definition = {
-        .id = "eras_n1", .name = "Eras \"Night\" \\ caf\xc3\xa9", .currency = "EUR",
-        .hold_ttl_ms = 1500, .max_hold_ms = 1800001, .max_seats_per_user = 0,
-        .max_seats_per_hold = 10, .section_count = 2, .sections = sections, .pool_count = 2,
-        .pools = pools};
+static hf_event_definition_t full_definition(void) {
+    hf_event_definition_t definition = {.id = "eras_n1",
+                                        .name = "Eras \"Night\" \\ caf\xc3\xa9",
+                                        .currency = "EUR",
+                                        .hold_ttl_ms = 1500,
+                                        .max_hold_ms = 1800001,
+                                        .max_seats_per_user = 0,
+                                        .max_seats_per_hold = 10,
+                                        .section_count = 2,
+                                        .sections = sections,
+                                        .pool_count = 2,
+                                        .pools = pools};
     return definition;
 }
 
 static void assert_definitions_equal(const hf_event_definition_t *got,
-                                     const hf_event_definition_t *expected)
-{
+                                     const hf_event_definition_t *expected) {
     assert_string_equal(got->id, expected->id);
     assert_string_equal(got->name, expected->name);
     assert_string_equal(got->currency, expected->currency);
@@ -74,8 +78,7 @@ static void assert_definitions_equal(const hf_event_definition_t *got,
     }
 }
 
-static void test_definition_round_trips(void **state)
-{
+static void test_definition_round_trips(void **state) {
     (void)state;
     hf_event_definition_t source = full_definition();
     hf_buffer_t text;
@@ -105,8 +108,7 @@ static void test_definition_round_trips(void **state)
 
 /* An event of seats only (no pools) keeps its empty pools, and one of pools only its empty
  * sections. */
-static void test_definition_round_trips_empty_sections_and_pools(void **state)
-{
+static void test_definition_round_trips_empty_sections_and_pools(void **state) {
     (void)state;
     hf_event_definition_t seats_only = full_definition();
     seats_only.pool_count = 0;
@@ -130,14 +132,13 @@ static void test_definition_round_trips_empty_sections_and_pools(void **state)
 
 /* What the core wrote into events.config before the store wrote it: data directories of the
  * last version hold it, and must start. */
-#define OLD_DEFINITION                                                                        \
+#define OLD_DEFINITION \
     "{\"id\":\"e1\",\"name\":\"E\",\"currency\":\"USD\",\"hold_ttl_s\":600,\"max_hold_s\":1800," \
-    "\"max_seats_per_user\":0,\"max_seats_per_hold\":10,\"sections\":[{\"id\":\"F\","         \
-    "\"price\":100,\"rows\":[{\"id\":\"A\",\"seats\":2}]}],\"pools\":[{\"id\":\"GA\","        \
+    "\"max_seats_per_user\":0,\"max_seats_per_hold\":10,\"sections\":[{\"id\":\"F\"," \
+    "\"price\":100,\"rows\":[{\"id\":\"A\",\"seats\":2}]}],\"pools\":[{\"id\":\"GA\"," \
     "\"capacity\":5,\"price\":50}]}"
 
-static void test_definition_of_the_old_core_reads_back(void **state)
-{
+static void test_definition_of_the_old_core_reads_back(void **state) {
     (void)state;
     hf_event_definition_t read;
     char error[ERROR_SIZE] = "";
@@ -171,8 +172,7 @@ static void test_definition_of_the_old_core_reads_back(void **state)
 
 /* Each refusal names what is wrong, and the definition can be freed after it (twice, even:
  * the loader frees whatever the reader left). */
-static void assert_definition_refused(const char *text, const char *named)
-{
+static void assert_definition_refused(const char *text, const char *named) {
     hf_event_definition_t read;
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_rows_definition_read(text, &read, error, sizeof error), -1);
@@ -181,8 +181,7 @@ static void assert_definition_refused(const char *text, const char *named)
     hf_rows_definition_free(&read);
 }
 
-static void test_definition_refusals(void **state)
-{
+static void test_definition_refusals(void **state) {
     (void)state;
     assert_definition_refused("{\"id\":\"e1\"", "not a JSON object");
     assert_definition_refused("[1]", "not a JSON object");
@@ -229,8 +228,7 @@ static void test_definition_refusals(void **state)
 /* ---- Items ---- */
 
 static const char *items_text(hf_buffer_t *buffer, const hf_mutation_item_t *lines,
-                              uint32_t seat_count, uint32_t pool_count)
-{
+                              uint32_t seat_count, uint32_t pool_count) {
     hf_mutation_items_t items = {lines, seat_count, pool_count};
     hf_buffer_reset(buffer);
     hf_rows_items_write(buffer, &items);
@@ -239,8 +237,7 @@ static const char *items_text(hf_buffer_t *buffer, const hf_mutation_item_t *lin
 
 /* The exact bytes, since the view seat_state reads $.seats with json_each and rows written by
  * the old core look like this. */
-static void test_items_bytes(void **state)
-{
+static void test_items_bytes(void **state) {
     (void)state;
     hf_buffer_t buffer;
     hf_buffer_init(&buffer);
@@ -260,8 +257,7 @@ static void test_items_bytes(void **state)
     hf_buffer_free(&buffer);
 }
 
-static void test_items_round_trip(void **state)
-{
+static void test_items_round_trip(void **state) {
     (void)state;
     hf_buffer_t buffer;
     hf_buffer_init(&buffer);
@@ -271,9 +267,9 @@ static void test_items_round_trip(void **state)
     char error[ERROR_SIZE] = "";
 
     const hf_mutation_item_t lines[] = {{"F-A-1", 0}, {"F-A-2", 0}, {"GA", 2}, {"VIP", 1}};
-    assert_int_equal(hf_rows_items_read(items_text(&buffer, lines, 2, 2), items, &request, error,
-                                        sizeof error),
-                     0);
+    assert_int_equal(
+        hf_rows_items_read(items_text(&buffer, lines, 2, 2), items, &request, error, sizeof error),
+        0);
     assert_int_equal(request.seat_count, 2);
     assert_string_equal(request.seat_ids[0], "F-A-1");
     assert_string_equal(request.seat_ids[1], "F-A-2");
@@ -285,9 +281,9 @@ static void test_items_round_trip(void **state)
 
     /* A second read into the same items replaces the first (and frees its document: ASan
      * would report the leak). */
-    assert_int_equal(hf_rows_items_read(items_text(&buffer, NULL, 0, 0), items, &request, error,
-                                        sizeof error),
-                     0);
+    assert_int_equal(
+        hf_rows_items_read(items_text(&buffer, NULL, 0, 0), items, &request, error, sizeof error),
+        0);
     assert_int_equal(request.seat_count, 0);
     assert_int_equal(request.pool_count, 0);
     assert_int_equal(hf_rows_items_read(items_text(&buffer, lines + 2, 0, 1), items, &request,
@@ -303,16 +299,14 @@ static void test_items_round_trip(void **state)
     hf_buffer_free(&buffer);
 }
 
-static void assert_items_refused(hf_rows_items_t *items, const char *text, const char *named)
-{
+static void assert_items_refused(hf_rows_items_t *items, const char *text, const char *named) {
     hf_hold_request_t request;
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_rows_items_read(text, items, &request, error, sizeof error), -1);
     if (strstr(error, named) == NULL) fail_msg("\"%s\" does not name %s", error, named);
 }
 
-static void test_items_refusals(void **state)
-{
+static void test_items_refusals(void **state) {
     (void)state;
     hf_rows_items_t *items = calloc(1, sizeof *items);
     assert_non_null(items);
@@ -337,16 +331,14 @@ static void test_items_refusals(void **state)
 
 typedef temporary_database_t directory_t;
 
-static int directory_setup(void **state)
-{
+static int directory_setup(void **state) {
     directory_t *directory = calloc(1, sizeof *directory);
     if (directory == NULL || !temporary_database_make(directory, "rows")) return -1;
     *state = directory;
     return 0;
 }
 
-static int directory_teardown(void **state)
-{
+static int directory_teardown(void **state) {
     directory_t *directory = *state;
     temporary_database_remove(directory);
     free(directory);
@@ -355,26 +347,29 @@ static int directory_teardown(void **state)
 
 /* Writes an event e1 and a hold res_1 through the store: closing right after the submit still
  * writes the batch in flight, and frees it. */
-static void store_write_event_and_hold(const directory_t *directory)
-{
+static void store_write_event_and_hold(const directory_t *directory) {
     hf_batch_t *batch = hf_batch_create();
     hf_event_definition_t definition = full_definition();
     snprintf(definition.id, sizeof definition.id, "e1");
-    hf_mutation_t event = {.type = HF_MUTATION_EVENT_CREATE, .at_ms = 1,
+    hf_mutation_t event = {.type = HF_MUTATION_EVENT_CREATE,
+                           .at_ms = 1,
                            .as.event_create = {"e1", &definition}};
     hf_batch_append(batch, &event);
     const hf_mutation_item_t lines[] = {{"FLOOR-A-1", 0}, {"GA", 2}};
-    hf_mutation_t hold = {.type = HF_MUTATION_HOLD_CREATE, .at_ms = 2,
-                          .as.hold_create = {.hold_id = "res_1", .event_id = "e1",
-                                             .user_id = "u1", .items = {lines, 1, 1},
-                                             .total = 100, .expires_at_ms = 1000,
+    hf_mutation_t hold = {.type = HF_MUTATION_HOLD_CREATE,
+                          .at_ms = 2,
+                          .as.hold_create = {.hold_id = "res_1",
+                                             .event_id = "e1",
+                                             .user_id = "u1",
+                                             .items = {lines, 1, 1},
+                                             .total = 100,
+                                             .expires_at_ms = 1000,
                                              .status = HF_HOLD_HELD}};
     hf_batch_append(batch, &hold);
     store_write_batch(directory->url, batch);
 }
 
-static void execute(const directory_t *directory, const char *sql)
-{
+static void execute(const directory_t *directory, const char *sql) {
     sqlite3 *database = NULL;
     assert_int_equal(sqlite3_open(directory->path, &database), SQLITE_OK);
     assert_int_equal(sqlite3_exec(database, sql, NULL, NULL, NULL), SQLITE_OK);
@@ -386,23 +381,20 @@ typedef struct counts {
     int events, holds;
 } counts_t;
 
-static int count_event(void *context, const hf_stored_event_t *event)
-{
+static int count_event(void *context, const hf_stored_event_t *event) {
     assert_string_equal(event->definition->id, "e1");
     ((counts_t *)context)->events++;
     return 0;
 }
 
-static int count_hold(void *context, const hf_stored_hold_t *hold)
-{
+static int count_hold(void *context, const hf_stored_hold_t *hold) {
     assert_string_equal(hold->request.hold_id, "res_1");
     ((counts_t *)context)->holds++;
     return 0;
 }
 
 /* Loads the store; returns hf_store_load's answer with its error in error. */
-static int store_load(const directory_t *directory, counts_t *counts, char *error)
-{
+static int store_load(const directory_t *directory, counts_t *counts, char *error) {
     hf_store_t *store = NULL;
     assert_int_equal(hf_store_open(&store, directory->url, error, ERROR_SIZE), 0);
     hf_store_loader_t loader = {.event = count_event, .hold = count_hold, .context = counts};
@@ -412,13 +404,11 @@ static int store_load(const directory_t *directory, counts_t *counts, char *erro
     return rc;
 }
 
-static void assert_mentions(const char *error, const char *part)
-{
+static void assert_mentions(const char *error, const char *part) {
     if (strstr(error, part) == NULL) fail_msg("\"%s\" does not mention \"%s\"", error, part);
 }
 
-static void test_damaged_event_fails_the_load(void **state)
-{
+static void test_damaged_event_fails_the_load(void **state) {
     const directory_t *directory = *state;
     store_write_event_and_hold(directory);
     counts_t counts = {0};
@@ -452,15 +442,13 @@ static void test_damaged_event_fails_the_load(void **state)
     assert_mentions(error, "another event");
 }
 
-static int found_hold(void *context, const hf_stored_hold_t *hold)
-{
+static int found_hold(void *context, const hf_stored_hold_t *hold) {
     (void)hold;
     (*(int *)context)++;
     return 0;
 }
 
-static void test_damaged_hold_fails_the_load(void **state)
-{
+static void test_damaged_hold_fails_the_load(void **state) {
     const directory_t *directory = *state;
     store_write_event_and_hold(directory);
     counts_t counts = {0};
@@ -499,8 +487,7 @@ static void test_damaged_hold_fails_the_load(void **state)
     hf_store_close(store);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_definition_round_trips),
         cmocka_unit_test(test_definition_round_trips_empty_sections_and_pools),

@@ -75,8 +75,7 @@
 #include "sim_holds.h"
 #include "sim_payments.h"
 
-static void op_clock(void)
-{
+static void op_clock(void) {
     uint32_t roll = rng_below(100);
     hf_time_ms_t target = model.now;
     if (window_run) {
@@ -108,12 +107,12 @@ static void op_clock(void)
 
 /* The store makes batches durable a few steps late: the core may forget only holds whose end
  * is as old as that. Then the model learns which ones it forgot, and checks it. */
-static void evict_step(void)
-{
+static void evict_step(void) {
     uint64_t now_changes = hf_core_change_count(core);
     uint32_t lag = rng_below(8);
-    uint64_t durable = lag == 0 ? now_changes
-                     : step >= lag ? model.step_changes[(step - lag) % 8] : 0;
+    uint64_t durable = lag == 0      ? now_changes
+                       : step >= lag ? model.step_changes[(step - lag) % 8]
+                                     : 0;
     model.step_changes[step % 8] = now_changes;
     stats[S_FORGOTTEN] += hf_core_evict(core, durable);
     for (uint32_t i = 0; i < model.kept_count;) {
@@ -124,7 +123,8 @@ static void evict_step(void)
         }
         if (h->finished_after >= durable)
             mismatch("hold %s forgotten before its end was durable (records up to %" PRIu64
-                     " durable, it ended after %" PRIu64 ")", h->id, durable, h->finished_after);
+                     " durable, it ended after %" PRIu64 ")",
+                     h->id, durable, h->finished_after);
         h->forgotten = true;
         model.kept[i] = model.kept[--model.kept_count];
     }
@@ -136,8 +136,7 @@ static void evict_step(void)
                  finished_max);
 }
 
-static uint64_t env_number(const char *name, uint64_t fallback)
-{
+static uint64_t env_number(const char *name, uint64_t fallback) {
     const char *text = getenv(name);
     if (text == NULL || *text == '\0') return fallback;
     char *end = NULL;
@@ -157,19 +156,14 @@ typedef struct operation_kind {
 } operation_kind_t;
 
 static const operation_kind_t operation_kinds[] = {
-    {"hold", op_hold, 36, 24},
-    {"book", op_book, 7, 2},
-    {"extend", op_extend, 8, 3},
-    {"release", op_release, 10, 5},
-    {"commit", op_commit, 9, 7},
-    {"cancel", op_cancel, 9, 6},
-    {"payment", op_payment, 4, 28},
-    {"refund", op_refund_complete, 1, 4},
+    {"hold", op_hold, 36, 24},      {"book", op_book, 7, 2},
+    {"extend", op_extend, 8, 3},    {"release", op_release, 10, 5},
+    {"commit", op_commit, 9, 7},    {"cancel", op_cancel, 9, 6},
+    {"payment", op_payment, 4, 28}, {"refund", op_refund_complete, 1, 4},
     {"clock", op_clock, 16, 21},
 };
 
-static void operation_run(void)
-{
+static void operation_run(void) {
     uint32_t roll = rng_below(100), sum = 0;
     for (size_t k = 0; k < sizeof operation_kinds / sizeof operation_kinds[0]; k++) {
         sum += window_run ? operation_kinds[k].window_percent : operation_kinds[k].main_percent;
@@ -184,43 +178,43 @@ static void operation_run(void)
     assert_true(!"the shares of operation_kinds add up to 100");
 }
 
-static void simulation_report(uint64_t operations, double seconds)
-{
-    printf("%s: %" PRIu64 " operations in %.2f s (%.0f ops/s), clock at epoch+%" PRId64
-           " ms\n", run_name, operations, seconds,
-           seconds > 0 ? (double)operations / seconds : 0.0, model.now - EPOCH);
+static void simulation_report(uint64_t operations, double seconds) {
+    printf("%s: %" PRIu64 " operations in %.2f s (%.0f ops/s), clock at epoch+%" PRId64 " ms\n",
+           run_name, operations, seconds, seconds > 0 ? (double)operations / seconds : 0.0,
+           model.now - EPOCH);
     printf("  holds %" PRIu64 " (ok %" PRIu64 ", replaced %" PRIu64 ", moved seats %" PRIu64
            "), extends %" PRIu64 " (ok %" PRIu64 "), releases %" PRIu64 " (ok %" PRIu64
            "), commits %" PRIu64 " (ok %" PRIu64 "), cancels %" PRIu64 " (ok %" PRIu64 ")\n",
            stats[S_HOLD], stats[S_HOLD_OK], stats[S_REPLACED], stats[S_MOVED], stats[S_EXTEND],
            stats[S_EXTEND_OK], stats[S_RELEASE], stats[S_RELEASE_OK], stats[S_COMMIT],
            stats[S_COMMIT_OK], stats[S_CANCEL], stats[S_CANCEL_OK]);
-    printf("  best_available %" PRIu64 " (ok %" PRIu64 ": separate %" PRIu64 ", with named seats %"
-           PRIu64 ", with replace %" PRIu64 "; seats picked %" PRIu64 "; nothing fits %" PRIu64
-           "), bookings %" PRIu64 " (ok %" PRIu64 ", version conflicts %" PRIu64
-           ", booked orders cancelled %" PRIu64 ")\n",
+    printf("  best_available %" PRIu64 " (ok %" PRIu64 ": separate %" PRIu64
+           ", with named seats %" PRIu64 ", with replace %" PRIu64 "; seats picked %" PRIu64
+           "; nothing fits %" PRIu64 "), bookings %" PRIu64 " (ok %" PRIu64
+           ", version conflicts %" PRIu64 ", booked orders cancelled %" PRIu64 ")\n",
            stats[S_BEST], stats[S_BEST_OK], stats[S_BEST_SEPARATE_OK], stats[S_BEST_NAMED_OK],
            stats[S_BEST_REPLACE_OK], stats[S_BEST_PICKED], stats[S_BEST_NO_FIT], stats[S_BOOK],
            stats[S_BOOK_OK], stats[S_BOOK_CONFLICT], stats[S_BOOK_CANCEL_OK]);
     printf("  deliveries %" PRIu64 " (payment.failed %" PRIu64 ", refused %" PRIu64
            "): committed %" PRIu64 ", late %" PRIu64 ", by its own commit's payment %" PRIu64
-           ", refunds %" PRIu64 " (", stats[S_PAY], stats[S_PAY_FAILED], stats[S_PAY_INVALID],
-           stats[S_PAY_COMMITTED], stats[S_PAY_LATE], stats[S_PAY_OWN], stats[S_PAY_REFUND]);
+           ", refunds %" PRIu64 " (",
+           stats[S_PAY], stats[S_PAY_FAILED], stats[S_PAY_INVALID], stats[S_PAY_COMMITTED],
+           stats[S_PAY_LATE], stats[S_PAY_OWN], stats[S_PAY_REFUND]);
     for (uint8_t r = 0; r <= HF_REFUND_ALREADY_CONFIRMED; r++)
         printf("%s%s %" PRIu64, r ? ", " : "", hf_refund_reason_name(r), stats[S_PAY_REASON + r]);
-    printf(")\n  repeats %" PRIu64 " (the hold moved on since %" PRIu64 ", past the window so new %"
-           PRIu64 "), clock to a window's edge %" PRIu64 " (repeats there %" PRIu64
-           ", a millisecond past %" PRIu64 "), refund completions %" PRIu64 " (ok %" PRIu64
-           ", again %" PRIu64 ")\n", stats[S_PAY_REPEAT], stats[S_PAY_REPEAT_CHANGED],
-           stats[S_PAY_REPEAT_PRUNED], stats[S_WINDOW_JUMP], stats[S_EDGE_KEPT],
-           stats[S_EDGE_PRUNED],
-           stats[S_REFUND_COMPLETE], stats[S_REFUND_COMPLETE_OK], stats[S_REFUND_COMPLETE_AGAIN]);
+    printf(")\n  repeats %" PRIu64 " (the hold moved on since %" PRIu64
+           ", past the window so new %" PRIu64 "), clock to a window's edge %" PRIu64
+           " (repeats there %" PRIu64 ", a millisecond past %" PRIu64
+           "), refund completions %" PRIu64 " (ok %" PRIu64 ", again %" PRIu64 ")\n",
+           stats[S_PAY_REPEAT], stats[S_PAY_REPEAT_CHANGED], stats[S_PAY_REPEAT_PRUNED],
+           stats[S_WINDOW_JUMP], stats[S_EDGE_KEPT], stats[S_EDGE_PRUNED], stats[S_REFUND_COMPLETE],
+           stats[S_REFUND_COMPLETE_OK], stats[S_REFUND_COMPLETE_AGAIN]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
-           "), hf_core_check calls %" PRIu64 "\n", stats[S_CLOCK], stats[S_ADVANCE],
-           stats[S_EXPIRED], stats[S_CHECKS]);
+           "), hf_core_check calls %" PRIu64 "\n",
+           stats[S_CLOCK], stats[S_ADVANCE], stats[S_EXPIRED], stats[S_CHECKS]);
     printf("  finished holds kept at most %u: forgotten %" PRIu64 ", taken back %" PRIu64
-           "\n  operations without seat and pool records %" PRIu64 "\n  answers:", finished_max,
-           stats[S_FORGOTTEN], stats[S_REVIVED], stats[S_QUIET]);
+           "\n  operations without seat and pool records %" PRIu64 "\n  answers:",
+           finished_max, stats[S_FORGOTTEN], stats[S_REVIVED], stats[S_QUIET]);
     for (int e = 0; e <= ERROR_LAST; e++)
         if (error_stats[e])
             printf(" %s=%" PRIu64, e == 0 ? "ok" : fx_error_code((hf_error_t)e), error_stats[e]);
@@ -228,8 +222,7 @@ static void simulation_report(uint64_t operations, double seconds)
 }
 
 /* One run from a fresh core and model: operations random steps, each checked. */
-static void simulate(uint64_t operations, uint64_t stream)
-{
+static void simulate(uint64_t operations, uint64_t stream) {
     uint64_t check_every = env_number("HF_SIM_CHECK_EVERY", 0);
     lax_next_expiry = env_number("HF_SIM_LAX_NEXT_EXPIRY", 0) != 0;
     finished_max = (uint32_t)env_number("HF_SIM_FINISHED_MAX", 3);
@@ -279,8 +272,7 @@ static void simulate(uint64_t operations, uint64_t stream)
     free(model.deliveries);
 }
 
-static void test_simulation(void **state)
-{
+static void test_simulation(void **state) {
     (void)state;
     run_name = "test_simulation";
     run_variable = "HF_SIM_OPERATIONS";
@@ -291,8 +283,7 @@ static void test_simulation(void **state)
 
 /* The first run's clock stays within a few days: this one crosses the 7-day window of
  * deliveries many times, with a third of its operations payments. */
-static void test_payment_window(void **state)
-{
+static void test_payment_window(void **state) {
     (void)state;
     run_name = "test_payment_window";
     run_variable = "HF_SIM_WINDOW_OPERATIONS";
@@ -304,8 +295,7 @@ static void test_payment_window(void **state)
 #include "sim_queue.h"
 #include "sim_dispatch.h"
 
-int main(void)
-{
+int main(void) {
     const char *text = getenv("HF_SEED");
     if (text != NULL && *text != '\0') {
         seed = env_number("HF_SEED", 0);

@@ -31,8 +31,7 @@
 
 static void assert_items_copied(const hf_mutation_items_t *copy, const hf_mutation_item_t *source,
                                 const char *const *ids, const uint32_t *quantities,
-                                uint32_t seat_count, uint32_t pool_count)
-{
+                                uint32_t seat_count, uint32_t pool_count) {
     assert_int_equal(copy->seat_count, seat_count);
     assert_int_equal(copy->pool_count, pool_count);
     assert_ptr_not_equal(copy->lines, source);
@@ -46,8 +45,7 @@ static void assert_items_copied(const hf_mutation_items_t *copy, const hf_mutati
 /* Every kind carries pointers: each is appended, every source buffer it points to (strings, the
  * items array and its ids, the definition with its sections, rows and pools) is scribbled over,
  * and the copies must not see it. */
-static void test_batch_deep_copy(void **state)
-{
+static void test_batch_deep_copy(void **state) {
     (void)state;
     hf_batch_t *batch = hf_batch_create();
 
@@ -57,20 +55,30 @@ static void test_batch_deep_copy(void **state)
     hf_row_definition_t rows_bal[] = {{"C", 4}};
     hf_section_definition_t sections[] = {{"F", 100, 2, rows_f}, {"BAL", 60, 1, rows_bal}};
     hf_pool_definition_t pools[] = {{"GA", 5, 50}, {"VIP", 2, 500}};
-    hf_event_definition_t definition = {
-        .id = "eras_n1", .name = "Eras", .currency = "USD", .hold_ttl_ms = 1500,
-        .max_hold_ms = 3000, .max_seats_per_user = 0, .max_seats_per_hold = 10,
-        .section_count = 2, .sections = sections, .pool_count = 2, .pools = pools};
-    hf_mutation_t event = {.type = HF_MUTATION_EVENT_CREATE, .at_ms = 41,
+    hf_event_definition_t definition = {.id = "eras_n1",
+                                        .name = "Eras",
+                                        .currency = "USD",
+                                        .hold_ttl_ms = 1500,
+                                        .max_hold_ms = 3000,
+                                        .max_seats_per_user = 0,
+                                        .max_seats_per_hold = 10,
+                                        .section_count = 2,
+                                        .sections = sections,
+                                        .pool_count = 2,
+                                        .pools = pools};
+    hf_mutation_t event = {.type = HF_MUTATION_EVENT_CREATE,
+                           .at_ms = 41,
                            .as.event_create = {event_id, &definition}};
     hf_batch_append(batch, &event);
 
     /* The live streams' seats and pools. */
     char seat_event[] = "e_seat", seat_id[] = "F-A-1", pool_event[] = "e_pool", pool_id[] = "GA";
-    hf_mutation_t seat = {.type = HF_MUTATION_SEAT, .at_ms = 42,
+    hf_mutation_t seat = {.type = HF_MUTATION_SEAT,
+                          .at_ms = 42,
                           .as.seat = {seat_event, seat_id, HF_SEAT_HELD, 3, 0}};
     hf_batch_append(batch, &seat);
-    hf_mutation_t pool = {.type = HF_MUTATION_POOL, .at_ms = 43,
+    hf_mutation_t pool = {.type = HF_MUTATION_POOL,
+                          .at_ms = 43,
                           .as.pool = {pool_event, pool_id, 4, 5, 6, 0}};
     hf_batch_append(batch, &pool);
 
@@ -78,55 +86,69 @@ static void test_batch_deep_copy(void **state)
     char hold_id[] = "res_1", hold_event[] = "e_hold", hold_user[] = "u_hold";
     char hold_seat[] = "F-A-2", hold_pool[] = "VIP";
     hf_mutation_item_t hold_lines[] = {{hold_seat, 0}, {hold_pool, 2}};
-    hf_mutation_t hold = {.type = HF_MUTATION_HOLD_CREATE, .at_ms = 44,
-                          .as.hold_create = {hold_id, hold_event, hold_user,
-                                             {hold_lines, 1, 1}, 900, 77, HF_HOLD_HELD}};
+    hf_mutation_t hold = {
+        .type = HF_MUTATION_HOLD_CREATE,
+        .at_ms = 44,
+        .as.hold_create =
+            {hold_id, hold_event, hold_user, {hold_lines, 1, 1}, 900, 77, HF_HOLD_HELD}};
     hf_batch_append(batch, &hold);
     char update_hold[] = "res_2", update_event[] = "e_update", update_user[] = "u_update";
     char update_order[] = "ord_2";
-    hf_mutation_t update = {.type = HF_MUTATION_HOLD_UPDATE, .at_ms = 45,
-                            .as.hold_update = {update_hold, update_event, update_user,
-                                               update_order, 78, HF_HOLD_CONFIRMED}};
+    hf_mutation_t update = {.type = HF_MUTATION_HOLD_UPDATE,
+                            .at_ms = 45,
+                            .as.hold_update = {update_hold, update_event, update_user, update_order,
+                                               78, HF_HOLD_CONFIRMED}};
     hf_batch_append(batch, &update);
 
     /* An order, its lines as a row each, its update. */
     char order_id[] = "ord_1", order_event[] = "e_order", order_user[] = "u_order";
     char order_hold[] = "res_3", currency[] = "EUR", payment_ref[] = "pi_1";
     char order_seat_id[] = "F-B-1", order_seat_id2[] = "F-B-2", order_pool_id[] = "GA";
-    hf_mutation_item_t order_lines[] = {{order_seat_id, 0}, {order_seat_id2, 0},
+    hf_mutation_item_t order_lines[] = {{order_seat_id, 0},
+                                        {order_seat_id2, 0},
                                         {order_pool_id, 3}};
-    hf_mutation_t order = {.type = HF_MUTATION_ORDER_CREATE, .at_ms = 46,
-                           .as.order_create = {order_id, order_event, order_user, order_hold,
-                                               currency, payment_ref, {order_lines, 2, 1}, 950,
+    hf_mutation_t order = {.type = HF_MUTATION_ORDER_CREATE,
+                           .at_ms = 46,
+                           .as.order_create = {order_id,
+                                               order_event,
+                                               order_user,
+                                               order_hold,
+                                               currency,
+                                               payment_ref,
+                                               {order_lines, 2, 1},
+                                               950,
                                                HF_ORDER_CONFIRMED}};
     hf_batch_append(batch, &order);
     char item_order[] = "ord_3", item_event[] = "e_item", item_seat[] = "F-C-1";
     char item_pool[] = "GA2";
-    hf_mutation_t item = {.type = HF_MUTATION_ORDER_ITEM, .at_ms = 47,
+    hf_mutation_t item = {.type = HF_MUTATION_ORDER_ITEM,
+                          .at_ms = 47,
                           .as.order_item = {item_order, item_event, item_seat, item_pool, 2}};
     hf_batch_append(batch, &item);
     char cancel_order[] = "ord_4", cancel_event[] = "e_cancel", cancel_user[] = "u_cancel";
-    hf_mutation_t cancel = {.type = HF_MUTATION_ORDER_UPDATE, .at_ms = 48,
-                            .as.order_update = {cancel_order, cancel_event, cancel_user,
-                                                HF_ORDER_CANCELLED, NULL}};
+    hf_mutation_t cancel = {
+        .type = HF_MUTATION_ORDER_UPDATE,
+        .at_ms = 48,
+        .as.order_update = {cancel_order, cancel_event, cancel_user, HF_ORDER_CANCELLED, NULL}};
     hf_batch_append(batch, &cancel);
 
     /* An answer: key, body and hash. */
     char key[] = "POST /v1/events k1", body[] = "{\"a\":1}";
     uint8_t hash[32];
     memcpy(hash, test_hash, sizeof hash);
-    hf_mutation_t answer = {.type = HF_MUTATION_IDEMPOTENCY, .at_ms = 49,
+    hf_mutation_t answer = {.type = HF_MUTATION_IDEMPOTENCY,
+                            .at_ms = 49,
                             .as.idempotency = {key, body, hash, 201, NULL}};
     hf_batch_append(batch, &answer);
 
     /* Scribble over every source buffer: the batch must not see it. */
-    char *strings[] = {event_id,      seat_event,     seat_id,     pool_event,   pool_id,
-                       hold_id,       hold_event,     hold_user,   hold_seat,    hold_pool,
-                       update_hold,   update_event,   update_user, update_order, order_id,
-                       order_event,   order_user,     order_hold,  currency,     payment_ref,
-                       order_seat_id, order_seat_id2, order_pool_id, item_order, item_event,
-                       item_seat,     item_pool,      cancel_order, cancel_event, cancel_user,
-                       key,           body};
+    char *strings[] = {
+        event_id,    seat_event,   seat_id,       pool_event,     pool_id,       hold_id,
+        hold_event,  hold_user,    hold_seat,     hold_pool,      update_hold,   update_event,
+        update_user, update_order, order_id,      order_event,    order_user,    order_hold,
+        currency,    payment_ref,  order_seat_id, order_seat_id2, order_pool_id, item_order,
+        item_event,  item_seat,    item_pool,     cancel_order,   cancel_event,  cancel_user,
+        key,         body};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) scribble(strings[i]);
     memset(hash, 0, sizeof hash);
     memset(rows_f, 0x5a, sizeof rows_f);
@@ -227,8 +249,8 @@ static void test_batch_deep_copy(void **state)
     assert_string_equal(copy->as.order_create.payment_ref, "pi_1");
     const char *const order_ids[] = {"F-B-1", "F-B-2", "GA"};
     const uint32_t order_quantities[] = {0, 0, 3};
-    assert_items_copied(&copy->as.order_create.items, order_lines, order_ids, order_quantities,
-                        2, 1);
+    assert_items_copied(&copy->as.order_create.items, order_lines, order_ids, order_quantities, 2,
+                        1);
     assert_int_equal(copy->as.order_create.total, 950);
     assert_int_equal(copy->as.order_create.status, HF_ORDER_CONFIRMED);
 
@@ -322,8 +344,7 @@ static void test_batch_deep_copy(void **state)
     hf_batch_destroy(batch);
 }
 
-static void test_batch_clear_reuses_memory(void **state)
-{
+static void test_batch_clear_reuses_memory(void **state) {
     (void)state;
     hf_batch_t *batch = hf_batch_create();
     /* Enough records and one large answer body to need several chunks and array growth. */
@@ -373,8 +394,7 @@ static void test_batch_clear_reuses_memory(void **state)
     hf_batch_destroy(batch);
 }
 
-static void test_batch_sink(void **state)
-{
+static void test_batch_sink(void **state) {
     (void)state;
     hf_batch_t *batch = hf_batch_create();
     hf_mutation_sink_t sink = {hf_batch_sink_emit, batch};
@@ -391,8 +411,7 @@ static void test_batch_sink(void **state)
 
 /* ---- Opening ---- */
 
-static void test_open_creates_schema_in_wal_mode(void **state)
-{
+static void test_open_creates_schema_in_wal_mode(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = NULL;
     char error[ERROR_SIZE] = "";
@@ -439,15 +458,14 @@ static void test_open_creates_schema_in_wal_mode(void **state)
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM meta"), 1);
 }
 
-static void test_open_rejects_what_it_cannot_serve(void **state)
-{
+static void test_open_rejects_what_it_cannot_serve(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = (hf_store_t *)fixture; /* must be reset to NULL on failure */
     char error[ERROR_SIZE] = "";
 
     /* Port 1 of the loopback refuses at once: the backend is built, and says why it failed. */
-    assert_int_not_equal(hf_store_open(&store, "postgres://127.0.0.1:1/holdfast", error,
-                                       sizeof error), 0);
+    assert_int_not_equal(
+        hf_store_open(&store, "postgres://127.0.0.1:1/holdfast", error, sizeof error), 0);
     assert_null(store);
     assert_non_null(strstr(error, "cannot connect to PostgreSQL"));
 
@@ -473,18 +491,16 @@ static void test_open_rejects_what_it_cannot_serve(void **state)
     assert_non_null(strstr(error, "schema version \"9\""));
 }
 
-static void test_seat_state_reads_the_written_items(void **state)
-{
+static void test_seat_state_reads_the_written_items(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     static const hf_mutation_item_t lines[] = {{"F-A-1", 0}, {"F-A-2", 0}, {"GA", 2}};
     append(batch, event_create("e1", NOW_MS));
-    append(batch, hold_create("res_1", "e1", "u1", ITEMS(lines, 2, 1), 300, NOW_MS,
-                              NOW_MS + 1000));
-    append(batch, hold_create("res_2", "e1", "u2", ITEMS(lines + 2, 0, 1), 100, NOW_MS,
-                              NOW_MS + 1000));
+    append(batch, hold_create("res_1", "e1", "u1", ITEMS(lines, 2, 1), 300, NOW_MS, NOW_MS + 1000));
+    append(batch,
+           hold_create("res_2", "e1", "u2", ITEMS(lines + 2, 0, 1), 100, NOW_MS, NOW_MS + 1000));
     assert_true(submit_and_wait(store, batch, 1, error));
     hf_store_close(store);
     hf_batch_destroy(batch);
@@ -496,8 +512,7 @@ static void test_seat_state_reads_the_written_items(void **state)
                      2);
 }
 
-static void test_hold_update_keeps_order_id_when_absent(void **state)
-{
+static void test_hold_update_keeps_order_id_when_absent(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -518,8 +533,7 @@ static void test_hold_update_keeps_order_id_when_absent(void **state)
 
 /* ---- The store as the last arbiter ---- */
 
-static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state)
-{
+static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -566,8 +580,7 @@ static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state)
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM order_items"), 2);
 }
 
-static void test_cancelled_seat_can_be_sold_again(void **state)
-{
+static void test_cancelled_seat_can_be_sold_again(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -602,8 +615,7 @@ static void test_cancelled_seat_can_be_sold_again(void **state)
                      1);
 }
 
-static void test_failures_roll_back_and_the_store_goes_on(void **state)
-{
+static void test_failures_roll_back_and_the_store_goes_on(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -654,8 +666,7 @@ static void test_failures_roll_back_and_the_store_goes_on(void **state)
 
 /* A table dropped behind the store's back (an operator's mistake): the prepared statement
  * cannot run any more, the batch fails with SQLite's reason, and the rest still works. */
-static void test_missing_table_fails_the_batch(void **state)
-{
+static void test_missing_table_fails_the_batch(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -675,8 +686,7 @@ static void test_missing_table_fails_the_batch(void **state)
 
 /* ---- Idempotency keys: kept 24 hours ---- */
 
-static void test_old_idempotency_keys_are_not_loaded_then_purged(void **state)
-{
+static void test_old_idempotency_keys_are_not_loaded_then_purged(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -710,8 +720,7 @@ static void test_old_idempotency_keys_are_not_loaded_then_purged(void **state)
                      0);
 }
 
-static void test_close_frees_a_result_never_taken(void **state)
-{
+static void test_close_frees_a_result_never_taken(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -729,8 +738,7 @@ static void test_close_frees_a_result_never_taken(void **state)
 }
 
 /* Waits for the done callback until the store reports sequence durable or a failed sync. */
-static bool wait_durable(hf_store_t *store, uint64_t sequence, uint64_t *durable, char *error)
-{
+static bool wait_durable(hf_store_t *store, uint64_t sequence, uint64_t *durable, char *error) {
     for (;;) {
         pthread_mutex_lock(&waiter.mutex);
         int before = waiter.done_count;
@@ -743,8 +751,7 @@ static bool wait_durable(hf_store_t *store, uint64_t sequence, uint64_t *durable
     }
 }
 
-static void test_written_batches_become_durable_in_order(void **state)
-{
+static void test_written_batches_become_durable_in_order(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -767,8 +774,7 @@ static void test_written_batches_become_durable_in_order(void **state)
     hf_batch_destroy(batch);
 }
 
-static void test_failed_sync_is_final(void **state)
-{
+static void test_failed_sync_is_final(void **state) {
     fixture_t *fixture = *state;
     setenv("HOLDFAST_FAULT_FAIL_SYNC", "1", 1);
     hf_store_t *store = store_open_started(fixture);
@@ -793,13 +799,9 @@ static void test_failed_sync_is_final(void **state)
 
 /* ---- The syncer alone ---- */
 
-static void count_notify(void *context)
-{
-    (*(int *)context)++;
-}
+static void count_notify(void *context) { (*(int *)context)++; }
 
-static hf_syncer_t *syncer_open(const fixture_t *fixture, int *notified)
-{
+static hf_syncer_t *syncer_open(const fixture_t *fixture, int *notified) {
     char error[ERROR_SIZE] = "";
     /* Clears the injected faults an earlier test armed: without the variables, none. */
     assert_false(hf_store_fault_configure());
@@ -809,8 +811,7 @@ static hf_syncer_t *syncer_open(const fixture_t *fixture, int *notified)
     return syncer;
 }
 
-static uint64_t syncer_durable(hf_syncer_t *syncer)
-{
+static uint64_t syncer_durable(hf_syncer_t *syncer) {
     uint64_t durable = 99;
     char error[ERROR_SIZE] = "";
     assert_true(hf_syncer_durable(syncer, &durable, error, sizeof error));
@@ -819,8 +820,7 @@ static uint64_t syncer_durable(hf_syncer_t *syncer)
 
 /* A sync covers what was written before it started, and nothing is durable before a sync. A
  * second sync with nothing newly written is skipped (no fdatasync, no notify). */
-static void test_syncer_covers_what_was_written_before_it(void **state)
-{
+static void test_syncer_covers_what_was_written_before_it(void **state) {
     int notified = 0;
     hf_syncer_t *syncer = syncer_open(*state, &notified);
     hf_syncer_written(syncer, 3);
@@ -842,8 +842,7 @@ typedef struct sync_later {
     hf_syncer_t *syncer;
 } sync_later_t;
 
-static void *sync_after_a_while(void *argument)
-{
+static void *sync_after_a_while(void *argument) {
     sync_later_t *later = argument;
     usleep(20000);
     hf_syncer_sync(later->syncer);
@@ -852,8 +851,7 @@ static void *sync_after_a_while(void *argument)
 
 /* hf_syncer_wait returns once another thread's sync covers what is written: this is how a
  * worker whose write failed waits for the syncs of the batches before it. */
-static void test_syncer_wait_is_served_by_another_thread(void **state)
-{
+static void test_syncer_wait_is_served_by_another_thread(void **state) {
     int notified = 0;
     hf_syncer_t *syncer = syncer_open(*state, &notified);
     hf_syncer_written(syncer, 7);
@@ -866,15 +864,11 @@ static void test_syncer_wait_is_served_by_another_thread(void **state)
     hf_syncer_close(syncer);
 }
 
-static void count_notify_atomic(void *context)
-{
-    atomic_fetch_add((atomic_int *)context, 1);
-}
+static void count_notify_atomic(void *context) { atomic_fetch_add((atomic_int *)context, 1); }
 
 /* With its threads started the syncer needs no one to call hf_syncer_sync: each written batch
  * becomes durable by itself and is notified, and close joins the threads with nothing lost. */
-static void test_syncer_threads_sync_what_is_written(void **state)
-{
+static void test_syncer_threads_sync_what_is_written(void **state) {
     const fixture_t *fixture = *state;
     char error[ERROR_SIZE] = "";
     assert_false(hf_store_fault_configure());
@@ -899,8 +893,7 @@ static void test_syncer_threads_sync_what_is_written(void **state)
 
 /* After a failure recorded from elsewhere (SQLite's own sync), syncs do nothing and the
  * durable sequence stays where it was; waiting returns at once. */
-static void test_syncer_failure_stops_everything(void **state)
-{
+static void test_syncer_failure_stops_everything(void **state) {
     int notified = 0;
     hf_syncer_t *syncer = syncer_open(*state, &notified);
     hf_syncer_written(syncer, 1);
@@ -918,8 +911,7 @@ static void test_syncer_failure_stops_everything(void **state)
     hf_syncer_close(syncer);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_deep_copy),
         cmocka_unit_test(test_batch_clear_reuses_memory),

@@ -25,8 +25,7 @@
 
 /* ---- Round trip of every mutation type ---- */
 
-static void test_every_mutation_round_trips(void **state)
-{
+static void test_every_mutation_round_trips(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -35,10 +34,9 @@ static void test_every_mutation_round_trips(void **state)
 
     append(batch, event_create("e1", t));
     append(batch, event_create_as("e0", &club, t + 1));
-    append(batch, hold_create("res_b", "e1", "u1", ITEMS(two_seats, 2, 0), 100, t + 2,
-                              t + 600000));
-    append(batch, hold_create("res_a", "e1", "u2", ITEMS(seat_and_pool, 1, 1), 50, t + 3,
-                              t + 600000));
+    append(batch, hold_create("res_b", "e1", "u1", ITEMS(two_seats, 2, 0), 100, t + 2, t + 600000));
+    append(batch,
+           hold_create("res_a", "e1", "u2", ITEMS(seat_and_pool, 1, 1), 50, t + 3, t + 600000));
     append(batch, seat_change("e1", "F-A-2", HF_SEAT_HELD, 2));
     append(batch, seat_change("e1", "F-A-1", HF_SEAT_HELD, 2));
     append(batch, idempotency("POST /v1/events k1", "{\"id\":\"e1\"}", 201, t));
@@ -47,14 +45,14 @@ static void test_every_mutation_round_trips(void **state)
 
     /* The second batch changes rows the first one wrote. */
     append(batch, hold_update("res_b", HF_HOLD_CONFIRMED, t + 600000, "ord_1"));
-    append(batch, order_create("ord_1", "e1", "u1", "res_b", ITEMS(two_seats, 1, 0), 100,
-                               "pi_1", t + 10));
+    append(batch,
+           order_create("ord_1", "e1", "u1", "res_b", ITEMS(two_seats, 1, 0), 100, "pi_1", t + 10));
     append(batch, order_seat("ord_1", "e1", "F-A-1"));
     append(batch, seat_change("e1", "F-A-1", HF_SEAT_SOLD, 3));
     append(batch, hold_update("res_a", HF_HOLD_HELD, t + 900000, NULL));
     append(batch, hold_update("res_a", HF_HOLD_RELEASED, t + 20, NULL));
-    append(batch, order_create("ord_0", "e1", "u2", NULL, ITEMS(three_of_ga, 0, 1), 30, NULL,
-                               t + 30));
+    append(batch,
+           order_create("ord_0", "e1", "u2", NULL, ITEMS(three_of_ga, 0, 1), 30, NULL, t + 30));
     append(batch, order_pool("ord_0", "e1", "GA", 3));
     append(batch, order_update("ord_0", HF_ORDER_CANCELLED));
     assert_true(submit_and_wait(store, batch, 2, error));
@@ -143,8 +141,7 @@ static void test_every_mutation_round_trips(void **state)
  * json_each: the pools of the same hold are not seats. */
 /* ---- Loader and lifecycle ---- */
 
-static void test_loader_callback_stops_the_load(void **state)
-{
+static void test_loader_callback_stops_the_load(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -159,8 +156,8 @@ static void test_loader_callback_stops_the_load(void **state)
 
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript, NULL,
-                                NULL, NULL, 0, NULL, NULL, NULL};
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0,    &transcript, NULL,
+                                NULL,     NULL,    0,        NULL,   NULL, NULL};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -169,8 +166,8 @@ static void test_loader_callback_stops_the_load(void **state)
     transcript_free(&transcript);
 
     /* Callbacks left NULL skip their table. */
-    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0, &transcript, NULL,
-                                      NULL, NULL, 0, NULL, NULL, NULL};
+    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0,    &transcript, NULL,
+                                     NULL, NULL, 0,        NULL, NULL, NULL};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
@@ -178,16 +175,14 @@ static void test_loader_callback_stops_the_load(void **state)
     hf_store_close(store);
 }
 
-static int on_finished_count(void *context, uint64_t count)
-{
+static int on_finished_count(void *context, uint64_t count) {
     ((transcript_t *)context)->finished = count;
     return 0;
 }
 
 /* Before the holds, the loader learns how many are released or expired; and a forgotten hold
  * is read back alone, by id, through the store's own reader, while the workers run. */
-static void test_finished_count_and_reading_one_hold(void **state)
-{
+static void test_finished_count_and_reading_one_hold(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -196,8 +191,7 @@ static void test_finished_count_and_reading_one_hold(void **state)
     for (int i = 1; i <= 4; i++) {
         char id[16];
         snprintf(id, sizeof id, "res_%d", i);
-        append(batch, hold_create(id, "e1", "u1", NO_ITEMS, 7, NOW_MS,
-                                  NOW_MS + 1000));
+        append(batch, hold_create(id, "e1", "u1", NO_ITEMS, 7, NOW_MS, NOW_MS + 1000));
     }
     append(batch, hold_update("res_1", HF_HOLD_RELEASED, NOW_MS + 1000, NULL));
     append(batch, hold_update("res_2", HF_HOLD_EXPIRED, NOW_MS + 1000, NULL));
@@ -221,38 +215,45 @@ static void test_finished_count_and_reading_one_hold(void **state)
 
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript.finished = 99;
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0, &transcript,
-                                on_finished_count, NULL, NULL, 0, NULL, NULL, NULL};
+    hf_store_loader_t loader = {
+        on_event, on_hold, on_order, on_key, 0,    &transcript, on_finished_count,
+        NULL,     NULL,    0,        NULL,   NULL, NULL};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
     hf_store_close(store);
 }
 
-
 /* ---- Dispatch: drivers and rides ---- */
 
-static hf_mutation_t driver_record(const char *driver_id, double lat, bool available)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_DRIVER, .at_ms = NOW_MS,
+static hf_mutation_t driver_record(const char *driver_id, double lat, bool available) {
+    return (hf_mutation_t){.type = HF_MUTATION_DRIVER,
+                           .at_ms = NOW_MS,
                            .as.driver = {"f1", driver_id, lat, -73.99, 4.5, available, false}};
 }
 
 static hf_mutation_t ride_record(const char *ride_id, int status, const char *offer_driver,
-                                 const char *driver, const char *declined, const char *lapsed)
-{
-    return (hf_mutation_t){
-        .type = HF_MUTATION_RIDE, .at_ms = NOW_MS + 1,
-        .as.ride = {.ride_id = ride_id, .fleet_id = "f1", .rider_id = "rider 1", .lat = 40.75,
-                    .lng = -73.99, .radius_m = 3000, .offer_ttl_ms = 1500,
-                    .created_at_ms = NOW_MS, .status = status, .offer_driver_id = offer_driver,
-                    .offer_distance_m = offer_driver ? 420 : 0,
-                    .offer_expires_at_ms = offer_driver ? NOW_MS + 1500 : 0, .driver_id = driver,
-                    .declined = declined, .lapsed = lapsed}};
+                                 const char *driver, const char *declined, const char *lapsed) {
+    return (hf_mutation_t){.type = HF_MUTATION_RIDE,
+                           .at_ms = NOW_MS + 1,
+                           .as.ride = {.ride_id = ride_id,
+                                       .fleet_id = "f1",
+                                       .rider_id = "rider 1",
+                                       .lat = 40.75,
+                                       .lng = -73.99,
+                                       .radius_m = 3000,
+                                       .offer_ttl_ms = 1500,
+                                       .created_at_ms = NOW_MS,
+                                       .status = status,
+                                       .offer_driver_id = offer_driver,
+                                       .offer_distance_m = offer_driver ? 420 : 0,
+                                       .offer_expires_at_ms = offer_driver ? NOW_MS + 1500 : 0,
+                                       .driver_id = driver,
+                                       .declined = declined,
+                                       .lapsed = lapsed}};
 }
 
-static int on_driver(void *context, const hf_stored_driver_t *driver)
-{
+static int on_driver(void *context, const hf_stored_driver_t *driver) {
     hf_buffer_t line;
     hf_buffer_init(&line);
     hf_buffer_printf(&line, "driver %s/%s %.4f %.2f %.1f %d", driver->fleet_id, driver->driver_id,
@@ -260,16 +261,16 @@ static int on_driver(void *context, const hf_stored_driver_t *driver)
     return record(context, &line);
 }
 
-static int on_ride(void *context, const hf_stored_ride_t *ride)
-{
+static int on_ride(void *context, const hf_stored_ride_t *ride) {
     hf_buffer_t line;
     hf_buffer_init(&line);
-    hf_buffer_printf(&line, "ride %s/%s rider=%s %.2f %.2f r=%" PRId64 " ttl=%" PRId64 " %s"
+    hf_buffer_printf(&line,
+                     "ride %s/%s rider=%s %.2f %.2f r=%" PRId64 " ttl=%" PRId64 " %s"
                      " at=%" PRId64 " offer=%s %" PRId64 " %" PRId64 " driver=%s declined=[%s]"
-                     " lapsed=[%s]", ride->fleet_id, ride->ride_id, ride->rider_id, ride->lat,
-                     ride->lng, ride->radius_m, ride->offer_ttl_ms,
-                     hf_ride_status_name(ride->status), ride->created_at_ms,
-                     or_dash(ride->offer_driver_id), ride->offer_distance_m,
+                     " lapsed=[%s]",
+                     ride->fleet_id, ride->ride_id, ride->rider_id, ride->lat, ride->lng,
+                     ride->radius_m, ride->offer_ttl_ms, hf_ride_status_name(ride->status),
+                     ride->created_at_ms, or_dash(ride->offer_driver_id), ride->offer_distance_m,
                      ride->offer_expires_at_ms, or_dash(ride->driver_id), ride->declined,
                      ride->lapsed);
     return record(context, &line);
@@ -277,8 +278,7 @@ static int on_ride(void *context, const hf_stored_ride_t *ride)
 
 /* A driver's row is upserted whole (its last record wins); a ride's too, its offer and lists
  * included; rides come back in the order they were created. */
-static void test_dispatch_round_trip(void **state)
-{
+static void test_dispatch_round_trip(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -310,55 +310,57 @@ static void test_dispatch_round_trip(void **state)
 /* ---- Payments: deliveries and refunds ---- */
 
 static hf_mutation_t refund_record(const char *refund_id, const char *intent_id, int reason,
-                                   int status)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_REFUND, .at_ms = NOW_MS,
+                                   int status) {
+    return (hf_mutation_t){.type = HF_MUTATION_REFUND,
+                           .at_ms = NOW_MS,
                            .as.refund = {refund_id, intent_id, "res_1", 109800, reason, status,
                                          NOW_MS - 5, NULL, NULL}};
 }
 
 static hf_mutation_t delivery_record(const char *intent_id, int type, int result, int reason,
-                                     const char *order_id, const char *refund_id, int64_t at_ms)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_DELIVERY, .at_ms = at_ms,
-                           .as.delivery = {.payment_intent_id = intent_id, .event_id = "evt_1",
-                                           .reservation_id = "res_1", .amount = 109800,
-                                           .type = type, .result = result, .reason = reason,
-                                           .late = order_id != NULL, .order_id = order_id,
+                                     const char *order_id, const char *refund_id, int64_t at_ms) {
+    return (hf_mutation_t){.type = HF_MUTATION_DELIVERY,
+                           .at_ms = at_ms,
+                           .as.delivery = {.payment_intent_id = intent_id,
+                                           .event_id = "evt_1",
+                                           .reservation_id = "res_1",
+                                           .amount = 109800,
+                                           .type = type,
+                                           .result = result,
+                                           .reason = reason,
+                                           .late = order_id != NULL,
+                                           .order_id = order_id,
                                            .refund_id = refund_id}};
 }
 
-static int on_refund(void *context, const hf_stored_refund_t *refund)
-{
+static int on_refund(void *context, const hf_stored_refund_t *refund) {
     hf_buffer_t line;
     hf_buffer_init(&line);
     hf_buffer_printf(&line, "refund %s intent=%s hold=%s amount=%" PRId64 " %s %s at=%" PRId64,
-                     refund->refund_id, refund->payment_intent_id,
-                     or_dash(refund->reservation_id), refund->amount,
-                     hf_refund_reason_name(refund->reason),
+                     refund->refund_id, refund->payment_intent_id, or_dash(refund->reservation_id),
+                     refund->amount, hf_refund_reason_name(refund->reason),
                      hf_refund_status_name(refund->status), refund->created_at_ms);
     if (refund->order_id) hf_buffer_printf(&line, " order=%s", refund->order_id);
     return record(context, &line);
 }
 
-static int on_delivery(void *context, const hf_stored_delivery_t *delivery)
-{
+static int on_delivery(void *context, const hf_stored_delivery_t *delivery) {
     hf_buffer_t line;
     hf_buffer_init(&line);
-    hf_buffer_printf(&line, "delivery %s %s %s reason=%s late=%d order=%s refund=%s at=%" PRId64,
-                     delivery->payment_intent_id, hf_payment_type_name(delivery->type),
-                     hf_payment_result_name(delivery->result),
-                     delivery->result == HF_PAYMENT_REFUND_REQUIRED
-                         ? hf_refund_reason_name(delivery->reason) : "-",
-                     delivery->late, or_dash(delivery->order_id), or_dash(delivery->refund_id),
-                     delivery->at_ms);
+    hf_buffer_printf(
+        &line, "delivery %s %s %s reason=%s late=%d order=%s refund=%s at=%" PRId64,
+        delivery->payment_intent_id, hf_payment_type_name(delivery->type),
+        hf_payment_result_name(delivery->result),
+        delivery->result == HF_PAYMENT_REFUND_REQUIRED ? hf_refund_reason_name(delivery->reason)
+                                                       : "-",
+        delivery->late, or_dash(delivery->order_id), or_dash(delivery->refund_id), delivery->at_ms);
     return record(context, &line);
 }
 
 static void assert_payments_loaded(const fixture_t *fixture, int64_t since_ms,
-                                   const char *const *expected, int count)
-{
-    hf_store_loader_t loader = {.refund = on_refund, .delivery = on_delivery,
+                                   const char *const *expected, int count) {
+    hf_store_loader_t loader = {.refund = on_refund,
+                                .delivery = on_delivery,
                                 .deliveries_since_ms = since_ms};
     assert_loaded(fixture, loader, expected, count);
 }
@@ -366,26 +368,24 @@ static void assert_payments_loaded(const fixture_t *fixture, int64_t since_ms,
 /* Refunds and deliveries come back as written (a refund's later record changes only its
  * status); deliveries older than the loader's bound are skipped; a second delivery of the
  * same (intent, type) fails its batch, the table's UNIQUE behind the core's deduplication. */
-static void test_payments_round_trip(void **state)
-{
+static void test_payments_round_trip(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
-    append(batch, delivery_record("pi_old", HF_PAYMENT_FAILED, HF_PAYMENT_RECORDED, 0, NULL,
-                                  NULL, NOW_MS - 100));
+    append(batch, delivery_record("pi_old", HF_PAYMENT_FAILED, HF_PAYMENT_RECORDED, 0, NULL, NULL,
+                                  NOW_MS - 100));
     append(batch, delivery_record("pi_1", HF_PAYMENT_SUCCEEDED, HF_PAYMENT_REFUND_REQUIRED,
                                   HF_REFUND_AMOUNT_MISMATCH, NULL, "ref_1", NOW_MS));
     append(batch, refund_record("ref_1", "pi_1", HF_REFUND_AMOUNT_MISMATCH, HF_REFUND_PENDING));
-    append(batch, delivery_record("pi_2", HF_PAYMENT_SUCCEEDED, HF_PAYMENT_COMMITTED, 0,
-                                  "ord_2", NULL, NOW_MS + 1));
+    append(batch, delivery_record("pi_2", HF_PAYMENT_SUCCEEDED, HF_PAYMENT_COMMITTED, 0, "ord_2",
+                                  NULL, NOW_MS + 1));
     append(batch, delivery_record("pi_2", HF_PAYMENT_FAILED, HF_PAYMENT_RECORDED, 0, NULL, NULL,
                                   NOW_MS + 2));
-    append(batch, refund_record("ref_1", "pi_1", HF_REFUND_AMOUNT_MISMATCH,
-                                HF_REFUND_COMPLETED));
+    append(batch, refund_record("ref_1", "pi_1", HF_REFUND_AMOUNT_MISMATCH, HF_REFUND_COMPLETED));
     assert_true(submit_and_wait(store, batch, 1, error));
-    append(batch, delivery_record("pi_2", HF_PAYMENT_SUCCEEDED, HF_PAYMENT_RECORDED, 0, NULL,
-                                  NULL, NOW_MS + 3));
+    append(batch, delivery_record("pi_2", HF_PAYMENT_SUCCEEDED, HF_PAYMENT_RECORDED, 0, NULL, NULL,
+                                  NOW_MS + 3));
     assert_false(submit_and_wait(store, batch, 2, error));
     assert_non_null(strstr(error, "DELIVERY of pi_2 failed"));
     hf_store_close(store);
@@ -404,8 +404,7 @@ static void test_payments_round_trip(void **state)
 }
 
 /* A version 3 database (no payments, no history yet) gains their tables and version 5. */
-static void test_version_3_is_migrated(void **state)
-{
+static void test_version_3_is_migrated(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_store_close(store);
@@ -413,7 +412,8 @@ static void test_version_3_is_migrated(void **state)
                      "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 8);
+                                            " 'schema_version'"),
+                     8);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -429,8 +429,7 @@ static void test_version_3_is_migrated(void **state)
 /* Version 7 knew refunds of webhooks only: its refunds gain order_id and a reservation_id
  * that may be NULL, keeping every row and its order; a cancelled booking's refund (no hold)
  * is then written and read back with its order. */
-static void test_version_7_is_migrated(void **state)
-{
+static void test_version_7_is_migrated(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_store_close(store);
@@ -444,11 +443,14 @@ static void test_version_7_is_migrated(void **state)
                      "UPDATE meta SET value = '7' WHERE key = 'schema_version'");
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 8);
+                                            " 'schema_version'"),
+                     8);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('refunds')"
-                                            " WHERE name = 'order_id'"), 1);
+                                            " WHERE name = 'order_id'"),
+                     1);
     assert_int_equal(query_integer(fixture, "SELECT \"notnull\" FROM pragma_table_info("
-                                            "'refunds') WHERE name = 'reservation_id'"), 0);
+                                            "'refunds') WHERE name = 'reservation_id'"),
+                     0);
     assert_int_equal(query_integer(fixture, "SELECT seq FROM refunds WHERE id = 'ref_old'"), 5);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
@@ -467,30 +469,27 @@ static void test_version_7_is_migrated(void **state)
     assert_payments_loaded(fixture, 0, expected, 2);
 }
 
-static hf_mutation_t event_sales(const char *event_id, bool open)
-{
-    return (hf_mutation_t){.type = HF_MUTATION_EVENT_SALES, .at_ms = NOW_MS,
+static hf_mutation_t event_sales(const char *event_id, bool open) {
+    return (hf_mutation_t){.type = HF_MUTATION_EVENT_SALES,
+                           .at_ms = NOW_MS,
                            .as.event_sales = {event_id, open}};
 }
 
 /* What a load hands back of each event's sales: "id=0" or "id=1", in order. */
-static int on_event_sales(void *context, const hf_stored_event_t *event)
-{
+static int on_event_sales(void *context, const hf_stored_event_t *event) {
     hf_buffer_t line;
     hf_buffer_init(&line);
     hf_buffer_printf(&line, "%s=%d", event->definition->id, event->sales_open);
     return record(context, &line);
 }
 
-static void assert_sales_loaded(const fixture_t *fixture, const char *const *expected, int count)
-{
+static void assert_sales_loaded(const fixture_t *fixture, const char *const *expected, int count) {
     assert_loaded(fixture, (hf_store_loader_t){.event = on_event_sales}, expected, count);
 }
 
 /* The record closes or reopens the event's row (its id copied by the batch); a load hands the
  * state back; one for an event the table lacks fails the batch. */
-static void test_sales_record_round_trips(void **state)
-{
+static void test_sales_record_round_trips(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -519,26 +518,27 @@ static void test_sales_record_round_trips(void **state)
 /* A version 2 database (events without sales_open, no history) opens as the current version
  * (4: test_history.c checks the history's part), its events open, and closing one is written
  * and read back. */
-static void test_version_2_is_migrated(void **state)
-{
+static void test_version_2_is_migrated(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, event_create("old", NOW_MS));
-    append(batch, hold_create("res_1", "old", "u1", ITEMS(two_seats, 2, 0), 7, NOW_MS,
-                              NOW_MS + 1000));
+    append(batch,
+           hold_create("res_1", "old", "u1", ITEMS(two_seats, 2, 0), 7, NOW_MS, NOW_MS + 1000));
     assert_true(submit_and_wait(store, batch, 1, error));
     hf_store_close(store);
     execute(fixture, "ALTER TABLE events DROP COLUMN sales_open; DROP TABLE history;"
                      "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('events')"
-                                            " WHERE name = 'sales_open'"), 0);
+                                            " WHERE name = 'sales_open'"),
+                     0);
 
     static const char *const open[] = {"old=1"};
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
-                                            " 'schema_version'"), 8);
+                                            " 'schema_version'"),
+                     8);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));
@@ -550,8 +550,7 @@ static void test_version_2_is_migrated(void **state)
 }
 
 static void list(hf_store_t *store, const hf_store_hold_query_t *query, transcript_t *transcript,
-                 bool expect_found)
-{
+                 bool expect_found) {
     char error[ERROR_SIZE] = "";
     hf_store_loader_t loader = {.hold = on_hold, .context = transcript};
     bool found = !expect_found;
@@ -562,8 +561,7 @@ static void list(hf_store_t *store, const hf_store_hold_query_t *query, transcri
 }
 
 /* Only the ids of a transcript of holds, joined by spaces. */
-static void assert_listed(const transcript_t *transcript, const char *expected)
-{
+static void assert_listed(const transcript_t *transcript, const char *expected) {
     char ids[256] = "";
     for (int i = 0; i < transcript->count; i++) {
         char id[32];
@@ -575,8 +573,7 @@ static void assert_listed(const transcript_t *transcript, const char *expected)
 
 /* An event's holds, in creation order, after a hold, with a status filter, and stopped by the
  * callback; a range scan of the index holds_event. */
-static void test_listing_holds(void **state)
-{
+static void test_listing_holds(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
@@ -635,8 +632,9 @@ static void test_listing_holds(void **state)
     sqlite3_stmt *statement = NULL;
     assert_int_equal(sqlite3_prepare_v2(database,
                                         "EXPLAIN QUERY PLAN SELECT id FROM holds WHERE"
-                                        " event_id = 'e1' AND seq > 3 ORDER BY seq", -1,
-                                        &statement, NULL), SQLITE_OK);
+                                        " event_id = 'e1' AND seq > 3 ORDER BY seq",
+                                        -1, &statement, NULL),
+                     SQLITE_OK);
     assert_int_equal(sqlite3_step(statement), SQLITE_ROW);
     const char *plan = (const char *)sqlite3_column_text(statement, 3);
     if (strstr(plan, "USING INDEX holds_event (event_id=? AND seq>?)") == NULL)
@@ -649,8 +647,7 @@ static void test_listing_holds(void **state)
 
 /* Each kind's column list (the one both backends' SELECTs use) gives as many columns as the
  * decoder's enum of that kind counts. */
-static void test_column_lists_follow_the_decoder(void **state)
-{
+static void test_column_lists_follow_the_decoder(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_store_close(store);
@@ -688,8 +685,7 @@ static void test_column_lists_follow_the_decoder(void **state)
  * digits (0.30000000000000004 would read back as 0.3). */
 static double read_lat, read_lng, read_rating;
 
-static int on_driver_exact(void *context, const hf_stored_driver_t *driver)
-{
+static int on_driver_exact(void *context, const hf_stored_driver_t *driver) {
     (void)context;
     read_lat = driver->lat;
     read_lng = driver->lng;
@@ -697,15 +693,15 @@ static int on_driver_exact(void *context, const hf_stored_driver_t *driver)
     return 0;
 }
 
-static void test_real_numbers_read_back_exactly(void **state)
-{
+static void test_real_numbers_read_back_exactly(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     volatile double tenth = 0.1, fifth = 0.2;
     const double lat = tenth + fifth, lng = -73.98765432109876, rating = 4.999999999999999;
-    hf_mutation_t driver = {.type = HF_MUTATION_DRIVER, .at_ms = NOW_MS,
+    hf_mutation_t driver = {.type = HF_MUTATION_DRIVER,
+                            .at_ms = NOW_MS,
                             .as.driver = {"f1", "d1", lat, lng, rating, true, false}};
     append(batch, driver);
     assert_true(submit_and_wait(store, batch, 1, error));
@@ -719,14 +715,17 @@ static void test_real_numbers_read_back_exactly(void **state)
 }
 
 /* Loads the store with every kind's callback and expects a refusal naming why. */
-static void assert_load_refused(const fixture_t *fixture, const char *why)
-{
+static void assert_load_refused(const fixture_t *fixture, const char *why) {
     hf_store_t *store = NULL;
     char error[ERROR_SIZE] = "";
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {0};
-    hf_store_loader_t loader = {.event = on_event, .hold = on_hold, .order = on_order,
-                                .idempotency = on_key, .driver = on_driver, .ride = on_ride,
+    hf_store_loader_t loader = {.event = on_event,
+                                .hold = on_hold,
+                                .order = on_order,
+                                .idempotency = on_key,
+                                .driver = on_driver,
+                                .ride = on_ride,
                                 .context = &transcript};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -1);
     if (strstr(error, why) == NULL) fail_msg("expected \"%s\" in \"%s\"", why, error);
@@ -736,15 +735,14 @@ static void assert_load_refused(const fixture_t *fixture, const char *why)
 
 /* A damaged row fails the load with a sentence naming its table, its id and the fault, before
  * anything of it reaches the loader; a forgotten hold read back alike. */
-static void test_damaged_rows_are_refused(void **state)
-{
+static void test_damaged_rows_are_refused(void **state) {
     fixture_t *fixture = *state;
     hf_store_t *store = store_open_started(fixture);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, event_create("e1", NOW_MS));
-    append(batch, hold_create("res_1", "e1", "u1", ITEMS(two_seats, 2, 0), 7, NOW_MS,
-                              NOW_MS + 1000));
+    append(batch,
+           hold_create("res_1", "e1", "u1", ITEMS(two_seats, 2, 0), 7, NOW_MS, NOW_MS + 1000));
     append(batch, idempotency("k1", "{}", 201, NOW_MS));
     append(batch, ride_record("r1", HF_RIDE_SEARCHING, NULL, NULL, "", ""));
     assert_true(submit_and_wait(store, batch, 1, error));
@@ -774,8 +772,7 @@ static void test_damaged_rows_are_refused(void **state)
     assert_load_refused(fixture, "store: events row e1: its definition names another event");
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
 #define STORE_TEST(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
         STORE_TEST(test_every_mutation_round_trips),

@@ -52,8 +52,8 @@ static void forge(const char *header, const char *payload, const char *key,
     if (key) {
         unsigned char digest[32];
         unsigned int size = 0;
-        HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)out, strlen(out),
-             digest, &size);
+        HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)out, strlen(out), digest,
+             &size);
         encode(digest, size, part);
     } else {
         strcpy(part, raw_signature ? raw_signature : "");
@@ -161,9 +161,11 @@ static void test_algorithm(void **state) {
     forge("{\"alg\":\"none\",\"typ\":\"JWT\"}", payload, NULL, "", token);
     assert_int_equal(check(token), HF_TOKEN_BAD_ALGORITHM);
     const char *headers[] = {
-        "{\"alg\":\"none\"}",  "{\"alg\":\"HS512\",\"typ\":\"JWT\"}", "{\"alg\":\"hs256\"}",
-        "{\"typ\":\"JWT\"}",   "{\"alg\":null}",  "{\"alg\":256}", "{\"alg\":[\"HS256\"]}",
-        "{\"alg\":\"HS256 \"}", "{\"alg\":\"HS25\"}",
+        "{\"alg\":\"none\"}",    "{\"alg\":\"HS512\",\"typ\":\"JWT\"}",
+        "{\"alg\":\"hs256\"}",   "{\"typ\":\"JWT\"}",
+        "{\"alg\":null}",        "{\"alg\":256}",
+        "{\"alg\":[\"HS256\"]}", "{\"alg\":\"HS256 \"}",
+        "{\"alg\":\"HS25\"}",
     };
     for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
         forge(headers[i], payload, KEY, NULL, token); /* even correctly signed */
@@ -186,7 +188,8 @@ static void test_algorithm(void **state) {
 
 static void test_signature(void **state) {
     (void)state;
-    hf_token_secret_t secret = secret_of(KEY), other = secret_of("another secret of 32 bytes!!!!!!");
+    hf_token_secret_t secret = secret_of(KEY),
+                      other = secret_of("another secret of 32 bytes!!!!!!");
     hf_token_claims_t claims = good_claims();
     char token[HF_TOKEN_SIZE_MAX + 1], changed[HF_TOKEN_SIZE_MAX + 1];
     size_t length = hf_token_sign(&secret, &claims, token, sizeof token);
@@ -211,7 +214,8 @@ static void test_signature(void **state) {
     assert_int_equal(check(forged), HF_TOKEN_BAD_SIGNATURE);
     /* A changed header: its new bytes are not what was signed. */
     char header_changed[16384];
-    forge("{\"alg\":\"HS256\",\"typ\":\"JWS\"}", PAYLOAD_OF("u1", GOOD_REST), NULL, "x", header_changed);
+    forge("{\"alg\":\"HS256\",\"typ\":\"JWS\"}", PAYLOAD_OF("u1", GOOD_REST), NULL, "x",
+          header_changed);
     strcpy(strrchr(header_changed, '.') + 1, strrchr(token, '.') + 1);
     assert_int_equal(check(header_changed), HF_TOKEN_BAD_SIGNATURE);
     /* A signature of the wrong length. */
@@ -243,22 +247,26 @@ static void test_claims(void **state) {
         PAYLOAD_OF("u1", "\"evt\":\"e1\",\"iat\":1700000000,\"exp\":1700000900"),
         "{\"sub\":42,\"evt\":\"e1\",\"iat\":1700000000,\"exp\":1700000900,\"jti\":\"q_1\"}",
         PAYLOAD_OF("u1", "\"evt\":7,\"iat\":1700000000,\"exp\":1700000900,\"jti\":\"q_1\""),
-        PAYLOAD_OF("u1", "\"evt\":\"e1\",\"iat\":\"1700000000\",\"exp\":1700000900,\"jti\":\"q_1\""),
+        PAYLOAD_OF("u1",
+                   "\"evt\":\"e1\",\"iat\":\"1700000000\",\"exp\":1700000900,\"jti\":\"q_1\""),
         PAYLOAD_OF("u1", "\"evt\":\"e1\",\"iat\":1700000000,\"exp\":1700000900.0,\"jti\":\"q_1\""),
         PAYLOAD_OF("u1", "\"evt\":\"e1\",\"iat\":1700000000,\"exp\":null,\"jti\":\"q_1\""),
         PAYLOAD_OF("u1", "\"evt\":\"e1\",\"iat\":1700000000,\"exp\":1700000900,\"jti\":1"),
-        PAYLOAD_OF("", GOOD_REST),                                        /* empty sub */
+        PAYLOAD_OF("", GOOD_REST), /* empty sub */
         PAYLOAD_OF("u1", "\"evt\":\"e-1\",\"iat\":1,\"exp\":1700000900,\"jti\":\"q_1\""),
         PAYLOAD_OF("u1", "\"evt\":\"e1\",\"iat\":1,\"exp\":1700000900,\"jti\":\"\""),
         PAYLOAD_OF("u1", "\"evt\":\"e1\",\"iat\":1,\"exp\":1700000900,"
                          "\"jti\":\"q_0123456789abcdef0123456789abcdef012345678\""), /* 41 bytes */
-        PAYLOAD_OF("u\\u0000", GOOD_REST),                                /* a NUL */
-        PAYLOAD_OF("u1", GOOD_REST ",\"admin\":true"),                    /* a sixth claim */
-        PAYLOAD_OF("u1", GOOD_REST ",\"sub\":\"u2\""),                    /* a duplicate */
+        PAYLOAD_OF("u\\u0000", GOOD_REST),                                           /* a NUL */
+        PAYLOAD_OF("u1", GOOD_REST ",\"admin\":true"), /* a sixth claim */
+        PAYLOAD_OF("u1", GOOD_REST ",\"sub\":\"u2\""), /* a duplicate */
         PAYLOAD_OF("u1", "\"iat\":1700000000,\"evt\":\"e1\",\"exp\":1700000900,\"jti\":\"q_1\""),
-        "{\"sub\": \"u1\"," GOOD_REST "}",                                /* a blank */
-        PAYLOAD_OF("\\u0075\\u0031", GOOD_REST),                           /* other escapes */
-        "[\"u1\"]", "\"u1\"", "not json", "",
+        "{\"sub\": \"u1\"," GOOD_REST "}",       /* a blank */
+        PAYLOAD_OF("\\u0075\\u0031", GOOD_REST), /* other escapes */
+        "[\"u1\"]",
+        "\"u1\"",
+        "not json",
+        "",
     };
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
         hf_token_result_t result = check_payload(refused[i]);
@@ -281,8 +289,8 @@ static void test_claims(void **state) {
     claims.subject[0] = '\0';
     assert_int_equal(hf_token_sign(&secret, &claims, token, sizeof token), 0);
     /* Not UTF-8 as jansson reads it: overlong, a surrogate, above U+10FFFF, cut short. */
-    const char *not_utf8[] = {"bad \xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "cut \xe2\x82",
-                              "\x80", "\xf8\x88\x80\x80\x80"};
+    const char *not_utf8[] = {"bad \xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                              "cut \xe2\x82", "\x80",         "\xf8\x88\x80\x80\x80"};
     for (size_t i = 0; i < sizeof not_utf8 / sizeof *not_utf8; i++) {
         claims = good_claims();
         strcpy(claims.subject, not_utf8[i]);

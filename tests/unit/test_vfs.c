@@ -25,8 +25,8 @@
 
 typedef struct fixture {
     temporary_database_t database;
-    sqlite3 *writer;   /* through the store's VFS */
-    sqlite3 *other;    /* through SQLite's own */
+    sqlite3 *writer; /* through the store's VFS */
+    sqlite3 *other;  /* through SQLite's own */
 } fixture_t;
 
 static void integrity_ok(sqlite3 *database) {
@@ -139,7 +139,7 @@ static void test_rollback_leaves_nothing_stale(void **state) {
     fixture_t *fixture = *state;
     grow_log_and_restart(fixture, 400);
     long long expected = rows_seen_by_other(fixture);
-    exec_ok(fixture->writer, "PRAGMA cache_size=2");  /* spill frames mid-transaction */
+    exec_ok(fixture->writer, "PRAGMA cache_size=2"); /* spill frames mid-transaction */
     exec_ok(fixture->writer, "BEGIN IMMEDIATE");
     for (int i = 0; i < 20; i++)
         exec_ok(fixture->writer, "INSERT INTO rows(payload) VALUES(randomblob(3000))");
@@ -201,8 +201,9 @@ static void *reader_thread(void *argument) {
         run->reads++;
         bool whole = bytes == 3000 && newest % 4 == 0 && newest >= run->last;
         if (!whole && run->failures++ == 0)
-            snprintf(run->failure, sizeof run->failure, "rc %d, newest row %lld of %lld bytes after %lld",
-                     rc, newest, bytes, run->last);
+            snprintf(run->failure, sizeof run->failure,
+                     "rc %d, newest row %lld of %lld bytes after %lld", rc, newest, bytes,
+                     run->last);
         if (rc == SQLITE_ROW) run->last = newest;
     }
     sqlite3_finalize(statement);

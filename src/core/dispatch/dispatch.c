@@ -48,7 +48,8 @@ void dispatch_free(hf_core_t *core) {
 
 bool hf_dispatch_fleet_find(const hf_core_t *core, const char *fleet_id, uint32_t *fleet) {
     const struct dispatch *dispatch = dispatch_of(core);
-    return dispatch && fleet_id && hf_map_get(&dispatch->fleet_ids, fleet_id, strlen(fleet_id), fleet);
+    return dispatch && fleet_id &&
+           hf_map_get(&dispatch->fleet_ids, fleet_id, strlen(fleet_id), fleet);
 }
 
 const hf_driver_t *hf_dispatch_driver_find(const hf_core_t *core, const char *fleet_id,
@@ -108,8 +109,7 @@ uint64_t hf_dispatch_driver_change(const hf_core_t *core, uint32_t index) {
 }
 
 bool hf_dispatch_candidate(const hf_core_t *core, uint32_t fleet, double lat, double lng,
-                           int64_t radius_m, uint32_t ride, uint32_t *driver,
-                           int64_t *distance_m) {
+                           int64_t radius_m, uint32_t ride, uint32_t *driver, int64_t *distance_m) {
     if (!core->dispatch || fleet >= core->dispatch->fleet_count) return false;
     return candidate_find(core->dispatch, fleet, lat, lng, radius_m, ride, driver, distance_m);
 }
@@ -158,7 +158,9 @@ static void searching_remove(struct dispatch *dispatch, uint32_t ride) {
 
 /* ---- offers ---- */
 
-static bool driver_is_free(const hf_driver_t *driver) { return driver->available && !driver->offer; }
+static bool driver_is_free(const hf_driver_t *driver) {
+    return driver->available && !driver->offer;
+}
 
 hf_driver_status_t hf_dispatch_driver_status(const hf_driver_t *driver) {
     if (driver->offer) return HF_DRIVER_OFFERED;
@@ -233,7 +235,8 @@ static void ride_move_on(hf_core_t *core, uint32_t ride_index, hf_time_ms_t now)
     ride->offer_driver = 0;
     ride->offer_distance_m = 0;
     ride->offer_expires_at_ms = 0;
-    bool exhausted = dispatch->ride_states[ride_index].excluded_count >= HF_DISPATCH_RIDE_EXCLUDED_MAX;
+    bool exhausted = dispatch->ride_states[ride_index].excluded_count >=
+                     HF_DISPATCH_RIDE_EXCLUDED_MAX;
     uint32_t driver;
     int64_t distance;
     if (!exhausted && candidate_find(dispatch, ride->fleet, ride->lat, ride->lng, ride->radius_m,
@@ -336,8 +339,8 @@ static hf_error_t driver_update_check(const hf_driver_update_t *update, hf_error
 /* The driver the update names, made (with its fleet) when new; NO_INDEX at a limit. */
 static uint32_t driver_intern(struct dispatch *dispatch, const hf_driver_update_t *update) {
     uint32_t fleet, index;
-    bool fleet_known = hf_map_get(&dispatch->fleet_ids, update->fleet_id,
-                                  strlen(update->fleet_id), &fleet);
+    bool fleet_known = hf_map_get(&dispatch->fleet_ids, update->fleet_id, strlen(update->fleet_id),
+                                  &fleet);
     if (fleet_known && (index = driver_key_find(dispatch, fleet, update->driver_id)) != NO_INDEX)
         return index;
     if (!fleet_known && dispatch->fleet_count >= HF_DISPATCH_FLEETS_MAX) return NO_INDEX;
@@ -534,8 +537,8 @@ hf_error_t hf_dispatch_complete(hf_core_t *core, const char *ride_id, const char
 
 /* ---- deleting a driver ---- */
 
-hf_error_t hf_dispatch_driver_delete(hf_core_t *core, const char *fleet_id,
-                                     const char *driver_id, hf_time_ms_t now) {
+hf_error_t hf_dispatch_driver_delete(hf_core_t *core, const char *fleet_id, const char *driver_id,
+                                     hf_time_ms_t now) {
     command_at(core, now);
     uint32_t fleet, index;
     if (!hf_dispatch_fleet_find(core, fleet_id, &fleet)) return HF_ERROR_FLEET_NOT_FOUND;
@@ -549,11 +552,14 @@ hf_error_t hf_dispatch_driver_delete(hf_core_t *core, const char *fleet_id,
     driver->available = false;
     grid_sync(dispatch, index);
     /* The record first: a restart must not find the row the ride's offer moves away from. */
-    hf_mutation_t mutation = {
-        .type = HF_MUTATION_DRIVER, .at_ms = now,
-        .as.driver = {.fleet_id = dispatch->fleets[fleet].id, .driver_id = driver->id,
-                      .lat = driver->lat, .lng = driver->lng, .rating = driver->rating,
-                      .deleted = true}};
+    hf_mutation_t mutation = {.type = HF_MUTATION_DRIVER,
+                              .at_ms = now,
+                              .as.driver = {.fleet_id = dispatch->fleets[fleet].id,
+                                            .driver_id = driver->id,
+                                            .lat = driver->lat,
+                                            .lng = driver->lng,
+                                            .rating = driver->rating,
+                                            .deleted = true}};
     record_emit(core, &mutation);
     driver_remove(dispatch, index);
     if (offered) ride_move_on(core, offered - 1, now);

@@ -58,27 +58,27 @@ bool hf_ride_status_parse(const char *text, uint8_t *status);
 
 typedef struct hf_driver {
     char id[HF_ID_SIZE_MAX + 1];
-    uint32_t fleet;                /* see hf_dispatch_fleet_id */
+    uint32_t fleet; /* see hf_dispatch_fleet_id */
     double lat, lng, rating;
-    bool available;                /* as last said, cleared by an assignment */
-    uint32_t offer;                /* ride index + 1 of its live offer, else 0 */
-    uint32_t assigned;             /* ride index + 1 assigned to it until a PUT makes it
+    bool available;    /* as last said, cleared by an assignment */
+    uint32_t offer;    /* ride index + 1 of its live offer, else 0 */
+    uint32_t assigned; /* ride index + 1 assigned to it until a PUT makes it
                                       available again, else 0 */
 } hf_driver_t;
 
 typedef struct hf_ride {
     char id[HF_ID_SIZE_MAX + 1];
     uint32_t fleet;
-    const char *rider_id;          /* owned by the core, freed when the ride is forgotten */
+    const char *rider_id; /* owned by the core, freed when the ride is forgotten */
     double lat, lng;
     int64_t radius_m, offer_ttl_ms;
-    uint8_t status;                /* hf_ride_status_t */
+    uint8_t status; /* hf_ride_status_t */
     hf_time_ms_t created_at_ms;
     /* The live offer (status offered): driver index + 1, its distance and deadline. */
     uint32_t offer_driver;
     int64_t offer_distance_m;
     hf_time_ms_t offer_expires_at_ms;
-    uint32_t driver;               /* the assigned driver's index + 1, else 0 */
+    uint32_t driver; /* the assigned driver's index + 1, else 0 */
 } hf_ride_t;
 
 /* A driver's PUT. lat and lng are required; available and rating keep their values when not
@@ -94,8 +94,8 @@ typedef struct hf_driver_update {
 typedef struct hf_ride_request {
     const char *fleet_id, *ride_id, *rider_id;
     double lat, lng;
-    int64_t radius_m;              /* < 0: HF_DISPATCH_RADIUS_M_DEFAULT */
-    int64_t offer_ttl_ms;          /* < 0: HF_DISPATCH_OFFER_TTL_MS_DEFAULT */
+    int64_t radius_m;     /* < 0: HF_DISPATCH_RADIUS_M_DEFAULT */
+    int64_t offer_ttl_ms; /* < 0: HF_DISPATCH_OFFER_TTL_MS_DEFAULT */
 } hf_ride_request_t;
 
 /* HF_ERROR_INVALID_REQUEST (detail.field: "lat", "lng", "rating", "fleet", "driver_id"),
@@ -137,8 +137,8 @@ hf_error_t hf_dispatch_complete(hf_core_t *core, const char *ride_id, const char
  * driver is not counted as declining it), and a later PUT of the same id makes a new driver.
  * HF_ERROR_DRIVER_BUSY while a ride is assigned to it (status assigned);
  * HF_ERROR_FLEET_NOT_FOUND, HF_ERROR_DRIVER_NOT_FOUND. */
-hf_error_t hf_dispatch_driver_delete(hf_core_t *core, const char *fleet_id,
-                                     const char *driver_id, hf_time_ms_t now);
+hf_error_t hf_dispatch_driver_delete(hf_core_t *core, const char *fleet_id, const char *driver_id,
+                                     hf_time_ms_t now);
 /* Emits a record of the drivers changed since the last flush (soft state), at most max of
  * them, those changed longest ago first; the others stay to be flushed next time. Returns how
  * many it emitted. */
@@ -163,8 +163,7 @@ bool hf_dispatch_ride_maybe_forgotten(const hf_core_t *core, const char *ride_id
 
 /* ---- Lookups ---- */
 
-const hf_ride_t *hf_dispatch_ride_find(const hf_core_t *core, const char *ride_id,
-                                       uint32_t *index);
+const hf_ride_t *hf_dispatch_ride_find(const hf_core_t *core, const char *ride_id, uint32_t *index);
 const hf_ride_t *hf_dispatch_ride_at(const hf_core_t *core, uint32_t index);
 uint32_t hf_dispatch_ride_count(const hf_core_t *core);
 const hf_driver_t *hf_dispatch_driver_find(const hf_core_t *core, const char *fleet_id,
@@ -174,8 +173,7 @@ uint32_t hf_dispatch_driver_count(const hf_core_t *core);
 const char *hf_dispatch_fleet_id(const hf_core_t *core, uint32_t fleet);
 /* Whether the ride remembers driver (an index) as excluded; *lapsed: its offer lapsed (else it
  * declined). */
-bool hf_dispatch_ride_excluded(const hf_core_t *core, uint32_t ride, uint32_t driver,
-                               bool *lapsed);
+bool hf_dispatch_ride_excluded(const hf_core_t *core, uint32_t ride, uint32_t driver, bool *lapsed);
 /* The number (hf_core_change_count) of the newest record of the ride, or of a record that
  * concerned the driver (an offer, an assignment, a freeing): an answer showing them as they
  * are tells nothing the store lacks once that record is durable. 0 for restored ones. */
@@ -194,8 +192,7 @@ uint32_t hf_dispatch_drivers_page(const hf_core_t *core, uint32_t fleet, int sta
  * drivers ride (an index, or UINT32_MAX for none) excludes: false when there is none. The
  * index's ring search; for tests and benchmarks (rides use it themselves). */
 bool hf_dispatch_candidate(const hf_core_t *core, uint32_t fleet, double lat, double lng,
-                           int64_t radius_m, uint32_t ride, uint32_t *driver,
-                           int64_t *distance_m);
+                           int64_t radius_m, uint32_t ride, uint32_t *driver, int64_t *distance_m);
 /* The fleet's index, false when there is no such fleet. */
 bool hf_dispatch_fleet_find(const hf_core_t *core, const char *fleet_id, uint32_t *fleet);
 
@@ -213,7 +210,7 @@ typedef struct hf_stored_ride {
     int64_t radius_m, offer_ttl_ms;
     uint8_t status;
     hf_time_ms_t created_at_ms;
-    const char *offer_driver_id;   /* NULL without an offer */
+    const char *offer_driver_id; /* NULL without an offer */
     int64_t offer_distance_m;
     hf_time_ms_t offer_expires_at_ms;
     const char *driver_id;         /* NULL until assigned */
@@ -268,7 +265,7 @@ typedef struct hf_dispatch_counts {
     /* By hf_ride_status_t: every ride this core has known, those forgotten included (under
      * their final status: the store keeps them). */
     uint64_t rides[HF_RIDE_STATUS_COUNT];
-    uint64_t drivers[HF_DRIVER_STATUS_COUNT];   /* by hf_driver_status_t */
+    uint64_t drivers[HF_DRIVER_STATUS_COUNT]; /* by hf_driver_status_t */
     /* Offers ended since this core was made (a restart starts again from 0, as a Prometheus
      * counter may): by hf_offer_outcome_t. */
     uint64_t offers[HF_OFFER_OUTCOME_COUNT];

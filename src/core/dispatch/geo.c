@@ -79,8 +79,7 @@ void hf_geo_span_of(double lat, double lng, double distance_m, hf_geo_span_t *sp
     if (span->lng_half >= 180.0) span->every_column = true;
 }
 
-void hf_geo_span_columns(const hf_geo_span_t *span, int32_t row, int32_t *first,
-                         int32_t *count) {
+void hf_geo_span_columns(const hf_geo_span_t *span, int32_t row, int32_t *first, int32_t *count) {
     int32_t columns = hf_geo_row_columns(row);
     *first = 0;
     *count = columns;

@@ -43,17 +43,16 @@ int32_t hf_geo_rows(void);
  * rounding: rows row_first..row_last, and in each row the columns hf_geo_span_columns says. */
 typedef struct hf_geo_span {
     int32_t row_first, row_last;
-    double lng;                  /* the centre's longitude */
-    double lng_half;             /* the band's half width, degrees */
-    bool every_column;           /* the cap reaches a pole, or the band goes all around */
-    bool empty;                  /* no cell at all (a negative distance) */
+    double lng;        /* the centre's longitude */
+    double lng_half;   /* the band's half width, degrees */
+    bool every_column; /* the cap reaches a pole, or the band goes all around */
+    bool empty;        /* no cell at all (a negative distance) */
 } hf_geo_span_t;
 
 void hf_geo_span_of(double lat, double lng, double distance_m, hf_geo_span_t *span);
 /* The span's columns in row: count columns from first on, wrapping past the last column to
  * column 0 (count is the row's column count when every column is in). */
-void hf_geo_span_columns(const hf_geo_span_t *span, int32_t row, int32_t *first,
-                         int32_t *count);
+void hf_geo_span_columns(const hf_geo_span_t *span, int32_t row, int32_t *first, int32_t *count);
 /* Whether the span holds the cell (row, column). */
 bool hf_geo_span_has(const hf_geo_span_t *span, int32_t row, int32_t column);
 

@@ -66,8 +66,9 @@ void grid_move(struct dispatch *dispatch, uint32_t driver) {
     int32_t row, column;
     hf_geo_cell_of(view->lat, view->lng, &row, &column);
     uint32_t index;
-    bool same = hf_pair_map_get(&dispatch->cells, cell_first(view->fleet, row),
-                                (uint32_t)column, &index) && index + 1 == state->bucket;
+    bool same = hf_pair_map_get(&dispatch->cells, cell_first(view->fleet, row), (uint32_t)column,
+                                &index) &&
+                index + 1 == state->bucket;
     if (!same) {
         grid_remove(dispatch, driver);
         grid_insert(dispatch, driver);
@@ -78,8 +79,7 @@ void grid_move(struct dispatch *dispatch, uint32_t driver) {
     entry->lng = view->lng;
 }
 
-bool ride_excludes(const struct dispatch *dispatch, uint32_t ride, uint32_t driver,
-                   bool *lapsed) {
+bool ride_excludes(const struct dispatch *dispatch, uint32_t ride, uint32_t driver, bool *lapsed) {
     const ride_state_t *state = &dispatch->ride_states[ride];
     for (uint32_t i = 0; i < state->excluded_count; i++) {
         if ((state->excluded[i] & ~EXCLUDED_LAPSED) != driver) continue;
@@ -139,8 +139,8 @@ static void ring_read(search_t *search, const hf_geo_span_t *span, const hf_geo_
             int32_t column = (first + i) % columns;
             if (inner && hf_geo_span_has(inner, row, column)) continue;
             uint32_t index;
-            if (hf_pair_map_get(&dispatch->cells, cell_first(search->fleet, row),
-                                (uint32_t)column, &index))
+            if (hf_pair_map_get(&dispatch->cells, cell_first(search->fleet, row), (uint32_t)column,
+                                &index))
                 bucket_read(search, &dispatch->buckets[index]);
         }
     }
@@ -148,8 +148,12 @@ static void ring_read(search_t *search, const hf_geo_span_t *span, const hf_geo_
 
 bool candidate_find(const struct dispatch *dispatch, uint32_t fleet, double lat, double lng,
                     int64_t radius_m, uint32_t ride, uint32_t *driver, int64_t *distance_m) {
-    search_t search = {.dispatch = dispatch, .fleet = fleet, .ride = ride, .lat = lat,
-                       .lng = lng, .radius_m = radius_m};
+    search_t search = {.dispatch = dispatch,
+                       .fleet = fleet,
+                       .ride = ride,
+                       .lat = lat,
+                       .lng = lng,
+                       .radius_m = radius_m};
     /* A driver at whole metres radius_m is at most radius_m + 0.5 away. */
     double limit = (double)radius_m + 0.5;
     hf_geo_span_t spans[2];

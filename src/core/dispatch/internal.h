@@ -34,23 +34,23 @@ typedef struct fleet {
 } fleet_t;
 
 typedef struct driver_state {
-    uint32_t bucket;             /* bucket index + 1 while free (in the grid), else 0 */
-    uint32_t slot;               /* its entry in the bucket */
+    uint32_t bucket; /* bucket index + 1 while free (in the grid), else 0 */
+    uint32_t slot;   /* its entry in the bucket */
     /* Rides in memory naming the driver (as assigned, or among their excluded): a deleted
      * driver's slot is reused once none does. */
     uint32_t references;
-    uint32_t next_free;          /* a free slot's next free slot, index + 1 */
-    bool deleted;                /* out of its fleet, kept only for the rides naming it */
-    bool dirty;                  /* changed since the last flush */
-    uint64_t last_change;        /* see hf_dispatch_driver_change */
-    uint8_t counted_status;      /* hf_driver_status_t it is counted under (counts.drivers) */
+    uint32_t next_free;     /* a free slot's next free slot, index + 1 */
+    bool deleted;           /* out of its fleet, kept only for the rides naming it */
+    bool dirty;             /* changed since the last flush */
+    uint64_t last_change;   /* see hf_dispatch_driver_change */
+    uint8_t counted_status; /* hf_driver_status_t it is counted under (counts.drivers) */
 } driver_state_t;
 
 /* An excluded driver's index, with this bit when its offer lapsed (else it declined). */
 #define EXCLUDED_LAPSED 0x80000000u
 
 typedef struct ride_state {
-    uint32_t *excluded;          /* driver indexes, maybe | EXCLUDED_LAPSED */
+    uint32_t *excluded; /* driver indexes, maybe | EXCLUDED_LAPSED */
     uint32_t excluded_count, excluded_capacity;
     uint32_t previous_searching, next_searching; /* ride index + 1 in the fleet's list */
     bool in_searching;
@@ -81,29 +81,29 @@ struct dispatch {
      * matching, and the index is rebuilt once half of it is such entries. */
     hf_index_map_t driver_ids;
     uint32_t driver_ids_stale;
-    uint32_t driver_free_first;  /* free driver slots (index + 1), through next_free */
+    uint32_t driver_free_first; /* free driver slots (index + 1), through next_free */
     hf_ride_t *rides;
     ride_state_t *ride_states;
     uint32_t ride_count, ride_capacity, ride_state_capacity;
-    uint32_t rides_kept;         /* slots holding a ride (ride_count less the free ones) */
+    uint32_t rides_kept; /* slots holding a ride (ride_count less the free ones) */
     /* Hash of the id -> ride index; a forgotten ride's entry stops matching, and the index is
      * rebuilt once half of it is such entries. */
     hf_index_map_t ride_ids;
     uint32_t ride_ids_stale;
-    uint64_t ride_seq;           /* the last ride's created_seq */
+    uint64_t ride_seq; /* the last ride's created_seq */
     uint32_t finished_first, finished_last, finished_count, finished_max;
-    uint32_t ride_free_first;    /* forgotten slots, through next_finished */
-    uint64_t forgotten;          /* rides forgotten since the core was made */
-    uint64_t *forgotten_filter;  /* a Bloom filter of their ids (slots.c), or NULL */
+    uint32_t ride_free_first;   /* forgotten slots, through next_finished */
+    uint64_t forgotten;         /* rides forgotten since the core was made */
+    uint64_t *forgotten_filter; /* a Bloom filter of their ids (slots.c), or NULL */
     uint64_t forgotten_rides[HF_RIDE_STATUS_COUNT]; /* of them, still forgotten, by status */
     bucket_t *buckets;
     uint32_t bucket_count, bucket_capacity;
-    hf_pair_map_t cells;         /* (fleet << ROW_BITS | row, column) -> bucket index */
-    uint32_t *dirty;             /* drivers changed since the last flush */
+    hf_pair_map_t cells; /* (fleet << ROW_BITS | row, column) -> bucket index */
+    uint32_t *dirty;     /* drivers changed since the last flush */
     uint32_t dirty_count, dirty_capacity;
-    hf_buffer_t key;             /* a driver's key being built */
+    hf_buffer_t key;              /* a driver's key being built */
     hf_buffer_t declined, lapsed; /* a ride record's lists being built */
-    hf_dispatch_counts_t counts; /* running counts (dispatch.h), moved at every change */
+    hf_dispatch_counts_t counts;  /* running counts (dispatch.h), moved at every change */
 };
 
 static inline struct dispatch *dispatch_of(const hf_core_t *core) { return core->dispatch; }
@@ -117,8 +117,7 @@ struct dispatch *dispatch_make(hf_core_t *core);
 void grid_insert(struct dispatch *dispatch, uint32_t driver);
 void grid_remove(struct dispatch *dispatch, uint32_t driver);
 void grid_move(struct dispatch *dispatch, uint32_t driver);
-bool ride_excludes(const struct dispatch *dispatch, uint32_t ride, uint32_t driver,
-                   bool *lapsed);
+bool ride_excludes(const struct dispatch *dispatch, uint32_t ride, uint32_t driver, bool *lapsed);
 /* The best free candidate (hf_dispatch_candidate). */
 bool candidate_find(const struct dispatch *dispatch, uint32_t fleet, double lat, double lng,
                     int64_t radius_m, uint32_t ride, uint32_t *driver, int64_t *distance_m);
@@ -145,8 +144,7 @@ hf_error_t ride_request_check(const hf_ride_request_t *request, hf_error_detail_
 uint32_t driver_key_find(const struct dispatch *dispatch, uint32_t fleet, const char *driver_id);
 /* A new driver of the fleet (a free slot's, or a new one), unavailable at (0, 0) and counted
  * so; filed in driver_ids unless deleted (a restore's driver that has no row). */
-uint32_t driver_add(struct dispatch *dispatch, uint32_t fleet, const char *driver_id,
-                    bool deleted);
+uint32_t driver_add(struct dispatch *dispatch, uint32_t fleet, const char *driver_id, bool deleted);
 /* The driver takes it out of its fleet (not free, no offer, not assigned: the caller saw to
  * it); its slot is reused once no ride names it. */
 void driver_remove(struct dispatch *dispatch, uint32_t driver);

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const RIDE_STATUS_NAMES[] = {
-    [HF_RIDE_SEARCHING] = "searching", [HF_RIDE_OFFERED] = "offered",
-    [HF_RIDE_ASSIGNED] = "assigned", [HF_RIDE_CANCELLED] = "cancelled",
-    [HF_RIDE_COMPLETED] = "completed"};
+static const char *const RIDE_STATUS_NAMES[] = {[HF_RIDE_SEARCHING] = "searching",
+                                                [HF_RIDE_OFFERED] = "offered",
+                                                [HF_RIDE_ASSIGNED] = "assigned",
+                                                [HF_RIDE_CANCELLED] = "cancelled",
+                                                [HF_RIDE_COMPLETED] = "completed"};
 #define RIDE_STATUS_COUNT (sizeof RIDE_STATUS_NAMES / sizeof RIDE_STATUS_NAMES[0])
 
 const char *hf_ride_status_name(uint8_t status) {
@@ -26,10 +27,13 @@ bool hf_ride_status_parse(const char *text, uint8_t *status) {
 }
 
 static const char *const DRIVER_STATUS_NAMES[HF_DRIVER_STATUS_COUNT] = {
-    [HF_DRIVER_AVAILABLE] = "available", [HF_DRIVER_OFFERED] = "offered",
-    [HF_DRIVER_ASSIGNED] = "assigned", [HF_DRIVER_UNAVAILABLE] = "unavailable"};
+    [HF_DRIVER_AVAILABLE] = "available",
+    [HF_DRIVER_OFFERED] = "offered",
+    [HF_DRIVER_ASSIGNED] = "assigned",
+    [HF_DRIVER_UNAVAILABLE] = "unavailable"};
 static const char *const OFFER_OUTCOME_NAMES[HF_OFFER_OUTCOME_COUNT] = {
-    [HF_OFFER_ACCEPTED] = "accepted", [HF_OFFER_DECLINED] = "declined",
+    [HF_OFFER_ACCEPTED] = "accepted",
+    [HF_OFFER_DECLINED] = "declined",
     [HF_OFFER_EXPIRED] = "expired"};
 _Static_assert(RIDE_STATUS_COUNT == HF_RIDE_STATUS_COUNT, "a count for every ride status");
 
@@ -64,18 +68,24 @@ void record_ride(hf_core_t *core, uint32_t ride_index, hf_time_ms_t now) {
     const hf_ride_t *ride = &dispatch->rides[ride_index];
     excluded_lists(dispatch, ride_index);
     hf_mutation_t mutation = {
-        .type = HF_MUTATION_RIDE, .at_ms = now,
-        .as.ride = {.ride_id = ride->id, .fleet_id = dispatch->fleets[ride->fleet].id,
-                    .rider_id = ride->rider_id, .lat = ride->lat,
-                    .lng = ride->lng, .radius_m = ride->radius_m,
-                    .offer_ttl_ms = ride->offer_ttl_ms, .created_at_ms = ride->created_at_ms,
+        .type = HF_MUTATION_RIDE,
+        .at_ms = now,
+        .as.ride = {.ride_id = ride->id,
+                    .fleet_id = dispatch->fleets[ride->fleet].id,
+                    .rider_id = ride->rider_id,
+                    .lat = ride->lat,
+                    .lng = ride->lng,
+                    .radius_m = ride->radius_m,
+                    .offer_ttl_ms = ride->offer_ttl_ms,
+                    .created_at_ms = ride->created_at_ms,
                     .status = ride->status,
-                    .offer_driver_id = ride->offer_driver
-                                           ? dispatch->drivers[ride->offer_driver - 1].id : NULL,
+                    .offer_driver_id =
+                        ride->offer_driver ? dispatch->drivers[ride->offer_driver - 1].id : NULL,
                     .offer_distance_m = ride->offer_distance_m,
                     .offer_expires_at_ms = ride->offer_expires_at_ms,
                     .driver_id = ride->driver ? dispatch->drivers[ride->driver - 1].id : NULL,
-                    .declined = dispatch->declined.data, .lapsed = dispatch->lapsed.data}};
+                    .declined = dispatch->declined.data,
+                    .lapsed = dispatch->lapsed.data}};
     record_emit(core, &mutation);
     dispatch->ride_states[ride_index].last_change = hf_core_change_count(core);
 }
@@ -83,11 +93,14 @@ void record_ride(hf_core_t *core, uint32_t ride_index, hf_time_ms_t now) {
 static void driver_emit(hf_core_t *core, uint32_t driver_index, hf_time_ms_t now) {
     struct dispatch *dispatch = core->dispatch;
     const hf_driver_t *driver = &dispatch->drivers[driver_index];
-    hf_mutation_t mutation = {
-        .type = HF_MUTATION_DRIVER, .at_ms = now,
-        .as.driver = {.fleet_id = dispatch->fleets[driver->fleet].id, .driver_id = driver->id,
-                      .lat = driver->lat, .lng = driver->lng, .rating = driver->rating,
-                      .available = driver->available}};
+    hf_mutation_t mutation = {.type = HF_MUTATION_DRIVER,
+                              .at_ms = now,
+                              .as.driver = {.fleet_id = dispatch->fleets[driver->fleet].id,
+                                            .driver_id = driver->id,
+                                            .lat = driver->lat,
+                                            .lng = driver->lng,
+                                            .rating = driver->rating,
+                                            .available = driver->available}};
     record_emit(core, &mutation);
 }
 
@@ -135,7 +148,8 @@ static const char *driver_check(const struct dispatch *dispatch, uint32_t index)
                    ? "a deleted driver is still filed, offered, assigned or to be flushed"
                    : NULL;
     bool free_now = driver->available && !driver->offer;
-    if (free_now != (state->bucket != 0)) return "the grid holds a driver that is not free, or misses a free one";
+    if (free_now != (state->bucket != 0))
+        return "the grid holds a driver that is not free, or misses a free one";
     if (state->bucket) {
         const bucket_t *bucket = &dispatch->buckets[state->bucket - 1];
         if (state->slot >= bucket->count || bucket->entries[state->slot].driver != index)
@@ -144,7 +158,8 @@ static const char *driver_check(const struct dispatch *dispatch, uint32_t index)
         hf_geo_cell_of(driver->lat, driver->lng, &row, &column);
         uint32_t cell;
         if (!hf_pair_map_get(&dispatch->cells, driver->fleet << ROW_BITS | (uint32_t)row,
-                             (uint32_t)column, &cell) || cell + 1 != state->bucket)
+                             (uint32_t)column, &cell) ||
+            cell + 1 != state->bucket)
             return "a free driver is filed in another cell than its position's";
     }
     if (state->counted_status != hf_dispatch_driver_status(driver))
@@ -167,7 +182,8 @@ static const char *ride_check(const struct dispatch *dispatch, uint32_t index) {
     if (ride->status == HF_RIDE_OFFERED &&
         (!ride->offer_driver || dispatch->drivers[ride->offer_driver - 1].offer != index + 1))
         return "an offered ride's driver does not hold its offer";
-    if (ride->status != HF_RIDE_OFFERED && ride->offer_driver) return "a ride not offered has an offer";
+    if (ride->status != HF_RIDE_OFFERED && ride->offer_driver)
+        return "a ride not offered has an offer";
     if (ride->status == HF_RIDE_ASSIGNED && !ride->driver) return "an assigned ride has no driver";
     if (state->in_searching && ride->status != HF_RIDE_SEARCHING)
         return "a ride listed as searching is not";
@@ -240,6 +256,7 @@ const char *hf_dispatch_check(const hf_core_t *core) {
     const char *fault = counts_check(dispatch);
     if (fault) return fault;
     uint32_t counted = 0;
-    for (uint32_t f = 0; f < dispatch->fleet_count; f++) counted += dispatch->fleets[f].searching_count;
+    for (uint32_t f = 0; f < dispatch->fleet_count; f++)
+        counted += dispatch->fleets[f].searching_count;
     return listed == counted ? NULL : "the fleets' counts of searching rides are wrong";
 }

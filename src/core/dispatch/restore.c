@@ -119,9 +119,12 @@ static uint32_t ride_place(hf_core_t *core, uint32_t fleet, const hf_stored_ride
 }
 
 static hf_ride_request_t stored_request(const hf_stored_ride_t *stored) {
-    return (hf_ride_request_t){.fleet_id = stored->fleet_id, .ride_id = stored->ride_id,
-                               .rider_id = stored->rider_id, .lat = stored->lat,
-                               .lng = stored->lng, .radius_m = stored->radius_m,
+    return (hf_ride_request_t){.fleet_id = stored->fleet_id,
+                               .ride_id = stored->ride_id,
+                               .rider_id = stored->rider_id,
+                               .lat = stored->lat,
+                               .lng = stored->lng,
+                               .radius_m = stored->radius_m,
                                .offer_ttl_ms = stored->offer_ttl_ms};
 }
 

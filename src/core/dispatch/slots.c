@@ -75,8 +75,8 @@ uint32_t driver_add(struct dispatch *dispatch, uint32_t fleet, const char *drive
     hf_driver_t *driver = &dispatch->drivers[index];
     *driver = (hf_driver_t){.fleet = fleet, .rating = HF_DISPATCH_RATING_DEFAULT};
     snprintf(driver->id, sizeof driver->id, "%s", driver_id);
-    dispatch->driver_states[index] =
-        (driver_state_t){.counted_status = HF_DRIVER_UNAVAILABLE, .deleted = deleted};
+    dispatch->driver_states[index] = (driver_state_t){.counted_status = HF_DRIVER_UNAVAILABLE,
+                                                      .deleted = deleted};
     if (deleted) return index;
     dispatch->counts.drivers[HF_DRIVER_UNAVAILABLE]++;
     hf_index_map_insert(&dispatch->driver_ids, driver_hash(fleet, driver_id), index);
@@ -199,14 +199,17 @@ uint32_t ride_add(hf_core_t *core, const hf_ride_request_t *request, uint32_t fl
     struct dispatch *dispatch = core->dispatch;
     uint32_t index = ride_slot_take(dispatch);
     hf_ride_t *ride = &dispatch->rides[index];
-    *ride = (hf_ride_t){.fleet = fleet, .lat = request->lat, .lng = request->lng,
-                        .status = HF_RIDE_SEARCHING, .created_at_ms = now};
+    *ride = (hf_ride_t){.fleet = fleet,
+                        .lat = request->lat,
+                        .lng = request->lng,
+                        .status = HF_RIDE_SEARCHING,
+                        .created_at_ms = now};
     snprintf(ride->id, sizeof ride->id, "%s", request->ride_id);
     /* Its own copy, not the core's string table: that one never shrinks. */
     ride->rider_id = text_copy(request->rider_id);
     ride->radius_m = request->radius_m < 0 ? HF_DISPATCH_RADIUS_M_DEFAULT : request->radius_m;
-    ride->offer_ttl_ms =
-        request->offer_ttl_ms < 0 ? HF_DISPATCH_OFFER_TTL_MS_DEFAULT : request->offer_ttl_ms;
+    ride->offer_ttl_ms = request->offer_ttl_ms < 0 ? HF_DISPATCH_OFFER_TTL_MS_DEFAULT
+                                                   : request->offer_ttl_ms;
     dispatch->ride_states[index] = (ride_state_t){.created_seq = ++dispatch->ride_seq};
     dispatch->counts.rides[HF_RIDE_SEARCHING]++;
     dispatch->rides_kept++;
@@ -217,7 +220,8 @@ uint32_t ride_add(hf_core_t *core, const hf_ride_request_t *request, uint32_t fl
 void ride_finished_push(struct dispatch *dispatch, uint32_t ride) {
     assert(hf_ride_status_finished(dispatch->rides[ride].status));
     dispatch->ride_states[ride].next_finished = 0;
-    if (dispatch->finished_last) dispatch->ride_states[dispatch->finished_last - 1].next_finished = ride + 1;
+    if (dispatch->finished_last)
+        dispatch->ride_states[dispatch->finished_last - 1].next_finished = ride + 1;
     else dispatch->finished_first = ride + 1;
     dispatch->finished_last = ride + 1;
     dispatch->finished_count++;
@@ -256,7 +260,8 @@ static uint32_t filter_probe(uint64_t hash, uint32_t probe) {
 
 static void filter_add(struct dispatch *dispatch, const char *id) {
     if (!dispatch->forgotten_filter) {
-        dispatch->forgotten_filter = calloc(HF_DISPATCH_FORGOTTEN_FILTER_BITS / 64, sizeof(uint64_t));
+        dispatch->forgotten_filter = calloc(HF_DISPATCH_FORGOTTEN_FILTER_BITS / 64,
+                                            sizeof(uint64_t));
         if (!dispatch->forgotten_filter) abort();
     }
     uint64_t hash = id_hash64(id);

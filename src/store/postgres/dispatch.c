@@ -65,9 +65,10 @@ bool hf_pg_driver_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int
         const char *values[] = {driver->fleet_id, driver->driver_id};
         return hf_pg_queue_named(store, "hf_driver_delete", 2, values, tag);
     }
-    const char *values[] = {driver->fleet_id, driver->driver_id, real(a, driver->lat),
-                            real(b, driver->lng), real(c, driver->rating),
-                            driver->available ? "1" : "0", integer(d, mutation->at_ms)};
+    const char *values[] = {driver->fleet_id,           driver->driver_id,
+                            real(a, driver->lat),       real(b, driver->lng),
+                            real(c, driver->rating),    driver->available ? "1" : "0",
+                            integer(d, mutation->at_ms)};
     return hf_pg_queue_named(store, "hf_driver_put", 7, values, tag);
 }
 
@@ -78,14 +79,22 @@ bool hf_pg_ride_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32
     uint8_t known;
     const char *word = hf_ride_status_name((uint8_t)ride->status);
     bool offered = ride->offer_driver_id != NULL;
-    const char *values[] = {
-        ride->ride_id, ride->fleet_id, ride->rider_id, real(a, ride->lat), real(b, ride->lng),
-        integer(c, ride->radius_m), integer(d, ride->offer_ttl_ms),
-        hf_ride_status_parse(word, &known) ? word : NULL, integer(e, ride->created_at_ms),
-        ride->offer_driver_id, offered ? integer(f, ride->offer_distance_m) : NULL,
-        offered ? integer(g, ride->offer_expires_at_ms) : NULL, ride->driver_id,
-        ride->declined ? ride->declined : "", ride->lapsed ? ride->lapsed : "",
-        integer(h, mutation->at_ms)};
+    const char *values[] = {ride->ride_id,
+                            ride->fleet_id,
+                            ride->rider_id,
+                            real(a, ride->lat),
+                            real(b, ride->lng),
+                            integer(c, ride->radius_m),
+                            integer(d, ride->offer_ttl_ms),
+                            hf_ride_status_parse(word, &known) ? word : NULL,
+                            integer(e, ride->created_at_ms),
+                            ride->offer_driver_id,
+                            offered ? integer(f, ride->offer_distance_m) : NULL,
+                            offered ? integer(g, ride->offer_expires_at_ms) : NULL,
+                            ride->driver_id,
+                            ride->declined ? ride->declined : "",
+                            ride->lapsed ? ride->lapsed : "",
+                            integer(h, mutation->at_ms)};
     return hf_pg_queue_named(store, "hf_ride_put", 16, values, tag);
 }
 
@@ -153,8 +162,8 @@ int hf_pg_rides_list(void *instance, const hf_store_ride_query_t *query,
         PGresult *result = hf_pg_exec(
             &store->reader,
             SELECT_RIDES " WHERE fleet_id = $1 AND seq > $2::bigint"
-            " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
-            " LIMIT $4::integer",
+                         " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
+                         " LIMIT $4::integer",
             4, values, error, error_size);
         if (result == NULL) return -1;
         int rows = PQntuples(result);

@@ -21,14 +21,12 @@ static const char EVENT_SALES[] =
 static const char EVENT_UPDATE[] =
     "WITH changed AS (UPDATE events SET config = $2 WHERE id = $1 RETURNING 1)"
     " SELECT holdfast_changed(count(*)) FROM changed";
-static const char EVENT_DELETE[] =
-    "WITH changed AS (DELETE FROM events WHERE id = $1 RETURNING 1)"
-    " SELECT holdfast_changed(count(*)) FROM changed";
+static const char EVENT_DELETE[] = "WITH changed AS (DELETE FROM events WHERE id = $1 RETURNING 1)"
+                                   " SELECT holdfast_changed(count(*)) FROM changed";
 static const char EVENT_HISTORY_DELETE[] = "DELETE FROM history WHERE event_id = $1";
 
-static const char *const NAMES[] = {"hf_event_update", "hf_event_delete",
-                                    "hf_event_history_delete", "hf_event_insert",
-                                    "hf_event_sales"};
+static const char *const NAMES[] = {"hf_event_update", "hf_event_delete", "hf_event_history_delete",
+                                    "hf_event_insert", "hf_event_sales"};
 
 int hf_pg_events_prepare(PGconn *connection, char *error, size_t error_size) {
     const char *const sql[] = {EVENT_UPDATE, EVENT_DELETE, EVENT_HISTORY_DELETE, EVENT_INSERT,

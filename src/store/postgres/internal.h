@@ -55,9 +55,9 @@ enum { TAG_BEGIN = -1, TAG_FENCE = -2, TAG_PURGE = -3, TAG_COMMIT = -4, TAG_HIST
 typedef struct hf_pg_run {
     hf_pg_run_kind_t kind;
     size_t rows;
-    int32_t tag;                     /* the first record's */
+    int32_t tag; /* the first record's */
     hf_buffer_t arrays[HF_PG_RUN_COLUMNS_MAX];
-    hf_map_t ids;                    /* hold updates: the holds already in the run */
+    hf_map_t ids; /* hold updates: the holds already in the run */
 } hf_pg_run_t;
 
 /* Threads: writer is used by the caller of open and load until start, then by the writer
@@ -67,30 +67,30 @@ typedef struct hf_pg_run {
 typedef struct hf_pg_store {
     char *url;
     PGconn *writer;
-    bool writer_ready;               /* statements prepared, pipeline mode entered */
-    atomic_int writer_pid;           /* the writer's session, recorded in its leases */
-    const hf_batch_t *batch;         /* the batch being written, to name a failed record */
-    size_t queued;                   /* queries queued in the pipeline, not yet read back */
-    int32_t *tags;                   /* per queued query: the record's index, or below 0 */
+    bool writer_ready;       /* statements prepared, pipeline mode entered */
+    atomic_int writer_pid;   /* the writer's session, recorded in its leases */
+    const hf_batch_t *batch; /* the batch being written, to name a failed record */
+    size_t queued;           /* queries queued in the pipeline, not yet read back */
+    int32_t *tags;           /* per queued query: the record's index, or below 0 */
     size_t tags_capacity;
     uint64_t batches_since_purge;
-    hf_buffer_t text;                /* a row's JSON while its query is queued */
-    hf_buffer_t history;             /* an entry's data while its query is queued */
-    hf_buffer_t fence;               /* the fence's array literals */
-    hf_pg_run_t run;                 /* the writer's open run of hold rows */
-    hf_pg_run_t history_run;         /* the writer's history entries of the batch */
+    hf_buffer_t text;        /* a row's JSON while its query is queued */
+    hf_buffer_t history;     /* an entry's data while its query is queued */
+    hf_buffer_t fence;       /* the fence's array literals */
+    hf_pg_run_t run;         /* the writer's open run of hold rows */
+    hf_pg_run_t history_run; /* the writer's history entries of the batch */
 
     PGconn *reader;
 
     pthread_mutex_t lease_mutex;
     PGconn *leases;
-    char *node_id;                   /* set by the first lease_acquire: fencing is on */
-    hf_map_t epochs;                 /* unit -> index into epoch_values */
-    uint64_t *epoch_values;          /* 0: the lease was lost */
-    char **epoch_units;              /* the units, in the order of epoch_values */
-    hf_buffer_t held;                /* the renewal's array literal of the units held */
+    char *node_id;          /* set by the first lease_acquire: fencing is on */
+    hf_map_t epochs;        /* unit -> index into epoch_values */
+    uint64_t *epoch_values; /* 0: the lease was lost */
+    char **epoch_units;     /* the units, in the order of epoch_values */
+    hf_buffer_t held;       /* the renewal's array literal of the units held */
     size_t epoch_count, epoch_capacity;
-    hf_rows_items_t *read_items;     /* the reader's parsed lines */
+    hf_rows_items_t *read_items; /* the reader's parsed lines */
 } hf_pg_store_t;
 
 /* Connects to url with the backend's bounded waits (connect, keepalives, TCP timeout); NULL
@@ -99,8 +99,12 @@ PGconn *hf_pg_connect(const char *url, char *error, size_t error_size);
 /* Runs one statement (params in text) and waits at most HF_PG_WAIT_MS for its result; NULL
  * with a sentence in error when it failed, did not answer, or the connection broke (which
  * then is closed and set to NULL for the next call to reconnect). */
-PGresult *hf_pg_exec(PGconn **connection, const char *sql, int count,
-                     const char *const *values, char *error, size_t error_size);
+PGresult *hf_pg_exec(PGconn **connection, const char *sql, int count, const char *const *values,
+                     char *error, size_t error_size);
+
+/* The schema's SQL (schema.c): every table, created when missing, and the migrations, as one
+ * transaction; static. */
+extern const char hf_pg_schema[];
 
 /* The word of a hold or order status, as the store writes it; NULL out of range. */
 const char *hf_pg_hold_word(int status);
@@ -142,8 +146,7 @@ hf_row_reader_t hf_pg_row_reader(hf_pg_row_t *row, PGresult *result);
  * $1 the id): *found when there is one, decoded to loader (hf_decoder_read_row). Returns 0, -1
  * or the callback's value, with a sentence in error. */
 int hf_pg_row_read(hf_pg_store_t *store, hf_row_kind_t kind, const char *select, const char *id,
-                   const hf_store_loader_t *loader, bool *found, char *error,
-                   size_t error_size);
+                   const hf_store_loader_t *loader, bool *found, char *error, size_t error_size);
 /* Each row of result (a listing of kind on the reader connection) decoded to loader until the
  * callback returns non-zero (HF_STORE_LIST_STOP: the listing's end) or rows run out;
  * *last_seq is the last row's seq_column. Returns 0, -1 or the callback's value, with a
@@ -165,39 +168,38 @@ int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
 int hf_pg_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
                       bool *found, char *error, size_t error_size);
 int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
-                       hf_store_history_fn entry, void *context, char *error,
-                       size_t error_size);
+                       hf_store_history_fn entry, void *context, char *error, size_t error_size);
 
 /* Leases (lease.c). fence_write appends the fence's query for the batch's units to the
  * pipeline (nothing when fencing is off); returns 0 or -1 with a sentence in error. */
 int hf_pg_fence_write(hf_pg_store_t *store, const hf_batch_t *batch, char *error,
                       size_t error_size);
 void hf_pg_leases_close(hf_pg_store_t *store);
-int hf_pg_lease_acquire(void *instance, const char *node_id, const char *unit,
-                        uint64_t *epoch, bool *acquired, char *error, size_t error_size);
-int hf_pg_lease_renew(void *instance, const char *node_id, const char *address,
-                      size_t *renewed, char *error, size_t error_size);
+int hf_pg_lease_acquire(void *instance, const char *node_id, const char *unit, uint64_t *epoch,
+                        bool *acquired, char *error, size_t error_size);
+int hf_pg_lease_renew(void *instance, const char *node_id, const char *address, size_t *renewed,
+                      char *error, size_t error_size);
 int hf_pg_lease_release(void *instance, const char *node_id, char *error, size_t error_size);
-int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn lease,
-                     void *context, char *error, size_t error_size);
-int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *loader,
-                    char *error, size_t error_size);
-int hf_pg_unit_fetch(void *instance, const char *unit, const hf_store_loader_t *loader,
-                     void **rows, char *error, size_t error_size);
+int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn lease, void *context,
+                     char *error, size_t error_size);
+int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *loader, char *error,
+                    size_t error_size);
+int hf_pg_unit_fetch(void *instance, const char *unit, const hf_store_loader_t *loader, void **rows,
+                     char *error, size_t error_size);
 int hf_pg_unit_deliver(void *instance, void *rows, const hf_store_loader_t *loader, char *error,
                        size_t error_size);
 void hf_pg_unit_rows_free(void *rows);
 int hf_pg_setting_claim(void *instance, const char *key, const char *proposed, char *value,
                         size_t value_size, char *error, size_t error_size);
-int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit,
-                    size_t unit_size, bool *found, char *error, size_t error_size);
+int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit, size_t unit_size,
+                    bool *found, char *error, size_t error_size);
 
 /* Queues the fence with its three values (units, node, epochs) on the writer (postgres.c). */
 bool hf_pg_queue_fence(hf_pg_store_t *store, const char *const *values);
 
 /* Queues the prepared statement name with text values, tagged (postgres.c). */
-bool hf_pg_queue_named(hf_pg_store_t *store, const char *name, int count,
-                       const char *const *values, int32_t tag);
+bool hf_pg_queue_named(hf_pg_store_t *store, const char *name, int count, const char *const *values,
+                       int32_t tag);
 
 /* Runs (runs.c): prepare on a new writer connection; add a record's row to the open run
  * (flushing the run of another kind first); flush queues the open run. The history run is

@@ -150,8 +150,8 @@ static const char ACQUIRE[] =
     " WHERE leases.expires_at <= now() OR leases.node_id = excluded.node_id"
     " RETURNING epoch";
 
-int hf_pg_lease_acquire(void *instance, const char *node_id, const char *unit,
-                        uint64_t *epoch, bool *acquired, char *error, size_t error_size) {
+int hf_pg_lease_acquire(void *instance, const char *node_id, const char *unit, uint64_t *epoch,
+                        bool *acquired, char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
     *acquired = false;
     *epoch = 0;
@@ -185,10 +185,10 @@ int hf_pg_lease_acquire(void *instance, const char *node_id, const char *unit,
 /* Every live lease this process acquired is extended (not the leases an earlier process of the
  * same node id left: they lapse, and whoever serves those units takes them); the ones
  * returned are what it still holds. */
-static const char RENEW[] =
-    "UPDATE leases SET expires_at = now() + " LEASE_INTERVAL ", backend_pid = $2::integer"
-    " WHERE node_id = $1 AND expires_at > now() AND unit = ANY($3::text[])"
-    " RETURNING unit, epoch";
+static const char RENEW[] = "UPDATE leases SET expires_at = now() + " LEASE_INTERVAL
+                            ", backend_pid = $2::integer"
+                            " WHERE node_id = $1 AND expires_at > now() AND unit = ANY($3::text[])"
+                            " RETURNING unit, epoch";
 static const char HEARTBEAT[] =
     "INSERT INTO nodes(node_id, address, heartbeat_at) VALUES($1, $2, now())"
     " ON CONFLICT(node_id) DO UPDATE SET address = excluded.address, heartbeat_at = now()";
@@ -229,8 +229,8 @@ static size_t epochs_keep(hf_pg_store_t *store, PGresult *result) {
     return (size_t)rows;
 }
 
-int hf_pg_lease_renew(void *instance, const char *node_id, const char *address,
-                      size_t *renewed, char *error, size_t error_size) {
+int hf_pg_lease_renew(void *instance, const char *node_id, const char *address, size_t *renewed,
+                      char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
     *renewed = 0;
     pthread_mutex_lock(&store->lease_mutex);
@@ -284,18 +284,17 @@ static int nodes_list(hf_pg_store_t *store, hf_store_node_fn node, void *context
     if (result == NULL) return -1;
     int rc = 0;
     for (int row = 0; rc == 0 && row < PQntuples(result); row++) {
-        hf_stored_node_t item = {
-            PQgetvalue(result, row, 0),
-            PQgetisnull(result, row, 1) ? NULL : PQgetvalue(result, row, 1),
-            strtoll(PQgetvalue(result, row, 2), NULL, 10)};
+        hf_stored_node_t item = {PQgetvalue(result, row, 0),
+                                 PQgetisnull(result, row, 1) ? NULL : PQgetvalue(result, row, 1),
+                                 strtoll(PQgetvalue(result, row, 2), NULL, 10)};
         rc = node(context, &item);
     }
     PQclear(result);
     return rc;
 }
 
-int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn lease,
-                     void *context, char *error, size_t error_size) {
+int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn lease, void *context,
+                     char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
     pthread_mutex_lock(&store->lease_mutex);
     int rc = leases_open(store, error, error_size);
@@ -323,8 +322,8 @@ int hf_pg_lease_list(void *instance, hf_store_node_fn node, hf_store_lease_fn le
     return rc;
 }
 
-int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *loader,
-                    char *error, size_t error_size) {
+int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *loader, char *error,
+                    size_t error_size) {
     hf_pg_store_t *store = instance;
     pthread_mutex_lock(&store->lease_mutex);
     int rc = leases_open(store, error, error_size);
@@ -334,8 +333,8 @@ int hf_pg_unit_load(void *instance, const char *unit, const hf_store_loader_t *l
     return rc;
 }
 
-int hf_pg_unit_fetch(void *instance, const char *unit, const hf_store_loader_t *loader,
-                     void **rows, char *error, size_t error_size) {
+int hf_pg_unit_fetch(void *instance, const char *unit, const hf_store_loader_t *loader, void **rows,
+                     char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
     hf_pg_kept_t *kept = calloc(1, sizeof *kept);
     if (kept == NULL) abort();
@@ -380,8 +379,8 @@ static const struct {
     {"ride", "SELECT fleet_id FROM rides WHERE id = $1"},
 };
 
-int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit,
-                    size_t unit_size, bool *found, char *error, size_t error_size) {
+int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit, size_t unit_size,
+                    bool *found, char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
     *found = false;
     const char *sql = NULL;
@@ -417,9 +416,10 @@ int hf_pg_setting_claim(void *instance, const char *key, const char *proposed, c
     const char *values[] = {key, proposed};
     PGresult *result = NULL;
     if (rc == 0) {
-        result = hf_pg_exec(&store->leases,
-                            "INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO NOTHING",
-                            2, values, error, error_size);
+        result = hf_pg_exec(
+            &store->leases,
+            "INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO NOTHING", 2, values,
+            error, error_size);
         rc = result != NULL ? 0 : -1;
         PQclear(result);
         result = NULL;

@@ -44,7 +44,7 @@ hf_row_reader_t hf_pg_row_reader(hf_pg_row_t *row, PGresult *result) {
 #define SELECT_HOLDS "SELECT " HF_HOLD_COLUMNS " FROM holds"
 #define SELECT_KEYS \
     "SELECT " HF_IDEMPOTENCY_COLUMNS("encode(hash, 'hex')") " FROM idempotency" \
-    " WHERE created_at >= $1::bigint"
+                                                            " WHERE created_at >= $1::bigint"
 #define SELECT_REFUNDS "SELECT " HF_REFUND_COLUMNS " FROM refunds"
 #define SELECT_DELIVERIES \
     "SELECT " HF_DELIVERY_COLUMNS " FROM deliveries WHERE received_at >= $1::bigint"
@@ -80,20 +80,20 @@ static const char *const LOAD_UNIT[HF_ROW_KIND_COUNT] = {
     [HF_ROW_ORDER] = "SELECT " HF_ORDER_COLUMNS " FROM orders WHERE event_id = $1 ORDER BY seq",
     [HF_ROW_IDEMPOTENCY] = SELECT_KEYS " AND unit = $2 ORDER BY created_at, key",
     /* A cancelled order's refund (order_id) is its event's, with or without a hold. */
-    [HF_ROW_REFUND] =
-        SELECT_REFUNDS " WHERE reservation_id IN (SELECT id FROM holds WHERE event_id = $1)"
-        " OR order_id IN (SELECT id FROM orders WHERE event_id = $1)"
-        /* The records of no unit: webhooks' refunds of holds no event has. */
-        " OR ($1 = '" HF_STORE_UNIT_NONE "' AND order_id IS NULL"
-        " AND reservation_id NOT IN (SELECT id FROM holds))"
-        " ORDER BY seq",
-    [HF_ROW_DELIVERY] =
-        SELECT_DELIVERIES " AND (" OF_UNIT_HOLDS
-        /* The records of no unit: deliveries for holds no event has (repeats answered
+    [HF_ROW_REFUND] = SELECT_REFUNDS
+    " WHERE reservation_id IN (SELECT id FROM holds WHERE event_id = $1)"
+    " OR order_id IN (SELECT id FROM orders WHERE event_id = $1)"
+    /* The records of no unit: webhooks' refunds of holds no event has. */
+    " OR ($1 = '" HF_STORE_UNIT_NONE "' AND order_id IS NULL"
+    " AND reservation_id NOT IN (SELECT id FROM holds))"
+    " ORDER BY seq",
+    [HF_ROW_DELIVERY] = SELECT_DELIVERIES
+    " AND (" OF_UNIT_HOLDS
+    /* The records of no unit: deliveries for holds no event has (repeats answered
          * alike). */
-        " OR ($2 = '" HF_STORE_UNIT_NONE "' AND (reservation_id IS NULL"
-        " OR reservation_id NOT IN (SELECT id FROM holds))))"
-        " ORDER BY seq",
+    " OR ($2 = '" HF_STORE_UNIT_NONE "' AND (reservation_id IS NULL"
+    " OR reservation_id NOT IN (SELECT id FROM holds))))"
+    " ORDER BY seq",
     [HF_ROW_TICKET] = "SELECT " HF_TICKET_COLUMNS " FROM tickets WHERE event_id = $1 ORDER BY seq",
     [HF_ROW_DRIVER] = SELECT_DRIVERS " WHERE fleet_id = $1 ORDER BY driver_id",
     [HF_ROW_RIDE] = "SELECT " HF_RIDE_COLUMNS " FROM rides WHERE fleet_id = $1 ORDER BY seq",
@@ -141,8 +141,9 @@ int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_l
     /* A delivery runs no statement: its transaction was the fetch's. */
     PGconn **connection = source->connection;
     static const char BEGIN[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-    PGresult *begun =
-        connection == NULL ? NULL : hf_pg_exec(connection, BEGIN, 0, NULL, error, error_size);
+    PGresult *begun = connection == NULL
+                          ? NULL
+                          : hf_pg_exec(connection, BEGIN, 0, NULL, error, error_size);
     if (connection != NULL && begun == NULL) return -1;
     PQclear(begun);
     load_t load = {source, unit};
@@ -203,8 +204,7 @@ int hf_pg_reader_open(hf_pg_store_t *store, char *error, size_t error_size) {
 }
 
 int hf_pg_row_read(hf_pg_store_t *store, hf_row_kind_t kind, const char *select, const char *id,
-                   const hf_store_loader_t *loader, bool *found, char *error,
-                   size_t error_size) {
+                   const hf_store_loader_t *loader, bool *found, char *error, size_t error_size) {
     *found = false;
     if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
     const char *values[] = {id};
@@ -299,8 +299,8 @@ int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
         PGresult *result = hf_pg_exec(
             &store->reader,
             SELECT_HOLDS " WHERE event_id = $1 AND seq > $2::bigint"
-            " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
-            " LIMIT $4::integer",
+                         " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
+                         " LIMIT $4::integer",
             4, values, error, error_size);
         if (result == NULL) return -1;
         int rows = PQntuples(result);
@@ -328,8 +328,7 @@ static const char READ_HISTORY[] =
     " ORDER BY s.seq";
 
 int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
-                       hf_store_history_fn entry, void *context, char *error,
-                       size_t error_size) {
+                       hf_store_history_fn entry, void *context, char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
     if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
     char after[24], limit[16];

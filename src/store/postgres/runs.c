@@ -70,8 +70,8 @@ int hf_pg_runs_prepare(PGconn *connection, char *error, size_t error_size) {
         PGresult *result = PQprepare(connection, RUN_NAMES[kind], RUN_SQL[kind], 0, NULL);
         bool ok = PQresultStatus(result) == PGRES_COMMAND_OK;
         if (!ok)
-            hf_store_error_write(error, error_size, "store: cannot prepare %s: %s",
-                                 RUN_NAMES[kind], PQresultErrorMessage(result));
+            hf_store_error_write(error, error_size, "store: cannot prepare %s: %s", RUN_NAMES[kind],
+                                 PQresultErrorMessage(result));
         PQclear(result);
         if (!ok) return -1;
     }
@@ -125,8 +125,7 @@ bool hf_pg_run_flush(hf_pg_store_t *store, hf_pg_run_t *run) {
 }
 
 /* Ends the open run when the next row belongs to another kind. */
-static bool run_for(hf_pg_store_t *store, hf_pg_run_t *run, hf_pg_run_kind_t kind,
-                    int32_t tag) {
+static bool run_for(hf_pg_store_t *store, hf_pg_run_t *run, hf_pg_run_kind_t kind, int32_t tag) {
     if (run->kind == kind) return true;
     if (!hf_pg_run_flush(store, run)) return false;
     run_begin(run, kind, tag);

@@ -12,21 +12,21 @@
 #include "lib/log.h"
 
 struct hf_checkpointer {
-    sqlite3 *writer;             /* borrowed: the store's connection */
-    sqlite3 *database;           /* our own connection */
-    int database_file;           /* the database file, to flush what a round copied; -1 if none */
+    sqlite3 *writer;   /* borrowed: the store's connection */
+    sqlite3 *database; /* our own connection */
+    int database_file; /* the database file, to flush what a round copied; -1 if none */
     pthread_t thread;
     pthread_mutex_t mutex;
     pthread_cond_t wake;
     bool wanted, stopping;
-    bool running;                /* a background round asked for and not yet done */
-    int copied;                  /* log frames copied when the last background round ended */
+    bool running;                  /* a background round asked for and not yet done */
+    int copied;                    /* log frames copied when the last background round ended */
     unsigned long long log_number; /* counts the log's restarts: a round's copied is for its log */
     /* The writer's thread alone: */
-    int threshold;               /* log pages at which a cycle begins */
-    int cycle_end;               /* log pages at which the writer ends the cycle whatever is left */
-    int last_pages;              /* the log after the last commit: a smaller one is a new log */
-    bool cycle;                  /* rounds are wanted until the log starts over */
+    int threshold;  /* log pages at which a cycle begins */
+    int cycle_end;  /* log pages at which the writer ends the cycle whatever is left */
+    int last_pages; /* the log after the last commit: a smaller one is a new log */
+    bool cycle;     /* rounds are wanted until the log starts over */
     hf_checkpointer_counts_t counts; /* rounds under the mutex, the rest the writer's */
 };
 

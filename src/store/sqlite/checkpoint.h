@@ -30,10 +30,10 @@
 
 /* What the checkpointer did, for tests and the logs. */
 typedef struct hf_checkpointer_counts {
-    unsigned long long rounds;         /* background checkpoints */
-    unsigned long long writer_rounds;  /* the writer's own: ending a cycle, or the hard bound */
-    unsigned long long restarts;       /* times the log started over */
-    int pages_most;                    /* the largest log seen after a commit, in pages */
+    unsigned long long rounds;        /* background checkpoints */
+    unsigned long long writer_rounds; /* the writer's own: ending a cycle, or the hard bound */
+    unsigned long long restarts;      /* times the log started over */
+    int pages_most;                   /* the largest log seen after a commit, in pages */
 } hf_checkpointer_counts_t;
 
 typedef struct hf_checkpointer hf_checkpointer_t;

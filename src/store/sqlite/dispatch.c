@@ -87,8 +87,8 @@ int hf_sqlite_ride_read(void *instance, const char *ride_id, const hf_store_load
     if (reader_prepare(instance, SELECT_RIDES " WHERE id = ?1", &statement, error, error_size) != 0)
         return -1;
     sqlite3_bind_text(statement, 1, ride_id, -1, SQLITE_STATIC);
-    int result = hf_sqlite_row_read(instance, statement, HF_ROW_RIDE, ride_id, loader, found,
-                                    error, error_size);
+    int result = hf_sqlite_row_read(instance, statement, HF_ROW_RIDE, ride_id, loader, found, error,
+                                    error_size);
     sqlite3_finalize(statement);
     return result;
 }
@@ -106,8 +106,8 @@ static void status_words(unsigned mask, char *out, size_t out_size) {
 
 /* The seq a listing resumes after: 0 from the first; false when after_id is no ride of the
  * fleet, or on an error (*result -1). */
-static bool resume_seq(hf_sqlite_store_t *store, const hf_store_ride_query_t *query,
-                       int64_t *seq, int *result, char *error, size_t error_size) {
+static bool resume_seq(hf_sqlite_store_t *store, const hf_store_ride_query_t *query, int64_t *seq,
+                       int *result, char *error, size_t error_size) {
     sqlite3_stmt *statement = NULL;
     *seq = 0;
     *result = 0;
@@ -137,7 +137,8 @@ int hf_sqlite_rides_list(void *instance, const hf_store_ride_query_t *query,
     if (!*after_found) return result;
     sqlite3_stmt *statement = NULL;
     if (reader_prepare(store,
-                       SELECT_RIDES " WHERE fleet_id = ?1 AND seq > ?2"
+                       SELECT_RIDES
+                       " WHERE fleet_id = ?1 AND seq > ?2"
                        " AND (?3 = '' OR instr(?3, ',' || status || ',') > 0) ORDER BY seq",
                        &statement, error, error_size) != 0)
         return -1;

@@ -57,8 +57,8 @@ int hf_sqlite_history_append(hf_sqlite_store_t *store, const hf_mutation_t *muta
     sqlite3_bind_int64(statement, 2, store->history_seqs[slot] + 1);
     sqlite3_bind_text(statement, 3, type, -1, SQLITE_STATIC);
     sqlite3_bind_int64(statement, 4, mutation->at_ms);
-    sqlite3_bind_text(statement, 5, store->history_data.data,
-                      (int)store->history_data.length, SQLITE_STATIC);
+    sqlite3_bind_text(statement, 5, store->history_data.data, (int)store->history_data.length,
+                      SQLITE_STATIC);
     rc = sqlite3_step(statement);
     sqlite3_reset(statement);
     sqlite3_clear_bindings(statement);
@@ -69,8 +69,8 @@ int hf_sqlite_history_append(hf_sqlite_store_t *store, const hf_mutation_t *muta
 
 void hf_sqlite_history_restart(hf_sqlite_store_t *store, const char *event_id) {
     size_t length = strlen(event_id);
-    const hf_map_slot_t *found =
-        hf_map_find(&store->history_events, event_id, length, hf_map_hash(event_id, length));
+    const hf_map_slot_t *found = hf_map_find(&store->history_events, event_id, length,
+                                             hf_map_hash(event_id, length));
     if (found != NULL) store->history_seqs[found->value] = 0;
 }
 
@@ -101,28 +101,28 @@ void hf_sqlite_history_close(hf_sqlite_store_t *store) {
  * read (postgres/load.c) is the same query. */
 #define ENTRY_RESERVATION "json_extract(e.data, '$.reservation_id')"
 #define ENTRY_ORDER "json_extract(e.data, '$.order_id')"
-static const char READ_HISTORY[] =
-    "SELECT e.seq, e.type, e.at, e.data,"
-    " " ENTRY_RESERVATION " IS NOT NULL OR " ENTRY_ORDER " IS NOT NULL,"
-    " COALESCE(" ENTRY_RESERVATION ", o.reservation_id), COALESCE(h.user_id, o.user_id),"
-    " COALESCE(h.items, o.items)"
-    " FROM history e"
-    " LEFT JOIN holds h ON h.id = " ENTRY_RESERVATION
-    " LEFT JOIN orders o ON " ENTRY_RESERVATION " IS NULL AND o.id = " ENTRY_ORDER
-    " WHERE e.event_id = ?1 AND e.seq > ?2 ORDER BY e.seq LIMIT ?3";
+static const char READ_HISTORY[] = "SELECT e.seq, e.type, e.at, e.data,"
+                                   " " ENTRY_RESERVATION " IS NOT NULL OR " ENTRY_ORDER
+                                   " IS NOT NULL,"
+                                   " COALESCE(" ENTRY_RESERVATION
+                                   ", o.reservation_id), COALESCE(h.user_id, o.user_id),"
+                                   " COALESCE(h.items, o.items)"
+                                   " FROM history e"
+                                   " LEFT JOIN holds h ON h.id = " ENTRY_RESERVATION
+                                   " LEFT JOIN orders o ON " ENTRY_RESERVATION
+                                   " IS NULL AND o.id = " ENTRY_ORDER
+                                   " WHERE e.event_id = ?1 AND e.seq > ?2 ORDER BY e.seq LIMIT ?3";
 
 /* Each row through the decoder (store/decoder.h) to entry, until it stops
  * (HF_STORE_LIST_STOP: 0), fails, or rows run out. */
 static int rows_deliver(hf_sqlite_store_t *store, const hf_store_history_query_t *query,
-                        hf_store_history_fn entry, void *context, char *error,
-                        size_t error_size) {
+                        hf_store_history_fn entry, void *context, char *error, size_t error_size) {
     sqlite3_stmt *statement = store->read_history;
     hf_sqlite_row_t row;
     hf_row_reader_t reader = hf_sqlite_row_reader(&row, statement);
     int result = 0, rc;
     while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW)
-        result = hf_decoder_history(&reader, query->event_id, entry, context, error,
-                                    error_size);
+        result = hf_decoder_history(&reader, query->event_id, entry, context, error, error_size);
     if (result == HF_STORE_LIST_STOP) return 0;
     if (result != 0) return result;
     if (rc == SQLITE_DONE) return 0;

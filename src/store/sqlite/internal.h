@@ -48,7 +48,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_HISTORY_LAST,
     STATEMENT_TICKET_INSERT,
     STATEMENT_TICKET_UPDATE,
-    STATEMENT_DRIVER_PUT,            /* dispatch (dispatch.c) */
+    STATEMENT_DRIVER_PUT, /* dispatch (dispatch.c) */
     STATEMENT_RIDE_PUT,
     STATEMENT_DRIVER_DELETE,
     STATEMENT_COUNT
@@ -63,10 +63,10 @@ typedef struct hf_sqlite_store {
      * hold the core has forgotten (hf_store_read_hold): the writer owns the main one. */
     sqlite3 *reader;
     sqlite3_stmt *read_hold;
-    sqlite3_stmt *list_holds;        /* the staff's listing (hf_store_list_holds) */
-    sqlite3_stmt *find_hold_seq;     /* where a listing resumes: the seq of its after hold */
-    hf_rows_items_t *read_items;     /* the parsed lines of the hold read_hold reads */
-    sqlite3_stmt *read_history;      /* a page of an event's history (hf_store_read_history) */
+    sqlite3_stmt *list_holds;    /* the staff's listing (hf_store_list_holds) */
+    sqlite3_stmt *find_hold_seq; /* where a listing resumes: the seq of its after hold */
+    hf_rows_items_t *read_items; /* the parsed lines of the hold read_hold reads */
+    sqlite3_stmt *read_history;  /* a page of an event's history (hf_store_read_history) */
     /* The writer only: the last seq of each event's history it has written or read (by
      * event id, values indexing history_seqs); forgotten when a batch fails, since its
      * numbers were rolled back with it. */
@@ -129,8 +129,8 @@ hf_row_reader_t hf_sqlite_row_reader(hf_sqlite_row_t *row, sqlite3_stmt *stateme
  * reads, *found when there is one, decoded to loader (hf_decoder_read_row; id names it in a
  * sentence); then resets it. Returns 0, -1 or the callback's value, with a sentence in error. */
 int hf_sqlite_row_read(hf_sqlite_store_t *store, sqlite3_stmt *statement, hf_row_kind_t kind,
-                       const char *id, const hf_store_loader_t *loader, bool *found,
-                       char *error, size_t error_size);
+                       const char *id, const hf_store_loader_t *loader, bool *found, char *error,
+                       size_t error_size);
 /* Steps statement (a listing of kind on the reader connection, its parameters bound), each row
  * decoded to loader until the callback returns HF_STORE_LIST_STOP (0 then) or another non-zero
  * value, or rows run out; then resets it. Returns 0, -1 or the callback's value, with a

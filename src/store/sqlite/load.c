@@ -57,8 +57,8 @@ static const char *const LOAD_SQL[HF_ROW_KIND_COUNT] = {
                               " FROM holds WHERE status IN ('released', 'expired')",
     [HF_ROW_HOLD] = SELECT_HOLDS " ORDER BY seq",
     [HF_ROW_ORDER] = "SELECT " HF_ORDER_COLUMNS " FROM orders ORDER BY seq",
-    [HF_ROW_IDEMPOTENCY] = "SELECT " HF_IDEMPOTENCY_COLUMNS("hex(hash)")
-                           " FROM idempotency WHERE created_at >= ?1 ORDER BY created_at, key",
+    [HF_ROW_IDEMPOTENCY] = "SELECT " HF_IDEMPOTENCY_COLUMNS(
+        "hex(hash)") " FROM idempotency WHERE created_at >= ?1 ORDER BY created_at, key",
     [HF_ROW_REFUND] = "SELECT " HF_REFUND_COLUMNS " FROM refunds ORDER BY seq",
     [HF_ROW_DELIVERY] = "SELECT " HF_DELIVERY_COLUMNS
                         " FROM deliveries WHERE received_at >= ?1 ORDER BY seq",
@@ -71,8 +71,8 @@ static const char *const LOAD_SQL[HF_ROW_KIND_COUNT] = {
 static const char READ_HOLD[] = SELECT_HOLDS " WHERE id = ?1";
 /* An event's holds after a seq, oldest first, whose status is one of ?3's words (",held,"), or
  * any when ?3 is empty: a range scan of the index holds_event (event_id, seq). */
-static const char LIST_HOLDS[] =
-    SELECT_HOLDS " WHERE event_id = ?1 AND seq > ?2"
+static const char LIST_HOLDS[] = SELECT_HOLDS
+    " WHERE event_id = ?1 AND seq > ?2"
     " AND (?3 = '' OR instr(?3, ',' || status || ',') > 0) ORDER BY seq";
 static const char FIND_HOLD_SEQ[] = "SELECT seq FROM holds WHERE id = ?1 AND event_id = ?2";
 /* One ticket the core has forgotten (hf_store_read_ticket). */
@@ -143,10 +143,9 @@ int hf_sqlite_reader_open(hf_sqlite_store_t *store, char *error, size_t error_si
         rc = sqlite3_prepare_v3(store->reader, FIND_HOLD_SEQ, -1, SQLITE_PREPARE_PERSISTENT,
                                 &store->find_hold_seq, NULL);
     if (rc == SQLITE_OK) return 0;
-    hf_store_error_write(error, error_size, "store: cannot open a reader of %s: %s",
-                         path != NULL ? path : "?",
-                         store->reader != NULL ? sqlite3_errmsg(store->reader)
-                                               : sqlite3_errstr(rc));
+    hf_store_error_write(
+        error, error_size, "store: cannot open a reader of %s: %s", path != NULL ? path : "?",
+        store->reader != NULL ? sqlite3_errmsg(store->reader) : sqlite3_errstr(rc));
     sqlite3_finalize(store->read_hold);
     sqlite3_finalize(store->list_holds);
     sqlite3_finalize(store->find_hold_seq);
@@ -157,8 +156,8 @@ int hf_sqlite_reader_open(hf_sqlite_store_t *store, char *error, size_t error_si
 }
 
 int hf_sqlite_row_read(hf_sqlite_store_t *store, sqlite3_stmt *statement, hf_row_kind_t kind,
-                       const char *id, const hf_store_loader_t *loader, bool *found,
-                       char *error, size_t error_size) {
+                       const char *id, const hf_store_loader_t *loader, bool *found, char *error,
+                       size_t error_size) {
     hf_decoder_t decoder = {loader, store->read_items, error, error_size};
     hf_sqlite_row_t row;
     hf_row_reader_t reader = hf_sqlite_row_reader(&row, statement);
@@ -185,8 +184,8 @@ int hf_sqlite_hold_read(void *instance, const char *hold_id, const hf_store_load
     *found = false;
     if (hf_sqlite_reader_open(store, error, error_size) != 0) return -1;
     sqlite3_bind_text(store->read_hold, 1, hold_id, -1, SQLITE_STATIC);
-    return hf_sqlite_row_read(store, store->read_hold, HF_ROW_HOLD, hold_id, loader, found,
-                              error, error_size);
+    return hf_sqlite_row_read(store, store->read_hold, HF_ROW_HOLD, hold_id, loader, found, error,
+                              error_size);
 }
 
 /* Prepared at each call: a forgotten ticket is read back rarely (a poll of a ticket that
@@ -198,8 +197,8 @@ int hf_sqlite_ticket_read(void *instance, const char *ticket_id, const hf_store_
     if (hf_sqlite_reader_open(store, error, error_size) != 0) return -1;
     sqlite3_stmt *statement = NULL;
     if (sqlite3_prepare_v2(store->reader, READ_TICKET, -1, &statement, NULL) != SQLITE_OK) {
-        hf_store_error_write(error, error_size, "store: reading ticket %s failed: %s",
-                             ticket_id, sqlite3_errmsg(store->reader));
+        hf_store_error_write(error, error_size, "store: reading ticket %s failed: %s", ticket_id,
+                             sqlite3_errmsg(store->reader));
         return -1;
     }
     sqlite3_bind_text(statement, 1, ticket_id, -1, SQLITE_STATIC);
@@ -224,8 +223,8 @@ static void status_words(unsigned mask, char *out, size_t out_size) {
 
 /* The seq a listing resumes after: 0 from the first; false when after_id is no hold of the
  * event (or on an error, then written). */
-static bool resume_seq(hf_sqlite_store_t *store, const hf_store_hold_query_t *query,
-                       int64_t *seq, int *result, char *error, size_t error_size) {
+static bool resume_seq(hf_sqlite_store_t *store, const hf_store_hold_query_t *query, int64_t *seq,
+                       int *result, char *error, size_t error_size) {
     *seq = 0;
     *result = 0;
     if (query->after_id == NULL) return true;

@@ -52,12 +52,13 @@
 /* 7 to 8: SQLite cannot drop a NOT NULL, so the refunds move to a table of the new shape
  * (few rows: each is money to send back), keeping their seq, hence their order. */
 static const char REFUNDS_MIGRATION[] =
-    REFUNDS_TABLE("refunds_8")
-    "INSERT INTO refunds_8(seq, id, payment_intent_id, reservation_id, amount, reason, status,"
-    "  created_at) SELECT seq, id, payment_intent_id, reservation_id, amount, reason, status,"
-    "  created_at FROM refunds;"
-    "DROP TABLE refunds;"
-    "ALTER TABLE refunds_8 RENAME TO refunds;";
+    REFUNDS_TABLE("refunds_8") "INSERT INTO refunds_8(seq, id, payment_intent_id, reservation_id, "
+                               "amount, reason, status,"
+                               "  created_at) SELECT seq, id, payment_intent_id, reservation_id, "
+                               "amount, reason, status,"
+                               "  created_at FROM refunds;"
+                               "DROP TABLE refunds;"
+                               "ALTER TABLE refunds_8 RENAME TO refunds;";
 
 static const char SCHEMA[] =
     "BEGIN;"
@@ -97,17 +98,16 @@ static const char SCHEMA[] =
     "  event_id TEXT, reservation_id TEXT, amount INTEGER NOT NULL, result TEXT NOT NULL,"
     "  reason TEXT, late INTEGER NOT NULL, order_id TEXT, refund_id TEXT,"
     "  received_at INTEGER NOT NULL, UNIQUE(payment_intent_id, type));"
-    "CREATE INDEX IF NOT EXISTS deliveries_received_at ON deliveries(received_at);"
-    REFUNDS_TABLE("refunds")
-    HISTORY_TABLE
+    "CREATE INDEX IF NOT EXISTS deliveries_received_at ON deliveries(received_at);" REFUNDS_TABLE(
+        "refunds") HISTORY_TABLE
     /* The waiting rooms' tickets (API.md section 6), in join order (seq); line_seq is the
      * join number within the event's line. A poll writes nothing: only joins and changes of
      * status (admitted, completed, expired, abandoned) are rows' changes. */
     "CREATE TABLE IF NOT EXISTS tickets("
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
-    "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT NULL);"
-    DISPATCH_TABLES
+    "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT "
+    "NULL);" DISPATCH_TABLES
     /* A fleet's rides listed in creation order (dispatch.c, hf_sqlite_rides_list): a range
      * scan. Made at every open when missing, so it needs no version of its own. */
     "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"
@@ -136,7 +136,8 @@ static int schema_migrate(sqlite3 *database, const char *version) {
     if (rc == SQLITE_OK && strcmp(version, "2") == 0)
         rc = hf_sqlite_word_query(database,
                                   "SELECT count(*) FROM pragma_table_info('events')"
-                                  " WHERE name = 'sales_open'", word, sizeof word);
+                                  " WHERE name = 'sales_open'",
+                                  word, sizeof word);
     if (rc == SQLITE_OK && strcmp(word, "0") == 0)
         rc = sqlite3_exec(database,
                           "ALTER TABLE events ADD COLUMN sales_open INTEGER NOT NULL DEFAULT 1",
@@ -149,13 +150,15 @@ static int schema_migrate(sqlite3 *database, const char *version) {
     if (rc == SQLITE_OK)
         rc = hf_sqlite_word_query(database,
                                   "SELECT count(*) FROM pragma_table_info('refunds')"
-                                  " WHERE name = 'order_id'", word, sizeof word);
+                                  " WHERE name = 'order_id'",
+                                  word, sizeof word);
     if (rc == SQLITE_OK && strcmp(word, "0") == 0)
         rc = sqlite3_exec(database, REFUNDS_MIGRATION, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(database,
                           "UPDATE meta SET value = '" SCHEMA_VERSION "'"
-                          " WHERE key = 'schema_version'", NULL, NULL, NULL);
+                          " WHERE key = 'schema_version'",
+                          NULL, NULL, NULL);
     if (rc == SQLITE_OK) return sqlite3_exec(database, "COMMIT", NULL, NULL, NULL);
     if (!sqlite3_get_autocommit(database)) sqlite3_exec(database, "ROLLBACK", NULL, NULL, NULL);
     return rc;
@@ -164,8 +167,8 @@ static int schema_migrate(sqlite3 *database, const char *version) {
 int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size_t error_size) {
     char word[32];
     if (sqlite3_exec(database, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) goto fail;
-    if (hf_sqlite_word_query(database, "SELECT value FROM meta WHERE key = 'schema_version'",
-                             word, sizeof word) != SQLITE_OK)
+    if (hf_sqlite_word_query(database, "SELECT value FROM meta WHERE key = 'schema_version'", word,
+                             sizeof word) != SQLITE_OK)
         goto fail;
     if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
         strcmp(word, "5") == 0 || strcmp(word, "6") == 0 || strcmp(word, "7") == 0) {
@@ -173,9 +176,10 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }
     if (strcmp(word, SCHEMA_VERSION) != 0) {
-        hf_store_error_write(error, error_size,
-                             "store: %s has schema version \"%s\", this server knows version "
-                             SCHEMA_VERSION, path, word);
+        hf_store_error_write(
+            error, error_size,
+            "store: %s has schema version \"%s\", this server knows version " SCHEMA_VERSION, path,
+            word);
         return -1;
     }
     return 0;

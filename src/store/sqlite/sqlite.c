@@ -143,8 +143,7 @@ int hf_sqlite_word_query(sqlite3 *database, const char *sql, char *word, size_t 
 
 /* WAL lets readers (an operator's shell, a backup) run during commits; synchronous=FULL
  * makes every COMMIT durable on its own, which "acknowledged means durable" requires. */
-static int database_configure(sqlite3 *database, const char *path, char *error,
-                              size_t error_size) {
+static int database_configure(sqlite3 *database, const char *path, char *error, size_t error_size) {
     char word[32];
     sqlite3_busy_timeout(database, HF_SQLITE_BUSY_TIMEOUT_MS);
     if (hf_sqlite_word_query(database, "PRAGMA journal_mode=WAL", word, sizeof word) != SQLITE_OK)
@@ -155,13 +154,11 @@ static int database_configure(sqlite3 *database, const char *path, char *error,
                              path, word);
         return -1;
     }
-    if (sqlite3_exec(database, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK)
-        goto fail;
+    if (sqlite3_exec(database, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK) goto fail;
     /* 4 MiB of page cache: SQLite 3.40 scans its whole page-cache hash at some commits
      * (pcache1TruncateUnsafe), which with 64 MiB cost more than reading pages back from the
      * OS cache. */
-    if (sqlite3_exec(database, "PRAGMA cache_size=-4096", NULL, NULL, NULL) != SQLITE_OK)
-        goto fail;
+    if (sqlite3_exec(database, "PRAGMA cache_size=-4096", NULL, NULL, NULL) != SQLITE_OK) goto fail;
     return hf_sqlite_schema_open(database, path, error, error_size);
 fail:
     hf_store_error_write(error, error_size, "store: cannot set up %s: %s", path,
@@ -172,9 +169,7 @@ fail:
 /* Process-wide settings, before SQLite initializes itself. Memory statistics off: with them
  * on, every allocation of every connection takes one global mutex, and the writer and the
  * checkpointer allocate for every statement they run. */
-static void sqlite_configure_once(void) {
-    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
+static void sqlite_configure_once(void) { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 
 /* A full disk for tests: the database may not grow past this many pages (SQLITE_FULL). */
 static int pages_limit(hf_sqlite_store_t *store, char *error, size_t error_size) {
@@ -538,8 +533,7 @@ static int sqlite_batch_write(void *instance, const hf_batch_t *batch, char *err
 }
 
 /* COMMIT only writes the log: the syncer's threads make it durable (sync.h). */
-static int sqlite_batch_commit(void *instance, uint64_t sequence, char *error,
-                               size_t error_size) {
+static int sqlite_batch_commit(void *instance, uint64_t sequence, char *error, size_t error_size) {
     hf_sqlite_store_t *store = instance;
     if (store->begun) {
         int rc = statement_run(store, STATEMENT_COMMIT);
@@ -583,8 +577,7 @@ static int sqlite_start(void *instance, hf_store_done_fn done, void *context, ch
         hf_store_error_write(error, error_size, "store: the database has no usable file name");
         return -1;
     }
-    if (sqlite3_exec(store->database, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_exec(store->database, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
         hf_store_error_write(error, error_size, "store: %s", sqlite3_errmsg(store->database));
         return -1;
     }
@@ -593,8 +586,7 @@ static int sqlite_start(void *instance, hf_store_done_fn done, void *context, ch
     return hf_syncer_start(store->syncer, HF_STORE_SYNCERS, error, error_size);
 }
 
-static bool sqlite_durable(void *instance, uint64_t *sequence, char *error,
-                           size_t error_size) {
+static bool sqlite_durable(void *instance, uint64_t *sequence, char *error, size_t error_size) {
     hf_sqlite_store_t *store = instance;
     *sequence = 0;
     if (store->syncer == NULL) return true;

@@ -29,8 +29,8 @@ struct hf_syncer {
     /* Under mutex. written >= claimed >= durable, except that a sync may finish after a
      * later one: durable is the highest sequence any finished sync covered. */
     pthread_mutex_t mutex;
-    pthread_cond_t progress;     /* durable moved, or a sync failed */
-    pthread_cond_t work;         /* written moved past claimed, or stopping */
+    pthread_cond_t progress; /* durable moved, or a sync failed */
+    pthread_cond_t work;     /* written moved past claimed, or stopping */
     uint64_t written, claimed, durable;
     bool failed;
     bool stopping;
@@ -143,8 +143,8 @@ static int sync_directory(const char *path, char *error, size_t error_size) {
     return 0;
 }
 
-hf_syncer_t *hf_syncer_open(const char *path, void (*notify)(void *), void *context,
-                             char *error, size_t error_size) {
+hf_syncer_t *hf_syncer_open(const char *path, void (*notify)(void *), void *context, char *error,
+                            size_t error_size) {
     hf_syncer_t *syncer = calloc(1, sizeof *syncer);
     if (!syncer) abort();
     syncer->notify = notify;
@@ -172,8 +172,7 @@ void hf_syncer_written(hf_syncer_t *syncer, uint64_t sequence) {
     pthread_mutex_unlock(&syncer->mutex);
 }
 
-bool hf_syncer_durable(hf_syncer_t *syncer, uint64_t *sequence, char *error,
-                       size_t error_size) {
+bool hf_syncer_durable(hf_syncer_t *syncer, uint64_t *sequence, char *error, size_t error_size) {
     pthread_mutex_lock(&syncer->mutex);
     *sequence = syncer->durable;
     bool ok = !syncer->failed;

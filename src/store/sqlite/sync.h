@@ -26,8 +26,8 @@ typedef struct hf_syncer hf_syncer_t;
 /* Opens the log at path (creating it empty if SQLite has not yet) and makes its directory
  * entry durable. notify(context) runs after every sync. Returns NULL with a sentence in error
  * on failure. */
-hf_syncer_t *hf_syncer_open(const char *path, void (*notify)(void *), void *context,
-                             char *error, size_t error_size);
+hf_syncer_t *hf_syncer_open(const char *path, void (*notify)(void *), void *context, char *error,
+                            size_t error_size);
 /* Starts thread_count threads (named hf-sync) that sync whenever something written is not yet
  * claimed by a sync. Without them (unit tests), syncs happen only through hf_syncer_sync.
  * Returns 0, or -1 with a sentence in error. */
@@ -41,8 +41,7 @@ void hf_syncer_written(hf_syncer_t *syncer, uint64_t sequence);
 void hf_syncer_sync(hf_syncer_t *syncer);
 /* The highest sequence known durable. Returns false once a sync has failed (error then holds
  * the reason); the sequence then stays where it was before the failure. */
-bool hf_syncer_durable(hf_syncer_t *syncer, uint64_t *sequence, char *error,
-                       size_t error_size);
+bool hf_syncer_durable(hf_syncer_t *syncer, uint64_t *sequence, char *error, size_t error_size);
 /* Records a failed sync made elsewhere (SQLite's own): from now on nothing is durable. */
 void hf_syncer_fail(hf_syncer_t *syncer, const char *error);
 /* Blocks until everything written is durable or a sync has failed. Someone must be syncing:

@@ -20,10 +20,10 @@
 /* A log's gathered writes: bytes [start, start + length) of the file, not yet written. */
 typedef struct log_buffer {
     pthread_mutex_t mutex;
-    unsigned char *bytes;        /* HF_STORE_LOG_BUFFER_SIZE, allocated at the first write */
+    unsigned char *bytes; /* HF_STORE_LOG_BUFFER_SIZE, allocated at the first write */
     size_t length;
     sqlite3_int64 start;
-    sqlite3_int64 file_size;     /* as this connection last saw or made it */
+    sqlite3_int64 file_size; /* as this connection last saw or made it */
 } log_buffer_t;
 
 /* The file as SQLite sees it: our methods, the real file right behind. */
@@ -115,8 +115,10 @@ static void logs_flush_all(void) {
         int rc = log_flush(file);
         pthread_mutex_unlock(&file->log->mutex);
         if (rc != SQLITE_OK) {
-            hf_log(HF_LOG_ERROR, "store: writing the log failed (%s); stopping before the "
-                                 "commit is published", sqlite3_errstr(rc));
+            hf_log(HF_LOG_ERROR,
+                   "store: writing the log failed (%s); stopping before the "
+                   "commit is published",
+                   sqlite3_errstr(rc));
             abort();
         }
     }
@@ -182,8 +184,7 @@ static int store_read(sqlite3_file *file, void *buffer, int amount, sqlite3_int6
     return rc;
 }
 
-static int store_write(sqlite3_file *file, const void *buffer, int amount,
-                       sqlite3_int64 offset) {
+static int store_write(sqlite3_file *file, const void *buffer, int amount, sqlite3_int64 offset) {
     store_file_t *own = (store_file_t *)file;
     if (own->faulty && hf_store_fault_write_fails()) return SQLITE_IOERR_WRITE;
     if (!own->log) return own->real->pMethods->xWrite(own->real, buffer, amount, offset);
@@ -347,9 +348,7 @@ static int store_full_pathname(sqlite3_vfs *vfs, const char *name, int size, cha
     return root->xFullPathname(root, name, size, out);
 }
 
-static void *store_dl_open(sqlite3_vfs *vfs, const char *name) {
-    return root->xDlOpen(root, name);
-}
+static void *store_dl_open(sqlite3_vfs *vfs, const char *name) { return root->xDlOpen(root, name); }
 
 static void store_dl_error(sqlite3_vfs *vfs, int size, char *message) {
     root->xDlError(root, size, message);
@@ -381,15 +380,14 @@ static int store_current_time_int64(sqlite3_vfs *vfs, sqlite3_int64 *now) {
     return root->xCurrentTimeInt64(root, now);
 }
 
-#define STORE_VFS(name, faulty)                                                            \
-    {                                                                                      \
-        .iVersion = 2, .zName = (name), .pAppData = (faulty), .xOpen = store_open,         \
-        .xDelete = store_delete, .xAccess = store_access,                                  \
-        .xFullPathname = store_full_pathname, .xDlOpen = store_dl_open,                    \
-        .xDlError = store_dl_error, .xDlSym = store_dl_sym, .xDlClose = store_dl_close,    \
-        .xRandomness = store_randomness, .xSleep = store_sleep,                            \
-        .xCurrentTime = store_current_time, .xGetLastError = store_get_last_error,         \
-        .xCurrentTimeInt64 = store_current_time_int64,                                     \
+#define STORE_VFS(name, faulty) \
+    { \
+        .iVersion = 2, .zName = (name), .pAppData = (faulty), .xOpen = store_open, \
+        .xDelete = store_delete, .xAccess = store_access, .xFullPathname = store_full_pathname, \
+        .xDlOpen = store_dl_open, .xDlError = store_dl_error, .xDlSym = store_dl_sym, \
+        .xDlClose = store_dl_close, .xRandomness = store_randomness, .xSleep = store_sleep, \
+        .xCurrentTime = store_current_time, .xGetLastError = store_get_last_error, \
+        .xCurrentTimeInt64 = store_current_time_int64, \
     }
 
 static char faulty_marker;
