@@ -141,9 +141,6 @@ static bool resume_seq(hf_pg_store_t *store, const hf_store_ride_query_t *query,
     return found;
 }
 
-/* Rows asked for at a time: a page stops early, a long filter reads on. */
-#define RIDES_PAGE_ROWS 500
-
 int hf_pg_rides_list(void *instance, const hf_store_ride_query_t *query,
                      const hf_store_loader_t *loader, bool *after_found, char *error,
                      size_t error_size) {
@@ -153,24 +150,13 @@ int hf_pg_rides_list(void *instance, const hf_store_ride_query_t *query,
     int rc;
     *after_found = resume_seq(store, query, &seq, &rc, error, error_size);
     if (!*after_found) return rc;
-    char words[96], after[24], limit[16];
+    char words[96];
     status_words(query->statuses, words, sizeof words);
-    snprintf(limit, sizeof limit, "%d", RIDES_PAGE_ROWS);
-    for (;;) {
-        snprintf(after, sizeof after, "%" PRId64, seq);
-        const char *values[] = {query->fleet_id, after, words, limit};
-        PGresult *result = hf_pg_exec(
-            &store->reader,
-            SELECT_RIDES " WHERE fleet_id = $1 AND seq > $2::bigint"
-                         " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
-                         " LIMIT $4::integer",
-            4, values, error, error_size);
-        if (result == NULL) return -1;
-        int rows = PQntuples(result);
-        rc = hf_pg_rows_list(store, result, HF_ROW_RIDE, HF_COLUMN_RIDE_SEQ, loader, &seq, error,
-                             error_size);
-        PQclear(result);
-        if (rc == HF_STORE_LIST_STOP) return 0;
-        if (rc != 0 || rows < RIDES_PAGE_ROWS) return rc;
-    }
+    const hf_pg_listing_t listing = {
+        SELECT_RIDES " WHERE fleet_id = $1 AND seq > $2::bigint"
+                     " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
+                     " LIMIT $4::integer",
+        HF_ROW_RIDE, HF_COLUMN_RIDE_SEQ};
+    return hf_pg_listing_read(store, &listing, query->fleet_id, seq, words, loader, error,
+                              error_size);
 }

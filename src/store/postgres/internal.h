@@ -155,6 +155,21 @@ int hf_pg_rows_list(hf_pg_store_t *store, PGresult *result, hf_row_kind_t kind, 
                     const hf_store_loader_t *loader, int64_t *last_seq, char *error,
                     size_t error_size);
 
+/* A paged listing's query: its SQL takes the parent's id ($1), the seq to resume after ($2),
+ * the status words (",a,b," or "": $3) and a row count ($4), ordered by seq. */
+typedef struct hf_pg_listing {
+    const char *sql;
+    hf_row_kind_t kind;
+    int seq_column;
+} hf_pg_listing_t;
+
+/* Every row of the listing after seq, read a page of rows per round trip on the reader
+ * connection and decoded to loader until its callback stops it (HF_STORE_LIST_STOP) or rows
+ * run out. Returns 0, -1 or the callback's value, with a sentence in error. */
+int hf_pg_listing_read(hf_pg_store_t *store, const hf_pg_listing_t *listing, const char *parent,
+                       int64_t seq, const char *words, const hf_store_loader_t *loader, char *error,
+                       size_t error_size);
+
 /* Reading (load.c), each row through the store's decoder (store/decoder.h). unit NULL: every
  * row (load); else the rows of one unit. */
 int hf_pg_tables_load(hf_pg_source_t *source, const char *unit, const hf_store_loader_t *loader,

@@ -15,8 +15,8 @@
 #include "store/decoder.h"
 #include "store/postgres/internal.h"
 
-/* A listing of an event's holds reads this many rows per round trip: a staff page is smaller,
- * and an event's holds are never all in memory at once. */
+/* A listing (an event's holds, a fleet's rides) reads this many rows per round trip: a page
+ * is smaller, and a long filter reads on, so the rows are never all in memory at once. */
 #define LIST_PAGE_ROWS 500
 
 /* ---- A result's row, as the decoder reads it ---- */
@@ -290,22 +290,30 @@ int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
     int rc;
     *after_found = resume_seq(store, query, &seq, &rc, error, error_size);
     if (!*after_found) return rc;
-    char words[64], after[24], limit[16];
+    char words[64];
     status_words(query->statuses, words, sizeof words);
+    const hf_pg_listing_t listing = {
+        SELECT_HOLDS " WHERE event_id = $1 AND seq > $2::bigint"
+                     " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
+                     " LIMIT $4::integer",
+        HF_ROW_HOLD, HF_COLUMN_HOLD_SEQ};
+    return hf_pg_listing_read(store, &listing, query->event_id, seq, words, loader, error,
+                              error_size);
+}
+
+int hf_pg_listing_read(hf_pg_store_t *store, const hf_pg_listing_t *listing, const char *parent,
+                       int64_t seq, const char *words, const hf_store_loader_t *loader, char *error,
+                       size_t error_size) {
+    char after[24], limit[16];
     snprintf(limit, sizeof limit, "%d", LIST_PAGE_ROWS);
     for (;;) {
         snprintf(after, sizeof after, "%" PRId64, seq);
-        const char *values[] = {query->event_id, after, words, limit};
-        PGresult *result = hf_pg_exec(
-            &store->reader,
-            SELECT_HOLDS " WHERE event_id = $1 AND seq > $2::bigint"
-                         " AND ($3 = '' OR strpos($3, ',' || status || ',') > 0) ORDER BY seq"
-                         " LIMIT $4::integer",
-            4, values, error, error_size);
+        const char *values[] = {parent, after, words, limit};
+        PGresult *result = hf_pg_exec(&store->reader, listing->sql, 4, values, error, error_size);
         if (result == NULL) return -1;
         int rows = PQntuples(result);
-        rc = hf_pg_rows_list(store, result, HF_ROW_HOLD, HF_COLUMN_HOLD_SEQ, loader, &seq, error,
-                             error_size);
+        int rc = hf_pg_rows_list(store, result, listing->kind, listing->seq_column, loader, &seq,
+                                 error, error_size);
         PQclear(result);
         if (rc == HF_STORE_LIST_STOP) return 0;
         if (rc != 0 || rows < LIST_PAGE_ROWS) return rc;
