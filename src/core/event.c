@@ -100,25 +100,6 @@ bool hf_core_id_valid(const char *id) {
     return true;
 }
 
-/* sections[s].rows[r], or sections[s].rows[r].member. */
-static hf_error_t invalid_row(hf_error_detail_t *detail, uint32_t s, uint32_t r, const char *member,
-                              uint8_t fault, uint32_t other) {
-    hf_error_detail_t path = {.member = member,
-                              .index = s,
-                              .has_index = true,
-                              .row = r,
-                              .has_row = true,
-                              .other = other};
-    return invalid_path(detail, "sections", &path, fault);
-}
-
-/* list[index].id repeats list[other].id. */
-static hf_error_t invalid_duplicate(hf_error_detail_t *detail, const char *list, uint32_t index,
-                                    uint32_t other) {
-    hf_error_detail_t path = {.member = "id", .index = index, .has_index = true, .other = other};
-    return invalid_path(detail, list, &path, HF_FAULT_DUPLICATE);
-}
-
 static hf_error_t check_rows(const hf_section_definition_t *section, uint32_t s, uint64_t *seats,
                              hf_error_detail_t *detail) {
     for (uint32_t r = 0; r < section->row_count; r++) {

@@ -48,25 +48,6 @@ static bool row_exists(const hf_event_t *event, const char *section_id, const ch
     return hf_map_get(&tables->rows, key, (size_t)length, &index);
 }
 
-/* sections[s].rows[r], or its member: the path a creation's checks give. */
-static hf_error_t invalid_row(hf_error_detail_t *detail, uint32_t s, uint32_t r, const char *member,
-                              uint8_t fault, uint32_t other) {
-    hf_error_detail_t path = {.member = member,
-                              .index = s,
-                              .has_index = true,
-                              .row = r,
-                              .has_row = true,
-                              .other = other};
-    return invalid_path(detail, "sections", &path, fault);
-}
-
-/* list[index].id repeats list[other].id. */
-static hf_error_t invalid_duplicate(hf_error_detail_t *detail, const char *list, uint32_t index,
-                                    uint32_t other) {
-    hf_error_detail_t path = {.member = "id", .index = index, .has_index = true, .other = other};
-    return invalid_path(detail, list, &path, HF_FAULT_DUPLICATE);
-}
-
 /* The rows a listed section appends: new ids only, within the section's row limit. */
 static hf_error_t check_rows(const hf_event_t *event, const hf_section_definition_t *section,
                              uint32_t s, int32_t existing, growth_t *growth,

@@ -186,6 +186,25 @@ static inline hf_error_t invalid_at(hf_error_detail_t *detail, const char *field
     return invalid_path(detail, field, &path, fault);
 }
 
+/* sections[s].rows[r], or its member: the path of an event's definition and of its change. */
+static inline hf_error_t invalid_row(hf_error_detail_t *detail, uint32_t s, uint32_t r,
+                                     const char *member, uint8_t fault, uint32_t other) {
+    hf_error_detail_t path = {.member = member,
+                              .index = s,
+                              .has_index = true,
+                              .row = r,
+                              .has_row = true,
+                              .other = other};
+    return invalid_path(detail, "sections", &path, fault);
+}
+
+/* list[index].id repeats list[other].id. */
+static inline hf_error_t invalid_duplicate(hf_error_detail_t *detail, const char *list,
+                                           uint32_t index, uint32_t other) {
+    hf_error_detail_t path = {.member = "id", .index = index, .has_index = true, .other = other};
+    return invalid_path(detail, list, &path, HF_FAULT_DUPLICATE);
+}
+
 /* A fault with numbers: requested against limit. */
 static inline hf_error_t invalid_count(hf_error_detail_t *detail, const char *field, uint8_t fault,
                                        int64_t requested, int64_t limit) {
