@@ -31,6 +31,7 @@ unit_entry_t *hf_cluster_unit_get(hf_cluster_t *cluster, const char *unit, bool 
         cluster->units = realloc(cluster->units, cluster->unit_capacity * sizeof *cluster->units);
         if (!cluster->units) abort();
     }
+    assert(cluster->units != NULL);
     unit_entry_t *entry = &cluster->units[cluster->unit_count];
     memset(entry, 0, sizeof *entry);
     memcpy(entry->id, unit, length + 1);

@@ -149,7 +149,7 @@ static int receive_answer(int fd, hf_client_parser_t *reader, char *error, size_
         snprintf(error, size, "the answer is larger than %u bytes", HF_CLIENT_ANSWER_SIZE_MAX);
     else if (reader->head_complete && missing > 0)
         snprintf(error, size, "the server's answer was cut short (%zu of %llu bytes)",
-                 reader->body.length, (unsigned long long)(reader->body.length + missing));
+                 reader->body.length, (unsigned long long)reader->body.length + missing);
     else snprintf(error, size, "the server's answer is not HTTP");
     return -1;
 }

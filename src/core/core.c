@@ -38,7 +38,7 @@ static hf_timer_t *(*const TIMERS[])(const hf_core_t *core) = {core_timer, queue
 #define TIMER_COUNT (sizeof TIMERS / sizeof *TIMERS)
 
 bool timer_entry_stale(const void *core, const hf_timer_entry_t *entry) {
-    assert(entry->kind < HF_TIMER_KINDS);
+    assert(entry != NULL && entry->kind < HF_TIMER_KINDS);
     return TIMER_KINDS[entry->kind].stale(core, entry);
 }
 

@@ -44,15 +44,16 @@
     X(DRIVER, 20, driver, driver) /* a driver as it stands (dispatch: soft, flushed) */ \
     X(RIDE, 21, ride, ride)       /* a ride as it stands, with its offer (dispatch) */
 
-#define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = value,
+#define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = (value),
 typedef enum hf_mutation_type { HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_) } hf_mutation_type_t;
 
 /* One more than the largest kind's number: the length of a table indexed by kind. (The size
  * of a union of one char array per kind, each one longer than its kind's number.) */
 #define HF_RECORD_KIND_SLOT_(KIND, value, name, member) char slot_##name[(value) + 1];
-#define HF_RECORD_KIND_LIMIT sizeof(union {HF_RECORD_KINDS(HF_RECORD_KIND_SLOT_)})
-/* How many kinds the list has. */
-#define HF_RECORD_KIND_ONE_(KIND, value, name, member) +1
+#define HF_RECORD_KIND_LIMIT (sizeof(union {HF_RECORD_KINDS(HF_RECORD_KIND_SLOT_)}))
+/* How many kinds the list has: a term "+1" per kind (in parentheses the terms would not add
+ * up, hence the NOLINT). */
+#define HF_RECORD_KIND_ONE_(KIND, value, name, member) +1 /* NOLINT(bugprone-macro-parentheses) */
 #define HF_RECORD_KIND_COUNT (0 HF_RECORD_KINDS(HF_RECORD_KIND_ONE_))
 
 /* One line of a hold or an order: a seat (quantity 0) or a pool's units (quantity >= 1). */
