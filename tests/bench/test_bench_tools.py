@@ -950,8 +950,10 @@ def test_loadgen_dispatch_workloads_against_the_server(loadgen, server):
             result, updates = loadgen_json(loadgen, hf.port, "driver-update", "--drivers", "2000")
             assert result.returncode == 0, result.stdout + result.stderr
             assert updates["filled"] == 2000 and updates["updates"] == updates["requests"] > 100, updates
+            # 1.5 s, not the default half second: one slow fsync of the rides' batch must not
+            # leave the whole measured window without an answer (a CI run saw none).
             result, rides = loadgen_json(loadgen, hf.port, "ride-request", "--drivers", "2000",
-                                         "--no-create", "--ride-connections", "2")
+                                         "--no-create", "--ride-connections", "2", "-d", "1.5")
             assert result.returncode == 0, result.stdout + result.stderr
         finally:
             hf.stop()
