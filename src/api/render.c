@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/rows.h"
+
 static void render_counts(hf_json_t *json, const hf_counts_t *counts) {
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "available");
@@ -29,28 +31,6 @@ static void render_pool(hf_json_t *json, const hf_pool_t *pool) {
     hf_json_int(json, pool->held);
     HF_JSON_KEY(json, "sold");
     hf_json_int(json, pool->sold);
-    hf_json_object_end(json);
-}
-
-/* The room's settings as the event was created with them; {"enabled": false} without. */
-static void render_room(hf_json_t *json, const hf_room_definition_t *room) {
-    hf_json_object_begin(json);
-    HF_JSON_KEY(json, "enabled");
-    hf_json_bool(json, room->enabled);
-    if (room->enabled) {
-        char rate[32];
-        int length = snprintf(rate, sizeof rate, "%.15g", room->admit_per_s);
-        HF_JSON_KEY(json, "admit_per_s");
-        hf_json_raw(json, rate, (size_t)length);
-        HF_JSON_KEY(json, "token_ttl_s");
-        hf_json_int(json, room->token_ttl_s);
-        HF_JSON_KEY(json, "max_active");
-        hf_json_int(json, room->max_active);
-        HF_JSON_KEY(json, "abandon_after_s");
-        hf_json_seconds(json, room->abandon_after_ms);
-        HF_JSON_KEY(json, "max_waiting");
-        hf_json_int(json, room->max_waiting);
-    }
     hf_json_object_end(json);
 }
 
@@ -105,7 +85,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     for (uint32_t p = 0; p < event->pool_count; p++) render_pool(json, &event->pools[p]);
     hf_json_array_end(json);
     HF_JSON_KEY(json, "waiting_room");
-    render_room(json, &event->waiting_room);
+    hf_rows_room_render(json, &event->waiting_room, event->waiting_room.enabled);
     HF_JSON_KEY(json, "sales_open");
     hf_json_bool(json, event->sales_open);
     hf_json_object_end(json);

@@ -8,6 +8,7 @@
 #include "core/core.h"
 #include "lib/json.h"
 #include "store/records.h"
+#include "store/rows.h"
 
 /* Each record's entry is its kind's row (records.h): the kinds that make entries have their
  * type and data functions below, the others none. The core names the event of every record
@@ -154,27 +155,6 @@ void hf_history_data_delivery(hf_json_t *json, const hf_mutation_t *mutation) {
     }
 }
 
-static void room_write(hf_json_t *json, const hf_room_definition_t *room) {
-    hf_json_object_begin(json);
-    HF_JSON_KEY(json, "enabled");
-    hf_json_bool(json, room->enabled);
-    if (room->admit_per_s > 0) {
-        char rate[32];
-        int length = snprintf(rate, sizeof rate, "%.15g", room->admit_per_s);
-        HF_JSON_KEY(json, "admit_per_s");
-        hf_json_raw(json, rate, (size_t)length);
-        HF_JSON_KEY(json, "token_ttl_s");
-        hf_json_int(json, room->token_ttl_s);
-        HF_JSON_KEY(json, "max_active");
-        hf_json_int(json, room->max_active);
-        HF_JSON_KEY(json, "abandon_after_s");
-        hf_json_seconds(json, room->abandon_after_ms);
-        HF_JSON_KEY(json, "max_waiting");
-        hf_json_int(json, room->max_waiting);
-    }
-    hf_json_object_end(json);
-}
-
 /* The sections changed or added: a price only when it changed, the rows appended. */
 static void sections_changed_write(hf_json_t *json, const hf_event_definition_t *changes) {
     HF_JSON_KEY(json, "sections");
@@ -270,7 +250,7 @@ void hf_history_data_event_update(hf_json_t *json, const hf_mutation_t *mutation
     }
     if (members & HF_EVENT_MEMBER_WAITING_ROOM) {
         HF_JSON_KEY(json, "waiting_room");
-        room_write(json, &changes->waiting_room);
+        hf_rows_room_render(json, &changes->waiting_room, changes->waiting_room.admit_per_s > 0);
     }
     if (members & HF_EVENT_MEMBER_SECTIONS) sections_changed_write(json, changes);
     if (members & HF_EVENT_MEMBER_POOLS) pools_changed_write(json, changes);

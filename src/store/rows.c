@@ -76,6 +76,27 @@ static void room_write(hf_json_t *json, const hf_room_definition_t *room) {
     hf_json_object_end(json);
 }
 
+void hf_rows_room_render(hf_json_t *json, const hf_room_definition_t *room, bool settings) {
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "enabled");
+    hf_json_bool(json, room->enabled);
+    if (settings) {
+        char rate[32];
+        int length = snprintf(rate, sizeof rate, "%.15g", room->admit_per_s);
+        HF_JSON_KEY(json, "admit_per_s");
+        hf_json_raw(json, rate, (size_t)length);
+        HF_JSON_KEY(json, "token_ttl_s");
+        hf_json_int(json, room->token_ttl_s);
+        HF_JSON_KEY(json, "max_active");
+        hf_json_int(json, room->max_active);
+        HF_JSON_KEY(json, "abandon_after_s");
+        hf_json_seconds(json, room->abandon_after_ms);
+        HF_JSON_KEY(json, "max_waiting");
+        hf_json_int(json, room->max_waiting);
+    }
+    hf_json_object_end(json);
+}
+
 void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *definition) {
     hf_json_t json;
     hf_json_init(&json, out);

@@ -14,11 +14,16 @@
 
 #include "core/core.h"
 #include "lib/buffer.h"
+#include "lib/json.h"
 
 /* {"id":…,"name":…,"currency":…,"hold_ttl_s":…,"max_hold_s":…,"max_seats_per_user":…,
  * "max_seats_per_hold":…,"sections":[{"id":…,"price":…,"rows":[{"id":…,"seats":…}]}],
  * "pools":[{"id":…,"capacity":…,"price":…}]} */
 void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *definition);
+/* A waiting room as the API shows it: {"enabled"}, with its settings (the rate to 15 digits)
+ * when settings is true. The event summary shows them for a room on; the history's
+ * event_update for a room that has any, on or off. */
+void hf_rows_room_render(hf_json_t *json, const hf_room_definition_t *room, bool settings);
 /* {"seats":["FLOOR-A-1",…],"pools":{"GA":2}} */
 void hf_rows_items_write(hf_buffer_t *out, const hf_mutation_items_t *items);
 
