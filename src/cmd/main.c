@@ -67,6 +67,7 @@ static int serve(const hf_command_line_t *line) {
     hf_log_level_set(line->log_level);
     hf_log_secret_add(line->api_key);
     hf_log_secret_add(line->token_secret);
+    hf_log_secret_add(line->user_token_secret);
     hf_log_secret_add(line->webhook_secret);
     /* The address first: a start that cannot listen (a port in use) creates nothing, neither
      * the data directory nor the store nor the secret. */
@@ -86,6 +87,12 @@ static int serve(const hf_command_line_t *line) {
         if (lock >= 0) close(lock);
         return 1;
     }
+    /* Static too: the engine keeps a pointer. Its length was checked (options.c). */
+    static hf_token_secret_t user_token_secret;
+    if (line->user_token_secret) {
+        user_token_secret.size = strlen(line->user_token_secret);
+        memcpy(user_token_secret.bytes, line->user_token_secret, user_token_secret.size);
+    }
     raise_descriptor_limit();
     signal(SIGPIPE, SIG_IGN);
     hf_engine_options_t options = {.host = line->host,
@@ -102,6 +109,7 @@ static int serve(const hf_command_line_t *line) {
                                    .access_log = line->access_log,
                                    .progress = isatty(STDERR_FILENO) == 1,
                                    .token_secret = &token_secret,
+                                   .user_token_secret = &user_token_secret,
                                    .node_id = line->node_id,
                                    .advertise = line->advertise,
                                    .bound = true,

@@ -1,4 +1,4 @@
-/* The admission token (token.h). */
+/* The HS256 tokens: admission and user tokens (token.h). */
 #include "engine/token.h"
 
 #include <jansson.h>
@@ -18,8 +18,11 @@
 #define HEADER_ENCODED "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
 /* The payload's JSON: a user id escaped at 6 bytes a byte at worst, plus the other members. */
 #define PAYLOAD_SIZE_MAX (6 * HF_USER_ID_SIZE_MAX + HF_ID_SIZE_MAX + HF_SERVER_ID_SIZE + 128)
-/* Decoded parts are never longer than the token itself. */
-#define DECODED_SIZE_MAX HF_TOKEN_SIZE_MAX
+/* Decoded parts are never longer than the token itself, and user tokens are the longer. */
+#define DECODED_SIZE_MAX HF_USER_TOKEN_SIZE_MAX
+/* A user token's payload as signing writes it: the escaped user id and two times. */
+#define USER_PAYLOAD_SIZE_MAX (6 * HF_USER_ID_SIZE_MAX + 96)
+_Static_assert(HF_TOKEN_SIZE_MAX <= HF_USER_TOKEN_SIZE_MAX, "parts hold either kind");
 
 /* The longest token signing can write must be one verify accepts. */
 _Static_assert(sizeof HEADER_ENCODED - 1 + 2 + (PAYLOAD_SIZE_MAX * 4 + 2) / 3 +
@@ -225,15 +228,14 @@ static bool digest_make(const hf_token_secret_t *secret, const char *text, size_
            EVP_MAC_final(context, digest, &written, DIGEST_SIZE) && written == DIGEST_SIZE;
 }
 
-size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims, char *out,
-                     size_t out_size) {
-    if (!claims || !out || !claims_valid(claims)) return 0;
-    char payload[PAYLOAD_SIZE_MAX];
-    size_t payload_length = payload_write(claims, payload);
+/* Writes HEADER_ENCODED "." BASE64URL(payload) "." BASE64URL(HMAC) with a NUL into out;
+ * its length, or 0 when it would pass size_max or out_size, or there is no secret. */
+static size_t token_write(const hf_token_secret_t *secret, const char *payload,
+                          size_t payload_length, size_t size_max, char *out, size_t out_size) {
     size_t header_length = sizeof HEADER_ENCODED - 1;
     size_t signed_length = header_length + 1 + encoded_size(payload_length);
     size_t length = signed_length + 1 + encoded_size(DIGEST_SIZE);
-    if (length > HF_TOKEN_SIZE_MAX || length + 1 > out_size) return 0;
+    if (length > size_max || length + 1 > out_size) return 0;
     memcpy(out, HEADER_ENCODED, header_length);
     out[header_length] = '.';
     base64url_encode((const unsigned char *)payload, payload_length, out + header_length + 1);
@@ -243,6 +245,36 @@ size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *c
     base64url_encode(digest, DIGEST_SIZE, out + signed_length + 1);
     out[length] = '\0';
     return length;
+}
+
+size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims, char *out,
+                     size_t out_size) {
+    if (!claims || !out || !claims_valid(claims)) return 0;
+    char payload[PAYLOAD_SIZE_MAX];
+    size_t payload_length = payload_write(claims, payload);
+    return token_write(secret, payload, payload_length, HF_TOKEN_SIZE_MAX, out, out_size);
+}
+
+/* Whether subject is a user id a user token may name: 1 to 128 bytes of UTF-8. */
+static bool subject_valid(const char *subject, size_t length) {
+    return length > 0 && length <= HF_USER_ID_SIZE_MAX &&
+           utf8_valid((const unsigned char *)subject, length);
+}
+
+size_t hf_user_token_sign(const hf_token_secret_t *secret, const char *subject, int64_t issued_at_s,
+                          int64_t expires_at_s, char *out, size_t out_size) {
+    if (!subject || !out || !subject_valid(subject, strnlen(subject, HF_USER_ID_SIZE_MAX + 1)) ||
+        expires_at_s <= issued_at_s || expires_at_s - issued_at_s > HF_USER_TOKEN_LIFETIME_S_MAX)
+        return 0;
+    char payload[USER_PAYLOAD_SIZE_MAX];
+    size_t o = literal_write(payload, 0, "{\"sub\":");
+    o = string_write(payload, o, subject);
+    o = literal_write(payload, o, ",\"iat\":");
+    o = integer_write(payload, o, issued_at_s);
+    o = literal_write(payload, o, ",\"exp\":");
+    o = integer_write(payload, o, expires_at_s);
+    payload[o++] = '}';
+    return token_write(secret, payload, o, HF_USER_TOKEN_SIZE_MAX, out, out_size);
 }
 
 /* ---- verifying ---- */
@@ -355,22 +387,114 @@ static hf_token_result_t claims_read(const token_parts_t *parts, hf_token_claims
     return same ? HF_TOKEN_VALID : HF_TOKEN_MALFORMED;
 }
 
+/* The checks every HS256 token gets, in this order: its length (at most size_max), three
+ * strict base64url parts, the header's alg, the signature. Reads no claim. */
+static hf_token_result_t token_open(const hf_token_secret_t *secret, const char *token,
+                                    size_t length, size_t size_max, token_parts_t *parts) {
+    if (!token || length == 0 || length > size_max || !parts_split(token, length, parts))
+        return HF_TOKEN_MALFORMED;
+    hf_token_result_t result = algorithm_check(parts);
+    return result == HF_TOKEN_VALID ? signature_check(secret, parts) : result;
+}
+
+/* now_ms in whole seconds, rounded down (also before 1970). */
+static int64_t seconds_of(int64_t now_ms) { return now_ms / 1000 - (now_ms % 1000 < 0); }
+
 hf_token_result_t hf_token_verify(const hf_token_secret_t *secret, const char *token, size_t length,
                                   int64_t now_ms, hf_token_claims_t *claims) {
     hf_token_claims_t scratch;
     if (!claims) claims = &scratch;
     memset(claims, 0, sizeof *claims);
     token_parts_t parts;
-    if (!token || length == 0 || length > HF_TOKEN_SIZE_MAX || !parts_split(token, length, &parts))
-        return HF_TOKEN_MALFORMED;
     /* The algorithm before the signature, the signature before any claim is read. */
-    hf_token_result_t result = algorithm_check(&parts);
-    if (result == HF_TOKEN_VALID) result = signature_check(secret, &parts);
+    hf_token_result_t result = token_open(secret, token, length, HF_TOKEN_SIZE_MAX, &parts);
     if (result == HF_TOKEN_VALID) result = claims_read(&parts, claims);
     if (result != HF_TOKEN_VALID) {
         memset(claims, 0, sizeof *claims);
         return result;
     }
-    int64_t now_s = now_ms / 1000 - (now_ms % 1000 < 0); /* rounded down, also before 1970 */
+    return seconds_of(now_ms) >= claims->expires_at_s ? HF_TOKEN_EXPIRED : HF_TOKEN_VALID;
+}
+
+/* ---- user tokens ---- */
+
+/* A NumericDate claim (RFC 7519: seconds, fractions allowed) rounded down into *out. false
+ * when the member is absent (*absent set) or is no number within int64's range. */
+static bool time_claim(json_t *payload, const char *name, int64_t *out, bool *absent) {
+    json_t *member = json_object_get(payload, name);
+    *absent = member == NULL;
+    if (json_is_integer(member)) {
+        *out = (int64_t)json_integer_value(member);
+        return true;
+    }
+    if (!json_is_real(member)) return false;
+    double value = json_real_value(member);
+    /* 2^62 s is far past any exp a platform writes, and keeps the sums below from wrapping. */
+    if (!(value > -4.6e18 && value < 4.6e18)) return false;
+    int64_t whole = (int64_t)value;
+    *out = whole - ((double)whole > value);
+    return true;
+}
+
+/* Reads sub, iat and exp of a signed user token's payload. */
+static hf_token_result_t user_claims_read(const token_parts_t *parts,
+                                          hf_user_token_claims_t *claims) {
+    json_t *payload = part_parse(parts, 1);
+    if (!payload) return HF_TOKEN_MALFORMED;
+    json_t *subject = json_object_get(payload, "sub");
+    bool iat_absent, exp_absent;
+    bool iat_read = time_claim(payload, "iat", &claims->issued_at_s, &iat_absent);
+    bool exp_read = time_claim(payload, "exp", &claims->expires_at_s, &exp_absent);
+    hf_token_result_t result = HF_TOKEN_VALID;
+    if (!subject || iat_absent || exp_absent) result = HF_TOKEN_MISSING_CLAIM;
+    else if (!json_is_string(subject) || !iat_read || !exp_read) result = HF_TOKEN_MALFORMED;
+    else {
+        size_t length = json_string_length(subject);
+        const char *text = json_string_value(subject);
+        if (!subject_valid(text, length) || memchr(text, '\0', length)) {
+            result = HF_TOKEN_MALFORMED;
+        } else {
+            memcpy(claims->subject, text, length);
+            claims->subject[length] = '\0';
+        }
+    }
+    json_decref(payload);
+    return result;
+}
+
+/* The times of valid claims at now_s: the lifetime first (a token that could never be
+ * accepted says so whenever it comes), then iat, then exp. */
+static hf_token_result_t user_times_check(const hf_user_token_claims_t *claims, int64_t now_s) {
+    if (claims->expires_at_s - claims->issued_at_s > HF_USER_TOKEN_LIFETIME_S_MAX)
+        return HF_TOKEN_LIFETIME_TOO_LONG;
+    if (claims->issued_at_s > now_s + HF_USER_TOKEN_CLOCK_SKEW_S) return HF_TOKEN_NOT_YET_VALID;
     return now_s >= claims->expires_at_s ? HF_TOKEN_EXPIRED : HF_TOKEN_VALID;
+}
+
+hf_token_result_t hf_user_token_verify(const hf_token_secret_t *secret, const char *token,
+                                       size_t length, int64_t now_ms,
+                                       hf_user_token_claims_t *claims) {
+    hf_user_token_claims_t scratch;
+    if (!claims) claims = &scratch;
+    memset(claims, 0, sizeof *claims);
+    token_parts_t parts;
+    hf_token_result_t result = token_open(secret, token, length, HF_USER_TOKEN_SIZE_MAX, &parts);
+    if (result == HF_TOKEN_VALID) result = user_claims_read(&parts, claims);
+    if (result == HF_TOKEN_VALID) result = user_times_check(claims, seconds_of(now_ms));
+    if (result != HF_TOKEN_VALID) memset(claims, 0, sizeof *claims);
+    return result;
+}
+
+const char *hf_token_result_reason(hf_token_result_t result) {
+    static const char *const reasons[HF_TOKEN_RESULT_COUNT] = {
+        [HF_TOKEN_VALID] = NULL,
+        [HF_TOKEN_MALFORMED] = "malformed",
+        [HF_TOKEN_BAD_ALGORITHM] = "alg_not_allowed",
+        [HF_TOKEN_BAD_SIGNATURE] = "bad_signature",
+        [HF_TOKEN_EXPIRED] = "expired",
+        [HF_TOKEN_MISSING_CLAIM] = "missing_claim",
+        [HF_TOKEN_NOT_YET_VALID] = "not_yet_valid",
+        [HF_TOKEN_LIFETIME_TOO_LONG] = "lifetime_too_long",
+    };
+    return (unsigned)result < HF_TOKEN_RESULT_COUNT ? reasons[result] : NULL;
 }
