@@ -9,7 +9,7 @@
 #   bench/credentials.sh [PAIRS]
 #
 # Settings (environment): CREDENTIALS_CONNECTIONS=50, CREDENTIALS_SECONDS=3,
-# CREDENTIALS_PORT=18490. Each server runs with --api-key and --user-token-secret, its data on
+# CREDENTIALS_PORT=18490, CREDENTIALS_BINARY=build/holdfast. Each server runs with --api-key and --user-token-secret, its data on
 # /var/tmp (a real disk), and is stopped after its run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,11 +18,12 @@ pairs=${1:-5}
 connections=${CREDENTIALS_CONNECTIONS:-50}
 seconds=${CREDENTIALS_SECONDS:-3}
 port=${CREDENTIALS_PORT:-18490}
+binary=${CREDENTIALS_BINARY:-build/holdfast}
 key=bench-api-key-0123456789
 secret=bench-user-token-secret-0123456789
 loadgen=build/bench/loadgen
 [ -x "$loadgen" ] || { echo "credentials: $loadgen is missing: run 'make bench-tools'" >&2; exit 1; }
-[ -x build/holdfast ] || { echo "credentials: build/holdfast is missing: run 'make'" >&2; exit 1; }
+[ -x "$binary" ] || { echo "credentials: $binary is missing: run 'make'" >&2; exit 1; }
 
 work=$(mktemp -d /var/tmp/holdfast-credentials.XXXXXX)
 pid=""
@@ -40,7 +41,7 @@ server_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 run() {
     local data before after extra=()
     data=$(mktemp -d "$work/data.XXXXXX")
-    build/holdfast serve --listen "127.0.0.1:$port" --data "$data" --api-key "$key" \
+    "$binary" serve --listen "127.0.0.1:$port" --data "$data" --api-key "$key" \
         --user-token-secret "$secret" 2>>"$work/server.log" &
     pid=$!
     for _ in $(seq 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
