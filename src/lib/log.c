@@ -113,6 +113,12 @@ static size_t card_end(const char *text, size_t length, size_t i) {
     return j;
 }
 
+/* The end of a JWT or a card-like number at i, or i: each is replaced by REDACTED alone. */
+static size_t jwt_or_card_end(const char *text, size_t length, size_t i) {
+    size_t end = jwt_end(text, length, i);
+    return end > i ? end : card_end(text, length, i);
+}
+
 size_t hf_log_redact(const char *text, size_t length, char *out, size_t size) {
     size_t used = 0;
     for (size_t i = 0; i < length && used + 1 < size;) {
@@ -126,9 +132,7 @@ size_t hf_log_redact(const char *text, size_t length, char *out, size_t size) {
             /* The value runs to the next parameter, blank or quote. */
             while (i + skip < length && !strchr(" \t\"'&#,;", text[i + skip])) skip++;
             replacement = "access_token=" REDACTED;
-        } else if (skip == 0 && (end = jwt_end(text, length, i)) > i) {
-            skip = end - i;
-        } else if (skip == 0 && (end = card_end(text, length, i)) > i) {
+        } else if (skip == 0 && (end = jwt_or_card_end(text, length, i)) > i) {
             skip = end - i;
         }
         if (skip == 0) {
