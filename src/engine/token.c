@@ -194,33 +194,50 @@ static size_t payload_write(const hf_token_claims_t *claims, char *out) {
 
 /* ---- signing ---- */
 
-/* OpenSSL's HMAC-SHA256 keyed with the last secret used on this thread. Fetching the
+/* OpenSSL's HMAC-SHA256 keyed with the last secrets used on this thread. Fetching the
  * algorithms and keying cost more than the MAC of a token itself (1.3 us against 0.3 us for
- * HMAC() at each call), so the keyed context is kept and only reset per token. Per thread,
- * so the functions stay usable from any thread; it lives as long as the thread. */
-static _Thread_local EVP_MAC_CTX *keyed_mac;
-static _Thread_local unsigned char keyed_key[HF_TOKEN_SECRET_SIZE_MAX];
-static _Thread_local size_t keyed_key_size; /* 0: keyed_mac has no key yet */
+ * HMAC() at each call), so each keyed context is kept and only reset per token. Two, since a
+ * server has two secrets (admission and user tokens) and a buyer's hold in a waiting room
+ * checks one token of each: with one context every such request would key it twice. Per
+ * thread, so the functions stay usable from any thread; they live as long as the thread. */
+#define KEYED_CONTEXTS 2
+typedef struct keyed {
+    EVP_MAC_CTX *mac;
+    unsigned char key[HF_TOKEN_SECRET_SIZE_MAX];
+    size_t key_size; /* 0: mac has no key yet */
+} keyed_t;
+static _Thread_local keyed_t keyed[KEYED_CONTEXTS];
+static _Thread_local unsigned keyed_oldest; /* the one to key again when neither matches */
 
-static EVP_MAC_CTX *keyed_context(const hf_token_secret_t *secret) {
-    if (keyed_mac && keyed_key_size == secret->size &&
-        CRYPTO_memcmp(keyed_key, secret->bytes, secret->size) == 0)
-        return keyed_mac;
-    if (!keyed_mac) {
+/* Keys slot's context with secret; NULL when OpenSSL fails. */
+static EVP_MAC_CTX *context_key(keyed_t *slot, const hf_token_secret_t *secret) {
+    if (!slot->mac) {
         EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-        keyed_mac = mac ? EVP_MAC_CTX_new(mac) : NULL;
+        slot->mac = mac ? EVP_MAC_CTX_new(mac) : NULL;
         EVP_MAC_free(mac); /* the context holds its own reference */
-        if (!keyed_mac) return NULL;
+        if (!slot->mac) return NULL;
     }
     char digest_name[] = "SHA256";
     OSSL_PARAM parameters[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
         OSSL_PARAM_construct_end()};
-    keyed_key_size = 0;
-    if (!EVP_MAC_init(keyed_mac, secret->bytes, secret->size, parameters)) return NULL;
-    memcpy(keyed_key, secret->bytes, secret->size);
-    keyed_key_size = secret->size;
-    return keyed_mac;
+    slot->key_size = 0;
+    if (!EVP_MAC_init(slot->mac, secret->bytes, secret->size, parameters)) return NULL;
+    memcpy(slot->key, secret->bytes, secret->size);
+    slot->key_size = secret->size;
+    return slot->mac;
+}
+
+static EVP_MAC_CTX *keyed_context(const hf_token_secret_t *secret) {
+    for (unsigned i = 0; i < KEYED_CONTEXTS; i++)
+        if (keyed[i].mac && keyed[i].key_size == secret->size &&
+            CRYPTO_memcmp(keyed[i].key, secret->bytes, secret->size) == 0) {
+            keyed_oldest = (i + 1) % KEYED_CONTEXTS;
+            return keyed[i].mac;
+        }
+    keyed_t *slot = &keyed[keyed_oldest];
+    keyed_oldest = (keyed_oldest + 1) % KEYED_CONTEXTS;
+    return context_key(slot, secret);
 }
 
 /* HMAC-SHA256(secret, text) into digest; false when there is no secret or OpenSSL fails. */
