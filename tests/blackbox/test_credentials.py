@@ -272,6 +272,39 @@ def test_user_id_comes_from_the_token(server):
     expect(admin.get("/v1/orders/%s" % order["order_id"]), 200, what="API key reads it")
 
 
+def test_waiting_room_with_a_user_token(server):
+    admin = server.client()
+    event_id = uid("tokroom")
+    create_event(admin, event_id, sections=[{"id": "A", "price": 5,
+                                             "rows": [{"id": "R", "seats": 5}]}],
+                 waiting_room={"enabled": True, "admit_per_s": 1000})
+    buyer = user("room")
+    c = server.client(api_key=None)
+    headers = bearer(token_for(buyer))
+    ticket = expect(c.post("/v1/events/%s/queue" % event_id, {}, headers=headers), 201,
+                    what="join without user_id")["ticket"]
+    polled = {}
+    for _ in range(100):
+        polled = expect(c.get("/v1/events/%s/queue/%s" % (event_id, ticket), headers=headers),
+                        200, what="poll")
+        if polled["status"] == "admitted":
+            break
+        time.sleep(0.05)
+    check_equal(polled["status"], "admitted", "the buyer is admitted")
+    # The hold needs the admission token, for the token's user: user_id left out.
+    expect(c.post("/v1/events/%s/holds" % event_id, {"seats": ["A-R-1"]}, headers=headers),
+           403, "admission_required", what="a hold without the admission token")
+    held = expect(c.post("/v1/events/%s/holds" % event_id,
+                         {"seats": ["A-R-1"], "admission_token": polled["admission_token"]},
+                         headers=headers), 201, what="a hold with it")
+    check_equal(held["user_id"], buyer, "the hold is the buyer's")
+    other = bearer(token_for(user("nosy")))
+    expect(c.get("/v1/events/%s/queue/%s" % (event_id, ticket), headers=other), 403,
+           "not_owner", what="another user's ticket")
+    expect(c.post("/v1/events/%s/queue/%s/complete" % (event_id, ticket), headers=other), 403,
+           "not_owner", what="completing another user's ticket")
+
+
 def test_idempotency_key_is_per_user(server):
     admin = server.client()
     event_id = uid("idem")
