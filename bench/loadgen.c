@@ -208,6 +208,10 @@ typedef struct options {
     const char *json_path;
     const char *api_key;
     const char *webhook_secret; /* webhook: the server's --webhook-secret */
+    /* The server's --user-token-secret: each connection then acts as a buyer of its own, with
+     * a user token (API.md section 16) minted here for user cN (connection N), and its holds
+     * name that user. The event is still created with --api-key. */
+    const char *user_token_secret;
     uint32_t line;             /* queue-poll: waiting users to fill the line with */
     double admit_per_s;        /* queue-*: the room's admit_per_s */
     uint32_t join_percent;     /* queue-admit: joins among the requests */
@@ -240,6 +244,7 @@ static options_t options = {
     .json_path = NULL,
     .api_key = NULL,
     .webhook_secret = NULL,
+    .user_token_secret = NULL,
     .line = 1000000,
     .admit_per_s = -1,
     .join_percent = 10,
@@ -275,6 +280,8 @@ static void usage(void) {
         "  --no-create                do not create the event (it exists already)\n"
         "  --api-key KEY              sends Authorization: Bearer KEY\n"
         "  --webhook-secret S         webhook: the server's --webhook-secret, to sign with\n"
+        "  --user-token-secret S      hold-*: one user token per connection (user cN), minted\n"
+        "                             with the server's --user-token-secret, sent as Bearer\n"
         "  --line N                   queue-poll: waiting users to fill the line with (1000000)\n"
         "  --admit-per-s R            queue-*: the room's admit_per_s (0.001; queue-admit 100)\n"
         "  --join-percent N           queue-admit: joins among the requests (10)\n"
@@ -328,6 +335,7 @@ static void parse_options(int argc, char **argv) {
         else if (TAKES("--max-seconds")) options.max_s = parse_number(value, arg);
         else if (TAKES("--api-key")) options.api_key = value;
         else if (TAKES("--webhook-secret")) options.webhook_secret = value;
+        else if (TAKES("--user-token-secret")) options.user_token_secret = value;
         else if (TAKES("--json")) options.json_path = value;
         else if (TAKES("--line")) options.line = (uint32_t)parse_number(value, arg);
         else if (TAKES("--admit-per-s")) options.admit_per_s = parse_number(value, arg);
@@ -405,6 +413,7 @@ typedef struct connection {
     unsigned head, count;      /* ring of requests in flight, in order */
     pending_t followups[PIPELINE_MAX];
     unsigned followup_head, followup_count;
+    char token[256];           /* --user-token-secret: this connection's user token, else "" */
 } connection_t;
 
 typedef struct order_record {
@@ -522,7 +531,11 @@ static void put_request(connection_t *connection, const char *method, const char
     buffer_t *out = &connection->output[connection->filling];
     buffer_printf(out, "%s %s HTTP/1.1\r\nHost: %s:%d\r\n", method, path, options.host,
                   options.port);
-    if (options.api_key) buffer_printf(out, "Authorization: Bearer %s\r\n", options.api_key);
+    /* A buyer's token on everything but the event's creation, which is the platform's. */
+    if (connection->token[0] && strcmp(path, "/v1/events") != 0)
+        buffer_printf(out, "Authorization: Bearer %s\r\n", connection->token);
+    else if (options.api_key)
+        buffer_printf(out, "Authorization: Bearer %s\r\n", options.api_key);
     if (headers) buffer_printf(out, "%s", headers);
     if (body)
         buffer_printf(out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
@@ -581,8 +594,12 @@ static void send_create_event(connection_t *connection) {
 static void send_hold(connection_t *connection, uint32_t user, const uint32_t *seats,
                       unsigned seat_count, char user_prefix) {
     char body[512], path[128];
-    int length = snprintf(body, sizeof body, "{\"user_id\":\"%c%" PRIu32 "\",\"seats\":[",
-                          user_prefix, user);
+    /* With a user token the hold is its user's: the same body, that user's id. */
+    int length = connection->token[0]
+                     ? snprintf(body, sizeof body, "{\"user_id\":\"c%d\",\"seats\":[",
+                                connection->index)
+                     : snprintf(body, sizeof body, "{\"user_id\":\"%c%" PRIu32 "\",\"seats\":[",
+                                user_prefix, user);
     for (unsigned i = 0; i < seat_count; i++) {
         char id[32];
         seat_id(seats[i], id, sizeof id);
@@ -607,6 +624,35 @@ static void send_redis_set(connection_t *connection, uint32_t user, uint32_t sea
                   "*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nNX\r\n$2\r\nEX\r\n"
                   "$%d\r\n%s\r\n", key_length, key, value_length, value, ttl_length, ttl);
     push_inflight(connection, K_REDIS_SET)->user = user;
+}
+
+/* base64url without padding of size bytes into out (NUL-terminated); its length. */
+static size_t base64url(const unsigned char *bytes, size_t size, char *out) {
+    int length = EVP_EncodeBlock((unsigned char *)out, bytes, (int)size);
+    while (length > 0 && out[length - 1] == '=') length--;
+    for (int i = 0; i < length; i++) out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
+    out[length] = '\0';
+    return (size_t)length;
+}
+
+/* connection's user token for user cN, an hour long, signed HS256 with --user-token-secret
+ * as a platform's backend would (API.md section 16). */
+static void token_mint(connection_t *connection) {
+    char payload[128], *out = connection->token;
+    long long now = (long long)time(NULL);
+    int payload_length = snprintf(payload, sizeof payload, "{\"sub\":\"c%d\",\"iat\":%lld,\"exp\":%lld}",
+                                  connection->index, now, now + 3600);
+    static const char header[] = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
+    size_t used = base64url((const unsigned char *)header, sizeof header - 1, out);
+    out[used++] = '.';
+    used += base64url((const unsigned char *)payload, (size_t)payload_length, out + used);
+    unsigned char digest[32];
+    unsigned int digest_size = 0;
+    if (!HMAC(EVP_sha256(), options.user_token_secret, (int)strlen(options.user_token_secret),
+              (const unsigned char *)out, used, digest, &digest_size))
+        die("HMAC-SHA256 failed");
+    out[used++] = '.';
+    base64url(digest, digest_size, out + used);
 }
 
 /* Lowercase hex of HMAC-SHA256(secret, text) into hex (65 bytes). */
@@ -1941,6 +1987,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < options.connections; i++) {
         connection_t *connection = &run.connections[i];
         connection->index = i;
+        if (options.user_token_secret) token_mint(connection);
         uint64_t state = options.seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(i + 1));
         connection->rng = splitmix64(&state);
         uv_tcp_init(run.loop, &connection->tcp);

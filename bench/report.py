@@ -320,6 +320,40 @@ def ceiling_section(w, runs, thread_cpu, headline, peers):
     w("")
 
 
+def credentials_section(w, runs, thread_cpu, headline):
+    """Credentials (issue 33): hold-random with a user token per connection, against the API key."""
+    key = [r for r in runs.get(("holdfast", "credentials-key", headline, 1), []) if r]
+    token = [r for r in runs.get(("holdfast", "credentials-token", headline, 1), []) if r]
+    w("## User tokens against the API key")
+    w("")
+    if not key or not token:
+        w("Not run.")
+        w("")
+        return
+    w("hold-random at %d connections (60,000 seats, ttl 1 s) on a server with `--api-key` and"
+      " `--user-token-secret`: once with the API key, once with a user token per connection"
+      " (a JWT HS256 minted by loadgen for user cN, every request verified: the algorithm, one"
+      " HMAC-SHA256, the claims; the hold names the token's user). Each repetition runs the key"
+      " then the token, each on a fresh server; the ratio is the median of the per-repetition"
+      " ratios (goal: at least 95%%). Server CPU per answer (all threads) moves far less with"
+      " the machine's noise than the rates do." % headline)
+    w("")
+    values = ratios_by_rep(token, key)
+    cpu = [median_role(thread_cpu.get((variant, headline, 1), []), "all")
+           for variant in ("credentials-key", "credentials-token")]
+    with_key, with_token = summary(key), summary(token)
+    w("| credential | holds/s | p50 ms | p99 ms | server CPU us per answer |")
+    w("| --- | ---: | ---: | ---: | ---: |")
+    for label, s, c in (("API key", with_key, cpu[0]), ("user token", with_token, cpu[1])):
+        w("| %s | %s | %s | %s | %s |" % (label, fmt_rate(s["throughput"]), fmt_ms(s["p50_ms"]),
+                                          fmt_ms(s["p99_ms"]), "-" if c is None else "%.1f" % c))
+    w("")
+    w("User token / API key, holds/s: **%s** (each repetition: %s)." % (
+        "-" if not values else "%.0f%%" % (100 * statistics.median(values)),
+        ", ".join("%.0f%%" % (100 * v) for v in values) or "-"))
+    w("")
+
+
 def webhook_ratio(runs, headline):
     """The median over repetitions of committed webhooks/s / hold-random's holds/s, both from
     the webhook part (fresh servers one after the other in each repetition); None without."""
@@ -1072,6 +1106,7 @@ def render(results, markdown_path, svg_path):
         w("")
 
     webhook_section(w, runs, thread_cpu, headline)
+    credentials_section(w, runs, thread_cpu, headline)
     queue_section(w, runs, thread_cpu, headline)
     dispatch_section(w, runs, thread_cpu, headline)
     pgstore_section(w, runs, thread_cpu, headline)
@@ -1213,13 +1248,14 @@ def render(results, markdown_path, svg_path):
 # parts left out (holdfast, redis, postgres) write the headline, targets, sweep, chart and CPU
 # tables together: a run that has any of them renders the whole file.
 ALL_PARTS = ["holdfast", "redis", "postgres", "core", "flash", "profile", "ceiling", "webhook",
-             "queue", "dispatch", "pgstore", "cluster"]
+             "credentials", "queue", "dispatch", "pgstore", "cluster"]
 PART_SECTIONS = {
     "core": "## The core alone",
     "flash": "## Flash sale",
     "profile": "## Where the instructions go (callgrind)",
     "ceiling": "## The ceiling: the same server without its durable step",
     "webhook": "## Payment webhooks",
+    "credentials": "## User tokens against the API key",
     "queue": "## Waiting room",
     "dispatch": "## Dispatch",
     "pgstore": "## One node on PostgreSQL beside one node on SQLite",

@@ -13,7 +13,7 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook queue dispatch pgstore cluster"
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster"
 #                            parts to run (pgstore: one node on the PostgreSQL store beside one
 #                            on SQLite; cluster: several nodes on one PostgreSQL, bench/cluster.sh:
 #                            forwarded beside direct requests, 1 to 3 nodes on disjoint events,
@@ -33,7 +33,7 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook queue dispatch pgstore cluster"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster"}
 queue_line=${BENCH_QUEUE_LINE:-1000000}
 drivers=${BENCH_DRIVERS:-100000}
 hf_port=$port_base
@@ -431,6 +431,30 @@ if want webhook; then
         start_holdfast build/holdfast "$work" "" --webhook-secret "$webhook_secret"
         loadgen_run webhook webhook "$headline" 1 "$rep" --seats "$seats" --ttl 1 \
             --webhook-secret "$webhook_secret"
+        stop_holdfast
+    done
+fi
+
+# ---- credentials: hold-random with a user token per connection against the API key ----
+# In each repetition at the headline connection count, on fresh servers one after the other
+# (both with --api-key and --user-token-secret): hold-random with the API key, then with a
+# user token per connection (loadgen --user-token-secret: one JWT HS256 per connection, each
+# request verified: one HMAC, API.md section 16). The report divides the second's holds/s by
+# the first's in each repetition (issue 33's goal: at least 95%).
+if want credentials; then
+    part=credentials
+    credentials_key=bench-api-key-0123456789
+    credentials_secret=bench-user-token-secret-0123456789
+    for rep in $(seq "$reps"); do
+        start_holdfast build/holdfast "$work" "" --api-key "$credentials_key" \
+            --user-token-secret "$credentials_secret"
+        note_command "build/holdfast serve --listen 127.0.0.1:$hf_port --data $work/holdfast-data.XXXXXX --api-key $credentials_key --user-token-secret $credentials_secret"
+        loadgen_run credentials-key hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1 \
+            --api-key "$credentials_key"
+        start_holdfast build/holdfast "$work" "" --api-key "$credentials_key" \
+            --user-token-secret "$credentials_secret"
+        loadgen_run credentials-token hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1 \
+            --api-key "$credentials_key" --user-token-secret "$credentials_secret"
         stop_holdfast
     done
 fi

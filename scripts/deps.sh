@@ -11,7 +11,7 @@ set -euo pipefail
 
 packages=(build-essential pkg-config libuv1-dev node-llhttp libjansson-dev libsqlite3-dev
           libssl-dev libpq-dev)
-test_packages=(libcmocka-dev python3 sqlite3 curl clang libclang-rt-14-dev chromium valgrind
+test_packages=(libcmocka-dev python3 python3-jwt sqlite3 curl clang libclang-rt-14-dev chromium valgrind
                cppcheck clang-tidy clang-format prometheus postgresql)
 bench_packages=(wrk curl python3 redis-server redis-tools postgresql postgresql-contrib gnuplot-nox valgrind)
 

@@ -5,6 +5,7 @@
 (function () {
   const KEY_STORE = "holdfast.apiKey";     // sessionStorage: the API key, when the server needs one
   const USER_STORE = "holdfast.userId";    // localStorage: the visitor's user id
+  const TOKEN_STORE = "holdfast.userToken"; // sessionStorage: a buyer's user token (API.md 16)
 
   function storageGet(store, name) {
     try { return store.getItem(name) || ""; } catch (_) { return ""; }
@@ -13,6 +14,32 @@
     try {
       if (value) store.setItem(name, value); else store.removeItem(name);
     } catch (_) { /* private mode: keep going without storage */ }
+  }
+
+  /* A buyer's page is opened as /ui/events/E#token=TOKEN: the platform signed the token for the
+     user it logged in (API.md section 16). The token is kept in this tab and taken out of the
+     address at once, so it is neither bookmarked nor shared with a copied link. With it the
+     page acts as that user only, and never asks for the API key. */
+  (function takeToken() {
+    const found = /(?:^#|&)token=([^&]*)/.exec(window.location.hash || "");
+    if (!found) return;
+    storageSet(window.sessionStorage, TOKEN_STORE, decodeURIComponent(found[1]));
+    const rest = window.location.hash.replace(found[0], "").replace(/^#?&?/, "");
+    history.replaceState(null, "", window.location.pathname + window.location.search +
+                                   (rest ? "#" + rest : ""));
+  })();
+  const userToken = () => storageGet(window.sessionStorage, TOKEN_STORE);
+  /* The user the token names (its sub), read without checking it: the server checks it. */
+  function tokenUser() {
+    const part = userToken().split(".")[1] || "";
+    try {
+      const text = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
+      const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0));
+      const sub = JSON.parse(new TextDecoder().decode(bytes)).sub;
+      return typeof sub === "string" ? sub : "";
+    } catch (_) {
+      return "";
+    }
   }
 
   const apiKey = () => storageGet(window.sessionStorage, KEY_STORE);
@@ -31,14 +58,32 @@
     }
   }
 
-  /* fetch() a /v1/ route: JSON in, JSON out, Authorization when a key is set.
-     A 401 calls the registered handler (the key prompt) before throwing. `received`, when
-     given, gets the answer's Date (the server's clock) and the browser's clock at its arrival. */
+  /* fetch() a /v1/ route: JSON in, JSON out, Authorization with the buyer's user token when
+     the page has one, else the API key when one is set. A 401 calls the registered handler
+     (the key prompt, or the buyer's notice) before throwing. `received`, when given, gets the
+     answer's Date (the server's clock) and the browser's clock at its arrival. */
   let onUnauthorized = null;
-  async function api(method, path, body, extraHeaders, received) {
+  function api(method, path, body, extraHeaders, received) {
+    return call(userToken() || apiKey(), true, method, path, body, extraHeaders, received);
+  }
+
+  /* A staff route (the staff views: lists, refunds, history, sales): always the API key, never
+     a buyer's token, asked for when it is missing or refused, then tried once more. */
+  async function staffApi(method, path, body) {
+    try {
+      return await call(apiKey(), false, method, path, body);
+    } catch (err) {
+      if (err.status !== 401) throw err;
+      await askForKey(apiKey() ? "That key was refused. Enter the right API key." :
+                                 "The staff views need the API key.");
+      return call(apiKey(), false, method, path, body);
+    }
+  }
+
+  /* notify: a 401 calls the page's handler (staffApi asks for the key itself). */
+  async function call(credential, notify, method, path, body, extraHeaders, received) {
     const headers = Object.assign({ "Accept": "application/json" }, extraHeaders || {});
-    const key = apiKey();
-    if (key) headers["Authorization"] = "Bearer " + key;
+    if (credential) headers["Authorization"] = "Bearer " + credential;
     const init = { method, headers, cache: "no-store" };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
@@ -57,16 +102,17 @@
       try { data = JSON.parse(text); } catch (_) { data = null; }
     }
     if (!res.ok) {
-      if (res.status === 401 && onUnauthorized) onUnauthorized();
+      if (res.status === 401 && notify && onUnauthorized) onUnauthorized();
       throw new ApiError(res.status, data);
     }
     return data;
   }
 
-  /* URL of an event's stream; EventSource cannot send headers, so the key rides in the query. */
+  /* URL of an event's stream; EventSource cannot send headers, so the credential (the buyer's
+     token, else the key) rides in the query. */
   function streamUrl(eventId) {
     let url = "/v1/events/" + encodeURIComponent(eventId) + "/stream";
-    const key = apiKey();
+    const key = userToken() || apiKey();
     if (key) url += "?access_token=" + encodeURIComponent(key);
     return url;
   }
@@ -167,8 +213,8 @@
   }
 
   window.Holdfast = {
-    api, ApiError, streamUrl, money, count, h, countsBar, askForKey,
-    apiKey, setApiKey, userId, setUserId,
+    api, staffApi, ApiError, streamUrl, money, count, h, countsBar, askForKey,
+    apiKey, setApiKey, userId, setUserId, userToken, tokenUser,
     set onUnauthorized(fn) { onUnauthorized = fn; },
   };
 })();

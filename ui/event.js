@@ -135,7 +135,11 @@
       case "idempotency_key_reused":
         return "That request was already sent with different details. Try again.";
       case "unauthorized":
-        return "The API key was refused. Enter the right key.";
+        return window.Holdfast.userToken()
+          ? "Your sign-in has expired or is not valid. Open the link from your account again."
+          : "The API key was refused. Enter the right key.";
+      case "forbidden":
+        return "Only the box office's staff can do that.";
       case "unavailable":
         return "The box office could not save that just now. Nothing was changed: try again in a moment.";
       case "network":
@@ -1304,7 +1308,10 @@
       placeHold({ best_available: best }, "best");
     });
 
-    userInput.value = window.Holdfast.userId();
+    // A buyer's token names the user: the page acts as that user only.
+    const tokenUser = window.Holdfast.tokenUser();
+    userInput.value = tokenUser || window.Holdfast.userId();
+    if (tokenUser) userInput.readOnly = true;
     let userTimer = null;
     userInput.addEventListener("input", () => {
       userInput.classList.remove("invalid");
@@ -1361,6 +1368,13 @@
     try {
       summary = await api("GET", `/v1/events/${enc}`);
     } catch (err) {
+      if (err.status === 401 && window.Holdfast.userToken()) {
+        // A buyer is never asked for the API key: the link's token is refused, say so.
+        $("event-name").textContent = "Sign-in needed";
+        say(explain(err), "error", true);
+        setLive("none", "");
+        return;
+      }
       if (err.status === 401) {
         await askForKey(window.Holdfast.apiKey() ? "That key was refused. Enter the right API key." : undefined);
         return start();
@@ -1374,8 +1388,9 @@
       return;
     }
     renderHeader();
-    // The summary loaded, so the key was given or none is needed: the staff tab may show.
-    if (window.HoldfastStaff)
+    // The summary loaded, so the key was given or none is needed: the staff tab may show; not
+    // on a buyer's page (a user token), whose token cannot reach the staff's routes.
+    if (window.HoldfastStaff && !window.Holdfast.userToken())
       window.HoldfastStaff.start(eventId, summary, (open) => { $("sales-badge").hidden = open; });
     const tb = performance.now();
     buildMap();
@@ -1396,6 +1411,10 @@
   let askingKey = false;
   window.Holdfast.onUnauthorized = () => {
     if (askingKey || !summary) return;
+    if (window.Holdfast.userToken()) {
+      say(explain({ code: "unauthorized" }), "error", true);
+      return;
+    }
     askingKey = true;
     askForKey("The API key was refused. Enter the right key to go on.").then(() => {
       askingKey = false;

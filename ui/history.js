@@ -15,7 +15,8 @@
 "use strict";
 
 (function () {
-  const { api, h, money } = window.Holdfast;
+  // The staff's routes need the API key, never a buyer's token (API.md section 16).
+  const { staffApi: api, h, money } = window.Holdfast;
   // Entries per page; `?history_page=N` in the page's address picks another (1 to 1000, the
   // API's most), which the browser test uses to page back over a few entries.
   const PAGE = (() => {

@@ -9,7 +9,8 @@
 "use strict";
 
 (function () {
-  const { api, h, money } = window.Holdfast;
+  // The staff's routes need the API key, never a buyer's token (API.md section 16).
+  const { staffApi: api, h, money } = window.Holdfast;
   const PAGE = 50;
 
   let eventId = "", enc = "", currency = "USD";

@@ -240,7 +240,16 @@ bool hf_decode_bool(hf_request_t *request, const char *name, bool *value) {
 }
 
 bool hf_decode_user(hf_request_t *request, const char **user_id) {
-    return hf_decode_string(request, "user_id", HF_USER_ID_SIZE_MAX, true, user_id);
+    if (!request->acting_user[0])
+        return hf_decode_string(request, "user_id", HF_USER_ID_SIZE_MAX, true, user_id);
+    /* A user token acts as its sub (API.md section 16): user_id may be left out, and when
+     * given it must be the token's. */
+    const char *given = NULL;
+    if (!hf_decode_string(request, "user_id", HF_USER_ID_SIZE_MAX, false, &given) ||
+        (given && !hf_request_owner_check(request, given)))
+        return false;
+    *user_id = request->acting_user;
+    return true;
 }
 
 /* ---- event definitions ---- */

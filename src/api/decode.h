@@ -63,7 +63,9 @@ bool hf_decode_seconds(hf_request_t *request, const char *name, int64_t *ms);
  * longest hold and tiny ones raised to 1 ms (extend: the cap applies anyway). */
 bool hf_decode_extension(hf_request_t *request, const char *name, int64_t *ms);
 bool hf_decode_bool(hf_request_t *request, const char *name, bool *value);
-/* The user_id member: required, 1..128 bytes. */
+/* The user_id member: required, 1..128 bytes; with a user token (request->acting_user), it
+ * may be absent (the token's sub is the user) and must be the token's sub when given (else
+ * 403 not_owner, answered). Every handler that takes a user from the body reads it here. */
 bool hf_decode_user(hf_request_t *request, const char **user_id);
 
 /* An event definition from a request's JSON body. Arrays inside definition are allocated;

@@ -190,7 +190,10 @@ static bool order_or_404(hf_request_t *request, uint32_t *index) {
 
 static void handle_hold_get(hf_request_t *request) {
     uint32_t index;
-    if (hold_or_404(request, &index)) reply_hold(request, 200, index, NULL);
+    if (!hold_or_404(request, &index)) return;
+    const hf_hold_t *hold = hf_core_hold_at(request->core, index);
+    if (hf_request_owner_check(request, hf_core_user_id(request->core, hold->user)))
+        reply_hold(request, 200, index, NULL);
 }
 
 static void handle_hold_extend(hf_request_t *request) {
@@ -263,7 +266,10 @@ static void handle_hold_commit(hf_request_t *request) {
 
 static void handle_order_get(hf_request_t *request) {
     uint32_t index;
-    if (order_or_404(request, &index)) reply_order(request, 200, index);
+    if (!order_or_404(request, &index)) return;
+    const hf_order_t *order = hf_core_order_at(request->core, index);
+    if (hf_request_owner_check(request, hf_core_user_id(request->core, order->user)))
+        reply_order(request, 200, index);
 }
 
 static void handle_order_cancel(hf_request_t *request) {
@@ -351,6 +357,7 @@ static const uint32_t *oldest_first(const hf_core_t *core, const uint32_t *order
 
 /* GET /v1/users/{user}/orders?event=E&after=ID&limit=N: oldest first, paged as seats are. */
 static void handle_user_orders(hf_request_t *request) {
+    if (!hf_request_owner_check(request, request->params[0])) return;
     hf_core_t *core = request->core;
     char event_id[HF_ID_SIZE_MAX + 2];
     bool filtered = hf_query_get(request->http->query, "event", event_id, sizeof event_id);
@@ -505,23 +512,24 @@ static void handle_booking_create(hf_request_t *request) {
 
 static const hf_route_t routes[] = {
     {"POST", "/v1/events/{}/holds", handle_hold_create,
-     CREATES | HF_ROUTE_FLAT | HF_ROUTE_ADMISSION, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+     CREATES | HF_ROUTE_FLAT | HF_ROUTE_ADMISSION | HF_ROUTE_BUYER, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
     {"POST", "/v1/events/{}/bookings", handle_booking_create, CREATES | HF_ROUTE_ADMISSION,
      BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
-    {"GET", "/v1/holds/{}", handle_hold_get, 0, BODY_SIZE_MAX,
+    {"GET", "/v1/holds/{}", handle_hold_get, HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
-    {"POST", "/v1/holds/{}/extend", handle_hold_extend, FLAT_BODY, BODY_SIZE_MAX,
+    {"POST", "/v1/holds/{}/extend", handle_hold_extend, FLAT_BODY | HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
-    {"POST", "/v1/holds/{}/release", handle_hold_release, FLAT_BODY, BODY_SIZE_MAX,
+    {"POST", "/v1/holds/{}/release", handle_hold_release, FLAT_BODY | HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
-    {"POST", "/v1/holds/{}/commit", handle_hold_commit, FLAT_BODY, BODY_SIZE_MAX,
+    {"POST", "/v1/holds/{}/commit", handle_hold_commit, FLAT_BODY | HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
-    {"GET", "/v1/orders/{}", handle_order_get, 0, BODY_SIZE_MAX,
+    {"GET", "/v1/orders/{}", handle_order_get, HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
-    {"POST", "/v1/orders/{}/cancel", handle_order_cancel, FLAT_BODY, BODY_SIZE_MAX,
+    {"POST", "/v1/orders/{}/cancel", handle_order_cancel, FLAT_BODY | HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
-    {"GET", "/v1/users/{}/orders", handle_user_orders, HF_ROUTE_SPANS, BODY_SIZE_MAX,
-     HF_ROUTE_NO_UNIT},
+    {"GET", "/v1/users/{}/orders", handle_user_orders, HF_ROUTE_SPANS | HF_ROUTE_BUYER,
+     BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
 };
 
 const hf_route_table_t hf_handlers_holds_routes = {routes, sizeof routes / sizeof routes[0],

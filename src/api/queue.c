@@ -103,7 +103,21 @@ static bool ticket_revived(hf_request_t *request, hf_error_t error) {
            hf_restore_ticket_revive(request->context, request->params[1], &index);
 }
 
+/* Whether the ticket of the path, when it is known (in memory or taken back from the store),
+ * is the acting user's (request.h: hf_request_owner_check); an unknown one is left to the
+ * core's 404. false after answering 403 not_owner. */
+static bool ticket_owned(hf_request_t *request) {
+    if (!request->acting_user[0]) return true;
+    uint32_t index;
+    if (!hf_core_ticket_find(request->core, request->params[1], &index) &&
+        !(ticket_revived(request, HF_ERROR_TICKET_NOT_FOUND) &&
+          hf_core_ticket_find(request->core, request->params[1], &index)))
+        return true;
+    return hf_request_owner_check(request, hf_core_ticket_user(request->core, index));
+}
+
 static void handle_poll(hf_request_t *request) {
+    if (!ticket_owned(request)) return;
     uint32_t index;
     hf_error_t error = hf_core_queue_poll(request->core, request->params[0], request->params[1],
                                           request->now_ms, &index);
@@ -119,6 +133,7 @@ static void handle_poll(hf_request_t *request) {
 }
 
 static void handle_complete(hf_request_t *request) {
+    if (!ticket_owned(request)) return;
     hf_core_t *core = request->core;
     uint32_t index;
     uint64_t before = hf_core_change_count(core);
@@ -184,6 +199,12 @@ bool hf_handlers_queue_admitted(hf_request_t *request) {
     const hf_event_t *event = hf_core_event(core, request->params[0], &event_index);
     if (!event || !event->waiting_room.enabled) return true;
     hf_member_t user = hf_decode_member(request, "user_id");
+    /* A user token's sub stands for an absent user_id (decode.h: hf_decode_user). */
+    if (user.kind == HF_MEMBER_ABSENT && request->acting_user[0]) {
+        user.kind = HF_MEMBER_STRING;
+        user.string = request->acting_user;
+        user.length = strlen(request->acting_user);
+    }
     if (user.kind != HF_MEMBER_STRING || user.length == 0 || user.length > HF_USER_ID_SIZE_MAX)
         return true;
     size_t length = 0;
@@ -203,9 +224,11 @@ bool hf_handlers_queue_admitted(hf_request_t *request) {
 static const hf_route_t routes[] = {
     /* A join's body is flat ({"user_id": "u1"}): the flat reader reads it. */
     {"POST", "/v1/events/{}/queue", handle_join,
-     HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT | HF_ROUTE_FLAT, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
-    {"GET", "/v1/events/{}/queue/{}", handle_poll, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
-    {"POST", "/v1/events/{}/queue/{}/complete", handle_complete, 0, BODY_SIZE_MAX,
+     HF_ROUTE_BODY | HF_ROUTE_IDEMPOTENT | HF_ROUTE_FLAT | HF_ROUTE_BUYER, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/events/{}/queue/{}", handle_poll, HF_ROUTE_BUYER, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
+    {"POST", "/v1/events/{}/queue/{}/complete", handle_complete, HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_IN_PATH(0)},
 };
 

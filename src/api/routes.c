@@ -7,7 +7,6 @@
 #include "api/routes.h"
 
 #include <assert.h>
-#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "engine/arena.h"
 #include "cluster/cluster.h"
 #include "cluster/handlers.h"
+#include "api/credentials.h"
 #include "api/decode.h"
 #include "api/dispatch.h"
 #include "api/events.h"
@@ -290,19 +290,19 @@ static void answer_no_route(hf_request_t *request, const segment_t *path, size_t
 
 /* ---- generic checks ---- */
 
-static bool authorized(const hf_request_t *request, const hf_route_t *route) {
-    const char *key = request->context->api_key;
-    if (!key || !*key) return true;
-    char token[HF_HTTP_HEAD_SIZE_MAX];
-    if ((route->flags & HF_ROUTE_KEY_IN_QUERY) &&
-        hf_query_get(request->http->query, "access_token", token, sizeof token) &&
-        strlen(token) == strlen(key) && CRYPTO_memcmp(token, key, strlen(key)) == 0)
-        return true;
-    size_t length;
-    const char *header = hf_http_request_header(request->http, "Authorization", &length);
-    size_t key_length = strlen(key);
-    if (!header || length != key_length + 7 || strncasecmp(header, "Bearer ", 7) != 0) return false;
-    return CRYPTO_memcmp(header + 7, key, key_length) == 0;
+/* Whether the request's credential lets it run the route (credentials.h): a public route needs
+ * none. false after answering. */
+static bool credentials_pass(hf_request_t *request, const hf_route_t *route) {
+    return (route->flags & HF_ROUTE_PUBLIC) || hf_credentials_check(request, route);
+}
+
+/* RFC 9110 section 11.6.1: a 401 names its scheme, whichever check refused; a refused user
+ * token says so as RFC 6750 section 3.1 asks. */
+static void challenge_add(const hf_request_t *request) {
+    if (request->response->status != 401) return;
+    hf_http_response_header_add(
+        request->response, "WWW-Authenticate",
+        request->token_refusal ? "Bearer error=\"invalid_token\"" : "Bearer", false);
 }
 
 /* A hold or booking behind the admission check (HF_ROUTE_ADMISSION): the idempotency table
@@ -336,10 +336,7 @@ static void serve_route(hf_request_t *request, const hf_route_t *route) {
 
 /* The route's own checks, then the cluster's routing, then the route. */
 static void run_route(hf_request_t *request, const hf_route_t *route) {
-    if (!(route->flags & HF_ROUTE_PUBLIC) && !authorized(request, route)) {
-        hf_reply_error(request, HF_API_ERROR_UNAUTHORIZED, NULL, NULL);
-        return;
-    }
+    if (!credentials_pass(request, route)) return;
     if (request->http->body_length > route->body_size_max) {
         hf_reply_error(request, HF_API_ERROR_BODY_TOO_LARGE, NULL, NULL);
         return;
@@ -433,9 +430,7 @@ void hf_routes_dispatch(void *context_pointer, const hf_http_request_t *http,
     else answer_no_route(&request, path, path_count);
     if (request.body) json_decref(request.body);
     hf_arena_request_end();
-    /* RFC 9110 section 11.6.1: a 401 names its scheme, whichever check refused. */
-    if (response->status == 401)
-        hf_http_response_header_add(response, "WWW-Authenticate", "Bearer", false);
+    challenge_add(&request);
     response->durable_sequence = reply_sequence(context, &request, batch_before, changes_before);
 }
 
@@ -476,10 +471,14 @@ void hf_routes_resume(hf_context_t *context, const hf_http_request_t *http,
     size_t batch_before = hf_batch_count(context->open_batch);
     uint64_t changes_before = hf_core_change_count(context->core);
     hf_arena_request_begin();
+    /* The acting user again, from the same credential (a token may have expired since). */
     if (!route_again(&request, resumed->route)) answer_no_route(&request, NULL, 0);
-    else if (resumed->core) resumed->route->handler(&request);
-    else serve_route(&request, resumed->route);
+    else if (credentials_pass(&request, resumed->route)) {
+        if (resumed->core) resumed->route->handler(&request);
+        else serve_route(&request, resumed->route);
+    }
     if (request.body) json_decref(request.body);
     hf_arena_request_end();
+    challenge_add(&request);
     response->durable_sequence = reply_sequence(context, &request, batch_before, changes_before);
 }

@@ -5,6 +5,7 @@
  *   backup.c   backup --data DIR OUT.db: a consistent copy of a live store (SQLite's online
  *              backup API)
  *   check.c    check --data DIR: every invariant of the stored state, offline
+ *   token.c    token mint --user U --ttl S: a user token (API.md section 16)
  *   http_client.c  the small blocking HTTP/1.1 client client.c talks through
  * Exit codes, the same for all: 0 done, 1 failure (said on standard error), 2 usage (one line
  * on standard error naming the argument, as serve's refusals). --help prints the command's
@@ -27,6 +28,7 @@ int hf_command_event(int argc, char **argv);  /* argv[0] is "event" */
 int hf_command_orders(int argc, char **argv); /* "orders" */
 int hf_command_backup(int argc, char **argv); /* "backup" */
 int hf_command_check(int argc, char **argv);  /* "check" */
+int hf_command_token(int argc, char **argv);  /* "token" (token.c: token mint) */
 
 /* ---- arguments (commands.c) ---- */
 

@@ -62,12 +62,27 @@ static void raise_descriptor_limit(void) {
     setrlimit(RLIMIT_NOFILE, &limit);
 }
 
-/* Runs the server until a signal stops it; the process's exit code. */
-static int serve(const hf_command_line_t *line) {
+/* The bytes of --user-token-secret (options.c checked their length), empty when none. Static:
+ * the engine keeps a pointer to it for its whole life. */
+static const hf_token_secret_t *user_token_secret(const hf_command_line_t *line) {
+    static hf_token_secret_t secret;
+    secret.size = line->user_token_secret ? strlen(line->user_token_secret) : 0;
+    memcpy(secret.bytes, line->user_token_secret ? line->user_token_secret : "", secret.size);
+    return &secret;
+}
+
+/* The level in force, and every secret the log must never show. */
+static void log_setup(const hf_command_line_t *line) {
     hf_log_level_set(line->log_level);
     hf_log_secret_add(line->api_key);
     hf_log_secret_add(line->token_secret);
+    hf_log_secret_add(line->user_token_secret);
     hf_log_secret_add(line->webhook_secret);
+}
+
+/* Runs the server until a signal stops it; the process's exit code. */
+static int serve(const hf_command_line_t *line) {
+    log_setup(line);
     /* The address first: a start that cannot listen (a port in use) creates nothing, neither
      * the data directory nor the store nor the secret. */
     int bound_socket;
@@ -102,6 +117,7 @@ static int serve(const hf_command_line_t *line) {
                                    .access_log = line->access_log,
                                    .progress = isatty(STDERR_FILENO) == 1,
                                    .token_secret = &token_secret,
+                                   .user_token_secret = user_token_secret(line),
                                    .node_id = line->node_id,
                                    .advertise = line->advertise,
                                    .bound = true,

@@ -11,7 +11,7 @@
 #include "lib/log.h"
 #include "store/backend.h"
 
-#define COMMANDS "the commands are serve, event, orders, backup, check, --version and --help"
+#define COMMANDS "the commands are serve, event, orders, token, backup, check, --version and --help"
 #define SEE_HELP "see holdfast serve --help"
 #define LISTEN_EXAMPLE "for example 127.0.0.1:8080"
 #define ORIGIN_EXAMPLE "for example https://tickets.example.com"
@@ -29,6 +29,7 @@ typedef enum option_id {
     DATA,
     API_KEY,
     TOKEN_SECRET,
+    USER_TOKEN_SECRET,
     WEBHOOK_SECRET,
     STORE,
     FINISHED_HOLDS,
@@ -53,6 +54,7 @@ static const option_t OPTIONS[OPTION_COUNT] = {
     [DATA] = {"--data", NULL, OPTION_TEXT},
     [API_KEY] = {"--api-key", "HOLDFAST_API_KEY", OPTION_TEXT},
     [TOKEN_SECRET] = {"--token-secret", "HOLDFAST_TOKEN_SECRET", OPTION_TEXT},
+    [USER_TOKEN_SECRET] = {"--user-token-secret", "HOLDFAST_USER_TOKEN_SECRET", OPTION_TEXT},
     [WEBHOOK_SECRET] = {"--webhook-secret", "HOLDFAST_WEBHOOK_SECRET", OPTION_TEXT},
     [STORE] = {"--store", "HOLDFAST_STORE", OPTION_TEXT},
     [FINISHED_HOLDS] = {"--finished-holds", "HOLDFAST_FINISHED_HOLDS", OPTION_TEXT},
@@ -84,6 +86,7 @@ void hf_command_line_usage(FILE *out) {
             "       holdfast orders export --event ID      (CSV, through a server)\n"
             "       holdfast backup --data DIR OUT.db      (a consistent copy, live)\n"
             "       holdfast check --data DIR              (every stored invariant, offline)\n"
+            "       holdfast token mint --user U --ttl S   (a user token, API.md section 16)\n"
             "       holdfast --version | --help            (each command takes --help)\n"
             "The commands through a server take --server [http://]HOST:PORT [HOLDFAST_SERVER]:\n"
             "http:// when no scheme is given (default http://127.0.0.1:8080).\n"
@@ -95,6 +98,9 @@ void hf_command_line_usage(FILE *out) {
             "  --api-key KEY         require Authorization: Bearer KEY on /v1/ [HOLDFAST_API_KEY]\n"
             "  --token-secret S      admission token secret, 16 to 1024 bytes (default: a random\n"
             "                        one kept in DIR/token_secret) [HOLDFAST_TOKEN_SECRET]\n"
+            "  --user-token-secret S the secret buyers' user tokens are signed with (JWT HS256),\n"
+            "                        16 to 1024 bytes; needs --api-key\n"
+            "                        [HOLDFAST_USER_TOKEN_SECRET]\n"
             "  --webhook-secret S    payment webhook secret [HOLDFAST_WEBHOOK_SECRET]\n"
             "  --store URL           sqlite:PATH (default sqlite:DIR/holdfast.db) or\n"
             "                        postgres://USER@HOST:PORT/DB [HOLDFAST_STORE]\n"
@@ -475,11 +481,10 @@ static hf_command_t check_node(const gathered_t *gathered, hf_command_line_t *li
     return HF_COMMAND_SERVE;
 }
 
-/* --token-secret: its bytes sign the admission tokens, so a short one could be guessed from
- * a single token offline; HMAC takes any longer one (token.h), up to a bound that catches a
- * file pasted whole. The value is never quoted. */
-static hf_command_t check_token_secret(const given_t *given, hf_command_line_t *line) {
-    line->token_secret = given->value;
+/* --token-secret and --user-token-secret: their bytes sign tokens, so a short one could be
+ * guessed from a single token offline; HMAC takes any longer one (token.h), up to a bound
+ * that catches a file pasted whole. The value is never quoted. */
+static hf_command_t check_secret_size(const given_t *given) {
     if (!given->value) return HF_COMMAND_SERVE;
     size_t length = strlen(given->value);
     if (length < HF_TOKEN_SECRET_SIZE_MIN)
@@ -488,6 +493,23 @@ static hf_command_t check_token_secret(const given_t *given, hf_command_line_t *
     if (length > HF_TOKEN_SECRET_SIZE_MAX)
         return refuse("%s: the secret is %zu bytes long, longer than the %d bytes allowed",
                       given->source, length, HF_TOKEN_SECRET_SIZE_MAX);
+    return HF_COMMAND_SERVE;
+}
+
+static hf_command_t check_secrets(const gathered_t *gathered, hf_command_line_t *line) {
+    const given_t *user = &gathered->values[USER_TOKEN_SECRET];
+    line->token_secret = gathered->values[TOKEN_SECRET].value;
+    line->user_token_secret = user->value;
+    if (check_secret_size(&gathered->values[TOKEN_SECRET]) != HF_COMMAND_SERVE ||
+        check_secret_size(user) != HF_COMMAND_SERVE)
+        return HF_COMMAND_REFUSED;
+    /* A user token acts on the buyer's routes only, so the other routes need the API key: a
+     * server with user tokens and no key would leave them open (API.md section 16). */
+    const char *key = gathered->values[API_KEY].value;
+    if (user->value && (!key || !*key))
+        return refuse("%s: user tokens need --api-key too (the routes a token may not call "
+                      "would be open)",
+                      user->source);
     return HF_COMMAND_SERVE;
 }
 
@@ -512,7 +534,7 @@ hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *lin
         check_finished(&gathered, line) != HF_COMMAND_SERVE ||
         check_origins(&gathered, line) != HF_COMMAND_SERVE ||
         check_log(&gathered, line) != HF_COMMAND_SERVE ||
-        check_token_secret(&gathered.values[TOKEN_SECRET], line) != HF_COMMAND_SERVE)
+        check_secrets(&gathered, line) != HF_COMMAND_SERVE)
         return HF_COMMAND_REFUSED;
     line->api_key = gathered.values[API_KEY].value;
     line->webhook_secret = gathered.values[WEBHOOK_SECRET].value;

@@ -34,6 +34,7 @@ typedef struct hf_command_line {
     char store_url[HF_COMMAND_STORE_SIZE_MAX + 1];
     const char *api_key; /* NULL: no authentication */
     const char *token_secret;
+    const char *user_token_secret; /* --user-token-secret; NULL: no user tokens */
     const char *webhook_secret;
     uint32_t finished_holds_max;
     uint32_t finished_rides_max; /* --finished-rides */

@@ -38,6 +38,10 @@ typedef struct hf_context {
     /* The admission tokens' secret (token.h: hf_token_sign, hf_token_verify); NULL: none, so
      * nothing is signed and every token is refused. Owned by the engine's caller. */
     const hf_token_secret_t *token_secret;
+    /* The user tokens' secret (--user-token-secret, API.md section 16; token.h:
+     * hf_user_token_verify); NULL or size 0: no user token is accepted. Needs api_key. Owned
+     * by the engine's caller. */
+    const hf_token_secret_t *user_token_secret;
     /* Origins answered with CORS headers (--cors-origin), owned by the engine's caller and
      * outliving the engine; count 0: CORS is off and no request's Origin is even read. */
     const char *const *cors_origins;

@@ -403,6 +403,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     context->api_key = options->api_key;
     context->webhook_secret = options->webhook_secret;
     context->token_secret = options->token_secret;
+    context->user_token_secret = options->user_token_secret;
     context->cors_origins = options->cors_origins;
     context->cors_origin_count = options->cors_origin_count;
     /* The sink follows the open batch, which changes at every submit. */

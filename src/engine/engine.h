@@ -80,6 +80,9 @@ typedef struct hf_engine_options {
     /* The admission tokens' secret (token.h), owned by the caller and outliving the engine;
      * NULL or empty: no token is signed and every token is refused. */
     const hf_token_secret_t *token_secret;
+    /* The user tokens' secret (API.md section 16, token.h), owned by the caller and outliving
+     * the engine; NULL or empty: no user token is accepted. */
+    const hf_token_secret_t *user_token_secret;
     /* Several nodes (API.md section 11, cluster.h): this node's id and advertised URL; NULL:
      * the listen address, and http:// it. Owned by the caller. */
     const char *node_id;

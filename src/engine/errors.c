@@ -7,6 +7,8 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
     [HF_API_ERROR_INVALID_JSON] = {"invalid_json", 400, "the body is not valid JSON"},
     [HF_API_ERROR_INVALID_REQUEST] = {"invalid_request", 400, "invalid request"},
     [HF_API_ERROR_UNAUTHORIZED] = {"unauthorized", 401, "missing or wrong API key"},
+    /* A valid user token on a route that needs the API key (API.md section 16). */
+    [HF_API_ERROR_FORBIDDEN] = {"forbidden", 403, "this route needs the API key"},
     [HF_API_ERROR_NOT_FOUND] = {"not_found", 404, "no such route"},
     [HF_API_ERROR_METHOD_NOT_ALLOWED] = {"method_not_allowed", 405, "method not allowed here"},
     /* The HTTP layer refuses a body over HF_HTTP_BODY_SIZE_MAX before reading it, with these

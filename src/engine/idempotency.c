@@ -96,11 +96,16 @@ const char *hf_idempotency_body(const hf_idempotency_t *table,
 
 /* ---- a request with a key ---- */
 
-/* Scope of an Idempotency-Key: method, path and key. */
+/* Scope of an Idempotency-Key: method, path and key, and with a user token its user (its
+ * length first, so no user and key can spell another's): the body may leave user_id out
+ * (API.md section 16), and one buyer's key must never replay another buyer's answer. */
 static size_t idempotency_scope(const hf_request_t *request, const char *key, size_t key_length,
                                 char *scope, size_t scope_size) {
-    int length = snprintf(scope, scope_size, "%s %s\n%.*s", request->http->method,
-                          request->http->path, (int)key_length, key);
+    const char *user = request->acting_user;
+    int length = *user ? snprintf(scope, scope_size, "%s %s\n#%zu:%s\n%.*s", request->http->method,
+                                  request->http->path, strlen(user), user, (int)key_length, key)
+                       : snprintf(scope, scope_size, "%s %s\n%.*s", request->http->method,
+                                  request->http->path, (int)key_length, key);
     return length < 0 || (size_t)length >= scope_size ? 0 : (size_t)length;
 }
 

@@ -36,6 +36,8 @@
 /* The statuses counted one by one (metrics.c lists them); any other counts as "other", the
  * last slot. */
 #define HF_METRICS_STATUS_SLOTS 36
+/* The reasons a credential is refused, counted apart (api/credentials.c lists them). */
+#define HF_METRICS_AUTH_REFUSAL_SLOTS 12
 /* A readable route, "/v1/events/{event}/seats/{seat}": a pattern is at most a head line. */
 #define HF_METRICS_ROUTE_NAME_SIZE 96
 
@@ -52,6 +54,9 @@ typedef struct hf_metrics {
     const char *version;               /* static; holdfast_build_info */
     int64_t started_at_ms;             /* holdfast_start_time_seconds */
     const struct hf_http_server *http; /* connections and queued answers; NULL before start */
+    /* Requests refused for their credential, by reason slot (api/credentials.c names them):
+     * holdfast_auth_refusals_total{reason}. */
+    uint64_t auth_refusals[HF_METRICS_AUTH_REFUSAL_SLOTS];
 } hf_metrics_t;
 
 /* routes: the dispatcher's routes, route_count at most HF_ROUTES_MAX (hf_routes_known). */

@@ -3,6 +3,7 @@
 #include "engine/request.h"
 
 #include <stdio.h>
+#include <string.h>
 
 void hf_request_init(hf_request_t *request, hf_context_t *context, const hf_http_request_t *http,
                      hf_http_response_t *response) {
@@ -20,6 +21,14 @@ void hf_request_init(hf_request_t *request, hf_context_t *context, const hf_http
     request->rests_on_known = false;
     request->rests_on_change = 0;
     request->unit[0] = '\0';
+    request->acting_user[0] = '\0';
+    request->token_refusal = NULL;
+}
+
+bool hf_request_owner_check(hf_request_t *request, const char *owner) {
+    if (!request->acting_user[0] || strcmp(request->acting_user, owner) == 0) return true;
+    hf_reply_error(request, HF_API_ERROR_NOT_OWNER, NULL, NULL);
+    return false;
 }
 
 void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json) {

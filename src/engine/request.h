@@ -61,12 +61,25 @@ typedef struct hf_request {
     /* The unit (event, fleet, or the records of no unit) the cluster serves the request as
      * (cluster.h), "" when none: an Idempotency-Key's record is kept with it. */
     char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    /* The user a user token acts as (API.md section 16: its sub), "" when the request carries
+     * the API key or none is configured: then any user_id is taken as given. Set by the
+     * dispatcher (api/credentials.h) before the handler runs; handlers read it only through
+     * hf_request_owner_check and hf_decode_user. */
+    char acting_user[HF_USER_ID_SIZE_MAX + 1];
+    /* The token's refusal reason (token.h: hf_token_result_reason) when the request was
+     * answered 401 for its user token, else NULL: the answer's WWW-Authenticate says so. */
+    const char *token_refusal;
 } hf_request_t;
 
 /* Sets every field but the params' bytes (only a route's match writes them, and handlers
  * read only the ones it captured): a zeroing initializer would clear the large arrays. */
 void hf_request_init(hf_request_t *request, hf_context_t *context, const hf_http_request_t *http,
                      hf_http_response_t *response);
+
+/* Whether the request may act on what belongs to owner (a user id): always with the API key
+ * or no credential configured, else only when owner is the acting user. false after
+ * answering 403 not_owner. The one place the ownership rule of API.md section 16 lives. */
+bool hf_request_owner_check(hf_request_t *request, const char *owner);
 
 /* Starts a JSON body for status; the caller writes one value and the response is complete. */
 void hf_reply_begin(hf_request_t *request, int status, hf_json_t *json);

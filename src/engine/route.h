@@ -40,6 +40,10 @@ enum {
     /* A live stream (SSE): it lasts, so with several nodes it is redirected to its unit's
      * owner rather than relayed (cluster.h). */
     HF_ROUTE_STREAM = 256,
+    /* A buyer's route (API.md section 16): a user token may call it, acting as its sub (the
+     * request's acting_user); without this flag a user token is answered 403 forbidden, and
+     * only the API key passes. */
+    HF_ROUTE_BUYER = 512,
 };
 
 /* Where the text that names a request's unit comes from (the event, fleet or records of no

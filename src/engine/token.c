@@ -1,4 +1,4 @@
-/* The admission token (token.h). */
+/* The HS256 tokens: admission and user tokens (token.h). */
 #include "engine/token.h"
 
 #include <jansson.h>
@@ -6,11 +6,13 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/core.h"
+#include "net/flat_json.h"
 
 #define DIGEST_SIZE 32
 /* The one header signing writes, and its base64url form. */
@@ -18,8 +20,11 @@
 #define HEADER_ENCODED "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
 /* The payload's JSON: a user id escaped at 6 bytes a byte at worst, plus the other members. */
 #define PAYLOAD_SIZE_MAX (6 * HF_USER_ID_SIZE_MAX + HF_ID_SIZE_MAX + HF_SERVER_ID_SIZE + 128)
-/* Decoded parts are never longer than the token itself. */
-#define DECODED_SIZE_MAX HF_TOKEN_SIZE_MAX
+/* Decoded parts are never longer than the token itself, and user tokens are the longer. */
+#define DECODED_SIZE_MAX HF_USER_TOKEN_SIZE_MAX
+/* A user token's payload as signing writes it: the escaped user id and two times. */
+#define USER_PAYLOAD_SIZE_MAX (6 * HF_USER_ID_SIZE_MAX + 96)
+_Static_assert(HF_TOKEN_SIZE_MAX <= HF_USER_TOKEN_SIZE_MAX, "parts hold either kind");
 
 /* The longest token signing can write must be one verify accepts. */
 _Static_assert(sizeof HEADER_ENCODED - 1 + 2 + (PAYLOAD_SIZE_MAX * 4 + 2) / 3 +
@@ -55,20 +60,25 @@ static void base64url_encode(const unsigned char *in, size_t size, char *out) {
     }
 }
 
-static int sextet(char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '-') return 62;
-    if (c == '_') return 63;
-    return -1; /* '=', '+', '/', blanks and the rest: not base64url without padding */
+/* Each byte's value in the alphabet, -1 for the rest ('=', '+', '/', blanks: not base64url
+ * without padding), made once from the alphabet: a lookup per character rather than five
+ * comparisons, as every request with a user token decodes its few hundred. */
+static signed char sextets[256];
+static pthread_once_t sextets_once = PTHREAD_ONCE_INIT;
+
+static void sextets_make(void) {
+    memset(sextets, -1, sizeof sextets);
+    for (int i = 0; i < 64; i++) sextets[(unsigned char)alphabet[i]] = (signed char)i;
 }
+
+static int sextet(char c) { return sextets[(unsigned char)c]; }
 
 /* Strict decoding: only the alphabet, no padding, no length of 1 modulo 4, and the unused
  * low bits of the last character zero (one spelling per byte string). Returns the decoded
  * size, or -1. out holds at least length * 3 / 4 bytes. */
 static long base64url_decode(const char *in, size_t length, unsigned char *out) {
     if (length % 4 == 1) return -1;
+    pthread_once(&sextets_once, sextets_make);
     size_t o = 0;
     uint32_t group = 0;
     for (size_t i = 0; i < length; i++) {
@@ -184,33 +194,50 @@ static size_t payload_write(const hf_token_claims_t *claims, char *out) {
 
 /* ---- signing ---- */
 
-/* OpenSSL's HMAC-SHA256 keyed with the last secret used on this thread. Fetching the
+/* OpenSSL's HMAC-SHA256 keyed with the last secrets used on this thread. Fetching the
  * algorithms and keying cost more than the MAC of a token itself (1.3 us against 0.3 us for
- * HMAC() at each call), so the keyed context is kept and only reset per token. Per thread,
- * so the functions stay usable from any thread; it lives as long as the thread. */
-static _Thread_local EVP_MAC_CTX *keyed_mac;
-static _Thread_local unsigned char keyed_key[HF_TOKEN_SECRET_SIZE_MAX];
-static _Thread_local size_t keyed_key_size; /* 0: keyed_mac has no key yet */
+ * HMAC() at each call), so each keyed context is kept and only reset per token. Two, since a
+ * server has two secrets (admission and user tokens) and a buyer's hold in a waiting room
+ * checks one token of each: with one context every such request would key it twice. Per
+ * thread, so the functions stay usable from any thread; they live as long as the thread. */
+#define KEYED_CONTEXTS 2
+typedef struct keyed {
+    EVP_MAC_CTX *mac;
+    unsigned char key[HF_TOKEN_SECRET_SIZE_MAX];
+    size_t key_size; /* 0: mac has no key yet */
+} keyed_t;
+static _Thread_local keyed_t keyed[KEYED_CONTEXTS];
+static _Thread_local unsigned keyed_oldest; /* the one to key again when neither matches */
 
-static EVP_MAC_CTX *keyed_context(const hf_token_secret_t *secret) {
-    if (keyed_mac && keyed_key_size == secret->size &&
-        CRYPTO_memcmp(keyed_key, secret->bytes, secret->size) == 0)
-        return keyed_mac;
-    if (!keyed_mac) {
+/* Keys slot's context with secret; NULL when OpenSSL fails. */
+static EVP_MAC_CTX *context_key(keyed_t *slot, const hf_token_secret_t *secret) {
+    if (!slot->mac) {
         EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-        keyed_mac = mac ? EVP_MAC_CTX_new(mac) : NULL;
+        slot->mac = mac ? EVP_MAC_CTX_new(mac) : NULL;
         EVP_MAC_free(mac); /* the context holds its own reference */
-        if (!keyed_mac) return NULL;
+        if (!slot->mac) return NULL;
     }
     char digest_name[] = "SHA256";
     OSSL_PARAM parameters[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
         OSSL_PARAM_construct_end()};
-    keyed_key_size = 0;
-    if (!EVP_MAC_init(keyed_mac, secret->bytes, secret->size, parameters)) return NULL;
-    memcpy(keyed_key, secret->bytes, secret->size);
-    keyed_key_size = secret->size;
-    return keyed_mac;
+    slot->key_size = 0;
+    if (!EVP_MAC_init(slot->mac, secret->bytes, secret->size, parameters)) return NULL;
+    memcpy(slot->key, secret->bytes, secret->size);
+    slot->key_size = secret->size;
+    return slot->mac;
+}
+
+static EVP_MAC_CTX *keyed_context(const hf_token_secret_t *secret) {
+    for (unsigned i = 0; i < KEYED_CONTEXTS; i++)
+        if (keyed[i].mac && keyed[i].key_size == secret->size &&
+            CRYPTO_memcmp(keyed[i].key, secret->bytes, secret->size) == 0) {
+            keyed_oldest = (i + 1) % KEYED_CONTEXTS;
+            return keyed[i].mac;
+        }
+    keyed_t *slot = &keyed[keyed_oldest];
+    keyed_oldest = (keyed_oldest + 1) % KEYED_CONTEXTS;
+    return context_key(slot, secret);
 }
 
 /* HMAC-SHA256(secret, text) into digest; false when there is no secret or OpenSSL fails. */
@@ -225,15 +252,14 @@ static bool digest_make(const hf_token_secret_t *secret, const char *text, size_
            EVP_MAC_final(context, digest, &written, DIGEST_SIZE) && written == DIGEST_SIZE;
 }
 
-size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims, char *out,
-                     size_t out_size) {
-    if (!claims || !out || !claims_valid(claims)) return 0;
-    char payload[PAYLOAD_SIZE_MAX];
-    size_t payload_length = payload_write(claims, payload);
+/* Writes HEADER_ENCODED "." BASE64URL(payload) "." BASE64URL(HMAC) with a NUL into out;
+ * its length, or 0 when it would pass size_max or out_size, or there is no secret. */
+static size_t token_write(const hf_token_secret_t *secret, const char *payload,
+                          size_t payload_length, size_t size_max, char *out, size_t out_size) {
     size_t header_length = sizeof HEADER_ENCODED - 1;
     size_t signed_length = header_length + 1 + encoded_size(payload_length);
     size_t length = signed_length + 1 + encoded_size(DIGEST_SIZE);
-    if (length > HF_TOKEN_SIZE_MAX || length + 1 > out_size) return 0;
+    if (length > size_max || length + 1 > out_size) return 0;
     memcpy(out, HEADER_ENCODED, header_length);
     out[header_length] = '.';
     base64url_encode((const unsigned char *)payload, payload_length, out + header_length + 1);
@@ -243,6 +269,36 @@ size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *c
     base64url_encode(digest, DIGEST_SIZE, out + signed_length + 1);
     out[length] = '\0';
     return length;
+}
+
+size_t hf_token_sign(const hf_token_secret_t *secret, const hf_token_claims_t *claims, char *out,
+                     size_t out_size) {
+    if (!claims || !out || !claims_valid(claims)) return 0;
+    char payload[PAYLOAD_SIZE_MAX];
+    size_t payload_length = payload_write(claims, payload);
+    return token_write(secret, payload, payload_length, HF_TOKEN_SIZE_MAX, out, out_size);
+}
+
+/* Whether subject is a user id a user token may name: 1 to 128 bytes of UTF-8. */
+static bool subject_valid(const char *subject, size_t length) {
+    return length > 0 && length <= HF_USER_ID_SIZE_MAX &&
+           utf8_valid((const unsigned char *)subject, length);
+}
+
+size_t hf_user_token_sign(const hf_token_secret_t *secret, const char *subject, int64_t issued_at_s,
+                          int64_t expires_at_s, char *out, size_t out_size) {
+    if (!subject || !out || !subject_valid(subject, strnlen(subject, HF_USER_ID_SIZE_MAX + 1)) ||
+        expires_at_s <= issued_at_s || expires_at_s - issued_at_s > HF_USER_TOKEN_LIFETIME_S_MAX)
+        return 0;
+    char payload[USER_PAYLOAD_SIZE_MAX];
+    size_t o = literal_write(payload, 0, "{\"sub\":");
+    o = string_write(payload, o, subject);
+    o = literal_write(payload, o, ",\"iat\":");
+    o = integer_write(payload, o, issued_at_s);
+    o = literal_write(payload, o, ",\"exp\":");
+    o = integer_write(payload, o, expires_at_s);
+    payload[o++] = '}';
+    return token_write(secret, payload, o, HF_USER_TOKEN_SIZE_MAX, out, out_size);
 }
 
 /* ---- verifying ---- */
@@ -355,22 +411,166 @@ static hf_token_result_t claims_read(const token_parts_t *parts, hf_token_claims
     return same ? HF_TOKEN_VALID : HF_TOKEN_MALFORMED;
 }
 
+/* The checks every HS256 token gets, in this order: its length (at most size_max), three
+ * strict base64url parts, the header's alg, the signature. Reads no claim. */
+static hf_token_result_t token_open(const hf_token_secret_t *secret, const char *token,
+                                    size_t length, size_t size_max, token_parts_t *parts) {
+    if (!token || length == 0 || length > size_max || !parts_split(token, length, parts))
+        return HF_TOKEN_MALFORMED;
+    hf_token_result_t result = algorithm_check(parts);
+    return result == HF_TOKEN_VALID ? signature_check(secret, parts) : result;
+}
+
+/* now_ms in whole seconds, rounded down (also before 1970). */
+static int64_t seconds_of(int64_t now_ms) { return now_ms / 1000 - (now_ms % 1000 < 0); }
+
 hf_token_result_t hf_token_verify(const hf_token_secret_t *secret, const char *token, size_t length,
                                   int64_t now_ms, hf_token_claims_t *claims) {
     hf_token_claims_t scratch;
     if (!claims) claims = &scratch;
     memset(claims, 0, sizeof *claims);
     token_parts_t parts;
-    if (!token || length == 0 || length > HF_TOKEN_SIZE_MAX || !parts_split(token, length, &parts))
-        return HF_TOKEN_MALFORMED;
     /* The algorithm before the signature, the signature before any claim is read. */
-    hf_token_result_t result = algorithm_check(&parts);
-    if (result == HF_TOKEN_VALID) result = signature_check(secret, &parts);
+    hf_token_result_t result = token_open(secret, token, length, HF_TOKEN_SIZE_MAX, &parts);
     if (result == HF_TOKEN_VALID) result = claims_read(&parts, claims);
     if (result != HF_TOKEN_VALID) {
         memset(claims, 0, sizeof *claims);
         return result;
     }
-    int64_t now_s = now_ms / 1000 - (now_ms % 1000 < 0); /* rounded down, also before 1970 */
+    return seconds_of(now_ms) >= claims->expires_at_s ? HF_TOKEN_EXPIRED : HF_TOKEN_VALID;
+}
+
+/* ---- user tokens ---- */
+
+/* What a payload says of the three claims, before they are judged: read by the flat reader
+ * or by jansson, judged alike (raw_claims_judge). */
+typedef struct raw_claims {
+    bool subject_absent, subject_string; /* no sub; sub is a string */
+    const char *subject;                 /* subject_string: its bytes, borrowed */
+    size_t subject_length;
+    bool times_absent; /* no iat or no exp */
+    bool times_read;   /* both are numbers within int64's range */
+    int64_t issued_at_s, expires_at_s;
+} raw_claims_t;
+
+/* A NumericDate (RFC 7519: seconds, fractions allowed) of real value rounded down into *out;
+ * false out of int64's range (2^62 s is far past any exp a platform writes, and keeps the
+ * sums of the checks from wrapping). */
+static bool real_time(double value, int64_t *out) {
+    if (!(value > -4.6e18 && value < 4.6e18)) return false;
+    int64_t whole = (int64_t)value;
+    *out = whole - ((double)whole > value);
+    return true;
+}
+
+/* A time claim of jansson's payload; false when absent (*absent set) or not a number. */
+static bool json_time(json_t *payload, const char *name, int64_t *out, bool *absent) {
+    json_t *member = json_object_get(payload, name);
+    *absent = member == NULL;
+    if (json_is_integer(member)) {
+        *out = (int64_t)json_integer_value(member);
+        return true;
+    }
+    return json_is_real(member) && real_time(json_real_value(member), out);
+}
+
+static bool flat_time(const hf_flat_json_t *flat, const char *name, int64_t *out, bool *absent) {
+    const hf_flat_json_member_t *member = hf_flat_json_member(flat, name);
+    *absent = member == NULL;
+    if (member && member->kind == HF_FLAT_JSON_INTEGER) {
+        *out = member->integer;
+        return true;
+    }
+    return member && member->kind == HF_FLAT_JSON_REAL && real_time(member->real, out);
+}
+
+static hf_token_result_t raw_claims_judge(const raw_claims_t *raw, hf_user_token_claims_t *claims) {
+    if (raw->subject_absent || raw->times_absent) return HF_TOKEN_MISSING_CLAIM;
+    if (!raw->subject_string || !raw->times_read ||
+        !subject_valid(raw->subject, raw->subject_length) ||
+        memchr(raw->subject, '\0', raw->subject_length))
+        return HF_TOKEN_MALFORMED;
+    memcpy(claims->subject, raw->subject, raw->subject_length);
+    claims->subject[raw->subject_length] = '\0';
+    claims->issued_at_s = raw->issued_at_s;
+    claims->expires_at_s = raw->expires_at_s;
+    return HF_TOKEN_VALID;
+}
+
+/* The flat reader's reading of a flat payload (a platform's usually is: a few hundred
+ * instructions, no allocation); false when it declines, and jansson reads it. */
+static bool flat_claims(const token_parts_t *parts, hf_flat_json_t *flat, raw_claims_t *raw) {
+    if (!hf_flat_json_read(flat, (const char *)parts->decoded[1], parts->decoded_size[1]))
+        return false;
+    const hf_flat_json_member_t *subject = hf_flat_json_member(flat, "sub");
+    bool iat_absent, exp_absent;
+    bool iat_read = flat_time(flat, "iat", &raw->issued_at_s, &iat_absent);
+    bool exp_read = flat_time(flat, "exp", &raw->expires_at_s, &exp_absent);
+    raw->subject_absent = subject == NULL;
+    raw->subject_string = subject && subject->kind == HF_FLAT_JSON_STRING;
+    raw->subject = raw->subject_string ? subject->string : NULL;
+    raw->subject_length = raw->subject_string ? subject->length : 0;
+    raw->times_absent = iat_absent || exp_absent;
+    raw->times_read = iat_read && exp_read;
+    return true;
+}
+
+/* Reads sub, iat and exp of a signed user token's payload. */
+static hf_token_result_t user_claims_read(const token_parts_t *parts,
+                                          hf_user_token_claims_t *claims) {
+    raw_claims_t raw;
+    hf_flat_json_t flat;
+    if (flat_claims(parts, &flat, &raw)) return raw_claims_judge(&raw, claims);
+    json_t *payload = part_parse(parts, 1);
+    if (!payload) return HF_TOKEN_MALFORMED;
+    json_t *subject = json_object_get(payload, "sub");
+    bool iat_absent, exp_absent;
+    bool iat_read = json_time(payload, "iat", &raw.issued_at_s, &iat_absent);
+    bool exp_read = json_time(payload, "exp", &raw.expires_at_s, &exp_absent);
+    raw.subject_absent = subject == NULL;
+    raw.subject_string = json_is_string(subject);
+    raw.subject = raw.subject_string ? json_string_value(subject) : NULL;
+    raw.subject_length = raw.subject_string ? json_string_length(subject) : 0;
+    raw.times_absent = iat_absent || exp_absent;
+    raw.times_read = iat_read && exp_read;
+    hf_token_result_t result = raw_claims_judge(&raw, claims);
+    json_decref(payload);
+    return result;
+}
+
+/* The times of valid claims at now_s: the lifetime first (a token that could never be
+ * accepted says so whenever it comes), then iat, then exp. */
+static hf_token_result_t user_times_check(const hf_user_token_claims_t *claims, int64_t now_s) {
+    if (claims->expires_at_s - claims->issued_at_s > HF_USER_TOKEN_LIFETIME_S_MAX)
+        return HF_TOKEN_LIFETIME_TOO_LONG;
+    if (claims->issued_at_s > now_s + HF_USER_TOKEN_CLOCK_SKEW_S) return HF_TOKEN_NOT_YET_VALID;
     return now_s >= claims->expires_at_s ? HF_TOKEN_EXPIRED : HF_TOKEN_VALID;
+}
+
+hf_token_result_t hf_user_token_verify(const hf_token_secret_t *secret, const char *token,
+                                       size_t length, int64_t now_ms,
+                                       hf_user_token_claims_t *claims) {
+    hf_user_token_claims_t scratch;
+    if (!claims) claims = &scratch;
+    memset(claims, 0, sizeof *claims);
+    token_parts_t parts;
+    hf_token_result_t result = token_open(secret, token, length, HF_USER_TOKEN_SIZE_MAX, &parts);
+    if (result == HF_TOKEN_VALID) result = user_claims_read(&parts, claims);
+    if (result == HF_TOKEN_VALID) result = user_times_check(claims, seconds_of(now_ms));
+    if (result != HF_TOKEN_VALID) memset(claims, 0, sizeof *claims);
+    return result;
+}
+
+const char *hf_token_result_reason(hf_token_result_t result) {
+    static const char *const reasons[HF_TOKEN_RESULT_COUNT] = {
+        [HF_TOKEN_VALID] = NULL,
+        [HF_TOKEN_MALFORMED] = "malformed",
+        [HF_TOKEN_BAD_ALGORITHM] = "alg_not_allowed",
+        [HF_TOKEN_BAD_SIGNATURE] = "bad_signature",
+        [HF_TOKEN_EXPIRED] = "expired",
+        [HF_TOKEN_MISSING_CLAIM] = "missing_claim",
+        [HF_TOKEN_NOT_YET_VALID] = "not_yet_valid",
+        [HF_TOKEN_LIFETIME_TOO_LONG] = "lifetime_too_long",
+    };
+    return (unsigned)result < HF_TOKEN_RESULT_COUNT ? reasons[result] : NULL;
 }

@@ -367,4 +367,15 @@
  * answered 503 at once. Every parked request also holds one of HF_HTTP_DEFERRED_MAX. */
 #define HF_CLUSTER_JOB_PARKED_MAX 256
 
+/* ---- user tokens (API.md section 16) ---- */
+/* A user token is refused as malformed above this many bytes, before anything is decoded:
+ * the platform's JWTs carry a few claims, and a client cannot make the server decode and
+ * parse more than this. */
+#define HF_USER_TOKEN_SIZE_MAX 4096
+/* exp may be at most this many seconds after iat: a stolen token is good for a day at most. */
+#define HF_USER_TOKEN_LIFETIME_S_MAX 86400
+/* iat may be this many seconds ahead of the server's clock (the platform's clock may run a
+ * little ahead); further is not yet valid. */
+#define HF_USER_TOKEN_CLOCK_SKEW_S 60
+
 #endif

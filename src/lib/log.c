@@ -68,6 +68,28 @@ static size_t bearer_at(const char *text, size_t length, size_t i) {
     return j - i;
 }
 
+/* "access_token=" at i (a stream's credential in a URL, API.md section 1): its length, or
+ * 0. */
+static size_t access_token_at(const char *text, size_t length, size_t i) {
+    static const char name[] = "access_token=";
+    size_t name_length = sizeof name - 1;
+    if (length - i < name_length || strncasecmp(text + i, name, name_length) != 0) return 0;
+    return i > 0 && (is_letter(text[i - 1]) || text[i - 1] == '_') ? 0 : name_length;
+}
+
+static bool is_base64url(char c) { return is_letter(c) || is_digit(c) || c == '-' || c == '_'; }
+
+/* The end of a JWT starting at i ("eyJ", the base64url of '{"', then three base64url parts
+ * joined by dots: a user or admission token wherever it is quoted), or i when there is none. */
+static size_t jwt_end(const char *text, size_t length, size_t i) {
+    if (length - i < 3 || memcmp(text + i, "eyJ", 3) != 0 ||
+        (i > 0 && (is_base64url(text[i - 1]) || text[i - 1] == '.')))
+        return i;
+    size_t j = i, dots = 0;
+    for (; j < length && (is_base64url(text[j]) || text[j] == '.'); j++) dots += text[j] == '.';
+    return dots == 2 ? j : i;
+}
+
 /* The end of a card-like number starting at i (digits, single spaces or dashes between them,
  * at least CARD_DIGITS_MIN digits, no letter touching either end), or i when there is none. A
  * run inside a word (a hex id) is not taken: its digits are part of something else. */
@@ -91,6 +113,12 @@ static size_t card_end(const char *text, size_t length, size_t i) {
     return j;
 }
 
+/* The end of a JWT or a card-like number at i, or i: each is replaced by REDACTED alone. */
+static size_t jwt_or_card_end(const char *text, size_t length, size_t i) {
+    size_t end = jwt_end(text, length, i);
+    return end > i ? end : card_end(text, length, i);
+}
+
 size_t hf_log_redact(const char *text, size_t length, char *out, size_t size) {
     size_t used = 0;
     for (size_t i = 0; i < length && used + 1 < size;) {
@@ -100,7 +128,11 @@ size_t hf_log_redact(const char *text, size_t length, char *out, size_t size) {
             /* The token runs to the next blank, quote or comma. */
             while (i + skip < length && !strchr(" \t\"',;", text[i + skip])) skip++;
             replacement = "Bearer " REDACTED;
-        } else if (skip == 0 && (end = card_end(text, length, i)) > i) {
+        } else if (skip == 0 && (skip = access_token_at(text, length, i)) != 0) {
+            /* The value runs to the next parameter, blank or quote. */
+            while (i + skip < length && !strchr(" \t\"'&#,;", text[i + skip])) skip++;
+            replacement = "access_token=" REDACTED;
+        } else if (skip == 0 && (end = jwt_or_card_end(text, length, i)) > i) {
             skip = end - i;
         }
         if (skip == 0) {

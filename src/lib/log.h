@@ -5,7 +5,8 @@
  * redaction are decided in one place.
  *
  * Redaction is the last line of defence, applied to the message and every field: the
- * registered secrets (API key, webhook and token secrets), any "Bearer ..." value and any
+ * registered secrets (API key, webhook and token secrets), any "Bearer ..." value, any
+ * "access_token=..." value of a URL, any JWT (eyJ... in three dotted parts) and any
  * card-like run of 13 to 19 digits (spaces or dashes between them allowed) become
  * "[redacted]". Callers should still not pass secrets; this catches the ones that slip through.
  *

@@ -70,6 +70,10 @@ LABEL_VALUES = {
     "result": re.compile(r"^(committed|refund_required|recorded|repeat|invalid_signature|"
                          r"invalid|ok|unavailable)$"),
     "version": re.compile(r"^[0-9A-Za-z.+-]+$"),
+    # holdfast_auth_refusals_total (API.md section 16): bounded words, never a token.
+    "reason": re.compile(r"^(missing|wrong_key|forbidden|malformed|alg_not_allowed|"
+                         r"bad_signature|missing_claim|expired|not_yet_valid|"
+                         r"lifetime_too_long)$"),
 }
 
 SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')

@@ -1,5 +1,5 @@
-/* libFuzzer target: the admission token's verifier (src/engine/token.h). Each input is tried
- * twice:
+/* libFuzzer target: the HS256 tokens' verifier (src/engine/token.h), both kinds: each form
+ * below is verified as an admission token and as a user token. Each input is tried twice:
  *   1. as a token, verbatim (copied to a buffer of its exact size, so ASan sees any read past
  *      its length);
  *   2. as "HEADER\nPAYLOAD", two JSON texts this target encodes and signs correctly with the
@@ -7,7 +7,10 @@
  *      never forge.
  * For any input: no crash; a result among the five; claims zeroed unless VALID or EXPIRED,
  * and then within their bounds; and whatever verifies (VALID or EXPIRED) re-signs, from the
- * claims read, to the very same bytes (one spelling per token). Seeds: tests/fuzz/corpus/token/. */
+ * claims read, to the very same bytes (one spelling per token). As a user token: a result
+ * among the eight, claims zeroed unless VALID, and then a subject of 1 to 128 bytes, times
+ * within the rules (lifetime, iat not ahead, exp not past), and the claims signed again
+ * verify to themselves. Seeds: tests/fuzz/corpus/token/. */
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <stdbool.h>
@@ -38,8 +41,8 @@ static bool text_zeroed(const char *text, size_t size) {
 static bool zeroed(const hf_token_claims_t *claims) {
     return text_zeroed(claims->subject, sizeof claims->subject) &&
            text_zeroed(claims->event_id, sizeof claims->event_id) &&
-           text_zeroed(claims->ticket_id, sizeof claims->ticket_id) &&
-           claims->issued_at_s == 0 && claims->expires_at_s == 0;
+           text_zeroed(claims->ticket_id, sizeof claims->ticket_id) && claims->issued_at_s == 0 &&
+           claims->expires_at_s == 0;
 }
 
 /* Claims read from a verified token are within bounds, and re-sign to the token. */
@@ -71,9 +74,48 @@ static void verify(const char *token, size_t length) {
     case HF_TOKEN_BAD_SIGNATURE:
         if (!zeroed(&claims)) fail("claims left filled after a refusal");
         break;
-    default:
-        fail("a result out of the enumeration");
+    default: fail("a result out of the enumeration");
     }
+}
+
+static bool user_zeroed(const hf_user_token_claims_t *claims) {
+    return text_zeroed(claims->subject, sizeof claims->subject) && claims->issued_at_s == 0 &&
+           claims->expires_at_s == 0;
+}
+
+/* A verified user token's claims keep the rules, and sign to a token that verifies to them. */
+static void check_user_verified(const hf_user_token_claims_t *claims) {
+    size_t subject = strnlen(claims->subject, sizeof claims->subject);
+    int64_t now_s = NOW_MS / 1000;
+    if (subject == 0 || subject > HF_USER_ID_SIZE_MAX ||
+        claims->expires_at_s - claims->issued_at_s > HF_USER_TOKEN_LIFETIME_S_MAX ||
+        claims->issued_at_s > now_s + HF_USER_TOKEN_CLOCK_SKEW_S || now_s >= claims->expires_at_s)
+        fail("a verified user token breaks a rule");
+    char again[HF_USER_TOKEN_SIZE_MAX + 1];
+    size_t written = hf_user_token_sign(&SECRET, claims->subject, claims->issued_at_s,
+                                        claims->expires_at_s, again, sizeof again);
+    /* A lifetime of 0 or less verifies while now < exp, but is never signed. */
+    if (!written) {
+        if (claims->expires_at_s > claims->issued_at_s) fail("valid user claims do not sign");
+        return;
+    }
+    hf_user_token_claims_t read;
+    if (hf_user_token_verify(&SECRET, again, written, NOW_MS, &read) != HF_TOKEN_VALID ||
+        strcmp(read.subject, claims->subject) != 0 || read.issued_at_s != claims->issued_at_s ||
+        read.expires_at_s != claims->expires_at_s)
+        fail("a user token signed again does not verify to its claims");
+}
+
+static void verify_user(const char *token, size_t length) {
+    hf_user_token_claims_t claims;
+    hf_token_result_t result = hf_user_token_verify(&SECRET, token, length, NOW_MS, &claims);
+    if (result == HF_TOKEN_VALID) {
+        check_user_verified(&claims);
+        return;
+    }
+    if ((unsigned)result >= HF_TOKEN_RESULT_COUNT || !hf_token_result_reason(result))
+        fail("a user token's result out of the enumeration");
+    if (!user_zeroed(&claims)) fail("user claims left filled after a refusal");
 }
 
 /* base64url without padding, from OpenSSL's standard base64; the length written. */
@@ -104,6 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!token) abort();
     memcpy(token, data, size);
     verify(token, size);
+    verify_user(token, size);
     free(token);
     if (size > 65536) return 0;
     char *forged = malloc(FORGED_SIZE_MAX);
@@ -114,6 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(exact, forged, length);
     free(forged);
     verify(exact, length);
+    verify_user(exact, length);
     free(exact);
     return 0;
 }

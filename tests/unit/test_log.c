@@ -36,6 +36,22 @@ static void test_redact_secrets_and_bearer(void **state) {
     assert_string_equal(redacted("nothing here"), "nothing here");
 }
 
+/* User and admission tokens never show (API.md section 16): in a stream's URL, or quoted
+ * anywhere as the JWT they are. */
+static void test_redact_tokens_in_urls_and_jwts(void **state) {
+    (void)state;
+    assert_string_equal(redacted("GET /v1/events/e1/stream?access_token=abc.def&x=1"),
+                        "GET /v1/events/e1/stream?access_token=[redacted]&x=1");
+    assert_string_equal(redacted("?ACCESS_TOKEN=k3y"), "?access_token=[redacted]");
+    assert_string_equal(redacted("my_access_token=k"), "my_access_token=k");
+    assert_string_equal(redacted("token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2ln-_ end"),
+                        "token [redacted] end");
+    assert_string_equal(redacted("#token=eyJa.eyJb.c"), "#token=[redacted]");
+    /* Two parts or a run inside a word are not a JWT. */
+    assert_string_equal(redacted("eyJa.eyJb"), "eyJa.eyJb");
+    assert_string_equal(redacted("keyJa.b.c"), "keyJa.b.c");
+}
+
 static void test_redact_card_numbers(void **state) {
     (void)state;
     assert_string_equal(redacted("pi 4111111111111111 paid"), "pi [redacted] paid");
@@ -163,6 +179,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_redact_secrets_and_bearer),
         cmocka_unit_test(test_redact_card_numbers),
+        cmocka_unit_test(test_redact_tokens_in_urls_and_jwts),
         cmocka_unit_test(test_lines_are_json_with_fields),
         cmocka_unit_test(test_long_lines_are_cut_and_valid),
         cmocka_unit_test(test_levels_parse),

@@ -4,6 +4,12 @@
  * out of range, not in the signed spelling), expiry at the very second, and the encoding
  * (padding, other alphabets, non-canonical bits, extra dots, a 10 KB token).
  *
+ * User tokens (section 16), verified by the same code: a round trip, a known answer made
+ * outside Holdfast (Python's hmac, another header order and an extra claim), and every
+ * refusal reason: malformed (a 10 KB token among them), alg_not_allowed (none, HS512),
+ * bad_signature, missing_claim (no exp), expired, not_yet_valid (iat 61 s ahead),
+ * lifetime_too_long (24 h + 1 s).
+ *
  * Forged tokens are built here with OpenSSL's EVP_EncodeBlock and HMAC, not with the code
  * under test, so a refusal is the verifier's own decision about a correctly signed token. */
 #include <setjmp.h>
@@ -360,12 +366,163 @@ static void test_size(void **state) {
     assert_int_equal(hf_token_verify(&secret, token, length, NOW_MS, NULL), HF_TOKEN_VALID);
 }
 
+/* ---- user tokens ---- */
+
+#define USER_NOW_S 1700000100LL
+#define USER_HEADER "{\"typ\":\"JWT\",\"alg\":\"HS256\"}"
+
+static hf_token_result_t user_check(const char *token, hf_user_token_claims_t *claims) {
+    hf_token_secret_t secret = secret_of(KEY);
+    return hf_user_token_verify(&secret, token, strlen(token), USER_NOW_S * 1000 + 500, claims);
+}
+
+/* A user token of header and payload signed with KEY; its result. */
+static hf_token_result_t user_forged(const char *header, const char *payload) {
+    char token[16384];
+    forge(header, payload, KEY, NULL, token);
+    return user_check(token, NULL);
+}
+
+static void test_user_round_trip(void **state) {
+    (void)state;
+    hf_token_secret_t secret = secret_of(KEY);
+    char token[HF_USER_TOKEN_SIZE_MAX + 1];
+    const char *subject = "user \"42\" caf\xc3\xa9";
+    size_t length = hf_user_token_sign(&secret, subject, USER_NOW_S, USER_NOW_S + 3600, token,
+                                       sizeof token);
+    assert_true(length > 0);
+    hf_user_token_claims_t claims;
+    assert_int_equal(user_check(token, &claims), HF_TOKEN_VALID);
+    assert_string_equal(claims.subject, subject);
+    assert_int_equal(claims.issued_at_s, USER_NOW_S);
+    assert_int_equal(claims.expires_at_s, USER_NOW_S + 3600);
+    /* Signing refuses what verifying would: no lifetime, too long a one, an empty user. */
+    assert_int_equal(hf_user_token_sign(&secret, "u", 10, 10, token, sizeof token), 0);
+    assert_int_equal(hf_user_token_sign(&secret, "u", 10, 10 + 86401, token, sizeof token), 0);
+    assert_int_equal(hf_user_token_sign(&secret, "", 10, 20, token, sizeof token), 0);
+    /* An admission token's verifier refuses a user token: it is not its payload. */
+    assert_int_equal(hf_token_verify(&secret, token, length, USER_NOW_S * 1000, NULL),
+                     HF_TOKEN_MALFORMED);
+}
+
+static void test_user_known_answer(void **state) {
+    (void)state;
+    /* Made with Python's hmac and base64 from KEY: header members in another order, and a
+     * claim the server does not know (ignored). */
+    const char *token = "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9."
+                        "eyJzdWIiOiJ1MSIsImlhdCI6MTcwMDAwMDAwMCwiZXhwIjoxNzAwMDAzNjAwLCJyb2xlIjoiYn"
+                        "V5ZXIifQ.eBq67ib3cYoKFw0N7pQP87qj-KkzKTVMyDtmGOkb8w4";
+    hf_user_token_claims_t claims;
+    assert_int_equal(user_check(token, &claims), HF_TOKEN_VALID);
+    assert_string_equal(claims.subject, "u1");
+    assert_int_equal(claims.expires_at_s, 1700003600);
+    /* One character of the signature changed. */
+    char changed[512];
+    strcpy(changed, token);
+    changed[strlen(changed) - 2] = changed[strlen(changed) - 2] == 'A' ? 'B' : 'A';
+    assert_int_equal(user_check(changed, NULL), HF_TOKEN_BAD_SIGNATURE);
+}
+
+static void test_user_refusals(void **state) {
+    (void)state;
+    const char *good = "{\"sub\":\"u1\",\"iat\":1700000000,\"exp\":1700003600}";
+    assert_int_equal(user_forged(USER_HEADER, good), HF_TOKEN_VALID);
+    /* alg: none (no signature at all), HS512, the case changed. */
+    char token[16384];
+    forge("{\"alg\":\"none\",\"typ\":\"JWT\"}", good, NULL, "", token);
+    assert_int_equal(user_check(token, NULL), HF_TOKEN_BAD_ALGORITHM);
+    assert_int_equal(user_forged("{\"alg\":\"HS512\"}", good), HF_TOKEN_BAD_ALGORITHM);
+    assert_int_equal(user_forged("{\"alg\":\"hs256\"}", good), HF_TOKEN_BAD_ALGORITHM);
+    /* Another key. */
+    forge(USER_HEADER, good, "another key, 16 bytes or more", NULL, token);
+    assert_int_equal(user_check(token, NULL), HF_TOKEN_BAD_SIGNATURE);
+    /* Claims: absent, or of the wrong kind. */
+    assert_int_equal(user_forged(USER_HEADER, "{\"sub\":\"u1\",\"iat\":1700000000}"),
+                     HF_TOKEN_MISSING_CLAIM);
+    assert_int_equal(user_forged(USER_HEADER, "{\"iat\":1700000000,\"exp\":1700003600}"),
+                     HF_TOKEN_MISSING_CLAIM);
+    assert_int_equal(user_forged(USER_HEADER, "{\"sub\":\"u1\",\"exp\":1700003600}"),
+                     HF_TOKEN_MISSING_CLAIM);
+    assert_int_equal(user_forged(USER_HEADER, "{\"sub\":7,\"iat\":1700000000,\"exp\":1700003600}"),
+                     HF_TOKEN_MALFORMED);
+    assert_int_equal(
+        user_forged(USER_HEADER, "{\"sub\":\"u1\",\"iat\":\"now\",\"exp\":1700003600}"),
+        HF_TOKEN_MALFORMED);
+    assert_int_equal(user_forged(USER_HEADER, "[1,2]"), HF_TOKEN_MALFORMED);
+    /* Times: fractions are rounded down (RFC 7519's NumericDate). */
+    assert_int_equal(
+        user_forged(USER_HEADER, "{\"sub\":\"u1\",\"iat\":1700000000.5,\"exp\":1700003600.9}"),
+        HF_TOKEN_VALID);
+}
+
+static void test_user_times(void **state) {
+    (void)state;
+    char payload[256];
+    /* exp at the very second: expired; one second later than now: valid. */
+    snprintf(payload, sizeof payload, "{\"sub\":\"u\",\"iat\":%lld,\"exp\":%lld}", USER_NOW_S - 10,
+             USER_NOW_S);
+    assert_int_equal(user_forged(USER_HEADER, payload), HF_TOKEN_EXPIRED);
+    snprintf(payload, sizeof payload, "{\"sub\":\"u\",\"iat\":%lld,\"exp\":%lld}", USER_NOW_S - 10,
+             USER_NOW_S + 1);
+    assert_int_equal(user_forged(USER_HEADER, payload), HF_TOKEN_VALID);
+    /* iat 60 s ahead is the clocks' leeway; 61 s is not yet valid. */
+    snprintf(payload, sizeof payload, "{\"sub\":\"u\",\"iat\":%lld,\"exp\":%lld}", USER_NOW_S + 60,
+             USER_NOW_S + 600);
+    assert_int_equal(user_forged(USER_HEADER, payload), HF_TOKEN_VALID);
+    snprintf(payload, sizeof payload, "{\"sub\":\"u\",\"iat\":%lld,\"exp\":%lld}", USER_NOW_S + 61,
+             USER_NOW_S + 600);
+    assert_int_equal(user_forged(USER_HEADER, payload), HF_TOKEN_NOT_YET_VALID);
+    /* A lifetime of 24 h is allowed, 24 h + 1 s is not (even while it would be current). */
+    snprintf(payload, sizeof payload, "{\"sub\":\"u\",\"iat\":%lld,\"exp\":%lld}", USER_NOW_S,
+             USER_NOW_S + 86400);
+    assert_int_equal(user_forged(USER_HEADER, payload), HF_TOKEN_VALID);
+    snprintf(payload, sizeof payload, "{\"sub\":\"u\",\"iat\":%lld,\"exp\":%lld}", USER_NOW_S,
+             USER_NOW_S + 86401);
+    assert_int_equal(user_forged(USER_HEADER, payload), HF_TOKEN_LIFETIME_TOO_LONG);
+}
+
+static void test_user_size(void **state) {
+    (void)state;
+    /* 10 KB, correctly signed: malformed by its length alone. */
+    char payload[12000], token[65536];
+    int n = snprintf(payload, sizeof payload,
+                     "{\"sub\":\"u1\",\"iat\":1700000000,\"exp\":1700003600,\"pad\":\"");
+    memset(payload + n, 'x', 10000);
+    strcpy(payload + n + 10000, "\"}");
+    forge(USER_HEADER, payload, KEY, NULL, token);
+    assert_int_equal(user_check(token, NULL), HF_TOKEN_MALFORMED);
+    /* 4 KiB is accepted, one byte more is not. */
+    for (size_t pad = 2900; pad < 3200; pad++) {
+        n = snprintf(payload, sizeof payload,
+                     "{\"sub\":\"u1\",\"iat\":1700000000,\"exp\":1700003600,\"pad\":\"");
+        memset(payload + n, 'x', pad);
+        strcpy(payload + n + pad, "\"}");
+        forge(USER_HEADER, payload, KEY, NULL, token);
+        size_t length = strlen(token);
+        hf_token_result_t expected = length <= HF_USER_TOKEN_SIZE_MAX ? HF_TOKEN_VALID
+                                                                      : HF_TOKEN_MALFORMED;
+        assert_int_equal(user_check(token, NULL), expected);
+    }
+    /* Not three parts, not base64url. */
+    assert_int_equal(user_check("a.b", NULL), HF_TOKEN_MALFORMED);
+    assert_int_equal(user_check("a.b.c.d", NULL), HF_TOKEN_MALFORMED);
+    assert_int_equal(user_check("a+b.c.d", NULL), HF_TOKEN_MALFORMED);
+    assert_int_equal(user_check("", NULL), HF_TOKEN_MALFORMED);
+    /* The reasons the API answers. */
+    assert_string_equal(hf_token_result_reason(HF_TOKEN_BAD_ALGORITHM), "alg_not_allowed");
+    assert_string_equal(hf_token_result_reason(HF_TOKEN_LIFETIME_TOO_LONG), "lifetime_too_long");
+    assert_null(hf_token_result_reason(HF_TOKEN_VALID));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip), cmocka_unit_test(test_known_answers),
-        cmocka_unit_test(test_algorithm),  cmocka_unit_test(test_signature),
-        cmocka_unit_test(test_expiry),     cmocka_unit_test(test_claims),
-        cmocka_unit_test(test_encoding),   cmocka_unit_test(test_size),
+        cmocka_unit_test(test_round_trip),      cmocka_unit_test(test_known_answers),
+        cmocka_unit_test(test_algorithm),       cmocka_unit_test(test_signature),
+        cmocka_unit_test(test_expiry),          cmocka_unit_test(test_claims),
+        cmocka_unit_test(test_encoding),        cmocka_unit_test(test_size),
+        cmocka_unit_test(test_user_round_trip), cmocka_unit_test(test_user_known_answer),
+        cmocka_unit_test(test_user_refusals),   cmocka_unit_test(test_user_times),
+        cmocka_unit_test(test_user_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
