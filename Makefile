@@ -5,7 +5,7 @@
 CC ?= cc
 LLHTTP_DIR := /usr/share/llhttp
 LLHTTP_INCLUDE := /usr/share/include/llhttp
-PACKAGES := libuv jansson sqlite3 libcrypto libpq
+PACKAGES := libuv jansson sqlite3 libcrypto libpq libcurl
 
 BUILD := build
 DEPS_STAMP := $(BUILD)/.deps-ok
