@@ -366,8 +366,18 @@ int hf_decoder_history(const hf_row_reader_t *row, const char *event_id, hf_stor
                                 .has_subject = integer(row, HF_COLUMN_HISTORY_HAS_SUBJECT) != 0,
                                 .reservation_id = text(row, HF_COLUMN_HISTORY_RESERVATION_ID),
                                 .user_id = text(row, HF_COLUMN_HISTORY_USER_ID),
-                                .items = text(row, HF_COLUMN_HISTORY_ITEMS)};
+                                .items = text(row, HF_COLUMN_HISTORY_ITEMS),
+                                .unit = text(row, HF_COLUMN_HISTORY_UNIT),
+                                .notify_status = (int)integer(row, HF_COLUMN_HISTORY_NOTIFY_STATUS),
+                                .notify_attempts =
+                                    (uint32_t)integer(row, HF_COLUMN_HISTORY_NOTIFY_ATTEMPTS),
+                                .notify_last_status =
+                                    (int)integer(row, HF_COLUMN_HISTORY_NOTIFY_LAST_STATUS),
+                                .notify_last_error = text(row, HF_COLUMN_HISTORY_NOTIFY_LAST_ERROR),
+                                .notify_next_attempt_ms =
+                                    integer(row, HF_COLUMN_HISTORY_NOTIFY_NEXT_AT)};
     item.data_length = data_length;
+    if (item.unit == NULL) item.unit = event_id;
     /* A row's data is spliced into answers as it is: one that is not an object is refused. */
     if (item.type == NULL || item.data == NULL || item.data_length < 2 || item.data[0] != '{' ||
         item.data[item.data_length - 1] != '}') {

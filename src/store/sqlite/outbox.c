@@ -1,0 +1,71 @@
+/* The SQLite backend's outbox of notifications (store.h's hf_store_read_outbox): the history's
+ * entries with their delivery state, read by the engine thread through the read-only
+ * connection, as pages of the history are (history.c). */
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "store/backend.h"
+#include "store/sqlite/internal.h"
+
+enum { READ_UNIT, READ_ALL, READ_PENDING_COUNT };
+
+/* The unit's pending entries: "notify_status = 0" is written out so that the planner takes the
+ * partial index history_pending (schema.c), which only pending entries are in. */
+static const char *const READS[HF_SQLITE_OUTBOX_READS] = {
+    [READ_UNIT] = HF_SQLITE_HISTORY_SELECT " WHERE e.event_id = ?1 AND e.seq > ?2"
+                                           " AND e.notify_status = 0 ORDER BY e.seq LIMIT ?3",
+    [READ_ALL] = HF_SQLITE_HISTORY_SELECT
+    " WHERE (e.event_id, e.seq) > (?1, ?2) AND (?4 < 0 OR e.notify_status = ?4)"
+    " ORDER BY e.event_id, e.seq LIMIT ?3",
+    [READ_PENDING_COUNT] =
+        "SELECT count(*) FROM history WHERE event_id = ?1 AND notify_status = 0"};
+
+static sqlite3_stmt *read_prepare(hf_sqlite_store_t *store, int which, char *error,
+                                  size_t error_size) {
+    if (hf_sqlite_reader_open(store, error, error_size) != 0) return NULL;
+    if (store->read_outbox[which] == NULL &&
+        sqlite3_prepare_v3(store->reader, READS[which], -1, SQLITE_PREPARE_PERSISTENT,
+                           &store->read_outbox[which], NULL) != SQLITE_OK) {
+        hf_store_error_write(error, error_size, "store: cannot read the notifications: %s",
+                             sqlite3_errmsg(store->reader));
+        return NULL;
+    }
+    return store->read_outbox[which];
+}
+
+int hf_sqlite_outbox_read(void *instance, const hf_store_outbox_query_t *query,
+                          hf_store_history_fn entry, void *context, char *error,
+                          size_t error_size) {
+    hf_sqlite_store_t *store = instance;
+    sqlite3_stmt *statement =
+        read_prepare(store, query->unit ? READ_UNIT : READ_ALL, error, error_size);
+    if (statement == NULL) return -1;
+    const char *unit = query->unit ? query->unit : query->after_unit ? query->after_unit : "";
+    sqlite3_bind_text(statement, 1, unit, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(statement, 2, query->after_seq);
+    sqlite3_bind_int64(statement, 3, query->limit);
+    if (query->unit == NULL) sqlite3_bind_int(statement, 4, query->status);
+    int result = hf_sqlite_history_rows(store, statement, query->unit ? query->unit : "the outbox",
+                                        entry, context, error, error_size);
+    /* Reset at once, as the history's page: an open read would hold back checkpoints. */
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    return result;
+}
+
+int hf_sqlite_outbox_pending(void *instance, const char *unit, int64_t *pending, char *error,
+                             size_t error_size) {
+    hf_sqlite_store_t *store = instance;
+    sqlite3_stmt *statement = read_prepare(store, READ_PENDING_COUNT, error, error_size);
+    if (statement == NULL) return -1;
+    sqlite3_bind_text(statement, 1, unit, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(statement);
+    if (rc == SQLITE_ROW) *pending = sqlite3_column_int64(statement, 0);
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    if (rc == SQLITE_ROW) return 0;
+    hf_store_error_write(error, error_size, "store: cannot count the notifications of %s: %s",
+                         unit, sqlite3_errmsg(store->reader));
+    return -1;
+}
