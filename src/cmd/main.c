@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/history.h"
 #include "api/routes.h"
 #include "cluster/cluster.h"
 #include "cmd/commands.h"
@@ -68,6 +69,7 @@ static int serve(const hf_command_line_t *line) {
     hf_log_secret_add(line->api_key);
     hf_log_secret_add(line->token_secret);
     hf_log_secret_add(line->webhook_secret);
+    hf_log_secret_add(line->notify_secret);
     /* The address first: a start that cannot listen (a port in use) creates nothing, neither
      * the data directory nor the store nor the secret. */
     int bound_socket;
@@ -110,7 +112,12 @@ static int serve(const hf_command_line_t *line) {
                                    .dispatch = hf_routes_dispatch,
                                    .resume = hf_routes_resume,
                                    .routes = hf_routes_known,
-                                   .units = &hf_cluster_units};
+                                   .units = &hf_cluster_units,
+                                   .notify = {.url = line->notify_url,
+                                              .secret = line->notify_secret,
+                                              .ca_file = line->notify_ca,
+                                              .backlog_max = line->notify_backlog_max,
+                                              .entry_write = hf_history_entry_write}};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
         hf_log(HF_LOG_ERROR, "start refused");

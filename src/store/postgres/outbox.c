@@ -11,10 +11,10 @@
 
 /* "notify_status = 0" is written out so that the planner takes the partial index
  * history_pending (schema.c). */
-static const char READ_UNIT[] =
-    HF_PG_HISTORY_SELECT("WHERE event_id = $1 AND seq > $2::bigint AND notify_status = 0"
-                         " ORDER BY seq LIMIT $3::bigint",
-                         "s.seq");
+static const char READ_UNIT[] = HF_PG_HISTORY_SELECT(
+    "WHERE event_id = $1 AND seq > $2::bigint AND notify_status = 0"
+    " ORDER BY seq LIMIT $3::bigint",
+    "s.seq");
 static const char READ_ALL[] = HF_PG_HISTORY_SELECT(
     "WHERE (event_id, seq) > ($1, $2::bigint) AND ($4::integer < 0 OR notify_status = $4::integer)"
     " ORDER BY event_id, seq LIMIT $3::bigint",

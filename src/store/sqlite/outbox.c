@@ -38,8 +38,8 @@ int hf_sqlite_outbox_read(void *instance, const hf_store_outbox_query_t *query,
                           hf_store_history_fn entry, void *context, char *error,
                           size_t error_size) {
     hf_sqlite_store_t *store = instance;
-    sqlite3_stmt *statement =
-        read_prepare(store, query->unit ? READ_UNIT : READ_ALL, error, error_size);
+    sqlite3_stmt *statement = read_prepare(store, query->unit ? READ_UNIT : READ_ALL, error,
+                                           error_size);
     if (statement == NULL) return -1;
     const char *unit = query->unit ? query->unit : query->after_unit ? query->after_unit : "";
     sqlite3_bind_text(statement, 1, unit, -1, SQLITE_STATIC);
@@ -65,7 +65,7 @@ int hf_sqlite_outbox_pending(void *instance, const char *unit, int64_t *pending,
     sqlite3_reset(statement);
     sqlite3_clear_bindings(statement);
     if (rc == SQLITE_ROW) return 0;
-    hf_store_error_write(error, error_size, "store: cannot count the notifications of %s: %s",
-                         unit, sqlite3_errmsg(store->reader));
+    hf_store_error_write(error, error_size, "store: cannot count the notifications of %s: %s", unit,
+                         sqlite3_errmsg(store->reader));
     return -1;
 }
