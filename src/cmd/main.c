@@ -63,13 +63,21 @@ static void raise_descriptor_limit(void) {
     setrlimit(RLIMIT_NOFILE, &limit);
 }
 
+/* The notifications' options (API.md section 15), with the history's entries as their data. */
+static hf_outbox_config_t notify_config(const hf_command_line_t *line) {
+    return (hf_outbox_config_t){.url = line->notify_url,
+                                .secret = line->notify_secret,
+                                .ca_file = line->notify_ca,
+                                .backlog_max = line->notify_backlog_max,
+                                .entry_write = hf_history_entry_write};
+}
+
 /* Runs the server until a signal stops it; the process's exit code. */
 static int serve(const hf_command_line_t *line) {
     hf_log_level_set(line->log_level);
-    hf_log_secret_add(line->api_key);
-    hf_log_secret_add(line->token_secret);
-    hf_log_secret_add(line->webhook_secret);
-    hf_log_secret_add(line->notify_secret);
+    const char *const secrets[] = {line->api_key, line->token_secret, line->webhook_secret,
+                                   line->notify_secret};
+    for (size_t i = 0; i < sizeof secrets / sizeof secrets[0]; i++) hf_log_secret_add(secrets[i]);
     /* The address first: a start that cannot listen (a port in use) creates nothing, neither
      * the data directory nor the store nor the secret. */
     int bound_socket;
@@ -113,11 +121,7 @@ static int serve(const hf_command_line_t *line) {
                                    .resume = hf_routes_resume,
                                    .routes = hf_routes_known,
                                    .units = &hf_cluster_units,
-                                   .notify = {.url = line->notify_url,
-                                              .secret = line->notify_secret,
-                                              .ca_file = line->notify_ca,
-                                              .backlog_max = line->notify_backlog_max,
-                                              .entry_write = hf_history_entry_write}};
+                                   .notify = notify_config(line)};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
         hf_log(HF_LOG_ERROR, "start refused");
