@@ -63,6 +63,13 @@ static void raise_descriptor_limit(void) {
     setrlimit(RLIMIT_NOFILE, &limit);
 }
 
+/* No secret is ever written in the log. */
+static void secrets_hide(const hf_command_line_t *line) {
+    const char *const secrets[] = {line->api_key, line->token_secret, line->webhook_secret,
+                                   line->notify_secret};
+    for (size_t i = 0; i < sizeof secrets / sizeof secrets[0]; i++) hf_log_secret_add(secrets[i]);
+}
+
 /* The notifications' options (API.md section 15), with the history's entries as their data. */
 static hf_outbox_config_t notify_config(const hf_command_line_t *line) {
     return (hf_outbox_config_t){.url = line->notify_url,
@@ -75,9 +82,7 @@ static hf_outbox_config_t notify_config(const hf_command_line_t *line) {
 /* Runs the server until a signal stops it; the process's exit code. */
 static int serve(const hf_command_line_t *line) {
     hf_log_level_set(line->log_level);
-    const char *const secrets[] = {line->api_key, line->token_secret, line->webhook_secret,
-                                   line->notify_secret};
-    for (size_t i = 0; i < sizeof secrets / sizeof secrets[0]; i++) hf_log_secret_add(secrets[i]);
+    secrets_hide(line);
     /* The address first: a start that cannot listen (a port in use) creates nothing, neither
      * the data directory nor the store nor the secret. */
     int bound_socket;
