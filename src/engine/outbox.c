@@ -14,6 +14,7 @@
 /* One notification in the window: its entry's key, its state, its body made once. */
 typedef struct slot {
     bool used, in_flight;
+    bool by_hand; /* made due by a retry by hand: the backlog's bound does not drop it */
     char unit[HF_ID_SIZE_MAX + 1];
     int64_t seq, at_ms;
     uint32_t attempts;
@@ -168,7 +169,7 @@ static bool slot_fill(hf_outbox_t *outbox, slot_t *slot, const hf_stored_history
     hf_buffer_reset(&outbox->entry);
     if (!outbox->config.entry_write(&outbox->entry, entry)) return false;
     slot->used = true;
-    slot->in_flight = false;
+    slot->in_flight = slot->by_hand = false;
     outbox->used++;
     snprintf(slot->unit, sizeof slot->unit, "%s", entry->unit);
     slot->seq = entry->seq;
@@ -329,7 +330,8 @@ static void backlog_trim(hf_outbox_t *outbox) {
         slot_t *oldest = NULL;
         for (uint32_t i = 0; i < HF_NOTIFY_WINDOW_MAX; i++) {
             slot_t *slot = &outbox->slots[i];
-            if (slot->used && !slot->in_flight && (oldest == NULL || slot->at_ms < oldest->at_ms))
+            if (slot->used && !slot->in_flight && !slot->by_hand &&
+                (oldest == NULL || slot->at_ms < oldest->at_ms))
                 oldest = slot;
         }
         if (oldest == NULL) return;
@@ -414,6 +416,7 @@ static int retry_found(void *context, const hf_stored_history_t *entry) {
     }
     if (slot != NULL) {
         if (!slot->in_flight) slot->next_attempt_ms = lookup->now_ms;
+        slot->by_hand = true;
         state_record(outbox, slot, HF_NOTIFY_PENDING);
     }
     hf_stored_history_t shown = *entry;
