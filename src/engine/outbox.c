@@ -27,6 +27,16 @@ typedef struct slot {
 /* A unit this node delivers: how far its pending entries were read (cursor, a seq), and
  * whether more may wait. appended is the open sequence of the batch of its newest entry;
  * checked the sequence every batch up to which the last read saw. */
+/* How many entries a unit had appended by the end of the batch of sequence (outbox.c's
+ * durable head). */
+typedef struct unit_mark {
+    uint64_t sequence, count;
+} unit_mark_t;
+
+/* Marks kept per unit: a batch this many older than the open one is durable (the engine hands
+ * over at most HF_STORE_BATCHES_IN_FLIGHT_MAX), so an older mark is folded into the floor. */
+#define UNIT_MARKS (HF_STORE_BATCHES_IN_FLIGHT_MAX + 1)
+
 typedef struct unit_state {
     char id[HF_ID_SIZE_MAX + 1];
     bool live;    /* false once the core no longer has it: its slot is free for another */
@@ -35,6 +45,12 @@ typedef struct unit_state {
     int64_t cursor;
     uint64_t appended, checked;
     int64_t pending; /* its notifications not yet delivered or failed */
+    /* The durable head: the last seq committed when the state was made (base), then the
+     * entries appended since, by batch, so that no entry is told before its batch is durable
+     * (committed, a read would see it; durable, a crash of the machine keeps it). */
+    int64_t base;
+    uint64_t appended_count, durable_floor;
+    unit_mark_t marks[UNIT_MARKS];
 } unit_state_t;
 
 struct hf_outbox {
@@ -67,9 +83,10 @@ static unit_state_t *unit_find(hf_outbox_t *outbox, const char *id) {
 static unit_state_t *unit_take(hf_outbox_t *outbox, const char *id) {
     unit_state_t *unit = unit_find(outbox, id);
     if (unit != NULL && unit->live) return unit;
-    int64_t pending = 0;
+    int64_t pending = 0, last_seq = 0;
     char error[256];
-    if (hf_store_outbox_pending(outbox->context->store, id, &pending, error, sizeof error) != 0) {
+    if (hf_store_outbox_pending(outbox->context->store, id, &pending, &last_seq, error,
+                                sizeof error) != 0) {
         HF_LOG_FIELDS(HF_LOG_WARNING, "notifications: cannot count a unit's",
                       HF_LOG_TEXT("unit", id), HF_LOG_TEXT("error", error));
         return NULL;
@@ -84,7 +101,11 @@ static unit_state_t *unit_take(hf_outbox_t *outbox, const char *id) {
         unit = &outbox->units[outbox->unit_count];
         hf_map_put(&outbox->unit_index, id, strlen(id), outbox->unit_count++);
     }
-    *unit = (unit_state_t){.live = true, .more = true, .rewound = again, .pending = pending};
+    *unit = (unit_state_t){.live = true,
+                           .more = true,
+                           .rewound = again,
+                           .pending = pending,
+                           .base = last_seq};
     snprintf(unit->id, sizeof unit->id, "%s", id);
     outbox->stats.pending += pending;
     return unit;
@@ -127,9 +148,27 @@ void hf_outbox_appended(hf_outbox_t *outbox, const hf_mutation_t *mutation) {
     if (outbox->config.url == NULL || !hf_history_entry_of(mutation, &type, &event_id)) return;
     unit_state_t *unit = unit_take(outbox, event_id);
     if (unit == NULL) return;
-    unit->appended = outbox->context->open_sequence;
+    uint64_t sequence = outbox->context->open_sequence;
+    unit_mark_t *mark = &unit->marks[sequence % UNIT_MARKS];
+    if (mark->sequence != sequence) {
+        if (mark->count > unit->durable_floor) unit->durable_floor = mark->count;
+        mark->sequence = sequence;
+    }
+    mark->count = ++unit->appended_count;
+    unit->appended = sequence;
     unit->pending++;
     outbox->stats.pending++;
+}
+
+/* The last seq of the unit whose batch is durable. */
+static int64_t durable_head(const hf_outbox_t *outbox, const unit_state_t *unit) {
+    uint64_t durable = outbox->context->durable_sequence, count = unit->durable_floor;
+    for (uint32_t i = 0; i < UNIT_MARKS; i++) {
+        const unit_mark_t *mark = &unit->marks[i];
+        if (mark->sequence != 0 && mark->sequence <= durable && mark->count > count)
+            count = mark->count;
+    }
+    return unit->base + (int64_t)count;
 }
 
 /* ---- The window ---- */
@@ -152,7 +191,9 @@ static slot_t *slot_empty(hf_outbox_t *outbox) {
 typedef struct reading {
     hf_outbox_t *outbox;
     unit_state_t *unit;
+    int64_t head; /* rows past it are not durable yet: the read stops there */
     uint32_t rows;
+    bool held_back;
 } reading_t;
 
 static void state_copy(slot_t *slot, const hf_stored_history_t *entry) {
@@ -184,6 +225,10 @@ static bool slot_fill(hf_outbox_t *outbox, slot_t *slot, const hf_stored_history
 static int entry_taken(void *context, const hf_stored_history_t *entry) {
     reading_t *reading = context;
     hf_outbox_t *outbox = reading->outbox;
+    if (entry->seq > reading->head) {
+        reading->held_back = true;
+        return HF_STORE_LIST_STOP;
+    }
     reading->rows++;
     reading->unit->cursor = entry->seq;
     if (reading->unit->rewound && slot_find(outbox, entry->unit, entry->seq) != NULL) return 0;
@@ -201,7 +246,7 @@ static bool unit_read(hf_outbox_t *outbox, unit_state_t *unit) {
                                                                         : HF_NOTIFY_READ_MAX};
     /* Everything of the batches up to the durable one is committed, so this read sees it. */
     uint64_t seen = outbox->context->durable_sequence;
-    reading_t reading = {outbox, unit, 0};
+    reading_t reading = {outbox, unit, durable_head(outbox, unit), 0, false};
     char error[512];
     if (hf_store_read_outbox(outbox->context->store, &query, entry_taken, &reading, error,
                              sizeof error) != 0) {
@@ -209,7 +254,7 @@ static bool unit_read(hf_outbox_t *outbox, unit_state_t *unit) {
                       HF_LOG_TEXT("unit", unit->id), HF_LOG_TEXT("error", error));
         return false;
     }
-    unit->more = reading.rows == query.limit;
+    unit->more = reading.rows == query.limit || reading.held_back;
     if (!unit->more) unit->rewound = false;
     unit->checked = unit->appended < seen ? unit->appended : seen;
     return true;

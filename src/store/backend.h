@@ -172,8 +172,8 @@ typedef struct hf_store_backend {
      * connection read_hold uses. A NOTIFY record updates its entry's state columns. */
     int (*read_outbox)(void *instance, const hf_store_outbox_query_t *query,
                        hf_store_history_fn entry, void *context, char *error, size_t error_size);
-    int (*outbox_pending)(void *instance, const char *unit, int64_t *pending, char *error,
-                          size_t error_size);
+    int (*outbox_pending)(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
+                          char *error, size_t error_size);
 } hf_store_backend_t;
 
 /* The beginning of the error of a batch refused because this node no longer holds the lease

@@ -249,9 +249,10 @@ typedef struct hf_store_outbox_query {
 /* As hf_store_read_history, for the query above (same thread, connection and callbacks). */
 int hf_store_read_outbox(hf_store_t *store, const hf_store_outbox_query_t *query,
                          hf_store_history_fn entry, void *context, char *error, size_t error_size);
-/* The number of unit's pending notifications, as committed (same thread and connection). */
-int hf_store_outbox_pending(hf_store_t *store, const char *unit, int64_t *pending, char *error,
-                            size_t error_size);
+/* The number of unit's pending notifications and the last seq of its history, as committed
+ * (same thread and connection). */
+int hf_store_outbox_pending(hf_store_t *store, const char *unit, int64_t *pending,
+                            int64_t *last_seq, char *error, size_t error_size);
 /* Starts the store's writer thread and the log syncer's threads. done is called after each
  * batch is written and after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);

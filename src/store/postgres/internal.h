@@ -200,8 +200,8 @@ int hf_pg_ticket_read(void *instance, const char *ticket_id, const hf_store_load
 /* The outbox (outbox.c): the backend's read_outbox and outbox_pending. */
 int hf_pg_outbox_read(void *instance, const hf_store_outbox_query_t *query,
                       hf_store_history_fn entry, void *context, char *error, size_t error_size);
-int hf_pg_outbox_pending(void *instance, const char *unit, int64_t *pending, char *error,
-                         size_t error_size);
+int hf_pg_outbox_pending(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
+                         char *error, size_t error_size);
 int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
                        hf_store_history_fn entry, void *context, char *error, size_t error_size);
 

@@ -20,7 +20,8 @@ static const char READ_ALL[] = HF_PG_HISTORY_SELECT(
     " ORDER BY event_id, seq LIMIT $3::bigint",
     "s.event_id, s.seq");
 static const char PENDING_COUNT[] =
-    "SELECT count(*) FROM history WHERE event_id = $1 AND notify_status = 0";
+    "SELECT (SELECT count(*) FROM history WHERE event_id = $1 AND notify_status = 0),"
+    " (SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = $1)";
 
 int hf_pg_outbox_read(void *instance, const hf_store_outbox_query_t *query,
                       hf_store_history_fn entry, void *context, char *error, size_t error_size) {
@@ -44,14 +45,17 @@ int hf_pg_outbox_read(void *instance, const hf_store_outbox_query_t *query,
     return rc == HF_STORE_LIST_STOP ? 0 : rc;
 }
 
-int hf_pg_outbox_pending(void *instance, const char *unit, int64_t *pending, char *error,
-                         size_t error_size) {
+int hf_pg_outbox_pending(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
+                         char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
     if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
     const char *values[] = {unit};
     PGresult *result = hf_pg_exec(&store->reader, PENDING_COUNT, 1, values, error, error_size);
     if (result == NULL) return -1;
-    if (PQntuples(result) == 1) *pending = strtoll(PQgetvalue(result, 0, 0), NULL, 10);
+    if (PQntuples(result) == 1) {
+        *pending = strtoll(PQgetvalue(result, 0, 0), NULL, 10);
+        *last_seq = strtoll(PQgetvalue(result, 0, 1), NULL, 10);
+    }
     PQclear(result);
     return 0;
 }

@@ -69,12 +69,14 @@ typedef enum hf_sqlite_statement {
 #define HF_SQLITE_HISTORY_SELECT \
     "SELECT e.seq, e.type, e.at, e.data," \
     " " HF_SQLITE_ENTRY_RESERVATION " IS NOT NULL OR " HF_SQLITE_ENTRY_ORDER " IS NOT NULL," \
-    " COALESCE(" HF_SQLITE_ENTRY_RESERVATION ", o.reservation_id), COALESCE(h.user_id, o.user_id)," \
+    " COALESCE(" HF_SQLITE_ENTRY_RESERVATION \
+    ", o.reservation_id), COALESCE(h.user_id, o.user_id)," \
     " COALESCE(h.items, o.items), e.event_id, e.notify_status, e.notify_attempts," \
     " e.notify_last_status, e.notify_last_error, e.notify_next_at" \
     " FROM history e" \
     " LEFT JOIN holds h ON h.id = " HF_SQLITE_ENTRY_RESERVATION \
-    " LEFT JOIN orders o ON " HF_SQLITE_ENTRY_RESERVATION " IS NULL AND o.id = " HF_SQLITE_ENTRY_ORDER
+    " LEFT JOIN orders o ON " HF_SQLITE_ENTRY_RESERVATION \
+    " IS NULL AND o.id = " HF_SQLITE_ENTRY_ORDER
 #define HF_SQLITE_OUTBOX_READS 3
 
 typedef struct hf_sqlite_store {
@@ -132,10 +134,9 @@ int hf_sqlite_history_rows(hf_sqlite_store_t *store, sqlite3_stmt *statement, co
                            size_t error_size);
 /* The outbox (outbox.c): the backend's read_outbox and outbox_pending. */
 int hf_sqlite_outbox_read(void *instance, const hf_store_outbox_query_t *query,
-                          hf_store_history_fn entry, void *context, char *error,
-                          size_t error_size);
-int hf_sqlite_outbox_pending(void *instance, const char *unit, int64_t *pending, char *error,
-                             size_t error_size);
+                          hf_store_history_fn entry, void *context, char *error, size_t error_size);
+int hf_sqlite_outbox_pending(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
+                             char *error, size_t error_size);
 int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query,
                            hf_store_history_fn entry, void *context, char *error,
                            size_t error_size);

@@ -19,7 +19,8 @@ static const char *const READS[HF_SQLITE_OUTBOX_READS] = {
     " WHERE (e.event_id, e.seq) > (?1, ?2) AND (?4 < 0 OR e.notify_status = ?4)"
     " ORDER BY e.event_id, e.seq LIMIT ?3",
     [READ_PENDING_COUNT] =
-        "SELECT count(*) FROM history WHERE event_id = ?1 AND notify_status = 0"};
+        "SELECT (SELECT count(*) FROM history WHERE event_id = ?1 AND notify_status = 0),"
+        " (SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = ?1)"};
 
 static sqlite3_stmt *read_prepare(hf_sqlite_store_t *store, int which, char *error,
                                   size_t error_size) {
@@ -54,14 +55,17 @@ int hf_sqlite_outbox_read(void *instance, const hf_store_outbox_query_t *query,
     return result;
 }
 
-int hf_sqlite_outbox_pending(void *instance, const char *unit, int64_t *pending, char *error,
-                             size_t error_size) {
+int hf_sqlite_outbox_pending(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
+                             char *error, size_t error_size) {
     hf_sqlite_store_t *store = instance;
     sqlite3_stmt *statement = read_prepare(store, READ_PENDING_COUNT, error, error_size);
     if (statement == NULL) return -1;
     sqlite3_bind_text(statement, 1, unit, -1, SQLITE_STATIC);
     int rc = sqlite3_step(statement);
-    if (rc == SQLITE_ROW) *pending = sqlite3_column_int64(statement, 0);
+    if (rc == SQLITE_ROW) {
+        *pending = sqlite3_column_int64(statement, 0);
+        *last_seq = sqlite3_column_int64(statement, 1);
+    }
     sqlite3_reset(statement);
     sqlite3_clear_bindings(statement);
     if (rc == SQLITE_ROW) return 0;
