@@ -305,9 +305,19 @@ static void slot_settle(hf_outbox_t *outbox, slot_t *slot, int status) {
     slot_free(outbox, slot);
 }
 
+static void attempts_start(hf_outbox_t *outbox, int64_t now_ms);
+static void answer_take(hf_outbox_t *outbox, slot_t *slot, int status, const char *error);
+
+/* An attempt's end: its slot settled or rescheduled, and the room it left used at once (the
+ * tick would leave the client idle for up to HF_NOTIFY_TICK_MS). */
 static void on_answer(void *context, uint32_t tag, int status, const char *error) {
     hf_outbox_t *outbox = context;
-    slot_t *slot = &outbox->slots[tag];
+    answer_take(outbox, &outbox->slots[tag], status, error);
+    if (!outbox->stopped && !outbox->context->store_failed)
+        attempts_start(outbox, hf_context_now_ms(outbox->context));
+}
+
+static void answer_take(hf_outbox_t *outbox, slot_t *slot, int status, const char *error) {
     slot->in_flight = false;
     const unit_state_t *unit = unit_find(outbox, slot->unit);
     if (unit == NULL || !unit->live) {

@@ -150,11 +150,26 @@ hf_outbox_http_t *hf_outbox_http_create(uv_loop_t *loop, const char *url, const 
     return http;
 }
 
-/* Sets a transfer's easy handle for one delivery: the same options every time, so a handle
- * is reused as it is and its connection with it. */
+/* The options every delivery of a transfer shares, set once when its easy handle is made. */
+static CURL *transfer_easy_make(hf_outbox_http_t *http, transfer_t *transfer) {
+    CURL *easy = curl_easy_init();
+    if (easy == NULL) abort();
+    curl_easy_setopt(easy, CURLOPT_URL, http->url);
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)HF_NOTIFY_TIMEOUT_MS);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, answer_discard);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer->error);
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, transfer);
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, "holdfast-notify");
+    if (http->ca_file != NULL) curl_easy_setopt(easy, CURLOPT_CAINFO, http->ca_file);
+    return easy;
+}
+
+/* Sets a transfer's easy handle for one delivery: its body and its signature, the rest kept,
+ * so a handle is reused as it is and its connection with it. */
 static void transfer_prepare(hf_outbox_http_t *http, transfer_t *transfer, const char *signature) {
-    if (transfer->easy == NULL) transfer->easy = curl_easy_init();
-    if (transfer->easy == NULL) abort();
+    if (transfer->easy == NULL) transfer->easy = transfer_easy_make(http, transfer);
     CURL *easy = transfer->easy;
     curl_slist_free_all(transfer->headers);
     char header[64 + 2 * 32 + 32];
@@ -164,18 +179,9 @@ static void transfer_prepare(hf_outbox_http_t *http, transfer_t *transfer, const
     /* A small body needs no 100-continue round trip. */
     transfer->headers = curl_slist_append(transfer->headers, "Expect:");
     transfer->error[0] = '\0';
-    curl_easy_setopt(easy, CURLOPT_URL, http->url);
-    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, transfer->headers);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, transfer->body.data);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)transfer->body.length);
-    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)HF_NOTIFY_TIMEOUT_MS);
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, answer_discard);
-    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer->error);
-    curl_easy_setopt(easy, CURLOPT_PRIVATE, transfer);
-    curl_easy_setopt(easy, CURLOPT_USERAGENT, "holdfast-notify");
-    if (http->ca_file != NULL) curl_easy_setopt(easy, CURLOPT_CAINFO, http->ca_file);
 }
 
 int hf_outbox_http_send(hf_outbox_http_t *http, uint32_t tag, const char *body, size_t length,

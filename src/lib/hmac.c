@@ -5,13 +5,21 @@
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+/* Fetched once: a fetch looks the algorithm up among the providers, which cost more than the
+ * HMAC of a notification's body itself. The fetched object is shared by every thread. */
+static EVP_MAC *hmac_algorithm;
+static pthread_once_t hmac_fetched = PTHREAD_ONCE_INIT;
+
+static void hmac_fetch(void) { hmac_algorithm = EVP_MAC_fetch(NULL, "HMAC", NULL); }
+
 bool hf_hmac_signature_digest(const char *secret, const char *timestamp, const char *body,
                               size_t body_length, uint8_t digest[HF_HMAC_DIGEST_SIZE]) {
-    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    EVP_MAC_CTX *context = mac ? EVP_MAC_CTX_new(mac) : NULL;
+    pthread_once(&hmac_fetched, hmac_fetch);
+    EVP_MAC_CTX *context = hmac_algorithm ? EVP_MAC_CTX_new(hmac_algorithm) : NULL;
     char digest_name[] = "SHA256";
     OSSL_PARAM parameters[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
@@ -25,7 +33,6 @@ bool hf_hmac_signature_digest(const char *secret, const char *timestamp, const c
               EVP_MAC_final(context, digest, &written, HF_HMAC_DIGEST_SIZE) &&
               written == HF_HMAC_DIGEST_SIZE;
     EVP_MAC_CTX_free(context);
-    EVP_MAC_free(mac);
     return ok;
 }
 
