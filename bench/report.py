@@ -461,6 +461,16 @@ def notify_section(w, runs, thread_cpu, headline, raw):
     rows = [("on, at the end of the run", notify_states(raw, "notify-on")),
             ("on, 2 s later", notify_states(raw, "notify-on-after-2s")),
             ("dead, at the end of the run", notify_states(raw, "notify-dead"))]
+    w("Reading it: with the receiver dead, requests pay only for the entries' delivery state"
+      " (the window is full, its attempts back off) and the backlog grows in the store, memory"
+      " flat. With a receiver answering, the loop thread delivers as fast as the sale makes"
+      " entries (two per hold here: made, then expired a second later), and each delivery costs"
+      " the loop more than a hold's answer does: libcurl's request and answer, their system"
+      " calls, the entry read back and signed. On this 2-core machine the receiver and the load"
+      " generator run on the same cores, so the sale's rate falls while the backlog stays near"
+      " zero. The per-answer CPU column shows the cost. Moving the HTTP client to a thread of its"
+      " own (its own libuv loop, the window staying on the engine's) is the way to the goal.")
+    w("")
     w("The server's figures (medians over the repetitions): the backlog is"
       " `holdfast_notifications{status=\"pending\"}`; memory stays bounded because at most"
       " 1,024 notifications are held, the rest wait in the store.")
