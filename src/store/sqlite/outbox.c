@@ -12,15 +12,19 @@ enum { READ_UNIT, READ_ALL, READ_PENDING_COUNT };
 
 /* The unit's pending entries: "notify_status = 0" is written out so that the planner takes the
  * partial index history_pending (schema.c), which only pending entries are in. */
-static const char *const READS[HF_SQLITE_OUTBOX_READS] = {
-    [READ_UNIT] = HF_SQLITE_HISTORY_SELECT " WHERE e.event_id = ?1 AND e.seq > ?2"
-                                           " AND e.notify_status = 0 ORDER BY e.seq LIMIT ?3",
-    [READ_ALL] = HF_SQLITE_HISTORY_SELECT
+static const char READ_UNIT_SQL[] = HF_SQLITE_HISTORY_SELECT
+    " WHERE e.event_id = ?1 AND e.seq > ?2 AND e.notify_status = 0 ORDER BY e.seq LIMIT ?3";
+static const char READ_ALL_SQL[] = HF_SQLITE_HISTORY_SELECT
     " WHERE (e.event_id, e.seq) > (?1, ?2) AND (?4 < 0 OR e.notify_status = ?4)"
-    " ORDER BY e.event_id, e.seq LIMIT ?3",
-    [READ_PENDING_COUNT] =
-        "SELECT (SELECT count(*) FROM history WHERE event_id = ?1 AND notify_status = 0),"
-        " (SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = ?1)"};
+    " ORDER BY e.event_id, e.seq LIMIT ?3";
+static const char READ_PENDING_COUNT_SQL[] =
+    "SELECT (SELECT count(*) FROM history WHERE event_id = ?1 AND notify_status = 0),"
+    " (SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = ?1)";
+static const char *const READS[HF_SQLITE_OUTBOX_READS] = {
+    [READ_UNIT] = READ_UNIT_SQL,
+    [READ_ALL] = READ_ALL_SQL,
+    [READ_PENDING_COUNT] = READ_PENDING_COUNT_SQL,
+};
 
 static sqlite3_stmt *read_prepare(hf_sqlite_store_t *store, int which, char *error,
                                   size_t error_size) {
