@@ -232,11 +232,11 @@ typedef struct hf_mutation_ride {
 typedef struct hf_mutation_notify {
     const char *unit; /* the event (or calendar) whose history holds the entry */
     int64_t seq;
-    int status;               /* hf_notify_status_t of engine/outbox.h: 0 pending, 1, 2 */
-    uint32_t attempts;        /* every try, the successful one included */
-    int last_status;          /* the receiver's HTTP status, 0 when none came */
-    const char *last_error;   /* why, when none came or it was no 2xx; NULL else */
-    int64_t next_attempt_ms;  /* when a pending one is due again */
+    int status;              /* hf_notify_status_t of engine/outbox.h: 0 pending, 1, 2 */
+    uint32_t attempts;       /* every try, the successful one included */
+    int last_status;         /* the receiver's HTTP status, 0 when none came */
+    const char *last_error;  /* why, when none came or it was no 2xx; NULL else */
+    int64_t next_attempt_ms; /* when a pending one is due again */
 } hf_mutation_notify_t;
 
 typedef struct hf_mutation {

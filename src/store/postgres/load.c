@@ -324,9 +324,8 @@ int hf_pg_listing_read(hf_pg_store_t *store, const hf_pg_listing_t *listing, con
  * its columns in the decoder's order (store/decoder.h's HF_COLUMN_HISTORY_...):
  * the first $3 rows after $2, each joined with the hold its data names or else the order, by
  * their unique ids (the data's two ids are read once each, in the subquery). */
-static const char READ_HISTORY[] =
-    HF_PG_HISTORY_SELECT("WHERE event_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint",
-                         "seq");
+static const char READ_HISTORY[] = HF_PG_HISTORY_SELECT(
+    "WHERE event_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint", "seq");
 
 int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
                        hf_store_history_fn entry, void *context, char *error, size_t error_size) {
