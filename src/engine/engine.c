@@ -239,6 +239,9 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     HF_LOG_FIELDS(HF_LOG_INFO, "stopping: finishing in-flight work",
                   HF_LOG_TEXT("signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"));
     hf_http_server_stop_accepting(engine->http);
+    /* No new attempt, and no state of one, holds the stop back: those in flight stay pending
+     * in the store and are sent again at the next start. */
+    hf_outbox_stop(engine->context.outbox);
     /* Drivers' last positions go with what is in flight. */
     if (!engine->context.store_failed)
         hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context), UINT32_MAX);
