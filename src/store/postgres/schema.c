@@ -49,12 +49,17 @@ const char hf_pg_schema[] =
     "CREATE TABLE IF NOT EXISTS history("
     "  event_id TEXT NOT NULL, seq BIGINT NOT NULL, type TEXT NOT NULL,"
     "  at BIGINT NOT NULL, data TEXT NOT NULL, PRIMARY KEY(event_id, seq));"
-    /* The notifications' delivery state (engine/outbox.h), as SQLite's (sqlite/schema.c). */
-    "ALTER TABLE history ADD COLUMN IF NOT EXISTS notify_status INTEGER NOT NULL DEFAULT 0,"
-    "  ADD COLUMN IF NOT EXISTS notify_attempts INTEGER NOT NULL DEFAULT 0,"
-    "  ADD COLUMN IF NOT EXISTS notify_last_status INTEGER,"
-    "  ADD COLUMN IF NOT EXISTS notify_last_error TEXT,"
-    "  ADD COLUMN IF NOT EXISTS notify_next_at BIGINT NOT NULL DEFAULT 0;"
+    /* The notifications' delivery state (engine/outbox.h), as SQLite's (sqlite/schema.c):
+     * altered only when missing, since ALTER TABLE locks the table whole even when there is
+     * nothing to add, and nodes start while others write. */
+    "DO $n$ BEGIN IF NOT EXISTS (SELECT 1 FROM information_schema.columns"
+    "  WHERE table_schema = current_schema() AND table_name = 'history'"
+    "  AND column_name = 'notify_status') THEN"
+    "  ALTER TABLE history ADD COLUMN notify_status INTEGER NOT NULL DEFAULT 0,"
+    "    ADD COLUMN notify_attempts INTEGER NOT NULL DEFAULT 0,"
+    "    ADD COLUMN notify_last_status INTEGER, ADD COLUMN notify_last_error TEXT,"
+    "    ADD COLUMN notify_next_at BIGINT NOT NULL DEFAULT 0;"
+    "  END IF; END $n$;"
     "CREATE INDEX IF NOT EXISTS history_pending ON history(event_id, seq)"
     "  WHERE notify_status = 0;"
     /* The waiting rooms' tickets (API.md section 6), in join order (seq), as SQLite's. */
