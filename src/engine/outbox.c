@@ -78,6 +78,17 @@ static unit_state_t *unit_find(hf_outbox_t *outbox, const char *id) {
     return &outbox->units[index];
 }
 
+/* A new unit's slot in the table, indexed by its id. */
+static unit_state_t *unit_add(hf_outbox_t *outbox, const char *id) {
+    if (outbox->units == NULL || outbox->unit_count == outbox->unit_capacity) {
+        outbox->unit_capacity = outbox->unit_capacity ? 2 * outbox->unit_capacity : 64;
+        outbox->units = realloc(outbox->units, outbox->unit_capacity * sizeof *outbox->units);
+        if (outbox->units == NULL) abort();
+    }
+    hf_map_put(&outbox->unit_index, id, strlen(id), outbox->unit_count);
+    return &outbox->units[outbox->unit_count++];
+}
+
 /* The unit's state, made (live, with its pending count as the store has it) when missing; a
  * unit whose state went dead comes back counted again. NULL when the count cannot be read. */
 static unit_state_t *unit_take(hf_outbox_t *outbox, const char *id) {
@@ -92,15 +103,7 @@ static unit_state_t *unit_take(hf_outbox_t *outbox, const char *id) {
         return NULL;
     }
     bool again = unit != NULL;
-    if (unit == NULL) {
-        if (outbox->unit_count == outbox->unit_capacity) {
-            outbox->unit_capacity = outbox->unit_capacity ? 2 * outbox->unit_capacity : 64;
-            outbox->units = realloc(outbox->units, outbox->unit_capacity * sizeof *outbox->units);
-            if (outbox->units == NULL) abort();
-        }
-        unit = &outbox->units[outbox->unit_count];
-        hf_map_put(&outbox->unit_index, id, strlen(id), outbox->unit_count++);
-    }
+    if (unit == NULL) unit = unit_add(outbox, id);
     *unit = (unit_state_t){.live = true,
                            .more = true,
                            .rewound = again,
