@@ -103,22 +103,32 @@ static bool page_read(hf_request_t *request, page_t *page) {
     return true;
 }
 
+/* A page in progress: what it examined (a status no index has is filtered here, at most
+ * HF_NOTIFY_SCAN_MAX rows), what it listed. */
 typedef struct listing {
     hf_json_t *json;
     const hf_outbox_t *outbox;
-    uint32_t limit, listed;
+    int status;
+    uint32_t limit, listed, examined;
     bool more, damaged;
-    char last[HF_NOTIFY_ID_SIZE];
+    char last[HF_NOTIFY_ID_SIZE], last_examined[HF_NOTIFY_ID_SIZE];
 } listing_t;
 
 static int entry_listed(void *context, const hf_stored_history_t *stored) {
     listing_t *listing = context;
+    hf_stored_history_t entry = *stored;
+    if (listing->outbox) hf_outbox_overlay(listing->outbox, entry.unit, entry.seq, &entry);
+    if (listing->status >= 0 && entry.notify_status != listing->status) {
+        listing->examined++;
+        hf_notify_id_write(entry.unit, entry.seq, listing->last_examined);
+        return 0;
+    }
     if (listing->listed == listing->limit) {
         listing->more = true;
         return HF_STORE_LIST_STOP;
     }
-    hf_stored_history_t entry = *stored;
-    if (listing->outbox) hf_outbox_overlay(listing->outbox, entry.unit, entry.seq, &entry);
+    listing->examined++;
+    hf_notify_id_write(entry.unit, entry.seq, listing->last_examined);
     if (!notification_write(listing->json, &entry)) {
         listing->damaged = true;
         return -1;
@@ -129,7 +139,9 @@ static int entry_listed(void *context, const hf_stored_history_t *stored) {
 }
 
 /* Oldest first within each unit, units in the order of their ids: the order receivers sort by
- * (unit, seq). "next" is the last one listed when more follow, else null. */
+ * (unit, seq). "next" is the last one listed when more follow; else, when a filtered page
+ * stopped at its bound of rows examined, the last one it examined (more may match beyond);
+ * else null. Pending ones have an index of their own, so their page reads only them. */
 static void handle_list(hf_request_t *request) {
     page_t page;
     if (!page_read(request, &page)) return;
@@ -143,11 +155,15 @@ static void handle_list(hf_request_t *request) {
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "notifications");
     hf_json_array_begin(&json);
-    listing_t listing = {.json = &json, .outbox = request->context->outbox, .limit = page.limit};
+    bool scanned = page.status > HF_NOTIFY_PENDING;
+    listing_t listing = {.json = &json,
+                         .outbox = request->context->outbox,
+                         .status = page.status,
+                         .limit = page.limit};
     hf_store_outbox_query_t query = {.after_unit = page.after_unit,
                                      .after_seq = page.after_seq,
-                                     .status = page.status,
-                                     .limit = page.limit + 1};
+                                     .status = scanned ? -1 : page.status,
+                                     .limit = scanned ? HF_NOTIFY_SCAN_MAX : page.limit + 1};
     char error[512];
     if (hf_store_read_outbox(store, &query, entry_listed, &listing, error, sizeof error) != 0) {
         hf_reply_error(request, HF_API_ERROR_UNAVAILABLE,
@@ -159,6 +175,8 @@ static void handle_list(hf_request_t *request) {
     hf_json_array_end(&json);
     HF_JSON_KEY(&json, "next");
     if (listing.more) hf_json_string(&json, listing.last);
+    else if (scanned && listing.examined == query.limit)
+        hf_json_string(&json, listing.last_examined);
     else hf_json_null(&json);
     hf_json_object_end(&json);
 }

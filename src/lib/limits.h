@@ -400,5 +400,9 @@
 /* GET /v1/notifications: a page's default and most rows. */
 #define HF_NOTIFY_PAGE_DEFAULT 100
 #define HF_NOTIFY_PAGE_MAX 1000
+/* A page of delivered or failed ones examines at most this many entries (no index has them:
+ * the pending have theirs) and then answers next to go on, so a page never scans the whole
+ * history on the loop thread. */
+#define HF_NOTIFY_SCAN_MAX 10000
 
 #endif

@@ -236,8 +236,9 @@ int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *que
 /* What hf_store_read_outbox reads: the history is the outbox of notifications (engine/outbox.h).
  * With unit set, that unit's pending entries whose seq is above after_seq (the notifier's
  * read, a range scan of the pending entries' partial index); with unit NULL, the entries of
- * every unit after (after_unit, after_seq) in (unit, seq) order whose status is status, any
- * when it is negative (the staff's listing). At most limit of them. */
+ * every unit after (after_unit, after_seq) in (unit, seq) order: the pending ones alone when
+ * status is 0 (the same index), every one when it is negative (the staff's listing). At most
+ * limit of them. */
 typedef struct hf_store_outbox_query {
     const char *unit;
     const char *after_unit; /* "" to start from the first unit */

@@ -300,6 +300,29 @@ def test_a_receiver_answering_500_then_hanging_is_retried():
     receiver.stop()
 
 
+def test_pages_of_notifications_by_status():
+    """A status that no entry has gives an empty last page; pages of 1,000 pending ones follow
+    next to every one, each once; bad parameters are 400 naming them."""
+    port = harness.free_port()
+    server = notifying("http://127.0.0.1:%d/hook" % port).start()
+    c = server.client()
+    event_id = uid("ntp")
+    create_event(c, event_id, max_seats_per_user=0, sections=[
+        {"id": "FLOOR", "price": 100, "rows": [{"id": "A", "seats": 1000}]}])
+    for start in range(1, 1001, 100):
+        for number in range(start, start + 100):
+            expect(c.post("/v1/events/%s/holds" % event_id,
+                          {"user_id": user(), "seats": ["FLOOR-A-%d" % number]}), 201)
+    page = expect(c.get("/v1/notifications?status=failed&limit=5"), 200)
+    check_equal((page["notifications"], page["next"]), ([], None), "no failed among 1,000")
+    listed = notifications(c, "pending")
+    check_equal(len(listed), 1000, "every pending one, following next")
+    check_equal(len({n["id"] for n in listed}), 1000, "each once")
+    expect(c.get("/v1/notifications?status=sent"), 400, "invalid_request", "status")
+    expect(c.get("/v1/notifications?after=res_1"), 400, "invalid_request", "after")
+    expect(c.get("/v1/notifications?limit=1001"), 400, "invalid_request", "limit")
+
+
 def test_retry_by_hand():
     receiver = Receiver()
     server = notifying(receiver.url(), "--notify-backlog-max", "1").start()

@@ -16,7 +16,10 @@ static const char READ_UNIT[] = HF_PG_HISTORY_SELECT(
     " ORDER BY seq LIMIT $3::bigint",
     "s.seq");
 static const char READ_ALL[] = HF_PG_HISTORY_SELECT(
-    "WHERE (event_id, seq) > ($1, $2::bigint) AND ($4::integer < 0 OR notify_status = $4::integer)"
+    "WHERE (event_id, seq) > ($1, $2::bigint) ORDER BY event_id, seq LIMIT $3::bigint",
+    "s.event_id, s.seq");
+static const char READ_PENDING[] = HF_PG_HISTORY_SELECT(
+    "WHERE (event_id, seq) > ($1, $2::bigint) AND notify_status = 0"
     " ORDER BY event_id, seq LIMIT $3::bigint",
     "s.event_id, s.seq");
 static const char PENDING_COUNT[] =
@@ -27,14 +30,13 @@ int hf_pg_outbox_read(void *instance, const hf_store_outbox_query_t *query,
                       hf_store_history_fn entry, void *context, char *error, size_t error_size) {
     hf_pg_store_t *store = instance;
     if (hf_pg_reader_open(store, error, error_size) != 0) return -1;
-    char after[24], limit[16], status[16];
+    char after[24], limit[16];
     snprintf(after, sizeof after, "%" PRId64, query->after_seq);
     snprintf(limit, sizeof limit, "%" PRIu32, query->limit);
-    snprintf(status, sizeof status, "%d", query->status);
     const char *unit = query->unit ? query->unit : query->after_unit ? query->after_unit : "";
-    const char *values[] = {unit, after, limit, status};
-    PGresult *result = hf_pg_exec(&store->reader, query->unit ? READ_UNIT : READ_ALL,
-                                  query->unit ? 3 : 4, values, error, error_size);
+    const char *values[] = {unit, after, limit};
+    const char *sql = query->unit ? READ_UNIT : query->status == 0 ? READ_PENDING : READ_ALL;
+    PGresult *result = hf_pg_exec(&store->reader, sql, 3, values, error, error_size);
     if (result == NULL) return -1;
     hf_pg_row_t row;
     hf_row_reader_t reader = hf_pg_row_reader(&row, result);

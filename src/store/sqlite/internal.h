@@ -77,7 +77,7 @@ typedef enum hf_sqlite_statement {
     " LEFT JOIN holds h ON h.id = " HF_SQLITE_ENTRY_RESERVATION \
     " LEFT JOIN orders o ON " HF_SQLITE_ENTRY_RESERVATION \
     " IS NULL AND o.id = " HF_SQLITE_ENTRY_ORDER
-#define HF_SQLITE_OUTBOX_READS 3
+#define HF_SQLITE_OUTBOX_READS 4
 
 typedef struct hf_sqlite_store {
     sqlite3 *database;

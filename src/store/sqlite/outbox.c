@@ -8,14 +8,16 @@
 #include "store/backend.h"
 #include "store/sqlite/internal.h"
 
-enum { READ_UNIT, READ_ALL, READ_PENDING_COUNT };
+enum { READ_UNIT, READ_ALL, READ_PENDING, READ_PENDING_COUNT };
 
 /* The unit's pending entries: "notify_status = 0" is written out so that the planner takes the
  * partial index history_pending (schema.c), which only pending entries are in. */
 static const char READ_UNIT_SQL[] = HF_SQLITE_HISTORY_SELECT
     " WHERE e.event_id = ?1 AND e.seq > ?2 AND e.notify_status = 0 ORDER BY e.seq LIMIT ?3";
 static const char READ_ALL_SQL[] = HF_SQLITE_HISTORY_SELECT
-    " WHERE (e.event_id, e.seq) > (?1, ?2) AND (?4 < 0 OR e.notify_status = ?4)"
+    " WHERE (e.event_id, e.seq) > (?1, ?2) ORDER BY e.event_id, e.seq LIMIT ?3";
+static const char READ_PENDING_SQL[] = HF_SQLITE_HISTORY_SELECT
+    " WHERE (e.event_id, e.seq) > (?1, ?2) AND e.notify_status = 0"
     " ORDER BY e.event_id, e.seq LIMIT ?3";
 static const char READ_PENDING_COUNT_SQL[] =
     "SELECT (SELECT count(*) FROM history WHERE event_id = ?1 AND notify_status = 0),"
@@ -23,6 +25,7 @@ static const char READ_PENDING_COUNT_SQL[] =
 static const char *const READS[HF_SQLITE_OUTBOX_READS] = {
     [READ_UNIT] = READ_UNIT_SQL,
     [READ_ALL] = READ_ALL_SQL,
+    [READ_PENDING] = READ_PENDING_SQL,
     [READ_PENDING_COUNT] = READ_PENDING_COUNT_SQL,
 };
 
@@ -43,14 +46,13 @@ int hf_sqlite_outbox_read(void *instance, const hf_store_outbox_query_t *query,
                           hf_store_history_fn entry, void *context, char *error,
                           size_t error_size) {
     hf_sqlite_store_t *store = instance;
-    sqlite3_stmt *statement = read_prepare(store, query->unit ? READ_UNIT : READ_ALL, error,
-                                           error_size);
+    int which = query->unit ? READ_UNIT : query->status == 0 ? READ_PENDING : READ_ALL;
+    sqlite3_stmt *statement = read_prepare(store, which, error, error_size);
     if (statement == NULL) return -1;
     const char *unit = query->unit ? query->unit : query->after_unit ? query->after_unit : "";
     sqlite3_bind_text(statement, 1, unit, -1, SQLITE_STATIC);
     sqlite3_bind_int64(statement, 2, query->after_seq);
     sqlite3_bind_int64(statement, 3, query->limit);
-    if (query->unit == NULL) sqlite3_bind_int(statement, 4, query->status);
     int result = hf_sqlite_history_rows(store, statement, query->unit ? query->unit : "the outbox",
                                         entry, context, error, error_size);
     /* Reset at once, as the history's page: an open read would hold back checkpoints. */
