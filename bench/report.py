@@ -445,6 +445,84 @@ def ratio_row(w, runs, thread_cpu, headline, variant, label, reference, goal):
         fmt_ms(s["p50_ms"]), fmt_ms(s["p99_ms"]), "-" if cpu is None else "%.1f" % cpu))
 
 
+def notify_states(raw, name):
+    """The server's figures after each repetition of name (bench/run.sh's notify_state):
+    [{metric line's name and labels: value}, ...] in repetition order."""
+    states = []
+    for path in sorted(glob.glob(os.path.join(raw, "holdfast-notify__%s__*.state" % name))):
+        figures = {}
+        for line in open(path, encoding="utf-8"):
+            parts = line.split()
+            if len(parts) == 2:
+                try:
+                    figures[parts[0]] = float(parts[1])
+                except ValueError:
+                    pass
+        states.append(figures)
+    return states
+
+
+def notify_figure(states, key):
+    values = [s[key] for s in states if key in s]
+    return statistics.median(values) if values else None
+
+
+def notify_section(w, runs, thread_cpu, headline, raw):
+    """Outbound notifications (issue 32): hold-random with them off, on against a receiver that
+    answers at once, on against a dead one."""
+    w("## Outbound notifications")
+    w("")
+    if not runs.get(("holdfast", "notify-off", headline, 1)):
+        w("Not run.")
+        w("")
+        return
+    w("At %d connections, in each repetition on fresh servers one after the other: hold-random"
+      " (`--ttl 1`: each hold is told twice, made and expired) with notifications off; on"
+      " (`--notify-url`), against a receiver answering every POST 204 at once"
+      " (bench/notify_receiver.c, one libuv loop); on, against a port where nothing listens"
+      " (every attempt refused). The ratios are holds/s against the same repetition's off run."
+      % headline)
+    w("")
+    w("| workload | holds/s | / off, same repetition | each repetition | goal | p50 ms | p99 ms |"
+      " server CPU us per answer |")
+    w("| --- | ---: | ---: | --- | --- | ---: | ---: | ---: |")
+    ratio_row(w, runs, thread_cpu, headline, "notify-off", "off (reference)", None, None)
+    ratio_row(w, runs, thread_cpu, headline, "notify-on", "on, receiver answering",
+              "notify-off", ">= 90%")
+    ratio_row(w, runs, thread_cpu, headline, "notify-dead", "on, receiver dead",
+              "notify-off", ">= 95%")
+    w("")
+    rows = [("on, at the end of the run", notify_states(raw, "notify-on")),
+            ("on, 2 s later", notify_states(raw, "notify-on-after-2s")),
+            ("dead, at the end of the run", notify_states(raw, "notify-dead"))]
+    w("Reading it: with the receiver dead, requests pay only for the entries' delivery state"
+      " (the window is full, its attempts back off) and the backlog grows in the store, memory"
+      " flat. With a receiver answering, the loop thread delivers as fast as the sale makes"
+      " entries (two per hold here: made, then expired a second later), and each delivery costs"
+      " the loop more than a hold's answer does: libcurl's request and answer, their system"
+      " calls, the entry read back and signed. On this 2-core machine the receiver and the load"
+      " generator run on the same cores, so the sale's rate falls while the backlog stays near"
+      " zero. The per-answer CPU column shows the cost. Moving the HTTP client to a thread of its"
+      " own (its own libuv loop, the window staying on the engine's) is the way to the goal.")
+    w("")
+    w("The server's figures (medians over the repetitions): the backlog is"
+      " `holdfast_notifications{status=\"pending\"}`; memory stays bounded because at most"
+      " 1,024 notifications are held, the rest wait in the store.")
+    w("")
+    w("| when | pending | delivered | attempts ok | attempts failed | dropped | RSS MB |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for label, states in rows:
+        rss = notify_figure(states, "rss_kb")
+        w("| %s | %s | %s | %s | %s | %s | %s |" % (
+            label, fmt_rate(notify_figure(states, 'holdfast_notifications{status="pending"}')),
+            fmt_rate(notify_figure(states, 'holdfast_notifications{status="delivered"}')),
+            fmt_rate(notify_figure(states, 'holdfast_notify_attempts_total{result="success"}')),
+            fmt_rate(notify_figure(states, 'holdfast_notify_attempts_total{result="failure"}')),
+            fmt_rate(notify_figure(states, "holdfast_notify_dropped_total")),
+            "-" if rss is None else "%.1f" % (rss / 1024.0)))
+    w("")
+
+
 def queue_section(w, runs, thread_cpu, headline):
     """The waiting room: joins and polls beside hold-random and noop of the same repetitions,
     the line of a million in memory, and how smoothly admissions come."""
@@ -1111,6 +1189,7 @@ def render(results, markdown_path, svg_path):
     dispatch_section(w, runs, thread_cpu, headline)
     pgstore_section(w, runs, thread_cpu, headline)
     cluster_section(w, *load_cluster(os.path.join(results, "raw", "cluster")), meta)
+    notify_section(w, runs, thread_cpu, headline, os.path.join(results, "raw"))
 
     # ---- core ----
     w("## The core alone")
@@ -1248,7 +1327,7 @@ def render(results, markdown_path, svg_path):
 # parts left out (holdfast, redis, postgres) write the headline, targets, sweep, chart and CPU
 # tables together: a run that has any of them renders the whole file.
 ALL_PARTS = ["holdfast", "redis", "postgres", "core", "flash", "profile", "ceiling", "webhook",
-             "credentials", "queue", "dispatch", "pgstore", "cluster"]
+             "credentials", "queue", "dispatch", "pgstore", "cluster", "notify"]
 PART_SECTIONS = {
     "core": "## The core alone",
     "flash": "## Flash sale",
@@ -1260,6 +1339,7 @@ PART_SECTIONS = {
     "dispatch": "## Dispatch",
     "pgstore": "## One node on PostgreSQL beside one node on SQLite",
     "cluster": "## Several nodes on PostgreSQL",
+    "notify": "## Outbound notifications",
 }
 
 

@@ -13,12 +13,14 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster"
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster notify"
 #                            parts to run (pgstore: one node on the PostgreSQL store beside one
 #                            on SQLite; cluster: several nodes on one PostgreSQL, bench/cluster.sh:
 #                            forwarded beside direct requests, 1 to 3 nodes on disjoint events,
 #                            takeover after kill -9, SIGSTOP and SIGTERM; postgres is PostgreSQL
-#                            alone as a peer, through pgbench). A run of some parts only, none of
+#                            alone as a peer, through pgbench; notify: hold-random with outbound
+#                            notifications off, on against a receiver answering at once, and on
+#                            against a dead receiver). A run of some parts only, none of
 #                            holdfast, redis and postgres among them, rewrites only their sections
 #                            of docs/BENCHMARKS.md (bench/report.py merges them into it)
 #   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
@@ -33,7 +35,7 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster notify"}
 queue_line=${BENCH_QUEUE_LINE:-1000000}
 drivers=${BENCH_DRIVERS:-100000}
 hf_port=$port_base
@@ -46,7 +48,9 @@ corebench=build/bench/corebench
 
 ceiling=build/bench/holdfast-ceiling
 
-for tool in "$loadgen" "$corebench" "$ceiling" build/holdfast; do
+receiver=build/bench/notify_receiver
+
+for tool in "$loadgen" "$corebench" "$ceiling" "$receiver" build/holdfast; do
     [ -x "$tool" ] || { echo "bench: $tool is missing: run 'make bench'" >&2; exit 1; }
 done
 
@@ -582,6 +586,42 @@ if want cluster; then
     if [ -f "$raw/cluster/commands.txt" ]; then
         while IFS= read -r line; do note_command "$line"; done <"$raw/cluster/commands.txt"
     fi
+fi
+# ---- outbound notifications (issue 32) ----
+# In each repetition at the headline connection count, on fresh servers one after the other:
+# hold-random with notifications off; on, against bench/notify_receiver.c answering every POST
+# at once; on, against a port where nothing listens (connections refused). After each "on" run,
+# the server's figures (the backlog, attempts, RSS) go to raw/ for the report.
+notify_state() { # notify_state NAME REP: the notifications' metrics and the server's RSS
+    local out="$raw/holdfast-notify__${1}__c${headline}__p1__r${2}.state"
+    curl -s "http://127.0.0.1:$hf_port/metrics" | grep -E '^holdfast_notif' >"$out" || true
+    echo "rss_kb $(awk '/^VmRSS/ {print $2}' "/proc/$hf_pid/status")" >>"$out"
+}
+if want notify; then
+    part=notify
+    receiver_port=$((port_base + 4))
+    dead_port=$((port_base + 5))
+    for rep in $(seq "$reps"); do
+        start_holdfast build/holdfast "$work" ""
+        loadgen_run notify-off hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        "$receiver" "$receiver_port" >"$raw/notify-receiver__r$rep.txt" &
+        receiver_pid=$!
+        start_holdfast build/holdfast "$work" "" --notify-url "http://127.0.0.1:$receiver_port/hook" \
+            --notify-secret bench-notify-secret
+        note_command "$receiver $receiver_port; build/holdfast serve --listen 127.0.0.1:$hf_port --data $work/holdfast-data.XXXXXX --notify-url http://127.0.0.1:$receiver_port/hook --notify-secret bench-notify-secret"
+        loadgen_run notify-on hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        notify_state notify-on "$rep"
+        sleep 2
+        notify_state notify-on-after-2s "$rep"
+        stop_holdfast
+        kill -TERM "$receiver_pid" && wait "$receiver_pid" || true
+        start_holdfast build/holdfast "$work" "" --notify-url "http://127.0.0.1:$dead_port/hook" \
+            --notify-secret bench-notify-secret
+        note_command "build/holdfast serve ... --notify-url http://127.0.0.1:$dead_port/hook (nothing listens)"
+        loadgen_run notify-dead hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        notify_state notify-dead "$rep"
+        stop_holdfast
+    done
 fi
 part=""
 

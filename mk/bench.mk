@@ -6,6 +6,11 @@ $(BUILD)/bench/loadgen: bench/loadgen.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(pkg_cflags) -o $@ $< $(pkg_libs)
 
+# The notify part's receiver: answers every POST at once (bench/run.sh).
+$(BUILD)/bench/notify_receiver: bench/notify_receiver.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(pkg_cflags) -o $@ $< $(pkg_libs)
+
 $(BUILD)/bench/corebench: bench/corebench.c $(CORE_RELEASE_OBJECTS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(pkg_cflags) -o $@ $^ $(pkg_libs)
@@ -27,7 +32,8 @@ $(BUILD)/bench/holdfast-ceiling: $(CEILING_OBJECTS)
 	$(CC) $(OPT_CFLAGS) -o $@ $^ $(pkg_libs)
 
 .PHONY: bench-tools
-bench-tools: $(BUILD)/bench/loadgen $(BUILD)/bench/corebench $(BUILD)/bench/holdfast-ceiling
+bench-tools: $(BUILD)/bench/loadgen $(BUILD)/bench/corebench $(BUILD)/bench/holdfast-ceiling \
+             $(BUILD)/bench/notify_receiver
 
 bench: bench-tools
 

@@ -30,6 +30,7 @@ EVENT = S + "EventCreate/properties/"
 ROOM = S + "WaitingRoomSettings/properties/"
 SEATS_LIMIT = "paths//v1/events/{event}/seats/get/parameters/name=limit/schema"
 REFUNDS_LIMIT = "paths//v1/refunds/get/parameters/name=limit/schema"
+NOTIFICATIONS_LIMIT = "paths//v1/notifications/get/parameters/name=limit/schema"
 PAGE_LIMIT = "components/parameters/PageLimit/schema"
 ID_PATTERN = "^[A-Za-z0-9_.]{1,%(HF_ID_SIZE_MAX)d}$"
 
@@ -84,6 +85,8 @@ BOUNDS = [
     (PAGE_LIMIT, "default", "HF_HISTORY_PAGE_DEFAULT"),
     (REFUNDS_LIMIT, "maximum", "HF_REFUNDS_PAGE_MAX"),
     (REFUNDS_LIMIT, "default", "HF_REFUNDS_PAGE_DEFAULT"),
+    (NOTIFICATIONS_LIMIT, "maximum", "HF_NOTIFY_PAGE_MAX"),
+    (NOTIFICATIONS_LIMIT, "default", "HF_NOTIFY_PAGE_DEFAULT"),
     # Payment webhooks (section 7).
     (S + "PaymentDelivery/properties/id", "maxLength", "HF_WEBHOOK_EVENT_ID_SIZE_MAX"),
     (S + "PaymentDelivery/properties/payment_intent_id", "maxLength", "HF_PAYMENT_REF_SIZE_MAX"),

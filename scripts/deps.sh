@@ -10,7 +10,7 @@
 set -euo pipefail
 
 packages=(build-essential pkg-config libuv1-dev node-llhttp libjansson-dev libsqlite3-dev
-          libssl-dev libpq-dev)
+          libssl-dev libpq-dev libcurl4-openssl-dev)
 test_packages=(libcmocka-dev python3 python3-jwt sqlite3 curl clang libclang-rt-14-dev chromium valgrind
                cppcheck clang-tidy clang-format prometheus postgresql)
 bench_packages=(wrk curl python3 redis-server redis-tools postgresql postgresql-contrib gnuplot-nox valgrind)

@@ -237,6 +237,12 @@ static bool entry_write(hf_json_t *json, const hf_stored_history_t *entry) {
     return whole;
 }
 
+bool hf_history_entry_write(hf_buffer_t *out, const hf_stored_history_t *entry) {
+    hf_json_t json;
+    hf_json_init(&json, out);
+    return entry_write(&json, entry);
+}
+
 /* Whether the stored items, {"seats":[...],"pools":{...}} as store/rows.c writes them (seat
  * ids need no escapes), list seat. */
 static bool seats_have(const char *items, const char *seat) {

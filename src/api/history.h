@@ -9,7 +9,13 @@
 #define HF_API_HISTORY_H
 
 #include "engine/route.h"
+#include "lib/buffer.h"
+#include "store/store.h"
 
 extern const hf_route_table_t hf_handlers_history_routes;
+
+/* Appends one entry's JSON object as a page of history shows it: what a notification's data
+ * is (engine/outbox.h). false for a damaged row (its data no flat object). */
+bool hf_history_entry_write(hf_buffer_t *out, const hf_stored_history_t *entry);
 
 #endif

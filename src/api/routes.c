@@ -24,6 +24,7 @@
 #include "api/history.h"
 #include "api/holds.h"
 #include "api/metrics.h"
+#include "api/notifications.h"
 #include "api/payments.h"
 #include "api/queue.h"
 #include "api/staff.h"
@@ -36,10 +37,12 @@
  * the table is added here. No method and pattern appear twice, so the order is free (the
  * staff's GET of an event's holds shares its pattern with the POST that makes one). */
 static const hf_route_table_t *const TABLES[] = {
-    &hf_handlers_events_routes,  &hf_handlers_history_routes,  &hf_handlers_holds_routes,
-    &hf_handlers_metrics_routes, &hf_handlers_payments_routes, &hf_handlers_queue_routes,
-    &hf_handlers_staff_routes,   &hf_handlers_ui_routes,       &hf_handlers_dispatch_routes,
-    &hf_handlers_cluster_routes,
+    &hf_handlers_events_routes,        &hf_handlers_history_routes,
+    &hf_handlers_holds_routes,         &hf_handlers_metrics_routes,
+    &hf_handlers_payments_routes,      &hf_handlers_queue_routes,
+    &hf_handlers_staff_routes,         &hf_handlers_ui_routes,
+    &hf_handlers_dispatch_routes,      &hf_handlers_cluster_routes,
+    &hf_handlers_notifications_routes,
 };
 
 /* ---- matching ----

@@ -1,11 +1,10 @@
 /* The webhook signature header (signature.h). */
 #include "api/signature.h"
 
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
 #include <string.h>
+
+#include "lib/hmac.h"
 
 static bool blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -77,33 +76,11 @@ bool hf_signature_parse(const char *header, size_t length, hf_signature_t *signa
     return has_timestamp && signature->v1_count > 0;
 }
 
-/* HMAC-SHA256(secret, t + "." + body) into digest; false when OpenSSL fails. */
-static bool digest_make(const hf_signature_t *signature, const char *secret, const char *body,
-                        size_t body_length, uint8_t digest[HF_SIGNATURE_DIGEST_SIZE]) {
-    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    EVP_MAC_CTX *context = mac ? EVP_MAC_CTX_new(mac) : NULL;
-    char digest_name[] = "SHA256";
-    OSSL_PARAM parameters[] = {
-        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
-        OSSL_PARAM_construct_end()};
-    size_t written = 0;
-    bool ok = context &&
-              EVP_MAC_init(context, (const unsigned char *)secret, strlen(secret), parameters) &&
-              EVP_MAC_update(context, (const unsigned char *)signature->timestamp_text,
-                             strlen(signature->timestamp_text)) &&
-              EVP_MAC_update(context, (const unsigned char *)".", 1) &&
-              EVP_MAC_update(context, (const unsigned char *)body, body_length) &&
-              EVP_MAC_final(context, digest, &written, HF_SIGNATURE_DIGEST_SIZE) &&
-              written == HF_SIGNATURE_DIGEST_SIZE;
-    EVP_MAC_CTX_free(context);
-    EVP_MAC_free(mac);
-    return ok;
-}
-
 bool hf_signature_verify(const hf_signature_t *signature, const char *secret, const char *body,
                          size_t body_length) {
     uint8_t expected[HF_SIGNATURE_DIGEST_SIZE];
-    if (!secret || !*secret || !digest_make(signature, secret, body, body_length, expected))
+    if (!secret || !*secret ||
+        !hf_hmac_signature_digest(secret, signature->timestamp_text, body, body_length, expected))
         return false;
     bool match = false;
     /* Every v1 is compared, so the time taken does not tell which one matched. */

@@ -11,9 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/hmac.h"
 #include "lib/limits.h"
 
-#define HF_SIGNATURE_DIGEST_SIZE 32
+#define HF_SIGNATURE_DIGEST_SIZE HF_HMAC_DIGEST_SIZE
 /* t's digits as the header spelled them (the signed text is the header's, not a reprint). */
 #define HF_SIGNATURE_TIMESTAMP_DIGITS_MAX 18
 

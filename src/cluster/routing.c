@@ -8,6 +8,7 @@
 
 #include "cluster/internal.h"
 #include "core/dispatch/dispatch.h"
+#include "engine/notification.h"
 #include "lib/log.h"
 #include "store/backend.h"
 
@@ -39,6 +40,14 @@ static const char *const ID_KIND_WORDS[] = {[HF_ROUTE_ID_HOLD] = "hold",
  * is no such id anywhere (the request is then served here: a 404). */
 static bool id_unit(hf_cluster_t *cluster, hf_route_id_kind_t kind, const char *id, char *unit,
                     size_t unit_size, const hf_cluster_job_t *resumed) {
+    if (kind == HF_ROUTE_ID_NOTIFICATION) {
+        /* Its id names its unit (engine/notification.h); one that does not is served here. */
+        char named[HF_ID_SIZE_MAX + 1];
+        int64_t seq;
+        if (!hf_notify_id_parse(id, named, &seq)) return false;
+        snprintf(unit, unit_size, "%s", named);
+        return true;
+    }
     const char *local = local_unit(cluster->context->core, kind, id);
     if (local) {
         snprintf(unit, unit_size, "%s", local);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/history.h"
 #include "api/routes.h"
 #include "cluster/cluster.h"
 #include "cmd/commands.h"
@@ -78,6 +79,16 @@ static void log_setup(const hf_command_line_t *line) {
     hf_log_secret_add(line->token_secret);
     hf_log_secret_add(line->user_token_secret);
     hf_log_secret_add(line->webhook_secret);
+    hf_log_secret_add(line->notify_secret);
+}
+
+/* The notifications' options (API.md section 15), with the history's entries as their data. */
+static hf_outbox_config_t notify_config(const hf_command_line_t *line) {
+    return (hf_outbox_config_t){.url = line->notify_url,
+                                .secret = line->notify_secret,
+                                .ca_file = line->notify_ca,
+                                .backlog_max = line->notify_backlog_max,
+                                .entry_write = hf_history_entry_write};
 }
 
 /* Runs the server until a signal stops it; the process's exit code. */
@@ -126,7 +137,8 @@ static int serve(const hf_command_line_t *line) {
                                    .dispatch = hf_routes_dispatch,
                                    .resume = hf_routes_resume,
                                    .routes = hf_routes_known,
-                                   .units = &hf_cluster_units};
+                                   .units = &hf_cluster_units,
+                                   .notify = notify_config(line)};
     hf_engine_t *engine = hf_engine_create(uv_default_loop(), &options);
     if (!engine) {
         hf_log(HF_LOG_ERROR, "start refused");

@@ -2,6 +2,7 @@
  * where it came from (the option's name or the environment variable's, for the message), then
  * check each value in effect. So a value the command line overrides is never checked, and every
  * refusal has the same form: "holdfast: WHERE: what is wrong", one line, exit 2. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,10 @@ typedef enum option_id {
     ACCESS_LOG,
     NODE_ID,
     ADVERTISE,
+    NOTIFY_URL,
+    NOTIFY_SECRET,
+    NOTIFY_CA,
+    NOTIFY_BACKLOG_MAX,
     OPTION_COUNT
 } option_id_t;
 
@@ -65,6 +70,10 @@ static const option_t OPTIONS[OPTION_COUNT] = {
     [ACCESS_LOG] = {"--access-log", "HOLDFAST_ACCESS_LOG", OPTION_FLAG},
     [NODE_ID] = {"--node-id", "HOLDFAST_NODE_ID", OPTION_TEXT},
     [ADVERTISE] = {"--advertise", "HOLDFAST_ADVERTISE", OPTION_TEXT},
+    [NOTIFY_URL] = {"--notify-url", "HOLDFAST_NOTIFY_URL", OPTION_TEXT},
+    [NOTIFY_SECRET] = {"--notify-secret", "HOLDFAST_NOTIFY_SECRET", OPTION_TEXT},
+    [NOTIFY_CA] = {"--notify-ca", "HOLDFAST_NOTIFY_CA", OPTION_TEXT},
+    [NOTIFY_BACKLOG_MAX] = {"--notify-backlog-max", "HOLDFAST_NOTIFY_BACKLOG_MAX", OPTION_TEXT},
 };
 
 /* One value as written, and the name to give in a message about it. */
@@ -120,13 +129,22 @@ void hf_command_line_usage(FILE *out) {
             "                        the listen address) [HOLDFAST_NODE_ID]\n"
             "  --advertise URL       how other nodes reach this one (default http://LISTEN)\n"
             "                        [HOLDFAST_ADVERTISE]\n"
+            "  --notify-url URL      POST every history entry there, signed (http or https)\n"
+            "                        [HOLDFAST_NOTIFY_URL]\n"
+            "  --notify-secret S     the notifications' signing secret, required with a URL\n"
+            "                        [HOLDFAST_NOTIFY_SECRET]\n"
+            "  --notify-ca FILE      the authorities an https receiver is verified against\n"
+            "                        (default: the system's) [HOLDFAST_NOTIFY_CA]\n"
+            "  --notify-backlog-max N  pending notifications kept, oldest dropped past it\n"
+            "                        (1 to %u, default %u) [HOLDFAST_NOTIFY_BACKLOG_MAX]\n"
             "  --help, -h            print this and exit\n"
             "  --version             print the version and exit\n"
             "The log is one JSON object per line on standard error. Exit codes: 0 done (serve:\n"
             "stopped cleanly), 1 failure (a start refused, a store failure, a check that found\n"
             "a broken invariant), 2 a refused option or usage.\n",
             HF_FINISHED_HOLDS_LIMIT, HF_FINISHED_HOLDS_MAX, HF_DISPATCH_FINISHED_RIDES_LIMIT,
-            HF_DISPATCH_FINISHED_RIDES_MAX, (unsigned)HF_CORS_ORIGINS_MAX);
+            HF_DISPATCH_FINISHED_RIDES_MAX, (unsigned)HF_CORS_ORIGINS_MAX,
+            (unsigned)HF_NOTIFY_BACKLOG_LIMIT, (unsigned)HF_NOTIFY_BACKLOG_DEFAULT);
 }
 
 /* Writes "holdfast: " and the message as one line on standard error. */
@@ -481,6 +499,44 @@ static hf_command_t check_node(const gathered_t *gathered, hf_command_line_t *li
     return HF_COMMAND_SERVE;
 }
 
+/* The notifications (API.md section 15): an http or https URL with a host, its secret, an
+ * authority file that can be read now (rather than a failure at the first delivery), the
+ * backlog's bound. */
+static hf_command_t check_notify(const gathered_t *gathered, hf_command_line_t *line) {
+    const given_t *url = &gathered->values[NOTIFY_URL], *secret = &gathered->values[NOTIFY_SECRET];
+    const given_t *ca = &gathered->values[NOTIFY_CA];
+    if (check_count(&gathered->values[NOTIFY_BACKLOG_MAX], HF_NOTIFY_BACKLOG_DEFAULT,
+                    HF_NOTIFY_BACKLOG_LIMIT, &line->notify_backlog_max) != HF_COMMAND_SERVE)
+        return HF_COMMAND_REFUSED;
+    if (line->notify_backlog_max == 0)
+        return refuse("%s: the backlog must hold at least 1 notification",
+                      gathered->values[NOTIFY_BACKLOG_MAX].source);
+    if (url->value) {
+        const char *value = url->value;
+        size_t scheme = strncmp(value, "https://", 8) == 0  ? 8
+                        : strncmp(value, "http://", 7) == 0 ? 7
+                                                            : 0;
+        if (scheme == 0 || strchr("/?#", value[scheme]) != NULL)
+            return refuse("%s: not an http:// or https:// URL with a host, as "
+                          "https://platform.example/holdfast",
+                          url->source);
+        if (!secret->value || !*secret->value)
+            return refuse("%s needs --notify-secret [HOLDFAST_NOTIFY_SECRET]: the receiver "
+                          "verifies each notification with it",
+                          url->source);
+    }
+    if (ca->value) {
+        FILE *file = fopen(ca->value, "r");
+        if (file == NULL)
+            return refuse("%s: cannot read %s: %s", ca->source, ca->value, strerror(errno));
+        fclose(file);
+    }
+    line->notify_url = url->value;
+    line->notify_secret = secret->value;
+    line->notify_ca = ca->value;
+    return HF_COMMAND_SERVE;
+}
+
 /* --token-secret and --user-token-secret: their bytes sign tokens, so a short one could be
  * guessed from a single token offline; HMAC takes any longer one (token.h), up to a bound
  * that catches a file pasted whole. The value is never quoted. */
@@ -534,7 +590,8 @@ hf_command_t hf_command_line_parse(int argc, char **argv, hf_command_line_t *lin
         check_finished(&gathered, line) != HF_COMMAND_SERVE ||
         check_origins(&gathered, line) != HF_COMMAND_SERVE ||
         check_log(&gathered, line) != HF_COMMAND_SERVE ||
-        check_secrets(&gathered, line) != HF_COMMAND_SERVE)
+        check_secrets(&gathered, line) != HF_COMMAND_SERVE ||
+        check_notify(&gathered, line) != HF_COMMAND_SERVE)
         return HF_COMMAND_REFUSED;
     line->api_key = gathered.values[API_KEY].value;
     line->webhook_secret = gathered.values[WEBHOOK_SECRET].value;

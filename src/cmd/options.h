@@ -36,6 +36,9 @@ typedef struct hf_command_line {
     const char *token_secret;
     const char *user_token_secret; /* --user-token-secret; NULL: no user tokens */
     const char *webhook_secret;
+    /* --notify-url (NULL: none sent), --notify-secret, --notify-ca, --notify-backlog-max. */
+    const char *notify_url, *notify_secret, *notify_ca;
+    uint32_t notify_backlog_max;
     uint32_t finished_holds_max;
     uint32_t finished_rides_max; /* --finished-rides */
     bool demo;

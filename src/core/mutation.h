@@ -42,7 +42,9 @@
     X(EVENT_UPDATE, 15, event_update, event_update) /* an event changed while it sells */ \
     X(EVENT_DELETE, 16, event_delete, event_delete) /* an event that never sold, deleted */ \
     X(DRIVER, 20, driver, driver) /* a driver as it stands (dispatch: soft, flushed) */ \
-    X(RIDE, 21, ride, ride)       /* a ride as it stands, with its offer (dispatch) */
+    X(RIDE, 21, ride, ride)       /* a ride as it stands, with its offer (dispatch) */ \
+    /* a notification's delivery state (engine/outbox.h): the columns of its history entry */ \
+    X(NOTIFY, 30, notify, notify)
 
 #define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = (value),
 typedef enum hf_mutation_type { HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_) } hf_mutation_type_t;
@@ -223,6 +225,20 @@ typedef struct hf_mutation_ride {
     const char *declined, *lapsed;
 } hf_mutation_ride_t;
 
+/* The delivery of one notification (API.md section 15), the history entry (unit, seq) told to
+ * the platform: its state after an attempt, a drop or a retry by hand. Not the core's: the
+ * engine's outbox (engine/outbox.h) appends it to the open batch, so it is fenced on the unit
+ * like the entry's own change. */
+typedef struct hf_mutation_notify {
+    const char *unit; /* the event (or calendar) whose history holds the entry */
+    int64_t seq;
+    int status;              /* hf_notify_status_t of engine/outbox.h: 0 pending, 1, 2 */
+    uint32_t attempts;       /* every try, the successful one included */
+    int last_status;         /* the receiver's HTTP status, 0 when none came */
+    const char *last_error;  /* why, when none came or it was no 2xx; NULL else */
+    int64_t next_attempt_ms; /* when a pending one is due again */
+} hf_mutation_notify_t;
+
 typedef struct hf_mutation {
     hf_mutation_type_t type;
     int64_t at_ms; /* when the change happened */
@@ -244,6 +260,7 @@ typedef struct hf_mutation {
         hf_mutation_ticket_t ticket;
         hf_mutation_driver_t driver;
         hf_mutation_ride_t ride;
+        hf_mutation_notify_t notify;
     } as;
 } hf_mutation_t;
 

@@ -23,6 +23,7 @@ struct hf_idempotency;
 struct hf_streams;
 struct hf_metrics; /* metrics.h */
 struct hf_cluster; /* cluster.h */
+struct hf_outbox;  /* outbox.h */
 
 typedef struct hf_context {
     hf_core_t *core;
@@ -31,6 +32,7 @@ typedef struct hf_context {
     struct hf_streams *streams;
     struct hf_metrics *metrics; /* GET /metrics' counters (metrics.h) */
     struct hf_cluster *cluster; /* units, leases, forwarding (cluster.h) */
+    struct hf_outbox *outbox;   /* outbound notifications (outbox.h) */
     const char *api_key;        /* NULL or "": no authentication */
     /* The payment webhook's HMAC secret (--webhook-secret); NULL or "": the webhook answers
      * 503 webhooks_not_configured. Owned by the engine's caller. */

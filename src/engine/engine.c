@@ -206,6 +206,7 @@ static void arm_expiry_timer(hf_engine_t *engine) {
 static void close_handles(hf_engine_t *engine) {
     engine->options.units->stop(
         engine->cluster); /* hands the leases back: all is durable or failed */
+    hf_outbox_stop(engine->context.outbox);
     hf_http_server_close(engine->http);
     uv_close((uv_handle_t *)&engine->store_done, NULL);
     uv_close((uv_handle_t *)&engine->check, NULL);
@@ -238,6 +239,9 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     HF_LOG_FIELDS(HF_LOG_INFO, "stopping: finishing in-flight work",
                   HF_LOG_TEXT("signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"));
     hf_http_server_stop_accepting(engine->http);
+    /* No new attempt, and no state of one, holds the stop back: those in flight stay pending
+     * in the store and are sent again at the next start. */
+    hf_outbox_stop(engine->context.outbox);
     /* Drivers' last positions go with what is in flight. */
     if (!engine->context.store_failed)
         hf_dispatch_flush(engine->context.core, hf_context_now_ms(&engine->context), UINT32_MAX);
@@ -377,8 +381,10 @@ static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
         hf_streams_record(&engine->streams, mutation);
     /* Seat and pool changes are for streams only: the store derives both from the holds and
      * orders, so copying them into the batch would be work for nothing. */
-    if (mutation->type != HF_MUTATION_POOL && mutation->type != HF_MUTATION_SEAT)
+    if (mutation->type != HF_MUTATION_POOL && mutation->type != HF_MUTATION_SEAT) {
         hf_batch_append(engine->context.open_batch, mutation);
+        if (engine->context.outbox) hf_outbox_appended(engine->context.outbox, mutation);
+    }
 }
 
 hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *options) {
@@ -413,6 +419,11 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     hf_dispatch_set_finished_max(context->core, engine->options.finished_rides_max);
     if (!open_store(engine)) goto fail;
     char error[256];
+    context->outbox = hf_outbox_create(loop, context, &options->notify, error, sizeof error);
+    if (context->outbox == NULL) {
+        hf_log(HF_LOG_ERROR, "cannot set up notifications: %s", error);
+        goto fail;
+    }
     hf_http_config_t config = {options->host,  options->port,        options->dispatch,
                                context,        hf_metrics_answered,  options->access_log,
                                options->bound, options->bound_socket};
@@ -424,6 +435,7 @@ hf_engine_t *hf_engine_create(uv_loop_t *loop, const hf_engine_options_t *option
     engine->metrics.http = engine->http;
     init_handles(engine);
     engine->options.units->start(engine->cluster, engine->http);
+    hf_outbox_start(context->outbox);
     if (hf_store_start(context->store, store_done_from_thread, engine) != 0) {
         hf_log(HF_LOG_ERROR, "cannot start the store's writer and syncer threads");
         goto fail;
@@ -464,6 +476,7 @@ void hf_engine_destroy(hf_engine_t *engine) {
     if (engine->context.store) hf_store_close(engine->context.store);
     if (engine->http) hf_http_server_free(engine->http);
     engine->options.units->free(engine->cluster);
+    hf_outbox_free(engine->context.outbox);
     hf_core_destroy(engine->context.core);
     if (engine->context.open_batch) hf_batch_destroy(engine->context.open_batch);
     if (engine->spare_batch) hf_batch_destroy(engine->spare_batch);

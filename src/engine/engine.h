@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "engine/outbox.h"
 #include "engine/route.h"
 #include "engine/token.h"
 #include "engine/units.h"
@@ -100,6 +101,10 @@ typedef struct hf_engine_options {
     hf_route_resume_fn resume; /* hf_routes_resume: a parked request goes on */
     const hf_route_t *const *(*routes)(size_t *count);
     const hf_units_methods_t *units;
+    /* Outbound notifications (API.md section 15, outbox.h): the URL (NULL: none sent), its
+     * secret, the authority file, the backlog's bound, and the entries' JSON
+     * (api/history.h's hf_history_entry_write). Owned by the caller. */
+    hf_outbox_config_t notify;
 } hf_engine_options_t;
 
 typedef struct hf_engine hf_engine_t;

@@ -75,6 +75,9 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
                                   "a ride is assigned to this driver: complete or cancel it first"},
     [HF_API_ERROR_RIDE_FINISHED] = {"ride_finished", 409,
                                     "the ride is completed: it can no longer be cancelled"},
+    [HF_API_ERROR_NOTIFICATION_NOT_FOUND] = {"notification_not_found", 404, "no such notification"},
+    [HF_API_ERROR_ALREADY_DELIVERED] = {"already_delivered", 409,
+                                        "the notification is delivered: nothing to retry"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */

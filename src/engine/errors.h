@@ -63,6 +63,9 @@ typedef enum hf_api_error {
     HF_API_ERROR_DRIVER_NOT_FOUND,
     HF_API_ERROR_DRIVER_BUSY,
     HF_API_ERROR_RIDE_FINISHED,
+    /* Outbound notifications (API.md section 15). */
+    HF_API_ERROR_NOTIFICATION_NOT_FOUND,
+    HF_API_ERROR_ALREADY_DELIVERED,
     HF_API_ERROR_COUNT
 } hf_api_error_t;
 

@@ -62,6 +62,8 @@ typedef enum hf_route_id_kind {
     HF_ROUTE_ID_ORDER,
     HF_ROUTE_ID_RIDE,
     HF_ROUTE_ID_REFUND,
+    /* A notification's id carries its unit (engine/notification.h): read, not looked up. */
+    HF_ROUTE_ID_NOTIFICATION,
 } hf_route_id_kind_t;
 
 typedef struct hf_route_unit {

@@ -378,4 +378,42 @@
  * little ahead); further is not yet valid. */
 #define HF_USER_TOKEN_CLOCK_SKEW_S 60
 
+/* ---- Outbound notifications (API.md section 15, engine/outbox.h) ---- */
+/* Deliveries in flight at once per node: enough to keep a receiver busy, few enough that a
+ * slow one costs at most this many connections. */
+#define HF_NOTIFY_IN_FLIGHT_MAX 16
+/* An attempt that has no 2xx answer within this long failed (and is retried). */
+#define HF_NOTIFY_TIMEOUT_MS 10000
+/* The backoff: 1 s after the first failure, doubling, at most 1 h apart. */
+#define HF_NOTIFY_BACKOFF_FIRST_MS 1000
+#define HF_NOTIFY_BACKOFF_MAX_MS (3600 * 1000)
+/* How long a notification is retried, counted from its change: then it is failed. */
+#define HF_NOTIFY_RETRY_FOR_MS (3LL * 24 * 3600 * 1000)
+/* --notify-backlog-max's default: pending notifications past it are dropped, oldest first. */
+#define HF_NOTIFY_BACKLOG_DEFAULT 1000000
+/* The largest bound --notify-backlog-max takes: a billion entries is years of a busy store. */
+#define HF_NOTIFY_BACKLOG_LIMIT 1000000000
+/* Notifications held in memory at once (the delivery window): the rest stay in the store
+ * (the history is the outbox) until the window has room, so a dead receiver costs memory for
+ * this many, whatever the backlog. Each holds its body (an entry of a few hundred bytes). */
+#define HF_NOTIFY_WINDOW_MAX 1024
+/* Entries read from the store in one read of one unit. */
+#define HF_NOTIFY_READ_MAX 256
+/* How often the notifier looks for due attempts, new entries and the backlog. */
+#define HF_NOTIFY_TICK_MS 50
+/* Notifications dropped from the window in one tick when the backlog is over its bound. */
+#define HF_NOTIFY_DROPS_PER_TICK_MAX HF_NOTIFY_WINDOW_MAX
+/* A notification's body: an entry's data is bounded by its record (a hold of a
+ * bounded number of seats); one longer than this is failed, not sent. */
+#define HF_NOTIFY_BODY_SIZE_MAX (256u * 1024)
+/* last_error's text, as kept and shown. */
+#define HF_NOTIFY_ERROR_SIZE_MAX 160
+/* GET /v1/notifications: a page's default and most rows. */
+#define HF_NOTIFY_PAGE_DEFAULT 100
+#define HF_NOTIFY_PAGE_MAX 1000
+/* A page of delivered or failed ones examines at most this many entries (no index has them:
+ * the pending have theirs) and then answers next to go on, so a page never scans the whole
+ * history on the loop thread. */
+#define HF_NOTIFY_SCAN_MAX 10000
+
 #endif

@@ -46,7 +46,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 8
+#define HF_STORE_BACKEND_VERSION 9
 
 typedef struct hf_store_backend {
     int version;        /* HF_STORE_BACKEND_VERSION */
@@ -167,6 +167,13 @@ typedef struct hf_store_backend {
     int (*list_rides)(void *instance, const hf_store_ride_query_t *query,
                       const hf_store_loader_t *loader, bool *after_found, char *error,
                       size_t error_size);
+    /* ---- The outbox of notifications (version 9; engine/outbox.h): the history's entries with
+     * their delivery state (hf_store_read_outbox, hf_store_outbox_pending), through the
+     * connection read_hold uses. A NOTIFY record updates its entry's state columns. */
+    int (*read_outbox)(void *instance, const hf_store_outbox_query_t *query,
+                       hf_store_history_fn entry, void *context, char *error, size_t error_size);
+    int (*outbox_pending)(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
+                          char *error, size_t error_size);
 } hf_store_backend_t;
 
 /* The beginning of the error of a batch refused because this node no longer holds the lease

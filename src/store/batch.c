@@ -243,6 +243,12 @@ void hf_batch_copy_idempotency(hf_batch_t *batch, hf_mutation_t *copy) {
     answer->unit = copy_string(batch, answer->unit);
 }
 
+void hf_batch_copy_notify(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_notify_t *notify = &copy->as.notify;
+    notify->unit = copy_string(batch, notify->unit);
+    notify->last_error = copy_string(batch, notify->last_error);
+}
+
 void hf_batch_copy_delivery(hf_batch_t *batch, hf_mutation_t *copy) {
     hf_mutation_delivery_t *delivery = &copy->as.delivery;
     delivery->payment_intent_id = copy_string(batch, delivery->payment_intent_id);

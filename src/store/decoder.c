@@ -359,15 +359,23 @@ int hf_decoder_load(hf_decoder_table_fn table, void *backend, const hf_store_loa
 int hf_decoder_history(const hf_row_reader_t *row, const char *event_id, hf_store_history_fn entry,
                        void *context, char *error, size_t error_size) {
     size_t data_length = 0;
-    hf_stored_history_t item = {.seq = integer(row, HF_COLUMN_HISTORY_SEQ),
-                                .type = text(row, HF_COLUMN_HISTORY_TYPE),
-                                .at_ms = integer(row, HF_COLUMN_HISTORY_AT),
-                                .data = row->text(row->row, HF_COLUMN_HISTORY_DATA, &data_length),
-                                .has_subject = integer(row, HF_COLUMN_HISTORY_HAS_SUBJECT) != 0,
-                                .reservation_id = text(row, HF_COLUMN_HISTORY_RESERVATION_ID),
-                                .user_id = text(row, HF_COLUMN_HISTORY_USER_ID),
-                                .items = text(row, HF_COLUMN_HISTORY_ITEMS)};
+    hf_stored_history_t item = {
+        .seq = integer(row, HF_COLUMN_HISTORY_SEQ),
+        .type = text(row, HF_COLUMN_HISTORY_TYPE),
+        .at_ms = integer(row, HF_COLUMN_HISTORY_AT),
+        .data = row->text(row->row, HF_COLUMN_HISTORY_DATA, &data_length),
+        .has_subject = integer(row, HF_COLUMN_HISTORY_HAS_SUBJECT) != 0,
+        .reservation_id = text(row, HF_COLUMN_HISTORY_RESERVATION_ID),
+        .user_id = text(row, HF_COLUMN_HISTORY_USER_ID),
+        .items = text(row, HF_COLUMN_HISTORY_ITEMS),
+        .unit = text(row, HF_COLUMN_HISTORY_UNIT),
+        .notify_status = (int)integer(row, HF_COLUMN_HISTORY_NOTIFY_STATUS),
+        .notify_attempts = (uint32_t)integer(row, HF_COLUMN_HISTORY_NOTIFY_ATTEMPTS),
+        .notify_last_status = (int)integer(row, HF_COLUMN_HISTORY_NOTIFY_LAST_STATUS),
+        .notify_last_error = text(row, HF_COLUMN_HISTORY_NOTIFY_LAST_ERROR),
+        .notify_next_attempt_ms = integer(row, HF_COLUMN_HISTORY_NOTIFY_NEXT_AT)};
     item.data_length = data_length;
+    if (item.unit == NULL) item.unit = event_id;
     /* A row's data is spliced into answers as it is: one that is not an object is refused. */
     if (item.type == NULL || item.data == NULL || item.data_length < 2 || item.data[0] != '{' ||
         item.data[item.data_length - 1] != '}') {

@@ -138,6 +138,20 @@ int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *que
     return store->backend->read_history(store->instance, query, entry, context, error, error_size);
 }
 
+int hf_store_read_outbox(hf_store_t *store, const hf_store_outbox_query_t *query,
+                         hf_store_history_fn entry, void *context, char *error, size_t error_size) {
+    assert(store != NULL && query != NULL && entry != NULL);
+    return store->backend->read_outbox(store->instance, query, entry, context, error, error_size);
+}
+
+int hf_store_outbox_pending(hf_store_t *store, const char *unit, int64_t *pending,
+                            int64_t *last_seq, char *error, size_t error_size) {
+    assert(store != NULL && unit != NULL);
+    *pending = *last_seq = 0;
+    return store->backend->outbox_pending(store->instance, unit, pending, last_seq, error,
+                                          error_size);
+}
+
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size) {
     assert(store != NULL && hold_id != NULL && loader != NULL && loader->hold != NULL);

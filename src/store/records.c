@@ -52,6 +52,9 @@
 /* Dispatch's unit is the fleet; it keeps no audit history (docs/API.md). */
 #define ROW_DRIVER UNIT(driver.fleet_id), SUBJECT(driver.driver_id)
 #define ROW_RIDE UNIT(ride.fleet_id), SUBJECT(ride.ride_id)
+/* A notification's delivery state is its history entry's, so it is fenced on that unit: a
+ * node that lost the unit cannot mark its notifications delivered. It makes no entry. */
+#define ROW_NOTIFY UNIT(notify.unit), SUBJECT(notify.unit)
 
 #define ROW(KIND, value, lower, member) \
     [HF_MUTATION_##KIND] = {.name = #KIND, .copy = hf_batch_copy_##member, ROW_##KIND},

@@ -211,6 +211,15 @@ typedef struct hf_stored_history {
     size_t data_length;
     bool has_subject;
     const char *reservation_id, *user_id, *items;
+    /* Its notification's delivery state (API.md section 15; the columns a NOTIFY record
+     * writes): the unit is the entry's event, status 0 pending, 1 delivered, 2 failed;
+     * last_status 0 and last_error NULL while none, next_attempt_ms 0 before the first try. */
+    const char *unit;
+    int notify_status;
+    uint32_t notify_attempts;
+    int notify_last_status;
+    const char *notify_last_error;
+    int64_t notify_next_attempt_ms;
 } hf_stored_history_t;
 
 typedef int (*hf_store_history_fn)(void *context, const hf_stored_history_t *entry);
@@ -224,6 +233,27 @@ typedef int (*hf_store_history_fn)(void *context, const hf_stored_history_t *ent
  * sentence in error. */
 int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *query,
                           hf_store_history_fn entry, void *context, char *error, size_t error_size);
+/* What hf_store_read_outbox reads: the history is the outbox of notifications (engine/outbox.h).
+ * With unit set, that unit's pending entries whose seq is above after_seq (the notifier's
+ * read, a range scan of the pending entries' partial index); with unit NULL, the entries of
+ * every unit after (after_unit, after_seq) in (unit, seq) order: the pending ones alone when
+ * status is 0 (the same index), every one when it is negative (the staff's listing). At most
+ * limit of them. */
+typedef struct hf_store_outbox_query {
+    const char *unit;
+    const char *after_unit; /* "" to start from the first unit */
+    int64_t after_seq;
+    int status;
+    uint32_t limit;
+} hf_store_outbox_query_t;
+
+/* As hf_store_read_history, for the query above (same thread, connection and callbacks). */
+int hf_store_read_outbox(hf_store_t *store, const hf_store_outbox_query_t *query,
+                         hf_store_history_fn entry, void *context, char *error, size_t error_size);
+/* The number of unit's pending notifications and the last seq of its history, as committed
+ * (same thread and connection). */
+int hf_store_outbox_pending(hf_store_t *store, const char *unit, int64_t *pending,
+                            int64_t *last_seq, char *error, size_t error_size);
 /* Starts the store's writer thread and the log syncer's threads. done is called after each
  * batch is written and after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);

@@ -147,7 +147,8 @@ class Fixtures:
             event = self.scratch
         values = {"event": event, "seat": "A-R-1", "user": self.owner, "user_id": self.owner,
                   "file": "common.js", "fleet": "f_cred", "driver": "d_cred",
-                  "ride": "ride_" + "0" * 36, "refund": "ref_" + "0" * 36}
+                  "ride": "ride_" + "0" * 36, "refund": "ref_" + "0" * 36,
+                  "notification": "nt_1_none"}
         if "{hold}" in pattern:
             values["hold"] = self.hold()
         if "{order}" in pattern:

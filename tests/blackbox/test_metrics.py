@@ -64,11 +64,11 @@ LABEL_VALUES = {
     "route": re.compile(r"^(other|/[A-Za-z0-9_./{}]*)$"),
     "method": re.compile(r"^(other|GET|POST|PUT|PATCH|DELETE)$"),
     "status": re.compile(r"^(other|[2-5][0-9][0-9]|available|held|sold|pending|completed|"
-                         r"searching|offered|assigned|cancelled|unavailable)$"),
+                         r"searching|offered|assigned|cancelled|unavailable|delivered|failed)$"),
     "outcome": re.compile(r"^(accepted|declined|expired)$"),
     "le": re.compile(r"^(\+Inf|[0-9.e+-]+)$"),
     "result": re.compile(r"^(committed|refund_required|recorded|repeat|invalid_signature|"
-                         r"invalid|ok|unavailable)$"),
+                         r"invalid|ok|unavailable|success|failure)$"),
     "version": re.compile(r"^[0-9A-Za-z.+-]+$"),
     # holdfast_auth_refusals_total (API.md section 16): bounded words, never a token.
     "reason": re.compile(r"^(missing|wrong_key|forbidden|malformed|alg_not_allowed|"

@@ -75,6 +75,8 @@ static const sample_t SAMPLES[] = {
     {{.type = HF_MUTATION_RIDE, .as.ride = {.ride_id = "r9", .fleet_id = "F1", .rider_id = "x"}},
      "F1",
      "r9"},
+    /* A notification's state is fenced on its entry's unit. */
+    {{.type = HF_MUTATION_NOTIFY, .as.notify = {.unit = "E6", .seq = 3}}, "E6", "E6"},
 };
 #define SAMPLE_COUNT (sizeof SAMPLES / sizeof SAMPLES[0])
 

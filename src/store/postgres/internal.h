@@ -182,6 +182,26 @@ int hf_pg_holds_list(void *instance, const hf_store_hold_query_t *query,
                      size_t error_size);
 int hf_pg_ticket_read(void *instance, const char *ticket_id, const hf_store_loader_t *loader,
                       bool *found, char *error, size_t error_size);
+/* History entries joined with what each is about, as SQLite's (sqlite/internal.h), columns in
+ * the decoder's order: the rows the subquery's WHERE (with its ORDER BY and LIMIT) picks, each
+ * joined with the hold its data names or else the order, by their unique ids (the data's two
+ * ids are read once each), then ordered by order. */
+#define HF_PG_HISTORY_SELECT(where, order) \
+    "SELECT s.seq, s.type, s.at, s.data, (s.rid IS NOT NULL OR s.oid IS NOT NULL)::int," \
+    " COALESCE(s.rid, o.reservation_id), COALESCE(h.user_id, o.user_id)," \
+    " COALESCE(h.items, o.items), s.event_id, s.notify_status, s.notify_attempts," \
+    " s.notify_last_status, s.notify_last_error, s.notify_next_at" \
+    " FROM (SELECT event_id, seq, type, at, data, data::json ->> 'reservation_id' AS rid," \
+    "   data::json ->> 'order_id' AS oid, notify_status, notify_attempts, notify_last_status," \
+    "   notify_last_error, notify_next_at FROM history " where ") s" \
+    " LEFT JOIN holds h ON h.id = s.rid" \
+    " LEFT JOIN orders o ON s.rid IS NULL AND o.id = s.oid" \
+    " ORDER BY " order
+/* The outbox (outbox.c): the backend's read_outbox and outbox_pending. */
+int hf_pg_outbox_read(void *instance, const hf_store_outbox_query_t *query,
+                      hf_store_history_fn entry, void *context, char *error, size_t error_size);
+int hf_pg_outbox_pending(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
+                         char *error, size_t error_size);
 int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
                        hf_store_history_fn entry, void *context, char *error, size_t error_size);
 

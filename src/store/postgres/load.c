@@ -324,16 +324,8 @@ int hf_pg_listing_read(hf_pg_store_t *store, const hf_pg_listing_t *listing, con
  * its columns in the decoder's order (store/decoder.h's HF_COLUMN_HISTORY_...):
  * the first $3 rows after $2, each joined with the hold its data names or else the order, by
  * their unique ids (the data's two ids are read once each, in the subquery). */
-static const char READ_HISTORY[] =
-    "SELECT s.seq, s.type, s.at, s.data, (s.rid IS NOT NULL OR s.oid IS NOT NULL)::int,"
-    " COALESCE(s.rid, o.reservation_id), COALESCE(h.user_id, o.user_id),"
-    " COALESCE(h.items, o.items)"
-    " FROM (SELECT seq, type, at, data, data::json ->> 'reservation_id' AS rid,"
-    "   data::json ->> 'order_id' AS oid FROM history"
-    "   WHERE event_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint) s"
-    " LEFT JOIN holds h ON h.id = s.rid"
-    " LEFT JOIN orders o ON s.rid IS NULL AND o.id = s.oid"
-    " ORDER BY s.seq";
+static const char READ_HISTORY[] = HF_PG_HISTORY_SELECT(
+    "WHERE event_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint", "seq");
 
 int hf_pg_history_read(void *instance, const hf_store_history_query_t *query,
                        hf_store_history_fn entry, void *context, char *error, size_t error_size) {

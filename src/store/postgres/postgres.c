@@ -161,13 +161,14 @@ typedef enum statement {
     STATEMENT_REFUND_PUT,
     STATEMENT_TICKET_INSERT,
     STATEMENT_TICKET_UPDATE,
+    STATEMENT_NOTIFY_UPDATE,
     STATEMENT_COUNT
 } statement_t;
 
 static const char *const STATEMENT_NAMES[STATEMENT_COUNT] = {
     "hf_purge",        "hf_delivery_purge",         "hf_order_insert",    "hf_order_item_insert",
     "hf_order_update", "hf_order_items_deactivate", "hf_idempotency_put", "hf_delivery_insert",
-    "hf_refund_put",   "hf_ticket_insert",          "hf_ticket_update"};
+    "hf_refund_put",   "hf_ticket_insert",          "hf_ticket_update",   "hf_notify_update"};
 
 /* The updates that must change a row count it inside the statement (see the top). */
 #define CHANGED(update) \
@@ -206,6 +207,11 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_TICKET_UPDATE] =
         "UPDATE tickets SET status = $2, admitted_at = $3::bigint, updated_at = $4::bigint"
         " WHERE id = $1",
+    /* A notification's delivery state is its history entry's (engine/outbox.h). */
+    [STATEMENT_NOTIFY_UPDATE] =
+        "UPDATE history SET notify_status = $3::integer, notify_attempts = $4::integer,"
+        " notify_last_status = $5::integer, notify_last_error = $6, notify_next_at = $7::bigint"
+        " WHERE event_id = $1 AND seq = $2::bigint",
 };
 
 /* Connects the writer, prepares its statements and enters pipeline mode. */
@@ -487,6 +493,19 @@ static bool queue_ticket_update(hf_pg_store_t *store, const hf_mutation_t *mutat
     return queue_prepared(store, STATEMENT_TICKET_UPDATE, 4, values, NULL, tag);
 }
 
+static bool queue_notify(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+    const hf_mutation_notify_t *m = &mutation->as.notify;
+    number_t a, b, c, d, e;
+    const char *values[] = {m->unit,
+                            number(a, m->seq),
+                            number(b, m->status),
+                            number(c, m->attempts),
+                            m->last_status != 0 ? number(d, m->last_status) : NULL,
+                            m->last_error,
+                            number(e, m->next_attempt_ms)};
+    return queue_prepared(store, STATEMENT_NOTIFY_UPDATE, 7, values, NULL, tag);
+}
+
 /* Seats and pools follow from holds and orders: nothing to write (as SQLite's store). */
 static bool queue_seat(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) { return true; }
 static bool queue_pool(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) { return true; }
@@ -696,6 +715,8 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .read_hold = hf_pg_hold_read,
     .list_holds = hf_pg_holds_list,
     .read_history = hf_pg_history_read,
+    .read_outbox = hf_pg_outbox_read,
+    .outbox_pending = hf_pg_outbox_pending,
     .read_ticket = hf_pg_ticket_read,
     .start = postgres_start,
     .batch_write = postgres_batch_write,

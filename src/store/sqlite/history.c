@@ -83,6 +83,10 @@ void hf_sqlite_history_forget(hf_sqlite_store_t *store) {
 void hf_sqlite_history_close(hf_sqlite_store_t *store) {
     sqlite3_finalize(store->read_history);
     store->read_history = NULL;
+    for (size_t i = 0; i < HF_SQLITE_OUTBOX_READS; i++) {
+        sqlite3_finalize(store->read_outbox[i]);
+        store->read_outbox[i] = NULL;
+    }
     hf_map_free(&store->history_events);
     free(store->history_seqs);
     store->history_seqs = NULL;
@@ -99,35 +103,24 @@ void hf_sqlite_history_close(hf_sqlite_store_t *store) {
  * history's key order (history is the outer loop of the primary key's range scan, no sort),
  * so rows stream in seq order and a reader that stops early reads no further. PostgreSQL's
  * read (postgres/load.c) is the same query. */
-#define ENTRY_RESERVATION "json_extract(e.data, '$.reservation_id')"
-#define ENTRY_ORDER "json_extract(e.data, '$.order_id')"
-static const char READ_HISTORY[] = "SELECT e.seq, e.type, e.at, e.data,"
-                                   " " ENTRY_RESERVATION " IS NOT NULL OR " ENTRY_ORDER
-                                   " IS NOT NULL,"
-                                   " COALESCE(" ENTRY_RESERVATION
-                                   ", o.reservation_id), COALESCE(h.user_id, o.user_id),"
-                                   " COALESCE(h.items, o.items)"
-                                   " FROM history e"
-                                   " LEFT JOIN holds h ON h.id = " ENTRY_RESERVATION
-                                   " LEFT JOIN orders o ON " ENTRY_RESERVATION
-                                   " IS NULL AND o.id = " ENTRY_ORDER
-                                   " WHERE e.event_id = ?1 AND e.seq > ?2 ORDER BY e.seq LIMIT ?3";
+static const char READ_HISTORY[] = HF_SQLITE_HISTORY_SELECT
+    " WHERE e.event_id = ?1 AND e.seq > ?2 ORDER BY e.seq LIMIT ?3";
 
 /* Each row through the decoder (store/decoder.h) to entry, until it stops
  * (HF_STORE_LIST_STOP: 0), fails, or rows run out. */
-static int rows_deliver(hf_sqlite_store_t *store, const hf_store_history_query_t *query,
-                        hf_store_history_fn entry, void *context, char *error, size_t error_size) {
-    sqlite3_stmt *statement = store->read_history;
+int hf_sqlite_history_rows(hf_sqlite_store_t *store, sqlite3_stmt *statement, const char *unit,
+                           hf_store_history_fn entry, void *context, char *error,
+                           size_t error_size) {
     hf_sqlite_row_t row;
     hf_row_reader_t reader = hf_sqlite_row_reader(&row, statement);
     int result = 0, rc;
     while (result == 0 && (rc = sqlite3_step(statement)) == SQLITE_ROW)
-        result = hf_decoder_history(&reader, query->event_id, entry, context, error, error_size);
+        result = hf_decoder_history(&reader, unit, entry, context, error, error_size);
     if (result == HF_STORE_LIST_STOP) return 0;
     if (result != 0) return result;
     if (rc == SQLITE_DONE) return 0;
-    hf_store_error_write(error, error_size, "store: reading the history of %s failed: %s",
-                         query->event_id, sqlite3_errmsg(store->reader));
+    hf_store_error_write(error, error_size, "store: reading the history of %s failed: %s", unit,
+                         sqlite3_errmsg(store->reader));
     return -1;
 }
 
@@ -147,7 +140,8 @@ int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query
     sqlite3_bind_text(statement, 1, query->event_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(statement, 2, query->after_seq);
     sqlite3_bind_int64(statement, 3, query->limit);
-    int result = rows_deliver(store, query, entry, context, error, error_size);
+    int result = hf_sqlite_history_rows(store, statement, query->event_id, entry, context, error,
+                                        error_size);
     /* Reset at once, as the listing of holds does: an open read would hold back checkpoints. */
     sqlite3_reset(statement);
     sqlite3_clear_bindings(statement);

@@ -46,6 +46,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_REFUND_PUT,
     STATEMENT_HISTORY_INSERT,
     STATEMENT_HISTORY_LAST,
+    STATEMENT_NOTIFY_UPDATE,
     STATEMENT_TICKET_INSERT,
     STATEMENT_TICKET_UPDATE,
     STATEMENT_DRIVER_PUT, /* dispatch (dispatch.c) */
@@ -56,6 +57,28 @@ typedef enum hf_sqlite_statement {
 
 /* Threads: the connection is used by the caller of open and load until start, then by the
  * store's writer thread alone (backend.h); reader and read_hold by the engine thread. */
+/* History entries joined at read time with what each is about (store.h), their columns in the
+ * decoder's order (store/decoder.h's HF_COLUMN_HISTORY_...): the hold its data names
+ * (holds.id is unique), or else the order (orders.id is unique), so an entry reads alone though
+ * its row stores only its own fields; then the entry's notification state. The left joins keep
+ * the history's key order (history is the outer loop of the range scan, no sort), so rows
+ * stream in seq order and a reader that stops early reads no further. PostgreSQL's read
+ * (postgres/load.c) is the same query. A statement adds its WHERE, ORDER BY and LIMIT. */
+#define HF_SQLITE_ENTRY_RESERVATION "json_extract(e.data, '$.reservation_id')"
+#define HF_SQLITE_ENTRY_ORDER "json_extract(e.data, '$.order_id')"
+#define HF_SQLITE_HISTORY_SELECT \
+    "SELECT e.seq, e.type, e.at, e.data," \
+    " " HF_SQLITE_ENTRY_RESERVATION " IS NOT NULL OR " HF_SQLITE_ENTRY_ORDER " IS NOT NULL," \
+    " COALESCE(" HF_SQLITE_ENTRY_RESERVATION \
+    ", o.reservation_id), COALESCE(h.user_id, o.user_id)," \
+    " COALESCE(h.items, o.items), e.event_id, e.notify_status, e.notify_attempts," \
+    " e.notify_last_status, e.notify_last_error, e.notify_next_at" \
+    " FROM history e" \
+    " LEFT JOIN holds h ON h.id = " HF_SQLITE_ENTRY_RESERVATION \
+    " LEFT JOIN orders o ON " HF_SQLITE_ENTRY_RESERVATION \
+    " IS NULL AND o.id = " HF_SQLITE_ENTRY_ORDER
+#define HF_SQLITE_OUTBOX_READS 4
+
 typedef struct hf_sqlite_store {
     sqlite3 *database;
     sqlite3_stmt *statements[STATEMENT_COUNT];
@@ -67,6 +90,8 @@ typedef struct hf_sqlite_store {
     sqlite3_stmt *find_hold_seq; /* where a listing resumes: the seq of its after hold */
     hf_rows_items_t *read_items; /* the parsed lines of the hold read_hold reads */
     sqlite3_stmt *read_history;  /* a page of an event's history (hf_store_read_history) */
+    /* The outbox's reads (outbox.c): a unit's pending entries, a page across units, a count. */
+    sqlite3_stmt *read_outbox[HF_SQLITE_OUTBOX_READS];
     /* The writer only: the last seq of each event's history it has written or read (by
      * event id, values indexing history_seqs); forgotten when a batch fails, since its
      * numbers were rolled back with it. */
@@ -102,6 +127,16 @@ void hf_sqlite_history_forget(hf_sqlite_store_t *store);
 /* The event's history was deleted with it: a new event of that id numbers from 1 again. */
 void hf_sqlite_history_restart(hf_sqlite_store_t *store, const char *event_id);
 void hf_sqlite_history_close(hf_sqlite_store_t *store);
+/* Each row of statement (bound, columns HF_SQLITE_HISTORY_SELECT's) through the decoder to
+ * entry, until it stops, fails or rows run out; unit names the rows in a message. */
+int hf_sqlite_history_rows(hf_sqlite_store_t *store, sqlite3_stmt *statement, const char *unit,
+                           hf_store_history_fn entry, void *context, char *error,
+                           size_t error_size);
+/* The outbox (outbox.c): the backend's read_outbox and outbox_pending. */
+int hf_sqlite_outbox_read(void *instance, const hf_store_outbox_query_t *query,
+                          hf_store_history_fn entry, void *context, char *error, size_t error_size);
+int hf_sqlite_outbox_pending(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
+                             char *error, size_t error_size);
 int hf_sqlite_history_read(void *instance, const hf_store_history_query_t *query,
                            hf_store_history_fn entry, void *context, char *error,
                            size_t error_size);

@@ -164,6 +164,33 @@ static int schema_migrate(sqlite3 *database, const char *version) {
     return rc;
 }
 
+/* The notifications' delivery state (engine/outbox.h): columns of the history, since the
+ * history is the outbox, and a partial index of the pending entries the notifier reads. Added
+ * at every open when missing, in one transaction, so it needs no version of its own; entries
+ * made before are pending: the platform has not heard of them either. */
+static const char OUTBOX_COLUMNS[] =
+    "BEGIN IMMEDIATE;"
+    "ALTER TABLE history ADD COLUMN notify_status INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE history ADD COLUMN notify_attempts INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE history ADD COLUMN notify_last_status INTEGER;"
+    "ALTER TABLE history ADD COLUMN notify_last_error TEXT;"
+    "ALTER TABLE history ADD COLUMN notify_next_at INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX history_pending ON history(event_id, seq) WHERE notify_status = 0;"
+    "COMMIT;";
+
+static int outbox_columns_add(sqlite3 *database) {
+    char word[32];
+    int rc = hf_sqlite_word_query(database,
+                                  "SELECT count(*) FROM pragma_table_info('history')"
+                                  " WHERE name = 'notify_status'",
+                                  word, sizeof word);
+    if (rc != SQLITE_OK || strcmp(word, "0") != 0) return rc;
+    rc = sqlite3_exec(database, OUTBOX_COLUMNS, NULL, NULL, NULL);
+    if (rc != SQLITE_OK && !sqlite3_get_autocommit(database))
+        sqlite3_exec(database, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size_t error_size) {
     char word[32];
     if (sqlite3_exec(database, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) goto fail;
@@ -175,6 +202,7 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }
+    if (strcmp(word, SCHEMA_VERSION) == 0 && outbox_columns_add(database) != SQLITE_OK) goto fail;
     if (strcmp(word, SCHEMA_VERSION) != 0) {
         hf_store_error_write(
             error, error_size,

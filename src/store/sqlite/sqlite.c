@@ -87,6 +87,10 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_HISTORY_INSERT] =
         "INSERT INTO history(event_id, seq, type, at, data) VALUES(?1, ?2, ?3, ?4, ?5)",
     [STATEMENT_HISTORY_LAST] = "SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = ?1",
+    /* A notification's delivery state is its history entry's (engine/outbox.h). */
+    [STATEMENT_NOTIFY_UPDATE] =
+        "UPDATE history SET notify_status = ?3, notify_attempts = ?4, notify_last_status = ?5,"
+        " notify_last_error = ?6, notify_next_at = ?7 WHERE event_id = ?1 AND seq = ?2",
     [STATEMENT_TICKET_INSERT] =
         "INSERT INTO tickets(id, event_id, user_id, line_seq, status, created_at, admitted_at,"
         " updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6)",
@@ -438,6 +442,19 @@ static int write_ticket_update(hf_sqlite_store_t *store, const hf_mutation_t *mu
     return statement_run(store, id);
 }
 
+static int write_notify(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_notify_t *m = &mutation->as.notify;
+    hf_sqlite_statement_t id = STATEMENT_NOTIFY_UPDATE;
+    bind_text(store, id, 1, m->unit);
+    bind_integer(store, id, 2, m->seq);
+    bind_integer(store, id, 3, m->status);
+    bind_integer(store, id, 4, m->attempts);
+    if (m->last_status != 0) bind_integer(store, id, 5, m->last_status);
+    bind_text(store, id, 6, m->last_error);
+    bind_integer(store, id, 7, m->next_attempt_ms);
+    return statement_run(store, id);
+}
+
 /* Seat states and versions follow from holds and orders (the seat_state view, and
  * hf_core_restore_* at start), pool counts too: nothing to write. */
 static int write_seat(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
@@ -628,6 +645,8 @@ const hf_store_backend_t hf_store_sqlite_backend = {
     .read_hold = hf_sqlite_hold_read,
     .list_holds = hf_sqlite_holds_list,
     .read_history = hf_sqlite_history_read,
+    .read_outbox = hf_sqlite_outbox_read,
+    .outbox_pending = hf_sqlite_outbox_pending,
     .read_ticket = hf_sqlite_ticket_read,
     .read_ride = hf_sqlite_ride_read,
     .list_rides = hf_sqlite_rides_list,
