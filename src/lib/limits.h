@@ -367,4 +367,13 @@
  * answered 503 at once. Every parked request also holds one of HF_HTTP_DEFERRED_MAX. */
 #define HF_CLUSTER_JOB_PARKED_MAX 256
 
+/* The API of calendars (api/calendars.c). A 409 range_unavailable lists at most this many
+ * sub-spans: enough for every item of a hold to name a few, and a bound on the answer. */
+#define HF_CALENDAR_CONFLICTS_MAX 256u
+/* Resources named by one GET /free or /slots (?resource=A&resource=B...): a query string is
+ * at most a head long, so more could not be sent anyway. */
+#define HF_CALENDAR_QUERY_RESOURCES_MAX 1000u
+/* GET /availability writes its segments in chunks of this many, merged across chunks. */
+#define HF_CALENDAR_SEGMENTS_CHUNK 1024u
+
 #endif
