@@ -404,7 +404,8 @@ def test_expiry(server):
     check(can_hold(c, cal, "SUITE", day(50), day(52)), "free at expires_at")
     check_equal(expect(c.get("/v1/holds/%s" % h["reservation_id"]), 200)["status"], "expired",
                 "expired")
-    expect(c.post("/v1/holds/%s/commit" % h["reservation_id"], {"user_id": u}), 409)
+    expect(c.post("/v1/holds/%s/commit" % h["reservation_id"], {"user_id": u}), 410,
+           "hold_expired")
 
 
 def test_bookings(server):
@@ -556,7 +557,7 @@ def test_availability_segments(server):
 def test_free(server):
     c = server.client()
     cal = hotel(c)["id"]
-    hold(c, cal, user(), [item("SUITE", day(25), day(26))])
+    hold(c, cal, user(), [item("SUITE", day(25), day(27))])
     hold(c, cal, user(), [item("DBL", day(24), day(27), 7)])
     document = expect(c.get("/v1/calendars/%s/free?from=%s&to=%s&quantity=2"
                             % (cal, day(24), day(27))), 200)
