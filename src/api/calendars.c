@@ -358,6 +358,8 @@ static const hf_route_t routes[] = {
      IN_PATH},
     {"GET", "/v1/calendars/{}/free", hf_calendar_handle_free, 0, BODY_SIZE_MAX, IN_PATH},
     {"GET", "/v1/calendars/{}/slots", hf_calendar_handle_slots, 0, BODY_SIZE_MAX, IN_PATH},
+    {"GET", "/v1/calendars/{}/stream", hf_calendar_handle_stream,
+     HF_ROUTE_KEY_IN_QUERY | HF_ROUTE_STREAM, BODY_SIZE_MAX, IN_PATH},
 };
 
 const hf_route_table_t hf_handlers_calendars_routes = {routes, sizeof routes / sizeof routes[0],

@@ -39,6 +39,7 @@ typedef struct hf_calendar_scratch {
 void hf_calendar_handle_availability(hf_request_t *request);
 void hf_calendar_handle_free(hf_request_t *request);
 void hf_calendar_handle_slots(hf_request_t *request);
+void hf_calendar_handle_stream(hf_request_t *request);
 
 /* The calendar named by the first path parameter (its index in *index when not NULL), or
  * NULL after answering 404 calendar_not_found. */

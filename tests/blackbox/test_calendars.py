@@ -667,3 +667,35 @@ def test_calendars_on_postgres():
     if harness.STORE_URL is None:
         harness.skip("PostgreSQL only: run with --store-url")
     _durability_round(kill=True)
+
+
+# ---- the stream ----
+
+
+def test_stream_snapshot_and_changes(server):
+    from test_streams import Stream
+    c = server.client()
+    cal = hotel(c)["id"]
+    u = user()
+    hold(c, cal, u, [item("DBL", day(5), day(7))])
+    stream = Stream(server.port, "/v1/calendars/%s/stream" % cal)
+    snapshot = stream.open()
+    check_equal(snapshot, summary(c, cal), "snapshot = the summary")
+    h = hold(c, cal, u, [item("SUITE", day(10), day(12))])
+    event, data = stream.next_json()
+    check_equal((event, data), ("change", {"resource": "SUITE", "from": day(10), "to": day(12),
+                                           "delta": -1}), "a use taken")
+    seen = stream.event_id
+    release(c, h["reservation_id"], u)
+    event, data = stream.next_json()
+    check_equal((event, data), ("change", {"resource": "SUITE", "from": day(10), "to": day(12),
+                                           "delta": 1}), "given back")
+    stream.close()
+    # Last-Event-ID resumes after the change seen: the release follows, no snapshot.
+    again = Stream(server.port, "/v1/calendars/%s/stream" % cal,
+                   headers={"Last-Event-ID": seen})
+    check_equal(again.read_head(), 200, "resumed")
+    event, data = again.next_json()
+    check_equal((event, data["delta"]), ("change", 1), "the change after Last-Event-ID")
+    again.close()
+    expect(c.get("/v1/calendars/nope_%s/stream" % uid()), 404, "calendar_not_found")
