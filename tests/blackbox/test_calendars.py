@@ -699,3 +699,20 @@ def test_stream_snapshot_and_changes(server):
     check_equal((event, data["delta"]), ("change", 1), "the change after Last-Event-ID")
     again.close()
     expect(c.get("/v1/calendars/nope_%s/stream" % uid()), 404, "calendar_not_found")
+
+
+def test_history_entries_with_items(server):
+    c = server.client()
+    cal = hotel(c)["id"]
+    u = user()
+    h = hold(c, cal, u, [item("SUITE", day(10), day(12))])
+    commit(c, h["reservation_id"], u)
+    document = expect(c.get("/v1/calendars/%s/history" % cal), 200)
+    types = [entry["type"] for entry in document["history"]]
+    check_equal(types[-2:], ["hold", "commit"], "entries")
+    for entry in document["history"][-2:]:
+        check_equal(entry["reservation_id"], h["reservation_id"], "reservation_id")
+        check_equal(entry.get("items"), [{"resource": "SUITE", "from": day(10), "to": day(12),
+                                          "quantity": 1, "total": 120000}], "items")
+        check("seats" not in entry and "pools" not in entry, "no seats: %r" % entry)
+    expect(c.get("/v1/calendars/nope_%s/history" % uid()), 404, "calendar_not_found")
