@@ -458,6 +458,15 @@ def test_payment_webhooks(server):
     hold(c, cal, user(), [item("SUITE", day(91), day(93))])
     document = expect(_deliver(c, lost["reservation_id"], lost["total"]), 200)
     check_equal(document["result"], "refund_required", "taken meanwhile")
+    refund = expect(c.get("/v1/refunds/%s" % document["refund_id"]), 200)
+    check_equal((refund["reservation_id"], refund["amount"]), (lost["reservation_id"],
+                                                               lost["total"]), "the refund")
+    # A paid calendar order's cancel owes a refund too.
+    paid = commit(c, hold(c, cal, u, [item("SUITE", day(95), day(97))])["reservation_id"], u,
+                  "pi_paid")
+    cancelled = expect(c.post("/v1/orders/%s/cancel" % paid["order_id"], {"user_id": u}), 200)
+    check(cancelled["refund_id"], "refund_id of a paid order's cancel")
+    expect(c.get("/v1/refunds/%s" % cancelled["refund_id"]), 200)
 
 
 def test_idempotency_key(server):
