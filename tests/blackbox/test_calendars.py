@@ -760,3 +760,18 @@ def test_cli_calendar_create_and_show():
     check(code == 1 and "calendar_not_found" in err, "unknown: %r" % err)
     code, out, err = run("calendar", "frobnicate")
     check_equal(code, 2, "usage")
+
+
+def test_forgotten_hold_read_back():
+    """A released calendar hold the core forgot (past --finished-holds) is read back from the
+    store, as a seat hold is."""
+    server = Server(extra_args=["--finished-holds", "1"]).start()
+    c = server.client()
+    cal = hotel(c)["id"]
+    u = user()
+    held = [hold(c, cal, u, [item("DBL", day(3), day(5))]) for _ in range(3)]
+    for h in held:
+        release(c, h["reservation_id"], u)
+    first = expect(c.get("/v1/holds/%s" % held[0]["reservation_id"]), 200, what="read back")
+    check_equal((first["status"], first["calendar"], first["items"]),
+                ("released", cal, held[0]["items"]), "as it was")
