@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import time
+import urllib.parse
 from collections import Counter
 
 import harness
@@ -201,7 +202,8 @@ def test_bad_fields(server):
         expect(response, 400, "invalid_request", field=field, what="%r" % document)
         check(field in response.error.get("message", ""), "message names %s: %r"
               % (field, response.error))
-        expect(c.get("/v1/calendars/%s" % document.get("id")), 404, "calendar_not_found")
+        expect(c.get("/v1/calendars/%s" % urllib.parse.quote(str(document.get("id")))), 404,
+               "calendar_not_found", what="nothing made by %r" % document)
 
 
 def test_resources_appended(server):
