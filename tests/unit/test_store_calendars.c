@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -21,6 +22,18 @@
 
 #define DAY_MS 86400000LL
 #define DAY0 ((int32_t)(NOW_MS / DAY_MS))
+
+/* Ids of one run, prefixed: a PostgreSQL database may keep earlier runs' rows. Each call
+ * returns one of a ring of buffers, so a few may be used at once. */
+static char prefix[32] = "";
+
+static const char *ID(const char *base) {
+    static char ring[16][64];
+    static unsigned next;
+    char *out = ring[next++ % 16];
+    snprintf(out, 64, "%s%s", prefix, base);
+    return out;
+}
 
 /* ---- a core whose records go to a batch ---- */
 
@@ -47,7 +60,7 @@ static hf_calendar_definition_t hotel_definition(const hf_resource_definition_t 
                                            .max_items_per_hold = 4,
                                            .resource_count = count,
                                            .resources = resources};
-    strcpy(definition.id, "hotel");
+    snprintf(definition.id, sizeof definition.id, "%s", ID("hotel"));
     strcpy(definition.name, "Hotel");
     strcpy(definition.currency, "EUR");
     return definition;
@@ -56,7 +69,7 @@ static hf_calendar_definition_t hotel_definition(const hf_resource_definition_t 
 static void hold(hf_core_t *core, const char *hold_id, const char *user, const char *resource,
                  int32_t from, int32_t to, uint32_t quantity) {
     hf_calendar_item_request_t item = {resource, quantity, from, to};
-    hf_calendar_hold_request_t request = {.calendar_id = "hotel",
+    hf_calendar_hold_request_t request = {.calendar_id = ID("hotel"),
                                           .user_id = user,
                                           .hold_id = hold_id,
                                           .items = &item,
@@ -76,28 +89,30 @@ static hf_core_t *calendar_life(hf_batch_t *batch) {
     hf_calendar_definition_t definition = hotel_definition(resources, 2);
     assert_int_equal(hf_core_calendar_create(core, &definition, NOW_MS, NULL), HF_OK);
     hf_resource_definition_t park = resource_of("PARK", 40, 15);
-    assert_int_equal(hf_core_calendar_add_resources(core, "hotel", &park, 1, NOW_MS, NULL), HF_OK);
-    assert_int_equal(hf_core_calendar_sales_set(core, "hotel", false, NOW_MS), HF_OK);
-    assert_int_equal(hf_core_calendar_sales_set(core, "hotel", true, NOW_MS), HF_OK);
-    hold(core, "res_1", "u1", "DBL", DAY0 + 3, DAY0 + 6, 1);
-    hold(core, "res_2", "u2", "SUITE", DAY0 + 3, DAY0 + 5, 1);
-    hold(core, "res_3", "u3", "PARK", DAY0 + 1, DAY0 + 2, 3);
+    assert_int_equal(hf_core_calendar_add_resources(core, ID("hotel"), &park, 1, NOW_MS, NULL),
+                     HF_OK);
+    assert_int_equal(hf_core_calendar_sales_set(core, ID("hotel"), false, NOW_MS), HF_OK);
+    assert_int_equal(hf_core_calendar_sales_set(core, ID("hotel"), true, NOW_MS), HF_OK);
+    hold(core, ID("res_1"), "u1", "DBL", DAY0 + 3, DAY0 + 6, 1);
+    hold(core, ID("res_2"), "u2", "SUITE", DAY0 + 3, DAY0 + 5, 1);
+    hold(core, ID("res_3"), "u3", "PARK", DAY0 + 1, DAY0 + 2, 3);
     uint32_t order;
-    assert_int_equal(hf_core_commit(core, "res_2", "u2", "ord_2", "pi_2", NOW_MS, &order), HF_OK);
-    assert_int_equal(hf_core_release(core, "res_3", "u3", NOW_MS), HF_OK);
+    assert_int_equal(hf_core_commit(core, ID("res_2"), "u2", ID("ord_2"), "pi_2", NOW_MS, &order),
+                     HF_OK);
+    assert_int_equal(hf_core_release(core, ID("res_3"), "u3", NOW_MS), HF_OK);
     hf_calendar_item_request_t item = {"DBL", 1, DAY0 + 4, DAY0 + 8};
-    hf_calendar_hold_request_t booking = {.calendar_id = "hotel",
+    hf_calendar_hold_request_t booking = {.calendar_id = ID("hotel"),
                                           .user_id = "staff",
                                           .items = &item,
                                           .item_count = 1};
-    assert_int_equal(hf_core_calendar_book(core, &booking, "ord_4", NULL, NOW_MS, &order, NULL),
+    assert_int_equal(hf_core_calendar_book(core, &booking, ID("ord_4"), NULL, NOW_MS, &order, NULL),
                      HF_OK);
-    assert_int_equal(hf_core_calendar_book(core, &booking, "ord_5", NULL, NOW_MS, &order, NULL),
+    assert_int_equal(hf_core_calendar_book(core, &booking, ID("ord_5"), NULL, NOW_MS, &order, NULL),
                      HF_ERROR_RANGE_UNAVAILABLE);
     item.resource_id = "PARK";
-    assert_int_equal(hf_core_calendar_book(core, &booking, "ord_5", NULL, NOW_MS, &order, NULL),
+    assert_int_equal(hf_core_calendar_book(core, &booking, ID("ord_5"), NULL, NOW_MS, &order, NULL),
                      HF_OK);
-    assert_int_equal(hf_core_cancel(core, "ord_4", "staff", NULL, NOW_MS), HF_OK);
+    assert_int_equal(hf_core_cancel(core, ID("ord_4"), "staff", NULL, NOW_MS), HF_OK);
     assert_null(hf_core_check(core, NOW_MS));
     return core;
 }
@@ -134,11 +149,11 @@ static void discard(void *context, const hf_mutation_t *mutation) {
     (void)mutation;
 }
 
-static hf_core_t *restored_core(const fixture_t *fixture) {
+static hf_core_t *restored_core(const char *url) {
     hf_core_t *core = hf_core_create((hf_mutation_sink_t){discard, NULL});
     hf_store_t *store = NULL;
     char error[ERROR_SIZE];
-    assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
+    assert_int_equal(hf_store_open(&store, url, error, sizeof error), 0);
     hf_store_loader_t loader = {.calendar = on_calendar,
                                 .calendar_resource = on_resource,
                                 .calendar_hold = on_calendar_hold,
@@ -149,6 +164,30 @@ static hf_core_t *restored_core(const fixture_t *fixture) {
     hf_store_close(store);
     hf_core_advance(core, NOW_MS);
     return core;
+}
+
+/* A load of url into a new core gives the calendar as core has it (the new core may hold more
+ * calendars: earlier runs' in a shared database). */
+static void assert_restored(hf_core_t *core, const char *url) {
+    hf_core_t *restored = restored_core(url);
+    assert_null(hf_core_check(restored, NOW_MS));
+    const hf_calendar_t *before = hf_core_calendar(core, ID("hotel"), NULL);
+    const hf_calendar_t *after = hf_core_calendar(restored, ID("hotel"), NULL);
+    assert_non_null(after);
+    assert_int_equal(after->definition.resource_count, 3);
+    assert_true(after->sales_open);
+    assert_int_equal(after->holds_active, before->holds_active);
+    assert_int_equal(after->orders, before->orders);
+    for (uint32_t r = 0; r < 3; r++)
+        for (int32_t x = DAY0; x < DAY0 + 10; x++)
+            assert_int_equal(hf_core_resource_taken(after, r, x, x + 1),
+                             hf_core_resource_taken(before, r, x, x + 1));
+    const char *ids[] = {ID("res_1"), ID("res_2"), ID("res_3")};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hf_core_hold_find(restored, ids[i], NULL)->status,
+                         hf_core_hold_find(core, ids[i], NULL)->status);
+    assert_int_equal(hf_core_order_find(restored, ID("ord_2"), NULL)->total, 1000);
+    hf_core_destroy(restored);
 }
 
 static void test_calendar_round_trip(void **state) {
@@ -180,25 +219,7 @@ static void test_calendar_round_trip(void **state) {
                                    " '%\"items\":[{\"resource\":\"DBL\",\"from\":\"2026-11-2%'"),
                      1);
 
-    hf_core_t *restored = restored_core(fixture);
-    assert_null(hf_core_check(restored, NOW_MS));
-    const hf_calendar_t *before = hf_core_calendar(core, "hotel", NULL);
-    const hf_calendar_t *after = hf_core_calendar(restored, "hotel", NULL);
-    assert_non_null(after);
-    assert_int_equal(after->definition.resource_count, 3);
-    assert_true(after->sales_open);
-    assert_int_equal(after->holds_active, before->holds_active);
-    assert_int_equal(after->orders, before->orders);
-    for (uint32_t r = 0; r < 3; r++)
-        for (int32_t x = DAY0; x < DAY0 + 10; x++)
-            assert_int_equal(hf_core_resource_taken(after, r, x, x + 1),
-                             hf_core_resource_taken(before, r, x, x + 1));
-    const char *ids[] = {"res_1", "res_2", "res_3"};
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(hf_core_hold_find(restored, ids[i], NULL)->status,
-                         hf_core_hold_find(core, ids[i], NULL)->status);
-    assert_int_equal(hf_core_order_find(restored, "ord_2", NULL)->total, 1000);
-    hf_core_destroy(restored);
+    assert_restored(core, fixture->url);
     hf_core_destroy(core);
 }
 
@@ -217,12 +238,12 @@ static void test_forgotten_calendar_hold_read_back(void **state) {
     /* The released hold forgotten, then read back by id into the core. */
     hf_core_set_finished_max(core, 0);
     assert_int_equal(hf_core_evict(core, UINT64_MAX), 1);
-    assert_null(hf_core_hold_find(core, "res_3", NULL));
+    assert_null(hf_core_hold_find(core, ID("res_3"), NULL));
     hf_store_loader_t one = {.calendar_hold = on_revived, .context = core};
     bool found = false;
-    assert_int_equal(hf_store_read_hold(store, "res_3", &one, &found, error, sizeof error), 0);
+    assert_int_equal(hf_store_read_hold(store, ID("res_3"), &one, &found, error, sizeof error), 0);
     assert_true(found);
-    const hf_hold_t *revived = hf_core_hold_find(core, "res_3", NULL);
+    const hf_hold_t *revived = hf_core_hold_find(core, ID("res_3"), NULL);
     assert_non_null(revived);
     assert_int_equal(revived->status, HF_HOLD_RELEASED);
     assert_int_equal(revived->target, HF_TARGET_CALENDAR);
@@ -233,12 +254,33 @@ static void test_forgotten_calendar_hold_read_back(void **state) {
     hf_core_destroy(core);
 }
 
+/* The same life through PostgreSQL, when HOLDFAST_TEST_POSTGRES_URL names a database. */
+static void test_calendar_round_trip_postgres(void **state) {
+    (void)state;
+    const char *url = getenv("HOLDFAST_TEST_POSTGRES_URL");
+    if (url == NULL || url[0] == '\0') skip();
+    snprintf(prefix, sizeof prefix, "pg%ld_", (long)time(NULL));
+    hf_store_t *store = NULL;
+    char error[ERROR_SIZE] = "";
+    if (hf_store_open(&store, url, error, sizeof error) != 0) fail_msg("%s", error);
+    assert_int_equal(hf_store_start(store, on_done, &waiter), 0);
+    hf_batch_t *batch = hf_batch_create();
+    hf_core_t *core = calendar_life(batch);
+    if (!submit_and_wait(store, batch, 1, error)) fail_msg("%s", error);
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    assert_restored(core, url);
+    hf_core_destroy(core);
+    prefix[0] = '\0';
+}
+
 #define STORE_TEST(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         STORE_TEST(test_calendar_round_trip),
         STORE_TEST(test_forgotten_calendar_hold_read_back),
+        cmocka_unit_test(test_calendar_round_trip_postgres),
     };
     return cmocka_run_group_tests_name("store_calendars", tests, NULL, NULL);
 }
