@@ -655,6 +655,11 @@ def _durability_round(kill):
         server.kill()
     else:
         server.stop()
+        if harness.STORE_URL is None:
+            import subprocess
+            done = subprocess.run([harness.BINARY, "check", "--data", server.data_dir],
+                                  capture_output=True, timeout=harness.timeout(30))
+            check_equal(done.returncode, 0, "holdfast check: %r" % done.stderr[-400:])
     again = server.restart()
     c = again.client()
     after = _state(c, cal, [held["reservation_id"], sold["reservation_id"]],
