@@ -33,15 +33,21 @@ static void reply_summary(hf_request_t *request, int status, const hf_calendar_t
     hf_render_calendar(&json, calendar);
 }
 
-/* The path of a fault the core found in a definition or a list of resources: field, then
- * [index] and .member when set ("resources[2].id"). */
+/* The path of a fault the core found: name (detail's field when it has one), then [index]
+ * and .member when set ("resources[2].id", "items[0].to"). */
+static void fault_path(const hf_error_detail_t *detail, const char *name, char *field,
+                       size_t size) {
+    if (detail->field) name = detail->field;
+    if (detail->has_index && detail->member)
+        snprintf(field, size, "%s[%u].%s", name, detail->index, detail->member);
+    else if (detail->has_index) snprintf(field, size, "%s[%u]", name, detail->index);
+    else snprintf(field, size, "%s", name);
+}
+
+/* A fault the core found in a definition or a list of resources. */
 static void reply_core_fault(hf_request_t *request, const hf_error_detail_t *detail) {
     char field[HF_CALENDAR_FAULT_FIELD_SIZE], message[HF_CALENDAR_FAULT_MESSAGE_SIZE];
-    const char *name = detail->field ? detail->field : "body";
-    if (detail->has_index && detail->member)
-        snprintf(field, sizeof field, "%s[%u].%s", name, detail->index, detail->member);
-    else if (detail->has_index) snprintf(field, sizeof field, "%s[%u]", name, detail->index);
-    else snprintf(field, sizeof field, "%s", name);
+    fault_path(detail, "body", field, sizeof field);
     const char *rule = "is not valid";
     if (detail->fault == HF_FAULT_DUPLICATE) rule = "repeats the id of an earlier resource";
     else if (detail->fault == HF_FAULT_REQUIRED) rule = "is required";
@@ -186,12 +192,7 @@ static const char *item_rule(const hf_error_detail_t *detail) {
 
 static void reply_item_fault(hf_request_t *request, const hf_error_detail_t *detail) {
     char field[HF_CALENDAR_FAULT_FIELD_SIZE], message[HF_CALENDAR_FAULT_MESSAGE_SIZE];
-    const char *name = detail->field ? detail->field : "items";
-    if (detail->fault == HF_FAULT_HOLD_TTL) name = "ttl_s";
-    if (detail->has_index && detail->member)
-        snprintf(field, sizeof field, "%s[%u].%s", name, detail->index, detail->member);
-    else if (detail->has_index) snprintf(field, sizeof field, "%s[%u]", name, detail->index);
-    else snprintf(field, sizeof field, "%s", name);
+    fault_path(detail, "items", field, sizeof field);
     snprintf(message, sizeof message, "%s %s", field, item_rule(detail));
     hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, field);
 }

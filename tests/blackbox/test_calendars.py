@@ -809,3 +809,12 @@ def test_calendar_routes_go_to_the_owner():
     check_equal(order["calendar"], cal, "the order")
     free = client_b.get("/v1/calendars/%s/free?from=%s&to=%s" % (cal, day(3), day(5)))
     check_equal((free.status, free.json["resources"]), (200, []), "sold, seen through B")
+
+
+def test_ttl_above_max_hold(server):
+    c = server.client()
+    cal = hotel(c, hold_ttl_s=60, max_hold_s=120)["id"]
+    expect(post_hold(c, cal, user(), [item("DBL", day(3), day(4))], ttl_s=121), 400,
+           "invalid_request", field="ttl_s")
+    expect(post_hold(c, cal, user(), [item("DBL", day(3), day(4))] * 11), 400,
+           "invalid_request", field="items")
