@@ -278,6 +278,18 @@ def test_bad_spans(server):
         expect(post_hold(c, calendar, u, items), 400, "invalid_request", field=field,
                what="%r" % items)
     check_equal(summary(c, cal)["holds_active"], 0, "nothing held")
+    # The message says which rule the span broke.
+    said = [
+        (cal, [item("DBL", day(5), day(5))], "must be after from"),
+        (cal, [item("DBL", day(-5), day(2))], "in the past"),
+        (cal, [item("PARKING", day(300), day(370))], "horizon"),
+        (cal, [item("SUITE", day(3), day(4))], "min_length (2 nights)"),
+        (cal, [item("DBL", day(1), day(40))], "max_length (30 nights)"),
+        (clinic_id, [item("dr_smith", instant(1, 9, 0), instant(1, 9, 20))], "grid of 15"),
+    ]
+    for calendar, items, words in said:
+        message = post_hold(c, calendar, u, items).error.get("message", "")
+        check(words in message, "%r: %r says %r" % (items, message, words))
     missing = post_hold(c, cal, u, [item("DBL", day(1), day(2)), item("NOPE", day(1), day(2))])
     expect(missing, 404, "resource_not_found")
     check_equal(missing.error.get("resource"), "NOPE", "the unknown resource")
