@@ -11,6 +11,7 @@
 #include "core/calendar/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The time (ms) from which the item can leave the index. */
 static int64_t item_sweep_time(const hf_calendar_t *calendar, const hf_calendar_item_t *item) {
@@ -92,10 +93,38 @@ typedef struct expected_point {
     int64_t delta;
 } expected_point_t;
 
-static int point_order(const void *a, const void *b) {
-    const expected_point_t *x = a, *y = b;
-    if (x->resource != y->resource) return x->resource < y->resource ? -1 : 1;
-    return (x->key > y->key) - (x->key < y->key);
+/* The digit of a point's place in the order (resource, then key) that pass sorts on: 16 bits
+ * of the key's two halves (its sign flipped, so negative keys come first), then of the
+ * resource's. */
+static uint32_t point_digit(const expected_point_t *point, int pass) {
+    uint32_t key = (uint32_t)point->key ^ 0x80000000u;
+    uint32_t word = pass < 2 ? key : point->resource;
+    return (word >> (16 * (pass % 2))) & 0xffffu;
+}
+
+/* Points sorted by (resource, key): a radix sort of four stable passes, as a restore checks
+ * millions of them (qsort's calls were most of the check). */
+static void points_sort(expected_point_t *points, uint32_t count) {
+    expected_point_t *spare = malloc((size_t)count * sizeof *spare);
+    uint32_t *starts = malloc(65536 * sizeof *starts);
+    if (!spare || !starts) abort();
+    expected_point_t *from = points, *to = spare;
+    for (int pass = 0; pass < 4; pass++) {
+        memset(starts, 0, 65536 * sizeof *starts);
+        for (uint32_t i = 0; i < count; i++) starts[point_digit(&from[i], pass)]++;
+        uint32_t total = 0;
+        for (uint32_t d = 0; d < 65536; d++) {
+            uint32_t here = starts[d];
+            starts[d] = total;
+            total += here;
+        }
+        for (uint32_t i = 0; i < count; i++) to[starts[point_digit(&from[i], pass)]++] = from[i];
+        expected_point_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    free(spare); /* four passes: the sorted points are back in points */
+    free(starts);
 }
 
 typedef struct expected {
@@ -137,8 +166,7 @@ static void expect_calendar(const hf_core_t *core, uint32_t calendar_index, bool
         if (order->status == HF_ORDER_CONFIRMED)
             expect_items(core, calendar, order->item_offset, order->pool_count, wide, expected);
     }
-    if (expected->count)
-        qsort(expected->points, expected->count, sizeof *expected->points, point_order);
+    if (expected->count) points_sort(expected->points, expected->count);
     uint32_t merged = 0;
     for (uint32_t i = 0; i < expected->count; i++) {
         expected_point_t point = expected->points[i];
