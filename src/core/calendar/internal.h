@@ -51,6 +51,9 @@ typedef struct calendars {
     uint32_t *held_place;
     uint32_t held_place_capacity;
     uint64_t uses_live;
+    /* Ended items taken out of the index at sweep_at (HF_CALENDAR_SWEEP_PER_ADVANCE). */
+    int64_t sweep_at;
+    uint32_t sweep_done;
     /* The items of the request being checked, resolved. */
     hf_calendar_item_t scratch[HF_CALENDAR_HOLD_ITEMS_MAX];
 } calendars_t;

@@ -42,18 +42,30 @@ void calendar_sweep_schedule(hf_core_t *core, uint32_t order_index) {
         hf_timer_push(&core->timer, deadline, HF_TIMER_CALENDAR_SWEEP, order_index);
 }
 
+/* An entry earlier than its order's next item's time was left behind (the order's entry is
+ * the one at that time); a later one is a postponed sweep, still due. */
 bool calendar_sweep_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
     const hf_order_t *order = &core->orders.slots[entry->index];
-    return order->status != HF_ORDER_CONFIRMED ||
-           order_sweep_deadline(core, entry->index) != entry->deadline_ms;
+    if (order->status != HF_ORDER_CONFIRMED) return true;
+    int64_t deadline = order_sweep_deadline(core, entry->index);
+    return deadline == INT64_MAX || entry->deadline_ms < deadline;
 }
 
 /* The entry's order: its items whose time has come leave the index (no record: nothing any
- * client can see changes), and the next one is scheduled. */
+ * client can see changes), and the next one is scheduled; past the millisecond's budget the
+ * order waits for the next millisecond. */
 void calendar_sweep_due(hf_core_t *core, const hf_timer_entry_t *entry, int64_t now) {
     const hf_order_t *order = &core->orders.slots[entry->index];
     hf_calendar_t *calendar = core->calendars->slots[order->event];
     calendars_t *calendars = core->calendars;
+    if (calendars->sweep_at != now) {
+        calendars->sweep_at = now;
+        calendars->sweep_done = 0;
+    }
+    if (calendars->sweep_done >= HF_CALENDAR_SWEEP_PER_ADVANCE) {
+        hf_timer_push(&core->timer, now + 1, HF_TIMER_CALENDAR_SWEEP, entry->index);
+        return;
+    }
     for (uint32_t i = 0; i < order->pool_count; i++) {
         uint32_t item = order->item_offset + i;
         if (!calendars->live[item] || item_sweep_time(calendar, &calendars->items[item]) > now)
@@ -62,6 +74,7 @@ void calendar_sweep_due(hf_core_t *core, const hf_timer_entry_t *entry, int64_t 
         calendars->live[item] = 0;
         calendars->uses_live--;
         tables_of(calendar)->uses_live--;
+        calendars->sweep_done++;
     }
     calendar_sweep_schedule(core, entry->index);
 }
