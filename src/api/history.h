@@ -15,7 +15,8 @@
 extern const hf_route_table_t hf_handlers_history_routes;
 
 /* Appends one entry's JSON object as a page of history shows it: what a notification's data
- * is (engine/outbox.h). false for a damaged row (its data no flat object). */
-bool hf_history_entry_write(hf_buffer_t *out, const hf_stored_history_t *entry);
+ * is (engine/outbox.h). calendar_unit: the hf_calendar_unit_t of a calendar's entry, -1 for an
+ * event's. false for a damaged row (its data no flat object). */
+bool hf_history_entry_write(hf_buffer_t *out, const hf_stored_history_t *entry, int calendar_unit);
 
 #endif

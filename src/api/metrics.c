@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "api/credentials.h"
+#include "api/calendars.h"
 #include "api/dispatch.h"
 #include "api/events.h"
 #include "api/holds.h"
@@ -132,6 +133,7 @@ static const hf_metrics_render_fn DOMAINS[] = {
     hf_handlers_cluster_metrics_render,
     hf_handlers_credentials_metrics_render,
     hf_handlers_notifications_metrics_render,
+    hf_handlers_calendars_metrics_render,
 };
 
 /* Answered at once, not held for the open batch: gauges include what is still being

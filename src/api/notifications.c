@@ -19,11 +19,13 @@
 /* {"id","type","unit","seq","at","status","attempts","last_status","last_error",
  * "next_attempt_at","data"}: next_attempt_at is null once it is delivered or failed, and the
  * change's time while it waits for its first attempt. */
-static bool notification_write(hf_json_t *json, const hf_stored_history_t *entry) {
+static bool notification_write(hf_json_t *json, const hf_core_t *core,
+                               const hf_stored_history_t *entry) {
     char id[HF_NOTIFY_ID_SIZE], type[64], unit[HF_ID_SIZE_MAX + 16];
     hf_notify_id_write(entry->unit, entry->seq, id);
     hf_notify_type_of(entry->type, type, sizeof type);
-    snprintf(unit, sizeof unit, "event:%s", entry->unit);
+    const hf_calendar_t *calendar = hf_core_calendar(core, entry->unit, NULL);
+    snprintf(unit, sizeof unit, "%s:%s", calendar ? "calendar" : "event", entry->unit);
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "id");
     hf_json_string(json, id);
@@ -54,7 +56,8 @@ static bool notification_write(hf_json_t *json, const hf_stored_history_t *entry
                                : entry->at_ms);
     HF_JSON_KEY(json, "data");
     hf_json_separator_write(json);
-    bool whole = hf_history_entry_write(json->out, entry);
+    bool whole = hf_history_entry_write(json->out, entry,
+                                        calendar ? calendar->definition.unit : -1);
     hf_json_object_end(json);
     return whole;
 }
@@ -107,6 +110,7 @@ static bool page_read(hf_request_t *request, page_t *page) {
  * HF_NOTIFY_SCAN_MAX rows), what it listed. */
 typedef struct listing {
     hf_json_t *json;
+    const hf_core_t *core;
     const hf_outbox_t *outbox;
     int status;
     uint32_t limit, listed, examined;
@@ -129,7 +133,7 @@ static int entry_listed(void *context, const hf_stored_history_t *stored) {
     }
     listing->examined++;
     hf_notify_id_write(entry.unit, entry.seq, listing->last_examined);
-    if (!notification_write(listing->json, &entry)) {
+    if (!notification_write(listing->json, listing->core, &entry)) {
         listing->damaged = true;
         return -1;
     }
@@ -157,6 +161,7 @@ static void handle_list(hf_request_t *request) {
     hf_json_array_begin(&json);
     bool scanned = page.status > HF_NOTIFY_PENDING;
     listing_t listing = {.json = &json,
+                         .core = request->core,
                          .outbox = request->context->outbox,
                          .status = page.status,
                          .limit = page.limit};
@@ -185,7 +190,7 @@ static void retry_shown(void *context, const hf_stored_history_t *entry) {
     hf_request_t *request = context;
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
-    notification_write(&json, entry);
+    notification_write(&json, request->core, entry);
 }
 
 static void handle_retry(hf_request_t *request) {

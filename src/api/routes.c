@@ -18,6 +18,7 @@
 #include "cluster/cluster.h"
 #include "cluster/handlers.h"
 #include "api/credentials.h"
+#include "api/calendars.h"
 #include "api/decode.h"
 #include "api/dispatch.h"
 #include "api/events.h"
@@ -43,6 +44,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_staff_routes,         &hf_handlers_ui_routes,
     &hf_handlers_dispatch_routes,      &hf_handlers_cluster_routes,
     &hf_handlers_notifications_routes,
+    &hf_handlers_calendars_routes,
 };
 
 /* ---- matching ----

@@ -83,12 +83,13 @@ int64_t hf_notify_next_attempt_ms(int64_t at_ms, int64_t now_ms, uint32_t attemp
     return next > at_ms + HF_NOTIFY_RETRY_FOR_MS ? -1 : next;
 }
 
-void hf_notify_body_write(hf_buffer_t *out, const char *unit, int64_t seq, int64_t at_ms,
-                          const char *history_type, const char *entry, size_t entry_length) {
+void hf_notify_body_write(hf_buffer_t *out, const char *kind, const char *unit, int64_t seq,
+                          int64_t at_ms, const char *history_type, const char *entry,
+                          size_t entry_length) {
     char id[HF_NOTIFY_ID_SIZE], type[64], unit_name[HF_ID_SIZE_MAX + 16];
     hf_notify_id_write(unit, seq, id);
     hf_notify_type_of(history_type, type, sizeof type);
-    snprintf(unit_name, sizeof unit_name, "event:%s", unit);
+    snprintf(unit_name, sizeof unit_name, "%s:%s", kind, unit);
     hf_json_t json;
     hf_json_init(&json, out);
     hf_json_object_begin(&json);

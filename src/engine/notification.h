@@ -46,9 +46,11 @@ int64_t hf_notify_backoff_ms(uint32_t attempts);
  * when its time is up (HF_NOTIFY_RETRY_FOR_MS after its change): it is then failed. */
 int64_t hf_notify_next_attempt_ms(int64_t at_ms, int64_t now_ms, uint32_t attempts);
 
-/* Appends the body: {"id","type","unit":"event:ID","seq","at","data":ENTRY}, where entry is
- * the history entry's JSON object as GET .../history shows it (entry_length bytes). */
-void hf_notify_body_write(hf_buffer_t *out, const char *unit, int64_t seq, int64_t at_ms,
-                          const char *history_type, const char *entry, size_t entry_length);
+/* Appends the body: {"id","type","unit":"KIND:ID","seq","at","data":ENTRY}, where kind is the
+ * unit's ("event" or "calendar") and entry the history entry's JSON object as GET .../history
+ * shows it (entry_length bytes). */
+void hf_notify_body_write(hf_buffer_t *out, const char *kind, const char *unit, int64_t seq,
+                          int64_t at_ms, const char *history_type, const char *entry,
+                          size_t entry_length);
 
 #endif

@@ -122,6 +122,17 @@ static void slot_free(hf_outbox_t *outbox, slot_t *slot) {
 
 /* A unit the core no longer has (lost to another node, deleted): its notifications are the
  * next owner's, so the window lets go of them and its count leaves this node's. */
+/* Whether the core has the unit: an event or a calendar (both keep an audit history). */
+static bool unit_known(const hf_core_t *core, const char *id) {
+    return hf_core_event(core, id, NULL) != NULL || hf_core_calendar(core, id, NULL) != NULL;
+}
+
+/* The hf_calendar_unit_t of the unit's calendar, or -1 for an event (or a unit gone). */
+static int unit_calendar(const hf_core_t *core, const char *id) {
+    const hf_calendar_t *calendar = hf_core_calendar(core, id, NULL);
+    return calendar != NULL ? calendar->definition.unit : -1;
+}
+
 static void unit_lose(hf_outbox_t *outbox, unit_state_t *unit) {
     for (uint32_t i = 0; i < HF_NOTIFY_WINDOW_MAX; i++) {
         slot_t *slot = &outbox->slots[i];
@@ -138,12 +149,14 @@ static void units_follow(hf_outbox_t *outbox) {
     hf_core_t *core = outbox->context->core;
     for (uint32_t i = 0; i < outbox->unit_count; i++) {
         unit_state_t *unit = &outbox->units[i];
-        if (unit->live && hf_core_event(core, unit->id, NULL) == NULL) unit_lose(outbox, unit);
+        if (unit->live && !unit_known(core, unit->id)) unit_lose(outbox, unit);
     }
     for (uint32_t i = 0; i < hf_core_event_count(core); i++) {
         const hf_event_t *event = hf_core_event_at(core, i);
         if (event != NULL) unit_take(outbox, event->id);
     }
+    for (uint32_t i = 0; i < hf_core_calendar_count(core); i++)
+        unit_take(outbox, hf_core_calendar_at(core, i)->definition.id);
 }
 
 void hf_outbox_appended(hf_outbox_t *outbox, const hf_mutation_t *mutation) {
@@ -211,7 +224,8 @@ static void state_copy(slot_t *slot, const hf_stored_history_t *entry) {
  * damaged row. */
 static bool slot_fill(hf_outbox_t *outbox, slot_t *slot, const hf_stored_history_t *entry) {
     hf_buffer_reset(&outbox->entry);
-    if (!outbox->config.entry_write(&outbox->entry, entry)) return false;
+    int calendar = unit_calendar(outbox->context->core, entry->unit);
+    if (!outbox->config.entry_write(&outbox->entry, entry, calendar)) return false;
     slot->used = true;
     slot->in_flight = slot->by_hand = false;
     outbox->used++;
@@ -219,8 +233,8 @@ static bool slot_fill(hf_outbox_t *outbox, slot_t *slot, const hf_stored_history
     slot->seq = entry->seq;
     slot->at_ms = entry->at_ms;
     state_copy(slot, entry);
-    hf_notify_body_write(&slot->body, slot->unit, slot->seq, slot->at_ms, entry->type,
-                         outbox->entry.data, outbox->entry.length);
+    hf_notify_body_write(&slot->body, calendar >= 0 ? "calendar" : "event", slot->unit, slot->seq,
+                         slot->at_ms, entry->type, outbox->entry.data, outbox->entry.length);
     return true;
 }
 
@@ -281,7 +295,7 @@ static void window_fill(hf_outbox_t *outbox) {
  * not for a unit the core no longer has, whose batch the fence would refuse. */
 static void state_record(hf_outbox_t *outbox, const slot_t *slot, int status) {
     hf_context_t *context = outbox->context;
-    if (context->store_failed || hf_core_event(context->core, slot->unit, NULL) == NULL) return;
+    if (context->store_failed || !unit_known(context->core, slot->unit)) return;
     hf_mutation_t mutation = {
         .type = HF_MUTATION_NOTIFY,
         .at_ms = hf_context_now_ms(context),

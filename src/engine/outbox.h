@@ -32,8 +32,11 @@
 #include "store/store.h"
 
 /* Writes a history entry's JSON object as GET .../history shows it (api/history.h's
- * hf_history_entry_write, handed down by cmd/main.c); false for a damaged row. */
-typedef bool (*hf_outbox_entry_write_fn)(hf_buffer_t *out, const hf_stored_history_t *entry);
+ * hf_history_entry_write, handed down by cmd/main.c); false for a damaged row. calendar_unit is
+ * the hf_calendar_unit_t of the entry's calendar, whose items are spans in that unit, or -1 for
+ * an event's entry. */
+typedef bool (*hf_outbox_entry_write_fn)(hf_buffer_t *out, const hf_stored_history_t *entry,
+                                         int calendar_unit);
 
 typedef struct hf_outbox_config {
     const char *url;    /* NULL: notifications are kept (the history) but not sent */

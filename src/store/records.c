@@ -55,6 +55,13 @@
 /* A notification's delivery state is its history entry's, so it is fenced on that unit: a
  * node that lost the unit cannot mark its notifications delivered. It makes no entry. */
 #define ROW_NOTIFY UNIT(notify.unit), SUBJECT(notify.unit)
+/* Calendars: the calendar is the unit of its records, holds' and orders' included. A change
+ * of a span (live streams only) follows from the holds and orders, as seats do. */
+#define ROW_CALENDAR_CREATE UNIT(calendar_create.calendar_id), SUBJECT(calendar_create.calendar_id)
+#define ROW_CALENDAR_RESOURCES \
+    UNIT(calendar_resources.calendar_id), SUBJECT(calendar_resources.calendar_id)
+#define ROW_CALENDAR_SALES UNIT(calendar_sales.calendar_id), SUBJECT(calendar_sales.calendar_id)
+#define ROW_CALENDAR_CHANGE UNIT(calendar_change.calendar_id), SUBJECT(calendar_change.resource_id)
 
 #define ROW(KIND, value, lower, member) \
     [HF_MUTATION_##KIND] = {.name = #KIND, .copy = hf_batch_copy_##member, ROW_##KIND},

@@ -104,7 +104,7 @@ static void test_the_body_carries_the_entry(void **state) {
     (void)state;
     hf_buffer_t out = {0};
     static const char entry[] = "{\"seq\":7,\"type\":\"commit\",\"order_id\":\"ord_1\"}";
-    hf_notify_body_write(&out, "e1", 7, 1700000000123, "commit", entry, strlen(entry));
+    hf_notify_body_write(&out, "event", "e1", 7, 1700000000123, "commit", entry, strlen(entry));
     json_error_t error;
     json_t *body = json_loadb(out.data, out.length, 0, &error);
     assert_non_null(body);
