@@ -177,7 +177,9 @@ static hf_error_t check_definition(const hf_core_t *core, const hf_event_definit
     if (error) return error;
     if (*seats == 0 && definition->pool_count == 0)
         return invalid_because(detail, "sections", HF_FAULT_NO_INVENTORY);
-    if (hf_core_event(core, definition->id, NULL)) return HF_ERROR_EVENT_EXISTS;
+    /* A calendar's id is taken too: see calendar_check_new. */
+    if (hf_core_event(core, definition->id, NULL) || hf_core_calendar(core, definition->id, NULL))
+        return HF_ERROR_EVENT_EXISTS;
     if (core->events.listed_count >= HF_EVENTS_MAX) return HF_ERROR_CAPACITY;
     return HF_OK;
 }

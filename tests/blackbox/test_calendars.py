@@ -159,6 +159,20 @@ def test_creation_and_defaults(server):
     expect(c.post("/v1/calendars", body), 409, "calendar_exists")
 
 
+def test_an_event_and_a_calendar_never_share_an_id(server):
+    c = server.client()
+    event = uid("shared")
+    expect(c.post("/v1/events", {"id": event, "sections": [
+        {"id": "A", "price": 100, "rows": [{"id": "R", "seats": 2}]}]}), 201)
+    expect(c.post("/v1/calendars", {"id": event, "unit": "night", "resources": [{"id": "R"}]}),
+           409, "calendar_exists")
+    calendar = uid("shared")
+    expect(c.post("/v1/calendars", {"id": calendar, "unit": "night",
+                                    "resources": [{"id": "R"}]}), 201)
+    expect(c.post("/v1/events", {"id": calendar, "sections": [
+        {"id": "A", "price": 100, "rows": [{"id": "R", "seats": 2}]}]}), 409, "event_exists")
+
+
 def test_bad_fields(server):
     c = server.client()
 

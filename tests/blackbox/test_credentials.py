@@ -116,6 +116,12 @@ class Fixtures:
         create_event(self.admin, self.room, sections=[
             {"id": "A", "price": 100, "rows": [{"id": "R", "seats": 10}]}],
             waiting_room={"enabled": True})
+        # A calendar for its routes, and one of its own for the staff's close and open.
+        self.calendar, self.calendar_scratch = uid("credcal"), uid("credcalscratch")
+        for calendar in (self.calendar, self.calendar_scratch):
+            expect(self.admin.post("/v1/calendars", {
+                "id": calendar, "unit": "night", "resources": [{"id": "DBL", "capacity": 5}]}),
+                201, what="fixture calendar")
         self.seat = 0
 
     def next_seat(self):
@@ -148,7 +154,9 @@ class Fixtures:
         values = {"event": event, "seat": "A-R-1", "user": self.owner, "user_id": self.owner,
                   "file": "common.js", "fleet": "f_cred", "driver": "d_cred",
                   "ride": "ride_" + "0" * 36, "refund": "ref_" + "0" * 36,
-                  "notification": "nt_1_none"}
+                  "notification": "nt_1_none",
+                  "calendar": self.calendar_scratch if pattern.endswith(("/close", "/open"))
+                  else self.calendar}
         if "{hold}" in pattern:
             values["hold"] = self.hold()
         if "{order}" in pattern:

@@ -166,7 +166,10 @@ static hf_error_t calendar_check_new(hf_core_t *core, const hf_calendar_definiti
     assert(definition != NULL);
     hf_error_t error = check_settings(definition, detail);
     if (error) return error;
-    if (hf_core_calendar(core, definition->id, NULL)) return HF_ERROR_CALENDAR_EXISTS;
+    /* An event and a calendar are both units with one audit history each, kept under the
+     * unit's id: an id names one of them at most. */
+    if (hf_core_calendar(core, definition->id, NULL) || hf_core_event(core, definition->id, NULL))
+        return HF_ERROR_CALENDAR_EXISTS;
     if (hf_core_calendar_count(core) >= HF_CALENDARS_MAX) return HF_ERROR_CAPACITY;
     return check_resources(definition, NULL, definition->resources, definition->resource_count,
                            detail);
