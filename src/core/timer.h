@@ -18,6 +18,8 @@ typedef enum hf_timer_kind {
     HF_TIMER_QUEUE_TICKET = 2, /* index: a ticket's; its abandonment or its token's expiry */
     /* The core's heap again (dispatch/): */
     HF_TIMER_OFFER = 3, /* index: a ride's index; the deadline: its offer's expires_at */
+    /* The waiting room's heap again: */
+    HF_TIMER_QUEUE_OPEN = 4, /* index: an event's; the next slice of its room's opening */
     /* New kinds go here, each with its row in core.c's table of timer kinds (what an entry's
      * staleness and its passing mean, told by its domain): a kind without a row does not
      * compile. */

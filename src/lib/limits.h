@@ -274,6 +274,13 @@
  * step just before the window is still kept; 1 KiB a room. */
 #define HF_QUEUE_RATE_STEP_MS 100
 #define HF_QUEUE_RATE_RING_STEPS 128
+/* The pre-queue (API.md section 6): a room's shuffle is keyed by a seed of 32 bytes (a
+ * ChaCha20 key: 256 bits, drawn from OpenSSL's RAND_bytes), and the opening places its
+ * pre-queue tickets in slices of 65,536 Fisher-Yates steps (or copies) per loop turn: about a
+ * millisecond each, so polls and holds of other events wait at most that long behind it while
+ * a million tickets get their places in some 30 slices. */
+#define HF_QUEUE_SEED_SIZE 32
+#define HF_QUEUE_OPENING_SLICE 65536u
 
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u

@@ -111,7 +111,8 @@ static void create_event(fuzz_state_t *state, reader_t *reader) {
     if (next_below(reader, 2))
         definition.waiting_room = (hf_room_definition_t){
             true, 0.5 * (1 + next_below(reader, 40)), 1 + next_below(reader, 3),
-            next_below(reader, 4), 100 + next_below(reader, 20) * 100, 1 + next_below(reader, 20)};
+            next_below(reader, 4), 100 + next_below(reader, 20) * 100, 1 + next_below(reader, 20),
+            0, {0}};
     hf_error_detail_t detail;
     hf_error_t error = hf_core_event_create(state->core, &definition, state->now, &detail);
     if (error) fail("event create refused a valid definition", error_code(error));

@@ -164,7 +164,9 @@ static void qm_settings(void) {
                                      rng_range(1, 3),
                                      actives[rng_below(4)],
                                      rng_range(200, 3000),
-                                     waitings[rng_below(3)]};
+                                     waitings[rng_below(3)],
+                                     0,
+                                     {0}};
 }
 
 /* A join of a random user at t, on the core and the model, answers compared. */
