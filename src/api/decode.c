@@ -431,10 +431,14 @@ static bool room_integer(json_t *room, const char *name, int64_t minimum, int64_
 }
 
 /* A room's settings before any member is read (API.md section 6, limits.h). */
-static const hf_room_definition_t ROOM_DEFAULTS = {
-    false, HF_QUEUE_ADMIT_PER_S_DEFAULT,      HF_QUEUE_TOKEN_TTL_S_DEFAULT,
-    0,     HF_QUEUE_ABANDON_AFTER_MS_DEFAULT, HF_QUEUE_WAITING_DEFAULT,
-    0,     {0}};
+static const hf_room_definition_t ROOM_DEFAULTS = {false,
+                                                   HF_QUEUE_ADMIT_PER_S_DEFAULT,
+                                                   HF_QUEUE_TOKEN_TTL_S_DEFAULT,
+                                                   0,
+                                                   HF_QUEUE_ABANDON_AFTER_MS_DEFAULT,
+                                                   HF_QUEUE_WAITING_DEFAULT,
+                                                   0,
+                                                   {0}};
 
 /* "waiting_room": {"enabled", "admit_per_s", "token_ttl_s", "max_active", "abandon_after_s",
  * "max_waiting", "opens_at"}: each member given is checked and read over settings. */

@@ -49,10 +49,10 @@ typedef struct room {
     hf_admission_window_t window; /* the recent admissions, for estimated_wait_s */
     /* The pre-queue: join numbers 1..pre_count joined before opens_at. */
     uint32_t pre_count;
-    uint32_t *places;            /* join number -> place for the pre-queue, once lined */
-    bool lined;                  /* every ticket has its place: admissions may run */
-    line_opening_t *opening;     /* while the opening places the pre-queue */
-    hf_time_ms_t open_armed_ms;  /* the live HF_TIMER_QUEUE_OPEN entry, INT64_MAX: none */
+    uint32_t *places;           /* join number -> place for the pre-queue, once lined */
+    bool lined;                 /* every ticket has its place: admissions may run */
+    line_opening_t *opening;    /* while the opening places the pre-queue */
+    hf_time_ms_t open_armed_ms; /* the live HF_TIMER_QUEUE_OPEN entry, INT64_MAX: none */
 } room_t;
 
 /* A join number's place (its own until the line is lined up). */

@@ -67,10 +67,10 @@ bool hf_shuffle_advance(hf_shuffle_t *shuffle, uint32_t steps) {
     return true;
 }
 
-void hf_shuffle_run(hf_shuffle_t *shuffle, const uint8_t seed[HF_QUEUE_SEED_SIZE],
-                    uint32_t count) {
+void hf_shuffle_run(hf_shuffle_t *shuffle, const uint8_t seed[HF_QUEUE_SEED_SIZE], uint32_t count) {
     hf_shuffle_begin(shuffle, seed, count);
-    while (!hf_shuffle_advance(shuffle, UINT32_MAX)) {}
+    while (!hf_shuffle_advance(shuffle, UINT32_MAX)) {
+    }
 }
 
 void hf_shuffle_free(hf_shuffle_t *shuffle) {

@@ -417,9 +417,8 @@ static bool offset_read(const char *text, int64_t *offset_ms) {
         return true;
     }
     uint32_t hours, minutes;
-    if ((text[0] != '+' && text[0] != '-') || !digits_read(text + 1, 2, &hours) ||
-        text[3] != ':' || !digits_read(text + 4, 2, &minutes) || text[6] != '\0' ||
-        hours > 23 || minutes > 59)
+    if ((text[0] != '+' && text[0] != '-') || !digits_read(text + 1, 2, &hours) || text[3] != ':' ||
+        !digits_read(text + 4, 2, &minutes) || text[6] != '\0' || hours > 23 || minutes > 59)
         return false;
     *offset_ms = ((int64_t)hours * 60 + minutes) * 60000 * (text[0] == '-' ? -1 : 1);
     return true;

@@ -46,8 +46,8 @@ static void room_make(fixture_t *f, double rate, int64_t ttl_s, uint32_t max_act
                       int64_t abandon_ms, uint32_t max_waiting) {
     fx_event_init(&f->event, "e1", 60000, 180000, 0, 10);
     fx_event_section(&f->event, "FLOOR", 100, 1, 10);
-    f->event.definition.waiting_room = (hf_room_definition_t){true,       rate,       ttl_s,
-                                                              max_active, abandon_ms, max_waiting, 0, {0}};
+    f->event.definition.waiting_room = (hf_room_definition_t){
+        true, rate, ttl_s, max_active, abandon_ms, max_waiting, 0, {0}};
     assert_true(hf_core_room_valid(&f->event.definition.waiting_room));
     assert_int_equal(hf_core_event_create(f->core, &f->event.definition, T0, NULL), HF_OK);
     fx_sink_reset(&f->sink);
@@ -663,7 +663,7 @@ static void test_estimate_window_against_a_list(void **state) {
     static int64_t times[ADMISSIONS];
     hf_admission_window_t window;
     hf_admission_window_init(&window);
-    hf_room_definition_t settings = {true, 1000000.0, 900, 0, 1000, 100};
+    hf_room_definition_t settings = {true, 1000000.0, 900, 0, 1000, 100, 0, {0}};
     hf_estimate_room_t room = {&settings, &window, false};
     srand(11);
     int64_t now = T0 + 37;
