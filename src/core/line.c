@@ -81,11 +81,10 @@ static line_opening_t *opening_begin(const room_t *room, const uint8_t *seed) {
 
 /* Places up to slice more join numbers at the places the shuffle gave them. */
 static bool opening_copy(room_t *room, line_opening_t *opening, uint32_t slice) {
-    const uint32_t *order = opening->shuffle.order;
     uint32_t end = room->pre_count - opening->copied > slice ? opening->copied + slice
                                                              : room->pre_count;
     for (uint32_t place = opening->copied; place < end; place++) {
-        uint32_t seq = order[place] - 1;
+        uint32_t seq = hf_shuffle_at(&opening->shuffle, place) - 1;
         opening->places[seq] = place + 1;
         opening->tickets[place] = room->seq_tickets[seq];
         uint64_t waits = (room->bits[seq / 64] >> (seq % 64)) & 1;

@@ -39,9 +39,10 @@ void hf_shuffle_begin(hf_shuffle_t *shuffle, const uint8_t seed[HF_QUEUE_SEED_SI
                       uint32_t count) {
     memset(shuffle, 0, offsetof(hf_shuffle_t, stream));
     shuffle->count = count;
-    shuffle->order = malloc(((size_t)count + 1) * sizeof *shuffle->order);
+    /* Zero-filled and untouched until a step reaches it (hf_shuffle_at): the kernel's zero
+     * pages cost nothing at the opening, and no slice writes the whole array. */
+    shuffle->order = calloc((size_t)count + 1, sizeof *shuffle->order);
     if (!shuffle->order) abort();
-    for (uint32_t p = 0; p < count; p++) shuffle->order[p] = p + 1;
     shuffle->step = count ? count - 1 : 0;
     /* The nonce and counter are zero: each seed keys one stream, used once. */
     static const unsigned char iv[16];
@@ -57,8 +58,8 @@ bool hf_shuffle_advance(hf_shuffle_t *shuffle, uint32_t steps) {
     while (steps-- > 0 && shuffle->step > 0) {
         uint32_t i = shuffle->step--;
         uint32_t j = stream_below(shuffle, i + 1);
-        uint32_t taken = order[i];
-        order[i] = order[j];
+        uint32_t taken = hf_shuffle_at(shuffle, i);
+        order[i] = hf_shuffle_at(shuffle, j);
         order[j] = taken;
     }
     if (shuffle->step > 0) return false;

@@ -20,7 +20,7 @@
 #define HF_SHUFFLE_STREAM_BLOCK 4096
 
 typedef struct hf_shuffle {
-    uint32_t *order; /* order[p]: the join number at place p + 1 (complete once done) */
+    uint32_t *order; /* read through hf_shuffle_at: 0 stands for p + 1, never moved */
     uint32_t count;
     uint32_t step;        /* the Fisher-Yates index still to place: count - 1 down to 0 */
     void *cipher;         /* OpenSSL's EVP_CIPHER_CTX, NULL once done */
@@ -36,5 +36,10 @@ bool hf_shuffle_advance(hf_shuffle_t *shuffle, uint32_t steps);
 /* The whole order at once (tests, benchmarks): begin, then advance to the end. */
 void hf_shuffle_run(hf_shuffle_t *shuffle, const uint8_t seed[HF_QUEUE_SEED_SIZE], uint32_t count);
 void hf_shuffle_free(hf_shuffle_t *shuffle);
+
+/* The join number at place p + 1 (p < count; final once the shuffle is done). */
+static inline uint32_t hf_shuffle_at(const hf_shuffle_t *shuffle, uint32_t p) {
+    return shuffle->order[p] ? shuffle->order[p] : p + 1;
+}
 
 #endif

@@ -276,11 +276,12 @@
 #define HF_QUEUE_RATE_RING_STEPS 128
 /* The pre-queue (API.md section 6): a room's shuffle is keyed by a seed of 32 bytes (a
  * ChaCha20 key: 256 bits, drawn from OpenSSL's RAND_bytes), and the opening places its
- * pre-queue tickets in slices of 65,536 Fisher-Yates steps (or copies) per loop turn: about a
- * millisecond each, so polls and holds of other events wait at most that long behind it while
- * a million tickets get their places in some 30 slices. */
+ * pre-queue tickets in slices of 16,384 Fisher-Yates steps (or copies) per loop turn: a
+ * quarter of a millisecond or less each (bench/corebench --only prequeue), so polls and holds
+ * of other events wait no longer behind one than behind a busy turn's requests, and a million
+ * tickets get their places in some 125 turns, well within the 2 s the contract allows. */
 #define HF_QUEUE_SEED_SIZE 32
-#define HF_QUEUE_OPENING_SLICE 65536u
+#define HF_QUEUE_OPENING_SLICE 16384u
 
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u

@@ -91,7 +91,7 @@ static void qm_open(int64_t t) {
     if (qm.lined || !due) return;
     hf_shuffle_t shuffle;
     hf_shuffle_run(&shuffle, qm.room.shuffle_seed, qm.early);
-    for (uint32_t p = 0; p < qm.early; p++) qm.line[p] = shuffle.order[p] - 1;
+    for (uint32_t p = 0; p < qm.early; p++) qm.line[p] = hf_shuffle_at(&shuffle, p) - 1;
     hf_shuffle_free(&shuffle);
     qm.lined = true;
     qm_admit(t);
