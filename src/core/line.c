@@ -73,10 +73,29 @@ static line_opening_t *opening_begin(const room_t *room, const uint8_t *seed) {
     if (!opening) abort();
     hf_shuffle_begin(&opening->shuffle, seed, count);
     opening->places = calloc(count, sizeof *opening->places);
-    opening->tickets = malloc((size_t)count * sizeof *opening->tickets);
+    opening->tickets = calloc(count, sizeof *opening->tickets);
     opening->bits = calloc((count + 63) / 64, sizeof *opening->bits);
     if (!opening->places || !opening->tickets || !opening->bits) abort();
     return opening;
+}
+
+/* Touches the next HF_QUEUE_OPENING_PREPARE_SIZE bytes of the opening's arrays (the
+ * shuffle's order, the places, the copy's tickets: all zero until used). Their pages are
+ * faulted in here, a slice at a time, rather than all at once by the shuffle's first random
+ * steps, which would stall one turn for the whole 12 MB of a million tickets. */
+static bool opening_prepare(line_opening_t *opening, uint32_t count) {
+    size_t size = (size_t)count * sizeof(uint32_t), end = opening->prepared;
+    uint32_t *arrays[3] = {opening->shuffle.order, opening->places, opening->tickets};
+    end += HF_QUEUE_OPENING_PREPARE_SIZE;
+    if (end > 3 * size) end = 3 * size;
+    for (size_t at = opening->prepared; at < end;) {
+        size_t array = at / size, offset = at % size;
+        size_t length = size - offset < end - at ? size - offset : end - at;
+        memset((char *)arrays[array] + offset, 0, length);
+        at += length;
+    }
+    opening->prepared = end;
+    return end == 3 * size;
 }
 
 /* Places up to slice more join numbers at the places the shuffle gave them. */
@@ -134,7 +153,12 @@ bool line_open_step(room_t *room, const uint8_t seed[HF_QUEUE_SEED_SIZE]) {
     }
     if (!room->opening) room->opening = opening_begin(room, seed);
     line_opening_t *opening = room->opening;
-    /* The shuffle's last slice and the copy's first are two turns: each turn does one. */
+    /* Each turn does one slice of one phase: the last of one and the first of the next are two
+     * turns. */
+    if (opening->prepared < 3 * (size_t)room->pre_count * sizeof(uint32_t)) {
+        opening_prepare(opening, room->pre_count);
+        return false;
+    }
     if (opening->shuffle.cipher) {
         hf_shuffle_advance(&opening->shuffle, HF_QUEUE_OPENING_SLICE);
         return false;

@@ -19,14 +19,15 @@
 #include "core/estimate.h"
 #include "core/shuffle.h"
 
-/* The opening in progress: the shuffle, then the copy of the line into place order, a slice a
- * loop turn each. */
+/* The opening in progress: its memory touched, then the shuffle, then the copy of the line
+ * into place order, a slice a loop turn each. */
 typedef struct line_opening {
     hf_shuffle_t shuffle;
     uint32_t *places;  /* join number -> place, 0 until copied */
     uint32_t *tickets; /* place -> ticket index, for places 1..copied */
     uint64_t *bits;    /* which of places 1..copied wait */
     uint32_t copied;
+    size_t prepared; /* bytes of the three arrays touched so far (opening_prepare) */
 } line_opening_t;
 
 /* One room: the line of one event. */

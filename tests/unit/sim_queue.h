@@ -17,8 +17,9 @@
  * compared after every step.
  *
  * Half the runs have a pre-queue: joins before opens_at have no position and nobody is
- * admitted; abandonment clocks of the pre-queue start at opens_at; at the opening (its shuffle
- * and its copy are a slice each, so the line is whole a millisecond after opens_at) the
+ * admitted; abandonment clocks of the pre-queue start at opens_at; at the opening (touching its
+ * memory, its shuffle and its copy are a slice each for so few tickets, so the line is whole
+ * two milliseconds after opens_at) the
  * pre-queue takes the places of core/shuffle.h's order for the room's seed (tested on its own
  * in test_prequeue.c), and every later join queues behind it. The model keeps the line as an
  * array of places. */
@@ -87,7 +88,7 @@ static void qm_admit_due(int64_t t) {
 
 /* The opening: the pre-queue at the places of the seed's order. */
 static void qm_open(int64_t t) {
-    bool due = qm.early > 0 ? t == qm.room.opens_at_ms + 1 : t >= qm.room.opens_at_ms;
+    bool due = qm.early > 0 ? t == qm.room.opens_at_ms + 2 : t >= qm.room.opens_at_ms;
     if (qm.lined || !due) return;
     hf_shuffle_t shuffle;
     hf_shuffle_run(&shuffle, qm.room.shuffle_seed, qm.early);

@@ -286,8 +286,12 @@ static void test_opening_in_slices(void **state) {
     assert_int_equal(hf_core_ticket_position(f->core, late), EARLY + 1);
     uint32_t index;
     int64_t at = OPENS_AT;
-    /* Through the shuffle's slices to the copy's, then a completion in the middle of it. */
-    for (int slice = 0; slice < 5; slice++) hf_core_advance(f->core, ++at);
+    /* Past the turns touching memory and shuffling, and one of the copy's (the first turn was
+     * at OPENS_AT), then completions of tickets copied already and not yet. */
+    uint32_t prepare = (3 * 4 * EARLY + HF_QUEUE_OPENING_PREPARE_SIZE - 1) /
+                       HF_QUEUE_OPENING_PREPARE_SIZE;
+    uint32_t shuffle = (EARLY - 1 + HF_QUEUE_OPENING_SLICE - 1) / HF_QUEUE_OPENING_SLICE;
+    for (uint32_t turn = 1; turn < prepare + shuffle + 1; turn++) hf_core_advance(f->core, ++at);
     assert_true(hf_core_ticket_pre_queue(f->core, tickets[0]));
     for (uint32_t u = 0; u < EARLY; u += 997) {
         const char *id = hf_core_ticket_at(f->core, tickets[u])->id;
