@@ -528,7 +528,7 @@ static prequeue_result_t run_prequeue(uint32_t count, bool with_opening) {
 }
 
 /* --only prequeue: the opening of count pre-queue tickets against the same line without one. */
-static void report_prequeue(uint32_t count) {
+static void report_prequeue(uint32_t count, const char *json_path) {
     prequeue_result_t opening = run_prequeue(count, true), plain = run_prequeue(count, false);
     printf("pre-queue of %" PRIu32 " tickets: every place given after %" PRIu32
            " loop turns (%.1f ms of slices, the longest %.2f ms; on the server a turn waits 1 ms "
@@ -538,6 +538,15 @@ static void report_prequeue(uint32_t count) {
     printf("p99 during the opening: poll %.0f us, hold+release on another event %.0f us; "
            "without an opening: poll %.0f us, hold+release %.0f us\n",
            opening.poll_p99_us, opening.hold_p99_us, plain.poll_p99_us, plain.hold_p99_us);
+    FILE *file = json_path ? fopen(json_path, "w") : NULL;
+    if (!file) return;
+    fprintf(file,
+            "{\"tickets\":%" PRIu32 ",\"turns\":%" PRIu32 ",\"slices_ms\":%.1f,"
+            "\"slice_max_ms\":%.2f,\"poll_p99_us\":%.0f,\"hold_p99_us\":%.0f,"
+            "\"plain_poll_p99_us\":%.0f,\"plain_hold_p99_us\":%.0f}\n",
+            count, opening.turns_to_line, opening.slices_s * 1e3, opening.slice_max_s * 1e3,
+            opening.poll_p99_us, opening.hold_p99_us, plain.poll_p99_us, plain.hold_p99_us);
+    fclose(file);
 }
 
 int main(int argc, char **argv) {
@@ -579,7 +588,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(only, "dispatch") == 0) return 0;
     if (strcmp(only, "prequeue") == 0) {
-        report_prequeue(ops < 1000000 ? (uint32_t)ops : 1000000);
+        report_prequeue(ops < 1000000 ? (uint32_t)ops : 1000000, json_path);
         return 0;
     }
     double release[99], commit[99];

@@ -72,17 +72,20 @@ static line_opening_t *opening_begin(const room_t *room, const uint8_t *seed) {
     uint32_t count = room->pre_count;
     if (!opening) abort();
     hf_shuffle_begin(&opening->shuffle, seed, count);
-    opening->places = calloc(count, sizeof *opening->places);
-    opening->tickets = calloc(count, sizeof *opening->tickets);
+    /* Zeroed by opening_prepare, a slice at a time: calloc would clear them all at once
+     * (memory reused from the heap is not the kernel's zero pages). */
+    opening->places = malloc((size_t)count * sizeof *opening->places);
+    opening->tickets = malloc((size_t)count * sizeof *opening->tickets);
     opening->bits = calloc((count + 63) / 64, sizeof *opening->bits);
     if (!opening->places || !opening->tickets || !opening->bits) abort();
     return opening;
 }
 
-/* Touches the next HF_QUEUE_OPENING_PREPARE_SIZE bytes of the opening's arrays (the
- * shuffle's order, the places, the copy's tickets: all zero until used). Their pages are
- * faulted in here, a slice at a time, rather than all at once by the shuffle's first random
- * steps, which would stall one turn for the whole 12 MB of a million tickets. */
+/* Zeroes the next HF_QUEUE_OPENING_PREPARE_SIZE bytes of the opening's arrays (the shuffle's
+ * order, the places, the copy's tickets: zero stands for "not yet" in the first two). Their
+ * pages are cleared and faulted in here, a slice at a time, rather than all at once by a
+ * calloc or by the shuffle's first random steps, which would stall one turn for the whole
+ * 12 MB of a million tickets. */
 static bool opening_prepare(line_opening_t *opening, uint32_t count) {
     size_t size = (size_t)count * sizeof(uint32_t), end = opening->prepared;
     uint32_t *arrays[3] = {opening->shuffle.order, opening->places, opening->tickets};

@@ -28,7 +28,9 @@ typedef struct hf_shuffle {
     unsigned char stream[HF_SHUFFLE_STREAM_BLOCK];
 } hf_shuffle_t;
 
-/* Starts the shuffle of join numbers 1..count under seed. Aborts when out of memory. */
+/* Starts the shuffle of join numbers 1..count under seed. Aborts when out of memory. The
+ * order's count entries are left unset: the caller zeroes them before the first advance (zero
+ * stands for an entry no step has moved), at once or a slice at a time (core/line.c). */
 void hf_shuffle_begin(hf_shuffle_t *shuffle, const uint8_t seed[HF_QUEUE_SEED_SIZE],
                       uint32_t count);
 /* Takes at most steps steps; true once the order is complete (the cipher is freed then). */
