@@ -259,6 +259,13 @@ static bool pools_read(json_t *pools, hf_event_definition_t *definition) {
     return true;
 }
 
+/* A hexadecimal digit's value, or -1. */
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
 /* The pre-queue's members as room_write wrote them: both or neither. */
 static bool opening_read(json_t *object, hf_room_definition_t *room) {
     json_t *opens_at = json_object_get(object, "opens_at_ms");
@@ -269,9 +276,9 @@ static bool opening_read(json_t *object, hf_room_definition_t *room) {
         strlen(text) != 2 * HF_QUEUE_SEED_SIZE)
         return false;
     for (size_t i = 0; i < HF_QUEUE_SEED_SIZE; i++) {
-        unsigned byte;
-        if (sscanf(text + 2 * i, "%2x", &byte) != 1) return false;
-        room->shuffle_seed[i] = (uint8_t)byte;
+        int high = hex_digit(text[2 * i]), low = hex_digit(text[2 * i + 1]);
+        if (high < 0 || low < 0) return false;
+        room->shuffle_seed[i] = (uint8_t)(high * 16 + low);
     }
     return true;
 }
