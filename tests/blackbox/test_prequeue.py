@@ -139,11 +139,13 @@ def test_kill9_after_opening_keeps_places():
         else:
             check_equal(after, answer, "ticket after kill -9")
     # Stopped before the opening: the restart opens it with the seed it was given.
+    opens_at = time.monotonic() + 1.5
     early, early_tickets = shuffled_room(c, 30, opens_in_s=1.5)
     server.kill()
     server = server.restart()
     c = server.client()
-    check_equal(poll(c, early, early_tickets[0])["status"], "pre_queue", "after a restart")
+    if time.monotonic() < opens_at - 0.3:  # a slow start (PostgreSQL's lease) may be past it
+        check_equal(poll(c, early, early_tickets[0])["status"], "pre_queue", "after a restart")
     wait_opened(c, early, early_tickets[0])
     places = {t: poll(c, early, t) for t in early_tickets}
     server.kill()
