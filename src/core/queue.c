@@ -610,8 +610,10 @@ uint32_t hf_core_ticket_position(const hf_core_t *core, uint32_t index) {
 
 bool hf_core_ticket_pre_queue(const hf_core_t *core, uint32_t index) {
     const hf_ticket_t *ticket = &core->queue->tickets[index];
+    /* Only a waiting ticket's room is sure to exist (a finished one may be revived alone). */
+    if (ticket->status != HF_TICKET_WAITING) return false;
     const room_t *room = core->queue->rooms[ticket->event];
-    return ticket->status == HF_TICKET_WAITING && !room->lined && ticket->seq <= room->pre_count;
+    return !room->lined && ticket->seq <= room->pre_count;
 }
 
 int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, uint32_t position,
