@@ -117,6 +117,12 @@ static void create_event(fuzz_state_t *state, reader_t *reader) {
                                                          1 + next_below(reader, 20),
                                                          0,
                                                          {0}};
+    /* Half the rooms have a pre-queue opening within the next two seconds. */
+    if (definition.waiting_room.enabled && next_below(reader, 2)) {
+        definition.waiting_room.opens_at_ms = state->now + 1 + next_below(reader, 2000);
+        memset(definition.waiting_room.shuffle_seed, (int)next_below(reader, 256),
+               sizeof definition.waiting_room.shuffle_seed);
+    }
     hf_error_detail_t detail;
     hf_error_t error = hf_core_event_create(state->core, &definition, state->now, &detail);
     if (error) fail("event create refused a valid definition", error_code(error));
