@@ -14,6 +14,11 @@
  *
  *   corebench [--ops N] [--reps R] [--seats N] [--users N] [--only release|commit] [--json PATH]
  *
+ *   prequeue      the waiting room's opening (API.md section 6's opens_at): --ops pre-queue
+ *                 tickets (at most 1,000,000) get their places in slices of the loop's turns;
+ *                 the turns until all have one, the slices' time, and the p99 of polls and of
+ *                 hold+release on another event during it, against the same line without an
+ *                 opening (50 of each per turn, each timed from its turn's start).
  * --only runs one of the two and skips the best_available and dispatch measurements;
  * --only dispatch runs the dispatch measurement alone:
  *
@@ -34,6 +39,7 @@
 
 #include "core/core.h"
 #include "core/dispatch/dispatch.h"
+#include "core/queue.h"
 
 static uint64_t mutations;
 
@@ -89,10 +95,18 @@ static hf_core_t *make_core(uint32_t seats) {
         snprintf(rows[r].id, sizeof rows[r].id, "R%" PRIu32, r);
         rows[r].seats = r + 1 < row_count ? 1000 : seats - r * 1000;
     }
-    hf_section_definition_t section = {.id = "S", .price = 100, .row_count = row_count, .rows = rows};
+    hf_section_definition_t section = {.id = "S",
+                                       .price = 100,
+                                       .row_count = row_count,
+                                       .rows = rows};
     hf_event_definition_t definition = {
-        .id = "bench", .name = "bench", .currency = "USD", .hold_ttl_ms = 600000,
-        .max_hold_ms = 1800000, .max_seats_per_hold = 10, .section_count = 1,
+        .id = "bench",
+        .name = "bench",
+        .currency = "USD",
+        .hold_ttl_ms = 600000,
+        .max_hold_ms = 1800000,
+        .max_seats_per_hold = 10,
+        .section_count = 1,
         .sections = &section,
     };
     hf_error_detail_t detail;
@@ -146,7 +160,7 @@ static void check_and_destroy(hf_core_t *core, hf_time_ms_t now) {
 typedef struct run {
     hf_core_t *core;
     const inputs_t *inputs;
-    char (*seat_ids)[24];        /* hold+commit: the seats in sale order */
+    char (*seat_ids)[24]; /* hold+commit: the seats in sale order */
     uint64_t rng;
 } run_t;
 
@@ -181,8 +195,11 @@ static double run_chunks(run_t *run, uint64_t ops, fill_fn fill, operation_fn op
 
 static bool hold_one(run_t *run, const op_strings_t *op, hf_time_ms_t now) {
     const char *seat = op->seat_id;
-    hf_hold_request_t request = {.event_id = "bench", .user_id = op->user_id,
-                                 .hold_id = op->hold_id, .seat_ids = &seat, .seat_count = 1,
+    hf_hold_request_t request = {.event_id = "bench",
+                                 .user_id = op->user_id,
+                                 .hold_id = op->hold_id,
+                                 .seat_ids = &seat,
+                                 .seat_count = 1,
                                  .ttl_ms = -1};
     uint32_t hold_index;
     hf_error_detail_t detail;
@@ -244,8 +261,7 @@ static double run_hold_commit(const inputs_t *inputs, uint64_t ops, uint64_t see
         order[i] = order[j];
         order[j] = swap;
     }
-    for (uint32_t i = 0; i < ops; i++)
-        seat_name(run.seat_ids[i], sizeof run.seat_ids[i], order[i]);
+    for (uint32_t i = 0; i < ops; i++) seat_name(run.seat_ids[i], sizeof run.seat_ids[i], order[i]);
     free(order);
     double result = run_chunks(&run, ops, fill_commit, hold_and_commit, "hold+commit");
     free(run.seat_ids);
@@ -265,10 +281,14 @@ static double run_best_available(uint64_t picks, double *steady) {
         rows[r].seats = 1000;
     }
     hf_section_definition_t section = {.id = "S", .price = 100, .row_count = 100, .rows = rows};
-    hf_event_definition_t definition = {
-        .id = "best", .name = "best", .currency = "USD", .hold_ttl_ms = 600000,
-        .max_hold_ms = 1800000, .max_seats_per_hold = 1000, .section_count = 1,
-        .sections = &section};
+    hf_event_definition_t definition = {.id = "best",
+                                        .name = "best",
+                                        .currency = "USD",
+                                        .hold_ttl_ms = 600000,
+                                        .max_hold_ms = 1800000,
+                                        .max_seats_per_hold = 1000,
+                                        .section_count = 1,
+                                        .sections = &section};
     hf_error_detail_t detail;
     hf_time_ms_t now = 1700000000000;
     if (hf_core_event_create(core, &definition, now, &detail) != HF_OK) exit(1);
@@ -285,16 +305,24 @@ static double run_best_available(uint64_t picks, double *steady) {
             count++;
         }
         make_id(hold_id, "res_", 900000000ull + r);
-        hf_hold_request_t fill = {.event_id = "best", .user_id = "filler", .hold_id = hold_id,
-                                  .seat_ids = ids, .seat_count = count, .ttl_ms = -1};
+        hf_hold_request_t fill = {.event_id = "best",
+                                  .user_id = "filler",
+                                  .hold_id = hold_id,
+                                  .seat_ids = ids,
+                                  .seat_count = count,
+                                  .ttl_ms = -1};
         uint32_t index;
         if (hf_core_hold(core, &fill, now, &index, &detail) != HF_OK) exit(1);
     }
     double first = 0, total = 0;
     for (uint64_t i = 0; i < picks; i++) {
         make_id(hold_id, "res_", i);
-        hf_hold_request_t pick = {.event_id = "best", .user_id = "buyer", .hold_id = hold_id,
-                                  .ttl_ms = -1, .best_count = 2, .best_adjacent = true};
+        hf_hold_request_t pick = {.event_id = "best",
+                                  .user_id = "buyer",
+                                  .hold_id = hold_id,
+                                  .ttl_ms = -1,
+                                  .best_count = 2,
+                                  .best_adjacent = true};
         uint32_t index;
         double start = now_s();
         hf_error_t error = hf_core_hold(core, &pick, now, &index, &detail);
@@ -326,17 +354,20 @@ static double run_dispatch_search(uint32_t drivers, uint32_t free_percent, uint6
     for (uint32_t d = 0; d < drivers; d++) {
         snprintf(id, sizeof id, "driver%" PRIu32, d);
         hf_driver_update_t update = {
-            .fleet_id = "city", .driver_id = id,
+            .fleet_id = "city",
+            .driver_id = id,
             .lat = lat + half_lat * (2.0 * random_below(&state, 1000000) / 1e6 - 1),
             .lng = lng + half_lng * (2.0 * random_below(&state, 1000000) / 1e6 - 1),
-            .has_available = true, .available = random_below(&state, 100) < free_percent,
-            .has_rating = true, .rating = 4.0 + random_below(&state, 11) / 10.0};
+            .has_available = true,
+            .available = random_below(&state, 100) < free_percent,
+            .has_rating = true,
+            .rating = 4.0 + random_below(&state, 11) / 10.0};
         uint32_t index;
         if (hf_dispatch_driver_put(core, &update, now, &index, &detail) != HF_OK) exit(1);
     }
     uint32_t fleet;
     if (!hf_dispatch_fleet_find(core, "city", &fleet)) exit(1);
-    double (*points)[2] = malloc(searches * sizeof *points);
+    double(*points)[2] = malloc(searches * sizeof *points);
     for (uint64_t i = 0; i < searches; i++) {
         points[i][0] = lat + half_lat * (2.0 * random_below(&state, 1000000) / 1e6 - 1);
         points[i][1] = lng + half_lng * (2.0 * random_below(&state, 1000000) / 1e6 - 1);
@@ -354,8 +385,8 @@ static double run_dispatch_search(uint32_t drivers, uint32_t free_percent, uint6
     }
     double elapsed = now_s() - start;
     printf("dispatch: %" PRIu32 " drivers, %" PRIu32 "%% free: %.2f us per search (%" PRIu64
-           " searches, %" PRIu64 " found a driver, %.0f m away on average)\n", drivers,
-           free_percent, elapsed * 1e6 / (double)searches, searches, found,
+           " searches, %" PRIu64 " found a driver, %.0f m away on average)\n",
+           drivers, free_percent, elapsed * 1e6 / (double)searches, searches, found,
            found ? (double)distance_sum / (double)found : 0.0);
     free(points);
     hf_core_destroy(core);
@@ -365,6 +396,157 @@ static double run_dispatch_search(uint32_t drivers, uint32_t free_percent, uint6
 static int compare_doubles(const void *a, const void *b) {
     double left = *(const double *)a, right = *(const double *)b;
     return (left > right) - (left < right);
+}
+
+/* ---- the pre-queue's opening ---- */
+
+#define PREQUEUE_T0 1700000001000
+
+/* The loop thread's own time (user and system, page faults included), not the wall clock: on
+ * a machine shared with other work, a preempted turn would measure the neighbours. */
+static double thread_s(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+/* Requests of each kind per loop turn (a turn is the millisecond between two slices): 50 polls
+ * and 50 holds, some 100,000 requests a second. */
+#define PREQUEUE_TURN_REQUESTS 50
+#define PREQUEUE_TURNS 400
+
+typedef struct prequeue_result {
+    uint32_t turns_to_line; /* turns until every ticket had its place; 0 without an opening */
+    double slices_s;        /* the opening's own time, summed over its slices */
+    double slice_max_s;
+    double poll_p99_us, hold_p99_us;
+} prequeue_result_t;
+
+/* "room": a waiting room of count tickets joined before opens_at (with_opening), or the same
+ * line with no pre-queue; beside it the 60,000-seat "bench" event of the holds. */
+static hf_core_t *prequeue_core(uint32_t count, bool with_opening, char (*ticket_ids)[40]) {
+    hf_core_t *core = make_core(60000);
+    hf_time_ms_t opens_at = PREQUEUE_T0 + count / 1000 + 10;
+    hf_pool_definition_t pool = {.id = "ga", .capacity = 10, .price = 1};
+    hf_event_definition_t room = {.id = "room",
+                                  .name = "room",
+                                  .currency = "USD",
+                                  .hold_ttl_ms = 600000,
+                                  .max_hold_ms = 1800000,
+                                  .max_seats_per_hold = 10,
+                                  .pool_count = 1,
+                                  .pools = &pool};
+    room.waiting_room = (hf_room_definition_t){
+        true, 1000.0, 900, 0, 3600000, HF_QUEUE_WAITING_LIMIT, with_opening ? opens_at : 0, {0}};
+    memset(room.waiting_room.shuffle_seed, 0x42, sizeof room.waiting_room.shuffle_seed);
+    hf_error_detail_t detail;
+    if (hf_core_event_create(core, &room, PREQUEUE_T0, &detail) != HF_OK) {
+        fprintf(stderr, "corebench: the room's event create failed\n");
+        exit(1);
+    }
+    char user[16];
+    for (uint32_t i = 0; i < count; i++) {
+        snprintf(user, sizeof user, "u%" PRIu32, i);
+        make_id(ticket_ids[i], "q_t_", i);
+        hf_time_ms_t at = PREQUEUE_T0 + i / 1000;
+        hf_core_advance(core, at);
+        uint32_t index;
+        bool created;
+        hf_error_t error = hf_core_queue_join(core, "room", user, ticket_ids[i], at, &index,
+                                              &created);
+        if (error != HF_OK) {
+            fprintf(stderr, "corebench: join %" PRIu32 " failed (%d)\n", i, error);
+            exit(1);
+        }
+    }
+    return core;
+}
+
+/* A turn's requests, each timed from the turn's start: a request that arrived as the turn
+ * began waits behind the slice and the requests before it, as on the server's loop (in the
+ * thread's own time: thread_s). */
+static void prequeue_requests(hf_core_t *core, char (*ticket_ids)[40], uint32_t count,
+                              hf_time_ms_t now, double start, uint64_t *rng, double *polls,
+                              double *holds, uint64_t *serial) {
+    for (uint32_t k = 0; k < PREQUEUE_TURN_REQUESTS; k++) {
+        uint32_t index;
+        if (hf_core_queue_poll(core, "room", ticket_ids[random_below(rng, count)], now, &index) !=
+            HF_OK) {
+            fprintf(stderr, "corebench: a poll failed\n");
+            exit(1);
+        }
+        (void)hf_core_ticket_position(core, index);
+        polls[k] = (thread_s() - start) * 1e6;
+        run_t run = {core, NULL, NULL, 0};
+        op_strings_t op;
+        seat_name(op.seat_id, sizeof op.seat_id, random_below(rng, 60000));
+        snprintf(op.user_id, sizeof op.user_id, "h%" PRIu32, random_below(rng, 100000));
+        make_id(op.hold_id, "res_", (*serial)++);
+        if (!hold_and_release(&run, &op, now)) {
+            fprintf(stderr, "corebench: a hold failed\n");
+            exit(1);
+        }
+        holds[k] = (thread_s() - start) * 1e6;
+    }
+}
+
+static prequeue_result_t run_prequeue(uint32_t count, bool with_opening) {
+    char(*ticket_ids)[40] = malloc((size_t)count * sizeof *ticket_ids);
+    hf_core_t *core = prequeue_core(count, with_opening, ticket_ids);
+    size_t samples = (size_t)PREQUEUE_TURNS * PREQUEUE_TURN_REQUESTS;
+    double *polls = malloc(samples * sizeof *polls), *holds = malloc(samples * sizeof *holds);
+    prequeue_result_t result = {0};
+    uint64_t rng = 7, serial = 0;
+    uint32_t probe;
+    hf_core_ticket_find(core, ticket_ids[0], &probe);
+    hf_time_ms_t now = PREQUEUE_T0 + count / 1000 + 10;
+    for (uint32_t turn = 0; turn < PREQUEUE_TURNS; turn++, now++) {
+        double start = thread_s();
+        hf_core_advance(core, now);
+        double slice = thread_s() - start;
+        if (with_opening && result.turns_to_line == 0) {
+            result.slices_s += slice;
+            if (slice > result.slice_max_s) result.slice_max_s = slice;
+            if (!hf_core_ticket_pre_queue(core, probe)) result.turns_to_line = turn + 1;
+        }
+        size_t at = (size_t)turn * PREQUEUE_TURN_REQUESTS;
+        prequeue_requests(core, ticket_ids, count, now, start, &rng, polls + at, holds + at,
+                          &serial);
+    }
+    if (with_opening && result.turns_to_line == 0) {
+        fprintf(stderr, "corebench: the line was not whole after %d turns\n", PREQUEUE_TURNS);
+        exit(1);
+    }
+    qsort(polls, samples, sizeof *polls, compare_doubles);
+    qsort(holds, samples, sizeof *holds, compare_doubles);
+    result.poll_p99_us = polls[samples * 99 / 100];
+    result.hold_p99_us = holds[samples * 99 / 100];
+    check_and_destroy(core, now);
+    free(polls);
+    free(holds);
+    free(ticket_ids);
+    return result;
+}
+
+/* --only prequeue: the opening of count pre-queue tickets against the same line without one. */
+static void report_prequeue(uint32_t count, const char *json_path) {
+    prequeue_result_t opening = run_prequeue(count, true), plain = run_prequeue(count, false);
+    printf("pre-queue of %" PRIu32 " tickets: every place given after %" PRIu32
+           " loop turns (%.1f ms of slices, the longest %.2f ms; on the server a turn waits 1 ms "
+           "for the next slice, so about %.0f ms from opens_at; times are the thread's own)\n",
+           count, opening.turns_to_line, opening.slices_s * 1e3, opening.slice_max_s * 1e3,
+           opening.turns_to_line + opening.slices_s * 1e3);
+    printf("p99 during the opening: poll %.0f us, hold+release on another event %.0f us; "
+           "without an opening: poll %.0f us, hold+release %.0f us\n",
+           opening.poll_p99_us, opening.hold_p99_us, plain.poll_p99_us, plain.hold_p99_us);
+    FILE *file = json_path ? fopen(json_path, "w") : NULL;
+    if (!file) return;
+    fprintf(file,
+            "{\"tickets\":%" PRIu32 ",\"turns\":%" PRIu32 ",\"slices_ms\":%.1f,"
+            "\"slice_max_ms\":%.2f,\"poll_p99_us\":%.0f,\"hold_p99_us\":%.0f,"
+            "\"plain_poll_p99_us\":%.0f,\"plain_hold_p99_us\":%.0f}\n",
+            count, opening.turns_to_line, opening.slices_s * 1e3, opening.slice_max_s * 1e3,
+            opening.poll_p99_us, opening.hold_p99_us, plain.poll_p99_us, plain.hold_p99_us);
+    fclose(file);
 }
 
 int main(int argc, char **argv) {
@@ -382,7 +564,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
             fprintf(stderr, "usage: corebench [--ops N] [--reps R] [--seats N] [--users N] "
-                            "[--only release|commit|dispatch] [--json PATH]\n");
+                            "[--only release|commit|dispatch|prequeue] [--json PATH]\n");
             return 2;
         }
     }
@@ -394,7 +576,8 @@ int main(int argc, char **argv) {
     inputs_t inputs = {.seat_count = seats, .user_count = users};
     inputs.seat_ids = malloc(seats * sizeof *inputs.seat_ids);
     inputs.user_ids = malloc(inputs.user_count * sizeof *inputs.user_ids);
-    for (uint32_t s = 0; s < seats; s++) seat_name(inputs.seat_ids[s], sizeof inputs.seat_ids[s], s);
+    for (uint32_t s = 0; s < seats; s++)
+        seat_name(inputs.seat_ids[s], sizeof inputs.seat_ids[s], s);
     for (uint32_t u = 0; u < inputs.user_count; u++)
         snprintf(inputs.user_ids[u], sizeof inputs.user_ids[u], "u%" PRIu32, u);
 
@@ -404,6 +587,10 @@ int main(int argc, char **argv) {
         dispatch_busy_us = run_dispatch_search(100000, 10, 200000);
     }
     if (strcmp(only, "dispatch") == 0) return 0;
+    if (strcmp(only, "prequeue") == 0) {
+        report_prequeue(ops < 1000000 ? (uint32_t)ops : 1000000, json_path);
+        return 0;
+    }
     double release[99], commit[99];
     for (int r = 0; r < reps; r++) {
         release[r] = strcmp(only, "commit") ? run_hold_release(&inputs, ops, 1 + (uint64_t)r) : 0;
@@ -413,13 +600,15 @@ int main(int argc, char **argv) {
     qsort(release, (size_t)reps, sizeof release[0], compare_doubles);
     qsort(commit, (size_t)reps, sizeof commit[0], compare_doubles);
     double release_median = release[reps / 2], commit_median = commit[reps / 2];
-    printf("median of %d: hold+release %.0f/s, hold+commit %.0f/s (%" PRIu64 " ops each, one core)\n",
+    printf("median of %d: hold+release %.0f/s, hold+commit %.0f/s (%" PRIu64
+           " ops each, one core)\n",
            reps, release_median, commit_median, ops);
     double best_steady = 0, best_first = 0;
     if (only[0] == '\0') {
         best_first = run_best_available(10000, &best_steady);
         printf("best_available on a nearly sold-out 100,000-seat event: first pick %.1f us, "
-               "then %.2f us per pick\n", best_first, best_steady);
+               "then %.2f us per pick\n",
+               best_first, best_steady);
     }
     if (json_path) {
         FILE *file = fopen(json_path, "w");
@@ -427,7 +616,8 @@ int main(int argc, char **argv) {
             perror(json_path);
             return 1;
         }
-        fprintf(file, "{\"ops\":%" PRIu64 ",\"reps\":%d,\"hold_release_per_s\":%.0f,"
+        fprintf(file,
+                "{\"ops\":%" PRIu64 ",\"reps\":%d,\"hold_release_per_s\":%.0f,"
                 "\"hold_commit_per_s\":%.0f,\"mutations\":%" PRIu64 ","
                 "\"best_available_first_us\":%.1f,\"best_available_us\":%.2f,"
                 "\"dispatch_search_us\":%.2f,\"dispatch_search_busy_us\":%.2f}\n",

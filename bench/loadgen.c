@@ -214,6 +214,7 @@ typedef struct options {
     const char *user_token_secret;
     uint32_t line;             /* queue-poll: waiting users to fill the line with */
     double admit_per_s;        /* queue-*: the room's admit_per_s */
+    double opens_at_ms;        /* queue-*: the room's opens_at (ms since the epoch), 0: none */
     uint32_t join_percent;     /* queue-admit: joins among the requests */
     const char *tickets_path;  /* queue-poll: a filled line's tickets, kept for the next run */
     int rss_pid;               /* queue-poll: the server, to read its resident set */
@@ -284,6 +285,8 @@ static void usage(void) {
         "                             with the server's --user-token-secret, sent as Bearer\n"
         "  --line N                   queue-poll: waiting users to fill the line with (1000000)\n"
         "  --admit-per-s R            queue-*: the room's admit_per_s (0.001; queue-admit 100)\n"
+        "  --opens-at MS              queue-*: the room's opens_at, in ms since the epoch (the\n"
+        "                             pre-queue: joins before it are shuffled at it)\n"
         "  --join-percent N           queue-admit: joins among the requests (10)\n"
         "  --tickets PATH             queue-poll: read the line's tickets from PATH if it holds\n"
         "                             --line of them (no fill), else fill and write them there\n"
@@ -339,6 +342,7 @@ static void parse_options(int argc, char **argv) {
         else if (TAKES("--json")) options.json_path = value;
         else if (TAKES("--line")) options.line = (uint32_t)parse_number(value, arg);
         else if (TAKES("--admit-per-s")) options.admit_per_s = parse_number(value, arg);
+        else if (TAKES("--opens-at")) options.opens_at_ms = parse_number(value, arg);
         else if (TAKES("--join-percent")) options.join_percent = (uint32_t)parse_number(value, arg);
         else if (TAKES("--tickets")) options.tickets_path = value;
         else if (TAKES("--rss-pid")) options.rss_pid = (int)parse_number(value, arg);
@@ -583,6 +587,15 @@ static void send_create_event(connection_t *connection) {
          * the server's own room setting (docs/API.md), which the contract leaves open. */
         if (options.workload == W_QUEUE_POLL && options.line > LINE_DEFAULT_MAX)
             buffer_printf(&body, ",\"max_waiting\":%" PRIu32, options.line);
+        if (options.opens_at_ms > 0) {
+            time_t seconds = (time_t)(options.opens_at_ms / 1000);
+            struct tm utc;
+            char text[32];
+            gmtime_r(&seconds, &utc);
+            strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+            buffer_printf(&body, ",\"opens_at\":\"%s.%03dZ\"", text,
+                          (int)((int64_t)options.opens_at_ms % 1000));
+        }
         buffer_printf(&body, "}");
     }
     buffer_printf(&body, "}");

@@ -921,6 +921,25 @@ def cluster_section(w, wrk, takeovers, meta):
         w("")
 
 
+def prequeue_paragraph(w, prequeue):
+    """The waiting room's opening (corebench --only prequeue), in the core's section."""
+    ratio = prequeue["poll_p99_us"] / max(prequeue["plain_poll_p99_us"], 1)
+    w("The pre-queue's opening (API.md section 6's `opens_at`): %s tickets joined before"
+      " `opens_at` get their places in %s loop turns (touching the opening's memory, the"
+      " shuffle, the copy into the line: %.1f ms of the loop's time in all, the longest turn's"
+      " slice %.2f ms). On the server a turn waits 1 ms for the next slice, so every place is"
+      " given about %.0f ms after `opens_at` (goal: under 2 s). During it, 50 polls of the line"
+      " and 50 hold+release on another event per turn, each timed from its turn's start in the"
+      " thread's own time: p99 %s µs and %s µs, against %s µs and %s µs for the same line"
+      " without an opening (%.1fx; goal: at most 2x)." % (
+          "{:,}".format(prequeue["tickets"]), prequeue["turns"], prequeue["slices_ms"],
+          prequeue["slice_max_ms"], prequeue["turns"] + prequeue["slices_ms"],
+          "{:,.0f}".format(prequeue["poll_p99_us"]), "{:,.0f}".format(prequeue["hold_p99_us"]),
+          "{:,.0f}".format(prequeue["plain_poll_p99_us"]),
+          "{:,.0f}".format(prequeue["plain_hold_p99_us"]), ratio))
+    w("")
+
+
 def render(results, markdown_path, svg_path):
     """The whole of BENCHMARKS.md from one run, as a list of lines; the chart is written to
     svg_path (none when svg_path is None)."""
@@ -935,6 +954,7 @@ def render(results, markdown_path, svg_path):
         return summary(runs.get((system, variant, c, p), []))
 
     core = read_json(os.path.join(results, "raw", "core.json"))
+    prequeue = read_json(os.path.join(results, "raw", "prequeue.json"))
     profile = read_json(os.path.join(results, "raw", "profile.json"))
 
     out = []
@@ -1219,6 +1239,8 @@ def render(results, markdown_path, svg_path):
               " (off the grid, so the ring search goes further)." % (
                   core["dispatch_search_us"], core.get("dispatch_search_busy_us", 0)))
             w("")
+        if prequeue:
+            prequeue_paragraph(w, prequeue)
     else:
         w("Not run.")
         w("")

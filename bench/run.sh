@@ -313,6 +313,10 @@ if want core; then
     "$corebench" --ops 1000000 --reps "$reps" --json "$raw/core.json" >"$raw/core.txt" 2>&1 ||
         log "corebench FAILED (see $raw/core.txt)"
     log "$(tail -1 "$raw/core.txt")"
+    note_command "$corebench --only prequeue --ops 1000000"
+    "$corebench" --only prequeue --ops 1000000 --json "$raw/prequeue.json" >"$raw/prequeue.txt" \
+        2>&1 || log "corebench --only prequeue FAILED (see $raw/prequeue.txt)"
+    log "$(tail -1 "$raw/prequeue.txt")"
 fi
 
 # ---- instructions per request, by thread (callgrind: exact, unlike the timings) ----

@@ -440,12 +440,17 @@ static bool room_integer(json_t *room, const char *name, int64_t minimum, int64_
 }
 
 /* A room's settings before any member is read (API.md section 6, limits.h). */
-static const hf_room_definition_t ROOM_DEFAULTS = {
-    false, HF_QUEUE_ADMIT_PER_S_DEFAULT,      HF_QUEUE_TOKEN_TTL_S_DEFAULT,
-    0,     HF_QUEUE_ABANDON_AFTER_MS_DEFAULT, HF_QUEUE_WAITING_DEFAULT};
+static const hf_room_definition_t ROOM_DEFAULTS = {false,
+                                                   HF_QUEUE_ADMIT_PER_S_DEFAULT,
+                                                   HF_QUEUE_TOKEN_TTL_S_DEFAULT,
+                                                   0,
+                                                   HF_QUEUE_ABANDON_AFTER_MS_DEFAULT,
+                                                   HF_QUEUE_WAITING_DEFAULT,
+                                                   0,
+                                                   {0}};
 
 /* "waiting_room": {"enabled", "admit_per_s", "token_ttl_s", "max_active", "abandon_after_s",
- * "max_waiting"}: each member given is checked and read over settings. */
+ * "max_waiting", "opens_at"}: each member given is checked and read over settings. */
 static bool room_members(json_t *room, hf_room_definition_t *settings, hf_error_detail_t *fault) {
     where_t where = {.field = "waiting_room"};
     if (!json_is_object(room)) return wrong(fault, &where, NULL, room);
@@ -479,6 +484,10 @@ static bool room_members(json_t *room, hf_room_definition_t *settings, hf_error_
         (!json_seconds_to_ms(abandon, &settings->abandon_after_ms) ||
          settings->abandon_after_ms > HF_HOLD_TTL_MS_MAX))
         return wrong(fault, &where, "abandon_after_s", abandon);
+    json_t *opens_at = json_object_get(room, "opens_at");
+    if (opens_at && !json_is_null(opens_at) &&
+        !hf_parse_time(json_string_value(opens_at), &settings->opens_at_ms))
+        return wrong(fault, &where, "opens_at", opens_at);
     return true;
 }
 

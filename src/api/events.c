@@ -1,6 +1,7 @@
 /* Handlers of health, events, seats and an event's live stream (events.h). */
 #include "api/events.h"
 
+#include <openssl/rand.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,15 @@ typedef struct scratch {
 
 static scratch_t *scratch_of(const hf_request_t *request) { return request->scratch; }
 
+/* A room's pre-queue shuffle is keyed by a seed drawn once, from a cryptographic source, when
+ * the room is set up (shuffle.h): kept with the event, so a restart draws the same places. */
+static void room_seed(hf_room_definition_t *room) {
+    static const uint8_t none[HF_QUEUE_SEED_SIZE];
+    if (!room->enabled || memcmp(room->shuffle_seed, none, sizeof none) != 0) return;
+    if (RAND_bytes(room->shuffle_seed, sizeof room->shuffle_seed) != 1)
+        abort(); /* no entropy: the places would be guessable */
+}
+
 static void handle_health(hf_request_t *request) {
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
@@ -36,8 +46,10 @@ static void handle_event_create(hf_request_t *request) {
     hf_fields_source_t source = {HF_FIELDS_EVENT, &definition, NULL};
     hf_core_t *core = request->core;
     hf_error_t error = HF_ERROR_INVALID_REQUEST;
-    if (hf_decode_definition(request->body, &definition, detail))
+    if (hf_decode_definition(request->body, &definition, detail)) {
+        room_seed(&definition.waiting_room);
         error = hf_core_event_create(core, &definition, request->now_ms, detail);
+    }
     /* The answer may quote the definition's ids (duplicates): freed once it is written. */
     if (error) hf_reply_core_error(request, error, detail, &source);
     hf_decode_definition_free(&definition);
@@ -127,9 +139,11 @@ static void handle_event_update(hf_request_t *request) {
     hf_fields_source_t source = {HF_FIELDS_EVENT, &patch, NULL};
     hf_error_t error = HF_ERROR_INVALID_REQUEST;
     bool layout = false;
-    if (hf_decode_patch(request->body, event->id, &event->waiting_room, &patch, &members, detail))
+    if (hf_decode_patch(request->body, event->id, &event->waiting_room, &patch, &members, detail)) {
+        room_seed(&patch.waiting_room);
         error = hf_core_event_update(request->core, &patch, members, request->now_ms, &layout,
                                      detail);
+    }
     if (error == HF_ERROR_CAPACITY_BELOW_TAKEN) reply_below_taken(request, &patch, detail);
     else if (error) hf_reply_core_error(request, error, detail, &source);
     hf_decode_definition_free(&patch);

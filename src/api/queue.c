@@ -31,8 +31,9 @@ static size_t ticket_token(const hf_request_t *request, uint32_t index, char *ou
     return hf_token_sign(secret, &claims, out, size);
 }
 
-/* {"ticket", "status"} and, while waiting, "position" and "estimated_wait_s"; once
- * admitted, "admission_token" and "expires_at" (the token's exp). */
+/* {"ticket", "status"} and, while waiting, "position" and "estimated_wait_s" (in the
+ * pre-queue, "status": "pre_queue" and "opens_at" instead); once admitted, "admission_token"
+ * and "expires_at" (the token's exp). */
 static void reply_ticket(hf_request_t *request, int status, uint32_t index) {
     const hf_core_t *core = request->core;
     const hf_ticket_t *ticket = hf_core_ticket_at(core, index);
@@ -41,9 +42,13 @@ static void reply_ticket(hf_request_t *request, int status, uint32_t index) {
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "ticket");
     hf_json_string(&json, ticket->id);
+    bool pre_queue = hf_core_ticket_pre_queue(core, index);
     HF_JSON_KEY(&json, "status");
-    hf_json_string(&json, hf_ticket_status_name(ticket->status));
-    if (ticket->status == HF_TICKET_WAITING) {
+    hf_json_string(&json, pre_queue ? "pre_queue" : hf_ticket_status_name(ticket->status));
+    if (pre_queue) {
+        HF_JSON_KEY(&json, "opens_at");
+        hf_json_time(&json, hf_core_event_at(core, ticket->event)->waiting_room.opens_at_ms);
+    } else if (ticket->status == HF_TICKET_WAITING) {
         uint32_t position = hf_core_ticket_position(core, index);
         HF_JSON_KEY(&json, "position");
         hf_json_int(&json, position);

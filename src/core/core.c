@@ -26,6 +26,7 @@ static const timer_kind_t TIMER_KINDS[] = {
     {HF_TIMER_QUEUE_TICKET, queue_entry_stale, queue_ticket_due},
     {HF_TIMER_OFFER, dispatch_offer_stale, dispatch_offer_lapse},
     {HF_TIMER_CALENDAR_SWEEP, calendar_sweep_stale, calendar_sweep_due},
+    {HF_TIMER_QUEUE_OPEN, queue_entry_stale, queue_open_due},
 };
 _Static_assert(sizeof TIMER_KINDS / sizeof *TIMER_KINDS == HF_TIMER_KINDS,
                "every kind of timer.h has its row in TIMER_KINDS");

@@ -37,6 +37,11 @@ typedef struct hf_room_definition {
     uint32_t max_active;      /* admitted users with live tokens at once; 0: no cap */
     int64_t abandon_after_ms; /* a waiting ticket not polled for this long is dropped */
     uint32_t max_waiting;     /* the line's limit: joins beyond it are refused */
+    /* The pre-queue: joins before opens_at_ms (0: none, open at once) get their places by a
+     * shuffle at opens_at_ms, keyed by shuffle_seed (the caller's, from a cryptographic
+     * source; kept by the store, never rendered). */
+    int64_t opens_at_ms;
+    uint8_t shuffle_seed[HF_QUEUE_SEED_SIZE];
 } hf_room_definition_t;
 
 typedef struct hf_event_definition {

@@ -293,7 +293,8 @@ static void pools_merge(const hf_event_t *event, const hf_event_definition_t *pa
 static bool rooms_equal(const hf_room_definition_t *a, const hf_room_definition_t *b) {
     return a->enabled == b->enabled && a->admit_per_s == b->admit_per_s &&
            a->token_ttl_s == b->token_ttl_s && a->max_active == b->max_active &&
-           a->abandon_after_ms == b->abandon_after_ms && a->max_waiting == b->max_waiting;
+           a->abandon_after_ms == b->abandon_after_ms && a->max_waiting == b->max_waiting &&
+           a->opens_at_ms == b->opens_at_ms;
 }
 
 /* The top-level members the patch changes: copied into both, their bits returned. */
@@ -473,6 +474,19 @@ static void event_set(hf_core_t *core, uint32_t index, const hf_event_definition
     queue_room_changed(core, index, now);
 }
 
+/* opens_at changes only before the room opens (no line yet, or its opening still ahead), and
+ * to a time still ahead: who joined before it is the pre-queue, drawn once. */
+static hf_error_t check_opening(const hf_core_t *core, uint32_t index, const hf_event_t *event,
+                                const hf_event_definition_t *patch, uint32_t members,
+                                hf_time_ms_t now, hf_error_detail_t *detail) {
+    hf_time_ms_t asked = patch->waiting_room.opens_at_ms, was = event->waiting_room.opens_at_ms;
+    if (!(members & HF_EVENT_MEMBER_WAITING_ROOM) || asked == was) return HF_OK;
+    bool opened = queue_room_exists(core, index) && was <= now;
+    if (!opened && asked > now) return HF_OK;
+    hf_error_detail_t path = {.member = "opens_at"};
+    return invalid_path(detail, "waiting_room", &path, HF_FAULT_VALUE);
+}
+
 hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *patch,
                                 uint32_t members, hf_time_ms_t now, bool *layout,
                                 hf_error_detail_t *detail) {
@@ -483,6 +497,7 @@ hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *pa
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
     growth_t growth = {0, 0, 0, 0};
     hf_error_t error = check_patch(event, patch, members, &growth, detail);
+    if (!error) error = check_opening(core, index, event, patch, members, now, detail);
     if (error) return error;
     hf_event_definition_t merged = {0}, changes = {0};
     memcpy(merged.id, event->id, sizeof merged.id);

@@ -434,6 +434,7 @@ hf_timer_t *queue_timer(const hf_core_t *core);
 bool queue_entry_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
 void queue_admit_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
 void queue_ticket_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+void queue_open_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
 /* Forgets the oldest finished tickets over the limit whose records are durable. */
 uint32_t queue_evict(hf_core_t *core, uint64_t durable_changes);
 void queue_free(hf_core_t *core);

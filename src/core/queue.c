@@ -3,6 +3,7 @@
  * heap of deadlines (timer.h), and the finished tickets kept up to a limit. */
 #include "core/estimate.h"
 #include "core/internal.h"
+#include "core/line.h"
 #include "core/queue.h"
 
 #include <assert.h>
@@ -12,26 +13,6 @@
 
 /* Float dust of the bucket's arithmetic: a bucket this close to one unit holds one. */
 #define BUCKET_EPSILON 1e-9
-
-/* One room: the line of one event. */
-typedef struct room {
-    /* seq (from 1) -> ticket index, NO_INDEX for a join number no ticket has (restore). */
-    uint32_t *seq_tickets;
-    /* Which join numbers wait: bit (seq - 1) % 64 of word (seq - 1) / 64. */
-    uint64_t *bits;
-    /* Fenwick tree over those words: the waiting tickets of each 64 join numbers;
-     * tree[1..tree_size]. A position is a prefix of it (log2 of a 64th of the joins: small
-     * enough to stay in cache) and a popcount of one word. */
-    uint32_t *tree;
-    uint32_t seq_count, seq_capacity, word_capacity, tree_size;
-    uint32_t head; /* no ticket below this join number waits */
-    uint32_t waiting, active;
-    uint64_t admissions;
-    double tokens; /* the bucket, refilled up to refilled_ms */
-    hf_time_ms_t refilled_ms;
-    hf_time_ms_t admit_armed_ms;  /* the live HF_TIMER_QUEUE_ADMIT entry, INT64_MAX: none */
-    hf_admission_window_t window; /* the recent admissions, for estimated_wait_s */
-} room_t;
 
 /* A user in one room: the user's id, stored once, and the user's latest ticket. */
 typedef struct entry {
@@ -75,11 +56,7 @@ void queue_free(hf_core_t *core) {
     queue_state_t *queue = core->queue;
     if (!queue) return;
     for (uint32_t i = 0; i < queue->room_capacity; i++) {
-        if (!queue->rooms[i]) continue;
-        free(queue->rooms[i]->seq_tickets);
-        free(queue->rooms[i]->bits);
-        free(queue->rooms[i]->tree);
-        free(queue->rooms[i]);
+        if (queue->rooms[i]) line_free(queue->rooms[i]);
     }
     free(queue->rooms);
     free(queue->tickets);
@@ -121,57 +98,18 @@ static room_t *room_make(hf_core_t *core, uint32_t event_index, hf_time_ms_t now
     room->tokens = full ? bucket_capacity(&core->events.slots[event_index]->waiting_room) : 0.0;
     room->refilled_ms = now;
     room->admit_armed_ms = INT64_MAX;
+    room->open_armed_ms = INT64_MAX;
     hf_admission_window_init(&room->window);
     queue->rooms[event_index] = room;
+    /* A room made before its opening (or restored: its pre-queue is placed again from the
+     * seed) lines up at opens_at; one made after has no pre-queue. */
+    hf_time_ms_t opens_at = core->events.slots[event_index]->waiting_room.opens_at_ms;
+    room->lined = opens_at == 0 || (full && opens_at <= now);
+    if (!room->lined) {
+        room->open_armed_ms = opens_at;
+        hf_timer_push(&queue->timer, opens_at, HF_TIMER_QUEUE_OPEN, event_index);
+    }
     return room;
-}
-
-/* ---- positions: a bit per join number, a Fenwick tree over words of them ---- */
-
-static void tree_add(room_t *room, uint32_t seq, int32_t delta) {
-    uint32_t word = (seq - 1) / 64;
-    uint64_t bit = UINT64_C(1) << ((seq - 1) % 64);
-    if (delta > 0) room->bits[word] |= bit;
-    else room->bits[word] &= ~bit;
-    for (uint32_t i = word + 1; i <= room->tree_size; i += i & (0u - i))
-        room->tree[i] += (uint32_t)delta;
-}
-
-/* Waiting tickets with a join number up to seq. */
-static uint32_t tree_prefix(const room_t *room, uint32_t seq) {
-    uint32_t word = (seq - 1) / 64, offset = (seq - 1) % 64;
-    uint64_t mask = offset == 63 ? UINT64_MAX : (UINT64_C(1) << (offset + 1)) - 1;
-    uint32_t sum = (uint32_t)__builtin_popcountll(room->bits[word] & mask);
-    for (uint32_t i = word; i > 0; i -= i & (0u - i)) sum += room->tree[i];
-    return sum;
-}
-
-/* Room for join number seq. Doubling keeps every node of the old tree (each covers the same
- * words), the new ones below the top cover words nobody has yet, and the new top covers
- * everything: the waiting count. */
-static void room_reserve(room_t *room, uint32_t seq) {
-    room->seq_tickets = grow(room->seq_tickets, &room->seq_capacity, seq,
-                             sizeof *room->seq_tickets);
-    uint32_t words = (seq + 63) / 64, old_words = room->word_capacity;
-    if (words > old_words) {
-        room->bits = grow(room->bits, &room->word_capacity, words, sizeof *room->bits);
-        memset(room->bits + old_words, 0, (room->word_capacity - old_words) * sizeof *room->bits);
-    }
-    if (words <= room->tree_size) return;
-    uint32_t old = room->tree_size, size = old ? old : 16;
-    while (size < words) size *= 2;
-    uint32_t *tree = realloc(room->tree, ((size_t)size + 1) * sizeof *tree);
-    if (!tree) abort();
-    if (old == 0) {
-        memset(tree, 0, ((size_t)size + 1) * sizeof *tree);
-    } else {
-        for (uint32_t half = old; half < size; half *= 2) {
-            memset(tree + half + 1, 0, (size_t)half * sizeof *tree);
-            tree[2 * half] = room->waiting;
-        }
-    }
-    room->tree = tree;
-    room->tree_size = size;
 }
 
 /* ---- tickets ---- */
@@ -349,6 +287,10 @@ static bool entry_stale(const void *context, const hf_timer_entry_t *entry) {
         const room_t *room = room_find(core, entry->index);
         return !room || room->admit_armed_ms != entry->deadline_ms;
     }
+    if (entry->kind == HF_TIMER_QUEUE_OPEN) {
+        const room_t *room = room_find(core, entry->index);
+        return !room || room->lined || room->open_armed_ms != entry->deadline_ms;
+    }
     const hf_ticket_t *ticket = &queue->tickets[entry->index];
     return (ticket->status != HF_TICKET_WAITING && ticket->status != HF_TICKET_ADMITTED) ||
            ticket->armed_ms != entry->deadline_ms;
@@ -408,7 +350,7 @@ static void ticket_admit(hf_core_t *core, room_t *room, uint32_t index, hf_time_
     hf_ticket_t *ticket = &queue->tickets[index];
     ticket->status = HF_TICKET_ADMITTED;
     ticket->admitted_at_ms = now;
-    tree_add(room, ticket->seq, -1);
+    line_leave(room, ticket->seq);
     room->waiting--;
     room->active++;
     room->tokens -= 1.0;
@@ -429,6 +371,7 @@ static void room_admit(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) 
     room_t *room = queue->rooms[event_index];
     const hf_room_definition_t *settings = &core->events.slots[event_index]->waiting_room;
     room_refill(room, settings, now);
+    if (!room->lined) return; /* admission starts once the pre-queue has its places */
     while (room->waiting > 0 && room->tokens >= 1.0 - BUCKET_EPSILON &&
            room_has_slot(room, settings)) {
         uint32_t index = room_head(room);
@@ -452,7 +395,13 @@ bool queue_room_exists(const hf_core_t *core, uint32_t event_index) {
 void queue_room_changed(hf_core_t *core, uint32_t event_index, hf_time_ms_t now) {
     room_t *room = room_find(core, event_index);
     if (!room) return;
-    room_refill(room, &core->events.slots[event_index]->waiting_room, now);
+    const hf_room_definition_t *settings = &core->events.slots[event_index]->waiting_room;
+    room_refill(room, settings, now);
+    /* A moved opens_at (only ever before the opening: event_update.c) moves the opening. */
+    if (!room->lined && !room->opening && room->open_armed_ms != settings->opens_at_ms) {
+        room->open_armed_ms = settings->opens_at_ms;
+        hf_timer_push(&core->queue->timer, settings->opens_at_ms, HF_TIMER_QUEUE_OPEN, event_index);
+    }
     if (room->waiting == 0 || room->admit_armed_ms <= now) return;
     room->admit_armed_ms = now;
     hf_timer_push(&core->queue->timer, now, HF_TIMER_QUEUE_ADMIT, event_index);
@@ -464,7 +413,7 @@ static void ticket_finish(hf_core_t *core, uint32_t index, uint8_t status, hf_ti
     hf_ticket_t *ticket = &queue->tickets[index];
     room_t *room = queue->rooms[ticket->event];
     if (ticket->status == HF_TICKET_WAITING) {
-        tree_add(room, ticket->seq, -1);
+        line_leave(room, ticket->seq);
         room->waiting--;
     } else {
         assert(ticket->status == HF_TICKET_ADMITTED);
@@ -487,7 +436,13 @@ static void ticket_due(hf_core_t *core, uint32_t index, hf_time_ms_t now) {
         room_admit(core, ticket->event, now);
         return;
     }
-    hf_time_ms_t due = ticket->last_seen_ms + settings->abandon_after_ms;
+    /* A pre-queue ticket's clock starts at opens_at, and none runs out before it has its
+     * place: nobody can be dropped from a line that is still being drawn. */
+    hf_time_ms_t seen = ticket->last_seen_ms;
+    if (ticket->seq <= queue->rooms[ticket->event]->pre_count && seen < settings->opens_at_ms)
+        seen = settings->opens_at_ms;
+    hf_time_ms_t due = seen + settings->abandon_after_ms;
+    if (!queue->rooms[ticket->event]->lined && due <= now) due = now + settings->abandon_after_ms;
     if (due > now) ticket_arm(queue, index, due);
     else ticket_finish(core, index, HF_TICKET_ABANDONED, due);
 }
@@ -499,6 +454,21 @@ void queue_admit_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_
 
 void queue_ticket_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
     ticket_due(core, entry->index, now);
+}
+
+/* A slice of the opening; the next is due a millisecond later, so the loop answers what
+ * arrived meanwhile (hf_core_advance runs every entry due at its now). Once lined up, the
+ * admissions start. */
+void queue_open_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
+    room_t *room = core->queue->rooms[entry->index];
+    const hf_room_definition_t *settings = &core->events.slots[entry->index]->waiting_room;
+    room->open_armed_ms = INT64_MAX;
+    if (line_open_step(room, settings->shuffle_seed)) {
+        room_admit(core, entry->index, now);
+        return;
+    }
+    room->open_armed_ms = now + 1;
+    hf_timer_push(&core->queue->timer, now + 1, HF_TIMER_QUEUE_OPEN, entry->index);
 }
 
 /* ---- commands ---- */
@@ -517,12 +487,18 @@ static uint32_t ticket_join(hf_core_t *core, uint32_t event_index, uint32_t entr
     ticket->event = event_index;
     ticket->entry = entry_index;
     ticket->seq = room->seq_count + 1;
-    room_reserve(room, ticket->seq);
+    line_reserve(room, ticket->seq);
     room->seq_tickets[room->seq_count++] = index;
-    tree_add(room, ticket->seq, 1);
+    line_enter(room, ticket->seq);
     room->waiting++;
     ticket->last_seen_ms = now;
-    ticket_arm(queue, index, now + core->events.slots[event_index]->waiting_room.abandon_after_ms);
+    const hf_room_definition_t *settings = &core->events.slots[event_index]->waiting_room;
+    hf_time_ms_t seen = now;
+    if (!room->lined && now < settings->opens_at_ms) {
+        room->pre_count = ticket->seq; /* a join of the pre-queue: its clock starts at opens_at */
+        seen = settings->opens_at_ms;
+    }
+    ticket_arm(queue, index, seen + settings->abandon_after_ms);
     queue->entries[entry_index].ticket = index;
     ticket_emit(core, index, true, now);
     /* Admitted by the room's next admission, due at once when none is armed: the join
@@ -627,8 +603,17 @@ hf_admission_t hf_core_queue_admission(const hf_core_t *core, uint32_t event_ind
 
 uint32_t hf_core_ticket_position(const hf_core_t *core, uint32_t index) {
     const hf_ticket_t *ticket = &core->queue->tickets[index];
-    if (ticket->status != HF_TICKET_WAITING) return 0;
-    return tree_prefix(core->queue->rooms[ticket->event], ticket->seq);
+    if (ticket->status != HF_TICKET_WAITING || hf_core_ticket_pre_queue(core, index)) return 0;
+    const room_t *room = core->queue->rooms[ticket->event];
+    return line_prefix(room, line_place(room, ticket->seq));
+}
+
+bool hf_core_ticket_pre_queue(const hf_core_t *core, uint32_t index) {
+    const hf_ticket_t *ticket = &core->queue->tickets[index];
+    /* Only a waiting ticket's room is sure to exist (a finished one may be revived alone). */
+    if (ticket->status != HF_TICKET_WAITING) return false;
+    const room_t *room = core->queue->rooms[ticket->event];
+    return !room->lined && ticket->seq <= room->pre_count;
 }
 
 int64_t hf_core_ticket_wait_s(const hf_core_t *core, uint32_t index, uint32_t position,
@@ -657,20 +642,22 @@ uint64_t hf_core_room_admissions(const hf_core_t *core, uint32_t event_index) {
 static const char *room_check(const hf_core_t *core, uint32_t event_index, const room_t *room) {
     const queue_state_t *queue = core->queue;
     uint32_t waiting = 0, active = 0;
-    for (uint32_t seq = 1; seq <= room->seq_count; seq++) {
-        uint32_t index = room->seq_tickets[seq - 1];
-        bool bit = (room->bits[(seq - 1) / 64] >> ((seq - 1) % 64)) & 1;
+    for (uint32_t place = 1; place <= room->seq_count; place++) {
+        uint32_t index = room->seq_tickets[place - 1];
+        bool bit = (room->bits[(place - 1) / 64] >> ((place - 1) % 64)) & 1;
         const hf_ticket_t *ticket = index == NO_INDEX ? NULL : &queue->tickets[index];
-        /* A slot reused by another ticket: the one of this join number was finished. */
-        if (ticket && (ticket->event != event_index || ticket->seq != seq)) ticket = NULL;
+        /* A slot reused by another ticket: the one of this place was finished. */
+        if (ticket && (ticket->event != event_index || line_place(room, ticket->seq) != place))
+            ticket = NULL;
         bool is_waiting = ticket && ticket->status == HF_TICKET_WAITING;
-        if (bit != is_waiting) return "a join number's bit differs from its ticket";
+        if (bit != is_waiting) return "a place's bit differs from its ticket";
         if (!ticket) continue;
-        if (is_waiting && seq < room->head) return "a waiting ticket is ahead of the line's head";
+        if (is_waiting && place < room->head) return "a waiting ticket is ahead of the line's head";
         waiting += is_waiting;
         active += ticket->status == HF_TICKET_ADMITTED;
-        if (tree_prefix(room, seq) != waiting) return "a position differs from the tickets ahead";
+        if (line_prefix(room, place) != waiting) return "a position differs from the tickets ahead";
     }
+    if (room->lined && room->opening) return "a room lined up with its opening still running";
     if (waiting != room->waiting) return "a room's waiting count differs from its tickets";
     if (active != room->active) return "a room's admitted count differs from its tickets";
     return NULL;
@@ -733,15 +720,19 @@ hf_error_t hf_core_restore_ticket(hf_core_t *core, const hf_stored_ticket_t *sto
     hf_error_t error = stored_place(core, stored, &event_index, &index);
     if (error) return error;
     queue_state_t *queue = core->queue;
-    room_reserve(room, stored->seq);
+    line_reserve(room, stored->seq);
     while (room->seq_count + 1 < stored->seq) room->seq_tickets[room->seq_count++] = NO_INDEX;
     room->seq_tickets[room->seq_count++] = index;
     queue->entries[queue->tickets[index].entry].ticket = index;
+    /* Joined before opens_at: of the pre-queue, placed again by the opening from the seed. */
+    hf_time_ms_t opens_at = event->waiting_room.opens_at_ms;
+    if (stored->created_at_ms < opens_at) room->pre_count = stored->seq;
     if (stored->status == HF_TICKET_WAITING) {
-        tree_add(room, stored->seq, 1);
+        line_enter(room, stored->seq);
         room->waiting++;
         queue->tickets[index].last_seen_ms = now;
-        ticket_arm(queue, index, now + event->waiting_room.abandon_after_ms);
+        hf_time_ms_t seen = stored->seq <= room->pre_count && now < opens_at ? opens_at : now;
+        ticket_arm(queue, index, seen + event->waiting_room.abandon_after_ms);
         /* The first hf_core_advance arms the room's next admission. */
         if (room->admit_armed_ms == INT64_MAX) {
             room->admit_armed_ms = now;

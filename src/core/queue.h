@@ -4,10 +4,13 @@
  * in, ids of new tickets are the caller's, every change is a record (core/mutation.h) and a
  * poll is not a change.
  *
- * Positions: every ticket has its join number in the room (seq, from 1); a bit per join number
- * says who waits and a Fenwick tree over 64-bit words of those bits counts them, so a position
- * is a prefix sum and a popcount, O(log n), and never grows (only tickets ahead can leave). The head of the line is the lowest waiting join
- * number, found by a cursor that only moves forward.
+ * Positions: every ticket has its join number in the room (seq, from 1) and a place in the line
+ * (core/line.h): its join number, or for a join before the room's opens_at (the pre-queue) the
+ * place a uniformly random shuffle gave it at the opening (core/shuffle.h, keyed by the room's
+ * seed, so a restart draws the same places again and nothing per ticket is written). A
+ * position is the count of waiting tickets at places up to the ticket's, O(log n), and never
+ * grows. The opening runs in slices from the rooms' timer; until it is done, a pre-queue ticket
+ * has no position and nobody is admitted.
  *
  * Admission: a bucket of capacity max(1, admit_per_s / 10) refills continuously at
  * admit_per_s; each admission takes one unit, in join order, while fewer than max_active
@@ -89,8 +92,12 @@ const hf_ticket_t *hf_core_ticket_find(const hf_core_t *core, const char *ticket
                                        uint32_t *index);
 const hf_ticket_t *hf_core_ticket_at(const hf_core_t *core, uint32_t index);
 const char *hf_core_ticket_user(const hf_core_t *core, uint32_t index);
-/* A waiting ticket's position: waiting tickets ahead of it plus one. 0 when not waiting. */
+/* A waiting ticket's position: waiting tickets ahead of it plus one. 0 when not waiting, or
+ * of the pre-queue (it has no place yet). */
 uint32_t hf_core_ticket_position(const hf_core_t *core, uint32_t index);
+/* Whether a waiting ticket joined before opens_at and the opening has not placed it yet: the
+ * API's "pre_queue". */
+bool hf_core_ticket_pre_queue(const hf_core_t *core, uint32_t index);
 /* estimated_wait_s of a waiting ticket at position (hf_core_ticket_position, read once by the
  * caller): ceil(position / r), r the room's recent admission rate, never above admit_per_s,
  * and at most max_active / token_ttl_s while every slot is taken (core/estimate.h). Constant
@@ -123,6 +130,7 @@ typedef struct hf_stored_ticket {
     uint32_t seq; /* join number in the room */
     uint8_t status;
     hf_time_ms_t admitted_at_ms; /* 0 unless admitted once */
+    hf_time_ms_t created_at_ms;  /* the join: before opens_at, of the pre-queue */
 } hf_stored_ticket_t;
 
 /* In join order (the store's). A waiting ticket's abandonment clock starts again at now. */

@@ -20,6 +20,8 @@ typedef enum hf_timer_kind {
     HF_TIMER_OFFER = 3, /* index: a ride's index; the deadline: its offer's expires_at */
     /* index: an order's on a calendar; the deadline: when its next ended use leaves memory */
     HF_TIMER_CALENDAR_SWEEP = 4,
+    /* The waiting room's heap again: */
+    HF_TIMER_QUEUE_OPEN = 5, /* index: an event's; the next slice of its room's opening */
     /* New kinds go here, each with its row in core.c's table of timer kinds (what an entry's
      * staleness and its passing mean, told by its domain): a kind without a row does not
      * compile. */

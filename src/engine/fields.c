@@ -60,6 +60,12 @@ static const rule_t RULES[] = {
      {EVENT, "waiting_room.max_active", "an integer from 0 (no cap) to %lld", UINT32_MAX},
      {EVENT, "waiting_room.abandon_after_s", SECONDS_RULE, HF_HOLD_TTL_MS_MAX / 1000},
      {EVENT, "waiting_room.max_waiting", "an integer from 1 to %lld", HF_QUEUE_WAITING_LIMIT},
+     /* A change is refused once the room has opened, or to a time already past: the pre-queue
+      * is whoever joined before it, and that must not be redrawn. */
+     {EVENT, "waiting_room.opens_at",
+      "an RFC 3339 date-time from 1970 on; a change must be to a later time than now, before "
+      "the room opens",
+      0},
      {HOLD | BOOKING, "user_id", "a string of 1 to %lld bytes", HF_USER_ID_SIZE_MAX},
      {HOLD | BOOKING, "payment_ref", "a string of 1 to %lld bytes", HF_PAYMENT_REF_SIZE_MAX},
      /* Its bound is the event's max_hold_s, quoted by HF_FAULT_HOLD_TTL's message. */

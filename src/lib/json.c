@@ -379,3 +379,73 @@ void hf_json_raw(hf_json_t *json, const char *text, size_t length) {
     hf_json_separator_write(json);
     hf_buffer_append(json->out, text, length);
 }
+
+/* ---- reading a time ---- */
+
+/* The day from 1970-01-01 of a civil date: civil_from_days backwards. */
+static int64_t days_from_civil(int64_t year, uint32_t month, uint32_t day) {
+    year -= month <= 2;
+    int64_t cycle = year / 400; /* year >= 1969 here: no floor needed */
+    uint32_t year_of_cycle = (uint32_t)(year - cycle * 400);
+    uint32_t day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+    uint32_t day_of_cycle = year_of_cycle * 365 + year_of_cycle / 4 - year_of_cycle / 100 +
+                            day_of_year;
+    return cycle * DAYS_PER_CYCLE + day_of_cycle - DAYS_FROM_0000_03_01_TO_1970_01_01;
+}
+
+/* count digits at text as a number; false when one is not a digit. */
+static bool digits_read(const char *text, int count, uint32_t *value) {
+    *value = 0;
+    for (int i = 0; i < count; i++) {
+        if (text[i] < '0' || text[i] > '9') return false;
+        *value = *value * 10 + (uint32_t)(text[i] - '0');
+    }
+    return true;
+}
+
+static bool day_valid(uint32_t year, uint32_t month, uint32_t day) {
+    static const uint8_t lengths[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (month < 1 || month > 12 || day < 1 || day > lengths[month - 1]) return false;
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month != 2 || day < 29 || leap;
+}
+
+/* The offset after the seconds and their fraction: "Z" or "+HH:MM" / "-HH:MM", in ms. */
+static bool offset_read(const char *text, int64_t *offset_ms) {
+    if ((text[0] == 'Z' || text[0] == 'z') && text[1] == '\0') {
+        *offset_ms = 0;
+        return true;
+    }
+    uint32_t hours, minutes;
+    if ((text[0] != '+' && text[0] != '-') || !digits_read(text + 1, 2, &hours) || text[3] != ':' ||
+        !digits_read(text + 4, 2, &minutes) || text[6] != '\0' || hours > 23 || minutes > 59)
+        return false;
+    *offset_ms = ((int64_t)hours * 60 + minutes) * 60000 * (text[0] == '-' ? -1 : 1);
+    return true;
+}
+
+bool hf_parse_time(const char *text, int64_t *unix_ms) {
+    uint32_t year, month, day, hour, minute, second, ms = 0;
+    if (!text || !digits_read(text, 4, &year) || text[4] != '-' ||
+        !digits_read(text + 5, 2, &month) || text[7] != '-' || !digits_read(text + 8, 2, &day) ||
+        (text[10] != 'T' && text[10] != 't') || !digits_read(text + 11, 2, &hour) ||
+        text[13] != ':' || !digits_read(text + 14, 2, &minute) || text[16] != ':' ||
+        !digits_read(text + 17, 2, &second))
+        return false;
+    if (year < 1970 || !day_valid(year, month, day) || hour > 23 || minute > 59 || second > 59)
+        return false;
+    const char *rest = text + 19;
+    if (*rest == '.') {
+        int count = 0;
+        for (rest++; *rest >= '0' && *rest <= '9'; rest++, count++)
+            if (count < 3) ms = ms * 10 + (uint32_t)(*rest - '0');
+        if (count == 0) return false;
+        for (; count < 3; count++) ms *= 10;
+    }
+    int64_t offset_ms;
+    if (!offset_read(rest, &offset_ms)) return false;
+    int64_t days = days_from_civil(year, month, day);
+    *unix_ms = days * MS_PER_DAY + ((int64_t)hour * 3600 + minute * 60 + second) * 1000 + ms -
+               offset_ms;
+    return *unix_ms >= 0;
+}

@@ -72,6 +72,11 @@ void hf_json_raw(hf_json_t *json, const char *text, size_t length);
 /* RFC 3339 UTC with milliseconds into out (at least 25 bytes). Years 0000 to 9999 only: times
  * outside that range are clamped to its ends. */
 void hf_format_time(int64_t unix_ms, char out[32]);
+/* An RFC 3339 date-time ("2026-11-21T20:00:00Z", a fraction of any length, "Z" or an offset
+ * "+01:00") into ms since the Unix epoch (a fraction beyond milliseconds is cut off), years
+ * 1970 to 9999; false for anything else (a leap second included: no clock here keeps one).
+ * text is NUL-terminated. */
+bool hf_parse_time(const char *text, int64_t *unix_ms);
 
 /* Bytes of an HTTP date and its NUL: "Sun, 06 Nov 1994 08:49:37 GMT" (IMF-fixdate). */
 #define HF_HTTP_DATE_SIZE 30

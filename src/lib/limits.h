@@ -303,6 +303,19 @@
  * step just before the window is still kept; 1 KiB a room. */
 #define HF_QUEUE_RATE_STEP_MS 100
 #define HF_QUEUE_RATE_RING_STEPS 128
+/* The pre-queue (API.md section 6): a room's shuffle is keyed by a seed of 32 bytes (a
+ * ChaCha20 key: 256 bits, drawn from OpenSSL's RAND_bytes), and the opening places its
+ * pre-queue tickets in slices of 8,192 Fisher-Yates steps (or copies) per loop turn: about a
+ * tenth of a millisecond each (bench/corebench --only prequeue), so polls and holds of other
+ * events wait no longer behind one than behind a busy turn's own requests, and a million
+ * tickets get their places in some 340 turns (0.4 s), well within the 2 s asked. */
+#define HF_QUEUE_SEED_SIZE 32
+#define HF_QUEUE_OPENING_SLICE 8192u
+/* Before its first step the opening touches its 12 bytes per ticket 128 KiB a turn (92 turns
+ * for a million tickets): a page fault costs the loop as much as a few steps, and the
+ * shuffle's random steps would otherwise fault in every page of the order in its first
+ * slice. */
+#define HF_QUEUE_OPENING_PREPARE_SIZE (128u * 1024)
 
 /* On SIGTERM the server waits at most this long for in-flight work to become durable. */
 #define HF_SHUTDOWN_GRACE_MS 10000u

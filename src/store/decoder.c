@@ -292,7 +292,8 @@ static int ticket_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
                                  .event_id = text(row, HF_COLUMN_TICKET_EVENT_ID),
                                  .user_id = text(row, HF_COLUMN_TICKET_USER_ID),
                                  .seq = (uint32_t)integer(row, HF_COLUMN_TICKET_LINE_SEQ),
-                                 .admitted_at_ms = integer(row, HF_COLUMN_TICKET_ADMITTED_AT)};
+                                 .admitted_at_ms = integer(row, HF_COLUMN_TICKET_ADMITTED_AT),
+                                 .created_at_ms = integer(row, HF_COLUMN_TICKET_CREATED_AT)};
     if (!word_read(decoder, row, HF_COLUMN_TICKET_STATUS, hf_ticket_status_parse, &ticket.status,
                    "status", HF_ROW_TICKET, ticket.ticket_id))
         return HF_DECODER_UNREADABLE;

@@ -157,7 +157,8 @@ enum {
     HF_COLUMN_DELIVERY_COUNT,
 };
 
-#define HF_TICKET_COLUMNS "id, event_id, user_id, line_seq, status, COALESCE(admitted_at, 0)"
+#define HF_TICKET_COLUMNS \
+    "id, event_id, user_id, line_seq, status, COALESCE(admitted_at, 0), created_at"
 enum {
     HF_COLUMN_TICKET_ID,
     HF_COLUMN_TICKET_EVENT_ID,
@@ -165,6 +166,7 @@ enum {
     HF_COLUMN_TICKET_LINE_SEQ,
     HF_COLUMN_TICKET_STATUS,
     HF_COLUMN_TICKET_ADMITTED_AT,
+    HF_COLUMN_TICKET_CREATED_AT,
     HF_COLUMN_TICKET_COUNT,
 };
 

@@ -73,6 +73,17 @@ static void room_write(hf_json_t *json, const hf_room_definition_t *room) {
     hf_json_seconds(json, room->abandon_after_ms);
     hf_json_key(json, "max_waiting");
     hf_json_int(json, room->max_waiting);
+    /* The pre-queue: its opening in milliseconds (exact), and the seed of its shuffle, which
+     * only the store keeps (an answer never shows it: it would tell the places ahead). */
+    if (room->opens_at_ms != 0) {
+        char seed[2 * HF_QUEUE_SEED_SIZE + 1];
+        for (size_t i = 0; i < HF_QUEUE_SEED_SIZE; i++)
+            snprintf(seed + 2 * i, 3, "%02x", room->shuffle_seed[i]);
+        hf_json_key(json, "opens_at_ms");
+        hf_json_int(json, room->opens_at_ms);
+        hf_json_key(json, "shuffle_seed");
+        hf_json_string(json, seed);
+    }
     hf_json_object_end(json);
 }
 
@@ -93,6 +104,10 @@ void hf_rows_room_render(hf_json_t *json, const hf_room_definition_t *room, bool
         hf_json_seconds(json, room->abandon_after_ms);
         HF_JSON_KEY(json, "max_waiting");
         hf_json_int(json, room->max_waiting);
+        if (room->opens_at_ms != 0) {
+            HF_JSON_KEY(json, "opens_at");
+            hf_json_time(json, room->opens_at_ms);
+        }
     }
     hf_json_object_end(json);
 }
@@ -244,6 +259,30 @@ static bool pools_read(json_t *pools, hf_event_definition_t *definition) {
     return true;
 }
 
+/* A hexadecimal digit's value, or -1. */
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* The pre-queue's members as room_write wrote them: both or neither. */
+static bool opening_read(json_t *object, hf_room_definition_t *room) {
+    json_t *opens_at = json_object_get(object, "opens_at_ms");
+    json_t *seed = json_object_get(object, "shuffle_seed");
+    if (!opens_at && !seed) return true;
+    const char *text = json_string_value(seed);
+    if (!hf_json_read_integer(opens_at, 1, INT64_MAX, &room->opens_at_ms) || !text ||
+        strlen(text) != 2 * HF_QUEUE_SEED_SIZE)
+        return false;
+    for (size_t i = 0; i < HF_QUEUE_SEED_SIZE; i++) {
+        int high = hex_digit(text[2 * i]), low = hex_digit(text[2 * i + 1]);
+        if (high < 0 || low < 0) return false;
+        room->shuffle_seed[i] = (uint8_t)(high * 16 + low);
+    }
+    return true;
+}
+
 /* A room's settings as room_write wrote them; absent: no room. */
 static bool room_read(json_t *object, hf_room_definition_t *room) {
     memset(room, 0, sizeof *room);
@@ -264,7 +303,10 @@ static bool room_read(json_t *object, hf_room_definition_t *room) {
                                    ttl,
                                    (uint32_t)active,
                                    room->abandon_after_ms,
-                                   (uint32_t)waiting};
+                                   (uint32_t)waiting,
+                                   0,
+                                   {0}};
+    if (!opening_read(object, room)) return false;
     /* The settings are checked as a room's that is on, whether it is or not. */
     bool valid = hf_core_room_valid(room);
     room->enabled = json_is_true(enabled);

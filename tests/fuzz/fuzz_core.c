@@ -109,9 +109,20 @@ static void create_event(fuzz_state_t *state, reader_t *reader) {
     }
     definition.pools = pools;
     if (next_below(reader, 2))
-        definition.waiting_room = (hf_room_definition_t){
-            true, 0.5 * (1 + next_below(reader, 40)), 1 + next_below(reader, 3),
-            next_below(reader, 4), 100 + next_below(reader, 20) * 100, 1 + next_below(reader, 20)};
+        definition.waiting_room = (hf_room_definition_t){true,
+                                                         0.5 * (1 + next_below(reader, 40)),
+                                                         1 + next_below(reader, 3),
+                                                         next_below(reader, 4),
+                                                         100 + next_below(reader, 20) * 100,
+                                                         1 + next_below(reader, 20),
+                                                         0,
+                                                         {0}};
+    /* Half the rooms have a pre-queue opening within the next two seconds. */
+    if (definition.waiting_room.enabled && next_below(reader, 2)) {
+        definition.waiting_room.opens_at_ms = state->now + 1 + next_below(reader, 2000);
+        memset(definition.waiting_room.shuffle_seed, (int)next_below(reader, 256),
+               sizeof definition.waiting_room.shuffle_seed);
+    }
     hf_error_detail_t detail;
     hf_error_t error = hf_core_event_create(state->core, &definition, state->now, &detail);
     if (error) fail("event create refused a valid definition", error_code(error));
@@ -239,7 +250,8 @@ static void check_sales(const fuzz_state_t *state) {
         uint32_t sold = 0;
         for (uint32_t s = 0; s < event->seat_count; s++) {
             bool is_sold = event->seats[s].status == HF_SEAT_SOLD;
-            if (is_sold != (sold_by[s] != 0)) fail("sold seats != seats of confirmed orders", event->id);
+            if (is_sold != (sold_by[s] != 0))
+                fail("sold seats != seats of confirmed orders", event->id);
             sold += is_sold;
         }
         if (sold != c->sold) fail("sold count is wrong", event->id);
@@ -269,10 +281,9 @@ static hf_error_t op_queue(fuzz_state_t *state, reader_t *reader, uint32_t op) {
     const char *ticket_id = state->ticket_count && next_below(reader, 16)
                                 ? state->ticket_ids[next_below(reader, state->ticket_count)]
                                 : "q_missing";
-    hf_error_t error = op == 1
-                           ? hf_core_queue_poll(state->core, event_id, ticket_id, state->now, &index)
-                           : hf_core_queue_complete(state->core, event_id, ticket_id, state->now,
-                                                    &index);
+    hf_error_t error =
+        op == 1 ? hf_core_queue_poll(state->core, event_id, ticket_id, state->now, &index)
+                : hf_core_queue_complete(state->core, event_id, ticket_id, state->now, &index);
     if (!error && op == 1 && emitted != 0) fail("a poll emitted mutations", ticket_id);
     return error;
 }
@@ -304,8 +315,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                    ttl_pick(&reader), state->now, &capped);
             break;
         case 3:
-            error = hf_core_release(state->core, hold_id_pick(state, &reader),
-                                    user_pick(&reader), state->now);
+            error = hf_core_release(state->core, hold_id_pick(state, &reader), user_pick(&reader),
+                                    state->now);
             break;
         case 4: error = op_commit(state, &reader); break;
         case 5: {
@@ -331,8 +342,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         /* Time moved without a command: the timer's sweep, as the engine runs it. */
         if (op == 7 || op == 8) hf_core_advance(state->core, state->now);
-        if (error != HF_OK && emitted != 0) fail("an operation that failed emitted mutations",
-                                                 error_code(error));
+        if (error != HF_OK && emitted != 0)
+            fail("an operation that failed emitted mutations", error_code(error));
         const char *fault = hf_core_check(state->core, state->now);
         if (fault) fail("hf_core_check", fault);
         check_sales(state);

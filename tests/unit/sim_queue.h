@@ -14,7 +14,15 @@
  * at its own instant, made by the next command or clock step. Within one millisecond the model
  * follows the core's documented order: the room's admission first, then the tickets' own
  * deadlines in join order. Every ticket's status and position, and the room's counts, are
- * compared after every step. */
+ * compared after every step.
+ *
+ * Half the runs have a pre-queue: joins before opens_at have no position and nobody is
+ * admitted; abandonment clocks of the pre-queue start at opens_at; at the opening (touching its
+ * memory, its shuffle and its copy are a slice each for so few tickets, so the line is whole
+ * two milliseconds after opens_at) the
+ * pre-queue takes the places of core/shuffle.h's order for the room's seed (tested on its own
+ * in test_prequeue.c), and every later join queues behind it. The model keeps the line as an
+ * array of places. */
 
 #define QM_USERS 40
 #define QM_TICKETS_MAX 4096
@@ -23,13 +31,16 @@ typedef struct qm_ticket {
     char id[24];
     uint32_t user;
     uint8_t status;
+    bool early; /* joined before opens_at */
     int64_t last_seen, admitted_at;
 } qm_ticket_t;
 
 typedef struct queue_model {
     hf_room_definition_t room;
     qm_ticket_t tickets[QM_TICKETS_MAX];
-    uint32_t count, waiting, active;
+    uint32_t line[QM_TICKETS_MAX]; /* place - 1 -> ticket: join order, then the shuffle's */
+    uint32_t count, waiting, active, early;
+    bool lined;
     int32_t user_ticket[QM_USERS];
     bool made;
     double tokens;
@@ -47,9 +58,11 @@ static void qm_admit(int64_t t) {
         if (qm.tokens > capacity) qm.tokens = capacity;
         qm.refilled = t;
     }
+    if (!qm.lined) return;
     while (qm.waiting > 0 && qm.tokens >= 1.0 - 1e-9 && qm_slot()) {
-        uint32_t head = 0;
-        while (qm.tickets[head].status != HF_TICKET_WAITING) head++;
+        uint32_t place = 0;
+        while (qm.tickets[qm.line[place]].status != HF_TICKET_WAITING) place++;
+        uint32_t head = qm.line[place];
         qm.tickets[head].status = HF_TICKET_ADMITTED;
         qm.tickets[head].admitted_at = t;
         qm.waiting--;
@@ -73,16 +86,35 @@ static void qm_admit_due(int64_t t) {
     qm_admit(t);
 }
 
+/* The opening: the pre-queue at the places of the seed's order. */
+static void qm_open(int64_t t) {
+    bool due = qm.early > 0 ? t == qm.room.opens_at_ms + 2 : t >= qm.room.opens_at_ms;
+    if (qm.lined || !due) return;
+    hf_shuffle_t shuffle;
+    hf_shuffle_run(&shuffle, qm.room.shuffle_seed, qm.early);
+    for (uint32_t p = 0; p < qm.early; p++) qm.line[p] = hf_shuffle_at(&shuffle, p) - 1;
+    hf_shuffle_free(&shuffle);
+    qm.lined = true;
+    qm_admit(t);
+}
+
+/* When a waiting ticket's clock runs out: from its last poll, or from opens_at. */
+static int64_t qm_abandon_at(const qm_ticket_t *ticket) {
+    int64_t seen = ticket->last_seen;
+    if (ticket->early && seen < qm.room.opens_at_ms) seen = qm.room.opens_at_ms;
+    return seen + qm.room.abandon_after_ms;
+}
+
 static void qm_advance(int64_t t) {
     qm_admit_due(t);
+    qm_open(t);
     for (uint32_t i = 0; i < qm.count; i++) {
         qm_ticket_t *ticket = &qm.tickets[i];
         if (ticket->status == HF_TICKET_ADMITTED && qm_expires_ms(ticket) == t) {
             ticket->status = HF_TICKET_EXPIRED;
             qm.active--;
             qm_admit(t);
-        } else if (ticket->status == HF_TICKET_WAITING &&
-                   ticket->last_seen + qm.room.abandon_after_ms == t) {
+        } else if (ticket->status == HF_TICKET_WAITING && qm_abandon_at(ticket) == t) {
             ticket->status = HF_TICKET_ABANDONED;
             qm.waiting--;
         }
@@ -101,6 +133,7 @@ static hf_error_t qm_join(uint32_t user, int64_t t, uint32_t *index, bool *creat
     }
     if (!qm.made) {
         qm.made = true;
+        qm.lined = qm.room.opens_at_ms <= t; /* a room made after its opening has no pre-queue */
         qm.tokens = qm.room.admit_per_s / 10.0 < 1.0 ? 1.0 : qm.room.admit_per_s / 10.0;
         qm.refilled = t;
     }
@@ -111,6 +144,9 @@ static hf_error_t qm_join(uint32_t user, int64_t t, uint32_t *index, bool *creat
     ticket->status = HF_TICKET_WAITING;
     ticket->last_seen = t;
     ticket->admitted_at = 0;
+    ticket->early = !qm.lined && t < qm.room.opens_at_ms;
+    qm.early += ticket->early;
+    qm.line[qm.count] = qm.count;
     qm.user_ticket[user] = (int32_t)qm.count;
     *index = qm.count++;
     qm.waiting++;
@@ -134,8 +170,8 @@ static void qm_complete(uint32_t index, int64_t t) {
 /* Every ticket's status and position, and the room's counts, as the model has them. */
 static void qm_compare(hf_core_t *queue_core, uint64_t at_step) {
     uint32_t ahead = 0;
-    for (uint32_t i = 0; i < qm.count; i++) {
-        uint32_t index;
+    for (uint32_t place = 0; place < qm.count; place++) {
+        uint32_t index, i = qm.line[place];
         const hf_ticket_t *ticket = hf_core_ticket_find(queue_core, qm.tickets[i].id, &index);
         if (!ticket) fail_msg("step %" PRIu64 ": ticket %s unknown", at_step, qm.tickets[i].id);
         if (ticket->status != qm.tickets[i].status)
@@ -143,6 +179,7 @@ static void qm_compare(hf_core_t *queue_core, uint64_t at_step) {
                      qm.tickets[i].id, hf_ticket_status_name(ticket->status),
                      hf_ticket_status_name(qm.tickets[i].status));
         uint32_t position = qm.tickets[i].status == HF_TICKET_WAITING ? ++ahead : 0;
+        if (qm.tickets[i].early && !qm.lined) position = 0; /* pre_queue: no position yet */
         if (hf_core_ticket_position(queue_core, index) != position)
             fail_msg("step %" PRIu64 ": ticket %s at %u, the model says %u", at_step,
                      qm.tickets[i].id, hf_core_ticket_position(queue_core, index), position);
@@ -164,7 +201,12 @@ static void qm_settings(void) {
                                      rng_range(1, 3),
                                      actives[rng_below(4)],
                                      rng_range(200, 3000),
-                                     waitings[rng_below(3)]};
+                                     waitings[rng_below(3)],
+                                     0,
+                                     {0}};
+    if (rng_chance(50)) qm.room.opens_at_ms = EPOCH + rng_range(100, 4000);
+    for (uint32_t i = 0; i < HF_QUEUE_SEED_SIZE; i++)
+        qm.room.shuffle_seed[i] = (uint8_t)rng_below(256);
 }
 
 /* A join of a random user at t, on the core and the model, answers compared. */
@@ -221,6 +263,7 @@ static void test_queue_simulation(void **state) {
         for (uint32_t u = 0; u < QM_USERS; u++) qm.user_ticket[u] = -1;
         qm.admit_armed = INT64_MAX;
         qm_settings();
+        qm.lined = qm.room.opens_at_ms == 0;
         hf_core_t *queue_core = hf_core_create((hf_mutation_sink_t){NULL, NULL});
         fx_event_t event;
         fx_event_init(&event, "room", 60000, 180000, 0, 10);

@@ -330,7 +330,7 @@ static void test_room_on_and_off(void **state) {
     fixture_t *f = *state;
     patch_t patch;
     patch_init(&patch);
-    patch.definition.waiting_room = (hf_room_definition_t){true, 5.0, 900, 0, 300000, 1000};
+    patch.definition.waiting_room = (hf_room_definition_t){true, 5.0, 900, 0, 300000, 1000, 0, {0}};
     patch.members = HF_EVENT_MEMBER_WAITING_ROOM;
     assert_int_equal(apply(f, &patch, NULL, NULL), HF_OK);
     assert_true(show(f)->waiting_room.enabled);

@@ -203,11 +203,47 @@ static void test_format_time(void **state) {
     hf_buffer_free(&buffer);
 }
 
+/* RFC 3339 read back: offsets, fractions cut to milliseconds, and every malformed or impossible
+ * date refused. */
+static void test_parse_time(void **state) {
+    (void)state;
+    int64_t ms = 0;
+    assert_true(hf_parse_time("2026-11-21T20:00:00.000Z", &ms));
+    assert_int_equal(ms, 1795291200000LL);
+    assert_true(hf_parse_time("2026-11-21T21:30:00.1239+01:30", &ms));
+    assert_int_equal(ms, 1795291200123LL);
+    assert_true(hf_parse_time("1970-01-01t00:00:00z", &ms));
+    assert_int_equal(ms, 0);
+    assert_true(hf_parse_time("2024-02-29T23:59:59-00:00", &ms));
+    char formatted[32];
+    hf_format_time(ms, formatted);
+    assert_string_equal(formatted, "2024-02-29T23:59:59.000Z");
+    static const char *const refused[] = {"2026-11-21T20:00:00",
+                                          "2026-11-21 20:00:00Z",
+                                          "2026-11-21T20:00Z",
+                                          "2023-02-29T00:00:00Z",
+                                          "2026-13-01T00:00:00Z",
+                                          "2026-04-31T00:00:00Z",
+                                          "2026-11-21T24:00:00Z",
+                                          "2026-11-21T20:00:60Z",
+                                          "1969-12-31T23:59:59Z",
+                                          "2026-11-21T20:00:00.Z",
+                                          "2026-11-21T20:00:00+1:00",
+                                          "2026-11-21T20:00:00Zjunk",
+                                          "1970-01-01T00:30:00+01:00",
+                                          "",
+                                          "tomorrow"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        assert_false(hf_parse_time(refused[i], &ms));
+    assert_false(hf_parse_time(NULL, &ms));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_int),
         cmocka_unit_test(test_json_seconds),
         cmocka_unit_test(test_format_time),
+        cmocka_unit_test(test_parse_time),
     };
     return cmocka_run_group_tests_name("json", tests, NULL, NULL);
 }

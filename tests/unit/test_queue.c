@@ -46,8 +46,8 @@ static void room_make(fixture_t *f, double rate, int64_t ttl_s, uint32_t max_act
                       int64_t abandon_ms, uint32_t max_waiting) {
     fx_event_init(&f->event, "e1", 60000, 180000, 0, 10);
     fx_event_section(&f->event, "FLOOR", 100, 1, 10);
-    f->event.definition.waiting_room = (hf_room_definition_t){true,       rate,       ttl_s,
-                                                              max_active, abandon_ms, max_waiting};
+    f->event.definition.waiting_room = (hf_room_definition_t){
+        true, rate, ttl_s, max_active, abandon_ms, max_waiting, 0, {0}};
     assert_true(hf_core_room_valid(&f->event.definition.waiting_room));
     assert_int_equal(hf_core_event_create(f->core, &f->event.definition, T0, NULL), HF_OK);
     fx_sink_reset(&f->sink);
@@ -325,9 +325,9 @@ static void test_records_and_restore(void **state) {
     hf_core_t *copy = hf_core_create((hf_mutation_sink_t){NULL, NULL});
     assert_int_equal(hf_core_restore_event(copy, &f->event.definition, T0), HF_OK);
     hf_stored_ticket_t stored[] = {
-        {"q_1", "e1", "a", 1, HF_TICKET_ADMITTED, admitted_at},
-        {"q_2", "e1", "b", 2, HF_TICKET_WAITING, 0},
-        {"q_3", "e1", "c", 3, HF_TICKET_WAITING, 0},
+        {"q_1", "e1", "a", 1, HF_TICKET_ADMITTED, admitted_at, T0},
+        {"q_2", "e1", "b", 2, HF_TICKET_WAITING, 0, T0 + 1},
+        {"q_3", "e1", "c", 3, HF_TICKET_WAITING, 0, T0 + 2},
     };
     int64_t later = T0 + 60000;
     for (int i = 0; i < 3; i++)
@@ -373,7 +373,7 @@ static void test_forgetting(void **state) {
     assert_true(created);
     assert_true(again < 5);
     uint32_t revived;
-    hf_stored_ticket_t old = {ids[0], "e1", "u0", 1, HF_TICKET_COMPLETED, T0};
+    hf_stored_ticket_t old = {ids[0], "e1", "u0", 1, HF_TICKET_COMPLETED, T0, T0};
     assert_int_equal(hf_core_revive_ticket(f->core, &old, &revived), HF_OK);
     assert_int_equal(status_of(f, revived), HF_TICKET_COMPLETED);
 }
@@ -433,7 +433,7 @@ static void test_through_the_store(void **state) {
     fx_event_t event;
     fx_event_init(&event, "e1", 60000, 180000, 0, 10);
     fx_event_section(&event, "FLOOR", 100, 1, 10);
-    event.definition.waiting_room = (hf_room_definition_t){true, 0.25, 900, 0, 1000, 100};
+    event.definition.waiting_room = (hf_room_definition_t){true, 0.25, 900, 0, 1000, 100, 0, {0}};
     assert_int_equal(hf_core_event_create(core, &event.definition, T0, NULL), HF_OK);
     const char *users[] = {"a", "b", "c", "d", "e"};
     char ids[5][16];
@@ -663,7 +663,7 @@ static void test_estimate_window_against_a_list(void **state) {
     static int64_t times[ADMISSIONS];
     hf_admission_window_t window;
     hf_admission_window_init(&window);
-    hf_room_definition_t settings = {true, 1000000.0, 900, 0, 1000, 100};
+    hf_room_definition_t settings = {true, 1000000.0, 900, 0, 1000, 100, 0, {0}};
     hf_estimate_room_t room = {&settings, &window, false};
     srand(11);
     int64_t now = T0 + 37;

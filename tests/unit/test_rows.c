@@ -106,6 +106,32 @@ static void test_definition_round_trips(void **state) {
     hf_buffer_free(&text);
 }
 
+/* A room with a pre-queue keeps its opening and the seed of its shuffle exactly (a restart
+ * must draw the same places); a damaged seed or a lone member is refused. */
+static void test_room_opening_round_trips(void **state) {
+    (void)state;
+    hf_event_definition_t source = full_definition();
+    source.waiting_room = (hf_room_definition_t){true, 2.5, 900, 3, 300000, 1000, 1795291200123LL,
+                                                 {0}};
+    for (int i = 0; i < HF_QUEUE_SEED_SIZE; i++)
+        source.waiting_room.shuffle_seed[i] = (uint8_t)(i * 37 + 201);
+    hf_buffer_t text;
+    hf_buffer_init(&text);
+    hf_rows_definition_write(&text, &source);
+    hf_event_definition_t read;
+    char error[ERROR_SIZE] = "";
+    assert_int_equal(hf_rows_definition_read(text.data, &read, error, sizeof error), 0);
+    assert_int_equal(read.waiting_room.opens_at_ms, 1795291200123LL);
+    assert_memory_equal(read.waiting_room.shuffle_seed, source.waiting_room.shuffle_seed,
+                        HF_QUEUE_SEED_SIZE);
+    hf_rows_definition_free(&read);
+    char *seed = strstr(text.data, "\"shuffle_seed\":\"") + 16;
+    seed[5] = 'g';
+    assert_int_not_equal(hf_rows_definition_read(text.data, &read, error, sizeof error), 0);
+    assert_non_null(strstr(error, "waiting_room"));
+    hf_buffer_free(&text);
+}
+
 /* An event of seats only (no pools) keeps its empty pools, and one of pools only its empty
  * sections. */
 static void test_definition_round_trips_empty_sections_and_pools(void **state) {
@@ -490,6 +516,7 @@ static void test_damaged_hold_fails_the_load(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_definition_round_trips),
+        cmocka_unit_test(test_room_opening_round_trips),
         cmocka_unit_test(test_definition_round_trips_empty_sections_and_pools),
         cmocka_unit_test(test_definition_of_the_old_core_reads_back),
         cmocka_unit_test(test_definition_refusals),

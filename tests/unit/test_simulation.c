@@ -69,6 +69,7 @@
 
 #include "core/core.h"
 #include "core/queue.h"
+#include "core/shuffle.h"
 #include "core_fixtures.h"
 
 #include "sim_model.h"
