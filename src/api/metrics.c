@@ -125,14 +125,10 @@ static void render_store(const hf_context_t *context, hf_buffer_t *out) {
 
 /* Each domain's families, after the generic ones (metrics.h: how a domain adds its own). */
 static const hf_metrics_render_fn DOMAINS[] = {
-    hf_handlers_events_metrics_render,
-    hf_handlers_holds_metrics_render,
-    hf_handlers_payments_metrics_render,
-    hf_handlers_queue_metrics_render,
-    hf_handlers_dispatch_metrics_render,
-    hf_handlers_cluster_metrics_render,
-    hf_handlers_credentials_metrics_render,
-    hf_handlers_notifications_metrics_render,
+    hf_handlers_events_metrics_render,      hf_handlers_holds_metrics_render,
+    hf_handlers_payments_metrics_render,    hf_handlers_queue_metrics_render,
+    hf_handlers_dispatch_metrics_render,    hf_handlers_cluster_metrics_render,
+    hf_handlers_credentials_metrics_render, hf_handlers_notifications_metrics_render,
     hf_handlers_calendars_metrics_render,
 };
 

@@ -13,8 +13,8 @@ typedef struct command {
 } command_t;
 
 static const command_t COMMANDS[] = {
-    {"event", hf_command_event}, {"calendar", hf_command_calendar}, {"orders", hf_command_orders},
-    {"backup", hf_command_backup}, {"check", hf_command_check}, {"token", hf_command_token},
+    {"event", hf_command_event},   {"calendar", hf_command_calendar}, {"orders", hf_command_orders},
+    {"backup", hf_command_backup}, {"check", hf_command_check},       {"token", hf_command_token},
 };
 
 bool hf_command_run(int argc, char **argv, int *code) {
