@@ -5,8 +5,8 @@
                                       [--workers 4] [--max-load-s 1.5] [--store-url URL]
 
 Each round: several client threads (one connection and one user each) apply a random mix of
-holds and pool bookings (with Idempotency-Key), commits, releases and cancels, logging every
-answer. At a random
+holds and pool bookings (with Idempotency-Key), on the event and on a night calendar (API.md
+section 12), commits, releases and cancels, logging every answer. At a random
 moment the server gets SIGKILL. After the restart the harness checks, in this order:
   1. every acknowledged change is there: each hold and order has the status its last 2xx answer
      said (or, when a request on it was in flight at the kill, the status before or after it);
@@ -17,13 +17,16 @@ moment the server gets SIGKILL. After the restart the harness checks, in this or
      confirmed order, the sold seats are exactly the seats of the confirmed orders, the held
      seats and pool units are exactly those of the held holds, the users' order lists are the
      orders of the log, and the counts add up (summary = listing, available + held + sold =
-     total, per pool and per section).
+     total, per pool and per section); on the calendar, each night's free quantity of each
+     resource is its capacity less the quantities of the held holds and confirmed orders over
+     it, never below 0.
 With --store-url (a PostgreSQL URL, scripts/postgres.sh prints one) the server stores in a new
 database of that PostgreSQL, created here, instead of SQLite.
 The seed is printed first; the same seed gives the same choices (not the same kill instants,
 which depend on timing). One line per round, then `N passed, N failed`."""
 
 import argparse
+import datetime
 import os
 import random
 import sys
@@ -44,7 +47,14 @@ PRICES = {"%s-R%d-%d" % (s, r, n): price for s, price, rows, per in SECTIONS
           for r in range(1, rows + 1) for n in range(1, per + 1)}
 
 
+CALENDAR = "crashcal"
+RESOURCES = [("ROOM", 1, 10000), ("DORM", 3, 2000)]  # id, capacity, price per night
+# The nights held: from tomorrow (UTC), so that none is in the past during the run.
+FIRST_NIGHT = datetime.datetime.now(datetime.timezone.utc).date() + datetime.timedelta(days=1)
+NIGHTS = 12
+
 PATHS = {"hold": "/v1/events/%s/holds", "book": "/v1/events/%s/bookings",
+         "cal_hold": "/v1/calendars/%s/holds", "cal_book": "/v1/calendars/%s/bookings",
          "commit": "/v1/holds/%s/commit", "release": "/v1/holds/%s/release",
          "cancel": "/v1/orders/%s/cancel"}
 
@@ -57,6 +67,16 @@ def event_definition():
                      for s, price, rows, per in SECTIONS],
         "pools": [{"id": POOL[0], "capacity": POOL[1], "price": POOL[2]}],
     }
+
+
+def calendar_definition():
+    return {"id": CALENDAR, "unit": "night", "hold_ttl_s": 3600, "max_hold_s": 7200,
+            "resources": [{"id": r, "capacity": capacity, "price": price}
+                          for r, capacity, price in RESOURCES]}
+
+
+def night(offset):
+    return (FIRST_NIGHT + datetime.timedelta(days=offset)).isoformat()
 
 
 class Model:
@@ -97,6 +117,10 @@ class Worker(threading.Thread):
             body = {"user_id": self.user, "pools": {POOL[0]: self.random.randint(1, 2)},
                     "payment_ref": "pi_b%d" % self.random.randrange(10**9)}
             return ("book", EVENT, body, "b-%s-%d" % (self.user, self.random.randrange(10**12)))
+        if r < 0.12:
+            return self.calendar_request("cal_book")
+        if r < 0.30:
+            return self.calendar_request("cal_hold")
         if r < 0.45 or not (held or confirmed):
             return self.hold_request()
         if r < 0.70 and held:
@@ -123,6 +147,20 @@ class Worker(threading.Thread):
                 body["seats"] = self.random.sample(SEATS, 1)
         key = "k-%s-%d" % (self.user, self.random.randrange(10**12))
         return ("hold", EVENT, body, key)
+
+    def calendar_request(self, kind):
+        """A hold or booking of one or two resources for 1 to 3 nights (the second item on
+        the other resource, so the items of one hold never overlap)."""
+        items = []
+        for resource, capacity, _ in self.random.sample(RESOURCES, self.random.randint(1, 2)):
+            start = self.random.randrange(NIGHTS - 3)
+            items.append({"resource": resource, "from": night(start),
+                          "to": night(start + self.random.randint(1, 3)),
+                          "quantity": self.random.randint(1, capacity)})
+        body = {"user_id": self.user, "items": items}
+        if kind == "cal_book":
+            body["payment_ref"] = "pi_c%d" % self.random.randrange(10**9)
+        return (kind, CALENDAR, body, "c-%s-%d" % (self.user, self.random.randrange(10**12)))
 
     def run(self):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
@@ -151,7 +189,10 @@ class Worker(threading.Thread):
 
 
 def items_of(answer):
-    return sorted(answer.get("seats") or []), dict(answer.get("pools") or {})
+    """Seats, pools and a calendar's items (resource, from, to, quantity) of a hold or order."""
+    items = sorted((i["resource"], i["from"], i["to"], i["quantity"])
+                   for i in answer.get("items") or [])
+    return sorted(answer.get("seats") or []), dict(answer.get("pools") or {}), items
 
 
 def apply_answer(model, user, kind, target, body, key, status, answer):
@@ -170,26 +211,28 @@ def apply_answer(model, user, kind, target, body, key, status, answer):
               "%s %s: %d without an error body" % (kind, target, status))
         return
     model.acknowledged += 1
-    if kind == "hold":
+    if kind in ("hold", "cal_hold"):
         check(status == 201, "hold answered %d" % status)
-        seats, pools = items_of(answer)
+        seats, pools, items = items_of(answer)
         model.holds[answer["reservation_id"]] = {"user": user, "seats": seats, "pools": pools,
-                                                 "status": "held", "allowed": None}
-    elif kind == "book":
+                                                 "items": items, "status": "held",
+                                                 "allowed": None}
+    elif kind in ("book", "cal_book"):
         check(status == 201 and answer["status"] == "confirmed", "booking answered %d" % status)
         check(answer.get("reservation_id") is None, "a booking has a reservation_id")
-        seats, pools = items_of(answer)
+        seats, pools, items = items_of(answer)
         model.orders[answer["order_id"]] = {"user": user, "seats": seats, "pools": pools,
-                                            "status": "confirmed", "allowed": None, "hold": None}
+                                            "items": items, "status": "confirmed",
+                                            "allowed": None, "hold": None}
     elif kind == "commit":
         hold = model.holds[target]
         hold["status"] = "confirmed"
-        seats, pools = items_of(answer)
-        check(seats == hold["seats"] and pools == hold["pools"],
+        seats, pools, items = items_of(answer)
+        check((seats, pools, items) == (hold["seats"], hold["pools"], hold["items"]),
               "order %s has other items than its hold" % answer["order_id"])
         model.orders[answer["order_id"]] = {"user": user, "seats": seats, "pools": pools,
-                                            "status": "confirmed", "allowed": None,
-                                            "hold": target}
+                                            "items": items, "status": "confirmed",
+                                            "allowed": None, "hold": target}
     elif kind == "release":
         check(answer["status"] == "released", "release answered %s" % answer["status"])
         model.holds[target]["status"] = "released"
@@ -210,7 +253,7 @@ def check_acknowledged(port, model):
             allowed = entry["allowed"] or {entry["status"]}
             check(answer["status"] in allowed, "%s is %s after the restart, the log says %s" % (
                 object_id, answer["status"], "/".join(sorted(allowed))))
-            check(items_of(answer) == (entry["seats"], entry["pools"]),
+            check(items_of(answer) == (entry["seats"], entry["pools"], entry["items"]),
                   "%s has other items after the restart" % object_id)
             if entry["allowed"]:
                 entry["status"] = answer["status"]   # resolved by reading; retried below
@@ -251,12 +294,13 @@ def all_seats(port):
             return seats
 
 
-def user_orders(port, user):
-    """Every order of the user on the event, page after page (a page holds at most 1,000)."""
+def user_orders(port, user, unit="event=" + EVENT):
+    """Every order of the user on the event (or unit, a calendar=C filter), page after page (a
+    page holds at most 1,000)."""
     orders, after = [], ""
     while True:
-        status, answer = hflib.request(port, "GET", "/v1/users/%s/orders?event=%s&limit=1000%s"
-                                       % (user, EVENT, after))
+        status, answer = hflib.request(port, "GET", "/v1/users/%s/orders?%s&limit=1000%s"
+                                       % (user, unit, after))
         check(status == 200, "orders of %s answered %d" % (user, status))
         orders += answer["orders"]
         if not answer["next"]:
@@ -271,7 +315,7 @@ def check_invariants(port, model):
     # The users' order lists are the orders of the log: nothing unknown was sold.
     listed = {}
     for user in sorted(model.users):
-        for order in user_orders(port, user):
+        for order in user_orders(port, user) + user_orders(port, user, "calendar=" + CALENDAR):
             listed[order["order_id"]] = order
     check(set(listed) == set(model.orders), "orders listed %d, logged %d; unknown: %s" % (
         len(listed), len(model.orders), sorted(set(listed) ^ set(model.orders))[:5]))
@@ -283,11 +327,11 @@ def check_invariants(port, model):
                                                   model.orders[order_id]["status"]))
         if order["status"] != "confirmed":
             continue
-        for seat in order["seats"]:
+        for seat in order.get("seats", []):
             check(seat not in owner, "seat %s is in two confirmed orders: %s and %s" % (
                 seat, owner.get(seat), order_id))
             owner[seat] = order_id
-        pool_sold += order["pools"].get(POOL[0], 0)
+        pool_sold += order.get("pools", {}).get(POOL[0], 0)
     sold = {s for s, status in seats.items() if status == "sold"}
     check(sold == set(owner), "sold seats != seats of confirmed orders (sold only: %s; "
           "ordered only: %s)" % (sorted(sold - set(owner))[:5], sorted(set(owner) - sold)[:5]))
@@ -319,7 +363,43 @@ def check_invariants(port, model):
           "pool counts do not add up: %s" % pool)
     check(pool["sold"] == pool_sold, "pool sold %d, confirmed orders %d" % (pool["sold"], pool_sold))
     check(pool["held"] == pool_held, "pool held %d, held holds %d" % (pool["held"], pool_held))
+    check_calendar(port, model)
     return len(sold), len(held)
+
+
+def nights_of(start, end):
+    day, last = datetime.date.fromisoformat(start), datetime.date.fromisoformat(end)
+    while day < last:
+        yield day.isoformat()
+        day += datetime.timedelta(days=1)
+
+
+def check_calendar(port, model):
+    """Each night of each resource: free = capacity - what the held holds and the confirmed
+    orders of the log take over it (never below 0), as /availability answers from memory."""
+    taken = {}
+    live = [h for h in model.holds.values() if h["status"] == "held"]
+    live += [o for o in model.orders.values() if o["status"] == "confirmed"]
+    for entry in live:
+        for resource, start, end, quantity in entry["items"]:
+            for day in nights_of(start, end):
+                taken[(resource, day)] = taken.get((resource, day), 0) + quantity
+    for resource, capacity, _ in RESOURCES:
+        status, answer = hflib.request(port, "GET", "/v1/calendars/%s/availability?resource=%s"
+                                       "&from=%s&to=%s" % (CALENDAR, resource, night(0),
+                                                           night(NIGHTS)))
+        check(status == 200, "availability answered %d" % status)
+        for segment in answer["segments"]:
+            for day in nights_of(segment["from"], segment["to"]):
+                expected = capacity - taken.get((resource, day), 0)
+                check(expected >= 0, "%s on %s is taken past its capacity" % (resource, day))
+                check(segment["available"] == expected, "%s on %s: %d free, the log says %d" % (
+                    resource, day, segment["available"], expected))
+    status, summary = hflib.request(port, "GET", "/v1/calendars/%s" % CALENDAR)
+    check(status == 200, "calendar summary answered %d" % status)
+    held = sum(1 for h in model.holds.values() if h["status"] == "held" and h["items"])
+    check(summary["holds_active"] == held, "calendar holds_active %d, the log's %d" % (
+        summary["holds_active"], held))
 
 
 def run_round(server, model, rng, args, number):
@@ -378,6 +458,8 @@ def main():
         server.start()
         status, answer = hflib.request(server.port, "POST", "/v1/events", event_definition())
         check(status == 201, "event create answered %d: %s" % (status, answer))
+        status, answer = hflib.request(server.port, "POST", "/v1/calendars", calendar_definition())
+        check(status == 201, "calendar create answered %d: %s" % (status, answer))
         for number in range(1, args.rounds + 1):
             try:
                 run_round(server, model, rng, args, number)
