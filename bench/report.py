@@ -653,7 +653,7 @@ def route_durations(metrics_text, suffix):
     """The server's own times of the GET route of a calendar ending in SUFFIX, from its
     /metrics: (count, [(upper bound s, cumulative count)]), or None when it has none."""
     buckets, count = [], None
-    pattern = re.compile(r'^holdfast_http_request_duration_seconds_(bucket|count)\{([^}]*)\} (\S+)$')
+    pattern = re.compile(r'^holdfast_http_request_duration_seconds_(bucket|count)\{(.*)\} (\S+)$')
     for line in metrics_text.splitlines():
         m = pattern.match(line)
         if not m:

@@ -190,6 +190,7 @@
     const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.at : null;
     grids.replaceChildren(...shown.map((r) => (isNight() ? monthGrid(r) : dayGrid(r))));
     grids.setAttribute("aria-busy", loadedOnce ? "false" : "true");
+    if (isNight()) $("month-label").textContent = monthName(month);
     if (focused) {
       const el = grids.querySelector(`[data-at="${focused}"]`);
       if (el) el.focus();
@@ -302,6 +303,7 @@
         h("span", { class: "sel-what" }, h("strong", { text: r.name || r.id }), " " + what),
         complete ? h("span", { class: "sel-price", text: "× " + quantity() }) : null));
     }
+    if (pick) quantityInput.max = String(resources.get(pick.resource).capacity);
     const total = complete ? (resources.get(pick.resource).price || 0) * unitsOf(pick.from, pick.to) * quantity() : null;
     $("sel-total").textContent = total === null ? "—" : money(total, summary.currency);
     holdBtn.disabled = !complete;

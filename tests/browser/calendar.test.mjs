@@ -134,6 +134,8 @@ describe("calendar page", () => {
     await nextMonth(a);
     await nextMonth(b);
 
+    assert.equal(await a.locator("#month-label").innerText(),
+      new Date(NEXT_MONTH).toLocaleDateString("en-US", { month: "long", year: "numeric", timeZone: "UTC" }));
     // One month grid per resource, each date with the server's free count.
     assert.equal(await a.locator(".cal-block").count(), 3);
     for (const [resource, day] of [["DBL", date(6)], ["DBL", date(10)], ["SUITE", date(15)], ["PARKING", date(3)]])
@@ -274,8 +276,10 @@ describe("calendar page", () => {
 
     // B: the slot and, with the 10-minute buffer after, the ones that would overlap it close.
     await b.waitForSelector(`.cal-slot[data-start="${start}"]:disabled`, { timeout: 1500 });
+    // 09:30 would end at 10:00 and overlap 09:00-09:40; 08:30 would block until 09:10.
     assert.equal(await slot(b, `${TOMORROW}T09:30:00.000Z`).isDisabled(), true);
-    assert.equal(await slot(b, `${TOMORROW}T08:30:00.000Z`).isDisabled(), false);
+    assert.equal(await slot(b, `${TOMORROW}T08:30:00.000Z`).isDisabled(), true);
+    assert.equal(await slot(b, `${TOMORROW}T08:15:00.000Z`).isDisabled(), false);
     assert.equal(await slot(b, `${TOMORROW}T09:45:00.000Z`).isDisabled(), false);
 
     const countdown = a.locator(`.hold[data-hold="${hold.reservation_id}"] .countdown`);
