@@ -40,6 +40,8 @@ FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_TARGETS := fuzz_core fuzz_routes fuzz_http fuzz_flat_json fuzz_signature
 # The admission token's verifier (engine/token.c).
 FUZZ_TARGETS += fuzz_token
+# The span texts of calendars (lib/spans.c).
+FUZZ_TARGETS += fuzz_spans
 FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -I$(LLHTTP_INCLUDE) $(FUZZ_SANITIZE) \
                -fsanitize=fuzzer-no-link -Wall -Wextra -Wno-unused-parameter

@@ -1,4 +1,4 @@
-/* An event's audit history (history.h).
+/* The audit history of an event or a calendar (history.h).
  *
  * Where the entries come from. The store appends them in the transaction of the batch that
  * holds their changes, so what the loop thread's read-only connection sees is committed, and a
@@ -284,11 +284,11 @@ static int entry_listed(void *context, const hf_stored_history_t *entry) {
     return 0;
 }
 
-/* The rows a page reads: one past the page tells whether more follow; a filtered page reads
- * at most HF_HISTORY_SCAN_MAX, whatever they match. */
-static hf_store_history_query_t query_of(const hf_event_t *event, const page_t *page) {
+/* The rows a page reads of the unit's history: one past the page tells whether more follow;
+ * a filtered page reads at most HF_HISTORY_SCAN_MAX, whatever they match. */
+static hf_store_history_query_t query_of(const char *unit_id, const page_t *page) {
     bool filtered = page->user || page->reservation || page->seat;
-    return (hf_store_history_query_t){.event_id = event->id,
+    return (hf_store_history_query_t){.event_id = unit_id,
                                       .after_seq = page->after,
                                       .limit = filtered ? HF_HISTORY_SCAN_MAX : page->limit + 1};
 }
@@ -305,12 +305,9 @@ static void page_end(hf_json_t *json, const listing_t *listing,
     hf_json_object_end(json);
 }
 
-static void handle_history(hf_request_t *request) {
-    const hf_event_t *event = hf_core_event(request->core, request->params[0], NULL);
-    if (!event) {
-        hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
-        return;
-    }
+/* A page of the history of unit_id: an event (event set) or a calendar (API.md section 12,
+ * whose entries carry items, and which has no seats to filter by). */
+static void history_reply(hf_request_t *request, const char *unit_id, const hf_event_t *event) {
     page_t page;
     if (!page_read(request, &page)) return;
     hf_store_t *store = request->context->store;
@@ -325,10 +322,10 @@ static void handle_history(hf_request_t *request) {
     HF_JSON_KEY(&json, "history");
     hf_json_array_begin(&json);
     listing_t listing = {.json = &json, .page = &page};
-    hf_store_history_query_t query = query_of(event, &page);
+    hf_store_history_query_t query = query_of(unit_id, &page);
     uint32_t seat_index;
     /* A seat the event does not have is in no entry: nothing to read. */
-    bool none = page.seat && !hf_core_seat_find(event, page.seat, &seat_index);
+    bool none = page.seat && (!event || !hf_core_seat_find(event, page.seat, &seat_index));
     char error[512] = "";
     if (!none &&
         hf_store_read_history(store, &query, entry_listed, &listing, error, sizeof error) != 0) {
@@ -341,11 +338,25 @@ static void handle_history(hf_request_t *request) {
     page_end(&json, &listing, &query);
 }
 
+static void handle_history(hf_request_t *request) {
+    const hf_event_t *event = hf_core_event(request->core, request->params[0], NULL);
+    if (!event) hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
+    else history_reply(request, event->id, event);
+}
+
+static void handle_calendar_history(hf_request_t *request) {
+    const hf_calendar_t *calendar = hf_core_calendar(request->core, request->params[0], NULL);
+    if (!calendar) hf_reply_error(request, HF_API_ERROR_CALENDAR_NOT_FOUND, NULL, NULL);
+    else history_reply(request, calendar->definition.id, NULL);
+}
+
 /* Today every route takes what the HTTP layer reads (1 MiB); a GET reads no body. */
 #define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
 
 static const hf_route_t routes[] = {
     {"GET", "/v1/events/{}/history", handle_history, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/calendars/{}/history", handle_calendar_history, 0, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
 const hf_route_table_t hf_handlers_history_routes = {routes, sizeof routes / sizeof routes[0], 0};

@@ -281,10 +281,22 @@ static void handle_order_cancel(hf_request_t *request) {
     else reply_order(request, 200, index);
 }
 
-/* Whether the order is on the event the list is filtered by (any, when not filtered). */
-static bool order_listed(const hf_core_t *core, uint32_t order_index, const char *event_id) {
+/* What a user's orders are filtered by: ?event=E or ?calendar=C (API.md section 12). */
+typedef struct order_filter {
+    const char *unit_id; /* NULL: every order */
+    uint8_t target;      /* hf_target_t */
+} order_filter_t;
+
+/* Whether the order is on the event or calendar the list is filtered by. */
+static bool order_listed(const hf_core_t *core, uint32_t order_index,
+                         const order_filter_t *filter) {
     const hf_order_t *order = hf_core_order_at(core, order_index);
-    return !event_id || strcmp(hf_core_event_at(core, order->event)->id, event_id) == 0;
+    if (!filter->unit_id) return true;
+    if (order->target != filter->target) return false;
+    const char *id = order->target == HF_TARGET_CALENDAR
+                         ? hf_core_calendar_at(core, order->event)->definition.id
+                         : hf_core_event_at(core, order->event)->id;
+    return strcmp(id, filter->unit_id) == 0;
 }
 
 /* Reads limit and after of a user's orders page into *limit and *start (the position in the
@@ -349,12 +361,16 @@ static const uint32_t *oldest_first(const hf_core_t *core, const uint32_t *order
     return *copy;
 }
 
-/* GET /v1/users/{user}/orders?event=E&after=ID&limit=N: oldest first, paged as seats are. */
+/* GET /v1/users/{user}/orders?event=E (or ?calendar=C)&after=ID&limit=N: oldest first, paged
+ * as seats are. */
 static void handle_user_orders(hf_request_t *request) {
     hf_core_t *core = request->core;
-    char event_id[HF_ID_SIZE_MAX + 2];
-    bool filtered = hf_query_get(request->http->query, "event", event_id, sizeof event_id);
-    const char *event_filter = filtered ? event_id : NULL;
+    char unit_id[HF_ID_SIZE_MAX + 2];
+    order_filter_t event_filter = {NULL, HF_TARGET_EVENT};
+    if (hf_query_get(request->http->query, "event", unit_id, sizeof unit_id))
+        event_filter.unit_id = unit_id;
+    else if (hf_query_get(request->http->query, "calendar", unit_id, sizeof unit_id))
+        event_filter = (order_filter_t){unit_id, HF_TARGET_CALENDAR};
     uint32_t count = 0, limit, at;
     uint32_t *sorted;
     const uint32_t *orders = hf_core_user_orders(core, request->params[0], &count);
@@ -370,13 +386,13 @@ static void handle_user_orders(hf_request_t *request) {
     hf_json_array_begin(&json);
     uint32_t returned = 0, last = 0;
     for (; at < count && returned < limit; at++) {
-        if (!order_listed(core, orders[at], event_filter)) continue;
+        if (!order_listed(core, orders[at], &event_filter)) continue;
         hf_render_order(&json, core, hf_core_order_at(core, orders[at]));
         last = orders[at];
         returned++;
     }
     hf_json_array_end(&json);
-    while (at < count && !order_listed(core, orders[at], event_filter)) at++;
+    while (at < count && !order_listed(core, orders[at], &event_filter)) at++;
     HF_JSON_KEY(&json, "next");
     if (returned > 0 && at < count) hf_json_string(&json, hf_core_order_at(core, last)->id);
     else hf_json_null(&json);

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "api/calendars.h"
 #include "api/dispatch.h"
 #include "api/events.h"
 #include "api/holds.h"
@@ -122,9 +123,10 @@ static void render_store(const hf_context_t *context, hf_buffer_t *out) {
 
 /* Each domain's families, after the generic ones (metrics.h: how a domain adds its own). */
 static const hf_metrics_render_fn DOMAINS[] = {
-    hf_handlers_events_metrics_render,   hf_handlers_holds_metrics_render,
-    hf_handlers_payments_metrics_render, hf_handlers_queue_metrics_render,
-    hf_handlers_dispatch_metrics_render, hf_handlers_cluster_metrics_render,
+    hf_handlers_events_metrics_render,    hf_handlers_holds_metrics_render,
+    hf_handlers_payments_metrics_render,  hf_handlers_queue_metrics_render,
+    hf_handlers_dispatch_metrics_render,  hf_handlers_cluster_metrics_render,
+    hf_handlers_calendars_metrics_render,
 };
 
 /* Answered at once, not held for the open batch: gauges include what is still being

@@ -1,6 +1,8 @@
 /* The JSON shapes of API.md: event summary, seat, hold and order (render.h). */
 #include "api/render.h"
 
+#include "api/calendar_render.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -135,23 +137,52 @@ void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_object_end(json);
 }
 
+/* What a hold or an order is on (hf_target_t): an event, or a calendar (API.md section 12),
+ * whose holds and orders say "calendar" and "items" instead of "event", "seats" and "pools". */
+typedef struct target {
+    const hf_event_t *event;       /* NULL for a calendar's */
+    const hf_calendar_t *calendar; /* NULL for an event's */
+    const char *currency;
+} target_t;
+
+static target_t target_of(const hf_core_t *core, uint8_t target, uint32_t index) {
+    if (target == HF_TARGET_CALENDAR) {
+        const hf_calendar_t *calendar = hf_core_calendar_at(core, index);
+        return (target_t){NULL, calendar, calendar->definition.currency};
+    }
+    const hf_event_t *event = hf_core_event_at(core, index);
+    return (target_t){event, NULL, event->currency};
+}
+
+static void target_write(hf_json_t *json, const target_t *target) {
+    hf_json_key(json, target->calendar ? "calendar" : "event");
+    hf_json_string(json, target->calendar ? target->calendar->definition.id : target->event->id);
+}
+
+/* A calendar's items are its pool_count (core/calendars.h). */
+static void target_items_write(hf_json_t *json, const hf_core_t *core, const target_t *target,
+                               uint32_t item_offset, uint32_t seat_count, uint32_t pool_count) {
+    if (target->calendar)
+        hf_render_calendar_items(json, core, target->calendar, item_offset, pool_count);
+    else hf_render_items(json, core, target->event, item_offset, seat_count, pool_count);
+}
+
 void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms,
                     const bool *capped) {
-    const hf_event_t *event = hf_core_event_at(core, hold->event);
+    const target_t target = target_of(core, hold->target, hold->event);
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "reservation_id");
     hf_json_string(json, hold->id);
-    HF_JSON_KEY(json, "event");
-    hf_json_string(json, event->id);
+    target_write(json, &target);
     HF_JSON_KEY(json, "user_id");
     hf_json_string(json, hf_core_user_id(core, hold->user));
     HF_JSON_KEY(json, "status");
     hf_json_string(json, hf_hold_status_name(hold->status));
-    hf_render_items(json, core, event, hold->item_offset, hold->seat_count, hold->pool_count);
+    target_items_write(json, core, &target, hold->item_offset, hold->seat_count, hold->pool_count);
     HF_JSON_KEY(json, "total");
     hf_json_int(json, hold->total);
     HF_JSON_KEY(json, "currency");
-    hf_json_string(json, event->currency);
+    hf_json_string(json, target.currency);
     HF_JSON_KEY(json, "created_at");
     hf_json_time(json, hold->created_at_ms);
     HF_JSON_KEY(json, "expires_at");
@@ -208,12 +239,11 @@ void hf_render_stored_hold(hf_json_t *json, const hf_event_t *event, const hf_st
 }
 
 void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *order) {
-    const hf_event_t *event = hf_core_event_at(core, order->event);
+    const target_t target = target_of(core, order->target, order->event);
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "order_id");
     hf_json_string(json, order->id);
-    HF_JSON_KEY(json, "event");
-    hf_json_string(json, event->id);
+    target_write(json, &target);
     HF_JSON_KEY(json, "user_id");
     hf_json_string(json, hf_core_user_id(core, order->user));
     HF_JSON_KEY(json, "reservation_id");
@@ -221,11 +251,12 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     else hf_json_null(json);
     HF_JSON_KEY(json, "status");
     hf_json_string(json, hf_order_status_name(order->status));
-    hf_render_items(json, core, event, order->item_offset, order->seat_count, order->pool_count);
+    target_items_write(json, core, &target, order->item_offset, order->seat_count,
+                       order->pool_count);
     HF_JSON_KEY(json, "total");
     hf_json_int(json, order->total);
     HF_JSON_KEY(json, "currency");
-    hf_json_string(json, event->currency);
+    hf_json_string(json, target.currency);
     HF_JSON_KEY(json, "payment_ref");
     const char *payment_ref = hf_core_string(core, order->payment_ref);
     if (payment_ref) hf_json_string(json, payment_ref);

@@ -18,6 +18,7 @@
 #include "engine/arena.h"
 #include "cluster/cluster.h"
 #include "cluster/handlers.h"
+#include "api/calendars.h"
 #include "api/decode.h"
 #include "api/dispatch.h"
 #include "api/events.h"
@@ -36,10 +37,10 @@
  * the table is added here. No method and pattern appear twice, so the order is free (the
  * staff's GET of an event's holds shares its pattern with the POST that makes one). */
 static const hf_route_table_t *const TABLES[] = {
-    &hf_handlers_events_routes,  &hf_handlers_history_routes,  &hf_handlers_holds_routes,
-    &hf_handlers_metrics_routes, &hf_handlers_payments_routes, &hf_handlers_queue_routes,
-    &hf_handlers_staff_routes,   &hf_handlers_ui_routes,       &hf_handlers_dispatch_routes,
-    &hf_handlers_cluster_routes,
+    &hf_handlers_events_routes,  &hf_handlers_history_routes,   &hf_handlers_holds_routes,
+    &hf_handlers_metrics_routes, &hf_handlers_payments_routes,  &hf_handlers_queue_routes,
+    &hf_handlers_staff_routes,   &hf_handlers_ui_routes,        &hf_handlers_dispatch_routes,
+    &hf_handlers_cluster_routes, &hf_handlers_calendars_routes,
 };
 
 /* ---- matching ----

@@ -11,16 +11,23 @@
 #include "lib/log.h"
 #include "store/backend.h"
 
+/* The unit of a hold or an order: its event's id, or its calendar's (a calendar is a unit of
+ * its own, API.md section 12). */
+static const char *target_unit(const hf_core_t *core, uint8_t target, uint32_t index) {
+    if (target == HF_TARGET_CALENDAR) return hf_core_calendar_at(core, index)->definition.id;
+    return hf_core_event_at(core, index)->id;
+}
+
 /* The unit of an id the local core knows: its event's or fleet's id, or NULL. A refund's is
  * always looked up. */
 static const char *local_unit(const hf_core_t *core, hf_route_id_kind_t kind, const char *id) {
     if (kind == HF_ROUTE_ID_HOLD) {
         const hf_hold_t *hold = hf_core_hold_find(core, id, NULL);
-        return hold ? hf_core_event_at(core, hold->event)->id : NULL;
+        return hold ? target_unit(core, hold->target, hold->event) : NULL;
     }
     if (kind == HF_ROUTE_ID_ORDER) {
         const hf_order_t *order = hf_core_order_find(core, id, NULL);
-        return order ? hf_core_event_at(core, order->event)->id : NULL;
+        return order ? target_unit(core, order->target, order->event) : NULL;
     }
     if (kind == HF_ROUTE_ID_RIDE) {
         const hf_ride_t *ride = hf_dispatch_ride_find(core, id, NULL);

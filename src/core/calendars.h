@@ -127,8 +127,8 @@ hf_error_t hf_core_calendar_create(hf_core_t *core, const hf_calendar_definition
  * HF_ERROR_CAPACITY past HF_CALENDAR_RESOURCES_MAX. All or nothing. Emits
  * HF_MUTATION_CALENDAR_RESOURCES. */
 hf_error_t hf_core_calendar_add_resources(hf_core_t *core, const char *calendar_id,
-                                          const hf_resource_definition_t *resources,
-                                          uint32_t count, int64_t now, hf_error_detail_t *detail);
+                                          const hf_resource_definition_t *resources, uint32_t count,
+                                          int64_t now, hf_error_detail_t *detail);
 /* As hf_core_sales_set for events: HF_MUTATION_CALENDAR_SALES when it changes. */
 hf_error_t hf_core_calendar_sales_set(hf_core_t *core, const char *calendar_id, bool open,
                                       int64_t now);
@@ -221,9 +221,9 @@ typedef struct hf_stored_calendar_hold {
 } hf_stored_calendar_hold_t;
 typedef struct hf_stored_calendar_order {
     const char *order_id;
-    const char *hold_id;               /* NULL for a booking */
+    const char *hold_id;              /* NULL for a booking */
     hf_calendar_hold_request_t items; /* calendar, user and items of the order */
-    uint8_t status;                    /* hf_order_status_t */
+    uint8_t status;                   /* hf_order_status_t */
     int64_t created_at_ms, total;
     const char *payment_ref;
 } hf_stored_calendar_order_t;

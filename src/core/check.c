@@ -104,6 +104,7 @@ static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
         const hf_hold_t *hold = &core->holds.slots[h];
         if (hold->status != HF_HOLD_HELD) continue;
         if (hold->expires_at_ms <= now) return "a lapsed hold is still held";
+        if (hold->target == HF_TARGET_CALENDAR) continue; /* calendars_check's */
         const hf_event_t *event = core->events.slots[hold->event];
         const hf_item_t *items = core->items + hold->item_offset;
         for (uint32_t i = 0; i < hold->seat_count; i++)
@@ -117,7 +118,7 @@ static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
         uint32_t found;
         if (!hf_core_order_find(core, order->id, &found) || found != o)
             return "an order is not found by its id";
-        if (order->status != HF_ORDER_CONFIRMED) continue;
+        if (order->status != HF_ORDER_CONFIRMED || order->target == HF_TARGET_CALENDAR) continue;
         const hf_event_t *event = core->events.slots[order->event];
         const hf_item_t *items = core->items + order->item_offset;
         for (uint32_t i = 0; i < order->seat_count; i++)
@@ -161,6 +162,13 @@ static const char *check_owners(const hf_core_t *core) {
     for (uint32_t h = 0; h < core->holds.count && !fault; h++) {
         const hf_hold_t *hold = &core->holds.slots[h];
         if (hold->status != HF_HOLD_HELD) continue;
+        if (hold->target == HF_TARGET_CALENDAR) {
+            /* Its record (under the calendar's number) keeps the list of held holds only. */
+            if (event_user_handle(core, calendar_owner_unit(hold->event), hold->user) !=
+                hold->owner)
+                fault = "a hold names another user's record";
+            continue;
+        }
         if (event_user_handle(core, hold->event, hold->user) != hold->owner)
             fault = "a hold names another user's record";
         held[owner_slot(core, hold->owner)] += item_units(core->items + hold->item_offset,
@@ -168,7 +176,7 @@ static const char *check_owners(const hf_core_t *core) {
     }
     for (uint32_t o = 0; o < core->orders.count && !fault; o++) {
         const hf_order_t *order = &core->orders.slots[o];
-        if (order->status != HF_ORDER_CONFIRMED) continue;
+        if (order->status != HF_ORDER_CONFIRMED || order->target == HF_TARGET_CALENDAR) continue;
         if (event_user_handle(core, order->event, order->user) != order->owner)
             fault = "an order names another user's record";
         sold[owner_slot(core, order->owner)] += item_units(core->items + order->item_offset,
@@ -235,6 +243,7 @@ const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     const char *fault = check_holds(core, now);
     if (!fault) fault = check_owners(core);
     if (!fault) fault = queue_check(core);
+    if (!fault) fault = calendars_check(core);
     if (!fault) fault = check_deliveries(core);
     return fault ? fault : check_refunds(core);
 }

@@ -25,6 +25,7 @@ static const timer_kind_t TIMER_KINDS[] = {
     {HF_TIMER_QUEUE_ADMIT, queue_entry_stale, queue_admit_due},
     {HF_TIMER_QUEUE_TICKET, queue_entry_stale, queue_ticket_due},
     {HF_TIMER_OFFER, dispatch_offer_stale, dispatch_offer_lapse},
+    {HF_TIMER_CALENDAR_SWEEP, calendar_sweep_stale, calendar_sweep_due},
 };
 _Static_assert(sizeof TIMER_KINDS / sizeof *TIMER_KINDS == HF_TIMER_KINDS,
                "every kind of timer.h has its row in TIMER_KINDS");
@@ -113,6 +114,7 @@ void hf_core_destroy(hf_core_t *core) {
     free(core->strings);
     payment_free(core);
     dispatch_free(core);
+    calendars_free(core);
     hf_timer_free(&core->timer);
     hf_map_free(&core->events.ids);
     hf_index_map_free(&core->holds.ids);
@@ -216,6 +218,10 @@ void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index, 
 
 void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_id) {
     const hf_hold_t *hold = &core->holds.slots[hold_index];
+    if (hold->target == HF_TARGET_CALENDAR) {
+        calendar_record_hold_created(core, hold_index, user_id);
+        return;
+    }
     const hf_event_t *event = core->events.slots[hold->event];
     assert(hold->status == HF_HOLD_HELD);
     hf_mutation_t mutation = {
@@ -237,14 +243,16 @@ void record_hold_updated(hf_core_t *core, uint32_t hold_index, hf_time_ms_t at_m
                          const char *user_id) {
     const hf_hold_t *hold = &core->holds.slots[hold_index];
     const char *order_id = hold->order ? core->orders.slots[hold->order - 1].id : NULL;
-    hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_UPDATE,
-                              .at_ms = at_ms,
-                              .as.hold_update = {.hold_id = hold->id,
-                                                 .event_id = core->events.slots[hold->event]->id,
-                                                 .user_id = user_id,
-                                                 .order_id = order_id,
-                                                 .expires_at_ms = hold->expires_at_ms,
-                                                 .status = hold->status}};
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_HOLD_UPDATE,
+        .at_ms = at_ms,
+        .as.hold_update = {.hold_id = hold->id,
+                           .event_id = unit_id_of(core, hold->target, hold->event),
+                           .user_id = user_id,
+                           .order_id = order_id,
+                           .expires_at_ms = hold->expires_at_ms,
+                           .status = hold->status,
+                           .target = hold->target}};
     emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }
@@ -269,6 +277,10 @@ static void record_order_item(hf_core_t *core, const hf_event_t *event, const hf
 
 void record_order_created(hf_core_t *core, uint32_t order_index) {
     hf_order_t *order = &core->orders.slots[order_index];
+    if (order->target == HF_TARGET_CALENDAR) {
+        calendar_record_order_created(core, order_index);
+        return;
+    }
     const hf_hold_t *hold = order->hold ? &core->holds.slots[order->hold - 1] : NULL;
     const hf_event_t *event = core->events.slots[order->event];
     const char *user_id = hf_core_user_id(core, order->user);
@@ -322,10 +334,11 @@ void record_order_updated(hf_core_t *core, uint32_t order_index, const char *use
                           hf_time_ms_t now) {
     hf_order_t *order = &core->orders.slots[order_index];
     const char *refund_id = order->refund ? core->payments.refunds[order->refund - 1].id : NULL;
-    hf_mutation_t mutation = {.type = HF_MUTATION_ORDER_UPDATE,
-                              .at_ms = now,
-                              .as.order_update = {order->id, core->events.slots[order->event]->id,
-                                                  user_id, order->status, refund_id}};
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_ORDER_UPDATE,
+        .at_ms = now,
+        .as.order_update = {order->id, unit_id_of(core, order->target, order->event), user_id,
+                            order->status, refund_id, order->target}};
     emit(core, &mutation);
     order->last_change = core->change_count;
 }
@@ -351,7 +364,8 @@ void record_delivery(hf_core_t *core, const hf_payment_delivery_t *delivery, con
                         .late = kept->late,
                         .order_id = committed ? core->orders.slots[kept->order].id : NULL,
                         .refund_id = refunded ? core->payments.refunds[kept->refund].id : NULL,
-                        .hold_event_id = hold ? core->events.slots[hold->event]->id : NULL}};
+                        .hold_event_id = hold ? unit_id_of(core, hold->target, hold->event)
+                                              : NULL}};
     emit(core, &mutation);
 }
 
@@ -368,7 +382,8 @@ void record_refund(hf_core_t *core, uint32_t refund_index, hf_time_ms_t now) {
                       .reason = refund->reason,
                       .status = refund->status,
                       .created_at_ms = refund->created_at_ms,
-                      .event_id = refund->of_event ? core->events.slots[refund->event]->id : NULL}};
+                      .event_id = refund->of_event ? unit_id_of(core, refund->target, refund->event)
+                                                   : NULL}};
     emit(core, &mutation);
     refund->last_change = core->change_count;
 }

@@ -115,6 +115,12 @@ typedef enum hf_error {
     HF_ERROR_DRIVER_NOT_FOUND,
     HF_ERROR_DRIVER_BUSY,   /* a ride is assigned to the driver */
     HF_ERROR_RIDE_FINISHED, /* the ride is completed: no cancel */
+    /* Calendars (core/calendars.h). */
+    HF_ERROR_CALENDAR_EXISTS,
+    HF_ERROR_CALENDAR_NOT_FOUND,
+    HF_ERROR_RESOURCE_NOT_FOUND, /* detail.index: the request's item */
+    HF_ERROR_RESOURCE_EXISTS,    /* detail.index: the new resource whose id is taken */
+    HF_ERROR_RANGE_UNAVAILABLE,  /* the request's conflicts (hf_calendar_hold_request_t) */
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -171,6 +177,8 @@ typedef struct hf_error_detail {
     uint32_t item_count;
     uint32_t items[HF_HOLD_ITEMS_MAX];
 } hf_error_detail_t;
+
+#include "core/calendars.h"
 
 /* ---- Read-only views of the state ---- */
 
@@ -251,6 +259,7 @@ typedef struct hf_hold {
     uint32_t item_offset; /* see hf_core_items */
     uint32_t seat_count, pool_count;
     uint32_t owner; /* private to the core: the user's record on the event */
+    uint8_t target; /* hf_target_t: a calendar's hold has event = the calendar's index */
 } hf_hold_t;
 
 typedef struct hf_order {
@@ -268,6 +277,7 @@ typedef struct hf_order {
     /* Refund index + 1 once the order was cancelled with a payment_ref (its refund of reason
      * order_cancelled), else 0. */
     uint32_t refund;
+    uint8_t target; /* hf_target_t: a calendar's order has event = the calendar's index */
 } hf_order_t;
 
 /* ---- Commands ---- */
@@ -434,8 +444,9 @@ typedef struct hf_refund {
     /* The event of the hold it refunds (its unit with several nodes), when of_event; a
      * refund of a hold no event has belongs to no unit. */
     bool of_event;
-    uint32_t event; /* index, see hf_core_event_at */
+    uint32_t event; /* index, see hf_core_event_at (hf_core_calendar_at with target) */
     uint32_t order; /* order index + 1 for an order_cancelled refund, else 0 */
+    uint8_t target; /* hf_target_t: of_event and event name a calendar */
 } hf_refund_t;
 
 typedef struct hf_payment_delivery {

@@ -45,7 +45,7 @@ const hf_item_t *hf_core_items(const hf_core_t *core, uint32_t item_offset) {
 /* ---- a user's held holds on an event ---- */
 
 /* Appends a hold to its owner's list of held holds. */
-static void active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+static inline void active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
     hold_state_t *state = &core->holds.states[hold_index];
     state->previous_active = owner->last_active;
     state->next_active = 0;
@@ -55,13 +55,21 @@ static void active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_inde
 }
 
 /* Takes a hold out of its owner's list of held holds. */
-static void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+static inline void active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
     const hold_state_t *state = &core->holds.states[hold_index];
     uint32_t previous = state->previous_active, next = state->next_active;
     if (previous) core->holds.states[previous - 1].next_active = next;
     else owner->first_active = next;
     if (next) core->holds.states[next - 1].previous_active = previous;
     else owner->last_active = previous;
+}
+
+void hold_active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+    active_push(core, owner, hold_index);
+}
+
+void hold_active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index) {
+    active_remove(core, owner, hold_index);
 }
 
 /* ---- finished holds: kept in the order they finished, the oldest forgotten first ---- */
@@ -174,6 +182,11 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
                  bool report) {
     hf_hold_t *hold = hold_of(core, hold_index);
     assert(hold->status == HF_HOLD_HELD);
+    if (hold->target == HF_TARGET_CALENDAR) {
+        calendar_hold_finish(core, hold_index, status, at, report);
+        expiry_prune(core);
+        return;
+    }
     hf_event_t *event = core->events.slots[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
     hold->status = status;
@@ -209,7 +222,7 @@ static uint32_t item_capacity_for(uint32_t count) {
 /* A slot for a new hold of item_count items: a forgotten hold's slot when there is one (with
  * its items when they are enough), else a new one. Returns the index; the hold itself is
  * cleared except for item_offset. */
-static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
+uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
     uint32_t index;
     if (core->holds.free_first != 0) {
         index = core->holds.free_first - 1;
@@ -221,15 +234,17 @@ static uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count) {
                                   core->holds.count + 1, sizeof *core->holds.states);
         index = core->holds.count++;
         core->holds.states[index].item_capacity = 0;
+        core->holds.states[index].calendar_item_capacity = 0;
     }
     hold_state_t *state = &core->holds.states[index];
     hf_hold_t *hold = &core->holds.slots[index];
-    uint32_t item_offset = state->item_capacity ? hold->item_offset : 0;
+    uint32_t item_offset = state->item_capacity ? state->item_reserved : 0;
     uint32_t capacity = item_capacity_for(item_count);
     if (state->item_capacity < capacity) {
         state->item_capacity = capacity;
         item_offset = item_allocate(core, state->item_capacity);
     }
+    state->item_reserved = item_offset;
     memset(hold, 0, sizeof *hold);
     hold->item_offset = item_offset;
     state->previous_active = state->next_active = state->next_finished = 0;
@@ -373,12 +388,16 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
     hf_hold_t *hold = hold_of(core, index);
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
     if (hold->status != HF_HOLD_HELD) return HF_ERROR_HOLD_NOT_ACTIVE;
-    const hf_event_t *event = core->events.slots[hold->event];
-    if (ttl_ms < 0) ttl_ms = event->hold_ttl_ms;
+    bool calendar = hold->target == HF_TARGET_CALENDAR;
+    const hf_event_t *event = calendar ? NULL : core->events.slots[hold->event];
+    int64_t hold_ttl_ms, max_hold_ms;
+    if (calendar) calendar_hold_limits(core, hold->event, &hold_ttl_ms, &max_hold_ms);
+    else hold_ttl_ms = event->hold_ttl_ms, max_hold_ms = event->max_hold_ms;
+    if (ttl_ms < 0) ttl_ms = hold_ttl_ms;
     if (ttl_ms == 0) return HF_ERROR_INVALID_REQUEST;
     if (ttl_ms > HF_HOLD_TTL_MS_MAX) ttl_ms = HF_HOLD_TTL_MS_MAX;
     hf_time_ms_t wanted = now + ttl_ms;
-    hf_time_ms_t cap = hold->created_at_ms + event->max_hold_ms;
+    hf_time_ms_t cap = hold->created_at_ms + max_hold_ms;
     *capped = wanted > cap;
     hf_time_ms_t expires_at = *capped ? cap : wanted;
     if (expires_at <= hold->expires_at_ms) return HF_OK; /* never earlier */
@@ -386,6 +405,7 @@ hf_error_t hf_core_extend(hf_core_t *core, const char *hold_id, const char *user
     hf_timer_push(&core->timer, expires_at, HF_TIMER_HOLD, index);
     expiry_prune(core);
     record_hold_updated(core, index, now, user_id);
+    if (calendar) return HF_OK;
     /* The seats stay held past their old expiry only once this record is durable. */
     uint64_t *seat_changes = seat_changes_of(event);
     const hf_item_t *items = core->items + hold->item_offset;

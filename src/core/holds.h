@@ -24,6 +24,10 @@ typedef struct hold_state {
     /* Items reserved at the hold's item_offset: a reused slot keeps its items when the new
      * hold needs no more. */
     uint32_t item_capacity;
+    /* Where those items are (the slot's hold may be a calendar's, whose item_offset is in
+     * the calendars' table), and the calendar items reserved for the slot, as many. */
+    uint32_t item_reserved;
+    uint32_t calendar_items, calendar_item_capacity;
     /* core->change_count once the hold's newest record was emitted: its creation, an
      * extension, its end or its commit (0 for a restored or revived hold, which the store
      * already has). The store has the hold as the core shows it once it has that record; for

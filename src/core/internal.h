@@ -73,6 +73,9 @@ struct hf_core {
     /* Fleets, drivers, rides and offers (core/dispatch/), made at the first driver's PUT:
      * NULL in a core that never dispatched. */
     struct dispatch *dispatch;
+    /* Calendars, their resources and span indexes (core/calendar/), made at the first
+     * calendar: NULL in a core that never had one. */
+    struct calendars *calendars;
 };
 
 #define NO_STRING UINT32_MAX
@@ -391,7 +394,7 @@ int64_t items_fill(hf_core_t *core, const hf_event_t *event, const hf_hold_reque
 /* True when id is NULL or an order has it already; else *key is set for the insert. */
 bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
 uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event, uint32_t user,
-                        hf_time_ms_t now);
+                        hf_time_ms_t now, uint8_t target);
 /* The order of a hold just confirmed (its status set, its seats and units no longer held),
  * with its records; the seats and units are sold. Returns the order's index. user_id (NULL
  * when no user asked) must not point into core->strings, which storing payment_ref may
@@ -466,6 +469,52 @@ uint32_t dispatch_evict(hf_core_t *core, uint64_t durable_changes);
 bool dispatch_offer_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
 /* The offer of the entry's ride lapsed at its deadline: the ride moves on at now. */
 void dispatch_offer_lapse(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+
+/* ---- calendar/: what the other files of the core call ---- *
+ *
+ * Calendar holds and orders go through hold.c, order.c and payment.c as every hold and order
+ * does; those branch on target where a calendar's differ (their items, spans, limits). */
+
+void calendars_free(hf_core_t *core);
+const char *calendars_check(const hf_core_t *core);
+/* The id and currency of the calendar at index. */
+const char *calendar_id_at(const hf_core_t *core, uint32_t calendar_index);
+const char *calendar_currency_at(const hf_core_t *core, uint32_t calendar_index);
+void calendar_record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_id);
+void calendar_record_order_created(hf_core_t *core, uint32_t order_index);
+/* hold_finish's share for a calendar hold (spans given back unless confirmed). */
+void calendar_hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at,
+                          bool report);
+void calendar_hold_limits(const hf_core_t *core, uint32_t calendar_index, int64_t *hold_ttl_ms,
+                          int64_t *max_hold_ms);
+bool calendar_hold_free(const hf_core_t *core, const hf_hold_t *hold);
+void calendar_order_listed(hf_core_t *core, uint32_t calendar_index, uint32_t order_index);
+void calendar_order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report);
+void calendar_order_cancel(hf_core_t *core, uint32_t order_index, hf_time_ms_t now);
+/* The rows of HF_TIMER_CALENDAR_SWEEP: an order's ended uses leave the span index. */
+bool calendar_sweep_stale(const hf_core_t *core, const hf_timer_entry_t *entry);
+void calendar_sweep_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now);
+
+/* ---- hold.c, for calendar/ ---- */
+
+/* A slot for a new hold of item_count items (cleared but for its items). */
+uint32_t hold_slot_take(hf_core_t *core, uint32_t item_count);
+/* A hold joins or leaves its owner's list of held holds. */
+void hold_active_push(hf_core_t *core, event_user_t *owner, uint32_t hold_index);
+void hold_active_remove(hf_core_t *core, event_user_t *owner, uint32_t hold_index);
+
+/* The owner records of calendar holds and orders are users' records per event (users.h), under
+ * a number no event has: the user's held holds on the calendar are their list. */
+#define CALENDAR_OWNER_BASE 0x40000000u
+static inline uint32_t calendar_owner_unit(uint32_t calendar_index) {
+    return CALENDAR_OWNER_BASE + calendar_index;
+}
+
+/* The id of the unit a hold, order or refund belongs to: its event's or its calendar's. */
+static inline const char *unit_id_of(const hf_core_t *core, uint8_t target, uint32_t index) {
+    return target == HF_TARGET_CALENDAR ? calendar_id_at(core, index)
+                                        : core->events.slots[index]->id;
+}
 
 /* ---- core.c: time ---- */
 

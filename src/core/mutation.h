@@ -42,7 +42,13 @@
     X(EVENT_UPDATE, 15, event_update, event_update) /* an event changed while it sells */ \
     X(EVENT_DELETE, 16, event_delete, event_delete) /* an event that never sold, deleted */ \
     X(DRIVER, 20, driver, driver) /* a driver as it stands (dispatch: soft, flushed) */ \
-    X(RIDE, 21, ride, ride)       /* a ride as it stands, with its offer (dispatch) */
+    X(RIDE, 21, ride, ride)       /* a ride as it stands, with its offer (dispatch) */ \
+    X(CALENDAR_CREATE, 30, calendar_create, calendar_create) /* a calendar's definition */ \
+    /* resources appended to a calendar */ \
+    X(CALENDAR_RESOURCES, 31, calendar_resources, calendar_resources) \
+    X(CALENDAR_SALES, 32, calendar_sales, calendar_sales) /* a calendar's sales switched */ \
+    /* live streams only, like seats: the store derives the spans from holds and orders */ \
+    X(CALENDAR_CHANGE, 33, calendar_change, calendar_change)
 
 #define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = (value),
 typedef enum hf_mutation_type { HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_) } hf_mutation_type_t;
@@ -67,6 +73,23 @@ typedef struct hf_mutation_items {
     const hf_mutation_item_t *lines;
     uint32_t seat_count, pool_count;
 } hf_mutation_items_t;
+
+/* One item of a calendar hold or order (core/calendars.h): a quantity of a resource over the
+ * steps [from, to), and its total. */
+typedef struct hf_mutation_use {
+    const char *resource_id;
+    int32_t from, to;
+    uint32_t quantity;
+    int64_t total;
+} hf_mutation_use_t;
+
+/* A calendar hold's or order's items, and the calendar's unit (hf_calendar_unit_t), which
+ * tells how its steps read as dates or instants. */
+typedef struct hf_mutation_uses {
+    const hf_mutation_use_t *lines;
+    uint32_t count;
+    uint8_t unit;
+} hf_mutation_uses_t;
 
 typedef struct hf_mutation_event_create {
     const char *event_id;
@@ -115,6 +138,10 @@ typedef struct hf_mutation_hold_create {
     hf_mutation_items_t items;
     int64_t total, expires_at_ms; /* created at the record's at_ms */
     int status;                   /* hf_hold_status_t */
+    /* hf_target_t. A calendar's hold names the calendar as event_id (its unit), has no
+     * items and carries its uses. */
+    uint8_t target;
+    hf_mutation_uses_t uses;
 } hf_mutation_hold_create_t;
 
 typedef struct hf_mutation_hold_update {
@@ -123,6 +150,7 @@ typedef struct hf_mutation_hold_update {
     const char *order_id; /* once confirmed, else NULL */
     int64_t expires_at_ms;
     int status;
+    uint8_t target; /* hf_target_t: event_id is then the calendar's id */
 } hf_mutation_hold_update_t;
 
 typedef struct hf_mutation_order_create {
@@ -132,6 +160,10 @@ typedef struct hf_mutation_order_create {
     hf_mutation_items_t items;
     int64_t total; /* created at the record's at_ms */
     int status;    /* hf_order_status_t */
+    /* hf_target_t, as a hold's: a calendar's order carries its uses and makes no
+     * HF_MUTATION_ORDER_ITEM records. */
+    uint8_t target;
+    hf_mutation_uses_t uses;
 } hf_mutation_order_create_t;
 
 /* One row of order_items: a seat (seat_id) or a pool line (pool_id, quantity). */
@@ -146,6 +178,7 @@ typedef struct hf_mutation_order_update {
     int status;
     /* The refund a paid order's cancel owes (its own record comes first), else NULL. */
     const char *refund_id;
+    uint8_t target; /* hf_target_t: event_id is then the calendar's id */
 } hf_mutation_order_update_t;
 
 /* A stored answer to a request with an Idempotency-Key (API.md section 1). */
@@ -223,6 +256,36 @@ typedef struct hf_mutation_ride {
     const char *declined, *lapsed;
 } hf_mutation_ride_t;
 
+struct hf_calendar_definition;
+struct hf_resource_definition;
+
+/* A new calendar (core/calendars.h), its definition whole (resources included). */
+typedef struct hf_mutation_calendar_create {
+    const char *calendar_id;
+    const struct hf_calendar_definition *definition;
+} hf_mutation_calendar_create_t;
+
+/* Resources appended to a calendar: count of them, the first at index first. */
+typedef struct hf_mutation_calendar_resources {
+    const char *calendar_id;
+    const struct hf_resource_definition *resources;
+    uint32_t first, count;
+} hf_mutation_calendar_resources_t;
+
+typedef struct hf_mutation_calendar_sales {
+    const char *calendar_id;
+    bool sales_open; /* the state after the change */
+} hf_mutation_calendar_sales_t;
+
+/* A use taken (delta negative: the free quantity fell) or given back (positive) over the
+ * steps [from, to) of a resource (live streams only). */
+typedef struct hf_mutation_calendar_change {
+    const char *calendar_id, *resource_id;
+    uint32_t resource; /* index in the calendar's resources */
+    int32_t from, to;
+    int64_t delta;
+} hf_mutation_calendar_change_t;
+
 typedef struct hf_mutation {
     hf_mutation_type_t type;
     int64_t at_ms; /* when the change happened */
@@ -244,6 +307,10 @@ typedef struct hf_mutation {
         hf_mutation_ticket_t ticket;
         hf_mutation_driver_t driver;
         hf_mutation_ride_t ride;
+        hf_mutation_calendar_create_t calendar_create;
+        hf_mutation_calendar_resources_t calendar_resources;
+        hf_mutation_calendar_sales_t calendar_sales;
+        hf_mutation_calendar_change_t calendar_change;
     } as;
 } hf_mutation_t;
 

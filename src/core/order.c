@@ -46,7 +46,7 @@ bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key) {
 }
 
 uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event, uint32_t user,
-                        hf_time_ms_t now) {
+                        hf_time_ms_t now, uint8_t target) {
     core->orders.slots = grow(core->orders.slots, &core->orders.capacity, core->orders.count + 1,
                               sizeof *core->orders.slots);
     uint32_t index = core->orders.count++;
@@ -57,14 +57,20 @@ uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t ev
     order->user = user;
     order->created_at_ms = now;
     order->payment_ref = NO_STRING;
+    order->target = target;
     hf_index_map_insert(&core->orders.ids, key.hash, index);
     user_order_push(&core->users.slots[user], index);
-    index_list_push(&((event_tables_t *)core->events.slots[event]->internal)->orders, index);
+    if (target == HF_TARGET_CALENDAR) calendar_order_listed(core, event, index);
+    else index_list_push(&((event_tables_t *)core->events.slots[event]->internal)->orders, index);
     return index;
 }
 
 void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report) {
     hf_order_t *order = &core->orders.slots[order_index];
+    if (order->target == HF_TARGET_CALENDAR) {
+        calendar_order_take(core, order_index, now, report);
+        return;
+    }
     hf_event_t *event = core->events.slots[order->event];
     const hf_item_t *items = core->items + order->item_offset;
     order->owner = event_user_intern(core, order->event, order->user);
@@ -114,7 +120,7 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
                          const char *payment_ref, const char *user_id, hf_time_ms_t now) {
     hf_hold_t *hold = hold_of(core, hold_index);
     assert(hold->status == HF_HOLD_CONFIRMED);
-    uint32_t order = order_allocate(core, order_key, hold->event, hold->user, now);
+    uint32_t order = order_allocate(core, order_key, hold->event, hold->user, now, hold->target);
     hf_order_t *record = &core->orders.slots[order];
     record->hold = hold_index + 1;
     record->total = hold->total;
@@ -145,6 +151,11 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
     /* Money in hand is never forgotten: the refund is owed in the same step, and its record
      * comes before the order's, which names it. */
     if (paid) refund_of_cancel(core, index, &refund_key, now);
+    if (order->target == HF_TARGET_CALENDAR) {
+        record_order_updated(core, index, user_id, now);
+        calendar_order_cancel(core, index, now);
+        return HF_OK;
+    }
     hf_event_t *event = core->events.slots[order->event];
     const hf_item_t *items = core->items + order->item_offset;
     record_order_updated(core, index, user_id, now);
@@ -210,7 +221,8 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
     hf_error_t error = book_check(core, request, event_index, order_id, &order_key, &user, detail);
     if (error) return error;
     const hf_event_t *event = core->events.slots[event_index];
-    uint32_t index = order_allocate(core, &order_key, event_index, user_intern(core, &user), now);
+    uint32_t index = order_allocate(core, &order_key, event_index, user_intern(core, &user), now,
+                                    HF_TARGET_EVENT);
     hf_order_t *order = &core->orders.slots[index];
     order->seat_count = core->scratch.seat_count;
     order->pool_count = request->pool_count;

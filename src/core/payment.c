@@ -147,6 +147,7 @@ static void refund_event_set(hf_core_t *core, uint32_t index, const char *reserv
                                            : NULL;
     core->payments.refunds[index].of_event = hold != NULL;
     core->payments.refunds[index].event = hold ? hold->event : 0;
+    core->payments.refunds[index].target = hold ? hold->target : HF_TARGET_EVENT;
 }
 
 uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,
@@ -160,6 +161,7 @@ uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_
     hf_refund_t *refund = &core->payments.refunds[index];
     refund->of_event = true;
     refund->event = order->event;
+    refund->target = order->target;
     refund->order = order_index + 1;
     order->refund = index + 1;
     record_refund(core, index, now);
@@ -278,6 +280,7 @@ static bool currency_matches(const char *given, const char *own) {
 /* Whether everything a lapsed hold held is still free: its seats available, its pools with
  * the units. */
 static bool inventory_free(const hf_core_t *core, const hf_hold_t *hold) {
+    if (hold->target == HF_TARGET_CALENDAR) return calendar_hold_free(core, hold);
     const hf_event_t *event = core->events.slots[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
     for (uint32_t i = 0; i < hold->seat_count; i++)
@@ -321,7 +324,9 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
     }
     if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
     else if (delivery->amount != hold->total ||
-             !currency_matches(delivery->currency, core->events.slots[hold->event]->currency))
+             !currency_matches(delivery->currency, hold->target == HF_TARGET_CALENDAR
+                                                       ? calendar_currency_at(core, hold->event)
+                                                       : core->events.slots[hold->event]->currency))
         outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
     else if (hold->status == HF_HOLD_EXPIRED && !inventory_free(core, hold))
         outcome->reason = HF_REFUND_HOLD_EXPIRED;
@@ -413,9 +418,14 @@ hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *sto
         core->orders.slots[order_index].refund = index + 1;
         refund->of_event = true;
         refund->event = core->orders.slots[order_index].event;
+        refund->target = core->orders.slots[order_index].target;
     } else if (stored->event_id && hf_core_event(core, stored->event_id, &event_index)) {
         refund->of_event = true;
         refund->event = event_index;
+    } else if (stored->event_id && hf_core_calendar(core, stored->event_id, &event_index)) {
+        refund->of_event = true;
+        refund->event = event_index;
+        refund->target = HF_TARGET_CALENDAR;
     }
     return HF_OK;
 }

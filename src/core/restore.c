@@ -108,7 +108,7 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
         return HF_ERROR_HOLD_NOT_FOUND;
     uint32_t index = order_allocate(core, &order_key, event_index,
                                     user_intern_id(core, stored->items.user_id),
-                                    stored->created_at_ms);
+                                    stored->created_at_ms, HF_TARGET_EVENT);
     hf_order_t *order = &core->orders.slots[index];
     order->total = stored->total;
     order->seat_count = stored->items.seat_count;

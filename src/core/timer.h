@@ -18,6 +18,8 @@ typedef enum hf_timer_kind {
     HF_TIMER_QUEUE_TICKET = 2, /* index: a ticket's; its abandonment or its token's expiry */
     /* The core's heap again (dispatch/): */
     HF_TIMER_OFFER = 3, /* index: a ride's index; the deadline: its offer's expires_at */
+    /* index: an order's on a calendar; the deadline: when its next ended use leaves memory */
+    HF_TIMER_CALENDAR_SWEEP = 4,
     /* New kinds go here, each with its row in core.c's table of timer kinds (what an entry's
      * staleness and its passing mean, told by its domain): a kind without a row does not
      * compile. */

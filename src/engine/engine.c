@@ -373,7 +373,8 @@ static bool open_store(hf_engine_t *engine) {
 /* The core's sink: the open batch of the moment. */
 static void emit_to_open_batch(void *context, const hf_mutation_t *mutation) {
     hf_engine_t *engine = context;
-    if (mutation->type == HF_MUTATION_SEAT || mutation->type == HF_MUTATION_POOL)
+    if (mutation->type == HF_MUTATION_SEAT || mutation->type == HF_MUTATION_POOL ||
+        mutation->type == HF_MUTATION_CALENDAR_CHANGE)
         hf_streams_record(&engine->streams, mutation);
     /* Seat and pool changes are for streams only: the store derives both from the holds and
      * orders, so copying them into the batch would be work for nothing. */

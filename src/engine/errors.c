@@ -73,6 +73,15 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
                                   "a ride is assigned to this driver: complete or cancel it first"},
     [HF_API_ERROR_RIDE_FINISHED] = {"ride_finished", 409,
                                     "the ride is completed: it can no longer be cancelled"},
+    /* Calendars (API.md section 12). */
+    [HF_API_ERROR_CALENDAR_EXISTS] = {"calendar_exists", 409, "a calendar with this id exists"},
+    [HF_API_ERROR_CALENDAR_NOT_FOUND] = {"calendar_not_found", 404, "no such calendar"},
+    [HF_API_ERROR_RESOURCE_NOT_FOUND] = {"resource_not_found", 404,
+                                         "no such resource in this calendar"},
+    [HF_API_ERROR_RESOURCE_EXISTS] = {"resource_exists", 409,
+                                      "a resource with this id exists in this calendar"},
+    [HF_API_ERROR_RANGE_UNAVAILABLE] = {"range_unavailable", 409,
+                                        "part of a span asked for is not free"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -111,10 +120,15 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_DRIVER_NOT_FOUND] = HF_API_ERROR_DRIVER_NOT_FOUND,
     [HF_ERROR_DRIVER_BUSY] = HF_API_ERROR_DRIVER_BUSY,
     [HF_ERROR_RIDE_FINISHED] = HF_API_ERROR_RIDE_FINISHED,
+    [HF_ERROR_CALENDAR_EXISTS] = HF_API_ERROR_CALENDAR_EXISTS,
+    [HF_ERROR_CALENDAR_NOT_FOUND] = HF_API_ERROR_CALENDAR_NOT_FOUND,
+    [HF_ERROR_RESOURCE_NOT_FOUND] = HF_API_ERROR_RESOURCE_NOT_FOUND,
+    [HF_ERROR_RESOURCE_EXISTS] = HF_API_ERROR_RESOURCE_EXISTS,
+    [HF_ERROR_RANGE_UNAVAILABLE] = HF_API_ERROR_RANGE_UNAVAILABLE,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_RIDE_FINISHED + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_RANGE_UNAVAILABLE + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

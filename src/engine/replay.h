@@ -31,9 +31,11 @@
 
 /* One change as the window keeps it. */
 typedef struct hf_replay_change {
-    uint32_t target; /* the seat's index, or HF_REPLAY_POOL | the pool's index */
-    uint32_t value;  /* a seat: its version; a pool: its held units */
-    uint32_t other;  /* a seat: its status; a pool: its sold units */
+    uint32_t target; /* the seat's index, or HF_REPLAY_POOL | the pool's index; a calendar's
+                        change: the resource's index */
+    uint32_t value;  /* a seat: its version; a pool: its held units; a calendar: from */
+    uint32_t other;  /* a seat: its status; a pool: its sold units; a calendar: to */
+    int32_t delta;   /* a calendar's change only: the quantity given back (negative: taken) */
 } hf_replay_change_t;
 
 typedef struct hf_replay_ring {

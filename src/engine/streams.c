@@ -2,6 +2,8 @@
  * they became durable, each with its id. */
 #include "engine/streams.h"
 
+#include "lib/spans.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,34 +47,79 @@ static bool numbered(const hf_stream_event_t *state) {
     return state->subscribers != NULL || state->window != 0;
 }
 
+/* The stream key of a record's event or calendar (HF_STREAM_CALENDAR_BASE), and its change
+ * as the window keeps it; false for a unit that has gone. */
+static bool record_change(const hf_core_t *core, const hf_mutation_t *mutation, uint32_t *key,
+                          hf_replay_change_t *change) {
+    if (mutation->type == HF_MUTATION_CALENDAR_CHANGE) {
+        const hf_mutation_calendar_change_t *use = &mutation->as.calendar_change;
+        if (!hf_core_calendar(core, use->calendar_id, key)) return false;
+        *key += HF_STREAM_CALENDAR_BASE;
+        /* A delta is a quantity, at most HF_RESOURCE_CAPACITY_MAX: it fits 32 bits. */
+        *change = (hf_replay_change_t){use->resource, (uint32_t)use->from, (uint32_t)use->to,
+                                       (int32_t)use->delta};
+        return true;
+    }
+    bool seat = mutation->type == HF_MUTATION_SEAT;
+    const char *event_id = seat ? mutation->as.seat.event_id : mutation->as.pool.event_id;
+    if (!hf_core_event(core, event_id, key)) return false;
+    if (seat) {
+        const hf_mutation_seat_t *seat_change = &mutation->as.seat;
+        *change = (hf_replay_change_t){seat_change->seat_index, seat_change->version,
+                                       (uint32_t)seat_change->status, 0};
+    } else {
+        /* Units fit 32 bits: a pool holds at most HF_POOL_CAPACITY_MAX. */
+        const hf_mutation_pool_t *pool = &mutation->as.pool;
+        *change = (hf_replay_change_t){HF_REPLAY_POOL | pool->pool_index, (uint32_t)pool->held,
+                                       (uint32_t)pool->sold, 0};
+    }
+    return true;
+}
+
 void hf_streams_record(hf_streams_t *streams, const hf_mutation_t *mutation) {
     /* Before the first stream nothing is numbered: then not even the event is looked up. */
     if (!streams->numbering) return;
-    bool seat = mutation->type == HF_MUTATION_SEAT;
-    const char *event_id = seat ? mutation->as.seat.event_id : mutation->as.pool.event_id;
-    uint32_t event;
-    if (!hf_core_event(streams->context->core, event_id, &event) ||
-        event >= streams->event_capacity || !numbered(&streams->events[event]))
+    uint32_t key;
+    publish_t publish = {0, 0, {0, 0, 0, 0}};
+    if (!record_change(streams->context->core, mutation, &key, &publish.change) ||
+        key >= streams->event_capacity || !numbered(&streams->events[key]))
         return;
-    hf_stream_event_t *state = &streams->events[event];
+    hf_stream_event_t *state = &streams->events[key];
     state->issued_id = hf_replay_id_next(state->issued_id, mutation->at_ms);
-    publish_t publish = {state->issued_id, event, {0, 0, 0}};
-    if (seat) {
-        const hf_mutation_seat_t *change = &mutation->as.seat;
-        publish.change = (hf_replay_change_t){change->seat_index, change->version,
-                                              (uint32_t)change->status};
-    } else {
-        /* Units fit 32 bits: a pool holds at most HF_POOL_CAPACITY_MAX. */
-        const hf_mutation_pool_t *change = &mutation->as.pool;
-        publish.change = (hf_replay_change_t){HF_REPLAY_POOL | change->pool_index,
-                                              (uint32_t)change->held, (uint32_t)change->sold};
-    }
+    publish.id = state->issued_id;
+    publish.event = key;
     hf_buffer_append(&streams->publish_open, &publish, sizeof publish);
 }
 
-/* Appends change number id of event as an SSE event. */
-static void change_write(hf_buffer_t *out, const hf_event_t *event, uint64_t id,
+/* Appends change number id of a calendar as an SSE event: {"resource", "from", "to",
+ * "delta"}, the steps in the calendar's unit. */
+static void calendar_change_write(hf_buffer_t *out, const hf_calendar_t *calendar, uint64_t id,
+                                  const hf_replay_change_t *change) {
+    char from[HF_SPAN_INSTANT_SIZE], to[HF_SPAN_INSTANT_SIZE];
+    bool night = calendar->definition.unit == HF_CALENDAR_NIGHT;
+    if (night) {
+        hf_span_date_format((int32_t)change->value, from);
+        hf_span_date_format((int32_t)change->other, to);
+    } else {
+        hf_span_instant_format((int32_t)change->value, from);
+        hf_span_instant_format((int32_t)change->other, to);
+    }
+    hf_buffer_printf(out,
+                     "id: %llu\nevent: change\ndata: {\"resource\":\"%s\",\"from\":\"%s\","
+                     "\"to\":\"%s\",\"delta\":%d}\n\n",
+                     (unsigned long long)id, calendar->definition.resources[change->target].id,
+                     from, to, change->delta);
+}
+
+/* Appends change number id of the event or calendar of stream key as an SSE event. */
+static void change_write(hf_buffer_t *out, const hf_core_t *core, uint32_t key, uint64_t id,
                          const hf_replay_change_t *change) {
+    if (key >= HF_STREAM_CALENDAR_BASE) {
+        calendar_change_write(out, hf_core_calendar_at(core, key - HF_STREAM_CALENDAR_BASE), id,
+                              change);
+        return;
+    }
+    const hf_event_t *event = hf_core_event_at(core, key);
     if (!(change->target & HF_REPLAY_POOL)) {
         char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
         hf_core_seat_id(event, change->target, seat_id);
@@ -118,8 +165,8 @@ static void publish_durable(hf_streams_t *streams, const publish_t *publish) {
          subscriber = subscriber->next) {
         if (subscriber->position >= publish->id) continue;
         if (text->length == 0)
-            change_write(text, hf_core_event_at(streams->context->core, publish->event),
-                         publish->id, &publish->change);
+            change_write(text, streams->context->core, publish->event, publish->id,
+                         &publish->change);
         hf_http_stream_send(subscriber->stream, text->data, text->length);
     }
 }
@@ -141,10 +188,9 @@ bool hf_streams_replay(hf_streams_t *streams, uint32_t event_index, uint64_t las
     if (!state->window) return false;
     const hf_replay_ring_t *ring = &streams->windows[state->window - 1].ring;
     if (!hf_replay_ring_covers(ring, last_id)) return false;
-    const hf_event_t *event = hf_core_event_at(streams->context->core, event_index);
     uint64_t last = hf_replay_ring_last(ring);
     for (uint64_t id = last_id + 1; id <= last; id++)
-        change_write(out, event, id, hf_replay_ring_at(ring, id));
+        change_write(out, streams->context->core, event_index, id, hf_replay_ring_at(ring, id));
     *position = last;
     return true;
 }

@@ -26,6 +26,11 @@
 #include "lib/buffer.h"
 #include "net/http.h"
 
+/* A calendar's stream (API.md section 12) is keyed past every event's index: wherever a
+ * function below takes an event_index, HF_STREAM_CALENDAR_BASE + the calendar's index names
+ * the calendar's stream, whose changes are the core's CALENDAR_CHANGE records. */
+#define HF_STREAM_CALENDAR_BASE HF_EVENTS_MAX
+
 typedef struct hf_subscriber hf_subscriber_t;
 /* An event's subscribers and ids (streams.c). */
 typedef struct hf_stream_event hf_stream_event_t;
@@ -73,8 +78,8 @@ uint64_t hf_streams_snapshot_id(hf_streams_t *streams, uint32_t event_index);
  * of event event_index numbered after position, and gives the event a window. */
 void hf_streams_subscribe(hf_streams_t *streams, uint32_t event_index, uint64_t position,
                           hf_http_response_t *response);
-/* Numbers a SEAT or POOL record into the open batch's publish buffer (when its event's
- * changes are numbered). */
+/* Numbers a SEAT, POOL or CALENDAR_CHANGE record into the open batch's publish buffer (when
+ * its event's or calendar's changes are numbered). */
 void hf_streams_record(hf_streams_t *streams, const hf_mutation_t *mutation);
 /* The open batch went to the store as batch sequence: its changes now wait for it to be
  * durable. */

@@ -41,6 +41,31 @@
 #define HF_USER_ORDERS_PAGE_DEFAULT 100u
 #define HF_USER_ORDERS_PAGE_MAX 1000u
 
+/* Calendars (API.md section 12, core/calendars.h). Calendars per server, like events. */
+#define HF_CALENDARS_MAX 10000u
+/* Resources of one calendar: the contract asks for at least 100,000; a resource costs its
+ * definition (some 200 bytes) and an empty span index. */
+#define HF_CALENDAR_RESOURCES_MAX 100000u
+/* Live uses (items of held holds and confirmed orders whose span has not ended) per node:
+ * each costs two breakpoints of the span index (32 bytes each, at most). */
+#define HF_CALENDAR_USES_MAX 10000000u
+/* Items of one calendar hold or booking: max_items_per_hold may not exceed this. */
+#define HF_CALENDAR_HOLD_ITEMS_MAX 100u
+/* How far ahead a span may end (horizon_days at most). */
+#define HF_CALENDAR_HORIZON_DAYS_MAX 1100u
+/* GET /availability's window: 400 days for night calendars, 31 days for minute ones. */
+#define HF_CALENDAR_AVAILABILITY_NIGHTS_MAX 400u
+#define HF_CALENDAR_AVAILABILITY_MINUTE_DAYS_MAX 31u
+/* GET /slots: the page (default 100, at most 1,000) and the window searched, as availability's. */
+#define HF_CALENDAR_SLOTS_PAGE_DEFAULT 100u
+#define HF_CALENDAR_SLOTS_PAGE_MAX 1000u
+#define HF_CALENDAR_SLOTS_WINDOW_NIGHTS_MAX 400u
+#define HF_CALENDAR_SLOTS_WINDOW_MINUTE_DAYS_MAX 31u
+/* A resource's capacity: how many uses may overlap at once. */
+#define HF_RESOURCE_CAPACITY_MAX 1000000000LL
+/* A buffer before or after a use of a minute calendar: at most a day. */
+#define HF_RESOURCE_BUFFER_MIN_MAX 1440u
+
 /* Items (seats plus pool lines) in one hold: max_seats_per_hold may not exceed this. It bounds
  * the work of one request and the size of one error detail. */
 #define HF_HOLD_ITEMS_MAX 1000u
@@ -366,5 +391,14 @@
 /* Requests parked on one job (every request about one unit being taken over, say); more are
  * answered 503 at once. Every parked request also holds one of HF_HTTP_DEFERRED_MAX. */
 #define HF_CLUSTER_JOB_PARKED_MAX 256
+
+/* The API of calendars (api/calendars.c). A 409 range_unavailable lists at most this many
+ * sub-spans: enough for every item of a hold to name a few, and a bound on the answer. */
+#define HF_CALENDAR_CONFLICTS_MAX 256u
+/* Resources named by one GET /free or /slots (?resource=A&resource=B...): a query string is
+ * at most a head long, so more could not be sent anyway. */
+#define HF_CALENDAR_QUERY_RESOURCES_MAX 1000u
+/* GET /availability writes its segments in chunks of this many, merged across chunks. */
+#define HF_CALENDAR_SEGMENTS_CHUNK 1024u
 
 #endif

@@ -140,6 +140,16 @@ static const hf_event_definition_t *copy_definition(hf_batch_t *batch,
     return copy;
 }
 
+static hf_mutation_uses_t copy_uses(hf_batch_t *batch, const hf_mutation_uses_t *uses) {
+    if (uses->count == 0) return (hf_mutation_uses_t){NULL, 0, uses->unit};
+    hf_mutation_use_t *lines = arena_take_aligned(batch, uses->count * sizeof *lines);
+    for (uint32_t i = 0; i < uses->count; i++) {
+        lines[i] = uses->lines[i];
+        lines[i].resource_id = copy_string(batch, uses->lines[i].resource_id);
+    }
+    return (hf_mutation_uses_t){lines, uses->count, uses->unit};
+}
+
 hf_batch_t *hf_batch_create(void) {
     hf_batch_t *batch = allocate_or_abort(NULL, sizeof *batch);
     memset(batch, 0, sizeof *batch);
@@ -198,6 +208,7 @@ void hf_batch_copy_hold_create(hf_batch_t *batch, hf_mutation_t *copy) {
     hold->event_id = copy_string(batch, hold->event_id);
     hold->user_id = copy_string(batch, hold->user_id);
     hold->items = copy_items(batch, &hold->items);
+    hold->uses = copy_uses(batch, &hold->uses);
 }
 
 void hf_batch_copy_hold_update(hf_batch_t *batch, hf_mutation_t *copy) {
@@ -217,6 +228,7 @@ void hf_batch_copy_order_create(hf_batch_t *batch, hf_mutation_t *copy) {
     order->currency = copy_string(batch, order->currency);
     order->payment_ref = copy_string(batch, order->payment_ref);
     order->items = copy_items(batch, &order->items);
+    order->uses = copy_uses(batch, &order->uses);
 }
 
 void hf_batch_copy_order_item(hf_batch_t *batch, hf_mutation_t *copy) {
@@ -318,4 +330,33 @@ void hf_batch_clear(hf_batch_t *batch) {
 
 void hf_batch_sink_emit(void *batch, const hf_mutation_t *mutation) {
     hf_batch_append(batch, mutation);
+}
+
+/* A calendar's definition with its resources, all in the batch. */
+void hf_batch_copy_calendar_create(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_calendar_create_t *calendar = &copy->as.calendar_create;
+    calendar->calendar_id = copy_string(batch, calendar->calendar_id);
+    hf_calendar_definition_t *definition = arena_take_aligned(batch, sizeof *definition);
+    *definition = *calendar->definition;
+    definition->resources = copy_array(batch, calendar->definition->resources,
+                                       calendar->definition->resource_count *
+                                           sizeof *definition->resources);
+    calendar->definition = definition;
+}
+
+void hf_batch_copy_calendar_resources(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_calendar_resources_t *added = &copy->as.calendar_resources;
+    added->calendar_id = copy_string(batch, added->calendar_id);
+    added->resources = copy_array(batch, added->resources,
+                                  added->count * sizeof(hf_resource_definition_t));
+}
+
+void hf_batch_copy_calendar_sales(hf_batch_t *batch, hf_mutation_t *copy) {
+    copy->as.calendar_sales.calendar_id = copy_string(batch, copy->as.calendar_sales.calendar_id);
+}
+
+void hf_batch_copy_calendar_change(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_calendar_change_t *change = &copy->as.calendar_change;
+    change->calendar_id = copy_string(batch, change->calendar_id);
+    change->resource_id = copy_string(batch, change->resource_id);
 }

@@ -52,6 +52,13 @@
 /* Dispatch's unit is the fleet; it keeps no audit history (docs/API.md). */
 #define ROW_DRIVER UNIT(driver.fleet_id), SUBJECT(driver.driver_id)
 #define ROW_RIDE UNIT(ride.fleet_id), SUBJECT(ride.ride_id)
+/* Calendars: the calendar is the unit of its records, holds' and orders' included. A change
+ * of a span (live streams only) follows from the holds and orders, as seats do. */
+#define ROW_CALENDAR_CREATE UNIT(calendar_create.calendar_id), SUBJECT(calendar_create.calendar_id)
+#define ROW_CALENDAR_RESOURCES \
+    UNIT(calendar_resources.calendar_id), SUBJECT(calendar_resources.calendar_id)
+#define ROW_CALENDAR_SALES UNIT(calendar_sales.calendar_id), SUBJECT(calendar_sales.calendar_id)
+#define ROW_CALENDAR_CHANGE UNIT(calendar_change.calendar_id), SUBJECT(calendar_change.resource_id)
 
 #define ROW(KIND, value, lower, member) \
     [HF_MUTATION_##KIND] = {.name = #KIND, .copy = hf_batch_copy_##member, ROW_##KIND},

@@ -91,7 +91,8 @@ static void test_id_epochs(void **state) {
 }
 
 static hf_replay_change_t change_of(uint64_t id) {
-    return (hf_replay_change_t){(uint32_t)(id % 4000000), (uint32_t)(id * 7), (uint32_t)(id % 3)};
+    return (hf_replay_change_t){(uint32_t)(id % 4000000), (uint32_t)(id * 7), (uint32_t)(id % 3),
+                                (int32_t)(id % 5) - 2};
 }
 
 static void check_change(const hf_replay_ring_t *ring, uint64_t id) {
@@ -100,6 +101,7 @@ static void check_change(const hf_replay_ring_t *ring, uint64_t id) {
     assert_int_equal(got->target, want.target);
     assert_int_equal(got->value, want.value);
     assert_int_equal(got->other, want.other);
+    assert_int_equal(got->delta, want.delta);
 }
 
 static void test_window_fills_and_wraps(void **state) {
@@ -129,7 +131,7 @@ static void test_window_fills_and_wraps(void **state) {
             for (uint64_t at = oldest_position + 1; at <= id; at++) check_change(&ring, at);
     }
     /* An id already kept, or older, changes nothing. */
-    hf_replay_change_t stale = {1, 2, 3};
+    hf_replay_change_t stale = {1, 2, 3, 4};
     hf_replay_ring_append(&ring, id, &stale);
     hf_replay_ring_append(&ring, id - 20000, &stale);
     assert_int_equal(hf_replay_ring_last(&ring), id);

@@ -490,6 +490,20 @@ static bool queue_ticket_update(hf_pg_store_t *store, const hf_mutation_t *mutat
 /* Seats and pools follow from holds and orders: nothing to write (as SQLite's store). */
 static bool queue_seat(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) { return true; }
 static bool queue_pool(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) { return true; }
+/* Spans follow from holds and orders, as seats do. */
+static bool queue_calendar_change(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
+    return true;
+}
+/* TODO(cal-core): the calendars' table. */
+static bool queue_calendar_create(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
+    return true;
+}
+static bool queue_calendar_resources(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
+    return true;
+}
+static bool queue_calendar_sales(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
+    return true;
+}
 
 /* The writes of the other files: events (events.c), holds in runs (runs.c), drivers and rides
  * (dispatch.c). */

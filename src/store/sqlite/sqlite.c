@@ -448,6 +448,22 @@ static int write_pool(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
     return SQLITE_DONE;
 }
 
+/* Spans follow from holds and orders, as seats do: nothing to write. */
+static int write_calendar_change(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    return SQLITE_DONE;
+}
+
+/* TODO(cal-core): the calendars' table (schema version 9). */
+static int write_calendar_create(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    return SQLITE_DONE;
+}
+static int write_calendar_resources(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    return SQLITE_DONE;
+}
+static int write_calendar_sales(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    return SQLITE_DONE;
+}
+
 /* Dispatch's rows are dispatch.c's. */
 #define write_driver hf_sqlite_driver_put
 #define write_ride hf_sqlite_ride_put
