@@ -799,9 +799,10 @@ def calendar_section(w, runs, thread_cpu, headline, raw):
     w("| growth over the empty server | %s | < 512 MB | %s |" % (
         "-" if growth is None else "+%.0f MB" % growth,
         "-" if growth is None else "yes" if growth < 512 else "no"))
+    failed = facts.get("restart_failed")
     w("| restart on that data directory, to /healthz 200 | %s | < 10 s | %s |" % (
-        "-" if restart is None else "%.2f s" % restart,
-        "-" if restart is None else "yes" if restart < 10 else "no"))
+        "did not start (see holdfast.log)" if failed else "-" if restart is None else "%.2f s" % restart,
+        "no" if failed else "-" if restart is None else "yes" if restart < 10 else "no"))
     if facts.get("rss_restarted_kb"):
         w("| server RSS after the restart | %.0f MB | - | - |" % (facts["rss_restarted_kb"] / 1024.0))
     w("")

@@ -631,7 +631,8 @@ if want calendar; then
         echo "restart_s=$(awk -v a="$restart_start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')" >>"$calendar_facts"
         echo "rss_restarted_kb=$(rss_kb "$hf_pid")" >>"$calendar_facts"
     else
-        log "calendar: the restart did not answer /healthz within 120 s"
+        echo "restart_failed=1" >>"$calendar_facts"
+        log "calendar: the restart did not answer /healthz (see holdfast.log)"
     fi
     log "calendar: $(tr '\n' ' ' <"$calendar_facts")"
     stop_holdfast
