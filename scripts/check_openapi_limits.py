@@ -31,6 +31,9 @@ ROOM = S + "WaitingRoomSettings/properties/"
 SEATS_LIMIT = "paths//v1/events/{event}/seats/get/parameters/name=limit/schema"
 REFUNDS_LIMIT = "paths//v1/refunds/get/parameters/name=limit/schema"
 PAGE_LIMIT = "components/parameters/PageLimit/schema"
+CALENDAR = S + "CalendarCreate/properties/"
+RESOURCE = S + "ResourceDefinition/properties/"
+SLOTS_LIMIT = "paths//v1/calendars/{calendar}/slots/get/parameters/name=limit/schema"
 ID_PATTERN = "^[A-Za-z0-9_.]{1,%(HF_ID_SIZE_MAX)d}$"
 
 # (where in the description, its keyword, the limit: an expression over limits.h's names, or
@@ -90,6 +93,26 @@ BOUNDS = [
     (S + "PaymentDelivery/properties/reservation_id", "maxLength", "HF_PAYMENT_REF_SIZE_MAX"),
     ("paths//v1/webhooks/payments/post/parameters/name=Holdfast-Signature/schema", "maxLength",
      "HF_SIGNATURE_HEADER_SIZE_MAX"),
+    # Calendars (section 12).
+    (CALENDAR + "horizon_days", "maximum", "HF_CALENDAR_HORIZON_DAYS_MAX"),
+    (CALENDAR + "max_items_per_hold", "maximum", "HF_CALENDAR_HOLD_ITEMS_MAX"),
+    (CALENDAR + "max_uses_per_user", "maximum", "UINT32_MAX"),
+    (CALENDAR + "resources", "maxItems", "HF_CALENDAR_RESOURCES_MAX"),
+    (CALENDAR + "name", "maxLength", "HF_NAME_SIZE_MAX"),
+    (S + "ResourcesAdd/properties/resources", "maxItems", "HF_CALENDAR_RESOURCES_MAX"),
+    (RESOURCE + "capacity", "maximum", "HF_RESOURCE_CAPACITY_MAX"),
+    (RESOURCE + "price", "maximum", "HF_PRICE_MAX"),
+    (RESOURCE + "buffer_before_min", "maximum", "HF_RESOURCE_BUFFER_MIN_MAX"),
+    (RESOURCE + "buffer_after_min", "maximum", "HF_RESOURCE_BUFFER_MIN_MAX"),
+    (S + "CalendarItems", "maxItems", "HF_CALENDAR_HOLD_ITEMS_MAX"),
+    (S + "Slots/properties/slots", "maxItems", "HF_CALENDAR_SLOTS_PAGE_MAX"),
+    (SLOTS_LIMIT, "maximum", "HF_CALENDAR_SLOTS_PAGE_MAX"),
+    (SLOTS_LIMIT, "default", "HF_CALENDAR_SLOTS_PAGE_DEFAULT"),
+    ("paths//v1/calendars/{calendar}/free/get/parameters/name=resource/schema", "maxItems",
+     "HF_CALENDAR_QUERY_RESOURCES_MAX"),
+    ("paths//v1/calendars/{calendar}/slots/get/parameters/name=resource/schema", "maxItems",
+     "HF_CALENDAR_QUERY_RESOURCES_MAX"),
+    (S + "UnavailableSpans", "maxItems", "HF_CALENDAR_CONFLICTS_MAX"),
     # Dispatch (section 8).
     (S + "RideCreate/properties/radius_m", "maximum", "HF_DISPATCH_RADIUS_M_MAX"),
     (S + "RideCreate/properties/radius_m", "default", "HF_DISPATCH_RADIUS_M_DEFAULT"),

@@ -96,7 +96,7 @@ static bool resource_decode(json_t *object, const hf_calendar_definition_t *cale
     if (!json_is_object(object))
         return fault_at(fault, "must be an object", "resources[%u]", index);
     if (!id_copy(json_object_get(object, "id"), resource->id))
-        return fault_at(fault, "must be an id (1 to 64 letters, digits, '_', '-', '.' or ':')",
+        return fault_at(fault, "must be an id (1 to 64 letters, digits, '_' or '.')",
                         "resources[%u].id", index);
     json_t *name = json_object_get(object, "name");
     if (name && !json_is_null(name) && !text_copy(name, resource->name, HF_NAME_SIZE_MAX))
@@ -161,8 +161,7 @@ static bool seconds_member(json_t *object, const char *name, int64_t *ms) {
 static bool definition_names(json_t *object, hf_calendar_definition_t *definition,
                              hf_calendar_fault_t *fault) {
     if (!id_copy(json_object_get(object, "id"), definition->id))
-        return fault_at(fault, "must be an id (1 to 64 letters, digits, '_', '-', '.' or ':')",
-                        "id");
+        return fault_at(fault, "must be an id (1 to 64 letters, digits, '_' or '.')", "id");
     json_t *name = json_object_get(object, "name");
     if (name && !json_is_null(name) && !text_copy(name, definition->name, HF_NAME_SIZE_MAX))
         return fault_at(fault, "must be a string of 1 to 256 bytes", "name");

@@ -1,5 +1,5 @@
-/* The commands that talk to a running server (commands.h): event create, event show and
- * orders export. They go through the HTTP API like any client, so the server stays the only
+/* The commands that talk to a running server (commands.h): event create|show, calendar
+ * create|show and orders export. They go through the HTTP API like any client, so the server stays the only
  * writer of its store and every rule of the API applies. */
 #include <errno.h>
 #include <jansson.h>
@@ -28,6 +28,17 @@ static const char EVENT_USAGE[] =
     "The API key is read from HOLDFAST_API_KEY (never from the command line, which other\n"
     "users of the machine can read). Exit codes: 0 done, 1 the server refused (its error code\n"
     "and message on standard error) or cannot be reached, 2 usage.\n";
+
+static const char CALENDAR_USAGE[] =
+    "usage: holdfast calendar create FILE.json [--server URL]\n"
+    "       holdfast calendar show ID [--server URL]\n"
+    "Creates a calendar from its definition (FILE.json, or - for standard input; the body of\n"
+    "POST /v1/calendars) or prints one calendar's summary, through a running server; the\n"
+    "server's JSON answer is printed on standard output.\n"
+    "  --server URL   the server, [http://]HOST:PORT: http:// when no scheme is given\n"
+    "                 (default " DEFAULT_SERVER ") [HOLDFAST_SERVER]\n"
+    "The API key is read from HOLDFAST_API_KEY. Exit codes: 0 done, 1 the server refused (its\n"
+    "error code and message on standard error) or cannot be reached, 2 usage.\n";
 
 static const char ORDERS_USAGE[] =
     "usage: holdfast orders export --event ID [--server URL]\n"
@@ -121,32 +132,42 @@ static char *file_read(const char *path, size_t *length, char *error, size_t siz
     return data;
 }
 
-int hf_command_event(int argc, char **argv) {
+/* What event create|show and calendar create|show differ in. */
+typedef struct definition_kind {
+    const char *name;       /* "event" */
+    const char *usage;      /* its --help */
+    const char *collection; /* "/v1/events" */
+    const char *const *create_names, *const *show_names;
+} definition_kind_t;
+
+/* KIND create FILE.json | KIND show ID, through the server. */
+static int definition_command(const definition_kind_t *kind, int argc, char **argv) {
     hf_argument_t options[] = {{"--server", "HOLDFAST_SERVER", false, NULL}};
     const char *positional[1];
     const char *action = argc > 1 ? argv[1] : NULL;
     bool known = action && (strcmp(action, "create") == 0 || strcmp(action, "show") == 0);
     if (!known && action && (strcmp(action, "--help") == 0 || strcmp(action, "-h") == 0))
-        return hf_command_usage(EVENT_USAGE);
+        return hf_command_usage(kind->usage);
     if (!known)
-        return hf_command_fail(HF_EXIT_USAGE, "event",
+        return hf_command_fail(HF_EXIT_USAGE, kind->name,
                                "%s (the actions are create FILE.json "
                                "and show ID)",
                                action ? "unknown action" : "no action given");
-    const char *command = strcmp(action, "create") == 0 ? "event create" : "event show";
-    static const char *const create_names[] = {"FILE.json (the event's definition)"};
-    static const char *const show_names[] = {"ID (the event's id)"};
+    bool create = strcmp(action, "create") == 0;
+    char command[64];
+    snprintf(command, sizeof command, "%s %s", kind->name, action);
     switch (hf_arguments_read(command, argc, argv, 2, options, 1, positional, 1,
-                              strcmp(action, "create") == 0 ? create_names : show_names)) {
-    case HF_ARGUMENTS_HELP: return hf_command_usage(EVENT_USAGE);
+                              create ? kind->create_names : kind->show_names)) {
+    case HF_ARGUMENTS_HELP: return hf_command_usage(kind->usage);
     case HF_ARGUMENTS_REFUSED: return HF_EXIT_USAGE;
     case HF_ARGUMENTS_OK: break;
     }
     char server[HF_CLIENT_URL_SIZE_MAX];
     int refused = server_url(command, options[0].value, server, sizeof server);
     if (refused) return refused;
-    if (strcmp(action, "show") == 0) {
-        char target[512] = "/v1/events/";
+    if (!create) {
+        char target[512];
+        snprintf(target, sizeof target, "%s/", kind->collection);
         segment_append(target, sizeof target, positional[0]);
         return request_print(command, server, "GET", target, NULL, 0);
     }
@@ -154,9 +175,25 @@ int hf_command_event(int argc, char **argv) {
     size_t length = 0;
     char *body = file_read(positional[0], &length, error, sizeof error);
     if (!body) return hf_command_fail(HF_EXIT_FAILURE, command, "%s", error);
-    int code = request_print(command, server, "POST", "/v1/events", body, length);
+    int code = request_print(command, server, "POST", kind->collection, body, length);
     free(body);
     return code;
+}
+
+int hf_command_event(int argc, char **argv) {
+    static const char *const create_names[] = {"FILE.json (the event's definition)"};
+    static const char *const show_names[] = {"ID (the event's id)"};
+    static const definition_kind_t kind = {"event", EVENT_USAGE, "/v1/events", create_names,
+                                           show_names};
+    return definition_command(&kind, argc, argv);
+}
+
+int hf_command_calendar(int argc, char **argv) {
+    static const char *const create_names[] = {"FILE.json (the calendar's definition)"};
+    static const char *const show_names[] = {"ID (the calendar's id)"};
+    static const definition_kind_t kind = {"calendar", CALENDAR_USAGE, "/v1/calendars",
+                                           create_names, show_names};
+    return definition_command(&kind, argc, argv);
 }
 
 /* ---- orders export ---- */

@@ -13,10 +13,8 @@ typedef struct command {
 } command_t;
 
 static const command_t COMMANDS[] = {
-    {"event", hf_command_event},
-    {"orders", hf_command_orders},
-    {"backup", hf_command_backup},
-    {"check", hf_command_check},
+    {"event", hf_command_event},   {"calendar", hf_command_calendar}, {"orders", hf_command_orders},
+    {"backup", hf_command_backup}, {"check", hf_command_check},
 };
 
 bool hf_command_run(int argc, char **argv, int *code) {

@@ -23,10 +23,11 @@
 /* Runs argv[1]'s command when it is one of these: true, with its exit code in *code. */
 bool hf_command_run(int argc, char **argv, int *code);
 
-int hf_command_event(int argc, char **argv);  /* argv[0] is "event" */
-int hf_command_orders(int argc, char **argv); /* "orders" */
-int hf_command_backup(int argc, char **argv); /* "backup" */
-int hf_command_check(int argc, char **argv);  /* "check" */
+int hf_command_event(int argc, char **argv);    /* argv[0] is "event" */
+int hf_command_calendar(int argc, char **argv); /* argv[0] is "calendar" */
+int hf_command_orders(int argc, char **argv);   /* "orders" */
+int hf_command_backup(int argc, char **argv);   /* "backup" */
+int hf_command_check(int argc, char **argv);    /* "check" */
 
 /* ---- arguments (commands.c) ---- */
 

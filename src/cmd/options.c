@@ -81,6 +81,7 @@ void hf_command_line_usage(FILE *out) {
     fprintf(out,
             "usage: holdfast serve --listen HOST:PORT --data DIR [options]\n"
             "       holdfast event create FILE.json | event show ID  (through a server)\n"
+            "       holdfast calendar create FILE.json | calendar show ID  (through a server)\n"
             "       holdfast orders export --event ID      (CSV, through a server)\n"
             "       holdfast backup --data DIR OUT.db      (a consistent copy, live)\n"
             "       holdfast check --data DIR              (every stored invariant, offline)\n"

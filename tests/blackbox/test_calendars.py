@@ -458,6 +458,15 @@ def test_payment_webhooks(server):
     hold(c, cal, user(), [item("SUITE", day(91), day(93))])
     document = expect(_deliver(c, lost["reservation_id"], lost["total"]), 200)
     check_equal(document["result"], "refund_required", "taken meanwhile")
+    refund = expect(c.get("/v1/refunds/%s" % document["refund_id"]), 200)
+    check_equal((refund["reservation_id"], refund["amount"]), (lost["reservation_id"],
+                                                               lost["total"]), "the refund")
+    # A paid calendar order's cancel owes a refund too.
+    paid = commit(c, hold(c, cal, u, [item("SUITE", day(95), day(97))])["reservation_id"], u,
+                  "pi_paid")
+    cancelled = expect(c.post("/v1/orders/%s/cancel" % paid["order_id"], {"user_id": u}), 200)
+    check(cancelled["refund_id"], "refund_id of a paid order's cancel")
+    expect(c.get("/v1/refunds/%s" % cancelled["refund_id"]), 200)
 
 
 def test_idempotency_key(server):
@@ -716,3 +725,38 @@ def test_history_entries_with_items(server):
                                           "quantity": 1, "total": 120000}], "items")
         check("seats" not in entry and "pools" not in entry, "no seats: %r" % entry)
     expect(c.get("/v1/calendars/nope_%s/history" % uid()), 404, "calendar_not_found")
+
+
+# ---- the command line ----
+
+
+def test_cli_calendar_create_and_show():
+    import os
+    import subprocess
+    server = Server().start()
+    directory = harness.make_temp_dir()
+    path = os.path.join(directory, "clinic.json")
+    calendar_id = uid("cli")
+    with open(path, "w") as file:
+        json.dump({"id": calendar_id, "unit": "minute", "resources": [{"id": "dr"}]}, file)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("HOLDFAST_")}
+    environment["HOLDFAST_SERVER"] = "127.0.0.1:%d" % server.port
+
+    def run(*arguments):
+        done = subprocess.run([harness.BINARY] + list(arguments), capture_output=True,
+                              env=environment, timeout=harness.timeout(10))
+        return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+    code, out, err = run("calendar", "create", path)
+    check_equal((code, err), (0, ""), "calendar create")
+    check_equal(json.loads(out)["id"], calendar_id, "created")
+    code, out, err = run("calendar", "show", calendar_id)
+    check_equal((code, err), (0, ""), "calendar show")
+    check_equal(json.loads(out), summary(server.client(), calendar_id), "shown")
+    code, out, err = run("calendar", "create", path)
+    check_equal(code, 1, "a second create is refused")
+    check("calendar_exists" in err, "the error code on stderr: %r" % err)
+    code, out, err = run("calendar", "show", "nope")
+    check(code == 1 and "calendar_not_found" in err, "unknown: %r" % err)
+    code, out, err = run("calendar", "frobnicate")
+    check_equal(code, 2, "usage")

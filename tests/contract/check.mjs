@@ -332,6 +332,8 @@ function describeErrors(errors, schemaPointer) {
   const seen = new Set();
   const lines = [];
   for (const error of errors || []) {
+    // An if's error only says which branch failed: that branch's own errors say why.
+    if (error.keyword === 'if') continue;
     const at = error.instancePath || '(the body)';
     let line;
     if (error.keyword === 'additionalProperties') {
