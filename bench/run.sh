@@ -622,13 +622,20 @@ if want calendar; then
     build/holdfast serve --listen "127.0.0.1:$hf_port" --data "$hf_data" 2>>"$results/holdfast.log" &
     hf_pid=$!
     restarted=""
+    # Healthy when /healthz answers and this server is still running a moment later: a server
+    # that could not start (the store refused, the port taken) exits, whoever answered.
     for _ in $(seq 6000); do
-        if curl -sf "http://127.0.0.1:$hf_port/healthz" >/dev/null 2>&1; then restarted=yes; break; fi
         kill -0 "$hf_pid" 2>/dev/null || break
+        if curl -sf "http://127.0.0.1:$hf_port/healthz" >/dev/null 2>&1; then
+            restart_end=$(date +%s.%N)
+            sleep 0.3
+            kill -0 "$hf_pid" 2>/dev/null && restarted=yes
+            break
+        fi
         sleep 0.02
     done
     if [ -n "$restarted" ]; then
-        echo "restart_s=$(awk -v a="$restart_start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')" >>"$calendar_facts"
+        echo "restart_s=$(awk -v a="$restart_start" -v b="$restart_end" 'BEGIN {printf "%.3f", b - a}')" >>"$calendar_facts"
         echo "rss_restarted_kb=$(rss_kb "$hf_pid")" >>"$calendar_facts"
     else
         echo "restart_failed=1" >>"$calendar_facts"
