@@ -591,13 +591,15 @@
   /* ---------- wiring ---------- */
   function choosable(ev) { return ev.target.closest("button[data-resource]:not(:disabled)"); }
 
-  /* Arrow keys move between dates (a week up and down) or slots, as in a date picker. */
+  /* Arrow keys move between dates (a week up and down) or slots (a row of the grid up and
+     down, as many as the width holds), as in a date picker. */
   function moveFocus(ev) {
-    const steps = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: isNight() ? -7 : -4, ArrowDown: isNight() ? 7 : 4 };
-    if (!(ev.key in steps)) return;
     const el = ev.target.closest("button[data-resource]");
     if (!el) return;
     const all = [...el.parentElement.querySelectorAll("button[data-resource]")];
+    const row = isNight() ? 7 : Math.max(1, all.filter((b) => b.offsetTop === all[0].offsetTop).length);
+    const steps = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -row, ArrowDown: row };
+    if (!(ev.key in steps)) return;
     const next = all[all.indexOf(el) + steps[ev.key]];
     if (next) { ev.preventDefault(); next.focus(); }
   }
@@ -665,6 +667,7 @@
     const many = resources.size > GRIDS_SHOWN_MAX;
     if (isNight() && !many) resourceSelect.append(h("option", { value: "", text: "All resources" }));
     for (const r of resources.values()) resourceSelect.append(h("option", { value: r.id, text: r.name ? `${r.name} (${r.id})` : r.id }));
+    grids.dataset.unit = summary.unit;
     $("month-nav").hidden = !isNight();
     $("day-nav").hidden = isNight();
     $("sel-empty").textContent = isNight() ? "Pick a check-in date, then a check-out date." : "Pick a start time.";

@@ -282,6 +282,15 @@ describe("calendar page", () => {
     assert.equal(await slot(b, `${TOMORROW}T08:15:00.000Z`).isDisabled(), false);
     assert.equal(await slot(b, `${TOMORROW}T09:45:00.000Z`).isDisabled(), false);
 
+    // Arrow down goes to the start below in the grid (as many a row as the width holds).
+    await slot(b, `${TOMORROW}T08:15:00.000Z`).focus();
+    await b.keyboard.press("ArrowDown");
+    const moved = await b.evaluate((from) => {
+      const a = document.querySelector(`.cal-slot[data-start="${from}"]`), now = document.activeElement;
+      return { start: now.dataset.start, same: now.offsetLeft === a.offsetLeft, below: now.offsetTop > a.offsetTop };
+    }, `${TOMORROW}T08:15:00.000Z`);
+    assert.ok(moved.same && moved.below && moved.start > `${TOMORROW}T08:15`, JSON.stringify(moved));
+
     const countdown = a.locator(`.hold[data-hold="${hold.reservation_id}"] .countdown`);
     await countdown.waitFor();
     assert.match(await countdown.innerText(), /^\d\d:\d\d$/);
