@@ -119,7 +119,7 @@ static bool resources_decode(json_t *object, const hf_calendar_definition_t *cal
     json_t *list = json_object_get(object, "resources");
     *resources = NULL;
     *count = 0;
-    if (!list && !required) return true;
+    if ((!list || json_is_null(list)) && !required) return true;
     if (!json_is_array(list) || json_array_size(list) > HF_CALENDAR_RESOURCES_MAX ||
         (required && json_array_size(list) == 0))
         return fault_at(fault, "must be an array of 1 to 100000 resources", "resources");
@@ -158,6 +158,18 @@ static bool seconds_member(json_t *object, const char *name, int64_t *ms) {
     return true;
 }
 
+/* The currency, "USD" when absent: three capital letters. */
+static bool currency_copy(json_t *member, char *out) {
+    strcpy(out, "USD");
+    if (!member) return true;
+    if (!json_is_string(member) || json_string_length(member) != 3) return false;
+    const char *text = json_string_value(member);
+    for (int i = 0; i < 3; i++)
+        if (text[i] < 'A' || text[i] > 'Z') return false;
+    memcpy(out, text, 4);
+    return true;
+}
+
 static bool definition_names(json_t *object, hf_calendar_definition_t *definition,
                              hf_calendar_fault_t *fault) {
     if (!id_copy(json_object_get(object, "id"), definition->id))
@@ -165,14 +177,7 @@ static bool definition_names(json_t *object, hf_calendar_definition_t *definitio
     json_t *name = json_object_get(object, "name");
     if (name && !json_is_null(name) && !text_copy(name, definition->name, HF_NAME_SIZE_MAX))
         return fault_at(fault, "must be a string of 1 to 256 bytes", "name");
-    json_t *currency = json_object_get(object, "currency");
-    strcpy(definition->currency, "USD");
-    bool upper = true;
-    if (currency && text_copy(currency, definition->currency, 3))
-        for (int i = 0; definition->currency[i]; i++)
-            upper = upper && definition->currency[i] >= 'A' && definition->currency[i] <= 'Z';
-    if (currency && (!upper || strlen(definition->currency) != 3 || !json_is_string(currency) ||
-                     json_string_length(currency) != 3))
+    if (!currency_copy(json_object_get(object, "currency"), definition->currency))
         return fault_at(fault, "must be three capital letters (ISO 4217)", "currency");
     json_t *unit = json_object_get(object, "unit");
     if (!json_is_string(unit) ||

@@ -34,7 +34,7 @@ static bool reply_bad(hf_request_t *request, const char *field, const char *mess
 static bool query_step(hf_request_t *request, const hf_calendar_t *calendar, const char *name,
                        int32_t *step) {
     char value[VALUE_SIZE];
-    hf_calendar_fault_t fault;
+    hf_calendar_fault_t fault = {{0}, {0}};
     if (!hf_query_get(request->http->query, name, value, sizeof value)) {
         snprintf(fault.message, sizeof fault.message, "%s is required", name);
         return reply_bad(request, name, fault.message);
@@ -103,8 +103,8 @@ static bool query_resources(hf_request_t *request, const hf_calendar_t *calendar
     while (at && *at) {
         const char *end = strchr(at, '&');
         size_t length = end ? (size_t)(end - at) : strlen(at);
-        char value[VALUE_SIZE];
         if (length > 9 && memcmp(at, "resource=", 9) == 0) {
+            char value[VALUE_SIZE];
             if (!hf_query_percent_decode(at + 9, length - 9, value, sizeof value, true))
                 value[0] = '\0';
             int32_t resource = hf_core_resource_find(calendar, value);

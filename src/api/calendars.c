@@ -260,10 +260,9 @@ static void handle_booking_create(hf_request_t *request) {
 /* limit and after of a staff list; false after answering 400. */
 static bool page_read(hf_request_t *request, uint32_t *limit, char *after, size_t after_size) {
     const char *query = request->http->query;
-    char value[32];
     *limit = HF_STAFF_PAGE_DEFAULT;
     if (hf_query_has(query, "limit")) {
-        char *end = NULL;
+        char value[32], *end = NULL;
         long asked = 0;
         if (hf_query_get(query, "limit", value, sizeof value) && value[0])
             asked = strtol(value, &end, 10);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/calendar_decode.h"
 #include "api/query.h"
 #include "api/render.h"
 
@@ -130,6 +131,7 @@ static bool page_read(hf_request_t *request, page_t *page) {
 typedef struct listing {
     hf_json_t *json;
     const page_t *page;
+    int unit; /* a calendar's (hf_calendar_unit_t), or -1 for an event's history */
     uint32_t examined, returned;
     bool more, damaged;
     int64_t last_examined, last;
@@ -168,7 +170,7 @@ static size_t value_span(const char *text, size_t length) {
 
 /* The members an entry's subject gives (below), which older rows also have in their data. */
 static bool subject_key(const char *key, size_t length) {
-    static const char *const keys[] = {"reservation_id", "user_id", "seats", "pools"};
+    static const char *const keys[] = {"reservation_id", "user_id", "seats", "pools", "items"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strlen(keys[i]) == length && memcmp(keys[i], key, length) == 0) return true;
     return false;
@@ -203,11 +205,60 @@ static void string_or_null(hf_json_t *json, const char *text) {
 /* reservation_id, user_id, seats and pools of the hold or order the entry is about: the stored
  * row's items are {"seats":[...],"pools":{...}} (store/rows.c), spliced in as they are; none
  * when the store has no such hold or order (a payment for an unknown hold). */
-static void subject_write(hf_json_t *json, const hf_stored_history_t *entry) {
+/* One stored use {"resource", "from", "to", "quantity", "total"} (steps) as an item, its steps
+ * as the calendar's unit writes them. */
+static void use_write(hf_json_t *json, json_t *use, uint8_t unit) {
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "resource");
+    hf_json_string(json, json_string_value(json_object_get(use, "resource")));
+    HF_JSON_KEY(json, "from");
+    hf_calendar_step_json(json, unit, (int32_t)json_integer_value(json_object_get(use, "from")));
+    HF_JSON_KEY(json, "to");
+    hf_calendar_step_json(json, unit, (int32_t)json_integer_value(json_object_get(use, "to")));
+    HF_JSON_KEY(json, "quantity");
+    hf_json_int(json, json_integer_value(json_object_get(use, "quantity")));
+    HF_JSON_KEY(json, "total");
+    hf_json_int(json, json_integer_value(json_object_get(use, "total")));
+    hf_json_object_end(json);
+}
+
+/* A calendar hold's or order's stored uses ({"uses": [...]}, store/rows.h) as "items"; false
+ * when they are not such a list (a damaged row). */
+static bool uses_write(hf_json_t *json, const char *items, uint8_t unit) {
+    json_t *document = json_loads(items, 0, NULL);
+    json_t *uses = json_object_get(document, "uses");
+    bool whole = json_is_array(uses);
+    for (size_t i = 0; whole && i < json_array_size(uses); i++) {
+        json_t *use = json_array_get(uses, i);
+        whole = json_is_string(json_object_get(use, "resource")) &&
+                json_is_integer(json_object_get(use, "from")) &&
+                json_is_integer(json_object_get(use, "to"));
+    }
+    if (whole) {
+        HF_JSON_KEY(json, "items");
+        hf_json_array_begin(json);
+        for (size_t i = 0; i < json_array_size(uses); i++)
+            use_write(json, json_array_get(uses, i), unit);
+        hf_json_array_end(json);
+    }
+    json_decref(document);
+    return whole;
+}
+
+static void subject_write(hf_json_t *json, const hf_stored_history_t *entry, int unit) {
     HF_JSON_KEY(json, "reservation_id");
     string_or_null(json, entry->reservation_id);
     HF_JSON_KEY(json, "user_id");
     string_or_null(json, entry->user_id);
+    /* A calendar's entries carry its items, never seats and pools (API.md section 12). */
+    if (unit >= 0) {
+        if (!entry->items || !uses_write(json, entry->items, (uint8_t)unit)) {
+            HF_JSON_KEY(json, "items");
+            hf_json_array_begin(json);
+            hf_json_array_end(json);
+        }
+        return;
+    }
     size_t length = entry->items ? strlen(entry->items) : 0;
     if (length > 2 && entry->items[0] == '{' && entry->items[length - 1] == '}') {
         hf_json_separator_write(json);
@@ -223,7 +274,7 @@ static void subject_write(hf_json_t *json, const hf_stored_history_t *entry) {
 }
 
 /* {"seq":…,"type":…,"at":…, the subject's members, then the stored data's own}. */
-static bool entry_write(hf_json_t *json, const hf_stored_history_t *entry) {
+static bool entry_write(hf_json_t *json, const hf_stored_history_t *entry, int unit) {
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "seq");
     hf_json_int(json, entry->seq);
@@ -231,7 +282,7 @@ static bool entry_write(hf_json_t *json, const hf_stored_history_t *entry) {
     hf_json_string(json, entry->type);
     HF_JSON_KEY(json, "at");
     hf_json_time(json, entry->at_ms);
-    if (entry->has_subject) subject_write(json, entry);
+    if (entry->has_subject) subject_write(json, entry, unit);
     bool whole = data_members_write(json, entry);
     hf_json_object_end(json);
     return whole;
@@ -275,7 +326,7 @@ static int entry_listed(void *context, const hf_stored_history_t *entry) {
         listing->more = true;
         return HF_STORE_LIST_STOP;
     }
-    if (!entry_write(listing->json, entry)) {
+    if (!entry_write(listing->json, entry, listing->unit)) {
         listing->damaged = true;
         return -1;
     }
@@ -305,9 +356,10 @@ static void page_end(hf_json_t *json, const listing_t *listing,
     hf_json_object_end(json);
 }
 
-/* A page of the history of unit_id: an event (event set) or a calendar (API.md section 12,
- * whose entries carry items, and which has no seats to filter by). */
-static void history_reply(hf_request_t *request, const char *unit_id, const hf_event_t *event) {
+/* A page of the history of unit_id: an event (event set) or a calendar of unit (>= 0; API.md
+ * section 12: its entries carry items, and it has no seats to filter by). */
+static void history_reply(hf_request_t *request, const char *unit_id, const hf_event_t *event,
+                          int unit) {
     page_t page;
     if (!page_read(request, &page)) return;
     hf_store_t *store = request->context->store;
@@ -321,7 +373,7 @@ static void history_reply(hf_request_t *request, const char *unit_id, const hf_e
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "history");
     hf_json_array_begin(&json);
-    listing_t listing = {.json = &json, .page = &page};
+    listing_t listing = {.json = &json, .page = &page, .unit = unit};
     hf_store_history_query_t query = query_of(unit_id, &page);
     uint32_t seat_index;
     /* A seat the event does not have is in no entry: nothing to read. */
@@ -341,13 +393,13 @@ static void history_reply(hf_request_t *request, const char *unit_id, const hf_e
 static void handle_history(hf_request_t *request) {
     const hf_event_t *event = hf_core_event(request->core, request->params[0], NULL);
     if (!event) hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
-    else history_reply(request, event->id, event);
+    else history_reply(request, event->id, event, -1);
 }
 
 static void handle_calendar_history(hf_request_t *request) {
     const hf_calendar_t *calendar = hf_core_calendar(request->core, request->params[0], NULL);
     if (!calendar) hf_reply_error(request, HF_API_ERROR_CALENDAR_NOT_FOUND, NULL, NULL);
-    else history_reply(request, calendar->definition.id, NULL);
+    else history_reply(request, calendar->definition.id, NULL, calendar->definition.unit);
 }
 
 /* Today every route takes what the HTTP layer reads (1 MiB); a GET reads no body. */

@@ -45,6 +45,47 @@ static int restore_event(void *context, const hf_stored_event_t *event) {
     return error ? fail(restore, "event", event->definition->id, error) : 0;
 }
 
+static int restore_calendar(void *context, const hf_stored_calendar_t *calendar) {
+    restore_t *restore = context;
+    hf_core_t *core = restore->context->core;
+    hf_error_t error = hf_core_restore_calendar(core, calendar->definition,
+                                                calendar->created_at_ms);
+    if (!error)
+        error = hf_core_restore_calendar_sales(core, calendar->definition->id,
+                                               calendar->sales_open);
+    return error ? fail(restore, "calendar", calendar->definition->id, error) : 0;
+}
+
+/* Each resource is appended to its calendar as a definition of its own. */
+static int restore_calendar_resource(void *context, const char *calendar_id,
+                                     const hf_resource_definition_t *resource) {
+    restore_t *restore = context;
+    hf_calendar_definition_t definition = {.resource_count = 1, .resources = resource};
+    snprintf(definition.id, sizeof definition.id, "%s", calendar_id ? calendar_id : "");
+    hf_error_t error = hf_core_restore_calendar(restore->context->core, &definition, 0);
+    return error ? fail(restore, "resource of calendar", calendar_id, error) : 0;
+}
+
+/* A finished calendar hold older than the newest kept is not kept: it has nothing to count. */
+static int restore_calendar_hold(void *context, const hf_stored_calendar_hold_t *hold) {
+    restore_t *restore = context;
+    tick(restore);
+    bool finished = hold->status == HF_HOLD_RELEASED || hold->status == HF_HOLD_EXPIRED;
+    if (finished && restore->finished_to_skip > 0) {
+        restore->finished_to_skip--;
+        return 0;
+    }
+    hf_error_t error = hf_core_restore_calendar_hold(restore->context->core, hold);
+    return error ? fail(restore, "hold", hold->request.hold_id, error) : 0;
+}
+
+static int restore_calendar_order(void *context, const hf_stored_calendar_order_t *order) {
+    restore_t *restore = context;
+    tick(restore);
+    hf_error_t error = hf_core_restore_calendar_order(restore->context->core, order);
+    return error ? fail(restore, "order", order->order_id, error) : 0;
+}
+
 static int restore_finished_count(void *context, uint64_t count) {
     restore_t *restore = context;
     uint64_t keep = restore->finished_holds_max;
@@ -133,6 +174,10 @@ static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
                                .ticket = restore_ticket,
                                .driver = restore_driver,
                                .ride = restore_ride,
+                               .calendar = restore_calendar,
+                               .calendar_resource = restore_calendar_resource,
+                               .calendar_hold = restore_calendar_hold,
+                               .calendar_order = restore_calendar_order,
                                .keep_since_ms = now_ms - HF_IDEMPOTENCY_KEEP_MS,
                                .deliveries_since_ms = now_ms - HF_WEBHOOK_DEDUP_KEEP_MS,
                                .context = restore};
@@ -214,6 +259,12 @@ static int revive_hold(void *context, const hf_stored_hold_t *hold) {
     return revive->error ? -1 : 0;
 }
 
+static int revive_calendar_hold(void *context, const hf_stored_calendar_hold_t *hold) {
+    revive_t *revive = context;
+    revive->error = hf_core_revive_calendar_hold(revive->context->core, hold, &revive->index);
+    return revive->error ? -1 : 0;
+}
+
 static int revive_ticket(void *context, const hf_stored_ticket_t *ticket) {
     revive_t *revive = context;
     revive->error = hf_core_revive_ticket(revive->context->core, ticket, &revive->index);
@@ -248,7 +299,9 @@ bool hf_restore_hold_revive(hf_context_t *context, const char *hold_id, uint32_t
     if (!context->store || strncmp(hold_id, "res_", 4) != 0 || strlen(hold_id) > HF_SERVER_ID_SIZE)
         return false;
     revive_t revive = {.context = context, .error = HF_OK};
-    hf_store_loader_t loader = {.hold = revive_hold, .context = &revive};
+    hf_store_loader_t loader = {.hold = revive_hold,
+                                .calendar_hold = revive_calendar_hold,
+                                .context = &revive};
     bool found = false;
     char error[512] = "";
     if (hf_store_read_hold(context->store, hold_id, &loader, &found, error, sizeof error) != 0) {

@@ -83,12 +83,90 @@ static int event_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     return result;
 }
 
+static int calendar_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    const char *id = text(row, HF_COLUMN_CALENDAR_ID);
+    hf_calendar_definition_t definition;
+    char why[160];
+    if (hf_rows_calendar_read(text(row, HF_COLUMN_CALENDAR_DEFINITION), &definition, why,
+                              sizeof why) != 0)
+        return unreadable(decoder, HF_ROW_CALENDAR, id, why);
+    if (id == NULL || strcmp(definition.id, id) != 0)
+        return unreadable(decoder, HF_ROW_CALENDAR, id, "its definition names another calendar");
+    hf_stored_calendar_t calendar = {&definition, integer(row, HF_COLUMN_CALENDAR_CREATED_AT),
+                                     integer(row, HF_COLUMN_CALENDAR_SALES_OPEN) != 0};
+    return decoder->loader->calendar(decoder->loader->context, &calendar);
+}
+
+static int calendar_resource_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    const char *calendar_id = text(row, HF_COLUMN_CALENDAR_RESOURCE_CALENDAR_ID);
+    hf_resource_definition_t resource;
+    char why[160];
+    if (hf_rows_resource_read(text(row, HF_COLUMN_CALENDAR_RESOURCE_DEFINITION), &resource, why,
+                              sizeof why) != 0)
+        return unreadable(decoder, HF_ROW_CALENDAR_RESOURCE, calendar_id, why);
+    return decoder->loader->calendar_resource(decoder->loader->context, calendar_id, &resource);
+}
+
 static int finished_holds_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     int64_t count = integer(row, HF_COLUMN_FINISHED_HOLDS_NUMBER);
     return decoder->loader->finished_holds(decoder->loader->context, (uint64_t)count);
 }
 
+/* A calendar's hold (its items are uses): to calendar_hold, or skipped by a loader without. */
+static int calendar_hold_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    hf_stored_calendar_hold_t hold = {.request = {.hold_id = text(row, HF_COLUMN_HOLD_ID),
+                                                  .calendar_id = text(row, HF_COLUMN_HOLD_EVENT_ID),
+                                                  .user_id = text(row, HF_COLUMN_HOLD_USER_ID),
+                                                  .ttl_ms = -1},
+                                      .total = integer(row, HF_COLUMN_HOLD_TOTAL),
+                                      .created_at_ms = integer(row, HF_COLUMN_HOLD_CREATED_AT),
+                                      .expires_at_ms = integer(row, HF_COLUMN_HOLD_EXPIRES_AT)};
+    const char *id = hold.request.hold_id;
+    if (!decoder->loader->calendar_hold) return 0;
+    if (!word_read(decoder, row, HF_COLUMN_HOLD_STATUS, hf_hold_status_parse, &hold.status,
+                   "status", HF_ROW_HOLD, id))
+        return HF_DECODER_UNREADABLE;
+    hf_rows_uses_t uses = {NULL, {{0}}};
+    char why[160];
+    int result;
+    if (hf_rows_uses_read(text(row, HF_COLUMN_HOLD_ITEMS), &uses, &hold.request, why, sizeof why) !=
+        0)
+        result = unreadable(decoder, HF_ROW_HOLD, id, why);
+    else result = decoder->loader->calendar_hold(decoder->loader->context, &hold);
+    hf_rows_uses_free(&uses);
+    return result;
+}
+
+static int calendar_order_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    hf_stored_calendar_order_t order = {
+        .order_id = text(row, HF_COLUMN_ORDER_ID),
+        .items = {.calendar_id = text(row, HF_COLUMN_ORDER_EVENT_ID),
+                  .user_id = text(row, HF_COLUMN_ORDER_USER_ID),
+                  .ttl_ms = -1},
+        .hold_id = text(row, HF_COLUMN_ORDER_RESERVATION_ID),
+        .total = integer(row, HF_COLUMN_ORDER_TOTAL),
+        .payment_ref = text(row, HF_COLUMN_ORDER_PAYMENT_REF),
+        .created_at_ms = integer(row, HF_COLUMN_ORDER_CREATED_AT)};
+    const char *id = order.order_id;
+    if (!decoder->loader->calendar_order) return 0;
+    if (!word_read(decoder, row, HF_COLUMN_ORDER_STATUS, hf_order_status_parse, &order.status,
+                   "status", HF_ROW_ORDER, id))
+        return HF_DECODER_UNREADABLE;
+    hf_rows_uses_t uses = {NULL, {{0}}};
+    char why[160];
+    int result;
+    if (hf_rows_uses_read(text(row, HF_COLUMN_ORDER_ITEMS), &uses, &order.items, why, sizeof why) !=
+        0)
+        result = unreadable(decoder, HF_ROW_ORDER, id, why);
+    else result = decoder->loader->calendar_order(decoder->loader->context, &order);
+    hf_rows_uses_free(&uses);
+    return result;
+}
+
 static int hold_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    if (hf_rows_lines_are_uses(text(row, HF_COLUMN_HOLD_ITEMS)))
+        return calendar_hold_decode(decoder, row);
+    if (!decoder->loader->hold) return 0;
     hf_stored_hold_t hold = {.request = {.hold_id = text(row, HF_COLUMN_HOLD_ID),
                                          .event_id = text(row, HF_COLUMN_HOLD_EVENT_ID),
                                          .user_id = text(row, HF_COLUMN_HOLD_USER_ID),
@@ -107,6 +185,9 @@ static int hold_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
 }
 
 static int order_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    if (hf_rows_lines_are_uses(text(row, HF_COLUMN_ORDER_ITEMS)))
+        return calendar_order_decode(decoder, row);
+    if (!decoder->loader->order) return 0;
     hf_stored_order_t order = {.order_id = text(row, HF_COLUMN_ORDER_ID),
                                .items = {.event_id = text(row, HF_COLUMN_ORDER_EVENT_ID),
                                          .user_id = text(row, HF_COLUMN_ORDER_USER_ID),
@@ -261,6 +342,9 @@ typedef struct kind {
 
 static const kind_t KINDS[] = {
     [HF_ROW_EVENT] = {"events", HF_COLUMN_EVENT_ID, event_decode},
+    [HF_ROW_CALENDAR] = {"calendars", HF_COLUMN_CALENDAR_ID, calendar_decode},
+    [HF_ROW_CALENDAR_RESOURCE] = {"calendar_resources", HF_COLUMN_CALENDAR_RESOURCE_CALENDAR_ID,
+                                  calendar_resource_decode},
     [HF_ROW_FINISHED_HOLDS] = {"finished holds", -1, finished_holds_decode},
     [HF_ROW_HOLD] = {"holds", HF_COLUMN_HOLD_ID, hold_decode},
     [HF_ROW_ORDER] = {"orders", HF_COLUMN_ORDER_ID, order_decode},
@@ -279,8 +363,10 @@ bool hf_decoder_wants(const hf_store_loader_t *loader, hf_row_kind_t kind) {
     switch (kind) {
     case HF_ROW_EVENT: return loader->event != NULL;
     case HF_ROW_FINISHED_HOLDS: return loader->finished_holds != NULL;
-    case HF_ROW_HOLD: return loader->hold != NULL;
-    case HF_ROW_ORDER: return loader->order != NULL;
+    case HF_ROW_CALENDAR: return loader->calendar != NULL;
+    case HF_ROW_CALENDAR_RESOURCE: return loader->calendar_resource != NULL;
+    case HF_ROW_HOLD: return loader->hold != NULL || loader->calendar_hold != NULL;
+    case HF_ROW_ORDER: return loader->order != NULL || loader->calendar_order != NULL;
     case HF_ROW_IDEMPOTENCY: return loader->idempotency != NULL;
     case HF_ROW_REFUND: return loader->refund != NULL;
     case HF_ROW_DELIVERY: return loader->delivery != NULL;

@@ -39,6 +39,8 @@ typedef struct hf_row_reader {
  * of finished holds is one row of one column, read before the holds. */
 typedef enum hf_row_kind {
     HF_ROW_EVENT,
+    HF_ROW_CALENDAR,
+    HF_ROW_CALENDAR_RESOURCE,
     HF_ROW_FINISHED_HOLDS,
     HF_ROW_HOLD,
     HF_ROW_ORDER,
@@ -60,6 +62,23 @@ enum {
     HF_COLUMN_EVENT_CREATED_AT,
     HF_COLUMN_EVENT_SALES_OPEN,
     HF_COLUMN_EVENT_COUNT,
+};
+
+#define HF_CALENDAR_COLUMNS "id, definition, created_at, sales_open"
+enum {
+    HF_COLUMN_CALENDAR_ID,
+    HF_COLUMN_CALENDAR_DEFINITION,
+    HF_COLUMN_CALENDAR_CREATED_AT,
+    HF_COLUMN_CALENDAR_SALES_OPEN,
+    HF_COLUMN_CALENDAR_COUNT,
+};
+
+/* One resource of a calendar (calendar_resources, in the calendar's order of resources). */
+#define HF_CALENDAR_RESOURCE_COLUMNS "calendar_resources.calendar_id, calendar_resources.definition"
+enum {
+    HF_COLUMN_CALENDAR_RESOURCE_CALENDAR_ID,
+    HF_COLUMN_CALENDAR_RESOURCE_DEFINITION,
+    HF_COLUMN_CALENDAR_RESOURCE_COUNT,
 };
 
 #define HF_FINISHED_HOLDS_COLUMNS "count(*)"

@@ -67,6 +67,47 @@ static void items_write(hf_json_t *json, const hf_mutation_items_t *items) {
     hf_json_object_end(json);
 }
 
+/* A step of a calendar as the API shows it: a date for a night calendar, an instant for a
+ * minute one. */
+static void step_write(hf_json_t *json, uint8_t unit, int32_t step) {
+    int64_t ms = (int64_t)step * (unit == HF_CALENDAR_NIGHT ? 86400000LL : 60000LL);
+    if (unit != HF_CALENDAR_NIGHT) {
+        hf_json_time(json, ms);
+        return;
+    }
+    char instant[32];
+    hf_format_time(ms, instant); /* "YYYY-MM-DDT…": its date */
+    hf_json_string_length(json, instant, 10);
+}
+
+/* A calendar hold's or order's items: [{resource, from, to, quantity, total}]. */
+static void uses_write(hf_json_t *json, const hf_mutation_uses_t *uses) {
+    HF_JSON_KEY(json, "items");
+    hf_json_array_begin(json);
+    for (uint32_t i = 0; i < uses->count; i++) {
+        const hf_mutation_use_t *use = &uses->lines[i];
+        hf_json_object_begin(json);
+        HF_JSON_KEY(json, "resource");
+        hf_json_string(json, use->resource_id);
+        HF_JSON_KEY(json, "from");
+        step_write(json, uses->unit, use->from);
+        HF_JSON_KEY(json, "to");
+        step_write(json, uses->unit, use->to);
+        HF_JSON_KEY(json, "quantity");
+        hf_json_int(json, use->quantity);
+        HF_JSON_KEY(json, "total");
+        hf_json_int(json, use->total);
+        hf_json_object_end(json);
+    }
+    hf_json_array_end(json);
+}
+
+static void lines_write(hf_json_t *json, uint8_t target, const hf_mutation_items_t *items,
+                        const hf_mutation_uses_t *uses) {
+    if (target == HF_TARGET_CALENDAR) uses_write(json, uses);
+    else items_write(json, items);
+}
+
 static void string_or_null(hf_json_t *json, const char *text) {
     if (text != NULL && *text != '\0') hf_json_string(json, text);
     else hf_json_null(json);
@@ -78,7 +119,7 @@ void hf_history_data_hold_create(hf_json_t *json, const hf_mutation_t *mutation)
     hf_json_string(json, hold->hold_id);
     HF_JSON_KEY(json, "user_id");
     hf_json_string(json, hold->user_id);
-    items_write(json, &hold->items);
+    lines_write(json, hold->target, &hold->items, &hold->uses);
     HF_JSON_KEY(json, "total");
     hf_json_int(json, hold->total);
     HF_JSON_KEY(json, "expires_at");
@@ -109,7 +150,7 @@ void hf_history_data_order_create(hf_json_t *json, const hf_mutation_t *mutation
     hf_json_string(json, order->order_id);
     HF_JSON_KEY(json, "user_id");
     hf_json_string(json, order->user_id);
-    if (order->hold_id == NULL) items_write(json, &order->items);
+    if (order->hold_id == NULL) lines_write(json, order->target, &order->items, &order->uses);
     HF_JSON_KEY(json, "total");
     hf_json_int(json, order->total);
     HF_JSON_KEY(json, "payment_ref");

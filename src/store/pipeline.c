@@ -140,7 +140,8 @@ int hf_store_read_history(hf_store_t *store, const hf_store_history_query_t *que
 
 int hf_store_read_hold(hf_store_t *store, const char *hold_id, const hf_store_loader_t *loader,
                        bool *found, char *error, size_t error_size) {
-    assert(store != NULL && hold_id != NULL && loader != NULL && loader->hold != NULL);
+    assert(store != NULL && hold_id != NULL && loader != NULL &&
+           (loader->hold != NULL || loader->calendar_hold != NULL));
     *found = false;
     return store->backend->read_hold(store->instance, hold_id, loader, found, error, error_size);
 }

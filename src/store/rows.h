@@ -49,4 +49,36 @@ int hf_rows_items_read(const char *text, hf_rows_items_t *items, hf_hold_request
                        char *error, size_t error_size);
 void hf_rows_items_free(hf_rows_items_t *items);
 
+/* ---- Calendars (calendar_rows.c) ---- */
+
+/* A calendar's settings, without its resources (kept a row each):
+ * {"id","name","currency","unit","granularity_min","hold_ttl_ms","max_hold_ms","horizon_days",
+ * "max_items_per_hold","max_uses_per_user"}. */
+void hf_rows_calendar_write(hf_buffer_t *out, const hf_calendar_definition_t *definition);
+/* {"id","name","capacity","price","min_length","max_length","buffer_before_min",
+ * "buffer_after_min"} */
+void hf_rows_resource_write(hf_buffer_t *out, const hf_resource_definition_t *resource);
+/* {"uses":[{"resource":"DBL","from":20811,"to":20814,"quantity":1,"total":45000}]}: steps. */
+void hf_rows_uses_write(hf_buffer_t *out, const hf_mutation_uses_t *uses);
+/* The items column of a hold or order: uses for a calendar's, else seats and pools. */
+void hf_rows_lines_write(hf_buffer_t *out, uint8_t target, const hf_mutation_items_t *items,
+                         const hf_mutation_uses_t *uses);
+/* Whether an items column holds a calendar's uses (hf_rows_uses_write's, which starts so). */
+bool hf_rows_lines_are_uses(const char *text);
+
+/* Each returns 0, or -1 with a sentence in error. The definition's resources are none. */
+int hf_rows_calendar_read(const char *text, hf_calendar_definition_t *definition, char *error,
+                          size_t error_size);
+int hf_rows_resource_read(const char *text, hf_resource_definition_t *resource, char *error,
+                          size_t error_size);
+/* The parsed uses of one calendar hold or order: resource ids borrow from the document. */
+typedef struct hf_rows_uses {
+    void *document; /* jansson's, owned */
+    hf_calendar_item_request_t items[HF_CALENDAR_HOLD_ITEMS_MAX];
+} hf_rows_uses_t;
+/* Parses stored uses and points request's items and item_count at them. */
+int hf_rows_uses_read(const char *text, hf_rows_uses_t *uses, hf_calendar_hold_request_t *request,
+                      char *error, size_t error_size);
+void hf_rows_uses_free(hf_rows_uses_t *uses);
+
 #endif

@@ -96,6 +96,14 @@ typedef struct hf_stored_event {
     bool sales_open; /* false once staff closed its sales */
 } hf_stored_event_t;
 
+/* A calendar as stored: its settings (definition.resources none: they come as
+ * calendar_resource calls, in order, after every calendar). */
+typedef struct hf_stored_calendar {
+    const hf_calendar_definition_t *definition;
+    int64_t created_at_ms;
+    bool sales_open;
+} hf_stored_calendar_t;
+
 /* A stored answer to a request with an Idempotency-Key. */
 typedef struct hf_stored_idempotency {
     const char *key;     /* the scope: method, path and key */
@@ -129,6 +137,15 @@ typedef struct hf_store_loader {
     /* Last: every driver, then every ride in the order they were created (dispatch). */
     int (*driver)(void *context, const hf_stored_driver_t *driver);
     int (*ride)(void *context, const hf_stored_ride_t *ride);
+    /* Calendars (core/calendars.h): every calendar after the events, then every resource of
+     * every calendar (in the calendars' order, each calendar's in its own); their holds and
+     * orders come among the holds and orders, in the same order of creation, to
+     * calendar_hold and calendar_order (a loader without them skips them). */
+    int (*calendar)(void *context, const hf_stored_calendar_t *calendar);
+    int (*calendar_resource)(void *context, const char *calendar_id,
+                             const hf_resource_definition_t *resource);
+    int (*calendar_hold)(void *context, const hf_stored_calendar_hold_t *hold);
+    int (*calendar_order)(void *context, const hf_stored_calendar_order_t *order);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

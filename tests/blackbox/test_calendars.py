@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import time
+import urllib.parse
 from collections import Counter
 
 import harness
@@ -201,7 +202,8 @@ def test_bad_fields(server):
         expect(response, 400, "invalid_request", field=field, what="%r" % document)
         check(field in response.error.get("message", ""), "message names %s: %r"
               % (field, response.error))
-        expect(c.get("/v1/calendars/%s" % document.get("id")), 404, "calendar_not_found")
+        expect(c.get("/v1/calendars/%s" % urllib.parse.quote(str(document.get("id")))), 404,
+               "calendar_not_found", what="nothing made by %r" % document)
 
 
 def test_resources_appended(server):
@@ -760,3 +762,45 @@ def test_cli_calendar_create_and_show():
     check(code == 1 and "calendar_not_found" in err, "unknown: %r" % err)
     code, out, err = run("calendar", "frobnicate")
     check_equal(code, 2, "usage")
+
+
+def test_forgotten_hold_read_back():
+    """A released calendar hold the core forgot (past --finished-holds) is read back from the
+    store, as a seat hold is."""
+    server = Server(extra_args=["--finished-holds", "1"]).start()
+    c = server.client()
+    cal = hotel(c)["id"]
+    u = user()
+    held = [hold(c, cal, u, [item("DBL", day(3), day(5))]) for _ in range(3)]
+    for h in held:
+        release(c, h["reservation_id"], u)
+    first = expect(c.get("/v1/holds/%s" % held[0]["reservation_id"]), 200, what="read back")
+    check_equal((first["status"], first["calendar"], first["items"]),
+                ("released", cal, held[0]["items"]), "as it was")
+
+
+def test_calendar_routes_go_to_the_owner():
+    """Several nodes on PostgreSQL (section 11): a calendar is a unit, its routes and its holds'
+    are forwarded to the node that owns it."""
+    if harness.STORE_URL is None:
+        harness.skip("several nodes need PostgreSQL (--store-url)")
+    from test_cluster import node_of, nodes
+    a, b = nodes(2)
+    client_a, client_b = a.client(api_key=None), b.client(api_key=None)
+    created = client_a.post("/v1/calendars", {"id": uid("cal"), "unit": "night",
+                                              "resources": [{"id": "R", "price": 5}]})
+    cal = expect(created, 201, what="create on A")["id"]
+    check_equal(node_of(created), "A", "Holdfast-Node of the creation")
+    relayed = client_b.get("/v1/calendars/%s" % cal)
+    check_equal((relayed.status, node_of(relayed)), (200, "A"), "the summary through B")
+    u = user()
+    held = post_hold(client_b, cal, u, [item("R", day(3), day(5))])
+    document = expect(held, 201, what="hold through B")
+    check_equal(node_of(held), "A", "the hold made on A")
+    read = client_b.get("/v1/holds/%s" % document["reservation_id"])
+    check_equal((read.status, node_of(read)), (200, "A"), "the hold read through B")
+    order = expect(client_b.post("/v1/holds/%s/commit" % document["reservation_id"],
+                                 {"user_id": u}), 200, what="commit through B")
+    check_equal(order["calendar"], cal, "the order")
+    free = client_b.get("/v1/calendars/%s/free?from=%s&to=%s" % (cal, day(3), day(5)))
+    check_equal((free.status, free.json["resources"]), (200, []), "sold, seen through B")

@@ -9,7 +9,8 @@
  * After every request: the status is 200 to 599; a JSON answer parses (jansson, strict) and an
  * error answer has error.code; the core passes hf_core_check and hf_dispatch_check; the batch
  * is then dropped as if it had become durable. Any breach aborts. Seeds:
- * tests/fuzz/corpus/routes/ (dispatch_seed: drivers, rides, offers). */
+ * tests/fuzz/corpus/routes/ (dispatch_seed: drivers, rides, offers; calendar_seed: calendars,
+ * their holds and reads). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -25,7 +25,7 @@ static inline const char *fx_error_code(hf_error_t error) {
 
 /* ---- Recording sink ---- */
 
-#define FX_TYPES 32
+#define FX_TYPES ((int)HF_RECORD_KIND_LIMIT)
 #define FX_TEXT_SIZE 160
 
 /* A copy of one mutation record: the fields the tests look at. */

@@ -18,6 +18,9 @@
 static const hf_mutation_item_t LINES[] = {{"A-1", 0}, {"GA", 2}};
 static const uint8_t HASH[32] = {1, 2, 3};
 static hf_event_definition_t definition = {.id = "E1", .name = "Arena", .currency = "USD"};
+static const hf_resource_definition_t RESOURCES[] = {{.id = "DBL", .capacity = 2}};
+static hf_calendar_definition_t calendar = {
+    .id = "C1", .unit = HF_CALENDAR_NIGHT, .resource_count = 1, .resources = RESOURCES};
 
 /* One record of each kind, its unit and the id that names it. */
 typedef struct sample {
@@ -75,6 +78,15 @@ static const sample_t SAMPLES[] = {
     {{.type = HF_MUTATION_RIDE, .as.ride = {.ride_id = "r9", .fleet_id = "F1", .rider_id = "x"}},
      "F1",
      "r9"},
+    {{.type = HF_MUTATION_CALENDAR_CREATE, .as.calendar_create = {"C1", &calendar}}, "C1", "C1"},
+    {{.type = HF_MUTATION_CALENDAR_RESOURCES, .as.calendar_resources = {"C1", RESOURCES, 1, 1}},
+     "C1",
+     "C1"},
+    {{.type = HF_MUTATION_CALENDAR_SALES, .as.calendar_sales = {"C1", true}}, "C1", "C1"},
+    {{.type = HF_MUTATION_CALENDAR_CHANGE,
+      .as.calendar_change = {"C1", "DBL", 0, 20000, 20003, -1}},
+     "C1",
+     "DBL"},
 };
 #define SAMPLE_COUNT (sizeof SAMPLES / sizeof SAMPLES[0])
 

@@ -156,8 +156,9 @@ static void test_loader_callback_stops_the_load(void **state) {
 
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0,    &transcript, NULL,
-                                NULL,     NULL,    0,        NULL,   NULL, NULL};
+    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0,    &transcript,
+                                NULL,     NULL,    NULL,     0,      NULL, NULL,
+                                NULL,     NULL,    NULL,     NULL,   NULL};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -166,8 +167,9 @@ static void test_loader_callback_stops_the_load(void **state) {
     transcript_free(&transcript);
 
     /* Callbacks left NULL skip their table. */
-    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0,    &transcript, NULL,
-                                     NULL, NULL, 0,        NULL, NULL, NULL};
+    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0,    &transcript,
+                                     NULL, NULL, NULL,     0,    NULL, NULL,
+                                     NULL, NULL, NULL,     NULL, NULL};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
@@ -217,7 +219,8 @@ static void test_finished_count_and_reading_one_hold(void **state) {
     transcript.finished = 99;
     hf_store_loader_t loader = {
         on_event, on_hold, on_order, on_key, 0,    &transcript, on_finished_count,
-        NULL,     NULL,    0,        NULL,   NULL, NULL};
+        NULL,     NULL,    0,        NULL,   NULL, NULL,        NULL,
+        NULL,     NULL,    NULL};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
@@ -413,7 +416,7 @@ static void test_version_3_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     8);
+                     9);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -444,7 +447,7 @@ static void test_version_7_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     8);
+                     9);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('refunds')"
                                             " WHERE name = 'order_id'"),
                      1);
@@ -538,7 +541,7 @@ static void test_version_2_is_migrated(void **state) {
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     8);
+                     9);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));
@@ -656,6 +659,9 @@ static void test_column_lists_follow_the_decoder(void **state) {
         int count;
     } kinds[] = {
         {"SELECT " HF_EVENT_COLUMNS " FROM events", HF_COLUMN_EVENT_COUNT},
+        {"SELECT " HF_CALENDAR_COLUMNS " FROM calendars", HF_COLUMN_CALENDAR_COUNT},
+        {"SELECT " HF_CALENDAR_RESOURCE_COLUMNS " FROM calendar_resources",
+         HF_COLUMN_CALENDAR_RESOURCE_COUNT},
         {"SELECT " HF_FINISHED_HOLDS_COLUMNS " FROM holds", HF_COLUMN_FINISHED_HOLDS_COUNT},
         {"SELECT " HF_HOLD_COLUMNS " FROM holds", HF_COLUMN_HOLD_COUNT},
         {"SELECT " HF_ORDER_COLUMNS " FROM orders", HF_COLUMN_ORDER_COUNT},

@@ -49,6 +49,10 @@ hf_row_reader_t hf_pg_row_reader(hf_pg_row_t *row, PGresult *result) {
 #define SELECT_DELIVERIES \
     "SELECT " HF_DELIVERY_COLUMNS " FROM deliveries WHERE received_at >= $1::bigint"
 #define SELECT_DRIVERS "SELECT " HF_DRIVER_COLUMNS " FROM drivers"
+/* A calendar's resources, in the calendars' order then their own. */
+#define SELECT_RESOURCES \
+    "SELECT " HF_CALENDAR_RESOURCE_COLUMNS " FROM calendar_resources" \
+    " JOIN calendars ON calendars.id = calendar_resources.calendar_id"
 #define SELECT_FINISHED \
     "SELECT " HF_FINISHED_HOLDS_COLUMNS " FROM holds WHERE status IN ('released', 'expired')"
 
@@ -56,6 +60,8 @@ hf_row_reader_t hf_pg_row_reader(hf_pg_row_t *row, PGresult *result) {
  * read from a time on starts at (hf_decoder_since). */
 static const char *const LOAD_ALL[HF_ROW_KIND_COUNT] = {
     [HF_ROW_EVENT] = "SELECT " HF_EVENT_COLUMNS " FROM events ORDER BY seq",
+    [HF_ROW_CALENDAR] = "SELECT " HF_CALENDAR_COLUMNS " FROM calendars ORDER BY seq",
+    [HF_ROW_CALENDAR_RESOURCE] = SELECT_RESOURCES " ORDER BY calendars.seq, calendar_resources.idx",
     [HF_ROW_FINISHED_HOLDS] = SELECT_FINISHED,
     [HF_ROW_HOLD] = SELECT_HOLDS " ORDER BY seq",
     [HF_ROW_ORDER] = "SELECT " HF_ORDER_COLUMNS " FROM orders ORDER BY seq",
@@ -75,6 +81,9 @@ static const char *const LOAD_ALL[HF_ROW_KIND_COUNT] = {
  * it (store.h's HF_STORE_UNIT_NONE for none). */
 static const char *const LOAD_UNIT[HF_ROW_KIND_COUNT] = {
     [HF_ROW_EVENT] = "SELECT " HF_EVENT_COLUMNS " FROM events WHERE id = $1",
+    [HF_ROW_CALENDAR] = "SELECT " HF_CALENDAR_COLUMNS " FROM calendars WHERE id = $1",
+    [HF_ROW_CALENDAR_RESOURCE] = SELECT_RESOURCES
+    " WHERE calendar_resources.calendar_id = $1 ORDER BY calendar_resources.idx",
     [HF_ROW_FINISHED_HOLDS] = SELECT_FINISHED " AND event_id = $1",
     [HF_ROW_HOLD] = SELECT_HOLDS " WHERE event_id = $1 ORDER BY seq",
     [HF_ROW_ORDER] = "SELECT " HF_ORDER_COLUMNS " FROM orders WHERE event_id = $1 ORDER BY seq",

@@ -244,7 +244,8 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
     }
     if (hf_pg_runs_prepare(store->writer, error, error_size) != 0 ||
         hf_pg_dispatch_prepare(store->writer, error, error_size) != 0 ||
-        hf_pg_events_prepare(store->writer, error, error_size) != 0) {
+        hf_pg_events_prepare(store->writer, error, error_size) != 0 ||
+        hf_pg_calendars_prepare(store->writer, error, error_size) != 0) {
         connection_drop(&store->writer);
         return -1;
     }
@@ -389,7 +390,7 @@ static bool queue_order_create(hf_pg_store_t *store, const hf_mutation_t *m, int
     number_t a, b;
     const hf_mutation_order_create_t *o = &m->as.order_create;
     hf_buffer_reset(&store->text);
-    hf_rows_items_write(&store->text, &o->items);
+    hf_rows_lines_write(&store->text, o->target, &o->items, &o->uses);
     hf_buffer_append_char(&store->text, '\0');
     const char *values[] = {o->order_id,
                             o->event_id,
@@ -401,7 +402,9 @@ static bool queue_order_create(hf_pg_store_t *store, const hf_mutation_t *m, int
                             o->currency,
                             o->payment_ref,
                             number(b, m->at_ms)};
-    return queue_prepared(store, STATEMENT_ORDER_INSERT, 10, values, NULL, tag);
+    if (!queue_prepared(store, STATEMENT_ORDER_INSERT, 10, values, NULL, tag)) return false;
+    if (o->target != HF_TARGET_CALENDAR) return true;
+    return hf_pg_calendar_uses_queue(store, o->order_id, o->event_id, &o->uses, tag);
 }
 
 static bool queue_order_item(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
@@ -494,19 +497,12 @@ static bool queue_pool(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag
 static bool queue_calendar_change(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
     return true;
 }
-/* TODO(cal-core): the calendars' table. */
-static bool queue_calendar_create(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
-    return true;
-}
-static bool queue_calendar_resources(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
-    return true;
-}
-static bool queue_calendar_sales(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
-    return true;
-}
 
 /* The writes of the other files: events (events.c), holds in runs (runs.c), drivers and rides
  * (dispatch.c). */
+#define queue_calendar_create hf_pg_calendar_create_queue
+#define queue_calendar_resources hf_pg_calendar_resources_queue
+#define queue_calendar_sales hf_pg_calendar_sales_queue
 #define queue_event_create hf_pg_event_create_queue
 #define queue_event_sales hf_pg_event_sales_queue
 #define queue_event_update hf_pg_event_update_queue

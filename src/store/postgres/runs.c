@@ -137,7 +137,7 @@ bool hf_pg_run_hold_insert(hf_pg_store_t *store, const hf_mutation_t *m, int32_t
     if (!run_for(store, run, HF_PG_RUN_HOLD_INSERT, tag)) return false;
     const hf_mutation_hold_create_t *h = &m->as.hold_create;
     hf_buffer_reset(&store->text);
-    hf_rows_items_write(&store->text, &h->items);
+    hf_rows_lines_write(&store->text, h->target, &h->items, &h->uses);
     hf_buffer_append_char(&store->text, '\0');
     element_append(&run->arrays[0], h->hold_id);
     element_append(&run->arrays[1], h->event_id);
@@ -148,7 +148,10 @@ bool hf_pg_run_hold_insert(hf_pg_store_t *store, const hf_mutation_t *m, int32_t
     integer_append(&run->arrays[6], m->at_ms);
     integer_append(&run->arrays[7], h->expires_at_ms);
     run->rows++;
-    return true;
+    if (h->target != HF_TARGET_CALENDAR) return true;
+    /* A calendar hold's typed uses follow its row: the run is written first. */
+    return hf_pg_run_flush(store, run) &&
+           hf_pg_calendar_uses_queue(store, h->hold_id, h->event_id, &h->uses, tag);
 }
 
 bool hf_pg_run_hold_update(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {

@@ -51,6 +51,10 @@ typedef enum hf_sqlite_statement {
     STATEMENT_DRIVER_PUT, /* dispatch (dispatch.c) */
     STATEMENT_RIDE_PUT,
     STATEMENT_DRIVER_DELETE,
+    STATEMENT_CALENDAR_INSERT, /* calendars (calendars.c) */
+    STATEMENT_CALENDAR_RESOURCE_INSERT,
+    STATEMENT_CALENDAR_SALES,
+    STATEMENT_CALENDAR_USE_INSERT,
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 
@@ -116,6 +120,14 @@ int hf_sqlite_ride_read(void *instance, const char *ride_id, const hf_store_load
 int hf_sqlite_rides_list(void *instance, const hf_store_ride_query_t *query,
                          const hf_store_loader_t *loader, bool *after_found, char *error,
                          size_t error_size);
+
+/* Calendars' rows (calendars.c): SQLITE_DONE or the error code. */
+int hf_sqlite_calendar_create(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+int hf_sqlite_calendar_resources(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+int hf_sqlite_calendar_sales(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+/* The typed rows of a calendar hold's or order's uses (owner: its id). */
+int hf_sqlite_calendar_uses(hf_sqlite_store_t *store, const char *owner_id, const char *calendar_id,
+                            const hf_mutation_uses_t *uses);
 
 /* A statement's current row as the decoder reads it (load.c): real holds a double's text. */
 typedef struct hf_sqlite_row {

@@ -11,8 +11,8 @@
 /* Version 3 added events.sales_open, version 4 the tables of payments (deliveries and
  * refunds), version 5 the table history, version 6 the waiting rooms' tickets, version 7 the
  * tables of dispatch (drivers, rides), version 8 refunds.order_id (a paid order's cancel owes
- * a refund) with refunds.reservation_id nullable (a booking has no hold); a version 2 to 7
- * database is migrated at open (schema_migrate). */
+ * a refund) with refunds.reservation_id nullable (a booking has no hold), version 9 the tables
+ * of calendars; a version 2 to 8 database is migrated at open (schema_migrate). */
 #define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 
 /* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
@@ -40,6 +40,25 @@
     "  created_at INTEGER NOT NULL, offer_driver_id TEXT, offer_distance_m INTEGER," \
     "  offer_expires_at INTEGER, driver_id TEXT, declined TEXT NOT NULL," \
     "  lapsed TEXT NOT NULL, updated_at INTEGER NOT NULL);"
+
+/* Calendars (API.md section 12, version 9): a calendar's settings as JSON (store/rows.h), its
+ * resources one row each in their order (appending resources writes only theirs), and the
+ * uses of calendar holds and orders typed, one row per item, for an operator's queries (the
+ * holds' and orders' own rows keep them as their items, {"uses": …}, which a load reads).
+ * A use's from_step and to_step are days (night calendars) or minutes since the epoch. */
+#define CALENDAR_TABLES \
+    "CREATE TABLE IF NOT EXISTS calendars(" \
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, definition TEXT NOT NULL," \
+    "  created_at INTEGER NOT NULL, sales_open INTEGER NOT NULL DEFAULT 1);" \
+    "CREATE TABLE IF NOT EXISTS calendar_resources(" \
+    "  calendar_id TEXT NOT NULL, idx INTEGER NOT NULL, id TEXT NOT NULL," \
+    "  definition TEXT NOT NULL, PRIMARY KEY(calendar_id, idx)) WITHOUT ROWID;" \
+    "CREATE TABLE IF NOT EXISTS calendar_uses(" \
+    "  owner_id TEXT NOT NULL, calendar_id TEXT NOT NULL, resource TEXT NOT NULL," \
+    "  from_step INTEGER NOT NULL, to_step INTEGER NOT NULL, quantity INTEGER NOT NULL);" \
+    "CREATE INDEX IF NOT EXISTS calendar_uses_owner ON calendar_uses(owner_id);" \
+    "CREATE INDEX IF NOT EXISTS calendar_uses_span ON calendar_uses(calendar_id, resource," \
+    "  from_step);"
 
 /* Refunds: a webhook's (reservation_id as the delivery named it, order_id NULL) or a paid
  * order's cancel (order_id, and reservation_id its hold's, NULL for a booking). */
@@ -107,7 +126,7 @@ static const char SCHEMA[] =
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT "
-    "NULL);" DISPATCH_TABLES
+    "NULL);" DISPATCH_TABLES CALENDAR_TABLES
     /* A fleet's rides listed in creation order (dispatch.c, hf_sqlite_rides_list): a range
      * scan. Made at every open when missing, so it needs no version of its own. */
     "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"
@@ -145,6 +164,8 @@ static int schema_migrate(sqlite3 *database, const char *version) {
     if (rc == SQLITE_OK) rc = sqlite3_exec(database, HISTORY_TABLE, NULL, NULL, NULL);
     /* 5 or 6 to 7: the tables of dispatch, empty. */
     if (rc == SQLITE_OK) rc = sqlite3_exec(database, DISPATCH_TABLES, NULL, NULL, NULL);
+    /* 8 to 9: the tables of calendars, empty. */
+    if (rc == SQLITE_OK) rc = sqlite3_exec(database, CALENDAR_TABLES, NULL, NULL, NULL);
     /* 7 to 8 (a version 3 database has just had its refunds made by SCHEMA, in the new shape). */
     snprintf(word, sizeof word, "1");
     if (rc == SQLITE_OK)
@@ -171,7 +192,8 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
                              sizeof word) != SQLITE_OK)
         goto fail;
     if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
-        strcmp(word, "5") == 0 || strcmp(word, "6") == 0 || strcmp(word, "7") == 0) {
+        strcmp(word, "5") == 0 || strcmp(word, "6") == 0 || strcmp(word, "7") == 0 ||
+        strcmp(word, "8") == 0) {
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }

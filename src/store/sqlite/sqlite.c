@@ -108,6 +108,14 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         " declined = excluded.declined, lapsed = excluded.lapsed,"
         " updated_at = excluded.updated_at",
     [STATEMENT_DRIVER_DELETE] = "DELETE FROM drivers WHERE fleet_id = ?1 AND driver_id = ?2",
+    [STATEMENT_CALENDAR_INSERT] =
+        "INSERT INTO calendars(id, definition, created_at) VALUES(?1, ?2, ?3)",
+    [STATEMENT_CALENDAR_RESOURCE_INSERT] =
+        "INSERT INTO calendar_resources(calendar_id, idx, id, definition) VALUES(?1, ?2, ?3, ?4)",
+    [STATEMENT_CALENDAR_SALES] = "UPDATE calendars SET sales_open = ?2 WHERE id = ?1",
+    [STATEMENT_CALENDAR_USE_INSERT] =
+        "INSERT INTO calendar_uses(owner_id, calendar_id, resource, from_step, to_step, quantity)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
 };
 
 /* ---- Opening ---- */
@@ -252,9 +260,11 @@ static const char *definition_text(hf_sqlite_store_t *store,
     return store->text.data;
 }
 
-static const char *items_text(hf_sqlite_store_t *store, const hf_mutation_items_t *items) {
+/* The items column: seats and pools, or a calendar's uses. */
+static const char *items_text(hf_sqlite_store_t *store, uint8_t target,
+                              const hf_mutation_items_t *items, const hf_mutation_uses_t *uses) {
     hf_buffer_reset(&store->text);
-    hf_rows_items_write(&store->text, items);
+    hf_rows_lines_write(&store->text, target, items, uses);
     return store->text.data;
 }
 
@@ -273,11 +283,13 @@ static int write_hold_create(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     bind_text(store, id, 2, hold->event_id);
     bind_text(store, id, 3, hold->user_id);
     bind_text(store, id, 4, hold_word(hold->status));
-    bind_text(store, id, 5, items_text(store, &hold->items));
+    bind_text(store, id, 5, items_text(store, hold->target, &hold->items, &hold->uses));
     bind_integer(store, id, 6, hold->total);
     bind_integer(store, id, 7, m->at_ms);
     bind_integer(store, id, 8, hold->expires_at_ms);
-    return statement_run(store, id);
+    int rc = statement_run(store, id);
+    if (rc != SQLITE_DONE || hold->target != HF_TARGET_CALENDAR) return rc;
+    return hf_sqlite_calendar_uses(store, hold->hold_id, hold->event_id, &hold->uses);
 }
 
 /* An update that finds no row means the engine and the tables disagree: the batch fails
@@ -333,12 +345,14 @@ static int write_order_create(hf_sqlite_store_t *store, const hf_mutation_t *m) 
     bind_text(store, id, 3, order->user_id);
     bind_text(store, id, 4, order->hold_id);
     bind_text(store, id, 5, order_word(order->status));
-    bind_text(store, id, 6, items_text(store, &order->items));
+    bind_text(store, id, 6, items_text(store, order->target, &order->items, &order->uses));
     bind_integer(store, id, 7, order->total);
     bind_text(store, id, 8, order->currency);
     bind_text(store, id, 9, order->payment_ref);
     bind_integer(store, id, 10, m->at_ms);
-    return statement_run(store, id);
+    int rc = statement_run(store, id);
+    if (rc != SQLITE_DONE || order->target != HF_TARGET_CALENDAR) return rc;
+    return hf_sqlite_calendar_uses(store, order->order_id, order->event_id, &order->uses);
 }
 
 static int write_order_item(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
@@ -453,16 +467,10 @@ static int write_calendar_change(hf_sqlite_store_t *store, const hf_mutation_t *
     return SQLITE_DONE;
 }
 
-/* TODO(cal-core): the calendars' table (schema version 9). */
-static int write_calendar_create(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
-    return SQLITE_DONE;
-}
-static int write_calendar_resources(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
-    return SQLITE_DONE;
-}
-static int write_calendar_sales(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
-    return SQLITE_DONE;
-}
+/* Calendars' rows are calendars.c's. */
+#define write_calendar_create hf_sqlite_calendar_create
+#define write_calendar_resources hf_sqlite_calendar_resources
+#define write_calendar_sales hf_sqlite_calendar_sales
 
 /* Dispatch's rows are dispatch.c's. */
 #define write_driver hf_sqlite_driver_put
