@@ -757,8 +757,8 @@ def calendar_section(w, runs, thread_cpu, headline, raw):
     metrics_path = os.path.join(raw, "calendar-metrics.txt")
     metrics = open(metrics_path, encoding="utf-8").read() if os.path.exists(metrics_path) else ""
     uses = fill.get("fill_uses", 0) * fill.get("resources", resources)
-    w("Reads over a year of bookings: one server filled with %s 3-night bookings per resource,"
-      " back to back from tomorrow (%s live uses in %s bookings of 10 items, sent %d"
+    w("Reads over a year of bookings: one server filled with %s back-to-back 3-night uses per"
+      " resource from tomorrow (%s live uses in %s bookings of 10 items, sent %d"
       " connections x 4 in flight: %s s, %s bookings/s), then, in each repetition, with one"
       " client: `GET /free` for a random 3-night span, quantity 1, over all %s resources, and"
       " `GET /availability` of a random resource over the next 365 days. Client times are"
