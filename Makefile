@@ -124,6 +124,8 @@ UNIT_EXTRA_SOURCES := $(NET_PURE_SOURCES) src/engine/errors.c src/engine/replay.
 UNIT_EXTRA_SOURCES += src/engine/token.c
 # The hash of a body as a JSON value (engine/body_hash.h, idempotency keys): pure.
 UNIT_EXTRA_SOURCES += src/engine/body_hash.c
+# The decoding of calendars' bodies (api/calendar_decode.h): jansson and the core only.
+UNIT_EXTRA_SOURCES += src/api/calendar_decode.c
 # The HTTP server (net/http.c and the files it is split into): every net/ file but the pure
 # ones and the embedded assets, so a new file of the server joins by itself.
 NET_HTTP_SOURCES := $(filter-out $(NET_PURE_SOURCES) src/net/assets.c,$(call sources_under,src/net))

@@ -33,15 +33,21 @@ static void reply_summary(hf_request_t *request, int status, const hf_calendar_t
     hf_render_calendar(&json, calendar);
 }
 
-/* The path of a fault the core found in a definition or a list of resources: field, then
- * [index] and .member when set ("resources[2].id"). */
+/* The path of a fault the core found: name (detail's field when it has one), then [index]
+ * and .member when set ("resources[2].id", "items[0].to"). */
+static void fault_path(const hf_error_detail_t *detail, const char *name, char *field,
+                       size_t size) {
+    if (detail->field) name = detail->field;
+    if (detail->has_index && detail->member)
+        snprintf(field, size, "%s[%u].%s", name, detail->index, detail->member);
+    else if (detail->has_index) snprintf(field, size, "%s[%u]", name, detail->index);
+    else snprintf(field, size, "%s", name);
+}
+
+/* A fault the core found in a definition or a list of resources. */
 static void reply_core_fault(hf_request_t *request, const hf_error_detail_t *detail) {
     char field[HF_CALENDAR_FAULT_FIELD_SIZE], message[HF_CALENDAR_FAULT_MESSAGE_SIZE];
-    const char *name = detail->field ? detail->field : "body";
-    if (detail->has_index && detail->member)
-        snprintf(field, sizeof field, "%s[%u].%s", name, detail->index, detail->member);
-    else if (detail->has_index) snprintf(field, sizeof field, "%s[%u]", name, detail->index);
-    else snprintf(field, sizeof field, "%s", name);
+    fault_path(detail, "body", field, sizeof field);
     const char *rule = "is not valid";
     if (detail->fault == HF_FAULT_DUPLICATE) rule = "repeats the id of an earlier resource";
     else if (detail->fault == HF_FAULT_REQUIRED) rule = "is required";
@@ -173,26 +179,56 @@ static void reply_unavailable(hf_request_t *request, const hf_calendar_t *calend
     hf_reply_error_end(&json);
 }
 
-/* What a fault of the core in a hold's items says, by its member. */
-static const char *item_rule(const hf_error_detail_t *detail) {
-    if (detail->fault == HF_FAULT_NO_ITEMS) return "must name at least one item";
-    if (detail->fault == HF_FAULT_HOLD_ITEMS) return "has more items than max_items_per_hold";
-    if (detail->fault == HF_FAULT_HOLD_TTL) return "is above the calendar's max_hold_s";
-    if (!detail->member) return "overlaps another item of the hold on the same resource";
-    if (strcmp(detail->member, "quantity") == 0) return "must be from 1 to the resource's capacity";
-    return "makes a span that is empty, reversed, misaligned, too short or too long, in the "
-           "past or past the horizon";
+/* Why the core refused an item's span, told from the span itself (the member at fault says
+ * which end): what is left when its order, grid and length are right is the clock's, the past
+ * for from and the horizon for to. */
+static void span_rule(const hf_calendar_t *calendar, const hf_calendar_item_request_t *item,
+                      bool to, char *rule, size_t size) {
+    const hf_calendar_definition_t *definition = &calendar->definition;
+    int32_t resource = hf_core_resource_find(calendar, item->resource_id);
+    int64_t grid = definition->unit == HF_CALENDAR_MINUTE ? definition->granularity_min : 1;
+    int64_t length = (int64_t)item->to - item->from;
+    const char *unit = definition->unit == HF_CALENDAR_MINUTE ? "minutes" : "nights";
+    if (to && length <= 0) snprintf(rule, size, "must be after from");
+    else if ((to ? item->to : item->from) % grid != 0)
+        snprintf(rule, size, "is not on the calendar's grid of %lld minutes", (long long)grid);
+    else if (to && resource >= 0 && length < definition->resources[resource].min_length)
+        snprintf(rule, size, "makes a span shorter than the resource's min_length (%lld %s)",
+                 (long long)definition->resources[resource].min_length, unit);
+    else if (to && resource >= 0 && length > definition->resources[resource].max_length)
+        snprintf(rule, size, "makes a span longer than the resource's max_length (%lld %s)",
+                 (long long)definition->resources[resource].max_length, unit);
+    else if (to)
+        snprintf(rule, size, "is past the calendar's horizon (%u days from today)",
+                 definition->horizon_days);
+    else snprintf(rule, size, "is in the past");
 }
 
-static void reply_item_fault(hf_request_t *request, const hf_error_detail_t *detail) {
+/* What a fault of the core in a hold's items says, by its member. */
+static void item_rule(const hf_calendar_t *calendar, const hf_calendar_hold_request_t *use,
+                      const hf_error_detail_t *detail, char *rule, size_t size) {
+    const char *text = NULL;
+    if (detail->fault == HF_FAULT_NO_ITEMS) text = "must name at least one item";
+    else if (detail->fault == HF_FAULT_HOLD_ITEMS) text = "has more items than max_items_per_hold";
+    else if (detail->fault == HF_FAULT_HOLD_TTL) text = "is above the calendar's max_hold_s";
+    else if (!detail->member) text = "overlaps another item of the hold on the same resource";
+    else if (strcmp(detail->member, "quantity") == 0)
+        text = "must be from 1 to the resource's capacity";
+    else if (!detail->has_index || detail->index >= use->item_count) text = "is not valid";
+    if (text) snprintf(rule, size, "%s", text);
+    else
+        span_rule(calendar, &use->items[detail->index], strcmp(detail->member, "to") == 0, rule,
+                  size);
+}
+
+static void reply_item_fault(hf_request_t *request, const hf_calendar_t *calendar,
+                             const hf_calendar_hold_request_t *use,
+                             const hf_error_detail_t *detail) {
     char field[HF_CALENDAR_FAULT_FIELD_SIZE], message[HF_CALENDAR_FAULT_MESSAGE_SIZE];
-    const char *name = detail->field ? detail->field : "items";
-    if (detail->fault == HF_FAULT_HOLD_TTL) name = "ttl_s";
-    if (detail->has_index && detail->member)
-        snprintf(field, sizeof field, "%s[%u].%s", name, detail->index, detail->member);
-    else if (detail->has_index) snprintf(field, sizeof field, "%s[%u]", name, detail->index);
-    else snprintf(field, sizeof field, "%s", name);
-    snprintf(message, sizeof message, "%s %s", field, item_rule(detail));
+    char rule[HF_CALENDAR_FAULT_MESSAGE_SIZE - HF_CALENDAR_FAULT_FIELD_SIZE - 2];
+    fault_path(detail, "items", field, sizeof field);
+    item_rule(calendar, use, detail, rule, sizeof rule);
+    snprintf(message, sizeof message, "%s %s", field, rule);
     hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, field);
 }
 
@@ -203,7 +239,7 @@ static void reply_use_error(hf_request_t *request, const hf_calendar_t *calendar
     else if (error == HF_ERROR_RESOURCE_NOT_FOUND && detail->index < use->item_count)
         hf_reply_error_naming(request, HF_API_ERROR_RESOURCE_NOT_FOUND, "resource",
                               use->items[detail->index].resource_id);
-    else if (error == HF_ERROR_INVALID_REQUEST) reply_item_fault(request, detail);
+    else if (error == HF_ERROR_INVALID_REQUEST) reply_item_fault(request, calendar, use, detail);
     else if (error == HF_ERROR_USER_LIMIT_EXCEEDED)
         hf_reply_core_error(request, error, detail, NULL);
     else hf_reply_core_error(request, error, NULL, NULL);

@@ -239,7 +239,9 @@ static bool route_to_unit(hf_cluster_t *cluster, hf_request_t *request,
     bool stream = (route->flags & HF_ROUTE_STREAM) != 0;
     if (!cluster->leased || (entry->owned && entry->loaded)) {
         /* A stream that waited for its takeover starts on a request of its own (it lasts). */
-        if (stream && resumed && hf_core_event(cluster->context->core, unit, NULL))
+        if (stream && resumed &&
+            (hf_core_event(cluster->context->core, unit, NULL) ||
+             hf_core_calendar(cluster->context->core, unit, NULL)))
             return redirect_to(request, cluster->address) || refuse(cluster, request, NULL);
         hf_http_response_header_add(request->response, "Holdfast-Node", cluster->node_id, false);
         return false;

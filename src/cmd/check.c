@@ -1,7 +1,8 @@
 /* holdfast check --data DIR (commands.h): every invariant of the stored state, offline. First
  * the store's own (SQLite's integrity check, the schema version, and what the tables must
  * agree on: each seat sold once, every order's items and hold there, statuses known, refunds
- * pointing at holds and cancelled orders), each a query that names its first offending row;
+ * pointing at holds and cancelled orders, a calendar's resources and uses matching their
+ * holds and orders), each a query that names its first offending row;
  * then the state is loaded into a core as a start would (engine/restore.h), which checks every
  * rule of the core (hf_core_check): a hold's seats exist in its event, no seat is held and sold at once, the
  * counts agree. The first broken invariant is named and the exit code is 1.
@@ -36,8 +37,9 @@ static const char USAGE[] =
     "       holdfast check --store sqlite:PATH   (a copy made by holdfast backup)\n"
     "Checks every invariant of the stored state, offline: SQLite's integrity check, the schema\n"
     "version, each seat sold at most once, every order's items and hold present, known\n"
-    "statuses, refunds and deliveries pointing at their rows, then the whole state loaded as\n"
-    "a start would load it. Refuses while a server holds DIR's lock: check a backup instead.\n"
+    "statuses, refunds and deliveries pointing at their rows, calendars' resources and uses\n"
+    "matching their holds and orders, then the whole state loaded as a start would load it.\n"
+    "Refuses while a server holds DIR's lock: check a backup instead.\n"
     "Progress is shown on a terminal.\n"
     "  --data DIR           the server's data directory\n"
     "  --store sqlite:PATH  the store's file instead [HOLDFAST_STORE]\n"
@@ -58,12 +60,31 @@ static const invariant_t INVARIANTS[] = {
      "  WHERE status NOT IN ('confirmed', 'cancelled')"
      " UNION ALL SELECT 'refund ' || id || ' has status ' || quote(status) FROM refunds"
      "  WHERE status NOT IN ('pending', 'completed') LIMIT 1"},
+    /* A hold's or order's event_id names its event, or its calendar (API.md section 12). */
     {"holds_have_events",
-     "SELECT 'hold ' || id || ' is of the unknown event ' || event_id FROM holds"
-     "  WHERE event_id NOT IN (SELECT id FROM events) LIMIT 1"},
+     "SELECT 'hold ' || id || ' is of the unknown event or calendar ' || event_id FROM holds"
+     "  WHERE event_id NOT IN (SELECT id FROM events UNION ALL SELECT id FROM calendars)"
+     "  LIMIT 1"},
     {"orders_have_events",
-     "SELECT 'order ' || id || ' is of the unknown event ' || event_id FROM orders"
-     "  WHERE event_id NOT IN (SELECT id FROM events) LIMIT 1"},
+     "SELECT 'order ' || id || ' is of the unknown event or calendar ' || event_id FROM orders"
+     "  WHERE event_id NOT IN (SELECT id FROM events UNION ALL SELECT id FROM calendars)"
+     "  LIMIT 1"},
+    {"calendar_resources_have_calendars",
+     "SELECT 'resource ' || id || ' is of the unknown calendar ' || calendar_id"
+     "  FROM calendar_resources WHERE calendar_id NOT IN (SELECT id FROM calendars) LIMIT 1"},
+    {"calendar_uses_have_owners",
+     "SELECT 'a use of calendar ' || calendar_id || ' belongs to the missing hold or order ' ||"
+     "  owner_id FROM calendar_uses WHERE owner_id NOT IN (SELECT id FROM holds UNION ALL"
+     "  SELECT id FROM orders) LIMIT 1"},
+    /* The typed rows of a calendar hold's or order's uses are its items' ({"uses": [...]}). */
+    {"calendar_uses_match_items",
+     "SELECT kind || ' ' || id || ' lists ' || listed || ' uses and has ' || typed ||"
+     "  ' use rows' FROM (SELECT 'hold' AS kind, id, json_array_length(items, '$.uses') AS"
+     "  listed, (SELECT count(*) FROM calendar_uses u WHERE u.owner_id = h.id) AS typed"
+     "  FROM holds h WHERE event_id IN (SELECT id FROM calendars) UNION ALL SELECT 'order',"
+     "  id, json_array_length(items, '$.uses'), (SELECT count(*) FROM calendar_uses u"
+     "  WHERE u.owner_id = o.id) FROM orders o WHERE event_id IN (SELECT id FROM calendars))"
+     "  WHERE listed IS NOT typed LIMIT 1"},
     {"seat_sold_once",
      "SELECT 'seat ' || seat_id || ' of event ' || event_id || ' is sold to ' || count(*) ||"
      "  ' orders (' || group_concat(order_id, ', ') || ')' FROM order_items"

@@ -85,7 +85,10 @@ static const char *check_hold_lists(const hf_core_t *core) {
         uint32_t found;
         if (!hf_core_hold_find(core, hold->id, &found) || found != h)
             return "a hold is not found by its id";
-        if (core->holds.states[h].item_capacity < hold->seat_count + hold->pool_count)
+        const hold_state_t *slot = &core->holds.states[h];
+        uint32_t reserved = hold->target == HF_TARGET_CALENDAR ? slot->calendar_item_capacity
+                                                               : slot->item_capacity;
+        if (reserved < hold->seat_count + hold->pool_count)
             return "a hold has more items than its slot reserves";
     }
     if (listed_finished != finished || finished != core->holds.finished_count)

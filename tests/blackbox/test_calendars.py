@@ -278,6 +278,18 @@ def test_bad_spans(server):
         expect(post_hold(c, calendar, u, items), 400, "invalid_request", field=field,
                what="%r" % items)
     check_equal(summary(c, cal)["holds_active"], 0, "nothing held")
+    # The message says which rule the span broke.
+    said = [
+        (cal, [item("DBL", day(5), day(5))], "must be after from"),
+        (cal, [item("DBL", day(-5), day(2))], "in the past"),
+        (cal, [item("PARKING", day(300), day(370))], "horizon"),
+        (cal, [item("SUITE", day(3), day(4))], "min_length (2 nights)"),
+        (cal, [item("DBL", day(1), day(40))], "max_length (30 nights)"),
+        (clinic_id, [item("dr_smith", instant(1, 9, 0), instant(1, 9, 20))], "grid of 15"),
+    ]
+    for calendar, items, words in said:
+        message = post_hold(c, calendar, u, items).error.get("message", "")
+        check(words in message, "%r: %r says %r" % (items, message, words))
     missing = post_hold(c, cal, u, [item("DBL", day(1), day(2)), item("NOPE", day(1), day(2))])
     expect(missing, 404, "resource_not_found")
     check_equal(missing.error.get("resource"), "NOPE", "the unknown resource")
@@ -655,6 +667,11 @@ def _durability_round(kill):
         server.kill()
     else:
         server.stop()
+        if harness.STORE_URL is None:
+            import subprocess
+            done = subprocess.run([harness.BINARY, "check", "--data", server.data_dir],
+                                  capture_output=True, timeout=harness.timeout(30))
+            check_equal(done.returncode, 0, "holdfast check: %r" % done.stderr[-400:])
     again = server.restart()
     c = again.client()
     after = _state(c, cal, [held["reservation_id"], sold["reservation_id"]],
@@ -804,3 +821,12 @@ def test_calendar_routes_go_to_the_owner():
     check_equal(order["calendar"], cal, "the order")
     free = client_b.get("/v1/calendars/%s/free?from=%s&to=%s" % (cal, day(3), day(5)))
     check_equal((free.status, free.json["resources"]), (200, []), "sold, seen through B")
+
+
+def test_ttl_above_max_hold(server):
+    c = server.client()
+    cal = hotel(c, hold_ttl_s=60, max_hold_s=120)["id"]
+    expect(post_hold(c, cal, user(), [item("DBL", day(3), day(4))], ttl_s=121), 400,
+           "invalid_request", field="ttl_s")
+    expect(post_hold(c, cal, user(), [item("DBL", day(3), day(4))] * 11), 400,
+           "invalid_request", field="items")

@@ -294,6 +294,7 @@ static void test_payment_window(void **state) {
 
 #include "sim_queue.h"
 #include "sim_dispatch.h"
+#include "sim_calendars.h"
 
 int main(void) {
     const char *text = getenv("HF_SEED");
@@ -308,10 +309,9 @@ int main(void) {
     printf("simulation seed=%" PRIu64 "\n", seed);
     fflush(stdout);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_simulation),
-        cmocka_unit_test(test_payment_window),
-        cmocka_unit_test(test_queue_simulation),
-        cmocka_unit_test(test_dispatch_simulation),
+        cmocka_unit_test(test_simulation),          cmocka_unit_test(test_payment_window),
+        cmocka_unit_test(test_queue_simulation),    cmocka_unit_test(test_dispatch_simulation),
+        cmocka_unit_test(test_calendar_simulation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
