@@ -37,6 +37,9 @@
  *                per kind; the core writes no JSON: the store decides how rows are kept)
  *   dispatch/    fleets, drivers, rides and their timed offers (dispatch/dispatch.h, which
  *                the engine includes beside this header)
+ *   calendars.h, calendar/
+ *                calendars: resources sold by spans of time, their span indexes, holds and
+ *                orders (calendars.h is part of this interface: this header includes it)
  * A new domain adds its files here (or a folder, as dispatch/): its state struct in a header
  * of its own and one member of struct hf_core for it, its commands, its deadlines as kinds of
  * timer.h with a row each in core.c's table; it shares with the others only through

@@ -61,6 +61,10 @@
 #define HF_CALENDAR_SLOTS_PAGE_MAX 1000u
 #define HF_CALENDAR_SLOTS_WINDOW_NIGHTS_MAX 400u
 #define HF_CALENDAR_SLOTS_WINDOW_MINUTE_DAYS_MAX 31u
+/* Ended uses leaving the span index in one millisecond's advance (core/calendar/sweep.c):
+ * the rest wait for the next one, so a night whose stays all end at once (every checkout of a
+ * large hotel group) costs a few milliseconds per advance, not a second in one. */
+#define HF_CALENDAR_SWEEP_PER_ADVANCE 4096u
 /* A resource's capacity: how many uses may overlap at once. */
 #define HF_RESOURCE_CAPACITY_MAX 1000000000LL
 /* A buffer before or after a use of a minute calendar: at most a day. */

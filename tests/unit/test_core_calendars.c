@@ -627,6 +627,33 @@ static void test_ended_uses_leave(void **state) {
     fx_assert_consistent(f->core, f->now);
 }
 
+/* Many uses ending at once leave over several milliseconds, a budget each. */
+static void test_sweep_is_bounded_per_advance(void **state) {
+    fixture_t *f = *state;
+    hotel(f, 0);
+    hf_resource_definition_t park = resource_of("PARK", 100000, 1, 30);
+    assert_int_equal(hf_core_calendar_add_resources(f->core, "hotel", &park, 1, f->now, NULL),
+                     HF_OK);
+    uint32_t count = HF_CALENDAR_SWEEP_PER_ADVANCE + 100, order;
+    hf_calendar_item_request_t item = {"PARK", 1, DAY0, DAY0 + 1};
+    hf_calendar_hold_request_t booking = {.calendar_id = "hotel",
+                                          .user_id = "fleet",
+                                          .items = &item,
+                                          .item_count = 1};
+    for (uint32_t i = 0; i < count; i++) {
+        char order_id[24];
+        snprintf(order_id, sizeof order_id, "ord_%u", i);
+        assert_int_equal(
+            hf_core_calendar_book(f->core, &booking, order_id, NULL, f->now, &order, NULL), HF_OK);
+    }
+    f->now = (int64_t)(DAY0 + 2) * DAY_MS; /* the day after the stays' to: all may leave */
+    hf_core_advance(f->core, f->now);
+    assert_int_equal(hf_core_calendar_uses_live(f->core), 100);
+    assert_int_equal(hf_core_next_expiry(f->core), f->now + 1);
+    advance(f, 1);
+    assert_int_equal(hf_core_calendar_uses_live(f->core), 0);
+}
+
 /* ---- hf_core_check sees a corrupted index ---- */
 
 static void test_check_catches_corruption(void **state) {
@@ -728,6 +755,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_user_limit_and_replace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_booking_segments_slots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ended_uses_leave, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sweep_is_bounded_per_advance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_catches_corruption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore, setup, teardown),
     };

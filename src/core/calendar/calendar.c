@@ -3,6 +3,7 @@
  * indexes share one pool of nodes (span.h). */
 #include "core/calendar/internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,7 @@ static uint32_t calendar_add(hf_core_t *core, const hf_calendar_definition_t *de
 
 static hf_error_t calendar_check_new(hf_core_t *core, const hf_calendar_definition_t *definition,
                                      hf_error_detail_t *detail) {
+    assert(definition != NULL);
     hf_error_t error = check_settings(definition, detail);
     if (error) return error;
     if (hf_core_calendar(core, definition->id, NULL)) return HF_ERROR_CALENDAR_EXISTS;
@@ -288,6 +290,7 @@ uint64_t hf_core_calendar_uses_live(const hf_core_t *core) {
 
 hf_error_t hf_core_restore_calendar(hf_core_t *core, const hf_calendar_definition_t *definition,
                                     int64_t created_at_ms) {
+    assert(definition != NULL); /* the analyzer reads the lookup's NULL id check as a maybe */
     const hf_calendar_t *calendar = hf_core_calendar(core, definition->id, NULL);
     if (!calendar) {
         hf_error_t error = calendar_check_new(core, definition, NULL);

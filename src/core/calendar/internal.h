@@ -7,6 +7,7 @@
  *   use.c       holds and bookings made, their spans taken and given back, commit and
  *               cancel, payments, restore and revive of holds and orders
  *   query.c     availability: taken, segments, fits, slots
+ *   restore.c   calendar holds and orders loaded back from the store, forgotten holds revived
  *   sweep.c     uses whose span ended leave the index; hf_core_check's part */
 #ifndef HF_CORE_CALENDAR_INTERNAL_H
 #define HF_CORE_CALENDAR_INTERNAL_H
@@ -50,6 +51,9 @@ typedef struct calendars {
     uint32_t *held_place;
     uint32_t held_place_capacity;
     uint64_t uses_live;
+    /* Ended items taken out of the index at sweep_at (HF_CALENDAR_SWEEP_PER_ADVANCE). */
+    int64_t sweep_at;
+    uint32_t sweep_done;
     /* The items of the request being checked, resolved. */
     hf_calendar_item_t scratch[HF_CALENDAR_HOLD_ITEMS_MAX];
 } calendars_t;
@@ -97,8 +101,10 @@ static inline bool resource_buffered(const hf_resource_definition_t *resource) {
 
 /* ---- calendar.c ---- */
 
+/* The calendars' state, made at the first calendar. */
 calendars_t *calendars_of(hf_core_t *core);
-/* A new calendar's summary counts follow its holds and orders. */
+/* A use taken (delta negative) or given back over an item's span, for live streams: emitted
+ * only while the core emits stream records (hf_core_set_stream_records). */
 void calendar_record_change(hf_core_t *core, uint32_t calendar_index,
                             const hf_calendar_item_t *item, int64_t delta, int64_t now);
 

@@ -275,7 +275,7 @@ static const char *check_node(const span_pool_t *pool, uint32_t index, int64_t l
     (*nodes)++;
     if (node->key <= low || node->key >= high) return "span index: keys out of order";
     if (node->delta == 0) return "span index: a breakpoint without delta";
-    uint32_t children[2] = {node->left, node->right};
+    const uint32_t children[2] = {node->left, node->right};
     for (int c = 0; c < 2; c++)
         if (children[c] && pool->nodes[children[c]].priority > node->priority)
             return "span index: a priority above its parent's";

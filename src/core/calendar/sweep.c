@@ -11,6 +11,7 @@
 #include "core/calendar/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The time (ms) from which the item can leave the index. */
 static int64_t item_sweep_time(const hf_calendar_t *calendar, const hf_calendar_item_t *item) {
@@ -41,18 +42,30 @@ void calendar_sweep_schedule(hf_core_t *core, uint32_t order_index) {
         hf_timer_push(&core->timer, deadline, HF_TIMER_CALENDAR_SWEEP, order_index);
 }
 
+/* An entry earlier than its order's next item's time was left behind (the order's entry is
+ * the one at that time); a later one is a postponed sweep, still due. */
 bool calendar_sweep_stale(const hf_core_t *core, const hf_timer_entry_t *entry) {
     const hf_order_t *order = &core->orders.slots[entry->index];
-    return order->status != HF_ORDER_CONFIRMED ||
-           order_sweep_deadline(core, entry->index) != entry->deadline_ms;
+    if (order->status != HF_ORDER_CONFIRMED) return true;
+    int64_t deadline = order_sweep_deadline(core, entry->index);
+    return deadline == INT64_MAX || entry->deadline_ms < deadline;
 }
 
 /* The entry's order: its items whose time has come leave the index (no record: nothing any
- * client can see changes), and the next one is scheduled. */
+ * client can see changes), and the next one is scheduled; past the millisecond's budget the
+ * order waits for the next millisecond. */
 void calendar_sweep_due(hf_core_t *core, const hf_timer_entry_t *entry, int64_t now) {
     const hf_order_t *order = &core->orders.slots[entry->index];
     hf_calendar_t *calendar = core->calendars->slots[order->event];
     calendars_t *calendars = core->calendars;
+    if (calendars->sweep_at != now) {
+        calendars->sweep_at = now;
+        calendars->sweep_done = 0;
+    }
+    if (calendars->sweep_done >= HF_CALENDAR_SWEEP_PER_ADVANCE) {
+        hf_timer_push(&core->timer, now + 1, HF_TIMER_CALENDAR_SWEEP, entry->index);
+        return;
+    }
     for (uint32_t i = 0; i < order->pool_count; i++) {
         uint32_t item = order->item_offset + i;
         if (!calendars->live[item] || item_sweep_time(calendar, &calendars->items[item]) > now)
@@ -61,6 +74,7 @@ void calendar_sweep_due(hf_core_t *core, const hf_timer_entry_t *entry, int64_t 
         calendars->live[item] = 0;
         calendars->uses_live--;
         tables_of(calendar)->uses_live--;
+        calendars->sweep_done++;
     }
     calendar_sweep_schedule(core, entry->index);
 }
@@ -92,10 +106,38 @@ typedef struct expected_point {
     int64_t delta;
 } expected_point_t;
 
-static int point_order(const void *a, const void *b) {
-    const expected_point_t *x = a, *y = b;
-    if (x->resource != y->resource) return x->resource < y->resource ? -1 : 1;
-    return (x->key > y->key) - (x->key < y->key);
+/* The digit of a point's place in the order (resource, then key) that pass sorts on: 16 bits
+ * of the key's two halves (its sign flipped, so negative keys come first), then of the
+ * resource's. */
+static uint32_t point_digit(const expected_point_t *point, int pass) {
+    uint32_t key = (uint32_t)point->key ^ 0x80000000u;
+    uint32_t word = pass < 2 ? key : point->resource;
+    return (word >> (16 * (pass % 2))) & 0xffffu;
+}
+
+/* Points sorted by (resource, key): a radix sort of four stable passes, as a restore checks
+ * millions of them (qsort's calls were most of the check). */
+static void points_sort(expected_point_t *points, uint32_t count) {
+    expected_point_t *spare = malloc((size_t)count * sizeof *spare);
+    uint32_t *starts = malloc(65536 * sizeof *starts);
+    if (!spare || !starts) abort();
+    expected_point_t *from = points, *to = spare;
+    for (int pass = 0; pass < 4; pass++) {
+        memset(starts, 0, 65536 * sizeof *starts);
+        for (uint32_t i = 0; i < count; i++) starts[point_digit(&from[i], pass)]++;
+        uint32_t total = 0;
+        for (uint32_t d = 0; d < 65536; d++) {
+            uint32_t here = starts[d];
+            starts[d] = total;
+            total += here;
+        }
+        for (uint32_t i = 0; i < count; i++) to[starts[point_digit(&from[i], pass)]++] = from[i];
+        expected_point_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    free(spare); /* four passes: the sorted points are back in points */
+    free(starts);
 }
 
 typedef struct expected {
@@ -137,8 +179,7 @@ static void expect_calendar(const hf_core_t *core, uint32_t calendar_index, bool
         if (order->status == HF_ORDER_CONFIRMED)
             expect_items(core, calendar, order->item_offset, order->pool_count, wide, expected);
     }
-    if (expected->count)
-        qsort(expected->points, expected->count, sizeof *expected->points, point_order);
+    if (expected->count) points_sort(expected->points, expected->count);
     uint32_t merged = 0;
     for (uint32_t i = 0; i < expected->count; i++) {
         expected_point_t point = expected->points[i];
