@@ -34,6 +34,17 @@
  *                that square (and accept each offer for its driver, or cancel a ride left
  *                searching) while the others keep moving drivers; the ride's latency is the
  *                time from the POST leaving to its answer, which carries the offer.
+ *   calendar-hold  durable holds on a night calendar (API.md section 12) of --resources
+ *                resources, half of capacity 1 and half of capacity 10 (created in batches
+ *                through POST /v1/calendars/{cal}/resources): each a random resource for a
+ *                random 1-5-night span starting 1 to --span-days days ahead, ttl_s --ttl, so
+ *                they lapse. 201 won, 409 range_unavailable lost.
+ *   calendar-free  GET /free for a random 3-night span, quantity 1, over every resource;
+ *                with --fill-uses N the calendar is first filled with N back-to-back 3-night
+ *                bookings per resource from tomorrow on (bookings of up to 10 items: the fill
+ *                is timed, and --rss-pid reads the server's resident set around it).
+ *   calendar-availability  GET /availability of a random resource over the next 365 days,
+ *                on the same calendar and fill.
  *
  * The client is closed-loop: each connection keeps `pipeline` requests in flight and sends the
  * next one when an answer arrives, so latencies are those of a saturated server.
@@ -64,6 +75,11 @@
 #define LINE_DEFAULT_MAX 2000000u /* the server's default limit of a line (max_waiting) */
 #define ADMIT_FRONT 64          /* queue-admit: tickets at the line's front that polls cycle over */
 #define ADMIT_WINDOW_MS 100     /* queue-admit: admissions are counted per window of this */
+#define CALENDAR_BATCH 1000     /* calendar-*: resources per request of the setup */
+#define CALENDAR_ITEMS_MAX 10   /* the server's default max_items_per_hold: uses per booking */
+#define CALENDAR_HORIZON_DAYS 365 /* the calendar's horizon_days (the server's default) */
+#define CALENDAR_FILL_NIGHTS 3  /* calendar-*: the nights of each use of the fill */
+#define CALENDAR_NIGHTS_MAX 5   /* calendar-hold: spans of 1 to this many nights */
 #define CITY_HALF_SIDE_M 10000  /* the dispatch workloads' square: 20 km a side */
 #define CITY_LAT 40.75          /* its centre (Manhattan) */
 #define CITY_LNG (-73.99)
@@ -180,12 +196,15 @@ static double histogram_percentile_ms(const histogram_t *histogram, double p) {
 
 typedef enum workload {
     W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE, W_REDIS_SET, W_WEBHOOK, W_QUEUE_JOIN,
-    W_QUEUE_POLL, W_QUEUE_ADMIT, W_DRIVER_UPDATE, W_RIDE_REQUEST
+    W_QUEUE_POLL, W_QUEUE_ADMIT, W_DRIVER_UPDATE, W_RIDE_REQUEST, W_CALENDAR_HOLD,
+    W_CALENDAR_FREE, W_CALENDAR_AVAILABILITY
 } workload_t;
 
 static const char *workload_names[] = {"noop", "hold-random", "hold-hot", "flash-sale",
                                        "redis-set", "webhook", "queue-join", "queue-poll",
-                                       "queue-admit", "driver-update", "ride-request"};
+                                       "queue-admit", "driver-update", "ride-request",
+                                       "calendar-hold", "calendar-free",
+                                       "calendar-availability"};
 #define WORKLOAD_COUNT (sizeof workload_names / sizeof workload_names[0])
 
 typedef struct options {
@@ -222,6 +241,9 @@ typedef struct options {
     uint32_t drivers;          /* driver-update, ride-request: drivers of the fleet */
     int ride_connections;      /* ride-request: connections that request rides */
     uint32_t radius_m;         /* ride-request: the rides' radius_m */
+    uint32_t resources;        /* calendar-*: resources of the calendar */
+    uint32_t span_days;        /* calendar-hold, calendar-free: spans start 1 to this many days ahead */
+    uint32_t fill_uses;        /* calendar-free, calendar-availability: uses per resource */
 } options_t;
 
 static options_t options = {
@@ -255,13 +277,17 @@ static options_t options = {
     .drivers = 100000,
     .ride_connections = 0,
     .radius_m = 3000,
+    .resources = 10000,
+    .span_days = 300,
+    .fill_uses = 0,
 };
 
 static void usage(void) {
     fprintf(stderr,
         "usage: loadgen [options]\n"
         "  --workload noop|hold-random|hold-hot|flash-sale|redis-set|webhook|queue-join|\n"
-        "             queue-poll|queue-admit|driver-update|ride-request          (hold-random)\n"
+        "             queue-poll|queue-admit|driver-update|ride-request|calendar-hold|\n"
+        "             calendar-free|calendar-availability                        (hold-random)\n"
         "  --host H --port P          server (127.0.0.1:8080)\n"
         "  -c, --connections N        connections (50)\n"
         "  -p, --pipeline D           requests in flight per connection (1, at most %d)\n"
@@ -270,8 +296,8 @@ static void usage(void) {
         "  --seed N                   random seed (1)\n"
         "  --ttl S                    hold ttl_s (hold-random 1, hold-hot 1, flash-sale 1);\n"
         "                             redis-set: EX, whole seconds (1)\n"
-        "  --event ID                 event or fleet id (bench, hot, flash, webhook, queue,\n"
-        "                             fleet)\n"
+        "  --event ID                 event, fleet or calendar id (bench, hot, flash, webhook,\n"
+        "                             queue, fleet, cal)\n"
         "  --seats N                  seats of the event, rows of 1,000 (60000)\n"
         "  --users N                  hold-random: distinct users (1000000)\n"
         "  --hot-seats N              hold-hot: seats fought for (10)\n"
@@ -295,6 +321,11 @@ static void usage(void) {
         "  --drivers N                driver-update, ride-request: drivers (100000)\n"
         "  --ride-connections N       ride-request: connections requesting rides (c/10, >= 1)\n"
         "  --radius M                 ride-request: radius_m of the rides (3000)\n"
+        "  --resources N              calendar-*: resources, half of capacity 1, half 10 (10000)\n"
+        "  --span-days N              calendar-hold, calendar-free: spans start 1 to N days\n"
+        "                             ahead (300)\n"
+        "  --fill-uses N              calendar-free, calendar-availability: fill N back-to-back\n"
+        "                             3-night bookings per resource first (0; at most 121)\n"
         "  --json PATH                also write the results as JSON to PATH\n",
         PIPELINE_MAX);
     exit(2);
@@ -350,6 +381,9 @@ static void parse_options(int argc, char **argv) {
         else if (TAKES("--drivers")) options.drivers = (uint32_t)parse_number(value, arg);
         else if (TAKES("--ride-connections")) options.ride_connections = (int)parse_number(value, arg);
         else if (TAKES("--radius")) options.radius_m = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--resources")) options.resources = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--span-days")) options.span_days = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--fill-uses")) options.fill_uses = (uint32_t)parse_number(value, arg);
         else usage();
 #undef TAKES
     }
@@ -369,21 +403,31 @@ static void parse_options(int argc, char **argv) {
     if (options.ride_connections <= 0) options.ride_connections = (options.connections + 9) / 10;
     if (options.workload == W_RIDE_REQUEST && options.ride_connections >= options.connections)
         die("ride-request: --ride-connections must leave connections that move drivers");
+    /* Every span within the horizon: a hold's to at most span_days + 5 days ahead, the
+     * fill's last check-out 1 + 3 * fill_uses days ahead. */
+    if (options.resources < 1 || options.span_days < 1 ||
+        options.span_days + CALENDAR_NIGHTS_MAX > CALENDAR_HORIZON_DAYS)
+        die("bad --resources or --span-days (spans must end within %d days)", CALENDAR_HORIZON_DAYS);
+    if (1 + (uint64_t)CALENDAR_FILL_NIGHTS * options.fill_uses > CALENDAR_HORIZON_DAYS)
+        die("bad --fill-uses: at most %d 3-night uses fit the horizon", (CALENDAR_HORIZON_DAYS - 1) / 3);
     bool queue = options.workload == W_QUEUE_JOIN || options.workload == W_QUEUE_POLL ||
                  options.workload == W_QUEUE_ADMIT;
+    bool calendar = options.workload == W_CALENDAR_HOLD || options.workload == W_CALENDAR_FREE ||
+                    options.workload == W_CALENDAR_AVAILABILITY;
     bool fleet = options.workload == W_DRIVER_UPDATE || options.workload == W_RIDE_REQUEST;
     if (!options.event)
         options.event = options.workload == W_HOLD_HOT ? "hot"
                       : options.workload == W_FLASH_SALE ? "flash"
                       : options.workload == W_WEBHOOK ? "webhook"
-                      : queue ? "queue" : fleet ? "fleet" : "bench";
+                      : queue ? "queue" : fleet ? "fleet" : calendar ? "cal" : "bench";
 }
 
 /* ---- the run ---- */
 
 typedef enum kind {
     K_NOOP, K_CREATE_EVENT, K_HOLD, K_RELEASE, K_COMMIT, K_GET_SEATS, K_GET_ORDER, K_REDIS_SET,
-    K_WEBHOOK, K_JOIN, K_POLL, K_DRIVER, K_RIDE, K_ACCEPT, K_CANCEL
+    K_WEBHOOK, K_JOIN, K_POLL, K_DRIVER, K_RIDE, K_ACCEPT, K_CANCEL, K_ADD_RESOURCES, K_BOOKING,
+    K_GET_CALENDAR
 } kind_t;
 
 /* What a request in flight remembers, to judge its answer. */
@@ -483,6 +527,9 @@ static struct {
     uint64_t rides_started, rides_offered, rides_searching, accepts, accepts_failed, cancels;
     uint64_t updates;
     histogram_t ride_latency, accept_latency, update_latency;
+    /* calendar-* */
+    uint32_t resources_sent;          /* resources in the setup's requests so far */
+    int64_t today_days;               /* today's UTC date, in days since 1970-01-01 */
 } run;
 
 static void record_error(const char *format, ...) {
@@ -567,7 +614,18 @@ static bool is_fleet_workload(void) {
     return options.workload == W_DRIVER_UPDATE || options.workload == W_RIDE_REQUEST;
 }
 
+static bool is_calendar_workload(void) {
+    return options.workload == W_CALENDAR_HOLD || options.workload == W_CALENDAR_FREE ||
+           options.workload == W_CALENDAR_AVAILABILITY;
+}
+
+static void send_calendar_resources(connection_t *connection);
+
 static void send_create_event(connection_t *connection) {
+    if (is_calendar_workload()) {
+        send_calendar_resources(connection);
+        return;
+    }
     buffer_t body = {0};
     buffer_printf(&body, "{\"id\":\"%s\",\"hold_ttl_s\":600,\"sections\":[{\"id\":\"S\",\"price\":100,\"rows\":[",
                   options.event);
@@ -865,11 +923,137 @@ static void send_ride(connection_t *connection) {
     snprintf(pending->id, sizeof pending->id, "%s", ride);
 }
 
-/* The fill before the run: queue-poll's line, the fleet's drivers; false when all are sent. */
+/* ---- calendars (API.md section 12) ---- */
+
+/* The date so many days after today (UTC), as YYYY-MM-DD. */
+static void calendar_date(int64_t days_ahead, char out[16]) {
+    time_t at = (time_t)((run.today_days + days_ahead) * 86400);
+    struct tm tm;
+    gmtime_r(&at, &tm);
+    strftime(out, 16, "%Y-%m-%d", &tm);
+}
+
+/* Resource "r<N>": even numbers of capacity 1 (a room), odd of capacity 10 (a room type). */
+static uint32_t calendar_capacity(uint32_t resource) { return resource % 2 ? 10 : 1; }
+
+/* The setup: the calendar with the first CALENDAR_BATCH resources, then the others appended
+ * CALENDAR_BATCH at a time (one body would be over the server's body limit). */
+static void send_calendar_resources(connection_t *connection) {
+    buffer_t body = {0};
+    bool create = run.resources_sent == 0;
+    char path[160];
+    if (create)
+        buffer_printf(&body, "{\"id\":\"%s\",\"unit\":\"night\",\"hold_ttl_s\":600,\"horizon_days\":%d,"
+                      "\"currency\":\"EUR\",\"resources\":[", options.event, CALENDAR_HORIZON_DAYS);
+    else
+        buffer_printf(&body, "{\"resources\":[");
+    uint32_t end = run.resources_sent + CALENDAR_BATCH;
+    if (end > options.resources) end = options.resources;
+    for (uint32_t r = run.resources_sent; r < end; r++)
+        buffer_printf(&body, "%s{\"id\":\"r%05" PRIu32 "\",\"capacity\":%" PRIu32 ",\"price\":10000}",
+                      r > run.resources_sent ? "," : "", r, calendar_capacity(r));
+    buffer_printf(&body, "]}");
+    run.resources_sent = end;
+    if (create) snprintf(path, sizeof path, "/v1/calendars");
+    else snprintf(path, sizeof path, "/v1/calendars/%s/resources", options.event);
+    put_request(connection, "POST", path, NULL, body.data, body.length);
+    push_inflight(connection, create ? K_CREATE_EVENT : K_ADD_RESOURCES);
+    free(body.data);
+}
+
+/* calendar-hold: a random resource for 1 to CALENDAR_NIGHTS_MAX nights from 1 to span_days
+ * days ahead, by a random user. */
+static void send_calendar_hold(connection_t *connection) {
+    char body[320], path[160], from[16], to[16];
+    uint32_t resource = random_below(&connection->rng, options.resources);
+    int64_t start = 1 + random_below(&connection->rng, options.span_days);
+    calendar_date(start, from);
+    calendar_date(start + 1 + random_below(&connection->rng, CALENDAR_NIGHTS_MAX), to);
+    uint32_t user = random_below(&connection->rng, options.users);
+    int length = snprintf(body, sizeof body,
+                          "{\"user_id\":\"u%" PRIu32 "\",\"items\":[{\"resource\":\"r%05" PRIu32
+                          "\",\"from\":\"%s\",\"to\":\"%s\"}],\"ttl_s\":%g}",
+                          user, resource, from, to, options.ttl_s);
+    snprintf(path, sizeof path, "/v1/calendars/%s/holds", options.event);
+    put_request(connection, "POST", path, NULL, body, (size_t)length);
+    push_inflight(connection, K_HOLD)->user = user;
+}
+
+/* The fill's booking number `index`: resource index / per, its uses (index % per) * 10 on,
+ * back to back from tomorrow, CALENDAR_FILL_NIGHTS nights each. */
+static void send_calendar_booking(connection_t *connection, uint32_t index) {
+    uint32_t per = (options.fill_uses + CALENDAR_ITEMS_MAX - 1) / CALENDAR_ITEMS_MAX;
+    uint32_t resource = index / per, first = index % per * CALENDAR_ITEMS_MAX;
+    uint32_t last = first + CALENDAR_ITEMS_MAX < options.fill_uses ? first + CALENDAR_ITEMS_MAX
+                                                                   : options.fill_uses;
+    buffer_t body = {0};
+    char path[160], from[16], to[16];
+    buffer_printf(&body, "{\"user_id\":\"fill%" PRIu32 "\",\"payment_ref\":\"pi_fill_%" PRIu32 "\",\"items\":[",
+                  index, index);
+    for (uint32_t use = first; use < last; use++) {
+        calendar_date(1 + (int64_t)use * CALENDAR_FILL_NIGHTS, from);
+        calendar_date(1 + (int64_t)(use + 1) * CALENDAR_FILL_NIGHTS, to);
+        buffer_printf(&body, "%s{\"resource\":\"r%05" PRIu32 "\",\"from\":\"%s\",\"to\":\"%s\"}",
+                      use > first ? "," : "", resource, from, to);
+    }
+    buffer_printf(&body, "]}");
+    snprintf(path, sizeof path, "/v1/calendars/%s/bookings", options.event);
+    put_request(connection, "POST", path, NULL, body.data, body.length);
+    pending_t *pending = push_inflight(connection, K_BOOKING);
+    pending->fill = true;
+    pending->user = index;
+    free(body.data);
+}
+
+/* calendar-free: a random 3-night span over every resource; calendar-availability: a random
+ * resource over the next 365 days. */
+static void send_calendar_read(connection_t *connection) {
+    char path[256], from[16], to[16];
+    if (options.workload == W_CALENDAR_FREE) {
+        int64_t start = 1 + random_below(&connection->rng, options.span_days);
+        calendar_date(start, from);
+        calendar_date(start + 3, to);
+        snprintf(path, sizeof path, "/v1/calendars/%s/free?from=%s&to=%s&quantity=1", options.event, from, to);
+    } else {
+        calendar_date(0, from);
+        calendar_date(CALENDAR_HORIZON_DAYS, to);
+        snprintf(path, sizeof path, "/v1/calendars/%s/availability?resource=r%05" PRIu32 "&from=%s&to=%s",
+                 options.event, random_below(&connection->rng, options.resources), from, to);
+    }
+    send_get(connection, K_GET_CALENDAR, path, 0);
+}
+
+/* The setup's answers: the calendar made (or there already: no resources added, no fill),
+ * then each batch of resources appended; the last one starts the fill or the run. */
+static void start_fill(void);
+static void flush(connection_t *connection);
+static bool calendar_setup_answered(kind_t kind, int status, const char *body, size_t length) {
+    bool fresh = kind == K_CREATE_EVENT ? status == 201 : status == 200;
+    if (kind == K_CREATE_EVENT && status == 409) {
+        options.create_event = false;
+        start_fill();
+        return true;
+    }
+    if (!fresh) {
+        record_error("calendar setup answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        return false;
+    }
+    if (run.resources_sent < options.resources) {
+        send_calendar_resources(&run.connections[0]);
+        flush(&run.connections[0]);
+    } else {
+        start_fill();
+    }
+    return true;
+}
+
+/* The fill before the run: queue-poll's line, the fleet's drivers, the calendar's bookings;
+ * false when all are sent. */
 static bool fill_request(connection_t *connection) {
     if (run.fill_sent >= run.fill_target) return false;
     uint32_t index = (uint32_t)run.fill_sent++;
     if (options.workload == W_QUEUE_POLL) send_join(connection, true, index);
+    else if (is_calendar_workload()) send_calendar_booking(connection, index);
     else send_driver(connection, true, index);
     return true;
 }
@@ -929,6 +1113,13 @@ static bool run_request(connection_t *connection) {
     case W_RIDE_REQUEST:
         if (connection->index < options.ride_connections) send_ride(connection);
         else send_driver(connection, false, random_below(&connection->rng, options.drivers));
+        return true;
+    case W_CALENDAR_HOLD:
+        send_calendar_hold(connection);
+        return true;
+    case W_CALENDAR_FREE:
+    case W_CALENDAR_AVAILABILITY:
+        send_calendar_read(connection);
         return true;
     }
     return false;
@@ -1117,6 +1308,9 @@ static void start_fill(void) {
         ticket_store(options.line - 1, "");
     } else if (is_fleet_workload() && options.create_event) {
         run.fill_target = options.drivers;
+    } else if (is_calendar_workload() && options.create_event && options.fill_uses) {
+        run.fill_target = (uint64_t)options.resources *
+                          ((options.fill_uses + CALENDAR_ITEMS_MAX - 1) / CALENDAR_ITEMS_MAX);
     }
     if (run.fill_target == 0) {
         enter_phase(P_RUN);
@@ -1481,9 +1675,10 @@ static void on_ride_answer(connection_t *connection, const pending_t *pending, b
 /* Counts an answer, and its latency when it arrives in the measured window (true then). */
 static bool count_answer(const pending_t *pending, int status) {
     uint64_t now = uv_hrtime();
-    if (pending->kind != K_CREATE_EVENT && !pending->fill) run.answered++;
+    bool setup = pending->kind == K_CREATE_EVENT || pending->kind == K_ADD_RESOURCES;
+    if (!setup && !pending->fill) run.answered++;
     bool counted = run.measuring && now >= run.measure_start_ns && now <= run.measure_end_ns &&
-                   pending->kind != K_CREATE_EVENT && !pending->fill;
+                   !setup && !pending->fill;
     if (!counted) return false;
     uint64_t latency_us = (now - pending->sent_ns) / 1000;
     histogram_record(&run.latency, latency_us);
@@ -1507,8 +1702,19 @@ static void on_answer(connection_t *connection, int status, const char *body, si
     connection->count--;
     bool counted = count_answer(&pending, status);
     switch ((kind_t)pending.kind) {
+    case K_ADD_RESOURCES:
+        if (!calendar_setup_answered((kind_t)pending.kind, status, body, length)) {
+            run.violations = true;
+            enter_phase(P_DONE);
+        }
+        return;
     case K_CREATE_EVENT:
-        if (status == 201 || (status == 409 && options.workload != W_FLASH_SALE)) {
+        if (is_calendar_workload()) {
+            if (!calendar_setup_answered((kind_t)pending.kind, status, body, length)) {
+                run.violations = true;
+                enter_phase(P_DONE);
+            }
+        } else if (status == 201 || (status == 409 && options.workload != W_FLASH_SALE)) {
             start_fill();
         } else {
             record_error("creating event %s answered %d: %.*s", options.event, status,
@@ -1533,6 +1739,15 @@ static void on_answer(connection_t *connection, int status, const char *body, si
         break;
     case K_POLL:
         on_poll_answer(&pending, counted, status, body, length);
+        break;
+    case K_BOOKING:
+        if (status != 201)
+            record_error("booking answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
+        fill_answered();
+        break;
+    case K_GET_CALENDAR:
+        if (status != 200)
+            record_error("calendar read answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
         break;
     case K_DRIVER:
         if (status == 200 || status == 201) run.updates += counted;
@@ -1780,7 +1995,8 @@ static void report_common(buffer_t *json, double seconds) {
     printf("\n");
     buffer_printf(json, "}");
     if (options.workload == W_HOLD_RANDOM || options.workload == W_HOLD_HOT ||
-        options.workload == W_REDIS_SET || options.workload == W_WEBHOOK) {
+        options.workload == W_REDIS_SET || options.workload == W_WEBHOOK ||
+        options.workload == W_CALENDAR_HOLD) {
         printf("  holds won %" PRIu64 ", lost %" PRIu64 ", released %" PRIu64 "\n", run.hot_wins,
                run.hot_losses, run.releases);
         buffer_printf(json, ",\"holds_won\":%" PRIu64 ",\"holds_lost\":%" PRIu64 ",\"releases\":%" PRIu64,
@@ -1843,7 +2059,8 @@ static void report_fill(buffer_t *json) {
     if (!run.filled) return;
     double fill_s = (double)(run.fill_end_ns - run.fill_start_ns) / 1e9;
     printf("  filled %" PRIu64 " %s in %.2f s (%.0f/s)", run.fill_answered,
-           options.workload == W_QUEUE_POLL ? "waiting users" : "drivers", fill_s,
+           options.workload == W_QUEUE_POLL ? "waiting users"
+           : is_calendar_workload() ? "bookings" : "drivers", fill_s,
            fill_s > 0 ? (double)run.fill_answered / fill_s : 0);
     if (options.rss_pid > 0)
         printf("; server RSS %ld kB before, %ld kB after (+%ld kB, %.0f bytes each)", run.rss_before_kb,
@@ -1948,6 +2165,11 @@ static void report(void) {
     if (options.workload == W_WEBHOOK) report_webhook(&json, seconds);
     if (is_queue_workload()) report_queue(&json, seconds);
     if (is_fleet_workload()) report_dispatch(&json, seconds);
+    if (is_calendar_workload()) {
+        report_fill(&json);
+        buffer_printf(&json, ",\"resources\":%" PRIu32 ",\"span_days\":%" PRIu32 ",\"fill_uses\":%" PRIu32,
+                      options.resources, options.span_days, options.fill_uses);
+    }
     bool ok = run.errors == 0 && !run.violations &&
               (options.workload != W_FLASH_SALE ||
                (run.sold_out && run.verified_seats == options.seats &&
@@ -1955,7 +2177,8 @@ static void report(void) {
               (options.workload != W_WEBHOOK || run.webhooks_committed > 0) &&
               /* The rooms' workloads fail when they measured nothing (an empty line, no fleet),
                * except a run of the fill alone (-d 0). */
-              ((!is_queue_workload() && !is_fleet_workload()) || run.measured > 0 ||
+              ((!is_queue_workload() && !is_fleet_workload() && !is_calendar_workload()) ||
+               run.measured > 0 ||
                options.duration_s == 0) &&
               (options.workload != W_RIDE_REQUEST || run.rides_offered > 0 || options.duration_s == 0);
     buffer_printf(&json, ",\"ok\":%s", ok ? "true" : "false");
@@ -1985,6 +2208,7 @@ int main(int argc, char **argv) {
     run.loop = uv_default_loop();
     run.phase = P_CONNECT;
     run.nonce = uv_hrtime();
+    run.today_days = (int64_t)(time(NULL) / 86400);
     if (options.workload == W_FLASH_SALE || options.workload == W_WEBHOOK) {
         run.view = malloc(options.seats * sizeof run.view[0]);
         run.view_position = malloc(options.seats * sizeof run.view_position[0]);

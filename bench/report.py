@@ -746,6 +746,180 @@ def pgstore_section(w, runs, thread_cpu, headline):
 
 
 
+# ---- calendars (issue 29; the calendar part) ----
+
+def read_env(path):
+    """KEY=VALUE lines (bench/run.sh's calendar-facts.env) as floats; {} when missing."""
+    facts = {}
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            key, _, value = line.strip().partition("=")
+            try:
+                facts[key] = float(value)
+            except ValueError:
+                pass
+    return facts
+
+
+def route_durations(metrics_text, suffix):
+    """The server's own times of the GET route of a calendar ending in SUFFIX, from its
+    /metrics: (count, [(upper bound s, cumulative count)]), or None when it has none."""
+    buckets, count = [], None
+    pattern = re.compile(r'^holdfast_http_request_duration_seconds_(bucket|count)\{(.*)\} (\S+)$')
+    for line in metrics_text.splitlines():
+        m = pattern.match(line)
+        if not m:
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+        route = labels.get("route", "")
+        if "calendars" not in route or not route.endswith(suffix) or labels.get("method", "GET") != "GET":
+            continue
+        if m.group(1) == "count":
+            count = float(m.group(3))
+        elif labels.get("le") not in (None, "+Inf"):
+            buckets.append((float(labels["le"]), float(m.group(3))))
+    return (count, sorted(buckets)) if count else None
+
+
+def server_share_within(durations, bound_s):
+    """The share of the route's answers the server gave within bound_s (a bucket's bound)."""
+    if not durations:
+        return None
+    count, buckets = durations
+    within = [cumulative for upper, cumulative in buckets if abs(upper - bound_s) < 1e-12]
+    return within[0] / count if within else None
+
+
+def server_p99_bound(durations):
+    """The least bucket bound, in seconds, under which 99% of the route's answers fall."""
+    if not durations:
+        return None
+    count, buckets = durations
+    for upper, cumulative in buckets:
+        if cumulative >= 0.99 * count:
+            return upper
+    return None
+
+
+def fmt_us(seconds):
+    return "-" if seconds is None else "%g us" % (seconds * 1e6) if seconds < 1e-3 else "%g ms" % (seconds * 1e3)
+
+
+def calendar_section(w, runs, thread_cpu, headline, raw):
+    """Calendars: holds beside hold-random and beside PostgreSQL's two usual forms, then /free
+    and /availability over a year of bookings, memory and a restart."""
+    w("## Calendars")
+    w("")
+    holds = [r for r in runs.get(("holdfast", "calendar-hold", headline, 1), []) if r]
+    if not holds:
+        w("Not run (`BENCH_ONLY=calendar`).")
+        w("")
+        return
+    resources = holds[0].get("resources", 10000)
+    w("Durable holds on a night calendar of %s resources (half of capacity 1, half of capacity"
+      " 10), each a random resource for a random 1-5-night span starting 1 to %s days ahead, ttl"
+      " 1 s so that they lapse, at %d connections: in each repetition hold-random (the"
+      " reference) and `calendar-hold` on fresh servers, then PostgreSQL doing the same holds as"
+      " its users do today (bench/pg/calendar-*.sql, its own cluster, fsync and"
+      " synchronous_commit on): capacity 1 as a row per use under `EXCLUDE USING gist (resource"
+      " WITH =, span WITH &&)` (btree_gist; a lapsed overlapping use deleted first, then `INSERT"
+      " ... ON CONFLICT DO NOTHING`), capacity 10 as per-night counter rows taken `WHERE free >="
+      " 1` in one transaction with the hold's row (the resource's lapsed holds give their nights"
+      " back first; a span not wholly free rolls back). Each PostgreSQL form gets its half of the"
+      " resources (5,000) and the whole load. Rates are attempts answered per second (a hold won"
+      " or refused; a pgbench transaction), medians over repetitions; the ratios divide the same"
+      " repetition."
+      % (fmt_rate(resources), holds[0].get("span_days", 300), headline))
+    w("")
+    w("| system | attempts/s | holds won/s | / hold-random | each repetition | goal | p50 ms | p99 ms |")
+    w("| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |")
+    reference = runs.get(("holdfast", "calendar-hold-random", headline, 1), [])
+    ratio, values = same_rep_ratio(runs, "calendar-hold", "calendar-hold-random", headline)
+    for label, group, shown in (("Holdfast hold-random (reference)", reference, False),
+                                ("Holdfast calendar-hold", holds, True)):
+        s = summary(group)
+        won = [v for v in map(won_per_s, [r for r in group if r]) if v is not None]
+        w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            label, fmt_rate(s["throughput"]), fmt_rate(statistics.median(won) if won else None),
+            fmt_percent(ratio) if shown else "-",
+            ", ".join(fmt_percent(v) for v in values) if shown else "-", ">= 80%" if shown else "-",
+            fmt_ms(s["p50_ms"]), fmt_ms(s["p99_ms"])))
+    for variant, label in (("calendar-exclude", "PostgreSQL, capacity 1: EXCLUDE USING gist"),
+                           ("calendar-counter", "PostgreSQL, capacity 10: per-night counters")):
+        s = summary(runs.get(("pg", variant, headline, 1), []))
+        w("| %s | %s | - | - | - | - | %s | %s |" % (label, fmt_rate(s["throughput"]),
+                                                     fmt_ms(s["p50_ms"]), fmt_ms(s["p99_ms"])))
+    w("")
+    w("| Holdfast calendar-hold / PostgreSQL, same repetition | median | each repetition | goal | met |")
+    w("| --- | ---: | --- | --- | --- |")
+    for variant, label in (("calendar-exclude", "against EXCLUDE USING gist (capacity 1)"),
+                           ("calendar-counter", "against per-night counters (capacity 10)")):
+        peer = ratios_by_rep(holds, runs.get(("pg", variant, headline, 1), []))
+        median = statistics.median(peer) if peer else None
+        w("| %s | %s | %s | >= 3x | %s |" % (
+            label, "-" if median is None else "%.1fx" % median,
+            ", ".join("%.1fx" % v for v in peer) or "-",
+            "-" if median is None else "yes" if median >= 3 else "no"))
+    w("")
+    fills = [r for r in runs.get(("holdfast", "calendar-fill", headline, 1), []) if r and r.get("filled")]
+    fill = fills[0] if fills else None
+    if not fill:
+        return
+    facts = read_env(os.path.join(raw, "calendar-facts.env"))
+    metrics_path = os.path.join(raw, "calendar-metrics.txt")
+    metrics = open(metrics_path, encoding="utf-8").read() if os.path.exists(metrics_path) else ""
+    uses = fill.get("fill_uses", 0) * fill.get("resources", resources)
+    w("Reads over a year of bookings: one server filled with %s back-to-back 3-night uses per"
+      " resource from tomorrow (%s live uses in %s bookings of 10 items, sent %d"
+      " connections x 4 in flight: %s s, %s bookings/s), then, in each repetition, with one"
+      " client: `GET /free` for a random 3-night span, quantity 1, over all %s resources, and"
+      " `GET /availability` of a random resource over the next 365 days. Client times are"
+      " loadgen's (medians over repetitions); the server's come from its"
+      " `holdfast_http_request_duration_seconds` histogram (its lowest bound is 100 us), read"
+      " from /metrics after the runs."
+      % (fmt_rate(fill.get("fill_uses")), fmt_rate(uses), fmt_rate(fill.get("filled")), headline,
+         "%.1f" % fill.get("fill_s", 0), fmt_rate(fill.get("fill_per_s")), fmt_rate(resources)))
+    w("")
+    w("| read | requests/s | client p50 ms | client p99 ms | server: answered within 100 us |"
+      " server p99 under | goal | met |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    free = summary(runs.get(("holdfast", "calendar-free", 1, 1), []))
+    free_server = route_durations(metrics, "/free")
+    w("| /free, 3 nights, %s resources | %s | %s | %s | %s | %s | client p99 < 5 ms | %s |" % (
+        fmt_rate(resources), fmt_rate(free["throughput"]), fmt_ms(free["p50_ms"]),
+        fmt_ms(free["p99_ms"]), fmt_percent(server_share_within(free_server, 1e-4)),
+        fmt_us(server_p99_bound(free_server)),
+        "-" if free["p99_ms"] is None else "yes" if free["p99_ms"] < 5 else "no"))
+    availability = summary(runs.get(("holdfast", "calendar-availability", 1, 1), []))
+    availability_server = route_durations(metrics, "/availability")
+    share = server_share_within(availability_server, 1e-4)
+    w("| /availability, one resource, 365 days | %s | %s | %s | %s | %s | server p99 < 100 us | %s |" % (
+        fmt_rate(availability["throughput"]), fmt_ms(availability["p50_ms"]),
+        fmt_ms(availability["p99_ms"]), fmt_percent(share), fmt_us(server_p99_bound(availability_server)),
+        "-" if share is None else "yes" if share >= 0.99 else "no"))
+    w("")
+    empty, filled = facts.get("rss_empty_kb"), fill.get("rss_after_kb")
+    growth = (filled - empty) / 1024.0 if empty and filled else None
+    restart = facts.get("restart_s")
+    w("| memory and restart | value | goal | met |")
+    w("| --- | ---: | --- | --- |")
+    w("| server RSS, empty | %s MB | - | - |" % ("-" if not empty else "%.0f" % (empty / 1024.0)))
+    w("| server RSS, the calendar made, before the bookings | %s MB | - | - |" % (
+        "-" if not fill.get("rss_before_kb") else "%.0f" % (fill["rss_before_kb"] / 1024.0)))
+    w("| server RSS with %s live uses | %s MB | - | - |" % (
+        fmt_rate(uses), "-" if not filled else "%.0f" % (filled / 1024.0)))
+    w("| growth over the empty server | %s | < 512 MB | %s |" % (
+        "-" if growth is None else "+%.0f MB" % growth,
+        "-" if growth is None else "yes" if growth < 512 else "no"))
+    failed = facts.get("restart_failed")
+    w("| restart on that data directory, to /healthz 200 | %s | < 10 s | %s |" % (
+        "did not start (see holdfast.log)" if failed else "-" if restart is None else "%.2f s" % restart,
+        "no" if failed else "-" if restart is None else "yes" if restart < 10 else "no"))
+    if facts.get("rss_restarted_kb"):
+        w("| server RSS after the restart | %.0f MB | - | - |" % (facts["rss_restarted_kb"] / 1024.0))
+    w("")
+
+
 # ---- several nodes on one PostgreSQL (issue 23; the cluster part, bench/cluster.sh) ----
 
 CLUSTER_NAME = re.compile(r"^cluster__(?P<variant>[a-z0-9-]+)__c(?P<c>\d+)__p1__r(?P<r>\d+)\.txt$")
@@ -1207,6 +1381,7 @@ def render(results, markdown_path, svg_path):
     credentials_section(w, runs, thread_cpu, headline)
     queue_section(w, runs, thread_cpu, headline)
     dispatch_section(w, runs, thread_cpu, headline)
+    calendar_section(w, runs, thread_cpu, headline, os.path.join(results, "raw"))
     pgstore_section(w, runs, thread_cpu, headline)
     cluster_section(w, *load_cluster(os.path.join(results, "raw", "cluster")), meta)
     notify_section(w, runs, thread_cpu, headline, os.path.join(results, "raw"))
@@ -1349,7 +1524,7 @@ def render(results, markdown_path, svg_path):
 # parts left out (holdfast, redis, postgres) write the headline, targets, sweep, chart and CPU
 # tables together: a run that has any of them renders the whole file.
 ALL_PARTS = ["holdfast", "redis", "postgres", "core", "flash", "profile", "ceiling", "webhook",
-             "credentials", "queue", "dispatch", "pgstore", "cluster", "notify"]
+             "credentials", "queue", "dispatch", "pgstore", "cluster", "notify", "calendar"]
 PART_SECTIONS = {
     "core": "## The core alone",
     "flash": "## Flash sale",
@@ -1362,6 +1537,7 @@ PART_SECTIONS = {
     "pgstore": "## One node on PostgreSQL beside one node on SQLite",
     "cluster": "## Several nodes on PostgreSQL",
     "notify": "## Outbound notifications",
+    "calendar": "## Calendars",
 }
 
 

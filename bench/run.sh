@@ -13,7 +13,7 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster notify"
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster notify calendar"
 #                            parts to run (pgstore: one node on the PostgreSQL store beside one
 #                            on SQLite; cluster: several nodes on one PostgreSQL, bench/cluster.sh:
 #                            forwarded beside direct requests, 1 to 3 nodes on disjoint events,
@@ -26,6 +26,10 @@
 #   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
 #   BENCH_QUEUE_LINE=1000000 part queue: the waiting users polled (and measured in RSS)
 #   BENCH_DRIVERS=100000     part dispatch: the drivers of the fleet
+#   BENCH_CALENDAR_RESOURCES=10000  part calendar: the calendar's resources (half of
+#                            capacity 1, half of capacity 10)
+#   BENCH_CALENDAR_USES=120  part calendar: the 3-night bookings per resource of the read
+#                            benchmarks (120: 1.2 million live uses over 10,000 resources)
 # Results stay in bench/results/<UTC time>/ (raw outputs, commands, logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,9 +39,11 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster notify"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster notify calendar"}
 queue_line=${BENCH_QUEUE_LINE:-1000000}
 drivers=${BENCH_DRIVERS:-100000}
+calendar_resources=${BENCH_CALENDAR_RESOURCES:-10000}
+calendar_uses=${BENCH_CALENDAR_USES:-120}
 hf_port=$port_base
 redis_port=$((port_base + 1))
 pg_port=$((port_base + 2))
@@ -197,8 +203,8 @@ start_redis() { # start_redis MODE PORT
     wait_for "redis-server ($mode)" redis-cli -p "$port" ping
 }
 
-start_postgres() {
-    pg_data="$work/postgres"
+start_postgres() { # start_postgres [NAME]: a fresh cluster in $work/postgres[-NAME]
+    pg_data="$work/postgres${1:+-$1}"
     mkdir -p "$pg_data"
     if [ ${#as_postgres[@]} -gt 0 ]; then chown postgres "$work" "$pg_data"; chmod 755 "$work"; fi
     "${as_postgres[@]}" "$pg_bin/initdb" -D "$pg_data" -U bench --auth=trust -E UTF8 >"$results/postgres-initdb.log" 2>&1
@@ -292,14 +298,21 @@ pg_run() { # pg_run VARIANT CONNECTIONS REP
     local variant=$1 c=$2 rep=$3
     local threads=$(( c < 2 ? c : 2 )) duration
     duration=$(pg_seconds "$c")
+    # Every variant starts from nothing held; the calendar's (part calendar) retry a deadlock
+    # of two transactions taking the same nights in another order, as an application would.
+    local reset=(-c "UPDATE seats SET status = 'available', user_id = NULL, expires_at = NULL WHERE status <> 'available'"
+                 -c "TRUNCATE reservations") retries=()
+    case $variant in calendar-*)
+        reset=(-c "TRUNCATE cal_uses, cal_holds" -c "UPDATE cal_nights SET free = 10 WHERE free <> 10")
+        retries=(--max-tries 10) ;;
+    esac
     "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U bench -d bench -v ON_ERROR_STOP=1 \
-        -c "UPDATE seats SET status = 'available', user_id = NULL, expires_at = NULL WHERE status <> 'available'" \
-        -c "TRUNCATE reservations" -c "CHECKPOINT" >/dev/null
+        "${reset[@]}" -c "CHECKPOINT" >/dev/null
     local out="$raw/pg__${variant}__c${c}__p1__r${rep}"
     mkdir -p "$out.log"
-    note_command "pgbench -h 127.0.0.1 -p $pg_port -U bench -n -M prepared -c $c -j $threads -T $duration -f bench/pg/$variant.sql -l bench"
+    note_command "pgbench -h 127.0.0.1 -p $pg_port -U bench -n -M prepared -c $c -j $threads -T $duration ${retries[*]} -f bench/pg/$variant.sql -l bench"
     "$pg_bin/pgbench" -h 127.0.0.1 -p "$pg_port" -U bench -n -M prepared -c "$c" -j "$threads" \
-        -T "$duration" -f "bench/pg/$variant.sql" -l --log-prefix="$out.log/tx" bench >"$out.txt" 2>&1 ||
+        -T "$duration" "${retries[@]}" -f "bench/pg/$variant.sql" -l --log-prefix="$out.log/tx" bench >"$out.txt" 2>&1 ||
         log "pgbench $variant c$c rep $rep FAILED (see $out.txt)"
     # pgbench's own tps still counts its cold start; the report reads the warm window.
     log "postgres $variant c=$c rep $rep (pgbench's own count): $(grep '^tps' "$out.txt" || echo FAILED)"
@@ -626,6 +639,79 @@ if want notify; then
         notify_state notify-dead "$rep"
         stop_holdfast
     done
+fi
+
+# ---- calendars (issue 29) ----
+# Holds: in each repetition at the headline connection count, on fresh servers one after the
+# other, hold-random (the reference) and calendar-hold (1-5-night spans over the calendar's
+# resources, half of capacity 1 and half of 10, ttl 1 s), then the peer: PostgreSQL (its own
+# cluster, bench/pg/calendar-schema.sql) holding the same spans with an exclusion constraint
+# (capacity 1) and with per-night counters (capacity 10), through pgbench.
+# Reads: one server filled with BENCH_CALENDAR_USES 3-night bookings per resource (a run of
+# the fill alone, timed, the server's RSS read before and after it; its RSS when empty beside
+# it), then per repetition /free and /availability with one client; the server's own times come
+# from its /metrics afterwards. Last, the server is stopped and started again on its data
+# directory: the time until /healthz answers is the restart's.
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+if want calendar; then
+    part=calendar
+    start_postgres calendar
+    "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U bench -d bench -v ON_ERROR_STOP=1 \
+        -f bench/pg/calendar-schema.sql >/dev/null
+    note_command "psql -f bench/pg/calendar-schema.sql  (btree_gist; 5,000 resources x 311 nights of counters)"
+    calendar_options=(--resources "$calendar_resources" --span-days 300)
+    for rep in $(seq "$reps"); do
+        start_holdfast
+        loadgen_run calendar-hold-random hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        start_holdfast
+        loadgen_run calendar-hold calendar-hold "$headline" 1 "$rep" "${calendar_options[@]}" --ttl 1
+        stop_holdfast
+        pg_run calendar-exclude "$headline" "$rep"
+        pg_run calendar-counter "$headline" "$rep"
+    done
+    cp "$pg_data/server.log" "$results/postgres-calendar.log" 2>/dev/null || true
+    stop_postgres
+
+    start_holdfast
+    calendar_facts=$raw/calendar-facts.env
+    echo "rss_empty_kb=$(rss_kb "$hf_pid")" >"$calendar_facts"
+    loadgen_run calendar-fill calendar-free "$headline" 1 1 -d 0 --warmup 0 "${calendar_options[@]}" \
+        --fill-uses "$calendar_uses" --fill-pipeline 4 --rss-pid "$hf_pid"
+    for rep in $(seq "$reps"); do
+        loadgen_run calendar-free calendar-free 1 1 "$rep" --no-create "${calendar_options[@]}"
+        loadgen_run calendar-availability calendar-availability 1 1 "$rep" --no-create "${calendar_options[@]}"
+    done
+    note_command "curl http://127.0.0.1:$hf_port/metrics  (holdfast_http_request_duration_seconds of /free and /availability)"
+    curl -sf "http://127.0.0.1:$hf_port/metrics" >"$raw/calendar-metrics.txt" || log "calendar: /metrics FAILED"
+    echo "rss_filled_kb=$(rss_kb "$hf_pid")" >>"$calendar_facts"
+    # The restart: SIGTERM (the store drains), then the same data directory, bounded to 120 s.
+    kill -TERM "$hf_pid" && wait "$hf_pid" 2>/dev/null || true
+    note_command "build/holdfast serve --listen 127.0.0.1:$hf_port --data DATA  (again, on the filled data; timed to /healthz 200)"
+    restart_start=$(date +%s.%N)
+    build/holdfast serve --listen "127.0.0.1:$hf_port" --data "$hf_data" 2>>"$results/holdfast.log" &
+    hf_pid=$!
+    restarted=""
+    # Healthy when /healthz answers and this server is still running a moment later: a server
+    # that could not start (the store refused, the port taken) exits, whoever answered.
+    for _ in $(seq 6000); do
+        kill -0 "$hf_pid" 2>/dev/null || break
+        if curl -sf "http://127.0.0.1:$hf_port/healthz" >/dev/null 2>&1; then
+            restart_end=$(date +%s.%N)
+            sleep 0.3
+            kill -0 "$hf_pid" 2>/dev/null && restarted=yes
+            break
+        fi
+        sleep 0.02
+    done
+    if [ -n "$restarted" ]; then
+        echo "restart_s=$(awk -v a="$restart_start" -v b="$restart_end" 'BEGIN {printf "%.3f", b - a}')" >>"$calendar_facts"
+        echo "rss_restarted_kb=$(rss_kb "$hf_pid")" >>"$calendar_facts"
+    else
+        echo "restart_failed=1" >>"$calendar_facts"
+        log "calendar: the restart did not answer /healthz (see holdfast.log)"
+    fi
+    log "calendar: $(tr '\n' ' ' <"$calendar_facts")"
+    stop_holdfast
 fi
 part=""
 

@@ -22,11 +22,16 @@ static void handle_ui_index(hf_request_t *request) { reply_asset(request, "index
 /* One page serves every event: it reads the event id from its own address. */
 static void handle_ui_event(hf_request_t *request) { reply_asset(request, "event.html"); }
 
+/* Likewise one page for every calendar. */
+static void handle_ui_calendar(hf_request_t *request) { reply_asset(request, "calendar.html"); }
+
 static void handle_ui_file(hf_request_t *request) { reply_asset(request, request->params[0]); }
 
 static const hf_route_t routes[] = {
     {"GET", "/", handle_ui_index, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
     {"GET", "/ui/events/{}", handle_ui_event, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX,
+     HF_ROUTE_NO_UNIT},
+    {"GET", "/ui/calendars/{}", handle_ui_calendar, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX,
      HF_ROUTE_NO_UNIT},
     {"GET", "/ui/{}", handle_ui_file, HF_ROUTE_PUBLIC, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
 };

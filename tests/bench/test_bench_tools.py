@@ -25,6 +25,14 @@ figure in docs/BENCHMARKS.md without failing anything else.
   the admissions the polls saw agree with the server's rows; offered rides are accepted);
 - bench/admissions.py counts the server's own admissions (tickets' admitted_at) per 100 ms
   window of loadgen's measured window, and the most at one instant;
+- loadgen's calendar workloads against a fake server of API.md section 12 (FakeCalendars):
+  the calendar made with its first 1,000 resources and the others appended in batches, half
+  of capacity 1 and half of 10; calendar-hold's spans 1 to 5 nights starting 1 to --span-days
+  days ahead with its ttl_s; calendar-free's fill, back-to-back 3-night bookings of up to 10
+  items, then 3-night /free reads; calendar-availability's 365-day windows; options that
+  would leave the horizon refused; the same workloads against the real server; and
+  bench/report.py's calendar section (ratios of the same repetition, the server's share of
+  answers within 100 us from /metrics, RSS growth and the restart);
 - bench/report.py's cluster section (bench/cluster.sh's wrk outputs and takeover times):
   forwarded / direct divides the same repetition, the nodes' holds/s add up per repetition (a
   repetition where one node's wrk failed is left out), a takeover over 10 s or none at all
@@ -36,6 +44,7 @@ figure in docs/BENCHMARKS.md without failing anything else.
 Exits non-zero on any failure; the last line is "N passed, N failed".
 """
 import argparse
+import datetime
 import json
 import os
 import random
@@ -49,6 +58,7 @@ import threading
 import time
 import traceback
 import urllib.error
+import urllib.parse
 import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -885,6 +895,225 @@ def test_report_merges_only_the_parts_that_ran():
     assert "shared with other work" not in quiet and "old pgstore" in quiet, quiet
 
 
+# ---- calendars (API.md section 12) ----
+
+def utc_today():
+    return datetime.datetime.now(datetime.timezone.utc).date()
+
+
+class FakeCalendars:
+    """A small HTTP/1.1 server with the contract's calendar routes that loadgen uses, which
+    remembers every request: calendars and their resources in the order they came, holds,
+    bookings and reads. Holds are won and lost in turn."""
+
+    def __init__(self):
+        import http.server
+        import socketserver
+        self.lock = threading.Lock()
+        self.calendars = {}        # id -> definition (resources appended)
+        self.batches = []          # the number of resources of each setup request
+        self.holds, self.bookings, self.reads = [], [], []
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def setup(self):
+                super().setup()
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def answer(self, status, body):
+                data = json.dumps(body, separators=(",", ":")).encode()
+                self.wfile.write(b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: %d\r\n\r\n%s" % (status, len(data), data))
+
+            def do_GET(self):
+                self.answer(*fake.get(self.path))
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                self.answer(*fake.post(self.path, json.loads(self.rfile.read(length) or b"{}")))
+
+        class ThreadingServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        self.server = ThreadingServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def get(self, path):
+        with self.lock:
+            self.reads.append(path)
+        if "/free?" in path:
+            return 200, {"resources": []}
+        if "/availability?" in path:
+            return 200, {"segments": []}
+        return 404, {"error": {"code": "not_found", "message": path}}
+
+    def post(self, path, body):
+        parts = path.split("/")
+        with self.lock:
+            if path == "/v1/calendars":
+                if body["id"] in self.calendars:
+                    return 409, {"error": {"code": "calendar_exists", "message": "taken"}}
+                self.calendars[body["id"]] = body
+                self.batches.append(len(body["resources"]))
+                return 201, {"id": body["id"]}
+            if len(parts) == 5 and parts[1:3] == ["v1", "calendars"] and parts[3] in self.calendars:
+                if parts[4] == "resources":
+                    self.calendars[parts[3]]["resources"].extend(body["resources"])
+                    self.batches.append(len(body["resources"]))
+                    return 200, {"id": parts[3]}
+                if parts[4] == "holds":
+                    self.holds.append(body)
+                    if len(self.holds) % 2:
+                        return 201, {"reservation_id": "res_%d" % len(self.holds), "status": "held"}
+                    return 409, {"error": {"code": "range_unavailable", "message": "taken",
+                                           "unavailable": []}}
+                if parts[4] == "bookings":
+                    self.bookings.append(body)
+                    return 201, {"order_id": "ord_%d" % len(self.bookings), "status": "confirmed"}
+        return 404, {"error": {"code": "not_found", "message": path}}
+
+
+def days_ahead(text):
+    return (datetime.date.fromisoformat(text) - utc_today()).days
+
+
+def test_loadgen_calendar_hold_makes_the_calendar_in_batches_and_holds_spans(loadgen):
+    fake = FakeCalendars()
+    try:
+        result, summary = run_rooms(loadgen, fake, "calendar-hold", "--resources", "2500",
+                                    "--span-days", "20", "--ttl", "1")
+        calendar, batches, holds = fake.calendars.get("cal"), list(fake.batches), list(fake.holds)
+    finally:
+        fake.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    # One body would be over the server's limit: the first 1,000, then 1,000 and 500 appended.
+    assert batches == [1000, 1000, 500], batches
+    assert calendar["unit"] == "night" and calendar["horizon_days"] == 365, calendar
+    ids = [r["id"] for r in calendar["resources"]]
+    assert ids == ["r%05d" % i for i in range(2500)], ids[:3]
+    assert [r["capacity"] for r in calendar["resources"][:4]] == [1, 10, 1, 10]
+    # Every hold: one item of a known resource, 1 to 5 nights from 1 to 20 days ahead, 1 s.
+    assert len(holds) >= summary["requests"] > 50, summary
+    for hold in holds:
+        assert hold["ttl_s"] == 1 and len(hold["items"]) == 1, hold
+        item = hold["items"][0]
+        start, end = days_ahead(item["from"]), days_ahead(item["to"])
+        assert item["resource"] in ids and 1 <= start <= 20 and 1 <= end - start <= 5, item
+    assert {days_ahead(h["items"][0]["to"]) - days_ahead(h["items"][0]["from"]) for h in holds} == {1, 2, 3, 4, 5}
+    assert len({h["items"][0]["resource"] for h in holds}) > 40
+    assert summary["holds_won"] + summary["holds_lost"] == summary["requests"], summary
+    assert abs(summary["holds_won"] - summary["holds_lost"]) <= 4, summary
+
+
+def test_loadgen_calendar_free_fills_then_reads(loadgen):
+    fake = FakeCalendars()
+    try:
+        result, summary = run_rooms(loadgen, fake, "calendar-free", "--resources", "30",
+                                    "--fill-uses", "25", "--span-days", "100")
+        bookings, reads = list(fake.bookings), list(fake.reads)
+        result_a, summary_a = run_rooms(loadgen, fake, "calendar-availability", "--resources", "30",
+                                        "--no-create")
+        reads_a = list(fake.reads)[len(reads):]
+    finally:
+        fake.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    # 25 uses per resource in bookings of at most 10 items: 3 bookings a resource.
+    assert summary["filled"] == 90 == len(bookings), summary
+    by_resource = {}
+    for booking in bookings:
+        assert 1 <= len(booking["items"]) <= 10 and booking["user_id"].startswith("fill"), booking
+        for item in booking["items"]:
+            by_resource.setdefault(item["resource"], []).append((days_ahead(item["from"]), days_ahead(item["to"])))
+    assert len(by_resource) == 30, sorted(by_resource)[:3]
+    for spans in by_resource.values():
+        # Back to back from tomorrow, 3 nights each: no overlap, no gap.
+        assert sorted(spans) == [(1 + 3 * i, 4 + 3 * i) for i in range(25)], sorted(spans)[:3]
+    # Then only reads: 3 nights, quantity 1, starting 1 to 100 days ahead.
+    assert len(reads) >= summary["requests"] > 50, summary
+    for path in reads:
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(path).query)
+        assert path.startswith("/v1/calendars/cal/free?") and query["quantity"] == ["1"], path
+        start, end = days_ahead(query["from"][0]), days_ahead(query["to"][0])
+        assert 1 <= start <= 100 and end - start == 3, path
+    assert result_a.returncode == 0 and summary_a["requests"] > 50, result_a.stdout + result_a.stderr
+    for path in reads_a:
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(path).query)
+        assert path.startswith("/v1/calendars/cal/availability?"), path
+        assert query["resource"][0] in by_resource, path
+        assert days_ahead(query["from"][0]) == 0 and days_ahead(query["to"][0]) == 365, path
+
+
+def test_loadgen_calendar_options_stay_within_the_horizon(loadgen):
+    for options, message in ((["--fill-uses", "122"], "--fill-uses"),
+                             (["--span-days", "361"], "--span-days"),
+                             (["--resources", "0"], "--resources")):
+        result = subprocess.run([loadgen, "--port", "1", "--workload", "calendar-free"] + options,
+                                capture_output=True, text=True, timeout=30)
+        assert result.returncode != 0 and message in result.stderr, (options, result.stderr)
+    result = subprocess.run([loadgen, "--workload", "calendar-nope"], capture_output=True, text=True, timeout=30)
+    assert result.returncode != 0 and "unknown workload" in result.stderr, result.stderr
+
+
+def write_calendar_results(directory):
+    write_runs(directory, "calendar-hold-random", [1000, 1200, 800])
+    write_runs(directory, "calendar-hold", [900, 900, 720], resources=10000, span_days=300,
+               statuses={"201": 3, "409": 1})
+    with open(os.path.join(directory, "holdfast__calendar-fill__c50__p1__r1.json"), "w") as f:
+        json.dump({"throughput": 0, "answered": 0, "filled": 120000, "fill_s": 40.0, "fill_per_s": 3000.0,
+                   "rss_before_kb": 60 * 1024, "rss_after_kb": 400 * 1024, "resources": 10000,
+                   "fill_uses": 120}, f)
+    for rep in (1, 2, 3):
+        for variant, p99 in (("calendar-free", 4.0), ("calendar-availability", 0.2)):
+            with open(os.path.join(directory, "holdfast__%s__c1__p1__r%d.json" % (variant, rep)), "w") as f:
+                json.dump({"throughput": 1000.0, "p50_ms": p99 / 2, "p99_ms": p99 + rep / 10.0}, f)
+    with open(os.path.join(directory, "calendar-facts.env"), "w") as f:
+        f.write("rss_empty_kb=20480\nrss_filled_kb=409600\nrestart_s=3.25\nrss_restarted_kb=300000\n")
+    bucket = 'holdfast_http_request_duration_seconds_bucket{route="/v1/calendars/{calendar}/%s",method="GET",le="%s"} %d\n'
+    with open(os.path.join(directory, "calendar-metrics.txt"), "w") as f:
+        for route, counts in (("availability", (995, 1000)), ("free", (10, 999))):
+            f.write(bucket % (route, "0.0001", counts[0]) + bucket % (route, "0.00025", counts[1]) +
+                    bucket % (route, "+Inf", 1000))
+            f.write('holdfast_http_request_duration_seconds_count{route="/v1/calendars/{calendar}/%s",method="GET"} 1000\n' % route)
+
+
+def test_report_calendar_section_divides_the_same_repetition():
+    with tempfile.TemporaryDirectory() as directory:
+        write_calendar_results(directory)
+        runs = report.load_runs(directory, 3.0)
+        # pgbench's runs as parse_pgbench gives them (its log is tested above).
+        for variant, rates in (("calendar-exclude", [300, 200, 240]), ("calendar-counter", [100, 450, 300])):
+            runs[("pg", variant, 50, 1)] = [{"throughput": r, "rep": i, "p50_ms": 1.0, "p99_ms": 9.0}
+                                            for i, r in enumerate(rates, 1)]
+        lines = []
+        report.calendar_section(lines.append, runs, {}, 50, directory)
+    text = "\n".join(lines)
+    # calendar-hold / hold-random per repetition: 0.9, 0.75, 0.9 (median 0.9, not 900/1000).
+    assert "| Holdfast calendar-hold | 900 | 675 | 90% | 75%, 90%, 90% | >= 80% |" in text, text
+    # Against each peer, per repetition: 3.0, 4.5, 3.0 (median 3.0) and 9.0, 2.0, 2.4 (2.4).
+    assert "| against EXCLUDE USING gist (capacity 1) | 3.0x | 3.0x, 3.0x, 4.5x | >= 3x | yes |" in text, text
+    assert "| against per-night counters (capacity 10) | 2.4x | 2.0x, 2.4x, 9.0x | >= 3x | no |" in text, text
+    # The server's share within 100 us comes from its histogram: 99.5% for /availability.
+    assert "| /availability, one resource, 365 days | 1,000 | 0.10 | 0.40 | 100% | 100 us | server p99 < 100 us | yes |" in text, text
+    assert "| /free, 3 nights, 10,000 resources | 1,000 | 2.00 | 4.20 | 1% | 250 us | client p99 < 5 ms | yes |" in text, text
+    assert "| growth over the empty server | +380 MB | < 512 MB | yes |" in text, text
+    assert "| restart on that data directory, to /healthz 200 | 3.25 s | < 10 s | yes |" in text, text
+    assert "1,200,000 live uses" in text, text
+    lines = []
+    report.calendar_section(lines.append, {}, {}, 50, "/nonexistent")
+    assert "Not run" in "\n".join(lines), lines
+    assert report.PART_SECTIONS["calendar"] == "## Calendars" and "calendar" in report.ALL_PARTS
+
+
 # ---- the waiting-room and dispatch workloads against the real server ----
 
 def loadgen_json(loadgen, port, workload, *extra):
@@ -961,6 +1190,40 @@ def test_loadgen_dispatch_workloads_against_the_server(loadgen, server):
     assert rides["rides_offered"] > 10 and rides["accepts_refused"] == 0, rides
     assert rides["accepts"] >= rides["rides_offered"] - 2 and rides["updates"] > 100, rides
     assert 0 < rides["ride_p50_ms"] <= rides["ride_p99_ms"], rides
+
+
+def test_loadgen_calendar_workloads_against_the_server(loadgen, server):
+    with tempfile.TemporaryDirectory() as data:
+        hf = Server(server, data, {})
+        try:
+            result, holds = loadgen_json(loadgen, hf.port, "calendar-hold", "--resources", "1500",
+                                         "--span-days", "10", "-d", "1")
+            assert result.returncode == 0, result.stdout + result.stderr
+            status, body = hf.request("GET", "/v1/calendars/cal")
+            resources = json.loads(body)["resources"]
+            assert status == 200 and len(resources) == 1500, body[:300]
+            assert [r["capacity"] for r in resources[:2]] == [1, 10], resources[:2]
+            result, fill = loadgen_json(loadgen, hf.port, "calendar-free", "--event", "year",
+                                        "--resources", "40", "--fill-uses", "30", "-d", "0.5",
+                                        "--rss-pid", str(hf.process.pid))
+            assert result.returncode == 0, result.stdout + result.stderr
+            status, body = hf.request("GET", "/v1/calendars/year/availability?resource=r00003&from=%s&to=%s"
+                                      % (utc_today() + datetime.timedelta(days=1),
+                                         utc_today() + datetime.timedelta(days=91)))
+            segments = json.loads(body)["segments"]
+            result, reads = loadgen_json(loadgen, hf.port, "calendar-availability", "--event", "year",
+                                         "--resources", "40", "--no-create")
+            assert result.returncode == 0, result.stdout + result.stderr
+        finally:
+            hf.stop()
+    # Holds on 1,500 resources over 10 days: most won, some lost, every answer 201 or 409.
+    assert set(holds["statuses"]) <= {"201", "409"} and holds["holds_won"] > holds["holds_lost"] > 0, holds
+    # 30 back-to-back 3-night uses of r00003 (capacity 10): 9 free over the 90 nights.
+    assert fill["filled"] == 120 and fill["statuses"] == {"200": fill["requests"]}, fill
+    assert fill["rss_after_kb"] >= fill["rss_before_kb"] > 0, fill
+    assert segments == [{"from": str(utc_today() + datetime.timedelta(days=1)),
+                         "to": str(utc_today() + datetime.timedelta(days=91)), "available": 9}], segments
+    assert reads["requests"] > 50 and reads["statuses"] == {"200": reads["requests"]}, reads
 
 
 def main():
