@@ -526,11 +526,12 @@
   let source = null, pollTimer = null, retryTimer = null, reloadTimer = null;
   function setLive(state, text) { live.dataset.state = state; live.textContent = text; }
 
-  /* The stream's address; EventSource cannot send headers, so the key rides in the query, as
-     on the event page (common.js's streamUrl, which names an event's stream). */
+  /* The stream's address; EventSource cannot send headers, so the credential (a buyer's user
+     token, else the key) rides in the query, as on the event page (common.js's streamUrl,
+     which names an event's stream). */
   function streamUrl() {
     let url = `/v1/calendars/${enc}/stream`;
-    const key = window.Holdfast.apiKey();
+    const key = window.Holdfast.userToken() || window.Holdfast.apiKey();
     if (key) url += "?access_token=" + encodeURIComponent(key);
     return url;
   }
@@ -641,7 +642,10 @@
     quantityInput.addEventListener("input", () => { renderSelection(); if (!isNight()) loadCounts(); });
     holdBtn.addEventListener("click", placeHold);
     clearBtn.addEventListener("click", () => { pick = null; render(); });
-    userInput.value = window.Holdfast.userId();
+    // A buyer's token names the user: the page acts as that user only.
+    const tokenUser = window.Holdfast.tokenUser();
+    userInput.value = tokenUser || window.Holdfast.userId();
+    if (tokenUser) userInput.readOnly = true;
     let userTimer = null;
     userInput.addEventListener("input", () => {
       userInput.classList.remove("invalid");
@@ -687,6 +691,14 @@
     try {
       summary = await api("GET", `/v1/calendars/${enc}`);
     } catch (err) {
+      if (err.status === 401 && window.Holdfast.userToken()) {
+        // A buyer is never asked for the API key (API.md section 16): the link's token is
+        // refused, say so.
+        $("calendar-name").textContent = "Sign-in needed";
+        say(explain(err), "error", true);
+        setLive("none", "");
+        return;
+      }
       if (err.status === 401) {
         await askForKey(window.Holdfast.apiKey() ? "That key was refused. Enter the right API key." : undefined);
         return start();
@@ -714,6 +726,11 @@
   let askingKey = false;
   window.Holdfast.onUnauthorized = () => {
     if (askingKey || !summary) return;
+    if (window.Holdfast.userToken()) {
+      // A buyer's token was refused (it lapsed): never ask a buyer for the API key.
+      say(explain({ code: "unauthorized" }), "error", true);
+      return;
+    }
     askingKey = true;
     askForKey("The API key was refused. Enter the right key to go on.").then(() => { askingKey = false; connect(); });
   };

@@ -94,6 +94,30 @@ describe("credentials on the box-office page", () => {
     assert.deepEqual(page.errors, []);
   });
 
+  it("a buyer's calendar page acts as the token's user, its stream and holds with the token", async () => {
+    const calendar = EVENT + "_cal";
+    const created = await call(server.base, "POST", "/v1/calendars", {
+      id: calendar, unit: "night", resources: [{ id: "DBL", capacity: 3, price: 100 }] }, staff);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const token = mint(BUYER);
+    const page = await openPage(`/ui/calendars/${calendar}#token=${token}`);
+    await page.waitForSelector("#grids[aria-busy='false']", { timeout: 15000 });
+    await page.waitForSelector("#live[data-state='live']", { timeout: 5000 });
+    assert.equal(await page.locator("#key-dialog").count(), 0, "no API key prompt");
+    assert.ok(!page.url().includes(token), "the token left the address: " + page.url());
+    assert.equal(await page.inputValue("#user-id"), BUYER, "the user is the token's sub");
+    const day = (n) => new Date(Date.now() + n * 86400000).toISOString().slice(0, 10);
+    const hold = await page.evaluate(async ([cal, from, to]) =>
+      window.Holdfast.api("POST", `/v1/calendars/${cal}/holds`,
+                          { items: [{ resource: "DBL", from, to }] }), [calendar, day(2), day(4)]);
+    assert.equal(hold.user_id, BUYER);
+    for (const sent of page.sent)
+      assert.ok(sent.credential === "Bearer " + token || sent.credential === "query:" + token,
+                `${sent.path} sent ${sent.credential.slice(0, 20)}…`);
+    assert.ok(page.sent.some((s) => s.path.endsWith("/stream")), "the stream was opened");
+    assert.deepEqual(page.errors, []);
+  });
+
   it("a refused token is said plainly, without asking for the API key", async () => {
     const page = await openPage(`/ui/events/${EVENT}#token=${mint(BUYER)}x`);
     await page.waitForFunction(() => document.getElementById("event-name").textContent === "Sign-in needed",
