@@ -91,3 +91,58 @@ void hf_render_calendar_items(hf_json_t *json, const hf_core_t *core, const hf_c
     }
     hf_json_array_end(json);
 }
+
+/* A stored item: its resource found by id (resources are never removed), its total as the
+ * core reckons it, price x length in nights or steps x quantity. */
+static void stored_item_write(hf_json_t *json, const hf_calendar_t *calendar,
+                              const hf_calendar_item_request_t *item) {
+    const hf_calendar_definition_t *definition = &calendar->definition;
+    int32_t found = hf_core_resource_find(calendar, item->resource_id);
+    int64_t price = found >= 0 ? definition->resources[found].price : 0;
+    int64_t steps = item->to - item->from;
+    if (definition->unit == HF_CALENDAR_MINUTE) steps /= definition->granularity_min;
+    uint32_t quantity = item->quantity ? item->quantity : 1;
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "resource");
+    hf_json_string(json, item->resource_id);
+    HF_JSON_KEY(json, "from");
+    hf_calendar_step_json(json, definition->unit, item->from);
+    HF_JSON_KEY(json, "to");
+    hf_calendar_step_json(json, definition->unit, item->to);
+    HF_JSON_KEY(json, "quantity");
+    hf_json_int(json, quantity);
+    HF_JSON_KEY(json, "total");
+    hf_json_int(json, price * steps * quantity);
+    hf_json_object_end(json);
+}
+
+void hf_render_stored_calendar_hold(hf_json_t *json, const hf_calendar_t *calendar,
+                                    const hf_stored_calendar_hold_t *hold, uint8_t status) {
+    const hf_calendar_hold_request_t *request = &hold->request;
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "reservation_id");
+    hf_json_string(json, request->hold_id);
+    HF_JSON_KEY(json, "calendar");
+    hf_json_string(json, calendar->definition.id);
+    HF_JSON_KEY(json, "user_id");
+    hf_json_string(json, request->user_id);
+    HF_JSON_KEY(json, "status");
+    hf_json_string(json, hf_hold_status_name(status));
+    HF_JSON_KEY(json, "items");
+    hf_json_array_begin(json);
+    for (uint32_t i = 0; i < request->item_count; i++)
+        stored_item_write(json, calendar, &request->items[i]);
+    hf_json_array_end(json);
+    HF_JSON_KEY(json, "total");
+    hf_json_int(json, hold->total);
+    HF_JSON_KEY(json, "currency");
+    hf_json_string(json, calendar->definition.currency);
+    HF_JSON_KEY(json, "created_at");
+    hf_json_time(json, hold->created_at_ms);
+    HF_JSON_KEY(json, "expires_at");
+    hf_json_time(json, hold->expires_at_ms);
+    /* Only a released or expired hold is ever forgotten: nothing remains of its time. */
+    HF_JSON_KEY(json, "expires_in_ms");
+    hf_json_int(json, 0);
+    hf_json_object_end(json);
+}

@@ -291,84 +291,7 @@ static void handle_booking_create(hf_request_t *request) {
     hf_render_order(&json, request->core, hf_core_order_at(request->core, order_index));
 }
 
-/* ---- the staff's lists ---- */
-
-/* limit and after of a staff list; false after answering 400. */
-static bool page_read(hf_request_t *request, uint32_t *limit, char *after, size_t after_size) {
-    const char *query = request->http->query;
-    *limit = HF_STAFF_PAGE_DEFAULT;
-    if (hf_query_has(query, "limit")) {
-        char value[32], *end = NULL;
-        long asked = 0;
-        if (hf_query_get(query, "limit", value, sizeof value) && value[0])
-            asked = strtol(value, &end, 10);
-        if (!end || *end != '\0' || asked < 1 || asked > (long)HF_STAFF_PAGE_MAX) {
-            hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                           "limit must be an integer from 1 to 1000", "limit");
-            return false;
-        }
-        *limit = (uint32_t)asked;
-    }
-    after[0] = '\0';
-    if (hf_query_has(query, "after") && !hf_query_get(query, "after", after, after_size)) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       "after must be an id of this calendar's list", "after");
-        return false;
-    }
-    return true;
-}
-
-/* Where a page starts in a list of hold or order indexes: after the one named after (by
- * find), or at the start; false after answering 400 when after names none of the list. */
-static bool page_start(hf_request_t *request, const uint32_t *list, uint32_t count,
-                       const char *after, bool holds, uint32_t *start) {
-    *start = 0;
-    if (!after[0]) return true;
-    uint32_t index;
-    bool found = holds ? hf_core_hold_find(request->core, after, &index) != NULL
-                       : hf_core_order_find(request->core, after, &index) != NULL;
-    while (found && *start < count && list[*start] != index) (*start)++;
-    if (!found || *start == count) {
-        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
-                       "after must be an id of this calendar's list", "after");
-        return false;
-    }
-    (*start)++;
-    return true;
-}
-
-static void list_reply(hf_request_t *request, bool holds) {
-    uint32_t calendar_index, limit, count, at;
-    char after[HF_SERVER_ID_SIZE + 2];
-    if (!hf_calendar_or_404(request, &calendar_index)) return;
-    if (!page_read(request, &limit, after, sizeof after)) return;
-    hf_core_t *core = request->core;
-    const uint32_t *list = holds ? hf_core_calendar_holds(core, calendar_index, &count)
-                                 : hf_core_calendar_orders(core, calendar_index, &count);
-    if (!page_start(request, list, count, after, holds, &at)) return;
-    hf_json_t json;
-    hf_reply_begin(request, 200, &json);
-    hf_json_object_begin(&json);
-    hf_json_key(&json, holds ? "holds" : "orders");
-    hf_json_array_begin(&json);
-    uint32_t end = at + limit < count ? at + limit : count;
-    for (uint32_t i = at; i < end; i++) {
-        if (holds)
-            hf_render_hold(&json, core, hf_core_hold_at(core, list[i]), request->now_ms, NULL);
-        else hf_render_order(&json, core, hf_core_order_at(core, list[i]));
-    }
-    hf_json_array_end(&json);
-    HF_JSON_KEY(&json, "next");
-    if (end < count && end > at)
-        hf_json_string(&json, holds ? hf_core_hold_at(core, list[end - 1])->id
-                                    : hf_core_order_at(core, list[end - 1])->id);
-    else hf_json_null(&json);
-    hf_json_object_end(&json);
-}
-
-static void handle_hold_list(hf_request_t *request) { list_reply(request, true); }
-
-static void handle_order_list(hf_request_t *request) { list_reply(request, false); }
+/* The staff's lists of a calendar's holds and orders are the events' (api/staff.c). */
 
 /* Today every route takes what the HTTP layer reads (1 MiB); a route may take less. */
 #define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
@@ -389,8 +312,6 @@ static const hf_route_t routes[] = {
     {"POST", "/v1/calendars/{}/holds", handle_hold_create, CREATES | HF_ROUTE_BUYER, BODY_SIZE_MAX,
      IN_PATH},
     {"POST", "/v1/calendars/{}/bookings", handle_booking_create, CREATES, BODY_SIZE_MAX, IN_PATH},
-    {"GET", "/v1/calendars/{}/holds", handle_hold_list, 0, BODY_SIZE_MAX, IN_PATH},
-    {"GET", "/v1/calendars/{}/orders", handle_order_list, 0, BODY_SIZE_MAX, IN_PATH},
     {"GET", "/v1/calendars/{}/availability", hf_calendar_handle_availability, HF_ROUTE_BUYER,
      BODY_SIZE_MAX, IN_PATH},
     {"GET", "/v1/calendars/{}/free", hf_calendar_handle_free, HF_ROUTE_BUYER, BODY_SIZE_MAX,

@@ -1,5 +1,6 @@
-/* Handlers of the staff's view: listings of an event's holds and orders, closing and reopening
- * its sales (staff.h).
+/* Handlers of the staff's view: listings of an event's or a calendar's holds and orders (one
+ * mechanism for both units: API.md sections 2 and 12), closing and reopening an event's sales
+ * (staff.h).
  *
  * Where the listings come from. Orders are never forgotten by the core, and each event keeps
  * its orders in creation order (hf_core_event_orders), so their pages come from memory. Holds
@@ -18,14 +19,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/calendar_render.h"
 #include "api/query.h"
 #include "api/render.h"
 
-/* The event named by the first path parameter, or NULL after answering 404. */
-static const hf_event_t *event_or_404(hf_request_t *request, uint32_t *index) {
-    const hf_event_t *event = hf_core_event(request->core, request->params[0], index);
-    if (!event) hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
-    return event;
+/* The unit a staff list is of: the event, or the calendar, named by the first path
+ * parameter. */
+typedef struct unit {
+    const hf_event_t *event;       /* NULL for a calendar */
+    const hf_calendar_t *calendar; /* NULL for an event */
+    uint32_t index;
+    const char *id;
+} unit_t;
+
+/* The unit of the path (a calendar's when calendar), false after answering its 404. */
+static bool unit_or_404(hf_request_t *request, bool calendar, unit_t *unit) {
+    *unit = (unit_t){0};
+    if (calendar)
+        unit->calendar = hf_core_calendar(request->core, request->params[0], &unit->index);
+    else unit->event = hf_core_event(request->core, request->params[0], &unit->index);
+    if (unit->event) unit->id = unit->event->id;
+    else if (unit->calendar) unit->id = unit->calendar->definition.id;
+    else {
+        hf_reply_error(request,
+                       calendar ? HF_API_ERROR_CALENDAR_NOT_FOUND : HF_API_ERROR_EVENT_NOT_FOUND,
+                       NULL, NULL);
+        return false;
+    }
+    return true;
 }
 
 /* What a listing's query asks for. */
@@ -78,9 +99,10 @@ static bool page_read(hf_request_t *request, bool (*parse)(const char *, uint8_t
     return true;
 }
 
-static void reply_bad_after(hf_request_t *request, const char *what) {
+static void reply_bad_after(hf_request_t *request, const unit_t *unit, const char *what) {
     char message[96];
-    snprintf(message, sizeof message, "after must be the id of %s of this event", what);
+    snprintf(message, sizeof message, "after must be the id of %s of this %s", what,
+             unit->calendar ? "calendar" : "event");
     hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, "after");
 }
 
@@ -98,7 +120,8 @@ static void page_end(hf_json_t *json, bool more, const char *last) {
 /* A listing of holds in progress: each stored hold passes through hold_listed. */
 typedef struct hold_listing {
     hf_request_t *request;
-    const hf_event_t *event;
+    const unit_t *unit;
+    const void *stored; /* the stored hold listed now: an hf_stored_hold_t or a calendar's */
     const page_t *page;
     hf_json_t *json;
     uint32_t returned;
@@ -106,14 +129,16 @@ typedef struct hold_listing {
     char last[HF_SERVER_ID_SIZE + 1];
 } hold_listing_t;
 
-static int hold_listed(void *context, const hf_stored_hold_t *stored) {
-    hold_listing_t *listing = context;
+/* One stored hold of the list (an event's or a calendar's: hold_id, its stored status and
+ * expiry, and stored_write for one the core has forgotten). */
+static int listed(hold_listing_t *listing, const char *hold_id, uint8_t stored_status,
+                  int64_t expires_at_ms, void (*stored_write)(hold_listing_t *, uint8_t)) {
     hf_core_t *core = listing->request->core;
-    const hf_hold_t *hold = hf_core_hold_find(core, stored->request.hold_id, NULL);
-    uint8_t status = hold ? hold->status : stored->status;
+    const hf_hold_t *hold = hf_core_hold_find(core, hold_id, NULL);
+    uint8_t status = hold ? hold->status : stored_status;
     /* Only a finished hold is forgotten; a held row of the store the core lacks could only be
      * a lapsed one, and a lapsed hold is never shown as held (API.md section 3). */
-    if (!hold && status == HF_HOLD_HELD && stored->expires_at_ms <= listing->request->now_ms)
+    if (!hold && status == HF_HOLD_HELD && expires_at_ms <= listing->request->now_ms)
         status = HF_HOLD_EXPIRED;
     if (listing->page->status >= 0 && status != listing->page->status) return 0;
     if (listing->returned == listing->page->limit) {
@@ -121,15 +146,37 @@ static int hold_listed(void *context, const hf_stored_hold_t *stored) {
         return HF_STORE_LIST_STOP;
     }
     if (hold) hf_render_hold(listing->json, core, hold, listing->request->now_ms, NULL);
-    else hf_render_stored_hold(listing->json, listing->event, stored, status);
-    snprintf(listing->last, sizeof listing->last, "%s", stored->request.hold_id);
+    else stored_write(listing, status);
+    snprintf(listing->last, sizeof listing->last, "%s", hold_id);
     listing->returned++;
     return 0;
 }
 
-static void handle_hold_list(hf_request_t *request) {
-    const hf_event_t *event = event_or_404(request, NULL);
-    if (!event) return;
+static void event_hold_write(hold_listing_t *listing, uint8_t status) {
+    hf_render_stored_hold(listing->json, listing->unit->event, listing->stored, status);
+}
+
+static void calendar_hold_write(hold_listing_t *listing, uint8_t status) {
+    hf_render_stored_calendar_hold(listing->json, listing->unit->calendar, listing->stored, status);
+}
+
+static int hold_listed(void *context, const hf_stored_hold_t *stored) {
+    hold_listing_t *listing = context;
+    listing->stored = stored;
+    return listed(listing, stored->request.hold_id, stored->status, stored->expires_at_ms,
+                  event_hold_write);
+}
+
+static int calendar_hold_listed(void *context, const hf_stored_calendar_hold_t *stored) {
+    hold_listing_t *listing = context;
+    listing->stored = stored;
+    return listed(listing, stored->request.hold_id, stored->status, stored->expires_at_ms,
+                  calendar_hold_write);
+}
+
+static void hold_list(hf_request_t *request, bool calendar) {
+    unit_t unit;
+    if (!unit_or_404(request, calendar, &unit)) return;
     page_t page;
     if (!page_read(request, hf_hold_status_parse,
                    "status must be held, confirmed, released or expired", &page))
@@ -141,14 +188,16 @@ static void handle_hold_list(hf_request_t *request) {
     }
     /* A hold stored as held may have ended since (in memory, or by lapsing): it is read too. */
     unsigned statuses = page.status < 0 ? 0 : (1u << page.status) | (1u << HF_HOLD_HELD);
-    hf_store_hold_query_t query = {event->id, page.after_given ? page.after : NULL, statuses};
+    hf_store_hold_query_t query = {unit.id, page.after_given ? page.after : NULL, statuses};
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
     hf_json_object_begin(&json);
     HF_JSON_KEY(&json, "holds");
     hf_json_array_begin(&json);
-    hold_listing_t listing = {request, event, &page, &json, 0, false, ""};
-    hf_store_loader_t loader = {.hold = hold_listed, .context = &listing};
+    hold_listing_t listing = {request, &unit, NULL, &page, &json, 0, false, ""};
+    hf_store_loader_t loader = {.hold = hold_listed,
+                                .calendar_hold = calendar_hold_listed,
+                                .context = &listing};
     bool after_found;
     char error[512] = "";
     if (hf_store_list_holds(store, &query, &loader, &after_found, error, sizeof error) != 0) {
@@ -156,23 +205,28 @@ static void handle_hold_list(hf_request_t *request) {
         return;
     }
     if (!after_found) {
-        reply_bad_after(request, "a hold");
+        reply_bad_after(request, &unit, "a hold");
         return;
     }
     page_end(&json, listing.more, listing.last);
 }
 
+static void handle_hold_list(hf_request_t *request) { hold_list(request, false); }
+
+static void handle_calendar_hold_list(hf_request_t *request) { hold_list(request, true); }
+
 /* ---- orders ---- */
 
 /* Where a page of the event's orders starts: past the order after names, found by its index
  * (the list's indexes grow); false when after names no order of this event. */
-static bool orders_start(const hf_core_t *core, uint32_t event_index, const uint32_t *orders,
+static bool orders_start(const hf_core_t *core, const unit_t *unit, const uint32_t *orders,
                          uint32_t count, const page_t *page, uint32_t *start) {
     *start = 0;
     if (!page->after_given) return true;
     uint32_t after;
     const hf_order_t *order = hf_core_order_find(core, page->after, &after);
-    if (!order || order->event != event_index) return false;
+    uint8_t target = unit->calendar ? HF_TARGET_CALENDAR : HF_TARGET_EVENT;
+    if (!order || order->target != target || order->event != unit->index) return false;
     uint32_t low = 0, high = count;
     while (low < high) {
         uint32_t middle = low + (high - low) / 2;
@@ -183,17 +237,18 @@ static bool orders_start(const hf_core_t *core, uint32_t event_index, const uint
     return true;
 }
 
-static void handle_order_list(hf_request_t *request) {
-    uint32_t event_index;
-    if (!event_or_404(request, &event_index)) return;
+static void order_list(hf_request_t *request, bool calendar) {
+    unit_t unit;
+    if (!unit_or_404(request, calendar, &unit)) return;
     page_t page;
     if (!page_read(request, hf_order_status_parse, "status must be confirmed or cancelled", &page))
         return;
     hf_core_t *core = request->core;
     uint32_t count, position;
-    const uint32_t *orders = hf_core_event_orders(core, event_index, &count);
-    if (!orders_start(core, event_index, orders, count, &page, &position)) {
-        reply_bad_after(request, "an order");
+    const uint32_t *orders = calendar ? hf_core_calendar_orders(core, unit.index, &count)
+                                      : hf_core_event_orders(core, unit.index, &count);
+    if (!orders_start(core, &unit, orders, count, &page, &position)) {
+        reply_bad_after(request, &unit, "an order");
         return;
     }
     hf_json_t json;
@@ -217,6 +272,10 @@ static void handle_order_list(hf_request_t *request) {
     }
     page_end(&json, more, last);
 }
+
+static void handle_order_list(hf_request_t *request) { order_list(request, false); }
+
+static void handle_calendar_order_list(hf_request_t *request) { order_list(request, true); }
 
 /* ---- closing and reopening sales ---- */
 
@@ -244,6 +303,10 @@ static const hf_route_t routes[] = {
     {"GET", "/v1/events/{}/orders", handle_order_list, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
     {"POST", "/v1/events/{}/close", handle_sales_close, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
     {"POST", "/v1/events/{}/open", handle_sales_open, 0, BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/calendars/{}/holds", handle_calendar_hold_list, 0, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
+    {"GET", "/v1/calendars/{}/orders", handle_calendar_order_list, 0, BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
 };
 
 const hf_route_table_t hf_handlers_staff_routes = {routes, sizeof routes / sizeof routes[0], 0};

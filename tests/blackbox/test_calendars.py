@@ -530,17 +530,31 @@ def test_staff_lists_and_user_orders(server):
     u = user()
     held = [hold(c, cal, u, [item("DBL", day(5 + i), day(6 + i))]) for i in range(3)]
     order = commit(c, held[0]["reservation_id"], u)
+    # As an event's lists (section 2): oldest first, every status without `status`.
     holds = expect(c.get("/v1/calendars/%s/holds?limit=1000" % cal), 200)
-    check_equal(sorted(h["reservation_id"] for h in holds["holds"]),
-                sorted(h["reservation_id"] for h in held[1:]), "held holds")
-    page = expect(c.get("/v1/calendars/%s/holds?limit=1" % cal), 200)
+    check_equal([(h["reservation_id"], h["status"]) for h in holds["holds"]],
+                [(held[0]["reservation_id"], "confirmed")] +
+                [(h["reservation_id"], "held") for h in held[1:]], "every hold, oldest first")
+    check_equal(holds["holds"][1]["items"], held[1]["items"], "with its items")
+    only_held = expect(c.get("/v1/calendars/%s/holds?status=held" % cal), 200)
+    check_equal([h["reservation_id"] for h in only_held["holds"]],
+                [h["reservation_id"] for h in held[1:]], "held holds")
+    page = expect(c.get("/v1/calendars/%s/holds?status=held&limit=1" % cal), 200)
     check_equal(len(page["holds"]), 1, "a page of one")
     check(page["next"] is not None, "next")
-    rest = expect(c.get("/v1/calendars/%s/holds?limit=1&after=%s" % (cal, page["next"])), 200)
+    rest = expect(c.get("/v1/calendars/%s/holds?status=held&limit=1&after=%s"
+                        % (cal, page["next"])), 200)
     check_equal(len(rest["holds"]), 1, "the second page")
     check_equal(rest["next"], None, "the last page")
+    expect(c.get("/v1/calendars/%s/holds?status=lost" % cal), 400, "invalid_request",
+           field="status")
+    expect(c.get("/v1/calendars/%s/holds?after=res_nope" % cal), 400, "invalid_request",
+           field="after")
+    expect(c.get("/v1/calendars/nope_%s/holds" % uid()), 404, "calendar_not_found")
     orders = expect(c.get("/v1/calendars/%s/orders" % cal), 200)
     check_equal([o["order_id"] for o in orders["orders"]], [order["order_id"]], "orders")
+    cancelled = expect(c.get("/v1/calendars/%s/orders?status=cancelled" % cal), 200)
+    check_equal(cancelled["orders"], [], "no cancelled order")
     expect(c.get("/v1/calendars/%s/orders?limit=0" % cal), 400, "invalid_request", field="limit")
     mine = expect(c.get("/v1/users/%s/orders?calendar=%s" % (u, cal)), 200)
     check_equal([o["order_id"] for o in mine["orders"]], [order["order_id"]], "user's orders")
@@ -805,6 +819,11 @@ def test_forgotten_hold_read_back():
     held = [hold(c, cal, u, [item("DBL", day(3), day(5))]) for _ in range(3)]
     for h in held:
         release(c, h["reservation_id"], u)
+    # The staff's list reads the forgotten ones from the store, items and all.
+    listed = expect(c.get("/v1/calendars/%s/holds?status=released" % cal), 200)["holds"]
+    check_equal([(h["reservation_id"], h["status"], h["items"], h["total"]) for h in listed],
+                [(h["reservation_id"], "released", h["items"], h["total"]) for h in held],
+                "the released holds, forgotten ones included")
     first = expect(c.get("/v1/holds/%s" % held[0]["reservation_id"]), 200, what="read back")
     check_equal((first["status"], first["calendar"], first["items"]),
                 ("released", cal, held[0]["items"]), "as it was")
