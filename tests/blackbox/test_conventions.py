@@ -138,6 +138,7 @@ def test_head_like_get(server):
         ("/v1/nothing_here", 404),
         ("/", 200),
         ("/ui/events/%s" % event_id, 200),
+        ("/ui/calendars/%s" % event_id, 200),  # the page answers; it says an unknown one
         ("/ui/app.css", 200),
         ("/ui/event.js", 200),
     ]
