@@ -35,7 +35,7 @@ stage "storage faults (asan)" python3 tests/crash/fault_test.py --binary "$build
 stage "hostile (release)" python3 tests/hostile/hostile_test.py --binary "$build/holdfast" --quick
 stage "hostile (asan)" python3 tests/hostile/hostile_test.py --binary "$build/asan/holdfast" --quick
 if [ -x "$build/fuzz/fuzz_core" ]; then
-    stage "fuzz (10 s each)" tests/fuzz/run.sh fuzz "${FUZZ_QUICK_SECONDS:-10}" "$build/fuzz" fuzz_core fuzz_routes fuzz_http fuzz_flat_json
+    stage "fuzz (10 s each)" tests/fuzz/run.sh fuzz "${FUZZ_QUICK_SECONDS:-10}" "$build/fuzz" fuzz_core fuzz_routes fuzz_http fuzz_flat_json fuzz_signature fuzz_token fuzz_spans
 else
     echo "== fuzz: skipped, $build/fuzz not built (make fuzz-build needs clang and libclang-rt-14-dev)"
 fi
