@@ -82,12 +82,6 @@ static bool id_decode(hf_request_t *request, const char *name, const char **valu
 
 /* ---- rendering ---- */
 
-static void number_write(hf_json_t *json, double value) {
-    char text[32];
-    int length = snprintf(text, sizeof text, "%.15g", value);
-    hf_json_raw(json, text, (size_t)length);
-}
-
 static void render_driver(hf_json_t *json, const hf_core_t *core, const hf_driver_t *driver) {
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "fleet");
@@ -95,13 +89,13 @@ static void render_driver(hf_json_t *json, const hf_core_t *core, const hf_drive
     HF_JSON_KEY(json, "driver_id");
     hf_json_string(json, driver->id);
     HF_JSON_KEY(json, "lat");
-    number_write(json, driver->lat);
+    hf_json_decimal(json, driver->lat);
     HF_JSON_KEY(json, "lng");
-    number_write(json, driver->lng);
+    hf_json_decimal(json, driver->lng);
     HF_JSON_KEY(json, "available");
     hf_json_bool(json, driver->available);
     HF_JSON_KEY(json, "rating");
-    number_write(json, driver->rating);
+    hf_json_decimal(json, driver->rating);
     HF_JSON_KEY(json, "offer");
     if (driver->offer) {
         const hf_ride_t *ride = hf_dispatch_ride_at(core, driver->offer - 1);
@@ -181,9 +175,9 @@ static void render_ride(hf_json_t *json, const ride_view_t *ride) {
     HF_JSON_KEY(json, "status");
     hf_json_string(json, hf_ride_status_name(ride->status));
     HF_JSON_KEY(json, "lat");
-    number_write(json, ride->lat);
+    hf_json_decimal(json, ride->lat);
     HF_JSON_KEY(json, "lng");
-    number_write(json, ride->lng);
+    hf_json_decimal(json, ride->lng);
     HF_JSON_KEY(json, "radius_m");
     hf_json_int(json, ride->radius_m);
     HF_JSON_KEY(json, "offer_ttl_s");

@@ -446,7 +446,8 @@ bool queue_room_exists(const hf_core_t *core, uint32_t event_index);
  * bucket capped to the new size and its next admission due at once. */
 void queue_room_changed(hf_core_t *core, uint32_t event_index, hf_time_ms_t now);
 /* A ticket as it stands after its join (created) or a change of status (queue.c passes its
- * fields: core/queue.h is the domain's header, which this one does not include). */
+ * fields: core/queue.h is the domain's header, which this one does not include); user_id is
+ * the joined user's, NULL in a change of status (hf_mutation_ticket_t). */
 typedef struct ticket_record {
     const char *ticket_id, *user_id;
     uint32_t event, seq;

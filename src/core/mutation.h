@@ -228,7 +228,8 @@ typedef struct hf_mutation_refund {
 } hf_mutation_refund_t;
 
 /* A waiting room's ticket as it stands after the change (both ticket kinds): a new one at
- * its join (at_ms), or its new status. user_id and seq are set for both. */
+ * its join (at_ms), or its new status. seq is set for both; user_id for a join only (NULL in
+ * a change of status: no writer stores it again, so the batch keeps no copy of it). */
 typedef struct hf_mutation_ticket {
     const char *ticket_id, *event_id, *user_id;
     uint32_t seq;           /* join number in the room */

@@ -271,7 +271,7 @@ static uint32_t ticket_slot_take(queue_state_t *queue) {
 /* The ticket's record as it stands, numbered as its newest change. */
 static void ticket_emit(hf_core_t *core, uint32_t index, bool created, hf_time_ms_t at_ms) {
     hf_ticket_t *ticket = &core->queue->tickets[index];
-    ticket_record_t record = {ticket->id,     hf_core_ticket_user(core, index),
+    ticket_record_t record = {ticket->id,     created ? hf_core_ticket_user(core, index) : NULL,
                               ticket->event,  ticket->seq,
                               ticket->status, ticket->admitted_at_ms};
     record_ticket(core, &record, created, at_ms);

@@ -221,6 +221,56 @@ void hf_json_int(hf_json_t *json, int64_t value) {
     hf_buffer_append(json->out, digits, length);
 }
 
+/* A value within a rounding of n / 10^6 for a whole n: six decimals at most. Below
+ * DECIMAL_SCALED_MAX, n has at most 15 digits, which a double keeps (DBL_DIG): "%.15g" writes
+ * exactly n's digits then, trailing zeros removed. From DECIMAL_SCALED_MIN on, it writes them
+ * without an exponent (below 0.0001 "%g" takes one). */
+#define DECIMAL_UNIT 1000000
+#define DECIMAL_SCALE 1e6
+#define DECIMAL_SCALED_MIN 100
+#define DECIMAL_SCALED_MAX 1000000000000000LL
+
+/* n / 10^6 written as "%.15g" writes it, when value is the double nearest to it; false when it
+ * is not (more decimals, an exponent, -0): the caller asks printf then. */
+static bool decimal_fast(double value, char *out, size_t *length) {
+    double scaled = value * DECIMAL_SCALE;
+    if (!(scaled > -(double)DECIMAL_SCALED_MAX && scaled < (double)DECIMAL_SCALED_MAX))
+        return false;
+    /* The product is within a quarter of a unit of n below DECIMAL_SCALED_MAX: rounding it
+     * gives n, and the check below refuses a value that is no such quotient. */
+    int64_t whole = (int64_t)(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
+    int64_t magnitude = whole < 0 ? -whole : whole;
+    if (magnitude < DECIMAL_SCALED_MIN || (double)whole / DECIMAL_SCALE != value) return false;
+    size_t count = 0;
+    if (whole < 0) out[count++] = '-';
+    count += format_int(magnitude / DECIMAL_UNIT, out + count);
+    int64_t fraction = magnitude % DECIMAL_UNIT;
+    if (fraction != 0) {
+        out[count++] = '.';
+        for (int64_t unit = DECIMAL_UNIT / 10; unit > 0; unit /= 10)
+            out[count++] = (char)('0' + fraction / unit % 10);
+        while (out[count - 1] == '0') count--;
+    }
+    *length = count;
+    return true;
+}
+
+size_t hf_format_decimal(double value, char out[HF_DECIMAL_SIZE]) {
+    size_t length;
+    if (decimal_fast(value, out, &length)) {
+        out[length] = '\0';
+        return length;
+    }
+    return (size_t)snprintf(out, HF_DECIMAL_SIZE, "%.15g", value);
+}
+
+void hf_json_decimal(hf_json_t *json, double value) {
+    hf_json_separator_write(json);
+    char text[HF_DECIMAL_SIZE];
+    size_t length = hf_format_decimal(value, text);
+    hf_buffer_append(json->out, text, length);
+}
+
 void hf_json_bool(hf_json_t *json, bool value) {
     hf_json_separator_write(json);
     hf_buffer_append_string(json->out, value ? "true" : "false");

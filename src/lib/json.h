@@ -66,6 +66,13 @@ void hf_json_null(hf_json_t *json);
 void hf_json_seconds(hf_json_t *json, int64_t milliseconds);
 /* A time in ms since the Unix epoch as RFC 3339 UTC with milliseconds. */
 void hf_json_time(hf_json_t *json, int64_t unix_ms);
+/* A finite number as printf's "%.15g" writes it (no NaN or infinity: JSON has none). A value
+ * of at most six decimals (a coordinate, a rating) is written without printf. */
+void hf_json_decimal(hf_json_t *json, double value);
+/* The text hf_json_decimal writes, into out (at least HF_DECIMAL_SIZE bytes, NUL-terminated);
+ * returns its length. */
+#define HF_DECIMAL_SIZE 32
+size_t hf_format_decimal(double value, char out[HF_DECIMAL_SIZE]);
 /* Raw, already valid JSON. */
 void hf_json_raw(hf_json_t *json, const char *text, size_t length);
 

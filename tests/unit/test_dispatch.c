@@ -284,6 +284,45 @@ static void test_grid_search_equals_scan(void **state) {
     }
 }
 
+/* Drivers moving a few metres (mostly within their cell, whose entry moves in place) and
+ * across cells: the grid follows each move, and a search finds what a scan finds. */
+static void test_grid_moves_in_and_out_of_cells(void **state) {
+    fixture_t *f = *state;
+    unsigned seed = 20261202;
+    char id[32];
+    double positions[200][2];
+    for (uint32_t i = 0; i < 200; i++) {
+        positions[i][0] = 40.75 + uniform(&seed, -0.02, 0.02);
+        positions[i][1] = -73.99 + uniform(&seed, -0.02, 0.02);
+        snprintf(id, sizeof id, "d%u", i);
+        put(f, id, positions[i][0], positions[i][1], 4);
+    }
+    uint32_t fleet;
+    assert_true(hf_dispatch_fleet_find(f->core, "f1", &fleet));
+    for (uint32_t move = 0; move < 4000; move++) {
+        uint32_t i = (uint32_t)rand_r(&seed) % 200;
+        double step = rand_r(&seed) % 4 ? 0.0002 : 0.01;
+        positions[i][0] += uniform(&seed, -step, step);
+        positions[i][1] += uniform(&seed, -step, step);
+        snprintf(id, sizeof id, "d%u", i);
+        put(f, id, positions[i][0], positions[i][1], 4);
+        const hf_driver_t *driver = hf_dispatch_driver_at(f->core, i);
+        assert_true(driver->lat == positions[i][0] && driver->lng == positions[i][1]);
+        if (move % 8) continue;
+        assert_null(hf_dispatch_check(f->core));
+        double lat = 40.75 + uniform(&seed, -0.02, 0.02);
+        double lng = -73.99 + uniform(&seed, -0.02, 0.02);
+        uint32_t grid_driver = 0, scan_driver = 0;
+        int64_t grid_distance = -1, scan_distance = -1;
+        bool grid = hf_dispatch_candidate(f->core, fleet, lat, lng, 300, UINT32_MAX, &grid_driver,
+                                          &grid_distance);
+        bool scan = scan_best(f->core, fleet, lat, lng, 300, &scan_driver, &scan_distance);
+        assert_int_equal(grid, scan);
+        assert_int_equal(grid_driver, scan_driver);
+        assert_int_equal(grid_distance, scan_distance);
+    }
+}
+
 /* Sparse fleets (60 drivers within 2 km of each centre): the nearest driver is often several
  * rings out, found in a corner of a span, where stopping a ring too early or too late shows. */
 static void test_grid_search_equals_scan_sparse(void **state) {
@@ -957,6 +996,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_haversine_known_distances),
         cmocka_unit_test(test_grid_cells_and_spans),
+        cmocka_unit_test_setup_teardown(test_grid_moves_in_and_out_of_cells, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranking_nearest_then_rating_then_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ties_are_bytewise, setup, teardown),
         cmocka_unit_test_setup_teardown(test_radius_edge, setup, teardown),

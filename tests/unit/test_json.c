@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -238,12 +239,86 @@ static void test_parse_time(void **state) {
     assert_false(hf_parse_time(NULL, &ms));
 }
 
+/* hf_format_decimal against snprintf's "%.15g", which the dispatch answers always used. */
+static void decimal_matches(double value) {
+    char expected[64], formatted[HF_DECIMAL_SIZE];
+    int expected_length = snprintf(expected, sizeof expected, "%.15g", value);
+    size_t length = hf_format_decimal(value, formatted);
+    assert_string_equal(formatted, expected);
+    assert_int_equal(length, (size_t)expected_length);
+}
+
+/* A random whole number below 10^digits, either sign. */
+static int64_t random_whole(uint64_t *state, int digits) {
+    int64_t bound = 1;
+    for (int i = 0; i < digits; i++) bound *= 10;
+    int64_t whole = (int64_t)(next_random(state) % (uint64_t)bound);
+    return next_random(state) & 1 ? -whole : whole;
+}
+
+static void test_format_decimal_fixed(void **state) {
+    (void)state;
+    static const double fixed[] = {40.75,
+                                   -73.99,
+                                   4.9,
+                                   5,
+                                   0,
+                                   -0.0,
+                                   90,
+                                   -90,
+                                   180,
+                                   -180,
+                                   0.0001,
+                                   -0.0001,
+                                   0.00001,
+                                   0.000001,
+                                   1e-7,
+                                   0.5,
+                                   123.456789,
+                                   1.0000005,
+                                   2.9999995,
+                                   999999999.999999,
+                                   1e9,
+                                   -1e9,
+                                   1e15,
+                                   1e16,
+                                   123456789012345678.0,
+                                   1e300,
+                                   -1e-300,
+                                   5e-324,
+                                   1.7976931348623157e308};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) decimal_matches(fixed[i]);
+}
+
+static void test_format_decimal_random(void **state) {
+    (void)state;
+    uint64_t random = 0x5DEECE66Dull;
+    for (int i = 0; i < 200000; i++) {
+        /* Coordinates and ratings as clients send them: up to six decimals, any magnitude
+         * the fast path takes and past it. */
+        int64_t whole = random_whole(&random, 1 + (int)(next_random(&random) % 17));
+        decimal_matches((double)whole / 1e6);
+        /* Seven to nine decimals: the 6th decimal rounds, printf writes them. */
+        int64_t finer = random_whole(&random, 1 + (int)(next_random(&random) % 15));
+        decimal_matches((double)finer / (next_random(&random) & 1 ? 1e7 : 1e9));
+        /* Halves at the 7th decimal, where a rounding to six would go either way. */
+        decimal_matches(((double)random_whole(&random, 9) + 0.5) / 1e6);
+        /* Any finite double at all. */
+        uint64_t bits = next_random(&random);
+        double any;
+        memcpy(&any, &bits, sizeof any);
+        if (isfinite(any)) decimal_matches(any);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_int),
         cmocka_unit_test(test_json_seconds),
         cmocka_unit_test(test_format_time),
         cmocka_unit_test(test_parse_time),
+        cmocka_unit_test(test_format_decimal_fixed),
+        cmocka_unit_test(test_format_decimal_random),
     };
     return cmocka_run_group_tests_name("json", tests, NULL, NULL);
 }

@@ -66,7 +66,7 @@ static const sample_t SAMPLES[] = {
      HF_STORE_UNIT_NONE,
      "r1"},
     {{.type = HF_MUTATION_TICKET_CREATE, .as.ticket = {"t1", "E4", "u1", 1, 0, 0}}, "E4", "t1"},
-    {{.type = HF_MUTATION_TICKET_UPDATE, .as.ticket = {"t1", "E4", "u1", 1, 1, 9}}, "E4", "t1"},
+    {{.type = HF_MUTATION_TICKET_UPDATE, .as.ticket = {"t1", "E4", NULL, 1, 1, 9}}, "E4", "t1"},
     {{.type = HF_MUTATION_EVENT_UPDATE,
       .as.event_update = {"E1", &definition, &definition, HF_EVENT_MEMBER_NAME}},
      "E1",

@@ -44,6 +44,8 @@ void grid_insert(struct dispatch *dispatch, uint32_t driver) {
                            sizeof *bucket->entries);
     state->bucket = index + 1;
     state->slot = bucket->count;
+    state->row = row;
+    state->column = column;
     bucket->entries[bucket->count++] = (grid_entry_t){view->lat, view->lng, driver};
 }
 
@@ -65,16 +67,14 @@ void grid_move(struct dispatch *dispatch, uint32_t driver) {
     assert(state->bucket != 0);
     int32_t row, column;
     hf_geo_cell_of(view->lat, view->lng, &row, &column);
-    uint32_t index;
-    bool same = hf_pair_map_get(&dispatch->cells, cell_first(view->fleet, row), (uint32_t)column,
-                                &index) &&
-                index + 1 == state->bucket;
-    if (!same) {
+    /* A driver's fleet never changes, so the same cell is the same bucket: no map lookup, and
+     * no removal and reinsertion, for a driver that stays in its cell. */
+    if (row != state->row || column != state->column) {
         grid_remove(dispatch, driver);
         grid_insert(dispatch, driver);
         return;
     }
-    grid_entry_t *entry = &dispatch->buckets[index].entries[state->slot];
+    grid_entry_t *entry = &dispatch->buckets[state->bucket - 1].entries[state->slot];
     entry->lat = view->lat;
     entry->lng = view->lng;
 }

@@ -34,8 +34,9 @@ typedef struct fleet {
 } fleet_t;
 
 typedef struct driver_state {
-    uint32_t bucket; /* bucket index + 1 while free (in the grid), else 0 */
-    uint32_t slot;   /* its entry in the bucket */
+    uint32_t bucket;     /* bucket index + 1 while free (in the grid), else 0 */
+    uint32_t slot;       /* its entry in the bucket */
+    int32_t row, column; /* the bucket's cell (geo.h), while free: a move within it stays */
     /* Rides in memory naming the driver (as assigned, or among their excluded): a deleted
      * driver's slot is reused once none does. */
     uint32_t references;

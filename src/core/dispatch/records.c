@@ -161,6 +161,10 @@ static const char *driver_check(const struct dispatch *dispatch, uint32_t index)
                              (uint32_t)column, &cell) ||
             cell + 1 != state->bucket)
             return "a free driver is filed in another cell than its position's";
+        const grid_entry_t *entry = &bucket->entries[state->slot];
+        if (state->row != row || state->column != column || entry->lat != driver->lat ||
+            entry->lng != driver->lng)
+            return "a free driver's grid entry keeps another cell or position than its own";
     }
     if (state->counted_status != hf_dispatch_driver_status(driver))
         return "a driver is counted under another status than its own";
