@@ -126,7 +126,8 @@ UNIT_EXTRA_SOURCES += src/engine/token.c
 UNIT_EXTRA_SOURCES += src/engine/body_hash.c
 # A notification's id, type, body and retries (engine/notification.h): pure.
 UNIT_EXTRA_SOURCES += src/engine/notification.c
-# The decoding of calendars' bodies (api/calendar_decode.h): jansson and the core only.
+# The decoding of calendars' bodies (api/calendar_decode.h): jansson, the flat reader (a pure
+# net/ file) and the core only.
 UNIT_EXTRA_SOURCES += src/api/calendar_decode.c
 # The HTTP server (net/http.c and the files it is split into): every net/ file but the pure
 # ones and the embedded assets, so a new file of the server joins by itself.

@@ -245,12 +245,15 @@ bool hf_calendar_decode_definition(json_t *object, hf_calendar_definition_t *def
 
 /* ---- spans and items ---- */
 
+static hf_span_parse_t step_parse(const char *text, size_t length, uint8_t unit, int32_t *step) {
+    return unit == HF_CALENDAR_NIGHT ? hf_span_date_parse(text, length, step)
+                                     : hf_span_instant_parse(text, length, step);
+}
+
 bool hf_calendar_decode_step(const char *text, size_t length, uint8_t unit, const char *field,
                              int32_t *step, hf_calendar_fault_t *fault) {
     bool night = unit == HF_CALENDAR_NIGHT;
-    hf_span_parse_t parsed = night ? hf_span_date_parse(text, length, step)
-                                   : hf_span_instant_parse(text, length, step);
-    switch (parsed) {
+    switch (step_parse(text, length, unit, step)) {
     case HF_SPAN_PARSED: return true;
     case HF_SPAN_MISALIGNED:
         return fault_at(fault, "is misaligned: seconds must be 0 on the calendar's grid", "%s",
@@ -264,37 +267,90 @@ bool hf_calendar_decode_step(const char *text, size_t length, uint8_t unit, cons
     }
 }
 
-static bool item_step(json_t *item, const char *name, uint8_t unit, uint32_t index, int32_t *step,
-                      hf_calendar_fault_t *fault) {
+/* A member of an item, as either reading gave it: present or not, its string when it is one,
+ * its integer when it is one. */
+typedef struct item_member {
+    bool present;
+    bool is_string;
+    bool is_integer;
+    const char *string;
+    size_t length;
+    int64_t integer;
+} item_member_t;
+
+static item_member_t json_item_member(json_t *item, const char *name) {
+    json_t *member = json_object_get(item, name);
+    item_member_t read = {.present = member != NULL,
+                          .is_string = json_is_string(member),
+                          .is_integer = json_is_integer(member)};
+    if (read.is_string) {
+        read.string = json_string_value(member);
+        read.length = json_string_length(member);
+    }
+    if (read.is_integer) read.integer = json_integer_value(member);
+    return read;
+}
+
+static item_member_t flat_item_member(const hf_flat_json_t *flat, uint32_t object,
+                                      const char *name) {
+    const hf_flat_json_member_t *member = hf_flat_json_object_member(flat, object, name);
+    if (!member) return (item_member_t){.present = false};
+    return (item_member_t){.present = true,
+                           .is_string = member->kind == HF_FLAT_JSON_STRING,
+                           .is_integer = member->kind == HF_FLAT_JSON_INTEGER,
+                           .string = member->string,
+                           .length = member->length,
+                           .integer = member->integer};
+}
+
+static bool item_step(const item_member_t *member, const char *name, uint8_t unit, uint32_t index,
+                      int32_t *step, hf_calendar_fault_t *fault) {
+    /* The field's path is written only for a fault: a hold's every item passes here twice. */
+    if (member->is_string &&
+        step_parse(member->string, member->length, unit, step) == HF_SPAN_PARSED)
+        return true;
     char field[48];
     snprintf(field, sizeof field, "items[%u].%s", index, name);
-    json_t *member = json_object_get(item, name);
-    if (!json_is_string(member))
+    if (!member->is_string)
         return fault_at(fault,
                         unit == HF_CALENDAR_NIGHT ? "must be a date YYYY-MM-DD"
                                                   : "must be an RFC 3339 instant",
                         "%s", field);
-    return hf_calendar_decode_step(json_string_value(member), json_string_length(member), unit,
-                                   field, step, fault);
+    return hf_calendar_decode_step(member->string, member->length, unit, field, step, fault);
 }
+
+/* An item's members, whichever reading they come from: resource, from, to, quantity. */
+static bool item_members_decode(const item_member_t members[4], uint8_t unit, uint32_t index,
+                                hf_calendar_item_request_t *out, hf_calendar_fault_t *fault) {
+    const item_member_t *resource = &members[0], *quantity = &members[3];
+    if (!resource->is_string || resource->length == 0 ||
+        strlen(resource->string) != resource->length)
+        return fault_at(fault, "must be a resource id", "items[%u].resource", index);
+    out->resource_id = resource->string;
+    if (!item_step(&members[1], "from", unit, index, &out->from, fault) ||
+        !item_step(&members[2], "to", unit, index, &out->to, fault))
+        return false;
+    out->quantity = 1;
+    if (quantity->present && (!quantity->is_integer || quantity->integer < 1 ||
+                              quantity->integer > HF_RESOURCE_CAPACITY_MAX))
+        return fault_at(fault, "must be an integer from 1 to the resource's capacity",
+                        "items[%u].quantity", index);
+    if (quantity->present) out->quantity = (uint32_t)quantity->integer;
+    return true;
+}
+
+static const char *const ITEM_MEMBERS[4] = {"resource", "from", "to", "quantity"};
 
 static bool item_decode(json_t *item, uint8_t unit, uint32_t index, hf_calendar_item_request_t *out,
                         hf_calendar_fault_t *fault) {
     if (!json_is_object(item)) return fault_at(fault, "must be an object", "items[%u]", index);
-    json_t *resource = json_object_get(item, "resource");
-    if (!json_is_string(resource) || json_string_length(resource) == 0 ||
-        strlen(json_string_value(resource)) != json_string_length(resource))
-        return fault_at(fault, "must be a resource id", "items[%u].resource", index);
-    out->resource_id = json_string_value(resource);
-    if (!item_step(item, "from", unit, index, &out->from, fault) ||
-        !item_step(item, "to", unit, index, &out->to, fault))
-        return false;
-    int64_t quantity = 1;
-    if (!integer_member(item, "quantity", 1, HF_RESOURCE_CAPACITY_MAX, &quantity))
-        return fault_at(fault, "must be an integer from 1 to the resource's capacity",
-                        "items[%u].quantity", index);
-    out->quantity = (uint32_t)quantity;
-    return true;
+    item_member_t members[4];
+    for (int m = 0; m < 4; m++) members[m] = json_item_member(item, ITEM_MEMBERS[m]);
+    return item_members_decode(members, unit, index, out, fault);
+}
+
+static bool items_fault(hf_calendar_fault_t *fault) {
+    return fault_at(fault, "must be an array of 1 to 100 items", "items");
 }
 
 bool hf_calendar_decode_items(json_t *object, uint8_t unit, hf_calendar_item_request_t *items,
@@ -302,10 +358,31 @@ bool hf_calendar_decode_items(json_t *object, uint8_t unit, hf_calendar_item_req
     json_t *list = json_is_object(object) ? json_object_get(object, "items") : NULL;
     if (!json_is_array(list) || json_array_size(list) == 0 ||
         json_array_size(list) > HF_CALENDAR_HOLD_ITEMS_MAX)
-        return fault_at(fault, "must be an array of 1 to 100 items", "items");
+        return items_fault(fault);
     *count = (uint32_t)json_array_size(list);
     for (uint32_t i = 0; i < *count; i++)
         if (!item_decode(json_array_get(list, i), unit, i, &items[i], fault)) return false;
+    return true;
+}
+
+bool hf_calendar_decode_flat_items(const hf_flat_json_t *flat, uint8_t unit,
+                                   hf_calendar_item_request_t *items, uint32_t *count,
+                                   hf_calendar_fault_t *fault) {
+    const hf_flat_json_member_t *list = hf_flat_json_member(flat, "items");
+    /* An array of strings is an array whose first item is not an object; an empty one reads
+     * as strings. The flat reader's arrays are shorter than HF_CALENDAR_HOLD_ITEMS_MAX. */
+    if (!list || (list->kind != HF_FLAT_JSON_OBJECTS && list->kind != HF_FLAT_JSON_STRINGS) ||
+        list->length == 0)
+        return items_fault(fault);
+    if (list->kind == HF_FLAT_JSON_STRINGS)
+        return fault_at(fault, "must be an object", "items[%u]", 0u);
+    *count = (uint32_t)list->length;
+    for (uint32_t i = 0; i < *count; i++) {
+        item_member_t members[4];
+        for (int m = 0; m < 4; m++)
+            members[m] = flat_item_member(flat, list->first_item + i, ITEM_MEMBERS[m]);
+        if (!item_members_decode(members, unit, i, &items[i], fault)) return false;
+    }
     return true;
 }
 

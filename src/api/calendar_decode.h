@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "lib/json.h"
 #include "lib/spans.h"
+#include "net/flat_json.h"
 
 /* Bytes of a fault's field path and of its message. */
 #define HF_CALENDAR_FAULT_FIELD_SIZE 96
@@ -47,6 +48,12 @@ bool hf_calendar_decode_step(const char *text, size_t length, uint8_t unit, cons
  * {"resource", "from", "to", "quantity"} into items (room for HF_CALENDAR_HOLD_ITEMS_MAX). */
 bool hf_calendar_decode_items(json_t *object, uint8_t unit, hf_calendar_item_request_t *items,
                               uint32_t *count, hf_calendar_fault_t *fault);
+
+/* The same from the flat reader's reading of the body (net/flat_json.h), with the same
+ * faults; item resource ids borrow from flat. */
+bool hf_calendar_decode_flat_items(const hf_flat_json_t *flat, uint8_t unit,
+                                   hf_calendar_item_request_t *items, uint32_t *count,
+                                   hf_calendar_fault_t *fault);
 
 /* A step written as its unit's text: "2026-12-24", or "2026-12-24T09:00:00.000Z". */
 void hf_calendar_step_json(hf_json_t *json, uint8_t unit, int32_t step);

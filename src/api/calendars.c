@@ -141,8 +141,13 @@ static bool use_request_decode(hf_request_t *request, const hf_calendar_t *calen
                                hf_calendar_hold_request_t *use, bool hold) {
     scratch_t *scratch = scratch_of(request);
     if (!hf_decode_user(request, &use->user_id)) return false;
-    if (!hf_calendar_decode_items(request->body, calendar->definition.unit, scratch->items,
-                                  &use->item_count, &scratch->fault)) {
+    uint8_t unit = calendar->definition.unit;
+    bool decoded = request->flat
+                       ? hf_calendar_decode_flat_items(request->flat, unit, scratch->items,
+                                                       &use->item_count, &scratch->fault)
+                       : hf_calendar_decode_items(request->body, unit, scratch->items,
+                                                  &use->item_count, &scratch->fault);
+    if (!decoded) {
         reply_fault(request, &scratch->fault);
         return false;
     }
@@ -309,8 +314,8 @@ static const hf_route_t routes[] = {
     {"POST", "/v1/calendars/{}/open", handle_sales_open, 0, BODY_SIZE_MAX, IN_PATH},
     {"POST", "/v1/calendars/{}/resources", handle_resources_add, HF_ROUTE_BODY, BODY_SIZE_MAX,
      IN_PATH},
-    {"POST", "/v1/calendars/{}/holds", handle_hold_create, CREATES | HF_ROUTE_BUYER, BODY_SIZE_MAX,
-     IN_PATH},
+    {"POST", "/v1/calendars/{}/holds", handle_hold_create, CREATES | HF_ROUTE_FLAT | HF_ROUTE_BUYER,
+     BODY_SIZE_MAX, IN_PATH},
     {"POST", "/v1/calendars/{}/bookings", handle_booking_create, CREATES, BODY_SIZE_MAX, IN_PATH},
     {"GET", "/v1/calendars/{}/availability", hf_calendar_handle_availability, HF_ROUTE_BUYER,
      BODY_SIZE_MAX, IN_PATH},

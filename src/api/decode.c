@@ -128,7 +128,7 @@ static const hf_member_kind_t FLAT_KINDS[] = {
     [HF_FLAT_JSON_NULL] = HF_MEMBER_NULL,     [HF_FLAT_JSON_FALSE] = HF_MEMBER_BOOL,
     [HF_FLAT_JSON_TRUE] = HF_MEMBER_BOOL,     [HF_FLAT_JSON_INTEGER] = HF_MEMBER_INTEGER,
     [HF_FLAT_JSON_REAL] = HF_MEMBER_REAL,     [HF_FLAT_JSON_STRING] = HF_MEMBER_STRING,
-    [HF_FLAT_JSON_STRINGS] = HF_MEMBER_OTHER,
+    [HF_FLAT_JSON_STRINGS] = HF_MEMBER_OTHER, [HF_FLAT_JSON_OBJECTS] = HF_MEMBER_OTHER,
 };
 
 /* The flat reader's member has the same values: only the kind is named differently. The

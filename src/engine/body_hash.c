@@ -106,9 +106,12 @@ static void put_json(hf_buffer_t *out, json_t *value) {
 
 /* ---- the flat reader's members: the values jansson would read from the same bytes ---- */
 
-static void put_flat_member(hf_buffer_t *out, const hf_flat_json_t *flat,
-                            const hf_flat_json_member_t *member) {
-    put_string(out, member->name, strlen(member->name));
+static void put_flat_members(hf_buffer_t *out, const hf_flat_json_t *flat,
+                             const hf_flat_json_member_t *members, uint32_t count);
+
+/* Recursion is bounded: an object in an array has only scalar members. */
+static void put_flat_value(hf_buffer_t *out, const hf_flat_json_t *flat,
+                           const hf_flat_json_member_t *member) {
     switch (member->kind) {
     case HF_FLAT_JSON_NULL: hf_buffer_append_char(out, 'n'); break;
     case HF_FLAT_JSON_FALSE: hf_buffer_append_char(out, 'f'); break;
@@ -122,29 +125,44 @@ static void put_flat_member(hf_buffer_t *out, const hf_flat_json_t *flat,
             put_string(out, flat->items[member->first_item + i],
                        flat->item_lengths[member->first_item + i]);
         break;
+    case HF_FLAT_JSON_OBJECTS:
+        put_count(out, 'a', member->length);
+        for (size_t i = 0; i < member->length; i++) {
+            const hf_flat_json_object_t *object = &flat->objects[member->first_item + i];
+            put_flat_members(out, flat, &flat->object_members[object->first_member],
+                             object->member_count);
+        }
+        break;
     }
 }
 
-static void put_flat(hf_buffer_t *out, const hf_flat_json_t *flat) {
-    /* At most HF_FLAT_JSON_MEMBERS_MAX members: sorted by insertion. */
-    const hf_flat_json_member_t *sorted[HF_FLAT_JSON_MEMBERS_MAX];
-    uint32_t count = flat->member_count;
+/* An object's members, sorted by name (by insertion: there are few). Either the body's
+ * (at most HF_FLAT_JSON_MEMBERS_MAX) or an object's in an array (fewer than
+ * HF_FLAT_JSON_OBJECT_MEMBERS_MAX in all). */
+static void put_flat_members(hf_buffer_t *out, const hf_flat_json_t *flat,
+                             const hf_flat_json_member_t *members, uint32_t count) {
+    const hf_flat_json_member_t *sorted[HF_FLAT_JSON_MEMBERS_MAX > HF_FLAT_JSON_OBJECT_MEMBERS_MAX
+                                            ? HF_FLAT_JSON_MEMBERS_MAX
+                                            : HF_FLAT_JSON_OBJECT_MEMBERS_MAX];
     for (uint32_t i = 0; i < count; i++) {
-        const hf_flat_json_member_t *member = &flat->members[i];
+        const hf_flat_json_member_t *member = &members[i];
         uint32_t j = i;
         for (; j > 0 && strcmp(sorted[j - 1]->name, member->name) > 0; j--)
             sorted[j] = sorted[j - 1];
         sorted[j] = member;
     }
     put_count(out, 'o', count);
-    for (uint32_t i = 0; i < count; i++) put_flat_member(out, flat, sorted[i]);
+    for (uint32_t i = 0; i < count; i++) {
+        put_string(out, sorted[i]->name, strlen(sorted[i]->name));
+        put_flat_value(out, flat, sorted[i]);
+    }
 }
 
 void hf_body_hash(const hf_flat_json_t *flat, json_t *json, uint8_t hash[HF_BODY_HASH_SIZE]) {
     hf_buffer_t out;
     hf_buffer_init(&out);
     hf_buffer_append(&out, ENCODING_TAG, sizeof ENCODING_TAG - 1);
-    if (flat) put_flat(&out, flat);
+    if (flat) put_flat_members(&out, flat, flat->members, flat->member_count);
     else if (json) put_json(&out, json);
     else put_count(&out, 'o', 0);
     SHA256((const unsigned char *)out.data, out.length, hash);

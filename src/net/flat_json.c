@@ -104,18 +104,13 @@ static bool read_word(reader_t *reader, const char *word, size_t size) {
     return true;
 }
 
-/* [ "a", "b" ]: strings only; anything else in it declines. */
+/* [ "a", "b" ], after its '[' and its first item's whitespace: strings only; anything else in
+ * it declines. */
 static bool read_strings(reader_t *reader, hf_flat_json_member_t *member) {
     hf_flat_json_t *flat = reader->flat;
-    reader->at++; /* the '[' */
     member->kind = HF_FLAT_JSON_STRINGS;
     member->first_item = flat->item_count;
     member->length = 0;
-    skip_space(reader);
-    if (!at_end(reader) && *reader->at == ']') {
-        reader->at++;
-        return true;
-    }
     for (;;) {
         if (flat->item_count == HF_FLAT_JSON_ITEMS_MAX) return false;
         uint32_t item = flat->item_count;
@@ -130,14 +125,14 @@ static bool read_strings(reader_t *reader, hf_flat_json_member_t *member) {
     }
 }
 
-static bool read_value(reader_t *reader, hf_flat_json_member_t *member) {
+/* A string, a number, true, false or null: anything else (an array, an object) declines. */
+static bool read_scalar(reader_t *reader, hf_flat_json_member_t *member) {
     skip_space(reader);
     if (at_end(reader)) return false;
     switch (*reader->at) {
     case '"':
         member->kind = HF_FLAT_JSON_STRING;
         return read_string(reader, &member->string, &member->length);
-    case '[': return read_strings(reader, member);
     case 't': member->kind = HF_FLAT_JSON_TRUE; return read_word(reader, "true", 4);
     case 'f': member->kind = HF_FLAT_JSON_FALSE; return read_word(reader, "false", 5);
     case 'n': member->kind = HF_FLAT_JSON_NULL; return read_word(reader, "null", 4);
@@ -148,10 +143,85 @@ static bool read_value(reader_t *reader, hf_flat_json_member_t *member) {
 /* Names of one object mostly differ in their first byte: that is tested before a call. */
 static bool same_name(const char *a, const char *b) { return a[0] == b[0] && strcmp(a, b) == 0; }
 
-static bool name_taken(const hf_flat_json_t *flat, const char *name) {
-    for (uint32_t i = 0; i < flat->member_count; i++)
-        if (same_name(flat->members[i].name, name)) return true;
+static bool name_among(const hf_flat_json_member_t *members, uint32_t count, const char *name) {
+    for (uint32_t i = 0; i < count; i++)
+        if (same_name(members[i].name, name)) return true;
     return false;
+}
+
+/* One member of an object in an array: a name not seen in that object, then a scalar. */
+static bool read_object_member(reader_t *reader, hf_flat_json_object_t *object) {
+    hf_flat_json_t *flat = reader->flat;
+    if (flat->object_member_count == HF_FLAT_JSON_OBJECT_MEMBERS_MAX) return false;
+    hf_flat_json_member_t *member = &flat->object_members[flat->object_member_count];
+    size_t name_length;
+    if (!read_string(reader, &member->name, &name_length) ||
+        name_among(&flat->object_members[object->first_member], object->member_count,
+                   member->name) ||
+        !expect(reader, ':') || !read_scalar(reader, member))
+        return false;
+    flat->object_member_count++;
+    object->member_count++;
+    return true;
+}
+
+/* { "name": scalar, ... } as an item of an array. */
+static bool read_object(reader_t *reader) {
+    hf_flat_json_t *flat = reader->flat;
+    if (flat->object_count == HF_FLAT_JSON_OBJECTS_MAX || !expect(reader, '{')) return false;
+    hf_flat_json_object_t *object = &flat->objects[flat->object_count++];
+    object->first_member = flat->object_member_count;
+    object->member_count = 0;
+    skip_space(reader);
+    if (!at_end(reader) && *reader->at == '}') {
+        reader->at++;
+        return true;
+    }
+    for (;;) {
+        if (!read_object_member(reader, object)) return false;
+        skip_space(reader);
+        if (at_end(reader)) return false;
+        char c = *reader->at++;
+        if (c == '}') return true;
+        if (c != ',') return false;
+    }
+}
+
+/* [ {...}, {...} ], at its first '{': objects only; anything else in it declines. */
+static bool read_objects(reader_t *reader, hf_flat_json_member_t *member) {
+    member->kind = HF_FLAT_JSON_OBJECTS;
+    member->first_item = reader->flat->object_count;
+    member->length = 0;
+    for (;;) {
+        if (!read_object(reader)) return false;
+        member->length++;
+        skip_space(reader);
+        if (at_end(reader)) return false;
+        char c = *reader->at++;
+        if (c == ']') return true;
+        if (c != ',') return false;
+    }
+}
+
+/* An array: empty, of strings, or of objects, told by its first item. */
+static bool read_array(reader_t *reader, hf_flat_json_member_t *member) {
+    reader->at++; /* the '[' */
+    skip_space(reader);
+    if (!at_end(reader) && *reader->at == ']') {
+        reader->at++;
+        member->kind = HF_FLAT_JSON_STRINGS;
+        member->first_item = reader->flat->item_count;
+        member->length = 0;
+        return true;
+    }
+    if (!at_end(reader) && *reader->at == '{') return read_objects(reader, member);
+    return read_strings(reader, member);
+}
+
+static bool read_value(reader_t *reader, hf_flat_json_member_t *member) {
+    skip_space(reader);
+    if (!at_end(reader) && *reader->at == '[') return read_array(reader, member);
+    return read_scalar(reader, member);
 }
 
 static bool read_member(reader_t *reader) {
@@ -160,8 +230,9 @@ static bool read_member(reader_t *reader) {
     hf_flat_json_member_t *member = &flat->members[flat->member_count];
     size_t name_length;
     /* A repeated name is an error for jansson (JSON_REJECT_DUPLICATES): it gives it. */
-    if (!read_string(reader, &member->name, &name_length) || name_taken(flat, member->name) ||
-        !expect(reader, ':') || !read_value(reader, member))
+    if (!read_string(reader, &member->name, &name_length) ||
+        name_among(flat->members, flat->member_count, member->name) || !expect(reader, ':') ||
+        !read_value(reader, member))
         return false;
     flat->member_count++;
     return true;
@@ -172,6 +243,8 @@ bool hf_flat_json_read(hf_flat_json_t *flat, const char *body, size_t length) {
     reader_t reader = {.at = body, .end = body + length, .flat = flat};
     flat->member_count = 0;
     flat->item_count = 0;
+    flat->object_count = 0;
+    flat->object_member_count = 0;
     if (!expect(&reader, '{')) return false;
     skip_space(&reader);
     if (!at_end(&reader) && *reader.at == '}') {
@@ -193,5 +266,15 @@ bool hf_flat_json_read(hf_flat_json_t *flat, const char *body, size_t length) {
 const hf_flat_json_member_t *hf_flat_json_member(const hf_flat_json_t *flat, const char *name) {
     for (uint32_t i = 0; i < flat->member_count; i++)
         if (same_name(flat->members[i].name, name)) return &flat->members[i];
+    return NULL;
+}
+
+const hf_flat_json_member_t *hf_flat_json_object_member(const hf_flat_json_t *flat, uint32_t object,
+                                                        const char *name) {
+    const hf_flat_json_object_t *read = &flat->objects[object];
+    for (uint32_t i = 0; i < read->member_count; i++) {
+        const hf_flat_json_member_t *member = &flat->object_members[read->first_member + i];
+        if (same_name(member->name, name)) return member;
+    }
     return NULL;
 }

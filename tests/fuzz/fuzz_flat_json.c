@@ -31,6 +31,26 @@ static bool same_strings(const hf_flat_json_member_t *member, json_t *value) {
     return true;
 }
 
+static bool same_member(const hf_flat_json_member_t *member, json_t *value);
+
+/* Each object of the array as jansson read it: the same members, each the same value. */
+static bool same_objects(const hf_flat_json_member_t *member, json_t *value) {
+    if (!json_is_array(value) || json_array_size(value) != member->length) return false;
+    for (uint32_t i = 0; i < member->length; i++) {
+        json_t *item = json_array_get(value, i);
+        const hf_flat_json_object_t *object = &flat.objects[member->first_item + i];
+        if (!json_is_object(item) || json_object_size(item) != object->member_count) return false;
+        for (uint32_t m = 0; m < object->member_count; m++) {
+            const hf_flat_json_member_t *inner = &flat.object_members[object->first_member + m];
+            json_t *inner_value = json_object_get(item, inner->name);
+            if (!inner_value || !same_member(inner, inner_value) ||
+                hf_flat_json_object_member(&flat, member->first_item + i, inner->name) != inner)
+                return false;
+        }
+    }
+    return true;
+}
+
 static bool same_member(const hf_flat_json_member_t *member, json_t *value) {
     switch (member->kind) {
     case HF_FLAT_JSON_NULL: return json_is_null(value);
@@ -50,6 +70,7 @@ static bool same_member(const hf_flat_json_member_t *member, json_t *value) {
         return json_is_string(value) && json_string_length(value) == member->length &&
                memcmp(json_string_value(value), member->string, member->length + 1) == 0;
     case HF_FLAT_JSON_STRINGS: return same_strings(member, value);
+    case HF_FLAT_JSON_OBJECTS: return same_objects(member, value);
     }
     return false;
 }
@@ -67,7 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         json_t *value = json_object_get(parsed, member->name);
         if (!value) fail("jansson lacks the member", member->name);
         if (!same_member(member, value)) fail("values differ", member->name);
-        if (hf_flat_json_member(&flat, member->name) != member) fail("lookup differs", member->name);
+        if (hf_flat_json_member(&flat, member->name) != member)
+            fail("lookup differs", member->name);
     }
     json_decref(parsed);
     return 0;

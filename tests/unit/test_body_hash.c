@@ -81,6 +81,9 @@ static void test_flat_reading_hashes_as_jansson(void **state) {
         ("{ \"ttl_s\": 0.25, \"user_id\": \"u 1\", \"replace_existing\": true, \"x\": null,"
          " \"y\": false, \"seats\": [] }"),
         "{\"payment_ref\":\"pi_1\",\"user_id\":\"u1\",\"n\":-12,\"m\":1.0}",
+        ("{\"user_id\":\"u1\",\"items\":[{\"resource\":\"r1\",\"to\":\"2027-01-03\","
+         "\"from\":\"2027-01-01\"},{\"quantity\":2.0,\"resource\":\"r2\",\"x\":null},{}],"
+         "\"ttl_s\":1}"),
     };
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
         uint8_t from_flat[HF_BODY_HASH_SIZE], from_json[HF_BODY_HASH_SIZE];

@@ -197,6 +197,70 @@ static void test_items(void **state) {
     json_decref(body);
 }
 
+static hf_flat_json_t flat; /* large: off the stack */
+
+/* Decodes body both ways, from jansson's DOM and from the flat reader's reading, and checks
+ * that the two agree: the same outcome, the same fault, the same items. */
+static void decode_both_ways(const char *text) {
+    hf_calendar_item_request_t from_json[HF_CALENDAR_HOLD_ITEMS_MAX];
+    hf_calendar_item_request_t from_flat[HF_CALENDAR_HOLD_ITEMS_MAX];
+    uint32_t json_count = 0, flat_count = 0;
+    hf_calendar_fault_t json_fault = {0}, flat_fault = {0};
+    if (!hf_flat_json_read(&flat, text, strlen(text))) fail_msg("not read flat: %s", text);
+    json_t *body = parse(text);
+    bool json_read = hf_calendar_decode_items(body, HF_CALENDAR_NIGHT, from_json, &json_count,
+                                              &json_fault);
+    bool flat_read = hf_calendar_decode_flat_items(&flat, HF_CALENDAR_NIGHT, from_flat, &flat_count,
+                                                   &flat_fault);
+    if (json_read != flat_read) fail_msg("outcomes differ: %s", text);
+    assert_string_equal(json_fault.field, flat_fault.field);
+    assert_string_equal(json_fault.message, flat_fault.message);
+    /* The count is the decoder's only when it succeeds. */
+    if (json_read) assert_int_equal(json_count, flat_count);
+    for (uint32_t i = 0; json_read && i < json_count; i++) {
+        assert_string_equal(from_json[i].resource_id, from_flat[i].resource_id);
+        assert_int_equal(from_json[i].from, from_flat[i].from);
+        assert_int_equal(from_json[i].to, from_flat[i].to);
+        assert_int_equal(from_json[i].quantity, from_flat[i].quantity);
+    }
+    json_decref(body);
+}
+
+static void test_flat_items_decode_as_jansson_items(void **state) {
+    (void)state;
+    static const char *const bodies[] = {
+        "{\"items\": [{\"resource\": \"DBL\", \"from\": \"2026-12-24\", \"to\": \"2026-12-27\","
+        " \"quantity\": 2}, {\"resource\": \"P\", \"from\": \"2026-12-24\", \"to\": \"2026-12-25\","
+        " \"note\": null}]}",
+        "{}",
+        "{\"items\": []}",
+        "{\"items\": \"x\"}",
+        "{\"items\": 3}",
+        "{\"items\": null}",
+        "{\"items\": [\"a\", \"b\"]}",
+        "{\"items\": [{}]}",
+        "{\"items\": [{\"resource\": \"\", \"from\": \"2026-12-24\", \"to\": \"2026-12-25\"}]}",
+        "{\"items\": [{\"resource\": 7, \"from\": \"2026-12-24\", \"to\": \"2026-12-25\"}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": 20811, \"to\": \"2026-12-25\"}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"24/12\", \"to\": \"2026-12-25\"}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"2020-12-24\", \"to\": \"2026-12-25\"}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"2026-12-24\"}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"2026-12-24\", \"to\": \"2026-12-25\","
+        " \"quantity\": 0}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"2026-12-24\", \"to\": \"2026-12-25\","
+        " \"quantity\": 1.0}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"2026-12-24\", \"to\": \"2026-12-25\","
+        " \"quantity\": null}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"2026-12-24\", \"to\": \"2026-12-25\","
+        " \"quantity\": \"2\"}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"2026-12-24\", \"to\": \"2026-12-25\","
+        " \"quantity\": 1000000001}]}",
+        "{\"items\": [{\"resource\": \"R\", \"from\": \"2026-12-24\", \"to\": \"2026-12-25\"},"
+        " {\"resource\": \"S\", \"to\": \"2026-12-25\"}]}",
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) decode_both_ways(bodies[i]);
+}
+
 static void test_steps_written(void **state) {
     (void)state;
     hf_buffer_t out;
@@ -214,8 +278,11 @@ static void test_steps_written(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),           cmocka_unit_test(test_faults),
-        cmocka_unit_test(test_resources_appended), cmocka_unit_test(test_items),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_resources_appended),
+        cmocka_unit_test(test_items),
+        cmocka_unit_test(test_flat_items_decode_as_jansson_items),
         cmocka_unit_test(test_steps_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

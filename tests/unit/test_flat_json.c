@@ -66,6 +66,27 @@ static void test_reads_every_kind(void **state) {
     assert_int_equal(flat.member_count, 0);
 }
 
+static void test_reads_a_calendar_hold(void **state) {
+    (void)state;
+    assert_true(read_text("{\"user_id\":\"u7\",\"items\":[{\"resource\":\"r00042\","
+                          "\"from\":\"2027-01-02\",\"to\":\"2027-01-05\"}, { \"resource\" : \"r2\","
+                          "\"quantity\":3,\"x\":null},{}],\"ttl_s\":1}"));
+    assert_int_equal(flat.member_count, 3);
+    const hf_flat_json_member_t *items = hf_flat_json_member(&flat, "items");
+    assert_int_equal(items->kind, HF_FLAT_JSON_OBJECTS);
+    assert_int_equal(items->length, 3);
+    uint32_t first = items->first_item;
+    assert_int_equal(flat.objects[first].member_count, 3);
+    assert_string_equal(hf_flat_json_object_member(&flat, first, "resource")->string, "r00042");
+    assert_string_equal(hf_flat_json_object_member(&flat, first, "to")->string, "2027-01-05");
+    assert_null(hf_flat_json_object_member(&flat, first, "quantity"));
+    assert_int_equal(hf_flat_json_object_member(&flat, first + 1, "quantity")->integer, 3);
+    assert_int_equal(hf_flat_json_object_member(&flat, first + 1, "x")->kind, HF_FLAT_JSON_NULL);
+    assert_null(hf_flat_json_object_member(&flat, first + 1, "from"));
+    assert_int_equal(flat.objects[first + 2].member_count, 0);
+    assert_int_equal(hf_flat_json_member(&flat, "ttl_s")->integer, 1);
+}
+
 static void test_declines_what_it_does_not_read(void **state) {
     (void)state;
     static const char *const declined[] = {
@@ -80,7 +101,15 @@ static void test_declines_what_it_does_not_read(void **state) {
         "{\"a\":\"\x01\"}",        /* a control byte */
         "{\"a\":{\"b\":1}}",       /* nested object */
         "{\"a\":[1]}",
-        "{\"a\":[[\"b\"]]}", /* arrays of anything but strings */
+        "{\"a\":[[\"b\"]]}", /* arrays of anything but strings or objects */
+        "{\"a\":[{\"b\":1},\"c\"]}",
+        "{\"a\":[\"c\",{\"b\":1}]}", /* mixed arrays */
+        "{\"a\":[{\"b\":[\"c\"]}]}",
+        "{\"a\":[{\"b\":{}}]}",        /* objects in arrays with other than scalars */
+        "{\"a\":[{\"b\":1,\"b\":2}]}", /* a repeated name in an item */
+        "{\"a\":[{\"b\":1,}]}",
+        "{\"a\":[{\"b\":1},]}",
+        "{\"a\":[{\"b\"}]}",
         "{\"a\":1e3}",
         "{\"a\":1.5E-2}",    /* exponents */
         "{\"a\":1,\"a\":2}", /* a repeated name: jansson's error */
@@ -135,6 +164,22 @@ static void test_declines_past_its_limits(void **state) {
     assert_true(read_text(body));
     sprintf(body + length, "],\"b\":[\"x\",\"y\"]}");
     assert_false(read_text(body));
+    /* HF_FLAT_JSON_OBJECTS_MAX objects in arrays, and HF_FLAT_JSON_OBJECT_MEMBERS_MAX
+     * members in them, in all. */
+    length = (size_t)sprintf(body, "{\"a\":[");
+    for (int i = 0; i < HF_FLAT_JSON_OBJECTS_MAX; i++)
+        length += (size_t)sprintf(body + length, "%s{}", i ? "," : "");
+    sprintf(body + length, "]}");
+    assert_true(read_text(body));
+    sprintf(body + length, ",{}]}");
+    assert_false(read_text(body));
+    length = (size_t)sprintf(body, "{\"a\":[{");
+    for (int i = 0; i < HF_FLAT_JSON_OBJECT_MEMBERS_MAX; i++)
+        length += (size_t)sprintf(body + length, "%s\"m%d\":%d", i ? "," : "", i, i);
+    sprintf(body + length, "}]}");
+    assert_true(read_text(body));
+    sprintf(body + length, ",\"last\":1}]}");
+    assert_false(read_text(body));
     /* A body of HF_FLAT_JSON_SIZE_MAX bytes is read, one byte more is not. */
     memset(body, ' ', sizeof body);
     memcpy(body, "{\"a\":\"", 6);
@@ -185,9 +230,40 @@ static void append(char *body, size_t *length, size_t size, const char *text) {
     *length += text_length;
 }
 
+static const char *const ITEM_NAMES[] = {"resource", "from", "to", "quantity", "", "to"};
+
+/* [ {...}, ... ]: objects of scalar members (a calendar hold's items), now and then with a
+ * string or a nested value among them. */
+static void append_objects(char *body, size_t *length, size_t size) {
+    char text[64];
+    append(body, length, size, "[");
+    uint32_t count = 1 + random_below(3);
+    for (uint32_t i = 0; i < count; i++) {
+        if (i) append(body, length, size, ",");
+        append(body, length, size, SPACES[random_below(7)]);
+        if (random_below(16) == 0) {
+            append(body, length, size, "\"s\"");
+            continue;
+        }
+        append(body, length, size, "{");
+        uint32_t members = random_below(4);
+        for (uint32_t m = 0; m < members; m++) {
+            snprintf(text, sizeof text, "%s\"%s\":", m ? "," : "", ITEM_NAMES[random_below(6)]);
+            append(body, length, size, text);
+            uint32_t kind = random_below(12);
+            if (kind < 5) snprintf(text, sizeof text, "\"%s\"", STRINGS[random_below(10)]);
+            else if (kind < 10) snprintf(text, sizeof text, "%s", NUMBERS[random_below(14)]);
+            else snprintf(text, sizeof text, "%s", kind == 10 ? "null" : "[\"x\"]");
+            append(body, length, size, text);
+        }
+        append(body, length, size, "}");
+    }
+    append(body, length, size, "]");
+}
+
 static void append_value(char *body, size_t *length, size_t size) {
     char text[64];
-    switch (random_below(8)) {
+    switch (random_below(9)) {
     case 0:
     case 1:
         snprintf(text, sizeof text, "\"%s\"", STRINGS[random_below(10)]);
@@ -214,6 +290,7 @@ static void append_value(char *body, size_t *length, size_t size) {
         append(body, length, size, "]");
         break;
     }
+    case 7: append_objects(body, length, size); break;
     default: append(body, length, size, random_below(2) ? "{\"count\":2}" : "{}"); break;
     }
 }
@@ -252,6 +329,24 @@ static size_t make_body(char *body, size_t size) {
     return length;
 }
 
+static void check_member(const hf_flat_json_member_t *member, json_t *value, const char *body);
+
+/* Each object of the array as jansson read it: the same count of members, each the same. */
+static void check_objects(const hf_flat_json_member_t *member, json_t *value, const char *body) {
+    assert_true(json_is_array(value));
+    assert_int_equal(json_array_size(value), member->length);
+    for (uint32_t i = 0; i < member->length; i++) {
+        json_t *item = json_array_get(value, i);
+        const hf_flat_json_object_t *object = &flat.objects[member->first_item + i];
+        assert_true(json_is_object(item));
+        assert_int_equal(json_object_size(item), object->member_count);
+        for (uint32_t m = 0; m < object->member_count; m++) {
+            const hf_flat_json_member_t *inner = &flat.object_members[object->first_member + m];
+            check_member(inner, json_object_get(item, inner->name), body);
+        }
+    }
+}
+
 /* The member as jansson read it must be the member as the flat reader read it. */
 static void check_member(const hf_flat_json_member_t *member, json_t *value, const char *body) {
     if (!value) fail_msg("jansson lacks \"%s\" in %s", member->name, body);
@@ -284,6 +379,7 @@ static void check_member(const hf_flat_json_member_t *member, json_t *value, con
             assert_int_equal(json_string_length(item), flat.item_lengths[member->first_item + i]);
         }
         break;
+    case HF_FLAT_JSON_OBJECTS: check_objects(member, value, body); break;
     }
 }
 
@@ -328,6 +424,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_a_hold),
         cmocka_unit_test(test_reads_every_kind),
+        cmocka_unit_test(test_reads_a_calendar_hold),
         cmocka_unit_test(test_declines_what_it_does_not_read),
         cmocka_unit_test(test_declines_past_its_limits),
         cmocka_unit_test(test_reads_as_jansson_reads),
