@@ -293,7 +293,10 @@ static void test_format_decimal_fixed(void **state) {
 static void test_format_decimal_random(void **state) {
     (void)state;
     uint64_t random = 0x5DEECE66Dull;
-    for (int i = 0; i < 200000; i++) {
+    /* HF_TEST_ROUNDS: fewer under valgrind (tests/crash/valgrind.sh), which runs them 50x slower. */
+    const char *rounds_given = getenv("HF_TEST_ROUNDS");
+    int rounds = rounds_given ? atoi(rounds_given) : 200000;
+    for (int i = 0; i < rounds; i++) {
         /* Coordinates and ratings as clients send them: up to six decimals, any magnitude
          * the fast path takes and past it. */
         int64_t whole = random_whole(&random, 1 + (int)(next_random(&random) % 17));
