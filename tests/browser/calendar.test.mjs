@@ -220,7 +220,9 @@ describe("calendar page", () => {
     await a.click(`.hold[data-hold="${thirdHold.reservation_id}"] .release-btn`);
     await waitFree(b, "DBL", date(20), 12, 1000);
     await waitFree(b, "DBL", date(21), 12, 1000);
-    assert.equal(await a.locator(`.hold[data-hold="${thirdHold.reservation_id}"]`).getAttribute("data-state"), "released");
+    // The other browser may see the stream's change before this page has read its release's
+    // answer: wait for the card rather than reading it once.
+    await a.waitForSelector(`.hold[data-hold="${thirdHold.reservation_id}"][data-state="released"]`, { timeout: 5000 });
     assert.equal(await serverFree(HOTEL, "DBL", date(20)), 12);
 
     // The keyboard moves between dates (a week down) and picks one.
