@@ -330,48 +330,16 @@ void hf_calendar_handle_slots(hf_request_t *request) {
 
 /* ---- GET /stream ---- */
 
-/* The position a reconnecting client gives (API.md section 5): Last-Event-ID. */
-static bool last_event_id(const hf_request_t *request, uint64_t *id) {
-    size_t length;
-    const char *value = hf_http_request_header(request->http, "Last-Event-ID", &length);
-    return value && hf_replay_id_parse(value, length, id);
+static void calendar_snapshot(hf_json_t *json, const void *calendar, const hf_core_t *core) {
+    (void)core;
+    hf_render_calendar(json, calendar);
 }
 
-/* As an event's stream (events.c): a snapshot (the summary) or the replay after
- * Last-Event-ID, then a change per use taken or given back. */
+/* As an event's stream (engine/streams.h's hf_streams_open): a snapshot (the summary) or the
+ * replay after Last-Event-ID, then a change per use taken or given back. */
 void hf_calendar_handle_stream(hf_request_t *request) {
-    hf_context_t *context = request->context;
     uint32_t index;
     const hf_calendar_t *calendar = hf_calendar_or_404(request, &index);
     if (!calendar) return;
-    if (!hf_streams_room(context->streams)) {
-        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "too many open streams; retry later",
-                       NULL);
-        return;
-    }
-    hf_http_response_t *response = request->response;
-    response->status = 200;
-    response->content_type = "text/event-stream";
-    hf_buffer_reset(&response->body);
-    if (request->head) {
-        hf_http_response_stream_head(response);
-        return;
-    }
-    uint32_t key = HF_STREAM_CALENDAR_BASE + index;
-    uint64_t last_id, position;
-    if (last_event_id(request, &last_id) &&
-        hf_streams_replay(context->streams, key, last_id, &response->body, &position)) {
-        /* Only durable changes are replayed: the answer waits for nothing. */
-        request->rests_on_known = true;
-        request->rests_on_change = 0;
-    } else {
-        position = hf_streams_snapshot_id(context->streams, key);
-        hf_buffer_printf(&response->body,
-                         "id: %llu\nevent: snapshot\ndata: ", (unsigned long long)position);
-        hf_json_t json;
-        hf_json_init(&json, &response->body);
-        hf_render_calendar(&json, calendar);
-        hf_buffer_append_string(&response->body, "\n\n");
-    }
-    hf_streams_subscribe(context->streams, key, position, response);
+    hf_streams_open(request, HF_STREAM_CALENDAR_BASE + index, calendar_snapshot, calendar);
 }

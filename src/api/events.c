@@ -310,53 +310,18 @@ static void handle_seat_list(hf_request_t *request) {
     hf_json_object_end(&json);
 }
 
-/* The position a reconnecting client gives (API.md section 5): Last-Event-ID, which
- * browsers' EventSource sends by itself. False when absent or not an id at all. */
-static bool last_event_id(const hf_request_t *request, uint64_t *id) {
-    size_t length;
-    const char *value = hf_http_request_header(request->http, "Last-Event-ID", &length);
-    return value && hf_replay_id_parse(value, length, id);
+static void event_snapshot(hf_json_t *json, const void *event, const hf_core_t *core) {
+    hf_render_event(json, core, event);
 }
 
 static void handle_event_stream(hf_request_t *request) {
-    hf_context_t *context = request->context;
     uint32_t event_index;
     const hf_event_t *event = hf_core_event(request->core, request->params[0], &event_index);
     if (!event) {
         hf_reply_error(request, HF_API_ERROR_EVENT_NOT_FOUND, NULL, NULL);
         return;
     }
-    if (!hf_streams_room(context->streams)) {
-        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "too many open streams; retry later",
-                       NULL);
-        return;
-    }
-    hf_http_response_t *response = request->response;
-    response->status = 200;
-    response->content_type = "text/event-stream";
-    hf_buffer_reset(&response->body);
-    /* HEAD: the stream's head alone, and no subscriber left behind. */
-    if (request->head) {
-        hf_http_response_stream_head(response);
-        return;
-    }
-    uint64_t last_id, position;
-    if (last_event_id(request, &last_id) &&
-        hf_streams_replay(context->streams, event_index, last_id, &response->body, &position)) {
-        /* Only durable changes are replayed: the answer waits for nothing. */
-        request->rests_on_known = true;
-        request->rests_on_change = 0;
-    } else {
-        /* Too old, unknown, of another run or not an id: everything, as of now. */
-        position = hf_streams_snapshot_id(context->streams, event_index);
-        hf_buffer_printf(&response->body,
-                         "id: %llu\nevent: snapshot\ndata: ", (unsigned long long)position);
-        hf_json_t json;
-        hf_json_init(&json, &response->body);
-        hf_render_event(&json, request->core, event);
-        hf_buffer_append_string(&response->body, "\n\n");
-    }
-    hf_streams_subscribe(context->streams, event_index, position, response);
+    hf_streams_open(request, event_index, event_snapshot, event);
 }
 
 /* Today every route takes what the HTTP layer reads (1 MiB); a route may take less. */

@@ -2,6 +2,8 @@
  * they became durable, each with its id. */
 #include "engine/streams.h"
 
+#include "engine/request.h"
+
 #include "lib/spans.h"
 
 #include <assert.h>
@@ -343,4 +345,48 @@ void hf_streams_free(hf_streams_t *streams) {
     free(streams->events);
     streams->events = NULL;
     streams->event_capacity = 0;
+}
+
+/* The position a reconnecting client gives (API.md section 5): Last-Event-ID, which
+ * browsers' EventSource sends by itself. False when absent or not an id at all. */
+static bool last_event_id(const hf_request_t *request, uint64_t *id) {
+    size_t length;
+    const char *value = hf_http_request_header(request->http, "Last-Event-ID", &length);
+    return value && hf_replay_id_parse(value, length, id);
+}
+
+void hf_streams_open(hf_request_t *request, uint32_t key, hf_stream_snapshot_fn snapshot_write,
+                     const void *unit) {
+    hf_context_t *context = request->context;
+    if (!hf_streams_room(context->streams)) {
+        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE, "too many open streams; retry later",
+                       NULL);
+        return;
+    }
+    hf_http_response_t *response = request->response;
+    response->status = 200;
+    response->content_type = "text/event-stream";
+    hf_buffer_reset(&response->body);
+    /* HEAD: the stream's head alone, and no subscriber left behind. */
+    if (request->head) {
+        hf_http_response_stream_head(response);
+        return;
+    }
+    uint64_t last_id, position;
+    if (last_event_id(request, &last_id) &&
+        hf_streams_replay(context->streams, key, last_id, &response->body, &position)) {
+        /* Only durable changes are replayed: the answer waits for nothing. */
+        request->rests_on_known = true;
+        request->rests_on_change = 0;
+    } else {
+        /* Too old, unknown, of another run or not an id: everything, as of now. */
+        position = hf_streams_snapshot_id(context->streams, key);
+        hf_buffer_printf(&response->body,
+                         "id: %llu\nevent: snapshot\ndata: ", (unsigned long long)position);
+        hf_json_t json;
+        hf_json_init(&json, &response->body);
+        snapshot_write(&json, unit, request->core);
+        hf_buffer_append_string(&response->body, "\n\n");
+    }
+    hf_streams_subscribe(context->streams, key, position, response);
 }

@@ -24,6 +24,7 @@
 #include "engine/context.h"
 #include "engine/replay.h"
 #include "lib/buffer.h"
+#include "lib/json.h"
 #include "net/http.h"
 
 /* A calendar's stream (API.md section 12) is keyed past every event's index: wherever a
@@ -99,5 +100,14 @@ void hf_streams_reset(hf_streams_t *streams);
  * goes, and its changes not yet published are dropped (their seat indexes are of the old
  * layout). */
 void hf_streams_forget(hf_streams_t *streams, uint32_t event_index);
+
+/* GET .../stream of the unit whose stream is key (an event's index, or a calendar's past
+ * HF_STREAM_CALENDAR_BASE): 503 when no stream has room; a HEAD's head alone; else the replay
+ * after Last-Event-ID when the window still has it, or a snapshot whose data snapshot_write
+ * writes (the unit's summary), then the request is subscribed. One opener for every unit. */
+struct hf_request;
+typedef void (*hf_stream_snapshot_fn)(hf_json_t *json, const void *unit, const hf_core_t *core);
+void hf_streams_open(struct hf_request *request, uint32_t key, hf_stream_snapshot_fn snapshot_write,
+                     const void *unit);
 
 #endif
