@@ -100,14 +100,27 @@ bool hf_core_id_valid(const char *id) {
     return true;
 }
 
+uint32_t row_duplicate_of(const hf_section_definition_t *section, uint32_t r, hf_map_t *seen) {
+    if (r == 0) {
+        hf_map_free(seen);
+        hf_map_init(seen);
+    }
+    const char *id = section->rows[r].id;
+    size_t length = strlen(id);
+    uint32_t hash = hf_map_hash(id, length);
+    const hf_map_slot_t *found = hf_map_find(seen, id, length, hash);
+    if (found) return found->value;
+    hf_map_insert(seen, id, length, hash, r);
+    return NO_INDEX;
+}
+
 static hf_error_t check_rows(const hf_section_definition_t *section, uint32_t s, uint64_t *seats,
-                             hf_error_detail_t *detail) {
+                             hf_map_t *seen, hf_error_detail_t *detail) {
     for (uint32_t r = 0; r < section->row_count; r++) {
         const hf_row_definition_t *row = &section->rows[r];
         if (!hf_core_id_valid(row->id)) return invalid_row(detail, s, r, "id", HF_FAULT_VALUE, 0);
-        for (uint32_t other = 0; other < r; other++)
-            if (strcmp(section->rows[other].id, row->id) == 0)
-                return invalid_row(detail, s, r, "id", HF_FAULT_DUPLICATE, other);
+        uint32_t other = row_duplicate_of(section, r, seen);
+        if (other != NO_INDEX) return invalid_row(detail, s, r, "id", HF_FAULT_DUPLICATE, other);
         if (row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
             return invalid_row(detail, s, r, "seats", HF_FAULT_VALUE, 0);
         *seats += row->seats;
@@ -131,7 +144,10 @@ static hf_error_t check_sections(const hf_event_definition_t *definition, uint64
             return invalid_at(detail, "sections", s, "price", HF_FAULT_VALUE);
         if (section->row_count == 0 || section->row_count > HF_SECTION_ROWS_MAX)
             return invalid_at(detail, "sections", s, "rows", HF_FAULT_VALUE);
-        hf_error_t error = check_rows(section, s, seats, detail);
+        hf_map_t seen;
+        hf_map_init(&seen);
+        hf_error_t error = check_rows(section, s, seats, &seen, detail);
+        hf_map_free(&seen);
         if (error) return error;
         *rows += section->row_count;
     }

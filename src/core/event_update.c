@@ -50,7 +50,7 @@ static bool row_exists(const hf_event_t *event, const char *section_id, const ch
 
 /* The rows a listed section appends: new ids only, within the section's row limit. */
 static hf_error_t check_rows(const hf_event_t *event, const hf_section_definition_t *section,
-                             uint32_t s, int32_t existing, growth_t *growth,
+                             uint32_t s, int32_t existing, growth_t *growth, hf_map_t *seen,
                              hf_error_detail_t *detail) {
     uint32_t rows_before = existing >= 0 ? event->sections[existing].row_count : 0;
     if (rows_before + section->row_count > HF_SECTION_ROWS_MAX)
@@ -58,9 +58,8 @@ static hf_error_t check_rows(const hf_event_t *event, const hf_section_definitio
     for (uint32_t r = 0; r < section->row_count; r++) {
         const hf_row_definition_t *row = &section->rows[r];
         if (!hf_core_id_valid(row->id)) return invalid_row(detail, s, r, "id", HF_FAULT_VALUE, 0);
-        for (uint32_t other = 0; other < r; other++)
-            if (strcmp(section->rows[other].id, row->id) == 0)
-                return invalid_row(detail, s, r, "id", HF_FAULT_DUPLICATE, other);
+        uint32_t other = row_duplicate_of(section, r, seen);
+        if (other != NO_INDEX) return invalid_row(detail, s, r, "id", HF_FAULT_DUPLICATE, other);
         if (existing >= 0 && row_exists(event, section->id, row->id))
             return invalid_row(detail, s, r, "id", HF_FAULT_EXISTS, 0);
         if (row->seats == 0 || row->seats > HF_EVENT_SEATS_MAX)
@@ -90,7 +89,11 @@ static hf_error_t check_section(const hf_event_t *event, const hf_event_definiti
             return invalid_at(detail, "sections", s, "rows", HF_FAULT_REQUIRED);
         growth->sections++;
     }
-    return check_rows(event, section, s, existing, growth, detail);
+    hf_map_t seen;
+    hf_map_init(&seen);
+    hf_error_t error = check_rows(event, section, s, existing, growth, &seen, detail);
+    hf_map_free(&seen);
+    return error;
 }
 
 static hf_error_t check_sections(const hf_event_t *event, const hf_event_definition_t *patch,

@@ -11,8 +11,9 @@ export HF_SIM_OPERATIONS="${HF_SIM_OPERATIONS:-5000}"
 export HF_SIM_WINDOW_OPERATIONS="${HF_SIM_WINDOW_OPERATIONS:-1000}"
 export HF_SIM_DISPATCH_OPERATIONS="${HF_SIM_DISPATCH_OPERATIONS:-5000}"
 export HF_VFS_ROUNDS="${HF_VFS_ROUNDS:-0}"
-# The randomized comparisons of test_json (the number formatter against snprintf) and
-# test_flat_json (the flat reader against jansson): a tenth of their rounds.
+# The randomized comparisons of test_json (the number formatter against snprintf),
+# test_flat_json (the flat reader against jansson) and test_dispatch (the grid's search against
+# a scan of every driver): a tenth of their rounds.
 export HF_TEST_ROUNDS="${HF_TEST_ROUNDS:-20000}"
 # Two binaries at once (HF_VALGRIND_JOBS): each runs on one core, and the suite's other stages
 # run one after another, so the machine's two cores are otherwise idle here.
