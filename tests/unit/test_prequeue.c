@@ -18,6 +18,7 @@
 #include "core/queue.h"
 #include "core/shuffle.h"
 #include "core_fixtures.h"
+#include "queue_fixtures.h"
 
 #define T0 1795291200000LL
 #define OPENS_AT (T0 + 60000)
@@ -141,27 +142,6 @@ static void test_shuffle_permutations_are_uniform(void **state) {
 }
 
 /* ---- the pre-queue in a core ---- */
-
-typedef struct fixture {
-    hf_core_t *core;
-    fx_sink_t sink;
-    fx_event_t event;
-    int next_id;
-} fixture_t;
-
-static int setup(void **state) {
-    fixture_t *f = calloc(1, sizeof *f);
-    f->core = fx_core_create(&f->sink, 1024);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture_t *f = *state;
-    fx_core_destroy(f->core, &f->sink);
-    free(f);
-    return 0;
-}
 
 /* The event "e1" with a room opening at OPENS_AT, abandon_after in ms. */
 static void room_make(fixture_t *f, double rate, int64_t abandon_ms) {

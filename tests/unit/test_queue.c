@@ -16,30 +16,10 @@
 #include "core/estimate.h"
 #include "core/queue.h"
 #include "core_fixtures.h"
+#include "queue_fixtures.h"
 #include "store_fixtures.h"
 
 #define T0 1795291200000LL
-
-typedef struct fixture {
-    hf_core_t *core;
-    fx_sink_t sink;
-    fx_event_t event;
-    int next_id;
-} fixture_t;
-
-static int setup(void **state) {
-    fixture_t *f = calloc(1, sizeof *f);
-    f->core = fx_core_create(&f->sink, 1024);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture_t *f = *state;
-    fx_core_destroy(f->core, &f->sink);
-    free(f);
-    return 0;
-}
 
 /* The event "e1" with a room of these settings (abandon_after in ms). */
 static void room_make(fixture_t *f, double rate, int64_t ttl_s, uint32_t max_active,
