@@ -2,6 +2,8 @@
 # One node on PostgreSQL beside one node on SQLite (issue 23): hold-random at 50 connections
 # (loadgen), the two servers measured in turns in the same run, REPS times each.
 #   bench/postgres.sh [SECONDS] [CONNECTIONS] [REPS]
+# With BASELINE=BINARY, a third node runs that build on PostgreSQL too (a database of its own),
+# measured in the same turns: a change to the PostgreSQL store before and after, same run.
 # Starts a throwaway PostgreSQL (scripts/postgres.sh: fsync and synchronous_commit on) and two
 # servers with fresh data directories; prints one line per measurement and stops everything.
 set -euo pipefail
@@ -22,25 +24,34 @@ trap "exit 1" INT TERM  # the EXIT trap then stops the servers and PostgreSQL
 url=$(scripts/postgres.sh start "$work/pg")
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 start() {  # name port store-args...
-    local name=$1 port=$2
+    local name=$1 port=$2 binary=build/holdfast
     shift 2
+    [ "$name" = postgres-before ] && binary=$BASELINE
     mkdir -p "$work/$name"
-    build/holdfast serve --listen "127.0.0.1:$port" --data "$work/$name" "$@" 2>"$work/$name.log" &
+    "$binary" serve --listen "127.0.0.1:$port" --data "$work/$name" "$@" 2>"$work/$name.log" &
     pids+=($!)
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && return; sleep 0.1; done
     echo "$name did not start" >&2; cat "$work/$name.log" >&2; exit 1
 }
 sqlite_port=$(free_port); start sqlite "$sqlite_port"
 pg_port=$(free_port); start postgres "$pg_port" --store "$url"
+names=(sqlite postgres)
+if [ -n "${BASELINE:-}" ]; then
+    psql=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)/psql
+    "$psql" "$url" -q -c 'CREATE DATABASE before'
+    before_port=$(free_port); start postgres-before "$before_port" --store "${url%/*}/before"
+    names+=(postgres-before)
+fi
 echo "hold-random, $connections connections, $seconds s each, $reps reps; postgres $url"
 for rep in $(seq "$reps"); do
-    for name in sqlite postgres; do
+    for name in "${names[@]}"; do
         port=$sqlite_port; [ "$name" = postgres ] && port=$pg_port
+        [ "$name" = postgres-before ] && port=$before_port
         create=(); [ "$rep" -gt 1 ] && create=(--no-create)
         build/bench/loadgen --port "$port" --workload hold-random -c "$connections" \
             -d "$seconds" --seed "$rep" "${create[@]}" --json "$work/$name-$rep.json" >/dev/null
         python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
-print("%-8s rep %s: %s" % (sys.argv[2], sys.argv[3], json.dumps(r)))' \
+print("%-15s rep %s: %s" % (sys.argv[2], sys.argv[3], json.dumps(r)))' \
             "$work/$name-$rep.json" "$name" "$rep"
     done
 done
