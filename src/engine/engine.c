@@ -52,7 +52,7 @@ struct hf_engine {
 static void submit_if_idle(hf_engine_t *engine) {
     hf_context_t *context = &engine->context;
     if (context->store_failed || hf_batch_count(context->open_batch) == 0) return;
-    if (!hf_store_ready(context->store)) return;
+    if (!hf_store_ready(context->store, hf_batch_count(context->open_batch))) return;
     /* Held back while enough are unsynced: the batch grows until a sync lands (limits.h); a
      * store that overlaps its batches holds as many as it takes (hf_store_batches_max). */
     _Static_assert(HF_STORE_BATCHES_UNSYNCED_MAX <= HF_STORE_BATCHES_IN_FLIGHT_MAX, "ring");

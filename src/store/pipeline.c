@@ -109,6 +109,7 @@ struct hf_store {
     ring_t sent; /* the writer only: sent to an overlapping backend, outcome not yet known */
 
     unsigned held;                /* engine thread only: submitted and not yet taken back */
+    size_t newest_mutations;      /* engine thread only: the last batch submitted's size */
     uint64_t slow_logged_batches; /* the writer only: the last batch logged as slow */
 };
 
@@ -474,11 +475,16 @@ int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context) {
  * thread changes the count (submit, take_result). */
 bool hf_store_idle(const hf_store_t *store) { return store->held == 0; }
 
-bool hf_store_ready(const hf_store_t *store) {
+bool hf_store_ready(const hf_store_t *store, size_t mutations) {
+    if (store->held == 0) return true;
     if (store->held >= store->batches_max) return false;
     /* A failure not yet taken back: the engine is about to learn of it (done is pending). */
-    return store->held == 0 ||
-           atomic_load(&((hf_store_t *)store)->failures_published) == store->failures_taken;
+    if (atomic_load(&((hf_store_t *)store)->failures_published) != store->failures_taken)
+        return false;
+    /* Behind a batch in flight, only one at least as large: a smaller one would cut the same
+     * load into more batches, each with its fixed cost on the server (its statements, its
+     * WAL flush), while the one in flight already keeps the server busy. */
+    return mutations >= store->newest_mutations;
 }
 
 unsigned hf_store_batches_max(const hf_store_t *store) { return store->batches_max; }
@@ -488,6 +494,7 @@ void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence) {
     pthread_mutex_lock(&store->mutex);
     assert(store->held < store->batches_max && !store->stopping);
     store->held++;
+    store->newest_mutations = hf_batch_count(batch);
     held_t slot = {.batch = batch, .sequence = sequence};
     bool behind_failure = atomic_load(&store->failures_published) != store->failures_taken;
     if (behind_failure) {

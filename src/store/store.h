@@ -276,10 +276,11 @@ int hf_store_outbox_pending(hf_store_t *store, const char *unit, int64_t *pendin
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);
 /* True when the store holds no batch: none submitted and not yet taken back. */
 bool hf_store_idle(const hf_store_t *store);
-/* True when hf_store_submit may be called: the store holds fewer batches than
- * hf_store_batches_max, and no failure waits to be taken back. A store that does not overlap
- * batches (SQLite) is ready exactly when it is idle. */
-bool hf_store_ready(const hf_store_t *store);
+/* True when hf_store_submit may be called with a batch of that many mutations: the store is
+ * idle, or it holds fewer batches than hf_store_batches_max, no failure waits to be taken
+ * back, and the batch is at least as large as the last one submitted. A store that does not
+ * overlap batches (SQLite) is ready exactly when it is idle. */
+bool hf_store_ready(const hf_store_t *store, size_t mutations);
 /* How many batches the store takes at once: 1, or the backend's overlap (PostgreSQL: up to
  * HF_STORE_BATCHES_OVERLAP_MAX, backend.h). */
 unsigned hf_store_batches_max(const hf_store_t *store);
