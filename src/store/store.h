@@ -16,7 +16,7 @@
  * record through its own table of writes, indexed by kind the same way.
  *
  * Threads: hf_store_open, hf_store_load, hf_store_read_hold, hf_store_list_holds,
- * hf_store_read_history, hf_store_start, hf_store_idle,
+ * hf_store_read_history, hf_store_start, hf_store_idle, hf_store_ready, hf_store_batches_max,
  * hf_store_submit, hf_store_take_result, hf_store_durable, hf_store_stats, hf_store_close and
  * the batch functions are called from the engine thread only; the writer thread (hf-store)
  * writes the batches, and the backend may have threads of its own (SQLite's syncers and

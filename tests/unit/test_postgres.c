@@ -479,10 +479,11 @@ static void test_overlapped_batches_commit_in_order(void **state) {
     if (url == NULL) skip();
     const hf_store_backend_t *backend = &hf_store_postgres_backend;
     assert_true(backend->batches_in_flight_max >= 2);
-    char unit[64], first[64], second[64], error[ERROR_SIZE] = "";
+    char unit[64], first[64], second[64], after[64], error[ERROR_SIZE] = "";
     stamp_name(unit, sizeof unit, "overlap");
     stamp_name(first, sizeof first, "res_first");
     stamp_name(second, sizeof second, "res_second");
+    stamp_name(after, sizeof after, "res_after_overlap");
     void *instance = instance_open(url);
     hf_batch_t *one = holds_send(instance, (const char *[]){first}, 1, unit, 1);
     hf_batch_t *two = holds_send(instance, (const char *[]){second}, 1, unit, 2);
@@ -494,7 +495,8 @@ static void test_overlapped_batches_commit_in_order(void **state) {
     assert_int_equal(PQstatus(look), CONNECTION_OK);
     assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE event_id = $1", unit), 2);
     /* After a pause (the segment's Sync sent), the next batch is written as usual. */
-    assert_int_equal(hold_write(instance, "res_after_overlap", unit, error), 0);
+    assert_int_equal(hold_write(instance, after, unit, error), 0);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE event_id = $1", unit), 3);
     PQfinish(look);
     hf_batch_destroy(one);
     hf_batch_destroy(two);
