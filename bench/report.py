@@ -717,8 +717,14 @@ def pgstore_section(w, runs, thread_cpu, headline):
       " one right after the other. A batch on PostgreSQL is one transaction sent in libpq's"
       " pipeline mode (one round trip) and acknowledged when its COMMIT returns, so each group"
       " commit waits for PostgreSQL's own WAL flush plus the round trip, and PostgreSQL's"
-      " backend takes CPU from the same two cores as the node and the load generator. Medians"
-      " over repetitions; the ratio is the median of the ratios of each repetition." % headline)
+      " backend takes CPU from the same two cores as the node and the load generator. Up to"
+      " HF_STORE_BATCHES_OVERLAP_MAX batches are in flight (docs/DESIGN.md, \"Batches that"
+      " overlap\"): the next one is sent before the last one's COMMIT has answered, which hides"
+      " the round trip and the node's own turn, not the WAL flush, which one session still"
+      " does one batch at a time. Other builds given in BENCH_PGSTORE_OTHERS (a change before"
+      " and after) run on PostgreSQL in the same repetitions, each with a database of its own."
+      " Medians over repetitions; the ratio is the median of the ratios of each repetition."
+      % headline)
     w("")
     w("| store | answers/s | holds won/s | p50 ms | p99 ms | server CPU us per answer | errors |")
     w("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -737,11 +743,39 @@ def pgstore_section(w, runs, thread_cpu, headline):
     won_by_rep = {r["rep"]: won_per_s(r) for r in sqlite}
     ratios = sorted(won_per_s(r) / won_by_rep[r["rep"]] for r in postgres
                     if won_per_s(r) and won_by_rep.get(r["rep"]))
+    others = sorted({variant[len("pgstore-postgres-"):] for (system, variant, c, p) in runs
+                     if system == "holdfast" and variant.startswith("pgstore-postgres-")
+                     and c == headline and p == 1})
+    for name in others:
+        variant = "pgstore-postgres-" + name
+        group = [r for r in runs.get(("holdfast", variant, headline, 1), []) if r]
+        cpu = median_role(thread_cpu.get((variant, headline, 1), []), "all")
+        won = [v for v in map(won_per_s, group) if v is not None]
+        w("| PostgreSQL, build %s | %s | %s | %s | %s | %s | %s |" % (
+            name, fmt_rate(median_of(group, "throughput")),
+            fmt_rate(statistics.median(won) if won else None),
+            fmt_ms(median_of(group, "p50_ms")), fmt_ms(median_of(group, "p99_ms")),
+            "-" if cpu is None else "%.1f" % cpu,
+            sum(r.get("errors", 0) + r.get("transport_errors", 0) for r in group)))
     w("")
     w("PostgreSQL / SQLite holds won/s, same repetition: %s (each repetition: %s). Server CPU"
       " counts the node's own threads only, not PostgreSQL's backends." % (
           "-" if not ratios else "%.2fx" % statistics.median(ratios),
           ", ".join("%.2f" % r for r in ratios) or "-"))
+    for name in others:
+        group = [r for r in runs.get(("holdfast", "pgstore-postgres-" + name, headline, 1), [])
+                 if r]
+        other_ratios = sorted(won_per_s(r) / won_by_rep[r["rep"]] for r in group
+                              if won_per_s(r) and won_by_rep.get(r["rep"]))
+        this_by_rep = {r["rep"]: won_per_s(r) for r in postgres}
+        against = sorted(this_by_rep[r["rep"]] / won_per_s(r) for r in group
+                         if won_per_s(r) and this_by_rep.get(r["rep"]))
+        w("Build %s (BENCH_PGSTORE_OTHERS) / SQLite, same repetition: %s (each repetition: %s);"
+          " this build / build %s on PostgreSQL, same repetition: %s (each repetition: %s)."
+          % (name, "-" if not other_ratios else "%.2fx" % statistics.median(other_ratios),
+             ", ".join("%.2f" % r for r in other_ratios) or "-", name,
+             "-" if not against else "%.2fx" % statistics.median(against),
+             ", ".join("%.2f" % r for r in against) or "-"))
     w("")
 
 

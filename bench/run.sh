@@ -23,6 +23,8 @@
 #                            against a dead receiver). A run of some parts only, none of
 #                            holdfast, redis and postgres among them, rewrites only their sections
 #                            of docs/BENCHMARKS.md (bench/report.py merges them into it)
+#   BENCH_PGSTORE_OTHERS="NAME=BINARY ..."  part pgstore: other builds on PostgreSQL in the
+#                            same repetitions, each in a row of its own (a change before and after)
 #   BENCH_NO_REPORT=1        keep the results, do not rewrite docs/BENCHMARKS.md
 #   BENCH_QUEUE_LINE=1000000 part queue: the waiting users polled (and measured in RSS)
 #   BENCH_DRIVERS=100000     part dispatch: the drivers of the fleet
@@ -580,6 +582,13 @@ if want pgstore; then
         start_holdfast build/holdfast "$work" "" --store "${pgstore_url%/*}/bench_r$rep"
         note_command "build/holdfast serve --listen 127.0.0.1:$hf_port --data $work/holdfast-data.XXXXXX --store ${pgstore_url%/*}/bench_rN"
         loadgen_run pgstore-postgres hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        # Other builds on PostgreSQL in the same repetition (a change before and after).
+        for other in ${BENCH_PGSTORE_OTHERS:-}; do
+            "$pg_bin/createdb" -h 127.0.0.1 -p "$(cat "$pgstore_dir/port")" -U holdfast "bench_${other%%=*}_r$rep"
+            start_holdfast "${other#*=}" "$work" "" --store "${pgstore_url%/*}/bench_${other%%=*}_r$rep"
+            note_command "${other#*=} serve --listen 127.0.0.1:$hf_port --data $work/holdfast-data.XXXXXX --store ${pgstore_url%/*}/bench_${other%%=*}_rN"
+            loadgen_run "pgstore-postgres-${other%%=*}" hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        done
         stop_holdfast
     done
     cp "$pgstore_dir/server.log" "$results/pgstore-postgres.log" 2>/dev/null || true

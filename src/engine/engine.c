@@ -52,12 +52,19 @@ struct hf_engine {
 static void submit_if_idle(hf_engine_t *engine) {
     hf_context_t *context = &engine->context;
     if (context->store_failed || hf_batch_count(context->open_batch) == 0) return;
-    /* No spare batch means the last result has not been taken yet: the store is not free. */
-    if (!engine->spare_batch || !hf_store_idle(context->store)) return;
-    /* Held back while enough are unsynced: the batch grows until a sync lands (limits.h). */
+    if (!hf_store_ready(context->store, hf_batch_count(context->open_batch))) return;
+    /* Held back while enough are unsynced: the batch grows until a sync lands (limits.h); a
+     * store that overlaps its batches holds as many as it takes (hf_store_batches_max). */
     _Static_assert(HF_STORE_BATCHES_UNSYNCED_MAX <= HF_STORE_BATCHES_IN_FLIGHT_MAX, "ring");
+    _Static_assert(HF_STORE_BATCHES_OVERLAP_MAX <= HF_STORE_BATCHES_IN_FLIGHT_MAX, "ring");
     uint64_t in_flight = context->open_sequence - 1 - context->durable_sequence;
-    if (in_flight >= HF_STORE_BATCHES_UNSYNCED_MAX) return;
+    uint64_t overlap = hf_store_batches_max(context->store);
+    if (in_flight >=
+        (overlap > HF_STORE_BATCHES_UNSYNCED_MAX ? overlap : HF_STORE_BATCHES_UNSYNCED_MAX))
+        return;
+    /* No spare: the batches are with the store, which has room for one more (at most
+     * HF_STORE_BATCHES_OVERLAP_MAX are ever made). */
+    if (!engine->spare_batch) engine->spare_batch = hf_batch_create();
     hf_batch_t *batch = context->open_batch;
     context->open_batch = engine->spare_batch;
     engine->spare_batch = NULL;
@@ -124,24 +131,41 @@ static void store_failure(hf_engine_t *engine, const char *error, bool reads_tru
     if (reads_trusted) reload_durable_state(engine);
 }
 
+/* Takes back every finished batch, keeping one as the spare; true when there was one. *ok
+ * is false when one failed, with the first failure's reason in error: a store that overlaps
+ * batches hands back the failed one and those behind it at once. */
+static bool spares_take(hf_engine_t *engine, bool *ok, char *error, size_t error_size) {
+    bool any = false, batch_ok = true;
+    char batch_error[512];
+    hf_batch_t *batch;
+    while ((batch = hf_store_take_result(engine->context.store, NULL, &batch_ok, batch_error,
+                                         sizeof batch_error)) != NULL) {
+        any = true;
+        if (ok != NULL && !batch_ok && *ok) {
+            *ok = false;
+            snprintf(error, error_size, "%s", batch_error);
+        }
+        if (engine->spare_batch == NULL) engine->spare_batch = batch;
+        else hf_batch_destroy(batch);
+    }
+    return any;
+}
+
 /* Streams get each newly durable batch's changes in order; replies are released after the
  * next batch went to the store, since writing them takes longer than starting it. */
 static void on_store_done(uv_async_t *handle) {
     hf_engine_t *engine = handle->data;
     hf_context_t *context = &engine->context;
     if (context->store_failed) {
-        /* Still take back a batch written after the failure: shutdown waits for it. */
-        hf_batch_t *late = hf_store_take_result(context->store, NULL, NULL, NULL, 0);
-        if (late) engine->spare_batch = late;
+        /* Still take back the batches written after the failure: shutdown waits for them. */
+        spares_take(engine, NULL, NULL, 0);
         return;
     }
-    /* The written batch first: a failed one is reported only once the syncs before it have
+    /* The written batches first: a failed one is reported only once the syncs before it have
      * settled, so the durable sequence read after it is final. */
     bool written = true;
     char write_error[512] = "";
-    hf_batch_t *batch = hf_store_take_result(context->store, NULL, &written, write_error,
-                                             sizeof write_error);
-    if (batch) engine->spare_batch = batch;
+    bool batch = spares_take(engine, &written, write_error, sizeof write_error);
 
     char error[512] = "";
     uint64_t durable;

@@ -224,6 +224,14 @@
  * most HF_STORE_BATCHES_IN_FLIGHT_MAX. */
 #define HF_STORE_BATCHES_UNSYNCED_MAX 2u
 
+/* Batches a store that overlaps them (PostgreSQL, store/backend.h) has sent and not yet seen
+ * committed: while batch N's COMMIT waits for PostgreSQL's WAL flush and the round trip, batch
+ * N+1 is already on the wire, so the server starts it the moment N is done instead of a round
+ * trip later. Each one more in flight can only be cut from the same load (the engine gathers a
+ * batch while the others commit), and one more failed with the first when one fails: 2 and 3
+ * measured (docs/BENCHMARKS.md). At most HF_STORE_BATCHES_IN_FLIGHT_MAX. */
+#define HF_STORE_BATCHES_OVERLAP_MAX 2u
+
 /* Threads that fdatasync the store's log while its writer goes on with the next batch. Two
  * overlapping flushes finish sooner than two in a row on this kind of disk, and a batch
  * written during a sync waits for at most one sync to finish before its own starts; a third

@@ -12,8 +12,10 @@
  * Threads and order. open, load, read_hold, list_holds and read_history run on the engine's
  * thread (open and load before start); start runs there once, just before the pipeline starts
  * its writer thread; after it,
- * batch_write, batch_commit and batch_abort run on the writer thread (hf-store) alone, one
- * batch at a time and in the order of their sequences; durable and stats run on the engine's
+ * batch_write, batch_commit, batch_send, batch_finish and batch_abort run on the writer thread
+ * (hf-store) alone, in the order of the batches' sequences: one batch at a time, or, for a
+ * backend that overlaps them (batches_in_flight_max above 1), up to that many sent and not yet
+ * finished; durable and stats run on the engine's
  * thread at any time after open, concurrently with the writer, so what they read must be the
  * backend's own synchronised state; close runs last, after the writer has stopped.
  *
@@ -46,7 +48,7 @@
 #include "store/store.h"
 
 /* Raised when a method is added or changes meaning; hf_store_open refuses another version. */
-#define HF_STORE_BACKEND_VERSION 9
+#define HF_STORE_BACKEND_VERSION 10
 
 typedef struct hf_store_backend {
     int version;        /* HF_STORE_BACKEND_VERSION */
@@ -174,6 +176,23 @@ typedef struct hf_store_backend {
                        hf_store_history_fn entry, void *context, char *error, size_t error_size);
     int (*outbox_pending)(void *instance, const char *unit, int64_t *pending, int64_t *last_seq,
                           char *error, size_t error_size);
+    /* ---- Batches that overlap (version 10; DESIGN.md, "Batches that overlap"). A backend
+     * whose commit waits on a round trip and a flush elsewhere (PostgreSQL) sends a batch's
+     * COMMIT without waiting (batch_send, after batch_write), and the pipeline writes and sends
+     * the next batches while it waits, up to batches_in_flight_max sent and not finished; then
+     * batch_finish waits for the oldest sent batch's outcome: 0 when it committed. Outcomes
+     * come in the order of the sequences, and a batch fails whenever one sent before it
+     * failed: the backend makes sure it cannot commit then (a backend that cannot promise
+     * that must not overlap). batch_finish also returns, with *woken set and nothing decided,
+     * as soon as wake_fd is readable (the pipeline has another batch to send); a deadline on
+     * the backend's own silence still bounds it. batch_abort after a failed batch_write or
+     * batch_finish drops every batch still sent, which then fail. batch_commit stays: send and
+     * finish at once. A backend that does not overlap sets batches_in_flight_max to 0 or 1
+     * and leaves the two NULL (SQLite: its sync already overlaps the next batch's write). */
+    int (*batch_send)(void *instance, uint64_t sequence, char *error, size_t error_size);
+    int (*batch_finish)(void *instance, uint64_t sequence, int wake_fd, bool *woken, char *error,
+                        size_t error_size);
+    unsigned batches_in_flight_max;
 } hf_store_backend_t;
 
 /* The beginning of the error of a batch refused because this node no longer holds the lease

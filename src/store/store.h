@@ -16,7 +16,7 @@
  * record through its own table of writes, indexed by kind the same way.
  *
  * Threads: hf_store_open, hf_store_load, hf_store_read_hold, hf_store_list_holds,
- * hf_store_read_history, hf_store_start, hf_store_idle,
+ * hf_store_read_history, hf_store_start, hf_store_idle, hf_store_ready, hf_store_batches_max,
  * hf_store_submit, hf_store_take_result, hf_store_durable, hf_store_stats, hf_store_close and
  * the batch functions are called from the engine thread only; the writer thread (hf-store)
  * writes the batches, and the backend may have threads of its own (SQLite's syncers and
@@ -274,11 +274,21 @@ int hf_store_outbox_pending(hf_store_t *store, const char *unit, int64_t *pendin
 /* Starts the store's writer thread and the log syncer's threads. done is called after each
  * batch is written and after each sync. */
 int hf_store_start(hf_store_t *store, hf_store_done_fn done, void *context);
-/* True when no batch is in flight (hf_store_submit may be called). */
+/* True when the store holds no batch: none submitted and not yet taken back. */
 bool hf_store_idle(const hf_store_t *store);
-/* Hands over a batch; the store owns it until hf_store_take_result returns it. */
+/* True when hf_store_submit may be called with a batch of that many mutations: the store is
+ * idle, or it holds fewer batches than hf_store_batches_max, no failure waits to be taken
+ * back, and the batch is at least as large as the last one submitted. A store that does not
+ * overlap batches (SQLite) is ready exactly when it is idle. */
+bool hf_store_ready(const hf_store_t *store, size_t mutations);
+/* How many batches the store takes at once: 1, or the backend's overlap (PostgreSQL: up to
+ * HF_STORE_BATCHES_OVERLAP_MAX, backend.h). */
+unsigned hf_store_batches_max(const hf_store_t *store);
+/* Hands over a batch; the store owns it until hf_store_take_result returns it. Results come
+ * back in the order of the sequences; a batch submitted behind one that failed fails too. */
 void hf_store_submit(hf_store_t *store, hf_batch_t *batch, uint64_t sequence);
-/* After done: returns the written batch (cleared, to reuse) or NULL when none is finished;
+/* After done: returns the oldest finished batch (cleared, to reuse) or NULL when none is;
+ * several may be finished, so the caller takes until NULL;
  * *sequence is the batch's sequence, *ok false when its transaction failed (then nothing of
  * it is durable and error holds the reason, and every batch before it is already durable or
  * hf_store_durable reports the failed sync). Written is not durable: see hf_store_durable. */

@@ -15,7 +15,10 @@ as root, a real full disk (a 1 MiB tmpfs). One line per test, then `N passed, N 
 With --store-url (and --postgres-dir, the directory scripts/postgres.sh started that PostgreSQL
 in) the servers store in PostgreSQL: the tests of the seams that apply to any store run (a
 failed batch, a slow commit), those of SQLite's files (write, fsync, full database or disk) are
-skipped with the reason, and postgres_down stops PostgreSQL under a running server."""
+skipped with the reason, and postgres_down stops PostgreSQL under a running server (and
+postgres_paused pauses it); the *_two_in_flight tests pause, stop or kill it while the writer
+has two batches sent (batches that overlap, docs/DESIGN.md): neither is acknowledged when the
+first fails."""
 
 import argparse
 import http.client
@@ -644,14 +647,27 @@ def postgres_signal(signal_number):
             pass
 
 
-def outage_test(interrupt, resume, outage_s):
+def log_count(server, text):
+    """How many times the server's log says text."""
+    with open(server.log_path, "rb") as log:
+        return log.read().count(text.encode())
+
+
+# What the log says of a batch that failed because the one sent before it failed (pipeline.c).
+FAILED_BEHIND = "behind it with it"
+
+
+def outage_test(interrupt, resume, outage_s, clients=4, behind_expected=False):
     """Holds under load; the database goes away for outage_s; changes answer 503 within the
     bound meanwhile; once it is back the server serves again by itself (no restart) within
-    a few seconds, with every acknowledged hold; after a restart the store has them too."""
+    a few seconds, with every acknowledged hold; after a restart the store has them too. With
+    behind_expected, the outage must have caught two batches in flight (the load keeps the
+    writer busy enough), the second one failed with the first: neither acknowledged."""
     server = hflib.Server(BINARY)
     try:
         start_with_event(server, {})
-        load = HoldLoad(server.port).start()
+        load = HoldLoad(server.port, clients=clients,
+                        seats_per_client=(len(SEATS) - 40) // clients).start()
         time.sleep(1.0)
         check(load.acknowledged, "no hold acknowledged before the outage")
         down_at = time.monotonic()
@@ -667,6 +683,10 @@ def outage_test(interrupt, resume, outage_s):
         print("  back %.1f s after the database; %d holds and %d orders acknowledged, %d and %d"
               " unknown" % (back_s, len(load.acknowledged), len(load.orders), len(load.unknown),
                             len(load.commits_unknown)), flush=True)
+        behind = log_count(server, FAILED_BEHIND)
+        print("  %d batches failed behind the one sent before them" % behind, flush=True)
+        if behind_expected:
+            check(behind > 0, "no batch was in flight behind the one the outage failed")
         check_after_outage(server.port, load, SEATS[-2])
         check(server.stop() == 0, "clean stop after the store came back")
         server.start()
@@ -692,6 +712,75 @@ def test_postgres_paused():
                 8.0)
 
 
+def postgres_processes():
+    """The postmaster's pid and its children's, as postgres_signal finds them."""
+    with open(os.path.join(POSTGRES_DIR, "data", "postmaster.pid")) as pid_file:
+        postmaster = int(pid_file.readline())
+    children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(postmaster)],
+                              capture_output=True, text=True).stdout.split()
+    return postmaster, [int(child) for child in children]
+
+
+def postgres_paused_then(stop):
+    """PostgreSQL paused (SIGSTOP) for a second under a load of many clients, so that the
+    writer has sent a batch and the one behind it (batches that overlap) and both wait; then
+    stopped while they do: stop(postmaster, children) ends it."""
+    postgres_signal(signal.SIGSTOP)
+    time.sleep(1.0)
+    postmaster, children = postgres_processes()
+    stop(postmaster, children)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(postmaster, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise Failure("PostgreSQL did not stop")
+
+
+def fast_shutdown(postmaster, children):
+    """pg_ctl stop -m fast's signal, then the processes go on: the sessions end."""
+    os.kill(postmaster, signal.SIGINT)
+    for pid in [postmaster] + children:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+def crash(postmaster, children):
+    """kill -9 of every process: what the two batches sent was never read."""
+    for pid in [postmaster] + children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_postgres_paused_two_in_flight():
+    """PostgreSQL paused under a load of 12 clients, so that two batches are in flight, the
+    second sent behind the first before its COMMIT answered: both fail when the wait ends,
+    neither is acknowledged, and the server serves again once PostgreSQL is back."""
+    outage_test(lambda: postgres_signal(signal.SIGSTOP), lambda: postgres_signal(signal.SIGCONT),
+                6.0, clients=12, behind_expected=True)
+
+
+def test_postgres_stopped_two_in_flight():
+    """PostgreSQL stopped (a fast shutdown) while two batches wait in it: the first may
+    commit before its session ends (then it is acknowledged) or not, the second fails with
+    or after it; nothing acknowledged is lost."""
+    outage_test(lambda: postgres_paused_then(fast_shutdown), lambda: postgres_control("start"),
+                3.0, clients=12)
+
+
+def test_postgres_crashed_two_in_flight():
+    """PostgreSQL killed (kill -9) while two batches wait unread in it: both fail, neither is
+    acknowledged, and after its recovery every acknowledged change is there."""
+    outage_test(lambda: postgres_paused_then(crash), lambda: postgres_control("start"), 3.0,
+                clients=12, behind_expected=True)
+
+
 # The tests of SQLite's own files and log, skipped on PostgreSQL.
 SQLITE_ONLY = {"fail_write": "a failed write of the SQLite files (VFS seam)",
                "fail_fsync": "a failed fsync of SQLite's log",
@@ -708,7 +797,10 @@ TESTS = [("fail_batch", test_fail_batch), ("fail_write", test_fail_write),
          ("loser_of_a_failed_batch_is_not_told_409", test_loser_of_a_failed_batch_is_not_told_409),
          ("failed_store_with_due_expiries_still_answers",
           test_failed_store_with_due_expiries_still_answers)]
-POSTGRES_TESTS = [("postgres_down", test_postgres_down), ("postgres_paused", test_postgres_paused)]
+POSTGRES_TESTS = [("postgres_down", test_postgres_down), ("postgres_paused", test_postgres_paused),
+                  ("postgres_paused_two_in_flight", test_postgres_paused_two_in_flight),
+                  ("postgres_stopped_two_in_flight", test_postgres_stopped_two_in_flight),
+                  ("postgres_crashed_two_in_flight", test_postgres_crashed_two_in_flight)]
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

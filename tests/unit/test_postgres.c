@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -448,6 +449,122 @@ static void test_a_unit_reads_back_doubles_and_hashes_exactly(void **state) {
     backend->close(a);
 }
 
+/* ---- Batches that overlap (store/postgres/inflight.c) ---- */
+
+/* A batch of the holds named, written and sent (its COMMIT on the wire, nothing read back);
+ * the batch is returned for the caller to finish and destroy. */
+static hf_batch_t *holds_send(void *instance, const char *const *hold_ids, size_t count,
+                              const char *unit, uint64_t sequence) {
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char error[ERROR_SIZE] = "";
+    hf_batch_t *batch = hf_batch_create();
+    for (size_t i = 0; i < count; i++) {
+        hf_mutation_t hold = hold_create(hold_ids[i], unit);
+        hf_batch_append(batch, &hold);
+    }
+    if (backend->batch_write(instance, batch, error, sizeof error) != 0 ||
+        backend->batch_send(instance, sequence, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    return batch;
+}
+
+static void stamp_name(char *out, size_t size, const char *prefix) {
+    static int counter;
+    snprintf(out, size, "%s_%ld_%d", prefix, (long)time(NULL) * 1000 + getpid() % 1000, counter++);
+}
+
+static void test_overlapped_batches_commit_in_order(void **state) {
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    assert_true(backend->batches_in_flight_max >= 2);
+    char unit[64], first[64], second[64], after[64], error[ERROR_SIZE] = "";
+    stamp_name(unit, sizeof unit, "overlap");
+    stamp_name(first, sizeof first, "res_first");
+    stamp_name(second, sizeof second, "res_second");
+    stamp_name(after, sizeof after, "res_after_overlap");
+    void *instance = instance_open(url);
+    hf_batch_t *one = holds_send(instance, (const char *[]){first}, 1, unit, 1);
+    hf_batch_t *two = holds_send(instance, (const char *[]){second}, 1, unit, 2);
+    bool woken = true;
+    assert_int_equal(backend->batch_finish(instance, 1, -1, &woken, error, sizeof error), 0);
+    assert_false(woken);
+    assert_int_equal(backend->batch_finish(instance, 2, -1, &woken, error, sizeof error), 0);
+    PGconn *look = PQconnectdb(url);
+    assert_int_equal(PQstatus(look), CONNECTION_OK);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE event_id = $1", unit), 2);
+    /* After a pause (the segment's Sync sent), the next batch is written as usual. */
+    assert_int_equal(hold_write(instance, after, unit, error), 0);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE event_id = $1", unit), 3);
+    PQfinish(look);
+    hf_batch_destroy(one);
+    hf_batch_destroy(two);
+    backend->close(instance);
+}
+
+static void test_a_failed_batch_fails_the_one_sent_behind_it(void **state) {
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char unit[64], twice[64], behind[64], after[64], error[ERROR_SIZE] = "";
+    stamp_name(unit, sizeof unit, "overlap_fail");
+    stamp_name(twice, sizeof twice, "res_twice");
+    stamp_name(behind, sizeof behind, "res_behind");
+    stamp_name(after, sizeof after, "res_after");
+    void *instance = instance_open(url);
+    PGconn *look = PQconnectdb(url);
+    assert_int_equal(PQstatus(look), CONNECTION_OK);
+    /* Batch 1 inserts one hold twice (the primary key refuses it); batch 2, sent behind it
+     * before its outcome is known, is a valid batch on its own. */
+    hf_batch_t *one = holds_send(instance, (const char *[]){twice, twice}, 2, unit, 1);
+    hf_batch_t *two = holds_send(instance, (const char *[]){behind}, 1, unit, 2);
+    bool woken = false;
+    assert_int_not_equal(backend->batch_finish(instance, 1, -1, &woken, error, sizeof error), 0);
+    /* Given time to run batch 2 if it would, PostgreSQL has not: it skips to the next Sync. */
+    usleep(200 * 1000);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE id = $1", behind), 0);
+    backend->batch_abort(instance, error);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE event_id = $1", unit), 0);
+    /* The next batch connects again and is written. */
+    assert_int_equal(hold_write(instance, after, unit, error), 0);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE event_id = $1", unit), 1);
+    PQfinish(look);
+    hf_batch_destroy(one);
+    hf_batch_destroy(two);
+    backend->close(instance);
+}
+
+static void test_a_wake_ends_the_wait_for_a_commit_and_decides_nothing(void **state) {
+    (void)state;
+    const char *url = database_url();
+    if (url == NULL) skip();
+    const hf_store_backend_t *backend = &hf_store_postgres_backend;
+    char unit[64], hold[64], error[ERROR_SIZE] = "";
+    stamp_name(unit, sizeof unit, "overlap_wake");
+    stamp_name(hold, sizeof hold, "res_wake");
+    void *instance = instance_open(url);
+    /* Another session keeps the holds table from taking rows, so the batch waits. */
+    PGconn *look = PQconnectdb(url);
+    assert_int_equal(PQstatus(look), CONNECTION_OK);
+    PQclear(PQexec(look, "BEGIN; LOCK TABLE holds IN SHARE MODE"));
+    hf_batch_t *batch = holds_send(instance, (const char *[]){hold}, 1, unit, 1);
+    int wake = eventfd(1, EFD_NONBLOCK);
+    assert_true(wake >= 0);
+    bool woken = false;
+    assert_int_equal(backend->batch_finish(instance, 1, wake, &woken, error, sizeof error), 0);
+    assert_true(woken);
+    PQclear(PQexec(look, "ROLLBACK"));
+    assert_int_equal(backend->batch_finish(instance, 1, -1, &woken, error, sizeof error), 0);
+    assert_false(woken);
+    assert_int_equal(query_number(look, "SELECT count(*) FROM holds WHERE id = $1", hold), 1);
+    close(wake);
+    PQfinish(look);
+    hf_batch_destroy(batch);
+    backend->close(instance);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_units_are_distinct_and_name_records_of_no_unit),
@@ -457,6 +574,9 @@ int main(void) {
         cmocka_unit_test(test_a_unit_never_acquired_is_refused),
         cmocka_unit_test(test_a_fetched_unit_is_delivered_as_load_unit_reads_it),
         cmocka_unit_test(test_a_unit_reads_back_doubles_and_hashes_exactly),
+        cmocka_unit_test(test_overlapped_batches_commit_in_order),
+        cmocka_unit_test(test_a_failed_batch_fails_the_one_sent_behind_it),
+        cmocka_unit_test(test_a_wake_ends_the_wait_for_a_commit_and_decides_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <libpq-fe.h>
 
 #include "lib/buffer.h"
+#include "lib/limits.h"
 #include "store/backend.h"
 #include "store/decoder.h"
 #include "lib/map.h"
@@ -49,7 +50,17 @@ typedef enum hf_pg_run_kind {
 
 /* Tags of the pipeline's queries that are not one record's (postgres.c names a failure by
  * its tag): at or above 0 a tag is the index of the record that began the query. */
-enum { TAG_BEGIN = -1, TAG_FENCE = -2, TAG_PURGE = -3, TAG_COMMIT = -4, TAG_HISTORY = -5 };
+enum {
+    TAG_BEGIN = -1,
+    TAG_FENCE = -2,
+    TAG_PURGE = -3,
+    TAG_COMMIT = -4,
+    TAG_HISTORY = -5,
+    TAG_SYNC = -6 /* a sync point between bursts of batches: no batch's */
+};
+
+/* Batches the writer sends before the first one's COMMIT has answered (lib/limits.h). */
+#define HF_PG_SENT_MAX HF_STORE_BATCHES_OVERLAP_MAX
 
 /* Rows of one kind gathered as one text array literal per column, sent as one statement. */
 typedef struct hf_pg_run {
@@ -69,9 +80,14 @@ typedef struct hf_pg_store {
     PGconn *writer;
     bool writer_ready;       /* statements prepared, pipeline mode entered */
     atomic_int writer_pid;   /* the writer's session, recorded in its leases */
-    const hf_batch_t *batch; /* the batch being written, to name a failed record */
-    size_t queued;           /* queries queued in the pipeline, not yet read back */
-    int32_t *tags;           /* per queued query: the record's index, or below 0 */
+    const hf_batch_t *batch; /* the batch being written */
+    /* The batches sent and not yet finished, oldest first, to name a failed record. */
+    const hf_batch_t *sent[HF_PG_SENT_MAX];
+    size_t sent_count;
+    double read_deadline; /* when the wait for the next result gives up */
+    size_t queued;        /* queries queued in the pipeline (read back or not) */
+    size_t tags_read;     /* of them, those whose result was read */
+    int32_t *tags;        /* per queued query: the record's index, or below 0 */
     size_t tags_capacity;
     uint64_t batches_since_purge;
     hf_buffer_t text;        /* a row's JSON while its query is queued */
@@ -228,6 +244,25 @@ int hf_pg_setting_claim(void *instance, const char *key, const char *proposed, c
                         size_t value_size, char *error, size_t error_size);
 int hf_pg_unit_find(void *instance, const char *kind, const char *id, char *unit, size_t unit_size,
                     bool *found, char *error, size_t error_size);
+
+/* The writer's pipeline (postgres.c): a query's tag pushed without a flush request; a text
+ * query queued (libpq copies the values at once); a failed send reported (the connection
+ * dropped), returning -1; a wait for a result until deadline or, with wake_fd at 0 or above,
+ * until wake_fd is readable first (*woken, true returned); a message's trailing newlines cut. */
+void hf_pg_tag_push(hf_pg_store_t *store, int32_t tag);
+bool hf_pg_queue_text(hf_pg_store_t *store, const char *sql, int count, const char *const *values,
+                      int32_t tag);
+int hf_pg_send_failed(hf_pg_store_t *store, char *error, size_t error_size);
+bool hf_pg_input_wait(PGconn *connection, double deadline, int wake_fd, bool *woken, char *error,
+                      size_t error_size);
+void hf_pg_message_trim(char *text);
+/* The batches in flight (inflight.c): backend.h's batch_send, batch_finish, batch_commit and
+ * batch_abort. */
+int hf_pg_batch_send(void *instance, uint64_t sequence, char *error, size_t error_size);
+int hf_pg_batch_finish(void *instance, uint64_t sequence, int wake_fd, bool *woken, char *error,
+                       size_t error_size);
+int hf_pg_batch_commit(void *instance, uint64_t sequence, char *error, size_t error_size);
+void hf_pg_batch_abort(void *instance, const char *error);
 
 /* Queues the fence with its three values (units, node, epochs) on the writer (postgres.c). */
 bool hf_pg_queue_fence(hf_pg_store_t *store, const char *const *values);

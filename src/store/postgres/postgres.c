@@ -1,9 +1,10 @@
 /* The PostgreSQL backend (backend.h): the same tables as SQLite's, in the meaning an operator
  * reads with psql as with sqlite3, written in group commits. Each batch the pipeline hands over
  * is one transaction whose statements go out in libpq's pipeline mode: BEGIN, the fence of the
- * units' leases (lease.c), every record's prepared statement, COMMIT and one Sync, so a batch
- * costs one round trip, not one per row. It is written and durable when COMMIT returns
- * (synchronous_commit on: durable is NULL). Each kind of record is queued by its row of QUEUES,
+ * units' leases (lease.c), every record's prepared statement and COMMIT, so a batch costs one
+ * round trip, not one per row, and the next batch goes out behind it before its COMMIT has
+ * answered (inflight.c: batches that overlap, and why the next cannot commit without it). It
+ * is written and durable when its COMMIT returns (synchronous_commit on: durable is NULL). Each kind of record is queued by its row of QUEUES,
  * the backend's table of writes made from the list of kinds (core/mutation.h): a kind without
  * its queue_NAME fails to compile.
  *
@@ -64,15 +65,17 @@ PGconn *hf_pg_connect(const char *url, char *error, size_t error_size) {
     return connection;
 }
 
-static void message_trim(char *text) {
+void hf_pg_message_trim(char *text) {
     size_t length = strlen(text);
     while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == ' '))
         text[--length] = '\0';
 }
 
 /* Waits until a result is ready or the deadline passes; false on a timeout or a broken
- * connection (error written). */
-static bool input_wait(PGconn *connection, double deadline, char *error, size_t error_size) {
+ * connection (error written). With wake_fd at 0 or above, also returns true, with *woken set,
+ * as soon as wake_fd is readable first (the writer has another batch to send). */
+bool hf_pg_input_wait(PGconn *connection, double deadline, int wake_fd, bool *woken, char *error,
+                      size_t error_size) {
     while (PQisBusy(connection)) {
         double left_ms = (deadline - hf_clock_monotonic_seconds()) * 1000.0;
         if (left_ms <= 0) {
@@ -80,17 +83,27 @@ static bool input_wait(PGconn *connection, double deadline, char *error, size_t 
                                  HF_PG_WAIT_MS);
             return false;
         }
-        struct pollfd poller = {.fd = PQsocket(connection), .events = POLLIN};
-        if (poll(&poller, 1, (int)left_ms + 1) < 0 || !PQconsumeInput(connection)) {
+        struct pollfd pollers[2] = {{.fd = PQsocket(connection), .events = POLLIN},
+                                    {.fd = wake_fd, .events = POLLIN}};
+        int ready = poll(pollers, wake_fd >= 0 ? 2 : 1, (int)left_ms + 1);
+        if (ready < 0 || !PQconsumeInput(connection)) {
             char why[256];
             snprintf(why, sizeof why, "%s", PQerrorMessage(connection));
-            message_trim(why);
+            hf_pg_message_trim(why);
             hf_store_error_write(error, error_size, "store: the connection to PostgreSQL broke: %s",
                                  why);
             return false;
         }
+        if (wake_fd >= 0 && (pollers[1].revents & POLLIN) && PQisBusy(connection)) {
+            *woken = true;
+            return true;
+        }
     }
     return true;
+}
+
+static bool input_wait(PGconn *connection, double deadline, char *error, size_t error_size) {
+    return hf_pg_input_wait(connection, deadline, -1, NULL, error, error_size);
 }
 
 static void connection_drop(PGconn **connection) {
@@ -112,7 +125,7 @@ PGresult *hf_pg_exec(PGconn **connection, const char *sql, int count, const char
     if (!sent) {
         char why[256];
         snprintf(why, sizeof why, "%s", PQerrorMessage(*connection));
-        message_trim(why);
+        hf_pg_message_trim(why);
         hf_store_error_write(error, error_size, "store: cannot send to PostgreSQL: %s", why);
         connection_drop(connection);
         return NULL;
@@ -134,7 +147,7 @@ PGresult *hf_pg_exec(PGconn **connection, const char *sql, int count, const char
     char why[512];
     snprintf(why, sizeof why, "%s",
              kept != NULL ? PQresultErrorMessage(kept) : PQerrorMessage(*connection));
-    message_trim(why);
+    hf_pg_message_trim(why);
     hf_store_error_write(error, error_size, "store: %s", why);
     PQclear(kept);
     if (PQstatus(*connection) != CONNECTION_OK) connection_drop(connection);
@@ -218,9 +231,15 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
 static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) {
     if (store->writer != NULL && PQstatus(store->writer) == CONNECTION_OK && store->writer_ready)
         return 0;
+    /* A new connection would not answer for the batches sent on the old one. */
+    if (store->sent_count > 0) {
+        hf_store_error_write(error, error_size,
+                             "store: the connection to PostgreSQL broke with a batch in flight");
+        return -1;
+    }
     connection_drop(&store->writer);
     store->writer_ready = false;
-    store->queued = 0;
+    store->queued = store->tags_read = 0;
     store->writer = hf_pg_connect(store->url, error, error_size);
     if (store->writer == NULL) return -1;
     /* A lock wait (a takeover's, an operator's) ends the batch with the server's own error;
@@ -238,7 +257,7 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
         if (!ok) {
             char why[512];
             snprintf(why, sizeof why, "%s", PQresultErrorMessage(result));
-            message_trim(why);
+            hf_pg_message_trim(why);
             hf_store_error_write(error, error_size, "store: cannot prepare \"%s\": %s",
                                  STATEMENT_SQL[i], why);
         }
@@ -343,14 +362,18 @@ static int postgres_start(void *instance, hf_store_done_fn done, void *context, 
 /* Every query is followed by a flush request, so the server sends each result as soon as it
  * has it: the batch's wait is a bound on silence (HF_PG_WAIT_MS without a result), not on the
  * batch's whole work, which grows with its size (a burst of expiries writes thousands of rows). */
-static void tag_push(hf_pg_store_t *store, int32_t tag) {
-    PQsendFlushRequest(store->writer);
+void hf_pg_tag_push(hf_pg_store_t *store, int32_t tag) {
     if (store->queued == store->tags_capacity) {
         store->tags_capacity = store->tags_capacity ? 2 * store->tags_capacity : 256;
         store->tags = realloc(store->tags, store->tags_capacity * sizeof *store->tags);
         if (store->tags == NULL) abort();
     }
     store->tags[store->queued++] = tag;
+}
+
+static void tag_push(hf_pg_store_t *store, int32_t tag) {
+    PQsendFlushRequest(store->writer);
+    hf_pg_tag_push(store, tag);
 }
 
 /* Queues one prepared statement; libpq copies the values into its buffer at once. A value
@@ -373,16 +396,16 @@ bool hf_pg_queue_named(hf_pg_store_t *store, const char *name, int count, const 
     return true;
 }
 
-static bool queue_text(hf_pg_store_t *store, const char *sql, int count, const char *const *values,
-                       int32_t tag) {
+bool hf_pg_queue_text(hf_pg_store_t *store, const char *sql, int count, const char *const *values,
+                      int32_t tag) {
     if (!PQsendQueryParams(store->writer, sql, count, NULL, values, NULL, NULL, 0)) return false;
     tag_push(store, tag);
     return true;
 }
 
 bool hf_pg_queue_fence(hf_pg_store_t *store, const char *const *values) {
-    return queue_text(store, "SELECT holdfast_fence($1::text[], $2, $3::bigint[])", 3, values,
-                      TAG_FENCE);
+    return hf_pg_queue_text(store, "SELECT holdfast_fence($1::text[], $2, $3::bigint[])", 3, values,
+                            TAG_FENCE);
 }
 
 typedef char number_t[24];
@@ -566,10 +589,10 @@ static bool purge_queue(hf_pg_store_t *store, const hf_batch_t *batch) {
     return true;
 }
 
-static int send_failed(hf_pg_store_t *store, char *error, size_t error_size) {
+int hf_pg_send_failed(hf_pg_store_t *store, char *error, size_t error_size) {
     char why[256];
     snprintf(why, sizeof why, "%s", store->writer ? PQerrorMessage(store->writer) : "");
-    message_trim(why);
+    hf_pg_message_trim(why);
     hf_store_error_write(error, error_size, "store: cannot send the batch to PostgreSQL: %s", why);
     connection_drop(&store->writer);
     store->writer_ready = false;
@@ -580,123 +603,22 @@ static int send_failed(hf_pg_store_t *store, char *error, size_t error_size) {
 static int postgres_batch_write(void *instance, const hf_batch_t *batch, char *error,
                                 size_t error_size) {
     hf_pg_store_t *store = instance;
-    store->queued = 0;
     store->batch = batch;
     store->run.kind = store->history_run.kind = HF_PG_RUN_NONE;
     if (writer_connect(store, error, error_size) != 0) return -1;
-    if (!queue_text(store, "BEGIN", 0, NULL, TAG_BEGIN))
-        return send_failed(store, error, error_size);
+    if (!hf_pg_queue_text(store, "BEGIN", 0, NULL, TAG_BEGIN))
+        return hf_pg_send_failed(store, error, error_size);
     if (hf_pg_fence_write(store, batch, error, error_size) != 0) return -1;
-    if (!purge_queue(store, batch)) return send_failed(store, error, error_size);
+    if (!purge_queue(store, batch)) return hf_pg_send_failed(store, error, error_size);
     for (size_t i = 0; i < hf_batch_count(batch); i++) {
         const hf_mutation_t *m = hf_batch_at(batch, i);
-        if (!record_queue(store, m, (int32_t)i)) return send_failed(store, error, error_size);
+        if (!record_queue(store, m, (int32_t)i)) return hf_pg_send_failed(store, error, error_size);
         hf_pg_history_add(store, m);
     }
     /* The entries of the batch's history last, in one statement (runs.c). */
     if (!hf_pg_run_flush(store, &store->run) || !hf_pg_run_flush(store, &store->history_run))
-        return send_failed(store, error, error_size);
+        return hf_pg_send_failed(store, error, error_size);
     return 0;
-}
-
-/* The first failure of the pipeline's results, named by what the tag points at. */
-static void failure_describe(hf_pg_store_t *store, const hf_batch_t *batch, int32_t tag,
-                             PGresult *result, char *error, size_t error_size) {
-    char why[512];
-    snprintf(why, sizeof why, "%s", PQresultErrorMessage(result));
-    message_trim(why);
-    const char *state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
-    if (tag == TAG_FENCE || (state != NULL && strcmp(state, "HF001") == 0)) {
-        hf_store_error_write(
-            error, error_size,
-            HF_STORE_LOST_LEASE ": this node no longer holds a unit of the batch (%s)", why);
-        return;
-    }
-    const char *what = tag == TAG_BEGIN     ? "BEGIN"
-                       : tag == TAG_PURGE   ? "purging old keys"
-                       : tag == TAG_COMMIT  ? "COMMIT"
-                       : tag == TAG_HISTORY ? "the history"
-                                            : "a record";
-    char subject[160] = "";
-    if (tag >= 0 && batch != NULL && (size_t)tag < hf_batch_count(batch)) {
-        const hf_mutation_t *m = hf_batch_at(batch, (size_t)tag);
-        const char *unit = hf_store_record_unit(m);
-        snprintf(subject, sizeof subject, " (record %d of type %d, unit %s)", tag, (int)m->type,
-                 unit != NULL ? unit : "none");
-    }
-    hf_store_error_write(error, error_size, "store: %s failed%s: %s", what, subject, why);
-}
-
-/* Reads back every queued result up to the Sync; 0 when all succeeded. */
-static int results_read(hf_pg_store_t *store, double deadline, char *error, size_t error_size) {
-    int rc = 0;
-    for (size_t i = 0; i < store->queued; i++) {
-        PGresult *result = NULL;
-        for (;;) {
-            if (!input_wait(store->writer, deadline, error, error_size)) return -2;
-            PGresult *next = PQgetResult(store->writer);
-            if (next == NULL) break;
-            if (result == NULL) result = next;
-            else PQclear(next);
-        }
-        /* A result arrived: PostgreSQL is there and working, the wait starts again. */
-        deadline = hf_clock_monotonic_seconds() + HF_PG_WAIT_MS / 1000.0;
-        ExecStatusType status = result != NULL ? PQresultStatus(result) : PGRES_FATAL_ERROR;
-        if (rc == 0 && status == PGRES_FATAL_ERROR) {
-            failure_describe(store, store->batch, store->tags[i], result, error, error_size);
-            rc = -1;
-        }
-        PQclear(result);
-    }
-    /* The Sync's own result ends the pipeline's round. */
-    if (!input_wait(store->writer, deadline, error, error_size)) return -2;
-    PGresult *sync = PQgetResult(store->writer);
-    bool synced = sync != NULL && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
-    PQclear(sync);
-    if (!synced && rc == 0) {
-        hf_store_error_write(error, error_size, "store: the pipeline's Sync went missing");
-        return -2;
-    }
-    return rc;
-}
-
-/* COMMIT and Sync go out now, and the whole batch's results come back: one round trip. */
-static int postgres_batch_commit(void *instance, uint64_t sequence, char *error,
-                                 size_t error_size) {
-    hf_pg_store_t *store = instance;
-    double deadline = hf_clock_monotonic_seconds() + HF_PG_WAIT_MS / 1000.0;
-    if (!queue_text(store, "COMMIT", 0, NULL, TAG_COMMIT) || !PQpipelineSync(store->writer))
-        return send_failed(store, error, error_size);
-    int rc = results_read(store, deadline, error, error_size);
-    store->queued = 0;
-    if (rc == -2) {
-        /* Unknown whether COMMIT landed: the batch is not acknowledged, the connection goes. */
-        connection_drop(&store->writer);
-        store->writer_ready = false;
-        return -1;
-    }
-    if (rc != 0) return -1;
-    /* A COMMIT of a transaction that failed answers ROLLBACK without an error. */
-    if (PQtransactionStatus(store->writer) != PQTRANS_IDLE) {
-        hf_store_error_write(error, error_size, "store: the batch's transaction did not commit");
-        return -1;
-    }
-    /* The tests' seam for "durable, not yet answered" (HOLDFAST_FAULT_SYNC_DELAY_MS): here
-     * the commit is the sync. */
-    hf_store_fault_sync_delay();
-    return 0;
-}
-
-/* Whatever is open or queued is dropped with the connection: the server rolls it back. A
- * batch that failed on a row keeps nothing either. The next batch connects again. */
-static void postgres_batch_abort(void *instance, const char *error) {
-    hf_pg_store_t *store = instance;
-    if (store->writer != NULL &&
-        (store->queued > 0 || PQtransactionStatus(store->writer) != PQTRANS_IDLE)) {
-        connection_drop(&store->writer);
-        store->writer_ready = false;
-    }
-    store->queued = 0;
 }
 
 static void postgres_close(void *instance) {
@@ -730,8 +652,11 @@ const hf_store_backend_t hf_store_postgres_backend = {
     .read_ticket = hf_pg_ticket_read,
     .start = postgres_start,
     .batch_write = postgres_batch_write,
-    .batch_commit = postgres_batch_commit,
-    .batch_abort = postgres_batch_abort,
+    .batch_commit = hf_pg_batch_commit,
+    .batch_abort = hf_pg_batch_abort,
+    .batch_send = hf_pg_batch_send,
+    .batch_finish = hf_pg_batch_finish,
+    .batches_in_flight_max = HF_PG_SENT_MAX,
     .close = postgres_close,
     .lease_acquire = hf_pg_lease_acquire,
     .lease_renew = hf_pg_lease_renew,
