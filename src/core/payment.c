@@ -15,7 +15,8 @@ static const char *const TYPE_NAMES[] = {"payment.succeeded", "payment.failed"};
 static const char *const RESULT_NAMES[] = {"committed", "refund_required", "recorded"};
 static const char *const REASON_NAMES[] = {"hold_expired",      "hold_released",
                                            "amount_mismatch",   "hold_not_found",
-                                           "already_confirmed", "order_cancelled"};
+                                           "already_confirmed", "order_cancelled",
+                                           "exchange",          "order_not_active"};
 static const char *const REFUND_STATUS_NAMES[] = {"pending", "completed"};
 
 const char *hf_payment_type_name(uint8_t type) {
@@ -148,6 +149,14 @@ static void refund_event_set(hf_core_t *core, uint32_t index, const char *reserv
     core->payments.refunds[index].of_event = hold != NULL;
     core->payments.refunds[index].event = hold ? hold->event : 0;
     core->payments.refunds[index].target = hold ? hold->target : HF_TARGET_EVENT;
+}
+
+uint32_t refund_of_payment(hf_core_t *core, const text_key_t *refund_key, const char *intent_id,
+                           const char *reservation_id, int64_t amount, uint8_t reason,
+                           hf_time_ms_t now) {
+    uint32_t index = refund_add(core, refund_key, intent_id, reservation_id, amount, reason, now);
+    refund_event_set(core, index, reservation_id);
+    return index;
 }
 
 uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,

@@ -202,6 +202,11 @@ static hf_error_t check_user_uses(hf_core_t *core, uint32_t calendar_index, uint
     int64_t requested = 0;
     for (uint32_t i = 0; i < count; i++) requested += core->calendars->scratch[i].quantity;
     int64_t current = user_uses_current(core, calendar_index, user->index, now, !replacing);
+    if (core->calendars->exchange_order) {
+        const hf_order_t *old = &core->orders.slots[core->calendars->exchange_order - 1];
+        current -= items_current(core, old->item_offset, old->pool_count,
+                                 step_of_now(calendar, now));
+    }
     if (current + requested <= limit) return HF_OK;
     if (detail) {
         detail->limit = limit;
