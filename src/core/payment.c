@@ -315,6 +315,29 @@ static void decide_confirmed(const hf_core_t *core, const hf_hold_t *hold, const
     outcome->reason = HF_REFUND_ALREADY_CONFIRMED;
 }
 
+/* payment.succeeded for an exchange hold: its amount is the positive difference, and it
+ * commits only while the hold is held and its old order confirmed (a lapsed exchange is not
+ * taken again: the old order may have moved on). */
+static void decide_exchange(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                            uint32_t index, const text_key_t *order_key, hf_time_ms_t now,
+                            hf_payment_outcome_t *outcome) {
+    const hf_hold_t *hold = &core->holds.slots[index];
+    const hf_order_t *old = &core->orders.slots[hold->exchange_for - 1];
+    const char *currency = hold->target == HF_TARGET_CALENDAR
+                               ? calendar_currency_at(core, hold->event)
+                               : core->events.slots[hold->event]->currency;
+    if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
+    else if (hold->status == HF_HOLD_EXPIRED) outcome->reason = HF_REFUND_HOLD_EXPIRED;
+    else if (delivery->amount != hold->total - old->total ||
+             !currency_matches(delivery->currency, currency))
+        outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
+    else if (old->status != HF_ORDER_CONFIRMED) outcome->reason = HF_REFUND_ORDER_NOT_ACTIVE;
+    else if (exchange_commit(core, index, order_key, delivery->payment_intent_id, NULL, NULL, now,
+                             &outcome->order) == HF_OK)
+        outcome->result = HF_PAYMENT_COMMITTED;
+    else outcome->reason = HF_REFUND_AMOUNT_MISMATCH; /* not reached: a positive difference */
+}
+
 /* payment.succeeded: the hold committed (late when it had lapsed and all it held is free), or
  * the reason of the refund it requires; the hold changes only when it is committed. */
 static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *delivery,
@@ -329,6 +352,10 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
     }
     if (hold->status == HF_HOLD_CONFIRMED) {
         decide_confirmed(core, hold, delivery->payment_intent_id, outcome);
+        return;
+    }
+    if (hold->exchange_for) {
+        decide_exchange(core, delivery, index, order_key, now, outcome);
         return;
     }
     if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
