@@ -253,7 +253,9 @@ hf_error_t pick_best(hf_core_t *core, hf_event_t *event, const hf_hold_request_t
             return HF_ERROR_SECTION_NOT_FOUND;
         section = (int32_t)found;
     }
-    bool replacing = request->replace_existing && owner && owner->first_active != 0;
+    /* The old order's seats of an exchange are free for it, which rows' counts do not say. */
+    bool replacing = (request->replace_existing && owner && owner->first_active != 0) ||
+                     core->scratch.exchange_order != 0;
     best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
     hf_best_query_t query = {request->best_count,
                              section,

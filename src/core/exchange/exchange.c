@@ -7,6 +7,7 @@
 #include "core/calendar/internal.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,7 +150,16 @@ hf_error_t exchange_commit(hf_core_t *core, uint32_t hold_index, const text_key_
     record_old_order(core, old_index, new_id, elsewhere, user_id, now);
     old_order_give_back(core, old_index, hold, now);
     core->orders.exchanged++;
-    *order_index = order_from_hold(core, hold_index, order_key, payment_ref, user_id, now);
+    /* The new order is paid by the old one's payment, and by the commit's for a difference:
+     * it names the commit's when it brings one, else the old one's, so a later refund (a
+     * cancel, a cheaper exchange) knows where the money came from. */
+    const char *paid_by = payment_ref && *payment_ref ? payment_ref : NULL;
+    char old_payment[HF_PAYMENT_REF_SIZE_MAX + 1];
+    if (!paid_by && paid) {
+        snprintf(old_payment, sizeof old_payment, "%s", hf_core_string(core, old->payment_ref));
+        paid_by = old_payment; /* copied: storing it may move the strings */
+    }
+    *order_index = order_from_hold(core, hold_index, order_key, paid_by, user_id, now);
     return HF_OK;
 }
 
