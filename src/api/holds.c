@@ -270,8 +270,8 @@ static void handle_hold_commit(hf_request_t *request) {
     hf_context_id_make(request->context, "ref_", refund_id);
     uint32_t order_index;
     hf_error_t error = hf_core_commit_refunding(request->core, request->params[0], user_id,
-                                                order_id, payment_ref, refund_id,
-                                                request->now_ms, &order_index);
+                                                order_id, payment_ref, refund_id, request->now_ms,
+                                                &order_index);
     if (error == HF_ERROR_ALREADY_CONFIRMED)
         reply_already_confirmed(request, order_index, payment_ref);
     else if (error == HF_ERROR_INVALID_REQUEST && exchange_unpaid(request->core, index))

@@ -341,8 +341,12 @@ void record_order_updated(hf_core_t *core, uint32_t order_index, const char *use
     hf_mutation_t mutation = {
         .type = HF_MUTATION_ORDER_UPDATE,
         .at_ms = now,
-        .as.order_update = {order->id, unit_id_of(core, order->target, order->event), user_id,
-                            order->status, refund_id, order->target}};
+        .as.order_update = {.order_id = order->id,
+                            .event_id = unit_id_of(core, order->target, order->event),
+                            .user_id = user_id,
+                            .status = order->status,
+                            .refund_id = refund_id,
+                            .target = order->target}};
     emit(core, &mutation);
     order->last_change = core->change_count;
 }

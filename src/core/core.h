@@ -371,8 +371,7 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
  * changes then. Otherwise the old order is exchanged and the new one replaces it, one step. */
 hf_error_t hf_core_commit_refunding(hf_core_t *core, const char *hold_id, const char *user_id,
                                     const char *order_id, const char *payment_ref,
-                                    const char *refund_id, hf_time_ms_t now,
-                                    uint32_t *order_index);
+                                    const char *refund_id, hf_time_ms_t now, uint32_t *order_index);
 /* Exchanges committed since the core was made (the metric holdfast_exchanges_total). */
 uint64_t hf_core_exchanges(const hf_core_t *core);
 /* Cancels the order (a repeat answers HF_OK and changes nothing). An order that was paid (it
@@ -441,7 +440,8 @@ typedef enum hf_refund_reason {
     HF_REFUND_ALREADY_CONFIRMED = 4,
     HF_REFUND_ORDER_CANCELLED = 5, /* a paid order cancelled (hf_core_cancel) */
     HF_REFUND_EXCHANGE = 6,        /* an exchange's new order costs less than the old */
-    HF_REFUND_ORDER_NOT_ACTIVE = 7, /* paid for an exchange whose old order is no longer confirmed */
+    HF_REFUND_ORDER_NOT_ACTIVE =
+        7, /* paid for an exchange whose old order is no longer confirmed */
     HF_REFUND_REASON_LAST = HF_REFUND_ORDER_NOT_ACTIVE,
 } hf_refund_reason_t;
 

@@ -303,8 +303,7 @@ uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, const 
     return index;
 }
 
-static void exchange_hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now,
-                               bool report);
+static void exchange_hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report);
 
 void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report) {
     hf_hold_t *hold = hold_of(core, hold_index);
@@ -414,7 +413,8 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request,
     uint32_t replaced = request->replace_existing && owner ? owner->held_units : 0;
     /* An exchange gives the old order's units on this event back. */
     if (core->scratch.exchange_order)
-        replaced += exchange_order_units(core, &core->orders.slots[core->scratch.exchange_order - 1]);
+        replaced += exchange_order_units(core,
+                                         &core->orders.slots[core->scratch.exchange_order - 1]);
     return check_user_limit(event, request, owner, replaced, detail);
 }
 

@@ -13,10 +13,9 @@ _Static_assert(PAYMENT_COUNTS == HF_PAYMENT_COUNTS, "payments.h counts what core
 
 static const char *const TYPE_NAMES[] = {"payment.succeeded", "payment.failed"};
 static const char *const RESULT_NAMES[] = {"committed", "refund_required", "recorded"};
-static const char *const REASON_NAMES[] = {"hold_expired",      "hold_released",
-                                           "amount_mismatch",   "hold_not_found",
-                                           "already_confirmed", "order_cancelled",
-                                           "exchange",          "order_not_active"};
+static const char *const REASON_NAMES[] = {"hold_expired",   "hold_released",     "amount_mismatch",
+                                           "hold_not_found", "already_confirmed", "order_cancelled",
+                                           "exchange",       "order_not_active"};
 static const char *const REFUND_STATUS_NAMES[] = {"pending", "completed"};
 
 const char *hf_payment_type_name(uint8_t type) {
@@ -318,8 +317,8 @@ static void decide_confirmed(const hf_core_t *core, const hf_hold_t *hold, const
 /* payment.succeeded for an exchange hold: its amount is the positive difference, and it
  * commits only while the hold is held and its old order confirmed (a lapsed exchange is not
  * taken again: the old order may have moved on). */
-static void decide_exchange(hf_core_t *core, const hf_payment_delivery_t *delivery,
-                            uint32_t index, const text_key_t *order_key, hf_time_ms_t now,
+static void decide_exchange(hf_core_t *core, const hf_payment_delivery_t *delivery, uint32_t index,
+                            const text_key_t *order_key, hf_time_ms_t now,
                             hf_payment_outcome_t *outcome) {
     const hf_hold_t *hold = &core->holds.slots[index];
     const hf_order_t *old = &core->orders.slots[hold->exchange_for - 1];

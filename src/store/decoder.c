@@ -114,15 +114,15 @@ static int finished_holds_decode(hf_decoder_t *decoder, const hf_row_reader_t *r
 
 /* A calendar's hold (its items are uses): to calendar_hold, or skipped by a loader without. */
 static int calendar_hold_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
-    hf_stored_calendar_hold_t hold = {.request = {.hold_id = text(row, HF_COLUMN_HOLD_ID),
-                                                  .calendar_id = text(row, HF_COLUMN_HOLD_EVENT_ID),
-                                                  .user_id = text(row, HF_COLUMN_HOLD_USER_ID),
-                                                  .ttl_ms = -1,
-                                                  .exchange_for =
-                                                      text(row, HF_COLUMN_HOLD_EXCHANGE_FOR)},
-                                      .total = integer(row, HF_COLUMN_HOLD_TOTAL),
-                                      .created_at_ms = integer(row, HF_COLUMN_HOLD_CREATED_AT),
-                                      .expires_at_ms = integer(row, HF_COLUMN_HOLD_EXPIRES_AT)};
+    hf_stored_calendar_hold_t hold = {
+        .request = {.hold_id = text(row, HF_COLUMN_HOLD_ID),
+                    .calendar_id = text(row, HF_COLUMN_HOLD_EVENT_ID),
+                    .user_id = text(row, HF_COLUMN_HOLD_USER_ID),
+                    .ttl_ms = -1,
+                    .exchange_for = text(row, HF_COLUMN_HOLD_EXCHANGE_FOR)},
+        .total = integer(row, HF_COLUMN_HOLD_TOTAL),
+        .created_at_ms = integer(row, HF_COLUMN_HOLD_CREATED_AT),
+        .expires_at_ms = integer(row, HF_COLUMN_HOLD_EXPIRES_AT)};
     const char *id = hold.request.hold_id;
     if (!decoder->loader->calendar_hold) return 0;
     if (!word_read(decoder, row, HF_COLUMN_HOLD_STATUS, hf_hold_status_parse, &hold.status,

@@ -130,19 +130,19 @@ void calendar_record_hold_created(hf_core_t *core, uint32_t hold_index, const ch
     const hf_hold_t *hold = &core->holds.slots[hold_index];
     const hf_calendar_t *calendar = calendar_slot(core, hold->event);
     hf_mutation_use_t lines[HF_CALENDAR_HOLD_ITEMS_MAX];
-    hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_CREATE,
-                              .at_ms = hold->created_at_ms,
-                              .as.hold_create = {.hold_id = hold->id,
-                                                 .event_id = calendar->definition.id,
-                                                 .user_id = user_id,
-                                                 .total = hold->total,
-                                                 .expires_at_ms = hold->expires_at_ms,
-                                                 .status = HF_HOLD_HELD,
-                                                 .target = HF_TARGET_CALENDAR,
-                                                 .uses = uses_of(core, calendar, hold->item_offset,
-                                                                 hold->pool_count, lines),
-                                                 .exchange_for = exchange_order_id(
-                                                     core, hold->exchange_for)}};
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_HOLD_CREATE,
+        .at_ms = hold->created_at_ms,
+        .as.hold_create = {
+            .hold_id = hold->id,
+            .event_id = calendar->definition.id,
+            .user_id = user_id,
+            .total = hold->total,
+            .expires_at_ms = hold->expires_at_ms,
+            .status = HF_HOLD_HELD,
+            .target = HF_TARGET_CALENDAR,
+            .uses = uses_of(core, calendar, hold->item_offset, hold->pool_count, lines),
+            .exchange_for = exchange_order_id(core, hold->exchange_for)}};
     record_emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }

@@ -205,8 +205,7 @@ struct exchange_waits {
     uint32_t count, capacity;
 };
 
-void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *order_id,
-                           bool take) {
+void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *order_id, bool take) {
     if (!core->exchange_waits) {
         core->exchange_waits = calloc(1, sizeof *core->exchange_waits);
         if (!core->exchange_waits) abort();

@@ -153,8 +153,8 @@ static const char SCHEMA[] =
 /* Adds a nullable text column to a table of an older version when it has none. */
 static int column_add(sqlite3 *database, const char *table, const char *column) {
     char query[160], word[32];
-    snprintf(query, sizeof query,
-             "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'", table, column);
+    snprintf(query, sizeof query, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+             table, column);
     int rc = hf_sqlite_word_query(database, query, word, sizeof word);
     if (rc != SQLITE_OK || strcmp(word, "0") != 0) return rc;
     snprintf(query, sizeof query, "ALTER TABLE %s ADD COLUMN %s TEXT", table, column);
