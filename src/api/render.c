@@ -278,13 +278,18 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     hf_json_time(json, order->created_at_ms);
     /* Exchanges (API.md section 13): the order this one replaced, and the one that replaced
      * this one (status exchanged). */
-    if (order->replaces) {
+    const char *replaces = order->replaces ? hf_core_order_at(core, order->replaces - 1)->id
+                                           : hf_core_string(core, order->replaces_elsewhere);
+    const char *replaced_by = order->replaced_by
+                                  ? hf_core_order_at(core, order->replaced_by - 1)->id
+                                  : hf_core_string(core, order->replaced_by_elsewhere);
+    if (replaces) {
         HF_JSON_KEY(json, "replaces");
-        hf_json_string(json, hf_core_order_at(core, order->replaces - 1)->id);
+        hf_json_string(json, replaces);
     }
-    if (order->replaced_by) {
+    if (replaced_by) {
         HF_JSON_KEY(json, "replaced_by");
-        hf_json_string(json, hf_core_order_at(core, order->replaced_by - 1)->id);
+        hf_json_string(json, replaced_by);
     }
     hf_json_object_end(json);
 }

@@ -250,7 +250,8 @@ static const char *check_refunds(const hf_core_t *core) {
 static const char *check_exchanges(const hf_core_t *core) {
     for (uint32_t o = 0; o < core->orders.count; o++) {
         const hf_order_t *order = &core->orders.slots[o];
-        if ((order->status == HF_ORDER_EXCHANGED) != (order->replaced_by != 0))
+        bool named = order->replaced_by != 0 || order->replaced_by_elsewhere != NO_STRING;
+        if ((order->status == HF_ORDER_EXCHANGED) != named)
             return "an exchanged order names no replacement";
         if (order->replaced_by) {
             if (order->replaced_by > core->orders.count) return "an exchange names no order";

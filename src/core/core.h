@@ -292,6 +292,10 @@ typedef struct hf_order {
     /* Exchanges: order index + 1 of the order this one replaced, and of the order that
      * replaced this one (status exchanged); 0 for none. */
     uint32_t replaces, replaced_by;
+    /* The same orders' ids (offsets, see hf_core_string) when they are not in this core: a
+     * core loaded with some units only (a list across units, a takeover) may hold one side of
+     * an exchange between units. UINT32_MAX for none. */
+    uint32_t replaces_elsewhere, replaced_by_elsewhere;
 } hf_order_t;
 
 /* ---- Commands ---- */
@@ -585,6 +589,9 @@ typedef struct hf_stored_delivery {
  * HF_WEBHOOK_DEDUP_KEEP_MS; now_ms prunes any older ones). */
 hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *refund);
 hf_error_t hf_core_restore_delivery(hf_core_t *core, const hf_stored_delivery_t *delivery);
+/* After the rows of a load (every unit, or one): what waited for rows that did not come
+ * settles (an exchange hold whose old order is another unit's takes its seats). */
+void hf_core_restore_finish(hf_core_t *core);
 /* Restoring holds and orders also restores the seats' versions (each status change they made
  * counts one). This sets a seat's version outright, for data kept elsewhere; the status is
  * always derived from holds and orders. */

@@ -584,9 +584,10 @@ hf_error_t exchange_commit(hf_core_t *core, uint32_t hold_index, const text_key_
  * links the holds parked on it and takes what they hold. */
 void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *order_id, bool take);
 void exchange_restore_link(hf_core_t *core, const char *order_id, uint32_t order_index);
-/* A restored order's links (restore.c, for calendar/ too): the order it replaces (replaces, or
- * NULL) and the holds waiting for it. */
-void exchange_restore_orders(hf_core_t *core, const char *replaces, uint32_t index);
+/* A restored order's links (restore.c, for calendar/ too): the order it replaces and the one
+ * that replaced it (ids, or NULL), and the holds waiting for it. */
+void exchange_restore_orders(hf_core_t *core, const char *replaces, const char *replaced_by,
+                             uint32_t index);
 void exchange_free(hf_core_t *core);
 /* The id of the order at index + 1 (an exchange's link), NULL for 0. */
 static inline const char *exchange_order_id(const hf_core_t *core, uint32_t order_plus_one) {

@@ -57,6 +57,7 @@ uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t ev
     order->user = user;
     order->created_at_ms = now;
     order->payment_ref = NO_STRING;
+    order->replaces_elsewhere = order->replaced_by_elsewhere = NO_STRING;
     order->target = target;
     hf_index_map_insert(&core->orders.ids, key.hash, index);
     user_order_push(&core->users.slots[user], index);

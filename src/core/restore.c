@@ -153,16 +153,32 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
                        (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
     restore_versions(core, event_index, order->item_offset, order->seat_count, changes);
     if (stored->status == HF_ORDER_CONFIRMED) order_take(core, index, stored->created_at_ms, false);
-    exchange_restore_orders(core, stored->replaces, index);
+    exchange_restore_orders(core, stored->replaces, stored->replaced_by, index);
     return HF_OK;
 }
 
-void exchange_restore_orders(hf_core_t *core, const char *replaces, uint32_t index) {
-    uint32_t old_index;
-    if (replaces && hf_core_order_find(core, replaces, &old_index)) {
-        core->orders.slots[index].replaces = old_index + 1;
-        core->orders.slots[old_index].replaced_by = index + 1;
-    }
+/* Links two orders of an exchange: the old one replaced by the new one. */
+static void exchange_link(hf_core_t *core, uint32_t old_index, uint32_t new_index) {
+    hf_order_t *old = &core->orders.slots[old_index], *new = &core->orders.slots[new_index];
+    new->replaces = old_index + 1;
+    old->replaced_by = new_index + 1;
+    new->replaces_elsewhere = old->replaced_by_elsewhere = NO_STRING;
+}
+
+/* Either order of an exchange may be loaded first (units load one by one): the second one
+ * links both; one whose other side is not here keeps that side's id. */
+void exchange_restore_orders(hf_core_t *core, const char *replaces, const char *replaced_by,
+                             uint32_t index) {
+    uint32_t other;
+    if (replaces && hf_core_order_find(core, replaces, &other)) exchange_link(core, other, index);
+    else if (replaces)
+        core->orders.slots[index].replaces_elsewhere = string_store(core, replaces,
+                                                                    strlen(replaces));
+    if (replaced_by && hf_core_order_find(core, replaced_by, &other))
+        exchange_link(core, index, other);
+    else if (replaced_by)
+        core->orders.slots[index].replaced_by_elsewhere = string_store(core, replaced_by,
+                                                                       strlen(replaced_by));
     exchange_restore_link(core, core->orders.slots[index].id, index);
 }
 

@@ -460,6 +460,13 @@ def exchange_survives(kill):
     done_old = order_of(c, event_id, u, ["BALC-A-1"])
     done = commit(c, exchange(c, event_id, u, done_old["order_id"], ["BALC-A-2"])["reservation_id"],
                   u)
+    # Across events: on PostgreSQL each event is a unit of its own, loaded one by one.
+    other_id = event(c)
+    far_old = order_of(c, other_id, u, ["FLOOR-A-5"])
+    far_held = exchange(c, event_id, u, far_old["order_id"], ["BALC-A-7"])
+    far_done_old = order_of(c, other_id, u, ["FLOOR-A-6"])
+    far_done = commit(c, exchange(c, event_id, u, far_done_old["order_id"],
+                                  ["BALC-A-8"])["reservation_id"], u)
     stay_old = commit(c, expect(stay(c, calendar_id, u, 5, 7), 201)["reservation_id"], u)
     stay_held = expect(stay(c, calendar_id, u, 6, 8, exchange_for=stay_old["order_id"]), 201)
     summary = expect(c.get("/v1/events/%s" % event_id), 200)
@@ -478,6 +485,15 @@ def exchange_survives(kill):
     check_equal(seat_state(c, event_id, "FLOOR-B-9")[0], "held", "the held seat after restart")
     check_pool(c, event_id, "GA", 2, 1, 2, "the pool after restart")
     check_swapped(c, done_old["order_id"], get_order(c, done["order_id"]), "(after restart)")
+    check_swapped(c, far_done_old["order_id"], get_order(c, far_done["order_id"]),
+                  "(across events, after restart)")
+    check_equal(seat_state(c, other_id, "FLOOR-A-6")[0], "available", "the far seat given up")
+    check_equal(seat_state(c, event_id, "BALC-A-7")[0], "held", "the far exchange's seat")
+    far_new = commit(c, far_held["reservation_id"], u)
+    check_swapped(c, far_old["order_id"], far_new, "(across events, committed after restart)")
+    check_equal(seat_state(c, other_id, "FLOOR-A-5")[0], "available", "the far old seat")
+    check_equal(len(expect(c.get("/v1/refunds?limit=1000"), 200)["refunds"]), 2,
+                "the refunds of the two cheaper exchanges, listed across units")
     new = commit(c, held["reservation_id"], u)
     check_swapped(c, old["order_id"], new, "(committed after restart)")
     check_equal(seat_state(c, event_id, "FLOOR-A-2")[0], "available", "the seat given up")

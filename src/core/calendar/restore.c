@@ -118,6 +118,6 @@ hf_error_t hf_core_restore_calendar_order(hf_core_t *core,
     }
     order->status = stored->status;
     if (stored->status == HF_ORDER_CONFIRMED) calendar_order_restore(core, index);
-    exchange_restore_orders(core, stored->replaces, index);
+    exchange_restore_orders(core, stored->replaces, stored->replaced_by, index);
     return HF_OK;
 }

@@ -238,6 +238,18 @@ void exchange_restore_link(hf_core_t *core, const char *order_id, uint32_t order
     }
 }
 
+void hf_core_restore_finish(hf_core_t *core) {
+    struct exchange_waits *waits = core->exchange_waits;
+    for (uint32_t i = 0; waits && i < waits->count; i++) {
+        if (!waits->items[i].take) continue;
+        /* Its old order is in no unit loaded here (another's): it keeps nothing of it. The
+         * wait stays, to link the hold should that unit be loaded into this core later. */
+        waits->items[i].take = false;
+        uint32_t hold_index = waits->items[i].hold_index;
+        hold_take(core, hold_index, hold_of(core, hold_index)->created_at_ms, false);
+    }
+}
+
 void exchange_free(hf_core_t *core) {
     if (!core->exchange_waits) return;
     free(core->exchange_waits->items);
