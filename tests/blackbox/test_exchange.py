@@ -10,7 +10,10 @@ import datetime
 import hashlib
 import hmac
 import json
+import subprocess
 import time
+
+import harness
 
 from harness import (ORD_ID_RE, Server, check, check_equal, commit, create_event, expect,
                      get_hold, hold, release, seat_state, uid, user, check_pool)
@@ -510,6 +513,11 @@ def exchange_survives(kill):
     check_swapped(c, old["order_id"], get_order(c, new["order_id"]), "(after a second restart)")
     check_equal(seat_state(c, event_id, "FLOOR-A-1")[0], "sold", "the kept seat, second restart")
     server.stop()
+    if harness.STORE_URL is None:
+        # holdfast check's invariants (exchanges name each other, a seat sold once) hold.
+        checked = subprocess.run([harness.BINARY, "check", "--data", server.data_dir],
+                                 capture_output=True, text=True, timeout=60)
+        check_equal(checked.returncode, 0, "holdfast check: %s" % checked.stderr[-400:])
 
 
 def test_exchange_survives_a_restart():
