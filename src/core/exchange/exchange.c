@@ -196,6 +196,9 @@ uint32_t exchange_offer_place(hf_core_t *core, const exchange_offer_t *offer, hf
 
 typedef struct exchange_wait {
     char order_id[HF_SERVER_ID_SIZE + 1];
+    /* The hold's id too: a wait left for a later load (another unit's) must not link a slot
+     * that a forgotten hold's successor took meanwhile. */
+    char hold_id[HF_SERVER_ID_SIZE + 1];
     uint32_t hold_index;
     bool take; /* a held event hold, which takes its seats and units once linked */
 } exchange_wait_t;
@@ -215,6 +218,7 @@ void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *ord
     exchange_wait_t *wait = &waits->items[waits->count++];
     text_key_t key = server_id_key(order_id);
     server_id_copy(wait->order_id, &key);
+    memcpy(wait->hold_id, hold_of(core, hold_index)->id, sizeof wait->hold_id);
     wait->hold_index = hold_index;
     wait->take = take;
 }
@@ -231,8 +235,10 @@ void exchange_restore_link(hf_core_t *core, const char *order_id, uint32_t order
         uint32_t hold_index = wait->hold_index;
         bool take = wait->take;
         hf_hold_t *hold = hold_of(core, hold_index);
-        hold->exchange_for = order_index + 1;
+        bool same = strcmp(hold->id, wait->hold_id) == 0 && hold->status != HF_HOLD_EVICTED;
         *wait = waits->items[--waits->count];
+        if (!same) continue;
+        hold->exchange_for = order_index + 1;
         /* What it does not keep of its old order, now that the order is there. */
         if (take) hold_take(core, hold_index, hold->created_at_ms, false);
     }
