@@ -374,7 +374,15 @@ def test_calendar_stay_moved_by_a_night(server):
     moved = expect(stay(c, calendar_id, u, 11, 14, exchange_for=old["order_id"]), 201)
     check_equal(moved["exchange_for"], old["order_id"], "the calendar hold's exchange_for")
     check_equal(moved["difference"], 0, "three nights for three")
-    # Someone else still finds the hotel full over both stays.
+    # Someone else still finds the hotel full over both stays (the shared nights count for
+    # both orders while the hold is open, never as less than nothing).
+    during = expect(c.get("/v1/calendars/%s/availability?resource=DBL&from=%s&to=%s"
+                          % (calendar_id, day(10), day(14))), 200)["segments"]
+    check_equal([(s["from"], s["to"], s["available"]) for s in during],
+                [(day(10), day(14), 0)], "availability while the exchange hold is open")
+    refused = expect(stay(c, calendar_id, user(), 12, 13), 409, "range_unavailable")
+    check_equal([u["available"] for u in refused["error"]["unavailable"]], [0],
+                "the conflict's least free quantity")
     expect(stay(c, calendar_id, user(), 10, 11), 409, "range_unavailable")
     expect(stay(c, calendar_id, user(), 13, 14), 409, "range_unavailable")
     new = commit(c, moved["reservation_id"], u)

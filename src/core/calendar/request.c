@@ -108,8 +108,10 @@ static void conflict_close(conflict_walk_t *walk, int64_t end) {
     walk->found++;
     hf_calendar_hold_request_t *request = walk->request;
     if (!request->conflicts || request->conflict_count >= request->conflict_max) return;
+    /* Below 0 only while an exchange hold counts its old order's spans twice (exchange/). */
+    int64_t least = walk->run_least > 0 ? walk->run_least : 0;
     request->conflicts[request->conflict_count++] = (hf_calendar_conflict_t){
-        walk->item, (int32_t)walk->run_from, (int32_t)end, walk->run_least};
+        walk->item, (int32_t)walk->run_from, (int32_t)end, least};
 }
 
 /* The segment from walk->at with free quantity walk->free_now ends at end. */
