@@ -157,6 +157,8 @@ static bool use_request_decode(hf_request_t *request, const hf_calendar_t *calen
     use->ttl_ms = -1;
     if (!hold) return true;
     if (!hf_decode_seconds(request, "ttl_s", &use->ttl_ms)) return false;
+    if (!hf_decode_string(request, "exchange_for", HF_ID_SIZE_MAX, false, &use->exchange_for))
+        return false;
     return hf_decode_bool(request, "replace_existing", &use->replace_existing);
 }
 

@@ -92,6 +92,9 @@ static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_r
     }
     hold_request->ttl_ms = -1;
     if (!hf_decode_seconds(request, "ttl_s", &hold_request->ttl_ms)) return false;
+    if (!hf_decode_string(request, "exchange_for", HF_ID_SIZE_MAX, false,
+                          &hold_request->exchange_for))
+        return false;
     return hf_decode_bool(request, "replace_existing", &hold_request->replace_existing);
 }
 
@@ -246,6 +249,14 @@ static void reply_already_confirmed(hf_request_t *request, uint32_t order_index,
     hf_reply_error_end(&json);
 }
 
+/* Whether the hold is an exchange whose positive difference is still to be paid: the reason
+ * its commit without payment_ref was refused. */
+static bool exchange_unpaid(const hf_core_t *core, uint32_t hold_index) {
+    const hf_hold_t *hold = hf_core_hold_at(core, hold_index);
+    if (!hold || !hold->exchange_for || hold->status != HF_HOLD_HELD) return false;
+    return hold->total > hf_core_order_at(core, hold->exchange_for - 1)->total;
+}
+
 static void handle_hold_commit(hf_request_t *request) {
     const char *user_id, *payment_ref = NULL;
     if (!hf_decode_user(request, &user_id)) return;
@@ -253,13 +264,21 @@ static void handle_hold_commit(hf_request_t *request) {
         return;
     uint32_t index;
     if (!hold_or_404(request, &index)) return;
-    char order_id[HF_SERVER_ID_SIZE + 1];
+    char order_id[HF_SERVER_ID_SIZE + 1], refund_id[HF_SERVER_ID_SIZE + 1];
     hf_context_id_make(request->context, "ord_", order_id);
+    /* The refund an exchange to a cheaper order owes (API.md section 13), used only then. */
+    hf_context_id_make(request->context, "ref_", refund_id);
     uint32_t order_index;
-    hf_error_t error = hf_core_commit(request->core, request->params[0], user_id, order_id,
-                                      payment_ref, request->now_ms, &order_index);
+    hf_error_t error = hf_core_commit_refunding(request->core, request->params[0], user_id,
+                                                order_id, payment_ref, refund_id, request->now_ms,
+                                                &order_index);
     if (error == HF_ERROR_ALREADY_CONFIRMED)
         reply_already_confirmed(request, order_index, payment_ref);
+    else if (error == HF_ERROR_INVALID_REQUEST && exchange_unpaid(request->core, index))
+        hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST,
+                       "payment_ref is required: this exchange costs more than the order it "
+                       "replaces (see the hold's difference)",
+                       "payment_ref");
     else if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_order(request, 200, order_index);
 }
@@ -557,4 +576,9 @@ void hf_handlers_holds_metrics_render(const hf_context_t *context, hf_buffer_t *
     hf_metrics_family(out, "holdfast_holds_active", "gauge",
                       "Holds in status held (not yet committed, released or expired).");
     hf_metrics_sample(out, "holdfast_holds_active", NULL, 0, hf_core_holds_active(context->core));
+    hf_metrics_family(out, "holdfast_exchanges_total", "counter",
+                      "Exchange holds committed since the start: orders swapped for their "
+                      "replacements (API.md section 13).");
+    hf_metrics_sample(out, "holdfast_exchanges_total", NULL, 0,
+                      (double)hf_core_exchanges(context->core));
 }

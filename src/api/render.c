@@ -194,6 +194,15 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
         HF_JSON_KEY(json, "order_id");
         hf_json_string(json, hf_core_order_at(core, hold->order - 1)->id);
     }
+    if (hold->exchange_for) {
+        /* An exchange hold (API.md section 13): the order it would replace, and what the
+         * swap costs on top of it (negative: what it gives back). */
+        const hf_order_t *old = hf_core_order_at(core, hold->exchange_for - 1);
+        HF_JSON_KEY(json, "exchange_for");
+        hf_json_string(json, old->id);
+        HF_JSON_KEY(json, "difference");
+        hf_json_int(json, hold->total - old->total);
+    }
     if (capped) {
         HF_JSON_KEY(json, "capped");
         hf_json_bool(json, *capped);
@@ -267,5 +276,20 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     else hf_json_null(json);
     HF_JSON_KEY(json, "created_at");
     hf_json_time(json, order->created_at_ms);
+    /* Exchanges (API.md section 13): the order this one replaced, and the one that replaced
+     * this one (status exchanged). */
+    const char *replaces = order->replaces ? hf_core_order_at(core, order->replaces - 1)->id
+                                           : hf_core_string(core, order->replaces_elsewhere);
+    const char *replaced_by = order->replaced_by
+                                  ? hf_core_order_at(core, order->replaced_by - 1)->id
+                                  : hf_core_string(core, order->replaced_by_elsewhere);
+    if (replaces) {
+        HF_JSON_KEY(json, "replaces");
+        hf_json_string(json, replaces);
+    }
+    if (replaced_by) {
+        HF_JSON_KEY(json, "replaced_by");
+        hf_json_string(json, replaced_by);
+    }
     hf_json_object_end(json);
 }

@@ -57,7 +57,7 @@ static const invariant_t INVARIANTS[] = {
      "SELECT 'hold ' || id || ' has status ' || quote(status) FROM holds"
      "  WHERE status NOT IN ('held', 'confirmed', 'released', 'expired')"
      " UNION ALL SELECT 'order ' || id || ' has status ' || quote(status) FROM orders"
-     "  WHERE status NOT IN ('confirmed', 'cancelled')"
+     "  WHERE status NOT IN ('confirmed', 'cancelled', 'exchanged')"
      " UNION ALL SELECT 'refund ' || id || ' has status ' || quote(status) FROM refunds"
      "  WHERE status NOT IN ('pending', 'completed') LIMIT 1"},
     /* A hold's or order's event_id names its event, or its calendar (API.md section 12). */
@@ -123,6 +123,16 @@ static const invariant_t INVARIANTS[] = {
      "  NULL THEN ', which is missing' ELSE ', which is ' || o.status END FROM refunds r"
      "  LEFT JOIN orders o ON o.id = r.order_id WHERE r.order_id IS NOT NULL AND (o.id IS NULL"
      "  OR o.status != 'cancelled') LIMIT 1"},
+    /* Exchanges (API.md section 13): an exchanged order names its replacement, which names
+     * it back; an order that replaces another names an exchanged one. */
+    {"exchanges_name_each_other",
+     "SELECT 'order ' || o.id || CASE WHEN o.status = 'exchanged' THEN ' is exchanged for '"
+     "  || ifnull(o.replaced_by, '(none)') || ', which does not replace it' ELSE"
+     "  ' replaces ' || o.replaces || ', which is not exchanged for it' END FROM orders o"
+     "  WHERE (o.status = 'exchanged' AND (o.replaced_by IS NULL OR NOT EXISTS (SELECT 1 FROM"
+     "  orders n WHERE n.id = o.replaced_by AND n.replaces = o.id))) OR (o.replaces IS NOT"
+     "  NULL AND NOT EXISTS (SELECT 1 FROM orders p WHERE p.id = o.replaces AND p.status ="
+     "  'exchanged' AND p.replaced_by = o.id)) LIMIT 1"},
     {"deliveries_point_at_rows",
      "SELECT 'the delivery ' || payment_intent_id || ' (' || type || ') names the missing ' ||"
      "  CASE WHEN order_id IS NOT NULL AND order_id NOT IN (SELECT id FROM orders)"

@@ -111,6 +111,9 @@ typedef struct hf_calendar_hold_request {
     uint32_t item_count;
     int64_t ttl_ms; /* < 0: the calendar's hold_ttl */
     bool replace_existing;
+    /* An exchange hold (API.md section 13): the id of the confirmed order of user_id it would
+     * replace, whose own spans count as free for it; NULL for an ordinary hold. */
+    const char *exchange_for;
     /* Out, with HF_ERROR_RANGE_UNAVAILABLE: up to conflict_max conflicts in item order. */
     hf_calendar_conflict_t *conflicts;
     uint32_t conflict_max, conflict_count;
@@ -226,6 +229,7 @@ typedef struct hf_stored_calendar_order {
     uint8_t status;                   /* hf_order_status_t */
     int64_t created_at_ms, total;
     const char *payment_ref;
+    const char *replaces, *replaced_by; /* exchanges, as hf_stored_order_t's */
 } hf_stored_calendar_order_t;
 hf_error_t hf_core_restore_calendar_hold(hf_core_t *core, const hf_stored_calendar_hold_t *hold);
 hf_error_t hf_core_restore_calendar_order(hf_core_t *core, const hf_stored_calendar_order_t *order);

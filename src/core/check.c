@@ -110,9 +110,13 @@ static const char *check_holds(const hf_core_t *core, hf_time_ms_t now) {
         if (hold->target == HF_TARGET_CALENDAR) continue; /* calendars_check's */
         const hf_event_t *event = core->events.slots[hold->event];
         const hf_item_t *items = core->items + hold->item_offset;
-        for (uint32_t i = 0; i < hold->seat_count; i++)
+        const hf_order_t *old = exchange_old_order(core, hold);
+        for (uint32_t i = 0; i < hold->seat_count; i++) {
+            /* A seat an exchange hold keeps stays its old order's. */
+            if (old && exchange_seat_kept(core, old, items[i].index)) continue;
             if (event->seats[items[i].index].owner != h + 1)
                 return "a held hold's seat points elsewhere";
+        }
     }
     if (hf_index_map_count(&core->orders.ids) != core->orders.count)
         return "the order id index has entries it should not";
@@ -175,7 +179,8 @@ static const char *check_owners(const hf_core_t *core) {
         if (event_user_handle(core, hold->event, hold->user) != hold->owner)
             fault = "a hold names another user's record";
         held[owner_slot(core, hold->owner)] += item_units(core->items + hold->item_offset,
-                                                          hold->seat_count, hold->pool_count);
+                                                          hold->seat_count, hold->pool_count) -
+                                               exchange_kept_units(core, hold);
     }
     for (uint32_t o = 0; o < core->orders.count && !fault; o++) {
         const hf_order_t *order = &core->orders.slots[o];
@@ -237,6 +242,31 @@ static const char *check_refunds(const hf_core_t *core) {
                                                          : "the count of completed refunds is off";
 }
 
+/* Exchanges: an exchanged order names its replacement, which names it back (the replacement
+ * is confirmed, or moved on since as any order may: exchanged again, cancelled); an order
+ * that replaces another names an exchanged one that names it. (No
+ * seat is sold to two orders: a seat has one owner, and check_holds has each confirmed
+ * order's seats point at it.) */
+static const char *check_exchanges(const hf_core_t *core) {
+    for (uint32_t o = 0; o < core->orders.count; o++) {
+        const hf_order_t *order = &core->orders.slots[o];
+        bool named = order->replaced_by != 0 || order->replaced_by_elsewhere != NO_STRING;
+        if ((order->status == HF_ORDER_EXCHANGED) != named)
+            return "an exchanged order names no replacement";
+        if (order->replaced_by) {
+            if (order->replaced_by > core->orders.count) return "an exchange names no order";
+            const hf_order_t *next = &core->orders.slots[order->replaced_by - 1];
+            if (next->replaces != o + 1) return "an exchange's orders do not name each other";
+        }
+        if (order->replaces &&
+            (order->replaces > core->orders.count ||
+             core->orders.slots[order->replaces - 1].replaced_by != o + 1 ||
+             core->orders.slots[order->replaces - 1].status != HF_ORDER_EXCHANGED))
+            return "an order replaces one that is not exchanged for it";
+    }
+    return NULL;
+}
+
 const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     for (uint32_t e = 0; e < core->events.count; e++) {
         if (!core->events.slots[e]) continue; /* a slot a deleted event left */
@@ -248,5 +278,6 @@ const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     if (!fault) fault = queue_check(core);
     if (!fault) fault = calendars_check(core);
     if (!fault) fault = check_deliveries(core);
+    if (!fault) fault = check_exchanges(core);
     return fault ? fault : check_refunds(core);
 }

@@ -116,6 +116,7 @@ void hf_core_destroy(hf_core_t *core) {
     payment_free(core);
     dispatch_free(core);
     calendars_free(core);
+    exchange_free(core);
     hf_timer_free(&core->timer);
     hf_map_free(&core->events.ids);
     hf_index_map_free(&core->holds.ids);
@@ -235,7 +236,8 @@ void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_
             .items = items_of(core, event, hold->item_offset, hold->seat_count, hold->pool_count),
             .total = hold->total,
             .expires_at_ms = hold->expires_at_ms,
-            .status = HF_HOLD_HELD}};
+            .status = HF_HOLD_HELD,
+            .exchange_for = exchange_order_id(core, hold->exchange_for)}};
     emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }
@@ -297,7 +299,8 @@ void record_order_created(hf_core_t *core, uint32_t order_index) {
                             .items = items_of(core, event, order->item_offset, order->seat_count,
                                               order->pool_count),
                             .total = order->total,
-                            .status = HF_ORDER_CONFIRMED}};
+                            .status = HF_ORDER_CONFIRMED,
+                            .replaces = exchange_order_id(core, order->replaces)}};
     emit(core, &created);
     const hf_item_t *items = core->items + order->item_offset;
     for (uint32_t i = 0; i < order->seat_count + order->pool_count; i++)
@@ -338,8 +341,12 @@ void record_order_updated(hf_core_t *core, uint32_t order_index, const char *use
     hf_mutation_t mutation = {
         .type = HF_MUTATION_ORDER_UPDATE,
         .at_ms = now,
-        .as.order_update = {order->id, unit_id_of(core, order->target, order->event), user_id,
-                            order->status, refund_id, order->target}};
+        .as.order_update = {.order_id = order->id,
+                            .event_id = unit_id_of(core, order->target, order->event),
+                            .user_id = user_id,
+                            .status = order->status,
+                            .refund_id = refund_id,
+                            .target = order->target}};
     emit(core, &mutation);
     order->last_change = core->change_count;
 }

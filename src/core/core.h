@@ -76,6 +76,9 @@ typedef enum hf_hold_status {
 typedef enum hf_order_status {
     HF_ORDER_CONFIRMED = 0,
     HF_ORDER_CANCELLED = 1,
+    /* Replaced by the order of an exchange hold's commit (API.md section 13): its seats,
+     * units and spans passed to that order or came free; final. */
+    HF_ORDER_EXCHANGED = 2,
 } hf_order_status_t;
 
 typedef enum hf_error {
@@ -124,6 +127,8 @@ typedef enum hf_error {
     HF_ERROR_RESOURCE_NOT_FOUND, /* detail.index: the request's item */
     HF_ERROR_RESOURCE_EXISTS,    /* detail.index: the new resource whose id is taken */
     HF_ERROR_RANGE_UNAVAILABLE,  /* the request's conflicts (hf_calendar_hold_request_t) */
+    /* Exchanges (core/exchange/): the order named is not confirmed (cancelled, exchanged). */
+    HF_ERROR_ORDER_NOT_ACTIVE,
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -263,6 +268,9 @@ typedef struct hf_hold {
     uint32_t seat_count, pool_count;
     uint32_t owner; /* private to the core: the user's record on the event */
     uint8_t target; /* hf_target_t: a calendar's hold has event = the calendar's index */
+    /* Order index + 1 of the confirmed order an exchange hold would replace (API.md section
+     * 13), else 0. Its difference is total less that order's total. */
+    uint32_t exchange_for;
 } hf_hold_t;
 
 typedef struct hf_order {
@@ -281,6 +289,13 @@ typedef struct hf_order {
      * order_cancelled), else 0. */
     uint32_t refund;
     uint8_t target; /* hf_target_t: a calendar's order has event = the calendar's index */
+    /* Exchanges: order index + 1 of the order this one replaced, and of the order that
+     * replaced this one (status exchanged); 0 for none. */
+    uint32_t replaces, replaced_by;
+    /* The same orders' ids (offsets, see hf_core_string) when they are not in this core: a
+     * core loaded with some units only (a list across units, a takeover) may hold one side of
+     * an exchange between units. UINT32_MAX for none. */
+    uint32_t replaces_elsewhere, replaced_by_elsewhere;
 } hf_order_t;
 
 /* ---- Commands ---- */
@@ -306,6 +321,9 @@ typedef struct hf_hold_request {
     bool best_adjacent;
     /* Bookings only: the version the client saw of each seat of seat_ids. */
     const uint32_t *seat_versions;
+    /* An exchange hold (API.md section 13): the id of the confirmed order of user_id it would
+     * replace, whose own seats and units count as free for it; NULL for an ordinary hold. */
+    const char *exchange_for;
 } hf_hold_request_t;
 
 typedef struct hf_core hf_core_t;
@@ -349,6 +367,17 @@ hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *use
 hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
                           const char *order_id, const char *payment_ref, hf_time_ms_t now,
                           uint32_t *order_index);
+/* hf_core_commit with the id of the refund an exchange hold's commit may owe (API.md section
+ * 13: its new order costs less than a paid old order); hf_core_commit passes NULL, which
+ * refuses such a commit (HF_ERROR_INVALID_REQUEST). An exchange hold's commit answers
+ * HF_ERROR_ORDER_NOT_ACTIVE when its old order is no longer confirmed, and
+ * HF_ERROR_INVALID_REQUEST without payment_ref when its difference is positive; nothing
+ * changes then. Otherwise the old order is exchanged and the new one replaces it, one step. */
+hf_error_t hf_core_commit_refunding(hf_core_t *core, const char *hold_id, const char *user_id,
+                                    const char *order_id, const char *payment_ref,
+                                    const char *refund_id, hf_time_ms_t now, uint32_t *order_index);
+/* Exchanges committed since the core was made (the metric holdfast_exchanges_total). */
+uint64_t hf_core_exchanges(const hf_core_t *core);
 /* Cancels the order (a repeat answers HF_OK and changes nothing). An order that was paid (it
  * has a payment_ref) gets a pending refund of its total in the same step, of reason
  * HF_REFUND_ORDER_CANCELLED, with refund_id (made by the caller, "ref_...") as its id: money in
@@ -414,7 +443,10 @@ typedef enum hf_refund_reason {
     HF_REFUND_HOLD_NOT_FOUND = 3,
     HF_REFUND_ALREADY_CONFIRMED = 4,
     HF_REFUND_ORDER_CANCELLED = 5, /* a paid order cancelled (hf_core_cancel) */
-    HF_REFUND_REASON_LAST = HF_REFUND_ORDER_CANCELLED,
+    HF_REFUND_EXCHANGE = 6,        /* an exchange's new order costs less than the old */
+    HF_REFUND_ORDER_NOT_ACTIVE =
+        7, /* paid for an exchange whose old order is no longer confirmed */
+    HF_REFUND_REASON_LAST = HF_REFUND_ORDER_NOT_ACTIVE,
 } hf_refund_reason_t;
 
 typedef enum hf_refund_status {
@@ -520,6 +552,9 @@ typedef struct hf_stored_order {
     hf_time_ms_t created_at_ms;
     int64_t total;
     const char *payment_ref;
+    /* Exchanges: the order it replaced, and the one that replaced it (status exchanged);
+     * NULL for none. */
+    const char *replaces, *replaced_by;
 } hf_stored_order_t;
 
 hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *definition,
@@ -554,6 +589,9 @@ typedef struct hf_stored_delivery {
  * HF_WEBHOOK_DEDUP_KEEP_MS; now_ms prunes any older ones). */
 hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *refund);
 hf_error_t hf_core_restore_delivery(hf_core_t *core, const hf_stored_delivery_t *delivery);
+/* After the rows of a load (every unit, or one): what waited for rows that did not come
+ * settles (an exchange hold whose old order is another unit's takes its seats). */
+void hf_core_restore_finish(hf_core_t *core);
 /* Restoring holds and orders also restores the seats' versions (each status change they made
  * counts one). This sets a seat's version outright, for data kept elsewhere; the status is
  * always derived from holds and orders. */

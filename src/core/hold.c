@@ -178,12 +178,20 @@ static bool expiry_stale(const void *context, const hf_timer_entry_t *entry) {
  * the deadline of a hold that is really held. */
 static void expiry_prune(hf_core_t *core) { hf_timer_prune(&core->timer, expiry_stale, core); }
 
+static void exchange_hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status,
+                                 hf_time_ms_t at, bool report);
+
 void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at,
                  bool report) {
     hf_hold_t *hold = hold_of(core, hold_index);
     assert(hold->status == HF_HOLD_HELD);
     if (hold->target == HF_TARGET_CALENDAR) {
         calendar_hold_finish(core, hold_index, status, at, report);
+        expiry_prune(core);
+        return;
+    }
+    if (hold->exchange_for) {
+        exchange_hold_finish(core, hold_index, status, at, report);
         expiry_prune(core);
         return;
     }
@@ -201,6 +209,34 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
     for (uint32_t i = 0; i < hold->pool_count; i++)
         pool_move(core, event, &items[hold->seat_count + i], -1, 0, at, report);
     expiry_prune(core);
+}
+
+/* hold_finish's share for an exchange hold on an event: only what it really held is given
+ * back (a kept seat stays its old order's; a seat is freed only while held by this hold). */
+static void exchange_hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status,
+                                 hf_time_ms_t at, bool report) {
+    hf_hold_t *hold = hold_of(core, hold_index);
+    hf_event_t *event = core->events.slots[hold->event];
+    const hf_item_t *items = core->items + hold->item_offset;
+    const hf_order_t *old = exchange_old_order(core, hold);
+    hold->status = status;
+    core->holds.active--;
+    event_user_t *owner = owner_record(core, hold->owner);
+    owner->held_units -= item_units(items, hold->seat_count, hold->pool_count) -
+                         exchange_kept_units(core, hold);
+    active_remove(core, owner, hold_index);
+    if (report) record_hold_updated(core, hold_index, at, NULL);
+    if (hold_status_finished(status)) finished_push(core, hold_index);
+    for (uint32_t i = 0; i < hold->seat_count; i++) {
+        const hf_seat_t *seat = &event->seats[items[i].index];
+        if (seat->status == HF_SEAT_HELD && seat->owner == hold_index + 1)
+            seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
+    }
+    for (uint32_t i = hold->seat_count; i < hold->seat_count + hold->pool_count; i++) {
+        hf_item_t held = items[i];
+        if (old) held.quantity -= exchange_pool_kept(core, old, held.index, held.quantity);
+        pool_move(core, event, &held, -1, 0, at, report);
+    }
 }
 
 void hold_expiry_due(hf_core_t *core, const hf_timer_entry_t *entry, hf_time_ms_t now) {
@@ -267,6 +303,8 @@ uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, const 
     return index;
 }
 
+static void exchange_hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report);
+
 void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool report) {
     hf_hold_t *hold = hold_of(core, hold_index);
     hf_event_t *event = core->events.slots[hold->event];
@@ -276,10 +314,34 @@ void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool repo
     owner->held_units += item_units(items, hold->seat_count, hold->pool_count);
     active_push(core, owner, hold_index);
     core->holds.active++;
+    if (hold->exchange_for) {
+        exchange_hold_take(core, hold_index, now, report);
+        return;
+    }
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
         pool_move(core, event, &items[hold->seat_count + i], 1, 0, now, report);
+    hf_timer_push(&core->timer, hold->expires_at_ms, HF_TIMER_HOLD, hold_index);
+}
+
+/* hold_take's share for an exchange hold: what it keeps of its old order is not held (it
+ * stays sold to that order), and counts as none of the user's held units. */
+static void exchange_hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now,
+                               bool report) {
+    hf_hold_t *hold = hold_of(core, hold_index);
+    hf_event_t *event = core->events.slots[hold->event];
+    const hf_item_t *items = core->items + hold->item_offset;
+    const hf_order_t *old = exchange_old_order(core, hold);
+    owner_record(core, hold->owner)->held_units -= exchange_kept_units(core, hold);
+    for (uint32_t i = 0; i < hold->seat_count; i++)
+        if (!old || !exchange_seat_kept(core, old, items[i].index))
+            seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
+    for (uint32_t i = hold->seat_count; i < hold->seat_count + hold->pool_count; i++) {
+        hf_item_t held = items[i];
+        if (old) held.quantity -= exchange_pool_kept(core, old, held.index, held.quantity);
+        pool_move(core, event, &held, 1, 0, now, report);
+    }
     hf_timer_push(&core->timer, hold->expires_at_ms, HF_TIMER_HOLD, hold_index);
 }
 
@@ -322,10 +384,14 @@ static hold_keys_t hold_keys_of(const hf_core_t *core, const hf_hold_request_t *
     return keys;
 }
 
-/* Checks a hold request; on success *user is the user named. */
+static hf_error_t exchange_check(hf_core_t *core, const hf_hold_request_t *request,
+                                 uint32_t event_index, uint32_t *exchange);
+
+/* Checks a hold request; on success *user is the user named and *exchange the old order of
+ * an exchange hold (index + 1, else 0). */
 static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request,
                              uint32_t event_index, const hold_keys_t *keys, user_ref_t *user,
-                             hf_error_detail_t *detail) {
+                             uint32_t *exchange, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events.slots[event_index];
     /* As check_request_shape would answer; first, so the user's key is known to be set. */
     if (!keys->user_id.text) return invalid_because(detail, "user_id", HF_FAULT_REQUIRED);
@@ -333,6 +399,7 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request,
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_sales_open(event, request);
+    if (!error) error = exchange_check(core, request, event_index, exchange);
     if (error) return error;
     uint32_t taken;
     if (!keys->hold_id.text || hold_index_find(core, &keys->hold_id, &taken))
@@ -344,7 +411,29 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request,
         error = pick_best(core, core->events.slots[event_index], request, owner, detail);
     if (error) return error;
     uint32_t replaced = request->replace_existing && owner ? owner->held_units : 0;
+    /* An exchange gives the old order's units on this event back. */
+    if (core->scratch.exchange_order)
+        replaced += exchange_order_units(core,
+                                         &core->orders.slots[core->scratch.exchange_order - 1]);
     return check_user_limit(event, request, owner, replaced, detail);
+}
+
+/* The old order an exchange hold names, checked (*exchange its index + 1, else 0), and the
+ * scratch's old order on this event, whose seats and units count as free. */
+static hf_error_t exchange_check(hf_core_t *core, const hf_hold_request_t *request,
+                                 uint32_t event_index, uint32_t *exchange) {
+    core->scratch.exchange_order = 0;
+    *exchange = 0;
+    if (!request->exchange_for) return HF_OK;
+    uint32_t order_index;
+    hf_error_t error = exchange_order_check(core, request->exchange_for, request->user_id,
+                                            &order_index);
+    if (error) return error;
+    const hf_order_t *old = &core->orders.slots[order_index];
+    *exchange = order_index + 1;
+    if (old->target == HF_TARGET_EVENT && old->event == event_index)
+        core->scratch.exchange_order = order_index + 1;
+    return HF_OK;
 }
 
 hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_time_ms_t now,
@@ -354,12 +443,14 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
     uint32_t event_index;
     if (!hf_core_event(core, request->event_id, &event_index)) return HF_ERROR_EVENT_NOT_FOUND;
     user_ref_t user;
-    hf_error_t error = hold_check(core, request, event_index, &keys, &user, detail);
+    uint32_t exchange;
+    hf_error_t error = hold_check(core, request, event_index, &keys, &user, &exchange, detail);
     if (error) return error;
     const hf_event_t *event = core->events.slots[event_index];
     if (request->replace_existing) release_replaced(core, event_index, user.index, now);
     uint32_t index = hold_allocate(core, request, &keys.hold_id, event_index, &user);
     hf_hold_t *hold = hold_of(core, index);
+    hold->exchange_for = exchange;
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = now;
     hold->expires_at_ms = now + (request->ttl_ms < 0 ? event->hold_ttl_ms : request->ttl_ms);

@@ -58,6 +58,9 @@ typedef struct hold_scratch {
     uint32_t seat_count;                /* requested seats, then the best_available picks */
     uint32_t sorted[HF_HOLD_ITEMS_MAX]; /* the requested seats, sorted */
     uint32_t pools[HF_HOLD_ITEMS_MAX];
+    /* An exchange hold's old order on the same event (order index + 1, else 0): its seats
+     * and units count as free for the checks. */
+    uint32_t exchange_order;
 } hold_scratch_t;
 
 #endif

@@ -76,6 +76,8 @@ struct hf_core {
     /* Calendars, their resources and span indexes (core/calendar/), made at the first
      * calendar: NULL in a core that never had one. */
     struct calendars *calendars;
+    /* Exchange holds restored before their old orders (exchange/), NULL when none. */
+    struct exchange_waits *exchange_waits;
 };
 
 #define NO_STRING UINT32_MAX
@@ -428,6 +430,11 @@ bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
  * refund's record is emitted. Returns the refund's index. */
 uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,
                           hf_time_ms_t now);
+/* A pending refund of amount to intent_id for the hold reservation_id names (its unit the
+ * hold's), with its reason; the caller emits its record. Returns the refund's index. */
+uint32_t refund_of_payment(hf_core_t *core, const text_key_t *refund_key, const char *intent_id,
+                           const char *reservation_id, int64_t amount, uint8_t reason,
+                           hf_time_ms_t now);
 
 /* ---- queue.c: the waiting rooms ---- */
 
@@ -520,6 +527,75 @@ static inline uint32_t calendar_owner_unit(uint32_t calendar_index) {
 static inline const char *unit_id_of(const hf_core_t *core, uint8_t target, uint32_t index) {
     return target == HF_TARGET_CALENDAR ? calendar_id_at(core, index)
                                         : core->events.slots[index]->id;
+}
+
+/* ---- exchange/: exchange holds and their commit (API.md section 13) ----
+ *
+ * An exchange hold names a confirmed order of its user (hold->exchange_for) whose own seats,
+ * pool units and spans count as free for it. What it keeps of them is told from immutable
+ * data alone (the two item lists): a seat of the hold is kept when the old order, on the same
+ * event, has it; a pool line keeps min(its quantity, the old order's of that pool). Kept items
+ * are not marked held: they stay sold to the old order until the commit swaps the orders. A
+ * calendar hold's spans are all taken, the old order's included (they were checked with the
+ * old order's uses out of the index), so the index may count the kept part twice until the
+ * commit gives the old order's back. */
+
+/* An exchange hold placed by the core itself (a rebooking offer of a cancel job): for the
+ * order's user, on event event_index, of the given seats (seat indexes) and pool items
+ * (hf_item_t as the hold's own items: pool index and quantity), all of which the caller
+ * checked are free; total is the new hold's total (a rebooking offer keeps the old order's
+ * total, so its difference is 0), expires at expires_at_ms. Emits the hold's records as a
+ * hold request would (exchange_for included). Returns the hold's index. */
+typedef struct exchange_offer {
+    uint32_t order_index, event_index;
+    const uint32_t *seats;
+    uint32_t seat_count;
+    const hf_item_t *pools;
+    uint32_t pool_count;
+    int64_t total;
+    hf_time_ms_t expires_at_ms;
+    const text_key_t *hold_id;
+} exchange_offer_t;
+uint32_t exchange_offer_place(hf_core_t *core, const exchange_offer_t *offer, hf_time_ms_t now);
+
+/* The order an exchange hold request names, for user_id: HF_ERROR_ORDER_NOT_FOUND,
+ * HF_ERROR_NOT_OWNER or HF_ERROR_ORDER_NOT_ACTIVE, else HF_OK and its index. */
+hf_error_t exchange_order_check(const hf_core_t *core, const char *order_id, const char *user_id,
+                                uint32_t *order_index);
+/* The old order of an exchange hold when it is on the hold's own event or calendar (the only
+ * case where anything is kept), else NULL. */
+const hf_order_t *exchange_old_order(const hf_core_t *core, const hf_hold_t *hold);
+/* Whether the old order has the seat; the units of pool the old order has, at most
+ * requested. */
+bool exchange_seat_kept(const hf_core_t *core, const hf_order_t *old, uint32_t seat_index);
+uint32_t exchange_pool_kept(const hf_core_t *core, const hf_order_t *old, uint32_t pool_index,
+                            uint32_t requested);
+/* The units of an event hold it keeps of its old order (0 for any other hold). */
+uint32_t exchange_kept_units(const hf_core_t *core, const hf_hold_t *hold);
+/* The units of an order on its event (seats, pool units). */
+uint32_t exchange_order_units(const hf_core_t *core, const hf_order_t *order);
+/* An exchange hold's commit, one step: the old order exchanged and what the new one does not
+ * keep given back, the new order confirmed, and a refund of a negative difference (refund_key
+ * NULL refuses one: HF_ERROR_INVALID_REQUEST). HF_ERROR_ORDER_NOT_ACTIVE when the old order is
+ * no longer confirmed, HF_ERROR_INVALID_REQUEST when a positive difference has no
+ * payment_ref: nothing changes then. The hold is held and its checks passed. */
+hf_error_t exchange_commit(hf_core_t *core, uint32_t hold_index, const text_key_t *order_key,
+                           const char *payment_ref, const text_key_t *refund_key,
+                           const char *user_id, hf_time_ms_t now, uint32_t *order_index);
+/* Restore: an exchange hold waits for its old order (orders are loaded after holds), a held
+ * event hold to know what it keeps; exchange_restore_wait parks it (take: a held event hold,
+ * which has taken nothing yet), and exchange_restore_link, called as each order is restored,
+ * links the holds parked on it and takes what they hold. */
+void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *order_id, bool take);
+void exchange_restore_link(hf_core_t *core, const char *order_id, uint32_t order_index);
+/* A restored order's links (restore.c, for calendar/ too): the order it replaces and the one
+ * that replaced it (ids, or NULL), and the holds waiting for it. */
+void exchange_restore_orders(hf_core_t *core, const char *replaces, const char *replaced_by,
+                             uint32_t index);
+void exchange_free(hf_core_t *core);
+/* The id of the order at index + 1 (an exchange's link), NULL for 0. */
+static inline const char *exchange_order_id(const hf_core_t *core, uint32_t order_plus_one) {
+    return order_plus_one ? core->orders.slots[order_plus_one - 1].id : NULL;
 }
 
 /* ---- core.c: time ---- */

@@ -144,6 +144,7 @@ typedef struct hf_mutation_hold_create {
      * items and carries its uses. */
     uint8_t target;
     hf_mutation_uses_t uses;
+    const char *exchange_for; /* an exchange hold's old order (API.md section 13), else NULL */
 } hf_mutation_hold_create_t;
 
 typedef struct hf_mutation_hold_update {
@@ -166,6 +167,9 @@ typedef struct hf_mutation_order_create {
      * HF_MUTATION_ORDER_ITEM records. */
     uint8_t target;
     hf_mutation_uses_t uses;
+    /* The order an exchange's new order replaces (its history entry is then an exchange),
+     * else NULL. */
+    const char *replaces;
 } hf_mutation_order_create_t;
 
 /* One row of order_items: a seat (seat_id) or a pool line (pool_id, quantity). */
@@ -181,6 +185,10 @@ typedef struct hf_mutation_order_update {
     /* The refund a paid order's cancel owes (its own record comes first), else NULL. */
     const char *refund_id;
     uint8_t target; /* hf_target_t: event_id is then the calendar's id */
+    /* Status exchanged: the order that replaced it, and whether that order is in another unit
+     * (the old unit's history then tells the exchange too); else NULL and false. */
+    const char *replaced_by;
+    bool replaced_elsewhere;
 } hf_mutation_order_update_t;
 
 /* A stored answer to a request with an Idempotency-Key (API.md section 1). */

@@ -49,10 +49,10 @@ bool hf_ticket_status_parse(const char *text, uint8_t *status) {
 /* The words of the stored rows and of the staff's status filters, read back: each parse
  * beside its name, so a word exists once (the store's rows, store/decoder.h, and the engine's
  * query filters read them here). NULL reads as no status. */
-static const char *const ORDER_STATUS_NAMES[] = {"confirmed", "cancelled"};
+static const char *const ORDER_STATUS_NAMES[] = {"confirmed", "cancelled", "exchanged"};
 
 const char *hf_order_status_name(uint8_t status) {
-    assert(status <= HF_ORDER_CANCELLED);
+    assert(status <= HF_ORDER_EXCHANGED);
     return ORDER_STATUS_NAMES[status];
 }
 
@@ -70,5 +70,5 @@ bool hf_hold_status_parse(const char *text, uint8_t *status) {
 }
 
 bool hf_order_status_parse(const char *text, uint8_t *status) {
-    return name_find(ORDER_STATUS_NAMES, HF_ORDER_CANCELLED + 1, text, status);
+    return name_find(ORDER_STATUS_NAMES, HF_ORDER_EXCHANGED + 1, text, status);
 }

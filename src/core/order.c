@@ -57,6 +57,7 @@ uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t ev
     order->user = user;
     order->created_at_ms = now;
     order->payment_ref = NO_STRING;
+    order->replaces_elsewhere = order->replaced_by_elsewhere = NO_STRING;
     order->target = target;
     hf_index_map_insert(&core->orders.ids, key.hash, index);
     user_order_push(&core->users.slots[user], index);
@@ -91,9 +92,10 @@ static bool same_payment(const hf_core_t *core, const hf_order_t *order, const c
     return own && strcmp(own, payment_ref) == 0;
 }
 
-hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
-                          const char *order_id, const char *payment_ref, hf_time_ms_t now,
-                          uint32_t *order_index) {
+hf_error_t hf_core_commit_refunding(hf_core_t *core, const char *hold_id, const char *user_id,
+                                    const char *order_id, const char *payment_ref,
+                                    const char *refund_id, hf_time_ms_t now,
+                                    uint32_t *order_index) {
     command_at(core, now);
     uint32_t index;
     hf_error_t error = hold_owned(core, hold_id, user_id, &index);
@@ -107,13 +109,25 @@ hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user
     }
     if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
-    text_key_t order_key;
+    text_key_t order_key, refund_key;
     if (order_id_taken(core, order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
+    if (hold->exchange_for) {
+        bool refunding = refund_id && !refund_id_taken(core, refund_id, &refund_key);
+        return exchange_commit(core, index, &order_key, payment_ref, refunding ? &refund_key : NULL,
+                               user_id, now, order_index);
+    }
     /* The hold's seats move straight from held to sold: release them without reporting, then
      * take them for the order, which reports each seat once. */
     hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);
     *order_index = order_from_hold(core, index, &order_key, payment_ref, user_id, now);
     return HF_OK;
+}
+
+hf_error_t hf_core_commit(hf_core_t *core, const char *hold_id, const char *user_id,
+                          const char *order_id, const char *payment_ref, hf_time_ms_t now,
+                          uint32_t *order_index) {
+    return hf_core_commit_refunding(core, hold_id, user_id, order_id, payment_ref, NULL, now,
+                                    order_index);
 }
 
 uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t *order_key,
@@ -130,6 +144,7 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
     if (payment_ref && *payment_ref)
         record->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     hold->order = order + 1;
+    record->replaces = hold->exchange_for;
     record_order_created(core, order);
     record_hold_updated(core, hold_index, now, user_id);
     order_take(core, order, now, true);
@@ -144,6 +159,7 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
     if (!order) return HF_ERROR_ORDER_NOT_FOUND;
     if (!user_id || !user_has_id(core, order->user, user_id)) return HF_ERROR_NOT_OWNER;
     if (order->status == HF_ORDER_CANCELLED) return HF_OK;
+    if (order->status == HF_ORDER_EXCHANGED) return HF_ERROR_ORDER_NOT_ACTIVE;
     bool paid = order->payment_ref != NO_STRING;
     text_key_t refund_key;
     if (paid && refund_id_taken(core, refund_id, &refund_key)) return HF_ERROR_INVALID_REQUEST;
@@ -192,6 +208,7 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
                              uint32_t event_index, const char *order_id, text_key_t *order_key,
                              user_ref_t *user, hf_error_detail_t *detail) {
     const hf_event_t *event = core->events.slots[event_index];
+    core->scratch.exchange_order = 0; /* a booking exchanges nothing */
     if (request->best_count > 0) return invalid(detail, "best_available");
     size_t user_length = request->user_id ? strlen(request->user_id) : 0;
     hf_error_t error = check_request_shape(event, request, user_length, detail);

@@ -27,6 +27,7 @@ typedef struct orders {
     struct hf_order *slots; /* by index, which only grows: orders are never forgotten */
     uint32_t count, capacity;
     hf_index_map_t ids; /* an order's id -> its index; the id lives in the order */
+    uint64_t exchanged; /* exchanges committed since the core was made (exchange/) */
 } orders_t;
 
 #endif

@@ -13,9 +13,9 @@ _Static_assert(PAYMENT_COUNTS == HF_PAYMENT_COUNTS, "payments.h counts what core
 
 static const char *const TYPE_NAMES[] = {"payment.succeeded", "payment.failed"};
 static const char *const RESULT_NAMES[] = {"committed", "refund_required", "recorded"};
-static const char *const REASON_NAMES[] = {"hold_expired",      "hold_released",
-                                           "amount_mismatch",   "hold_not_found",
-                                           "already_confirmed", "order_cancelled"};
+static const char *const REASON_NAMES[] = {"hold_expired",   "hold_released",     "amount_mismatch",
+                                           "hold_not_found", "already_confirmed", "order_cancelled",
+                                           "exchange",       "order_not_active"};
 static const char *const REFUND_STATUS_NAMES[] = {"pending", "completed"};
 
 const char *hf_payment_type_name(uint8_t type) {
@@ -148,6 +148,14 @@ static void refund_event_set(hf_core_t *core, uint32_t index, const char *reserv
     core->payments.refunds[index].of_event = hold != NULL;
     core->payments.refunds[index].event = hold ? hold->event : 0;
     core->payments.refunds[index].target = hold ? hold->target : HF_TARGET_EVENT;
+}
+
+uint32_t refund_of_payment(hf_core_t *core, const text_key_t *refund_key, const char *intent_id,
+                           const char *reservation_id, int64_t amount, uint8_t reason,
+                           hf_time_ms_t now) {
+    uint32_t index = refund_add(core, refund_key, intent_id, reservation_id, amount, reason, now);
+    refund_event_set(core, index, reservation_id);
+    return index;
 }
 
 uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,
@@ -306,6 +314,29 @@ static void decide_confirmed(const hf_core_t *core, const hf_hold_t *hold, const
     outcome->reason = HF_REFUND_ALREADY_CONFIRMED;
 }
 
+/* payment.succeeded for an exchange hold: its amount is the positive difference, and it
+ * commits only while the hold is held and its old order confirmed (a lapsed exchange is not
+ * taken again: the old order may have moved on). */
+static void decide_exchange(hf_core_t *core, const hf_payment_delivery_t *delivery, uint32_t index,
+                            const text_key_t *order_key, hf_time_ms_t now,
+                            hf_payment_outcome_t *outcome) {
+    const hf_hold_t *hold = &core->holds.slots[index];
+    const hf_order_t *old = &core->orders.slots[hold->exchange_for - 1];
+    const char *currency = hold->target == HF_TARGET_CALENDAR
+                               ? calendar_currency_at(core, hold->event)
+                               : core->events.slots[hold->event]->currency;
+    if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
+    else if (hold->status == HF_HOLD_EXPIRED) outcome->reason = HF_REFUND_HOLD_EXPIRED;
+    else if (delivery->amount != hold->total - old->total ||
+             !currency_matches(delivery->currency, currency))
+        outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
+    else if (old->status != HF_ORDER_CONFIRMED) outcome->reason = HF_REFUND_ORDER_NOT_ACTIVE;
+    else if (exchange_commit(core, index, order_key, delivery->payment_intent_id, NULL, NULL, now,
+                             &outcome->order) == HF_OK)
+        outcome->result = HF_PAYMENT_COMMITTED;
+    else outcome->reason = HF_REFUND_AMOUNT_MISMATCH; /* not reached: a positive difference */
+}
+
 /* payment.succeeded: the hold committed (late when it had lapsed and all it held is free), or
  * the reason of the refund it requires; the hold changes only when it is committed. */
 static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *delivery,
@@ -320,6 +351,10 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
     }
     if (hold->status == HF_HOLD_CONFIRMED) {
         decide_confirmed(core, hold, delivery->payment_intent_id, outcome);
+        return;
+    }
+    if (hold->exchange_for) {
+        decide_exchange(core, delivery, index, order_key, now, outcome);
         return;
     }
     if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;

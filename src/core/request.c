@@ -157,6 +157,20 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
     return units;
 }
 
+/* True when the seat is sold to the order an exchange hold being checked would replace: its
+ * own seats count as free for it. */
+static bool sold_to_exchanged(const hf_core_t *core, const hf_seat_t *seat) {
+    return core->scratch.exchange_order != 0 && seat->status == HF_SEAT_SOLD &&
+           seat->owner == core->scratch.exchange_order;
+}
+
+/* Units of a pool the order an exchange hold being checked would replace has: free for it. */
+static int64_t pool_units_exchanged(const hf_core_t *core, uint32_t pool) {
+    if (core->scratch.exchange_order == 0) return 0;
+    return exchange_pool_kept(core, &core->orders.slots[core->scratch.exchange_order - 1], pool,
+                              UINT32_MAX);
+}
+
 /* The newest change the states of the request's seats (resolved into core->scratch.seats) rest on. */
 uint64_t seats_observed_change(const hf_core_t *core, const hf_event_t *event,
                                uint32_t seat_count) {
@@ -177,6 +191,7 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
         const hf_seat_t *seat = &event->seats[core->scratch.seats[i]];
         if (seat->status == HF_SEAT_AVAILABLE) continue;
         if (held_by_replaced(core, seat, owner, request->replace_existing)) continue;
+        if (sold_to_exchanged(core, seat)) continue;
         if (detail) detail->items[taken] = i;
         taken++;
     }
@@ -191,7 +206,8 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
         const hf_pool_t *pool = &event->pools[core->scratch.pools[i]];
         int64_t available = pool->capacity - pool->held - pool->sold +
                             pool_units_replaced(core, core->scratch.pools[i], owner,
-                                                request->replace_existing);
+                                                request->replace_existing) +
+                            pool_units_exchanged(core, core->scratch.pools[i]);
         if (available >= request->pools[i].quantity) continue;
         if (detail) {
             detail->pool = i;
@@ -218,7 +234,8 @@ static bool best_free(void *context, uint32_t seat_index) {
     const best_context_t *best = context;
     const hf_seat_t *seat = &best->event->seats[seat_index];
     if (seat->status != HF_SEAT_AVAILABLE &&
-        !held_by_replaced(best->core, seat, best->owner, best->replace))
+        !held_by_replaced(best->core, seat, best->owner, best->replace) &&
+        !sold_to_exchanged(best->core, seat))
         return false;
     return !bsearch(&seat_index, best->core->scratch.sorted, best->requested, sizeof seat_index,
                     compare_indexes);
@@ -236,7 +253,9 @@ hf_error_t pick_best(hf_core_t *core, hf_event_t *event, const hf_hold_request_t
             return HF_ERROR_SECTION_NOT_FOUND;
         section = (int32_t)found;
     }
-    bool replacing = request->replace_existing && owner && owner->first_active != 0;
+    /* The old order's seats of an exchange are free for it, which rows' counts do not say. */
+    bool replacing = (request->replace_existing && owner && owner->first_active != 0) ||
+                     core->scratch.exchange_order != 0;
     best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
     hf_best_query_t query = {request->best_count,
                              section,

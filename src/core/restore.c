@@ -51,7 +51,20 @@ hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored, ui
     hold->created_at_ms = stored->created_at_ms;
     hold->expires_at_ms = stored->expires_at_ms;
     hold->total = stored->total;
+    uint32_t order_index;
+    if (stored->request.exchange_for &&
+        hf_core_order_find(core, stored->request.exchange_for, &order_index))
+        hold->exchange_for = order_index + 1;
     return HF_OK;
+}
+
+/* Whether a stored exchange hold's old order is still to come (orders load after holds):
+ * the hold then waits for it (exchange/), a held one taking nothing until then. */
+static bool exchange_waits(hf_core_t *core, const hf_stored_hold_t *stored, uint32_t index) {
+    if (!stored->request.exchange_for || hold_of(core, index)->exchange_for) return false;
+    exchange_restore_wait(core, index, stored->request.exchange_for,
+                          stored->status == HF_HOLD_HELD);
+    return true;
 }
 
 hf_error_t hf_core_restore_event(hf_core_t *core, const hf_event_definition_t *definition,
@@ -73,8 +86,10 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
     hf_hold_t *hold = hold_of(core, index);
     restore_versions(core, hold->event, hold->item_offset, hold->seat_count,
                      stored->status == HF_HOLD_HELD ? 1 : ENDED_HOLD_SEAT_CHANGES);
-    if (stored->status == HF_HOLD_HELD) hold_take(core, index, stored->created_at_ms, false);
-    else hold->status = stored->status;
+    bool waiting = exchange_waits(core, stored, index);
+    if (stored->status == HF_HOLD_HELD && !waiting)
+        hold_take(core, index, stored->created_at_ms, false);
+    else if (stored->status != HF_HOLD_HELD) hold->status = stored->status;
     if (hold_status_finished(hold->status)) finished_push(core, index);
     return HF_OK;
 }
@@ -98,6 +113,7 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     text_key_t order_key;
     if (order_id_taken(core, stored->order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
     const hf_event_t *event = core->events.slots[event_index];
+    if (stored->status > HF_ORDER_EXCHANGED) return HF_ERROR_INVALID_REQUEST;
     if (stored->status == HF_ORDER_CONFIRMED) {
         for (uint32_t i = 0; i < stored->items.seat_count; i++)
             if (event->seats[core->scratch.seats[i]].status != HF_SEAT_AVAILABLE)
@@ -137,7 +153,33 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
                        (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
     restore_versions(core, event_index, order->item_offset, order->seat_count, changes);
     if (stored->status == HF_ORDER_CONFIRMED) order_take(core, index, stored->created_at_ms, false);
+    exchange_restore_orders(core, stored->replaces, stored->replaced_by, index);
     return HF_OK;
+}
+
+/* Links two orders of an exchange: the old one replaced by the new one. */
+static void exchange_link(hf_core_t *core, uint32_t old_index, uint32_t new_index) {
+    hf_order_t *old = &core->orders.slots[old_index], *new = &core->orders.slots[new_index];
+    new->replaces = old_index + 1;
+    old->replaced_by = new_index + 1;
+    new->replaces_elsewhere = old->replaced_by_elsewhere = NO_STRING;
+}
+
+/* Either order of an exchange may be loaded first (units load one by one): the second one
+ * links both; one whose other side is not here keeps that side's id. */
+void exchange_restore_orders(hf_core_t *core, const char *replaces, const char *replaced_by,
+                             uint32_t index) {
+    uint32_t other;
+    if (replaces && hf_core_order_find(core, replaces, &other)) exchange_link(core, other, index);
+    else if (replaces)
+        core->orders.slots[index].replaces_elsewhere = string_store(core, replaces,
+                                                                    strlen(replaces));
+    if (replaced_by && hf_core_order_find(core, replaced_by, &other))
+        exchange_link(core, index, other);
+    else if (replaced_by)
+        core->orders.slots[index].replaced_by_elsewhere = string_store(core, replaced_by,
+                                                                       strlen(replaced_by));
+    exchange_restore_link(core, core->orders.slots[index].id, index);
 }
 
 hf_error_t hf_core_restore_seat(hf_core_t *core, const char *event_id, const char *seat_id,

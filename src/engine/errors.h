@@ -71,6 +71,8 @@ typedef enum hf_api_error {
     HF_API_ERROR_RESOURCE_NOT_FOUND,
     HF_API_ERROR_RESOURCE_EXISTS,
     HF_API_ERROR_RANGE_UNAVAILABLE,
+    /* Exchanges (API.md section 13). */
+    HF_API_ERROR_ORDER_NOT_ACTIVE,
     HF_API_ERROR_COUNT
 } hf_api_error_t;
 

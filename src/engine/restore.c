@@ -205,6 +205,7 @@ static int restore_units(hf_context_t *context, hf_store_t *store, const char *u
         if (reason[0]) snprintf(error, error_size, "%s", reason);
         return -1;
     }
+    hf_core_restore_finish(context->core);
     const char *fault = hf_core_check(context->core, INT64_MIN);
     if (!fault) fault = hf_dispatch_check(context->core);
     if (fault) {

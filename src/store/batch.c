@@ -209,6 +209,7 @@ void hf_batch_copy_hold_create(hf_batch_t *batch, hf_mutation_t *copy) {
     hold->user_id = copy_string(batch, hold->user_id);
     hold->items = copy_items(batch, &hold->items);
     hold->uses = copy_uses(batch, &hold->uses);
+    hold->exchange_for = copy_string(batch, hold->exchange_for);
 }
 
 void hf_batch_copy_hold_update(hf_batch_t *batch, hf_mutation_t *copy) {
@@ -229,6 +230,7 @@ void hf_batch_copy_order_create(hf_batch_t *batch, hf_mutation_t *copy) {
     order->payment_ref = copy_string(batch, order->payment_ref);
     order->items = copy_items(batch, &order->items);
     order->uses = copy_uses(batch, &order->uses);
+    order->replaces = copy_string(batch, order->replaces);
 }
 
 void hf_batch_copy_order_item(hf_batch_t *batch, hf_mutation_t *copy) {
@@ -245,6 +247,7 @@ void hf_batch_copy_order_update(hf_batch_t *batch, hf_mutation_t *copy) {
     order->event_id = copy_string(batch, order->event_id);
     order->user_id = copy_string(batch, order->user_id);
     order->refund_id = copy_string(batch, order->refund_id);
+    order->replaced_by = copy_string(batch, order->replaced_by);
 }
 
 void hf_batch_copy_idempotency(hf_batch_t *batch, hf_mutation_t *copy) {

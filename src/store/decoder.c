@@ -114,13 +114,15 @@ static int finished_holds_decode(hf_decoder_t *decoder, const hf_row_reader_t *r
 
 /* A calendar's hold (its items are uses): to calendar_hold, or skipped by a loader without. */
 static int calendar_hold_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
-    hf_stored_calendar_hold_t hold = {.request = {.hold_id = text(row, HF_COLUMN_HOLD_ID),
-                                                  .calendar_id = text(row, HF_COLUMN_HOLD_EVENT_ID),
-                                                  .user_id = text(row, HF_COLUMN_HOLD_USER_ID),
-                                                  .ttl_ms = -1},
-                                      .total = integer(row, HF_COLUMN_HOLD_TOTAL),
-                                      .created_at_ms = integer(row, HF_COLUMN_HOLD_CREATED_AT),
-                                      .expires_at_ms = integer(row, HF_COLUMN_HOLD_EXPIRES_AT)};
+    hf_stored_calendar_hold_t hold = {
+        .request = {.hold_id = text(row, HF_COLUMN_HOLD_ID),
+                    .calendar_id = text(row, HF_COLUMN_HOLD_EVENT_ID),
+                    .user_id = text(row, HF_COLUMN_HOLD_USER_ID),
+                    .ttl_ms = -1,
+                    .exchange_for = text(row, HF_COLUMN_HOLD_EXCHANGE_FOR)},
+        .total = integer(row, HF_COLUMN_HOLD_TOTAL),
+        .created_at_ms = integer(row, HF_COLUMN_HOLD_CREATED_AT),
+        .expires_at_ms = integer(row, HF_COLUMN_HOLD_EXPIRES_AT)};
     const char *id = hold.request.hold_id;
     if (!decoder->loader->calendar_hold) return 0;
     if (!word_read(decoder, row, HF_COLUMN_HOLD_STATUS, hf_hold_status_parse, &hold.status,
@@ -146,7 +148,9 @@ static int calendar_order_decode(hf_decoder_t *decoder, const hf_row_reader_t *r
         .hold_id = text(row, HF_COLUMN_ORDER_RESERVATION_ID),
         .total = integer(row, HF_COLUMN_ORDER_TOTAL),
         .payment_ref = text(row, HF_COLUMN_ORDER_PAYMENT_REF),
-        .created_at_ms = integer(row, HF_COLUMN_ORDER_CREATED_AT)};
+        .created_at_ms = integer(row, HF_COLUMN_ORDER_CREATED_AT),
+        .replaces = text(row, HF_COLUMN_ORDER_REPLACES),
+        .replaced_by = text(row, HF_COLUMN_ORDER_REPLACED_BY)};
     const char *id = order.order_id;
     if (!decoder->loader->calendar_order) return 0;
     if (!word_read(decoder, row, HF_COLUMN_ORDER_STATUS, hf_order_status_parse, &order.status,
@@ -170,7 +174,8 @@ static int hold_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     hf_stored_hold_t hold = {.request = {.hold_id = text(row, HF_COLUMN_HOLD_ID),
                                          .event_id = text(row, HF_COLUMN_HOLD_EVENT_ID),
                                          .user_id = text(row, HF_COLUMN_HOLD_USER_ID),
-                                         .ttl_ms = -1},
+                                         .ttl_ms = -1,
+                                         .exchange_for = text(row, HF_COLUMN_HOLD_EXCHANGE_FOR)},
                              .total = integer(row, HF_COLUMN_HOLD_TOTAL),
                              .created_at_ms = integer(row, HF_COLUMN_HOLD_CREATED_AT),
                              .expires_at_ms = integer(row, HF_COLUMN_HOLD_EXPIRES_AT)};
@@ -195,7 +200,9 @@ static int order_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
                                .hold_id = text(row, HF_COLUMN_ORDER_RESERVATION_ID),
                                .total = integer(row, HF_COLUMN_ORDER_TOTAL),
                                .payment_ref = text(row, HF_COLUMN_ORDER_PAYMENT_REF),
-                               .created_at_ms = integer(row, HF_COLUMN_ORDER_CREATED_AT)};
+                               .created_at_ms = integer(row, HF_COLUMN_ORDER_CREATED_AT),
+                               .replaces = text(row, HF_COLUMN_ORDER_REPLACES),
+                               .replaced_by = text(row, HF_COLUMN_ORDER_REPLACED_BY)};
     const char *id = order.order_id;
     int result = HF_DECODER_UNREADABLE;
     if (word_read(decoder, row, HF_COLUMN_ORDER_STATUS, hf_order_status_parse, &order.status,

@@ -85,7 +85,8 @@ enum {
 enum { HF_COLUMN_FINISHED_HOLDS_NUMBER, HF_COLUMN_FINISHED_HOLDS_COUNT };
 
 /* seq: where a listing resumes. */
-#define HF_HOLD_COLUMNS "id, event_id, user_id, status, items, total, created_at, expires_at, seq"
+#define HF_HOLD_COLUMNS \
+    "id, event_id, user_id, status, items, total, created_at, expires_at, seq, exchange_for"
 enum {
     HF_COLUMN_HOLD_ID,
     HF_COLUMN_HOLD_EVENT_ID,
@@ -96,11 +97,13 @@ enum {
     HF_COLUMN_HOLD_CREATED_AT,
     HF_COLUMN_HOLD_EXPIRES_AT,
     HF_COLUMN_HOLD_SEQ,
+    HF_COLUMN_HOLD_EXCHANGE_FOR, /* an exchange hold's old order (schema version 10) */
     HF_COLUMN_HOLD_COUNT,
 };
 
 #define HF_ORDER_COLUMNS \
-    "id, event_id, user_id, reservation_id, status, items, total, payment_ref, created_at"
+    "id, event_id, user_id, reservation_id, status, items, total, payment_ref, created_at," \
+    " replaces, replaced_by"
 enum {
     HF_COLUMN_ORDER_ID,
     HF_COLUMN_ORDER_EVENT_ID,
@@ -111,6 +114,8 @@ enum {
     HF_COLUMN_ORDER_TOTAL,
     HF_COLUMN_ORDER_PAYMENT_REF,
     HF_COLUMN_ORDER_CREATED_AT,
+    HF_COLUMN_ORDER_REPLACES, /* exchanges (schema version 10) */
+    HF_COLUMN_ORDER_REPLACED_BY,
     HF_COLUMN_ORDER_COUNT,
 };
 

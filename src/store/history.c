@@ -39,12 +39,18 @@ const char *hf_history_type_hold_update(const hf_mutation_t *mutation) {
     }
 }
 
+/* An exchange's new order is told as the exchange (API.md section 13), in its own unit. */
 const char *hf_history_type_order_create(const hf_mutation_t *mutation) {
+    if (mutation->as.order_create.replaces != NULL) return "exchange";
     return mutation->as.order_create.hold_id != NULL ? "commit" : "booking";
 }
 
+/* An exchanged order makes an entry only when its replacement is in another unit: in the
+ * same one, the new order's exchange entry tells it. */
 const char *hf_history_type_order_update(const hf_mutation_t *mutation) {
-    return mutation->as.order_update.status == HF_ORDER_CANCELLED ? "cancel" : NULL;
+    const hf_mutation_order_update_t *order = &mutation->as.order_update;
+    if (order->status == HF_ORDER_EXCHANGED) return order->replaced_elsewhere ? "exchange" : NULL;
+    return order->status == HF_ORDER_CANCELLED ? "cancel" : NULL;
 }
 
 /* A payment webhook's delivery and what it decided; the commit it made, if any, is its order's
@@ -155,6 +161,10 @@ void hf_history_data_order_create(hf_json_t *json, const hf_mutation_t *mutation
     hf_json_int(json, order->total);
     HF_JSON_KEY(json, "payment_ref");
     string_or_null(json, order->payment_ref);
+    if (order->replaces != NULL) {
+        HF_JSON_KEY(json, "replaces");
+        hf_json_string(json, order->replaces);
+    }
 }
 
 void hf_history_data_order_update(hf_json_t *json, const hf_mutation_t *mutation) {
@@ -163,6 +173,11 @@ void hf_history_data_order_update(hf_json_t *json, const hf_mutation_t *mutation
     hf_json_string(json, order->order_id);
     HF_JSON_KEY(json, "user_id");
     string_or_null(json, order->user_id);
+    if (order->status == HF_ORDER_EXCHANGED) {
+        HF_JSON_KEY(json, "replaced_by");
+        string_or_null(json, order->replaced_by);
+        return;
+    }
     /* The refund a paid order's cancel owes, null for an order without payment. */
     HF_JSON_KEY(json, "refund_id");
     string_or_null(json, order->refund_id);

@@ -6,7 +6,8 @@
 
 Each round: several client threads (one connection and one user each) apply a random mix of
 holds and pool bookings (with Idempotency-Key), on the event and on a night calendar (API.md
-section 12), commits, releases and cancels, logging every answer. At a random
+section 12), exchange holds of their confirmed orders (section 13: their commits swap the
+orders in one step), commits, releases and cancels, logging every answer. At a random
 moment the server gets SIGKILL. After the restart the harness checks, in this order:
   1. every acknowledged change is there: each hold and order has the status its last 2xx answer
      said (or, when a request on it was in flight at the kill, the status before or after it);
@@ -19,7 +20,10 @@ moment the server gets SIGKILL. After the restart the harness checks, in this or
      orders of the log, and the counts add up (summary = listing, available + held + sold =
      total, per pool and per section); on the calendar, each night's free quantity of each
      resource is its capacity less the quantities of the held holds and confirmed orders over
-     it, never below 0.
+     it, never below 0; every exchanged order is replaced by an order that replaces it (an old
+     order ends exactly confirmed or exchanged, as its replacement's commit was or was not
+     durable), and a held exchange hold's kept seats stay sold to its old order.
+After the rounds and a clean stop, `holdfast check` runs on the data directory (SQLite).
 With --store-url (a PostgreSQL URL, scripts/postgres.sh prints one) the server stores in a new
 database of that PostgreSQL, created here, instead of SQLite.
 The seed is printed first; the same seed gives the same choices (not the same kill instants,
@@ -29,6 +33,7 @@ import argparse
 import datetime
 import os
 import random
+import subprocess
 import sys
 import threading
 import time
@@ -56,7 +61,7 @@ NIGHTS = 12
 PATHS = {"hold": "/v1/events/%s/holds", "book": "/v1/events/%s/bookings",
          "cal_hold": "/v1/calendars/%s/holds", "cal_book": "/v1/calendars/%s/bookings",
          "commit": "/v1/holds/%s/commit", "release": "/v1/holds/%s/release",
-         "cancel": "/v1/orders/%s/cancel"}
+         "cancel": "/v1/orders/%s/cancel", "exchange": "/v1/events/%s/holds"}
 
 
 def event_definition():
@@ -89,6 +94,7 @@ class Model:
         self.pending = []  # (kind, user, target, body, key) of requests without an answer
         self.users = set()
         self.acknowledged = 0
+        self.exchanged = 0   # exchange commits acknowledged (or found done after a kill)
         self.lock = threading.Lock()   # the client threads share the model
 
 
@@ -121,8 +127,12 @@ class Worker(threading.Thread):
             return self.calendar_request("cal_book")
         if r < 0.30:
             return self.calendar_request("cal_hold")
-        if r < 0.45 or not (held or confirmed):
+        if r < 0.38 or not (held or confirmed):
             return self.hold_request()
+        if r < 0.45:
+            exchange = self.exchange_request()
+            if exchange:
+                return exchange
         if r < 0.70 and held:
             hold_id = self.random.choice(held)
             return ("commit", hold_id, {"user_id": self.user,
@@ -147,6 +157,22 @@ class Worker(threading.Thread):
                 body["seats"] = self.random.sample(SEATS, 1)
         key = "k-%s-%d" % (self.user, self.random.randrange(10**12))
         return ("hold", EVENT, body, key)
+
+    def exchange_request(self):
+        """An exchange hold (API.md section 13) of one of the user's confirmed orders on the
+        event: some of its seats kept, one other seat asked for."""
+        with self.model.lock:
+            orders = [(i, o["seats"]) for i, o in self.model.orders.items()
+                      if o["user"] == self.user and o["status"] == "confirmed"
+                      and o["allowed"] is None and not o["items"] and o["seats"]]
+        if not orders:
+            return None
+        order_id, seats = self.random.choice(orders)
+        kept = [s for s in seats if self.random.random() < 0.6]
+        wanted = kept + [s for s in self.random.sample(SEATS, 1) if s not in kept]
+        body = {"user_id": self.user, "seats": wanted, "exchange_for": order_id}
+        key = "x-%s-%d" % (self.user, self.random.randrange(10**12))
+        return ("exchange", EVENT, body, key)
 
     def calendar_request(self, kind):
         """A hold or booking of one or two resources for 1 to 3 nights (the second item on
@@ -201,6 +227,9 @@ def apply_answer(model, user, kind, target, body, key, status, answer):
         model.pending.append((kind, user, target, body, key))
         if kind in ("commit", "release"):
             model.holds[target]["allowed"] = {"held", "confirmed" if kind == "commit" else "released"}
+        old = model.holds[target].get("exchange_for") if kind == "commit" else None
+        if old and model.orders[old]["status"] == "confirmed":
+            model.orders[old]["allowed"] = {"confirmed", "exchanged"}
         elif kind == "cancel":
             model.orders[target]["allowed"] = {"confirmed", "cancelled"}
         return
@@ -211,12 +240,15 @@ def apply_answer(model, user, kind, target, body, key, status, answer):
               "%s %s: %d without an error body" % (kind, target, status))
         return
     model.acknowledged += 1
-    if kind in ("hold", "cal_hold"):
+    if kind in ("hold", "cal_hold", "exchange"):
         check(status == 201, "hold answered %d" % status)
         seats, pools, items = items_of(answer)
         model.holds[answer["reservation_id"]] = {"user": user, "seats": seats, "pools": pools,
                                                  "items": items, "status": "held",
-                                                 "allowed": None}
+                                                 "allowed": None,
+                                                 "exchange_for": answer.get("exchange_for")}
+        check(answer.get("exchange_for") == body.get("exchange_for"),
+              "the hold's exchange_for is %s" % answer.get("exchange_for"))
     elif kind in ("book", "cal_book"):
         check(status == 201 and answer["status"] == "confirmed", "booking answered %d" % status)
         check(answer.get("reservation_id") is None, "a booking has a reservation_id")
@@ -233,6 +265,14 @@ def apply_answer(model, user, kind, target, body, key, status, answer):
         model.orders[answer["order_id"]] = {"user": user, "seats": seats, "pools": pools,
                                             "items": items, "status": "confirmed",
                                             "allowed": None, "hold": target}
+        old = hold.get("exchange_for")
+        if old:
+            # The exchange's swap: the old order is exchanged for this one, one durable step.
+            check(answer.get("replaces") == old, "order %s replaces %s, not %s" % (
+                answer["order_id"], answer.get("replaces"), old))
+            model.orders[old]["status"] = "exchanged"
+            model.orders[old]["allowed"] = None
+            model.exchanged += 1
     elif kind == "release":
         check(answer["status"] == "released", "release answered %s" % answer["status"])
         model.holds[target]["status"] = "released"
@@ -271,6 +311,9 @@ def resolve_pending(port, model):
         status, answer = hflib.request(port, "POST", path, body, headers)
         if kind in ("commit", "release"):
             model.holds[target]["allowed"] = None
+            old = model.holds[target].get("exchange_for")
+            if old:
+                model.orders[old]["allowed"] = None
         elif kind == "cancel":
             model.orders[target]["allowed"] = None
         if kind == "commit" and status == 200 and answer["order_id"] in model.orders:
@@ -319,6 +362,12 @@ def check_invariants(port, model):
             listed[order["order_id"]] = order
     check(set(listed) == set(model.orders), "orders listed %d, logged %d; unknown: %s" % (
         len(listed), len(model.orders), sorted(set(listed) ^ set(model.orders))[:5]))
+    for order_id, order in listed.items():
+        if order["status"] == "exchanged":
+            new = listed.get(order.get("replaced_by"))
+            check(new is not None and new.get("replaces") == order_id,
+                  "exchanged order %s is replaced by %s, which does not replace it" % (
+                      order_id, order.get("replaced_by")))
     owner = {}
     pool_sold = 0
     for order_id, order in listed.items():
@@ -338,7 +387,12 @@ def check_invariants(port, model):
     held_expected, pool_held = set(), 0
     for hold_id, hold in model.holds.items():
         if hold["status"] == "held":
+            # An exchange hold's kept seats stay sold to its old order (API.md section 13).
+            old = hold.get("exchange_for")
+            kept = set(model.orders[old]["seats"]) if old else set()
             for seat in hold["seats"]:
+                if seat in kept:
+                    continue
                 check(seat not in held_expected, "seat %s in two held holds" % seat)
                 held_expected.add(seat)
             pool_held += hold["pools"].get(POOL[0], 0)
@@ -476,7 +530,18 @@ def main():
                 print("FAIL clean shutdown after the rounds: exit code %s" % code)
             else:
                 passed += 1
-                print("ok clean shutdown; %d acknowledged changes in all" % model.acknowledged)
+                print("ok clean shutdown; %d acknowledged changes in all, %d exchanges" % (
+                    model.acknowledged, model.exchanged))
+                if not args.store_url:
+                    checked = subprocess.run([args.binary, "check", "--data", server.data_dir],
+                                             capture_output=True, text=True, timeout=120)
+                    if checked.returncode != 0:
+                        failed += 1
+                        print("FAIL holdfast check on the data directory: %s" %
+                              checked.stderr.strip()[-500:])
+                    else:
+                        passed += 1
+                        print("ok holdfast check on the data directory")
     finally:
         server.cleanup() if not failed else server.kill()
         if failed:

@@ -75,6 +75,7 @@
 #include "sim_model.h"
 #include "sim_holds.h"
 #include "sim_payments.h"
+#include "sim_exchange.h"
 
 static void op_clock(void) {
     uint32_t roll = rng_below(100);
@@ -157,10 +158,15 @@ typedef struct operation_kind {
 } operation_kind_t;
 
 static const operation_kind_t operation_kinds[] = {
-    {"hold", op_hold, 36, 24},      {"book", op_book, 7, 2},
-    {"extend", op_extend, 8, 3},    {"release", op_release, 10, 5},
-    {"commit", op_commit, 9, 7},    {"cancel", op_cancel, 9, 6},
-    {"payment", op_payment, 4, 28}, {"refund", op_refund_complete, 1, 4},
+    {"hold", op_hold, 33, 22},
+    {"book", op_book, 7, 2},
+    {"exchange", op_exchange, 3, 2},
+    {"extend", op_extend, 8, 3},
+    {"release", op_release, 10, 5},
+    {"commit", op_commit, 9, 7},
+    {"cancel", op_cancel, 9, 6},
+    {"payment", op_payment, 4, 28},
+    {"refund", op_refund_complete, 1, 4},
     {"clock", op_clock, 16, 21},
 };
 
@@ -210,6 +216,8 @@ static void simulation_report(uint64_t operations, double seconds) {
            stats[S_PAY_REPEAT], stats[S_PAY_REPEAT_CHANGED], stats[S_PAY_REPEAT_PRUNED],
            stats[S_WINDOW_JUMP], stats[S_EDGE_KEPT], stats[S_EDGE_PRUNED], stats[S_REFUND_COMPLETE],
            stats[S_REFUND_COMPLETE_OK], stats[S_REFUND_COMPLETE_AGAIN]);
+    printf("  exchanges %" PRIu64 " (swapped %" PRIu64 ")\n", stats[S_EXCHANGE],
+           stats[S_EXCHANGE_OK]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
            "), hf_core_check calls %" PRIu64 "\n",
            stats[S_CLOCK], stats[S_ADVANCE], stats[S_EXPIRED], stats[S_CHECKS]);

@@ -416,7 +416,7 @@ static void test_version_3_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     9);
+                     10);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -447,7 +447,7 @@ static void test_version_7_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     9);
+                     10);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('refunds')"
                                             " WHERE name = 'order_id'"),
                      1);
@@ -470,6 +470,32 @@ static void test_version_7_is_migrated(void **state) {
         "refund ref_new intent=pi_new hold=- amount=109800 order_cancelled pending"
         " at=1795291199995 order=ord_7"};
     assert_payments_loaded(fixture, 0, expected, 2);
+}
+
+/* Version 9 had no exchanges: holds gain exchange_for, orders replaces and replaced_by, NULL
+ * in the rows already there, which still load. */
+static void test_version_9_is_migrated(void **state) {
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_store_close(store);
+    execute(fixture, "ALTER TABLE holds DROP COLUMN exchange_for;"
+                     "ALTER TABLE orders DROP COLUMN replaces;"
+                     "ALTER TABLE orders DROP COLUMN replaced_by;"
+                     "UPDATE meta SET value = '9' WHERE key = 'schema_version'");
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('orders')"
+                                            " WHERE name IN ('replaces', 'replaced_by')"),
+                     0);
+    store = store_open_started(fixture);
+    hf_store_close(store);
+    assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
+                                            " 'schema_version'"),
+                     10);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('orders')"
+                                            " WHERE name IN ('replaces', 'replaced_by')"),
+                     2);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('holds')"
+                                            " WHERE name = 'exchange_for'"),
+                     1);
 }
 
 static hf_mutation_t event_sales(const char *event_id, bool open) {
@@ -541,7 +567,7 @@ static void test_version_2_is_migrated(void **state) {
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     9);
+                     10);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));
@@ -789,6 +815,7 @@ int main(void) {
         STORE_TEST(test_payments_round_trip),
         STORE_TEST(test_version_3_is_migrated),
         STORE_TEST(test_version_7_is_migrated),
+        STORE_TEST(test_version_9_is_migrated),
         STORE_TEST(test_listing_holds),
         STORE_TEST(test_dispatch_round_trip),
         STORE_TEST(test_column_lists_follow_the_decoder),

@@ -54,6 +54,9 @@ typedef struct calendars {
     /* Ended items taken out of the index at sweep_at (HF_CALENDAR_SWEEP_PER_ADVANCE). */
     int64_t sweep_at;
     uint32_t sweep_done;
+    /* The old order of the exchange hold being checked when it is on the same calendar
+     * (order index + 1, else 0): its uses count as given back for the user's limit. */
+    uint32_t exchange_order;
     /* The items of the request being checked, resolved. */
     hf_calendar_item_t scratch[HF_CALENDAR_HOLD_ITEMS_MAX];
 } calendars_t;

@@ -23,7 +23,9 @@ static bool segment_close(segment_walk_t *walk, int32_t end) {
         walk->more = true;
         return false;
     }
-    walk->out[walk->written++] = (hf_calendar_segment_t){walk->at, end, walk->free_at};
+    /* Below 0 only while an exchange hold counts its old order's spans twice (exchange/). */
+    int64_t free_at = walk->free_at > 0 ? walk->free_at : 0;
+    walk->out[walk->written++] = (hf_calendar_segment_t){walk->at, end, free_at};
     return true;
 }
 
@@ -60,7 +62,8 @@ static int64_t least_free(const hf_calendar_t *calendar, uint32_t resource, int6
     uint32_t root = resource_buffered(definition) ? spans->wide_root : spans->root;
     int64_t wide_from = from - definition->buffer_before_min;
     int64_t wide_to = to + definition->buffer_after_min;
-    return definition->capacity - span_max(&tables->pool, root, wide_from, wide_to);
+    int64_t least = definition->capacity - span_max(&tables->pool, root, wide_from, wide_to);
+    return least > 0 ? least : 0; /* see segment_close */
 }
 
 bool hf_core_resource_fits(const hf_core_t *core, const hf_calendar_t *calendar, uint32_t resource,

@@ -108,8 +108,10 @@ static void conflict_close(conflict_walk_t *walk, int64_t end) {
     walk->found++;
     hf_calendar_hold_request_t *request = walk->request;
     if (!request->conflicts || request->conflict_count >= request->conflict_max) return;
+    /* Below 0 only while an exchange hold counts its old order's spans twice (exchange/). */
+    int64_t least = walk->run_least > 0 ? walk->run_least : 0;
     request->conflicts[request->conflict_count++] = (hf_calendar_conflict_t){
-        walk->item, (int32_t)walk->run_from, (int32_t)end, walk->run_least};
+        walk->item, (int32_t)walk->run_from, (int32_t)end, least};
 }
 
 /* The segment from walk->at with free quantity walk->free_now ends at end. */
@@ -202,6 +204,11 @@ static hf_error_t check_user_uses(hf_core_t *core, uint32_t calendar_index, uint
     int64_t requested = 0;
     for (uint32_t i = 0; i < count; i++) requested += core->calendars->scratch[i].quantity;
     int64_t current = user_uses_current(core, calendar_index, user->index, now, !replacing);
+    if (core->calendars->exchange_order) {
+        const hf_order_t *old = &core->orders.slots[core->calendars->exchange_order - 1];
+        current -= items_current(core, old->item_offset, old->pool_count,
+                                 step_of_now(calendar, now));
+    }
     if (current + requested <= limit) return HF_OK;
     if (detail) {
         detail->limit = limit;

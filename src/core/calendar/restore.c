@@ -56,6 +56,13 @@ static hf_error_t stored_hold_slot(hf_core_t *core, const hf_stored_calendar_hol
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = stored->created_at_ms;
     hold->expires_at_ms = stored->expires_at_ms;
+    /* An exchange hold's old order, or a wait for it (orders load after holds): a calendar
+     * hold takes all its spans either way, so it only waits for the link. */
+    uint32_t order_index;
+    const char *old_id = stored->request.exchange_for;
+    if (old_id && hf_core_order_find(core, old_id, &order_index))
+        hold->exchange_for = order_index + 1;
+    else if (old_id) exchange_restore_wait(core, *index, old_id, false);
     return HF_OK;
 }
 
@@ -89,7 +96,7 @@ hf_error_t hf_core_restore_calendar_order(hf_core_t *core,
     uint32_t calendar_index;
     hf_error_t error = stored_items_resolve(core, &stored->items, &calendar_index);
     if (error) return error;
-    if (stored->status > HF_ORDER_CANCELLED) return HF_ERROR_INVALID_REQUEST;
+    if (stored->status > HF_ORDER_EXCHANGED) return HF_ERROR_INVALID_REQUEST;
     text_key_t order_key;
     if (order_id_taken(core, stored->order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
     uint32_t hold_index = 0;
@@ -111,5 +118,6 @@ hf_error_t hf_core_restore_calendar_order(hf_core_t *core,
     }
     order->status = stored->status;
     if (stored->status == HF_ORDER_CONFIRMED) calendar_order_restore(core, index);
+    exchange_restore_orders(core, stored->replaces, stored->replaced_by, index);
     return HF_OK;
 }

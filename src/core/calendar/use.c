@@ -130,17 +130,19 @@ void calendar_record_hold_created(hf_core_t *core, uint32_t hold_index, const ch
     const hf_hold_t *hold = &core->holds.slots[hold_index];
     const hf_calendar_t *calendar = calendar_slot(core, hold->event);
     hf_mutation_use_t lines[HF_CALENDAR_HOLD_ITEMS_MAX];
-    hf_mutation_t mutation = {.type = HF_MUTATION_HOLD_CREATE,
-                              .at_ms = hold->created_at_ms,
-                              .as.hold_create = {.hold_id = hold->id,
-                                                 .event_id = calendar->definition.id,
-                                                 .user_id = user_id,
-                                                 .total = hold->total,
-                                                 .expires_at_ms = hold->expires_at_ms,
-                                                 .status = HF_HOLD_HELD,
-                                                 .target = HF_TARGET_CALENDAR,
-                                                 .uses = uses_of(core, calendar, hold->item_offset,
-                                                                 hold->pool_count, lines)}};
+    hf_mutation_t mutation = {
+        .type = HF_MUTATION_HOLD_CREATE,
+        .at_ms = hold->created_at_ms,
+        .as.hold_create = {
+            .hold_id = hold->id,
+            .event_id = calendar->definition.id,
+            .user_id = user_id,
+            .total = hold->total,
+            .expires_at_ms = hold->expires_at_ms,
+            .status = HF_HOLD_HELD,
+            .target = HF_TARGET_CALENDAR,
+            .uses = uses_of(core, calendar, hold->item_offset, hold->pool_count, lines),
+            .exchange_for = exchange_order_id(core, hold->exchange_for)}};
     record_emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }
@@ -163,7 +165,8 @@ void calendar_record_order_created(hf_core_t *core, uint32_t order_index) {
             .total = order->total,
             .status = HF_ORDER_CONFIRMED,
             .target = HF_TARGET_CALENDAR,
-            .uses = uses_of(core, calendar, order->item_offset, order->pool_count, lines)}};
+            .uses = uses_of(core, calendar, order->item_offset, order->pool_count, lines),
+            .replaces = exchange_order_id(core, order->replaces)}};
     record_emit(core, &mutation);
     order->last_change = core->change_count;
 }
@@ -192,18 +195,53 @@ static void replaced_apply(hf_core_t *core, uint32_t calendar_index, uint32_t us
     }
 }
 
-/* The checks of a hold or booking, with its calendar found and its user looked up. */
+/* The live spans of an exchange's old order out of the index (sign -1) or back (sign 1): the
+ * exchange hold is checked as if they were free, and the index is left as it was. */
+static void exchanged_apply(hf_core_t *core, uint32_t order_plus_one, int sign) {
+    if (order_plus_one == 0) return;
+    const hf_order_t *old = &core->orders.slots[order_plus_one - 1];
+    hf_calendar_t *calendar = calendar_slot(core, old->event);
+    for (uint32_t i = 0; i < old->pool_count; i++)
+        if (core->calendars->live[old->item_offset + i])
+            use_apply(calendar, &core->calendars->items[old->item_offset + i], sign);
+}
+
+/* The old order an exchange hold names, checked (*exchange its index + 1, else 0), and the
+ * calendars' exchange_order: that order when it is on this calendar. */
+static hf_error_t exchange_check(hf_core_t *core, const hf_calendar_hold_request_t *request,
+                                 uint32_t calendar_index, uint32_t *exchange) {
+    core->calendars->exchange_order = 0;
+    *exchange = 0;
+    if (!request->exchange_for) return HF_OK;
+    uint32_t order_index;
+    hf_error_t error = exchange_order_check(core, request->exchange_for, request->user_id,
+                                            &order_index);
+    if (error) return error;
+    const hf_order_t *old = &core->orders.slots[order_index];
+    *exchange = order_index + 1;
+    if (old->target == HF_TARGET_CALENDAR && old->event == calendar_index)
+        core->calendars->exchange_order = order_index + 1;
+    return HF_OK;
+}
+
+/* The checks of a hold or booking, with its calendar found and its user looked up; *exchange
+ * is an exchange hold's old order (index + 1, else 0). */
 static hf_error_t request_check(hf_core_t *core, hf_calendar_hold_request_t *request,
                                 uint32_t *calendar_index, user_ref_t *user, bool booking,
-                                int64_t now, hf_error_detail_t *detail) {
+                                int64_t now, uint32_t *exchange, hf_error_detail_t *detail) {
     const hf_calendar_t *calendar = hf_core_calendar(core, request->calendar_id, calendar_index);
     if (!calendar) return HF_ERROR_CALENDAR_NOT_FOUND;
     hf_error_t error = calendar_request_shape(calendar, request, booking, detail);
+    if (!error && !booking) error = exchange_check(core, request, *calendar_index, exchange);
+    if (booking) core->calendars->exchange_order = *exchange = 0;
     if (error) return error;
     *user = user_ref_of(core, request->user_id);
     bool replacing = !booking && request->replace_existing && user->index != NO_INDEX;
+    uint32_t exchanged = core->calendars->exchange_order;
     if (replacing) replaced_apply(core, *calendar_index, user->index, -1);
+    exchanged_apply(core, exchanged, -1);
     error = calendar_request_check(core, *calendar_index, request, user, replacing, now, detail);
+    exchanged_apply(core, exchanged, 1);
     if (replacing) replaced_apply(core, *calendar_index, user->index, 1);
     return error;
 }
@@ -211,9 +249,10 @@ static hf_error_t request_check(hf_core_t *core, hf_calendar_hold_request_t *req
 hf_error_t hf_core_calendar_hold(hf_core_t *core, hf_calendar_hold_request_t *request, int64_t now,
                                  uint32_t *hold_index, hf_error_detail_t *detail) {
     command_at(core, now);
-    uint32_t calendar_index;
+    uint32_t calendar_index, exchange;
     user_ref_t user;
-    hf_error_t error = request_check(core, request, &calendar_index, &user, false, now, detail);
+    hf_error_t error = request_check(core, request, &calendar_index, &user, false, now, &exchange,
+                                     detail);
     if (error) return error;
     text_key_t hold_key;
     if (hold_id_taken(core, request->hold_id, &hold_key))
@@ -227,6 +266,7 @@ hf_error_t hf_core_calendar_hold(hf_core_t *core, hf_calendar_hold_request_t *re
     hf_index_map_insert(&core->holds.ids, key.hash, index);
     hold->target = HF_TARGET_CALENDAR;
     hold->event = calendar_index;
+    hold->exchange_for = exchange;
     hold->user = user_intern(core, &user);
     hold->pool_count = request->item_count;
     hold->item_offset = calendar_hold_items(core, index, request->item_count);
@@ -316,9 +356,10 @@ hf_error_t hf_core_calendar_book(hf_core_t *core, hf_calendar_hold_request_t *re
                                  const char *order_id, const char *payment_ref, int64_t now,
                                  uint32_t *order_index, hf_error_detail_t *detail) {
     command_at(core, now);
-    uint32_t calendar_index;
+    uint32_t calendar_index, exchange;
     user_ref_t user;
-    hf_error_t error = request_check(core, request, &calendar_index, &user, true, now, detail);
+    hf_error_t error = request_check(core, request, &calendar_index, &user, true, now, &exchange,
+                                     detail);
     if (error) return error;
     text_key_t order_key;
     if (order_id_taken(core, order_id, &order_key))

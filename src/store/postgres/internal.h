@@ -46,7 +46,7 @@ typedef enum hf_pg_run_kind {
     HF_PG_RUN_HISTORY,
     HF_PG_RUN_KINDS
 } hf_pg_run_kind_t;
-#define HF_PG_RUN_COLUMNS_MAX 8
+#define HF_PG_RUN_COLUMNS_MAX 9
 
 /* Tags of the pipeline's queries that are not one record's (postgres.c names a failure by
  * its tag): at or above 0 a tag is the index of the record that began the query. */

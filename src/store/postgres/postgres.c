@@ -193,12 +193,13 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_DELIVERY_PURGE] = "DELETE FROM deliveries WHERE received_at < $1::bigint",
     [STATEMENT_ORDER_INSERT] =
         "INSERT INTO orders(id, event_id, user_id, reservation_id, status, items, total,"
-        " currency, payment_ref, created_at)"
-        " VALUES($1, $2, $3, $4, $5, $6, $7::bigint, $8, $9, $10::bigint)",
+        " currency, payment_ref, created_at, replaces)"
+        " VALUES($1, $2, $3, $4, $5, $6, $7::bigint, $8, $9, $10::bigint, $11)",
     [STATEMENT_ORDER_ITEM_INSERT] =
         "INSERT INTO order_items(order_id, event_id, seat_id, pool_id, quantity)"
         " VALUES($1, $2, $3, $4, $5::bigint)",
-    [STATEMENT_ORDER_UPDATE] = CHANGED("UPDATE orders SET status = $2 WHERE id = $1"),
+    [STATEMENT_ORDER_UPDATE] = CHANGED(
+        "UPDATE orders SET status = $2, replaced_by = COALESCE($3, replaced_by) WHERE id = $1"),
     [STATEMENT_ORDER_ITEMS_DEACTIVATE] = "UPDATE order_items SET active = 0 WHERE order_id = $1",
     [STATEMENT_IDEMPOTENCY_PUT] =
         "INSERT INTO idempotency(key, hash, status, body, created_at, unit)"
@@ -430,8 +431,9 @@ static bool queue_order_create(hf_pg_store_t *store, const hf_mutation_t *m, int
                             number(a, o->total),
                             o->currency,
                             o->payment_ref,
-                            number(b, m->at_ms)};
-    if (!queue_prepared(store, STATEMENT_ORDER_INSERT, 10, values, NULL, tag)) return false;
+                            number(b, m->at_ms),
+                            o->replaces};
+    if (!queue_prepared(store, STATEMENT_ORDER_INSERT, 11, values, NULL, tag)) return false;
     if (o->target != HF_TARGET_CALENDAR) return true;
     return hf_pg_calendar_uses_queue(store, o->order_id, o->event_id, &o->uses, tag);
 }
@@ -446,10 +448,11 @@ static bool queue_order_item(hf_pg_store_t *store, const hf_mutation_t *m, int32
 
 static bool queue_order_update(hf_pg_store_t *store, const hf_mutation_t *m, int32_t tag) {
     const hf_mutation_order_update_t *o = &m->as.order_update;
-    const char *values[] = {o->order_id, hf_pg_order_word(o->status)};
-    if (!queue_prepared(store, STATEMENT_ORDER_UPDATE, 2, values, NULL, tag)) return false;
-    if (o->status != HF_ORDER_CANCELLED) return true;
-    /* A cancelled order's seats leave the unique index, so they can be sold again. */
+    const char *values[] = {o->order_id, hf_pg_order_word(o->status), o->replaced_by};
+    if (!queue_prepared(store, STATEMENT_ORDER_UPDATE, 3, values, NULL, tag)) return false;
+    if (o->status == HF_ORDER_CONFIRMED) return true;
+    /* A cancelled or exchanged order's seats leave the unique index, so they can be sold
+     * again (an exchange's new order, whose rows come after this record, among others). */
     return queue_prepared(store, STATEMENT_ORDER_ITEMS_DEACTIVATE, 1, values, NULL, tag);
 }
 

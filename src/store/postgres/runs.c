@@ -23,7 +23,7 @@ const char *hf_pg_hold_word(int status) {
     return hf_record_word(hf_hold_status_name, status, HF_HOLD_EXPIRED);
 }
 const char *hf_pg_order_word(int status) {
-    return hf_record_word(hf_order_status_name, status, HF_ORDER_CANCELLED);
+    return hf_record_word(hf_order_status_name, status, HF_ORDER_EXCHANGED);
 }
 
 static const char *const RUN_NAMES[HF_PG_RUN_KINDS] = {
@@ -34,16 +34,18 @@ static const char *const RUN_NAMES[HF_PG_RUN_KINDS] = {
 };
 
 static const int RUN_COLUMNS[HF_PG_RUN_KINDS] = {
-    [HF_PG_RUN_HOLD_INSERT] = 8, [HF_PG_RUN_HOLD_UPDATE] = 4, [HF_PG_RUN_HISTORY] = 4};
+    [HF_PG_RUN_HOLD_INSERT] = 9, [HF_PG_RUN_HOLD_UPDATE] = 4, [HF_PG_RUN_HISTORY] = 4};
 
 static const char *const RUN_SQL[HF_PG_RUN_KINDS] = {
     [HF_PG_RUN_HOLD_INSERT] =
-        "INSERT INTO holds(id, event_id, user_id, status, items, total, created_at, expires_at)"
-        " SELECT id, event_id, user_id, status, items, total, created_at, expires_at FROM"
+        "INSERT INTO holds(id, event_id, user_id, status, items, total, created_at, expires_at,"
+        " exchange_for)"
+        " SELECT id, event_id, user_id, status, items, total, created_at, expires_at,"
+        " exchange_for FROM"
         " unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],"
-        " $7::bigint[], $8::bigint[]) WITH ORDINALITY"
-        " AS r(id, event_id, user_id, status, items, total, created_at, expires_at, n)"
-        " ORDER BY n",
+        " $7::bigint[], $8::bigint[], $9::text[]) WITH ORDINALITY"
+        " AS r(id, event_id, user_id, status, items, total, created_at, expires_at,"
+        " exchange_for, n) ORDER BY n",
     /* A run holds each hold once (hf_pg_run_hold_update), so every row must change one. */
     [HF_PG_RUN_HOLD_UPDATE] =
         "WITH changed AS (UPDATE holds h SET status = r.status, expires_at = r.expires_at,"
@@ -147,6 +149,7 @@ bool hf_pg_run_hold_insert(hf_pg_store_t *store, const hf_mutation_t *m, int32_t
     integer_append(&run->arrays[5], h->total);
     integer_append(&run->arrays[6], m->at_ms);
     integer_append(&run->arrays[7], h->expires_at_ms);
+    element_append(&run->arrays[8], h->exchange_for);
     run->rows++;
     if (h->target != HF_TARGET_CALENDAR) return true;
     /* A calendar hold's typed uses follow its row: the run is written first. */

@@ -12,7 +12,8 @@
  * refunds), version 5 the table history, version 6 the waiting rooms' tickets, version 7 the
  * tables of dispatch (drivers, rides), version 8 refunds.order_id (a paid order's cancel owes
  * a refund) with refunds.reservation_id nullable (a booking has no hold), version 9 the tables
- * of calendars; a version 2 to 8 database is migrated at open (schema_migrate). */
+ * of calendars, version 10 the links of exchanges (holds.exchange_for, orders.replaces and
+ * orders.replaced_by); a version 2 to 9 database is migrated at open (schema_migrate). */
 #define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 
 /* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
@@ -91,7 +92,7 @@ static const char SCHEMA[] =
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, status TEXT NOT NULL, items TEXT NOT NULL,"
     "  total INTEGER NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,"
-    "  order_id TEXT);"
+    "  order_id TEXT, exchange_for TEXT);"
     /* The staff's listing of an event's holds is a range scan of this index, in creation
      * order (seq), from the hold it resumes after (load.c, hf_sqlite_holds_list). */
     "CREATE INDEX IF NOT EXISTS holds_event ON holds(event_id, seq);"
@@ -99,7 +100,7 @@ static const char SCHEMA[] =
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, reservation_id TEXT UNIQUE, status TEXT NOT NULL,"
     "  items TEXT NOT NULL, total INTEGER NOT NULL, currency TEXT, payment_ref TEXT,"
-    "  created_at INTEGER NOT NULL);"
+    "  created_at INTEGER NOT NULL, replaces TEXT, replaced_by TEXT);"
     "CREATE TABLE IF NOT EXISTS order_items("
     "  order_id TEXT NOT NULL, event_id TEXT NOT NULL, seat_id TEXT, pool_id TEXT,"
     "  quantity INTEGER NOT NULL, active INTEGER NOT NULL DEFAULT 1);"
@@ -149,6 +150,17 @@ static const char SCHEMA[] =
  * the new version, so a crash leaves either version whole. What is made is made only when
  * missing: the SCHEMA above already made it for a new database (and the tables for an old
  * one). */
+/* Adds a nullable text column to a table of an older version when it has none. */
+static int column_add(sqlite3 *database, const char *table, const char *column) {
+    char query[160], word[32];
+    snprintf(query, sizeof query, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+             table, column);
+    int rc = hf_sqlite_word_query(database, query, word, sizeof word);
+    if (rc != SQLITE_OK || strcmp(word, "0") != 0) return rc;
+    snprintf(query, sizeof query, "ALTER TABLE %s ADD COLUMN %s TEXT", table, column);
+    return sqlite3_exec(database, query, NULL, NULL, NULL);
+}
+
 static int schema_migrate(sqlite3 *database, const char *version) {
     char word[32] = "1";
     int rc = sqlite3_exec(database, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -175,6 +187,10 @@ static int schema_migrate(sqlite3 *database, const char *version) {
                                   word, sizeof word);
     if (rc == SQLITE_OK && strcmp(word, "0") == 0)
         rc = sqlite3_exec(database, REFUNDS_MIGRATION, NULL, NULL, NULL);
+    /* 9 to 10: the links of exchanges, NULL in every row made before (no exchange was). */
+    if (rc == SQLITE_OK) rc = column_add(database, "holds", "exchange_for");
+    if (rc == SQLITE_OK) rc = column_add(database, "orders", "replaces");
+    if (rc == SQLITE_OK) rc = column_add(database, "orders", "replaced_by");
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(database,
                           "UPDATE meta SET value = '" SCHEMA_VERSION "'"
@@ -220,7 +236,7 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
         goto fail;
     if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
         strcmp(word, "5") == 0 || strcmp(word, "6") == 0 || strcmp(word, "7") == 0 ||
-        strcmp(word, "8") == 0) {
+        strcmp(word, "8") == 0 || strcmp(word, "9") == 0) {
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }

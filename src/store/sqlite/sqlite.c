@@ -42,7 +42,7 @@ static const char *hold_word(int status) {
 }
 
 static const char *order_word(int status) {
-    return hf_record_word(hf_order_status_name, status, HF_ORDER_CANCELLED);
+    return hf_record_word(hf_order_status_name, status, HF_ORDER_EXCHANGED);
 }
 
 /* ---- Prepared statements ---- */
@@ -59,17 +59,19 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_EVENT_HISTORY_DELETE] = "DELETE FROM history WHERE event_id = ?1",
     [STATEMENT_HOLD_INSERT] =
         "INSERT INTO holds(id, event_id, user_id, status, items, total, created_at,"
-        " expires_at, order_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        " expires_at, order_id, exchange_for) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [STATEMENT_HOLD_UPDATE] =
         "UPDATE holds SET status = ?2, expires_at = ?3, order_id = COALESCE(?4, order_id)"
         " WHERE id = ?1",
     [STATEMENT_ORDER_INSERT] =
         "INSERT INTO orders(id, event_id, user_id, reservation_id, status, items, total,"
-        " currency, payment_ref, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        " currency, payment_ref, created_at, replaces)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [STATEMENT_ORDER_ITEM_INSERT] =
         "INSERT INTO order_items(order_id, event_id, seat_id, pool_id, quantity)"
         " VALUES(?1, ?2, ?3, ?4, ?5)",
-    [STATEMENT_ORDER_UPDATE] = "UPDATE orders SET status = ?2 WHERE id = ?1",
+    [STATEMENT_ORDER_UPDATE] =
+        "UPDATE orders SET status = ?2, replaced_by = COALESCE(?3, replaced_by) WHERE id = ?1",
     [STATEMENT_ORDER_ITEMS_DEACTIVATE] = "UPDATE order_items SET active = 0 WHERE order_id = ?1",
     [STATEMENT_IDEMPOTENCY_PUT] =
         "INSERT OR REPLACE INTO idempotency(key, hash, status, body, created_at)"
@@ -291,6 +293,7 @@ static int write_hold_create(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     bind_integer(store, id, 6, hold->total);
     bind_integer(store, id, 7, m->at_ms);
     bind_integer(store, id, 8, hold->expires_at_ms);
+    bind_text(store, id, 10, hold->exchange_for);
     int rc = statement_run(store, id);
     if (rc != SQLITE_DONE || hold->target != HF_TARGET_CALENDAR) return rc;
     return hf_sqlite_calendar_uses(store, hold->hold_id, hold->event_id, &hold->uses);
@@ -354,6 +357,7 @@ static int write_order_create(hf_sqlite_store_t *store, const hf_mutation_t *m) 
     bind_text(store, id, 8, order->currency);
     bind_text(store, id, 9, order->payment_ref);
     bind_integer(store, id, 10, m->at_ms);
+    bind_text(store, id, 11, order->replaces);
     int rc = statement_run(store, id);
     if (rc != SQLITE_DONE || order->target != HF_TARGET_CALENDAR) return rc;
     return hf_sqlite_calendar_uses(store, order->order_id, order->event_id, &order->uses);
@@ -376,9 +380,11 @@ static int write_order_update(hf_sqlite_store_t *store, const hf_mutation_t *mut
     const hf_mutation_order_update_t *m = &mutation->as.order_update;
     bind_text(store, STATEMENT_ORDER_UPDATE, 1, m->order_id);
     bind_text(store, STATEMENT_ORDER_UPDATE, 2, order_word(m->status));
+    bind_text(store, STATEMENT_ORDER_UPDATE, 3, m->replaced_by);
     int rc = changed_one_row(store, statement_run(store, STATEMENT_ORDER_UPDATE));
-    if (rc != SQLITE_DONE || m->status != HF_ORDER_CANCELLED) return rc;
-    /* A cancelled order's seats leave the unique index, so they can be sold again. */
+    if (rc != SQLITE_DONE || m->status == HF_ORDER_CONFIRMED) return rc;
+    /* A cancelled or exchanged order's seats leave the unique index, so they can be sold
+     * again (an exchange's new order, whose rows come after this record, among others). */
     bind_text(store, STATEMENT_ORDER_ITEMS_DEACTIVATE, 1, m->order_id);
     return statement_run(store, STATEMENT_ORDER_ITEMS_DEACTIVATE);
 }
