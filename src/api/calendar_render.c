@@ -2,6 +2,7 @@
 #include "api/calendar_render.h"
 
 #include "api/calendar_decode.h"
+#include "api/exchange_render.h"
 
 static void resource_write(hf_json_t *json, const hf_resource_definition_t *resource) {
     hf_json_object_begin(json);
@@ -116,7 +117,8 @@ static void stored_item_write(hf_json_t *json, const hf_calendar_t *calendar,
     hf_json_object_end(json);
 }
 
-void hf_render_stored_calendar_hold(hf_json_t *json, const hf_calendar_t *calendar,
+void hf_render_stored_calendar_hold(hf_json_t *json, const hf_core_t *core,
+                                    const hf_calendar_t *calendar,
                                     const hf_stored_calendar_hold_t *hold, uint8_t status) {
     const hf_calendar_hold_request_t *request = &hold->request;
     hf_json_object_begin(json);
@@ -144,5 +146,6 @@ void hf_render_stored_calendar_hold(hf_json_t *json, const hf_calendar_t *calend
     /* Only a released or expired hold is ever forgotten: nothing remains of its time. */
     HF_JSON_KEY(json, "expires_in_ms");
     hf_json_int(json, 0);
+    if (request->exchange_for) hf_render_exchange(json, core, request->exchange_for, hold->total);
     hf_json_object_end(json);
 }

@@ -19,7 +19,8 @@ void hf_render_calendar_items(hf_json_t *json, const hf_core_t *core, const hf_c
                               uint32_t item_offset, uint32_t count);
 /* A calendar hold the core has forgotten, as the store keeps it (a staff list's page): the
  * shape of hf_render_hold, with status as given; each item's total from its resource's price. */
-void hf_render_stored_calendar_hold(hf_json_t *json, const hf_calendar_t *calendar,
+void hf_render_stored_calendar_hold(hf_json_t *json, const hf_core_t *core,
+                                    const hf_calendar_t *calendar,
                                     const hf_stored_calendar_hold_t *hold, uint8_t status);
 
 #endif

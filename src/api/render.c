@@ -2,6 +2,7 @@
 #include "api/render.h"
 
 #include "api/calendar_render.h"
+#include "api/exchange_render.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -194,15 +195,9 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
         HF_JSON_KEY(json, "order_id");
         hf_json_string(json, hf_core_order_at(core, hold->order - 1)->id);
     }
-    if (hold->exchange_for) {
-        /* An exchange hold (API.md section 13): the order it would replace, and what the
-         * swap costs on top of it (negative: what it gives back). */
-        const hf_order_t *old = hf_core_order_at(core, hold->exchange_for - 1);
-        HF_JSON_KEY(json, "exchange_for");
-        hf_json_string(json, old->id);
-        HF_JSON_KEY(json, "difference");
-        hf_json_int(json, hold->total - old->total);
-    }
+    if (hold->exchange_for)
+        hf_render_exchange(json, core, hf_core_order_at(core, hold->exchange_for - 1)->id,
+                           hold->total);
     if (capped) {
         HF_JSON_KEY(json, "capped");
         hf_json_bool(json, *capped);
@@ -210,8 +205,8 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
     hf_json_object_end(json);
 }
 
-void hf_render_stored_hold(hf_json_t *json, const hf_event_t *event, const hf_stored_hold_t *hold,
-                           uint8_t status) {
+void hf_render_stored_hold(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,
+                           const hf_stored_hold_t *hold, uint8_t status) {
     const hf_hold_request_t *items = &hold->request;
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "reservation_id");
@@ -244,6 +239,7 @@ void hf_render_stored_hold(hf_json_t *json, const hf_event_t *event, const hf_st
     /* Only a released or expired hold is ever forgotten: nothing remains of its time. */
     HF_JSON_KEY(json, "expires_in_ms");
     hf_json_int(json, 0);
+    if (items->exchange_for) hf_render_exchange(json, core, items->exchange_for, hold->total);
     hf_json_object_end(json);
 }
 

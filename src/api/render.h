@@ -18,8 +18,8 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
                     const bool *capped);
 /* A hold the core has forgotten, as the store handed it back (a released or expired one):
  * the same shape as hf_render_hold, with status as given. */
-void hf_render_stored_hold(hf_json_t *json, const hf_event_t *event, const hf_stored_hold_t *hold,
-                           uint8_t status);
+void hf_render_stored_hold(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,
+                           const hf_stored_hold_t *hold, uint8_t status);
 void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *order);
 /* The "seats" and "pools" members of a hold or order, inside an object already open. */
 void hf_render_items(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,

@@ -153,11 +153,13 @@ static int listed(hold_listing_t *listing, const char *hold_id, uint8_t stored_s
 }
 
 static void event_hold_write(hold_listing_t *listing, uint8_t status) {
-    hf_render_stored_hold(listing->json, listing->unit->event, listing->stored, status);
+    hf_render_stored_hold(listing->json, listing->request->core, listing->unit->event,
+                          listing->stored, status);
 }
 
 static void calendar_hold_write(hold_listing_t *listing, uint8_t status) {
-    hf_render_stored_calendar_hold(listing->json, listing->unit->calendar, listing->stored, status);
+    hf_render_stored_calendar_hold(listing->json, listing->request->core, listing->unit->calendar,
+                                   listing->stored, status);
 }
 
 static int hold_listed(void *context, const hf_stored_hold_t *stored) {

@@ -534,3 +534,31 @@ def test_exchange_survives_a_restart():
 
 def test_exchange_survives_kill_9():
     exchange_survives(kill=True)
+
+
+def test_forgotten_exchange_holds_are_listed_whole():
+    """A released exchange hold the core has forgotten (--finished-holds 0) is listed from the
+    store with its exchange_for and difference, as GET showed it before: an event's and a
+    calendar's."""
+    server = Server(extra_args=["--finished-holds", "0"]).start()
+    try:
+        c = server.client()
+        event_id = event(c)
+        owner = user("fg")
+        old = order_of(c, event_id, owner, ["FLOOR-A-1"])
+        shown = exchange(c, event_id, owner, old["order_id"], ["BALC-A-1"])
+        check_equal(shown["difference"], BALC - FLOOR, "the difference as made")
+        release(c, shown["reservation_id"], owner)
+        # Unrelated acknowledged writes: every earlier batch is durable, so the core forgets.
+        for n in range(3):
+            churn = user("churn")
+            h = hold(c, event_id, churn, ["BALC-A-%d" % (n + 5)])
+            release(c, h["reservation_id"], churn)
+        listing = expect(c.get("/v1/events/%s/holds?status=released&limit=100" % event_id), 200)
+        listed = [h for h in listing["holds"] if h["reservation_id"] == shown["reservation_id"]]
+        check_equal(len(listed), 1, "the exchange hold is listed")
+        check_equal(listed[0]["exchange_for"], old["order_id"], "exchange_for from the store")
+        check_equal(listed[0]["difference"], BALC - FLOOR, "difference from the store")
+        check_equal(listed[0]["status"], "released", "status")
+    finally:
+        server.stop()
