@@ -94,7 +94,10 @@ static hf_mutation_t order_create(const char *order_id, const char *event_id, co
 static hf_mutation_t order_cancel(const char *order_id, const char *event_id) {
     return (hf_mutation_t){.type = HF_MUTATION_ORDER_UPDATE,
                            .at_ms = NOW_MS + 9,
-                           .as.order_update = {order_id, event_id, "u2", HF_ORDER_CANCELLED, NULL}};
+                           .as.order_update = {.order_id = order_id,
+                                               .event_id = event_id,
+                                               .user_id = "u2",
+                                               .status = HF_ORDER_CANCELLED}};
 }
 
 static hf_mutation_t event_sales(const char *event_id) {

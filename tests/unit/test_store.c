@@ -86,18 +86,26 @@ static void test_batch_deep_copy(void **state) {
     char hold_id[] = "res_1", hold_event[] = "e_hold", hold_user[] = "u_hold";
     char hold_seat[] = "F-A-2", hold_pool[] = "VIP";
     hf_mutation_item_t hold_lines[] = {{hold_seat, 0}, {hold_pool, 2}};
-    hf_mutation_t hold = {
-        .type = HF_MUTATION_HOLD_CREATE,
-        .at_ms = 44,
-        .as.hold_create =
-            {hold_id, hold_event, hold_user, {hold_lines, 1, 1}, 900, 77, HF_HOLD_HELD}};
+    hf_mutation_t hold = {.type = HF_MUTATION_HOLD_CREATE,
+                          .at_ms = 44,
+                          .as.hold_create = {.hold_id = hold_id,
+                                             .event_id = hold_event,
+                                             .user_id = hold_user,
+                                             .items = {hold_lines, 1, 1},
+                                             .total = 900,
+                                             .expires_at_ms = 77,
+                                             .status = HF_HOLD_HELD}};
     hf_batch_append(batch, &hold);
     char update_hold[] = "res_2", update_event[] = "e_update", update_user[] = "u_update";
     char update_order[] = "ord_2";
     hf_mutation_t update = {.type = HF_MUTATION_HOLD_UPDATE,
                             .at_ms = 45,
-                            .as.hold_update = {update_hold, update_event, update_user, update_order,
-                                               78, HF_HOLD_CONFIRMED}};
+                            .as.hold_update = {.hold_id = update_hold,
+                                               .event_id = update_event,
+                                               .user_id = update_user,
+                                               .order_id = update_order,
+                                               .expires_at_ms = 78,
+                                               .status = HF_HOLD_CONFIRMED}};
     hf_batch_append(batch, &update);
 
     /* An order, its lines as a row each, its update. */
@@ -109,15 +117,15 @@ static void test_batch_deep_copy(void **state) {
                                         {order_pool_id, 3}};
     hf_mutation_t order = {.type = HF_MUTATION_ORDER_CREATE,
                            .at_ms = 46,
-                           .as.order_create = {order_id,
-                                               order_event,
-                                               order_user,
-                                               order_hold,
-                                               currency,
-                                               payment_ref,
-                                               {order_lines, 2, 1},
-                                               950,
-                                               HF_ORDER_CONFIRMED}};
+                           .as.order_create = {.order_id = order_id,
+                                               .event_id = order_event,
+                                               .user_id = order_user,
+                                               .hold_id = order_hold,
+                                               .currency = currency,
+                                               .payment_ref = payment_ref,
+                                               .items = {order_lines, 2, 1},
+                                               .total = 950,
+                                               .status = HF_ORDER_CONFIRMED}};
     hf_batch_append(batch, &order);
     char item_order[] = "ord_3", item_event[] = "e_item", item_seat[] = "F-C-1";
     char item_pool[] = "GA2";
@@ -126,10 +134,12 @@ static void test_batch_deep_copy(void **state) {
                           .as.order_item = {item_order, item_event, item_seat, item_pool, 2}};
     hf_batch_append(batch, &item);
     char cancel_order[] = "ord_4", cancel_event[] = "e_cancel", cancel_user[] = "u_cancel";
-    hf_mutation_t cancel = {
-        .type = HF_MUTATION_ORDER_UPDATE,
-        .at_ms = 48,
-        .as.order_update = {cancel_order, cancel_event, cancel_user, HF_ORDER_CANCELLED, NULL}};
+    hf_mutation_t cancel = {.type = HF_MUTATION_ORDER_UPDATE,
+                            .at_ms = 48,
+                            .as.order_update = {.order_id = cancel_order,
+                                                .event_id = cancel_event,
+                                                .user_id = cancel_user,
+                                                .status = HF_ORDER_CANCELLED}};
     hf_batch_append(batch, &cancel);
 
     /* An answer: key, body and hash. */
