@@ -19,6 +19,12 @@
  *                with its total (HMAC-SHA256 with --webhook-secret), as a payment provider
  *                would. The rate quoted is webhooks answered {"result":"committed",...} per
  *                second; each of them also cost a hold, which is counted apart.
+ *   exchange     each connection buys a random seat (a hold, then its commit) and then changes
+ *                that order again and again (API.md section 13): an exchange hold of another
+ *                random seat with exchange_for its current order, then the hold's commit, whose
+ *                new order the next exchange replaces. Every seat has one price, so the
+ *                difference is 0. The rate quoted is exchanges committed per second (each cost
+ *                two answers, its hold and its commit); pipeline 1.
  *   queue-join   each request a new user joins the line of an event with a waiting room
  *                (API.md section 6) whose admit_per_s is tiny, so the line only grows.
  *   queue-poll   first fills the line with --line users (joins, pipelined: the fill is timed),
@@ -197,14 +203,14 @@ static double histogram_percentile_ms(const histogram_t *histogram, double p) {
 typedef enum workload {
     W_NOOP, W_HOLD_RANDOM, W_HOLD_HOT, W_FLASH_SALE, W_REDIS_SET, W_WEBHOOK, W_QUEUE_JOIN,
     W_QUEUE_POLL, W_QUEUE_ADMIT, W_DRIVER_UPDATE, W_RIDE_REQUEST, W_CALENDAR_HOLD,
-    W_CALENDAR_FREE, W_CALENDAR_AVAILABILITY
+    W_CALENDAR_FREE, W_CALENDAR_AVAILABILITY, W_EXCHANGE
 } workload_t;
 
 static const char *workload_names[] = {"noop", "hold-random", "hold-hot", "flash-sale",
                                        "redis-set", "webhook", "queue-join", "queue-poll",
                                        "queue-admit", "driver-update", "ride-request",
                                        "calendar-hold", "calendar-free",
-                                       "calendar-availability"};
+                                       "calendar-availability", "exchange"};
 #define WORKLOAD_COUNT (sizeof workload_names / sizeof workload_names[0])
 
 typedef struct options {
@@ -287,7 +293,7 @@ static void usage(void) {
         "usage: loadgen [options]\n"
         "  --workload noop|hold-random|hold-hot|flash-sale|redis-set|webhook|queue-join|\n"
         "             queue-poll|queue-admit|driver-update|ride-request|calendar-hold|\n"
-        "             calendar-free|calendar-availability                        (hold-random)\n"
+        "             calendar-free|calendar-availability|exchange               (hold-random)\n"
         "  --host H --port P          server (127.0.0.1:8080)\n"
         "  -c, --connections N        connections (50)\n"
         "  -p, --pipeline D           requests in flight per connection (1, at most %d)\n"
@@ -297,7 +303,7 @@ static void usage(void) {
         "  --ttl S                    hold ttl_s (hold-random 1, hold-hot 1, flash-sale 1);\n"
         "                             redis-set: EX, whole seconds (1)\n"
         "  --event ID                 event, fleet or calendar id (bench, hot, flash, webhook,\n"
-        "                             queue, fleet, cal)\n"
+        "                             exchange, queue, fleet, cal)\n"
         "  --seats N                  seats of the event, rows of 1,000 (60000)\n"
         "  --users N                  hold-random: distinct users (1000000)\n"
         "  --hot-seats N              hold-hot: seats fought for (10)\n"
@@ -394,6 +400,8 @@ static void parse_options(int argc, char **argv) {
     if (options.ttl_s < 0) options.ttl_s = 1;
     if (options.workload == W_REDIS_SET && (options.ttl_s < 1 || options.ttl_s != (uint32_t)options.ttl_s))
         die("redis-set: --ttl must be a whole number of seconds");
+    if (options.workload == W_EXCHANGE && options.pipeline != 1)
+        die("exchange: each connection changes one order at a time (-p 1)");
     if (options.workload == W_WEBHOOK && (!options.webhook_secret || !*options.webhook_secret))
         die("webhook: --webhook-secret is needed to sign the deliveries");
     if (options.fill_pipeline < 1 || options.fill_pipeline > PIPELINE_MAX) die("bad --fill-pipeline");
@@ -419,6 +427,7 @@ static void parse_options(int argc, char **argv) {
         options.event = options.workload == W_HOLD_HOT ? "hot"
                       : options.workload == W_FLASH_SALE ? "flash"
                       : options.workload == W_WEBHOOK ? "webhook"
+                      : options.workload == W_EXCHANGE ? "exchange"
                       : queue ? "queue" : fleet ? "fleet" : calendar ? "cal" : "bench";
 }
 
@@ -441,6 +450,7 @@ typedef struct pending {
                                 * K_ACCEPT */
     uint32_t seats[BUYER_SEATS_MAX];
     uint64_t amount;           /* K_WEBHOOK: the hold's total, what the payment paid */
+    bool exchange;             /* exchange: a K_HOLD or K_COMMIT of an exchange hold */
     char id[SERVER_ID_SIZE];   /* K_RELEASE, K_COMMIT, K_WEBHOOK: the hold */
 } pending_t;
 
@@ -462,6 +472,7 @@ typedef struct connection {
     pending_t followups[PIPELINE_MAX];
     unsigned followup_head, followup_count;
     char token[256];           /* --user-token-secret: this connection's user token, else "" */
+    char order[SERVER_ID_SIZE]; /* exchange: the order the next exchange replaces, else "" */
 } connection_t;
 
 typedef struct order_record {
@@ -507,6 +518,8 @@ static struct {
     /* webhook (each counted when answered in the measured window) */
     uint64_t webhooks_sent, webhooks_committed, webhooks_late, webhooks_other;
     char first_other_result[128];
+    /* exchange (each counted when its commit is answered in the measured window) */
+    uint64_t orders_bought, exchanges_committed;
     /* queue-*, driver-update and ride-request: the fill before the measured run */
     uint64_t fill_target, fill_sent, fill_answered, fill_start_ns, fill_end_ns;
     bool filled;                      /* this run filled (not read from --tickets) */
@@ -683,6 +696,23 @@ static void send_hold(connection_t *connection, uint32_t user, const uint32_t *s
     pending->user = user;
     pending->seat_count = (uint8_t)seat_count;
     memcpy(pending->seats, seats, seat_count * sizeof seats[0]);
+}
+
+/* exchange: a hold of one seat for connection's user that replaces its current order. */
+static void send_exchange_hold(connection_t *connection, uint32_t seat) {
+    char body[512], path[128], id[32];
+    seat_id(seat, id, sizeof id);
+    int length = snprintf(body, sizeof body,
+                          "{\"user_id\":\"u%d\",\"seats\":[\"%s\"],\"ttl_s\":%g,"
+                          "\"exchange_for\":\"%s\"}",
+                          connection->index, id, options.ttl_s, connection->order);
+    snprintf(path, sizeof path, "/v1/events/%s/holds", options.event);
+    put_request(connection, "POST", path, NULL, body, (size_t)length);
+    pending_t *pending = push_inflight(connection, K_HOLD);
+    pending->user = (uint32_t)connection->index;
+    pending->seat_count = 1;
+    pending->seats[0] = seat;
+    pending->exchange = true;
 }
 
 /* SET seat:<seat> u<user> NX EX <ttl> as a RESP array of bulk strings. */
@@ -1117,6 +1147,12 @@ static bool run_request(connection_t *connection) {
     case W_CALENDAR_HOLD:
         send_calendar_hold(connection);
         return true;
+    case W_EXCHANGE: {
+        uint32_t seat = random_below(&connection->rng, options.seats);
+        if (connection->order[0]) send_exchange_hold(connection, seat);
+        else send_hold(connection, (uint32_t)connection->index, &seat, 1, 'u');
+        return true;
+    }
     case W_CALENDAR_FREE:
     case W_CALENDAR_AVAILABILITY:
         send_calendar_read(connection);
@@ -1550,11 +1586,26 @@ static void on_hold_answer(connection_t *connection, const pending_t *pending, b
         /* hold-hot: the winner lets go at once, so the 10 seats keep changing hands. */
         if (options.workload == W_HOLD_HOT) queue_followup(connection, pending, K_RELEASE, body, length);
         if (options.workload == W_WEBHOOK) queue_followup(connection, pending, K_WEBHOOK, body, length);
+        if (options.workload == W_EXCHANGE) queue_followup(connection, pending, K_COMMIT, body, length);
     } else if (status == 409) {
         run.hot_losses += counted;
     } else {
         record_error("hold answered %d: %.*s", status, (int)(length < 300 ? length : 300), body);
     }
+}
+
+/* exchange: a commit answers 200 with its order, which the connection's next exchange replaces;
+ * anything else is an error (the hold cannot lapse between its answer and its commit). */
+static void on_exchange_commit(connection_t *connection, const pending_t *pending, bool counted,
+                               int status, const char *body, size_t length) {
+    if (status != 200 || !json_string(body, length, "order_id", connection->order, sizeof connection->order)) {
+        record_error("%s commit answered %d: %.*s", pending->exchange ? "exchange" : "purchase",
+                     status, (int)(length < 300 ? length : 300), body);
+        connection->order[0] = '\0';
+        return;
+    }
+    if (pending->exchange) run.exchanges_committed += counted;
+    else run.orders_bought += counted;
 }
 
 /* 200 {"result":"committed",...} is the measured outcome (late ones, re-taken after their hold
@@ -1729,6 +1780,8 @@ static void on_answer(connection_t *connection, int status, const char *body, si
     case K_HOLD:
     case K_COMMIT:
         if (options.workload == W_FLASH_SALE) on_flash_answer(connection, &pending, status, body, length);
+        else if (options.workload == W_EXCHANGE && pending.kind == K_COMMIT)
+            on_exchange_commit(connection, &pending, counted, status, body, length);
         else on_hold_answer(connection, &pending, counted, status, body, length);
         break;
     case K_WEBHOOK:
@@ -1969,7 +2022,10 @@ static void report_common(buffer_t *json, double seconds) {
     printf("%s: %d connections, pipeline %d, seed %" PRIu64 ", %.2f s\n",
            workload_names[options.workload], options.connections, options.pipeline, options.seed,
            seconds);
-    if (options.workload == W_WEBHOOK) /* bench/run.sh logs this second line */
+    if (options.workload == W_EXCHANGE)
+        printf("  %.0f exchanges committed/s (%.0f requests/s, holds included)\n",
+               seconds > 0 ? (double)run.exchanges_committed / seconds : 0, throughput);
+    else if (options.workload == W_WEBHOOK) /* bench/run.sh logs this second line */
         printf("  %.0f committed webhooks/s (%.0f requests/s, holds included)\n",
                seconds > 0 ? (double)run.webhooks_committed / seconds : 0, throughput);
     else if (options.workload == W_RIDE_REQUEST)
@@ -2033,6 +2089,23 @@ static void report_flash(buffer_t *json, double seconds) {
                   run.orders_lost, run.orders_mismatched, run.double_sales,
                   histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99),
                   histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99));
+}
+
+/* exchanges_per_s counts the exchange commits answered 200 in the measured window (each also
+ * cost its hold); the latencies are of the commits and of the holds, exchange or first. */
+static void report_exchange(buffer_t *json, double seconds) {
+    double per_s = seconds > 0 ? (double)run.exchanges_committed / seconds : 0;
+    printf("  exchanges committed %" PRIu64 " (%.0f/s), first purchases %" PRIu64 "\n",
+           run.exchanges_committed, per_s, run.orders_bought);
+    printf("  commit latency ms: p50 %.3f p99 %.3f; hold latency ms: p50 %.3f p99 %.3f\n",
+           histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99),
+           histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99));
+    buffer_printf(json, ",\"exchanges_committed\":%" PRIu64 ",\"exchanges_per_s\":%.1f"
+                  ",\"orders_bought\":%" PRIu64 ",\"commit_p50_ms\":%.3f,\"commit_p99_ms\":%.3f"
+                  ",\"hold_p50_ms\":%.3f,\"hold_p99_ms\":%.3f",
+                  run.exchanges_committed, per_s, run.orders_bought,
+                  histogram_percentile_ms(&run.commit_latency, 50), histogram_percentile_ms(&run.commit_latency, 99),
+                  histogram_percentile_ms(&run.hold_latency, 50), histogram_percentile_ms(&run.hold_latency, 99));
 }
 
 /* webhooks_per_s counts only the deliveries answered "committed" (late ones included); the
@@ -2163,6 +2236,7 @@ static void report(void) {
     report_common(&json, seconds);
     if (options.workload == W_FLASH_SALE) report_flash(&json, seconds);
     if (options.workload == W_WEBHOOK) report_webhook(&json, seconds);
+    if (options.workload == W_EXCHANGE) report_exchange(&json, seconds);
     if (is_queue_workload()) report_queue(&json, seconds);
     if (is_fleet_workload()) report_dispatch(&json, seconds);
     if (is_calendar_workload()) {
@@ -2175,6 +2249,7 @@ static void report(void) {
                (run.sold_out && run.verified_seats == options.seats &&
                 run.verified_sold == options.seats && run.orders_verified == run.order_count)) &&
               (options.workload != W_WEBHOOK || run.webhooks_committed > 0) &&
+              (options.workload != W_EXCHANGE || run.exchanges_committed > 0) &&
               /* The rooms' workloads fail when they measured nothing (an empty line, no fleet),
                * except a run of the fill alone (-d 0). */
               ((!is_queue_workload() && !is_fleet_workload() && !is_calendar_workload()) ||

@@ -406,6 +406,57 @@ def webhook_section(w, runs, thread_cpu, headline):
     w("")
 
 
+def exchange_ratio(runs, headline):
+    """The median over repetitions of exchanges committed/s / hold-random's holds/s, both from
+    the exchange part (fresh servers one after the other in each repetition); None without."""
+    values = ratios_by_rep(runs.get(("holdfast", "exchange", headline, 1), []),
+                           runs.get(("holdfast", "exchange-hold-random", headline, 1), []),
+                           "exchanges_per_s")
+    return statistics.median(values) if values else None
+
+
+def exchange_section(w, runs, thread_cpu, headline):
+    """Exchanges (issue 30): a connection's order replaced again and again."""
+    exchange = [r for r in runs.get(("holdfast", "exchange", headline, 1), []) if r]
+    holds = summary(runs.get(("holdfast", "exchange-hold-random", headline, 1), []))
+    w("## Exchanges")
+    w("")
+    if not exchange:
+        w("Not run.")
+        w("")
+        return
+    w("Each of %d connections buys a random seat (60,000 seats of one price) and then changes that"
+      " order again and again (API.md section 13): an exchange hold of another random seat with"
+      " `exchange_for` its current order (ttl 10 s), then that hold's commit, which makes the old"
+      " order `exchanged` and the new one `confirmed` in one durable step; the next exchange"
+      " replaces the new order. Counted: exchange commits answered 200 per second; each also cost"
+      " its hold, which that rate leaves out (two answers per exchange, each waiting for its own"
+      " durable step, so a connection makes at most half as many exchanges as holds at the same"
+      " latency). hold-random's holds/s are its answers, 201 or 409. Each repetition runs"
+      " hold-random then exchange, each on a fresh server; the ratio is the median of the"
+      " per-repetition ratios (goal: at least 50%%)." % headline)
+    w("")
+    ratio = exchange_ratio(runs, headline)
+    values = ratios_by_rep(exchange, runs.get(("holdfast", "exchange-hold-random", headline, 1), []),
+                           "exchanges_per_s")
+    w("| exchanges committed/s | / hold-random holds/s, same repetition | each repetition |"
+      " hold-random holds/s | commit p50 ms | commit p99 ms | hold p50 / p99 ms |"
+      " server CPU us per answer, exchange / hold-random | errors |")
+    w("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cpu = [median_role(thread_cpu.get((variant, headline, 1), []), "all")
+           for variant in ("exchange", "exchange-hold-random")]
+    w("| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %d |" % (
+        fmt_rate(median_of(exchange, "exchanges_per_s")),
+        "-" if ratio is None else "%.0f%%" % (100 * ratio),
+        ", ".join("%.0f%%" % (100 * v) for v in values) or "-",
+        fmt_rate(holds["throughput"]),
+        fmt_ms(median_of(exchange, "commit_p50_ms")), fmt_ms(median_of(exchange, "commit_p99_ms")),
+        fmt_ms(median_of(exchange, "hold_p50_ms")), fmt_ms(median_of(exchange, "hold_p99_ms")),
+        *("-" if value is None else "%.1f" % value for value in cpu),
+        sum(r.get("errors", 0) + r.get("transport_errors", 0) for r in exchange)))
+    w("")
+
+
 # ---- the waiting room (issue 20) and dispatch (issue 21) ----
 
 def same_rep_ratio(runs, variant, reference, headline, metric="throughput"):
@@ -1305,6 +1356,9 @@ def render(results, markdown_path, svg_path):
     r_webhook = webhook_ratio(runs, headline)
     target("webhook: committed webhooks/s >= 80%% of hold-random's holds/s (%d connections)" % headline,
            r_webhook, 0.8, "-" if r_webhook is None else "%.0f%%" % (100 * r_webhook))
+    r_exchange = exchange_ratio(runs, headline)
+    target("exchange: exchanges committed/s >= 50%% of hold-random's holds/s (%d connections)" % headline,
+           r_exchange, 0.5, "-" if r_exchange is None else "%.0f%%" % (100 * r_exchange))
     rooms_targets(target, runs, headline, core)
     cluster_targets(target, load_cluster(os.path.join(results, "raw", "cluster"))[1])
     w("")
@@ -1412,6 +1466,7 @@ def render(results, markdown_path, svg_path):
         w("")
 
     webhook_section(w, runs, thread_cpu, headline)
+    exchange_section(w, runs, thread_cpu, headline)
     credentials_section(w, runs, thread_cpu, headline)
     queue_section(w, runs, thread_cpu, headline)
     dispatch_section(w, runs, thread_cpu, headline)
@@ -1558,13 +1613,14 @@ def render(results, markdown_path, svg_path):
 # parts left out (holdfast, redis, postgres) write the headline, targets, sweep, chart and CPU
 # tables together: a run that has any of them renders the whole file.
 ALL_PARTS = ["holdfast", "redis", "postgres", "core", "flash", "profile", "ceiling", "webhook",
-             "credentials", "queue", "dispatch", "pgstore", "cluster", "notify", "calendar"]
+             "exchange", "credentials", "queue", "dispatch", "pgstore", "cluster", "notify", "calendar"]
 PART_SECTIONS = {
     "core": "## The core alone",
     "flash": "## Flash sale",
     "profile": "## Where the instructions go (callgrind)",
     "ceiling": "## The ceiling: the same server without its durable step",
     "webhook": "## Payment webhooks",
+    "exchange": "## Exchanges",
     "credentials": "## User tokens against the API key",
     "queue": "## Waiting room",
     "dispatch": "## Dispatch",

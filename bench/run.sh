@@ -13,7 +13,7 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster notify calendar"
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook exchange credentials queue dispatch pgstore cluster notify calendar"
 #                            parts to run (pgstore: one node on the PostgreSQL store beside one
 #                            on SQLite; cluster: several nodes on one PostgreSQL, bench/cluster.sh:
 #                            forwarded beside direct requests, 1 to 3 nodes on disjoint events,
@@ -41,7 +41,7 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook credentials queue dispatch pgstore cluster notify calendar"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook exchange credentials queue dispatch pgstore cluster notify calendar"}
 queue_line=${BENCH_QUEUE_LINE:-1000000}
 drivers=${BENCH_DRIVERS:-100000}
 calendar_resources=${BENCH_CALENDAR_RESOURCES:-10000}
@@ -454,6 +454,24 @@ if want webhook; then
         start_holdfast build/holdfast "$work" "" --webhook-secret "$webhook_secret"
         loadgen_run webhook webhook "$headline" 1 "$rep" --seats "$seats" --ttl 1 \
             --webhook-secret "$webhook_secret"
+        stop_holdfast
+    done
+fi
+
+# ---- exchanges: each connection changes its order again and again (API.md section 13) ----
+# In each repetition at the headline connection count, on fresh servers one after the other:
+# hold-random, then exchange (a purchase, then exchange holds of a random seat, each with
+# exchange_for the connection's current order, each committed at once). The report divides
+# the exchanges committed per second by hold-random's holds/s of the same repetition (issue
+# 30's goal: at least 50%; an exchange is two answers, its hold and its commit, and writes two
+# orders).
+if want exchange; then
+    part=exchange
+    for rep in $(seq "$reps"); do
+        start_holdfast build/holdfast "$work" ""
+        loadgen_run exchange-hold-random hold-random "$headline" 1 "$rep" --seats "$seats" --ttl 1
+        start_holdfast build/holdfast "$work" ""
+        loadgen_run exchange exchange "$headline" 1 "$rep" --seats "$seats" --ttl 10
         stop_holdfast
     done
 fi

@@ -402,6 +402,73 @@ def test_loadgen_webhook_wants_a_secret(loadgen):
     assert result.returncode == 2 and "--webhook-secret" in result.stderr, result.stderr
 
 
+# ---- loadgen's exchange workload against the real server ----
+
+
+def test_loadgen_exchange_replaces_each_connection_order(loadgen, server):
+    with tempfile.TemporaryDirectory() as data:
+        hf = Server(server, data, {}, [])
+        try:
+            with tempfile.TemporaryDirectory() as directory:
+                out = os.path.join(directory, "out.json")
+                result = subprocess.run(
+                    [loadgen, "--port", str(hf.port), "--workload", "exchange", "-c", "4",
+                     "-d", "0.5", "--warmup", "0.1", "--seats", "2000", "--ttl", "10",
+                     "--json", out], capture_output=True, text=True, timeout=30)
+                summary = json.load(open(out)) if os.path.exists(out) else None
+            orders = []
+            for user in range(4):
+                status, body = hf.request("GET", "/v1/users/u%d/orders?limit=1000" % user)
+                assert status == 200, (status, body)
+                orders.append(json.loads(body)["orders"])
+        finally:
+            hf.stop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert summary["ok"] is True and summary["errors"] == 0, summary
+    committed = summary["exchanges_committed"]
+    assert committed > 20, summary
+    assert abs(summary["exchanges_per_s"] - committed / 0.5) < 1, summary
+    assert set(summary["statuses"]) <= {"200", "201", "409"}, summary
+    assert summary["commit_p99_ms"] > 0 and summary["hold_p99_ms"] > 0, summary
+    # Each connection's user ends with exactly one confirmed order; every other one of its
+    # orders was exchanged, and replaced by the next.
+    exchanged = 0
+    for user_orders in orders:
+        statuses = [order["status"] for order in user_orders]
+        assert statuses.count("confirmed") == 1, statuses
+        assert set(statuses) <= {"confirmed", "exchanged"}, statuses
+        exchanged += statuses.count("exchanged")
+        for order in user_orders:
+            if order["status"] == "exchanged":
+                assert order["replaced_by"], order
+    assert exchanged >= committed, (exchanged, committed)
+
+
+def test_loadgen_exchange_wants_one_request_in_flight(loadgen):
+    result = subprocess.run([loadgen, "--workload", "exchange", "-p", "2"], capture_output=True,
+                            text=True, timeout=10)
+    assert result.returncode == 2 and "-p 1" in result.stderr, result.stderr
+
+
+def test_report_exchange_ratio_divides_the_same_repetition():
+    holds = [1000, 500, 2000]
+    exchanges = [400, 250, 600]  # 0.4, 0.5, 0.3: median 0.4
+    with tempfile.TemporaryDirectory() as directory:
+        for rep, (h, x) in enumerate(zip(holds, exchanges), 1):
+            with open(os.path.join(directory, "holdfast__exchange-hold-random__c50__p1__r%d.json" % rep), "w") as f:
+                json.dump({"throughput": h, "answered": h}, f)
+            with open(os.path.join(directory, "holdfast__exchange__c50__p1__r%d.json" % rep), "w") as f:
+                json.dump({"throughput": 2 * x, "exchanges_per_s": x, "answered": 2 * x}, f)
+        runs = report.load_runs(directory, 3.0)
+    ratio = report.exchange_ratio(runs, 50)
+    assert abs(ratio - 0.4) < 1e-9, ratio
+    assert report.exchange_ratio(runs, 200) is None
+    lines = []
+    report.exchange_section(lines.append, runs, {}, 50)
+    row = [line for line in lines if line.startswith("| 400 |")]
+    assert row and "| 40% |" in row[0] and "30%, 40%, 50%" in row[0], lines
+
+
 def test_report_webhook_ratio_divides_the_same_repetition():
     # Per repetition 0.9, 0.8 and 0.7 (median 0.8); the medians of the rates (900 / 1000)
     # would give 0.9. hold-random's throughput is holds/s, the webhook's webhooks_per_s.
