@@ -10,6 +10,8 @@ import datetime
 import hashlib
 import hmac
 import json
+import os
+import sqlite3
 import subprocess
 import time
 
@@ -87,6 +89,21 @@ def check_swapped(c, old_id, new_order, what=""):
     return old
 
 
+def check_view_rows(server, event_id, seat_id, expected, what):
+    """The rows of the SQLite store's view seat_state for one seat (read-only, beside the running
+    server); nothing to check on PostgreSQL, which has no such view."""
+    if harness.STORE_URL is not None:
+        return
+    database = sqlite3.connect("file:%s?mode=ro" % os.path.join(server.data_dir, "holdfast.db"),
+                               uri=True)
+    try:
+        rows = database.execute("SELECT status, owner FROM seat_state WHERE event_id = ? AND"
+                                " seat_id = ?", (event_id, seat_id)).fetchall()
+    finally:
+        database.close()
+    check_equal(rows, expected, what)
+
+
 # ---- events ----
 
 
@@ -104,6 +121,10 @@ def test_keep_a_seat_and_swap_another(server):
     check_equal(seat_state(c, event_id, "FLOOR-A-1")[0], "sold", "the kept seat while held")
     check_equal(seat_state(c, event_id, "FLOOR-B-7")[0], "held", "the new seat")
     check_equal(seat_state(c, event_id, "FLOOR-A-2")[0], "sold", "the seat given up, still sold")
+    check_view_rows(server, event_id, "FLOOR-A-1", [("sold", old["order_id"])],
+                    "the kept seat in the view seat_state while held")
+    check_view_rows(server, event_id, "FLOOR-B-7", [("held", held["reservation_id"])],
+                    "the new seat in the view seat_state")
     check_equal(get_order(c, old["order_id"])["status"], "confirmed", "the old order while held")
     got = get_hold(c, held["reservation_id"])
     check_equal({k: v for k, v in got.items() if k != "expires_in_ms"},

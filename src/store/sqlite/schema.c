@@ -132,13 +132,20 @@ static const char SCHEMA[] =
      * scan. Made at every open when missing, so it needs no version of its own. */
     "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"
     /* Seat state is derived, not stored: writing a row per seat change cost a random page per
-     * change. Seats that are neither sold nor held are available. */
-    "CREATE VIEW IF NOT EXISTS seat_state AS"
+     * change. Seats that are neither sold nor held are available. An exchange hold's seats
+     * that its old order keeps stay sold to that order while it is open (API.md section 13),
+     * so they are not listed held too. Made again at every open, so a database of an earlier
+     * version gets this view's latest form without a version of its own. */
+    "DROP VIEW IF EXISTS seat_state;"
+    "CREATE VIEW seat_state AS"
     "  SELECT event_id, seat_id, 'sold' AS status, order_id AS owner FROM order_items"
     "    WHERE active = 1 AND seat_id IS NOT NULL"
     "  UNION ALL"
     "  SELECT holds.event_id, seat.value, 'held', holds.id"
-    "    FROM holds, json_each(holds.items, '$.seats') AS seat WHERE holds.status = 'held';"
+    "    FROM holds, json_each(holds.items, '$.seats') AS seat WHERE holds.status = 'held'"
+    "    AND NOT EXISTS (SELECT 1 FROM order_items AS kept WHERE kept.order_id ="
+    "      holds.exchange_for AND kept.event_id = holds.event_id AND kept.seat_id = seat.value"
+    "      AND kept.active = 1);"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '" SCHEMA_VERSION "');"
     "COMMIT;";
 
