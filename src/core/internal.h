@@ -588,6 +588,13 @@ hf_error_t exchange_commit(hf_core_t *core, uint32_t hold_index, const text_key_
  * links the holds parked on it and takes what they hold. */
 void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *order_id, bool take);
 void exchange_restore_link(hf_core_t *core, const char *order_id, uint32_t order_index);
+/* Versions are not stored (restore.c counts each hold's and order's changes of its seats): an
+ * exchange hold changes none of the seats it keeps, so once its old order is known, restore
+ * takes back what it counted for them (held: 1, ended: RESTORE_ENDED_HOLD_SEAT_CHANGES). */
+void exchange_restore_versions(hf_core_t *core, uint32_t hold_index);
+/* A hold changed each of its seats once when made, and once more when it ended (released,
+ * expired, or sold by its commit). */
+#define RESTORE_ENDED_HOLD_SEAT_CHANGES 2u
 /* A restored order's links (restore.c, for calendar/ too): the order it replaces and the one
  * that replaced it (ids, or NULL), and the holds waiting for it. */
 void exchange_restore_orders(hf_core_t *core, const char *replaces, const char *replaced_by,

@@ -18,9 +18,9 @@ static hf_error_t restore_resolve(hf_core_t *core, const hf_hold_request_t *requ
     return error;
 }
 
-/* Versions are not stored: a hold changed each of its seats once when made, and once more
- * when it ended (released, expired, or sold by its commit). */
-#define ENDED_HOLD_SEAT_CHANGES 2u
+/* Versions are not stored: they are counted from the holds and orders (internal.h's
+ * RESTORE_ENDED_HOLD_SEAT_CHANGES). */
+#define ENDED_HOLD_SEAT_CHANGES RESTORE_ENDED_HOLD_SEAT_CHANGES
 
 static void restore_versions(hf_core_t *core, uint32_t event_index, uint32_t item_offset,
                              uint32_t seat_count, uint32_t changes) {
@@ -87,6 +87,7 @@ hf_error_t hf_core_restore_hold(hf_core_t *core, const hf_stored_hold_t *stored)
     restore_versions(core, hold->event, hold->item_offset, hold->seat_count,
                      stored->status == HF_HOLD_HELD ? 1 : ENDED_HOLD_SEAT_CHANGES);
     bool waiting = exchange_waits(core, stored, index);
+    if (!waiting && hold->exchange_for) exchange_restore_versions(core, index);
     if (stored->status == HF_HOLD_HELD && !waiting)
         hold_take(core, index, stored->created_at_ms, false);
     else if (stored->status != HF_HOLD_HELD) hold->status = stored->status;
@@ -144,13 +145,16 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     }
     order->status = stored->status;
     /* A booking sold its seats itself (a committed hold's change is counted with the hold);
-     * a cancel made them available again. An order made at or after its hold's expiry is a
-     * late payment's (payment.c): the hold expired first, then its seats were sold, one
-     * change more than a commit in time. */
+     * a cancel made them available again, and so did an exchange's commit, or moved them to
+     * the new order that keeps them (one change either way: the exchange hold changed none
+     * of the seats it keeps). An order made at or after its hold's expiry is a late
+     * payment's (payment.c): the hold expired first, then its seats were sold, one change
+     * more than a commit in time. */
     bool late = stored->hold_id &&
                 stored->created_at_ms >= core->holds.slots[hold_index].expires_at_ms;
     uint32_t changes = (stored->hold_id ? 0 : 1) + (late ? 1 : 0) +
-                       (stored->status == HF_ORDER_CANCELLED ? 1 : 0);
+                       (stored->status == HF_ORDER_CANCELLED ? 1 : 0) +
+                       (stored->status == HF_ORDER_EXCHANGED ? 1 : 0);
     restore_versions(core, event_index, order->item_offset, order->seat_count, changes);
     if (stored->status == HF_ORDER_CONFIRMED) order_take(core, index, stored->created_at_ms, false);
     exchange_restore_orders(core, stored->replaces, stored->replaced_by, index);

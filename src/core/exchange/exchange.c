@@ -239,9 +239,22 @@ void exchange_restore_link(hf_core_t *core, const char *order_id, uint32_t order
         *wait = waits->items[--waits->count];
         if (!same) continue;
         hold->exchange_for = order_index + 1;
+        exchange_restore_versions(core, hold_index);
         /* What it does not keep of its old order, now that the order is there. */
         if (take) hold_take(core, hold_index, hold->created_at_ms, false);
     }
+}
+
+void exchange_restore_versions(hf_core_t *core, uint32_t hold_index) {
+    const hf_hold_t *hold = hold_of(core, hold_index);
+    const hf_order_t *old = exchange_old_order(core, hold);
+    if (!old || hold->target != HF_TARGET_EVENT) return;
+    uint32_t counted = hold->status == HF_HOLD_HELD ? 1 : RESTORE_ENDED_HOLD_SEAT_CHANGES;
+    hf_event_t *event = core->events.slots[hold->event];
+    const hf_item_t *items = core->items + hold->item_offset;
+    for (uint32_t i = 0; i < hold->seat_count; i++)
+        if (exchange_seat_kept(core, old, items[i].index))
+            event->seats[items[i].index].version -= counted;
 }
 
 void hf_core_restore_finish(hf_core_t *core) {
