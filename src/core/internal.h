@@ -588,6 +588,10 @@ hf_error_t exchange_commit(hf_core_t *core, uint32_t hold_index, const text_key_
  * links the holds parked on it and takes what they hold. */
 void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *order_id, bool take);
 void exchange_restore_link(hf_core_t *core, const char *order_id, uint32_t order_index);
+/* A forgotten ended hold of an event that was an exchange hold (order_id its old order):
+ * the seats it kept get back what restore counted for them, now or when that order comes. */
+void exchange_restore_forgotten(hf_core_t *core, const char *order_id, uint32_t event_index,
+                                const uint32_t *seats, uint32_t seat_count);
 /* Versions are not stored (restore.c counts each hold's and order's changes of its seats): an
  * exchange hold changes none of the seats it keeps, so once its old order is known, restore
  * takes back what it counted for them (held: 1, ended: RESTORE_ENDED_HOLD_SEAT_CHANGES). */

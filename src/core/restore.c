@@ -104,6 +104,9 @@ hf_error_t hf_core_restore_forgotten_hold(hf_core_t *core, const hf_stored_hold_
     ((event_tables_t *)event->internal)->used = true;
     for (uint32_t i = 0; i < stored->request.seat_count; i++)
         event->seats[core->scratch.seats[i]].version += ENDED_HOLD_SEAT_CHANGES;
+    if (stored->request.exchange_for)
+        exchange_restore_forgotten(core, stored->request.exchange_for, event_index,
+                                   core->scratch.seats, stored->request.seat_count);
     return HF_OK;
 }
 

@@ -379,6 +379,76 @@ static void test_restore_a_held_exchange(void **state) {
     assert_int_equal(pool(f, "GA")->sold, 3);
 }
 
+/* Versions are counted again at a restore: an exchange hold changed none of the seats it
+ * kept, committed or not, forgotten or not; the exchange's commit changed every seat of the
+ * old order once. The orders come last, as a load hands them. */
+static void test_restore_counts_versions_of_kept_seats(void **state) {
+    fixture_t *f = *state;
+    const char *old_seats[] = {"FLOOR-A-1", "FLOOR-A-2"};
+    const char *new_seats[] = {"FLOOR-A-1", "FLOOR-B-1"};
+    const char *let_go_seats[] = {"FLOOR-A-1", "FLOOR-B-2"};
+    hf_stored_hold_t old_hold = {.request = {.event_id = "show",
+                                             .user_id = "u1",
+                                             .hold_id = "res_o",
+                                             .seat_ids = old_seats,
+                                             .seat_count = 2},
+                                 .status = HF_HOLD_CONFIRMED,
+                                 .created_at_ms = T0,
+                                 .expires_at_ms = T0 + TTL,
+                                 .total = 2 * FLOOR_PRICE};
+    hf_stored_hold_t swapped = {.request = {.event_id = "show",
+                                            .user_id = "u1",
+                                            .hold_id = "res_x",
+                                            .seat_ids = new_seats,
+                                            .seat_count = 2,
+                                            .exchange_for = "ord_old"},
+                                .status = HF_HOLD_CONFIRMED,
+                                .created_at_ms = T0 + 1,
+                                .expires_at_ms = T0 + TTL,
+                                .total = 2 * FLOOR_PRICE};
+    hf_stored_hold_t let_go = {.request = {.event_id = "show",
+                                           .user_id = "u1",
+                                           .hold_id = "res_l",
+                                           .seat_ids = let_go_seats,
+                                           .seat_count = 2,
+                                           .exchange_for = "ord_new"},
+                               .status = HF_HOLD_RELEASED,
+                               .created_at_ms = T0 + 2,
+                               .expires_at_ms = T0 + TTL,
+                               .total = 2 * FLOOR_PRICE};
+    hf_stored_order_t old_order = {
+        .order_id = "ord_old",
+        .hold_id = "res_o",
+        .items = {.event_id = "show", .user_id = "u1", .seat_ids = old_seats, .seat_count = 2},
+        .status = HF_ORDER_EXCHANGED,
+        .created_at_ms = T0,
+        .total = 2 * FLOOR_PRICE,
+        .replaced_by = "ord_new"};
+    hf_stored_order_t new_order = {
+        .order_id = "ord_new",
+        .hold_id = "res_x",
+        .items = {.event_id = "show", .user_id = "u1", .seat_ids = new_seats, .seat_count = 2},
+        .status = HF_ORDER_CONFIRMED,
+        .created_at_ms = T0 + 1,
+        .total = 2 * FLOOR_PRICE,
+        .replaces = "ord_old"};
+    assert_int_equal(hf_core_restore_hold(f->core, &old_hold), HF_OK);
+    assert_int_equal(hf_core_restore_hold(f->core, &swapped), HF_OK);
+    assert_int_equal(hf_core_restore_forgotten_hold(f->core, &let_go), HF_OK);
+    assert_int_equal(hf_core_restore_order(f->core, &old_order), HF_OK);
+    assert_int_equal(hf_core_restore_order(f->core, &new_order), HF_OK);
+    hf_core_restore_finish(f->core);
+    assert_consistent(f, T0 + 3);
+    /* Held and sold by its first hold, moved to the new order by the exchange's commit. */
+    assert_int_equal(seat(f, "FLOOR-A-1")->version, 4);
+    assert_int_equal(seat(f, "FLOOR-A-1")->status, HF_SEAT_SOLD);
+    /* Held, sold, then given back by the exchange's commit. */
+    assert_int_equal(seat(f, "FLOOR-A-2")->version, 4);
+    assert_int_equal(seat(f, "FLOOR-A-2")->status, HF_SEAT_AVAILABLE);
+    assert_int_equal(seat(f, "FLOOR-B-1")->version, 3); /* held, then sold */
+    assert_int_equal(seat(f, "FLOOR-B-2")->version, 3); /* held, then released */
+}
+
 /* ---- calendars ---- */
 
 static void test_calendar_stay_moved_by_a_night(void **state) {
@@ -457,6 +527,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_user_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offer_place, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_a_held_exchange, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_counts_versions_of_kept_seats, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_calendar_stay_moved_by_a_night, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_exchange", tests, NULL, NULL);

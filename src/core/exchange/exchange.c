@@ -2,8 +2,8 @@
  * its user, whose commit swaps the two orders in one step. The hold's checks and its taking
  * and giving back of seats branch here from hold.c and calendar/ (internal.h, "exchange/");
  * this file has what is the exchange's own: which items a hold keeps of its old order, the
- * swap of the commit, the rebooking offer a cancel job places, and the restore of held
- * exchange holds, whose old orders are loaded after them. */
+ * swap of the commit and the rebooking offer a cancel job places (the restore of exchange
+ * holds, whose old orders are loaded after them, is restore.c's). */
 #include "core/calendar/internal.h"
 
 #include <assert.h>
@@ -190,88 +190,4 @@ uint32_t exchange_offer_place(hf_core_t *core, const exchange_offer_t *offer, hf
     record_hold_created(core, index, hf_core_user_id(core, hold->user));
     hold_take(core, index, now, true);
     return index;
-}
-
-/* ---- restore: held exchange holds wait for their old orders ---- */
-
-typedef struct exchange_wait {
-    char order_id[HF_SERVER_ID_SIZE + 1];
-    /* The hold's id too: a wait left for a later load (another unit's) must not link a slot
-     * that a forgotten hold's successor took meanwhile. */
-    char hold_id[HF_SERVER_ID_SIZE + 1];
-    uint32_t hold_index;
-    bool take; /* a held event hold, which takes its seats and units once linked */
-} exchange_wait_t;
-
-struct exchange_waits {
-    exchange_wait_t *items;
-    uint32_t count, capacity;
-};
-
-void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *order_id, bool take) {
-    if (!core->exchange_waits) {
-        core->exchange_waits = calloc(1, sizeof *core->exchange_waits);
-        if (!core->exchange_waits) abort();
-    }
-    struct exchange_waits *waits = core->exchange_waits;
-    waits->items = grow(waits->items, &waits->capacity, waits->count + 1, sizeof *waits->items);
-    exchange_wait_t *wait = &waits->items[waits->count++];
-    text_key_t key = server_id_key(order_id);
-    server_id_copy(wait->order_id, &key);
-    memcpy(wait->hold_id, hold_of(core, hold_index)->id, sizeof wait->hold_id);
-    wait->hold_index = hold_index;
-    wait->take = take;
-}
-
-void exchange_restore_link(hf_core_t *core, const char *order_id, uint32_t order_index) {
-    struct exchange_waits *waits = core->exchange_waits;
-    if (!waits) return;
-    for (uint32_t i = 0; i < waits->count;) {
-        exchange_wait_t *wait = &waits->items[i];
-        if (strcmp(wait->order_id, order_id) != 0) {
-            i++;
-            continue;
-        }
-        uint32_t hold_index = wait->hold_index;
-        bool take = wait->take;
-        hf_hold_t *hold = hold_of(core, hold_index);
-        bool same = strcmp(hold->id, wait->hold_id) == 0 && hold->status != HF_HOLD_EVICTED;
-        *wait = waits->items[--waits->count];
-        if (!same) continue;
-        hold->exchange_for = order_index + 1;
-        exchange_restore_versions(core, hold_index);
-        /* What it does not keep of its old order, now that the order is there. */
-        if (take) hold_take(core, hold_index, hold->created_at_ms, false);
-    }
-}
-
-void exchange_restore_versions(hf_core_t *core, uint32_t hold_index) {
-    const hf_hold_t *hold = hold_of(core, hold_index);
-    const hf_order_t *old = exchange_old_order(core, hold);
-    if (!old || hold->target != HF_TARGET_EVENT) return;
-    uint32_t counted = hold->status == HF_HOLD_HELD ? 1 : RESTORE_ENDED_HOLD_SEAT_CHANGES;
-    hf_event_t *event = core->events.slots[hold->event];
-    const hf_item_t *items = core->items + hold->item_offset;
-    for (uint32_t i = 0; i < hold->seat_count; i++)
-        if (exchange_seat_kept(core, old, items[i].index))
-            event->seats[items[i].index].version -= counted;
-}
-
-void hf_core_restore_finish(hf_core_t *core) {
-    struct exchange_waits *waits = core->exchange_waits;
-    for (uint32_t i = 0; waits && i < waits->count; i++) {
-        if (!waits->items[i].take) continue;
-        /* Its old order is in no unit loaded here (another's): it keeps nothing of it. The
-         * wait stays, to link the hold should that unit be loaded into this core later. */
-        waits->items[i].take = false;
-        uint32_t hold_index = waits->items[i].hold_index;
-        hold_take(core, hold_index, hold_of(core, hold_index)->created_at_ms, false);
-    }
-}
-
-void exchange_free(hf_core_t *core) {
-    if (!core->exchange_waits) return;
-    free(core->exchange_waits->items);
-    free(core->exchange_waits);
-    core->exchange_waits = NULL;
 }
