@@ -354,12 +354,17 @@ def credentials_section(w, runs, thread_cpu, headline):
     w("")
 
 
+def beside_hold_random(runs, headline, part, key):
+    """Per repetition, the part's rate (its summary's key) / hold-random's holds/s, both run by
+    that part (`PART` and `PART-hold-random`, fresh servers one after the other)."""
+    return ratios_by_rep(runs.get(("holdfast", part, headline, 1), []),
+                         runs.get(("holdfast", part + "-hold-random", headline, 1), []), key)
+
+
 def webhook_ratio(runs, headline):
     """The median over repetitions of committed webhooks/s / hold-random's holds/s, both from
     the webhook part (fresh servers one after the other in each repetition); None without."""
-    values = ratios_by_rep(runs.get(("holdfast", "webhook", headline, 1), []),
-                           runs.get(("holdfast", "webhook-hold-random", headline, 1), []),
-                           "webhooks_per_s")
+    values = beside_hold_random(runs, headline, "webhook", "webhooks_per_s")
     return statistics.median(values) if values else None
 
 
@@ -385,8 +390,7 @@ def webhook_section(w, runs, thread_cpu, headline):
       " less with the machine's noise than the rates do." % headline)
     w("")
     ratio = webhook_ratio(runs, headline)
-    values = ratios_by_rep(webhook, runs.get(("holdfast", "webhook-hold-random", headline, 1), []),
-                           "webhooks_per_s")
+    values = beside_hold_random(runs, headline, "webhook", "webhooks_per_s")
     w("| committed webhooks/s | / hold-random holds/s, same repetition | each repetition |"
       " hold-random holds/s | webhook p50 ms | webhook p99 ms | hold p50 / p99 ms |"
       " server CPU us per answer, webhook / hold-random | other results | errors |")
@@ -409,9 +413,7 @@ def webhook_section(w, runs, thread_cpu, headline):
 def exchange_ratio(runs, headline):
     """The median over repetitions of exchanges committed/s / hold-random's holds/s, both from
     the exchange part (fresh servers one after the other in each repetition); None without."""
-    values = ratios_by_rep(runs.get(("holdfast", "exchange", headline, 1), []),
-                           runs.get(("holdfast", "exchange-hold-random", headline, 1), []),
-                           "exchanges_per_s")
+    values = beside_hold_random(runs, headline, "exchange", "exchanges_per_s")
     return statistics.median(values) if values else None
 
 
@@ -437,8 +439,7 @@ def exchange_section(w, runs, thread_cpu, headline):
       " per-repetition ratios (goal: at least 50%%)." % headline)
     w("")
     ratio = exchange_ratio(runs, headline)
-    values = ratios_by_rep(exchange, runs.get(("holdfast", "exchange-hold-random", headline, 1), []),
-                           "exchanges_per_s")
+    values = beside_hold_random(runs, headline, "exchange", "exchanges_per_s")
     w("| exchanges committed/s | / hold-random holds/s, same repetition | each repetition |"
       " hold-random holds/s | commit p50 ms | commit p99 ms | hold p50 / p99 ms |"
       " server CPU us per answer, exchange / hold-random | errors |")
