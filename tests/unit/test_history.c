@@ -119,15 +119,15 @@ static void assert_entry(hf_mutation_t mutation, const char *expected) {
     hf_buffer_free(&text);
 }
 
-/* Every kind of record: the entry it makes, field by field, or none. */
+/* Every kind of record: the entry it makes, field by field, or none. An entry names its hold
+ * or order and repeats none of its user, seats or pools (a read joins them: the test below). */
 static void test_entries_derived_from_records(void **state) {
     (void)state;
     assert_entry(hold_create("res_1", "e1", NOW_MS),
-                 "hold {\"reservation_id\":\"res_1\",\"user_id\":\"u\\\"1\","
-                 "\"seats\":[\"F-A-1\"],\"pools\":{\"GA\":2},\"total\":200,"
+                 "hold {\"reservation_id\":\"res_1\",\"total\":200,"
                  "\"expires_at\":\"2026-11-21T20:01:00.000Z\"}");
     assert_entry(hold_update("res_1", "e1", HF_HOLD_HELD, "u1", NULL, NOW_MS),
-                 "extend {\"reservation_id\":\"res_1\",\"user_id\":\"u1\","
+                 "extend {\"reservation_id\":\"res_1\","
                  "\"expires_at\":\"2026-11-21T20:02:00.000Z\"}");
     assert_entry(hold_update("res_1", "e1", HF_HOLD_RELEASED, NULL, NULL, NOW_MS),
                  "release {\"reservation_id\":\"res_1\"}");
@@ -137,13 +137,11 @@ static void test_entries_derived_from_records(void **state) {
     /* A confirmation is told by its order's commit, which has the payment reference. */
     assert_entry(hold_update("res_1", "e1", HF_HOLD_CONFIRMED, "u1", "ord_1", NOW_MS), "-");
     assert_entry(order_create("ord_1", "e1", "res_1", "pi_1"),
-                 "commit {\"reservation_id\":\"res_1\",\"order_id\":\"ord_1\",\"user_id\":\"u2\","
+                 "commit {\"reservation_id\":\"res_1\",\"order_id\":\"ord_1\","
                  "\"total\":200,\"payment_ref\":\"pi_1\"}");
     assert_entry(order_create("ord_2", "e1", NULL, NULL),
-                 "booking {\"order_id\":\"ord_2\",\"user_id\":\"u2\",\"seats\":[\"F-A-1\"],"
-                 "\"pools\":{\"GA\":2},\"total\":200,\"payment_ref\":null}");
-    assert_entry(order_cancel("ord_2", "e1"),
-                 "cancel {\"order_id\":\"ord_2\",\"user_id\":\"u2\",\"refund_id\":null}");
+                 "booking {\"order_id\":\"ord_2\",\"total\":200,\"payment_ref\":null}");
+    assert_entry(order_cancel("ord_2", "e1"), "cancel {\"order_id\":\"ord_2\",\"refund_id\":null}");
     assert_entry(event_create("e1"), "-");
     assert_entry(event_sales("e1"), "-");
     hf_mutation_t seat = {.type = HF_MUTATION_SEAT,
