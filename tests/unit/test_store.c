@@ -531,6 +531,44 @@ static void test_hold_update_keeps_order_id_when_absent(void **state) {
     assert_int_equal(query_integer(fixture, "SELECT expires_at FROM holds"), NOW_MS + 2000);
 }
 
+/* The writer finds a hold it inserted by its row's seq (sqlite/hold_rows.c). A batch that
+ * fails takes its holds' seqs back, and the next hold is given the same seq: the update of the
+ * new hold changes that hold alone, and one of the hold rolled back finds no row. */
+static void test_hold_updates_find_their_rows_after_a_failed_batch(void **state) {
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, hold_create("res_1", "e1", "u1", NO_ITEMS, 0, NOW_MS, NOW_MS + 1000));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    append(batch, hold_update("res_1", HF_HOLD_EXPIRED, NOW_MS + 1000, NULL));
+    assert_true(submit_and_wait(store, batch, 2, error));
+
+    append(batch, hold_create("res_gone", "e1", "u2", NO_ITEMS, 0, NOW_MS, NOW_MS + 1000));
+    append(batch, event_create("e1", NOW_MS)); /* a duplicate: the batch fails */
+    assert_false(submit_and_wait(store, batch, 3, error));
+    append(batch, hold_create("res_2", "e1", "u3", NO_ITEMS, 0, NOW_MS, NOW_MS + 1000));
+    assert_true(submit_and_wait(store, batch, 4, error));
+    append(batch, hold_update("res_2", HF_HOLD_RELEASED, NOW_MS + 5, NULL));
+    assert_true(submit_and_wait(store, batch, 5, error));
+    append(batch, hold_update("res_gone", HF_HOLD_RELEASED, NOW_MS + 5, NULL));
+    assert_false(submit_and_wait(store, batch, 6, error));
+    assert_non_null(strstr(error, "HOLD_UPDATE of res_gone failed: no such row to update"));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 2);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds WHERE id = 'res_1'"
+                                            " AND status = 'expired' AND seq = 1"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds WHERE id = 'res_2'"
+                                            " AND status = 'released' AND seq = 2"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT expires_at FROM holds WHERE id = 'res_2'"),
+                     NOW_MS + 5);
+}
+
 /* ---- The store as the last arbiter ---- */
 
 static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state) {
@@ -921,6 +959,7 @@ int main(void) {
         STORE_TEST(test_open_rejects_what_it_cannot_serve),
         STORE_TEST(test_seat_state_reads_the_written_items),
         STORE_TEST(test_hold_update_keeps_order_id_when_absent),
+        STORE_TEST(test_hold_updates_find_their_rows_after_a_failed_batch),
         STORE_TEST(test_second_sale_of_a_seat_fails_the_whole_batch),
         STORE_TEST(test_cancelled_seat_can_be_sold_again),
         STORE_TEST(test_failures_roll_back_and_the_store_goes_on),

@@ -36,6 +36,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_EVENT_HISTORY_DELETE,
     STATEMENT_HOLD_INSERT,
     STATEMENT_HOLD_UPDATE,
+    STATEMENT_HOLD_UPDATE_ROW, /* the same, for a hold whose row the writer remembers */
     STATEMENT_ORDER_INSERT,
     STATEMENT_ORDER_ITEM_INSERT,
     STATEMENT_ORDER_UPDATE,
@@ -102,7 +103,11 @@ typedef struct hf_sqlite_store {
     hf_map_t history_events;
     int64_t *history_seqs;
     size_t history_count, history_capacity;
-    hf_buffer_t history_data;        /* the writer only: an entry's data */
+    hf_buffer_t history_data; /* the writer only: an entry's data */
+    /* The writer only: the seqs of the holds it inserted last (hold_rows.c), in two
+     * generations, hold_rows_newer the one being filled. */
+    hf_map_t hold_rows[2];
+    int hold_rows_newer;
     uint64_t batches_since_purge;    /* the writer only */
     bool begun;                      /* the writer only: the batch's transaction began */
     bool failed_in_sync;             /* the writer only: the last failure was an fsync */
@@ -110,6 +115,19 @@ typedef struct hf_sqlite_store {
     hf_checkpointer_t *checkpointer; /* started with the writer */
     hf_syncer_t *syncer;             /* started with the writer */
 } hf_sqlite_store_t;
+
+/* The holds the writer remembers (hold_rows.c): at most this many in each of two
+ * generations, about 80 bytes each with their ids (a few MiB in all). */
+#define HF_SQLITE_HOLD_ROWS_MAX 65536u
+
+/* A hold's id to its row's seq, for the writer's updates (hold_rows.c): remember after its
+ * insert; find answers the seq, or 0 when it is not remembered; forget after a failed batch
+ * (its seqs were rolled back); init at open and close at close. */
+void hf_sqlite_hold_rows_init(hf_sqlite_store_t *store);
+void hf_sqlite_hold_rows_remember(hf_sqlite_store_t *store, const char *hold_id, int64_t seq);
+int64_t hf_sqlite_hold_rows_find(const hf_sqlite_store_t *store, const char *hold_id);
+void hf_sqlite_hold_rows_forget(hf_sqlite_store_t *store);
+void hf_sqlite_hold_rows_close(hf_sqlite_store_t *store);
 
 /* Runs one SQL text whose single row's first column is a word, and copies that word ("" when
  * there is no row). Returns SQLITE_OK or the error code. */

@@ -63,6 +63,11 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_HOLD_UPDATE] =
         "UPDATE holds SET status = ?2, expires_at = ?3, order_id = COALESCE(?4, order_id)"
         " WHERE id = ?1",
+    /* By the table's key, and still by the id: a row that is not that hold changes nothing,
+     * and the update by id follows. */
+    [STATEMENT_HOLD_UPDATE_ROW] =
+        "UPDATE holds SET status = ?2, expires_at = ?3, order_id = COALESCE(?4, order_id)"
+        " WHERE seq = ?5 AND id = ?1",
     [STATEMENT_ORDER_INSERT] =
         "INSERT INTO orders(id, event_id, user_id, reservation_id, status, items, total,"
         " currency, payment_ref, created_at, replaces)"
@@ -209,6 +214,7 @@ static int sqlite_open(void **instance, const char *url, char *error, size_t err
     const char *path = url + 7;
     hf_sqlite_store_t *store = calloc(1, sizeof *store);
     if (store == NULL) abort();
+    hf_sqlite_hold_rows_init(store);
     /* NOMUTEX: one thread at a time uses the connection (see the top of this file). */
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     /* The store's VFS gathers the log's writes; tests may ask for failing writes or syncs
@@ -295,6 +301,9 @@ static int write_hold_create(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     bind_integer(store, id, 8, hold->expires_at_ms);
     bind_text(store, id, 10, hold->exchange_for);
     int rc = statement_run(store, id);
+    if (rc == SQLITE_DONE)
+        hf_sqlite_hold_rows_remember(store, hold->hold_id,
+                                     sqlite3_last_insert_rowid(store->database));
     if (rc != SQLITE_DONE || hold->target != HF_TARGET_CALENDAR) return rc;
     return hf_sqlite_calendar_uses(store, hold->hold_id, hold->event_id, &hold->uses);
 }
@@ -334,14 +343,26 @@ static int write_event_delete(hf_sqlite_store_t *store, const hf_mutation_t *m) 
     return rc;
 }
 
-static int write_hold_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
-    const hf_mutation_hold_update_t *hold = &m->as.hold_update;
-    hf_sqlite_statement_t id = STATEMENT_HOLD_UPDATE;
+static int hold_update_run(hf_sqlite_store_t *store, hf_sqlite_statement_t id,
+                           const hf_mutation_hold_update_t *hold, int64_t seq) {
     bind_text(store, id, 1, hold->hold_id);
     bind_text(store, id, 2, hold_word(hold->status));
     bind_integer(store, id, 3, hold->expires_at_ms);
     bind_text(store, id, 4, hold->order_id);
-    return changed_one_row(store, statement_run(store, id));
+    if (seq != 0) bind_integer(store, id, 5, seq);
+    return statement_run(store, id);
+}
+
+/* A hold the writer inserted lately is found by its row's seq (hold_rows.c), any other by its
+ * id. */
+static int write_hold_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    const hf_mutation_hold_update_t *hold = &m->as.hold_update;
+    int64_t seq = hf_sqlite_hold_rows_find(store, hold->hold_id);
+    if (seq != 0) {
+        int rc = hold_update_run(store, STATEMENT_HOLD_UPDATE_ROW, hold, seq);
+        if (rc != SQLITE_DONE || sqlite3_changes(store->database) == 1) return rc;
+    }
+    return changed_one_row(store, hold_update_run(store, STATEMENT_HOLD_UPDATE, hold, 0));
 }
 
 static int write_order_create(hf_sqlite_store_t *store, const hf_mutation_t *m) {
@@ -608,6 +629,7 @@ static void sqlite_batch_abort(void *instance, const char *error) {
      * can reload it. */
     if (store->failed_in_sync) hf_syncer_fail(store->syncer, error);
     hf_sqlite_history_forget(store);
+    hf_sqlite_hold_rows_forget(store);
     hf_syncer_wait(store->syncer);
 }
 
@@ -659,6 +681,7 @@ static void sqlite_close(void *instance) {
     sqlite3_finalize(store->list_holds);
     sqlite3_finalize(store->find_hold_seq);
     hf_sqlite_history_close(store);
+    hf_sqlite_hold_rows_close(store);
     sqlite3_close(store->reader);
     if (store->read_items != NULL) hf_rows_items_free(store->read_items);
     free(store->read_items);
