@@ -91,8 +91,6 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         "INSERT INTO refunds(id, payment_intent_id, reservation_id, amount, reason, status,"
         " created_at, order_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         " ON CONFLICT(id) DO UPDATE SET status = excluded.status",
-    [STATEMENT_HISTORY_INSERT] =
-        "INSERT INTO history(event_id, seq, type, at, data) VALUES(?1, ?2, ?3, ?4, ?5)",
     [STATEMENT_HISTORY_LAST] = "SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = ?1",
     /* A notification's delivery state is its history entry's (engine/outbox.h). */
     [STATEMENT_NOTIFY_UPDATE] =
@@ -531,9 +529,14 @@ static int record_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     return write != NULL ? write(store, m) : WRITE_TYPE_UNKNOWN;
 }
 
-/* The record's rows, then its entry in its event's history, in the same transaction. */
+/* The record's rows, then its entry in its event's history, in the same transaction. The
+ * entries wait for their INSERT (history.c) unless the record changes the history's own rows
+ * (an event's deletion takes its entries with it, a notification's state is its entry's):
+ * those written before it are written first, in the order the records came. */
 static int mutation_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
-    int rc = record_write(store, m);
+    bool history_changed = m->type == HF_MUTATION_EVENT_DELETE || m->type == HF_MUTATION_NOTIFY;
+    int rc = history_changed ? hf_sqlite_history_flush(store) : SQLITE_DONE;
+    if (rc == SQLITE_DONE) rc = record_write(store, m);
     return rc == SQLITE_DONE ? hf_sqlite_history_append(store, m) : rc;
 }
 
@@ -596,6 +599,12 @@ static int sqlite_batch_write(void *instance, const hf_batch_t *batch, char *err
                                  failure_reason(store, rc));
             return -1;
         }
+    }
+    rc = hf_sqlite_history_flush(store);
+    if (rc != SQLITE_DONE) {
+        hf_store_error_write(error, error_size, "store: the batch's history entries failed: %s",
+                             failure_reason(store, rc));
+        return -1;
     }
     return 0;
 }
