@@ -87,6 +87,9 @@ typedef enum hf_sqlite_statement {
  * go in groups of this many, the rest at the batch's end. */
 #define HF_SQLITE_HISTORY_ROWS_PER_INSERT 8
 
+/* An order's items written by one INSERT at most (sqlite.c). */
+#define HF_SQLITE_ITEMS_PER_INSERT 8
+
 /* An entry numbered and waiting for its INSERT: event_id and type borrowed from the batch (and
  * static words), its data in the store's history_data. */
 typedef struct hf_sqlite_history_row {
@@ -120,6 +123,9 @@ typedef struct hf_sqlite_store {
     size_t history_pending_count;
     sqlite3_stmt *history_inserts[HF_SQLITE_HISTORY_ROWS_PER_INSERT];
     hf_buffer_t history_data;
+    /* The writer only: the INSERTs of 2 to HF_SQLITE_ITEMS_PER_INSERT items of an order
+     * (sqlite.c), prepared at their first use ([count - 1]). */
+    sqlite3_stmt *item_inserts[HF_SQLITE_ITEMS_PER_INSERT];
     /* The writer only: the seqs of the holds it inserted last (hold_rows.c), in two
      * generations, hold_rows_newer the one being filled. */
     hf_map_t hold_rows[2];
