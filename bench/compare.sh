@@ -8,8 +8,12 @@
 #   bench/compare.sh OLD_BINARY NEW_BINARY [PAIRS]
 #
 # Settings (environment): COMPARE_WORKLOAD=hold-random, COMPARE_CONNECTIONS=50,
-# COMPARE_SECONDS=3, COMPARE_PORT=18480, COMPARE_ARGS="--seats 60000 --ttl 1" (loadgen's).
-# Each server has its data on /var/tmp (a real disk) and is stopped after its run.
+# COMPARE_SECONDS=3, COMPARE_PORT=18480, COMPARE_ARGS="--seats 60000 --ttl 1" (loadgen's),
+# COMPARE_SERVE_ARGS="" (the servers'). COMPARE_WORKLOAD=webhook starts both servers with a
+# webhook secret and has loadgen sign with it; its rate is then the committed webhooks per
+# second and its CPU the server's per committed webhook (its hold included), as bench/run.sh's
+# part webhook counts them. Each server has its data on /var/tmp (a real disk) and is stopped
+# after its run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +25,11 @@ connections=${COMPARE_CONNECTIONS:-50}
 seconds=${COMPARE_SECONDS:-3}
 port=${COMPARE_PORT:-18480}
 read -r -a loadgen_args <<<"${COMPARE_ARGS:---seats 60000 --ttl 1}"
+read -r -a serve_args <<<"${COMPARE_SERVE_ARGS:-}"
+if [ "$workload" = webhook ]; then
+    serve_args+=(--webhook-secret compare-webhook-secret)
+    loadgen_args+=(--webhook-secret compare-webhook-secret)
+fi
 loadgen=build/bench/loadgen
 [ -x "$loadgen" ] || { echo "compare: $loadgen is missing: run 'make bench-tools'" >&2; exit 1; }
 
@@ -36,11 +45,13 @@ trap 'stop; rm -rf "$work"' EXIT
 server_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 
 # run BINARY: one fresh server, one measured run; prints "ANSWERS_PER_S CPU_US_PER_ANSWER"
-# (the CPU counted over the whole run, warm-up included, divided by every answer).
+# (the CPU counted over the whole run, warm-up included, divided by every answer; for webhook,
+# committed webhooks per second and the CPU divided by the committed webhooks).
 run() {
     local data before after
     data=$(mktemp -d "$work/data.XXXXXX")
-    "$1" serve --listen "127.0.0.1:$port" --data "$data" 2>>"$work/server.log" &
+    "$1" serve --listen "127.0.0.1:$port" --data "$data" ${serve_args[@]+"${serve_args[@]}"} \
+        2>>"$work/server.log" &
     pid=$!
     for _ in $(seq 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
     before=$(server_ticks)
@@ -52,8 +63,12 @@ run() {
     python3 -c 'import json, sys, os
 run = json.load(open(sys.argv[1]))
 ticks = int(sys.argv[3]) - int(sys.argv[2])
-answers = max(run["answered"], 1)
-print("%.0f %.2f" % (run["throughput"], ticks * 1e6 / os.sysconf("SC_CLK_TCK") / answers))' \
+webhooks = "webhooks_per_s" in run
+# The committed webhooks are counted in the measured window only: scaled to the whole run.
+answers = max(run["webhooks_committed"] * run["answered"] / max(run["requests"], 1)
+              if webhooks else run["answered"], 1)
+rate = run["webhooks_per_s"] if webhooks else run["throughput"]
+print("%.0f %.2f" % (rate, ticks * 1e6 / os.sysconf("SC_CLK_TCK") / answers))' \
         "$work/run.json" "$before" "$after"
 }
 

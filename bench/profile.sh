@@ -10,12 +10,20 @@
 # counters are dumped. Writes OUT_DIR/profile.json (instructions per answer for each thread,
 # the loop thread's top functions) and keeps the raw callgrind files there.
 #
-# Settings: PROFILE_SECONDS (5), PROFILE_PORT (18480).
+# Settings: PROFILE_SECONDS (5), PROFILE_PORT (18480), PROFILE_WORKLOAD (hold-random; webhook
+# starts the server with a webhook secret and signs with it, so the writer's cost of a committed
+# payment can be counted), PROFILE_TOP (15: the functions listed for each thread).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/profile.sh OUT_DIR}
 seconds=${PROFILE_SECONDS:-5}
 port=${PROFILE_PORT:-18480}
+workload=${PROFILE_WORKLOAD:-hold-random}
+serve_args=() loadgen_args=()
+if [ "$workload" = webhook ]; then
+    serve_args=(--webhook-secret profile-webhook-secret)
+    loadgen_args=(--webhook-secret profile-webhook-secret --seats 60000 --ttl 1)
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 data=$(mktemp -d /var/tmp/holdfast-profile.XXXXXX)
@@ -33,7 +41,7 @@ trap cleanup EXIT
 command -v valgrind >/dev/null || { echo "profile: valgrind is missing" >&2; exit 1; }
 valgrind --tool=callgrind --separate-threads=yes --dump-instr=no --compress-strings=no \
     --callgrind-out-file="$out/callgrind.out.%p" \
-    build/holdfast serve --listen "127.0.0.1:$port" --data "$data" >"$out/server.log" 2>&1 &
+    build/holdfast serve --listen "127.0.0.1:$port" --data "$data" ${serve_args[@]+"${serve_args[@]}"} >"$out/server.log" 2>&1 &
 server_pid=$!
 
 # Under callgrind the server starts some fifty times slower than usual.
@@ -43,11 +51,11 @@ for _ in $(seq 1 600); do
     sleep 0.1
 done
 
-build/bench/loadgen --port "$port" --workload hold-random -c 10 -d 2 --warmup 0 \
-    >"$out/warmup.txt" 2>&1
+build/bench/loadgen --port "$port" --workload "$workload" -c 10 -d 2 --warmup 0 \
+    ${loadgen_args[@]+"${loadgen_args[@]}"} >"$out/warmup.txt" 2>&1
 callgrind_control -z "$server_pid" >/dev/null
-build/bench/loadgen --port "$port" --workload hold-random -c 10 -d "$seconds" --warmup 0 \
-    --no-create --json "$out/measured.json" >"$out/measured.txt" 2>&1
+build/bench/loadgen --port "$port" --workload "$workload" -c 10 -d "$seconds" --warmup 0 \
+    ${loadgen_args[@]+"${loadgen_args[@]}"} --no-create --json "$out/measured.json" >"$out/measured.txt" 2>&1
 callgrind_control -d "$server_pid" >/dev/null
 kill -TERM "$server_pid"
 wait "$server_pid" || true
@@ -74,6 +82,8 @@ roles = [("store_writer", "store"), ("store_worker", "store"), ("store_thread", 
          ("sync_thread", "syncer"), ("checkpoint_thread", "checkpoint"), ("uv_run", "loop")]
 threads = {}
 loop_file = None
+store_file = None
+top_count = int(os.environ.get("PROFILE_TOP", "15"))
 for path in dumps:
     text = open(path, errors="replace").read()
     total = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
@@ -83,6 +93,8 @@ for path in dumps:
     threads[role] = threads.get(role, 0) + int(total.group(1))
     if role == "loop":
         loop_file = path
+    if role == "store":
+        store_file = path
 
 def self_costs(path):
     """Self cost per function of one callgrind file (written with --compress-strings=no):
@@ -106,16 +118,22 @@ def self_costs(path):
                 costs[function] = costs.get(function, 0) + int(parts[1])
     return costs
 
-top = []
-if loop_file:
-    costs = self_costs(loop_file)
-    for name, instructions in sorted(costs.items(), key=lambda item: -item[1])[:15]:
-        top.append({"function": name, "per_answer": round(instructions / answers)})
+def top_of(path):
+    """The thread's costliest functions by self cost, per answer."""
+    if not path:
+        return []
+    costs = self_costs(path)
+    return [{"function": name, "per_answer": round(instructions / answers)}
+            for name, instructions in sorted(costs.items(), key=lambda item: -item[1])[:top_count]]
+
+top = top_of(loop_file)
+store_top = top_of(store_file)
 
 profile = {"answers": answers, "connections": 10, "seconds": measured.get("seconds"),
            "statuses": measured.get("statuses"),
            "per_answer": {role: round(total / answers) for role, total in sorted(threads.items())},
-           "loop_top": top}
+           "workload": os.environ.get("PROFILE_WORKLOAD", "hold-random"),
+           "loop_top": top, "store_top": store_top}
 json.dump(profile, open(os.path.join(out, "profile.json"), "w"), indent=1)
 print("profile: %d answers; instructions per answer: %s" % (
     answers, ", ".join("%s %d" % item for item in profile["per_answer"].items())))

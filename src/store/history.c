@@ -3,8 +3,6 @@
  * record kinds name (records.c). */
 #include "store/history.h"
 
-#include <stdio.h>
-
 #include "core/core.h"
 #include "lib/json.h"
 #include "store/records.h"
@@ -59,73 +57,19 @@ const char *hf_history_type_delivery(const hf_mutation_t *mutation) { return "pa
 
 const char *hf_history_type_event_update(const hf_mutation_t *mutation) { return "event_update"; }
 
-static void items_write(hf_json_t *json, const hf_mutation_items_t *items) {
-    HF_JSON_KEY(json, "seats");
-    hf_json_array_begin(json);
-    for (uint32_t i = 0; i < items->seat_count; i++) hf_json_string(json, items->lines[i].id);
-    hf_json_array_end(json);
-    HF_JSON_KEY(json, "pools");
-    hf_json_object_begin(json);
-    for (uint32_t i = items->seat_count; i < items->seat_count + items->pool_count; i++) {
-        hf_json_key(json, items->lines[i].id);
-        hf_json_int(json, items->lines[i].quantity);
-    }
-    hf_json_object_end(json);
-}
-
-/* A step of a calendar as the API shows it: a date for a night calendar, an instant for a
- * minute one. */
-static void step_write(hf_json_t *json, uint8_t unit, int32_t step) {
-    int64_t ms = (int64_t)step * (unit == HF_CALENDAR_NIGHT ? 86400000LL : 60000LL);
-    if (unit != HF_CALENDAR_NIGHT) {
-        hf_json_time(json, ms);
-        return;
-    }
-    char instant[32];
-    hf_format_time(ms, instant); /* "YYYY-MM-DDT…": its date */
-    hf_json_string_length(json, instant, 10);
-}
-
-/* A calendar hold's or order's items: [{resource, from, to, quantity, total}]. */
-static void uses_write(hf_json_t *json, const hf_mutation_uses_t *uses) {
-    HF_JSON_KEY(json, "items");
-    hf_json_array_begin(json);
-    for (uint32_t i = 0; i < uses->count; i++) {
-        const hf_mutation_use_t *use = &uses->lines[i];
-        hf_json_object_begin(json);
-        HF_JSON_KEY(json, "resource");
-        hf_json_string(json, use->resource_id);
-        HF_JSON_KEY(json, "from");
-        step_write(json, uses->unit, use->from);
-        HF_JSON_KEY(json, "to");
-        step_write(json, uses->unit, use->to);
-        HF_JSON_KEY(json, "quantity");
-        hf_json_int(json, use->quantity);
-        HF_JSON_KEY(json, "total");
-        hf_json_int(json, use->total);
-        hf_json_object_end(json);
-    }
-    hf_json_array_end(json);
-}
-
-static void lines_write(hf_json_t *json, uint8_t target, const hf_mutation_items_t *items,
-                        const hf_mutation_uses_t *uses) {
-    if (target == HF_TARGET_CALENDAR) uses_write(json, uses);
-    else items_write(json, items);
-}
-
 static void string_or_null(hf_json_t *json, const char *text) {
     if (text != NULL && *text != '\0') hf_json_string(json, text);
     else hf_json_null(json);
 }
 
+/* An entry names its hold (reservation_id) or its order (order_id) and no more of it: the
+ * user, seats, pools and a calendar's items are the hold's or the order's row, which a read
+ * joins (store.h, hf_stored_history_t; the API renders the joined ones, never a row's own).
+ * So the history repeats none of them, and an entry's row is about half as long. */
 void hf_history_data_hold_create(hf_json_t *json, const hf_mutation_t *mutation) {
     const hf_mutation_hold_create_t *hold = &mutation->as.hold_create;
     HF_JSON_KEY(json, "reservation_id");
     hf_json_string(json, hold->hold_id);
-    HF_JSON_KEY(json, "user_id");
-    hf_json_string(json, hold->user_id);
-    lines_write(json, hold->target, &hold->items, &hold->uses);
     HF_JSON_KEY(json, "total");
     hf_json_int(json, hold->total);
     HF_JSON_KEY(json, "expires_at");
@@ -136,10 +80,6 @@ void hf_history_data_hold_update(hf_json_t *json, const hf_mutation_t *mutation)
     const hf_mutation_hold_update_t *hold = &mutation->as.hold_update;
     HF_JSON_KEY(json, "reservation_id");
     hf_json_string(json, hold->hold_id);
-    if (hold->status == HF_HOLD_HELD) {
-        HF_JSON_KEY(json, "user_id");
-        string_or_null(json, hold->user_id);
-    }
     if (hold->status != HF_HOLD_RELEASED) {
         HF_JSON_KEY(json, "expires_at");
         hf_json_time(json, hold->expires_at_ms);
@@ -154,9 +94,6 @@ void hf_history_data_order_create(hf_json_t *json, const hf_mutation_t *mutation
     }
     HF_JSON_KEY(json, "order_id");
     hf_json_string(json, order->order_id);
-    HF_JSON_KEY(json, "user_id");
-    hf_json_string(json, order->user_id);
-    if (order->hold_id == NULL) lines_write(json, order->target, &order->items, &order->uses);
     HF_JSON_KEY(json, "total");
     hf_json_int(json, order->total);
     HF_JSON_KEY(json, "payment_ref");
@@ -171,8 +108,6 @@ void hf_history_data_order_update(hf_json_t *json, const hf_mutation_t *mutation
     const hf_mutation_order_update_t *order = &mutation->as.order_update;
     HF_JSON_KEY(json, "order_id");
     hf_json_string(json, order->order_id);
-    HF_JSON_KEY(json, "user_id");
-    string_or_null(json, order->user_id);
     if (order->status == HF_ORDER_EXCHANGED) {
         HF_JSON_KEY(json, "replaced_by");
         string_or_null(json, order->replaced_by);

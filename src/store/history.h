@@ -7,18 +7,19 @@
  *
  * data is compact JSON, an object of the entry's own fields in the API's shapes (times written
  * as RFC 3339 with milliseconds), so a reader splices it into an answer without parsing it:
- *   hold     {"reservation_id","user_id","seats","pools","total","expires_at"}
- *   extend   {"reservation_id","user_id","expires_at"}
+ *   hold     {"reservation_id","total","expires_at"}
+ *   extend   {"reservation_id","expires_at"}
  *   release  {"reservation_id"}
  *   expiry   {"reservation_id","expires_at"}
- *   commit   {"reservation_id","order_id","user_id","payment_ref","total"}
- *   cancel   {"order_id","user_id","refund_id"} (refund_id null when the order was not paid)
- *   booking  {"order_id","user_id","seats","pools","total","payment_ref"}
+ *   commit   {"reservation_id","order_id","total","payment_ref"} (and "replaces": an exchange)
+ *   cancel   {"order_id","refund_id"} (refund_id null when the order was not paid)
+ *   booking  {"order_id","total","payment_ref"}
  *   payment  {"reservation_id","payment_intent_id","payment_type","amount","result", and
  *            "order_id" (committed), "late" (when true), "refund_id" and "reason" (a refund)}
  * payment_ref is null when the order has none. A reader joins each entry that names a
- * reservation_id or an order_id with that hold or order (store.h, hf_stored_history_t), so an
- * entry reads alone without its row repeating the hold's user and items. */
+ * reservation_id or an order_id with that hold or order (store.h, hf_stored_history_t), which
+ * gives the entry its user_id and its seats and pools (a calendar's items): the row repeats
+ * none of them (rows written by older builds do, and a read skips them: api/history.c). */
 #ifndef HF_STORE_HISTORY_H
 #define HF_STORE_HISTORY_H
 

@@ -541,6 +541,44 @@ static void test_hold_update_keeps_order_id_when_absent(void **state) {
     assert_int_equal(query_integer(fixture, "SELECT expires_at FROM holds"), NOW_MS + 2000);
 }
 
+/* The writer finds a hold it inserted by its row's seq (sqlite/hold_rows.c). A batch that
+ * fails takes its holds' seqs back, and the next hold is given the same seq: the update of the
+ * new hold changes that hold alone, and one of the hold rolled back finds no row. */
+static void test_hold_updates_find_their_rows_after_a_failed_batch(void **state) {
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, hold_create("res_1", "e1", "u1", NO_ITEMS, 0, NOW_MS, NOW_MS + 1000));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    append(batch, hold_update("res_1", HF_HOLD_EXPIRED, NOW_MS + 1000, NULL));
+    assert_true(submit_and_wait(store, batch, 2, error));
+
+    append(batch, hold_create("res_gone", "e1", "u2", NO_ITEMS, 0, NOW_MS, NOW_MS + 1000));
+    append(batch, event_create("e1", NOW_MS)); /* a duplicate: the batch fails */
+    assert_false(submit_and_wait(store, batch, 3, error));
+    append(batch, hold_create("res_2", "e1", "u3", NO_ITEMS, 0, NOW_MS, NOW_MS + 1000));
+    assert_true(submit_and_wait(store, batch, 4, error));
+    append(batch, hold_update("res_2", HF_HOLD_RELEASED, NOW_MS + 5, NULL));
+    assert_true(submit_and_wait(store, batch, 5, error));
+    append(batch, hold_update("res_gone", HF_HOLD_RELEASED, NOW_MS + 5, NULL));
+    assert_false(submit_and_wait(store, batch, 6, error));
+    assert_non_null(strstr(error, "HOLD_UPDATE of res_gone failed: no such row to update"));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 2);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds WHERE id = 'res_1'"
+                                            " AND status = 'expired' AND seq = 1"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds WHERE id = 'res_2'"
+                                            " AND status = 'released' AND seq = 2"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT expires_at FROM holds WHERE id = 'res_2'"),
+                     NOW_MS + 5);
+}
+
 /* ---- The store as the last arbiter ---- */
 
 static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state) {
@@ -588,6 +626,49 @@ static void test_second_sale_of_a_seat_fails_the_whole_batch(void **state) {
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 0);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM idempotency"), 0);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM order_items"), 2);
+}
+
+/* An order's items are written several to an INSERT (sqlite.c): ten seats make two INSERTs,
+ * and all ten rows are there; a seat sold already, third of four, fails the whole batch by the
+ * UNIQUE index as one item alone does, and none of the four is written. */
+static void test_an_orders_items_together(void **state) {
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    static const char *const seats[] = {"S-1", "S-2", "S-3", "S-4", "S-5",
+                                        "S-6", "S-7", "S-8", "S-9", "S-10"};
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, order_create("ord_1", "e1", "u1", NULL, NO_ITEMS, 10, "pi_1", NOW_MS));
+    for (int i = 0; i < 10; i++) append(batch, order_seat("ord_1", "e1", seats[i]));
+    append(batch, order_create("ord_2", "e1", "u2", NULL, NO_ITEMS, 10, "pi_2", NOW_MS));
+    append(batch, order_seat("ord_2", "e1", "T-1"));
+    assert_true(submit_and_wait(store, batch, 1, error));
+
+    append(batch, order_create("ord_3", "e1", "u3", NULL, NO_ITEMS, 10, "pi_3", NOW_MS + 1));
+    append(batch, order_seat("ord_3", "e1", "U-1"));
+    append(batch, order_seat("ord_3", "e1", "U-2"));
+    append(batch, order_seat("ord_3", "e1", "S-7"));
+    append(batch, order_seat("ord_3", "e1", "U-3"));
+    assert_false(submit_and_wait(store, batch, 2, error));
+    assert_non_null(strstr(error, "ORDER_ITEM of U-1 or the items after it failed"));
+    assert_non_null(strstr(error, "UNIQUE constraint failed"));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM order_items WHERE"
+                                            " order_id = 'ord_1' AND active = 1 AND quantity = 1"),
+                     10);
+    assert_int_equal(query_integer(fixture, "SELECT count(DISTINCT seat_id) FROM order_items"
+                                            " WHERE order_id = 'ord_1' AND seat_id LIKE 'S-%'"),
+                     10);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM order_items WHERE"
+                                            " order_id = 'ord_2' AND seat_id = 'T-1'"),
+                     1);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM order_items WHERE"
+                                            " order_id = 'ord_3'"),
+                     0);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM orders"), 2);
 }
 
 static void test_cancelled_seat_can_be_sold_again(void **state) {
@@ -931,6 +1012,8 @@ int main(void) {
         STORE_TEST(test_open_rejects_what_it_cannot_serve),
         STORE_TEST(test_seat_state_reads_the_written_items),
         STORE_TEST(test_hold_update_keeps_order_id_when_absent),
+        STORE_TEST(test_hold_updates_find_their_rows_after_a_failed_batch),
+        STORE_TEST(test_an_orders_items_together),
         STORE_TEST(test_second_sale_of_a_seat_fails_the_whole_batch),
         STORE_TEST(test_cancelled_seat_can_be_sold_again),
         STORE_TEST(test_failures_roll_back_and_the_store_goes_on),

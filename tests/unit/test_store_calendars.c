@@ -215,11 +215,13 @@ static void test_calendar_round_trip(void **state) {
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM orders WHERE event_id = 'hotel'"
                                             " AND status = 'cancelled'"),
                      1);
-    assert_int_equal(query_integer(fixture,
-                                   "SELECT count(*) FROM history WHERE event_id = 'hotel'"
-                                   " AND type = 'hold' AND data LIKE"
-                                   " '%\"items\":[{\"resource\":\"DBL\",\"from\":\"2026-11-2%'"),
-                     1);
+    /* The hold's entry names its hold and repeats none of its uses: a read joins the hold's
+     * row for them (store/history.h). */
+    assert_int_equal(
+        query_integer(fixture, "SELECT count(*) FROM history WHERE event_id = 'hotel'"
+                               " AND type = 'hold' AND data LIKE '{\"reservation_id\":\"res_1\",%'"
+                               " AND data NOT LIKE '%items%' AND data NOT LIKE '%user_id%'"),
+        1);
 
     assert_restored(core, fixture->url, NULL);
     hf_core_destroy(core);

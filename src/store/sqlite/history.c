@@ -44,27 +44,68 @@ static int last_seq_find(hf_sqlite_store_t *store, const char *event_id, size_t 
     return SQLITE_DONE;
 }
 
+/* The INSERT of count entries at once, prepared at its first use: one statement for several
+ * rows keeps its cursors on the history's b-trees open from one row to the next, where a
+ * statement per row opens them again each time (docs/PERFORMANCE.md, "Rows per change"). */
+static sqlite3_stmt *insert_statement(hf_sqlite_store_t *store, size_t count) {
+    sqlite3_stmt **statement = &store->history_inserts[count - 1];
+    if (*statement != NULL) return *statement;
+    hf_buffer_t sql;
+    hf_buffer_init(&sql);
+    hf_buffer_printf(&sql, "INSERT INTO history(event_id, seq, type, at, data) VALUES");
+    for (size_t i = 0; i < count; i++) {
+        size_t first = 5 * i + 1;
+        hf_buffer_printf(&sql, "%s(?%zu, ?%zu, ?%zu, ?%zu, ?%zu)", i ? ", " : "", first, first + 1,
+                         first + 2, first + 3, first + 4);
+    }
+    if (sqlite3_prepare_v3(store->database, sql.data, -1, SQLITE_PREPARE_PERSISTENT, statement,
+                           NULL) != SQLITE_OK)
+        *statement = NULL;
+    hf_buffer_free(&sql);
+    return *statement;
+}
+
+int hf_sqlite_history_flush(hf_sqlite_store_t *store) {
+    size_t count = store->history_pending_count;
+    if (count == 0) return SQLITE_DONE;
+    sqlite3_stmt *statement = insert_statement(store, count);
+    if (statement == NULL) return sqlite3_errcode(store->database);
+    for (size_t i = 0; i < count; i++) {
+        const hf_sqlite_history_row_t *row = &store->history_pending[i];
+        int first = (int)(5 * i + 1);
+        sqlite3_bind_text(statement, first, row->event_id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(statement, first + 1, row->seq);
+        sqlite3_bind_text(statement, first + 2, row->type, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(statement, first + 3, row->at_ms);
+        sqlite3_bind_text(statement, first + 4, store->history_data.data + row->data_offset,
+                          (int)row->data_length, SQLITE_STATIC);
+    }
+    int rc = sqlite3_step(statement);
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    store->history_pending_count = 0;
+    hf_buffer_reset(&store->history_data);
+    return rc;
+}
+
+/* The entry is numbered now and written with the entries after it (flush): a failed batch
+ * forgets the numbers and the entries not yet written alike (hf_sqlite_history_forget). */
 int hf_sqlite_history_append(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
     const char *type, *event_id;
     if (!hf_history_entry_of(mutation, &type, &event_id)) return SQLITE_DONE;
     size_t slot = 0;
     int rc = last_seq_find(store, event_id, &slot);
     if (rc != SQLITE_DONE) return rc;
-    hf_buffer_reset(&store->history_data);
+    hf_sqlite_history_row_t *row = &store->history_pending[store->history_pending_count++];
+    row->event_id = event_id;
+    row->type = type;
+    row->seq = ++store->history_seqs[slot];
+    row->at_ms = mutation->at_ms;
+    row->data_offset = store->history_data.length;
     hf_history_data_write(&store->history_data, mutation);
-    sqlite3_stmt *statement = store->statements[STATEMENT_HISTORY_INSERT];
-    sqlite3_bind_text(statement, 1, event_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(statement, 2, store->history_seqs[slot] + 1);
-    sqlite3_bind_text(statement, 3, type, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(statement, 4, mutation->at_ms);
-    sqlite3_bind_text(statement, 5, store->history_data.data, (int)store->history_data.length,
-                      SQLITE_STATIC);
-    rc = sqlite3_step(statement);
-    sqlite3_reset(statement);
-    sqlite3_clear_bindings(statement);
-    /* Counted only once written: a failed insert fails the batch, which forgets them all. */
-    if (rc == SQLITE_DONE) store->history_seqs[slot]++;
-    return rc;
+    row->data_length = store->history_data.length - row->data_offset;
+    if (store->history_pending_count < HF_SQLITE_HISTORY_ROWS_PER_INSERT) return SQLITE_DONE;
+    return hf_sqlite_history_flush(store);
 }
 
 void hf_sqlite_history_restart(hf_sqlite_store_t *store, const char *event_id) {
@@ -75,6 +116,8 @@ void hf_sqlite_history_restart(hf_sqlite_store_t *store, const char *event_id) {
 }
 
 void hf_sqlite_history_forget(hf_sqlite_store_t *store) {
+    store->history_pending_count = 0;
+    hf_buffer_reset(&store->history_data);
     hf_map_free(&store->history_events);
     hf_map_init(&store->history_events);
     store->history_count = 0;
@@ -86,6 +129,10 @@ void hf_sqlite_history_close(hf_sqlite_store_t *store) {
     for (size_t i = 0; i < HF_SQLITE_OUTBOX_READS; i++) {
         sqlite3_finalize(store->read_outbox[i]);
         store->read_outbox[i] = NULL;
+    }
+    for (size_t i = 0; i < HF_SQLITE_HISTORY_ROWS_PER_INSERT; i++) {
+        sqlite3_finalize(store->history_inserts[i]);
+        store->history_inserts[i] = NULL;
     }
     hf_map_free(&store->history_events);
     free(store->history_seqs);

@@ -36,6 +36,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_EVENT_HISTORY_DELETE,
     STATEMENT_HOLD_INSERT,
     STATEMENT_HOLD_UPDATE,
+    STATEMENT_HOLD_UPDATE_ROW, /* the same, for a hold whose row the writer remembers */
     STATEMENT_ORDER_INSERT,
     STATEMENT_ORDER_ITEM_INSERT,
     STATEMENT_ORDER_UPDATE,
@@ -44,7 +45,6 @@ typedef enum hf_sqlite_statement {
     STATEMENT_DELIVERY_PURGE,
     STATEMENT_DELIVERY_INSERT,
     STATEMENT_REFUND_PUT,
-    STATEMENT_HISTORY_INSERT,
     STATEMENT_HISTORY_LAST,
     STATEMENT_NOTIFY_UPDATE,
     STATEMENT_TICKET_INSERT,
@@ -83,6 +83,21 @@ typedef enum hf_sqlite_statement {
     " IS NULL AND o.id = " HF_SQLITE_ENTRY_ORDER
 #define HF_SQLITE_OUTBOX_READS 4
 
+/* Entries of the audit history written by one INSERT at most (history.c): a batch's entries
+ * go in groups of this many, the rest at the batch's end. */
+#define HF_SQLITE_HISTORY_ROWS_PER_INSERT 8
+
+/* An order's items written by one INSERT at most (sqlite.c). */
+#define HF_SQLITE_ITEMS_PER_INSERT 8
+
+/* An entry numbered and waiting for its INSERT: event_id and type borrowed from the batch (and
+ * static words), its data in the store's history_data. */
+typedef struct hf_sqlite_history_row {
+    const char *event_id, *type;
+    int64_t seq, at_ms;
+    size_t data_offset, data_length;
+} hf_sqlite_history_row_t;
+
 typedef struct hf_sqlite_store {
     sqlite3 *database;
     sqlite3_stmt *statements[STATEMENT_COUNT];
@@ -102,7 +117,19 @@ typedef struct hf_sqlite_store {
     hf_map_t history_events;
     int64_t *history_seqs;
     size_t history_count, history_capacity;
-    hf_buffer_t history_data;        /* the writer only: an entry's data */
+    /* The writer only: the entries numbered but not yet written (history.c), their data in
+     * history_data, and the INSERTs of 1 to HF_SQLITE_HISTORY_ROWS_PER_INSERT of them. */
+    hf_sqlite_history_row_t history_pending[HF_SQLITE_HISTORY_ROWS_PER_INSERT];
+    size_t history_pending_count;
+    sqlite3_stmt *history_inserts[HF_SQLITE_HISTORY_ROWS_PER_INSERT];
+    hf_buffer_t history_data;
+    /* The writer only: the INSERTs of 2 to HF_SQLITE_ITEMS_PER_INSERT items of an order
+     * (sqlite.c), prepared at their first use ([count - 1]). */
+    sqlite3_stmt *item_inserts[HF_SQLITE_ITEMS_PER_INSERT];
+    /* The writer only: the seqs of the holds it inserted last (hold_rows.c), in two
+     * generations, hold_rows_newer the one being filled. */
+    hf_map_t hold_rows[2];
+    int hold_rows_newer;
     uint64_t batches_since_purge;    /* the writer only */
     bool begun;                      /* the writer only: the batch's transaction began */
     bool failed_in_sync;             /* the writer only: the last failure was an fsync */
@@ -110,6 +137,19 @@ typedef struct hf_sqlite_store {
     hf_checkpointer_t *checkpointer; /* started with the writer */
     hf_syncer_t *syncer;             /* started with the writer */
 } hf_sqlite_store_t;
+
+/* The holds the writer remembers (hold_rows.c): at most this many in each of two
+ * generations, about 80 bytes each with their ids (a few MiB in all). */
+#define HF_SQLITE_HOLD_ROWS_MAX 65536u
+
+/* A hold's id to its row's seq, for the writer's updates (hold_rows.c): remember after its
+ * insert; find answers the seq, or 0 when it is not remembered; forget after a failed batch
+ * (its seqs were rolled back); init at open and close at close. */
+void hf_sqlite_hold_rows_init(hf_sqlite_store_t *store);
+void hf_sqlite_hold_rows_remember(hf_sqlite_store_t *store, const char *hold_id, int64_t seq);
+int64_t hf_sqlite_hold_rows_find(const hf_sqlite_store_t *store, const char *hold_id);
+void hf_sqlite_hold_rows_forget(hf_sqlite_store_t *store);
+void hf_sqlite_hold_rows_close(hf_sqlite_store_t *store);
 
 /* Runs one SQL text whose single row's first column is a word, and copies that word ("" when
  * there is no row). Returns SQLITE_OK or the error code. */
@@ -122,11 +162,15 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
  * with a sentence in error (load.c). */
 int hf_sqlite_reader_open(hf_sqlite_store_t *store, char *error, size_t error_size);
 
-/* The audit history (history.c). append writes the entry of one record of the batch, when it
- * makes one (store/history.h), numbered after the event's last; returns SQLITE_DONE or
- * SQLite's error code. forget drops the numbers after a failed batch; close frees what the
+/* The audit history (history.c). append numbers the entry of one record of the batch, when
+ * it makes one (store/history.h), after the event's last, and writes it with the entries after
+ * it (HF_SQLITE_HISTORY_ROWS_PER_INSERT at a time); returns SQLITE_DONE or SQLite's error
+ * code. forget drops the numbers after a failed batch; close frees what the
  * history holds (before the reader connection closes). */
 int hf_sqlite_history_append(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+/* Writes the entries append numbered and has not written yet: at the batch's end, and before
+ * a record that changes the history's rows itself. SQLITE_DONE or the error code. */
+int hf_sqlite_history_flush(hf_sqlite_store_t *store);
 void hf_sqlite_history_forget(hf_sqlite_store_t *store);
 /* The event's history was deleted with it: a new event of that id numbers from 1 again. */
 void hf_sqlite_history_restart(hf_sqlite_store_t *store, const char *event_id);

@@ -63,6 +63,11 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_HOLD_UPDATE] =
         "UPDATE holds SET status = ?2, expires_at = ?3, order_id = COALESCE(?4, order_id)"
         " WHERE id = ?1",
+    /* By the table's key, and still by the id: a row that is not that hold changes nothing,
+     * and the update by id follows. */
+    [STATEMENT_HOLD_UPDATE_ROW] =
+        "UPDATE holds SET status = ?2, expires_at = ?3, order_id = COALESCE(?4, order_id)"
+        " WHERE seq = ?5 AND id = ?1",
     [STATEMENT_ORDER_INSERT] =
         "INSERT INTO orders(id, event_id, user_id, reservation_id, status, items, total,"
         " currency, payment_ref, created_at, replaces)"
@@ -86,8 +91,6 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         "INSERT INTO refunds(id, payment_intent_id, reservation_id, amount, reason, status,"
         " created_at, order_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         " ON CONFLICT(id) DO UPDATE SET status = excluded.status",
-    [STATEMENT_HISTORY_INSERT] =
-        "INSERT INTO history(event_id, seq, type, at, data) VALUES(?1, ?2, ?3, ?4, ?5)",
     [STATEMENT_HISTORY_LAST] = "SELECT COALESCE(MAX(seq), 0) FROM history WHERE event_id = ?1",
     /* A notification's delivery state is its history entry's (engine/outbox.h). */
     [STATEMENT_NOTIFY_UPDATE] =
@@ -209,6 +212,7 @@ static int sqlite_open(void **instance, const char *url, char *error, size_t err
     const char *path = url + 7;
     hf_sqlite_store_t *store = calloc(1, sizeof *store);
     if (store == NULL) abort();
+    hf_sqlite_hold_rows_init(store);
     /* NOMUTEX: one thread at a time uses the connection (see the top of this file). */
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     /* The store's VFS gathers the log's writes; tests may ask for failing writes or syncs
@@ -295,6 +299,9 @@ static int write_hold_create(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     bind_integer(store, id, 8, hold->expires_at_ms);
     bind_text(store, id, 10, hold->exchange_for);
     int rc = statement_run(store, id);
+    if (rc == SQLITE_DONE)
+        hf_sqlite_hold_rows_remember(store, hold->hold_id,
+                                     sqlite3_last_insert_rowid(store->database));
     if (rc != SQLITE_DONE || hold->target != HF_TARGET_CALENDAR) return rc;
     return hf_sqlite_calendar_uses(store, hold->hold_id, hold->event_id, &hold->uses);
 }
@@ -334,14 +341,26 @@ static int write_event_delete(hf_sqlite_store_t *store, const hf_mutation_t *m) 
     return rc;
 }
 
-static int write_hold_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
-    const hf_mutation_hold_update_t *hold = &m->as.hold_update;
-    hf_sqlite_statement_t id = STATEMENT_HOLD_UPDATE;
+static int hold_update_run(hf_sqlite_store_t *store, hf_sqlite_statement_t id,
+                           const hf_mutation_hold_update_t *hold, int64_t seq) {
     bind_text(store, id, 1, hold->hold_id);
     bind_text(store, id, 2, hold_word(hold->status));
     bind_integer(store, id, 3, hold->expires_at_ms);
     bind_text(store, id, 4, hold->order_id);
-    return changed_one_row(store, statement_run(store, id));
+    if (seq != 0) bind_integer(store, id, 5, seq);
+    return statement_run(store, id);
+}
+
+/* A hold the writer inserted lately is found by its row's seq (hold_rows.c), any other by its
+ * id. */
+static int write_hold_update(hf_sqlite_store_t *store, const hf_mutation_t *m) {
+    const hf_mutation_hold_update_t *hold = &m->as.hold_update;
+    int64_t seq = hf_sqlite_hold_rows_find(store, hold->hold_id);
+    if (seq != 0) {
+        int rc = hold_update_run(store, STATEMENT_HOLD_UPDATE_ROW, hold, seq);
+        if (rc != SQLITE_DONE || sqlite3_changes(store->database) == 1) return rc;
+    }
+    return changed_one_row(store, hold_update_run(store, STATEMENT_HOLD_UPDATE, hold, 0));
 }
 
 static int write_order_create(hf_sqlite_store_t *store, const hf_mutation_t *m) {
@@ -363,17 +382,70 @@ static int write_order_create(hf_sqlite_store_t *store, const hf_mutation_t *m) 
     return hf_sqlite_calendar_uses(store, order->order_id, order->event_id, &order->uses);
 }
 
-static int write_order_item(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+/* An item's five values from the statement's parameter first on. */
+static void order_item_bind(sqlite3_stmt *statement, int first, const hf_mutation_t *mutation) {
     const hf_mutation_order_item_t *m = &mutation->as.order_item;
-    hf_sqlite_statement_t id = STATEMENT_ORDER_ITEM_INSERT;
-    bind_text(store, id, 1, m->order_id);
-    bind_text(store, id, 2, m->event_id);
-    bind_text(store, id, 3, m->seat_id);
-    bind_text(store, id, 4, m->pool_id);
+    sqlite3_bind_text(statement, first, m->order_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(statement, first + 1, m->event_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(statement, first + 2, m->seat_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(statement, first + 3, m->pool_id, -1, SQLITE_STATIC);
     /* A seat line is one seat even when the record leaves the quantity at zero. */
     uint32_t quantity = m->seat_id != NULL && m->quantity == 0 ? 1 : m->quantity;
-    bind_integer(store, id, 5, quantity);
-    return statement_run(store, id);
+    sqlite3_bind_int64(statement, first + 4, quantity);
+}
+
+static int write_order_item(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    order_item_bind(store->statements[STATEMENT_ORDER_ITEM_INSERT], 1, mutation);
+    return statement_run(store, STATEMENT_ORDER_ITEM_INSERT);
+}
+
+/* The INSERT of count items at once (2 to HF_SQLITE_ITEMS_PER_INSERT), prepared at its first
+ * use: one statement keeps its cursors on the items' table and indexes open from one row to
+ * the next (docs/PERFORMANCE.md, "Rows per change"). */
+static sqlite3_stmt *order_items_statement(hf_sqlite_store_t *store, size_t count) {
+    sqlite3_stmt **statement = &store->item_inserts[count - 1];
+    if (*statement != NULL) return *statement;
+    hf_buffer_t sql;
+    hf_buffer_init(&sql);
+    hf_buffer_printf(
+        &sql, "INSERT INTO order_items(order_id, event_id, seat_id, pool_id, quantity) VALUES");
+    for (size_t i = 0; i < count; i++)
+        hf_buffer_printf(&sql, "%s(?%zu, ?%zu, ?%zu, ?%zu, ?%zu)", i ? ", " : "", 5 * i + 1,
+                         5 * i + 2, 5 * i + 3, 5 * i + 4, 5 * i + 5);
+    if (sqlite3_prepare_v3(store->database, sql.data, -1, SQLITE_PREPARE_PERSISTENT, statement,
+                           NULL) != SQLITE_OK)
+        *statement = NULL;
+    hf_buffer_free(&sql);
+    return *statement;
+}
+
+/* An order's items come one after the other, after its own record (core.c): count of them at
+ * records, written by one INSERT. They make no history entries. */
+static int write_order_items(hf_sqlite_store_t *store, const hf_batch_t *batch, size_t first,
+                             size_t count) {
+    sqlite3_stmt *statement = order_items_statement(store, count);
+    if (statement == NULL) return sqlite3_errcode(store->database);
+    for (size_t i = 0; i < count; i++)
+        order_item_bind(statement, (int)(5 * i + 1), hf_batch_at(batch, first + i));
+    int rc = sqlite3_step(statement);
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    return rc;
+}
+
+/* How many records from first on are items of one order, at most HF_SQLITE_ITEMS_PER_INSERT. */
+static size_t order_items_run(const hf_batch_t *batch, size_t first) {
+    const hf_mutation_t *head = hf_batch_at(batch, first);
+    if (head->type != HF_MUTATION_ORDER_ITEM || head->as.order_item.order_id == NULL) return 1;
+    size_t count = 1;
+    while (count < HF_SQLITE_ITEMS_PER_INSERT && first + count < hf_batch_count(batch)) {
+        const hf_mutation_t *next = hf_batch_at(batch, first + count);
+        if (next->type != HF_MUTATION_ORDER_ITEM || next->as.order_item.order_id == NULL ||
+            strcmp(next->as.order_item.order_id, head->as.order_item.order_id) != 0)
+            break;
+        count++;
+    }
+    return count;
 }
 
 static int write_order_update(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
@@ -510,9 +582,14 @@ static int record_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
     return write != NULL ? write(store, m) : WRITE_TYPE_UNKNOWN;
 }
 
-/* The record's rows, then its entry in its event's history, in the same transaction. */
+/* The record's rows, then its entry in its event's history, in the same transaction. The
+ * entries wait for their INSERT (history.c) unless the record changes the history's own rows
+ * (an event's deletion takes its entries with it, a notification's state is its entry's):
+ * those written before it are written first, in the order the records came. */
 static int mutation_write(hf_sqlite_store_t *store, const hf_mutation_t *m) {
-    int rc = record_write(store, m);
+    bool history_changed = m->type == HF_MUTATION_EVENT_DELETE || m->type == HF_MUTATION_NOTIFY;
+    int rc = history_changed ? hf_sqlite_history_flush(store) : SQLITE_DONE;
+    if (rc == SQLITE_DONE) rc = record_write(store, m);
     return rc == SQLITE_DONE ? hf_sqlite_history_append(store, m) : rc;
 }
 
@@ -565,16 +642,24 @@ static int sqlite_batch_write(void *instance, const hf_batch_t *batch, char *err
                              failure_reason(store, rc));
         return -1;
     }
-    for (size_t i = 0; i < hf_batch_count(batch); i++) {
+    for (size_t i = 0, count; i < hf_batch_count(batch); i += count) {
         const hf_mutation_t *m = hf_batch_at(batch, i);
-        rc = mutation_write(store, m);
+        count = order_items_run(batch, i);
+        rc = count > 1 ? write_order_items(store, batch, i, count) : mutation_write(store, m);
         if (rc != SQLITE_DONE) {
             const char *subject = rc != WRITE_TYPE_UNKNOWN ? hf_record_subject(m) : NULL;
-            hf_store_error_write(error, error_size, "store: %s of %s failed: %s",
+            hf_store_error_write(error, error_size, "store: %s of %s%s failed: %s",
                                  hf_record_name(m->type), subject != NULL ? subject : "(none)",
+                                 count > 1 ? " or the items after it" : "",
                                  failure_reason(store, rc));
             return -1;
         }
+    }
+    rc = hf_sqlite_history_flush(store);
+    if (rc != SQLITE_DONE) {
+        hf_store_error_write(error, error_size, "store: the batch's history entries failed: %s",
+                             failure_reason(store, rc));
+        return -1;
     }
     return 0;
 }
@@ -608,6 +693,7 @@ static void sqlite_batch_abort(void *instance, const char *error) {
      * can reload it. */
     if (store->failed_in_sync) hf_syncer_fail(store->syncer, error);
     hf_sqlite_history_forget(store);
+    hf_sqlite_hold_rows_forget(store);
     hf_syncer_wait(store->syncer);
 }
 
@@ -659,6 +745,9 @@ static void sqlite_close(void *instance) {
     sqlite3_finalize(store->list_holds);
     sqlite3_finalize(store->find_hold_seq);
     hf_sqlite_history_close(store);
+    hf_sqlite_hold_rows_close(store);
+    for (size_t i = 0; i < HF_SQLITE_ITEMS_PER_INSERT; i++)
+        sqlite3_finalize(store->item_inserts[i]);
     sqlite3_close(store->reader);
     if (store->read_items != NULL) hf_rows_items_free(store->read_items);
     free(store->read_items);
