@@ -366,7 +366,7 @@ void hf_handlers_events_metrics_render(const hf_context_t *context, hf_buffer_t 
         seats[HF_SEAT_SOLD] += event->counts.sold;
         for (uint32_t p = 0; p < event->pool_count; p++) {
             const hf_pool_t *pool = &event->pools[p];
-            units[HF_SEAT_AVAILABLE] += (double)(pool->capacity - pool->held - pool->sold);
+            units[HF_SEAT_AVAILABLE] += (double)hf_core_pool_available(pool);
             units[HF_SEAT_HELD] += (double)pool->held;
             units[HF_SEAT_SOLD] += (double)pool->sold;
         }

@@ -29,7 +29,7 @@ static void render_pool(hf_json_t *json, const hf_pool_t *pool) {
     HF_JSON_KEY(json, "price");
     hf_json_int(json, pool->price);
     HF_JSON_KEY(json, "available");
-    hf_json_int(json, pool->capacity - pool->held - pool->sold);
+    hf_json_int(json, hf_core_pool_available(pool));
     HF_JSON_KEY(json, "held");
     hf_json_int(json, pool->held);
     HF_JSON_KEY(json, "sold");

@@ -189,7 +189,7 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
     uint32_t taken = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[core->scratch.seats[i]];
-        if (seat->status == HF_SEAT_AVAILABLE) continue;
+        if (seat_free_for(event, core->scratch.seats[i], core->scratch.allocation)) continue;
         if (held_by_replaced(core, seat, owner, request->replace_existing)) continue;
         if (sold_to_exchanged(core, seat)) continue;
         if (detail) detail->items[taken] = i;
@@ -203,11 +203,10 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
         return HF_ERROR_SEATS_UNAVAILABLE;
     }
     for (uint32_t i = 0; i < request->pool_count; i++) {
-        const hf_pool_t *pool = &event->pools[core->scratch.pools[i]];
-        int64_t available = pool->capacity - pool->held - pool->sold +
-                            pool_units_replaced(core, core->scratch.pools[i], owner,
-                                                request->replace_existing) +
-                            pool_units_exchanged(core, core->scratch.pools[i]);
+        int64_t available =
+            allocation_pool_free(core, event, core->scratch.pools[i], core->scratch.allocation) +
+            pool_units_replaced(core, core->scratch.pools[i], owner, request->replace_existing) +
+            pool_units_exchanged(core, core->scratch.pools[i]);
         if (available >= request->pools[i].quantity) continue;
         if (detail) {
             detail->pool = i;
@@ -233,7 +232,7 @@ typedef struct best_context {
 static bool best_free(void *context, uint32_t seat_index) {
     const best_context_t *best = context;
     const hf_seat_t *seat = &best->event->seats[seat_index];
-    if (seat->status != HF_SEAT_AVAILABLE &&
+    if (!seat_free_for(best->event, seat_index, best->core->scratch.allocation) &&
         !held_by_replaced(best->core, seat, best->owner, best->replace) &&
         !sold_to_exchanged(best->core, seat))
         return false;
@@ -256,6 +255,8 @@ hf_error_t pick_best(hf_core_t *core, hf_event_t *event, const hf_hold_request_t
     /* The old order's seats of an exchange are free for it, which rows' counts do not say. */
     bool replacing = (request->replace_existing && owner && owner->first_active != 0) ||
                      core->scratch.exchange_order != 0;
+    /* Rows count the public's available seats only: an allocation's request reads them. */
+    if (core->scratch.allocation) replacing = true;
     best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
     hf_best_query_t query = {request->best_count,
                              section,

@@ -542,7 +542,7 @@ static void compare_state(bool full) {
         const model_event_t *m = &model.events[e];
         const hf_event_t *c = hf_core_event_at(core, e);
         if (c == NULL || strcmp(c->id, m->id) != 0) mismatch("event %u missing", e);
-        hf_counts_t total = {0, 0, 0}, sections[FX_SECTIONS_MAX];
+        hf_counts_t total = {0, 0, 0, 0}, sections[FX_SECTIONS_MAX];
         memset(sections, 0, sizeof sections);
         for (uint32_t s = 0; s < m->seat_count; s++) {
             const model_seat_t *ms = &m->seats[s];

@@ -256,7 +256,7 @@ static void test_definition_refusals(void **state) {
 
 static const char *items_text(hf_buffer_t *buffer, const hf_mutation_item_t *lines,
                               uint32_t seat_count, uint32_t pool_count) {
-    hf_mutation_items_t items = {lines, seat_count, pool_count};
+    hf_mutation_items_t items = {lines, seat_count, pool_count, NULL};
     hf_buffer_reset(buffer);
     hf_rows_items_write(buffer, &items);
     return buffer->data;
