@@ -77,6 +77,13 @@ void hf_core_allocation_pool(const hf_core_t *core, uint32_t index, uint32_t lin
 /* The allocation a seat of the event is set aside for, held or sold from (index + 1), or 0. */
 uint32_t hf_core_seat_allocation(const hf_core_t *core, const hf_event_t *event,
                                  uint32_t seat_index);
+/* Whether the seat, held or sold from its allocation, was released from it meanwhile. */
+bool hf_core_seat_allocation_released(const hf_core_t *core, const hf_event_t *event,
+                                      uint32_t seat_index);
+/* Whether the event ever had an allocation: its summary then shows allocated counts. */
+bool hf_core_event_has_allocations(const hf_event_t *event);
+/* The id of the allocation at index + 1 (a hold's or order's allocation), NULL for 0. */
+const char *hf_core_allocation_id(const hf_core_t *core, uint32_t allocation);
 
 /* ---- Restore ---- */
 

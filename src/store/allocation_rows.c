@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/json_read.h"
+#include "lib/map.h"
 #include "store/rows.h"
 
 static void string_write(hf_buffer_t *out, const char *text) {
@@ -14,13 +15,14 @@ static void string_write(hf_buffer_t *out, const char *text) {
     hf_buffer_append_char(out, '"');
 }
 
-/* Ids are [A-Za-z0-9_.-]: written without escapes. */
+/* Ids are [A-Za-z0-9_.-]: written without escapes. Every seat in the allocation's order, or
+ * only the released ones. */
 static void seats_write(hf_buffer_t *out, const hf_mutation_allocation_t *allocation,
-                        bool released) {
+                        bool released_only) {
     bool first = true;
     hf_buffer_append_char(out, '[');
     for (uint32_t i = 0; i < allocation->seat_count; i++) {
-        if (allocation->seats[i].released != released) continue;
+        if (released_only && !allocation->seats[i].released) continue;
         if (!first) hf_buffer_append_char(out, ',');
         string_write(out, allocation->seats[i].seat_id);
         first = false;
@@ -49,19 +51,36 @@ static int refuse(char *error, size_t error_size, const char *what) {
     return -1;
 }
 
-/* Appends the array's seat ids with their released flag. */
-static bool seats_read(json_t *array, bool released, hf_rows_allocation_t *parsed,
+/* The array's seat ids, none released yet. */
+static bool seats_read(json_t *array, hf_rows_allocation_t *parsed,
                        hf_stored_allocation_t *stored) {
-    if (!json_is_array(array)) return false;
-    size_t count = json_array_size(array);
-    if (stored->seat_count + count > HF_ALLOCATION_SEATS_MAX) return false;
-    for (size_t i = 0; i < count; i++) {
+    if (!json_is_array(array) || json_array_size(array) > HF_ALLOCATION_SEATS_MAX) return false;
+    for (size_t i = 0; i < json_array_size(array); i++) {
         json_t *seat = json_array_get(array, i);
         if (!json_is_string(seat) || json_string_length(seat) > HF_SEAT_ID_SIZE_MAX) return false;
         parsed->seats[stored->seat_count++] = (hf_stored_allocation_seat_t){json_string_value(seat),
-                                                                            released};
+                                                                            false};
     }
     return true;
+}
+
+/* Flags the released ones, each of which must be among the seats. */
+static bool released_read(json_t *array, hf_rows_allocation_t *parsed,
+                          const hf_stored_allocation_t *stored) {
+    if (!json_is_array(array)) return false;
+    hf_map_t index;
+    hf_map_init(&index);
+    for (uint32_t i = 0; i < stored->seat_count; i++)
+        hf_map_put(&index, parsed->seats[i].seat_id, strlen(parsed->seats[i].seat_id), i);
+    bool whole = true;
+    for (size_t i = 0; whole && i < json_array_size(array); i++) {
+        const char *seat_id = json_string_value(json_array_get(array, i));
+        uint32_t at;
+        whole = seat_id && hf_map_get(&index, seat_id, strlen(seat_id), &at);
+        if (whole) parsed->seats[at].released = true;
+    }
+    hf_map_free(&index);
+    return whole;
 }
 
 static bool pools_read(json_t *pools, hf_rows_allocation_t *parsed,
@@ -101,7 +120,7 @@ int hf_rows_allocation_read(const char *text, hf_rows_allocation_t *parsed,
     if (!parsed->seats) abort();
     stored->seats = parsed->seats;
     stored->pools = parsed->pools;
-    if (!seats_read(seats, false, parsed, stored) || !seats_read(released, true, parsed, stored))
+    if (!seats_read(seats, parsed, stored) || !released_read(released, parsed, stored))
         return refuse(error, error_size, "seats");
     if (!pools_read(json_object_get(object, "pools"), parsed, stored))
         return refuse(error, error_size, "pools");

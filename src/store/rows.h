@@ -52,8 +52,8 @@ void hf_rows_items_free(hf_rows_items_t *items);
 /* ---- Allocations (allocation_rows.c, API.md section 14) ---- */
 
 /* allocations.items: {"seats":["FLOOR-A-1",…],"released_seats":[…],
- * "pools":{"GA":{"units":500,"release_pending":0}}}; released seats are held or sold ones
- * given to the public once they come free. */
+ * "pools":{"GA":{"units":500,"release_pending":0}}}: every seat in its order, and among them
+ * the released ones, held or sold, given to the public once they come free. */
 void hf_rows_allocation_write(hf_buffer_t *out, const hf_mutation_allocation_t *allocation);
 /* The parsed items of one allocation, pointed to by stored: ids borrow from the document,
  * valid until hf_rows_allocation_free (call it after a failure too). Returns 0, or -1 with a

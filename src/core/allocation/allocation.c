@@ -454,3 +454,18 @@ uint32_t hf_core_seat_allocation(const hf_core_t *core, const hf_event_t *event,
     const uint32_t *membership = tables_of(event)->seat_allocation;
     return membership ? membership[seat_index] & ~ALLOCATION_RELEASED : 0;
 }
+
+bool hf_core_seat_allocation_released(const hf_core_t *core, const hf_event_t *event,
+                                      uint32_t seat_index) {
+    (void)core;
+    const uint32_t *membership = tables_of(event)->seat_allocation;
+    return membership && (membership[seat_index] & ALLOCATION_RELEASED) != 0;
+}
+
+const char *hf_core_allocation_id(const hf_core_t *core, uint32_t allocation) {
+    return allocation_id_of(core, allocation);
+}
+
+bool hf_core_event_has_allocations(const hf_event_t *event) {
+    return tables_of(event)->allocations.count > 0;
+}
