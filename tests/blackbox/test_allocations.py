@@ -102,6 +102,12 @@ def test_the_public_skips_allocated_inventory(server):
     expect(c.post("/v1/events/%s/holds" % event_id, {"user_id": user(), "pools": {"GA": 2}}), 409,
            "insufficient_quantity")
     hold(c, event_id, user(), pools={"GA": 1})
+    # The metrics count every allocation's seats and units.
+    samples = {}
+    for line in c.get("/metrics").body.decode().splitlines():
+        if line.startswith("holdfast_allocated{"):
+            samples[line.split('"')[1]] = float(line.split()[-1])
+    check(samples.get("available", 0) >= 24, "holdfast_allocated: %s" % samples)
 
 
 def test_holds_of_the_allocation(server):
