@@ -305,3 +305,48 @@ def test_allocations_need_the_api_key():
     expect(anonymous.get("/v1/events/%s/allocations" % event_id), 401, "unauthorized")
     allocate(c, event_id, {"id": "amex", "seats": ["FLOOR-A-1"]})
     server.stop()
+
+
+def test_holdfast_check_knows_allocations():
+    import os
+    import shutil
+    import sqlite3
+    import subprocess
+    harness.skip_on_postgres("holdfast check reads the SQLite file (holdfast.db)")
+    server = Server().start()
+    c = server.client()
+    event_id = event(c)
+    allocate(c, event_id, {"id": "amex", "seats": ["FLOOR-A-1", "FLOOR-A-2"], "pools": {"GA": 2}})
+    u = user()
+    commit(c, hold(c, event_id, u, ["FLOOR-A-1"], {"GA": 1}, allocation="amex")["reservation_id"],
+           u)
+    release_allocation(c, event_id, "amex", {"seats": ["FLOOR-A-2"]})
+    c.close()
+    server.stop()
+
+    def check_of(data_dir):
+        done = subprocess.run([harness.BINARY, "check", "--data", data_dir],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=harness.timeout(60))
+        return done.returncode, done.stderr.decode()
+
+    check_equal(check_of(server.data_dir), (0, ""), "check of a store with an allocation")
+    broken = {
+        "seats_in_one_allocation":
+            "INSERT INTO allocations(event_id, id, items, created_at, updated_at) VALUES"
+            " ('%s', 'other', '{\"seats\":[\"FLOOR-A-1\"],\"released_seats\":[],\"pools\":{}}',"
+            " 1, 1);" % event_id,
+        "allocated_seats_not_public":
+            "UPDATE orders SET items = json_remove(items, '$.allocation');",
+        "allocations_named_exist":
+            "UPDATE holds SET items = json_set(items, '$.allocation', 'gone');",
+    }
+    for name, statements in broken.items():
+        copy = harness.make_temp_dir()
+        shutil.copy(os.path.join(server.data_dir, "holdfast.db"), copy)
+        database = sqlite3.connect(os.path.join(copy, "holdfast.db"))
+        database.executescript(statements)
+        database.commit()
+        database.close()
+        code, err = check_of(copy)
+        check(code == 1 and name in err, "%s: exit %d, %r" % (name, code, err))
