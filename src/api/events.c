@@ -200,7 +200,7 @@ static void handle_seat_get(hf_request_t *request) {
     request->rests_on_change = hf_core_seat_change(event, seat);
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
-    hf_render_seat(&json, event, seat);
+    hf_render_seat(&json, request->core, event, seat);
 }
 
 typedef struct seat_filter {
@@ -285,7 +285,7 @@ static void handle_seat_list(hf_request_t *request) {
     for (; seat < filter.end && returned < filter.limit; seat++) {
         rests_on = newer(rests_on, hf_core_seat_change(event, seat));
         if (!seat_matches(event, seat, filter.status)) continue;
-        hf_render_seat(&json, event, seat);
+        hf_render_seat(&json, request->core, event, seat);
         last = seat;
         returned++;
     }

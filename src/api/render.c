@@ -105,7 +105,8 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_object_end(json);
 }
 
-void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_index) {
+void hf_render_seat(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,
+                    uint32_t seat_index) {
     const hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
     const hf_section_t *section = &event->sections[row->section];
     const hf_seat_t *seat = &event->seats[seat_index];
@@ -126,6 +127,13 @@ void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_inde
     hf_json_string(json, hf_seat_status_name(seat->status));
     HF_JSON_KEY(json, "version");
     hf_json_int(json, seat->version);
+    /* A free allocated seat names its allocation (the page shows it on hover): who it is set
+     * aside for is no buyer's identity, which a seat never shows. */
+    if (seat->status == HF_SEAT_ALLOCATED) {
+        HF_JSON_KEY(json, "allocation");
+        hf_json_string(
+            json, hf_core_allocation_id(core, hf_core_seat_allocation(core, event, seat_index)));
+    }
     hf_json_object_end(json);
 }
 
