@@ -134,10 +134,17 @@ hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event, const hf_hold
     return HF_OK;
 }
 
-/* True when the seat is held by one of the holds replace_existing is about to release. */
-static bool held_by_replaced(const hf_core_t *core, const hf_seat_t *seat,
+/* True when the seat is held by one of the holds replace_existing is about to release, and
+ * comes free for this request: a seat of an allocation goes back to it, free only for a
+ * request of that allocation (the public's request, 0, takes only the public's). */
+static bool held_by_replaced(const hf_core_t *core, const hf_event_t *event, uint32_t seat_index,
                              const event_user_t *owner, bool replace) {
+    const hf_seat_t *seat = &event->seats[seat_index];
     if (!replace || !owner || seat->status != HF_SEAT_HELD) return false;
+    const uint32_t *membership = ((const event_tables_t *)event->internal)->seat_allocation;
+    /* A released one comes free for the public, but only once the step is over: neither. */
+    uint32_t entry = membership ? membership[seat_index] : 0;
+    if (entry != core->scratch.allocation) return false;
     for (uint32_t h = owner->first_active; h != 0; h = core->holds.states[h - 1].next_active)
         if (h == seat->owner) return true;
     return false;
@@ -150,6 +157,9 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
     int64_t units = 0;
     for (uint32_t h = owner->first_active; h != 0; h = core->holds.states[h - 1].next_active) {
         const hf_hold_t *hold = &core->holds.slots[h - 1];
+        /* Units of an allocation's hold go back to it, or to the public when released: only
+         * the public's own units count as freed by the replace. */
+        if (hold->allocation != 0 || core->scratch.allocation != 0) continue;
         const hf_item_t *items = core->items + hold->item_offset + hold->seat_count;
         for (uint32_t i = 0; i < hold->pool_count; i++)
             if (items[i].index == pool) units += items[i].quantity;
@@ -190,7 +200,8 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
     for (uint32_t i = 0; i < request->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[core->scratch.seats[i]];
         if (seat_free_for(event, core->scratch.seats[i], core->scratch.allocation)) continue;
-        if (held_by_replaced(core, seat, owner, request->replace_existing)) continue;
+        if (held_by_replaced(core, event, core->scratch.seats[i], owner, request->replace_existing))
+            continue;
         if (sold_to_exchanged(core, seat)) continue;
         if (detail) detail->items[taken] = i;
         taken++;
@@ -233,7 +244,7 @@ static bool best_free(void *context, uint32_t seat_index) {
     const best_context_t *best = context;
     const hf_seat_t *seat = &best->event->seats[seat_index];
     if (!seat_free_for(best->event, seat_index, best->core->scratch.allocation) &&
-        !held_by_replaced(best->core, seat, best->owner, best->replace) &&
+        !held_by_replaced(best->core, best->event, seat_index, best->owner, best->replace) &&
         !sold_to_exchanged(best->core, seat))
         return false;
     return !bsearch(&seat_index, best->core->scratch.sorted, best->requested, sizeof seat_index,
