@@ -86,7 +86,7 @@ static uint32_t allocation_seats_of(uint32_t a, uint32_t *seats, uint32_t count)
         if ((event->seat_allocation[s] & ~MODEL_RELEASED) == a + 1) own[own_count++] = s;
     for (uint32_t tries = 0; tries < 8 && drawn < count; tries++) {
         uint32_t seat = own_count && rng_chance(85) ? own[rng_below(own_count)]
-                                                     : rng_below(event->seat_count);
+                                                    : rng_below(event->seat_count);
         bool again = false;
         for (uint32_t i = 0; i < drawn; i++) again |= seats[i] == seat;
         if (!again) seats[drawn++] = seat;
@@ -108,8 +108,8 @@ static void op_allocation_hold(void) {
     snprintf(hold_id, sizeof hold_id, "res_%u", model.hold_count);
     bool unknown = rng_chance(5);
     const char *allocation_id = unknown ? "nope" : model.allocations[a].id;
-    snprintf(description, sizeof description, "hold %s of allocation %s by %s, %u seats",
-             hold_id, allocation_id, user_ids[u], count);
+    snprintf(description, sizeof description, "hold %s of allocation %s by %s, %u seats", hold_id,
+             allocation_id, user_ids[u], count);
     model_expire(model.now);
     stats[S_ALLOCATION_HOLD]++;
     uint32_t set = 0;
@@ -176,8 +176,8 @@ static void op_allocation_release(void) {
     uint32_t seat = 0;
     if (!all && allocation_seats_of((uint32_t)a, &seat, 1) == 0) return;
     const char *ids[1] = {event->seats[seat].id};
-    snprintf(description, sizeof description, "release %s of allocation %s",
-             all ? "all" : ids[0], model.allocations[a].id);
+    snprintf(description, sizeof description, "release %s of allocation %s", all ? "all" : ids[0],
+             model.allocations[a].id);
     model_expire(model.now);
     stats[S_ALLOCATION_RELEASE]++;
     hf_error_t want = HF_OK;
