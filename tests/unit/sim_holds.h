@@ -505,22 +505,22 @@ static void revive(uint32_t index) {
         seat_ids[i] = event->seats[h->items.seats[i]].id;
     for (uint32_t i = 0; i < h->items.pool_count; i++)
         pools[i] = (hf_pool_request_t){event->pools[h->items.pools[i]].id, h->items.quantities[i]};
-    hf_stored_hold_t stored = {.request = {.event_id = event->id,
-                                           .user_id = user_ids[h->user],
-                                           .hold_id = h->id,
-                                           .seat_ids = seat_ids,
-                                           .seat_count = h->items.seat_count,
-                                           .pools = pools,
-                                           .pool_count = h->items.pool_count,
-                                           .ttl_ms = -1,
-                                           /* The store keeps it in the hold's items. */
-                                           .allocation_id = h->allocation
-                                                                ? model.allocations[h->allocation - 1].id
-                                                                : NULL},
-                               .status = h->status,
-                               .created_at_ms = h->created,
-                               .expires_at_ms = h->expires,
-                               .total = h->total};
+    hf_stored_hold_t stored = {
+        .request = {.event_id = event->id,
+                    .user_id = user_ids[h->user],
+                    .hold_id = h->id,
+                    .seat_ids = seat_ids,
+                    .seat_count = h->items.seat_count,
+                    .pools = pools,
+                    .pool_count = h->items.pool_count,
+                    .ttl_ms = -1,
+                    /* The store keeps it in the hold's items. */
+                    .allocation_id = h->allocation ? model.allocations[h->allocation - 1].id
+                                                   : NULL},
+        .status = h->status,
+        .created_at_ms = h->created,
+        .expires_at_ms = h->expires,
+        .total = h->total};
     size_t emitted = sink.total; /* the request's advance, before the revive, may have */
     hf_error_t error = hf_core_revive_hold(core, &stored, &h->core_index);
     if (error != HF_OK) mismatch("revive %s: %s", h->id, fx_error_code(error));

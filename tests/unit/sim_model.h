@@ -588,10 +588,10 @@ static void compare_state(bool full) {
             if (ms->status == HF_SEAT_SOLD) owner = model.orders[ms->owner - 1].core_index + 1;
             if (cs->owner != owner)
                 mismatch("seat %s/%s: owner %u, model %u", m->id, ms->id, cs->owner, owner);
-            uint32_t *slot[2][4] = {
-                {&total.available, &total.held, &total.sold, &total.allocated},
-                {&sections[ms->section].available, &sections[ms->section].held,
-                 &sections[ms->section].sold, &sections[ms->section].allocated}};
+            uint32_t *slot[2][4] = {{&total.available, &total.held, &total.sold, &total.allocated},
+                                    {&sections[ms->section].available, &sections[ms->section].held,
+                                     &sections[ms->section].sold,
+                                     &sections[ms->section].allocated}};
             uint32_t entry = m->seat_allocation[s];
             if (hf_core_seat_allocation(core, c, s) != (entry & ~MODEL_RELEASED) ||
                 hf_core_seat_allocation_released(core, c, s) != ((entry & MODEL_RELEASED) != 0))
@@ -793,12 +793,11 @@ static void compare_mutations(void) {
     if (by_type[HF_MUTATION_SEAT] != model.change_count)
         mismatch("%u SEAT records, model %u changes", by_type[HF_MUTATION_SEAT],
                  model.change_count);
-    static const int types[] = {HF_MUTATION_EVENT_CREATE, HF_MUTATION_HOLD_CREATE,
-                                HF_MUTATION_HOLD_UPDATE,  HF_MUTATION_ORDER_CREATE,
-                                HF_MUTATION_ORDER_ITEM,   HF_MUTATION_ORDER_UPDATE,
-                                HF_MUTATION_IDEMPOTENCY,  HF_MUTATION_POOL,
-                                HF_MUTATION_DELIVERY,     HF_MUTATION_REFUND,
-                                HF_MUTATION_ALLOCATION};
+    static const int types[] = {
+        HF_MUTATION_EVENT_CREATE, HF_MUTATION_HOLD_CREATE, HF_MUTATION_HOLD_UPDATE,
+        HF_MUTATION_ORDER_CREATE, HF_MUTATION_ORDER_ITEM,  HF_MUTATION_ORDER_UPDATE,
+        HF_MUTATION_IDEMPOTENCY,  HF_MUTATION_POOL,        HF_MUTATION_DELIVERY,
+        HF_MUTATION_REFUND,       HF_MUTATION_ALLOCATION};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         uint32_t got = by_type[types[i]], want = model.expected[types[i]];
         if (types[i] == HF_MUTATION_HOLD_UPDATE && model.extend_unchanged && got == want + 1)

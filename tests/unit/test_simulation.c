@@ -225,7 +225,8 @@ static void simulation_report(uint64_t operations, double seconds) {
     printf("  allocations %" PRIu64 " (ok %" PRIu64 "), holds of an allocation %" PRIu64
            " (ok %" PRIu64 "), releases of an allocation %" PRIu64 " (ok %" PRIu64 ")\n",
            stats[S_ALLOCATE], stats[S_ALLOCATE_OK], stats[S_ALLOCATION_HOLD],
-           stats[S_ALLOCATION_HOLD_OK], stats[S_ALLOCATION_RELEASE], stats[S_ALLOCATION_RELEASE_OK]);
+           stats[S_ALLOCATION_HOLD_OK], stats[S_ALLOCATION_RELEASE],
+           stats[S_ALLOCATION_RELEASE_OK]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
            "), hf_core_check calls %" PRIu64 "\n",
            stats[S_CLOCK], stats[S_ADVANCE], stats[S_EXPIRED], stats[S_CHECKS]);
