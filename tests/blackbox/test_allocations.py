@@ -76,12 +76,26 @@ def test_only_free_inventory_is_set_aside(server):
     # Seats and summary show it.
     for seat_id in made["seats"]:
         check_equal(seat_state(c, event_id, seat_id)[0], "allocated", seat_id)
+    check_equal(harness.get_seat(c, event_id, "FLOOR-A-1").get("allocation"), "amex",
+                "a free allocated seat names its allocation")
+    check_equal(harness.get_seat(c, event_id, "FLOOR-B-1").get("allocation"), None,
+                "a public seat names none")
+    # Idempotency-Key: a repeat answers the first answer, changing nothing.
+    body = {"id": "keyed", "seats": ["BALC-A-9"]}
+    headers = {"Idempotency-Key": "alloc-key-1"}
+    first = c.post("/v1/events/%s/allocations" % event_id, body, headers=headers)
+    again = c.post("/v1/events/%s/allocations" % event_id, body, headers=headers)
+    check_equal((first.status, again.status, again.header("idempotent-replayed")),
+                (201, 201, "true"), "a repeated creation with its key")
+    check_equal(again.json, first.json, "the same answer")
     listed = expect(c.get("/v1/events/%s/seats?status=allocated" % event_id), 200)
-    check_equal(sorted(s["id"] for s in listed["seats"]), sorted(made["seats"]), "the list")
+    check_equal(sorted(s["id"] for s in listed["seats"]), sorted(made["seats"] + ["BALC-A-9"]),
+                "the list")
     summary = get_event(c, event_id)
-    check_equal(summary["counts"], {"available": 45, "held": 1, "sold": 0, "allocated": 4},
+    check_equal(summary["counts"], {"available": 44, "held": 1, "sold": 0, "allocated": 5},
                 "the summary's counts")
     check_equal(section_of(summary, "FLOOR")["counts"]["allocated"], 4, "FLOOR's allocated")
+    check_equal(section_of(summary, "BALC")["counts"]["allocated"], 1, "BALC's allocated")
     ga = pool_of(summary, "GA")
     check_equal((ga["available"], ga["allocated"]), (3, 2), "the pool")
     check_equal(get_allocation(c, event_id, "amex"), made, "GET the allocation")
