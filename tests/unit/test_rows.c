@@ -450,7 +450,7 @@ static void store_write_event_and_hold(const directory_t *directory) {
                           .as.hold_create = {.hold_id = "res_1",
                                              .event_id = "e1",
                                              .user_id = "u1",
-                                             .items = {lines, 1, 1},
+                                             .items = {lines, 1, 1, NULL},
                                              .total = 100,
                                              .expires_at_ms = 1000,
                                              .status = HF_HOLD_HELD}};

@@ -91,7 +91,7 @@ static void test_batch_deep_copy(void **state) {
                           .as.hold_create = {.hold_id = hold_id,
                                              .event_id = hold_event,
                                              .user_id = hold_user,
-                                             .items = {hold_lines, 1, 1},
+                                             .items = {hold_lines, 1, 1, NULL},
                                              .total = 900,
                                              .expires_at_ms = 77,
                                              .status = HF_HOLD_HELD}};
@@ -123,7 +123,7 @@ static void test_batch_deep_copy(void **state) {
                                                .hold_id = order_hold,
                                                .currency = currency,
                                                .payment_ref = payment_ref,
-                                               .items = {order_lines, 2, 1},
+                                               .items = {order_lines, 2, 1, NULL},
                                                .total = 950,
                                                .status = HF_ORDER_CONFIRMED}};
     hf_batch_append(batch, &order);
