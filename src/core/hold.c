@@ -401,6 +401,10 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request,
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_sales_open(event, request);
     if (!error) error = allocation_resolve(core, event_index, request);
+    /* An exchange hold takes the public's inventory (its old order's counts as free): it
+     * names no allocation. */
+    if (!error && request->allocation_id && request->exchange_for)
+        return invalid(detail, "allocation");
     if (!error) error = exchange_check(core, request, event_index, exchange);
     if (error) return error;
     uint32_t taken;

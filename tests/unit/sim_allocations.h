@@ -195,9 +195,11 @@ static void op_allocation_release(void) {
                  want ? fx_error_code(want) : "ok");
     if (got != HF_OK) return;
     stats[S_ALLOCATION_RELEASE_OK]++;
-    model.expected[HF_MUTATION_ALLOCATION]++;
+    bool changed = false; /* a release of nothing left to release records nothing */
     for (uint32_t s = 0; s < event->seat_count; s++) {
         if (event->seat_allocation[s] != (uint32_t)a + 1 || (!all && s != seat)) continue;
+        if (!changed) model.expected[HF_MUTATION_ALLOCATION]++;
+        changed = true;
         if (event->seats[s].status == HF_SEAT_ALLOCATED) {
             event->seat_allocation[s] = 0;
             seat_change(e, s, HF_SEAT_AVAILABLE, 0);

@@ -268,6 +268,43 @@ static void test_bookings_of_the_allocation(void **state) {
     assert_counts(view_of(f, "amex").seats, 0, 0, 1);
 }
 
+/* A layout change (rows appended to a section before another one) moves seat indexes: the
+ * allocation's seats and index move with them. A second release of everything changes
+ * nothing and records nothing; an exchange hold names no allocation. */
+static void test_layout_change_and_repeats(void **state) {
+    fixture_t *f = *state;
+    assert_int_equal(allocate(f, "amex", SEATS("BALC-A-3"), NO_POOLS, 0, T0, NULL), HF_OK);
+    hf_row_definition_t row_c[] = {{"C", 30}};
+    hf_section_definition_t floor_c = {.id = "FLOOR",
+                                       .price = HF_UNCHANGED,
+                                       .row_count = 1,
+                                       .rows = row_c};
+    hf_event_definition_t patch = {.id = "show", .section_count = 1, .sections = &floor_c};
+    bool layout = false;
+    hf_error_detail_t detail = {0};
+    assert_int_equal(
+        hf_core_event_update(f->core, &patch, HF_EVENT_MEMBER_SECTIONS, T0 + 1, &layout, &detail),
+        HF_OK);
+    assert_true(layout);
+    assert_consistent(f, T0 + 1);
+    assert_int_equal(seat(f, "BALC-A-3")->status, HF_SEAT_ALLOCATED);
+    assert_int_equal(hold_of_allocation(f, "amex", "res_1", SEATS("BALC-A-3"), NO_POOLS, 0, T0 + 2),
+                     HF_OK);
+    assert_int_equal(release(f, "amex", NO_SEATS, NO_POOLS, T0 + 3), HF_OK);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(release(f, "amex", NO_SEATS, NO_POOLS, T0 + 4), HF_OK);
+    assert_no_mutation(f);
+    hf_hold_request_t exchange = {.event_id = "show",
+                                  .user_id = "u1",
+                                  .hold_id = "res_x",
+                                  .seat_ids = (const char *const[]){"FLOOR-A-1"},
+                                  .seat_count = 1,
+                                  .ttl_ms = -1,
+                                  .exchange_for = "ord_none",
+                                  .allocation_id = "amex"};
+    assert_int_equal(fx_hold(f->core, &exchange, T0 + 5, NULL, NULL), HF_ERROR_INVALID_REQUEST);
+}
+
 /* The stored allocation, then a hold of it, loaded into a new core: the same counts. */
 static void test_restore(void **state) {
     fixture_t *f = *state;
@@ -324,6 +361,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_release_while_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bookings_of_the_allocation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_layout_change_and_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_allocations", tests, NULL, NULL);

@@ -179,20 +179,26 @@ static void release_apply(hf_core_t *core, uint32_t index, const hf_allocation_r
     uint32_t named = all ? allocation->seat_count : request->seat_count;
     allocation_scratch_reserve(state, named);
     if (all) memcpy(state->seats, allocation->seats, named * sizeof *state->seats);
-    uint32_t freed = 0;
+    uint32_t freed = 0, marked = 0;
     for (uint32_t i = 0; i < named; i++) {
         uint32_t seat = state->seats[i];
-        if ((membership[seat] & ALLOCATION_RELEASED) == 0 && seat_release(event, membership, seat))
-            state->sorted[freed++] = seat;
+        if (membership[seat] & ALLOCATION_RELEASED) continue;
+        if (seat_release(event, membership, seat)) state->sorted[freed++] = seat;
+        else marked++;
     }
     allocation->counts.available -= freed;
+    uint32_t seats_before = allocation->seat_count;
     allocation_seats_compact(core, index);
+    bool changed = freed > 0 || seats_before != allocation->seat_count || marked > 0;
     for (uint32_t i = 0; i < (all ? allocation->line_count : request->pool_count); i++) {
         allocation_line_t *line = all ? &allocation->lines[i] : lines[i];
         int64_t units = all ? line->free + line->held + line->sold - line->release_pending
                             : request->pools[i].quantity;
+        changed |= units > 0;
         line_release(event, line, units);
     }
+    /* Releasing what is released already changes nothing: no record, no history entry. */
+    if (!changed) return;
     allocation_record(core, index, HF_ALLOCATION_RELEASED, now);
     /* Membership is gone: seat_set counts these in no allocation. */
     for (uint32_t i = 0; i < freed; i++)
