@@ -628,6 +628,8 @@ void allocation_pool_moved(hf_core_t *core, hf_event_t *event, uint32_t allocati
  * names none): HF_ERROR_ALLOCATION_NOT_FOUND when the event has no such allocation. */
 hf_error_t allocation_resolve(hf_core_t *core, uint32_t event_index,
                               const hf_hold_request_t *request);
+/* The rows the seats of the allocation (index + 1) are in: what its best_available reads. */
+void allocation_rows(const hf_core_t *core, uint32_t allocation, uint32_t *first, uint32_t *last);
 /* The units of a pool free for the request being checked: the allocation's own free units,
  * or the public's. */
 int64_t allocation_pool_free(const hf_core_t *core, const hf_event_t *event, uint32_t pool_index,

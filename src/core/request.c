@@ -274,7 +274,11 @@ hf_error_t pick_best(hf_core_t *core, hf_event_t *event, const hf_hold_request_t
                              request->best_adjacent,
                              !replacing && request->seat_count == 0,
                              best_free,
-                             &context};
+                             &context,
+                             0,
+                             UINT32_MAX};
+    if (core->scratch.allocation)
+        allocation_rows(core, core->scratch.allocation, &query.row_first, &query.row_last);
     if (!hf_best_pick(event, &query, core->scratch.seats + request->seat_count)) {
         if (detail) detail->item_count = 0;
         return HF_ERROR_SEATS_UNAVAILABLE;

@@ -107,6 +107,24 @@ void allocation_record(hf_core_t *core, uint32_t index, int change, hf_time_ms_t
     record_emit(core, &mutation);
 }
 
+void allocation_rows_update(hf_core_t *core, uint32_t index) {
+    allocation_t *allocation = allocation_at(core, index);
+    const hf_event_t *event = core->events.slots[allocation->event];
+    allocation->row_first = UINT32_MAX;
+    allocation->row_last = 0;
+    for (uint32_t i = 0; i < allocation->seat_count; i++) {
+        uint32_t row = seat_row(event, allocation->seats[i]);
+        if (row < allocation->row_first) allocation->row_first = row;
+        if (row > allocation->row_last) allocation->row_last = row;
+    }
+}
+
+void allocation_rows(const hf_core_t *core, uint32_t allocation, uint32_t *first, uint32_t *last) {
+    const allocation_t *kept = allocation_at(core, allocation - 1);
+    *first = kept->row_first;
+    *last = kept->row_last;
+}
+
 void allocation_seats_compact(hf_core_t *core, uint32_t index) {
     allocation_t *allocation = allocation_at(core, index);
     const uint32_t *membership = tables_of(core->events.slots[allocation->event])->seat_allocation;
@@ -117,6 +135,7 @@ void allocation_seats_compact(hf_core_t *core, uint32_t index) {
             allocation->seats[kept++] = seat;
     }
     allocation->seat_count = kept;
+    allocation_rows_update(core, index);
 }
 
 /* ---- the request's checks ---- */
@@ -241,8 +260,14 @@ static hf_error_t seats_pick(struct allocations *state, hf_event_t *event,
         section = (int32_t)found;
     }
     pick_context_t context = {event, state->sorted, request->seat_count};
-    hf_best_query_t query = {request->best_count,      section,   request->best_adjacent,
-                             request->seat_count == 0, pick_free, &context};
+    hf_best_query_t query = {request->best_count,
+                             section,
+                             request->best_adjacent,
+                             request->seat_count == 0,
+                             pick_free,
+                             &context,
+                             0,
+                             UINT32_MAX};
     if (!hf_best_pick(event, &query, state->seats + request->seat_count)) {
         if (detail) detail->item_count = 0;
         return HF_ERROR_SEATS_UNAVAILABLE;
@@ -315,6 +340,7 @@ static void allocation_fill(hf_core_t *core, uint32_t index, uint32_t seat_count
     memcpy(allocation->seats, seats, seat_count * sizeof *seats);
     allocation->seat_count = seat_count;
     for (uint32_t i = 0; i < seat_count; i++) tables->seat_allocation[seats[i]] = index + 1;
+    allocation_rows_update(core, index);
     for (uint32_t i = 0; i < line_count; i++) {
         allocation->lines[i] = (allocation_line_t){.pool = lines[i].index,
                                                    .free = lines[i].quantity};
@@ -409,8 +435,15 @@ void allocations_move(hf_core_t *core, hf_event_t *old, hf_event_t *event, const
         to->seat_allocation[moved[i]] = from->seat_allocation[i];
     for (uint32_t a = 0; a < to->allocations.count; a++) {
         allocation_t *allocation = allocation_at(core, to->allocations.items[a]);
-        for (uint32_t i = 0; i < allocation->seat_count; i++)
+        allocation->row_first = UINT32_MAX;
+        allocation->row_last = 0;
+        for (uint32_t i = 0; i < allocation->seat_count; i++) {
             allocation->seats[i] = moved[allocation->seats[i]];
+            /* The new layout's rows (the event's slot still holds the old one). */
+            uint32_t row = seat_row(event, allocation->seats[i]);
+            if (row < allocation->row_first) allocation->row_first = row;
+            if (row > allocation->row_last) allocation->row_last = row;
+        }
     }
 }
 

@@ -26,6 +26,9 @@ typedef struct allocation {
     hf_counts_t counts;
     allocation_line_t *lines;
     uint32_t line_count;
+    /* The rows its seats are in, first to last (row_first UINT32_MAX: none): best_available
+     * within it reads these rows only. Kept with its seats. */
+    uint32_t row_first, row_last;
 } allocation_t;
 
 struct allocations {
@@ -59,6 +62,8 @@ void allocation_scratch_reserve(struct allocations *state, uint32_t count);
 /* Drops from the allocation's list the seats no longer its own (seat_allocation entry other
  * than its index + 1, released or not). */
 void allocation_seats_compact(hf_core_t *core, uint32_t index);
+/* Works out the rows of the allocation's seats again (its seats changed, or their indexes). */
+void allocation_rows_update(hf_core_t *core, uint32_t index);
 /* The allocation's line of a pool, NULL when it has none. */
 allocation_line_t *allocation_line_of(const allocation_t *allocation, uint32_t pool);
 
