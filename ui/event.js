@@ -1,7 +1,9 @@
 /* Holdfast box office: the live seat map of one event (GET /ui/events/{event}).
 
    The map is built once from the event summary (sections → rows → seat counts), one element per
-   seat with data-seat="SECTION-ROW-N" and data-status="available|held|sold". Seat states then
+   seat with data-seat="SECTION-ROW-N" and data-status="available|held|sold|allocated" (a seat
+   set aside for an allocation, API.md section 14: its own colour, the allocation's name on
+   hover, from the seat list's "allocation"). Seat states then
    come from GET /v1/events/{e}/seats (paged) and from the stream (SSE); each seat keeps the
    highest `version` seen, so a stale page never overwrites a newer stream event. Only changed
    seats are touched (a Map from seat id to element).
@@ -226,7 +228,7 @@
     proto.title = "Loading";
     const frag = document.createDocumentFragment();
     for (const s of summary.sections || []) {
-      const tally = { available: 0, held: 0, sold: 0, loading: 0 };
+      const tally = { available: 0, held: 0, sold: 0, allocated: 0, loading: 0 };
       const countsEl = h("span", { class: "section-count" });
       const barEl = h("div", { class: "section-bar" });
       const block = h("section", { class: "section-block", "data-section": s.id, "aria-label": "Section " + s.id },
@@ -312,13 +314,20 @@
   }
 
   /* Apply a seat state. version undefined: a local change we know happened (our own request). */
-  function applySeat(id, status, version) {
+  function applySeat(id, status, version, allocation) {
     const el = seatEls.get(id);
     if (!el) return;
+    // The allocation a seat is set aside for: the seat list names it, the stream does not (a
+    // seat the stream shows allocated has its name read once the change settles).
+    if (allocation) el._alloc = allocation;
     if (version !== undefined && version !== null) {
-      if (version <= el._v) return;
+      if (version <= el._v) {
+        if (allocation && el._st === "allocated" && !seatsStale) drawSeat(el, "allocated");
+        return;
+      }
       el._v = version;
     }
+    if (status === "allocated" && !allocation && !el._alloc) allocationNamesWanted();
     const old = el._st;
     if (old === status) return;
     el._st = status;
@@ -340,7 +349,30 @@
 
   function drawSeat(el, status) {
     el.dataset.status = status;
-    if (status === "loading") el.title = "Loading"; else el.removeAttribute("title");
+    if (status === "loading") el.title = "Loading";
+    else if (status === "allocated") el.title = "Set aside: " + (el._alloc || "an allocation");
+    else el.removeAttribute("title");
+  }
+
+  /* Seats the stream showed allocated get their allocation's name from one read of the
+     allocated seats, a moment after the change (an allocation sets many seats aside at once). */
+  let allocationTimer = null;
+  function allocationNamesWanted() {
+    if (allocationTimer !== null) return;
+    allocationTimer = setTimeout(async () => {
+      allocationTimer = null;
+      try {
+        let after = null;
+        for (;;) {
+          let url = `/v1/events/${enc}/seats?status=allocated&limit=10000`;
+          if (after) url += "&after=" + encodeURIComponent(after);
+          const page = await api("GET", url);
+          for (const s of page.seats || []) applySeat(s.id, s.status, s.version, s.allocation);
+          if (!page.next) break;
+          after = page.next;
+        }
+      } catch (_) { /* the names wait for the next read of the seats */ }
+    }, 300);
   }
 
   /* The stream was lost: what the map shows may be missing changes from now on. */
@@ -391,7 +423,7 @@
           let url = `/v1/events/${enc}/seats?limit=10000`;
           if (after) url += "&after=" + encodeURIComponent(after);
           const page = await api("GET", url);
-          for (const s of page.seats || []) applySeat(s.id, s.status, s.version);
+          for (const s of page.seats || []) applySeat(s.id, s.status, s.version, s.allocation);
           if (!page.next) break;
           after = page.next;
           if (!seatsLoaded) mapStatus.textContent = `Loading seats… ${count(indexOfSeat(after))} of ${count(seatEls.size)}`;
@@ -527,6 +559,7 @@
       if (el._st !== "available") {
         say(mySeatHold.has(id) ? `${id} is already in your hold.`
             : el._st === "held" ? `${id} is held by another buyer right now. It may come back if they don't buy it.`
+            : el._st === "allocated" ? `${id} is set aside (${el._alloc || "an allocation"}): it is not on public sale.`
             : ownedSeats.has(id) ? `${id} is already yours.` : `${id} is sold.`, "info");
         return;
       }

@@ -200,7 +200,7 @@ static void handle_seat_get(hf_request_t *request) {
     request->rests_on_change = hf_core_seat_change(event, seat);
     hf_json_t json;
     hf_reply_begin(request, 200, &json);
-    hf_render_seat(&json, event, seat);
+    hf_render_seat(&json, request->core, event, seat);
 }
 
 typedef struct seat_filter {
@@ -285,7 +285,7 @@ static void handle_seat_list(hf_request_t *request) {
     for (; seat < filter.end && returned < filter.limit; seat++) {
         rests_on = newer(rests_on, hf_core_seat_change(event, seat));
         if (!seat_matches(event, seat, filter.status)) continue;
-        hf_render_seat(&json, event, seat);
+        hf_render_seat(&json, request->core, event, seat);
         last = seat;
         returned++;
     }
@@ -352,6 +352,42 @@ const hf_route_table_t hf_handlers_events_routes = {routes, sizeof routes / size
 
 /* ---- GET /metrics (metrics.h) ---- */
 
+/* holdfast_allocated{status}: the seats and pool units of every allocation (API.md section
+ * 14), free (available), held and sold; only once an event has an allocation. Reads each
+ * allocation's counts, never a seat. */
+static void allocated_metrics_render(const hf_core_t *core, const uint32_t *listed,
+                                     uint32_t event_count, hf_buffer_t *out) {
+    double totals[3] = {0};
+    bool any = false;
+    for (uint32_t e = 0; e < event_count; e++) {
+        uint32_t count;
+        const uint32_t *allocations = hf_core_event_allocations(core, listed[e], &count);
+        for (uint32_t a = 0; a < count; a++) {
+            hf_allocation_view_t view;
+            hf_core_allocation_view(core, allocations[a], &view);
+            totals[0] += view.seats.available;
+            totals[1] += view.seats.held;
+            totals[2] += view.seats.sold;
+            for (uint32_t p = 0; p < view.pool_count; p++) {
+                hf_allocation_pool_view_t line;
+                hf_core_allocation_pool(core, allocations[a], p, &line);
+                totals[0] += (double)line.available;
+                totals[1] += (double)line.held;
+                totals[2] += (double)line.sold;
+            }
+            any = true;
+        }
+    }
+    if (!any) return;
+    hf_metrics_family(out, "holdfast_allocated", "gauge",
+                      "Seats and pool units of every allocation, by status.");
+    static const char *const STATUSES[] = {"available", "held", "sold"};
+    for (int status = 0; status < 3; status++) {
+        hf_metrics_label_t label = {"status", STATUSES[status]};
+        hf_metrics_sample(out, "holdfast_allocated", &label, 1, totals[status]);
+    }
+}
+
 /* Sums each event's running counts: a scrape reads each event and pool once, never a seat
  * (at most HF_EVENTS_MAX events). */
 void hf_handlers_events_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
@@ -366,7 +402,7 @@ void hf_handlers_events_metrics_render(const hf_context_t *context, hf_buffer_t 
         seats[HF_SEAT_SOLD] += event->counts.sold;
         for (uint32_t p = 0; p < event->pool_count; p++) {
             const hf_pool_t *pool = &event->pools[p];
-            units[HF_SEAT_AVAILABLE] += (double)(pool->capacity - pool->held - pool->sold);
+            units[HF_SEAT_AVAILABLE] += (double)hf_core_pool_available(pool);
             units[HF_SEAT_HELD] += (double)pool->held;
             units[HF_SEAT_SOLD] += (double)pool->sold;
         }
@@ -384,4 +420,5 @@ void hf_handlers_events_metrics_render(const hf_context_t *context, hf_buffer_t 
         hf_metrics_label_t label = {"status", hf_seat_status_name(status)};
         hf_metrics_sample(out, "holdfast_pool_units", &label, 1, units[status]);
     }
+    allocated_metrics_render(core, listed, event_count, out);
 }

@@ -168,9 +168,11 @@ static size_t value_span(const char *text, size_t length) {
     return 0;
 }
 
-/* The members an entry's subject gives (below), which older rows also have in their data. */
+/* The members an entry's subject gives (below), which older rows also have in their data; the
+ * allocation of an allocation's hold or order is among its stored items. */
 static bool subject_key(const char *key, size_t length) {
-    static const char *const keys[] = {"reservation_id", "user_id", "seats", "pools", "items"};
+    static const char *const keys[] = {"reservation_id", "user_id", "seats",
+                                       "pools",          "items",   "allocation"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strlen(keys[i]) == length && memcmp(keys[i], key, length) == 0) return true;
     return false;

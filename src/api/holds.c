@@ -95,6 +95,10 @@ static bool hold_request_decode(hf_request_t *request, hf_hold_request_t *hold_r
     if (!hf_decode_string(request, "exchange_for", HF_ID_SIZE_MAX, false,
                           &hold_request->exchange_for))
         return false;
+    /* An allocation's hold takes only its inventory (API.md section 14). */
+    if (!hf_decode_string(request, "allocation", HF_ID_SIZE_MAX, false,
+                          &hold_request->allocation_id))
+        return false;
     return hf_decode_bool(request, "replace_existing", &hold_request->replace_existing);
 }
 
@@ -483,6 +487,8 @@ static bool booking_decode(hf_request_t *request, hf_hold_request_t *booking,
         return false;
     }
     booking->ttl_ms = -1;
+    if (!hf_decode_string(request, "allocation", HF_ID_SIZE_MAX, false, &booking->allocation_id))
+        return false;
     return hf_decode_string(request, "payment_ref", HF_PAYMENT_REF_SIZE_MAX, false, payment_ref);
 }
 

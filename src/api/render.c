@@ -9,7 +9,9 @@
 
 #include "store/rows.h"
 
-static void render_counts(hf_json_t *json, const hf_counts_t *counts) {
+/* allocated: the event has allocations (API.md section 14); an event that never had one
+ * shows the three counts it always did. */
+static void render_counts(hf_json_t *json, const hf_counts_t *counts, bool allocated) {
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "available");
     hf_json_int(json, counts->available);
@@ -17,10 +19,14 @@ static void render_counts(hf_json_t *json, const hf_counts_t *counts) {
     hf_json_int(json, counts->held);
     HF_JSON_KEY(json, "sold");
     hf_json_int(json, counts->sold);
+    if (allocated) {
+        HF_JSON_KEY(json, "allocated");
+        hf_json_int(json, counts->allocated);
+    }
     hf_json_object_end(json);
 }
 
-static void render_pool(hf_json_t *json, const hf_pool_t *pool) {
+static void render_pool(hf_json_t *json, const hf_pool_t *pool, bool allocated) {
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "id");
     hf_json_string(json, pool->id);
@@ -29,16 +35,21 @@ static void render_pool(hf_json_t *json, const hf_pool_t *pool) {
     HF_JSON_KEY(json, "price");
     hf_json_int(json, pool->price);
     HF_JSON_KEY(json, "available");
-    hf_json_int(json, pool->capacity - pool->held - pool->sold);
+    hf_json_int(json, hf_core_pool_available(pool));
     HF_JSON_KEY(json, "held");
     hf_json_int(json, pool->held);
     HF_JSON_KEY(json, "sold");
     hf_json_int(json, pool->sold);
+    if (allocated) {
+        HF_JSON_KEY(json, "allocated");
+        hf_json_int(json, pool->allocated);
+    }
     hf_json_object_end(json);
 }
 
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
     (void)core;
+    bool allocated = hf_core_event_has_allocations(event);
     hf_json_object_begin(json);
     HF_JSON_KEY(json, "id");
     hf_json_string(json, event->id);
@@ -57,7 +68,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     HF_JSON_KEY(json, "created_at");
     hf_json_time(json, event->created_at_ms);
     HF_JSON_KEY(json, "counts");
-    render_counts(json, &event->counts);
+    render_counts(json, &event->counts, allocated);
     HF_JSON_KEY(json, "sections");
     hf_json_array_begin(json);
     for (uint32_t s = 0; s < event->section_count; s++) {
@@ -68,7 +79,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
         HF_JSON_KEY(json, "price");
         hf_json_int(json, section->price);
         HF_JSON_KEY(json, "counts");
-        render_counts(json, &section->counts);
+        render_counts(json, &section->counts, allocated);
         HF_JSON_KEY(json, "rows");
         hf_json_array_begin(json);
         for (uint32_t r = section->first_row; r < section->first_row + section->row_count; r++) {
@@ -85,7 +96,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_array_end(json);
     HF_JSON_KEY(json, "pools");
     hf_json_array_begin(json);
-    for (uint32_t p = 0; p < event->pool_count; p++) render_pool(json, &event->pools[p]);
+    for (uint32_t p = 0; p < event->pool_count; p++) render_pool(json, &event->pools[p], allocated);
     hf_json_array_end(json);
     HF_JSON_KEY(json, "waiting_room");
     hf_rows_room_render(json, &event->waiting_room, event->waiting_room.enabled);
@@ -94,7 +105,8 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_object_end(json);
 }
 
-void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_index) {
+void hf_render_seat(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,
+                    uint32_t seat_index) {
     const hf_row_t *row = &event->rows[hf_core_seat_row(event, seat_index)];
     const hf_section_t *section = &event->sections[row->section];
     const hf_seat_t *seat = &event->seats[seat_index];
@@ -115,6 +127,13 @@ void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_inde
     hf_json_string(json, hf_seat_status_name(seat->status));
     HF_JSON_KEY(json, "version");
     hf_json_int(json, seat->version);
+    /* A free allocated seat names its allocation (the page shows it on hover): who it is set
+     * aside for is no buyer's identity, which a seat never shows. */
+    if (seat->status == HF_SEAT_ALLOCATED) {
+        HF_JSON_KEY(json, "allocation");
+        hf_json_string(
+            json, hf_core_allocation_id(core, hf_core_seat_allocation(core, event, seat_index)));
+    }
     hf_json_object_end(json);
 }
 
@@ -168,6 +187,13 @@ static void target_items_write(hf_json_t *json, const hf_core_t *core, const tar
     else hf_render_items(json, core, target->event, item_offset, seat_count, pool_count);
 }
 
+/* The allocation a hold or order took its inventory from (API.md section 14), when any. */
+static void allocation_write(hf_json_t *json, const char *allocation_id) {
+    if (!allocation_id) return;
+    HF_JSON_KEY(json, "allocation");
+    hf_json_string(json, allocation_id);
+}
+
 void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms,
                     const bool *capped) {
     const target_t target = target_of(core, hold->target, hold->event);
@@ -198,6 +224,7 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
     if (hold->exchange_for)
         hf_render_exchange(json, core, hf_core_order_at(core, hold->exchange_for - 1)->id,
                            hold->total);
+    allocation_write(json, hf_core_allocation_id(core, hold->allocation));
     if (capped) {
         HF_JSON_KEY(json, "capped");
         hf_json_bool(json, *capped);
@@ -240,6 +267,7 @@ void hf_render_stored_hold(hf_json_t *json, const hf_core_t *core, const hf_even
     HF_JSON_KEY(json, "expires_in_ms");
     hf_json_int(json, 0);
     if (items->exchange_for) hf_render_exchange(json, core, items->exchange_for, hold->total);
+    allocation_write(json, items->allocation_id);
     hf_json_object_end(json);
 }
 
@@ -287,5 +315,6 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
         HF_JSON_KEY(json, "replaced_by");
         hf_json_string(json, replaced_by);
     }
+    allocation_write(json, hf_core_allocation_id(core, order->allocation));
     hf_json_object_end(json);
 }

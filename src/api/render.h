@@ -12,7 +12,9 @@
 #include "lib/json.h"
 
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event);
-void hf_render_seat(hf_json_t *json, const hf_event_t *event, uint32_t seat_index);
+/* A free allocated seat names its allocation (core reads it). */
+void hf_render_seat(hf_json_t *json, const hf_core_t *core, const hf_event_t *event,
+                    uint32_t seat_index);
 /* With capped not NULL, the hold has a "capped" member too (the extend answer). */
 void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold, int64_t now_ms,
                     const bool *capped);

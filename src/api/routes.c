@@ -17,6 +17,7 @@
 #include "engine/arena.h"
 #include "cluster/cluster.h"
 #include "cluster/handlers.h"
+#include "api/allocations.h"
 #include "api/credentials.h"
 #include "api/calendars.h"
 #include "api/decode.h"
@@ -44,6 +45,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_staff_routes,         &hf_handlers_ui_routes,
     &hf_handlers_dispatch_routes,      &hf_handlers_cluster_routes,
     &hf_handlers_notifications_routes, &hf_handlers_calendars_routes,
+    &hf_handlers_allocations_routes,
 };
 
 /* ---- matching ----

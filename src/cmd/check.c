@@ -38,7 +38,8 @@ static const char USAGE[] =
     "Checks every invariant of the stored state, offline: SQLite's integrity check, the schema\n"
     "version, each seat sold at most once, every order's items and hold present, known\n"
     "statuses, refunds and deliveries pointing at their rows, calendars' resources and uses\n"
-    "matching their holds and orders, then the whole state loaded as a start would load it.\n"
+    "matching their holds and orders, allocations' seats in one allocation and sold only to\n"
+    "its orders, then the whole state loaded as a start would load it.\n"
     "Refuses while a server holds DIR's lock: check a backup instead.\n"
     "Progress is shown on a terminal.\n"
     "  --data DIR           the server's data directory\n"
@@ -133,6 +134,30 @@ static const invariant_t INVARIANTS[] = {
      "  orders n WHERE n.id = o.replaced_by AND n.replaces = o.id))) OR (o.replaces IS NOT"
      "  NULL AND NOT EXISTS (SELECT 1 FROM orders p WHERE p.id = o.replaces AND p.status ="
      "  'exchanged' AND p.replaced_by = o.id)) LIMIT 1"},
+    /* Allocations (API.md section 14): a seat in one allocation at most, sold only to an
+     * order of the allocation that lists it, and every allocation a hold or order names
+     * there on its event. */
+    {"allocations_have_events",
+     "SELECT 'allocation ' || id || ' is of the unknown event ' || event_id FROM allocations"
+     "  WHERE event_id NOT IN (SELECT id FROM events) LIMIT 1"},
+    {"seats_in_one_allocation",
+     "SELECT 'seat ' || s.value || ' of event ' || a.event_id || ' is in ' || count(*) ||"
+     "  ' allocations' FROM allocations a, json_each(a.items, '$.seats') s"
+     "  GROUP BY a.event_id, s.value HAVING count(*) > 1 LIMIT 1"},
+    {"allocated_seats_not_public",
+     "SELECT 'seat ' || s.value || ' of event ' || a.event_id || ' is in allocation ' || a.id"
+     "  || ' and sold to order ' || o.id || ', which is ' || CASE WHEN json_extract(o.items,"
+     "  '$.allocation') IS NULL THEN 'the public''s' ELSE 'of allocation ' ||"
+     "  json_extract(o.items, '$.allocation') END FROM allocations a,"
+     "  json_each(a.items, '$.seats') s JOIN order_items i ON i.event_id = a.event_id AND"
+     "  i.seat_id = s.value AND i.active = 1 JOIN orders o ON o.id = i.order_id"
+     "  WHERE ifnull(json_extract(o.items, '$.allocation'), '') != a.id LIMIT 1"},
+    {"allocations_named_exist",
+     "SELECT n.kind || ' ' || n.id || ' names the missing allocation ' || n.name FROM (SELECT"
+     "  'hold' AS kind, id, event_id, json_extract(items, '$.allocation') AS name FROM holds"
+     "  UNION ALL SELECT 'order', id, event_id, json_extract(items, '$.allocation') FROM orders)"
+     "  n WHERE n.name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM allocations a WHERE"
+     "  a.event_id = n.event_id AND a.id = n.name) LIMIT 1"},
     {"deliveries_point_at_rows",
      "SELECT 'the delivery ' || payment_intent_id || ' (' || type || ') names the missing ' ||"
      "  CASE WHEN order_id IS NOT NULL AND order_id NOT IN (SELECT id FROM orders)"

@@ -92,6 +92,7 @@ bool hf_best_pick(hf_event_t *event, const hf_best_query_t *query, uint32_t *out
     for (uint32_t s = first_section; s < last_section; s++) {
         const hf_section_t *section = &event->sections[s];
         for (uint32_t r = section->first_row; r < section->first_row + section->row_count; r++) {
+            if (r < query->row_first || r > query->row_last) continue;
             hf_row_t *row = &event->rows[r];
             if (query->adjacent) {
                 if (query->rows_exact &&

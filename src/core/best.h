@@ -18,6 +18,9 @@ typedef struct hf_best_query {
                                    than needed can be skipped without looking at them */
     hf_best_free_fn is_free;
     void *context;
+    /* Only rows row_first to row_last (indexes, inclusive) are read: an allocation's request
+     * reads the rows its seats are in, not the event's (0 and UINT32_MAX: every row). */
+    uint32_t row_first, row_last;
 } hf_best_query_t;
 
 /* Writes query->count seat indexes into out, best first; false when no choice fits. With

@@ -25,14 +25,14 @@ static const char *check_rows(const hf_event_t *event) {
 static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
     const char *fault = check_rows(event);
     if (fault) return fault;
-    hf_counts_t counts = {0, 0, 0};
+    hf_counts_t counts = {0, 0, 0, 0};
     for (uint32_t s = 0; s < event->section_count; s++) {
         const hf_section_t *section = &event->sections[s];
-        hf_counts_t section_counts = {0, 0, 0};
+        hf_counts_t section_counts = {0, 0, 0, 0};
         for (uint32_t i = section->first_seat; i < section->first_seat + section->seat_count; i++) {
             const hf_seat_t *seat = &event->seats[i];
-            uint32_t *slots[3] = {&section_counts.available, &section_counts.held,
-                                  &section_counts.sold};
+            uint32_t *slots[4] = {&section_counts.available, &section_counts.held,
+                                  &section_counts.sold, &section_counts.allocated};
             (*slots[seat->status])++;
             if (seat->status == HF_SEAT_HELD &&
                 (seat->owner == 0 || core->holds.slots[seat->owner - 1].status != HF_HOLD_HELD))
@@ -47,13 +47,15 @@ static const char *check_event(const hf_core_t *core, const hf_event_t *event) {
         counts.available += section_counts.available;
         counts.held += section_counts.held;
         counts.sold += section_counts.sold;
+        counts.allocated += section_counts.allocated;
     }
     if (memcmp(&counts, &event->counts, sizeof counts) != 0)
         return "event counts differ from seat statuses";
     for (uint32_t p = 0; p < event->pool_count; p++) {
         const hf_pool_t *pool = &event->pools[p];
-        if (pool->held < 0 || pool->sold < 0 || pool->held + pool->sold > pool->capacity)
-            return "pool held + sold outside 0..capacity";
+        if (pool->held < 0 || pool->sold < 0 || pool->allocated < 0 ||
+            pool->held + pool->sold + pool->allocated > pool->capacity)
+            return "pool held + sold + allocated outside 0..capacity";
     }
     return NULL;
 }
@@ -277,6 +279,7 @@ const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     if (!fault) fault = check_owners(core);
     if (!fault) fault = queue_check(core);
     if (!fault) fault = calendars_check(core);
+    if (!fault) fault = hf_core_allocations_check(core);
     if (!fault) fault = check_deliveries(core);
     if (!fault) fault = check_exchanges(core);
     return fault ? fault : check_refunds(core);

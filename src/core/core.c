@@ -117,6 +117,7 @@ void hf_core_destroy(hf_core_t *core) {
     dispatch_free(core);
     calendars_free(core);
     exchange_free(core);
+    allocations_free(core);
     hf_timer_free(&core->timer);
     hf_map_free(&core->events.ids);
     hf_index_map_free(&core->holds.ids);
@@ -167,7 +168,7 @@ uint64_t hf_core_order_change(const hf_core_t *core, uint32_t index) {
  * core->record_ids, sized first so that no id moves while the next is written), pool ids
  * borrowed from the event. Valid until the next call. */
 static hf_mutation_items_t items_of(hf_core_t *core, const hf_event_t *event, uint32_t item_offset,
-                                    uint32_t seat_count, uint32_t pool_count) {
+                                    uint32_t seat_count, uint32_t pool_count, uint32_t allocation) {
     const hf_item_t *items = core->items + item_offset;
     hf_buffer_t *ids = &core->record_ids;
     hf_buffer_reset(ids);
@@ -181,7 +182,8 @@ static hf_mutation_items_t items_of(hf_core_t *core, const hf_event_t *event, ui
     for (uint32_t i = seat_count; i < seat_count + pool_count; i++)
         core->record_lines[i] = (hf_mutation_item_t){event->pools[items[i].index].id,
                                                      items[i].quantity};
-    return (hf_mutation_items_t){core->record_lines, seat_count, pool_count};
+    return (hf_mutation_items_t){core->record_lines, seat_count, pool_count,
+                                 allocation_id_of(core, allocation)};
 }
 
 void record_event_created(hf_core_t *core, hf_event_t *event,
@@ -212,9 +214,8 @@ void record_pool(hf_core_t *core, const hf_event_t *event, uint32_t pool_index, 
     const hf_pool_t *pool = &event->pools[pool_index];
     hf_mutation_t mutation = {.type = HF_MUTATION_POOL,
                               .at_ms = now,
-                              .as.pool = {event->id, pool->id,
-                                          pool->capacity - pool->held - pool->sold, pool->held,
-                                          pool->sold, pool_index}};
+                              .as.pool = {event->id, pool->id, hf_core_pool_available(pool),
+                                          pool->held, pool->sold, pool_index}};
     emit(core, &mutation);
 }
 
@@ -229,15 +230,15 @@ void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_
     hf_mutation_t mutation = {
         .type = HF_MUTATION_HOLD_CREATE,
         .at_ms = hold->created_at_ms,
-        .as.hold_create = {
-            .hold_id = hold->id,
-            .event_id = event->id,
-            .user_id = user_id,
-            .items = items_of(core, event, hold->item_offset, hold->seat_count, hold->pool_count),
-            .total = hold->total,
-            .expires_at_ms = hold->expires_at_ms,
-            .status = HF_HOLD_HELD,
-            .exchange_for = exchange_order_id(core, hold->exchange_for)}};
+        .as.hold_create = {.hold_id = hold->id,
+                           .event_id = event->id,
+                           .user_id = user_id,
+                           .items = items_of(core, event, hold->item_offset, hold->seat_count,
+                                             hold->pool_count, hold->allocation),
+                           .total = hold->total,
+                           .expires_at_ms = hold->expires_at_ms,
+                           .status = HF_HOLD_HELD,
+                           .exchange_for = exchange_order_id(core, hold->exchange_for)}};
     emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }
@@ -297,7 +298,7 @@ void record_order_created(hf_core_t *core, uint32_t order_index) {
                             .currency = event->currency,
                             .payment_ref = hf_core_string(core, order->payment_ref),
                             .items = items_of(core, event, order->item_offset, order->seat_count,
-                                              order->pool_count),
+                                              order->pool_count, order->allocation),
                             .total = order->total,
                             .status = HF_ORDER_CONFIRMED,
                             .replaces = exchange_order_id(core, order->replaces)}};

@@ -61,6 +61,10 @@ typedef enum hf_seat_status {
     HF_SEAT_AVAILABLE = 0,
     HF_SEAT_HELD = 1,
     HF_SEAT_SOLD = 2,
+    /* Free, but set aside for an allocation (API.md section 14): only holds and bookings
+     * naming that allocation may take it; held and sold seats of an allocation are HELD and
+     * SOLD as any other. */
+    HF_SEAT_ALLOCATED = 3,
 } hf_seat_status_t;
 
 typedef enum hf_hold_status {
@@ -129,6 +133,9 @@ typedef enum hf_error {
     HF_ERROR_RANGE_UNAVAILABLE,  /* the request's conflicts (hf_calendar_hold_request_t) */
     /* Exchanges (core/exchange/): the order named is not confirmed (cancelled, exchanged). */
     HF_ERROR_ORDER_NOT_ACTIVE,
+    /* Allocations (core/allocations.h). */
+    HF_ERROR_ALLOCATION_NOT_FOUND,
+    HF_ERROR_ALLOCATION_EXISTS,
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -192,6 +199,7 @@ typedef struct hf_error_detail {
 
 typedef struct hf_counts {
     uint32_t available, held, sold;
+    uint32_t allocated; /* free seats set aside for an allocation (HF_SEAT_ALLOCATED) */
 } hf_counts_t;
 
 typedef struct hf_seat {
@@ -226,8 +234,16 @@ typedef struct hf_section {
 typedef struct hf_pool {
     char id[HF_ID_SIZE_MAX + 1];
     int64_t capacity, price;
-    int64_t held, sold; /* available = capacity - held - sold */
+    int64_t held, sold;
+    /* Free units set aside for allocations (core/allocations.h): available to the public =
+     * capacity - held - sold - allocated (hf_core_pool_available). */
+    int64_t allocated;
 } hf_pool_t;
+
+/* The units of a pool the public may take. */
+static inline int64_t hf_core_pool_available(const hf_pool_t *pool) {
+    return pool->capacity - pool->held - pool->sold - pool->allocated;
+}
 
 typedef struct hf_event {
     char id[HF_ID_SIZE_MAX + 1];
@@ -271,6 +287,9 @@ typedef struct hf_hold {
     /* Order index + 1 of the confirmed order an exchange hold would replace (API.md section
      * 13), else 0. Its difference is total less that order's total. */
     uint32_t exchange_for;
+    /* Allocation index + 1 of the allocation the hold took its inventory from (API.md section
+     * 14), else 0: its units go back to it when they come free. */
+    uint32_t allocation;
 } hf_hold_t;
 
 typedef struct hf_order {
@@ -296,6 +315,8 @@ typedef struct hf_order {
      * core loaded with some units only (a list across units, a takeover) may hold one side of
      * an exchange between units. UINT32_MAX for none. */
     uint32_t replaces_elsewhere, replaced_by_elsewhere;
+    /* Allocation index + 1 of the allocation its inventory came from, else 0 (as a hold's). */
+    uint32_t allocation;
 } hf_order_t;
 
 /* ---- Commands ---- */
@@ -324,6 +345,9 @@ typedef struct hf_hold_request {
     /* An exchange hold (API.md section 13): the id of the confirmed order of user_id it would
      * replace, whose own seats and units count as free for it; NULL for an ordinary hold. */
     const char *exchange_for;
+    /* The allocation of the event whose inventory alone the hold or booking takes (API.md
+     * section 14); NULL: public inventory only. */
+    const char *allocation_id;
 } hf_hold_request_t;
 
 typedef struct hf_core hf_core_t;
@@ -671,5 +695,8 @@ uint32_t hf_core_holds_active(const hf_core_t *core);
 /* Consistency check for tests: counts match statuses, owners point back, pool sums hold,
  * no held hold has lapsed at now. Returns NULL or a static description of the first fault. */
 const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now);
+
+/* Allocations (API.md section 14): part of this interface, after the types it uses. */
+#include "core/allocations.h"
 
 #endif

@@ -287,6 +287,8 @@ void event_free(hf_event_t *event) {
     free(tables->row_prefix_offsets);
     free(tables->seat_changes);
     free(tables->orders.items);
+    free(tables->seat_allocation);
+    free(tables->allocations.items);
     free(tables);
     free(event->sections);
     free(event->rows);
@@ -357,7 +359,7 @@ hf_error_t hf_core_event_create(hf_core_t *core, const hf_event_definition_t *de
 /* ---- seat and pool changes ---- */
 
 static void counts_move(hf_counts_t *counts, uint8_t from, uint8_t to) {
-    uint32_t *slots[3] = {&counts->available, &counts->held, &counts->sold};
+    uint32_t *slots[4] = {&counts->available, &counts->held, &counts->sold, &counts->allocated};
     (*slots[from])--;
     (*slots[to])++;
 }
@@ -382,6 +384,10 @@ void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t s
     uint32_t row_index = seat_row(event, seat_index);
     hf_row_t *row = &event->rows[row_index];
     hf_section_t *section = &event->sections[row->section];
+    /* An event without allocations reads one pointer more here, and nothing else. */
+    const uint32_t *membership = ((const event_tables_t *)event->internal)->seat_allocation;
+    if (membership && membership[seat_index])
+        status = allocation_seat_moved(core, event, seat_index, seat->status, status, now, report);
     if (seat->status == HF_SEAT_AVAILABLE) row->available--;
     if (status == HF_SEAT_AVAILABLE) row->available++;
     bool freed = status == HF_SEAT_AVAILABLE && seat->status != HF_SEAT_AVAILABLE;
@@ -398,10 +404,11 @@ void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t s
 
 /* Adds delta units to a pool's held or sold count, reporting the new counts. */
 void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_t held,
-               int64_t sold, hf_time_ms_t now, bool report) {
+               int64_t sold, uint32_t allocation, hf_time_ms_t now, bool report) {
     hf_pool_t *pool = &event->pools[item->index];
     pool->held += held * item->quantity;
     pool->sold += sold * item->quantity;
+    if (allocation) allocation_pool_moved(core, event, allocation, item, held, sold, now, report);
     if (report && core->stream_records) record_pool(core, event, item->index, now);
 }
 

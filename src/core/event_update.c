@@ -146,11 +146,12 @@ static hf_error_t check_capacities(const hf_event_t *event, const hf_event_defin
         int32_t index = hf_core_pool_find(event, patch->pools[p].id);
         if (index < 0 || patch->pools[p].capacity < 0) continue;
         const hf_pool_t *pool = &event->pools[index];
-        if (patch->pools[p].capacity >= pool->held + pool->sold) continue;
+        /* Units set aside for an allocation count as taken: they are promised. */
+        if (patch->pools[p].capacity >= pool->held + pool->sold + pool->allocated) continue;
         if (detail) {
             detail->pool = p;
             detail->requested = patch->pools[p].capacity;
-            detail->current = pool->held + pool->sold;
+            detail->current = pool->held + pool->sold + pool->allocated;
         }
         return HF_ERROR_CAPACITY_BELOW_TAKEN;
     }
@@ -377,17 +378,17 @@ static void seats_carry(const hf_event_t *old, hf_event_t *event, uint32_t *move
 /* Counts of rows, sections and the event from the seats' statuses. A row's free-run bound is
  * its length: an upper bound, which best_available narrows again as it scans. */
 static void counts_rebuild(hf_event_t *event) {
-    event->counts = (hf_counts_t){0, 0, 0};
+    event->counts = (hf_counts_t){0, 0, 0, 0};
     for (uint32_t s = 0; s < event->section_count; s++) {
         hf_section_t *section = &event->sections[s];
-        section->counts = (hf_counts_t){0, 0, 0};
+        section->counts = (hf_counts_t){0, 0, 0, 0};
         for (uint32_t r = section->first_row; r < section->first_row + section->row_count; r++) {
             hf_row_t *row = &event->rows[r];
             row->available = 0;
             row->free_run_bound = row->seat_count;
             for (uint32_t i = row->first_seat; i < row->first_seat + row->seat_count; i++) {
-                uint32_t *slots[3] = {&section->counts.available, &section->counts.held,
-                                      &section->counts.sold};
+                uint32_t *slots[4] = {&section->counts.available, &section->counts.held,
+                                      &section->counts.sold, &section->counts.allocated};
                 (*slots[event->seats[i].status])++;
                 row->available += event->seats[i].status == HF_SEAT_AVAILABLE;
             }
@@ -395,6 +396,7 @@ static void counts_rebuild(hf_event_t *event) {
         event->counts.available += section->counts.available;
         event->counts.held += section->counts.held;
         event->counts.sold += section->counts.sold;
+        event->counts.allocated += section->counts.allocated;
     }
 }
 
@@ -437,8 +439,10 @@ static void event_grow(hf_core_t *core, uint32_t index, const hf_event_definitio
     for (uint32_t p = 0; p < old->pool_count; p++) {
         event->pools[p].held = old->pools[p].held;
         event->pools[p].sold = old->pools[p].sold;
+        event->pools[p].allocated = old->pools[p].allocated;
     }
     event_tables_t *from = old->internal, *to = event->internal;
+    allocations_move(core, old, event, moved);
     to->orders = from->orders;
     from->orders = (index_list_t){NULL, 0, 0};
     to->created_change = from->created_change;

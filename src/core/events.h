@@ -38,6 +38,12 @@ typedef struct event_tables {
      * never deleted (hf_core_event_delete), so no hold, order or user record names a slot
      * another event took. */
     bool used;
+    /* Allocations (allocation/, API.md section 14): per seat, the index + 1 of the allocation
+     * it is set aside for or was held or sold from (ALLOCATION_RELEASED set once released
+     * while held or sold), 0 for the public's; NULL until the event's first allocation, so an
+     * event without any pays nothing. And the event's allocations in creation order. */
+    uint32_t *seat_allocation;
+    index_list_t allocations;
 } event_tables_t;
 
 typedef struct events {

@@ -207,7 +207,7 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
-        pool_move(core, event, &items[hold->seat_count + i], -1, 0, at, report);
+        pool_move(core, event, &items[hold->seat_count + i], -1, 0, hold->allocation, at, report);
     expiry_prune(core);
 }
 
@@ -235,7 +235,7 @@ static void exchange_hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t s
     for (uint32_t i = hold->seat_count; i < hold->seat_count + hold->pool_count; i++) {
         hf_item_t held = items[i];
         if (old) held.quantity -= exchange_pool_kept(core, old, held.index, held.quantity);
-        pool_move(core, event, &held, -1, 0, at, report);
+        pool_move(core, event, &held, -1, 0, hold->allocation, at, report);
     }
 }
 
@@ -298,6 +298,7 @@ uint32_t hold_allocate(hf_core_t *core, const hf_hold_request_t *request, const 
     hold->seat_count = core->scratch.seat_count;
     hold->pool_count = request->pool_count;
     hold->total = items_fill(core, core->events.slots[event], request, hold->item_offset);
+    hold->allocation = core->scratch.allocation;
     ((event_tables_t *)core->events.slots[event]->internal)->used = true;
     hf_index_map_insert(&core->holds.ids, key.hash, index);
     return index;
@@ -321,7 +322,7 @@ void hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_t now, bool repo
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_HELD, hold_index + 1, now, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)
-        pool_move(core, event, &items[hold->seat_count + i], 1, 0, now, report);
+        pool_move(core, event, &items[hold->seat_count + i], 1, 0, hold->allocation, now, report);
     hf_timer_push(&core->timer, hold->expires_at_ms, HF_TIMER_HOLD, hold_index);
 }
 
@@ -340,7 +341,7 @@ static void exchange_hold_take(hf_core_t *core, uint32_t hold_index, hf_time_ms_
     for (uint32_t i = hold->seat_count; i < hold->seat_count + hold->pool_count; i++) {
         hf_item_t held = items[i];
         if (old) held.quantity -= exchange_pool_kept(core, old, held.index, held.quantity);
-        pool_move(core, event, &held, 1, 0, now, report);
+        pool_move(core, event, &held, 1, 0, hold->allocation, now, report);
     }
     hf_timer_push(&core->timer, hold->expires_at_ms, HF_TIMER_HOLD, hold_index);
 }
@@ -399,6 +400,11 @@ static hf_error_t hold_check(hf_core_t *core, const hf_hold_request_t *request,
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_sales_open(event, request);
+    if (!error) error = allocation_resolve(core, event_index, request);
+    /* An exchange hold takes the public's inventory (its old order's counts as free): it
+     * names no allocation. */
+    if (!error && request->allocation_id && request->exchange_for)
+        return invalid(detail, "allocation");
     if (!error) error = exchange_check(core, request, event_index, exchange);
     if (error) return error;
     uint32_t taken;

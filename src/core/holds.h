@@ -61,6 +61,9 @@ typedef struct hold_scratch {
     /* An exchange hold's old order on the same event (order index + 1, else 0): its seats
      * and units count as free for the checks. */
     uint32_t exchange_order;
+    /* The allocation the request names (index + 1), else 0: only its inventory is free for
+     * the checks, and only the public's when 0. */
+    uint32_t allocation;
 } hold_scratch_t;
 
 #endif

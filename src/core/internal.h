@@ -78,6 +78,8 @@ struct hf_core {
     struct calendars *calendars;
     /* Exchange holds restored before their old orders (exchange/), NULL when none. */
     struct exchange_waits *exchange_waits;
+    /* Allocations of every event (allocation/), NULL in a core that never had one. */
+    struct allocations *allocations;
 };
 
 #define NO_STRING UINT32_MAX
@@ -323,8 +325,10 @@ uint32_t row_duplicate_of(const hf_section_definition_t *section, uint32_t r, hf
 size_t seat_id_write(const hf_event_t *event, uint32_t row_index, uint32_t seat_index, char *out);
 void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t status,
               uint32_t owner, hf_time_ms_t now, bool report);
+/* allocation: the index + 1 of the allocation the hold or order took the units from (0: the
+ * public's), whose units they are again when they come free. */
 void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_t held,
-               int64_t sold, hf_time_ms_t now, bool report);
+               int64_t sold, uint32_t allocation, hf_time_ms_t now, bool report);
 
 /* ---- user.c: users and their records per event ---- */
 
@@ -607,6 +611,50 @@ void exchange_free(hf_core_t *core);
 /* The id of the order at index + 1 (an exchange's link), NULL for 0. */
 static inline const char *exchange_order_id(const hf_core_t *core, uint32_t order_plus_one) {
     return order_plus_one ? core->orders.slots[order_plus_one - 1].id : NULL;
+}
+
+/* ---- allocation/: what the other files of the core call (API.md section 14) ---- */
+
+/* Set in an event's seat_allocation entry once the seat was released from its allocation
+ * while held or sold: it comes free for the public. */
+#define ALLOCATION_RELEASED 0x80000000u
+
+void allocations_free(hf_core_t *core);
+/* An event laid out again (event_update.c): its allocations and per-seat entries pass from the
+ * old layout's tables to the new one's, every seat index moved as moved says. */
+void allocations_move(hf_core_t *core, hf_event_t *old, hf_event_t *event, const uint32_t *moved);
+/* The id of the allocation at index + 1, NULL for 0. */
+const char *allocation_id_of(const hf_core_t *core, uint32_t allocation);
+/* seat_set's share for a seat with an allocation entry: counts the move in its allocation and
+ * returns the status the seat really takes. A seat coming free (to available) goes back to
+ * its allocation (allocated), or, released meanwhile, leaves it and comes free for the public
+ * (report false: a commit's step from held to sold, which frees nothing). */
+uint8_t allocation_seat_moved(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t from,
+                              uint8_t to, hf_time_ms_t now, bool report);
+/* pool_move's share for an allocation's units, before the pool's counts are reported. */
+void allocation_pool_moved(hf_core_t *core, hf_event_t *event, uint32_t allocation,
+                           const hf_item_t *item, int64_t held, int64_t sold, hf_time_ms_t now,
+                           bool report);
+/* The allocation a hold or booking request names, into core->scratch.allocation (0 when it
+ * names none): HF_ERROR_ALLOCATION_NOT_FOUND when the event has no such allocation. */
+hf_error_t allocation_resolve(hf_core_t *core, uint32_t event_index,
+                              const hf_hold_request_t *request);
+/* The rows the seats of the allocation (index + 1) are in: what its best_available reads. */
+void allocation_rows(const hf_core_t *core, uint32_t allocation, uint32_t *first, uint32_t *last);
+/* The units of a pool free for the request being checked: the allocation's own free units,
+ * or the public's. */
+int64_t allocation_pool_free(const hf_core_t *core, const hf_event_t *event, uint32_t pool_index,
+                             uint32_t allocation);
+
+/* Whether a seat is free for a request of the allocation (index + 1; 0: the public): the
+ * public takes available seats, an allocation's request only its own allocated ones. */
+static inline bool seat_free_for(const hf_event_t *event, uint32_t seat_index,
+                                 uint32_t allocation) {
+    uint8_t status = event->seats[seat_index].status;
+    if (allocation == 0) return status == HF_SEAT_AVAILABLE;
+    const uint32_t *membership = ((const event_tables_t *)event->internal)->seat_allocation;
+    return status == HF_SEAT_ALLOCATED && membership &&
+           (membership[seat_index] & ~ALLOCATION_RELEASED) == allocation;
 }
 
 /* ---- core.c: time ---- */

@@ -50,7 +50,9 @@
     /* live streams only, like seats: the store derives the spans from holds and orders */ \
     X(CALENDAR_CHANGE, 33, calendar_change, calendar_change) \
     /* a notification's delivery state (engine/outbox.h): the columns of its history entry */ \
-    X(NOTIFY, 40, notify, notify)
+    X(NOTIFY, 40, notify, notify) \
+    /* an allocation as it stands (API.md section 14): set aside, released, or settled */ \
+    X(ALLOCATION, 60, allocation, allocation)
 
 #define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = (value),
 typedef enum hf_mutation_type { HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_) } hf_mutation_type_t;
@@ -74,6 +76,8 @@ typedef struct hf_mutation_item {
 typedef struct hf_mutation_items {
     const hf_mutation_item_t *lines;
     uint32_t seat_count, pool_count;
+    /* The allocation whose inventory the hold or order took (API.md section 14), else NULL. */
+    const char *allocation;
 } hf_mutation_items_t;
 
 /* One item of a calendar hold or order (core/calendars.h): a quantity of a resource over the
@@ -311,6 +315,38 @@ typedef struct hf_mutation_calendar_change {
     int64_t delta;
 } hf_mutation_calendar_change_t;
 
+/* An allocation whole, as it stands after the change (API.md section 14): the store upserts
+ * it. Its seats with their released flag (held or sold, given to the public once they come
+ * free), its pools' units (free, held and sold together) and how many of those are released
+ * once they come free. change says what happened, for the event's history. */
+typedef enum hf_allocation_change {
+    HF_ALLOCATION_CREATED = 0,
+    HF_ALLOCATION_RELEASED = 1,
+    /* A released held or sold item came free and left the allocation: no history entry of
+     * its own (the hold's release or the order's cancel tells it). */
+    HF_ALLOCATION_SETTLED = 2,
+} hf_allocation_change_t;
+
+typedef struct hf_mutation_allocation_seat {
+    const char *seat_id;
+    bool released;
+} hf_mutation_allocation_seat_t;
+
+typedef struct hf_mutation_allocation_pool {
+    const char *pool_id;
+    int64_t units, release_pending;
+} hf_mutation_allocation_pool_t;
+
+typedef struct hf_mutation_allocation {
+    const char *event_id, *allocation_id;
+    const hf_mutation_allocation_seat_t *seats;
+    uint32_t seat_count;
+    const hf_mutation_allocation_pool_t *pools;
+    uint32_t pool_count;
+    int64_t created_at_ms;
+    int change; /* hf_allocation_change_t */
+} hf_mutation_allocation_t;
+
 typedef struct hf_mutation {
     hf_mutation_type_t type;
     int64_t at_ms; /* when the change happened */
@@ -337,6 +373,7 @@ typedef struct hf_mutation {
         hf_mutation_calendar_resources_t calendar_resources;
         hf_mutation_calendar_sales_t calendar_sales;
         hf_mutation_calendar_change_t calendar_change;
+        hf_mutation_allocation_t allocation;
     } as;
 } hf_mutation_t;
 

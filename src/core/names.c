@@ -6,11 +6,11 @@
 #include <assert.h>
 #include <string.h>
 
-static const char *const SEAT_STATUS_NAMES[] = {"available", "held", "sold"};
+static const char *const SEAT_STATUS_NAMES[] = {"available", "held", "sold", "allocated"};
 static const char *const HOLD_STATUS_NAMES[] = {"held", "confirmed", "released", "expired"};
 
 const char *hf_seat_status_name(uint8_t status) {
-    assert(status <= HF_SEAT_SOLD);
+    assert(status <= HF_SEAT_ALLOCATED);
     return SEAT_STATUS_NAMES[status];
 }
 
@@ -20,7 +20,7 @@ const char *hf_hold_status_name(uint8_t status) {
 }
 
 bool hf_seat_status_parse(const char *text, uint8_t *status) {
-    for (int i = 0; i <= HF_SEAT_SOLD; i++) {
+    for (int i = 0; i <= HF_SEAT_ALLOCATED; i++) {
         if (strcmp(text, SEAT_STATUS_NAMES[i]) != 0) continue;
         *status = (uint8_t)i;
         return true;

@@ -80,7 +80,7 @@ void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool re
     for (uint32_t i = 0; i < order->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_SOLD, order_index + 1, now, report);
     for (uint32_t i = 0; i < order->pool_count; i++)
-        pool_move(core, event, &items[order->seat_count + i], 0, 1, now, report);
+        pool_move(core, event, &items[order->seat_count + i], 0, 1, order->allocation, now, report);
 }
 
 /* A repeated commit answers the order only when it brings no payment or the order's own: a
@@ -141,6 +141,7 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
     record->item_offset = hold->item_offset;
     record->seat_count = hold->seat_count;
     record->pool_count = hold->pool_count;
+    record->allocation = hold->allocation;
     if (payment_ref && *payment_ref)
         record->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     hold->order = order + 1;
@@ -180,7 +181,7 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
     for (uint32_t i = 0; i < order->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
     for (uint32_t i = 0; i < order->pool_count; i++)
-        pool_move(core, event, &items[order->seat_count + i], 0, -1, now, true);
+        pool_move(core, event, &items[order->seat_count + i], 0, -1, order->allocation, now, true);
     return HF_OK;
 }
 
@@ -192,7 +193,8 @@ static hf_error_t check_versions(hf_core_t *core, const hf_event_t *event,
     uint32_t moved = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[core->scratch.seats[i]];
-        if (seat->status == HF_SEAT_AVAILABLE && seat->version == request->seat_versions[i])
+        if (seat_free_for(event, core->scratch.seats[i], core->scratch.allocation) &&
+            seat->version == request->seat_versions[i])
             continue;
         if (detail) detail->items[moved] = i;
         moved++;
@@ -215,6 +217,7 @@ static hf_error_t book_check(hf_core_t *core, const hf_hold_request_t *request,
     if (!error) error = resolve_seats(core, event, request, detail);
     if (!error) error = resolve_pools(core, event, request, detail);
     if (!error) error = check_sales_open(event, request);
+    if (!error) error = allocation_resolve(core, event_index, request);
     if (!error) error = check_versions(core, event, request, detail);
     if (error) return error;
     if (order_id_taken(core, order_id, order_key))
@@ -245,6 +248,7 @@ hf_error_t hf_core_book(hf_core_t *core, const hf_hold_request_t *request, const
     order->pool_count = request->pool_count;
     order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
     order->total = items_fill(core, event, request, order->item_offset);
+    order->allocation = core->scratch.allocation;
     if (payment_ref && *payment_ref)
         order->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     record_order_created(core, index);

@@ -292,11 +292,11 @@ static bool inventory_free(const hf_core_t *core, const hf_hold_t *hold) {
     const hf_event_t *event = core->events.slots[hold->event];
     const hf_item_t *items = core->items + hold->item_offset;
     for (uint32_t i = 0; i < hold->seat_count; i++)
-        if (event->seats[items[i].index].status != HF_SEAT_AVAILABLE) return false;
-    for (uint32_t i = hold->seat_count; i < hold->seat_count + hold->pool_count; i++) {
-        const hf_pool_t *pool = &event->pools[items[i].index];
-        if (pool->capacity - pool->held - pool->sold < (int64_t)items[i].quantity) return false;
-    }
+        if (!seat_free_for(event, items[i].index, hold->allocation)) return false;
+    for (uint32_t i = hold->seat_count; i < hold->seat_count + hold->pool_count; i++)
+        if (allocation_pool_free(core, event, items[i].index, hold->allocation) <
+            (int64_t)items[i].quantity)
+            return false;
     return true;
 }
 

@@ -134,10 +134,17 @@ hf_error_t resolve_pools(hf_core_t *core, const hf_event_t *event, const hf_hold
     return HF_OK;
 }
 
-/* True when the seat is held by one of the holds replace_existing is about to release. */
-static bool held_by_replaced(const hf_core_t *core, const hf_seat_t *seat,
+/* True when the seat is held by one of the holds replace_existing is about to release, and
+ * comes free for this request: a seat of an allocation goes back to it, free only for a
+ * request of that allocation (the public's request, 0, takes only the public's). */
+static bool held_by_replaced(const hf_core_t *core, const hf_event_t *event, uint32_t seat_index,
                              const event_user_t *owner, bool replace) {
+    const hf_seat_t *seat = &event->seats[seat_index];
     if (!replace || !owner || seat->status != HF_SEAT_HELD) return false;
+    const uint32_t *membership = ((const event_tables_t *)event->internal)->seat_allocation;
+    /* A released one comes free for the public, but only once the step is over: neither. */
+    uint32_t entry = membership ? membership[seat_index] : 0;
+    if (entry != core->scratch.allocation) return false;
     for (uint32_t h = owner->first_active; h != 0; h = core->holds.states[h - 1].next_active)
         if (h == seat->owner) return true;
     return false;
@@ -150,6 +157,9 @@ static int64_t pool_units_replaced(const hf_core_t *core, uint32_t pool, const e
     int64_t units = 0;
     for (uint32_t h = owner->first_active; h != 0; h = core->holds.states[h - 1].next_active) {
         const hf_hold_t *hold = &core->holds.slots[h - 1];
+        /* Units of an allocation's hold go back to it, or to the public when released: only
+         * the public's own units count as freed by the replace. */
+        if (hold->allocation != 0 || core->scratch.allocation != 0) continue;
         const hf_item_t *items = core->items + hold->item_offset + hold->seat_count;
         for (uint32_t i = 0; i < hold->pool_count; i++)
             if (items[i].index == pool) units += items[i].quantity;
@@ -189,8 +199,9 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
     uint32_t taken = 0;
     for (uint32_t i = 0; i < request->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[core->scratch.seats[i]];
-        if (seat->status == HF_SEAT_AVAILABLE) continue;
-        if (held_by_replaced(core, seat, owner, request->replace_existing)) continue;
+        if (seat_free_for(event, core->scratch.seats[i], core->scratch.allocation)) continue;
+        if (held_by_replaced(core, event, core->scratch.seats[i], owner, request->replace_existing))
+            continue;
         if (sold_to_exchanged(core, seat)) continue;
         if (detail) detail->items[taken] = i;
         taken++;
@@ -203,11 +214,10 @@ hf_error_t check_available(hf_core_t *core, const hf_event_t *event,
         return HF_ERROR_SEATS_UNAVAILABLE;
     }
     for (uint32_t i = 0; i < request->pool_count; i++) {
-        const hf_pool_t *pool = &event->pools[core->scratch.pools[i]];
-        int64_t available = pool->capacity - pool->held - pool->sold +
-                            pool_units_replaced(core, core->scratch.pools[i], owner,
-                                                request->replace_existing) +
-                            pool_units_exchanged(core, core->scratch.pools[i]);
+        int64_t available =
+            allocation_pool_free(core, event, core->scratch.pools[i], core->scratch.allocation) +
+            pool_units_replaced(core, core->scratch.pools[i], owner, request->replace_existing) +
+            pool_units_exchanged(core, core->scratch.pools[i]);
         if (available >= request->pools[i].quantity) continue;
         if (detail) {
             detail->pool = i;
@@ -233,8 +243,8 @@ typedef struct best_context {
 static bool best_free(void *context, uint32_t seat_index) {
     const best_context_t *best = context;
     const hf_seat_t *seat = &best->event->seats[seat_index];
-    if (seat->status != HF_SEAT_AVAILABLE &&
-        !held_by_replaced(best->core, seat, best->owner, best->replace) &&
+    if (!seat_free_for(best->event, seat_index, best->core->scratch.allocation) &&
+        !held_by_replaced(best->core, best->event, seat_index, best->owner, best->replace) &&
         !sold_to_exchanged(best->core, seat))
         return false;
     return !bsearch(&seat_index, best->core->scratch.sorted, best->requested, sizeof seat_index,
@@ -256,13 +266,19 @@ hf_error_t pick_best(hf_core_t *core, hf_event_t *event, const hf_hold_request_t
     /* The old order's seats of an exchange are free for it, which rows' counts do not say. */
     bool replacing = (request->replace_existing && owner && owner->first_active != 0) ||
                      core->scratch.exchange_order != 0;
+    /* Rows count the public's available seats only: an allocation's request reads them. */
+    if (core->scratch.allocation) replacing = true;
     best_context_t context = {core, event, owner, request->replace_existing, request->seat_count};
     hf_best_query_t query = {request->best_count,
                              section,
                              request->best_adjacent,
                              !replacing && request->seat_count == 0,
                              best_free,
-                             &context};
+                             &context,
+                             0,
+                             UINT32_MAX};
+    if (core->scratch.allocation)
+        allocation_rows(core, core->scratch.allocation, &query.row_first, &query.row_last);
     if (!hf_best_pick(event, &query, core->scratch.seats + request->seat_count)) {
         if (detail) detail->item_count = 0;
         return HF_ERROR_SEATS_UNAVAILABLE;

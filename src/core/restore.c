@@ -15,6 +15,7 @@ static hf_error_t restore_resolve(hf_core_t *core, const hf_hold_request_t *requ
         return HF_ERROR_INVALID_REQUEST;
     hf_error_t error = resolve_seats(core, event, request, NULL);
     if (!error) error = resolve_pools(core, event, request, NULL);
+    if (!error) error = allocation_resolve(core, *event_index, request);
     return error;
 }
 
@@ -41,7 +42,7 @@ hf_error_t stored_hold_place(hf_core_t *core, const hf_stored_hold_t *stored, ui
     const hf_event_t *event = core->events.slots[event_index];
     if (stored->status == HF_HOLD_HELD) {
         for (uint32_t i = 0; i < stored->request.seat_count; i++)
-            if (event->seats[core->scratch.seats[i]].status != HF_SEAT_AVAILABLE)
+            if (!seat_free_for(event, core->scratch.seats[i], core->scratch.allocation))
                 return HF_ERROR_SEATS_UNAVAILABLE;
     }
     user_ref_t user = user_ref_of(core, stored->request.user_id);
@@ -120,7 +121,7 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     if (stored->status > HF_ORDER_EXCHANGED) return HF_ERROR_INVALID_REQUEST;
     if (stored->status == HF_ORDER_CONFIRMED) {
         for (uint32_t i = 0; i < stored->items.seat_count; i++)
-            if (event->seats[core->scratch.seats[i]].status != HF_SEAT_AVAILABLE)
+            if (!seat_free_for(event, core->scratch.seats[i], core->scratch.allocation))
                 return HF_ERROR_SEATS_UNAVAILABLE;
     }
     uint32_t hold_index = 0;
@@ -133,6 +134,7 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
     order->total = stored->total;
     order->seat_count = stored->items.seat_count;
     order->pool_count = stored->items.pool_count;
+    order->allocation = core->scratch.allocation;
     order->item_offset = item_allocate(core, order->seat_count + order->pool_count);
     hf_item_t *items = core->items + order->item_offset;
     for (uint32_t i = 0; i < order->seat_count; i++)

@@ -44,6 +44,8 @@ static const struct {
     {"waitlist_lapsed", "offer.lapsed"},
     {"rebooking_offer", "offer.created"},
     {"job_done", "job.done"},
+    {"allocation", "allocation.created"},
+    {"allocation_release", "allocation.released"},
 };
 
 void hf_notify_type_of(const char *history_type, char *type, size_t size) {

@@ -35,7 +35,8 @@ typedef struct hf_replay_change {
                         change: the resource's index */
     uint32_t value;  /* a seat: its version; a pool: its held units; a calendar: from */
     uint32_t other;  /* a seat: its status; a pool: its sold units; a calendar: to */
-    int32_t delta;   /* a calendar's change only: the quantity given back (negative: taken) */
+    int32_t delta;   /* a calendar: the quantity given back (negative: taken); a pool: its
+                        units available to the public */
 } hf_replay_change_t;
 
 typedef struct hf_replay_ring {

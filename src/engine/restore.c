@@ -45,6 +45,12 @@ static int restore_event(void *context, const hf_stored_event_t *event) {
     return error ? fail(restore, "event", event->definition->id, error) : 0;
 }
 
+static int restore_allocation(void *context, const hf_stored_allocation_t *allocation) {
+    restore_t *restore = context;
+    hf_error_t error = hf_core_restore_allocation(restore->context->core, allocation);
+    return error ? fail(restore, "allocation", allocation->allocation_id, error) : 0;
+}
+
 static int restore_calendar(void *context, const hf_stored_calendar_t *calendar) {
     restore_t *restore = context;
     hf_core_t *core = restore->context->core;
@@ -178,6 +184,7 @@ static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
                                .calendar_resource = restore_calendar_resource,
                                .calendar_hold = restore_calendar_hold,
                                .calendar_order = restore_calendar_order,
+                               .allocation = restore_allocation,
                                .keep_since_ms = now_ms - HF_IDEMPOTENCY_KEEP_MS,
                                .deliveries_since_ms = now_ms - HF_WEBHOOK_DEDUP_KEEP_MS,
                                .context = restore};

@@ -72,8 +72,10 @@ static bool record_change(const hf_core_t *core, const hf_mutation_t *mutation, 
     } else {
         /* Units fit 32 bits: a pool holds at most HF_POOL_CAPACITY_MAX. */
         const hf_mutation_pool_t *pool = &mutation->as.pool;
+        /* delta: the units the public may take, which allocations (API.md section 14) keep
+         * below capacity - held - sold. */
         *change = (hf_replay_change_t){HF_REPLAY_POOL | pool->pool_index, (uint32_t)pool->held,
-                                       (uint32_t)pool->sold, 0};
+                                       (uint32_t)pool->sold, (int32_t)pool->available};
     }
     return true;
 }
@@ -135,10 +137,15 @@ static void change_write(hf_buffer_t *out, const hf_core_t *core, uint32_t key, 
     const hf_pool_t *pool = &event->pools[change->target & ~HF_REPLAY_POOL];
     hf_buffer_printf(out,
                      "id: %llu\nevent: pool\ndata: {\"id\":\"%s\",\"available\":%lld,"
-                     "\"held\":%lld,\"sold\":%lld}\n\n",
-                     (unsigned long long)id, pool->id,
-                     (long long)(pool->capacity - change->value - change->other),
+                     "\"held\":%lld,\"sold\":%lld",
+                     (unsigned long long)id, pool->id, (long long)change->delta,
                      (long long)change->value, (long long)change->other);
+    /* As the summary: allocated once the event has allocations. */
+    if (hf_core_event_has_allocations(event))
+        hf_buffer_printf(
+            out, ",\"allocated\":%lld",
+            (long long)(pool->capacity - change->value - change->other - change->delta));
+    hf_buffer_printf(out, "}\n\n");
 }
 
 static hf_buffer_t *flight_buffer(hf_streams_t *streams, uint64_t sequence) {

@@ -73,6 +73,12 @@
 /* Items (seats plus pool lines) in one hold: max_seats_per_hold may not exceed this. It bounds
  * the work of one request and the size of one error detail. */
 #define HF_HOLD_ITEMS_MAX 1000u
+/* Allocations (API.md section 14): at most this many per event (each is a line of the
+ * event's summary and list, and a slot of the per-seat index), and at most this many seats in
+ * one allocation, named or picked: a partner's block of a stadium, while its stored row (one
+ * JSON document, rewritten at each release) stays a few megabytes at most. */
+#define HF_ALLOCATIONS_PER_EVENT_MAX 1000u
+#define HF_ALLOCATION_SEATS_MAX 100000u
 /* Released and expired holds kept in memory (core.h, hf_core_evict); older ones are read back
  * from the store when asked for. A finished hold costs about 150 bytes here, so this is some
  * 15 MB, and it covers the last few seconds of a flash sale at its busiest, when buyers look

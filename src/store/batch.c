@@ -106,12 +106,13 @@ static void *arena_take_aligned(hf_batch_t *batch, size_t size) {
 
 static hf_mutation_items_t copy_items(hf_batch_t *batch, const hf_mutation_items_t *items) {
     uint32_t count = items->seat_count + items->pool_count;
-    if (count == 0) return (hf_mutation_items_t){NULL, 0, 0};
+    if (count == 0) return (hf_mutation_items_t){NULL, 0, 0, NULL};
     hf_mutation_item_t *lines = arena_take_aligned(batch, count * sizeof *lines);
     for (uint32_t i = 0; i < count; i++)
         lines[i] = (hf_mutation_item_t){copy_string(batch, items->lines[i].id),
                                         items->lines[i].quantity};
-    return (hf_mutation_items_t){lines, items->seat_count, items->pool_count};
+    return (hf_mutation_items_t){lines, items->seat_count, items->pool_count,
+                                 copy_string(batch, items->allocation)};
 }
 
 /* An array of size bytes in the batch; NULL for an empty or absent one (an event without pools
@@ -368,4 +369,21 @@ void hf_batch_copy_calendar_change(hf_batch_t *batch, hf_mutation_t *copy) {
     hf_mutation_calendar_change_t *change = &copy->as.calendar_change;
     change->calendar_id = copy_string(batch, change->calendar_id);
     change->resource_id = copy_string(batch, change->resource_id);
+}
+
+/* An allocation whole: its seats' and pools' ids, all in the batch. */
+void hf_batch_copy_allocation(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_allocation_t *allocation = &copy->as.allocation;
+    allocation->event_id = copy_string(batch, allocation->event_id);
+    allocation->allocation_id = copy_string(batch, allocation->allocation_id);
+    hf_mutation_allocation_seat_t *seats = copy_array(batch, allocation->seats,
+                                                      allocation->seat_count * sizeof *seats);
+    for (uint32_t i = 0; i < allocation->seat_count; i++)
+        seats[i].seat_id = copy_string(batch, seats[i].seat_id);
+    allocation->seats = seats;
+    hf_mutation_allocation_pool_t *pools = copy_array(batch, allocation->pools,
+                                                      allocation->pool_count * sizeof *pools);
+    for (uint32_t i = 0; i < allocation->pool_count; i++)
+        pools[i].pool_id = copy_string(batch, pools[i].pool_id);
+    allocation->pools = pools;
 }

@@ -83,6 +83,25 @@ static int event_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     return result;
 }
 
+static int allocation_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    const char *id = text(row, HF_COLUMN_ALLOCATION_ID);
+    hf_rows_allocation_t *parsed = calloc(1, sizeof *parsed);
+    if (parsed == NULL) abort();
+    hf_stored_allocation_t allocation = {
+        .event_id = text(row, HF_COLUMN_ALLOCATION_EVENT_ID),
+        .allocation_id = id,
+        .created_at_ms = integer(row, HF_COLUMN_ALLOCATION_CREATED_AT)};
+    char why[160];
+    int result;
+    if (hf_rows_allocation_read(text(row, HF_COLUMN_ALLOCATION_ITEMS), parsed, &allocation, why,
+                                sizeof why) != 0)
+        result = unreadable(decoder, HF_ROW_ALLOCATION, id, why);
+    else result = decoder->loader->allocation(decoder->loader->context, &allocation);
+    hf_rows_allocation_free(parsed);
+    free(parsed);
+    return result;
+}
+
 static int calendar_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     const char *id = text(row, HF_COLUMN_CALENDAR_ID);
     hf_calendar_definition_t definition;
@@ -350,6 +369,7 @@ typedef struct kind {
 
 static const kind_t KINDS[] = {
     [HF_ROW_EVENT] = {"events", HF_COLUMN_EVENT_ID, event_decode},
+    [HF_ROW_ALLOCATION] = {"allocations", HF_COLUMN_ALLOCATION_ID, allocation_decode},
     [HF_ROW_CALENDAR] = {"calendars", HF_COLUMN_CALENDAR_ID, calendar_decode},
     [HF_ROW_CALENDAR_RESOURCE] = {"calendar_resources", HF_COLUMN_CALENDAR_RESOURCE_CALENDAR_ID,
                                   calendar_resource_decode},
@@ -371,6 +391,7 @@ bool hf_decoder_wants(const hf_store_loader_t *loader, hf_row_kind_t kind) {
     switch (kind) {
     case HF_ROW_EVENT: return loader->event != NULL;
     case HF_ROW_FINISHED_HOLDS: return loader->finished_holds != NULL;
+    case HF_ROW_ALLOCATION: return loader->allocation != NULL;
     case HF_ROW_CALENDAR: return loader->calendar != NULL;
     case HF_ROW_CALENDAR_RESOURCE: return loader->calendar_resource != NULL;
     case HF_ROW_HOLD: return loader->hold != NULL || loader->calendar_hold != NULL;

@@ -39,6 +39,7 @@ typedef struct hf_row_reader {
  * of finished holds is one row of one column, read before the holds. */
 typedef enum hf_row_kind {
     HF_ROW_EVENT,
+    HF_ROW_ALLOCATION, /* after its event, before the holds and orders it lends to */
     HF_ROW_CALENDAR,
     HF_ROW_CALENDAR_RESOURCE,
     HF_ROW_FINISHED_HOLDS,
@@ -62,6 +63,16 @@ enum {
     HF_COLUMN_EVENT_CREATED_AT,
     HF_COLUMN_EVENT_SALES_OPEN,
     HF_COLUMN_EVENT_COUNT,
+};
+
+/* An allocation (schema version 12): items is rows.h's JSON of its seats and pools. */
+#define HF_ALLOCATION_COLUMNS "event_id, id, items, created_at"
+enum {
+    HF_COLUMN_ALLOCATION_EVENT_ID,
+    HF_COLUMN_ALLOCATION_ID,
+    HF_COLUMN_ALLOCATION_ITEMS,
+    HF_COLUMN_ALLOCATION_CREATED_AT,
+    HF_COLUMN_ALLOCATION_COUNT,
 };
 
 #define HF_CALENDAR_COLUMNS "id, definition, created_at, sales_open"

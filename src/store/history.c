@@ -256,3 +256,41 @@ void hf_history_data_write(hf_buffer_t *out, const hf_mutation_t *mutation) {
     if (row->history_data != NULL) row->history_data(&json, mutation);
     hf_json_object_end(&json);
 }
+
+/* An allocation's creation and its releases; a released item that came free later is told by
+ * the hold's or order's own entry. */
+const char *hf_history_type_allocation(const hf_mutation_t *mutation) {
+    switch (mutation->as.allocation.change) {
+    case HF_ALLOCATION_CREATED: return "allocation";
+    case HF_ALLOCATION_RELEASED: return "allocation_release";
+    default: return NULL;
+    }
+}
+
+/* The allocation as it stands after the change: its seats (released ones, still held or sold,
+ * under released_seats) and its pools' units (released_units: those given to the public once
+ * they come free). */
+void hf_history_data_allocation(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_allocation_t *allocation = &mutation->as.allocation;
+    HF_JSON_KEY(json, "allocation");
+    hf_json_string(json, allocation->allocation_id);
+    for (int released = 0; released <= 1; released++) {
+        hf_json_key(json, released ? "released_seats" : "seats");
+        hf_json_array_begin(json);
+        for (uint32_t i = 0; i < allocation->seat_count; i++)
+            if (allocation->seats[i].released == (released == 1))
+                hf_json_string(json, allocation->seats[i].seat_id);
+        hf_json_array_end(json);
+    }
+    for (int released = 0; released <= 1; released++) {
+        hf_json_key(json, released ? "released_units" : "pools");
+        hf_json_object_begin(json);
+        for (uint32_t i = 0; i < allocation->pool_count; i++) {
+            const hf_mutation_allocation_pool_t *pool = &allocation->pools[i];
+            hf_json_key(json, pool->pool_id);
+            hf_json_int(json,
+                        released ? pool->release_pending : pool->units - pool->release_pending);
+        }
+        hf_json_object_end(json);
+    }
+}

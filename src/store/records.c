@@ -63,6 +63,10 @@
 #define ROW_CALENDAR_SALES UNIT(calendar_sales.calendar_id), SUBJECT(calendar_sales.calendar_id)
 #define ROW_CALENDAR_CHANGE UNIT(calendar_change.calendar_id), SUBJECT(calendar_change.resource_id)
 
+/* An allocation is its event's (its history tells its creation and its releases). */
+#define ROW_ALLOCATION \
+    UNIT(allocation.event_id), SUBJECT(allocation.allocation_id), HISTORY(allocation)
+
 #define ROW(KIND, value, lower, member) \
     [HF_MUTATION_##KIND] = {.name = #KIND, .copy = hf_batch_copy_##member, ROW_##KIND},
 

@@ -164,7 +164,13 @@ void hf_rows_items_write(hf_buffer_t *out, const hf_mutation_items_t *items) {
         out->length = (size_t)(to - out->data);
     }
     if (items->pool_count == 0) hf_buffer_append(out, "],\"pools\":{", 11);
-    hf_buffer_append(out, "}}", 2);
+    hf_buffer_append(out, "}", 1);
+    if (items->allocation) {
+        hf_buffer_append(out, ",\"allocation\":\"", 15);
+        hf_buffer_append(out, items->allocation, strlen(items->allocation));
+        hf_buffer_append(out, "\"", 1);
+    }
+    hf_buffer_append(out, "}", 1);
 }
 
 /* ---- reading ---- */
@@ -404,6 +410,11 @@ int hf_rows_items_read(const char *text, hf_rows_items_t *items, hf_hold_request
         return refuse(error, error_size, "its items' seats are missing or wrong");
     if (!pool_lines_read(json_object_get(object, "pools"), items, request))
         return refuse(error, error_size, "its items' pools are missing or wrong");
+    /* The allocation the hold or order took its inventory from (API.md section 14). */
+    json_t *allocation = json_object_get(object, "allocation");
+    request->allocation_id = json_string_value(allocation);
+    if (allocation && (!request->allocation_id || !hf_core_id_valid(request->allocation_id)))
+        return refuse(error, error_size, "its items' allocation is wrong");
     return 0;
 }
 

@@ -49,6 +49,24 @@ int hf_rows_items_read(const char *text, hf_rows_items_t *items, hf_hold_request
                        char *error, size_t error_size);
 void hf_rows_items_free(hf_rows_items_t *items);
 
+/* ---- Allocations (allocation_rows.c, API.md section 14) ---- */
+
+/* allocations.items: {"seats":["FLOOR-A-1",…],"released_seats":[…],
+ * "pools":{"GA":{"units":500,"release_pending":0}}}: every seat in its order, and among them
+ * the released ones, held or sold, given to the public once they come free. */
+void hf_rows_allocation_write(hf_buffer_t *out, const hf_mutation_allocation_t *allocation);
+/* The parsed items of one allocation, pointed to by stored: ids borrow from the document,
+ * valid until hf_rows_allocation_free (call it after a failure too). Returns 0, or -1 with a
+ * sentence in error. */
+typedef struct hf_rows_allocation {
+    void *document; /* jansson's, owned */
+    hf_stored_allocation_seat_t *seats;
+    hf_stored_allocation_pool_t pools[HF_HOLD_ITEMS_MAX];
+} hf_rows_allocation_t;
+int hf_rows_allocation_read(const char *text, hf_rows_allocation_t *parsed,
+                            hf_stored_allocation_t *stored, char *error, size_t error_size);
+void hf_rows_allocation_free(hf_rows_allocation_t *parsed);
+
 /* ---- Calendars (calendar_rows.c) ---- */
 
 /* A calendar's settings, without its resources (kept a row each):

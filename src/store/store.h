@@ -146,6 +146,8 @@ typedef struct hf_store_loader {
                              const hf_resource_definition_t *resource);
     int (*calendar_hold)(void *context, const hf_stored_calendar_hold_t *hold);
     int (*calendar_order)(void *context, const hf_stored_calendar_order_t *order);
+    /* Allocations (core/allocations.h): every one after the events, before the holds. */
+    int (*allocation)(void *context, const hf_stored_allocation_t *allocation);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

@@ -154,7 +154,7 @@ class Fixtures:
         values = {"event": event, "seat": "A-R-1", "user": self.owner, "user_id": self.owner,
                   "file": "common.js", "fleet": "f_cred", "driver": "d_cred",
                   "ride": "ride_" + "0" * 36, "refund": "ref_" + "0" * 36,
-                  "notification": "nt_1_none",
+                  "notification": "nt_1_none", "allocation": "no_such_allocation",
                   "calendar": self.calendar_scratch if pattern.endswith(("/close", "/open"))
                   else self.calendar}
         if "{hold}" in pattern:

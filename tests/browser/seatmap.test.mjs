@@ -913,4 +913,35 @@ describe("staff refunds and history", () => {
     assert.deepEqual(errors, []);
     await ctx.close();
   });
+  it("draws allocated seats in a colour of their own, the allocation's name on hover", async () => {
+    const id = "alloc_page";
+    const created = await call("POST", "/v1/events", {
+      id, sections: [{ id: "S", price: 100, rows: [{ id: "A", seats: 6 }] }] });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const made = await call("POST", `/v1/events/${id}/allocations`, { id: "guests", seats: ["S-A-1", "S-A-2"] });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
+    const page = await ctx.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${base}/ui/events/${id}`);
+    const seat = (seatId) => `#sections [data-seat="${seatId}"]`;
+    await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.status === "allocated", seat("S-A-1"));
+    assert.match(await page.getAttribute(seat("S-A-1"), "title"), /guests/, "the allocation's name on hover");
+    const look = (sel) => page.$eval(sel, (el) => getComputedStyle(el).backgroundImage + " " + getComputedStyle(el).backgroundColor);
+    const allocatedLook = await look(seat("S-A-1"));
+    assert.match(allocatedLook, /rgb\(47, 127, 158\)/, "the allocated colour: " + allocatedLook);
+    assert.notEqual(allocatedLook, await look(seat("S-A-3")), "not the colour of a seat on sale");
+    assert.equal(await page.locator('.legend .swatch[data-k="allocated"]').count(), 1, "the legend has it");
+    // Live: a new allocation's seat turns allocated with its name; a release puts seats on sale.
+    const press = await call("POST", `/v1/events/${id}/allocations`, { id: "press", seats: ["S-A-5"] });
+    assert.equal(press.status, 201, JSON.stringify(press.body));
+    await page.waitForFunction((sel) => /press/.test(document.querySelector(sel)?.title || ""), seat("S-A-5"));
+    const released = await call("POST", `/v1/events/${id}/allocations/guests/release`, {});
+    assert.equal(released.status, 200, JSON.stringify(released.body));
+    await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.status === "available", seat("S-A-1"));
+    assert.equal(await page.getAttribute(seat("S-A-1"), "title"), null, "no name once released");
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
 });

@@ -22,7 +22,8 @@ moment the server gets SIGKILL. After the restart the harness checks, in this or
      resource is its capacity less the quantities of the held holds and confirmed orders over
      it, never below 0; every exchanged order is replaced by an order that replaces it (an old
      order ends exactly confirmed or exchanged, as its replacement's commit was or was not
-     durable), and a held exchange hold's kept seats stay sold to its old order.
+     durable), and a held exchange hold's kept seats stay sold to its old order; the seats of
+     an allocation made at the start are still allocated, counted apart.
 After the rounds and a clean stop, `holdfast check` runs on the data directory (SQLite).
 With --store-url (a PostgreSQL URL, scripts/postgres.sh prints one) the server stores in a new
 database of that PostgreSQL, created here, instead of SQLite.
@@ -51,6 +52,11 @@ SEATS = ["%s-R%d-%d" % (s, r, n) for s, _, rows, per in SECTIONS
 PRICES = {"%s-R%d-%d" % (s, r, n): price for s, price, rows, per in SECTIONS
           for r in range(1, rows + 1) for n in range(1, per + 1)}
 
+
+# Seats set aside at the start (API.md section 14): every round they must still be allocated
+# (the workers' holds of them are refused), and the counts count them apart.
+ALLOCATION = "crash_guests"
+ALLOCATED = ["B-R4-%d" % n for n in range(21, 26)]
 
 CALENDAR = "crashcal"
 RESOURCES = [("ROOM", 1, 10000), ("DORM", 3, 2000)]  # id, capacity, price per night
@@ -399,21 +405,24 @@ def check_invariants(port, model):
     held = {s for s, status in seats.items() if status == "held"}
     check(held == held_expected, "held seats != seats of held holds (%s / %s)" % (
         sorted(held - held_expected)[:5], sorted(held_expected - held)[:5]))
+    allocated = {s for s, status in seats.items() if status == "allocated"}
+    check(allocated == set(ALLOCATED), "allocated seats %s, set aside %s" % (
+        sorted(allocated), ALLOCATED))
     status, summary = hflib.request(port, "GET", "/v1/events/%s" % EVENT)
     check(status == 200, "event summary answered %d" % status)
     counts = summary["counts"]
-    expected = {"available": len(SEATS) - len(held) - len(sold), "held": len(held),
-                "sold": len(sold)}
+    expected = {"available": len(SEATS) - len(held) - len(sold) - len(allocated),
+                "held": len(held), "sold": len(sold), "allocated": len(allocated)}
     check(counts == expected, "summary counts %s, listing %s" % (counts, expected))
     for section in summary["sections"]:
         c = section["counts"]
         in_section = [s for s in SEATS if s.startswith(section["id"] + "-")]
-        check(c["available"] + c["held"] + c["sold"] == len(in_section),
+        check(c["available"] + c["held"] + c["sold"] + c["allocated"] == len(in_section),
               "section %s counts %s do not add up" % (section["id"], c))
         check(c["sold"] == sum(1 for s in in_section if s in sold),
               "section %s sold count %d is wrong" % (section["id"], c["sold"]))
     pool = summary["pools"][0]
-    check(pool["available"] + pool["held"] + pool["sold"] == pool["capacity"],
+    check(pool["available"] + pool["held"] + pool["sold"] + pool["allocated"] == pool["capacity"],
           "pool counts do not add up: %s" % pool)
     check(pool["sold"] == pool_sold, "pool sold %d, confirmed orders %d" % (pool["sold"], pool_sold))
     check(pool["held"] == pool_held, "pool held %d, held holds %d" % (pool["held"], pool_held))
@@ -512,6 +521,9 @@ def main():
         server.start()
         status, answer = hflib.request(server.port, "POST", "/v1/events", event_definition())
         check(status == 201, "event create answered %d: %s" % (status, answer))
+        status, answer = hflib.request(server.port, "POST", "/v1/events/%s/allocations" % EVENT,
+                                       {"id": ALLOCATION, "seats": ALLOCATED})
+        check(status == 201, "allocation answered %d: %s" % (status, answer))
         status, answer = hflib.request(server.port, "POST", "/v1/calendars", calendar_definition())
         check(status == 201, "calendar create answered %d: %s" % (status, answer))
         for number in range(1, args.rounds + 1):

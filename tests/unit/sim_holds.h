@@ -20,6 +20,8 @@ static bool model_pickable(const pick_query_t *q, uint32_t seat) {
         if (q->named[i] == seat) return false;
     const model_seat_t *s = &model.events[q->event].seats[seat];
     if (s->status == HF_SEAT_AVAILABLE) return true;
+    /* A held seat of an allocation goes back to it, not to the public's replace. */
+    if (model.events[q->event].seat_allocation[seat] != 0) return false;
     if (!q->replace || q->user < 0 || s->status != HF_SEAT_HELD) return false;
     const model_hold_t *h = &model.holds[s->owner - 1];
     return h->status == HF_HOLD_HELD && h->event == q->event && h->user == (uint32_t)q->user;
@@ -256,7 +258,8 @@ static void op_hold(void) {
             }
             const model_seat_t *s = &event->seats[seat_index[i]];
             bool mine = replace && !empty_user && s->status == HF_SEAT_HELD &&
-                        model.holds[s->owner - 1].user == (uint32_t)u;
+                        model.holds[s->owner - 1].user == (uint32_t)u &&
+                        event->seat_allocation[seat_index[i]] == 0;
             if (s->status != HF_SEAT_AVAILABLE && !mine) taken_items[taken_count++] = i;
         }
         if (unknown_count) set |= 1u << HF_ERROR_SEAT_NOT_FOUND;
@@ -502,18 +505,22 @@ static void revive(uint32_t index) {
         seat_ids[i] = event->seats[h->items.seats[i]].id;
     for (uint32_t i = 0; i < h->items.pool_count; i++)
         pools[i] = (hf_pool_request_t){event->pools[h->items.pools[i]].id, h->items.quantities[i]};
-    hf_stored_hold_t stored = {.request = {.event_id = event->id,
-                                           .user_id = user_ids[h->user],
-                                           .hold_id = h->id,
-                                           .seat_ids = seat_ids,
-                                           .seat_count = h->items.seat_count,
-                                           .pools = pools,
-                                           .pool_count = h->items.pool_count,
-                                           .ttl_ms = -1},
-                               .status = h->status,
-                               .created_at_ms = h->created,
-                               .expires_at_ms = h->expires,
-                               .total = h->total};
+    hf_stored_hold_t stored = {
+        .request = {.event_id = event->id,
+                    .user_id = user_ids[h->user],
+                    .hold_id = h->id,
+                    .seat_ids = seat_ids,
+                    .seat_count = h->items.seat_count,
+                    .pools = pools,
+                    .pool_count = h->items.pool_count,
+                    .ttl_ms = -1,
+                    /* The store keeps it in the hold's items. */
+                    .allocation_id = h->allocation ? model.allocations[h->allocation - 1].id
+                                                   : NULL},
+        .status = h->status,
+        .created_at_ms = h->created,
+        .expires_at_ms = h->expires,
+        .total = h->total};
     size_t emitted = sink.total; /* the request's advance, before the revive, may have */
     hf_error_t error = hf_core_revive_hold(core, &stored, &h->core_index);
     if (error != HF_OK) mismatch("revive %s: %s", h->id, fx_error_code(error));

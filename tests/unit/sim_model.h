@@ -16,6 +16,9 @@
 #define REQUEST_POOLS_MAX 3
 #define SEAT_ID_SIZE (HF_SEAT_ID_SIZE_MAX + 1)
 #define CHANGES_MAX 4096
+#define ALLOCATIONS_MAX 400
+/* A seat released from its allocation while held or sold (the core's ALLOCATION_RELEASED). */
+#define MODEL_RELEASED 0x80000000u
 
 /* ---- PRNG: splitmix64, never rand() ---- */
 
@@ -65,7 +68,17 @@ typedef struct model_event {
     model_pool_t pools[POOLS_MAX];
     int64_t ttl_ms, max_hold_ms;
     uint32_t per_user, per_hold;
+    /* Per seat: the allocation (model index + 1) it is set aside for or was taken from, with
+     * MODEL_RELEASED once released while held or sold; 0 for the public's. */
+    uint32_t seat_allocation[SEATS_MAX];
 } model_event_t;
+
+/* An allocation (API.md section 14, seats only here; pools are the unit tests'). Its index is
+ * the core's: both make one at each successful creation, in the same order. */
+typedef struct model_allocation {
+    char id[16];
+    uint32_t event;
+} model_allocation_t;
 
 typedef struct model_item {
     uint32_t seats[ITEM_SEATS_MAX];
@@ -88,6 +101,7 @@ typedef struct model_hold {
     /* hf_core_change_count before the operation that ended it: its end's record is later. */
     uint64_t finished_after;
     uint64_t expired_step; /* step + 1 of the step that expired it (0: none) */
+    uint32_t allocation;   /* the allocation it took its seats from (index + 1), else 0 */
 } model_hold_t;
 
 typedef struct model_order {
@@ -164,6 +178,8 @@ typedef struct model {
     /* Seats of replaced holds taken again by the new hold: the core may report them released
      * and held again (two changes) or moved (none). */
     uint32_t moved_event, moved_seats[ITEM_SEATS_MAX], moved_count;
+    model_allocation_t allocations[ALLOCATIONS_MAX];
+    uint32_t allocation_count;
 } model_t;
 
 static const char *const user_ids[USERS] = {"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7"};
@@ -243,6 +259,12 @@ enum {
     S_EDGE_PRUNED,
     S_EXCHANGE,
     S_EXCHANGE_OK,
+    S_ALLOCATE,
+    S_ALLOCATE_OK,
+    S_ALLOCATION_HOLD,
+    S_ALLOCATION_HOLD_OK,
+    S_ALLOCATION_RELEASE,
+    S_ALLOCATION_RELEASE_OK,
     S_COUNT
 };
 static uint64_t stats[S_COUNT];
@@ -293,6 +315,15 @@ static void touch_hold(uint32_t hold) {
 
 static void seat_change(uint32_t event, uint32_t seat, uint8_t status, uint32_t owner) {
     model_seat_t *s = &model.events[event].seats[seat];
+    /* A seat of an allocation coming free goes back to it, or, released meanwhile, leaves it
+     * for the public (one ALLOCATION record: the allocation as it now stands). */
+    uint32_t *entry = &model.events[event].seat_allocation[seat];
+    if (status == HF_SEAT_AVAILABLE && *entry & MODEL_RELEASED) {
+        *entry = 0;
+        model.expected[HF_MUTATION_ALLOCATION]++;
+    } else if (status == HF_SEAT_AVAILABLE && *entry) {
+        status = HF_SEAT_ALLOCATED;
+    }
     s->status = status;
     s->owner = owner;
     s->version++;
@@ -542,7 +573,7 @@ static void compare_state(bool full) {
         const model_event_t *m = &model.events[e];
         const hf_event_t *c = hf_core_event_at(core, e);
         if (c == NULL || strcmp(c->id, m->id) != 0) mismatch("event %u missing", e);
-        hf_counts_t total = {0, 0, 0}, sections[FX_SECTIONS_MAX];
+        hf_counts_t total = {0, 0, 0, 0}, sections[FX_SECTIONS_MAX];
         memset(sections, 0, sizeof sections);
         for (uint32_t s = 0; s < m->seat_count; s++) {
             const model_seat_t *ms = &m->seats[s];
@@ -557,9 +588,17 @@ static void compare_state(bool full) {
             if (ms->status == HF_SEAT_SOLD) owner = model.orders[ms->owner - 1].core_index + 1;
             if (cs->owner != owner)
                 mismatch("seat %s/%s: owner %u, model %u", m->id, ms->id, cs->owner, owner);
-            uint32_t *slot[2][3] = {{&total.available, &total.held, &total.sold},
+            uint32_t *slot[2][4] = {{&total.available, &total.held, &total.sold, &total.allocated},
                                     {&sections[ms->section].available, &sections[ms->section].held,
-                                     &sections[ms->section].sold}};
+                                     &sections[ms->section].sold,
+                                     &sections[ms->section].allocated}};
+            uint32_t entry = m->seat_allocation[s];
+            if (hf_core_seat_allocation(core, c, s) != (entry & ~MODEL_RELEASED) ||
+                hf_core_seat_allocation_released(core, c, s) != ((entry & MODEL_RELEASED) != 0))
+                mismatch("seat %s/%s: allocation %u%s, model %u%s", m->id, ms->id,
+                         hf_core_seat_allocation(core, c, s),
+                         hf_core_seat_allocation_released(core, c, s) ? " released" : "",
+                         entry & ~MODEL_RELEASED, entry & MODEL_RELEASED ? " released" : "");
             (*slot[0][ms->status])++;
             (*slot[1][ms->status])++;
         }
@@ -754,11 +793,11 @@ static void compare_mutations(void) {
     if (by_type[HF_MUTATION_SEAT] != model.change_count)
         mismatch("%u SEAT records, model %u changes", by_type[HF_MUTATION_SEAT],
                  model.change_count);
-    static const int types[] = {HF_MUTATION_EVENT_CREATE, HF_MUTATION_HOLD_CREATE,
-                                HF_MUTATION_HOLD_UPDATE,  HF_MUTATION_ORDER_CREATE,
-                                HF_MUTATION_ORDER_ITEM,   HF_MUTATION_ORDER_UPDATE,
-                                HF_MUTATION_IDEMPOTENCY,  HF_MUTATION_POOL,
-                                HF_MUTATION_DELIVERY,     HF_MUTATION_REFUND};
+    static const int types[] = {
+        HF_MUTATION_EVENT_CREATE, HF_MUTATION_HOLD_CREATE, HF_MUTATION_HOLD_UPDATE,
+        HF_MUTATION_ORDER_CREATE, HF_MUTATION_ORDER_ITEM,  HF_MUTATION_ORDER_UPDATE,
+        HF_MUTATION_IDEMPOTENCY,  HF_MUTATION_POOL,        HF_MUTATION_DELIVERY,
+        HF_MUTATION_REFUND,       HF_MUTATION_ALLOCATION};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         uint32_t got = by_type[types[i]], want = model.expected[types[i]];
         if (types[i] == HF_MUTATION_HOLD_UPDATE && model.extend_unchanged && got == want + 1)

@@ -34,8 +34,16 @@ static const char *result_name(uint8_t result) {
 /* Everything a lapsed hold held is still free: its seats available, its pools with the units. */
 static bool model_inventory_free(const model_hold_t *h) {
     const model_event_t *event = &model.events[h->event];
-    for (uint32_t i = 0; i < h->items.seat_count; i++)
-        if (event->seats[h->items.seats[i]].status != HF_SEAT_AVAILABLE) return false;
+    for (uint32_t i = 0; i < h->items.seat_count; i++) {
+        /* Free for it: the public's available seats, or an allocation's hold's own (a seat
+         * released to the public meanwhile is not its any more). */
+        uint32_t seat = h->items.seats[i];
+        bool free = h->allocation
+                        ? event->seats[seat].status == HF_SEAT_ALLOCATED &&
+                              (event->seat_allocation[seat] & ~MODEL_RELEASED) == h->allocation
+                        : event->seats[seat].status == HF_SEAT_AVAILABLE;
+        if (!free) return false;
+    }
     for (uint32_t i = 0; i < h->items.pool_count; i++) {
         const model_pool_t *pool = &event->pools[h->items.pools[i]];
         if (pool->capacity - pool->held - pool->sold < h->items.quantities[i]) return false;

@@ -168,8 +168,8 @@ static STORE_CASES_DATA const hf_mutation_item_t two_seats[] = {{"F-A-1", 0}, {"
 static STORE_CASES_DATA const hf_mutation_item_t seat_and_pool[] = {{"F-B-1", 0}, {"GA", 2}};
 static STORE_CASES_DATA const hf_mutation_item_t three_of_ga[] = {{"GA", 3}};
 #define ITEMS(lines, seat_count, pool_count) \
-    ((hf_mutation_items_t){(lines), (seat_count), (pool_count)})
-static STORE_CASES_DATA const hf_mutation_items_t NO_ITEMS = {NULL, 0, 0};
+    ((hf_mutation_items_t){(lines), (seat_count), (pool_count), NULL})
+static STORE_CASES_DATA const hf_mutation_items_t NO_ITEMS = {NULL, 0, 0, NULL};
 
 static inline hf_mutation_t seat_change(const char *event_id, const char *seat_id, int status,
                                         uint32_t version) {

@@ -31,7 +31,7 @@
 /* ---- Records ---- */
 
 static const hf_mutation_item_t seat_and_pool[] = {{"F-A-1", 0}, {"GA", 2}};
-static const hf_mutation_items_t ITEMS = {seat_and_pool, 1, 1};
+static const hf_mutation_items_t ITEMS = {seat_and_pool, 1, 1, NULL};
 static hf_row_definition_t rows[] = {{"A", 4}};
 static hf_section_definition_t sections[] = {{"F", 100, 1, rows}};
 static hf_pool_definition_t pools[] = {{"GA", 5, 50}};
@@ -372,7 +372,7 @@ static void test_pages_join_their_hold_or_order(void **state) {
     hf_store_t *store = store_open_started(fixture);
     static const hf_mutation_item_t other_seat[] = {{"F-A-3", 0}};
     hf_mutation_t booking = order_create("ord_2", "e1", NULL, NULL);
-    booking.as.order_create.items = (hf_mutation_items_t){other_seat, 1, 0};
+    booking.as.order_create.items = (hf_mutation_items_t){other_seat, 1, 0, NULL};
     /* A payment for a hold the store does not have names its reservation only. */
     hf_mutation_t payment = {.type = HF_MUTATION_DELIVERY,
                              .at_ms = NOW_MS + 10,
@@ -451,7 +451,7 @@ static void test_version_4_is_migrated(void **state) {
     database = open_with(fixture->database.path, NULL);
     assert_int_equal(query_number(database, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     12);
     assert_int_equal(query_number(database, "SELECT count(*) FROM history"), 0);
     assert_int_equal(query_number(database, "SELECT count(*) FROM holds"), 1);
     sqlite3_close(database);

@@ -35,7 +35,7 @@ static hf_mutation_t hold_create(const char *hold_id, const char *event_id) {
                            .as.hold_create = {.hold_id = hold_id,
                                               .event_id = event_id,
                                               .user_id = "u1",
-                                              .items = {SEAT_LINE, 1, 0},
+                                              .items = {SEAT_LINE, 1, 0, NULL},
                                               .total = 100,
                                               .expires_at_ms = 61000,
                                               .status = HF_HOLD_HELD}};

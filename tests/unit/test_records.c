@@ -22,6 +22,9 @@ static const hf_resource_definition_t RESOURCES[] = {{.id = "DBL", .capacity = 2
 static hf_calendar_definition_t calendar = {
     .id = "C1", .unit = HF_CALENDAR_NIGHT, .resource_count = 1, .resources = RESOURCES};
 
+static const hf_mutation_allocation_seat_t ALLOCATION_SEATS[] = {{"A-1", false}, {"A-2", true}};
+static const hf_mutation_allocation_pool_t ALLOCATION_POOLS[] = {{"GA", 5, 1}};
+
 /* One record of each kind, its unit and the id that names it. */
 typedef struct sample {
     hf_mutation_t record;
@@ -35,7 +38,7 @@ static const sample_t SAMPLES[] = {
       .as.hold_create = {.hold_id = "h1",
                          .event_id = "E1",
                          .user_id = "u1",
-                         .items = {LINES, 1, 1},
+                         .items = {LINES, 1, 1, NULL},
                          .total = 100,
                          .expires_at_ms = 5000,
                          .status = HF_HOLD_HELD}},
@@ -56,7 +59,7 @@ static const sample_t SAMPLES[] = {
                           .hold_id = "h1",
                           .currency = "USD",
                           .payment_ref = "pay",
-                          .items = {LINES, 1, 1},
+                          .items = {LINES, 1, 1, NULL},
                           .total = 100}},
      "E1",
      "o1"},
@@ -107,6 +110,17 @@ static const sample_t SAMPLES[] = {
       .as.calendar_change = {"C1", "DBL", 0, 20000, 20003, -1}},
      "C1",
      "DBL"},
+    /* An allocation is its event's, named by its id, and told in its history. */
+    {{.type = HF_MUTATION_ALLOCATION,
+      .as.allocation = {.event_id = "E1",
+                        .allocation_id = "amex",
+                        .seats = ALLOCATION_SEATS,
+                        .seat_count = 2,
+                        .pools = ALLOCATION_POOLS,
+                        .pool_count = 1,
+                        .change = HF_ALLOCATION_CREATED}},
+     "E1",
+     "amex"},
 };
 #define SAMPLE_COUNT (sizeof SAMPLES / sizeof SAMPLES[0])
 
@@ -222,9 +236,10 @@ static void each_kind_copies_deeply(void **state) {
 static void history_entries_by_kind(void **state) {
     (void)state;
     const char *expected[HF_RECORD_KIND_LIMIT] = {
-        [HF_MUTATION_HOLD_CREATE] = "hold",    [HF_MUTATION_HOLD_UPDATE] = "release",
-        [HF_MUTATION_ORDER_CREATE] = "commit", [HF_MUTATION_ORDER_UPDATE] = "cancel",
-        [HF_MUTATION_DELIVERY] = "payment",    [HF_MUTATION_EVENT_UPDATE] = "event_update"};
+        [HF_MUTATION_HOLD_CREATE] = "hold",     [HF_MUTATION_HOLD_UPDATE] = "release",
+        [HF_MUTATION_ORDER_CREATE] = "commit",  [HF_MUTATION_ORDER_UPDATE] = "cancel",
+        [HF_MUTATION_DELIVERY] = "payment",     [HF_MUTATION_EVENT_UPDATE] = "event_update",
+        [HF_MUTATION_ALLOCATION] = "allocation"};
     for (size_t s = 0; s < SAMPLE_COUNT; s++) {
         const hf_mutation_t *record = &SAMPLES[s].record;
         const char *type, *event_id;

@@ -256,7 +256,7 @@ static void test_definition_refusals(void **state) {
 
 static const char *items_text(hf_buffer_t *buffer, const hf_mutation_item_t *lines,
                               uint32_t seat_count, uint32_t pool_count) {
-    hf_mutation_items_t items = {lines, seat_count, pool_count};
+    hf_mutation_items_t items = {lines, seat_count, pool_count, NULL};
     hf_buffer_reset(buffer);
     hf_rows_items_write(buffer, &items);
     return buffer->data;
@@ -281,6 +281,68 @@ static void test_items_bytes(void **state) {
     const hf_mutation_item_t pools_many[] = {{"F-A-1", 0}, {"GA", 4294967295u}, {"VIP", 10}};
     assert_string_equal(items_text(&buffer, pools_many, 1, 2),
                         "{\"seats\":[\"F-A-1\"],\"pools\":{\"GA\":4294967295,\"VIP\":10}}");
+    hf_buffer_free(&buffer);
+}
+
+/* An allocation's hold or order names it in its items; an allocation's own row round-trips,
+ * seats in their order with the released ones flagged; damaged ones are refused. */
+static void test_allocation_rows(void **state) {
+    (void)state;
+    hf_buffer_t buffer;
+    hf_buffer_init(&buffer);
+    const hf_mutation_item_t lines[] = {{"F-A-1", 0}, {"GA", 2}};
+    hf_mutation_items_t items = {lines, 1, 1, "amex"};
+    hf_rows_items_write(&buffer, &items);
+    assert_string_equal(buffer.data,
+                        "{\"seats\":[\"F-A-1\"],\"pools\":{\"GA\":2},\"allocation\":\"amex\"}");
+    hf_rows_items_t *parsed = calloc(1, sizeof *parsed);
+    assert_non_null(parsed);
+    hf_hold_request_t request = {0};
+    char error[ERROR_SIZE] = "";
+    assert_int_equal(hf_rows_items_read(buffer.data, parsed, &request, error, sizeof error), 0);
+    assert_string_equal(request.allocation_id, "amex");
+    assert_int_equal(hf_rows_items_read("{\"seats\":[],\"pools\":{},\"allocation\":\"a-b\"}",
+                                        parsed, &request, error, sizeof error),
+                     -1);
+    hf_rows_items_free(parsed);
+    free(parsed);
+
+    const hf_mutation_allocation_seat_t seats[] = {{"F-A-2", true}, {"F-A-1", false}};
+    const hf_mutation_allocation_pool_t units[] = {{"GA", 5, 2}};
+    hf_mutation_allocation_t allocation = {.event_id = "e1",
+                                           .allocation_id = "amex",
+                                           .seats = seats,
+                                           .seat_count = 2,
+                                           .pools = units,
+                                           .pool_count = 1};
+    hf_buffer_reset(&buffer);
+    hf_rows_allocation_write(&buffer, &allocation);
+    assert_string_equal(buffer.data,
+                        "{\"seats\":[\"F-A-2\",\"F-A-1\"],\"released_seats\":[\"F-A-2\"],"
+                        "\"pools\":{\"GA\":{\"units\":5,\"release_pending\":2}}}");
+    hf_rows_allocation_t *rows = calloc(1, sizeof *rows);
+    assert_non_null(rows);
+    hf_stored_allocation_t stored = {0};
+    assert_int_equal(hf_rows_allocation_read(buffer.data, rows, &stored, error, sizeof error), 0);
+    assert_int_equal(stored.seat_count, 2);
+    assert_string_equal(stored.seats[0].seat_id, "F-A-2");
+    assert_true(stored.seats[0].released);
+    assert_false(stored.seats[1].released);
+    assert_int_equal(stored.pool_count, 1);
+    assert_int_equal(stored.pools[0].units, 5);
+    assert_int_equal(stored.pools[0].release_pending, 2);
+    /* A released seat that is no seat of it, and more pending than units. */
+    assert_int_equal(hf_rows_allocation_read("{\"seats\":[],\"released_seats\":[\"X-A-1\"],"
+                                             "\"pools\":{}}",
+                                             rows, &stored, error, sizeof error),
+                     -1);
+    assert_int_equal(hf_rows_allocation_read("{\"seats\":[],\"released_seats\":[],"
+                                             "\"pools\":{\"GA\":{\"units\":1,"
+                                             "\"release_pending\":2}}}",
+                                             rows, &stored, error, sizeof error),
+                     -1);
+    hf_rows_allocation_free(rows);
+    free(rows);
     hf_buffer_free(&buffer);
 }
 
@@ -388,7 +450,7 @@ static void store_write_event_and_hold(const directory_t *directory) {
                           .as.hold_create = {.hold_id = "res_1",
                                              .event_id = "e1",
                                              .user_id = "u1",
-                                             .items = {lines, 1, 1},
+                                             .items = {lines, 1, 1, NULL},
                                              .total = 100,
                                              .expires_at_ms = 1000,
                                              .status = HF_HOLD_HELD}};
@@ -523,6 +585,7 @@ int main(void) {
         cmocka_unit_test(test_definition_refusals),
         cmocka_unit_test(test_items_bytes),
         cmocka_unit_test(test_items_round_trip),
+        cmocka_unit_test(test_allocation_rows),
         cmocka_unit_test(test_items_refusals),
         cmocka_unit_test_setup_teardown(test_damaged_event_fails_the_load, directory_setup,
                                         directory_teardown),

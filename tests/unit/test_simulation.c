@@ -76,6 +76,7 @@
 #include "sim_holds.h"
 #include "sim_payments.h"
 #include "sim_exchange.h"
+#include "sim_allocations.h"
 
 static void op_clock(void) {
     uint32_t roll = rng_below(100);
@@ -158,7 +159,10 @@ typedef struct operation_kind {
 } operation_kind_t;
 
 static const operation_kind_t operation_kinds[] = {
-    {"hold", op_hold, 33, 22},
+    {"hold", op_hold, 27, 19},
+    {"allocate", op_allocate, 2, 1},
+    {"allocation hold", op_allocation_hold, 3, 1},
+    {"allocation release", op_allocation_release, 1, 1},
     {"book", op_book, 7, 2},
     {"exchange", op_exchange, 3, 2},
     {"extend", op_extend, 8, 3},
@@ -218,6 +222,11 @@ static void simulation_report(uint64_t operations, double seconds) {
            stats[S_REFUND_COMPLETE_OK], stats[S_REFUND_COMPLETE_AGAIN]);
     printf("  exchanges %" PRIu64 " (swapped %" PRIu64 ")\n", stats[S_EXCHANGE],
            stats[S_EXCHANGE_OK]);
+    printf("  allocations %" PRIu64 " (ok %" PRIu64 "), holds of an allocation %" PRIu64
+           " (ok %" PRIu64 "), releases of an allocation %" PRIu64 " (ok %" PRIu64 ")\n",
+           stats[S_ALLOCATE], stats[S_ALLOCATE_OK], stats[S_ALLOCATION_HOLD],
+           stats[S_ALLOCATION_HOLD_OK], stats[S_ALLOCATION_RELEASE],
+           stats[S_ALLOCATION_RELEASE_OK]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
            "), hf_core_check calls %" PRIu64 "\n",
            stats[S_CLOCK], stats[S_ADVANCE], stats[S_EXPIRED], stats[S_CHECKS]);

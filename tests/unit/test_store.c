@@ -91,7 +91,7 @@ static void test_batch_deep_copy(void **state) {
                           .as.hold_create = {.hold_id = hold_id,
                                              .event_id = hold_event,
                                              .user_id = hold_user,
-                                             .items = {hold_lines, 1, 1},
+                                             .items = {hold_lines, 1, 1, NULL},
                                              .total = 900,
                                              .expires_at_ms = 77,
                                              .status = HF_HOLD_HELD}};
@@ -123,7 +123,7 @@ static void test_batch_deep_copy(void **state) {
                                                .hold_id = order_hold,
                                                .currency = currency,
                                                .payment_ref = payment_ref,
-                                               .items = {order_lines, 2, 1},
+                                               .items = {order_lines, 2, 1, NULL},
                                                .total = 950,
                                                .status = HF_ORDER_CONFIRMED}};
     hf_batch_append(batch, &order);
@@ -451,7 +451,10 @@ static void test_open_creates_schema_in_wal_mode(void **state) {
                      1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     12);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
+                                            " 'table' AND name = 'allocations'"),
+                     1);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
                                             " 'table' AND name = 'tickets'"),
                      1);
@@ -495,10 +498,10 @@ static void test_open_rejects_what_it_cannot_serve(void **state) {
     /* A database written by a newer server is refused, not misread. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_close(store);
-    execute(fixture, "UPDATE meta SET value = '11' WHERE key = 'schema_version'");
+    execute(fixture, "UPDATE meta SET value = '13' WHERE key = 'schema_version'");
     error[0] = '\0';
     assert_int_not_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    assert_non_null(strstr(error, "schema version \"11\""));
+    assert_non_null(strstr(error, "schema version \"13\""));
 }
 
 static void test_seat_state_reads_the_written_items(void **state) {

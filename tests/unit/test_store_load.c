@@ -158,7 +158,7 @@ static void test_loader_callback_stops_the_load(void **state) {
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0,    &transcript,
                                 NULL,     NULL,    NULL,     0,      NULL, NULL,
-                                NULL,     NULL,    NULL,     NULL,   NULL};
+                                NULL,     NULL,    NULL,     NULL,   NULL, NULL};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -169,7 +169,7 @@ static void test_loader_callback_stops_the_load(void **state) {
     /* Callbacks left NULL skip their table. */
     hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0,    &transcript,
                                      NULL, NULL, NULL,     0,    NULL, NULL,
-                                     NULL, NULL, NULL,     NULL, NULL};
+                                     NULL, NULL, NULL,     NULL, NULL, NULL};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
@@ -220,7 +220,7 @@ static void test_finished_count_and_reading_one_hold(void **state) {
     hf_store_loader_t loader = {
         on_event, on_hold, on_order, on_key, 0,    &transcript, on_finished_count,
         NULL,     NULL,    0,        NULL,   NULL, NULL,        NULL,
-        NULL,     NULL,    NULL};
+        NULL,     NULL,    NULL,     NULL};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
@@ -416,7 +416,7 @@ static void test_version_3_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     12);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -447,7 +447,7 @@ static void test_version_7_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     12);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('refunds')"
                                             " WHERE name = 'order_id'"),
                      1);
@@ -492,10 +492,12 @@ static void test_version_9_is_migrated(void **state) {
     hf_store_close(store);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     12);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('orders')"
                                             " WHERE name IN ('replaces', 'replaced_by')"),
                      2);
+    /* Version 12: the table of allocations, empty. */
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM allocations"), 0);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('holds')"
                                             " WHERE name = 'exchange_for'"),
                      1);
@@ -548,6 +550,75 @@ static void test_sales_record_round_trips(void **state) {
     assert_sales_loaded(fixture, expected, 3);
 }
 
+/* ---- Allocations (schema version 12) ---- */
+
+static int on_allocation(void *context, const hf_stored_allocation_t *allocation) {
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "%s/%s created=%lld", allocation->event_id, allocation->allocation_id,
+                     (long long)allocation->created_at_ms);
+    for (uint32_t i = 0; i < allocation->seat_count; i++)
+        hf_buffer_printf(&line, " %s%s", allocation->seats[i].seat_id,
+                         allocation->seats[i].released ? "*" : "");
+    for (uint32_t i = 0; i < allocation->pool_count; i++)
+        hf_buffer_printf(&line, " %s=%lld/%lld", allocation->pools[i].pool_id,
+                         (long long)allocation->pools[i].units,
+                         (long long)allocation->pools[i].release_pending);
+    return record(context, &line);
+}
+
+static int on_allocated_hold(void *context, const hf_stored_hold_t *hold) {
+    hf_buffer_t line;
+    hf_buffer_init(&line);
+    hf_buffer_printf(&line, "hold %s allocation=%s", hold->request.hold_id,
+                     hold->request.allocation_id ? hold->request.allocation_id : "-");
+    return record(context, &line);
+}
+
+/* An allocation's row is upserted whole at each record; its hold's items name it. */
+static void test_allocation_round_trips(void **state) {
+    fixture_t *fixture = *state;
+    hf_store_t *store = store_open_started(fixture);
+    hf_batch_t *batch = hf_batch_create();
+    char error[ERROR_SIZE];
+    hf_mutation_allocation_seat_t seats[] = {{"F-A-1", false}, {"F-A-2", false}};
+    hf_mutation_allocation_pool_t pools[] = {{"GA", 5, 0}};
+    hf_mutation_t allocation = {.type = HF_MUTATION_ALLOCATION,
+                                .at_ms = NOW_MS,
+                                .as.allocation = {.event_id = "e1",
+                                                  .allocation_id = "amex",
+                                                  .seats = seats,
+                                                  .seat_count = 2,
+                                                  .pools = pools,
+                                                  .pool_count = 1,
+                                                  .created_at_ms = NOW_MS,
+                                                  .change = HF_ALLOCATION_CREATED}};
+    append(batch, event_create("e1", NOW_MS));
+    append(batch, allocation);
+    hf_mutation_items_t items = {two_seats, 1, 0, "amex"};
+    append(batch, hold_create("res_1", "e1", "u1", items, 7, NOW_MS, NOW_MS + 1000));
+    assert_true(submit_and_wait(store, batch, 1, error));
+    seats[1].released = true;
+    pools[0] = (hf_mutation_allocation_pool_t){"GA", 3, 1};
+    allocation.as.allocation.change = HF_ALLOCATION_RELEASED;
+    allocation.at_ms = NOW_MS + 5;
+    append(batch, allocation);
+    assert_true(submit_and_wait(store, batch, 2, error));
+    hf_store_close(store);
+    hf_batch_destroy(batch);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM allocations"), 1);
+    assert_int_equal(query_integer(fixture, "SELECT count(*) FROM history"
+                                            " WHERE type IN ('allocation', 'allocation_release')"),
+                     2);
+    char created[64];
+    snprintf(created, sizeof created, "e1/amex created=%lld F-A-1 F-A-2* GA=3/1",
+             (long long)NOW_MS);
+    const char *const expected[] = {created, "hold res_1 allocation=amex"};
+    assert_loaded(fixture,
+                  (hf_store_loader_t){.allocation = on_allocation, .hold = on_allocated_hold},
+                  expected, 2);
+}
+
 /* A version 2 database (events without sales_open, no history) opens as the current version
  * (4: test_history.c checks the history's part), its events open, and closing one is written
  * and read back. */
@@ -571,7 +642,7 @@ static void test_version_2_is_migrated(void **state) {
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     12);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));
@@ -689,6 +760,7 @@ static void test_column_lists_follow_the_decoder(void **state) {
         int count;
     } kinds[] = {
         {"SELECT " HF_EVENT_COLUMNS " FROM events", HF_COLUMN_EVENT_COUNT},
+        {"SELECT " HF_ALLOCATION_COLUMNS " FROM allocations", HF_COLUMN_ALLOCATION_COUNT},
         {"SELECT " HF_CALENDAR_COLUMNS " FROM calendars", HF_COLUMN_CALENDAR_COUNT},
         {"SELECT " HF_CALENDAR_RESOURCE_COLUMNS " FROM calendar_resources",
          HF_COLUMN_CALENDAR_RESOURCE_COUNT},
@@ -815,6 +887,7 @@ int main(void) {
         STORE_TEST(test_loader_callback_stops_the_load),
         STORE_TEST(test_finished_count_and_reading_one_hold),
         STORE_TEST(test_sales_record_round_trips),
+        STORE_TEST(test_allocation_round_trips),
         STORE_TEST(test_version_2_is_migrated),
         STORE_TEST(test_payments_round_trip),
         STORE_TEST(test_version_3_is_migrated),

@@ -90,7 +90,7 @@ static void old_order_give_back(hf_core_t *core, uint32_t old_index, const hf_ho
         if (!same_event || !hold_has_seat(core, hold, items[i].index))
             seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
     for (uint32_t i = 0; i < old->pool_count; i++)
-        pool_move(core, event, &items[old->seat_count + i], 0, -1, now, true);
+        pool_move(core, event, &items[old->seat_count + i], 0, -1, old->allocation, now, true);
 }
 
 /* The old order's record: status exchanged, naming the new order (whose id is its key: the

@@ -60,6 +60,7 @@ hf_row_reader_t hf_pg_row_reader(hf_pg_row_t *row, PGresult *result) {
  * read from a time on starts at (hf_decoder_since). */
 static const char *const LOAD_ALL[HF_ROW_KIND_COUNT] = {
     [HF_ROW_EVENT] = "SELECT " HF_EVENT_COLUMNS " FROM events ORDER BY seq",
+    [HF_ROW_ALLOCATION] = "SELECT " HF_ALLOCATION_COLUMNS " FROM allocations ORDER BY seq",
     [HF_ROW_CALENDAR] = "SELECT " HF_CALENDAR_COLUMNS " FROM calendars ORDER BY seq",
     [HF_ROW_CALENDAR_RESOURCE] = SELECT_RESOURCES " ORDER BY calendars.seq, calendar_resources.idx",
     [HF_ROW_FINISHED_HOLDS] = SELECT_FINISHED,
@@ -81,6 +82,8 @@ static const char *const LOAD_ALL[HF_ROW_KIND_COUNT] = {
  * it (store.h's HF_STORE_UNIT_NONE for none). */
 static const char *const LOAD_UNIT[HF_ROW_KIND_COUNT] = {
     [HF_ROW_EVENT] = "SELECT " HF_EVENT_COLUMNS " FROM events WHERE id = $1",
+    [HF_ROW_ALLOCATION] = "SELECT " HF_ALLOCATION_COLUMNS
+                          " FROM allocations WHERE event_id = $1 ORDER BY seq",
     [HF_ROW_CALENDAR] = "SELECT " HF_CALENDAR_COLUMNS " FROM calendars WHERE id = $1",
     [HF_ROW_CALENDAR_RESOURCE] = SELECT_RESOURCES
     " WHERE calendar_resources.calendar_id = $1 ORDER BY calendar_resources.idx",

@@ -56,6 +56,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_CALENDAR_RESOURCE_INSERT,
     STATEMENT_CALENDAR_SALES,
     STATEMENT_CALENDAR_USE_INSERT,
+    STATEMENT_ALLOCATION_PUT, /* allocations (calendars.c's neighbour, sqlite.c) */
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 

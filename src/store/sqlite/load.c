@@ -53,6 +53,7 @@ hf_row_reader_t hf_sqlite_row_reader(hf_sqlite_row_t *row, sqlite3_stmt *stateme
  * read from a time on starts at (hf_decoder_since). */
 static const char *const LOAD_SQL[HF_ROW_KIND_COUNT] = {
     [HF_ROW_EVENT] = "SELECT " HF_EVENT_COLUMNS " FROM events ORDER BY seq",
+    [HF_ROW_ALLOCATION] = "SELECT " HF_ALLOCATION_COLUMNS " FROM allocations ORDER BY seq",
     [HF_ROW_CALENDAR] = "SELECT " HF_CALENDAR_COLUMNS " FROM calendars ORDER BY seq",
     [HF_ROW_CALENDAR_RESOURCE] = "SELECT " HF_CALENDAR_RESOURCE_COLUMNS " FROM calendar_resources"
                                  " JOIN calendars ON calendars.id = calendar_resources.calendar_id"

@@ -13,7 +13,8 @@
  * tables of dispatch (drivers, rides), version 8 refunds.order_id (a paid order's cancel owes
  * a refund) with refunds.reservation_id nullable (a booking has no hold), version 9 the tables
  * of calendars, version 10 the links of exchanges (holds.exchange_for, orders.replaces and
- * orders.replaced_by); a version 2 to 9 database is migrated at open (schema_migrate). */
+ * orders.replaced_by), version 12 the table of allocations (11 is the jobs' version); a
+ * version 2 to 11 database is migrated at open (schema_migrate). */
 #define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 
 /* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
@@ -60,6 +61,17 @@
     "CREATE INDEX IF NOT EXISTS calendar_uses_owner ON calendar_uses(owner_id);" \
     "CREATE INDEX IF NOT EXISTS calendar_uses_span ON calendar_uses(calendar_id, resource," \
     "  from_step);"
+
+/* Allocations (API.md section 14, version 12): one row per allocation as it stands, upserted
+ * at each change (its creation, a release, a released item come free), its seats and pools
+ * as JSON (store/rows.h: an operator reads them with json_each). Few rows, each rewritten
+ * rarely: one document is cheaper than a row per seat, which a partner's block of thousands
+ * would make a write per seat. */
+#define ALLOCATION_TABLES \
+    "CREATE TABLE IF NOT EXISTS allocations(" \
+    "  seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL, id TEXT NOT NULL," \
+    "  items TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL," \
+    "  UNIQUE(event_id, id));"
 
 /* Refunds: a webhook's (reservation_id as the delivery named it, order_id NULL) or a paid
  * order's cancel (order_id, and reservation_id its hold's, NULL for a booking). */
@@ -127,7 +139,7 @@ static const char SCHEMA[] =
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT "
-    "NULL);" DISPATCH_TABLES CALENDAR_TABLES
+    "NULL);" DISPATCH_TABLES CALENDAR_TABLES ALLOCATION_TABLES
     /* A fleet's rides listed in creation order (dispatch.c, hf_sqlite_rides_list): a range
      * scan. Made at every open when missing, so it needs no version of its own. */
     "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"
@@ -198,6 +210,8 @@ static int schema_migrate(sqlite3 *database, const char *version) {
     if (rc == SQLITE_OK) rc = column_add(database, "holds", "exchange_for");
     if (rc == SQLITE_OK) rc = column_add(database, "orders", "replaces");
     if (rc == SQLITE_OK) rc = column_add(database, "orders", "replaced_by");
+    /* 10 or 11 to 12: the table of allocations, empty (SCHEMA made it when missing). */
+    if (rc == SQLITE_OK) rc = sqlite3_exec(database, ALLOCATION_TABLES, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(database,
                           "UPDATE meta SET value = '" SCHEMA_VERSION "'"
@@ -243,7 +257,8 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
         goto fail;
     if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
         strcmp(word, "5") == 0 || strcmp(word, "6") == 0 || strcmp(word, "7") == 0 ||
-        strcmp(word, "8") == 0 || strcmp(word, "9") == 0) {
+        strcmp(word, "8") == 0 || strcmp(word, "9") == 0 || strcmp(word, "10") == 0 ||
+        strcmp(word, "11") == 0) {
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }

@@ -122,6 +122,10 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_CALENDAR_RESOURCE_INSERT] =
         "INSERT INTO calendar_resources(calendar_id, idx, id, definition) VALUES(?1, ?2, ?3, ?4)",
     [STATEMENT_CALENDAR_SALES] = "UPDATE calendars SET sales_open = ?2 WHERE id = ?1",
+    [STATEMENT_ALLOCATION_PUT] =
+        "INSERT INTO allocations(event_id, id, items, created_at, updated_at)"
+        " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(event_id, id)"
+        " DO UPDATE SET items = excluded.items, updated_at = excluded.updated_at",
     [STATEMENT_CALENDAR_USE_INSERT] =
         "INSERT INTO calendar_uses(owner_id, calendar_id, resource, from_step, to_step, quantity)"
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
@@ -560,6 +564,21 @@ static int write_pool(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
 /* Spans follow from holds and orders, as seats do: nothing to write. */
 static int write_calendar_change(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
     return SQLITE_DONE;
+}
+
+/* An allocation whole (API.md section 14), upserted. */
+static int write_allocation(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_allocation_t *allocation = &mutation->as.allocation;
+    hf_sqlite_statement_t id = STATEMENT_ALLOCATION_PUT;
+    hf_buffer_reset(&store->text);
+    hf_rows_allocation_write(&store->text, allocation);
+    hf_buffer_append_char(&store->text, '\0');
+    bind_text(store, id, 1, allocation->event_id);
+    bind_text(store, id, 2, allocation->allocation_id);
+    bind_text(store, id, 3, store->text.data);
+    bind_integer(store, id, 4, allocation->created_at_ms);
+    bind_integer(store, id, 5, mutation->at_ms);
+    return statement_run(store, id);
 }
 
 /* Calendars' rows are calendars.c's. */
