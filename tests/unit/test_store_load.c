@@ -416,7 +416,7 @@ static void test_version_3_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     11);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -447,7 +447,7 @@ static void test_version_7_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     11);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('refunds')"
                                             " WHERE name = 'order_id'"),
                      1);
@@ -492,7 +492,7 @@ static void test_version_9_is_migrated(void **state) {
     hf_store_close(store);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     11);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('orders')"
                                             " WHERE name IN ('replaces', 'replaced_by')"),
                      2);
@@ -571,7 +571,7 @@ static void test_version_2_is_migrated(void **state) {
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     10);
+                     11);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));

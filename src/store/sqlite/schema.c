@@ -13,7 +13,8 @@
  * tables of dispatch (drivers, rides), version 8 refunds.order_id (a paid order's cancel owes
  * a refund) with refunds.reservation_id nullable (a booking has no hold), version 9 the tables
  * of calendars, version 10 the links of exchanges (holds.exchange_for, orders.replaces and
- * orders.replaced_by); a version 2 to 9 database is migrated at open (schema_migrate). */
+ * orders.replaced_by), version 11 the tables of cancel jobs (jobs, job_offers); a version 2 to
+ * 10 database is migrated at open (schema_migrate). */
 #define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 
 /* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
@@ -60,6 +61,20 @@
     "CREATE INDEX IF NOT EXISTS calendar_uses_owner ON calendar_uses(owner_id);" \
     "CREATE INDEX IF NOT EXISTS calendar_uses_span ON calendar_uses(calendar_id, resource," \
     "  from_step);"
+
+/* Cancel jobs (API.md section 13, version 11): a job whole, its event cancelled by it (one
+ * job per event), updated at each step; and what it did with each order, once per job and
+ * order (the UNIQUE makes a step run twice fail rather than repeat an order). */
+#define JOB_TABLES \
+    "CREATE TABLE IF NOT EXISTS jobs(" \
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT UNIQUE NOT NULL," \
+    "  rebook_to TEXT, offer_ttl_ms INTEGER NOT NULL, orders INTEGER NOT NULL," \
+    "  cursor INTEGER NOT NULL, offered INTEGER NOT NULL, accepted INTEGER NOT NULL," \
+    "  refunded INTEGER NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL);" \
+    "CREATE TABLE IF NOT EXISTS job_offers(" \
+    "  seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL, order_id TEXT NOT NULL," \
+    "  user_id TEXT NOT NULL, reservation_id TEXT, status TEXT NOT NULL, expires_at INTEGER," \
+    "  UNIQUE(job_id, order_id));"
 
 /* Refunds: a webhook's (reservation_id as the delivery named it, order_id NULL) or a paid
  * order's cancel (order_id, and reservation_id its hold's, NULL for a booking). */
@@ -127,7 +142,7 @@ static const char SCHEMA[] =
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT "
-    "NULL);" DISPATCH_TABLES CALENDAR_TABLES
+    "NULL);" DISPATCH_TABLES CALENDAR_TABLES JOB_TABLES
     /* A fleet's rides listed in creation order (dispatch.c, hf_sqlite_rides_list): a range
      * scan. Made at every open when missing, so it needs no version of its own. */
     "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"
@@ -198,6 +213,8 @@ static int schema_migrate(sqlite3 *database, const char *version) {
     if (rc == SQLITE_OK) rc = column_add(database, "holds", "exchange_for");
     if (rc == SQLITE_OK) rc = column_add(database, "orders", "replaces");
     if (rc == SQLITE_OK) rc = column_add(database, "orders", "replaced_by");
+    /* 10 to 11: the tables of cancel jobs, empty (no event was cancelled before). */
+    if (rc == SQLITE_OK) rc = sqlite3_exec(database, JOB_TABLES, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(database,
                           "UPDATE meta SET value = '" SCHEMA_VERSION "'"
@@ -243,7 +260,7 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
         goto fail;
     if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
         strcmp(word, "5") == 0 || strcmp(word, "6") == 0 || strcmp(word, "7") == 0 ||
-        strcmp(word, "8") == 0 || strcmp(word, "9") == 0) {
+        strcmp(word, "8") == 0 || strcmp(word, "9") == 0 || strcmp(word, "10") == 0) {
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }
