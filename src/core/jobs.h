@@ -19,6 +19,7 @@ typedef enum hf_job_status {
 
 /* "running", "done"; the number of a word, false when there is none. */
 const char *hf_job_status_name(uint8_t status);
+bool hf_job_status_parse(const char *text, uint8_t *status);
 
 typedef struct hf_job {
     char id[HF_SERVER_ID_SIZE + 1];

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "core/jobs.h"
 #include "lib/histogram.h"
 #include "core/queue.h"
 #include "core/dispatch/dispatch.h"
@@ -146,6 +147,10 @@ typedef struct hf_store_loader {
                              const hf_resource_definition_t *resource);
     int (*calendar_hold)(void *context, const hf_stored_calendar_hold_t *hold);
     int (*calendar_order)(void *context, const hf_stored_calendar_order_t *order);
+    /* Cancel jobs (core/jobs.h), after the refunds: every job by creation, then what each did
+     * with each order, in the order it went. */
+    int (*job)(void *context, const hf_stored_job_t *job);
+    int (*job_offer)(void *context, const hf_stored_job_offer_t *offer);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

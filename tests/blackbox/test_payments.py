@@ -537,7 +537,7 @@ def test_a_version_3_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("10",), "the schema version after the migration")
+    check_equal(version, ("11",), "the schema version after the migration")
 
 
 def test_payments_enter_the_history(server):
@@ -813,7 +813,7 @@ def test_a_version_7_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("10",), "the schema version after the migration")
+    check_equal(version, ("11",), "the schema version after the migration")
 
 
 def test_a_version_7_database_is_migrated_on_postgres():

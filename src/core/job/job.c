@@ -16,6 +16,15 @@ const char *hf_job_offer_status_name(uint8_t status) {
     return status <= HF_JOB_OFFER_REFUNDED ? OFFER_STATUS_NAMES[status] : "unknown";
 }
 
+bool hf_job_status_parse(const char *text, uint8_t *status) {
+    for (uint8_t i = 0; i <= HF_JOB_DONE; i++)
+        if (strcmp(text, JOB_STATUS_NAMES[i]) == 0) {
+            *status = i;
+            return true;
+        }
+    return false;
+}
+
 bool hf_job_offer_status_parse(const char *text, uint8_t *status) {
     for (uint8_t i = 0; i <= HF_JOB_OFFER_REFUNDED; i++)
         if (strcmp(text, OFFER_STATUS_NAMES[i]) == 0) {
