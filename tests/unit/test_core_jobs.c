@@ -129,7 +129,7 @@ static void test_steps_refund_each_order_once(void **state) {
     assert_int_equal(f->sink.records[f->sink.count - 1].type, HF_MUTATION_JOB);
     assert_int_equal(order_named(f, "ord_000")->status, HF_ORDER_CANCELLED);
     assert_int_equal(order_named(f, "ord_002")->status, HF_ORDER_CONFIRMED);
-    const hf_refund_t *refund = hf_core_refund_find(f->core, "rfj_ord_000", NULL);
+    const hf_refund_t *refund = hf_core_refund_find(f->core, "ref_ord_000", NULL);
     assert_non_null(refund);
     assert_int_equal(refund->reason, HF_REFUND_EVENT_CANCELLED);
     assert_int_equal(refund->amount, 100);
@@ -145,7 +145,7 @@ static void test_steps_refund_each_order_once(void **state) {
     assert_int_equal(job->status, HF_JOB_DONE);
     assert_int_equal(order_named(f, "ord_003")->status, HF_ORDER_CANCELLED);
     assert_int_equal(order_named(f, "ord_003")->refund, 0);
-    assert_null(hf_core_refund_find(f->core, "rfj_ord_003", NULL));
+    assert_null(hf_core_refund_find(f->core, "ref_ord_003", NULL));
     assert_int_equal(hf_core_refund_count(f->core), 4); /* 3 of the job, 1 of the user */
     assert_int_equal(hf_core_job_outcome_count(job), 4);
     hf_job_outcome_t outcome;
@@ -202,7 +202,7 @@ static void test_restore_resumes_at_the_cursor(void **state) {
             .payment_ref = "pi_r"};
         assert_int_equal(hf_core_restore_order(core, &order), HF_OK);
     }
-    hf_stored_refund_t refund = {.refund_id = "rfj_ord_a",
+    hf_stored_refund_t refund = {.refund_id = "ref_ord_a",
                                  .payment_intent_id = "pi_r",
                                  .amount = 100,
                                  .reason = HF_REFUND_EVENT_CANCELLED,

@@ -242,7 +242,7 @@ static text_key_t refund_key_of(const hf_order_t *order, char out[HF_SERVER_ID_S
     /* The order id's end, which holds its random part, after a prefix of the job's own. */
     size_t length = strlen(order->id), room = HF_SERVER_ID_SIZE - 4;
     size_t kept = length < room ? length : room;
-    memcpy(out, "rfj_", 4);
+    memcpy(out, "ref_", 4);
     memcpy(out + 4, order->id + length - kept, kept);
     out[4 + kept] = '\0';
     return text_key_of(out, 4 + kept);
