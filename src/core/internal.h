@@ -618,6 +618,11 @@ static inline const char *exchange_order_id(const hf_core_t *core, uint32_t orde
 /* ---- job/: cancel jobs ---- */
 
 void jobs_free(hf_core_t *core);
+/* hf_core_restore_finish's share: restored offers linked to their holds loaded since. */
+void jobs_restore_finish(hf_core_t *core);
+/* An exchange hold ended (hold.c): when it was a job's offer, its commit accepts the offer and
+ * its release or lapse refunds the old order (job/offer.c). */
+void job_offer_settle(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at);
 
 /* ---- core.c: time ---- */
 

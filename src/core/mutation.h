@@ -293,7 +293,8 @@ typedef struct hf_mutation_job {
     const char *rebook_to; /* NULL for none */
     int64_t offer_ttl_ms, created_at_ms;
     uint32_t orders, cursor, offered, accepted, refunded;
-    int status; /* hf_job_status_t */
+    int status;    /* hf_job_status_t */
+    bool finished; /* the step that went through the job's last order (its job_done) */
 } hf_mutation_job_t;
 
 /* What a job did with one order of its event (unique per job and order). */

@@ -328,7 +328,7 @@ void hf_history_data_write(hf_buffer_t *out, const hf_mutation_t *mutation) {
 const char *hf_history_type_event_cancel(const hf_mutation_t *mutation) { return "event_cancel"; }
 
 const char *hf_history_type_job(const hf_mutation_t *mutation) {
-    return mutation->as.job.status == HF_JOB_DONE ? "job_done" : NULL;
+    return mutation->as.job.finished ? "job_done" : NULL;
 }
 
 static void job_write(hf_json_t *json, const hf_mutation_job_t *job) {

@@ -103,11 +103,39 @@ def test_cancel_answers_202_and_closes_the_event(server):
     # The second cancel answers the same job, whatever its body.
     again = cancel(c, event_id, {"rebook_to": "nowhere", "offer_ttl_s": -5})
     check_equal(again["job_id"], job["job_id"], "the second cancel's job")
+    # rebook_to has the same layout: each order is offered its own seat ids there.
     done = wait_done(c, job["job_id"])
-    check_equal((done["refunded"], done["open"]), (2, 0), "every order refunded")
-    for order in sold:
-        got = expect(c.get("/v1/orders/%s" % order["order_id"]), 200)
-        check_equal(got["status"], "cancelled", "the order %s" % order["order_id"])
+    check_equal((done["offered"], done["open"], done["refunded"]), (2, 2, 0), "both offered")
+    listed = offers(c, job["job_id"])["offers"]
+    check_equal([o["order_id"] for o in listed], [o["order_id"] for o in sold], "offers in order")
+    check(all(o["status"] == "offered" and o["reservation_id"] for o in listed), "offered")
+    first, second = listed
+    offer = expect(c.get("/v1/holds/%s" % first["reservation_id"]), 200)
+    check_equal((offer["event"], offer["exchange_for"],
+                 offer["difference"], offer["seats"]),
+                (other, sold[0]["order_id"], 0, ["FLOOR-A-1"]), "the offer's exchange hold")
+    check_equal(offer["expires_at"], first["expires_at"], "the offer's expiry")
+    # Accepted by its commit (no payment: the price paid carries over); the other released:
+    # its old order is refunded.
+    new = expect(c.post("/v1/holds/%s/commit" % first["reservation_id"],
+                        {"user_id": sold[0]["user_id"]}), 200)
+    check_equal(new["total"], FLOOR, "the new order keeps the old total")
+    expect(c.post("/v1/holds/%s/release" % second["reservation_id"],
+                  {"user_id": sold[1]["user_id"]}), 200)
+    settled = expect(c.get("/v1/jobs/%s" % job["job_id"]), 200)
+    check_equal((settled["accepted"], settled["refunded"], settled["open"]), (1, 1, 0),
+                "the counts move as offers settle")
+    check_equal(expect(c.get("/v1/orders/%s" % sold[0]["order_id"]), 200)["status"], "exchanged",
+                "the accepted offer's old order")
+    check_equal(expect(c.get("/v1/orders/%s" % sold[1]["order_id"]), 200)["status"], "cancelled",
+                "the released offer's old order")
+    check_equal([r["order_id"] for r in refunds_of(c, "event_cancelled")
+                 if r["order_id"] in (sold[0]["order_id"], sold[1]["order_id"])],
+                [sold[1]["order_id"]], "one refund, of the released offer's order")
+    statuses = [o["status"] for o in offers(c, job["job_id"])["offers"]]
+    check_equal(statuses, ["accepted", "refunded"], "the offers settled")
+    types, _ = history_types(c, event_id)
+    check_equal(types.count("job_done"), 1, "one job_done, however offers settle")
 
 
 def test_cancel_checks(server):
@@ -220,8 +248,13 @@ def job_survives(kill):
     server = Server().start()
     c = server.client()
     event_id = event(c)
+    other = event(c)
     sold = orders_on(c, event_id, 30)
-    job = wait_done(c, cancel(c, event_id)["job_id"])
+    # The first 10 seats taken on rebook_to: their orders get other FLOOR seats.
+    for n in range(10):
+        hold(c, other, user(), ["FLOOR-A-%d" % (n + 1)])
+    job = wait_done(c, cancel(c, event_id, {"rebook_to": other, "offer_ttl_s": 3600})["job_id"])
+    check_equal((job["offered"], job["open"]), (30, 30), "every order offered")
     listed = offers(c, job["job_id"], "?limit=1000")
     c.close()
     if kill:
@@ -235,9 +268,15 @@ def job_survives(kill):
     expect(c.post("/v1/events/%s/holds" % event_id, {"user_id": user(), "seats": ["FLOOR-A-1"]}),
            409, "event_cancelled")
     check_equal(cancel(c, event_id)["job_id"], job["job_id"], "the same job after restart")
-    check_equal(len([r for r in refunds_of(c, "event_cancelled")
-                     if r["order_id"] in {o["order_id"] for o in sold}]), 30,
-                "each refund once after restart")
+    # An offer released after the restart still refunds its old order, once.
+    first = listed["offers"][0]
+    expect(c.post("/v1/holds/%s/release" % first["reservation_id"],
+                  {"user_id": first["user_id"]}), 200)
+    settled = expect(c.get("/v1/jobs/%s" % job["job_id"]), 200)
+    check_equal((settled["open"], settled["refunded"]), (29, 1), "the release after restart")
+    check_equal([r["order_id"] for r in refunds_of(c, "event_cancelled")
+                 if r["order_id"] in {o["order_id"] for o in sold}], [first["order_id"]],
+                "one refund after restart")
     c.close()
     server.stop()
     if harness.STORE_URL is None:

@@ -181,6 +181,83 @@ static void test_a_step_is_bounded(void **state) {
     assert_consistent(f, T0 + 2);
 }
 
+/* Offers on rebook_to ("show2", the layout of "show"): the same seat ids, else the same section
+ * and count, pools from the same pool; a commit accepts (the new order keeps the old total), a
+ * release or a lapse refunds the old order. */
+static void test_offers_and_how_they_settle(void **state) {
+    fixture_t *f = *state;
+    fx_event_t twin;
+    fx_event_init(&twin, "show2", TTL, MAX_HOLD, 8, 10);
+    fx_event_section(&twin, "FLOOR", FLOOR_PRICE, 2, 30);
+    fx_event_section(&twin, "BALC", BALC_PRICE, 1, 40);
+    fx_event_pool(&twin, "GA", 10, GA_PRICE);
+    hf_error_detail_t detail = {0};
+    assert_int_equal(hf_core_event_create(f->core, &twin.definition, T0, &detail), HF_OK);
+    uint32_t index;
+    /* FLOOR-A-3 is held on show2: the order of it gets another FLOOR seat. */
+    assert_int_equal(
+        hold_on(f, "show2", "x", "res_x", SEATS("FLOOR-A-3"), NULL, 0, -1, false, T0, &index, NULL),
+        HF_OK);
+    const char *ids[] = {"ord_1", "ord_2", "ord_3"};
+    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1", "FLOOR-A-2"), NO_POOLS, -1, false,
+                          T0, &index, NULL),
+                     HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", ids[0], "pi_1", T0, &index), HF_OK);
+    assert_int_equal(
+        hold(f, "u2", "res_2", SEATS("FLOOR-A-3"), NO_POOLS, -1, false, T0, &index, NULL), HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_2", "u2", ids[1], "pi_2", T0, &index), HF_OK);
+    assert_int_equal(
+        hold(f, "u3", "res_3", NO_SEATS, POOLS({"GA", 2}), -1, false, T0, &index, NULL), HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_3", "u3", ids[2], "pi_3", T0, &index), HF_OK);
+    uint32_t job_index;
+    assert_int_equal(cancel(f, "show", "job_o", "show2", 60000, T0 + 1, &job_index, NULL), HF_OK);
+    assert_int_equal(hf_core_job_step(f->core, HF_JOB_STEP_ORDERS, T0 + 2), 3);
+    assert_consistent(f, T0 + 2);
+    const hf_job_t *job = hf_core_job_at(f->core, job_index);
+    assert_int_equal(job->offered, 3);
+    assert_int_equal(job->open, 3);
+    assert_int_equal(job->status, HF_JOB_DONE);
+    hf_job_outcome_t outcome;
+    assert_true(hf_core_job_outcome_at(f->core, job, 0, &outcome));
+    assert_int_equal(outcome.status, HF_JOB_OFFER_OFFERED);
+    assert_non_null(outcome.hold);
+    assert_int_equal(outcome.hold->total, 2 * FLOOR_PRICE);
+    assert_int_equal(outcome.hold->expires_at_ms, T0 + 2 + 60000);
+    assert_int_equal(seat_on(f, "show2", "FLOOR-A-1")->status, HF_SEAT_HELD);
+    assert_int_equal(seat_on(f, "show2", "FLOOR-A-2")->status, HF_SEAT_HELD);
+    assert_int_equal(seat_on(f, "show2", "FLOOR-A-4")->status, HF_SEAT_HELD); /* A-3 was not free */
+    assert_int_equal(event_of(f, "show2")->pools[0].held, 2);
+    char first[HF_SERVER_ID_SIZE + 1], second[HF_SERVER_ID_SIZE + 1];
+    snprintf(first, sizeof first, "%s", outcome.hold->id);
+    assert_true(hf_core_job_outcome_at(f->core, job, 1, &outcome));
+    snprintf(second, sizeof second, "%s", outcome.hold->id);
+    /* Accepted by its commit: no payment, the old total kept. */
+    uint32_t new_index;
+    assert_int_equal(hf_core_commit(f->core, first, "u1", "ord_new", NULL, T0 + 3, &new_index),
+                     HF_OK);
+    assert_consistent(f, T0 + 3);
+    assert_int_equal(order_named(f, "ord_1")->status, HF_ORDER_EXCHANGED);
+    assert_int_equal(hf_core_order_at(f->core, new_index)->total, 2 * FLOOR_PRICE);
+    /* Released: the old order refunded. */
+    assert_int_equal(hf_core_release(f->core, second, "u2", T0 + 4), HF_OK);
+    assert_consistent(f, T0 + 4);
+    assert_int_equal(order_named(f, "ord_2")->status, HF_ORDER_CANCELLED);
+    assert_non_null(hf_core_refund_find(f->core, "ref_ord_2", NULL));
+    /* Lapsed: refunded too. */
+    hf_core_advance(f->core, T0 + 2 + 60000);
+    assert_consistent(f, T0 + 2 + 60000);
+    assert_int_equal(order_named(f, "ord_3")->status, HF_ORDER_CANCELLED);
+    assert_int_equal(hf_core_refund_find(f->core, "ref_ord_3", NULL)->amount, 2 * GA_PRICE);
+    job = hf_core_job_at(f->core, job_index);
+    assert_int_equal(job->accepted, 1);
+    assert_int_equal(job->refunded, 2);
+    assert_int_equal(job->open, 0);
+    assert_true(hf_core_job_outcome_at(f->core, job, 0, &outcome));
+    assert_int_equal(outcome.status, HF_JOB_OFFER_ACCEPTED);
+    assert_true(hf_core_job_outcome_at(f->core, job, 2, &outcome));
+    assert_int_equal(outcome.status, HF_JOB_OFFER_REFUNDED);
+}
+
 /* A restart: the job at its durable cursor, the orders handled before it cancelled, and the
  * rest still confirmed. The step goes on from the cursor, repeating nothing. */
 static void test_restore_resumes_at_the_cursor(void **state) {
@@ -255,6 +332,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_cancel_closes_the_event_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_steps_refund_each_order_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_step_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offers_and_how_they_settle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_resumes_at_the_cursor, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_jobs", tests, NULL, NULL);

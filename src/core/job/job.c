@@ -41,6 +41,7 @@ struct jobs *jobs_state(hf_core_t *core) {
         core->jobs = calloc(1, sizeof *core->jobs);
         if (!core->jobs) abort(); /* out of memory: nothing sensible to answer */
         hf_map_init(&core->jobs->ids);
+        hf_map_init(&core->jobs->offer_holds);
     }
     return core->jobs;
 }
@@ -51,6 +52,8 @@ void jobs_free(hf_core_t *core) {
     for (uint32_t i = 0; i < jobs->count; i++) free(jobs->slots[i].outcomes);
     free(jobs->slots);
     hf_map_free(&jobs->ids);
+    hf_map_free(&jobs->offer_holds);
+    free(jobs->pending);
     free(jobs);
     core->jobs = NULL;
 }
@@ -117,12 +120,7 @@ bool hf_core_job_outcome_at(const hf_core_t *core, const hf_job_t *job, uint32_t
     return true;
 }
 
-uint32_t hf_core_job_outcome_after(const hf_core_t *core, const hf_job_t *job, const char *order_id,
-                                   bool *found) {
-    const job_entry_t *entry = (const job_entry_t *)job;
-    uint32_t order_index;
-    *found = false;
-    if (!hf_core_order_find(core, order_id, &order_index)) return 0;
+uint32_t job_outcome_position(const job_entry_t *entry, uint32_t order_index) {
     /* Order indexes grow along the list: a binary search. */
     uint32_t low = 0, high = entry->outcome_count;
     while (low < high) {
@@ -130,13 +128,24 @@ uint32_t hf_core_job_outcome_after(const hf_core_t *core, const hf_job_t *job, c
         if (entry->outcomes[middle].order < order_index) low = middle + 1;
         else high = middle;
     }
-    *found = low < entry->outcome_count && entry->outcomes[low].order == order_index;
-    return low + 1;
+    bool found = low < entry->outcome_count && entry->outcomes[low].order == order_index;
+    return found ? low : NO_INDEX;
+}
+
+uint32_t hf_core_job_outcome_after(const hf_core_t *core, const hf_job_t *job, const char *order_id,
+                                   bool *found) {
+    uint32_t order_index;
+    *found = false;
+    if (!hf_core_order_find(core, order_id, &order_index)) return 0;
+    uint32_t position = job_outcome_position((const job_entry_t *)job, order_index);
+    *found = position != NO_INDEX;
+    return *found ? position + 1 : 0;
 }
 
 /* ---- records ---- */
 
-void job_record(hf_core_t *core, uint32_t job_index, hf_mutation_type_t type, hf_time_ms_t now) {
+static void job_record_of(hf_core_t *core, uint32_t job_index, hf_mutation_type_t type,
+                          bool finished, hf_time_ms_t now) {
     const hf_job_t *job = &core->jobs->slots[job_index].job;
     hf_mutation_t mutation = {.type = type,
                               .at_ms = now,
@@ -150,12 +159,22 @@ void job_record(hf_core_t *core, uint32_t job_index, hf_mutation_type_t type, hf
                                          .offered = job->offered,
                                          .accepted = job->accepted,
                                          .refunded = job->refunded,
-                                         .status = job->status}};
+                                         .status = job->status,
+                                         .finished = finished}};
     record_emit(core, &mutation);
 }
 
-static void job_offer_record(hf_core_t *core, uint32_t job_index, const job_outcome_t *outcome,
-                             hf_time_ms_t now) {
+void job_record(hf_core_t *core, uint32_t job_index, hf_mutation_type_t type, hf_time_ms_t now) {
+    job_record_of(core, job_index, type, false, now);
+}
+
+/* A step's record: finished when the step went through the last order (its job_done). */
+static void job_record_step(hf_core_t *core, uint32_t job_index, bool finished, hf_time_ms_t now) {
+    job_record_of(core, job_index, HF_MUTATION_JOB, finished, now);
+}
+
+void job_offer_record(hf_core_t *core, uint32_t job_index, const job_outcome_t *outcome,
+                      hf_time_ms_t now) {
     const hf_job_t *job = &core->jobs->slots[job_index].job;
     const hf_order_t *order = &core->orders.slots[outcome->order];
     const hf_hold_t *hold = outcome->hold ? &core->holds.slots[outcome->hold - 1] : NULL;
@@ -248,13 +267,29 @@ static text_key_t refund_key_of(const hf_order_t *order, char out[HF_SERVER_ID_S
     return text_key_of(out, 4 + kept);
 }
 
-static void order_refund(hf_core_t *core, uint32_t job_index, uint32_t order_index,
-                         hf_time_ms_t now) {
+void job_order_refund(hf_core_t *core, uint32_t job_index, uint32_t order_index, hf_time_ms_t now) {
+    (void)job_index;
     char refund_id[HF_SERVER_ID_SIZE + 1];
     text_key_t key = refund_key_of(&core->orders.slots[order_index], refund_id);
     order_cancel_apply(core, order_index, &key, HF_REFUND_EVENT_CANCELLED, NULL, now);
-    core->jobs->slots[job_index].job.refunded++;
-    job_outcome_push(core, job_index, order_index, 0, HF_JOB_OFFER_REFUNDED);
+}
+
+/* The order offered on rebook_to when something equivalent is free there, else refunded. */
+static void order_handle(hf_core_t *core, uint32_t job_index, uint32_t order_index,
+                         hf_time_ms_t now) {
+    uint32_t hold = core->jobs->slots[job_index].job.rebook_to[0]
+                        ? job_offer_make(core, job_index, order_index, now)
+                        : 0;
+    hf_job_t *job = &core->jobs->slots[job_index].job;
+    if (hold) {
+        job->offered++;
+        job->open++;
+    } else {
+        job_order_refund(core, job_index, order_index, now);
+        core->jobs->slots[job_index].job.refunded++;
+    }
+    job_outcome_push(core, job_index, order_index, hold,
+                     hold ? HF_JOB_OFFER_OFFERED : HF_JOB_OFFER_REFUNDED);
     job_entry_t *entry = &core->jobs->slots[job_index];
     job_offer_record(core, job_index, &entry->outcomes[entry->outcome_count - 1], now);
 }
@@ -267,14 +302,15 @@ static uint32_t job_step(hf_core_t *core, uint32_t job_index, uint32_t limit, hf
     while (job->cursor < count && handled < limit) {
         uint32_t order_index = orders[job->cursor];
         if (core->orders.slots[order_index].status == HF_ORDER_CONFIRMED) {
-            order_refund(core, job_index, order_index, now);
+            order_handle(core, job_index, order_index, now);
             job = &core->jobs->slots[job_index].job;
         }
         job->cursor++;
         handled++;
     }
-    if (job->cursor == count) job->status = HF_JOB_DONE;
-    job_record(core, job_index, HF_MUTATION_JOB, now);
+    bool finished = job->cursor == count;
+    if (finished) job->status = HF_JOB_DONE;
+    job_record_step(core, job_index, finished, now);
     return handled;
 }
 
