@@ -2,6 +2,7 @@
 #include "api/render.h"
 
 #include "api/calendar_render.h"
+#include "core/jobs.h"
 #include "api/exchange_render.h"
 
 #include <stdio.h>
@@ -286,6 +287,17 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     if (replaced_by) {
         HF_JSON_KEY(json, "replaced_by");
         hf_json_string(json, replaced_by);
+    }
+    /* An order of a cancelled event with an open rebooking offer (API.md section 13). */
+    const hf_hold_t *offer = hf_core_order_rebooking(core, order);
+    if (offer) {
+        HF_JSON_KEY(json, "rebooking");
+        hf_json_object_begin(json);
+        HF_JSON_KEY(json, "reservation_id");
+        hf_json_string(json, offer->id);
+        HF_JSON_KEY(json, "expires_at");
+        hf_json_time(json, offer->expires_at_ms);
+        hf_json_object_end(json);
     }
     hf_json_object_end(json);
 }

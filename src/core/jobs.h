@@ -86,6 +86,10 @@ bool hf_core_job_outcome_at(const hf_core_t *core, const hf_job_t *job, uint32_t
 uint32_t hf_core_job_outcome_after(const hf_core_t *core, const hf_job_t *job, const char *order_id,
                                    bool *found);
 
+/* The open offer of an order of a cancelled event (its exchange hold on rebook_to), or NULL
+ * when it has none open (GET /v1/users/{user}/orders shows it as "rebooking"). */
+const hf_hold_t *hf_core_order_rebooking(const hf_core_t *core, const hf_order_t *order);
+
 /* A job as stored (restore): the event must be restored first; it is then cancelled. Its
  * outcomes follow, in the order they were made, after every order. */
 typedef struct hf_stored_job {

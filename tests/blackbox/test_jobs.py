@@ -115,6 +115,11 @@ def test_cancel_answers_202_and_closes_the_event(server):
                  offer["difference"], offer["seats"]),
                 (other, sold[0]["order_id"], 0, ["FLOOR-A-1"]), "the offer's exchange hold")
     check_equal(offer["expires_at"], first["expires_at"], "the offer's expiry")
+    # The buyer finds it among their orders.
+    mine = expect(c.get("/v1/users/%s/orders" % sold[0]["user_id"]), 200)["orders"]
+    check_equal([o.get("rebooking") for o in mine],
+                [{"reservation_id": first["reservation_id"], "expires_at": first["expires_at"]}],
+                "the old order's rebooking while the offer is open")
     # Accepted by its commit (no payment: the price paid carries over); the other released:
     # its old order is refunded.
     new = expect(c.post("/v1/holds/%s/commit" % first["reservation_id"],
@@ -125,7 +130,8 @@ def test_cancel_answers_202_and_closes_the_event(server):
     settled = expect(c.get("/v1/jobs/%s" % job["job_id"]), 200)
     check_equal((settled["accepted"], settled["refunded"], settled["open"]), (1, 1, 0),
                 "the counts move as offers settle")
-    check_equal(expect(c.get("/v1/orders/%s" % sold[0]["order_id"]), 200)["status"], "exchanged",
+    old = expect(c.get("/v1/orders/%s" % sold[0]["order_id"]), 200)
+    check_equal((old["status"], old.get("rebooking")), ("exchanged", None),
                 "the accepted offer's old order")
     check_equal(expect(c.get("/v1/orders/%s" % sold[1]["order_id"]), 200)["status"], "cancelled",
                 "the released offer's old order")

@@ -152,3 +152,16 @@ void job_offer_settle(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_t
     job_offer_record(core, job_index, outcome, at);
     job_record(core, job_index, HF_MUTATION_JOB, at);
 }
+
+const hf_hold_t *hf_core_order_rebooking(const hf_core_t *core, const hf_order_t *order) {
+    if (!core->jobs || order->target != HF_TARGET_EVENT || order->status != HF_ORDER_CONFIRMED)
+        return NULL;
+    const hf_event_t *event = core->events.slots[order->event];
+    if (!event || !event->cancelled) return NULL;
+    const job_entry_t *entry = &core->jobs->slots[event->job - 1];
+    uint32_t position = job_outcome_position(entry, (uint32_t)(order - core->orders.slots));
+    if (position == NO_INDEX) return NULL;
+    const job_outcome_t *outcome = &entry->outcomes[position];
+    bool open = outcome->status == HF_JOB_OFFER_OFFERED && outcome->hold;
+    return open ? &core->holds.slots[outcome->hold - 1] : NULL;
+}
