@@ -4,13 +4,15 @@
     python3 tests/crash/job_crash_test.py --binary build/holdfast [--orders 10000] [--kills 4]
                                           [--seed N]
 
-An event gets --orders confirmed, paid pool bookings (and one unpaid); then its cancel starts the
-job, and while the job runs the server gets SIGKILL --kills times, each at a random instant
-after the restart, and is started again. Once the job is done, on the SQLite file: every order
-of the event is cancelled, every paid order has exactly one refund of reason event_cancelled
-(its total), the job handled each order exactly once (job_offers), the job's counts match; and
-`holdfast check` passes on the data directory. (Offers on rebook_to are not built: no order
-ends offered or accepted.) Prints `N passed, N failed`."""
+An event gets --orders confirmed, paid pool bookings (and one unpaid); then its cancel, onto an
+event whose pool has room for half of them, starts the job, and while the job runs the server
+gets SIGKILL --kills times, each at a random instant after the restart, and is started again.
+Once the job is done, ten offers are accepted by their commit and ten released, with a kill -9
+after each batch. Then, on the SQLite file: each order was handled exactly once (job_offers),
+the first half offered and the rest refunded; every order ends exactly one of accepted
+(exchanged for a new order of the old total), refunded once (reason event_cancelled, its
+total; the unpaid one owes nothing), or still offered (confirmed, its offer held); the job's
+counts match; and `holdfast check` passes on the data directory. Prints `N passed, N failed`."""
 
 import argparse
 import http.client
@@ -28,6 +30,7 @@ import hflib  # noqa: E402
 from hflib import Failure, check  # noqa: E402
 
 EVENT = "jobcrash"
+REBOOK = "jobcrash_to"  # rebook_to: room in its pool for half the orders
 PRICE = 700
 
 
@@ -35,7 +38,7 @@ def book_range(port, first, count, errors):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         for n in range(first, first + count):
-            body = {"user_id": "u%d" % (n % 97), "pools": {"GA": 1}}
+            body = {"user_id": "u%d" % n, "pools": {"GA": 1}}
             if n != 0:
                 body["payment_ref"] = "pi_%d" % n
             status, answer = hflib.send(connection, "POST", "/v1/events/%s/bookings" % EVENT, body)
@@ -49,10 +52,11 @@ def book_range(port, first, count, errors):
 
 
 def make_orders(server, orders):
-    status, answer = hflib.request(server.port, "POST", "/v1/events", {
-        "id": EVENT, "pools": [{"id": "GA", "capacity": orders, "price": PRICE}],
-        "max_seats_per_user": 0})
-    check(status == 201, "event: %s %r" % (status, answer))
+    for event_id, capacity in ((EVENT, orders), (REBOOK, orders // 2)):
+        status, answer = hflib.request(server.port, "POST", "/v1/events", {
+            "id": event_id, "pools": [{"id": "GA", "capacity": capacity, "price": PRICE}],
+            "max_seats_per_user": 0})
+        check(status == 201, "event: %s %r" % (status, answer))
     errors, threads, workers = [], [], 4
     share = (orders + workers - 1) // workers
     for w in range(workers):
@@ -64,6 +68,28 @@ def make_orders(server, orders):
     for thread in threads:
         thread.join()
     check(not errors, "bookings: %s" % errors[:3])
+
+
+def settle_some(server, job_id):
+    """Accepts the first 10 offers by their commit and releases the next 10, with a kill -9
+    between: (accepted, released) order ids."""
+    status, page = hflib.request(server.port, "GET", "/v1/jobs/%s/offers?status=offered&limit=20"
+                                 % job_id)
+    check(status == 200 and len(page["offers"]) == 20, "offers: %s %r" % (status, page))
+    accepted, released = page["offers"][:10], page["offers"][10:]
+    for offer in accepted:
+        status, answer = hflib.request(server.port, "POST", "/v1/holds/%s/commit" %
+                                       offer["reservation_id"], {"user_id": offer["user_id"]})
+        check(status == 200, "commit of an offer: %s %r" % (status, answer))
+    server.kill(expect_alive=True)
+    server.start()
+    for offer in released:
+        status, answer = hflib.request(server.port, "POST", "/v1/holds/%s/release" %
+                                       offer["reservation_id"], {"user_id": offer["user_id"]})
+        check(status == 200, "release of an offer: %s %r" % (status, answer))
+    server.kill(expect_alive=True)
+    server.start()
+    return ({o["order_id"] for o in accepted}, {o["order_id"] for o in released})
 
 
 def job_state(server, job_id):
@@ -78,7 +104,8 @@ def run(binary, orders, kills, seed):
     try:
         server.start()
         make_orders(server, orders)
-        status, job = hflib.request(server.port, "POST", "/v1/events/%s/cancel" % EVENT, {})
+        status, job = hflib.request(server.port, "POST", "/v1/events/%s/cancel" % EVENT,
+                                    {"rebook_to": REBOOK, "offer_ttl_s": 3600})
         check(status == 202, "cancel: %s %r" % (status, job))
         job_id = job["job_id"]
         killed_running = 0
@@ -98,9 +125,10 @@ def run(binary, orders, kills, seed):
             check(time.monotonic() < deadline, "the job was not done in 120 s")
             time.sleep(0.05)
         check(killed_running >= 1, "no kill came while the job ran")
+        settled = settle_some(server, job_id)
         final = job_state(server, job_id)
         check(server.stop() == 0, "clean stop")
-        check_data(server.data_dir, job_id, final, orders)
+        check_data(server.data_dir, job_id, final, orders, settled)
         checked = subprocess.run([binary, "check", "--data", server.data_dir],
                                  capture_output=True, text=True, timeout=300)
         check(checked.returncode == 0, "holdfast check: %s" % checked.stderr[-600:])
@@ -110,29 +138,48 @@ def run(binary, orders, kills, seed):
         server.cleanup()
 
 
-def check_data(data_dir, job_id, final, orders):
+def check_data(data_dir, job_id, final, orders, settled):
+    """Every order ends exactly one of: accepted (exchanged for an order on rebook_to), refunded
+    once, or still offered (confirmed, its offer held)."""
+    accepted, released = settled
+    offered = orders // 2  # the rebook_to pool's room: the first half, oldest first
     database = sqlite3.connect(os.path.join(data_dir, "holdfast.db"))
     try:
         rows = lambda sql, *args: database.execute(sql, args).fetchall()  # noqa: E731
-        check(rows("SELECT status, count(*) FROM orders WHERE event_id = ? GROUP BY status",
-                   EVENT) == [("cancelled", orders)], "every order cancelled")
-        doubled = rows("SELECT order_id FROM refunds GROUP BY order_id HAVING count(*) > 1")
-        check(doubled == [], "no order refunded twice: %r" % doubled[:5])
-        refunds = rows("SELECT count(*), sum(amount) FROM refunds WHERE reason = 'event_cancelled'")
-        check(refunds == [(orders - 1, (orders - 1) * PRICE)],
-              "one refund of its total per paid order: %r" % refunds)
-        unpaid = rows("SELECT count(*) FROM refunds JOIN orders ON orders.id = refunds.order_id"
-                      " WHERE orders.payment_ref IS NULL")
-        check(unpaid == [(0,)], "no refund of the unpaid order")
+        statuses = dict(rows("SELECT status, count(*) FROM job_offers WHERE job_id = ?"
+                             " GROUP BY status", job_id))
+        expected = {"accepted": len(accepted), "refunded": orders - offered + len(released),
+                    "offered": offered - len(accepted) - len(released)}
+        check(statuses == expected, "the offers' outcomes: %r, not %r" % (statuses, expected))
         handled = rows("SELECT count(*), count(DISTINCT order_id) FROM job_offers WHERE job_id = ?",
                        job_id)
         check(handled == [(orders, orders)], "each order handled once: %r" % handled)
-        statuses = rows("SELECT status, count(*) FROM job_offers GROUP BY status")
-        check(statuses == [("refunded", orders)], "every order refunded: %r" % statuses)
-        check((final["orders"], final["refunded"], final["offered"], final["open"]) ==
-              (orders, orders, 0, 0), "the job's counts: %r" % final)
-        stored = rows("SELECT cursor, refunded, status FROM jobs WHERE id = ?", job_id)
-        check(stored == [(orders, orders, "done")], "the stored job: %r" % stored)
+        by_status = dict(rows("SELECT status, count(*) FROM orders WHERE event_id = ?"
+                              " GROUP BY status", EVENT))
+        check(by_status == {k: v for k, v in (("exchanged", expected["accepted"]),
+                                               ("cancelled", expected["refunded"]),
+                                               ("confirmed", expected["offered"])) if v},
+              "the old orders: %r" % by_status)
+        mismatched = rows("SELECT jo.order_id FROM job_offers jo JOIN orders o ON o.id ="
+                          " jo.order_id WHERE (jo.status = 'accepted') != (o.status = 'exchanged')"
+                          " OR (jo.status = 'refunded') != (o.status = 'cancelled') LIMIT 3")
+        check(mismatched == [], "an offer's outcome is its order's: %r" % mismatched)
+        new = rows("SELECT count(*), sum(total) FROM orders WHERE event_id = ?", REBOOK)
+        check(new == [(len(accepted), len(accepted) * PRICE)], "the accepted offers' orders")
+        doubled = rows("SELECT order_id FROM refunds GROUP BY order_id HAVING count(*) > 1")
+        check(doubled == [], "no order refunded twice: %r" % doubled[:5])
+        refunds = rows("SELECT count(*), sum(amount) FROM refunds WHERE reason = 'event_cancelled'")
+        # Order 0, the unpaid one, is the oldest: offered, then accepted (settle_some).
+        paid = expected["refunded"]
+        check(refunds == [(paid, paid * PRICE)], "one refund per refunded paid order: %r" % refunds)
+        unpaid = rows("SELECT count(*) FROM refunds JOIN orders ON orders.id = refunds.order_id"
+                      " WHERE orders.payment_ref IS NULL")
+        check(unpaid == [(0,)], "no refund of the unpaid order")
+        check((final["orders"], final["offered"], final["accepted"], final["refunded"],
+               final["open"]) == (orders, offered, expected["accepted"], expected["refunded"],
+                                  expected["offered"]), "the job's counts: %r" % final)
+        stored = rows("SELECT cursor, status FROM jobs WHERE id = ?", job_id)
+        check(stored == [(orders, "done")], "the stored job: %r" % stored)
     finally:
         database.close()
 

@@ -106,7 +106,7 @@ uint32_t job_offer_make(hf_core_t *core, uint32_t job_index, uint32_t order_inde
     if (!target || target->cancelled || order->target != HF_TARGET_EVENT ||
         order->seat_count + order->pool_count > HF_HOLD_ITEMS_MAX)
         return 0;
-    offer_items_t items;
+    offer_items_t items = {.seat_count = 0, .pool_count = 0};
     char hold_id[HF_SERVER_ID_SIZE + 1];
     text_key_t key = offer_key_of(order, hold_id);
     if (!equivalent_find(core, order, target, &items) || hf_core_hold_find(core, hold_id, NULL))
