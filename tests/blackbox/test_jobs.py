@@ -92,6 +92,10 @@ def test_cancel_answers_202_and_closes_the_event(server):
                 (event_id, 2, 0, 0), "the job at once")
     check(job["status"] in ("running", "done"), "the job's status: %r" % job)
     harness.parse_time(job["created_at"], "created_at")
+    summary = expect(c.get("/v1/events/%s" % event_id), 200)
+    check_equal((summary["status"], summary["job_id"], summary["sales_open"]),
+                ("cancelled", job["job_id"], False), "the cancelled event's summary")
+    check("status" not in expect(c.get("/v1/events/%s" % other), 200), "no status otherwise")
     # At once: the held hold released, sales closed for good.
     check_equal(expect(c.get("/v1/holds/%s" % open_hold["reservation_id"]), 200)["status"],
                 "released", "the event's held hold")
