@@ -38,6 +38,18 @@ static void render_pool(hf_json_t *json, const hf_pool_t *pool) {
     hf_json_object_end(json);
 }
 
+/* Whether the event sells: a cancelled event's sales are closed for good (API.md section 13),
+ * and it says so and names its job. */
+static void render_sales(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
+    HF_JSON_KEY(json, "sales_open");
+    hf_json_bool(json, event->sales_open && !event->cancelled);
+    if (!event->cancelled) return;
+    HF_JSON_KEY(json, "status");
+    hf_json_string(json, "cancelled");
+    HF_JSON_KEY(json, "job_id");
+    hf_json_string(json, hf_core_job_at(core, event->job - 1)->id);
+}
+
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
     (void)core;
     hf_json_object_begin(json);
@@ -90,16 +102,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_array_end(json);
     HF_JSON_KEY(json, "waiting_room");
     hf_rows_room_render(json, &event->waiting_room, event->waiting_room.enabled);
-    /* A cancelled event's sales are closed for good (API.md section 13): it says so, and
-     * names its job. */
-    HF_JSON_KEY(json, "sales_open");
-    hf_json_bool(json, event->sales_open && !event->cancelled);
-    if (event->cancelled) {
-        HF_JSON_KEY(json, "status");
-        hf_json_string(json, "cancelled");
-        HF_JSON_KEY(json, "job_id");
-        hf_json_string(json, hf_core_job_at(core, event->job - 1)->id);
-    }
+    render_sales(json, core, event);
     hf_json_object_end(json);
 }
 
