@@ -837,7 +837,7 @@ def test_a_version_7_database_is_migrated_on_postgres():
     c = server.client()
     check_equal(harness.postgres_rows(server.data_dir,
                                       "SELECT value FROM meta WHERE key = 'schema_version'"),
-                [["10"]], "the schema version after the migration")
+                [["11"]], "the schema version after the migration")
     check_equal([r["refund_id"] for r in refunds(c)], [old], "the refunds are kept")
     cancelled = cancel(c, booked["order_id"], u)
     refund = check_cancel_refund(c, cancelled, booked, "pi_pg7", None)
