@@ -135,6 +135,42 @@
     }
   }
 
+  /* The cancel job's card: its counts, polled while it runs or offers are open. */
+  let jobTimer = null;
+  async function showJob(jobId) {
+    $("staff-cancel-card").hidden = true;
+    $("staff-job-card").hidden = false;
+    try {
+      const job = await api("GET", `/v1/jobs/${encodeURIComponent(jobId)}`);
+      $("staff-job-status").textContent = job.status === "done" ? "Done" : "Running";
+      $("staff-job-status").dataset.open = String(job.status !== "done");
+      $("staff-job-progress").textContent =
+        `${job.orders} orders: ${job.offered} offered (${job.open} open, ${job.accepted} accepted), ` +
+        `${job.refunded} refunded` + (job.rebook_to ? ` · rebooking onto ${job.rebook_to}` : "");
+      clearTimeout(jobTimer);
+      if (job.status !== "done" || job.open > 0) jobTimer = setTimeout(() => showJob(jobId), 2000);
+    } catch (err) {
+      say("Could not read the cancel job: " + err.message, "error");
+    }
+  }
+
+  async function cancelEvent() {
+    const rebook = $("staff-rebook-to").value.trim();
+    if (!window.confirm("Cancel this event for good? Its buyers are rebooked or refunded.")) return;
+    $("staff-cancel").disabled = true;
+    try {
+      const job = await api("POST", `/v1/events/${enc}/cancel`, rebook ? { rebook_to: rebook } : {});
+      showSales(false);
+      say("Event cancelled: its buyers are being " + (rebook ? "offered seats on " + rebook + " or refunded." : "refunded."),
+          "success");
+      showJob(job.job_id);
+    } catch (err) {
+      say("Could not cancel the event: " + err.message, "error");
+    } finally {
+      $("staff-cancel").disabled = false;
+    }
+  }
+
   function refresh() {
     load("holds", true);
     load("orders", true);
@@ -162,6 +198,8 @@
     $("tab-map").addEventListener("click", () => showTab(false));
     $("tab-staff").addEventListener("click", () => showTab(true));
     $("staff-sales-toggle").addEventListener("click", toggleSales);
+    $("staff-cancel").addEventListener("click", cancelEvent);
+    if (summary.status === "cancelled" && summary.job_id) showJob(summary.job_id);
     $("staff-refresh").addEventListener("click", refresh);
     for (const kind of ["holds", "orders"]) {
       $("staff-" + kind + "-more").addEventListener("click", () => load(kind, false));

@@ -2,6 +2,7 @@
 #include "api/render.h"
 
 #include "api/calendar_render.h"
+#include "core/jobs.h"
 #include "api/exchange_render.h"
 
 #include <stdio.h>
@@ -45,6 +46,18 @@ static void render_pool(hf_json_t *json, const hf_pool_t *pool, bool allocated) 
         hf_json_int(json, pool->allocated);
     }
     hf_json_object_end(json);
+}
+
+/* Whether the event sells: a cancelled event's sales are closed for good (API.md section 13),
+ * and it says so and names its job. */
+static void render_sales(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
+    HF_JSON_KEY(json, "sales_open");
+    hf_json_bool(json, event->sales_open && !event->cancelled);
+    if (!event->cancelled) return;
+    HF_JSON_KEY(json, "status");
+    hf_json_string(json, "cancelled");
+    HF_JSON_KEY(json, "job_id");
+    hf_json_string(json, hf_core_job_at(core, event->job - 1)->id);
 }
 
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
@@ -100,8 +113,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_array_end(json);
     HF_JSON_KEY(json, "waiting_room");
     hf_rows_room_render(json, &event->waiting_room, event->waiting_room.enabled);
-    HF_JSON_KEY(json, "sales_open");
-    hf_json_bool(json, event->sales_open);
+    render_sales(json, core, event);
     hf_json_object_end(json);
 }
 
@@ -316,5 +328,16 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
         hf_json_string(json, replaced_by);
     }
     allocation_write(json, hf_core_allocation_id(core, order->allocation));
+    /* An order of a cancelled event with an open rebooking offer (API.md section 13). */
+    const hf_hold_t *offer = hf_core_order_rebooking(core, order);
+    if (offer) {
+        HF_JSON_KEY(json, "rebooking");
+        hf_json_object_begin(json);
+        HF_JSON_KEY(json, "reservation_id");
+        hf_json_string(json, offer->id);
+        HF_JSON_KEY(json, "expires_at");
+        hf_json_time(json, offer->expires_at_ms);
+        hf_json_object_end(json);
+    }
     hf_json_object_end(json);
 }

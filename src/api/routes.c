@@ -28,6 +28,7 @@
 #include "api/metrics.h"
 #include "api/notifications.h"
 #include "api/payments.h"
+#include "api/jobs.h"
 #include "api/queue.h"
 #include "api/staff.h"
 #include "api/ui.h"
@@ -46,6 +47,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_dispatch_routes,      &hf_handlers_cluster_routes,
     &hf_handlers_notifications_routes, &hf_handlers_calendars_routes,
     &hf_handlers_allocations_routes,
+    &hf_handlers_jobs_routes,
 };
 
 /* ---- matching ----

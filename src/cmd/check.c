@@ -115,10 +115,12 @@ static const invariant_t INVARIANTS[] = {
      "SELECT 'hold ' || id || ' is confirmed without its order ' || ifnull(order_id, '(none)')"
      "  FROM holds WHERE status = 'confirmed' AND (order_id IS NULL OR order_id NOT IN"
      "  (SELECT id FROM orders)) LIMIT 1"},
+    /* A booking's refund names no hold (NULL), which NOT IN would match when no hold exists
+     * at all (a NOT IN over no row is true even for NULL). */
     {"refunds_have_holds",
      "SELECT 'refund ' || id || ' (' || reason || ') points at the missing hold ' ||"
      "  reservation_id FROM refunds WHERE reason != 'hold_not_found' AND reservation_id"
-     "  NOT IN (SELECT id FROM holds) LIMIT 1"},
+     "  IS NOT NULL AND reservation_id NOT IN (SELECT id FROM holds) LIMIT 1"},
     {"refunds_have_orders",
      "SELECT 'refund ' || r.id || ' refunds the order ' || r.order_id || CASE WHEN o.id IS"
      "  NULL THEN ', which is missing' ELSE ', which is ' || o.status END FROM refunds r"

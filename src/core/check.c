@@ -228,7 +228,7 @@ static const char *check_refunds(const hf_core_t *core) {
     for (uint32_t r = 0; r < core->payments.refund_count; r++) {
         const hf_refund_t *refund = &core->payments.refunds[r];
         completed += refund->status == HF_REFUND_COMPLETED;
-        if ((refund->reason == HF_REFUND_ORDER_CANCELLED) != (refund->order != 0))
+        if (hf_refund_reason_of_cancel(refund->reason) != (refund->order != 0))
             return "an order_cancelled refund names no order";
         if (refund->order && (refund->order > core->orders.count ||
                               core->orders.slots[refund->order - 1].refund != r + 1))

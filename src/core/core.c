@@ -118,6 +118,7 @@ void hf_core_destroy(hf_core_t *core) {
     calendars_free(core);
     exchange_free(core);
     allocations_free(core);
+    jobs_free(core);
     hf_timer_free(&core->timer);
     hf_map_free(&core->events.ids);
     hf_index_map_free(&core->holds.ids);

@@ -136,6 +136,10 @@ typedef enum hf_error {
     /* Allocations (core/allocations.h). */
     HF_ERROR_ALLOCATION_NOT_FOUND,
     HF_ERROR_ALLOCATION_EXISTS,
+    /* Cancel jobs (core/jobs.h): the event is cancelled (no new hold, booking or join), or
+     * no job has the id. */
+    HF_ERROR_EVENT_CANCELLED,
+    HF_ERROR_JOB_NOT_FOUND,
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -255,6 +259,10 @@ typedef struct hf_event {
     /* False once staff closed sales (hf_core_sales_set): new holds and bookings are refused,
      * while live holds and orders still commit, extend, release and cancel. */
     bool sales_open;
+    /* Cancelled for good (core/jobs.h): sales closed whatever sales_open says; job is the
+     * index + 1 of its cancel job. */
+    bool cancelled;
+    uint32_t job;
     uint32_t section_count, row_count, seat_count, pool_count;
     hf_section_t *sections;
     hf_row_t *rows;
@@ -469,8 +477,9 @@ typedef enum hf_refund_reason {
     HF_REFUND_ORDER_CANCELLED = 5, /* a paid order cancelled (hf_core_cancel) */
     HF_REFUND_EXCHANGE = 6,        /* an exchange's new order costs less than the old */
     HF_REFUND_ORDER_NOT_ACTIVE =
-        7, /* paid for an exchange whose old order is no longer confirmed */
-    HF_REFUND_REASON_LAST = HF_REFUND_ORDER_NOT_ACTIVE,
+        7,                         /* paid for an exchange whose old order is no longer confirmed */
+    HF_REFUND_EVENT_CANCELLED = 8, /* an order of a cancelled event, by its job (core/jobs.h) */
+    HF_REFUND_REASON_LAST = HF_REFUND_EVENT_CANCELLED,
 } hf_refund_reason_t;
 
 typedef enum hf_refund_status {
@@ -482,6 +491,11 @@ typedef enum hf_refund_status {
 const char *hf_payment_type_name(uint8_t type);
 const char *hf_payment_result_name(uint8_t result);
 const char *hf_refund_reason_name(uint8_t reason);
+/* Whether a refund of this reason is a cancelled order's, which it names (order_cancelled,
+ * event_cancelled). */
+static inline bool hf_refund_reason_of_cancel(uint8_t reason) {
+    return reason == HF_REFUND_ORDER_CANCELLED || reason == HF_REFUND_EVENT_CANCELLED;
+}
 const char *hf_refund_status_name(uint8_t status);
 /* The number of a word above; false when there is none. */
 bool hf_payment_type_parse(const char *text, uint8_t *type);

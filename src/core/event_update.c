@@ -530,7 +530,9 @@ hf_error_t hf_core_event_delete(hf_core_t *core, const char *event_id, hf_time_m
     const hf_event_t *event = hf_core_event(core, event_id, index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
     const event_tables_t *tables = event->internal;
-    if (tables->used || tables->orders.count > 0 || queue_room_exists(core, *index))
+    /* A cancelled event has its job, which names it for good. */
+    if (tables->used || tables->orders.count > 0 || queue_room_exists(core, *index) ||
+        event->cancelled)
         return HF_ERROR_EVENT_IN_USE;
     record_event_deleted(core, event, now);
     event_remove(core, *index);

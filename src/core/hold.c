@@ -192,6 +192,7 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
     }
     if (hold->exchange_for) {
         exchange_hold_finish(core, hold_index, status, at, report);
+        job_offer_settle(core, hold_index, status, at);
         expiry_prune(core);
         return;
     }

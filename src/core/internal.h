@@ -80,6 +80,8 @@ struct hf_core {
     struct exchange_waits *exchange_waits;
     /* Allocations of every event (allocation/), NULL in a core that never had one. */
     struct allocations *allocations;
+    /* Cancel jobs (job/), NULL until the first cancel. */
+    struct jobs *jobs;
 };
 
 #define NO_STRING UINT32_MAX
@@ -411,6 +413,10 @@ uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t ev
  * move. */
 uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t *order_key,
                          const char *payment_ref, const char *user_id, hf_time_ms_t now);
+/* A confirmed order cancelled (by its user, or by its event's cancel job): its refund when it
+ * was paid (refund_key, reason), its record, its seats and units given back. */
+void order_cancel_apply(hf_core_t *core, uint32_t index, const text_key_t *refund_key,
+                        uint8_t reason, const char *user_id, hf_time_ms_t now);
 /* Marks an order's seats sold and its units sold. */
 void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool report);
 
@@ -433,7 +439,7 @@ bool refund_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
  * payment_ref, reason order_cancelled, of its event; order and refund name each other and the
  * refund's record is emitted. Returns the refund's index. */
 uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,
-                          hf_time_ms_t now);
+                          uint8_t reason, hf_time_ms_t now);
 /* A pending refund of amount to intent_id for the hold reservation_id names (its unit the
  * hold's), with its reason; the caller emits its record. Returns the refund's index. */
 uint32_t refund_of_payment(hf_core_t *core, const text_key_t *refund_key, const char *intent_id,
@@ -656,6 +662,14 @@ static inline bool seat_free_for(const hf_event_t *event, uint32_t seat_index,
     return status == HF_SEAT_ALLOCATED && membership &&
            (membership[seat_index] & ~ALLOCATION_RELEASED) == allocation;
 }
+/* ---- job/: cancel jobs ---- */
+
+void jobs_free(hf_core_t *core);
+/* hf_core_restore_finish's share: restored offers linked to their holds loaded since. */
+void jobs_restore_finish(hf_core_t *core);
+/* An exchange hold ended (hold.c): when it was a job's offer, its commit accepts the offer and
+ * its release or lapse refunds the old order (job/offer.c). */
+void job_offer_settle(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at);
 
 /* ---- core.c: time ---- */
 

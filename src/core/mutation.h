@@ -51,6 +51,10 @@
     X(CALENDAR_CHANGE, 33, calendar_change, calendar_change) \
     /* a notification's delivery state (engine/outbox.h): the columns of its history entry */ \
     X(NOTIFY, 40, notify, notify) \
+    /* an event cancelled for good and its cancel job made, in one step (core/jobs.h) */ \
+    X(EVENT_CANCEL, 50, event_cancel, job) \
+    X(JOB, 51, job, job)                   /* a cancel job as it stands after a step */ \
+    X(JOB_OFFER, 52, job_offer, job_offer) /* what a job did with one order */ \
     /* an allocation as it stands (API.md section 14): set aside, released, or settled */ \
     X(ALLOCATION, 60, allocation, allocation)
 
@@ -285,6 +289,26 @@ typedef struct hf_mutation_notify {
     int64_t next_attempt_ms; /* when a pending one is due again */
 } hf_mutation_notify_t;
 
+/* A cancel job whole (core/jobs.h): made with its event's cancel (EVENT_CANCEL, whose event
+ * is then cancelled), or as it stands after a step (JOB): cursor is how many of the event's
+ * orders, oldest first, it went through. */
+typedef struct hf_mutation_job {
+    const char *job_id, *event_id;
+    const char *rebook_to; /* NULL for none */
+    int64_t offer_ttl_ms, created_at_ms;
+    uint32_t orders, cursor, offered, accepted, refunded;
+    int status;    /* hf_job_status_t */
+    bool finished; /* the step that went through the job's last order (its job_done) */
+} hf_mutation_job_t;
+
+/* What a job did with one order of its event (unique per job and order). */
+typedef struct hf_mutation_job_offer {
+    const char *job_id, *event_id, *order_id, *user_id;
+    const char *reservation_id; /* the offer's exchange hold, NULL when refunded at once */
+    int status;                 /* hf_job_offer_status_t */
+    int64_t expires_at_ms;      /* the offer's, 0 without one */
+} hf_mutation_job_offer_t;
+
 struct hf_calendar_definition;
 struct hf_resource_definition;
 
@@ -374,6 +398,8 @@ typedef struct hf_mutation {
         hf_mutation_calendar_sales_t calendar_sales;
         hf_mutation_calendar_change_t calendar_change;
         hf_mutation_allocation_t allocation;
+        hf_mutation_job_t job;
+        hf_mutation_job_offer_t job_offer;
     } as;
 } hf_mutation_t;
 

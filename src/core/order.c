@@ -152,6 +152,29 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
     return order;
 }
 
+void order_cancel_apply(hf_core_t *core, uint32_t index, const text_key_t *refund_key,
+                        uint8_t reason, const char *user_id, hf_time_ms_t now) {
+    hf_order_t *order = &core->orders.slots[index];
+    order->status = HF_ORDER_CANCELLED;
+    /* Money in hand is never forgotten: the refund is owed in the same step, and its record
+     * comes before the order's, which names it. */
+    if (order->payment_ref != NO_STRING) refund_of_cancel(core, index, refund_key, reason, now);
+    if (order->target == HF_TARGET_CALENDAR) {
+        record_order_updated(core, index, user_id, now);
+        calendar_order_cancel(core, index, now);
+        return;
+    }
+    hf_event_t *event = core->events.slots[order->event];
+    const hf_item_t *items = core->items + order->item_offset;
+    record_order_updated(core, index, user_id, now);
+    event_user_t *owner = owner_record(core, order->owner);
+    owner->sold_units -= item_units(items, order->seat_count, order->pool_count);
+    for (uint32_t i = 0; i < order->seat_count; i++)
+        seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
+    for (uint32_t i = 0; i < order->pool_count; i++)
+        pool_move(core, event, &items[order->seat_count + i], 0, -1, order->allocation, now, true);
+}
+
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,
                           const char *refund_id, hf_time_ms_t now) {
     command_at(core, now);
@@ -164,24 +187,7 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
     bool paid = order->payment_ref != NO_STRING;
     text_key_t refund_key;
     if (paid && refund_id_taken(core, refund_id, &refund_key)) return HF_ERROR_INVALID_REQUEST;
-    order->status = HF_ORDER_CANCELLED;
-    /* Money in hand is never forgotten: the refund is owed in the same step, and its record
-     * comes before the order's, which names it. */
-    if (paid) refund_of_cancel(core, index, &refund_key, now);
-    if (order->target == HF_TARGET_CALENDAR) {
-        record_order_updated(core, index, user_id, now);
-        calendar_order_cancel(core, index, now);
-        return HF_OK;
-    }
-    hf_event_t *event = core->events.slots[order->event];
-    const hf_item_t *items = core->items + order->item_offset;
-    record_order_updated(core, index, user_id, now);
-    event_user_t *owner = owner_record(core, order->owner);
-    owner->sold_units -= item_units(items, order->seat_count, order->pool_count);
-    for (uint32_t i = 0; i < order->seat_count; i++)
-        seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
-    for (uint32_t i = 0; i < order->pool_count; i++)
-        pool_move(core, event, &items[order->seat_count + i], 0, -1, order->allocation, now, true);
+    order_cancel_apply(core, index, &refund_key, HF_REFUND_ORDER_CANCELLED, user_id, now);
     return HF_OK;
 }
 

@@ -13,9 +13,9 @@ _Static_assert(PAYMENT_COUNTS == HF_PAYMENT_COUNTS, "payments.h counts what core
 
 static const char *const TYPE_NAMES[] = {"payment.succeeded", "payment.failed"};
 static const char *const RESULT_NAMES[] = {"committed", "refund_required", "recorded"};
-static const char *const REASON_NAMES[] = {"hold_expired",   "hold_released",     "amount_mismatch",
-                                           "hold_not_found", "already_confirmed", "order_cancelled",
-                                           "exchange",       "order_not_active"};
+static const char *const REASON_NAMES[] = {
+    "hold_expired",    "hold_released", "amount_mismatch",  "hold_not_found", "already_confirmed",
+    "order_cancelled", "exchange",      "order_not_active", "event_cancelled"};
 static const char *const REFUND_STATUS_NAMES[] = {"pending", "completed"};
 
 const char *hf_payment_type_name(uint8_t type) {
@@ -159,13 +159,12 @@ uint32_t refund_of_payment(hf_core_t *core, const text_key_t *refund_key, const 
 }
 
 uint32_t refund_of_cancel(hf_core_t *core, uint32_t order_index, const text_key_t *refund_key,
-                          hf_time_ms_t now) {
+                          uint8_t reason, hf_time_ms_t now) {
     hf_order_t *order = &core->orders.slots[order_index];
     const char *payment_ref = hf_core_string(core, order->payment_ref);
     assert(payment_ref && order->refund == 0);
     const char *hold_id = order->hold ? core->holds.slots[order->hold - 1].id : NULL;
-    uint32_t index = refund_add(core, refund_key, payment_ref, hold_id, order->total,
-                                HF_REFUND_ORDER_CANCELLED, now);
+    uint32_t index = refund_add(core, refund_key, payment_ref, hold_id, order->total, reason, now);
     hf_refund_t *refund = &core->payments.refunds[index];
     refund->of_event = true;
     refund->event = order->event;
@@ -428,10 +427,10 @@ hf_error_t hf_core_payment(hf_core_t *core, const hf_payment_delivery_t *deliver
  * other; false when it is not so. */
 static bool refund_order_find(const hf_core_t *core, const hf_stored_refund_t *stored,
                               uint32_t *order_index) {
-    if (!stored->order_id) return stored->reason != HF_REFUND_ORDER_CANCELLED;
+    bool of_cancel = hf_refund_reason_of_cancel(stored->reason);
+    if (!stored->order_id) return !of_cancel;
     const hf_order_t *order = hf_core_order_find(core, stored->order_id, order_index);
-    return order && order->status == HF_ORDER_CANCELLED && order->refund == 0 &&
-           stored->reason == HF_REFUND_ORDER_CANCELLED;
+    return order && order->status == HF_ORDER_CANCELLED && order->refund == 0 && of_cancel;
 }
 
 hf_error_t hf_core_restore_refund(hf_core_t *core, const hf_stored_refund_t *stored) {

@@ -514,6 +514,7 @@ static uint32_t ticket_join(hf_core_t *core, uint32_t event_index, uint32_t entr
 static hf_error_t room_event(hf_core_t *core, const char *event_id, uint32_t *event_index) {
     const hf_event_t *event = hf_core_event(core, event_id, event_index);
     if (!event) return HF_ERROR_EVENT_NOT_FOUND;
+    if (event->cancelled) return HF_ERROR_EVENT_CANCELLED;
     if (!event->waiting_room.enabled) return HF_ERROR_WAITING_ROOM_DISABLED;
     return HF_OK;
 }

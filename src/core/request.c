@@ -111,6 +111,7 @@ hf_error_t resolve_seats(hf_core_t *core, const hf_event_t *event, const hf_hold
 }
 
 hf_error_t check_sales_open(const hf_event_t *event, const hf_hold_request_t *request) {
+    if (event->cancelled) return HF_ERROR_EVENT_CANCELLED;
     if (event->sales_open) return HF_OK;
     const event_tables_t *tables = event->internal;
     uint32_t found;

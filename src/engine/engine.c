@@ -2,6 +2,8 @@
  * signals. */
 #include "engine/engine.h"
 
+#include "core/jobs.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/dispatch/dispatch.h"
+#include "core/jobs.h"
 #include "engine/arena.h"
 #include "engine/context.h"
 #include "engine/idempotency.h"
@@ -39,6 +42,9 @@ struct hf_engine {
 
     uv_async_t store_done;
     uv_check_t check;
+    /* Active while a cancel job runs and the open batch is empty (core/jobs.h): the loop does
+     * not sleep, and each turn's step is a batch of its own. */
+    uv_idle_t job_idle;
     uv_timer_t expiry_timer;
     int64_t expiry_armed_ms; /* deadline the timer is set for, INT64_MAX when none */
     uv_signal_t signal_term, signal_interrupt;
@@ -234,6 +240,7 @@ static void close_handles(hf_engine_t *engine) {
     hf_http_server_close(engine->http);
     uv_close((uv_handle_t *)&engine->store_done, NULL);
     uv_close((uv_handle_t *)&engine->check, NULL);
+    uv_close((uv_handle_t *)&engine->job_idle, NULL);
     uv_close((uv_handle_t *)&engine->expiry_timer, NULL);
     uv_close((uv_handle_t *)&engine->signal_term, NULL);
     uv_close((uv_handle_t *)&engine->signal_interrupt, NULL);
@@ -272,12 +279,36 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
 }
 
-/* After every loop turn: hand what this turn applied to the store, re-arm the expiry timer,
- * and finish a shutdown once everything is durable and answered. */
+/* One step of the running cancel jobs, at most HF_JOB_STEP_ORDERS orders each: its records
+ * (the orders, their refunds, the job's new cursor) are the open batch's, which is empty
+ * here, so the step is durable whole or not at all (a restart resumes at the cursor). */
+static void on_job_idle(uv_idle_t *handle) {
+    hf_engine_t *engine = handle->data;
+    hf_context_t *context = &engine->context;
+    if (context->store_failed || engine->stopping || hf_batch_count(context->open_batch) != 0)
+        return;
+    hf_time_ms_t now = hf_context_now_ms(context);
+    hf_core_advance(context->core, now); /* a step is a command: at the core's time */
+    hf_core_job_step(context->core, HF_JOB_STEP_ORDERS, now);
+}
+
+/* The job's idle handle runs while a job has work and the last step's batch went to the
+ * store: a store that holds batches back holds the steps back with them. */
+static void job_idle_arm(hf_engine_t *engine) {
+    const hf_context_t *context = &engine->context;
+    bool step = !context->store_failed && !engine->stopping &&
+                hf_batch_count(context->open_batch) == 0 && hf_core_jobs_running(context->core);
+    if (step) uv_idle_start(&engine->job_idle, on_job_idle);
+    else uv_idle_stop(&engine->job_idle);
+}
+
+/* After every loop turn: hand what this turn applied to the store, re-arm the expiry timer
+ * and the jobs' steps, and finish a shutdown once everything is durable and answered. */
 static void on_check(uv_check_t *handle) {
     hf_engine_t *engine = handle->data;
     submit_if_idle(engine);
     arm_expiry_timer(engine);
+    job_idle_arm(engine);
     if (engine->stopping && (drained(engine) || engine->context.store_failed)) {
         if (engine->context.store_failed) engine->exit_code = 1;
         close_handles(engine);
@@ -332,6 +363,8 @@ static void init_handles(hf_engine_t *engine) {
     uv_loop_t *loop = engine->loop;
     uv_async_init(loop, &engine->store_done, on_store_done);
     uv_check_init(loop, &engine->check);
+    uv_idle_init(loop, &engine->job_idle);
+    engine->job_idle.data = engine;
     uv_timer_init(loop, &engine->expiry_timer);
     uv_timer_init(loop, &engine->shutdown_timer);
     uv_timer_init(loop, &engine->keepalive_timer);

@@ -95,6 +95,10 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
                                            "no such allocation on this event"},
     [HF_API_ERROR_ALLOCATION_EXISTS] = {"allocation_exists", 409,
                                         "an allocation with this id exists on this event"},
+    /* Cancelling an event (API.md section 13). */
+    [HF_API_ERROR_EVENT_CANCELLED] = {"event_cancelled", 409,
+                                      "the event is cancelled: no new holds, bookings or joins"},
+    [HF_API_ERROR_JOB_NOT_FOUND] = {"job_not_found", 404, "no such job"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -141,10 +145,12 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_ORDER_NOT_ACTIVE] = HF_API_ERROR_ORDER_NOT_ACTIVE,
     [HF_ERROR_ALLOCATION_NOT_FOUND] = HF_API_ERROR_ALLOCATION_NOT_FOUND,
     [HF_ERROR_ALLOCATION_EXISTS] = HF_API_ERROR_ALLOCATION_EXISTS,
+    [HF_ERROR_EVENT_CANCELLED] = HF_API_ERROR_EVENT_CANCELLED,
+    [HF_ERROR_JOB_NOT_FOUND] = HF_API_ERROR_JOB_NOT_FOUND,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_ALLOCATION_EXISTS + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_JOB_NOT_FOUND + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

@@ -76,6 +76,9 @@ typedef enum hf_api_error {
     /* Allocations (API.md section 14). */
     HF_API_ERROR_ALLOCATION_NOT_FOUND,
     HF_API_ERROR_ALLOCATION_EXISTS,
+    /* Cancelling an event (API.md section 13). */
+    HF_API_ERROR_EVENT_CANCELLED,
+    HF_API_ERROR_JOB_NOT_FOUND,
     HF_API_ERROR_COUNT
 } hf_api_error_t;
 

@@ -39,6 +39,7 @@ static const struct {
     {"exchange", "order.exchanged"},
     {"payment", "payment.recorded"},
     {"event_update", "event.updated"},
+    {"event_cancel", "event.cancelled"},
     {"waitlist_offer", "offer.created"},
     {"waitlist_fulfilled", "offer.fulfilled"},
     {"waitlist_lapsed", "offer.lapsed"},

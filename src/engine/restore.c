@@ -136,6 +136,19 @@ static int restore_refund(void *context, const hf_stored_refund_t *refund) {
     return error ? fail(restore, "refund", refund->refund_id, error) : 0;
 }
 
+static int restore_job(void *context, const hf_stored_job_t *job) {
+    restore_t *restore = context;
+    hf_error_t error = hf_core_restore_job(restore->context->core, job);
+    return error ? fail(restore, "job", job->job_id, error) : 0;
+}
+
+static int restore_job_offer(void *context, const hf_stored_job_offer_t *offer) {
+    restore_t *restore = context;
+    tick(restore);
+    hf_error_t error = hf_core_restore_job_offer(restore->context->core, offer);
+    return error ? fail(restore, "job offer of", offer->order_id, error) : 0;
+}
+
 static int restore_delivery(void *context, const hf_stored_delivery_t *delivery) {
     restore_t *restore = context;
     hf_error_t error = hf_core_restore_delivery(restore->context->core, delivery);
@@ -176,6 +189,8 @@ static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
                                .order = restore_order,
                                .idempotency = restore_idempotency,
                                .refund = restore_refund,
+                               .job = restore_job,
+                               .job_offer = restore_job_offer,
                                .delivery = restore_delivery,
                                .ticket = restore_ticket,
                                .driver = restore_driver,

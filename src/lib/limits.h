@@ -89,6 +89,11 @@
 /* Durations: a hold lives at most 30 days, an absurd but finite bound that keeps ms sums far
  * from overflow. */
 #define HF_HOLD_TTL_MS_MAX (30LL * 24 * 3600 * 1000)
+/* A cancel job's offers (API.md section 13): offer_ttl_s at most 30 days. */
+#define HF_JOB_OFFER_TTL_MS_MAX (30LL * 24 * 3600 * 1000)
+/* Orders a cancel job goes through in one turn of the server's loop (one durable batch), so
+ * other events are served as before while it runs. */
+#define HF_JOB_STEP_ORDERS 1000u
 
 /* HTTP (API.md section 1). */
 #define HF_HTTP_HEAD_SIZE_MAX (16u * 1024)

@@ -210,7 +210,7 @@ void hf_store_error_write(char *error, size_t error_size, const char *format, ..
 /* The SQLite backend (store/sqlite/sqlite.c), and the version of the schema it writes: an
  * older store is migrated at open, and `holdfast check` (cmd/check.c) checks this one. */
 extern const hf_store_backend_t hf_store_sqlite_backend;
-#define HF_STORE_SQLITE_SCHEMA_VERSION "12"
+#define HF_STORE_SQLITE_SCHEMA_VERSION "13"
 /* The PostgreSQL backend (store/postgres/postgres.c). */
 extern const hf_store_backend_t hf_store_postgres_backend;
 

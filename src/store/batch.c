@@ -259,6 +259,22 @@ void hf_batch_copy_idempotency(hf_batch_t *batch, hf_mutation_t *copy) {
     answer->unit = copy_string(batch, answer->unit);
 }
 
+void hf_batch_copy_job(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_job_t *job = &copy->as.job;
+    job->job_id = copy_string(batch, job->job_id);
+    job->event_id = copy_string(batch, job->event_id);
+    job->rebook_to = copy_string(batch, job->rebook_to);
+}
+
+void hf_batch_copy_job_offer(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_job_offer_t *offer = &copy->as.job_offer;
+    offer->job_id = copy_string(batch, offer->job_id);
+    offer->event_id = copy_string(batch, offer->event_id);
+    offer->order_id = copy_string(batch, offer->order_id);
+    offer->user_id = copy_string(batch, offer->user_id);
+    offer->reservation_id = copy_string(batch, offer->reservation_id);
+}
+
 void hf_batch_copy_notify(hf_batch_t *batch, hf_mutation_t *copy) {
     hf_mutation_notify_t *notify = &copy->as.notify;
     notify->unit = copy_string(batch, notify->unit);

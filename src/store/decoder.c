@@ -2,6 +2,8 @@
  * structs, through a backend's reader. */
 #include "store/decoder.h"
 
+#include "core/jobs.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,6 +294,33 @@ static int refund_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     return decoder->loader->refund(decoder->loader->context, &refund);
 }
 
+static int job_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    hf_stored_job_t job = {.job_id = text(row, HF_COLUMN_JOB_ID),
+                           .event_id = text(row, HF_COLUMN_JOB_EVENT_ID),
+                           .rebook_to = text(row, HF_COLUMN_JOB_REBOOK_TO),
+                           .offer_ttl_ms = integer(row, HF_COLUMN_JOB_OFFER_TTL_MS),
+                           .orders = (uint32_t)integer(row, HF_COLUMN_JOB_ORDERS),
+                           .cursor = (uint32_t)integer(row, HF_COLUMN_JOB_CURSOR),
+                           .offered = (uint32_t)integer(row, HF_COLUMN_JOB_OFFERED),
+                           .accepted = (uint32_t)integer(row, HF_COLUMN_JOB_ACCEPTED),
+                           .refunded = (uint32_t)integer(row, HF_COLUMN_JOB_REFUNDED),
+                           .created_at_ms = integer(row, HF_COLUMN_JOB_CREATED_AT)};
+    if (!word_read(decoder, row, HF_COLUMN_JOB_STATUS, hf_job_status_parse, &job.status, "status",
+                   HF_ROW_JOB, job.job_id))
+        return HF_DECODER_UNREADABLE;
+    return decoder->loader->job(decoder->loader->context, &job);
+}
+
+static int job_offer_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    hf_stored_job_offer_t offer = {.job_id = text(row, HF_COLUMN_JOB_OFFER_JOB_ID),
+                                   .order_id = text(row, HF_COLUMN_JOB_OFFER_ORDER_ID),
+                                   .reservation_id = text(row, HF_COLUMN_JOB_OFFER_RESERVATION_ID)};
+    if (!word_read(decoder, row, HF_COLUMN_JOB_OFFER_STATUS, hf_job_offer_status_parse,
+                   &offer.status, "status", HF_ROW_JOB_OFFER, offer.order_id))
+        return HF_DECODER_UNREADABLE;
+    return decoder->loader->job_offer(decoder->loader->context, &offer);
+}
+
 static int delivery_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     hf_stored_delivery_t delivery = {
         .payment_intent_id = text(row, HF_COLUMN_DELIVERY_PAYMENT_INTENT_ID),
@@ -378,6 +407,8 @@ static const kind_t KINDS[] = {
     [HF_ROW_ORDER] = {"orders", HF_COLUMN_ORDER_ID, order_decode},
     [HF_ROW_IDEMPOTENCY] = {"idempotency", HF_COLUMN_IDEMPOTENCY_KEY, idempotency_decode},
     [HF_ROW_REFUND] = {"refunds", HF_COLUMN_REFUND_ID, refund_decode},
+    [HF_ROW_JOB] = {"jobs", HF_COLUMN_JOB_ID, job_decode},
+    [HF_ROW_JOB_OFFER] = {"job_offers", HF_COLUMN_JOB_OFFER_ORDER_ID, job_offer_decode},
     [HF_ROW_DELIVERY] = {"deliveries", HF_COLUMN_DELIVERY_PAYMENT_INTENT_ID, delivery_decode},
     [HF_ROW_TICKET] = {"tickets", HF_COLUMN_TICKET_ID, ticket_decode},
     [HF_ROW_DRIVER] = {"drivers", HF_COLUMN_DRIVER_DRIVER_ID, driver_decode},
@@ -398,6 +429,8 @@ bool hf_decoder_wants(const hf_store_loader_t *loader, hf_row_kind_t kind) {
     case HF_ROW_ORDER: return loader->order != NULL || loader->calendar_order != NULL;
     case HF_ROW_IDEMPOTENCY: return loader->idempotency != NULL;
     case HF_ROW_REFUND: return loader->refund != NULL;
+    case HF_ROW_JOB: return loader->job != NULL;
+    case HF_ROW_JOB_OFFER: return loader->job_offer != NULL;
     case HF_ROW_DELIVERY: return loader->delivery != NULL;
     case HF_ROW_TICKET: return loader->ticket != NULL;
     case HF_ROW_DRIVER: return loader->driver != NULL;

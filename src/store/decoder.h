@@ -47,6 +47,8 @@ typedef enum hf_row_kind {
     HF_ROW_ORDER,
     HF_ROW_IDEMPOTENCY,
     HF_ROW_REFUND,
+    HF_ROW_JOB,
+    HF_ROW_JOB_OFFER,
     HF_ROW_DELIVERY,
     HF_ROW_TICKET,
     HF_ROW_DRIVER,
@@ -157,6 +159,36 @@ enum {
     HF_COLUMN_REFUND_EVENT_ID,
     HF_COLUMN_REFUND_ORDER_ID,
     HF_COLUMN_REFUND_COUNT,
+};
+
+/* Cancel jobs (schema version 11), after the orders and refunds they went through. */
+#define HF_JOB_COLUMNS \
+    "id, event_id, rebook_to, offer_ttl_ms, orders, cursor, offered, accepted, refunded," \
+    " status, created_at"
+enum {
+    HF_COLUMN_JOB_ID,
+    HF_COLUMN_JOB_EVENT_ID,
+    HF_COLUMN_JOB_REBOOK_TO,
+    HF_COLUMN_JOB_OFFER_TTL_MS,
+    HF_COLUMN_JOB_ORDERS,
+    HF_COLUMN_JOB_CURSOR,
+    HF_COLUMN_JOB_OFFERED,
+    HF_COLUMN_JOB_ACCEPTED,
+    HF_COLUMN_JOB_REFUNDED,
+    HF_COLUMN_JOB_STATUS,
+    HF_COLUMN_JOB_CREATED_AT,
+    HF_COLUMN_JOB_COUNT,
+};
+
+/* What a job did with each order, in the order it went (seq). */
+#define HF_JOB_OFFER_COLUMNS \
+    "job_offers.job_id, job_offers.order_id, job_offers.reservation_id, job_offers.status"
+enum {
+    HF_COLUMN_JOB_OFFER_JOB_ID,
+    HF_COLUMN_JOB_OFFER_ORDER_ID,
+    HF_COLUMN_JOB_OFFER_RESERVATION_ID,
+    HF_COLUMN_JOB_OFFER_STATUS,
+    HF_COLUMN_JOB_OFFER_COUNT,
 };
 
 #define HF_DELIVERY_COLUMNS \

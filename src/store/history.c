@@ -4,6 +4,7 @@
 #include "store/history.h"
 
 #include "core/core.h"
+#include "core/jobs.h"
 #include "lib/json.h"
 #include "store/records.h"
 #include "store/rows.h"
@@ -293,4 +294,36 @@ void hf_history_data_allocation(hf_json_t *json, const hf_mutation_t *mutation) 
         }
         hf_json_object_end(json);
     }
+}
+
+/* A cancel job (core/jobs.h): the event's cancel is an entry, and so is the job's end (the
+ * step that went through its last order; the steps before tell their orders only). */
+const char *hf_history_type_event_cancel(const hf_mutation_t *mutation) { return "event_cancel"; }
+
+const char *hf_history_type_job(const hf_mutation_t *mutation) {
+    return mutation->as.job.finished ? "job_done" : NULL;
+}
+
+static void job_write(hf_json_t *json, const hf_mutation_job_t *job) {
+    HF_JSON_KEY(json, "job_id");
+    hf_json_string(json, job->job_id);
+    HF_JSON_KEY(json, "rebook_to");
+    string_or_null(json, job->rebook_to);
+    HF_JSON_KEY(json, "orders");
+    hf_json_int(json, job->orders);
+}
+
+void hf_history_data_event_cancel(hf_json_t *json, const hf_mutation_t *mutation) {
+    job_write(json, &mutation->as.job);
+}
+
+void hf_history_data_job(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_job_t *job = &mutation->as.job;
+    job_write(json, job);
+    HF_JSON_KEY(json, "offered");
+    hf_json_int(json, job->offered);
+    HF_JSON_KEY(json, "accepted");
+    hf_json_int(json, job->accepted);
+    HF_JSON_KEY(json, "refunded");
+    hf_json_int(json, job->refunded);
 }

@@ -66,6 +66,11 @@
 /* An allocation is its event's (its history tells its creation and its releases). */
 #define ROW_ALLOCATION \
     UNIT(allocation.event_id), SUBJECT(allocation.allocation_id), HISTORY(allocation)
+/* Cancel jobs: the cancelled event is their unit. The cancel and a job's end make entries of
+ * its history; a step's orders and refunds tell themselves, so a job offer makes none. */
+#define ROW_EVENT_CANCEL UNIT(job.event_id), SUBJECT(job.job_id), HISTORY(event_cancel)
+#define ROW_JOB UNIT(job.event_id), SUBJECT(job.job_id), HISTORY(job)
+#define ROW_JOB_OFFER UNIT(job_offer.event_id), SUBJECT(job_offer.order_id)
 
 #define ROW(KIND, value, lower, member) \
     [HF_MUTATION_##KIND] = {.name = #KIND, .copy = hf_batch_copy_##member, ROW_##KIND},

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "core/jobs.h"
 #include "lib/histogram.h"
 #include "core/queue.h"
 #include "core/dispatch/dispatch.h"
@@ -148,6 +149,10 @@ typedef struct hf_store_loader {
     int (*calendar_order)(void *context, const hf_stored_calendar_order_t *order);
     /* Allocations (core/allocations.h): every one after the events, before the holds. */
     int (*allocation)(void *context, const hf_stored_allocation_t *allocation);
+    /* Cancel jobs (core/jobs.h), after the refunds: every job by creation, then what each did
+     * with each order, in the order it went. */
+    int (*job)(void *context, const hf_stored_job_t *job);
+    int (*job_offer)(void *context, const hf_stored_job_offer_t *offer);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

@@ -112,6 +112,12 @@ class Fixtures:
         self.scratch = uid("credscratch")
         create_event(self.admin, self.scratch, sections=[
             {"id": "A", "price": 100, "rows": [{"id": "R", "seats": 10}]}])
+        # A cancel (API.md section 13) closes its event for good: it cancels one of its own.
+        self.doomed = uid("creddoomed")
+        create_event(self.admin, self.doomed, sections=[
+            {"id": "A", "price": 100, "rows": [{"id": "R", "seats": 10}]}])
+        self.job = expect(self.admin.post("/v1/events/%s/cancel" % self.doomed, {}), 202,
+                          what="fixture job")["job_id"]
         self.room = uid("credroom")
         create_event(self.admin, self.room, sections=[
             {"id": "A", "price": 100, "rows": [{"id": "R", "seats": 10}]}],
@@ -149,12 +155,15 @@ class Fixtures:
         event = self.event
         if "/queue" in pattern:
             event = self.room
+        elif pattern.startswith("/v1/events/") and pattern.endswith("/cancel"):
+            event = self.doomed
         elif pattern.endswith(("/close", "/open")) or method in ("PATCH", "DELETE"):
             event = self.scratch
         values = {"event": event, "seat": "A-R-1", "user": self.owner, "user_id": self.owner,
                   "file": "common.js", "fleet": "f_cred", "driver": "d_cred",
                   "ride": "ride_" + "0" * 36, "refund": "ref_" + "0" * 36,
                   "notification": "nt_1_none", "allocation": "no_such_allocation",
+                  "job": self.job,
                   "calendar": self.calendar_scratch if pattern.endswith(("/close", "/open"))
                   else self.calendar}
         if "{hold}" in pattern:

@@ -377,7 +377,7 @@ def test_a_version_5_store_is_migrated():
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     rides = database.execute("SELECT id, status, offer_driver_id FROM rides").fetchall()
     database.close()
-    check_equal(version, ("12",), "the schema version after the migration")
+    check_equal(version, ("13",), "the schema version after the migration")
     check_equal(rides, [(ride["ride_id"], "offered", "d000")], "the rides table")
 
 

@@ -64,7 +64,8 @@ LABEL_VALUES = {
     "route": re.compile(r"^(other|/[A-Za-z0-9_./{}]*)$"),
     "method": re.compile(r"^(other|GET|POST|PUT|PATCH|DELETE)$"),
     "status": re.compile(r"^(other|[2-5][0-9][0-9]|available|held|sold|pending|completed|"
-                         r"searching|offered|assigned|cancelled|unavailable|delivered|failed)$"),
+                         r"searching|offered|assigned|cancelled|unavailable|delivered|failed|"
+                         r"running|done)$"),
     "outcome": re.compile(r"^(accepted|declined|expired)$"),
     "le": re.compile(r"^(\+Inf|[0-9.e+-]+)$"),
     "result": re.compile(r"^(committed|refund_required|recorded|repeat|invalid_signature|"

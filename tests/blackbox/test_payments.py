@@ -537,7 +537,7 @@ def test_a_version_3_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("12",), "the schema version after the migration")
+    check_equal(version, ("13",), "the schema version after the migration")
 
 
 def test_payments_enter_the_history(server):
@@ -813,7 +813,7 @@ def test_a_version_7_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("12",), "the schema version after the migration")
+    check_equal(version, ("13",), "the schema version after the migration")
 
 
 def test_a_version_7_database_is_migrated_on_postgres():
@@ -837,7 +837,7 @@ def test_a_version_7_database_is_migrated_on_postgres():
     c = server.client()
     check_equal(harness.postgres_rows(server.data_dir,
                                       "SELECT value FROM meta WHERE key = 'schema_version'"),
-                [["12"]], "the schema version after the migration")
+                [["13"]], "the schema version after the migration")
     check_equal([r["refund_id"] for r in refunds(c)], [old], "the refunds are kept")
     cancelled = cancel(c, booked["order_id"], u)
     refund = check_cancel_refund(c, cancelled, booked, "pi_pg7", None)

@@ -51,7 +51,7 @@ def test_tables_hold_what_the_answers_say():
                 "history numbering")
     check_equal(harness.postgres_rows(server.data_dir,
                                       "SELECT value FROM meta WHERE key = 'schema_version'"),
-                [["12"]], "schema version (SQLite's number for the same tables)")
+                [["13"]], "schema version (SQLite's number for the same tables)")
     server.stop()
 
 

@@ -430,7 +430,7 @@ def test_a_version_5_store_is_migrated():
     database = sqlite3.connect(os.path.join(server.data_dir, "holdfast.db"))
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
-    check_equal(version, ("12",), "the schema version after the migration")
+    check_equal(version, ("13",), "the schema version after the migration")
 
 
 # ---- estimated_wait_s (API.md section 6: ceil(position / r), r = min(admit_per_s, A / T)) ----

@@ -390,4 +390,4 @@ def test_a_version_2_store_is_migrated():
     version = database.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     database.close()
     # 2 to 3 to 4 (payments) to 5 (the history) to 6 (tickets) to 7 (dispatch) in one step.
-    check_equal(version, ("12",), "the schema version after the migration")
+    check_equal(version, ("13",), "the schema version after the migration")

@@ -31,6 +31,8 @@ stage() {
 stage "crash (5 rounds)" python3 tests/crash/crash_test.py --binary "$build/holdfast" --rounds 5 --max-load-s 0.8
 stage "crash, finished holds forgotten (5 rounds)" python3 tests/crash/crash_test.py \
     --binary "$build/holdfast" --rounds 5 --max-load-s 0.8 --finished-holds 0
+stage "cancel job, kill -9 in its steps (10,000 orders)" python3 tests/crash/job_crash_test.py \
+    --binary "$build/holdfast" --orders 10000 --kills 4
 stage "storage faults (asan)" python3 tests/crash/fault_test.py --binary "$build/asan/holdfast"
 stage "hostile (release)" python3 tests/hostile/hostile_test.py --binary "$build/holdfast" --quick
 stage "hostile (asan)" python3 tests/hostile/hostile_test.py --binary "$build/asan/holdfast" --quick

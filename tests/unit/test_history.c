@@ -451,7 +451,7 @@ static void test_version_4_is_migrated(void **state) {
     database = open_with(fixture->database.path, NULL);
     assert_int_equal(query_number(database, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     12);
+                     13);
     assert_int_equal(query_number(database, "SELECT count(*) FROM history"), 0);
     assert_int_equal(query_number(database, "SELECT count(*) FROM holds"), 1);
     sqlite3_close(database);

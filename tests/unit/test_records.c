@@ -121,6 +121,19 @@ static const sample_t SAMPLES[] = {
                         .change = HF_ALLOCATION_CREATED}},
      "E1",
      "amex"},
+    /* A cancel job's records are its event's; a job's subject is the job, an offer's its
+     * order. */
+    {{.type = HF_MUTATION_EVENT_CANCEL, .as.job = {.job_id = "job_1", .event_id = "E7"}},
+     "E7",
+     "job_1"},
+    {{.type = HF_MUTATION_JOB,
+      .as.job = {.job_id = "job_1", .event_id = "E7", .status = 1, .finished = true}},
+     "E7",
+     "job_1"},
+    {{.type = HF_MUTATION_JOB_OFFER,
+      .as.job_offer = {.job_id = "job_1", .event_id = "E7", .order_id = "o7", .user_id = "u"}},
+     "E7",
+     "o7"},
 };
 #define SAMPLE_COUNT (sizeof SAMPLES / sizeof SAMPLES[0])
 
@@ -236,9 +249,10 @@ static void each_kind_copies_deeply(void **state) {
 static void history_entries_by_kind(void **state) {
     (void)state;
     const char *expected[HF_RECORD_KIND_LIMIT] = {
-        [HF_MUTATION_HOLD_CREATE] = "hold",     [HF_MUTATION_HOLD_UPDATE] = "release",
-        [HF_MUTATION_ORDER_CREATE] = "commit",  [HF_MUTATION_ORDER_UPDATE] = "cancel",
-        [HF_MUTATION_DELIVERY] = "payment",     [HF_MUTATION_EVENT_UPDATE] = "event_update",
+        [HF_MUTATION_HOLD_CREATE] = "hold",          [HF_MUTATION_HOLD_UPDATE] = "release",
+        [HF_MUTATION_ORDER_CREATE] = "commit",       [HF_MUTATION_ORDER_UPDATE] = "cancel",
+        [HF_MUTATION_DELIVERY] = "payment",          [HF_MUTATION_EVENT_UPDATE] = "event_update",
+        [HF_MUTATION_EVENT_CANCEL] = "event_cancel", [HF_MUTATION_JOB] = "job_done",
         [HF_MUTATION_ALLOCATION] = "allocation"};
     for (size_t s = 0; s < SAMPLE_COUNT; s++) {
         const hf_mutation_t *record = &SAMPLES[s].record;

@@ -313,6 +313,7 @@ static void test_payment_window(void **state) {
 #include "sim_queue.h"
 #include "sim_dispatch.h"
 #include "sim_calendars.h"
+#include "sim_jobs.h"
 
 int main(void) {
     const char *text = getenv("HF_SEED");
@@ -329,7 +330,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simulation),          cmocka_unit_test(test_payment_window),
         cmocka_unit_test(test_queue_simulation),    cmocka_unit_test(test_dispatch_simulation),
-        cmocka_unit_test(test_calendar_simulation),
+        cmocka_unit_test(test_calendar_simulation), cmocka_unit_test(test_cancel_simulation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -451,7 +451,7 @@ static void test_open_creates_schema_in_wal_mode(void **state) {
                      1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     12);
+                     13);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM sqlite_master WHERE type ="
                                             " 'table' AND name = 'allocations'"),
                      1);
@@ -498,10 +498,10 @@ static void test_open_rejects_what_it_cannot_serve(void **state) {
     /* A database written by a newer server is refused, not misread. */
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     hf_store_close(store);
-    execute(fixture, "UPDATE meta SET value = '13' WHERE key = 'schema_version'");
+    execute(fixture, "UPDATE meta SET value = '14' WHERE key = 'schema_version'");
     error[0] = '\0';
     assert_int_not_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
-    assert_non_null(strstr(error, "schema version \"13\""));
+    assert_non_null(strstr(error, "schema version \"14\""));
 }
 
 static void test_seat_state_reads_the_written_items(void **state) {

@@ -156,9 +156,11 @@ static void test_loader_callback_stops_the_load(void **state) {
 
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
-    hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0,    &transcript,
-                                NULL,     NULL,    NULL,     0,      NULL, NULL,
-                                NULL,     NULL,    NULL,     NULL,   NULL, NULL};
+    hf_store_loader_t loader = {.event = on_event,
+                                .hold = on_hold,
+                                .order = on_order,
+                                .idempotency = on_key,
+                                .context = &transcript};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -167,9 +169,7 @@ static void test_loader_callback_stops_the_load(void **state) {
     transcript_free(&transcript);
 
     /* Callbacks left NULL skip their table. */
-    hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0,    &transcript,
-                                     NULL, NULL, NULL,     0,    NULL, NULL,
-                                     NULL, NULL, NULL,     NULL, NULL, NULL};
+    hf_store_loader_t orders_only = {.order = on_order, .context = &transcript};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
@@ -217,10 +217,12 @@ static void test_finished_count_and_reading_one_hold(void **state) {
 
     assert_int_equal(hf_store_open(&store, fixture->url, error, sizeof error), 0);
     transcript.finished = 99;
-    hf_store_loader_t loader = {
-        on_event, on_hold, on_order, on_key, 0,    &transcript, on_finished_count,
-        NULL,     NULL,    0,        NULL,   NULL, NULL,        NULL,
-        NULL,     NULL,    NULL,     NULL};
+    hf_store_loader_t loader = {.event = on_event,
+                                .hold = on_hold,
+                                .order = on_order,
+                                .idempotency = on_key,
+                                .context = &transcript,
+                                .finished_holds = on_finished_count};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
@@ -416,7 +418,7 @@ static void test_version_3_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     12);
+                     13);
     hf_batch_t *batch = hf_batch_create();
     char error[ERROR_SIZE];
     append(batch, refund_record("ref_9", "pi_9", HF_REFUND_HOLD_NOT_FOUND, HF_REFUND_PENDING));
@@ -447,7 +449,7 @@ static void test_version_7_is_migrated(void **state) {
     store = store_open_started(fixture);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     12);
+                     13);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('refunds')"
                                             " WHERE name = 'order_id'"),
                      1);
@@ -492,7 +494,7 @@ static void test_version_9_is_migrated(void **state) {
     hf_store_close(store);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     12);
+                     13);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM pragma_table_info('orders')"
                                             " WHERE name IN ('replaces', 'replaced_by')"),
                      2);
@@ -642,7 +644,7 @@ static void test_version_2_is_migrated(void **state) {
     assert_sales_loaded(fixture, open, 1);
     assert_int_equal(query_integer(fixture, "SELECT value FROM meta WHERE key ="
                                             " 'schema_version'"),
-                     12);
+                     13);
     assert_int_equal(query_integer(fixture, "SELECT count(*) FROM holds"), 1);
     store = store_open_started(fixture);
     append(batch, event_sales("old", false));
@@ -770,6 +772,8 @@ static void test_column_lists_follow_the_decoder(void **state) {
         {"SELECT " HF_IDEMPOTENCY_COLUMNS("hex(hash)") " FROM idempotency",
          HF_COLUMN_IDEMPOTENCY_COUNT},
         {"SELECT " HF_REFUND_COLUMNS " FROM refunds", HF_COLUMN_REFUND_COUNT},
+        {"SELECT " HF_JOB_COLUMNS " FROM jobs", HF_COLUMN_JOB_COUNT},
+        {"SELECT " HF_JOB_OFFER_COLUMNS " FROM job_offers", HF_COLUMN_JOB_OFFER_COUNT},
         {"SELECT " HF_DELIVERY_COLUMNS " FROM deliveries", HF_COLUMN_DELIVERY_COUNT},
         {"SELECT " HF_TICKET_COLUMNS " FROM tickets", HF_COLUMN_TICKET_COUNT},
         {"SELECT " HF_DRIVER_COLUMNS " FROM drivers", HF_COLUMN_DRIVER_COUNT},

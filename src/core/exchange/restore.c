@@ -143,6 +143,7 @@ void hf_core_restore_finish(hf_core_t *core) {
         wait->take = false;
         hold_take(core, wait->hold_index, hold_of(core, wait->hold_index)->created_at_ms, false);
     }
+    jobs_restore_finish(core);
 }
 
 void exchange_free(hf_core_t *core) {

@@ -68,6 +68,8 @@ static const char *const LOAD_ALL[HF_ROW_KIND_COUNT] = {
     [HF_ROW_ORDER] = "SELECT " HF_ORDER_COLUMNS " FROM orders ORDER BY seq",
     [HF_ROW_IDEMPOTENCY] = SELECT_KEYS " ORDER BY created_at, key",
     [HF_ROW_REFUND] = SELECT_REFUNDS " ORDER BY seq",
+    [HF_ROW_JOB] = "SELECT " HF_JOB_COLUMNS " FROM jobs ORDER BY seq",
+    [HF_ROW_JOB_OFFER] = "SELECT " HF_JOB_OFFER_COLUMNS " FROM job_offers ORDER BY seq",
     [HF_ROW_DELIVERY] = SELECT_DELIVERIES " ORDER BY seq",
     [HF_ROW_TICKET] = "SELECT " HF_TICKET_COLUMNS " FROM tickets ORDER BY seq",
     [HF_ROW_DRIVER] = SELECT_DRIVERS " ORDER BY fleet_id, driver_id",
@@ -99,6 +101,9 @@ static const char *const LOAD_UNIT[HF_ROW_KIND_COUNT] = {
     " OR ($1 = '" HF_STORE_UNIT_NONE "' AND order_id IS NULL"
     " AND reservation_id NOT IN (SELECT id FROM holds))"
     " ORDER BY seq",
+    [HF_ROW_JOB] = "SELECT " HF_JOB_COLUMNS " FROM jobs WHERE event_id = $1 ORDER BY seq",
+    [HF_ROW_JOB_OFFER] = "SELECT " HF_JOB_OFFER_COLUMNS " FROM job_offers"
+                         " WHERE job_id IN (SELECT id FROM jobs WHERE event_id = $1) ORDER BY seq",
     [HF_ROW_DELIVERY] = SELECT_DELIVERIES
     " AND (" OF_UNIT_HOLDS
     /* The records of no unit: deliveries for holds no event has (repeats answered

@@ -271,6 +271,7 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
     if (hf_pg_runs_prepare(store->writer, error, error_size) != 0 ||
         hf_pg_dispatch_prepare(store->writer, error, error_size) != 0 ||
         hf_pg_events_prepare(store->writer, error, error_size) != 0 ||
+        hf_pg_jobs_prepare(store->writer, error, error_size) != 0 ||
         hf_pg_calendars_prepare(store->writer, error, error_size) != 0 ||
         hf_pg_allocations_prepare(store->writer, error, error_size) != 0) {
         connection_drop(&store->writer);
@@ -555,6 +556,9 @@ static bool queue_calendar_change(hf_pg_store_t *store, const hf_mutation_t *m, 
 #define queue_event_delete hf_pg_event_delete_queue
 #define queue_hold_create hf_pg_run_hold_insert
 #define queue_hold_update hf_pg_run_hold_update
+#define queue_event_cancel hf_pg_event_cancel_queue
+#define queue_job hf_pg_job_queue
+#define queue_job_offer hf_pg_job_offer_queue
 #define queue_driver hf_pg_driver_queue
 #define queue_ride hf_pg_ride_queue
 #define queue_allocation hf_pg_allocation_queue

@@ -77,7 +77,7 @@ const char hf_pg_schema[] =
     "  status TEXT NOT NULL, created_at BIGINT NOT NULL, admitted_at BIGINT,"
     "  updated_at BIGINT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS tickets_event ON tickets(event_id, seq);" HF_PG_DISPATCH_TABLES
-        HF_PG_CALENDAR_TABLES HF_PG_ALLOCATION_TABLES
+        HF_PG_CALENDAR_TABLES HF_PG_JOB_TABLES HF_PG_ALLOCATION_TABLES
     /* The units' owners (API.md section 11): times are the database's clock. */
     "CREATE TABLE IF NOT EXISTS nodes("
     "  node_id TEXT PRIMARY KEY, address TEXT, heartbeat_at TIMESTAMPTZ NOT NULL);"
@@ -112,8 +112,9 @@ const char hf_pg_schema[] =
     "    RETURN held; END $f$;"
     "INSERT INTO meta(key, value) VALUES('schema_version', '" HF_PG_SCHEMA_VERSION "')"
     "  ON CONFLICT(key) DO NOTHING;" HF_PG_REFUNDS_MIGRATION
-    /* Versions 5, 6 and 8 lacked only tables made above (tickets; drivers and rides;
-     * calendars). */
+    /* Versions 5, 6, 8, 10, 11 and 12 lacked only tables made above (tickets; drivers and
+     * rides; calendars; jobs; allocations; jobs or allocations), version 9 the columns of
+     * exchanges added above. */
     "UPDATE meta SET value = '" HF_PG_SCHEMA_VERSION "' WHERE key = 'schema_version'"
-    "  AND value IN ('5', '6', '7', '8', '10', '11');"
+    "  AND value IN ('5', '6', '7', '8', '9', '10', '11', '12');"
     "COMMIT;";

@@ -57,6 +57,9 @@ typedef enum hf_sqlite_statement {
     STATEMENT_CALENDAR_SALES,
     STATEMENT_CALENDAR_USE_INSERT,
     STATEMENT_ALLOCATION_PUT, /* allocations (calendars.c's neighbour, sqlite.c) */
+    STATEMENT_JOB_INSERT, /* cancel jobs (jobs.c) */
+    STATEMENT_JOB_UPDATE,
+    STATEMENT_JOB_OFFER_PUT,
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 
@@ -205,6 +208,10 @@ int hf_sqlite_rides_list(void *instance, const hf_store_ride_query_t *query,
 int hf_sqlite_calendar_create(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 int hf_sqlite_calendar_resources(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 int hf_sqlite_calendar_sales(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+/* Cancel jobs (jobs.c): the job's row at its cancel, at each step, and its outcomes. */
+int hf_sqlite_event_cancel(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+int hf_sqlite_job_update(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+int hf_sqlite_job_offer_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 /* The typed rows of a calendar hold's or order's uses (owner: its id). */
 int hf_sqlite_calendar_uses(hf_sqlite_store_t *store, const char *owner_id, const char *calendar_id,
                             const hf_mutation_uses_t *uses);

@@ -13,8 +13,10 @@
  * tables of dispatch (drivers, rides), version 8 refunds.order_id (a paid order's cancel owes
  * a refund) with refunds.reservation_id nullable (a booking has no hold), version 9 the tables
  * of calendars, version 10 the links of exchanges (holds.exchange_for, orders.replaces and
- * orders.replaced_by), version 12 the table of allocations (11 is the jobs' version); a
- * version 2 to 11 database is migrated at open (schema_migrate). */
+ * orders.replaced_by), version 11 the tables of cancel jobs (jobs, job_offers), version 12
+ * the table of allocations, version 13 both (they were built side by side: a version 12
+ * database may lack the jobs' tables, which are made when missing); a version 2 to 12
+ * database is migrated at open (schema_migrate). */
 #define SCHEMA_VERSION HF_STORE_SQLITE_SCHEMA_VERSION
 
 /* An event's audit history (store/history.h): one row per entry, numbered per event. Without a
@@ -72,6 +74,19 @@
     "  seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL, id TEXT NOT NULL," \
     "  items TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL," \
     "  UNIQUE(event_id, id));"
+/* Cancel jobs (API.md section 13, version 11): a job whole, its event cancelled by it (one
+ * job per event), updated at each step; and what it did with each order, once per job and
+ * order (the UNIQUE makes a step run twice fail rather than repeat an order). */
+#define JOB_TABLES \
+    "CREATE TABLE IF NOT EXISTS jobs(" \
+    "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT UNIQUE NOT NULL," \
+    "  rebook_to TEXT, offer_ttl_ms INTEGER NOT NULL, orders INTEGER NOT NULL," \
+    "  cursor INTEGER NOT NULL, offered INTEGER NOT NULL, accepted INTEGER NOT NULL," \
+    "  refunded INTEGER NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL);" \
+    "CREATE TABLE IF NOT EXISTS job_offers(" \
+    "  seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL, order_id TEXT NOT NULL," \
+    "  user_id TEXT NOT NULL, reservation_id TEXT, status TEXT NOT NULL, expires_at INTEGER," \
+    "  UNIQUE(job_id, order_id));"
 
 /* Refunds: a webhook's (reservation_id as the delivery named it, order_id NULL) or a paid
  * order's cancel (order_id, and reservation_id its hold's, NULL for a booking). */
@@ -139,7 +154,7 @@ static const char SCHEMA[] =
     "  seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, event_id TEXT NOT NULL,"
     "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT "
-    "NULL);" DISPATCH_TABLES CALENDAR_TABLES ALLOCATION_TABLES
+    "NULL);" DISPATCH_TABLES CALENDAR_TABLES JOB_TABLES ALLOCATION_TABLES
     /* A fleet's rides listed in creation order (dispatch.c, hf_sqlite_rides_list): a range
      * scan. Made at every open when missing, so it needs no version of its own. */
     "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"
@@ -210,7 +225,10 @@ static int schema_migrate(sqlite3 *database, const char *version) {
     if (rc == SQLITE_OK) rc = column_add(database, "holds", "exchange_for");
     if (rc == SQLITE_OK) rc = column_add(database, "orders", "replaces");
     if (rc == SQLITE_OK) rc = column_add(database, "orders", "replaced_by");
-    /* 10 or 11 to 12: the table of allocations, empty (SCHEMA made it when missing). */
+    /* 10 to 11: the tables of cancel jobs, empty (no event was cancelled before). */
+    if (rc == SQLITE_OK) rc = sqlite3_exec(database, JOB_TABLES, NULL, NULL, NULL);
+    /* 11 to 12: the table of allocations, empty (SCHEMA made it when missing). 12 to 13 made
+     * nothing new: the two were built side by side, and 13 is a database with both. */
     if (rc == SQLITE_OK) rc = sqlite3_exec(database, ALLOCATION_TABLES, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(database,
@@ -258,7 +276,7 @@ int hf_sqlite_schema_open(sqlite3 *database, const char *path, char *error, size
     if (strcmp(word, "2") == 0 || strcmp(word, "3") == 0 || strcmp(word, "4") == 0 ||
         strcmp(word, "5") == 0 || strcmp(word, "6") == 0 || strcmp(word, "7") == 0 ||
         strcmp(word, "8") == 0 || strcmp(word, "9") == 0 || strcmp(word, "10") == 0 ||
-        strcmp(word, "11") == 0) {
+        strcmp(word, "11") == 0 || strcmp(word, "12") == 0) {
         if (schema_migrate(database, word) != SQLITE_OK) goto fail;
         snprintf(word, sizeof word, "%s", SCHEMA_VERSION);
     }

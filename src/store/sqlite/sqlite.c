@@ -129,6 +129,18 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_CALENDAR_USE_INSERT] =
         "INSERT INTO calendar_uses(owner_id, calendar_id, resource, from_step, to_step, quantity)"
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [STATEMENT_JOB_INSERT] =
+        "INSERT INTO jobs(id, event_id, rebook_to, offer_ttl_ms, orders, cursor, offered,"
+        " accepted, refunded, status, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+        " ?10, ?11)",
+    [STATEMENT_JOB_UPDATE] =
+        "UPDATE jobs SET cursor = ?6, offered = ?7, accepted = ?8, refunded = ?9, status = ?10"
+        " WHERE id = ?1",
+    /* A new outcome, or its status changed (an offer accepted or refunded). */
+    [STATEMENT_JOB_OFFER_PUT] =
+        "INSERT INTO job_offers(job_id, order_id, user_id, reservation_id, status, expires_at)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(job_id, order_id) DO UPDATE SET"
+        " status = excluded.status",
 };
 
 /* ---- Opening ---- */
@@ -585,6 +597,11 @@ static int write_allocation(hf_sqlite_store_t *store, const hf_mutation_t *mutat
 #define write_calendar_create hf_sqlite_calendar_create
 #define write_calendar_resources hf_sqlite_calendar_resources
 #define write_calendar_sales hf_sqlite_calendar_sales
+
+/* Cancel jobs' rows are jobs.c's. */
+#define write_event_cancel hf_sqlite_event_cancel
+#define write_job hf_sqlite_job_update
+#define write_job_offer hf_sqlite_job_offer_put
 
 /* Dispatch's rows are dispatch.c's. */
 #define write_driver hf_sqlite_driver_put

@@ -1,0 +1,339 @@
+/* Unit tests of cancel jobs in the core (core/jobs.h, API.md section 13): the cancel's checks
+ * and its one step (the event cancelled, its holds released, the job's record first), the
+ * steps (at most their limit of orders, oldest first, each confirmed order cancelled with a
+ * refund of reason event_cancelled, once), the second cancel answering the same job, and the
+ * restore resuming at the stored cursor without repeating an order. Every case checks the
+ * core's invariants (hf_core_check); the fixture is core_cases.h's. */
+#include "core_cases.h"
+#include "core/jobs.h"
+#include "lib/limits.h"
+
+#define DAY_MS INT64_C(86400000)
+
+/* A confirmed order of user on "open": one seat of row A, committed (paid when payment_ref). */
+static void order_on_open(fixture_t *f, uint32_t n, const char *payment_ref, hf_time_ms_t now) {
+    char user[16], hold_id[16], order_id[16], seat_id[16];
+    snprintf(user, sizeof user, "u%u", n);
+    snprintf(hold_id, sizeof hold_id, "res_%u", n);
+    snprintf(order_id, sizeof order_id, "ord_%03u", n);
+    snprintf(seat_id, sizeof seat_id, "S-A-%u", n + 1);
+    const char *seats[] = {seat_id};
+    uint32_t index;
+    assert_int_equal(
+        hold_on(f, "open", user, hold_id, seats, 1, NULL, 0, -1, false, now, &index, NULL), HF_OK);
+    assert_int_equal(hf_core_commit(f->core, hold_id, user, order_id, payment_ref, now, &index),
+                     HF_OK);
+}
+
+static hf_error_t cancel(fixture_t *f, const char *event_id, const char *job_id,
+                         const char *rebook_to, int64_t ttl_ms, hf_time_ms_t now,
+                         uint32_t *job_index, hf_error_detail_t *detail) {
+    hf_cancel_request_t request = {.job_id = job_id,
+                                   .rebook_to = rebook_to,
+                                   .offer_ttl_ms = ttl_ms};
+    hf_error_t error = hf_core_event_cancel(f->core, event_id, &request, now, detail, job_index);
+    assert_consistent(f, now);
+    return error;
+}
+
+static const hf_order_t *order_named(fixture_t *f, const char *order_id) {
+    const hf_order_t *order = hf_core_order_find(f->core, order_id, NULL);
+    assert_non_null(order);
+    return order;
+}
+
+static void test_cancel_checks(void **state) {
+    fixture_t *f = *state;
+    uint32_t job;
+    hf_error_detail_t detail = {0};
+    assert_int_equal(cancel(f, "nope", "job_1", NULL, DAY_MS, T0, &job, &detail),
+                     HF_ERROR_EVENT_NOT_FOUND);
+    assert_int_equal(cancel(f, "open", "job_1", "nope", DAY_MS, T0, &job, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(detail.field, "rebook_to");
+    assert_int_equal(cancel(f, "open", "job_1", "open", DAY_MS, T0, &job, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(detail.field, "rebook_to");
+    assert_int_equal(
+        cancel(f, "open", "job_1", "show", HF_JOB_OFFER_TTL_MS_MAX + 1000, T0, &job, &detail),
+        HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(detail.field, "offer_ttl_s");
+    assert_int_equal(cancel(f, "open", "job_1", "show", 0, T0, &job, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_no_mutation(f);
+    assert_false(event_of(f, "open")->cancelled);
+    /* A cancelled event is no rebook_to. */
+    assert_int_equal(cancel(f, "show", "job_s", NULL, DAY_MS, T0, &job, &detail), HF_OK);
+    assert_int_equal(cancel(f, "open", "job_1", "show", DAY_MS, T0, &job, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(detail.field, "rebook_to");
+    /* The job id is the caller's: one taken is refused. */
+    assert_int_equal(cancel(f, "open", "job_s", NULL, DAY_MS, T0, &job, &detail),
+                     HF_ERROR_INVALID_REQUEST);
+    assert_string_equal(detail.field, "job_id");
+}
+
+static void test_cancel_closes_the_event_at_once(void **state) {
+    fixture_t *f = *state;
+    order_on_open(f, 0, "pi_0", T0);
+    uint32_t index;
+    assert_int_equal(
+        hold_on(f, "open", "u9", "res_h", SEATS("S-B-1"), NULL, 0, -1, false, T0, &index, NULL),
+        HF_OK);
+    fx_sink_reset(&f->sink);
+    uint32_t job_index;
+    assert_int_equal(cancel(f, "open", "job_1", "show", DAY_MS, T0 + 5, &job_index, NULL), HF_OK);
+    /* The job's record comes first, then the release of the held hold; no order changes yet. */
+    assert_int_equal(f->sink.records[0].type, HF_MUTATION_EVENT_CANCEL);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_EVENT_CANCEL], 1);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_HOLD_UPDATE], 1);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_ORDER_UPDATE], 0);
+    assert_int_equal(hold_by_id(f, "res_h")->status, HF_HOLD_RELEASED);
+    assert_true(event_of(f, "open")->cancelled);
+    const hf_job_t *job = hf_core_job_at(f->core, job_index);
+    assert_string_equal(job->id, "job_1");
+    assert_string_equal(job->rebook_to, "show");
+    assert_int_equal(job->orders, 1);
+    assert_int_equal(job->status, HF_JOB_RUNNING);
+    assert_int_equal(job->created_at_ms, T0 + 5);
+    /* New holds, bookings and joins are refused; the second cancel answers the same job. */
+    assert_int_equal(
+        hold_on(f, "open", "u9", "res_2", SEATS("S-B-2"), NULL, 0, -1, false, T0 + 6, &index, NULL),
+        HF_ERROR_EVENT_CANCELLED);
+    fx_sink_reset(&f->sink);
+    uint32_t again;
+    assert_int_equal(cancel(f, "open", "job_2", NULL, 1, T0 + 7, &again, NULL), HF_OK);
+    assert_int_equal(again, job_index);
+    assert_no_mutation(f);
+    assert_int_equal(hf_core_jobs_of_status(f->core, HF_JOB_RUNNING), 1);
+    assert_true(hf_core_jobs_running(f->core));
+}
+
+static void test_steps_refund_each_order_once(void **state) {
+    fixture_t *f = *state;
+    for (uint32_t n = 0; n < 5; n++) order_on_open(f, n, n == 3 ? NULL : "pi_x", T0 + n);
+    /* Cancelled by its user before: the job passes it by. */
+    assert_int_equal(hf_core_cancel(f->core, "ord_001", "u1", "ref_u1", T0 + 10), HF_OK);
+    uint32_t job_index;
+    assert_int_equal(cancel(f, "open", "job_1", NULL, DAY_MS, T0 + 20, &job_index, NULL), HF_OK);
+    assert_int_equal(hf_core_job_at(f->core, job_index)->orders, 4);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_job_step(f->core, 2, T0 + 21), 2);
+    assert_consistent(f, T0 + 21);
+    const hf_job_t *job = hf_core_job_at(f->core, job_index);
+    assert_int_equal(job->cursor, 2);
+    assert_int_equal(job->refunded, 1);
+    assert_int_equal(job->status, HF_JOB_RUNNING);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_JOB], 1);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_JOB_OFFER], 1);
+    assert_int_equal(f->sink.records[f->sink.count - 1].type, HF_MUTATION_JOB);
+    assert_int_equal(order_named(f, "ord_000")->status, HF_ORDER_CANCELLED);
+    assert_int_equal(order_named(f, "ord_002")->status, HF_ORDER_CONFIRMED);
+    const hf_refund_t *refund = hf_core_refund_find(f->core, "ref_ord_000", NULL);
+    assert_non_null(refund);
+    assert_int_equal(refund->reason, HF_REFUND_EVENT_CANCELLED);
+    assert_int_equal(refund->amount, 100);
+    assert_string_equal(refund->payment_intent_id, "pi_x");
+    assert_int_equal(seat_on(f, "open", "S-A-1")->status, HF_SEAT_AVAILABLE);
+    /* The rest in the next step; the unpaid order is cancelled owing nothing. */
+    assert_int_equal(hf_core_job_step(f->core, 2, T0 + 22), 2);
+    assert_int_equal(hf_core_job_step(f->core, 2, T0 + 23), 1);
+    assert_consistent(f, T0 + 23);
+    job = hf_core_job_at(f->core, job_index);
+    assert_int_equal(job->cursor, 5);
+    assert_int_equal(job->refunded, 4);
+    assert_int_equal(job->status, HF_JOB_DONE);
+    assert_int_equal(order_named(f, "ord_003")->status, HF_ORDER_CANCELLED);
+    assert_int_equal(order_named(f, "ord_003")->refund, 0);
+    assert_null(hf_core_refund_find(f->core, "ref_ord_003", NULL));
+    assert_int_equal(hf_core_refund_count(f->core), 4); /* 3 of the job, 1 of the user */
+    assert_int_equal(hf_core_job_outcome_count(job), 4);
+    hf_job_outcome_t outcome;
+    assert_true(hf_core_job_outcome_at(f->core, job, 1, &outcome));
+    assert_string_equal(outcome.order->id, "ord_002");
+    assert_int_equal(outcome.status, HF_JOB_OFFER_REFUNDED);
+    assert_null(outcome.hold);
+    bool found;
+    assert_int_equal(hf_core_job_outcome_after(f->core, job, "ord_002", &found), 2);
+    assert_true(found);
+    hf_core_job_outcome_after(f->core, job, "ord_001", &found);
+    assert_false(found);
+    /* Done: no step does anything more. */
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_job_step(f->core, 2, T0 + 24), 0);
+    assert_no_mutation(f);
+    assert_false(hf_core_jobs_running(f->core));
+    assert_int_equal(hf_core_jobs_of_status(f->core, HF_JOB_DONE), 1);
+}
+
+static void test_a_step_is_bounded(void **state) {
+    fixture_t *f = *state;
+    for (uint32_t n = 0; n < 20; n++) order_on_open(f, n, "pi_x", T0);
+    uint32_t job_index;
+    assert_int_equal(cancel(f, "open", "job_1", NULL, DAY_MS, T0 + 1, &job_index, NULL), HF_OK);
+    uint32_t steps = 0;
+    while (hf_core_jobs_running(f->core)) {
+        assert_true(hf_core_job_step(f->core, 3, T0 + 2) <= 3);
+        steps++;
+    }
+    assert_int_equal(steps, 7);
+    assert_int_equal(hf_core_job_at(f->core, job_index)->refunded, 20);
+    assert_consistent(f, T0 + 2);
+}
+
+/* Offers on rebook_to ("show2", the layout of "show"): the same seat ids, else the same section
+ * and count, pools from the same pool; a commit accepts (the new order keeps the old total), a
+ * release or a lapse refunds the old order. */
+static void test_offers_and_how_they_settle(void **state) {
+    fixture_t *f = *state;
+    fx_event_t twin;
+    fx_event_init(&twin, "show2", TTL, MAX_HOLD, 8, 10);
+    fx_event_section(&twin, "FLOOR", FLOOR_PRICE, 2, 30);
+    fx_event_section(&twin, "BALC", BALC_PRICE, 1, 40);
+    fx_event_pool(&twin, "GA", 10, GA_PRICE);
+    hf_error_detail_t detail = {0};
+    assert_int_equal(hf_core_event_create(f->core, &twin.definition, T0, &detail), HF_OK);
+    uint32_t index;
+    /* FLOOR-A-3 is held on show2: the order of it gets another FLOOR seat. */
+    assert_int_equal(
+        hold_on(f, "show2", "x", "res_x", SEATS("FLOOR-A-3"), NULL, 0, -1, false, T0, &index, NULL),
+        HF_OK);
+    const char *ids[] = {"ord_1", "ord_2", "ord_3"};
+    assert_int_equal(hold(f, "u1", "res_1", SEATS("FLOOR-A-1", "FLOOR-A-2"), NO_POOLS, -1, false,
+                          T0, &index, NULL),
+                     HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_1", "u1", ids[0], "pi_1", T0, &index), HF_OK);
+    assert_int_equal(
+        hold(f, "u2", "res_2", SEATS("FLOOR-A-3"), NO_POOLS, -1, false, T0, &index, NULL), HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_2", "u2", ids[1], "pi_2", T0, &index), HF_OK);
+    assert_int_equal(
+        hold(f, "u3", "res_3", NO_SEATS, POOLS({"GA", 2}), -1, false, T0, &index, NULL), HF_OK);
+    assert_int_equal(hf_core_commit(f->core, "res_3", "u3", ids[2], "pi_3", T0, &index), HF_OK);
+    uint32_t job_index;
+    assert_int_equal(cancel(f, "show", "job_o", "show2", 60000, T0 + 1, &job_index, NULL), HF_OK);
+    assert_int_equal(hf_core_job_step(f->core, HF_JOB_STEP_ORDERS, T0 + 2), 3);
+    assert_consistent(f, T0 + 2);
+    const hf_job_t *job = hf_core_job_at(f->core, job_index);
+    assert_int_equal(job->offered, 3);
+    assert_int_equal(job->open, 3);
+    assert_int_equal(job->status, HF_JOB_DONE);
+    hf_job_outcome_t outcome;
+    assert_true(hf_core_job_outcome_at(f->core, job, 0, &outcome));
+    assert_int_equal(outcome.status, HF_JOB_OFFER_OFFERED);
+    assert_non_null(outcome.hold);
+    assert_int_equal(outcome.hold->total, 2 * FLOOR_PRICE);
+    assert_int_equal(outcome.hold->expires_at_ms, T0 + 2 + 60000);
+    assert_int_equal(seat_on(f, "show2", "FLOOR-A-1")->status, HF_SEAT_HELD);
+    assert_int_equal(seat_on(f, "show2", "FLOOR-A-2")->status, HF_SEAT_HELD);
+    assert_int_equal(seat_on(f, "show2", "FLOOR-A-4")->status, HF_SEAT_HELD); /* A-3 was not free */
+    assert_int_equal(event_of(f, "show2")->pools[0].held, 2);
+    char first[HF_SERVER_ID_SIZE + 1], second[HF_SERVER_ID_SIZE + 1];
+    snprintf(first, sizeof first, "%s", outcome.hold->id);
+    assert_true(hf_core_job_outcome_at(f->core, job, 1, &outcome));
+    snprintf(second, sizeof second, "%s", outcome.hold->id);
+    /* Accepted by its commit: no payment, the old total kept. */
+    uint32_t new_index;
+    assert_int_equal(hf_core_commit(f->core, first, "u1", "ord_new", NULL, T0 + 3, &new_index),
+                     HF_OK);
+    assert_consistent(f, T0 + 3);
+    assert_int_equal(order_named(f, "ord_1")->status, HF_ORDER_EXCHANGED);
+    assert_int_equal(hf_core_order_at(f->core, new_index)->total, 2 * FLOOR_PRICE);
+    /* Released: the old order refunded. */
+    assert_int_equal(hf_core_release(f->core, second, "u2", T0 + 4), HF_OK);
+    assert_consistent(f, T0 + 4);
+    assert_int_equal(order_named(f, "ord_2")->status, HF_ORDER_CANCELLED);
+    assert_non_null(hf_core_refund_find(f->core, "ref_ord_2", NULL));
+    /* Lapsed: refunded too. */
+    hf_core_advance(f->core, T0 + 2 + 60000);
+    assert_consistent(f, T0 + 2 + 60000);
+    assert_int_equal(order_named(f, "ord_3")->status, HF_ORDER_CANCELLED);
+    assert_int_equal(hf_core_refund_find(f->core, "ref_ord_3", NULL)->amount, 2 * GA_PRICE);
+    job = hf_core_job_at(f->core, job_index);
+    assert_int_equal(job->accepted, 1);
+    assert_int_equal(job->refunded, 2);
+    assert_int_equal(job->open, 0);
+    assert_true(hf_core_job_outcome_at(f->core, job, 0, &outcome));
+    assert_int_equal(outcome.status, HF_JOB_OFFER_ACCEPTED);
+    assert_true(hf_core_job_outcome_at(f->core, job, 2, &outcome));
+    assert_int_equal(outcome.status, HF_JOB_OFFER_REFUNDED);
+}
+
+/* A restart: the job at its durable cursor, the orders handled before it cancelled, and the
+ * rest still confirmed. The step goes on from the cursor, repeating nothing. */
+static void test_restore_resumes_at_the_cursor(void **state) {
+    fixture_t *f = *state;
+    fx_sink_t sink;
+    hf_core_t *core = fx_core_create(&sink, 64);
+    hf_error_detail_t detail = {0};
+    assert_int_equal(hf_core_event_create(core, &f->open.definition, T0, &detail), HF_OK);
+    const char *order_ids[] = {"ord_a", "ord_b", "ord_c"};
+    const char *seat_ids[] = {"S-A-1", "S-A-2", "S-A-3"};
+    for (uint32_t n = 0; n < 3; n++) {
+        const char *seats[] = {seat_ids[n]};
+        hf_stored_order_t order = {
+            .order_id = order_ids[n],
+            .items = {.event_id = "open", .user_id = "u1", .seat_ids = seats, .seat_count = 1},
+            .status = n == 0 ? HF_ORDER_CANCELLED : HF_ORDER_CONFIRMED,
+            .created_at_ms = T0 + n,
+            .total = 100,
+            .payment_ref = "pi_r"};
+        assert_int_equal(hf_core_restore_order(core, &order), HF_OK);
+    }
+    hf_stored_refund_t refund = {.refund_id = "ref_ord_a",
+                                 .payment_intent_id = "pi_r",
+                                 .amount = 100,
+                                 .reason = HF_REFUND_EVENT_CANCELLED,
+                                 .created_at_ms = T0 + 10,
+                                 .event_id = "open",
+                                 .order_id = "ord_a"};
+    assert_int_equal(hf_core_restore_refund(core, &refund), HF_OK);
+    hf_stored_job_t stored = {.job_id = "job_r",
+                              .event_id = "open",
+                              .offer_ttl_ms = DAY_MS,
+                              .created_at_ms = T0 + 10,
+                              .orders = 3,
+                              .cursor = 1,
+                              .refunded = 1,
+                              .status = HF_JOB_RUNNING};
+    assert_int_equal(hf_core_restore_job(core, &stored), HF_OK);
+    assert_int_equal(hf_core_restore_job(core, &stored), HF_ERROR_INVALID_REQUEST);
+    hf_stored_job_offer_t offer = {.job_id = "job_r",
+                                   .order_id = "ord_a",
+                                   .status = HF_JOB_OFFER_REFUNDED};
+    assert_int_equal(hf_core_restore_job_offer(core, &offer), HF_OK);
+    /* Outcomes come in order: one for an order before the last is refused. */
+    assert_int_equal(hf_core_restore_job_offer(core, &offer), HF_ERROR_INVALID_REQUEST);
+    hf_core_restore_finish(core);
+    assert_true(hf_core_event(core, "open", NULL)->cancelled);
+    assert_null(hf_core_check(core, T0 + 20));
+    hf_hold_request_t request = {.event_id = "open",
+                                 .user_id = "u2",
+                                 .hold_id = "res_n",
+                                 .seat_ids = (const char *[]){"S-B-1"},
+                                 .seat_count = 1,
+                                 .ttl_ms = -1};
+    uint32_t index;
+    assert_int_equal(fx_hold(core, &request, T0 + 20, &index, NULL), HF_ERROR_EVENT_CANCELLED);
+    fx_sink_reset(&sink);
+    assert_int_equal(hf_core_job_step(core, HF_JOB_STEP_ORDERS, T0 + 20), 2);
+    assert_null(hf_core_check(core, T0 + 20));
+    const hf_job_t *job = hf_core_job_find(core, "job_r", NULL);
+    assert_int_equal(job->refunded, 3);
+    assert_int_equal(job->status, HF_JOB_DONE);
+    assert_int_equal(hf_core_job_outcome_count(job), 3);
+    assert_int_equal(sink.by_type[HF_MUTATION_REFUND], 2);
+    assert_int_equal(hf_core_refund_count(core), 3);
+    fx_core_destroy(core, &sink);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_cancel_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_closes_the_event_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_steps_refund_each_order_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_step_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offers_and_how_they_settle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_resumes_at_the_cursor, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("core_jobs", tests, NULL, NULL);
+}
