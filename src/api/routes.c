@@ -46,8 +46,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_staff_routes,         &hf_handlers_ui_routes,
     &hf_handlers_dispatch_routes,      &hf_handlers_cluster_routes,
     &hf_handlers_notifications_routes, &hf_handlers_calendars_routes,
-    &hf_handlers_allocations_routes,
-    &hf_handlers_jobs_routes,
+    &hf_handlers_allocations_routes,   &hf_handlers_jobs_routes,
 };
 
 /* ---- matching ----

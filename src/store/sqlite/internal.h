@@ -57,7 +57,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_CALENDAR_SALES,
     STATEMENT_CALENDAR_USE_INSERT,
     STATEMENT_ALLOCATION_PUT, /* allocations (calendars.c's neighbour, sqlite.c) */
-    STATEMENT_JOB_INSERT, /* cancel jobs (jobs.c) */
+    STATEMENT_JOB_INSERT,     /* cancel jobs (jobs.c) */
     STATEMENT_JOB_UPDATE,
     STATEMENT_JOB_OFFER_PUT,
     STATEMENT_COUNT
@@ -212,6 +212,8 @@ int hf_sqlite_calendar_sales(hf_sqlite_store_t *store, const hf_mutation_t *muta
 int hf_sqlite_event_cancel(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 int hf_sqlite_job_update(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 int hf_sqlite_job_offer_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+/* An allocation whole (API.md section 14), upserted (allocations.c). */
+int hf_sqlite_allocation_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 /* The typed rows of a calendar hold's or order's uses (owner: its id). */
 int hf_sqlite_calendar_uses(hf_sqlite_store_t *store, const char *owner_id, const char *calendar_id,
                             const hf_mutation_uses_t *uses);

@@ -564,36 +564,16 @@ static int write_notify(hf_sqlite_store_t *store, const hf_mutation_t *mutation)
 }
 
 /* Seat states and versions follow from holds and orders (the seat_state view, and
- * hf_core_restore_* at start), pool counts too: nothing to write. */
-static int write_seat(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+ * hf_core_restore_* at start), pool counts too, and spans as seats do: nothing to write. */
+static int write_nothing(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
     return SQLITE_DONE;
 }
+#define write_seat write_nothing
+#define write_pool write_nothing
+#define write_calendar_change write_nothing
 
-static int write_pool(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
-    return SQLITE_DONE;
-}
-
-/* Spans follow from holds and orders, as seats do: nothing to write. */
-static int write_calendar_change(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
-    return SQLITE_DONE;
-}
-
-/* An allocation whole (API.md section 14), upserted. */
-static int write_allocation(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
-    const hf_mutation_allocation_t *allocation = &mutation->as.allocation;
-    hf_sqlite_statement_t id = STATEMENT_ALLOCATION_PUT;
-    hf_buffer_reset(&store->text);
-    hf_rows_allocation_write(&store->text, allocation);
-    hf_buffer_append_char(&store->text, '\0');
-    bind_text(store, id, 1, allocation->event_id);
-    bind_text(store, id, 2, allocation->allocation_id);
-    bind_text(store, id, 3, store->text.data);
-    bind_integer(store, id, 4, allocation->created_at_ms);
-    bind_integer(store, id, 5, mutation->at_ms);
-    return statement_run(store, id);
-}
-
-/* Calendars' rows are calendars.c's. */
+/* Allocations' rows are allocations.c's, calendars' calendars.c's. */
+#define write_allocation hf_sqlite_allocation_put
 #define write_calendar_create hf_sqlite_calendar_create
 #define write_calendar_resources hf_sqlite_calendar_resources
 #define write_calendar_sales hf_sqlite_calendar_sales
