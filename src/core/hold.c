@@ -203,6 +203,7 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
     owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
     active_remove(core, owner, hold_index);
     if (report) record_hold_updated(core, hold_index, at, NULL);
+    if (core->waitlists) waitlist_hold_freed(core, hold_index, status, at);
     if (hold_status_finished(status)) finished_push(core, hold_index);
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
@@ -457,6 +458,7 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
     record_hold_created(core, index, request->user_id);
     hold_take(core, index, now, true);
     *hold_index = index;
+    waitlist_settle(core, now); /* what the replaced holds freed */
     return HF_OK;
 }
 
@@ -514,6 +516,7 @@ hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *use
     hf_hold_t *hold = hold_of(core, index);
     if (hold->status == HF_HOLD_CONFIRMED) return HF_ERROR_ALREADY_CONFIRMED;
     if (hold->status == HF_HOLD_HELD) hold_finish(core, index, HF_HOLD_RELEASED, now, true);
+    waitlist_settle(core, now);
     return HF_OK;
 }
 

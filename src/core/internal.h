@@ -78,6 +78,9 @@ struct hf_core {
     struct calendars *calendars;
     /* Exchange holds restored before their old orders (exchange/), NULL when none. */
     struct exchange_waits *exchange_waits;
+    /* Waitlists' entries and their index (core/waitlist/), made at the first waitlist
+     * setting: NULL in a core that never had one. */
+    struct waitlists *waitlists;
 };
 
 #define NO_STRING UINT32_MAX
@@ -608,6 +611,23 @@ void exchange_free(hf_core_t *core);
 static inline const char *exchange_order_id(const hf_core_t *core, uint32_t order_plus_one) {
     return order_plus_one ? core->orders.slots[order_plus_one - 1].id : NULL;
 }
+
+/* ---- waitlist/: entries that take inventory as it comes free ---- */
+
+/* The one entry point for inventory that came free on an event (a hold released or lapsed,
+ * an order cancelled, an allocation released): the seats (items[0, seat_count)) and pool
+ * lines after them. It only marks their section, "any section" and pools; waitlist_settle,
+ * which a command runs once it has freed everything, offers them down the line in the same
+ * command (the same durable step). Nothing happens for an event without waiting entries. */
+void waitlist_came_free(hf_core_t *core, uint32_t event, const hf_item_t *items,
+                        uint32_t seat_count, uint32_t pool_count);
+/* Offers what came free to the first fillable entries, down the line (holds of their users,
+ * TTL offer_ttl_s). A no-op when nothing came free, and when called from within itself. */
+void waitlist_settle(hf_core_t *core, hf_time_ms_t now);
+/* A hold on an event ended (hold_finish): an offer's entry is fulfilled (confirmed) or
+ * lapsed, and what a released or expired hold held came free (waitlist_came_free). */
+void waitlist_hold_freed(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at);
+void waitlist_free(hf_core_t *core);
 
 /* ---- core.c: time ---- */
 

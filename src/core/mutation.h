@@ -50,7 +50,9 @@
     /* live streams only, like seats: the store derives the spans from holds and orders */ \
     X(CALENDAR_CHANGE, 33, calendar_change, calendar_change) \
     /* a notification's delivery state (engine/outbox.h): the columns of its history entry */ \
-    X(NOTIFY, 40, notify, notify)
+    X(NOTIFY, 40, notify, notify) \
+    /* a waitlist entry as it stands (API.md section 14, core/waitlist/) */ \
+    X(WAITLIST, 70, waitlist, waitlist)
 
 #define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = (value),
 typedef enum hf_mutation_type { HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_) } hf_mutation_type_t;
@@ -281,6 +283,18 @@ typedef struct hf_mutation_notify {
     int64_t next_attempt_ms; /* when a pending one is due again */
 } hf_mutation_notify_t;
 
+/* A waitlist entry as it stands (core/waitlist/): made waiting, then offered (hold_id its
+ * offer), fulfilled, lapsed or cancelled. sequence is its join number in the event, which
+ * restore keeps, so positions come back the same. */
+typedef struct hf_mutation_waitlist {
+    const char *waitlist_id, *event_id, *user_id;
+    const char *section, *pool; /* NULL when not named (both: any section) */
+    const char *hold_id;        /* the offer's hold, NULL before an offer */
+    uint32_t quantity, sequence;
+    uint8_t status; /* hf_waitlist_status_t */
+    int64_t joined_at_ms;
+} hf_mutation_waitlist_t;
+
 struct hf_calendar_definition;
 struct hf_resource_definition;
 
@@ -333,6 +347,7 @@ typedef struct hf_mutation {
         hf_mutation_driver_t driver;
         hf_mutation_ride_t ride;
         hf_mutation_notify_t notify;
+        hf_mutation_waitlist_t waitlist;
         hf_mutation_calendar_create_t calendar_create;
         hf_mutation_calendar_resources_t calendar_resources;
         hf_mutation_calendar_sales_t calendar_sales;

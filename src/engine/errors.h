@@ -73,6 +73,9 @@ typedef enum hf_api_error {
     HF_API_ERROR_RANGE_UNAVAILABLE,
     /* Exchanges (API.md section 13). */
     HF_API_ERROR_ORDER_NOT_ACTIVE,
+    /* Waitlists (API.md section 14). */
+    HF_API_ERROR_WAITLIST_DISABLED,
+    HF_API_ERROR_WAITLIST_NOT_FOUND,
     HF_API_ERROR_COUNT
 } hf_api_error_t;
 

@@ -98,6 +98,10 @@ static const sample_t SAMPLES[] = {
      "r9"},
     /* A notification's state is fenced on its entry's unit. */
     {{.type = HF_MUTATION_NOTIFY, .as.notify = {.unit = "E6", .seq = 3}}, "E6", "E6"},
+    {{.type = HF_MUTATION_WAITLIST,
+      .as.waitlist = {.waitlist_id = "w_1", .event_id = "E7", .user_id = "u1", .quantity = 2}},
+     "E7",
+     "w_1"},
     {{.type = HF_MUTATION_CALENDAR_CREATE, .as.calendar_create = {"C1", &calendar}}, "C1", "C1"},
     {{.type = HF_MUTATION_CALENDAR_RESOURCES, .as.calendar_resources = {"C1", RESOURCES, 1, 1}},
      "C1",

@@ -98,6 +98,12 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         " updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6)",
     [STATEMENT_TICKET_UPDATE] =
         "UPDATE tickets SET status = ?2, admitted_at = ?3, updated_at = ?4 WHERE id = ?1",
+    /* A waitlist entry as it stands: new, or its status (and offer) changed. */
+    [STATEMENT_WAITLIST_PUT] =
+        "INSERT INTO waitlist(id, event_id, user_id, section, pool, quantity, sequence, status,"
+        " hold_id, joined_at, updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        " ON CONFLICT(id) DO UPDATE SET status = excluded.status, hold_id = excluded.hold_id,"
+        " updated_at = excluded.updated_at",
     [STATEMENT_DRIVER_PUT] =
         "INSERT INTO drivers(fleet_id, driver_id, lat, lng, rating, available, updated_at)"
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(fleet_id, driver_id) DO UPDATE SET"
@@ -459,6 +465,24 @@ static int write_ticket_update(hf_sqlite_store_t *store, const hf_mutation_t *mu
     bind_text(store, id, 2, hf_record_word(hf_ticket_status_name, m->status, HF_TICKET_ABANDONED));
     if (m->admitted_at_ms) bind_integer(store, id, 3, m->admitted_at_ms);
     bind_integer(store, id, 4, mutation->at_ms);
+    return statement_run(store, id);
+}
+
+static int write_waitlist(hf_sqlite_store_t *store, const hf_mutation_t *mutation) {
+    const hf_mutation_waitlist_t *m = &mutation->as.waitlist;
+    hf_sqlite_statement_t id = STATEMENT_WAITLIST_PUT;
+    bind_text(store, id, 1, m->waitlist_id);
+    bind_text(store, id, 2, m->event_id);
+    bind_text(store, id, 3, m->user_id);
+    bind_text(store, id, 4, m->section);
+    bind_text(store, id, 5, m->pool);
+    bind_integer(store, id, 6, m->quantity);
+    bind_integer(store, id, 7, m->sequence);
+    bind_text(store, id, 8,
+              hf_record_word(hf_waitlist_status_name, m->status, HF_WAITLIST_CANCELLED));
+    bind_text(store, id, 9, m->hold_id);
+    bind_integer(store, id, 10, m->joined_at_ms);
+    bind_integer(store, id, 11, mutation->at_ms);
     return statement_run(store, id);
 }
 
