@@ -223,6 +223,182 @@ static void test_pool_units_from_a_cancel(void **state) {
     assert_int_equal(event->pools[0].held, 100);
 }
 
+/* ---- the matching against a brute-force model ----
+ *
+ * Random joins (S, any section or P; quantities 1 to 4), releases of public holds and of
+ * offers, and expiries, on "open". The model keeps each entry's status and, after every
+ * operation that freed inventory, scans every waiting entry in join order, offering each one
+ * the free counts can fill (S and any section share the seats; P its units), as the contract
+ * reads. The core must agree on every entry's status after every operation. */
+#define MODEL_ENTRIES 60
+
+typedef struct model_entry {
+    char id[16], user[16];
+    uint32_t target; /* 0 any, 1 S, 2 P */
+    uint32_t quantity;
+    uint8_t status;
+} model_entry_t;
+
+/* The free counts before this operation's offers: the core's now, plus what the offers made
+ * in it hold (holds that did not exist before it). */
+static void model_match(fixture_t *f, model_entry_t *entries, uint32_t count, bool seats_freed,
+                        bool units_freed, const uint8_t *before, uint32_t before_count) {
+    const hf_event_t *event = event_of(f, "open");
+    int64_t seats = event->counts.available;
+    int64_t units = event->pools[0].capacity - event->pools[0].held - event->pools[0].sold;
+    for (uint32_t i = 0; i < count; i++) {
+        char hold_id[24];
+        snprintf(hold_id, sizeof hold_id, "res_%s", entries[i].id + 2);
+        const hf_hold_t *hold = hf_core_hold_find(f->core, hold_id, NULL);
+        bool made_now = 16 + i >= before_count || before[16 + i] == UINT8_MAX;
+        if (!hold || !made_now) continue;
+        *(entries[i].target == 2 ? &units : &seats) += entries[i].quantity;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        model_entry_t *e = &entries[i];
+        if (e->status != HF_WAITLIST_WAITING) continue;
+        if (!(e->target == 2 ? units_freed : seats_freed)) continue;
+        int64_t *free = e->target == 2 ? &units : &seats;
+        if (*free < e->quantity) continue;
+        *free -= e->quantity;
+        e->status = HF_WAITLIST_OFFERED;
+    }
+}
+
+static void model_compare(fixture_t *f, const model_entry_t *entries, uint32_t count) {
+    for (uint32_t i = 0; i < count; i++)
+        if (status_of(f, entries[i].id) != entries[i].status)
+            fail_msg("entry %s: core %u, model %u", entries[i].id, status_of(f, entries[i].id),
+                     entries[i].status);
+}
+
+/* The model's statuses of offers that ended: fulfilled or lapsed as the core's holds say. */
+static void model_ended(fixture_t *f, model_entry_t *entries, uint32_t count) {
+    for (uint32_t i = 0; i < count; i++) {
+        if (entries[i].status != HF_WAITLIST_OFFERED) continue;
+        char hold_id[24];
+        snprintf(hold_id, sizeof hold_id, "res_%s", entries[i].id + 2);
+        const hf_hold_t *hold = hf_core_hold_find(f->core, hold_id, NULL);
+        if (hold->status == HF_HOLD_EXPIRED || hold->status == HF_HOLD_RELEASED)
+            entries[i].status = HF_WAITLIST_LAPSED;
+    }
+}
+
+/* Whether a hold that was held before the operation ended without its commit: which of seats
+ * and units came free (res_h* hold seats, res_p* units, an offer its entry's target). */
+static bool hold_freed(fixture_t *f, const char *hold_id, const uint8_t *before, uint32_t slot) {
+    const hf_hold_t *hold = hf_core_hold_find(f->core, hold_id, NULL);
+    return hold && before[slot] == HF_HOLD_HELD && hold->status != HF_HOLD_HELD &&
+           hold->status != HF_HOLD_CONFIRMED;
+}
+
+typedef struct model_holds {
+    uint8_t before[16 + MODEL_ENTRIES];
+} model_holds_t;
+
+static void hold_name(uint32_t slot, const model_entry_t *entries, char *out, size_t size) {
+    if (slot < 6) snprintf(out, size, "res_h%u", slot);
+    else if (slot < 16) snprintf(out, size, "res_p%u", slot - 6);
+    else snprintf(out, size, "res_%s", entries[slot - 16].id + 2);
+}
+
+static void model_snapshot(fixture_t *f, const model_entry_t *entries, uint32_t count,
+                           model_holds_t *holds) {
+    for (uint32_t slot = 0; slot < 16 + count; slot++) {
+        char hold_id[24];
+        hold_name(slot, entries, hold_id, sizeof hold_id);
+        const hf_hold_t *hold = hf_core_hold_find(f->core, hold_id, NULL);
+        holds->before[slot] = hold ? hold->status : UINT8_MAX;
+    }
+}
+
+static void model_freed(fixture_t *f, const model_entry_t *entries, uint32_t count,
+                        const model_holds_t *holds, bool *seats, bool *units) {
+    *seats = *units = false;
+    for (uint32_t slot = 0; slot < 16 + count; slot++) {
+        char hold_id[24];
+        hold_name(slot, entries, hold_id, sizeof hold_id);
+        if (!hold_freed(f, hold_id, holds->before, slot)) continue;
+        bool pool = slot >= 16 ? entries[slot - 16].target == 2 : slot >= 6;
+        *(pool ? units : seats) = true;
+    }
+}
+
+static void random_step(fixture_t *f, model_entry_t *entries, uint32_t *count, hf_time_ms_t *now,
+                        uint32_t *seed) {
+    model_holds_t holds;
+    uint32_t snapshot_count = *count;
+    model_snapshot(f, entries, *count, &holds);
+    *seed = *seed * 1103515245u + 12345u;
+    uint32_t roll = (*seed >> 8) % 10, pick = (*seed >> 16);
+    if (roll < 4 && *count < MODEL_ENTRIES) {
+        model_entry_t *e = &entries[*count];
+        snprintf(e->id, sizeof e->id, "w_%u", *count);
+        snprintf(e->user, sizeof e->user, "user%u", *count);
+        e->target = pick % 3;
+        e->quantity = 1 + (pick >> 4) % 4;
+        e->status = HF_WAITLIST_WAITING;
+        static const char *const SECTIONS[] = {NULL, "S", NULL};
+        hf_waitlist_view_t view;
+        bool existing;
+        assert_int_equal(join(f, e->user, e->id, SECTIONS[e->target], e->target == 2 ? "P" : NULL,
+                              e->quantity, *now, &view, &existing),
+                         HF_OK);
+        (*count)++;
+        return; /* a join takes nothing that is free already */
+    }
+    if (roll < 6) {
+        *now += OFFER_TTL / 2; /* offers lapse */
+        hf_core_advance(f->core, *now);
+    } else if (roll < 8) { /* a public hold of u0 released, if any still holds */
+        char hold_id[16];
+        snprintf(hold_id, sizeof hold_id, "res_h%u", pick % 6);
+        assert_int_equal(hf_core_release(f->core, hold_id, "u0", *now), HF_OK);
+    } else if (*count > 0) { /* an entry's user releases its offer, or cancels */
+        model_entry_t *e = &entries[pick % *count];
+        hf_waitlist_view_t view;
+        if (e->status == HF_WAITLIST_WAITING || roll == 9) {
+            assert_int_equal(hf_core_waitlist_cancel(f->core, "open", e->id, e->user, *now, &view),
+                             HF_OK);
+            if (e->status <= HF_WAITLIST_OFFERED) e->status = HF_WAITLIST_CANCELLED;
+        } else {
+            char hold_id[24];
+            snprintf(hold_id, sizeof hold_id, "res_%s", e->id + 2);
+            hf_core_release(f->core, hold_id, e->user, *now);
+        }
+    }
+    bool seats, units;
+    model_freed(f, entries, *count, &holds, &seats, &units);
+    model_ended(f, entries, *count);
+    model_match(f, entries, *count, seats, units, holds.before, 16 + snapshot_count);
+}
+
+static void test_matching_against_a_model(void **state) {
+    fixture_t *f = *state;
+    configure(f);
+    sell_out(f);
+    uint32_t index;
+    for (uint32_t i = 0; i < 10; i++) {
+        char hold_id[16];
+        snprintf(hold_id, sizeof hold_id, "res_p%u", i);
+        assert_int_equal(hold_on(f, "open", "u9", hold_id, NO_SEATS, POOLS({"P", 10}),
+                                 OFFER_TTL * 4, false, T0, &index, NULL),
+                         HF_OK);
+    }
+    model_entry_t entries[MODEL_ENTRIES];
+    uint32_t count = 0, seed = 7;
+    hf_time_ms_t now = T0;
+    for (uint32_t step = 0; step < 400; step++) {
+        random_step(f, entries, &count, &now, &seed);
+        model_compare(f, entries, count);
+        assert_consistent(f, now);
+    }
+    /* The run went through the ways an entry ends, not only joins. */
+    uint32_t seen[HF_WAITLIST_CANCELLED + 1] = {0};
+    for (uint32_t i = 0; i < count; i++) seen[entries[i].status]++;
+    assert_true(seen[HF_WAITLIST_LAPSED] > 0 && seen[HF_WAITLIST_CANCELLED] > 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_setting_and_join_checks, setup, teardown),
@@ -230,6 +406,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_first_fillable_and_adjacency, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lapse_commit_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_units_from_a_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_matching_against_a_model, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_waitlist", tests, NULL, NULL);
 }
