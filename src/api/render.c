@@ -89,6 +89,14 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_array_end(json);
     HF_JSON_KEY(json, "waiting_room");
     hf_rows_room_render(json, &event->waiting_room, event->waiting_room.enabled);
+    hf_waitlist_setting_t waitlist = hf_core_waitlist_setting(core, event->id);
+    HF_JSON_KEY(json, "waitlist");
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "enabled");
+    hf_json_bool(json, waitlist.enabled);
+    HF_JSON_KEY(json, "offer_ttl_s");
+    hf_json_int(json, waitlist.offer_ttl_ms / 1000);
+    hf_json_object_end(json);
     HF_JSON_KEY(json, "sales_open");
     hf_json_bool(json, event->sales_open);
     hf_json_object_end(json);
@@ -198,6 +206,12 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
     if (hold->exchange_for)
         hf_render_exchange(json, core, hf_core_order_at(core, hold->exchange_for - 1)->id,
                            hold->total);
+    const char *waitlist_id = hf_core_hold_waitlist_id(core,
+                                                       (uint32_t)(hold - hf_core_hold_at(core, 0)));
+    if (waitlist_id) {
+        HF_JSON_KEY(json, "waitlist_id");
+        hf_json_string(json, waitlist_id);
+    }
     if (capped) {
         HF_JSON_KEY(json, "capped");
         hf_json_bool(json, *capped);

@@ -28,6 +28,7 @@
 #include "api/notifications.h"
 #include "api/payments.h"
 #include "api/queue.h"
+#include "api/waitlist.h"
 #include "api/staff.h"
 #include "api/ui.h"
 #include "engine/idempotency.h"
@@ -44,6 +45,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_staff_routes,         &hf_handlers_ui_routes,
     &hf_handlers_dispatch_routes,      &hf_handlers_cluster_routes,
     &hf_handlers_notifications_routes, &hf_handlers_calendars_routes,
+    &hf_handlers_waitlist_routes,
 };
 
 /* ---- matching ----

@@ -694,6 +694,8 @@ uint32_t hf_core_waitlist_list(hf_core_t *core, const char *event_id, bool statu
 /* The waitlist id of a hold that is (or was) an entry's offer, else NULL. */
 const char *hf_core_hold_waitlist_id(const hf_core_t *core, uint32_t hold_index);
 const char *hf_waitlist_status_name(uint8_t status);
+/* The event's waitlist setting as it stands (off, 600 s, for an event that never had one). */
+hf_waitlist_setting_t hf_core_waitlist_setting(const hf_core_t *core, const char *event_id);
 
 /* Event slots: hf_core_event_at gives the event of a slot, NULL for a slot a deleted event
  * left (a later event may take it). Holds, orders and tickets name events by slot. */

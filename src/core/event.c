@@ -320,6 +320,8 @@ hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition, h
     core->events.listed = grow(core->events.listed, &core->events.listed_capacity,
                                core->events.listed_count + 1, sizeof *core->events.listed);
     core->events.listed[core->events.listed_count++] = index;
+    if (definition->waitlist.enabled)
+        hf_core_waitlist_configure(core, definition->id, true, definition->waitlist.offer_ttl_ms);
     if (event->waiting_room.enabled) core->events.rooms_enabled++;
     return HF_OK;
 }

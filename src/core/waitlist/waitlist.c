@@ -44,6 +44,17 @@ hf_error_t hf_core_waitlist_configure(hf_core_t *core, const char *event_id, boo
     return HF_OK;
 }
 
+hf_waitlist_setting_t hf_core_waitlist_setting(const hf_core_t *core, const char *event_id) {
+    hf_waitlist_setting_t setting = {false, HF_WAITLIST_OFFER_TTL_MS_DEFAULT};
+    uint32_t event;
+    if (!hf_core_event(core, event_id, &event) || !core->waitlists ||
+        event >= core->waitlists->event_capacity || !core->waitlists->events[event].enabled)
+        return setting;
+    setting.enabled = true;
+    setting.offer_ttl_ms = core->waitlists->events[event].offer_ttl_ms;
+    return setting;
+}
+
 void entry_view(const hf_core_t *core, uint32_t index, hf_waitlist_view_t *view) {
     const struct waitlists *waitlists = core->waitlists;
     const waitlist_entry_t *entry = &waitlists->entries[index];
