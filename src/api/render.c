@@ -37,6 +37,19 @@ static void render_pool(hf_json_t *json, const hf_pool_t *pool) {
     hf_json_object_end(json);
 }
 
+/* "waitlist": {"enabled", "offer_ttl_s"} (API.md section 14), off for an event without one. */
+static void render_waitlist_setting(hf_json_t *json, const hf_core_t *core,
+                                    const hf_event_t *event) {
+    hf_waitlist_setting_t waitlist = hf_core_waitlist_setting(core, event->id);
+    HF_JSON_KEY(json, "waitlist");
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "enabled");
+    hf_json_bool(json, waitlist.enabled);
+    HF_JSON_KEY(json, "offer_ttl_s");
+    hf_json_int(json, waitlist.offer_ttl_ms / 1000);
+    hf_json_object_end(json);
+}
+
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
     (void)core;
     hf_json_object_begin(json);
@@ -89,14 +102,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_array_end(json);
     HF_JSON_KEY(json, "waiting_room");
     hf_rows_room_render(json, &event->waiting_room, event->waiting_room.enabled);
-    hf_waitlist_setting_t waitlist = hf_core_waitlist_setting(core, event->id);
-    HF_JSON_KEY(json, "waitlist");
-    hf_json_object_begin(json);
-    HF_JSON_KEY(json, "enabled");
-    hf_json_bool(json, waitlist.enabled);
-    HF_JSON_KEY(json, "offer_ttl_s");
-    hf_json_int(json, waitlist.offer_ttl_ms / 1000);
-    hf_json_object_end(json);
+    render_waitlist_setting(json, core, event);
     HF_JSON_KEY(json, "sales_open");
     hf_json_bool(json, event->sales_open);
     hf_json_object_end(json);
