@@ -691,6 +691,16 @@ hf_error_t hf_core_waitlist_cancel(hf_core_t *core, const char *event_id, const 
 uint32_t hf_core_waitlist_list(hf_core_t *core, const char *event_id, bool status_filter,
                                uint8_t status, int64_t after, uint32_t limit,
                                hf_waitlist_view_t *views, bool *more);
+/* A waitlist entry as the store kept it (its last WAITLIST record), loaded after the holds: an
+ * offered entry's hold is held in the core. sequence is its join number, so positions come
+ * back the same. */
+typedef struct hf_stored_waitlist {
+    const char *waitlist_id, *event_id, *user_id, *section, *pool, *hold_id;
+    uint32_t quantity, sequence;
+    uint8_t status;
+    hf_time_ms_t joined_at_ms, changed_at_ms;
+} hf_stored_waitlist_t;
+hf_error_t hf_core_restore_waitlist(hf_core_t *core, const hf_stored_waitlist_t *stored);
 /* The waitlist id of a hold that is (or was) an entry's offer, else NULL. */
 const char *hf_core_hold_waitlist_id(const hf_core_t *core, uint32_t hold_index);
 const char *hf_waitlist_status_name(uint8_t status);

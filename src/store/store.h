@@ -146,6 +146,9 @@ typedef struct hf_store_loader {
                              const hf_resource_definition_t *resource);
     int (*calendar_hold)(void *context, const hf_stored_calendar_hold_t *hold);
     int (*calendar_order)(void *context, const hf_stored_calendar_order_t *order);
+    /* Every waitlist entry, by event and join number, after the tickets (and so after the
+     * holds: an offer's hold is held). */
+    int (*waitlist)(void *context, const hf_stored_waitlist_t *entry);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

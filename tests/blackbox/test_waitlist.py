@@ -5,7 +5,7 @@ offer's commit, lapse and release, cancel, the staff's list, and an offered entr
 
 import time
 
-from harness import (check, check_equal, create_event, expect, hold, release, commit, uid,
+from harness import (Server, check, check_equal, create_event, expect, hold, release, commit, uid,
                      get_event, get_hold, post_hold)
 
 
@@ -136,3 +136,46 @@ def test_lapse_cancel_and_list(server):
     offered = expect(c.get("/v1/events/%s/waitlist?status=offered" % event_id), 200)
     check_equal([e["waitlist_id"] for e in offered["entries"]], [third["waitlist_id"]],
                 "by status")
+
+
+def waitlist_survives(kill):
+    server = Server().start()
+    c = server.client()
+    event_id = waitlist_event(c)
+    holds = sold_out(c, event_id)
+    first = join(c, event_id, "w1", section="F")
+    second = join(c, event_id, "w2", quantity=2)
+    third = join(c, event_id, "w3", pool="GA", quantity=1)
+    release(c, holds[3], "owner3")
+    offered = entry(c, event_id, first["waitlist_id"])
+    check_equal(offered["status"], "offered", "an offer before the restart")
+    before = [entry(c, event_id, e["waitlist_id"]) for e in (first, second, third)]
+    c.close()
+    if kill:
+        server.kill()
+    else:
+        server.stop()
+    server = server.restart()
+    c = server.client()
+    after = [entry(c, event_id, e["waitlist_id"]) for e in (first, second, third)]
+    check_equal(after, before, "entries, positions and the offer after the restart")
+    check_equal(get_hold(c, offered["reservation_id"])["waitlist_id"], first["waitlist_id"],
+                "the offer's hold names its entry")
+    # The order of the line is kept: two freed seats go to w2, not to a newcomer asking as much.
+    newcomer = join(c, event_id, "w4", quantity=2)
+    release(c, holds[0], "owner0")
+    release(c, holds[1], "owner1")
+    check_equal(entry(c, event_id, second["waitlist_id"])["status"], "offered",
+                "w2 is offered after the restart")
+    check_equal(entry(c, event_id, newcomer["waitlist_id"])["position"], 2,
+                "w4 waits behind w3 (a pool entry)")
+    c.close()
+    server.stop()
+
+
+def test_entries_survive_a_restart():
+    waitlist_survives(kill=False)
+
+
+def test_entries_survive_kill_9():
+    waitlist_survives(kill=True)

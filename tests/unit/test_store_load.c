@@ -158,7 +158,7 @@ static void test_loader_callback_stops_the_load(void **state) {
     transcript_t transcript = {.stop_at = 2, .stop_value = -7};
     hf_store_loader_t loader = {on_event, on_hold, on_order, on_key, 0,    &transcript,
                                 NULL,     NULL,    NULL,     0,      NULL, NULL,
-                                NULL,     NULL,    NULL,     NULL,   NULL};
+                                NULL,     NULL,    NULL,     NULL,   NULL, NULL};
     error[0] = '\0';
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), -7);
     assert_non_null(strstr(error, "loading holds stopped at res_1"));
@@ -169,7 +169,7 @@ static void test_loader_callback_stops_the_load(void **state) {
     /* Callbacks left NULL skip their table. */
     hf_store_loader_t orders_only = {NULL, NULL, on_order, NULL, 0,    &transcript,
                                      NULL, NULL, NULL,     0,    NULL, NULL,
-                                     NULL, NULL, NULL,     NULL, NULL};
+                                     NULL, NULL, NULL,     NULL, NULL, NULL};
     assert_int_equal(hf_store_load(store, &orders_only, error, sizeof error), 0);
     assert_int_equal(transcript.count, 1);
     assert_non_null(strstr(transcript.lines[0], "order id=ord_1 "));
@@ -220,7 +220,7 @@ static void test_finished_count_and_reading_one_hold(void **state) {
     hf_store_loader_t loader = {
         on_event, on_hold, on_order, on_key, 0,    &transcript, on_finished_count,
         NULL,     NULL,    0,        NULL,   NULL, NULL,        NULL,
-        NULL,     NULL,    NULL};
+        NULL,     NULL,    NULL,     NULL};
     assert_int_equal(hf_store_load(store, &loader, error, sizeof error), 0);
     assert_int_equal(transcript.finished, 2);
     transcript_free(&transcript);
@@ -700,6 +700,7 @@ static void test_column_lists_follow_the_decoder(void **state) {
         {"SELECT " HF_REFUND_COLUMNS " FROM refunds", HF_COLUMN_REFUND_COUNT},
         {"SELECT " HF_DELIVERY_COLUMNS " FROM deliveries", HF_COLUMN_DELIVERY_COUNT},
         {"SELECT " HF_TICKET_COLUMNS " FROM tickets", HF_COLUMN_TICKET_COUNT},
+        {"SELECT " HF_WAITLIST_COLUMNS " FROM waitlist", HF_COLUMN_WAITLIST_COUNT},
         {"SELECT " HF_DRIVER_COLUMNS " FROM drivers", HF_COLUMN_DRIVER_COUNT},
         {"SELECT " HF_RIDE_COLUMNS " FROM rides", HF_COLUMN_RIDE_COUNT},
     };

@@ -282,6 +282,40 @@ uint32_t hf_core_waitlist_list(hf_core_t *core, const char *event_id, bool statu
     return written;
 }
 
+hf_error_t hf_core_restore_waitlist(hf_core_t *core, const hf_stored_waitlist_t *stored) {
+    uint32_t event, target;
+    const hf_event_t *slot = hf_core_event(core, stored->event_id, &event);
+    if (!slot) return HF_ERROR_EVENT_NOT_FOUND;
+    hf_waitlist_request_t shape = {.section = stored->section, .pool = stored->pool};
+    hf_error_t error = target_of(slot, &shape, &target);
+    if (error) return error;
+    if (!stored->waitlist_id || strlen(stored->waitlist_id) > HF_SERVER_ID_SIZE ||
+        stored->sequence >= HF_WAITLIST_ENTRIES_MAX || stored->status > HF_WAITLIST_CANCELLED ||
+        stored->quantity < 1)
+        return HF_ERROR_INVALID_REQUEST;
+    event_waitlist_of(core, event);
+    uint32_t hold_index = 0;
+    if (stored->hold_id && hf_core_hold_find(core, stored->hold_id, &hold_index)) hold_index++;
+    else hold_index = 0;
+    /* An offer's hold is held (the holds load first); an entry the store has offered whose
+     * hold is not is refused rather than shown without one. */
+    if (stored->status == HF_WAITLIST_OFFERED && !hold_index) return HF_ERROR_HOLD_NOT_FOUND;
+    user_ref_t user = user_ref_of(core, stored->user_id);
+    waitlist_entry_t fields = {.event = event,
+                               .user = user_intern(core, &user),
+                               .target = target,
+                               .quantity = stored->quantity,
+                               .sequence = stored->sequence,
+                               .status = stored->status,
+                               .hold = hold_index,
+                               .joined_at_ms = stored->joined_at_ms,
+                               .changed_at_ms = stored->changed_at_ms};
+    fields.user_string = string_store(core, stored->user_id, strlen(stored->user_id));
+    memcpy(fields.id, stored->waitlist_id, strlen(stored->waitlist_id) + 1);
+    entry_insert(core, event, &fields);
+    return HF_OK;
+}
+
 void waitlist_free(hf_core_t *core) {
     struct waitlists *waitlists = core->waitlists;
     if (!waitlists) return;
