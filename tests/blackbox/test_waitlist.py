@@ -136,6 +136,12 @@ def test_lapse_cancel_and_list(server):
     offered = expect(c.get("/v1/events/%s/waitlist?status=offered" % event_id), 200)
     check_equal([e["waitlist_id"] for e in offered["entries"]], [third["waitlist_id"]],
                 "by status")
+    history = expect(c.get("/v1/events/%s/history?limit=1000" % event_id), 200)["history"]
+    told = [(e["type"], e.get("waitlist_id")) for e in history if e["type"].startswith("waitlist")]
+    check_equal(told, [("waitlist_offer", first["waitlist_id"]),
+                       ("waitlist_lapsed", first["waitlist_id"]),
+                       ("waitlist_offer", second["waitlist_id"]),
+                       ("waitlist_offer", third["waitlist_id"])], "the history's entries")
 
 
 def waitlist_survives(kill):

@@ -99,7 +99,12 @@ static const sample_t SAMPLES[] = {
     /* A notification's state is fenced on its entry's unit. */
     {{.type = HF_MUTATION_NOTIFY, .as.notify = {.unit = "E6", .seq = 3}}, "E6", "E6"},
     {{.type = HF_MUTATION_WAITLIST,
-      .as.waitlist = {.waitlist_id = "w_1", .event_id = "E7", .user_id = "u1", .quantity = 2}},
+      .as.waitlist = {.waitlist_id = "w_1",
+                      .event_id = "E7",
+                      .user_id = "u1",
+                      .hold_id = "res_1",
+                      .quantity = 2,
+                      .status = HF_WAITLIST_OFFERED}},
      "E7",
      "w_1"},
     {{.type = HF_MUTATION_CALENDAR_CREATE, .as.calendar_create = {"C1", &calendar}}, "C1", "C1"},
@@ -226,9 +231,10 @@ static void each_kind_copies_deeply(void **state) {
 static void history_entries_by_kind(void **state) {
     (void)state;
     const char *expected[HF_RECORD_KIND_LIMIT] = {
-        [HF_MUTATION_HOLD_CREATE] = "hold",    [HF_MUTATION_HOLD_UPDATE] = "release",
-        [HF_MUTATION_ORDER_CREATE] = "commit", [HF_MUTATION_ORDER_UPDATE] = "cancel",
-        [HF_MUTATION_DELIVERY] = "payment",    [HF_MUTATION_EVENT_UPDATE] = "event_update"};
+        [HF_MUTATION_HOLD_CREATE] = "hold",       [HF_MUTATION_HOLD_UPDATE] = "release",
+        [HF_MUTATION_ORDER_CREATE] = "commit",    [HF_MUTATION_ORDER_UPDATE] = "cancel",
+        [HF_MUTATION_DELIVERY] = "payment",       [HF_MUTATION_EVENT_UPDATE] = "event_update",
+        [HF_MUTATION_WAITLIST] = "waitlist_offer"};
     for (size_t s = 0; s < SAMPLE_COUNT; s++) {
         const hf_mutation_t *record = &SAMPLES[s].record;
         const char *type, *event_id;
