@@ -395,6 +395,10 @@ void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t s
     if (!report) return;
     seat->version++;
     seat_changes_of(event)[seat_index] = core->change_count;
+    /* A seat the waitlist may take in this step is told once the step has settled: never
+     * available in between when it is offered. */
+    if (freed && core->waitlists && waitlist_defer(core, event, row->section + 1, seat_index))
+        return;
     if (core->stream_records) record_seat(core, event, seat_index, row_index, now);
 }
 
@@ -404,6 +408,10 @@ void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_
     hf_pool_t *pool = &event->pools[item->index];
     pool->held += held * item->quantity;
     pool->sold += sold * item->quantity;
+    bool freed = held + sold < 0;
+    if (report && freed && core->waitlists &&
+        waitlist_defer(core, event, 1 + event->section_count + item->index, item->index))
+        return;
     if (report && core->stream_records) record_pool(core, event, item->index, now);
 }
 

@@ -160,6 +160,46 @@ static void test_first_fillable_and_adjacency(void **state) {
     assert_int_equal(event_of(f, "open")->counts.available, 9);
 }
 
+/* How many SEAT records of the seat the sink holds with the status. */
+static uint32_t seat_records(fixture_t *f, const char *seat_id, int status) {
+    uint32_t count = 0;
+    for (size_t i = 0; i < f->sink.count; i++)
+        count += f->sink.records[i].type == HF_MUTATION_SEAT &&
+                 strcmp(f->sink.records[i].seat_id, seat_id) == 0 &&
+                 f->sink.records[i].status == status;
+    return count;
+}
+
+/* A seat the waitlist takes in the step that freed it is never told available (the stream
+ * shows it held); one that fills no entry is told available once. */
+static void test_the_stream_never_shows_an_offered_seat_available(void **state) {
+    fixture_t *f = *state;
+    configure(f);
+    sell_out(f);
+    hf_waitlist_view_t view;
+    bool existing;
+    assert_int_equal(join(f, "u1", "w_two", "S", NULL, 2, T0, &view, &existing), HF_OK);
+    assert_int_equal(join(f, "u2", "w_one", "S", NULL, 1, T0, &view, &existing), HF_OK);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_release(f->core, "res_h0", "u0", T0 + 1), HF_OK);
+    assert_int_equal(status_of(f, "w_one"), HF_WAITLIST_OFFERED);
+    assert_int_equal(seat_records(f, "S-A-1", HF_SEAT_AVAILABLE), 0);
+    assert_int_equal(seat_records(f, "S-A-1", HF_SEAT_HELD), 1);
+    /* Ten seats free for one entry of two: eight are told available, two held. */
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_release(f->core, "res_h2", "u0", T0 + 2), HF_OK);
+    uint32_t available = 0, held = 0;
+    for (uint32_t n = 4; n <= 13; n++) {
+        char seat_id[16];
+        snprintf(seat_id, sizeof seat_id, "S-A-%u", n);
+        available += seat_records(f, seat_id, HF_SEAT_AVAILABLE);
+        held += seat_records(f, seat_id, HF_SEAT_HELD);
+    }
+    assert_int_equal(available, 8);
+    assert_int_equal(held, 2);
+    assert_consistent(f, T0 + 2);
+}
+
 /* An offer that lapses makes its entry lapsed and goes to the next entry; a committed offer
  * is fulfilled; a cancelled offered entry releases its hold to the next. */
 static void test_lapse_commit_cancel(void **state) {
@@ -405,6 +445,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_positions_and_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_fillable_and_adjacency, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lapse_commit_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_stream_never_shows_an_offered_seat_available,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_units_from_a_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matching_against_a_model, setup, teardown),
     };

@@ -193,6 +193,43 @@ static void settle_event(hf_core_t *core, uint32_t event, hf_time_ms_t now) {
     list->dirty = false;
 }
 
+struct deferred_record {
+    const hf_event_t *event;
+    uint32_t index;
+    bool pool;
+};
+
+bool waitlist_defer(hf_core_t *core, const hf_event_t *event, uint32_t target, uint32_t index) {
+    struct waitlists *waitlists = core->waitlists;
+    if (!core->stream_records) return false;
+    uint32_t slot;
+    if (!hf_core_event(core, event->id, &slot) || slot >= waitlists->event_capacity) return false;
+    event_waitlist_t *list = &waitlists->events[slot];
+    if (!list->dirty || !list->targets[target].dirty) return false;
+    bool pool = target > event->section_count;
+    waitlists->deferred = grow(waitlists->deferred, &waitlists->deferred_capacity,
+                               waitlists->deferred_count + 1, sizeof *waitlists->deferred);
+    waitlists->deferred[waitlists->deferred_count++] = (struct deferred_record){event, index, pool};
+    return true;
+}
+
+/* The held-back records, as the settle left each seat and pool: a seat offered was told held
+ * by its offer's hold, so only those still available are told now. */
+static void deferred_emit(hf_core_t *core, hf_time_ms_t now) {
+    struct waitlists *waitlists = core->waitlists;
+    for (uint32_t i = 0; i < waitlists->deferred_count; i++) {
+        const struct deferred_record *record = &waitlists->deferred[i];
+        if (record->pool) {
+            record_pool(core, record->event, record->index, now);
+            continue;
+        }
+        if (record->event->seats[record->index].status != HF_SEAT_AVAILABLE) continue;
+        record_seat(core, record->event, record->index, seat_row(record->event, record->index),
+                    now);
+    }
+    waitlists->deferred_count = 0;
+}
+
 void waitlist_settle(hf_core_t *core, hf_time_ms_t now) {
     struct waitlists *waitlists = core->waitlists;
     if (!waitlists || waitlists->settling || waitlists->dirty_count == 0) return;
@@ -201,5 +238,6 @@ void waitlist_settle(hf_core_t *core, hf_time_ms_t now) {
     for (uint32_t i = 0; i < waitlists->dirty_count; i++)
         settle_event(core, waitlists->dirty_events[i], now);
     waitlists->dirty_count = 0;
+    deferred_emit(core, now);
     waitlists->settling = false;
 }

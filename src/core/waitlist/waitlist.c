@@ -326,6 +326,7 @@ void waitlist_free(hf_core_t *core) {
     free(waitlists->latest);
     free(waitlists->hold_entries);
     free(waitlists->dirty_events);
+    free(waitlists->deferred);
     hf_map_free(&waitlists->ids);
     hf_pair_map_free(&waitlists->user_entries);
     free(waitlists);

@@ -72,6 +72,10 @@ struct waitlists {
     uint32_t *dirty_events; /* events with a dirty target, this command */
     uint32_t dirty_count, dirty_capacity;
     bool settling; /* within waitlist_settle: the offers' own holds settle nothing */
+    /* Records of freed seats and pools held back until the settle (waitlist_defer): as
+     * many as the command freed, each told once. */
+    struct deferred_record *deferred;
+    uint32_t deferred_count, deferred_capacity;
 };
 
 /* ---- waitlist.c ---- */
