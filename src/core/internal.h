@@ -628,6 +628,10 @@ void waitlist_settle(hf_core_t *core, hf_time_ms_t now);
  * lapsed, and what a released or expired hold held came free (waitlist_came_free). */
 void waitlist_hold_freed(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at);
 void waitlist_free(hf_core_t *core);
+/* The waitlists' invariants (hf_core_check), NULL when they hold: an offered entry's hold is
+ * held, its user's and is its offer; every other hold an entry names is not held; positions
+ * count the waiting entries. */
+const char *waitlist_check(const hf_core_t *core);
 /* Whether the record of a seat (target 1 + its section, index its seat) or a pool's counts
  * (target 1 + sections + pool, index the pool) just freed waits for waitlist_settle, which
  * tells it as the step left it: true when a waiting entry may take it. */

@@ -3,7 +3,10 @@ positions, Idempotency-Key, the checks), freed seats held for the first entry th
 the step that freed them (a public hold racing the freed seat loses; counts show it held), an
 offer's commit, lapse and release, cancel, the staff's list, and an offered entry's hold."""
 
+import subprocess
 import time
+
+import harness
 
 from harness import (Server, check, check_equal, create_event, expect, hold, release, commit, uid,
                      get_event, get_hold, post_hold)
@@ -161,6 +164,10 @@ def waitlist_survives(kill):
         server.kill()
     else:
         server.stop()
+        if harness.STORE_URL is None:
+            done = subprocess.run([harness.BINARY, "check", "--data", server.data_dir],
+                                  capture_output=True, timeout=harness.timeout(30))
+            check_equal(done.returncode, 0, "holdfast check: %r" % done.stderr[-400:])
     server = server.restart()
     c = server.client()
     after = [entry(c, event_id, e["waitlist_id"]) for e in (first, second, third)]

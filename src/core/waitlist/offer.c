@@ -193,6 +193,44 @@ static void settle_event(hf_core_t *core, uint32_t event, hf_time_ms_t now) {
     list->dirty = false;
 }
 
+/* One entry's link to its hold (waitlist_check). */
+static const char *entry_check(const hf_core_t *core, uint32_t index) {
+    const waitlist_entry_t *entry = &core->waitlists->entries[index];
+    if (entry->status == HF_WAITLIST_OFFERED) {
+        if (!entry->hold || entry_of_hold(core, entry->hold - 1) != index)
+            return "an offered waitlist entry's hold is not its offer";
+        const hf_hold_t *hold = &core->holds.slots[entry->hold - 1];
+        if (hold->status != HF_HOLD_HELD) return "an offered waitlist entry's hold is not held";
+        if (hold->user != entry->user) return "a waitlist offer is held by another user";
+        if (hold->event != entry->event) return "a waitlist offer is on another event";
+    } else if (entry->hold && entry_of_hold(core, entry->hold - 1) == index &&
+               core->holds.slots[entry->hold - 1].status == HF_HOLD_HELD) {
+        return "a waitlist entry that is not offered has its offer held";
+    }
+    return NULL;
+}
+
+const char *waitlist_check(const hf_core_t *core) {
+    const struct waitlists *waitlists = core->waitlists;
+    if (!waitlists) return NULL;
+    for (uint32_t i = 0; i < waitlists->count; i++) {
+        const char *fault = entry_check(core, i);
+        if (fault) return fault;
+    }
+    for (uint32_t e = 0; e < waitlists->event_capacity; e++) {
+        const event_waitlist_t *list = &waitlists->events[e];
+        uint32_t waiting = 0;
+        for (uint32_t s = 0; s < list->joined; s++)
+            if (list->entries[s] != NO_INDEX &&
+                waitlists->entries[list->entries[s]].status == HF_WAITLIST_WAITING)
+                waiting++;
+        if (waiting != list->waiting ||
+            (list->joined && waiting_rank(list, list->joined - 1) != waiting))
+            return "a waitlist's count of waiting entries is wrong";
+    }
+    return NULL;
+}
+
 struct deferred_record {
     const hf_event_t *event;
     uint32_t index;
