@@ -3,6 +3,7 @@ positions, Idempotency-Key, the checks), freed seats held for the first entry th
 the step that freed them (a public hold racing the freed seat loses; counts show it held), an
 offer's commit, lapse and release, cancel, the staff's list, and an offered entry's hold."""
 
+import json
 import subprocess
 import time
 
@@ -192,3 +193,26 @@ def test_entries_survive_a_restart():
 
 def test_entries_survive_kill_9():
     waitlist_survives(kill=True)
+
+
+def test_stream_never_shows_an_offered_seat_available(server):
+    from test_streams import Stream
+    c = server.client()
+    event_id = waitlist_event(c)
+    holds = sold_out(c, event_id)
+    join(c, event_id, "one")
+    stream = Stream(server.port, "/v1/events/%s/stream" % event_id)
+    stream.open()
+    release(c, holds[0], "owner0")
+    release(c, holds[1], "owner1")   # fills no entry: on sale
+    seen = []
+    while True:
+        item = stream.next(1.0)
+        if item is None:
+            break
+        if item[0] == "seat":
+            data = json.loads(item[1])
+            seen.append((data["id"], data["status"]))
+    check_equal(seen, [("F-A-1", "held"), ("F-A-2", "available")],
+                "the offered seat told held once, never available; the other available")
+    stream.close()
