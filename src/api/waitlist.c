@@ -206,6 +206,16 @@ static void handle_list(hf_request_t *request) {
     free(views);
 }
 
+void hf_handlers_waitlist_metrics_render(const hf_context_t *context, hf_buffer_t *out) {
+    uint64_t counts[HF_WAITLIST_CANCELLED + 1];
+    if (!hf_core_waitlist_counts(context->core, counts)) return;
+    hf_metrics_family(out, "holdfast_waitlist", "gauge", "Waitlist entries by status.");
+    for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++) {
+        const hf_metrics_label_t label = {"status", hf_waitlist_status_name(s)};
+        hf_metrics_sample(out, "holdfast_waitlist", &label, 1, (double)counts[s]);
+    }
+}
+
 #define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
 
 static const hf_route_t routes[] = {

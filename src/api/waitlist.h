@@ -6,8 +6,13 @@
 #ifndef HF_API_WAITLIST_H
 #define HF_API_WAITLIST_H
 
+#include "engine/metrics.h"
 #include "engine/route.h"
 
 extern const hf_route_table_t hf_handlers_waitlist_routes;
+
+/* Its family of GET /metrics (metrics.h): holdfast_waitlist{status}, once an event has had a
+ * waitlist. */
+void hf_handlers_waitlist_metrics_render(const hf_context_t *context, hf_buffer_t *out);
 
 #endif

@@ -704,6 +704,9 @@ hf_error_t hf_core_restore_waitlist(hf_core_t *core, const hf_stored_waitlist_t 
 /* The waitlist id of a hold that is (or was) an entry's offer, else NULL. */
 const char *hf_core_hold_waitlist_id(const hf_core_t *core, uint32_t hold_index);
 const char *hf_waitlist_status_name(uint8_t status);
+/* Entries by status (hf_waitlist_status_t) over every event, for holdfast_waitlist{status};
+ * false in a core that never had a waitlist (the family is then left out). */
+bool hf_core_waitlist_counts(const hf_core_t *core, uint64_t counts[HF_WAITLIST_CANCELLED + 1]);
 /* The event's waitlist setting as it stands (off, 600 s, for an event that never had one). */
 hf_waitlist_setting_t hf_core_waitlist_setting(const hf_core_t *core, const char *event_id);
 

@@ -137,6 +137,18 @@ def test_lapse_cancel_and_list(server):
     rest = expect(c.get("/v1/events/%s/waitlist?after=%s" % (event_id, listing["next"])), 200)
     check_equal([e["waitlist_id"] for e in rest["entries"]], [third["waitlist_id"]], "next page")
     check_equal(rest["next"], None, "the last page")
+    response = c.get("/metrics")
+    check_equal(response.status, 200, "GET /metrics")
+    metrics = response.body.decode()
+    # Every event of the server counts (other tests' entries too): at least this one's.
+    counts = {}
+    for line in metrics.splitlines():
+        if line.startswith('holdfast_waitlist{status="'):
+            counts[line.split('"')[1]] = float(line.rsplit(" ", 1)[1])
+    check_equal(sorted(counts), ["cancelled", "fulfilled", "lapsed", "offered", "waiting"],
+                "holdfast_waitlist's statuses")
+    check(counts["lapsed"] >= 1 and counts["cancelled"] >= 1 and counts["offered"] >= 1,
+          "holdfast_waitlist counts this event's entries: %r" % counts)
     offered = expect(c.get("/v1/events/%s/waitlist?status=offered" % event_id), 200)
     check_equal([e["waitlist_id"] for e in offered["entries"]], [third["waitlist_id"]],
                 "by status")

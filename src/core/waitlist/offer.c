@@ -61,6 +61,8 @@ void entry_status_set(hf_core_t *core, uint32_t index, uint8_t status, hf_time_m
     waitlist_entry_t *entry = &core->waitlists->entries[index];
     event_waitlist_t *list = &core->waitlists->events[entry->event];
     if (entry->status == HF_WAITLIST_WAITING) waiting_add(list, entry->sequence, -1);
+    core->waitlists->by_status[entry->status]--;
+    core->waitlists->by_status[status]++;
     entry->status = status;
     entry->changed_at_ms = now;
     record_waitlist(core, index);

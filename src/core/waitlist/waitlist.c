@@ -55,6 +55,12 @@ hf_waitlist_setting_t hf_core_waitlist_setting(const hf_core_t *core, const char
     return setting;
 }
 
+bool hf_core_waitlist_counts(const hf_core_t *core, uint64_t counts[HF_WAITLIST_CANCELLED + 1]) {
+    if (!core->waitlists) return false;
+    memcpy(counts, core->waitlists->by_status, sizeof core->waitlists->by_status);
+    return true;
+}
+
 void entry_view(const hf_core_t *core, uint32_t index, hf_waitlist_view_t *view) {
     const struct waitlists *waitlists = core->waitlists;
     const waitlist_entry_t *entry = &waitlists->entries[index];
@@ -150,6 +156,7 @@ uint32_t entry_insert(hf_core_t *core, uint32_t event, const waitlist_entry_t *f
                               sizeof *waitlists->entries);
     waitlists->entries[index] = *fields;
     waitlists->count++;
+    waitlists->by_status[fields->status]++;
     hf_map_put(&waitlists->ids, fields->id, strlen(fields->id), index);
     while (list->joined <= fields->sequence) {
         joined_grow(waitlists, list);

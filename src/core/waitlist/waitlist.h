@@ -72,6 +72,7 @@ struct waitlists {
     uint32_t *dirty_events; /* events with a dirty target, this command */
     uint32_t dirty_count, dirty_capacity;
     bool settling; /* within waitlist_settle: the offers' own holds settle nothing */
+    uint64_t by_status[HF_WAITLIST_CANCELLED + 1]; /* entries of each status (metrics) */
     /* Records of freed seats and pools held back until the settle (waitlist_defer): as
      * many as the command freed, each told once. */
     struct deferred_record *deferred;
