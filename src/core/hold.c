@@ -228,6 +228,8 @@ static void exchange_hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t s
     active_remove(core, owner, hold_index);
     if (report) record_hold_updated(core, hold_index, at, NULL);
     if (hold_status_finished(status)) finished_push(core, hold_index);
+    if (status != HF_HOLD_CONFIRMED)
+        waitlist_came_free(core, hold->event, items, hold->seat_count, hold->pool_count);
     for (uint32_t i = 0; i < hold->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[items[i].index];
         if (seat->status == HF_SEAT_HELD && seat->owner == hold_index + 1)

@@ -235,6 +235,32 @@ static void test_lapse_commit_cancel(void **state) {
     assert_int_equal(view.position, 1);
 }
 
+/* An exchange's old seat comes free when the exchange commits: the waitlist has it, in the
+ * same step. */
+static void test_an_exchange_frees_its_old_seat_to_the_waitlist(void **state) {
+    fixture_t *f = *state;
+    configure(f);
+    sell_out(f);
+    uint32_t index;
+    assert_int_equal(hf_core_commit(f->core, "res_h0", "u0", "ord_old", NULL, T0, &index), HF_OK);
+    hf_waitlist_view_t view;
+    bool existing;
+    assert_int_equal(join(f, "u1", "w_1", "S", NULL, 1, T0, &view, &existing), HF_OK);
+    hf_hold_request_t request = {.event_id = "open",
+                                 .user_id = "u0",
+                                 .hold_id = "res_x",
+                                 .pools = POOLS({"P", 1}),
+                                 .ttl_ms = -1,
+                                 .exchange_for = "ord_old"};
+    assert_int_equal(fx_hold(f->core, &request, T0 + 1, &index, NULL), HF_OK);
+    assert_int_equal(status_of(f, "w_1"), HF_WAITLIST_WAITING);
+    assert_int_equal(hf_core_commit(f->core, "res_x", "u0", "ord_new", NULL, T0 + 2, &index),
+                     HF_OK);
+    assert_int_equal(status_of(f, "w_1"), HF_WAITLIST_OFFERED);
+    assert_int_equal(seat_on(f, "open", "S-A-1")->status, HF_SEAT_HELD);
+    assert_consistent(f, T0 + 2);
+}
+
 /* Pool units: a cancelled order's units go to the first entry they can fill. */
 static void test_pool_units_from_a_cancel(void **state) {
     fixture_t *f = *state;
@@ -448,6 +474,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_the_stream_never_shows_an_offered_seat_available,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_units_from_a_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_an_exchange_frees_its_old_seat_to_the_waitlist, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_matching_against_a_model, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_waitlist", tests, NULL, NULL);
