@@ -355,9 +355,12 @@ typedef struct hf_waitlist_view {
     const char *section, *pool; /* NULL when not named */
     uint8_t status;             /* hf_waitlist_status_t */
     uint32_t quantity;
-    uint32_t position;          /* among the event's waiting entries, from 1 (waiting only) */
-    uint32_t sequence;          /* join number within the event, for paging */
-    const char *reservation_id; /* the offer's hold (offered, fulfilled, lapsed), else NULL */
+    uint32_t position; /* among the event's waiting entries, from 1 (waiting only) */
+    uint32_t sequence; /* join number within the event, for paging */
+    /* The offer's hold (offered, fulfilled, lapsed, or cancelled once offered), else NULL;
+     * it points to offer_hold_id, so it is known after its hold is forgotten too. */
+    const char *reservation_id;
+    char offer_hold_id[HF_SERVER_ID_SIZE + 1];
     hf_time_ms_t expires_at_ms; /* the offer's (offered only) */
     hf_time_ms_t joined_at_ms, changed_at_ms;
 } hf_waitlist_view_t;

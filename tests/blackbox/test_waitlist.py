@@ -228,3 +228,27 @@ def test_stream_never_shows_an_offered_seat_available(server):
     check_equal(seen, [("F-A-1", "held"), ("F-A-2", "available")],
                 "the offered seat told held once, never available; the other available")
     stream.close()
+
+
+def test_a_done_entry_keeps_its_offer_id_when_the_hold_is_forgotten():
+    """With --finished-holds 0 the released offer leaves memory at once: the entry still names
+    it, before and after a restart."""
+    server = Server(extra_args=["--finished-holds", "0"]).start()
+    c = server.client()
+    event_id = waitlist_event(c)
+    holds = sold_out(c, event_id)
+    first = join(c, event_id, "w1")
+    release(c, holds[0], "owner0")
+    offer = entry(c, event_id, first["waitlist_id"])["reservation_id"]
+    expect(c.request("DELETE", "/v1/events/%s/waitlist/%s?user_id=w1" % (
+        event_id, first["waitlist_id"])), 200)
+    done = entry(c, event_id, first["waitlist_id"])
+    check_equal((done["status"], done.get("reservation_id")), ("cancelled", offer),
+                "a cancelled entry names its released offer")
+    c.close()
+    server.stop()
+    server = server.restart()
+    c = server.client()
+    check_equal(entry(c, event_id, first["waitlist_id"]), done, "the same after a restart")
+    c.close()
+    server.stop()

@@ -37,6 +37,7 @@ void waitlist_link_hold(hf_core_t *core, uint32_t hold_index, uint32_t entry) {
     }
     waitlists->hold_entries[hold_index] = entry + 1;
     waitlists->entries[entry].hold = hold_index + 1;
+    waitlists->entries[entry].offered = true;
 }
 
 /* The entry whose offer is the hold, else NO_INDEX: a forgotten hold's slot may hold another

@@ -1,5 +1,7 @@
 /* Waitlists (API.md section 14): the setting, joins, reads, cancels and the staff's list.
  * What happens when inventory comes free is offer.c's. */
+#include <stdio.h>
+
 #include "core/internal.h"
 #include "core/waitlist/waitlist.h"
 
@@ -78,11 +80,12 @@ void entry_view(const hf_core_t *core, uint32_t index, hf_waitlist_view_t *view)
     else if (entry->target > event->section_count)
         view->pool = event->pools[entry->target - 1 - event->section_count].id;
     if (entry->status == HF_WAITLIST_WAITING) view->position = waiting_rank(list, entry->sequence);
-    if (entry->hold) {
-        const hf_hold_t *hold = &core->holds.slots[entry->hold - 1];
-        view->reservation_id = hold->id;
-        if (entry->status == HF_WAITLIST_OFFERED) view->expires_at_ms = hold->expires_at_ms;
+    if (entry->offered) {
+        snprintf(view->offer_hold_id, sizeof view->offer_hold_id, "res_%s", entry->id + 2);
+        view->reservation_id = view->offer_hold_id;
     }
+    if (entry->status == HF_WAITLIST_OFFERED && entry->hold)
+        view->expires_at_ms = core->holds.slots[entry->hold - 1].expires_at_ms;
 }
 
 /* The target a request names (0 any section, 1 + s, 1 + sections + p), or an error. */
@@ -315,6 +318,7 @@ hf_error_t hf_core_restore_waitlist(hf_core_t *core, const hf_stored_waitlist_t 
                                .sequence = stored->sequence,
                                .status = stored->status,
                                .hold = hold_index,
+                               .offered = stored->hold_id != NULL,
                                .joined_at_ms = stored->joined_at_ms,
                                .changed_at_ms = stored->changed_at_ms};
     fields.user_string = string_store(core, stored->user_id, strlen(stored->user_id));

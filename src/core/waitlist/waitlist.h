@@ -55,6 +55,7 @@ typedef struct waitlist_entry {
     uint32_t sequence; /* join number within the event */
     uint8_t status;    /* hf_waitlist_status_t */
     uint32_t hold;     /* the offer's hold index + 1 while offered, else 0 */
+    bool offered;      /* an offer was made (its hold's id is "res_" and the id after "w_") */
     hf_time_ms_t joined_at_ms, changed_at_ms;
 } waitlist_entry_t;
 
