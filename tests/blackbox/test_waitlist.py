@@ -48,6 +48,12 @@ def test_setting_and_join_checks(server):
                 "the default setting")
     expect(c.post("/v1/events/%s/waitlist" % off, {"user_id": "u1", "quantity": 1}), 409,
            "waitlist_disabled")
+    for setting, field in (({"enabled": "yes"}, "waitlist.enabled"), ({"offer_ttl_s": 0},
+                           "waitlist.offer_ttl_s"), ("on", "waitlist")):
+        response = c.post("/v1/events", {"id": uid("wl"), "waitlist": setting, "sections": [
+            {"id": "F", "price": 1, "rows": [{"id": "A", "seats": 2}]}]})
+        expect(response, 400, "invalid_request", what="setting %r" % (setting,))
+        check_equal(response.error.get("field"), field, "the field named")
     event_id = waitlist_event(c, offer_ttl_s=30)
     check_equal(get_event(c, event_id)["waitlist"], {"enabled": True, "offer_ttl_s": 30},
                 "the setting")

@@ -289,6 +289,74 @@ static void test_pool_units_from_a_cancel(void **state) {
     assert_int_equal(event->pools[0].held, 100);
 }
 
+/* Entries restored (as the store loads them, join numbers kept) come back with the same
+ * positions and offers, and the line goes on from them: the next join is at the back. */
+static void test_restore_keeps_positions_and_offers(void **state) {
+    fixture_t *f = *state;
+    configure(f);
+    sell_out(f);
+    uint32_t index;
+    /* The offer's hold, held, as the holds load before the entries. */
+    assert_int_equal(hf_core_release(f->core, "res_h0", "u0", T0), HF_OK);
+    assert_int_equal(hold_on(f, "open", "u1", "res_abc", SEATS("S-A-1"), NO_POOLS, OFFER_TTL, false,
+                             T0, &index, NULL),
+                     HF_OK);
+    const hf_stored_waitlist_t stored[] = {
+        {.waitlist_id = "w_abc",
+         .event_id = "open",
+         .user_id = "u1",
+         .section = "S",
+         .hold_id = "res_abc",
+         .quantity = 1,
+         .sequence = 0,
+         .status = HF_WAITLIST_OFFERED},
+        {.waitlist_id = "w_gone",
+         .event_id = "open",
+         .user_id = "u2",
+         .quantity = 1,
+         .sequence = 1,
+         .status = HF_WAITLIST_CANCELLED},
+        {.waitlist_id = "w_two",
+         .event_id = "open",
+         .user_id = "u3",
+         .quantity = 2,
+         .sequence = 2,
+         .status = HF_WAITLIST_WAITING},
+        {.waitlist_id = "w_p",
+         .event_id = "open",
+         .user_id = "u4",
+         .pool = "P",
+         .quantity = 3,
+         .sequence = 5,
+         .status = HF_WAITLIST_WAITING},
+    };
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(hf_core_restore_waitlist(f->core, &stored[i]), HF_OK);
+    hf_stored_waitlist_t orphan = stored[0];
+    orphan.waitlist_id = "w_orphan";
+    orphan.hold_id = "res_none";
+    assert_int_equal(hf_core_restore_waitlist(f->core, &orphan), HF_ERROR_HOLD_NOT_FOUND);
+    assert_consistent(f, T0);
+    assert_int_equal(entry(f, "w_two").position, 1);
+    assert_int_equal(entry(f, "w_p").position, 2);
+    uint32_t hold_index;
+    assert_non_null(hf_core_hold_find(f->core, "res_abc", &hold_index));
+    assert_string_equal(hf_core_hold_waitlist_id(f->core, hold_index), "w_abc");
+    hf_waitlist_view_t view;
+    bool existing;
+    assert_int_equal(join(f, "u1", "w_again", NULL, NULL, 1, T0, &view, &existing), HF_OK);
+    assert_true(existing); /* u1's offered entry */
+    assert_int_equal(join(f, "u5", "w_new", NULL, NULL, 1, T0, &view, &existing), HF_OK);
+    assert_int_equal(view.sequence, 6);
+    assert_int_equal(view.position, 3);
+    /* The offer lapses: its seat goes to the first entry it can fill, w_new (w_two asks 2). */
+    hf_core_advance(f->core, T0 + OFFER_TTL);
+    assert_int_equal(status_of(f, "w_abc"), HF_WAITLIST_LAPSED);
+    assert_int_equal(status_of(f, "w_two"), HF_WAITLIST_WAITING);
+    assert_int_equal(status_of(f, "w_new"), HF_WAITLIST_OFFERED);
+    assert_consistent(f, T0 + OFFER_TTL);
+}
+
 /* ---- the matching against a brute-force model ----
  *
  * Random joins (S, any section or P; quantities 1 to 4), releases of public holds and of
@@ -476,6 +544,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_pool_units_from_a_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_an_exchange_frees_its_old_seat_to_the_waitlist, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_restore_keeps_positions_and_offers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matching_against_a_model, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_waitlist", tests, NULL, NULL);
