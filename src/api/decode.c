@@ -501,6 +501,25 @@ static bool decode_room(json_t *room, hf_room_definition_t *target, hf_error_det
     return true;
 }
 
+/* "waitlist": {"enabled", "offer_ttl_s"} (API.md section 14): off, 600 s, unless given. */
+static bool decode_waitlist(json_t *member, hf_waitlist_setting_t *setting,
+                            hf_error_detail_t *fault) {
+    setting->enabled = false;
+    setting->offer_ttl_ms = HF_WAITLIST_OFFER_TTL_MS_DEFAULT;
+    if (!member || json_is_null(member)) return true;
+    where_t where = {.field = "waitlist"};
+    if (!json_is_object(member)) return wrong(fault, &where, NULL, member);
+    json_t *enabled = json_object_get(member, "enabled");
+    if (enabled && !json_is_boolean(enabled)) return wrong(fault, &where, "enabled", enabled);
+    setting->enabled = json_is_true(enabled);
+    json_t *ttl = json_object_get(member, "offer_ttl_s");
+    if (ttl && !json_is_null(ttl) &&
+        (!json_seconds_to_ms(ttl, &setting->offer_ttl_ms) || setting->offer_ttl_ms <= 0 ||
+         setting->offer_ttl_ms > HF_HOLD_TTL_MS_MAX))
+        return wrong(fault, &where, "offer_ttl_s", ttl);
+    return true;
+}
+
 bool hf_decode_definition(json_t *object, hf_event_definition_t *definition,
                           hf_error_detail_t *fault) {
     memset(definition, 0, sizeof *definition);
@@ -515,6 +534,8 @@ bool hf_decode_definition(json_t *object, hf_event_definition_t *definition,
     if (!decode_limits(object, definition, fault)) return false;
     if (!decode_sections(json_object_get(object, "sections"), definition, fault)) return false;
     if (!decode_pools(json_object_get(object, "pools"), definition, fault)) return false;
+    if (!decode_waitlist(json_object_get(object, "waitlist"), &definition->waitlist, fault))
+        return false;
     return decode_room(json_object_get(object, "waiting_room"), &definition->waiting_room, fault);
 }
 

@@ -13,6 +13,7 @@
 #include "api/notifications.h"
 #include "api/payments.h"
 #include "api/queue.h"
+#include "api/waitlist.h"
 #include "engine/metrics.h"
 #include "net/http.h"
 
@@ -131,6 +132,7 @@ static const hf_metrics_render_fn DOMAINS[] = {
     hf_handlers_dispatch_metrics_render,    hf_handlers_cluster_metrics_render,
     hf_handlers_credentials_metrics_render, hf_handlers_notifications_metrics_render,
     hf_handlers_calendars_metrics_render,   hf_handlers_jobs_metrics_render,
+    hf_handlers_waitlist_metrics_render,
 };
 
 /* Answered at once, not held for the open batch: gauges include what is still being

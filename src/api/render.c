@@ -60,6 +60,19 @@ static void render_sales(hf_json_t *json, const hf_core_t *core, const hf_event_
     hf_json_string(json, hf_core_job_at(core, event->job - 1)->id);
 }
 
+/* "waitlist": {"enabled", "offer_ttl_s"} (API.md section 14), off for an event without one. */
+static void render_waitlist_setting(hf_json_t *json, const hf_core_t *core,
+                                    const hf_event_t *event) {
+    hf_waitlist_setting_t waitlist = hf_core_waitlist_setting(core, event->id);
+    HF_JSON_KEY(json, "waitlist");
+    hf_json_object_begin(json);
+    HF_JSON_KEY(json, "enabled");
+    hf_json_bool(json, waitlist.enabled);
+    HF_JSON_KEY(json, "offer_ttl_s");
+    hf_json_int(json, waitlist.offer_ttl_ms / 1000);
+    hf_json_object_end(json);
+}
+
 void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *event) {
     (void)core;
     bool allocated = hf_core_event_has_allocations(event);
@@ -113,6 +126,7 @@ void hf_render_event(hf_json_t *json, const hf_core_t *core, const hf_event_t *e
     hf_json_array_end(json);
     HF_JSON_KEY(json, "waiting_room");
     hf_rows_room_render(json, &event->waiting_room, event->waiting_room.enabled);
+    render_waitlist_setting(json, core, event);
     render_sales(json, core, event);
     hf_json_object_end(json);
 }
@@ -237,6 +251,12 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
         hf_render_exchange(json, core, hf_core_order_at(core, hold->exchange_for - 1)->id,
                            hold->total);
     allocation_write(json, hf_core_allocation_id(core, hold->allocation));
+    const char *waitlist_id = hf_core_hold_waitlist_id(core,
+                                                       (uint32_t)(hold - hf_core_hold_at(core, 0)));
+    if (waitlist_id) {
+        HF_JSON_KEY(json, "waitlist_id");
+        hf_json_string(json, waitlist_id);
+    }
     if (capped) {
         HF_JSON_KEY(json, "capped");
         hf_json_bool(json, *capped);

@@ -30,6 +30,7 @@
 #include "api/payments.h"
 #include "api/jobs.h"
 #include "api/queue.h"
+#include "api/waitlist.h"
 #include "api/staff.h"
 #include "api/ui.h"
 #include "engine/idempotency.h"
@@ -47,6 +48,7 @@ static const hf_route_table_t *const TABLES[] = {
     &hf_handlers_dispatch_routes,      &hf_handlers_cluster_routes,
     &hf_handlers_notifications_routes, &hf_handlers_calendars_routes,
     &hf_handlers_allocations_routes,   &hf_handlers_jobs_routes,
+    &hf_handlers_waitlist_routes,
 };
 
 /* ---- matching ----

@@ -282,5 +282,6 @@ const char *hf_core_check(const hf_core_t *core, hf_time_ms_t now) {
     if (!fault) fault = hf_core_allocations_check(core);
     if (!fault) fault = check_deliveries(core);
     if (!fault) fault = check_exchanges(core);
+    if (!fault) fault = waitlist_check(core);
     return fault ? fault : check_refunds(core);
 }

@@ -68,6 +68,7 @@ uint32_t hf_core_advance(hf_core_t *core, hf_time_ms_t now) {
         hf_timer_t *timer = TIMERS[i](core);
         if (timer) timer_run(core, timer, now);
     }
+    waitlist_settle(core, now); /* what the lapsed holds freed, in the same step */
     return (uint32_t)(core->holds.expired - expired);
 }
 
@@ -101,6 +102,7 @@ hf_core_t *hf_core_create(hf_mutation_sink_t sink) {
 
 void hf_core_destroy(hf_core_t *core) {
     if (!core) return;
+    waitlist_free(core); /* before the events: nothing of it is freed through them */
     for (uint32_t i = 0; i < core->events.count; i++)
         if (core->events.slots[i]) event_free(core->events.slots[i]);
     for (uint32_t i = 0; i < core->users.count; i++) free(core->users.slots[i].orders.items);

@@ -140,6 +140,9 @@ typedef enum hf_error {
      * no job has the id. */
     HF_ERROR_EVENT_CANCELLED,
     HF_ERROR_JOB_NOT_FOUND,
+    /* Waitlists (hf_core_waitlist_join and its neighbours). */
+    HF_ERROR_WAITLIST_DISABLED,
+    HF_ERROR_WAITLIST_NOT_FOUND,
 } hf_error_t;
 
 /* The words of API.md for statuses ("available", "held", ...); static strings. */
@@ -359,6 +362,40 @@ typedef struct hf_hold_request {
 } hf_hold_request_t;
 
 typedef struct hf_core hf_core_t;
+
+/* ---- waitlists (API.md section 14, core/waitlist/) ---- */
+
+typedef enum hf_waitlist_status {
+    HF_WAITLIST_WAITING = 0,
+    HF_WAITLIST_OFFERED,   /* a hold of the user's (the offer) holds its inventory */
+    HF_WAITLIST_FULFILLED, /* the offer was committed */
+    HF_WAITLIST_LAPSED,    /* the offer was released or lapsed */
+    HF_WAITLIST_CANCELLED,
+} hf_waitlist_status_t;
+
+/* A join: section, pool or neither (any section); waitlist_id is made by the caller ("w_..."
+ * and 36 hex digits, as hold ids). */
+typedef struct hf_waitlist_request {
+    const char *event_id, *user_id, *waitlist_id;
+    const char *section, *pool; /* at most one; both NULL: any section */
+    uint32_t quantity;
+} hf_waitlist_request_t;
+
+/* An entry as the API shows it; pointers borrowed until the next command. */
+typedef struct hf_waitlist_view {
+    const char *waitlist_id, *user_id;
+    const char *section, *pool; /* NULL when not named */
+    uint8_t status;             /* hf_waitlist_status_t */
+    uint32_t quantity;
+    uint32_t position; /* among the event's waiting entries, from 1 (waiting only) */
+    uint32_t sequence; /* join number within the event, for paging */
+    /* The offer's hold (offered, fulfilled, lapsed, or cancelled once offered), else NULL;
+     * it points to offer_hold_id, so it is known after its hold is forgotten too. */
+    const char *reservation_id;
+    char offer_hold_id[HF_SERVER_ID_SIZE + 1];
+    hf_time_ms_t expires_at_ms; /* the offer's (offered only) */
+    hf_time_ms_t joined_at_ms, changed_at_ms;
+} hf_waitlist_view_t;
 
 /* Owned by the caller; hf_core_destroy frees everything. */
 hf_core_t *hf_core_create(hf_mutation_sink_t sink);
@@ -673,6 +710,46 @@ uint32_t hf_core_holds_finished(const hf_core_t *core);
 hf_error_t hf_core_revive_hold(hf_core_t *core, const hf_stored_hold_t *hold, uint32_t *index);
 
 /* ---- Lookups ---- */
+
+/* The event's waitlist setting (API.md section 2's "waitlist"): off by default. */
+hf_error_t hf_core_waitlist_configure(hf_core_t *core, const char *event_id, bool enabled,
+                                      int64_t offer_ttl_ms);
+/* Joins, or finds the user's entry while it waits or is offered (*existing true). Errors:
+ * EVENT_NOT_FOUND, WAITLIST_DISABLED, SECTION_NOT_FOUND, POOL_NOT_FOUND, INVALID_REQUEST
+ * (quantity outside 1 to max_seats_per_hold, or both section and pool), CAPACITY (the event
+ * has HF_WAITLIST_ENTRIES_MAX entries). */
+hf_error_t hf_core_waitlist_join(hf_core_t *core, const hf_waitlist_request_t *request,
+                                 hf_time_ms_t now, hf_waitlist_view_t *view, bool *existing);
+hf_error_t hf_core_waitlist_get(hf_core_t *core, const char *event_id, const char *waitlist_id,
+                                hf_waitlist_view_t *view);
+/* Cancels a waiting or offered entry (an offer's hold is released, its inventory goes down
+ * the line); a done entry answers as it is. NOT_OWNER when user_id is not the entry's. */
+hf_error_t hf_core_waitlist_cancel(hf_core_t *core, const char *event_id, const char *waitlist_id,
+                                   const char *user_id, hf_time_ms_t now, hf_waitlist_view_t *view);
+/* The event's entries after join number after (-1: from the first), oldest first, of status
+ * (or any with status_filter false), at most limit of them into views; *more tells whether
+ * another follows. Returns how many were written. */
+uint32_t hf_core_waitlist_list(hf_core_t *core, const char *event_id, bool status_filter,
+                               uint8_t status, int64_t after, uint32_t limit,
+                               hf_waitlist_view_t *views, bool *more);
+/* A waitlist entry as the store kept it (its last WAITLIST record), loaded after the holds: an
+ * offered entry's hold is held in the core. sequence is its join number, so positions come
+ * back the same. */
+typedef struct hf_stored_waitlist {
+    const char *waitlist_id, *event_id, *user_id, *section, *pool, *hold_id;
+    uint32_t quantity, sequence;
+    uint8_t status;
+    hf_time_ms_t joined_at_ms, changed_at_ms;
+} hf_stored_waitlist_t;
+hf_error_t hf_core_restore_waitlist(hf_core_t *core, const hf_stored_waitlist_t *stored);
+/* The waitlist id of a hold that is (or was) an entry's offer, else NULL. */
+const char *hf_core_hold_waitlist_id(const hf_core_t *core, uint32_t hold_index);
+const char *hf_waitlist_status_name(uint8_t status);
+/* Entries by status (hf_waitlist_status_t) over every event, for holdfast_waitlist{status};
+ * false in a core that never had a waitlist (the family is then left out). */
+bool hf_core_waitlist_counts(const hf_core_t *core, uint64_t counts[HF_WAITLIST_CANCELLED + 1]);
+/* The event's waitlist setting as it stands (off, 600 s, for an event that never had one). */
+hf_waitlist_setting_t hf_core_waitlist_setting(const hf_core_t *core, const char *event_id);
 
 /* Event slots: hf_core_event_at gives the event of a slot, NULL for a slot a deleted event
  * left (a later event may take it). Holds, orders and tickets name events by slot. */

@@ -44,6 +44,13 @@ typedef struct hf_room_definition {
     uint8_t shuffle_seed[HF_QUEUE_SEED_SIZE];
 } hf_room_definition_t;
 
+/* An event's waitlist setting (API.md sections 2 and 14): "waitlist": {"enabled",
+ * "offer_ttl_s"}; off by default. */
+typedef struct hf_waitlist_setting {
+    bool enabled;
+    int64_t offer_ttl_ms;
+} hf_waitlist_setting_t;
+
 typedef struct hf_event_definition {
     char id[HF_ID_SIZE_MAX + 1];
     char name[HF_NAME_SIZE_MAX + 1];
@@ -57,6 +64,7 @@ typedef struct hf_event_definition {
     uint32_t pool_count;
     hf_pool_definition_t *pools;
     hf_room_definition_t waiting_room;
+    hf_waitlist_setting_t waitlist;
 } hf_event_definition_t;
 
 /* A change of a live event (PATCH /v1/events/{event}, hf_core_event_update) is an

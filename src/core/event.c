@@ -322,6 +322,8 @@ hf_error_t event_add(hf_core_t *core, const hf_event_definition_t *definition, h
     core->events.listed = grow(core->events.listed, &core->events.listed_capacity,
                                core->events.listed_count + 1, sizeof *core->events.listed);
     core->events.listed[core->events.listed_count++] = index;
+    if (definition->waitlist.enabled)
+        hf_core_waitlist_configure(core, definition->id, true, definition->waitlist.offer_ttl_ms);
     if (event->waiting_room.enabled) core->events.rooms_enabled++;
     return HF_OK;
 }
@@ -399,6 +401,10 @@ void seat_set(hf_core_t *core, hf_event_t *event, uint32_t seat_index, uint8_t s
     if (!report) return;
     seat->version++;
     seat_changes_of(event)[seat_index] = core->change_count;
+    /* A seat the waitlist may take in this step is told once the step has settled: never
+     * available in between when it is offered. */
+    if (freed && core->waitlists && waitlist_defer(core, event, row->section + 1, seat_index))
+        return;
     if (core->stream_records) record_seat(core, event, seat_index, row_index, now);
 }
 
@@ -409,6 +415,10 @@ void pool_move(hf_core_t *core, hf_event_t *event, const hf_item_t *item, int64_
     pool->held += held * item->quantity;
     pool->sold += sold * item->quantity;
     if (allocation) allocation_pool_moved(core, event, allocation, item, held, sold, now, report);
+    bool freed = held + sold < 0;
+    if (report && freed && core->waitlists &&
+        waitlist_defer(core, event, 1 + event->section_count + item->index, item->index))
+        return;
     if (report && core->stream_records) record_pool(core, event, item->index, now);
 }
 

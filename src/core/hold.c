@@ -204,6 +204,7 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
     owner->held_units -= item_units(items, hold->seat_count, hold->pool_count);
     active_remove(core, owner, hold_index);
     if (report) record_hold_updated(core, hold_index, at, NULL);
+    if (core->waitlists) waitlist_hold_freed(core, hold_index, status, at);
     if (hold_status_finished(status)) finished_push(core, hold_index);
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
@@ -228,6 +229,8 @@ static void exchange_hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t s
     active_remove(core, owner, hold_index);
     if (report) record_hold_updated(core, hold_index, at, NULL);
     if (hold_status_finished(status)) finished_push(core, hold_index);
+    if (status != HF_HOLD_CONFIRMED)
+        waitlist_came_free(core, hold->event, items, hold->seat_count, hold->pool_count);
     for (uint32_t i = 0; i < hold->seat_count; i++) {
         const hf_seat_t *seat = &event->seats[items[i].index];
         if (seat->status == HF_SEAT_HELD && seat->owner == hold_index + 1)
@@ -464,6 +467,7 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
     record_hold_created(core, index, request->user_id);
     hold_take(core, index, now, true);
     *hold_index = index;
+    waitlist_settle(core, now); /* what the replaced holds freed */
     return HF_OK;
 }
 
@@ -521,6 +525,7 @@ hf_error_t hf_core_release(hf_core_t *core, const char *hold_id, const char *use
     hf_hold_t *hold = hold_of(core, index);
     if (hold->status == HF_HOLD_CONFIRMED) return HF_ERROR_ALREADY_CONFIRMED;
     if (hold->status == HF_HOLD_HELD) hold_finish(core, index, HF_HOLD_RELEASED, now, true);
+    waitlist_settle(core, now);
     return HF_OK;
 }
 

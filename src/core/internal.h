@@ -82,6 +82,9 @@ struct hf_core {
     struct allocations *allocations;
     /* Cancel jobs (job/), NULL until the first cancel. */
     struct jobs *jobs;
+    /* Waitlists' entries and their index (core/waitlist/), made at the first waitlist
+     * setting: NULL in a core that never had one. */
+    struct waitlists *waitlists;
 };
 
 #define NO_STRING UINT32_MAX
@@ -670,6 +673,30 @@ void jobs_restore_finish(hf_core_t *core);
 /* An exchange hold ended (hold.c): when it was a job's offer, its commit accepts the offer and
  * its release or lapse refunds the old order (job/offer.c). */
 void job_offer_settle(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at);
+/* ---- waitlist/: entries that take inventory as it comes free ---- */
+
+/* The one entry point for inventory that came free on an event (a hold released or lapsed,
+ * an order cancelled, an allocation released): the seats (items[0, seat_count)) and pool
+ * lines after them. It only marks their section, "any section" and pools; waitlist_settle,
+ * which a command runs once it has freed everything, offers them down the line in the same
+ * command (the same durable step). Nothing happens for an event without waiting entries. */
+void waitlist_came_free(hf_core_t *core, uint32_t event, const hf_item_t *items,
+                        uint32_t seat_count, uint32_t pool_count);
+/* Offers what came free to the first fillable entries, down the line (holds of their users,
+ * TTL offer_ttl_s). A no-op when nothing came free, and when called from within itself. */
+void waitlist_settle(hf_core_t *core, hf_time_ms_t now);
+/* A hold on an event ended (hold_finish): an offer's entry is fulfilled (confirmed) or
+ * lapsed, and what a released or expired hold held came free (waitlist_came_free). */
+void waitlist_hold_freed(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at);
+void waitlist_free(hf_core_t *core);
+/* The waitlists' invariants (hf_core_check), NULL when they hold: an offered entry's hold is
+ * held, its user's and is its offer; every other hold an entry names is not held; positions
+ * count the waiting entries. */
+const char *waitlist_check(const hf_core_t *core);
+/* Whether the record of a seat (target 1 + its section, index its seat) or a pool's counts
+ * (target 1 + sections + pool, index the pool) just freed waits for waitlist_settle, which
+ * tells it as the step left it: true when a waiting entry may take it. */
+bool waitlist_defer(hf_core_t *core, const hf_event_t *event, uint32_t target, uint32_t index);
 
 /* ---- core.c: time ---- */
 

@@ -56,7 +56,9 @@
     X(JOB, 51, job, job)                   /* a cancel job as it stands after a step */ \
     X(JOB_OFFER, 52, job_offer, job_offer) /* what a job did with one order */ \
     /* an allocation as it stands (API.md section 14): set aside, released, or settled */ \
-    X(ALLOCATION, 60, allocation, allocation)
+    X(ALLOCATION, 60, allocation, allocation) \
+    /* a waitlist entry as it stands (API.md section 14, core/waitlist/) */ \
+    X(WAITLIST, 70, waitlist, waitlist)
 
 #define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = (value),
 typedef enum hf_mutation_type { HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_) } hf_mutation_type_t;
@@ -309,6 +311,18 @@ typedef struct hf_mutation_job_offer {
     int64_t expires_at_ms;      /* the offer's, 0 without one */
 } hf_mutation_job_offer_t;
 
+/* A waitlist entry as it stands (core/waitlist/): made waiting, then offered (hold_id its
+ * offer), fulfilled, lapsed or cancelled. sequence is its join number in the event, which
+ * restore keeps, so positions come back the same. */
+typedef struct hf_mutation_waitlist {
+    const char *waitlist_id, *event_id, *user_id;
+    const char *section, *pool; /* NULL when not named (both: any section) */
+    const char *hold_id;        /* the offer's hold, NULL before an offer */
+    uint32_t quantity, sequence;
+    uint8_t status; /* hf_waitlist_status_t */
+    int64_t joined_at_ms;
+} hf_mutation_waitlist_t;
+
 struct hf_calendar_definition;
 struct hf_resource_definition;
 
@@ -393,6 +407,7 @@ typedef struct hf_mutation {
         hf_mutation_driver_t driver;
         hf_mutation_ride_t ride;
         hf_mutation_notify_t notify;
+        hf_mutation_waitlist_t waitlist;
         hf_mutation_calendar_create_t calendar_create;
         hf_mutation_calendar_resources_t calendar_resources;
         hf_mutation_calendar_sales_t calendar_sales;

@@ -169,10 +169,12 @@ void order_cancel_apply(hf_core_t *core, uint32_t index, const text_key_t *refun
     record_order_updated(core, index, user_id, now);
     event_user_t *owner = owner_record(core, order->owner);
     owner->sold_units -= item_units(items, order->seat_count, order->pool_count);
+    waitlist_came_free(core, order->event, items, order->seat_count, order->pool_count);
     for (uint32_t i = 0; i < order->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
     for (uint32_t i = 0; i < order->pool_count; i++)
         pool_move(core, event, &items[order->seat_count + i], 0, -1, order->allocation, now, true);
+    waitlist_settle(core, now);
 }
 
 hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *user_id,

@@ -99,6 +99,10 @@ static const hf_api_error_entry_t ENTRIES[HF_API_ERROR_COUNT] = {
     [HF_API_ERROR_EVENT_CANCELLED] = {"event_cancelled", 409,
                                       "the event is cancelled: no new holds, bookings or joins"},
     [HF_API_ERROR_JOB_NOT_FOUND] = {"job_not_found", 404, "no such job"},
+    /* Waitlists (API.md section 14). */
+    [HF_API_ERROR_WAITLIST_DISABLED] = {"waitlist_disabled", 409, "this event has no waitlist"},
+    [HF_API_ERROR_WAITLIST_NOT_FOUND] = {"waitlist_not_found", 404,
+                                         "no such waitlist entry on this event"},
 };
 
 /* Every core error but HF_OK, in the order of core.h. */
@@ -147,10 +151,12 @@ static const hf_api_error_t FROM_CORE[] = {
     [HF_ERROR_ALLOCATION_EXISTS] = HF_API_ERROR_ALLOCATION_EXISTS,
     [HF_ERROR_EVENT_CANCELLED] = HF_API_ERROR_EVENT_CANCELLED,
     [HF_ERROR_JOB_NOT_FOUND] = HF_API_ERROR_JOB_NOT_FOUND,
+    [HF_ERROR_WAITLIST_DISABLED] = HF_API_ERROR_WAITLIST_DISABLED,
+    [HF_ERROR_WAITLIST_NOT_FOUND] = HF_API_ERROR_WAITLIST_NOT_FOUND,
 };
 
 /* A core error added without a line above would map to entry 0: caught here. */
-_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_JOB_NOT_FOUND + 1,
+_Static_assert(sizeof FROM_CORE / sizeof FROM_CORE[0] == HF_ERROR_WAITLIST_NOT_FOUND + 1,
                "every core error has an entry");
 
 const hf_api_error_entry_t *hf_errors_entry(hf_api_error_t id) {

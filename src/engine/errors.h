@@ -79,6 +79,9 @@ typedef enum hf_api_error {
     /* Cancelling an event (API.md section 13). */
     HF_API_ERROR_EVENT_CANCELLED,
     HF_API_ERROR_JOB_NOT_FOUND,
+    /* Waitlists (API.md section 14). */
+    HF_API_ERROR_WAITLIST_DISABLED,
+    HF_API_ERROR_WAITLIST_NOT_FOUND,
     HF_API_ERROR_COUNT
 } hf_api_error_t;
 

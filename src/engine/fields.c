@@ -50,6 +50,9 @@ static const rule_t RULES[] = {
     {EVENT, "pools[].id", ID_RULE, HF_ID_SIZE_MAX},
     {EVENT, "pools[].capacity", "an integer from 0 to %lld", HF_POOL_CAPACITY_MAX},
     {EVENT, "pools[].price", "an integer from 0 to %lld", HF_PRICE_MAX},
+    {EVENT, "waitlist", "an object", 0},
+    {EVENT, "waitlist.enabled", "true or false", 0},
+    {EVENT, "waitlist.offer_ttl_s", SECONDS_RULE, HF_HOLD_TTL_MS_MAX / 1000},
     {EVENT, "waiting_room", "an object", 0},
     {EVENT, "waiting_room.enabled", "true or false", 0},
     /* Its least value, not "above 0": a rate of 1e-7 is above 0 and still refused. */

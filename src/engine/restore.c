@@ -163,6 +163,12 @@ static int restore_ticket(void *context, const hf_stored_ticket_t *ticket) {
     return error ? fail(restore, "ticket", ticket->ticket_id, error) : 0;
 }
 
+static int restore_waitlist(void *context, const hf_stored_waitlist_t *entry) {
+    restore_t *restore = context;
+    hf_error_t error = hf_core_restore_waitlist(restore->context->core, entry);
+    return error ? fail(restore, "waitlist entry", entry->waitlist_id, error) : 0;
+}
+
 static int restore_driver(void *context, const hf_stored_driver_t *driver) {
     restore_t *restore = context;
     hf_error_t error = hf_dispatch_restore_driver(restore->context->core, driver);
@@ -193,6 +199,7 @@ static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
                                .job_offer = restore_job_offer,
                                .delivery = restore_delivery,
                                .ticket = restore_ticket,
+                               .waitlist = restore_waitlist,
                                .driver = restore_driver,
                                .ride = restore_ride,
                                .calendar = restore_calendar,

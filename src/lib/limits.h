@@ -84,6 +84,11 @@
  * 15 MB, and it covers the last few seconds of a flash sale at its busiest, when buyers look
  * at holds that just lapsed. */
 #define HF_FINISHED_HOLDS_MAX 100000u
+/* Waitlist entries one event may ever have (API.md section 14): each costs some 100 bytes and
+ * a slot of its event's queues; a sold-out stadium's whole audience fits. */
+#define HF_WAITLIST_ENTRIES_MAX 1000000u
+/* Offer TTL bounds, as a hold's TTL (seconds in the API). */
+#define HF_WAITLIST_OFFER_TTL_MS_DEFAULT 600000
 /* The most --finished-holds may ask for: about 1.5 GB. */
 #define HF_FINISHED_HOLDS_LIMIT 10000000u
 /* Durations: a hold lives at most 30 days, an absurd but finite bound that keeps ms sums far

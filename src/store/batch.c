@@ -308,6 +308,16 @@ void hf_batch_copy_ticket(hf_batch_t *batch, hf_mutation_t *copy) {
     ticket->user_id = copy_string(batch, ticket->user_id);
 }
 
+void hf_batch_copy_waitlist(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_waitlist_t *entry = &copy->as.waitlist;
+    entry->waitlist_id = copy_string(batch, entry->waitlist_id);
+    entry->event_id = copy_string(batch, entry->event_id);
+    entry->user_id = copy_string(batch, entry->user_id);
+    entry->section = copy_string(batch, entry->section);
+    entry->pool = copy_string(batch, entry->pool);
+    entry->hold_id = copy_string(batch, entry->hold_id);
+}
+
 void hf_batch_copy_driver(hf_batch_t *batch, hf_mutation_t *copy) {
     copy->as.driver.fleet_id = copy_string(batch, copy->as.driver.fleet_id);
     copy->as.driver.driver_id = copy_string(batch, copy->as.driver.driver_id);

@@ -355,6 +355,33 @@ static int ticket_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     return decoder->loader->ticket(decoder->loader->context, &ticket);
 }
 
+/* A status word of the waitlist (names of hf_waitlist_status_name). */
+static bool waitlist_status_parse(const char *text, uint8_t *status) {
+    for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++)
+        if (text && strcmp(text, hf_waitlist_status_name(s)) == 0) {
+            *status = s;
+            return true;
+        }
+    return false;
+}
+
+static int waitlist_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    hf_stored_waitlist_t entry = {.waitlist_id = text(row, HF_COLUMN_WAITLIST_ID),
+                                  .event_id = text(row, HF_COLUMN_WAITLIST_EVENT_ID),
+                                  .user_id = text(row, HF_COLUMN_WAITLIST_USER_ID),
+                                  .section = text(row, HF_COLUMN_WAITLIST_SECTION),
+                                  .pool = text(row, HF_COLUMN_WAITLIST_POOL),
+                                  .hold_id = text(row, HF_COLUMN_WAITLIST_HOLD_ID),
+                                  .quantity = (uint32_t)integer(row, HF_COLUMN_WAITLIST_QUANTITY),
+                                  .sequence = (uint32_t)integer(row, HF_COLUMN_WAITLIST_SEQUENCE),
+                                  .joined_at_ms = integer(row, HF_COLUMN_WAITLIST_JOINED_AT),
+                                  .changed_at_ms = integer(row, HF_COLUMN_WAITLIST_UPDATED_AT)};
+    if (!word_read(decoder, row, HF_COLUMN_WAITLIST_STATUS, waitlist_status_parse, &entry.status,
+                   "status", HF_ROW_WAITLIST, entry.waitlist_id))
+        return HF_DECODER_UNREADABLE;
+    return decoder->loader->waitlist(decoder->loader->context, &entry);
+}
+
 static int driver_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     hf_stored_driver_t driver = {.fleet_id = text(row, HF_COLUMN_DRIVER_FLEET_ID),
                                  .driver_id = text(row, HF_COLUMN_DRIVER_DRIVER_ID),
@@ -411,6 +438,7 @@ static const kind_t KINDS[] = {
     [HF_ROW_JOB_OFFER] = {"job_offers", HF_COLUMN_JOB_OFFER_ORDER_ID, job_offer_decode},
     [HF_ROW_DELIVERY] = {"deliveries", HF_COLUMN_DELIVERY_PAYMENT_INTENT_ID, delivery_decode},
     [HF_ROW_TICKET] = {"tickets", HF_COLUMN_TICKET_ID, ticket_decode},
+    [HF_ROW_WAITLIST] = {"waitlist", HF_COLUMN_WAITLIST_ID, waitlist_decode},
     [HF_ROW_DRIVER] = {"drivers", HF_COLUMN_DRIVER_DRIVER_ID, driver_decode},
     [HF_ROW_RIDE] = {"rides", HF_COLUMN_RIDE_ID, ride_decode},
 };
@@ -433,6 +461,7 @@ bool hf_decoder_wants(const hf_store_loader_t *loader, hf_row_kind_t kind) {
     case HF_ROW_JOB_OFFER: return loader->job_offer != NULL;
     case HF_ROW_DELIVERY: return loader->delivery != NULL;
     case HF_ROW_TICKET: return loader->ticket != NULL;
+    case HF_ROW_WAITLIST: return loader->waitlist != NULL;
     case HF_ROW_DRIVER: return loader->driver != NULL;
     case HF_ROW_RIDE: return loader->ride != NULL;
     case HF_ROW_KIND_COUNT: break;

@@ -51,6 +51,7 @@ typedef enum hf_row_kind {
     HF_ROW_JOB_OFFER,
     HF_ROW_DELIVERY,
     HF_ROW_TICKET,
+    HF_ROW_WAITLIST,
     HF_ROW_DRIVER,
     HF_ROW_RIDE,
     HF_ROW_KIND_COUNT
@@ -216,6 +217,24 @@ enum {
     HF_COLUMN_TICKET_ADMITTED_AT,
     HF_COLUMN_TICKET_CREATED_AT,
     HF_COLUMN_TICKET_COUNT,
+};
+
+#define HF_WAITLIST_COLUMNS \
+    "id, event_id, user_id, section, pool, quantity, sequence, status, hold_id, joined_at," \
+    " updated_at"
+enum {
+    HF_COLUMN_WAITLIST_ID,
+    HF_COLUMN_WAITLIST_EVENT_ID,
+    HF_COLUMN_WAITLIST_USER_ID,
+    HF_COLUMN_WAITLIST_SECTION,
+    HF_COLUMN_WAITLIST_POOL,
+    HF_COLUMN_WAITLIST_QUANTITY,
+    HF_COLUMN_WAITLIST_SEQUENCE,
+    HF_COLUMN_WAITLIST_STATUS,
+    HF_COLUMN_WAITLIST_HOLD_ID,
+    HF_COLUMN_WAITLIST_JOINED_AT,
+    HF_COLUMN_WAITLIST_UPDATED_AT,
+    HF_COLUMN_WAITLIST_COUNT,
 };
 
 #define HF_DRIVER_COLUMNS "fleet_id, driver_id, lat, lng, rating, available"

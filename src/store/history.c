@@ -38,6 +38,16 @@ const char *hf_history_type_hold_update(const hf_mutation_t *mutation) {
     }
 }
 
+/* A waitlist entry's offer and its end (API.md section 14). */
+const char *hf_history_type_waitlist(const hf_mutation_t *mutation) {
+    switch (mutation->as.waitlist.status) {
+    case HF_WAITLIST_OFFERED: return "waitlist_offer";
+    case HF_WAITLIST_FULFILLED: return "waitlist_fulfilled";
+    case HF_WAITLIST_LAPSED: return "waitlist_lapsed";
+    default: return NULL;
+    }
+}
+
 /* An exchange's new order is told as the exchange (API.md section 13), in its own unit. */
 const char *hf_history_type_order_create(const hf_mutation_t *mutation) {
     if (mutation->as.order_create.replaces != NULL) return "exchange";
@@ -85,6 +95,18 @@ void hf_history_data_hold_update(hf_json_t *json, const hf_mutation_t *mutation)
         HF_JSON_KEY(json, "expires_at");
         hf_json_time(json, hold->expires_at_ms);
     }
+}
+
+void hf_history_data_waitlist(hf_json_t *json, const hf_mutation_t *mutation) {
+    const hf_mutation_waitlist_t *entry = &mutation->as.waitlist;
+    HF_JSON_KEY(json, "waitlist_id");
+    hf_json_string(json, entry->waitlist_id);
+    HF_JSON_KEY(json, "user_id");
+    hf_json_string(json, entry->user_id);
+    HF_JSON_KEY(json, "reservation_id");
+    string_or_null(json, entry->hold_id);
+    HF_JSON_KEY(json, "quantity");
+    hf_json_int(json, entry->quantity);
 }
 
 void hf_history_data_order_create(hf_json_t *json, const hf_mutation_t *mutation) {

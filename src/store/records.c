@@ -55,6 +55,9 @@
 /* A notification's delivery state is its history entry's, so it is fenced on that unit: a
  * node that lost the unit cannot mark its notifications delivered. It makes no entry. */
 #define ROW_NOTIFY UNIT(notify.unit), SUBJECT(notify.unit)
+/* A waitlist entry is its event's (API.md section 14); its row is the entry as it stands. Its
+ * offer, fulfilment and lapse are told in the history; joins and cancels are not (as tickets'). */
+#define ROW_WAITLIST UNIT(waitlist.event_id), SUBJECT(waitlist.waitlist_id), HISTORY(waitlist)
 /* Calendars: the calendar is the unit of its records, holds' and orders' included. A change
  * of a span (live streams only) follows from the holds and orders, as seats do. */
 #define ROW_CALENDAR_CREATE UNIT(calendar_create.calendar_id), SUBJECT(calendar_create.calendar_id)

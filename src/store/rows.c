@@ -137,6 +137,16 @@ void hf_rows_definition_write(hf_buffer_t *out, const hf_event_definition_t *def
     /* A room turned off (PATCH) keeps its settings, which its tickets still use. */
     if (definition->waiting_room.enabled || definition->waiting_room.admit_per_s > 0)
         room_write(&json, &definition->waiting_room);
+    /* An event without a waitlist has no member (as every event stored before waitlists). */
+    if (definition->waitlist.enabled) {
+        hf_json_key(&json, "waitlist");
+        hf_json_object_begin(&json);
+        hf_json_key(&json, "enabled");
+        hf_json_bool(&json, true);
+        hf_json_key(&json, "offer_ttl_ms");
+        hf_json_int(&json, definition->waitlist.offer_ttl_ms);
+        hf_json_object_end(&json);
+    }
     hf_json_object_end(&json);
 }
 
@@ -343,6 +353,12 @@ static const char *definition_members_read(json_t *object, hf_event_definition_t
     if (!pools_read(json_object_get(object, "pools"), definition)) return "pools";
     if (!room_read(json_object_get(object, "waiting_room"), &definition->waiting_room))
         return "waiting_room";
+    json_t *waitlist = json_object_get(object, "waitlist");
+    if (waitlist) {
+        json_int_t ttl = json_integer_value(json_object_get(waitlist, "offer_ttl_ms"));
+        if (!json_is_true(json_object_get(waitlist, "enabled")) || ttl <= 0) return "waitlist";
+        definition->waitlist = (hf_waitlist_setting_t){true, (int64_t)ttl};
+    }
     return NULL;
 }
 

@@ -153,6 +153,9 @@ typedef struct hf_store_loader {
      * with each order, in the order it went. */
     int (*job)(void *context, const hf_stored_job_t *job);
     int (*job_offer)(void *context, const hf_stored_job_offer_t *offer);
+    /* Every waitlist entry, by event and join number, after the tickets (and so after the
+     * holds: an offer's hold is held). */
+    int (*waitlist)(void *context, const hf_stored_waitlist_t *entry);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

@@ -97,8 +97,9 @@ def test_table_covers_every_route(server):
 # ---- the fixtures each row is tried on ----
 
 class Fixtures:
-    """An event with seats to hold, an event with a waiting room, and for each try a fresh
-    hold, order or ticket of the owner (made with the API key)."""
+    """An event with seats to hold, an event with a waiting room, one with a waitlist, and for
+    each try a fresh hold, order, ticket or waitlist entry of the owner (made with the API
+    key)."""
 
     def __init__(self, server):
         self.server = server
@@ -122,6 +123,10 @@ class Fixtures:
         create_event(self.admin, self.room, sections=[
             {"id": "A", "price": 100, "rows": [{"id": "R", "seats": 10}]}],
             waiting_room={"enabled": True})
+        self.waitlist_event = uid("credwait")
+        create_event(self.admin, self.waitlist_event, sections=[
+            {"id": "A", "price": 100, "rows": [{"id": "R", "seats": 10}]}],
+            waitlist={"enabled": True})
         # A calendar for its routes, and one of its own for the staff's close and open.
         self.calendar, self.calendar_scratch = uid("credcal"), uid("credcalscratch")
         for calendar in (self.calendar, self.calendar_scratch):
@@ -150,6 +155,12 @@ class Fixtures:
         check(response.status in (200, 201), "fixture ticket: %r" % response)
         return response.json["ticket"]
 
+    def waitlist_entry(self):
+        response = self.admin.post("/v1/events/%s/waitlist" % self.waitlist_event,
+                                   {"user_id": self.owner, "quantity": 1})
+        check(response.status in (200, 201), "fixture waitlist entry: %r" % response)
+        return response.json["waitlist_id"]
+
     def values(self, method, pattern):
         """The path's parameters for one try."""
         event = self.event
@@ -157,6 +168,8 @@ class Fixtures:
             event = self.room
         elif pattern.startswith("/v1/events/") and pattern.endswith("/cancel"):
             event = self.doomed
+        elif "/waitlist" in pattern:
+            event = self.waitlist_event
         elif pattern.endswith(("/close", "/open")) or method in ("PATCH", "DELETE"):
             event = self.scratch
         values = {"event": event, "seat": "A-R-1", "user": self.owner, "user_id": self.owner,
@@ -172,6 +185,8 @@ class Fixtures:
             values["order"] = self.order()
         if "{ticket}" in pattern:
             values["ticket"] = self.ticket()
+        if "{waitlist}" in pattern:
+            values["waitlist"] = self.waitlist_entry()
         return values
 
     def request(self, method, documented, headers):

@@ -101,6 +101,15 @@ static const sample_t SAMPLES[] = {
      "r9"},
     /* A notification's state is fenced on its entry's unit. */
     {{.type = HF_MUTATION_NOTIFY, .as.notify = {.unit = "E6", .seq = 3}}, "E6", "E6"},
+    {{.type = HF_MUTATION_WAITLIST,
+      .as.waitlist = {.waitlist_id = "w_1",
+                      .event_id = "E7",
+                      .user_id = "u1",
+                      .hold_id = "res_1",
+                      .quantity = 2,
+                      .status = HF_WAITLIST_OFFERED}},
+     "E7",
+     "w_1"},
     {{.type = HF_MUTATION_CALENDAR_CREATE, .as.calendar_create = {"C1", &calendar}}, "C1", "C1"},
     {{.type = HF_MUTATION_CALENDAR_RESOURCES, .as.calendar_resources = {"C1", RESOURCES, 1, 1}},
      "C1",
@@ -253,7 +262,7 @@ static void history_entries_by_kind(void **state) {
         [HF_MUTATION_ORDER_CREATE] = "commit",       [HF_MUTATION_ORDER_UPDATE] = "cancel",
         [HF_MUTATION_DELIVERY] = "payment",          [HF_MUTATION_EVENT_UPDATE] = "event_update",
         [HF_MUTATION_EVENT_CANCEL] = "event_cancel", [HF_MUTATION_JOB] = "job_done",
-        [HF_MUTATION_ALLOCATION] = "allocation"};
+        [HF_MUTATION_ALLOCATION] = "allocation",     [HF_MUTATION_WAITLIST] = "waitlist_offer"};
     for (size_t s = 0; s < SAMPLE_COUNT; s++) {
         const hf_mutation_t *record = &SAMPLES[s].record;
         const char *type, *event_id;

@@ -5,6 +5,8 @@
  * comes free for the public (the place a waitlist hooks in, API.md section 14). */
 #include "core/allocation/internal.h"
 
+#include <stdlib.h>
+
 /* The slot of counts a status counts in, for an allocation's seats. */
 static uint32_t *count_of(hf_counts_t *counts, uint8_t status) {
     switch (status) {
@@ -169,6 +171,21 @@ static bool seat_release(const hf_event_t *event, uint32_t *membership, uint32_t
     return false;
 }
 
+/* Seats and units released free count as coming free (API.md section 14): the waitlist's one
+ * entry point is told of the freed seats (the scratch's sorted) and of every pool of the
+ * allocation (its matching reads each pool's public count). */
+static void released_come_free(hf_core_t *core, const allocation_t *allocation, uint32_t freed) {
+    if (!core->waitlists) return;
+    uint32_t count = freed + allocation->line_count;
+    hf_item_t *items = malloc((count ? count : 1) * sizeof *items);
+    if (!items) abort();
+    for (uint32_t i = 0; i < freed; i++) items[i] = (hf_item_t){core->allocations->sorted[i], 0};
+    for (uint32_t i = 0; i < allocation->line_count; i++)
+        items[freed + i] = (hf_item_t){allocation->lines[i].pool, 0};
+    waitlist_came_free(core, allocation->event, items, freed, allocation->line_count);
+    free(items);
+}
+
 static void release_apply(hf_core_t *core, uint32_t index, const hf_allocation_request_t *request,
                           allocation_line_t **lines, hf_time_ms_t now) {
     allocation_t *allocation = allocation_at(core, index);
@@ -200,9 +217,12 @@ static void release_apply(hf_core_t *core, uint32_t index, const hf_allocation_r
     /* Releasing what is released already changes nothing: no record, no history entry. */
     if (!changed) return;
     allocation_record(core, index, HF_ALLOCATION_RELEASED, now);
+    released_come_free(core, allocation, freed);
     /* Membership is gone: seat_set counts these in no allocation. */
     for (uint32_t i = 0; i < freed; i++)
         seat_set(core, event, state->sorted[i], HF_SEAT_AVAILABLE, 0, now, true);
+    /* The waitlist first (API.md section 14): what it takes is told held, never available. */
+    waitlist_settle(core, now);
     if (!core->stream_records) return;
     for (uint32_t i = 0; i < allocation->line_count; i++)
         record_pool(core, event, allocation->lines[i].pool, now);

@@ -86,6 +86,8 @@ static void old_order_give_back(hf_core_t *core, uint32_t old_index, const hf_ho
     hf_event_t *event = core->events.slots[old->event];
     const hf_item_t *items = core->items + old->item_offset;
     owner_record(core, old->owner)->sold_units -= exchange_order_units(core, old);
+    /* What comes free goes to the waitlist first (settled once the new order is made). */
+    waitlist_came_free(core, old->event, items, old->seat_count, old->pool_count);
     for (uint32_t i = 0; i < old->seat_count; i++)
         if (!same_event || !hold_has_seat(core, hold, items[i].index))
             seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, now, true);
@@ -160,6 +162,7 @@ hf_error_t exchange_commit(hf_core_t *core, uint32_t hold_index, const text_key_
         paid_by = old_payment; /* copied: storing it may move the strings */
     }
     *order_index = order_from_hold(core, hold_index, order_key, paid_by, user_id, now);
+    waitlist_settle(core, now);
     return HF_OK;
 }
 

@@ -175,13 +175,15 @@ typedef enum statement {
     STATEMENT_TICKET_INSERT,
     STATEMENT_TICKET_UPDATE,
     STATEMENT_NOTIFY_UPDATE,
+    STATEMENT_WAITLIST_PUT,
     STATEMENT_COUNT
 } statement_t;
 
 static const char *const STATEMENT_NAMES[STATEMENT_COUNT] = {
     "hf_purge",        "hf_delivery_purge",         "hf_order_insert",    "hf_order_item_insert",
     "hf_order_update", "hf_order_items_deactivate", "hf_idempotency_put", "hf_delivery_insert",
-    "hf_refund_put",   "hf_ticket_insert",          "hf_ticket_update",   "hf_notify_update"};
+    "hf_refund_put",   "hf_ticket_insert",          "hf_ticket_update",   "hf_notify_update",
+    "hf_waitlist_put"};
 
 /* The updates that must change a row count it inside the statement (see the top). */
 #define CHANGED(update) \
@@ -226,6 +228,12 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         "UPDATE history SET notify_status = $3::integer, notify_attempts = $4::integer,"
         " notify_last_status = $5::integer, notify_last_error = $6, notify_next_at = $7::bigint"
         " WHERE event_id = $1 AND seq = $2::bigint",
+    /* A waitlist entry as it stands, as SQLite's store writes it. */
+    [STATEMENT_WAITLIST_PUT] =
+        "INSERT INTO waitlist(id, event_id, user_id, section, pool, quantity, sequence, status,"
+        " hold_id, joined_at, updated_at) VALUES($1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8,"
+        " $9, $10::bigint, $11::bigint) ON CONFLICT(id) DO UPDATE SET status = excluded.status,"
+        " hold_id = excluded.hold_id, updated_at = excluded.updated_at",
 };
 
 /* Connects the writer, prepares its statements and enters pipeline mode. */
@@ -522,6 +530,24 @@ static bool queue_ticket_update(hf_pg_store_t *store, const hf_mutation_t *mutat
         m->ticket_id, hf_record_word(hf_ticket_status_name, m->status, HF_TICKET_ABANDONED),
         m->admitted_at_ms ? number(c, m->admitted_at_ms) : NULL, number(a, mutation->at_ms)};
     return queue_prepared(store, STATEMENT_TICKET_UPDATE, 4, values, NULL, tag);
+}
+
+static bool queue_waitlist(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {
+    const hf_mutation_waitlist_t *m = &mutation->as.waitlist;
+    number_t a, b, c, d;
+    const char *values[] = {
+        m->waitlist_id,
+        m->event_id,
+        m->user_id,
+        m->section,
+        m->pool,
+        number(a, m->quantity),
+        number(b, m->sequence),
+        hf_record_word(hf_waitlist_status_name, m->status, HF_WAITLIST_CANCELLED),
+        m->hold_id,
+        number(c, m->joined_at_ms),
+        number(d, mutation->at_ms)};
+    return queue_prepared(store, STATEMENT_WAITLIST_PUT, 11, values, NULL, tag);
 }
 
 static bool queue_notify(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag) {

@@ -76,8 +76,14 @@ const char hf_pg_schema[] =
     "  event_id TEXT NOT NULL, user_id TEXT NOT NULL, line_seq BIGINT NOT NULL,"
     "  status TEXT NOT NULL, created_at BIGINT NOT NULL, admitted_at BIGINT,"
     "  updated_at BIGINT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS tickets_event ON tickets(event_id, seq);" HF_PG_DISPATCH_TABLES
-        HF_PG_CALENDAR_TABLES HF_PG_JOB_TABLES HF_PG_ALLOCATION_TABLES
+    "CREATE INDEX IF NOT EXISTS tickets_event ON tickets(event_id, seq);"
+    /* Waitlist entries (API.md section 14), as SQLite's. */
+    "CREATE TABLE IF NOT EXISTS waitlist("
+    "  id TEXT PRIMARY KEY, event_id TEXT NOT NULL, user_id TEXT NOT NULL, section TEXT,"
+    "  pool TEXT, quantity BIGINT NOT NULL, sequence BIGINT NOT NULL, status TEXT NOT NULL,"
+    "  hold_id TEXT, joined_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,"
+    "  UNIQUE(event_id, sequence));" HF_PG_DISPATCH_TABLES HF_PG_CALENDAR_TABLES HF_PG_JOB_TABLES
+        HF_PG_ALLOCATION_TABLES
     /* The units' owners (API.md section 11): times are the database's clock. */
     "CREATE TABLE IF NOT EXISTS nodes("
     "  node_id TEXT PRIMARY KEY, address TEXT, heartbeat_at TIMESTAMPTZ NOT NULL);"

@@ -49,6 +49,7 @@ typedef enum hf_sqlite_statement {
     STATEMENT_NOTIFY_UPDATE,
     STATEMENT_TICKET_INSERT,
     STATEMENT_TICKET_UPDATE,
+    STATEMENT_WAITLIST_PUT,
     STATEMENT_DRIVER_PUT, /* dispatch (dispatch.c) */
     STATEMENT_RIDE_PUT,
     STATEMENT_DRIVER_DELETE,
@@ -214,6 +215,8 @@ int hf_sqlite_job_update(hf_sqlite_store_t *store, const hf_mutation_t *mutation
 int hf_sqlite_job_offer_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 /* An allocation whole (API.md section 14), upserted (allocations.c). */
 int hf_sqlite_allocation_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+/* A waitlist entry as it stands (API.md section 14), upserted (waitlist.c). */
+int hf_sqlite_waitlist_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 /* The typed rows of a calendar hold's or order's uses (owner: its id). */
 int hf_sqlite_calendar_uses(hf_sqlite_store_t *store, const char *owner_id, const char *calendar_id,
                             const hf_mutation_uses_t *uses);

@@ -155,6 +155,14 @@ static const char SCHEMA[] =
     "  user_id TEXT NOT NULL, line_seq INTEGER NOT NULL, status TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL, admitted_at INTEGER, updated_at INTEGER NOT "
     "NULL);" DISPATCH_TABLES CALENDAR_TABLES JOB_TABLES ALLOCATION_TABLES
+    /* Waitlist entries (API.md section 14), one row per entry as it stands; sequence is its
+     * join number within the event, so positions load back the same. Made at every open when
+     * missing: a database of an earlier version has no entry to migrate. */
+    "CREATE TABLE IF NOT EXISTS waitlist("
+    "  id TEXT PRIMARY KEY, event_id TEXT NOT NULL, user_id TEXT NOT NULL, section TEXT,"
+    "  pool TEXT, quantity INTEGER NOT NULL, sequence INTEGER NOT NULL, status TEXT NOT NULL,"
+    "  hold_id TEXT, joined_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+    "  UNIQUE(event_id, sequence));"
     /* A fleet's rides listed in creation order (dispatch.c, hf_sqlite_rides_list): a range
      * scan. Made at every open when missing, so it needs no version of its own. */
     "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"

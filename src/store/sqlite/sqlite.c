@@ -101,6 +101,12 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         " updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6)",
     [STATEMENT_TICKET_UPDATE] =
         "UPDATE tickets SET status = ?2, admitted_at = ?3, updated_at = ?4 WHERE id = ?1",
+    /* A waitlist entry as it stands: new, or its status (and offer) changed. */
+    [STATEMENT_WAITLIST_PUT] =
+        "INSERT INTO waitlist(id, event_id, user_id, section, pool, quantity, sequence, status,"
+        " hold_id, joined_at, updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        " ON CONFLICT(id) DO UPDATE SET status = excluded.status, hold_id = excluded.hold_id,"
+        " updated_at = excluded.updated_at",
     [STATEMENT_DRIVER_PUT] =
         "INSERT INTO drivers(fleet_id, driver_id, lat, lng, rating, available, updated_at)"
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(fleet_id, driver_id) DO UPDATE SET"
@@ -572,18 +578,16 @@ static int write_nothing(hf_sqlite_store_t *store, const hf_mutation_t *mutation
 #define write_pool write_nothing
 #define write_calendar_change write_nothing
 
-/* Allocations' rows are allocations.c's, calendars' calendars.c's. */
+/* The rows of other files: allocations.c, waitlist.c, calendars.c, jobs.c (cancel jobs) and
+ * dispatch.c. */
 #define write_allocation hf_sqlite_allocation_put
+#define write_waitlist hf_sqlite_waitlist_put
 #define write_calendar_create hf_sqlite_calendar_create
 #define write_calendar_resources hf_sqlite_calendar_resources
 #define write_calendar_sales hf_sqlite_calendar_sales
-
-/* Cancel jobs' rows are jobs.c's. */
 #define write_event_cancel hf_sqlite_event_cancel
 #define write_job hf_sqlite_job_update
 #define write_job_offer hf_sqlite_job_offer_put
-
-/* Dispatch's rows are dispatch.c's. */
 #define write_driver hf_sqlite_driver_put
 #define write_ride hf_sqlite_ride_put
 
