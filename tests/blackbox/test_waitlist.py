@@ -258,3 +258,34 @@ def test_a_done_entry_keeps_its_offer_id_when_the_hold_is_forgotten():
     check_equal(entry(c, event_id, first["waitlist_id"]), done, "the same after a restart")
     c.close()
     server.stop()
+
+
+def test_allocations_and_the_waitlist(server):
+    """Seats released from an allocation count as coming free: the waitlist takes them first
+    (API.md section 14), and units going back to their allocation are offered to no entry."""
+    c = server.client()
+    event_id = waitlist_event(c, seats=4)
+    expect(c.post("/v1/events/%s/allocations" % event_id,
+                  {"id": "guests", "seats": ["F-A-3", "F-A-4"], "pools": {"GA": 3}}), 201)
+    public = [hold(c, event_id, "owner%d" % i, seats=["F-A-%d" % (i + 1)])["reservation_id"]
+              for i in range(2)]
+    waiting = join(c, event_id, "w1", section="F")
+    by_pool = join(c, event_id, "w2", pool="GA")
+    # A hold of the allocation's seat lapsing goes back to the allocation, not to the line.
+    guest = hold(c, event_id, "guest", seats=["F-A-3"], allocation="guests")
+    release(c, guest["reservation_id"], "guest")
+    check_equal(entry(c, event_id, waiting["waitlist_id"])["status"], "waiting",
+                "an allocation's seat back to it is offered to no entry")
+    expect(c.post("/v1/events/%s/allocations/guests/release" % event_id,
+                  {"seats": ["F-A-3"], "pools": {"GA": 1}}), 200)
+    offered = entry(c, event_id, waiting["waitlist_id"])
+    check_equal(offered["status"], "offered", "the released seat went to the first entry")
+    check_equal(get_hold(c, offered["reservation_id"])["seats"], ["F-A-3"], "the offered seat")
+    check_equal(entry(c, event_id, by_pool["waitlist_id"])["status"], "offered",
+                "the released unit went to the pool's entry")
+    seats = {s["id"]: s["status"] for s in
+             expect(c.get("/v1/events/%s/seats" % event_id), 200)["seats"]}
+    check_equal((seats["F-A-3"], seats["F-A-4"]), ("held", "allocated"),
+                "the released seat held for the entry, the other still set aside")
+    for hold_id, owner in zip(public, ("owner0", "owner1")):
+        release(c, hold_id, owner)
