@@ -504,6 +504,14 @@ def test_a_takeover_waiting_on_the_database_blocks_no_other_request():
     session = lock_holds_table(a.data_dir, 3)
     try:
         a.stop()  # its leases are handed back: B takes event_a, whose rows wait on the lock
+        # B lists the leases once a second: until it sees A's handed back, a request for
+        # event_a is forwarded to A, which is gone (503). A loaded machine showed that.
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            listed = {n["node_id"]: n for n in expect(client_b.get("/v1/cluster"), 200)["nodes"]}
+            if listed.get("A", {}).get("units", 0) == 0:
+                break
+            time.sleep(0.05)
         takeovers = [in_thread(lambda: harness.Client(b.port, client_timeout=15).get(
             "/v1/events/%s" % event_a)) for _ in range(2)]
         # A stream waits too, then starts on a request of its own: sent back to B (307).
