@@ -688,6 +688,10 @@ void waitlist_settle(hf_core_t *core, hf_time_ms_t now);
 /* A hold on an event ended (hold_finish): an offer's entry is fulfilled (confirmed) or
  * lapsed, and what a released or expired hold held came free (waitlist_came_free). */
 void waitlist_hold_freed(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at);
+/* The event is being cancelled (the cancel's command, before its held holds are released):
+ * every waiting and offered entry becomes cancelled, so no offer is made on a closed event
+ * and an offer's release does not read as a lapse. */
+void waitlist_event_cancelled(hf_core_t *core, uint32_t event, hf_time_ms_t now);
 void waitlist_free(hf_core_t *core);
 /* The waitlists' invariants (hf_core_check), NULL when they hold: an offered entry's hold is
  * held, its user's and is its offer; every other hold an entry names is not held; positions

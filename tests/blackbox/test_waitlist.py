@@ -289,3 +289,36 @@ def test_allocations_and_the_waitlist(server):
                 "the released seat held for the entry, the other still set aside")
     for hold_id, owner in zip(public, ("owner0", "owner1")):
         release(c, hold_id, owner)
+
+
+def test_an_event_cancel_cancels_its_entries():
+    """A cancelled event's entries are cancelled with it, the offered one too (its hold
+    released, nothing offered to the next); joins answer event_cancelled; all of it is durable."""
+    server = Server().start()
+    c = server.client()
+    event_id = waitlist_event(c)
+    holds = sold_out(c, event_id)
+    first = join(c, event_id, "w1")
+    second = join(c, event_id, "w2", pool="GA", quantity=2)
+    release(c, holds[0], "owner0")
+    offered = entry(c, event_id, first["waitlist_id"])
+    check_equal(offered["status"], "offered", "an offer before the cancel")
+    expect(c.post("/v1/events/%s/cancel" % event_id, {}), 202, what="cancel the event")
+    for kept in (first, second):
+        check_equal(entry(c, event_id, kept["waitlist_id"])["status"], "cancelled",
+                    "%s cancelled with its event" % kept["waitlist_id"])
+    check_equal(get_hold(c, offered["reservation_id"])["status"], "released",
+                "the offer's hold released")
+    join(c, event_id, "w3", status=409)
+    check_equal(c.post("/v1/events/%s/waitlist" % event_id,
+                       {"user_id": "w1", "quantity": 1}).error.get("code"),
+                "event_cancelled", "a join of a cancelled event")
+    c.close()
+    server.kill()
+    server = server.restart()
+    c = server.client()
+    for kept in (first, second):
+        check_equal(entry(c, event_id, kept["waitlist_id"])["status"], "cancelled",
+                    "%s still cancelled after kill -9" % kept["waitlist_id"])
+    c.close()
+    server.stop()

@@ -8,6 +8,7 @@
 
 #include "core_cases.h"
 #include "core/internal.h" /* a hold's items */
+#include "core/jobs.h"
 
 #define OFFER_TTL INT64_C(60000)
 
@@ -233,6 +234,43 @@ static void test_lapse_commit_cancel(void **state) {
     assert_int_equal(join(f, "u1", "w_1b", "S", NULL, 1, now, &view, &existing), HF_OK);
     assert_false(existing);
     assert_int_equal(view.position, 1);
+}
+
+/* A cancelled event's entries are cancelled in the cancel's step, the offered one too (its
+ * hold released, not lapsed, and nothing offered to the next); joins then answer
+ * event_cancelled. */
+static void test_an_event_cancel_cancels_its_entries(void **state) {
+    fixture_t *f = *state;
+    configure(f);
+    sell_out(f);
+    hf_waitlist_view_t view;
+    bool existing;
+    assert_int_equal(join(f, "u1", "w_1", "S", NULL, 1, T0, &view, &existing), HF_OK);
+    assert_int_equal(join(f, "u2", "w_2", "S", NULL, 1, T0, &view, &existing), HF_OK);
+    assert_int_equal(join(f, "u3", "w_3", NULL, "P", 2, T0, &view, &existing), HF_OK);
+    assert_int_equal(hf_core_release(f->core, "res_h0", "u0", T0 + 1), HF_OK);
+    assert_int_equal(status_of(f, "w_1"), HF_WAITLIST_OFFERED);
+    hf_cancel_request_t request = {.job_id = "job_1", .offer_ttl_ms = 60000};
+    hf_error_detail_t detail = {0};
+    uint32_t job;
+    assert_int_equal(hf_core_event_cancel(f->core, "open", &request, T0 + 2, &detail, &job), HF_OK);
+    assert_int_equal(status_of(f, "w_1"), HF_WAITLIST_CANCELLED);
+    assert_int_equal(status_of(f, "w_2"), HF_WAITLIST_CANCELLED);
+    assert_int_equal(status_of(f, "w_3"), HF_WAITLIST_CANCELLED);
+    assert_int_equal(hf_core_hold_find(f->core, "res_1", NULL)->status, HF_HOLD_RELEASED);
+    assert_null(hf_core_hold_find(f->core, "res_2", NULL));
+    uint64_t counts[HF_WAITLIST_CANCELLED + 1];
+    assert_true(hf_core_waitlist_counts(f->core, counts));
+    assert_int_equal(counts[HF_WAITLIST_CANCELLED], 3);
+    assert_int_equal(counts[HF_WAITLIST_WAITING] + counts[HF_WAITLIST_OFFERED], 0);
+    assert_int_equal(join(f, "u4", "w_4", "S", NULL, 1, T0 + 3, &view, &existing),
+                     HF_ERROR_EVENT_CANCELLED);
+    assert_int_equal(join(f, "u1", "w_1c", "S", NULL, 1, T0 + 3, &view, &existing),
+                     HF_ERROR_EVENT_CANCELLED);
+    while (hf_core_job_step(f->core, 1000, T0 + 4) > 0) {
+    }
+    assert_int_equal(status_of(f, "w_2"), HF_WAITLIST_CANCELLED);
+    assert_consistent(f, T0 + 4);
 }
 
 /* An exchange's old seat comes free when the exchange commits: the waitlist has it, in the
@@ -542,6 +580,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_the_stream_never_shows_an_offered_seat_available,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_units_from_a_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_an_event_cancel_cancels_its_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_an_exchange_frees_its_old_seat_to_the_waitlist, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_restore_keeps_positions_and_offers, setup, teardown),

@@ -248,6 +248,7 @@ hf_error_t hf_core_event_cancel(hf_core_t *core, const char *event_id,
     job->created_at_ms = now;
     job->status = HF_JOB_RUNNING;
     job_record(core, index, HF_MUTATION_EVENT_CANCEL, now);
+    waitlist_event_cancelled(core, event_index, now);
     release_held(core, event_index, now);
     *job_index = index;
     return HF_OK;

@@ -179,6 +179,7 @@ static hf_error_t join_check(hf_core_t *core, const hf_waitlist_request_t *reque
                              uint32_t *target) {
     const hf_event_t *slot = hf_core_event(core, request->event_id, event);
     if (!slot) return HF_ERROR_EVENT_NOT_FOUND;
+    if (slot->cancelled) return HF_ERROR_EVENT_CANCELLED;
     if (!core->waitlists || *event >= core->waitlists->event_capacity ||
         !core->waitlists->events[*event].enabled)
         return HF_ERROR_WAITLIST_DISABLED;
@@ -268,6 +269,18 @@ hf_error_t hf_core_waitlist_cancel(hf_core_t *core, const char *event_id, const 
     }
     entry_view(core, index, view);
     return HF_OK;
+}
+
+void waitlist_event_cancelled(hf_core_t *core, uint32_t event, hf_time_ms_t now) {
+    if (!core->waitlists || event >= core->waitlists->event_capacity) return;
+    const event_waitlist_t *list = &core->waitlists->events[event];
+    for (uint32_t s = 0; s < list->joined; s++) {
+        uint32_t index = list->entries[s];
+        if (index == NO_INDEX) continue;
+        uint8_t status = core->waitlists->entries[index].status;
+        if (status == HF_WAITLIST_WAITING || status == HF_WAITLIST_OFFERED)
+            entry_status_set(core, index, HF_WAITLIST_CANCELLED, now);
+    }
 }
 
 uint32_t hf_core_waitlist_list(hf_core_t *core, const char *event_id, bool status_filter,
