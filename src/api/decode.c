@@ -501,23 +501,29 @@ static bool decode_room(json_t *room, hf_room_definition_t *target, hf_error_det
     return true;
 }
 
-/* "waitlist": {"enabled", "offer_ttl_s"} (API.md section 14): off, 600 s, unless given. */
-static bool decode_waitlist(json_t *member, hf_waitlist_setting_t *setting,
-                            hf_error_detail_t *fault) {
-    setting->enabled = false;
-    setting->offer_ttl_ms = HF_WAITLIST_OFFER_TTL_MS_DEFAULT;
+/* "waitlist": {"enabled", "offer_ttl_s"} (API.md section 14): each member given replaces
+ * the base's (off, 600 s at a creation; the event's setting in a patch). */
+static bool read_waitlist(json_t *member, const hf_waitlist_setting_t *base,
+                          hf_waitlist_setting_t *setting, hf_error_detail_t *fault) {
+    *setting = *base;
     if (!member || json_is_null(member)) return true;
     where_t where = {.field = "waitlist"};
     if (!json_is_object(member)) return wrong(fault, &where, NULL, member);
     json_t *enabled = json_object_get(member, "enabled");
     if (enabled && !json_is_boolean(enabled)) return wrong(fault, &where, "enabled", enabled);
-    setting->enabled = json_is_true(enabled);
+    if (enabled) setting->enabled = json_is_true(enabled);
     json_t *ttl = json_object_get(member, "offer_ttl_s");
     if (ttl && !json_is_null(ttl) &&
         (!json_seconds_to_ms(ttl, &setting->offer_ttl_ms) || setting->offer_ttl_ms <= 0 ||
          setting->offer_ttl_ms > HF_HOLD_TTL_MS_MAX))
         return wrong(fault, &where, "offer_ttl_s", ttl);
     return true;
+}
+
+static bool decode_waitlist(json_t *member, hf_waitlist_setting_t *setting,
+                            hf_error_detail_t *fault) {
+    const hf_waitlist_setting_t off = {false, HF_WAITLIST_OFFER_TTL_MS_DEFAULT};
+    return read_waitlist(member, &off, setting, fault);
 }
 
 bool hf_decode_definition(json_t *object, hf_event_definition_t *definition,
@@ -662,7 +668,8 @@ static bool patch_limits(json_t *object, hf_event_definition_t *patch, uint32_t 
 }
 
 bool hf_decode_patch(json_t *object, const char *event_id, const hf_room_definition_t *room,
-                     hf_event_definition_t *patch, uint32_t *members, hf_error_detail_t *fault) {
+                     const hf_waitlist_setting_t *waitlist, hf_event_definition_t *patch,
+                     uint32_t *members, hf_error_detail_t *fault) {
     memset(patch, 0, sizeof *patch);
     *members = 0;
     snprintf(patch->id, sizeof patch->id, "%s", event_id);
@@ -685,6 +692,11 @@ bool hf_decode_patch(json_t *object, const char *event_id, const hf_room_definit
     if (member && !json_is_null(member)) {
         if (!patch_room(member, room, &patch->waiting_room, fault)) return false;
         *members |= HF_EVENT_MEMBER_WAITING_ROOM;
+    }
+    member = json_object_get(object, "waitlist");
+    if (member && !json_is_null(member)) {
+        if (!read_waitlist(member, waitlist, &patch->waitlist, fault)) return false;
+        *members |= HF_EVENT_MEMBER_WAITLIST;
     }
     return true;
 }

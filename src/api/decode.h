@@ -76,11 +76,13 @@ bool hf_decode_definition(json_t *object, hf_event_definition_t *definition,
                           hf_error_detail_t *fault);
 void hf_decode_definition_free(hf_event_definition_t *definition);
 /* A PATCH /v1/events/{event} body as a patch (definition.h) of event event_id, whose room's
- * settings are room (a patch's waiting_room is read over them); *members names the members
- * given (absent or null ones are not). Free with hf_decode_definition_free, also after a
- * failure, which sets fault as hf_decode_definition does. */
+ * settings are room and waitlist setting waitlist (a patch's waiting_room and waitlist are
+ * read over them); *members names the members given (absent or null ones are not). Free with
+ * hf_decode_definition_free, also after a failure, which sets fault as hf_decode_definition
+ * does. */
 bool hf_decode_patch(json_t *object, const char *event_id, const hf_room_definition_t *room,
-                     hf_event_definition_t *patch, uint32_t *members, hf_error_detail_t *fault);
+                     const hf_waitlist_setting_t *waitlist, hf_event_definition_t *patch,
+                     uint32_t *members, hf_error_detail_t *fault);
 
 /* Items {"seats": [...], "pools": {...}} of the request's body into a hold request, whichever
  * reader read it (pointers borrow from the body). seat_ids and pools must have room for

@@ -139,7 +139,9 @@ static void handle_event_update(hf_request_t *request) {
     hf_fields_source_t source = {HF_FIELDS_EVENT, &patch, NULL};
     hf_error_t error = HF_ERROR_INVALID_REQUEST;
     bool layout = false;
-    if (hf_decode_patch(request->body, event->id, &event->waiting_room, &patch, &members, detail)) {
+    hf_waitlist_setting_t waitlist = hf_core_waitlist_setting(request->core, event->id);
+    if (hf_decode_patch(request->body, event->id, &event->waiting_room, &waitlist, &patch, &members,
+                        detail)) {
         room_seed(&patch.waiting_room);
         error = hf_core_event_update(request->core, &patch, members, request->now_ms, &layout,
                                      detail);

@@ -82,6 +82,7 @@ typedef enum hf_event_member {
     HF_EVENT_MEMBER_WAITING_ROOM = 1u << 5,
     HF_EVENT_MEMBER_SECTIONS = 1u << 6,
     HF_EVENT_MEMBER_POOLS = 1u << 7,
+    HF_EVENT_MEMBER_WAITLIST = 1u << 8,
 } hf_event_member_t;
 
 /* A patch's price or capacity that is not given: the member keeps its value. */

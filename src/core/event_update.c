@@ -302,9 +302,9 @@ static bool rooms_equal(const hf_room_definition_t *a, const hf_room_definition_
 }
 
 /* The top-level members the patch changes: copied into both, their bits returned. */
-static uint32_t limits_merge(const hf_event_t *event, const hf_event_definition_t *patch,
-                             uint32_t members, hf_event_definition_t *merged,
-                             hf_event_definition_t *changes) {
+static uint32_t limits_merge(const hf_core_t *core, const hf_event_t *event,
+                             const hf_event_definition_t *patch, uint32_t members,
+                             hf_event_definition_t *merged, hf_event_definition_t *changes) {
     uint32_t changed = 0;
     memcpy(merged->name, event->name, sizeof merged->name);
     memcpy(merged->currency, event->currency, sizeof merged->currency);
@@ -313,6 +313,8 @@ static uint32_t limits_merge(const hf_event_t *event, const hf_event_definition_
     merged->max_seats_per_user = event->max_seats_per_user;
     merged->max_seats_per_hold = event->max_seats_per_hold;
     merged->waiting_room = event->waiting_room;
+    /* The setting is the waitlist's own (core/waitlist/): the stored definition carries it. */
+    merged->waitlist = hf_core_waitlist_setting(core, event->id);
 #define MERGE(bit, test, assign) \
     if ((members & (bit)) && (test)) { \
         assign; \
@@ -332,6 +334,10 @@ static uint32_t limits_merge(const hf_event_t *event, const hf_event_definition_
           merged->max_seats_per_hold = patch->max_seats_per_hold)
     MERGE(HF_EVENT_MEMBER_WAITING_ROOM, !rooms_equal(&patch->waiting_room, &event->waiting_room),
           merged->waiting_room = patch->waiting_room)
+    MERGE(HF_EVENT_MEMBER_WAITLIST,
+          patch->waitlist.enabled != merged->waitlist.enabled ||
+              patch->waitlist.offer_ttl_ms != merged->waitlist.offer_ttl_ms,
+          merged->waitlist = patch->waitlist)
 #undef MERGE
     memcpy(changes->id, event->id, sizeof changes->id);
     memcpy(changes->name, merged->name, sizeof changes->name);
@@ -341,6 +347,7 @@ static uint32_t limits_merge(const hf_event_t *event, const hf_event_definition_
     changes->max_seats_per_user = merged->max_seats_per_user;
     changes->max_seats_per_hold = merged->max_seats_per_hold;
     changes->waiting_room = merged->waiting_room;
+    changes->waitlist = merged->waitlist;
     return changed;
 }
 
@@ -508,7 +515,7 @@ hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *pa
     if (error) return error;
     hf_event_definition_t merged = {0}, changes = {0};
     memcpy(merged.id, event->id, sizeof merged.id);
-    uint32_t changed = limits_merge(event, patch, members, &merged, &changes);
+    uint32_t changed = limits_merge(core, event, patch, members, &merged, &changes);
     sections_merge(event, patch, members, &merged, &changes);
     pools_merge(event, patch, members, &merged, &changes);
     if (changes.section_count) changed |= HF_EVENT_MEMBER_SECTIONS;
@@ -517,6 +524,9 @@ hf_error_t hf_core_event_update(hf_core_t *core, const hf_event_definition_t *pa
         *layout = growth.seats || growth.sections || growth.pools;
         if (*layout) event_grow(core, index, &merged, &growth);
         event_set(core, index, &merged, now);
+        if (changed & HF_EVENT_MEMBER_WAITLIST)
+            hf_core_waitlist_configure(core, merged.id, merged.waitlist.enabled,
+                                       merged.waitlist.offer_ttl_ms);
         record_event_updated(core, core->events.slots[index], &merged, &changes, changed, now);
     }
     definition_release(&merged);

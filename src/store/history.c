@@ -233,6 +233,7 @@ void hf_history_data_event_update(hf_json_t *json, const hf_mutation_t *mutation
                    {HF_EVENT_MEMBER_MAX_SEATS_PER_USER, "max_seats_per_user"},
                    {HF_EVENT_MEMBER_MAX_SEATS_PER_HOLD, "max_seats_per_hold"},
                    {HF_EVENT_MEMBER_WAITING_ROOM, "waiting_room"},
+                   {HF_EVENT_MEMBER_WAITLIST, "waitlist"},
                    {HF_EVENT_MEMBER_SECTIONS, "sections"},
                    {HF_EVENT_MEMBER_POOLS, "pools"}};
     const hf_event_definition_t *changes = update->changes;
@@ -265,6 +266,15 @@ void hf_history_data_event_update(hf_json_t *json, const hf_mutation_t *mutation
     if (members & HF_EVENT_MEMBER_WAITING_ROOM) {
         HF_JSON_KEY(json, "waiting_room");
         hf_rows_room_render(json, &changes->waiting_room, changes->waiting_room.admit_per_s > 0);
+    }
+    if (members & HF_EVENT_MEMBER_WAITLIST) {
+        HF_JSON_KEY(json, "waitlist");
+        hf_json_object_begin(json);
+        HF_JSON_KEY(json, "enabled");
+        hf_json_bool(json, changes->waitlist.enabled);
+        HF_JSON_KEY(json, "offer_ttl_s");
+        hf_json_int(json, changes->waitlist.offer_ttl_ms / 1000);
+        hf_json_object_end(json);
     }
     if (members & HF_EVENT_MEMBER_SECTIONS) sections_changed_write(json, changes);
     if (members & HF_EVENT_MEMBER_POOLS) pools_changed_write(json, changes);

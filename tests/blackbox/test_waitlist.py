@@ -322,3 +322,52 @@ def test_an_event_cancel_cancels_its_entries():
                     "%s still cancelled after kill -9" % kept["waitlist_id"])
     c.close()
     server.stop()
+
+
+def patch_event(c, event_id, body, status=200):
+    return expect(c.request("PATCH", "/v1/events/%s" % event_id, body), status,
+                  what="PATCH %r" % (body,))
+
+
+def test_patch_changes_the_setting_durably():
+    """PATCH's waitlist: on, its TTL, off (joins refused, waiting entries kept and still
+    offered), each kept through a restart; a PATCH of another member keeps the setting."""
+    server = Server().start()
+    c = server.client()
+    event_id = waitlist_event(c, enabled=False)
+    join(c, event_id, "w0", status=409)
+    patch_event(c, event_id, {"waitlist": {"enabled": True}})
+    check_equal(get_event(c, event_id)["waitlist"], {"enabled": True, "offer_ttl_s": 600},
+                "turned on, the TTL as it was")
+    patch_event(c, event_id, {"waitlist": {"offer_ttl_s": 45}})
+    check_equal(get_event(c, event_id)["waitlist"], {"enabled": True, "offer_ttl_s": 45},
+                "the TTL alone")
+    response = c.request("PATCH", "/v1/events/%s" % event_id, {"waitlist": {"offer_ttl_s": 0}})
+    expect(response, 400, "invalid_request", what="a TTL of 0")
+    check_equal(response.error.get("field"), "waitlist.offer_ttl_s", "the field named")
+    holds = sold_out(c, event_id)
+    first = join(c, event_id, "w1")
+    second = join(c, event_id, "w2")
+    patch_event(c, event_id, {"name": "renamed"})
+    c.close()
+    server.kill()
+    server = server.restart()
+    c = server.client()
+    check_equal(get_event(c, event_id)["waitlist"], {"enabled": True, "offer_ttl_s": 45},
+                "the setting after a PATCH of the name and kill -9")
+    patch_event(c, event_id, {"waitlist": {"enabled": False}})
+    join(c, event_id, "w3", status=409)
+    release(c, holds[0], "owner0")
+    offered = entry(c, event_id, first["waitlist_id"])
+    check_equal(offered["status"], "offered", "a waiting entry is still offered when turned off")
+    left = (get_hold(c, offered["reservation_id"])["expires_at"])
+    check(left is not None, "the offer has its expiry")
+    c.close()
+    server.stop()
+    server = server.restart()
+    c = server.client()
+    check_equal(get_event(c, event_id)["waitlist"]["enabled"], False, "off after a restart")
+    check_equal(entry(c, event_id, second["waitlist_id"])["status"], "waiting",
+                "the second entry still waits")
+    c.close()
+    server.stop()
