@@ -273,6 +273,51 @@ static void test_an_event_cancel_cancels_its_entries(void **state) {
     assert_consistent(f, T0 + 4);
 }
 
+/* The staff's list by status pages through its own entries only, in join order, as entries
+ * change status (the per-status trees), across the join numbers' growth. */
+static void test_the_list_by_status_pages_in_join_order(void **state) {
+    fixture_t *f = *state;
+    configure(f);
+    enum { JOINS = 300 };
+    hf_waitlist_view_t view;
+    bool existing;
+    char user[16], id[16];
+    for (uint32_t i = 0; i < JOINS; i++) {
+        snprintf(user, sizeof user, "u%u", i);
+        snprintf(id, sizeof id, "w_%u", i);
+        assert_int_equal(join(f, user, id, "S", NULL, 1, T0, &view, &existing), HF_OK);
+    }
+    for (uint32_t i = 0; i < JOINS; i += 3) {
+        snprintf(user, sizeof user, "u%u", i);
+        snprintf(id, sizeof id, "w_%u", i);
+        assert_int_equal(hf_core_waitlist_cancel(f->core, "open", id, user, T0 + 1, &view), HF_OK);
+    }
+    /* Waiting: the entries not a multiple of 3; cancelled: the multiples; offered: none. */
+    static const uint8_t STATUSES[] = {HF_WAITLIST_WAITING, HF_WAITLIST_CANCELLED,
+                                       HF_WAITLIST_OFFERED};
+    for (uint32_t k = 0; k < 3; k++) {
+        hf_waitlist_view_t views[7];
+        bool more = true;
+        int64_t after = -1;
+        uint32_t seen = 0, next = 0;
+        while (more) {
+            uint32_t count = hf_core_waitlist_list(f->core, "open", true, STATUSES[k], after, 7,
+                                                   views, &more);
+            for (uint32_t v = 0; v < count; v++) {
+                while (next < JOINS && (next % 3 == 0) != (k == 1)) next++;
+                snprintf(id, sizeof id, "w_%u", next++);
+                assert_string_equal(views[v].waitlist_id, id);
+                assert_int_equal(views[v].status, STATUSES[k]);
+                seen++;
+            }
+            if (count) after = views[count - 1].sequence;
+            assert_true(count == 7 || !more);
+        }
+        assert_int_equal(seen, k == 0 ? JOINS - JOINS / 3 : k == 1 ? JOINS / 3 : 0);
+    }
+    assert_consistent(f, T0 + 1);
+}
+
 /* An exchange's old seat comes free when the exchange commits: the waitlist has it, in the
  * same step. */
 static void test_an_exchange_frees_its_old_seat_to_the_waitlist(void **state) {
@@ -581,6 +626,8 @@ int main(void) {
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_units_from_a_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_an_event_cancel_cancels_its_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_list_by_status_pages_in_join_order, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_an_exchange_frees_its_old_seat_to_the_waitlist, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_restore_keeps_positions_and_offers, setup, teardown),

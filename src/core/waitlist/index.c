@@ -77,16 +77,40 @@ uint32_t target_first_fillable(struct waitlists *waitlists, event_waitlist_t *li
     return best;
 }
 
-void waiting_add(event_waitlist_t *list, uint32_t sequence, int32_t delta) {
+void status_add(event_waitlist_t *list, uint8_t status, uint32_t sequence, int32_t delta) {
+    uint32_t *tree = list->status_tree[status];
     for (uint32_t i = sequence + 1; i <= list->joined_capacity; i += i & (0u - i))
-        list->waiting_tree[i - 1] += (uint32_t)delta;
-    list->waiting += (uint32_t)delta;
+        tree[i - 1] += (uint32_t)delta;
+    if (status == HF_WAITLIST_WAITING) list->waiting += (uint32_t)delta;
+}
+
+static uint32_t status_rank(const event_waitlist_t *list, uint8_t status, uint32_t sequence) {
+    const uint32_t *tree = list->status_tree[status];
+    uint32_t rank = 0;
+    for (uint32_t i = sequence + 1; i > 0; i -= i & (0u - i)) rank += tree[i - 1];
+    return rank;
 }
 
 uint32_t waiting_rank(const event_waitlist_t *list, uint32_t sequence) {
-    uint32_t rank = 0;
-    for (uint32_t i = sequence + 1; i > 0; i -= i & (0u - i)) rank += list->waiting_tree[i - 1];
-    return rank;
+    return status_rank(list, HF_WAITLIST_WAITING, sequence);
+}
+
+uint32_t status_next(const event_waitlist_t *list, uint8_t status, int64_t after) {
+    if (list->joined == 0) return NO_INDEX;
+    /* The (rank + 1)-th entry of the status: the tree's descent, from its largest power of
+     * two down, keeps the longest prefix that holds fewer. */
+    uint32_t wanted = (after < 0 ? 0 : status_rank(list, status, (uint32_t)after)) + 1;
+    const uint32_t *tree = list->status_tree[status];
+    uint32_t position = 0, step = 1;
+    while (step * 2 <= list->joined_capacity) step *= 2;
+    for (; step > 0; step /= 2) {
+        uint32_t next = position + step;
+        if (next <= list->joined_capacity && tree[next - 1] < wanted) {
+            position = next;
+            wanted -= tree[next - 1];
+        }
+    }
+    return position < list->joined ? position : NO_INDEX;
 }
 
 void event_waitlist_free(event_waitlist_t *list) {
@@ -97,5 +121,5 @@ void event_waitlist_free(event_waitlist_t *list) {
     }
     free(list->targets);
     free(list->entries);
-    free(list->waiting_tree);
+    for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++) free(list->status_tree[s]);
 }

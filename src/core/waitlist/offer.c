@@ -61,7 +61,8 @@ const char *hf_core_hold_waitlist_id(const hf_core_t *core, uint32_t hold_index)
 void entry_status_set(hf_core_t *core, uint32_t index, uint8_t status, hf_time_ms_t now) {
     waitlist_entry_t *entry = &core->waitlists->entries[index];
     event_waitlist_t *list = &core->waitlists->events[entry->event];
-    if (entry->status == HF_WAITLIST_WAITING) waiting_add(list, entry->sequence, -1);
+    status_add(list, entry->status, entry->sequence, -1);
+    status_add(list, status, entry->sequence, 1);
     core->waitlists->by_status[entry->status]--;
     core->waitlists->by_status[status]++;
     entry->status = status;

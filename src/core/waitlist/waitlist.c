@@ -134,14 +134,16 @@ static void joined_grow(struct waitlists *waitlists, event_waitlist_t *list) {
     if (list->joined < list->joined_capacity) return;
     uint32_t capacity = list->joined_capacity;
     list->entries = grow(list->entries, &capacity, list->joined + 1, sizeof *list->entries);
-    free(list->waiting_tree);
-    list->waiting_tree = calloc(capacity, sizeof *list->waiting_tree);
-    if (!list->waiting_tree) abort();
+    for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++) {
+        free(list->status_tree[s]);
+        list->status_tree[s] = calloc(capacity, sizeof *list->status_tree[s]);
+        if (!list->status_tree[s]) abort();
+    }
     list->joined_capacity = capacity;
     uint32_t waiting = list->waiting;
     for (uint32_t s = 0; s < list->joined; s++)
-        if (waitlists->entries[list->entries[s]].status == HF_WAITLIST_WAITING)
-            waiting_add(list, s, 1);
+        if (list->entries[s] != NO_INDEX)
+            status_add(list, waitlists->entries[list->entries[s]].status, s, 1);
     list->waiting = waiting;
 }
 
@@ -166,10 +168,9 @@ uint32_t entry_insert(hf_core_t *core, uint32_t event, const waitlist_entry_t *f
         list->entries[list->joined++] = NO_INDEX;
     }
     list->entries[fields->sequence] = index;
-    if (fields->status == HF_WAITLIST_WAITING) {
-        waiting_add(list, fields->sequence, 1);
+    status_add(list, fields->status, fields->sequence, 1);
+    if (fields->status == HF_WAITLIST_WAITING)
         target_add(list, fields->target, fields->quantity, index);
-    }
     if (fields->hold) waitlist_link_hold(core, fields->hold - 1, index);
     user_latest_set(waitlists, event, fields->user, index);
     return index;
@@ -292,10 +293,12 @@ uint32_t hf_core_waitlist_list(hf_core_t *core, const char *event_id, bool statu
         event >= core->waitlists->event_capacity)
         return 0;
     const event_waitlist_t *list = &core->waitlists->events[event];
-    for (int64_t s = after + 1; s < (int64_t)list->joined; s++) {
+    /* A page by status costs its page: each next entry of the status is found in its tree. */
+    for (int64_t s = status_filter ? status_next(list, status, after) : after + 1;
+         s != NO_INDEX && s < (int64_t)list->joined;
+         s = status_filter ? status_next(list, status, s) : s + 1) {
         uint32_t index = list->entries[s];
         if (index == NO_INDEX) continue;
-        if (status_filter && core->waitlists->entries[index].status != status) continue;
         if (written == limit) {
             *more = true;
             break;

@@ -38,9 +38,10 @@ typedef struct event_waitlist {
     int64_t offer_ttl_ms;
     uint32_t *entries; /* entry indexes by join number (0-based) */
     uint32_t joined, joined_capacity;
-    /* A Fenwick tree over join numbers, 1 where the entry waits: an entry's position is the
-     * count of waiting entries joined up to it, in O(log n). */
-    uint32_t *waiting_tree;
+    /* A Fenwick tree per status over join numbers, 1 where the entry has that status: a
+     * waiting entry's position is the count of waiting entries joined up to it, and the
+     * staff's list by status finds each next entry of it, both in O(log n). */
+    uint32_t *status_tree[HF_WAITLIST_CANCELLED + 1];
     uint32_t waiting;
     target_queues_t *targets; /* 1 + sections + pools, made with the first entry */
     uint32_t target_count;
@@ -106,9 +107,13 @@ void target_add(event_waitlist_t *list, uint32_t target, uint32_t quantity, uint
  * else NO_INDEX; *quantity_queue is its queue's quantity - 1. */
 uint32_t target_first_fillable(struct waitlists *waitlists, event_waitlist_t *list, uint32_t target,
                                int64_t free, uint32_t *quantity_queue);
-void waiting_add(event_waitlist_t *list, uint32_t sequence, int32_t delta);
+/* The entry of join number sequence counted in (delta 1) or out of (-1) status's tree. */
+void status_add(event_waitlist_t *list, uint8_t status, uint32_t sequence, int32_t delta);
 /* Waiting entries joined up to sequence, included. */
 uint32_t waiting_rank(const event_waitlist_t *list, uint32_t sequence);
+/* The smallest join number after after (-1: from the first) of an entry with status, else
+ * NO_INDEX. */
+uint32_t status_next(const event_waitlist_t *list, uint8_t status, int64_t after);
 void event_waitlist_free(event_waitlist_t *list);
 
 #endif
