@@ -96,6 +96,8 @@ typedef struct hf_stored_allocation {
     const char *event_id, *allocation_id;
     const hf_stored_allocation_seat_t *seats;
     uint32_t seat_count;
+    const hf_mutation_allocation_left_t *left;
+    uint32_t left_count;
     const hf_stored_allocation_pool_t *pools;
     uint32_t pool_count;
     hf_time_ms_t created_at_ms;

@@ -370,6 +370,15 @@ typedef struct hf_mutation_allocation_seat {
     bool released;
 } hf_mutation_allocation_seat_t;
 
+/* A seat that left the allocation, and the changes of its version the allocation made: 2 when
+ * it was released free (set aside, then released), 1 when it came free after its release
+ * (set aside; its hold or order counts the rest). Restore adds them: versions are counted,
+ * not stored, and never go back. */
+typedef struct hf_mutation_allocation_left {
+    const char *seat_id;
+    uint32_t changes;
+} hf_mutation_allocation_left_t;
+
 typedef struct hf_mutation_allocation_pool {
     const char *pool_id;
     int64_t units, release_pending;
@@ -379,6 +388,8 @@ typedef struct hf_mutation_allocation {
     const char *event_id, *allocation_id;
     const hf_mutation_allocation_seat_t *seats;
     uint32_t seat_count;
+    const hf_mutation_allocation_left_t *left;
+    uint32_t left_count;
     const hf_mutation_allocation_pool_t *pools;
     uint32_t pool_count;
     int64_t created_at_ms;

@@ -35,6 +35,18 @@ void hf_rows_allocation_write(hf_buffer_t *out, const hf_mutation_allocation_t *
     seats_write(out, allocation, false);
     hf_buffer_append(out, ",\"released_seats\":", 18);
     seats_write(out, allocation, true);
+    /* Seats that left, as [id, changes] (hf_mutation_allocation_left_t); absent when none, as
+     * in rows written before it was kept. */
+    if (allocation->left_count) {
+        hf_buffer_append(out, ",\"left_seats\":[", 15);
+        for (uint32_t i = 0; i < allocation->left_count; i++) {
+            if (i) hf_buffer_append_char(out, ',');
+            hf_buffer_append_char(out, '[');
+            string_write(out, allocation->left[i].seat_id);
+            hf_buffer_printf(out, ",%u]", allocation->left[i].changes);
+        }
+        hf_buffer_append_char(out, ']');
+    }
     hf_buffer_append(out, ",\"pools\":{", 10);
     for (uint32_t i = 0; i < allocation->pool_count; i++) {
         const hf_mutation_allocation_pool_t *pool = &allocation->pools[i];
@@ -83,6 +95,26 @@ static bool released_read(json_t *array, hf_rows_allocation_t *parsed,
     return whole;
 }
 
+/* [[id, changes], ...]: at most the allocation's seats at creation, each 1 or 2. */
+static bool left_read(json_t *array, hf_rows_allocation_t *parsed, hf_stored_allocation_t *stored) {
+    if (!array) return true;
+    if (!json_is_array(array) || json_array_size(array) > HF_ALLOCATION_SEATS_MAX) return false;
+    parsed->left = malloc((json_array_size(array) + 1) * sizeof *parsed->left);
+    if (!parsed->left) abort();
+    stored->left = parsed->left;
+    for (size_t i = 0; i < json_array_size(array); i++) {
+        json_t *pair = json_array_get(array, i), *seat = json_array_get(pair, 0);
+        int64_t changes;
+        if (!json_is_array(pair) || json_array_size(pair) != 2 || !json_is_string(seat) ||
+            json_string_length(seat) > HF_SEAT_ID_SIZE_MAX ||
+            !hf_json_read_integer(json_array_get(pair, 1), 1, 2, &changes))
+            return false;
+        parsed->left[stored->left_count++] = (hf_mutation_allocation_left_t){
+            json_string_value(seat), (uint32_t)changes};
+    }
+    return true;
+}
+
 static bool pools_read(json_t *pools, hf_rows_allocation_t *parsed,
                        hf_stored_allocation_t *stored) {
     if (!json_is_object(pools) || json_object_size(pools) > HF_HOLD_ITEMS_MAX) return false;
@@ -104,7 +136,8 @@ static bool pools_read(json_t *pools, hf_rows_allocation_t *parsed,
 int hf_rows_allocation_read(const char *text, hf_rows_allocation_t *parsed,
                             hf_stored_allocation_t *stored, char *error, size_t error_size) {
     hf_rows_allocation_free(parsed);
-    stored->seat_count = stored->pool_count = 0;
+    stored->seat_count = stored->pool_count = stored->left_count = 0;
+    stored->left = NULL;
     json_error_t parse_error;
     json_t *object = json_loads(text ? text : "", JSON_REJECT_DUPLICATES, &parse_error);
     parsed->document = object;
@@ -120,7 +153,8 @@ int hf_rows_allocation_read(const char *text, hf_rows_allocation_t *parsed,
     if (!parsed->seats) abort();
     stored->seats = parsed->seats;
     stored->pools = parsed->pools;
-    if (!seats_read(seats, parsed, stored) || !released_read(released, parsed, stored))
+    if (!seats_read(seats, parsed, stored) || !released_read(released, parsed, stored) ||
+        !left_read(json_object_get(object, "left_seats"), parsed, stored))
         return refuse(error, error_size, "seats");
     if (!pools_read(json_object_get(object, "pools"), parsed, stored))
         return refuse(error, error_size, "pools");
@@ -132,4 +166,6 @@ void hf_rows_allocation_free(hf_rows_allocation_t *parsed) {
     parsed->document = NULL;
     free(parsed->seats);
     parsed->seats = NULL;
+    free(parsed->left);
+    parsed->left = NULL;
 }

@@ -407,6 +407,11 @@ void hf_batch_copy_allocation(hf_batch_t *batch, hf_mutation_t *copy) {
     for (uint32_t i = 0; i < allocation->seat_count; i++)
         seats[i].seat_id = copy_string(batch, seats[i].seat_id);
     allocation->seats = seats;
+    hf_mutation_allocation_left_t *left = copy_array(batch, allocation->left,
+                                                     allocation->left_count * sizeof *left);
+    for (uint32_t i = 0; i < allocation->left_count; i++)
+        left[i].seat_id = copy_string(batch, left[i].seat_id);
+    allocation->left = left;
     hf_mutation_allocation_pool_t *pools = copy_array(batch, allocation->pools,
                                                       allocation->pool_count * sizeof *pools);
     for (uint32_t i = 0; i < allocation->pool_count; i++)

@@ -61,6 +61,7 @@ void hf_rows_allocation_write(hf_buffer_t *out, const hf_mutation_allocation_t *
 typedef struct hf_rows_allocation {
     void *document; /* jansson's, owned */
     hf_stored_allocation_seat_t *seats;
+    hf_mutation_allocation_left_t *left;
     hf_stored_allocation_pool_t pools[HF_HOLD_ITEMS_MAX];
 } hf_rows_allocation_t;
 int hf_rows_allocation_read(const char *text, hf_rows_allocation_t *parsed,

@@ -364,3 +364,50 @@ def test_holdfast_check_knows_allocations():
         database.close()
         code, err = check_of(copy)
         check(code == 1 and name in err, "%s: exit %d, %r" % (name, code, err))
+
+
+def seat_versions(c, event_id):
+    page = expect(c.get("/v1/events/%s/seats?limit=10000" % event_id), 200, what="the seats")
+    return {seat["id"]: (seat["status"], seat["version"]) for seat in page["seats"]}
+
+
+def versions_survive(kill):
+    """Seat versions after a restart are those before it: an allocated seat (set aside once),
+    one released free (set aside, released), one released while held that came free later,
+    one held from the allocation and lapsed back (versions are counted at the load, not
+    stored, so each of these changes must be counted again)."""
+    server = Server().start()
+    c = server.client()
+    event_id = event(c)
+    seats = ["FLOOR-A-%d" % n for n in range(1, 6)]
+    allocate(c, event_id, {"id": "partner", "seats": seats})
+    u = user()
+    held = hold(c, event_id, u, ["FLOOR-A-3"], allocation="partner")
+    lapsing = hold(c, event_id, u, ["FLOOR-A-4"], allocation="partner")
+    release(c, lapsing["reservation_id"], u)
+    release_allocation(c, event_id, "partner", {"seats": ["FLOOR-A-2", "FLOOR-A-3"]})
+    release(c, held["reservation_id"], u)
+    release_allocation(c, event_id, "partner", {"seats": ["FLOOR-A-5"]})
+    allocate(c, event_id, {"id": "again", "seats": ["FLOOR-A-5"]})
+    before = seat_versions(c, event_id)
+    check_equal(before["FLOOR-A-2"], ("available", 3), "released free: set aside, released")
+    check_equal(before["FLOOR-A-3"], ("available", 4), "released held, then freed")
+    check_equal(before["FLOOR-A-5"][0], "allocated", "set aside again")
+    c.close()
+    if kill:
+        server.kill()
+    else:
+        server.stop()
+    server = server.restart()
+    c = server.client()
+    check_equal(seat_versions(c, event_id), before, "every seat's status and version")
+    c.close()
+    server.stop()
+
+
+def test_seat_versions_survive_a_restart():
+    versions_survive(False)
+
+
+def test_seat_versions_survive_kill_9():
+    versions_survive(True)

@@ -341,6 +341,22 @@ static void test_allocation_rows(void **state) {
                                              "\"release_pending\":2}}}",
                                              rows, &stored, error, sizeof error),
                      -1);
+    /* Seats that left, with the changes their versions get back at a load; 1 or 2 only. */
+    const hf_mutation_allocation_left_t left[] = {{"F-A-7", 2}, {"F-A-8", 1}};
+    allocation.left = left;
+    allocation.left_count = 2;
+    hf_buffer_reset(&buffer);
+    hf_rows_allocation_write(&buffer, &allocation);
+    assert_non_null(strstr(buffer.data, ",\"left_seats\":[[\"F-A-7\",2],[\"F-A-8\",1]],"));
+    assert_int_equal(hf_rows_allocation_read(buffer.data, rows, &stored, error, sizeof error), 0);
+    assert_int_equal(stored.left_count, 2);
+    assert_string_equal(stored.left[0].seat_id, "F-A-7");
+    assert_int_equal(stored.left[0].changes, 2);
+    assert_int_equal(stored.left[1].changes, 1);
+    assert_int_equal(hf_rows_allocation_read("{\"seats\":[],\"released_seats\":[],"
+                                             "\"left_seats\":[[\"F-A-7\",3]],\"pools\":{}}",
+                                             rows, &stored, error, sizeof error),
+                     -1);
     hf_rows_allocation_free(rows);
     free(rows);
     hf_buffer_free(&buffer);

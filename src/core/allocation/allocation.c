@@ -23,6 +23,7 @@ void allocations_free(hf_core_t *core) {
     if (!state) return;
     for (uint32_t i = 0; i < state->count; i++) {
         free(state->slots[i].seats);
+        free(state->slots[i].left);
         free(state->slots[i].lines);
     }
     free(state->slots);
@@ -30,6 +31,7 @@ void allocations_free(hf_core_t *core) {
     free(state->seats);
     free(state->sorted);
     free(state->record_seats);
+    free(state->record_left);
     hf_buffer_free(&state->record_ids);
     free(state);
     core->allocations = NULL;
@@ -77,16 +79,25 @@ void allocation_record(hf_core_t *core, uint32_t index, int change, hf_time_ms_t
     const uint32_t *membership = tables_of(event)->seat_allocation;
     state->record_seats = grow(state->record_seats, &state->record_seat_capacity,
                                allocation->seat_count + 1, sizeof *state->record_seats);
+    state->record_left = grow(state->record_left, &state->record_left_capacity,
+                              allocation->left_count + 1, sizeof *state->record_left);
     hf_buffer_t *ids = &state->record_ids;
     hf_buffer_reset(ids);
     /* Sized first, so no id moves while the next one is written. */
-    hf_buffer_reserve(ids, (size_t)allocation->seat_count * (HF_SEAT_ID_SIZE_MAX + 1));
+    hf_buffer_reserve(ids, (size_t)(allocation->seat_count + allocation->left_count) *
+                               (HF_SEAT_ID_SIZE_MAX + 1));
     for (uint32_t i = 0; i < allocation->seat_count; i++) {
         uint32_t seat = allocation->seats[i];
         char *id = ids->data + ids->length;
         ids->length += seat_id_write(event, seat_row(event, seat), seat, id) + 1;
         state->record_seats[i] = (hf_mutation_allocation_seat_t){
             id, (membership[seat] & ALLOCATION_RELEASED) != 0};
+    }
+    for (uint32_t i = 0; i < allocation->left_count; i++) {
+        uint32_t seat = allocation->left[i].seat;
+        char *id = ids->data + ids->length;
+        ids->length += seat_id_write(event, seat_row(event, seat), seat, id) + 1;
+        state->record_left[i] = (hf_mutation_allocation_left_t){id, allocation->left[i].changes};
     }
     for (uint32_t i = 0; i < allocation->line_count; i++) {
         const allocation_line_t *line = &allocation->lines[i];
@@ -100,11 +111,19 @@ void allocation_record(hf_core_t *core, uint32_t index, int change, hf_time_ms_t
                                                 .allocation_id = allocation->id,
                                                 .seats = state->record_seats,
                                                 .seat_count = allocation->seat_count,
+                                                .left = state->record_left,
+                                                .left_count = allocation->left_count,
                                                 .pools = state->record_pools,
                                                 .pool_count = allocation->line_count,
                                                 .created_at_ms = allocation->created_at_ms,
                                                 .change = change}};
     record_emit(core, &mutation);
+}
+
+void allocation_left_add(allocation_t *allocation, uint32_t seat, uint32_t changes) {
+    allocation->left = grow(allocation->left, &allocation->left_capacity,
+                            allocation->left_count + 1, sizeof *allocation->left);
+    allocation->left[allocation->left_count++] = (allocation_left_t){seat, changes};
 }
 
 void allocation_rows_update(hf_core_t *core, uint32_t index) {
@@ -382,6 +401,23 @@ hf_error_t hf_core_allocation_create(hf_core_t *core, const hf_allocation_reques
 
 /* ---- restore ---- */
 
+/* The seats that left: their versions get back the allocation's changes, and the allocation
+ * keeps them for its next records. */
+static hf_error_t restore_left(hf_core_t *core, uint32_t index,
+                               const hf_stored_allocation_t *stored) {
+    allocation_t *allocation = allocation_at(core, index);
+    hf_event_t *event = core->events.slots[allocation->event];
+    for (uint32_t i = 0; i < stored->left_count; i++) {
+        uint32_t seat, changes = stored->left[i].changes;
+        if (changes < 1 || changes > 2) return HF_ERROR_INVALID_REQUEST;
+        if (!hf_core_seat_find(event, stored->left[i].seat_id, &seat))
+            return HF_ERROR_SEAT_NOT_FOUND;
+        event->seats[seat].version += changes;
+        allocation_left_add(allocation, seat, changes);
+    }
+    return HF_OK;
+}
+
 hf_error_t hf_core_restore_allocation(hf_core_t *core, const hf_stored_allocation_t *stored) {
     uint32_t event_index, existing;
     const hf_event_t *event = hf_core_event(core, stored->event_id, &event_index);
@@ -419,9 +455,12 @@ hf_error_t hf_core_restore_allocation(hf_core_t *core, const hf_stored_allocatio
     /* Set aside whole, released seats included: the holds and orders restored next take them
      * back from it, and those that come free then leave it. */
     allocation_apply(core, index, stored->created_at_ms, false);
-    for (uint32_t i = 0; i < stored->seat_count; i++)
+    for (uint32_t i = 0; i < stored->seat_count; i++) {
         if (stored->seats[i].released) entries[state->seats[i]] |= ALLOCATION_RELEASED;
-    return HF_OK;
+        /* Its setting aside, which restore's allocation_apply does not count. */
+        event->seats[state->seats[i]].version++;
+    }
+    return restore_left(core, index, stored);
 }
 
 void allocations_move(hf_core_t *core, hf_event_t *old, hf_event_t *event, const uint32_t *moved) {
@@ -444,6 +483,8 @@ void allocations_move(hf_core_t *core, hf_event_t *old, hf_event_t *event, const
             if (row < allocation->row_first) allocation->row_first = row;
             if (row > allocation->row_last) allocation->row_last = row;
         }
+        for (uint32_t i = 0; i < allocation->left_count; i++)
+            allocation->left[i].seat = moved[allocation->left[i].seat];
     }
 }
 

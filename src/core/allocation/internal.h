@@ -14,6 +14,13 @@ typedef struct allocation_line {
     int64_t free, held, sold, release_pending;
 } allocation_line_t;
 
+/* A seat that left the allocation (hf_mutation_allocation_left_t): kept so that every record
+ * of the allocation carries what restore must add to its version. */
+typedef struct allocation_left {
+    uint32_t seat;
+    uint32_t changes;
+} allocation_left_t;
+
 typedef struct allocation {
     char id[HF_ID_SIZE_MAX + 1];
     uint32_t event;
@@ -22,6 +29,8 @@ typedef struct allocation {
      * included (their entry in seat_allocation has ALLOCATION_RELEASED). */
     uint32_t *seats;
     uint32_t seat_count;
+    allocation_left_t *left; /* at most its seats at creation: seats only ever leave */
+    uint32_t left_count, left_capacity;
     /* available: member seats free (HF_SEAT_ALLOCATED); held, sold: member seats so. */
     hf_counts_t counts;
     allocation_line_t *lines;
@@ -41,6 +50,8 @@ struct allocations {
     uint32_t seat_capacity;
     hf_mutation_allocation_seat_t *record_seats;
     uint32_t record_seat_capacity;
+    hf_mutation_allocation_left_t *record_left;
+    uint32_t record_left_capacity;
     hf_mutation_allocation_pool_t record_pools[HF_HOLD_ITEMS_MAX];
     hf_buffer_t record_ids;
 };
@@ -62,6 +73,8 @@ void allocation_scratch_reserve(struct allocations *state, uint32_t count);
 /* Drops from the allocation's list the seats no longer its own (seat_allocation entry other
  * than its index + 1, released or not). */
 void allocation_seats_compact(hf_core_t *core, uint32_t index);
+/* Seat left the allocation after changes of its version (hf_mutation_allocation_left_t). */
+void allocation_left_add(allocation_t *allocation, uint32_t seat, uint32_t changes);
 /* Works out the rows of the allocation's seats again (its seats changed, or their indexes). */
 void allocation_rows_update(hf_core_t *core, uint32_t index);
 /* The allocation's line of a pool, NULL when it has none. */

@@ -21,6 +21,7 @@ static uint32_t *count_of(hf_counts_t *counts, uint8_t status) {
 static void seat_leaves(hf_core_t *core, uint32_t *membership, uint32_t seat_index, uint32_t index,
                         hf_time_ms_t now) {
     membership[seat_index] = 0;
+    allocation_left_add(allocation_at(core, index), seat_index, 1);
     allocation_seats_compact(core, index);
     allocation_record(core, index, HF_ALLOCATION_SETTLED, now);
 }
@@ -204,6 +205,7 @@ static void release_apply(hf_core_t *core, uint32_t index, const hf_allocation_r
         else marked++;
     }
     allocation->counts.available -= freed;
+    for (uint32_t i = 0; i < freed; i++) allocation_left_add(allocation, state->sorted[i], 2);
     uint32_t seats_before = allocation->seat_count;
     allocation_seats_compact(core, index);
     bool changed = freed > 0 || seats_before != allocation->seat_count || marked > 0;
