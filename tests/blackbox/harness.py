@@ -390,6 +390,15 @@ class Server:
         except subprocess.TimeoutExpired:
             return None
 
+    def cycle(self, kill):
+        """Stops this server (kill -9 when kill, else a clean stop) and returns a new process
+        on the same data directory."""
+        if kill:
+            self.kill()
+        else:
+            self.stop()
+        return self.restart()
+
     def restart(self):
         """A new process on the same data directory (the old one must have exited)."""
         check(not self.running(), "%s still running" % self.name)

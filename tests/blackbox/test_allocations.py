@@ -279,11 +279,7 @@ def allocations_survive(kill):
     release_allocation(c, event_id, "amex", {"seats": ["FLOOR-A-2"], "pools": {"GA": 1}})
     before = (get_event(c, event_id), get_allocation(c, event_id, "amex"))
     c.close()
-    if kill:
-        server.kill()
-    else:
-        server.stop()
-    server = server.restart()
+    server = server.cycle(kill)
     c = server.client()
     after = (get_event(c, event_id), get_allocation(c, event_id, "amex"))
     check_equal(after[0]["counts"], before[0]["counts"], "the counts after restart")
@@ -394,11 +390,7 @@ def versions_survive(kill):
     check_equal(before["FLOOR-A-3"], ("available", 4), "released held, then freed")
     check_equal(before["FLOOR-A-5"][0], "allocated", "set aside again")
     c.close()
-    if kill:
-        server.kill()
-    else:
-        server.stop()
-    server = server.restart()
+    server = server.cycle(kill)
     c = server.client()
     check_equal(seat_versions(c, event_id), before, "every seat's status and version")
     c.close()

@@ -513,11 +513,7 @@ def exchange_survives(kill):
     summary = expect(c.get("/v1/events/%s" % event_id), 200)
     seats = {e: seat_list(c, e) for e in (event_id, other_id)}
     c.close()
-    if kill:
-        server.kill()
-    else:
-        server.stop()
-    server = server.restart()
+    server = server.cycle(kill)
     c = server.client()
     check_equal(expect(c.get("/v1/events/%s" % event_id), 200), summary, "the event after restart")
     for e, before in seats.items():

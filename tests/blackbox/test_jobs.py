@@ -267,11 +267,7 @@ def job_survives(kill):
     check_equal((job["offered"], job["open"]), (30, 30), "every order offered")
     listed = offers(c, job["job_id"], "?limit=1000")
     c.close()
-    if kill:
-        server.kill()
-    else:
-        server.stop()
-    server = server.restart()
+    server = server.cycle(kill)
     c = server.client()
     check_equal(expect(c.get("/v1/jobs/%s" % job["job_id"]), 200), job, "the job after restart")
     check_equal(offers(c, job["job_id"], "?limit=1000"), listed, "the offers after restart")
