@@ -2,7 +2,8 @@
 """A cancel job's bench (API.md section 13): an event of --orders confirmed pool orders cancelled
 onto another event with room for them all; prints the time from the cancel's answer to the
 job's `done`, and the p50/p99 of holds (and their release) on a third event made one at a time
-during the job against the same without a job. Crude: one client, Python's http.client.
+during the job against the same without a job. Crude: one client, Python's http.client (the
+bookings beforehand go pipelined, bench/pipelined.py).
 
     python3 bench/job.py --binary build/holdfast [--orders 100000]"""
 
@@ -12,19 +13,19 @@ import sys
 import threading
 import time
 
+from pipelined import pipelined  # bench/pipelined.py, beside this file
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "hostile"))
 import hflib  # noqa: E402
 
 
-def book(port, first, count):
-    import http.client
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    for n in range(first, first + count):
-        status, _ = hflib.send(connection, "POST", "/v1/events/old/bookings",
-                               {"user_id": "u%d" % n, "pools": {"GA": 1}, "payment_ref": "pi"})
-        assert status == 201, status
-    connection.close()
+def book(port, count):
+    """COUNT orders of one unit each on 'old', by distinct users, pipelined."""
+    answers = pipelined(port, lambda n: ("POST", "/v1/events/old/bookings", {
+        "user_id": "u%d" % n, "pools": {"GA": 1}, "payment_ref": "pi"}), count)
+    bad = [status for status, _ in answers if status != 201]
+    assert not bad, "%d bookings answered %s" % (len(bad), bad[0])
 
 
 def holds(port, seconds, stop=None):
@@ -65,13 +66,8 @@ def main():
         hflib.request(port, "POST", "/v1/events", {"id": "third", "sections": [
             {"id": "S", "price": 100, "rows": [{"id": "A", "seats": 50}]}]})
         start = time.monotonic()
-        share = arguments.orders // 4
-        threads = [threading.Thread(target=book, args=(port, w * share, share)) for w in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        print("# %d orders booked in %.1f s" % (4 * share, time.monotonic() - start), flush=True)
+        book(port, arguments.orders)
+        print("# %d orders booked in %.1f s" % (arguments.orders, time.monotonic() - start), flush=True)
         quiet = holds(port, 3.0)
         status, job = hflib.request(port, "POST", "/v1/events/old/cancel", {"rebook_to": "new"})
         assert status == 202, (status, job)

@@ -22,25 +22,22 @@ gives the defaults of the options of the same name)."""
 
 import argparse
 import datetime
-import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "hostile"))
 import hflib  # noqa: E402
+from pipelined import Pipe, pipelined  # noqa: E402  (bench/pipelined.py)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 EVENT = "wl"
 ROW_SEATS = 1000  # seats per row of the waitlist's event
 HOLD_ITEMS_MAX = 1000  # src/lib/limits.h HF_HOLD_ITEMS_MAX: the sold seats' holds' size
-HEADER_BYTES_MAX = 65536  # an answer's head this client reads before giving up
 # The holds are first aimed at HOLDS_AHEAD_S plus their count at HOLDS_RATE_FLOOR a second
 # (the slowest a pipelined client has made them on a busy machine, with room to spare); later
 # moves aim past the joins left at the rates seen times SLACK.
@@ -53,90 +50,6 @@ WAIT_OFFERED_S = 60.0  # the longest this waits for every offer before calling t
 REQUESTS = re.compile(r'^holdfast_http_requests_total\{(.*)\} (\S+)$', re.M)
 LABEL = re.compile(r'(\w+)="([^"]*)"')
 OFFERED = re.compile(r'^holdfast_waitlist\{status="offered"\} (\S+)$', re.M)
-
-
-class Pipe:
-    """One keep-alive HTTP/1.1 connection that sends requests in batches and reads their
-    answers in order (the server answers pipelined requests in order)."""
-
-    def __init__(self, port):
-        self.socket = socket.create_connection(("127.0.0.1", port), timeout=120)
-        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buffer = b""
-
-    def close(self):
-        self.socket.close()
-
-    def send(self, requests):
-        """requests: [(method, path, body or None)] -> [(status, parsed JSON or None)]."""
-        data = []
-        for method, path, body in requests:
-            payload = b"" if body is None else json.dumps(body).encode()
-            head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n" % (
-                method, path, len(payload))
-            if body is not None:
-                head += "Content-Type: application/json\r\n"
-            data.append(head.encode() + b"\r\n" + payload)
-        self.socket.sendall(b"".join(data))
-        return [self.answer() for _ in requests]
-
-    def answer(self):
-        while b"\r\n\r\n" not in self.buffer:
-            if len(self.buffer) > HEADER_BYTES_MAX:
-                raise RuntimeError("waitlist: an answer's head longer than %d bytes" % HEADER_BYTES_MAX)
-            self.read()
-        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split(" ")[1])
-        length = None
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        if length is None:
-            raise RuntimeError("waitlist: an answer without Content-Length: %r" % lines[0])
-        while len(self.buffer) < length:
-            self.read()
-        body, self.buffer = self.buffer[:length], self.buffer[length:]
-        try:
-            return status, json.loads(body) if body else None
-        except ValueError:
-            return status, body
-
-    def read(self):
-        chunk = self.socket.recv(1 << 16)
-        if not chunk:
-            raise RuntimeError("waitlist: the server closed the connection")
-        self.buffer += chunk
-
-
-def pipelined(port, make, count, connections=4, depth=16):
-    """make(i) -> (method, path, body) for i in range(count), over CONNECTIONS connections
-    with DEPTH in flight each; make is called just before its batch is sent (a ttl aimed at
-    an instant is computed then). Returns the answers in order of i."""
-    answers = [None] * count
-    errors = []
-
-    def worker(first):
-        pipe = Pipe(port)
-        try:
-            for start in range(first * depth, count, connections * depth):
-                batch = list(range(start, min(start + depth, count)))
-                for i, answer in zip(batch, pipe.send([make(i) for i in batch])):
-                    answers[i] = answer
-        except Exception as error:  # reported by the caller, the whole run fails
-            errors.append(error)
-        finally:
-            pipe.close()
-
-    threads = [threading.Thread(target=worker, args=(c,)) for c in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return answers
 
 
 def expect(answers, statuses, what):
