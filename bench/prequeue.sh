@@ -10,15 +10,17 @@
 #   bench/prequeue.sh [OUT_DIR]
 # Starts its own server on 127.0.0.1:18931 with a fresh data directory and stops it after;
 # prints the opening's time and each run's requests/s and latency percentiles.
-# Settings (environment): PREQUEUE_TICKETS=1000000, PREQUEUE_LEAD_S=45 (opens_at this long
-# after the start: time enough for the fill), PREQUEUE_PORT=18931, PREQUEUE_BINARY=build/holdfast.
+# Settings (environment): PREQUEUE_TICKETS=1000000, PREQUEUE_LEAD_S (opens_at this long after
+# the start: time enough for the fill; 5 s and a second per 25,000 tickets, 45 s for a
+# million), PREQUEUE_PORT=18931, PREQUEUE_BINARY=build/holdfast.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
 port=${PREQUEUE_PORT:-18931}
 tickets=${PREQUEUE_TICKETS:-1000000}
-lead_ms=$(awk -v s="${PREQUEUE_LEAD_S:-45}" 'BEGIN {printf "%d", s * 1000}')
+lead_ms=$(awk -v s="${PREQUEUE_LEAD_S:-}" -v n="$tickets" \
+    'BEGIN {printf "%d", (s == "" ? 5 + n / 25000 : s) * 1000}')
 binary=${PREQUEUE_BINARY:-build/holdfast}
 data=$(mktemp -d /var/tmp/hf-prequeue.XXXX)
 "$binary" serve --listen 127.0.0.1:$port --data "$data" 2>"$out/server.log" &

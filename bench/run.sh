@@ -13,7 +13,7 @@
 #   BENCH_HEADLINE=50        connection count of the summary table
 #   BENCH_PORT_BASE=18400    Holdfast on BASE, Redis on BASE+1 (no persistence) and BASE+3
 #                            (appendfsync always), PostgreSQL on BASE+2
-#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook exchange credentials queue dispatch pgstore cluster notify calendar"
+#   BENCH_ONLY="holdfast redis postgres core flash profile ceiling webhook exchange credentials queue dispatch pgstore cluster notify calendar job prequeue allocations waitlist"
 #                            parts to run (pgstore: one node on the PostgreSQL store beside one
 #                            on SQLite; cluster: several nodes on one PostgreSQL, bench/cluster.sh:
 #                            forwarded beside direct requests, 1 to 3 nodes on disjoint events,
@@ -32,6 +32,11 @@
 #                            capacity 1, half of capacity 10)
 #   BENCH_CALENDAR_USES=120  part calendar: the 3-night bookings per resource of the read
 #                            benchmarks (120: 1.2 million live uses over 10,000 resources)
+#   BENCH_JOB_ORDERS=100000  part job: the confirmed orders of the cancelled event
+#   BENCH_PREQUEUE_TICKETS=1000000  part prequeue: the tickets joined before opens_at
+#   BENCH_ALLOCATION_PAIRS=5 part allocations: plain and 50%-allocated servers, interleaved
+#   BENCH_WAITLIST_ENTRIES=100000, BENCH_WAITLIST_LAPSES=10000  part waitlist: the waiting
+#                            entries and the holds that lapse at one instant
 # Results stay in bench/results/<UTC time>/ (raw outputs, commands, logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,11 +46,16 @@ reps=${BENCH_REPS:-3}
 connections_list=${BENCH_CONNECTIONS:-"1 8 50 200"}
 headline=${BENCH_HEADLINE:-50}
 port_base=${BENCH_PORT_BASE:-18400}
-only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook exchange credentials queue dispatch pgstore cluster notify calendar"}
+only=${BENCH_ONLY:-"holdfast redis postgres core flash profile ceiling webhook exchange credentials queue dispatch pgstore cluster notify calendar job prequeue allocations waitlist"}
 queue_line=${BENCH_QUEUE_LINE:-1000000}
 drivers=${BENCH_DRIVERS:-100000}
 calendar_resources=${BENCH_CALENDAR_RESOURCES:-10000}
 calendar_uses=${BENCH_CALENDAR_USES:-120}
+job_orders=${BENCH_JOB_ORDERS:-100000}
+prequeue_tickets=${BENCH_PREQUEUE_TICKETS:-1000000}
+allocation_pairs=${BENCH_ALLOCATION_PAIRS:-5}
+waitlist_entries=${BENCH_WAITLIST_ENTRIES:-100000}
+waitlist_lapses=${BENCH_WAITLIST_LAPSES:-10000}
 hf_port=$port_base
 redis_port=$((port_base + 1))
 pg_port=$((port_base + 2))
@@ -738,6 +748,57 @@ if want calendar; then
         log "calendar: the restart did not answer /healthz (see holdfast.log)"
     fi
     log "calendar: $(tr '\n' ' ' <"$calendar_facts")"
+    stop_holdfast
+fi
+# ---- a cancel job (issue 30): bench/job.py, one run ----
+# An event of BENCH_JOB_ORDERS confirmed orders cancelled onto another with room for them all:
+# the time from the cancel's answer to the job's done, and hold+release on a third event (one
+# client) during the job against the same just before it. Its own server on a free port.
+if want job; then
+    part=job
+    note_command "python3 bench/job.py --binary build/holdfast --orders $job_orders"
+    python3 bench/job.py --binary build/holdfast --orders "$job_orders" >"$raw/job.txt" 2>&1 ||
+        log "job FAILED (see $raw/job.txt)"
+    log "$(grep '^job:' "$raw/job.txt" || echo 'job: no result')"
+fi
+
+# ---- the pre-queue's opening over HTTP (issue 31): bench/prequeue.sh, one run ----
+# BENCH_PREQUEUE_TICKETS users join a room before its opens_at; the time until the line is
+# given out, and polls of the line and hold-random on another event during the opening against
+# the same two seconds later (no opening). Its own server on this run's Holdfast port.
+if want prequeue; then
+    part=prequeue
+    note_command "PREQUEUE_TICKETS=$prequeue_tickets PREQUEUE_PORT=$hf_port bench/prequeue.sh OUT  (loadgen queue-poll and hold-random, -c 25 each)"
+    PREQUEUE_TICKETS=$prequeue_tickets PREQUEUE_PORT=$hf_port bench/prequeue.sh "$raw/prequeue-http" \
+        >"$raw/prequeue-http.txt" 2>&1 || log "prequeue FAILED (see $raw/prequeue-http.txt)"
+    log "$(grep '^opening:' "$raw/prequeue-http.txt" || echo 'prequeue: no result')"
+    rm -f "$raw/prequeue-http/tickets"
+fi
+
+# ---- allocations (issue 31): bench/allocations.sh ----
+# Public hold-random at the headline connection count on an event with half of its seats
+# allocated against one without, BENCH_ALLOCATION_PAIRS pairs of fresh servers, interleaved.
+if want allocations; then
+    part=allocations
+    note_command "ALLOCATIONS_SECONDS=$seconds ALLOCATIONS_CONNECTIONS=$headline bench/allocations.sh $allocation_pairs"
+    ALLOCATIONS_SECONDS=$seconds ALLOCATIONS_CONNECTIONS=$headline ALLOCATIONS_PORT=$hf_port \
+        bench/allocations.sh "$allocation_pairs" >"$raw/allocations.txt" 2>&1 ||
+        log "allocations FAILED (see $raw/allocations.txt)"
+    log "$(grep '^median' "$raw/allocations.txt" || echo 'allocations: no result')"
+fi
+
+# ---- the waitlist's herd (issue 31): bench/waitlist.py, one run on a fresh server ----
+# A sold-out event with BENCH_WAITLIST_ENTRIES waiting entries, then BENCH_WAITLIST_LAPSES holds
+# lapse at one instant: the time until all are offered, and hold-random's rate on another event
+# during the offers against the second before.
+if want waitlist; then
+    part=waitlist
+    start_holdfast
+    note_command "python3 bench/waitlist.py --port $hf_port --entries $waitlist_entries --lapses $waitlist_lapses --sold $waitlist_lapses  (hold-random beside it: -c 25)"
+    python3 bench/waitlist.py --port "$hf_port" --entries "$waitlist_entries" \
+        --lapses "$waitlist_lapses" --sold "$waitlist_lapses" >"$raw/waitlist.txt" 2>&1 ||
+        log "waitlist FAILED (see $raw/waitlist.txt)"
+    log "$(grep '^waitlist:' "$raw/waitlist.txt" || echo 'waitlist: no result')"
     stop_holdfast
 fi
 part=""
