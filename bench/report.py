@@ -1181,6 +1181,293 @@ def cluster_section(w, wrk, takeovers, meta):
         w("")
 
 
+# ---- the cancel job (issue 30), the pre-queue's opening over HTTP, allocations and the
+# waitlist (issue 31): parts job, prequeue, allocations, waitlist, one text output each ----
+
+NUMBER = r"([0-9.]+|nan)"
+JOB_DONE = re.compile(r"^job: (\d+) orders, (\d+) offered, done in ([0-9.]+) s$", re.M)
+JOB_HOLDS = re.compile(r"^hold\+release on a third event: without a job p50 %s ms p99 %s ms \((\d+)\);"
+                       r" during the job p50 %s ms p99 %s ms \((\d+)\)$" % ((NUMBER,) * 2 + (NUMBER,) * 2), re.M)
+OPENING = re.compile(r"^opening: (\d+) tickets placed in (-?\d+) ms after opens_at \((\d+) polls,"
+                     r" the one before at (-?\d+) ms", re.M)
+PREQUEUE_RUN = re.compile(r"^(opening|plain) (poll|hold): +([0-9.]+) requests/s \((\d+) answers\)\n"
+                          r" *latency ms: p50 ([0-9.]+) +p99 ([0-9.]+)", re.M)
+PREQUEUE_ERRORS = re.compile(r"^(opening|plain) (poll|hold): .*\n.*\n  errors: (\d+)", re.M)
+ALLOCATION_PAIR = re.compile(r"^pair (\d+): plain ([0-9.]+)/s \(([0-9.]+) us CPU each; ([^)]*)\), 50%"
+                             r" allocated ([0-9.]+)/s \(([0-9.]+) us; ([^)]*)\), ratio ([0-9.]+)"
+                             r" \(CPU ([0-9.]+)\)$", re.M)
+ALLOCATION_MEDIAN = re.compile(r"^median ratio \(50% allocated / plain\) over (\d+) pairs: answers/s"
+                               r" ([0-9.]+), CPU per answer \(plain / allocated\) ([0-9.]+)$", re.M)
+WAITLIST_OFFERED = re.compile(r"^waitlist: (\d+) entries, (\d+) holds lapsed at once \(expires_at spread"
+                              r" (\d+) ms\), all \d+ offered in (-?\d+) ms \(durable by (-?\d+) ms; (\d+)"
+                              r" polls after the lapse, the one before at (-?\d+) ms\)$", re.M)
+WAITLIST_RATE = re.compile(r"^hold-random on another event: before the lapse ([0-9]+|-) answers/s,"
+                           r" during the offers ([0-9]+|-) answers/s", re.M)
+JOB_GOAL_S, PREQUEUE_GOAL_MS, P99_GOAL_RATIO = 30.0, 2000.0, 2.0
+ALLOCATIONS_GOAL, WAITLIST_GOAL_MS = 0.95, 1000.0
+
+
+def read_text(path):
+    return open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+
+
+def parse_job(text):
+    """bench/job.py's two lines as a dict, or None when the job's line is missing."""
+    done, holds = JOB_DONE.search(text), JOB_HOLDS.search(text)
+    if not done:
+        return None
+    job = {"orders": int(done.group(1)), "offered": int(done.group(2)), "done_s": float(done.group(3))}
+    if holds:
+        for i, key in enumerate(("quiet_p50_ms", "quiet_p99_ms", "quiet_n", "busy_p50_ms", "busy_p99_ms", "busy_n")):
+            job[key] = float(holds.group(i + 1))
+    return job
+
+
+def parse_prequeue_http(text):
+    """bench/prequeue.sh's output: the opening's line and its four runs ("opening poll", ...:
+    requests/s, p50, p99, errors), or None without the opening's line."""
+    opening = OPENING.search(text)
+    if not opening:
+        return None
+    runs = {}
+    for m in PREQUEUE_RUN.finditer(text):
+        runs["%s %s" % (m.group(1), m.group(2))] = {
+            "rate": float(m.group(3)), "answers": int(m.group(4)), "p50_ms": float(m.group(5)),
+            "p99_ms": float(m.group(6)), "errors": 0}
+    for m in PREQUEUE_ERRORS.finditer(text):
+        runs.setdefault("%s %s" % (m.group(1), m.group(2)), {})["errors"] = int(m.group(3))
+    return {"tickets": int(opening.group(1)), "opening_ms": float(opening.group(2)),
+            "polls": int(opening.group(3)), "before_ms": float(opening.group(4)), "runs": runs}
+
+
+def parse_allocations(text):
+    """bench/allocations.sh's pair lines and median line, or None without the median."""
+    median = ALLOCATION_MEDIAN.search(text)
+    if not median:
+        return None
+    pairs = [{"plain": float(m.group(2)), "plain_cpu_us": float(m.group(3)), "plain_statuses": m.group(4),
+              "allocated": float(m.group(5)), "allocated_cpu_us": float(m.group(6)),
+              "allocated_statuses": m.group(7), "ratio": float(m.group(8)), "cpu_ratio": float(m.group(9))}
+             for m in ALLOCATION_PAIR.finditer(text)]
+    return {"pairs": pairs, "count": int(median.group(1)), "ratio": float(median.group(2)),
+            "cpu_ratio": float(median.group(3))}
+
+
+def parse_waitlist(text):
+    """bench/waitlist.py's two lines as a dict, or None without the offers' line."""
+    offered, rates = WAITLIST_OFFERED.search(text), WAITLIST_RATE.search(text)
+    if not offered:
+        return None
+    figures = dict(zip(("entries", "lapses", "spread_ms", "offered_ms", "durable_ms", "polls", "before_ms"),
+                       (int(v) for v in offered.groups())))
+    figures["rate_before"] = figures["rate_during"] = None
+    if rates:
+        figures["rate_before"] = None if rates.group(1) == "-" else float(rates.group(1))
+        figures["rate_during"] = None if rates.group(2) == "-" else float(rates.group(2))
+    figures["ended_early"] = "ended before the last offer" in text
+    return figures
+
+
+def met(ok):
+    return "-" if ok is None else "yes" if ok else "**no**"
+
+
+PART_COMMAND = "Command (part of `make bench`"  # a section that shows its own (merge)
+
+
+def part_command(w, commands, fallback):
+    """The part's commands as run (commands-by-part.txt), else the usual one."""
+    w(PART_COMMAND + "; alone: `BENCH_ONLY=%s bench/run.sh`):" % fallback[0])
+    w("")
+    w("```")
+    for command in general_commands(commands) or [fallback[1]]:
+        w(command)
+    w("```")
+    w("")
+
+
+def job_section(w, raw, commands):
+    w("## A cancel job onto another event")
+    w("")
+    job = parse_job(read_text(os.path.join(raw, "job.txt")))
+    if not job:
+        w("Not run (`BENCH_ONLY=job`).")
+        w("")
+        return
+    w("API.md section 13 (issue 30): an event of %s confirmed pool orders (booked beforehand,"
+      " pipelined) is cancelled onto another event with room for them all; the job walks the"
+      " orders, 1,000 a loop turn, and offers each an exchange hold on the other event. The time"
+      " runs from the cancel's answer to the job's `done` (`GET /v1/jobs/{id}` polled every"
+      " 10 ms). Meanwhile one client (Python, one request at a time) holds and releases a seat"
+      " on a third event; its latency during the job is set against the same client's in the"
+      " 3 s just before the cancel. One run, on its own fresh server." % fmt_rate(job["orders"]))
+    w("")
+    ratio = job["busy_p99_ms"] / job["quiet_p99_ms"] if job.get("quiet_p99_ms") else None
+    w("| figure | measured | goal | met |")
+    w("| --- | ---: | --- | --- |")
+    w("| the job: %s orders, %s offered, time to `done` | %.2f s | < %.0f s | %s |" % (
+        fmt_rate(job["orders"]), fmt_rate(job["offered"]), job["done_s"], JOB_GOAL_S,
+        met(job["done_s"] < JOB_GOAL_S)))
+    if "quiet_p99_ms" in job:
+        w("| hold+release on a third event, without a job: p50 / p99 ms (%d) | %s / %s | - | - |" % (
+            job["quiet_n"], fmt_ms(job["quiet_p50_ms"]), fmt_ms(job["quiet_p99_ms"])))
+        w("| the same during the job: p50 / p99 ms (%d) | %s / %s | - | - |" % (
+            job["busy_n"], fmt_ms(job["busy_p50_ms"]), fmt_ms(job["busy_p99_ms"])))
+        w("| p99 during the job / without | %s | <= %.0fx | %s |" % (
+            "-" if ratio is None else "%.1fx" % ratio, P99_GOAL_RATIO,
+            met(None if ratio is None else ratio <= P99_GOAL_RATIO)))
+    w("")
+    if job.get("busy_n", 0) < 100:
+        w("The client made %d holds during the job: its p99 is that of a few samples." % job.get("busy_n", 0))
+        w("")
+    part_command(w, commands, ("job", "python3 bench/job.py --binary build/holdfast --orders 100000"))
+
+
+def prequeue_http_section(w, raw, commands):
+    w("## The pre-queue's opening over HTTP")
+    w("")
+    prequeue = parse_prequeue_http(read_text(os.path.join(raw, "prequeue-http.txt")))
+    if not prequeue:
+        w("Not run (`BENCH_ONLY=prequeue`).")
+        w("")
+        return
+    w("API.md section 6's `opens_at` (issue 31), on the server (the core's own figures are in"
+      " *The core alone*): %s users join a room before its `opens_at`; from 0.2 s before it,"
+      " 1.5 s of polls of random tickets of that line (25 connections, loadgen queue-poll) beside"
+      " hold-random on another event (25 connections); 2 s later the same again on the line now"
+      " drawn (the reference: same server, same line, no opening). A watcher polls one"
+      " pre-queue ticket from just before `opens_at` (1 ms apart) until it has its place; every"
+      " ticket gets its place in the same instant (a pre-queue ticket answers `pre_queue` until"
+      " the whole line is drawn), so that is the time until every ticket has its place. Polls"
+      " answered `pre_queue` count as errors of the opening's poll run (those of its 0.2 s"
+      " before `opens_at` included). One run." % fmt_rate(prequeue["tickets"]))
+    w("")
+    w("| figure | measured | goal | met |")
+    w("| --- | ---: | --- | --- |")
+    opening = prequeue["opening_ms"]
+    w("| every ticket placed, after `opens_at` (the poll before: %.0f ms) | %.0f ms | < %.0f s | %s |" % (
+        prequeue["before_ms"], opening, PREQUEUE_GOAL_MS / 1000, met(opening < PREQUEUE_GOAL_MS)))
+    runs = prequeue["runs"]
+    for kind, label in (("poll", "polls of the line"), ("hold", "hold-random on another event")):
+        during, plain = runs.get("opening " + kind), runs.get("plain " + kind)
+        if not during or not plain or "p99_ms" not in during or "p99_ms" not in plain:
+            continue
+        ratio = during["p99_ms"] / plain["p99_ms"] if plain["p99_ms"] else None
+        w("| %s: p99 during the opening / without (%s / %s ms) | %s | <= %.0fx | %s |" % (
+            label, fmt_ms(during["p99_ms"]), fmt_ms(plain["p99_ms"]),
+            "-" if ratio is None else "%.1fx" % ratio, P99_GOAL_RATIO,
+            met(None if ratio is None else ratio <= P99_GOAL_RATIO)))
+    w("")
+    w("| run | requests/s | p50 ms | p99 ms | errors |")
+    w("| --- | ---: | ---: | ---: | ---: |")
+    for name in ("opening poll", "opening hold", "plain poll", "plain hold"):
+        run = runs.get(name)
+        if run and "rate" in run:
+            w("| %s | %s | %s | %s | %s |" % (name, fmt_rate(run["rate"]), fmt_ms(run["p50_ms"]),
+                                              fmt_ms(run["p99_ms"]), fmt_rate(run["errors"])))
+    w("")
+    part_command(w, commands, ("prequeue", "bench/prequeue.sh OUT"))
+
+
+def allocations_section(w, raw, commands):
+    w("## Public holds beside allocations")
+    w("")
+    allocations = parse_allocations(read_text(os.path.join(raw, "allocations.txt")))
+    if not allocations:
+        w("Not run (`BENCH_ONLY=allocations`).")
+        w("")
+        return
+    w("API.md section 14 (issue 31): public hold-random (random seats of 60,000, loadgen) on an"
+      " event with half of its seats set aside in one allocation against the same event"
+      " without; %d pairs of fresh servers, interleaved (plain first in odd pairs), so the"
+      " machine's drift falls on both. The ratios are the allocated run's over the plain"
+      " one's, answers/s and server CPU per answer (plain / allocated: above 1 is cheaper with"
+      " allocations); the figure is their median. A public hold of an allocated seat answers"
+      " 409 without writing, so the allocated run answers more 409s (the statuses say how"
+      " many), which cost less than a 201." % allocations["count"])
+    w("")
+    w("| figure | measured | goal | met |")
+    w("| --- | ---: | --- | --- |")
+    w("| answers/s, 50%% allocated / plain (median of %d pairs) | %.0f%% | >= %.0f%% | %s |" % (
+        allocations["count"], 100 * allocations["ratio"], 100 * ALLOCATIONS_GOAL,
+        met(allocations["ratio"] >= ALLOCATIONS_GOAL)))
+    w("| server CPU per answer, plain / 50%% allocated (median) | %.0f%% | - | - |" % (
+        100 * allocations["cpu_ratio"]))
+    w("")
+    if allocations["pairs"]:
+        w("| pair | plain answers/s | us CPU each | statuses | allocated answers/s | us CPU each |"
+          " statuses | ratio | CPU ratio |")
+        w("| ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: |")
+        for i, pair in enumerate(allocations["pairs"], 1):
+            w("| %d | %s | %.1f | %s | %s | %.1f | %s | %.2f | %.2f |" % (
+                i, fmt_rate(pair["plain"]), pair["plain_cpu_us"], pair["plain_statuses"],
+                fmt_rate(pair["allocated"]), pair["allocated_cpu_us"], pair["allocated_statuses"],
+                pair["ratio"], pair["cpu_ratio"]))
+        w("")
+    part_command(w, commands, ("allocations", "bench/allocations.sh 5"))
+
+
+def waitlist_section(w, raw, commands):
+    w("## A waitlist when holds lapse together")
+    w("")
+    figures = parse_waitlist(read_text(os.path.join(raw, "waitlist.txt")))
+    if not figures:
+        w("Not run (`BENCH_ONLY=waitlist`).")
+        w("")
+        return
+    w("API.md section 14 (issue 31): a sold-out event (every seat sold or held) with %s waiting"
+      " entries (quantity 1, distinct users), then %s single-seat holds lapse at one instant:"
+      " they were made with a `ttl_s` aimed at one instant and extended to a later common one"
+      " while the entries joined; the spread of their `expires_at` is the server's `now` against"
+      " the client's send time (%d ms here), and the time counts from the earliest. *Offered*:"
+      " the first `/metrics` answer whose `holdfast_waitlist{status=\"offered\"}` counts them all"
+      " (polled back to back; %d polls after the lapse, the one before it answered at %d ms);"
+      " *durable*: a write sent right after that is answered (batches become durable in order)."
+      " Hold-random on another event (loadgen, 25 connections) runs throughout; its answers/s"
+      " come from the server's `holdfast_http_requests_total` of the holds route, in the second"
+      " before the lapse and from the last answer before it to the offers' count. One run, on a"
+      " fresh server." % (fmt_rate(figures["entries"]), fmt_rate(figures["lapses"]),
+                          figures["spread_ms"], figures["polls"], figures["before_ms"]))
+    w("")
+    before, during = figures["rate_before"], figures["rate_during"]
+    w("| figure | measured | goal | met |")
+    w("| --- | ---: | --- | --- |")
+    w("| all %s offered, after the lapse | %d ms | < %.0f s | %s |" % (
+        fmt_rate(figures["lapses"]), figures["offered_ms"], WAITLIST_GOAL_MS / 1000,
+        met(figures["offered_ms"] < WAITLIST_GOAL_MS)))
+    w("| ... and durable | %d ms | < %.0f s | %s |" % (
+        figures["durable_ms"], WAITLIST_GOAL_MS / 1000, met(figures["durable_ms"] < WAITLIST_GOAL_MS)))
+    w("| hold-random on another event: answers/s before the lapse / during the offers | %s / %s%s | - | - |" % (
+        fmt_rate(before), fmt_rate(during),
+        "" if not before or during is None else " (%.0f%%)" % (100 * during / before)))
+    w("")
+    if figures["ended_early"]:
+        w("Hold-random ended before the last offer: its rate during the offers is partly idle.")
+        w("")
+    part_command(w, commands, ("waitlist", "python3 bench/waitlist.py --binary build/holdfast"))
+
+
+def fair_demand_targets(target, raw):
+    """Issues 30 and 31's goals of these parts in the targets table (nothing when not run)."""
+    job = parse_job(read_text(os.path.join(raw, "job.txt")))
+    if job:
+        target("job: a cancel of %s orders onto another event done in < 30 s" % fmt_rate(job["orders"]),
+               JOB_GOAL_S - job["done_s"], 1e-9, "%.2f s" % job["done_s"])
+    prequeue = parse_prequeue_http(read_text(os.path.join(raw, "prequeue-http.txt")))
+    if prequeue:
+        target("prequeue (HTTP): %s pre-queue tickets placed < 2 s after opens_at" % fmt_rate(prequeue["tickets"]),
+               PREQUEUE_GOAL_MS - prequeue["opening_ms"], 1e-9, "%.0f ms" % prequeue["opening_ms"])
+    allocations = parse_allocations(read_text(os.path.join(raw, "allocations.txt")))
+    if allocations:
+        target("allocations: public hold-random with 50% allocated >= 95% of without",
+               allocations["ratio"], ALLOCATIONS_GOAL, "%.0f%%" % (100 * allocations["ratio"]))
+    waitlist = parse_waitlist(read_text(os.path.join(raw, "waitlist.txt")))
+    if waitlist:
+        target("waitlist: %s lapses onto %s entries all offered < 1 s" % (
+            fmt_rate(waitlist["lapses"]), fmt_rate(waitlist["entries"])),
+            WAITLIST_GOAL_MS - waitlist["offered_ms"], 1e-9, "%d ms" % waitlist["offered_ms"])
+
+
 def prequeue_paragraph(w, prequeue):
     """The waiting room's opening (corebench --only prequeue), in the core's section."""
     ratio = prequeue["poll_p99_us"] / max(prequeue["plain_poll_p99_us"], 1)
@@ -1362,6 +1649,7 @@ def render(results, markdown_path, svg_path):
            r_exchange, 0.5, "-" if r_exchange is None else "%.0f%%" % (100 * r_exchange))
     rooms_targets(target, runs, headline, core)
     cluster_targets(target, load_cluster(os.path.join(results, "raw", "cluster"))[1])
+    fair_demand_targets(target, os.path.join(results, "raw"))
     w("")
     w("Why the missed targets are missed, what bounds each one on this machine (measured with "
       "the store or the disk taken out), and what reaching them would take: "
@@ -1475,6 +1763,12 @@ def render(results, markdown_path, svg_path):
     pgstore_section(w, runs, thread_cpu, headline)
     cluster_section(w, *load_cluster(os.path.join(results, "raw", "cluster")), meta)
     notify_section(w, runs, thread_cpu, headline, os.path.join(results, "raw"))
+    by_part = read_commands_by_part(results)
+    raw = os.path.join(results, "raw")
+    job_section(w, raw, by_part.get("job"))
+    prequeue_http_section(w, raw, by_part.get("prequeue"))
+    allocations_section(w, raw, by_part.get("allocations"))
+    waitlist_section(w, raw, by_part.get("waitlist"))
 
     # ---- core ----
     w("## The core alone")
@@ -1614,7 +1908,8 @@ def render(results, markdown_path, svg_path):
 # parts left out (holdfast, redis, postgres) write the headline, targets, sweep, chart and CPU
 # tables together: a run that has any of them renders the whole file.
 ALL_PARTS = ["holdfast", "redis", "postgres", "core", "flash", "profile", "ceiling", "webhook",
-             "exchange", "credentials", "queue", "dispatch", "pgstore", "cluster", "notify", "calendar"]
+             "exchange", "credentials", "queue", "dispatch", "pgstore", "cluster", "notify", "calendar",
+             "job", "prequeue", "allocations", "waitlist"]
 PART_SECTIONS = {
     "core": "## The core alone",
     "flash": "## Flash sale",
@@ -1629,6 +1924,10 @@ PART_SECTIONS = {
     "cluster": "## Several nodes on PostgreSQL",
     "notify": "## Outbound notifications",
     "calendar": "## Calendars",
+    "job": "## A cancel job onto another event",
+    "prequeue": "## The pre-queue's opening over HTTP",
+    "allocations": "## Public holds beside allocations",
+    "waitlist": "## A waitlist when holds lapse together",
 }
 
 
@@ -1668,9 +1967,10 @@ def general_commands(commands):
     return shown
 
 
-def partial_note(meta, part, commands):
+def partial_note(meta, part, commands, shown=False):
     """Where a merged section comes from: a run of some parts only, not the run the rest of the
-    file comes from, with its part's commands and a word on the machine's load."""
+    file comes from, with its part's commands (unless the section shows them: shown) and a word
+    on the machine's load."""
     cores = float(meta.get("cores", "0") or 0)
     loads = [float(v) for key in ("load_start", "load_end") for v in meta.get(key, "").split()[:1]]
     busy = cores and any(load > 0.5 * cores for load in loads)
@@ -1685,6 +1985,9 @@ def partial_note(meta, part, commands):
                  " beside it; see the load averages): absolute figures are lower and noisier than"
                  " on a quiet machine; the ratios within a repetition hold better." if busy else ""),
              ""]
+    if shown:
+        lines[0] = lines[0].replace(" Its commands:*", " Its commands are above.*")
+        return lines
     lines.append("```")
     lines.extend(general_commands(commands) or ["(not recorded)"])
     lines.append("```")
@@ -1706,7 +2009,8 @@ def merge(existing_lines, rendered_lines, parts, meta, commands_by_part):
             continue
         while body and body[-1] == "":
             body = body[:-1]
-        body = body + [""] + partial_note(meta, part, commands_by_part.get(part))
+        shown = any(line.startswith(PART_COMMAND) for line in body)
+        body = body + [""] + partial_note(meta, part, commands_by_part.get(part), shown)
         headings = [h for h, _ in old]
         if heading in headings:
             old[headings.index(heading)] = (heading, body)

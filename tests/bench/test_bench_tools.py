@@ -36,7 +36,11 @@ figure in docs/BENCHMARKS.md without failing anything else.
 - bench/report.py's cluster section (bench/cluster.sh's wrk outputs and takeover times):
   forwarded / direct divides the same repetition, the nodes' holds/s add up per repetition (a
   repetition where one node's wrk failed is left out), a takeover over 10 s or none at all
-  misses the goal; and a run of some parts only rewrites only their sections of the file.
+  misses the goal; and a run of some parts only rewrites only their sections of the file;
+- bench/report.py's sections of parts job, prequeue, allocations and waitlist read the lines
+  bench/job.py, prequeue.sh, allocations.sh and waitlist.py print (each goal met or missed,
+  the targets table's rows, a parts-only merge showing each command once), and those scripts
+  at small sizes against the real server print lines the report reads.
 
     python3 tests/bench/test_bench_tools.py --loadgen build/bench/loadgen \
         --server build/holdfast --ceiling build/bench/holdfast-ceiling
@@ -1291,6 +1295,177 @@ def test_loadgen_calendar_workloads_against_the_server(loadgen, server):
     assert segments == [{"from": str(utc_today() + datetime.timedelta(days=1)),
                          "to": str(utc_today() + datetime.timedelta(days=91)), "available": 9}], segments
     assert reads["requests"] > 50 and reads["statuses"] == {"200": reads["requests"]}, reads
+
+
+# ---- the cancel job, the pre-queue's opening over HTTP, allocations and the waitlist ----
+
+JOB_TEXT = """# 100000 orders booked in 14.2 s
+job: 100000 orders, 99990 offered, done in 2.29 s
+hold+release on a third event: without a job p50 0.63 ms p99 3.97 ms (2400); during the job p50 39.20 ms p99 64.40 ms (57)
+"""
+PREQUEUE_TEXT = """  filled 1000000 waiting users in 14.10 s (70921/s)
+opening poll:   24822 requests/s (37233 answers)
+      latency ms: p50 0.515  p99 7.008  p99.9 16.767  max 22.067
+  errors: 2198; first: poll of q_01a23ab
+opening hold:   3919 requests/s (5878 answers)
+      latency ms: p50 4.639  p99 33.023  p99.9 50.431  max 50.573
+opening: 1000000 tickets placed in 1840 ms after opens_at (900 polls, the one before at 1838 ms; waiting)
+plain poll:   33000 requests/s (49500 answers)
+      latency ms: p50 0.531  p99 4.191  p99.9 9.919  max 11.267
+plain hold:   6617 requests/s (9926 answers)
+      latency ms: p50 3.023  p99 12.736  p99.9 44.288  max 45.912
+"""
+ALLOCATIONS_TEXT = """pair 1: plain 20488/s (35.00 us CPU each; 201:15481,409:5007), 50% allocated 19000/s (36.00 us; 201:10523,409:20091), ratio 0.927 (CPU 0.972)
+pair 2: plain 20000/s (35.00 us CPU each; 201:15000,409:5000), 50% allocated 19600/s (35.50 us; 201:10000,409:20000), ratio 0.980 (CPU 0.986)
+pair 3: plain 21000/s (34.00 us CPU each; 201:16000,409:5000), 50% allocated 20370/s (34.50 us; 201:11000,409:20000), ratio 0.970 (CPU 0.986)
+median ratio (50% allocated / plain) over 3 pairs: answers/s 0.970, CPU per answer (plain / allocated) 0.986
+"""
+WAITLIST_TEXT = """# 20000 seats (10000 sold, 10000 held), 100000 entries joined in 17.0 s
+waitlist: 100000 entries, 10000 holds lapsed at once (expires_at spread 12 ms), all 10000 offered in 1180 ms (durable by 1290 ms; 3 polls after the lapse, the one before at 40 ms)
+hold-random on another event: before the lapse 9279 answers/s, during the offers 3256 answers/s (35%)
+# loadgen beside it: 12372 requests/s (68044 answers)
+"""
+
+
+def section(function, directory, name, text, commands=None):
+    with open(os.path.join(directory, name), "w") as f:
+        f.write(text)
+    lines = []
+    function(lines.append, directory, commands)
+    return "\n".join(lines)
+
+
+def test_report_job_section_reads_job_py_lines():
+    job = report.parse_job(JOB_TEXT)
+    assert job == {"orders": 100000, "offered": 99990, "done_s": 2.29, "quiet_p50_ms": 0.63,
+                   "quiet_p99_ms": 3.97, "quiet_n": 2400, "busy_p50_ms": 39.2, "busy_p99_ms": 64.4,
+                   "busy_n": 57}, job
+    with tempfile.TemporaryDirectory() as directory:
+        text = section(report.job_section, directory, "job.txt", JOB_TEXT,
+                       ["python3 bench/job.py --binary build/holdfast --orders 100000"])
+        assert "| the job: 100,000 orders, 99,990 offered, time to `done` | 2.29 s | < 30 s | yes |" in text, text
+        # 64.4 / 3.97: 16.2x, over the goal of 2x.
+        assert "| p99 during the job / without | 16.2x | <= 2x | **no** |" in text, text
+        assert "a few samples" in text and "--orders 100000" in text, text
+        slow = section(report.job_section, directory, "job.txt", JOB_TEXT.replace("2.29 s", "31.50 s"))
+        assert "| 31.50 s | < 30 s | **no** |" in slow, slow
+        # The figure with no hold made during the job (nan) still parses.
+        empty = JOB_TEXT.replace("p50 39.20 ms p99 64.40 ms (57)", "p50 nan ms p99 nan ms (0)")
+        assert report.parse_job(empty)["busy_n"] == 0
+        assert "Not run" in section(report.job_section, directory, "job.txt", "job: FAILED\n")
+
+
+def test_report_prequeue_section_reads_prequeue_sh_lines():
+    prequeue = report.parse_prequeue_http(PREQUEUE_TEXT)
+    assert prequeue["tickets"] == 1000000 and prequeue["opening_ms"] == 1840, prequeue
+    assert prequeue["runs"]["opening poll"] == {"rate": 24822, "answers": 37233, "p50_ms": 0.515,
+                                                "p99_ms": 7.008, "errors": 2198}, prequeue
+    assert prequeue["runs"]["plain hold"]["p99_ms"] == 12.736 and prequeue["runs"]["plain hold"]["errors"] == 0
+    with tempfile.TemporaryDirectory() as directory:
+        text = section(report.prequeue_http_section, directory, "prequeue-http.txt", PREQUEUE_TEXT)
+    assert "| every ticket placed, after `opens_at` (the poll before: 1838 ms) | 1840 ms | < 2 s | yes |" in text, text
+    # 7.008 / 4.191 = 1.67 and 33.023 / 12.736 = 2.59.
+    assert "| polls of the line: p99 during the opening / without (7.01 / 4.19 ms) | 1.7x | <= 2x | yes |" in text, text
+    assert "| hold-random on another event: p99 during the opening / without (33.0 / 12.7 ms) | 2.6x | <= 2x | **no** |" in text, text
+    assert "| opening poll | 24,822 | 0.52 | 7.01 | 2,198 |" in text, text
+    assert "bench/prequeue.sh OUT" in text, text
+
+
+def test_report_allocations_section_reads_allocations_sh_lines():
+    allocations = report.parse_allocations(ALLOCATIONS_TEXT)
+    assert allocations["count"] == 3 and allocations["ratio"] == 0.97 and len(allocations["pairs"]) == 3
+    assert allocations["pairs"][0]["allocated_statuses"] == "201:10523,409:20091", allocations
+    with tempfile.TemporaryDirectory() as directory:
+        text = section(report.allocations_section, directory, "allocations.txt", ALLOCATIONS_TEXT)
+        assert "| answers/s, 50% allocated / plain (median of 3 pairs) | 97% | >= 95% | yes |" in text, text
+        assert "| 1 | 20,488 | 35.0 | 201:15481,409:5007 | 19,000 | 36.0 | 201:10523,409:20091 | 0.93 | 0.97 |" in text, text
+        low = section(report.allocations_section, directory, "allocations.txt",
+                      ALLOCATIONS_TEXT.replace("answers/s 0.970", "answers/s 0.930"))
+        assert "| 93% | >= 95% | **no** |" in low, low
+
+
+def test_report_waitlist_section_reads_waitlist_py_lines():
+    figures = report.parse_waitlist(WAITLIST_TEXT)
+    assert (figures["entries"], figures["lapses"], figures["spread_ms"], figures["offered_ms"],
+            figures["durable_ms"], figures["polls"], figures["before_ms"]) == (
+                100000, 10000, 12, 1180, 1290, 3, 40), figures
+    assert figures["rate_before"] == 9279 and figures["rate_during"] == 3256 and not figures["ended_early"]
+    with tempfile.TemporaryDirectory() as directory:
+        text = section(report.waitlist_section, directory, "waitlist.txt", WAITLIST_TEXT)
+        assert "| all 10,000 offered, after the lapse | 1180 ms | < 1 s | **no** |" in text, text
+        assert "| ... and durable | 1290 ms | < 1 s | **no** |" in text, text
+        assert "| 9,279 / 3,256 (35%) | - | - |" in text, text
+        fast = section(report.waitlist_section, directory, "waitlist.txt", WAITLIST_TEXT.replace(
+            "offered in 1180 ms (durable by 1290 ms", "offered in 95 ms (durable by 140 ms").replace(
+            "3256 answers/s (35%)", "- answers/s (-); hold-random ended before the last offer"))
+        assert "| 95 ms | < 1 s | yes |" in fast and "| 9,279 / - | - | - |" in fast, fast
+        assert "partly idle" in fast, fast
+
+
+def test_report_new_parts_merge_and_targets():
+    for part in ("job", "prequeue", "allocations", "waitlist"):
+        assert part in report.ALL_PARTS and part in report.PART_SECTIONS, part
+    with tempfile.TemporaryDirectory() as directory:
+        raw = os.path.join(directory, "raw")
+        os.makedirs(raw)
+        for name, text in (("job.txt", JOB_TEXT), ("prequeue-http.txt", PREQUEUE_TEXT),
+                           ("allocations.txt", ALLOCATIONS_TEXT), ("waitlist.txt", WAITLIST_TEXT)):
+            with open(os.path.join(raw, name), "w") as f:
+                f.write(text)
+        rows = []
+        report.fair_demand_targets(lambda label, value, goal, shown: rows.append(
+            (label, shown, value >= goal)), raw)
+        assert rows == [("job: a cancel of 100,000 orders onto another event done in < 30 s", "2.29 s", True),
+                        ("prequeue (HTTP): 1,000,000 pre-queue tickets placed < 2 s after opens_at", "1840 ms", True),
+                        ("allocations: public hold-random with 50% allocated >= 95% of without", "97%", True),
+                        ("waitlist: 10,000 lapses onto 100,000 entries all offered < 1 s", "1180 ms", False)], rows
+        with open(os.path.join(directory, "meta.env"), "w") as f:
+            f.write("parts=waitlist job\nreps=3\nseconds=3\nheadline=50\ncores=2\n")
+        with open(os.path.join(directory, "commands-by-part.txt"), "w") as f:
+            f.write("waitlist\tpython3 bench/waitlist.py --port 18400 --entries 100000\n")
+        markdown = os.path.join(directory, "BENCHMARKS.md")
+        with open(markdown, "w") as f:
+            f.write("# Benchmarks\n\n## Calendars\nold calendars\n\n## The core alone\nold core\n\n"
+                    "## Machine and versions\nmachine\n")
+        result = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "report.py"), directory,
+                                 markdown, os.path.join(directory, "chart.svg")],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        text = open(markdown, encoding="utf-8").read()
+    # Only the two parts that ran are merged, after the calendars and before the core, each
+    # with its command once (the section shows it; the note says so).
+    assert "old calendars" in text and "old core" in text, text
+    assert "## A cancel job onto another event" in text and "## A waitlist when holds lapse together" in text, text
+    assert "## Public holds beside allocations" not in text, text
+    assert text.index("old calendars") < text.index("## A cancel job") < text.index("## A waitlist") < \
+        text.index("old core"), text
+    assert text.count("bench/waitlist.py --port 18400 --entries 100000") == 1, text
+    assert text.count("Its commands are above.") == 2, text
+
+
+def test_new_parts_scripts_print_what_the_report_reads(server, loadgen):
+    """bench/waitlist.py, job.py, prequeue.sh and allocations.sh at small sizes against the
+    real server: the report's parsers read every figure they print."""
+    environment = dict(os.environ, PREQUEUE_PORT=str(free_port()), PREQUEUE_TICKETS="2000",
+                       PREQUEUE_LEAD_S="4", PREQUEUE_BINARY=server, ALLOCATIONS_PORT=str(free_port()),
+                       ALLOCATIONS_SECONDS="0.5", ALLOCATIONS_BINARY=server)
+    with tempfile.TemporaryDirectory() as directory:
+        runs = [([sys.executable, "bench/waitlist.py", "--binary", server, "--loadgen", loadgen,
+                  "--entries", "600", "--lapses", "100", "--sold", "100", "--data-parent", directory],
+                 report.parse_waitlist, lambda f: f["entries"] == 600 and f["lapses"] == 100
+                 and 0 <= f["offered_ms"] <= f["durable_ms"] and f["rate_before"]),
+                ([sys.executable, "bench/job.py", "--binary", server, "--orders", "300"], report.parse_job,
+                 lambda f: f["orders"] == 300 and f["offered"] == 300 and f["quiet_n"] > 0),
+                (["bench/prequeue.sh", os.path.join(directory, "prequeue")], report.parse_prequeue_http,
+                 lambda f: f["tickets"] == 2000 and f["opening_ms"] >= 0 and len(f["runs"]) == 4),
+                (["bench/allocations.sh", "1"], report.parse_allocations,
+                 lambda f: f["count"] == 1 and len(f["pairs"]) == 1 and f["ratio"] > 0)]
+        for command, parse, good in runs:
+            result = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True,
+                                    timeout=180)
+            assert result.returncode == 0, (command, result.stdout, result.stderr)
+            figures = parse(result.stdout)
+            assert figures and good(figures), (command, result.stdout, figures)
 
 
 def main():
