@@ -44,6 +44,9 @@ HOLD_ITEMS_MAX = 1000  # src/lib/limits.h HF_HOLD_ITEMS_MAX: the sold seats' hol
 HOLDS_AHEAD_S = 3.0
 HOLDS_RATE_FLOOR = 1000.0
 SLACK = 1.5
+# Connections and requests in flight of the holds and their moves: few, so that each waits
+# little in the server's queue and their expires_at land close to the instant aimed at.
+ALIGNED = (2, 4)
 POLL_BEFORE_MS = 10  # /metrics polled this often before the lapse (back to back after it)
 LOAD_AFTER_S = 3.0  # hold-random keeps running this long after the lapse
 WAIT_OFFERED_S = 60.0  # the longest this waits for every offer before calling the run failed
@@ -105,14 +108,14 @@ def ttl_to(instant_ms):
 def hold_all(port, lapses, instant_ms):
     """The single-seat holds, all aimed at instant_ms: their ids and expires_at (epoch ms)."""
     answers = pipelined(port, lambda i: ("POST", "/v1/events/%s/holds" % EVENT, {
-        "user_id": "h%d" % i, "seats": [seat(i)], "ttl_s": ttl_to(instant_ms)}), lapses)
+        "user_id": "h%d" % i, "seats": [seat(i)], "ttl_s": ttl_to(instant_ms)}), lapses, *ALIGNED)
     expect(answers, (201,), "holds")
     return [a[1]["reservation_id"] for a in answers], [epoch_ms(a[1]["expires_at"]) for a in answers]
 
 
 def extend_all(port, holds, instant_ms):
     answers = pipelined(port, lambda i: ("POST", "/v1/holds/%s/extend" % holds[i], {
-        "user_id": "h%d" % i, "ttl_s": ttl_to(instant_ms)}), len(holds))
+        "user_id": "h%d" % i, "ttl_s": ttl_to(instant_ms)}), len(holds), *ALIGNED)
     expect(answers, (200,), "extensions")
     return [epoch_ms(a[1]["expires_at"]) for a in answers]
 
