@@ -23,13 +23,13 @@ lead_ms=$(awk -v s="${PREQUEUE_LEAD_S:-}" -v n="$tickets" \
     'BEGIN {printf "%d", (s == "" ? 5 + n / 25000 : s) * 1000}')
 binary=${PREQUEUE_BINARY:-build/holdfast}
 data=$(mktemp -d /var/tmp/hf-prequeue.XXXX)
-"$binary" serve --listen 127.0.0.1:$port --data "$data" 2>"$out/server.log" &
+"$binary" serve --listen 127.0.0.1:"$port" --data "$data" 2>"$out/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do curl -sf http://127.0.0.1:"$port"/healthz >/dev/null && break; sleep 0.1; done
 opens=$(($(date +%s%3N) + lead_ms))
 rm -f "$out/tickets"
-build/bench/loadgen --port $port --workload queue-poll -c 50 -d 0 --warmup 0 --seats 1000 \
+build/bench/loadgen --port "$port" --workload queue-poll -c 50 -d 0 --warmup 0 --seats 1000 \
     --admit-per-s 0.001 --line "$tickets" --fill-pipeline 32 --tickets "$out/tickets" \
     --opens-at "$opens" >"$out/fill.txt" 2>&1 || true # its final polls meet pre_queue
 grep filled "$out/fill.txt" || true
@@ -37,15 +37,15 @@ if [ "$(date +%s%3N)" -ge $((opens - 300)) ]; then
     echo "prequeue: the fill ended after opens_at - 0.3 s: raise PREQUEUE_LEAD_S" >&2
     exit 1
 fi
-python3 bench/opening_watch.py $port queue "$(head -1 "$out/tickets")" "$opens" "$tickets" \
+python3 bench/opening_watch.py "$port" queue "$(head -1 "$out/tickets")" "$opens" "$tickets" \
     >"$out/opening.txt" 2>&1 &
 watcher=$!
-build/bench/loadgen --port $port --workload hold-random -c 1 -d 0.2 --warmup 0 >/dev/null 2>&1
+build/bench/loadgen --port "$port" --workload hold-random -c 1 -d 0.2 --warmup 0 >/dev/null 2>&1
 measure() { # $1: the run's name
-    build/bench/loadgen --port $port --workload queue-poll --no-create --line "$tickets" \
+    build/bench/loadgen --port "$port" --workload queue-poll --no-create --line "$tickets" \
         --tickets "$out/tickets" -c 25 -d 1.5 --warmup 0 >"$out/$1-poll.txt" 2>&1 &
     local polls=$!
-    build/bench/loadgen --port $port --workload hold-random --no-create -c 25 -d 1.5 \
+    build/bench/loadgen --port "$port" --workload hold-random --no-create -c 25 -d 1.5 \
         --warmup 0 --ttl 1 >"$out/$1-hold.txt" 2>&1 &
     local holds=$!
     wait $polls $holds || true
