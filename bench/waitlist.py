@@ -42,7 +42,7 @@ HOLD_ITEMS_MAX = 1000  # src/lib/limits.h HF_HOLD_ITEMS_MAX: the sold seats' hol
 # (the slowest a pipelined client has made them on a busy machine, with room to spare); later
 # moves aim past the joins left at the rates seen times SLACK.
 HOLDS_AHEAD_S = 3.0
-HOLDS_RATE_FLOOR = 1000.0
+HOLDS_RATE_FLOOR = 500.0
 SLACK = 1.5
 # Connections and requests in flight of the holds and their moves: few, so that each waits
 # little in the server's queue and their expires_at land close to the instant aimed at.
