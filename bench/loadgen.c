@@ -226,6 +226,7 @@ typedef struct options {
     uint32_t seats;            /* seats of the event, rows of 1,000 */
     uint32_t users;            /* hold-random: distinct users */
     uint32_t hot_seats;        /* hold-hot */
+    uint32_t seat_step;        /* hold-random: only seats whose index is a multiple of it */
     uint64_t buyers;           /* flash-sale: the buyer population */
     uint32_t commit_percent;   /* flash-sale */
     double max_s;              /* flash-sale: give up after this long */
@@ -266,6 +267,7 @@ static options_t options = {
     .seats = 60000,
     .users = 1000000,
     .hot_seats = 10,
+    .seat_step = 1,
     .buyers = 2000000,
     .commit_percent = 80,
     .max_s = 300,
@@ -307,6 +309,8 @@ static void usage(void) {
         "  --seats N                  seats of the event, rows of 1,000 (60000)\n"
         "  --users N                  hold-random: distinct users (1000000)\n"
         "  --hot-seats N              hold-hot: seats fought for (10)\n"
+        "  --seat-step K              hold-random: only every K-th seat (1), the public ones\n"
+        "                             of an event whose others are set aside (allocations.sh)\n"
         "  --buyers N                 flash-sale: buyer population (2000000)\n"
         "  --commit-percent N         flash-sale: buyers who commit (80)\n"
         "  --max-seconds S            flash-sale: give up after S seconds (300)\n"
@@ -370,6 +374,7 @@ static void parse_options(int argc, char **argv) {
         else if (TAKES("--seats")) options.seats = (uint32_t)parse_number(value, arg);
         else if (TAKES("--users")) options.users = (uint32_t)parse_number(value, arg);
         else if (TAKES("--hot-seats")) options.hot_seats = (uint32_t)parse_number(value, arg);
+        else if (TAKES("--seat-step")) options.seat_step = (uint32_t)parse_number(value, arg);
         else if (TAKES("--buyers")) options.buyers = (uint64_t)parse_number(value, arg);
         else if (TAKES("--commit-percent")) options.commit_percent = (uint32_t)parse_number(value, arg);
         else if (TAKES("--max-seconds")) options.max_s = parse_number(value, arg);
@@ -397,6 +402,7 @@ static void parse_options(int argc, char **argv) {
     if (options.pipeline < 1 || options.pipeline > PIPELINE_MAX) die("bad --pipeline");
     if (options.seats < 1 || options.users < 1 || options.commit_percent > 100) die("bad option");
     if (options.hot_seats < 1 || options.hot_seats > options.seats) die("bad --hot-seats");
+    if (options.seat_step < 1 || options.seat_step > options.seats) die("bad --seat-step");
     if (options.ttl_s < 0) options.ttl_s = 1;
     if (options.workload == W_REDIS_SET && (options.ttl_s < 1 || options.ttl_s != (uint32_t)options.ttl_s))
         die("redis-set: --ttl must be a whole number of seconds");
@@ -1095,7 +1101,8 @@ static bool run_request(connection_t *connection) {
         send_get(connection, K_NOOP, "/healthz", 0);
         return true;
     case W_HOLD_RANDOM: {
-        uint32_t seat = random_below(&connection->rng, options.seats);
+        uint32_t seat =
+            random_below(&connection->rng, options.seats / options.seat_step) * options.seat_step;
         uint32_t user = random_below(&connection->rng, options.users);
         send_hold(connection, user, &seat, 1, 'u');
         return true;

@@ -37,6 +37,7 @@ figure in docs/BENCHMARKS.md without failing anything else.
   forwarded / direct divides the same repetition, the nodes' holds/s add up per repetition (a
   repetition where one node's wrk failed is left out), a takeover over 10 s or none at all
   misses the goal; and a run of some parts only rewrites only their sections of the file;
+- loadgen's hold-random --seat-step K aims only at every K-th seat (allocations.sh's public ones);
 - bench/report.py's sections of parts job, prequeue, allocations and waitlist read the lines
   bench/job.py, prequeue.sh, allocations.sh and waitlist.py print (each goal met or missed,
   the targets table's rows, a parts-only merge showing each command once), and those scripts
@@ -1441,6 +1442,26 @@ def test_report_new_parts_merge_and_targets():
         text.index("old core"), text
     assert text.count("bench/waitlist.py --port 18400 --entries 100000") == 1, text
     assert text.count("Its commands are above.") == 2, text
+
+
+def test_loadgen_hold_random_seat_step_aims_at_every_kth_seat(loadgen, server):
+    """allocations.sh's public seats: --seat-step 2 holds only the even seat indexes (seat
+    numbers 1, 3, 5, ... of a row), each of them in half a second at a ttl of a minute."""
+    with tempfile.TemporaryDirectory() as data:
+        running = Server(server, data, {})
+        try:
+            result, summary = loadgen_json(loadgen, running.port, "hold-random", "--seat-step", "2",
+                                           "--ttl", "60")
+            status, body = running.request("GET", "/v1/events/bench/seats?status=held&limit=100")
+        finally:
+            running.stop()
+    # The five are held in the warm-up; the measured half second meets only them, held.
+    assert result.returncode == 0 and summary["statuses"] == {"409": summary["requests"]}, (result.stdout, summary)
+    held = sorted(seat["id"] for seat in json.loads(body)["seats"])
+    assert status == 200 and held == ["S-R0-1", "S-R0-3", "S-R0-5", "S-R0-7", "S-R0-9"], held
+    refused = subprocess.run([loadgen, "--workload", "hold-random", "--seat-step", "0"],
+                             capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "seat-step" in refused.stderr, refused.stderr
 
 
 def test_new_parts_scripts_print_what_the_report_reads(server, loadgen):
