@@ -48,6 +48,7 @@ SLACK = 1.5
 # little in the server's queue and their expires_at land close to the instant aimed at.
 ALIGNED = (2, 4)
 POLL_BEFORE_MS = 10  # /metrics polled this often before the lapse (back to back after it)
+LOAD_LEAD_S = 1.5  # hold-random starts this long before its reference window (connected, warm)
 LOAD_AFTER_S = 3.0  # hold-random keeps running this long after the lapse
 WAIT_OFFERED_S = 60.0  # the longest this waits for every offer before calling the run failed
 REQUESTS = re.compile(r'^holdfast_http_requests_total\{(.*)\} (\S+)$', re.M)
@@ -169,39 +170,44 @@ def rate(first, last):
     return (last[2] - first[2]) / seconds if seconds > 0 else None
 
 
+def poll_through(pipe, first, lapses, before_s):
+    """/metrics every POLL_BEFORE_MS from before_s before the lapse, back to back from it until
+    every offer is counted, then one write: (the samples, when the write was answered)."""
+    samples = []
+    while now_ms() < first - before_s * 1000:
+        time.sleep(0.005)
+    while now_ms() < first:
+        samples.append(sample(pipe))
+        time.sleep(POLL_BEFORE_MS / 1000.0)
+    deadline = first + WAIT_OFFERED_S * 1000
+    samples.append(sample(pipe))
+    while samples[-1][1] < lapses and now_ms() < deadline:
+        samples.append(sample(pipe))
+    if samples[-1][1] < lapses:
+        raise RuntimeError("waitlist: %d of %d offered after %.0f s" % (samples[-1][1], lapses, WAIT_OFFERED_S))
+    status, _ = pipe.send([("POST", "/v1/events/%s/waitlist" % EVENT, {"user_id": "probe", "quantity": 1})])[0]
+    if status != 201:
+        raise RuntimeError("waitlist: the write after the offers answered %s" % status)
+    return samples, now_ms()
+
+
 def measure(port, lapses, expiry, loadgen, hold_connections, before_s):
-    """Waits for the lapse with hold-random running on event `bench`, polls /metrics (every
-    POLL_BEFORE_MS before the lapse, back to back after it) until every offer is made, then
-    sends a write: the figures as a dict. The window of the offers runs from the last answer
-    before the lapse to the first that counts every offer."""
+    """The lapse with hold-random running on event `bench` from LOAD_LEAD_S before the
+    reference window: the figures as a dict. The window of the offers runs from the last
+    /metrics answer before the lapse to the first that counts every offer."""
     first, last = min(expiry), max(expiry)
-    while now_ms() < first - (before_s + 1.5) * 1000:
+    while now_ms() < first - (before_s + LOAD_LEAD_S) * 1000:
         time.sleep(0.05)
     generator = subprocess.Popen([loadgen, "--port", str(port), "--workload", "hold-random", "--no-create",
-                                  "-c", str(hold_connections), "-d", "%.1f" % (before_s + 1.5 + LOAD_AFTER_S),
+                                  "-c", str(hold_connections), "-d", "%.1f" % (before_s + LOAD_LEAD_S + LOAD_AFTER_S),
                                   "--warmup", "0", "--ttl", "1"],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     pipe = Pipe(port)
-    samples = []
     try:
-        while now_ms() < first - before_s * 1000:
-            time.sleep(0.005)
-        while now_ms() < first:
-            samples.append(sample(pipe))
-            time.sleep(POLL_BEFORE_MS / 1000.0)
-        deadline = first + WAIT_OFFERED_S * 1000
-        samples.append(sample(pipe))
-        while samples[-1][1] < lapses and now_ms() < deadline:
-            samples.append(sample(pipe))
-        status, _ = pipe.send([("POST", "/v1/events/%s/waitlist" % EVENT, {"user_id": "probe", "quantity": 1})])[0]
-        durable_ms = now_ms()
-        if status != 201:
-            raise RuntimeError("waitlist: the write after the offers answered %s" % status)
+        samples, durable_ms = poll_through(pipe, first, lapses, before_s)
     finally:
         pipe.close()
         output = generator.communicate()[0].decode(errors="replace")
-    if samples[-1][1] < lapses:
-        raise RuntimeError("waitlist: %d of %d offered after %.0f s" % (samples[-1][1], lapses, WAIT_OFFERED_S))
     before = [s for s in samples if s[0] < first]
     if len(before) < 2:
         raise RuntimeError("waitlist: no /metrics answered before the lapse")
