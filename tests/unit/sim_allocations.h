@@ -196,17 +196,23 @@ static void op_allocation_release(void) {
     if (got != HF_OK) return;
     stats[S_ALLOCATION_RELEASE_OK]++;
     bool changed = false; /* a release of nothing left to release records nothing */
+    model_items_t freed = {.seat_count = 0};
     for (uint32_t s = 0; s < event->seat_count; s++) {
         if (event->seat_allocation[s] != (uint32_t)a + 1 || (!all && s != seat)) continue;
         if (!changed) model.expected[HF_MUTATION_ALLOCATION]++;
         changed = true;
         if (event->seats[s].status == HF_SEAT_ALLOCATED) {
             event->seat_allocation[s] = 0;
-            seat_change(e, s, HF_SEAT_AVAILABLE, 0);
+            assert_true(freed.seat_count < ITEM_SEATS_MAX);
+            freed.seats[freed.seat_count++] = s;
         } else {
             event->seat_allocation[s] |= MODEL_RELEASED;
         }
     }
+    /* The seats released free go to the waitlist first (API.md section 14). */
+    model_came_free(e, &freed);
+    for (uint32_t i = 0; i < freed.seat_count; i++)
+        seat_change(e, freed.seats[i], HF_SEAT_AVAILABLE, 0);
 }
 
 #endif

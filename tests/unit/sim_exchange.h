@@ -68,6 +68,7 @@ static void model_exchange_old(uint32_t old, const model_items_t *items) {
     model_event_t *event = &model.events[o->event];
     o->status = HF_ORDER_EXCHANGED;
     list_remove(model.live, &model.live_count, old);
+    model_came_free(o->event, &o->items); /* the kept seats' sections too, as the core's */
     for (uint32_t i = 0; i < o->items.seat_count; i++) {
         bool kept = false;
         for (uint32_t j = 0; j < items->seat_count && !kept; j++)

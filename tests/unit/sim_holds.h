@@ -466,6 +466,7 @@ static void op_hold(void) {
                 for (uint32_t c = replace_mark; c < model.change_count; c++) {
                     if (model.changes[c].event == e && model.changes[c].seat == seat &&
                         model.changes[c].version == s->version) {
+                        model.moved_deferred[model.moved_count] = model.changes[c].deferred;
                         model.changes[c] = model.changes[--model.change_count];
                         break;
                     }
@@ -788,6 +789,7 @@ static void op_cancel(void) {
         o->status = HF_ORDER_CANCELLED;
         if (o->booked) stats[S_BOOK_CANCEL_OK]++;
         list_remove(model.live, &model.live_count, (uint32_t)index);
+        model_came_free(o->event, items);
         for (uint32_t i = 0; i < items->seat_count; i++)
             seat_change(o->event, items->seats[i], HF_SEAT_AVAILABLE, 0);
         for (uint32_t i = 0; i < items->pool_count; i++)

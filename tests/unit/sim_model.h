@@ -17,6 +17,8 @@
 #define SEAT_ID_SIZE (HF_SEAT_ID_SIZE_MAX + 1)
 #define CHANGES_MAX 4096
 #define ALLOCATIONS_MAX 400
+/* A waitlist's targets, as the core numbers them: 0 any section, 1 + s, 1 + sections + p. */
+#define TARGETS_MAX (1 + FX_SECTIONS_MAX + POOLS_MAX)
 /* A seat released from its allocation while held or sold (the core's ALLOCATION_RELEASED). */
 #define MODEL_RELEASED 0x80000000u
 
@@ -71,6 +73,12 @@ typedef struct model_event {
     /* Per seat: the allocation (model index + 1) it is set aside for or was taken from, with
      * MODEL_RELEASED once released while held or sold; 0 for the public's. */
     uint32_t seat_allocation[SEATS_MAX];
+    /* The waitlist (sim_waitlist.h): its setting, its waiting entries, the join numbers given,
+     * and the targets whose inventory came free in this command while entries waited. */
+    bool waitlist;
+    int64_t offer_ttl_ms;
+    uint32_t waiting, joined;
+    bool dirty[TARGETS_MAX], marked;
 } model_event_t;
 
 /* An allocation (API.md section 14, seats only here; pools are the unit tests'). Its index is
@@ -143,6 +151,9 @@ typedef struct model_delivery {
 typedef struct change {
     uint32_t event, seat, version;
     uint8_t status;
+    /* A seat freed while its section's waitlist target was marked: the core tells it only once
+     * the command settled, and only if it is still available then (never when offered). */
+    bool deferred;
 } change_t;
 
 typedef struct model {
@@ -178,8 +189,14 @@ typedef struct model {
     /* Seats of replaced holds taken again by the new hold: the core may report them released
      * and held again (two changes) or moved (none). */
     uint32_t moved_event, moved_seats[ITEM_SEATS_MAX], moved_count;
+    bool moved_deferred[ITEM_SEATS_MAX]; /* the release of each was deferred */
     model_allocation_t allocations[ALLOCATIONS_MAX];
     uint32_t allocation_count;
+    struct model_entry *entries; /* waitlist entries in join order (sim_waitlist.h) */
+    uint32_t entry_count, entry_capacity;
+    uint32_t latest[EVENTS][USERS]; /* the user's newest entry on the event + 1, else 0 */
+    uint32_t touched_entries[64], touched_entry_count;
+    uint32_t entries_by_status[HF_WAITLIST_CANCELLED + 1];
 } model_t;
 
 static const char *const user_ids[USERS] = {"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7"};
@@ -265,6 +282,17 @@ enum {
     S_ALLOCATION_HOLD_OK,
     S_ALLOCATION_RELEASE,
     S_ALLOCATION_RELEASE_OK,
+    S_WAITLIST_JOIN,
+    S_WAITLIST_JOIN_OK,
+    S_WAITLIST_EXISTING,
+    S_WAITLIST_CANCEL,
+    S_WAITLIST_CANCEL_OK,
+    S_WAITLIST_OFFER,
+    S_WAITLIST_OFFER_REFUSED,
+    S_WAITLIST_OFFER_SEPARATE,
+    S_WAITLIST_OFFER_POOL,
+    S_WAITLIST_FULFILLED,
+    S_WAITLIST_LAPSED,
     S_COUNT
 };
 static uint64_t stats[S_COUNT];
@@ -318,6 +346,7 @@ static void seat_change(uint32_t event, uint32_t seat, uint8_t status, uint32_t 
     /* A seat of an allocation coming free goes back to it, or, released meanwhile, leaves it
      * for the public (one ALLOCATION record: the allocation as it now stands). */
     uint32_t *entry = &model.events[event].seat_allocation[seat];
+    bool freed = status == HF_SEAT_AVAILABLE && s->status != HF_SEAT_AVAILABLE;
     if (status == HF_SEAT_AVAILABLE && *entry & MODEL_RELEASED) {
         *entry = 0;
         model.expected[HF_MUTATION_ALLOCATION]++;
@@ -328,8 +357,29 @@ static void seat_change(uint32_t event, uint32_t seat, uint8_t status, uint32_t 
     s->owner = owner;
     s->version++;
     assert_true(model.change_count < CHANGES_MAX);
-    model.changes[model.change_count++] = (change_t){event, seat, s->version, status};
+    bool deferred = freed && status == HF_SEAT_AVAILABLE &&
+                    model.events[event].dirty[1 + s->section];
+    model.changes[model.change_count++] = (change_t){event, seat, s->version, status, deferred};
 }
+
+/* Inventory of a hold or order comes free (the core's waitlist_came_free, before the seats
+ * are set free): while entries wait, "any section", each seat's section and each pool are
+ * marked for the settle at the end of the command, whatever the seats become (an allocation's
+ * go back to it). */
+static void model_came_free(uint32_t event, const model_items_t *items) {
+    model_event_t *e = &model.events[event];
+    if (!e->waitlist || e->waiting == 0) return;
+    if (items->seat_count > 0) e->dirty[0] = e->marked = true;
+    for (uint32_t i = 0; i < items->seat_count; i++)
+        e->dirty[1 + e->seats[items->seats[i]].section] = true;
+    for (uint32_t i = 0; i < items->pool_count; i++)
+        e->dirty[1 + e->section_count + items->pools[i]] = e->marked = true;
+}
+
+/* sim_waitlist.h: the entries' offers end with their holds, and what came free in this
+ * command goes down the line (the core's waitlist_settle); and its comparison. */
+static void waitlist_settle_model(void);
+static void compare_waitlists(bool full);
 
 /* A hold leaves the held state: its seats and units are free again. */
 static void model_hold_finish(uint32_t index, uint8_t status) {
@@ -337,6 +387,7 @@ static void model_hold_finish(uint32_t index, uint8_t status) {
     model_event_t *event = &model.events[h->event];
     h->status = status;
     list_remove(model.active, &model.active_count, index);
+    model_came_free(h->event, &h->items);
     for (uint32_t i = 0; i < h->items.seat_count; i++)
         seat_change(h->event, h->items.seats[i], HF_SEAT_AVAILABLE, 0);
     for (uint32_t i = 0; i < h->items.pool_count; i++)
@@ -363,6 +414,7 @@ static uint32_t model_expire(hf_time_ms_t now) {
         }
     }
     model.applied = now;
+    waitlist_settle_model(); /* hf_core_advance settles what the lapsed holds freed */
     return expired;
 }
 
@@ -425,6 +477,11 @@ static void event_setup(uint32_t e) {
         fx_event_pool(def, "G", 6, 15);
         break;
     }
+    /* A waitlist on three of them (offers shorter than max_hold_ms: an offer is a hold). */
+    static const int64_t offer_ttl_ms[EVENTS] = {50000, 20000, 15000, 0};
+    def->definition.waitlist = (hf_waitlist_setting_t){offer_ttl_ms[e] > 0, offer_ttl_ms[e]};
+    event->waitlist = offer_ttl_ms[e] > 0;
+    event->offer_ttl_ms = offer_ttl_ms[e];
     event->id = def->definition.id;
     event->ttl_ms = def->definition.hold_ttl_ms;
     event->max_hold_ms = def->definition.max_hold_ms;
@@ -669,6 +726,7 @@ static void compare_state(bool full) {
                  model.delivery_first < model.delivery_count
                      ? model.now - model.deliveries[model.delivery_first].at
                      : -1);
+    compare_waitlists(full);
     if (full) {
         for (uint32_t i = 0; i < model.hold_count; i++) compare_hold(i);
         for (uint32_t i = 0; i < model.order_count; i++) compare_order(i);
@@ -699,12 +757,23 @@ static void compare_mutations(void) {
         if (cs->version == ms->version + 2) {
             uint32_t owner = ms->owner;
             seat_change(model.moved_event, model.moved_seats[i], HF_SEAT_AVAILABLE, 0);
+            model.changes[model.change_count - 1].deferred = model.moved_deferred[i];
             seat_change(model.moved_event, model.moved_seats[i], HF_SEAT_HELD, owner);
             stats[S_MOVED]++;
         } else if (cs->version != ms->version) {
             mismatch("seat %s moved by replace_existing: version %u, expected %u or %u", ms->id,
                      cs->version, ms->version, ms->version + 2);
         }
+    }
+    /* A release deferred by the waitlist (sim_waitlist.h tells those its settle leaves
+     * available): the seats a replacing hold took again are told held only. */
+    for (uint32_t c = 0; c < model.change_count;) {
+        const change_t *change = &model.changes[c];
+        const model_seat_t *seat = &model.events[change->event].seats[change->seat];
+        if (change->deferred &&
+            (seat->status != HF_SEAT_AVAILABLE || seat->version != change->version))
+            model.changes[c] = model.changes[--model.change_count];
+        else c++;
     }
     /* Without stream records the seats' versions moved all the same (compare_state checks
      * them), but no SEAT or POOL record may come out. */
@@ -751,10 +820,12 @@ static void compare_mutations(void) {
                                          h->status == HF_HOLD_CONFIRMED &&
                                          h->expired_step == step + 1 && !paid_late_seen[i];
                 if (record->status == HF_HOLD_CONFIRMED) paid_late_seen[i] = true;
-                /* An exchange hold is made and committed in one operation (sim_exchange.h). */
-                bool exchanged = strcmp(operation, "exchange") == 0 &&
-                                 record->type == HF_MUTATION_HOLD_CREATE &&
-                                 record->status == HF_HOLD_HELD && h->status == HF_HOLD_CONFIRMED;
+                /* An exchange hold is made and committed in one operation (sim_exchange.h), as
+                 * is an offer the advance before the operation made (sim_waitlist.h). */
+                bool exchanged = record->type == HF_MUTATION_HOLD_CREATE &&
+                                 record->status == HF_HOLD_HELD && h->status != HF_HOLD_HELD &&
+                                 (strcmp(operation, "exchange") == 0 ||
+                                  strncmp(h->id, "res_wl", 6) == 0);
                 if (record->status != h->status && !expired_then_paid && !exchanged)
                     mismatch("%s record of %s: status %s, model %s",
                              record->type == HF_MUTATION_HOLD_CREATE ? "HOLD_CREATE"
@@ -797,7 +868,7 @@ static void compare_mutations(void) {
         HF_MUTATION_EVENT_CREATE, HF_MUTATION_HOLD_CREATE, HF_MUTATION_HOLD_UPDATE,
         HF_MUTATION_ORDER_CREATE, HF_MUTATION_ORDER_ITEM,  HF_MUTATION_ORDER_UPDATE,
         HF_MUTATION_IDEMPOTENCY,  HF_MUTATION_POOL,        HF_MUTATION_DELIVERY,
-        HF_MUTATION_REFUND,       HF_MUTATION_ALLOCATION};
+        HF_MUTATION_REFUND,       HF_MUTATION_ALLOCATION,  HF_MUTATION_WAITLIST};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         uint32_t got = by_type[types[i]], want = model.expected[types[i]];
         if (types[i] == HF_MUTATION_HOLD_UPDATE && model.extend_unchanged && got == want + 1)
@@ -814,6 +885,7 @@ static void begin(const char *name) {
     model.change_count = 0;
     model.touched_hold_count = 0;
     model.moved_count = 0;
+    model.touched_entry_count = 0;
     model.extend_unchanged = 0;
     memset(model.expected, 0, sizeof model.expected);
     model.operation_changes = hf_core_change_count(core);

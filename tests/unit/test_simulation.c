@@ -77,6 +77,7 @@
 #include "sim_payments.h"
 #include "sim_exchange.h"
 #include "sim_allocations.h"
+#include "sim_waitlist.h"
 
 static void op_clock(void) {
     uint32_t roll = rng_below(100);
@@ -159,7 +160,9 @@ typedef struct operation_kind {
 } operation_kind_t;
 
 static const operation_kind_t operation_kinds[] = {
-    {"hold", op_hold, 27, 19},
+    {"hold", op_hold, 26, 18},
+    {"waitlist join", op_waitlist_join, 3, 2},
+    {"waitlist cancel", op_waitlist_cancel, 1, 1},
     {"allocate", op_allocate, 2, 1},
     {"allocation hold", op_allocation_hold, 3, 1},
     {"allocation release", op_allocation_release, 1, 1},
@@ -171,7 +174,7 @@ static const operation_kind_t operation_kinds[] = {
     {"cancel", op_cancel, 9, 6},
     {"payment", op_payment, 4, 28},
     {"refund", op_refund_complete, 1, 4},
-    {"clock", op_clock, 16, 21},
+    {"clock", op_clock, 14, 20},
 };
 
 static void operation_run(void) {
@@ -184,6 +187,7 @@ static void operation_run(void) {
          * (the clock's own step advances only half the time, to test both). */
         if (operation_kinds[k].run != op_clock) hf_core_advance(core, model.now);
         operation_kinds[k].run();
+        waitlist_after_operation();
         return;
     }
     assert_true(!"the shares of operation_kinds add up to 100");
@@ -227,6 +231,14 @@ static void simulation_report(uint64_t operations, double seconds) {
            stats[S_ALLOCATE], stats[S_ALLOCATE_OK], stats[S_ALLOCATION_HOLD],
            stats[S_ALLOCATION_HOLD_OK], stats[S_ALLOCATION_RELEASE],
            stats[S_ALLOCATION_RELEASE_OK]);
+    printf("  waitlist joins %" PRIu64 " (ok %" PRIu64 ", the live entry again %" PRIu64
+           "), cancels %" PRIu64 " (ok %" PRIu64 "), offers %" PRIu64 " (refused %" PRIu64
+           ", separate seats %" PRIu64 ", of a pool %" PRIu64 "), fulfilled %" PRIu64
+           ", lapsed %" PRIu64 "\n",
+           stats[S_WAITLIST_JOIN], stats[S_WAITLIST_JOIN_OK], stats[S_WAITLIST_EXISTING],
+           stats[S_WAITLIST_CANCEL], stats[S_WAITLIST_CANCEL_OK], stats[S_WAITLIST_OFFER],
+           stats[S_WAITLIST_OFFER_REFUSED], stats[S_WAITLIST_OFFER_SEPARATE],
+           stats[S_WAITLIST_OFFER_POOL], stats[S_WAITLIST_FULFILLED], stats[S_WAITLIST_LAPSED]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
            "), hf_core_check calls %" PRIu64 "\n",
            stats[S_CLOCK], stats[S_ADVANCE], stats[S_EXPIRED], stats[S_CHECKS]);
@@ -288,6 +300,7 @@ static void simulate(uint64_t operations, uint64_t stream) {
     free(model.kept);
     free(model.refunds);
     free(model.deliveries);
+    free(model.entries);
 }
 
 static void test_simulation(void **state) {
