@@ -359,6 +359,9 @@ typedef struct hf_hold_request {
     /* The allocation of the event whose inventory alone the hold or booking takes (API.md
      * section 14); NULL: public inventory only. */
     const char *allocation_id;
+    /* A waitlist's offer (core/waitlist/offer.c): its TTL is the waitlist's offer_ttl, which
+     * max_hold_ms does not bound (API.md section 14). */
+    bool waitlist_offer;
 } hf_hold_request_t;
 
 typedef struct hf_core hf_core_t;

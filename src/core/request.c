@@ -41,7 +41,7 @@ hf_error_t check_request_shape(const hf_event_t *event, const hf_hold_request_t 
     if (units > event->max_seats_per_hold)
         return too_many_items(request, units, event->max_seats_per_hold, detail);
     if (request->ttl_ms == 0) return invalid(detail, "ttl_s");
-    if (request->ttl_ms > event->max_hold_ms)
+    if (request->ttl_ms > event->max_hold_ms && !request->waitlist_offer)
         return invalid_count(detail, "ttl_s", HF_FAULT_HOLD_TTL, request->ttl_ms,
                              event->max_hold_ms);
     return HF_OK;

@@ -236,6 +236,27 @@ static void test_lapse_commit_cancel(void **state) {
     assert_int_equal(view.position, 1);
 }
 
+/* An offer is a hold of TTL offer_ttl_s even past the event's max_hold_s (the setting allows
+ * up to 30 days): found by the simulation, where such an offer was refused as a hold whose
+ * ttl_s is over max_hold_s, so the entry stayed waiting and the seat went back on sale. */
+static void test_an_offer_may_outlast_max_hold(void **state) {
+    fixture_t *f = *state;
+    int64_t offer_ttl = MAX_HOLD + 60000;
+    assert_int_equal(hf_core_waitlist_configure(f->core, "open", true, offer_ttl), HF_OK);
+    sell_out(f);
+    hf_waitlist_view_t view;
+    bool existing;
+    assert_int_equal(join(f, "u1", "w_1", "S", NULL, 1, T0, &view, &existing), HF_OK);
+    assert_int_equal(hf_core_release(f->core, "res_h0", "u0", T0 + 1), HF_OK);
+    view = entry(f, "w_1");
+    assert_int_equal(view.status, HF_WAITLIST_OFFERED);
+    assert_int_equal(view.expires_at_ms, T0 + 1 + offer_ttl);
+    assert_int_equal(seat_on(f, "open", "S-A-1")->status, HF_SEAT_HELD);
+    assert_consistent(f, T0 + 1);
+    hf_core_advance(f->core, T0 + 1 + offer_ttl);
+    assert_int_equal(status_of(f, "w_1"), HF_WAITLIST_LAPSED);
+}
+
 /* A cancelled event's entries are cancelled in the cancel's step, the offered one too (its
  * hold released, not lapsed, and nothing offered to the next); joins then answer
  * event_cancelled. */
@@ -622,6 +643,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_positions_and_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_fillable_and_adjacency, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lapse_commit_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_an_offer_may_outlast_max_hold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_stream_never_shows_an_offered_seat_available,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_units_from_a_cancel, setup, teardown),

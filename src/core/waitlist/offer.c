@@ -128,7 +128,8 @@ static bool offer(hf_core_t *core, uint32_t index, hf_time_ms_t now) {
                                  .user_id = user_id,
                                  .hold_id = hold_id,
                                  .ttl_ms = core->waitlists->events[entry->event].offer_ttl_ms,
-                                 .best_adjacent = true};
+                                 .best_adjacent = true,
+                                 .waitlist_offer = true};
     if (entry->target > event->section_count) {
         pool.pool_id = event->pools[entry->target - 1 - event->section_count].id;
         request.pools = &pool;
