@@ -477,8 +477,8 @@ static void event_setup(uint32_t e) {
         fx_event_pool(def, "G", 6, 15);
         break;
     }
-    /* A waitlist on three of them (offers shorter than max_hold_ms: an offer is a hold). */
-    static const int64_t offer_ttl_ms[EVENTS] = {50000, 20000, 15000, 0};
+    /* A waitlist on three of them; beta's offers outlast its max_hold_ms, as they may. */
+    static const int64_t offer_ttl_ms[EVENTS] = {50000, 120000, 15000, 0};
     def->definition.waitlist = (hf_waitlist_setting_t){offer_ttl_ms[e] > 0, offer_ttl_ms[e]};
     event->waitlist = offer_ttl_ms[e] > 0;
     event->offer_ttl_ms = offer_ttl_ms[e];
