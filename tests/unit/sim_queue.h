@@ -33,6 +33,7 @@ typedef struct qm_ticket {
     uint8_t status;
     bool early; /* joined before opens_at */
     int64_t last_seen, admitted_at;
+    int64_t joined_at; /* as the store keeps it (sim_prequeue.h's restarts) */
 } qm_ticket_t;
 
 typedef struct queue_model {
@@ -48,6 +49,14 @@ typedef struct queue_model {
 } queue_model_t;
 
 static queue_model_t qm;
+
+/* sim_prequeue.h: the pre-queue's line shape and restarts. */
+static void prequeue_check_line(void);
+static void prequeue_run_begin(void);
+static void prequeue_step(hf_core_t *queue_core, const hf_event_definition_t *definition,
+                          int64_t t);
+static void prequeue_run_end(void);
+static void prequeue_report(void);
 
 static bool qm_slot(void) { return qm.room.max_active == 0 || qm.active < qm.room.max_active; }
 
@@ -95,6 +104,7 @@ static void qm_open(int64_t t) {
     for (uint32_t p = 0; p < qm.early; p++) qm.line[p] = hf_shuffle_at(&shuffle, p) - 1;
     hf_shuffle_free(&shuffle);
     qm.lined = true;
+    prequeue_check_line();
     qm_admit(t);
 }
 
@@ -143,6 +153,7 @@ static hf_error_t qm_join(uint32_t user, int64_t t, uint32_t *index, bool *creat
     ticket->user = user;
     ticket->status = HF_TICKET_WAITING;
     ticket->last_seen = t;
+    ticket->joined_at = t;
     ticket->admitted_at = 0;
     ticket->early = !qm.lined && t < qm.room.opens_at_ms;
     qm.early += ticket->early;
@@ -271,6 +282,7 @@ static void test_queue_simulation(void **state) {
         event.definition.waiting_room = qm.room;
         assert_int_equal(hf_core_event_create(queue_core, &event.definition, EPOCH, NULL), HF_OK);
         int64_t t = EPOCH;
+        prequeue_run_begin();
         for (uint64_t at_step = 0; at_step < operations / 4 && qm.count < QM_TICKETS_MAX;
              at_step++) {
             int64_t until = t + rng_range(0, 40);
@@ -278,14 +290,17 @@ static void test_queue_simulation(void **state) {
                 t++;
                 qm_advance(t);
                 hf_core_advance(queue_core, t);
+                prequeue_step(queue_core, &event.definition, t);
             }
             qm_operation(queue_core, t, at_step);
             qm_compare(queue_core, at_step);
             const char *fault = at_step % 16 == 0 ? hf_core_check(queue_core, t) : NULL;
             if (fault) fail_msg("step %" PRIu64 ": hf_core_check: %s", at_step, fault);
         }
+        prequeue_run_end();
         hf_core_destroy(queue_core);
     }
+    prequeue_report();
 }
 
 #endif

@@ -324,6 +324,7 @@ static void test_payment_window(void **state) {
 }
 
 #include "sim_queue.h"
+#include "sim_prequeue.h"
 #include "sim_dispatch.h"
 #include "sim_calendars.h"
 #include "sim_jobs.h"
