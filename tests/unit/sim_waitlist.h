@@ -261,14 +261,55 @@ static void compare_entry(uint32_t index) {
         mismatch("hold %s: the offer of %s, model %s", h->id, linked ? linked : "none", m->id);
 }
 
+/* The staff's list of an event (every status, and each one), three entries a page, against
+ * the model's entries of that event in join order. */
+static void compare_waitlist_list(uint32_t e) {
+    for (int status = -1; status <= HF_WAITLIST_CANCELLED; status++) {
+        uint32_t next = 0; /* the model's entry to match next */
+        int64_t after = -1;
+        bool more = true;
+        while (more) {
+            hf_waitlist_view_t views[3];
+            uint32_t count = hf_core_waitlist_list(core, model.events[e].id, status >= 0,
+                                                   (uint8_t)(status < 0 ? 0 : status), after, 3,
+                                                   views, &more);
+            for (uint32_t v = 0; v < count; v++) {
+                while (next < model.entry_count &&
+                       (model.entries[next].event != e ||
+                        (status >= 0 && model.entries[next].status != status)))
+                    next++;
+                if (next == model.entry_count ||
+                    strcmp(views[v].waitlist_id, model.entries[next].id))
+                    mismatch("event %s: the list of %s has %s, model %s", model.events[e].id,
+                             status < 0 ? "all" : hf_waitlist_status_name((uint8_t)status),
+                             views[v].waitlist_id,
+                             next < model.entry_count ? model.entries[next].id : "none");
+                after = views[v].sequence;
+                next++;
+            }
+            if (count == 0) break;
+        }
+        while (next < model.entry_count && (model.entries[next].event != e ||
+                                            (status >= 0 && model.entries[next].status != status)))
+            next++;
+        if (next < model.entry_count)
+            mismatch("event %s: the list of %s ends before %s", model.events[e].id,
+                     status < 0 ? "all" : hf_waitlist_status_name((uint8_t)status),
+                     model.entries[next].id);
+    }
+}
+
 static void compare_waitlists(bool full) {
     for (uint32_t e = 0; e < EVENTS; e++)
         for (uint32_t u = 0; u < USERS; u++)
             if (entry_live(e, u) >= 0) compare_entry((uint32_t)entry_live(e, u));
     for (uint32_t i = 0; i < model.touched_entry_count; i++)
         compare_entry(model.touched_entries[i]);
-    if (full)
+    if (full) {
         for (uint32_t i = 0; i < model.entry_count; i++) compare_entry(i);
+        for (uint32_t e = 0; e < EVENTS; e++)
+            if (model.events[e].waitlist) compare_waitlist_list(e);
+    }
     uint64_t counts[HF_WAITLIST_CANCELLED + 1];
     if (!hf_core_waitlist_counts(core, counts)) mismatch("the core has no waitlists");
     for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++)

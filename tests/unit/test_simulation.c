@@ -48,11 +48,17 @@
  * Dispatch (API.md section 8) runs on a core of its own against its own model, in
  * sim_dispatch.h (test_dispatch_simulation; HF_SIM_DISPATCH_OPERATIONS=N, default 50000).
  *
+ * Waitlists (API.md section 14) are on three of the four events: joins and cancels, and every
+ * operation that frees seats or units hands them down the line as offers the model predicts,
+ * seat by seat, in the same step (sim_waitlist.h).
+ *
  * This file is the driver (the clock, the table of operations, a run, the tests); the models
  * are headers by what they model, included in order: sim_model.h (events, seats, pools, holds
  * and orders: the state, its setup and its comparison), sim_holds.h (best_available and the
- * operations on holds and orders), sim_payments.h (deliveries and refunds), sim_queue.h (the
- * waiting room) and sim_dispatch.h (rides and drivers).
+ * operations on holds and orders), sim_payments.h (deliveries and refunds), sim_exchange.h,
+ * sim_allocations.h, sim_waitlist.h (entries and offers), sim_queue.h (the waiting room),
+ * sim_prequeue.h (its pre-queue's line without the seed, and restarts) and sim_dispatch.h
+ * (rides and drivers).
  */
 #include <stdarg.h>
 #include <stddef.h>
