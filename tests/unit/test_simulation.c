@@ -180,8 +180,19 @@ static const operation_kind_t operation_kinds[] = {
     {"cancel", op_cancel, 9, 6},
     {"payment", op_payment, 4, 28},
     {"refund", op_refund_complete, 1, 4},
-    {"clock", op_clock, 14, 20},
+    {"clock", op_clock, 13, 19},
 };
+
+/* Each run's shares add up to 100, no more (a share past 100 would never be drawn). */
+static void operation_shares_check(void) {
+    uint32_t main_sum = 0, window_sum = 0;
+    for (size_t k = 0; k < sizeof operation_kinds / sizeof operation_kinds[0]; k++) {
+        main_sum += operation_kinds[k].main_percent;
+        window_sum += operation_kinds[k].window_percent;
+    }
+    assert_int_equal(main_sum, 100);
+    assert_int_equal(window_sum, 100);
+}
 
 static void operation_run(void) {
     uint32_t roll = rng_below(100), sum = 0;
@@ -262,6 +273,7 @@ static void simulate(uint64_t operations, uint64_t stream) {
     uint64_t check_every = env_number("HF_SIM_CHECK_EVERY", 0);
     lax_next_expiry = env_number("HF_SIM_LAX_NEXT_EXPIRY", 0) != 0;
     finished_max = (uint32_t)env_number("HF_SIM_FINISHED_MAX", 3);
+    operation_shares_check();
     rng_state = seed ^ stream;
     memset(&model, 0, sizeof model);
     memset(stats, 0, sizeof stats);
