@@ -293,6 +293,7 @@ enum {
     S_WAITLIST_OFFER_POOL,
     S_WAITLIST_FULFILLED,
     S_WAITLIST_LAPSED,
+    S_WAITLIST_SETTING,
     S_COUNT
 };
 static uint64_t stats[S_COUNT];
@@ -363,12 +364,12 @@ static void seat_change(uint32_t event, uint32_t seat, uint8_t status, uint32_t 
 }
 
 /* Inventory of a hold or order comes free (the core's waitlist_came_free, before the seats
- * are set free): while entries wait, "any section", each seat's section and each pool are
- * marked for the settle at the end of the command, whatever the seats become (an allocation's
- * go back to it). */
+ * are set free): while entries wait (a waitlist turned off still offers to those), "any
+ * section", each seat's section and each pool are marked for the settle at the end of the
+ * command, whatever the seats become (an allocation's go back to it). */
 static void model_came_free(uint32_t event, const model_items_t *items) {
     model_event_t *e = &model.events[event];
-    if (!e->waitlist || e->waiting == 0) return;
+    if (e->waiting == 0) return;
     if (items->seat_count > 0) e->dirty[0] = e->marked = true;
     for (uint32_t i = 0; i < items->seat_count; i++)
         e->dirty[1 + e->seats[items->seats[i]].section] = true;

@@ -1,8 +1,9 @@
 /* The simulation's waitlists (after sim_allocations.h, in test_simulation.c; API.md section
  * 14): joins (a random user, any section, one section or one pool, quantity 1 to
- * max_seats_per_hold, and bad ones) and cancels, each decided by the model first; and what
- * happens when inventory comes free. Three of the four events have a waitlist (delta has none:
- * its joins answer waitlist_disabled).
+ * max_seats_per_hold, and bad ones), cancels and PATCHes of the setting (on or off, a new
+ * offer TTL, within max_hold_ms or past it), each decided by the model first; and what happens
+ * when inventory comes free. Three of the four events start with a waitlist (delta's joins
+ * answer waitlist_disabled until a PATCH turns it on).
  *
  * The model marks, as the core does, the targets of whatever a lapsed or released hold, a
  * cancelled order, an exchanged order or an allocation's release gives back (model_came_free,
@@ -307,8 +308,7 @@ static void compare_waitlists(bool full) {
         compare_entry(model.touched_entries[i]);
     if (full) {
         for (uint32_t i = 0; i < model.entry_count; i++) compare_entry(i);
-        for (uint32_t e = 0; e < EVENTS; e++)
-            if (model.events[e].waitlist) compare_waitlist_list(e);
+        for (uint32_t e = 0; e < EVENTS; e++) compare_waitlist_list(e);
     }
     uint64_t counts[HF_WAITLIST_CANCELLED + 1];
     if (!hf_core_waitlist_counts(core, counts)) mismatch("the core has no waitlists");
@@ -494,6 +494,38 @@ static void op_waitlist_cancel(void) {
     if (view.status != entry->status)
         mismatch("cancel: entry %s answered %s, model %s", id, hf_waitlist_status_name(view.status),
                  hf_waitlist_status_name(entry->status));
+}
+
+/* The event's setting changed by a PATCH (hf_core_event_update): off refuses joins, while
+ * the entries waiting keep their turn and are still offered; a new TTL is the next offers'. */
+static void op_waitlist_setting(void) {
+    model_expire(model.now);
+    uint32_t e = rng_below(EVENTS);
+    model_event_t *event = &model.events[e];
+    bool enabled = rng_chance(75);
+    int64_t ttl = rng_chance(50) ? rng_range(1000, event->max_hold_ms)
+                                 : rng_range(event->max_hold_ms, 3 * event->max_hold_ms);
+    snprintf(description, sizeof description, "waitlist of %s %s, offers of %" PRId64 " ms",
+             event->id, enabled ? "on" : "off", ttl);
+    stats[S_WAITLIST_SETTING]++;
+    hf_event_definition_t patch;
+    memset(&patch, 0, sizeof patch);
+    snprintf(patch.id, sizeof patch.id, "%s", event->id);
+    patch.waitlist = (hf_waitlist_setting_t){enabled, ttl};
+    bool layout = false;
+    hf_error_detail_t detail;
+    memset(&detail, 0, sizeof detail);
+    hf_error_t got = hf_core_event_update(core, &patch, HF_EVENT_MEMBER_WAITLIST, model.now,
+                                          &layout, &detail);
+    if (got != HF_OK || layout)
+        mismatch("waitlist setting: core answered %s%s", got ? fx_error_code(got) : "ok",
+                 layout ? ", layout changed" : "");
+    event->waitlist = enabled;
+    event->offer_ttl_ms = ttl;
+    hf_waitlist_setting_t setting = hf_core_waitlist_setting(core, event->id);
+    if (setting.enabled != enabled || (enabled && setting.offer_ttl_ms != ttl))
+        mismatch("waitlist setting: %s, %" PRId64 " ms", setting.enabled ? "on" : "off",
+                 setting.offer_ttl_ms);
 }
 
 #endif

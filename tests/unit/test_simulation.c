@@ -166,9 +166,10 @@ typedef struct operation_kind {
 } operation_kind_t;
 
 static const operation_kind_t operation_kinds[] = {
-    {"hold", op_hold, 26, 18},
+    {"hold", op_hold, 25, 17},
     {"waitlist join", op_waitlist_join, 3, 2},
     {"waitlist cancel", op_waitlist_cancel, 1, 1},
+    {"waitlist setting", op_waitlist_setting, 1, 1},
     {"allocate", op_allocate, 2, 1},
     {"allocation hold", op_allocation_hold, 3, 1},
     {"allocation release", op_allocation_release, 1, 1},
@@ -251,11 +252,12 @@ static void simulation_report(uint64_t operations, double seconds) {
     printf("  waitlist joins %" PRIu64 " (ok %" PRIu64 ", the live entry again %" PRIu64
            "), cancels %" PRIu64 " (ok %" PRIu64 "), offers %" PRIu64 " (refused %" PRIu64
            ", separate seats %" PRIu64 ", of a pool %" PRIu64 "), fulfilled %" PRIu64
-           ", lapsed %" PRIu64 "\n",
+           ", lapsed %" PRIu64 ", settings changed %" PRIu64 "\n",
            stats[S_WAITLIST_JOIN], stats[S_WAITLIST_JOIN_OK], stats[S_WAITLIST_EXISTING],
            stats[S_WAITLIST_CANCEL], stats[S_WAITLIST_CANCEL_OK], stats[S_WAITLIST_OFFER],
            stats[S_WAITLIST_OFFER_REFUSED], stats[S_WAITLIST_OFFER_SEPARATE],
-           stats[S_WAITLIST_OFFER_POOL], stats[S_WAITLIST_FULFILLED], stats[S_WAITLIST_LAPSED]);
+           stats[S_WAITLIST_OFFER_POOL], stats[S_WAITLIST_FULFILLED], stats[S_WAITLIST_LAPSED],
+           stats[S_WAITLIST_SETTING]);
     printf("  clock jumps %" PRIu64 " (advance %" PRIu64 ", holds expired by advance %" PRIu64
            "), hf_core_check calls %" PRIu64 "\n",
            stats[S_CLOCK], stats[S_ADVANCE], stats[S_EXPIRED], stats[S_CHECKS]);
