@@ -5,8 +5,9 @@ its body; rebook_to and offer_ttl_s are checked (400 invalid_request naming the 
 goes through the event's confirmed orders oldest first, each cancelled with a refund of its
 total (reason event_cancelled), once; GET /v1/jobs/{id} and its /offers (paged, filtered),
 404 job_not_found; holdfast_jobs{status}; the history's event_cancel and job_done entries; the
-job kept over a restart and a kill -9; the API key. Offers on rebook_to are not built yet
-(docs/API.md): every order is refunded."""
+job kept over a restart and a kill -9; the API key. Offers on rebook_to: the same seat ids, else
+the same section, else the best section at a price no higher (each section's seats of an order
+as one group, together when they were); an order with nothing equivalent is refunded."""
 
 import subprocess
 import time
@@ -146,6 +147,56 @@ def test_cancel_answers_202_and_closes_the_event(server):
     check_equal(statuses, ["accepted", "refunded"], "the offers settled")
     types, _ = history_types(c, event_id)
     check_equal(types.count("job_done"), 1, "one job_done, however offers settle")
+
+
+def test_offers_at_no_higher_price(server):
+    c = server.client()
+    event_id = event(c)
+    other = uid("job")
+    create_event(c, other, sections=[
+        {"id": "BOX", "price": FLOOR + 5000, "rows": [{"id": "A", "seats": 4}]},
+        {"id": "STALLS", "price": 30000, "rows": [{"id": "A", "seats": 4}]},
+        {"id": "BALC", "price": 12000, "rows": [{"id": "A", "seats": 2}]}])
+    bought = [["FLOOR-A-1", "FLOOR-A-2"], ["FLOOR-B-1", "BALC-A-1"], ["BALC-A-5"], ["BALC-A-6"],
+              ["FLOOR-B-5"], ["FLOOR-B-7"]]
+    sold = []
+    for seats in bought:
+        u = user()
+        sold.append(commit(c, hold(c, event_id, u, seats)["reservation_id"], u, "pi_job"))
+    job = wait_done(c, cancel(c, event_id, {"rebook_to": other})["job_id"])
+    check_equal((job["offered"], job["refunded"]), (4, 2), "the job's counts")
+    listed = offers(c, job["job_id"])["offers"]
+    got = []
+    for listed_offer in listed:
+        if listed_offer["reservation_id"] is None:
+            got.append(None)
+            continue
+        offer = expect(c.get("/v1/holds/%s" % listed_offer["reservation_id"]), 200)
+        check_equal((offer["event"], offer["difference"]), (other, 0), "an offer's hold")
+        got.append(sorted(offer["seats"]))
+    check_equal(got, [
+        # No FLOOR there: STALLS (listed before BALC, cheaper than FLOOR), two together.
+        ["STALLS-A-1", "STALLS-A-2"],
+        # Each section's seats on their own: BALC-A-1 by its id, the FLOOR seat to STALLS.
+        ["BALC-A-1", "STALLS-A-3"],
+        # BALC-A-5 is not there: the same section's best.
+        ["BALC-A-2"],
+        # BALC is full and every other section dearer: refunded.
+        None,
+        ["STALLS-A-4"],
+        # Only BOX is left, dearer than FLOOR.
+        None], "each order's offer")
+    check_equal(expect(c.get("/v1/events/%s/seats/BOX-A-1" % other), 200)["status"],
+                "available", "no dearer seat offered")
+    # The cheaper seats keep the price paid.
+    first = listed[0]
+    new = expect(c.post("/v1/holds/%s/commit" % first["reservation_id"],
+                        {"user_id": first["user_id"]}), 200)
+    check_equal((new["total"], sorted(new["seats"])), (2 * FLOOR, ["STALLS-A-1", "STALLS-A-2"]),
+                "the accepted offer's order")
+    refunded = {r["order_id"] for r in refunds_of(c, "event_cancelled")}
+    check_equal([o["order_id"] in refunded for o in sold],
+                [False, False, False, True, False, True], "the refunds")
 
 
 def test_cancel_checks(server):

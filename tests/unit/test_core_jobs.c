@@ -225,7 +225,8 @@ static void test_offers_and_how_they_settle(void **state) {
     assert_int_equal(outcome.hold->expires_at_ms, T0 + 2 + 60000);
     assert_int_equal(seat_on(f, "show2", "FLOOR-A-1")->status, HF_SEAT_HELD);
     assert_int_equal(seat_on(f, "show2", "FLOOR-A-2")->status, HF_SEAT_HELD);
-    assert_int_equal(seat_on(f, "show2", "FLOOR-A-4")->status, HF_SEAT_HELD); /* A-3 was not free */
+    /* A-3 was not free: the section's best available, a hold's best_available would pick. */
+    assert_int_equal(seat_on(f, "show2", "FLOOR-A-15")->status, HF_SEAT_HELD);
     assert_int_equal(event_of(f, "show2")->pools[0].held, 2);
     char first[HF_SERVER_ID_SIZE + 1], second[HF_SERVER_ID_SIZE + 1];
     snprintf(first, sizeof first, "%s", outcome.hold->id);
@@ -256,6 +257,124 @@ static void test_offers_and_how_they_settle(void **state) {
     assert_int_equal(outcome.status, HF_JOB_OFFER_ACCEPTED);
     assert_true(hf_core_job_outcome_at(f->core, job, 2, &outcome));
     assert_int_equal(outcome.status, HF_JOB_OFFER_REFUNDED);
+}
+
+/* A confirmed, paid order of user on "show" of the seats given. */
+static void order_on_show(fixture_t *f, const char *user, const char *order_id,
+                          const char *const *seats, uint32_t seat_count) {
+    char hold_id[32];
+    snprintf(hold_id, sizeof hold_id, "h_%s", order_id);
+    uint32_t index;
+    assert_int_equal(hf_core_hold(f->core,
+                                  &(hf_hold_request_t){.event_id = "show",
+                                                       .user_id = user,
+                                                       .hold_id = hold_id,
+                                                       .seat_ids = seats,
+                                                       .seat_count = seat_count,
+                                                       .ttl_ms = -1},
+                                  T0, &index, &(hf_error_detail_t){0}),
+                     HF_OK);
+    assert_int_equal(hf_core_commit(f->core, hold_id, user, order_id, "pi_s", T0, &index), HF_OK);
+}
+
+/* The seats of the offer of the job's outcome at position, as "ID ID ...". */
+static const char *offer_seats(fixture_t *f, const hf_job_t *job, uint32_t position) {
+    static char text[256];
+    hf_job_outcome_t outcome;
+    assert_true(hf_core_job_outcome_at(f->core, job, position, &outcome));
+    text[0] = '\0';
+    if (!outcome.hold) return "refunded";
+    uint32_t hold_index;
+    assert_non_null(hf_core_hold_find(f->core, outcome.hold->id, &hold_index));
+    const hf_event_t *target = event_of(f, "moved");
+    char seat_id[HF_SEAT_ID_SIZE_MAX + 1];
+    for (uint32_t i = 0; i < target->seat_count; i++) {
+        if (target->seats[i].status != HF_SEAT_HELD || target->seats[i].owner != hold_index + 1)
+            continue;
+        hf_core_seat_id(target, i, seat_id);
+        size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, "%s%s", used ? " " : "", seat_id);
+    }
+    return text;
+}
+
+/* The third choice: where neither the seat ids nor the section is free, the best section (in
+ * listed order) whose price is no higher than the old seats'. An order's seats of each section
+ * move as one group, together when they sat together (apart when no section has them
+ * together); an order whose group finds nothing is refunded whole. */
+static void test_offers_at_no_higher_price(void **state) {
+    fixture_t *f = *state;
+    fx_event_t moved;
+    fx_event_init(&moved, "moved", TTL, MAX_HOLD, 8, 10);
+    fx_event_section(&moved, "BOX", FLOOR_PRICE + 1, 1, 4); /* dearer than FLOOR: never */
+    fx_event_section(&moved, "STALLS", FLOOR_PRICE - 15000, 2, 3);
+    fx_event_section(&moved, "BALC", BALC_PRICE, 1, 2);
+    hf_error_detail_t detail = {0};
+    assert_int_equal(hf_core_event_create(f->core, &moved.definition, T0, &detail), HF_OK);
+    uint32_t index;
+    assert_int_equal(hold_on(f, "moved", "x", "res_x", SEATS("STALLS-B-2"), NULL, 0, -1, false, T0,
+                             &index, NULL),
+                     HF_OK);
+    order_on_show(f, "u1", "ord_1", SEATS("FLOOR-A-2", "FLOOR-A-1")); /* together */
+    order_on_show(f, "u2", "ord_2", SEATS("BALC-A-1"));
+    order_on_show(f, "u3", "ord_3", SEATS("BALC-A-2", "FLOOR-B-1")); /* two sections */
+    order_on_show(f, "u4", "ord_4", SEATS("BALC-A-3"));
+    order_on_show(f, "u5", "ord_5", SEATS("FLOOR-A-10", "FLOOR-A-11"));
+    order_on_show(f, "u6", "ord_6", SEATS("FLOOR-A-20", "FLOOR-B-20"));
+    uint32_t job_index;
+    assert_int_equal(cancel(f, "show", "job_p", "moved", 60000, T0 + 1, &job_index, NULL), HF_OK);
+    assert_int_equal(hf_core_job_step(f->core, HF_JOB_STEP_ORDERS, T0 + 2), 6);
+    assert_consistent(f, T0 + 2);
+    const hf_job_t *job = hf_core_job_at(f->core, job_index);
+    /* No FLOOR on moved: STALLS, listed before BALC, the best block of two. */
+    assert_string_equal(offer_seats(f, job, 0), "STALLS-A-1 STALLS-A-2");
+    assert_string_equal(offer_seats(f, job, 1), "BALC-A-1"); /* its own id */
+    /* BALC-A-2 on its own id; the FLOOR seat to STALLS's last seat of row A. */
+    assert_string_equal(offer_seats(f, job, 2), "STALLS-A-3 BALC-A-2");
+    /* BALC-A-3 is not on moved, BALC is full, and nothing cheaper is there. */
+    assert_string_equal(offer_seats(f, job, 3), "refunded");
+    /* No two together are left where FLOOR may go: two apart, around the held STALLS-B-2. */
+    assert_string_equal(offer_seats(f, job, 4), "STALLS-B-1 STALLS-B-3");
+    /* Only BOX is left, dearer: refunded, its seats with it. */
+    assert_string_equal(offer_seats(f, job, 5), "refunded");
+    assert_int_equal(seat_on(f, "moved", "BOX-A-1")->status, HF_SEAT_AVAILABLE);
+    assert_int_equal(job->offered, 4);
+    assert_int_equal(job->refunded, 2);
+    assert_int_equal(order_named(f, "ord_4")->status, HF_ORDER_CANCELLED);
+    assert_int_equal(order_named(f, "ord_6")->status, HF_ORDER_CANCELLED);
+    /* The cheaper seats keep the price paid: a difference of 0, the old total carried over. */
+    hf_job_outcome_t outcome;
+    assert_true(hf_core_job_outcome_at(f->core, job, 0, &outcome));
+    assert_int_equal(outcome.hold->total, 2 * FLOOR_PRICE);
+    char offer_id[HF_SERVER_ID_SIZE + 1];
+    snprintf(offer_id, sizeof offer_id, "%s", outcome.hold->id);
+    uint32_t new_index;
+    assert_int_equal(hf_core_commit(f->core, offer_id, "u1", "ord_n1", NULL, T0 + 3, &new_index),
+                     HF_OK);
+    assert_consistent(f, T0 + 3);
+    assert_int_equal(hf_core_order_at(f->core, new_index)->total, 2 * FLOOR_PRICE);
+    assert_int_equal(order_named(f, "ord_1")->status, HF_ORDER_EXCHANGED);
+}
+
+/* An order's cheaper group chooses first: with one STALLS seat left and BALC full, the BALC
+ * seat cannot go to STALLS (dearer) while the FLOOR seat could go to either. */
+static void test_the_cheaper_group_chooses_first(void **state) {
+    fixture_t *f = *state;
+    fx_event_t moved;
+    fx_event_init(&moved, "moved", TTL, MAX_HOLD, 8, 10);
+    fx_event_section(&moved, "STALLS", FLOOR_PRICE - 15000, 1, 1);
+    fx_event_section(&moved, "CHEAP", BALC_PRICE - 1, 1, 1);
+    hf_error_detail_t detail = {0};
+    assert_int_equal(hf_core_event_create(f->core, &moved.definition, T0, &detail), HF_OK);
+    order_on_show(f, "u1", "ord_1", SEATS("FLOOR-A-1", "BALC-A-1"));
+    uint32_t job_index;
+    assert_int_equal(cancel(f, "show", "job_c", "moved", 60000, T0 + 1, &job_index, NULL), HF_OK);
+    assert_int_equal(hf_core_job_step(f->core, HF_JOB_STEP_ORDERS, T0 + 2), 1);
+    assert_consistent(f, T0 + 2);
+    const hf_job_t *job = hf_core_job_at(f->core, job_index);
+    /* BALC's seat to CHEAP (the only section at its price), FLOOR's to STALLS. */
+    assert_string_equal(offer_seats(f, job, 0), "STALLS-A-1 CHEAP-A-1");
+    assert_int_equal(job->offered, 1);
 }
 
 /* A restart: the job at its durable cursor, the orders handled before it cancelled, and the
@@ -333,6 +452,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_steps_refund_each_order_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_step_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offers_and_how_they_settle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offers_at_no_higher_price, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_cheaper_group_chooses_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_resumes_at_the_cursor, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_jobs", tests, NULL, NULL);
