@@ -54,6 +54,11 @@ hf_error_t hf_core_event_cancel(hf_core_t *core, const char *event_id,
 /* One step of every running job: at most limit orders each, then HF_MUTATION_JOB with the
  * job's new cursor and counts. Returns the orders gone through (0 when no job runs). */
 uint32_t hf_core_job_step(hf_core_t *core, uint32_t limit, hf_time_ms_t now);
+/* The same, each step bounded by its records too: the running jobs share records_max out,
+ * and a step ends after the order that took its records to its share (one order at least).
+ * The engine's bound on the batch a step makes, so that a step's commit is short. */
+uint32_t hf_core_job_step_bounded(hf_core_t *core, uint32_t limit, uint64_t records_max,
+                                  hf_time_ms_t now);
 /* Whether some job still runs (the engine steps again at the next turn). */
 bool hf_core_jobs_running(const hf_core_t *core);
 

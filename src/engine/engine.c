@@ -42,9 +42,6 @@ struct hf_engine {
 
     uv_async_t store_done;
     uv_check_t check;
-    /* Active while a cancel job runs and the open batch is empty (core/jobs.h): the loop does
-     * not sleep, and each turn's step is a batch of its own. */
-    uv_idle_t job_idle;
     uv_timer_t expiry_timer;
     int64_t expiry_armed_ms; /* deadline the timer is set for, INT64_MAX when none */
     uv_signal_t signal_term, signal_interrupt;
@@ -55,19 +52,24 @@ struct hf_engine {
 
 /* ---- group commit ---- */
 
-static void submit_if_idle(hf_engine_t *engine) {
-    hf_context_t *context = &engine->context;
-    if (context->store_failed || hf_batch_count(context->open_batch) == 0) return;
-    if (!hf_store_ready(context->store, hf_batch_count(context->open_batch))) return;
+/* Whether the open batch of that many mutations would go to the store now. */
+static bool store_takes(const hf_engine_t *engine, size_t mutations) {
+    const hf_context_t *context = &engine->context;
+    if (context->store_failed || mutations == 0) return false;
+    if (!hf_store_ready(context->store, mutations)) return false;
     /* Held back while enough are unsynced: the batch grows until a sync lands (limits.h); a
      * store that overlaps its batches holds as many as it takes (hf_store_batches_max). */
     _Static_assert(HF_STORE_BATCHES_UNSYNCED_MAX <= HF_STORE_BATCHES_IN_FLIGHT_MAX, "ring");
     _Static_assert(HF_STORE_BATCHES_OVERLAP_MAX <= HF_STORE_BATCHES_IN_FLIGHT_MAX, "ring");
     uint64_t in_flight = context->open_sequence - 1 - context->durable_sequence;
     uint64_t overlap = hf_store_batches_max(context->store);
-    if (in_flight >=
-        (overlap > HF_STORE_BATCHES_UNSYNCED_MAX ? overlap : HF_STORE_BATCHES_UNSYNCED_MAX))
-        return;
+    return in_flight <
+           (overlap > HF_STORE_BATCHES_UNSYNCED_MAX ? overlap : HF_STORE_BATCHES_UNSYNCED_MAX);
+}
+
+static void submit_if_idle(hf_engine_t *engine) {
+    hf_context_t *context = &engine->context;
+    if (!store_takes(engine, hf_batch_count(context->open_batch))) return;
     /* No spare: the batches are with the store, which has room for one more (at most
      * HF_STORE_BATCHES_OVERLAP_MAX are ever made). */
     if (!engine->spare_batch) engine->spare_batch = hf_batch_create();
@@ -240,7 +242,6 @@ static void close_handles(hf_engine_t *engine) {
     hf_http_server_close(engine->http);
     uv_close((uv_handle_t *)&engine->store_done, NULL);
     uv_close((uv_handle_t *)&engine->check, NULL);
-    uv_close((uv_handle_t *)&engine->job_idle, NULL);
     uv_close((uv_handle_t *)&engine->expiry_timer, NULL);
     uv_close((uv_handle_t *)&engine->signal_term, NULL);
     uv_close((uv_handle_t *)&engine->signal_interrupt, NULL);
@@ -279,36 +280,42 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
     uv_timer_start(&engine->shutdown_timer, on_shutdown_timeout, HF_SHUTDOWN_GRACE_MS, 0);
 }
 
-/* One step of the running cancel jobs, at most HF_JOB_STEP_ORDERS orders each: its records
- * (the orders, their refunds, the job's new cursor) are the open batch's, which is empty
- * here, so the step is durable whole or not at all (a restart resumes at the cursor). */
-static void on_job_idle(uv_idle_t *handle) {
-    hf_engine_t *engine = handle->data;
+/* ---- cancel jobs ---- */
+
+/* Whether a job's step may go into the open batch now: when the batch goes to the store at
+ * once with the turn's requests (it makes their commit longer by a bounded step only), or,
+ * with no request, when the store has finished with every batch (written and durable), so a
+ * request that comes while the lone step commits waits for that one short batch only. */
+static bool job_may_step(const hf_engine_t *engine) {
+    const hf_context_t *context = &engine->context;
+    if (context->store_failed || engine->stopping || !hf_core_jobs_running(context->core))
+        return false;
+    size_t open = hf_batch_count(context->open_batch);
+    if (open != 0) return store_takes(engine, open);
+    return hf_store_idle(context->store) && context->durable_sequence + 1 == context->open_sequence;
+}
+
+/* One step of the running cancel jobs, at most HF_JOB_STEP_ORDERS orders and
+ * HF_JOB_STEP_RECORDS records, at the end of the loop's turn, into the batch about to go to
+ * the store: the step is durable whole or not at all (a restart resumes at the cursor). No
+ * handle keeps the loop awake for it: a lone step is due only once the store has made every
+ * batch durable, and the news of that (on_store_done) wakes the loop, whose check runs next. */
+static void job_step(hf_engine_t *engine) {
     hf_context_t *context = &engine->context;
-    if (context->store_failed || engine->stopping || hf_batch_count(context->open_batch) != 0)
-        return;
+    if (!job_may_step(engine)) return;
     hf_time_ms_t now = hf_context_now_ms(context);
     hf_core_advance(context->core, now); /* a step is a command: at the core's time */
-    hf_core_job_step(context->core, HF_JOB_STEP_ORDERS, now);
+    hf_core_job_step_bounded(context->core, HF_JOB_STEP_ORDERS, HF_JOB_STEP_RECORDS, now);
 }
 
-/* The job's idle handle runs while a job has work and the last step's batch went to the
- * store: a store that holds batches back holds the steps back with them. */
-static void job_idle_arm(hf_engine_t *engine) {
-    const hf_context_t *context = &engine->context;
-    bool step = !context->store_failed && !engine->stopping &&
-                hf_batch_count(context->open_batch) == 0 && hf_core_jobs_running(context->core);
-    if (step) uv_idle_start(&engine->job_idle, on_job_idle);
-    else uv_idle_stop(&engine->job_idle);
-}
-
-/* After every loop turn: hand what this turn applied to the store, re-arm the expiry timer
- * and the jobs' steps, and finish a shutdown once everything is durable and answered. */
+/* After every loop turn: a step of the cancel jobs when one is due, hand what this turn
+ * applied to the store, re-arm the expiry timer, and finish a shutdown once everything is
+ * durable and answered. */
 static void on_check(uv_check_t *handle) {
     hf_engine_t *engine = handle->data;
+    job_step(engine);
     submit_if_idle(engine);
     arm_expiry_timer(engine);
-    job_idle_arm(engine);
     if (engine->stopping && (drained(engine) || engine->context.store_failed)) {
         if (engine->context.store_failed) engine->exit_code = 1;
         close_handles(engine);
@@ -363,8 +370,6 @@ static void init_handles(hf_engine_t *engine) {
     uv_loop_t *loop = engine->loop;
     uv_async_init(loop, &engine->store_done, on_store_done);
     uv_check_init(loop, &engine->check);
-    uv_idle_init(loop, &engine->job_idle);
-    engine->job_idle.data = engine;
     uv_timer_init(loop, &engine->expiry_timer);
     uv_timer_init(loop, &engine->shutdown_timer);
     uv_timer_init(loop, &engine->keepalive_timer);

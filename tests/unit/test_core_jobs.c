@@ -181,6 +181,56 @@ static void test_a_step_is_bounded(void **state) {
     assert_consistent(f, T0 + 2);
 }
 
+/* A confirmed, paid order of user on "show" of the seats given. */
+static void order_on_show(fixture_t *f, const char *user, const char *order_id,
+                          const char *const *seats, uint32_t seat_count) {
+    char hold_id[32];
+    snprintf(hold_id, sizeof hold_id, "h_%s", order_id);
+    uint32_t index;
+    assert_int_equal(hf_core_hold(f->core,
+                                  &(hf_hold_request_t){.event_id = "show",
+                                                       .user_id = user,
+                                                       .hold_id = hold_id,
+                                                       .seat_ids = seats,
+                                                       .seat_count = seat_count,
+                                                       .ttl_ms = -1},
+                                  T0, &index, &(hf_error_detail_t){0}),
+                     HF_OK);
+    assert_int_equal(hf_core_commit(f->core, hold_id, user, order_id, "pi_s", T0, &index), HF_OK);
+}
+
+/* A step bounded by its records too (the engine's HF_JOB_STEP_RECORDS): it ends after the
+ * order that reached them, goes through one order at least, and running jobs share them. */
+static void test_a_step_is_bounded_by_its_records(void **state) {
+    fixture_t *f = *state;
+    for (uint32_t n = 0; n < 12; n++) order_on_open(f, n, "pi_x", T0);
+    uint32_t job_index;
+    assert_int_equal(cancel(f, "open", "job_1", NULL, DAY_MS, T0 + 1, &job_index, NULL), HF_OK);
+    /* No records to spend still goes through one order. */
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_job_step_bounded(f->core, HF_JOB_STEP_ORDERS, 0, T0 + 2), 1);
+    uint32_t per_order = f->sink.count - 1; /* the step's own HF_MUTATION_JOB aside */
+    assert_true(per_order >= 2);
+    /* Two orders' records and one more: the third order reaches them, and the step ends. */
+    fx_sink_reset(&f->sink);
+    assert_int_equal(
+        hf_core_job_step_bounded(f->core, HF_JOB_STEP_ORDERS, 2 * per_order + 1, T0 + 3), 3);
+    assert_int_equal(f->sink.count, 3 * per_order + 1);
+    assert_int_equal(hf_core_job_at(f->core, job_index)->cursor, 4);
+    /* The order limit still holds. */
+    assert_int_equal(hf_core_job_step_bounded(f->core, 2, UINT64_MAX, T0 + 4), 2);
+    assert_consistent(f, T0 + 4);
+    /* A second job: the records are shared, one order's worth each. */
+    order_on_show(f, "u1", "ord_s1", SEATS("FLOOR-A-1"));
+    order_on_show(f, "u2", "ord_s2", SEATS("FLOOR-A-2"));
+    uint32_t second;
+    assert_int_equal(cancel(f, "show", "job_2", NULL, DAY_MS, T0 + 5, &second, NULL), HF_OK);
+    assert_int_equal(hf_core_job_step_bounded(f->core, HF_JOB_STEP_ORDERS, 2, T0 + 6), 2);
+    assert_int_equal(hf_core_job_at(f->core, job_index)->cursor, 7);
+    assert_int_equal(hf_core_job_at(f->core, second)->cursor, 1);
+    assert_consistent(f, T0 + 6);
+}
+
 /* Offers on rebook_to ("show2", the layout of "show"): the same seat ids, else the same section
  * and count, pools from the same pool; a commit accepts (the new order keeps the old total), a
  * release or a lapse refunds the old order. */
@@ -257,24 +307,6 @@ static void test_offers_and_how_they_settle(void **state) {
     assert_int_equal(outcome.status, HF_JOB_OFFER_ACCEPTED);
     assert_true(hf_core_job_outcome_at(f->core, job, 2, &outcome));
     assert_int_equal(outcome.status, HF_JOB_OFFER_REFUNDED);
-}
-
-/* A confirmed, paid order of user on "show" of the seats given. */
-static void order_on_show(fixture_t *f, const char *user, const char *order_id,
-                          const char *const *seats, uint32_t seat_count) {
-    char hold_id[32];
-    snprintf(hold_id, sizeof hold_id, "h_%s", order_id);
-    uint32_t index;
-    assert_int_equal(hf_core_hold(f->core,
-                                  &(hf_hold_request_t){.event_id = "show",
-                                                       .user_id = user,
-                                                       .hold_id = hold_id,
-                                                       .seat_ids = seats,
-                                                       .seat_count = seat_count,
-                                                       .ttl_ms = -1},
-                                  T0, &index, &(hf_error_detail_t){0}),
-                     HF_OK);
-    assert_int_equal(hf_core_commit(f->core, hold_id, user, order_id, "pi_s", T0, &index), HF_OK);
 }
 
 /* The seats of the offer of the job's outcome at position, as "ID ID ...". */
@@ -451,6 +483,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_cancel_closes_the_event_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_steps_refund_each_order_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_step_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_step_is_bounded_by_its_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offers_and_how_they_settle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offers_at_no_higher_price, setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_cheaper_group_chooses_first, setup, teardown),

@@ -295,12 +295,18 @@ static void order_handle(hf_core_t *core, uint32_t job_index, uint32_t order_ind
     job_offer_record(core, job_index, &entry->outcomes[entry->outcome_count - 1], now);
 }
 
-static uint32_t job_step(hf_core_t *core, uint32_t job_index, uint32_t limit, hf_time_ms_t now) {
+/* A step of the job: orders from its cursor until limit of them were gone through, or until
+ * the step's records reached records_max (after the order that reached it: each step goes
+ * through one order at least, so a job always ends). */
+static uint32_t job_step(hf_core_t *core, uint32_t job_index, uint32_t limit, uint64_t records_max,
+                         hf_time_ms_t now) {
     hf_job_t *job = &core->jobs->slots[job_index].job;
     uint32_t count;
     const uint32_t *orders = hf_core_event_orders(core, job->event, &count);
     uint32_t handled = 0;
-    while (job->cursor < count && handled < limit) {
+    uint64_t first_change = core->change_count;
+    while (job->cursor < count && handled < limit &&
+           (handled == 0 || core->change_count - first_change < records_max)) {
         uint32_t order_index = orders[job->cursor];
         if (core->orders.slots[order_index].status == HF_ORDER_CONFIRMED) {
             order_handle(core, job_index, order_index, now);
@@ -315,11 +321,19 @@ static uint32_t job_step(hf_core_t *core, uint32_t job_index, uint32_t limit, hf
     return handled;
 }
 
-uint32_t hf_core_job_step(hf_core_t *core, uint32_t limit, hf_time_ms_t now) {
+uint32_t hf_core_job_step_bounded(hf_core_t *core, uint32_t limit, uint64_t records_max,
+                                  hf_time_ms_t now) {
     command_at(core, now);
-    uint32_t handled = 0;
+    uint32_t running = hf_core_jobs_of_status(core, HF_JOB_RUNNING), handled = 0;
+    if (running == 0) return 0;
+    /* The records shared out: one job's step does not leave the others none. */
+    uint64_t share = records_max / running;
     for (uint32_t i = 0; i < hf_core_job_count(core); i++)
         if (core->jobs->slots[i].job.status == HF_JOB_RUNNING)
-            handled += job_step(core, i, limit, now);
+            handled += job_step(core, i, limit, share, now);
     return handled;
+}
+
+uint32_t hf_core_job_step(hf_core_t *core, uint32_t limit, hf_time_ms_t now) {
+    return hf_core_job_step_bounded(core, limit, UINT64_MAX, now);
 }
