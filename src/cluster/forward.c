@@ -43,6 +43,10 @@ typedef struct peer_link {
     bool connected, busy, closing;
     hf_http_server_t *server; /* the answer in flight's */
     hf_http_deferred_t deferred;
+    /* An internal call's (forward.h: hf_forward_call) instead of a relayed answer: told the
+     * answer or the failure, never both. NULL for a relay. */
+    hf_forward_done_fn done;
+    void *done_state;
     hf_buffer_t out;
     const char *content_type; /* static; NULL: JSON */
     uint32_t relayed_count;
@@ -64,6 +68,7 @@ struct hf_forward {
     peer_t peers[HF_FORWARD_PEERS_MAX];
     uint32_t peer_count;
     hf_forward_counts_t counts;
+    uint32_t calls;   /* internal calls in flight (at most HF_CLUSTER_CALLS_MAX) */
     peer_link_t *all; /* every link not yet closing */
     bool closing;
     char read_buffer[64 * 1024];
@@ -142,9 +147,24 @@ static void link_close(peer_link_t *link) {
     uv_close((uv_handle_t *)&link->timer, on_handle_closed);
 }
 
+/* An internal call's end: its callback told the answer's status (0: none came) and body. The
+ * callback may make another call (the link is not idle yet, so it takes another one). */
+static void call_end(peer_link_t *link, int status) {
+    hf_forward_done_fn done = link->done;
+    void *state = link->done_state;
+    link->done = NULL;
+    link->forward->calls--;
+    const char *body = status ? link->answer.body.data : NULL;
+    done(state, status, body ? body : "", status ? link->answer.body.length : 0);
+}
+
 /* The answer in flight gets 503: the peer failed before answering whole. */
 static void link_fail(peer_link_t *link, const char *why) {
-    if (link->busy) {
+    if (link->busy && link->done) {
+        link->busy = false;
+        call_end(link, 0);
+        hf_log(HF_LOG_WARNING, "call to %s failed: %s", link->peer->address, why);
+    } else if (link->busy) {
         link->busy = false;
         link->forward->counts.unavailable++;
         hf_http_response_t *response = hf_http_deferred_response(link->server, link->deferred);
@@ -164,6 +184,10 @@ static void link_fail(peer_link_t *link, const char *why) {
 /* The owner's whole answer, relayed into the deferred one. */
 static void link_relay(peer_link_t *link) {
     link->busy = false;
+    if (link->done) {
+        call_end(link, hf_client_parser_status(&link->answer));
+        return;
+    }
     link->forward->counts.ok++;
     hf_http_response_t *response = hf_http_deferred_response(link->server, link->deferred);
     if (!response) return;
@@ -185,6 +209,7 @@ static void link_relay(peer_link_t *link) {
 /* The answer's headers (net/client.h hands them over): its content type, and those relayed. */
 static void header_take(void *owner, const char *name, const char *value) {
     peer_link_t *link = owner;
+    if (link->done) return; /* a call reads the status and body only */
     if (strcasecmp(name, "Content-Type") == 0) {
         link->content_type = NULL;
         for (size_t i = 0; i < sizeof CONTENT_TYPES / sizeof CONTENT_TYPES[0]; i++)
@@ -305,28 +330,64 @@ static void request_write(hf_forward_t *forward, peer_link_t *link,
     hf_client_request_end(out, request->body ? request->body : "", request->body_length);
 }
 
-bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server, hf_http_deferred_t deferred,
-                     const char *address, const hf_http_request_t *request) {
+/* A link to the peer at address, idle or new, made busy; NULL when there is none to have. */
+static peer_link_t *link_take(hf_forward_t *forward, const char *address) {
     peer_t *peer = peer_find(forward, address);
-    if (!peer || forward->closing) return false;
+    if (!peer || forward->closing) return NULL;
     peer_link_t *link = peer->idle;
     if (link) {
         peer->idle = link->next_idle;
     } else {
-        if (peer->links >= HF_FORWARD_CONNECTIONS_MAX) return false;
+        if (peer->links >= HF_FORWARD_CONNECTIONS_MAX) return NULL;
         link = link_open(forward, peer);
-        if (!link) return false;
+        if (!link) return NULL;
     }
     link->next_idle = NULL;
     link->busy = true;
-    link->server = server;
-    link->deferred = deferred;
+    link->done = NULL;
     link->content_type = NULL;
     link->relayed_count = 0;
     hf_client_parser_reset(&link->answer);
-    request_write(forward, link, request);
-    uv_timer_start(&link->timer, on_timeout, HF_FORWARD_TIMEOUT_MS, 0);
+    return link;
+}
+
+static void link_send(peer_link_t *link, uint32_t timeout_ms) {
+    uv_timer_start(&link->timer, on_timeout, timeout_ms, 0);
     if (link->connected) link_write(link);
+}
+
+bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server, hf_http_deferred_t deferred,
+                     const char *address, const hf_http_request_t *request) {
+    peer_link_t *link = link_take(forward, address);
+    if (!link) return false;
+    link->server = server;
+    link->deferred = deferred;
+    request_write(forward, link, request);
+    link_send(link, HF_FORWARD_TIMEOUT_MS);
+    return true;
+}
+
+bool hf_forward_call(hf_forward_t *forward, const char *address, const hf_forward_call_t *call,
+                     hf_forward_done_fn done, void *state) {
+    if (forward->calls >= HF_CLUSTER_CALLS_MAX) return false;
+    peer_link_t *link = link_take(forward, address);
+    if (!link) return false;
+    forward->calls++;
+    link->done = done;
+    link->done_state = state;
+    hf_buffer_t *out = &link->out;
+    hf_client_request_begin(out, call->method, call->path, "", link->peer->host_header);
+    if (call->api_key && call->api_key[0]) {
+        hf_buffer_t value = {0};
+        hf_buffer_append(&value, "Bearer ", 7);
+        hf_buffer_append(&value, call->api_key, strlen(call->api_key));
+        hf_client_request_header(out, "Authorization", 13, value.data, value.length);
+        hf_buffer_free(&value);
+    }
+    if (call->body_length)
+        hf_client_request_header(out, "Content-Type", 12, "application/json", 16);
+    hf_client_request_end(out, call->body ? call->body : "", call->body_length);
+    link_send(link, HF_CLUSTER_CALL_TIMEOUT_MS);
     return true;
 }
 

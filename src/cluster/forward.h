@@ -17,6 +17,7 @@
 #define HF_CLUSTER_FORWARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -38,6 +39,24 @@ void hf_forward_free(hf_forward_t *forward);
  * the caller answers itself. */
 bool hf_forward_send(hf_forward_t *forward, hf_http_server_t *server, hf_http_deferred_t deferred,
                      const char *address, const hf_http_request_t *request);
+
+/* An internal call (cluster/call.h): a request of this node's own to another node, whose
+ * answer goes to a callback rather than to a client. Its texts are borrowed for the call of
+ * hf_forward_call only (the request is written out at once). api_key NULL or "": none sent. */
+typedef struct hf_forward_call {
+    const char *method, *path;
+    const char *body;
+    size_t body_length;
+    const char *api_key;
+} hf_forward_call_t;
+/* The answer: its status and body (borrowed for the callback), or status 0 when none came
+ * whole (refused, reset, closed, silent for HF_CLUSTER_CALL_TIMEOUT_MS, the node stopping). */
+typedef void (*hf_forward_done_fn)(void *state, int status, const char *body, size_t length);
+/* Sends the call to the node at address; done is called once, later, on the loop. false
+ * when it cannot even be sent (a bad address, too many connections, HF_CLUSTER_CALLS_MAX in
+ * flight): done is then never called. */
+bool hf_forward_call(hf_forward_t *forward, const char *address, const hf_forward_call_t *call,
+                     hf_forward_done_fn done, void *state);
 
 /* Relayed answers by outcome (holdfast_forwarded_total). */
 typedef struct hf_forward_counts {

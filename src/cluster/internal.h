@@ -74,4 +74,8 @@ struct hf_cluster {
 /* The unit's entry, made when create and there is room (NULL otherwise). */
 unit_entry_t *hf_cluster_unit_get(hf_cluster_t *cluster, const char *unit, bool create);
 
+/* The live owner's address (another node's), from the view (the renewal's, or a job's if
+ * fresher), or NULL: none, or this node (routing.c). */
+const char *hf_cluster_owner_address(hf_cluster_t *cluster, const char *unit);
+
 #endif

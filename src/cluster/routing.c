@@ -175,8 +175,7 @@ static bool redirect_to(hf_request_t *request, const char *address) {
     return true;
 }
 
-/* The live owner's address, from the view (the renewal's, or a job's if fresher), or NULL. */
-static const char *owner_address(hf_cluster_t *cluster, const char *unit) {
+const char *hf_cluster_owner_address(hf_cluster_t *cluster, const char *unit) {
     const hf_cluster_view_lease_t *lease = hf_cluster_view_lease(&cluster->view, unit);
     if (!lease || !lease->live || strcmp(lease->node_id, cluster->node_id) == 0) return NULL;
     const hf_cluster_view_node_t *node = hf_cluster_view_node(&cluster->view, lease->node_id);
@@ -256,7 +255,7 @@ static bool route_to_unit(hf_cluster_t *cluster, hf_request_t *request,
         return false;
     }
     bool forwarded = hf_http_request_header(request->http, HF_FORWARD_HEADER, NULL) != NULL;
-    const char *address = owner_address(cluster, unit);
+    const char *address = hf_cluster_owner_address(cluster, unit);
     if (address && !forwarded && stream && redirect_to(request, address)) return true;
     if (address && !forwarded) return forward_to(cluster, request, address);
     if (entry->loaded || cluster->rebuild_pending)
@@ -280,7 +279,7 @@ static bool take_over(hf_cluster_t *cluster, hf_request_t *request, const char *
     if (!resumed || resumed->kind != HF_CLUSTER_JOB_TAKEOVER || strcmp(resumed->key, unit) != 0)
         return wait_for(cluster, request, HF_CLUSTER_JOB_TAKEOVER, unit, NULL, takeover_resumed);
     if (!resumed->ok) return refuse(cluster, request, "the store is unreachable; retry shortly");
-    const char *address = forwarded ? NULL : owner_address(cluster, unit);
+    const char *address = forwarded ? NULL : hf_cluster_owner_address(cluster, unit);
     if (address) return forward_to(cluster, request, address);
     return refuse(cluster, request, "no node can serve this unit now; retry shortly");
 }

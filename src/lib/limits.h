@@ -418,6 +418,13 @@
 /* A relayed answer's body: the largest answer about one unit (a list page of an event's holds
  * or seats) stays well under it. */
 #define HF_FORWARD_BODY_MAX (16u * 1024 * 1024)
+/* Internal calls (cluster/call.h: a node asking a unit's owner, as the exchange across two
+ * owners does) in flight at once; more are refused at once, as if the owner did not answer,
+ * so a slow owner cannot pile up one node's connections and memory. */
+#define HF_CLUSTER_CALLS_MAX 256
+/* An internal call unanswered this long has no answer (its outcome unknown): longer than
+ * HF_FORWARD_TIMEOUT_MS, since the node it reaches may forward it once more to the owner. */
+#define HF_CLUSTER_CALL_TIMEOUT_MS 7000u
 /* Units one node owns at once (its table's capacity); more are refused (503) rather than
  * grown without bound. */
 #define HF_CLUSTER_UNITS_MAX 65536
