@@ -398,6 +398,8 @@ int hf_cluster_load(hf_cluster_t *cluster) {
 void hf_cluster_start(hf_cluster_t *cluster, hf_http_server_t *http) {
     cluster->http = http;
     hf_cluster_jobs_serve(cluster->jobs, http);
+    /* Locks are resolved on one node too: one made by a call is a row like any other. */
+    hf_cluster_exchange_start(cluster);
     if (!cluster->leased) return;
     uv_timer_start(&cluster->timer, on_timer, HF_CLUSTER_RENEW_MS, HF_CLUSTER_RENEW_MS);
     uv_check_start(&cluster->check, on_check);
@@ -416,6 +418,7 @@ void hf_cluster_stop(hf_cluster_t *cluster) {
             HF_LOG_FIELDS(HF_LOG_DEBUG, "leases handed back",
                           HF_LOG_NUMBER("units", (double)cluster->owned_count));
     }
+    hf_cluster_exchange_stop(cluster);
     uv_close((uv_handle_t *)&cluster->timer, NULL);
     uv_close((uv_handle_t *)&cluster->check, NULL);
     hf_forward_close(cluster->forward);

@@ -2,6 +2,7 @@
 #include "cluster/handlers.h"
 
 #include "cluster/cluster.h"
+#include "cluster/exchange.h"
 
 /* GET /v1/cluster: the nodes as the last renewal listed them (at most a second old), with
  * this node's own count of units as it is now. Shows no unit's state: waits for no batch. */
@@ -15,6 +16,15 @@ static void handle_cluster(hf_request_t *request) {
 
 static const hf_route_t routes[] = {
     {"GET", "/v1/cluster", handle_cluster, 0, HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
+    /* The exchange across two owners (exchange.h): internal, with the API key. */
+    {"GET", "/v1/cluster/orders/{}", hf_cluster_exchange_order_get, 0, HF_HTTP_BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
+    {"POST", "/v1/cluster/orders/{}/lock", hf_cluster_exchange_order_lock, HF_ROUTE_BODY,
+     HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
+    {"POST", "/v1/cluster/orders/{}/exchange", hf_cluster_exchange_order_finish, HF_ROUTE_BODY,
+     HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
+    {"GET", "/v1/cluster/holds/{}/decision", hf_cluster_exchange_decision, 0, HF_HTTP_BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
 };
 
 const hf_route_table_t hf_handlers_cluster_routes = {routes, sizeof routes / sizeof routes[0], 0};

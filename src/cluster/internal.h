@@ -5,6 +5,7 @@
 #define HF_CLUSTER_INTERNAL_H
 
 #include "cluster/cluster.h"
+#include "cluster/exchange.h"
 #include "cluster/jobs.h"
 #include "lib/map.h"
 #include "net/flat_json.h"
@@ -26,6 +27,13 @@
 #define TAKEOVERS_PER_TICK 64
 /* Jobs the renewal's takeovers may have at once: the rest are left to requests. */
 #define TAKEOVER_JOBS_MAX (HF_CLUSTER_JOBS_MAX / 2)
+
+/* A stale lock whose decision is being asked (exchange_old.c). */
+typedef struct exchange_asking {
+    bool used;
+    struct hf_cluster *cluster;
+    char order_id[HF_SERVER_ID_SIZE + 1], hold_id[HF_SERVER_ID_SIZE + 1];
+} exchange_asking_t;
 
 typedef struct unit_entry {
     char id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
@@ -69,6 +77,11 @@ struct hf_cluster {
     /* The flat reading of a body member that names a unit (routing.c), one request at a
      * time. */
     hf_flat_json_t flat;
+    /* The exchange across two owners (exchange.h): the resolution's timer and the decisions
+     * it is asking. */
+    uv_timer_t resolve_timer;
+    bool resolving;
+    exchange_asking_t asking[HF_EXCHANGE_RESOLVING_MAX];
 };
 
 /* The unit's entry, made when create and there is room (NULL otherwise). */

@@ -78,6 +78,8 @@ struct hf_core {
     struct calendars *calendars;
     /* Exchange holds restored before their old orders (exchange/), NULL when none. */
     struct exchange_waits *exchange_waits;
+    /* Orders locked by exchange holds of other units (exchange/lock.c), NULL when none. */
+    struct order_locks *order_locks;
     /* Allocations of every event (allocation/), NULL in a core that never had one. */
     struct allocations *allocations;
     /* Cancel jobs (job/), NULL until the first cancel. */
@@ -617,6 +619,14 @@ void exchange_restore_versions(hf_core_t *core, uint32_t hold_index);
 void exchange_restore_orders(hf_core_t *core, const char *replaces, const char *replaced_by,
                              uint32_t index);
 void exchange_free(hf_core_t *core);
+/* Order locks (exchange/lock.c, core/locks.h): whether an exchange hold of another unit locks
+ * the order (its cancel and local exchanges are then refused), and their table's end. */
+bool exchange_order_locked(const hf_core_t *core, uint32_t order_index);
+void exchange_locks_free(hf_core_t *core);
+/* The old order of an exchange decided by another unit (its lock ended by the caller): status
+ * exchanged, replaced by new_id (elsewhere), its record, and its inventory given back. */
+void exchange_finish_remote(hf_core_t *core, uint32_t old_index, const char *new_id,
+                            hf_time_ms_t now);
 /* The id of the order at index + 1 (an exchange's link), NULL for 0. */
 static inline const char *exchange_order_id(const hf_core_t *core, uint32_t order_plus_one) {
     return order_plus_one ? core->orders.slots[order_plus_one - 1].id : NULL;

@@ -58,7 +58,9 @@
     /* an allocation as it stands (API.md section 14): set aside, released, or settled */ \
     X(ALLOCATION, 60, allocation, allocation) \
     /* a waitlist entry as it stands (API.md section 14, core/waitlist/) */ \
-    X(WAITLIST, 70, waitlist, waitlist)
+    X(WAITLIST, 70, waitlist, waitlist) \
+    /* an order locked by an exchange hold of another unit, or its lock ended (core/locks.h) */ \
+    X(ORDER_LOCK, 80, order_lock, order_lock)
 
 #define HF_RECORD_KIND_CONSTANT_(KIND, value, name, member) HF_MUTATION_##KIND = (value),
 typedef enum hf_mutation_type { HF_RECORD_KINDS(HF_RECORD_KIND_CONSTANT_) } hf_mutation_type_t;
@@ -396,6 +398,15 @@ typedef struct hf_mutation_allocation {
     int change; /* hf_allocation_change_t */
 } hf_mutation_allocation_t;
 
+/* An order's lock by an exchange hold of another unit (core/locks.h, docs/DESIGN.md "Exchanges
+ * across two owners"): locked, the store keeps one row per locked order; not locked, the row
+ * goes. */
+typedef struct hf_mutation_order_lock {
+    const char *order_id, *event_id; /* event_id: the order's unit (a calendar's id too) */
+    const char *hold_id, *hold_unit; /* the exchange hold and its unit */
+    bool locked;
+} hf_mutation_order_lock_t;
+
 typedef struct hf_mutation {
     hf_mutation_type_t type;
     int64_t at_ms; /* when the change happened */
@@ -426,6 +437,7 @@ typedef struct hf_mutation {
         hf_mutation_allocation_t allocation;
         hf_mutation_job_t job;
         hf_mutation_job_offer_t job_offer;
+        hf_mutation_order_lock_t order_lock;
     } as;
 } hf_mutation_t;
 

@@ -185,7 +185,9 @@ hf_error_t hf_core_cancel(hf_core_t *core, const char *order_id, const char *use
     if (!order) return HF_ERROR_ORDER_NOT_FOUND;
     if (!user_id || !user_has_id(core, order->user, user_id)) return HF_ERROR_NOT_OWNER;
     if (order->status == HF_ORDER_CANCELLED) return HF_OK;
-    if (order->status == HF_ORDER_EXCHANGED) return HF_ERROR_ORDER_NOT_ACTIVE;
+    /* Locked: an exchange of another unit may have replaced it already (core/locks.h). */
+    if (order->status == HF_ORDER_EXCHANGED || exchange_order_locked(core, index))
+        return HF_ERROR_ORDER_NOT_ACTIVE;
     bool paid = order->payment_ref != NO_STRING;
     text_key_t refund_key;
     if (paid && refund_id_taken(core, refund_id, &refund_key)) return HF_ERROR_INVALID_REQUEST;

@@ -163,6 +163,13 @@ static int restore_ticket(void *context, const hf_stored_ticket_t *ticket) {
     return error ? fail(restore, "ticket", ticket->ticket_id, error) : 0;
 }
 
+/* An order's lock by an exchange of another unit (core/locks.h), after its order. */
+static int restore_order_lock(void *context, const hf_stored_order_lock_t *lock) {
+    restore_t *restore = context;
+    hf_core_order_lock_restore(restore->context->core, lock);
+    return 0;
+}
+
 static int restore_waitlist(void *context, const hf_stored_waitlist_t *entry) {
     restore_t *restore = context;
     hf_error_t error = hf_core_restore_waitlist(restore->context->core, entry);
@@ -200,6 +207,7 @@ static hf_store_loader_t restore_loader(restore_t *restore, int64_t now_ms) {
                                .delivery = restore_delivery,
                                .ticket = restore_ticket,
                                .waitlist = restore_waitlist,
+                               .order_lock = restore_order_lock,
                                .driver = restore_driver,
                                .ride = restore_ride,
                                .calendar = restore_calendar,

@@ -418,3 +418,11 @@ void hf_batch_copy_allocation(hf_batch_t *batch, hf_mutation_t *copy) {
         pools[i].pool_id = copy_string(batch, pools[i].pool_id);
     allocation->pools = pools;
 }
+
+void hf_batch_copy_order_lock(hf_batch_t *batch, hf_mutation_t *copy) {
+    hf_mutation_order_lock_t *lock = &copy->as.order_lock;
+    lock->order_id = copy_string(batch, lock->order_id);
+    lock->event_id = copy_string(batch, lock->event_id);
+    lock->hold_id = copy_string(batch, lock->hold_id);
+    lock->hold_unit = copy_string(batch, lock->hold_unit);
+}

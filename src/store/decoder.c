@@ -294,6 +294,15 @@ static int refund_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     return decoder->loader->refund(decoder->loader->context, &refund);
 }
 
+static int order_lock_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
+    hf_stored_order_lock_t lock = {.order_id = text(row, HF_COLUMN_ORDER_LOCK_ORDER_ID),
+                                   .event_id = text(row, HF_COLUMN_ORDER_LOCK_EVENT_ID),
+                                   .hold_id = text(row, HF_COLUMN_ORDER_LOCK_HOLD_ID),
+                                   .hold_unit = text(row, HF_COLUMN_ORDER_LOCK_HOLD_UNIT),
+                                   .locked_at_ms = integer(row, HF_COLUMN_ORDER_LOCK_LOCKED_AT)};
+    return decoder->loader->order_lock(decoder->loader->context, &lock);
+}
+
 static int job_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     hf_stored_job_t job = {.job_id = text(row, HF_COLUMN_JOB_ID),
                            .event_id = text(row, HF_COLUMN_JOB_EVENT_ID),
@@ -439,6 +448,7 @@ static const kind_t KINDS[] = {
     [HF_ROW_DELIVERY] = {"deliveries", HF_COLUMN_DELIVERY_PAYMENT_INTENT_ID, delivery_decode},
     [HF_ROW_TICKET] = {"tickets", HF_COLUMN_TICKET_ID, ticket_decode},
     [HF_ROW_WAITLIST] = {"waitlist", HF_COLUMN_WAITLIST_ID, waitlist_decode},
+    [HF_ROW_ORDER_LOCK] = {"order_locks", HF_COLUMN_ORDER_LOCK_ORDER_ID, order_lock_decode},
     [HF_ROW_DRIVER] = {"drivers", HF_COLUMN_DRIVER_DRIVER_ID, driver_decode},
     [HF_ROW_RIDE] = {"rides", HF_COLUMN_RIDE_ID, ride_decode},
 };
@@ -462,6 +472,7 @@ bool hf_decoder_wants(const hf_store_loader_t *loader, hf_row_kind_t kind) {
     case HF_ROW_DELIVERY: return loader->delivery != NULL;
     case HF_ROW_TICKET: return loader->ticket != NULL;
     case HF_ROW_WAITLIST: return loader->waitlist != NULL;
+    case HF_ROW_ORDER_LOCK: return loader->order_lock != NULL;
     case HF_ROW_DRIVER: return loader->driver != NULL;
     case HF_ROW_RIDE: return loader->ride != NULL;
     case HF_ROW_KIND_COUNT: break;

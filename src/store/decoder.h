@@ -52,6 +52,7 @@ typedef enum hf_row_kind {
     HF_ROW_DELIVERY,
     HF_ROW_TICKET,
     HF_ROW_WAITLIST,
+    HF_ROW_ORDER_LOCK, /* after the orders it locks */
     HF_ROW_DRIVER,
     HF_ROW_RIDE,
     HF_ROW_KIND_COUNT
@@ -235,6 +236,16 @@ enum {
     HF_COLUMN_WAITLIST_JOINED_AT,
     HF_COLUMN_WAITLIST_UPDATED_AT,
     HF_COLUMN_WAITLIST_COUNT,
+};
+
+#define HF_ORDER_LOCK_COLUMNS "order_id, event_id, hold_id, hold_unit, locked_at"
+enum {
+    HF_COLUMN_ORDER_LOCK_ORDER_ID,
+    HF_COLUMN_ORDER_LOCK_EVENT_ID,
+    HF_COLUMN_ORDER_LOCK_HOLD_ID,
+    HF_COLUMN_ORDER_LOCK_HOLD_UNIT,
+    HF_COLUMN_ORDER_LOCK_LOCKED_AT,
+    HF_COLUMN_ORDER_LOCK_COUNT,
 };
 
 #define HF_DRIVER_COLUMNS "fleet_id, driver_id, lat, lng, rating, available"

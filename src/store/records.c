@@ -75,6 +75,10 @@
 #define ROW_JOB UNIT(job.event_id), SUBJECT(job.job_id), HISTORY(job)
 #define ROW_JOB_OFFER UNIT(job_offer.event_id), SUBJECT(job_offer.order_id)
 
+/* An order's lock is its unit's (the old order's), fenced with it; the exchange it serves tells
+ * itself in the history by the orders' own records. */
+#define ROW_ORDER_LOCK UNIT(order_lock.event_id), SUBJECT(order_lock.order_id)
+
 #define ROW(KIND, value, lower, member) \
     [HF_MUTATION_##KIND] = {.name = #KIND, .copy = hf_batch_copy_##member, ROW_##KIND},
 

@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/locks.h"
 #include "core/core.h"
 #include "core/jobs.h"
 #include "lib/histogram.h"
@@ -156,6 +157,8 @@ typedef struct hf_store_loader {
     /* Every waitlist entry, by event and join number, after the tickets (and so after the
      * holds: an offer's hold is held). */
     int (*waitlist)(void *context, const hf_stored_waitlist_t *entry);
+    /* Every order's lock by an exchange hold of another unit (core/locks.h), after the orders. */
+    int (*order_lock)(void *context, const hf_stored_order_lock_t *lock);
 } hf_store_loader_t;
 
 typedef struct hf_store hf_store_t;

@@ -110,6 +110,10 @@ static const sample_t SAMPLES[] = {
                       .status = HF_WAITLIST_OFFERED}},
      "E7",
      "w_1"},
+    /* An order's lock is the old order's unit's. */
+    {{.type = HF_MUTATION_ORDER_LOCK, .as.order_lock = {"ord_1", "E8", "res_2", "E9", true}},
+     "E8",
+     "ord_1"},
     {{.type = HF_MUTATION_CALENDAR_CREATE, .as.calendar_create = {"C1", &calendar}}, "C1", "C1"},
     {{.type = HF_MUTATION_CALENDAR_RESOURCES, .as.calendar_resources = {"C1", RESOURCES, 1, 1}},
      "C1",

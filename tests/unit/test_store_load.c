@@ -777,6 +777,7 @@ static void test_column_lists_follow_the_decoder(void **state) {
         {"SELECT " HF_DELIVERY_COLUMNS " FROM deliveries", HF_COLUMN_DELIVERY_COUNT},
         {"SELECT " HF_TICKET_COLUMNS " FROM tickets", HF_COLUMN_TICKET_COUNT},
         {"SELECT " HF_WAITLIST_COLUMNS " FROM waitlist", HF_COLUMN_WAITLIST_COUNT},
+        {"SELECT " HF_ORDER_LOCK_COLUMNS " FROM order_locks", HF_COLUMN_ORDER_LOCK_COUNT},
         {"SELECT " HF_DRIVER_COLUMNS " FROM drivers", HF_COLUMN_DRIVER_COUNT},
         {"SELECT " HF_RIDE_COLUMNS " FROM rides", HF_COLUMN_RIDE_COUNT},
     };

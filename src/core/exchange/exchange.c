@@ -82,7 +82,7 @@ static void old_order_give_back(hf_core_t *core, uint32_t old_index, const hf_ho
         calendar_order_cancel(core, old_index, now);
         return;
     }
-    bool same_event = hold->target == HF_TARGET_EVENT && hold->event == old->event;
+    bool same_event = hold && hold->target == HF_TARGET_EVENT && hold->event == old->event;
     hf_event_t *event = core->events.slots[old->event];
     const hf_item_t *items = core->items + old->item_offset;
     owner_record(core, old->owner)->sold_units -= exchange_order_units(core, old);
@@ -136,7 +136,8 @@ hf_error_t exchange_commit(hf_core_t *core, uint32_t hold_index, const text_key_
     assert(hold->status == HF_HOLD_HELD && hold->exchange_for != 0);
     uint32_t old_index = hold->exchange_for - 1;
     hf_order_t *old = &core->orders.slots[old_index];
-    if (old->status != HF_ORDER_CONFIRMED) return HF_ERROR_ORDER_NOT_ACTIVE;
+    if (old->status != HF_ORDER_CONFIRMED || exchange_order_locked(core, old_index))
+        return HF_ERROR_ORDER_NOT_ACTIVE;
     int64_t difference = hold->total - old->total;
     if (difference > 0 && (!payment_ref || !*payment_ref)) return HF_ERROR_INVALID_REQUEST;
     bool paid = old->payment_ref != NO_STRING;
@@ -167,6 +168,16 @@ hf_error_t exchange_commit(hf_core_t *core, uint32_t hold_index, const text_key_
 }
 
 uint64_t hf_core_exchanges(const hf_core_t *core) { return core->orders.exchanged; }
+
+void exchange_finish_remote(hf_core_t *core, uint32_t old_index, const char *new_id,
+                            hf_time_ms_t now) {
+    hf_order_t *old = &core->orders.slots[old_index];
+    old->status = HF_ORDER_EXCHANGED;
+    old->replaced_by_elsewhere = string_store(core, new_id, strlen(new_id));
+    record_old_order(core, old_index, new_id, true, hf_core_user_id(core, old->user), now);
+    old_order_give_back(core, old_index, NULL, now);
+    waitlist_settle(core, now);
+}
 
 /* ---- the rebooking offer of a cancel job ---- */
 

@@ -147,6 +147,7 @@ void hf_core_restore_finish(hf_core_t *core) {
 }
 
 void exchange_free(hf_core_t *core) {
+    exchange_locks_free(core);
     struct exchange_waits *waits = core->exchange_waits;
     if (!waits) return;
     hf_map_free(&waits->by_order);

@@ -374,6 +374,16 @@ bool hf_pg_calendar_uses_queue(hf_pg_store_t *store, const char *owner_id, const
 int hf_pg_allocations_prepare(PGconn *connection, char *error, size_t error_size);
 bool hf_pg_allocation_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
 
+/* Order locks (core/locks.h), as SQLite's (store/sqlite/schema.c), and their writes
+ * (locks.c), prepared once on the writer. */
+#define HF_PG_ORDER_LOCK_TABLES \
+    "CREATE TABLE IF NOT EXISTS order_locks(" \
+    "  order_id TEXT PRIMARY KEY, event_id TEXT NOT NULL, hold_id TEXT NOT NULL," \
+    "  hold_unit TEXT NOT NULL, locked_at BIGINT NOT NULL);" \
+    "CREATE INDEX IF NOT EXISTS order_locks_event ON order_locks(event_id);"
+int hf_pg_order_locks_prepare(PGconn *connection, char *error, size_t error_size);
+bool hf_pg_order_lock_queue(hf_pg_store_t *store, const hf_mutation_t *mutation, int32_t tag);
+
 /* Writes a PostgreSQL text array literal of the strings into out: {"a","b"}. Pure. */
 void hf_pg_array_write(hf_buffer_t *out, const char *const *items, size_t count);
 

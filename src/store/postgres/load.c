@@ -73,6 +73,7 @@ static const char *const LOAD_ALL[HF_ROW_KIND_COUNT] = {
     [HF_ROW_DELIVERY] = SELECT_DELIVERIES " ORDER BY seq",
     [HF_ROW_TICKET] = "SELECT " HF_TICKET_COLUMNS " FROM tickets ORDER BY seq",
     [HF_ROW_WAITLIST] = "SELECT " HF_WAITLIST_COLUMNS " FROM waitlist ORDER BY event_id, sequence",
+    [HF_ROW_ORDER_LOCK] = "SELECT " HF_ORDER_LOCK_COLUMNS " FROM order_locks ORDER BY locked_at",
     [HF_ROW_DRIVER] = SELECT_DRIVERS " ORDER BY fleet_id, driver_id",
     [HF_ROW_RIDE] = "SELECT " HF_RIDE_COLUMNS " FROM rides ORDER BY seq",
 };
@@ -115,6 +116,8 @@ static const char *const LOAD_UNIT[HF_ROW_KIND_COUNT] = {
     [HF_ROW_TICKET] = "SELECT " HF_TICKET_COLUMNS " FROM tickets WHERE event_id = $1 ORDER BY seq",
     [HF_ROW_WAITLIST] = "SELECT " HF_WAITLIST_COLUMNS
                         " FROM waitlist WHERE event_id = $1 ORDER BY sequence",
+    [HF_ROW_ORDER_LOCK] = "SELECT " HF_ORDER_LOCK_COLUMNS
+                          " FROM order_locks WHERE event_id = $1 ORDER BY locked_at",
     [HF_ROW_DRIVER] = SELECT_DRIVERS " WHERE fleet_id = $1 ORDER BY driver_id",
     [HF_ROW_RIDE] = "SELECT " HF_RIDE_COLUMNS " FROM rides WHERE fleet_id = $1 ORDER BY seq",
 };

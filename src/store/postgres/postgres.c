@@ -281,7 +281,8 @@ static int writer_connect(hf_pg_store_t *store, char *error, size_t error_size) 
         hf_pg_events_prepare(store->writer, error, error_size) != 0 ||
         hf_pg_jobs_prepare(store->writer, error, error_size) != 0 ||
         hf_pg_calendars_prepare(store->writer, error, error_size) != 0 ||
-        hf_pg_allocations_prepare(store->writer, error, error_size) != 0) {
+        hf_pg_allocations_prepare(store->writer, error, error_size) != 0 ||
+        hf_pg_order_locks_prepare(store->writer, error, error_size) != 0) {
         connection_drop(&store->writer);
         return -1;
     }
@@ -588,6 +589,7 @@ static bool queue_calendar_change(hf_pg_store_t *store, const hf_mutation_t *m, 
 #define queue_driver hf_pg_driver_queue
 #define queue_ride hf_pg_ride_queue
 #define queue_allocation hf_pg_allocation_queue
+#define queue_order_lock hf_pg_order_lock_queue
 
 /* The backend's table of writes: queue_NAME for each kind of the list (core/mutation.h), so a
  * kind without its write here fails to compile. */

@@ -83,7 +83,7 @@ const char hf_pg_schema[] =
     "  pool TEXT, quantity BIGINT NOT NULL, sequence BIGINT NOT NULL, status TEXT NOT NULL,"
     "  hold_id TEXT, joined_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,"
     "  UNIQUE(event_id, sequence));" HF_PG_DISPATCH_TABLES HF_PG_CALENDAR_TABLES HF_PG_JOB_TABLES
-        HF_PG_ALLOCATION_TABLES
+        HF_PG_ALLOCATION_TABLES HF_PG_ORDER_LOCK_TABLES
     /* The units' owners (API.md section 11): times are the database's clock. */
     "CREATE TABLE IF NOT EXISTS nodes("
     "  node_id TEXT PRIMARY KEY, address TEXT, heartbeat_at TIMESTAMPTZ NOT NULL);"

@@ -61,6 +61,8 @@ typedef enum hf_sqlite_statement {
     STATEMENT_JOB_INSERT,     /* cancel jobs (jobs.c) */
     STATEMENT_JOB_UPDATE,
     STATEMENT_JOB_OFFER_PUT,
+    STATEMENT_ORDER_LOCK_PUT, /* order locks (locks.c) */
+    STATEMENT_ORDER_LOCK_DELETE,
     STATEMENT_COUNT
 } hf_sqlite_statement_t;
 
@@ -215,6 +217,14 @@ int hf_sqlite_job_update(hf_sqlite_store_t *store, const hf_mutation_t *mutation
 int hf_sqlite_job_offer_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 /* An allocation whole (API.md section 14), upserted (allocations.c). */
 int hf_sqlite_allocation_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+/* An order's lock (core/locks.h): its row while locked, deleted when it ends (locks.c), with
+ * its statements in sqlite.c's table and its write under the name that table takes. */
+int hf_sqlite_order_lock_write(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
+#define write_order_lock hf_sqlite_order_lock_write
+#define HF_SQLITE_ORDER_LOCK_STATEMENTS \
+    [STATEMENT_ORDER_LOCK_PUT] = "INSERT OR REPLACE INTO order_locks(order_id, event_id," \
+                                 " hold_id, hold_unit, locked_at) VALUES(?1, ?2, ?3, ?4, ?5)", \
+    [STATEMENT_ORDER_LOCK_DELETE] = "DELETE FROM order_locks WHERE order_id = ?1"
 /* A waitlist entry as it stands (API.md section 14), upserted (waitlist.c). */
 int hf_sqlite_waitlist_put(hf_sqlite_store_t *store, const hf_mutation_t *mutation);
 /* The typed rows of a calendar hold's or order's uses (owner: its id). */

@@ -71,6 +71,7 @@ static const char *const LOAD_SQL[HF_ROW_KIND_COUNT] = {
                         " FROM deliveries WHERE received_at >= ?1 ORDER BY seq",
     [HF_ROW_TICKET] = "SELECT " HF_TICKET_COLUMNS " FROM tickets ORDER BY seq",
     [HF_ROW_WAITLIST] = "SELECT " HF_WAITLIST_COLUMNS " FROM waitlist ORDER BY event_id, sequence",
+    [HF_ROW_ORDER_LOCK] = "SELECT " HF_ORDER_LOCK_COLUMNS " FROM order_locks ORDER BY locked_at",
     [HF_ROW_DRIVER] = "SELECT " HF_DRIVER_COLUMNS " FROM drivers ORDER BY fleet_id, driver_id",
     [HF_ROW_RIDE] = "SELECT " HF_RIDE_COLUMNS " FROM rides ORDER BY seq",
 };

@@ -163,6 +163,11 @@ static const char SCHEMA[] =
     "  pool TEXT, quantity INTEGER NOT NULL, sequence INTEGER NOT NULL, status TEXT NOT NULL,"
     "  hold_id TEXT, joined_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
     "  UNIQUE(event_id, sequence));"
+    /* Orders locked by exchange holds of other units (core/locks.h), one row per lock while
+     * it lasts. Made at every open when missing: no lock existed before it. */
+    "CREATE TABLE IF NOT EXISTS order_locks("
+    "  order_id TEXT PRIMARY KEY, event_id TEXT NOT NULL, hold_id TEXT NOT NULL,"
+    "  hold_unit TEXT NOT NULL, locked_at INTEGER NOT NULL);"
     /* A fleet's rides listed in creation order (dispatch.c, hf_sqlite_rides_list): a range
      * scan. Made at every open when missing, so it needs no version of its own. */
     "CREATE INDEX IF NOT EXISTS rides_fleet ON rides(fleet_id, seq);"

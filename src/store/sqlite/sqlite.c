@@ -147,6 +147,7 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
         "INSERT INTO job_offers(job_id, order_id, user_id, reservation_id, status, expires_at)"
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(job_id, order_id) DO UPDATE SET"
         " status = excluded.status",
+    HF_SQLITE_ORDER_LOCK_STATEMENTS,
 };
 
 /* ---- Opening ---- */

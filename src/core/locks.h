@@ -1,0 +1,59 @@
+/* Order locks: the old unit's side of an exchange across two owners (docs/DESIGN.md "Exchanges
+ * across two owners"). An exchange hold of another unit locks its old order here, in one
+ * durable step (HF_MUTATION_ORDER_LOCK), before the hold's unit decides; the lock ends when
+ * this unit finishes the exchange (the order exchanged) or learns the hold was not committed
+ * (the order confirmed again). A locked order still reads confirmed; its cancel and any other
+ * lock or exchange of it answer HF_ERROR_ORDER_NOT_ACTIVE until the lock ends.
+ *
+ * Ownership: the core's; views borrow its strings until the next command. */
+#ifndef HF_CORE_LOCKS_H
+#define HF_CORE_LOCKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+/* Orders locked at once in one core: each is an exchange in flight between two nodes (a round
+ * trip, or a takeover's seconds after a crash), so more means something is stuck; a lock past
+ * them is refused (HF_ERROR_CAPACITY) and the exchange is not made. */
+#define HF_ORDER_LOCKS_MAX 4096
+
+/* Locks order_id for the exchange hold hold_id of unit hold_unit: HF_ERROR_ORDER_NOT_FOUND,
+ * HF_ERROR_ORDER_NOT_ACTIVE (not confirmed, or locked by another hold), HF_ERROR_INVALID_REQUEST
+ * (an id too long), HF_ERROR_CAPACITY; HF_OK once locked (a repeat by the same hold emits
+ * nothing). */
+hf_error_t hf_core_order_lock(hf_core_t *core, const char *order_id, const char *hold_id,
+                              const char *hold_unit, hf_time_ms_t now);
+/* Ends the lock of order_id by hold_id, the order confirmed as before: HF_OK, also when it was
+ * not locked by that hold (nothing emitted then); HF_ERROR_ORDER_NOT_FOUND. */
+hf_error_t hf_core_order_unlock(hf_core_t *core, const char *order_id, const char *hold_id,
+                                hf_time_ms_t now);
+/* The exchange decided by hold_id's unit, finished here: the order locked by hold_id becomes
+ * exchanged, replaced by new_order_id (of another unit), its seats, units and spans are free,
+ * and the lock ends, in one step. HF_OK also for a repeat (already exchanged by new_order_id);
+ * HF_ERROR_ORDER_NOT_ACTIVE when the order is not locked by hold_id; HF_ERROR_ORDER_NOT_FOUND;
+ * HF_ERROR_INVALID_REQUEST for a new_order_id too long. */
+hf_error_t hf_core_order_exchange_finish(hf_core_t *core, const char *order_id, const char *hold_id,
+                                         const char *new_order_id, hf_time_ms_t now);
+
+/* A lock as the resolution reads it. */
+typedef struct hf_order_lock_view {
+    const char *order_id, *hold_id, *hold_unit;
+    hf_time_ms_t locked_at_ms;
+} hf_order_lock_view_t;
+/* Locks held now, and the one at index (< the count). */
+uint32_t hf_core_order_lock_count(const hf_core_t *core);
+hf_order_lock_view_t hf_core_order_lock_at(const hf_core_t *core, uint32_t index);
+/* The hold that locks the order at order_index, or NULL. */
+const char *hf_core_order_locked_by(const hf_core_t *core, uint32_t order_index);
+/* A lock as the store kept it (its row, while locked). */
+typedef struct hf_stored_order_lock {
+    const char *order_id, *event_id, *hold_id, *hold_unit;
+    hf_time_ms_t locked_at_ms;
+} hf_stored_order_lock_t;
+/* A stored lock, loaded after its order (emits nothing); one whose order is not here, or not
+ * confirmed, is dropped. */
+void hf_core_order_lock_restore(hf_core_t *core, const hf_stored_order_lock_t *stored);
+
+#endif

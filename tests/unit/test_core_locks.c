@@ -1,0 +1,142 @@
+/* Unit tests of order locks (core/locks.h, core/exchange/lock.c): the old unit's side of an
+ * exchange across two owners. A lock refuses a cancel, another hold's lock and a local exchange
+ * of the order; it ends by an unlock (the order confirmed as before) or a finish (the order
+ * exchanged, its seats free, one record for the lock's end before the order's); a finish by
+ * another hold is refused; a repeat of either changes nothing; a restored lock is the same. Every
+ * step checks the core's invariants (hf_core_check); the fixture is core_cases.h's. */
+#include "core_cases.h"
+#include "core/locks.h"
+
+static uint32_t order_of(fixture_t *f, const char *user, const char *hold_id, const char *order_id,
+                         const char *const *seats, uint32_t seat_count) {
+    uint32_t index;
+    assert_int_equal(
+        hold(f, user, hold_id, seats, seat_count, NO_POOLS, -1, false, T0, &index, NULL), HF_OK);
+    assert_int_equal(hf_core_commit(f->core, hold_id, user, order_id, NULL, T0, &index), HF_OK);
+    return index;
+}
+
+static const hf_order_t *order_named(fixture_t *f, const char *order_id) {
+    const hf_order_t *order = hf_core_order_find(f->core, order_id, NULL);
+    assert_non_null(order);
+    return order;
+}
+
+static void test_a_lock_refuses_a_cancel_and_other_locks(void **state) {
+    fixture_t *f = *state;
+    uint32_t index = order_of(f, "u1", "res_o", "ord_old", SEATS("FLOOR-A-1"));
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_order_lock(f->core, "ord_old", "res_n", "other", T0 + 1), HF_OK);
+    assert_consistent(f, T0 + 1);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_ORDER_LOCK], 1);
+    assert_string_equal(hf_core_order_locked_by(f->core, index), "res_n");
+    assert_int_equal(order_named(f, "ord_old")->status, HF_ORDER_CONFIRMED);
+    /* The same hold again: nothing more. */
+    assert_int_equal(hf_core_order_lock(f->core, "ord_old", "res_n", "other", T0 + 2), HF_OK);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_ORDER_LOCK], 1);
+    assert_int_equal(hf_core_order_lock(f->core, "ord_old", "res_m", "other", T0 + 2),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    assert_int_equal(hf_core_cancel(f->core, "ord_old", "u1", "ref_1", T0 + 2),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    assert_int_equal(hf_core_order_lock(f->core, "ord_none", "res_n", "other", T0 + 2),
+                     HF_ERROR_ORDER_NOT_FOUND);
+    assert_int_equal(hf_core_order_lock_count(f->core), 1);
+    hf_order_lock_view_t view = hf_core_order_lock_at(f->core, 0);
+    assert_string_equal(view.order_id, "ord_old");
+    assert_string_equal(view.hold_unit, "other");
+    assert_int_equal(view.locked_at_ms, T0 + 1);
+    /* Unlocked by another hold: nothing; by its own: confirmed as before, cancellable. */
+    assert_int_equal(hf_core_order_unlock(f->core, "ord_old", "res_m", T0 + 3), HF_OK);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_ORDER_LOCK], 1);
+    assert_int_equal(hf_core_order_unlock(f->core, "ord_old", "res_n", T0 + 3), HF_OK);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_ORDER_LOCK], 2);
+    assert_null(hf_core_order_locked_by(f->core, index));
+    assert_int_equal(hf_core_cancel(f->core, "ord_old", "u1", "ref_1", T0 + 4), HF_OK);
+    assert_consistent(f, T0 + 4);
+    assert_int_equal(hf_core_order_lock(f->core, "ord_old", "res_n", "other", T0 + 5),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+}
+
+static void test_a_local_exchange_of_a_locked_order_is_refused(void **state) {
+    fixture_t *f = *state;
+    order_of(f, "u1", "res_o", "ord_old", SEATS("FLOOR-A-1"));
+    hf_hold_request_t request = {.event_id = "show",
+                                 .user_id = "u1",
+                                 .hold_id = "res_x",
+                                 .seat_ids = SEATS("FLOOR-A-2"),
+                                 .ttl_ms = -1,
+                                 .exchange_for = "ord_old"};
+    uint32_t index;
+    assert_int_equal(fx_hold(f->core, &request, T0, &index, NULL), HF_OK);
+    assert_int_equal(hf_core_order_lock(f->core, "ord_old", "res_n", "other", T0 + 1), HF_OK);
+    assert_int_equal(
+        hf_core_commit_refunding(f->core, "res_x", "u1", "ord_x", NULL, "ref_x", T0 + 2, &index),
+        HF_ERROR_ORDER_NOT_ACTIVE);
+    assert_consistent(f, T0 + 2);
+    assert_int_equal(order_named(f, "ord_old")->status, HF_ORDER_CONFIRMED);
+}
+
+static void test_a_finish_exchanges_the_order_and_frees_its_seats(void **state) {
+    fixture_t *f = *state;
+    uint32_t index = order_of(f, "u1", "res_o", "ord_old", SEATS("FLOOR-A-1", "FLOOR-A-2"));
+    assert_int_equal(hf_core_order_lock(f->core, "ord_old", "res_n", "other", T0 + 1), HF_OK);
+    assert_int_equal(hf_core_order_exchange_finish(f->core, "ord_old", "res_m", "ord_new", T0 + 2),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_order_exchange_finish(f->core, "ord_old", "res_n", "ord_new", T0 + 2),
+                     HF_OK);
+    assert_consistent(f, T0 + 2);
+    /* The lock's end first, then the order's record. */
+    assert_true(f->sink.count >= 2);
+    assert_int_equal(f->sink.records[0].type, HF_MUTATION_ORDER_LOCK);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_ORDER_UPDATE], 1);
+    const hf_order_t *old = order_named(f, "ord_old");
+    assert_int_equal(old->status, HF_ORDER_EXCHANGED);
+    assert_string_equal(hf_core_string(f->core, old->replaced_by_elsewhere), "ord_new");
+    assert_null(hf_core_order_locked_by(f->core, index));
+    const hf_event_t *event = hf_core_event(f->core, "show", NULL);
+    assert_int_equal(event->seats[0].status, HF_SEAT_AVAILABLE);
+    assert_int_equal(event->seats[1].status, HF_SEAT_AVAILABLE);
+    /* A repeat answers the same and changes nothing. */
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_order_exchange_finish(f->core, "ord_old", "res_n", "ord_new", T0 + 3),
+                     HF_OK);
+    assert_int_equal(f->sink.total, 0);
+    assert_int_equal(hf_core_order_exchange_finish(f->core, "ord_old", "res_n", "ord_else", T0 + 3),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    /* Free for anyone now. */
+    assert_int_equal(
+        hold(f, "u2", "res_2", SEATS("FLOOR-A-1"), NO_POOLS, -1, false, T0 + 4, &index, NULL),
+        HF_OK);
+    assert_consistent(f, T0 + 4);
+}
+
+static void test_a_restored_lock_refuses_as_before(void **state) {
+    fixture_t *f = *state;
+    uint32_t index = order_of(f, "u1", "res_o", "ord_old", SEATS("FLOOR-A-1"));
+    hf_stored_order_lock_t stored = {"ord_old", "show", "res_n", "other", T0 - 5000};
+    hf_core_order_lock_restore(f->core, &stored);
+    /* Twice, or for an order not here: nothing more. */
+    hf_core_order_lock_restore(f->core, &stored);
+    stored.order_id = "ord_none";
+    hf_core_order_lock_restore(f->core, &stored);
+    assert_int_equal(hf_core_order_lock_count(f->core), 1);
+    assert_string_equal(hf_core_order_locked_by(f->core, index), "res_n");
+    assert_int_equal(hf_core_order_lock_at(f->core, 0).locked_at_ms, T0 - 5000);
+    assert_int_equal(hf_core_cancel(f->core, "ord_old", "u1", "ref_1", T0 + 1),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    assert_consistent(f, T0 + 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_a_lock_refuses_a_cancel_and_other_locks, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_local_exchange_of_a_locked_order_is_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_finish_exchanges_the_order_and_frees_its_seats,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_restored_lock_refuses_as_before, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("core_locks", tests, NULL, NULL);
+}
