@@ -12,3 +12,12 @@ void hf_render_exchange(hf_json_t *json, const hf_core_t *core, const char *orde
     HF_JSON_KEY(json, "difference");
     hf_json_int(json, total - old->total);
 }
+
+void hf_render_exchange_elsewhere(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold) {
+    HF_JSON_KEY(json, "exchange_for");
+    hf_json_string(json, hf_core_string(core, hold->exchange_elsewhere - 1));
+    /* Known once read or locked (a restored hold's is not until its commit). */
+    if (!hold->exchange_elsewhere_known) return;
+    HF_JSON_KEY(json, "difference");
+    hf_json_int(json, hold->total - hold->exchange_elsewhere_total);
+}

@@ -13,5 +13,7 @@
  * node's). */
 void hf_render_exchange(hf_json_t *json, const hf_core_t *core, const char *order_id,
                         int64_t total);
+/* The same of a remote exchange hold (core/locks.h): its old order another unit's. */
+void hf_render_exchange_elsewhere(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hold);
 
 #endif

@@ -1,4 +1,6 @@
 /* Handlers of holds, orders and bookings (holds.h). */
+#include "cluster/exchange.h"
+#include "core/locks.h"
 #include "api/holds.h"
 
 #include <stddef.h>
@@ -156,6 +158,12 @@ static void handle_hold_create(hf_request_t *request) {
     memset(detail, 0, offsetof(hf_error_detail_t, items));
     uint32_t hold_index;
     hf_error_t error = hf_core_hold(core, &hold_request, request->now_ms, &hold_index, detail);
+    /* The old order is another unit's, as its owner read it (cluster/exchange.h). */
+    hf_remote_order_t remote;
+    if (error == HF_ERROR_ORDER_NOT_FOUND && hold_request.exchange_for &&
+        hf_cluster_exchange_read(request->context->cluster, hold_request.exchange_for, &remote))
+        error = hf_core_hold_remote_exchange(core, &hold_request, &remote, request->now_ms,
+                                             &hold_index, detail);
     if (error) {
         if (error == HF_ERROR_SEATS_UNAVAILABLE) rest_on_seats(request, detail);
         hf_fields_source_t source = {HF_FIELDS_HOLD, NULL, &hold_request};
@@ -257,6 +265,8 @@ static void reply_already_confirmed(hf_request_t *request, uint32_t order_index,
  * its commit without payment_ref was refused. */
 static bool exchange_unpaid(const hf_core_t *core, uint32_t hold_index) {
     const hf_hold_t *hold = hf_core_hold_at(core, hold_index);
+    if (hold && hold->exchange_elsewhere && hold->status == HF_HOLD_HELD)
+        return hold->exchange_elsewhere_known && hold->total > hold->exchange_elsewhere_total;
     if (!hold || !hold->exchange_for || hold->status != HF_HOLD_HELD) return false;
     return hold->total > hf_core_order_at(core, hold->exchange_for - 1)->total;
 }
@@ -273,9 +283,16 @@ static void handle_hold_commit(hf_request_t *request) {
     /* The refund an exchange to a cheaper order owes (API.md section 13), used only then. */
     hf_context_id_make(request->context, "ref_", refund_id);
     uint32_t order_index;
-    hf_error_t error = hf_core_commit_refunding(request->core, request->params[0], user_id,
-                                                order_id, payment_ref, refund_id, request->now_ms,
-                                                &order_index);
+    /* A remote exchange hold's commit is the exchange's decision, once its old order's owner
+     * locked the order for it (cluster/exchange.h); without that lock it changes nothing. */
+    hf_remote_order_t locked;
+    hf_error_t error =
+        hf_cluster_exchange_locked(request->context->cluster, request->params[0], &locked)
+            ? hf_core_commit_remote_exchange(request->core, request->params[0], user_id, order_id,
+                                             payment_ref, refund_id, &locked, request->now_ms,
+                                             &order_index)
+            : hf_core_commit_refunding(request->core, request->params[0], user_id, order_id,
+                                       payment_ref, refund_id, request->now_ms, &order_index);
     if (error == HF_ERROR_ALREADY_CONFIRMED)
         reply_already_confirmed(request, order_index, payment_ref);
     else if (error == HF_ERROR_INVALID_REQUEST && exchange_unpaid(request->core, index))
@@ -553,8 +570,8 @@ static void handle_booking_create(hf_request_t *request) {
 
 static const hf_route_t routes[] = {
     {"POST", "/v1/events/{}/holds", handle_hold_create,
-     CREATES | HF_ROUTE_FLAT | HF_ROUTE_ADMISSION | HF_ROUTE_BUYER, BODY_SIZE_MAX,
-     HF_ROUTE_UNIT_IN_PATH(0)},
+     CREATES | HF_ROUTE_FLAT | HF_ROUTE_ADMISSION | HF_ROUTE_BUYER | HF_ROUTE_EXCHANGE,
+     BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
     {"POST", "/v1/events/{}/bookings", handle_booking_create, CREATES | HF_ROUTE_ADMISSION,
      BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
     {"GET", "/v1/holds/{}", handle_hold_get, HF_ROUTE_BUYER, BODY_SIZE_MAX,
@@ -563,7 +580,8 @@ static const hf_route_t routes[] = {
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
     {"POST", "/v1/holds/{}/release", handle_hold_release, FLAT_BODY | HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
-    {"POST", "/v1/holds/{}/commit", handle_hold_commit, FLAT_BODY | HF_ROUTE_BUYER, BODY_SIZE_MAX,
+    {"POST", "/v1/holds/{}/commit", handle_hold_commit,
+     FLAT_BODY | HF_ROUTE_BUYER | HF_ROUTE_EXCHANGE, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
     {"GET", "/v1/orders/{}", handle_order_get, HF_ROUTE_BUYER, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},

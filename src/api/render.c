@@ -250,6 +250,7 @@ void hf_render_hold(hf_json_t *json, const hf_core_t *core, const hf_hold_t *hol
     if (hold->exchange_for)
         hf_render_exchange(json, core, hf_core_order_at(core, hold->exchange_for - 1)->id,
                            hold->total);
+    else if (hold->exchange_elsewhere) hf_render_exchange_elsewhere(json, core, hold);
     allocation_write(json, hf_core_allocation_id(core, hold->allocation));
     const char *waitlist_id = hf_core_hold_waitlist_id(core,
                                                        (uint32_t)(hold - hf_core_hold_at(core, 0)));

@@ -102,6 +102,7 @@ static bool unit_take(hf_cluster_t *cluster, unit_entry_t *entry) {
 static void rebuild(hf_cluster_t *cluster) {
     hf_context_t *context = cluster->context;
     cluster->rebuild_pending = false;
+    cluster->rebuilds++;
     /* Nothing in flight: whatever waits past the durable sequence waits on the open batch,
      * which is dropped with the core it came from. */
     if (cluster->http) hf_http_server_fail_pending(cluster->http, context->durable_sequence);

@@ -30,6 +30,10 @@ struct hf_cluster;
 #define HF_EXCHANGE_RESOLVE_EVERY_MS 1000
 /* Decisions asked at once: the rest wait for the next period. */
 #define HF_EXCHANGE_RESOLVING_MAX 64
+/* Requests parked on an internal call of the exchange at once (a hold reading its old order,
+ * a commit locking it, then waiting for its decision and finish): more are served as they are
+ * (a hold: 404 order_not_found; a commit: 409 order_not_active, nothing changed). */
+#define HF_EXCHANGE_PENDING_MAX 256
 
 void hf_cluster_exchange_order_get(hf_request_t *request);
 void hf_cluster_exchange_order_lock(hf_request_t *request);
@@ -42,5 +46,19 @@ void hf_cluster_exchange_stop(struct hf_cluster *cluster);
 
 /* Whether a commit of hold_id is between its lock and its decision's durable batch here. */
 bool hf_cluster_exchange_in_flight(const struct hf_cluster *cluster, const char *hold_id);
+
+/* The routing's hook (routing.c), for a route flagged HF_ROUTE_EXCHANGE served here: true when
+ * the request was parked on a call (a hold of another unit's order, a remote exchange hold's
+ * commit); false to serve it now. */
+bool hf_cluster_exchange_route(struct hf_cluster *cluster, hf_request_t *request);
+
+/* For the handlers, during the pass that follows the call (false at any other time): the old
+ * order as its owner read it for a hold (exchange_for order_id), or as it locked it for the
+ * commit of hold_id. Pointers borrowed for the pass. */
+struct hf_remote_order;
+bool hf_cluster_exchange_read(const struct hf_cluster *cluster, const char *order_id,
+                              struct hf_remote_order *remote);
+bool hf_cluster_exchange_locked(const struct hf_cluster *cluster, const char *hold_id,
+                                struct hf_remote_order *remote);
 
 #endif

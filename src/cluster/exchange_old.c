@@ -235,10 +235,12 @@ void hf_cluster_exchange_start(hf_cluster_t *cluster) {
     uv_timer_start(&cluster->resolve_timer, on_resolve_timer, HF_EXCHANGE_RESOLVE_EVERY_MS,
                    HF_EXCHANGE_RESOLVE_EVERY_MS);
     cluster->resolving = true;
+    hf_cluster_exchange_watch(cluster);
 }
 
 void hf_cluster_exchange_stop(hf_cluster_t *cluster) {
     if (!cluster->resolving) return;
     cluster->resolving = false;
     uv_close((uv_handle_t *)&cluster->resolve_timer, NULL);
+    hf_cluster_exchange_unwatch(cluster);
 }

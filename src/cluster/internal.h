@@ -28,6 +28,28 @@
 /* Jobs the renewal's takeovers may have at once: the rest are left to requests. */
 #define TAKEOVER_JOBS_MAX (HF_CLUSTER_JOBS_MAX / 2)
 
+typedef enum pending_kind { PENDING_READ, PENDING_COMMIT } pending_kind_t;
+
+/* A request parked on its internal call (exchange_new.c), and what the call answered. */
+typedef struct exchange_pending {
+    bool used;
+    pending_kind_t kind;
+    hf_cluster_t *cluster;
+    hf_http_deferred_t deferred;
+    hf_cluster_parked_t *parked;
+    char unit[HF_CLUSTER_UNIT_SIZE_MAX + 1];
+    char hold_id[HF_SERVER_ID_SIZE + 1], order_id[HF_ID_SIZE_MAX + 1];
+    /* The old order as its owner answered: found (a read), locked for this hold (a commit). */
+    bool granted;
+    char user_id[HF_USER_ID_SIZE_MAX + 1], payment_ref[HF_PAYMENT_REF_SIZE_MAX + 1];
+    bool paid, confirmed;
+    int64_t total;
+    /* A commit decided: the batch its answer waits for, the new order, the rebuilds then. */
+    bool deciding, finishing;
+    uint64_t sequence, rebuilds;
+    char new_order[HF_SERVER_ID_SIZE + 1];
+} exchange_pending_t;
+
 /* A stale lock whose decision is being asked (exchange_old.c). */
 typedef struct exchange_asking {
     bool used;
@@ -82,10 +104,21 @@ struct hf_cluster {
     uv_timer_t resolve_timer;
     bool resolving;
     exchange_asking_t asking[HF_EXCHANGE_RESOLVING_MAX];
+    /* Requests parked on their calls (exchange_new.c), the one whose handler runs now, the
+     * check that finishes decided commits, and the rebuilds so far (a decision's batch lost
+     * with one is answered 503). */
+    exchange_pending_t pending[HF_EXCHANGE_PENDING_MAX];
+    const exchange_pending_t *exchange_current;
+    uv_check_t exchange_watch;
+    uint64_t rebuilds;
 };
 
 /* The unit's entry, made when create and there is room (NULL otherwise). */
 unit_entry_t *hf_cluster_unit_get(hf_cluster_t *cluster, const char *unit, bool create);
+
+/* The exchange's check handle (exchange_new.c), started and closed with the resolution. */
+void hf_cluster_exchange_watch(hf_cluster_t *cluster);
+void hf_cluster_exchange_unwatch(hf_cluster_t *cluster);
 
 /* The live owner's address (another node's), from the view (the renewal's, or a job's if
  * fresher), or NULL: none, or this node (routing.c). */

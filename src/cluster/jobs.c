@@ -109,18 +109,19 @@ static size_t text_copy(char *to, const char *from, size_t length) {
     return length + 1;
 }
 
-static parked_t *parked_copy(const hf_http_request_t *http) {
-    size_t size = sizeof(parked_t) + http->header_count * sizeof(hf_http_header_t) +
-                  strlen(http->method) + strlen(http->path) + strlen(http->query) +
-                  http->body_length + 4;
+/* The bytes a copy of http takes after its head: the headers' array, then the texts. */
+static size_t request_extra(const hf_http_request_t *http) {
+    size_t size = http->header_count * sizeof(hf_http_header_t) + strlen(http->method) +
+                  strlen(http->path) + strlen(http->query) + http->body_length + 4;
     for (size_t i = 0; i < http->header_count; i++)
         size += http->headers[i].name_length + http->headers[i].value_length + 2;
-    parked_t *parked = malloc(size);
-    if (!parked) abort();
-    hf_http_header_t *headers = (hf_http_header_t *)(parked + 1);
+    return size;
+}
+
+/* Copies http into copy, its headers and texts into extra (request_extra's bytes). */
+static void request_copy(hf_http_request_t *copy, void *extra, const hf_http_request_t *http) {
+    hf_http_header_t *headers = extra;
     char *text = (char *)(headers + http->header_count);
-    parked->next = NULL;
-    hf_http_request_t *copy = &parked->request.http;
     *copy = (hf_http_request_t){.headers = headers, .header_count = http->header_count};
     copy->method = text;
     text += text_copy(text, http->method, strlen(http->method));
@@ -139,6 +140,21 @@ static parked_t *parked_copy(const hf_http_request_t *http) {
         headers[i].value_length = header->value_length;
         text += text_copy(text, header->value, header->value_length);
     }
+}
+
+static parked_t *parked_copy(const hf_http_request_t *http) {
+    parked_t *parked = malloc(sizeof(parked_t) + request_extra(http));
+    if (!parked) abort();
+    parked->next = NULL;
+    request_copy(&parked->request.http, parked + 1, http);
+    return parked;
+}
+
+hf_cluster_parked_t *hf_cluster_parked_new(const hf_http_request_t *http, const hf_route_t *route) {
+    hf_cluster_parked_t *parked = malloc(sizeof *parked + request_extra(http));
+    if (!parked) abort();
+    request_copy(&parked->http, parked + 1, http);
+    parked->route = route;
     return parked;
 }
 

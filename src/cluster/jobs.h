@@ -65,6 +65,10 @@ typedef struct hf_cluster_parked {
     const hf_route_t *route;
 } hf_cluster_parked_t;
 
+/* A copy of http on route, for a request parked on something else than a job (an internal
+ * call, exchange.h): one allocation, freed with free(). */
+hf_cluster_parked_t *hf_cluster_parked_new(const hf_http_request_t *http, const hf_route_t *route);
+
 /* What a parked request goes on with once its job is done, on the loop: resume(state, job,
  * parked, response), response its answer reopened (hf_http_deferred_reopen), written or
  * deferred again by resume; both borrowed for the call. */

@@ -241,7 +241,9 @@ void record_hold_created(hf_core_t *core, uint32_t hold_index, const char *user_
                            .total = hold->total,
                            .expires_at_ms = hold->expires_at_ms,
                            .status = HF_HOLD_HELD,
-                           .exchange_for = exchange_order_id(core, hold->exchange_for)}};
+                           .exchange_for = hold->exchange_for
+                                               ? exchange_order_id(core, hold->exchange_for)
+                                               : exchange_elsewhere_id(core, hold)}};
     emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }
@@ -304,7 +306,9 @@ void record_order_created(hf_core_t *core, uint32_t order_index) {
                                               order->pool_count, order->allocation),
                             .total = order->total,
                             .status = HF_ORDER_CONFIRMED,
-                            .replaces = exchange_order_id(core, order->replaces)}};
+                            .replaces = order->replaces
+                                            ? exchange_order_id(core, order->replaces)
+                                            : hf_core_string(core, order->replaces_elsewhere)}};
     emit(core, &created);
     const hf_item_t *items = core->items + order->item_offset;
     for (uint32_t i = 0; i < order->seat_count + order->pool_count; i++)

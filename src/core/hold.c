@@ -461,6 +461,7 @@ hf_error_t hf_core_hold(hf_core_t *core, const hf_hold_request_t *request, hf_ti
     uint32_t index = hold_allocate(core, request, &keys.hold_id, event_index, &user);
     hf_hold_t *hold = hold_of(core, index);
     hold->exchange_for = exchange;
+    hold->exchange_elsewhere = core->scratch.exchange_elsewhere;
     hold->status = HF_HOLD_HELD;
     hold->created_at_ms = now;
     hold->expires_at_ms = now + (request->ttl_ms < 0 ? event->hold_ttl_ms : request->ttl_ms);

@@ -61,6 +61,9 @@ typedef struct hold_scratch {
     /* An exchange hold's old order on the same event (order index + 1, else 0): its seats
      * and units count as free for the checks. */
     uint32_t exchange_order;
+    /* A remote exchange hold's old order (exchange/remote.c: its id's offset + 1, else 0),
+     * set around the hf_core_hold that places it. */
+    uint32_t exchange_elsewhere;
     /* The allocation the request names (index + 1), else 0: only its inventory is free for
      * the checks, and only the public's when 0. */
     uint32_t allocation;

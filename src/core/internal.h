@@ -627,6 +627,10 @@ void exchange_locks_free(hf_core_t *core);
  * exchanged, replaced by new_id (elsewhere), its record, and its inventory given back. */
 void exchange_finish_remote(hf_core_t *core, uint32_t old_index, const char *new_id,
                             hf_time_ms_t now);
+/* The id of a remote exchange hold's old order (exchange/remote.c), NULL for any other. */
+static inline const char *exchange_elsewhere_id(const hf_core_t *core, const hf_hold_t *hold) {
+    return hold->exchange_elsewhere ? hf_core_string(core, hold->exchange_elsewhere - 1) : NULL;
+}
 /* The id of the order at index + 1 (an exchange's link), NULL for 0. */
 static inline const char *exchange_order_id(const hf_core_t *core, uint32_t order_plus_one) {
     return order_plus_one ? core->orders.slots[order_plus_one - 1].id : NULL;

@@ -56,4 +56,37 @@ typedef struct hf_stored_order_lock {
  * confirmed, is dropped. */
 void hf_core_order_lock_restore(hf_core_t *core, const hf_stored_order_lock_t *stored);
 
+/* ---- the new unit's side: exchange holds whose old order is another unit's ----
+ *
+ * Such a hold (a remote exchange hold) names its old order by id only, as read from the old
+ * unit's owner (status, user, total); it keeps nothing of it (the units differ). Its commit
+ * runs only once that owner locked the order for it (the caller's word: the lock's answer),
+ * and is the exchange's decision: the hold confirmed, the new order replacing the remote one,
+ * a refund of a negative difference against the old order's payment. Any other commit of it
+ * (one without a lock) answers HF_ERROR_ORDER_NOT_ACTIVE. */
+
+/* The old order as its owner answered (borrowed). */
+typedef struct hf_remote_order {
+    const char *order_id, *user_id, *payment_ref; /* payment_ref NULL: not paid */
+    int64_t total;
+    bool confirmed;
+} hf_remote_order_t;
+/* Places request (its exchange_for names old's order) as a remote exchange hold: as
+ * hf_core_hold, with HF_ERROR_NOT_OWNER when old is not user_id's and
+ * HF_ERROR_ORDER_NOT_ACTIVE when it is not confirmed. */
+hf_error_t hf_core_hold_remote_exchange(hf_core_t *core, const hf_hold_request_t *request,
+                                        const hf_remote_order_t *old, hf_time_ms_t now,
+                                        uint32_t *hold_index, hf_error_detail_t *detail);
+/* The old order's id of the remote exchange hold hold_id, or NULL for any other hold;
+ * *total the old order's total when known (read when placed; a restored hold knows none until
+ * its commit's lock says it), *known whether it is. */
+const char *hf_core_remote_exchange_of(const hf_core_t *core, const char *hold_id, int64_t *total,
+                                       bool *known);
+/* The decision: commits the held remote exchange hold hold_id with old as locked for it
+ * (old->order_id its own old order), as hf_core_commit_refunding does an exchange. */
+hf_error_t hf_core_commit_remote_exchange(hf_core_t *core, const char *hold_id, const char *user_id,
+                                          const char *order_id, const char *payment_ref,
+                                          const char *refund_id, const hf_remote_order_t *old,
+                                          hf_time_ms_t now, uint32_t *order_index);
+
 #endif

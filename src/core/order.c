@@ -111,6 +111,8 @@ hf_error_t hf_core_commit_refunding(hf_core_t *core, const char *hold_id, const 
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
     text_key_t order_key, refund_key;
     if (order_id_taken(core, order_id, &order_key)) return HF_ERROR_INVALID_REQUEST;
+    /* A remote exchange commits only as its decision, once its old order is locked. */
+    if (hold->exchange_elsewhere) return HF_ERROR_ORDER_NOT_ACTIVE;
     if (hold->exchange_for) {
         bool refunding = refund_id && !refund_id_taken(core, refund_id, &refund_key);
         return exchange_commit(core, index, &order_key, payment_ref, refunding ? &refund_key : NULL,
@@ -146,6 +148,8 @@ uint32_t order_from_hold(hf_core_t *core, uint32_t hold_index, const text_key_t 
         record->payment_ref = string_store(core, payment_ref, strlen(payment_ref));
     hold->order = order + 1;
     record->replaces = hold->exchange_for;
+    /* A remote exchange's new order replaces an order of another unit (core/locks.h). */
+    if (hold->exchange_elsewhere) record->replaces_elsewhere = hold->exchange_elsewhere - 1;
     record_order_created(core, order);
     record_hold_updated(core, hold_index, now, user_id);
     order_take(core, order, now, true);

@@ -44,6 +44,9 @@ enum {
      * request's acting_user); without this flag a user token is answered 403 forbidden, and
      * only the API key passes. */
     HF_ROUTE_BUYER = 512,
+    /* A hold with exchange_for, or a hold's commit: with several nodes the old order may be
+     * another unit's, which the cluster asks first (cluster/exchange.h). */
+    HF_ROUTE_EXCHANGE = 1024,
 };
 
 /* Where the text that names a request's unit comes from (the event, fleet or records of no

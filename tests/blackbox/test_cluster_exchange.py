@@ -199,3 +199,87 @@ def test_a_lock_on_one_node_outlives_a_restart_and_is_resolved():
     logs = restarted.stderr_text() + restarted.stdout_text()
     check("exchange lock resolved" in logs and order_id in logs,
           "the restarted node loaded the lock and resolved it")
+
+
+def two_owners(a, b):
+    """An event owned by A with a paid order of a user on a FLOOR seat (45000), and an event
+    owned by B: (old event, new event, user, old order id)."""
+    client_a, client_b = a.client(), b.client()
+    old_event, new_event = uid("ev"), uid("ev")
+    created = expect(client_a.post("/v1/events", {"id": old_event, "sections": [
+        {"id": "FLOOR", "price": 45000, "rows": [{"id": "A", "seats": 10}]}]}), 201,
+        what="the old event on A")
+    check_equal(created.get("id", old_event), old_event, "the old event")
+    expect(client_b.post("/v1/events", {"id": new_event, "sections": [
+        {"id": "BALC", "price": 12000, "rows": [{"id": "A", "seats": 10}]},
+        {"id": "VIP", "price": 90000, "rows": [{"id": "A", "seats": 10}]}]}), 201,
+        what="the new event on B")
+    user_id = user()
+    order_id = order_on(client_a, old_event, user_id, ["FLOOR-A-1"])
+    return old_event, new_event, user_id, order_id
+
+
+def test_an_exchange_across_two_owners():
+    a, b = nodes(2)
+    client_a, client_b = a.client(), b.client()
+    old_event, new_event, user_id, order_id = two_owners(a, b)
+    # Through A, which forwards the hold to B, the new event's owner, which reads the order.
+    held = client_a.post("/v1/events/%s/holds" % new_event,
+                         {"user_id": user_id, "seats": ["BALC-A-1"], "exchange_for": order_id})
+    document = expect(held, 201, what="the exchange hold of another owner's order")
+    check_equal(held.header("holdfast-node"), "B", "placed by the new event's owner")
+    check_equal((document["exchange_for"], document["difference"]), (order_id, 12000 - 45000),
+                "the hold names the old order and the difference")
+    expect(client_b.post("/v1/events/%s/holds" % new_event,
+                         {"user_id": user(), "seats": ["BALC-A-2"], "exchange_for": order_id}),
+           403, "not_owner", what="another user's exchange")
+    expect(client_b.post("/v1/events/%s/holds" % new_event,
+                         {"user_id": user_id, "seats": ["BALC-A-2"],
+                          "exchange_for": "ord_" + "9" * 36}),
+           404, "order_not_found", what="an order no unit has")
+    hold_id = document["reservation_id"]
+    committed = client_a.post("/v1/holds/%s/commit" % hold_id, {"user_id": user_id})
+    new = expect(committed, 200, what="the commit through A")
+    check_equal((new["status"], new.get("replaces")), ("confirmed", order_id),
+                "the new order replaces the old")
+    old = expect(client_b.get("/v1/orders/%s" % order_id), 200, what="the old order")
+    check_equal((old["status"], old.get("replaced_by")), ("exchanged", new["order_id"]),
+                "the old order exchanged")
+    check_equal(expect(client_a.get("/v1/cluster/orders/%s" % order_id), 200,
+                       what="the old order's lock")["locked_by"], None, "the lock ended")
+    decision = expect(client_a.get("/v1/cluster/holds/%s/decision" % hold_id), 200,
+                      what="the decision")
+    check_equal((decision["decision"], decision["order_id"]), ("committed", new["order_id"]),
+                "the decision")
+    refunds = [r for r in expect(client_a.get("/v1/refunds?limit=1000"), 200)["refunds"]
+               if r["reservation_id"] == hold_id]
+    check_equal([(r["reason"], r["amount"], r["status"]) for r in refunds],
+                [("exchange", 45000 - 12000, "pending")], "the refund of the difference")
+    expect(client_b.post("/v1/events/%s/holds" % old_event,
+                         {"user_id": user(), "seats": ["FLOOR-A-1"]}), 201,
+           what="the old order's seat is free")
+    again = client_b.post("/v1/holds/%s/commit" % hold_id, {"user_id": user_id})
+    check_equal((again.status, again.json.get("order_id")), (200, new["order_id"]),
+                "a second commit answers the new order")
+
+
+def test_a_positive_difference_needs_a_payment_and_a_cancelled_order_refuses():
+    a, b = nodes(2)
+    client_b = b.client()
+    _, new_event, user_id, order_id = two_owners(a, b)
+    held = expect(client_b.post("/v1/events/%s/holds" % new_event,
+                                {"user_id": user_id, "seats": ["VIP-A-1"],
+                                 "exchange_for": order_id}), 201, what="a dearer exchange")
+    check_equal(held["difference"], 90000 - 45000, "the difference")
+    hold_id = held["reservation_id"]
+    expect(client_b.post("/v1/holds/%s/commit" % hold_id, {"user_id": user_id}), 400,
+           "invalid_request", field="payment_ref", what="no payment for the difference")
+    # The refused commit is in flight no more: its lock is resolved not committed.
+    read = wait_unlocked(client_b, order_id, RESOLVED_LIMIT_S)
+    check_equal(read["status"], "confirmed", "the old order as it was")
+    expect(cancel(client_b, order_id, user_id), 200, what="the old order cancelled meanwhile")
+    expect(client_b.post("/v1/holds/%s/commit" % hold_id,
+                         {"user_id": user_id, "payment_ref": uid("pi")}), 409,
+           "order_not_active", what="the commit of a cancelled order's exchange")
+    check_equal(expect(client_b.get("/v1/holds/%s" % hold_id), 200, what="the hold")["status"],
+                "held", "the hold stays")

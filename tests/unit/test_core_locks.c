@@ -128,6 +128,65 @@ static void test_a_restored_lock_refuses_as_before(void **state) {
     assert_consistent(f, T0 + 1);
 }
 
+/* The new unit's side: a hold of another unit's order, its commit refused without the lock,
+ * and the decision with it (a refund of the negative difference, the records naming the old
+ * order). */
+static void test_a_remote_exchange_hold_and_its_decision(void **state) {
+    fixture_t *f = *state;
+    hf_hold_request_t request = {.event_id = "show",
+                                 .user_id = "u1",
+                                 .hold_id = "res_x",
+                                 .seat_ids = SEATS("BALC-A-1"),
+                                 .ttl_ms = -1,
+                                 .exchange_for = "ord_far"};
+    hf_remote_order_t old = {"ord_far", "u2", "pi_far", FLOOR_PRICE, true};
+    uint32_t index;
+    assert_int_equal(hf_core_hold_remote_exchange(f->core, &request, &old, T0, &index, NULL),
+                     HF_ERROR_NOT_OWNER);
+    old.user_id = "u1";
+    old.confirmed = false;
+    assert_int_equal(hf_core_hold_remote_exchange(f->core, &request, &old, T0, &index, NULL),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    old.confirmed = true;
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_hold_remote_exchange(f->core, &request, &old, T0, &index, NULL),
+                     HF_OK);
+    assert_consistent(f, T0);
+    assert_string_equal(f->sink.records[0].hold_id, "res_x");
+    int64_t total = 0;
+    bool known = false;
+    assert_string_equal(hf_core_remote_exchange_of(f->core, "res_x", &total, &known), "ord_far");
+    assert_true(known);
+    assert_int_equal(total, FLOOR_PRICE);
+    /* No lock, no commit: the old order may still be confirmed over there. */
+    assert_int_equal(hf_core_commit(f->core, "res_x", "u1", "ord_new", "pi_x", T0 + 1, &index),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    old.order_id = "ord_other";
+    assert_int_equal(hf_core_commit_remote_exchange(f->core, "res_x", "u1", "ord_new", NULL,
+                                                    "ref_1", &old, T0 + 1, &index),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    old.order_id = "ord_far";
+    fx_sink_reset(&f->sink);
+    assert_int_equal(hf_core_commit_remote_exchange(f->core, "res_x", "u1", "ord_new", NULL,
+                                                    "ref_1", &old, T0 + 1, &index),
+                     HF_OK);
+    assert_consistent(f, T0 + 1);
+    const hf_order_t *made = order_named(f, "ord_new");
+    assert_int_equal(made->status, HF_ORDER_CONFIRMED);
+    assert_string_equal(hf_core_string(f->core, made->replaces_elsewhere), "ord_far");
+    assert_string_equal(hf_core_string(f->core, made->payment_ref), "pi_far");
+    assert_int_equal(f->sink.by_type[HF_MUTATION_REFUND], 1);
+    const hf_refund_t *refund = hf_core_refund_find(f->core, "ref_1", NULL);
+    assert_non_null(refund);
+    assert_int_equal(refund->amount, FLOOR_PRICE - BALC_PRICE);
+    /* A repeat answers the same order. */
+    uint32_t again;
+    assert_int_equal(hf_core_commit_remote_exchange(f->core, "res_x", "u1", "ord_2", NULL, "ref_2",
+                                                    &old, T0 + 2, &again),
+                     HF_OK);
+    assert_int_equal(again, index);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_lock_refuses_a_cancel_and_other_locks, setup,
@@ -137,6 +196,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_a_finish_exchanges_the_order_and_frees_its_seats,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_restored_lock_refuses_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_remote_exchange_hold_and_its_decision, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests_name("core_locks", tests, NULL, NULL);
 }

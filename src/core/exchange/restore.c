@@ -58,6 +58,10 @@ static exchange_wait_t *wait_add(hf_core_t *core, const char *order_id) {
 }
 
 void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *order_id, bool take) {
+    /* Another unit's order until it is loaded here (wait_link): a remote exchange, whose
+     * commit needs that order's lock, and whose old total is known once locked. */
+    uint32_t offset = string_store(core, order_id, strlen(order_id));
+    hold_of(core, hold_index)->exchange_elsewhere = offset + 1;
     exchange_wait_t *wait = wait_add(core, order_id);
     memcpy(wait->hold_id, hold_of(core, hold_index)->id, sizeof wait->hold_id);
     wait->hold_index = hold_index;
@@ -106,6 +110,7 @@ static void wait_link(hf_core_t *core, exchange_wait_t *wait, uint32_t order_ind
     hf_hold_t *hold = hold_of(core, wait->hold_index);
     if (strcmp(hold->id, wait->hold_id) != 0 || hold->status == HF_HOLD_EVICTED) return;
     hold->exchange_for = order_index + 1;
+    hold->exchange_elsewhere = 0;
     exchange_restore_versions(core, wait->hold_index);
     /* What it does not keep of its old order, now that the order is there. */
     if (wait->take) hold_take(core, wait->hold_index, hold->created_at_ms, false);
