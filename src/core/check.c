@@ -260,6 +260,9 @@ static const char *check_exchanges(const hf_core_t *core) {
             const hf_order_t *next = &core->orders.slots[order->replaced_by - 1];
             if (next->replaces != o + 1) return "an exchange's orders do not name each other";
         }
+        if (order->replaces && order->replaces <= core->orders.count &&
+            exchange_decided_unfinished(core, o))
+            continue;
         if (order->replaces &&
             (order->replaces > core->orders.count ||
              core->orders.slots[order->replaces - 1].replaced_by != o + 1 ||

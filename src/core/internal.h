@@ -622,6 +622,10 @@ void exchange_free(hf_core_t *core);
 /* Order locks (exchange/lock.c, core/locks.h): whether an exchange hold of another unit locks
  * the order (its cancel and local exchanges are then refused), and their table's end. */
 bool exchange_order_locked(const hf_core_t *core, uint32_t order_index);
+/* Whether the order at new_index replaces an order still confirmed and locked by the new
+ * order's own hold, committed: an exchange across owners between its decision and its finish,
+ * the one state in which both read confirmed (hf_core_check allows it). */
+bool exchange_decided_unfinished(const hf_core_t *core, uint32_t new_index);
 void exchange_locks_free(hf_core_t *core);
 /* The old order of an exchange decided by another unit (its lock ended by the caller): status
  * exchanged, replaced by new_id (elsewhere), its record, and its inventory given back. */

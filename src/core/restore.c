@@ -170,8 +170,12 @@ hf_error_t hf_core_restore_order(hf_core_t *core, const hf_stored_order_t *store
 static void exchange_link(hf_core_t *core, uint32_t old_index, uint32_t new_index) {
     hf_order_t *old = &core->orders.slots[old_index], *new = &core->orders.slots[new_index];
     new->replaces = old_index + 1;
+    new->replaces_elsewhere = NO_STRING;
+    /* An exchange across owners decided and not finished leaves the old order confirmed
+     * (core/locks.h): it is replaced once its finish says so. */
+    if (old->status != HF_ORDER_EXCHANGED) return;
     old->replaced_by = new_index + 1;
-    new->replaces_elsewhere = old->replaced_by_elsewhere = NO_STRING;
+    old->replaced_by_elsewhere = NO_STRING;
 }
 
 /* Either order of an exchange may be loaded first (units load one by one): the second one

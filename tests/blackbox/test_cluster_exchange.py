@@ -4,6 +4,10 @@ read, lock and finish an old order, the lock's refusals (a cancel, another lock)
 across a kill -9 of its owner, and the resolution of a stale lock by the decision of the hold's
 unit. Two nodes on one PostgreSQL (run.py --store-url)."""
 
+import os
+import shutil
+import sqlite3
+import subprocess
 import time
 
 from harness import (Server, check, check_equal, create_event, expect, postgres_rows, skip,
@@ -283,3 +287,50 @@ def test_a_positive_difference_needs_a_payment_and_a_cancelled_order_refuses():
            "order_not_active", what="the commit of a cancelled order's exchange")
     check_equal(expect(client_b.get("/v1/holds/%s" % hold_id), 200, what="the hold")["status"],
                 "held", "the hold stays")
+
+
+def check_run(path):
+    """holdfast check of the SQLite file at path: (exit code, stderr)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("HOLDFAST_")}
+    done = subprocess.run([harness.BINARY, "check", "--store", "sqlite:" + path],
+                          capture_output=True, text=True, env=environment, timeout=60)
+    return done.returncode, done.stderr
+
+
+def test_holdfast_check_allows_a_decided_exchange_only_while_its_lock_holds():
+    """The store between a decision and its finish, made from a finished exchange by turning
+    its old order back: confirmed, its items active, locked by the new order's committed hold."""
+    harness.skip_on_postgres("holdfast check reads the SQLite file (holdfast.db)")
+    server = Server(api_key=API_KEY).start()
+    client = server.client()
+    old_event, new_event = uid("ev"), uid("ev")
+    create_event(client, old_event)
+    create_event(client, new_event)
+    user_id = user()
+    old_order = order_on(client, old_event, user_id, ["FLOOR-A-1"])
+    held = expect(client.post("/v1/events/%s/holds" % new_event,
+                              {"user_id": user_id, "seats": ["FLOOR-A-1"],
+                               "exchange_for": old_order}), 201, what="the exchange hold")
+    expect(client.post("/v1/holds/%s/commit" % held["reservation_id"], {"user_id": user_id}),
+           200, what="the exchange")
+    server.stop()
+    original = os.path.join(server.data_dir, "holdfast.db")
+    decided = ("UPDATE orders SET status = 'confirmed', replaced_by = NULL WHERE id = '%s';"
+               "UPDATE order_items SET active = 1 WHERE order_id = '%s';" % (old_order, old_order))
+    lock_row = ("INSERT INTO order_locks VALUES('%s', '%s', '%s', '%s', 1);"
+                % (old_order, old_event, held["reservation_id"], new_event))
+    cases = [("", 0), (decided + lock_row, 0), (decided, 1),
+             (decided + lock_row.replace(held["reservation_id"], "res_" + "7" * 36), 1),
+             (decided + lock_row + "UPDATE holds SET status = 'released', order_id = NULL"
+              " WHERE id = '%s';" % held["reservation_id"], 1)]
+    for statements, expected in cases:
+        path = os.path.join(harness.make_temp_dir(), "copy.db")
+        shutil.copy(original, path)
+        database = sqlite3.connect(path)
+        database.executescript(statements)
+        database.commit()
+        database.close()
+        code, err = check_run(path)
+        check_equal(code, expected, "check of %r (stderr %r)" % (statements, err))
+        if expected:
+            check("broken invariant" in err, "the broken invariant named: %r" % err)

@@ -173,7 +173,11 @@ void exchange_finish_remote(hf_core_t *core, uint32_t old_index, const char *new
                             hf_time_ms_t now) {
     hf_order_t *old = &core->orders.slots[old_index];
     old->status = HF_ORDER_EXCHANGED;
-    old->replaced_by_elsewhere = string_store(core, new_id, strlen(new_id));
+    /* Both units may be this core's by now (a takeover): the orders are then linked. */
+    uint32_t new_index;
+    const hf_order_t *new = hf_core_order_find(core, new_id, &new_index);
+    if (new &&new->replaces == old_index + 1) old->replaced_by = new_index + 1;
+    else old->replaced_by_elsewhere = string_store(core, new_id, strlen(new_id));
     record_old_order(core, old_index, new_id, true, hf_core_user_id(core, old->user), now);
     old_order_give_back(core, old_index, NULL, now);
     waitlist_settle(core, now);

@@ -32,6 +32,16 @@ bool exchange_order_locked(const hf_core_t *core, uint32_t order_index) {
     return lock_find(core, order_index) != NULL;
 }
 
+bool exchange_decided_unfinished(const hf_core_t *core, uint32_t new_index) {
+    const hf_order_t *order = &core->orders.slots[new_index];
+    if (!order->replaces || !order->hold) return false;
+    const hf_order_t *old = &core->orders.slots[order->replaces - 1];
+    const hf_hold_t *hold = &core->holds.slots[order->hold - 1];
+    const order_lock_t *lock = lock_find(core, order->replaces - 1);
+    return old->status == HF_ORDER_CONFIRMED && old->replaced_by == 0 && lock &&
+           hold->status == HF_HOLD_CONFIRMED && strcmp(lock->hold_id, hold->id) == 0;
+}
+
 const char *hf_core_order_locked_by(const hf_core_t *core, uint32_t order_index) {
     const order_lock_t *lock = lock_find(core, order_index);
     return lock ? lock->hold_id : NULL;
