@@ -12,6 +12,7 @@
 #include "cluster/exchange.h"
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,19 @@ bool hf_cluster_exchange_in_flight(const hf_cluster_t *cluster, const char *hold
             return true;
     }
     return false;
+}
+
+void hf_cluster_exchange_fault(const char *point) {
+    static const char *named;
+    static bool read;
+    if (!read) {
+        named = getenv("HOLDFAST_FAULT_EXCHANGE");
+        read = true;
+    }
+    if (named && strcmp(named, point) == 0) {
+        hf_log(HF_LOG_WARNING, "HOLDFAST_FAULT_EXCHANGE: killed at %s", point);
+        raise(SIGKILL);
+    }
 }
 
 /* ---- answering a parked request ---- */
@@ -193,6 +207,7 @@ static void on_watch(uv_check_t *check) {
             pending->finishing = true;
             on_finish(pending, 0, "", 0);
         } else if (context->durable_sequence >= pending->sequence) {
+            hf_cluster_exchange_fault("n_decided");
             finish_send(pending);
         }
     }
@@ -224,6 +239,7 @@ static void on_lock(void *state, int status, const char *body, size_t length) {
     }
     if (status == 200) answer_read(pending, body, length);
     if (status == 200 && pending->granted) {
+        hf_cluster_exchange_fault("n_lock_answered");
         hf_http_response_t *response = serve(pending);
         if (response) decided(pending, response);
         else pending_free(pending);

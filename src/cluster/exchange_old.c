@@ -107,6 +107,7 @@ void hf_cluster_exchange_order_lock(hf_request_t *request) {
     if (!order_or_404(request, &index)) return;
     hf_error_t error = hf_core_order_lock(request->core, request->params[0], hold_id, hold_unit,
                                           request->now_ms);
+    if (!error) hf_cluster_exchange_fault("o_lock_applied");
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_order(request, index);
 }
@@ -117,6 +118,7 @@ void hf_cluster_exchange_order_finish(hf_request_t *request) {
     if (!body_text(request, "hold", &hold_id) || !body_text(request, "order", &new_order_id))
         return;
     if (!order_or_404(request, &index)) return;
+    hf_cluster_exchange_fault("o_finish");
     hf_error_t error = hf_core_order_exchange_finish(request->core, request->params[0], hold_id,
                                                      new_order_id, request->now_ms);
     if (error) hf_reply_core_error(request, error, NULL, NULL);

@@ -22,18 +22,36 @@ RESOLVED_LIMIT_S = 8.0
 TAKEOVER_LIMIT_S = 10.0
 
 
-def nodes(count=2):
-    """count nodes named A, B... with the API key, on one fresh database."""
+class FaultyServer(Server):
+    """A node that kills itself at a fault point of the exchange (HOLDFAST_FAULT_EXCHANGE,
+    cluster/exchange.h); point None: none."""
+
+    def __init__(self, point=None, **kwargs):
+        super().__init__(**kwargs)
+        self.point = point
+
+    def _spawn(self, environment):
+        environment = dict(environment)
+        if self.point:
+            environment["HOLDFAST_FAULT_EXCHANGE"] = self.point
+        return Server._spawn(self, environment)
+
+
+def nodes(count=2, faults=None):
+    """count nodes named A, B... with the API key, on one fresh database; faults: a node's
+    name to the fault point it dies at."""
     if harness.STORE_URL is None:
         skip("several nodes need PostgreSQL (--store-url)")
-    first = Server(api_key=API_KEY, extra_args=["--node-id", "A"])
+    faults = faults or {}
+    first = FaultyServer(faults.get("A"), api_key=API_KEY, extra_args=["--node-id", "A"])
     url = store_url_for(first.data_dir)
     first.extra_args += ["--store", url]
     first.start()
     started = [first]
     for index in range(1, count):
-        started.append(Server(api_key=API_KEY, extra_args=[
-            "--node-id", chr(ord("A") + index), "--store", url]).start())
+        name = chr(ord("A") + index)
+        started.append(FaultyServer(faults.get(name), api_key=API_KEY, extra_args=[
+            "--node-id", name, "--store", url]).start())
     return started
 
 
@@ -334,3 +352,87 @@ def test_holdfast_check_allows_a_decided_exchange_only_while_its_lock_holds():
         check_equal(code, expected, "check of %r (stderr %r)" % (statements, err))
         if expected:
             check("broken invariant" in err, "the broken invariant named: %r" % err)
+
+
+# ---- kill -9 of either owner at each step ----
+
+def settled(client, order_id, hold_id, limit_s):
+    """Waits (through the surviving node) until the old order is unlocked; returns "exchanged"
+    or "kept" after checking that exactly one of the two orders is confirmed."""
+    start, read = time.monotonic(), None
+    while time.monotonic() - start < limit_s:
+        try:
+            response = client.get("/v1/cluster/orders/%s" % order_id)
+            if response.status == 200 and response.json["locked_by"] is None:
+                read = response.json
+                break
+        except OSError:
+            pass
+        time.sleep(0.25)
+    check(read is not None, "the old order unlocked within %.0f s" % limit_s)
+    hold = expect(client.get("/v1/holds/%s" % hold_id), 200, what="the exchange hold")
+    if read["status"] == "exchanged":
+        new = expect(client.get("/v1/orders/%s" % read["replaced_by"]), 200, what="the new order")
+        check_equal((new["status"], new.get("replaces"), hold["status"], hold.get("order_id")),
+                    ("confirmed", order_id, "confirmed", new["order_id"]),
+                    "the new order confirmed, replacing the old, by the hold")
+        return "exchanged"
+    check_equal(read["status"], "confirmed", "the old order, not exchanged")
+    check(hold["status"] != "confirmed", "the hold not committed: %r" % hold)
+    return "kept"
+
+
+def crash_round(point, dying):
+    """An exchange (old order on A, the new event on B) with node dying killed at point;
+    returns the outcome (settled) and the commit's status (None: no answer)."""
+    a, b = nodes(2, faults={dying: point})
+    _, new_event, user_id, order_id = two_owners(a, b)
+    client_b = b.client(client_timeout=20)
+    held = expect(client_b.post("/v1/events/%s/holds" % new_event,
+                                {"user_id": user_id, "seats": ["BALC-A-1"], "ttl_s": 600,
+                                 "exchange_for": order_id}), 201, what="the exchange hold")
+    try:
+        status = client_b.post("/v1/holds/%s/commit" % held["reservation_id"],
+                               {"user_id": user_id}).status
+    except OSError:
+        status = None
+    dead, survivor = (a, b) if dying == "A" else (b, a)
+    check(dead.wait_exit(10) is not None, "%s killed itself at %s" % (dying, point))
+    check(status in (None, 503), "the commit's answer when %s died at %s: %r" % (dying, point,
+                                                                             status))
+    outcome = settled(survivor.client(client_timeout=20), order_id, held["reservation_id"],
+                      TAKEOVER_LIMIT_S + RESOLVED_LIMIT_S + 5)
+    return outcome
+
+
+def test_o_killed_before_its_lock_is_durable():
+    check_equal(crash_round("o_lock_applied", "A"), "kept", "nothing changed")
+
+
+def test_n_killed_after_the_lock_before_its_decision():
+    check_equal(crash_round("n_lock_answered", "B"), "kept", "resolved not committed")
+
+
+def test_n_killed_after_its_decision_before_the_finish():
+    check_equal(crash_round("n_decided", "B"), "exchanged", "resolved committed")
+
+
+def test_o_killed_with_the_finish_in_flight():
+    check_equal(crash_round("o_finish", "A"), "exchanged", "resolved committed")
+
+
+def test_two_exchange_holds_of_one_order_the_first_commit_wins():
+    a, b = nodes(2)
+    client_a, client_b = a.client(), b.client()
+    _, new_event, user_id, order_id = two_owners(a, b)
+    holds = [expect(client.post("/v1/events/%s/holds" % new_event,
+                                {"user_id": user_id, "seats": [seat], "exchange_for": order_id}),
+                    201, what="an exchange hold")["reservation_id"]
+             for client, seat in ((client_a, "BALC-A-1"), (client_b, "BALC-A-2"))]
+    first = expect(client_b.post("/v1/holds/%s/commit" % holds[0], {"user_id": user_id}), 200,
+                   what="the first commit")
+    expect(client_a.post("/v1/holds/%s/commit" % holds[1], {"user_id": user_id}), 409,
+           "order_not_active", what="the second commit")
+    old = expect(client_a.get("/v1/orders/%s" % order_id), 200, what="the old order")
+    check_equal((old["status"], old.get("replaced_by")), ("exchanged", first["order_id"]),
+                "exchanged once, for the first")
