@@ -99,6 +99,13 @@ static hf_http_response_t *serve(exchange_pending_t *pending) {
     return response;
 }
 
+/* Whether the request may still be served here: no rebuild since it was parked (its unit is
+ * then still this node's, loaded, in the same core). */
+static bool still_here(const exchange_pending_t *pending) {
+    return !pending->cluster->context->store_failed &&
+           pending->cluster->rebuilds == pending->rebuilds;
+}
+
 /* ---- the old order as its owner answers ---- */
 
 static void copy_text(char *to, size_t size, json_t *from) {
@@ -154,6 +161,7 @@ static void on_read(void *state, int status, const char *body, size_t length) {
         return;
     }
     if (status == 200) answer_read(pending, body, length);
+    if (!still_here(pending)) status = 0;
     if (status == 200 || status == 404) {
         hf_http_response_t *response = serve(pending);
         if (response) hf_http_response_settle(response);
@@ -228,7 +236,6 @@ static void decided(exchange_pending_t *pending, hf_http_response_t *response) {
              hf_core_order_at(cluster->context->core, hold->order - 1)->id);
     pending->deciding = true;
     pending->sequence = response->durable_sequence;
-    pending->rebuilds = cluster->rebuilds;
 }
 
 static void on_lock(void *state, int status, const char *body, size_t length) {
@@ -238,6 +245,8 @@ static void on_lock(void *state, int status, const char *body, size_t length) {
         return;
     }
     if (status == 200) answer_read(pending, body, length);
+    /* Moved meanwhile: the lock is resolved (no commit in flight here any more). */
+    if (!still_here(pending)) status = 0;
     if (status == 200 && pending->granted) {
         hf_cluster_exchange_fault("n_lock_answered");
         hf_http_response_t *response = serve(pending);
@@ -257,10 +266,15 @@ static void on_lock(void *state, int status, const char *body, size_t length) {
 
 /* ---- the routing's hook ---- */
 
-/* The body's exchange_for, or NULL (flat bodies: the hold route's). */
+/* The body's exchange_for, or NULL (flat bodies: the hold route's). Every hold comes here: a
+ * body that does not even name the member is not read. */
 static const char *exchange_for(hf_cluster_t *cluster, const hf_request_t *request) {
+    static const char MEMBER[] = "\"exchange_for\"";
+    const hf_http_request_t *http = request->http;
+    if (!http->body || !memmem(http->body, http->body_length, MEMBER, sizeof MEMBER - 1))
+        return NULL;
     hf_flat_json_t *flat = &cluster->flat;
-    if (!hf_flat_json_read(flat, request->http->body, request->http->body_length)) return NULL;
+    if (!hf_flat_json_read(flat, http->body, http->body_length)) return NULL;
     const hf_flat_json_member_t *member = hf_flat_json_member(flat, "exchange_for");
     if (!member || member->kind != HF_FLAT_JSON_STRING || member->length == 0 ||
         member->length > HF_ID_SIZE_MAX)
@@ -275,6 +289,7 @@ static bool park(hf_cluster_t *cluster, hf_request_t *request, exchange_pending_
     if (!hf_http_deferred_valid(pending->deferred)) return false;
     pending->parked = hf_cluster_parked_new(request->http, request->route);
     snprintf(pending->unit, sizeof pending->unit, "%s", request->unit);
+    pending->rebuilds = cluster->rebuilds;
     if (hf_cluster_call(cluster, NULL, method, path, body, done, pending)) return true;
     hf_http_response_undefer(request->response);
     return false;

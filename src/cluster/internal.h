@@ -44,7 +44,8 @@ typedef struct exchange_pending {
     char user_id[HF_USER_ID_SIZE_MAX + 1], payment_ref[HF_PAYMENT_REF_SIZE_MAX + 1];
     bool paid, confirmed;
     int64_t total;
-    /* A commit decided: the batch its answer waits for, the new order, the rebuilds then. */
+    /* The rebuilds when it was parked; a commit decided: the batch its answer waits for and
+     * the new order. */
     bool deciding, finishing;
     uint64_t sequence, rebuilds;
     char new_order[HF_SERVER_ID_SIZE + 1];
