@@ -36,7 +36,11 @@
  *                     id's unit, a list across units) and the requests parked on it
  *   view.h/.c         the nodes and leases as last listed
  *   forward.h/.c      forwarding to the owner over keep-alive connections (net/client.h)
- *   handlers.h/.c     GET /v1/cluster and the cluster's metrics
+ *   call.h/.c         internal calls to a unit's owner, over the forwarder's connections
+ *   exchange.h        the exchange across two owners: exchange_old.c (the old order's
+ *                     owner: lock, finish, resolution), exchange_new.c (the new hold's:
+ *                     the hold's read, the commit's lock, decision and finish)
+ *   handlers.h/.c     GET /v1/cluster, the exchange's internal routes, the cluster's metrics
  *
  * Threads: the loop's, but for the renewal's and the jobs' work functions. Ownership: the
  * engine owns the cluster (through hf_cluster_units); the cluster owns its forwarder and its

@@ -188,6 +188,9 @@ static void decision_apply(hf_cluster_t *cluster, const exchange_asking_t *askin
                                                                   asking->hold_id, new_order, now)
                                   : hf_core_order_unlock(context->core, asking->order_id,
                                                          asking->hold_id, now);
+        /* An order that cannot be finished any more (not confirmed) is asked about no more. */
+        if (commit && error == HF_ERROR_ORDER_NOT_ACTIVE)
+            hf_core_order_unlock(context->core, asking->order_id, asking->hold_id, now);
         HF_LOG_FIELDS(HF_LOG_INFO, "exchange lock resolved",
                       HF_LOG_TEXT("order_id", asking->order_id),
                       HF_LOG_TEXT("hold", asking->hold_id),

@@ -32,7 +32,8 @@ hf_error_t hf_core_order_unlock(hf_core_t *core, const char *order_id, const cha
 /* The exchange decided by hold_id's unit, finished here: the order locked by hold_id becomes
  * exchanged, replaced by new_order_id (of another unit), its seats, units and spans are free,
  * and the lock ends, in one step. HF_OK also for a repeat (already exchanged by new_order_id);
- * HF_ERROR_ORDER_NOT_ACTIVE when the order is not locked by hold_id; HF_ERROR_ORDER_NOT_FOUND;
+ * HF_ERROR_ORDER_NOT_ACTIVE when the order is not locked by hold_id, or no longer confirmed (a
+ * cancel job went through it); HF_ERROR_ORDER_NOT_FOUND;
  * HF_ERROR_INVALID_REQUEST for a new_order_id too long. */
 hf_error_t hf_core_order_exchange_finish(hf_core_t *core, const char *order_id, const char *hold_id,
                                          const char *new_order_id, hf_time_ms_t now);

@@ -130,7 +130,8 @@ hf_error_t hf_core_order_exchange_finish(hf_core_t *core, const char *order_id, 
     if (!order) return HF_ERROR_ORDER_NOT_FOUND;
     if (exchanged_for(core, order, new_order_id)) return HF_OK;
     order_lock_t *lock = lock_find(core, index);
-    if (!lock || strcmp(lock->hold_id, hold_id) != 0) return HF_ERROR_ORDER_NOT_ACTIVE;
+    if (!lock || strcmp(lock->hold_id, hold_id) != 0 || order->status != HF_ORDER_CONFIRMED)
+        return HF_ERROR_ORDER_NOT_ACTIVE;
     /* The lock's end first: a load sees the order exchanged with no lock, never locked and
      * exchanged. Both are in this command's batch. */
     record_lock(core, lock, false, now);
