@@ -436,3 +436,26 @@ def test_two_exchange_holds_of_one_order_the_first_commit_wins():
     old = expect(client_a.get("/v1/orders/%s" % order_id), 200, what="the old order")
     check_equal((old["status"], old.get("replaced_by")), ("exchanged", first["order_id"]),
                 "exchanged once, for the first")
+
+
+def test_both_killed_after_the_decision():
+    """N killed with its decision durable, then O killed too: two fresh nodes on the database
+    take both units over, and the resolution finishes the exchange."""
+    a, b = nodes(2, faults={"B": "n_decided"})
+    _, new_event, user_id, order_id = two_owners(a, b)
+    client_b = b.client(client_timeout=20)
+    held = expect(client_b.post("/v1/events/%s/holds" % new_event,
+                                {"user_id": user_id, "seats": ["BALC-A-1"],
+                                 "exchange_for": order_id}), 201, what="the exchange hold")
+    try:
+        client_b.post("/v1/holds/%s/commit" % held["reservation_id"], {"user_id": user_id})
+    except OSError:
+        pass
+    check(b.wait_exit(10) is not None, "B killed itself once decided")
+    a.kill()
+    url = store_url_for(a.data_dir)
+    fresh = [Server(api_key=API_KEY, extra_args=["--node-id", name, "--store", url]).start()
+             for name in ("C", "D")]
+    outcome = settled(fresh[0].client(client_timeout=20), order_id, held["reservation_id"],
+                      TAKEOVER_LIMIT_S + RESOLVED_LIMIT_S + 5)
+    check_equal(outcome, "exchanged", "resolved committed after both were killed")
