@@ -47,11 +47,14 @@ void hf_cluster_exchange_stop(struct hf_cluster *cluster);
 /* The crash tests' fault points (tests/blackbox/test_cluster_exchange.py): the process kills
  * itself (SIGKILL, as kill -9) at the point HOLDFAST_FAULT_EXCHANGE names, read once:
  *   o_lock_applied   O, its lock applied, before its batch is durable
+ *   o_lock_durable   O, its lock durable, before its answer leaves (held back till then)
  *   n_lock_answered  N, the lock answered, before its decision
  *   n_decided        N, its decision durable, before it asks for the finish
  *   o_finish         O, the finish asked for, before it applies it
  * Without the variable (every run but those tests) nothing happens. */
 void hf_cluster_exchange_fault(const char *point);
+/* Whether the fault point is point (the one that must wait: o_lock_durable). */
+bool hf_cluster_exchange_fault_is(const char *point);
 
 /* Whether a commit of hold_id is between its lock and its decision's durable batch here. */
 bool hf_cluster_exchange_in_flight(const struct hf_cluster *cluster, const char *hold_id);

@@ -50,14 +50,18 @@ bool hf_cluster_exchange_in_flight(const hf_cluster_t *cluster, const char *hold
     return false;
 }
 
-void hf_cluster_exchange_fault(const char *point) {
+bool hf_cluster_exchange_fault_is(const char *point) {
     static const char *named;
     static bool read;
     if (!read) {
         named = getenv("HOLDFAST_FAULT_EXCHANGE");
         read = true;
     }
-    if (named && strcmp(named, point) == 0) {
+    return named && strcmp(named, point) == 0;
+}
+
+void hf_cluster_exchange_fault(const char *point) {
+    if (hf_cluster_exchange_fault_is(point)) {
         hf_log(HF_LOG_WARNING, "HOLDFAST_FAULT_EXCHANGE: killed at %s", point);
         raise(SIGKILL);
     }
@@ -208,6 +212,8 @@ static void finish_send(exchange_pending_t *pending) {
 static void on_watch(uv_check_t *check) {
     hf_cluster_t *cluster = check->data;
     hf_context_t *context = cluster->context;
+    if (cluster->fault_sequence && context->durable_sequence >= cluster->fault_sequence)
+        hf_cluster_exchange_fault("o_lock_durable");
     for (size_t i = 0; i < HF_EXCHANGE_PENDING_MAX; i++) {
         exchange_pending_t *pending = &cluster->pending[i];
         if (!pending->used || !pending->deciding || pending->finishing) continue;

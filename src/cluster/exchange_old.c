@@ -110,6 +110,10 @@ void hf_cluster_exchange_order_lock(hf_request_t *request) {
     if (!error) hf_cluster_exchange_fault("o_lock_applied");
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_order(request, index);
+    /* The crash test's lock durable and never answered: the answer is held back for good. */
+    if (!error && hf_cluster_exchange_fault_is("o_lock_durable") &&
+        hf_http_deferred_valid(hf_http_response_defer(request->response)))
+        request->context->cluster->fault_sequence = hf_context_reply_sequence(request->context);
 }
 
 void hf_cluster_exchange_order_finish(hf_request_t *request) {

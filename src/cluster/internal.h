@@ -112,6 +112,8 @@ struct hf_cluster {
     const exchange_pending_t *exchange_current;
     uv_check_t exchange_watch;
     uint64_t rebuilds;
+    /* The fault point o_lock_durable's batch (exchange.h): killed once it is durable. */
+    uint64_t fault_sequence;
 };
 
 /* The unit's entry, made when create and there is room (NULL otherwise). */

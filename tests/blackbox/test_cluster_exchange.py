@@ -402,23 +402,31 @@ def crash_round(point, dying):
                                                                              status))
     outcome = settled(survivor.client(client_timeout=20), order_id, held["reservation_id"],
                       TAKEOVER_LIMIT_S + RESOLVED_LIMIT_S + 5)
-    return outcome
+    # The survivor resolved a lock it loaded (or made) of this order, or there was none.
+    resolved = "exchange lock resolved" in survivor.stderr_text() + survivor.stdout_text()
+    return outcome, resolved
 
 
 def test_o_killed_before_its_lock_is_durable():
-    check_equal(crash_round("o_lock_applied", "A"), "kept", "nothing changed")
+    check_equal(crash_round("o_lock_applied", "A"), ("kept", False),
+                "nothing changed, no lock to resolve")
+
+
+def test_o_killed_after_its_lock_is_durable_before_its_answer():
+    check_equal(crash_round("o_lock_durable", "A"), ("kept", True),
+                "the lock loaded by O's successor, resolved not committed")
 
 
 def test_n_killed_after_the_lock_before_its_decision():
-    check_equal(crash_round("n_lock_answered", "B"), "kept", "resolved not committed")
+    check_equal(crash_round("n_lock_answered", "B"), ("kept", True), "resolved not committed")
 
 
 def test_n_killed_after_its_decision_before_the_finish():
-    check_equal(crash_round("n_decided", "B"), "exchanged", "resolved committed")
+    check_equal(crash_round("n_decided", "B"), ("exchanged", True), "resolved committed")
 
 
 def test_o_killed_with_the_finish_in_flight():
-    check_equal(crash_round("o_finish", "A"), "exchanged", "resolved committed")
+    check_equal(crash_round("o_finish", "A"), ("exchanged", True), "resolved committed")
 
 
 def test_two_exchange_holds_of_one_order_the_first_commit_wins():
