@@ -97,13 +97,13 @@ struct hf_cluster {
     const char *lookup_kind;
     char lookup_id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
     bool lookup_failed;
+    bool resolving; /* the exchange's resolution timer runs (exchange_old.c) */
     /* The flat reading of a body member that names a unit (routing.c), one request at a
      * time. */
     hf_flat_json_t flat;
     /* The exchange across two owners (exchange.h): the resolution's timer and the decisions
      * it is asking. */
     uv_timer_t resolve_timer;
-    bool resolving;
     exchange_asking_t asking[HF_EXCHANGE_RESOLVING_MAX];
     /* Requests parked on their calls (exchange_new.c), the one whose handler runs now, the
      * check that finishes decided commits, and the rebuilds so far (a decision's batch lost
