@@ -20,7 +20,8 @@
 #define HF_ORDER_LOCKS_MAX 4096
 
 /* Locks order_id for the exchange hold hold_id of unit hold_unit: HF_ERROR_ORDER_NOT_FOUND,
- * HF_ERROR_ORDER_NOT_ACTIVE (not confirmed, or locked by another hold), HF_ERROR_INVALID_REQUEST
+ * HF_ERROR_ORDER_NOT_ACTIVE (not confirmed, its event cancelled, or locked by another hold),
+ * HF_ERROR_INVALID_REQUEST
  * (an id too long), HF_ERROR_CAPACITY; HF_OK once locked (a repeat by the same hold emits
  * nothing). */
 hf_error_t hf_core_order_lock(hf_core_t *core, const char *order_id, const char *hold_id,

@@ -5,6 +5,7 @@
  * another hold is refused; a repeat of either changes nothing; a restored lock is the same. Every
  * step checks the core's invariants (hf_core_check); the fixture is core_cases.h's. */
 #include "core_cases.h"
+#include "core/jobs.h"
 #include "core/locks.h"
 
 static uint32_t order_of(fixture_t *f, const char *user, const char *hold_id, const char *order_id,
@@ -187,6 +188,20 @@ static void test_a_remote_exchange_hold_and_its_decision(void **state) {
     assert_int_equal(again, index);
 }
 
+/* A cancelled event's orders are its cancel job's: no lock. */
+static void test_no_lock_of_a_cancelled_events_order(void **state) {
+    fixture_t *f = *state;
+    order_of(f, "u1", "res_o", "ord_old", SEATS("FLOOR-A-1"));
+    hf_cancel_request_t cancel = {.job_id = "job_1", .offer_ttl_ms = 86400000};
+    hf_error_detail_t detail = {0};
+    uint32_t job;
+    assert_int_equal(hf_core_event_cancel(f->core, "show", &cancel, T0 + 1, &detail, &job), HF_OK);
+    assert_int_equal(hf_core_order_lock(f->core, "ord_old", "res_n", "other", T0 + 2),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    assert_int_equal(hf_core_order_lock_count(f->core), 0);
+    assert_consistent(f, T0 + 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_lock_refuses_a_cancel_and_other_locks, setup,
@@ -198,6 +213,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_a_restored_lock_refuses_as_before, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_remote_exchange_hold_and_its_decision, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_no_lock_of_a_cancelled_events_order, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_locks", tests, NULL, NULL);
 }

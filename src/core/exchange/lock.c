@@ -94,6 +94,9 @@ hf_error_t hf_core_order_lock(hf_core_t *core, const char *order_id, const char 
     const order_lock_t *held = lock_find(core, index);
     if (held) return strcmp(held->hold_id, hold_id) == 0 ? HF_OK : HF_ERROR_ORDER_NOT_ACTIVE;
     if (order->status != HF_ORDER_CONFIRMED) return HF_ERROR_ORDER_NOT_ACTIVE;
+    /* A cancelled event's orders are its cancel job's to refund or rebook (API.md section 13). */
+    if (order->target == HF_TARGET_EVENT && core->events.slots[order->event]->cancelled)
+        return HF_ERROR_ORDER_NOT_ACTIVE;
     const order_lock_t *lock = lock_add(core, index, hold_id, hold_unit, now);
     if (!lock) return HF_ERROR_CAPACITY;
     record_lock(core, lock, true, now);
