@@ -1,6 +1,8 @@
 /* The exchange members of a hold (exchange_render.h). */
 #include "api/exchange_render.h"
 
+#include "core/locks.h"
+
 void hf_render_exchange(hf_json_t *json, const hf_core_t *core, const char *order_id,
                         int64_t total) {
     /* An exchange hold (API.md section 13): the order it would replace, and what the swap
@@ -17,7 +19,7 @@ void hf_render_exchange_elsewhere(hf_json_t *json, const hf_core_t *core, const 
     HF_JSON_KEY(json, "exchange_for");
     hf_json_string(json, hf_core_string(core, hold->exchange_elsewhere - 1));
     /* Known once read or locked (a restored hold's is not until its commit). */
-    if (!hold->exchange_elsewhere_known) return;
+    if (hold->exchange_elsewhere_total == HF_REMOTE_TOTAL_UNKNOWN) return;
     HF_JSON_KEY(json, "difference");
     hf_json_int(json, hold->total - hold->exchange_elsewhere_total);
 }

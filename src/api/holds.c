@@ -266,7 +266,8 @@ static void reply_already_confirmed(hf_request_t *request, uint32_t order_index,
 static bool exchange_unpaid(const hf_core_t *core, uint32_t hold_index) {
     const hf_hold_t *hold = hf_core_hold_at(core, hold_index);
     if (hold && hold->exchange_elsewhere && hold->status == HF_HOLD_HELD)
-        return hold->exchange_elsewhere_known && hold->total > hold->exchange_elsewhere_total;
+        return hold->exchange_elsewhere_total != HF_REMOTE_TOTAL_UNKNOWN &&
+               hold->total > hold->exchange_elsewhere_total;
     if (!hold || !hold->exchange_for || hold->status != HF_HOLD_HELD) return false;
     return hold->total > hf_core_order_at(core, hold->exchange_for - 1)->total;
 }

@@ -298,11 +298,9 @@ typedef struct hf_hold {
     /* Order index + 1 of the confirmed order an exchange hold would replace (API.md section
      * 13), else 0. Its difference is total less that order's total. */
     uint32_t exchange_for;
-    /* An exchange hold whose old order is another unit's (core/locks.h): that order's id
-     * (offset + 1 in the strings, see hf_core_string; 0: none) and its total as read when
-     * the hold was placed (exchange_elsewhere_known false after a restore, until a lock says). */
+    /* A remote exchange's old order (core/locks.h): its id's string offset + 1 (0: none), and
+     * its total (HF_REMOTE_TOTAL_UNKNOWN after a restore, until the commit's lock says). */
     uint32_t exchange_elsewhere;
-    bool exchange_elsewhere_known;
     int64_t exchange_elsewhere_total;
     /* Allocation index + 1 of the allocation the hold took its inventory from (API.md section
      * 14), else 0: its units go back to it when they come free. */

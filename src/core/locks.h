@@ -67,6 +67,9 @@ void hf_core_order_lock_restore(hf_core_t *core, const hf_stored_order_lock_t *s
  * a refund of a negative difference against the old order's payment. Any other commit of it
  * (one without a lock) answers HF_ERROR_ORDER_NOT_ACTIVE. */
 
+/* A restored remote exchange hold's old total, until its commit's lock answers it. */
+#define HF_REMOTE_TOTAL_UNKNOWN INT64_MIN
+
 /* The old order as its owner answered (borrowed). */
 typedef struct hf_remote_order {
     const char *order_id, *user_id, *payment_ref; /* payment_ref NULL: not paid */

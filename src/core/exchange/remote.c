@@ -28,7 +28,6 @@ hf_error_t hf_core_hold_remote_exchange(hf_core_t *core, const hf_hold_request_t
     core->scratch.exchange_elsewhere = 0;
     if (error) return error;
     hf_hold_t *hold = hold_of(core, *hold_index);
-    hold->exchange_elsewhere_known = true;
     hold->exchange_elsewhere_total = old->total;
     return HF_OK;
 }
@@ -37,7 +36,7 @@ const char *hf_core_remote_exchange_of(const hf_core_t *core, const char *hold_i
                                        bool *known) {
     const hf_hold_t *hold = hf_core_hold_find(core, hold_id, NULL);
     if (!hold || !hold->exchange_elsewhere) return NULL;
-    *known = hold->exchange_elsewhere_known;
+    *known = hold->exchange_elsewhere_total != HF_REMOTE_TOTAL_UNKNOWN;
     *total = hold->exchange_elsewhere_total;
     return exchange_elsewhere_id(core, hold);
 }
@@ -77,7 +76,6 @@ hf_error_t hf_core_commit_remote_exchange(hf_core_t *core, const char *hold_id, 
     bool refunds = difference < 0 && old->payment_ref;
     if (refunds && (!refund_id || refund_id_taken(core, refund_id, &refund_key)))
         return HF_ERROR_INVALID_REQUEST;
-    hold->exchange_elsewhere_known = true;
     hold->exchange_elsewhere_total = old->total;
     /* As a local exchange's commit (exchange.c): held seats move to sold without a report. */
     hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);

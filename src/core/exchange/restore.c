@@ -6,6 +6,7 @@
  * keeps were never changed by it, so restore takes back what it counted for them, for
  * forgotten holds too, which have no slot and wait with their seats. */
 #include "core/internal.h"
+#include "core/locks.h"
 #include "lib/map.h"
 
 #include <stdlib.h>
@@ -62,6 +63,7 @@ void exchange_restore_wait(hf_core_t *core, uint32_t hold_index, const char *ord
      * commit needs that order's lock, and whose old total is known once locked. */
     uint32_t offset = string_store(core, order_id, strlen(order_id));
     hold_of(core, hold_index)->exchange_elsewhere = offset + 1;
+    hold_of(core, hold_index)->exchange_elsewhere_total = HF_REMOTE_TOTAL_UNKNOWN;
     exchange_wait_t *wait = wait_add(core, order_id);
     memcpy(wait->hold_id, hold_of(core, hold_index)->id, sizeof wait->hold_id);
     wait->hold_index = hold_index;
