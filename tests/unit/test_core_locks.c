@@ -188,6 +188,41 @@ static void test_a_remote_exchange_hold_and_its_decision(void **state) {
     assert_int_equal(again, index);
 }
 
+/* A restored exchange hold whose old order no unit here has is a remote one: its id known, its
+ * total not (until the commit's lock), its commit refused without the lock, made with it. */
+static void test_a_restored_remote_exchange_hold(void **state) {
+    fixture_t *f = *state;
+    const char *seats[] = {"BALC-A-1"};
+    hf_stored_hold_t stored = {.request = {.event_id = "show",
+                                           .user_id = "u1",
+                                           .hold_id = "res_x",
+                                           .seat_ids = seats,
+                                           .seat_count = 1,
+                                           .exchange_for = "ord_far"},
+                               .status = HF_HOLD_HELD,
+                               .created_at_ms = T0,
+                               .expires_at_ms = T0 + TTL,
+                               .total = BALC_PRICE};
+    assert_int_equal(hf_core_restore_hold(f->core, &stored), HF_OK);
+    hf_core_restore_finish(f->core);
+    assert_consistent(f, T0 + 1);
+    int64_t total = 0;
+    bool known = true;
+    assert_string_equal(hf_core_remote_exchange_of(f->core, "res_x", &total, &known), "ord_far");
+    assert_false(known);
+    hf_core_advance(f->core, T0 + 1);
+    uint32_t index;
+    assert_int_equal(hf_core_commit(f->core, "res_x", "u1", "ord_new", "pi", T0 + 1, &index),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    hf_remote_order_t old = {"ord_far", "u1", NULL, BALC_PRICE, true};
+    assert_int_equal(hf_core_commit_remote_exchange(f->core, "res_x", "u1", "ord_new", NULL, NULL,
+                                                    &old, T0 + 1, &index),
+                     HF_OK);
+    assert_consistent(f, T0 + 1);
+    assert_string_equal(hf_core_string(f->core, order_named(f, "ord_new")->replaces_elsewhere),
+                        "ord_far");
+}
+
 /* A cancelled event's orders are its cancel job's: no lock. */
 static void test_no_lock_of_a_cancelled_events_order(void **state) {
     fixture_t *f = *state;
@@ -214,6 +249,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_a_remote_exchange_hold_and_its_decision, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_no_lock_of_a_cancelled_events_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_restored_remote_exchange_hold, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_locks", tests, NULL, NULL);
 }
