@@ -237,6 +237,59 @@ static void test_no_lock_of_a_cancelled_events_order(void **state) {
     assert_consistent(f, T0 + 2);
 }
 
+/* A cancel job meeting an order locked before the cancel waits at it: handled meanwhile, its
+ * refund could come beside the new order the other unit's decision confirms. Unlocked, the
+ * order is the job's; exchanged, the job passes over it. */
+static void cancel_with_a_locked_order(fixture_t *f, hf_job_t const **job) {
+    order_of(f, "u1", "res_a", "ord_a", SEATS("FLOOR-A-1"));
+    order_of(f, "u2", "res_o", "ord_old", SEATS("FLOOR-A-2"));
+    order_of(f, "u3", "res_c", "ord_c", SEATS("FLOOR-A-3"));
+    assert_int_equal(hf_core_order_lock(f->core, "ord_old", "res_n", "other", T0 + 1), HF_OK);
+    hf_cancel_request_t cancel = {.job_id = "job_1", .offer_ttl_ms = 86400000};
+    hf_error_detail_t detail = {0};
+    uint32_t index;
+    assert_int_equal(hf_core_event_cancel(f->core, "show", &cancel, T0 + 2, &detail, &index),
+                     HF_OK);
+    fx_sink_reset(&f->sink);
+    /* The first order is handled, the step stops at the lock; a step after records nothing. */
+    assert_int_equal(hf_core_job_step(f->core, 1000, T0 + 3), 1);
+    assert_int_equal(hf_core_job_step(f->core, 1000, T0 + 4), 0);
+    assert_int_equal(f->sink.by_type[HF_MUTATION_JOB], 1);
+    *job = hf_core_job_find(f->core, "job_1", NULL);
+    assert_non_null(*job);
+    assert_int_equal((*job)->status, HF_JOB_RUNNING);
+    assert_int_equal((*job)->refunded, 1);
+    assert_int_equal(order_named(f, "ord_old")->status, HF_ORDER_CONFIRMED);
+    assert_consistent(f, T0 + 4);
+}
+
+static void test_a_cancel_job_waits_at_a_locked_order_then_handles_it(void **state) {
+    fixture_t *f = *state;
+    const hf_job_t *job;
+    cancel_with_a_locked_order(f, &job);
+    assert_int_equal(hf_core_order_unlock(f->core, "ord_old", "res_n", T0 + 5), HF_OK);
+    assert_int_equal(hf_core_job_step(f->core, 1000, T0 + 6), 2);
+    job = hf_core_job_find(f->core, "job_1", NULL);
+    assert_int_equal(job->status, HF_JOB_DONE);
+    assert_int_equal(job->refunded, 3);
+    assert_int_equal(order_named(f, "ord_old")->status, HF_ORDER_CANCELLED);
+    assert_consistent(f, T0 + 6);
+}
+
+static void test_a_cancel_job_passes_over_an_order_exchanged_meanwhile(void **state) {
+    fixture_t *f = *state;
+    const hf_job_t *job;
+    cancel_with_a_locked_order(f, &job);
+    assert_int_equal(
+        hf_core_order_exchange_finish(f->core, "ord_old", "res_n", "ord_new", T0 + 5), HF_OK);
+    assert_int_equal(hf_core_job_step(f->core, 1000, T0 + 6), 2);
+    job = hf_core_job_find(f->core, "job_1", NULL);
+    assert_int_equal(job->status, HF_JOB_DONE);
+    assert_int_equal(job->refunded, 2); /* the exchanged order is not refunded too */
+    assert_int_equal(order_named(f, "ord_old")->status, HF_ORDER_EXCHANGED);
+    assert_consistent(f, T0 + 6);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_lock_refuses_a_cancel_and_other_locks, setup,
@@ -250,6 +303,10 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_no_lock_of_a_cancelled_events_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_restored_remote_exchange_hold, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_cancel_job_waits_at_a_locked_order_then_handles_it,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_cancel_job_passes_over_an_order_exchanged_meanwhile,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests_name("core_locks", tests, NULL, NULL);
 }

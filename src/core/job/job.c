@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "core/locks.h"
 #include "lib/limits.h"
 
 static const char *const JOB_STATUS_NAMES[] = {"running", "done"};
@@ -297,7 +298,11 @@ static void order_handle(hf_core_t *core, uint32_t job_index, uint32_t order_ind
 
 /* A step of the job: orders from its cursor until limit of them were gone through, or until
  * the step's records reached records_max (after the order that reached it: each step goes
- * through one order at least, so a job always ends). */
+ * through one order at least, so a job always ends), or until an order locked by an exchange
+ * across two owners (core/locks.h). Such an order's fate is the other unit's decision: handled
+ * now, its refund could come beside the new order the decision confirms. The job waits at it
+ * (a step that goes through nothing records nothing) until the lock ends, which the
+ * resolution of core/locks.h bounds: exchanged, it is passed over; confirmed, it is handled. */
 static uint32_t job_step(hf_core_t *core, uint32_t job_index, uint32_t limit, uint64_t records_max,
                          hf_time_ms_t now) {
     hf_job_t *job = &core->jobs->slots[job_index].job;
@@ -308,6 +313,7 @@ static uint32_t job_step(hf_core_t *core, uint32_t job_index, uint32_t limit, ui
     while (job->cursor < count && handled < limit &&
            (handled == 0 || core->change_count - first_change < records_max)) {
         uint32_t order_index = orders[job->cursor];
+        if (hf_core_order_locked_by(core, order_index)) break;
         if (core->orders.slots[order_index].status == HF_ORDER_CONFIRMED) {
             order_handle(core, job_index, order_index, now);
             job = &core->jobs->slots[job_index].job;
@@ -315,6 +321,7 @@ static uint32_t job_step(hf_core_t *core, uint32_t job_index, uint32_t limit, ui
         job->cursor++;
         handled++;
     }
+    if (handled == 0 && job->cursor < count) return 0; /* waiting at a locked order */
     bool finished = job->cursor == count;
     if (finished) job->status = HF_JOB_DONE;
     job_record_step(core, job_index, finished, now);
