@@ -280,8 +280,8 @@ static void test_a_cancel_job_passes_over_an_order_exchanged_meanwhile(void **st
     fixture_t *f = *state;
     const hf_job_t *job;
     cancel_with_a_locked_order(f, &job);
-    assert_int_equal(
-        hf_core_order_exchange_finish(f->core, "ord_old", "res_n", "ord_new", T0 + 5), HF_OK);
+    assert_int_equal(hf_core_order_exchange_finish(f->core, "ord_old", "res_n", "ord_new", T0 + 5),
+                     HF_OK);
     assert_int_equal(hf_core_job_step(f->core, 1000, T0 + 6), 2);
     job = hf_core_job_find(f->core, "job_1", NULL);
     assert_int_equal(job->status, HF_JOB_DONE);
