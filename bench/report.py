@@ -1296,7 +1296,8 @@ def job_section(w, raw, commands):
         return
     w("API.md section 13 (issue 30): an event of %s confirmed pool orders (booked beforehand,"
       " pipelined) is cancelled onto another event with room for them all; the job walks the"
-      " orders, 1,000 a loop turn, and offers each an exchange hold on the other event. The time"
+      " orders in steps of at most 1,000 orders and 64 records (one per loop turn), and offers"
+      " each an exchange hold on the other event. The time"
       " runs from the cancel's answer to the job's `done` (`GET /v1/jobs/{id}` polled every"
       " 10 ms). Meanwhile one client (Python, one request at a time) holds and releases a seat"
       " on a third event; its latency during the job is set against the same client's in the"
