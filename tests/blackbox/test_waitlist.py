@@ -111,6 +111,43 @@ def test_freed_seat_goes_to_the_first_fillable_entry(server):
     check_equal(entry(c, event_id, big["waitlist_id"])["status"], "fulfilled", "committed")
 
 
+
+def test_public_holds_racing_lapses_never_win(server):
+    """Racers on their own connections ask for the seats over and over while the holds on them
+    lapse: every freed seat goes to a waiting entry in the step that freed it, so no racer ever
+    gets one, whatever the interleaving."""
+    import threading
+    c = server.client()
+    event_id = waitlist_event(c)
+    holds = [hold(c, event_id, "owner%d" % i, seats=["F-A-%d" % (i + 1)], ttl_s=1)
+             for i in range(4)]
+    entries = [join(c, event_id, "wait%d" % i) for i in range(4)]
+    lapse_at = time.time() + 1.0
+    answers, stop = [], threading.Event()
+
+    def racer(n):
+        client, mine = server.client(), []
+        while not stop.is_set():
+            for seat in range(1, 5):
+                response = post_hold(client, event_id, "racer%d" % n, seats=["F-A-%d" % seat])
+                mine.append((response.status, response.code))
+        answers.extend(mine)
+
+    threads = [threading.Thread(target=racer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(max(0.0, lapse_at - time.time()) + 1.5)
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    check(len(answers) > 40, "the racers asked often: %d answers" % len(answers))
+    check_equal(sorted(set(answers)), [(409, "seats_unavailable")], "no racer won a seat")
+    offered = sorted(get_hold(c, entry(c, event_id, e["waitlist_id"])["reservation_id"])["seats"][0]
+                     for e in entries)
+    check_equal(offered, ["F-A-1", "F-A-2", "F-A-3", "F-A-4"], "every seat went to an entry")
+    for old in holds:
+        check_equal(get_hold(c, old["reservation_id"])["status"], "expired", "the first lapsed")
+
 def test_lapse_cancel_and_list(server):
     c = server.client()
     event_id = waitlist_event(c, offer_ttl_s=1)
