@@ -8,6 +8,7 @@
 
 #include "api/decode.h"
 #include "api/query.h"
+#include "cluster/cluster.h"
 #include "core/jobs.h"
 #include "engine/metrics.h"
 #include "lib/limits.h"
@@ -44,15 +45,20 @@ static void job_render(hf_json_t *json, const hf_core_t *core, const hf_job_t *j
 /* ---- the cancel ---- */
 
 static void reply_cancel_error(hf_request_t *request, hf_error_t error,
-                               const hf_error_detail_t *detail) {
+                               const hf_error_detail_t *detail, const char *rebook_to) {
     if (error != HF_ERROR_INVALID_REQUEST || !detail->field) {
         hf_reply_core_error(request, error, NULL, NULL);
         return;
     }
+    bool rebook = strcmp(detail->field, "rebook_to") == 0;
+    /* The core has only this node's units: another node's event is not in it. An offer on it
+     * would be a hold on inventory this node does not own, so the cancel is refused. */
+    bool elsewhere = rebook && hf_cluster_unit_elsewhere(request->context->cluster, rebook_to);
     const char *message =
-        strcmp(detail->field, "rebook_to") == 0
-            ? "rebook_to must be another existing event of the same currency, not cancelled"
-            : "offer_ttl_s must be a number of seconds from 1 to 30 days";
+        elsewhere ? "rebook_to is owned by another node; a cancel rebooking onto another node's"
+                    " event is not supported"
+        : rebook  ? "rebook_to must be another existing event of the same currency, not cancelled"
+                  : "offer_ttl_s must be a number of seconds from 1 to 30 days";
     hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, detail->field);
 }
 
@@ -83,7 +89,7 @@ static void handle_cancel(hf_request_t *request) {
     uint32_t job_index;
     hf_error_t error = hf_core_event_cancel(core, request->params[0], &cancel, request->now_ms,
                                             &detail, &job_index);
-    if (error) reply_cancel_error(request, error, &detail);
+    if (error) reply_cancel_error(request, error, &detail, rebook_to);
     else reply_job(request, job_index);
 }
 

@@ -94,6 +94,12 @@ void hf_cluster_stop(hf_cluster_t *cluster);
 /* After the loop returned. NULL is accepted. */
 void hf_cluster_free(hf_cluster_t *cluster);
 
+/* Whether unit is another node's as the last listing (a second old at most) names it: a
+ * lease of it held by another node, live or lapsed. False without leases (one node owns every
+ * unit) and for a unit no lease names yet (made within the last second, or unknown). A cancel
+ * job's rebook_to must be its own node's (docs/API.md "Cancelling an event"). */
+bool hf_cluster_unit_elsewhere(const hf_cluster_t *cluster, const char *unit);
+
 /* GET /v1/cluster's body, and the metrics' figures. */
 void hf_cluster_render(const hf_cluster_t *cluster, hf_json_t *json);
 size_t hf_cluster_units_owned(const hf_cluster_t *cluster);

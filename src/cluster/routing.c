@@ -185,6 +185,12 @@ const char *hf_cluster_owner_address(hf_cluster_t *cluster, const char *unit) {
     return node->address;
 }
 
+bool hf_cluster_unit_elsewhere(const hf_cluster_t *cluster, const char *unit) {
+    if (!cluster || !cluster->leased) return false;
+    const hf_cluster_view_lease_t *lease = hf_cluster_view_lease(&cluster->view, unit);
+    return lease && strcmp(lease->node_id, cluster->node_id) != 0;
+}
+
 /* What a continuation's step did: the cluster answered (refused, forwarded, redirected,
  * parked again), the request is to be served here, or it was (a list). */
 typedef enum step { ANSWERED, SERVE_HERE, SERVED } step_t;
