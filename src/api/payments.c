@@ -7,6 +7,8 @@
 
 #include "api/decode.h"
 #include "api/query.h"
+#include "cluster/exchange.h"
+#include "core/locks.h"
 #include "engine/restore.h"
 #include "api/signature.h"
 #include "lib/log.h"
@@ -111,6 +113,37 @@ static void reply_outcome(hf_request_t *request, const hf_payment_outcome_t *out
     hf_json_object_end(&json);
 }
 
+/* Whether the delivery pays a held remote exchange hold (core/locks.h): its old order must be
+ * locked by its owner first, as for the hold's commit. */
+static bool pays_remote_exchange(const hf_core_t *core, const hf_payment_delivery_t *delivery) {
+    const hf_hold_t *hold = hf_core_hold_find(core, delivery->reservation_id, NULL);
+    return delivery->type == HF_PAYMENT_SUCCEEDED && hold && hold->status == HF_HOLD_HELD &&
+           hold->exchange_elsewhere;
+}
+
+/* The delivery applied: with the old order's lock (or its refusal) once its owner answered,
+ * else parked on that lock; false when it was parked, or answered 503. */
+static bool payment_apply(hf_request_t *request, const hf_payment_delivery_t *delivery,
+                          hf_payment_outcome_t *outcome, hf_error_t *error) {
+    struct hf_cluster *cluster = request->context->cluster;
+    hf_remote_order_t locked;
+    bool answered = hf_cluster_exchange_locked(cluster, delivery->reservation_id, &locked);
+    if (answered || hf_cluster_exchange_refused(cluster, delivery->reservation_id)) {
+        *error = hf_core_payment_remote(request->core, delivery, answered ? &locked : NULL,
+                                        request->now_ms, outcome);
+        return true;
+    }
+    if (!pays_remote_exchange(request->core, delivery)) {
+        *error = hf_core_payment(request->core, delivery, request->now_ms, outcome);
+        return true;
+    }
+    /* Not decided without the lock: the provider retries a 503. */
+    if (!hf_cluster_exchange_lock_park(cluster, request, delivery->reservation_id))
+        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE,
+                       "the exchange's old order cannot be locked now; retry shortly", NULL);
+    return false;
+}
+
 static void handle_webhook(hf_request_t *request) {
     hf_context_t *context = request->context;
     if (!context->webhook_secret || !*context->webhook_secret) {
@@ -131,7 +164,8 @@ static void handle_webhook(hf_request_t *request) {
     delivery.order_id = order_id;
     delivery.refund_id = refund_id;
     hf_payment_outcome_t outcome;
-    hf_error_t error = hf_core_payment(request->core, &delivery, request->now_ms, &outcome);
+    hf_error_t error;
+    if (!payment_apply(request, &delivery, &outcome, &error)) return;
     if (error) hf_reply_core_error(request, error, NULL, NULL);
     else reply_outcome(request, &outcome);
 }

@@ -64,6 +64,18 @@ bool hf_cluster_exchange_in_flight(const struct hf_cluster *cluster, const char 
  * commit); false to serve it now. */
 bool hf_cluster_exchange_route(struct hf_cluster *cluster, hf_request_t *request);
 
+/* For a handler that must have the old order of the held remote exchange hold hold_id locked
+ * before it decides (the payment webhook): parks request on that lock as a commit is parked;
+ * the handler runs again once the old order's owner answered, reading the lock
+ * (hf_cluster_exchange_locked) or its refusal (hf_cluster_exchange_refused); a commit it makes
+ * then is the decision, finished as a commit's. False when it cannot park (not such a hold,
+ * no room): the caller answers. */
+bool hf_cluster_exchange_lock_park(struct hf_cluster *cluster, hf_request_t *request,
+                                   const char *hold_id);
+/* During that pass: whether the old order's owner refused the lock (the order not confirmed,
+ * locked by another hold, or unknown). */
+bool hf_cluster_exchange_refused(const struct hf_cluster *cluster, const char *hold_id);
+
 /* For the handlers, during the pass that follows the call (false at any other time): the old
  * order as its owner read it for a hold (exchange_for order_id), or as it locked it for the
  * commit of hold_id. Pointers borrowed for the pass. */

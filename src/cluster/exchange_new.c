@@ -147,6 +147,12 @@ bool hf_cluster_exchange_read(const hf_cluster_t *cluster, const char *order_id,
     return remote_of(pending, remote);
 }
 
+bool hf_cluster_exchange_refused(const hf_cluster_t *cluster, const char *hold_id) {
+    const exchange_pending_t *pending = cluster ? cluster->exchange_current : NULL;
+    return pending && pending->kind == PENDING_COMMIT && pending->refused &&
+           strcmp(pending->hold_id, hold_id) == 0;
+}
+
 bool hf_cluster_exchange_locked(const hf_cluster_t *cluster, const char *hold_id,
                                 hf_remote_order_t *remote) {
     const exchange_pending_t *pending = cluster ? cluster->exchange_current : NULL;
@@ -260,6 +266,15 @@ static void on_lock(void *state, int status, const char *body, size_t length) {
         else pending_free(pending);
         return;
     }
+    bool refusal = status == 409 || status == 200 || status == 404;
+    if (refusal && pending->serve_refusal) {
+        /* A webhook's: the payment is decided (a refund), not left to the provider's retry. */
+        pending->refused = true;
+        hf_http_response_t *response = serve(pending);
+        if (response) hf_http_response_settle(response);
+        pending_free(pending);
+        return;
+    }
     if (status == 409 || status == 200)
         refuse(pending, HF_API_ERROR_ORDER_NOT_ACTIVE, "the order to exchange is not confirmed");
     else if (status == 404) refuse(pending, HF_API_ERROR_ORDER_NOT_FOUND, NULL);
@@ -327,14 +342,15 @@ static bool path_hold(const char *path, char *hold_id, size_t size) {
     return true;
 }
 
-static bool commit_route(hf_cluster_t *cluster, hf_request_t *request) {
-    char hold_id[HF_SERVER_ID_SIZE + 1];
-    if (!path_hold(request->http->path, hold_id, sizeof hold_id)) return false;
+/* Parks request on the lock of the old order of hold_id, a held remote exchange hold. */
+static bool lock_park(hf_cluster_t *cluster, hf_request_t *request, const char *hold_id,
+                      bool serve_refusal) {
     const hf_hold_t *hold = hf_core_hold_find(cluster->context->core, hold_id, NULL);
     if (!hold || hold->status != HF_HOLD_HELD || !hold->exchange_elsewhere) return false;
     exchange_pending_t *pending = pending_take(cluster);
     if (!pending) return false;
     pending->kind = PENDING_COMMIT;
+    pending->serve_refusal = serve_refusal;
     snprintf(pending->hold_id, sizeof pending->hold_id, "%s", hold->id);
     snprintf(pending->order_id, sizeof pending->order_id, "%s",
              hf_core_string(cluster->context->core, hold->exchange_elsewhere - 1));
@@ -345,6 +361,17 @@ static bool commit_route(hf_cluster_t *cluster, hf_request_t *request) {
     if (park(cluster, request, pending, "POST", path, body, on_lock)) return true;
     pending_free(pending);
     return false;
+}
+
+static bool commit_route(hf_cluster_t *cluster, hf_request_t *request) {
+    char hold_id[HF_SERVER_ID_SIZE + 1];
+    return path_hold(request->http->path, hold_id, sizeof hold_id) &&
+           lock_park(cluster, request, hold_id, false);
+}
+
+bool hf_cluster_exchange_lock_park(hf_cluster_t *cluster, hf_request_t *request,
+                                   const char *hold_id) {
+    return cluster && !cluster->stopped && lock_park(cluster, request, hold_id, true);
 }
 
 bool hf_cluster_exchange_route(hf_cluster_t *cluster, hf_request_t *request) {

@@ -44,6 +44,9 @@ typedef struct exchange_pending {
     char user_id[HF_USER_ID_SIZE_MAX + 1], payment_ref[HF_PAYMENT_REF_SIZE_MAX + 1];
     bool paid, confirmed;
     int64_t total;
+    /* A webhook's lock (hf_cluster_exchange_lock_park): a refusal is served too (its handler
+     * decides the refund), and refused says the owner refused. */
+    bool serve_refusal, refused;
     /* The rebuilds when it was parked; a commit decided: the batch its answer waits for and
      * the new order. */
     bool deciding, finishing;

@@ -64,6 +64,9 @@ struct hf_core {
     hf_time_ms_t now;
 
     hold_scratch_t scratch; /* of one hold request (holds.h) */
+    /* hf_core_payment_remote's old order as locked for the delivery's hold, for that call
+     * only (NULL: none, or refused by its owner: a remote exchange hold then never commits). */
+    const struct hf_remote_order *payment_locked;
     /* The lines of the hold or order a record describes, and the seat ids they point to. */
     hf_mutation_item_t record_lines[HF_HOLD_ITEMS_MAX];
     hf_buffer_t record_ids;
@@ -631,6 +634,14 @@ void exchange_locks_free(hf_core_t *core);
  * exchanged, replaced by new_id (elsewhere), its record, and its inventory given back. */
 void exchange_finish_remote(hf_core_t *core, uint32_t old_index, const char *new_id,
                             hf_time_ms_t now);
+/* The remote exchange hold at hold_index (held) committed with old as locked for it: the hold
+ * confirmed, the refund of a negative difference (refund_key, NULL: none owed), the new order
+ * paid by payment_ref or else the old order's payment; user_id NULL when no user asked (a
+ * webhook's). The new order's index. */
+uint32_t remote_exchange_apply(hf_core_t *core, uint32_t hold_index, const text_key_t *order_key,
+                               const text_key_t *refund_key, const char *payment_ref,
+                               const struct hf_remote_order *old, const char *user_id,
+                               hf_time_ms_t now);
 /* The id of a remote exchange hold's old order (exchange/remote.c), NULL for any other. */
 static inline const char *exchange_elsewhere_id(const hf_core_t *core, const hf_hold_t *hold) {
     return hold->exchange_elsewhere ? hf_core_string(core, hold->exchange_elsewhere - 1) : NULL;

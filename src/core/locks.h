@@ -93,5 +93,14 @@ hf_error_t hf_core_commit_remote_exchange(hf_core_t *core, const char *hold_id, 
                                           const char *order_id, const char *payment_ref,
                                           const char *refund_id, const hf_remote_order_t *old,
                                           hf_time_ms_t now, uint32_t *order_index);
+/* A payment delivery (as hf_core_payment) naming a remote exchange hold, once its old order's
+ * owner answered the lock asked for it: locked the old order as locked for that hold, NULL
+ * when the owner refused (not confirmed, locked by another, unknown). payment.succeeded then
+ * commits the held hold (as its commit would, paid by the intent, its amount the positive
+ * difference), else requires the refund: order_not_active when refused. hf_core_payment alone
+ * never commits a remote exchange hold (order_not_active: no lock, no decision). */
+hf_error_t hf_core_payment_remote(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                                  const hf_remote_order_t *locked, hf_time_ms_t now,
+                                  hf_payment_outcome_t *outcome);
 
 #endif

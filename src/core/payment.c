@@ -2,6 +2,7 @@
  * (payment_intent_id, type) and pruned by age, and the refunds that payments which cannot be
  * honoured require. The core decides; the engine checks the signature and speaks HTTP. */
 #include "core/internal.h"
+#include "core/locks.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -336,6 +337,32 @@ static void decide_exchange(hf_core_t *core, const hf_payment_delivery_t *delive
     else outcome->reason = HF_REFUND_AMOUNT_MISMATCH; /* not reached: a positive difference */
 }
 
+/* payment.succeeded for a remote exchange hold (core/locks.h): as a local exchange's, its old
+ * order as its owner locked it for this delivery (hf_core_payment_remote), none otherwise. */
+static void decide_remote_exchange(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                                   uint32_t index, const text_key_t *order_key, hf_time_ms_t now,
+                                   hf_payment_outcome_t *outcome) {
+    const hf_hold_t *hold = &core->holds.slots[index];
+    const hf_remote_order_t *old = core->payment_locked;
+    const char *named = exchange_elsewhere_id(core, hold);
+    const char *currency = hold->target == HF_TARGET_CALENDAR
+                               ? calendar_currency_at(core, hold->event)
+                               : core->events.slots[hold->event]->currency;
+    if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
+    else if (hold->status == HF_HOLD_EXPIRED) outcome->reason = HF_REFUND_HOLD_EXPIRED;
+    else if (!old || !old->confirmed || strcmp(old->order_id, named) != 0)
+        outcome->reason = HF_REFUND_ORDER_NOT_ACTIVE;
+    else if (delivery->amount != hold->total - old->total ||
+             !currency_matches(delivery->currency, currency))
+        outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
+    else {
+        outcome->result = HF_PAYMENT_COMMITTED;
+        /* A positive difference: nothing to refund; no user asked (the provider did). */
+        outcome->order = remote_exchange_apply(core, index, order_key, NULL,
+                                               delivery->payment_intent_id, old, NULL, now);
+    }
+}
+
 /* payment.succeeded: the hold committed (late when it had lapsed and all it held is free), or
  * the reason of the refund it requires; the hold changes only when it is committed. */
 static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *delivery,
@@ -354,6 +381,10 @@ static void decide_succeeded(hf_core_t *core, const hf_payment_delivery_t *deliv
     }
     if (hold->exchange_for) {
         decide_exchange(core, delivery, index, order_key, now, outcome);
+        return;
+    }
+    if (hold->exchange_elsewhere) {
+        decide_remote_exchange(core, delivery, index, order_key, now, outcome);
         return;
     }
     if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;

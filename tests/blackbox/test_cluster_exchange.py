@@ -4,6 +4,9 @@ read, lock and finish an old order, the lock's refusals (a cancel, another lock)
 across a kill -9 of its owner, and the resolution of a stale lock by the decision of the hold's
 unit. Two nodes on one PostgreSQL (run.py --store-url)."""
 
+import hashlib
+import hmac
+import json
 import os
 import shutil
 import sqlite3
@@ -37,13 +40,14 @@ class FaultyServer(Server):
         return Server._spawn(self, environment)
 
 
-def nodes(count=2, faults=None):
+def nodes(count=2, faults=None, extra=()):
     """count nodes named A, B... with the API key, on one fresh database; faults: a node's
-    name to the fault point it dies at."""
+    name to the fault point it dies at; extra: more arguments of every node."""
     if harness.STORE_URL is None:
         skip("several nodes need PostgreSQL (--store-url)")
     faults = faults or {}
-    first = FaultyServer(faults.get("A"), api_key=API_KEY, extra_args=["--node-id", "A"])
+    first = FaultyServer(faults.get("A"), api_key=API_KEY,
+                         extra_args=["--node-id", "A"] + list(extra))
     url = store_url_for(first.data_dir)
     first.extra_args += ["--store", url]
     first.start()
@@ -51,7 +55,7 @@ def nodes(count=2, faults=None):
     for index in range(1, count):
         name = chr(ord("A") + index)
         started.append(FaultyServer(faults.get(name), api_key=API_KEY, extra_args=[
-            "--node-id", name, "--store", url]).start())
+            "--node-id", name, "--store", url] + list(extra)).start())
     return started
 
 
@@ -352,6 +356,71 @@ def test_holdfast_check_allows_a_decided_exchange_only_while_its_lock_holds():
         check_equal(code, expected, "check of %r (stderr %r)" % (statements, err))
         if expected:
             check("broken invariant" in err, "the broken invariant named: %r" % err)
+
+
+# ---- a payment webhook for an exchange across two owners ----
+
+WEBHOOK_SECRET = "whsec_cluster_exchange"
+
+
+def webhook(client, reservation_id, amount, intent=None):
+    """A payment.succeeded delivery for reservation_id, signed now: the response."""
+    body = json.dumps({"id": uid("evt"), "type": "payment.succeeded",
+                       "payment_intent_id": intent or uid("pi"),
+                       "reservation_id": reservation_id, "amount": amount}).encode()
+    t = int(time.time())
+    mac = hmac.new(WEBHOOK_SECRET.encode(), ("%d." % t).encode() + body, hashlib.sha256)
+    return client.post("/v1/webhooks/payments", raw=body,
+                       headers={"Holdfast-Signature": "t=%d,v1=%s" % (t, mac.hexdigest())})
+
+
+def test_a_payment_webhook_commits_an_exchange_across_two_owners():
+    a, b = nodes(2, extra=["--webhook-secret", WEBHOOK_SECRET])
+    client_a, client_b = a.client(), b.client()
+    _, new_event, user_id, order_id = two_owners(a, b)
+    held = expect(client_b.post("/v1/events/%s/holds" % new_event,
+                                {"user_id": user_id, "seats": ["VIP-A-1"],
+                                 "exchange_for": order_id}), 201, what="a dearer exchange")
+    hold_id, intent = held["reservation_id"], uid("pi")
+    # Through A, the old order's owner: forwarded to B, the hold's, which locks the order on A.
+    paid = webhook(a.client(api_key=None), hold_id, 90000 - 45000, intent)
+    outcome = expect(paid, 200, what="the webhook paying the difference")
+    check_equal(paid.header("holdfast-node"), "B", "decided by the hold's owner")
+    check_equal(outcome["result"], "committed", "the delivery's result")
+    new = expect(client_a.get("/v1/orders/%s" % outcome["order_id"]), 200, what="the new order")
+    check_equal((new["status"], new.get("replaces"), new["payment_ref"], new["seats"]),
+                ("confirmed", order_id, intent, ["VIP-A-1"]), "the new order, paid by the intent")
+    old = expect(client_b.get("/v1/orders/%s" % order_id), 200, what="the old order")
+    check_equal((old["status"], old.get("replaced_by")), ("exchanged", outcome["order_id"]),
+                "the old order exchanged")
+    check_equal(expect(client_b.get("/v1/cluster/orders/%s" % order_id), 200)["locked_by"], None,
+                "the lock ended")
+    again = expect(webhook(client_b, hold_id, 90000 - 45000, intent), 200, what="a repeat")
+    check_equal((again["result"], again.get("order_id")), ("committed", outcome["order_id"]),
+                "the repeat answers the same order")
+
+
+def test_a_payment_webhook_across_two_owners_refunds_what_it_cannot_commit():
+    a, b = nodes(2, extra=["--webhook-secret", WEBHOOK_SECRET])
+    client_a, client_b = a.client(), b.client()
+    _, new_event, user_id, order_id = two_owners(a, b)
+    holds = [expect(client_b.post("/v1/events/%s/holds" % new_event,
+                                  {"user_id": user_id, "seats": [seat],
+                                   "exchange_for": order_id}), 201,
+                    what="an exchange hold")["reservation_id"] for seat in ("VIP-A-1", "VIP-A-2")]
+    wrong = expect(webhook(client_b, holds[0], 90000), 200, what="the whole price paid")
+    check_equal((wrong["result"], wrong["reason"]), ("refund_required", "amount_mismatch"),
+                "a wrong amount refunded")
+    # The lock taken for it is resolved not committed: the order as it was, then cancelled.
+    read = wait_unlocked(client_b, order_id, RESOLVED_LIMIT_S)
+    check_equal((read["status"], read["locked_by"]), ("confirmed", None), "the old order kept")
+    expect(cancel(client_a, order_id, user_id), 200, what="the old order cancelled")
+    late = expect(webhook(client_a, holds[1], 90000 - 45000), 200, what="a payment too late")
+    check_equal((late["result"], late["reason"]), ("refund_required", "order_not_active"),
+                "the cancelled order's exchange refunded")
+    for hold_id in holds:
+        check_equal(expect(client_b.get("/v1/holds/%s" % hold_id), 200)["status"], "held",
+                    "the hold unchanged")
 
 
 # ---- kill -9 of either owner at each step ----

@@ -223,6 +223,61 @@ static void test_a_restored_remote_exchange_hold(void **state) {
                         "ord_far");
 }
 
+/* A payment of a remote exchange hold (its positive difference) commits it only with its old
+ * order's lock: without one (hf_core_payment alone) or refused, the payment is refunded
+ * order_not_active and the hold stays held; with it, the new order is paid by the intent. */
+static hf_error_t pay_remote(fixture_t *f, const char *intent, const char *order_id,
+                             const char *refund_id, int64_t amount, const hf_remote_order_t *locked,
+                             hf_payment_outcome_t *outcome) {
+    hf_payment_delivery_t delivery = {.event_id = intent,
+                                      .type = HF_PAYMENT_SUCCEEDED,
+                                      .payment_intent_id = intent,
+                                      .reservation_id = "res_x",
+                                      .amount = amount,
+                                      .order_id = order_id,
+                                      .refund_id = refund_id};
+    hf_core_advance(f->core, T0 + 1);
+    return hf_core_payment_remote(f->core, &delivery, locked, T0 + 1, outcome);
+}
+
+static void test_a_payment_of_a_remote_exchange_hold_needs_its_lock(void **state) {
+    fixture_t *f = *state;
+    hf_hold_request_t request = {.event_id = "show",
+                                 .user_id = "u1",
+                                 .hold_id = "res_x",
+                                 .seat_ids = SEATS("FLOOR-A-1"),
+                                 .ttl_ms = -1,
+                                 .exchange_for = "ord_far"};
+    hf_remote_order_t old = {"ord_far", "u1", "pi_far", BALC_PRICE, true};
+    uint32_t index;
+    assert_int_equal(hf_core_hold_remote_exchange(f->core, &request, &old, T0, &index, NULL),
+                     HF_OK);
+    hf_payment_outcome_t outcome;
+    /* The whole price, without a lock: never a plain order beside the old one. */
+    assert_int_equal(pay_remote(f, "pi_1", "ord_1", "ref_1", FLOOR_PRICE, NULL, &outcome), HF_OK);
+    assert_int_equal(outcome.result, HF_PAYMENT_REFUND_REQUIRED);
+    assert_int_equal(outcome.reason, HF_REFUND_ORDER_NOT_ACTIVE);
+    assert_int_equal(hf_core_hold_find(f->core, "res_x", NULL)->status, HF_HOLD_HELD);
+    assert_int_equal(pay_remote(f, "pi_2", "ord_2", "ref_2", FLOOR_PRICE, &old, &outcome), HF_OK);
+    assert_int_equal(outcome.reason, HF_REFUND_AMOUNT_MISMATCH);
+    fx_sink_reset(&f->sink);
+    assert_int_equal(
+        pay_remote(f, "pi_3", "ord_3", "ref_3", FLOOR_PRICE - BALC_PRICE, &old, &outcome), HF_OK);
+    assert_int_equal(outcome.result, HF_PAYMENT_COMMITTED);
+    assert_consistent(f, T0 + 1);
+    const hf_order_t *made = order_named(f, "ord_3");
+    assert_int_equal(made->status, HF_ORDER_CONFIRMED);
+    assert_string_equal(hf_core_string(f->core, made->replaces_elsewhere), "ord_far");
+    assert_string_equal(hf_core_string(f->core, made->payment_ref), "pi_3");
+    assert_int_equal(f->sink.by_type[HF_MUTATION_REFUND], 0);
+    assert_int_equal(hf_core_hold_find(f->core, "res_x", NULL)->status, HF_HOLD_CONFIRMED);
+    /* The same delivery again answers the same order. */
+    assert_int_equal(
+        pay_remote(f, "pi_3", "ord_4", "ref_4", FLOOR_PRICE - BALC_PRICE, NULL, &outcome), HF_OK);
+    assert_true(outcome.repeat);
+    assert_int_equal(outcome.order, made - hf_core_order_at(f->core, 0));
+}
+
 /* A cancelled event's orders are its cancel job's: no lock. */
 static void test_no_lock_of_a_cancelled_events_order(void **state) {
     fixture_t *f = *state;
@@ -303,6 +358,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_no_lock_of_a_cancelled_events_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_restored_remote_exchange_hold, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_payment_of_a_remote_exchange_hold_needs_its_lock,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_cancel_job_waits_at_a_locked_order_then_handles_it,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_cancel_job_passes_over_an_order_exchanged_meanwhile,

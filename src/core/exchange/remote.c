@@ -76,13 +76,31 @@ hf_error_t hf_core_commit_remote_exchange(hf_core_t *core, const char *hold_id, 
     bool refunds = difference < 0 && old->payment_ref;
     if (refunds && (!refund_id || refund_id_taken(core, refund_id, &refund_key)))
         return HF_ERROR_INVALID_REQUEST;
+    *order_index = remote_exchange_apply(core, index, &order_key, refunds ? &refund_key : NULL,
+                                         payment_ref, old, user_id, now);
+    return HF_OK;
+}
+
+uint32_t remote_exchange_apply(hf_core_t *core, uint32_t hold_index, const text_key_t *order_key,
+                               const text_key_t *refund_key, const char *payment_ref,
+                               const hf_remote_order_t *old, const char *user_id,
+                               hf_time_ms_t now) {
+    hf_hold_t *hold = hold_of(core, hold_index);
     hold->exchange_elsewhere_total = old->total;
     /* As a local exchange's commit (exchange.c): held seats move to sold without a report. */
-    hold_finish(core, index, HF_HOLD_CONFIRMED, now, false);
-    if (refunds) refund_of_remote(core, hold, old, &refund_key, now);
+    hold_finish(core, hold_index, HF_HOLD_CONFIRMED, now, false);
+    if (refund_key) refund_of_remote(core, hold, old, refund_key, now);
     core->orders.exchanged++;
     /* Paid by the commit's payment for a difference, else by the old order's. */
     const char *paid_by = payment_ref && *payment_ref ? payment_ref : old->payment_ref;
-    *order_index = order_from_hold(core, index, &order_key, paid_by, user_id, now);
-    return HF_OK;
+    return order_from_hold(core, hold_index, order_key, paid_by, user_id, now);
+}
+
+hf_error_t hf_core_payment_remote(hf_core_t *core, const hf_payment_delivery_t *delivery,
+                                  const hf_remote_order_t *locked, hf_time_ms_t now,
+                                  hf_payment_outcome_t *outcome) {
+    core->payment_locked = locked;
+    hf_error_t error = hf_core_payment(core, delivery, now, outcome);
+    core->payment_locked = NULL;
+    return error;
 }
