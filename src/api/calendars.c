@@ -12,6 +12,8 @@
 #include "api/decode.h"
 #include "api/query.h"
 #include "api/render.h"
+#include "cluster/exchange.h"
+#include "core/locks.h"
 
 typedef hf_calendar_scratch_t scratch_t;
 
@@ -264,6 +266,12 @@ static void handle_hold_create(hf_request_t *request) {
     uint32_t hold_index;
     hf_error_t error = hf_core_calendar_hold(request->core, &use, request->now_ms, &hold_index,
                                              detail);
+    /* The old order is another unit's, as its owner read it (cluster/exchange.h). */
+    hf_remote_order_t remote;
+    if (error == HF_ERROR_ORDER_NOT_FOUND && use.exchange_for &&
+        hf_cluster_exchange_read(request->context->cluster, use.exchange_for, &remote))
+        error = hf_core_calendar_hold_remote_exchange(request->core, &use, &remote, request->now_ms,
+                                                      &hold_index, detail);
     if (error) {
         reply_use_error(request, calendar, &use, error, detail);
         return;
@@ -316,8 +324,8 @@ static const hf_route_t routes[] = {
     {"POST", "/v1/calendars/{}/open", handle_sales_open, 0, BODY_SIZE_MAX, IN_PATH},
     {"POST", "/v1/calendars/{}/resources", handle_resources_add, HF_ROUTE_BODY, BODY_SIZE_MAX,
      IN_PATH},
-    {"POST", "/v1/calendars/{}/holds", handle_hold_create, CREATES | HF_ROUTE_FLAT | HF_ROUTE_BUYER,
-     BODY_SIZE_MAX, IN_PATH},
+    {"POST", "/v1/calendars/{}/holds", handle_hold_create,
+     CREATES | HF_ROUTE_FLAT | HF_ROUTE_BUYER | HF_ROUTE_EXCHANGE, BODY_SIZE_MAX, IN_PATH},
     {"POST", "/v1/calendars/{}/bookings", handle_booking_create, CREATES, BODY_SIZE_MAX, IN_PATH},
     {"GET", "/v1/calendars/{}/availability", hf_calendar_handle_availability, HF_ROUTE_BUYER,
      BODY_SIZE_MAX, IN_PATH},

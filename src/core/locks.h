@@ -82,6 +82,13 @@ typedef struct hf_remote_order {
 hf_error_t hf_core_hold_remote_exchange(hf_core_t *core, const hf_hold_request_t *request,
                                         const hf_remote_order_t *old, hf_time_ms_t now,
                                         uint32_t *hold_index, hf_error_detail_t *detail);
+/* As hf_core_hold_remote_exchange, a calendar's hold (hf_core_calendar_hold): its request's
+ * exchange_for names old's order, another unit's (restored as it was on return). */
+struct hf_calendar_hold_request; /* core/calendars.h */
+hf_error_t hf_core_calendar_hold_remote_exchange(hf_core_t *core,
+                                                 struct hf_calendar_hold_request *request,
+                                                 const hf_remote_order_t *old, hf_time_ms_t now,
+                                                 uint32_t *hold_index, hf_error_detail_t *detail);
 /* The old order's id of the remote exchange hold hold_id, or NULL for any other hold;
  * *total the old order's total when known (read when placed; a restored hold knows none until
  * its commit's lock says it), *known whether it is. */

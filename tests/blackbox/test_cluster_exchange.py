@@ -423,6 +423,87 @@ def test_a_payment_webhook_across_two_owners_refunds_what_it_cannot_commit():
                     "the hold unchanged")
 
 
+# ---- a calendar's hold of another node's order ----
+
+def night(offset):
+    """The UTC date offset days from today, as a night calendar writes it."""
+    import datetime
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    return (today + datetime.timedelta(days=offset)).isoformat()
+
+
+def test_a_calendar_hold_exchanges_another_nodes_order():
+    a, b = nodes(2)
+    client_a, client_b = a.client(), b.client()
+    old_event, _, user_id, order_id = two_owners(a, b)
+    calendar_id = uid("hotel")
+    expect(client_b.post("/v1/calendars", {"id": calendar_id, "unit": "night", "resources": [
+        {"id": "DBL", "capacity": 2, "price": 15000}]}), 201, what="a calendar on B")
+    stay = {"user_id": user_id, "exchange_for": order_id,
+            "items": [{"resource": "DBL", "from": night(10), "to": night(12)}]}
+    expect(client_b.post("/v1/calendars/%s/holds" % calendar_id,
+                         dict(stay, user_id=user())), 403, "not_owner", what="another's order")
+    expect(client_b.post("/v1/calendars/%s/holds" % calendar_id,
+                         dict(stay, exchange_for="ord_" + "8" * 36)), 404, "order_not_found",
+           what="an order no unit has")
+    # Through A, the old order's owner: forwarded to B, which reads the order from A.
+    placed = client_a.post("/v1/calendars/%s/holds" % calendar_id, stay)
+    held = expect(placed, 201, what="the calendar's exchange hold")
+    check_equal(placed.header("holdfast-node"), "B", "placed by the calendar's owner")
+    check_equal((held["exchange_for"], held["difference"]), (order_id, 30000 - 45000),
+                "the hold names the old order and the difference")
+    read = expect(client_b.get("/v1/holds/%s" % held["reservation_id"]), 200, what="the hold")
+    check_equal((read["exchange_for"], read["difference"]), (order_id, 30000 - 45000),
+                "read back")
+    check_equal(postgres_rows(a.data_dir, "SELECT exchange_for FROM holds WHERE id = '%s'"
+                              % held["reservation_id"]), [[order_id]], "the hold's row names it")
+    new = expect(client_a.post("/v1/holds/%s/commit" % held["reservation_id"],
+                               {"user_id": user_id}), 200, what="the commit through A")
+    check_equal((new["status"], new.get("replaces")), ("confirmed", order_id),
+                "the stay replaces the seat order")
+    old = expect(client_b.get("/v1/orders/%s" % order_id), 200, what="the old order")
+    check_equal((old["status"], old.get("replaced_by")), ("exchanged", new["order_id"]),
+                "the old order exchanged")
+    refunds = [r for r in expect(client_a.get("/v1/refunds?limit=1000"), 200)["refunds"]
+               if r["reservation_id"] == held["reservation_id"]]
+    check_equal([(r["reason"], r["amount"]) for r in refunds], [("exchange", 15000)],
+                "the refund of the difference")
+    expect(client_b.post("/v1/events/%s/holds" % old_event,
+                         {"user_id": user(), "seats": ["FLOOR-A-1"]}), 201,
+           what="the old order's seat is free")
+
+
+def test_a_calendar_exchange_hold_outlives_a_kill_of_its_owner():
+    """B killed once the hold is durable: A takes the calendar over, the hold restored with its
+    old order (now in the same core), and its commit exchanges the order."""
+    a, b = nodes(2)
+    client_a = a.client(client_timeout=20)
+    _, _, user_id, order_id = two_owners(a, b)
+    calendar_id = uid("hotel")
+    expect(b.client().post("/v1/calendars", {"id": calendar_id, "unit": "night", "resources": [
+        {"id": "DBL", "capacity": 2, "price": 50000}]}), 201, what="a calendar on B")
+    held = expect(b.client().post("/v1/calendars/%s/holds" % calendar_id, {
+        "user_id": user_id, "exchange_for": order_id, "ttl_s": 600,
+        "items": [{"resource": "DBL", "from": night(10), "to": night(11)}]}), 201,
+        what="the calendar's exchange hold")
+    b.kill()
+    start, read = time.monotonic(), None
+    while time.monotonic() - start < TAKEOVER_LIMIT_S + 5:
+        read = client_a.get("/v1/holds/%s" % held["reservation_id"])
+        if read.status == 200:
+            break
+        time.sleep(0.25)
+    document = expect(read, 200, what="the hold after the takeover")
+    check_equal((document["status"], document["exchange_for"], document["difference"]),
+                ("held", order_id, 50000 - 45000), "restored as the exchange it was")
+    new = expect(client_a.post("/v1/holds/%s/commit" % held["reservation_id"],
+                               {"user_id": user_id, "payment_ref": uid("pi")}), 200,
+                 what="the commit on A")
+    check_equal(new.get("replaces"), order_id, "the stay replaces the order")
+    check_equal(expect(client_a.get("/v1/orders/%s" % order_id), 200)["status"], "exchanged",
+                "the old order exchanged")
+
+
 # ---- kill -9 of either owner at each step ----
 
 def settled(client, order_id, hold_id, limit_s):

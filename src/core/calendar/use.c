@@ -142,7 +142,9 @@ void calendar_record_hold_created(hf_core_t *core, uint32_t hold_index, const ch
             .status = HF_HOLD_HELD,
             .target = HF_TARGET_CALENDAR,
             .uses = uses_of(core, calendar, hold->item_offset, hold->pool_count, lines),
-            .exchange_for = exchange_order_id(core, hold->exchange_for)}};
+            .exchange_for = hold->exchange_elsewhere
+                                ? exchange_elsewhere_id(core, hold)
+                                : exchange_order_id(core, hold->exchange_for)}};
     record_emit(core, &mutation);
     core->holds.states[hold_index].last_change = core->change_count;
 }
@@ -267,6 +269,8 @@ hf_error_t hf_core_calendar_hold(hf_core_t *core, hf_calendar_hold_request_t *re
     hold->target = HF_TARGET_CALENDAR;
     hold->event = calendar_index;
     hold->exchange_for = exchange;
+    /* A remote exchange's old order (exchange/remote.c), named by its record. */
+    hold->exchange_elsewhere = core->scratch.exchange_elsewhere;
     hold->user = user_intern(core, &user);
     hold->pool_count = request->item_count;
     hold->item_offset = calendar_hold_items(core, index, request->item_count);

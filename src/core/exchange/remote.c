@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "core/calendars.h"
 #include "core/internal.h"
 
 hf_error_t hf_core_hold_remote_exchange(hf_core_t *core, const hf_hold_request_t *request,
@@ -29,6 +30,28 @@ hf_error_t hf_core_hold_remote_exchange(hf_core_t *core, const hf_hold_request_t
     if (error) return error;
     hf_hold_t *hold = hold_of(core, *hold_index);
     hold->exchange_elsewhere_total = old->total;
+    return HF_OK;
+}
+
+hf_error_t hf_core_calendar_hold_remote_exchange(hf_core_t *core,
+                                                 hf_calendar_hold_request_t *request,
+                                                 const hf_remote_order_t *old, hf_time_ms_t now,
+                                                 uint32_t *hold_index, hf_error_detail_t *detail) {
+    if (!request->exchange_for || strcmp(request->exchange_for, old->order_id) != 0)
+        return HF_ERROR_ORDER_NOT_FOUND;
+    if (!request->user_id || !old->user_id || strcmp(request->user_id, old->user_id) != 0)
+        return HF_ERROR_NOT_OWNER;
+    if (!old->confirmed) return HF_ERROR_ORDER_NOT_ACTIVE;
+    const char *exchange_for = request->exchange_for;
+    request->exchange_for = NULL;
+    uint32_t offset = string_store(core, old->order_id, strlen(old->order_id));
+    /* As an event's: the slot names the old order before its record is emitted. */
+    core->scratch.exchange_elsewhere = offset + 1;
+    hf_error_t error = hf_core_calendar_hold(core, request, now, hold_index, detail);
+    core->scratch.exchange_elsewhere = 0;
+    request->exchange_for = exchange_for;
+    if (error) return error;
+    hold_of(core, *hold_index)->exchange_elsewhere_total = old->total;
     return HF_OK;
 }
 
