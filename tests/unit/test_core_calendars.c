@@ -19,6 +19,7 @@
 #include "core/calendar/internal.h"
 #include "core/calendar/span.h"
 #include "core/core.h"
+#include "core/locks.h"
 #include "core_fixtures.h"
 
 #define DAY_MS 86400000LL
@@ -743,6 +744,55 @@ static void test_restore(void **state) {
     fx_core_destroy(restored, &sink);
 }
 
+/* A stay exchanging an order of another unit (core/locks.h): placed with the old order as its
+ * owner read it (the user's, confirmed), its commit refused without the lock and made with it,
+ * the new order replacing the remote one and the difference refunded to its payment. */
+static void test_a_remote_exchange_stay(void **state) {
+    fixture_t *f = *state;
+    hotel(f, 0);
+    hf_calendar_item_request_t night = {"DBL", 1, DAY0 + 3, DAY0 + 4};
+    hf_calendar_hold_request_t request = {.calendar_id = "hotel",
+                                          .user_id = "u1",
+                                          .hold_id = "res_stay",
+                                          .items = &night,
+                                          .item_count = 1,
+                                          .ttl_ms = -1,
+                                          .exchange_for = "ord_far",
+                                          .conflicts = f->conflicts,
+                                          .conflict_max = 8};
+    hf_remote_order_t old = {"ord_far", "u2", "pi_far", 300, true};
+    uint32_t index;
+    assert_int_equal(hf_core_calendar_hold(f->core, &request, f->now, &index, &f->detail),
+                     HF_ERROR_ORDER_NOT_FOUND);
+    assert_int_equal(
+        hf_core_calendar_hold_remote_exchange(f->core, &request, &old, f->now, &index, &f->detail),
+        HF_ERROR_NOT_OWNER);
+    old.user_id = "u1";
+    assert_int_equal(
+        hf_core_calendar_hold_remote_exchange(f->core, &request, &old, f->now, &index, &f->detail),
+        HF_OK);
+    assert_string_equal(request.exchange_for, "ord_far");
+    fx_assert_consistent(f->core, f->now);
+    int64_t total = 0;
+    bool known = false;
+    assert_string_equal(hf_core_remote_exchange_of(f->core, "res_stay", &total, &known), "ord_far");
+    assert_true(known);
+    assert_int_equal(total, 300);
+    assert_int_equal(taken(f, "hotel", 0, DAY0 + 3, DAY0 + 4), 1);
+    uint32_t order;
+    assert_int_equal(hf_core_commit(f->core, "res_stay", "u1", "ord_new", NULL, f->now, &order),
+                     HF_ERROR_ORDER_NOT_ACTIVE);
+    assert_int_equal(hf_core_commit_remote_exchange(f->core, "res_stay", "u1", "ord_new", NULL,
+                                                    "ref_1", &old, f->now, &order),
+                     HF_OK);
+    fx_assert_consistent(f->core, f->now);
+    const hf_order_t *made = hf_core_order_find(f->core, "ord_new", NULL);
+    assert_non_null(made);
+    assert_string_equal(hf_core_string(f->core, made->replaces_elsewhere), "ord_far");
+    assert_int_equal(hf_core_refund_find(f->core, "ref_1", NULL)->amount, 200);
+    assert_int_equal(taken(f, "hotel", 0, DAY0 + 3, DAY0 + 4), 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_span_index_against_array),
@@ -758,6 +808,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_sweep_is_bounded_per_advance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_catches_corruption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_remote_exchange_stay, setup, teardown),
     };
     return cmocka_run_group_tests_name("core_calendars", tests, NULL, NULL);
 }
