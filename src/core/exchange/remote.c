@@ -9,50 +9,63 @@
 #include "core/calendars.h"
 #include "core/internal.h"
 
+/* The old order as a local exchange hold's checks would find it: named by the hold, the
+ * hold's user's, confirmed. */
+static hf_error_t remote_old_check(const char *exchange_for, const char *user_id,
+                                   const hf_remote_order_t *old) {
+    if (!exchange_for || strcmp(exchange_for, old->order_id) != 0) return HF_ERROR_ORDER_NOT_FOUND;
+    if (!user_id || !old->user_id || strcmp(user_id, old->user_id) != 0) return HF_ERROR_NOT_OWNER;
+    return old->confirmed ? HF_OK : HF_ERROR_ORDER_NOT_ACTIVE;
+}
+
+/* The hold's record names the old order: the slot must say so before the hold call emits it,
+ * so the id is stored and is the scratch's for that call (hold_remote_pending). */
+static uint32_t remote_id_begin(hf_core_t *core, const hf_remote_order_t *old) {
+    uint32_t offset = string_store(core, old->order_id, strlen(old->order_id));
+    core->scratch.exchange_elsewhere = offset + 1;
+    return offset;
+}
+
+/* After the hold call: a refused hold gives the id's bytes back when nothing was stored after
+ * them, so refused holds do not grow the strings; a placed one learns the old total. */
+static hf_error_t remote_id_end(hf_core_t *core, uint32_t offset, const hf_remote_order_t *old,
+                                hf_error_t error, const uint32_t *hold_index) {
+    core->scratch.exchange_elsewhere = 0;
+    if (error) {
+        if (core->strings_length == offset + strlen(old->order_id) + 1)
+            core->strings_length = offset;
+        return error;
+    }
+    hold_of(core, *hold_index)->exchange_elsewhere_total = old->total;
+    return HF_OK;
+}
+
 hf_error_t hf_core_hold_remote_exchange(hf_core_t *core, const hf_hold_request_t *request,
                                         const hf_remote_order_t *old, hf_time_ms_t now,
                                         uint32_t *hold_index, hf_error_detail_t *detail) {
-    if (!request->exchange_for || strcmp(request->exchange_for, old->order_id) != 0)
-        return HF_ERROR_ORDER_NOT_FOUND;
-    if (!request->user_id || !old->user_id || strcmp(request->user_id, old->user_id) != 0)
-        return HF_ERROR_NOT_OWNER;
-    if (!old->confirmed) return HF_ERROR_ORDER_NOT_ACTIVE;
+    hf_error_t error = remote_old_check(request->exchange_for, request->user_id, old);
+    if (error) return error;
     /* An exchange hold takes the public's inventory (as a local one's check says). */
     if (request->allocation_id) return HF_ERROR_INVALID_REQUEST;
     hf_hold_request_t plain = *request;
     plain.exchange_for = NULL;
-    uint32_t offset = string_store(core, old->order_id, strlen(old->order_id));
-    /* The hold's record names the old order: the slot must say so before hf_core_hold emits
-     * it, so the id is the scratch's for that call (hold_remote_pending). */
-    core->scratch.exchange_elsewhere = offset + 1;
-    hf_error_t error = hf_core_hold(core, &plain, now, hold_index, detail);
-    core->scratch.exchange_elsewhere = 0;
-    if (error) return error;
-    hf_hold_t *hold = hold_of(core, *hold_index);
-    hold->exchange_elsewhere_total = old->total;
-    return HF_OK;
+    uint32_t offset = remote_id_begin(core, old);
+    error = hf_core_hold(core, &plain, now, hold_index, detail);
+    return remote_id_end(core, offset, old, error, hold_index);
 }
 
 hf_error_t hf_core_calendar_hold_remote_exchange(hf_core_t *core,
                                                  hf_calendar_hold_request_t *request,
                                                  const hf_remote_order_t *old, hf_time_ms_t now,
                                                  uint32_t *hold_index, hf_error_detail_t *detail) {
-    if (!request->exchange_for || strcmp(request->exchange_for, old->order_id) != 0)
-        return HF_ERROR_ORDER_NOT_FOUND;
-    if (!request->user_id || !old->user_id || strcmp(request->user_id, old->user_id) != 0)
-        return HF_ERROR_NOT_OWNER;
-    if (!old->confirmed) return HF_ERROR_ORDER_NOT_ACTIVE;
+    hf_error_t error = remote_old_check(request->exchange_for, request->user_id, old);
+    if (error) return error;
     const char *exchange_for = request->exchange_for;
     request->exchange_for = NULL;
-    uint32_t offset = string_store(core, old->order_id, strlen(old->order_id));
-    /* As an event's: the slot names the old order before its record is emitted. */
-    core->scratch.exchange_elsewhere = offset + 1;
-    hf_error_t error = hf_core_calendar_hold(core, request, now, hold_index, detail);
-    core->scratch.exchange_elsewhere = 0;
+    uint32_t offset = remote_id_begin(core, old);
+    error = hf_core_calendar_hold(core, request, now, hold_index, detail);
     request->exchange_for = exchange_for;
-    if (error) return error;
-    hold_of(core, *hold_index)->exchange_elsewhere_total = old->total;
-    return HF_OK;
+    return remote_id_end(core, offset, old, error, hold_index);
 }
 
 const char *hf_core_remote_exchange_of(const hf_core_t *core, const char *hold_id, int64_t *total,
