@@ -162,16 +162,23 @@ bool hf_cluster_exchange_locked(const hf_cluster_t *cluster, const char *hold_id
     return remote_of(pending, remote);
 }
 
+/* A call's answer as the parked request's callbacks read it: -1 when the cluster stopped
+ * meanwhile (the pending is freed), else the status, its order read, 0 when the request can no
+ * longer be served here (a rebuild since it was parked). */
+static int answered(exchange_pending_t *pending, int status, const char *body, size_t length) {
+    if (pending->cluster->stopped) {
+        pending_free(pending);
+        return -1;
+    }
+    if (status == 200) answer_read(pending, body, length);
+    return still_here(pending) ? status : 0;
+}
+
 /* ---- a hold: the order read ---- */
 
 static void on_read(void *state, int status, const char *body, size_t length) {
     exchange_pending_t *pending = state;
-    if (pending->cluster->stopped) {
-        pending_free(pending);
-        return;
-    }
-    if (status == 200) answer_read(pending, body, length);
-    if (!still_here(pending)) status = 0;
+    if ((status = answered(pending, status, body, length)) < 0) return;
     if (status == 200 || status == 404) {
         hf_http_response_t *response = serve(pending);
         if (response) hf_http_response_settle(response);
@@ -252,13 +259,8 @@ static void decided(exchange_pending_t *pending, hf_http_response_t *response) {
 
 static void on_lock(void *state, int status, const char *body, size_t length) {
     exchange_pending_t *pending = state;
-    if (pending->cluster->stopped) {
-        pending_free(pending);
-        return;
-    }
-    if (status == 200) answer_read(pending, body, length);
-    /* Moved meanwhile: the lock is resolved (no commit in flight here any more). */
-    if (!still_here(pending)) status = 0;
+    /* Moved meanwhile (0): the lock is resolved (no commit in flight here any more). */
+    if ((status = answered(pending, status, body, length)) < 0) return;
     if (status == 200 && pending->granted) {
         hf_cluster_exchange_fault("n_lock_answered");
         hf_http_response_t *response = serve(pending);
