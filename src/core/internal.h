@@ -413,6 +413,9 @@ int64_t items_fill(hf_core_t *core, const hf_event_t *event, const hf_hold_reque
 
 /* True when id is NULL or an order has it already; else *key is set for the insert. */
 bool order_id_taken(const hf_core_t *core, const char *id, text_key_t *key);
+/* Whether a repeated commit of the confirmed order brings no payment or the order's own: a
+ * second payment is never absorbed (API.md section 3). */
+bool order_same_payment(const hf_core_t *core, const hf_order_t *order, const char *payment_ref);
 uint32_t order_allocate(hf_core_t *core, const text_key_t *order_id, uint32_t event, uint32_t user,
                         hf_time_ms_t now, uint8_t target);
 /* The order of a hold just confirmed (its status set, its seats and units no longer held),

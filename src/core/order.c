@@ -83,10 +83,9 @@ void order_take(hf_core_t *core, uint32_t order_index, hf_time_ms_t now, bool re
         pool_move(core, event, &items[order->seat_count + i], 0, 1, order->allocation, now, report);
 }
 
-/* A repeated commit answers the order only when it brings no payment or the order's own: a
- * second payment is never absorbed (API.md section 3). An order committed without a payment
- * refuses any payment that comes later, since none of them was recorded for it. */
-static bool same_payment(const hf_core_t *core, const hf_order_t *order, const char *payment_ref) {
+/* An order committed without a payment refuses any payment that comes later, since none of
+ * them was recorded for it. */
+bool order_same_payment(const hf_core_t *core, const hf_order_t *order, const char *payment_ref) {
     if (!payment_ref || !*payment_ref) return true;
     const char *own = hf_core_string(core, order->payment_ref);
     return own && strcmp(own, payment_ref) == 0;
@@ -103,7 +102,7 @@ hf_error_t hf_core_commit_refunding(hf_core_t *core, const char *hold_id, const 
     hf_hold_t *hold = hold_of(core, index);
     if (hold->status == HF_HOLD_CONFIRMED) {
         *order_index = hold->order - 1;
-        return same_payment(core, &core->orders.slots[hold->order - 1], payment_ref)
+        return order_same_payment(core, &core->orders.slots[hold->order - 1], payment_ref)
                    ? HF_OK
                    : HF_ERROR_ALREADY_CONFIRMED;
     }

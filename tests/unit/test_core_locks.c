@@ -186,6 +186,13 @@ static void test_a_remote_exchange_hold_and_its_decision(void **state) {
                                                     &old, T0 + 2, &again),
                      HF_OK);
     assert_int_equal(again, index);
+    /* As a local commit's repeat: the order's own payment answers it, another is refused. */
+    assert_int_equal(hf_core_commit_remote_exchange(f->core, "res_x", "u1", "ord_2", "pi_far",
+                                                    "ref_2", &old, T0 + 2, &again),
+                     HF_OK);
+    assert_int_equal(hf_core_commit_remote_exchange(f->core, "res_x", "u1", "ord_2", "pi_other",
+                                                    "ref_2", &old, T0 + 2, &again),
+                     HF_ERROR_ALREADY_CONFIRMED);
 }
 
 /* A restored exchange hold whose old order no unit here has is a remote one: its id known, its

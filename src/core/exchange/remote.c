@@ -97,8 +97,11 @@ hf_error_t hf_core_commit_remote_exchange(hf_core_t *core, const char *hold_id, 
     if (error) return error;
     hf_hold_t *hold = hold_of(core, index);
     if (hold->status == HF_HOLD_CONFIRMED) {
+        /* As a local commit's repeat (order.c): another payment is not absorbed. */
         *order_index = hold->order - 1;
-        return HF_OK;
+        return order_same_payment(core, &core->orders.slots[hold->order - 1], payment_ref)
+                   ? HF_OK
+                   : HF_ERROR_ALREADY_CONFIRMED;
     }
     if (hold->status == HF_HOLD_RELEASED) return HF_ERROR_HOLD_RELEASED;
     if (hold->status == HF_HOLD_EXPIRED) return HF_ERROR_HOLD_EXPIRED;
