@@ -350,14 +350,15 @@ void hf_render_order(hf_json_t *json, const hf_core_t *core, const hf_order_t *o
     }
     allocation_write(json, hf_core_allocation_id(core, order->allocation));
     /* An order of a cancelled event with an open rebooking offer (API.md section 13). */
-    const hf_hold_t *offer = hf_core_order_rebooking(core, order);
-    if (offer) {
+    const char *offer_id = NULL;
+    hf_time_ms_t offer_expires_at_ms = 0;
+    if (hf_core_order_rebooking(core, order, &offer_id, &offer_expires_at_ms)) {
         HF_JSON_KEY(json, "rebooking");
         hf_json_object_begin(json);
         HF_JSON_KEY(json, "reservation_id");
-        hf_json_string(json, offer->id);
+        hf_json_string(json, offer_id);
         HF_JSON_KEY(json, "expires_at");
-        hf_json_time(json, offer->expires_at_ms);
+        hf_json_time(json, offer_expires_at_ms);
         hf_json_object_end(json);
     }
     hf_json_object_end(json);

@@ -206,6 +206,7 @@ void hold_finish(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_m
     if (report) record_hold_updated(core, hold_index, at, NULL);
     if (core->waitlists) waitlist_hold_freed(core, hold_index, status, at);
     if (hold_status_finished(status)) finished_push(core, hold_index);
+    if (hold->exchange_elsewhere) job_offer_elsewhere_ended(core, hold_index, status);
     for (uint32_t i = 0; i < hold->seat_count; i++)
         seat_set(core, event, items[i].index, HF_SEAT_AVAILABLE, 0, at, report);
     for (uint32_t i = 0; i < hold->pool_count; i++)

@@ -576,6 +576,9 @@ typedef struct exchange_offer {
     int64_t total;
     hf_time_ms_t expires_at_ms;
     const text_key_t *hold_id;
+    /* An offer of another unit's order (a remote exchange hold): its id and user; order_index
+     * is then unused. NULL for this core's order. */
+    const char *elsewhere_id, *user_id;
 } exchange_offer_t;
 uint32_t exchange_offer_place(hf_core_t *core, const exchange_offer_t *offer, hf_time_ms_t now);
 
@@ -705,6 +708,13 @@ void jobs_restore_finish(hf_core_t *core);
 /* An exchange hold ended (hold.c): when it was a job's offer, its commit accepts the offer and
  * its release or lapse refunds the old order (job/offer.c). */
 void job_offer_settle(hf_core_t *core, uint32_t hold_index, uint8_t status, hf_time_ms_t at);
+/* A remote exchange hold ended (hold.c): when it is an offer of another unit's order (its id
+ * its order's offer id), a release or lapse is queued for that order's job (job/remote.c). */
+void job_offer_elsewhere_ended(hf_core_t *core, uint32_t hold_index, uint8_t status);
+/* For the locks (exchange/lock.c): whether hold_id is the open offer, placed on another unit,
+ * of the order of a cancelled event; and that offer accepted, once its exchange finished. */
+bool job_offer_remote_open(const hf_core_t *core, uint32_t order_index, const char *hold_id);
+void job_offer_remote_accepted(hf_core_t *core, uint32_t order_index, hf_time_ms_t now);
 /* ---- waitlist/: entries that take inventory as it comes free ---- */
 
 /* The one entry point for inventory that came free on an event (a hold released or lapsed,

@@ -323,7 +323,8 @@ static int job_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
 static int job_offer_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
     hf_stored_job_offer_t offer = {.job_id = text(row, HF_COLUMN_JOB_OFFER_JOB_ID),
                                    .order_id = text(row, HF_COLUMN_JOB_OFFER_ORDER_ID),
-                                   .reservation_id = text(row, HF_COLUMN_JOB_OFFER_RESERVATION_ID)};
+                                   .reservation_id = text(row, HF_COLUMN_JOB_OFFER_RESERVATION_ID),
+                                   .expires_at_ms = integer(row, HF_COLUMN_JOB_OFFER_EXPIRES_AT)};
     if (!word_read(decoder, row, HF_COLUMN_JOB_OFFER_STATUS, hf_job_offer_status_parse,
                    &offer.status, "status", HF_ROW_JOB_OFFER, offer.order_id))
         return HF_DECODER_UNREADABLE;

@@ -184,12 +184,14 @@ enum {
 
 /* What a job did with each order, in the order it went (seq). */
 #define HF_JOB_OFFER_COLUMNS \
-    "job_offers.job_id, job_offers.order_id, job_offers.reservation_id, job_offers.status"
+    "job_offers.job_id, job_offers.order_id, job_offers.reservation_id, job_offers.status," \
+    " job_offers.expires_at"
 enum {
     HF_COLUMN_JOB_OFFER_JOB_ID,
     HF_COLUMN_JOB_OFFER_ORDER_ID,
     HF_COLUMN_JOB_OFFER_RESERVATION_ID,
     HF_COLUMN_JOB_OFFER_STATUS,
+    HF_COLUMN_JOB_OFFER_EXPIRES_AT,
     HF_COLUMN_JOB_OFFER_COUNT,
 };
 

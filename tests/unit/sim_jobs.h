@@ -92,7 +92,11 @@ static void sj_final(hf_core_t *jc, const hf_job_t *job, uint32_t run) {
         } else {
             open++;
             assert_int_equal(order->status, HF_ORDER_CONFIRMED);
-            assert_non_null(hf_core_order_rebooking(jc, order));
+            const char *offer_id = NULL;
+            hf_time_ms_t offer_expires_at_ms = 0;
+            assert_true(hf_core_order_rebooking(jc, order, &offer_id, &offer_expires_at_ms));
+            assert_string_equal(offer_id, outcome.reservation_id);
+            assert_int_equal(offer_expires_at_ms, outcome.expires_at_ms);
         }
     }
     (void)orders;

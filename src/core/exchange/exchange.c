@@ -187,16 +187,23 @@ void exchange_finish_remote(hf_core_t *core, uint32_t old_index, const char *new
 
 uint32_t exchange_offer_place(hf_core_t *core, const exchange_offer_t *offer, hf_time_ms_t now) {
     command_at(core, now);
-    const hf_order_t *old = &core->orders.slots[offer->order_index];
+    /* Another unit's order (core/jobs.h, hf_core_job_offer_place): a remote exchange hold. */
+    bool remote = offer->elsewhere_id != NULL;
+    uint32_t user = remote ? user_intern_id(core, offer->user_id)
+                           : core->orders.slots[offer->order_index].user;
+    uint32_t elsewhere =
+        remote ? string_store(core, offer->elsewhere_id, strlen(offer->elsewhere_id)) + 1 : 0;
     uint32_t index = hold_slot_take(core, offer->seat_count + offer->pool_count);
     hf_hold_t *hold = hold_of(core, index);
     text_key_t key = server_id_copy(hold->id, offer->hold_id);
     hold->event = offer->event_index;
-    hold->user = old->user;
+    hold->user = user;
     hold->seat_count = offer->seat_count;
     hold->pool_count = offer->pool_count;
     hold->total = offer->total;
-    hold->exchange_for = offer->order_index + 1;
+    hold->exchange_for = remote ? 0 : offer->order_index + 1;
+    hold->exchange_elsewhere = elsewhere;
+    hold->exchange_elsewhere_total = offer->total;
     hf_item_t *items = core->items + hold->item_offset;
     for (uint32_t i = 0; i < offer->seat_count; i++) items[i] = (hf_item_t){offer->seats[i], 0};
     for (uint32_t i = 0; i < offer->pool_count; i++) items[offer->seat_count + i] = offer->pools[i];

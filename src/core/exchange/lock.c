@@ -94,8 +94,10 @@ hf_error_t hf_core_order_lock(hf_core_t *core, const char *order_id, const char 
     const order_lock_t *held = lock_find(core, index);
     if (held) return strcmp(held->hold_id, hold_id) == 0 ? HF_OK : HF_ERROR_ORDER_NOT_ACTIVE;
     if (order->status != HF_ORDER_CONFIRMED) return HF_ERROR_ORDER_NOT_ACTIVE;
-    /* A cancelled event's orders are its cancel job's to refund or rebook (API.md section 13). */
-    if (order->target == HF_TARGET_EVENT && core->events.slots[order->event]->cancelled)
+    /* A cancelled event's orders are its cancel job's to refund or rebook (API.md section 13):
+     * locked only for the commit of the job's own offer, placed on another unit. */
+    if (order->target == HF_TARGET_EVENT && core->events.slots[order->event]->cancelled &&
+        !job_offer_remote_open(core, index, hold_id))
         return HF_ERROR_ORDER_NOT_ACTIVE;
     const order_lock_t *lock = lock_add(core, index, hold_id, hold_unit, now);
     if (!lock) return HF_ERROR_CAPACITY;
@@ -140,6 +142,9 @@ hf_error_t hf_core_order_exchange_finish(hf_core_t *core, const char *order_id, 
     record_lock(core, lock, false, now);
     lock_remove(core, lock);
     exchange_finish_remote(core, index, new_order_id, now);
+    const hf_order_t *finished = &core->orders.slots[index];
+    if (finished->target == HF_TARGET_EVENT && core->events.slots[finished->event]->cancelled)
+        job_offer_remote_accepted(core, index, now);
     return HF_OK;
 }
 

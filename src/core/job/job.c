@@ -43,6 +43,10 @@ struct jobs *jobs_state(hf_core_t *core) {
         if (!core->jobs) abort(); /* out of memory: nothing sensible to answer */
         hf_map_init(&core->jobs->ids);
         hf_map_init(&core->jobs->offer_holds);
+        core->jobs->scratch = malloc(sizeof *core->jobs->scratch);
+        core->jobs->sorted = malloc(HF_HOLD_ITEMS_MAX * sizeof *core->jobs->sorted);
+        core->jobs->items = job_offer_items_new();
+        if (!core->jobs->scratch || !core->jobs->sorted || !core->jobs->items) abort();
     }
     return core->jobs;
 }
@@ -55,6 +59,11 @@ void jobs_free(hf_core_t *core) {
     hf_map_free(&jobs->ids);
     hf_map_free(&jobs->offer_holds);
     free(jobs->pending);
+    free(jobs->remotes);
+    free(jobs->ended);
+    free(jobs->scratch);
+    free(jobs->sorted);
+    free(jobs->items);
     free(jobs);
     core->jobs = NULL;
 }
@@ -78,7 +87,7 @@ void job_outcome_push(hf_core_t *core, uint32_t job_index, uint32_t order, uint3
     job_entry_t *entry = &core->jobs->slots[job_index];
     entry->outcomes = grow(entry->outcomes, &entry->outcome_capacity, entry->outcome_count + 1,
                            sizeof *entry->outcomes);
-    entry->outcomes[entry->outcome_count++] = (job_outcome_t){order, hold, status};
+    entry->outcomes[entry->outcome_count++] = (job_outcome_t){order, hold, 0, status};
 }
 
 const hf_job_t *hf_core_job_find(const hf_core_t *core, const char *job_id, uint32_t *index) {
@@ -117,6 +126,11 @@ bool hf_core_job_outcome_at(const hf_core_t *core, const hf_job_t *job, uint32_t
     const job_outcome_t *kept = &entry->outcomes[position];
     outcome->order = &core->orders.slots[kept->order];
     outcome->hold = kept->hold ? &core->holds.slots[kept->hold - 1] : NULL;
+    const job_remote_t *remote = job_remote_of(core, kept);
+    outcome->reservation_id = outcome->hold ? outcome->hold->id : remote ? remote->hold_id : NULL;
+    outcome->expires_at_ms = outcome->hold ? outcome->hold->expires_at_ms
+                             : remote      ? remote->expires_at_ms
+                                           : 0;
     outcome->status = kept->status;
     return true;
 }
@@ -169,8 +183,7 @@ void job_record(hf_core_t *core, uint32_t job_index, hf_mutation_type_t type, hf
     job_record_of(core, job_index, type, false, now);
 }
 
-/* A step's record: finished when the step went through the last order (its job_done). */
-static void job_record_step(hf_core_t *core, uint32_t job_index, bool finished, hf_time_ms_t now) {
+void job_record_step(hf_core_t *core, uint32_t job_index, bool finished, hf_time_ms_t now) {
     job_record_of(core, job_index, HF_MUTATION_JOB, finished, now);
 }
 
@@ -179,15 +192,20 @@ void job_offer_record(hf_core_t *core, uint32_t job_index, const job_outcome_t *
     const hf_job_t *job = &core->jobs->slots[job_index].job;
     const hf_order_t *order = &core->orders.slots[outcome->order];
     const hf_hold_t *hold = outcome->hold ? &core->holds.slots[outcome->hold - 1] : NULL;
+    const job_remote_t *remote = hold ? NULL : job_remote_of(core, outcome);
     hf_mutation_t mutation = {.type = HF_MUTATION_JOB_OFFER,
                               .at_ms = now,
                               .as.job_offer = {.job_id = job->id,
                                                .event_id = core->events.slots[job->event]->id,
                                                .order_id = order->id,
                                                .user_id = hf_core_user_id(core, order->user),
-                                               .reservation_id = hold ? hold->id : NULL,
+                                               .reservation_id = hold     ? hold->id
+                                                                 : remote ? remote->hold_id
+                                                                          : NULL,
                                                .status = outcome->status,
-                                               .expires_at_ms = hold ? hold->expires_at_ms : 0}};
+                                               .expires_at_ms = hold     ? hold->expires_at_ms
+                                                                : remote ? remote->expires_at_ms
+                                                                         : 0}};
     record_emit(core, &mutation);
 }
 
@@ -199,8 +217,12 @@ static hf_error_t cancel_check(hf_core_t *core, const hf_event_t *event,
         return invalid(detail, "offer_ttl_s");
     if (request->rebook_to && *request->rebook_to) {
         const hf_event_t *target = hf_core_event(core, request->rebook_to, NULL);
-        if (!target || target == event || target->cancelled ||
-            strcmp(target->currency, event->currency) != 0)
+        /* Another unit's, as its owner described it (the cluster asked: core/jobs.h). */
+        bool remote = !target && request->rebook_remote && request->rebook_currency;
+        bool cancelled = target ? target->cancelled : request->rebook_cancelled;
+        const char *currency = target ? target->currency : request->rebook_currency;
+        if ((!target && !remote) || target == event || cancelled ||
+            strcmp(currency, event->currency) != 0)
             return invalid(detail, "rebook_to");
     }
     if (!request->job_id || strlen(request->job_id) > HF_SERVER_ID_SIZE ||
@@ -305,6 +327,8 @@ static void order_handle(hf_core_t *core, uint32_t job_index, uint32_t order_ind
  * resolution of core/locks.h bounds: exchanged, it is passed over; confirmed, it is handled. */
 static uint32_t job_step(hf_core_t *core, uint32_t job_index, uint32_t limit, uint64_t records_max,
                          hf_time_ms_t now) {
+    /* Its offers are the target's owner's to place (the cluster feeds it: remote.c). */
+    if (hf_core_job_remote(core, job_index)) return 0;
     hf_job_t *job = &core->jobs->slots[job_index].job;
     uint32_t count;
     const uint32_t *orders = hf_core_event_orders(core, job->event, &count);

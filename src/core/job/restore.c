@@ -67,10 +67,19 @@ hf_error_t hf_core_restore_job_offer(hf_core_t *core, const hf_stored_job_offer_
     /* An offer's hold is on rebook_to, another unit: a load of this unit alone (a read
      * across units, a takeover with several nodes) may not have it, and the outcome is then
      * kept without it (docs/API.md: offers across owners). */
-    if (stored->reservation_id && hf_core_hold_find(core, stored->reservation_id, &hold_index))
+    uint32_t remote = 0;
+    if (stored->reservation_id && strlen(stored->reservation_id) > HF_SERVER_ID_SIZE)
+        return HF_ERROR_INVALID_REQUEST;
+    if (stored->reservation_id && hf_core_hold_find(core, stored->reservation_id, &hold_index)) {
         hold_index++;
-    else if (stored->reservation_id) pending_push(core, job_index, order_index, stored);
-    else hold_index = 0;
+    } else if (stored->reservation_id) {
+        /* Known by its id and expiry until its hold comes (or for good: another unit's). */
+        pending_push(core, job_index, order_index, stored);
+        remote = job_remote_add(core, stored->reservation_id, stored->expires_at_ms);
+        hold_index = 0;
+    } else {
+        hold_index = 0;
+    }
     job_entry_t *entry = &core->jobs->slots[job_index];
     /* Outcomes come in the order they were made: order indexes grow along the list. */
     if (entry->outcome_count > 0 && entry->outcomes[entry->outcome_count - 1].order >= order_index)
@@ -81,5 +90,7 @@ hf_error_t hf_core_restore_job_offer(hf_core_t *core, const hf_stored_job_offer_
         hf_map_put(&core->jobs->offer_holds, hold_id, strlen(hold_id), job_index);
     }
     job_outcome_push(core, job_index, order_index, hold_index, stored->status);
+    entry = &core->jobs->slots[job_index];
+    entry->outcomes[entry->outcome_count - 1].remote = remote;
     return HF_OK;
 }

@@ -20,7 +20,7 @@ static const char JOB_UPDATE[] =
 static const char JOB_OFFER_PUT[] =
     "INSERT INTO job_offers(job_id, order_id, user_id, reservation_id, status, expires_at)"
     " VALUES($1, $2, $3, $4, $5, $6::bigint) ON CONFLICT(job_id, order_id) DO UPDATE SET"
-    " status = excluded.status";
+    " status = excluded.status, expires_at = excluded.expires_at";
 
 static const char *const NAMES[] = {"hf_job_insert", "hf_job_update", "hf_job_offer_put"};
 

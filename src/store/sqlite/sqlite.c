@@ -146,7 +146,7 @@ static const char *const STATEMENT_SQL[STATEMENT_COUNT] = {
     [STATEMENT_JOB_OFFER_PUT] =
         "INSERT INTO job_offers(job_id, order_id, user_id, reservation_id, status, expires_at)"
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(job_id, order_id) DO UPDATE SET"
-        " status = excluded.status",
+        " status = excluded.status, expires_at = excluded.expires_at",
     HF_SQLITE_ORDER_LOCK_STATEMENTS,
 };
 
