@@ -9,6 +9,7 @@
 #include "api/decode.h"
 #include "api/query.h"
 #include "cluster/cluster.h"
+#include "cluster/exchange.h"
 #include "core/jobs.h"
 #include "engine/metrics.h"
 #include "lib/limits.h"
@@ -45,20 +46,23 @@ static void job_render(hf_json_t *json, const hf_core_t *core, const hf_job_t *j
 /* ---- the cancel ---- */
 
 static void reply_cancel_error(hf_request_t *request, hf_error_t error,
-                               const hf_error_detail_t *detail, const char *rebook_to) {
+                               const hf_error_detail_t *detail, const char *rebook_to,
+                               bool described) {
     if (error != HF_ERROR_INVALID_REQUEST || !detail->field) {
         hf_reply_core_error(request, error, NULL, NULL);
         return;
     }
     bool rebook = strcmp(detail->field, "rebook_to") == 0;
-    /* The core has only this node's units: another node's event is not in it. An offer on it
-     * would be a hold on inventory this node does not own, so the cancel is refused. */
-    bool elsewhere = rebook && hf_cluster_unit_elsewhere(request->context->cluster, rebook_to);
+    /* Another node's event that its owner could not describe (the call could not be made):
+     * its outcome is not a refusal of the request. */
+    if (rebook && !described && hf_cluster_unit_elsewhere(request->context->cluster, rebook_to)) {
+        hf_reply_error(request, HF_API_ERROR_UNAVAILABLE,
+                       "the node owning rebook_to did not answer; retry shortly", NULL);
+        return;
+    }
     const char *message =
-        elsewhere ? "rebook_to is owned by another node; a cancel rebooking onto another node's"
-                    " event is not supported"
-        : rebook  ? "rebook_to must be another existing event of the same currency, not cancelled"
-                  : "offer_ttl_s must be a number of seconds from 1 to 30 days";
+        rebook ? "rebook_to must be another existing event of the same currency, not cancelled"
+               : "offer_ttl_s must be a number of seconds from 1 to 30 days";
     hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, message, detail->field);
 }
 
@@ -85,11 +89,16 @@ static void handle_cancel(hf_request_t *request) {
     char job_id[HF_SERVER_ID_SIZE + 1];
     hf_context_id_make(request->context, "job_", job_id);
     hf_cancel_request_t cancel = {.job_id = job_id, .rebook_to = rebook_to, .offer_ttl_ms = ttl_ms};
+    /* With several nodes a rebook_to of another unit comes described by its owner (the
+     * cluster asked it before this pass: cluster/offers.h). */
+    cancel.rebook_remote = rebook_to && hf_cluster_exchange_event(
+                                            request->context->cluster, rebook_to,
+                                            &cancel.rebook_currency, &cancel.rebook_cancelled);
     hf_error_detail_t detail = {0};
     uint32_t job_index;
     hf_error_t error = hf_core_event_cancel(core, request->params[0], &cancel, request->now_ms,
                                             &detail, &job_index);
-    if (error) reply_cancel_error(request, error, &detail, rebook_to);
+    if (error) reply_cancel_error(request, error, &detail, rebook_to, cancel.rebook_remote);
     else reply_job(request, job_index);
 }
 
@@ -116,12 +125,12 @@ static void offer_render(hf_json_t *json, const hf_core_t *core, const hf_job_ou
     HF_JSON_KEY(json, "user_id");
     hf_json_string(json, hf_core_user_id(core, outcome->order->user));
     HF_JSON_KEY(json, "reservation_id");
-    if (outcome->hold) hf_json_string(json, outcome->hold->id);
+    if (outcome->reservation_id) hf_json_string(json, outcome->reservation_id);
     else hf_json_null(json);
     HF_JSON_KEY(json, "status");
     hf_json_string(json, hf_job_offer_status_name(outcome->status));
     HF_JSON_KEY(json, "expires_at");
-    if (outcome->hold) hf_json_time(json, outcome->hold->expires_at_ms);
+    if (outcome->reservation_id) hf_json_time(json, outcome->expires_at_ms);
     else hf_json_null(json);
     hf_json_object_end(json);
 }
@@ -219,7 +228,7 @@ void hf_handlers_jobs_metrics_render(const hf_context_t *context, hf_buffer_t *o
 #define BODY_SIZE_MAX HF_HTTP_BODY_SIZE_MAX
 
 static const hf_route_t routes[] = {
-    {"POST", "/v1/events/{}/cancel", handle_cancel, HF_ROUTE_BODY, BODY_SIZE_MAX,
+    {"POST", "/v1/events/{}/cancel", handle_cancel, HF_ROUTE_BODY | HF_ROUTE_REBOOK, BODY_SIZE_MAX,
      HF_ROUTE_UNIT_IN_PATH(0)},
     {"GET", "/v1/jobs/{}", handle_job_get, 0, BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},
     {"GET", "/v1/jobs/{}/offers", handle_offer_list, 0, BODY_SIZE_MAX, HF_ROUTE_NO_UNIT},

@@ -401,6 +401,7 @@ void hf_cluster_start(hf_cluster_t *cluster, hf_http_server_t *http) {
     hf_cluster_jobs_serve(cluster->jobs, http);
     /* Locks are resolved on one node too: one made by a call is a row like any other. */
     hf_cluster_exchange_start(cluster);
+    hf_cluster_offers_start(cluster, cluster->leased);
     if (!cluster->leased) return;
     uv_timer_start(&cluster->timer, on_timer, HF_CLUSTER_RENEW_MS, HF_CLUSTER_RENEW_MS);
     uv_check_start(&cluster->check, on_check);
@@ -420,6 +421,7 @@ void hf_cluster_stop(hf_cluster_t *cluster) {
                           HF_LOG_NUMBER("units", (double)cluster->owned_count));
     }
     hf_cluster_exchange_stop(cluster);
+    hf_cluster_offers_stop(cluster);
     uv_close((uv_handle_t *)&cluster->timer, NULL);
     uv_close((uv_handle_t *)&cluster->check, NULL);
     hf_forward_close(cluster->forward);

@@ -84,5 +84,10 @@ bool hf_cluster_exchange_read(const struct hf_cluster *cluster, const char *orde
                               struct hf_remote_order *remote);
 bool hf_cluster_exchange_locked(const struct hf_cluster *cluster, const char *hold_id,
                                 struct hf_remote_order *remote);
+/* A cancel's rebook_to another unit holds, as its owner described it (offers.h), during the
+ * pass that follows that call: its currency (borrowed for the pass) and whether it is
+ * cancelled. false at any other time, or when no unit has it. */
+bool hf_cluster_exchange_event(const struct hf_cluster *cluster, const char *event_id,
+                               const char **currency, bool *cancelled);
 
 #endif

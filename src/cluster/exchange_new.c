@@ -376,9 +376,77 @@ bool hf_cluster_exchange_lock_park(hf_cluster_t *cluster, hf_request_t *request,
     return cluster && !cluster->stopped && lock_park(cluster, request, hold_id, true);
 }
 
+/* ---- a cancel: its rebook_to described by its owner (offers.h) ---- */
+
+static void on_event(void *state, int status, const char *body, size_t length) {
+    exchange_pending_t *pending = state;
+    if (pending->cluster->stopped) {
+        pending_free(pending);
+        return;
+    }
+    json_t *answer = status == 200 ? json_loadb(body, length, 0, NULL) : NULL;
+    const char *currency = json_string_value(json_object_get(answer, "currency"));
+    pending->described = currency != NULL;
+    snprintf(pending->currency, sizeof pending->currency, "%s", currency ? currency : "");
+    pending->event_cancelled = json_is_true(json_object_get(answer, "cancelled"));
+    json_decref(answer);
+    /* 404: no unit has it, and the handler refuses it as unknown. */
+    if (still_here(pending) && (pending->described || status == 404)) {
+        hf_http_response_t *response = serve(pending);
+        if (response) hf_http_response_settle(response);
+    } else {
+        refuse(pending, HF_API_ERROR_UNAVAILABLE,
+               "the node owning rebook_to did not answer; retry shortly");
+    }
+    pending_free(pending);
+}
+
+bool hf_cluster_exchange_event(const hf_cluster_t *cluster, const char *event_id,
+                               const char **currency, bool *cancelled) {
+    const exchange_pending_t *pending = cluster ? cluster->exchange_current : NULL;
+    if (!pending || pending->kind != PENDING_EVENT || !pending->described ||
+        strcmp(pending->event_id, event_id) != 0)
+        return false;
+    *currency = pending->currency;
+    *cancelled = pending->event_cancelled;
+    return true;
+}
+
+/* The cancel of an event not cancelled yet whose body's rebook_to this core does not have. */
+static bool cancel_route(hf_cluster_t *cluster, hf_request_t *request) {
+    hf_core_t *core = cluster->context->core;
+    const hf_event_t *event = hf_core_event(core, request->unit, NULL);
+    const hf_http_request_t *http = request->http;
+    if (!event || event->cancelled || !http->body ||
+        !hf_flat_json_read(&cluster->flat, http->body, http->body_length))
+        return false;
+    const hf_flat_json_member_t *member = hf_flat_json_member(&cluster->flat, "rebook_to");
+    if (!member || member->kind != HF_FLAT_JSON_STRING || member->length == 0 ||
+        member->length > HF_ID_SIZE_MAX || hf_core_event(core, member->string, NULL))
+        return false;
+    exchange_pending_t *pending = pending_take(cluster);
+    if (!pending) return false;
+    pending->kind = PENDING_EVENT;
+    snprintf(pending->event_id, sizeof pending->event_id, "%s", member->string);
+    char path[64 + HF_ID_SIZE_MAX];
+    snprintf(path, sizeof path, "/v1/cluster/events/%s", pending->event_id);
+    pending->deferred = hf_http_response_defer(request->response);
+    if (hf_http_deferred_valid(pending->deferred)) {
+        pending->parked = hf_cluster_parked_new(request->http, request->route);
+        snprintf(pending->unit, sizeof pending->unit, "%s", request->unit);
+        pending->rebuilds = cluster->rebuilds;
+        if (hf_cluster_call(cluster, pending->event_id, "GET", path, NULL, on_event, pending))
+            return true;
+        hf_http_response_undefer(request->response);
+    }
+    pending_free(pending);
+    return false;
+}
+
 bool hf_cluster_exchange_route(hf_cluster_t *cluster, hf_request_t *request) {
     if (cluster->stopped || strcmp(request->http->method, "POST") != 0) return false;
     if (request->route->unit.id == HF_ROUTE_ID_HOLD) return commit_route(cluster, request);
+    if (request->route->flags & HF_ROUTE_REBOOK) return cancel_route(cluster, request);
     return hold_route(cluster, request);
 }
 

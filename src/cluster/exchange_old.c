@@ -84,7 +84,7 @@ static bool order_or_404(hf_request_t *request, uint32_t *index) {
 }
 
 /* A text member of the body, or false after answering 400 about it. */
-static bool body_text(hf_request_t *request, const char *name, const char **text) {
+bool hf_cluster_body_text(hf_request_t *request, const char *name, const char **text) {
     json_t *member = request->body ? json_object_get(request->body, name) : NULL;
     if (!json_is_string(member) || json_string_length(member) == 0) {
         hf_reply_error(request, HF_API_ERROR_INVALID_REQUEST, "a non-empty string is required",
@@ -103,7 +103,9 @@ void hf_cluster_exchange_order_get(hf_request_t *request) {
 void hf_cluster_exchange_order_lock(hf_request_t *request) {
     const char *hold_id, *hold_unit;
     uint32_t index;
-    if (!body_text(request, "hold", &hold_id) || !body_text(request, "unit", &hold_unit)) return;
+    if (!hf_cluster_body_text(request, "hold", &hold_id) ||
+        !hf_cluster_body_text(request, "unit", &hold_unit))
+        return;
     if (!order_or_404(request, &index)) return;
     hf_error_t error = hf_core_order_lock(request->core, request->params[0], hold_id, hold_unit,
                                           request->now_ms);
@@ -119,7 +121,8 @@ void hf_cluster_exchange_order_lock(hf_request_t *request) {
 void hf_cluster_exchange_order_finish(hf_request_t *request) {
     const char *hold_id, *new_order_id;
     uint32_t index;
-    if (!body_text(request, "hold", &hold_id) || !body_text(request, "order", &new_order_id))
+    if (!hf_cluster_body_text(request, "hold", &hold_id) ||
+        !hf_cluster_body_text(request, "order", &new_order_id))
         return;
     if (!order_or_404(request, &index)) return;
     hf_cluster_exchange_fault("o_finish");
@@ -156,6 +159,11 @@ void hf_cluster_exchange_decision(hf_request_t *request) {
     HF_JSON_KEY(&json, "order_id");
     if (committed) hf_json_string(&json, hf_core_order_at(request->core, hold->order - 1)->id);
     else hf_json_null(&json);
+    /* The hold as it is (a cancel job's unit asks about its offers past their expiry). */
+    HF_JSON_KEY(&json, "status");
+    hf_json_string(&json, hf_hold_status_name(hold->status));
+    HF_JSON_KEY(&json, "expires_at_ms");
+    hf_json_int(&json, hold->expires_at_ms);
     hf_json_object_end(&json);
 }
 

@@ -3,6 +3,7 @@
 
 #include "cluster/cluster.h"
 #include "cluster/exchange.h"
+#include "cluster/offers.h"
 
 /* GET /v1/cluster: the nodes as the last renewal listed them (at most a second old), with
  * this node's own count of units as it is now. Shows no unit's state: waits for no batch. */
@@ -25,6 +26,13 @@ static const hf_route_t routes[] = {
      HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
     {"GET", "/v1/cluster/holds/{}/decision", hf_cluster_exchange_decision, 0, HF_HTTP_BODY_SIZE_MAX,
      HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_HOLD, 0)},
+    /* A cancel job's offers on another unit (offers.h). */
+    {"GET", "/v1/cluster/events/{}", hf_cluster_event_describe, 0, HF_HTTP_BODY_SIZE_MAX,
+     HF_ROUTE_UNIT_IN_PATH(0)},
+    {"POST", "/v1/cluster/events/{}/offers", hf_cluster_offers_place, HF_ROUTE_BODY,
+     HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_UNIT_IN_PATH(0)},
+    {"POST", "/v1/cluster/orders/{}/offer_ended", hf_cluster_offer_ended, HF_ROUTE_BODY,
+     HF_HTTP_BODY_SIZE_MAX, HF_ROUTE_UNIT_OF_PATH(HF_ROUTE_ID_ORDER, 0)},
 };
 
 const hf_route_table_t hf_handlers_cluster_routes = {routes, sizeof routes / sizeof routes[0], 0};

@@ -7,6 +7,8 @@
 #include "cluster/cluster.h"
 #include "cluster/exchange.h"
 #include "cluster/jobs.h"
+#include "cluster/offers.h"
+#include "core/jobs.h"
 #include "lib/map.h"
 #include "net/flat_json.h"
 
@@ -28,7 +30,7 @@
 /* Jobs the renewal's takeovers may have at once: the rest are left to requests. */
 #define TAKEOVER_JOBS_MAX (HF_CLUSTER_JOBS_MAX / 2)
 
-typedef enum pending_kind { PENDING_READ, PENDING_COMMIT } pending_kind_t;
+typedef enum pending_kind { PENDING_READ, PENDING_COMMIT, PENDING_EVENT } pending_kind_t;
 
 /* A request parked on its internal call (exchange_new.c), and what the call answered. */
 typedef struct exchange_pending {
@@ -52,7 +54,27 @@ typedef struct exchange_pending {
     bool deciding, finishing;
     uint64_t sequence, rebuilds;
     char new_order[HF_SERVER_ID_SIZE + 1];
+    /* A cancel's rebook_to as its owner described it (PENDING_EVENT, offers.h): described
+     * once it answered 200. */
+    char event_id[HF_ID_SIZE_MAX + 1], currency[HF_CURRENCY_SIZE_MAX + 1];
+    bool described, event_cancelled;
 } exchange_pending_t;
+
+/* A cancel job's batch in flight to its rebook_to's owner (offers.c). */
+typedef struct rebook_batch {
+    bool used;
+    struct hf_cluster *cluster;
+    char job_id[HF_SERVER_ID_SIZE + 1];
+    uint32_t sent;     /* orders in it */
+    uint64_t rebuilds; /* when it left: an answer after a rebuild is dropped */
+} rebook_batch_t;
+
+/* An open offer asked about, or an ended one told (offers.c). */
+typedef struct rebook_message {
+    bool used;
+    struct hf_cluster *cluster;
+    char order_id[HF_ID_SIZE_MAX + 1], hold_id[HF_SERVER_ID_SIZE + 1];
+} rebook_message_t;
 
 /* A stale lock whose decision is being asked (exchange_old.c). */
 typedef struct exchange_asking {
@@ -117,10 +139,32 @@ struct hf_cluster {
     uint64_t rebuilds;
     /* The fault point o_lock_durable's batch (exchange.h): killed once it is durable. */
     uint64_t fault_sequence;
+    /* A cancel job's offers on another unit (offers.h): the driver's timer and ticks, the
+     * batches in flight (all wait until retry_at after a failed one), the offers asked about
+     * and told, and the scratch of one order, one body and one batch's answers. */
+    uv_timer_t offers_timer;
+    bool offering, offers_driven;
+    uint64_t offers_ticks;
+    int64_t offers_retry_at_ms;
+    rebook_batch_t batches[HF_REBOOK_JOBS_MAX];
+    rebook_message_t offer_asking[HF_REBOOK_ASKING_MAX], offer_telling[HF_REBOOK_TELLING_MAX];
+    hf_offer_scratch_t *offer_scratch;
+    hf_offer_answer_t *offer_answers;
+    hf_buffer_t offer_body;
 };
 
 /* The unit's entry, made when create and there is room (NULL otherwise). */
 unit_entry_t *hf_cluster_unit_get(hf_cluster_t *cluster, const char *unit, bool create);
+
+/* A text member of the request's body, or false after answering 400 about it (exchange_old.c;
+ * the internal routes' bodies). */
+bool hf_cluster_body_text(hf_request_t *request, const char *name, const char **text);
+
+/* A free slot of slots (count of them), or NULL (offers_job.c). */
+rebook_message_t *hf_cluster_message_take(rebook_message_t *slots, size_t count);
+/* The ended offers of the core's queue told to their jobs' units, as slots allow
+ * (offers_target.c; the driver's timer calls it). */
+void hf_cluster_offers_tell(hf_cluster_t *cluster);
 
 /* The exchange's check handle (exchange_new.c), started and closed with the resolution. */
 void hf_cluster_exchange_watch(hf_cluster_t *cluster);

@@ -258,8 +258,10 @@ static bool route_to_unit(hf_cluster_t *cluster, hf_request_t *request,
              hf_core_calendar(cluster->context->core, unit, NULL)))
             return redirect_to(request, cluster->address) || refuse(cluster, request, NULL);
         hf_http_response_header_add(request->response, "Holdfast-Node", cluster->node_id, false);
-        /* An exchange whose old order is another unit's asks that unit first (exchange.h). */
-        return (route->flags & HF_ROUTE_EXCHANGE) && hf_cluster_exchange_route(cluster, request);
+        /* An exchange whose old order is another unit's asks that unit first (exchange.h), as
+         * a cancel does its rebook_to's (offers.h). */
+        return (route->flags & (HF_ROUTE_EXCHANGE | HF_ROUTE_REBOOK)) &&
+               hf_cluster_exchange_route(cluster, request);
     }
     bool forwarded = hf_http_request_header(request->http, HF_FORWARD_HEADER, NULL) != NULL;
     const char *address = hf_cluster_owner_address(cluster, unit);

@@ -47,6 +47,9 @@ enum {
     /* A hold with exchange_for, or a hold's commit: with several nodes the old order may be
      * another unit's, which the cluster asks first (cluster/exchange.h). */
     HF_ROUTE_EXCHANGE = 1024,
+    /* An event's cancel: with several nodes its rebook_to may be another unit's, whose owner
+     * the cluster asks for its currency and status first (cluster/offers.h). */
+    HF_ROUTE_REBOOK = 2048,
 };
 
 /* Where the text that names a request's unit comes from (the event, fleet or records of no
