@@ -374,6 +374,42 @@ static void test_a_restore_keeps_a_remote_offer(void **state) {
     fx_core_destroy(core, &sink);
 }
 
+/* rebook_to taken over by the job's own node while a batch was out: the answer's holds were
+ * placed in the job's core, and its own step adopts them rather than refunding the orders. */
+static void test_offers_placed_here_by_a_takeover_are_adopted(void **state) {
+    fixture_t *f = *state;
+    far_t *far = far_make();
+    uint32_t job_index = three_orders_cancelled(f, far);
+    hf_offer_order_t order;
+    uint32_t cursor = 0;
+    assert_true(hf_core_job_remote_order(f->core, job_index, &cursor, &order, far->scratch));
+    hf_error_detail_t detail = {0};
+    assert_int_equal(hf_core_event_create(f->core, &far->event.definition, T0 + 11, &detail),
+                     HF_OK);
+    assert_false(hf_core_job_remote(f->core, job_index));
+    uint32_t hold_index;
+    bool placed = false;
+    assert_int_equal(
+        hf_core_job_offer_place(f->core, "far", &order, T0 + DAY_MS, T0 + 12, &hold_index, &placed),
+        HF_OK);
+    assert_true(placed);
+    /* The answer comes back to a job that is local now: not applied. */
+    hf_offer_answer_t answer = {"ord_1", "res_ord_1", T0 + DAY_MS, false};
+    assert_int_equal(hf_core_job_remote_apply(f->core, job_index, &answer, 1, T0 + 13), 0);
+    assert_int_equal(hf_core_job_step(f->core, HF_JOB_STEP_ORDERS, T0 + 14), 3);
+    assert_consistent(f, T0 + 14);
+    hf_job_outcome_t first = outcome_at(f, job_index, 0);
+    assert_int_equal(first.status, HF_JOB_OFFER_OFFERED);
+    assert_non_null(first.hold);
+    assert_string_equal(first.hold->id, "res_ord_1");
+    /* Adopted, it settles as any local offer: its release refunds the order. */
+    assert_int_equal(hf_core_release(f->core, "res_ord_1", "u1", T0 + 15), HF_OK);
+    assert_int_equal(hf_core_order_find(f->core, "ord_1", NULL)->status, HF_ORDER_CANCELLED);
+    assert_int_equal(outcome_at(f, job_index, 0).status, HF_JOB_OFFER_REFUNDED);
+    assert_consistent(f, T0 + 15);
+    far_free(far);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_the_cancel_checks_a_remote_rebook_to, setup, teardown),
@@ -385,6 +421,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_a_released_or_lapsed_offer_is_told_and_refunded, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_restore_keeps_a_remote_offer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offers_placed_here_by_a_takeover_are_adopted, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests_name("core_jobs_remote", tests, NULL, NULL);
 }

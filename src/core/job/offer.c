@@ -238,6 +238,22 @@ static offer_items_t *offer_items_find(hf_core_t *core, hf_event_t *target,
     return equivalent_find(target, order, items) ? items : NULL;
 }
 
+/* The offer placed already for the order (by its target's owner, whose unit this core took
+ * over since: hf_core_job_offer_place): its hold, still held, is the offer, made a local
+ * exchange hold of the order; ended (or not this order's), nothing is offered. */
+static uint32_t offer_adopt(hf_core_t *core, uint32_t job_index, uint32_t order_index,
+                            uint32_t hold_index) {
+    hf_hold_t *hold = hold_of(core, hold_index);
+    const char *named = exchange_elsewhere_id(core, hold);
+    bool ours = hold->exchange_for == order_index + 1 ||
+                (named && strcmp(named, core->orders.slots[order_index].id) == 0);
+    if (hold->status != HF_HOLD_HELD || !ours) return 0;
+    hold->exchange_for = order_index + 1;
+    hold->exchange_elsewhere = 0;
+    hf_map_put(&core->jobs->offer_holds, hold->id, strlen(hold->id), job_index);
+    return hold_index + 1;
+}
+
 uint32_t job_offer_make(hf_core_t *core, uint32_t job_index, uint32_t order_index,
                         hf_time_ms_t now) {
     const hf_job_t *job = &core->jobs->slots[job_index].job;
@@ -251,7 +267,9 @@ uint32_t job_offer_make(hf_core_t *core, uint32_t job_index, uint32_t order_inde
         return 0;
     char hold_id[HF_SERVER_ID_SIZE + 1];
     text_key_t key = offer_key_of(order->id, hold_id);
-    if (hf_core_hold_find(core, hold_id, NULL)) return 0;
+    uint32_t placed;
+    if (hf_core_hold_find(core, hold_id, &placed))
+        return offer_adopt(core, job_index, order_index, placed);
     hf_offer_order_t described;
     job_order_describe(core, order, &described, core->jobs->scratch);
     offer_items_t *items = offer_items_find(core, target, &described);
@@ -287,7 +305,12 @@ hf_error_t hf_core_job_offer_place(hf_core_t *core, const char *event_id,
         return HF_OK;
     offer_items_t *items = offer_items_find(core, target, order);
     if (!items) return HF_OK;
-    exchange_offer_t offer = {.event_index = target_index,
+    /* The order in this core too (both units loaded here): a local offer, which the job's
+     * step adopts. */
+    uint32_t local;
+    bool here = hf_core_order_find(core, order->order_id, &local) != NULL;
+    exchange_offer_t offer = {.order_index = here ? local : 0,
+                              .event_index = target_index,
                               .seats = items->seats,
                               .seat_count = items->seat_count,
                               .pools = items->pools,
@@ -295,7 +318,7 @@ hf_error_t hf_core_job_offer_place(hf_core_t *core, const char *event_id,
                               .total = order->total,
                               .expires_at_ms = expires_at_ms,
                               .hold_id = &key,
-                              .elsewhere_id = order->order_id,
+                              .elsewhere_id = here ? NULL : order->order_id,
                               .user_id = order->user_id};
     *hold_index = exchange_offer_place(core, &offer, now);
     *placed = true;

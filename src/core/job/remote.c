@@ -115,8 +115,10 @@ uint32_t hf_core_job_remote_apply(hf_core_t *core, uint32_t job_index,
                                   const hf_offer_answer_t *answers, uint32_t count,
                                   hf_time_ms_t now) {
     command_at(core, now);
+    /* rebook_to came into this core meanwhile (a takeover): the job's own steps go on, and
+     * adopt the offers that answer placed here (job_offer_make). */
+    if (!hf_core_job_remote(core, job_index)) return 0;
     hf_job_t *job = &core->jobs->slots[job_index].job;
-    if (job->status != HF_JOB_RUNNING) return 0;
     uint32_t order_count, applied = 0, first = job->cursor;
     const uint32_t *orders = hf_core_event_orders(core, job->event, &order_count);
     pass_over(core, job, orders, order_count);
