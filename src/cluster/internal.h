@@ -122,7 +122,8 @@ struct hf_cluster {
     const char *lookup_kind;
     char lookup_id[HF_CLUSTER_UNIT_SIZE_MAX + 1];
     bool lookup_failed;
-    bool resolving; /* the exchange's resolution timer runs (exchange_old.c) */
+    bool resolving;               /* the exchange's resolution timer runs (exchange_old.c) */
+    bool offering, offers_driven; /* the offers' state is made; their timer runs (offers.h) */
     /* The flat reading of a body member that names a unit (routing.c), one request at a
      * time. */
     hf_flat_json_t flat;
@@ -143,7 +144,6 @@ struct hf_cluster {
      * batches in flight (all wait until retry_at after a failed one), the offers asked about
      * and told, and the scratch of one order, one body and one batch's answers. */
     uv_timer_t offers_timer;
-    bool offering, offers_driven;
     uint64_t offers_ticks;
     int64_t offers_retry_at_ms;
     rebook_batch_t batches[HF_REBOOK_JOBS_MAX];
