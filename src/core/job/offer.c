@@ -238,6 +238,18 @@ static offer_items_t *offer_items_find(hf_core_t *core, hf_event_t *target,
     return equivalent_find(target, order, items) ? items : NULL;
 }
 
+/* The hold an offer places: its items found on the target, the old order's total. */
+static exchange_offer_t offer_of(const offer_items_t *items, uint32_t target_index, int64_t total,
+                                 const text_key_t *key) {
+    return (exchange_offer_t){.event_index = target_index,
+                              .seats = items->seats,
+                              .seat_count = items->seat_count,
+                              .pools = items->pools,
+                              .pool_count = items->pool_count,
+                              .total = total,
+                              .hold_id = key};
+}
+
 /* The offer placed already for the order (by its target's owner, whose unit this core took
  * over since: hf_core_job_offer_place): its hold, still held, is the offer, made a local
  * exchange hold of the order; ended (or not this order's), nothing is offered. */
@@ -274,15 +286,9 @@ uint32_t job_offer_make(hf_core_t *core, uint32_t job_index, uint32_t order_inde
     job_order_describe(core, order, &described, core->jobs->scratch);
     offer_items_t *items = offer_items_find(core, target, &described);
     if (!items) return 0;
-    exchange_offer_t offer = {.order_index = order_index,
-                              .event_index = target_index,
-                              .seats = items->seats,
-                              .seat_count = items->seat_count,
-                              .pools = items->pools,
-                              .pool_count = items->pool_count,
-                              .total = order->total,
-                              .expires_at_ms = now + job->offer_ttl_ms,
-                              .hold_id = &key};
+    exchange_offer_t offer = offer_of(items, target_index, order->total, &key);
+    offer.order_index = order_index;
+    offer.expires_at_ms = now + job->offer_ttl_ms;
     uint32_t hold_index = exchange_offer_place(core, &offer, now);
     hf_map_put(&core->jobs->offer_holds, hold_id, strlen(hold_id), job_index);
     return hold_index + 1;
@@ -309,17 +315,11 @@ hf_error_t hf_core_job_offer_place(hf_core_t *core, const char *event_id,
      * step adopts. */
     uint32_t local;
     bool here = hf_core_order_find(core, order->order_id, &local) != NULL;
-    exchange_offer_t offer = {.order_index = here ? local : 0,
-                              .event_index = target_index,
-                              .seats = items->seats,
-                              .seat_count = items->seat_count,
-                              .pools = items->pools,
-                              .pool_count = items->pool_count,
-                              .total = order->total,
-                              .expires_at_ms = expires_at_ms,
-                              .hold_id = &key,
-                              .elsewhere_id = here ? NULL : order->order_id,
-                              .user_id = order->user_id};
+    exchange_offer_t offer = offer_of(items, target_index, order->total, &key);
+    offer.order_index = here ? local : 0;
+    offer.expires_at_ms = expires_at_ms;
+    offer.elsewhere_id = here ? NULL : order->order_id;
+    offer.user_id = order->user_id;
     *hold_index = exchange_offer_place(core, &offer, now);
     *placed = true;
     return HF_OK;
