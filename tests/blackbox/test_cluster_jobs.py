@@ -6,7 +6,9 @@ or lapse refunds the old order on A (reason event_cancelled); nothing equivalent
 once. The cancel checks rebook_to's currency and status with its owner. Kill -9 of either node
 mid-job or of A racing an offer's commit: each order ends exactly one of offered, accepted,
 refunded, never with two holds, never both exchanged and refunded. A rebook_to of the job's own
-node is offered as on one node. Two nodes on one PostgreSQL (run.py --store-url)."""
+node is offered as on one node. Offers made by a node owning both events settle once the two
+events have two other owners (three nodes). Two or three nodes on one PostgreSQL (run.py
+--store-url)."""
 
 import http.client
 import string
@@ -566,3 +568,72 @@ def test_a_cancel_rebooking_onto_its_own_nodes_event_offers():
                   what="the offer's hold")
     check_equal((hold["status"], hold["seats"], hold["exchange_for"], hold["user_id"]),
                 ("held", ["FLOOR-A-1"], order_id, user_id), "the offer on A's own event")
+
+
+# ---- offers made on one node, its two events then taken by two others ----
+
+def taken_by(server, path, name):
+    """Polls GET path through server until it is served (a takeover of a dead owner's unit)
+    by the node `name`: the document."""
+    def read():
+        response = answer(server, path)
+        if response is None or response.status != 200:
+            return None
+        return response.json if response.header("holdfast-node") == name else None
+    return poll(read, TAKEOVER_LIMIT_S + SETTLED_LIMIT_S, "%s served by %s" % (path, name))
+
+
+def test_local_offers_settle_once_their_two_events_have_two_owners():
+    a, b, c = nodes(3)
+    client_a = a.client()
+    old_event = floor_event(client_a, rows=1, seats=10)
+    new_event = floor_event(client_a, rows=1, seats=10)
+    buyers = [(user(), PAIR), (user(), ["FLOOR-A-5", "FLOOR-A-6"])]
+    orders = [order_on(client_a, old_event, user_id, seats) for user_id, seats in buyers]
+    job = expect(client_a.post("/v1/events/%s/cancel" % old_event,
+                               {"rebook_to": new_event, "offer_ttl_s": 3600}), 202,
+                 what="the cancel on the node owning both events")
+    made = [offer_made(a, job["job_id"], order_id) for order_id in orders]
+    check_equal(made, [offer_id_of(order_id) for order_id in orders], "A's own offers")
+    a.kill()
+    # B takes the cancelled event (and its job), C the event the offers hold seats on.
+    taken_by(b, "/v1/events/%s" % old_event, "B")
+    taken_by(c, "/v1/events/%s" % new_event, "C")
+    for order_id, reservation_id in zip(orders, made):
+        order = expect(b.client().get("/v1/orders/%s" % order_id), 200, what="the old order")
+        check_equal((order["status"], (order.get("rebooking") or {}).get("reservation_id")),
+                    ("confirmed", reservation_id), "the old order still offered on B")
+        read = c.client().get("/v1/holds/%s" % reservation_id)
+        hold = expect(read, 200, what="the offer's hold")
+        check_equal(read.header("holdfast-node"), "C", "the hold served by its event's owner")
+        check_equal((hold["status"], hold["exchange_for"], hold["event"]),
+                    ("held", order_id, new_event), "the offer's hold, another owner's exchange")
+    # The first buyer accepts through B, which forwards to C: the exchange across two owners.
+    (first_user, first_seats), (second_user, _) = buyers
+    committed = b.client().post("/v1/holds/%s/commit" % made[0], {"user_id": first_user})
+    new = expect(committed, 200, what="the first offer's commit")
+    check_equal((new["status"], new.get("replaces"), new["seats"], new["total"]),
+                ("confirmed", orders[0], first_seats, 90000), "the new order")
+    old = order_when([b], orders[0], lambda o: o["status"] != "confirmed", SETTLED_LIMIT_S,
+                     "the first old order exchanged")
+    check_equal((old["status"], old.get("replaced_by")), ("exchanged", new["order_id"]),
+                "the first old order")
+    # The second releases through C: C tells B, which refunds the old order.
+    expect(c.client().post("/v1/holds/%s/release" % made[1], {"user_id": second_user}), 200,
+           what="the second offer's release")
+    old = order_when([b], orders[1], lambda o: o["status"] != "confirmed", LAPSE_LIMIT_S,
+                     "the second old order refunded")
+    check_equal(old["status"], "cancelled", "the second old order")
+    check_equal([(r["order_id"], r["reason"], r["amount"])
+                 for r in refunds_of_orders([b, c], set(orders + [new["order_id"]]))],
+                [(orders[1], "event_cancelled", 90000)], "one refund: the released offer's")
+    counts = job_when([b], job["job_id"], lambda j: j["open"] == 0, SETTLED_LIMIT_S,
+                      "the job settled")
+    check_equal((counts["offered"], counts["accepted"], counts["refunded"]), (2, 1, 1),
+                "the job's counts")
+    listed, _ = all_offers([b], job["job_id"])
+    check_equal([(o["order_id"], o["status"]) for o in listed],
+                [(orders[0], "accepted"), (orders[1], "refunded")], "the job's offers")
+
+
+test_local_offers_settle_once_their_two_events_have_two_owners.weight = 2.0
