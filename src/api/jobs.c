@@ -217,7 +217,7 @@ void hf_handlers_jobs_metrics_render(const hf_context_t *context, hf_buffer_t *o
     hf_metrics_family(out, "holdfast_jobs", "gauge",
                       "Cancel jobs by status: running (orders still to go through) or done "
                       "(API.md section 13).");
-    for (uint8_t status = HF_JOB_RUNNING; status <= HF_JOB_DONE; status++) {
+    for (unsigned status = HF_JOB_RUNNING; status <= HF_JOB_DONE; status++) {
         hf_metrics_label_t label = {"status", hf_job_status_name(status)};
         hf_metrics_sample(out, "holdfast_jobs", &label, 1,
                           hf_core_jobs_of_status(context->core, status));

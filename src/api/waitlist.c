@@ -210,7 +210,7 @@ void hf_handlers_waitlist_metrics_render(const hf_context_t *context, hf_buffer_
     uint64_t counts[HF_WAITLIST_CANCELLED + 1];
     if (!hf_core_waitlist_counts(context->core, counts)) return;
     hf_metrics_family(out, "holdfast_waitlist", "gauge", "Waitlist entries by status.");
-    for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++) {
+    for (unsigned s = 0; s <= HF_WAITLIST_CANCELLED; s++) {
         const hf_metrics_label_t label = {"status", hf_waitlist_status_name(s)};
         hf_metrics_sample(out, "holdfast_waitlist", &label, 1, (double)counts[s]);
     }

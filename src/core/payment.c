@@ -325,16 +325,17 @@ static void decide_exchange(hf_core_t *core, const hf_payment_delivery_t *delive
     const char *currency = hold->target == HF_TARGET_CALENDAR
                                ? calendar_currency_at(core, hold->event)
                                : core->events.slots[hold->event]->currency;
+    bool amount_right = delivery->amount == hold->total - old->total &&
+                        currency_matches(delivery->currency, currency);
     if (hold->status == HF_HOLD_RELEASED) outcome->reason = HF_REFUND_HOLD_RELEASED;
     else if (hold->status == HF_HOLD_EXPIRED) outcome->reason = HF_REFUND_HOLD_EXPIRED;
-    else if (delivery->amount != hold->total - old->total ||
-             !currency_matches(delivery->currency, currency))
-        outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
-    else if (old->status != HF_ORDER_CONFIRMED) outcome->reason = HF_REFUND_ORDER_NOT_ACTIVE;
-    else if (exchange_commit(core, index, order_key, delivery->payment_intent_id, NULL, NULL, now,
-                             &outcome->order) == HF_OK)
+    else if (amount_right && old->status != HF_ORDER_CONFIRMED)
+        outcome->reason = HF_REFUND_ORDER_NOT_ACTIVE;
+    /* A refused commit is not reached here (the difference is positive): counted a mismatch. */
+    else if (amount_right && exchange_commit(core, index, order_key, delivery->payment_intent_id,
+                                             NULL, NULL, now, &outcome->order) == HF_OK)
         outcome->result = HF_PAYMENT_COMMITTED;
-    else outcome->reason = HF_REFUND_AMOUNT_MISMATCH; /* not reached: a positive difference */
+    else outcome->reason = HF_REFUND_AMOUNT_MISMATCH;
 }
 
 /* payment.succeeded for a remote exchange hold (core/locks.h): as a local exchange's, its old

@@ -367,9 +367,9 @@ static int ticket_decode(hf_decoder_t *decoder, const hf_row_reader_t *row) {
 
 /* A status word of the waitlist (names of hf_waitlist_status_name). */
 static bool waitlist_status_parse(const char *text, uint8_t *status) {
-    for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++)
+    for (unsigned s = 0; s <= HF_WAITLIST_CANCELLED; s++)
         if (text && strcmp(text, hf_waitlist_status_name(s)) == 0) {
-            *status = s;
+            *status = (uint8_t)s;
             return true;
         }
     return false;

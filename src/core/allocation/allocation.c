@@ -144,7 +144,7 @@ void allocation_rows(const hf_core_t *core, uint32_t allocation, uint32_t *first
     *last = kept->row_last;
 }
 
-void allocation_seats_compact(hf_core_t *core, uint32_t index) {
+uint32_t allocation_seats_compact(hf_core_t *core, uint32_t index) {
     allocation_t *allocation = allocation_at(core, index);
     const uint32_t *membership = tables_of(core->events.slots[allocation->event])->seat_allocation;
     uint32_t kept = 0;
@@ -153,8 +153,10 @@ void allocation_seats_compact(hf_core_t *core, uint32_t index) {
         if ((membership[seat] & ~ALLOCATION_RELEASED) == index + 1)
             allocation->seats[kept++] = seat;
     }
+    uint32_t dropped = allocation->seat_count - kept;
     allocation->seat_count = kept;
     allocation_rows_update(core, index);
+    return dropped;
 }
 
 /* ---- the request's checks ---- */
@@ -343,9 +345,10 @@ static uint32_t allocation_add(hf_core_t *core, const hf_allocation_request_t *r
 }
 
 /* The seats' entries and the pools' lines of a new allocation (its status changes follow its
- * record). */
-static void allocation_fill(hf_core_t *core, uint32_t index, uint32_t seat_count,
-                            const uint32_t *seats, const hf_item_t *lines, uint32_t line_count) {
+ * record): the event's seat entries (NULL while no allocation has seats). */
+static uint32_t *allocation_fill(hf_core_t *core, uint32_t index, uint32_t seat_count,
+                                 const uint32_t *seats, const hf_item_t *lines,
+                                 uint32_t line_count) {
     allocation_t *allocation = allocation_at(core, index);
     hf_event_t *event = core->events.slots[allocation->event];
     event_tables_t *tables = tables_of(event);
@@ -366,6 +369,7 @@ static void allocation_fill(hf_core_t *core, uint32_t index, uint32_t seat_count
         event->pools[lines[i].index].allocated += lines[i].quantity;
     }
     allocation->line_count = line_count;
+    return tables->seat_allocation;
 }
 
 /* The seats take their status (each a change of its own for streams and versions) and the
@@ -447,9 +451,9 @@ hf_error_t hf_core_restore_allocation(hf_core_t *core, const hf_stored_allocatio
     }
     hf_allocation_request_t request = {.allocation_id = stored->allocation_id};
     uint32_t index = allocation_add(core, &request, event_index, stored->created_at_ms);
-    allocation_fill(core, index, stored->seat_count, state->seats, lines, stored->pool_count);
+    uint32_t *entries = allocation_fill(core, index, stored->seat_count, state->seats, lines,
+                                        stored->pool_count);
     allocation_t *allocation = allocation_at(core, index);
-    uint32_t *entries = tables_of(event)->seat_allocation;
     for (uint32_t i = 0; i < stored->pool_count; i++)
         allocation->lines[i].release_pending = stored->pools[i].release_pending;
     /* Set aside whole, released seats included: the holds and orders restored next take them

@@ -71,8 +71,8 @@ struct allocations *allocations_state(hf_core_t *core);
 /* Makes room in the command's scratch for count seats. */
 void allocation_scratch_reserve(struct allocations *state, uint32_t count);
 /* Drops from the allocation's list the seats no longer its own (seat_allocation entry other
- * than its index + 1, released or not). */
-void allocation_seats_compact(hf_core_t *core, uint32_t index);
+ * than its index + 1, released or not): how many it dropped. */
+uint32_t allocation_seats_compact(hf_core_t *core, uint32_t index);
 /* Seat left the allocation after changes of its version (hf_mutation_allocation_left_t). */
 void allocation_left_add(allocation_t *allocation, uint32_t seat, uint32_t changes);
 /* Works out the rows of the allocation's seats again (its seats changed, or their indexes). */

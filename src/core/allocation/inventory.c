@@ -206,9 +206,8 @@ static void release_apply(hf_core_t *core, uint32_t index, const hf_allocation_r
     }
     allocation->counts.available -= freed;
     for (uint32_t i = 0; i < freed; i++) allocation_left_add(allocation, state->sorted[i], 2);
-    uint32_t seats_before = allocation->seat_count;
-    allocation_seats_compact(core, index);
-    bool changed = freed > 0 || seats_before != allocation->seat_count || marked > 0;
+    uint32_t dropped = allocation_seats_compact(core, index);
+    bool changed = freed > 0 || dropped > 0 || marked > 0;
     for (uint32_t i = 0; i < (all ? allocation->line_count : request->pool_count); i++) {
         allocation_line_t *line = all ? &allocation->lines[i] : lines[i];
         int64_t units = all ? line->free + line->held + line->sold - line->release_pending

@@ -18,18 +18,18 @@ const char *hf_job_offer_status_name(uint8_t status) {
 }
 
 bool hf_job_status_parse(const char *text, uint8_t *status) {
-    for (uint8_t i = 0; i <= HF_JOB_DONE; i++)
+    for (unsigned i = 0; i <= HF_JOB_DONE; i++)
         if (strcmp(text, JOB_STATUS_NAMES[i]) == 0) {
-            *status = i;
+            *status = (uint8_t)i;
             return true;
         }
     return false;
 }
 
 bool hf_job_offer_status_parse(const char *text, uint8_t *status) {
-    for (uint8_t i = 0; i <= HF_JOB_OFFER_REFUNDED; i++)
+    for (unsigned i = 0; i <= HF_JOB_OFFER_REFUNDED; i++)
         if (strcmp(text, OFFER_STATUS_NAMES[i]) == 0) {
-            *status = i;
+            *status = (uint8_t)i;
             return true;
         }
     return false;

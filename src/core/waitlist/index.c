@@ -121,5 +121,5 @@ void event_waitlist_free(event_waitlist_t *list) {
     }
     free(list->targets);
     free(list->entries);
-    for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++) free(list->status_tree[s]);
+    for (unsigned s = 0; s <= HF_WAITLIST_CANCELLED; s++) free(list->status_tree[s]);
 }

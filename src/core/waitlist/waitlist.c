@@ -134,7 +134,7 @@ static void joined_grow(struct waitlists *waitlists, event_waitlist_t *list) {
     if (list->joined < list->joined_capacity) return;
     uint32_t capacity = list->joined_capacity;
     list->entries = grow(list->entries, &capacity, list->joined + 1, sizeof *list->entries);
-    for (uint8_t s = 0; s <= HF_WAITLIST_CANCELLED; s++) {
+    for (unsigned s = 0; s <= HF_WAITLIST_CANCELLED; s++) {
         free(list->status_tree[s]);
         list->status_tree[s] = calloc(capacity, sizeof *list->status_tree[s]);
         if (!list->status_tree[s]) abort();
