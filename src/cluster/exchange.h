@@ -51,6 +51,8 @@ void hf_cluster_exchange_stop(struct hf_cluster *cluster);
  *   n_lock_answered  N, the lock answered, before its decision
  *   n_decided        N, its decision durable, before it asks for the finish
  *   o_finish         O, the finish asked for, before it applies it
+ * or stops itself (SIGSTOP, as a long pause: its leases lapse, the test sends SIGCONT) at
+ * POINT_stop, e.g. n_lock_answered_stop: N loses its unit between the lock and the decision.
  * Without the variable (every run but those tests) nothing happens. */
 void hf_cluster_exchange_fault(const char *point);
 /* Whether the fault point is point (the one that must wait: o_lock_durable). */

@@ -65,6 +65,12 @@ void hf_cluster_exchange_fault(const char *point) {
         hf_log(HF_LOG_WARNING, "HOLDFAST_FAULT_EXCHANGE: killed at %s", point);
         raise(SIGKILL);
     }
+    char stopped[64];
+    snprintf(stopped, sizeof stopped, "%s_stop", point);
+    if (hf_cluster_exchange_fault_is(stopped)) {
+        hf_log(HF_LOG_WARNING, "HOLDFAST_FAULT_EXCHANGE: stopped at %s", point);
+        raise(SIGSTOP); /* the test's SIGCONT goes on from here, its leases lapsed meanwhile */
+    }
 }
 
 /* ---- answering a parked request ---- */
@@ -202,8 +208,11 @@ static void on_finish(void *state, int status, const char *body, size_t length) 
         hf_request_init(&request, cluster->context, &pending->parked->http, response);
         hf_buffer_reset(&response->body);
         hf_reply_error(&request, HF_API_ERROR_UNAVAILABLE,
-                       "the exchange is decided but the old order's node did not confirm it; "
-                       "the outcome is unknown: retry with the same Idempotency-Key",
+                       pending->lost
+                           ? "this node lost the event before its decision was durable; the "
+                             "outcome is unknown: retry with the same Idempotency-Key"
+                           : "the exchange is decided but the old order's node did not confirm "
+                             "it; the outcome is unknown: retry with the same Idempotency-Key",
                        NULL);
     }
     if (response) hf_http_deferred_finish(cluster->http, pending->deferred);
@@ -231,7 +240,7 @@ static void on_watch(uv_check_t *check) {
         exchange_pending_t *pending = &cluster->pending[i];
         if (!pending->used || !pending->deciding || pending->finishing) continue;
         if (cluster->rebuilds != pending->rebuilds || context->store_failed) {
-            pending->finishing = true;
+            pending->finishing = pending->lost = true;
             on_finish(pending, 0, "", 0);
         } else if (context->durable_sequence >= pending->sequence) {
             hf_cluster_exchange_fault("n_decided");

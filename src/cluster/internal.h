@@ -50,8 +50,8 @@ typedef struct exchange_pending {
      * decides the refund), and refused says the owner refused. */
     bool serve_refusal, refused;
     /* The rebuilds when it was parked; a commit decided: the batch its answer waits for and
-     * the new order. */
-    bool deciding, finishing;
+     * the new order; lost, that batch lost with a rebuild (the unit lost meanwhile). */
+    bool deciding, finishing, lost;
     uint64_t sequence, rebuilds;
     char new_order[HF_SERVER_ID_SIZE + 1];
     /* A cancel's rebook_to as its owner described it (PENDING_EVENT, offers.h): described

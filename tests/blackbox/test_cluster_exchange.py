@@ -2,15 +2,18 @@
 two owners"): the old unit's side, its internal routes (/v1/cluster/..., with the API key) that
 read, lock and finish an old order, the lock's refusals (a cancel, another lock), the lock kept
 across a kill -9 of its owner, and the resolution of a stale lock by the decision of the hold's
-unit. Two nodes on one PostgreSQL (run.py --store-url)."""
+unit, kill -9 at the fault points, and N losing its unit between the lock and the decision.
+Two or three nodes on one PostgreSQL (run.py --store-url)."""
 
 import hashlib
 import hmac
 import json
 import os
+import signal
 import shutil
 import sqlite3
 import subprocess
+import threading
 import time
 
 from harness import (Server, check, check_equal, create_event, expect, postgres_rows, skip,
@@ -617,3 +620,77 @@ def test_both_killed_after_the_decision():
     outcome = settled(fresh[0].client(client_timeout=20), order_id, held["reservation_id"],
                       TAKEOVER_LIMIT_S + RESOLVED_LIMIT_S + 5)
     check_equal(outcome, "exchanged", "resolved committed after both were killed")
+
+
+def stopped(server, limit_s):
+    """Whether the node's process is stopped (SIGSTOP) within limit_s."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit_s:
+        with open("/proc/%d/stat" % server.process.pid) as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def test_n_losing_its_unit_between_the_lock_and_the_decision():
+    """N stops (a long pause) with the old order locked and its decision not made: its lease
+    lapses, another node takes the new event (C asked for it, or O, whose resolution asks the
+    hold's unit), O's resolution is not committed and unlocks. N, resumed, decides in its
+    memory, but its batch is never written (its session ended by the taker, or the lease's
+    epoch): 503. The exchange committed again through C then goes through, once."""
+    a, b, c = nodes(3, faults={"B": "n_lock_answered_stop"})
+    old_event, new_event, user_id, order_id = two_owners(a, b)
+    held = expect(b.client().post("/v1/events/%s/holds" % new_event,
+                                  {"user_id": user_id, "seats": ["BALC-A-1"], "ttl_s": 600,
+                                   "exchange_for": order_id}), 201, what="the exchange hold")
+    hold_id = held["reservation_id"]
+    result = {}
+
+    def commit():
+        try:
+            result["status"] = b.client(client_timeout=60).post(
+                "/v1/holds/%s/commit" % hold_id, {"user_id": user_id}).status
+        except OSError:
+            result["status"] = None
+
+    committing = threading.Thread(target=commit, daemon=True)
+    committing.start()
+    check(stopped(b, 10), "B stopped between the lock and its decision")
+    try:
+        # The taker: C (asked for the event) or A (its resolution asking the hold's unit).
+        client_c = c.client(client_timeout=20)
+        start, read = time.monotonic(), None
+        while time.monotonic() - start < TAKEOVER_LIMIT_S + 10:
+            try:
+                read = client_c.get("/v1/events/%s" % new_event)
+            except OSError:
+                read = None
+            if read is not None and read.status == 200 and read.header("holdfast-node") != "B":
+                break
+            time.sleep(0.2)
+        check(read is not None and read.header("holdfast-node") in ("A", "C"),
+              "the new event taken over: %r" % read)
+        old = wait_unlocked(a.client(), order_id, TAKEOVER_LIMIT_S + RESOLVED_LIMIT_S)
+        check_equal((old["status"], old["locked_by"]), ("confirmed", None),
+                    "the lock resolved not committed while N is stopped")
+    finally:
+        b.process.send_signal(signal.SIGCONT)
+    committing.join(30)
+    check_equal(result.get("status"), 503, "N's late commit: the outcome unknown to it")
+    time.sleep(2)
+    check_equal(postgres_rows(a.data_dir, "SELECT id FROM orders WHERE event_id = '%s'"
+                              % new_event), [], "no new order written by N after its unit left")
+    hold = expect(c.client().get("/v1/holds/%s" % hold_id), 200, what="the hold")
+    check_equal(hold["status"], "held", "the exchange hold still held")
+    new = expect(c.client().post("/v1/holds/%s/commit" % hold_id, {"user_id": user_id}), 200,
+                 what="the commit through C")
+    check(new.get("status") == "confirmed", "the new order: %r" % new)
+    old = expect(a.client().get("/v1/orders/%s" % order_id), 200, what="the old order")
+    check_equal((old["status"], old.get("replaced_by"), new.get("replaces")),
+                ("exchanged", new["order_id"], order_id), "exchanged once, by the taker's commit")
+    check_equal(len(postgres_rows(a.data_dir, "SELECT id FROM orders WHERE event_id = '%s'"
+                                  % new_event)), 1, "one new order")
+
+
+test_n_losing_its_unit_between_the_lock_and_the_decision.weight = 2.0
