@@ -90,7 +90,10 @@ run_check() {
 run_check "layout" python3 scripts/check_layout.py src
 run_stage "layout check's own tests" python3 tests/layout/test_check_layout.py
 
-flavours="release asan"
+# The full suite runs the unit tests under ASan here, and the release binaries once more under
+# valgrind (the reliability stage, tests/crash/valgrind.sh): a release run of its own would run
+# the same tests a third time. The quick suite has only the release run.
+flavours=asan
 if $quick; then flavours=release; fi
 for flavour in $flavours; do
     for binary in build/$flavour/tests/test_*; do
