@@ -50,24 +50,30 @@ bool hf_cluster_exchange_in_flight(const hf_cluster_t *cluster, const char *hold
     return false;
 }
 
-bool hf_cluster_exchange_fault_is(const char *point) {
+/* The fault point the environment names, read once: NULL in every run but the crash tests'. */
+static const char *fault_named(void) {
     static const char *named;
     static bool read;
     if (!read) {
         named = getenv("HOLDFAST_FAULT_EXCHANGE");
         read = true;
     }
+    return named;
+}
+
+bool hf_cluster_exchange_fault_is(const char *point) {
+    const char *named = fault_named();
     return named && strcmp(named, point) == 0;
 }
 
 void hf_cluster_exchange_fault(const char *point) {
-    if (hf_cluster_exchange_fault_is(point)) {
+    const char *named = fault_named();
+    if (!named) return;
+    size_t length = strlen(point);
+    if (strcmp(named, point) == 0) {
         hf_log(HF_LOG_WARNING, "HOLDFAST_FAULT_EXCHANGE: killed at %s", point);
         raise(SIGKILL);
-    }
-    char stopped[64];
-    snprintf(stopped, sizeof stopped, "%s_stop", point);
-    if (hf_cluster_exchange_fault_is(stopped)) {
+    } else if (strncmp(named, point, length) == 0 && strcmp(named + length, "_stop") == 0) {
         hf_log(HF_LOG_WARNING, "HOLDFAST_FAULT_EXCHANGE: stopped at %s", point);
         raise(SIGSTOP); /* the test's SIGCONT goes on from here, its leases lapsed meanwhile */
     }

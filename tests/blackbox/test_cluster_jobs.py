@@ -15,7 +15,7 @@ import string
 import time
 
 from harness import check, check_equal, expect, run_threads, uid, user
-from test_cluster_exchange import TAKEOVER_LIMIT_S, nodes, order_on, two_owners
+from test_cluster_exchange import TAKEOVER_LIMIT_S, nodes, order_on, served_by, two_owners
 
 # The cluster's listing of leases is renewed once a second: an event made on another node is
 # named there by then (with room for a loaded machine); until then a cancel rebooking onto it
@@ -572,17 +572,6 @@ def test_a_cancel_rebooking_onto_its_own_nodes_event_offers():
 
 # ---- offers made on one node, its two events then taken by two others ----
 
-def taken_by(server, path, name):
-    """Polls GET path through server until it is served (a takeover of a dead owner's unit)
-    by the node `name`: the document."""
-    def read():
-        response = answer(server, path)
-        if response is None or response.status != 200:
-            return None
-        return response.json if response.header("holdfast-node") == name else None
-    return poll(read, TAKEOVER_LIMIT_S + SETTLED_LIMIT_S, "%s served by %s" % (path, name))
-
-
 def test_local_offers_settle_once_their_two_events_have_two_owners():
     a, b, c = nodes(3)
     client_a = a.client()
@@ -597,8 +586,10 @@ def test_local_offers_settle_once_their_two_events_have_two_owners():
     check_equal(made, [offer_id_of(order_id) for order_id in orders], "A's own offers")
     a.kill()
     # B takes the cancelled event (and its job), C the event the offers hold seats on.
-    taken_by(b, "/v1/events/%s" % old_event, "B")
-    taken_by(c, "/v1/events/%s" % new_event, "C")
+    for server, event_id, name in ((b, old_event, "B"), (c, new_event, "C")):
+        check_equal(served_by(server, "/v1/events/%s" % event_id, (name,),
+                              TAKEOVER_LIMIT_S + SETTLED_LIMIT_S), name,
+                    "%s taken over by %s" % (event_id, name))
     for order_id, reservation_id in zip(orders, made):
         order = expect(b.client().get("/v1/orders/%s" % order_id), 200, what="the old order")
         check_equal((order["status"], (order.get("rebooking") or {}).get("reservation_id")),
